@@ -1,0 +1,130 @@
+# gpufleet - plain GNU make, no configure step.
+#
+#   make            build build/gpufleet
+#   make demo       install missing packages, build, run the main job
+#   make check      install missing packages, run every test (plain and
+#                   ASan+UBSan builds); ends with "N passed, N failed"
+#   make bench      benchmarks; each figure is a "BENCH name value unit" line
+#   make DEVELOPER=1   warnings are errors (CI sets CI=true, same effect)
+#   make SANITIZE=address,undefined   sanitizer build in build-san/
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+SANITIZE ?=
+ifeq ($(CI),true)
+DEVELOPER = 1
+endif
+
+ifeq ($(SANITIZE),)
+B ?= build
+OPT ?= -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+else
+B ?= build-san
+OPT ?= -O1 -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+endif
+
+WARN = -std=c17 -Wall -Wextra -Wpedantic -Wshadow -Wconversion \
+	-Wno-sign-conversion -Wstrict-prototypes -Wmissing-prototypes \
+	-Wold-style-definition -Wvla -Wformat=2 -Wimplicit-fallthrough \
+	-Wundef -Wwrite-strings -Wcast-qual -Wpointer-arith \
+	-Wnull-dereference -Wredundant-decls
+ifdef DEVELOPER
+WARN += -Werror
+endif
+
+HWLOC_CFLAGS := $(shell $(PKG_CONFIG) --cflags hwloc 2>/dev/null)
+HWLOC_LIBS := $(shell $(PKG_CONFIG) --libs hwloc 2>/dev/null)
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS)
+LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
+LIBS = $(HWLOC_LIBS) -ldl -lpthread -lm
+
+LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c)
+CLI_SRC = $(wildcard src/cli/*.c)
+LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRC = $(wildcard tests/tools/*.c)
+TOOL_BIN = $(TOOL_SRC:tests/tools/%.c=$(B)/tests/%)
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
+FAKE_NVML = $(B)/fake-nvml/libnvidia-ml.so.1
+
+.PHONY: all deps demo check test bench format lint clean
+all: $(B)/gpufleet
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libgpufleet.a: $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+$(B)/gpufleet: $(CLI_OBJ) $(B)/libgpufleet.a
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(B)/tests/%: tests/unit/%.c $(B)/libgpufleet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+		$(CMOCKA_LIBS) $(LIBS) -o $@
+
+$(B)/tests/%: tests/tools/%.c $(B)/libgpufleet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+		$(LIBS) -o $@
+
+$(B)/bench/%: bench/%.c $(B)/libgpufleet.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+		$(LIBS) -o $@
+
+# The fake NVML is a plain shared object; never sanitized (it is loaded
+# into sanitized binaries, whose runtime covers it).
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
+		-D_POSIX_C_SOURCE=200809L -Isrc -Wl,-soname,libnvidia-ml.so.1 \
+		$< -o $@
+
+tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML)
+
+deps:
+	@sh scripts/install-deps.sh
+
+# The README's first command: the main job on built-in defaults.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(B)/gpufleet demo
+
+# The README's second command: every test, plain then ASan+UBSan.
+check: deps
+	@$(MAKE) --no-print-directory tests-build
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined tests-build
+	@sh tests/run-all.sh $(B) build-san
+
+test: tests-build
+	@sh tests/run-all.sh $(B)
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@sh bench/run.sh $(B)
+
+format:
+	clang-format -i $(LIB_SRC) $(CLI_SRC) $(UNIT_SRC) $(TOOL_SRC) \
+		$(BENCH_SRC) tests/fake_nvml/*.c $(wildcard src/*/*.h include/gpufleet/*.h)
+
+lint:
+	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) \
+		$(wildcard src/*/*.h include/gpufleet/*.h)
+	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr -Iinclude src
+
+clean:
+	rm -rf build build-san
+
+.PHONY: tests-build
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install the Debian packages gpufleet needs to build, test and run.
+# As root it installs what is missing; otherwise it prints the exact
+# apt-get line to run and exits 1.  Quiet when everything is there.
+set -eu
+
+# build and run
+PKGS="gcc make pkg-config libhwloc-dev"
+# tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML
+PKGS="$PKGS libcmocka-dev hwloc-nox"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "gpufleet: missing Debian packages:$missing" >&2
+	echo "run: sudo apt-get update && sudo apt-get install -y$missing" >&2
+	exit 1
+fi
+echo "gpufleet: installing Debian packages:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >&2
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >&2

@@ -1,0 +1,46 @@
+/*
+ * cli.h - what the command files share: the command table entry, exit
+ * codes, and the node loading every topology-based command does.
+ */
+#ifndef GF_CLI_H
+#define GF_CLI_H
+
+#include <stdbool.h>
+
+#include <gpufleet/node.h>
+
+enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
+
+struct gf_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_topo(int argc, char **argv);
+int cmd_bind(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Where a command's node comes from (--xml, --template, live). */
+struct gf_node_opts {
+	const char *xml;
+	const char *template_name;
+	bool this_system; /* --this-system: the XML is this machine */
+	int nvml;	  /* -1 default (live only), 0 --no-nvml, 1 --nvml */
+};
+
+/*
+ * Load and finish a node as the options say, joining NVML data when
+ * asked.  Prints a one-line error and returns NULL on failure; the caller
+ * frees with gf_node_free().
+ */
+struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
+
+/* Print "gpufleet CMD: msg" on stderr. */
+void gf_cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
+int gf_cli_print(const char *s, unsigned long len);
+
+#endif

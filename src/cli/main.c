@@ -1,0 +1,64 @@
+/*
+ * main.c - `gpufleet <command> [options]`: the command table (git.c style).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/log.h"
+#include "cli.h"
+
+#ifndef GPUFLEET_VERSION
+#define GPUFLEET_VERSION "0.1.0"
+#endif
+
+static const struct gf_cmd commands[] = {
+	{ "topo", cmd_topo,
+	  "show GPU/NIC/CPU topology (nvidia-smi topo -m) and findings" },
+	{ "bind", cmd_bind,
+	  "run a command bound to its GPUs' CPUs, memory "
+	  "and NIC" },
+	{ "demo", cmd_demo, "the main job on built-in defaults" },
+};
+
+#define NCMDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpufleet <command> [options]\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(f, "\n'gpufleet <command> -h' describes a command.\n"
+		   "environment: GPUFLEET_LOG=error|warn|info|debug, "
+		   "GPUFLEET_NVML_LIBRARY=path to libnvidia-ml\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *lvl = getenv("GPUFLEET_LOG");
+	enum gf_log_level level;
+	if (lvl && gf_log_parse_level(lvl, &level) == 0)
+		gf_log_set_level(level);
+	if (argc < 2) {
+		usage(stderr);
+		return GF_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
+	    strcmp(name, "help") == 0) {
+		usage(stdout);
+		return GF_EXIT_OK;
+	}
+	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		printf("gpufleet %s\n", GPUFLEET_VERSION);
+		return GF_EXIT_OK;
+	}
+	for (size_t i = 0; i < NCMDS; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "gpufleet: '%s' is not a command\n", name);
+	usage(stderr);
+	return GF_EXIT_USAGE;
+}

@@ -1,0 +1,225 @@
+/*
+ * findings.c - topology advice.  Each rule is a function that appends at
+ * most one finding; the thresholds follow NCCL's defaults (GPUDirect RDMA
+ * and P2P used up to PXB) and the measured costs in
+ * reference/topology.md section 5.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/findings.h>
+#include <gpufleet/link.h>
+
+struct acc {
+	struct gf_finding *out;
+	int max;
+	int n;
+};
+
+__attribute__((format(printf, 4, 5))) static void
+add(struct acc *a, enum gf_severity sev, const char *code, const char *fmt, ...)
+{
+	if (a->n >= a->max)
+		return;
+	struct gf_finding *f = &a->out[a->n++];
+	f->sev = sev;
+	snprintf(f->code, sizeof(f->code), "%s", code);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+}
+
+static void gpu_list(const struct gf_bitmap *set, char *out, size_t size)
+{
+	char tmp[256];
+	gf_bitmap_format_list(set, tmp, sizeof(tmp));
+	snprintf(out, size, "GPU%s", tmp);
+}
+
+static void rule_nic_distance(const struct gf_node *n, struct acc *a)
+{
+	if (n->nnics == 0) {
+		add(a, GF_SEV_INFO, "no-nic",
+		    "no RDMA or network NIC found on the PCI tree: multi-node "
+		    "jobs cannot use GPUDirect RDMA");
+		return;
+	}
+	struct gf_bitmap sys, far;
+	gf_bitmap_zero(&sys);
+	gf_bitmap_zero(&far);
+	for (int g = 0; g < n->ngpus; g++) {
+		enum gf_link_class c = gf_link_gpu_best_nic(n, g);
+		if (c == GF_LINK_SYS)
+			gf_bitmap_set(&sys, g);
+		else if (c > GF_LINK_PXB)
+			gf_bitmap_set(&far, g);
+	}
+	char list[300];
+	if (!gf_bitmap_is_empty(&sys)) {
+		gpu_list(&sys, list, sizeof(list));
+		add(a, GF_SEV_WARN, "nic-sys",
+		    "%s: nearest NIC is SYS (across the CPU interconnect): "
+		    "NCCL turns GPUDirect RDMA off for them, expect about "
+		    "half the network bandwidth; give their multi-node jobs "
+		    "GPUs on the NIC's socket",
+		    list);
+	}
+	if (!gf_bitmap_is_empty(&far)) {
+		gpu_list(&far, list, sizeof(list));
+		add(a, GF_SEV_WARN, "nic-far",
+		    "%s: nearest NIC is beyond a PCIe switch (PHB or NODE): "
+		    "NCCL uses GPUDirect RDMA only up to PXB by default "
+		    "(NCCL_NET_GDR_LEVEL)",
+		    list);
+	}
+}
+
+static int numa_with_cpus(const struct gf_node *n)
+{
+	int k = 0;
+	for (int i = 0; i < n->nnuma; i++)
+		if (!gf_bitmap_is_empty(&n->numa[i].cpus))
+			k++;
+	return k;
+}
+
+static void rule_one_socket(const struct gf_node *n, struct acc *a)
+{
+	if (numa_with_cpus(n) < 2)
+		return;
+	struct gf_bitmap mems, cpus;
+	gf_bitmap_zero(&mems);
+	gf_bitmap_zero(&cpus);
+	for (int g = 0; g < n->ngpus; g++) {
+		if (!n->gpus[g].locality_known)
+			return;
+		gf_bitmap_or(&mems, &n->gpus[g].mems);
+		gf_bitmap_or(&cpus, &n->gpus[g].cpus);
+	}
+	struct gf_bitmap all_mems;
+	gf_bitmap_zero(&all_mems);
+	for (int i = 0; i < n->nnuma; i++)
+		if (!gf_bitmap_is_empty(&n->numa[i].cpus))
+			gf_bitmap_set(&all_mems, n->numa[i].os_index);
+	struct gf_bitmap rest = all_mems;
+	for (int i = 0; i < GF_BITMAP_WORDS; i++)
+		rest.w[i] &= ~mems.w[i];
+	if (gf_bitmap_is_empty(&rest))
+		return;
+	char ml[128], cl[256], rl[128];
+	gf_bitmap_format_list(&mems, ml, sizeof(ml));
+	gf_bitmap_format_list(&cpus, cl, sizeof(cl));
+	gf_bitmap_format_list(&rest, rl, sizeof(rl));
+	add(a, GF_SEV_WARN, "gpus-one-socket",
+	    "all %d GPUs are local to NUMA node %s (CPUs %s); NUMA node %s "
+	    "has no GPU: keep GPU jobs' threads on %s and give the other "
+	    "CPUs to CPU-only work",
+	    n->ngpus, ml, cl, rl, ml);
+}
+
+static void rule_nvlink(const struct gf_node *n, struct acc *a)
+{
+	if (n->ngpus < 2)
+		return;
+	int pairs = 0, nv_pairs = 0, sys_pairs = 0;
+	int bi = -1, bj = -1;
+	enum gf_link_class best = GF_LINK_SYS;
+	char missing[300] = "";
+	size_t ml = 0;
+	int shown = 0;
+	for (int i = 0; i < n->ngpus; i++)
+		for (int j = i + 1; j < n->ngpus; j++) {
+			pairs++;
+			struct gf_link l = gf_link_between(n, i, j, false);
+			if (l.cls == GF_LINK_NV) {
+				nv_pairs++;
+				continue;
+			}
+			if (l.cls == GF_LINK_SYS)
+				sys_pairs++;
+			if (l.cls < best) {
+				best = l.cls;
+				bi = i;
+				bj = j;
+			}
+			if (shown < 6 && ml + 32 < sizeof(missing)) {
+				int w = snprintf(
+					missing + ml, sizeof(missing) - ml,
+					"%sGPU%d-GPU%d (%s)", shown ? ", " : "",
+					i, j, gf_link_class_name(l.cls));
+				ml += (size_t)w;
+				shown++;
+			}
+		}
+	bool capable = false;
+	for (int i = 0; i < n->ngpus; i++)
+		if (n->gpus[i].model && n->gpus[i].model->nvlink_gen)
+			capable = true;
+	if (nv_pairs == 0 && !n->nvlink_known && capable) {
+		add(a, GF_SEV_INFO, "nvlink-unknown",
+		    "these GPUs have NVLink but this source does not say how "
+		    "it is wired (no NVML, no NVLinkBandwidth); the matrix "
+		    "shows PCIe only");
+		return;
+	}
+	if (nv_pairs == 0) {
+		add(a, GF_SEV_WARN, "no-nvlink",
+		    "no NVLink between GPUs: multi-GPU jobs go over PCIe; "
+		    "best pair GPU%d+GPU%d (%s)%s",
+		    bi, bj, gf_link_class_name(best),
+		    sys_pairs ? "; pairs across sockets (SYS) are above "
+				"NCCL's P2P level and go through host memory"
+			      : "");
+		return;
+	}
+	if (nv_pairs < pairs)
+		add(a, GF_SEV_WARN, "nvlink-partial",
+		    "%d of %d GPU pairs have no NVLink: %s%s; a multi-GPU "
+		    "job placed across them falls back to PCIe",
+		    pairs - nv_pairs, pairs, missing,
+		    pairs - nv_pairs > shown ? ", ..." : "");
+}
+
+static void rule_locality(const struct gf_node *n, struct acc *a)
+{
+	struct gf_bitmap unk;
+	gf_bitmap_zero(&unk);
+	for (int g = 0; g < n->ngpus; g++)
+		if (!n->gpus[g].locality_known)
+			gf_bitmap_set(&unk, g);
+	if (gf_bitmap_is_empty(&unk))
+		return;
+	char list[300];
+	gpu_list(&unk, list, sizeof(list));
+	add(a, GF_SEV_WARN, "locality-unknown",
+	    "%s: the firmware reports no PCI locality, so their NUMA node "
+	    "is unknown; set HWLOC_PCI_LOCALITY or fix the BIOS (ACPI "
+	    "_PXM) before binding",
+	    list);
+}
+
+int gf_findings_compute(const struct gf_node *n, struct gf_finding *out,
+			int max)
+{
+	struct acc a = { out, max, 0 };
+	rule_locality(n, &a);
+	rule_nic_distance(n, &a);
+	rule_one_socket(n, &a);
+	rule_nvlink(n, &a);
+	/* Stable: warnings first, then the rest in rule order. */
+	struct gf_finding tmp;
+	for (int i = 1; i < a.n; i++)
+		for (int j = i; j > 0 && out[j].sev > out[j - 1].sev; j--) {
+			tmp = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = tmp;
+		}
+	return a.n;
+}
+
+const char *gf_severity_name(enum gf_severity s)
+{
+	return s == GF_SEV_WARN ? "warning" : "info";
+}

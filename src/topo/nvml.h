@@ -1,0 +1,52 @@
+/*
+ * nvml.h - NVML loaded at run time with dlopen("libnvidia-ml.so.1").
+ *
+ * No build dependency on NVIDIA's headers or library: a machine without
+ * the driver gets GF_ENOTFOUND from gf_nvml_open() and a one-line note,
+ * never a failure.  GPUFLEET_NVML_LIBRARY names another library to load
+ * instead (the tests' fake NVML, a driver in an odd place).
+ *
+ * Required symbols: nvmlInit(_v2), nvmlShutdown, nvmlDeviceGetCount(_v2),
+ * nvmlDeviceGetHandleByIndex(_v2).  Every other entry point is optional:
+ * when absent its wrapper returns NVML_ERROR_FUNCTION_NOT_FOUND.
+ *
+ * Thread-safety: open/close under a process-wide mutex, refcounted;
+ * calls through gf_nvml are serialised by the caller (NVML has had
+ * thread-safety bugs; NCCL serialises too).
+ */
+#ifndef GF_TOPO_NVML_H
+#define GF_TOPO_NVML_H
+
+#include <gpufleet/err.h>
+#include <gpufleet/node.h>
+
+#include "nvml_api.h"
+
+struct gf_nvml {
+	void *dl;
+	char path[256];
+#define GF__NVML_PTR(ret, name, args) ret(*name) args;
+	GF_NVML_FUNCS(GF__NVML_PTR)
+#undef GF__NVML_PTR
+};
+
+/*
+ * Load the library and call nvmlInit.  Returns 0; GF_ENOTFOUND when the
+ * library is absent (e->msg says so in one line); GF_ENVML when it loads
+ * but fails to initialise (e.g. no driver).  The returned table is
+ * borrowed and valid until the matching gf_nvml_close().
+ */
+int gf_nvml_open(const struct gf_nvml **out, struct gf_err *e);
+void gf_nvml_close(void);
+
+/* NVML's text for r, or our own when the library gives none. */
+const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r);
+
+/*
+ * Add what NVML knows to a finished node: name, UUID, memory, MIG mode,
+ * GPU NUMA id and NVLink counts, joined to the node's GPUs by PCI bus id.
+ * GPUs NVML reports that the topology lacks are noted on the node.
+ */
+int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e);
+
+#endif

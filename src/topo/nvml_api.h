@@ -1,0 +1,108 @@
+/*
+ * nvml_api.h - our own declarations of the NVML types and entry points
+ * gpufleet uses.  No nvml.h at build time: the library is loaded at run
+ * time (nvml.c).  Layouts follow NVIDIA's nvml.h (API 13) as recorded in
+ * reference/topology.md section 3.3, with size checks below; the fake
+ * library in tests/fake_nvml includes this same header.
+ */
+#ifndef GF_TOPO_NVML_API_H
+#define GF_TOPO_NVML_API_H
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef int nvmlReturn_t;
+
+enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_ALREADY_INITIALIZED = 5,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_UNKNOWN = 999,
+};
+
+typedef enum {
+	NVML_FEATURE_DISABLED = 0,
+	NVML_FEATURE_ENABLED = 1,
+} nvmlEnableState_t;
+
+typedef enum {
+	NVML_NVLINK_DEVICE_TYPE_GPU = 0,
+	NVML_NVLINK_DEVICE_TYPE_IBMNPU = 1,
+	NVML_NVLINK_DEVICE_TYPE_SWITCH = 2,
+	NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+} nvmlIntNvLinkDeviceType_t;
+
+typedef unsigned int nvmlAffinityScope_t;
+#define NVML_AFFINITY_SCOPE_NODE   0U
+#define NVML_AFFINITY_SCOPE_SOCKET 1U
+
+/* Upper bound over all API versions (12, 18, then 36). */
+#define GF_NVML_NVLINK_MAX_LINKS 36
+
+typedef struct {
+	char busIdLegacy[16];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId; /* (device id << 16) | vendor id */
+	unsigned int pciSubSystemId;
+	char busId[32]; /* "%08X:%02X:%02X.0" */
+} nvmlPciInfo_t;
+
+typedef struct {
+	unsigned long long total;
+	unsigned long long free;
+	unsigned long long used;
+} nvmlMemory_t;
+
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
+
+#define NVML_DEVICE_NAME_BUFFER_SIZE	       96
+#define NVML_DEVICE_UUID_BUFFER_SIZE	       96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+
+/*
+ * The entry points, as an X-macro: X(return, name, parameters).
+ * The symbol looked up is the name; for versioned ones, nvml.c tries the
+ * _vN export first, then the legacy one.
+ */
+#define GF_NVML_FUNCS(X)                                                    \
+	X(nvmlReturn_t, nvmlInit, (void))                                   \
+	X(nvmlReturn_t, nvmlShutdown, (void))                               \
+	X(const char *, nvmlErrorString, (nvmlReturn_t r))                  \
+	X(nvmlReturn_t, nvmlSystemGetDriverVersion,                         \
+	  (char *version, unsigned int length))                             \
+	X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int *count))          \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex,                         \
+	  (unsigned int index, nvmlDevice_t *device))                       \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfo,                               \
+	  (nvmlDevice_t d, nvmlPciInfo_t * pci))                            \
+	X(nvmlReturn_t, nvmlDeviceGetName,                                  \
+	  (nvmlDevice_t d, char *name, unsigned int length))                \
+	X(nvmlReturn_t, nvmlDeviceGetUUID,                                  \
+	  (nvmlDevice_t d, char *uuid, unsigned int length))                \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo,                            \
+	  (nvmlDevice_t d, nvmlMemory_t * m))                               \
+	X(nvmlReturn_t, nvmlDeviceGetMigMode,                               \
+	  (nvmlDevice_t d, unsigned int *current, unsigned int *pending))   \
+	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId,                            \
+	  (nvmlDevice_t d, unsigned int *node))                             \
+	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                           \
+	  (nvmlDevice_t d, unsigned int cpuSetSize, unsigned long *cpuSet)) \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                           \
+	  (nvmlDevice_t d, unsigned int link, nvmlEnableState_t *active))   \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo,                   \
+	  (nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci))          \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                \
+	  (nvmlDevice_t d, unsigned int link,                               \
+	   nvmlIntNvLinkDeviceType_t *type))
+
+#endif

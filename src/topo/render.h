@@ -1,0 +1,24 @@
+/*
+ * render.h - a node's topology for people (nvidia-smi's `topo -m` layout,
+ * then GPU details and findings) and for scripts (JSON).
+ */
+#ifndef GF_TOPO_RENDER_H
+#define GF_TOPO_RENDER_H
+
+#include <stdbool.h>
+
+#include <gpufleet/findings.h>
+#include <gpufleet/node.h>
+
+#include "../util/buf.h"
+
+/* The matrix exactly as `nvidia-smi topo -m` lays it out (-mp: pcie_only). */
+int gf_render_matrix(const struct gf_node *n, bool pcie_only,
+		     struct gf_buf *out);
+/* Matrix, per-GPU summary, findings and notes. */
+int gf_render_topo_text(const struct gf_node *n, bool pcie_only,
+			const struct gf_finding *f, int nf, struct gf_buf *out);
+int gf_render_topo_json(const struct gf_node *n, bool pcie_only,
+			const struct gf_finding *f, int nf, struct gf_buf *out);
+
+#endif
