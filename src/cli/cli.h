@@ -23,6 +23,7 @@ int cmd_demo(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {
+	const char *cmd; /* for error messages */
 	const char *xml;
 	const char *template_name;
 	bool this_system; /* --this-system: the XML is this machine */
@@ -39,6 +40,13 @@ struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
 /* Print "gpufleet CMD: msg" on stderr. */
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Report a bad option the way every command does (one line, pointing at
+ * -h) and return GF_EXIT_USAGE.  Call when getopt_long returns '?' or ':'
+ * with opterr set to 0.
+ */
+int gf_cli_bad_option(const char *cmd, char **argv);
 
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
 int gf_cli_print(const char *s, unsigned long len);

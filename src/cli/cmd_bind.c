@@ -159,12 +159,13 @@ int cmd_bind(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gf_node_opts no = { .nvml = -1 };
+	struct gf_node_opts no = { .cmd = "bind", .nvml = -1 };
 	struct gf_bind_request req = { .ngpus = 0 };
 	const char *gpus = NULL;
 	bool dry = false, json = false;
 	int c;
 	optind = 1;
+	opterr = 0;
 	/* '+': stop at the first non-option, CMD's own options are its. */
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
@@ -207,8 +208,7 @@ int cmd_bind(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
-			usage(stderr);
-			return GF_EXIT_USAGE;
+			return gf_cli_bad_option("bind", argv);
 		}
 	}
 	char **cmd = argv + optind;

@@ -55,10 +55,11 @@ int cmd_topo(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gf_node_opts no = { .nvml = -1 };
+	struct gf_node_opts no = { .cmd = "topo", .nvml = -1 };
 	bool json = false, pcie = false;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
@@ -83,8 +84,7 @@ int cmd_topo(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
-			usage(stderr);
-			return GF_EXIT_USAGE;
+			return gf_cli_bad_option("topo", argv);
 		}
 	}
 	if (optind < argc) {

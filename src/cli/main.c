@@ -41,6 +41,10 @@ int main(int argc, char **argv)
 	enum gf_log_level level;
 	if (lvl && gf_log_parse_level(lvl, &level) == 0)
 		gf_log_set_level(level);
+	/* hwloc prints boxed multi-line warnings on odd XML; our loader says
+	 * what went wrong in one line.  Debug logging shows hwloc's too. */
+	if (gf_log_get_level() < GF_LOG_DEBUG)
+		setenv("HWLOC_HIDE_ERRORS", "2", 0);
 	if (argc < 2) {
 		usage(stderr);
 		return GF_EXIT_USAGE;

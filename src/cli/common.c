@@ -1,7 +1,9 @@
 /*
- * load.c - what every topology command does first: load a node from the
- * live machine, an XML file or a template, and join NVML when asked.
+ * common.c - what the commands share: error reporting, output, and the
+ * node loading every topology command does first (live machine, XML file
+ * or template, with NVML joined when asked).
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -19,6 +21,20 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+int gf_cli_bad_option(const char *cmd, char **argv)
+{
+	const char *opt = argv[optind - 1];
+	if (optopt && optopt != '?' && (opt[0] != '-' || opt[1] != '-'))
+		gf_cli_error(cmd, "option '-%c' is unknown or needs a value "
+				  "(see 'gpufleet %s -h')",
+			     optopt, cmd);
+	else
+		gf_cli_error(cmd, "option '%s' is unknown or needs a value "
+				  "(see 'gpufleet %s -h')",
+			     opt, cmd);
+	return GF_EXIT_USAGE;
 }
 
 int gf_cli_print(const char *s, unsigned long len)
@@ -58,7 +74,7 @@ struct gf_node *gf_cli_load_node(const struct gf_node_opts *o)
 		rc = gf_topo_load(n, &src, &e);
 	}
 	if (rc) {
-		fprintf(stderr, "gpufleet: %s\n", e.msg);
+		gf_cli_error(o->cmd, "%s", e.msg);
 		gf_node_free(n);
 		return NULL;
 	}

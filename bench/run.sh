@@ -1,0 +1,9 @@
+#!/bin/sh
+# Run every benchmark; each figure is a line "BENCH name value unit".
+# Figures, never pass/fail: compare them with the targets in the issues.
+set -u
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
+echo "# gpufleet benchmarks on $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs"
+"$ROOT/$B/bench/topo_bench" "$SHARED" "$ROOT/$B/gpufleet"

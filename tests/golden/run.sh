@@ -1,0 +1,63 @@
+#!/bin/sh
+# Golden tests: run each case in cases.txt and compare stdout, stderr and
+# the exit status with tests/golden/expected/NAME.out.
+#   sh tests/golden/run.sh BUILD_DIR          compare
+#   UPDATE=1 sh tests/golden/run.sh build     rewrite the expected files
+# Prints "ok golden/NAME", "FAIL golden/NAME" (with a diff) or
+# "skip golden/NAME (why)" per case.
+set -u
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN="$ROOT/$B/gpufleet"
+FAKE="$ROOT/$B/fake-nvml/libnvidia-ml.so.1"
+SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
+EXP="$ROOT/tests/golden/expected"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+grep -v '^#' "$ROOT/tests/golden/cases.txt" | grep -v '^ *$' |
+while IFS='|' read -r name needs args; do
+	name=$(echo "$name" | tr -d ' ')
+	needs=$(echo "$needs" | tr -d ' ')
+	if [ "$needs" = shared ] && [ ! -d "$SHARED/topologies" ]; then
+		echo "skip golden/$name (shared data absent: $SHARED)"
+		continue
+	fi
+	fixture=""
+	case "$args" in
+	*FAKE_NVML=*)
+		fixture=$(echo "$args" | sed 's/.*FAKE_NVML=\([^ ]*\).*/\1/')
+		args=$(echo "$args" | sed 's/ *FAKE_NVML=[^ ]* *//')
+		;;
+	esac
+	out="$TMP/$name.out"
+	(
+		cd "$SHARED" 2>/dev/null || cd "$ROOT"
+		if [ -n "$fixture" ]; then
+			export GPUFLEET_NVML_LIBRARY="$FAKE"
+			export GPUFLEET_FAKE_NVML_FIXTURE="$ROOT/$fixture"
+		else
+			export GPUFLEET_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+		fi
+		# shellcheck disable=SC2086
+		"$BIN" $args >"$out.stdout" 2>"$out.stderr"
+		echo $? >"$out.rc"
+	)
+	{
+		cat "$out.stdout"
+		echo "--- stderr ---"
+		cat "$out.stderr"
+		echo "--- exit $(cat "$out.rc") ---"
+	} >"$out"
+	if [ "${UPDATE:-0}" = 1 ]; then
+		cp "$out" "$EXP/$name.out"
+		echo "ok golden/$name (updated)"
+	elif [ ! -f "$EXP/$name.out" ]; then
+		echo "FAIL golden/$name (no expected file; UPDATE=1 writes it)"
+	elif diff -u "$EXP/$name.out" "$out" >"$TMP/diff"; then
+		echo "ok golden/$name"
+	else
+		echo "FAIL golden/$name"
+		head -40 "$TMP/diff" | sed 's/^/    /'
+	fi
+done

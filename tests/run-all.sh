@@ -1,0 +1,67 @@
+#!/bin/sh
+# Run every test for each build directory given (default: build) and end
+# with one line "N passed, N failed, N skipped".
+#   unit tests      build*/tests/test_*   (cmocka; each case counts)
+#   golden tests    tests/golden/run.sh   (each case counts)
+#   integration     tests/integration/*.sh
+#   fuzz            build*/tests/xml_mutate (sanitizer build only)
+# Run from anywhere; paths are relative to the repository root.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+[ $# -eq 0 ] && set -- build
+export HWLOC_HIDE_ERRORS=2
+SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
+export GPUFLEET_SHARED="$SHARED"
+[ -d "$SHARED/topologies" ] ||
+	echo "note: shared data absent at $SHARED (set GPUFLEET_SHARED); tests that need it are skipped"
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+pass=0 fail=0 skip=0
+
+count_lines() { # read ok/FAIL/skip lines on stdin, echo them, tally
+	while IFS= read -r line; do
+		echo "$line"
+		case "$line" in
+		"ok "*) echo P >>"$LOG" ;;
+		"FAIL "*) echo F >>"$LOG" ;;
+		"skip "*) echo S >>"$LOG" ;;
+		esac
+	done
+}
+
+for B in "$@"; do
+	echo "== $B: unit tests"
+	for t in "$B"/tests/test_*; do
+		[ -x "$t" ] || continue
+		out=$("$t" 2>&1)
+		rc=$?
+		p=$(printf '%s\n' "$out" | sed -n 's/.*\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+		f=$(printf '%s\n' "$out" | sed -n 's/.*\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+		s=$(printf '%s\n' "$out" | sed -n 's/.*\[  SKIPPED \] \([0-9]*\) test.*/\1/p' | tail -1)
+		p=${p:-0} f=${f:-0} s=${s:-0}
+		if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+			f=1 # crashed or died before cmocka's summary
+		fi
+		i=0; while [ $i -lt "$p" ]; do echo P >>"$LOG"; i=$((i + 1)); done
+		i=0; while [ $i -lt "$f" ]; do echo F >>"$LOG"; i=$((i + 1)); done
+		i=0; while [ $i -lt "$s" ]; do echo S >>"$LOG"; i=$((i + 1)); done
+		echo "$(basename "$t"): $p passed, $f failed, $s skipped"
+		[ "$f" != 0 ] && printf '%s\n' "$out" | grep -v '^\[ RUN\|^\[       OK' | sed 's/^/    /'
+	done
+	echo "== $B: golden tests"
+	sh tests/golden/run.sh "$B" | count_lines | grep -v '^ok '
+	echo "== $B: integration tests"
+	for t in tests/integration/*.sh; do
+		sh "$t" "$B" | count_lines
+	done
+	if [ -x "$B/tests/xml_mutate" ]; then
+		echo "== $B: mutated XML"
+		"$B/tests/xml_mutate" "$SHARED" 50 | count_lines
+	fi
+done
+pass=$(grep -c P "$LOG")
+fail=$(grep -c F "$LOG")
+skip=$(grep -c S "$LOG")
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,58 @@
+/*
+ * helpers.h - shared bits of the unit tests: where ../shared is, and
+ * loading a recorded topology from it (skipping when it is absent).
+ */
+#ifndef GF_TEST_HELPERS_H
+#define GF_TEST_HELPERS_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <gpufleet/node.h>
+
+#include "topo/hwloc_load.h"
+
+/* ../shared, or $GPUFLEET_SHARED; tests run from the repository root. */
+static inline const char *shared_dir(void)
+{
+	const char *s = getenv("GPUFLEET_SHARED");
+	return s && *s ? s : "../shared";
+}
+
+static inline void shared_path(char *out, size_t size, const char *rel)
+{
+	snprintf(out, size, "%s/%s", shared_dir(), rel);
+}
+
+/* Load a shared XML into a new node, or skip the test when absent. */
+static inline struct gf_node *load_shared(const char *rel)
+{
+	char path[512];
+	shared_path(path, sizeof(path), rel);
+	if (access(path, R_OK) != 0) {
+		print_message("shared data absent: %s (set GPUFLEET_SHARED)\n",
+			      path);
+		skip();
+	}
+	struct gf_node *n = gf_node_new();
+	struct gf_err e;
+	struct gf_topo_source src = { .xml_path = path };
+	gf_err_clear(&e);
+	int rc = gf_topo_load(n, &src, &e);
+	if (rc != 0)
+		print_message("load %s: %s\n", path, e.msg);
+	assert_int_equal(rc, 0);
+	char msg[256];
+	assert_int_equal(gf_node_check(n, msg, sizeof(msg)), 0);
+	return n;
+}
+
+#endif

@@ -1,0 +1,298 @@
+/*
+ * test_topo.c - the hwloc loader on the recorded topologies: the facts
+ * reference/topology.md states for each (what nvidia-smi prints on those
+ * machines), and one-line errors for bad input.
+ */
+#include <gpufleet/link.h>
+
+#include "helpers.h"
+
+#define HW  "topologies/hwloc-xml/"
+#define SYN "topologies/synthetic/"
+
+static enum gf_link_class cls(const struct gf_node *n, int a, int b)
+{
+	return gf_link_between(n, a, b, false).cls;
+}
+
+static void test_dgx2(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(HW "open-mpi_hwloc/nvidiaDGX2.xml");
+	assert_int_equal(n->ngpus, 16);
+	assert_int_equal(n->nnics, 0); /* NICs were removed from the export */
+	/* NVIDIA's DGX-2 `nvidia-smi topo -mp`: 0-1 PIX, 0-2/0-3 PXB,
+	 * 0-4..7 NODE, 0-8..15 SYS */
+	assert_int_equal(gf_link_between(n, 0, 1, true).cls, GF_LINK_PIX);
+	assert_int_equal(gf_link_between(n, 0, 2, true).cls, GF_LINK_PXB);
+	assert_int_equal(gf_link_between(n, 0, 3, true).cls, GF_LINK_PXB);
+	for (int g = 4; g < 8; g++)
+		assert_int_equal(gf_link_between(n, 0, g, true).cls,
+				 GF_LINK_NODE);
+	for (int g = 8; g < 16; g++)
+		assert_int_equal(gf_link_between(n, 0, g, true).cls,
+				 GF_LINK_SYS);
+	/* `topo -m`: six links into the NVSwitch fabric, NV6 everywhere */
+	for (int a = 0; a < 16; a++)
+		for (int b = 0; b < 16; b++)
+			if (a != b)
+				assert_int_equal(gf_node_nvlinks(n, a, b), 6);
+	gf_node_free(n);
+}
+
+static void test_dgx_a100_synthetic(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(SYN "dgx-a100-like-synthetic.xml");
+	assert_int_equal(n->ngpus, 8);
+	assert_int_equal(n->nnics, 10);
+	static const char *const cpus[4] = { "48-63,176-191", "16-31,144-159",
+					     "112-127,240-255",
+					     "80-95,208-223" };
+	char got[64];
+	for (int g = 0; g < 8; g++) {
+		gf_bitmap_format_list(&n->gpus[g].cpus, got, sizeof(got));
+		assert_string_equal(got, cpus[g / 2]);
+	}
+	/* GPU pair <-> its two NICs PXB, everything else SYS */
+	for (int g = 0; g < 8; g++)
+		for (int d = 0; d < 18; d++) {
+			if (d == g)
+				continue;
+			int pair = g / 2;
+			bool same = d < 8 ? d / 2 == pair
+					  : (d - 8 < 4 ? (d - 8) / 2 == pair
+						       : (d - 8 >= 6 &&
+							  (d - 8 - 2) / 2 ==
+								  pair));
+			assert_int_equal(cls(n, g, d),
+					 same ? GF_LINK_PXB : GF_LINK_SYS);
+		}
+	gf_node_free(n);
+}
+
+static void test_hgx_h100_synthetic(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(SYN "hgx-h100-like-synthetic.xml");
+	assert_int_equal(n->ngpus, 8);
+	assert_int_equal(n->nnics, 8);
+	for (int g = 0; g < 8; g++)
+		for (int k = 0; k < 8; k++) {
+			enum gf_link_class want =
+				g == k		  ? GF_LINK_PIX
+				: g / 4 == k / 4 ? GF_LINK_NODE
+						  : GF_LINK_SYS;
+			assert_int_equal(cls(n, g, 8 + k), want);
+		}
+	gf_node_free(n);
+}
+
+static void test_lassen(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(HW "LLNL_mpibind/coral-lassen.xml");
+	assert_int_equal(n->ngpus, 4);
+	assert_int_equal(n->nnics, 4);
+	assert_string_equal(n->nics[0].name, "mlx5_0");
+	assert_int_equal(cls(n, 4, 5), GF_LINK_PIX); /* dual-port card */
+	assert_int_equal(cls(n, 0, 1), GF_LINK_PIX);
+	assert_int_equal(cls(n, 0, 4), GF_LINK_NODE);
+	assert_int_equal(cls(n, 0, 2), GF_LINK_SYS);
+	assert_int_equal(cls(n, 0, 6), GF_LINK_SYS);
+	/* NUMA os indexes 0 and 8 */
+	assert_true(gf_bitmap_isset(&n->gpus[2].mems, 8));
+	gf_node_free(n);
+}
+
+static void test_g4dn_and_pascal(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(HW "LLNL_mpibind/g4dnmetal.xml");
+	assert_int_equal(n->ngpus, 8);
+	assert_int_equal(cls(n, 0, 1), GF_LINK_PHB); /* 2 per host bridge */
+	assert_int_equal(cls(n, 0, 2), GF_LINK_NODE);
+	assert_int_equal(cls(n, 0, 4), GF_LINK_SYS);
+	assert_string_equal(n->nics[0].name, "rdmap197s0"); /* EFA */
+	assert_int_equal(cls(n, 4, 8), GF_LINK_NODE);
+	assert_int_equal(cls(n, 0, 8), GF_LINK_SYS);
+	gf_node_free(n);
+	n = load_shared(HW "LLNL_mpibind/cts1-pascal.xml");
+	assert_int_equal(n->ngpus, 2);
+	assert_int_equal(cls(n, 0, 1), GF_LINK_PIX);
+	assert_int_equal(cls(n, 0, 2), GF_LINK_PIX);
+	assert_int_equal(cls(n, 1, 2), GF_LINK_PIX);
+	gf_node_free(n);
+}
+
+static void test_power8_nvlink(void **state)
+{
+	(void)state;
+	struct gf_node *n =
+		load_shared(HW "open-mpi_hwloc/power8gpudistances.xml");
+	assert_int_equal(n->ngpus, 4);
+	/* 40 GB/s between pairs = 2 NVLink 1.0 links */
+	assert_int_equal(gf_node_nvlinks(n, 0, 1), 2);
+	assert_int_equal(gf_node_nvlinks(n, 2, 3), 2);
+	assert_int_equal(gf_node_nvlinks(n, 0, 2), 0);
+	assert_int_equal(cls(n, 0, 2), GF_LINK_SYS);
+	gf_node_free(n);
+}
+
+static void test_amd_nodes(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(HW "LLNL_mpibind/epyc-corona-p2.xml");
+	assert_int_equal(n->ngpus, 8); /* the BMC's VGA is not a GPU */
+	assert_int_equal(n->gpus[0].vendor, GF_VENDOR_AMD);
+	assert_int_equal(n->nnics, 1);
+	assert_int_equal(cls(n, 6, 8), GF_LINK_PHB); /* mlx5_0 beside c3:00 */
+	assert_int_equal(cls(n, 0, 8), GF_LINK_SYS);
+	gf_node_free(n);
+	n = load_shared(HW "LLNL_mpibind/eas-tioga.xml");
+	assert_int_equal(n->ngpus, 8);
+	/* no RDMA device: the Slingshot netdevs stand in as NICs */
+	assert_false(n->nics[1].rdma);
+	assert_string_equal(n->nics[1].name, "hsi0");
+	gf_node_free(n);
+}
+
+static int load_err(const char *path, struct gf_err *e)
+{
+	struct gf_node *n = gf_node_new();
+	struct gf_topo_source src = { .xml_path = path };
+	gf_err_clear(e);
+	int rc = gf_topo_load(n, &src, e);
+	gf_node_free(n);
+	return rc;
+}
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		print_message("shared data absent: %s\n", path);
+		skip();
+	}
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc(*len + 1);
+	assert_int_equal(fread(buf, 1, *len, f), *len);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct gf_err e;
+	char dir[] = "/tmp/gf-topo-XXXXXX", path[256], src[512];
+	assert_non_null(mkdtemp(dir));
+
+	snprintf(path, sizeof(path), "%s/missing.xml", dir);
+	assert_true(load_err(path, &e) < 0);
+	assert_non_null(strstr(e.msg, "missing.xml"));
+	assert_non_null(strstr(e.msg, "No such file"));
+
+	snprintf(path, sizeof(path), "%s/page.xml", dir);
+	write_file(path, "<html><body>hi</body></html>\n", 29);
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "not an hwloc XML"));
+
+	snprintf(path, sizeof(path), "%s/bin.xml", dir);
+	write_file(path, "<topology\0\1\2", 12);
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "binary"));
+
+	snprintf(path, sizeof(path), "%s/empty.xml", dir);
+	write_file(path, "", 0);
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+
+	shared_path(src, sizeof(src), HW "LLNL_mpibind/cts1-pascal.xml");
+	size_t len;
+	char *xml = slurp(src, &len);
+	snprintf(path, sizeof(path), "%s/truncated.xml", dir);
+	write_file(path, xml, len / 2);
+	assert_int_equal(load_err(path, &e), GF_ETOPO);
+	assert_non_null(strstr(e.msg, "truncated.xml"));
+
+	/* hwloc 2.9 segfaults on an object without complete_cpuset (found
+	 * by tests/tools/xml_mutate): a clear error, no crash */
+	char *cc = strstr(xml, "complete_cpuset=");
+	assert_non_null(cc);
+	cc[5] = 'u';
+	snprintf(path, sizeof(path), "%s/crash.xml", dir);
+	write_file(path, xml, len);
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "hwloc crashed parsing it"));
+	cc[5] = 'e';
+
+	char *v = strstr(xml, "version=\"2.0\"");
+	assert_non_null(v);
+	v[9] = '3';
+	snprintf(path, sizeof(path), "%s/v3.xml", dir);
+	write_file(path, xml, len);
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "version 3.0"));
+	free(xml);
+
+	shared_path(src, sizeof(src),
+		    HW "open-mpi_hwloc/96em64t-4n4d3ca2co-pci.xml");
+	assert_int_equal(load_err(src, &e), GF_ENOGPU);
+	assert_non_null(strstr(e.msg, "no GPU"));
+
+	assert_int_equal(load_err(dir, &e), GF_EINVAL); /* a directory */
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_every_recording_loads(void **state)
+{
+	(void)state;
+	static const char *const files[] = {
+		HW "LLNL_mpibind/coral-lassen.xml",
+		HW "LLNL_mpibind/cts1-pascal.xml",
+		HW "LLNL_mpibind/eas-tioga.xml",
+		HW "LLNL_mpibind/epyc-corona-p2.xml",
+		HW "LLNL_mpibind/g4dnmetal.xml",
+		HW "open-mpi_hwloc/24em64t-2n6c2t-pci.xml",
+		HW "open-mpi_hwloc/32em64t-2n8c2t-pci-wholeio.xml",
+		HW "open-mpi_hwloc/nvidiaDGX2.xml",
+		HW "open-mpi_hwloc/power8gpudistances.xml",
+		SYN "dgx-a100-like-synthetic.xml",
+		SYN "hgx-h100-like-synthetic.xml",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct gf_node *n = load_shared(files[i]);
+		assert_true(n->ngpus > 0);
+		assert_false(n->this_system);
+		gf_node_free(n);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dgx2),
+		cmocka_unit_test(test_dgx_a100_synthetic),
+		cmocka_unit_test(test_hgx_h100_synthetic),
+		cmocka_unit_test(test_lassen),
+		cmocka_unit_test(test_g4dn_and_pascal),
+		cmocka_unit_test(test_power8_nvlink),
+		cmocka_unit_test(test_amd_nodes),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_every_recording_loads),
+	};
+	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
+}

@@ -1,0 +1,129 @@
+/*
+ * test_util.c - bitmaps, bounded buffers, the error table, JSON writer.
+ */
+#include <gpufleet/bitmap.h>
+#include <gpufleet/err.h>
+
+#include "helpers.h"
+#include "util/buf.h"
+#include "util/json.h"
+
+static void test_bitmap_list_roundtrip(void **state)
+{
+	(void)state;
+	struct gf_bitmap b, c;
+	char out[128];
+	assert_int_equal(gf_bitmap_parse_list(&b, "0-7,16-23,40"), 0);
+	assert_int_equal(gf_bitmap_count(&b), 17);
+	assert_true(gf_bitmap_isset(&b, 16));
+	assert_false(gf_bitmap_isset(&b, 8));
+	assert_int_equal(gf_bitmap_format_list(&b, out, sizeof(out)), 12);
+	assert_string_equal(out, "0-7,16-23,40");
+	assert_int_equal(gf_bitmap_parse_list(&c, out), 0);
+	assert_true(gf_bitmap_equal(&b, &c));
+	assert_int_equal(gf_bitmap_next(&b, 8), 16);
+	assert_int_equal(gf_bitmap_next(&b, 41), -1);
+	/* the highest id fits, one more does not */
+	assert_int_equal(gf_bitmap_set(&b, GF_BITMAP_BITS - 1), 0);
+	assert_int_equal(gf_bitmap_set(&b, GF_BITMAP_BITS), GF_ERANGE);
+}
+
+static void test_bitmap_bad_lists(void **state)
+{
+	(void)state;
+	struct gf_bitmap b;
+	assert_int_equal(gf_bitmap_parse_list(&b, "1-"), GF_EPARSE);
+	assert_int_equal(gf_bitmap_parse_list(&b, "5-3"), GF_EPARSE);
+	assert_int_equal(gf_bitmap_parse_list(&b, "a"), GF_EPARSE);
+	assert_int_equal(gf_bitmap_parse_list(&b, "1,,2"), GF_EPARSE);
+	assert_int_equal(gf_bitmap_parse_list(&b, "99999"), GF_ERANGE);
+	assert_int_equal(gf_bitmap_parse_list(&b, ""), 0);
+	assert_true(gf_bitmap_is_empty(&b));
+	char small[4];
+	gf_bitmap_parse_list(&b, "0,2,4,6");
+	assert_int_equal(gf_bitmap_format_list(&b, small, sizeof(small)),
+			 GF_ETOOBIG);
+}
+
+static void test_buf_cap(void **state)
+{
+	(void)state;
+	struct gf_buf b;
+	gf_buf_init(&b, 8);
+	assert_string_equal(gf_buf_str(&b), "");
+	assert_int_equal(gf_buf_puts(&b, "abcd"), 0);
+	assert_int_equal(gf_buf_printf(&b, "%d", 123), 0);
+	assert_string_equal(gf_buf_str(&b), "abcd123");
+	/* over the cap: refused, content unchanged */
+	assert_int_equal(gf_buf_puts(&b, "xy"), GF_ETOOBIG);
+	assert_string_equal(gf_buf_str(&b), "abcd123");
+	assert_int_equal(gf_buf_putc(&b, 'z'), 0);
+	assert_int_equal(b.len, 8);
+	assert_int_equal(gf_buf_printf(&b, "%s", "q"), GF_ETOOBIG);
+	gf_buf_reset(&b);
+	assert_int_equal(b.len, 0);
+	gf_buf_release(&b);
+	assert_null(b.data);
+}
+
+static void test_err_table(void **state)
+{
+	(void)state;
+	assert_string_equal(gf_err_name(GF_EPARSE), "GF_EPARSE");
+	assert_string_equal(gf_strerror(GF_ETOOBIG),
+			    "input exceeds a size limit");
+	assert_string_equal(gf_strerror(-2), "No such file or directory");
+	assert_string_equal(gf_err_name(-2), "ERRNO");
+	assert_string_equal(gf_strerror(0), "success");
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_err_set(&e, GF_EINVAL, "bad '%s'", "x"),
+			 GF_EINVAL);
+	assert_string_equal(e.msg, "bad 'x'");
+	assert_int_equal(gf_err_set(NULL, GF_EINVAL, "ignored"), GF_EINVAL);
+}
+
+static void test_json_writer(void **state)
+{
+	(void)state;
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 4096);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "s", "a\"b\\c\n\x01");
+	gf_json_int(&j, "i", -3);
+	gf_json_arr_begin(&j, "empty");
+	gf_json_arr_end(&j);
+	gf_json_arr_begin(&j, "a");
+	gf_json_bool(&j, NULL, true);
+	gf_json_null(&j, NULL);
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	assert_int_equal(gf_json_error(&j), 0);
+	assert_string_equal(gf_buf_str(&b),
+			    "{\n  \"s\": \"a\\\"b\\\\c\\n\\u0001\",\n"
+			    "  \"i\": -3,\n  \"empty\": [],\n"
+			    "  \"a\": [\n    true,\n    null\n  ]\n}\n");
+	gf_buf_release(&b);
+	/* a full buffer is a sticky error */
+	gf_buf_init(&b, 4);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "long", "value");
+	gf_json_obj_end(&j);
+	assert_int_equal(gf_json_error(&j), GF_ETOOBIG);
+	gf_buf_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bitmap_list_roundtrip),
+		cmocka_unit_test(test_bitmap_bad_lists),
+		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_err_table),
+		cmocka_unit_test(test_json_writer),
+	};
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
