@@ -7,6 +7,7 @@
 #   make bench      benchmarks; each figure is a "BENCH name value unit" line
 #   make DEVELOPER=1   warnings are errors (CI sets CI=true, same effect)
 #   make SANITIZE=address,undefined   sanitizer build in build-san/
+#   make V=1        show the compiler command lines
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -57,36 +58,47 @@ FAKE_NVML = $(B)/fake-nvml/libnvidia-ml.so.1
 .PHONY: all deps demo check test bench format lint clean
 all: $(B)/gpufleet
 
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(B)/libgpufleet.a: $(LIB_OBJ)
-	$(AR) rcs $@ $^
+	$(Q)$(AR) rcs $@ $^
 
 $(B)/gpufleet: $(CLI_OBJ) $(B)/libgpufleet.a
-	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libgpufleet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
 		$(CMOCKA_LIBS) $(LIBS) -o $@
 
 $(B)/tests/%: tests/tools/%.c $(B)/libgpufleet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
 		$(LIBS) -o $@
 
 $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
 		$(LIBS) -o $@
 
 # The fake NVML is a plain shared object; never sanitized (it is loaded
 # into sanitized binaries, whose runtime covers it).
 $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
 		-D_POSIX_C_SOURCE=200809L -Isrc -Wl,-soname,libnvidia-ml.so.1 \
 		$< -o $@
 
@@ -100,10 +112,14 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(B)/gpufleet demo
 
-# The README's second command: every test, plain then ASan+UBSan.
+# The README's second command: every test, plain then ASan+UBSan; the
+# code must also compile with clang (warnings are errors there in CI).
 check: deps
 	@$(MAKE) --no-print-directory tests-build
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined tests-build
+	@if command -v clang >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory CC=clang B=build-clang tests-build; \
+	fi
 	@sh tests/run-all.sh $(B) build-san
 
 test: tests-build
@@ -124,7 +140,7 @@ lint:
 		--inline-suppr -Iinclude src
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-clang
 
 .PHONY: tests-build
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
