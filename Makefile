@@ -131,11 +131,11 @@ bench: deps
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(UNIT_SRC) $(TOOL_SRC) \
-		$(BENCH_SRC) tests/fake_nvml/*.c $(wildcard src/*/*.h include/gpufleet/*.h)
+		$(BENCH_SRC) tests/fake_nvml/*.c tests/unit/*.h \
+		$(wildcard src/*/*.h include/gpufleet/*.h)
 
 lint:
-	clang-format --dry-run -Werror $(LIB_SRC) $(CLI_SRC) \
-		$(wildcard src/*/*.h include/gpufleet/*.h)
+	clang-format --dry-run -Werror $$(find src include tests bench -name '*.[ch]')
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr -Iinclude src
 

@@ -105,8 +105,9 @@ int main(int argc, char **argv)
 		load[i] = t1 - t0;
 		render[i] = t2 - t1;
 	}
-	static char topo[] = "topo", xml_opt[] = "--xml", lstopo[] =
-		"lstopo-no-graphics", whole[] = "--whole-io", in[] = "-i";
+	static char topo[] = "topo", xml_opt[] = "--xml",
+		    lstopo[] = "lstopo-no-graphics", whole[] = "--whole-io",
+		    in[] = "-i";
 	char *cli_argv[] = { argv[2], topo, xml_opt, xml, NULL };
 	char *peer_argv[] = { lstopo, whole, in, xml, NULL };
 	int have_peer = 1;

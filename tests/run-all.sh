@@ -32,6 +32,10 @@ count_lines() { # read ok/FAIL/skip lines on stdin, echo them, tally
 
 for B in "$@"; do
 	echo "== $B: unit tests"
+	if ! ls "$B"/tests/test_* >/dev/null 2>&1; then
+		echo "FAIL unit ($B has no test binaries: run make tests-build)" |
+			count_lines
+	fi
 	for t in "$B"/tests/test_*; do
 		[ -x "$t" ] || continue
 		out=$("$t" 2>&1)
@@ -60,6 +64,31 @@ for B in "$@"; do
 		"$B/tests/xml_mutate" "$SHARED" 50 | count_lines
 	fi
 done
+echo "== lint"
+files=$(find src include tests bench -name '*.[ch]' | sort)
+if command -v clang-format >/dev/null 2>&1; then
+	# shellcheck disable=SC2086
+	if out=$(clang-format --dry-run -Werror $files 2>&1); then
+		echo "ok lint/clang-format"
+	else
+		echo "FAIL lint/clang-format (make format fixes it)"
+		printf '%s\n' "$out" | head -20 | sed 's/^/    /'
+	fi
+else
+	echo "skip lint/clang-format (not installed)"
+fi | count_lines
+if command -v cppcheck >/dev/null 2>&1; then
+	if out=$(cppcheck -q --error-exitcode=1 \
+		--enable=warning,performance,portability --inline-suppr \
+		-Iinclude src 2>&1); then
+		echo "ok lint/cppcheck"
+	else
+		echo "FAIL lint/cppcheck"
+		printf '%s\n' "$out" | head -20 | sed 's/^/    /'
+	fi
+else
+	echo "skip lint/cppcheck (not installed)"
+fi | count_lines
 pass=$(grep -c P "$LOG")
 fail=$(grep -c F "$LOG")
 skip=$(grep -c S "$LOG")

@@ -30,6 +30,22 @@ struct gf_node_opts {
 	int nvml;	  /* -1 default (live only), 0 --no-nvml, 1 --nvml */
 };
 
+/* getopt_long entries for the node source options, with their codes. */
+#define GF_CLI_NODE_OPTIONS                                   \
+	{ "xml", required_argument, NULL, 'x' },              \
+		{ "template", required_argument, NULL, 't' }, \
+		{ "this-system", no_argument, NULL, 'S' },    \
+		{ "nvml", no_argument, NULL, 'N' },           \
+	{                                                     \
+		"no-nvml", no_argument, NULL, 'n'             \
+	}
+
+/* Apply option c (one of GF_CLI_NODE_OPTIONS); false when not one. */
+bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o);
+
+/* Usage errors in the combination; GF_EXIT_USAGE or 0. */
+int gf_cli_node_check(const struct gf_node_opts *o);
+
 /*
  * Load and finish a node as the options say, joining NVML data when
  * asked.  Prints a one-line error and returns NULL on failure; the caller

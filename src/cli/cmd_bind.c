@@ -41,6 +41,10 @@ static void usage(FILE *f)
 		"  --dry-run        print the plan and the reasons; run "
 		"nothing\n"
 		"  --json           the plan as JSON (with --dry-run)\n"
+		"  --this-system    the --xml file is a recording of this "
+		"machine: bind for real\n"
+		"  --nvml           join NVML data even for --xml (same "
+		"machine)\n"
 		"  --no-nvml        do not load NVML (no UUIDs)\n"
 		"  -h, --help       this help\n"
 		"\n"
@@ -150,13 +154,10 @@ int cmd_bind(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "cpus", required_argument, NULL, 'c' },
-		{ "xml", required_argument, NULL, 'x' },
-		{ "template", required_argument, NULL, 't' },
-		{ "this-system", no_argument, NULL, 'S' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "no-nvml", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gf_node_opts no = { .cmd = "bind", .nvml = -1 };
@@ -186,28 +187,18 @@ int cmd_bind(int argc, char **argv)
 			req.cpus = (int)v;
 			break;
 		}
-		case 'x':
-			no.xml = optarg;
-			break;
-		case 't':
-			no.template_name = optarg;
-			break;
-		case 'S':
-			no.this_system = true;
-			break;
 		case 'd':
 			dry = true;
 			break;
 		case 'j':
 			json = true;
 			break;
-		case 'n':
-			no.nvml = 0;
-			break;
 		case 'h':
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_cli_node_option(c, optarg, &no))
+				break;
 			return gf_cli_bad_option("bind", argv);
 		}
 	}
@@ -231,10 +222,8 @@ int cmd_bind(int argc, char **argv)
 		gf_cli_error("bind", "--json goes with --dry-run");
 		return GF_EXIT_USAGE;
 	}
-	if (no.xml && no.template_name) {
-		gf_cli_error("bind", "--xml and --template exclude each other");
+	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
-	}
 	struct gf_node *n = gf_cli_load_node(&no);
 	if (n == NULL)
 		return GF_EXIT_FAIL;

@@ -46,13 +46,10 @@ static void usage(FILE *f)
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "xml", required_argument, NULL, 'x' },
-		{ "template", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "pcie", no_argument, NULL, 'p' },
-		{ "nvml", no_argument, NULL, 'N' },
-		{ "no-nvml", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gf_node_opts no = { .cmd = "topo", .nvml = -1 };
@@ -62,28 +59,18 @@ int cmd_topo(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'x':
-			no.xml = optarg;
-			break;
-		case 't':
-			no.template_name = optarg;
-			break;
 		case 'j':
 			json = true;
 			break;
 		case 'p':
 			pcie = true;
 			break;
-		case 'N':
-			no.nvml = 1;
-			break;
-		case 'n':
-			no.nvml = 0;
-			break;
 		case 'h':
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_cli_node_option(c, optarg, &no))
+				break;
 			return gf_cli_bad_option("topo", argv);
 		}
 	}
@@ -91,10 +78,8 @@ int cmd_topo(int argc, char **argv)
 		gf_cli_error("topo", "unexpected argument '%s'", argv[optind]);
 		return GF_EXIT_USAGE;
 	}
-	if (no.xml && no.template_name) {
-		gf_cli_error("topo", "--xml and --template exclude each other");
+	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
-	}
 	struct gf_node *n = gf_cli_load_node(&no);
 	if (n == NULL)
 		return GF_EXIT_FAIL;

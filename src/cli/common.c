@@ -27,12 +27,14 @@ int gf_cli_bad_option(const char *cmd, char **argv)
 {
 	const char *opt = argv[optind - 1];
 	if (optopt && optopt != '?' && (opt[0] != '-' || opt[1] != '-'))
-		gf_cli_error(cmd, "option '-%c' is unknown or needs a value "
-				  "(see 'gpufleet %s -h')",
+		gf_cli_error(cmd,
+			     "option '-%c' is unknown or needs a value "
+			     "(see 'gpufleet %s -h')",
 			     optopt, cmd);
 	else
-		gf_cli_error(cmd, "option '%s' is unknown or needs a value "
-				  "(see 'gpufleet %s -h')",
+		gf_cli_error(cmd,
+			     "option '%s' is unknown or needs a value "
+			     "(see 'gpufleet %s -h')",
 			     opt, cmd);
 	return GF_EXIT_USAGE;
 }
@@ -44,6 +46,42 @@ int gf_cli_print(const char *s, unsigned long len)
 		return GF_EXIT_FAIL;
 	}
 	return GF_EXIT_OK;
+}
+
+bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
+{
+	switch (c) {
+	case 'x':
+		o->xml = arg;
+		return true;
+	case 't':
+		o->template_name = arg;
+		return true;
+	case 'S':
+		o->this_system = true;
+		return true;
+	case 'N':
+		o->nvml = 1;
+		return true;
+	case 'n':
+		o->nvml = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int gf_cli_node_check(const struct gf_node_opts *o)
+{
+	if (o->xml && o->template_name) {
+		gf_cli_error(o->cmd, "--xml and --template exclude each other");
+		return GF_EXIT_USAGE;
+	}
+	if (o->this_system && o->xml == NULL) {
+		gf_cli_error(o->cmd, "--this-system goes with --xml");
+		return GF_EXIT_USAGE;
+	}
+	return 0;
 }
 
 static void join_nvml(struct gf_node *n)

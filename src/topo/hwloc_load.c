@@ -19,10 +19,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hwloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>

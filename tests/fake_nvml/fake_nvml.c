@@ -156,12 +156,12 @@ static int load(void)
 	return 0;
 }
 
-#define CHECK_DEV(d)                                                        \
-	do {                                                                \
-		if (!inited)                                                \
-			return NVML_ERROR_UNINITIALIZED;                    \
-		if ((d) == NULL)                                            \
-			return NVML_ERROR_INVALID_ARGUMENT;                 \
+#define CHECK_DEV(d)                                        \
+	do {                                                \
+		if (!inited)                                \
+			return NVML_ERROR_UNINITIALIZED;    \
+		if ((d) == NULL)                            \
+			return NVML_ERROR_INVALID_ARGUMENT; \
 	} while (0)
 
 nvmlReturn_t nvmlInit_v2(void);
@@ -244,8 +244,8 @@ static void fill_pci(const char *busid, unsigned devid, nvmlPciInfo_t *p)
 	p->bus = bus;
 	p->device = dev;
 	p->pciDeviceId = devid;
-	snprintf(p->busId, sizeof(p->busId), "%08X:%02X:%02X.%X", dom, bus,
-		 dev, fn);
+	snprintf(p->busId, sizeof(p->busId), "%08X:%02X:%02X.%X", dom, bus, dev,
+		 fn);
 	snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "%04X:%02X:%02X.%X",
 		 dom & 0xffff, bus, dev, fn);
 }
@@ -338,8 +338,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned l,
 		return NVML_ERROR_NOT_SUPPORTED;
 	if (l >= (unsigned)d->nlinks)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*on = d->links[l].active ? NVML_FEATURE_ENABLED
-				 : NVML_FEATURE_DISABLED;
+	*on = d->links[l].active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
 	return NVML_SUCCESS;
 }
 
@@ -357,10 +356,10 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned l,
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(
-	nvmlDevice_t d, unsigned l, nvmlIntNvLinkDeviceType_t *t);
-nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(
-	nvmlDevice_t d, unsigned l, nvmlIntNvLinkDeviceType_t *t)
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned l,
+						 nvmlIntNvLinkDeviceType_t *t);
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned l,
+						 nvmlIntNvLinkDeviceType_t *t)
 {
 	CHECK_DEV(d);
 	if (d->nlinks < 0)

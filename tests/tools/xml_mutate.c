@@ -89,10 +89,10 @@ static size_t set_attr(char *out, size_t cap, const char *in, size_t len,
 
 static size_t mutate(char *out, size_t cap, const char *in, size_t len)
 {
-	static const char *const attrs[] = { "cpuset=\"", "nodeset=\"",
-					     "os_index=\"", "pci_busid=\"",
-					     "pci_type=\"", "bridge_pci=\"",
-					     "depth=\"", "nbobjs=\"",
+	static const char *const attrs[] = { "cpuset=\"",	"nodeset=\"",
+					     "os_index=\"",	"pci_busid=\"",
+					     "pci_type=\"",	"bridge_pci=\"",
+					     "depth=\"",	"nbobjs=\"",
 					     "local_memory=\"", "type=\"" };
 	static const char *const vals[] = {
 		"0xffffffff,0xffffffff,0xffffffff,0xffffffff,0xffffffff,"
@@ -102,9 +102,17 @@ static size_t mutate(char *out, size_t cap, const char *in, size_t len)
 		"0xffffffff,0xffffffff,0xffffffff,0xffffffff,0xffffffff,"
 		"0xffffffff,0xffffffff,0xffffffff,0xffffffff,0xffffffff,"
 		"0xffffffff,0xffffffff,0xffffffff,0xffffffff,0xffffffff",
-		"4294967295", "-1", "", "0x", "zz:zz:zz.z",
-		"0302 [10de:2330] [0000:0000] a1", "99999999999999999999",
-		"PCIDev", "Bridge", "0-1", "1-1",
+		"4294967295",
+		"-1",
+		"",
+		"0x",
+		"zz:zz:zz.z",
+		"0302 [10de:2330] [0000:0000] a1",
+		"99999999999999999999",
+		"PCIDev",
+		"Bridge",
+		"0-1",
+		"1-1",
 	};
 	size_t n;
 	switch (next() % 6) {
@@ -118,8 +126,8 @@ static size_t mutate(char *out, size_t cap, const char *in, size_t len)
 			out[pick(len)] ^= (char)(1 << pick(8));
 		return len;
 	case 2: { /* delete a range */
-		size_t a = pick(len), b = a + pick(len - a < 2000 ? len - a
-								  : 2000);
+		size_t a = pick(len),
+		       b = a + pick(len - a < 2000 ? len - a : 2000);
 		memcpy(out, in, a);
 		memcpy(out + a, in + b, len - b);
 		return len - (b - a);

@@ -5,16 +5,18 @@
 #ifndef GF_TEST_HELPERS_H
 #define GF_TEST_HELPERS_H
 
-#include <setjmp.h>
+/* cmocka.h needs these first, in this order. */
+/* clang-format off */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cmocka.h>
 
 #include <gpufleet/node.h>
 

@@ -26,9 +26,9 @@ static void test_catalog(void **state)
 		/* every PCI id maps back to its own entry */
 		for (int k = 0; k < GF_GPU_MAX_PCI_IDS && m->pci_device_ids[k];
 		     k++)
-			assert_ptr_equal(gf_catalog_by_pci(0x10de,
-							   m->pci_device_ids[k]),
-					 m);
+			assert_ptr_equal(
+				gf_catalog_by_pci(0x10de, m->pci_device_ids[k]),
+				m);
 	}
 	const struct gf_gpu_model *h = gf_catalog_by_pci(0x10de, 0x2330);
 	assert_string_equal(h->id, "h100-sxm");
@@ -100,7 +100,7 @@ static void test_findings(void **state)
 
 	n = tmpl("pcie-l40s");
 	int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
-	assert_true(has_finding(f, nf, "nic-sys"));   /* GPUs 4-7 */
+	assert_true(has_finding(f, nf, "nic-sys")); /* GPUs 4-7 */
 	assert_true(has_finding(f, nf, "no-nvlink"));
 	assert_false(has_finding(f, nf, "gpus-one-socket"));
 	assert_non_null(strstr(f[0].msg, "GPU4-7"));

@@ -130,8 +130,7 @@ static void test_busid_parse(void **state)
 	assert_int_equal(gf_pci_parse_busid("00000000:5D:00.0", &d, &b, &v, &f),
 			 0);
 	assert_int_equal(b, 0x5d);
-	assert_int_equal(gf_pci_parse_busid("0035:03:00.1", &d, &b, &v, &f),
-			 0);
+	assert_int_equal(gf_pci_parse_busid("0035:03:00.1", &d, &b, &v, &f), 0);
 	assert_int_equal(d, 0x35);
 	assert_int_equal(f, 1);
 	assert_int_equal(gf_pci_parse_busid("18:00.0", &d, &b, &v, &f), 0);

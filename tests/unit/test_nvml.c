@@ -55,8 +55,8 @@ static void test_init_failure(void **state)
 static void test_join_hgx(void **state)
 {
 	(void)state;
-	struct gf_node *n = load_shared(
-		"topologies/synthetic/hgx-h100-like-synthetic.xml");
+	struct gf_node *n =
+		load_shared("topologies/synthetic/hgx-h100-like-synthetic.xml");
 	const struct gf_nvml *nv;
 	struct gf_err e;
 	use_fixture("tests/fixtures/nvml/hgx-h100.nvml");
@@ -94,8 +94,8 @@ static void test_join_mismatch_and_direct_links(void **state)
 		      "nvlink 0 1 gpu 00000000:04:00.0\n"
 		      "nvlink 1 1 gpu 00000000:04:00.0\n"
 		      "gpu 00000000:99:00.0\nname ghost\n");
-	struct gf_node *n =
-		load_shared("topologies/hwloc-xml/LLNL_mpibind/cts1-pascal.xml");
+	struct gf_node *n = load_shared(
+		"topologies/hwloc-xml/LLNL_mpibind/cts1-pascal.xml");
 	const struct gf_nvml *nv;
 	struct gf_err e;
 	use_fixture(fx);

@@ -60,11 +60,11 @@ static void test_dgx_a100_synthetic(void **state)
 			if (d == g)
 				continue;
 			int pair = g / 2;
-			bool same = d < 8 ? d / 2 == pair
-					  : (d - 8 < 4 ? (d - 8) / 2 == pair
-						       : (d - 8 >= 6 &&
-							  (d - 8 - 2) / 2 ==
-								  pair));
+			bool same =
+				d < 8 ? d / 2 == pair
+				      : (d - 8 < 4 ? (d - 8) / 2 == pair
+						   : (d - 8 >= 6 &&
+						      (d - 8 - 2) / 2 == pair));
 			assert_int_equal(cls(n, g, d),
 					 same ? GF_LINK_PXB : GF_LINK_SYS);
 		}
@@ -79,10 +79,10 @@ static void test_hgx_h100_synthetic(void **state)
 	assert_int_equal(n->nnics, 8);
 	for (int g = 0; g < 8; g++)
 		for (int k = 0; k < 8; k++) {
-			enum gf_link_class want =
-				g == k		  ? GF_LINK_PIX
-				: g / 4 == k / 4 ? GF_LINK_NODE
-						  : GF_LINK_SYS;
+			enum gf_link_class want = g == k ? GF_LINK_PIX
+						  : g / 4 == k / 4
+							  ? GF_LINK_NODE
+							  : GF_LINK_SYS;
 			assert_int_equal(cls(n, g, 8 + k), want);
 		}
 	gf_node_free(n);

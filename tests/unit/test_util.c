@@ -77,8 +77,7 @@ static void test_err_table(void **state)
 	assert_string_equal(gf_strerror(0), "success");
 	struct gf_err e;
 	gf_err_clear(&e);
-	assert_int_equal(gf_err_set(&e, GF_EINVAL, "bad '%s'", "x"),
-			 GF_EINVAL);
+	assert_int_equal(gf_err_set(&e, GF_EINVAL, "bad '%s'", "x"), GF_EINVAL);
 	assert_string_equal(e.msg, "bad 'x'");
 	assert_int_equal(gf_err_set(NULL, GF_EINVAL, "ignored"), GF_EINVAL);
 }
