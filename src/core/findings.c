@@ -85,44 +85,59 @@ static int numa_with_cpus(const struct gf_node *n)
 	return k;
 }
 
-static void rule_one_socket(const struct gf_node *n, struct acc *a)
+static void rule_gpu_numa(const struct gf_node *n, struct acc *a)
 {
 	if (numa_with_cpus(n) < 2)
 		return;
-	struct gf_bitmap mems, cpus;
+	struct gf_bitmap mems, all_mems, rest, rest_cpus;
 	gf_bitmap_zero(&mems);
-	gf_bitmap_zero(&cpus);
+	gf_bitmap_zero(&all_mems);
+	gf_bitmap_zero(&rest_cpus);
 	for (int g = 0; g < n->ngpus; g++) {
 		if (!n->gpus[g].locality_known)
 			return;
 		gf_bitmap_or(&mems, &n->gpus[g].mems);
-		gf_bitmap_or(&cpus, &n->gpus[g].cpus);
 	}
-	struct gf_bitmap all_mems;
-	gf_bitmap_zero(&all_mems);
 	for (int i = 0; i < n->nnuma; i++)
-		if (!gf_bitmap_is_empty(&n->numa[i].cpus))
+		if (!gf_bitmap_is_empty(&n->numa[i].cpus)) {
 			gf_bitmap_set(&all_mems, n->numa[i].os_index);
-	struct gf_bitmap rest = all_mems;
+			if (!gf_bitmap_isset(&mems, n->numa[i].os_index))
+				gf_bitmap_or(&rest_cpus, &n->numa[i].cpus);
+		}
+	rest = all_mems;
 	for (int i = 0; i < GF_BITMAP_WORDS; i++)
 		rest.w[i] &= ~mems.w[i];
 	if (gf_bitmap_is_empty(&rest))
 		return;
-	char ml[128], cl[256], rl[128];
+	char ml[128], rl[128], cl[256];
 	gf_bitmap_format_list(&mems, ml, sizeof(ml));
-	gf_bitmap_format_list(&cpus, cl, sizeof(cl));
 	gf_bitmap_format_list(&rest, rl, sizeof(rl));
-	add(a, GF_SEV_WARN, "gpus-one-socket",
-	    "all %d GPUs are local to NUMA node %s (CPUs %s); NUMA node %s "
-	    "has no GPU: keep GPU jobs' threads on %s and give the other "
-	    "CPUs to CPU-only work",
-	    n->ngpus, ml, cl, rl, ml);
+	gf_bitmap_format_list(&rest_cpus, cl, sizeof(cl));
+	if (gf_bitmap_count(&mems) == 1)
+		add(a, GF_SEV_WARN, "gpus-one-socket",
+		    "all %d GPUs are local to NUMA node %s; CPUs %s (NUMA %s) "
+		    "are remote to every GPU: keep GPU jobs' threads on NUMA "
+		    "%s and give the rest to CPU-only work",
+		    n->ngpus, ml, cl, rl, ml);
+	else
+		add(a, GF_SEV_INFO, "numa-without-gpu",
+		    "NUMA node %s (CPUs %s) has no GPU: the GPUs are local to "
+		    "NUMA %s; give those CPUs to CPU-only work rather than to "
+		    "GPU jobs' threads",
+		    rl, cl, ml);
 }
 
 static void rule_nvlink(const struct gf_node *n, struct acc *a)
 {
 	if (n->ngpus < 2)
 		return;
+	for (int i = 0; i < n->ngpus; i++)
+		if (n->gpus[i].vendor == GF_VENDOR_AMD) {
+			add(a, GF_SEV_INFO, "amd-gpus",
+			    "AMD GPUs: their xGMI links are not in nvidia-smi's "
+			    "vocabulary; the matrix shows PCIe classes only");
+			return;
+		}
 	int pairs = 0, nv_pairs = 0, sys_pairs = 0;
 	int bi = -1, bj = -1;
 	enum gf_link_class best = GF_LINK_SYS;
@@ -206,7 +221,7 @@ int gf_findings_compute(const struct gf_node *n, struct gf_finding *out,
 	struct acc a = { out, max, 0 };
 	rule_locality(n, &a);
 	rule_nic_distance(n, &a);
-	rule_one_socket(n, &a);
+	rule_gpu_numa(n, &a);
 	rule_nvlink(n, &a);
 	/* Stable: warnings first, then the rest in rule order. */
 	struct gf_finding tmp;
