@@ -43,7 +43,7 @@ CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
 LIBS = $(HWLOC_LIBS) -ldl -lpthread -lm
 
-LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c)
+LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c src/sim/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)

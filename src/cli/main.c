@@ -18,6 +18,8 @@ static const struct gf_cmd commands[] = {
 	{ "bind", cmd_bind,
 	  "run a command bound to its GPUs' CPUs, memory "
 	  "and NIC" },
+	{ "simulate", cmd_simulate,
+	  "replay a trace through the placement engine (policy tables)" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

@@ -1,0 +1,98 @@
+/*
+ * cluster.h - the placement model: nodes with CPU, memory and GPUs whose
+ * free share is counted in milli (1000 = a whole GPU), and requests.
+ *
+ * Kept apart from node.h (one machine's topology, ~100 KiB) because the
+ * scheduler and the simulator hold ten thousand of these: a gf_cnode is
+ * 64 bytes.  GPU models are small integers into the cluster's model table
+ * (trace codes like "G2" or catalog ids); a request's allowed models are a
+ * bit mask over that table.
+ *
+ * Lifecycle: gf_cluster_init() on caller storage, gf_cluster_release().
+ * Not thread-safe: a simulation run owns its cluster.
+ */
+#ifndef GPUFLEET_CLUSTER_H
+#define GPUFLEET_CLUSTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GF_CNODE_MAX_GPUS 16
+#define GF_MAX_MODELS	  32
+#define GF_MODEL_NAME_MAX 32
+#define GF_NODE_NAME_MAX  48
+#define GF_GPU_MILLI	  1000
+#define GF_MAX_CNODES	  1000000
+
+struct gf_cnode {
+	int32_t cpu_cap; /* milli-CPUs */
+	int32_t cpu_left;
+	int64_t mem_cap; /* MiB */
+	int64_t mem_left;
+	uint32_t rank;	  /* tie-break: the smaller wins; unique per run */
+	uint32_t version; /* bumped on every change */
+	uint32_t tags;	  /* GpuClustering: kinds of GPU pods present */
+	uint16_t gpu_pods;
+	uint8_t model;
+	uint8_t ngpus;
+	int16_t gpu_left[GF_CNODE_MAX_GPUS]; /* milli free per GPU */
+};
+
+struct gf_cluster {
+	struct gf_cnode *nodes;
+	char (*names)[GF_NODE_NAME_MAX];
+	int n;
+	int cap;
+	char models[GF_MAX_MODELS][GF_MODEL_NAME_MAX];
+	int nmodels;
+	int64_t gpu_milli_total;
+};
+
+/* A placement request (a pod). */
+struct gf_req {
+	int32_t cpu; /* milli */
+	int64_t mem; /* MiB */
+	uint16_t ngpus;
+	int16_t gpu_milli; /* per GPU: < 1000 only when ngpus == 1 */
+	uint32_t spec;	   /* allowed models (bit = model id); 0 = any */
+	uint16_t spec_key; /* id of the spec as written (typical-pod key) */
+	uint16_t cls;	   /* request class, for score caches; < nclasses */
+};
+
+void gf_cluster_init(struct gf_cluster *c);
+void gf_cluster_release(struct gf_cluster *c);
+
+/* Id of a model name, adding it; GF_ETOOBIG past GF_MAX_MODELS. */
+int gf_cluster_model(struct gf_cluster *c, const char *name);
+/* Id of a known model, or -1. */
+int gf_cluster_find_model(const struct gf_cluster *c, const char *name);
+
+/*
+ * Add an empty node; returns its index or GF_ETOOBIG / GF_EINVAL (more
+ * than GF_CNODE_MAX_GPUS GPUs, negative capacity).
+ */
+int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
+		   int64_t mem, int ngpus, int model);
+
+/* Free every node (keep nodes and ranks). */
+void gf_cluster_reset(struct gf_cluster *c);
+
+/* Sum of free GPU milli on a node (the "L" of the FGD paper). */
+int32_t gf_cnode_gpu_idle(const struct gf_cnode *n);
+
+/* Number of GPUs with at least `milli` free. */
+int gf_cnode_gpus_with(const struct gf_cnode *n, int milli);
+
+/* The filter: CPU, memory, model and GPU shares (whole or fractional). */
+bool gf_cnode_fits(const struct gf_cnode *n, const struct gf_req *r);
+
+/*
+ * Apply a placement: take r's CPU, memory and r->gpu_milli from each GPU
+ * in gpus[0..r->ngpus).  The caller has checked that it fits.
+ */
+void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus);
+
+/* Consistency (free <= capacity, GPU shares in 0..1000); 0 or GF_EINVAL. */
+int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * sim.h - the "fill" experiment of the FGD paper: requests arrive one at a
+ * time and never leave; each is placed by the production engine (sched.h)
+ * or dropped; after every arrival we record how much GPU is allocated and
+ * fragmented, binned by arrived load (percent of cluster GPU capacity).
+ * Pure: no I/O; randomness from the seed only.  Thread-safe across runs
+ * (each run copies the cluster it is given).
+ */
+#ifndef GPUFLEET_SIM_H
+#define GPUFLEET_SIM_H
+
+#include <stdbool.h>
+
+#include <gpufleet/sched.h>
+#include <gpufleet/workload.h>
+
+#define GF_FILL_BINS 256 /* arrived load 0..255 % */
+
+struct gf_fill_opts {
+	enum gf_policy policy;
+	uint64_t seed;
+	double tune;   /* arrived GPU demand target, x capacity (1.3) */
+	bool resample; /* pad or trim the shuffled list to `tune` */
+};
+
+struct gf_fill_result {
+	double alloc_sum[GF_FILL_BINS]; /* sum of rounded alloc % per bin */
+	double frag_ratio_sum[GF_FILL_BINS];
+	double frag_amount_sum[GF_FILL_BINS];
+	int count[GF_FILL_BINS];
+	int arrivals;
+	int failed;
+	int64_t arrived_milli;
+};
+
+/*
+ * The arrival sequence for a seed (reference/fgd-experiment.md 1.3):
+ * a shuffle of the requests, then resampled copies until the GPU demand
+ * reaches tune x capacity (stopping at the first that would pass it, its
+ * per-GPU share checked), or random deletions while above.  Fills
+ * *seq (allocated, caller frees) with request indexes; returns the count.
+ */
+int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
+		     const struct gf_fill_opts *o, int **seq);
+
+/*
+ * Run one fill: copy c0, rank its nodes by a seeded permutation, place
+ * every arrival with o->policy.  typ/ntyp: the typical mix (fragmentation
+ * figures and FGD).  progress, when not NULL, is called every 1024
+ * arrivals with (done, total, arg).  Returns 0 or GF_EINVAL.
+ */
+int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
+		const struct gf_typical *typ, int ntyp,
+		const struct gf_fill_opts *o, struct gf_fill_result *res,
+		void (*progress)(int done, int total, void *arg), void *arg);
+
+/*
+ * The value of a binned series at arrived load `pct`: the mean over the
+ * bin's events, or over bins pct-1 and pct+1 when it is empty; returns
+ * false when those are empty too.
+ */
+bool gf_fill_value(const struct gf_fill_result *r, const double *sum, int pct,
+		   double *out);
+
+#endif

@@ -1,0 +1,480 @@
+/*
+ * cmd_simulate.c - `gpufleet simulate fill`: replay a trace (or the
+ * built-in workload) through the placement engine, per policy and seed,
+ * in parallel on all cores, and report unallocated GPU by arrived load.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpufleet/sim.h>
+
+#include "../sim/report.h"
+#include "../sim/synth.h"
+#include "../sim/trace.h"
+#include "../util/mem.h"
+#include "cli.h"
+
+#define MAX_SEEDS    1000
+#define BUILTIN_REQS 6000
+#define OUT_CAP	     (64u << 20)
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet simulate fill [--nodes FILE --pods FILE] "
+		"[--policy P[,P...]]\n"
+		"                              [--seeds 42-51] [--tune 1.3] "
+		"[--curve FILE] [--json]\n"
+		"                              [--jobs N] [--requests N]\n"
+		"\n"
+		"Requests arrive one at a time and never leave; each is placed "
+		"by the\nproduction engine or dropped. Reports the unallocated "
+		"GPU %% at arrived\nload 90..130 %% of capacity, per policy, over "
+		"seeds (the experiment of\n\"Beware of Fragmentation\", USENIX "
+		"ATC'23).\n"
+		"\n"
+		"  --nodes FILE     node CSV (sn,cpu_milli,memory_mib,gpu,model)\n"
+		"  --pods FILE      request CSV (name,cpu_milli,memory_mib,"
+		"num_gpu,gpu_milli,gpu_spec)\n"
+		"                   without both: the built-in cluster and "
+		"workload\n"
+		"  --policy LIST    random,dotprod,clustering,packing,bestfit,fgd "
+		"or all (default)\n"
+		"  --seeds LIST     seeds, e.g. 42-51 or 1,7 (default 42-51)\n"
+		"  --tune X         scale demand to X x capacity by resampling "
+		"(default 1.3;\n"
+		"                   --inflate is the same)\n"
+		"  --curve FILE     write the per-percent curve as CSV\n"
+		"  --json           machine-readable summary\n"
+		"  --jobs N         worker threads (default: all cores)\n"
+		"  --requests N     size of the built-in workload (default %d)\n"
+		"  -h, --help       this help\n",
+		BUILTIN_REQS);
+}
+
+struct job {
+	int policy_idx;
+	int seed_idx;
+	struct gf_fill_opts o;
+	struct gf_fill_result res;
+	double wall_s;
+	atomic_int done, total;
+	int rc;
+};
+
+struct pool {
+	const struct gf_cluster *c;
+	const struct gf_workload *w;
+	const struct gf_typical *typ;
+	int ntyp;
+	struct job *jobs;
+	int njobs;
+	atomic_int next;
+	atomic_int finished;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_progress(int done, int total, void *arg)
+{
+	struct job *j = arg;
+	atomic_store(&j->done, done);
+	atomic_store(&j->total, total);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (;;) {
+		int i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->njobs)
+			break;
+		struct job *j = &p->jobs[i];
+		double t0 = now_s();
+		j->rc = gf_fill_run(p->c, p->w, p->typ, p->ntyp, &j->o, &j->res,
+				    on_progress, j);
+		j->wall_s = now_s() - t0;
+		atomic_store(&j->done, atomic_load(&j->total));
+		atomic_fetch_add(&p->finished, 1);
+	}
+	return NULL;
+}
+
+static int parse_seeds(const char *s, uint64_t *out, int *n)
+{
+	*n = 0;
+	const char *p = s;
+	while (*p) {
+		char *end;
+		unsigned long long a = strtoull(p, &end, 10), b;
+		if (end == p)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			const char *q = end + 1;
+			b = strtoull(q, &end, 10);
+			if (end == q || b < a)
+				return -1;
+		}
+		for (unsigned long long x = a; x <= b; x++) {
+			if (*n >= MAX_SEEDS)
+				return -1;
+			out[(*n)++] = x;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end != '\0')
+			return -1;
+		p = end;
+	}
+	return *n > 0 ? 0 : -1;
+}
+
+static int parse_policies(const char *s, enum gf_policy *out, int *n)
+{
+	*n = 0;
+	if (strcmp(s, "all") == 0) {
+		for (int i = 0; i < GF_POLICY_COUNT; i++)
+			out[(*n)++] = (enum gf_policy)i;
+		return 0;
+	}
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = buf, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		enum gf_policy p;
+		if (gf_policy_parse(tok, &p) != 0 || *n >= GF_POLICY_COUNT) {
+			gf_cli_error("simulate",
+				     "unknown policy '%s' (known: random, "
+				     "dotprod, clustering, packing, bestfit, "
+				     "fgd, all)",
+				     tok);
+			return -1;
+		}
+		for (int i = 0; i < *n; i++)
+			if (out[i] == p)
+				return 0;
+		out[(*n)++] = p;
+	}
+	return 0;
+}
+
+static void show_progress(struct pool *p, double t0, bool final)
+{
+	long done = 0, total = 0;
+	for (int i = 0; i < p->njobs; i++) {
+		done += atomic_load(&p->jobs[i].done);
+		int t = atomic_load(&p->jobs[i].total);
+		total += t ? t : 1;
+	}
+	fprintf(stderr, "\rsimulate: %d/%d runs, %ld/%ld arrivals, %.1f s%s",
+		atomic_load(&p->finished), p->njobs, done, total, now_s() - t0,
+		final ? "\n" : "");
+	fflush(stderr);
+}
+
+static int run_pool(struct pool *p, int threads)
+{
+	pthread_t tid[64];
+	if (threads > 64)
+		threads = 64;
+	if (threads > p->njobs)
+		threads = p->njobs;
+	double t0 = now_s();
+	int started = 0;
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&tid[i], NULL, worker, p) == 0)
+			started++;
+	if (started == 0)
+		worker(p); /* no threads to be had: run here */
+	bool shown = false, tty = isatty(STDERR_FILENO);
+	double last = 0;
+	while (atomic_load(&p->finished) < p->njobs) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		double t = now_s() - t0;
+		/* after a second; every 0.5 s on a terminal, 10 s in a log */
+		if (t > 1.0 && t - last >= (tty ? 0.5 : 10.0)) {
+			show_progress(p, t0, !tty);
+			last = t;
+			shown = true;
+		}
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (shown && tty)
+		show_progress(p, t0, true);
+	for (int i = 0; i < p->njobs; i++)
+		if (p->jobs[i].rc)
+			return -1;
+	return 0;
+}
+
+static int write_file(const char *path, const struct gf_buf *b)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL || fwrite(gf_buf_str(b), 1, b->len, f) != b->len ||
+	    fclose(f) != 0) {
+		gf_cli_error("simulate", "cannot write '%s'", path);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	return 0;
+}
+
+struct fill_args {
+	const char *nodes, *pods, *curve;
+	enum gf_policy policies[GF_POLICY_COUNT];
+	int npolicies;
+	uint64_t seeds[MAX_SEEDS];
+	int nseeds;
+	double tune;
+	bool json;
+	int jobs;
+	int requests;
+};
+
+static int load_inputs(const struct fill_args *a, struct gf_cluster *c,
+		       struct gf_workload *w, char *source, size_t size)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (a->nodes) {
+		if (gf_trace_load_nodes(a->nodes, c, &e) != 0 ||
+		    gf_trace_load_pods(a->pods, c, w, &e) != 0) {
+			gf_cli_error("simulate", "%s", e.msg);
+			return -1;
+		}
+		const char *base = strrchr(a->pods, '/');
+		snprintf(source, size, "trace %s", base ? base + 1 : a->pods);
+	} else {
+		if (gf_synth_cluster(c) != 0 ||
+		    gf_synth_workload(c, w, a->requests, 1) != 0) {
+			gf_cli_error("simulate", "cannot build the built-in "
+						 "workload");
+			return -1;
+		}
+		snprintf(source, size, "built-in cluster and workload");
+	}
+	return 0;
+}
+
+static int fill(const struct fill_args *a)
+{
+	struct gf_cluster c;
+	struct gf_workload w;
+	struct gf_typical *typ = NULL;
+	struct job *jobs = NULL;
+	struct gf_fill_summary *sum = NULL;
+	struct gf_buf out;
+	char source[256];
+	int ret = GF_EXIT_FAIL;
+	gf_cluster_init(&c);
+	gf_workload_init(&w);
+	gf_buf_init(&out, OUT_CAP);
+	if (load_inputs(a, &c, &w, source, sizeof(source)) != 0)
+		goto out;
+	gf_workload_sort_by_name(&w);
+	gf_workload_classify(&w);
+	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
+	if (ntyp <= 0)
+		goto out;
+	int njobs = a->npolicies * a->nseeds;
+	jobs = gf_calloc((size_t)njobs, sizeof(*jobs));
+	for (int p = 0; p < a->npolicies; p++)
+		for (int s = 0; s < a->nseeds; s++) {
+			struct job *j = &jobs[p * a->nseeds + s];
+			j->policy_idx = p;
+			j->seed_idx = s;
+			j->o.policy = a->policies[p];
+			j->o.seed = a->seeds[s];
+			j->o.tune = a->tune;
+			j->o.resample = a->tune > 0;
+		}
+	struct pool pool = { .c = &c,
+			     .w = &w,
+			     .typ = typ,
+			     .ntyp = ntyp,
+			     .jobs = jobs,
+			     .njobs = njobs };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (run_pool(&pool,
+		     a->jobs > 0 ? a->jobs : (int)(ncpu > 0 ? ncpu : 1)) != 0) {
+		gf_cli_error("simulate", "a run failed (empty cluster or "
+					 "workload?)");
+		goto out;
+	}
+	sum = gf_calloc((size_t)a->npolicies, sizeof(*sum));
+	struct gf_fill_result *res = gf_calloc((size_t)a->nseeds, sizeof(*res));
+	double *wall = gf_calloc((size_t)a->nseeds, sizeof(*wall));
+	for (int p = 0; p < a->npolicies; p++) {
+		for (int s = 0; s < a->nseeds; s++) {
+			res[s] = jobs[p * a->nseeds + s].res;
+			wall[s] = jobs[p * a->nseeds + s].wall_s;
+		}
+		gf_fill_summarise(a->policies[p], res, wall, a->nseeds,
+				  &sum[p]);
+	}
+	gf_free(res);
+	gf_free(wall);
+	struct gf_report_info info = { .nodes = c.n,
+				       .gpus = c.gpu_milli_total / 1000,
+				       .requests = w.n,
+				       .tune = a->tune,
+				       .seeds = a->seeds,
+				       .nseeds = a->nseeds,
+				       .source = source };
+	if (a->curve) {
+		struct gf_buf cb;
+		gf_buf_init(&cb, OUT_CAP);
+		int rc = gf_report_curve_csv(sum, a->npolicies, &cb);
+		if (rc == 0)
+			rc = write_file(a->curve, &cb);
+		gf_buf_release(&cb);
+		if (rc)
+			goto out;
+	}
+	if ((a->json ? gf_report_json(&info, sum, a->npolicies, &out)
+		     : gf_report_text(&info, sum, a->npolicies, &out)) != 0) {
+		gf_cli_error("simulate", "report larger than %u MiB",
+			     OUT_CAP >> 20);
+		goto out;
+	}
+	ret = gf_cli_print(gf_buf_str(&out), out.len);
+out:
+	gf_buf_release(&out);
+	gf_free(sum);
+	gf_free(jobs);
+	free(typ);
+	gf_workload_release(&w);
+	gf_cluster_release(&c);
+	return ret;
+}
+
+static int fill_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "pods", required_argument, NULL, 'p' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "seeds", required_argument, NULL, 's' },
+		{ "tune", required_argument, NULL, 't' },
+		{ "inflate", required_argument, NULL, 't' },
+		{ "curve", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "jobs", required_argument, NULL, 'J' },
+		{ "requests", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct fill_args a;
+	memset(&a, 0, sizeof(a));
+	a.tune = 1.3;
+	a.requests = BUILTIN_REQS;
+	parse_policies("all", a.policies, &a.npolicies);
+	parse_seeds("42-51", a.seeds, &a.nseeds);
+	int c;
+	char *end;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			a.nodes = optarg;
+			break;
+		case 'p':
+			a.pods = optarg;
+			break;
+		case 'P':
+			if (parse_policies(optarg, a.policies, &a.npolicies))
+				return GF_EXIT_USAGE;
+			break;
+		case 's':
+			if (parse_seeds(optarg, a.seeds, &a.nseeds) != 0) {
+				gf_cli_error("simulate",
+					     "cannot parse '--seeds %s': "
+					     "expected 42-51 or 1,2,3 (at most "
+					     "%d)",
+					     optarg, MAX_SEEDS);
+				return GF_EXIT_USAGE;
+			}
+			break;
+		case 't':
+			a.tune = strtod(optarg, &end);
+			if (*end || a.tune < 0 || a.tune > 100) {
+				gf_cli_error("simulate",
+					     "cannot parse '--tune %s': "
+					     "expected a factor from 0 to 100",
+					     optarg);
+				return GF_EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			a.curve = optarg;
+			break;
+		case 'j':
+			a.json = true;
+			break;
+		case 'J':
+		case 'r': {
+			long v = strtol(optarg, &end, 10);
+			long max = c == 'J' ? 256 : GF_MAX_REQUESTS;
+			if (*end || v < 1 || v > max) {
+				gf_cli_error("simulate",
+					     "cannot parse '%s': expected 1 "
+					     "to %ld",
+					     optarg, max);
+				return GF_EXIT_USAGE;
+			}
+			if (c == 'J')
+				a.jobs = (int)v;
+			else
+				a.requests = (int)v;
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option("simulate", argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error("simulate", "unexpected argument '%s'",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (!a.nodes != !a.pods) {
+		gf_cli_error("simulate", "--nodes and --pods go together");
+		return GF_EXIT_USAGE;
+	}
+	return fill(&a);
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? GF_EXIT_USAGE : GF_EXIT_OK;
+	}
+	if (strcmp(argv[1], "fill") == 0)
+		return fill_main(argc - 1, argv + 1);
+	gf_cli_error("simulate", "unknown experiment '%s' (known: fill)",
+		     argv[1]);
+	return GF_EXIT_USAGE;
+}

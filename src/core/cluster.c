@@ -1,0 +1,164 @@
+/*
+ * cluster.c - the placement model's nodes and the resource filter.
+ * Invariants: 0 <= cpu_left <= cpu_cap, 0 <= mem_left <= mem_cap, each
+ * gpu_left in 0..1000, ngpus <= GF_CNODE_MAX_GPUS, model < nmodels.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
+
+#include "../util/mem.h"
+
+void gf_cluster_init(struct gf_cluster *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+void gf_cluster_release(struct gf_cluster *c)
+{
+	gf_free(c->nodes);
+	gf_free(c->names);
+	c->n = c->cap = 0;
+}
+
+int gf_cluster_find_model(const struct gf_cluster *c, const char *name)
+{
+	for (int i = 0; i < c->nmodels; i++)
+		if (strcmp(c->models[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int gf_cluster_model(struct gf_cluster *c, const char *name)
+{
+	int i = gf_cluster_find_model(c, name);
+	if (i >= 0)
+		return i;
+	if (c->nmodels >= GF_MAX_MODELS || strlen(name) >= GF_MODEL_NAME_MAX)
+		return GF_ETOOBIG;
+	snprintf(c->models[c->nmodels], GF_MODEL_NAME_MAX, "%s", name);
+	return c->nmodels++;
+}
+
+int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
+		   int64_t mem, int ngpus, int model)
+{
+	if (ngpus < 0 || ngpus > GF_CNODE_MAX_GPUS || cpu < 0 || mem < 0 ||
+	    model < 0 || model >= GF_MAX_MODELS)
+		return GF_EINVAL;
+	if (c->n >= GF_MAX_CNODES)
+		return GF_ETOOBIG;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->nodes = gf_reallocarray(c->nodes, (size_t)c->cap,
+					   sizeof(*c->nodes));
+		c->names = gf_reallocarray(c->names, (size_t)c->cap,
+					   sizeof(*c->names));
+	}
+	struct gf_cnode *n = &c->nodes[c->n];
+	memset(n, 0, sizeof(*n));
+	n->cpu_cap = n->cpu_left = cpu;
+	n->mem_cap = n->mem_left = mem;
+	n->ngpus = (uint8_t)ngpus;
+	n->model = (uint8_t)model;
+	n->rank = (uint32_t)c->n;
+	for (int i = 0; i < ngpus; i++)
+		n->gpu_left[i] = GF_GPU_MILLI;
+	snprintf(c->names[c->n], GF_NODE_NAME_MAX, "%s", name);
+	c->gpu_milli_total += (int64_t)ngpus * GF_GPU_MILLI;
+	return c->n++;
+}
+
+void gf_cluster_reset(struct gf_cluster *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		struct gf_cnode *n = &c->nodes[i];
+		n->cpu_left = n->cpu_cap;
+		n->mem_left = n->mem_cap;
+		n->tags = 0;
+		n->gpu_pods = 0;
+		n->version++;
+		for (int g = 0; g < n->ngpus; g++)
+			n->gpu_left[g] = GF_GPU_MILLI;
+	}
+}
+
+int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
+{
+	int32_t l = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		l += n->gpu_left[g];
+	return l;
+}
+
+int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
+{
+	int k = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		k += n->gpu_left[g] >= milli;
+	return k;
+}
+
+bool gf_cnode_fits(const struct gf_cnode *n, const struct gf_req *r)
+{
+	if (n->cpu_left < r->cpu || n->mem_left < r->mem)
+		return false;
+	if (r->ngpus == 0)
+		return true;
+	if (n->ngpus == 0)
+		return false;
+	if (r->spec && !(r->spec & (UINT32_C(1) << n->model)))
+		return false;
+	return gf_cnode_gpus_with(n, r->gpu_milli) >= r->ngpus;
+}
+
+void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
+{
+	n->cpu_left -= r->cpu;
+	n->mem_left -= r->mem;
+	for (int i = 0; i < r->ngpus; i++)
+		n->gpu_left[gpus[i]] =
+			(int16_t)(n->gpu_left[gpus[i]] - r->gpu_milli);
+	if (r->ngpus > 0) {
+		/* GpuClustering's tag: "share" (bit 0) or "<k>-gpu" (bit k) */
+		int tag = (r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI)
+				  ? 0
+				  : (r->ngpus < 31 ? r->ngpus : 31);
+		n->tags |= UINT32_C(1) << tag;
+		n->gpu_pods++;
+	}
+	n->version++;
+}
+
+int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
+{
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_cnode *n = &c->nodes[i];
+		if (n->cpu_left < 0 || n->cpu_left > n->cpu_cap ||
+		    n->mem_left < 0 || n->mem_left > n->mem_cap) {
+			snprintf(msg, size,
+				 "node %s: CPU or memory out of range",
+				 c->names[i]);
+			return GF_EINVAL;
+		}
+		if (n->model >= c->nmodels && n->ngpus > 0) {
+			snprintf(msg, size, "node %s: unknown model",
+				 c->names[i]);
+			return GF_EINVAL;
+		}
+		for (int g = 0; g < n->ngpus; g++)
+			if (n->gpu_left[g] < 0 ||
+			    n->gpu_left[g] > GF_GPU_MILLI) {
+				snprintf(msg, size,
+					 "node %s: GPU %d share %d out of "
+					 "range",
+					 c->names[i], g, n->gpu_left[g]);
+				return GF_EINVAL;
+			}
+	}
+	if (size)
+		msg[0] = '\0';
+	return 0;
+}

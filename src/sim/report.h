@@ -1,0 +1,53 @@
+/*
+ * report.h - summaries of fill runs over seeds, and their text, JSON and
+ * CSV forms.
+ */
+#ifndef GF_SIM_REPORT_H
+#define GF_SIM_REPORT_H
+
+#include <gpufleet/sim.h>
+
+#include "../util/buf.h"
+
+/* The arrived-load points every report shows. */
+#define GF_REPORT_NPOINTS 6
+extern const int gf_report_points[GF_REPORT_NPOINTS];
+
+struct gf_fill_summary {
+	enum gf_policy policy;
+	int nseeds;
+	double unalloc_mean[GF_FILL_BINS];
+	double unalloc_min[GF_FILL_BINS];
+	double unalloc_max[GF_FILL_BINS];
+	double frag_ratio_mean[GF_FILL_BINS];
+	double frag_amount_mean[GF_FILL_BINS];
+	bool have[GF_FILL_BINS]; /* every seed had a value at this load */
+	double failed_mean;
+	double arrivals_mean;
+	double wall_s_mean; /* per run */
+};
+
+/* Summarise one policy's runs (one per seed); wall_s[i] per run. */
+void gf_fill_summarise(enum gf_policy p, const struct gf_fill_result *runs,
+		       const double *wall_s, int nseeds,
+		       struct gf_fill_summary *out);
+
+struct gf_report_info {
+	int nodes;
+	int64_t gpus;
+	int requests;
+	double tune;
+	const uint64_t *seeds;
+	int nseeds;
+	const char *source; /* "trace" description or "built-in" */
+};
+
+int gf_report_text(const struct gf_report_info *info,
+		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
+int gf_report_json(const struct gf_report_info *info,
+		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
+/* policy,arrived_pct,unallocated_mean,min,max,frag_ratio,frag_amount */
+int gf_report_curve_csv(const struct gf_fill_summary *s, int n,
+			struct gf_buf *out);
+
+#endif

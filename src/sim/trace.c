@@ -1,0 +1,212 @@
+/*
+ * trace.c - trace CSV readers.  Every numeric field is parsed with strtoll
+ * and range-checked; the caps (GF_MAX_CNODES nodes, GF_MAX_REQUESTS pods,
+ * GF_CSV_LINE_MAX bytes a line) turn hostile input into errors.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/csv.h"
+
+static int field_int(struct gf_csv *c, int col, const char *name, long long lo,
+		     long long hi, long long *out, struct gf_err *e)
+{
+	const char *s = gf_csv_get(c, col);
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%ld: field '%s': expected an integer, "
+				  "got '%.40s'",
+				  c->path, c->line, name, s);
+	if (v < lo || v > hi)
+		return gf_err_set(e, GF_ERANGE,
+				  "%s:%ld: field '%s': %lld is outside "
+				  "%lld..%lld",
+				  c->path, c->line, name, v, lo, hi);
+	*out = v;
+	return 0;
+}
+
+static int require(struct gf_csv *c, const char *name, struct gf_err *e)
+{
+	int col = gf_csv_column(c, name);
+	if (col < 0)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s: missing required column '%s'", c->path,
+				  name);
+	return col;
+}
+
+int gf_trace_load_nodes(const char *path, struct gf_cluster *cl,
+			struct gf_err *e)
+{
+	struct gf_csv c;
+	int rc = gf_csv_open(&c, path, e);
+	if (rc)
+		return rc;
+	int ccpu = require(&c, "cpu_milli", e), cmem, cgpu, cmodel;
+	int csn = gf_csv_column(&c, "sn");
+	if (ccpu < 0 || (cmem = require(&c, "memory_mib", e)) < 0 ||
+	    (cgpu = require(&c, "gpu", e)) < 0 ||
+	    (cmodel = require(&c, "model", e)) < 0) {
+		gf_csv_close(&c);
+		return e->code;
+	}
+	while ((rc = gf_csv_next(&c, e)) > 0) {
+		long long cpu, mem, gpu;
+		if ((rc = field_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
+				    e)) ||
+		    (rc = field_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
+				    &mem, e)) ||
+		    (rc = field_int(&c, cgpu, "gpu", 0, GF_CNODE_MAX_GPUS, &gpu,
+				    e)))
+			break;
+		const char *model = gf_csv_get(&c, cmodel);
+		int m = 0;
+		if (gpu > 0) {
+			if (*model == '\0') {
+				rc = gf_err_set(e, GF_EPARSE,
+						"%s:%ld: field 'model': empty "
+						"for a node with GPUs",
+						path, c.line);
+				break;
+			}
+			m = gf_cluster_model(cl, model);
+			if (m < 0) {
+				rc = gf_err_set(e, m,
+						"%s:%ld: field 'model': more "
+						"than %d models, or '%.40s' "
+						"too long",
+						path, c.line, GF_MAX_MODELS,
+						model);
+				break;
+			}
+		}
+		char name[GF_NODE_NAME_MAX];
+		snprintf(name, sizeof(name), "%s",
+			 csn >= 0 ? gf_csv_get(&c, csn) : "");
+		if (name[0] == '\0')
+			snprintf(name, sizeof(name), "node-%d", cl->n);
+		int idx = gf_cluster_add(cl, name, (int32_t)cpu, mem, (int)gpu,
+					 m);
+		if (idx < 0) {
+			rc = gf_err_set(e, idx, "%s:%ld: more than %d nodes",
+					path, c.line, GF_MAX_CNODES);
+			break;
+		}
+	}
+	gf_csv_close(&c);
+	if (rc == 0 && cl->n == 0)
+		rc = gf_err_set(e, GF_EPARSE, "%s: no nodes", path);
+	return rc < 0 ? rc : 0;
+}
+
+static int parse_spec(const char *spec, struct gf_cluster *cl, uint32_t *mask,
+		      const char *path, long line, struct gf_err *e)
+{
+	*mask = 0;
+	char buf[GF_SPEC_STR_MAX];
+	if (strlen(spec) >= sizeof(buf))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "%s:%ld: field 'gpu_spec': longer than %zu "
+				  "bytes",
+				  path, line, sizeof(buf) - 1);
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *p = buf, *q; p && *p; p = q) {
+		q = strchr(p, '|');
+		if (q)
+			*q++ = '\0';
+		if (*p == '\0')
+			continue;
+		int m = gf_cluster_model(cl, p);
+		if (m < 0)
+			return gf_err_set(e, GF_ETOOBIG,
+					  "%s:%ld: field 'gpu_spec': more than "
+					  "%d models",
+					  path, line, GF_MAX_MODELS);
+		*mask |= UINT32_C(1) << m;
+	}
+	return 0;
+}
+
+int gf_trace_load_pods(const char *path, struct gf_cluster *cl,
+		       struct gf_workload *w, struct gf_err *e)
+{
+	struct gf_csv c;
+	int rc = gf_csv_open(&c, path, e);
+	if (rc)
+		return rc;
+	int ccpu = require(&c, "cpu_milli", e), cmem, cn, cg;
+	int cname = gf_csv_column(&c, "name");
+	int cspec = gf_csv_column(&c, "gpu_spec");
+	if (ccpu < 0 || (cmem = require(&c, "memory_mib", e)) < 0 ||
+	    (cn = require(&c, "num_gpu", e)) < 0 ||
+	    (cg = require(&c, "gpu_milli", e)) < 0) {
+		gf_csv_close(&c);
+		return e->code;
+	}
+	while ((rc = gf_csv_next(&c, e)) > 0) {
+		long long cpu, mem, k, g;
+		if ((rc = field_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
+				    e)) ||
+		    (rc = field_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
+				    &mem, e)) ||
+		    (rc = field_int(&c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS, &k,
+				    e)) ||
+		    (rc = field_int(&c, cg, "gpu_milli", 0, GF_GPU_MILLI, &g,
+				    e)))
+			break;
+		if (k > 1 && g != GF_GPU_MILLI) {
+			rc = gf_err_set(e, GF_ERANGE,
+					"%s:%ld: field 'gpu_milli': %lld with "
+					"num_gpu %lld; a multi-GPU request "
+					"takes whole GPUs (1000)",
+					path, c.line, g, k);
+			break;
+		}
+		if (k > 0 && g == 0) {
+			rc = gf_err_set(e, GF_ERANGE,
+					"%s:%ld: field 'gpu_milli': 0 with "
+					"num_gpu %lld",
+					path, c.line, k);
+			break;
+		}
+		struct gf_req r = { .cpu = cpu ? (int32_t)cpu : 100,
+				    .mem = mem,
+				    .ngpus = (uint16_t)k,
+				    .gpu_milli = (int16_t)(k ? g : 0) };
+		const char *spec = cspec >= 0 ? gf_csv_get(&c, cspec) : "";
+		if ((rc = parse_spec(spec, cl, &r.spec, path, c.line, e)))
+			break;
+		int key = gf_workload_spec_key(w, spec);
+		if (key < 0) {
+			rc = gf_err_set(e, key,
+					"%s:%ld: field 'gpu_spec': more than "
+					"%d distinct values",
+					path, c.line, GF_SPEC_MAX);
+			break;
+		}
+		r.spec_key = (uint16_t)key;
+		char name[GF_REQ_NAME_MAX];
+		snprintf(name, sizeof(name), "%s",
+			 cname >= 0 ? gf_csv_get(&c, cname) : "");
+		if (name[0] == '\0')
+			snprintf(name, sizeof(name), "pod-%08d", w->n);
+		if (gf_workload_add(w, name, &r) < 0) {
+			rc = gf_err_set(e, GF_ETOOBIG,
+					"%s:%ld: more than %d requests", path,
+					c.line, GF_MAX_REQUESTS);
+			break;
+		}
+	}
+	gf_csv_close(&c);
+	if (rc == 0 && w->n == 0)
+		rc = gf_err_set(e, GF_EPARSE, "%s: no requests", path);
+	return rc < 0 ? rc : 0;
+}

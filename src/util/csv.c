@@ -1,0 +1,99 @@
+/*
+ * csv.c - simple CSV rows.  A row longer than the cap is an error, never
+ * silently split; so is a row with more fields than the cap.
+ */
+#include "csv.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <gpufleet/err.h>
+
+static int read_line(struct gf_csv *c, char *dst, struct gf_err *e)
+{
+	if (fgets(dst, GF_CSV_LINE_MAX + 2, c->f) == NULL)
+		return ferror(c->f) ? gf_err_set(e, -EIO, "cannot read '%s'",
+						 c->path)
+				    : 0;
+	c->line++;
+	size_t len = strlen(dst);
+	if (len > 0 && dst[len - 1] == '\n')
+		dst[--len] = '\0';
+	else if (!feof(c->f))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "%s:%ld: line longer than %d bytes", c->path,
+				  c->line, GF_CSV_LINE_MAX);
+	if (len > 0 && dst[len - 1] == '\r')
+		dst[--len] = '\0';
+	return 1;
+}
+
+static int split(struct gf_csv *c, char *s, char **out, int *n,
+		 struct gf_err *e)
+{
+	*n = 0;
+	for (;;) {
+		if (*n >= GF_CSV_FIELD_MAX)
+			return gf_err_set(e, GF_ETOOBIG,
+					  "%s:%ld: more than %d fields",
+					  c->path, c->line, GF_CSV_FIELD_MAX);
+		out[(*n)++] = s;
+		char *comma = strchr(s, ',');
+		if (comma == NULL)
+			return 0;
+		*comma = '\0';
+		s = comma + 1;
+	}
+}
+
+int gf_csv_open(struct gf_csv *c, const char *path, struct gf_err *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->f = fopen(path, "r");
+	if (c->f == NULL)
+		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
+				  gf_strerror(-errno));
+	int rc = read_line(c, c->header, e);
+	if (rc == 0)
+		rc = gf_err_set(e, GF_EPARSE, "%s: empty file (no header)",
+				path);
+	if (rc < 0) {
+		gf_csv_close(c);
+		return rc;
+	}
+	return split(c, c->header, c->hfield, &c->nheader, e);
+}
+
+void gf_csv_close(struct gf_csv *c)
+{
+	if (c->f)
+		fclose(c->f);
+	c->f = NULL;
+}
+
+int gf_csv_column(const struct gf_csv *c, const char *name)
+{
+	for (int i = 0; i < c->nheader; i++)
+		if (strcmp(c->hfield[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int gf_csv_next(struct gf_csv *c, struct gf_err *e)
+{
+	for (;;) {
+		int rc = read_line(c, c->buf, e);
+		if (rc <= 0)
+			return rc;
+		if (c->buf[0] == '\0')
+			continue;
+		rc = split(c, c->buf, c->field, &c->nfield, e);
+		return rc < 0 ? rc : 1;
+	}
+}
+
+const char *gf_csv_get(const struct gf_csv *c, int i)
+{
+	return i >= 0 && i < c->nfield ? c->field[i] : "";
+}
