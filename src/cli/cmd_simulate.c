@@ -4,16 +4,13 @@
  * in parallel on all cores, and report unallocated GPU by arrived load.
  */
 #include <getopt.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <gpufleet/sim.h>
 
+#include "../sim/pool.h"
 #include "../sim/report.h"
 #include "../sim/synth.h"
 #include "../sim/trace.h"
@@ -21,7 +18,7 @@
 #include "cli.h"
 
 #define MAX_SEEDS    1000
-#define BUILTIN_REQS 6000
+#define BUILTIN_REQS 1200
 #define OUT_CAP	     (64u << 20)
 
 static void usage(FILE *f)
@@ -56,59 +53,6 @@ static void usage(FILE *f)
 		"  --requests N     size of the built-in workload (default %d)\n"
 		"  -h, --help       this help\n",
 		BUILTIN_REQS);
-}
-
-struct job {
-	int policy_idx;
-	int seed_idx;
-	struct gf_fill_opts o;
-	struct gf_fill_result res;
-	double wall_s;
-	atomic_int done, total;
-	int rc;
-};
-
-struct pool {
-	const struct gf_cluster *c;
-	const struct gf_workload *w;
-	const struct gf_typical *typ;
-	int ntyp;
-	struct job *jobs;
-	int njobs;
-	atomic_int next;
-	atomic_int finished;
-};
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void on_progress(int done, int total, void *arg)
-{
-	struct job *j = arg;
-	atomic_store(&j->done, done);
-	atomic_store(&j->total, total);
-}
-
-static void *worker(void *arg)
-{
-	struct pool *p = arg;
-	for (;;) {
-		int i = atomic_fetch_add(&p->next, 1);
-		if (i >= p->njobs)
-			break;
-		struct job *j = &p->jobs[i];
-		double t0 = now_s();
-		j->rc = gf_fill_run(p->c, p->w, p->typ, p->ntyp, &j->o, &j->res,
-				    on_progress, j);
-		j->wall_s = now_s() - t0;
-		atomic_store(&j->done, atomic_load(&j->total));
-		atomic_fetch_add(&p->finished, 1);
-	}
-	return NULL;
 }
 
 static int parse_seeds(const char *s, uint64_t *out, int *n)
@@ -172,57 +116,6 @@ static int parse_policies(const char *s, enum gf_policy *out, int *n)
 	return 0;
 }
 
-static void show_progress(struct pool *p, double t0, bool final)
-{
-	long done = 0, total = 0;
-	for (int i = 0; i < p->njobs; i++) {
-		done += atomic_load(&p->jobs[i].done);
-		int t = atomic_load(&p->jobs[i].total);
-		total += t ? t : 1;
-	}
-	fprintf(stderr, "\rsimulate: %d/%d runs, %ld/%ld arrivals, %.1f s%s",
-		atomic_load(&p->finished), p->njobs, done, total, now_s() - t0,
-		final ? "\n" : "");
-	fflush(stderr);
-}
-
-static int run_pool(struct pool *p, int threads)
-{
-	pthread_t tid[64];
-	if (threads > 64)
-		threads = 64;
-	if (threads > p->njobs)
-		threads = p->njobs;
-	double t0 = now_s();
-	int started = 0;
-	for (int i = 0; i < threads; i++)
-		if (pthread_create(&tid[i], NULL, worker, p) == 0)
-			started++;
-	if (started == 0)
-		worker(p); /* no threads to be had: run here */
-	bool shown = false, tty = isatty(STDERR_FILENO);
-	double last = 0;
-	while (atomic_load(&p->finished) < p->njobs) {
-		struct timespec ts = { 0, 100 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-		double t = now_s() - t0;
-		/* after a second; every 0.5 s on a terminal, 10 s in a log */
-		if (t > 1.0 && t - last >= (tty ? 0.5 : 10.0)) {
-			show_progress(p, t0, !tty);
-			last = t;
-			shown = true;
-		}
-	}
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	if (shown && tty)
-		show_progress(p, t0, true);
-	for (int i = 0; i < p->njobs; i++)
-		if (p->jobs[i].rc)
-			return -1;
-	return 0;
-}
-
 static int write_file(const char *path, const struct gf_buf *b)
 {
 	FILE *f = fopen(path, "w");
@@ -278,7 +171,7 @@ static int fill(const struct fill_args *a)
 	struct gf_cluster c;
 	struct gf_workload w;
 	struct gf_typical *typ = NULL;
-	struct job *jobs = NULL;
+	struct gf_fill_job *jobs = NULL;
 	struct gf_fill_summary *sum = NULL;
 	struct gf_buf out;
 	char source[256];
@@ -297,23 +190,19 @@ static int fill(const struct fill_args *a)
 	jobs = gf_calloc((size_t)njobs, sizeof(*jobs));
 	for (int p = 0; p < a->npolicies; p++)
 		for (int s = 0; s < a->nseeds; s++) {
-			struct job *j = &jobs[p * a->nseeds + s];
-			j->policy_idx = p;
-			j->seed_idx = s;
+			struct gf_fill_job *j = &jobs[p * a->nseeds + s];
 			j->o.policy = a->policies[p];
 			j->o.seed = a->seeds[s];
 			j->o.tune = a->tune;
 			j->o.resample = a->tune > 0;
 		}
-	struct pool pool = { .c = &c,
-			     .w = &w,
-			     .typ = typ,
-			     .ntyp = ntyp,
-			     .jobs = jobs,
-			     .njobs = njobs };
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	if (run_pool(&pool,
-		     a->jobs > 0 ? a->jobs : (int)(ncpu > 0 ? ncpu : 1)) != 0) {
+	struct gf_fill_pool pool = { .c = &c,
+				     .w = &w,
+				     .typ = typ,
+				     .ntyp = ntyp,
+				     .jobs = jobs,
+				     .njobs = njobs };
+	if (gf_fill_pool_run(&pool, a->jobs, true) != 0) {
 		gf_cli_error("simulate", "a run failed (empty cluster or "
 					 "workload?)");
 		goto out;

@@ -7,6 +7,7 @@
  * changes, so most lookups hit; this is what makes FGD cheap enough to
  * replay 10,000-node clusters.  The cache changes no result.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -136,7 +137,7 @@ int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		   struct gf_placement *out)
 {
 	struct gf_cluster *c = s->c;
-	int best = -1, best_score = -1, best_gpu = -1, nfeas = 0;
+	int best = -1, best_score = INT_MIN, best_gpu = -1, nfeas = 0;
 	uint32_t best_rank = UINT32_MAX;
 	for (int i = 0; i < c->n; i++) {
 		const struct gf_cnode *n = &c->nodes[i];
