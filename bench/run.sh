@@ -7,3 +7,5 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
 echo "# gpufleet benchmarks on $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs"
 "$ROOT/$B/bench/topo_bench" "$SHARED" "$ROOT/$B/gpufleet"
+"$ROOT/$B/bench/sim_bench" "$SHARED"
+"$ROOT/$B/bench/fgd_compare" "$SHARED"

@@ -9,12 +9,14 @@
 
 #include "cli.h"
 
-static int section(const char *title, char **argv, int argc)
+static int section(const char *title, int (*cmd)(int, char **), char **argv,
+		   int argc)
 {
 	printf("==> %s\n\n", title);
 	fflush(stdout);
-	int rc = cmd_topo(argc, argv);
+	int rc = cmd(argc, argv);
 	printf("\n");
+	fflush(stdout);
 	return rc;
 }
 
@@ -24,7 +26,9 @@ int cmd_demo(int argc, char **argv)
 	    (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		printf("usage: gpufleet demo\n\nShow this machine's GPU "
 		       "topology, then a built-in HGX-H100-class node\nand a "
-		       "PCIe L40S node with their findings.\n");
+		       "PCIe L40S node with their findings, then a placement "
+		       "simulation\nof the six policies on the built-in "
+		       "cluster and workload.\n");
 		return GF_EXIT_OK;
 	}
 	if (argc > 1) {
@@ -36,11 +40,16 @@ int cmd_demo(int argc, char **argv)
 	char *live[] = { topo, NULL };
 	char *hgx[] = { topo, tmpl, hgx_name, NULL };
 	char *pcie[] = { topo, tmpl, pcie_name, NULL };
+	static char simulate[] = "simulate", fill[] = "fill",
+		    seeds[] = "--seeds", seed_list[] = "42-51";
+	char *sim[] = { simulate, fill, seeds, seed_list, NULL };
 	/* No GPU here is normal on a laptop or CI: say so and go on. */
-	section("gpufleet topo (this machine)", live, 1);
-	if (section("gpufleet topo --template hgx-h100", hgx, 3) != 0)
-		return GF_EXIT_FAIL;
-	if (section("gpufleet topo --template pcie-l40s", pcie, 3) != 0)
+	section("gpufleet topo (this machine)", cmd_topo, live, 1);
+	if (section("gpufleet topo --template hgx-h100", cmd_topo, hgx, 3) ||
+	    section("gpufleet topo --template pcie-l40s", cmd_topo, pcie, 3) ||
+	    section("gpufleet simulate fill (built-in cluster and workload, "
+		    "6 policies x 10 seeds)",
+		    cmd_simulate, sim, 4))
 		return GF_EXIT_FAIL;
 	return GF_EXIT_OK;
 }

@@ -3,6 +3,7 @@
  * built-in workload) through the placement engine, per policy and seed,
  * in parallel on all cores, and report unallocated GPU by arrived load.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,11 +120,17 @@ static int parse_policies(const char *s, enum gf_policy *out, int *n)
 static int write_file(const char *path, const struct gf_buf *b)
 {
 	FILE *f = fopen(path, "w");
-	if (f == NULL || fwrite(gf_buf_str(b), 1, b->len, f) != b->len ||
-	    fclose(f) != 0) {
-		gf_cli_error("simulate", "cannot write '%s'", path);
-		if (f)
-			fclose(f);
+	if (f == NULL) {
+		gf_cli_error("simulate", "cannot write '%s': %s", path,
+			     gf_strerror(-errno));
+		return -1;
+	}
+	bool ok = fwrite(gf_buf_str(b), 1, b->len, f) == b->len;
+	if (fclose(f) != 0)
+		ok = false;
+	if (!ok) {
+		gf_cli_error("simulate", "cannot write '%s': %s", path,
+			     gf_strerror(-errno));
 		return -1;
 	}
 	return 0;

@@ -80,7 +80,7 @@ static int score_packing(const struct gf_cnode *n, const struct gf_req *r)
 		return v > free ? v : free;
 	}
 	/* k GPUs in ascending order of free share, ties by index */
-	int used[GF_CNODE_MAX_GPUS];
+	int used[GF_CNODE_MAX_GPUS] = { 0 };
 	int k = 0;
 	bool taken[GF_CNODE_MAX_GPUS] = { false };
 	while (k < r->ngpus) {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #define GF_CSV_LINE_MAX	 4096
-#define GF_CSV_FIELD_MAX 64
+#define GF_CSV_FIELD_MAX 256
 
 struct gf_csv {
 	FILE *f;
