@@ -35,6 +35,11 @@ struct gf_cnode {
 	uint16_t gpu_pods;
 	uint8_t model;
 	uint8_t ngpus;
+	/* kept by gf_cnode_take / gf_cnode_sync, so the filter and the
+	 * scores need no pass over the GPUs: */
+	int32_t idle;	  /* sum of gpu_left (the paper's L) */
+	int16_t max_left; /* largest gpu_left */
+	uint8_t nfree;	  /* GPUs with 1000 free */
 	int16_t gpu_left[GF_CNODE_MAX_GPUS]; /* milli free per GPU */
 };
 
@@ -78,13 +83,32 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 void gf_cluster_reset(struct gf_cluster *c);
 
 /* Sum of free GPU milli on a node (the "L" of the FGD paper). */
-int32_t gf_cnode_gpu_idle(const struct gf_cnode *n);
+static inline int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
+{
+	return n->idle;
+}
+
+/* Recompute idle, max_left and nfree after gpu_left was edited directly. */
+void gf_cnode_sync(struct gf_cnode *n);
 
 /* Number of GPUs with at least `milli` free. */
 int gf_cnode_gpus_with(const struct gf_cnode *n, int milli);
 
 /* The filter: CPU, memory, model and GPU shares (whole or fractional). */
-bool gf_cnode_fits(const struct gf_cnode *n, const struct gf_req *r);
+static inline bool gf_cnode_fits(const struct gf_cnode *n,
+				 const struct gf_req *r)
+{
+	if (n->cpu_left < r->cpu || n->mem_left < r->mem)
+		return false;
+	if (r->ngpus == 0)
+		return true;
+	if (r->spec && !(r->spec & (UINT32_C(1) << n->model)))
+		return false;
+	if (r->gpu_milli >= GF_GPU_MILLI)
+		return n->nfree >= r->ngpus;
+	/* fractional: one GPU */
+	return n->max_left >= r->gpu_milli;
+}
 
 /*
  * Apply a placement: take r's CPU, memory and r->gpu_milli from each GPU

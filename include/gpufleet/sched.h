@@ -43,6 +43,25 @@ int gf_policy_parse(const char *s, enum gf_policy *out);
 
 struct gf_score_slot; /* per node and request class: cached FGD score */
 
+/*
+ * Nodes grouped by what they can still give, so a request only visits
+ * nodes that may fit it.  GPU: k fully free GPUs, or, with none free, the
+ * largest free share in steps of 50 milli.  CPU: free CPU in powers of two
+ * (under 1, 1-2, 2-4, ... 64+ cores).  Membership moves when a placement
+ * changes a node; the visit order does not change any result.
+ */
+#define GF_SCHED_PART_STEP 50
+#define GF_SCHED_NPART	   (GF_GPU_MILLI / GF_SCHED_PART_STEP)
+#define GF_SCHED_NGPUB	   (GF_SCHED_NPART + GF_CNODE_MAX_GPUS + 1)
+#define GF_SCHED_NCPUB	   8
+#define GF_SCHED_NBUCKETS  (GF_SCHED_NGPUB * GF_SCHED_NCPUB)
+
+struct gf_bucket {
+	int *ids;
+	int n;
+	int cap;
+};
+
 struct gf_sched {
 	struct gf_cluster *c; /* borrowed */
 	enum gf_policy policy;
@@ -56,6 +75,9 @@ struct gf_sched {
 	int64_t idle_milli;
 	struct gf_score_slot *cache; /* FGD: n * nclasses */
 	int *scratch;		     /* feasible nodes (Random) */
+	struct gf_bucket buckets[GF_SCHED_NBUCKETS];
+	uint16_t *bucket_of; /* per node */
+	int *pos;	     /* per node: index in its bucket */
 };
 
 struct gf_placement {

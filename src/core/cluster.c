@@ -66,6 +66,7 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 	n->rank = (uint32_t)c->n;
 	for (int i = 0; i < ngpus; i++)
 		n->gpu_left[i] = GF_GPU_MILLI;
+	gf_cnode_sync(n);
 	snprintf(c->names[c->n], GF_NODE_NAME_MAX, "%s", name);
 	c->gpu_milli_total += (int64_t)ngpus * GF_GPU_MILLI;
 	return c->n++;
@@ -82,15 +83,22 @@ void gf_cluster_reset(struct gf_cluster *c)
 		n->version++;
 		for (int g = 0; g < n->ngpus; g++)
 			n->gpu_left[g] = GF_GPU_MILLI;
+		gf_cnode_sync(n);
 	}
 }
 
-int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
+void gf_cnode_sync(struct gf_cnode *n)
 {
-	int32_t l = 0;
-	for (int g = 0; g < n->ngpus; g++)
-		l += n->gpu_left[g];
-	return l;
+	n->idle = 0;
+	n->max_left = 0;
+	n->nfree = 0;
+	for (int g = 0; g < n->ngpus; g++) {
+		n->idle += n->gpu_left[g];
+		if (n->gpu_left[g] > n->max_left)
+			n->max_left = n->gpu_left[g];
+		n->nfree =
+			(uint8_t)(n->nfree + (n->gpu_left[g] == GF_GPU_MILLI));
+	}
 }
 
 int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
@@ -99,19 +107,6 @@ int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
 	for (int g = 0; g < n->ngpus; g++)
 		k += n->gpu_left[g] >= milli;
 	return k;
-}
-
-bool gf_cnode_fits(const struct gf_cnode *n, const struct gf_req *r)
-{
-	if (n->cpu_left < r->cpu || n->mem_left < r->mem)
-		return false;
-	if (r->ngpus == 0)
-		return true;
-	if (n->ngpus == 0)
-		return false;
-	if (r->spec && !(r->spec & (UINT32_C(1) << n->model)))
-		return false;
-	return gf_cnode_gpus_with(n, r->gpu_milli) >= r->ngpus;
 }
 
 void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
@@ -129,6 +124,7 @@ void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
 		n->tags |= UINT32_C(1) << tag;
 		n->gpu_pods++;
 	}
+	gf_cnode_sync(n);
 	n->version++;
 }
 
@@ -145,6 +141,14 @@ int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
 		}
 		if (n->model >= c->nmodels && n->ngpus > 0) {
 			snprintf(msg, size, "node %s: unknown model",
+				 c->names[i]);
+			return GF_EINVAL;
+		}
+		struct gf_cnode k = *n;
+		gf_cnode_sync(&k);
+		if (k.idle != n->idle || k.nfree != n->nfree ||
+		    k.max_left != n->max_left) {
+			snprintf(msg, size, "node %s: GPU totals out of date",
 				 c->names[i]);
 			return GF_EINVAL;
 		}

@@ -9,6 +9,7 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include <gpufleet/err.h>
@@ -52,6 +53,55 @@ int gf_policy_parse(const char *s, enum gf_policy *out)
 	return GF_ENOTFOUND;
 }
 
+/* GPU part of a bucket: 0..NPART-1 by largest share (no free GPU; nodes
+ * without GPUs in 0), NPART + k for k fully free GPUs. */
+static int gpu_key(const struct gf_cnode *n)
+{
+	if (n->nfree > 0)
+		return GF_SCHED_NPART + n->nfree;
+	int b = n->max_left / GF_SCHED_PART_STEP;
+	return b < GF_SCHED_NPART ? b : GF_SCHED_NPART - 1;
+}
+
+/* CPU part: 0 under one core, then 1-2, 2-4, ... cores, last 64+. */
+static int cpu_key(int32_t milli)
+{
+	int b = 0;
+	for (int32_t v = milli / 1000; v > 0 && b < GF_SCHED_NCPUB - 1; v >>= 1)
+		b++;
+	return b;
+}
+
+static int bucket_key(const struct gf_cnode *n)
+{
+	return gpu_key(n) * GF_SCHED_NCPUB + cpu_key(n->cpu_left);
+}
+
+static void bucket_add(struct gf_sched *s, int b, int node)
+{
+	struct gf_bucket *k = &s->buckets[b];
+	if (k->n == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 64;
+		k->ids = gf_reallocarray(k->ids, (size_t)k->cap,
+					 sizeof(*k->ids));
+	}
+	s->pos[node] = k->n;
+	k->ids[k->n++] = node;
+	s->bucket_of[node] = (uint16_t)b;
+}
+
+static void bucket_move(struct gf_sched *s, int node)
+{
+	int b = bucket_key(&s->c->nodes[node]), old = s->bucket_of[node];
+	if (b == old)
+		return;
+	struct gf_bucket *k = &s->buckets[old];
+	int last = k->ids[--k->n];
+	k->ids[s->pos[node]] = last;
+	s->pos[last] = s->pos[node];
+	bucket_add(s, b, node);
+}
+
 int gf_sched_init(struct gf_sched *s, struct gf_cluster *c,
 		  enum gf_policy policy, const struct gf_typical *typ, int ntyp,
 		  int nclasses, uint64_t seed)
@@ -82,6 +132,11 @@ int gf_sched_init(struct gf_sched *s, struct gf_cluster *c,
 			   ? gf_calloc(slots, sizeof(*s->cache))
 			   : NULL;
 	s->scratch = gf_calloc((size_t)c->n, sizeof(*s->scratch));
+	memset(s->buckets, 0, sizeof(s->buckets));
+	s->bucket_of = gf_calloc((size_t)c->n, sizeof(*s->bucket_of));
+	s->pos = gf_calloc((size_t)c->n, sizeof(*s->pos));
+	for (int i = 0; i < c->n; i++)
+		bucket_add(s, bucket_key(&c->nodes[i]), i);
 	return 0;
 }
 
@@ -90,6 +145,10 @@ void gf_sched_release(struct gf_sched *s)
 	gf_free(s->frag);
 	gf_free(s->cache);
 	gf_free(s->scratch);
+	gf_free(s->bucket_of);
+	gf_free(s->pos);
+	for (int b = 0; b < GF_SCHED_NBUCKETS; b++)
+		gf_free(s->buckets[b].ids);
 }
 
 int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu)
@@ -133,41 +192,69 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 	gf__gpus_best_fit(n, r, out->gpus);
 }
 
+/* The running best of the select step. */
+struct pick {
+	int node, score, gpu, nfeas;
+	uint32_t rank;
+};
+
+static void consider(struct gf_sched *s, int i, const struct gf_req *r,
+		     struct pick *p)
+{
+	const struct gf_cnode *n = &s->c->nodes[i];
+	if (!gf_cnode_fits(n, r))
+		return;
+	if (s->policy == GF_POLICY_RANDOM) {
+		s->scratch[p->nfeas++] = i;
+		return;
+	}
+	p->nfeas++;
+	int gpu;
+	int sc = gf_sched_score(s, i, r, &gpu);
+	if (sc > p->score || (sc == p->score && n->rank < p->rank)) {
+		p->node = i;
+		p->score = sc;
+		p->rank = n->rank;
+		p->gpu = gpu;
+	}
+}
+
+/* Filter and score: visit only the buckets that may hold a fit. */
+static void scan(struct gf_sched *s, const struct gf_req *r, struct pick *p)
+{
+	int first = r->ngpus == 0 ? 0
+		    : r->gpu_milli >= GF_GPU_MILLI
+			    ? GF_SCHED_NPART + r->ngpus
+			    : r->gpu_milli / GF_SCHED_PART_STEP;
+	int cfirst = cpu_key(r->cpu);
+	for (int g = first; g < GF_SCHED_NGPUB; g++)
+		for (int cb = cfirst; cb < GF_SCHED_NCPUB; cb++) {
+			const struct gf_bucket *k =
+				&s->buckets[g * GF_SCHED_NCPUB + cb];
+			for (int j = 0; j < k->n; j++)
+				consider(s, k->ids[j], r, p);
+		}
+}
+
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		   struct gf_placement *out)
 {
 	struct gf_cluster *c = s->c;
-	int best = -1, best_score = INT_MIN, best_gpu = -1, nfeas = 0;
-	uint32_t best_rank = UINT32_MAX;
-	for (int i = 0; i < c->n; i++) {
-		const struct gf_cnode *n = &c->nodes[i];
-		if (!gf_cnode_fits(n, r))
-			continue;
-		if (s->policy == GF_POLICY_RANDOM) {
-			s->scratch[nfeas++] = i;
-			continue;
-		}
-		nfeas++;
-		int gpu;
-		int sc = gf_sched_score(s, i, r, &gpu);
-		if (sc > best_score ||
-		    (sc == best_score && n->rank < best_rank)) {
-			best = i;
-			best_score = sc;
-			best_rank = n->rank;
-			best_gpu = gpu;
-		}
-	}
-	if (nfeas == 0)
+	struct pick p = {
+		.node = -1, .score = INT_MIN, .gpu = -1, .rank = UINT32_MAX
+	};
+	scan(s, r, &p);
+	if (p.nfeas == 0)
 		return GF_ENOTFOUND;
 	if (s->policy == GF_POLICY_RANDOM) {
-		best = s->scratch[gf_rng_below(&s->rng, (uint64_t)nfeas)];
-		best_score = 0;
+		p.node = s->scratch[gf_rng_below(&s->rng, (uint64_t)p.nfeas)];
+		p.score = 0;
 	}
+	int best = p.node;
 	struct gf_cnode *n = &c->nodes[best];
 	out->node = best;
-	out->score = best_score;
-	choose_gpus(s, n, r, best_gpu, out);
+	out->score = p.score;
+	choose_gpus(s, n, r, p.gpu, out);
 	int32_t idle_before = gf_cnode_gpu_idle(n);
 	gf_cnode_take(n, r, out->gpus);
 	int64_t took = idle_before - gf_cnode_gpu_idle(n);
@@ -178,5 +265,6 @@ int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		s->frag[best] = gf_frag_node(s->typ, s->ntyp, n);
 		s->frag_total += s->frag[best];
 	}
+	bucket_move(s, best);
 	return 0;
 }

@@ -19,6 +19,7 @@ static struct gf_cluster *one_node(void)
 	gf_cluster_add(c, "n0", 64000, 262144, 4, m);
 	c->nodes[0].gpu_left[2] = 500;
 	c->nodes[0].gpu_left[3] = 0;
+	gf_cnode_sync(&c->nodes[0]);
 	/* a "share" pod and a "1-gpu" pod are on it */
 	c->nodes[0].tags = (1u << 0) | (1u << 1);
 	c->nodes[0].gpu_pods = 2;
@@ -88,6 +89,7 @@ static void test_scores_by_hand(void **state)
 	/* an empty 4-GPU node for packing: max(33 - 4, 4) */
 	c = one_node();
 	c->nodes[0].gpu_left[2] = c->nodes[0].gpu_left[3] = 1000;
+	gf_cnode_sync(&c->nodes[0]);
 	assert_int_equal(score(c, GF_POLICY_PACKING, NULL, 0, &share, &gpu),
 			 29);
 	free_cluster(c);
