@@ -41,7 +41,7 @@ CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
-LIBS = $(HWLOC_LIBS) -ldl -lpthread -lm
+LIBS = $(HWLOC_LIBS) -lglpk -ldl -lpthread -lm
 
 LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c src/sim/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)

@@ -1,0 +1,251 @@
+/*
+ * mig.c - MIG layout rules: validation, placement of a multiset,
+ * enumeration of every valid layout, creation order.
+ *
+ * Memory slices are the unit (bit s of a mask = slice s).  The rules are
+ * the model's allowed starts and maxima, no overlap, and the compute
+ * slices adding up to at most the model's (7, or 4 on A30).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/mig.h>
+
+static unsigned span(const struct gf_mig_profile *p, int start)
+{
+	return ((1u << p->mem) - 1u) << start;
+}
+
+int gf_mig_layout_check(const struct gf_mig_model *m,
+			const struct gf_mig_layout *l, char *msg, unsigned size)
+{
+	unsigned used = 0;
+	int count[GF_MIG_MAX_PROFILES] = { 0 }, compute = 0;
+	if (l->n > GF_MIG_MAX_INSTANCES) {
+		snprintf(msg, size, "more than %d instances",
+			 GF_MIG_MAX_INSTANCES);
+		return GF_EINVAL;
+	}
+	for (int i = 0; i < l->n; i++) {
+		const struct gf_mig_instance *in = &l->inst[i];
+		if (in->profile >= m->nprofiles) {
+			snprintf(msg, size, "instance %d: no such profile", i);
+			return GF_EINVAL;
+		}
+		const struct gf_mig_profile *p = &m->profiles[in->profile];
+		if (in->start >= m->slices || !(p->starts >> in->start & 1)) {
+			snprintf(msg, size, "%s cannot start at slice %d on %s",
+				 p->name, in->start, m->id);
+			return GF_EINVAL;
+		}
+		unsigned s = span(p, in->start);
+		if (used & s) {
+			snprintf(msg, size,
+				 "%s at slice %d overlaps another instance",
+				 p->name, in->start);
+			return GF_EINVAL;
+		}
+		used |= s;
+		compute += p->compute;
+		if (++count[in->profile] > p->max) {
+			snprintf(msg, size, "more than %d x %s on %s", p->max,
+				 p->name, m->id);
+			return GF_EINVAL;
+		}
+	}
+	if (compute > m->compute) {
+		snprintf(msg, size, "%d compute slices, %s has %d", compute,
+			 m->id, m->compute);
+		return GF_EINVAL;
+	}
+	if (size)
+		msg[0] = '\0';
+	return 0;
+}
+
+unsigned gf_mig_layout_used(const struct gf_mig_model *m,
+			    const struct gf_mig_layout *l)
+{
+	unsigned used = 0;
+	for (int i = 0; i < l->n; i++)
+		used |= span(&m->profiles[l->inst[i].profile],
+			     l->inst[i].start);
+	return used;
+}
+
+/* Profiles in placement order: larger memory first, then by index. */
+static void order_profiles(const struct gf_mig_model *m, int *ord)
+{
+	for (int i = 0; i < m->nprofiles; i++)
+		ord[i] = i;
+	for (int i = 1; i < m->nprofiles; i++)
+		for (int j = i; j > 0 && m->profiles[ord[j]].mem >
+						 m->profiles[ord[j - 1]].mem;
+		     j--) {
+			int t = ord[j];
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+}
+
+static int place_rec(const struct gf_mig_model *m, const int *ord, int k,
+		     int *left, unsigned used, int compute,
+		     struct gf_mig_layout *l)
+{
+	while (k < m->nprofiles && left[ord[k]] == 0)
+		k++;
+	if (k == m->nprofiles)
+		return 0;
+	int pi = ord[k];
+	const struct gf_mig_profile *p = &m->profiles[pi];
+	if (compute + p->compute > m->compute)
+		return -1;
+	for (int s = 0; s < m->slices; s++) {
+		if (!(p->starts >> s & 1) || (used & span(p, s)))
+			continue;
+		l->inst[l->n++] = (struct gf_mig_instance){ (uint8_t)pi,
+							    (uint8_t)s, false };
+		left[pi]--;
+		if (place_rec(m, ord, k, left, used | span(p, s),
+			      compute + p->compute, l) == 0)
+			return 0;
+		left[pi]++;
+		l->n--;
+	}
+	return -1;
+}
+
+int gf_mig_place(const struct gf_mig_model *m, const int *counts,
+		 struct gf_mig_layout *l)
+{
+	int left[GF_MIG_MAX_PROFILES], ord[GF_MIG_MAX_PROFILES], total = l->n;
+	int have[GF_MIG_MAX_PROFILES] = { 0 }, compute = 0;
+	for (int i = 0; i < l->n; i++) {
+		have[l->inst[i].profile]++;
+		compute += m->profiles[l->inst[i].profile].compute;
+	}
+	for (int i = 0; i < m->nprofiles; i++) {
+		if (counts[i] < 0 || counts[i] + have[i] > m->profiles[i].max)
+			return GF_ENOTFOUND;
+		left[i] = counts[i];
+		total += counts[i];
+	}
+	if (total > GF_MIG_MAX_INSTANCES)
+		return GF_ENOTFOUND;
+	order_profiles(m, ord);
+	int n0 = l->n;
+	if (place_rec(m, ord, 0, left, gf_mig_layout_used(m, l), compute, l) !=
+	    0) {
+		l->n = n0;
+		return GF_ENOTFOUND;
+	}
+	return 0;
+}
+
+struct enum_state {
+	const struct gf_mig_model *m;
+	int (*fn)(const struct gf_mig_layout *, void *);
+	void *arg;
+	long count;
+	bool stop;
+	int count_by[GF_MIG_MAX_PROFILES];
+};
+
+/* Positional layouts: decide slice by slice (lowest free slice first):
+ * leave it empty, or start an instance there.  Each layout once. */
+static void enum_rec(struct enum_state *st, int slice, unsigned used,
+		     int compute, struct gf_mig_layout *l)
+{
+	const struct gf_mig_model *m = st->m;
+	if (st->stop)
+		return;
+	while (slice < m->slices && (used >> slice & 1))
+		slice++;
+	if (slice >= m->slices) {
+		if (l->n > 0) {
+			st->count++;
+			if (st->fn && st->fn(l, st->arg))
+				st->stop = true;
+		}
+		return;
+	}
+	enum_rec(st, slice + 1, used, compute, l); /* slice left empty */
+	for (int pi = 0; pi < m->nprofiles; pi++) {
+		const struct gf_mig_profile *p = &m->profiles[pi];
+		if (!(p->starts >> slice & 1) || (used & span(p, slice)) ||
+		    slice + p->mem > m->slices || st->count_by[pi] >= p->max ||
+		    compute + p->compute > m->compute)
+			continue;
+		l->inst[l->n++] =
+			(struct gf_mig_instance){ (uint8_t)pi, (uint8_t)slice,
+						  false };
+		st->count_by[pi]++;
+		enum_rec(st, slice + p->mem, used | span(p, slice),
+			 compute + p->compute, l);
+		st->count_by[pi]--;
+		l->n--;
+	}
+}
+
+long gf_mig_enumerate(const struct gf_mig_model *m,
+		      int (*fn)(const struct gf_mig_layout *l, void *arg),
+		      void *arg)
+{
+	struct enum_state st = { .m = m, .fn = fn, .arg = arg };
+	struct gf_mig_layout l = { .n = 0 };
+	enum_rec(&st, 0, 0, 0, &l);
+	return st.count;
+}
+
+void gf_mig_creation_order(const struct gf_mig_model *m,
+			   struct gf_mig_layout *l)
+{
+	for (int i = 1; i < l->n; i++)
+		for (int j = i; j > 0; j--) {
+			const struct gf_mig_instance *a = &l->inst[j - 1],
+						     *b = &l->inst[j];
+			int ma = m->profiles[a->profile].mem,
+			    mb = m->profiles[b->profile].mem;
+			if (mb > ma || (mb == ma && b->start < a->start)) {
+				struct gf_mig_instance t = l->inst[j];
+				l->inst[j] = l->inst[j - 1];
+				l->inst[j - 1] = t;
+			} else {
+				break;
+			}
+		}
+}
+
+static const char *digits(const char *s)
+{
+	if (!isdigit((unsigned char)*s))
+		return NULL;
+	while (isdigit((unsigned char)*s))
+		s++;
+	return s;
+}
+
+bool gf_mig_profile_name_ok(const char *name)
+{
+	const char *p = digits(name);
+	if (p == NULL)
+		return false;
+	if (*p == 'c') { /* <C>c.<G>g.<N>gb */
+		if (*++p != '.' || (p = digits(p + 1)) == NULL)
+			return false;
+	}
+	if (*p != 'g' || p[1] != '.' || (p = digits(p + 2)) == NULL)
+		return false;
+	if (strncmp(p, "gb", 2) != 0)
+		return false;
+	p += 2;
+	if (*p == '\0')
+		return true;
+	if (*p != '+' && *p != '-')
+		return false;
+	for (p++; *p; p++) /* attributes: me, me.all, gfx, comma separated */
+		if (!islower((unsigned char)*p) && *p != '.' && *p != ',')
+			return false;
+	return true;
+}

@@ -1,0 +1,201 @@
+/*
+ * mig_catalog.c - GPU-instance profiles per MIG-capable model, from
+ * reference/mig-and-metrics.md 1.4 (NVIDIA's MIG user guide and real
+ * `nvidia-smi mig -lgip/-lgipp` output; shared/reference/mig/
+ * gi-profiles.csv has every row's status and sources).  Rows the
+ * reference marks inferred or unverified put `uncertain` on the model;
+ * apply trusts NVML's own answers over this table.  SM counts and GiB the
+ * reference could not confirm are 0 (shown as "?"), never guessed.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include <gpufleet/mig.h>
+
+/* Placement rules by class (8 memory slices). */
+#define S1   0x7f /* 0..6 */
+#define S1X2 0x55 /* 0,2,4,6 */
+#define S2   0x15 /* 0,2,4 */
+#define S3   0x11 /* 0,4 */
+#define S4   0x01
+#define S7   0x01
+
+#define P1(n, sm, gib)                                             \
+	{                                                          \
+		n, GF_MIG_1G, false, 0x0, 19, 1, 1, S1, 7, sm, gib \
+	}
+#define P1ME(n, sm, gib)                                          \
+	{                                                         \
+		n, GF_MIG_1G, true, 0x7, 20, 1, 1, S1, 1, sm, gib \
+	}
+#define P1X2(n, sm, gib)                                               \
+	{                                                              \
+		n, GF_MIG_1G2X, false, 0x9, 15, 1, 2, S1X2, 4, sm, gib \
+	}
+#define P2(n, sm, gib)                                             \
+	{                                                          \
+		n, GF_MIG_2G, false, 0x1, 14, 2, 2, S2, 3, sm, gib \
+	}
+#define P3(n, sm, gib)                                            \
+	{                                                         \
+		n, GF_MIG_3G, false, 0x2, 9, 3, 4, S3, 2, sm, gib \
+	}
+#define P4(n, sm, gib)                                            \
+	{                                                         \
+		n, GF_MIG_4G, false, 0x3, 5, 4, 4, S4, 1, sm, gib \
+	}
+#define P7(n, sm, gib)                                            \
+	{                                                         \
+		n, GF_MIG_7G, false, 0x4, 0, 7, 8, S7, 1, sm, gib \
+	}
+
+static const struct gf_mig_model models[] = {
+	{ "a100-40gb",
+	  "A100 40GB",
+	  { 0x20b0, 0x20b1, 0x20f1, 0x20f6 },
+	  8,
+	  7,
+	  false,
+	  7,
+	  { P1("1g.5gb", 14, 4.75f), P1ME("1g.5gb+me", 14, 4.75f),
+	    P1X2("1g.10gb", 14, 9.62f), P2("2g.10gb", 28, 9.62f),
+	    P3("3g.20gb", 42, 19.5f), P4("4g.20gb", 56, 19.5f),
+	    P7("7g.40gb", 98, 39.25f) } },
+	{ "a100-80gb",
+	  "A100 80GB",
+	  { 0x20b2, 0x20b5, 0x20f3, 0x20f5 },
+	  8,
+	  7,
+	  true,
+	  7,
+	  { P1("1g.10gb", 14, 9.75f), P1ME("1g.10gb+me", 14, 9.75f),
+	    P1X2("1g.20gb", 14, 19.5f), P2("2g.20gb", 28, 19.5f),
+	    P3("3g.40gb", 42, 39.25f), P4("4g.40gb", 56, 39.25f),
+	    P7("7g.80gb", 98, 79.25f) } },
+	{ "h100-80gb",
+	  "H100 80GB (SXM5, PCIe)",
+	  { 0x2330, 0x2331, 0x2322, 0x2324 },
+	  8,
+	  7,
+	  false,
+	  7,
+	  { P1("1g.10gb", 16, 9.75f), P1ME("1g.10gb+me", 16, 9.75f),
+	    P1X2("1g.20gb", 26, 19.62f), P2("2g.20gb", 32, 19.62f),
+	    P3("3g.40gb", 60, 39.5f), P4("4g.40gb", 64, 39.5f),
+	    P7("7g.80gb", 132, 79.25f) } },
+	{ "h100-nvl",
+	  "H100 NVL 94GB",
+	  { 0x2321, 0x233a },
+	  8,
+	  7,
+	  false,
+	  7,
+	  { P1("1g.12gb", 16, 10.75f), P1ME("1g.12gb+me", 16, 10.75f),
+	    P1X2("1g.24gb", 26, 21.62f), P2("2g.24gb", 32, 21.62f),
+	    P3("3g.47gb", 60, 46.38f), P4("4g.47gb", 64, 46.38f),
+	    P7("7g.94gb", 132, 93.12f) } },
+	{ "h100-96gb",
+	  "H100 96GB (GH200 96GB, H20)",
+	  { 0x2342, 0x233d, 0x20b6, 0x2329 },
+	  8,
+	  7,
+	  true,
+	  7,
+	  { P1("1g.12gb", 0, 0), P1ME("1g.12gb+me", 0, 0),
+	    P1X2("1g.24gb", 0, 0), P2("2g.24gb", 0, 0), P3("3g.48gb", 0, 0),
+	    P4("4g.48gb", 0, 0), P7("7g.96gb", 0, 0) } },
+	{ "h200",
+	  "H200 141GB (SXM5, NVL)",
+	  { 0x2335, 0x233b },
+	  8,
+	  7,
+	  true,
+	  7,
+	  { P1("1g.18gb", 16, 16.0f), P1ME("1g.18gb+me", 16, 16.0f),
+	    P1X2("1g.35gb", 26, 32.25f), P2("2g.35gb", 32, 32.25f),
+	    P3("3g.71gb", 60, 69.5f), P4("4g.71gb", 64, 69.5f),
+	    P7("7g.141gb", 132, 139.75f) } },
+	{ "gh200-144gb",
+	  "GH200 144GB HBM3e",
+	  { 0x2348 },
+	  8,
+	  7,
+	  true,
+	  7,
+	  { P1("1g.18gb", 16, 17.5f), P1ME("1g.18gb+me", 16, 17.5f),
+	    P1X2("1g.36gb", 26, 35.25f), P2("2g.36gb", 32, 35.25f),
+	    P3("3g.72gb", 0, 0), P4("4g.72gb", 0, 0), P7("7g.144gb", 0, 0) } },
+	{ "b200",
+	  "B200 180GB",
+	  { 0x2901 },
+	  8,
+	  7,
+	  true,
+	  7,
+	  { P1("1g.23gb", 18, 22.0f), P1ME("1g.23gb+me", 18, 22.0f),
+	    P1X2("1g.45gb", 30, 44.25f), P2("2g.45gb", 36, 44.25f),
+	    P3("3g.90gb", 0, 0), P4("4g.90gb", 0, 0), P7("7g.180gb", 0, 0) } },
+	{ "a30",
+	  "A30 24GB",
+	  { 0x20b7 },
+	  4,
+	  4,
+	  false,
+	  5,
+	  { { "1g.6gb", GF_MIG_1G, false, 0x0, 14, 1, 1, 0x0f, 4, 14, 5.81f },
+	    { "1g.6gb+me", GF_MIG_1G, true, 0x7, 21, 1, 1, 0x0f, 1, 14, 5.81f },
+	    { "2g.12gb", GF_MIG_2G, false, 0x1, 5, 2, 2, 0x05, 2, 28, 11.69f },
+	    { "2g.12gb+me", GF_MIG_2G, true, 0x8, 6, 2, 2, 0x05, 1, 28,
+	      11.69f },
+	    { "4g.24gb", GF_MIG_4G, false, 0x3, 0, 4, 4, 0x01, 1, 56,
+	      23.44f } } },
+};
+
+#define NMODELS ((int)(sizeof(models) / sizeof(models[0])))
+
+static const struct {
+	const char *alias, *id;
+} aliases[] = {
+	{ "h100-sxm", "h100-80gb" }, { "h100-pcie", "h100-80gb" },
+	{ "h100", "h100-80gb" },     { "gh200", "gh200-144gb" },
+	{ "a100", "a100-40gb" },     { "h200-nvl", "h200" },
+};
+
+int gf_mig_model_count(void)
+{
+	return NMODELS;
+}
+
+const struct gf_mig_model *gf_mig_model_at(int i)
+{
+	return i >= 0 && i < NMODELS ? &models[i] : NULL;
+}
+
+const struct gf_mig_model *gf_mig_model_by_id(const char *id)
+{
+	for (size_t a = 0; a < sizeof(aliases) / sizeof(aliases[0]); a++)
+		if (strcasecmp(id, aliases[a].alias) == 0)
+			id = aliases[a].id;
+	for (int i = 0; i < NMODELS; i++)
+		if (strcasecmp(models[i].id, id) == 0)
+			return &models[i];
+	return NULL;
+}
+
+const struct gf_mig_model *gf_mig_model_by_pci(uint16_t device_id)
+{
+	for (int i = 0; i < NMODELS; i++)
+		for (int k = 0; k < GF_MIG_MAX_PCI_IDS && models[i].pci_ids[k];
+		     k++)
+			if (models[i].pci_ids[k] == device_id)
+				return &models[i];
+	return NULL;
+}
+
+int gf_mig_profile_find(const struct gf_mig_model *m, const char *name)
+{
+	for (int i = 0; i < m->nprofiles; i++)
+		if (strcmp(m->profiles[i].name, name) == 0)
+			return i;
+	return -1;
+}
