@@ -5,7 +5,7 @@
 set -eu
 
 # build and run
-PKGS="gcc make pkg-config libhwloc-dev libglpk-dev"
+PKGS="gcc make pkg-config libhwloc-dev libglpk-dev libyaml-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML
 PKGS="$PKGS libcmocka-dev hwloc-nox"
 

@@ -20,6 +20,7 @@ static const struct gf_cmd commands[] = {
 	  "and NIC" },
 	{ "simulate", cmd_simulate,
 	  "replay a trace through the placement engine (policy tables)" },
+	{ "mig", cmd_mig, "plan, validate and apply MIG layouts (mig-parted)" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

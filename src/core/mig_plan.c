@@ -342,7 +342,8 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 	}
 	/* y[k][m] */
 	int ycol0 = ncol + 1;
-	glp_add_cols(lp.p, nd * nm);
+	if (nd * nm > 0) /* GLPK aborts on zero columns */
+		glp_add_cols(lp.p, nd * nm);
 	for (int k = 0; k < nd; k++)
 		for (int m = 0; m < nm; m++) {
 			int col = ycol0 + k * nm + m;

@@ -62,7 +62,65 @@ typedef struct {
 	unsigned long long used;
 } nvmlMemory_t;
 
+/* MIG (reference/topology.md 3.4) */
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
+
+#define NVML_DEVICE_MIG_DISABLE 0U
+#define NVML_DEVICE_MIG_ENABLE	1U
+#define NVML_ERROR_IN_USE		19
+#define NVML_ERROR_INSUFFICIENT_RESOURCES 23
+
+typedef struct {
+	unsigned int start;
+	unsigned int size;
+} nvmlGpuInstancePlacement_t;
+
+typedef struct {
+	unsigned int id;
+	unsigned int isP2pSupported;
+	unsigned int sliceCount;
+	unsigned int instanceCount;
+	unsigned int multiprocessorCount;
+	unsigned int copyEngineCount;
+	unsigned int decoderCount;
+	unsigned int encoderCount;
+	unsigned int jpegCount;
+	unsigned int ofaCount;
+	unsigned long long memorySizeMB;
+} nvmlGpuInstanceProfileInfo_t;
+
+typedef struct {
+	nvmlDevice_t device;
+	unsigned int id;
+	unsigned int profileId;
+	nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct {
+	unsigned int id;
+	unsigned int sliceCount;
+	unsigned int instanceCount;
+	unsigned int multiprocessorCount;
+	unsigned int sharedCopyEngineCount;
+	unsigned int sharedDecoderCount;
+	unsigned int sharedEncoderCount;
+	unsigned int sharedJpegCount;
+	unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
+_Static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48, "48 bytes");
+_Static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24, "24 bytes");
+_Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36, "36 bytes");
+_Static_assert(sizeof(nvmlProcessInfo_t) == 24, "24 bytes");
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 
 #define NVML_DEVICE_NAME_BUFFER_SIZE	       96
@@ -103,6 +161,40 @@ _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 	  (nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci))          \
 	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                \
 	  (nvmlDevice_t d, unsigned int link,                               \
-	   nvmlIntNvLinkDeviceType_t *type))
+	   nvmlIntNvLinkDeviceType_t *type))                                \
+	X(nvmlReturn_t, nvmlDeviceSetMigMode,                               \
+	  (nvmlDevice_t d, unsigned int mode, nvmlReturn_t *activation))    \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfo,                \
+	  (nvmlDevice_t d, unsigned int profile,                            \
+	   nvmlGpuInstanceProfileInfo_t *info))                             \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstances,                          \
+	  (nvmlDevice_t d, unsigned int profileId, nvmlGpuInstance_t *gis,  \
+	   unsigned int *count))                                            \
+	X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                             \
+	  (nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t *info))              \
+	X(nvmlReturn_t, nvmlDeviceCreateGpuInstanceWithPlacement,           \
+	  (nvmlDevice_t d, unsigned int profileId,                          \
+	   const nvmlGpuInstancePlacement_t *placement,                     \
+	   nvmlGpuInstance_t *gi))                                          \
+	X(nvmlReturn_t, nvmlGpuInstanceDestroy, (nvmlGpuInstance_t gi))     \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfo,       \
+	  (nvmlGpuInstance_t gi, unsigned int profile,                      \
+	   unsigned int engProfile, nvmlComputeInstanceProfileInfo_t *info)) \
+	X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstance,               \
+	  (nvmlGpuInstance_t gi, unsigned int profileId,                    \
+	   nvmlComputeInstance_t *ci))                                      \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstances,                 \
+	  (nvmlGpuInstance_t gi, unsigned int profileId,                    \
+	   nvmlComputeInstance_t *cis, unsigned int *count))                \
+	X(nvmlReturn_t, nvmlComputeInstanceDestroy,                         \
+	  (nvmlComputeInstance_t ci))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount,                     \
+	  (nvmlDevice_t d, unsigned int *count))                            \
+	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                \
+	  (nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig))          \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId,                         \
+	  (nvmlDevice_t mig, unsigned int *id))                             \
+	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,               \
+	  (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))
 
 #endif

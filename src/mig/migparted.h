@@ -1,0 +1,78 @@
+/*
+ * migparted.h - NVIDIA mig-parted configuration files (schema v1):
+ * read (libyaml), check against the MIG rules, and write.
+ *
+ *   version: v1
+ *   mig-configs:
+ *     <name>:
+ *       - device-filter: "0x20B010DE" | ["0x...", ...]   (optional)
+ *         devices: all | [0, 1, ...]
+ *         mig-enabled: true | false
+ *         mig-devices: { "1g.10gb": 2, ... }   (required when enabled)
+ *
+ * A Kubernetes ConfigMap holding such a file under data."config.yaml" (as
+ * the GPU Operator ships it) is read too; line numbers stay the file's.
+ */
+#ifndef GF_MIG_MIGPARTED_H
+#define GF_MIG_MIGPARTED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gpufleet/err.h>
+
+#include "../util/buf.h"
+
+#define GF_MP_MAX_FILTERS 16
+#define GF_MP_MAX_DEVICES 64
+#define GF_MP_MAX_MDEV	  16
+#define GF_MP_MAX_FILE	  (16u << 20)
+
+struct gf_mp_mdev {
+	char name[40];
+	int count;
+	int line;
+};
+
+struct gf_mp_entry {
+	int line;
+	uint16_t filters[GF_MP_MAX_FILTERS]; /* NVIDIA device ids */
+	int nfilters;
+	bool all_devices;
+	int devices[GF_MP_MAX_DEVICES];
+	int ndevices;
+	bool mig_enabled;
+	struct gf_mp_mdev mdev[GF_MP_MAX_MDEV];
+	int nmdev;
+};
+
+struct gf_mp_config {
+	char name[96];
+	int line;
+	struct gf_mp_entry *entries;
+	int n;
+};
+
+struct gf_mp_file {
+	char path[256];
+	struct gf_mp_config *configs;
+	int n;
+};
+
+/* Read and check the schema; e->msg is "file:line: what".  On error the
+ * file is released. */
+int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e);
+void gf_mp_release(struct gf_mp_file *f);
+const struct gf_mp_config *gf_mp_find(const struct gf_mp_file *f,
+				      const char *name);
+
+/*
+ * Check every entry against the MIG rules of the GPUs it names (by
+ * device-filter; without one, against every model that has its
+ * profiles).  Appends one line per problem to out ("file:line: error: ..."
+ * or "... warning: ..."); returns the number of errors.
+ */
+int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
+		   int *warnings);
+
+#endif

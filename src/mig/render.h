@@ -1,0 +1,24 @@
+/*
+ * render.h - a MIG plan for people (a picture of each GPU's memory
+ * slices), for scripts (JSON) and for NVIDIA's mig-parted (YAML).
+ */
+#ifndef GF_MIG_RENDER_H
+#define GF_MIG_RENDER_H
+
+#include <gpufleet/mig_plan.h>
+
+#include "../util/buf.h"
+
+int gf_mig_render_text(const struct gf_mig_gpu *gpus,
+		       const struct gf_mig_demand *d,
+		       const struct gf_mig_plan *p, struct gf_buf *out);
+int gf_mig_render_json(const struct gf_mig_gpu *gpus,
+		       const struct gf_mig_demand *d,
+		       const struct gf_mig_plan *p, struct gf_buf *out);
+/* One mig-parted config named `name`; GPUs with the same instances share
+ * an entry; unused GPUs get mig-enabled: false. */
+int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
+		       const struct gf_mig_plan *p, const char *name,
+		       struct gf_buf *out);
+
+#endif
