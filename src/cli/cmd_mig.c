@@ -76,8 +76,9 @@ static int parse_gpus(const char *s, struct gf_mig_gpu **out, int *n)
 			char *end;
 			count = strtol(colon + 1, &end, 10);
 			if (*end || count < 1 || count > GF_MIG_MAX_GPUS) {
-				gf_cli_error("mig", "cannot parse '--gpus %s': "
-						    "count must be 1 to %d",
+				gf_cli_error("mig",
+					     "cannot parse '--gpus %s': "
+					     "count must be 1 to %d",
 					     s, GF_MIG_MAX_GPUS);
 				return -1;
 			}
@@ -205,7 +206,8 @@ static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 			}
 			gpu->current.inst[gpu->current.n++] =
 				(struct gf_mig_instance){ (uint8_t)pi,
-							  (uint8_t)start, busy };
+							  (uint8_t)start,
+							  busy };
 		}
 		char msg[160];
 		if (rc == 0 && gf_mig_layout_check(gpu->model, &gpu->current,
@@ -265,14 +267,16 @@ static int cmd_plan(int argc, char **argv)
 		}
 	}
 	if (!gpus_s || !demand_s || optind < argc || (json && yaml)) {
-		gf_cli_error("mig plan", "--gpus and --demand are required; "
-					 "--json and --yaml exclude each other");
+		gf_cli_error("mig plan",
+			     "--gpus and --demand are required; "
+			     "--json and --yaml exclude each other");
 		return GF_EXIT_USAGE;
 	}
 	struct gf_mig_gpu *gpus = NULL;
 	struct gf_mig_demand d[GF_MIG_MAX_DEMANDS];
 	int ngpus, nd, ret = GF_EXIT_FAIL;
-	if (parse_gpus(gpus_s, &gpus, &ngpus) || parse_demand(demand_s, d, &nd)) {
+	if (parse_gpus(gpus_s, &gpus, &ngpus) ||
+	    parse_demand(demand_s, d, &nd)) {
 		gf_free(gpus);
 		return GF_EXIT_USAGE;
 	}
@@ -286,7 +290,7 @@ static int cmd_plan(int argc, char **argv)
 		gf_cli_error("mig plan", "%s", e.msg);
 		goto out;
 	}
-	int rc = json   ? gf_mig_render_json(gpus, d, &p, &out)
+	int rc = json	? gf_mig_render_json(gpus, d, &p, &out)
 		 : yaml ? gf_mig_render_yaml(gpus, &p, name, &out)
 			: gf_mig_render_text(gpus, d, &p, &out);
 	gf_mig_plan_release(&p);
@@ -301,8 +305,8 @@ out:
 static int cmd_validate(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-') {
-		if (argc == 2 && (!strcmp(argv[1], "-h") ||
-				  !strcmp(argv[1], "--help"))) {
+		if (argc == 2 &&
+		    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 			usage(stdout);
 			return GF_EXIT_OK;
 		}

@@ -17,6 +17,7 @@
 #include <glpk.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -350,8 +351,10 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			int pi = gf_mig_profile_find(models[m], d[k].profile);
 			double mem = pi >= 0 ? models[m]->profiles[pi].mem : 0;
 			glp_set_col_kind(lp.p, col, GLP_CV);
-			glp_set_col_bnds(lp.p, col, pi >= 0 ? GLP_DB : GLP_FX,
-					 0, pi >= 0 ? d[k].count : 0);
+			/* GLPK wants GLP_FX, not GLP_DB, for equal bounds */
+			bool open = pi >= 0 && d[k].count > 0;
+			glp_set_col_bnds(lp.p, col, open ? GLP_DB : GLP_FX, 0,
+					 open ? d[k].count : 0);
 			glp_set_obj_coef(lp.p, col, W1 * mem);
 		}
 	/* rows: groups, supply per (k, m), demand per k */
@@ -407,6 +410,8 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 	io.msg_lev = GLP_MSG_OFF;
 	io.presolve = GLP_ON;
 	io.tm_lim = 20000;
+	if (getenv("GF_MIG_LP_DUMP"))
+		glp_write_lp(lp.p, NULL, getenv("GF_MIG_LP_DUMP"));
 	int sr = glp_intopt(lp.p, &io);
 	int st = glp_mip_status(lp.p);
 	p->solve_ms = now_ms() - t0;

@@ -84,14 +84,14 @@ static int read_state(const struct gf_nvml *nv, struct gpu_state *g,
 		for (unsigned k = 0; k < max; k++) {
 			nvmlDevice_t mig;
 			unsigned giid, np = 0;
-			if (nv->nvmlDeviceGetMigDeviceHandleByIndex(g->dev, k,
-								   &mig) !=
-				    NVML_SUCCESS ||
+			if (nv->nvmlDeviceGetMigDeviceHandleByIndex(
+				    g->dev, k, &mig) != NVML_SUCCESS ||
 			    nv->nvmlDeviceGetGpuInstanceId(mig, &giid) !=
 				    NVML_SUCCESS)
 				continue;
-			nvmlReturn_t r = nv->nvmlDeviceGetComputeRunningProcesses(
-				mig, &np, NULL);
+			nvmlReturn_t r =
+				nv->nvmlDeviceGetComputeRunningProcesses(
+					mig, &np, NULL);
 			bool busy = r == NVML_ERROR_INSUFFICIENT_SIZE ||
 				    (r == NVML_SUCCESS && np > 0);
 			for (int i = 0; i < g->cur.n; i++)
@@ -112,8 +112,9 @@ static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 {
 	const struct gf_mig_instance *in = &g->cur.inst[i];
 	const struct gf_mig_profile *p = &g->m->profiles[in->profile];
-	gf_buf_printf(log, "  nvmlComputeInstanceDestroy + nvmlGpuInstanceDestroy"
-			   "(gpu=%u, %s@%d)\n",
+	gf_buf_printf(log,
+		      "  nvmlComputeInstanceDestroy + nvmlGpuInstanceDestroy"
+		      "(gpu=%u, %s@%d)\n",
 		      g->index, p->name, in->start);
 	if (dry)
 		return 0;
@@ -132,11 +133,12 @@ static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 		for (unsigned k = 0; k < n; k++) {
 			nvmlReturn_t r = nv->nvmlComputeInstanceDestroy(cis[k]);
 			if (r != NVML_SUCCESS)
-				return gf_err_set(e, GF_ENVML,
-						  "GPU %u: destroying a compute "
-						  "instance of %s@%d: %s",
-						  g->index, p->name, in->start,
-						  gf_nvml_strerror(nv, r));
+				return gf_err_set(
+					e, GF_ENVML,
+					"GPU %u: destroying a compute "
+					"instance of %s@%d: %s",
+					g->index, p->name, in->start,
+					gf_nvml_strerror(nv, r));
 		}
 	}
 	nvmlReturn_t r = nv->nvmlGpuInstanceDestroy(g->gi[i]);
@@ -171,9 +173,8 @@ static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
 	if (dry)
 		return 0;
 	nvmlGpuInstance_t gi;
-	nvmlReturn_t r =
-		nv->nvmlDeviceCreateGpuInstanceWithPlacement(g->dev, id, &pl,
-							     &gi);
+	nvmlReturn_t r = nv->nvmlDeviceCreateGpuInstanceWithPlacement(
+		g->dev, id, &pl, &gi);
 	if (r != NVML_SUCCESS)
 		return gf_err_set(e, GF_ENVML, "GPU %u: creating %s@%u: %s",
 				  g->index, p->name, pl.start,
@@ -185,10 +186,9 @@ static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
 	if (r == NVML_SUCCESS)
 		r = nv->nvmlGpuInstanceCreateComputeInstance(gi, ci.id, &cih);
 	if (r != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENVML,
-				  "GPU %u: compute instance on %s@%u: %s",
-				  g->index, p->name, pl.start,
-				  gf_nvml_strerror(nv, r));
+		return gf_err_set(
+			e, GF_ENVML, "GPU %u: compute instance on %s@%u: %s",
+			g->index, p->name, pl.start, gf_nvml_strerror(nv, r));
 	return 0;
 }
 
@@ -208,14 +208,15 @@ static bool same(const struct gf_mig_layout *a, const struct gf_mig_layout *b)
 }
 
 static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
-		     const struct gf_mp_entry *en, bool dry,
-		     struct gf_buf *log, struct gf_err *e)
+		     const struct gf_mp_entry *en, bool dry, struct gf_buf *log,
+		     struct gf_err *e)
 {
 	unsigned cur_mode = 0, pend = 0;
 	if (nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend) != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENOTSUP,
-				  "GPU %u: MIG mode unreadable (not a MIG GPU?)",
-				  g->index);
+		return gf_err_set(
+			e, GF_ENOTSUP,
+			"GPU %u: MIG mode unreadable (not a MIG GPU?)",
+			g->index);
 	if (cur_mode == NVML_DEVICE_MIG_ENABLE) {
 		int rc = read_state(nv, g, e);
 		if (rc)
@@ -230,6 +231,7 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 	struct gf_mig_gpu in = { g->m, g->cur };
 	struct gf_mig_demand d[GF_MP_MAX_MDEV];
 	int nd = 0;
+	memset(d, 0, sizeof(d));
 	for (int i = 0; i < en->nmdev && en->mig_enabled; i++) {
 		if (gf_mig_profile_find(g->m, en->mdev[i].name) < 0)
 			return gf_err_set(e, GF_EINVAL,
@@ -261,14 +263,13 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, enable)\n",
 			      g->index);
 		if (!dry) {
-			nvmlReturn_t act, r = nv->nvmlDeviceSetMigMode(
-						 g->dev, NVML_DEVICE_MIG_ENABLE,
-						 &act);
+			nvmlReturn_t act,
+				r = nv->nvmlDeviceSetMigMode(
+					g->dev, NVML_DEVICE_MIG_ENABLE, &act);
 			if (r != NVML_SUCCESS)
-				return gf_err_set(e, GF_ENVML,
-						  "GPU %u: enabling MIG: %s",
-						  g->index,
-						  gf_nvml_strerror(nv, r));
+				return gf_err_set(
+					e, GF_ENVML, "GPU %u: enabling MIG: %s",
+					g->index, gf_nvml_strerror(nv, r));
 			nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend);
 			if (cur_mode != NVML_DEVICE_MIG_ENABLE)
 				return gf_err_set(e, GF_ENVML,
@@ -293,9 +294,9 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, disable)\n",
 			      g->index);
 		if (!dry) {
-			nvmlReturn_t act, r = nv->nvmlDeviceSetMigMode(
-						 g->dev,
-						 NVML_DEVICE_MIG_DISABLE, &act);
+			nvmlReturn_t act,
+				r = nv->nvmlDeviceSetMigMode(
+					g->dev, NVML_DEVICE_MIG_DISABLE, &act);
 			if (r != NVML_SUCCESS)
 				return gf_err_set(e, GF_ENVML,
 						  "GPU %u: disabling MIG: %s",
@@ -366,8 +367,8 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 					      i, g.devid);
 			continue;
 		}
-		gf_buf_printf(log, "GPU %u (%s, %s): config '%s', line %d\n",
-			      i, pci.busId, g.m->id, cfg->name, en->line);
+		gf_buf_printf(log, "GPU %u (%s, %s): config '%s', line %d\n", i,
+			      pci.busId, g.m->id, cfg->name, en->line);
 		struct gf_err ge;
 		gf_err_clear(&ge);
 		if (apply_gpu(nv, &g, en, dry_run, log, &ge) != 0) {

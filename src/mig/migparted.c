@@ -44,8 +44,9 @@ fail(const struct rd *r, const yaml_node_t *n, const char *fmt, ...)
 
 static const char *scalar(const yaml_node_t *n)
 {
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value
-						: NULL;
+	return n && n->type == YAML_SCALAR_NODE
+		       ? (const char *)n->data.scalar.value
+		       : NULL;
 }
 
 static yaml_node_t *node(const struct rd *r, int id)
@@ -84,8 +85,9 @@ static int parse_filter(const struct rd *r, yaml_node_t *n,
 			items[ni++] = node(r, *it);
 		}
 	} else {
-		return fail(r, n, "'device-filter': expected a string or a "
-				  "list");
+		return fail(r, n,
+			    "'device-filter': expected a string or a "
+			    "list");
 	}
 	for (int i = 0; i < ni; i++) {
 		const char *s = scalar(items[i]);
@@ -114,8 +116,9 @@ static int parse_devices(const struct rd *r, yaml_node_t *n,
 	const char *s = scalar(n);
 	if (s) {
 		if (strcmp(s, "all") != 0)
-			return fail(r, n, "'devices': expected \"all\" or a "
-					  "list of GPU indexes, got '%s'",
+			return fail(r, n,
+				    "'devices': expected \"all\" or a "
+				    "list of GPU indexes, got '%s'",
 				    s);
 		en->all_devices = true;
 		return 0;
@@ -144,8 +147,9 @@ static int parse_mdev(const struct rd *r, yaml_node_t *n,
 		      struct gf_mp_entry *en)
 {
 	if (n->type != YAML_MAPPING_NODE)
-		return fail(r, n, "'mig-devices': expected a map of profile "
-				  "to count");
+		return fail(r, n,
+			    "'mig-devices': expected a map of profile "
+			    "to count");
 	int total = 0;
 	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
 	     pr < n->data.mapping.pairs.top; pr++) {
@@ -184,8 +188,9 @@ static int parse_entry(const struct rd *r, yaml_node_t *n,
 	memset(en, 0, sizeof(*en));
 	en->line = line_of(r, n);
 	if (n->type != YAML_MAPPING_NODE)
-		return fail(r, n, "expected a map with devices, mig-enabled, "
-				  "mig-devices");
+		return fail(r, n,
+			    "expected a map with devices, mig-enabled, "
+			    "mig-devices");
 	bool have_dev = false, have_en = false;
 	yaml_node_t *mdev = NULL;
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
@@ -200,8 +205,9 @@ static int parse_entry(const struct rd *r, yaml_node_t *n,
 			have_dev = true;
 		} else if (key && !strcmp(key, "mig-enabled")) {
 			if (parse_bool(scalar(v), &en->mig_enabled) != 0)
-				rc = fail(r, v, "'mig-enabled': expected true "
-						"or false");
+				rc = fail(r, v,
+					  "'mig-enabled': expected true "
+					  "or false");
 			have_en = true;
 		} else if (key && !strcmp(key, "mig-devices")) {
 			mdev = v;
@@ -218,11 +224,13 @@ static int parse_entry(const struct rd *r, yaml_node_t *n,
 	if (!have_en)
 		return fail(r, n, "missing 'mig-enabled'");
 	if (en->mig_enabled && mdev == NULL)
-		return fail(r, n, "'mig-enabled' is true but 'mig-devices' is "
-				  "missing");
+		return fail(r, n,
+			    "'mig-enabled' is true but 'mig-devices' is "
+			    "missing");
 	if (!en->mig_enabled && en->nmdev > 0)
-		return fail(r, mdev, "MIG devices included when "
-				     "'mig-enabled' is false");
+		return fail(r, mdev,
+			    "MIG devices included when "
+			    "'mig-enabled' is false");
 	return 0;
 }
 
@@ -230,8 +238,9 @@ static int parse_root(const struct rd *r, yaml_node_t *root,
 		      struct gf_mp_file *f)
 {
 	if (root == NULL || root->type != YAML_MAPPING_NODE)
-		return fail(r, root, "expected a map with version and "
-				     "mig-configs");
+		return fail(r, root,
+			    "expected a map with version and "
+			    "mig-configs");
 	yaml_node_t *configs = NULL;
 	const char *version = NULL;
 	yaml_node_t *vnode = NULL;
@@ -255,7 +264,8 @@ static int parse_root(const struct rd *r, yaml_node_t *root,
 		return fail(r, vnode, "unknown version '%s' (expected v1)",
 			    version);
 	if (!configs || configs->type != YAML_MAPPING_NODE ||
-	    configs->data.mapping.pairs.top == configs->data.mapping.pairs.start)
+	    configs->data.mapping.pairs.top ==
+		    configs->data.mapping.pairs.start)
 		return fail(r, configs ? configs : root,
 			    "'mig-configs' must be a non-empty map");
 	int n = (int)(configs->data.mapping.pairs.top -
@@ -270,8 +280,9 @@ static int parse_root(const struct rd *r, yaml_node_t *root,
 		c->line = line_of(r, k);
 		if (v->type != YAML_SEQUENCE_NODE ||
 		    v->data.sequence.items.top == v->data.sequence.items.start)
-			return fail(r, v, "config '%s': expected a non-empty "
-					  "list of entries",
+			return fail(r, v,
+				    "config '%s': expected a non-empty "
+				    "list of entries",
 				    c->name);
 		int ne = (int)(v->data.sequence.items.top -
 			       v->data.sequence.items.start);
@@ -347,8 +358,9 @@ int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 	fclose(fp);
 	if (len > GF_MP_MAX_FILE) {
 		gf_free(buf);
-		return gf_err_set(e, GF_ETOOBIG, "cannot read '%s': larger "
-						 "than %u MiB",
+		return gf_err_set(e, GF_ETOOBIG,
+				  "cannot read '%s': larger "
+				  "than %u MiB",
 				  path, GF_MP_MAX_FILE >> 20);
 	}
 	yaml_document_t doc, inner;
@@ -367,8 +379,8 @@ int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 			      line0, e);
 		if (rc == 0) {
 			struct rd ri = { &inner, path, line0, e };
-			rc = parse_root(&ri, yaml_document_get_root_node(&inner),
-					f);
+			rc = parse_root(&ri,
+					yaml_document_get_root_node(&inner), f);
 			yaml_document_delete(&inner);
 		}
 	} else {
@@ -471,22 +483,23 @@ int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
 				const struct gf_mig_model *m =
 					gf_mig_model_at(k);
 				for (int j = 0; j < en->nmdev; j++)
-					any_name |= gf_mig_profile_find(
-							    m,
-							    en->mdev[j].name) >=
-						    0;
+					any_name |=
+						gf_mig_profile_find(
+							m, en->mdev[j].name) >=
+						0;
 				ok = fits(m, en, why, sizeof(why)) == 0;
 			}
 			if (ok)
 				continue;
 			if (!any_name) {
-				gf_buf_printf(out,
-					      "%s:%d: warning: config '%s': "
-					      "profiles of no GPU in gpufleet's "
-					      "tables (%s...): checked for form "
-					      "only\n",
-					      f->path, en->line, cfg->name,
-					      en->mdev[0].name);
+				gf_buf_printf(
+					out,
+					"%s:%d: warning: config '%s': "
+					"profiles of no GPU in gpufleet's "
+					"tables (%s...): checked for form "
+					"only\n",
+					f->path, en->line, cfg->name,
+					en->mdev[0].name);
 				(*warnings)++;
 			} else {
 				gf_buf_printf(out,

@@ -16,7 +16,8 @@ static void slices_picture(const struct gf_mig_model *m,
 		out[s] = '.';
 	out[m->slices] = '\0';
 	for (int i = 0; i < l->n; i++) {
-		const struct gf_mig_profile *p = &m->profiles[l->inst[i].profile];
+		const struct gf_mig_profile *p =
+			&m->profiles[l->inst[i].profile];
 		for (int s = 0; s < p->mem; s++)
 			out[l->inst[i].start + s] = (char)('A' + i);
 	}
@@ -33,9 +34,9 @@ static void profile_counts(const struct gf_mig_model *m,
 		counts[l->inst[i].profile]++;
 	for (int p = 0; p < m->nprofiles; p++)
 		if (counts[p] && len + 40 < size)
-			len += (size_t)snprintf(out + len, size - len, "%s%dx%s",
-						len ? " " : "", counts[p],
-						m->profiles[p].name);
+			len += (size_t)snprintf(out + len, size - len,
+						"%s%dx%s", len ? " " : "",
+						counts[p], m->profiles[p].name);
 }
 
 int gf_mig_render_text(const struct gf_mig_gpu *gpus,
@@ -74,10 +75,9 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 	}
 	gf_buf_puts(out, "\nslices: one letter per memory slice, '.' free; "
 			 "'*' a busy instance, kept in place\n\n");
-	double pct = p->demand_slices
-			     ? 100.0 * (double)p->served_slices /
-				       (double)p->demand_slices
-			     : 100.0;
+	double pct = p->demand_slices ? 100.0 * (double)p->served_slices /
+						(double)p->demand_slices
+				      : 100.0;
 	gf_buf_printf(out,
 		      "served:   %ld of %ld demanded memory slices (%.0f%%)\n",
 		      p->served_slices, p->demand_slices, pct);
@@ -86,8 +86,9 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 	bool any = false;
 	for (int k = 0; k < p->ndemands; k++)
 		if (p->unserved[k] > 0) {
-			gf_buf_printf(out, "%s %s x %d", any ? "," : "unserved:",
-				      d[k].profile, p->unserved[k]);
+			gf_buf_printf(out, "%s %s x %d",
+				      any ? "," : "unserved:", d[k].profile,
+				      p->unserved[k]);
 			any = true;
 		}
 	if (any)
@@ -111,7 +112,8 @@ static void json_inst(struct gf_json *j, const char *key,
 		gf_json_obj_begin(j, NULL);
 		gf_json_str(j, "profile", m->profiles[in[i].profile].name);
 		gf_json_int(j, "start", in[i].start);
-		gf_json_int(j, "profile_id", m->profiles[in[i].profile].profile_id);
+		gf_json_int(j, "profile_id",
+			    m->profiles[in[i].profile].profile_id);
 		gf_json_bool(j, "busy", in[i].busy);
 		gf_json_obj_end(j);
 	}
@@ -193,7 +195,8 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 			gf_buf_puts(out, "      mig-enabled: false\n");
 			continue;
 		}
-		gf_buf_puts(out, "      mig-enabled: true\n      mig-devices:\n");
+		gf_buf_puts(out,
+			    "      mig-enabled: true\n      mig-devices:\n");
 		int counts[GF_MIG_MAX_PROFILES] = { 0 };
 		for (int j = 0; j < l->n; j++)
 			counts[l->inst[j].profile]++;

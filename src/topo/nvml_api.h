@@ -66,9 +66,9 @@ typedef struct {
 typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
 typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
 
-#define NVML_DEVICE_MIG_DISABLE 0U
-#define NVML_DEVICE_MIG_ENABLE	1U
-#define NVML_ERROR_IN_USE		19
+#define NVML_DEVICE_MIG_DISABLE		  0U
+#define NVML_DEVICE_MIG_ENABLE		  1U
+#define NVML_ERROR_IN_USE		  19
 #define NVML_ERROR_INSUFFICIENT_RESOURCES 23
 
 typedef struct {
@@ -132,69 +132,69 @@ _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
  * The symbol looked up is the name; for versioned ones, nvml.c tries the
  * _vN export first, then the legacy one.
  */
-#define GF_NVML_FUNCS(X)                                                    \
-	X(nvmlReturn_t, nvmlInit, (void))                                   \
-	X(nvmlReturn_t, nvmlShutdown, (void))                               \
-	X(const char *, nvmlErrorString, (nvmlReturn_t r))                  \
-	X(nvmlReturn_t, nvmlSystemGetDriverVersion,                         \
-	  (char *version, unsigned int length))                             \
-	X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int *count))          \
-	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex,                         \
-	  (unsigned int index, nvmlDevice_t *device))                       \
-	X(nvmlReturn_t, nvmlDeviceGetPciInfo,                               \
-	  (nvmlDevice_t d, nvmlPciInfo_t * pci))                            \
-	X(nvmlReturn_t, nvmlDeviceGetName,                                  \
-	  (nvmlDevice_t d, char *name, unsigned int length))                \
-	X(nvmlReturn_t, nvmlDeviceGetUUID,                                  \
-	  (nvmlDevice_t d, char *uuid, unsigned int length))                \
-	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo,                            \
-	  (nvmlDevice_t d, nvmlMemory_t * m))                               \
-	X(nvmlReturn_t, nvmlDeviceGetMigMode,                               \
-	  (nvmlDevice_t d, unsigned int *current, unsigned int *pending))   \
-	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId,                            \
-	  (nvmlDevice_t d, unsigned int *node))                             \
-	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                           \
-	  (nvmlDevice_t d, unsigned int cpuSetSize, unsigned long *cpuSet)) \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                           \
-	  (nvmlDevice_t d, unsigned int link, nvmlEnableState_t *active))   \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo,                   \
-	  (nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci))          \
-	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                \
-	  (nvmlDevice_t d, unsigned int link,                               \
-	   nvmlIntNvLinkDeviceType_t *type))                                \
-	X(nvmlReturn_t, nvmlDeviceSetMigMode,                               \
-	  (nvmlDevice_t d, unsigned int mode, nvmlReturn_t *activation))    \
-	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfo,                \
-	  (nvmlDevice_t d, unsigned int profile,                            \
-	   nvmlGpuInstanceProfileInfo_t *info))                             \
-	X(nvmlReturn_t, nvmlDeviceGetGpuInstances,                          \
-	  (nvmlDevice_t d, unsigned int profileId, nvmlGpuInstance_t *gis,  \
-	   unsigned int *count))                                            \
-	X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                             \
-	  (nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t *info))              \
-	X(nvmlReturn_t, nvmlDeviceCreateGpuInstanceWithPlacement,           \
-	  (nvmlDevice_t d, unsigned int profileId,                          \
-	   const nvmlGpuInstancePlacement_t *placement,                     \
-	   nvmlGpuInstance_t *gi))                                          \
-	X(nvmlReturn_t, nvmlGpuInstanceDestroy, (nvmlGpuInstance_t gi))     \
-	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfo,       \
-	  (nvmlGpuInstance_t gi, unsigned int profile,                      \
+#define GF_NVML_FUNCS(X)                                                     \
+	X(nvmlReturn_t, nvmlInit, (void))                                    \
+	X(nvmlReturn_t, nvmlShutdown, (void))                                \
+	X(const char *, nvmlErrorString, (nvmlReturn_t r))                   \
+	X(nvmlReturn_t, nvmlSystemGetDriverVersion,                          \
+	  (char *version, unsigned int length))                              \
+	X(nvmlReturn_t, nvmlDeviceGetCount, (unsigned int *count))           \
+	X(nvmlReturn_t, nvmlDeviceGetHandleByIndex,                          \
+	  (unsigned int index, nvmlDevice_t *device))                        \
+	X(nvmlReturn_t, nvmlDeviceGetPciInfo,                                \
+	  (nvmlDevice_t d, nvmlPciInfo_t * pci))                             \
+	X(nvmlReturn_t, nvmlDeviceGetName,                                   \
+	  (nvmlDevice_t d, char *name, unsigned int length))                 \
+	X(nvmlReturn_t, nvmlDeviceGetUUID,                                   \
+	  (nvmlDevice_t d, char *uuid, unsigned int length))                 \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo,                             \
+	  (nvmlDevice_t d, nvmlMemory_t * m))                                \
+	X(nvmlReturn_t, nvmlDeviceGetMigMode,                                \
+	  (nvmlDevice_t d, unsigned int *current, unsigned int *pending))    \
+	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId,                             \
+	  (nvmlDevice_t d, unsigned int *node))                              \
+	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                            \
+	  (nvmlDevice_t d, unsigned int cpuSetSize, unsigned long *cpuSet))  \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                            \
+	  (nvmlDevice_t d, unsigned int link, nvmlEnableState_t *active))    \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo,                    \
+	  (nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *pci))           \
+	X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                 \
+	  (nvmlDevice_t d, unsigned int link,                                \
+	   nvmlIntNvLinkDeviceType_t *type))                                 \
+	X(nvmlReturn_t, nvmlDeviceSetMigMode,                                \
+	  (nvmlDevice_t d, unsigned int mode, nvmlReturn_t *activation))     \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfo,                 \
+	  (nvmlDevice_t d, unsigned int profile,                             \
+	   nvmlGpuInstanceProfileInfo_t *info))                              \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstances,                           \
+	  (nvmlDevice_t d, unsigned int profileId, nvmlGpuInstance_t *gis,   \
+	   unsigned int *count))                                             \
+	X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                              \
+	  (nvmlGpuInstance_t gi, nvmlGpuInstanceInfo_t * info))              \
+	X(nvmlReturn_t, nvmlDeviceCreateGpuInstanceWithPlacement,            \
+	  (nvmlDevice_t d, unsigned int profileId,                           \
+	   const nvmlGpuInstancePlacement_t *placement,                      \
+	   nvmlGpuInstance_t *gi))                                           \
+	X(nvmlReturn_t, nvmlGpuInstanceDestroy, (nvmlGpuInstance_t gi))      \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfo,        \
+	  (nvmlGpuInstance_t gi, unsigned int profile,                       \
 	   unsigned int engProfile, nvmlComputeInstanceProfileInfo_t *info)) \
-	X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstance,               \
-	  (nvmlGpuInstance_t gi, unsigned int profileId,                    \
-	   nvmlComputeInstance_t *ci))                                      \
-	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstances,                 \
-	  (nvmlGpuInstance_t gi, unsigned int profileId,                    \
-	   nvmlComputeInstance_t *cis, unsigned int *count))                \
-	X(nvmlReturn_t, nvmlComputeInstanceDestroy,                         \
-	  (nvmlComputeInstance_t ci))                                       \
-	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount,                     \
-	  (nvmlDevice_t d, unsigned int *count))                            \
-	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                \
-	  (nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig))          \
-	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId,                         \
-	  (nvmlDevice_t mig, unsigned int *id))                             \
-	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,               \
+	X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstance,                \
+	  (nvmlGpuInstance_t gi, unsigned int profileId,                     \
+	   nvmlComputeInstance_t *ci))                                       \
+	X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstances,                  \
+	  (nvmlGpuInstance_t gi, unsigned int profileId,                     \
+	   nvmlComputeInstance_t *cis, unsigned int *count))                 \
+	X(nvmlReturn_t, nvmlComputeInstanceDestroy,                          \
+	  (nvmlComputeInstance_t ci))                                        \
+	X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount,                      \
+	  (nvmlDevice_t d, unsigned int *count))                             \
+	X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                 \
+	  (nvmlDevice_t d, unsigned int index, nvmlDevice_t *mig))           \
+	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId,                          \
+	  (nvmlDevice_t mig, unsigned int *id))                              \
+	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                \
 	  (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))
 
 #endif

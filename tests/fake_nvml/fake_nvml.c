@@ -556,10 +556,12 @@ nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t d, unsigned mode,
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(
-	nvmlDevice_t d, unsigned profile, nvmlGpuInstanceProfileInfo_t *info);
-nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(
-	nvmlDevice_t d, unsigned profile, nvmlGpuInstanceProfileInfo_t *info)
+nvmlReturn_t
+nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t d, unsigned profile,
+				    nvmlGpuInstanceProfileInfo_t *info);
+nvmlReturn_t
+nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t d, unsigned profile,
+				    nvmlGpuInstanceProfileInfo_t *info)
 {
 	CHECK_DEV(d);
 	if (!d->set || d->mig_cur != 1)
@@ -608,12 +610,14 @@ nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t h,
 	return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
-	nvmlDevice_t d, unsigned id, const nvmlGpuInstancePlacement_t *pl,
-	nvmlGpuInstance_t *out);
-nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(
-	nvmlDevice_t d, unsigned id, const nvmlGpuInstancePlacement_t *pl,
-	nvmlGpuInstance_t *out)
+nvmlReturn_t
+nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t d, unsigned id,
+					 const nvmlGpuInstancePlacement_t *pl,
+					 nvmlGpuInstance_t *out);
+nvmlReturn_t
+nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t d, unsigned id,
+					 const nvmlGpuInstancePlacement_t *pl,
+					 nvmlGpuInstance_t *out)
 {
 	CHECK_DEV(d);
 	if (d->mig_cur != 1)

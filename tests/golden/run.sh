@@ -30,7 +30,7 @@ while IFS='|' read -r name needs args; do
 		echo "skip golden/$name (shared data absent: $SHARED)"
 		continue
 	fi
-	args=$(echo "$args" | sed "s|@TMP@|$TMP|g")
+	args=$(echo "$args" | sed -e "s|@TMP@|$TMP|g" -e "s|@ROOT@|$ROOT|g")
 	fixture=""
 	case "$args" in
 	*FAKE_NVML=*)
@@ -53,6 +53,10 @@ while IFS='|' read -r name needs args; do
 	)
 	# run times differ from run to run: mask them in simulation output
 	case "$name" in
+	mig-plan*)
+		sed -E 's/[0-9]+\.[0-9] ms\)/T ms)/' "$out.stdout" >"$out.masked"
+		mv "$out.masked" "$out.stdout"
+		;;
 	sim-*)
 		sed -E -e 's/("wall_s": )[0-9.e+-]+/\1T/' \
 			-e 's/^([A-Z][A-Za-z]+ .*) +[0-9]+\.[0-9]{3}$/\1 T/' \
@@ -65,7 +69,7 @@ while IFS='|' read -r name needs args; do
 		echo "--- stderr ---"
 		cat "$out.stderr"
 		echo "--- exit $(cat "$out.rc") ---"
-	} >"$out"
+	} | sed "s|$ROOT|@ROOT@|g" >"$out"
 	if [ "${UPDATE:-0}" = 1 ]; then
 		cp "$out" "$EXP/$name.out"
 		echo "ok golden/$name (updated)"

@@ -34,6 +34,20 @@ static inline void shared_path(char *out, size_t size, const char *rel)
 	snprintf(out, size, "%s/%s", shared_dir(), rel);
 }
 
+/* The fake libnvidia-ml built beside the tests: BUILD/fake-nvml/, found
+ * from a test binary's argv[0] (BUILD/tests/test_x). */
+static inline void fake_nvml_path(const char *argv0, char *out, size_t size)
+{
+	char dir[400];
+	snprintf(dir, sizeof(dir), "%s", argv0);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	snprintf(out, size, "%s/../fake-nvml/libnvidia-ml.so.1", dir);
+}
+
 /* Load a shared XML into a new node, or skip the test when absent. */
 static inline struct gf_node *load_shared(const char *rel)
 {

@@ -118,18 +118,8 @@ int main(int argc, char **argv)
 	const char *env = getenv("GF_TEST_FAKE_NVML");
 	if (env)
 		snprintf(fake_lib, sizeof(fake_lib), "%s", env);
-	else {
-		/* build/tests/test_nvml -> build/fake-nvml/libnvidia-ml.so.1 */
-		char dir[400];
-		snprintf(dir, sizeof(dir), "%s", argv[0]);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		else
-			snprintf(dir, sizeof(dir), ".");
-		snprintf(fake_lib, sizeof(fake_lib),
-			 "%s/../fake-nvml/libnvidia-ml.so.1", dir);
-	}
+	else
+		fake_nvml_path(argv[0], fake_lib, sizeof(fake_lib));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_missing_library),
 		cmocka_unit_test(test_init_failure),
