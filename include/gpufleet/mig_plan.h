@@ -5,9 +5,11 @@
  *      H100 counts 4, a 1g.10gb counts 1);
  *   2. use the fewest GPUs (a GPU with any instance counts as used);
  *   3. move no busy instance (a hard rule) and change the fewest GPUs.
- * Exact: an integer program over per-GPU layouts (patterns), solved by
- * GLPK's branch and cut; docs/mig.md argues the choice.  Demand larger
- * than the fleet is not an error: the rest is reported unserved.
+ * Exact: integer programs over per-GPU layouts (patterns), solved by
+ * GLPK's branch and cut; docs/mig.md argues the choice.  A search cut
+ * short by its time limit (large, varied fleets) keeps its best plan and
+ * reports how far it may be from optimal (bound_slices, bound_gpus).  Demand
+ * larger than the fleet is not an error: the rest is reported unserved.
  */
 #ifndef GPUFLEET_MIG_PLAN_H
 #define GPUFLEET_MIG_PLAN_H
@@ -45,8 +47,10 @@ struct gf_mig_plan {
 	int unserved[GF_MIG_MAX_DEMANDS];
 	long served_slices, demand_slices; /* memory slices */
 	int used_gpus, changed_gpus;
-	bool optimal;	     /* the solver proved it */
+	bool optimal;	     /* the solver proved all three objectives */
+	bool proved[3];	     /* per objective: served, GPUs, unchanged */
 	double bound_slices; /* LP upper bound on served slices */
+	double bound_gpus;   /* lower bound on GPUs used, at that service */
 	double solve_ms;
 };
 

@@ -1,18 +1,22 @@
 /*
- * mig_plan.c - the MIG planner: an integer program over layout patterns.
+ * mig_plan.c - the MIG planner: integer programs over layout patterns.
  *
- * GPUs with the same model and the same current layout form a group.  A
- * pattern is a multiset of instances some valid layout of the model can
- * hold (keeping the group's busy instances where they are).  Variables:
- * x[g][c], how many GPUs of group g take pattern c; y[d][m], instances of
- * demand d served by model m.  Rows: each group's GPUs take one pattern
- * each; y is bounded by the supply of the chosen patterns and, summed
- * over models, by the demand.  Objective, lexicographic through weights:
- *   W1 * (served memory slices) - W2 * (GPUs used) - (GPUs changed)
- * with W2 > #GPUs and W1 > W2 * #GPUs + #GPUs, so no amount of a later
- * term can buy a unit of an earlier one.  Patterns are limited to
- * demanded profiles (and the group's busy and current instances), which
- * keeps the program small: at most a few hundred columns per group.
+ * GPUs with the same model and the same busy instances form a group
+ * (their idle instances matter only for counting changes).  A pattern is
+ * a multiset of instances some valid layout of the model can hold while
+ * keeping the group's busy instances where they are.  Variables: x[g][c],
+ * how many GPUs of group g take pattern c; y[d][m], instances of demand d
+ * served by model m; z[g][c], GPUs of g that take c and already hold
+ * exactly c (so stay unchanged).  Rows: each group's GPUs take one pattern
+ * each; y is bounded by the supply of the chosen patterns and, over
+ * models, by the demand; z by x and by how many GPUs hold c now.
+ *
+ * The objectives are lexicographic: the most served memory slices, then
+ * the fewest GPUs used, then the most GPUs unchanged.  They are solved as
+ * three integer programs, each keeping the optimum of the one before as a
+ * constraint; one weighted objective makes the relaxation weak and GLPK
+ * slow.  Patterns are limited to demanded profiles and what the GPUs hold
+ * now, which keeps each group to at most a few hundred columns.
  */
 #include <glpk.h>
 #include <math.h>
@@ -28,18 +32,19 @@
 struct pattern {
 	int8_t counts[GF_MIG_MAX_PROFILES];
 	int ninst;
+	int holders; /* GPUs of the group holding exactly this now */
+	int zcol;    /* GLPK column of z, or 0 */
 };
 
 struct group {
 	const struct gf_mig_model *m;
-	const struct gf_mig_layout *cur; /* of its first GPU */
+	struct gf_mig_layout busy; /* the busy instances all its GPUs keep */
 	int *gpus;
+	int *curpat; /* per member: the pattern it holds now */
 	int n;
 	struct pattern *pat;
 	int npat, cap;
-	int current; /* pattern index equal to the current layout, or -1 */
-	int col0;    /* first GLPK column of x[g][*] */
-	int *take;   /* solution: GPUs per pattern */
+	int col0; /* first GLPK column of x[g][*] */
 };
 
 struct collect {
@@ -84,6 +89,8 @@ static int add_pattern(struct group *g, const int8_t *counts)
 	struct pattern *p = &g->pat[g->npat];
 	memcpy(p->counts, counts, GF_MIG_MAX_PROFILES);
 	p->ninst = 0;
+	p->holders = 0;
+	p->zcol = 0;
 	for (int i = 0; i < GF_MIG_MAX_PROFILES; i++)
 		p->ninst += counts[i];
 	return g->npat++;
@@ -92,11 +99,9 @@ static int add_pattern(struct group *g, const int8_t *counts)
 static int collect_layout(const struct gf_mig_layout *l, void *arg)
 {
 	struct collect *c = arg;
-	const struct gf_mig_layout *cur = c->g->cur;
+	const struct gf_mig_layout *cur = &c->g->busy;
 	/* keep every busy instance where it is */
 	for (int i = 0; i < cur->n; i++) {
-		if (!cur->inst[i].busy)
-			continue;
 		bool kept = false;
 		for (int j = 0; j < l->n && !kept; j++)
 			kept = l->inst[j].profile == cur->inst[i].profile &&
@@ -108,7 +113,7 @@ static int collect_layout(const struct gf_mig_layout *l, void *arg)
 	counts_of(l, counts);
 	int8_t busy[GF_MIG_MAX_PROFILES] = { 0 };
 	for (int i = 0; i < cur->n; i++)
-		busy[cur->inst[i].profile] += cur->inst[i].busy;
+		busy[cur->inst[i].profile]++;
 	for (int p = 0; p < GF_MIG_MAX_PROFILES; p++)
 		if (counts[p] > busy[p] && !c->useful[p])
 			return 0;
@@ -116,8 +121,8 @@ static int collect_layout(const struct gf_mig_layout *l, void *arg)
 	return 0;
 }
 
-static void build_patterns(struct group *g, const struct gf_mig_demand *d,
-			   int nd)
+static void build_patterns(struct group *g, const struct gf_mig_gpu *gpus,
+			   const struct gf_mig_demand *d, int nd)
 {
 	bool useful[GF_MIG_MAX_PROFILES] = { false };
 	for (int k = 0; k < nd; k++) {
@@ -126,16 +131,17 @@ static void build_patterns(struct group *g, const struct gf_mig_demand *d,
 			useful[p] = true;
 	}
 	int8_t zero[GF_MIG_MAX_PROFILES] = { 0 };
-	bool busy = false;
-	for (int i = 0; i < g->cur->n; i++)
-		busy |= g->cur->inst[i].busy;
-	if (!busy)
+	if (g->busy.n == 0)
 		add_pattern(g, zero);
 	struct collect c = { g, useful };
 	gf_mig_enumerate(g->m, collect_layout, &c);
-	int8_t cur[GF_MIG_MAX_PROFILES];
-	counts_of(g->cur, cur);
-	g->current = add_pattern(g, cur); /* a valid current layout */
+	/* what each GPU holds now is a pattern too (valid: checked) */
+	for (int i = 0; i < g->n; i++) {
+		int8_t cur[GF_MIG_MAX_PROFILES];
+		counts_of(&gpus[g->gpus[i]].current, cur);
+		g->curpat[i] = add_pattern(g, cur);
+		g->pat[g->curpat[i]].holders++;
+	}
 }
 
 static int find_demand_mem(const struct group *g, int ng,
@@ -189,6 +195,41 @@ static void nz(struct lp *lp, int row, int col, double v)
 	lp->ia[lp->nz] = row;
 	lp->ja[lp->nz] = col;
 	lp->ar[lp->nz] = v;
+}
+
+/*
+ * Every objective here takes integer values only, which GLPK does not
+ * know: stop as soon as the incumbent equals the best bound rounded to an
+ * integer (the search is then finished: that is a proof of optimality).
+ */
+struct cb_state {
+	bool maximise;
+	bool proved;
+	double bound; /* best bound seen, for a search cut short */
+	bool have_bound;
+};
+
+static void on_tree(glp_tree *t, void *arg)
+{
+	struct cb_state *cb = arg;
+	/* at selection every open subproblem is in the active list, so the
+	 * best node's bound bounds them all */
+	if (glp_ios_reason(t) != GLP_ISELECT)
+		return;
+	glp_prob *P = glp_ios_get_prob(t);
+	int best = glp_ios_best_node(t);
+	if (best == 0 || glp_mip_status(P) != GLP_FEAS)
+		return;
+	double bound = glp_ios_node_bound(t, best);
+	double inc = glp_mip_obj_val(P);
+	cb->bound = bound;
+	cb->have_bound = true;
+	bool done = cb->maximise ? floor(bound + 1e-6) <= inc + 1e-6
+				 : ceil(bound - 1e-6) >= inc - 1e-6;
+	if (done) {
+		cb->proved = true;
+		glp_ios_terminate(t);
+	}
 }
 
 static double now_ms(void)
@@ -255,20 +296,31 @@ static void realise(const struct group *g, const struct gf_mig_gpu *gpu,
 	}
 }
 
+static void busy_of(const struct gf_mig_layout *l, struct gf_mig_layout *b)
+{
+	b->n = 0;
+	for (int i = 0; i < l->n; i++)
+		if (l->inst[i].busy)
+			b->inst[b->n++] = l->inst[i];
+}
+
 static int group_gpus(const struct gf_mig_gpu *gpus, int ngpus, struct group *g)
 {
 	int ng = 0;
 	for (int i = 0; i < ngpus; i++) {
+		struct gf_mig_layout busy;
+		busy_of(&gpus[i].current, &busy);
 		int k;
 		for (k = 0; k < ng; k++)
 			if (g[k].m == gpus[i].model &&
-			    same_layout(g[k].cur, &gpus[i].current))
+			    same_layout(&g[k].busy, &busy))
 				break;
 		if (k == ng) {
 			memset(&g[ng], 0, sizeof(g[ng]));
 			g[ng].m = gpus[i].model;
-			g[ng].cur = &gpus[i].current;
+			g[ng].busy = busy;
 			g[ng].gpus = gf_calloc((size_t)ngpus, sizeof(int));
+			g[ng].curpat = gf_calloc((size_t)ngpus, sizeof(int));
 			ng++;
 		}
 		g[k].gpus[g[k].n++] = i;
@@ -318,7 +370,7 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		}
 	}
 	for (int i = 0; i < ng; i++)
-		build_patterns(&g[i], d, nd);
+		build_patterns(&g[i], gpus, d, nd);
 	const struct gf_mig_model *models[32]; /* distinct: < model table */
 	int nm = fleet_models(g, ng, models);
 
@@ -326,7 +378,6 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 	glp_term_out(GLP_OFF);
 	struct lp lp = { .p = glp_create_prob() };
 	glp_set_obj_dir(lp.p, GLP_MAX);
-	double W2 = ngpus + 1.0, W1 = W2 * (ngpus + 1.0) + 1.0;
 	int ncol = 0;
 	for (int i = 0; i < ng; i++) {
 		g[i].col0 = ncol + 1;
@@ -335,9 +386,6 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			int col = g[i].col0 + c;
 			glp_set_col_kind(lp.p, col, GLP_IV);
 			glp_set_col_bnds(lp.p, col, GLP_DB, 0, g[i].n);
-			double cost = (g[i].pat[c].ninst > 0 ? W2 : 0) +
-				      (c != g[i].current ? 1 : 0);
-			glp_set_obj_coef(lp.p, col, -cost);
 		}
 		ncol += g[i].npat;
 	}
@@ -355,7 +403,18 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			bool open = pi >= 0 && d[k].count > 0;
 			glp_set_col_bnds(lp.p, col, open ? GLP_DB : GLP_FX, 0,
 					 open ? d[k].count : 0);
-			glp_set_obj_coef(lp.p, col, W1 * mem);
+			glp_set_obj_coef(lp.p, col, mem); /* stage 1 */
+		}
+	/* z[g][c] for the patterns some GPU holds now */
+	for (int i = 0; i < ng; i++)
+		for (int c = 0; c < g[i].npat; c++) {
+			if (g[i].pat[c].holders == 0)
+				continue;
+			int col = glp_add_cols(lp.p, 1);
+			g[i].pat[c].zcol = col;
+			glp_set_col_kind(lp.p, col, GLP_CV);
+			glp_set_col_bnds(lp.p, col, GLP_DB, 0,
+					 g[i].pat[c].holders);
 		}
 	/* rows: groups, supply per (k, m), demand per k */
 	int row = glp_add_rows(lp.p, ng + nd * nm + nd);
@@ -388,104 +447,214 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		for (int m = 0; m < nm; m++)
 			nz(&lp, row, ycol0 + k * nm + m, 1.0);
 	}
+	for (int i = 0; i < ng; i++)
+		for (int c = 0; c < g[i].npat; c++) {
+			if (!g[i].pat[c].zcol)
+				continue;
+			int r = glp_add_rows(lp.p, 1);
+			glp_set_row_bnds(lp.p, r, GLP_UP, 0, 0);
+			nz(&lp, r, g[i].pat[c].zcol, 1.0);
+			nz(&lp, r, g[i].col0 + c, -1.0);
+		}
 	glp_load_matrix(lp.p, lp.nz, lp.ia, lp.ja, lp.ar);
 
-	/* the LP relaxation of served slices alone: an upper bound */
+	/* the LP relaxation of served slices: an upper bound */
 	glp_smcp sm;
 	glp_init_smcp(&sm);
 	sm.msg_lev = GLP_MSG_OFF;
-	double *saved = gf_calloc((size_t)ncol + 1, sizeof(double));
-	for (int c = 1; c <= ncol; c++) {
-		saved[c] = glp_get_obj_coef(lp.p, c);
-		glp_set_obj_coef(lp.p, c, 0);
-	}
 	if (glp_simplex(lp.p, &sm) == 0 && glp_get_status(lp.p) == GLP_OPT)
-		p->bound_slices = glp_get_obj_val(lp.p) / W1;
-	for (int c = 1; c <= ncol; c++)
-		glp_set_obj_coef(lp.p, c, saved[c]);
-	gf_free(saved);
+		p->bound_slices = glp_get_obj_val(lp.p);
 
-	glp_iocp io;
-	glp_init_iocp(&io);
-	io.msg_lev = GLP_MSG_OFF;
-	io.presolve = GLP_ON;
-	io.tm_lim = 20000;
-	if (getenv("GF_MIG_LP_DUMP"))
-		glp_write_lp(lp.p, NULL, getenv("GF_MIG_LP_DUMP"));
-	int sr = glp_intopt(lp.p, &io);
-	int st = glp_mip_status(lp.p);
-	p->solve_ms = now_ms() - t0;
-	if ((sr != 0 && sr != GLP_ETMLIM) ||
-	    (st != GLP_OPT && st != GLP_FEAS)) {
-		rc = gf_err_set(e, GF_ENOTSUP,
-				"MIG planner: the solver found no solution "
-				"(GLPK status %d, code %d)",
-				st, sr);
-		goto out_lp;
+	/* Lexicographic, in three solves: each fixes the optimum of the
+	 * last as a constraint.  Far faster than one weighted objective,
+	 * whose weights make the relaxation weak.  Each stage keeps the
+	 * best solution found if its time runs out. */
+	int ntot = glp_get_num_cols(lp.p);
+	double *sol = gf_calloc((size_t)ntot + 1, sizeof(double));
+	double *coef = gf_calloc((size_t)ntot + 1, sizeof(double));
+	int *idx = gf_calloc((size_t)ntot + 1, sizeof(int));
+	bool have = false;
+	p->optimal = true;
+	for (int stage = 0; stage < 3; stage++) {
+		for (int c = 1; c <= ntot; c++)
+			glp_set_obj_coef(lp.p, c, 0);
+		/* 1: max served slices; 2: min GPUs used; 3: max kept */
+		glp_set_obj_dir(lp.p, stage == 1 ? GLP_MIN : GLP_MAX);
+		for (int i = 0; i < ng; i++)
+			for (int c = 0; c < g[i].npat; c++) {
+				if (stage == 1 && g[i].pat[c].ninst > 0)
+					glp_set_obj_coef(lp.p, g[i].col0 + c,
+							 1);
+				if (stage == 2 && g[i].pat[c].zcol)
+					glp_set_obj_coef(lp.p, g[i].pat[c].zcol,
+							 1);
+			}
+		if (stage == 0)
+			for (int k = 0; k < nd; k++)
+				for (int m = 0; m < nm; m++) {
+					int pi = gf_mig_profile_find(
+						models[m], d[k].profile);
+					glp_set_obj_coef(
+						lp.p, ycol0 + k * nm + m,
+						pi >= 0 ? models[m]
+								  ->profiles[pi]
+								  .mem
+							: 0);
+				}
+		struct cb_state cb = { stage != 1, false, 0, false };
+		glp_iocp io;
+		glp_init_iocp(&io);
+		io.msg_lev = GLP_MSG_OFF;
+		io.presolve = GLP_ON;
+		io.mir_cuts = GLP_ON;
+		io.cb_func = on_tree;
+		io.cb_info = &cb;
+		io.tm_lim = stage == 0 ? 4000 : 2500;
+		int sr = glp_intopt(lp.p, &io);
+		int st = glp_mip_status(lp.p);
+		if (sr == GLP_ESTOP && cb.proved && st == GLP_FEAS)
+			st = GLP_OPT, sr = 0; /* stopped on a proof */
+		if ((sr != 0 && sr != GLP_ETMLIM) ||
+		    (st != GLP_OPT && st != GLP_FEAS)) {
+			if (!have) {
+				rc = gf_err_set(e, GF_ENOTSUP,
+						"MIG planner: the solver found "
+						"no solution (GLPK status %d, "
+						"code %d)",
+						st, sr);
+				goto out_sol;
+			}
+			p->optimal = false;
+			break; /* keep the previous stage's answer */
+		}
+		if (st != GLP_OPT)
+			p->optimal = false;
+		p->proved[stage] = st == GLP_OPT;
+		if (stage == 1)
+			p->bound_gpus = st == GLP_OPT	? glp_mip_obj_val(lp.p)
+					: cb.have_bound ? ceil(cb.bound - 1e-6)
+							: 0;
+		for (int c = 1; c <= ntot; c++)
+			sol[c] = glp_mip_col_val(lp.p, c);
+		have = true;
+		/* fix this stage's optimum for the next: obj row */
+		double best = glp_mip_obj_val(lp.p);
+		int n = 0;
+		for (int c = 1; c <= ntot; c++) {
+			double v = glp_get_obj_coef(lp.p, c);
+			if (v != 0) {
+				idx[++n] = c;
+				coef[n] = v;
+			}
+		}
+		if (stage < 2 && n > 0) {
+			int r = glp_add_rows(lp.p, 1);
+			glp_set_mat_row(lp.p, r, n, idx, coef);
+			if (stage == 0) /* served >= the best */
+				glp_set_row_bnds(lp.p, r, GLP_LO, best - 0.5,
+						 0);
+			else /* GPUs used <= the fewest */
+				glp_set_row_bnds(lp.p, r, GLP_UP, 0,
+						 best + 0.5);
+		}
 	}
-	p->optimal = st == GLP_OPT;
+	p->solve_ms = now_ms() - t0;
 
 	/* per-GPU plans: GPUs that can keep their layout do so first */
 	p->ngpus = ngpus;
 	p->gpus = gf_calloc((size_t)ngpus, sizeof(*p->gpus));
 	for (int i = 0; i < ng; i++) {
-		/* unchanged GPUs first, then used ones (low indexes get the
-		 * work), free ones last */
-		int next = 0, norder = 0;
-		int *order = gf_calloc((size_t)g[i].npat, sizeof(*order));
-		bool cur_empty = g[i].pat[g[i].current].ninst == 0;
-		if (!cur_empty)
-			order[norder++] = g[i].current;
-		for (int c = 0; c < g[i].npat; c++)
-			if (c != g[i].current && g[i].pat[c].ninst > 0)
-				order[norder++] = c;
-		for (int c = 0; c < g[i].npat; c++)
-			if ((c == g[i].current && cur_empty) ||
-			    (c != g[i].current && g[i].pat[c].ninst == 0))
-				order[norder++] = c;
-		for (int o = 0; o < norder; o++) {
-			int c = order[o];
-			int take = (int)lround(
-				glp_mip_col_val(lp.p, g[i].col0 + c));
-			for (int t = 0; t < take && next < g[i].n; t++) {
-				int gi = g[i].gpus[next++];
-				realise(&g[i], &gpus[gi], &g[i].pat[c],
-					c == g[i].current, &p->gpus[gi]);
+		/* per pattern: its kept GPUs (holders) first, then others;
+		 * used patterns go to the lowest free indexes, empty last */
+		bool *done = gf_calloc((size_t)g[i].n, sizeof(*done));
+		int *left = gf_calloc((size_t)g[i].npat, sizeof(*left));
+		for (int c = 0; c < g[i].npat; c++) {
+			left[c] = (int)lround(sol[g[i].col0 + c]);
+			int keep = g[i].pat[c].zcol
+					   ? (int)lround(sol[g[i].pat[c].zcol])
+					   : 0;
+			/* free GPUs stay free from the top index down */
+			bool up = g[i].pat[c].ninst > 0;
+			for (int t = 0; t < g[i].n && keep > 0; t++) {
+				int k = up ? t : g[i].n - 1 - t;
+				if (!done[k] && g[i].curpat[k] == c) {
+					int gi = g[i].gpus[k];
+					realise(&g[i], &gpus[gi], &g[i].pat[c],
+						true, &p->gpus[gi]);
+					done[k] = true;
+					keep--;
+					left[c]--;
+				}
 			}
 		}
-		gf_free(order);
+		for (int pass = 0; pass < 2; pass++)
+			for (int c = 0; c < g[i].npat; c++) {
+				if ((g[i].pat[c].ninst > 0) != (pass == 0))
+					continue;
+				for (int k = 0; k < g[i].n && left[c] > 0;
+				     k++) {
+					if (done[k])
+						continue;
+					int gi = g[i].gpus[k];
+					realise(&g[i], &gpus[gi], &g[i].pat[c],
+						g[i].curpat[k] == c,
+						&p->gpus[gi]);
+					done[k] = true;
+					left[c]--;
+				}
+			}
+		gf_free(done);
+		gf_free(left);
 	}
-	/* totals, from the layouts themselves */
+	/* totals, from the layouts themselves: per demand, the instances
+	 * of that name on each model, the larger ones counted first */
 	p->ndemands = nd;
 	for (int k = 0; k < nd; k++) {
-		long supply = 0;
+		long supply[32] = { 0 };
 		for (int i = 0; i < ngpus; i++) {
 			const struct gf_mig_layout *l = &p->gpus[i].layout;
-			for (int j = 0; j < l->n; j++)
-				if (strcmp(gpus[i].model
-						   ->profiles[l->inst[j]
-								      .profile]
-						   .name,
-					   d[k].profile) == 0)
-					supply++;
+			for (int m = 0; m < nm; m++)
+				if (models[m] == gpus[i].model)
+					for (int j = 0; j < l->n; j++)
+						supply[m] += !strcmp(
+							gpus[i].model
+								->profiles
+									[l->inst[j]
+										 .profile]
+								.name,
+							d[k].profile);
 		}
-		p->served[k] = (int)(supply < d[k].count ? supply : d[k].count);
+		long want = d[k].count;
+		for (int pass = 0; pass < nm && want > 0; pass++) {
+			int bm = -1, bmem = -1;
+			for (int m = 0; m < nm; m++) {
+				int pi = gf_mig_profile_find(models[m],
+							     d[k].profile);
+				if (pi >= 0 && supply[m] > 0 &&
+				    models[m]->profiles[pi].mem > bmem) {
+					bm = m;
+					bmem = models[m]->profiles[pi].mem;
+				}
+			}
+			if (bm < 0)
+				break;
+			long take = supply[bm] < want ? supply[bm] : want;
+			p->served[k] += (int)take;
+			p->served_slices += take * bmem;
+			want -= take;
+			supply[bm] = 0;
+		}
 		p->unserved[k] = d[k].count - p->served[k];
 		p->demand_slices += (long)d[k].count * dmem[k];
-		for (int m = 0; m < nm; m++) {
-			int pi = gf_mig_profile_find(models[m], d[k].profile);
-			if (pi >= 0)
-				p->served_slices +=
-					lround(glp_mip_col_val(
-						lp.p, ycol0 + k * nm + m)) *
-					models[m]->profiles[pi].mem;
-		}
 	}
 	for (int i = 0; i < ngpus; i++) {
 		p->used_gpus += p->gpus[i].used;
 		p->changed_gpus += p->gpus[i].changed;
 	}
-out_lp:
+out_sol:
+	gf_free(sol);
+	gf_free(coef);
+	gf_free(idx);
 	gf_free(lp.ia);
 	gf_free(lp.ja);
 	gf_free(lp.ar);
@@ -493,6 +662,7 @@ out_lp:
 out:
 	for (int i = 0; i < ng; i++) {
 		gf_free(g[i].gpus);
+		gf_free(g[i].curpat);
 		gf_free(g[i].pat);
 	}
 	gf_free(g);

@@ -81,8 +81,12 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 	gf_buf_printf(out,
 		      "served:   %ld of %ld demanded memory slices (%.0f%%)\n",
 		      p->served_slices, p->demand_slices, pct);
-	gf_buf_printf(out, "GPUs:     %d used, %d free, %d changed\n",
+	gf_buf_printf(out, "GPUs:     %d used, %d free, %d changed",
 		      p->used_gpus, p->ngpus - p->used_gpus, p->changed_gpus);
+	if (!p->optimal && p->bound_gpus > 0)
+		gf_buf_printf(out, " (a bound says at least %.0f used)",
+			      p->bound_gpus);
+	gf_buf_putc(out, '\n');
 	bool any = false;
 	for (int k = 0; k < p->ndemands; k++)
 		if (p->unserved[k] > 0) {
@@ -149,6 +153,7 @@ int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 	gf_json_int(&j, "changed_gpus", p->changed_gpus);
 	gf_json_bool(&j, "optimal", p->optimal);
 	gf_json_double(&j, "bound_slices", p->bound_slices);
+	gf_json_double(&j, "bound_gpus", p->bound_gpus);
 	gf_json_obj_end(&j);
 	gf_json_obj_begin(&j, "served");
 	for (int k = 0; k < p->ndemands; k++)

@@ -305,10 +305,15 @@ static void test_planner_is_optimal(void **state)
 		int used;
 		exhaustive(m, ngpu, prof, dem, nd, &slices, &used);
 		if (p.served_slices != slices || p.used_gpus != used)
-			print_message("%s x%d: plan %ld slices on %d GPUs, "
-				      "exhaustive %ld on %d\n",
-				      m->id, ngpu, p.served_slices, p.used_gpus,
-				      slices, used);
+			print_message(
+				"%s x%d: plan %ld slices on %d GPUs, "
+				"exhaustive %ld on %d (%s=%d %s=%d %s=%d)\n",
+				m->id, ngpu, p.served_slices, p.used_gpus,
+				slices, used, d[0].profile, d[0].count,
+				nd > 1 ? d[1].profile : "-",
+				nd > 1 ? d[1].count : 0,
+				nd > 2 ? d[2].profile : "-",
+				nd > 2 ? d[2].count : 0);
 		assert_int_equal(p.served_slices, slices);
 		assert_int_equal(p.used_gpus, used);
 		assert_true(p.optimal);
