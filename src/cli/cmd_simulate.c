@@ -448,6 +448,7 @@ static int mig_main(int argc, char **argv)
 	}
 	struct gf_migsim_mix mix[GF_MIG_MAX_DEMANDS];
 	int nmix = 0;
+	memset(mix, 0, sizeof(mix));
 	char buf[512];
 	snprintf(buf, sizeof(buf), "%s", mix_s);
 	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {

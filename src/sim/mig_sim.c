@@ -105,6 +105,7 @@ int gf_migsim_run(const struct gf_mig_model *m, const struct gf_migsim_mix *mix,
 		for (int j = 0; j < ngpus; j++)
 			g[j].model = m;
 		struct gf_mig_demand d[GF_MIG_MAX_DEMANDS];
+		memset(d, 0, sizeof(d));
 		for (int k2 = 0; k2 < nmix; k2++) {
 			snprintf(d[k2].profile, sizeof(d[k2].profile), "%s",
 				 mix[k2].profile);
