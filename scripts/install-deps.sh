@@ -5,9 +5,10 @@
 set -eu
 
 # build and run
-PKGS="gcc make pkg-config libhwloc-dev libglpk-dev libyaml-dev"
-# tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML
-PKGS="$PKGS libcmocka-dev hwloc-nox"
+PKGS="gcc make pkg-config libhwloc-dev libglpk-dev libyaml-dev libmicrohttpd-dev"
+# tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,
+# a real Prometheus scraping the agent, curl to talk to both
+PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"
 
 missing=""
 for p in $PKGS; do

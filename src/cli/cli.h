@@ -22,6 +22,7 @@ int cmd_bind(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_mig(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {

@@ -21,6 +21,8 @@ static const struct gf_cmd commands[] = {
 	{ "simulate", cmd_simulate,
 	  "replay a trace through the placement engine (policy tables)" },
 	{ "mig", cmd_mig, "plan, validate and apply MIG layouts (mig-parted)" },
+	{ "agent", cmd_agent,
+	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

@@ -116,7 +116,37 @@ typedef struct {
 	unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+/* telemetry */
+typedef struct {
+	unsigned int gpu;
+	unsigned int memory;
+} nvmlUtilization_t;
+
+typedef enum {
+	NVML_CLOCK_GRAPHICS = 0,
+	NVML_CLOCK_SM = 1,
+	NVML_CLOCK_MEM = 2,
+} nvmlClockType_t;
+
+#define NVML_TEMPERATURE_GPU		   0U
+#define NVML_PCIE_UTIL_TX_BYTES		   0U
+#define NVML_PCIE_UTIL_RX_BYTES		   1U
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x8ULL
+#define NVML_ERROR_TIMEOUT		   10
+
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+typedef struct {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes");
+_Static_assert(sizeof(nvmlUtilization_t) == 8, "8 bytes");
+_Static_assert(sizeof(nvmlEventData_t) == 32, "32 bytes");
 _Static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48, "48 bytes");
 _Static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24, "24 bytes");
 _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36, "36 bytes");
@@ -195,6 +225,33 @@ _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 	X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId,                          \
 	  (nvmlDevice_t mig, unsigned int *id))                              \
 	X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses,                \
-	  (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))
+	  (nvmlDevice_t d, unsigned int *count, nvmlProcessInfo_t *infos))   \
+	X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                       \
+	  (nvmlDevice_t d, nvmlUtilization_t * u))                           \
+	X(nvmlReturn_t, nvmlDeviceGetEncoderUtilization,                     \
+	  (nvmlDevice_t d, unsigned int *util, unsigned int *period_us))     \
+	X(nvmlReturn_t, nvmlDeviceGetDecoderUtilization,                     \
+	  (nvmlDevice_t d, unsigned int *util, unsigned int *period_us))     \
+	X(nvmlReturn_t, nvmlDeviceGetPowerUsage,                             \
+	  (nvmlDevice_t d, unsigned int *milliwatts))                        \
+	X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                 \
+	  (nvmlDevice_t d, unsigned long long *millijoules))                 \
+	X(nvmlReturn_t, nvmlDeviceGetTemperature,                            \
+	  (nvmlDevice_t d, unsigned int sensor, unsigned int *celsius))      \
+	X(nvmlReturn_t, nvmlDeviceGetClockInfo,                              \
+	  (nvmlDevice_t d, nvmlClockType_t type, unsigned int *mhz))         \
+	X(nvmlReturn_t, nvmlDeviceGetPcieThroughput,                         \
+	  (nvmlDevice_t d, unsigned int counter, unsigned int *kb_per_s))    \
+	X(nvmlReturn_t, nvmlDeviceGetPcieReplayCounter,                      \
+	  (nvmlDevice_t d, unsigned int *value))                             \
+	X(nvmlReturn_t, nvmlDeviceGetRemappedRows,                           \
+	  (nvmlDevice_t d, unsigned int *corr, unsigned int *unc,            \
+	   unsigned int *pending, unsigned int *failure))                    \
+	X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t * set))          \
+	X(nvmlReturn_t, nvmlDeviceRegisterEvents,                            \
+	  (nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set))    \
+	X(nvmlReturn_t, nvmlEventSetWait,                                    \
+	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int ms))     \
+	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))
 
 #endif

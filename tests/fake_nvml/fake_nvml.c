@@ -24,6 +24,14 @@
  *   gi PROFILE_ID START [busy]  an instance there now (with a compute
  *                           instance; busy: a process runs on it)
  *   mig_reset_required 1    SetMigMode only sets the pending mode
+ * Telemetry, replayed per GPU (a "tick" is a call of GetClockInfo(SM),
+ * the first call of each of gpufleet's samples):
+ *   series NAME V1,V2,...   util memutil power_mw temp sm_clock mem_clock
+ *                           fb_used_mib pcie_tx_kbps pcie_rx_kbps enc dec;
+ *                           value i at tick i, the last one repeated
+ *   fail_every K            every K-th tick, every call fails (Unknown)
+ *   lost_after N            from tick N on, every call: GPU is lost
+ *   xid_at TICK CODE        an XID event at that tick
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances
@@ -66,8 +74,34 @@ struct fake_link {
 	char remote[32];
 };
 
+enum {
+	S_UTIL,
+	S_MEMUTIL,
+	S_POWER,
+	S_TEMP,
+	S_SMCLK,
+	S_MEMCLK,
+	S_FBUSED,
+	S_PCIETX,
+	S_PCIERX,
+	S_ENC,
+	S_DEC,
+	S_N
+};
+static const char *const series_names[S_N] = {
+	"util",		"memutil",   "power_mw",    "temp",
+	"sm_clock",	"mem_clock", "fb_used_mib", "pcie_tx_kbps",
+	"pcie_rx_kbps", "enc",	     "dec",
+};
+#define MAX_SERIES 64
+
 struct nvmlDevice_st {
 	int is_mig;
+	double series[S_N][MAX_SERIES];
+	int nseries[S_N];
+	int tick;
+	int fail_every, lost_after;
+	int xid_tick, xid_code;
 	struct fake_gi *mig_gi; /* MIG device handles */
 	char busid[32];
 	char name[96];
@@ -281,6 +315,34 @@ static int load(void)
 			g->numa = atoi(val);
 		} else if (strcmp(key, "cpu_affinity") == 0) {
 			parse_cpus(g, val);
+		} else if (strcmp(key, "series") == 0) {
+			char nm[32];
+			int off2 = 0;
+			if (sscanf(val, "%31s %n", nm, &off2) == 1)
+				for (int k = 0; k < S_N; k++)
+					if (strcmp(nm, series_names[k]) == 0) {
+						char *q = val + off2;
+						g->nseries[k] = 0;
+						while (*q &&
+						       g->nseries[k] <
+							       MAX_SERIES) {
+							g->series
+								[k]
+								[g->nseries
+									 [k]++] =
+								strtod(q, &q);
+							if (*q == ',')
+								q++;
+							else
+								break;
+						}
+					}
+		} else if (strcmp(key, "fail_every") == 0) {
+			g->fail_every = atoi(val);
+		} else if (strcmp(key, "lost_after") == 0) {
+			g->lost_after = atoi(val);
+		} else if (strcmp(key, "xid_at") == 0) {
+			sscanf(val, "%d %d", &g->xid_tick, &g->xid_code);
 		} else if (strcmp(key, "gi_profiles") == 0) {
 			for (int i = 0; i < nsets; i++)
 				if (strcmp(sets[i].name, val) == 0)
@@ -446,14 +508,29 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *u, unsigned len)
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+static double series_at(nvmlDevice_t d, int k, double dflt);
+static nvmlReturn_t fault(nvmlDevice_t d);
+
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
 	CHECK_DEV(d);
+	if (d->is_mig) { /* a MIG device: its share of the parent's memory */
+		struct fake_gi *gi = d->mig_gi;
+		m->total = gi->gpu->mem_total / 8 * gi->prof->mem;
+		m->used = gi->busy ? (1024ULL << 20) : 0;
+		m->free = m->total - m->used;
+		return NVML_SUCCESS;
+	}
+	nvmlReturn_t fr = fault(d);
+	if (fr != NVML_SUCCESS)
+		return fr;
 	if (d->mem_total == 0)
 		return NVML_ERROR_NOT_SUPPORTED;
 	m->total = d->mem_total;
-	m->used = 0;
-	m->free = d->mem_total;
+	m->used = (unsigned long long)series_at(d, S_FBUSED, 0) << 20;
+	if (m->used > m->total)
+		m->used = m->total;
+	m->free = m->total - m->used;
 	return NVML_SUCCESS;
 }
 
@@ -791,5 +868,200 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
 		p->gpuInstanceId = d->mig_gi->id;
 	}
 	*count = n;
+	return NVML_SUCCESS;
+}
+
+/* ---- telemetry ---- */
+
+static double series_at(nvmlDevice_t d, int k, double dflt)
+{
+	if (d->nseries[k] == 0)
+		return dflt;
+	int i = d->tick - 1;
+	if (i < 0)
+		i = 0;
+	if (i >= d->nseries[k])
+		i = d->nseries[k] - 1;
+	return d->series[k][i];
+}
+
+/* Fault injection for the sample at the current tick. */
+static nvmlReturn_t fault(nvmlDevice_t d)
+{
+	if (d->lost_after && d->tick >= d->lost_after)
+		return NVML_ERROR_GPU_IS_LOST;
+	if (d->fail_every && d->tick > 0 && d->tick % d->fail_every == 0)
+		return NVML_ERROR_UNKNOWN;
+	return NVML_SUCCESS;
+}
+
+#define TEL(d)                               \
+	do {                                 \
+		CHECK_DEV(d);                \
+		nvmlReturn_t fr_ = fault(d); \
+		if (fr_ != NVML_SUCCESS)     \
+			return fr_;          \
+	} while (0)
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t,
+				    unsigned *mhz);
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t,
+				    unsigned *mhz)
+{
+	CHECK_DEV(d);
+	if (t == NVML_CLOCK_SM)
+		d->tick++;
+	TEL(d);
+	*mhz = (unsigned)(t == NVML_CLOCK_SM ? series_at(d, S_SMCLK, 1980)
+					     : series_at(d, S_MEMCLK, 2619));
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d,
+					   nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
+{
+	TEL(d);
+	if (d->has_mig && d->mig_cur == 1)
+		return NVML_ERROR_NOT_SUPPORTED; /* as on MIG-enabled GPUs */
+	u->gpu = (unsigned)series_at(d, S_UTIL, 0);
+	u->memory = (unsigned)series_at(d, S_MEMUTIL, 0);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned *u,
+					     unsigned *p);
+nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned *u,
+					     unsigned *p)
+{
+	TEL(d);
+	*u = (unsigned)series_at(d, S_ENC, 0);
+	*p = 167000;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *u,
+					     unsigned *p);
+nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *u,
+					     unsigned *p)
+{
+	TEL(d);
+	*u = (unsigned)series_at(d, S_DEC, 0);
+	*p = 167000;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw)
+{
+	TEL(d);
+	*mw = (unsigned)series_at(d, S_POWER, 70000);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+						 unsigned long long *mj);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+						 unsigned long long *mj)
+{
+	TEL(d);
+	/* one second of the current power per tick */
+	*mj = 1000000ULL +
+	      (unsigned long long)d->tick *
+		      (unsigned long long)series_at(d, S_POWER, 70000);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, unsigned s, unsigned *c);
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, unsigned s, unsigned *c)
+{
+	TEL(d);
+	if (s != 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*c = (unsigned)series_at(d, S_TEMP, 40);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned c,
+					 unsigned *kb);
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned c,
+					 unsigned *kb)
+{
+	TEL(d);
+	*kb = (unsigned)series_at(d, c == 0 ? S_PCIETX : S_PCIERX, 0);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned *v);
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned *v)
+{
+	TEL(d);
+	*v = 0;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *c, unsigned *u,
+				       unsigned *p, unsigned *f);
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *c, unsigned *u,
+				       unsigned *p, unsigned *f)
+{
+	TEL(d);
+	*c = *u = *p = *f = 0;
+	return NVML_SUCCESS;
+}
+
+struct nvmlEventSet_st {
+	int created;
+	int delivered[MAX_GPUS];
+};
+static struct nvmlEventSet_st the_set;
+
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	memset(&the_set, 0, sizeof(the_set));
+	the_set.created = 1;
+	*set = &the_set;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t,
+				      nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t,
+				      nvmlEventSet_t set)
+{
+	CHECK_DEV(d);
+	(void)t;
+	(void)set;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *e,
+				 unsigned ms);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *e,
+				 unsigned ms)
+{
+	(void)ms;
+	for (int i = 0; i < ngpus; i++) {
+		struct nvmlDevice_st *d = &gpus[i];
+		if (d->xid_tick && d->tick >= d->xid_tick &&
+		    !set->delivered[i]) {
+			set->delivered[i] = 1;
+			memset(e, 0, sizeof(*e));
+			e->device = d;
+			e->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+			e->eventData = (unsigned long long)d->xid_code;
+			return NVML_SUCCESS;
+		}
+	}
+	return NVML_ERROR_TIMEOUT;
+}
+
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	set->created = 0;
 	return NVML_SUCCESS;
 }

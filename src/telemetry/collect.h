@@ -1,0 +1,86 @@
+/*
+ * collect.h - the node agent's collector: one NVML sample of every GPU
+ * (and MIG instance) per call, kept in a fixed ring of recent samples per
+ * GPU, and rendered as a Prometheus text page.
+ *
+ * Faults: a metric NVML does not answer is left out of the page (as
+ * dcgm-exporter skips blank values); a GPU whose every answer fails keeps
+ * its last good values, and gpufleet_sample_age_seconds says how old they
+ * are; a GPU that fell off the bus (GPU_IS_LOST) is marked lost
+ * (gpufleet_gpu_up 0) while the others keep flowing.
+ * Not thread-safe: one sampling thread owns it.
+ */
+#ifndef GF_TELEMETRY_COLLECT_H
+#define GF_TELEMETRY_COLLECT_H
+
+#include <stdint.h>
+
+#include "../topo/nvml.h"
+#include "../util/buf.h"
+#include "metrics.h"
+
+#define GF_RING		600 /* ten minutes at one sample a second */
+#define GF_TEL_MAX_MIG	7
+#define GF_TEL_MAX_GPUS 64
+
+struct gf_mig_sample {
+	unsigned gi_id;
+	char profile[24];
+	double fb_used, fb_free; /* MiB */
+};
+
+struct gf_sample {
+	int64_t t_ms;
+	uint32_t valid; /* bit m: v[m] holds a value */
+	double v[GF_M_COUNT];
+	int nmig;
+	struct gf_mig_sample mig[GF_TEL_MAX_MIG];
+	int nproc; /* compute processes on the GPU */
+};
+
+struct gf_tgpu {
+	unsigned index;
+	nvmlDevice_t dev;
+	char uuid[96];
+	char busid[32];
+	char name[96];
+	bool lost;
+	int64_t last_good_ms;
+	struct gf_sample last; /* the last good sample */
+	struct gf_sample *ring;
+	int head, n;
+	uint64_t errors;
+	double last_xid;
+	uint16_t devid; /* PCI device id: the MIG profile table */
+};
+
+struct gf_collector {
+	const struct gf_nvml *nv;
+	struct gf_tgpu g[GF_TEL_MAX_GPUS];
+	int n;
+	char driver[80];
+	char hostname[64];
+	nvmlEventSet_t events;
+	uint64_t samples;
+	double cpu_ms_last; /* CPU time the last sample took */
+};
+
+/* Open NVML and find the GPUs.  GF_ENOTFOUND/GF_ENVML from the loader. */
+int gf_collector_open(struct gf_collector *c, struct gf_err *e);
+void gf_collector_close(struct gf_collector *c);
+
+/* Sample every GPU now (now_ms: wall clock in ms). */
+void gf_collector_sample(struct gf_collector *c, int64_t now_ms);
+
+/* The i-th most recent sample of GPU g (0 = newest), or NULL. */
+const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
+
+/* The page: dcgm-exporter's metrics then gpufleet's own. */
+int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
+		   int64_t now_ms, struct gf_buf *out);
+
+/* /v1/gpus: the latest sample of each GPU as JSON. */
+int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
+		      struct gf_buf *out);
+
+#endif

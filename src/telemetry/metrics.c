@@ -1,0 +1,161 @@
+/*
+ * metrics.c - metric table and counters CSV.
+ */
+#include "metrics.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Help texts verbatim from dcgm-exporter's default-counters.csv. */
+static const struct gf_metric_def defs[GF_M_COUNT] = {
+	[GF_M_SM_CLOCK] = { "DCGM_FI_DEV_SM_CLOCK", "gauge",
+			    "SM clock frequency (in MHz).", false },
+	[GF_M_MEM_CLOCK] = { "DCGM_FI_DEV_MEM_CLOCK", "gauge",
+			     "Memory clock frequency (in MHz).", false },
+	[GF_M_GPU_TEMP] = { "DCGM_FI_DEV_GPU_TEMP", "gauge",
+			    "GPU temperature (in C).", false },
+	[GF_M_POWER] = { "DCGM_FI_DEV_POWER_USAGE", "gauge",
+			 "Power draw (in W).", false },
+	[GF_M_ENERGY] = { "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+			  "Total energy consumption since boot (in mJ).",
+			  false },
+	[GF_M_PCIE_REPLAY] = { "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter",
+			       "Total number of PCIe retries.", false },
+	[GF_M_GPU_UTIL] = { "DCGM_FI_DEV_GPU_UTIL", "gauge",
+			    "GPU utilization (in %).", false },
+	[GF_M_MEM_COPY_UTIL] = { "DCGM_FI_DEV_MEM_COPY_UTIL", "gauge",
+				 "Memory utilization (in %).", false },
+	[GF_M_ENC_UTIL] = { "DCGM_FI_DEV_ENC_UTIL", "gauge",
+			    "Encoder utilization (in %).", false },
+	[GF_M_DEC_UTIL] = { "DCGM_FI_DEV_DEC_UTIL", "gauge",
+			    "Decoder utilization (in %).", false },
+	[GF_M_XID] = { "DCGM_FI_DEV_XID_ERRORS", "gauge",
+		       "Value of the last XID error encountered.", false },
+	[GF_M_FB_FREE] = { "DCGM_FI_DEV_FB_FREE", "gauge",
+			   "Framebuffer memory free (in MiB).", true },
+	[GF_M_FB_USED] = { "DCGM_FI_DEV_FB_USED", "gauge",
+			   "Framebuffer memory used (in MiB).", true },
+	[GF_M_FB_RESERVED] = { "DCGM_FI_DEV_FB_RESERVED", "gauge",
+			       "Framebuffer memory reserved (in MiB).", false },
+	[GF_M_UNC_REMAPPED] = { "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+				"counter",
+				"Number of remapped rows for uncorrectable "
+				"errors",
+				false },
+	[GF_M_COR_REMAPPED] = { "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+				"counter",
+				"Number of remapped rows for correctable errors",
+				false },
+	[GF_M_REMAP_FAILURE] = { "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge",
+				 "Whether remapping of rows has failed",
+				 false },
+	[GF_M_PCIE_TX] = { "DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+			   "The rate of data transmitted over the PCIe bus - "
+			   "including both protocol headers and data payloads "
+			   "- in bytes per second.",
+			   false },
+	[GF_M_PCIE_RX] = { "DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+			   "The rate of data received over the PCIe bus - "
+			   "including both protocol headers and data payloads "
+			   "- in bytes per second.",
+			   false },
+};
+
+const struct gf_metric_def *gf_metric_def(enum gf_metric m)
+{
+	return (unsigned)m < GF_M_COUNT ? &defs[m] : NULL;
+}
+
+enum gf_metric gf_metric_by_name(const char *name)
+{
+	for (int i = 0; i < GF_M_COUNT; i++)
+		if (strcmp(defs[i].name, name) == 0)
+			return (enum gf_metric)i;
+	return GF_M_COUNT;
+}
+
+void gf_counters_default(struct gf_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < GF_M_COUNT; i++)
+		c->order[c->n++] = (enum gf_metric)i;
+	c->driver_label = true;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
+		     s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
+{
+	memset(c, 0, sizeof(*c));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
+				  gf_strerror(-errno));
+	char line[1024];
+	int lineno = 0, rc = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		char *s = trim(line);
+		if (*s == '#' || *s == '\0')
+			continue;
+		char *f1 = strchr(s, ','),
+		     *f2 = f1 ? strchr(f1 + 1, ',') : NULL;
+		if (!f1 || !f2) {
+			rc = gf_err_set(e, GF_EPARSE,
+					"%s:%d: expected 'NAME, TYPE, HELP'",
+					path, lineno);
+			break;
+		}
+		*f1 = *f2 = '\0';
+		char *name = trim(s), *type = trim(f1 + 1);
+		if (strcmp(type, "gauge") && strcmp(type, "counter") &&
+		    strcmp(type, "label")) {
+			rc = gf_err_set(
+				e, GF_EPARSE,
+				"%s:%d: field type '%s': expected gauge, "
+				"counter or label",
+				path, lineno, type);
+			break;
+		}
+		if (!strcmp(name, "DCGM_FI_DRIVER_VERSION")) {
+			c->driver_label = true;
+			continue;
+		}
+		enum gf_metric m = gf_metric_by_name(name);
+		if (m == GF_M_COUNT) {
+			if (c->nskipped < 64)
+				snprintf(c->skipped[c->nskipped++],
+					 sizeof(c->skipped[0]), "%s", name);
+			continue;
+		}
+		if (strcmp(type, defs[m].type) != 0) {
+			rc = gf_err_set(
+				e, GF_EPARSE,
+				"%s:%d: %s is a %s in dcgm-exporter, not "
+				"a %s",
+				path, lineno, name, defs[m].type, type);
+			break;
+		}
+		bool dup = false;
+		for (int i = 0; i < c->n; i++)
+			dup |= c->order[i] == m;
+		if (!dup)
+			c->order[c->n++] = m;
+	}
+	fclose(f);
+	if (rc == 0 && c->n == 0)
+		rc = gf_err_set(e, GF_EPARSE,
+				"%s: no metric gpufleet collects is listed",
+				path);
+	return rc;
+}
