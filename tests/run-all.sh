@@ -11,6 +11,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
 [ $# -eq 0 ] && set -- build
 export HWLOC_HIDE_ERRORS=2
+# third-party leaks the sanitizer build must not fail on (see the file)
+export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
+# full stacks for leaks, so that suppression can see through hwloc's
+# plugins (built without frame pointers)
+export ASAN_OPTIONS="fast_unwind_on_malloc=0"
 SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
 export GPUFLEET_SHARED="$SHARED"
 [ -d "$SHARED/topologies" ] ||

@@ -1,0 +1,200 @@
+/*
+ * test_agent.c - the agent's collector and page: dcgm-exporter's names,
+ * types, help and label keys (from its default counters CSV), last good
+ * values with a staleness gauge while NVML fails, a GPU off the bus, and
+ * the counters CSV parser.
+ */
+#include "helpers.h"
+#include "telemetry/collect.h"
+
+static char fake[512];
+
+static void use(const char *fixture)
+{
+	setenv("GPUFLEET_NVML_LIBRARY", fake, 1);
+	setenv("GPUFLEET_FAKE_NVML_FIXTURE", fixture, 1);
+}
+
+/* "# TYPE name type" lines of a page, and the label keys of a sample. */
+static bool has_family(const char *page, const char *name, const char *type,
+		       const char *help)
+{
+	char want[512];
+	snprintf(want, sizeof(want), "# HELP %s %s\n# TYPE %s %s\n", name, help,
+		 name, type);
+	return strstr(page, want) != NULL;
+}
+
+static void test_names_match_dcgm_exporter(void **state)
+{
+	(void)state;
+	char csv[512];
+	shared_path(csv, sizeof(csv),
+		    "reference/dcgm-exporter/default-counters.csv");
+	FILE *f = fopen(csv, "r");
+	if (!f) {
+		print_message("shared data absent: %s\n", csv);
+		skip();
+	}
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, &e), 0);
+	gf_collector_sample(&c, 1000);
+	struct gf_counters k;
+	assert_int_equal(gf_counters_read(csv, &k, &e), 0);
+	assert_true(k.driver_label);
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 1000, &page), 0);
+	/* what dcgm-exporter's default set has and NVML cannot give without
+	 * DCGM: profiling fields (GPM), vGPU licence, memory temperature,
+	 * NVLink counters, reserved framebuffer.  Exactly these are absent. */
+	static const char *const absent[] = {
+		"DCGM_FI_DEV_MEMORY_TEMP",
+		"DCGM_FI_DEV_FB_RESERVED",
+		"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+		"DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+		"DCGM_FI_PROF_DRAM_ACTIVE",
+	};
+	char line[512];
+	int present = 0, missing = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		char name[128], type[32], help[256];
+		if (sscanf(line, " %127[^, ] , %31[^, ] , %255[^\n]", name,
+			   type, help) != 3 ||
+		    !strcmp(type, "label"))
+			continue;
+		bool is_absent = false;
+		for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+			is_absent |= !strcmp(absent[i], name);
+		char *end = help + strlen(help);
+		while (end > help && (end[-1] == ' ' || end[-1] == '\r'))
+			*--end = '\0';
+		if (is_absent) {
+			char t[160];
+			snprintf(t, sizeof(t), "# TYPE %s ", name);
+			assert_null(strstr(gf_buf_str(&page), t));
+			missing++;
+		} else {
+			if (!has_family(gf_buf_str(&page), name, type, help))
+				print_message("family %s (%s) missing\n", name,
+					      type);
+			assert_true(has_family(gf_buf_str(&page), name, type,
+					       help));
+			present++;
+		}
+	}
+	fclose(f);
+	assert_int_equal(missing, 7);
+	assert_int_equal(present, 18);
+	/* label keys of a GPU sample, in dcgm-exporter's order */
+	const char *s = strstr(gf_buf_str(&page), "\nDCGM_FI_DEV_GPU_TEMP{");
+	assert_non_null(s);
+	assert_non_null(strstr(s, "{gpu=\"0\",UUID=\"GPU-"));
+	const char *keys[] = { "gpu=",
+			       ",UUID=",
+			       ",pci_bus_id=",
+			       ",device=",
+			       ",modelName=",
+			       ",Hostname=",
+			       ",DCGM_FI_DRIVER_VERSION=\"550.54.15\"}" };
+	const char *p = s;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *q = strstr(p, keys[i]);
+		assert_non_null(q);
+		p = q;
+	}
+	/* MIG instances carry GPU_I_PROFILE and GPU_I_ID */
+	assert_non_null(strstr(gf_buf_str(&page),
+			       "GPU_I_PROFILE=\"3g.40gb\",GPU_I_ID=\"1\""));
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
+static void test_faults(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent-faults.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	struct gf_counters k;
+	gf_counters_default(&k);
+	assert_int_equal(gf_collector_open(&c, &e), 0);
+	for (int t = 1; t <= 4; t++)
+		gf_collector_sample(&c, t * 1000);
+	/* GPU 0 fell off the bus at its 3rd sample; its values stop at 2 */
+	assert_true(c.g[0].lost);
+	assert_int_equal(c.g[0].last_good_ms, 2000);
+	/* GPU 1 failed samples 2 and 4: it shows sample 3's power, aged */
+	assert_false(c.g[1].lost);
+	assert_int_equal(c.g[1].last_good_ms, 3000);
+	assert_int_equal(c.g[1].errors, 2);
+	assert_true(c.g[1].last.v[GF_M_POWER] == 220.0);
+	assert_int_equal(c.g[1].n, 2); /* ring: samples 1 and 3 */
+	assert_true(gf_collector_recent(&c.g[1], 0)->v[GF_M_POWER] == 220.0);
+	assert_true(gf_collector_recent(&c.g[1], 1)->v[GF_M_POWER] == 200.0);
+	assert_null(gf_collector_recent(&c.g[1], 2));
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 4000, &page), 0);
+	const char *pg = gf_buf_str(&page);
+	assert_non_null(strstr(pg, "gpufleet_gpu_up{gpu=\"0\","));
+	assert_non_null(strstr(pg, "000000000300\"} 0\n"));
+	assert_non_null(strstr(pg, "000000000301\"} 1\n"));
+	assert_non_null(strstr(pg, "gpufleet_sample_age_seconds{gpu=\"1\","
+				   "UUID=\"GPU-5e1f0c2a-7d3b-4c8e-9a60-"
+				   "000000000301\"} 1.000\n"));
+	/* the page is whole: every family's TYPE precedes its samples and
+	 * the last line ends with a newline */
+	assert_int_equal(pg[page.len - 1], '\n');
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
+static void test_counters_csv(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/gf-counters-XXXXXX";
+	int fd = mkstemp(path);
+	const char *text = "# comment\n\nDCGM_FI_DEV_GPU_UTIL, gauge, x\n"
+			   "DCGM_FI_PROF_SM_ACTIVE, gauge, not ours\n"
+			   "DCGM_FI_DRIVER_VERSION, label, Driver Version\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	struct gf_counters k;
+	struct gf_err e;
+	assert_int_equal(gf_counters_read(path, &k, &e), 0);
+	assert_int_equal(k.n, 1);
+	assert_int_equal(k.order[0], GF_M_GPU_UTIL);
+	assert_int_equal(k.nskipped, 1);
+	assert_true(k.driver_label);
+	FILE *f = fopen(path, "w");
+	fputs("DCGM_FI_DEV_GPU_UTIL, counter, wrong type\n", f);
+	fclose(f);
+	assert_int_equal(gf_counters_read(path, &k, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":1: DCGM_FI_DEV_GPU_UTIL is a gauge"));
+	f = fopen(path, "w");
+	fputs("DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM_FI_DEV_FB_USED, rate, y\n",
+	      f);
+	fclose(f);
+	assert_int_equal(gf_counters_read(path, &k, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":2: field type 'rate'"));
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	fake_nvml_path(argv[0], fake, sizeof(fake));
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names_match_dcgm_exporter),
+		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_counters_csv),
+	};
+	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+}
