@@ -23,6 +23,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_mig(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_diagnose(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {

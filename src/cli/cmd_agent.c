@@ -22,6 +22,7 @@
 #include <gpufleet/findings.h>
 
 #include "../telemetry/collect.h"
+#include "../telemetry/diagnose.h"
 #include "../topo/hwloc_load.h"
 #include "../topo/render.h"
 #include "../util/mem.h"
@@ -34,7 +35,8 @@ struct agent {
 	struct gf_counters counters;
 	long interval_ms;
 	pthread_mutex_t docs_lock;
-	struct gf_buf metrics, gpus, topo; /* under docs_lock */
+	struct gf_diag_opts diag;
+	struct gf_buf metrics, gpus, topo, diagnose, diagtext; /* docs_lock */
 	int topo_status;
 	int64_t last_sample_ms; /* under docs_lock */
 	volatile sig_atomic_t stop;
@@ -50,16 +52,23 @@ static int64_t wall_ms(void)
 static void *sampler(void *arg)
 {
 	struct agent *a = arg;
-	struct gf_buf m, g;
+	struct gf_buf m, g, d, dt;
 	gf_buf_init(&m, DOC_CAP);
 	gf_buf_init(&g, DOC_CAP);
+	gf_buf_init(&d, DOC_CAP);
+	gf_buf_init(&dt, DOC_CAP);
 	while (!a->stop) {
 		int64_t now = wall_ms();
 		gf_collector_sample(&a->col, now);
 		gf_buf_reset(&m);
 		gf_buf_reset(&g);
+		gf_buf_reset(&d);
+		gf_buf_reset(&dt);
 		gf_expo_render(&a->col, &a->counters, now, &m);
+		gf_expo_render_diag(&a->col, &a->diag, &m);
 		gf_expo_gpus_json(&a->col, now, &g);
+		gf_expo_diag_json(&a->col, &a->diag, &d);
+		gf_expo_diag_text(&a->col, &a->diag, &dt);
 		pthread_mutex_lock(&a->docs_lock);
 		struct gf_buf t = a->metrics;
 		a->metrics = m;
@@ -67,6 +76,12 @@ static void *sampler(void *arg)
 		t = a->gpus;
 		a->gpus = g;
 		g = t;
+		t = a->diagnose;
+		a->diagnose = d;
+		d = t;
+		t = a->diagtext;
+		a->diagtext = dt;
+		dt = t;
 		a->last_sample_ms = now;
 		pthread_mutex_unlock(&a->docs_lock);
 		/* sleep to the next tick, in small steps to stop promptly */
@@ -78,6 +93,8 @@ static void *sampler(void *arg)
 	}
 	gf_buf_release(&m);
 	gf_buf_release(&g);
+	gf_buf_release(&d);
+	gf_buf_release(&dt);
 	return NULL;
 }
 
@@ -116,6 +133,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
 			    gf_buf_str(&a->metrics), a->metrics.len);
 	} else if (!strcmp(url, "/v1/gpus")) {
 		ret = reply(conn, 200, json, gf_buf_str(&a->gpus), a->gpus.len);
+	} else if (!strcmp(url, "/v1/diagnose.txt")) {
+		ret = reply(conn, 200, "text/plain", gf_buf_str(&a->diagtext),
+			    a->diagtext.len);
+	} else if (!strcmp(url, "/v1/diagnose")) {
+		ret = reply(conn, 200, json, gf_buf_str(&a->diagnose),
+			    a->diagnose.len);
 	} else if (!strcmp(url, "/v1/topology")) {
 		ret = reply(conn, (unsigned)a->topo_status, json,
 			    gf_buf_str(&a->topo), a->topo.len);
@@ -199,11 +222,14 @@ static void usage(FILE *f)
 		"  /healthz       200 while samples keep coming\n"
 		"  /v1/gpus       the latest sample of each GPU, JSON\n"
 		"  /v1/topology   this node's topology (gpufleet topo --json)\n"
+		"  /v1/diagnose   GPUs wasted, and why (gpufleet diagnose)\n"
 		"\n"
 		"  --listen ADDR:PORT  (default 127.0.0.1:9400)\n"
 		"  --interval T        sampling period: 1s, 500ms (default 1s)\n"
 		"  --counters FILE     dcgm-exporter counters CSV choosing the "
 		"metrics\n"
+		"  --diag-window T     how far back diagnoses look (default "
+		"300s)\n"
 		"SIGTERM or SIGINT stop it cleanly (exit 0).\n");
 }
 
@@ -213,11 +239,12 @@ int cmd_agent(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "counters", required_argument, NULL, 'c' },
+		{ "diag-window", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen_s = "127.0.0.1:9400", *counters = NULL;
-	long interval = 1000;
+	long interval = 1000, window_ms = 300000;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -238,6 +265,16 @@ int cmd_agent(int argc, char **argv)
 			break;
 		case 'c':
 			counters = optarg;
+			break;
+		case 'w':
+			window_ms = parse_interval(optarg);
+			if (window_ms < 100) {
+				gf_cli_error("agent",
+					     "cannot parse '--diag-window %s': "
+					     "expected a duration like 300s",
+					     optarg);
+				return GF_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -275,9 +312,15 @@ int cmd_agent(int argc, char **argv)
 		return GF_EXIT_FAIL;
 	}
 	a.interval_ms = interval;
+	gf_diag_defaults(&a.diag);
+	a.diag.window_s = (double)window_ms / 1e3;
 	pthread_mutex_init(&a.docs_lock, NULL);
 	gf_buf_init(&a.metrics, DOC_CAP);
 	gf_buf_init(&a.gpus, DOC_CAP);
+	gf_buf_init(&a.diagnose, DOC_CAP);
+	gf_buf_puts(&a.diagnose, "{\"findings\": []}\n");
+	gf_buf_init(&a.diagtext, DOC_CAP);
+	gf_buf_puts(&a.diagtext, "gpufleet diagnose: no sample yet\n");
 	topology_doc(&a);
 	/* block the stop signals in every thread; main waits for them */
 	sigset_t set;
@@ -323,6 +366,8 @@ out:
 	gf_buf_release(&a.metrics);
 	gf_buf_release(&a.gpus);
 	gf_buf_release(&a.topo);
+	gf_buf_release(&a.diagnose);
+	gf_buf_release(&a.diagtext);
 	pthread_mutex_destroy(&a.docs_lock);
 	return ret;
 }

@@ -23,6 +23,8 @@ static const struct gf_cmd commands[] = {
 	{ "mig", cmd_mig, "plan, validate and apply MIG layouts (mig-parted)" },
 	{ "agent", cmd_agent,
 	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)" },
+	{ "diagnose", cmd_diagnose,
+	  "GPUs wasted, and why (from an agent or recorded samples)" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

@@ -12,6 +12,7 @@
 
 #include "../util/json.h"
 #include "../util/mem.h"
+#include "diagnose.h"
 
 int gf_collector_open(struct gf_collector *c, struct gf_err *e)
 {
@@ -69,6 +70,21 @@ void gf_collector_close(struct gf_collector *c)
 		(s)->v[m] = (x);         \
 		(s)->valid |= 1u << (m); \
 	} while (0)
+
+/* Who owns a process, from /proc/PID/cgroup (nobody when unreadable). */
+static void owner_of(unsigned pid, struct gf_owner *o)
+{
+	char path[64], text[4096];
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	memset(o, 0, sizeof(*o));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	gf_cgroup_owner(text, o);
+}
 
 /* The profile name of GPU instance `id`: NVML's MIG device handles do
  * not carry it, so match the instance among each profile's. */
@@ -171,13 +187,19 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 		SET(s, GF_M_PCIE_RX, u * 1024.0);
 	SET(s, GF_M_XID, g->last_xid);
 	/* processes, and MIG instances (memory per GPU instance) */
-	unsigned np = 0;
+	unsigned np = 16;
+	nvmlProcessInfo_t procs[16];
 	if (nv->nvmlDeviceGetComputeRunningProcesses) {
-		r = nv->nvmlDeviceGetComputeRunningProcesses(d, &np, NULL);
+		r = nv->nvmlDeviceGetComputeRunningProcesses(d, &np, procs);
 		s->nproc =
 			r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE
 				? (int)np
 				: 0;
+		g->nprocs = r == NVML_SUCCESS ? (int)np : 0;
+		for (int i = 0; i < g->nprocs; i++) {
+			g->pids[i] = procs[i].pid;
+			owner_of(procs[i].pid, &g->owners[i]);
+		}
 	}
 	unsigned cur = 0, pending = 0, max = 0;
 	if (nv->nvmlDeviceGetMigMode &&
@@ -365,6 +387,26 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 			"%llu\n",
 			c->g[i].index, c->g[i].uuid,
 			(unsigned long long)c->g[i].errors);
+	gf_buf_puts(out, "# HELP gpufleet_gpu_process A compute process on the "
+			 "GPU, with its Kubernetes pod and container or Slurm "
+			 "job when its cgroup says so.\n# TYPE "
+			 "gpufleet_gpu_process gauge\n");
+	for (int i = 0; i < c->n; i++)
+		for (int p = 0; p < c->g[i].nprocs; p++) {
+			const struct gf_owner *o = &c->g[i].owners[p];
+			char pid[16];
+			snprintf(pid, sizeof(pid), "%u", c->g[i].pids[p]);
+			gf_buf_puts(out, "gpufleet_gpu_process{");
+			char idx[16];
+			snprintf(idx, sizeof(idx), "%u", c->g[i].index);
+			label(out, "gpu", idx, true);
+			label(out, "UUID", c->g[i].uuid, false);
+			label(out, "pid", pid, false);
+			label(out, "pod_uid", o->pod_uid, false);
+			label(out, "container", o->container, false);
+			label(out, "slurm_job", o->slurm_job, false);
+			gf_buf_puts(out, "} 1\n");
+		}
 	gf_buf_printf(out,
 		      "# HELP gpufleet_samples_total Sampling rounds done.\n"
 		      "# TYPE gpufleet_samples_total counter\n"
@@ -416,6 +458,149 @@ int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
 		}
 		gf_json_arr_end(&j);
 		gf_json_obj_end(&j);
+	}
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	return gf_json_error(&j);
+}
+
+/* A GPU's ring as diagnosis points, oldest first; mig >= 0: that MIG
+ * instance (by position in the samples) instead of the whole GPU. */
+static int points_of(const struct gf_tgpu *g, int mig,
+		     struct gf_diag_point *out)
+{
+	int n = 0;
+	for (int i = g->n - 1; i >= 0; i--) {
+		const struct gf_sample *s = gf_collector_recent(g, i);
+		struct gf_diag_point *p = &out[n];
+		if (s == NULL)
+			continue;
+		p->t_ms = s->t_ms;
+		if (mig >= 0) {
+			if (mig >= s->nmig)
+				continue;
+			p->util = -1;
+			p->fb_used = s->mig[mig].fb_used;
+			p->fb_total = s->mig[mig].fb_used + s->mig[mig].fb_free;
+			p->pcie_rx = -1;
+			p->nproc = s->mig[mig].fb_used > 0 ? 1 : 0;
+		} else {
+			p->util = s->valid >> GF_M_GPU_UTIL & 1
+					  ? s->v[GF_M_GPU_UTIL]
+					  : -1;
+			p->fb_used = s->v[GF_M_FB_USED];
+			p->fb_total = s->v[GF_M_FB_USED] + s->v[GF_M_FB_FREE];
+			p->pcie_rx = s->valid >> GF_M_PCIE_RX & 1
+					     ? s->v[GF_M_PCIE_RX]
+					     : -1;
+			p->nproc = s->nproc;
+		}
+		n++;
+	}
+	return n;
+}
+
+int gf_expo_render_diag(const struct gf_collector *c,
+			const struct gf_diag_opts *o, struct gf_buf *out)
+{
+	static struct gf_diag_point pts[GF_RING];
+	gf_buf_puts(out, "# HELP gpufleet_diagnosis 1 when gpufleet judges the "
+			 "GPU wasted for the reason given.\n# TYPE "
+			 "gpufleet_diagnosis gauge\n");
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_tgpu *g = &c->g[i];
+		struct gf_diag_result r;
+		int n = points_of(g, -1, pts);
+		gf_diagnose(pts, n, false, o, &r);
+		for (int k = 0; k < GF_DIAG_MIG_SLACK; k++)
+			gf_buf_printf(
+				out,
+				"gpufleet_diagnosis{gpu=\"%u\",UUID=\"%s\","
+				"reason=\"%s\"} %d\n",
+				g->index, g->uuid,
+				gf_diag_reason_name((enum gf_diag_reason)k),
+				r.hit[k]);
+		for (int m = 0; m < g->last.nmig; m++) {
+			n = points_of(g, m, pts);
+			gf_diagnose(pts, n, true, o, &r);
+			gf_buf_printf(
+				out,
+				"gpufleet_diagnosis{gpu=\"%u\",UUID=\"%s\","
+				"GPU_I_ID=\"%u\",reason=\"mig-slack\"} "
+				"%d\n",
+				g->index, g->uuid, g->last.mig[m].gi_id,
+				r.hit[GF_DIAG_MIG_SLACK]);
+		}
+	}
+	return out->len >= out->cap ? GF_ETOOBIG : 0;
+}
+
+int gf_expo_diag_text(const struct gf_collector *c,
+		      const struct gf_diag_opts *o, struct gf_buf *out)
+{
+	static struct gf_diag_point pts[GF_RING];
+	int hits = 0;
+	gf_buf_printf(out, "gpufleet diagnose: %s, %d GPUs, window %.0f s\n\n",
+		      c->hostname, c->n, o->window_s);
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_tgpu *g = &c->g[i];
+		for (int m = -1; m < g->last.nmig; m++) {
+			struct gf_diag_result r;
+			int n = points_of(g, m, pts);
+			gf_diagnose(pts, n, m >= 0, o, &r);
+			for (int k = 0; k < GF_DIAG_NREASONS; k++) {
+				if (!r.hit[k])
+					continue;
+				hits++;
+				if (m >= 0)
+					gf_buf_printf(out, "  GPU%u GI %u",
+						      g->index,
+						      g->last.mig[m].gi_id);
+				else
+					gf_buf_printf(out, "  GPU%u", g->index);
+				gf_buf_printf(out, " [%s]: %s\n",
+					      gf_diag_reason_name(
+						      (enum gf_diag_reason)k),
+					      r.why[k]);
+			}
+		}
+	}
+	if (hits == 0)
+		gf_buf_puts(out, "  no waste found\n");
+	return out->len >= out->cap ? GF_ETOOBIG : 0;
+}
+
+int gf_expo_diag_json(const struct gf_collector *c,
+		      const struct gf_diag_opts *o, struct gf_buf *out)
+{
+	static struct gf_diag_point pts[GF_RING];
+	struct gf_json j;
+	gf_json_init(&j, out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_double(&j, "window_s", o->window_s);
+	gf_json_arr_begin(&j, "findings");
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_tgpu *g = &c->g[i];
+		for (int m = -1; m < g->last.nmig; m++) {
+			struct gf_diag_result r;
+			int n = points_of(g, m, pts);
+			gf_diagnose(pts, n, m >= 0, o, &r);
+			for (int k = 0; k < GF_DIAG_NREASONS; k++) {
+				if (!r.hit[k])
+					continue;
+				gf_json_obj_begin(&j, NULL);
+				gf_json_int(&j, "gpu", g->index);
+				gf_json_str(&j, "uuid", g->uuid);
+				if (m >= 0)
+					gf_json_int(&j, "gpu_instance_id",
+						    g->last.mig[m].gi_id);
+				gf_json_str(&j, "reason",
+					    gf_diag_reason_name(
+						    (enum gf_diag_reason)k));
+				gf_json_str(&j, "why", r.why[k]);
+				gf_json_obj_end(&j);
+			}
+		}
 	}
 	gf_json_arr_end(&j);
 	gf_json_obj_end(&j);

@@ -17,6 +17,7 @@
 
 #include "../topo/nvml.h"
 #include "../util/buf.h"
+#include "cgroup.h"
 #include "metrics.h"
 
 #define GF_RING		600 /* ten minutes at one sample a second */
@@ -52,6 +53,10 @@ struct gf_tgpu {
 	uint64_t errors;
 	double last_xid;
 	uint16_t devid; /* PCI device id: the MIG profile table */
+	/* the compute processes of the last sample, and their owners */
+	int nprocs;
+	unsigned pids[16];
+	struct gf_owner owners[16];
 };
 
 struct gf_collector {
@@ -78,6 +83,19 @@ const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
 /* The page: dcgm-exporter's metrics then gpufleet's own. */
 int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		   int64_t now_ms, struct gf_buf *out);
+
+struct gf_diag_opts;
+/* gpufleet_diagnosis gauges (per GPU and reason, 0 or 1; mig-slack per
+ * MIG instance), appended to a page. */
+int gf_expo_render_diag(const struct gf_collector *c,
+			const struct gf_diag_opts *o, struct gf_buf *out);
+/* /v1/diagnose: the reasons hit, with why, as JSON. */
+int gf_expo_diag_json(const struct gf_collector *c,
+		      const struct gf_diag_opts *o, struct gf_buf *out);
+
+/* /v1/diagnose.txt: the same for people. */
+int gf_expo_diag_text(const struct gf_collector *c,
+		      const struct gf_diag_opts *o, struct gf_buf *out);
 
 /* /v1/gpus: the latest sample of each GPU as JSON. */
 int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,

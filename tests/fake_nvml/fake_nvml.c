@@ -32,6 +32,7 @@
  *   fail_every K            every K-th tick, every call fails (Unknown)
  *   lost_after N            from tick N on, every call: GPU is lost
  *   xid_at TICK CODE        an XID event at that tick
+ *   proc PID                a compute process on the GPU
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances
@@ -102,6 +103,8 @@ struct nvmlDevice_st {
 	int tick;
 	int fail_every, lost_after;
 	int xid_tick, xid_code;
+	unsigned procs[8];
+	int nprocs;
 	struct fake_gi *mig_gi; /* MIG device handles */
 	char busid[32];
 	char name[96];
@@ -337,6 +340,8 @@ static int load(void)
 								break;
 						}
 					}
+		} else if (strcmp(key, "proc") == 0 && g->nprocs < 8) {
+			g->procs[g->nprocs++] = (unsigned)atoi(val);
 		} else if (strcmp(key, "fail_every") == 0) {
 			g->fail_every = atoi(val);
 		} else if (strcmp(key, "lost_after") == 0) {
@@ -857,7 +862,20 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
 						     nvmlProcessInfo_t *p)
 {
 	CHECK_DEV(d);
-	unsigned n = d->is_mig && d->mig_gi->busy ? 1 : 0;
+	if (!d->is_mig) { /* the whole GPU: the fixture's processes */
+		if (*count < (unsigned)d->nprocs) {
+			*count = (unsigned)d->nprocs;
+			return NVML_ERROR_INSUFFICIENT_SIZE;
+		}
+		for (int i = 0; i < d->nprocs; i++) {
+			memset(&p[i], 0, sizeof(p[i]));
+			p[i].pid = d->procs[i];
+			p[i].usedGpuMemory = 1ULL << 30;
+		}
+		*count = (unsigned)d->nprocs;
+		return NVML_SUCCESS;
+	}
+	unsigned n = d->mig_gi->busy ? 1 : 0;
 	if (*count < n) {
 		*count = n;
 		return NVML_ERROR_INSUFFICIENT_SIZE;

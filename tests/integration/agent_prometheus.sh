@@ -50,7 +50,8 @@ check agent-bad-counters $? "rc=$rc $(cat "$TMP/bad.err")"
 
 # 2. the agent on loopback
 AP=$(free_port)
-"$BIN" agent --listen "127.0.0.1:$AP" --interval 200ms 2>"$TMP/agent.err" &
+"$BIN" agent --listen "127.0.0.1:$AP" --interval 200ms --diag-window 1s \
+	2>"$TMP/agent.err" &
 APID=$!
 i=0
 until curl -sf "127.0.0.1:$AP/healthz" >/dev/null 2>&1; do
@@ -67,6 +68,15 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/nope")
 js=$(curl -sf "127.0.0.1:$AP/v1/gpus")
 [ "$code" = 404 ] && printf '%s' "$js" | grep -q '"DCGM_FI_DEV_POWER_USAGE": 312.456'
 check agent-endpoints $? "404? $code; $js"
+
+# 2b. diagnoses: GPU 1 holds memory and does nothing
+sleep 1.5
+d=$("$BIN" diagnose --url "127.0.0.1:$AP" 2>&1)
+m=$(curl -sf "127.0.0.1:$AP/metrics")
+printf '%s\n' "$d" | grep -q 'GPU1 \[allocated-idle\]' &&
+	printf '%s\n' "$m" | grep -q 'gpufleet_diagnosis{gpu="1",.*reason="allocated-idle"} 1' &&
+	printf '%s\n' "$m" | grep -q 'gpufleet_diagnosis{gpu="0",.*reason="allocated-idle"} 0'
+check agent-diagnose $? "$d"
 
 # 3. Prometheus scrapes it; the fixture's power comes back through its API
 if command -v prometheus >/dev/null 2>&1; then

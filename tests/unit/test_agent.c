@@ -5,7 +5,9 @@
  * the counters CSV parser.
  */
 #include "helpers.h"
+#include "telemetry/cgroup.h"
 #include "telemetry/collect.h"
+#include "telemetry/diagnose.h"
 
 static char fake[512];
 
@@ -187,6 +189,90 @@ static void test_counters_csv(void **state)
 	unlink(path);
 }
 
+static void test_diagnose_rules(void **state)
+{
+	(void)state;
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 60;
+	struct gf_diag_point p[61];
+	struct gf_diag_result r;
+	/* idle: held and no work for the whole window */
+	for (int i = 0; i <= 60; i++)
+		p[i] = (struct gf_diag_point){
+			i * 1000, 0, 30000, 81559, 0, 1
+		};
+	assert_int_equal(gf_diagnose(p, 61, false, &o, &r), 1);
+	assert_true(r.hit[GF_DIAG_IDLE]);
+	/* one sample of work in the window: not idle */
+	p[30].util = 5;
+	gf_diagnose(p, 61, false, &o, &r);
+	assert_false(r.hit[GF_DIAG_IDLE]);
+	/* nothing holds it (no process, little memory): not idle either */
+	for (int i = 0; i <= 60; i++)
+		p[i] = (struct gf_diag_point){ i * 1000, 0, 100, 81559, 0, 0 };
+	assert_int_equal(gf_diagnose(p, 61, false, &o, &r), 0);
+	/* too short a history for the window: no verdict */
+	for (int i = 0; i <= 10; i++)
+		p[i] = (struct gf_diag_point){
+			i * 1000, 0, 30000, 81559, 0, 1
+		};
+	assert_int_equal(gf_diagnose(p, 11, false, &o, &r), 0);
+	/* bursts without PCIe traffic in the gaps: not starvation */
+	for (int i = 0; i <= 60; i++)
+		p[i] = (struct gf_diag_point){ i * 1000, i % 2 ? 90 : 0,
+					       60000,	 81559,
+					       1e8,	 1 };
+	gf_diagnose(p, 61, false, &o, &r);
+	assert_false(r.hit[GF_DIAG_STARVATION]);
+	for (int i = 0; i <= 60; i += 2)
+		p[i].pcie_rx = 3e9; /* input arrives in the gaps */
+	gf_diagnose(p, 61, false, &o, &r);
+	assert_true(r.hit[GF_DIAG_STARVATION]);
+	assert_false(r.hit[GF_DIAG_OVERPROV]); /* 60000 of 81559 */
+	/* a MIG instance: only slack applies */
+	for (int i = 0; i <= 60; i++)
+		p[i] = (struct gf_diag_point){
+			i * 1000, -1, 900, 10000, -1, 1
+		};
+	assert_int_equal(gf_diagnose(p, 61, true, &o, &r), 1);
+	assert_true(r.hit[GF_DIAG_MIG_SLACK]);
+	p[20].fb_used = 3000; /* peak 30 %: enough */
+	assert_int_equal(gf_diagnose(p, 61, true, &o, &r), 0);
+}
+
+static void test_cgroup_owners(void **state)
+{
+	(void)state;
+	struct gf_owner o;
+	assert_true(gf_cgroup_owner(
+		"12:devices:/kubepods/burstable/"
+		"pod8a4c6f0e-1234-4abc-9def-0123456789ab/3f5e1b2c4d6e\n",
+		&o));
+	assert_string_equal(o.pod_uid, "8a4c6f0e-1234-4abc-9def-0123456789ab");
+	assert_string_equal(o.container, "3f5e1b2c4d6e");
+	assert_true(gf_cgroup_owner(
+		"0::/kubepods.slice/kubepods-burstable.slice/"
+		"kubepods-burstable-pod8a4c6f0e_1234_4abc_9def_0123456789ab."
+		"slice/cri-containerd-7d1f00aa.scope\n",
+		&o));
+	assert_string_equal(o.pod_uid, "8a4c6f0e-1234-4abc-9def-0123456789ab");
+	assert_string_equal(o.container, "7d1f00aa");
+	assert_true(gf_cgroup_owner("7:devices:/slurm/uid_1000/job_4242/"
+				    "step_0/task_0\n",
+				    &o));
+	assert_string_equal(o.slurm_job, "4242");
+	assert_string_equal(o.pod_uid, "");
+	assert_true(gf_cgroup_owner("0::/system.slice/slurmstepd.scope/"
+				    "job_777/step_batch/user/task_0\n",
+				    &o));
+	assert_string_equal(o.slurm_job, "777");
+	assert_false(gf_cgroup_owner("0::/user.slice/user-1000.slice/"
+				     "session-3.scope\n",
+				     &o));
+	assert_false(gf_cgroup_owner("", &o));
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -195,6 +281,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_names_match_dcgm_exporter),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_counters_csv),
+		cmocka_unit_test(test_diagnose_rules),
+		cmocka_unit_test(test_cgroup_owners),
 	};
 	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
 }
