@@ -57,6 +57,18 @@ int gf_cli_node_check(const struct gf_node_opts *o);
  */
 struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
 
+/* getopt_long entries for diagnosis thresholds, and their parser: true
+ * when c was one of them (false and an error printed when its value is
+ * bad: *bad set). */
+#define GF_CLI_DIAG_OPTIONS                               \
+	{ "idle-util", required_argument, NULL, 1001 },   \
+	{                                                 \
+		"overprov", required_argument, NULL, 1002 \
+	}
+struct gf_diag_opts;
+bool gf_cli_diag_option(const char *cmd, int c, const char *arg,
+			struct gf_diag_opts *o, bool *bad);
+
 /* Print "gpufleet CMD: msg" on stderr. */
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -230,6 +230,8 @@ static void usage(FILE *f)
 		"metrics\n"
 		"  --diag-window T     how far back diagnoses look (default "
 		"300s)\n"
+		"  --idle-util PCT, --overprov F   diagnosis thresholds (see "
+		"gpufleet diagnose -h)\n"
 		"SIGTERM or SIGINT stop it cleanly (exit 0).\n");
 }
 
@@ -241,10 +243,14 @@ int cmd_agent(int argc, char **argv)
 		{ "counters", required_argument, NULL, 'c' },
 		{ "diag-window", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_DIAG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	static struct agent a;
 	const char *listen_s = "127.0.0.1:9400", *counters = NULL;
 	long interval = 1000, window_ms = 300000;
+	bool bad = false;
+	gf_diag_defaults(&a.diag);
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -280,6 +286,12 @@ int cmd_agent(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_cli_diag_option("agent", c, optarg, &a.diag,
+					       &bad)) {
+				if (bad)
+					return GF_EXIT_USAGE;
+				break;
+			}
 			return gf_cli_bad_option("agent", argv);
 		}
 	}
@@ -291,7 +303,6 @@ int cmd_agent(int argc, char **argv)
 			     listen_s);
 		return GF_EXIT_USAGE;
 	}
-	static struct agent a;
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (counters) {
@@ -312,7 +323,6 @@ int cmd_agent(int argc, char **argv)
 		return GF_EXIT_FAIL;
 	}
 	a.interval_ms = interval;
-	gf_diag_defaults(&a.diag);
 	a.diag.window_s = (double)window_ms / 1e3;
 	pthread_mutex_init(&a.docs_lock, NULL);
 	gf_buf_init(&a.metrics, DOC_CAP);

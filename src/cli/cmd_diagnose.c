@@ -158,6 +158,29 @@ static int read_fixture(const char *path, struct series *s, int *ns)
 	return 0;
 }
 
+bool gf_cli_diag_option(const char *cmd, int c, const char *arg,
+			struct gf_diag_opts *o, bool *bad)
+{
+	char *end;
+	double v;
+	if (c != 1001 && c != 1002)
+		return false;
+	v = strtod(arg, &end);
+	if (*end || v < 0 || (c == 1001 && v > 100) || (c == 1002 && v > 1)) {
+		gf_cli_error(cmd,
+			     c == 1001 ? "--idle-util: expected 0 to 100 (%%)"
+				       : "--overprov: expected a share from "
+					 "0 to 1");
+		*bad = true;
+		return true;
+	}
+	if (c == 1001)
+		o->idle_util_pct = v;
+	else
+		o->overprov_frac = v;
+	return true;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -171,6 +194,11 @@ static void usage(FILE *f)
 		"gi,util,\n"
 		"                   fb_used_mib,fb_total_mib,pcie_rx_bps,procs)\n"
 		"  --window S       how far back to look, seconds (default 300)\n"
+		"  --idle-util PCT  at or below this utilisation a GPU is idle "
+		"(default 1)\n"
+		"  --overprov F     peak memory below this share of the GPU is "
+		"over-provisioned\n"
+		"                   (default 0.25)\n"
 		"  --json           machine-readable\n");
 }
 
@@ -182,8 +210,10 @@ int cmd_diagnose(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_DIAG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	bool bad = false;
 	const char *url = "127.0.0.1:9400", *fixture = NULL;
 	struct gf_diag_opts o;
 	gf_diag_defaults(&o);
@@ -215,6 +245,12 @@ int cmd_diagnose(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_cli_diag_option("diagnose", c, optarg, &o,
+					       &bad)) {
+				if (bad)
+					return GF_EXIT_USAGE;
+				break;
+			}
 			return gf_cli_bad_option("diagnose", argv);
 		}
 	}

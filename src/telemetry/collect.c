@@ -165,8 +165,15 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 	    CALL(nv->nvmlDeviceGetDecoderUtilization(d, &u, &p)))
 		SET(s, GF_M_DEC_UTIL, u);
 	nvmlMemory_t mem;
-	if (nv->nvmlDeviceGetMemoryInfo &&
-	    CALL(nv->nvmlDeviceGetMemoryInfo(d, &mem))) {
+	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	if (nv->nvmlDeviceGetMemoryInfo_v2 &&
+	    CALL(nv->nvmlDeviceGetMemoryInfo_v2(d, &m2))) {
+		SET(s, GF_M_FB_FREE, (double)(m2.free >> 20));
+		SET(s, GF_M_FB_USED, (double)(m2.used >> 20));
+		SET(s, GF_M_FB_RESERVED, (double)(m2.reserved >> 20));
+	} else if (nv->nvmlDeviceGetMemoryInfo &&
+		   CALL(nv->nvmlDeviceGetMemoryInfo(d, &mem))) {
+		/* v1: used includes what the driver reserves */
 		SET(s, GF_M_FB_FREE, (double)(mem.free >> 20));
 		SET(s, GF_M_FB_USED, (double)(mem.used >> 20));
 	}

@@ -153,6 +153,17 @@ _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36, "36 bytes");
 _Static_assert(sizeof(nvmlProcessInfo_t) == 24, "24 bytes");
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 
+/* memory_v2: used excludes reserved (reference/topology.md 3.3) */
+typedef struct {
+	unsigned int version;
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+} nvmlMemory_v2_t;
+#define nvmlMemory_v2 (unsigned)(sizeof(nvmlMemory_v2_t) | (2U << 24U))
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
+
 #define NVML_DEVICE_NAME_BUFFER_SIZE	       96
 #define NVML_DEVICE_UUID_BUFFER_SIZE	       96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -252,6 +263,8 @@ _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t is 24 bytes");
 	  (nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set))    \
 	X(nvmlReturn_t, nvmlEventSetWait,                                    \
 	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int ms))     \
-	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))
+	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))              \
+	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2,                          \
+	  (nvmlDevice_t d, nvmlMemory_v2_t * m))
 
 #endif

@@ -1083,3 +1083,21 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 	set->created = 0;
 	return NVML_SUCCESS;
 }
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
+{
+	CHECK_DEV(d);
+	if (m->version != nvmlMemory_v2)
+		return NVML_ERROR_INVALID_ARGUMENT; /* as the driver checks */
+	nvmlMemory_t v1;
+	nvmlReturn_t r = nvmlDeviceGetMemoryInfo(d, &v1);
+	if (r != NVML_SUCCESS)
+		return r;
+	/* the driver keeps about 0.6 % for itself */
+	m->total = v1.total;
+	m->reserved = v1.total / 160;
+	m->used = v1.used;
+	m->free = v1.total - m->reserved - v1.used;
+	return NVML_SUCCESS;
+}

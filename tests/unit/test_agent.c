@@ -51,10 +51,9 @@ static void test_names_match_dcgm_exporter(void **state)
 	assert_int_equal(gf_expo_render(&c, &k, 1000, &page), 0);
 	/* what dcgm-exporter's default set has and NVML cannot give without
 	 * DCGM: profiling fields (GPM), vGPU licence, memory temperature,
-	 * NVLink counters, reserved framebuffer.  Exactly these are absent. */
+	 * NVLink counters.  Exactly these are absent. */
 	static const char *const absent[] = {
 		"DCGM_FI_DEV_MEMORY_TEMP",
-		"DCGM_FI_DEV_FB_RESERVED",
 		"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
 		"DCGM_FI_DEV_VGPU_LICENSE_STATUS",
 		"DCGM_FI_PROF_GR_ENGINE_ACTIVE",
@@ -92,8 +91,8 @@ static void test_names_match_dcgm_exporter(void **state)
 		}
 	}
 	fclose(f);
-	assert_int_equal(missing, 7);
-	assert_int_equal(present, 18);
+	assert_int_equal(missing, 6);
+	assert_int_equal(present, 19);
 	/* label keys of a GPU sample, in dcgm-exporter's order */
 	const char *s = strstr(gf_buf_str(&page), "\nDCGM_FI_DEV_GPU_TEMP{");
 	assert_non_null(s);
