@@ -143,7 +143,8 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 					     GF_MIG_MAX_DEMANDS);
 				return -1;
 			}
-			snprintf(d[k].profile, sizeof(d[k].profile), "%s", tok);
+			/* length checked above */
+			memcpy(d[k].profile, tok, strlen(tok) + 1);
 			d[k].count = 0;
 			(*n)++;
 		}
