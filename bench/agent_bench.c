@@ -49,7 +49,8 @@ static void write_fixture(const char *path)
 			"uuid GPU-5e1f0c2a-7d3b-4c8e-9a60-0000000004%02d\n"
 			"pci_device_id 0x233010DE\nmemory_total_mib 81559\n"
 			"mig 1 1\ngi_profiles h100\n"
-			"series power_mw 300000,310000\n",
+			"series power_mw 300000,310000\ngpm 1\n"
+			"series gr_active 40,60\nseries tensor_active 20\n",
 			0x18 + g * 0x10, g);
 		for (int s = 0; s < 7; s++)
 			fprintf(f, "gi 19 %d%s\n", s, s % 2 ? " busy" : "");

@@ -45,6 +45,13 @@ int gf_collector_open(struct gf_collector *c, struct gf_err *e)
 			snprintf(g->busid, sizeof(g->busid), "%s", pci.busId);
 			g->devid = (uint16_t)(pci.pciDeviceId >> 16);
 		}
+		nvmlGpmSupport_t sup = { .version = NVML_GPM_SUPPORT_VERSION };
+		g->gpm = nv->nvmlGpmQueryDeviceSupport &&
+			 nv->nvmlGpmSampleAlloc && nv->nvmlGpmSampleFree &&
+			 nv->nvmlGpmSampleGet && nv->nvmlGpmMetricsGet &&
+			 nv->nvmlGpmQueryDeviceSupport(g->dev, &sup) ==
+				 NVML_SUCCESS &&
+			 sup.isSupportedDevice;
 		if (c->events && nv->nvmlDeviceRegisterEvents)
 			nv->nvmlDeviceRegisterEvents(
 				g->dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
@@ -55,10 +62,23 @@ int gf_collector_open(struct gf_collector *c, struct gf_err *e)
 	return 0;
 }
 
+static void gpm_free(const struct gf_nvml *nv, struct gf_gpm_pair *p)
+{
+	if (!p->alloc)
+		return;
+	nv->nvmlGpmSampleFree(p->s[0]);
+	nv->nvmlGpmSampleFree(p->s[1]);
+	p->alloc = false;
+}
+
 void gf_collector_close(struct gf_collector *c)
 {
-	for (int i = 0; i < c->n; i++)
+	for (int i = 0; i < c->n; i++) {
 		gf_free(c->g[i].ring);
+		gpm_free(c->nv, &c->g[i].gpm_gpu);
+		for (int k = 0; k < GF_GPM_MAX_GI; k++)
+			gpm_free(c->nv, &c->g[i].gpm_gi[k]);
+	}
 	if (c->events && c->nv->nvmlEventSetFree)
 		c->nv->nvmlEventSetFree(c->events);
 	gf_nvml_close();
@@ -116,6 +136,68 @@ static void gi_profile(const struct gf_nvml *nv, const struct gf_tgpu *g,
 			}
 		}
 	}
+}
+
+/* The GPM metrics read, in the order of gf_mig_sample.gpm. */
+static const struct {
+	unsigned id;
+	enum gf_metric m;
+} gpm_metrics[4] = {
+	{ NVML_GPM_METRIC_GRAPHICS_UTIL, GF_M_PROF_GR },
+	{ NVML_GPM_METRIC_ANY_TENSOR_UTIL, GF_M_PROF_TENSOR },
+	{ NVML_GPM_METRIC_DRAM_BW_UTIL, GF_M_PROF_DRAM },
+	{ NVML_GPM_METRIC_SM_UTIL, GF_M_PROF_SM_ACTIVE },
+};
+
+/*
+ * Take a GPM sample of the GPU (gi < 0) or of GPU instance gi into p;
+ * with the previous one, each metric over the interval as a DCGM ratio
+ * (GPM gives percent) into out[], bit i of the result set when out[i]
+ * holds one.  The first sample, and any after a failure, gives none.
+ */
+static uint32_t gpm_read(const struct gf_nvml *nv, nvmlDevice_t d, int gi,
+			 struct gf_gpm_pair *p, double out[4])
+{
+	if (!p->alloc) {
+		if (nv->nvmlGpmSampleAlloc(&p->s[0]) != NVML_SUCCESS)
+			return 0;
+		if (nv->nvmlGpmSampleAlloc(&p->s[1]) != NVML_SUCCESS) {
+			nv->nvmlGpmSampleFree(p->s[0]);
+			return 0;
+		}
+		p->alloc = true;
+		p->prev_ok = false;
+	}
+	nvmlGpmSample_t cur = p->s[p->cur], prev = p->s[!p->cur];
+	nvmlReturn_t r = gi < 0 ? nv->nvmlGpmSampleGet(d, cur)
+			 : nv->nvmlGpmMigSampleGet
+				 ? nv->nvmlGpmMigSampleGet(d, (unsigned)gi, cur)
+				 : NVML_ERROR_FUNCTION_NOT_FOUND;
+	bool had = p->prev_ok;
+	p->prev_ok = r == NVML_SUCCESS;
+	if (r != NVML_SUCCESS)
+		return 0;
+	p->cur = !p->cur;
+	if (!had)
+		return 0;
+	nvmlGpmMetricsGet_t mg;
+	memset(&mg, 0, sizeof(mg));
+	mg.version = NVML_GPM_METRICS_GET_VERSION;
+	mg.numMetrics = 4;
+	mg.sample1 = prev;
+	mg.sample2 = cur;
+	for (int i = 0; i < 4; i++)
+		mg.metrics[i].metricId = gpm_metrics[i].id;
+	if (nv->nvmlGpmMetricsGet(&mg) != NVML_SUCCESS)
+		return 0;
+	uint32_t valid = 0;
+	for (int i = 0; i < 4; i++)
+		if (mg.metrics[i].nvmlReturn == NVML_SUCCESS) {
+			double v = mg.metrics[i].value / 100.0;
+			out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+			valid |= 1u << i;
+		}
+	return valid;
 }
 
 /* Returns the number of NVML calls that failed; *lost when the GPU is. */
@@ -193,6 +275,11 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 						 &u)))
 		SET(s, GF_M_PCIE_RX, u * 1024.0);
 	SET(s, GF_M_XID, g->last_xid);
+	double gv[4];
+	uint32_t gvalid = g->gpm ? gpm_read(nv, d, -1, &g->gpm_gpu, gv) : 0;
+	for (int i = 0; i < 4; i++)
+		if (gvalid >> i & 1)
+			SET(s, gpm_metrics[i].m, gv[i]);
 	/* processes, and MIG instances (memory per GPU instance) */
 	unsigned np = 16;
 	nvmlProcessInfo_t procs[16];
@@ -230,7 +317,12 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 			    NVML_SUCCESS) {
 				ms->fb_used = (double)(mem.used >> 20);
 				ms->fb_free = (double)(mem.free >> 20);
+				ms->fb_ok = true;
 			}
+			if (g->gpm && id < GF_GPM_MAX_GI)
+				ms->gpm_valid =
+					gpm_read(nv, d, (int)id, &g->gpm_gi[id],
+						 ms->gpm);
 		}
 	}
 #undef CALL
@@ -333,6 +425,37 @@ static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 	gf_buf_putc(b, '}');
 }
 
+/* A per-MIG metric's value on one instance; false when it has none. */
+static bool mig_value(const struct gf_mig_sample *ms, enum gf_metric m,
+		      double *v)
+{
+	if (m == GF_M_FB_USED || m == GF_M_FB_FREE) {
+		*v = m == GF_M_FB_USED ? ms->fb_used : ms->fb_free;
+		return ms->fb_ok;
+	}
+	for (int i = 0; i < 4; i++)
+		if (gpm_metrics[i].m == m && (ms->gpm_valid >> i & 1)) {
+			*v = ms->gpm[i];
+			return true;
+		}
+	return false;
+}
+
+/* Whether GPU g has a value of m to show, itself or on an instance. */
+static bool has_value(const struct gf_tgpu *g, const struct gf_metric_def *def,
+		      enum gf_metric m)
+{
+	if (!g->last_good_ms)
+		return false;
+	if (g->last.valid >> m & 1)
+		return true;
+	double v;
+	for (int j = 0; def->per_mig && j < g->last.nmig; j++)
+		if (mig_value(&g->last.mig[j], m, &v))
+			return true;
+	return false;
+}
+
 int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		   int64_t now_ms, struct gf_buf *out)
 {
@@ -341,27 +464,29 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		const struct gf_metric_def *def = gf_metric_def(m);
 		bool any = false;
 		for (int i = 0; i < c->n && !any; i++)
-			any = c->g[i].last_good_ms &&
-			      (c->g[i].last.valid >> m & 1);
+			any = has_value(&c->g[i], def, m);
 		if (!any)
 			continue; /* blank everywhere: no family, as dcgm */
 		gf_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", def->name,
 			      def->help, def->name, def->type);
 		for (int i = 0; i < c->n; i++) {
 			const struct gf_tgpu *g = &c->g[i];
-			if (!g->last_good_ms || !(g->last.valid >> m & 1))
+			if (!g->last_good_ms)
 				continue;
-			gf_buf_puts(out, def->name);
-			gpu_labels(c, g, k, NULL, out);
-			gf_buf_printf(out, " %.15g\n", g->last.v[m]);
+			if (g->last.valid >> m & 1) {
+				gf_buf_puts(out, def->name);
+				gpu_labels(c, g, k, NULL, out);
+				gf_buf_printf(out, " %.15g\n", g->last.v[m]);
+			}
 			for (int j = 0; def->per_mig && j < g->last.nmig; j++) {
 				const struct gf_mig_sample *ms =
 					&g->last.mig[j];
+				double v;
+				if (!mig_value(ms, m, &v))
+					continue;
 				gf_buf_puts(out, def->name);
 				gpu_labels(c, g, k, ms, out);
-				gf_buf_printf(out, " %.15g\n",
-					      m == GF_M_FB_USED ? ms->fb_used
-								: ms->fb_free);
+				gf_buf_printf(out, " %.15g\n", v);
 			}
 		}
 	}
@@ -492,7 +617,11 @@ static int points_of(const struct gf_tgpu *g, int mig,
 			p->pcie_rx = -1;
 			p->nproc = s->mig[mig].fb_used > 0 ? 1 : 0;
 		} else {
-			p->util = s->valid >> GF_M_GPU_UTIL & 1
+			/* SM activity where GPM gives it, else the duty
+			 * cycle */
+			p->util = s->valid >> GF_M_PROF_SM_ACTIVE & 1
+					  ? 100 * s->v[GF_M_PROF_SM_ACTIVE]
+				  : s->valid >> GF_M_GPU_UTIL & 1
 					  ? s->v[GF_M_GPU_UTIL]
 					  : -1;
 			p->fb_used = s->v[GF_M_FB_USED];

@@ -28,7 +28,20 @@ struct gf_mig_sample {
 	unsigned gi_id;
 	char profile[24];
 	double fb_used, fb_free; /* MiB */
+	bool fb_ok;		 /* fb_used and fb_free hold values */
+	uint32_t gpm_valid;	 /* bit i: gpm[i] holds a value */
+	double gpm[4];		 /* GF_M_PROF_GR.. order of gf_gpm_metric */
 };
+
+/* Two GPM samples of a GPU or of one GPU instance, taken in turn. */
+struct gf_gpm_pair {
+	nvmlGpmSample_t s[2];
+	int cur;      /* the one the next sample goes into */
+	bool alloc;   /* s[] allocated */
+	bool prev_ok; /* s[!cur] holds the previous sample */
+};
+
+#define GF_GPM_MAX_GI 16 /* GPU instance ids are below this */
 
 struct gf_sample {
 	int64_t t_ms;
@@ -53,6 +66,8 @@ struct gf_tgpu {
 	uint64_t errors;
 	double last_xid;
 	uint16_t devid; /* PCI device id: the MIG profile table */
+	bool gpm;	/* NVML GPM supported */
+	struct gf_gpm_pair gpm_gpu, gpm_gi[GF_GPM_MAX_GI];
 	/* the compute processes of the last sample, and their owners */
 	int nprocs;
 	unsigned pids[16];

@@ -7,9 +7,9 @@
  *                           profile would do
  *   mig-slack               a MIG instance whose peak memory is far below
  *                           its size
- * SM activity needs DCGM or NVML's GPM; without them GPU utilisation (the
- * duty cycle) stands in, which can only under-report waste.  Thresholds
- * and their sources: docs/telemetry.md.  Pure.
+ * The caller gives SM activity where NVML's GPM has it; without it GPU
+ * utilisation (the duty cycle) stands in, which can only under-report waste.
+ * Thresholds and their sources: docs/telemetry.md.  Pure.
  */
 #ifndef GF_TELEMETRY_DIAGNOSE_H
 #define GF_TELEMETRY_DIAGNOSE_H

@@ -50,6 +50,17 @@ static const struct gf_metric_def defs[GF_M_COUNT] = {
 	[GF_M_REMAP_FAILURE] = { "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge",
 				 "Whether remapping of rows has failed",
 				 false },
+	[GF_M_PROF_GR] = { "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
+			   "Ratio of time the graphics engine is active.",
+			   true },
+	[GF_M_PROF_TENSOR] = { "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+			       "Ratio of cycles the tensor (HMMA) pipe is "
+			       "active.",
+			       true },
+	[GF_M_PROF_DRAM] = { "DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+			     "Ratio of cycles the device memory interface is "
+			     "active sending or receiving data.",
+			     true },
 	[GF_M_PCIE_TX] = { "DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
 			   "The rate of data transmitted over the PCIe bus - "
 			   "including both protocol headers and data payloads "
@@ -60,6 +71,10 @@ static const struct gf_metric_def defs[GF_M_COUNT] = {
 			   "including both protocol headers and data payloads "
 			   "- in bytes per second.",
 			   false },
+	[GF_M_PROF_SM_ACTIVE] = { "DCGM_FI_PROF_SM_ACTIVE", "gauge",
+				  "The ratio of cycles an SM has at least 1 "
+				  "warp assigned.",
+				  true, true },
 };
 
 const struct gf_metric_def *gf_metric_def(enum gf_metric m)
@@ -79,7 +94,8 @@ void gf_counters_default(struct gf_counters *c)
 {
 	memset(c, 0, sizeof(*c));
 	for (int i = 0; i < GF_M_COUNT; i++)
-		c->order[c->n++] = (enum gf_metric)i;
+		if (!defs[i].opt_in)
+			c->order[c->n++] = (enum gf_metric)i;
 	c->driver_label = true;
 }
 

@@ -29,8 +29,12 @@ enum gf_metric {
 	GF_M_UNC_REMAPPED,
 	GF_M_COR_REMAPPED,
 	GF_M_REMAP_FAILURE,
+	GF_M_PROF_GR,	  /* GPM, Hopper and newer */
+	GF_M_PROF_TENSOR, /* GPM */
+	GF_M_PROF_DRAM,	  /* GPM */
 	GF_M_PCIE_TX,
 	GF_M_PCIE_RX,
+	GF_M_PROF_SM_ACTIVE, /* GPM; commented out in dcgm's default CSV */
 	GF_M_COUNT
 };
 
@@ -39,6 +43,7 @@ struct gf_metric_def {
 	const char *type; /* "gauge" or "counter" */
 	const char *help;
 	bool per_mig; /* also reported per MIG instance */
+	bool opt_in;  /* only when a counters file lists it */
 };
 
 const struct gf_metric_def *gf_metric_def(enum gf_metric m);
@@ -54,7 +59,7 @@ struct gf_counters {
 	int nskipped;
 };
 
-/* Every metric we collect, in the default CSV's order. */
+/* Every metric of dcgm-exporter's default CSV we collect, in its order. */
 void gf_counters_default(struct gf_counters *c);
 
 /*

@@ -164,6 +164,51 @@ typedef struct {
 #define nvmlMemory_v2 (unsigned)(sizeof(nvmlMemory_v2_t) | (2U << 24U))
 _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
 
+/*
+ * GPM, Hopper and newer (nvml.h API 12.x/13): two samples of the GPU (or
+ * of one GPU instance) taken apart in time give each metric's value over
+ * the interval, in percent.
+ */
+typedef struct {
+	struct nvmlGpmSample_st *handle;
+} nvmlGpmSample_t;
+
+typedef struct {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn;
+	double value;
+	struct {
+		char *shortName;
+		char *longName;
+		char *unit;
+	} metricInfo;
+} nvmlGpmMetric_t;
+
+#define NVML_GPM_METRIC_MAX		98
+#define NVML_GPM_METRICS_GET_VERSION	1U
+#define NVML_GPM_SUPPORT_VERSION	1U
+#define NVML_GPM_METRIC_GRAPHICS_UTIL	1U
+#define NVML_GPM_METRIC_SM_UTIL		2U
+#define NVML_GPM_METRIC_ANY_TENSOR_UTIL 5U
+#define NVML_GPM_METRIC_DRAM_BW_UTIL	10U
+
+typedef struct {
+	unsigned int version;
+	unsigned int numMetrics;
+	nvmlGpmSample_t sample1;
+	nvmlGpmSample_t sample2;
+	nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct {
+	unsigned int version;
+	unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
+_Static_assert(sizeof(nvmlGpmSample_t) == sizeof(void *), "a handle");
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40, "40 bytes");
+_Static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40, "3944 bytes");
+
 #define NVML_DEVICE_NAME_BUFFER_SIZE	       96
 #define NVML_DEVICE_UUID_BUFFER_SIZE	       96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -265,6 +310,16 @@ _Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t is 40 bytes");
 	  (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int ms))     \
 	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))              \
 	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2,                          \
-	  (nvmlDevice_t d, nvmlMemory_v2_t * m))
+	  (nvmlDevice_t d, nvmlMemory_v2_t * m))                             \
+	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport,                           \
+	  (nvmlDevice_t d, nvmlGpmSupport_t * support))                      \
+	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample))      \
+	X(nvmlReturn_t, nvmlGpmSampleFree, (nvmlGpmSample_t sample))         \
+	X(nvmlReturn_t, nvmlGpmSampleGet,                                    \
+	  (nvmlDevice_t d, nvmlGpmSample_t sample))                          \
+	X(nvmlReturn_t, nvmlGpmMigSampleGet,                                 \
+	  (nvmlDevice_t d, unsigned int gpuInstanceId,                       \
+	   nvmlGpmSample_t sample))                                          \
+	X(nvmlReturn_t, nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * get))
 
 #endif

@@ -33,6 +33,11 @@
  *   lost_after N            from tick N on, every call: GPU is lost
  *   xid_at TICK CODE        an XID event at that tick
  *   proc PID                a compute process on the GPU
+ *   gpm 1                   GPM supported (Hopper and newer); its metrics
+ *                           come from the series gr_active sm_active
+ *                           tensor_active dram_active (percent), the
+ *                           value at the later sample's tick; a GPU
+ *                           instance's GPM samples give its GPU's values
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances
@@ -87,12 +92,17 @@ enum {
 	S_PCIERX,
 	S_ENC,
 	S_DEC,
+	S_GR,
+	S_SM,
+	S_TENSOR,
+	S_DRAM,
 	S_N
 };
 static const char *const series_names[S_N] = {
-	"util",		"memutil",   "power_mw",    "temp",
-	"sm_clock",	"mem_clock", "fb_used_mib", "pcie_tx_kbps",
-	"pcie_rx_kbps", "enc",	     "dec",
+	"util",		"memutil",	 "power_mw",	"temp",
+	"sm_clock",	"mem_clock",	 "fb_used_mib", "pcie_tx_kbps",
+	"pcie_rx_kbps", "enc",		 "dec",		"gr_active",
+	"sm_active",	"tensor_active", "dram_active",
 };
 #define MAX_SERIES 64
 
@@ -103,6 +113,7 @@ struct nvmlDevice_st {
 	int tick;
 	int fail_every, lost_after;
 	int xid_tick, xid_code;
+	int gpm;
 	unsigned procs[8];
 	int nprocs;
 	struct fake_gi *mig_gi; /* MIG device handles */
@@ -344,6 +355,8 @@ static int load(void)
 			g->procs[g->nprocs++] = (unsigned)atoi(val);
 		} else if (strcmp(key, "fail_every") == 0) {
 			g->fail_every = atoi(val);
+		} else if (strcmp(key, "gpm") == 0) {
+			g->gpm = atoi(val);
 		} else if (strcmp(key, "lost_after") == 0) {
 			g->lost_after = atoi(val);
 		} else if (strcmp(key, "xid_at") == 0) {
@@ -1099,5 +1112,102 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 	m->reserved = v1.total / 160;
 	m->used = v1.used;
 	m->free = v1.total - m->reserved - v1.used;
+	return NVML_SUCCESS;
+}
+
+/* ---- GPM ---- */
+
+struct nvmlGpmSample_st {
+	nvmlDevice_t d;
+	int gi; /* -1: the whole GPU */
+	int tick, taken;
+	double v[4]; /* gr, sm, tensor, dram at that tick */
+};
+
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s);
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t *s)
+{
+	CHECK_DEV(d);
+	if (s == NULL || s->version != NVML_GPM_SUPPORT_VERSION)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s->isSupportedDevice = (unsigned)d->gpm;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s);
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t *s)
+{
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	s->handle = calloc(1, sizeof(*s->handle));
+	return s->handle ? NVML_SUCCESS : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t s)
+{
+	free(s.handle);
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t gpm_take(nvmlDevice_t d, int gi, nvmlGpmSample_t s)
+{
+	TEL(d);
+	if (!d->gpm)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (s.handle == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	s.handle->d = d;
+	s.handle->gi = gi;
+	s.handle->tick = d->tick;
+	s.handle->taken = 1;
+	s.handle->v[0] = series_at(d, S_GR, 0);
+	s.handle->v[1] = series_at(d, S_SM, 0);
+	s.handle->v[2] = series_at(d, S_TENSOR, 0);
+	s.handle->v[3] = series_at(d, S_DRAM, 0);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
+{
+	return gpm_take(d, -1, s);
+}
+
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gi,
+				 nvmlGpmSample_t s);
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gi, nvmlGpmSample_t s)
+{
+	CHECK_DEV(d);
+	for (int i = 0; i < MAX_GI; i++)
+		if (d->gis[i] && d->gis[i]->used && d->gis[i]->id == gi)
+			return gpm_take(d, (int)gi, s);
+	return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m);
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
+{
+	if (!inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (m == NULL || m->version != NVML_GPM_METRICS_GET_VERSION ||
+	    m->numMetrics > NVML_GPM_METRIC_MAX)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	const struct nvmlGpmSample_st *a = m->sample1.handle,
+				      *b = m->sample2.handle;
+	/* two samples of the same thing, the second later (as the driver) */
+	if (!a || !b || !a->taken || !b->taken || a->d != b->d ||
+	    a->gi != b->gi || b->tick <= a->tick)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (unsigned i = 0; i < m->numMetrics; i++) {
+		nvmlGpmMetric_t *x = &m->metrics[i];
+		int k = x->metricId == NVML_GPM_METRIC_GRAPHICS_UTIL	 ? 0
+			: x->metricId == NVML_GPM_METRIC_SM_UTIL	 ? 1
+			: x->metricId == NVML_GPM_METRIC_ANY_TENSOR_UTIL ? 2
+			: x->metricId == NVML_GPM_METRIC_DRAM_BW_UTIL	 ? 3
+									 : -1;
+		x->nvmlReturn = k < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+		x->value = k < 0 ? 0 : b->v[k];
+	}
 	return NVML_SUCCESS;
 }

@@ -43,22 +43,20 @@ static void test_names_match_dcgm_exporter(void **state)
 	struct gf_err e;
 	assert_int_equal(gf_collector_open(&c, &e), 0);
 	gf_collector_sample(&c, 1000);
+	gf_collector_sample(&c, 2000); /* GPM needs two samples */
 	struct gf_counters k;
 	assert_int_equal(gf_counters_read(csv, &k, &e), 0);
 	assert_true(k.driver_label);
 	struct gf_buf page;
 	gf_buf_init(&page, 1 << 20);
-	assert_int_equal(gf_expo_render(&c, &k, 1000, &page), 0);
-	/* what dcgm-exporter's default set has and NVML cannot give without
-	 * DCGM: profiling fields (GPM), vGPU licence, memory temperature,
-	 * NVLink counters.  Exactly these are absent. */
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &page), 0);
+	/* what dcgm-exporter's default set has and gpufleet does not give:
+	 * vGPU licence, memory temperature (DCGM's own field), NVLink
+	 * bandwidth.  Exactly these are absent. */
 	static const char *const absent[] = {
 		"DCGM_FI_DEV_MEMORY_TEMP",
 		"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
 		"DCGM_FI_DEV_VGPU_LICENSE_STATUS",
-		"DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-		"DCGM_FI_PROF_DRAM_ACTIVE",
 	};
 	char line[512];
 	int present = 0, missing = 0;
@@ -91,8 +89,8 @@ static void test_names_match_dcgm_exporter(void **state)
 		}
 	}
 	fclose(f);
-	assert_int_equal(missing, 6);
-	assert_int_equal(present, 19);
+	assert_int_equal(missing, 3);
+	assert_int_equal(present, 22);
 	/* label keys of a GPU sample, in dcgm-exporter's order */
 	const char *s = strstr(gf_buf_str(&page), "\nDCGM_FI_DEV_GPU_TEMP{");
 	assert_non_null(s);
@@ -157,13 +155,72 @@ static void test_faults(void **state)
 	gf_collector_close(&c);
 }
 
+/* The value of the sample of `family` whose labels contain `has`. */
+static double sample_value(const char *page, const char *family,
+			   const char *has)
+{
+	char head[160];
+	snprintf(head, sizeof(head), "\n%s{", family);
+	for (const char *p = strstr(page, head); p; p = strstr(p + 1, head)) {
+		const char *end = strchr(p + 1, '\n');
+		const char *q = strstr(p, has);
+		if (q && q < end)
+			return strtod(strstr(p, "} ") + 2, NULL);
+	}
+	return -1;
+}
+
+static void test_gpm(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	struct gf_counters k;
+	gf_counters_default(&k);
+	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_true(c.g[0].gpm);
+	assert_false(c.g[1].gpm);
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	/* one GPM sample gives no interval yet: no family */
+	gf_collector_sample(&c, 1000);
+	assert_int_equal(gf_expo_render(&c, &k, 1000, &page), 0);
+	assert_null(strstr(gf_buf_str(&page), "DCGM_FI_PROF_GR_ENGINE"));
+	gf_buf_release(&page);
+	gf_collector_sample(&c, 2000);
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &page), 0);
+	const char *pg = gf_buf_str(&page);
+	/* percent from GPM, ratios as DCGM; the second sample's values */
+	assert_true(sample_value(pg, "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+				 "gpu=\"0\"") == 0.9);
+	assert_true(sample_value(pg, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+				 "gpu=\"0\"") == 0.64);
+	assert_true(sample_value(pg, "DCGM_FI_PROF_DRAM_ACTIVE", "gpu=\"0\"") ==
+		    0.45);
+	/* GPU 1 has no GPM: no sample for it */
+	assert_true(sample_value(pg, "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+				 "gpu=\"1\"") < 0);
+	/* per GPU instance, from its own GPM samples */
+	assert_true(sample_value(pg, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+				 "GPU_I_ID=\"1\"") == 0.125);
+	assert_true(sample_value(pg, "DCGM_FI_PROF_DRAM_ACTIVE",
+				 "GPU_I_ID=\"2\"") == 0.2);
+	/* SM activity is opt-in, as in dcgm-exporter's default CSV */
+	assert_null(strstr(pg, "DCGM_FI_PROF_SM_ACTIVE"));
+	assert_true(c.g[0].last.v[GF_M_PROF_SM_ACTIVE] == 0.82);
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
 static void test_counters_csv(void **state)
 {
 	(void)state;
 	char path[] = "/tmp/gf-counters-XXXXXX";
 	int fd = mkstemp(path);
 	const char *text = "# comment\n\nDCGM_FI_DEV_GPU_UTIL, gauge, x\n"
-			   "DCGM_FI_PROF_SM_ACTIVE, gauge, not ours\n"
+			   "DCGM_FI_DEV_MEMORY_TEMP, gauge, not ours\n"
 			   "DCGM_FI_DRIVER_VERSION, label, Driver Version\n";
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
@@ -279,6 +336,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names_match_dcgm_exporter),
 		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_gpm),
 		cmocka_unit_test(test_counters_csv),
 		cmocka_unit_test(test_diagnose_rules),
 		cmocka_unit_test(test_cgroup_owners),
