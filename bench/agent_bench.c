@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "telemetry/collect.h"
+#include "telemetry/expo.h"
 
 extern char **environ;
 

@@ -21,8 +21,8 @@
 
 #include <gpufleet/findings.h>
 
-#include "../telemetry/collect.h"
 #include "../telemetry/diagnose.h"
+#include "../telemetry/expo.h"
 #include "../topo/hwloc_load.h"
 #include "../topo/render.h"
 #include "../util/mem.h"

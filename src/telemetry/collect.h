@@ -1,7 +1,7 @@
 /*
  * collect.h - the node agent's collector: one NVML sample of every GPU
  * (and MIG instance) per call, kept in a fixed ring of recent samples per
- * GPU, and rendered as a Prometheus text page.
+ * GPU (expo.h renders them).
  *
  * Faults: a metric NVML does not answer is left out of the page (as
  * dcgm-exporter skips blank values); a GPU whose every answer fails keeps
@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "../topo/nvml.h"
-#include "../util/buf.h"
 #include "cgroup.h"
 #include "metrics.h"
 
@@ -95,25 +94,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms);
 /* The i-th most recent sample of GPU g (0 = newest), or NULL. */
 const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
 
-/* The page: dcgm-exporter's metrics then gpufleet's own. */
-int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
-		   int64_t now_ms, struct gf_buf *out);
-
-struct gf_diag_opts;
-/* gpufleet_diagnosis gauges (per GPU and reason, 0 or 1; mig-slack per
- * MIG instance), appended to a page. */
-int gf_expo_render_diag(const struct gf_collector *c,
-			const struct gf_diag_opts *o, struct gf_buf *out);
-/* /v1/diagnose: the reasons hit, with why, as JSON. */
-int gf_expo_diag_json(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out);
-
-/* /v1/diagnose.txt: the same for people. */
-int gf_expo_diag_text(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out);
-
-/* /v1/gpus: the latest sample of each GPU as JSON. */
-int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
-		      struct gf_buf *out);
+/* A per-MIG metric's value on one instance; false when it has none. */
+bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v);
 
 #endif

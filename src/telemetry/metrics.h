@@ -34,7 +34,12 @@ enum gf_metric {
 	GF_M_PROF_DRAM,	  /* GPM */
 	GF_M_PCIE_TX,
 	GF_M_PCIE_RX,
-	GF_M_PROF_SM_ACTIVE, /* GPM; commented out in dcgm's default CSV */
+	/* commented out in dcgm-exporter's default CSV: opt-in */
+	GF_M_PROF_SM_ACTIVE, /* GPM */
+	GF_M_ECC_SBE_VOL,
+	GF_M_ECC_DBE_VOL,
+	GF_M_ECC_SBE_AGG,
+	GF_M_ECC_DBE_AGG,
 	GF_M_COUNT
 };
 

@@ -209,6 +209,12 @@ _Static_assert(sizeof(nvmlGpmSample_t) == sizeof(void *), "a handle");
 _Static_assert(sizeof(nvmlGpmMetric_t) == 40, "40 bytes");
 _Static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40, "3944 bytes");
 
+/* nvmlDeviceGetTotalEccErrors: nvmlMemoryErrorType_t, nvmlEccCounterType_t */
+#define NVML_MEMORY_ERROR_TYPE_CORRECTED   0U
+#define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1U
+#define NVML_VOLATILE_ECC		   0U
+#define NVML_AGGREGATE_ECC		   1U
+
 #define NVML_DEVICE_NAME_BUFFER_SIZE	       96
 #define NVML_DEVICE_UUID_BUFFER_SIZE	       96
 #define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
@@ -311,6 +317,9 @@ _Static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40, "3944 bytes");
 	X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set))              \
 	X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2,                          \
 	  (nvmlDevice_t d, nvmlMemory_v2_t * m))                             \
+	X(nvmlReturn_t, nvmlDeviceGetTotalEccErrors,                         \
+	  (nvmlDevice_t d, unsigned int errorType, unsigned int counterType, \
+	   unsigned long long *count))                                       \
 	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport,                           \
 	  (nvmlDevice_t d, nvmlGpmSupport_t * support))                      \
 	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample))      \

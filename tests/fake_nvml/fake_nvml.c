@@ -33,6 +33,8 @@
  *   lost_after N            from tick N on, every call: GPU is lost
  *   xid_at TICK CODE        an XID event at that tick
  *   proc PID                a compute process on the GPU
+ *   ecc SV DV SA DA         ECC totals: single/double-bit, volatile and
+ *                           aggregate (without it: not supported)
  *   gpm 1                   GPM supported (Hopper and newer); its metrics
  *                           come from the series gr_active sm_active
  *                           tensor_active dram_active (percent), the
@@ -114,6 +116,8 @@ struct nvmlDevice_st {
 	int fail_every, lost_after;
 	int xid_tick, xid_code;
 	int gpm;
+	int has_ecc;
+	unsigned long long ecc[4]; /* SBE vol, DBE vol, SBE agg, DBE agg */
 	unsigned procs[8];
 	int nprocs;
 	struct fake_gi *mig_gi; /* MIG device handles */
@@ -355,6 +359,10 @@ static int load(void)
 			g->procs[g->nprocs++] = (unsigned)atoi(val);
 		} else if (strcmp(key, "fail_every") == 0) {
 			g->fail_every = atoi(val);
+		} else if (strcmp(key, "ecc") == 0) {
+			g->has_ecc =
+				sscanf(val, "%llu %llu %llu %llu", &g->ecc[0],
+				       &g->ecc[1], &g->ecc[2], &g->ecc[3]) == 4;
 		} else if (strcmp(key, "gpm") == 0) {
 			g->gpm = atoi(val);
 		} else if (strcmp(key, "lost_after") == 0) {
@@ -1112,6 +1120,22 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 	m->reserved = v1.total / 160;
 	m->used = v1.used;
 	m->free = v1.total - m->reserved - v1.used;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, unsigned type,
+					 unsigned counter,
+					 unsigned long long *n);
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, unsigned type,
+					 unsigned counter,
+					 unsigned long long *n)
+{
+	TEL(d);
+	if (type > 1 || counter > 1 || n == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!d->has_ecc)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*n = d->ecc[counter * 2 + type];
 	return NVML_SUCCESS;
 }
 

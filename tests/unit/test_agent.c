@@ -6,8 +6,8 @@
  */
 #include "helpers.h"
 #include "telemetry/cgroup.h"
-#include "telemetry/collect.h"
 #include "telemetry/diagnose.h"
+#include "telemetry/expo.h"
 
 static char fake[512];
 
@@ -214,6 +214,56 @@ static void test_gpm(void **state)
 	gf_collector_close(&c);
 }
 
+/* Metrics dcgm-exporter's default CSV comments out come only when a
+ * counters file lists them: ECC totals, SM activity. */
+static void test_opt_in_counters(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/gf-counters-XXXXXX";
+	int fd = mkstemp(path);
+	const char *text = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL, counter, x\n"
+			   "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL, counter, x\n"
+			   "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL, counter, x\n"
+			   "DCGM_FI_PROF_SM_ACTIVE, gauge, x\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	struct gf_counters k, dflt;
+	struct gf_err e;
+	assert_int_equal(gf_counters_read(path, &k, &e), 0);
+	unlink(path);
+	assert_int_equal(k.n, 4);
+	gf_counters_default(&dflt);
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	assert_int_equal(gf_collector_open(&c, &e), 0);
+	gf_collector_sample(&c, 1000);
+	gf_collector_sample(&c, 2000);
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &page), 0);
+	const char *pg = gf_buf_str(&page);
+	assert_true(sample_value(pg, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+				 "gpu=\"0\"") == 12);
+	assert_true(sample_value(pg, "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+				 "gpu=\"0\"") == 340);
+	assert_true(sample_value(pg, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+				 "gpu=\"0\"") == 1);
+	/* in the file's order; GPU 1 has no ECC: no sample */
+	assert_true(strstr(pg, "# TYPE DCGM_FI_DEV_ECC_DBE_AGG_TOTAL counter") <
+		    strstr(pg, "# TYPE DCGM_FI_DEV_ECC_SBE_AGG_TOTAL counter"));
+	assert_true(sample_value(pg, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+				 "gpu=\"1\"") < 0);
+	assert_true(sample_value(pg, "DCGM_FI_PROF_SM_ACTIVE", "gpu=\"0\"") ==
+		    0.82);
+	assert_null(strstr(pg, "DCGM_FI_DEV_GPU_TEMP"));
+	gf_buf_release(&page);
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &dflt, 2000, &page), 0);
+	assert_null(strstr(gf_buf_str(&page), "_ECC_"));
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
 static void test_counters_csv(void **state)
 {
 	(void)state;
@@ -337,6 +387,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_names_match_dcgm_exporter),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_gpm),
+		cmocka_unit_test(test_opt_in_counters),
 		cmocka_unit_test(test_counters_csv),
 		cmocka_unit_test(test_diagnose_rules),
 		cmocka_unit_test(test_cgroup_owners),
