@@ -198,6 +198,24 @@ static uint32_t gpm_read(const struct gf_nvml *nv, nvmlDevice_t d, int gi,
 	return valid;
 }
 
+static double field_value(const nvmlFieldValue_t *f)
+{
+	switch (f->valueType) {
+	case NVML_VALUE_TYPE_DOUBLE:
+		return f->value.dVal;
+	case NVML_VALUE_TYPE_UNSIGNED_INT:
+		return f->value.uiVal;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG:
+		return (double)f->value.ulVal;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+		return (double)f->value.sllVal;
+	case NVML_VALUE_TYPE_SIGNED_INT:
+		return f->value.siVal;
+	default:
+		return (double)f->value.ullVal;
+	}
+}
+
 /* Returns the number of NVML calls that failed; *lost when the GPU is. */
 static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 		      struct gf_sample *s, bool *lost)
@@ -282,6 +300,18 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 			    t & 2 ? NVML_AGGREGATE_ECC : NVML_VOLATILE_ECC,
 			    &ull)))
 			SET(s, GF_M_ECC_SBE_VOL + t, (double)ull);
+	nvmlFieldValue_t fv[2] = {
+		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX },
+		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX },
+	};
+	if (nv->nvmlDeviceGetFieldValues &&
+	    nv->nvmlDeviceGetFieldValues(d, 2, fv) == NVML_SUCCESS &&
+	    fv[0].nvmlReturn == NVML_SUCCESS &&
+	    fv[1].nvmlReturn == NVML_SUCCESS) {
+		s->nvlink_ok = true;
+		s->nvlink_tx = field_value(&fv[0]) * 1024;
+		s->nvlink_rx = field_value(&fv[1]) * 1024;
+	}
 	double gv[4];
 	uint32_t gvalid = g->gpm ? gpm_read(nv, d, -1, &g->gpm_gpu, gv) : 0;
 	for (int i = 0; i < 4; i++)

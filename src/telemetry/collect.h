@@ -48,7 +48,9 @@ struct gf_sample {
 	double v[GF_M_COUNT];
 	int nmig;
 	struct gf_mig_sample mig[GF_TEL_MAX_MIG];
-	int nproc; /* compute processes on the GPU */
+	int nproc;	/* compute processes on the GPU */
+	bool nvlink_ok; /* NVLink data bytes since driver load, TX and RX */
+	double nvlink_tx, nvlink_rx;
 };
 
 struct gf_tgpu {

@@ -50,6 +50,34 @@ static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 	gf_buf_putc(b, '}');
 }
 
+/* gpufleet_nvlink_{tx,rx}_bytes_total, for GPUs whose NVML has them. */
+static void nvlink_family(const struct gf_collector *c, struct gf_buf *out,
+			  const char *dir, const char *verb)
+{
+	bool head = false;
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_tgpu *g = &c->g[i];
+		if (!g->last_good_ms || !g->last.nvlink_ok)
+			continue;
+		if (!head)
+			gf_buf_printf(out,
+				      "# HELP gpufleet_nvlink_%s_bytes_total "
+				      "NVLink data bytes %s by the GPU since "
+				      "the driver loaded (NVML field "
+				      "NVLINK_THROUGHPUT_DATA).\n# TYPE "
+				      "gpufleet_nvlink_%s_bytes_total "
+				      "counter\n",
+				      dir, verb, dir);
+		head = true;
+		gf_buf_printf(out,
+			      "gpufleet_nvlink_%s_bytes_total{gpu=\"%u\","
+			      "UUID=\"%s\"} %.15g\n",
+			      dir, g->index, g->uuid,
+			      dir[0] == 't' ? g->last.nvlink_tx
+					    : g->last.nvlink_rx);
+	}
+}
+
 /* Whether GPU g has a value of m to show, itself or on an instance. */
 static bool has_value(const struct gf_tgpu *g, const struct gf_metric_def *def,
 		      enum gf_metric m)
@@ -118,6 +146,8 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 				      c->g[i].index, c->g[i].uuid,
 				      (double)(now_ms - c->g[i].last_good_ms) /
 					      1e3);
+	nvlink_family(c, out, "tx", "sent");
+	nvlink_family(c, out, "rx", "received");
 	gf_buf_puts(out, "# HELP gpufleet_nvml_errors_total Samples in which "
 			 "some NVML call failed.\n# TYPE "
 			 "gpufleet_nvml_errors_total counter\n");

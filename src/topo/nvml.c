@@ -120,6 +120,7 @@ static const struct sym syms[] = {
 	{ OFF(nvmlDeviceGetTotalEccErrors),
 	  { "nvmlDeviceGetTotalEccErrors" },
 	  0 },
+	{ OFF(nvmlDeviceGetFieldValues), { "nvmlDeviceGetFieldValues" }, 0 },
 	{ OFF(nvmlGpmQueryDeviceSupport), { "nvmlGpmQueryDeviceSupport" }, 0 },
 	{ OFF(nvmlGpmSampleAlloc), { "nvmlGpmSampleAlloc" }, 0 },
 	{ OFF(nvmlGpmSampleFree), { "nvmlGpmSampleFree" }, 0 },

@@ -209,6 +209,37 @@ _Static_assert(sizeof(nvmlGpmSample_t) == sizeof(void *), "a handle");
 _Static_assert(sizeof(nvmlGpmMetric_t) == 40, "40 bytes");
 _Static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40, "3944 bytes");
 
+/* nvmlDeviceGetFieldValues (nvml.h): one field of a device per entry */
+typedef union {
+	double dVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	long long sllVal;
+	int siVal;
+} nvmlValue_t;
+
+typedef struct {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	unsigned int valueType; /* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "40 bytes, value at 32");
+
+#define NVML_VALUE_TYPE_DOUBLE		   0U
+#define NVML_VALUE_TYPE_UNSIGNED_INT	   1U
+#define NVML_VALUE_TYPE_UNSIGNED_LONG	   2U
+#define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3U
+#define NVML_VALUE_TYPE_SIGNED_LONG_LONG   4U
+#define NVML_VALUE_TYPE_SIGNED_INT	   5U
+/* NVLink data throughput, cumulative KiB, the GPU's total */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138U
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139U
+
 /* nvmlDeviceGetTotalEccErrors: nvmlMemoryErrorType_t, nvmlEccCounterType_t */
 #define NVML_MEMORY_ERROR_TYPE_CORRECTED   0U
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1U
@@ -320,6 +351,8 @@ _Static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40, "3944 bytes");
 	X(nvmlReturn_t, nvmlDeviceGetTotalEccErrors,                         \
 	  (nvmlDevice_t d, unsigned int errorType, unsigned int counterType, \
 	   unsigned long long *count))                                       \
+	X(nvmlReturn_t, nvmlDeviceGetFieldValues,                            \
+	  (nvmlDevice_t d, int count, nvmlFieldValue_t *values))             \
 	X(nvmlReturn_t, nvmlGpmQueryDeviceSupport,                           \
 	  (nvmlDevice_t d, nvmlGpmSupport_t * support))                      \
 	X(nvmlReturn_t, nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample))      \

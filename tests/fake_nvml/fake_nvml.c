@@ -33,6 +33,8 @@
  *   lost_after N            from tick N on, every call: GPU is lost
  *   xid_at TICK CODE        an XID event at that tick
  *   proc PID                a compute process on the GPU
+ *   series nvlink_tx_kib / nvlink_rx_kib   NVLink data KiB since load
+ *                           (field values 138/139; without: not supported)
  *   ecc SV DV SA DA         ECC totals: single/double-bit, volatile and
  *                           aggregate (without it: not supported)
  *   gpm 1                   GPM supported (Hopper and newer); its metrics
@@ -98,13 +100,16 @@ enum {
 	S_SM,
 	S_TENSOR,
 	S_DRAM,
+	S_NVL_TX,
+	S_NVL_RX,
 	S_N
 };
 static const char *const series_names[S_N] = {
-	"util",		"memutil",	 "power_mw",	"temp",
-	"sm_clock",	"mem_clock",	 "fb_used_mib", "pcie_tx_kbps",
-	"pcie_rx_kbps", "enc",		 "dec",		"gr_active",
-	"sm_active",	"tensor_active", "dram_active",
+	"util",		 "memutil",	  "power_mw",	 "temp",
+	"sm_clock",	 "mem_clock",	  "fb_used_mib", "pcie_tx_kbps",
+	"pcie_rx_kbps",	 "enc",		  "dec",	 "gr_active",
+	"sm_active",	 "tensor_active", "dram_active", "nvlink_tx_kib",
+	"nvlink_rx_kib",
 };
 #define MAX_SERIES 64
 
@@ -1136,6 +1141,31 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, unsigned type,
 	if (!d->has_ecc)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*n = d->ecc[counter * 2 + type];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n,
+				      nvmlFieldValue_t *v);
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n,
+				      nvmlFieldValue_t *v)
+{
+	TEL(d);
+	if (n < 0 || (n > 0 && v == NULL))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < n; i++) {
+		int k = v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX
+				? S_NVL_TX
+			: v[i].fieldId == NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX
+				? S_NVL_RX
+				: -1;
+		if (k < 0 || d->nseries[k] == 0) {
+			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+			continue;
+		}
+		v[i].nvmlReturn = NVML_SUCCESS;
+		v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+		v[i].value.ullVal = (unsigned long long)series_at(d, k, 0);
+	}
 	return NVML_SUCCESS;
 }
 

@@ -260,6 +260,16 @@ static void test_opt_in_counters(void **state)
 	gf_buf_init(&page, 1 << 20);
 	assert_int_equal(gf_expo_render(&c, &dflt, 2000, &page), 0);
 	assert_null(strstr(gf_buf_str(&page), "_ECC_"));
+	/* NVLink counters are gpufleet's own, in every page; KiB -> bytes */
+	assert_true(sample_value(gf_buf_str(&page),
+				 "gpufleet_nvlink_tx_bytes_total",
+				 "gpu=\"0\"") == 3000 * 1024.0);
+	assert_true(sample_value(gf_buf_str(&page),
+				 "gpufleet_nvlink_rx_bytes_total",
+				 "gpu=\"0\"") == 500 * 1024.0);
+	assert_true(sample_value(gf_buf_str(&page),
+				 "gpufleet_nvlink_tx_bytes_total",
+				 "gpu=\"1\"") < 0);
 	gf_buf_release(&page);
 	gf_collector_close(&c);
 }
