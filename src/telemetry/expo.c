@@ -275,18 +275,50 @@ static int points_of(const struct gf_tgpu *g, int mig,
 	return n;
 }
 
+/* Judge GPU g (mig < 0) or its mig-th instance over its ring.  The
+ * points buffer is static: callers are serialised (collect.h). */
+static void judge(const struct gf_tgpu *g, int mig,
+		  const struct gf_diag_opts *o, struct gf_diag_result *r)
+{
+	static struct gf_diag_point pts[GF_RING];
+	int n = points_of(g, mig, pts);
+	gf_diagnose(pts, n, mig >= 0, o, r);
+}
+
+typedef void (*hit_fn)(void *ctx, const struct gf_tgpu *g, int mig,
+		       enum gf_diag_reason k, const char *why);
+
+/* fn for every reason hit, on every GPU and MIG instance; the count. */
+static int each_hit(const struct gf_collector *c, const struct gf_diag_opts *o,
+		    hit_fn fn, void *ctx)
+{
+	int hits = 0;
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_tgpu *g = &c->g[i];
+		for (int m = -1; m < g->last.nmig; m++) {
+			struct gf_diag_result r;
+			judge(g, m, o, &r);
+			for (int k = 0; k < GF_DIAG_NREASONS; k++)
+				if (r.hit[k]) {
+					fn(ctx, g, m, (enum gf_diag_reason)k,
+					   r.why[k]);
+					hits++;
+				}
+		}
+	}
+	return hits;
+}
+
 int gf_expo_render_diag(const struct gf_collector *c,
 			const struct gf_diag_opts *o, struct gf_buf *out)
 {
-	static struct gf_diag_point pts[GF_RING];
 	gf_buf_puts(out, "# HELP gpufleet_diagnosis 1 when gpufleet judges the "
 			 "GPU wasted for the reason given.\n# TYPE "
 			 "gpufleet_diagnosis gauge\n");
 	for (int i = 0; i < c->n; i++) {
 		const struct gf_tgpu *g = &c->g[i];
 		struct gf_diag_result r;
-		int n = points_of(g, -1, pts);
-		gf_diagnose(pts, n, false, o, &r);
+		judge(g, -1, o, &r);
 		for (int k = 0; k < GF_DIAG_MIG_SLACK; k++)
 			gf_buf_printf(
 				out,
@@ -296,8 +328,7 @@ int gf_expo_render_diag(const struct gf_collector *c,
 				gf_diag_reason_name((enum gf_diag_reason)k),
 				r.hit[k]);
 		for (int m = 0; m < g->last.nmig; m++) {
-			n = points_of(g, m, pts);
-			gf_diagnose(pts, n, true, o, &r);
+			judge(g, m, o, &r);
 			gf_buf_printf(
 				out,
 				"gpufleet_diagnosis{gpu=\"%u\",UUID=\"%s\","
@@ -310,73 +341,51 @@ int gf_expo_render_diag(const struct gf_collector *c,
 	return out->len >= out->cap ? GF_ETOOBIG : 0;
 }
 
+static void hit_text(void *ctx, const struct gf_tgpu *g, int mig,
+		     enum gf_diag_reason k, const char *why)
+{
+	struct gf_buf *out = ctx;
+	if (mig >= 0)
+		gf_buf_printf(out, "  GPU%u GI %u", g->index,
+			      g->last.mig[mig].gi_id);
+	else
+		gf_buf_printf(out, "  GPU%u", g->index);
+	gf_buf_printf(out, " [%s]: %s\n", gf_diag_reason_name(k), why);
+}
+
 int gf_expo_diag_text(const struct gf_collector *c,
 		      const struct gf_diag_opts *o, struct gf_buf *out)
 {
-	static struct gf_diag_point pts[GF_RING];
-	int hits = 0;
 	gf_buf_printf(out, "gpufleet diagnose: %s, %d GPUs, window %.0f s\n\n",
 		      c->hostname, c->n, o->window_s);
-	for (int i = 0; i < c->n; i++) {
-		const struct gf_tgpu *g = &c->g[i];
-		for (int m = -1; m < g->last.nmig; m++) {
-			struct gf_diag_result r;
-			int n = points_of(g, m, pts);
-			gf_diagnose(pts, n, m >= 0, o, &r);
-			for (int k = 0; k < GF_DIAG_NREASONS; k++) {
-				if (!r.hit[k])
-					continue;
-				hits++;
-				if (m >= 0)
-					gf_buf_printf(out, "  GPU%u GI %u",
-						      g->index,
-						      g->last.mig[m].gi_id);
-				else
-					gf_buf_printf(out, "  GPU%u", g->index);
-				gf_buf_printf(out, " [%s]: %s\n",
-					      gf_diag_reason_name(
-						      (enum gf_diag_reason)k),
-					      r.why[k]);
-			}
-		}
-	}
-	if (hits == 0)
+	if (each_hit(c, o, hit_text, out) == 0)
 		gf_buf_puts(out, "  no waste found\n");
 	return out->len >= out->cap ? GF_ETOOBIG : 0;
+}
+
+static void hit_json(void *ctx, const struct gf_tgpu *g, int mig,
+		     enum gf_diag_reason k, const char *why)
+{
+	struct gf_json *j = ctx;
+	gf_json_obj_begin(j, NULL);
+	gf_json_int(j, "gpu", g->index);
+	gf_json_str(j, "uuid", g->uuid);
+	if (mig >= 0)
+		gf_json_int(j, "gpu_instance_id", g->last.mig[mig].gi_id);
+	gf_json_str(j, "reason", gf_diag_reason_name(k));
+	gf_json_str(j, "why", why);
+	gf_json_obj_end(j);
 }
 
 int gf_expo_diag_json(const struct gf_collector *c,
 		      const struct gf_diag_opts *o, struct gf_buf *out)
 {
-	static struct gf_diag_point pts[GF_RING];
 	struct gf_json j;
 	gf_json_init(&j, out);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_double(&j, "window_s", o->window_s);
 	gf_json_arr_begin(&j, "findings");
-	for (int i = 0; i < c->n; i++) {
-		const struct gf_tgpu *g = &c->g[i];
-		for (int m = -1; m < g->last.nmig; m++) {
-			struct gf_diag_result r;
-			int n = points_of(g, m, pts);
-			gf_diagnose(pts, n, m >= 0, o, &r);
-			for (int k = 0; k < GF_DIAG_NREASONS; k++) {
-				if (!r.hit[k])
-					continue;
-				gf_json_obj_begin(&j, NULL);
-				gf_json_int(&j, "gpu", g->index);
-				gf_json_str(&j, "uuid", g->uuid);
-				if (m >= 0)
-					gf_json_int(&j, "gpu_instance_id",
-						    g->last.mig[m].gi_id);
-				gf_json_str(&j, "reason",
-					    gf_diag_reason_name(
-						    (enum gf_diag_reason)k));
-				gf_json_str(&j, "why", r.why[k]);
-				gf_json_obj_end(&j);
-			}
-		}
-	}
+	each_hit(c, o, hit_json, &j);
 	gf_json_arr_end(&j);
 	gf_json_obj_end(&j);
 	return gf_json_error(&j);
