@@ -99,12 +99,12 @@ $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 
 # The fake NVML is a plain shared object; never sanitized (it is loaded
 # into sanitized binaries, whose runtime covers it).
-$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c tests/fake_nvml/fake.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
 		-D_POSIX_C_SOURCE=200809L -Isrc -Wl,-soname,libnvidia-ml.so.1 \
-		$< -o $@
+		tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c -o $@
 
 tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML)
 

@@ -1,0 +1,135 @@
+/*
+ * fake.h - what the fake NVML's files share: the fixture's GPUs, their
+ * MIG instances and telemetry series (fake_nvml.c loads them; telemetry.c
+ * replays the series).  Internal to the fake: hidden from its exports.
+ */
+#ifndef GF_FAKE_NVML_H
+#define GF_FAKE_NVML_H
+
+#include "topo/nvml_api.h"
+
+#pragma GCC visibility push(hidden)
+
+#define MAX_GPUS  64
+#define MAX_LINKS GF_NVML_NVLINK_MAX_LINKS
+#define MAX_SETS  8
+#define MAX_GIP	  16
+#define MAX_GI	  8
+
+struct gip {
+	unsigned enumv, id, mem, compute, starts, max;
+};
+
+struct pset {
+	char name[32];
+	struct gip p[MAX_GIP];
+	int n;
+};
+
+struct fake_gi;
+struct nvmlComputeInstance_st {
+	struct fake_gi *gi;
+};
+
+struct nvmlGpuInstance_st; /* = struct fake_gi, see below */
+
+struct fake_link {
+	int active;
+	int type;
+	char remote[32];
+};
+
+enum {
+	S_UTIL,
+	S_MEMUTIL,
+	S_POWER,
+	S_TEMP,
+	S_SMCLK,
+	S_MEMCLK,
+	S_FBUSED,
+	S_PCIETX,
+	S_PCIERX,
+	S_ENC,
+	S_DEC,
+	S_GR,
+	S_SM,
+	S_TENSOR,
+	S_DRAM,
+	S_NVL_TX,
+	S_NVL_RX,
+	S_N
+};
+#define MAX_SERIES 64
+
+struct nvmlDevice_st {
+	int is_mig;
+	double series[S_N][MAX_SERIES];
+	int nseries[S_N];
+	int tick;
+	int fail_every, lost_after;
+	int xid_tick, xid_code;
+	int gpm;
+	int has_ecc;
+	unsigned long long ecc[4]; /* SBE vol, DBE vol, SBE agg, DBE agg */
+	unsigned procs[8];
+	int nprocs;
+	struct fake_gi *mig_gi; /* MIG device handles */
+	char busid[32];
+	char name[96];
+	char uuid[96];
+	unsigned pci_device_id;
+	unsigned long long mem_total;
+	int mig_cur, mig_pend, has_mig;
+	int numa;
+	unsigned long cpus[16];
+	int has_cpus;
+	int nlinks; /* -1: NVLink not supported */
+	struct fake_link links[MAX_LINKS];
+	struct pset *set;
+	int reset_required;
+	struct fake_gi *gis[MAX_GI];
+	unsigned next_gi_id;
+};
+
+struct fake_gi {
+	int used;
+	struct nvmlDevice_st *gpu;
+	const struct gip *prof;
+	unsigned id, start;
+	int has_ci, busy;
+	struct nvmlComputeInstance_st ci;
+	struct nvmlDevice_st migdev;
+};
+
+extern struct nvmlDevice_st gpus[MAX_GPUS];
+extern int ngpus;
+extern int inited; /* nvmlInit done and not shut down */
+
+/* Value of series k at the GPU's current tick (the last one repeated),
+ * or dflt when the fixture has none. */
+double series_at(nvmlDevice_t d, int k, double dflt);
+/* Fault injection for the sample at the current tick. */
+nvmlReturn_t fault(nvmlDevice_t d);
+
+#pragma GCC visibility pop
+
+/* exported, and called across the fake's files */
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
+
+#define CHECK_DEV(d)                                        \
+	do {                                                \
+		if (!inited)                                \
+			return NVML_ERROR_UNINITIALIZED;    \
+		if ((d) == NULL)                            \
+			return NVML_ERROR_INVALID_ARGUMENT; \
+	} while (0)
+
+#define TEL(d)                               \
+	do {                                 \
+		CHECK_DEV(d);                \
+		nvmlReturn_t fr_ = fault(d); \
+		if (fr_ != NVML_SUCCESS)     \
+			return fr_;          \
+	} while (0)
+
+#endif
