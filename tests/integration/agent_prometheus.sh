@@ -106,6 +106,12 @@ YML
 	done
 	[ "$got" = 312.456 ]
 	check agent-prometheus-scrape $? "got '$got'; $(tail -5 "$TMP/prom.log")"
+	# a GPM ratio of one MIG instance, labels and all (12.5 % -> 0.125)
+	q='DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{GPU_I_PROFILE="3g.40gb",GPU_I_ID="1"}'
+	mig=$(curl -s "127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$q" |
+		sed -n 's/.*"value":\[[0-9.]*,"\([^"]*\)"\].*/\1/p')
+	[ "$mig" = 0.125 ]
+	check agent-prometheus-gpm-mig $? "got '$mig'"
 	kill "$PPID_" 2>/dev/null
 	wait "$PPID_" 2>/dev/null
 	PPID_=""
