@@ -74,7 +74,7 @@ void gf_collector_close(struct gf_collector *c)
 	for (int i = 0; i < c->n; i++) {
 		gf_free(c->g[i].ring);
 		gpm_free(c->nv, &c->g[i].gpm_gpu);
-		for (int k = 0; k < GF_GPM_MAX_GI; k++)
+		for (int k = 0; k < GF_GI_ID_MAX; k++)
 			gpm_free(c->nv, &c->g[i].gpm_gi[k]);
 	}
 	if (c->events && c->nv->nvmlEventSetFree)
@@ -333,6 +333,7 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 		}
 	}
 	unsigned cur = 0, pending = 0, max = 0;
+	uint32_t seen = 0;
 	if (nv->nvmlDeviceGetMigMode &&
 	    nv->nvmlDeviceGetMigMode(d, &cur, &pending) == NVML_SUCCESS &&
 	    cur == NVML_DEVICE_MIG_ENABLE &&
@@ -349,19 +350,34 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 			struct gf_mig_sample *ms = &s->mig[s->nmig++];
 			memset(ms, 0, sizeof(*ms));
 			ms->gi_id = id;
-			gi_profile(nv, g, id, ms->profile, sizeof(ms->profile));
+			/* an instance new since the last sample: its profile
+			 * looked up once, its GPM history dropped */
+			if (id < GF_GI_ID_MAX) {
+				seen |= 1u << id;
+				if (!(g->gi_seen >> id & 1)) {
+					gi_profile(nv, g, id, g->gi_prof[id],
+						   sizeof(g->gi_prof[id]));
+					g->gpm_gi[id].prev_ok = false;
+				}
+				snprintf(ms->profile, sizeof(ms->profile), "%s",
+					 g->gi_prof[id]);
+			} else { /* beyond any driver's ids */
+				gi_profile(nv, g, id, ms->profile,
+					   sizeof(ms->profile));
+			}
 			if (nv->nvmlDeviceGetMemoryInfo(mig, &mem) ==
 			    NVML_SUCCESS) {
 				ms->fb_used = (double)(mem.used >> 20);
 				ms->fb_free = (double)(mem.free >> 20);
 				ms->fb_ok = true;
 			}
-			if (g->gpm && id < GF_GPM_MAX_GI)
+			if (g->gpm && id < GF_GI_ID_MAX)
 				ms->gpm_valid =
 					gpm_read(nv, d, (int)id, &g->gpm_gi[id],
 						 ms->gpm);
 		}
 	}
+	g->gi_seen = seen;
 #undef CALL
 	return calls > 0 && fails == calls ? -1 : fails;
 }

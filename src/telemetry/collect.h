@@ -40,7 +40,7 @@ struct gf_gpm_pair {
 	bool prev_ok; /* s[!cur] holds the previous sample */
 };
 
-#define GF_GPM_MAX_GI 16 /* GPU instance ids are below this */
+#define GF_GI_ID_MAX 16 /* GPU instance ids are below this */
 
 struct gf_sample {
 	int64_t t_ms;
@@ -68,7 +68,10 @@ struct gf_tgpu {
 	double last_xid;
 	uint16_t devid; /* PCI device id: the MIG profile table */
 	bool gpm;	/* NVML GPM supported */
-	struct gf_gpm_pair gpm_gpu, gpm_gi[GF_GPM_MAX_GI];
+	struct gf_gpm_pair gpm_gpu, gpm_gi[GF_GI_ID_MAX];
+	/* GPU instances of the last sample (bit: id), and their profiles */
+	uint32_t gi_seen;
+	char gi_prof[GF_GI_ID_MAX][24];
 	/* the compute processes of the last sample, and their owners */
 	int nprocs;
 	unsigned pids[16];
