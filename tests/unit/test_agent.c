@@ -214,6 +214,48 @@ static void test_gpm(void **state)
 	gf_collector_close(&c);
 }
 
+/* A GPU busy by its duty cycle whose SMs do nothing: idle by GPM's SM
+ * activity, not by utilisation alone. */
+static int idle_hits(bool gpm)
+{
+	char path[] = "/tmp/gf-fake-XXXXXX";
+	int fd = mkstemp(path);
+	char text[512];
+	snprintf(text, sizeof(text),
+		 "driver 550.54.15\ngpu 00000000:18:00.0\n"
+		 "name NVIDIA H100 80GB HBM3\nuuid GPU-idle\n"
+		 "pci_device_id 0x233010DE\nmemory_total_mib 81559\n"
+		 "series util 90\nseries fb_used_mib 40960\nproc 4242\n%s",
+		 gpm ? "gpm 1\nseries sm_active 0.5\n" : "");
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	use(path);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, &e), 0);
+	for (int t = 1; t <= 12; t++)
+		gf_collector_sample(&c, t * 1000);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 10;
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render_diag(&c, &o, &page), 0);
+	int hit = strstr(gf_buf_str(&page), "reason=\"allocated-idle\"} 1") !=
+		  NULL;
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+	unlink(path);
+	return hit;
+}
+
+static void test_idle_by_sm_activity(void **state)
+{
+	(void)state;
+	assert_int_equal(idle_hits(false), 0); /* 90 % duty cycle: busy */
+	assert_int_equal(idle_hits(true), 1);  /* SM active 0.5 %: idle */
+}
+
 /* Metrics dcgm-exporter's default CSV comments out come only when a
  * counters file lists them: ECC totals, SM activity. */
 static void test_opt_in_counters(void **state)
@@ -398,6 +440,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_gpm),
 		cmocka_unit_test(test_opt_in_counters),
+		cmocka_unit_test(test_idle_by_sm_activity),
 		cmocka_unit_test(test_counters_csv),
 		cmocka_unit_test(test_diagnose_rules),
 		cmocka_unit_test(test_cgroup_owners),
