@@ -83,14 +83,7 @@ static int run_trace(const char *shared, const char *trace, int nseeds,
 	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
 	int njobs = GF_POLICY_COUNT * nseeds;
 	struct gf_fill_job *jobs = calloc((size_t)njobs, sizeof(*jobs));
-	for (int p = 0; p < GF_POLICY_COUNT; p++)
-		for (int s = 0; s < nseeds; s++) {
-			struct gf_fill_opts *o = &jobs[p * nseeds + s].o;
-			o->policy = (enum gf_policy)p;
-			o->seed = 42 + (uint64_t)s;
-			o->tune = 1.3;
-			o->resample = true;
-		}
+	gf_fill_jobs_reference(jobs, nseeds);
 	struct gf_fill_pool pool = { .c = &c,
 				     .w = &w,
 				     .typ = typ,

@@ -68,19 +68,14 @@ static void fill_benches(struct gf_cluster *c, struct gf_workload *w)
 		best = t < best ? t : best;
 	}
 	printf("BENCH sim.fill.fgd.one_seed %.3f s\n", best);
-	struct gf_fill_job *jobs = calloc(60, sizeof(*jobs));
-	for (int p = 0; p < 6; p++)
-		for (int s = 0; s < 10; s++) {
-			jobs[p * 10 + s].o = o;
-			jobs[p * 10 + s].o.policy = (enum gf_policy)p;
-			jobs[p * 10 + s].o.seed = 42 + (uint64_t)s;
-		}
+	struct gf_fill_job *jobs = calloc(GF_POLICY_COUNT * 10, sizeof(*jobs));
+	gf_fill_jobs_reference(jobs, 10);
 	struct gf_fill_pool pool = { .c = c,
 				     .w = w,
 				     .typ = typ,
 				     .ntyp = ntyp,
 				     .jobs = jobs,
-				     .njobs = 60 };
+				     .njobs = GF_POLICY_COUNT * 10 };
 	double t0 = now_s();
 	gf_fill_pool_run(&pool, 0, false);
 	printf("BENCH sim.fill.matrix_6x10 %.2f s\n", now_s() - t0);

@@ -6,8 +6,23 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds)
+{
+	memset(jobs, 0,
+	       sizeof(*jobs) * (size_t)GF_POLICY_COUNT * (size_t)nseeds);
+	for (int p = 0; p < GF_POLICY_COUNT; p++)
+		for (int s = 0; s < nseeds; s++) {
+			struct gf_fill_opts *o = &jobs[p * nseeds + s].o;
+			o->policy = (enum gf_policy)p;
+			o->seed = 42 + (uint64_t)s;
+			o->tune = 1.3;
+			o->resample = true;
+		}
+}
 
 static double now_s(void)
 {

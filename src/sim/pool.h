@@ -31,6 +31,13 @@ struct gf_fill_pool {
 };
 
 /*
+ * The FGD paper's experiment matrix (reference/fgd): every policy x seeds
+ * 42, 43, ... (nseeds of them), tune 1.3, resampled, policy-major into
+ * jobs[GF_POLICY_COUNT * nseeds], whose other fields are cleared.
+ */
+void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds);
+
+/*
  * Run every job on `threads` workers (at most 64; 0 = all cores).  When
  * show_progress, a progress line goes to stderr once a second has passed
  * (updated in place on a terminal, every 10 s in a log).  Returns 0, or -1

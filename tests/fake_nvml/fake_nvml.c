@@ -49,6 +49,7 @@
  * picks the highest free allowed start, so a creation order of small
  * instances before a 3g fails as it does on real A100s.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,18 +500,28 @@ nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned n,
 	return NVML_SUCCESS;
 }
 
+/* What the driver answers for link l: not supported without NVLink,
+ * invalid past the GPU's links (or, when `active`, on an inactive one). */
+static nvmlReturn_t link_ok(nvmlDevice_t d, unsigned l, bool active)
+{
+	if (d->nlinks < 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (l >= (unsigned)d->nlinks || (active && !d->links[l].active))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned l,
 				      nvmlEnableState_t *on);
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned l,
 				      nvmlEnableState_t *on)
 {
 	CHECK_DEV(d);
-	if (d->nlinks < 0)
-		return NVML_ERROR_NOT_SUPPORTED;
-	if (l >= (unsigned)d->nlinks)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*on = d->links[l].active ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
-	return NVML_SUCCESS;
+	nvmlReturn_t r = link_ok(d, l, false);
+	if (r == NVML_SUCCESS)
+		*on = d->links[l].active ? NVML_FEATURE_ENABLED
+					 : NVML_FEATURE_DISABLED;
+	return r;
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned l,
@@ -519,12 +530,10 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned l,
 						 nvmlPciInfo_t *p)
 {
 	CHECK_DEV(d);
-	if (d->nlinks < 0)
-		return NVML_ERROR_NOT_SUPPORTED;
-	if (l >= (unsigned)d->nlinks || !d->links[l].active)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	fill_pci(d->links[l].remote, 0, p);
-	return NVML_SUCCESS;
+	nvmlReturn_t r = link_ok(d, l, true);
+	if (r == NVML_SUCCESS)
+		fill_pci(d->links[l].remote, 0, p);
+	return r;
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned l,
@@ -533,12 +542,10 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned l,
 						 nvmlIntNvLinkDeviceType_t *t)
 {
 	CHECK_DEV(d);
-	if (d->nlinks < 0)
-		return NVML_ERROR_NOT_SUPPORTED;
-	if (l >= (unsigned)d->nlinks)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*t = (nvmlIntNvLinkDeviceType_t)d->links[l].type;
-	return NVML_SUCCESS;
+	nvmlReturn_t r = link_ok(d, l, false);
+	if (r == NVML_SUCCESS)
+		*t = (nvmlIntNvLinkDeviceType_t)d->links[l].type;
+	return r;
 }
 
 /* ---- MIG ---- */

@@ -142,15 +142,7 @@ static void test_default_trace_accuracy(void **state)
 	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
 	assert_int_equal(ntyp, 35); /* reference 1.3: 35 of 91 keys */
 	struct gf_fill_job jobs[GF_POLICY_COUNT * 10];
-	memset(jobs, 0, sizeof(jobs));
-	for (int p = 0; p < GF_POLICY_COUNT; p++)
-		for (int s = 0; s < nseeds; s++) {
-			struct gf_fill_opts *o = &jobs[p * nseeds + s].o;
-			o->policy = (enum gf_policy)p;
-			o->seed = 42 + (uint64_t)s;
-			o->tune = 1.3;
-			o->resample = true;
-		}
+	gf_fill_jobs_reference(jobs, nseeds);
 	struct gf_fill_pool pool = { .c = &c,
 				     .w = &w,
 				     .typ = typ,
