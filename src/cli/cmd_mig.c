@@ -12,6 +12,7 @@
 #include "../mig/apply.h"
 #include "../mig/migparted.h"
 #include "../mig/render.h"
+#include "../util/file.h"
 #include "../util/mem.h"
 #include "cli.h"
 
@@ -156,10 +157,10 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 /* "INDEX: PROFILE@START[*] ..." per line; '#' comments. */
 static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 {
-	FILE *f = fopen(path, "r");
+	struct gf_err e;
+	FILE *f = gf_file_open(path, "r", 1u << 20, &e);
 	if (!f) {
-		gf_cli_error("mig", "cannot read '%s': %s", path,
-			     gf_strerror(-errno));
+		gf_cli_error("mig plan", "%s", e.msg);
 		return -1;
 	}
 	char line[1024];

@@ -11,7 +11,6 @@
 
 #include <gpufleet/sim.h>
 
-#include "../sim/mig_sim.h"
 #include "../sim/pool.h"
 #include "../sim/report.h"
 #include "../sim/synth.h"
@@ -364,181 +363,6 @@ static int fill_main(int argc, char **argv)
 	return fill(&a);
 }
 
-static void mig_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: gpufleet simulate mig --gpu MODEL --mix "
-		"PROFILE=WEIGHT[,...] [--requests N]\n"
-		"                             [--seed S] [--json]\n"
-		"\n"
-		"A stream of MIG-instance requests drawn from the mix; at 25, 50, "
-		"75 and 100 %%\nof it, the GPUs each partitioning needs to serve "
-		"every request: NVIDIA's\nstatic all-1g and all-balanced layouts, "
-		"and layouts planned for the demand.\n"
-		"  --gpu MODEL      a MIG model (h100-80gb, a100-40gb, a30, ...)\n"
-		"  --mix LIST       profile weights, e.g. "
-		"1g.10gb=60,2g.20gb=25,3g.40gb=15\n"
-		"  --requests N     requests in the stream (default 200)\n"
-		"  --seed S         (default 1)\n"
-		"  --json           machine-readable\n");
-}
-
-static int mig_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "gpu", required_argument, NULL, 'g' },
-		{ "mix", required_argument, NULL, 'm' },
-		{ "requests", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *model = NULL, *mix_s = NULL;
-	long requests = 200;
-	unsigned long long seed = 1;
-	bool json = false;
-	int c;
-	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			model = optarg;
-			break;
-		case 'm':
-			mix_s = optarg;
-			break;
-		case 'r':
-			requests = strtol(optarg, &end, 10);
-			if (*end || requests < 4 ||
-			    requests > GF_MIG_MAX_GPUS) {
-				gf_cli_error("simulate mig",
-					     "--requests: expected 4 to %d",
-					     GF_MIG_MAX_GPUS);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		case 's':
-			seed = strtoull(optarg, &end, 10);
-			if (*end) {
-				gf_cli_error("simulate mig",
-					     "--seed: expected a number");
-				return GF_EXIT_USAGE;
-			}
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			mig_usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("simulate mig", argv);
-		}
-	}
-	const struct gf_mig_model *m = model ? gf_mig_model_by_id(model) : NULL;
-	if (!m || !mix_s) {
-		gf_cli_error("simulate mig", model && !m
-						     ? "unknown MIG model"
-						     : "--gpu and --mix are "
-						       "required");
-		return GF_EXIT_USAGE;
-	}
-	struct gf_migsim_mix mix[GF_MIG_MAX_DEMANDS];
-	int nmix = 0;
-	memset(mix, 0, sizeof(mix));
-	char buf[512];
-	snprintf(buf, sizeof(buf), "%s", mix_s);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		long w = eq ? strtol(eq + 1, &end, 10) : -1;
-		if (!eq || *end || w < 0 || nmix >= GF_MIG_MAX_DEMANDS ||
-		    (size_t)(eq - tok) >= sizeof(mix[0].profile)) {
-			gf_cli_error("simulate mig",
-				     "cannot parse mix entry '%s': expected "
-				     "PROFILE=WEIGHT",
-				     tok);
-			return GF_EXIT_USAGE;
-		}
-		*eq = '\0';
-		snprintf(mix[nmix].profile, sizeof(mix[nmix].profile), "%s",
-			 tok);
-		mix[nmix++].weight = (int)w;
-	}
-	struct gf_migsim_row rows[GF_MIGSIM_POINTS];
-	struct gf_err e;
-	if (gf_migsim_run(m, mix, nmix, (int)requests, seed, rows, &e) != 0) {
-		gf_cli_error("simulate mig", "%s", e.msg);
-		return GF_EXIT_FAIL;
-	}
-	struct gf_buf out;
-	gf_buf_init(&out, 1 << 20);
-	if (json) {
-		struct gf_json j;
-		gf_json_init(&j, &out);
-		gf_json_obj_begin(&j, NULL);
-		gf_json_str(&j, "model", m->id);
-		gf_json_arr_begin(&j, "points");
-		for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
-			gf_json_obj_begin(&j, NULL);
-			gf_json_int(&j, "requests", rows[i].requests);
-			gf_json_obj_begin(&j, "demand");
-			for (int k = 0; k < nmix; k++)
-				gf_json_int(&j, mix[k].profile,
-					    rows[i].demand[k]);
-			gf_json_obj_end(&j);
-			if (rows[i].all_1g < 0)
-				gf_json_null(&j, "gpus_all_1g");
-			else
-				gf_json_int(&j, "gpus_all_1g", rows[i].all_1g);
-			if (rows[i].all_balanced < 0)
-				gf_json_null(&j, "gpus_all_balanced");
-			else
-				gf_json_int(&j, "gpus_all_balanced",
-					    rows[i].all_balanced);
-			gf_json_int(&j, "gpus_planned", rows[i].planned);
-			gf_json_bool(&j, "planned_optimal",
-				     rows[i].planned_optimal);
-			gf_json_obj_end(&j);
-		}
-		gf_json_arr_end(&j);
-		gf_json_obj_end(&j);
-	} else {
-		gf_buf_printf(&out,
-			      "MIG on %s: GPUs needed to serve every request "
-			      "so far\n\n%-9s %-30s %8s %13s %8s\n",
-			      m->id, "requests", "demand", "all-1g",
-			      "all-balanced", "planned");
-		for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
-			char dem[200] = "";
-			size_t len = 0;
-			for (int k = 0; k < nmix && len < 160; k++)
-				len += (size_t)snprintf(
-					dem + len, sizeof(dem) - len, "%s%d",
-					k ? "/" : "", rows[i].demand[k]);
-			char a[16], b[16];
-			snprintf(a, sizeof(a), "%d", rows[i].all_1g);
-			snprintf(b, sizeof(b), "%d", rows[i].all_balanced);
-			gf_buf_printf(&out, "%-9d %-30s %8s %13s %8d%s\n",
-				      rows[i].requests, dem,
-				      rows[i].all_1g < 0 ? "never" : a,
-				      rows[i].all_balanced < 0 ? "never" : b,
-				      rows[i].planned,
-				      rows[i].planned_optimal ? ""
-							      : " (bounded)");
-		}
-		gf_buf_puts(&out, "\ndemand: requests per profile, in --mix "
-				  "order; never: a static layout without a "
-				  "profile the\nstream asks for cannot serve "
-				  "it on any number of GPUs\n");
-	}
-	int ret = gf_cli_print(gf_buf_str(&out), out.len);
-	gf_buf_release(&out);
-	return ret;
-}
-
 int cmd_simulate(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
@@ -549,7 +373,7 @@ int cmd_simulate(int argc, char **argv)
 	if (strcmp(argv[1], "fill") == 0)
 		return fill_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mig") == 0)
-		return mig_main(argc - 1, argv + 1);
+		return cmd_simulate_mig(argc - 1, argv + 1);
 	gf_cli_error("simulate", "unknown experiment '%s' (known: fill, mig)",
 		     argv[1]);
 	return GF_EXIT_USAGE;

@@ -16,6 +16,7 @@
 
 #include <gpufleet/mig.h>
 
+#include "../util/file.h"
 #include "../util/mem.h"
 
 struct rd {
@@ -349,20 +350,11 @@ int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 {
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
-				  gf_strerror(-errno));
-	char *buf = gf_malloc(GF_MP_MAX_FILE + 1);
-	size_t len = fread(buf, 1, GF_MP_MAX_FILE + 1, fp);
-	fclose(fp);
-	if (len > GF_MP_MAX_FILE) {
-		gf_free(buf);
-		return gf_err_set(e, GF_ETOOBIG,
-				  "cannot read '%s': larger "
-				  "than %u MiB",
-				  path, GF_MP_MAX_FILE >> 20);
-	}
+	char *buf;
+	size_t len;
+	int frc = gf_file_read(path, GF_MP_MAX_FILE, &buf, &len, e);
+	if (frc)
+		return frc;
 	yaml_document_t doc, inner;
 	int rc = load_doc(buf, len, &doc, path, 0, e);
 	if (rc) {

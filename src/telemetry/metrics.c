@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../util/file.h"
+
 /* Help texts verbatim from dcgm-exporter's default-counters.csv. */
 static const struct gf_metric_def defs[GF_M_COUNT] = {
 	[GF_M_SM_CLOCK] = { "DCGM_FI_DEV_SM_CLOCK", "gauge",
@@ -132,10 +134,9 @@ static char *trim(char *s)
 int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 {
 	memset(c, 0, sizeof(*c));
-	FILE *f = fopen(path, "r");
+	FILE *f = gf_file_open(path, "r", 1u << 20, e);
 	if (!f)
-		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
-				  gf_strerror(-errno));
+		return e ? e->code : GF_EINVAL;
 	char line[1024];
 	int lineno = 0, rc = 0;
 	while (fgets(line, sizeof(line), f)) {

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../util/file.h"
 #include "../util/mem.h"
 
 struct loader {
@@ -511,41 +512,6 @@ static int probe_xml(const char *xml, size_t len, const char *what,
 	return 0;
 }
 
-static int read_file(const char *path, char **out, size_t *len,
-		     struct gf_err *e)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
-				  gf_strerror(-errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return gf_err_set(e, GF_EINVAL,
-				  "cannot read '%s': not a regular file", path);
-	}
-	if ((unsigned long long)st.st_size > GF_TOPO_XML_MAX) {
-		fclose(f);
-		return gf_err_set(e, GF_ETOOBIG,
-				  "cannot read '%s': larger than %u MiB", path,
-				  GF_TOPO_XML_MAX >> 20);
-	}
-	size_t n = (size_t)st.st_size;
-	char *buf = gf_malloc(n + 1);
-	size_t got = fread(buf, 1, n, f);
-	int err = ferror(f);
-	fclose(f);
-	if (err || got != n) {
-		gf_free(buf);
-		return gf_err_set(e, GF_EINVAL, "cannot read '%s': short read",
-				  path);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 		 struct gf_err *e)
 {
@@ -558,7 +524,8 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 	L.what = src->xml_path ? src->xml_path
 			       : (xml ? "<xml buffer>" : "live machine");
 	if (src->xml_path) {
-		rc = read_file(src->xml_path, &filebuf, &xml_len, e);
+		rc = gf_file_read(src->xml_path, GF_TOPO_XML_MAX, &filebuf,
+				  &xml_len, e);
 		if (rc)
 			return rc;
 		xml = filebuf;

@@ -9,6 +9,8 @@
 
 #include <gpufleet/err.h>
 
+#include "file.h"
+
 static int read_line(struct gf_csv *c, char *dst, struct gf_err *e)
 {
 	if (fgets(dst, GF_CSV_LINE_MAX + 2, c->f) == NULL)
@@ -50,10 +52,9 @@ int gf_csv_open(struct gf_csv *c, const char *path, struct gf_err *e)
 {
 	memset(c, 0, sizeof(*c));
 	c->path = path;
-	c->f = fopen(path, "r");
+	c->f = gf_file_open(path, "r", 0, e);
 	if (c->f == NULL)
-		return gf_err_set(e, -errno, "cannot read '%s': %s", path,
-				  gf_strerror(-errno));
+		return e ? e->code : GF_EINVAL;
 	int rc = read_line(c, c->header, e);
 	if (rc == 0)
 		rc = gf_err_set(e, GF_EPARSE, "%s: empty file (no header)",

@@ -1,6 +1,12 @@
 #!/bin/sh
-# Golden tests: run each case in cases.txt and compare stdout, stderr and
+# Golden tests: run each case in cases/*.txt and compare stdout, stderr and
 # the exit status with tests/golden/expected/NAME.out.
+#
+# A case is one line NAME | NEEDS | ARGS, run from the shared dir (so paths
+# in output are the relative ones written there).  NEEDS: "shared"
+# (skipped when ../shared is absent) or "-".  In ARGS, @TMP@ is a scratch
+# dir, @ROOT@ the repository, and FAKE_NVML=FIXTURE runs with the fake
+# NVML and that fixture (path from the repo root).  One file per command.
 #   sh tests/golden/run.sh BUILD_DIR          compare
 #   UPDATE=1 sh tests/golden/run.sh build     rewrite the expected files
 # Prints "ok golden/NAME", "FAIL golden/NAME" (with a diff) or
@@ -22,7 +28,7 @@ if [ -f "$T/openb_pod_list_default.csv" ]; then
 	head -n 401 "$T/openb_pod_list_default.csv" >"$TMP/cut-pods.csv"
 fi
 
-grep -v '^#' "$ROOT/tests/golden/cases.txt" | grep -v '^ *$' |
+cat "$ROOT"/tests/golden/cases/*.txt | grep -v '^#' | grep -v '^ *$' |
 while IFS='|' read -r name needs args; do
 	name=$(echo "$name" | tr -d ' ')
 	needs=$(echo "$needs" | tr -d ' ')

@@ -1,0 +1,92 @@
+/*
+ * file.c - input files opened and read with one set of checks and one
+ * wording for their failures.
+ */
+#include "file.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+
+#include <gpufleet/err.h>
+
+#include "log.h"
+#include "mem.h"
+
+static const char *kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "is a directory";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "is a device";
+	if (S_ISFIFO(m) || S_ISSOCK(m))
+		return "is a pipe or socket";
+	return "not a regular file";
+}
+
+FILE *gf_file_open(const char *path, const char *mode, size_t cap,
+		   struct gf_err *e)
+{
+	FILE *f = fopen(path, mode);
+	if (f == NULL) {
+		int en = errno;
+		gf_err_set(e, -en, "cannot read '%s': %s", path,
+			   gf_strerror(-en));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		int en = errno;
+		fclose(f);
+		gf_err_set(e, -en, "cannot read '%s': %s", path,
+			   gf_strerror(-en));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fclose(f);
+		gf_err_set(e, GF_EINVAL, "cannot read '%s': %s", path,
+			   kind(st.st_mode));
+		return NULL;
+	}
+	if (cap > 0 && (unsigned long long)st.st_size > cap) {
+		fclose(f);
+		gf_err_set(e, GF_ETOOBIG,
+			   "cannot read '%s': %lld bytes, more than the "
+			   "limit of %zu",
+			   path, (long long)st.st_size, cap);
+		return NULL;
+	}
+	gf_log(GF_LOG_DEBUG, "file", "reading '%s' (%lld bytes)", path,
+	       (long long)st.st_size);
+	return f;
+}
+
+int gf_file_read(const char *path, size_t cap, char **out, size_t *len,
+		 struct gf_err *e)
+{
+	FILE *f = gf_file_open(path, "rb", cap, e);
+	if (f == NULL)
+		return e ? e->code : GF_EINVAL;
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		fclose(f);
+		return gf_err_set(e, -EIO, "cannot read '%s': %s", path,
+				  gf_strerror(-EIO));
+	}
+	size_t n = (size_t)st.st_size;
+	char *buf = gf_malloc(n + 1);
+	size_t got = fread(buf, 1, n, f);
+	/* a file that grew while read: one byte more tells */
+	int grew = got == n && fgetc(f) != EOF;
+	int bad = ferror(f);
+	fclose(f);
+	if (bad || got != n || grew) {
+		gf_free(buf);
+		return gf_err_set(e, -EIO, "cannot read '%s': %s", path,
+				  grew ? "it changed while being read"
+				       : gf_strerror(-EIO));
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}

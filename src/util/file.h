@@ -1,0 +1,31 @@
+/*
+ * file.h - opening input files the same way everywhere: a path that is
+ * missing, unreadable, a directory or too large gets the same one-line
+ * message from every reader ("cannot read 'PATH': CAUSE").
+ */
+#ifndef GF_UTIL_FILE_H
+#define GF_UTIL_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct gf_err;
+
+/*
+ * Open path for reading (mode "r" or "rb"); refuses anything that is not
+ * a regular file (a directory, a device) and, when cap > 0, a file larger
+ * than cap bytes.  Returns the stream (caller fcloses) or NULL with e set:
+ * -errno, GF_EINVAL (not a regular file) or GF_ETOOBIG.
+ */
+FILE *gf_file_open(const char *path, const char *mode, size_t cap,
+		   struct gf_err *e);
+
+/*
+ * Read a whole regular file of at most cap bytes into *out (NUL-terminated,
+ * caller frees with gf_free), its length in *len.  0 or a negative code
+ * with e set, as gf_file_open.
+ */
+int gf_file_read(const char *path, size_t cap, char **out, size_t *len,
+		 struct gf_err *e);
+
+#endif
