@@ -11,6 +11,10 @@
 
 enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 
+/* The last line of every command's -h. */
+#define GF_CLI_EXIT_HELP \
+	"\nexit status: 0 ok, 1 failure, 2 usage error\n"
+
 struct gf_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
