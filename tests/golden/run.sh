@@ -9,6 +9,7 @@
 # NVML and that fixture (path from the repo root).  One file per command.
 #   sh tests/golden/run.sh BUILD_DIR          compare
 #   UPDATE=1 sh tests/golden/run.sh build     rewrite the expected files
+#   ONLY=REGEX sh tests/golden/run.sh build   only the cases whose name matches
 # Prints "ok golden/NAME", "FAIL golden/NAME" (with a diff) or
 # "skip golden/NAME (why)" per case.
 set -u
@@ -32,6 +33,9 @@ cat "$ROOT"/tests/golden/cases/*.txt | grep -v '^#' | grep -v '^ *$' |
 while IFS='|' read -r name needs args; do
 	name=$(echo "$name" | tr -d ' ')
 	needs=$(echo "$needs" | tr -d ' ')
+	if [ -n "${ONLY:-}" ] && ! echo "$name" | grep -Eq "$ONLY"; then
+		continue
+	fi
 	if [ "$needs" = shared ] && [ ! -d "$SHARED/topologies" ]; then
 		echo "skip golden/$name (shared data absent: $SHARED)"
 		continue
