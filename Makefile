@@ -58,6 +58,7 @@ TOOL_BIN = $(TOOL_SRC:tests/tools/%.c=$(B)/tests/%)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 FAKE_NVML = $(B)/fake-nvml/libnvidia-ml.so.1
+FAKE_NVML_OLD = $(B)/fake-nvml-old/libnvidia-ml.so.1
 
 .PHONY: all deps demo check test bench format lint clean
 all: $(B)/gpufleet
@@ -106,7 +107,15 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c tests/fake
 		-D_POSIX_C_SOURCE=200809L -Isrc -Wl,-soname,libnvidia-ml.so.1 \
 		tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c -o $@
 
-tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML)
+# A driver with only the required entry points (for test_nvml_old).
+$(FAKE_NVML_OLD): tests/fake_nvml/old_driver.c src/topo/nvml_api.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
+		-Wl,-soname,libnvidia-ml.so.1 $< -o $@
+
+tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML) \
+	$(FAKE_NVML_OLD)
 
 deps:
 	@sh scripts/install-deps.sh
@@ -116,15 +125,17 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(B)/gpufleet demo
 
-# The README's second command: every test, plain then ASan+UBSan; the
-# code must also compile with clang (warnings are errors there in CI).
+# The README's second command: every test on each tree it builds: plain
+# (gcc), ASan+UBSan (gcc), and clang where installed (warnings are errors
+# there in CI too).  No tree is built that is not also run.
+CHECK_TREES = $(B) build-san $(if $(shell command -v clang),build-clang)
 check: deps
 	@$(MAKE) --no-print-directory tests-build
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined tests-build
 	@if command -v clang >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory CC=clang B=build-clang tests-build; \
 	fi
-	@sh tests/run-all.sh $(B) build-san
+	@sh tests/run-all.sh $(CHECK_TREES)
 
 test: tests-build
 	@sh tests/run-all.sh $(B)

@@ -9,11 +9,12 @@
 
 #include <gpufleet/node.h>
 
+#include "../topo/source.h"
+
 enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 
 /* The last line of every command's -h. */
-#define GF_CLI_EXIT_HELP \
-	"\nexit status: 0 ok, 1 failure, 2 usage error\n"
+#define GF_CLI_EXIT_HELP "\nexit status: 0 ok, 1 failure, 2 usage error\n"
 
 struct gf_cmd {
 	const char *name;
@@ -33,10 +34,7 @@ int cmd_diagnose(int argc, char **argv);
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {
 	const char *cmd; /* for error messages */
-	const char *xml;
-	const char *template_name;
-	bool this_system; /* --this-system: the XML is this machine */
-	int nvml;	  /* -1 default (live only), 0 --no-nvml, 1 --nvml */
+	struct gf_node_source src;
 };
 
 /* getopt_long entries for the node source options, with their codes. */
@@ -61,6 +59,10 @@ int gf_cli_node_check(const struct gf_node_opts *o);
  * frees with gf_node_free().
  */
 struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
+
+/* Print a node as `gpufleet topo` does (text or JSON, with findings);
+ * GF_EXIT_OK or GF_EXIT_FAIL (message printed). */
+int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie);
 
 /* getopt_long entries for diagnosis thresholds, and their parser: true
  * when c was one of them (false and an error printed when its value is

@@ -160,7 +160,7 @@ int cmd_bind(int argc, char **argv)
 		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gf_node_opts no = { .cmd = "bind", .nvml = -1 };
+	struct gf_node_opts no = { .cmd = "bind", .src.nvml = -1 };
 	struct gf_bind_request req = { .ngpus = 0 };
 	const char *gpus = NULL;
 	bool dry = false, json = false;

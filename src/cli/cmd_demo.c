@@ -20,6 +20,27 @@ static int section(const char *title, int (*cmd)(int, char **), char **argv,
 	return rc;
 }
 
+/* This machine's topology, or one line on stdout saying why there is
+ * none (no GPU is normal on a laptop or in CI: not an error here). */
+static void live_section(void)
+{
+	printf("==> gpufleet topo (this machine)\n\n");
+	fflush(stdout);
+	struct gf_node_source src = { .nvml = -1 };
+	struct gf_node *n;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_node_source_load(&src, &n, &e) != 0) {
+		printf("%s\n\n", e.msg);
+		fflush(stdout);
+		return;
+	}
+	gf_cli_topo_print(n, false, false);
+	gf_node_free(n);
+	printf("\n");
+	fflush(stdout);
+}
+
 int cmd_demo(int argc, char **argv)
 {
 	if (argc > 1 &&
@@ -28,7 +49,7 @@ int cmd_demo(int argc, char **argv)
 		       "topology, then a built-in HGX-H100-class node\nand a "
 		       "PCIe L40S node with their findings, then a placement "
 		       "simulation\nof the six policies on the built-in "
-		       "cluster and workload.\n");
+		       "cluster and workload.\n" GF_CLI_EXIT_HELP);
 		return GF_EXIT_OK;
 	}
 	if (argc > 1) {
@@ -37,14 +58,13 @@ int cmd_demo(int argc, char **argv)
 	}
 	static char topo[] = "topo", tmpl[] = "--template";
 	static char hgx_name[] = "hgx-h100", pcie_name[] = "pcie-l40s";
-	char *live[] = { topo, NULL };
 	char *hgx[] = { topo, tmpl, hgx_name, NULL };
 	char *pcie[] = { topo, tmpl, pcie_name, NULL };
 	static char simulate[] = "simulate", fill[] = "fill",
 		    seeds[] = "--seeds", seed_list[] = "42-51";
 	char *sim[] = { simulate, fill, seeds, seed_list, NULL };
 	/* No GPU here is normal on a laptop or CI: say so and go on. */
-	section("gpufleet topo (this machine)", cmd_topo, live, 1);
+	live_section();
 	if (section("gpufleet topo --template hgx-h100", cmd_topo, hgx, 3) ||
 	    section("gpufleet topo --template pcie-l40s", cmd_topo, pcie, 3) ||
 	    section("gpufleet simulate fill (built-in cluster and workload, "

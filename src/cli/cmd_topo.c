@@ -10,6 +10,7 @@
 #include <gpufleet/template.h>
 
 #include "../topo/render.h"
+#include "../util/json.h"
 #include "cli.h"
 
 #define OUT_CAP (16u << 20)
@@ -39,8 +40,52 @@ static void usage(FILE *f)
 		"  --no-nvml        do not load NVML\n"
 		"  -h, --help       this help\n"
 		"\n"
-		"exit status: 0 ok, 1 failure (unreadable topology, no GPU), 2 "
-		"usage\n");
+		"Without a GPU (or with an unreadable file), --json still "
+		"prints a document:\n"
+		"{\"source\", \"gpus\": [], \"error\": \"no-gpu\"|\"unreadable\", "
+		"\"detail\"}.\n" GF_CLI_EXIT_HELP);
+}
+
+/* {"source", "gpus": [], "error", "detail"}: what a script reads when
+ * there is no node to show (no GPU here, an unreadable file). */
+static void print_error_json(const struct gf_node_source *src,
+			     const struct gf_err *e)
+{
+	char name[256];
+	struct gf_buf out;
+	struct gf_json j;
+	gf_buf_init(&out, 4096);
+	gf_json_init(&j, &out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "source", gf_node_source_name(src, name, sizeof(name)));
+	gf_json_arr_begin(&j, "gpus");
+	gf_json_arr_end(&j);
+	gf_json_str(&j, "error",
+		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
+	gf_json_str(&j, "detail", e->msg);
+	gf_json_obj_end(&j);
+	gf_cli_print(gf_buf_str(&out), out.len);
+	gf_buf_release(&out);
+}
+
+int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
+{
+	struct gf_finding f[GF_MAX_FINDINGS];
+	int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
+	struct gf_buf out;
+	gf_buf_init(&out, OUT_CAP);
+	int rc = json ? gf_render_topo_json(n, pcie, f, nf, &out)
+		      : gf_render_topo_text(n, pcie, f, nf, &out);
+	int ret = GF_EXIT_OK;
+	if (rc) {
+		gf_cli_error("topo", "output larger than %u MiB",
+			     OUT_CAP >> 20);
+		ret = GF_EXIT_FAIL;
+	} else {
+		ret = gf_cli_print(out.data, out.len);
+	}
+	gf_buf_release(&out);
+	return ret;
 }
 
 int cmd_topo(int argc, char **argv)
@@ -52,7 +97,7 @@ int cmd_topo(int argc, char **argv)
 		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct gf_node_opts no = { .cmd = "topo", .nvml = -1 };
+	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
 	int c;
 	optind = 1;
@@ -80,24 +125,17 @@ int cmd_topo(int argc, char **argv)
 	}
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
-	struct gf_node *n = gf_cli_load_node(&no);
-	if (n == NULL)
+	struct gf_node *n;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_node_source_load(&no.src, &n, &e) != 0) {
+		gf_cli_error("topo", "%s", e.msg);
+		/* scripts parsing --json get a document either way */
+		if (json)
+			print_error_json(&no.src, &e);
 		return GF_EXIT_FAIL;
-	struct gf_finding f[GF_MAX_FINDINGS];
-	int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
-	struct gf_buf out;
-	gf_buf_init(&out, OUT_CAP);
-	int rc = json ? gf_render_topo_json(n, pcie, f, nf, &out)
-		      : gf_render_topo_text(n, pcie, f, nf, &out);
-	int ret = GF_EXIT_OK;
-	if (rc) {
-		gf_cli_error("topo", "output larger than %u MiB",
-			     OUT_CAP >> 20);
-		ret = GF_EXIT_FAIL;
-	} else {
-		ret = gf_cli_print(out.data, out.len);
 	}
-	gf_buf_release(&out);
+	int ret = gf_cli_topo_print(n, json, pcie);
 	gf_node_free(n);
 	return ret;
 }

@@ -7,10 +7,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include <gpufleet/template.h>
-
-#include "../topo/hwloc_load.h"
-#include "../topo/nvml.h"
 #include "cli.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
@@ -52,19 +48,19 @@ bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
 {
 	switch (c) {
 	case 'x':
-		o->xml = arg;
+		o->src.xml = arg;
 		return true;
 	case 't':
-		o->template_name = arg;
+		o->src.template_name = arg;
 		return true;
 	case 'S':
-		o->this_system = true;
+		o->src.this_system = true;
 		return true;
 	case 'N':
-		o->nvml = 1;
+		o->src.nvml = 1;
 		return true;
 	case 'n':
-		o->nvml = 0;
+		o->src.nvml = 0;
 		return true;
 	default:
 		return false;
@@ -73,52 +69,25 @@ bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
 
 int gf_cli_node_check(const struct gf_node_opts *o)
 {
-	if (o->xml && o->template_name) {
+	if (o->src.xml && o->src.template_name) {
 		gf_cli_error(o->cmd, "--xml and --template exclude each other");
 		return GF_EXIT_USAGE;
 	}
-	if (o->this_system && o->xml == NULL) {
+	if (o->src.this_system && o->src.xml == NULL) {
 		gf_cli_error(o->cmd, "--this-system goes with --xml");
 		return GF_EXIT_USAGE;
 	}
 	return 0;
 }
 
-static void join_nvml(struct gf_node *n)
-{
-	const struct gf_nvml *nv;
-	struct gf_err e;
-	gf_err_clear(&e);
-	if (gf_nvml_open(&nv, &e) != 0) {
-		gf_node_note(n, "%s", e.msg);
-		return;
-	}
-	if (gf_nvml_join(nv, n, &e) != 0)
-		gf_node_note(n, "%s", e.msg);
-	gf_nvml_close();
-}
-
 struct gf_node *gf_cli_load_node(const struct gf_node_opts *o)
 {
-	struct gf_node *n = gf_node_new();
+	struct gf_node *n;
 	struct gf_err e;
-	int rc;
 	gf_err_clear(&e);
-	if (o->template_name) {
-		rc = gf_template_build(o->template_name, n, &e);
-	} else {
-		struct gf_topo_source src = { .xml_path = o->xml,
-					      .this_system = o->this_system };
-		rc = gf_topo_load(n, &src, &e);
-	}
-	if (rc) {
+	if (gf_node_source_load(&o->src, &n, &e) != 0) {
 		gf_cli_error(o->cmd, "%s", e.msg);
-		gf_node_free(n);
 		return NULL;
 	}
-	bool want = o->nvml == 1 ||
-		    (o->nvml < 0 && o->xml == NULL && o->template_name == NULL);
-	if (want)
-		join_nvml(n);
 	return n;
 }

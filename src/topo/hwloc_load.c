@@ -522,7 +522,7 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 	int rc;
 
 	L.what = src->xml_path ? src->xml_path
-			       : (xml ? "<xml buffer>" : "live machine");
+			       : (xml ? "<xml buffer>" : "this machine");
 	if (src->xml_path) {
 		rc = gf_file_read(src->xml_path, GF_TOPO_XML_MAX, &filebuf,
 				  &xml_len, e);
@@ -587,10 +587,15 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 	if (rc)
 		goto out_destroy;
 	if (n->ngpus == 0) {
-		rc = gf_err_set(e, GF_ENOGPU,
-				"no GPU in '%s': no NVIDIA or AMD PCI display "
-				"device",
-				L.what);
+		if (src->xml_path || xml)
+			rc = gf_err_set(e, GF_ENOGPU,
+					"no GPU in '%s': no NVIDIA or AMD PCI "
+					"display device",
+					L.what);
+		else
+			rc = gf_err_set(e, GF_ENOGPU,
+					"this machine has no GPU: no NVIDIA or "
+					"AMD PCI display device");
 		goto out_destroy;
 	}
 	gf_node_finish(n);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,8 +135,44 @@ static const struct sym syms[] = {
 };
 #undef OFF
 
+/* every entry point of struct gf_nvml has its row above */
+enum {
+#define GF__NVML_COUNT(ret, name, args) gf__nvml_idx_##name,
+	GF_NVML_FUNCS(GF__NVML_COUNT)
+#undef GF__NVML_COUNT
+		GF__NVML_NFUNCS
+};
+_Static_assert(sizeof(syms) / sizeof(syms[0]) == GF__NVML_NFUNCS,
+	       "a GF_NVML_FUNCS entry lacks its row in syms[]");
+
+/*
+ * A stub per entry point, installed where the library lacks the symbol,
+ * so every pointer in struct gf_nvml can be called: it answers
+ * NVML_ERROR_FUNCTION_NOT_FOUND (nvmlErrorString answers NULL), as an
+ * older driver would.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define GF__NVML_STUB(ret, name, args)                                      \
+	static ret stub_##name args                                         \
+	{                                                                   \
+		return _Generic((ret)0, const char *: (ret)0,             \
+				default: (ret)(intptr_t)                  \
+					NVML_ERROR_FUNCTION_NOT_FOUND); \
+	}
+GF_NVML_FUNCS(GF__NVML_STUB)
+#undef GF__NVML_STUB
+#pragma GCC diagnostic pop
+
+static const struct gf_nvml stubs = {
+#define GF__NVML_STUB_PTR(ret, name, args) .name = stub_##name,
+	GF_NVML_FUNCS(GF__NVML_STUB_PTR)
+#undef GF__NVML_STUB_PTR
+};
+
 static int resolve(void *dl, struct gf_err *e, const char *path)
 {
+	int found = 0, total = 0;
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		void *p = NULL;
 		for (int k = 0; k < 3 && syms[i].names[k] && !p; k++)
@@ -145,9 +182,21 @@ static int resolve(void *dl, struct gf_err *e, const char *path)
 					  "cannot use NVML '%s': symbol '%s' "
 					  "missing",
 					  path, syms[i].names[0]);
+		total++;
+		if (p == NULL) {
+			gf_log(GF_LOG_DEBUG, "nvml", "'%s' lacks %s: stubbed",
+			       path, syms[i].names[0]);
+			memcpy((char *)&nvml + syms[i].offset,
+			       (const char *)&stubs + syms[i].offset,
+			       sizeof(p));
+			continue;
+		}
+		found++;
 		/* POSIX guarantees data and function pointers convert. */
 		memcpy((char *)&nvml + syms[i].offset, &p, sizeof(p));
 	}
+	gf_log(GF_LOG_DEBUG, "nvml", "loaded '%s': %d of %d entry points", path,
+	       found, total);
 	return 0;
 }
 
@@ -202,7 +251,7 @@ void gf_nvml_close(void)
 
 const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r)
 {
-	if (nv && nv->nvmlErrorString) {
+	if (nv) {
 		const char *s = nv->nvmlErrorString(r);
 		if (s)
 			return s;
@@ -216,18 +265,16 @@ const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r)
 		return "Driver Not Loaded";
 	case NVML_ERROR_GPU_IS_LOST:
 		return "GPU is lost";
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return "Function Not Found";
 	default:
 		return "Unknown Error";
 	}
 }
 
-#define HAS(nv, f) ((nv)->f != NULL)
-
 static void join_nvlinks(const struct gf_nvml *nv, struct gf_node *n, int g,
 			 nvmlDevice_t d)
 {
-	if (!HAS(nv, nvmlDeviceGetNvLinkState))
-		return;
 	for (unsigned l = 0; l < GF_NVML_NVLINK_MAX_LINKS; l++) {
 		nvmlEnableState_t on;
 		nvmlReturn_t r = nv->nvmlDeviceGetNvLinkState(d, l, &on);
@@ -239,12 +286,10 @@ static void join_nvlinks(const struct gf_nvml *nv, struct gf_node *n, int g,
 		if (on != NVML_FEATURE_ENABLED)
 			continue;
 		nvmlIntNvLinkDeviceType_t ty = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
-		if (HAS(nv, nvmlDeviceGetNvLinkRemoteDeviceType))
-			nv->nvmlDeviceGetNvLinkRemoteDeviceType(d, l, &ty);
+		nv->nvmlDeviceGetNvLinkRemoteDeviceType(d, l, &ty);
 		int peer = -1;
 		nvmlPciInfo_t pci;
 		if (ty != NVML_NVLINK_DEVICE_TYPE_SWITCH &&
-		    HAS(nv, nvmlDeviceGetNvLinkRemotePciInfo) &&
 		    nv->nvmlDeviceGetNvLinkRemotePciInfo(d, l, &pci) ==
 			    NVML_SUCCESS) {
 			pci.busId[sizeof(pci.busId) - 1] = '\0';
@@ -267,13 +312,11 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 {
 	struct gf_gpu *gpu = &n->gpus[g];
 	char buf[NVML_DEVICE_UUID_BUFFER_SIZE];
-	if (HAS(nv, nvmlDeviceGetName) &&
-	    nv->nvmlDeviceGetName(d, buf, sizeof(buf)) == NVML_SUCCESS) {
+	if (nv->nvmlDeviceGetName(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
 		snprintf(gpu->name, sizeof(gpu->name), "%s", buf);
 	}
-	if (HAS(nv, nvmlDeviceGetUUID) &&
-	    nv->nvmlDeviceGetUUID(d, buf, sizeof(buf)) == NVML_SUCCESS) {
+	if (nv->nvmlDeviceGetUUID(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
 		snprintf(gpu->uuid, sizeof(gpu->uuid), "%s", buf);
 	}
@@ -282,22 +325,19 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 			gf_catalog_by_pci((uint16_t)(pci->pciDeviceId & 0xffff),
 					  (uint16_t)(pci->pciDeviceId >> 16));
 	nvmlMemory_t mem;
-	if (HAS(nv, nvmlDeviceGetMemoryInfo) &&
-	    nv->nvmlDeviceGetMemoryInfo(d, &mem) == NVML_SUCCESS)
+	if (nv->nvmlDeviceGetMemoryInfo(d, &mem) == NVML_SUCCESS)
 		gpu->memory_mib = mem.total >> 20;
 	unsigned cur, pend;
-	if (HAS(nv, nvmlDeviceGetMigMode) &&
-	    nv->nvmlDeviceGetMigMode(d, &cur, &pend) == NVML_SUCCESS) {
+	if (nv->nvmlDeviceGetMigMode(d, &cur, &pend) == NVML_SUCCESS) {
 		gpu->mig_mode = (int)cur;
 		gpu->mig_pending = (int)pend;
 	} else if (gpu->mig_mode < 0) {
 		gpu->mig_mode = -1;
 	}
 	unsigned numa;
-	if (HAS(nv, nvmlDeviceGetNumaNodeId) &&
-	    nv->nvmlDeviceGetNumaNodeId(d, &numa) == NVML_SUCCESS)
+	if (nv->nvmlDeviceGetNumaNodeId(d, &numa) == NVML_SUCCESS)
 		gpu->numa_id = (int)numa;
-	if (!gpu->locality_known && HAS(nv, nvmlDeviceGetCpuAffinity)) {
+	if (!gpu->locality_known) {
 		unsigned long set[GF_BITMAP_BITS / (8 * sizeof(long))];
 		memset(set, 0, sizeof(set));
 		if (nv->nvmlDeviceGetCpuAffinity(
@@ -314,6 +354,10 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 		}
 	}
 	join_nvlinks(nv, n, g, d);
+	gf_log(GF_LOG_DEBUG, "nvml",
+	       "GPU%d %s: %s %s, %llu MiB, MIG %d, NUMA %d", g, pci->busId,
+	       gpu->name, gpu->uuid, (unsigned long long)gpu->memory_mib,
+	       gpu->mig_mode, gpu->numa_id);
 }
 
 int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e)
@@ -326,14 +370,10 @@ int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e)
 	if (count > GF_MAX_GPUS)
 		count = GF_MAX_GPUS;
 	n->nvml_used = true;
-	if (HAS(nv, nvmlSystemGetDriverVersion)) {
-		char ver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
-		if (nv->nvmlSystemGetDriverVersion(ver, sizeof(ver)) ==
-		    NVML_SUCCESS) {
-			ver[sizeof(ver) - 1] = '\0';
-			gf_log(GF_LOG_INFO, "nvml", "driver %s, %u GPUs", ver,
-			       count);
-		}
+	char ver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	if (nv->nvmlSystemGetDriverVersion(ver, sizeof(ver)) == NVML_SUCCESS) {
+		ver[sizeof(ver) - 1] = '\0';
+		gf_log(GF_LOG_INFO, "nvml", "driver %s, %u GPUs", ver, count);
 	}
 	for (unsigned i = 0; i < count; i++) {
 		nvmlDevice_t d;
@@ -344,9 +384,13 @@ int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e)
 				     gf_nvml_strerror(nv, r));
 			continue;
 		}
-		if (!HAS(nv, nvmlDeviceGetPciInfo) ||
-		    nv->nvmlDeviceGetPciInfo(d, &pci) != NVML_SUCCESS)
+		r = nv->nvmlDeviceGetPciInfo(d, &pci);
+		if (r != NVML_SUCCESS) {
+			gf_log(GF_LOG_DEBUG, "nvml",
+			       "GPU %u: nvmlDeviceGetPciInfo: %s", i,
+			       gf_nvml_strerror(nv, r));
 			continue;
+		}
 		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		int g = gf_node_gpu_by_busid(n, pci.busId);
 		if (g < 0) {

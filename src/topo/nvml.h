@@ -8,7 +8,10 @@
  *
  * Required symbols: nvmlInit(_v2), nvmlShutdown, nvmlDeviceGetCount(_v2),
  * nvmlDeviceGetHandleByIndex(_v2).  Every other entry point is optional:
- * when absent its wrapper returns NVML_ERROR_FUNCTION_NOT_FOUND.
+ * when the library lacks it, its pointer in struct gf_nvml is a stub that
+ * returns NVML_ERROR_FUNCTION_NOT_FOUND (nvmlErrorString: NULL).  Every
+ * pointer can therefore be called; none is ever NULL after a successful
+ * gf_nvml_open().
  *
  * Thread-safety: open/close under a process-wide mutex, refcounted;
  * calls through gf_nvml are serialised by the caller (NVML has had

@@ -20,11 +20,21 @@ check() { # name, condition-result (0 ok), detail
 	fi
 }
 
-# 1. The live machine without a GPU: one clear line, exit 1.
+# 1. The live machine without a GPU: one clear line, exit 1; --json still
+# prints a document saying so; the demo says it in one line on stdout.
 "$BIN" topo >"$TMP/live.out" 2>"$TMP/live.err"
 rc=$?
-if [ "$rc" = 1 ] && grep -q "no GPU in 'live machine'" "$TMP/live.err"; then
-	check live-no-gpu 0 ""
+"$BIN" topo --json >"$TMP/live.json" 2>/dev/null
+jrc=$?
+"$BIN" demo >"$TMP/demo.out" 2>"$TMP/demo.err"
+drc=$?
+if [ "$rc" = 1 ] && grep -q "this machine has no GPU" "$TMP/live.err"; then
+	[ "$jrc" = 1 ] && grep -q '"error": "no-gpu"' "$TMP/live.json" &&
+		grep -q '"gpus": \[\]' "$TMP/live.json" &&
+		[ "$drc" = 0 ] && [ ! -s "$TMP/demo.err" ] &&
+		sed -n 3p "$TMP/demo.out" | grep -q '^this machine has no GPU'
+	check live-no-gpu $? "topo --json rc=$jrc: $(cat "$TMP/live.json")
+demo rc=$drc stderr: $(head -3 "$TMP/demo.err") stdout line 3: $(sed -n 3p "$TMP/demo.out")"
 elif [ "$rc" = 0 ] && grep -q '^GPU0' "$TMP/live.out"; then
 	check live-no-gpu 0 "" # a machine with a GPU: the matrix is there
 else

@@ -1,0 +1,83 @@
+/*
+ * source.c - a node from its source: hwloc (live or XML) or a template,
+ * then NVML joined where the source asks for it.
+ */
+#include "source.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#include <gpufleet/template.h>
+
+#include "../util/log.h"
+#include "hwloc_load.h"
+#include "nvml.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void join_nvml(struct gf_node *n)
+{
+	const struct gf_nvml *nv;
+	struct gf_err e;
+	gf_err_clear(&e);
+	double t0 = now_ms();
+	if (gf_nvml_open(&nv, &e) != 0) {
+		gf_log(GF_LOG_DEBUG, "topo", "%s", e.msg);
+		gf_node_note(n, "%s", e.msg);
+		return;
+	}
+	if (gf_nvml_join(nv, n, &e) != 0)
+		gf_node_note(n, "%s", e.msg);
+	gf_nvml_close();
+	gf_log(GF_LOG_DEBUG, "topo", "NVML joined in %.1f ms", now_ms() - t0);
+}
+
+const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
+				unsigned size)
+{
+	if (s->template_name)
+		snprintf(buf, size, "template %s", s->template_name);
+	else if (s->xml)
+		snprintf(buf, size, "%s", s->xml);
+	else
+		snprintf(buf, size, "this machine");
+	return buf;
+}
+
+int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
+			struct gf_err *e)
+{
+	*out = NULL;
+	if (s->xml && s->template_name)
+		return gf_err_set(e, GF_EINVAL,
+				  "an XML file and a template exclude each "
+				  "other");
+	struct gf_node *n = gf_node_new();
+	double t0 = now_ms();
+	int rc;
+	if (s->template_name) {
+		rc = gf_template_build(s->template_name, n, e);
+	} else {
+		struct gf_topo_source src = { .xml_path = s->xml,
+					      .this_system = s->this_system };
+		rc = gf_topo_load(n, &src, e);
+	}
+	if (rc) {
+		gf_node_free(n);
+		return rc;
+	}
+	char name[256];
+	gf_log(GF_LOG_DEBUG, "topo", "%s: %d GPUs, %d NICs loaded in %.1f ms",
+	       gf_node_source_name(s, name, sizeof(name)), n->ngpus, n->nnics,
+	       now_ms() - t0);
+	bool live = s->xml == NULL && s->template_name == NULL;
+	if (s->nvml == 1 || (s->nvml < 0 && live))
+		join_nvml(n);
+	*out = n;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * source.h - where a node's topology comes from: the live machine (hwloc,
+ * joined with NVML), a recorded hwloc XML, or a built-in template.  Every
+ * command and service that needs a node builds it here, so they all see
+ * the same node for the same source.
+ */
+#ifndef GF_TOPO_SOURCE_H
+#define GF_TOPO_SOURCE_H
+
+#include <stdbool.h>
+
+#include <gpufleet/err.h>
+#include <gpufleet/node.h>
+
+struct gf_node_source {
+	const char *xml;	   /* a recorded hwloc XML file, or NULL */
+	const char *template_name; /* a built-in template, or NULL */
+	bool this_system;	   /* the XML is a recording of this machine */
+	int nvml; /* join NVML: -1 on the live machine only, 0 never, 1 always
+		   */
+};
+
+/*
+ * Build the node s describes.  NVML problems never fail the load: they
+ * become notes on the node (gf_node_note).  Returns 0 with *out set
+ * (caller frees with gf_node_free), or a negative code with e set and
+ * *out NULL: GF_ENOGPU when the source has no GPU (a machine without one
+ * is normal), -errno / GF_ETOPO / GF_EPARSE for an unreadable or
+ * malformed file, GF_ENOTFOUND for an unknown template, GF_EINVAL for
+ * both xml and template.
+ */
+int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
+			struct gf_err *e);
+
+/* "this machine", the file, or "template NAME": for messages. */
+const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
+				unsigned size);
+
+#endif
