@@ -48,8 +48,8 @@ static void usage(FILE *f)
 		"  --no-nvml        do not load NVML (no UUIDs)\n"
 		"  -h, --help       this help\n"
 		"\n"
-		"exit status: 0 ok (or CMD's own once it runs), 1 failure, 2 "
-		"usage\n");
+		"exit status: 0 ok (CMD's own status once it runs), 1 "
+		"failure, 2 usage error\n");
 }
 
 static void print_text(const struct gf_node *n, const struct gf_bind_plan *p,

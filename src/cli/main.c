@@ -37,9 +37,10 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name,
 			commands[i].summary);
-	fprintf(f, "\n'gpufleet <command> -h' describes a command.\n"
-		   "environment: GPUFLEET_LOG=error|warn|info|debug, "
-		   "GPUFLEET_NVML_LIBRARY=path to libnvidia-ml\n");
+	fprintf(f,
+		"\n'gpufleet <command> -h' describes a command.\n"
+		"environment: GPUFLEET_LOG=error|warn|info|debug, "
+		"GPUFLEET_NVML_LIBRARY=path to libnvidia-ml\n" GF_CLI_EXIT_HELP);
 }
 
 int main(int argc, char **argv)
@@ -48,6 +49,11 @@ int main(int argc, char **argv)
 	enum gf_log_level level;
 	if (lvl && gf_log_parse_level(lvl, &level) == 0)
 		gf_log_set_level(level);
+	else if (lvl && *lvl)
+		fprintf(stderr,
+			"gpufleet: GPUFLEET_LOG='%s' is not a level "
+			"(error, warn, info, debug): ignored\n",
+			lvl);
 	/* hwloc prints boxed multi-line warnings on odd XML; our loader says
 	 * what went wrong in one line.  Debug logging shows hwloc's too. */
 	if (gf_log_get_level() < GF_LOG_DEBUG)
