@@ -39,11 +39,14 @@ HWLOC_LIBS := $(shell $(PKG_CONFIG) --libs hwloc 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
+XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 
 CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS)
+CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
-LIBS = $(HWLOC_LIBS) $(YAML_LIBS) $(MHD_LIBS) -lglpk -ldl -lpthread -lm
+LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) -lglpk -ldl \
+	-lpthread -lm
 
 LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c src/sim/*.c \
 	src/telemetry/*.c \

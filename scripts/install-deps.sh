@@ -5,7 +5,8 @@
 set -eu
 
 # build and run
-PKGS="gcc make pkg-config libhwloc-dev libglpk-dev libyaml-dev libmicrohttpd-dev"
+PKGS="gcc make pkg-config libhwloc-dev libxml2-dev libglpk-dev libyaml-dev"
+PKGS="$PKGS libmicrohttpd-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,
 # a real Prometheus scraping the agent, curl to talk to both
 PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"

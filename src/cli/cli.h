@@ -40,6 +40,7 @@ struct gf_node_opts {
 /* getopt_long entries for the node source options, with their codes. */
 #define GF_CLI_NODE_OPTIONS                                   \
 	{ "xml", required_argument, NULL, 'x' },              \
+		{ "nccl-xml", required_argument, NULL, 'X' }, \
 		{ "template", required_argument, NULL, 't' }, \
 		{ "this-system", no_argument, NULL, 'S' },    \
 		{ "nvml", no_argument, NULL, 'N' },           \

@@ -50,6 +50,9 @@ bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
 	case 'x':
 		o->src.xml = arg;
 		return true;
+	case 'X':
+		o->src.nccl_xml = arg;
+		return true;
 	case 't':
 		o->src.template_name = arg;
 		return true;
@@ -69,8 +72,10 @@ bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
 
 int gf_cli_node_check(const struct gf_node_opts *o)
 {
-	if (o->src.xml && o->src.template_name) {
-		gf_cli_error(o->cmd, "--xml and --template exclude each other");
+	if (!!o->src.xml + !!o->src.nccl_xml + !!o->src.template_name > 1) {
+		gf_cli_error(o->cmd,
+			     "--xml, --nccl-xml and --template exclude each "
+			     "other");
 		return GF_EXIT_USAGE;
 	}
 	if (o->src.this_system && o->src.xml == NULL) {

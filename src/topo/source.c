@@ -11,6 +11,7 @@
 
 #include "../util/log.h"
 #include "hwloc_load.h"
+#include "nccl_xml.h"
 #include "nvml.h"
 
 static double now_ms(void)
@@ -42,8 +43,8 @@ const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 {
 	if (s->template_name)
 		snprintf(buf, size, "template %s", s->template_name);
-	else if (s->xml)
-		snprintf(buf, size, "%s", s->xml);
+	else if (s->xml || s->nccl_xml)
+		snprintf(buf, size, "%s", s->xml ? s->xml : s->nccl_xml);
 	else
 		snprintf(buf, size, "this machine");
 	return buf;
@@ -53,15 +54,17 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 			struct gf_err *e)
 {
 	*out = NULL;
-	if (s->xml && s->template_name)
+	if (!!s->xml + !!s->nccl_xml + !!s->template_name > 1)
 		return gf_err_set(e, GF_EINVAL,
-				  "an XML file and a template exclude each "
-				  "other");
+				  "an hwloc XML, an NCCL topology file and a "
+				  "template exclude each other");
 	struct gf_node *n = gf_node_new();
 	double t0 = now_ms();
 	int rc;
 	if (s->template_name) {
 		rc = gf_template_build(s->template_name, n, e);
+	} else if (s->nccl_xml) {
+		rc = gf_nccl_xml_load(n, s->nccl_xml, NULL, 0, NULL, e);
 	} else {
 		struct gf_topo_source src = { .xml_path = s->xml,
 					      .this_system = s->this_system };
@@ -75,7 +78,7 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 	gf_log(GF_LOG_DEBUG, "topo", "%s: %d GPUs, %d NICs loaded in %.1f ms",
 	       gf_node_source_name(s, name, sizeof(name)), n->ngpus, n->nnics,
 	       now_ms() - t0);
-	bool live = s->xml == NULL && s->template_name == NULL;
+	bool live = !s->xml && !s->nccl_xml && !s->template_name;
 	if (s->nvml == 1 || (s->nvml < 0 && live))
 		join_nvml(n);
 	*out = n;

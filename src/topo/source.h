@@ -1,6 +1,7 @@
 /*
  * source.h - where a node's topology comes from: the live machine (hwloc,
- * joined with NVML), a recorded hwloc XML, or a built-in template.  Every
+ * joined with NVML), a recorded hwloc XML, an NCCL topology file, or a
+ * built-in template.  Every
  * command and service that needs a node builds it here, so they all see
  * the same node for the same source.
  */
@@ -14,6 +15,7 @@
 
 struct gf_node_source {
 	const char *xml;	   /* a recorded hwloc XML file, or NULL */
+	const char *nccl_xml;	   /* an NCCL topology file, or NULL */
 	const char *template_name; /* a built-in template, or NULL */
 	bool this_system;	   /* the XML is a recording of this machine */
 	int nvml; /* join NVML: -1 on the live machine only, 0 never, 1 always
@@ -26,8 +28,8 @@ struct gf_node_source {
  * (caller frees with gf_node_free), or a negative code with e set and
  * *out NULL: GF_ENOGPU when the source has no GPU (a machine without one
  * is normal), -errno / GF_ETOPO / GF_EPARSE for an unreadable or
- * malformed file, GF_ENOTFOUND for an unknown template, GF_EINVAL for
- * both xml and template.
+ * malformed file, GF_ENOTFOUND for an unknown template, GF_EINVAL when
+ * more than one of xml, nccl_xml and template is given.
  */
 int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 			struct gf_err *e);
