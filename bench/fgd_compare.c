@@ -90,7 +90,7 @@ static int run_trace(const char *shared, const char *trace, int nseeds,
 				     .ntyp = ntyp,
 				     .jobs = jobs,
 				     .njobs = njobs };
-	gf_fill_pool_run(&pool, 0, false);
+	gf_fill_pool_run(&pool, 0, NULL);
 	for (int p = 0; p < GF_POLICY_COUNT; p++) {
 		struct gf_fill_result *res =
 			calloc((size_t)nseeds, sizeof(*res));

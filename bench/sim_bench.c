@@ -9,8 +9,14 @@
  *                                10,000 nodes x 8 GPUs, 200,000 requests
  *                                drawn from the default trace (attempts/s)
  *   sim.scale.peak_rss           peak resident memory of this process (MiB)
+ *   sim.fill.fgd.<N>_requests    `simulate fill --policy fgd --seeds 42
+ *                                --requests N` as the command runs it:
+ *                                built-in workload, sort, classify, draw
+ *                                the arrivals, place (s); N = 600k, 1200k,
+ *                                2m (measured after peak_rss)
  * Targets (issue 3): one seed < 0.5 s; matrix < 15 s on 2 cores;
  * bestfit >= 50,000/s, fgd >= 10,000/s; peak memory < 2 GiB.
+ * Target (issue 8): 2m requests < 5 s, growing linearly.
  * Without the trace, the built-in workload stands in (said on stdout).
  */
 #include <stdio.h>
@@ -77,7 +83,7 @@ static void fill_benches(struct gf_cluster *c, struct gf_workload *w)
 				     .jobs = jobs,
 				     .njobs = GF_POLICY_COUNT * 10 };
 	double t0 = now_s();
-	gf_fill_pool_run(&pool, 0, false);
+	gf_fill_pool_run(&pool, 0, NULL);
 	printf("BENCH sim.fill.matrix_6x10 %.2f s\n", now_s() - t0);
 	free(jobs);
 	free(typ);
@@ -123,6 +129,44 @@ static void scale_bench(const struct gf_workload *src)
 	gf_cluster_release(&c);
 }
 
+/* One FGD run on the built-in cluster with n requests, every step the
+ * command takes timed together. */
+static void huge_bench(int n, const char *label)
+{
+	double t0 = now_s();
+	struct gf_cluster c;
+	struct gf_workload w;
+	gf_cluster_init(&c);
+	gf_workload_init(&w);
+	gf_synth_cluster(&c);
+	gf_synth_workload(&c, &w, n, 1);
+	gf_workload_sort_by_name(&w);
+	gf_workload_classify(&w);
+	struct gf_typical *typ;
+	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
+	double t_load = now_s() - t0;
+	struct gf_fill_job job = { .o = { .policy = GF_POLICY_FGD,
+					  .seed = 42,
+					  .tune = 1.3,
+					  .resample = true } };
+	struct gf_fill_pool pool = { .c = &c,
+				     .w = &w,
+				     .typ = typ,
+				     .ntyp = ntyp,
+				     .jobs = &job,
+				     .njobs = 1 };
+	gf_fill_pool_run(&pool, 1, NULL);
+	double t = now_s() - t0;
+	printf("BENCH sim.fill.fgd.%s_requests %.2f s\n", label, t);
+	printf("# %d requests: load %.2f s, draw %.2f s, place %.2f s; "
+	       "%d arrivals, %d failed\n",
+	       n, t_load, job.draw_s, job.wall_s - job.draw_s, job.res.arrivals,
+	       job.res.failed);
+	free(typ);
+	gf_workload_release(&w);
+	gf_cluster_release(&c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *shared = argc > 1 ? argv[1] : "../shared";
@@ -149,6 +193,9 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("BENCH sim.scale.peak_rss %.1f MiB\n",
 	       (double)ru.ru_maxrss / 1024.0);
+	huge_bench(600000, "600k");
+	huge_bench(1200000, "1200k");
+	huge_bench(2000000, "2m");
 	gf_workload_release(&w);
 	gf_cluster_release(&c);
 	return 0;

@@ -33,26 +33,51 @@ struct gf_fill_result {
 	int64_t arrived_milli;
 };
 
+/* The two phases of a run, as progress reports them. */
+enum gf_fill_phase {
+	GF_FILL_DRAW,  /* shuffling, then resampling to `tune` (steps) */
+	GF_FILL_PLACE, /* placing the arrivals (arrivals) */
+};
+
+/*
+ * Progress of one run: (phase, done, total, arg).  In GF_FILL_DRAW the
+ * unit is a step of the shuffle or of the resampling, and total is an
+ * estimate (the resampling stops on demand, not on a count): it only
+ * grows, and done == total ends the phase.  In GF_FILL_PLACE total is the
+ * number of arrivals, known from the first call (done 0).  Called on the
+ * thread that runs the fill, every few thousand steps.
+ */
+typedef void (*gf_fill_progress_fn)(enum gf_fill_phase phase, int done,
+				    int total, void *arg);
+
 /*
  * The arrival sequence for a seed (reference/fgd-experiment.md 1.3):
  * a shuffle of the requests, then resampled copies until the GPU demand
  * reaches tune x capacity (stopping at the first that would pass it, its
- * per-GPU share checked), or random deletions while above.  Fills
- * *seq (allocated, caller frees) with request indexes; returns the count.
+ * per-GPU share checked), or random deletions while above (the k-th of
+ * those left, k uniform).  Fills *seq (allocated, caller frees) with
+ * request indexes; returns the count.  O(n log n) in the requests and
+ * the draws.  gf_fill_arrivals_progress() also reports GF_FILL_DRAW
+ * progress (progress may be NULL).
  */
 int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
 		     const struct gf_fill_opts *o, int **seq);
+int gf_fill_arrivals_progress(const struct gf_workload *w,
+			      int64_t capacity_milli,
+			      const struct gf_fill_opts *o, int **seq,
+			      gf_fill_progress_fn progress, void *arg);
 
 /*
- * Run one fill: copy c0, rank its nodes by a seeded permutation, place
- * every arrival with o->policy.  typ/ntyp: the typical mix (fragmentation
- * figures and FGD).  progress, when not NULL, is called every 1024
- * arrivals with (done, total, arg).  Returns 0 or GF_EINVAL.
+ * Run one fill: copy c0, rank its nodes by a seeded permutation, draw the
+ * arrivals (gf_fill_arrivals), place each with o->policy.  typ/ntyp: the
+ * typical mix (fragmentation figures and FGD).  progress, when not NULL,
+ * is told of both phases (gf_fill_progress_fn).  Returns 0 or GF_EINVAL
+ * (a cluster without GPUs, an empty workload, no typical mix for FGD).
  */
 int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		const struct gf_typical *typ, int ntyp,
 		const struct gf_fill_opts *o, struct gf_fill_result *res,
-		void (*progress)(int done, int total, void *arg), void *arg);
+		gf_fill_progress_fn progress, void *arg);
 
 /*
  * The value of a binned series at arrived load `pct`: the mean over the

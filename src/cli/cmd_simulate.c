@@ -5,20 +5,26 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gpufleet/sim.h>
 
 #include "../sim/pool.h"
+#include "../sim/progress.h"
 #include "../sim/report.h"
 #include "../sim/synth.h"
 #include "../sim/trace.h"
 #include "../util/json.h"
+#include "../util/log.h"
 #include "../util/mem.h"
 #include "cli.h"
 
+/* Every message of `simulate fill` starts "gpufleet simulate fill: ". */
+#define CMD	     "simulate fill"
 #define MAX_SEEDS    1000
 #define BUILTIN_REQS 1200
 #define OUT_CAP	     (64u << 20)
@@ -54,8 +60,12 @@ static void usage(FILE *f)
 		"  --json           machine-readable summary\n"
 		"  --jobs N         worker threads (default: all cores)\n"
 		"  --requests N     size of the built-in workload (default %d)\n"
-		"  -h, --help       this help\n",
-		BUILTIN_REQS);
+		"  -h, --help       this help\n"
+		"\n"
+		"A progress line goes to stderr once a run takes over a second;\n"
+		"GPUFLEET_LOG=debug logs the inputs read and each phase's time.\n"
+		"%s",
+		BUILTIN_REQS, GF_CLI_EXIT_HELP);
 }
 
 static int parse_seeds(const char *s, uint64_t *out, int *n)
@@ -97,24 +107,32 @@ static int parse_policies(const char *s, enum gf_policy *out, int *n)
 		return 0;
 	}
 	char buf[256];
+	if (strlen(s) >= sizeof(buf)) {
+		gf_cli_error(CMD,
+			     "cannot parse '--policy %.40s...': longer "
+			     "than %zu bytes",
+			     s, sizeof(buf) - 1);
+		return -1;
+	}
 	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *tok = buf, *next; tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
 			*next++ = '\0';
 		enum gf_policy p;
-		if (gf_policy_parse(tok, &p) != 0 || *n >= GF_POLICY_COUNT) {
-			gf_cli_error("simulate",
-				     "unknown policy '%s' (known: random, "
-				     "dotprod, clustering, packing, bestfit, "
-				     "fgd, all)",
-				     tok);
+		if (gf_policy_parse(tok, &p) != 0) {
+			gf_cli_error(CMD,
+				     "cannot parse '--policy %s': unknown "
+				     "policy '%s' (known: random, dotprod, "
+				     "clustering, packing, bestfit, fgd, all)",
+				     s, tok);
 			return -1;
 		}
+		bool seen = false;
 		for (int i = 0; i < *n; i++)
-			if (out[i] == p)
-				return 0;
-		out[(*n)++] = p;
+			seen |= out[i] == p;
+		if (!seen) /* a repeated one counts once */
+			out[(*n)++] = p;
 	}
 	return 0;
 }
@@ -123,7 +141,7 @@ static int write_file(const char *path, const struct gf_buf *b)
 {
 	FILE *f = fopen(path, "w");
 	if (f == NULL) {
-		gf_cli_error("simulate", "cannot write '%s': %s", path,
+		gf_cli_error(CMD, "cannot write '--curve %s': %s", path,
 			     gf_strerror(-errno));
 		return -1;
 	}
@@ -131,7 +149,7 @@ static int write_file(const char *path, const struct gf_buf *b)
 	if (fclose(f) != 0)
 		ok = false;
 	if (!ok) {
-		gf_cli_error("simulate", "cannot write '%s': %s", path,
+		gf_cli_error(CMD, "cannot write '--curve %s': %s", path,
 			     gf_strerror(-errno));
 		return -1;
 	}
@@ -150,32 +168,87 @@ struct fill_args {
 	int requests;
 };
 
-static int load_inputs(const struct fill_args *a, struct gf_cluster *c,
-		       struct gf_workload *w, char *source, size_t size)
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int load_trace(const struct fill_args *a, struct gf_cluster *c,
+		      struct gf_workload *w, struct gf_progress *prog)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (a->nodes) {
-		if (gf_trace_load_nodes(a->nodes, c, &e) != 0 ||
-		    gf_trace_load_pods(a->pods, c, w, &e) != 0) {
-			gf_cli_error("simulate", "%s", e.msg);
-			return -1;
-		}
-		const char *base = strrchr(a->pods, '/');
-		snprintf(source, size, "trace %s", base ? base + 1 : a->pods);
-	} else {
-		if (gf_synth_cluster(c) != 0 ||
-		    gf_synth_workload(c, w, a->requests, 1) != 0) {
-			gf_cli_error("simulate", "cannot build the built-in "
-						 "workload");
-			return -1;
-		}
-		snprintf(source, size, "built-in cluster and workload");
+	double t0 = now_s();
+	gf_progress_step(prog, "reading nodes '%s'", a->nodes);
+	if (gf_trace_load_nodes(a->nodes, c, &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		return -1;
+	}
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "read nodes '%s': %d nodes, %lld GPUs, %d models in %.3f s",
+	       a->nodes, c->n, (long long)(c->gpu_milli_total / 1000),
+	       c->nmodels, now_s() - t0);
+	t0 = now_s();
+	gf_progress_step(prog, "reading pods '%s'", a->pods);
+	if (gf_trace_load_pods(a->pods, c, w, &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		return -1;
+	}
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "read pods '%s': %d requests, %d gpu_spec values in %.3f s",
+	       a->pods, w->n, w->nspecs > 0 ? w->nspecs - 1 : 0, now_s() - t0);
+	if (c->gpu_milli_total <= 0) {
+		gf_cli_error(CMD,
+			     "'%s': no node has a GPU (nothing to fill: "
+			     "the runs need GPU capacity)",
+			     a->nodes);
+		return -1;
 	}
 	return 0;
 }
 
-static int fill(const struct fill_args *a)
+static int load_builtin(const struct fill_args *a, struct gf_cluster *c,
+			struct gf_workload *w, struct gf_progress *prog)
+{
+	double t0 = now_s();
+	gf_progress_step(prog, "building the built-in workload (%d requests)",
+			 a->requests);
+	int rc = gf_synth_cluster(c);
+	if (rc == 0)
+		rc = gf_synth_workload(c, w, a->requests, 1);
+	if (rc != 0) {
+		gf_cli_error(CMD,
+			     "cannot build the built-in cluster and workload "
+			     "('--requests %d'): %s",
+			     a->requests, gf_strerror(rc));
+		return -1;
+	}
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "built-in cluster: %d nodes, %lld GPUs; workload: %d requests "
+	       "in %.3f s",
+	       c->n, (long long)(c->gpu_milli_total / 1000), w->n,
+	       now_s() - t0);
+	return 0;
+}
+
+/* The first failed run, said with its policy and seed. */
+static void report_failed_run(const struct gf_fill_job *jobs, int njobs)
+{
+	for (int i = 0; i < njobs; i++)
+		if (jobs[i].rc) {
+			gf_cli_error(CMD,
+				     "run of policy '%s' with seed %llu: "
+				     "%s",
+				     gf_policy_name(jobs[i].o.policy),
+				     (unsigned long long)jobs[i].o.seed,
+				     gf_strerror(jobs[i].rc));
+			return;
+		}
+}
+
+static int fill(const struct fill_args *a, struct gf_progress *prog)
 {
 	struct gf_cluster c;
 	struct gf_workload w;
@@ -185,16 +258,34 @@ static int fill(const struct fill_args *a)
 	struct gf_buf out;
 	char source[256];
 	int ret = GF_EXIT_FAIL;
+	double t_start = now_s();
 	gf_cluster_init(&c);
 	gf_workload_init(&w);
 	gf_buf_init(&out, OUT_CAP);
-	if (load_inputs(a, &c, &w, source, sizeof(source)) != 0)
-		goto out;
+	if (a->nodes) {
+		if (load_trace(a, &c, &w, prog) != 0)
+			goto out;
+		const char *base = strrchr(a->pods, '/');
+		snprintf(source, sizeof(source), "trace %s",
+			 base ? base + 1 : a->pods);
+	} else {
+		if (load_builtin(a, &c, &w, prog) != 0)
+			goto out;
+		snprintf(source, sizeof(source),
+			 "built-in cluster and workload");
+	}
+	gf_progress_step(prog, "sorting and classifying %d requests", w.n);
 	gf_workload_sort_by_name(&w);
 	gf_workload_classify(&w);
 	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
-	if (ntyp <= 0)
+	if (ntyp <= 0) { /* the loaders refuse an empty workload */
+		gf_cli_error(CMD, "no typical request in the workload: %s",
+			     gf_strerror(ntyp));
 		goto out;
+	}
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "load: %.3f s (%d requests in %d classes, %d typical)",
+	       now_s() - t_start, w.n, w.nclasses, ntyp);
 	int njobs = a->npolicies * a->nseeds;
 	jobs = gf_calloc((size_t)njobs, sizeof(*jobs));
 	for (int p = 0; p < a->npolicies; p++)
@@ -211,11 +302,21 @@ static int fill(const struct fill_args *a)
 				     .ntyp = ntyp,
 				     .jobs = jobs,
 				     .njobs = njobs };
-	if (gf_fill_pool_run(&pool, a->jobs, true) != 0) {
-		gf_cli_error("simulate", "a run failed (empty cluster or "
-					 "workload?)");
+	gf_progress_step(prog, "writing the report");
+	double t_runs = now_s();
+	if (gf_fill_pool_run(&pool, a->jobs, prog) != 0) {
+		report_failed_run(jobs, njobs);
 		goto out;
 	}
+	double draw_s = 0, run_s = 0;
+	for (int i = 0; i < njobs; i++) {
+		draw_s += jobs[i].draw_s;
+		run_s += jobs[i].wall_s;
+	}
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "runs: %.3f s for %d runs (summed over runs: drawing arrivals "
+	       "%.3f s, placing %.3f s)",
+	       now_s() - t_runs, njobs, draw_s, run_s - draw_s);
 	sum = gf_calloc((size_t)a->npolicies, sizeof(*sum));
 	struct gf_fill_result *res = gf_calloc((size_t)a->nseeds, sizeof(*res));
 	double *wall = gf_calloc((size_t)a->nseeds, sizeof(*wall));
@@ -240,7 +341,12 @@ static int fill(const struct fill_args *a)
 		struct gf_buf cb;
 		gf_buf_init(&cb, OUT_CAP);
 		int rc = gf_report_curve_csv(sum, a->npolicies, &cb);
-		if (rc == 0)
+		if (rc != 0)
+			gf_cli_error(CMD,
+				     "cannot write '--curve %s': the curve is "
+				     "larger than %u MiB",
+				     a->curve, OUT_CAP >> 20);
+		else
 			rc = write_file(a->curve, &cb);
 		gf_buf_release(&cb);
 		if (rc)
@@ -248,7 +354,7 @@ static int fill(const struct fill_args *a)
 	}
 	if ((a->json ? gf_report_json(&info, sum, a->npolicies, &out)
 		     : gf_report_text(&info, sum, a->npolicies, &out)) != 0) {
-		gf_cli_error("simulate", "report larger than %u MiB",
+		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
 			     OUT_CAP >> 20);
 		goto out;
 	}
@@ -303,18 +409,21 @@ static int fill_main(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_seeds(optarg, a.seeds, &a.nseeds) != 0) {
-				gf_cli_error("simulate",
+				gf_cli_error(CMD,
 					     "cannot parse '--seeds %s': "
-					     "expected 42-51 or 1,2,3 (at most "
-					     "%d)",
+					     "expected a list like 42-51 or "
+					     "1,2,3 (ranges going up, at most "
+					     "%d seeds)",
 					     optarg, MAX_SEEDS);
 				return GF_EXIT_USAGE;
 			}
 			break;
 		case 't':
 			a.tune = strtod(optarg, &end);
-			if (*end || a.tune < 0 || a.tune > 100) {
-				gf_cli_error("simulate",
+			/* "" and "nan" pass strtod and the range test */
+			if (end == optarg || *end || !(a.tune >= 0) ||
+			    a.tune > 100) {
+				gf_cli_error(CMD,
 					     "cannot parse '--tune %s': "
 					     "expected a factor from 0 to 100",
 					     optarg);
@@ -332,9 +441,10 @@ static int fill_main(int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 			long max = c == 'J' ? 256 : GF_MAX_REQUESTS;
 			if (*end || v < 1 || v > max) {
-				gf_cli_error("simulate",
-					     "cannot parse '%s': expected 1 "
-					     "to %ld",
+				gf_cli_error(CMD,
+					     "cannot parse '--%s %s': expected "
+					     "a number from 1 to %ld",
+					     c == 'J' ? "jobs" : "requests",
 					     optarg, max);
 				return GF_EXIT_USAGE;
 			}
@@ -348,27 +458,39 @@ static int fill_main(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
-			return gf_cli_bad_option("simulate", argv);
+			return gf_cli_bad_option(CMD, argv);
 		}
 	}
 	if (optind < argc) {
-		gf_cli_error("simulate", "unexpected argument '%s'",
-			     argv[optind]);
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
 		return GF_EXIT_USAGE;
 	}
 	if (!a.nodes != !a.pods) {
-		gf_cli_error("simulate", "--nodes and --pods go together");
+		gf_cli_error(CMD,
+			     "%s needs %s: a trace is a node list and a "
+			     "request list",
+			     a.nodes ? "--nodes" : "--pods",
+			     a.nodes ? "--pods" : "--nodes");
 		return GF_EXIT_USAGE;
 	}
-	return fill(&a);
+	struct gf_progress prog;
+	gf_progress_init(&prog, "gpufleet " CMD, stderr);
+	gf_progress_start(&prog); /* without a thread: no line, same run */
+	int rc = fill(&a, &prog);
+	gf_progress_stop(&prog);
+	return rc;
 }
 
 int cmd_simulate(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "--help") == 0) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? GF_EXIT_USAGE : GF_EXIT_OK;
+	if (argc < 2) {
+		gf_cli_error("simulate", "no experiment given (known: fill, "
+					 "mig; see 'gpufleet simulate -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		usage(stdout);
+		return GF_EXIT_OK;
 	}
 	if (strcmp(argv[1], "fill") == 0)
 		return fill_main(argc - 1, argv + 1);

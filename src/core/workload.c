@@ -69,15 +69,21 @@ static int cmp_name(const void *a, const void *b)
 
 void gf_workload_sort_by_name(struct gf_workload *w)
 {
+	/* traces and the built-in workload come sorted: one pass says so */
+	int i = 1;
+	while (i < w->n && strcmp(w->names[i - 1], w->names[i]) <= 0)
+		i++;
+	if (i >= w->n)
+		return;
 	int *idx = gf_calloc((size_t)w->n, sizeof(*idx));
-	for (int i = 0; i < w->n; i++)
+	for (i = 0; i < w->n; i++)
 		idx[i] = i;
 	sorting = w;
 	qsort(idx, (size_t)w->n, sizeof(*idx), cmp_name);
 	sorting = NULL;
 	struct gf_req *r = gf_calloc((size_t)w->n, sizeof(*r));
 	char(*nm)[GF_REQ_NAME_MAX] = gf_calloc((size_t)w->n, sizeof(*nm));
-	for (int i = 0; i < w->n; i++) {
+	for (i = 0; i < w->n; i++) {
 		r[i] = w->reqs[idx[i]];
 		memcpy(nm[i], w->names[idx[i]], sizeof(nm[i]));
 	}
@@ -89,12 +95,8 @@ void gf_workload_sort_by_name(struct gf_workload *w)
 	gf_free(idx);
 }
 
-static _Thread_local const struct gf_req *cls_reqs;
-
-static int cmp_class(const void *a, const void *b)
+static int cmp_class(const struct gf_req *x, const struct gf_req *y)
 {
-	const struct gf_req *x = &cls_reqs[*(const int *)a];
-	const struct gf_req *y = &cls_reqs[*(const int *)b];
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? -1 : 1;
 	if (x->gpu_milli != y->gpu_milli)
@@ -104,22 +106,90 @@ static int cmp_class(const void *a, const void *b)
 	return (x->spec > y->spec) - (x->spec < y->spec);
 }
 
+static _Thread_local const struct gf_req *cls_reqs;
+
+static int cmp_class_idx(const void *a, const void *b)
+{
+	return cmp_class(&cls_reqs[*(const int *)a],
+			 &cls_reqs[*(const int *)b]);
+}
+
+static uint64_t class_hash(const struct gf_req *r)
+{
+	uint64_t h = (uint64_t)(uint32_t)r->cpu;
+	h = h * 0x9e3779b97f4a7c15u ^ (uint64_t)(uint16_t)r->gpu_milli;
+	h = h * 0x9e3779b97f4a7c15u ^ r->ngpus;
+	h = h * 0x9e3779b97f4a7c15u ^ r->spec;
+	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9u;
+}
+
+/*
+ * Class ids are the ranks of the distinct (cpu, share, count, models)
+ * keys in that order.  The distinct keys are found with a hash table (a
+ * workload of millions has a few hundred), and only those are sorted.
+ */
 void gf_workload_classify(struct gf_workload *w)
 {
-	int *idx = gf_calloc((size_t)w->n, sizeof(*idx));
-	for (int i = 0; i < w->n; i++)
-		idx[i] = i;
-	cls_reqs = w->reqs;
-	qsort(idx, (size_t)w->n, sizeof(*idx), cmp_class);
-	int cls = -1;
+	size_t slots = 1024;
+	int *table = gf_calloc(slots, sizeof(*table)); /* first req + 1 */
+	int *uniq = gf_calloc(1024, sizeof(*uniq));    /* first reqs */
+	int nuniq = 0, ucap = 1024;
+	int *prov = gf_calloc((size_t)w->n + 1, sizeof(*prov));
 	for (int i = 0; i < w->n; i++) {
-		if (i == 0 || cmp_class(&idx[i - 1], &idx[i]) != 0)
-			cls++;
-		if (cls > UINT16_MAX - 1) /* more classes than ids: share */
-			cls = UINT16_MAX - 1;
-		w->reqs[idx[i]].cls = (uint16_t)cls;
+		const struct gf_req *r = &w->reqs[i];
+		size_t h = (size_t)class_hash(r) & (slots - 1);
+		while (table[h] &&
+		       cmp_class(&w->reqs[uniq[table[h] - 1]], r) != 0)
+			h = (h + 1) & (slots - 1);
+		if (table[h] == 0) {
+			if (nuniq == ucap) {
+				ucap *= 2;
+				uniq = gf_reallocarray(uniq, (size_t)ucap,
+						       sizeof(*uniq));
+			}
+			uniq[nuniq++] = i;
+			table[h] = nuniq;
+			if ((size_t)nuniq * 2 > slots) { /* grow, rehash */
+				gf_free(table);
+				slots *= 2;
+				table = gf_calloc(slots, sizeof(*table));
+				for (int u = 0; u < nuniq; u++) {
+					size_t g = (size_t)class_hash(
+							   &w->reqs[uniq[u]]) &
+						   (slots - 1);
+					while (table[g])
+						g = (g + 1) & (slots - 1);
+					table[g] = u + 1;
+				}
+				prov[i] = nuniq - 1;
+				continue;
+			}
+		}
+		prov[i] = table[h] - 1;
 	}
+	/* rank the distinct keys */
+	int *order = gf_calloc((size_t)nuniq + 1, sizeof(*order));
+	for (int u = 0; u < nuniq; u++)
+		order[u] = uniq[u];
+	cls_reqs = w->reqs;
+	qsort(order, (size_t)nuniq, sizeof(*order), cmp_class_idx);
 	cls_reqs = NULL;
-	w->nclasses = cls + 1;
-	gf_free(idx);
+	/* provisional id (index in uniq) -> rank: find each by its key */
+	int *rank = gf_calloc((size_t)nuniq + 1, sizeof(*rank));
+	for (int k = 0; k < nuniq; k++) {
+		const struct gf_req *r = &w->reqs[order[k]];
+		size_t h = (size_t)class_hash(r) & (slots - 1);
+		while (cmp_class(&w->reqs[uniq[table[h] - 1]], r) != 0)
+			h = (h + 1) & (slots - 1);
+		/* more classes than ids: the last ones share one */
+		rank[table[h] - 1] = k < UINT16_MAX - 1 ? k : UINT16_MAX - 1;
+	}
+	for (int i = 0; i < w->n; i++)
+		w->reqs[i].cls = (uint16_t)rank[prov[i]];
+	w->nclasses = nuniq < UINT16_MAX ? nuniq : UINT16_MAX;
+	gf_free(rank);
+	gf_free(order);
+	gf_free(prov);
+	gf_free(uniq);
+	gf_free(table);
 }

@@ -20,27 +20,127 @@ static int64_t demand(const struct gf_req *r)
 	return (int64_t)r->ngpus * r->gpu_milli;
 }
 
-int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
-		     const struct gf_fill_opts *o, int **seq_out)
+/* Steps between two GF_FILL_DRAW reports (a power of two). */
+#define DRAW_REPORT_STEPS 65536
+
+struct draw {
+	gf_fill_progress_fn fn;
+	void *arg;
+	int done, total; /* total: an estimate, kept above done */
+};
+
+static void draw_step(struct draw *d)
+{
+	d->done++;
+	if (d->done >= d->total)
+		d->total = d->done + 1;
+	if (d->fn && (d->done & (DRAW_REPORT_STEPS - 1)) == 0)
+		d->fn(GF_FILL_DRAW, d->done, d->total, d->arg);
+}
+
+/*
+ * A request of the sequence with its GPU demand beside it: the loops below
+ * touch positions at random, and reading the demand through the request
+ * (a second random access, into a far larger array) was most of their
+ * time.  A demand is at most 16 x 1000 milli.
+ */
+struct slot {
+	int32_t req;
+	int32_t milli;
+};
+
+/*
+ * Above the target: delete the k-th of the requests left (k uniform)
+ * until the demand is at most the target.  Deleting in place (a memmove
+ * each) made this quadratic: 2M requests took minutes.  A Fenwick tree
+ * over the positions (1 while present) finds the k-th left in O(log n);
+ * the survivors are compacted, in order, whenever half are gone (so the
+ * arrays shrink as they empty, O(n) in all) and at the end: the same
+ * draws, the same sequence.  Returns the count left.
+ */
+static int trim(struct slot *seq, int n, int64_t total, double target,
+		struct gf_rng *rng, struct draw *d)
+{
+	int *tree = gf_calloc((size_t)n + 1, sizeof(*tree));
+	while ((double)total > target && n > 0) {
+		for (int i = 1; i <= n; i++) /* all ones, built in O(n) */
+			tree[i] = 1;
+		for (int i = 1; i <= n; i++) {
+			int j = i + (i & -i);
+			if (j <= n)
+				tree[j] += tree[i];
+		}
+		int top = 1;
+		while (top <= n / 2)
+			top *= 2;
+		int left = n;
+		while ((double)total > target && left > 0 &&
+		       (left > n / 2 || n < 4096)) {
+			int rem = (int)gf_rng_below(rng, (uint64_t)left) + 1;
+			int pos = 0; /* the last position with prefix < rem */
+			for (int step = top; step > 0; step >>= 1)
+				if (pos + step <= n && tree[pos + step] < rem) {
+					pos += step;
+					rem -= tree[pos];
+				}
+			total -= seq[pos].milli;
+			seq[pos].req = -1;
+			for (int i = pos + 1; i <= n; i += i & -i)
+				tree[i]--;
+			left--;
+			draw_step(d);
+		}
+		int m = 0;
+		for (int i = 0; i < n; i++)
+			if (seq[i].req >= 0)
+				seq[m++] = seq[i];
+		n = m;
+	}
+	gf_free(tree);
+	return n;
+}
+
+/* Steps the resampling is likely to take: the gap over the mean demand. */
+static int resample_estimate(int64_t total, double target, int n)
+{
+	if (n == 0)
+		return 0;
+	double gap = (double)total > target ? (double)total - target
+					    : target - (double)total;
+	double mean = (double)total / n;
+	double est = mean > 0 ? gap / mean : (double)GF_MAX_REQUESTS;
+	double cap = (double)total > target ? n : GF_MAX_REQUESTS - n;
+	return (int)(est < cap ? est : cap);
+}
+
+int gf_fill_arrivals_progress(const struct gf_workload *w,
+			      int64_t capacity_milli,
+			      const struct gf_fill_opts *o, int **seq_out,
+			      gf_fill_progress_fn progress, void *arg)
 {
 	struct gf_rng rng;
 	gf_rng_seed(&rng, o->seed);
 	int cap = w->n + 16;
-	int *seq = gf_calloc((size_t)cap, sizeof(*seq));
+	struct slot *seq = gf_calloc((size_t)cap, sizeof(*seq));
 	int n = w->n;
-	for (int i = 0; i < n; i++)
-		seq[i] = i;
+	double target = o->tune * (double)capacity_milli;
+	int64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		seq[i].req = i;
+		seq[i].milli = (int32_t)demand(&w->reqs[i]);
+		total += seq[i].milli;
+	}
+	struct draw d = { .fn = progress, .arg = arg, .total = n };
+	if (o->resample)
+		d.total += resample_estimate(total, target, n);
 	for (int i = n - 1; i > 0; i--) {
 		int j = (int)gf_rng_below(&rng, (uint64_t)i + 1);
-		int t = seq[i];
+		struct slot t = seq[i];
 		seq[i] = seq[j];
 		seq[j] = t;
+		draw_step(&d);
 	}
 	if (o->resample && n > 0) {
-		double target = o->tune * (double)capacity_milli;
-		int64_t total = 0;
-		for (int i = 0; i < n; i++)
-			total += demand(&w->reqs[seq[i]]);
 		if ((double)total < target) {
 			for (;;) {
 				int p = (int)gf_rng_below(&rng, (uint64_t)w->n);
@@ -55,22 +155,31 @@ int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
 					seq = gf_reallocarray(seq, (size_t)cap,
 							      sizeof(*seq));
 				}
-				seq[n++] = p;
+				seq[n].req = p;
+				seq[n++].milli = (int32_t)demand(&w->reqs[p]);
+				draw_step(&d);
 				if (n >= GF_MAX_REQUESTS)
 					break;
 			}
 		} else {
-			while ((double)total > target && n > 0) {
-				int k = (int)gf_rng_below(&rng, (uint64_t)n);
-				total -= demand(&w->reqs[seq[k]]);
-				memmove(&seq[k], &seq[k + 1],
-					(size_t)(n - k - 1) * sizeof(*seq));
-				n--;
-			}
+			n = trim(seq, n, total, target, &rng, &d);
 		}
 	}
-	*seq_out = seq;
+	int *out = gf_calloc((size_t)n + 1, sizeof(*out));
+	for (int i = 0; i < n; i++)
+		out[i] = seq[i].req;
+	gf_free(seq);
+	if (progress)
+		progress(GF_FILL_DRAW, d.done, d.done, arg);
+	*seq_out = out;
 	return n;
+}
+
+int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
+		     const struct gf_fill_opts *o, int **seq_out)
+{
+	return gf_fill_arrivals_progress(w, capacity_milli, o, seq_out, NULL,
+					 NULL);
 }
 
 static void rank_nodes(struct gf_cluster *c, uint64_t seed)
@@ -111,7 +220,7 @@ static void record(struct gf_fill_result *res, const struct gf_sched *s,
 int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		const struct gf_typical *typ, int ntyp,
 		const struct gf_fill_opts *o, struct gf_fill_result *res,
-		void (*progress)(int done, int total, void *arg), void *arg)
+		gf_fill_progress_fn progress, void *arg)
 {
 	if (c0->gpu_milli_total <= 0 || w->n == 0)
 		return GF_EINVAL;
@@ -122,7 +231,8 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 	c.cap = c0->n;
 	rank_nodes(&c, o->seed);
 	int *seq;
-	int n = gf_fill_arrivals(w, c.gpu_milli_total, o, &seq);
+	int n = gf_fill_arrivals_progress(w, c.gpu_milli_total, o, &seq,
+					  progress, arg);
 	struct gf_sched s;
 	int rc = gf_sched_init(
 		&s, &c, o->policy, typ, ntyp, w->nclasses > 0 ? w->nclasses : 1,
@@ -133,6 +243,8 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		return rc;
 	}
 	memset(res, 0, sizeof(*res));
+	if (progress)
+		progress(GF_FILL_PLACE, 0, n, arg);
 	for (int i = 0; i < n; i++) {
 		const struct gf_req *r = &w->reqs[seq[i]];
 		struct gf_placement p;
@@ -141,8 +253,8 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		res->arrived_milli += demand(r);
 		res->arrivals++;
 		record(res, &s, c.gpu_milli_total);
-		if (progress && (i & 1023) == 1023)
-			progress(i + 1, n, arg);
+		if (progress && ((i & 1023) == 1023 || i == n - 1))
+			progress(GF_FILL_PLACE, i + 1, n, arg);
 	}
 	gf_sched_release(&s);
 	gf_free(seq);

@@ -1,14 +1,17 @@
 /*
  * pool.c - parallel fill runs.  Workers take the next job from an atomic
- * counter; the calling thread sleeps and reports progress.
+ * counter and publish its phase and counts in atomics, which a progress
+ * reporter (progress.c) reads; the calling thread joins them.
  */
 #include "pool.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../util/log.h"
+#include "progress.h"
 
 void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds)
 {
@@ -31,11 +34,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void on_progress(int done, int total, void *arg)
+static void on_progress(enum gf_fill_phase phase, int done, int total,
+			void *arg)
 {
 	struct gf_fill_job *j = arg;
+	int state = phase == GF_FILL_DRAW ? GF_JOB_DRAWING : GF_JOB_PLACING;
+	if (phase == GF_FILL_PLACE && atomic_load(&j->state) != GF_JOB_PLACING)
+		j->draw_s = now_s() - j->t0;
+	/* counts first: a reader that sees the new state sees them */
 	atomic_store(&j->done, done);
 	atomic_store(&j->total, total);
+	atomic_store(&j->state, state);
 }
 
 static void *worker(void *arg)
@@ -46,32 +55,27 @@ static void *worker(void *arg)
 		if (i >= p->njobs)
 			break;
 		struct gf_fill_job *j = &p->jobs[i];
-		double t0 = now_s();
+		j->t0 = now_s();
+		atomic_store(&j->state, GF_JOB_DRAWING);
 		j->rc = gf_fill_run(p->c, p->w, p->typ, p->ntyp, &j->o, &j->res,
 				    on_progress, j);
-		j->wall_s = now_s() - t0;
+		j->wall_s = now_s() - j->t0;
+		gf_log(GF_LOG_DEBUG, "sim",
+		       "run policy=%s seed=%llu: rc=%d, %d arrivals drawn in "
+		       "%.3f s, placed in %.3f s (%d failed)",
+		       gf_policy_name(j->o.policy),
+		       (unsigned long long)j->o.seed, j->rc, j->res.arrivals,
+		       j->draw_s, j->wall_s - j->draw_s, j->res.failed);
 		atomic_store(&j->done, j->res.arrivals);
 		atomic_store(&j->total, j->res.arrivals);
+		atomic_store(&j->state, GF_JOB_DONE);
 		atomic_fetch_add(&p->finished, 1);
 	}
 	return NULL;
 }
 
-static void progress_line(struct gf_fill_pool *p, double t0, bool newline)
-{
-	long done = 0, total = 0;
-	for (int i = 0; i < p->njobs; i++) {
-		done += atomic_load(&p->jobs[i].done);
-		int t = atomic_load(&p->jobs[i].total);
-		total += t ? t : 1;
-	}
-	fprintf(stderr, "\rsimulate: %d/%d runs, %ld/%ld arrivals, %.1f s%s",
-		atomic_load(&p->finished), p->njobs, done, total, now_s() - t0,
-		newline ? "\n" : "");
-	fflush(stderr);
-}
-
-int gf_fill_pool_run(struct gf_fill_pool *p, int threads, bool show_progress)
+int gf_fill_pool_run(struct gf_fill_pool *p, int threads,
+		     struct gf_progress *prog)
 {
 	pthread_t tid[64];
 	if (threads <= 0) {
@@ -84,6 +88,13 @@ int gf_fill_pool_run(struct gf_fill_pool *p, int threads, bool show_progress)
 		threads = p->njobs;
 	atomic_store(&p->next, 0);
 	atomic_store(&p->finished, 0);
+	for (int i = 0; i < p->njobs; i++) {
+		atomic_store(&p->jobs[i].state, GF_JOB_WAITING);
+		atomic_store(&p->jobs[i].done, 0);
+		atomic_store(&p->jobs[i].total, 0);
+	}
+	if (prog)
+		gf_progress_pool(prog, p);
 	double t0 = now_s();
 	int started = 0;
 	for (int i = 0; i < threads; i++)
@@ -91,23 +102,12 @@ int gf_fill_pool_run(struct gf_fill_pool *p, int threads, bool show_progress)
 			started++;
 	if (started == 0)
 		worker(p); /* no thread to be had: run here */
-	bool shown = false, tty = isatty(STDERR_FILENO);
-	double last = 0;
-	while (atomic_load(&p->finished) < p->njobs) {
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-		double t = now_s() - t0;
-		if (show_progress && t > 1.0 &&
-		    t - last >= (tty ? 0.5 : 10.0)) {
-			progress_line(p, t0, !tty);
-			last = t;
-			shown = true;
-		}
-	}
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
-	if (shown && tty)
-		progress_line(p, t0, true);
+	if (prog)
+		gf_progress_pool(prog, NULL);
+	gf_log(GF_LOG_DEBUG, "sim", "%d runs on %d threads in %.3f s", p->njobs,
+	       started > 0 ? started : 1, now_s() - t0);
 	for (int i = 0; i < p->njobs; i++)
 		if (p->jobs[i].rc)
 			return -1;

@@ -11,12 +11,26 @@
 
 #include <gpufleet/sim.h>
 
+struct gf_progress;
+
+/* Where a job stands (gf_fill_job.state). */
+enum gf_fill_job_state {
+	GF_JOB_WAITING = 0,
+	GF_JOB_DRAWING, /* GF_FILL_DRAW: shuffle and resample */
+	GF_JOB_PLACING, /* GF_FILL_PLACE */
+	GF_JOB_DONE,
+};
+
 struct gf_fill_job {
 	struct gf_fill_opts o;	   /* in */
 	struct gf_fill_result res; /* out */
 	double wall_s;		   /* out: this run's wall time */
+	double draw_s;		   /* out: of which drawing the arrivals */
 	int rc;			   /* out */
-	atomic_int done, total;	   /* progress, in arrivals */
+	/* progress, written by the worker, read by a reporter */
+	atomic_int state;	/* enum gf_fill_job_state */
+	atomic_int done, total; /* in the current phase's unit */
+	double t0;		/* worker only: start of the run */
 };
 
 struct gf_fill_pool {
@@ -39,10 +53,11 @@ void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds);
 
 /*
  * Run every job on `threads` workers (at most 64; 0 = all cores).  When
- * show_progress, a progress line goes to stderr once a second has passed
- * (updated in place on a terminal, every 10 s in a log).  Returns 0, or -1
- * when some job failed.
+ * prog is not NULL, the pool is attached to it while it runs, so that its
+ * line shows the runs by phase (progress.h).  Logs each run's phase times
+ * at debug level.  Returns 0, or -1 when some job failed (its rc says why).
  */
-int gf_fill_pool_run(struct gf_fill_pool *p, int threads, bool show_progress);
+int gf_fill_pool_run(struct gf_fill_pool *p, int threads,
+		     struct gf_progress *prog);
 
 #endif

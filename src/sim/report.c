@@ -91,11 +91,17 @@ int gf_report_text(const struct gf_report_info *info,
 {
 	char seeds[64];
 	seeds_text(info, seeds, sizeof(seeds));
+	char scaled[64];
+	if (info->tune > 0)
+		snprintf(scaled, sizeof(scaled),
+			 "demand scaled to %.2fx capacity", info->tune);
+	else
+		snprintf(scaled, sizeof(scaled), "demand not scaled");
 	gf_buf_printf(out,
-		      "fill: %s; %d nodes, %lld GPUs; %d requests, demand "
-		      "scaled to %.2fx capacity; seeds %s\n\n",
+		      "fill: %s; %d nodes, %lld GPUs; %d requests, %s; "
+		      "seeds %s\n\n",
 		      info->source, info->nodes, (long long)info->gpus,
-		      info->requests, info->tune, seeds);
+		      info->requests, scaled, seeds);
 	gf_buf_puts(out,
 		    "Unallocated GPU % at arrived load (mean over seeds)\n");
 	gf_buf_printf(out, "%-11s", "policy");
@@ -157,7 +163,10 @@ int gf_report_json(const struct gf_report_info *info,
 	gf_json_int(&j, "nodes", info->nodes);
 	gf_json_int(&j, "gpus", info->gpus);
 	gf_json_int(&j, "requests", info->requests);
-	gf_json_double(&j, "tune", info->tune);
+	if (info->tune > 0)
+		gf_json_double(&j, "tune", info->tune);
+	else /* not scaled: there is no factor */
+		gf_json_null(&j, "tune");
 	gf_json_arr_begin(&j, "seeds");
 	for (int i = 0; i < info->nseeds; i++)
 		gf_json_uint(&j, NULL, info->seeds[i]);

@@ -36,7 +36,7 @@ struct gf_report_info {
 	int nodes;
 	int64_t gpus;
 	int requests;
-	double tune;
+	double tune; /* demand x capacity; 0: not scaled (JSON null) */
 	const uint64_t *seeds;
 	int nseeds;
 	const char *source; /* "trace" description or "built-in" */
