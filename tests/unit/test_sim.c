@@ -21,6 +21,7 @@
 #include "sim/synth.h"
 #include "sim/trace.h"
 #include "util/buf.h"
+#include "util/log.h"
 
 #define TRACE "traces/alibaba-gpu-v2023/"
 
@@ -462,6 +463,61 @@ static void test_progress_line(void **state)
 	assert_null(strchr(buf, '\r')); /* not a terminal: whole lines */
 }
 
+/* GPUFLEET_LOG=debug: each run says its arrivals and its phase times */
+static void test_debug_log_of_runs(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	struct gf_workload w;
+	builtin(&c, &w, 1200);
+	struct gf_typical *typ;
+	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
+	struct gf_fill_job job;
+	memset(&job, 0, sizeof(job));
+	job.o = (struct gf_fill_opts){ .policy = GF_POLICY_FGD,
+				       .seed = 42,
+				       .tune = 1.3,
+				       .resample = true };
+	struct gf_fill_pool pool = { .c = &c,
+				     .w = &w,
+				     .typ = typ,
+				     .ntyp = ntyp,
+				     .jobs = &job,
+				     .njobs = 1 };
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+	enum gf_log_level level = gf_log_get_level();
+	gf_log_set_level(GF_LOG_DEBUG);
+	int rc = gf_fill_pool_run(&pool, 1, NULL);
+	gf_log_set_level(level);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	assert_int_equal(rc, 0);
+	rewind(f);
+	char buf[4096];
+	size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "gpufleet: debug: sim: run policy=fgd seed=42: rc=0, %d "
+		 "arrivals drawn in ",
+		 job.res.arrivals);
+	assert_non_null(strstr(buf, want));
+	assert_non_null(strstr(buf, " s, placed in "));
+	assert_non_null(strstr(buf, "gpufleet: debug: sim: 1 runs on 1 "
+				    "threads in "));
+	assert_true(job.draw_s > 0 && job.draw_s <= job.wall_s);
+	free(typ);
+	gf_workload_release(&w);
+	gf_cluster_release(&c);
+}
+
 /* ---- a fill worked out by hand ---------------------------------------- */
 
 /*
@@ -767,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_classify_and_sort),
 		cmocka_unit_test(test_progress_every_phase),
 		cmocka_unit_test(test_progress_line),
+		cmocka_unit_test(test_debug_log_of_runs),
 		cmocka_unit_test(test_fill_by_hand),
 		cmocka_unit_test(test_builtin_facts),
 		cmocka_unit_test(test_trace_cut_facts),
