@@ -212,6 +212,11 @@ static int walk_io(struct loader *L, hwloc_obj_t o, int parent, int loc)
 	} else {
 		return 0;
 	}
+	if (parent >= 0 && L->n->pci[parent].kind == GF_PCI_DEVICE)
+		return gf_err_set(L->e, GF_ETOPO,
+				  "cannot load '%s': a PCI device has PCI "
+				  "objects below it (malformed XML)",
+				  L->what);
 	if (parent < 0) {
 		if (p.kind != GF_PCI_HOSTBRIDGE) {
 			/* No host bridge recorded: give the subtree one. */
@@ -401,15 +406,19 @@ static void load_nvlink(struct loader *L)
 			if (links > 255)
 				links = 255;
 			int gj = gf_node_gpu_by_pci(n, pj);
-			if (gj >= 0)
+			if (gj == gi) /* two objects of one GPU (bad XML) */
+				continue;
+			if (gj >= 0) {
 				n->nvlinks[gi][gj] = (uint8_t)links;
-			else if (is_nvswitch_pci(
-					 d->objs[j]->type == HWLOC_OBJ_OS_DEVICE
-						 ? d->objs[j]->parent
-						 : d->objs[j]))
+			} else if (is_nvswitch_pci(
+					   d->objs[j]->type ==
+							   HWLOC_OBJ_OS_DEVICE
+						   ? d->objs[j]->parent
+						   : d->objs[j])) {
+				int s = n->nvswitch_links[gi] + links;
 				n->nvswitch_links[gi] =
-					(uint8_t)(n->nvswitch_links[gi] +
-						  links);
+					(uint8_t)(s > 255 ? 255 : s);
+			}
 		}
 	}
 	/* Keep the matrix symmetric even if the recording is not. */
