@@ -10,6 +10,9 @@ PKGS="$PKGS libmicrohttpd-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,
 # a real Prometheus scraping the agent, curl to talk to both
 PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"
+# tests: hwloc's plugins and an OpenCL platform, as on hosts with Open MPI,
+# to prove gpufleet does not load them (tests/integration/hwloc_plugins.sh)
+PKGS="$PKGS libhwloc-plugins pocl-opencl-icd"
 
 missing=""
 for p in $PKGS; do

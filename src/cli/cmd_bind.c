@@ -21,7 +21,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet bind --gpus LIST [--cpus N] [--xml FILE | "
-		"--template NAME]\n"
+		"--nccl-xml FILE |\n"
+		"                     --template NAME]\n"
 		"                     [--this-system] [--dry-run] [--json] "
 		"[--no-nvml] -- CMD [ARGS...]\n"
 		"\n"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
 		"--dry-run, or\n"
 		"                   --this-system when it is a recording of "
 		"this machine)\n"
+		"  --nccl-xml FILE  plan on an NCCL topology file (with "
+		"--dry-run)\n"
 		"  --template NAME  plan on a built-in node (with --dry-run)\n"
 		"  --dry-run        print the plan and the reasons; run "
 		"nothing\n"

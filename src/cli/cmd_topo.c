@@ -18,8 +18,9 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpufleet topo [--xml FILE | --template NAME] [--json] "
-		"[--pcie] [--nvml | --no-nvml]\n"
+		"usage: gpufleet topo [--xml FILE | --nccl-xml FILE | "
+		"--template NAME] [--json]\n"
+		"                     [--pcie] [--nvml | --no-nvml]\n"
 		"\n"
 		"Show how GPUs, NICs and CPUs connect (nvidia-smi topo -m), "
 		"each GPU's\nnearest NIC, and findings worth acting on.\n"
@@ -27,6 +28,10 @@ static void usage(FILE *f)
 		"  --xml FILE       read a recorded hwloc XML (lstopo --of "
 		"xml) instead of\n"
 		"                   this machine\n"
+		"  --nccl-xml FILE  read an NCCL topology file (NCCL_TOPO_FILE "
+		"format; most\n"
+		"                   list no NVLink: add --nvml on the live "
+		"node)\n"
 		"  --template NAME  a built-in node:");
 	for (int i = 0; i < gf_template_count(); i++)
 		fprintf(f, " %s", gf_template_name(i));

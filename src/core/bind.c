@@ -181,6 +181,13 @@ static void plan_env(const struct gf_node *n, struct gf_bind_plan *p)
 	bool rdma = false;
 	for (int i = 0; i < p->nnics; i++) {
 		const struct gf_nic *c = &n->nics[p->nics[i]];
+		/* a NIC known only by its PCI address (an NCCL topology file
+		 * that names none) has no device name NCCL or UCX take */
+		if (strchr(c->name, ':')) {
+			reason(p, "NIC at %s: the source gives no device name; "
+			       "NCCL and UCX choose it themselves", c->name);
+			continue;
+		}
 		if (c->rdma) {
 			lh += (size_t)snprintf(hca + lh, sizeof(hca) - lh,
 					       "%s%s", rdma ? "," : "",
@@ -203,7 +210,8 @@ static void plan_env(const struct gf_node *n, struct gf_bind_plan *p)
 		setenv_(p, "NCCL_IB_HCA", hca);
 	if (ls)
 		setenv_(p, "NCCL_SOCKET_IFNAME", sock);
-	setenv_(p, "UCX_NET_DEVICES", ucx);
+	if (lu)
+		setenv_(p, "UCX_NET_DEVICES", ucx);
 }
 
 static void plan_nics(const struct gf_node *n, struct gf_bind_plan *p)

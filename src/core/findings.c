@@ -38,6 +38,28 @@ static void gpu_list(const struct gf_bitmap *set, char *out, size_t size)
 	snprintf(out, size, "GPU%s", tmp);
 }
 
+/* RDMA without an InfiniBand verbs device: HPE Slingshot (Cray, 0x17db)
+ * goes through libfabric's CXI provider, so hwloc shows a plain netdev. */
+static bool rdma_capable(const struct gf_node *n, int i)
+{
+	return n->nics[i].rdma || n->pci[n->nics[i].pci].vendor_id == 0x17db;
+}
+
+/* The best PCIe class from GPU g to an RDMA-capable NIC. */
+static enum gf_link_class best_rdma_nic(const struct gf_node *n, int g)
+{
+	enum gf_link_class best = GF_LINK_SYS;
+	for (int i = 0; i < n->nnics; i++) {
+		if (!rdma_capable(n, i))
+			continue;
+		enum gf_link_class c =
+			gf_link_pcie(n, n->gpus[g].pci, n->nics[i].pci);
+		if (c < best)
+			best = c;
+	}
+	return best;
+}
+
 static void rule_nic_distance(const struct gf_node *n, struct acc *a)
 {
 	if (n->nnics == 0) {
@@ -46,11 +68,33 @@ static void rule_nic_distance(const struct gf_node *n, struct acc *a)
 		    "jobs cannot use GPUDirect RDMA");
 		return;
 	}
+	int rdma = 0;
+	char names[200] = "";
+	size_t nl = 0;
+	for (int i = 0; i < n->nnics; i++) {
+		if (rdma_capable(n, i))
+			rdma++;
+		else if (nl + 40 < sizeof(names))
+			nl += (size_t)snprintf(names + nl, sizeof(names) - nl,
+					       "%s%s", nl ? ", " : "",
+					       n->nics[i].name);
+	}
+	if (rdma == 0) {
+		/* GPUDirect levels mean nothing without RDMA: say what the
+		 * node really offers */
+		add(a, GF_SEV_INFO, "nic-no-rdma",
+		    "no RDMA NIC (only %s): no GPUDirect RDMA at all; "
+		    "multi-node jobs move data through host memory over TCP "
+		    "sockets, at a fraction of InfiniBand or RoCE bandwidth; "
+		    "keep jobs that need it within one node",
+		    names);
+		return;
+	}
 	struct gf_bitmap sys, far;
 	gf_bitmap_zero(&sys);
 	gf_bitmap_zero(&far);
 	for (int g = 0; g < n->ngpus; g++) {
-		enum gf_link_class c = gf_link_gpu_best_nic(n, g);
+		enum gf_link_class c = best_rdma_nic(n, g);
 		if (c == GF_LINK_SYS)
 			gf_bitmap_set(&sys, g);
 		else if (c > GF_LINK_PXB)
@@ -60,17 +104,17 @@ static void rule_nic_distance(const struct gf_node *n, struct acc *a)
 	if (!gf_bitmap_is_empty(&sys)) {
 		gpu_list(&sys, list, sizeof(list));
 		add(a, GF_SEV_WARN, "nic-sys",
-		    "%s: nearest NIC is SYS (across the CPU interconnect): "
-		    "NCCL turns GPUDirect RDMA off for them, expect about "
-		    "half the network bandwidth; give their multi-node jobs "
-		    "GPUs on the NIC's socket",
+		    "%s: nearest RDMA NIC is SYS (across the CPU "
+		    "interconnect): NCCL turns GPUDirect RDMA off for them, "
+		    "expect about half the network bandwidth; give their "
+		    "multi-node jobs GPUs on the NIC's socket",
 		    list);
 	}
 	if (!gf_bitmap_is_empty(&far)) {
 		gpu_list(&far, list, sizeof(list));
 		add(a, GF_SEV_WARN, "nic-far",
-		    "%s: nearest NIC is beyond a PCIe switch (PHB or NODE): "
-		    "NCCL uses GPUDirect RDMA only up to PXB by default "
+		    "%s: nearest RDMA NIC is beyond a PCIe switch (PHB or "
+		    "NODE): NCCL uses GPUDirect RDMA only up to PXB by default "
 		    "(NCCL_NET_GDR_LEVEL)",
 		    list);
 	}
@@ -154,7 +198,7 @@ static void rule_nvlink(const struct gf_node *n, struct acc *a)
 			}
 			if (l.cls == GF_LINK_SYS)
 				sys_pairs++;
-			if (l.cls < best) {
+			if (bi < 0 || l.cls < best) {
 				best = l.cls;
 				bi = i;
 				bj = j;

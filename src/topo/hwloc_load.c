@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hwloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,6 +213,11 @@ static int walk_io(struct loader *L, hwloc_obj_t o, int parent, int loc)
 	} else {
 		return 0;
 	}
+	if (parent >= 0 && L->n->pci[parent].kind == GF_PCI_DEVICE)
+		return gf_err_set(L->e, GF_ETOPO,
+				  "cannot load '%s': a PCI device has PCI "
+				  "objects below it (malformed XML)",
+				  L->what);
 	if (parent < 0) {
 		if (p.kind != GF_PCI_HOSTBRIDGE) {
 			/* No host bridge recorded: give the subtree one. */
@@ -401,15 +407,19 @@ static void load_nvlink(struct loader *L)
 			if (links > 255)
 				links = 255;
 			int gj = gf_node_gpu_by_pci(n, pj);
-			if (gj >= 0)
+			if (gj == gi) /* two objects of one GPU (bad XML) */
+				continue;
+			if (gj >= 0) {
 				n->nvlinks[gi][gj] = (uint8_t)links;
-			else if (is_nvswitch_pci(
-					 d->objs[j]->type == HWLOC_OBJ_OS_DEVICE
-						 ? d->objs[j]->parent
-						 : d->objs[j]))
+			} else if (is_nvswitch_pci(
+					   d->objs[j]->type ==
+							   HWLOC_OBJ_OS_DEVICE
+						   ? d->objs[j]->parent
+						   : d->objs[j])) {
+				int s = n->nvswitch_links[gi] + links;
 				n->nvswitch_links[gi] =
-					(uint8_t)(n->nvswitch_links[gi] +
-						  links);
+					(uint8_t)(s > 255 ? 255 : s);
+			}
 		}
 	}
 	/* Keep the matrix symmetric even if the recording is not. */
@@ -462,6 +472,34 @@ static int precheck_xml(const char *buf, size_t len, const char *what,
 }
 
 /*
+ * Keep hwloc to the components built into libhwloc (linux, x86, xml,
+ * no_os): they give CPUs, NUMA and the PCI tree from sysfs, all we read.
+ * Distributions ship plugins beside it (libhwloc-plugins: opencl, gl,
+ * pci, xml_libxml) that hwloc dlopens at its first topology init; the
+ * OpenCL one enumerates OpenCL platforms, which can pull in an LLVM
+ * (60 MiB and 0.2-0.5 s per run, measured on an H200 host and on Debian
+ * with pocl).  GPUs come from our own NVML loader instead.  Set
+ * GPUFLEET_HWLOC_PLUGINS=1 to let hwloc load its plugins after all.
+ * Called before every hwloc_topology_init; the environment is set once,
+ * before the first, while the process is still starting.
+ */
+static void set_no_plugins(void)
+{
+	const char *want = getenv("GPUFLEET_HWLOC_PLUGINS");
+	if (want && strcmp(want, "1") == 0)
+		return;
+	/* no directory of that name: hwloc finds no plugin to load */
+	setenv("HWLOC_PLUGINS_PATH",
+	       "/nonexistent/gpufleet-loads-no-hwloc-plugins", 1);
+}
+
+static void no_hwloc_plugins(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, set_no_plugins);
+}
+
+/*
  * hwloc 2.9 crashes on some malformed XML (an object without its
  * complete_cpuset, found by tests/tools/xml_mutate).  Parse a recording
  * once in a child process first: if the child dies, the user gets a
@@ -485,6 +523,7 @@ static int probe_xml(const char *xml, size_t len, const char *what,
 		if (devnull >= 0)
 			dup2(devnull, STDERR_FILENO);
 		hwloc_topology_t t;
+		no_hwloc_plugins();
 		int ok = hwloc_topology_init(&t) == 0;
 		if (ok) {
 			hwloc_topology_set_io_types_filter(
@@ -548,6 +587,7 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 		if (rc)
 			goto out_free;
 	}
+	no_hwloc_plugins();
 	if (hwloc_topology_init(&L.t) != 0) {
 		rc = gf_err_set(e, GF_ETOPO, "cannot initialise hwloc");
 		goto out_free;
@@ -629,6 +669,7 @@ int gf_topo_bind_self(const struct gf_bitmap *cpus,
 {
 	hwloc_topology_t t;
 	int rc = 0;
+	no_hwloc_plugins();
 	if (hwloc_topology_init(&t) != 0 || hwloc_topology_load(t) != 0)
 		return gf_err_set(e, GF_ETOPO, "cannot load live topology");
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();

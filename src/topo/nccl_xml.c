@@ -13,6 +13,7 @@
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,16 @@ static xmlNode *child(xmlNode *x, const char *name)
 	return NULL;
 }
 
-static int bad(struct rd *r, xmlNode *x, const char *fmt, const char *a,
-	       const char *b)
+static int bad(struct rd *r, xmlNode *x, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(struct rd *r, xmlNode *x, const char *fmt, ...)
 {
-	char what[200];
-	snprintf(what, sizeof(what), fmt, a, b);
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	return gf_err_set(r->e, GF_EPARSE, "%s:%ld: %s", r->what,
 			  xmlGetLineNo(x), what);
 }
@@ -94,7 +100,7 @@ static int hex_attr(struct rd *r, xmlNode *x, const char *name,
 	char *end;
 	unsigned long v = strtoul(buf, &end, 16);
 	if (end == buf || *end != '\0' || v > max)
-		return bad(r, x, "bad %s='%s': expected a hex number", name,
+		return bad(r, x, "bad %s='%.64s': expected a hex number", name,
 			   buf);
 	*out = v;
 	return 1;
@@ -114,7 +120,7 @@ static int parse_mask(struct rd *r, xmlNode *x, const char *s,
 		unsigned long v = strtoul(p, &end, 16);
 		if (end == p || (*end != ',' && *end != '\0') ||
 		    v > 0xffffffffUL)
-			return bad(r, x, "bad affinity='%s': %s", s,
+			return bad(r, x, "bad affinity='%.64s': %s", s,
 				   "expected comma-separated 32-bit hex words");
 		for (int bit = 0; bit < 32; bit++) {
 			if (!(v >> bit & 1))
@@ -176,8 +182,7 @@ static int add_gpu(struct rd *r, xmlNode *x, int pci, unsigned long vendor,
 		char target[64], count[16], tclass[32] = "";
 		if (!attr(l, "target", target, sizeof(target)) ||
 		    !attr(l, "count", count, sizeof(count)))
-			return bad(r, l, "<nvlink> without %s%s",
-				   "target= or count=", "");
+			return bad(r, l, "<nvlink> without target= or count=");
 		attr(l, "tclass", tclass, sizeof(tclass));
 		struct pending_link pl = { .gpu_pci = pci,
 					   .line = (int)xmlGetLineNo(l) };
@@ -185,10 +190,10 @@ static int add_gpu(struct rd *r, xmlNode *x, int pci, unsigned long vendor,
 		long c = strtol(count, &end, 10);
 		if (gf_pci_parse_busid(target, &pl.domain, &pl.bus, &pl.dev,
 				       &pl.func) != 0)
-			return bad(r, l, "bad target='%s': %s", target,
+			return bad(r, l, "bad target='%.64s': %s", target,
 				   "expected a PCI bus id");
 		if (end == count || *end || c < 1 || c > 255)
-			return bad(r, l, "bad count='%s': %s", count,
+			return bad(r, l, "bad count='%.64s': %s", count,
 				   "expected 1 to 255");
 		unsigned long tc = strtoul(tclass, NULL, 16);
 		pl.count = (int)c;
@@ -225,7 +230,7 @@ static int add_nic(struct rd *r, xmlNode *x, int pci, unsigned long cls,
 		c.pci = pci;
 		char gdr[8] = "";
 		if (!attr(net, "name", c.name, sizeof(c.name)))
-			return bad(r, net, "<net> without %s%s", "name=", "");
+			return bad(r, net, "<net> without name=");
 		attr(net, "gdr", gdr, sizeof(gdr));
 		c.rdma = rdma_nic(cls, vendor, c.name, gdr);
 		if (!c.rdma)
@@ -252,10 +257,10 @@ static int walk_pci(struct rd *r, xmlNode *x, int parent, int depth)
 		return toobig(r, x, "nested <pci> levels", MAX_DEPTH);
 	char busid[64];
 	if (!attr(x, "busid", busid, sizeof(busid)))
-		return bad(r, x, "<pci> without %s%s", "busid=", "");
+		return bad(r, x, "<pci> without busid=");
 	struct gf_pci_obj o = { .parent = parent, .loc = -1 };
 	if (gf_pci_parse_busid(busid, &o.domain, &o.bus, &o.dev, &o.func) != 0)
-		return bad(r, x, "bad busid='%s': %s", busid,
+		return bad(r, x, "bad busid='%.64s': %s", busid,
 			   "expected a PCI bus id like 0000:18:00.0");
 	unsigned long cls = 0, vendor = 0, device = 0;
 	int has_class = hex_attr(r, x, "class", 0xffffff, &cls);
@@ -322,16 +327,16 @@ static int walk_cpu(struct rd *r, xmlNode *x)
 {
 	char buf[64], mask[1024];
 	if (!attr(x, "numaid", buf, sizeof(buf)))
-		return bad(r, x, "<cpu> without %s%s", "numaid=", "");
+		return bad(r, x, "<cpu> without numaid=");
 	char *end;
 	long numaid = strtol(buf, &end, 10);
-	if (end == buf || *end || numaid < 0 || numaid >= GF_BITMAP_BITS)
-		return bad(r, x, "bad numaid='%s': %s", buf,
-			   "expected a NUMA node number");
-	for (int i = 0; i < r->n->nnuma; i++)
+	/* -1: NCCL found no NUMA node (a VM): locality unknown */
+	if (end == buf || *end || numaid < -1 || numaid >= GF_BITMAP_BITS)
+		return bad(r, x, "bad numaid='%.64s': %s", buf,
+			   "expected a NUMA node number or -1");
+	for (int i = 0; numaid >= 0 && i < r->n->nnuma; i++)
 		if (r->n->numa[i].os_index == numaid)
-			return bad(r, x, "numaid='%s' %s", buf,
-				   "appears twice");
+			return bad(r, x, "numaid='%.64s' appears twice", buf);
 	struct gf_numa numa = { .os_index = (int)numaid };
 	struct gf_locality loc;
 	memset(&loc, 0, sizeof(loc));
@@ -339,17 +344,19 @@ static int walk_cpu(struct rd *r, xmlNode *x)
 		int rc = parse_mask(r, x, mask, &numa.cpus);
 		if (rc)
 			return rc;
-		loc.known = !gf_bitmap_is_empty(&numa.cpus);
+		loc.known = numaid >= 0 && !gf_bitmap_is_empty(&numa.cpus);
 	}
 	loc.cpus = numa.cpus;
-	gf_bitmap_set(&loc.mems, (int)numaid);
 	gf_bitmap_or(&r->n->cpus, &numa.cpus);
-	if (gf_node_add_numa(r->n, &numa) < 0)
-		return toobig(r, x, "NUMA nodes", GF_MAX_NUMA);
+	if (numaid >= 0) {
+		gf_bitmap_set(&loc.mems, (int)numaid);
+		if (gf_node_add_numa(r->n, &numa) < 0)
+			return toobig(r, x, "NUMA nodes", GF_MAX_NUMA);
+	}
 	struct gf_pci_obj hb = { .parent = -1,
 				 .kind = GF_PCI_HOSTBRIDGE,
 				 .domain = 0xffff,
-				 .bus = (uint8_t)r->n->nnuma };
+				 .bus = (uint8_t)r->n->nlocs };
 	hb.loc = gf_node_add_loc(r->n, &loc);
 	if (hb.loc < 0)
 		return toobig(r, x, "localities", GF_MAX_LOCS);
@@ -486,6 +493,10 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 		return gf_err_set(e, GF_ETOOBIG, "%s: larger than %u MiB", what,
 				  GF_NCCL_XML_MAX >> 20);
 	}
+	if (len == 0) {
+		gf_free(file);
+		return gf_err_set(e, GF_EPARSE, "%s: empty file", what);
+	}
 	xmlDoc *doc = xmlReadMemory(buf, (int)len, what, NULL,
 				    XML_PARSE_NONET | XML_PARSE_NOERROR |
 					    XML_PARSE_NOWARNING);
@@ -494,9 +505,10 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 		char msg[200] = "malformed XML";
 		if (x && x->message) {
 			snprintf(msg, sizeof(msg), "%s", x->message);
-			size_t l = strlen(msg);
-			while (l && msg[l - 1] == '\n')
-				msg[--l] = '\0';
+			/* one line: libxml2 puts details after a newline */
+			for (char *c = msg; *c; c++)
+				if (*c == '\n')
+					*c = c[1] ? ' ' : '\0';
 		}
 		int rc = gf_err_set(e, GF_EPARSE, "%s:%d: malformed XML: %s",
 				    what, x ? x->line : 0, msg);

@@ -84,7 +84,7 @@ int gf_render_matrix(const struct gf_node *n, bool pcie_only,
 		for (int i = 0; i < n->nnics; i++)
 			gf_buf_printf(out, "  NIC%d: %s\n", i, n->nics[i].name);
 	}
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }
 
 static void nearest_list(const struct gf_node *n, int g, char *out, size_t size)
@@ -132,7 +132,7 @@ int gf_render_topo_text(const struct gf_node *n, bool pcie_only,
 		for (int i = 0; i < n->nnotes; i++)
 			gf_buf_printf(out, "  %s\n", n->notes[i]);
 	}
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }
 
 static void json_bitmap(struct gf_json *j, const char *key,

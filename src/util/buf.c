@@ -1,6 +1,8 @@
 /*
  * buf.c - bounded dynamic buffer.  Invariant: data == NULL or
- * data[len] == '\0' and len < alloc; len <= cap always.
+ * data[len] == '\0' and len < alloc; len <= cap always; once err is set
+ * it stays set until gf_buf_reset() (a failed buffer never grows again,
+ * so a renderer cannot hand out a page with a hole in it).
  */
 #include "buf.h"
 
@@ -17,6 +19,7 @@ void gf_buf_init(struct gf_buf *b, size_t cap)
 	b->len = 0;
 	b->alloc = 0;
 	b->cap = cap;
+	b->err = 0;
 }
 
 void gf_buf_release(struct gf_buf *b)
@@ -29,14 +32,17 @@ void gf_buf_release(struct gf_buf *b)
 void gf_buf_reset(struct gf_buf *b)
 {
 	b->len = 0;
+	b->err = 0;
 	if (b->data)
 		b->data[0] = '\0';
 }
 
 static int grow(struct gf_buf *b, size_t extra)
 {
+	if (b->err)
+		return b->err;
 	if (extra > b->cap - b->len)
-		return GF_ETOOBIG;
+		return b->err = GF_ETOOBIG;
 	size_t need = b->len + extra + 1;
 	if (need <= b->alloc)
 		return 0;
@@ -79,7 +85,7 @@ int gf_buf_vprintf(struct gf_buf *b, const char *fmt, va_list ap)
 	int n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
-		return GF_EINVAL;
+		return b->err = GF_EINVAL;
 	int rc = grow(b, (size_t)n);
 	if (rc)
 		return rc;
@@ -95,6 +101,11 @@ int gf_buf_printf(struct gf_buf *b, const char *fmt, ...)
 	int rc = gf_buf_vprintf(b, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+int gf_buf_error(const struct gf_buf *b)
+{
+	return b->err;
 }
 
 const char *gf_buf_str(const struct gf_buf *b)

@@ -176,5 +176,5 @@ void gf_json_null(struct gf_json *j, const char *key)
 
 int gf_json_error(const struct gf_json *j)
 {
-	return j->err;
+	return j->err ? j->err : gf_buf_error(j->out);
 }

@@ -4,8 +4,10 @@
  * machines), and one-line errors for bad input.
  */
 #include <gpufleet/link.h>
+#include <gpufleet/template.h>
 
 #include "helpers.h"
+#include "topo/render.h"
 
 #define HW  "topologies/hwloc-xml/"
 #define SYN "topologies/synthetic/"
@@ -257,6 +259,38 @@ static void test_bad_input(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Every renderer, given less room than its page needs, fails with
+ * GF_ETOOBIG instead of returning a truncated page. */
+static void test_render_caps(void **state)
+{
+	(void)state;
+	struct gf_node *n = gf_node_new();
+	struct gf_err e;
+	assert_int_equal(gf_template_build("hgx-h100", n, &e), 0);
+	struct gf_finding f[GF_MAX_FINDINGS];
+	int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
+	for (int kind = 0; kind < 3; kind++) {
+		struct gf_buf b;
+		gf_buf_init(&b, 1u << 20);
+		int rc = kind == 0   ? gf_render_matrix(n, false, &b)
+			 : kind == 1 ? gf_render_topo_text(n, false, f, nf, &b)
+				     : gf_render_topo_json(n, false, f, nf, &b);
+		assert_int_equal(rc, 0);
+		size_t full = b.len;
+		gf_buf_release(&b);
+		for (size_t cap = 1; cap < full; cap += full / 97 + 1) {
+			gf_buf_init(&b, cap);
+			rc = kind == 0 ? gf_render_matrix(n, false, &b)
+			     : kind == 1
+				     ? gf_render_topo_text(n, false, f, nf, &b)
+				     : gf_render_topo_json(n, false, f, nf, &b);
+			assert_int_equal(rc, GF_ETOOBIG);
+			gf_buf_release(&b);
+		}
+	}
+	gf_node_free(n);
+}
+
 static void test_every_recording_loads(void **state)
 {
 	(void)state;
@@ -292,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_power8_nvlink),
 		cmocka_unit_test(test_amd_nodes),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_render_caps),
 		cmocka_unit_test(test_every_recording_loads),
 	};
 	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);

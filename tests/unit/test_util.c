@@ -54,14 +54,21 @@ static void test_buf_cap(void **state)
 	assert_int_equal(gf_buf_puts(&b, "abcd"), 0);
 	assert_int_equal(gf_buf_printf(&b, "%d", 123), 0);
 	assert_string_equal(gf_buf_str(&b), "abcd123");
+	assert_int_equal(gf_buf_error(&b), 0);
 	/* over the cap: refused, content unchanged */
 	assert_int_equal(gf_buf_puts(&b, "xy"), GF_ETOOBIG);
 	assert_string_equal(gf_buf_str(&b), "abcd123");
-	assert_int_equal(gf_buf_putc(&b, 'z'), 0);
-	assert_int_equal(b.len, 8);
-	assert_int_equal(gf_buf_printf(&b, "%s", "q"), GF_ETOOBIG);
+	/* sticky: a piece that would fit is refused too, so no page can
+	 * come out with a hole where "xy" was */
+	assert_int_equal(gf_buf_putc(&b, 'z'), GF_ETOOBIG);
+	assert_int_equal(gf_buf_printf(&b, "%s", ""), GF_ETOOBIG);
+	assert_int_equal(b.len, 7);
+	assert_int_equal(gf_buf_error(&b), GF_ETOOBIG);
 	gf_buf_reset(&b);
 	assert_int_equal(b.len, 0);
+	assert_int_equal(gf_buf_error(&b), 0);
+	assert_int_equal(gf_buf_puts(&b, "12345678"), 0);
+	assert_int_equal(gf_buf_putc(&b, 'z'), GF_ETOOBIG);
 	gf_buf_release(&b);
 	assert_null(b.data);
 }
