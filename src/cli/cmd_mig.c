@@ -558,7 +558,12 @@ static int cmd_apply(int argc, char **argv)
 		      : gf_mig_apply(cfg, dry, &log, &e);
 	fputs(gf_buf_str(&log), stdout);
 	gf_buf_release(&log);
-	if (rc != 0)
+	if (rc == GF_ENOTFOUND && !gpus)
+		gf_cli_error("mig apply",
+			     "%s (without NVML, --dry-run --gpus MODEL:N lists "
+			     "the calls for GPUs you describe)",
+			     e.msg);
+	else if (rc != 0)
 		gf_cli_error("mig apply", "%s", e.msg);
 	else
 		ret = GF_EXIT_OK;

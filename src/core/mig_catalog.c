@@ -107,7 +107,8 @@ static const struct gf_mig_model models[] = {
 	/* H200: as a real one's driver states it (shared/fixtures/h200:
 	 * nvml-dump.json memorySizeMB / 1024, nvidia-smi mig -lgip and
 	 * -lgipp), which test_mig checks; every row seen, so not uncertain.
-	 * The reference's 32.25/69.5/139.75 GiB were an older reading. */
+	 * The reference's 32.25/69.5/139.75 GiB do not match that driver
+	 * (580.159.04). */
 	{ "h200",
 	  "H200 141GB (SXM5, NVL)",
 	  { 0x2335, 0x233b },

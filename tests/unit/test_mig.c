@@ -451,16 +451,24 @@ static void test_planner_is_optimal(void **state)
 		 * two or three models */
 		struct gf_mig_gpu gpus[8];
 		memset(gpus, 0, sizeof(gpus));
-		int ngpu = 1 + (int)gf_rng_below(&r, round < 80 ? 8 : 6);
+		int ngpu = round < 80 ? 1 + (int)gf_rng_below(&r, 8)
+				      : 2 + (int)gf_rng_below(&r, 5);
 		int nmod = round < 80 ? 1 : 2 + (int)gf_rng_below(&r, 2);
 		const struct gf_mig_model *ms[3];
 		static const int single[3] = { 0, 3, 1 }; /* H100 A30 A100 */
-		for (int k = 0; k < nmod; k++)
-			ms[k] = gf_mig_model_by_id(
-				fleet_models[round < 80
-						     ? (uint64_t)
-							       single[round % 3]
-						     : gf_rng_below(&r, 5)]);
+		if (round < 80)
+			ms[0] = gf_mig_model_by_id(
+				fleet_models[single[round % 3]]);
+		for (int k = 0; k < nmod && round >= 80; k++) {
+			bool dup; /* distinct models */
+			do {
+				ms[k] = gf_mig_model_by_id(
+					fleet_models[gf_rng_below(&r, 5)]);
+				dup = false;
+				for (int j = 0; j < k; j++)
+					dup |= ms[j] == ms[k];
+			} while (dup);
+		}
 		for (int i = 0; i < ngpu; i++)
 			gpus[i].model = ms[i % nmod];
 		bool many = false;
@@ -522,7 +530,7 @@ static void test_planner_is_optimal(void **state)
 		mixed += many;
 	}
 	assert_int_equal(checked, 240);
-	assert_true(mixed >= 100);
+	assert_int_equal(mixed, 160);
 }
 
 /* The issue's cases: no instance beyond the demand; the mixed fleet on
