@@ -922,6 +922,33 @@ static void test_h200_table_matches_recording(void **state)
 	free(lgipp);
 }
 
+/* mig validate: a profile no GPU has is an error (not one warning among
+ * many); a config valid on some models only says which. */
+static void test_validate_rules(void **state)
+{
+	(void)state;
+	struct gf_mp_file f;
+	struct gf_err e;
+	assert_int_equal(
+		gf_mp_read("tests/fixtures/mig/bad-rules.yaml", &f, &e), 0);
+	struct gf_buf out;
+	gf_buf_init(&out, 1 << 16);
+	int warnings, errors = gf_mp_validate(&f, &out, &warnings);
+	const char *o = gf_buf_str(&out);
+	assert_int_equal(errors, 5);
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(o, ":26: error: config 'no-such-profile': "
+				  "'1g.11gb' is a profile of no GPU"));
+	assert_non_null(strstr(o, ":28: note: config 'some-models-only': "
+				  "valid on a100-80gb, h100-80gb only; these "
+				  "instances do not fit on one a100-40gb"));
+	assert_non_null(strstr(o, "'1g.10gb' is not a profile of the GB200"));
+	assert_non_null(strstr(o, "warning: config 'rtx-pro-by-name'"));
+	assert_non_null(strstr(o, "'no-model-has-both': no GPU model has all"));
+	gf_buf_release(&out);
+	gf_mp_release(&f);
+}
+
 /* ---- mig apply against the fake NVML ---- */
 
 static char tmpdir[64];
@@ -1502,6 +1529,64 @@ static void test_golden_plans_by_hand(void **state)
 	free(s);
 }
 
+/* The goldens of issue 8's cases, by hand: what was demanded is what is
+ * planned, --fill adds what fits and says so, the busy instance stays. */
+static void test_golden_issue_plans_by_hand(void **state)
+{
+	(void)state;
+	/* 2g.20gb=1 on two H100s: one instance, one GPU */
+	char *s = golden("mig-plan-no-padding");
+	assert_int_equal(count_lines(s, "=2g.20gb@"), 1);
+	assert_non_null(strstr(s, "GPUs:     1 used, 1 free"));
+	free(s);
+	s = golden("mig-plan-no-padding-yaml");
+	assert_non_null(strstr(s, "\"1g.10gb\": 3\n"));
+	assert_int_equal(count_lines(s, "mig-enabled: true"), 1);
+	free(s);
+	/* --fill: 1g.10gb=3, an H100 takes seven 1g (slice 7 takes none),
+	 * so four more, each marked */
+	s = golden("mig-plan-fill");
+	assert_int_equal(text_instances(s, "1g.10gb"), 7);
+	int marks = 0; /* "@S+": an instance --fill added */
+	for (const char *q = s; (q = strchr(q, '+')); q++)
+		marks += q - s >= 2 && q[-1] >= '0' && q[-1] <= '9' &&
+			 q[-2] == '@';
+	assert_int_equal(marks, 4);
+	assert_non_null(strstr(s, "1g.10gb@6+\n"));
+	assert_non_null(strstr(s, "fill:     4 instances"));
+	free(s);
+	s = golden("mig-plan-fill-yaml");
+	assert_non_null(strstr(s, "# --fill: 4 instances"));
+	assert_non_null(strstr(s, "\"1g.10gb\": 7\n"));
+	free(s);
+	/* 2g.20gb=1 on one H100 with --fill: three 2g fit (slices 0-5,
+	 * compute 6 of 7), so two more */
+	s = golden("mig-plan-fill-json");
+	assert_non_null(strstr(s, "\"filled_instances\": 2,"));
+	assert_non_null(strstr(s, "\"served_instances\": 1,"));
+	free(s);
+	/* six 1g.10gb fit one H100 (seven would): 1 GPU, the A100s free */
+	s = golden("mig-plan-mixed-fewest");
+	assert_int_equal(text_instances(s, "1g.10gb"), 6);
+	assert_int_equal(count_lines(s, "a100-40gb    ........  keep"), 2);
+	assert_non_null(strstr(s, "GPUs:     1 used, 2 free"));
+	free(s);
+	/* current.txt: GPU 0 holds the two 3g already, GPU 1's busy 3g is
+	 * the third, two 1g beside it: 2 GPUs, 5 instances */
+	s = golden("mig-plan-current");
+	assert_non_null(strstr(s, "keep     A=3g.40gb@0 B=3g.40gb@4\n"));
+	assert_non_null(strstr(s, "A=3g.40gb@0* "));
+	assert_int_equal(text_instances(s, "1g.10gb"), 2);
+	assert_non_null(strstr(s, "served:   5 of 5 instances"));
+	free(s);
+	/* the busy 1g.5gb@2 stays; it serves the 1g.5gb demanded */
+	s = golden("mig-plan-busy-kept");
+	assert_non_null(strstr(s, "=1g.5gb@2*"));
+	assert_int_equal(text_instances(s, "1g.5gb"), 1);
+	assert_int_equal(text_instances(s, "2g.10gb"), 2);
+	free(s);
+}
+
 /* The simulator's goldens: rows checked against formulas worked out by
  * hand for their mixes. */
 static void test_golden_simulations_by_hand(void **state)
@@ -1594,12 +1679,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_planner_fill),
 		cmocka_unit_test(test_planner_busy_and_changes),
 		cmocka_unit_test(test_migparted_files),
+		cmocka_unit_test(test_validate_rules),
 		cmocka_unit_test(test_reach),
 		cmocka_unit_test(test_apply_every_valid_config_on_idle_gpu),
 		cmocka_unit_test(test_apply_around_busy_instances),
 		cmocka_unit_test(test_apply_reconfigures_idle_gpu),
 		cmocka_unit_test(test_fake_nvml_places_like_the_driver),
 		cmocka_unit_test(test_golden_plans_by_hand),
+		cmocka_unit_test(test_golden_issue_plans_by_hand),
 		cmocka_unit_test(test_golden_simulations_by_hand),
 	};
 	int rc = cmocka_run_group_tests_name("mig", tests, NULL, NULL);
