@@ -141,13 +141,24 @@ static void sample_once(struct agent *a, struct docs *x)
 	gf_free(v);
 	double t2 = mono_ms();
 	size_t len = x->m.len;
+	/* a document that outgrew its cap is not served cut: the last
+	 * whole one stays */
+	struct gf_buf *doc[4] = { &a->metrics, &a->gpus, &a->diagnose,
+				  &a->diagtext },
+		      *fresh[4] = { &x->m, &x->g, &x->d, &x->dt };
 	pthread_mutex_lock(&a->docs_lock);
-	swap(&a->metrics, &x->m);
-	swap(&a->gpus, &x->g);
-	swap(&a->diagnose, &x->d);
-	swap(&a->diagtext, &x->dt);
+	for (int i = 0; i < 4; i++)
+		if (gf_buf_error(fresh[i]) == 0)
+			swap(doc[i], fresh[i]);
 	a->last_sample_ms = now;
 	pthread_mutex_unlock(&a->docs_lock);
+	for (int i = 0; i < 4; i++)
+		if (gf_buf_error(fresh[i]) != 0)
+			gf_log(GF_LOG_ERROR, "agent",
+			       "sample %llu: a document passed %u MiB; the "
+			       "last whole one is served",
+			       (unsigned long long)a->col.samples,
+			       DOC_CAP >> 20);
 	gf_log(GF_LOG_DEBUG, "agent",
 	       "sample %llu: %d GPUs in %.3f ms (%.3f ms CPU), documents "
 	       "rendered in %.3f ms (/metrics %zu bytes)",

@@ -144,6 +144,18 @@ out:
 	return rc;
 }
 
+/* Write the report on stdout; an exit code. */
+static int print_report(const char *s, size_t len)
+{
+	if (fwrite(s, 1, len, stdout) != len || fflush(stdout) != 0) {
+		gf_cli_error("diagnose",
+			     "cannot write the report to stdout: %s",
+			     gf_strerror(-errno));
+		return GF_EXIT_FAIL;
+	}
+	return GF_EXIT_OK;
+}
+
 /* The report from the agent at url; an exit code. */
 static int ask_agent(const char *url, bool json)
 {
@@ -195,7 +207,7 @@ static int ask_agent(const char *url, bool json)
 		goto out;
 	}
 	body += 4;
-	ret = gf_cli_print(body, strlen(body));
+	ret = print_report(body, strlen(body));
 out:
 	gf_buf_release(&out);
 	return ret;
@@ -234,7 +246,7 @@ static int judge_fixture(const char *path, const struct gf_diag_opts *o,
 			      path, rec.n, o->window_s);
 		gf_diag_report_text(v, rec.n, &out);
 	}
-	int ret = gf_cli_print(gf_buf_str(&out), out.len);
+	int ret = print_report(gf_buf_str(&out), out.len);
 	gf_buf_release(&out);
 	gf_free(v);
 	gf_recording_release(&rec);

@@ -464,7 +464,7 @@ long gf_collector_ring_for(double window_s, long interval_ms)
 	if (n > 1e9)
 		return 1000000000L;
 	long k = (long)n;
-	return (k < n ? k + 1 : k) + 2;
+	return ((double)k < n ? k + 1 : k) + 2;
 }
 
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v)

@@ -257,7 +257,7 @@ int gf_diag_report_text(const struct gf_diag_verdict *v, int n,
 	else if (hits == 0 && judged > 0)
 		gf_buf_printf(out, "  no waste found in the %d judged\n",
 			      judged);
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
+	return gf_buf_error(out);
 }
 
 static void series_json(struct gf_json *j, const struct gf_diag_verdict *v)

@@ -184,7 +184,7 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		      "# TYPE gpufleet_samples_total counter\n"
 		      "gpufleet_samples_total %llu\n",
 		      (unsigned long long)c->samples);
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
+	return gf_buf_error(out);
 }
 
 int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
@@ -382,7 +382,7 @@ int gf_expo_render_diag(const struct gf_diag_verdict *v, int n,
 				gf_diag_reason_name((enum gf_diag_reason)k),
 				x->r.hit[k]);
 	}
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
+	return gf_buf_error(out);
 }
 
 int gf_expo_diag_text(const struct gf_collector *c,
