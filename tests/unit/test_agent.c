@@ -155,6 +155,17 @@ static void test_faults(void **state)
 	/* the page is whole: every family's TYPE precedes its samples and
 	 * the last line ends with a newline */
 	assert_int_equal(pg[page.len - 1], '\n');
+	/* a lost GPU is not judged on its stale samples */
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 1;
+	struct gf_diag_verdict *v;
+	int n = gf_expo_judge(&c, &k, &o, &v);
+	gf_buf_reset(&page);
+	assert_int_equal(gf_diag_report_text(v, n, &page), 0);
+	assert_non_null(strstr(gf_buf_str(&page),
+			       "  GPU0: fell off the bus; not judged\n"));
+	gf_free(v);
 	gf_buf_release(&page);
 	gf_collector_close(&c);
 }
