@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	/* collector CPU time per sample, in process */
 	struct gf_collector c;
 	struct gf_err e;
-	if (gf_collector_open(&c, &e) != 0) {
+	if (gf_collector_open(&c, 0, &e) != 0) {
 		printf("# %s\n", e.msg);
 		return 1;
 	}
@@ -114,21 +114,43 @@ int main(int argc, char **argv)
 	printf("# %d GPUs, %d MIG instances on GPU 0\n", c.n, c.g[0].last.nmig);
 	gf_collector_close(&c);
 
-	/* the agent process, scraped */
-	int port = 39000 + (int)(getpid() % 1000);
-	char listen[64];
-	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	/* the agent process, scraped, on a port the kernel picks (its
+	 * stderr says which) */
 	static char agent[] = "agent", lopt[] = "--listen",
-		    iopt[] = "--interval", one[] = "1s";
-	char *av[] = { argv[1], agent, lopt, listen, iopt, one, NULL };
+		    any[] = "127.0.0.1:0", iopt[] = "--interval", one[] = "1s";
+	char *av[] = { argv[1], agent, lopt, any, iopt, one, NULL };
+	int err[2];
+	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	if (posix_spawn(&pid, argv[1], NULL, NULL, av, environ) != 0) {
+	if (pipe(err) != 0 || posix_spawn_file_actions_init(&fa) != 0 ||
+	    posix_spawn_file_actions_adddup2(&fa, err[1], 2) != 0 ||
+	    posix_spawn_file_actions_addclose(&fa, err[0]) != 0 ||
+	    posix_spawn(&pid, argv[1], &fa, NULL, av, environ) != 0) {
 		printf("# cannot start the agent\n");
+		return 1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(err[1]);
+	FILE *ef = fdopen(err[0], "r");
+	char line[512];
+	int port = 0;
+	static const char say[] = "listening on http://127.0.0.1:";
+	while (port == 0 && ef && fgets(line, sizeof(line), ef)) {
+		const char *at = strstr(line, say);
+		if (at)
+			port = (int)strtol(at + sizeof(say) - 1, NULL, 10);
+	}
+	if (port == 0) {
+		printf("# the agent did not say its port\n");
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
 		return 1;
 	}
 	static char buf[1 << 20];
 	for (int i = 0; i < 100 && get(port, buf, sizeof(buf)) < 0; i++)
 		usleep(50000);
+	/* a second sample, so the page has GPM's families too */
+	usleep(1500000);
 	enum { N = 2000 };
 	static double lat[N];
 	int ok = 0;
@@ -143,7 +165,7 @@ int main(int argc, char **argv)
 		printf("BENCH agent.scrape.p99 %.3f ms\n", lat[ok * 99 / 100]);
 		printf("# %d scrapes, page %zu bytes\n", ok, strlen(buf));
 	}
-	char path[64], line[256];
+	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
@@ -154,6 +176,7 @@ int main(int argc, char **argv)
 		fclose(f);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+	fclose(ef);
 	unlink(fixture);
 	return 0;
 }

@@ -6,7 +6,8 @@
  *   mig.plan.64.mixed / mig.plan.1024.mixed   four models, a third of
  *       the GPUs already partitioned (random valid layouts, some busy),
  *       a demand mix over every model's profiles (ms)
- *   mig.plan.*.gap       LP bound - served (memory slices)
+ *   mig.plan.*.gap       LP bound - served (units: memory slices of each
+ *                        profile on the model that defines it)
  *   mig.plan.*.gpu_gap   GPUs used - lower bound (0 = proved optimal)
  * Targets (issue 4): 64 GPUs under 1 s, 1,024 under 10 s.
  */
@@ -94,8 +95,8 @@ static void run(const char *name, int n, bool mixed)
 	}
 	double t = now_ms() - t0;
 	printf("BENCH mig.plan.%s %.1f ms\n", name, t);
-	printf("BENCH mig.plan.%s.gap %.0f slices\n", name,
-	       p.bound_slices - (double)p.served_slices);
+	printf("BENCH mig.plan.%s.gap %.0f units\n", name,
+	       p.bound_units - (double)p.served_units);
 	if (p.proved[1])
 		printf("BENCH mig.plan.%s.gpu_gap 0 gpus\n", name);
 	else if (p.bound_gpus > 0)
@@ -104,10 +105,14 @@ static void run(const char *name, int n, bool mixed)
 	printf("# %s: proved optimal: served %s, GPUs %s, unchanged %s\n", name,
 	       p.proved[0] ? "yes" : "no", p.proved[1] ? "yes" : "no",
 	       p.proved[2] ? "yes" : "no");
-	printf("# %s: served %ld of %ld slices on %d of %d GPUs, %d changed, "
+	printf("# %s: served %ld of %ld units on %d of %d GPUs, %d changed, "
 	       "%s\n",
-	       name, p.served_slices, p.demand_slices, p.used_gpus, n,
+	       name, p.served_units, p.demand_units, p.used_gpus, n,
 	       p.changed_gpus, p.optimal ? "optimal" : "not proved optimal");
+	printf("# %s: %d groups, %d patterns, %d columns x %d rows; stages "
+	       "%.1f / %.1f / %.1f ms\n",
+	       name, p.ngroups, p.npatterns, p.ncols, p.nrows, p.stage_ms[0],
+	       p.stage_ms[1], p.stage_ms[2]);
 	gf_mig_plan_release(&p);
 	free(g);
 }

@@ -70,6 +70,34 @@ int gf_mig_profile_find(const struct gf_mig_model *m, const char *name);
  * "<C>c.<G>g.<N>gb[...]"), whatever the model? */
 bool gf_mig_profile_name_ok(const char *name);
 
+/*
+ * The planner's unit of demand for a profile name: its memory slices on
+ * the model that defines it, which is the model where it takes the
+ * fewest (every name but one takes the same number on every model that
+ * has it; 1g.10gb is the one-slice profile of the 80 GB models and the
+ * two-slice 1g of A100 40GB, and counts 1).  The unit depends on the name
+ * only, never on where an instance lands.  0 when no model has it.
+ */
+int gf_mig_profile_units(const char *name);
+
+/*
+ * GPUs NVIDIA's mig-parted configs name that our tables lack (their
+ * placements are not known here): their profile names, so a config can
+ * still be checked by name.  Sources: the GPU Operator's ConfigMap and
+ * mig-parted's default config (reference/mig-parted), grouped by their
+ * comments and device filters.
+ */
+struct gf_mig_untabled {
+	const char *name;		      /* "GB200 HGX" */
+	uint16_t pci_ids[GF_MIG_MAX_PCI_IDS]; /* 0-ended; may be empty */
+	const char *const *profiles;	      /* NULL-ended */
+};
+
+int gf_mig_untabled_count(void);
+const struct gf_mig_untabled *gf_mig_untabled_at(int i);
+const struct gf_mig_untabled *gf_mig_untabled_by_pci(uint16_t device_id);
+bool gf_mig_untabled_has(const struct gf_mig_untabled *u, const char *name);
+
 struct gf_mig_instance {
 	uint8_t profile; /* index into the model's profiles */
 	uint8_t start;	 /* first memory slice */
@@ -111,5 +139,18 @@ long gf_mig_enumerate(const struct gf_mig_model *m,
 /* Order l's instances for creation: largest first, then by start. */
 void gf_mig_creation_order(const struct gf_mig_model *m,
 			   struct gf_mig_layout *l);
+
+/*
+ * The layout that holds exactly counts[i] instances of each profile i,
+ * keeps every busy instance of cur where it is, and keeps the most idle
+ * instances of cur where they are (ties: the first in enumeration
+ * order).  Fills *out in creation order and returns 0; GF_ENOTFOUND when
+ * the multiset does not fit on an empty GPU of m; GF_EINVAL when it does
+ * but not around cur's busy instances (*busy_out, when not NULL, is then
+ * a busy instance in the way: one not in counts, or else the first).
+ */
+int gf_mig_reach(const struct gf_mig_model *m, const struct gf_mig_layout *cur,
+		 const int *counts, struct gf_mig_layout *out,
+		 struct gf_mig_instance *busy_out);
 
 #endif

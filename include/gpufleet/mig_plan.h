@@ -1,14 +1,21 @@
 /*
  * mig_plan.h - choose MIG layouts for a fleet of GPUs that serve a demand
  * mix, in this order of priority:
- *   1. serve the most demand, counted in memory slices (a 3g.40gb on an
- *      H100 counts 4, a 1g.10gb counts 1);
+ *   1. serve the most demand, counted in units that do not depend on
+ *      where an instance lands: each instance counts its profile's
+ *      memory slices on the model that defines the name
+ *      (gf_mig_profile_units: a 3g.40gb counts 4, a 1g.10gb 1, on an
+ *      H100 or an A100 40GB alike);
  *   2. use the fewest GPUs (a GPU with any instance counts as used);
  *   3. move no busy instance (a hard rule) and change the fewest GPUs.
+ * A plan creates what is demanded and no more: a GPU it changes holds its
+ * busy instances and instances that serve the demand, nothing else (a GPU
+ * left unchanged keeps what it has).  Filling the rest of the GPUs used
+ * is an explicit option (gf_mig_plan_opts.fill), reported apart.
  * Exact: integer programs over per-GPU layouts (patterns), solved by
  * GLPK's branch and cut; docs/mig.md argues the choice.  A search cut
  * short by its time limit (large, varied fleets) keeps its best plan and
- * reports how far it may be from optimal (bound_slices, bound_gpus).  Demand
+ * reports how far it may be from optimal (bound_units, bound_gpus).  Demand
  * larger than the fleet is not an error: the rest is reported unserved.
  */
 #ifndef GPUFLEET_MIG_PLAN_H
@@ -35,8 +42,17 @@ struct gf_mig_gpu_plan {
 	bool changed;
 	int ndestroy; /* current instances to destroy (idle, not kept) */
 	struct gf_mig_instance destroy[GF_MIG_MAX_INSTANCES];
-	int ncreate; /* instances to create, largest first */
+	int ncreate; /* instances to create, largest first (fill included) */
 	struct gf_mig_instance create[GF_MIG_MAX_INSTANCES];
+	int nfill; /* of those, added by opts.fill beyond the demand */
+	struct gf_mig_instance fill[GF_MIG_MAX_INSTANCES];
+};
+
+struct gf_mig_plan_opts {
+	/* after planning, fill each used GPU's free room with more
+	 * instances of the demanded profiles (the layout that covers the
+	 * most memory slices, then with the fewest instances) */
+	bool fill;
 };
 
 struct gf_mig_plan {
@@ -45,24 +61,40 @@ struct gf_mig_plan {
 	int ndemands;
 	int served[GF_MIG_MAX_DEMANDS]; /* instances, per demand */
 	int unserved[GF_MIG_MAX_DEMANDS];
-	long served_slices, demand_slices; /* memory slices */
+	int filled[GF_MIG_MAX_DEMANDS];	 /* beyond the demand (opts.fill) */
+	int units[GF_MIG_MAX_DEMANDS];	 /* per instance of the demand */
+	long served_units, demand_units; /* the objective's units */
+	/* memory slices of the GPUs the served instances take (a 1g.10gb
+	 * takes 1 on an H100, 2 on an A100 40GB) and of the demand (each at
+	 * its largest on the fleet's models) */
+	long served_slices, demand_slices;
 	int used_gpus, changed_gpus;
-	bool optimal;	     /* the solver proved all three objectives */
-	bool proved[3];	     /* per objective: served, GPUs, unchanged */
-	double bound_slices; /* LP upper bound on served slices */
-	double bound_gpus;   /* lower bound on GPUs used, at that service */
+	bool fill;	    /* opts.fill was on */
+	bool optimal;	    /* the solver proved all three objectives */
+	bool proved[3];	    /* per objective: served, GPUs, unchanged */
+	double bound_units; /* LP upper bound on served units */
+	double bound_gpus;  /* lower bound on GPUs used, at that service */
 	double solve_ms;
+	/* the integer programs' sizes and per-stage times, for logs */
+	int ngroups, npatterns, ncols, nrows;
+	double stage_ms[3];
 };
 
 /*
  * Plan.  Errors (e->msg says what and where): GF_EINVAL for an unknown
  * profile on every GPU model of the fleet, a current layout that breaks
  * the rules, too many GPUs or demands; GF_ENOTSUP when the solver fails.
- * p->gpus is allocated; release with gf_mig_plan_release().
+ * p->gpus is allocated; release with gf_mig_plan_release().  Pure: no
+ * I/O (it reads the monotonic clock for solve times and limits).
+ * gf_mig_plan() is gf_mig_plan_with() with every option off.
  */
 int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		const struct gf_mig_demand *d, int nd, struct gf_mig_plan *p,
 		struct gf_err *e);
+int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
+		     const struct gf_mig_demand *d, int nd,
+		     const struct gf_mig_plan_opts *o, struct gf_mig_plan *p,
+		     struct gf_err *e);
 void gf_mig_plan_release(struct gf_mig_plan *p);
 
 #endif

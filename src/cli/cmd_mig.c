@@ -1,5 +1,8 @@
 /*
  * cmd_mig.c - `gpufleet mig plan|validate|apply`.
+ *
+ * Messages on stderr start with "gpufleet mig <subcommand>:" and name the
+ * input (the option and its value, FILE:LINE) before the cause.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,54 +16,93 @@
 #include "../mig/migparted.h"
 #include "../mig/render.h"
 #include "../util/file.h"
+#include "../util/log.h"
 #include "../util/mem.h"
 #include "cli.h"
 
 #define OUT_CAP (16u << 20)
 
-static void usage(FILE *f)
+static void models_list(FILE *f)
+{
+	for (int i = 0; i < gf_mig_model_count(); i++)
+		fprintf(f, " %s", gf_mig_model_at(i)->id);
+}
+
+static void plan_help(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet mig plan --gpus MODEL:N[,MODEL:N] --demand "
 		"PROFILE=N[,...]\n"
-		"                         [--current FILE] [--json | --yaml] "
-		"[--name CONFIG]\n"
-		"       gpufleet mig validate FILE\n"
-		"       gpufleet mig apply FILE CONFIG [--dry-run]\n"
+		"                         [--current FILE] [--fill] "
+		"[--json | --yaml] [--name CONFIG]\n"
 		"\n"
-		"plan      choose MIG layouts that serve the demand (in memory "
-		"slices) on the\n"
-		"          fewest GPUs, moving no busy instance and changing "
-		"the fewest GPUs\n"
+		"Choose MIG layouts that serve the demand on the fewest GPUs, "
+		"moving no busy\ninstance and changing the fewest GPUs; the "
+		"most demand first when it does not\nall fit, counted in "
+		"units: each instance counts its profile's memory slices on\n"
+		"the model that defines the name (the same wherever it "
+		"lands).  A plan creates\nthe instances demanded, no more.\n"
 		"  --gpus      models:");
-	for (int i = 0; i < gf_mig_model_count(); i++)
-		fprintf(f, " %s", gf_mig_model_at(i)->id);
+	models_list(f);
 	fprintf(f,
 		"\n"
 		"  --demand    instances wanted, e.g. 1g.10gb=20,3g.40gb=4\n"
 		"  --current   the layouts there now: one line per GPU, "
 		"\"INDEX: PROFILE@START[*] ...\"\n"
 		"              ('*' marks a busy instance: never moved)\n"
+		"  --fill      then fill each used GPU's free room with more "
+		"demanded instances\n"
+		"              (shown as such: '+' in text, \"fill\" in JSON, "
+		"a comment in YAML)\n"
 		"  --json      per GPU its instances (profile, start) and the "
 		"totals\n"
 		"  --yaml      a config nvidia-mig-parted accepts (named by "
 		"--name, default\n"
-		"              gpufleet-plan)\n"
-		"validate  check a mig-parted file: schema, and every config "
-		"against the MIG\n"
-		"          rules of the GPUs it names; errors as file:line\n"
-		"apply     make this machine's GPUs match CONFIG of FILE through "
-		"NVML: enable\n"
-		"          MIG where needed, destroy idle instances not in the "
-		"plan, create the\n"
-		"          rest with explicit placements, verify; never touches "
-		"a busy instance\n"
-		"  --dry-run   list the NVML calls it would make\n"
-		"\nexit status: 0 ok, 1 failure (invalid file, NVML error), 2 "
-		"usage\n");
+		"              gpufleet-plan)\n");
 }
 
-static int parse_gpus(const char *s, struct gf_mig_gpu **out, int *n)
+static void validate_help(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet mig validate FILE\n"
+		"\n"
+		"Check a mig-parted file (or a GPU Operator ConfigMap holding "
+		"one): schema, and\nevery config against the MIG rules of the "
+		"GPUs it names; a profile no GPU has\nis an error.  Problems "
+		"on stderr as FILE:LINE: error|warning|note: ...\n");
+}
+
+static void apply_help(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet mig apply FILE CONFIG [--dry-run "
+		"[--gpus MODEL:N[,...] [--current FILE]]]\n"
+		"\n"
+		"Make this machine's GPUs hold exactly CONFIG of FILE through "
+		"NVML: enable MIG\nwhere needed, destroy idle instances not in "
+		"it, create the rest with explicit\nplacements, verify; never "
+		"touches a busy instance.\n"
+		"  --dry-run   list the NVML calls it would make\n"
+		"  --gpus      with --dry-run, no NVML: these GPUs instead "
+		"(idle, MIG off)\n"
+		"  --current   with --gpus: what they hold now, as for 'mig "
+		"plan --current'\n"
+		"              (a GPU listed there has MIG on)\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: gpufleet mig plan|validate|apply ...\n\n");
+	plan_help(f);
+	fputc('\n', f);
+	validate_help(f);
+	fputc('\n', f);
+	apply_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
+static int parse_gpus(const char *cmd, const char *s, struct gf_mig_gpu **out,
+		      int *n)
 {
 	char buf[1024];
 	snprintf(buf, sizeof(buf), "%s", s);
@@ -76,26 +118,30 @@ static int parse_gpus(const char *s, struct gf_mig_gpu **out, int *n)
 			*colon = '\0';
 			char *end;
 			count = strtol(colon + 1, &end, 10);
-			if (*end || count < 1 || count > GF_MIG_MAX_GPUS) {
-				gf_cli_error("mig",
-					     "cannot parse '--gpus %s': "
-					     "count must be 1 to %d",
-					     s, GF_MIG_MAX_GPUS);
-				return -1;
+			if (*end || colon[1] == '\0' || count < 1 ||
+			    count > GF_MIG_MAX_GPUS) {
+				gf_cli_error(cmd,
+					     "--gpus '%s': count '%s' of %s "
+					     "must be 1 to %d",
+					     s, colon + 1, tok,
+					     GF_MIG_MAX_GPUS);
+				goto fail;
 			}
 		}
 		const struct gf_mig_model *m = gf_mig_model_by_id(tok);
 		if (!m) {
-			gf_cli_error("mig",
-				     "unknown or non-MIG GPU model '%s' (see "
-				     "'gpufleet mig -h')",
-				     tok);
-			return -1;
+			fprintf(stderr,
+				"gpufleet %s: --gpus '%s': '%s' is not a MIG "
+				"model gpufleet knows (known:",
+				cmd, s, tok);
+			models_list(stderr);
+			fputs(")\n", stderr);
+			goto fail;
 		}
 		if (*n + count > GF_MIG_MAX_GPUS) {
-			gf_cli_error("mig", "more than %d GPUs",
+			gf_cli_error(cmd, "--gpus '%s': more than %d GPUs", s,
 				     GF_MIG_MAX_GPUS);
-			return -1;
+			goto fail;
 		}
 		*out = gf_reallocarray(*out, (size_t)(*n + count),
 				       sizeof(**out));
@@ -105,10 +151,14 @@ static int parse_gpus(const char *s, struct gf_mig_gpu **out, int *n)
 		}
 	}
 	if (*n == 0) {
-		gf_cli_error("mig", "--gpus names no GPU");
-		return -1;
+		gf_cli_error(cmd, "--gpus '%s' names no GPU", s);
+		goto fail;
 	}
 	return 0;
+fail:
+	gf_free(*out);
+	*n = 0;
+	return -1;
 }
 
 static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
@@ -120,18 +170,33 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 		next = strchr(tok, ',');
 		if (next)
 			*next++ = '\0';
+		char whole[1024];
+		snprintf(whole, sizeof(whole), "%s", tok);
 		char *eq = strchr(tok, '=');
-		char *end = NULL;
-		long c = eq ? strtol(eq + 1, &end, 10) : -1;
-		if (eq)
-			*eq = '\0';
-		if (!eq || *end || c < 0 || c > 1000000 ||
-		    !gf_mig_profile_name_ok(tok) ||
+		if (!eq) {
+			gf_cli_error("mig plan",
+				     "--demand '%s': expected PROFILE=COUNT "
+				     "like 1g.10gb=20",
+				     whole);
+			return -1;
+		}
+		*eq = '\0';
+		char *end;
+		errno = 0;
+		long c = strtol(eq + 1, &end, 10);
+		if (eq[1] == '\0' || *end || errno || c < 0 || c > 1000000) {
+			gf_cli_error("mig plan",
+				     "--demand '%s': count '%s' is not a "
+				     "number from 0 to 1000000",
+				     whole, eq + 1);
+			return -1;
+		}
+		if (!gf_mig_profile_name_ok(tok) ||
 		    strlen(tok) >= sizeof(d[0].profile)) {
-			gf_cli_error("mig",
-				     "cannot parse demand '%s': expected "
-				     "PROFILE=COUNT like 1g.10gb=20",
-				     tok);
+			gf_cli_error("mig plan",
+				     "--demand '%s': '%s' is not a MIG "
+				     "profile name (like 1g.10gb or 3g.40gb)",
+				     whole, tok);
 			return -1;
 		}
 		int k;
@@ -140,8 +205,10 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 				break;
 		if (k == *n) {
 			if (*n >= GF_MIG_MAX_DEMANDS) {
-				gf_cli_error("mig", "more than %d demands",
-					     GF_MIG_MAX_DEMANDS);
+				gf_cli_error("mig plan",
+					     "--demand '%s': more than %d "
+					     "profiles",
+					     s, GF_MIG_MAX_DEMANDS);
 				return -1;
 			}
 			/* length checked above */
@@ -151,16 +218,22 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 		}
 		d[k].count += (int)c;
 	}
+	if (*n == 0) {
+		gf_cli_error("mig plan", "--demand '%s' names no profile", s);
+		return -1;
+	}
 	return 0;
 }
 
-/* "INDEX: PROFILE@START[*] ..." per line; '#' comments. */
-static int read_current(const char *path, struct gf_mig_gpu *g, int n)
+/* "INDEX: PROFILE@START[*] ..." per line; '#' comments.  listed[i] (when
+ * not NULL) is set for each GPU the file names. */
+static int read_current(const char *cmd, const char *path, struct gf_mig_gpu *g,
+			int n, bool *listed)
 {
 	struct gf_err e;
 	FILE *f = gf_file_open(path, "r", 1u << 20, &e);
 	if (!f) {
-		gf_cli_error("mig plan", "%s", e.msg);
+		gf_cli_error(cmd, "--current: %s", e.msg);
 		return -1;
 	}
 	char line[1024];
@@ -178,14 +251,17 @@ static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 		char *end;
 		long idx = strtol(p, &end, 10);
 		if (end == p || *end != ':' || idx < 0 || idx >= n) {
-			gf_cli_error("mig",
+			gf_cli_error(cmd,
 				     "%s:%d: expected 'INDEX: PROFILE@START "
-				     "...' with INDEX 0..%d",
+				     "...' with INDEX 0..%d (the GPUs of "
+				     "--gpus)",
 				     path, lineno, n - 1);
 			rc = -1;
 			break;
 		}
 		struct gf_mig_gpu *gpu = &g[idx];
+		if (listed)
+			listed[idx] = true;
 		gpu->current.n = 0;
 		for (char *t = strtok(end + 1, " \t\n"); t;
 		     t = strtok(NULL, " \t\n")) {
@@ -199,7 +275,7 @@ static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 			int pi = gf_mig_profile_find(gpu->model, t);
 			if (!at || *end || start < 0 || start > 7 || pi < 0 ||
 			    gpu->current.n >= GF_MIG_MAX_INSTANCES) {
-				gf_cli_error("mig",
+				gf_cli_error(cmd,
 					     "%s:%d: '%s' is not PROFILE@START "
 					     "of a %s profile",
 					     path, lineno, t, gpu->model->id);
@@ -214,7 +290,7 @@ static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 		char msg[160];
 		if (rc == 0 && gf_mig_layout_check(gpu->model, &gpu->current,
 						   msg, sizeof(msg))) {
-			gf_cli_error("mig", "%s:%d: GPU %ld: %s", path, lineno,
+			gf_cli_error(cmd, "%s:%d: GPU %ld: %s", path, lineno,
 				     idx, msg);
 			rc = -1;
 		}
@@ -223,12 +299,29 @@ static int read_current(const char *path, struct gf_mig_gpu *g, int n)
 	return rc;
 }
 
+static void log_plan(const struct gf_mig_plan *p, int ngpus, int nd)
+{
+	gf_log(GF_LOG_DEBUG, "mig",
+	       "plan: %d GPUs in %d groups, %d demands, %d patterns; "
+	       "integer program %d columns x %d rows",
+	       ngpus, p->ngroups, nd, p->npatterns, p->ncols, p->nrows);
+	gf_log(GF_LOG_DEBUG, "mig",
+	       "plan: solved in %.1f ms (served %.1f ms %s, GPUs %.1f ms %s, "
+	       "unchanged %.1f ms %s); served %ld of %ld units, bound %.0f; "
+	       "%d GPUs used, bound %.0f",
+	       p->solve_ms, p->stage_ms[0], p->proved[0] ? "proved" : "open",
+	       p->stage_ms[1], p->proved[1] ? "proved" : "open", p->stage_ms[2],
+	       p->proved[2] ? "proved" : "open", p->served_units,
+	       p->demand_units, p->bound_units, p->used_gpus, p->bound_gpus);
+}
+
 static int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "demand", required_argument, NULL, 'd' },
 		{ "current", required_argument, NULL, 'c' },
+		{ "fill", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "yaml", no_argument, NULL, 'y' },
 		{ "name", required_argument, NULL, 'n' },
@@ -238,6 +331,7 @@ static int cmd_plan(int argc, char **argv)
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
+	struct gf_mig_plan_opts po = { .fill = false };
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -252,6 +346,9 @@ static int cmd_plan(int argc, char **argv)
 		case 'c':
 			current = optarg;
 			break;
+		case 'f':
+			po.fill = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -262,22 +359,31 @@ static int cmd_plan(int argc, char **argv)
 			name = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			plan_help(stdout);
+			fputs(GF_CLI_EXIT_HELP, stdout);
 			return GF_EXIT_OK;
 		default:
 			return gf_cli_bad_option("mig plan", argv);
 		}
 	}
-	if (!gpus_s || !demand_s || optind < argc || (json && yaml)) {
+	if (!gpus_s || !demand_s) {
+		gf_cli_error("mig plan", "--gpus and --demand are required");
+		return GF_EXIT_USAGE;
+	}
+	if (optind < argc) {
+		gf_cli_error("mig plan", "unexpected argument '%s'",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (json && yaml) {
 		gf_cli_error("mig plan",
-			     "--gpus and --demand are required; "
 			     "--json and --yaml exclude each other");
 		return GF_EXIT_USAGE;
 	}
 	struct gf_mig_gpu *gpus = NULL;
 	struct gf_mig_demand d[GF_MIG_MAX_DEMANDS];
 	int ngpus, nd, ret = GF_EXIT_FAIL;
-	if (parse_gpus(gpus_s, &gpus, &ngpus) ||
+	if (parse_gpus("mig plan", gpus_s, &gpus, &ngpus) ||
 	    parse_demand(demand_s, d, &nd)) {
 		gf_free(gpus);
 		return GF_EXIT_USAGE;
@@ -286,39 +392,67 @@ static int cmd_plan(int argc, char **argv)
 	struct gf_err e;
 	struct gf_buf out;
 	gf_buf_init(&out, OUT_CAP);
-	if (current && read_current(current, gpus, ngpus) != 0)
+	if (current && read_current("mig plan", current, gpus, ngpus, NULL))
 		goto out;
-	if (gf_mig_plan(gpus, ngpus, d, nd, &p, &e) != 0) {
+	int prc = gf_mig_plan_with(gpus, ngpus, d, nd, &po, &p, &e);
+	if (prc == GF_EINVAL) {
+		gf_cli_error("mig plan", "--demand '%s': %s", demand_s, e.msg);
+		goto out;
+	} else if (prc) {
 		gf_cli_error("mig plan", "%s", e.msg);
 		goto out;
 	}
+	log_plan(&p, ngpus, nd);
 	int rc = json	? gf_mig_render_json(gpus, d, &p, &out)
-		 : yaml ? gf_mig_render_yaml(gpus, &p, name, &out)
+		 : yaml ? gf_mig_render_yaml(gpus, d, &p, name, &out)
 			: gf_mig_render_text(gpus, d, &p, &out);
 	gf_mig_plan_release(&p);
 	if (rc == 0)
 		ret = gf_cli_print(gf_buf_str(&out), out.len);
+	else
+		gf_cli_error("mig plan", "output larger than %u bytes",
+			     OUT_CAP);
 out:
 	gf_buf_release(&out);
 	gf_free(gpus);
 	return ret;
 }
 
+/* Each line of buf on stderr, after "gpufleet CMD: ". */
+static void prefixed(const char *cmd, const char *buf)
+{
+	while (*buf) {
+		const char *nl = strchr(buf, '\n');
+		int len = nl ? (int)(nl - buf) : (int)strlen(buf);
+		fprintf(stderr, "gpufleet %s: %.*s\n", cmd, len, buf);
+		buf += len + (nl != NULL);
+	}
+}
+
 static int cmd_validate(int argc, char **argv)
 {
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		validate_help(stdout);
+		fputs(GF_CLI_EXIT_HELP, stdout);
+		return GF_EXIT_OK;
+	}
 	if (argc != 2 || argv[1][0] == '-') {
-		if (argc == 2 &&
-		    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-			usage(stdout);
-			return GF_EXIT_OK;
-		}
-		gf_cli_error("mig validate", "expected one FILE");
+		if (argc == 2)
+			gf_cli_error("mig validate",
+				     "option '%s' is unknown (see 'gpufleet "
+				     "mig validate -h')",
+				     argv[1]);
+		else
+			gf_cli_error("mig validate",
+				     "expected one FILE, got %d arguments",
+				     argc - 1);
 		return GF_EXIT_USAGE;
 	}
 	struct gf_mp_file f;
 	struct gf_err e;
 	if (gf_mp_read(argv[1], &f, &e) != 0) {
-		fprintf(stderr, "%s\n", e.msg);
+		gf_cli_error("mig validate", "%s", e.msg);
 		return GF_EXIT_FAIL;
 	}
 	struct gf_buf out;
@@ -327,7 +461,7 @@ static int cmd_validate(int argc, char **argv)
 	int entries = 0;
 	for (int i = 0; i < f.n; i++)
 		entries += f.configs[i].n;
-	fputs(gf_buf_str(&out), stderr);
+	prefixed("mig validate", gf_buf_str(&out));
 	printf("%s: %d configs, %d entries: %s (%d error%s, %d warning%s)\n",
 	       argv[1], f.n, entries, errors ? "invalid" : "valid", errors,
 	       errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
@@ -340,35 +474,79 @@ static int cmd_apply(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "current", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool dry = false;
+	const char *gpus_s = NULL, *current = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'n')
+		switch (c) {
+		case 'n':
 			dry = true;
-		else if (c == 'h') {
-			usage(stdout);
+			break;
+		case 'g':
+			gpus_s = optarg;
+			break;
+		case 'c':
+			current = optarg;
+			break;
+		case 'h':
+			apply_help(stdout);
+			fputs(GF_CLI_EXIT_HELP, stdout);
 			return GF_EXIT_OK;
-		} else
+		default:
 			return gf_cli_bad_option("mig apply", argv);
+		}
 	}
 	if (argc - optind != 2) {
-		gf_cli_error("mig apply", "expected FILE and CONFIG");
+		gf_cli_error("mig apply",
+			     "expected FILE and CONFIG, got %d "
+			     "arguments",
+			     argc - optind);
+		return GF_EXIT_USAGE;
+	}
+	if ((gpus_s || current) && !dry) {
+		gf_cli_error("mig apply",
+			     "%s describes GPUs for --dry-run only: a real "
+			     "apply reads them from NVML",
+			     gpus_s ? "--gpus" : "--current");
+		return GF_EXIT_USAGE;
+	}
+	if (current && !gpus_s) {
+		gf_cli_error("mig apply",
+			     "--current '%s' needs --gpus MODEL:N (the file "
+			     "names GPU indexes, not models)",
+			     current);
 		return GF_EXIT_USAGE;
 	}
 	const char *path = argv[optind], *config = argv[optind + 1];
+	struct gf_mig_gpu *gpus = NULL;
+	bool *mig_on = NULL;
+	int ngpus = 0;
+	if (gpus_s && parse_gpus("mig apply", gpus_s, &gpus, &ngpus))
+		return GF_EXIT_USAGE;
+	int ret = GF_EXIT_FAIL;
+	if (gpus) {
+		mig_on = gf_calloc((size_t)ngpus, sizeof(*mig_on));
+		if (current &&
+		    read_current("mig apply", current, gpus, ngpus, mig_on)) {
+			gf_free(mig_on);
+			gf_free(gpus);
+			return GF_EXIT_FAIL;
+		}
+	}
 	struct gf_mp_file f;
 	struct gf_err e;
 	if (gf_mp_read(path, &f, &e) != 0) {
-		fprintf(stderr, "%s\n", e.msg);
-		return GF_EXIT_FAIL;
+		gf_cli_error("mig apply", "%s", e.msg);
+		goto out_gpus;
 	}
 	const struct gf_mp_config *cfg = gf_mp_find(&f, config);
-	int ret = GF_EXIT_FAIL;
 	if (!cfg) {
 		gf_cli_error("mig apply", "'%s' has no config '%s'", path,
 			     config);
@@ -376,23 +554,38 @@ static int cmd_apply(int argc, char **argv)
 	}
 	struct gf_buf log;
 	gf_buf_init(&log, OUT_CAP);
-	int rc = gf_mig_apply(cfg, dry, &log, &e);
+	int rc = gpus ? gf_mig_apply_offline(cfg, gpus, mig_on, ngpus, &log, &e)
+		      : gf_mig_apply(cfg, dry, &log, &e);
 	fputs(gf_buf_str(&log), stdout);
 	gf_buf_release(&log);
-	if (rc != 0)
+	if (rc == GF_ENOTFOUND && !gpus)
+		gf_cli_error("mig apply",
+			     "%s (without NVML, --dry-run --gpus MODEL:N lists "
+			     "the calls for GPUs you describe)",
+			     e.msg);
+	else if (rc != 0)
 		gf_cli_error("mig apply", "%s", e.msg);
 	else
 		ret = GF_EXIT_OK;
 out:
 	gf_mp_release(&f);
+out_gpus:
+	gf_free(mig_on);
+	gf_free(gpus);
 	return ret;
 }
 
 int cmd_mig(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? GF_EXIT_USAGE : GF_EXIT_OK;
+	if (argc < 2) {
+		gf_cli_error("mig",
+			     "expected a subcommand: plan, validate or apply "
+			     "(see 'gpufleet mig -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return GF_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "plan"))
 		return cmd_plan(argc - 1, argv + 1);

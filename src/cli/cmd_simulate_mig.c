@@ -13,6 +13,7 @@
 #include "../sim/mig_sim.h"
 #include "../util/buf.h"
 #include "../util/json.h"
+#include "../util/log.h"
 #include "cli.h"
 
 static void mig_usage(FILE *f)
@@ -31,7 +32,21 @@ static void mig_usage(FILE *f)
 		"1g.10gb=60,2g.20gb=25,3g.40gb=15\n"
 		"  --requests N     requests in the stream (default 200)\n"
 		"  --seed S         (default 1)\n"
-		"  --json           machine-readable\n");
+		"  --json           machine-readable\n"
+		"models:");
+	for (int i = 0; i < gf_mig_model_count(); i++)
+		fprintf(f, " %s", gf_mig_model_at(i)->id);
+	fputs("\n" GF_CLI_EXIT_HELP, f);
+}
+
+/* "a100-40gb, a100-80gb, ...": the models --gpu takes. */
+static void model_list(char *out, size_t size)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < gf_mig_model_count() && len + 24 < size; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s",
+					i ? ", " : "", gf_mig_model_at(i)->id);
 }
 
 int cmd_simulate_mig(int argc, char **argv)
@@ -63,19 +78,21 @@ int cmd_simulate_mig(int argc, char **argv)
 			break;
 		case 'r':
 			requests = strtol(optarg, &end, 10);
-			if (*end || requests < 4 ||
+			if (*end || optarg[0] == '\0' || requests < 4 ||
 			    requests > GF_MIG_MAX_GPUS) {
 				gf_cli_error("simulate mig",
-					     "--requests: expected 4 to %d",
-					     GF_MIG_MAX_GPUS);
+					     "--requests '%s': expected a "
+					     "number from 4 to %d",
+					     optarg, GF_MIG_MAX_GPUS);
 				return GF_EXIT_USAGE;
 			}
 			break;
 		case 's':
 			seed = strtoull(optarg, &end, 10);
-			if (*end) {
+			if (*end || optarg[0] == '\0') {
 				gf_cli_error("simulate mig",
-					     "--seed: expected a number");
+					     "--seed '%s': expected a number",
+					     optarg);
 				return GF_EXIT_USAGE;
 			}
 			break;
@@ -89,12 +106,25 @@ int cmd_simulate_mig(int argc, char **argv)
 			return gf_cli_bad_option("simulate mig", argv);
 		}
 	}
-	const struct gf_mig_model *m = model ? gf_mig_model_by_id(model) : NULL;
-	if (!m || !mix_s) {
-		gf_cli_error("simulate mig", model && !m
-						     ? "unknown MIG model"
-						     : "--gpu and --mix are "
-						       "required");
+	if (!model || !mix_s) {
+		gf_cli_error("simulate mig",
+			     "--gpu and --mix are required "
+			     "(see 'gpufleet simulate mig -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (optind < argc) {
+		gf_cli_error("simulate mig", "unexpected argument '%s'",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	const struct gf_mig_model *m = gf_mig_model_by_id(model);
+	if (!m) {
+		char known[400];
+		model_list(known, sizeof(known));
+		gf_cli_error("simulate mig",
+			     "--gpu '%s': not a MIG model gpufleet knows "
+			     "(known: %s)",
+			     model, known);
 		return GF_EXIT_USAGE;
 	}
 	struct gf_migsim_mix mix[GF_MIG_MAX_DEMANDS];
@@ -105,12 +135,13 @@ int cmd_simulate_mig(int argc, char **argv)
 	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
 		char *eq = strchr(tok, '=');
 		long w = eq ? strtol(eq + 1, &end, 10) : -1;
-		if (!eq || *end || w < 0 || nmix >= GF_MIG_MAX_DEMANDS ||
+		if (!eq || *end || eq[1] == '\0' || w < 0 ||
+		    nmix >= GF_MIG_MAX_DEMANDS ||
 		    (size_t)(eq - tok) >= sizeof(mix[0].profile)) {
 			gf_cli_error("simulate mig",
-				     "cannot parse mix entry '%s': expected "
-				     "PROFILE=WEIGHT",
-				     tok);
+				     "--mix '%s': cannot parse '%s': expected "
+				     "PROFILE=WEIGHT (at most %d)",
+				     mix_s, tok, GF_MIG_MAX_DEMANDS);
 			return GF_EXIT_USAGE;
 		}
 		*eq = '\0';
@@ -121,9 +152,17 @@ int cmd_simulate_mig(int argc, char **argv)
 	struct gf_migsim_row rows[GF_MIGSIM_POINTS];
 	struct gf_err e;
 	if (gf_migsim_run(m, mix, nmix, (int)requests, seed, rows, &e) != 0) {
-		gf_cli_error("simulate mig", "%s", e.msg);
+		gf_cli_error("simulate mig", "--mix '%s': %s", mix_s, e.msg);
 		return GF_EXIT_FAIL;
 	}
+	for (int i = 0; i < GF_MIGSIM_POINTS; i++)
+		gf_log(GF_LOG_DEBUG, "mig",
+		       "simulate: %d requests: all-1g %d, all-balanced %d, "
+		       "planned %d GPUs (%s, %.1f ms)",
+		       rows[i].requests, rows[i].all_1g, rows[i].all_balanced,
+		       rows[i].planned,
+		       rows[i].planned_optimal ? "proved" : "bounded",
+		       rows[i].plan_ms);
 	struct gf_buf out;
 	gf_buf_init(&out, 1 << 20);
 	if (json) {

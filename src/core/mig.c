@@ -249,3 +249,66 @@ bool gf_mig_profile_name_ok(const char *name)
 			return false;
 	return true;
 }
+
+int gf_mig_reach(const struct gf_mig_model *m, const struct gf_mig_layout *cur,
+		 const int *counts, struct gf_mig_layout *out,
+		 struct gf_mig_instance *busy_out)
+{
+	int total = 0;
+	out->n = 0;
+	for (int p = 0; p < m->nprofiles; p++) {
+		if (counts[p] < 0 || counts[p] > m->profiles[p].max)
+			return GF_ENOTFOUND;
+		total += counts[p];
+	}
+	struct gf_mig_layout empty = { .n = 0 };
+	if (total > GF_MIG_MAX_INSTANCES || gf_mig_place(m, counts, &empty))
+		return GF_ENOTFOUND;
+	/* every busy instance stays; then the largest subset of the idle
+	 * ones that can stay too (at most 2^8 tries of gf_mig_place) */
+	struct gf_mig_layout busy = { .n = 0 };
+	int idle[GF_MIG_MAX_INSTANCES], nidle = 0;
+	int left[GF_MIG_MAX_PROFILES];
+	for (int p = 0; p < m->nprofiles; p++)
+		left[p] = counts[p];
+	bool blocked = false;
+	struct gf_mig_instance in_way = { 0 };
+	for (int i = 0; i < cur->n; i++) {
+		if (!cur->inst[i].busy) {
+			idle[nidle++] = i;
+			continue;
+		}
+		if (left[cur->inst[i].profile]-- <= 0 && !blocked) {
+			blocked = true; /* a busy one the counts lack */
+			in_way = cur->inst[i];
+		}
+		if (busy.n == 0 && !blocked)
+			in_way = cur->inst[i];
+		busy.inst[busy.n++] = cur->inst[i];
+	}
+	for (int keep = nidle; keep >= 0 && !blocked; keep--)
+		for (unsigned mask = 0; mask < 1u << nidle; mask++) {
+			if (__builtin_popcount(mask) != keep)
+				continue;
+			struct gf_mig_layout l = busy;
+			int want[GF_MIG_MAX_PROFILES];
+			memcpy(want, left, sizeof(want));
+			bool ok = true;
+			for (int k = 0; k < nidle && ok; k++) {
+				if (!(mask >> k & 1))
+					continue;
+				const struct gf_mig_instance *in =
+					&cur->inst[idle[k]];
+				ok = want[in->profile]-- > 0;
+				l.inst[l.n++] = *in;
+			}
+			if (!ok || gf_mig_place(m, want, &l) != 0)
+				continue;
+			*out = l;
+			gf_mig_creation_order(m, out);
+			return 0;
+		}
+	if (busy_out)
+		*busy_out = in_way;
+	return GF_EINVAL;
+}

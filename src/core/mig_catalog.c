@@ -104,17 +104,22 @@ static const struct gf_mig_model models[] = {
 	  { P1("1g.12gb", 0, 0), P1ME("1g.12gb+me", 0, 0),
 	    P1X2("1g.24gb", 0, 0), P2("2g.24gb", 0, 0), P3("3g.48gb", 0, 0),
 	    P4("4g.48gb", 0, 0), P7("7g.96gb", 0, 0) } },
+	/* H200: as a real one's driver states it (shared/fixtures/h200:
+	 * nvml-dump.json memorySizeMB / 1024, nvidia-smi mig -lgip and
+	 * -lgipp), which test_mig checks; every row seen, so not uncertain.
+	 * The reference's 32.25/69.5/139.75 GiB do not match that driver
+	 * (580.159.04). */
 	{ "h200",
 	  "H200 141GB (SXM5, NVL)",
 	  { 0x2335, 0x233b },
 	  8,
 	  7,
-	  true,
+	  false,
 	  7,
 	  { P1("1g.18gb", 16, 16.0f), P1ME("1g.18gb+me", 16, 16.0f),
-	    P1X2("1g.35gb", 26, 32.25f), P2("2g.35gb", 32, 32.25f),
-	    P3("3g.71gb", 60, 69.5f), P4("4g.71gb", 64, 69.5f),
-	    P7("7g.141gb", 132, 139.75f) } },
+	    P1X2("1g.35gb", 26, 32.5f), P2("2g.35gb", 32, 32.5f),
+	    P3("3g.71gb", 60, 69.75f), P4("4g.71gb", 64, 69.75f),
+	    P7("7g.141gb", 132, 140.0f) } },
 	{ "gh200-144gb",
 	  "GH200 144GB HBM3e",
 	  { 0x2348 },
@@ -198,4 +203,82 @@ int gf_mig_profile_find(const struct gf_mig_model *m, const char *name)
 		if (strcmp(m->profiles[i].name, name) == 0)
 			return i;
 	return -1;
+}
+
+int gf_mig_profile_units(const char *name)
+{
+	int units = 0;
+	for (int i = 0; i < NMODELS; i++) {
+		int p = gf_mig_profile_find(&models[i], name);
+		if (p >= 0 && (units == 0 || models[i].profiles[p].mem < units))
+			units = models[i].profiles[p].mem;
+	}
+	return units;
+}
+
+/* Profile names of GPUs without a table here, as NVIDIA's own configs
+ * spell them (the attributes +me, +me.all, -me, +gfx included). */
+static const char *const gb200_names[] = {
+	"1g.23gb", "1g.23gb+me", "1g.24gb", /* an earlier board revision */
+	"1g.47gb", "2g.47gb",	 "3g.93gb", "4g.93gb", "7g.186gb", NULL,
+};
+static const char *const rtxpro6000_names[] = {
+	"1g.24gb",    "1g.24gb+me", "1g.24gb+gfx", "1g.24gb+me.all",
+	"1g.24gb-me", "2g.48gb",    "2g.48gb+gfx", "2g.48gb+me.all",
+	"2g.48gb-me", "4g.96gb",    "4g.96gb+gfx", NULL,
+};
+static const char *const b300_names[] = {
+	"1g.34gb",  "1g.34gb+me", "1g.67gb",  "2g.67gb",
+	"3g.135gb", "4g.135gb",	  "7g.269gb", NULL,
+};
+static const char *const gb300_names[] = {
+	"1g.35gb",  "1g.35gb+me", "1g.70gb",  "2g.70gb",
+	"3g.139gb", "4g.139gb",	  "7g.278gb", NULL,
+};
+static const char *const unnamed_names[] = {
+	"3g.95gb",
+	"4g.95gb",
+	"7g.189gb",
+	NULL,
+};
+
+static const struct gf_mig_untabled untabled[] = {
+	{ "GB200 HGX", { 0x2941 }, gb200_names },
+	{ "RTX PRO 6000 Blackwell", { 0x2bb5 }, rtxpro6000_names },
+	{ "B300", { 0x3182 }, b300_names },
+	{ "GB300", { 0x31c2 }, gb300_names },
+	/* in NVIDIA's files without a GPU named next to them */
+	{ "a Blackwell GPU NVIDIA's files leave unnamed",
+	  { 0 },
+	  unnamed_names },
+};
+
+#define NUNTABLED ((int)(sizeof(untabled) / sizeof(untabled[0])))
+
+int gf_mig_untabled_count(void)
+{
+	return NUNTABLED;
+}
+
+const struct gf_mig_untabled *gf_mig_untabled_at(int i)
+{
+	return i >= 0 && i < NUNTABLED ? &untabled[i] : NULL;
+}
+
+const struct gf_mig_untabled *gf_mig_untabled_by_pci(uint16_t device_id)
+{
+	for (int i = 0; i < NUNTABLED; i++)
+		for (int k = 0;
+		     k < GF_MIG_MAX_PCI_IDS && untabled[i].pci_ids[k]; k++)
+			if (untabled[i].pci_ids[k] == device_id)
+				return &untabled[i];
+	return NULL;
+}
+
+bool gf_mig_untabled_has(const struct gf_mig_untabled *u, const char *name)
+{
+	for (int i = 0; u->profiles[i]; i++)
+		if (strcmp(u->profiles[i], name) == 0)
+			return true;
+	return false;
 }

@@ -9,14 +9,22 @@
  * served by model m; z[g][c], GPUs of g that take c and already hold
  * exactly c (so stay unchanged).  Rows: each group's GPUs take one pattern
  * each; y is bounded by the supply of the chosen patterns and, over
- * models, by the demand; z by x and by how many GPUs hold c now.
+ * models, by the demand; z by x and by how many GPUs hold c now; and, per
+ * model and profile, the idle instances on changed GPUs (x - z) by the
+ * instances served (y): a changed GPU holds its busy instances and what
+ * serves the demand, nothing more, so a plan never creates an instance
+ * nobody asked for.  (Without that row the solver was free to pad a GPU
+ * it used anyway: 2g.20gb=1 became three.)
  *
- * The objectives are lexicographic: the most served memory slices, then
- * the fewest GPUs used, then the most GPUs unchanged.  They are solved as
- * three integer programs, each keeping the optimum of the one before as a
- * constraint; one weighted objective makes the relaxation weak and GLPK
- * slow.  Patterns are limited to demanded profiles and what the GPUs hold
- * now, which keeps each group to at most a few hundred columns.
+ * The objectives are lexicographic: the most served units (per demand,
+ * gf_mig_profile_units of its name: the same wherever it lands; counting
+ * memory slices of the GPU it lands on rewarded landing a 1g.10gb on an
+ * A100 40GB, where it takes two), then the fewest GPUs used, then the
+ * most GPUs unchanged.  They are solved as three integer programs, each
+ * keeping the optimum of the one before as a constraint; one weighted
+ * objective makes the relaxation weak and GLPK slow.  Patterns are
+ * limited to demanded profiles and what the GPUs hold now, which keeps
+ * each group to at most a few hundred columns.
  */
 #include <glpk.h>
 #include <math.h>
@@ -251,21 +259,24 @@ static void realise(const struct group *g, const struct gf_mig_gpu *gpu,
 		out->layout = *cur;
 	} else {
 		/* try busy + idle instances the pattern still wants, then
-		 * busy only */
+		 * busy only; busy ones first (an idle instance listed
+		 * before a busy one of its profile took its place, and the
+		 * busy one was dropped) */
 		for (int attempt = 0; attempt < 2; attempt++) {
 			struct gf_mig_layout l = { .n = 0 };
 			int want[GF_MIG_MAX_PROFILES];
 			for (int p = 0; p < GF_MIG_MAX_PROFILES; p++)
 				want[p] = p < m->nprofiles ? pat->counts[p] : 0;
-			for (int i = 0; i < cur->n; i++) {
-				const struct gf_mig_instance *in =
-					&cur->inst[i];
-				if ((in->busy || attempt == 0) &&
-				    want[in->profile] > 0) {
-					l.inst[l.n++] = *in;
-					want[in->profile]--;
+			for (int pass = 0; pass < 2 - attempt; pass++)
+				for (int i = 0; i < cur->n; i++) {
+					const struct gf_mig_instance *in =
+						&cur->inst[i];
+					if (in->busy == (pass == 0) &&
+					    want[in->profile] > 0) {
+						l.inst[l.n++] = *in;
+						want[in->profile]--;
+					}
 				}
-			}
 			if (gf_mig_place(m, want, &l) == 0) {
 				out->layout = l;
 				break;
@@ -328,17 +339,119 @@ static int group_gpus(const struct gf_mig_gpu *gpus, int ngpus, struct group *g)
 	return ng;
 }
 
+/* Busy instances of profile p that every GPU of group g keeps. */
+static int busy_count(const struct group *g, int p)
+{
+	int n = 0;
+	for (int i = 0; i < g->busy.n; i++)
+		n += g->busy.inst[i].profile == p;
+	return n;
+}
+
+/* Does layout l hold instance `in` (same profile and start)? */
+static bool has_inst(const struct gf_mig_layout *l,
+		     const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < l->n; j++)
+		if (l->inst[j].profile == in->profile &&
+		    l->inst[j].start == in->start)
+			return true;
+	return false;
+}
+
+/* The create list: the layout's instances the GPU does not hold now, in
+ * the layout's (creation) order. */
+static void list_creates(const struct gf_mig_layout *cur,
+			 struct gf_mig_gpu_plan *out)
+{
+	out->ncreate = 0;
+	for (int j = 0; j < out->layout.n; j++)
+		if (!has_inst(cur, &out->layout.inst[j]))
+			out->create[out->ncreate++] = out->layout.inst[j];
+}
+
+struct fill_state {
+	const struct gf_mig_model *m;
+	const struct gf_mig_layout *base;
+	const bool *useful;
+	struct gf_mig_layout best;
+	int best_mem, best_n;
+};
+
+static int fill_cb(const struct gf_mig_layout *l, void *arg)
+{
+	struct fill_state *st = arg;
+	if (l->n < st->base->n)
+		return 0;
+	for (int i = 0; i < st->base->n; i++)
+		if (!has_inst(l, &st->base->inst[i]))
+			return 0;
+	int mem = 0, added = 0;
+	for (int j = 0; j < l->n; j++) {
+		if (has_inst(st->base, &l->inst[j]))
+			continue;
+		if (!st->useful[l->inst[j].profile])
+			return 0;
+		mem += st->m->profiles[l->inst[j].profile].mem;
+		added++;
+	}
+	if (mem > st->best_mem || (mem == st->best_mem && added < st->best_n)) {
+		st->best_mem = mem;
+		st->best_n = added;
+		st->best = *l;
+	}
+	return 0;
+}
+
+/* --fill: each used GPU's free room takes more demanded instances. */
+static void fill_gpu(const struct gf_mig_gpu *gpu,
+		     const struct gf_mig_demand *d, int nd,
+		     struct gf_mig_gpu_plan *out)
+{
+	const struct gf_mig_model *m = gpu->model;
+	bool useful[GF_MIG_MAX_PROFILES] = { false };
+	for (int k = 0; k < nd; k++) {
+		int pi = gf_mig_profile_find(m, d[k].profile);
+		if (pi >= 0 && d[k].count > 0)
+			useful[pi] = true;
+	}
+	struct fill_state st = { m, &out->layout, useful, out->layout, 0, 0 };
+	gf_mig_enumerate(m, fill_cb, &st);
+	if (st.best_mem == 0)
+		return;
+	for (int j = 0; j < st.best.n; j++) {
+		struct gf_mig_instance in = st.best.inst[j];
+		if (!has_inst(&out->layout, &in)) {
+			in.busy = false;
+			out->fill[out->nfill++] = in;
+		}
+	}
+	for (int j = 0; j < out->nfill; j++)
+		out->layout.inst[out->layout.n++] = out->fill[j];
+	gf_mig_creation_order(m, &out->layout);
+	list_creates(&gpu->current, out);
+	out->changed = true;
+}
+
 int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		const struct gf_mig_demand *d, int nd, struct gf_mig_plan *p,
 		struct gf_err *e)
+{
+	return gf_mig_plan_with(gpus, ngpus, d, nd, NULL, p, e);
+}
+
+int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
+		     const struct gf_mig_demand *d, int nd,
+		     const struct gf_mig_plan_opts *o, struct gf_mig_plan *p,
+		     struct gf_err *e)
 {
 	memset(p, 0, sizeof(*p));
 	if (ngpus <= 0 || ngpus > GF_MIG_MAX_GPUS)
 		return gf_err_set(e, GF_EINVAL, "%d GPUs: expected 1 to %d",
 				  ngpus, GF_MIG_MAX_GPUS);
-	if (nd > GF_MIG_MAX_DEMANDS)
-		return gf_err_set(e, GF_EINVAL, "more than %d demands",
-				  GF_MIG_MAX_DEMANDS);
+	if (nd < 0 || nd > GF_MIG_MAX_DEMANDS)
+		return gf_err_set(e, GF_EINVAL, "%d demands: expected 0 to %d",
+				  nd, GF_MIG_MAX_DEMANDS);
 	for (int i = 0; i < ngpus; i++) {
 		char msg[160];
 		if (gpus[i].model == NULL)
@@ -361,16 +474,27 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			goto out;
 		}
 		if (!find_demand_mem(g, ng, &d[k], &dmem[k])) {
+			const struct gf_mig_model *fm[32];
+			int nfm = fleet_models(g, ng, fm);
+			char list[200] = "";
+			size_t len = 0;
+			for (int m = 0; m < nfm && len + 24 < sizeof(list); m++)
+				len += (size_t)snprintf(
+					list + len, sizeof(list) - len, "%s%s",
+					m ? ", " : "", fm[m]->id);
 			rc = gf_err_set(e, GF_EINVAL,
 					"no GPU of this fleet has profile "
-					"'%s' (models: %s%s)",
-					d[k].profile, g[0].m->id,
-					ng > 1 ? ", ..." : "");
+					"'%s' (models: %s)",
+					d[k].profile, list);
 			goto out;
 		}
+		p->units[k] = gf_mig_profile_units(d[k].profile);
 	}
-	for (int i = 0; i < ng; i++)
+	for (int i = 0; i < ng; i++) {
 		build_patterns(&g[i], gpus, d, nd);
+		p->npatterns += g[i].npat;
+	}
+	p->ngroups = ng;
 	const struct gf_mig_model *models[32]; /* distinct: < model table */
 	int nm = fleet_models(g, ng, models);
 
@@ -389,7 +513,7 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		}
 		ncol += g[i].npat;
 	}
-	/* y[k][m] */
+	/* y[k][m]: integer, as the rows below mix it with x and z */
 	int ycol0 = ncol + 1;
 	if (nd * nm > 0) /* GLPK aborts on zero columns */
 		glp_add_cols(lp.p, nd * nm);
@@ -397,13 +521,14 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		for (int m = 0; m < nm; m++) {
 			int col = ycol0 + k * nm + m;
 			int pi = gf_mig_profile_find(models[m], d[k].profile);
-			double mem = pi >= 0 ? models[m]->profiles[pi].mem : 0;
-			glp_set_col_kind(lp.p, col, GLP_CV);
+			glp_set_col_kind(lp.p, col, GLP_IV);
 			/* GLPK wants GLP_FX, not GLP_DB, for equal bounds */
 			bool open = pi >= 0 && d[k].count > 0;
 			glp_set_col_bnds(lp.p, col, open ? GLP_DB : GLP_FX, 0,
 					 open ? d[k].count : 0);
-			glp_set_obj_coef(lp.p, col, mem); /* stage 1 */
+			glp_set_obj_coef(lp.p, col,
+					 pi >= 0 ? p->units[k]
+						 : 0); /* stage 1 */
 		}
 	/* z[g][c] for the patterns some GPU holds now */
 	for (int i = 0; i < ng; i++)
@@ -412,7 +537,7 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 				continue;
 			int col = glp_add_cols(lp.p, 1);
 			g[i].pat[c].zcol = col;
-			glp_set_col_kind(lp.p, col, GLP_CV);
+			glp_set_col_kind(lp.p, col, GLP_IV);
 			glp_set_col_bnds(lp.p, col, GLP_DB, 0,
 					 g[i].pat[c].holders);
 		}
@@ -456,14 +581,48 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			nz(&lp, r, g[i].pat[c].zcol, 1.0);
 			nz(&lp, r, g[i].col0 + c, -1.0);
 		}
+	/* no surplus: per model and profile, the idle instances on changed
+	 * GPUs, sum (counts - busy) * (x - z), are at most those served */
+	for (int m = 0; m < nm; m++)
+		for (int pi = 0; pi < models[m]->nprofiles; pi++) {
+			int r = 0;
+			for (int i = 0; i < ng; i++) {
+				if (g[i].m != models[m])
+					continue;
+				int busy = busy_count(&g[i], pi);
+				for (int c = 0; c < g[i].npat; c++) {
+					int idle =
+						g[i].pat[c].counts[pi] - busy;
+					if (idle <= 0)
+						continue;
+					if (!r) {
+						r = glp_add_rows(lp.p, 1);
+						glp_set_row_bnds(lp.p, r,
+								 GLP_UP, 0, 0);
+					}
+					nz(&lp, r, g[i].col0 + c, idle);
+					if (g[i].pat[c].zcol)
+						nz(&lp, r, g[i].pat[c].zcol,
+						   -idle);
+				}
+			}
+			if (!r)
+				continue;
+			for (int k = 0; k < nd; k++)
+				if (!strcmp(models[m]->profiles[pi].name,
+					    d[k].profile))
+					nz(&lp, r, ycol0 + k * nm + m, -1.0);
+		}
 	glp_load_matrix(lp.p, lp.nz, lp.ia, lp.ja, lp.ar);
+	p->ncols = glp_get_num_cols(lp.p);
+	p->nrows = glp_get_num_rows(lp.p);
 
-	/* the LP relaxation of served slices: an upper bound */
+	/* the LP relaxation of served units: an upper bound */
 	glp_smcp sm;
 	glp_init_smcp(&sm);
 	sm.msg_lev = GLP_MSG_OFF;
 	if (glp_simplex(lp.p, &sm) == 0 && glp_get_status(lp.p) == GLP_OPT)
-		p->bound_slices = glp_get_obj_val(lp.p);
+		p->bound_units = glp_get_obj_val(lp.p);
 
 	/* Lexicographic, in three solves: each fixes the optimum of the
 	 * last as a constraint.  Far faster than one weighted objective,
@@ -476,9 +635,10 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 	bool have = false;
 	p->optimal = true;
 	for (int stage = 0; stage < 3; stage++) {
+		double ts = now_ms();
 		for (int c = 1; c <= ntot; c++)
 			glp_set_obj_coef(lp.p, c, 0);
-		/* 1: max served slices; 2: min GPUs used; 3: max kept */
+		/* 1: max served units; 2: min GPUs used; 3: max kept */
 		glp_set_obj_dir(lp.p, stage == 1 ? GLP_MIN : GLP_MAX);
 		for (int i = 0; i < ng; i++)
 			for (int c = 0; c < g[i].npat; c++) {
@@ -491,16 +651,14 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			}
 		if (stage == 0)
 			for (int k = 0; k < nd; k++)
-				for (int m = 0; m < nm; m++) {
-					int pi = gf_mig_profile_find(
-						models[m], d[k].profile);
-					glp_set_obj_coef(
-						lp.p, ycol0 + k * nm + m,
-						pi >= 0 ? models[m]
-								  ->profiles[pi]
-								  .mem
-							: 0);
-				}
+				for (int m = 0; m < nm; m++)
+					if (gf_mig_profile_find(models[m],
+								d[k].profile) >=
+					    0)
+						glp_set_obj_coef(
+							lp.p,
+							ycol0 + k * nm + m,
+							p->units[k]);
 		struct cb_state cb = { stage != 1, false, 0, false };
 		glp_iocp io;
 		glp_init_iocp(&io);
@@ -512,6 +670,7 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		io.tm_lim = stage == 0 ? 4000 : 2500;
 		int sr = glp_intopt(lp.p, &io);
 		int st = glp_mip_status(lp.p);
+		p->stage_ms[stage] = now_ms() - ts;
 		if (sr == GLP_ESTOP && cb.proved && st == GLP_FEAS)
 			st = GLP_OPT, sr = 0; /* stopped on a proof */
 		if ((sr != 0 && sr != GLP_ETMLIM) ||
@@ -607,7 +766,8 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		gf_free(left);
 	}
 	/* totals, from the layouts themselves: per demand, the instances
-	 * of that name on each model, the larger ones counted first */
+	 * of that name on each model, the larger ones counted first (for
+	 * served_slices; served instances and units do not depend on it) */
 	p->ndemands = nd;
 	for (int k = 0; k < nd; k++) {
 		long supply[32] = { 0 };
@@ -645,7 +805,38 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 			supply[bm] = 0;
 		}
 		p->unserved[k] = d[k].count - p->served[k];
+		p->served_units += (long)p->served[k] * p->units[k];
+		p->demand_units += (long)d[k].count * p->units[k];
 		p->demand_slices += (long)d[k].count * dmem[k];
+	}
+	if (o && o->fill) {
+		p->fill = true;
+		for (int i = 0; i < ngpus; i++) {
+			struct gf_mig_gpu_plan *gp = &p->gpus[i];
+			if (!gp->used)
+				continue;
+			fill_gpu(&gpus[i], d, nd, gp);
+			for (int j = 0; j < gp->nfill; j++) {
+				const char *name =
+					gpus[i].model
+						->profiles[gp->fill[j].profile]
+						.name;
+				for (int k = 0; k < nd; k++) {
+					if (strcmp(name, d[k].profile))
+						continue;
+					/* only a plan cut short by its time
+					 * limit leaves room for the demand */
+					if (p->unserved[k] > 0) {
+						p->unserved[k]--;
+						p->served[k]++;
+						p->served_units += p->units[k];
+					} else {
+						p->filled[k]++;
+					}
+					break;
+				}
+			}
+		}
 	}
 	for (int i = 0; i < ngpus; i++) {
 		p->used_gpus += p->gpus[i].used;

@@ -1,21 +1,30 @@
 /*
  * apply.c - mig-parted configs applied through NVML.
  *
- * Per GPU: find the entries that select it (device-filter and devices; a
+ * Per GPU: find the entry that selects it (device-filter and devices; a
  * later entry wins, as in mig-parted), read its GPU instances (placement
- * and whether a process runs on them), plan the change with the planner
- * (demand = the config's instances, current = what is there, busy ones
- * fixed), then destroy and create.  Profile ids come from NVML (info.id),
+ * and whether a process runs on them), then choose the target layout:
+ * exactly the config's instances (mig-parted's meaning), every busy
+ * instance where it is, and as many idle ones kept where they are as can
+ * be (gf_mig_reach, an exhaustive search over the model's layouts).
+ * Then destroy what the target lacks and create what it adds, largest
+ * first with explicit placements.  Profile ids come from NVML (info.id),
  * not from our table: they differ between GPU families.
+ *
+ * The target is the config itself, never the planner's answer to it: the
+ * planner serves a demand on the fewest GPUs, which is another question
+ * (comparing its layout with the config's count refused valid configs).
+ *
+ * Without NVML (gf_mig_apply_offline) the same choice runs on GPUs the
+ * caller describes, and the calls are listed as a dry run lists them.
  */
 #include "apply.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include <gpufleet/mig_plan.h>
-
 #include "../topo/nvml.h"
+#include "../util/log.h"
 
 struct gpu_state {
 	unsigned index;
@@ -79,8 +88,7 @@ static int read_state(const struct gf_nvml *nv, struct gpu_state *g,
 	}
 	/* busy: a MIG device of this GPU instance runs a process */
 	unsigned max = 0;
-	if (nv->nvmlDeviceGetMaxMigDeviceCount &&
-	    nv->nvmlDeviceGetMaxMigDeviceCount(g->dev, &max) == NVML_SUCCESS)
+	if (nv->nvmlDeviceGetMaxMigDeviceCount(g->dev, &max) == NVML_SUCCESS)
 		for (unsigned k = 0; k < max; k++) {
 			nvmlDevice_t mig;
 			unsigned giid, np = 0;
@@ -98,6 +106,13 @@ static int read_state(const struct gf_nvml *nv, struct gpu_state *g,
 				if (g->gi_id[i] == giid && busy)
 					g->cur.inst[i].busy = true;
 		}
+	int nbusy = 0;
+	for (int i = 0; i < g->cur.n; i++)
+		nbusy += g->cur.inst[i].busy;
+	gf_log(GF_LOG_DEBUG, "mig",
+	       "apply: gpu=%u read %d GPU instance%s (%d busy) with "
+	       "nvmlDeviceGetGpuInstances",
+	       g->index, g->cur.n, g->cur.n == 1 ? "" : "s", nbusy);
 	char msg[160];
 	if (gf_mig_layout_check(g->m, &g->cur, msg, sizeof(msg)) != 0)
 		return gf_err_set(e, GF_EINVAL,
@@ -107,15 +122,24 @@ static int read_state(const struct gf_nvml *nv, struct gpu_state *g,
 	return 0;
 }
 
+static void log_call(unsigned gpu, const char *call, const char *what,
+		     nvmlReturn_t r)
+{
+	gf_log(GF_LOG_DEBUG, "mig", "apply: gpu=%u %s(%s) = %d", gpu, call,
+	       what, (int)r);
+}
+
 static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 		      bool dry, struct gf_buf *log, struct gf_err *e)
 {
 	const struct gf_mig_instance *in = &g->cur.inst[i];
 	const struct gf_mig_profile *p = &g->m->profiles[in->profile];
+	char what[64];
+	snprintf(what, sizeof(what), "%s@%d", p->name, in->start);
 	gf_buf_printf(log,
 		      "  nvmlComputeInstanceDestroy + nvmlGpuInstanceDestroy"
-		      "(gpu=%u, %s@%d)\n",
-		      g->index, p->name, in->start);
+		      "(gpu=%u, %s)\n",
+		      g->index, what);
 	if (dry)
 		return 0;
 	/* compute instances first: the full one a mig-parted layout makes,
@@ -132,21 +156,44 @@ static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 			continue;
 		for (unsigned k = 0; k < n; k++) {
 			nvmlReturn_t r = nv->nvmlComputeInstanceDestroy(cis[k]);
+			log_call(g->index, "nvmlComputeInstanceDestroy", what,
+				 r);
 			if (r != NVML_SUCCESS)
 				return gf_err_set(
 					e, GF_ENVML,
 					"GPU %u: destroying a compute "
-					"instance of %s@%d: %s",
-					g->index, p->name, in->start,
+					"instance of %s: %s",
+					g->index, what,
 					gf_nvml_strerror(nv, r));
 		}
 	}
 	nvmlReturn_t r = nv->nvmlGpuInstanceDestroy(g->gi[i]);
+	log_call(g->index, "nvmlGpuInstanceDestroy", what, r);
 	if (r != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENVML, "GPU %u: destroying %s@%d: %s",
-				  g->index, p->name, in->start,
-				  gf_nvml_strerror(nv, r));
+		return gf_err_set(e, GF_ENVML, "GPU %u: destroying %s: %s",
+				  g->index, what, gf_nvml_strerror(nv, r));
 	return 0;
+}
+
+/* The CI profile that spans a GPU instance of c compute slices. */
+static unsigned full_ci(unsigned c)
+{
+	static const unsigned ci_enum[8] = { 0, 0, 1, 2, 3, 3, 6, 4 };
+	return ci_enum[c & 7];
+}
+
+static void log_create(struct gf_buf *log, unsigned index,
+		       const struct gf_mig_profile *p, unsigned id,
+		       unsigned start)
+{
+	gf_buf_printf(log,
+		      "  nvmlDeviceCreateGpuInstanceWithPlacement(gpu=%u, "
+		      "profile=%s id %u, start=%u, size=%u)\n",
+		      index, p->name, id, start, (unsigned)p->mem);
+	gf_buf_printf(log,
+		      "  nvmlGpuInstanceCreateComputeInstance(gpu=%u, %s@%u, "
+		      "ci profile %u)\n",
+		      index, p->name, start, full_ci(p->compute));
 }
 
 static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
@@ -160,21 +207,16 @@ static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
 				  "GPU %u: the driver does not offer %s",
 				  g->index, p->name);
 	nvmlGpuInstancePlacement_t pl = { in->start, p->mem };
-	gf_buf_printf(log,
-		      "  nvmlDeviceCreateGpuInstanceWithPlacement(gpu=%u, "
-		      "profile=%s id %u, start=%u, size=%u)\n",
-		      g->index, p->name, id, pl.start, pl.size);
-	/* the CI profile that spans the GPU instance: its compute slices */
-	static const unsigned ci_enum[8] = { 0, 0, 1, 2, 3, 3, 6, 4 };
-	gf_buf_printf(log,
-		      "  nvmlGpuInstanceCreateComputeInstance(gpu=%u, %s@%u, "
-		      "ci profile %u)\n",
-		      g->index, p->name, pl.start, ci_enum[p->compute & 7]);
+	log_create(log, g->index, p, id, pl.start);
 	if (dry)
 		return 0;
+	char what[80];
+	snprintf(what, sizeof(what), "id %u, start=%u, size=%u", id, pl.start,
+		 pl.size);
 	nvmlGpuInstance_t gi;
 	nvmlReturn_t r = nv->nvmlDeviceCreateGpuInstanceWithPlacement(
 		g->dev, id, &pl, &gi);
+	log_call(g->index, "nvmlDeviceCreateGpuInstanceWithPlacement", what, r);
 	if (r != NVML_SUCCESS)
 		return gf_err_set(e, GF_ENVML, "GPU %u: creating %s@%u: %s",
 				  g->index, p->name, pl.start,
@@ -182,9 +224,14 @@ static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
 	nvmlComputeInstanceProfileInfo_t ci;
 	nvmlComputeInstance_t cih;
 	r = nv->nvmlGpuInstanceGetComputeInstanceProfileInfo(
-		gi, ci_enum[p->compute & 7], 0, &ci);
-	if (r == NVML_SUCCESS)
+		gi, full_ci(p->compute), 0, &ci);
+	if (r == NVML_SUCCESS) {
 		r = nv->nvmlGpuInstanceCreateComputeInstance(gi, ci.id, &cih);
+		snprintf(what, sizeof(what), "%s@%u, ci profile %u", p->name,
+			 pl.start, full_ci(p->compute));
+		log_call(g->index, "nvmlGpuInstanceCreateComputeInstance", what,
+			 r);
+	}
 	if (r != NVML_SUCCESS)
 		return gf_err_set(
 			e, GF_ENVML, "GPU %u: compute instance on %s@%u: %s",
@@ -207,12 +254,70 @@ static bool same(const struct gf_mig_layout *a, const struct gf_mig_layout *b)
 	return true;
 }
 
+static bool holds(const struct gf_mig_layout *l,
+		  const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < l->n; j++)
+		if (l->inst[j].profile == in->profile &&
+		    l->inst[j].start == in->start)
+			return true;
+	return false;
+}
+
+/*
+ * The layout the entry asks of this GPU: exactly its instances (none when
+ * MIG is to be off), around cur's busy ones.  0, or an error naming why.
+ */
+int gf_mig_apply_target(const struct gf_mig_model *m, unsigned index,
+			const struct gf_mp_entry *en,
+			const struct gf_mig_layout *cur,
+			struct gf_mig_layout *want, struct gf_err *e)
+{
+	int counts[GF_MIG_MAX_PROFILES] = { 0 };
+	for (int i = 0; i < en->nmdev && en->mig_enabled; i++) {
+		int p = gf_mig_profile_find(m, en->mdev[i].name);
+		if (p < 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "GPU %u: %s has no profile '%s'",
+					  index, m->id, en->mdev[i].name);
+		counts[p] += en->mdev[i].count;
+	}
+	struct gf_mig_instance busy;
+	int rc = gf_mig_reach(m, cur, counts, want, &busy);
+	if (rc == GF_ENOTFOUND)
+		return gf_err_set(e, GF_EINVAL,
+				  "GPU %u: these instances do not fit on one "
+				  "%s (memory slices, allowed starts or "
+				  "maximum counts)",
+				  index, m->id);
+	if (rc) {
+		const char *name = m->profiles[busy.profile].name;
+		if (counts[busy.profile] == 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "GPU %u: the busy %s@%d is not in "
+					  "the config, and a busy instance is "
+					  "never destroyed",
+					  index, name, busy.start);
+		return gf_err_set(e, GF_EINVAL,
+				  "GPU %u: the config's instances do not fit "
+				  "around the busy %s@%d without moving a "
+				  "busy instance",
+				  index, name, busy.start);
+	}
+	return 0;
+}
+
 static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 		     const struct gf_mp_entry *en, bool dry, struct gf_buf *log,
 		     struct gf_err *e)
 {
 	unsigned cur_mode = 0, pend = 0;
-	if (nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend) != NVML_SUCCESS)
+	nvmlReturn_t mr = nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend);
+	gf_log(GF_LOG_DEBUG, "mig",
+	       "apply: gpu=%u nvmlDeviceGetMigMode = %d (current %u, pending "
+	       "%u)",
+	       g->index, (int)mr, cur_mode, pend);
+	if (mr != NVML_SUCCESS)
 		return gf_err_set(
 			e, GF_ENOTSUP,
 			"GPU %u: MIG mode unreadable (not a MIG GPU?)",
@@ -228,37 +333,10 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 		for (int p = 0; p < g->m->nprofiles; p++)
 			g->profile_id[p] = g->m->profiles[p].profile_id;
 	}
-	struct gf_mig_gpu in = { g->m, g->cur };
-	struct gf_mig_demand d[GF_MP_MAX_MDEV];
-	int nd = 0;
-	memset(d, 0, sizeof(d));
-	for (int i = 0; i < en->nmdev && en->mig_enabled; i++) {
-		if (gf_mig_profile_find(g->m, en->mdev[i].name) < 0)
-			return gf_err_set(e, GF_EINVAL,
-					  "GPU %u: %s has no profile '%s'",
-					  g->index, g->m->id, en->mdev[i].name);
-		snprintf(d[nd].profile, sizeof(d[nd].profile), "%s",
-			 en->mdev[i].name);
-		d[nd++].count = en->mdev[i].count;
-	}
-	struct gf_mig_plan plan;
-	int rc = gf_mig_plan(&in, 1, d, nd, &plan, e);
+	struct gf_mig_layout want;
+	int rc = gf_mig_apply_target(g->m, g->index, en, &g->cur, &want, e);
 	if (rc)
 		return rc;
-	struct gf_mig_gpu_plan gp = plan.gpus[0];
-	bool short_of = false;
-	for (int k = 0; k < nd; k++)
-		short_of |= plan.unserved[k] > 0;
-	gf_mig_plan_release(&plan);
-	/* the result must be exactly the config: nothing extra kept */
-	int want = 0;
-	for (int k = 0; k < nd; k++)
-		want += d[k].count;
-	if (short_of || gp.layout.n != want)
-		return gf_err_set(e, GF_EINVAL,
-				  "GPU %u: the config cannot be reached "
-				  "without moving a busy instance",
-				  g->index);
 	if (en->mig_enabled && cur_mode != NVML_DEVICE_MIG_ENABLE) {
 		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, enable)\n",
 			      g->index);
@@ -266,6 +344,7 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 			nvmlReturn_t act,
 				r = nv->nvmlDeviceSetMigMode(
 					g->dev, NVML_DEVICE_MIG_ENABLE, &act);
+			log_call(g->index, "nvmlDeviceSetMigMode", "enable", r);
 			if (r != NVML_SUCCESS)
 				return gf_err_set(
 					e, GF_ENVML, "GPU %u: enabling MIG: %s",
@@ -279,16 +358,22 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 						  g->index);
 			if ((rc = read_state(nv, g, e)))
 				return rc;
+			/* MIG was off: nothing there, the target stands */
+			if (g->cur.n > 0 &&
+			    (rc = gf_mig_apply_target(g->m, g->index, en,
+						      &g->cur, &want, e)))
+				return rc;
 		}
 	}
-	for (int i = 0; i < gp.ndestroy; i++)
-		for (int k = 0; k < g->cur.n; k++)
-			if (g->cur.inst[k].profile == gp.destroy[i].profile &&
-			    g->cur.inst[k].start == gp.destroy[i].start &&
-			    (rc = destroy_gi(nv, g, k, dry, log, e)))
-				return rc;
-	for (int i = 0; i < gp.ncreate; i++)
-		if ((rc = create_gi(nv, g, &gp.create[i], dry, log, e)))
+	/* destroy what the target lacks (idle only: the target keeps every
+	 * busy one), then create what it adds, in its creation order */
+	for (int k = 0; k < g->cur.n; k++)
+		if (!holds(&want, &g->cur.inst[k]) &&
+		    (rc = destroy_gi(nv, g, k, dry, log, e)))
+			return rc;
+	for (int i = 0; i < want.n; i++)
+		if (!holds(&g->cur, &want.inst[i]) &&
+		    (rc = create_gi(nv, g, &want.inst[i], dry, log, e)))
 			return rc;
 	if (!en->mig_enabled && cur_mode == NVML_DEVICE_MIG_ENABLE) {
 		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, disable)\n",
@@ -297,6 +382,8 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 			nvmlReturn_t act,
 				r = nv->nvmlDeviceSetMigMode(
 					g->dev, NVML_DEVICE_MIG_DISABLE, &act);
+			log_call(g->index, "nvmlDeviceSetMigMode", "disable",
+				 r);
 			if (r != NVML_SUCCESS)
 				return gf_err_set(e, GF_ENVML,
 						  "GPU %u: disabling MIG: %s",
@@ -307,17 +394,33 @@ static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
 	if (dry || !en->mig_enabled)
 		return 0;
 	/* read back and compare */
-	struct gf_mig_layout want_l = gp.layout;
 	if ((rc = read_state(nv, g, e)))
 		return rc;
-	if (!same(&g->cur, &want_l))
+	if (!same(&g->cur, &want))
 		return gf_err_set(e, GF_ENVML,
 				  "GPU %u: after apply the driver reports %d "
 				  "instances, not the %d planned",
-				  g->index, g->cur.n, want_l.n);
+				  g->index, g->cur.n, want.n);
 	gf_buf_printf(log, "  verified: %d instance%s as planned\n", g->cur.n,
 		      g->cur.n == 1 ? "" : "s");
 	return 0;
+}
+
+/* "FILE:LINE: config 'x': " before a GPU's message; the count when more
+ * than one GPU failed. */
+static int failure(const struct gf_mp_config *cfg, int failed,
+		   const struct gf_err *first_ge, int first_line,
+		   struct gf_err *e)
+{
+	if (failed == 1)
+		return gf_err_set(e, first_ge->code, "%s:%d: config '%s': %s",
+				  cfg->path, first_line, cfg->name,
+				  first_ge->msg);
+	return gf_err_set(e, first_ge->code,
+			  "%s: config '%s': %d GPUs failed (first, line %d: "
+			  "%.380s)",
+			  cfg->path, cfg->name, failed, first_line,
+			  first_ge->msg);
 }
 
 int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
@@ -327,23 +430,13 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 	int rc = gf_nvml_open(&nv, e);
 	if (rc)
 		return rc;
-	if (!nv->nvmlDeviceGetGpuInstanceProfileInfo ||
-	    !nv->nvmlDeviceCreateGpuInstanceWithPlacement ||
-	    !nv->nvmlDeviceGetGpuInstances || !nv->nvmlGpuInstanceGetInfo ||
-	    !nv->nvmlDeviceGetMigMode || !nv->nvmlDeviceSetMigMode ||
-	    !nv->nvmlGpuInstanceDestroy ||
-	    !nv->nvmlGpuInstanceCreateComputeInstance ||
-	    !nv->nvmlGpuInstanceGetComputeInstanceProfileInfo ||
-	    !nv->nvmlDeviceGetComputeRunningProcesses ||
-	    !nv->nvmlDeviceGetPciInfo) {
-		gf_nvml_close();
-		return gf_err_set(e, GF_ENOTSUP,
-				  "this NVML lacks the MIG calls (driver too "
-				  "old?)");
-	}
 	unsigned count = 0;
 	nv->nvmlDeviceGetCount(&count);
-	int failed = 0;
+	gf_log(GF_LOG_DEBUG, "mig", "apply: config '%s', %u GPUs, %s",
+	       cfg->name, count, dry_run ? "dry run" : "for real");
+	int failed = 0, first_line = 0;
+	struct gf_err first;
+	gf_err_clear(&first);
 	for (unsigned i = 0; i < count; i++) {
 		struct gpu_state g = { .index = i };
 		nvmlPciInfo_t pci;
@@ -373,17 +466,77 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 		gf_err_clear(&ge);
 		if (apply_gpu(nv, &g, en, dry_run, log, &ge) != 0) {
 			gf_buf_printf(log, "  failed: %s\n", ge.msg);
-			if (!failed)
-				*e = ge;
+			if (!failed) {
+				first = ge;
+				first_line = en->line;
+			}
 			failed++;
 		}
 	}
 	gf_nvml_close();
-	if (failed > 1) {
-		char first[GF_ERR_MSG_MAX];
-		snprintf(first, sizeof(first), "%s", e->msg);
-		gf_err_set(e, GF_ENVML, "%d GPUs failed (first: %.400s)",
-			   failed, first);
+	return failed ? failure(cfg, failed, &first, first_line, e) : 0;
+}
+
+int gf_mig_apply_offline(const struct gf_mp_config *cfg,
+			 const struct gf_mig_gpu *gpus, const bool *mig_on,
+			 int ngpus, struct gf_buf *log, struct gf_err *e)
+{
+	int failed = 0, first_line = 0;
+	struct gf_err first;
+	gf_err_clear(&first);
+	for (int i = 0; i < ngpus; i++) {
+		const struct gf_mig_model *m = gpus[i].model;
+		const struct gf_mp_entry *en =
+			select_entry(cfg, (unsigned)i, m->pci_ids[0]);
+		if (!en) {
+			gf_buf_printf(log, "GPU %d: not selected by '%s'\n", i,
+				      cfg->name);
+			continue;
+		}
+		bool on = mig_on && mig_on[i];
+		gf_buf_printf(log,
+			      "GPU %d (%s, MIG %s): config '%s', line %d\n", i,
+			      m->id, on ? "on" : "off", cfg->name, en->line);
+		struct gf_mig_layout want;
+		struct gf_err ge;
+		gf_err_clear(&ge);
+		if (gf_mig_apply_target(m, (unsigned)i, en, &gpus[i].current,
+					&want, &ge) != 0) {
+			gf_buf_printf(log, "  failed: %s\n", ge.msg);
+			if (!failed) {
+				first = ge;
+				first_line = en->line;
+			}
+			failed++;
+			continue;
+		}
+		if (en->mig_enabled && !on)
+			gf_buf_printf(
+				log, "  nvmlDeviceSetMigMode(gpu=%d, enable)\n",
+				i);
+		const struct gf_mig_layout *cur = &gpus[i].current;
+		for (int k = 0; k < cur->n; k++)
+			if (!holds(&want, &cur->inst[k]))
+				gf_buf_printf(
+					log,
+					"  nvmlComputeInstanceDestroy + "
+					"nvmlGpuInstanceDestroy(gpu=%d, "
+					"%s@%d)\n",
+					i,
+					m->profiles[cur->inst[k].profile].name,
+					cur->inst[k].start);
+		for (int k = 0; k < want.n; k++)
+			if (!holds(cur, &want.inst[k])) {
+				const struct gf_mig_profile *p =
+					&m->profiles[want.inst[k].profile];
+				log_create(log, (unsigned)i, p, p->profile_id,
+					   want.inst[k].start);
+			}
+		if (!en->mig_enabled && on)
+			gf_buf_printf(log,
+				      "  nvmlDeviceSetMigMode(gpu=%d, "
+				      "disable)\n",
+				      i);
 	}
-	return failed ? e->code : 0;
+	return failed ? failure(cfg, failed, &first, first_line, e) : 0;
 }

@@ -279,6 +279,7 @@ static int parse_root(const struct rd *r, yaml_node_t *root,
 		snprintf(c->name, sizeof(c->name), "%s",
 			 scalar(k) ? scalar(k) : "");
 		c->line = line_of(r, k);
+		snprintf(c->path, sizeof(c->path), "%s", r->path);
 		if (v->type != YAML_SEQUENCE_NODE ||
 		    v->data.sequence.items.top == v->data.sequence.items.start)
 			return fail(r, v,
@@ -427,6 +428,185 @@ static int fits(const struct gf_mig_model *m, const struct gf_mp_entry *en,
 	return 0;
 }
 
+/* Is name a profile of some GPU we know, by table or by name only? */
+static bool known_name(const char *name, bool *tabled)
+{
+	*tabled = false;
+	for (int k = 0; k < gf_mig_model_count(); k++)
+		*tabled |= gf_mig_profile_find(gf_mig_model_at(k), name) >= 0;
+	if (*tabled)
+		return true;
+	for (int k = 0; k < gf_mig_untabled_count(); k++)
+		if (gf_mig_untabled_has(gf_mig_untabled_at(k), name))
+			return true;
+	return false;
+}
+
+static bool has_all(const struct gf_mig_model *m, const struct gf_mp_entry *en)
+{
+	for (int j = 0; j < en->nmdev; j++)
+		if (gf_mig_profile_find(m, en->mdev[j].name) < 0)
+			return false;
+	return true;
+}
+
+/* A GPU without a table here that has every profile of the entry. */
+static const struct gf_mig_untabled *
+untabled_with_all(const struct gf_mp_entry *en)
+{
+	for (int k = 0; k < gf_mig_untabled_count(); k++) {
+		const struct gf_mig_untabled *u = gf_mig_untabled_at(k);
+		bool all = true;
+		for (int j = 0; j < en->nmdev && all; j++)
+			all = gf_mig_untabled_has(u, en->mdev[j].name);
+		if (all)
+			return u;
+	}
+	return NULL;
+}
+
+/* A compute-instance form, <C>c.<G>g.<N>gb: its GPU instance is known
+ * only after the "<C>c." prefix, which our tables do not list. */
+static bool ci_form(const char *name)
+{
+	const char *c = strchr(name, 'c');
+	const char *g = strchr(name, 'g');
+	return c && g && c < g;
+}
+
+/* An entry with a device filter: checked against each filtered model. */
+static int validate_filtered(const struct gf_mp_file *f,
+			     const struct gf_mp_config *cfg,
+			     const struct gf_mp_entry *en, struct gf_buf *out,
+			     int *warnings)
+{
+	int errors = 0;
+	char why[200];
+	for (int k = 0; k < en->nfilters; k++) {
+		const struct gf_mig_model *m =
+			gf_mig_model_by_pci(en->filters[k]);
+		if (m) {
+			if (fits(m, en, why, sizeof(why))) {
+				gf_buf_printf(
+					out, "%s:%d: error: config '%s': %s\n",
+					f->path, en->line, cfg->name, why);
+				errors++;
+			}
+			continue;
+		}
+		const struct gf_mig_untabled *u =
+			gf_mig_untabled_by_pci(en->filters[k]);
+		bool bad = false;
+		for (int j = 0; u && j < en->nmdev; j++)
+			if (!ci_form(en->mdev[j].name) &&
+			    !gf_mig_untabled_has(u, en->mdev[j].name)) {
+				gf_buf_printf(out,
+					      "%s:%d: error: config '%s': "
+					      "'%s' is not a profile of the "
+					      "%s (0x%04X10DE)\n",
+					      f->path, en->mdev[j].line,
+					      cfg->name, en->mdev[j].name,
+					      u->name, en->filters[k]);
+				errors++;
+				bad = true;
+			}
+		if (bad)
+			continue;
+		gf_buf_printf(out,
+			      "%s:%d: warning: config '%s': no MIG table for "
+			      "device 0x%04X10DE%s%s%s: profiles checked for "
+			      "%s only\n",
+			      f->path, en->line, cfg->name, en->filters[k],
+			      u ? " (" : "", u ? u->name : "", u ? ")" : "",
+			      u ? "name" : "form");
+		(*warnings)++;
+	}
+	return errors;
+}
+
+/* An entry without a device filter: every model that has its profiles. */
+static int validate_unfiltered(const struct gf_mp_file *f,
+			       const struct gf_mp_config *cfg,
+			       const struct gf_mp_entry *en, struct gf_buf *out,
+			       int *warnings)
+{
+	int errors = 0;
+	bool any_ci = false;
+	for (int j = 0; j < en->nmdev; j++) {
+		bool tabled;
+		if (ci_form(en->mdev[j].name)) {
+			any_ci = true;
+			continue;
+		}
+		if (!known_name(en->mdev[j].name, &tabled)) {
+			gf_buf_printf(out,
+				      "%s:%d: error: config '%s': '%s' is a "
+				      "profile of no GPU gpufleet knows "
+				      "(neither its tables nor the names "
+				      "NVIDIA's configs use)\n",
+				      f->path, en->mdev[j].line, cfg->name,
+				      en->mdev[j].name);
+			errors++;
+		}
+	}
+	if (errors)
+		return errors;
+	char ok[400] = "", bad[400] = "", why[200] = "";
+	size_t lok = 0, lbad = 0;
+	int nok = 0, nbad = 0;
+	for (int k = 0; k < gf_mig_model_count(); k++) {
+		const struct gf_mig_model *m = gf_mig_model_at(k);
+		if (!has_all(m, en))
+			continue;
+		if (fits(m, en, why, sizeof(why)) == 0) {
+			if (lok + 40 < sizeof(ok))
+				lok += (size_t)snprintf(
+					ok + lok, sizeof(ok) - lok, "%s%s",
+					nok ? ", " : "", m->id);
+			nok++;
+		} else {
+			if (lbad + 40 < sizeof(bad))
+				lbad += (size_t)snprintf(
+					bad + lbad, sizeof(bad) - lbad, "%s%s",
+					nbad ? ", " : "", m->id);
+			nbad++;
+		}
+	}
+	const struct gf_mig_untabled *u = untabled_with_all(en);
+	if (nok > 0 && nbad > 0) {
+		gf_buf_printf(out,
+			      "%s:%d: note: config '%s': valid on %s only; "
+			      "these instances do not fit on one %s (memory "
+			      "slices, allowed starts or maximum counts)\n",
+			      f->path, en->line, cfg->name, ok, bad);
+	} else if (nok == 0 && (any_ci || u)) {
+		gf_buf_printf(out,
+			      "%s:%d: warning: config '%s': %s%s%s: checked "
+			      "for %s only\n",
+			      f->path, en->line, cfg->name,
+			      any_ci ? "compute-instance profiles"
+				     : "profiles of ",
+			      any_ci ? "" : u->name,
+			      any_ci ? "" : " (no MIG table in gpufleet)",
+			      any_ci ? "form" : "name");
+		(*warnings)++;
+	} else if (nok == 0 && nbad > 0) {
+		gf_buf_printf(out,
+			      "%s:%d: error: config '%s': no MIG-capable GPU "
+			      "model can hold these instances together "
+			      "(tried: %s)\n",
+			      f->path, en->line, cfg->name, bad);
+		errors++;
+	} else if (nok == 0) {
+		gf_buf_printf(out,
+			      "%s:%d: error: config '%s': no GPU model has "
+			      "all of these profiles\n",
+			      f->path, en->line, cfg->name);
+		errors++;
+	}
+	return errors;
+}
+
 int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
 		   int *warnings)
 {
@@ -436,71 +616,13 @@ int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
 		const struct gf_mp_config *cfg = &f->configs[c];
 		for (int i = 0; i < cfg->n; i++) {
 			const struct gf_mp_entry *en = &cfg->entries[i];
-			char why[200];
 			if (!en->mig_enabled || en->nmdev == 0)
 				continue;
-			if (en->nfilters > 0) {
-				for (int k = 0; k < en->nfilters; k++) {
-					const struct gf_mig_model *m =
-						gf_mig_model_by_pci(
-							en->filters[k]);
-					if (!m) {
-						gf_buf_printf(
-							out,
-							"%s:%d: warning: config "
-							"'%s': no MIG table for "
-							"device 0x%04X10DE: "
-							"profiles checked for "
-							"form only\n",
-							f->path, en->line,
-							cfg->name,
-							en->filters[k]);
-						(*warnings)++;
-					} else if (fits(m, en, why,
-							sizeof(why))) {
-						gf_buf_printf(
-							out,
-							"%s:%d: error: config "
-							"'%s': %s\n",
-							f->path, en->line,
-							cfg->name, why);
-						errors++;
-					}
-				}
-				continue;
-			}
-			/* no filter: some known model must take it all */
-			bool any_name = false, ok = false;
-			for (int k = 0; k < gf_mig_model_count() && !ok; k++) {
-				const struct gf_mig_model *m =
-					gf_mig_model_at(k);
-				for (int j = 0; j < en->nmdev; j++)
-					any_name |=
-						gf_mig_profile_find(
-							m, en->mdev[j].name) >=
-						0;
-				ok = fits(m, en, why, sizeof(why)) == 0;
-			}
-			if (ok)
-				continue;
-			if (!any_name) {
-				gf_buf_printf(
-					out,
-					"%s:%d: warning: config '%s': "
-					"profiles of no GPU in gpufleet's "
-					"tables (%s...): checked for form "
-					"only\n",
-					f->path, en->line, cfg->name,
-					en->mdev[0].name);
-				(*warnings)++;
-			} else {
-				gf_buf_printf(out,
-					      "%s:%d: error: config '%s': no "
-					      "MIG-capable GPU model can hold "
-					      "these instances together\n",
-					      f->path, en->line, cfg->name);
-				errors++;
-			}
+			errors += en->nfilters > 0
+					  ? validate_filtered(f, cfg, en, out,
+							      warnings)
+					  : validate_unfiltered(f, cfg, en, out,
+								warnings);
 		}
 	}
 	return errors;

@@ -48,6 +48,7 @@ struct gf_mp_entry {
 
 struct gf_mp_config {
 	char name[96];
+	char path[256]; /* the file's, for messages */
 	int line;
 	struct gf_mp_entry *entries;
 	int n;
@@ -69,8 +70,13 @@ const struct gf_mp_config *gf_mp_find(const struct gf_mp_file *f,
 /*
  * Check every entry against the MIG rules of the GPUs it names (by
  * device-filter; without one, against every model that has its
- * profiles).  Appends one line per problem to out ("file:line: error: ..."
- * or "... warning: ..."); returns the number of errors.
+ * profiles).  Appends one line per problem to out ("file:line: error: ...",
+ * "... warning: ..." or "... note: ..."); returns the number of errors.
+ * Errors: a profile no GPU has (neither in our tables nor in the names
+ * NVIDIA's configs use for GPUs we have no table for), instances that no
+ * model can hold together.  Warnings: GPUs without a table here (checked
+ * by name, or by form when unknown).  Notes (not counted): an entry
+ * without a filter that is valid on some models only, naming them.
  */
 int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
 		   int *warnings);

@@ -39,6 +39,39 @@ static void profile_counts(const struct gf_mig_model *m,
 						counts[p], m->profiles[p].name);
 }
 
+static bool is_fill(const struct gf_mig_gpu_plan *g,
+		    const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < g->nfill; j++)
+		if (g->fill[j].profile == in->profile &&
+		    g->fill[j].start == in->start)
+			return true;
+	return false;
+}
+
+/* "1g.10gb +4, 2g.20gb +1": what --fill added, per demand. */
+static void filled_list(const struct gf_mig_demand *d,
+			const struct gf_mig_plan *p, struct gf_buf *out)
+{
+	bool any = false;
+	for (int k = 0; k < p->ndemands; k++)
+		if (p->filled[k] > 0) {
+			gf_buf_printf(out, "%s%s +%d", any ? ", " : "",
+				      d[k].profile, p->filled[k]);
+			any = true;
+		}
+	if (!any)
+		gf_buf_puts(out, "none");
+}
+
+static int total_filled(const struct gf_mig_plan *p)
+{
+	int n = 0;
+	for (int k = 0; k < p->ndemands; k++)
+		n += p->filled[k];
+	return n;
+}
+
 int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, struct gf_buf *out)
@@ -47,6 +80,8 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		      p->ngpus == 1 ? "" : "s");
 	for (int k = 0; k < p->ndemands; k++)
 		gf_buf_printf(out, " %s=%d", d[k].profile, d[k].count);
+	if (p->fill)
+		gf_buf_puts(out, "; --fill");
 	gf_buf_puts(out, "\n\n");
 	gf_buf_printf(out, "%-5s %-12s %-9s %-8s %s\n", "GPU", "model",
 		      "slices", "change", "instances, in creation order");
@@ -67,20 +102,29 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 					 "whole GPU)");
 		for (int j = 0; j < g->layout.n; j++) {
 			const struct gf_mig_instance *in = &g->layout.inst[j];
-			gf_buf_printf(out, " %c=%s@%d%s", 'A' + j,
+			gf_buf_printf(out, " %c=%s@%d%s%s", 'A' + j,
 				      m->profiles[in->profile].name, in->start,
-				      in->busy ? "*" : "");
+				      in->busy ? "*" : "",
+				      is_fill(g, in) ? "+" : "");
 		}
 		gf_buf_putc(out, '\n');
 	}
-	gf_buf_puts(out, "\nslices: one letter per memory slice, '.' free; "
-			 "'*' a busy instance, kept in place\n\n");
-	double pct = p->demand_slices ? 100.0 * (double)p->served_slices /
-						(double)p->demand_slices
-				      : 100.0;
 	gf_buf_printf(out,
-		      "served:   %ld of %ld demanded memory slices (%.0f%%)\n",
-		      p->served_slices, p->demand_slices, pct);
+		      "\nslices: one letter per memory slice, '.' free; "
+		      "'*' a busy instance, kept in place%s\n\n",
+		      p->fill ? "; '+' added by --fill beyond the demand" : "");
+	long served = 0, demanded = 0;
+	for (int k = 0; k < p->ndemands; k++) {
+		served += p->served[k];
+		demanded += d[k].count;
+	}
+	double pct = p->demand_units ? 100.0 * (double)p->served_units /
+					       (double)p->demand_units
+				     : 100.0;
+	gf_buf_printf(out,
+		      "served:   %ld of %ld instances demanded, %ld of %ld "
+		      "units (%.0f%%)\n",
+		      served, demanded, p->served_units, p->demand_units, pct);
 	gf_buf_printf(out, "GPUs:     %d used, %d free, %d changed",
 		      p->used_gpus, p->ngpus - p->used_gpus, p->changed_gpus);
 	if (!p->optimal && p->bound_gpus > 0)
@@ -97,13 +141,24 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		}
 	if (any)
 		gf_buf_puts(out, " (the fleet has no room left for them)\n");
+	if (p->fill) {
+		gf_buf_printf(out,
+			      "fill:     %d instance%s beyond the demand on "
+			      "the GPUs used (--fill): ",
+			      total_filled(p), total_filled(p) == 1 ? "" : "s");
+		filled_list(d, p, out);
+		gf_buf_putc(out, '\n');
+	}
 	gf_buf_printf(out,
-		      "why:      the most demand first (in memory slices), "
-		      "then the fewest GPUs, then the fewest changes; %s "
-		      "(upper bound %.0f slices, %.1f ms)\n",
+		      "why:      the most demand first (in units: an "
+		      "instance counts its profile's memory slices on the "
+		      "model that defines it), then the fewest GPUs, then the "
+		      "fewest changes; no instance beyond the demand%s; %s "
+		      "(upper bound %.0f units, %.1f ms)\n",
+		      p->fill ? " but --fill's" : "",
 		      p->optimal ? "proved optimal by the solver"
 				 : "best found within the time limit",
-		      p->bound_slices, p->solve_ms);
+		      p->bound_units, p->solve_ms);
 	return out->len >= out->cap ? -1 : 0;
 }
 
@@ -143,17 +198,33 @@ int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 		json_inst(&j, "instances", m, g->layout.inst, g->layout.n);
 		json_inst(&j, "destroy", m, g->destroy, g->ndestroy);
 		json_inst(&j, "create", m, g->create, g->ncreate);
+		json_inst(&j, "fill", m, g->fill, g->nfill);
 		gf_json_obj_end(&j);
 	}
 	gf_json_arr_end(&j);
 	gf_json_obj_begin(&j, "totals");
+	long served = 0, demanded = 0;
+	for (int k = 0; k < p->ndemands; k++) {
+		served += p->served[k];
+		demanded += d[k].count;
+	}
+	gf_json_int(&j, "served_instances", served);
+	gf_json_int(&j, "demand_instances", demanded);
+	gf_json_int(&j, "served_units", p->served_units);
+	gf_json_int(&j, "demand_units", p->demand_units);
 	gf_json_int(&j, "served_slices", p->served_slices);
 	gf_json_int(&j, "demand_slices", p->demand_slices);
 	gf_json_int(&j, "used_gpus", p->used_gpus);
 	gf_json_int(&j, "changed_gpus", p->changed_gpus);
+	gf_json_bool(&j, "fill", p->fill);
+	gf_json_int(&j, "filled_instances", total_filled(p));
 	gf_json_bool(&j, "optimal", p->optimal);
-	gf_json_double(&j, "bound_slices", p->bound_slices);
+	gf_json_double(&j, "bound_units", p->bound_units);
 	gf_json_double(&j, "bound_gpus", p->bound_gpus);
+	gf_json_obj_end(&j);
+	gf_json_obj_begin(&j, "units");
+	for (int k = 0; k < p->ndemands; k++)
+		gf_json_int(&j, d[k].profile, p->units[k]);
 	gf_json_obj_end(&j);
 	gf_json_obj_begin(&j, "served");
 	for (int k = 0; k < p->ndemands; k++)
@@ -163,19 +234,32 @@ int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 	for (int k = 0; k < p->ndemands; k++)
 		gf_json_int(&j, d[k].profile, p->unserved[k]);
 	gf_json_obj_end(&j);
+	gf_json_obj_begin(&j, "filled");
+	for (int k = 0; k < p->ndemands; k++)
+		gf_json_int(&j, d[k].profile, p->filled[k]);
+	gf_json_obj_end(&j);
 	gf_json_obj_end(&j);
 	return gf_json_error(&j);
 }
 
 int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
+		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, const char *name,
 		       struct gf_buf *out)
 {
 	gf_buf_printf(out,
 		      "# written by gpufleet mig plan: apply with\n"
-		      "#   nvidia-mig-parted apply -f FILE -c %s\n"
-		      "version: v1\nmig-configs:\n  %s:\n",
-		      name, name);
+		      "#   nvidia-mig-parted apply -f FILE -c %s\n",
+		      name);
+	if (p->fill) {
+		gf_buf_printf(out,
+			      "# --fill: %d instance%s beyond the demand on "
+			      "the GPUs used: ",
+			      total_filled(p), total_filled(p) == 1 ? "" : "s");
+		filled_list(d, p, out);
+		gf_buf_putc(out, '\n');
+	}
+	gf_buf_printf(out, "version: v1\nmig-configs:\n  %s:\n", name);
 	bool *done = calloc((size_t)p->ngpus, sizeof(*done));
 	for (int i = 0; i < p->ngpus; i++) {
 		if (done[i])

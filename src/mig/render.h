@@ -1,6 +1,9 @@
 /*
  * render.h - a MIG plan for people (a picture of each GPU's memory
- * slices), for scripts (JSON) and for NVIDIA's mig-parted (YAML).
+ * slices), for scripts (JSON) and for NVIDIA's mig-parted (YAML).  Each
+ * shows instances that the fill option added beyond the demand as such:
+ * '+' in the text, a "fill" list per GPU and "filled" totals in JSON, a
+ * comment in YAML.
  */
 #ifndef GF_MIG_RENDER_H
 #define GF_MIG_RENDER_H
@@ -16,8 +19,10 @@ int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, struct gf_buf *out);
 /* One mig-parted config named `name`; GPUs with the same instances share
- * an entry; unused GPUs get mig-enabled: false. */
+ * an entry; unused GPUs get mig-enabled: false.  A plan made with fill
+ * says so, and what it added, in a comment at the top. */
 int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
+		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, const char *name,
 		       struct gf_buf *out);
 

@@ -118,6 +118,7 @@ int gf_migsim_run(const struct gf_mig_model *m, const struct gf_migsim_mix *mix,
 			return rc;
 		row->planned = plan.used_gpus;
 		row->planned_optimal = plan.proved[0] && plan.proved[1];
+		row->plan_ms = plan.solve_ms;
 		gf_mig_plan_release(&plan);
 	}
 	return 0;

@@ -23,6 +23,7 @@ struct gf_migsim_row {
 	int all_balanced; /* idem */
 	int planned;	  /* from the planner (proved or bounded) */
 	bool planned_optimal;
+	double plan_ms; /* the planner's solve time */
 };
 
 /*

@@ -10,11 +10,16 @@
 
 #include <gpufleet/mig.h>
 
+#include "../util/log.h"
 #include "../util/mem.h"
 
-int gf_collector_open(struct gf_collector *c, struct gf_err *e)
+int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
 {
 	memset(c, 0, sizeof(*c));
+	if (ring <= 0)
+		ring = GF_RING;
+	if (ring > GF_RING_MAX)
+		ring = GF_RING_MAX;
 	int rc = gf_nvml_open(&c->nv, e);
 	if (rc)
 		return rc;
@@ -54,7 +59,8 @@ int gf_collector_open(struct gf_collector *c, struct gf_err *e)
 			nv->nvmlDeviceRegisterEvents(
 				g->dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
 				c->events);
-		g->ring = gf_calloc(GF_RING, sizeof(*g->ring));
+		g->cap = ring;
+		g->ring = gf_calloc((size_t)ring, sizeof(*g->ring));
 		c->n++;
 	}
 	return 0;
@@ -379,6 +385,16 @@ static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
 	}
 	g->gi_seen = seen;
 #undef CALL
+	if (gf_log_get_level() >= GF_LOG_DEBUG) {
+		int values = 0;
+		for (int m = 0; m < GF_M_COUNT; m++)
+			values += s->valid >> m & 1;
+		gf_log(GF_LOG_DEBUG, "collect",
+		       "GPU%u: %d metrics read; NVML calls: %d, %d failed; "
+		       "MIG instances: %d; processes: %d; NVLink bytes: %s",
+		       g->index, values, calls, fails, s->nmig, s->nproc,
+		       s->nvlink_ok ? "yes" : "no");
+	}
 	return calls > 0 && fails == calls ? -1 : fails;
 }
 
@@ -412,6 +428,10 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 		int rc = sample_gpu(c, g, &s, &lost);
 		if (lost) {
 			g->lost = true;
+			gf_log(GF_LOG_INFO, "collect",
+			       "GPU%u fell off the bus (GPU_IS_LOST): its "
+			       "last values stay, gpufleet_gpu_up 0",
+			       g->index);
 			continue;
 		}
 		if (rc != 0)
@@ -421,8 +441,8 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 		g->last = s;
 		g->last_good_ms = now_ms;
 		g->ring[g->head] = s;
-		g->head = (g->head + 1) % GF_RING;
-		if (g->n < GF_RING)
+		g->head = (g->head + 1) % g->cap;
+		if (g->n < g->cap)
 			g->n++;
 	}
 	c->samples++;
@@ -435,7 +455,16 @@ const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i)
 {
 	if (i < 0 || i >= g->n)
 		return NULL;
-	return &g->ring[(g->head - 1 - i + 2 * GF_RING) % GF_RING];
+	return &g->ring[(g->head - 1 - i + 2 * g->cap) % g->cap];
+}
+
+long gf_collector_ring_for(double window_s, long interval_ms)
+{
+	double n = window_s * 1e3 / (double)interval_ms;
+	if (n > 1e9)
+		return 1000000000L;
+	long k = (long)n;
+	return ((double)k < n ? k + 1 : k) + 2;
 }
 
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v)

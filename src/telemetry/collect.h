@@ -19,7 +19,8 @@
 #include "cgroup.h"
 #include "metrics.h"
 
-#define GF_RING		600 /* ten minutes at one sample a second */
+#define GF_RING		600  /* samples kept per GPU unless told */
+#define GF_RING_MAX	3600 /* at most (about 3 MiB per GPU) */
 #define GF_TEL_MAX_MIG	7
 #define GF_TEL_MAX_GPUS 64
 
@@ -63,7 +64,7 @@ struct gf_tgpu {
 	int64_t last_good_ms;
 	struct gf_sample last; /* the last good sample */
 	struct gf_sample *ring;
-	int head, n;
+	int cap, head, n; /* ring: cap samples, the newest before head */
 	uint64_t errors;
 	double last_xid;
 	uint16_t devid; /* PCI device id: the MIG profile table */
@@ -89,12 +90,23 @@ struct gf_collector {
 	double cpu_ms_last; /* CPU time the last sample took */
 };
 
-/* Open NVML and find the GPUs.  GF_ENOTFOUND/GF_ENVML from the loader. */
-int gf_collector_open(struct gf_collector *c, struct gf_err *e);
+/*
+ * Open NVML and find the GPUs, each with a ring of `ring` samples (0:
+ * GF_RING; at most GF_RING_MAX).  GF_ENOTFOUND/GF_ENVML from the loader.
+ */
+int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e);
 void gf_collector_close(struct gf_collector *c);
 
 /* Sample every GPU now (now_ms: wall clock in ms). */
 void gf_collector_sample(struct gf_collector *c, int64_t now_ms);
+
+/*
+ * The ring a window needs at an interval: samples covering window_s at
+ * one per interval_ms, one more for the window's other end and one for
+ * a sample that comes late.  Not capped:
+ * more than GF_RING_MAX means the ring cannot hold the window.
+ */
+long gf_collector_ring_for(double window_s, long interval_ms);
 
 /* The i-th most recent sample of GPU g (0 = newest), or NULL. */
 const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);

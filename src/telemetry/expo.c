@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../util/json.h"
+#include "../util/mem.h"
 #include "diagnose.h"
 
 /* Label values escaped as the text format asks: \\, \" and \n. */
@@ -183,7 +184,7 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		      "# TYPE gpufleet_samples_total counter\n"
 		      "gpufleet_samples_total %llu\n",
 		      (unsigned long long)c->samples);
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
+	return gf_buf_error(out);
 }
 
 int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
@@ -221,6 +222,8 @@ int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
 			gf_json_obj_begin(&j, NULL);
 			gf_json_int(&j, "gpu_instance_id",
 				    g->last.mig[k].gi_id);
+			gf_json_str(&j, "gpu_instance_profile",
+				    g->last.mig[k].profile);
 			gf_json_double(&j, "fb_used_mib",
 				       g->last.mig[k].fb_used);
 			gf_json_double(&j, "fb_free_mib",
@@ -235,158 +238,158 @@ int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
 	return gf_json_error(&j);
 }
 
-/* A GPU's ring as diagnosis points, oldest first; mig >= 0: that MIG
- * instance (by position in the samples) instead of the whole GPU. */
-static int points_of(const struct gf_tgpu *g, int mig,
-		     struct gf_diag_point *out)
+/* Bit m set when the page exports metric m. */
+static uint32_t exported(const struct gf_counters *k)
+{
+	uint32_t ex = 0;
+	for (int i = 0; i < k->n; i++)
+		ex |= 1u << k->order[i];
+	return ex;
+}
+
+/* The activity signals, and the metric each reads. */
+static const enum gf_metric act_metric[GF_DIAG_NACT] = {
+	[GF_DIAG_GR] = GF_M_PROF_GR,
+	[GF_DIAG_SM] = GF_M_PROF_SM_ACTIVE,
+	[GF_DIAG_TENSOR] = GF_M_PROF_TENSOR,
+	[GF_DIAG_UTIL] = GF_M_GPU_UTIL,
+};
+
+/* Sample s as a diagnosis point of the whole GPU, from what ex exports. */
+static void gpu_point(const struct gf_sample *s, uint32_t ex,
+		      struct gf_diag_point *p)
+{
+	uint32_t has = s->valid & ex;
+#define HAS(m) (has >> (m)&1)
+	gf_diag_point_init(p, s->t_ms);
+	for (int a = 0; a < GF_DIAG_NACT; a++)
+		if (HAS(act_metric[a]))
+			/* GPM gives DCGM's ratios, utilisation percent */
+			p->act[a] = a == GF_DIAG_UTIL
+					    ? s->v[act_metric[a]]
+					    : 100 * s->v[act_metric[a]];
+	if (HAS(GF_M_FB_USED))
+		p->fb_used = s->v[GF_M_FB_USED];
+	/* a GPU in MIG mode: its instances are judged for memory
+	 * (mig-slack), not the GPU, which no smaller profile could replace */
+	if (HAS(GF_M_FB_USED) && HAS(GF_M_FB_FREE) && s->nmig == 0)
+		p->fb_total =
+			s->v[GF_M_FB_USED] + s->v[GF_M_FB_FREE] +
+			(HAS(GF_M_FB_RESERVED) ? s->v[GF_M_FB_RESERVED] : 0);
+	if (HAS(GF_M_PCIE_RX))
+		p->pcie_rx = s->v[GF_M_PCIE_RX];
+	p->nproc = s->nproc;
+#undef HAS
+}
+
+/* Instance gi of sample s as a diagnosis point; false when s has none. */
+static bool mig_point(const struct gf_sample *s, unsigned gi, uint32_t ex,
+		      struct gf_diag_point *p)
+{
+	const struct gf_mig_sample *ms = NULL;
+	for (int j = 0; j < s->nmig && !ms; j++)
+		if (s->mig[j].gi_id == gi)
+			ms = &s->mig[j];
+	if (!ms)
+		return false;
+	gf_diag_point_init(p, s->t_ms);
+	double v;
+	for (int a = GF_DIAG_GR; a < GF_DIAG_UTIL; a++)
+		if (ex >> act_metric[a] & 1 &&
+		    gf_mig_value(ms, act_metric[a], &v))
+			p->act[a] = 100 * v;
+	if (ex >> GF_M_FB_USED & 1 && ms->fb_ok) {
+		p->fb_used = ms->fb_used;
+		/* NVML gives no processes per instance: memory in use
+		 * stands in */
+		p->nproc = ms->fb_used > 0;
+		if (ex >> GF_M_FB_FREE & 1)
+			p->fb_total = ms->fb_used + ms->fb_free;
+	}
+	return true;
+}
+
+/* Judge GPU g (gi < 0) or its instance gi over its ring. */
+static void judge(const struct gf_tgpu *g, int gi, uint32_t ex,
+		  const struct gf_diag_opts *o, struct gf_diag_point *pts,
+		  struct gf_diag_result *r)
 {
 	int n = 0;
 	for (int i = g->n - 1; i >= 0; i--) {
 		const struct gf_sample *s = gf_collector_recent(g, i);
-		struct gf_diag_point *p = &out[n];
-		if (s == NULL)
-			continue;
-		p->t_ms = s->t_ms;
-		if (mig >= 0) {
-			if (mig >= s->nmig)
-				continue;
-			p->util = -1;
-			p->fb_used = s->mig[mig].fb_used;
-			p->fb_total = s->mig[mig].fb_used + s->mig[mig].fb_free;
-			p->pcie_rx = -1;
-			p->nproc = s->mig[mig].fb_used > 0 ? 1 : 0;
-		} else {
-			/* SM activity where GPM gives it, else the duty
-			 * cycle */
-			p->util = s->valid >> GF_M_PROF_SM_ACTIVE & 1
-					  ? 100 * s->v[GF_M_PROF_SM_ACTIVE]
-				  : s->valid >> GF_M_GPU_UTIL & 1
-					  ? s->v[GF_M_GPU_UTIL]
-					  : -1;
-			p->fb_used = s->v[GF_M_FB_USED];
-			p->fb_total = s->v[GF_M_FB_USED] + s->v[GF_M_FB_FREE];
-			p->pcie_rx = s->valid >> GF_M_PCIE_RX & 1
-					     ? s->v[GF_M_PCIE_RX]
-					     : -1;
-			p->nproc = s->nproc;
-		}
-		n++;
+		if (gi < 0)
+			gpu_point(s, ex, &pts[n++]);
+		else if (mig_point(s, (unsigned)gi, ex, &pts[n]))
+			n++;
 	}
-	return n;
+	gf_diagnose(pts, n, gi >= 0, o, r);
 }
 
-/* Judge GPU g (mig < 0) or its mig-th instance over its ring.  The
- * points buffer is static: callers are serialised (collect.h). */
-static void judge(const struct gf_tgpu *g, int mig,
-		  const struct gf_diag_opts *o, struct gf_diag_result *r)
+int gf_expo_judge(const struct gf_collector *c, const struct gf_counters *k,
+		  const struct gf_diag_opts *o, struct gf_diag_verdict **out)
 {
-	static struct gf_diag_point pts[GF_RING];
-	int n = points_of(g, mig, pts);
-	gf_diagnose(pts, n, mig >= 0, o, r);
-}
-
-typedef void (*hit_fn)(void *ctx, const struct gf_tgpu *g, int mig,
-		       enum gf_diag_reason k, const char *why);
-
-/* fn for every reason hit, on every GPU and MIG instance; the count. */
-static int each_hit(const struct gf_collector *c, const struct gf_diag_opts *o,
-		    hit_fn fn, void *ctx)
-{
-	int hits = 0;
+	int n = 0, cap = 0, ring = 1;
+	for (int i = 0; i < c->n; i++) {
+		cap += 1 + c->g[i].last.nmig;
+		ring = c->g[i].cap > ring ? c->g[i].cap : ring;
+	}
+	struct gf_diag_verdict *v = gf_calloc((size_t)cap + 1, sizeof(*v));
+	struct gf_diag_point *pts = gf_calloc((size_t)ring, sizeof(*pts));
+	uint32_t ex = exported(k);
 	for (int i = 0; i < c->n; i++) {
 		const struct gf_tgpu *g = &c->g[i];
 		for (int m = -1; m < g->last.nmig; m++) {
-			struct gf_diag_result r;
-			judge(g, m, o, &r);
-			for (int k = 0; k < GF_DIAG_NREASONS; k++)
-				if (r.hit[k]) {
-					fn(ctx, g, m, (enum gf_diag_reason)k,
-					   r.why[k]);
-					hits++;
-				}
+			struct gf_diag_verdict *x = &v[n++];
+			x->gpu = (int)g->index;
+			x->gi = m < 0 ? -1 : (int)g->last.mig[m].gi_id;
+			x->uuid = g->uuid;
+			x->lost = g->lost;
+			judge(g, x->gi, ex, o, pts, &x->r);
 		}
 	}
-	return hits;
+	gf_free(pts);
+	*out = v;
+	return n;
 }
 
-int gf_expo_render_diag(const struct gf_collector *c,
-			const struct gf_diag_opts *o, struct gf_buf *out)
+int gf_expo_render_diag(const struct gf_diag_verdict *v, int n,
+			struct gf_buf *out)
 {
 	gf_buf_puts(out, "# HELP gpufleet_diagnosis 1 when gpufleet judges the "
-			 "GPU wasted for the reason given.\n# TYPE "
+			 "GPU wasted for the reason given (absent until "
+			 "enough history is recorded).\n# TYPE "
 			 "gpufleet_diagnosis gauge\n");
-	for (int i = 0; i < c->n; i++) {
-		const struct gf_tgpu *g = &c->g[i];
-		struct gf_diag_result r;
-		judge(g, -1, o, &r);
+	for (int i = 0; i < n; i++) {
+		const struct gf_diag_verdict *x = &v[i];
+		if (x->lost || !x->r.judged)
+			continue;
+		if (x->gi >= 0) {
+			gf_buf_printf(
+				out,
+				"gpufleet_diagnosis{gpu=\"%d\",UUID=\"%s\","
+				"GPU_I_ID=\"%d\",reason=\"mig-slack\"} "
+				"%d\n",
+				x->gpu, x->uuid, x->gi,
+				x->r.hit[GF_DIAG_MIG_SLACK]);
+			continue;
+		}
 		for (int k = 0; k < GF_DIAG_MIG_SLACK; k++)
 			gf_buf_printf(
 				out,
-				"gpufleet_diagnosis{gpu=\"%u\",UUID=\"%s\","
+				"gpufleet_diagnosis{gpu=\"%d\",UUID=\"%s\","
 				"reason=\"%s\"} %d\n",
-				g->index, g->uuid,
+				x->gpu, x->uuid,
 				gf_diag_reason_name((enum gf_diag_reason)k),
-				r.hit[k]);
-		for (int m = 0; m < g->last.nmig; m++) {
-			judge(g, m, o, &r);
-			gf_buf_printf(
-				out,
-				"gpufleet_diagnosis{gpu=\"%u\",UUID=\"%s\","
-				"GPU_I_ID=\"%u\",reason=\"mig-slack\"} "
-				"%d\n",
-				g->index, g->uuid, g->last.mig[m].gi_id,
-				r.hit[GF_DIAG_MIG_SLACK]);
-		}
+				x->r.hit[k]);
 	}
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
-}
-
-static void hit_text(void *ctx, const struct gf_tgpu *g, int mig,
-		     enum gf_diag_reason k, const char *why)
-{
-	struct gf_buf *out = ctx;
-	if (mig >= 0)
-		gf_buf_printf(out, "  GPU%u GI %u", g->index,
-			      g->last.mig[mig].gi_id);
-	else
-		gf_buf_printf(out, "  GPU%u", g->index);
-	gf_buf_printf(out, " [%s]: %s\n", gf_diag_reason_name(k), why);
+	return gf_buf_error(out);
 }
 
 int gf_expo_diag_text(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out)
+		      const struct gf_diag_verdict *v, int n, double window_s,
+		      struct gf_buf *out)
 {
 	gf_buf_printf(out, "gpufleet diagnose: %s, %d GPUs, window %.0f s\n\n",
-		      c->hostname, c->n, o->window_s);
-	if (each_hit(c, o, hit_text, out) == 0)
-		gf_buf_puts(out, "  no waste found\n");
-	return out->len >= out->cap ? GF_ETOOBIG : 0;
-}
-
-static void hit_json(void *ctx, const struct gf_tgpu *g, int mig,
-		     enum gf_diag_reason k, const char *why)
-{
-	struct gf_json *j = ctx;
-	gf_json_obj_begin(j, NULL);
-	gf_json_int(j, "gpu", g->index);
-	gf_json_str(j, "uuid", g->uuid);
-	if (mig >= 0)
-		gf_json_int(j, "gpu_instance_id", g->last.mig[mig].gi_id);
-	gf_json_str(j, "reason", gf_diag_reason_name(k));
-	gf_json_str(j, "why", why);
-	gf_json_obj_end(j);
-}
-
-int gf_expo_diag_json(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out)
-{
-	struct gf_json j;
-	gf_json_init(&j, out);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_double(&j, "window_s", o->window_s);
-	gf_json_arr_begin(&j, "findings");
-	each_hit(c, o, hit_json, &j);
-	gf_json_arr_end(&j);
-	gf_json_obj_end(&j);
-	return gf_json_error(&j);
+		      c->hostname, c->n, window_s);
+	return gf_diag_report_text(v, n, out);
 }

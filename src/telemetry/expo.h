@@ -14,17 +14,25 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		   int64_t now_ms, struct gf_buf *out);
 
 struct gf_diag_opts;
-/* gpufleet_diagnosis gauges (per GPU and reason, 0 or 1; mig-slack per
- * MIG instance), appended to a page. */
-int gf_expo_render_diag(const struct gf_collector *c,
-			const struct gf_diag_opts *o, struct gf_buf *out);
-/* /v1/diagnose: the reasons hit, with why, as JSON. */
-int gf_expo_diag_json(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out);
+struct gf_diag_verdict;
+/*
+ * Judge every GPU and MIG instance over its ring, reading only the
+ * signals k exports.  Returns how many verdicts *v holds (caller frees
+ * with gf_free()); each borrows its UUID from c.
+ */
+int gf_expo_judge(const struct gf_collector *c, const struct gf_counters *k,
+		  const struct gf_diag_opts *o, struct gf_diag_verdict **v);
 
-/* /v1/diagnose.txt: the same for people. */
+/* gpufleet_diagnosis gauges (per GPU and reason, 0 or 1; mig-slack per
+ * MIG instance; none for a series not judged), appended to a page. */
+int gf_expo_render_diag(const struct gf_diag_verdict *v, int n,
+			struct gf_buf *out);
+
+/* /v1/diagnose.txt: a header naming the host, then the report.  (The
+ * JSON of /v1/diagnose is gf_diag_report_json().) */
 int gf_expo_diag_text(const struct gf_collector *c,
-		      const struct gf_diag_opts *o, struct gf_buf *out);
+		      const struct gf_diag_verdict *v, int n, double window_s,
+		      struct gf_buf *out);
 
 /* /v1/gpus: the latest sample of each GPU as JSON. */
 int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,

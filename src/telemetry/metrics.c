@@ -141,6 +141,12 @@ int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 	int lineno = 0, rc = 0;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = gf_err_set(e, GF_ETOOBIG,
+					"%s:%d: line longer than %zu bytes",
+					path, lineno, sizeof(line) - 2);
+			break;
+		}
 		char *s = trim(line);
 		if (*s == '#' || *s == '\0')
 			continue;
@@ -169,9 +175,11 @@ int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 		}
 		enum gf_metric m = gf_metric_by_name(name);
 		if (m == GF_M_COUNT) {
-			if (c->nskipped < 64)
+			if (c->nskipped < 64) {
+				c->skipped_line[c->nskipped] = lineno;
 				snprintf(c->skipped[c->nskipped++],
 					 sizeof(c->skipped[0]), "%s", name);
+			}
 			continue;
 		}
 		if (strcmp(type, defs[m].type) != 0) {

@@ -61,6 +61,7 @@ struct gf_counters {
 	int n;
 	bool driver_label;    /* DCGM_FI_DRIVER_VERSION, label */
 	char skipped[64][64]; /* names in the file gpufleet cannot collect */
+	int skipped_line[64]; /* and their lines */
 	int nskipped;
 };
 

@@ -42,6 +42,13 @@
  *                           tensor_active dram_active (percent), the
  *                           value at the later sample's tick; a GPU
  *                           instance's GPM samples give its GPU's values
+ * Test hooks (environment, read at nvmlInit):
+ *   GPUFLEET_FAKE_NVML_LOG=FILE   append one line per call that changes
+ *                           MIG state, with its arguments and result
+ *                           ("nvmlDeviceSetMigMode gpu=0 mode=1 = 0"), so a
+ *                           test can check the calls gpufleet made
+ *   GPUFLEET_FAKE_NVML_GEN=N  reload the fixture (fresh state) when N
+ *                           differs from the last load's
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances
@@ -49,6 +56,7 @@
  * picks the highest free allowed start, so a creation order of small
  * instances before a 3g fails as it does on real A100s.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,16 +178,44 @@ static void fake_add_gi(struct nvmlDevice_st *g, unsigned id, unsigned start,
 }
 
 static char loaded_path[512];
+static char loaded_gen[32];
 
-/* (Re)read the fixture when the variable names another file. */
+/* One line to GPUFLEET_FAKE_NVML_LOG, when set. */
+__attribute__((format(printf, 1, 2))) static void call_log(const char *fmt, ...)
+{
+	const char *path = getenv("GPUFLEET_FAKE_NVML_LOG");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	if (!f)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
+static int gpu_index(const struct nvmlDevice_st *d)
+{
+	return (int)(d - gpus);
+}
+
+/* (Re)read the fixture when the variable names another file, or the
+ * generation variable changed. */
 static int load(void)
 {
 	const char *path = getenv("GPUFLEET_FAKE_NVML_FIXTURE");
+	const char *gen = getenv("GPUFLEET_FAKE_NVML_GEN");
 	if (path == NULL)
 		return NVML_ERROR_DRIVER_NOT_LOADED;
-	if (loaded && strcmp(path, loaded_path) == 0)
+	if (gen == NULL)
+		gen = "";
+	if (loaded && strcmp(path, loaded_path) == 0 &&
+	    strcmp(gen, loaded_gen) == 0)
 		return 0;
+	snprintf(loaded_gen, sizeof(loaded_gen), "%s", gen);
 	loaded = 0;
+	memset(gpus, 0, sizeof(gpus));
 	ngpus = 0;
 	nsets = 0;
 	memset(gi_pool, 0, sizeof(gi_pool));
@@ -558,17 +594,22 @@ nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t d, unsigned mode,
 				  nvmlReturn_t *act)
 {
 	CHECK_DEV(d);
+	nvmlReturn_t r = NVML_SUCCESS;
 	if (!d->has_mig)
-		return NVML_ERROR_NOT_SUPPORTED;
-	if (mode == 0)
+		r = NVML_ERROR_NOT_SUPPORTED;
+	if (r == NVML_SUCCESS && mode == 0)
 		for (int s = 0; s < MAX_GI; s++)
 			if (d->gis[s])
-				return NVML_ERROR_IN_USE;
-	d->mig_pend = (int)mode;
-	if (!d->reset_required)
-		d->mig_cur = (int)mode;
-	*act = NVML_SUCCESS;
-	return NVML_SUCCESS;
+				r = NVML_ERROR_IN_USE;
+	if (r == NVML_SUCCESS) {
+		d->mig_pend = (int)mode;
+		if (!d->reset_required)
+			d->mig_cur = (int)mode;
+		*act = NVML_SUCCESS;
+	}
+	call_log("nvmlDeviceSetMigMode gpu=%d mode=%u = %d", gpu_index(d), mode,
+		 (int)r);
+	return r;
 }
 
 nvmlReturn_t
@@ -635,15 +676,20 @@ nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t d, unsigned id,
 					 nvmlGpuInstance_t *out)
 {
 	CHECK_DEV(d);
-	if (d->mig_cur != 1)
-		return NVML_ERROR_NOT_SUPPORTED;
 	const struct gip *p = find_gip(d, id);
-	if (!p || pl->size != p->mem || pl->start > 7)
-		return NVML_ERROR_INVALID_ARGUMENT;
 	struct fake_gi *gi;
-	nvmlReturn_t r = place_gi(d, p, pl->start, &gi);
+	nvmlReturn_t r;
+	if (d->mig_cur != 1)
+		r = NVML_ERROR_NOT_SUPPORTED;
+	else if (!p || pl->size != p->mem || pl->start > 7)
+		r = NVML_ERROR_INVALID_ARGUMENT;
+	else
+		r = place_gi(d, p, pl->start, &gi);
 	if (r == NVML_SUCCESS)
 		*out = (nvmlGpuInstance_t)(void *)gi;
+	call_log("nvmlDeviceCreateGpuInstanceWithPlacement gpu=%d id=%u "
+		 "start=%u size=%u = %d",
+		 gpu_index(d), id, pl->start, pl->size, (int)r);
 	return r;
 }
 
@@ -665,9 +711,14 @@ nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t d, unsigned id,
 		    !(used_mask(d) & (((1u << p->mem) - 1) << s)) &&
 		    place_gi(d, p, (unsigned)s, &gi) == NVML_SUCCESS) {
 			*out = (nvmlGpuInstance_t)(void *)gi;
+			call_log("nvmlDeviceCreateGpuInstance gpu=%d id=%u = 0 "
+				 "(start=%d)",
+				 gpu_index(d), id, s);
 			return NVML_SUCCESS;
 		}
 	}
+	call_log("nvmlDeviceCreateGpuInstance gpu=%d id=%u = %d", gpu_index(d),
+		 id, (int)NVML_ERROR_INSUFFICIENT_RESOURCES);
 	return NVML_ERROR_INSUFFICIENT_RESOURCES;
 }
 
@@ -677,8 +728,11 @@ nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t h)
 	struct fake_gi *gi = GI(h);
 	if (!gi || !gi->used)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (gi->has_ci)
-		return NVML_ERROR_IN_USE;
+	nvmlReturn_t r = gi->has_ci ? NVML_ERROR_IN_USE : NVML_SUCCESS;
+	call_log("nvmlGpuInstanceDestroy gpu=%d id=%u start=%u = %d",
+		 gpu_index(gi->gpu), gi->prof->id, gi->start, (int)r);
+	if (r != NVML_SUCCESS)
+		return r;
 	for (int s = 0; s < MAX_GI; s++)
 		if (gi->gpu->gis[s] == gi)
 			gi->gpu->gis[s] = NULL;
@@ -713,11 +767,15 @@ nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t h,
 						  nvmlComputeInstance_t *ci)
 {
 	struct fake_gi *gi = GI(h);
-	(void)id;
 	if (!gi || !gi->used)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (gi->has_ci)
-		return NVML_ERROR_INSUFFICIENT_RESOURCES;
+	nvmlReturn_t r =
+		gi->has_ci ? NVML_ERROR_INSUFFICIENT_RESOURCES : NVML_SUCCESS;
+	call_log("nvmlGpuInstanceCreateComputeInstance gpu=%d gi_start=%u "
+		 "ci_profile=%u = %d",
+		 gpu_index(gi->gpu), gi->start, id, (int)r);
+	if (r != NVML_SUCCESS)
+		return r;
 	gi->has_ci = 1;
 	*ci = &gi->ci;
 	return NVML_SUCCESS;
@@ -748,8 +806,11 @@ nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t ci)
 {
 	if (!ci || !ci->gi || !ci->gi->has_ci)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (ci->gi->busy)
-		return NVML_ERROR_IN_USE;
+	nvmlReturn_t r = ci->gi->busy ? NVML_ERROR_IN_USE : NVML_SUCCESS;
+	call_log("nvmlComputeInstanceDestroy gpu=%d gi_start=%u = %d",
+		 gpu_index(ci->gi->gpu), ci->gi->start, (int)r);
+	if (r != NVML_SUCCESS)
+		return r;
 	ci->gi->has_ci = 0;
 	return NVML_SUCCESS;
 }

@@ -1,13 +1,17 @@
 /*
  * test_agent.c - the agent's collector and page: dcgm-exporter's names,
  * types, help and label keys (from its default counters CSV), last good
- * values with a staleness gauge while NVML fails, a GPU off the bus, and
- * the counters CSV parser.
+ * values with a staleness gauge while NVML fails, a GPU off the bus, the
+ * counters CSV parser; diagnoses (rules, the signals they read, history
+ * too short to judge, the ring sized by time) and the recorded samples
+ * the diagnose golden files judge, checked by hand on tiny series.
  */
 #include "helpers.h"
 #include "telemetry/cgroup.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/expo.h"
+#include "telemetry/recorded.h"
+#include "util/mem.h"
 
 static char fake[512];
 
@@ -41,7 +45,7 @@ static void test_names_match_dcgm_exporter(void **state)
 	use("tests/fixtures/nvml/agent.nvml");
 	struct gf_collector c;
 	struct gf_err e;
-	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
 	gf_collector_sample(&c, 1000);
 	gf_collector_sample(&c, 2000); /* GPM needs two samples */
 	struct gf_counters k;
@@ -123,7 +127,7 @@ static void test_faults(void **state)
 	struct gf_err e;
 	struct gf_counters k;
 	gf_counters_default(&k);
-	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
 	for (int t = 1; t <= 4; t++)
 		gf_collector_sample(&c, t * 1000);
 	/* GPU 0 fell off the bus at its 3rd sample; its values stop at 2 */
@@ -178,7 +182,7 @@ static void test_gpm(void **state)
 	struct gf_err e;
 	struct gf_counters k;
 	gf_counters_default(&k);
-	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
 	assert_true(c.g[0].gpm);
 	assert_false(c.g[1].gpm);
 	struct gf_buf page;
@@ -214,36 +218,63 @@ static void test_gpm(void **state)
 	gf_collector_close(&c);
 }
 
-/* A GPU busy by its duty cycle whose SMs do nothing: idle by GPM's SM
- * activity, not by utilisation alone. */
-static int idle_hits(bool gpm)
+/* A fake NVML fixture of one H100 in a temporary file: its path. */
+static void one_gpu(char *path, size_t size, const char *series)
 {
-	char path[] = "/tmp/gf-fake-XXXXXX";
+	snprintf(path, size, "/tmp/gf-fake-XXXXXX");
 	int fd = mkstemp(path);
-	char text[512];
+	char text[1024];
 	snprintf(text, sizeof(text),
 		 "driver 550.54.15\ngpu 00000000:18:00.0\n"
 		 "name NVIDIA H100 80GB HBM3\nuuid GPU-idle\n"
 		 "pci_device_id 0x233010DE\nmemory_total_mib 81559\n"
-		 "series util 90\nseries fb_used_mib 40960\nproc 4242\n%s",
-		 gpm ? "gpm 1\nseries sm_active 0.5\n" : "");
+		 "series fb_used_mib 40960\nproc 4242\n%s",
+		 series);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	use(path);
+}
+
+/* Counters: the default set, or it with DCGM_FI_PROF_SM_ACTIVE. */
+static void counters(struct gf_counters *k, bool sm)
+{
+	gf_counters_default(k);
+	if (sm)
+		k->order[k->n++] = GF_M_PROF_SM_ACTIVE;
+}
+
+/*
+ * Twelve samples a second apart of one GPU whose fixture has `series`,
+ * judged over 10 s with counters k: the allocated-idle line of the text
+ * report into why (empty when not idle); whether the gauge says idle.
+ */
+static int idle_why(const char *series, const struct gf_counters *k, char *why,
+		    size_t size)
+{
+	char path[64];
+	one_gpu(path, sizeof(path), series);
 	struct gf_collector c;
 	struct gf_err e;
-	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
 	for (int t = 1; t <= 12; t++)
 		gf_collector_sample(&c, t * 1000);
 	struct gf_diag_opts o;
 	gf_diag_defaults(&o);
 	o.window_s = 10;
-	struct gf_buf page;
+	struct gf_diag_verdict *v;
+	int n = gf_expo_judge(&c, k, &o, &v);
+	struct gf_buf page, text;
 	gf_buf_init(&page, 1 << 20);
-	assert_int_equal(gf_expo_render_diag(&c, &o, &page), 0);
+	gf_buf_init(&text, 1 << 20);
+	assert_int_equal(gf_expo_render_diag(v, n, &page), 0);
+	assert_int_equal(gf_diag_report_text(v, n, &text), 0);
 	int hit = strstr(gf_buf_str(&page), "reason=\"allocated-idle\"} 1") !=
 		  NULL;
+	const char *l = strstr(gf_buf_str(&text), "[allocated-idle]: ");
+	snprintf(why, size, "%.*s", l ? (int)strcspn(l, "\n") : 0, l ? l : "");
 	gf_buf_release(&page);
+	gf_buf_release(&text);
+	gf_free(v);
 	gf_collector_close(&c);
 	unlink(path);
 	return hit;
@@ -252,8 +283,53 @@ static int idle_hits(bool gpm)
 static void test_idle_by_sm_activity(void **state)
 {
 	(void)state;
-	assert_int_equal(idle_hits(false), 0); /* 90 % duty cycle: busy */
-	assert_int_equal(idle_hits(true), 1);  /* SM active 0.5 %: idle */
+	struct gf_counters dflt, sm;
+	counters(&dflt, false);
+	counters(&sm, true);
+	char why[400];
+	/* 90 % duty cycle, no GPM: busy */
+	assert_int_equal(idle_why("series util 90\n", &dflt, why, 400), 0);
+	/* no duty cycle, no GPM: idle, and by utilisation */
+	assert_int_equal(idle_why("series util 0\n", &dflt, why, 400), 1);
+	assert_non_null(strstr(why, "did no work for 10 s (by "
+				    "DCGM_FI_DEV_GPU_UTIL)"));
+	/* busy by its duty cycle, but GPM says no engine works: idle, by
+	 * the GPM signals the page exports */
+	const char *idle = "series util 90\ngpm 1\nseries sm_active 0.5\n";
+	assert_int_equal(idle_why(idle, &sm, why, 400), 1);
+	assert_non_null(strstr(why, "(by DCGM_FI_PROF_GR_ENGINE_ACTIVE, "
+				    "DCGM_FI_PROF_SM_ACTIVE, "
+				    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)"));
+	/* SM activity is opt-in: without it on the page, the verdict does
+	 * not read it (nor name it) */
+	assert_int_equal(idle_why(idle, &dflt, why, 400), 1);
+	assert_non_null(strstr(why, "(by DCGM_FI_PROF_GR_ENGINE_ACTIVE, "
+				    "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)"));
+}
+
+/* Issue 8: a GPU whose GPM shows engine activity did work, whatever its
+ * SM activity says; the verdict reads what the page exports. */
+static void test_engine_activity_is_work(void **state)
+{
+	(void)state;
+	struct gf_counters dflt, sm;
+	counters(&dflt, false);
+	counters(&sm, true);
+	char why[400];
+	/* graphics engine 60 %, tensor pipe 40 %, SM activity 0.5 % */
+	const char *busy = "series util 90\ngpm 1\nseries gr_active 60\n"
+			   "series sm_active 0.5\nseries tensor_active 40\n";
+	assert_int_equal(idle_why(busy, &sm, why, 400), 0);
+	assert_int_equal(idle_why(busy, &dflt, why, 400), 0);
+	/* the tensor pipe alone is work too */
+	const char *tensor = "series util 0\ngpm 1\nseries tensor_active 30\n";
+	assert_int_equal(idle_why(tensor, &sm, why, 400), 0);
+	/* a counters file without any activity signal: nothing to judge
+	 * idleness by, so no verdict of idleness */
+	struct gf_counters none = { .n = 0 };
+	none.order[none.n++] = GF_M_FB_USED;
+	none.order[none.n++] = GF_M_FB_FREE;
+	assert_int_equal(idle_why("series util 0\n", &none, why, 400), 0);
 }
 
 /* Metrics dcgm-exporter's default CSV comments out come only when a
@@ -277,7 +353,7 @@ static void test_opt_in_counters(void **state)
 	gf_counters_default(&dflt);
 	use("tests/fixtures/nvml/agent.nvml");
 	struct gf_collector c;
-	assert_int_equal(gf_collector_open(&c, &e), 0);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
 	gf_collector_sample(&c, 1000);
 	gf_collector_sample(&c, 2000);
 	struct gf_buf page;
@@ -347,6 +423,20 @@ static void test_counters_csv(void **state)
 	unlink(path);
 }
 
+/* A point of GPU utilisation (no GPM), memory, PCIe receive, processes. */
+static struct gf_diag_point pt(int64_t t_ms, double util, double fb,
+			       double total, double rx, int nproc)
+{
+	struct gf_diag_point p;
+	gf_diag_point_init(&p, t_ms);
+	p.act[GF_DIAG_UTIL] = util;
+	p.fb_used = fb;
+	p.fb_total = total;
+	p.pcie_rx = rx;
+	p.nproc = nproc;
+	return p;
+}
+
 static void test_diagnose_rules(void **state)
 {
 	(void)state;
@@ -357,46 +447,419 @@ static void test_diagnose_rules(void **state)
 	struct gf_diag_result r;
 	/* idle: held and no work for the whole window */
 	for (int i = 0; i <= 60; i++)
-		p[i] = (struct gf_diag_point){
-			i * 1000, 0, 30000, 81559, 0, 1
-		};
+		p[i] = pt(i * 1000, 0, 30000, 81559, 0, 1);
 	assert_int_equal(gf_diagnose(p, 61, false, &o, &r), 1);
+	assert_true(r.judged);
 	assert_true(r.hit[GF_DIAG_IDLE]);
+	assert_int_equal(r.by[GF_DIAG_IDLE], 1u << GF_DIAG_UTIL);
 	/* one sample of work in the window: not idle */
-	p[30].util = 5;
+	p[30].act[GF_DIAG_UTIL] = 5;
 	gf_diagnose(p, 61, false, &o, &r);
 	assert_false(r.hit[GF_DIAG_IDLE]);
 	/* nothing holds it (no process, little memory): not idle either */
 	for (int i = 0; i <= 60; i++)
-		p[i] = (struct gf_diag_point){ i * 1000, 0, 100, 81559, 0, 0 };
+		p[i] = pt(i * 1000, 0, 100, 81559, 0, 0);
 	assert_int_equal(gf_diagnose(p, 61, false, &o, &r), 0);
-	/* too short a history for the window: no verdict */
+	assert_true(r.judged);
+	/* too short a history for the window: not judged, and how much
+	 * there is */
 	for (int i = 0; i <= 10; i++)
-		p[i] = (struct gf_diag_point){
-			i * 1000, 0, 30000, 81559, 0, 1
-		};
+		p[i] = pt(i * 1000, 0, 30000, 81559, 0, 1);
 	assert_int_equal(gf_diagnose(p, 11, false, &o, &r), 0);
+	assert_false(r.judged);
+	assert_true(r.observed_s == 10);
+	/* 90 % of the window is enough */
+	for (int i = 0; i <= 54; i++)
+		p[i] = pt(i * 1000, 0, 30000, 81559, 0, 1);
+	gf_diagnose(p, 55, false, &o, &r);
+	assert_true(r.judged && r.hit[GF_DIAG_IDLE]);
 	/* bursts without PCIe traffic in the gaps: not starvation */
 	for (int i = 0; i <= 60; i++)
-		p[i] = (struct gf_diag_point){ i * 1000, i % 2 ? 90 : 0,
-					       60000,	 81559,
-					       1e8,	 1 };
+		p[i] = pt(i * 1000, i % 2 ? 90 : 0, 60000, 81559, 1e8, 1);
 	gf_diagnose(p, 61, false, &o, &r);
 	assert_false(r.hit[GF_DIAG_STARVATION]);
 	for (int i = 0; i <= 60; i += 2)
 		p[i].pcie_rx = 3e9; /* input arrives in the gaps */
 	gf_diagnose(p, 61, false, &o, &r);
 	assert_true(r.hit[GF_DIAG_STARVATION]);
+	assert_int_equal(r.by[GF_DIAG_STARVATION],
+			 1u << GF_DIAG_UTIL | 1u << GF_DIAG_PCIE_RX);
 	assert_false(r.hit[GF_DIAG_OVERPROV]); /* 60000 of 81559 */
+	/* the same bursts by GPM's engine activity, the duty cycle flat at
+	 * 100 %: GPM is read where a point has it */
+	for (int i = 0; i <= 60; i++) {
+		p[i].act[GF_DIAG_UTIL] = 100;
+		p[i].act[GF_DIAG_GR] = i % 2 ? 90 : 0;
+	}
+	gf_diagnose(p, 61, false, &o, &r);
+	assert_true(r.hit[GF_DIAG_STARVATION]);
+	assert_int_equal(r.by[GF_DIAG_STARVATION],
+			 1u << GF_DIAG_GR | 1u << GF_DIAG_PCIE_RX);
 	/* a MIG instance: only slack applies */
 	for (int i = 0; i <= 60; i++)
-		p[i] = (struct gf_diag_point){
-			i * 1000, -1, 900, 10000, -1, 1
-		};
+		p[i] = pt(i * 1000, -1, 900, 10000, -1, 1);
 	assert_int_equal(gf_diagnose(p, 61, true, &o, &r), 1);
 	assert_true(r.hit[GF_DIAG_MIG_SLACK]);
 	p[20].fb_used = 3000; /* peak 30 %: enough */
 	assert_int_equal(gf_diagnose(p, 61, true, &o, &r), 0);
+}
+
+/* Issue 8: less history than the window is "not judged yet", never "no
+ * waste found", in text and JSON. */
+static void test_not_judged_yet(void **state)
+{
+	(void)state;
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o); /* 300 s */
+	struct gf_diag_point p[5];
+	for (int i = 0; i < 5; i++)
+		p[i] = pt(1000000 + i * 10000, 0, 30000, 81559, 0, 1);
+	struct gf_diag_verdict v[1] = { { .gpu = 2, .gi = -1 } };
+	assert_int_equal(gf_diagnose(p, 5, false, &o, &v[0].r), 0);
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 16);
+	assert_int_equal(gf_diag_report_text(v, 1, &b), 0);
+	assert_string_equal(gf_buf_str(&b),
+			    "  GPU2: 40 s of 300 s observed; not judged yet\n");
+	gf_buf_reset(&b);
+	assert_int_equal(gf_diag_report_json(v, 1, o.window_s, &b), 0);
+	assert_non_null(strstr(gf_buf_str(&b), "\"findings\": []"));
+	assert_non_null(strstr(gf_buf_str(&b), "\"not_judged\": [\n    {\n"
+					       "      \"gpu\": 2,\n"
+					       "      \"observed_s\": 40,\n"
+					       "      \"why\": \"40 s of 300 s "
+					       "observed\"\n"));
+	/* one judged without waste beside it */
+	struct gf_diag_verdict w[2] = { { .gpu = 0, .gi = -1 }, v[0] };
+	for (int i = 0; i < 5; i++)
+		p[i] = pt(i * 75000, 90, 30000, 81559, 0, 1);
+	gf_diagnose(p, 5, false, &o, &w[0].r);
+	assert_true(w[0].r.judged);
+	gf_buf_reset(&b);
+	gf_diag_report_text(w, 2, &b);
+	assert_string_equal(gf_buf_str(&b),
+			    "  GPU2: 40 s of 300 s observed; not judged yet\n"
+			    "  no waste found in the 1 judged\n");
+	/* every one judged, none wasted: only then "no waste found" */
+	gf_buf_reset(&b);
+	gf_diag_report_text(w, 1, &b);
+	assert_string_equal(gf_buf_str(&b), "  no waste found\n");
+	gf_buf_release(&b);
+}
+
+/* The same from a live agent: a few seconds of samples, a 300 s window. */
+static void test_not_judged_live(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	struct gf_counters k;
+	gf_counters_default(&k);
+	assert_int_equal(gf_collector_open(
+				 &c, (int)gf_collector_ring_for(300, 1000), &e),
+			 0);
+	assert_int_equal(c.g[0].cap, 302);
+	for (int t = 0; t <= 40; t++)
+		gf_collector_sample(&c, 1000000 + t * 1000);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	struct gf_diag_verdict *v;
+	int n = gf_expo_judge(&c, &k, &o, &v);
+	assert_int_equal(n, 1 + 1 + 1 + 3); /* GPU 2 has three instances */
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 20);
+	assert_int_equal(gf_expo_diag_text(&c, v, n, o.window_s, &b), 0);
+	const char *t = gf_buf_str(&b);
+	assert_non_null(strstr(t, ", 3 GPUs, window 300 s\n\n"
+				  "  GPU0: 40 s of 300 s observed; not judged "
+				  "yet\n"));
+	assert_non_null(strstr(t, "  GPU2 GI 1: 40 s of 300 s observed"));
+	assert_null(strstr(t, "no waste found"));
+	/* no gauge says 0 (no waste) for what was not judged */
+	gf_buf_reset(&b);
+	assert_int_equal(gf_expo_render_diag(v, n, &b), 0);
+	assert_null(strstr(gf_buf_str(&b), "gpufleet_diagnosis{"));
+	gf_free(v);
+	gf_buf_release(&b);
+	gf_collector_close(&c);
+}
+
+/* Verdicts of a live agent over its ring: GPU 1 holds 20 GiB at 0 %
+ * (every other sample failing); GPU 2, in MIG mode, is not judged for
+ * memory as a whole (its instances are), and its 3g.40gb instance with
+ * 1 GiB of 40 GiB is slack. */
+static void test_live_verdicts(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	struct gf_counters k;
+	gf_counters_default(&k);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int t = 1; t <= 12; t++)
+		gf_collector_sample(&c, t * 1000);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 10;
+	struct gf_diag_verdict *v;
+	int n = gf_expo_judge(&c, &k, &o, &v);
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 20);
+	assert_int_equal(gf_diag_report_text(v, n, &b), 0);
+	assert_string_equal(
+		gf_buf_str(&b),
+		"  GPU1 [allocated-idle]: a process holds 20480 MiB and the "
+		"GPU did no work for 10 s (by DCGM_FI_DEV_GPU_UTIL)\n"
+		"  GPU2 GI 1 [mig-slack]: peak memory 1024 MiB of the "
+		"instance's 40779 over 10 s (by DCGM_FI_DEV_FB_USED)\n");
+	gf_free(v);
+	gf_buf_release(&b);
+	gf_collector_close(&c);
+}
+
+/* The ring is sized by time: a window needs its length over the interval
+ * in samples, and a ring too short for the window never judges. */
+static void test_ring_by_time(void **state)
+{
+	(void)state;
+	assert_int_equal(gf_collector_ring_for(300, 1000), 302);
+	assert_int_equal(gf_collector_ring_for(1, 200), 7);
+	assert_int_equal(gf_collector_ring_for(300, 100), 3002);
+	assert_true(gf_collector_ring_for(3600, 10) > GF_RING_MAX);
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_counters k;
+	gf_counters_default(&k);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 10;
+	for (int ring = 5; ring <= 12; ring += 7) {
+		struct gf_collector c;
+		struct gf_err e;
+		assert_int_equal(gf_collector_open(&c, ring, &e), 0);
+		for (int t = 1; t <= 30; t++)
+			gf_collector_sample(&c, t * 1000);
+		assert_int_equal(c.g[0].n, ring);
+		struct gf_diag_verdict *v;
+		gf_expo_judge(&c, &k, &o, &v);
+		assert_int_equal(v[0].r.judged, ring == 12);
+		assert_true(v[0].r.observed_s == (ring == 12 ? 10 : 4));
+		gf_free(v);
+		gf_collector_close(&c);
+	}
+}
+
+/* /v1/gpus: MIG instances with their profile, as /metrics labels them. */
+static void test_gpus_json_mig_profile(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	gf_collector_sample(&c, 1000);
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 20);
+	assert_int_equal(gf_expo_gpus_json(&c, 1000, &b), 0);
+	assert_non_null(
+		strstr(gf_buf_str(&b),
+		       "\"gpu_instance_id\": 1,\n"
+		       "          \"gpu_instance_profile\": \"3g.40gb\""));
+	assert_non_null(strstr(gf_buf_str(&b),
+			       "\"gpu_instance_profile\": \"1g.10gb\""));
+	gf_buf_release(&b);
+	gf_collector_close(&c);
+}
+
+/* A samples file in a temporary file, read: 0 or the reader's error. */
+static int read_csv(const char *text, struct gf_recording *r, struct gf_err *e)
+{
+	char path[] = "/tmp/gf-samples-XXXXXX";
+	int fd = mkstemp(path);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	int rc = gf_recording_read(path, r, e);
+	unlink(path);
+	return rc;
+}
+
+/* The text report of a samples file over a window. */
+static void report_of(const char *csv, double window_s, bool json,
+		      struct gf_buf *out)
+{
+	static struct gf_recording r;
+	struct gf_err e;
+	assert_int_equal(read_csv(csv, &r, &e), 0);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = window_s;
+	struct gf_diag_verdict v[16];
+	assert_true(r.n <= 16);
+	for (int k = 0; k < r.n; k++) {
+		v[k] = (struct gf_diag_verdict){ .gpu = r.s[k].gpu,
+						 .gi = r.s[k].gi };
+		gf_diagnose(r.s[k].p, r.s[k].n, r.s[k].gi >= 0, &o, &v[k].r);
+	}
+	if (json)
+		assert_int_equal(gf_diag_report_json(v, r.n, window_s, out), 0);
+	else
+		assert_int_equal(gf_diag_report_text(v, r.n, out), 0);
+	gf_recording_release(&r);
+}
+
+/*
+ * The facts the diagnose golden files record, each computed by hand on a
+ * tiny series of the same shape (the CSV files of tests/fixtures/diagnose):
+ * over 20 s:
+ *   GPU0 idle: 3 samples at 0 %, 30000 MiB held;
+ *   GPU1 starving: 90,0,90,0,90 % -> 2 of 5 idle (40 %), mean 270/5 =
+ *     54 %, PCIe receive 4e9 in the gaps / 1e8 in the bursts = 40.0x;
+ *   GPU2 over-provisioned: 8000 of 81559 MiB = 9.8 % -> "10%";
+ *   GPU3 busy at 95 % with 70000 MiB: nothing;
+ *   GPU4 GI 1: 500 of 40000 MiB: slack.
+ */
+static const char tiny[] =
+	"t_s,gpu,gi,util,fb_used_mib,fb_total_mib,pcie_rx_bps,procs\n"
+	"0,0,-1,0,30000,81559,0,1\n"
+	"10,0,-1,0,30000,81559,0,1\n"
+	"20,0,-1,0,30000,81559,0,1\n"
+	"0,1,-1,90,60000,81559,100000000,1\n"
+	"5,1,-1,0,60000,81559,4000000000,1\n"
+	"10,1,-1,90,60000,81559,100000000,1\n"
+	"15,1,-1,0,60000,81559,4000000000,1\n"
+	"20,1,-1,90,60000,81559,100000000,1\n"
+	"0,2,-1,70,8000,81559,0,1\n"
+	"20,2,-1,70,8000,81559,0,1\n"
+	"0,3,-1,95,70000,81559,0,1\n"
+	"20,3,-1,95,70000,81559,0,1\n"
+	"0,4,1,-1,500,40000,-1,1\n"
+	"20,4,1,-1,500,40000,-1,1\n";
+
+static void test_golden_facts_by_hand(void **state)
+{
+	(void)state;
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 16);
+	/* diagnose-fixture: the text lines */
+	report_of(tiny, 20, false, &b);
+	assert_string_equal(
+		gf_buf_str(&b),
+		"  GPU0 [allocated-idle]: a process holds 30000 MiB and the "
+		"GPU did no work for 20 s (by DCGM_FI_DEV_GPU_UTIL)\n"
+		"  GPU1 [data-starvation]: busy in bursts (40% of samples "
+		"idle, mean 54%), PCIe receive 40.0x higher in the gaps: the "
+		"input pipeline feeds it too slowly (by DCGM_FI_DEV_GPU_UTIL, "
+		"DCGM_FI_PROF_PCIE_RX_BYTES)\n"
+		"  GPU2 [memory-overprovisioned]: peak memory 8000 MiB of "
+		"81559 (10%) over 20 s: a MIG instance would do (by "
+		"DCGM_FI_DEV_FB_USED)\n"
+		"  GPU4 GI 1 [mig-slack]: peak memory 500 MiB of the "
+		"instance's 40000 over 20 s (by DCGM_FI_DEV_FB_USED)\n");
+	/* diagnose-fixture-json: the window and the signals read */
+	gf_buf_reset(&b);
+	report_of(tiny, 20, true, &b);
+	assert_non_null(strstr(gf_buf_str(&b), "{\n  \"window_s\": 20,\n"));
+	assert_non_null(
+		strstr(gf_buf_str(&b), "\"reason\": \"allocated-idle\",\n"));
+	assert_non_null(strstr(gf_buf_str(&b),
+			       "\"by\": [\n"
+			       "        \"DCGM_FI_DEV_GPU_UTIL\",\n"
+			       "        \"DCGM_FI_PROF_PCIE_RX_"
+			       "BYTES\"\n      ]"));
+	assert_non_null(strstr(gf_buf_str(&b), "\"not_judged\": []"));
+	/* diagnose-window-too-long: 20 s of history, a 60 s window */
+	gf_buf_reset(&b);
+	report_of(tiny, 60, false, &b);
+	assert_string_equal(gf_buf_str(&b),
+			    "  GPU0: 20 s of 60 s observed; not judged yet\n"
+			    "  GPU1: 20 s of 60 s observed; not judged yet\n"
+			    "  GPU2: 20 s of 60 s observed; not judged yet\n"
+			    "  GPU3: 20 s of 60 s observed; not judged yet\n"
+			    "  GPU4 GI 1: 20 s of 60 s observed; not judged "
+			    "yet\n");
+	gf_buf_release(&b);
+}
+
+/*
+ * diagnose-gpm: GPM columns win over utilisation.  GPU0 runs at 95 % duty
+ * cycle with every engine under 1 %: idle, by the three engines.  GPU1
+ * has SM activity 0.5 % but its graphics engine at 70 %: it works.  GPU2
+ * records no GPM (-1): utilisation 0 % decides.
+ */
+static void test_gpm_facts_by_hand(void **state)
+{
+	(void)state;
+	const char *csv =
+		"t_s,gpu,gi,util,fb_used_mib,fb_total_mib,pcie_rx_bps,procs,"
+		"DCGM_FI_PROF_GR_ENGINE_ACTIVE,DCGM_FI_PROF_SM_ACTIVE,"
+		"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE\n"
+		"0,0,-1,95,30000,81559,0,1,0.002,0.005,0\n"
+		"10,0,-1,95,30000,81559,0,1,0.004,0.001,0\n"
+		"0,1,-1,95,30000,81559,0,1,0.7,0.005,0.5\n"
+		"10,1,-1,95,30000,81559,0,1,0.7,0.005,0.5\n"
+		"0,2,-1,0,30000,81559,0,1,-1,-1,-1\n"
+		"10,2,-1,0,30000,81559,0,1,-1,-1,-1\n";
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 16);
+	report_of(csv, 10, false, &b);
+	assert_string_equal(
+		gf_buf_str(&b),
+		"  GPU0 [allocated-idle]: a process holds 30000 MiB and the "
+		"GPU did no work for 10 s (by DCGM_FI_PROF_GR_ENGINE_ACTIVE, "
+		"DCGM_FI_PROF_SM_ACTIVE, DCGM_FI_PROF_PIPE_TENSOR_ACTIVE)\n"
+		"  GPU2 [allocated-idle]: a process holds 30000 MiB and the "
+		"GPU did no work for 10 s (by DCGM_FI_DEV_GPU_UTIL)\n");
+	gf_buf_release(&b);
+}
+
+/* Errors in a samples file name the file, line and field. */
+static void test_recording_errors(void **state)
+{
+	(void)state;
+	static struct gf_recording r;
+	struct gf_err e;
+	const char *head =
+		"t_s,gpu,gi,util,fb_used_mib,fb_total_mib,pcie_rx_bps,procs\n";
+	char text[512];
+	snprintf(text, sizeof(text), "%s0,0,1.5,0,1,2,0,1\n", head);
+	assert_int_equal(read_csv(text, &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":2: field 'gi': expected an integer, "
+				      "got '1.5'"));
+	snprintf(text, sizeof(text), "%s0,0,-1,150,1,2,0,1\n", head);
+	assert_int_equal(read_csv(text, &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":2: field 'util': 150 is out of range "
+				      "(0 to 100, or -1 when not recorded)"));
+	snprintf(text, sizeof(text), "%s5,0,-1,0,1,2,0,1\n0,0,-1,0,1,2,0,1\n",
+		 head);
+	assert_int_equal(read_csv(text, &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":3: field 't_s': time goes backwards"));
+	assert_int_equal(read_csv(head, &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ": no samples after the header"));
+	assert_int_equal(read_csv("t_s,gpu\n0,0\n", &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ": missing required column 'gi'"));
+	snprintf(text, sizeof(text), "%s",
+		 "t_s,gpu,gi,util,fb_used_mib,fb_total_mib,pcie_rx_bps,"
+		 "procs,DCGM_FI_PROF_SM_ACTIVE\n0,0,-1,0,1,2,0,1,40\n");
+	assert_int_equal(read_csv(text, &r, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":2: field 'DCGM_FI_PROF_SM_ACTIVE': 40 "
+				      "is out of range (0 to 1"));
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	assert_int_equal(gf_diag_parse_duration("300"), 300000);
+	assert_int_equal(gf_diag_parse_duration("300s"), 300000);
+	assert_int_equal(gf_diag_parse_duration("500ms"), 500);
+	assert_int_equal(gf_diag_parse_duration("5m"), 300000);
+	assert_int_equal(gf_diag_parse_duration("1h"), 3600000);
+	assert_int_equal(gf_diag_parse_duration("1.5s"), 1500);
+	assert_int_equal(gf_diag_parse_duration("0"), -1);
+	assert_int_equal(gf_diag_parse_duration("-1s"), -1);
+	assert_int_equal(gf_diag_parse_duration("5 min"), -1);
+	assert_int_equal(gf_diag_parse_duration(""), -1);
+	assert_int_equal(gf_diag_parse_duration("nan"), -1);
 }
 
 static void test_cgroup_owners(void **state)
@@ -441,8 +904,18 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gpm),
 		cmocka_unit_test(test_opt_in_counters),
 		cmocka_unit_test(test_idle_by_sm_activity),
+		cmocka_unit_test(test_engine_activity_is_work),
 		cmocka_unit_test(test_counters_csv),
 		cmocka_unit_test(test_diagnose_rules),
+		cmocka_unit_test(test_not_judged_yet),
+		cmocka_unit_test(test_not_judged_live),
+		cmocka_unit_test(test_live_verdicts),
+		cmocka_unit_test(test_ring_by_time),
+		cmocka_unit_test(test_gpus_json_mig_profile),
+		cmocka_unit_test(test_golden_facts_by_hand),
+		cmocka_unit_test(test_gpm_facts_by_hand),
+		cmocka_unit_test(test_recording_errors),
+		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_cgroup_owners),
 	};
 	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);

@@ -1,15 +1,23 @@
 /*
  * test_mig.c - MIG rules, enumeration against the reference's exhaustive
- * tables, the planner against an independent exhaustive search, and the
- * mig-parted reader on NVIDIA's own files.
+ * tables, the H200 table against a real H200's recording, the planner
+ * against an independent exhaustive search (one model and mixed fleets),
+ * the mig-parted reader on NVIDIA's own files, mig apply against the fake
+ * NVML (the calls it makes, the state it leaves), and facts of the golden
+ * files checked by hand.
  */
 #include <dlfcn.h>
+#include <math.h>
 
 #include <gpufleet/mig_plan.h>
 #include <gpufleet/rng.h>
 
 #include "helpers.h"
+#include "mig/apply.h"
 #include "mig/migparted.h"
+#include "mig/render.h"
+#include "sim/mig_sim.h"
+#include "topo/nvml.h"
 #include "topo/nvml_api.h"
 
 /* A copy of a model without its +me (and optionally 1g.2x) profiles:
@@ -163,45 +171,69 @@ static void test_layout_rules(void **state)
 	assert_false(gf_mig_profile_name_ok("g.10gb"));
 }
 
-/* Exhaustive reference: the best (served slices, then fewest GPUs) over
- * every way to give each of n idle GPUs a pattern, by dynamic
- * programming over served-count vectors (capped at the demand). */
-static void exhaustive(const struct gf_mig_model *m, int n, const int *prof,
-		       const int *dem, int nd, long *best_slices,
-		       int *best_used)
+/*
+ * Exhaustive reference: the best (served units, then fewest GPUs) over
+ * every way to give each idle GPU a pattern, by dynamic programming over
+ * served-count vectors (capped at the demand).  GPUs may be of different
+ * models: each takes the count vectors that place on its own model, over
+ * the demanded names it has.  Units per instance: the test's own table
+ * (want_units), not the planner's.
+ */
+#define EX_MAXD 3
+
+struct ex_model {
+	const struct gf_mig_model *m;
+	int npat;
+	int pats[1024][EX_MAXD];
+};
+
+static void ex_patterns(struct ex_model *x, const struct gf_mig_demand *d,
+			int nd)
 {
-	static struct census c;
-	memset(&c, 0, sizeof(c));
-	/* patterns over the demanded profiles only */
-	struct gf_mig_model sub = *m;
-	sub.nprofiles = 0;
-	for (int k = 0; k < nd; k++)
-		sub.profiles[sub.nprofiles++] = m->profiles[prof[k]];
-	static int pats[1024][4];
-	int np = 1;
-	memset(pats[0], 0, sizeof(pats[0]));
-	struct gf_mig_layout l = { .n = 0 };
-	(void)l;
-	/* all count vectors that place */
-	int lim[4] = { 1, 1, 1, 1 };
-	for (int k = 0; k < nd; k++)
-		lim[k] = sub.profiles[k].max + 1;
+	int prof[EX_MAXD], lim[EX_MAXD] = { 1, 1, 1 };
+	for (int k = 0; k < nd; k++) {
+		prof[k] = gf_mig_profile_find(x->m, d[k].profile);
+		lim[k] = prof[k] >= 0 ? x->m->profiles[prof[k]].max + 1 : 1;
+	}
+	x->npat = 0;
 	for (int a = 0; a < lim[0]; a++)
 		for (int b = 0; b < lim[1]; b++)
-			for (int cc = 0; cc < lim[2]; cc++) {
-				int cnt[GF_MIG_MAX_PROFILES] = { a, b, cc };
+			for (int c = 0; c < lim[2]; c++) {
+				int v[EX_MAXD] = { a, b, c };
+				int cnt[GF_MIG_MAX_PROFILES] = { 0 };
+				for (int k = 0; k < nd; k++)
+					if (prof[k] >= 0)
+						cnt[prof[k]] += v[k];
 				struct gf_mig_layout t = { .n = 0 };
-				if ((a || b || cc) &&
-				    gf_mig_place(&sub, cnt, &t) == 0) {
-					pats[np][0] = a;
-					pats[np][1] = b;
-					pats[np][2] = cc;
-					np++;
+				if ((a || b || c) &&
+				    gf_mig_place(x->m, cnt, &t) == 0) {
+					assert_true(x->npat < 1024);
+					memcpy(x->pats[x->npat++], v,
+					       sizeof(v));
 				}
 			}
-	int radix[3] = { 1, 1, 1 }, nstate = 1;
+}
+
+static void exhaustive(const struct gf_mig_gpu *gpus, int n,
+		       const struct gf_mig_demand *d, int nd, const int *units,
+		       long *best_units, int *best_used)
+{
+	static struct ex_model xm[8];
+	int nxm = 0, which[16];
+	for (int i = 0; i < n; i++) {
+		int k;
+		for (k = 0; k < nxm; k++)
+			if (xm[k].m == gpus[i].model)
+				break;
+		if (k == nxm) {
+			xm[nxm].m = gpus[i].model;
+			ex_patterns(&xm[nxm++], d, nd);
+		}
+		which[i] = k;
+	}
+	int radix[EX_MAXD] = { 1, 1, 1 }, nstate = 1;
 	for (int k = 0; k < nd; k++) {
-		radix[k] = dem[k] + 1;
+		radix[k] = d[k].count + 1;
 		nstate *= radix[k];
 	}
 	int *used = malloc(sizeof(int) * (size_t)nstate);
@@ -210,23 +242,23 @@ static void exhaustive(const struct gf_mig_model *m, int n, const int *prof,
 		used[s] = 1 << 20;
 	used[0] = 0;
 	for (int gpu = 0; gpu < n; gpu++) {
-		for (int s = 0; s < nstate; s++)
-			next[s] = used[s];
+		const struct ex_model *x = &xm[which[gpu]];
+		memcpy(next, used, sizeof(int) * (size_t)nstate);
 		for (int s = 0; s < nstate; s++) {
 			if (used[s] >= 1 << 20)
 				continue;
-			int v[3], rest = s;
-			for (int k = 0; k < 3; k++) {
+			int v[EX_MAXD], rest = s;
+			for (int k = 0; k < EX_MAXD; k++) {
 				v[k] = rest % radix[k];
 				rest /= radix[k];
 			}
-			for (int p = 1; p < np; p++) {
+			for (int p = 0; p < x->npat; p++) {
 				int t = 0, mul = 1;
-				for (int k = 0; k < 3; k++) {
-					int x = v[k] + pats[p][k];
-					if (x > radix[k] - 1)
-						x = radix[k] - 1;
-					t += x * mul;
+				for (int k = 0; k < EX_MAXD; k++) {
+					int y = v[k] + x->pats[p][k];
+					if (y > radix[k] - 1)
+						y = radix[k] - 1;
+					t += y * mul;
 					mul *= radix[k];
 				}
 				if (used[s] + 1 < next[t])
@@ -235,21 +267,20 @@ static void exhaustive(const struct gf_mig_model *m, int n, const int *prof,
 		}
 		memcpy(used, next, sizeof(int) * (size_t)nstate);
 	}
-	*best_slices = -1;
+	*best_units = -1;
 	*best_used = 0;
 	for (int s = 0; s < nstate; s++) {
 		if (used[s] >= 1 << 20)
 			continue;
-		long sl = 0;
+		long u = 0;
 		int rest = s;
-		for (int k = 0; k < 3; k++) {
-			sl += (long)(rest % radix[k]) *
-			      (k < nd ? sub.profiles[k].mem : 0);
+		for (int k = 0; k < EX_MAXD; k++) {
+			u += (long)(rest % radix[k]) * (k < nd ? units[k] : 0);
 			rest /= radix[k];
 		}
-		if (sl > *best_slices ||
-		    (sl == *best_slices && used[s] < *best_used)) {
-			*best_slices = sl;
+		if (u > *best_units ||
+		    (u == *best_units && used[s] < *best_used)) {
+			*best_units = u;
 			*best_used = used[s];
 		}
 	}
@@ -257,76 +288,383 @@ static void exhaustive(const struct gf_mig_model *m, int n, const int *prof,
 	free(next);
 }
 
+/* The unit of a demand, by hand from the tables (reference 1.4): memory
+ * slices on the model that defines the name. */
+static int want_units(const char *name)
+{
+	static const struct {
+		const char *name;
+		int units;
+	} t[] = {
+		{ "1g.5gb", 1 },  { "1g.10gb", 1 }, /* 1 on 80 GB models */
+		{ "2g.10gb", 2 }, { "3g.20gb", 4 }, { "4g.20gb", 4 },
+		{ "7g.40gb", 8 }, { "1g.20gb", 2 }, { "2g.20gb", 2 },
+		{ "3g.40gb", 4 }, { "4g.40gb", 4 }, { "7g.80gb", 8 },
+		{ "1g.6gb", 1 },  { "2g.12gb", 2 }, { "4g.24gb", 4 },
+		{ "1g.18gb", 1 }, { "1g.35gb", 2 }, { "2g.35gb", 2 },
+		{ "3g.71gb", 4 }, { "4g.71gb", 4 }, { "7g.141gb", 8 },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].name, name))
+			return t[i].units;
+	fail_msg("no hand unit for %s", name);
+	return 0;
+}
+
+static void test_units(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+		"1g.5gb",  "1g.10gb", "2g.10gb", "3g.20gb", "1g.20gb",
+		"3g.40gb", "7g.80gb", "1g.6gb",	 "4g.24gb", "1g.35gb",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(gf_mig_profile_units(names[i]),
+				 want_units(names[i]));
+	/* 1g.10gb is two slices on an A100 40GB, one on an H100: the unit
+	 * is the one, wherever it lands */
+	const struct gf_mig_model *a = gf_mig_model_by_id("a100-40gb");
+	assert_int_equal(a->profiles[gf_mig_profile_find(a, "1g.10gb")].mem, 2);
+	assert_int_equal(gf_mig_profile_units("1g.11gb"), 0);
+}
+
+/* Instances of `name` in a plan's final layouts. */
+static int count_name(const struct gf_mig_gpu *gpus,
+		      const struct gf_mig_plan *p, const char *name)
+{
+	int n = 0;
+	for (int i = 0; i < p->ngpus; i++)
+		for (int j = 0; j < p->gpus[i].layout.n; j++)
+			n += !strcmp(gpus[i].model
+					     ->profiles[p->gpus[i]
+								.layout.inst[j]
+								.profile]
+					     .name,
+				     name);
+	return n;
+}
+
+static void print_layout(const char *what, const struct gf_mig_model *m,
+			 const struct gf_mig_layout *l)
+{
+	print_message("%s:", what);
+	for (int x = 0; x < l->n; x++)
+		print_message(" %s@%d%s", m->profiles[l->inst[x].profile].name,
+			      l->inst[x].start, l->inst[x].busy ? "*" : "");
+	print_message("\n");
+}
+
+/* What every plan must be, whatever the fleet: valid layouts, every busy
+ * instance kept in place, and nothing created beyond the demand (a
+ * changed GPU holds busy instances and served ones only). */
+static void check_plan_rules(const struct gf_mig_gpu *gpus, int n,
+			     const struct gf_mig_demand *d, int nd,
+			     const struct gf_mig_plan *p)
+{
+	char msg[160];
+	long units = 0;
+	for (int k = 0; k < nd; k++) {
+		assert_true(p->served[k] <= d[k].count);
+		assert_int_equal(p->served[k] + p->unserved[k], d[k].count);
+		units += (long)p->served[k] * want_units(d[k].profile);
+	}
+	assert_int_equal(p->served_units, units);
+	int used = 0;
+	for (int i = 0; i < n; i++) {
+		const struct gf_mig_model *m = gpus[i].model;
+		const struct gf_mig_gpu_plan *g = &p->gpus[i];
+		assert_int_equal(
+			gf_mig_layout_check(m, &g->layout, msg, sizeof(msg)),
+			0);
+		used += g->layout.n > 0;
+		for (int b = 0; b < gpus[i].current.n; b++) {
+			const struct gf_mig_instance *in =
+				&gpus[i].current.inst[b];
+			if (!in->busy)
+				continue;
+			bool kept = false;
+			for (int j = 0; j < g->layout.n; j++)
+				kept |= g->layout.inst[j].profile ==
+						in->profile &&
+					g->layout.inst[j].start == in->start &&
+					g->layout.inst[j].busy;
+			if (!kept) {
+				print_layout("now", m, &gpus[i].current);
+				print_layout("planned", m, &g->layout);
+				fail_msg("GPU %d (%s): busy %s@%d not kept", i,
+					 m->id, m->profiles[in->profile].name,
+					 in->start);
+			}
+		}
+		/* created instances are of demanded profiles only */
+		for (int j = 0; j < g->ncreate; j++) {
+			const char *name =
+				m->profiles[g->create[j].profile].name;
+			bool demanded = false;
+			for (int k = 0; k < nd; k++)
+				demanded |= !strcmp(name, d[k].profile) &&
+					    d[k].count > 0;
+			assert_true(demanded);
+		}
+	}
+	assert_int_equal(used, p->used_gpus);
+	/* per demand: idle instances on changed GPUs <= served <= demand */
+	for (int k = 0; k < nd; k++) {
+		int idle_changed = 0, created = 0;
+		for (int i = 0; i < n; i++) {
+			const struct gf_mig_gpu_plan *g = &p->gpus[i];
+			const struct gf_mig_model *m = gpus[i].model;
+			for (int j = 0; j < g->ncreate; j++)
+				created += !strcmp(
+					m->profiles[g->create[j].profile].name,
+					d[k].profile);
+			if (!g->changed)
+				continue;
+			for (int j = 0; j < g->layout.n; j++)
+				idle_changed +=
+					!g->layout.inst[j].busy &&
+					!strcmp(m->profiles[g->layout.inst[j]
+								    .profile]
+							.name,
+						d[k].profile);
+		}
+		assert_true(created <= d[k].count);
+		assert_true(idle_changed <= p->served[k]);
+	}
+}
+
+/* A random valid layout of m, a few instances busy. */
+static void random_layout(struct gf_rng *r, const struct gf_mig_model *m,
+			  struct gf_mig_layout *out);
+
+static const char *const fleet_models[] = { "h100-80gb", "a100-40gb",
+					    "a100-80gb", "a30", "h200" };
+
 static void test_planner_is_optimal(void **state)
 {
 	(void)state;
 	struct gf_rng r;
 	gf_rng_seed(&r, 2024);
-	const char *models[] = { "h100-80gb", "a30", "a100-40gb" };
-	int checked = 0;
-	for (int round = 0; round < 90; round++) {
-		const struct gf_mig_model *m =
-			gf_mig_model_by_id(models[round % 3]);
-		int ngpu = 1 + (int)gf_rng_below(&r, 8);
-		int nd = 1 + (int)gf_rng_below(&r, 3), prof[3], dem[3];
-		struct gf_mig_demand d[3];
+	int checked = 0, mixed = 0;
+	for (int round = 0; round < 240; round++) {
+		/* a third on one model (H100, A30, A100 40GB), the rest on
+		 * two or three models */
+		struct gf_mig_gpu gpus[8];
+		memset(gpus, 0, sizeof(gpus));
+		int ngpu = round < 80 ? 1 + (int)gf_rng_below(&r, 8)
+				      : 2 + (int)gf_rng_below(&r, 5);
+		int nmod = round < 80 ? 1 : 2 + (int)gf_rng_below(&r, 2);
+		const struct gf_mig_model *ms[3];
+		static const int single[3] = { 0, 3, 1 }; /* H100 A30 A100 */
+		if (round < 80)
+			ms[0] = gf_mig_model_by_id(
+				fleet_models[single[round % 3]]);
+		for (int k = 0; k < nmod && round >= 80; k++) {
+			bool dup; /* distinct models */
+			do {
+				ms[k] = gf_mig_model_by_id(
+					fleet_models[gf_rng_below(&r, 5)]);
+				dup = false;
+				for (int j = 0; j < k; j++)
+					dup |= ms[j] == ms[k];
+			} while (dup);
+		}
+		for (int i = 0; i < ngpu; i++)
+			gpus[i].model = ms[i % nmod];
+		bool many = false;
+		for (int i = 1; i < ngpu; i++)
+			many |= gpus[i].model != gpus[0].model;
+		/* distinct non-media names of the fleet's models */
+		int nd = 1 + (int)gf_rng_below(&r, 3);
+		struct gf_mig_demand d[EX_MAXD];
+		int units[EX_MAXD];
 		for (int k = 0; k < nd; k++) {
+			const struct gf_mig_model *m =
+				gpus[gf_rng_below(&r, (uint64_t)ngpu)].model;
 			int p;
 			bool dup;
-			do { /* distinct, non-media profiles */
+			do {
 				p = (int)gf_rng_below(&r,
 						      (uint64_t)m->nprofiles);
 				dup = m->profiles[p].me;
 				for (int j = 0; j < k; j++)
-					dup |= prof[j] == p;
+					dup |= !strcmp(d[j].profile,
+						       m->profiles[p].name);
 			} while (dup);
-			prof[k] = p;
-			dem[k] = (int)gf_rng_below(&r, 9);
 			snprintf(d[k].profile, sizeof(d[k].profile), "%s",
 				 m->profiles[p].name);
-			d[k].count = dem[k];
+			d[k].count = (int)gf_rng_below(&r, 9);
+			units[k] = want_units(d[k].profile);
 		}
-		struct gf_mig_gpu gpus[8];
-		memset(gpus, 0, sizeof(gpus));
-		for (int i = 0; i < ngpu; i++)
-			gpus[i].model = m;
 		struct gf_mig_plan p;
 		struct gf_err e;
 		int prc = gf_mig_plan(gpus, ngpu, d, nd, &p, &e);
 		if (prc)
-			print_message("%s x%d: %s (%s=%d %s=%d %s=%d nd %d)\n",
-				      m->id, ngpu, e.msg, d[0].profile,
-				      d[0].count, nd > 1 ? d[1].profile : "",
-				      nd > 1 ? d[1].count : 0,
-				      nd > 2 ? d[2].profile : "",
-				      nd > 2 ? d[2].count : 0, nd);
+			print_message("round %d: %s\n", round, e.msg);
 		assert_int_equal(prc, 0);
-		long slices;
+		long best_units;
 		int used;
-		exhaustive(m, ngpu, prof, dem, nd, &slices, &used);
-		if (p.served_slices != slices || p.used_gpus != used)
-			print_message(
-				"%s x%d: plan %ld slices on %d GPUs, "
-				"exhaustive %ld on %d (%s=%d %s=%d %s=%d)\n",
-				m->id, ngpu, p.served_slices, p.used_gpus,
-				slices, used, d[0].profile, d[0].count,
-				nd > 1 ? d[1].profile : "-",
-				nd > 1 ? d[1].count : 0,
-				nd > 2 ? d[2].profile : "-",
-				nd > 2 ? d[2].count : 0);
-		assert_int_equal(p.served_slices, slices);
+		exhaustive(gpus, ngpu, d, nd, units, &best_units, &used);
+		if (p.served_units != best_units || p.used_gpus != used) {
+			print_message("round %d: plan %ld units on %d GPUs, "
+				      "exhaustive %ld on %d; fleet:",
+				      round, p.served_units, p.used_gpus,
+				      best_units, used);
+			for (int i = 0; i < ngpu; i++)
+				print_message(" %s", gpus[i].model->id);
+			for (int k = 0; k < nd; k++)
+				print_message(" %s=%d", d[k].profile,
+					      d[k].count);
+			print_message("\n");
+		}
+		assert_int_equal(p.served_units, best_units);
 		assert_int_equal(p.used_gpus, used);
 		assert_true(p.optimal);
-		char msg[160];
-		for (int i = 0; i < ngpu; i++)
-			assert_int_equal(gf_mig_layout_check(m,
-							     &p.gpus[i].layout,
-							     msg, sizeof(msg)),
-					 0);
+		check_plan_rules(gpus, ngpu, d, nd, &p);
+		/* idle fleet: every instance created, exactly the served */
+		for (int k = 0; k < nd; k++)
+			assert_int_equal(count_name(gpus, &p, d[k].profile),
+					 p.served[k]);
 		gf_mig_plan_release(&p);
 		checked++;
+		mixed += many;
 	}
-	assert_int_equal(checked, 90);
+	assert_int_equal(checked, 240);
+	assert_int_equal(mixed, 160);
+}
+
+/* The issue's cases: no instance beyond the demand; the mixed fleet on
+ * the fewest GPUs. */
+static void test_planner_creates_what_is_demanded(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	const struct gf_mig_model *a = gf_mig_model_by_id("a100-40gb");
+	struct gf_mig_gpu g[3];
+	memset(g, 0, sizeof(g));
+	g[0].model = g[1].model = h;
+	struct gf_mig_plan p;
+	struct gf_err e;
+	struct gf_mig_demand d1[1] = { { "2g.20gb", 1 } };
+	assert_int_equal(gf_mig_plan(g, 2, d1, 1, &p, &e), 0);
+	assert_int_equal(count_name(g, &p, "2g.20gb"), 1);
+	assert_int_equal(p.gpus[0].layout.n + p.gpus[1].layout.n, 1);
+	assert_int_equal(p.served[0], 1);
+	gf_mig_plan_release(&p);
+	struct gf_mig_demand d3[1] = { { "1g.10gb", 3 } };
+	assert_int_equal(gf_mig_plan(g, 2, d3, 1, &p, &e), 0);
+	assert_int_equal(count_name(g, &p, "1g.10gb"), 3);
+	struct gf_buf out;
+	gf_buf_init(&out, 1 << 16);
+	assert_int_equal(gf_mig_render_yaml(g, d3, &p, "x", &out), 0);
+	assert_non_null(strstr(gf_buf_str(&out), "\"1g.10gb\": 3\n"));
+	assert_null(strstr(gf_buf_str(&out), "\"1g.10gb\": 7"));
+	assert_null(strstr(gf_buf_str(&out), "fill"));
+	gf_buf_release(&out);
+	gf_mig_plan_release(&p);
+
+	/* one H100 holds all six; the A100s stay whole */
+	g[0].model = h;
+	g[1].model = g[2].model = a;
+	struct gf_mig_demand d6[1] = { { "1g.10gb", 6 } };
+	assert_int_equal(gf_mig_plan(g, 3, d6, 1, &p, &e), 0);
+	assert_int_equal(p.used_gpus, 1);
+	assert_int_equal(p.gpus[0].layout.n, 6);
+	assert_false(p.gpus[1].used);
+	assert_false(p.gpus[2].used);
+	assert_int_equal(p.served_units, 6);
+	assert_int_equal(p.units[0], 1);
+	gf_mig_plan_release(&p);
+	/* the other way round: only the A100s can serve 1g.5gb */
+	struct gf_mig_demand d5[2] = { { "1g.10gb", 3 }, { "1g.5gb", 7 } };
+	assert_int_equal(gf_mig_plan(g, 3, d5, 2, &p, &e), 0);
+	assert_int_equal(p.served[0], 3);
+	assert_int_equal(p.served[1], 7);
+	assert_int_equal(p.used_gpus, 2); /* an A100 and one more */
+	check_plan_rules(g, 3, d5, 2, &p);
+	gf_mig_plan_release(&p);
+}
+
+/* Random current layouts (idle and busy) on mixed fleets: no solver
+ * proof to compare with, but the rules hold every time. */
+static void test_planner_rules_with_current_layouts(void **state)
+{
+	(void)state;
+	struct gf_rng r;
+	gf_rng_seed(&r, 77);
+	for (int round = 0; round < 120; round++) {
+		struct gf_mig_gpu gpus[8];
+		memset(gpus, 0, sizeof(gpus));
+		int ngpu = 1 + (int)gf_rng_below(&r, 8);
+		for (int i = 0; i < ngpu; i++) {
+			gpus[i].model = gf_mig_model_by_id(
+				fleet_models[gf_rng_below(&r, 5)]);
+			if (gf_rng_below(&r, 2))
+				random_layout(&r, gpus[i].model,
+					      &gpus[i].current);
+		}
+		int nd = 1 + (int)gf_rng_below(&r, 3);
+		struct gf_mig_demand d[EX_MAXD];
+		for (int k = 0; k < nd; k++) {
+			const struct gf_mig_model *m =
+				gpus[gf_rng_below(&r, (uint64_t)ngpu)].model;
+			int pi;
+			bool dup;
+			do {
+				pi = (int)gf_rng_below(&r,
+						       (uint64_t)m->nprofiles);
+				dup = m->profiles[pi].me;
+				for (int j = 0; j < k; j++)
+					dup |= !strcmp(d[j].profile,
+						       m->profiles[pi].name);
+			} while (dup);
+			snprintf(d[k].profile, sizeof(d[k].profile), "%s",
+				 m->profiles[pi].name);
+			d[k].count = (int)gf_rng_below(&r, 9);
+		}
+		struct gf_mig_plan p;
+		struct gf_err e;
+		assert_int_equal(gf_mig_plan(gpus, ngpu, d, nd, &p, &e), 0);
+		check_plan_rules(gpus, ngpu, d, nd, &p);
+		gf_mig_plan_release(&p);
+	}
+}
+
+static void test_planner_fill(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_mig_gpu g[2];
+	memset(g, 0, sizeof(g));
+	g[0].model = g[1].model = h;
+	struct gf_mig_demand d[1] = { { "2g.20gb", 1 } };
+	struct gf_mig_plan_opts o = { .fill = true };
+	struct gf_mig_plan p;
+	struct gf_err e;
+	assert_int_equal(gf_mig_plan_with(g, 2, d, 1, &o, &p, &e), 0);
+	/* served 1; the used GPU filled with two more 2g, shown as such */
+	assert_int_equal(p.served[0], 1);
+	assert_int_equal(p.filled[0], 2);
+	assert_true(p.fill);
+	assert_int_equal(p.used_gpus, 1);
+	assert_int_equal(p.gpus[0].layout.n, 3);
+	assert_int_equal(p.gpus[0].nfill, 2);
+	assert_int_equal(p.gpus[0].ncreate, 3);
+	assert_false(p.gpus[1].used);
+	struct gf_buf out;
+	gf_buf_init(&out, 1 << 16);
+	assert_int_equal(gf_mig_render_text(g, d, &p, &out), 0);
+	assert_non_null(strstr(gf_buf_str(&out), "2g.20gb@2+"));
+	assert_non_null(strstr(gf_buf_str(&out), "fill:     2 instances"));
+	gf_buf_reset(&out);
+	assert_int_equal(gf_mig_render_json(g, d, &p, &out), 0);
+	assert_non_null(strstr(gf_buf_str(&out), "\"filled_instances\": 2"));
+	gf_buf_reset(&out);
+	assert_int_equal(gf_mig_render_yaml(g, d, &p, "x", &out), 0);
+	assert_non_null(strstr(gf_buf_str(&out), "# --fill: 2 instances"));
+	assert_non_null(strstr(gf_buf_str(&out), "\"2g.20gb\": 3"));
+	gf_buf_release(&out);
+	gf_mig_plan_release(&p);
 }
 
 static void test_planner_busy_and_changes(void **state)
@@ -349,6 +687,8 @@ static void test_planner_busy_and_changes(void **state)
 	struct gf_err e;
 	assert_int_equal(gf_mig_plan(g, 3, d, 2, &p, &e), 0);
 	assert_int_equal(p.served_slices, 14);
+	assert_int_equal(p.served_units, 14);
+	check_plan_rules(g, 3, d, 2, &p);
 	assert_int_equal(p.used_gpus, 2);
 	assert_false(p.gpus[0].changed); /* kept as it was */
 	assert_false(p.gpus[2].used);
@@ -422,10 +762,623 @@ static void test_migparted_files(void **state)
 	}
 }
 
-/* The fake driver places an instance with no explicit placement at the
- * highest free start: small ones first then 3g fails, as the MIG user
- * guide documents for A100 (-cgi 19,19,14,9). */
-static void test_fake_driver_creation_order(void **state)
+struct pick {
+	long target, seen;
+	struct gf_mig_layout out;
+};
+
+static int pick_cb(const struct gf_mig_layout *l, void *arg)
+{
+	struct pick *p = arg;
+	if (p->seen++ == p->target) {
+		p->out = *l;
+		return 1;
+	}
+	return 0;
+}
+
+static void random_layout(struct gf_rng *r, const struct gf_mig_model *m,
+			  struct gf_mig_layout *out)
+{
+	struct pick p = { 0, 0, { .n = 0 } };
+	p.target = (long)gf_rng_below(
+		r, (uint64_t)gf_mig_enumerate(m, NULL, NULL));
+	gf_mig_enumerate(m, pick_cb, &p);
+	*out = p.out;
+	for (int k = 0; k < out->n; k++)
+		out->inst[k].busy = gf_rng_below(r, 4) == 0;
+}
+
+/* ---- the H200 table against a real H200's driver ---- */
+
+/* The integer after "key": within [s, end), or -1. */
+static long json_int(const char *s, const char *end, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	const char *p = strstr(s, k);
+	if (!p || p >= end)
+		return -1;
+	return strtol(p + strlen(k), NULL, 10);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_h200_table_matches_recording(void **state)
+{
+	(void)state;
+	char path[512];
+	shared_path(path, sizeof(path), "fixtures/h200/nvml-dump.json");
+	char *json = slurp(path);
+	if (!json) {
+		print_message("shared data absent: %s (set GPUFLEET_SHARED); "
+			      "H200 table not checked\n",
+			      path);
+		skip();
+	}
+	const struct gf_mig_model *m = gf_mig_model_by_id("h200");
+	assert_non_null(m);
+	assert_true(m == gf_mig_model_by_pci(0x2335));
+	/* nvml-dump.json: one object per GPU-instance profile enum */
+	const char *p = strstr(json, "\"gi_profiles\"");
+	assert_non_null(p);
+	int seen = 0;
+	for (p = strchr(p, '{'); p && *p; p = strchr(p + 1, '{')) {
+		const char *end = strchr(p, '}');
+		assert_non_null(end);
+		long en = json_int(p, end, "profile");
+		long mb = json_int(p, end, "memorySizeMB");
+		if (en < 0)
+			break; /* past the profile list */
+		for (int i = 0; i < m->nprofiles; i++) {
+			const struct gf_mig_profile *pr = &m->profiles[i];
+			if (pr->nvml_enum != en)
+				continue;
+			assert_true(mb > 0);
+			assert_int_equal(json_int(p, end, "id"),
+					 pr->profile_id);
+			assert_int_equal(json_int(p, end, "sliceCount"),
+					 pr->compute);
+			assert_int_equal(json_int(p, end, "instanceCount"),
+					 pr->max);
+			assert_int_equal(
+				json_int(p, end, "multiprocessorCount"),
+				pr->sms);
+			if (fabs((double)mb / 1024.0 - pr->mem_gib) > 1e-3)
+				fail_msg("%s: driver %ld MB = %.2f GiB, table "
+					 "%.2f",
+					 pr->name, mb, (double)mb / 1024.0,
+					 (double)pr->mem_gib);
+			seen++;
+		}
+		p = end;
+	}
+	assert_int_equal(seen, m->nprofiles);
+	free(json);
+
+	/* nvidia-smi mig -lgip: GiB and SMs per name; -lgipp: placements */
+	shared_path(path, sizeof(path),
+		    "fixtures/h200/nvidia-smi-mig-lgip.txt");
+	char *lgip = slurp(path);
+	assert_non_null(lgip);
+	seen = 0;
+	for (char *line = strtok(lgip, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[32];
+		unsigned id, fr, total, sm;
+		float gib;
+		if (sscanf(line, "| %*d MIG %31s %u %u/%u %f %*s %u", name, &id,
+			   &fr, &total, &gib, &sm) != 6)
+			continue;
+		int i = gf_mig_profile_find(m, name);
+		assert_true(i >= 0);
+		assert_int_equal(id, m->profiles[i].profile_id);
+		assert_int_equal(total, m->profiles[i].max);
+		assert_int_equal(sm, m->profiles[i].sms);
+		assert_true(fabsf(gib - m->profiles[i].mem_gib) < 1e-3f);
+		seen++;
+	}
+	assert_int_equal(seen, m->nprofiles);
+	free(lgip);
+	shared_path(path, sizeof(path),
+		    "fixtures/h200/nvidia-smi-mig-lgipp.txt");
+	char *lgipp = slurp(path);
+	assert_non_null(lgipp);
+	seen = 0;
+	for (char *line = strtok(lgipp, "\n"); line;
+	     line = strtok(NULL, "\n")) {
+		unsigned id;
+		int off = 0;
+		if (sscanf(line, "GPU %*d Profile ID %u Placement%*[s ]: {%n",
+			   &id, &off) != 1 ||
+		    off == 0)
+			continue;
+		unsigned starts = 0, size = 0;
+		char *q = line + off;
+		while (*q && *q != '}') {
+			starts |= 1u << strtoul(q, &q, 10);
+			if (*q == ',')
+				q++;
+		}
+		assert_int_equal(sscanf(q, "}:%u", &size), 1);
+		/* ids 19 and 20 (1g and 1g+me) share a placement table */
+		for (int i = 0; i < m->nprofiles; i++)
+			if (m->profiles[i].profile_id == id) {
+				assert_int_equal(starts, m->profiles[i].starts);
+				assert_int_equal(size, m->profiles[i].mem);
+				seen++;
+			}
+	}
+	assert_int_equal(seen, m->nprofiles);
+	free(lgipp);
+}
+
+/* mig validate: a profile no GPU has is an error (not one warning among
+ * many); a config valid on some models only says which. */
+static void test_validate_rules(void **state)
+{
+	(void)state;
+	struct gf_mp_file f;
+	struct gf_err e;
+	assert_int_equal(
+		gf_mp_read("tests/fixtures/mig/bad-rules.yaml", &f, &e), 0);
+	struct gf_buf out;
+	gf_buf_init(&out, 1 << 16);
+	int warnings, errors = gf_mp_validate(&f, &out, &warnings);
+	const char *o = gf_buf_str(&out);
+	assert_int_equal(errors, 5);
+	assert_int_equal(warnings, 1);
+	assert_non_null(strstr(o, ":26: error: config 'no-such-profile': "
+				  "'1g.11gb' is a profile of no GPU"));
+	assert_non_null(strstr(o, ":28: note: config 'some-models-only': "
+				  "valid on a100-80gb, h100-80gb only; these "
+				  "instances do not fit on one a100-40gb"));
+	assert_non_null(strstr(o, "'1g.10gb' is not a profile of the GB200"));
+	assert_non_null(strstr(o, "warning: config 'rtx-pro-by-name'"));
+	assert_non_null(strstr(o, "'no-model-has-both': no GPU model has all"));
+	gf_buf_release(&out);
+	gf_mp_release(&f);
+}
+
+/* ---- mig apply against the fake NVML ---- */
+
+static char tmpdir[64];
+static int generation;
+
+/* A fresh fake: the fixture reloaded, the call log emptied. */
+static void fresh_fake(const char *fixture)
+{
+	char gen[16], log[128];
+	snprintf(gen, sizeof(gen), "%d", ++generation);
+	setenv("GPUFLEET_FAKE_NVML_FIXTURE", fixture, 1);
+	setenv("GPUFLEET_FAKE_NVML_GEN", gen, 1);
+	snprintf(log, sizeof(log), "%s/calls.log", tmpdir);
+	setenv("GPUFLEET_FAKE_NVML_LOG", log, 1);
+	unlink(log);
+}
+
+/* The calls the fake received since fresh_fake, one per line ("" when
+ * none); the caller frees. */
+static char *calls(void)
+{
+	char log[128];
+	snprintf(log, sizeof(log), "%s/calls.log", tmpdir);
+	char *s = slurp(log);
+	if (!s) {
+		s = malloc(1);
+		s[0] = '\0';
+	}
+	return s;
+}
+
+static int count_lines(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Apply config `name` of the YAML `text` (dry or not); e->msg on error. */
+static int apply_yaml(const char *text, const char *name, bool dry,
+		      struct gf_err *e)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/cfg.yaml", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	struct gf_mp_file mf;
+	int rc = gf_mp_read(path, &mf, e);
+	if (rc)
+		print_message("%s\n", e->msg);
+	assert_int_equal(rc, 0);
+	const struct gf_mp_config *cfg = gf_mp_find(&mf, name);
+	assert_non_null(cfg);
+	struct gf_buf log;
+	gf_buf_init(&log, 1 << 20);
+	gf_err_clear(e);
+	rc = gf_mig_apply(cfg, dry, &log, e);
+	gf_buf_release(&log);
+	gf_mp_release(&mf);
+	return rc;
+}
+
+/* What GPU `index` of the fake holds now, read through NVML (not through
+ * gpufleet's apply); -1 when MIG is off. */
+static int read_gpu(unsigned index, const struct gf_mig_model *m,
+		    struct gf_mig_layout *l)
+{
+	const struct gf_nvml *nv;
+	struct gf_err e;
+	assert_int_equal(gf_nvml_open(&nv, &e), 0);
+	nvmlDevice_t dev;
+	assert_int_equal(nv->nvmlDeviceGetHandleByIndex(index, &dev),
+			 NVML_SUCCESS);
+	unsigned cur, pend;
+	assert_int_equal(nv->nvmlDeviceGetMigMode(dev, &cur, &pend),
+			 NVML_SUCCESS);
+	l->n = 0;
+	for (int p = 0; cur == 1 && p < m->nprofiles; p++) {
+		nvmlGpuInstanceProfileInfo_t info;
+		if (nv->nvmlDeviceGetGpuInstanceProfileInfo(
+			    dev, m->profiles[p].nvml_enum, &info) !=
+		    NVML_SUCCESS)
+			continue;
+		nvmlGpuInstance_t gis[8];
+		unsigned n = 8;
+		assert_int_equal(
+			nv->nvmlDeviceGetGpuInstances(dev, info.id, gis, &n),
+			NVML_SUCCESS);
+		for (unsigned k = 0; k < n; k++) {
+			nvmlGpuInstanceInfo_t gi;
+			assert_int_equal(
+				nv->nvmlGpuInstanceGetInfo(gis[k], &gi),
+				NVML_SUCCESS);
+			l->inst[l->n++] = (struct gf_mig_instance){
+				(uint8_t)p, (uint8_t)gi.placement.start, false
+			};
+		}
+	}
+	gf_nvml_close();
+	return cur == 1 ? 0 : -1;
+}
+
+#define MIG_H100 "tests/fixtures/nvml/mig-h100.nvml"
+
+/* A config of one entry for GPU `gpu`: counts[i] of profile i of m. */
+static void config_text(char *out, size_t size, const struct gf_mig_model *m,
+			int gpu, const int *counts)
+{
+	size_t len = (size_t)snprintf(out, size,
+				      "version: v1\nmig-configs:\n  c:\n"
+				      "    - devices: [%d]\n"
+				      "      mig-enabled: true\n"
+				      "      mig-devices:\n",
+				      gpu);
+	for (int i = 0; i < m->nprofiles; i++)
+		if (counts[i])
+			len += (size_t)snprintf(out + len, size - len,
+						"        \"%s\": %d\n",
+						m->profiles[i].name, counts[i]);
+}
+
+struct multisets {
+	int n;
+	int sets[256][GF_MIG_MAX_PROFILES];
+};
+
+static int multiset_cb(const struct gf_mig_layout *l, void *arg)
+{
+	struct multisets *ms = arg;
+	int c[GF_MIG_MAX_PROFILES] = { 0 };
+	for (int i = 0; i < l->n; i++)
+		c[l->inst[i].profile]++;
+	for (int k = 0; k < ms->n; k++)
+		if (!memcmp(ms->sets[k], c, sizeof(c)))
+			return 0;
+	assert_true(ms->n < 256);
+	memcpy(ms->sets[ms->n++], c, sizeof(c));
+	return 0;
+}
+
+/* Every valid config applies to an idle GPU with MIG off: the calls are
+ * SetMigMode, then per instance a creation with an explicit placement and
+ * a compute instance, largest first; the GPU then holds exactly the
+ * config.  (The issue's cases: 1g.10gb x3, x5, 2g.20gb x2, 1g.20gb x2,
+ * 1g.10gb + 2g.20gb were refused.) */
+static void test_apply_every_valid_config_on_idle_gpu(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	static struct multisets ms;
+	ms.n = 0;
+	gf_mig_enumerate(h, multiset_cb, &ms);
+	assert_true(ms.n > 77); /* with the +me variants */
+	for (int k = 0; k < ms.n; k++) {
+		char text[1024];
+		config_text(text, sizeof(text), h, 0, ms.sets[k]);
+		fresh_fake(MIG_H100);
+		struct gf_err e;
+		int rc = apply_yaml(text, "c", false, &e);
+		if (rc)
+			print_message("%s: %s\n", text, e.msg);
+		assert_int_equal(rc, 0);
+		char *log = calls();
+		int want = 0;
+		for (int i = 0; i < h->nprofiles; i++)
+			want += ms.sets[k][i];
+		assert_int_equal(count_lines(log, "nvmlDeviceSetMigMode gpu=0 "
+						  "mode=1 = 0"),
+				 1);
+		assert_int_equal(count_lines(log, "WithPlacement gpu=0"), want);
+		assert_int_equal(
+			count_lines(log, "CreateComputeInstance gpu=0"), want);
+		assert_int_equal(count_lines(log, " = 0\n"),
+				 1 + 2 * want); /* every call succeeded */
+		assert_int_equal(
+			count_lines(log, "nvmlDeviceCreateGpuInstance "),
+			0); /* never the driver's own placement */
+		assert_int_equal(count_lines(log, "Destroy"), 0);
+		assert_int_equal(count_lines(log, "gpu=1"), 0);
+		/* largest first */
+		unsigned last = 99;
+		for (const char *q = log; (q = strstr(q, " size="));) {
+			unsigned sz = (unsigned)strtoul(q + 6, NULL, 10);
+			assert_true(sz <= last);
+			last = sz;
+			q += 6;
+		}
+		free(log);
+		struct gf_mig_layout l;
+		assert_int_equal(read_gpu(0, h, &l), 0);
+		int got[GF_MIG_MAX_PROFILES] = { 0 };
+		for (int i = 0; i < l.n; i++)
+			got[l.inst[i].profile]++;
+		assert_memory_equal(got, ms.sets[k], sizeof(got));
+		char msg[160];
+		assert_int_equal(gf_mig_layout_check(h, &l, msg, sizeof(msg)),
+				 0);
+		/* the dry run with no NVML lists the same creations */
+		struct gf_mig_gpu og = { h, { .n = 0 } };
+		char path[128];
+		snprintf(path, sizeof(path), "%s/cfg.yaml", tmpdir);
+		struct gf_mp_file mf;
+		assert_int_equal(gf_mp_read(path, &mf, &e), 0);
+		struct gf_buf out;
+		gf_buf_init(&out, 1 << 16);
+		assert_int_equal(gf_mig_apply_offline(gf_mp_find(&mf, "c"), &og,
+						      NULL, 1, &out, &e),
+				 0);
+		assert_int_equal(count_lines(gf_buf_str(&out),
+					     "CreateGpuInstanceWithPlacement"),
+				 want);
+		gf_buf_release(&out);
+		gf_mp_release(&mf);
+	}
+}
+
+static const char apply_cfgs[] =
+	"version: v1\n"
+	"mig-configs:\n"
+	"  balanced:\n"
+	"    - devices: [1]\n"
+	"      mig-enabled: true\n"
+	"      mig-devices: { \"1g.10gb\": 2, \"2g.20gb\": 1, \"3g.40gb\": 1 }\n"
+	"  two-2g:\n"
+	"    - devices: [1]\n"
+	"      mig-enabled: true\n"
+	"      mig-devices: { \"3g.40gb\": 1, \"2g.20gb\": 2 }\n"
+	"  all-1g:\n"
+	"    - devices: [1, 2]\n"
+	"      mig-enabled: true\n"
+	"      mig-devices: { \"1g.10gb\": 7 }\n"
+	"  off:\n"
+	"    - devices: [2]\n"
+	"      mig-enabled: false\n"
+	"  seven:\n"
+	"    - devices: [0]\n"
+	"      mig-enabled: true\n"
+	"      mig-devices: { \"1g.10gb\": 7 }\n"
+	"  big:\n"
+	"    - devices: [0]\n"
+	"      mig-enabled: true\n"
+	"      mig-devices: { \"4g.40gb\": 1, \"3g.40gb\": 1 }\n";
+
+/* GPU 1 of the fixture: a busy 3g.40gb at 4, idle 1g.10gb at 0 and 1. */
+static void test_apply_around_busy_instances(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	int p1 = gf_mig_profile_find(h, "1g.10gb");
+	int p2 = gf_mig_profile_find(h, "2g.20gb");
+	int p3 = gf_mig_profile_find(h, "3g.40gb");
+	struct gf_err e;
+	struct gf_mig_layout l;
+
+	/* balanced: everything there stays; one 2g created, at 2 */
+	fresh_fake(MIG_H100);
+	assert_int_equal(apply_yaml(apply_cfgs, "balanced", false, &e), 0);
+	char *log = calls();
+	assert_string_equal(log, "nvmlDeviceCreateGpuInstanceWithPlacement "
+				 "gpu=1 id=14 start=2 size=2 = 0\n"
+				 "nvmlGpuInstanceCreateComputeInstance gpu=1 "
+				 "gi_start=2 ci_profile=1 = 0\n");
+	free(log);
+	assert_int_equal(read_gpu(1, h, &l), 0);
+	assert_int_equal(l.n, 4);
+
+	/* two 2g: the idle 1g go (compute instance first), the busy 3g
+	 * stays, the 2g take 0 and 2 */
+	fresh_fake(MIG_H100);
+	assert_int_equal(apply_yaml(apply_cfgs, "two-2g", false, &e), 0);
+	log = calls();
+	assert_string_equal(
+		log,
+		"nvmlComputeInstanceDestroy gpu=1 gi_start=0 = 0\n"
+		"nvmlGpuInstanceDestroy gpu=1 id=19 start=0 = 0\n"
+		"nvmlComputeInstanceDestroy gpu=1 gi_start=1 = 0\n"
+		"nvmlGpuInstanceDestroy gpu=1 id=19 start=1 = 0\n"
+		"nvmlDeviceCreateGpuInstanceWithPlacement gpu=1 id=14 start=0 "
+		"size=2 = 0\n"
+		"nvmlGpuInstanceCreateComputeInstance gpu=1 gi_start=0 "
+		"ci_profile=1 = 0\n"
+		"nvmlDeviceCreateGpuInstanceWithPlacement gpu=1 id=14 start=2 "
+		"size=2 = 0\n"
+		"nvmlGpuInstanceCreateComputeInstance gpu=1 gi_start=2 "
+		"ci_profile=1 = 0\n");
+	free(log);
+	assert_int_equal(read_gpu(1, h, &l), 0);
+	int got[GF_MIG_MAX_PROFILES] = { 0 };
+	for (int i = 0; i < l.n; i++) {
+		got[l.inst[i].profile]++;
+		if (l.inst[i].profile == p3)
+			assert_int_equal(l.inst[i].start, 4);
+	}
+	assert_int_equal(got[p1], 0);
+	assert_int_equal(got[p2], 2);
+	assert_int_equal(got[p3], 1);
+
+	/* all-1g on GPUs 1 and 2: each has a busy instance the config lacks;
+	 * no call is made and the message names it */
+	fresh_fake(MIG_H100);
+	assert_int_not_equal(apply_yaml(apply_cfgs, "all-1g", false, &e), 0);
+	assert_non_null(strstr(e.msg, "2 GPUs failed"));
+	assert_non_null(strstr(e.msg, "the busy 3g.40gb@4 is not in the "
+				      "config"));
+	assert_non_null(strstr(e.msg, "cfg.yaml: config 'all-1g'"));
+	log = calls();
+	assert_string_equal(log, "");
+	free(log);
+	assert_int_equal(read_gpu(1, h, &l), 0);
+	assert_int_equal(l.n, 3);
+
+	/* MIG off on GPU 2 would destroy its busy 7g: refused, no call */
+	fresh_fake(MIG_H100);
+	assert_int_not_equal(apply_yaml(apply_cfgs, "off", false, &e), 0);
+	assert_non_null(strstr(e.msg, "busy 7g.80gb@0"));
+	assert_non_null(strstr(e.msg, "cfg.yaml:16: config 'off': GPU 2:"));
+	log = calls();
+	assert_string_equal(log, "");
+	free(log);
+	assert_int_equal(read_gpu(2, h, &l), 0);
+	assert_int_equal(l.n, 1);
+
+	/* a dry run calls nothing that changes the GPU */
+	fresh_fake(MIG_H100);
+	assert_int_equal(apply_yaml(apply_cfgs, "two-2g", true, &e), 0);
+	log = calls();
+	assert_string_equal(log, "");
+	free(log);
+	assert_int_equal(read_gpu(1, h, &l), 0);
+	assert_int_equal(l.n, 3);
+	assert_int_equal(read_gpu(0, h, &l), -1); /* still MIG off */
+}
+
+/* Idle instances are destroyed (compute instance first) when the config
+ * changes; applying the same config again changes nothing. */
+static void test_apply_reconfigures_idle_gpu(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_err e;
+	struct gf_mig_layout l;
+	fresh_fake(MIG_H100);
+	assert_int_equal(apply_yaml(apply_cfgs, "seven", false, &e), 0);
+	char log[128];
+	snprintf(log, sizeof(log), "%s/calls.log", tmpdir);
+	unlink(log);
+	assert_int_equal(apply_yaml(apply_cfgs, "seven", false, &e), 0);
+	char *c = calls();
+	assert_string_equal(c, ""); /* already there */
+	free(c);
+	assert_int_equal(apply_yaml(apply_cfgs, "big", false, &e), 0);
+	c = calls();
+	assert_int_equal(count_lines(c, "nvmlComputeInstanceDestroy gpu=0"), 7);
+	assert_int_equal(count_lines(c, "nvmlGpuInstanceDestroy gpu=0"), 7);
+	assert_int_equal(count_lines(c, "SetMigMode"), 0);
+	/* destroys before creates, each CI before its GI */
+	const char *last_destroy = c, *q = c;
+	while ((q = strstr(q, "Destroy")))
+		last_destroy = q++;
+	assert_true(strstr(c, "WithPlacement") > last_destroy);
+	assert_true(strstr(c, "nvmlComputeInstanceDestroy gpu=0 gi_start=3") <
+		    strstr(c, "nvmlGpuInstanceDestroy gpu=0 id=19 start=3"));
+	assert_non_null(strstr(c, "WithPlacement gpu=0 id=5 start=0 size=4 "
+				  "= 0\n"));
+	assert_non_null(strstr(c, "WithPlacement gpu=0 id=9 start=4 size=4 "
+				  "= 0\n"));
+	assert_true(strstr(c, "id=5 start=0") < strstr(c, "id=9 start=4"));
+	free(c);
+	assert_int_equal(read_gpu(0, h, &l), 0);
+	assert_int_equal(l.n, 2);
+}
+
+/* The target on its own: exact counts, busy kept, idle kept when they
+ * can be, and why not when not. */
+static void test_reach(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	int p1 = gf_mig_profile_find(h, "1g.10gb");
+	int p2 = gf_mig_profile_find(h, "2g.20gb");
+	int p3 = gf_mig_profile_find(h, "3g.40gb");
+	int p7 = gf_mig_profile_find(h, "7g.80gb");
+	struct gf_mig_layout cur = {
+		3,
+		{ { (uint8_t)p3, 4, true },
+		  { (uint8_t)p1, 0, false },
+		  { (uint8_t)p1, 3, false } },
+	};
+	int counts[GF_MIG_MAX_PROFILES] = { 0 };
+	counts[p3] = 1;
+	counts[p1] = 1;
+	counts[p2] = 1;
+	struct gf_mig_layout out;
+	struct gf_mig_instance busy;
+	/* 2g fits at 0 (losing 1g@0) or at 2 (losing 1g@3): one 1g kept */
+	assert_int_equal(gf_mig_reach(h, &cur, counts, &out, &busy), 0);
+	assert_int_equal(out.n, 3);
+	int kept = 0;
+	for (int i = 0; i < out.n; i++)
+		for (int k = 0; k < cur.n; k++)
+			kept += out.inst[i].profile == cur.inst[k].profile &&
+				out.inst[i].start == cur.inst[k].start;
+	assert_int_equal(kept, 2);		   /* the busy 3g and one 1g */
+	assert_int_equal(out.inst[0].profile, p3); /* creation order */
+	assert_true(out.inst[0].busy);
+	/* a 7g cannot be reached around the busy 3g */
+	memset(counts, 0, sizeof(counts));
+	counts[p7] = 1;
+	assert_int_equal(gf_mig_reach(h, &cur, counts, &out, &busy), GF_EINVAL);
+	assert_int_equal(busy.profile, p3);
+	/* 3 x 3g never fits */
+	memset(counts, 0, sizeof(counts));
+	counts[p3] = 3;
+	assert_int_equal(gf_mig_reach(h, &cur, counts, &out, &busy),
+			 GF_ENOTFOUND);
+	/* two 3g: the busy one and one at 0, the idle 1g go */
+	counts[p3] = 2;
+	assert_int_equal(gf_mig_reach(h, &cur, counts, &out, &busy), 0);
+	assert_int_equal(out.n, 2);
+}
+
+/* The fake driver (not gpufleet): with no explicit placement it puts an
+ * instance at the highest free start, so small ones first then a 3g
+ * fails, as the MIG user guide documents for A100 (-cgi 19,19,14,9), and
+ * the guide's order (3g first) works.  gpufleet never relies on it: it
+ * places explicitly, largest first (test_apply_every_valid_config_...). */
+static void test_fake_nvml_places_like_the_driver(void **state)
 {
 	(void)state;
 	const char *lib = getenv("GPUFLEET_NVML_LIBRARY");
@@ -434,17 +1387,19 @@ static void test_fake_driver_creation_order(void **state)
 		print_message("fake NVML not found\n");
 		skip();
 	}
-	setenv("GPUFLEET_FAKE_NVML_FIXTURE",
-	       "tests/fixtures/nvml/mig-h100.nvml", 1);
+	fresh_fake(MIG_H100);
 	typedef nvmlReturn_t (*init_t)(void);
 	typedef nvmlReturn_t (*handle_t)(unsigned, nvmlDevice_t *);
 	typedef nvmlReturn_t (*mode_t_)(nvmlDevice_t, unsigned, nvmlReturn_t *);
 	typedef nvmlReturn_t (*create_t)(nvmlDevice_t, unsigned,
 					 nvmlGpuInstance_t *);
+	typedef nvmlReturn_t (*info_t)(nvmlGpuInstance_t,
+				       nvmlGpuInstanceInfo_t *);
 	init_t init;
 	handle_t handle;
 	mode_t_ setmode;
 	create_t create;
+	info_t info;
 	/* POSIX: data and function pointers convert (see dlsym(3)) */
 	void *sym = dlsym(dl, "nvmlInit_v2");
 	memcpy(&init, &sym, sizeof(sym));
@@ -454,21 +1409,250 @@ static void test_fake_driver_creation_order(void **state)
 	memcpy(&setmode, &sym, sizeof(sym));
 	sym = dlsym(dl, "nvmlDeviceCreateGpuInstance");
 	memcpy(&create, &sym, sizeof(sym));
+	sym = dlsym(dl, "nvmlGpuInstanceGetInfo");
+	memcpy(&info, &sym, sizeof(sym));
 	assert_non_null(create);
+	assert_non_null(info);
 	assert_int_equal(init(), NVML_SUCCESS);
 	nvmlDevice_t d;
 	nvmlReturn_t act;
 	nvmlGpuInstance_t gi;
+	nvmlGpuInstanceInfo_t gii;
 	assert_int_equal(handle(0, &d), NVML_SUCCESS);
 	assert_int_equal(setmode(d, 1, &act), NVML_SUCCESS);
-	assert_int_equal(create(d, 19, &gi), NVML_SUCCESS); /* 1g at 6 */
-	assert_int_equal(create(d, 19, &gi), NVML_SUCCESS); /* 1g at 5 */
-	assert_int_equal(create(d, 14, &gi), NVML_SUCCESS); /* 2g at 2 */
-	assert_int_equal(create(d, 9, &gi), NVML_ERROR_INSUFFICIENT_RESOURCES);
-	/* the order the guide gives works on a fresh GPU: 3g first */
+	static const struct {
+		unsigned id;
+		int start; /* -1: refused */
+	} small_first[] = { { 19, 6 }, { 19, 5 }, { 14, 2 }, { 9, -1 } },
+	  guide[] = { { 9, 4 }, { 19, 3 }, { 14, 0 }, { 19, 2 } };
+	for (int i = 0; i < 4; i++) {
+		nvmlReturn_t r = create(d, small_first[i].id, &gi);
+		if (small_first[i].start < 0) {
+			assert_int_equal(r, NVML_ERROR_INSUFFICIENT_RESOURCES);
+			continue;
+		}
+		assert_int_equal(r, NVML_SUCCESS);
+		assert_int_equal(info(gi, &gii), NVML_SUCCESS);
+		assert_int_equal(gii.placement.start, small_first[i].start);
+	}
+	/* a fresh GPU (the fixture reloaded): 3g first works */
+	fresh_fake(MIG_H100);
+	assert_int_equal(init(), NVML_SUCCESS);
+	assert_int_equal(handle(0, &d), NVML_SUCCESS);
+	assert_int_equal(setmode(d, 1, &act), NVML_SUCCESS);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(create(d, guide[i].id, &gi), NVML_SUCCESS);
+		assert_int_equal(info(gi, &gii), NVML_SUCCESS);
+		assert_int_equal(gii.placement.start, guide[i].start);
+	}
 	assert_int_equal(handle(3, &d), NVML_SUCCESS); /* the L4: no MIG */
 	assert_int_equal(setmode(d, 1, &act), NVML_ERROR_NOT_SUPPORTED);
 	dlclose(dl);
+}
+
+/* ---- facts of the golden files, computed by hand ---- */
+
+static char *golden(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "tests/golden/expected/%s.out", name);
+	char *s = slurp(path);
+	if (!s)
+		fail_msg("cannot read %s (run from the repository root)", path);
+	return s;
+}
+
+/* Instances of `name` in the text plan's rows ("X=name@S"). */
+static int text_instances(const char *s, const char *name)
+{
+	char pat[48];
+	snprintf(pat, sizeof(pat), "=%s@", name);
+	return count_lines(s, pat);
+}
+
+static void test_golden_plans_by_hand(void **state)
+{
+	(void)state;
+	/* mig-plan-h100: 20 x 1g + 4 x 3g on 8 H100s.  Compute slices
+	 * 20 + 12 = 32 > 4 x 7, memory 20 + 16 = 36 > 4 x 8: at least 5
+	 * GPUs; and exactly the demanded instances */
+	char *s = golden("mig-plan-h100");
+	assert_int_equal(text_instances(s, "1g.10gb"), 20);
+	assert_int_equal(text_instances(s, "3g.40gb"), 4);
+	assert_non_null(strstr(s, "GPUs:     5 used, 3 free"));
+	free(s);
+	/* mig-plan-mixed: the A30 profiles need 4 + 3 = 7 A30 slices > 4,
+	 * so both A30s; 6 x 1g.5gb + 3g.20gb need 9 compute slices > 7, so
+	 * both A100s: 4 GPUs */
+	s = golden("mig-plan-mixed");
+	assert_int_equal(text_instances(s, "1g.5gb"), 6);
+	assert_int_equal(text_instances(s, "2g.12gb"), 2);
+	assert_int_equal(text_instances(s, "1g.6gb"), 3);
+	assert_int_equal(text_instances(s, "3g.20gb"), 1);
+	assert_non_null(strstr(s, "GPUs:     4 used, 0 free"));
+	free(s);
+	/* mig-plan-h100-yaml: 7g takes a GPU; 6 + 4 + 6 = 16 compute slices
+	 * > 2 x 7 for the rest: 4 GPUs; the counts, summed over entries,
+	 * are the demand */
+	s = golden("mig-plan-h100-yaml");
+	int sum[4] = { 0 }, enabled = 0;
+	static const char *const names[4] = { "1g.10gb", "2g.20gb", "3g.40gb",
+					      "7g.80gb" };
+	int devices = 1;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strstr(line, "- devices: ["))
+			devices = 1 + count_lines(line, ",");
+		if (strstr(line, "mig-enabled: true"))
+			enabled += devices;
+		for (int k = 0; k < 4; k++) {
+			char pat[32];
+			snprintf(pat, sizeof(pat), "\"%s\": ", names[k]);
+			const char *q = strstr(line, pat);
+			if (q)
+				sum[k] += devices * atoi(q + strlen(pat));
+		}
+	}
+	assert_int_equal(sum[0], 6);
+	assert_int_equal(sum[1], 2);
+	assert_int_equal(sum[2], 2);
+	assert_int_equal(sum[3], 1);
+	assert_int_equal(enabled, 4);
+	free(s);
+	/* mig-plan-h100-json: 3 H100s hold 24 memory slices; 4 x 3g (16)
+	 * + 8 x 1g fill them, so served units are 24, the rest unserved */
+	s = golden("mig-plan-h100-json");
+	assert_non_null(strstr(s, "\"served_units\": 24,"));
+	assert_non_null(strstr(s, "\"bound_units\": 24,"));
+	assert_int_equal(count_lines(s, "\"profile\": \"1g.10gb\""),
+			 2 * 8); /* instances and create lists */
+	assert_non_null(strstr(s, "\"unserved\": {\n    \"1g.10gb\": 12,"));
+	free(s);
+}
+
+/* The goldens of issue 8's cases, by hand: what was demanded is what is
+ * planned, --fill adds what fits and says so, the busy instance stays. */
+static void test_golden_issue_plans_by_hand(void **state)
+{
+	(void)state;
+	/* 2g.20gb=1 on two H100s: one instance, one GPU */
+	char *s = golden("mig-plan-no-padding");
+	assert_int_equal(count_lines(s, "=2g.20gb@"), 1);
+	assert_non_null(strstr(s, "GPUs:     1 used, 1 free"));
+	free(s);
+	s = golden("mig-plan-no-padding-yaml");
+	assert_non_null(strstr(s, "\"1g.10gb\": 3\n"));
+	assert_int_equal(count_lines(s, "mig-enabled: true"), 1);
+	free(s);
+	/* --fill: 1g.10gb=3, an H100 takes seven 1g (slice 7 takes none),
+	 * so four more, each marked */
+	s = golden("mig-plan-fill");
+	assert_int_equal(text_instances(s, "1g.10gb"), 7);
+	int marks = 0; /* "@S+": an instance --fill added */
+	for (const char *q = s; (q = strchr(q, '+')); q++)
+		marks += q - s >= 2 && q[-1] >= '0' && q[-1] <= '9' &&
+			 q[-2] == '@';
+	assert_int_equal(marks, 4);
+	assert_non_null(strstr(s, "1g.10gb@6+\n"));
+	assert_non_null(strstr(s, "fill:     4 instances"));
+	free(s);
+	s = golden("mig-plan-fill-yaml");
+	assert_non_null(strstr(s, "# --fill: 4 instances"));
+	assert_non_null(strstr(s, "\"1g.10gb\": 7\n"));
+	free(s);
+	/* 2g.20gb=1 on one H100 with --fill: three 2g fit (slices 0-5,
+	 * compute 6 of 7), so two more */
+	s = golden("mig-plan-fill-json");
+	assert_non_null(strstr(s, "\"filled_instances\": 2,"));
+	assert_non_null(strstr(s, "\"served_instances\": 1,"));
+	free(s);
+	/* six 1g.10gb fit one H100 (seven would): 1 GPU, the A100s free */
+	s = golden("mig-plan-mixed-fewest");
+	assert_int_equal(text_instances(s, "1g.10gb"), 6);
+	assert_int_equal(count_lines(s, "a100-40gb    ........  keep"), 2);
+	assert_non_null(strstr(s, "GPUs:     1 used, 2 free"));
+	free(s);
+	/* current.txt: GPU 0 holds the two 3g already, GPU 1's busy 3g is
+	 * the third, two 1g beside it: 2 GPUs, 5 instances */
+	s = golden("mig-plan-current");
+	assert_non_null(strstr(s, "keep     A=3g.40gb@0 B=3g.40gb@4\n"));
+	assert_non_null(strstr(s, "A=3g.40gb@0* "));
+	assert_int_equal(text_instances(s, "1g.10gb"), 2);
+	assert_non_null(strstr(s, "served:   5 of 5 instances"));
+	free(s);
+	/* the busy 1g.5gb@2 stays; it serves the 1g.5gb demanded */
+	s = golden("mig-plan-busy-kept");
+	assert_non_null(strstr(s, "=1g.5gb@2*"));
+	assert_int_equal(text_instances(s, "1g.5gb"), 1);
+	assert_int_equal(text_instances(s, "2g.10gb"), 2);
+	free(s);
+}
+
+/* The simulator's goldens: rows checked against formulas worked out by
+ * hand for their mixes. */
+static void test_golden_simulations_by_hand(void **state)
+{
+	(void)state;
+	/* sim-mig-7g: a 7g takes a whole GPU, 1g go seven to a GPU:
+	 * planned = d7 + ceil(d1 / 7); all-1g and all-balanced have no 7g */
+	char *s = golden("sim-mig-7g");
+	int rows = 0;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+		int req, d1, d7, planned;
+		char a[16], b[16];
+		if (sscanf(line, "%d %d/%d %15s %15s %d", &req, &d1, &d7, a, b,
+			   &planned) != 6)
+			continue;
+		assert_int_equal(d1 + d7, req);
+		assert_int_equal(planned, d7 + (d1 + 6) / 7);
+		if (d7 > 0) {
+			assert_string_equal(a, "never");
+			assert_string_equal(b, "never");
+		}
+		rows++;
+	}
+	assert_int_equal(rows, GF_MIGSIM_POINTS);
+	free(s);
+	/* sim-mig-a30-json: on an A30 any mix of 1g (1 slice) and 2g (2)
+	 * fits four slices: planned = ceil((d1 + 2 d2) / 4); balanced is
+	 * 2 x 1g + 2g: max(ceil(d1 / 2), d2) */
+	s = golden("sim-mig-a30-json");
+	rows = 0;
+	for (char *q = s; (q = strstr(q, "\"1g.6gb\": ")); q++) {
+		int d1 = atoi(q + 10);
+		int d2 = atoi(strstr(q, "\"2g.12gb\": ") + 11);
+		int bal = atoi(strstr(q, "\"gpus_all_balanced\": ") + 21);
+		int planned = atoi(strstr(q, "\"gpus_planned\": ") + 16);
+		assert_int_equal(planned, (d1 + 2 * d2 + 3) / 4);
+		int want_bal = (d1 + 1) / 2 > d2 ? (d1 + 1) / 2 : d2;
+		assert_int_equal(bal, want_bal);
+		rows++;
+	}
+	assert_int_equal(rows, GF_MIGSIM_POINTS);
+	free(s);
+	/* sim-mig-h100: balanced = max(ceil(d1 / 2), d2, d3); planned at
+	 * least the compute bound ceil((d1 + 2 d2 + 3 d3) / 7), the memory
+	 * bound ceil((d1 + 2 d2 + 4 d3) / 8) and ceil(d3 / 2) */
+	s = golden("sim-mig-h100");
+	rows = 0;
+	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+		int req, d1, d2, d3, bal, planned;
+		char a[16];
+		if (sscanf(line, "%d %d/%d/%d %15s %d %d", &req, &d1, &d2, &d3,
+			   a, &bal, &planned) != 7)
+			continue;
+		assert_int_equal(d1 + d2 + d3, req);
+		int want_bal = (d1 + 1) / 2;
+		want_bal = d2 > want_bal ? d2 : want_bal;
+		want_bal = d3 > want_bal ? d3 : want_bal;
+		assert_int_equal(bal, want_bal);
+		assert_true(planned >= (d1 + 2 * d2 + 3 * d3 + 6) / 7);
+		assert_true(planned >= (d1 + 2 * d2 + 4 * d3 + 7) / 8);
+		assert_true(planned >= (d3 + 1) / 2);
+		assert_true(planned <= bal);
+		rows++;
+	}
+	assert_int_equal(rows, GF_MIGSIM_POINTS);
+	free(s);
 }
 
 int main(int argc, char **argv)
@@ -479,13 +1663,38 @@ int main(int argc, char **argv)
 		fake_nvml_path(argv[0], lib, sizeof(lib));
 		setenv("GPUFLEET_NVML_LIBRARY", lib, 1);
 	}
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/gf-test-mig-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_enumeration_matches_reference),
 		cmocka_unit_test(test_layout_rules),
+		cmocka_unit_test(test_h200_table_matches_recording),
+		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_planner_is_optimal),
+		cmocka_unit_test(test_planner_creates_what_is_demanded),
+		cmocka_unit_test(test_planner_rules_with_current_layouts),
+		cmocka_unit_test(test_planner_fill),
 		cmocka_unit_test(test_planner_busy_and_changes),
 		cmocka_unit_test(test_migparted_files),
-		cmocka_unit_test(test_fake_driver_creation_order),
+		cmocka_unit_test(test_validate_rules),
+		cmocka_unit_test(test_reach),
+		cmocka_unit_test(test_apply_every_valid_config_on_idle_gpu),
+		cmocka_unit_test(test_apply_around_busy_instances),
+		cmocka_unit_test(test_apply_reconfigures_idle_gpu),
+		cmocka_unit_test(test_fake_nvml_places_like_the_driver),
+		cmocka_unit_test(test_golden_plans_by_hand),
+		cmocka_unit_test(test_golden_issue_plans_by_hand),
+		cmocka_unit_test(test_golden_simulations_by_hand),
 	};
-	return cmocka_run_group_tests_name("mig", tests, NULL, NULL);
+	int rc = cmocka_run_group_tests_name("mig", tests, NULL, NULL);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/calls.log", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/cfg.yaml", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+	return rc;
 }
