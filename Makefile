@@ -16,6 +16,14 @@ ifeq ($(CI),true)
 DEVELOPER = 1
 endif
 
+# Debug builds (the sanitizer build, or DEBUG=1) run the consistency
+# checkers of the stateful modules as they go (GF_DEBUG).
+ifneq ($(SANITIZE)$(DEBUG),)
+GF_DEBUG = 1
+else
+GF_DEBUG = 0
+endif
+
 ifeq ($(SANITIZE),)
 B ?= build
 OPT ?= -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
@@ -42,7 +50,8 @@ MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 
-CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+	-DGF_DEBUG=$(GF_DEBUG)
 CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
 LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) -lglpk -ldl \

@@ -1,7 +1,7 @@
 /*
  * sim_bench.c - simulator speed and scale.
  *
- *   sim_bench SHARED_DIR
+ *   sim_bench SHARED_DIR [fill|scale|churn|huge]
  * BENCH lines:
  *   sim.fill.fgd.one_seed        default trace, seed 42, FGD, one core (s)
  *   sim.fill.matrix_6x10         6 policies x 10 seeds on all cores (s)
@@ -16,7 +16,11 @@
  *                                2m (measured after peak_rss)
  * Targets (issue 3): one seed < 0.5 s; matrix < 15 s on 2 cores;
  * bestfit >= 50,000/s, fgd >= 10,000/s; peak memory < 2 GiB.
+ *   sim.churn.fgd.pairs_per_s   10,000 nodes x 8 GPUs kept half full:
+ *                                one place and one unplace of a random
+ *                                running request per pair, FGD (pairs/s)
  * Target (issue 8): 2m requests < 5 s, growing linearly.
+ * Target (issue 9): churn >= 40,000 place/unplace pairs per second.
  * Without the trace, the built-in workload stands in (said on stdout).
  */
 #include <stdio.h>
@@ -25,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <gpufleet/rng.h>
 #include <gpufleet/sim.h>
 
 #include "sim/pool.h"
@@ -129,6 +134,65 @@ static void scale_bench(const struct gf_workload *src)
 	gf_cluster_release(&c);
 }
 
+/* Work that comes and goes: fill 10,000 nodes to half their GPU, then
+ * each pair unplaces a random running request and places a new one. */
+static void churn_bench(const struct gf_workload *src)
+{
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	gf_synth_uniform(&c, 10000, 8, 96000, 393216, "G2");
+	struct gf_req *mix = calloc((size_t)src->n, sizeof(*mix));
+	for (int i = 0; i < src->n; i++) {
+		mix[i] = src->reqs[i];
+		mix[i].spec = 0;
+		mix[i].spec_key = 0;
+	}
+	struct gf_typical *typ;
+	int ntyp = gf_typical_build(mix, src->n, 0.95, &typ);
+	struct gf_sched *s;
+	if (gf_sched_new(&c, GF_POLICY_FGD, typ, ntyp,
+			 src->nclasses > 0 ? src->nclasses : 1, 1, &s) != 0) {
+		printf("# churn: cannot start the engine\n");
+		return;
+	}
+	struct running {
+		const struct gf_req *r;
+		struct gf_placement p;
+	};
+	int cap = 400000, n = 0;
+	struct running *run = calloc((size_t)cap, sizeof(*run));
+	struct gf_rng rng;
+	gf_rng_seed(&rng, 3);
+	while (gf_sched_alloc_milli(s) < c.gpu_milli_total / 2 && n < cap) {
+		const struct gf_req *r =
+			&mix[gf_rng_below(&rng, (uint64_t)src->n)];
+		if (r->ngpus == 0)
+			continue;
+		if (gf_sched_place(s, r, &run[n].p) == 0)
+			run[n++].r = r;
+	}
+	int pairs = 200000, failed = 0;
+	double t0 = now_s();
+	for (int i = 0; i < pairs; i++) {
+		int k = (int)gf_rng_below(&rng, (uint64_t)n);
+		gf_sched_unplace(s, run[k].r, &run[k].p);
+		run[k].r = &mix[gf_rng_below(&rng, (uint64_t)src->n)];
+		if (gf_sched_place(s, run[k].r, &run[k].p) != 0) {
+			failed++;
+			run[k] = run[--n];
+		}
+	}
+	double t = now_s() - t0;
+	printf("BENCH sim.churn.fgd.pairs_per_s %.0f pairs/s\n", pairs / t);
+	printf("# churn: %d running, %d of %d placements failed, %.2f s\n", n,
+	       failed, pairs, t);
+	free(run);
+	free(typ);
+	free(mix);
+	gf_sched_free(s);
+	gf_cluster_release(&c);
+}
+
 /* One FGD run on the built-in cluster with n requests, every step the
  * command takes timed together. */
 static void huge_bench(int n, const char *label)
@@ -170,6 +234,8 @@ static void huge_bench(int n, const char *label)
 int main(int argc, char **argv)
 {
 	const char *shared = argc > 1 ? argv[1] : "../shared";
+	/* optional: run one group only (fill, scale, churn, huge) */
+	const char *only = argc > 2 ? argv[2] : NULL;
 	struct gf_cluster c;
 	struct gf_workload w;
 	gf_cluster_init(&c);
@@ -187,15 +253,23 @@ int main(int argc, char **argv)
 		gf_workload_sort_by_name(&w);
 		gf_workload_classify(&w);
 	}
-	fill_benches(&c, &w);
-	scale_bench(&w);
+#define WANT(g) (only == NULL || strcmp(only, g) == 0)
+	if (WANT("fill"))
+		fill_benches(&c, &w);
+	if (WANT("scale"))
+		scale_bench(&w);
+	if (WANT("churn"))
+		churn_bench(&w);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	printf("BENCH sim.scale.peak_rss %.1f MiB\n",
 	       (double)ru.ru_maxrss / 1024.0);
-	huge_bench(600000, "600k");
-	huge_bench(1200000, "1200k");
-	huge_bench(2000000, "2m");
+	if (WANT("huge")) {
+		huge_bench(600000, "600k");
+		huge_bench(1200000, "1200k");
+		huge_bench(2000000, "2m");
+	}
+#undef WANT
 	gf_workload_release(&w);
 	gf_cluster_release(&c);
 	return 0;

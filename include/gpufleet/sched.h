@@ -1,37 +1,68 @@
 /*
  * sched.h - the placement engine: filter, score, select, in the
- * vocabulary of the Kubernetes scheduling framework.
+ * vocabulary of the Kubernetes scheduling framework; and release.
  *
  *   filter  nodes with the CPU, memory, GPU model and GPU shares asked for
- *   score   one policy from the table below, an integer 0..100 per node
+ *   score   one policy of the table below, an integer 0..100 per node
  *   select  the highest score; ties go to the node with the smallest rank
  *           (a fixed per-run permutation, never per-decision randomness)
  *
- * Then the GPUs within the node: best fit (the GPU with the least free
- * share that fits, lowest index on ties; whole-GPU requests take the
- * lowest-index free GPUs), or the policy's own choice (FGD, Random).
+ * Then the GPUs within the node: a multi-GPU request on a node whose GPU
+ * topology is known takes the best connected free set (gpu_topo.h); a
+ * fractional one the policy's choice (FGD: the GPU it scored; Random: a
+ * random one) or best fit (the GPU with the least free share that fits,
+ * lowest index on ties); otherwise the lowest-index free GPUs.
  * The policies are exactly those of reference/fgd-experiment.md section
  * 1.3, integer truncation of scores included.
  *
- * The engine does no I/O and draws randomness only from the gf_rng it is
- * given, so the simulator runs this same code.  One gf_sched per cluster;
- * not thread-safe.
+ * Work leaves with gf_sched_unplace(): placing requests and unplacing
+ * them, in any order, leaves the engine exactly as it was (node totals,
+ * buckets, fragmentation, score cache); gf_sched_check() verifies it, and
+ * debug builds (GF_DEBUG) run it as they go.
+ *
+ * The engine does no I/O and draws randomness only from its seeded
+ * generator, so the simulator and the controller run this same code.
+ * One gf_sched per cluster; not thread-safe.
  */
 #ifndef GPUFLEET_SCHED_H
 #define GPUFLEET_SCHED_H
 
+#include <stdbool.h>
+
 #include <gpufleet/cluster.h>
 #include <gpufleet/frag.h>
-#include <gpufleet/rng.h>
+#include <gpufleet/req.h>
+
+/*
+ * The policy table: one row per policy.  Adding a policy is one row here
+ * and one file, src/core/place/policy_<name>.c, that defines
+ *   int gf__score_<name>(sched, node, F of the node, request, int *gpu):
+ *       the node's score, 0..100 (and, for a fractional request, the GPU
+ *       it would take, or -1);
+ *   int gf__gpu_<name>(sched, node, request, gpu from the score): the GPU
+ *       a fractional request takes on the chosen node, or -1 for best fit.
+ *   X(ENUM, name, label, flags)
+ * flags: GF_POLICY_DRAWS (no score: the engine draws a feasible node
+ * uniformly), GF_POLICY_NEEDS_TYPICAL (reads the typical workload).
+ */
+#define GF_POLICY_TABLE(X)                           \
+	X(RANDOM, random, "Random", GF_POLICY_DRAWS) \
+	X(DOTPROD, dotprod, "DotProd", 0)            \
+	X(CLUSTERING, clustering, "Clustering", 0)   \
+	X(PACKING, packing, "Packing", 0)            \
+	X(BESTFIT, bestfit, "BestFit", 0)            \
+	X(FGD, fgd, "FGD", GF_POLICY_NEEDS_TYPICAL)
+
+enum gf_policy_flags {
+	GF_POLICY_DRAWS = 1 << 0,
+	GF_POLICY_NEEDS_TYPICAL = 1 << 1,
+};
 
 enum gf_policy {
-	GF_POLICY_RANDOM = 0,
-	GF_POLICY_DOTPROD,
-	GF_POLICY_CLUSTERING,
-	GF_POLICY_PACKING,
-	GF_POLICY_BESTFIT,
-	GF_POLICY_FGD,
-	GF_POLICY_COUNT
+#define GF__POLICY_ENUM(e, n, l, f) GF_POLICY_##e,
+	GF_POLICY_TABLE(GF__POLICY_ENUM)
+#undef GF__POLICY_ENUM
+		GF_POLICY_COUNT
 };
 
 /* "random", "dotprod", "clustering", "packing", "bestfit", "fgd". */
@@ -40,63 +71,23 @@ const char *gf_policy_name(enum gf_policy p);
 const char *gf_policy_label(enum gf_policy p);
 /* Parse a name (case-insensitive); GF_ENOTFOUND when unknown. */
 int gf_policy_parse(const char *s, enum gf_policy *out);
+/* p's flags (enum gf_policy_flags). */
+unsigned gf_policy_flags(enum gf_policy p);
 
-struct gf_score_slot; /* per node and request class: cached FGD score */
-
-/*
- * Nodes grouped by what they can still give, so a request only visits
- * nodes that may fit it.  GPU: k fully free GPUs, or, with none free, the
- * largest free share in steps of 50 milli.  CPU: free CPU in powers of two
- * (under 1, 1-2, 2-4, ... 64+ cores).  Membership moves when a placement
- * changes a node; the visit order does not change any result.
- */
-#define GF_SCHED_PART_STEP 50
-#define GF_SCHED_NPART	   (GF_GPU_MILLI / GF_SCHED_PART_STEP)
-#define GF_SCHED_NGPUB	   (GF_SCHED_NPART + GF_CNODE_MAX_GPUS + 1)
-#define GF_SCHED_NCPUB	   8
-#define GF_SCHED_NBUCKETS  (GF_SCHED_NGPUB * GF_SCHED_NCPUB)
-
-struct gf_bucket {
-	int *ids;
-	int n;
-	int cap;
-};
-
-struct gf_sched {
-	struct gf_cluster *c; /* borrowed */
-	enum gf_policy policy;
-	const struct gf_typical *typ; /* borrowed; the FGD mix */
-	int ntyp;
-	struct gf_rng rng;
-	int nclasses;
-	double *frag;	   /* F per node, kept current */
-	double frag_total; /* sum of frag[] */
-	int64_t alloc_milli;
-	int64_t idle_milli;
-	struct gf_score_slot *cache; /* FGD: n * nclasses */
-	int *scratch;		     /* feasible nodes (Random) */
-	struct gf_bucket buckets[GF_SCHED_NBUCKETS];
-	uint16_t *bucket_of; /* per node */
-	int *pos;	     /* per node: index in its bucket */
-};
-
-struct gf_placement {
-	int node;
-	int ngpus;
-	int gpus[GF_CNODE_MAX_GPUS];
-	int score;
-};
+struct gf_sched; /* opaque */
 
 /*
- * Prepare a scheduler for cluster c (whose ranks the caller has set).
- * typ/ntyp: the typical mix for fragmentation (needed by FGD and by the
- * fragmentation figures; may be NULL/0 otherwise).  nclasses: the number
- * of request classes (gf_req.cls < nclasses).  Returns 0 or GF_EINVAL.
+ * A scheduler for cluster c (borrowed; its ranks set by the caller).
+ * typ/ntyp: the typical mix (borrowed), needed by FGD and by the
+ * fragmentation figures; may be NULL/0 otherwise.  nclasses: the number
+ * of request classes (gf_req.cls < nclasses).  Returns 0 with *out set
+ * (free with gf_sched_free), or GF_EINVAL (unknown policy, no classes, a
+ * policy that needs the typical mix without one).
  */
-int gf_sched_init(struct gf_sched *s, struct gf_cluster *c,
-		  enum gf_policy policy, const struct gf_typical *typ, int ntyp,
-		  int nclasses, uint64_t seed);
-void gf_sched_release(struct gf_sched *s);
+int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
+		 const struct gf_typical *typ, int ntyp, int nclasses,
+		 uint64_t seed, struct gf_sched **out);
+void gf_sched_free(struct gf_sched *s);
 
 /*
  * Place r: filter, score, select, choose GPUs, and commit the placement
@@ -106,8 +97,40 @@ void gf_sched_release(struct gf_sched *s);
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		   struct gf_placement *out);
 
+/*
+ * Give back what gf_sched_place(s, r, p) took: the same r and p.
+ * Returns 0, or GF_EINVAL when p cannot be r's placement on this cluster
+ * (nothing changes).
+ */
+int gf_sched_unplace(struct gf_sched *s, const struct gf_req *r,
+		     const struct gf_placement *p);
+
+/*
+ * Commit a placement chosen elsewhere (a restart restoring what ran, a
+ * binding made by another scheduler): node and GPUs as in p.  Returns 0,
+ * or GF_EINVAL when r does not fit there (nothing changes).
+ */
+int gf_sched_commit(struct gf_sched *s, const struct gf_req *r,
+		    const struct gf_placement *p);
+
 /* Score of node i for r under the policy (r must fit); GPU choice in *gpu
  * for policies that pick one while scoring, else -1.  For tests. */
 int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu);
+
+/* Figures the simulator and the controller read. */
+int64_t gf_sched_alloc_milli(const struct gf_sched *s); /* GPU given out */
+int64_t gf_sched_idle_milli(const struct gf_sched *s);	/* GPU free */
+double gf_sched_frag_total(const struct gf_sched *s);	/* sum of F */
+double gf_sched_frag_node(const struct gf_sched *s, int node);
+enum gf_policy gf_sched_policy(const struct gf_sched *s);
+const struct gf_cluster *gf_sched_cluster(const struct gf_sched *s);
+
+/*
+ * Consistency (SQLite-style): cluster invariants, every node in the
+ * bucket its state says, fragmentation and totals equal to a fresh
+ * computation, every valid score-cache slot equal to a fresh score.
+ * Returns 0, or GF_EINVAL with msg naming the first broken invariant.
+ */
+int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size);
 
 #endif

@@ -184,8 +184,10 @@ static void plan_env(const struct gf_node *n, struct gf_bind_plan *p)
 		/* a NIC known only by its PCI address (an NCCL topology file
 		 * that names none) has no device name NCCL or UCX take */
 		if (strchr(c->name, ':')) {
-			reason(p, "NIC at %s: the source gives no device name; "
-			       "NCCL and UCX choose it themselves", c->name);
+			reason(p,
+			       "NIC at %s: the source gives no device name; "
+			       "NCCL and UCX choose it themselves",
+			       c->name);
 			continue;
 		}
 		if (c->rdma) {

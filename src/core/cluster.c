@@ -8,6 +8,7 @@
 
 #include <gpufleet/cluster.h>
 #include <gpufleet/err.h>
+#include <gpufleet/gpu_topo.h>
 
 #include "../util/mem.h"
 
@@ -20,7 +21,8 @@ void gf_cluster_release(struct gf_cluster *c)
 {
 	gf_free(c->nodes);
 	gf_free(c->names);
-	c->n = c->cap = 0;
+	gf_free(c->topos);
+	c->n = c->cap = c->ntopos = 0;
 }
 
 int gf_cluster_find_model(const struct gf_cluster *c, const char *name)
@@ -72,6 +74,26 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 	return c->n++;
 }
 
+int gf_cluster_set_topo(struct gf_cluster *c, int i,
+			const struct gf_gpu_topo *t)
+{
+	if (i < 0 || i >= c->n || t->ngpus != c->nodes[i].ngpus)
+		return GF_EINVAL;
+	int k = 0;
+	while (k < c->ntopos && memcmp(&c->topos[k], t, sizeof(*t)) != 0)
+		k++;
+	if (k == c->ntopos) {
+		if (c->ntopos >= UINT16_MAX - 1)
+			return GF_ETOOBIG;
+		c->topos = gf_reallocarray(c->topos, (size_t)c->ntopos + 1,
+					   sizeof(*c->topos));
+		c->topos[c->ntopos++] = *t;
+	}
+	c->nodes[i].topo = (uint16_t)(k + 1);
+	c->nodes[i].version++;
+	return 0;
+}
+
 void gf_cluster_reset(struct gf_cluster *c)
 {
 	for (int i = 0; i < c->n; i++) {
@@ -80,6 +102,7 @@ void gf_cluster_reset(struct gf_cluster *c)
 		n->mem_left = n->mem_cap;
 		n->tags = 0;
 		n->gpu_pods = 0;
+		memset(n->tag_pods, 0, sizeof(n->tag_pods));
 		n->version++;
 		for (int g = 0; g < n->ngpus; g++)
 			n->gpu_left[g] = GF_GPU_MILLI;
@@ -109,6 +132,12 @@ int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
 	return k;
 }
 
+/* GpuClustering's tag: "share" (0) or "<k>-gpu" (k, at most 16). */
+static int tag_of(const struct gf_req *r)
+{
+	return r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI ? 0 : r->ngpus;
+}
+
 void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
 {
 	n->cpu_left -= r->cpu;
@@ -117,15 +146,45 @@ void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
 		n->gpu_left[gpus[i]] =
 			(int16_t)(n->gpu_left[gpus[i]] - r->gpu_milli);
 	if (r->ngpus > 0) {
-		/* GpuClustering's tag: "share" (bit 0) or "<k>-gpu" (bit k) */
-		int tag = (r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI)
-				  ? 0
-				  : (r->ngpus < 31 ? r->ngpus : 31);
+		int tag = tag_of(r);
+		n->tag_pods[tag]++;
 		n->tags |= UINT32_C(1) << tag;
 		n->gpu_pods++;
 	}
 	gf_cnode_sync(n);
 	n->version++;
+}
+
+int gf_cnode_give(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
+{
+	if (r->ngpus > n->ngpus || n->cpu_left + (int64_t)r->cpu > n->cpu_cap ||
+	    n->mem_left + r->mem > n->mem_cap ||
+	    (r->ngpus > 0 && (n->gpu_pods == 0 || n->tag_pods[tag_of(r)] == 0)))
+		return GF_EINVAL;
+	for (int i = 0; i < r->ngpus; i++) {
+		if (gpus[i] < 0 || gpus[i] >= n->ngpus)
+			return GF_EINVAL;
+		int back = n->gpu_left[gpus[i]] + r->gpu_milli;
+		for (int j = 0; j < i; j++) /* a GPU named twice */
+			if (gpus[j] == gpus[i])
+				back += r->gpu_milli;
+		if (back > GF_GPU_MILLI)
+			return GF_EINVAL;
+	}
+	n->cpu_left += r->cpu;
+	n->mem_left += r->mem;
+	for (int i = 0; i < r->ngpus; i++)
+		n->gpu_left[gpus[i]] =
+			(int16_t)(n->gpu_left[gpus[i]] + r->gpu_milli);
+	if (r->ngpus > 0) {
+		int tag = tag_of(r);
+		if (--n->tag_pods[tag] == 0)
+			n->tags &= ~(UINT32_C(1) << tag);
+		n->gpu_pods--;
+	}
+	gf_cnode_sync(n);
+	n->version++;
+	return 0;
 }
 
 int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
@@ -141,6 +200,18 @@ int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
 		}
 		if (n->model >= c->nmodels && n->ngpus > 0) {
 			snprintf(msg, size, "node %s: unknown model",
+				 c->names[i]);
+			return GF_EINVAL;
+		}
+		uint32_t tags = 0;
+		int pods = 0;
+		for (int t = 0; t <= GF_CNODE_MAX_GPUS; t++) {
+			pods += n->tag_pods[t];
+			if (n->tag_pods[t])
+				tags |= UINT32_C(1) << t;
+		}
+		if (tags != n->tags || pods != n->gpu_pods) {
+			snprintf(msg, size, "node %s: GPU pod tags out of date",
 				 c->names[i]);
 			return GF_EINVAL;
 		}

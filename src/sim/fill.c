@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <gpufleet/err.h>
+#include <gpufleet/rng.h>
 #include <gpufleet/sim.h>
 
 #include "../util/mem.h"
@@ -208,12 +209,13 @@ static void record(struct gf_fill_result *res, const struct gf_sched *s,
 	if (pct < 0 || pct >= GF_FILL_BINS)
 		return;
 	int b = (int)pct;
+	int64_t alloc = gf_sched_alloc_milli(s), idle = gf_sched_idle_milli(s);
+	double frag = gf_sched_frag_total(s);
 	res->alloc_sum[b] +=
-		nearbyint((double)s->alloc_milli / cap * 100.0 * 100.0) / 100.0;
-	if (s->idle_milli > 0)
-		res->frag_ratio_sum[b] +=
-			100.0 * s->frag_total / (double)s->idle_milli;
-	res->frag_amount_sum[b] += 100.0 * s->frag_total / cap;
+		nearbyint((double)alloc / cap * 100.0 * 100.0) / 100.0;
+	if (idle > 0)
+		res->frag_ratio_sum[b] += 100.0 * frag / (double)idle;
+	res->frag_amount_sum[b] += 100.0 * frag / cap;
 	res->count[b]++;
 }
 
@@ -233,10 +235,11 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 	int *seq;
 	int n = gf_fill_arrivals_progress(w, c.gpu_milli_total, o, &seq,
 					  progress, arg);
-	struct gf_sched s;
-	int rc = gf_sched_init(
-		&s, &c, o->policy, typ, ntyp, w->nclasses > 0 ? w->nclasses : 1,
-		o->seed ^ UINT64_C(0x706f6c696379)); /* "policy" */
+	struct gf_sched *s;
+	int rc = gf_sched_new(&c, o->policy, typ, ntyp,
+			      w->nclasses > 0 ? w->nclasses : 1,
+			      o->seed ^ UINT64_C(0x706f6c696379), /* "policy" */
+			      &s);
 	if (rc) {
 		gf_free(seq);
 		gf_free(c.nodes);
@@ -248,15 +251,15 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 	for (int i = 0; i < n; i++) {
 		const struct gf_req *r = &w->reqs[seq[i]];
 		struct gf_placement p;
-		if (gf_sched_place(&s, r, &p) != 0)
+		if (gf_sched_place(s, r, &p) != 0)
 			res->failed++;
 		res->arrived_milli += demand(r);
 		res->arrivals++;
-		record(res, &s, c.gpu_milli_total);
+		record(res, s, c.gpu_milli_total);
 		if (progress && ((i & 1023) == 1023 || i == n - 1))
 			progress(GF_FILL_PLACE, i + 1, n, arg);
 	}
-	gf_sched_release(&s);
+	gf_sched_free(s);
 	gf_free(seq);
 	gf_free(c.nodes);
 	return 0;

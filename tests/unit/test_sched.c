@@ -4,10 +4,12 @@
  * the rank tie-break, fragmentation and the typical mix.
  */
 #include <gpufleet/frag.h>
+#include <gpufleet/rng.h>
 #include <gpufleet/sched.h>
 #include <gpufleet/sim.h>
 #include <gpufleet/workload.h>
 
+#include "core/sched_impl.h"
 #include "helpers.h"
 
 /* One node: 64 cores, GPUs with 1000, 1000, 500 and 0 milli free. */
@@ -22,6 +24,7 @@ static struct gf_cluster *one_node(void)
 	gf_cnode_sync(&c->nodes[0]);
 	/* a "share" pod and a "1-gpu" pod are on it */
 	c->nodes[0].tags = (1u << 0) | (1u << 1);
+	c->nodes[0].tag_pods[0] = c->nodes[0].tag_pods[1] = 1;
 	c->nodes[0].gpu_pods = 2;
 	return c;
 }
@@ -36,10 +39,10 @@ static int score(struct gf_cluster *c, enum gf_policy p,
 		 const struct gf_typical *t, int nt, const struct gf_req *r,
 		 int *gpu)
 {
-	struct gf_sched s;
-	assert_int_equal(gf_sched_init(&s, c, p, t, nt, 1, 1), 0);
-	int sc = gf_sched_score(&s, 0, r, gpu);
-	gf_sched_release(&s);
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(c, p, t, nt, 1, 1, &s), 0);
+	int sc = gf_sched_score(s, 0, r, gpu);
+	gf_sched_free(s);
 	return sc;
 }
 
@@ -133,9 +136,9 @@ static void test_select_and_filter(void **state)
 	c.nodes[0].rank = 5; /* nodes 0 and 1 are identical */
 	c.nodes[1].rank = 2;
 	c.nodes[2].rank = 0;
-	struct gf_sched s;
-	assert_int_equal(
-		gf_sched_init(&s, &c, GF_POLICY_BESTFIT, NULL, 0, 1, 1), 0);
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, GF_POLICY_BESTFIT, NULL, 0, 1, 1, &s),
+			 0);
 	/* only model A allowed: node 2 (rank 0) is filtered out, and the
 	 * tie between 0 and 1 goes to the smaller rank */
 	struct gf_req r = { .cpu = 1000,
@@ -144,20 +147,198 @@ static void test_select_and_filter(void **state)
 			    .gpu_milli = 1000,
 			    .spec = 1u << a };
 	struct gf_placement p;
-	assert_int_equal(gf_sched_place(&s, &r, &p), 0);
+	assert_int_equal(gf_sched_place(s, &r, &p), 0);
 	assert_int_equal(p.node, 1);
 	assert_int_equal(p.gpus[0], 0);
 	assert_int_equal(c.nodes[1].gpu_left[0], 0);
-	assert_int_equal(s.alloc_milli, 1000);
+	assert_int_equal(gf_sched_alloc_milli(s), 1000);
 	/* too much memory anywhere: not placed, nothing changed */
 	struct gf_req big = { .cpu = 1000, .mem = 70000 };
-	assert_int_equal(gf_sched_place(&s, &big, &p), GF_ENOTFOUND);
+	assert_int_equal(gf_sched_place(s, &big, &p), GF_ENOTFOUND);
 	/* three whole GPUs on 2-GPU nodes: never */
 	struct gf_req three = { .cpu = 1, .ngpus = 3, .gpu_milli = 1000 };
-	assert_int_equal(gf_sched_place(&s, &three, &p), GF_ENOTFOUND);
+	assert_int_equal(gf_sched_place(s, &three, &p), GF_ENOTFOUND);
 	char msg[128];
 	assert_int_equal(gf_cluster_check(&c, msg, sizeof(msg)), 0);
-	gf_sched_release(&s);
+	gf_sched_free(s);
+	gf_cluster_release(&c);
+}
+
+/* A mixed cluster: 2-, 4- and 8-GPU nodes of two models, varied CPU. */
+static void mixed_cluster(struct gf_cluster *c, int nodes)
+{
+	gf_cluster_init(c);
+	int a = gf_cluster_model(c, "A"), b = gf_cluster_model(c, "B");
+	for (int i = 0; i < nodes; i++) {
+		static const int gpus[] = { 2, 4, 8, 8, 0 };
+		gf_cluster_add(c, "n", 16000 * (1 + i % 5), 131072, gpus[i % 5],
+			       i % 3 ? a : b);
+		c->nodes[i].rank = (uint32_t)((i * 7919) % nodes);
+	}
+}
+
+static struct gf_req random_req(struct gf_rng *rng, int nmodels)
+{
+	static const int16_t shares[] = { 100, 250, 300, 500, 700 };
+	static const uint16_t counts[] = { 1, 1, 2, 4, 8 };
+	struct gf_req r = { .cpu = (int32_t)(1000 * (1 + gf_rng_below(rng, 8))),
+			    .mem = (int64_t)(1024 *
+					     (1 + gf_rng_below(rng, 8))) };
+	uint64_t kind = gf_rng_below(rng, 10);
+	if (kind < 4) {
+		r.ngpus = 1;
+		r.gpu_milli = shares[gf_rng_below(rng, 5)];
+	} else if (kind < 9) {
+		r.ngpus = counts[gf_rng_below(rng, 5)];
+		r.gpu_milli = GF_GPU_MILLI;
+	}
+	if (gf_rng_below(rng, 4) == 0 && r.ngpus)
+		r.spec = 1u << gf_rng_below(rng, (uint64_t)nmodels);
+	return r;
+}
+
+struct held {
+	struct gf_req r;
+	struct gf_placement p;
+};
+
+static void assert_checked(const struct gf_sched *s)
+{
+	char msg[256];
+	int rc = gf_sched_check(s, msg, sizeof(msg));
+	if (rc)
+		print_message("check: %s\n", msg);
+	assert_int_equal(rc, 0);
+}
+
+/* Place and unplace at random, checking after every step; unplacing
+ * everything, in a random order, returns the engine to where it began. */
+static void test_place_unplace_random(void **state)
+{
+	(void)state;
+	for (int pol = 0; pol < GF_POLICY_COUNT; pol++) {
+		struct gf_cluster c;
+		mixed_cluster(&c, 60);
+		struct gf_rng rng;
+		gf_rng_seed(&rng, 100 + (uint64_t)pol);
+		struct gf_req mix[64];
+		/* a class is a request shape: cls = its index in the mix */
+		for (int i = 0; i < 64; i++) {
+			mix[i] = random_req(&rng, c.nmodels);
+			mix[i].cls = (uint16_t)i;
+		}
+		struct gf_typical *typ;
+		int nt = gf_typical_build(mix, 64, 0.95, &typ);
+		assert_true(nt > 0);
+		struct gf_sched *s;
+		assert_int_equal(gf_sched_new(&c, (enum gf_policy)pol, typ, nt,
+					      64, 9, &s),
+				 0);
+		struct gf_cnode *before = calloc((size_t)c.n, sizeof(*before));
+		memcpy(before, c.nodes, (size_t)c.n * sizeof(*before));
+		double *frag0 = calloc((size_t)c.n, sizeof(*frag0));
+		memcpy(frag0, s->frag, (size_t)c.n * sizeof(*frag0));
+		uint16_t *bucket0 = calloc((size_t)c.n, sizeof(*bucket0));
+		memcpy(bucket0, s->bucket_of, (size_t)c.n * sizeof(*bucket0));
+		int64_t frag_q0 = s->frag_q, idle0 = gf_sched_idle_milli(s);
+		struct held *h = calloc(4000, sizeof(*h));
+		int nh = 0, placed = 0, unplaced = 0;
+		for (int step = 0; step < 3000; step++) {
+			if (nh == 0 || gf_rng_below(&rng, 10) < 6) {
+				h[nh].r = mix[gf_rng_below(&rng, 64)];
+				if (gf_sched_place(s, &h[nh].r, &h[nh].p) ==
+				    0) {
+					nh++;
+					placed++;
+				}
+			} else {
+				int k = (int)gf_rng_below(&rng, (uint64_t)nh);
+				assert_int_equal(
+					gf_sched_unplace(s, &h[k].r, &h[k].p),
+					0);
+				h[k] = h[--nh];
+				unplaced++;
+			}
+			assert_checked(s);
+		}
+		assert_true(placed > 500 && unplaced > 500);
+		while (nh > 0) {
+			int k = (int)gf_rng_below(&rng, (uint64_t)nh);
+			assert_int_equal(gf_sched_unplace(s, &h[k].r, &h[k].p),
+					 0);
+			h[k] = h[--nh];
+			assert_checked(s);
+		}
+		for (int i = 0; i < c.n; i++) {
+			before[i].version = c.nodes[i].version;
+			assert_memory_equal(&before[i], &c.nodes[i],
+					    sizeof(before[i]));
+			assert_true(frag0[i] == s->frag[i]);
+			assert_int_equal(bucket0[i], s->bucket_of[i]);
+		}
+		assert_true(frag_q0 == s->frag_q);
+		assert_true(idle0 == gf_sched_idle_milli(s));
+		assert_int_equal(gf_sched_alloc_milli(s), 0);
+		free(h);
+		free(before);
+		free(frag0);
+		free(bucket0);
+		free(typ);
+		gf_sched_free(s);
+		gf_cluster_release(&c);
+	}
+}
+
+/* Unplace refuses what cannot be a placement; the checker sees a broken
+ * engine (so it is not a check that cannot fail). */
+static void test_unplace_bad_and_checker(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	mixed_cluster(&c, 10);
+	struct gf_req mix[2] = {
+		{ .cpu = 1000, .ngpus = 1, .gpu_milli = 500 },
+		{ .cpu = 1000, .ngpus = 2, .gpu_milli = 1000 }
+	};
+	struct gf_typical *typ;
+	int nt = gf_typical_build(mix, 2, 1.0, &typ);
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, GF_POLICY_FGD, typ, nt, 1, 1, &s), 0);
+	struct gf_placement p;
+	assert_int_equal(gf_sched_place(s, &mix[0], &p), 0);
+	struct gf_cnode keep = c.nodes[p.node];
+	/* another GPU of that node: its share would pass 1000 */
+	struct gf_placement wrong = p;
+	wrong.gpus[0] = (p.gpus[0] + 1) % c.nodes[p.node].ngpus;
+	assert_int_equal(gf_sched_unplace(s, &mix[0], &wrong), GF_EINVAL);
+	wrong = p;
+	wrong.node = c.n;
+	assert_int_equal(gf_sched_unplace(s, &mix[0], &wrong), GF_EINVAL);
+	/* a request that was never placed there */
+	assert_int_equal(gf_sched_unplace(s, &mix[1], &p), GF_EINVAL);
+	assert_memory_equal(&keep, &c.nodes[p.node], sizeof(keep));
+	assert_checked(s);
+	/* commit() of a placement chosen elsewhere, then back */
+	struct gf_placement q = { .node = p.node == 3 ? 8 : 3,
+				  .ngpus = 2,
+				  .gpus = { 0, 1 } };
+	assert_int_equal(gf_sched_commit(s, &mix[1], &q), 0);
+	assert_int_equal(gf_sched_commit(s, &mix[1], &q), GF_EINVAL);
+	assert_int_equal(gf_sched_unplace(s, &mix[1], &q), 0);
+	assert_checked(s);
+	/* break each kind of invariant: the checker says so */
+	char msg[256];
+	s->frag[2] += 1.0;
+	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), GF_EINVAL);
+	assert_non_null(strstr(msg, "fragmentation"));
+	s->frag[2] -= 1.0;
+	s->idle_milli++;
+	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), GF_EINVAL);
+	s->idle_milli--;
+	c.nodes[2].gpu_left[5] = 0; /* no sync, no bucket move */
+	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), GF_EINVAL);
+	free(typ);
+	gf_sched_free(s);
 	gf_cluster_release(&c);
 }
 
@@ -212,6 +393,8 @@ int main(void)
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
 		cmocka_unit_test(test_typical_and_arrivals),
+		cmocka_unit_test(test_place_unplace_random),
+		cmocka_unit_test(test_unplace_bad_and_checker),
 	};
 	return cmocka_run_group_tests_name("sched", tests, NULL, NULL);
 }

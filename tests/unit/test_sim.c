@@ -10,6 +10,7 @@
 #include <math.h>
 #include <time.h>
 
+#include <gpufleet/rng.h>
 #include <gpufleet/sched.h>
 #include <gpufleet/sim.h>
 
@@ -637,22 +638,22 @@ static void check_run(const struct gf_cluster *c0, const struct gf_workload *w,
 	c.nodes = calloc((size_t)c0->n, sizeof(*c.nodes));
 	memcpy(c.nodes, c0->nodes, (size_t)c0->n * sizeof(*c.nodes));
 	c.names = NULL;
-	struct gf_sched s;
-	assert_int_equal(gf_sched_init(&s, &c, o->policy, typ, ntyp,
-				       w->nclasses, o->seed),
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, o->policy, typ, ntyp, w->nclasses,
+				      o->seed, &s),
 			 0);
 	int placed = 0, dropped = 0;
 	int64_t placed_milli = 0;
 	for (int i = 0; i < n; i++) {
 		struct gf_placement pl;
-		if (gf_sched_place(&s, &w->reqs[seq[i]], &pl) == 0) {
+		if (gf_sched_place(s, &w->reqs[seq[i]], &pl) == 0) {
 			placed++;
 			placed_milli += demand(&w->reqs[seq[i]]);
 		} else {
 			dropped++;
 		}
-		assert_true(s.alloc_milli == placed_milli);
-		assert_true(s.alloc_milli <= c.gpu_milli_total);
+		assert_true(gf_sched_alloc_milli(s) == placed_milli);
+		assert_true(gf_sched_alloc_milli(s) <= c.gpu_milli_total);
 	}
 	assert_int_equal(placed + dropped, n);
 	int64_t lost = 0;
@@ -660,7 +661,7 @@ static void check_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		for (int g = 0; g < c.nodes[i].ngpus; g++)
 			lost += GF_GPU_MILLI - c.nodes[i].gpu_left[g];
 	assert_true(lost == placed_milli);
-	gf_sched_release(&s);
+	gf_sched_free(s);
 	free(c.nodes);
 	free(seq);
 }

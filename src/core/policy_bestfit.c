@@ -1,0 +1,30 @@
+/*
+ * policy_bestfit.c - BestFit: 100 (1 - s), s the mean leftover CPU and
+ * GPU fraction after the placement.
+ */
+#include "sched_impl.h"
+
+#define CPU_NORM 128000.0
+#define GPU_NORM 8000.0
+
+int gf__score_bestfit(const struct gf_sched *s, const struct gf_cnode *nd,
+		      double frag_now, const struct gf_req *r, int *gpu)
+{
+	(void)s;
+	(void)frag_now;
+	*gpu = -1;
+	double kg = (double)r->ngpus * r->gpu_milli;
+	double left = 0.5 * (nd->cpu_left - r->cpu) / CPU_NORM +
+		      0.5 * (gf_cnode_gpu_idle(nd) - kg) / GPU_NORM;
+	return (int)(100 * (1.0 - left));
+}
+
+int gf__gpu_bestfit(struct gf_sched *s, const struct gf_cnode *nd,
+		    const struct gf_req *r, int scored_gpu)
+{
+	(void)s;
+	(void)nd;
+	(void)r;
+	(void)scored_gpu;
+	return -1;
+}

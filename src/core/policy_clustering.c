@@ -1,0 +1,33 @@
+/*
+ * policy_clustering.c - Clustering (GpuClustering): keep GPU pods of one
+ * kind together, by the tags a node's pods carry ("share", "<k>-gpu").
+ */
+#include "sched_impl.h"
+
+int gf__score_clustering(const struct gf_sched *s, const struct gf_cnode *nd,
+			 double frag_now, const struct gf_req *r, int *gpu)
+{
+	(void)s;
+	(void)frag_now;
+	*gpu = -1;
+	if (r->ngpus == 0)
+		return 0;
+	int tag = (r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI)
+			  ? 0
+			  : (r->ngpus < 31 ? r->ngpus : 31);
+	int base = (int)(25 * (8000 - gf_cnode_gpu_idle(nd)) / 8000);
+	uint32_t bit = UINT32_C(1) << tag;
+	if (nd->tags & bit)
+		return base + ((nd->tags & ~bit) ? 50 : 75);
+	return base + (nd->gpu_pods == 0 ? 25 : 0);
+}
+
+int gf__gpu_clustering(struct gf_sched *s, const struct gf_cnode *nd,
+		       const struct gf_req *r, int scored_gpu)
+{
+	(void)s;
+	(void)nd;
+	(void)r;
+	(void)scored_gpu;
+	return -1;
+}

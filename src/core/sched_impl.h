@@ -1,0 +1,94 @@
+/*
+ * sched_impl.h - internal: the placement engine's state, shared by
+ * sched.c and the policy files (policy_*.c); nothing else includes it.
+ */
+#ifndef GF_CORE_SCHED_IMPL_H
+#define GF_CORE_SCHED_IMPL_H
+
+#include <gpufleet/gpu_topo.h>
+#include <gpufleet/rng.h>
+#include <gpufleet/sched.h>
+
+/*
+ * Nodes grouped by what they can still give, so a request only visits
+ * nodes that may fit it.  GPU: k fully free GPUs, or, with none free, the
+ * largest free share in steps of 50 milli.  CPU: free CPU in powers of two
+ * (under 1, 1-2, 2-4, ... 64+ cores).  Membership moves when a placement
+ * changes a node; the visit order does not change any result.
+ */
+#define GF_SCHED_PART_STEP 50
+#define GF_SCHED_NPART	   (GF_GPU_MILLI / GF_SCHED_PART_STEP)
+#define GF_SCHED_NGPUB	   (GF_SCHED_NPART + GF_CNODE_MAX_GPUS + 1)
+#define GF_SCHED_NCPUB	   8
+#define GF_SCHED_NBUCKETS  (GF_SCHED_NGPUB * GF_SCHED_NCPUB)
+
+/* Fragmentation is summed in fixed point (2^-20 milli), so that placing
+ * and unplacing return the total exactly to where it was. */
+#define GF_FRAG_SCALE 1048576.0
+
+struct gf_bucket {
+	int *ids;
+	int n;
+	int cap;
+};
+
+struct gf_score_slot {
+	uint32_t version; /* node version + 1 when valid; 0 = empty */
+	int8_t score;
+	int8_t gpu;
+};
+
+struct gf_sched {
+	struct gf_cluster *c; /* borrowed */
+	enum gf_policy policy;
+	const struct gf_typical *typ; /* borrowed; the FGD mix */
+	int ntyp;
+	struct gf_rng rng;
+	int nclasses;
+	double *frag;	/* F per node, kept current */
+	int64_t frag_q; /* sum of frag[], fixed point */
+	int64_t alloc_milli;
+	int64_t idle_milli;
+	struct gf_score_slot *cache; /* FGD: [class][node] */
+	struct gf_req *class_req;    /* with the cache: a request per class,
+					so a check can score it afresh */
+	int *scratch;		     /* feasible nodes (Random) */
+	struct gf_bucket buckets[GF_SCHED_NBUCKETS];
+	uint16_t *bucket_of; /* per node */
+	int *pos;	     /* per node: index in its bucket */
+	unsigned long ops;   /* places and unplaces, for debug checks */
+};
+
+typedef int (*gf__score_fn)(const struct gf_sched *s, const struct gf_cnode *n,
+			    double frag_now, const struct gf_req *r, int *gpu);
+typedef int (*gf__gpu_fn)(struct gf_sched *s, const struct gf_cnode *n,
+			  const struct gf_req *r, int scored_gpu);
+
+struct gf__policy {
+	const char *name, *label;
+	gf__score_fn score;
+	gf__gpu_fn gpu;
+	unsigned flags;
+};
+
+/* The table, in enum gf_policy order (policy.c, from GF_POLICY_TABLE). */
+extern const struct gf__policy gf__policies[GF_POLICY_COUNT];
+
+/* Each policy's two functions, defined in its own file. */
+#define GF__POLICY_DECL(e, n, l, f)                                            \
+	int gf__score_##n(const struct gf_sched *s, const struct gf_cnode *nd, \
+			  double frag_now, const struct gf_req *r, int *gpu);  \
+	int gf__gpu_##n(struct gf_sched *s, const struct gf_cnode *nd,         \
+			const struct gf_req *r, int scored_gpu);
+GF_POLICY_TABLE(GF__POLICY_DECL)
+#undef GF__POLICY_DECL
+
+/*
+ * Best-fit GPUs for r on n into out[0..r->ngpus): fractional requests the
+ * GPU with the least free share >= r->gpu_milli (lowest index on ties);
+ * whole-GPU requests the lowest-index fully free GPUs.
+ */
+void gf__gpus_best_fit(const struct gf_cnode *n, const struct gf_req *r,
+		       int *out);
+
+#endif
