@@ -18,7 +18,8 @@
 struct gf_bind_request {
 	int gpus[GF_MAX_GPUS]; /* GPU indexes (NVML order) */
 	int ngpus;
-	int cpus; /* 0: every local CPU; N: N logical CPUs */
+	int cpus;	 /* 0: every local CPU; N: N logical CPUs */
+	char chose[256]; /* why these GPUs (gf_bind_choose_gpus), or "" */
 };
 
 struct gf_bind_plan {
@@ -45,6 +46,17 @@ struct gf_bind_plan {
  */
 int gf_bind_plan(const struct gf_node *n, const struct gf_bind_request *r,
 		 struct gf_bind_plan *p, struct gf_err *e);
+
+/*
+ * Choose the best connected `count` GPUs of n not set in busy (the score
+ * of gpu_topo.h: the weakest pair first, then the most NVLink) into r,
+ * and say why in r->chose.  Errors: GF_EINVAL for a count of 0 or one
+ * larger than the node's free GPUs (e->msg says how many are free),
+ * GF_ETOOBIG for a node of more than 16 GPUs.
+ */
+int gf_bind_choose_gpus(const struct gf_node *n, int count,
+			const struct gf_bitmap *busy, struct gf_bind_request *r,
+			struct gf_err *e);
 
 /* Parse "0,1,4-5" into r->gpus.  GF_EPARSE / GF_ETOOBIG. */
 int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r);

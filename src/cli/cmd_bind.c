@@ -20,7 +20,9 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpufleet bind --gpus LIST [--cpus N] [--xml FILE | "
+		"usage: gpufleet bind (--gpus LIST | --count N [--busy LIST]) "
+		"[--cpus N]\n"
+		"                     [--xml FILE | "
 		"--nccl-xml FILE |\n"
 		"                     --template NAME]\n"
 		"                     [--this-system] [--dry-run] [--json] "
@@ -32,6 +34,12 @@ static void usage(FILE *f)
 		"\n"
 		"  --gpus LIST      GPU indexes in nvidia-smi order: 0,1 or "
 		"0-3\n"
+		"  --count N        choose the N best connected free GPUs "
+		"(all pairs NVLink\n"
+		"                   first, then the most NVLink; on a live "
+		"node GPUs running\n"
+		"                   processes are not free)\n"
+		"  --busy LIST      GPUs to treat as taken (with --count)\n"
 		"  --cpus N         N logical CPUs (whole cores first) instead "
 		"of all local ones\n"
 		"  --xml FILE       plan on a recorded hwloc XML (needs "
@@ -152,10 +160,41 @@ static int run(const struct gf_node *n, const struct gf_bind_plan *p,
 	return GF_EXIT_FAIL;
 }
 
+/* --count: the best connected free GPUs; on a live node (or with
+ * --nvml) those running processes are taken too. */
+static int choose(const struct gf_node_opts *no, const struct gf_node *n,
+		  int count, struct gf_bitmap *busy, struct gf_bind_request *r)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (n->nvml_used) {
+		struct gf_bitmap running;
+		if (gf_node_source_busy_gpus(&no->src, n, &running, &e) != 0)
+			gf_cli_error("bind", "warning: %s", e.msg);
+		gf_bitmap_or(busy, &running);
+	}
+	for (int g = gf_bitmap_next(busy, 0); g >= 0;
+	     g = gf_bitmap_next(busy, g + 1))
+		if (g >= n->ngpus) {
+			gf_cli_error("bind",
+				     "cannot use '--busy': no GPU %d, this "
+				     "node has GPU0..%d",
+				     g, n->ngpus - 1);
+			return -1;
+		}
+	if (gf_bind_choose_gpus(n, count, busy, r, &e) != 0) {
+		gf_cli_error("bind", "cannot choose %d GPUs: %s", count, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_bind(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "gpus", required_argument, NULL, 'g' },
+		{ "count", required_argument, NULL, 'k' },
+		{ "busy", required_argument, NULL, 'b' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
@@ -165,7 +204,8 @@ int cmd_bind(int argc, char **argv)
 	};
 	struct gf_node_opts no = { .cmd = "bind", .src.nvml = -1 };
 	struct gf_bind_request req = { .ngpus = 0 };
-	const char *gpus = NULL;
+	const char *gpus = NULL, *busy_s = NULL;
+	long count = 0;
 	bool dry = false, json = false;
 	int c;
 	optind = 1;
@@ -190,6 +230,23 @@ int cmd_bind(int argc, char **argv)
 			req.cpus = (int)v;
 			break;
 		}
+		case 'k': {
+			char *end;
+			count = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || count <= 0 ||
+			    count > GF_MAX_GPUS) {
+				gf_cli_error(
+					"bind",
+					"cannot parse '--count %s': "
+					"expected a GPU count from 1 to %d",
+					optarg, GF_MAX_GPUS);
+				return GF_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'b':
+			busy_s = optarg;
+			break;
 		case 'd':
 			dry = true;
 			break;
@@ -206,11 +263,25 @@ int cmd_bind(int argc, char **argv)
 		}
 	}
 	char **cmd = argv + optind;
-	if (gpus == NULL) {
-		gf_cli_error("bind", "--gpus is required");
+	if (!gpus == !count) {
+		gf_cli_error("bind", "give --gpus LIST or --count N (one of "
+				     "them)");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_bind_parse_gpus(gpus, &req) != 0) {
+	if (busy_s && !count) {
+		gf_cli_error("bind", "--busy goes with --count");
+		return GF_EXIT_USAGE;
+	}
+	struct gf_bitmap busy;
+	gf_bitmap_zero(&busy);
+	if (busy_s && gf_bitmap_parse_list(&busy, busy_s) != 0) {
+		gf_cli_error("bind",
+			     "cannot parse '--busy %s': expected GPU indexes "
+			     "like 0,5 or 2-3",
+			     busy_s);
+		return GF_EXIT_USAGE;
+	}
+	if (gpus && gf_bind_parse_gpus(gpus, &req) != 0) {
 		gf_cli_error("bind",
 			     "cannot parse '--gpus %s': expected indexes like "
 			     "0,1 or 0-3",
@@ -238,6 +309,8 @@ int cmd_bind(int argc, char **argv)
 		gf_cli_error("bind", "out of memory");
 		goto out;
 	}
+	if (count && choose(&no, n, (int)count, &busy, &req) != 0)
+		goto out;
 	if (gf_bind_plan(n, &req, p, &e) != 0) {
 		gf_cli_error("bind", "%s", e.msg);
 		goto out;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <gpufleet/bind.h>
+#include <gpufleet/gpu_topo.h>
 #include <gpufleet/link.h>
 
 __attribute__((format(printf, 2, 3))) static void reason(struct gf_bind_plan *p,
@@ -34,6 +35,52 @@ static void setenv_(struct gf_bind_plan *p, const char *name, const char *value)
 	snprintf(p->env_name[p->nenv], sizeof(p->env_name[0]), "%s", name);
 	snprintf(p->env_value[p->nenv], sizeof(p->env_value[0]), "%s", value);
 	p->nenv++;
+}
+
+int gf_bind_choose_gpus(const struct gf_node *n, int count,
+			const struct gf_bitmap *busy, struct gf_bind_request *r,
+			struct gf_err *e)
+{
+	struct gf_gpu_topo t;
+	int rc = gf_gpu_topo_from_node(n, &t, e);
+	if (rc)
+		return rc;
+	uint32_t free_mask = 0;
+	int nfree = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		if (!busy || !gf_bitmap_isset(busy, g)) {
+			free_mask |= UINT32_C(1) << g;
+			nfree++;
+		}
+	if (count <= 0 || count > nfree)
+		return gf_err_set(e, GF_EINVAL,
+				  "%d GPUs asked for, %d of the node's %d are "
+				  "free",
+				  count, nfree, n->ngpus);
+	int out[GF_CNODE_MAX_GPUS];
+	gf_gpu_topo_choose(&t, free_mask, count, false, out);
+	r->ngpus = count;
+	for (int i = 0; i < count; i++)
+		r->gpus[i] = out[i];
+	struct gf_gpu_set_score sc;
+	gf_gpu_topo_score(&t, out, count, &sc);
+	char weakest[16];
+	if (sc.min_pair >= GF_GQ_NVLINK)
+		snprintf(weakest, sizeof(weakest), "NV%d",
+			 sc.min_pair - GF_GQ_NVLINK);
+	else
+		snprintf(weakest, sizeof(weakest), "%s",
+			 gf_link_class_name((enum gf_link_class)(
+				 GF_LINK_SYS + GF_GQ_SYS - sc.min_pair)));
+	if (count == 1)
+		snprintf(r->chose, sizeof(r->chose),
+			 "GPU%d: the first of %d free", out[0], nfree);
+	else
+		snprintf(r->chose, sizeof(r->chose),
+			 "%d of %d free GPUs chosen by their links: weakest "
+			 "pair %s, link score %d",
+			 count, nfree, weakest, sc.sum_pair);
+	return 0;
 }
 
 int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r)
@@ -245,6 +292,8 @@ int gf_bind_plan(const struct gf_node *n, const struct gf_bind_request *r,
 		return gf_err_set(e, GF_EINVAL, "CPU count %d is negative",
 				  r->cpus);
 	p->locality_known = true;
+	if (r->chose[0])
+		reason(p, "%s", r->chose);
 	for (int i = 0; i < r->ngpus; i++) {
 		int g = r->gpus[i];
 		if (g < 0 || g >= n->ngpus)

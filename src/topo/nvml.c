@@ -412,3 +412,40 @@ int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e)
 		}
 	return 0;
 }
+
+int gf_nvml_busy_gpus(const struct gf_nvml *nv, const struct gf_node *n,
+		      struct gf_bitmap *busy, struct gf_err *e)
+{
+	gf_bitmap_zero(busy);
+	unsigned count = 0;
+	nvmlReturn_t r = nv->nvmlDeviceGetCount(&count);
+	if (r != NVML_SUCCESS)
+		return gf_err_set(e, GF_ENVML, "nvmlDeviceGetCount failed: %s",
+				  gf_nvml_strerror(nv, r));
+	int rc = 0;
+	for (unsigned i = 0; i < count && i < GF_MAX_GPUS; i++) {
+		nvmlDevice_t d;
+		nvmlPciInfo_t pci;
+		if (nv->nvmlDeviceGetHandleByIndex(i, &d) != NVML_SUCCESS ||
+		    nv->nvmlDeviceGetPciInfo(d, &pci) != NVML_SUCCESS)
+			continue;
+		pci.busId[sizeof(pci.busId) - 1] = '\0';
+		int g = gf_node_gpu_by_busid(n, pci.busId);
+		if (g < 0)
+			continue;
+		unsigned np = 0;
+		r = nv->nvmlDeviceGetComputeRunningProcesses(d, &np, NULL);
+		/* with no room given, NVML says how many there are */
+		if (r == NVML_ERROR_INSUFFICIENT_SIZE ||
+		    (r == NVML_SUCCESS && np > 0)) {
+			gf_bitmap_set(busy, g);
+			gf_log(GF_LOG_DEBUG, "nvml", "GPU%d %s: %u processes",
+			       g, pci.busId, np);
+		} else if (r != NVML_SUCCESS && rc == 0) {
+			rc = gf_err_set(e, GF_ENVML,
+					"GPU%d: cannot list its processes: %s",
+					g, gf_nvml_strerror(nv, r));
+		}
+	}
+	return rc;
+}

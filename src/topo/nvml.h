@@ -52,4 +52,12 @@ const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r);
  */
 int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e);
 
+/*
+ * GPUs of finished node n that run a compute process now (bit = node GPU
+ * index), matched by PCI bus id.  0, or GF_ENVML when NVML cannot list
+ * processes (the bitmap then holds what it could see).
+ */
+int gf_nvml_busy_gpus(const struct gf_nvml *nv, const struct gf_node *n,
+		      struct gf_bitmap *busy, struct gf_err *e);
+
 #endif

@@ -38,6 +38,23 @@ static void join_nvml(struct gf_node *n)
 	gf_log(GF_LOG_DEBUG, "topo", "NVML joined in %.1f ms", now_ms() - t0);
 }
 
+int gf_node_source_busy_gpus(const struct gf_node_source *s,
+			     const struct gf_node *n, struct gf_bitmap *busy,
+			     struct gf_err *e)
+{
+	gf_bitmap_zero(busy);
+	bool live = !s->xml && !s->nccl_xml && !s->template_name;
+	if (!(s->nvml == 1 || (s->nvml < 0 && live)))
+		return 0;
+	const struct gf_nvml *nv;
+	int rc = gf_nvml_open(&nv, e);
+	if (rc)
+		return rc;
+	rc = gf_nvml_busy_gpus(nv, n, busy, e);
+	gf_nvml_close();
+	return rc;
+}
+
 const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 				unsigned size)
 {

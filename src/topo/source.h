@@ -34,6 +34,15 @@ struct gf_node_source {
 int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 			struct gf_err *e);
 
+/*
+ * GPUs of n (loaded from s) that run compute processes now, by NVML; an
+ * empty set for sources NVML does not describe.  0 or GF_ENVML/GF_ENOTFOUND
+ * with e set (busy then holds what could be seen).
+ */
+int gf_node_source_busy_gpus(const struct gf_node_source *s,
+			     const struct gf_node *n, struct gf_bitmap *busy,
+			     struct gf_err *e);
+
 /* "this machine", the file, or "template NAME": for messages. */
 const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 				unsigned size);
