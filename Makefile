@@ -50,16 +50,17 @@ MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
 XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 
-CPPFLAGS += -Iinclude -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 	-DGF_DEBUG=$(GF_DEBUG)
 CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
 LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) -lglpk -ldl \
 	-lpthread -lm
 
-LIB_SRC = $(wildcard src/util/*.c src/core/*.c src/topo/*.c src/sim/*.c \
-	src/telemetry/*.c \
-	src/mig/*.c)
+# The rooms, floor by floor (docs/INTERNALS.md): util; the pure core
+# (node model, placement, MIG); the adapters around it; commands on top.
+LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
+	src/telemetry/*.c src/mig/*.c src/sim/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
@@ -123,7 +124,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c tests/fake
 $(FAKE_NVML_OLD): tests/fake_nvml/old_driver.c src/topo/nvml_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
+	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared -Isrc \
 		-Wl,-soname,libnvidia-ml.so.1 $< -o $@
 
 tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML) \
@@ -159,12 +160,12 @@ bench: deps
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(UNIT_SRC) $(TOOL_SRC) \
 		$(BENCH_SRC) tests/fake_nvml/*.c tests/unit/*.h \
-		$(wildcard src/*/*.h include/gpufleet/*.h)
+		$(wildcard src/*/*.h src/*/*/*.h include/gpufleet/*.h)
 
 lint:
 	clang-format --dry-run -Werror $$(find src include tests bench -name '*.[ch]')
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr -Iinclude src
+		--inline-suppr -Iinclude -Isrc src
 
 clean:
 	rm -rf build build-san build-clang

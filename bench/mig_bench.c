@@ -19,6 +19,8 @@
 #include <gpufleet/mig_plan.h>
 #include <gpufleet/rng.h>
 
+#include "util/clock.h"
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -88,7 +90,8 @@ static void run(const char *name, int n, bool mixed)
 	struct gf_mig_plan p;
 	struct gf_err e;
 	double t0 = now_ms();
-	if (gf_mig_plan(g, n, d, nd, &p, &e) != 0) {
+	struct gf_mig_plan_opts po = { .clock_ms = gf_clock_ms };
+	if (gf_mig_plan_with(g, n, d, nd, &po, &p, &e) != 0) {
 		printf("# %s: %s\n", name, e.msg);
 		free(g);
 		return;

@@ -85,7 +85,7 @@ fi | count_lines
 if command -v cppcheck >/dev/null 2>&1; then
 	if out=$(cppcheck -q --error-exitcode=1 \
 		--enable=warning,performance,portability --inline-suppr \
-		-Iinclude src 2>&1); then
+		-Iinclude -Isrc src 2>&1); then
 		echo "ok lint/cppcheck"
 	else
 		echo "FAIL lint/cppcheck"
@@ -94,6 +94,7 @@ if command -v cppcheck >/dev/null 2>&1; then
 else
 	echo "skip lint/cppcheck (not installed)"
 fi | count_lines
+sh tests/tools/layers.sh | count_lines
 pass=$(grep -c P "$LOG")
 fail=$(grep -c F "$LOG")
 skip=$(grep -c S "$LOG")

@@ -5,6 +5,9 @@
  * classes, NICs).  Nodes of one shape share one gf_gpu_topo, so a 10,000
  * node cluster holds a handful.
  *
+ * It belongs to the node model (it reads links and nothing else); the
+ * placement engine and the bind planner both use it.
+ *
  * The choice of GPUs for a multi-GPU request (docs/placement.md states
  * the score): among the sets of k free GPUs, the one with
  *   1. the best weakest pair (every pair NVLink beats any set with a PCIe
@@ -23,7 +26,9 @@
 #include <stdint.h>
 
 #include <gpufleet/err.h>
-#include <gpufleet/req.h>
+
+/* GPUs a gf_gpu_topo describes (a placement node holds as many). */
+#define GF_GPU_TOPO_MAX 16
 
 struct gf_node;
 
@@ -41,14 +46,14 @@ enum {
 
 struct gf_gpu_topo {
 	uint8_t ngpus;
-	uint8_t pair[GF_CNODE_MAX_GPUS][GF_CNODE_MAX_GPUS]; /* symmetric */
-	uint8_t nic[GF_CNODE_MAX_GPUS]; /* to the nearest RDMA NIC; 0 none */
+	uint8_t pair[GF_GPU_TOPO_MAX][GF_GPU_TOPO_MAX]; /* symmetric */
+	uint8_t nic[GF_GPU_TOPO_MAX]; /* to the nearest RDMA NIC; 0 none */
 	bool uniform; /* every pair and every NIC path alike: no choice */
 };
 
 /*
  * Build t from a finished node.  GF_ETOOBIG for more than
- * GF_CNODE_MAX_GPUS GPUs.
+ * GF_GPU_TOPO_MAX GPUs.
  */
 int gf_gpu_topo_from_node(const struct gf_node *n, struct gf_gpu_topo *t,
 			  struct gf_err *e);

@@ -53,6 +53,9 @@ struct gf_mig_plan_opts {
 	 * instances of the demanded profiles (the layout that covers the
 	 * most memory slices, then with the fewest instances) */
 	bool fill;
+	/* the caller's clock, for the solve times it reports (milliseconds,
+	 * any origin); NULL: times are not measured (0) */
+	double (*clock_ms)(void);
 };
 
 struct gf_mig_plan {
@@ -85,7 +88,8 @@ struct gf_mig_plan {
  * profile on every GPU model of the fleet, a current layout that breaks
  * the rules, too many GPUs or demands; GF_ENOTSUP when the solver fails.
  * p->gpus is allocated; release with gf_mig_plan_release().  Pure: no
- * I/O (it reads the monotonic clock for solve times and limits).
+ * I/O, no clock of its own (times come from opts->clock_ms; GLPK keeps
+ * its own time limits).
  * gf_mig_plan() is gf_mig_plan_with() with every option off.
  */
 int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,

@@ -9,7 +9,7 @@
 
 #include <gpufleet/node.h>
 
-#include "../topo/source.h"
+#include "topo/source.h"
 
 enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 

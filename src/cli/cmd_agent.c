@@ -27,14 +27,14 @@
 
 #include <gpufleet/findings.h>
 
-#include "../telemetry/diagnose.h"
-#include "../telemetry/expo.h"
-#include "../topo/hwloc_load.h"
-#include "../topo/render.h"
-#include "../util/json.h"
-#include "../util/log.h"
-#include "../util/mem.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "telemetry/diagnose.h"
+#include "telemetry/expo.h"
+#include "topo/hwloc_load.h"
+#include "topo/render.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 #define DOC_CAP (8u << 20)
 

@@ -13,9 +13,9 @@
 #include <gpufleet/bind.h>
 #include <gpufleet/link.h>
 
-#include "../topo/hwloc_load.h"
-#include "../util/json.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "topo/hwloc_load.h"
+#include "util/json.h"
 
 static void usage(FILE *f)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static int section(const char *title, int (*cmd)(int, char **), char **argv,
 		   int argc)

@@ -24,11 +24,11 @@
 
 #include <gpufleet/err.h>
 
-#include "../telemetry/diagnose.h"
-#include "../telemetry/recorded.h"
-#include "../util/log.h"
-#include "../util/mem.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "telemetry/diagnose.h"
+#include "telemetry/recorded.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 #define ANSWER_MAX  (16u << 20)
 #define TIMEOUT_S   10

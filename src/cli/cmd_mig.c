@@ -12,13 +12,14 @@
 
 #include <gpufleet/mig_plan.h>
 
-#include "../mig/apply.h"
-#include "../mig/migparted.h"
-#include "../mig/render.h"
-#include "../util/file.h"
-#include "../util/log.h"
-#include "../util/mem.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "mig/apply.h"
+#include "mig/migparted.h"
+#include "mig/render.h"
+#include "util/clock.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 #define OUT_CAP (16u << 20)
 
@@ -331,7 +332,7 @@ static int cmd_plan(int argc, char **argv)
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
-	struct gf_mig_plan_opts po = { .fill = false };
+	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
 	int c;
 	optind = 1;
 	opterr = 0;

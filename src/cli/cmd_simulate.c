@@ -13,15 +13,15 @@
 
 #include <gpufleet/sim.h>
 
-#include "../sim/pool.h"
-#include "../sim/progress.h"
-#include "../sim/report.h"
-#include "../sim/synth.h"
-#include "../sim/trace.h"
-#include "../util/json.h"
-#include "../util/log.h"
-#include "../util/mem.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "sim/pool.h"
+#include "sim/progress.h"
+#include "sim/report.h"
+#include "sim/synth.h"
+#include "sim/trace.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 /* Every message of `simulate fill` starts "gpufleet simulate fill: ". */
 #define CMD	     "simulate fill"

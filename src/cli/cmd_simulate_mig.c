@@ -10,11 +10,11 @@
 
 #include <gpufleet/mig.h>
 
-#include "../sim/mig_sim.h"
-#include "../util/buf.h"
-#include "../util/json.h"
-#include "../util/log.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "sim/mig_sim.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/log.h"
 
 static void mig_usage(FILE *f)
 {

@@ -9,9 +9,9 @@
 #include <gpufleet/findings.h>
 #include <gpufleet/template.h>
 
-#include "../topo/render.h"
-#include "../util/json.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "topo/render.h"
+#include "util/json.h"
 
 #define OUT_CAP (16u << 20)
 

@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 {

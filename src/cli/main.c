@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/log.h"
-#include "cli.h"
+#include "cli/cli.h"
+#include "util/log.h"
 
 #ifndef GPUFLEET_VERSION
 #define GPUFLEET_VERSION "0.1.0"

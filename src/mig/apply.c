@@ -18,13 +18,13 @@
  * Without NVML (gf_mig_apply_offline) the same choice runs on GPUs the
  * caller describes, and the calls are listed as a dry run lists them.
  */
-#include "apply.h"
+#include "mig/apply.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../topo/nvml.h"
-#include "../util/log.h"
+#include "topo/nvml.h"
+#include "util/log.h"
 
 struct gpu_state {
 	unsigned index;

@@ -10,8 +10,8 @@
 #include <gpufleet/err.h>
 #include <gpufleet/mig_plan.h>
 
-#include "../util/buf.h"
-#include "migparted.h"
+#include "mig/migparted.h"
+#include "util/buf.h"
 
 /*
  * For every GPU the config selects: enable MIG where needed, destroy idle

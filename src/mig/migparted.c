@@ -5,7 +5,7 @@
  * a list of indexes, mig-devices is required when mig-enabled is true and
  * must be empty when it is false, counts are >= 0 and not all 0.
  */
-#include "migparted.h"
+#include "mig/migparted.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,8 +16,8 @@
 
 #include <gpufleet/mig.h>
 
-#include "../util/file.h"
-#include "../util/mem.h"
+#include "util/file.h"
+#include "util/mem.h"
 
 struct rd {
 	yaml_document_t *doc;

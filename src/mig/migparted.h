@@ -21,7 +21,7 @@
 
 #include <gpufleet/err.h>
 
-#include "../util/buf.h"
+#include "util/buf.h"
 
 #define GF_MP_MAX_FILTERS 16
 #define GF_MP_MAX_DEVICES 64

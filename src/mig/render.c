@@ -1,13 +1,13 @@
 /*
  * render.c - MIG plan output.
  */
-#include "render.h"
+#include "mig/render.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/json.h"
+#include "util/json.h"
 
 static void slices_picture(const struct gf_mig_model *m,
 			   const struct gf_mig_layout *l, char *out)

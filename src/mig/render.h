@@ -10,7 +10,7 @@
 
 #include <gpufleet/mig_plan.h>
 
-#include "../util/buf.h"
+#include "util/buf.h"
 
 int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,

@@ -14,7 +14,7 @@
 #include <gpufleet/rng.h>
 #include <gpufleet/sim.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 static int64_t demand(const struct gf_req *r)
 {

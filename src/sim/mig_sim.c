@@ -6,14 +6,15 @@
  * profile is not in L (a 3g request does not run on 1g instances).  The
  * planned count is the planner's fewest GPUs serving everything.
  */
-#include "mig_sim.h"
+#include "sim/mig_sim.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include <gpufleet/rng.h>
 
-#include "../util/mem.h"
+#include "util/clock.h"
+#include "util/mem.h"
 
 /* GPUs a static layout (counts per profile index) needs; -1 if never. */
 static int static_need(const struct gf_mig_model *m, const int *layout,
@@ -112,7 +113,8 @@ int gf_migsim_run(const struct gf_mig_model *m, const struct gf_migsim_mix *mix,
 			d[k2].count = demand[k2];
 		}
 		struct gf_mig_plan plan;
-		int rc = gf_mig_plan(g, ngpus, d, nmix, &plan, e);
+		struct gf_mig_plan_opts po = { .clock_ms = gf_clock_ms };
+		int rc = gf_mig_plan_with(g, ngpus, d, nmix, &po, &plan, e);
 		gf_free(g);
 		if (rc)
 			return rc;

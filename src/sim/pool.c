@@ -3,15 +3,15 @@
  * counter and publish its phase and counts in atomics, which a progress
  * reporter (progress.c) reads; the calling thread joins them.
  */
-#include "pool.h"
+#include "sim/pool.h"
 
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../util/log.h"
-#include "progress.h"
+#include "sim/progress.h"
+#include "util/log.h"
 
 void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds)
 {

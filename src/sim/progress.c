@@ -4,7 +4,7 @@
  * and reads the pool's per-job atomics under the lock that
  * gf_progress_pool() takes, so a detached pool is never read again.
  */
-#include "progress.h"
+#include "sim/progress.h"
 
 #include <stdarg.h>
 #include <string.h>

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "pool.h"
+#include "sim/pool.h"
 
 #define GF_PROGRESS_STEP_MAX 256
 

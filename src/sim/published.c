@@ -3,14 +3,14 @@
  * per (workload, sc_policy, tune, seed) and one column per arrived-load
  * percent holding the allocation %.
  */
-#include "published.h"
+#include "sim/published.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/csv.h"
+#include "util/csv.h"
 
 /* sc_policy labels of the published files, in enum gf_policy order */
 static const char *const labels[GF_POLICY_COUNT] = {

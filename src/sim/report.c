@@ -1,11 +1,11 @@
 /*
  * report.c - turning per-seed fill results into the tables users read.
  */
-#include "report.h"
+#include "sim/report.h"
 
 #include <stdio.h>
 
-#include "../util/json.h"
+#include "util/json.h"
 
 const int gf_report_points[GF_REPORT_NPOINTS] = { 90, 95, 100, 110, 120, 130 };
 

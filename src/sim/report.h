@@ -7,7 +7,7 @@
 
 #include <gpufleet/sim.h>
 
-#include "../util/buf.h"
+#include "util/buf.h"
 
 /* The arrived-load points every report shows. */
 #define GF_REPORT_NPOINTS 6

@@ -3,14 +3,14 @@
  * and range-checked; the caps (GF_MAX_CNODES nodes, GF_MAX_REQUESTS pods,
  * GF_CSV_LINE_MAX bytes a line) turn hostile input into errors.
  */
-#include "trace.h"
+#include "sim/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/csv.h"
+#include "util/csv.h"
 
 static int field_int(struct gf_csv *c, int col, const char *name, long long lo,
 		     long long hi, long long *out, struct gf_err *e)

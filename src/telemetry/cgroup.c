@@ -1,7 +1,7 @@
 /*
  * cgroup.c - pod and job owners from cgroup paths.
  */
-#include "cgroup.h"
+#include "telemetry/cgroup.h"
 
 #include <ctype.h>
 #include <stdio.h>

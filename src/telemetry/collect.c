@@ -1,7 +1,7 @@
 /*
  * collect.c - NVML sampling into rings.
  */
-#include "collect.h"
+#include "telemetry/collect.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,8 +10,8 @@
 
 #include <gpufleet/mig.h>
 
-#include "../util/log.h"
-#include "../util/mem.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
 {

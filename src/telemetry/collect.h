@@ -15,9 +15,9 @@
 
 #include <stdint.h>
 
-#include "../topo/nvml.h"
-#include "cgroup.h"
-#include "metrics.h"
+#include "telemetry/cgroup.h"
+#include "telemetry/metrics.h"
+#include "topo/nvml.h"
 
 #define GF_RING		600  /* samples kept per GPU unless told */
 #define GF_RING_MAX	3600 /* at most (about 3 MiB per GPU) */

@@ -7,7 +7,7 @@
  * that mark them.  A rule over activity (idle, starvation) needs it in
  * every point of the window; a memory rule needs memory in every point.
  */
-#include "diagnose.h"
+#include "telemetry/diagnose.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 
 #include <gpufleet/err.h>
 
-#include "../util/json.h"
+#include "util/json.h"
 
 void gf_diag_defaults(struct gf_diag_opts *o)
 {

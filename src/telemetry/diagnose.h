@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../util/buf.h"
+#include "util/buf.h"
 
 struct gf_diag_opts {
 	double window_s;	/* look back this far (default 300) */

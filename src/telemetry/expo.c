@@ -2,14 +2,14 @@
  * expo.c - the collector's samples as pages: Prometheus text (dcgm-exporter's
  * names, then gpufleet's own), diagnoses, and JSON for /v1/gpus.
  */
-#include "expo.h"
+#include "telemetry/expo.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../util/json.h"
-#include "../util/mem.h"
-#include "diagnose.h"
+#include "telemetry/diagnose.h"
+#include "util/json.h"
+#include "util/mem.h"
 
 /* Label values escaped as the text format asks: \\, \" and \n. */
 static void label(struct gf_buf *b, const char *k, const char *v, bool first)

@@ -6,8 +6,8 @@
 #ifndef GF_TELEMETRY_EXPO_H
 #define GF_TELEMETRY_EXPO_H
 
-#include "../util/buf.h"
-#include "collect.h"
+#include "telemetry/collect.h"
+#include "util/buf.h"
 
 /* The page: dcgm-exporter's metrics then gpufleet's own. */
 int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,

@@ -1,13 +1,13 @@
 /*
  * metrics.c - metric table and counters CSV.
  */
-#include "metrics.h"
+#include "telemetry/metrics.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../util/file.h"
+#include "util/file.h"
 
 /* Help texts verbatim from dcgm-exporter's default-counters.csv. */
 static const struct gf_metric_def defs[GF_M_COUNT] = {

@@ -1,14 +1,14 @@
 /*
  * recorded.c - the recorded samples file (format in recorded.h).
  */
-#include "recorded.h"
+#include "telemetry/recorded.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/csv.h"
-#include "../util/mem.h"
+#include "util/csv.h"
+#include "util/mem.h"
 
 enum { C_T, C_GPU, C_GI, C_UTIL, C_FB_USED, C_FB_TOTAL, C_RX, C_PROCS, NREQ };
 

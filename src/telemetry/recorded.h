@@ -17,7 +17,7 @@
 
 #include <gpufleet/err.h>
 
-#include "diagnose.h"
+#include "telemetry/diagnose.h"
 
 #define GF_REC_MAX_SERIES 256
 #define GF_REC_MAX_POINTS 100000 /* per series */

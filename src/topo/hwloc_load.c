@@ -14,7 +14,7 @@
  *  - a device whose first non-I/O ancestor is the Machine on a multi-NUMA
  *    box has unknown locality, not "local to all".
  */
-#include "hwloc_load.h"
+#include "topo/hwloc_load.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../util/file.h"
-#include "../util/mem.h"
+#include "util/file.h"
+#include "util/mem.h"
 
 struct loader {
 	struct gf_node *n;

@@ -9,7 +9,7 @@
  * Every limit of the node model is checked here (GF_ETOOBIG), and every
  * malformed attribute is an error naming the file and line.
  */
-#include "nccl_xml.h"
+#include "topo/nccl_xml.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/file.h"
-#include "../util/log.h"
-#include "../util/mem.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 #define MAX_DEPTH 16 /* nested <pci>: switches of switches */
 #define MAX_LINKS 4096

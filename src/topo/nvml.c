@@ -3,7 +3,7 @@
  * node.  The library is never dlclose()d (NCCL does the same): NVML keeps
  * threads and handlers that do not survive unloading.
  */
-#include "nvml.h"
+#include "topo/nvml.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/log.h"
+#include "util/log.h"
 
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gf_nvml nvml;

@@ -23,7 +23,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
-#include "nvml_api.h"
+#include "topo/nvml_api.h"
 
 struct gf_nvml {
 	void *dl;

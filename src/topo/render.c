@@ -3,13 +3,13 @@
  * layout cell for cell (tab-separated, " X " on the diagonal, CPU/NUMA
  * affinity columns, legend, NIC legend), so users can diff the two.
  */
-#include "render.h"
+#include "topo/render.h"
 
 #include <stdio.h>
 
 #include <gpufleet/link.h>
 
-#include "../util/json.h"
+#include "util/json.h"
 
 static const char legend[] =
 	"Legend:\n"

@@ -10,7 +10,7 @@
 #include <gpufleet/findings.h>
 #include <gpufleet/node.h>
 
-#include "../util/buf.h"
+#include "util/buf.h"
 
 /* The matrix exactly as `nvidia-smi topo -m` lays it out (-mp: pcie_only). */
 int gf_render_matrix(const struct gf_node *n, bool pcie_only,

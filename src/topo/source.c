@@ -2,17 +2,17 @@
  * source.c - a node from its source: hwloc (live or XML) or a template,
  * then NVML joined where the source asks for it.
  */
-#include "source.h"
+#include "topo/source.h"
 
 #include <stdio.h>
 #include <time.h>
 
 #include <gpufleet/template.h>
 
-#include "../util/log.h"
-#include "hwloc_load.h"
-#include "nccl_xml.h"
-#include "nvml.h"
+#include "topo/hwloc_load.h"
+#include "topo/nccl_xml.h"
+#include "topo/nvml.h"
+#include "util/log.h"
 
 static double now_ms(void)
 {

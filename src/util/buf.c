@@ -4,14 +4,14 @@
  * it stays set until gf_buf_reset() (a failed buffer never grows again,
  * so a renderer cannot hand out a page with a hole in it).
  */
-#include "buf.h"
+#include "util/buf.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include <gpufleet/err.h>
 
-#include "mem.h"
+#include "util/mem.h"
 
 void gf_buf_init(struct gf_buf *b, size_t cap)
 {

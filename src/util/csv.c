@@ -2,14 +2,14 @@
  * csv.c - simple CSV rows.  A row longer than the cap is an error, never
  * silently split; so is a row with more fields than the cap.
  */
-#include "csv.h"
+#include "util/csv.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include <gpufleet/err.h>
 
-#include "file.h"
+#include "util/file.h"
 
 static int read_line(struct gf_csv *c, char *dst, struct gf_err *e)
 {

@@ -2,15 +2,15 @@
  * file.c - input files opened and read with one set of checks and one
  * wording for their failures.
  */
-#include "file.h"
+#include "util/file.h"
 
 #include <errno.h>
 #include <sys/stat.h>
 
 #include <gpufleet/err.h>
 
-#include "log.h"
-#include "mem.h"
+#include "util/log.h"
+#include "util/mem.h"
 
 static const char *kind(mode_t m)
 {

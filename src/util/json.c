@@ -2,7 +2,7 @@
  * json.c - streaming JSON writer.  Strings are escaped per RFC 8259;
  * bytes >= 0x80 pass through (our strings are UTF-8 or ASCII).
  */
-#include "json.h"
+#include "util/json.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "util/buf.h"
 
 #define GF_JSON_MAX_DEPTH 32
 

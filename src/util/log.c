@@ -1,7 +1,7 @@
 /*
  * log.c - leveled, single-line logging to stderr.
  */
-#include "log.h"
+#include "util/log.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

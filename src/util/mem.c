@@ -1,7 +1,7 @@
 /*
  * mem.c - allocation that aborts on failure with a message.
  */
-#include "mem.h"
+#include "util/mem.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * gpufleet requires (init, shutdown, count, handle by index), standing for
  * a driver older than every optional call.  One GPU, no other answers.
  */
-#include "../../src/topo/nvml_api.h"
+#include "topo/nvml_api.h"
 
 /* exported under NVML's names; no header declares them here */
 nvmlReturn_t nvmlInit_v2(void);

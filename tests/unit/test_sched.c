@@ -9,7 +9,7 @@
 #include <gpufleet/sim.h>
 #include <gpufleet/workload.h>
 
-#include "core/sched_impl.h"
+#include "core/place/sched_impl.h"
 #include "helpers.h"
 
 /* One node: 64 cores, GPUs with 1000, 1000, 500 and 0 milli free. */

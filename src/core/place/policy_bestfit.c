@@ -2,7 +2,7 @@
  * policy_bestfit.c - BestFit: 100 (1 - s), s the mean leftover CPU and
  * GPU fraction after the placement.
  */
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 #define CPU_NORM 128000.0
 #define GPU_NORM 8000.0

@@ -6,7 +6,7 @@
  */
 #include <math.h>
 
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 #define MAX_SCORE 100
 

@@ -3,7 +3,7 @@
  * uniformly (GF_POLICY_DRAWS), and a fractional request a random GPU
  * among those with room.
  */
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 int gf__score_random(const struct gf_sched *s, const struct gf_cnode *nd,
 		     double frag_now, const struct gf_req *r, int *gpu)

@@ -8,7 +8,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/workload.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 void gf_workload_init(struct gf_workload *w)
 {

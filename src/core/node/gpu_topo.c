@@ -37,11 +37,11 @@ int gf_gpu_topo_from_node(const struct gf_node *n, struct gf_gpu_topo *t,
 			  struct gf_err *e)
 {
 	memset(t, 0, sizeof(*t));
-	if (n->ngpus > GF_CNODE_MAX_GPUS)
+	if (n->ngpus > GF_GPU_TOPO_MAX)
 		return gf_err_set(e, GF_ETOOBIG,
 				  "%s: %d GPUs, more than the %d a placement "
 				  "node holds",
-				  n->source, n->ngpus, GF_CNODE_MAX_GPUS);
+				  n->source, n->ngpus, GF_GPU_TOPO_MAX);
 	t->ngpus = (uint8_t)n->ngpus;
 	for (int i = 0; i < n->ngpus; i++) {
 		for (int j = 0; j < n->ngpus; j++)
@@ -105,7 +105,7 @@ static bool better(const struct gf_gpu_set_score *x,
 int gf_gpu_topo_choose(const struct gf_gpu_topo *t, uint32_t free_mask, int k,
 		       bool multinode, int *out)
 {
-	int idx[GF_CNODE_MAX_GPUS], nfree = 0;
+	int idx[GF_GPU_TOPO_MAX], nfree = 0;
 	for (int g = 0; g < t->ngpus; g++)
 		if (free_mask >> g & 1)
 			idx[nfree++] = g;
@@ -117,7 +117,7 @@ int gf_gpu_topo_choose(const struct gf_gpu_topo *t, uint32_t free_mask, int k,
 		return 0;
 	}
 	/* k-subsets of idx[] in lexicographic order: c[] are positions */
-	int c[GF_CNODE_MAX_GPUS], set[GF_CNODE_MAX_GPUS];
+	int c[GF_GPU_TOPO_MAX], set[GF_GPU_TOPO_MAX];
 	struct gf_gpu_set_score best = { -1, -1, -1 }, cur;
 	for (int i = 0; i < k; i++)
 		c[i] = i;

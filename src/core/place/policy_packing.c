@@ -2,7 +2,7 @@
  * policy_packing.c - Packing: prefer GPUs already shared, then used nodes,
  * then free nodes.
  */
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 #define MAX_SCORE 100
 

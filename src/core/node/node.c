@@ -16,7 +16,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 void gf_node_init(struct gf_node *n)
 {

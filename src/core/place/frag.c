@@ -12,7 +12,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/frag.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 struct key {
 	int32_t cpu;

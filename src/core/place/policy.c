@@ -10,7 +10,7 @@
 
 #include <gpufleet/err.h>
 
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 const struct gf__policy gf__policies[GF_POLICY_COUNT] = {
 #define GF__POLICY_ROW(e, n, l, f) \

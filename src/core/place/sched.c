@@ -25,8 +25,12 @@
 
 #include <gpufleet/err.h>
 
-#include "../util/mem.h"
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
+#include "util/check.h"
+#include "util/mem.h"
+
+_Static_assert(GF_GPU_TOPO_MAX == GF_CNODE_MAX_GPUS,
+	       "a GPU topology describes a placement node's GPUs");
 
 #define GF_SCHED_CACHE_MAX (32u << 20) /* slots, 8 bytes each */
 
@@ -308,10 +312,8 @@ static void debug_check(struct gf_sched *s, int node)
 	int rc = check_node(s, node, msg, sizeof(msg));
 	if (rc == 0 && (++s->ops & 1023) == 0)
 		rc = gf_sched_check(s, msg, sizeof(msg));
-	if (rc) {
-		fprintf(stderr, "gpufleet: placement engine broken: %s\n", msg);
-		abort();
-	}
+	if (rc)
+		gf_check_failed("placement engine", msg);
 }
 #else
 #define debug_check(s, node) ((void)0)

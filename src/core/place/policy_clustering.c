@@ -2,7 +2,7 @@
  * policy_clustering.c - Clustering (GpuClustering): keep GPU pods of one
  * kind together, by the tags a node's pods carry ("share", "<k>-gpu").
  */
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 int gf__score_clustering(const struct gf_sched *s, const struct gf_cnode *nd,
 			 double frag_now, const struct gf_req *r, int *gpu)

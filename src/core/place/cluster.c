@@ -10,7 +10,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/gpu_topo.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 void gf_cluster_init(struct gf_cluster *c)
 {

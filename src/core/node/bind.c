@@ -57,7 +57,7 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 				  "%d GPUs asked for, %d of the node's %d are "
 				  "free",
 				  count, nfree, n->ngpus);
-	int out[GF_CNODE_MAX_GPUS];
+	int out[GF_GPU_TOPO_MAX];
 	gf_gpu_topo_choose(&t, free_mask, count, false, out);
 	r->ngpus = count;
 	for (int i = 0; i < count; i++)

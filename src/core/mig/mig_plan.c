@@ -31,11 +31,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <gpufleet/mig_plan.h>
 
-#include "../util/mem.h"
+#include "util/mem.h"
 
 struct pattern {
 	int8_t counts[GF_MIG_MAX_PROFILES];
@@ -240,11 +239,9 @@ static void on_tree(glp_tree *t, void *arg)
 	}
 }
 
-static double now_ms(void)
+static double now_ms(const struct gf_mig_plan_opts *o)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return o && o->clock_ms ? o->clock_ms() : 0.0;
 }
 
 /* Final layout of one GPU for pattern `pat`, keeping what it can. */
@@ -498,7 +495,7 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 	const struct gf_mig_model *models[32]; /* distinct: < model table */
 	int nm = fleet_models(g, ng, models);
 
-	double t0 = now_ms();
+	double t0 = now_ms(o);
 	glp_term_out(GLP_OFF);
 	struct lp lp = { .p = glp_create_prob() };
 	glp_set_obj_dir(lp.p, GLP_MAX);
@@ -635,7 +632,7 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 	bool have = false;
 	p->optimal = true;
 	for (int stage = 0; stage < 3; stage++) {
-		double ts = now_ms();
+		double ts = now_ms(o);
 		for (int c = 1; c <= ntot; c++)
 			glp_set_obj_coef(lp.p, c, 0);
 		/* 1: max served units; 2: min GPUs used; 3: max kept */
@@ -670,7 +667,7 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 		io.tm_lim = stage == 0 ? 4000 : 2500;
 		int sr = glp_intopt(lp.p, &io);
 		int st = glp_mip_status(lp.p);
-		p->stage_ms[stage] = now_ms() - ts;
+		p->stage_ms[stage] = now_ms(o) - ts;
 		if (sr == GLP_ESTOP && cb.proved && st == GLP_FEAS)
 			st = GLP_OPT, sr = 0; /* stopped on a proof */
 		if ((sr != 0 && sr != GLP_ETMLIM) ||
@@ -717,7 +714,7 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 						 best + 0.5);
 		}
 	}
-	p->solve_ms = now_ms() - t0;
+	p->solve_ms = now_ms(o) - t0;
 
 	/* per-GPU plans: GPUs that can keep their layout do so first */
 	p->ngpus = ngpus;

@@ -2,7 +2,7 @@
  * policy_dotprod.c - DotProd (Tetris): 100 (1 - d), d the mean of
  * cpu_left/128k x c/128k and L/8000 x k g/8000, normalised by the maxima.
  */
-#include "sched_impl.h"
+#include "core/place/sched_impl.h"
 
 #define CPU_NORM 128000.0
 #define GPU_NORM 8000.0

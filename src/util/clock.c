@@ -1,0 +1,13 @@
+/*
+ * clock.c - the monotonic clock.
+ */
+#include "util/clock.h"
+
+#include <time.h>
+
+double gf_clock_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
