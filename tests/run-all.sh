@@ -95,6 +95,7 @@ else
 	echo "skip lint/cppcheck (not installed)"
 fi | count_lines
 sh tests/tools/layers.sh | count_lines
+sh tests/tools/fnsize.sh | count_lines
 pass=$(grep -c P "$LOG")
 fail=$(grep -c F "$LOG")
 skip=$(grep -c S "$LOG")

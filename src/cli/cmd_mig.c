@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "mig/apply.h"
+#include "mig/current.h"
 #include "mig/migparted.h"
 #include "mig/render.h"
 #include "util/clock.h"
@@ -226,78 +227,17 @@ static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 	return 0;
 }
 
-/* "INDEX: PROFILE@START[*] ..." per line; '#' comments.  listed[i] (when
- * not NULL) is set for each GPU the file names. */
+/* --current FILE (mig/current.h): 0, or -1 with the message printed. */
 static int read_current(const char *cmd, const char *path, struct gf_mig_gpu *g,
 			int n, bool *listed)
 {
 	struct gf_err e;
-	FILE *f = gf_file_open(path, "r", 1u << 20, &e);
-	if (!f) {
+	gf_err_clear(&e);
+	if (gf_mig_current_read(path, g, n, listed, &e) != 0) {
 		gf_cli_error(cmd, "--current: %s", e.msg);
 		return -1;
 	}
-	char line[1024];
-	int lineno = 0, rc = 0;
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *p = line;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '\0' || *p == '\n')
-			continue;
-		char *end;
-		long idx = strtol(p, &end, 10);
-		if (end == p || *end != ':' || idx < 0 || idx >= n) {
-			gf_cli_error(cmd,
-				     "%s:%d: expected 'INDEX: PROFILE@START "
-				     "...' with INDEX 0..%d (the GPUs of "
-				     "--gpus)",
-				     path, lineno, n - 1);
-			rc = -1;
-			break;
-		}
-		struct gf_mig_gpu *gpu = &g[idx];
-		if (listed)
-			listed[idx] = true;
-		gpu->current.n = 0;
-		for (char *t = strtok(end + 1, " \t\n"); t;
-		     t = strtok(NULL, " \t\n")) {
-			char *at = strchr(t, '@');
-			bool busy = t[strlen(t) - 1] == '*';
-			if (busy)
-				t[strlen(t) - 1] = '\0';
-			long start = at ? strtol(at + 1, &end, 10) : -1;
-			if (at)
-				*at = '\0';
-			int pi = gf_mig_profile_find(gpu->model, t);
-			if (!at || *end || start < 0 || start > 7 || pi < 0 ||
-			    gpu->current.n >= GF_MIG_MAX_INSTANCES) {
-				gf_cli_error(cmd,
-					     "%s:%d: '%s' is not PROFILE@START "
-					     "of a %s profile",
-					     path, lineno, t, gpu->model->id);
-				rc = -1;
-				break;
-			}
-			gpu->current.inst[gpu->current.n++] =
-				(struct gf_mig_instance){ (uint8_t)pi,
-							  (uint8_t)start,
-							  busy };
-		}
-		char msg[160];
-		if (rc == 0 && gf_mig_layout_check(gpu->model, &gpu->current,
-						   msg, sizeof(msg))) {
-			gf_cli_error(cmd, "%s:%d: GPU %ld: %s", path, lineno,
-				     idx, msg);
-			rc = -1;
-		}
-	}
-	fclose(f);
-	return rc;
+	return 0;
 }
 
 static void log_plan(const struct gf_mig_plan *p, int ngpus, int nd)

@@ -49,6 +49,96 @@ static void model_list(char *out, size_t size)
 					i ? ", " : "", gf_mig_model_at(i)->id);
 }
 
+/* "1g.10gb=60,2g.20gb=25" into mix; the count, or -1 (message printed). */
+static int parse_mix(const char *mix_s, struct gf_migsim_mix *mix)
+{
+	int nmix = 0;
+	memset(mix, 0, sizeof(*mix) * GF_MIG_MAX_DEMANDS);
+	char buf[512], *end;
+	snprintf(buf, sizeof(buf), "%s", mix_s);
+	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+		char *eq = strchr(tok, '=');
+		long w = eq ? strtol(eq + 1, &end, 10) : -1;
+		if (!eq || *end || eq[1] == '\0' || w < 0 ||
+		    nmix >= GF_MIG_MAX_DEMANDS ||
+		    (size_t)(eq - tok) >= sizeof(mix[0].profile)) {
+			gf_cli_error("simulate mig",
+				     "--mix '%s': cannot parse '%s': expected "
+				     "PROFILE=WEIGHT (at most %d)",
+				     mix_s, tok, GF_MIG_MAX_DEMANDS);
+			return -1;
+		}
+		*eq = '\0';
+		snprintf(mix[nmix].profile, sizeof(mix[nmix].profile), "%s",
+			 tok);
+		mix[nmix++].weight = (int)w;
+	}
+	return nmix;
+}
+
+static void render_json(const struct gf_mig_model *m,
+			const struct gf_migsim_mix *mix, int nmix,
+			const struct gf_migsim_row *rows, struct gf_buf *out)
+{
+	struct gf_json j;
+	gf_json_init(&j, out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "model", m->id);
+	gf_json_arr_begin(&j, "points");
+	for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
+		gf_json_obj_begin(&j, NULL);
+		gf_json_int(&j, "requests", rows[i].requests);
+		gf_json_obj_begin(&j, "demand");
+		for (int k = 0; k < nmix; k++)
+			gf_json_int(&j, mix[k].profile, rows[i].demand[k]);
+		gf_json_obj_end(&j);
+		if (rows[i].all_1g < 0)
+			gf_json_null(&j, "gpus_all_1g");
+		else
+			gf_json_int(&j, "gpus_all_1g", rows[i].all_1g);
+		if (rows[i].all_balanced < 0)
+			gf_json_null(&j, "gpus_all_balanced");
+		else
+			gf_json_int(&j, "gpus_all_balanced",
+				    rows[i].all_balanced);
+		gf_json_int(&j, "gpus_planned", rows[i].planned);
+		gf_json_bool(&j, "planned_optimal", rows[i].planned_optimal);
+		gf_json_obj_end(&j);
+	}
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+}
+
+static void render_text(const struct gf_mig_model *m, int nmix,
+			const struct gf_migsim_row *rows, struct gf_buf *out)
+{
+	gf_buf_printf(out,
+		      "MIG on %s: GPUs needed to serve every request so "
+		      "far\n\n%-9s %-30s %8s %13s %8s\n",
+		      m->id, "requests", "demand", "all-1g", "all-balanced",
+		      "planned");
+	for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
+		char dem[200] = "";
+		size_t len = 0;
+		for (int k = 0; k < nmix && len < 160; k++)
+			len += (size_t)snprintf(dem + len, sizeof(dem) - len,
+						"%s%d", k ? "/" : "",
+						rows[i].demand[k]);
+		char a[16], b[16];
+		snprintf(a, sizeof(a), "%d", rows[i].all_1g);
+		snprintf(b, sizeof(b), "%d", rows[i].all_balanced);
+		gf_buf_printf(
+			out, "%-9d %-30s %8s %13s %8d%s\n", rows[i].requests,
+			dem, rows[i].all_1g < 0 ? "never" : a,
+			rows[i].all_balanced < 0 ? "never" : b, rows[i].planned,
+			rows[i].planned_optimal ? "" : " (bounded)");
+	}
+	gf_buf_puts(out, "\ndemand: requests per profile, in --mix order; "
+			 "never: a static layout without a profile the\n"
+			 "stream asks for cannot serve it on any number of "
+			 "GPUs\n");
+}
+
 int cmd_simulate_mig(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -128,27 +218,9 @@ int cmd_simulate_mig(int argc, char **argv)
 		return GF_EXIT_USAGE;
 	}
 	struct gf_migsim_mix mix[GF_MIG_MAX_DEMANDS];
-	int nmix = 0;
-	memset(mix, 0, sizeof(mix));
-	char buf[512];
-	snprintf(buf, sizeof(buf), "%s", mix_s);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '=');
-		long w = eq ? strtol(eq + 1, &end, 10) : -1;
-		if (!eq || *end || eq[1] == '\0' || w < 0 ||
-		    nmix >= GF_MIG_MAX_DEMANDS ||
-		    (size_t)(eq - tok) >= sizeof(mix[0].profile)) {
-			gf_cli_error("simulate mig",
-				     "--mix '%s': cannot parse '%s': expected "
-				     "PROFILE=WEIGHT (at most %d)",
-				     mix_s, tok, GF_MIG_MAX_DEMANDS);
-			return GF_EXIT_USAGE;
-		}
-		*eq = '\0';
-		snprintf(mix[nmix].profile, sizeof(mix[nmix].profile), "%s",
-			 tok);
-		mix[nmix++].weight = (int)w;
-	}
+	int nmix = parse_mix(mix_s, mix);
+	if (nmix < 0)
+		return GF_EXIT_USAGE;
 	struct gf_migsim_row rows[GF_MIGSIM_POINTS];
 	struct gf_err e;
 	if (gf_migsim_run(m, mix, nmix, (int)requests, seed, rows, &e) != 0) {
@@ -165,64 +237,14 @@ int cmd_simulate_mig(int argc, char **argv)
 		       rows[i].plan_ms);
 	struct gf_buf out;
 	gf_buf_init(&out, 1 << 20);
-	if (json) {
-		struct gf_json j;
-		gf_json_init(&j, &out);
-		gf_json_obj_begin(&j, NULL);
-		gf_json_str(&j, "model", m->id);
-		gf_json_arr_begin(&j, "points");
-		for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
-			gf_json_obj_begin(&j, NULL);
-			gf_json_int(&j, "requests", rows[i].requests);
-			gf_json_obj_begin(&j, "demand");
-			for (int k = 0; k < nmix; k++)
-				gf_json_int(&j, mix[k].profile,
-					    rows[i].demand[k]);
-			gf_json_obj_end(&j);
-			if (rows[i].all_1g < 0)
-				gf_json_null(&j, "gpus_all_1g");
-			else
-				gf_json_int(&j, "gpus_all_1g", rows[i].all_1g);
-			if (rows[i].all_balanced < 0)
-				gf_json_null(&j, "gpus_all_balanced");
-			else
-				gf_json_int(&j, "gpus_all_balanced",
-					    rows[i].all_balanced);
-			gf_json_int(&j, "gpus_planned", rows[i].planned);
-			gf_json_bool(&j, "planned_optimal",
-				     rows[i].planned_optimal);
-			gf_json_obj_end(&j);
-		}
-		gf_json_arr_end(&j);
-		gf_json_obj_end(&j);
-	} else {
-		gf_buf_printf(&out,
-			      "MIG on %s: GPUs needed to serve every request "
-			      "so far\n\n%-9s %-30s %8s %13s %8s\n",
-			      m->id, "requests", "demand", "all-1g",
-			      "all-balanced", "planned");
-		for (int i = 0; i < GF_MIGSIM_POINTS; i++) {
-			char dem[200] = "";
-			size_t len = 0;
-			for (int k = 0; k < nmix && len < 160; k++)
-				len += (size_t)snprintf(
-					dem + len, sizeof(dem) - len, "%s%d",
-					k ? "/" : "", rows[i].demand[k]);
-			char a[16], b[16];
-			snprintf(a, sizeof(a), "%d", rows[i].all_1g);
-			snprintf(b, sizeof(b), "%d", rows[i].all_balanced);
-			gf_buf_printf(&out, "%-9d %-30s %8s %13s %8d%s\n",
-				      rows[i].requests, dem,
-				      rows[i].all_1g < 0 ? "never" : a,
-				      rows[i].all_balanced < 0 ? "never" : b,
-				      rows[i].planned,
-				      rows[i].planned_optimal ? ""
-							      : " (bounded)");
-		}
-		gf_buf_puts(&out, "\ndemand: requests per profile, in --mix "
-				  "order; never: a static layout without a "
-				  "profile the\nstream asks for cannot serve "
-				  "it on any number of GPUs\n");
+	if (json)
+		render_json(m, mix, nmix, rows, &out);
+	else
+		render_text(m, nmix, rows, &out);
+	if (gf_buf_error(&out)) {
+		gf_cli_error("simulate mig", "output larger than 1 MiB");
+		gf_buf_release(&out);
+		return GF_EXIT_FAIL;
 	}
 	int ret = gf_cli_print(gf_buf_str(&out), out.len);
 	gf_buf_release(&out);

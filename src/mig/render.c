@@ -159,7 +159,7 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		      p->optimal ? "proved optimal by the solver"
 				 : "best found within the time limit",
 		      p->bound_units, p->solve_ms);
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }
 
 static void json_inst(struct gf_json *j, const char *key,
@@ -296,5 +296,5 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 					      counts[pi]);
 	}
 	free(done);
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }

@@ -134,7 +134,7 @@ int gf_report_text(const struct gf_report_info *info,
 	gf_buf_puts(out, "\nfrag@100%: GPU fragmentation as a share of idle "
 			 "GPU at 100 % arrived load;\nfailed: requests no "
 			 "node could take (mean per run).\n");
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }
 
 static void json_points(struct gf_json *j, const char *key, const double *v,
@@ -209,5 +209,5 @@ int gf_report_curve_csv(const struct gf_fill_summary *s, int n,
 					      s[p].unalloc_max[b],
 					      s[p].frag_ratio_mean[b],
 					      s[p].frag_amount_mean[b]);
-	return out->len >= out->cap ? -1 : 0;
+	return gf_buf_error(out);
 }

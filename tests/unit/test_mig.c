@@ -7,6 +7,7 @@
  * files checked by hand.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 
 #include <gpufleet/mig_plan.h>
@@ -14,6 +15,7 @@
 
 #include "helpers.h"
 #include "mig/apply.h"
+#include "mig/current.h"
 #include "mig/migparted.h"
 #include "mig/render.h"
 #include "sim/mig_sim.h"
@@ -1655,6 +1657,103 @@ static void test_golden_simulations_by_hand(void **state)
 	free(s);
 }
 
+/* Given less room than a plan's page needs, each renderer fails with
+ * GF_ETOOBIG; none returns a cut page. */
+static void test_render_caps(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_mig_gpu g[2] = { { .model = h }, { .model = h } };
+	struct gf_mig_demand d[2] = { { "1g.10gb", 5 }, { "3g.40gb", 1 } };
+	struct gf_mig_plan p;
+	struct gf_err e;
+	assert_int_equal(gf_mig_plan(g, 2, d, 2, &p, &e), 0);
+	for (int kind = 0; kind < 3; kind++) {
+		struct gf_buf b;
+		gf_buf_init(&b, 1 << 20);
+		int rc = kind == 0   ? gf_mig_render_text(g, d, &p, &b)
+			 : kind == 1 ? gf_mig_render_json(g, d, &p, &b)
+				     : gf_mig_render_yaml(g, d, &p, "x", &b);
+		assert_int_equal(rc, 0);
+		size_t full = b.len;
+		gf_buf_release(&b);
+		for (size_t cap = 1; cap < full; cap += full / 53 + 1) {
+			gf_buf_init(&b, cap);
+			rc = kind == 0 ? gf_mig_render_text(g, d, &p, &b)
+			     : kind == 1
+				     ? gf_mig_render_json(g, d, &p, &b)
+				     : gf_mig_render_yaml(g, d, &p, "x", &b);
+			assert_int_equal(rc, GF_ETOOBIG);
+			gf_buf_release(&b);
+		}
+	}
+	gf_mig_plan_release(&p);
+}
+
+/* The current-layout file: what it reads, and each error with file:line. */
+static void test_current_layout_file(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_mig_gpu g[2] = { { .model = h }, { .model = h } };
+	bool listed[2] = { false, false };
+	struct gf_err e;
+	char path[64];
+	static const struct {
+		const char *text;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ "# two GPUs\n1: 3g.40gb@4 1g.10gb@0*\n", 0, "" },
+		{ "2: 1g.10gb@0\n", GF_EPARSE, ":1: expected 'INDEX:" },
+		{ "0 1g.10gb@0\n", GF_EPARSE, ":1: expected 'INDEX:" },
+		{ "\n0: 1g.10gb\n", GF_EPARSE,
+		  ":2: '1g.10gb' is not PROFILE@START of a h100-80gb" },
+		{ "0: 9g.99gb@0\n", GF_EPARSE, "'9g.99gb' is not" },
+		{ "0: 1g.10gb@x\n", GF_EPARSE, "is not PROFILE@START" },
+		{ "0: 3g.40gb@4 3g.40gb@4\n", GF_EINVAL, ":1: GPU 0: " },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(path, sizeof(path), "/tmp/gf-mig-current-XXXXXX");
+		int fd = mkstemp(path);
+		assert_true(fd >= 0);
+		ssize_t len = (ssize_t)strlen(cases[i].text);
+		assert_int_equal(write(fd, cases[i].text, (size_t)len), len);
+		close(fd);
+		memset(g[0].current.inst, 0, sizeof(g[0].current.inst));
+		g[0].current.n = g[1].current.n = 0;
+		gf_err_clear(&e);
+		int rc = gf_mig_current_read(path, g, 2, listed, &e);
+		if (rc != cases[i].rc || !strstr(e.msg, cases[i].msg))
+			print_message("case %zu: %d '%s'\n", i, rc, e.msg);
+		assert_int_equal(rc, cases[i].rc);
+		assert_non_null(strstr(e.msg, cases[i].msg));
+		if (i == 0) {
+			assert_true(listed[1] && !listed[0]);
+			assert_int_equal(g[1].current.n, 2);
+			assert_true(g[1].current.inst[1].busy);
+			assert_int_equal(g[1].current.inst[0].start, 4);
+		} else {
+			assert_non_null(strstr(e.msg, path));
+		}
+		unlink(path);
+	}
+	/* a line over the cap is an error, never split */
+	snprintf(path, sizeof(path), "/tmp/gf-mig-current-XXXXXX");
+	int fd = mkstemp(path);
+	char big[GF_MIG_CURRENT_LINE_MAX + 64];
+	memset(big, ' ', sizeof(big));
+	memcpy(big, "0: 1g.10gb@0", 12);
+	big[sizeof(big) - 1] = '\n';
+	assert_int_equal(write(fd, big, sizeof(big)), (ssize_t)sizeof(big));
+	close(fd);
+	assert_int_equal(gf_mig_current_read(path, g, 2, NULL, &e), GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, ":1: line longer than"));
+	unlink(path);
+	assert_int_equal(gf_mig_current_read("/nonexistent/x", g, 2, NULL, &e),
+			 -ENOENT);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1688,6 +1787,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_golden_plans_by_hand),
 		cmocka_unit_test(test_golden_issue_plans_by_hand),
 		cmocka_unit_test(test_golden_simulations_by_hand),
+		cmocka_unit_test(test_current_layout_file),
+		cmocka_unit_test(test_render_caps),
 	};
 	int rc = cmocka_run_group_tests_name("mig", tests, NULL, NULL);
 	char path[128];

@@ -815,6 +815,44 @@ static void test_report_not_scaled(void **state)
 	free(sum);
 }
 
+/* Given less room than the report needs, every renderer fails with
+ * GF_ETOOBIG; none returns a cut page. */
+static void test_report_caps(void **state)
+{
+	(void)state;
+	struct gf_fill_summary *sum = calloc(2, sizeof(*sum));
+	for (int p = 0; p < 2; p++) {
+		sum[p].policy = (enum gf_policy)p;
+		for (int b = 0; b < GF_FILL_BINS; b += 7)
+			sum[p].have[b] = true;
+	}
+	uint64_t seed = 7;
+	struct gf_report_info info = { .nodes = 1,
+				       .gpus = 2,
+				       .requests = 4,
+				       .tune = 1.3,
+				       .seeds = &seed,
+				       .nseeds = 1,
+				       .source = "test" };
+	for (int kind = 0; kind < 3; kind++) {
+		size_t full = 0;
+		/* cap 0 stands for "room enough": it measures the page */
+		for (size_t cap = 0; cap == 0 || cap < full;
+		     cap += full / 61 + 1) {
+			struct gf_buf b;
+			gf_buf_init(&b, cap ? cap : 1 << 20);
+			int rc = kind == 0   ? gf_report_text(&info, sum, 2, &b)
+				 : kind == 1 ? gf_report_json(&info, sum, 2, &b)
+					     : gf_report_curve_csv(sum, 2, &b);
+			assert_int_equal(rc, cap ? GF_ETOOBIG : 0);
+			if (cap == 0)
+				full = b.len;
+			gf_buf_release(&b);
+		}
+	}
+	free(sum);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -829,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_facts),
 		cmocka_unit_test(test_trace_cut_facts),
 		cmocka_unit_test(test_report_not_scaled),
+		cmocka_unit_test(test_report_caps),
 	};
 	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }

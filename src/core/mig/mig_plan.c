@@ -437,12 +437,27 @@ int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 	return gf_mig_plan_with(gpus, ngpus, d, nd, NULL, p, e);
 }
 
-int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
-		     const struct gf_mig_demand *d, int nd,
-		     const struct gf_mig_plan_opts *o, struct gf_mig_plan *p,
-		     struct gf_err *e)
+/* One planning run: the inputs, the groups, the program and its columns. */
+struct planner {
+	const struct gf_mig_gpu *gpus;
+	int ngpus;
+	const struct gf_mig_demand *d;
+	int nd;
+	const struct gf_mig_plan_opts *o;
+	struct gf_mig_plan *p;
+	struct group *g;
+	int ng;
+	const struct gf_mig_model *models[32]; /* distinct: < model table */
+	int nm;
+	int dmem[GF_MIG_MAX_DEMANDS]; /* slices of demand k at its largest */
+	struct lp lp;
+	int ycol0;   /* first column of y[k][m] */
+	double *sol; /* the last stage's solution, by column */
+};
+
+static int check_gpus(const struct gf_mig_gpu *gpus, int ngpus, int nd,
+		      struct gf_err *e)
 {
-	memset(p, 0, sizeof(*p));
 	if (ngpus <= 0 || ngpus > GF_MIG_MAX_GPUS)
 		return gf_err_set(e, GF_EINVAL, "%d GPUs: expected 1 to %d",
 				  ngpus, GF_MIG_MAX_GPUS);
@@ -459,132 +474,138 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 			return gf_err_set(e, GF_EINVAL,
 					  "GPU %d: current layout: %s", i, msg);
 	}
-	struct group *g = gf_calloc((size_t)ngpus, sizeof(*g));
-	int ng = group_gpus(gpus, ngpus, g);
-	int rc = 0;
-	int dmem[GF_MIG_MAX_DEMANDS];
-	for (int k = 0; k < nd; k++) {
-		if (d[k].count < 0) {
-			rc = gf_err_set(e, GF_EINVAL,
-					"demand '%s': negative count",
-					d[k].profile);
-			goto out;
-		}
-		if (!find_demand_mem(g, ng, &d[k], &dmem[k])) {
+	return 0;
+}
+
+/* Every demand names a profile some GPU of the fleet has. */
+static int check_demands(struct planner *P, struct gf_err *e)
+{
+	for (int k = 0; k < P->nd; k++) {
+		const struct gf_mig_demand *d = &P->d[k];
+		if (d->count < 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "demand '%s': negative count",
+					  d->profile);
+		if (!find_demand_mem(P->g, P->ng, d, &P->dmem[k])) {
 			const struct gf_mig_model *fm[32];
-			int nfm = fleet_models(g, ng, fm);
+			int nfm = fleet_models(P->g, P->ng, fm);
 			char list[200] = "";
 			size_t len = 0;
 			for (int m = 0; m < nfm && len + 24 < sizeof(list); m++)
 				len += (size_t)snprintf(
 					list + len, sizeof(list) - len, "%s%s",
 					m ? ", " : "", fm[m]->id);
-			rc = gf_err_set(e, GF_EINVAL,
-					"no GPU of this fleet has profile "
-					"'%s' (models: %s)",
-					d[k].profile, list);
-			goto out;
+			return gf_err_set(e, GF_EINVAL,
+					  "no GPU of this fleet has profile "
+					  "'%s' (models: %s)",
+					  d->profile, list);
 		}
-		p->units[k] = gf_mig_profile_units(d[k].profile);
+		P->p->units[k] = gf_mig_profile_units(d->profile);
 	}
-	for (int i = 0; i < ng; i++) {
-		build_patterns(&g[i], gpus, d, nd);
-		p->npatterns += g[i].npat;
-	}
-	p->ngroups = ng;
-	const struct gf_mig_model *models[32]; /* distinct: < model table */
-	int nm = fleet_models(g, ng, models);
+	return 0;
+}
 
-	double t0 = now_ms(o);
-	glp_term_out(GLP_OFF);
-	struct lp lp = { .p = glp_create_prob() };
-	glp_set_obj_dir(lp.p, GLP_MAX);
+/* x[g][c] per group and pattern, y[k][m] per demand and model, z[g][c]
+ * for the patterns some GPU holds now. */
+static void add_columns(struct planner *P)
+{
+	struct group *g = P->g;
+	glp_prob *lp = P->lp.p;
 	int ncol = 0;
-	for (int i = 0; i < ng; i++) {
+	for (int i = 0; i < P->ng; i++) {
 		g[i].col0 = ncol + 1;
-		glp_add_cols(lp.p, g[i].npat);
+		glp_add_cols(lp, g[i].npat);
 		for (int c = 0; c < g[i].npat; c++) {
 			int col = g[i].col0 + c;
-			glp_set_col_kind(lp.p, col, GLP_IV);
-			glp_set_col_bnds(lp.p, col, GLP_DB, 0, g[i].n);
+			glp_set_col_kind(lp, col, GLP_IV);
+			glp_set_col_bnds(lp, col, GLP_DB, 0, g[i].n);
 		}
 		ncol += g[i].npat;
 	}
 	/* y[k][m]: integer, as the rows below mix it with x and z */
-	int ycol0 = ncol + 1;
-	if (nd * nm > 0) /* GLPK aborts on zero columns */
-		glp_add_cols(lp.p, nd * nm);
-	for (int k = 0; k < nd; k++)
-		for (int m = 0; m < nm; m++) {
-			int col = ycol0 + k * nm + m;
-			int pi = gf_mig_profile_find(models[m], d[k].profile);
-			glp_set_col_kind(lp.p, col, GLP_IV);
+	P->ycol0 = ncol + 1;
+	if (P->nd * P->nm > 0) /* GLPK aborts on zero columns */
+		glp_add_cols(lp, P->nd * P->nm);
+	for (int k = 0; k < P->nd; k++)
+		for (int m = 0; m < P->nm; m++) {
+			int col = P->ycol0 + k * P->nm + m;
+			int pi = gf_mig_profile_find(P->models[m],
+						     P->d[k].profile);
+			glp_set_col_kind(lp, col, GLP_IV);
 			/* GLPK wants GLP_FX, not GLP_DB, for equal bounds */
-			bool open = pi >= 0 && d[k].count > 0;
-			glp_set_col_bnds(lp.p, col, open ? GLP_DB : GLP_FX, 0,
-					 open ? d[k].count : 0);
-			glp_set_obj_coef(lp.p, col,
-					 pi >= 0 ? p->units[k]
-						 : 0); /* stage 1 */
+			bool open = pi >= 0 && P->d[k].count > 0;
+			glp_set_col_bnds(lp, col, open ? GLP_DB : GLP_FX, 0,
+					 open ? P->d[k].count : 0);
 		}
-	/* z[g][c] for the patterns some GPU holds now */
-	for (int i = 0; i < ng; i++)
+	for (int i = 0; i < P->ng; i++)
 		for (int c = 0; c < g[i].npat; c++) {
 			if (g[i].pat[c].holders == 0)
 				continue;
-			int col = glp_add_cols(lp.p, 1);
+			int col = glp_add_cols(lp, 1);
 			g[i].pat[c].zcol = col;
-			glp_set_col_kind(lp.p, col, GLP_IV);
-			glp_set_col_bnds(lp.p, col, GLP_DB, 0,
+			glp_set_col_kind(lp, col, GLP_IV);
+			glp_set_col_bnds(lp, col, GLP_DB, 0,
 					 g[i].pat[c].holders);
 		}
-	/* rows: groups, supply per (k, m), demand per k */
-	int row = glp_add_rows(lp.p, ng + nd * nm + nd);
-	for (int i = 0; i < ng; i++, row++) {
-		glp_set_row_bnds(lp.p, row, GLP_FX, g[i].n, g[i].n);
+}
+
+/* Rows: each group's GPUs take one pattern each; y bounded by the
+ * supply of the chosen patterns (per model) and by the demand; z <= x. */
+static void add_supply_rows(struct planner *P)
+{
+	struct group *g = P->g;
+	int nm = P->nm;
+	int row = glp_add_rows(P->lp.p, P->ng + P->nd * nm + P->nd);
+	for (int i = 0; i < P->ng; i++, row++) {
+		glp_set_row_bnds(P->lp.p, row, GLP_FX, g[i].n, g[i].n);
 		for (int c = 0; c < g[i].npat; c++)
-			nz(&lp, row, g[i].col0 + c, 1.0);
+			nz(&P->lp, row, g[i].col0 + c, 1.0);
 	}
-	for (int k = 0; k < nd; k++)
+	for (int k = 0; k < P->nd; k++)
 		for (int m = 0; m < nm; m++, row++) {
-			glp_set_row_bnds(lp.p, row, GLP_UP, 0, 0);
-			nz(&lp, row, ycol0 + k * nm + m, 1.0);
-			for (int i = 0; i < ng; i++) {
-				if (g[i].m != models[m])
+			glp_set_row_bnds(P->lp.p, row, GLP_UP, 0, 0);
+			nz(&P->lp, row, P->ycol0 + k * nm + m, 1.0);
+			for (int i = 0; i < P->ng; i++) {
+				if (g[i].m != P->models[m])
 					continue;
 				int pi = gf_mig_profile_find(g[i].m,
-							     d[k].profile);
+							     P->d[k].profile);
 				if (pi < 0)
 					continue;
 				for (int c = 0; c < g[i].npat; c++)
 					if (g[i].pat[c].counts[pi])
-						nz(&lp, row, g[i].col0 + c,
+						nz(&P->lp, row, g[i].col0 + c,
 						   -(double)g[i]
 							    .pat[c]
 							    .counts[pi]);
 			}
 		}
-	for (int k = 0; k < nd; k++, row++) {
-		glp_set_row_bnds(lp.p, row, GLP_UP, 0, d[k].count);
+	for (int k = 0; k < P->nd; k++, row++) {
+		glp_set_row_bnds(P->lp.p, row, GLP_UP, 0, P->d[k].count);
 		for (int m = 0; m < nm; m++)
-			nz(&lp, row, ycol0 + k * nm + m, 1.0);
+			nz(&P->lp, row, P->ycol0 + k * nm + m, 1.0);
 	}
-	for (int i = 0; i < ng; i++)
+	for (int i = 0; i < P->ng; i++)
 		for (int c = 0; c < g[i].npat; c++) {
 			if (!g[i].pat[c].zcol)
 				continue;
-			int r = glp_add_rows(lp.p, 1);
-			glp_set_row_bnds(lp.p, r, GLP_UP, 0, 0);
-			nz(&lp, r, g[i].pat[c].zcol, 1.0);
-			nz(&lp, r, g[i].col0 + c, -1.0);
+			int r = glp_add_rows(P->lp.p, 1);
+			glp_set_row_bnds(P->lp.p, r, GLP_UP, 0, 0);
+			nz(&P->lp, r, g[i].pat[c].zcol, 1.0);
+			nz(&P->lp, r, g[i].col0 + c, -1.0);
 		}
-	/* no surplus: per model and profile, the idle instances on changed
-	 * GPUs, sum (counts - busy) * (x - z), are at most those served */
-	for (int m = 0; m < nm; m++)
-		for (int pi = 0; pi < models[m]->nprofiles; pi++) {
+}
+
+/* No surplus: per model and profile, the idle instances on changed GPUs,
+ * sum (counts - busy) * (x - z), are at most those served. */
+static void add_surplus_rows(struct planner *P)
+{
+	struct group *g = P->g;
+	for (int m = 0; m < P->nm; m++)
+		for (int pi = 0; pi < P->models[m]->nprofiles; pi++) {
 			int r = 0;
-			for (int i = 0; i < ng; i++) {
-				if (g[i].m != models[m])
+			for (int i = 0; i < P->ng; i++) {
+				if (g[i].m != P->models[m])
 					continue;
 				int busy = busy_count(&g[i], pi);
 				for (int c = 0; c < g[i].npat; c++) {
@@ -593,69 +614,94 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 					if (idle <= 0)
 						continue;
 					if (!r) {
-						r = glp_add_rows(lp.p, 1);
-						glp_set_row_bnds(lp.p, r,
+						r = glp_add_rows(P->lp.p, 1);
+						glp_set_row_bnds(P->lp.p, r,
 								 GLP_UP, 0, 0);
 					}
-					nz(&lp, r, g[i].col0 + c, idle);
+					nz(&P->lp, r, g[i].col0 + c, idle);
 					if (g[i].pat[c].zcol)
-						nz(&lp, r, g[i].pat[c].zcol,
+						nz(&P->lp, r, g[i].pat[c].zcol,
 						   -idle);
 				}
 			}
 			if (!r)
 				continue;
-			for (int k = 0; k < nd; k++)
-				if (!strcmp(models[m]->profiles[pi].name,
-					    d[k].profile))
-					nz(&lp, r, ycol0 + k * nm + m, -1.0);
+			for (int k = 0; k < P->nd; k++)
+				if (!strcmp(P->models[m]->profiles[pi].name,
+					    P->d[k].profile))
+					nz(&P->lp, r, P->ycol0 + k * P->nm + m,
+					   -1.0);
 		}
-	glp_load_matrix(lp.p, lp.nz, lp.ia, lp.ja, lp.ar);
-	p->ncols = glp_get_num_cols(lp.p);
-	p->nrows = glp_get_num_rows(lp.p);
+}
 
-	/* the LP relaxation of served units: an upper bound */
-	glp_smcp sm;
-	glp_init_smcp(&sm);
-	sm.msg_lev = GLP_MSG_OFF;
-	if (glp_simplex(lp.p, &sm) == 0 && glp_get_status(lp.p) == GLP_OPT)
-		p->bound_units = glp_get_obj_val(lp.p);
+/* Stage 0: max served units; 1: min GPUs used; 2: max GPUs kept. */
+static void set_objective(struct planner *P, int stage)
+{
+	glp_prob *lp = P->lp.p;
+	struct group *g = P->g;
+	for (int c = 1, n = glp_get_num_cols(lp); c <= n; c++)
+		glp_set_obj_coef(lp, c, 0);
+	glp_set_obj_dir(lp, stage == 1 ? GLP_MIN : GLP_MAX);
+	for (int i = 0; i < P->ng; i++)
+		for (int c = 0; c < g[i].npat; c++) {
+			if (stage == 1 && g[i].pat[c].ninst > 0)
+				glp_set_obj_coef(lp, g[i].col0 + c, 1);
+			if (stage == 2 && g[i].pat[c].zcol)
+				glp_set_obj_coef(lp, g[i].pat[c].zcol, 1);
+		}
+	if (stage != 0)
+		return;
+	for (int k = 0; k < P->nd; k++)
+		for (int m = 0; m < P->nm; m++)
+			if (gf_mig_profile_find(P->models[m],
+						P->d[k].profile) >= 0)
+				glp_set_obj_coef(lp, P->ycol0 + k * P->nm + m,
+						 P->p->units[k]);
+}
 
-	/* Lexicographic, in three solves: each fixes the optimum of the
-	 * last as a constraint.  Far faster than one weighted objective,
-	 * whose weights make the relaxation weak.  Each stage keeps the
-	 * best solution found if its time runs out. */
-	int ntot = glp_get_num_cols(lp.p);
-	double *sol = gf_calloc((size_t)ntot + 1, sizeof(double));
-	double *coef = gf_calloc((size_t)ntot + 1, sizeof(double));
+/* Keep a stage's optimum as a constraint for the next ones. */
+static void fix_stage(struct planner *P, int stage, double best)
+{
+	glp_prob *lp = P->lp.p;
+	int ntot = glp_get_num_cols(lp), n = 0;
 	int *idx = gf_calloc((size_t)ntot + 1, sizeof(int));
+	double *coef = gf_calloc((size_t)ntot + 1, sizeof(double));
+	for (int c = 1; c <= ntot; c++) {
+		double v = glp_get_obj_coef(lp, c);
+		if (v != 0) {
+			idx[++n] = c;
+			coef[n] = v;
+		}
+	}
+	if (n > 0) {
+		int r = glp_add_rows(lp, 1);
+		glp_set_mat_row(lp, r, n, idx, coef);
+		if (stage == 0) /* served >= the best */
+			glp_set_row_bnds(lp, r, GLP_LO, best - 0.5, 0);
+		else /* GPUs used <= the fewest */
+			glp_set_row_bnds(lp, r, GLP_UP, 0, best + 0.5);
+	}
+	gf_free(idx);
+	gf_free(coef);
+}
+
+/*
+ * Lexicographic, in three solves: each fixes the optimum of the last as a
+ * constraint.  Far faster than one weighted objective, whose weights make
+ * the relaxation weak.  Each stage keeps the best solution found if its
+ * time runs out.  Leaves the answer in P->sol.
+ */
+static int solve(struct planner *P, struct gf_err *e)
+{
+	struct gf_mig_plan *p = P->p;
+	glp_prob *lp = P->lp.p;
+	int ntot = glp_get_num_cols(lp);
+	P->sol = gf_calloc((size_t)ntot + 1, sizeof(double));
 	bool have = false;
 	p->optimal = true;
 	for (int stage = 0; stage < 3; stage++) {
-		double ts = now_ms(o);
-		for (int c = 1; c <= ntot; c++)
-			glp_set_obj_coef(lp.p, c, 0);
-		/* 1: max served units; 2: min GPUs used; 3: max kept */
-		glp_set_obj_dir(lp.p, stage == 1 ? GLP_MIN : GLP_MAX);
-		for (int i = 0; i < ng; i++)
-			for (int c = 0; c < g[i].npat; c++) {
-				if (stage == 1 && g[i].pat[c].ninst > 0)
-					glp_set_obj_coef(lp.p, g[i].col0 + c,
-							 1);
-				if (stage == 2 && g[i].pat[c].zcol)
-					glp_set_obj_coef(lp.p, g[i].pat[c].zcol,
-							 1);
-			}
-		if (stage == 0)
-			for (int k = 0; k < nd; k++)
-				for (int m = 0; m < nm; m++)
-					if (gf_mig_profile_find(models[m],
-								d[k].profile) >=
-					    0)
-						glp_set_obj_coef(
-							lp.p,
-							ycol0 + k * nm + m,
-							p->units[k]);
+		double ts = now_ms(P->o);
+		set_objective(P, stage);
 		struct cb_state cb = { stage != 1, false, 0, false };
 		glp_iocp io;
 		glp_init_iocp(&io);
@@ -665,21 +711,19 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 		io.cb_func = on_tree;
 		io.cb_info = &cb;
 		io.tm_lim = stage == 0 ? 4000 : 2500;
-		int sr = glp_intopt(lp.p, &io);
-		int st = glp_mip_status(lp.p);
-		p->stage_ms[stage] = now_ms(o) - ts;
+		int sr = glp_intopt(lp, &io);
+		int st = glp_mip_status(lp);
+		p->stage_ms[stage] = now_ms(P->o) - ts;
 		if (sr == GLP_ESTOP && cb.proved && st == GLP_FEAS)
 			st = GLP_OPT, sr = 0; /* stopped on a proof */
 		if ((sr != 0 && sr != GLP_ETMLIM) ||
 		    (st != GLP_OPT && st != GLP_FEAS)) {
-			if (!have) {
-				rc = gf_err_set(e, GF_ENOTSUP,
-						"MIG planner: the solver found "
-						"no solution (GLPK status %d, "
-						"code %d)",
-						st, sr);
-				goto out_sol;
-			}
+			if (!have)
+				return gf_err_set(e, GF_ENOTSUP,
+						  "MIG planner: the solver "
+						  "found no solution (GLPK "
+						  "status %d, code %d)",
+						  st, sr);
 			p->optimal = false;
 			break; /* keep the previous stage's answer */
 		}
@@ -687,110 +731,98 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 			p->optimal = false;
 		p->proved[stage] = st == GLP_OPT;
 		if (stage == 1)
-			p->bound_gpus = st == GLP_OPT	? glp_mip_obj_val(lp.p)
+			p->bound_gpus = st == GLP_OPT	? glp_mip_obj_val(lp)
 					: cb.have_bound ? ceil(cb.bound - 1e-6)
 							: 0;
 		for (int c = 1; c <= ntot; c++)
-			sol[c] = glp_mip_col_val(lp.p, c);
+			P->sol[c] = glp_mip_col_val(lp, c);
 		have = true;
-		/* fix this stage's optimum for the next: obj row */
-		double best = glp_mip_obj_val(lp.p);
-		int n = 0;
-		for (int c = 1; c <= ntot; c++) {
-			double v = glp_get_obj_coef(lp.p, c);
-			if (v != 0) {
-				idx[++n] = c;
-				coef[n] = v;
-			}
-		}
-		if (stage < 2 && n > 0) {
-			int r = glp_add_rows(lp.p, 1);
-			glp_set_mat_row(lp.p, r, n, idx, coef);
-			if (stage == 0) /* served >= the best */
-				glp_set_row_bnds(lp.p, r, GLP_LO, best - 0.5,
-						 0);
-			else /* GPUs used <= the fewest */
-				glp_set_row_bnds(lp.p, r, GLP_UP, 0,
-						 best + 0.5);
-		}
+		if (stage < 2)
+			fix_stage(P, stage, glp_mip_obj_val(lp));
 	}
-	p->solve_ms = now_ms(o) - t0;
+	return 0;
+}
 
-	/* per-GPU plans: GPUs that can keep their layout do so first */
-	p->ngpus = ngpus;
-	p->gpus = gf_calloc((size_t)ngpus, sizeof(*p->gpus));
-	for (int i = 0; i < ng; i++) {
-		/* per pattern: its kept GPUs (holders) first, then others;
-		 * used patterns go to the lowest free indexes, empty last */
-		bool *done = gf_calloc((size_t)g[i].n, sizeof(*done));
-		int *left = gf_calloc((size_t)g[i].npat, sizeof(*left));
-		for (int c = 0; c < g[i].npat; c++) {
-			left[c] = (int)lround(sol[g[i].col0 + c]);
-			int keep = g[i].pat[c].zcol
-					   ? (int)lround(sol[g[i].pat[c].zcol])
-					   : 0;
-			/* free GPUs stay free from the top index down */
-			bool up = g[i].pat[c].ninst > 0;
-			for (int t = 0; t < g[i].n && keep > 0; t++) {
-				int k = up ? t : g[i].n - 1 - t;
-				if (!done[k] && g[i].curpat[k] == c) {
-					int gi = g[i].gpus[k];
-					realise(&g[i], &gpus[gi], &g[i].pat[c],
-						true, &p->gpus[gi]);
-					done[k] = true;
-					keep--;
-					left[c]--;
-				}
+/* Per-GPU plans of group i: GPUs that can keep their layout do so first;
+ * used patterns go to the lowest free indexes, empty ones last. */
+static void assign_group(struct planner *P, const struct group *g)
+{
+	bool *done = gf_calloc((size_t)g->n, sizeof(*done));
+	int *left = gf_calloc((size_t)g->npat, sizeof(*left));
+	for (int c = 0; c < g->npat; c++) {
+		left[c] = (int)lround(P->sol[g->col0 + c]);
+		int keep = g->pat[c].zcol ? (int)lround(P->sol[g->pat[c].zcol])
+					  : 0;
+		/* free GPUs stay free from the top index down */
+		bool up = g->pat[c].ninst > 0;
+		for (int t = 0; t < g->n && keep > 0; t++) {
+			int k = up ? t : g->n - 1 - t;
+			if (!done[k] && g->curpat[k] == c) {
+				int gi = g->gpus[k];
+				realise(g, &P->gpus[gi], &g->pat[c], true,
+					&P->p->gpus[gi]);
+				done[k] = true;
+				keep--;
+				left[c]--;
 			}
 		}
-		for (int pass = 0; pass < 2; pass++)
-			for (int c = 0; c < g[i].npat; c++) {
-				if ((g[i].pat[c].ninst > 0) != (pass == 0))
-					continue;
-				for (int k = 0; k < g[i].n && left[c] > 0;
-				     k++) {
-					if (done[k])
-						continue;
-					int gi = g[i].gpus[k];
-					realise(&g[i], &gpus[gi], &g[i].pat[c],
-						g[i].curpat[k] == c,
-						&p->gpus[gi]);
-					done[k] = true;
-					left[c]--;
-				}
-			}
-		gf_free(done);
-		gf_free(left);
 	}
-	/* totals, from the layouts themselves: per demand, the instances
-	 * of that name on each model, the larger ones counted first (for
-	 * served_slices; served instances and units do not depend on it) */
-	p->ndemands = nd;
-	for (int k = 0; k < nd; k++) {
-		long supply[32] = { 0 };
-		for (int i = 0; i < ngpus; i++) {
-			const struct gf_mig_layout *l = &p->gpus[i].layout;
-			for (int m = 0; m < nm; m++)
-				if (models[m] == gpus[i].model)
-					for (int j = 0; j < l->n; j++)
-						supply[m] += !strcmp(
-							gpus[i].model
-								->profiles
-									[l->inst[j]
-										 .profile]
-								.name,
-							d[k].profile);
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < g->npat; c++) {
+			if ((g->pat[c].ninst > 0) != (pass == 0))
+				continue;
+			for (int k = 0; k < g->n && left[c] > 0; k++) {
+				if (done[k])
+					continue;
+				int gi = g->gpus[k];
+				realise(g, &P->gpus[gi], &g->pat[c],
+					g->curpat[k] == c, &P->p->gpus[gi]);
+				done[k] = true;
+				left[c]--;
+			}
 		}
-		long want = d[k].count;
-		for (int pass = 0; pass < nm && want > 0; pass++) {
+	gf_free(done);
+	gf_free(left);
+}
+
+/* Instances of profile `name` the plan's layouts hold on model m. */
+static long supply_of(const struct planner *P, const struct gf_mig_model *m,
+		      const char *name)
+{
+	long n = 0;
+	for (int i = 0; i < P->ngpus; i++) {
+		const struct gf_mig_layout *l = &P->p->gpus[i].layout;
+		if (P->gpus[i].model != m)
+			continue;
+		for (int j = 0; j < l->n; j++)
+			n += !strcmp(m->profiles[l->inst[j].profile].name,
+				     name);
+	}
+	return n;
+}
+
+/* Totals, from the layouts themselves: per demand, the instances of that
+ * name on each model, the larger ones counted first (for served_slices;
+ * served instances and units do not depend on it). */
+static void count_served(struct planner *P)
+{
+	struct gf_mig_plan *p = P->p;
+	p->ndemands = P->nd;
+	for (int k = 0; k < P->nd; k++) {
+		const char *name = P->d[k].profile;
+		long supply[32] = { 0 };
+		for (int m = 0; m < P->nm; m++)
+			supply[m] = supply_of(P, P->models[m], name);
+		long want = P->d[k].count;
+		for (int pass = 0; pass < P->nm && want > 0; pass++) {
 			int bm = -1, bmem = -1;
-			for (int m = 0; m < nm; m++) {
-				int pi = gf_mig_profile_find(models[m],
-							     d[k].profile);
+			for (int m = 0; m < P->nm; m++) {
+				int pi =
+					gf_mig_profile_find(P->models[m], name);
 				if (pi >= 0 && supply[m] > 0 &&
-				    models[m]->profiles[pi].mem > bmem) {
+				    P->models[m]->profiles[pi].mem > bmem) {
 					bm = m;
-					bmem = models[m]->profiles[pi].mem;
+					bmem = P->models[m]->profiles[pi].mem;
 				}
 			}
 			if (bm < 0)
@@ -801,59 +833,122 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 			want -= take;
 			supply[bm] = 0;
 		}
-		p->unserved[k] = d[k].count - p->served[k];
+		p->unserved[k] = P->d[k].count - p->served[k];
 		p->served_units += (long)p->served[k] * p->units[k];
-		p->demand_units += (long)d[k].count * p->units[k];
-		p->demand_slices += (long)d[k].count * dmem[k];
+		p->demand_units += (long)P->d[k].count * p->units[k];
+		p->demand_slices += (long)P->d[k].count * P->dmem[k];
 	}
-	if (o && o->fill) {
-		p->fill = true;
-		for (int i = 0; i < ngpus; i++) {
-			struct gf_mig_gpu_plan *gp = &p->gpus[i];
-			if (!gp->used)
-				continue;
-			fill_gpu(&gpus[i], d, nd, gp);
-			for (int j = 0; j < gp->nfill; j++) {
-				const char *name =
-					gpus[i].model
-						->profiles[gp->fill[j].profile]
-						.name;
-				for (int k = 0; k < nd; k++) {
-					if (strcmp(name, d[k].profile))
-						continue;
-					/* only a plan cut short by its time
-					 * limit leaves room for the demand */
-					if (p->unserved[k] > 0) {
-						p->unserved[k]--;
-						p->served[k]++;
-						p->served_units += p->units[k];
-					} else {
-						p->filled[k]++;
-					}
-					break;
+}
+
+/* --fill: the free room of each used GPU, with more of the demanded
+ * profiles; what serves unmet demand counts as served. */
+static void fill_used(struct planner *P)
+{
+	struct gf_mig_plan *p = P->p;
+	p->fill = true;
+	for (int i = 0; i < P->ngpus; i++) {
+		struct gf_mig_gpu_plan *gp = &p->gpus[i];
+		if (!gp->used)
+			continue;
+		fill_gpu(&P->gpus[i], P->d, P->nd, gp);
+		for (int j = 0; j < gp->nfill; j++) {
+			const char *name =
+				P->gpus[i]
+					.model->profiles[gp->fill[j].profile]
+					.name;
+			for (int k = 0; k < P->nd; k++) {
+				if (strcmp(name, P->d[k].profile))
+					continue;
+				/* only a plan cut short by its time limit
+				 * leaves room for the demand */
+				if (p->unserved[k] > 0) {
+					p->unserved[k]--;
+					p->served[k]++;
+					p->served_units += p->units[k];
+				} else {
+					p->filled[k]++;
 				}
+				break;
 			}
 		}
 	}
+}
+
+/* Build the program (columns, rows) and its LP bound. */
+static void build_program(struct planner *P)
+{
+	glp_term_out(GLP_OFF);
+	P->lp.p = glp_create_prob();
+	glp_set_obj_dir(P->lp.p, GLP_MAX);
+	add_columns(P);
+	add_supply_rows(P);
+	add_surplus_rows(P);
+	glp_load_matrix(P->lp.p, P->lp.nz, P->lp.ia, P->lp.ja, P->lp.ar);
+	P->p->ncols = glp_get_num_cols(P->lp.p);
+	P->p->nrows = glp_get_num_rows(P->lp.p);
+	/* the LP relaxation of served units: an upper bound */
+	set_objective(P, 0);
+	glp_smcp sm;
+	glp_init_smcp(&sm);
+	sm.msg_lev = GLP_MSG_OFF;
+	if (glp_simplex(P->lp.p, &sm) == 0 &&
+	    glp_get_status(P->lp.p) == GLP_OPT)
+		P->p->bound_units = glp_get_obj_val(P->lp.p);
+}
+
+int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
+		     const struct gf_mig_demand *d, int nd,
+		     const struct gf_mig_plan_opts *o, struct gf_mig_plan *p,
+		     struct gf_err *e)
+{
+	memset(p, 0, sizeof(*p));
+	int rc = check_gpus(gpus, ngpus, nd, e);
+	if (rc)
+		return rc;
+	struct planner P = {
+		.gpus = gpus, .ngpus = ngpus, .d = d, .nd = nd, .o = o, .p = p
+	};
+	P.g = gf_calloc((size_t)ngpus, sizeof(*P.g));
+	P.ng = group_gpus(gpus, ngpus, P.g);
+	rc = check_demands(&P, e);
+	if (rc)
+		goto out;
+	for (int i = 0; i < P.ng; i++) {
+		build_patterns(&P.g[i], gpus, d, nd);
+		p->npatterns += P.g[i].npat;
+	}
+	p->ngroups = P.ng;
+	P.nm = fleet_models(P.g, P.ng, P.models);
+	double t0 = now_ms(o);
+	build_program(&P);
+	rc = solve(&P, e);
+	p->solve_ms = now_ms(o) - t0;
+	if (rc)
+		goto out;
+	p->ngpus = ngpus;
+	p->gpus = gf_calloc((size_t)ngpus, sizeof(*p->gpus));
+	for (int i = 0; i < P.ng; i++)
+		assign_group(&P, &P.g[i]);
+	count_served(&P);
+	if (o && o->fill)
+		fill_used(&P);
 	for (int i = 0; i < ngpus; i++) {
 		p->used_gpus += p->gpus[i].used;
 		p->changed_gpus += p->gpus[i].changed;
 	}
-out_sol:
-	gf_free(sol);
-	gf_free(coef);
-	gf_free(idx);
-	gf_free(lp.ia);
-	gf_free(lp.ja);
-	gf_free(lp.ar);
-	glp_delete_prob(lp.p);
 out:
-	for (int i = 0; i < ng; i++) {
-		gf_free(g[i].gpus);
-		gf_free(g[i].curpat);
-		gf_free(g[i].pat);
+	gf_free(P.sol);
+	gf_free(P.lp.ia);
+	gf_free(P.lp.ja);
+	gf_free(P.lp.ar);
+	if (P.lp.p)
+		glp_delete_prob(P.lp.p);
+	for (int i = 0; i < P.ng; i++) {
+		gf_free(P.g[i].gpus);
+		gf_free(P.g[i].curpat);
+		gf_free(P.g[i].pat);
 	}
-	gf_free(g);
+	gf_free(P.g);
 	return rc;
 }
 
