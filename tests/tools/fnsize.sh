@@ -21,6 +21,22 @@ out=$(find src bench tests/fake_nvml tests/tools -name '*.c' | sort |
 		}
 		start = 0
 	}')
+# functions known to be over and being split (file:function), one a line;
+# an entry that is no longer over the limit fails too, so the list only
+# shrinks
+ALLOW="tests/tools/fnsize.allow"
+if [ -f "$ALLOW" ]; then
+	for a in $(grep -v '^#' "$ALLOW"); do
+		f=${a%%:*} fn=${a#*:}
+		if printf '%s\n' "$out" | grep -q "^$f:[0-9]*: $fn:"; then
+			out=$(printf '%s\n' "$out" | grep -v "^$f:[0-9]*: $fn:")
+		else
+			out="$out
+$f: $fn: listed in $ALLOW but no longer over $MAX lines (remove it)"
+		fi
+	done
+	out=$(printf '%s\n' "$out" | sed '/^$/d')
+fi
 if [ -z "$out" ]; then
 	echo "ok lint/function-size"
 else
