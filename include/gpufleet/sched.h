@@ -43,7 +43,8 @@
  *       a fractional request takes on the chosen node, or -1 for best fit.
  *   X(ENUM, name, label, flags)
  * flags: GF_POLICY_DRAWS (no score: the engine draws a feasible node
- * uniformly), GF_POLICY_NEEDS_TYPICAL (reads the typical workload).
+ * uniformly), GF_POLICY_NEEDS_TYPICAL (reads the typical workload),
+ * GF_POLICY_CACHED (scores are cached per node and request class).
  */
 #define GF_POLICY_TABLE(X)                           \
 	X(RANDOM, random, "Random", GF_POLICY_DRAWS) \
@@ -51,11 +52,12 @@
 	X(CLUSTERING, clustering, "Clustering", 0)   \
 	X(PACKING, packing, "Packing", 0)            \
 	X(BESTFIT, bestfit, "BestFit", 0)            \
-	X(FGD, fgd, "FGD", GF_POLICY_NEEDS_TYPICAL)
+	X(FGD, fgd, "FGD", GF_POLICY_NEEDS_TYPICAL | GF_POLICY_CACHED)
 
 enum gf_policy_flags {
 	GF_POLICY_DRAWS = 1 << 0,
 	GF_POLICY_NEEDS_TYPICAL = 1 << 1,
+	GF_POLICY_CACHED = 1 << 2, /* its score is worth caching */
 };
 
 enum gf_policy {
@@ -96,6 +98,32 @@ void gf_sched_free(struct gf_sched *s);
  */
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		   struct gf_placement *out);
+
+/*
+ * Place r on one of the nodes whose allowed[i] is non-zero (a block, a
+ * pool, a node selector); allowed NULL is every node.  As
+ * gf_sched_place otherwise.
+ */
+int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
+		      const uint8_t *allowed, struct gf_placement *out);
+
+/*
+ * Give r a class id (r->cls) by its shape (CPU, GPU share, GPU count),
+ * the same id for the same shape, growing the score cache as new shapes
+ * come: for callers whose requests are not known in advance (the
+ * controller).  Ids given at gf_sched_new (0..nclasses-1) stay the
+ * caller's.  Past the cache's limit a request gets an id that bypasses
+ * the cache (scores are computed afresh, results unchanged).
+ */
+void gf_sched_classify(struct gf_sched *s, struct gf_req *r);
+
+/*
+ * Replace the typical workload (borrowed) the fragmentation is measured
+ * against: every node's F is recomputed and the score cache emptied.
+ * GF_EINVAL when the policy needs one and ntyp <= 0.
+ */
+int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
+			 int ntyp);
 
 /*
  * Give back what gf_sched_place(s, r, p) took: the same r and p.

@@ -342,6 +342,79 @@ static void test_unplace_bad_and_checker(void **state)
 	gf_cluster_release(&c);
 }
 
+/* Classes given as shapes come (the controller's way), node masks, and a
+ * typical workload replaced: all through the checker. */
+static void test_classify_mask_typical(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	mixed_cluster(&c, 40);
+	struct gf_req mix[4] = {
+		{ .cpu = 1000, .ngpus = 1, .gpu_milli = 250 },
+		{ .cpu = 2000, .ngpus = 2, .gpu_milli = 1000 },
+		{ .cpu = 1000, .ngpus = 1, .gpu_milli = 500 },
+		{ .cpu = 4000, .ngpus = 8, .gpu_milli = 1000 },
+	};
+	struct gf_typical *typ, *typ2;
+	int nt = gf_typical_build(mix, 2, 1.0, &typ);
+	int nt2 = gf_typical_build(mix + 2, 2, 1.0, &typ2);
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, GF_POLICY_FGD, typ, nt, 1, 3, &s), 0);
+	/* same shape, same id; new shapes, new ids past the given ones */
+	struct gf_req a = mix[0], b = mix[1], a2 = mix[0];
+	a2.mem = 77; /* memory is not part of the shape */
+	gf_sched_classify(s, &a);
+	gf_sched_classify(s, &b);
+	gf_sched_classify(s, &a2);
+	assert_int_equal(a.cls, 1);
+	assert_int_equal(b.cls, 2);
+	assert_int_equal(a2.cls, a.cls);
+	/* 300 shapes: the cache grows and stays right */
+	struct gf_rng rng;
+	gf_rng_seed(&rng, 5);
+	struct held h[300];
+	int nh = 0;
+	for (int i = 0; i < 300; i++) {
+		h[nh].r =
+			(struct gf_req){ .cpu = 100 * (1 + i),
+					 .ngpus = 1,
+					 .gpu_milli =
+						 (int16_t)(100 + i % 9 * 100) };
+		gf_sched_classify(s, &h[nh].r);
+		if (gf_sched_place(s, &h[nh].r, &h[nh].p) == 0)
+			nh++;
+		assert_checked(s);
+	}
+	assert_true(nh > 100);
+	/* a mask: only nodes 5 and 7 (8- and 2-GPU nodes) */
+	uint8_t allowed[40] = { 0 };
+	allowed[5] = allowed[7] = 1;
+	struct gf_placement p;
+	for (int i = 0; i < 4; i++) {
+		int rc = gf_sched_place_in(s, &b, allowed, &p);
+		if (rc == 0) {
+			assert_true(p.node == 5 || p.node == 7);
+			assert_int_equal(gf_sched_unplace(s, &b, &p), 0);
+		}
+	}
+	uint8_t none[40] = { 0 };
+	assert_int_equal(gf_sched_place_in(s, &b, none, &p), GF_ENOTFOUND);
+	/* another typical mix: fragmentation recomputed, cache emptied */
+	assert_int_equal(gf_sched_set_typical(s, typ2, nt2), 0);
+	assert_checked(s);
+	assert_int_equal(gf_sched_set_typical(s, NULL, 0), GF_EINVAL);
+	while (nh > 0) {
+		nh--;
+		assert_int_equal(gf_sched_unplace(s, &h[nh].r, &h[nh].p), 0);
+	}
+	assert_checked(s);
+	assert_int_equal(gf_sched_alloc_milli(s), 0);
+	free(typ);
+	free(typ2);
+	gf_sched_free(s);
+	gf_cluster_release(&c);
+}
+
 static void test_typical_and_arrivals(void **state)
 {
 	(void)state;
@@ -395,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_typical_and_arrivals),
 		cmocka_unit_test(test_place_unplace_random),
 		cmocka_unit_test(test_unplace_bad_and_checker),
+		cmocka_unit_test(test_classify_mask_typical),
 	};
 	return cmocka_run_group_tests_name("sched", tests, NULL, NULL);
 }

@@ -114,13 +114,13 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 	/* The cache changes no result; skip it when it would be huge (or
 	 * when classes were merged for lack of ids). */
 	size_t slots = (size_t)c->n * (size_t)nclasses;
-	s->cache = policy == GF_POLICY_FGD && slots <= GF_SCHED_CACHE_MAX &&
-				   nclasses < UINT16_MAX
-			   ? gf_calloc(slots, sizeof(*s->cache))
-			   : NULL;
-	if (s->cache)
+	if ((gf_policy_flags(policy) & GF_POLICY_CACHED) &&
+	    slots <= GF_SCHED_CACHE_MAX && nclasses < GF_SCHED_NOCACHE) {
+		s->cache = gf_calloc(slots, sizeof(*s->cache));
 		s->class_req =
 			gf_calloc((size_t)nclasses, sizeof(*s->class_req));
+		s->cache_classes = nclasses;
+	}
 	s->scratch = gf_calloc((size_t)c->n, sizeof(*s->scratch));
 	s->bucket_of = gf_calloc((size_t)c->n, sizeof(*s->bucket_of));
 	s->pos = gf_calloc((size_t)c->n, sizeof(*s->pos));
@@ -137,6 +137,8 @@ void gf_sched_free(struct gf_sched *s)
 	gf_free(s->frag);
 	gf_free(s->cache);
 	gf_free(s->class_req);
+	gf_free(s->shape_key);
+	gf_free(s->shape_cls);
 	gf_free(s->scratch);
 	gf_free(s->bucket_of);
 	gf_free(s->pos);
@@ -188,7 +190,7 @@ static inline int cached_score(struct gf_sched *s, int i,
 			       const struct gf_req *r, int *gpu)
 {
 	const struct gf_cnode *n = &s->c->nodes[i];
-	if (s->cache == NULL)
+	if (s->cache == NULL || r->cls >= s->nclasses)
 		return policy_score(s, i, r, gpu);
 	struct gf_score_slot *slot =
 		&s->cache[(size_t)r->cls * (size_t)s->c->n + (size_t)i];
@@ -206,6 +208,100 @@ static inline int cached_score(struct gf_sched *s, int i,
 int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu)
 {
 	return cached_score(s, i, r, gpu);
+}
+
+static uint64_t shape_of(const struct gf_req *r)
+{
+	/* +1: no shape is 0, the empty mark */
+	return ((uint64_t)(uint32_t)r->cpu << 32 |
+		(uint64_t)(uint16_t)r->gpu_milli << 16 | r->ngpus) +
+	       1;
+}
+
+/* Room for one more class in the cache: [class][node] grows at its end. */
+static bool cache_grow(struct gf_sched *s)
+{
+	if (s->cache == NULL) /* refused at creation: too large */
+		return false;
+	if (s->nclasses < s->cache_classes)
+		return true;
+	int want = s->cache_classes ? s->cache_classes * 2 : 16;
+	size_t n = (size_t)s->c->n;
+	if (want >= GF_SCHED_NOCACHE || n * (size_t)want > GF_SCHED_CACHE_MAX)
+		return false;
+	s->cache =
+		gf_reallocarray(s->cache, n * (size_t)want, sizeof(*s->cache));
+	memset(s->cache + n * (size_t)s->cache_classes, 0,
+	       n * (size_t)(want - s->cache_classes) * sizeof(*s->cache));
+	s->class_req = gf_reallocarray(s->class_req, (size_t)want,
+				       sizeof(*s->class_req));
+	s->cache_classes = want;
+	return true;
+}
+
+void gf_sched_classify(struct gf_sched *s, struct gf_req *r)
+{
+	if (!(gf__policies[s->policy].flags & GF_POLICY_CACHED) ||
+	    s->c->n == 0) {
+		r->cls = GF_SCHED_NOCACHE;
+		return;
+	}
+	if (2 * (s->nshapes + 1) > s->shape_cap) {
+		int cap = s->shape_cap ? s->shape_cap * 2 : 64;
+		uint64_t *key = gf_calloc((size_t)cap, sizeof(*key));
+		uint16_t *cls = gf_calloc((size_t)cap, sizeof(*cls));
+		for (int i = 0; i < s->shape_cap; i++) {
+			if (!s->shape_key[i])
+				continue;
+			size_t h = (size_t)(s->shape_key[i] *
+					    UINT64_C(0x9e3779b97f4a7c15)) %
+				   (size_t)cap;
+			while (key[h])
+				h = (h + 1) % (size_t)cap;
+			key[h] = s->shape_key[i];
+			cls[h] = s->shape_cls[i];
+		}
+		gf_free(s->shape_key);
+		gf_free(s->shape_cls);
+		s->shape_key = key;
+		s->shape_cls = cls;
+		s->shape_cap = cap;
+	}
+	uint64_t k = shape_of(r);
+	size_t h = (size_t)(k * UINT64_C(0x9e3779b97f4a7c15)) %
+		   (size_t)s->shape_cap;
+	while (s->shape_key[h] && s->shape_key[h] != k)
+		h = (h + 1) % (size_t)s->shape_cap;
+	if (s->shape_key[h] == 0) {
+		uint16_t id = GF_SCHED_NOCACHE;
+		if (cache_grow(s))
+			id = (uint16_t)s->nclasses++;
+		s->shape_key[h] = k;
+		s->shape_cls[h] = id;
+		s->nshapes++;
+	}
+	r->cls = s->shape_cls[h];
+}
+
+int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
+			 int ntyp)
+{
+	if ((gf__policies[s->policy].flags & GF_POLICY_NEEDS_TYPICAL) &&
+	    ntyp <= 0)
+		return GF_EINVAL;
+	s->typ = typ;
+	s->ntyp = ntyp;
+	s->frag_q = 0;
+	for (int i = 0; i < s->c->n; i++) {
+		s->frag[i] =
+			ntyp ? gf_frag_node(typ, ntyp, &s->c->nodes[i]) : 0;
+		s->frag_q += frag_fixed(s->frag[i]);
+	}
+	if (s->cache)
+		memset(s->cache, 0,
+		       (size_t)s->c->n * (size_t)s->cache_classes *
+			       sizeof(*s->cache));
+	return 0;
 }
 
 /* The free GPUs of n with a whole GPU free, as a mask. */
@@ -251,10 +347,10 @@ struct pick {
 };
 
 static void consider(struct gf_sched *s, int i, const struct gf_req *r,
-		     struct pick *p, bool draws)
+		     struct pick *p, bool draws, const uint8_t *allowed)
 {
 	const struct gf_cnode *n = &s->c->nodes[i];
-	if (!gf_cnode_fits(n, r))
+	if (!gf_cnode_fits(n, r) || (allowed && !allowed[i]))
 		return;
 	if (draws) {
 		s->scratch[p->nfeas++] = i;
@@ -273,7 +369,7 @@ static void consider(struct gf_sched *s, int i, const struct gf_req *r,
 
 /* Filter and score: visit only the buckets that may hold a fit. */
 static void scan(struct gf_sched *s, const struct gf_req *r, struct pick *p,
-		 bool draws)
+		 bool draws, const uint8_t *allowed)
 {
 	int first = r->ngpus == 0 ? 0
 		    : r->gpu_milli >= GF_GPU_MILLI
@@ -285,7 +381,7 @@ static void scan(struct gf_sched *s, const struct gf_req *r, struct pick *p,
 			const struct gf_bucket *k =
 				&s->buckets[g * GF_SCHED_NCPUB + cb];
 			for (int j = 0; j < k->n; j++)
-				consider(s, k->ids[j], r, p, draws);
+				consider(s, k->ids[j], r, p, draws, allowed);
 		}
 }
 
@@ -335,11 +431,17 @@ static void commit(struct gf_sched *s, int node, const struct gf_req *r,
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
 		   struct gf_placement *out)
 {
+	return gf_sched_place_in(s, r, NULL, out);
+}
+
+int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
+		      const uint8_t *allowed, struct gf_placement *out)
+{
 	bool draws = gf__policies[s->policy].flags & GF_POLICY_DRAWS;
 	struct pick p = {
 		.node = -1, .score = INT_MIN, .gpu = -1, .rank = UINT32_MAX
 	};
-	scan(s, r, &p, draws);
+	scan(s, r, &p, draws, allowed);
 	if (p.nfeas == 0)
 		return GF_ENOTFOUND;
 	if (draws) {
@@ -424,7 +526,8 @@ static int check_node(const struct gf_sched *s, int i, char *msg, unsigned size)
 			 i, s->frag[i]);
 		return GF_EINVAL;
 	}
-	for (int k = 0; s->cache && k < s->nclasses; k++) {
+	for (int k = 0; s->cache && k < s->nclasses && k < s->cache_classes;
+	     k++) {
 		const struct gf_score_slot *slot =
 			&s->cache[(size_t)k * (size_t)s->c->n + (size_t)i];
 		if (slot->version != n->version + 1)

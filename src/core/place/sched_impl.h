@@ -26,6 +26,9 @@
  * and unplacing return the total exactly to where it was. */
 #define GF_FRAG_SCALE 1048576.0
 
+/* A request class that bypasses the score cache. */
+#define GF_SCHED_NOCACHE UINT16_MAX
+
 struct gf_bucket {
 	int *ids;
 	int n;
@@ -49,10 +52,15 @@ struct gf_sched {
 	int64_t frag_q; /* sum of frag[], fixed point */
 	int64_t alloc_milli;
 	int64_t idle_milli;
-	struct gf_score_slot *cache; /* FGD: [class][node] */
-	struct gf_req *class_req;    /* with the cache: a request per class,
-					so a check can score it afresh */
-	int *scratch;		     /* feasible nodes (Random) */
+	struct gf_score_slot *cache; /* [class][node], GF_POLICY_CACHED */
+	int cache_classes;	     /* classes the cache has room for */
+	/* shapes gf_sched_classify() has given ids: open addressing */
+	uint64_t *shape_key; /* 0: empty */
+	uint16_t *shape_cls;
+	int nshapes, shape_cap;
+	struct gf_req *class_req; /* with the cache: a request per class,
+				     so a check can score it afresh */
+	int *scratch;		  /* feasible nodes (Random) */
 	struct gf_bucket buckets[GF_SCHED_NBUCKETS];
 	uint16_t *bucket_of; /* per node */
 	int *pos;	     /* per node: index in its bucket */
