@@ -15,18 +15,21 @@
 #include <stddef.h>
 
 /* X(name, value, message) */
-#define GF_ERRNO_MAP(X)                                    \
-	X(EINVAL, -4001, "invalid argument")               \
-	X(ETOOBIG, -4002, "input exceeds a size limit")    \
-	X(EPARSE, -4003, "cannot parse input")             \
-	X(ENOGPU, -4004, "no GPU found")                   \
-	X(ENOTFOUND, -4005, "not found")                   \
-	X(ETOPO, -4006, "cannot load topology")            \
-	X(ENVML, -4007, "NVML call failed")                \
-	X(ENOTSUP, -4008, "not supported")                 \
-	X(ERANGE, -4009, "value out of range")             \
-	X(ENOTTHIS, -4010, "topology is not this machine") \
-	X(EBIND, -4011, "cannot bind")
+#define GF_ERRNO_MAP(X)                                         \
+	X(EINVAL, -4001, "invalid argument")                    \
+	X(ETOOBIG, -4002, "input exceeds a size limit")         \
+	X(EPARSE, -4003, "cannot parse input")                  \
+	X(ENOGPU, -4004, "no GPU found")                        \
+	X(ENOTFOUND, -4005, "not found")                        \
+	X(ETOPO, -4006, "cannot load topology")                 \
+	X(ENVML, -4007, "NVML call failed")                     \
+	X(ENOTSUP, -4008, "not supported")                      \
+	X(ERANGE, -4009, "value out of range")                  \
+	X(ENOTTHIS, -4010, "topology is not this machine")      \
+	X(EBIND, -4011, "cannot bind")                          \
+	X(ENEVER, -4012, "can never be placed")                 \
+	X(ECONFLICT, -4013, "conflicts with the current state") \
+	X(EAUTH, -4014, "not authorised")
 
 enum gf_errno {
 #define GF__ERR_ENUM(name, val, msg) GF_##name = (val),

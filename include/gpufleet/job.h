@@ -1,0 +1,141 @@
+/*
+ * job.h - a GPU job as the controller (`gpufleet serve`) keeps it: what
+ * was asked (the spec, fixed at submit), where it runs (one placement per
+ * replica), and its state.  Shared by the scheduling core (core/jobs), the
+ * store (SQLite/PostgreSQL) and the HTTP API, which speaks the same names
+ * (the "Contract for scripts" of issue 10):
+ *
+ *   {"name", "team", "class", "replicas", "gpus", "gpu_model", "gpu_milli",
+ *    "mig_profile", "cpu_milli", "memory_mib", "node_selector",
+ *    "max_runtime_s", "command"}
+ *
+ * Per replica a job asks for `gpus` whole GPUs, or `gpu_milli` of one GPU
+ * (1..1000), or one `mig_profile` instance; at most one of the three.
+ * replicas > 1 is a gang: all replicas run or none, inside one block.
+ *
+ * State machine (gf_job_state):
+ *
+ *              submit                 placed (all replicas)
+ *   (none) ----------> PENDING -----------------------------> RUNNING
+ *                       ^  |                                   |  |  |
+ *                       |  | cancel                 preempted, |  |  | exit 0
+ *                       |  v                      node lost    |  |  v
+ *                       | CANCELLED <------ cancel ----------- |  | SUCCEEDED
+ *                       |                                      |  | exit != 0,
+ * runtime
+ *                       +--------------------------------------+  v  over,
+ * retries spent (requeued, attempts left)    FAILED
+ *
+ *   FROM -> TO            [who]
+ *   none -> PENDING       gf_ctl_submit (after the store committed it)
+ *   PENDING -> RUNNING    gf_ctl_schedule (placements committed to the engine)
+ *   PENDING -> CANCELLED  gf_ctl_cancel
+ *   RUNNING -> PENDING    gf_ctl_schedule (preempted by a higher class),
+ *                         gf_ctl_requeue (node lost, attempts left)
+ *   RUNNING -> SUCCEEDED  gf_ctl_finish (exit 0)
+ *   RUNNING -> FAILED     gf_ctl_finish (exit != 0, max runtime passed, or
+ *                         requeued with no attempts left)
+ *   RUNNING -> CANCELLED  gf_ctl_cancel
+ * SUCCEEDED, FAILED and CANCELLED are final.  Invariants: a job holds
+ * placements iff it is RUNNING, one per replica; started_ms is set iff it
+ * has run; ended_ms iff it is final.
+ */
+#ifndef GPUFLEET_JOB_H
+#define GPUFLEET_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gpufleet/req.h>
+
+#define GF_JOB_ID_MAX	    24 /* "j" + 20 digits */
+#define GF_JOB_NAME_MAX	    64
+#define GF_TEAM_NAME_MAX    48
+#define GF_CLASS_NAME_MAX   32
+#define GF_GPU_MODEL_MAX    32	 /* a catalog id or a trace model name */
+#define GF_MIG_PROFILE_MAX  24	 /* "1g.10gb", "1g.24gb+me" */
+#define GF_SELECTOR_MAX	    256	 /* "k=v,k=v" */
+#define GF_JOB_CMD_MAX	    4096 /* bytes of the command line */
+#define GF_JOB_MAX_REPLICAS 1024
+#define GF_JOB_REASON_MAX   160
+
+enum gf_job_state {
+	GF_JOB_PENDING = 0,
+	GF_JOB_RUNNING,
+	GF_JOB_SUCCEEDED,
+	GF_JOB_FAILED,
+	GF_JOB_CANCELLED,
+};
+
+/* What was asked; fixed at submit. */
+struct gf_job_spec {
+	char name[GF_JOB_NAME_MAX];
+	char team[GF_TEAM_NAME_MAX];	    /* default "default" */
+	char class_name[GF_CLASS_NAME_MAX]; /* default "batch" */
+	int replicas;			    /* 1..GF_JOB_MAX_REPLICAS */
+	/* per replica: */
+	int gpus;			      /* whole GPUs, 0..16 */
+	char gpu_model[GF_GPU_MODEL_MAX];     /* "" any */
+	int gpu_milli;			      /* 0, or 1..1000 of one GPU */
+	char mig_profile[GF_MIG_PROFILE_MAX]; /* "" none */
+	int cpu_milli;
+	int64_t memory_mib;
+	char node_selector[GF_SELECTOR_MAX]; /* "k=v,k=v", "" none */
+	int64_t max_runtime_s;		     /* 0: no limit */
+	char *command; /* owned, NULL for none (< GF_JOB_CMD_MAX) */
+};
+
+#define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */
+
+/* Where one replica runs. */
+struct gf_job_place {
+	char node_name[GF_JOB_NODE_MAX]; /* what the store keeps */
+	int node;  /* index in the controller's node table; -1 unknown */
+	int ngpus; /* whole GPUs, or 1 for a share or a MIG instance */
+	int gpus[GF_CNODE_MAX_GPUS]; /* GPU indexes within the node */
+	int gpu_milli;		     /* the share, 1000 for whole GPUs */
+	int mig_start;		     /* MIG: the instance's start slice; -1 */
+};
+
+struct gf_job {
+	uint64_t seq;		/* submission order, from 1; never reused */
+	char id[GF_JOB_ID_MAX]; /* "j<seq>": what the API names */
+	struct gf_job_spec spec;
+	enum gf_job_state state;
+	char reason[GF_JOB_REASON_MAX]; /* why it waits or how it ended */
+	int64_t submitted_ms, started_ms, ended_ms; /* ms since the epoch;
+						       0: not yet */
+	int attempts;				    /* times it started */
+	int preemptions;	    /* times it was put back by preemption */
+	int exit_code;		    /* when it ended by exiting */
+	int block;		    /* the block a running gang is in; -1 */
+	struct gf_job_place *place; /* spec.replicas entries while RUNNING,
+				       else NULL; owned */
+};
+
+/* "pending", "running", ...; "?" for a bad value. */
+const char *gf_job_state_name(enum gf_job_state s);
+/* Parse a state name; GF_ENOTFOUND when unknown. */
+int gf_job_state_parse(const char *s, enum gf_job_state *out);
+/* Whether the state is final (succeeded, failed, cancelled). */
+bool gf_job_is_final(enum gf_job_state s);
+
+/*
+ * Check a spec's fields on their own (not against a cluster): lengths,
+ * ranges, one GPU kind, selector syntax.  0, or GF_EINVAL with e->msg
+ * naming the field ("'gpu_milli': expected 1 to 1000, got 1500").
+ */
+struct gf_err;
+int gf_job_spec_check(const struct gf_job_spec *s, struct gf_err *e);
+
+/* Deep copy (the command too); release with gf_job_spec_release. */
+void gf_job_spec_copy(struct gf_job_spec *dst, const struct gf_job_spec *src);
+void gf_job_spec_release(struct gf_job_spec *s);
+
+/* Free a job's owned parts (command, placements). */
+void gf_job_release(struct gf_job *j);
+
+/* Invariants of one job (see the table above): 0 or GF_EINVAL + msg. */
+int gf_job_check(const struct gf_job *j, char *msg, unsigned size);
+
+#endif
