@@ -113,12 +113,15 @@ $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 
 # The fake NVML is a plain shared object; never sanitized (it is loaded
 # into sanitized binaries, whose runtime covers it).
-$(FAKE_NVML): tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c tests/fake_nvml/fake.h
+FAKE_NVML_SRC = tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c \
+	tests/fake_nvml/costs.c tests/fake_nvml/json_fixture.c
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+$(FAKE_NVML): $(FAKE_NVML_SRC) tests/fake_nvml/fake.h src/topo/nvml_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
 	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared \
 		-D_POSIX_C_SOURCE=200809L -Isrc -Wl,-soname,libnvidia-ml.so.1 \
-		tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c -o $@
+		$(FAKE_NVML_SRC) $(JANSSON_LIBS) -o $@
 
 # A driver with only the required entry points (for test_nvml_old).
 $(FAKE_NVML_OLD): tests/fake_nvml/old_driver.c src/topo/nvml_api.h

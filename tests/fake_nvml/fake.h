@@ -1,10 +1,14 @@
 /*
  * fake.h - what the fake NVML's files share: the fixture's GPUs, their
- * MIG instances and telemetry series (fake_nvml.c loads them; telemetry.c
- * replays the series).  Internal to the fake: hidden from its exports.
+ * MIG instances and telemetry series (fake_nvml.c loads a text fixture,
+ * json_fixture.c a recorded NVML dump; telemetry.c replays the series;
+ * costs.c charges each call what it cost on a real host, when asked).
+ * Internal to the fake: hidden from its exports.
  */
 #ifndef GF_FAKE_NVML_H
 #define GF_FAKE_NVML_H
+
+#include <stddef.h>
 
 #include "topo/nvml_api.h"
 
@@ -75,10 +79,15 @@ struct nvmlDevice_st {
 	int nprocs;
 	struct fake_gi *mig_gi; /* MIG device handles */
 	char busid[32];
+	unsigned pci_subsys;
 	char name[96];
 	char uuid[96];
 	unsigned pci_device_id;
 	unsigned long long mem_total;
+	/* what the driver keeps (memory_v2.reserved), counted in v1's used
+	 * as the driver does; 0: total/160, and v1's used leaves it out */
+	unsigned long long mem_reserved;
+	unsigned long long energy0; /* mJ at tick 0 */
 	int mig_cur, mig_pend, has_mig;
 	int numa;
 	unsigned long cpus[16];
@@ -110,6 +119,41 @@ extern int inited; /* nvmlInit done and not shut down */
 double series_at(nvmlDevice_t d, int k, double dflt);
 /* Fault injection for the sample at the current tick. */
 nvmlReturn_t fault(nvmlDevice_t d);
+
+/* A GPU as a fixture starts it (no NUMA node, NVLink not supported). */
+void gpu_init(struct nvmlDevice_st *g, const char *busid);
+/* Read a recorded NVML dump (json_fixture.c): 0, or -1 with a message on
+ * stderr. */
+int load_json(const char *path, char *driver, size_t driver_size);
+
+/*
+ * The calls whose cost costs.c knows (and counts): COST(C_X) at the top of
+ * an entry point charges it, in the cost mode, and counts the call.
+ */
+enum fake_call {
+	C_UTIL,
+	C_MEM_V2,
+	C_POWER,
+	C_TEMP,
+	C_CLOCK,
+	C_PROCS,
+	C_FIELDS,
+	C_GPM_SAMPLE,
+	C_REMAP,
+	C_REPLAY,
+	C_MIG_MODE,
+	C_ENERGY,
+	C_PCIE_TPUT,
+	C_ENC,
+	C_DEC,
+	C_ECC,
+	C_N
+};
+/* Choose the cost table from GPUFLEET_FAKE_NVML_COSTS (at nvmlInit):
+ * 0, or -1 with a message on stderr when it names no table. */
+int costs_init(void);
+void cost(enum fake_call c);
+#define COST(c) cost(c)
 
 #pragma GCC visibility pop
 

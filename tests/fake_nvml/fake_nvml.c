@@ -42,6 +42,9 @@
  *                           tensor_active dram_active (percent), the
  *                           value at the later sample's tick; a GPU
  *                           instance's GPM samples give its GPU's values
+ * A fixture path ending in .json is instead a recorded NVML dump, as
+ * ../shared/fixtures/h200/nvml-dump.json (json_fixture.c says what is read
+ * from it); read where it lies, never copied.
  * Test hooks (environment, read at nvmlInit):
  *   GPUFLEET_FAKE_NVML_LOG=FILE   append one line per call that changes
  *                           MIG state, with its arguments and result
@@ -49,6 +52,8 @@
  *                           test can check the calls gpufleet made
  *   GPUFLEET_FAKE_NVML_GEN=N  reload the fixture (fresh state) when N
  *                           differs from the last load's
+ *   GPUFLEET_FAKE_NVML_COSTS=h200  each call costs the CPU (and blocked
+ *                           time) it cost on our H200 host (costs.c)
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances
@@ -200,31 +205,137 @@ static int gpu_index(const struct nvmlDevice_st *d)
 	return (int)(d - gpus);
 }
 
-/* (Re)read the fixture when the variable names another file, or the
- * generation variable changed. */
-static int load(void)
+/* A series "V1,V2,..." into series k of g. */
+static void set_series(struct nvmlDevice_st *g, int k, const char *q)
 {
-	const char *path = getenv("GPUFLEET_FAKE_NVML_FIXTURE");
-	const char *gen = getenv("GPUFLEET_FAKE_NVML_GEN");
-	if (path == NULL)
-		return NVML_ERROR_DRIVER_NOT_LOADED;
-	if (gen == NULL)
-		gen = "";
-	if (loaded && strcmp(path, loaded_path) == 0 &&
-	    strcmp(gen, loaded_gen) == 0)
-		return 0;
-	snprintf(loaded_gen, sizeof(loaded_gen), "%s", gen);
-	loaded = 0;
-	memset(gpus, 0, sizeof(gpus));
-	ngpus = 0;
-	nsets = 0;
-	memset(gi_pool, 0, sizeof(gi_pool));
-	init_error = 0;
-	snprintf(driver, sizeof(driver), "000.00");
-	snprintf(loaded_path, sizeof(loaded_path), "%s", path);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return NVML_ERROR_DRIVER_NOT_LOADED;
+	g->nseries[k] = 0;
+	while (*q && g->nseries[k] < MAX_SERIES) {
+		char *end;
+		g->series[k][g->nseries[k]++] = strtod(q, &end);
+		if (*end != ',')
+			break;
+		q = end + 1;
+	}
+}
+
+static void series_line(struct nvmlDevice_st *g, const char *val)
+{
+	char nm[32];
+	int off = 0;
+	if (sscanf(val, "%31s %n", nm, &off) != 1)
+		return;
+	for (int k = 0; k < S_N; k++)
+		if (strcmp(nm, series_names[k]) == 0)
+			set_series(g, k, val + off);
+}
+
+static void nvlink_line(struct nvmlDevice_st *g, const char *val)
+{
+	int l, act;
+	char ty[16], remote[32] = "";
+	if (sscanf(val, "%d %d %15s %31s", &l, &act, ty, remote) < 3 || l < 0 ||
+	    l >= MAX_LINKS)
+		return;
+	g->links[l].active = act;
+	g->links[l].type = strcmp(ty, "switch") == 0
+				   ? NVML_NVLINK_DEVICE_TYPE_SWITCH
+				   : NVML_NVLINK_DEVICE_TYPE_GPU;
+	snprintf(g->links[l].remote, sizeof(g->links[l].remote), "%s", remote);
+}
+
+static void gi_profile_line(struct pset *ps, const char *val)
+{
+	struct gip *x = &ps->p[ps->n];
+	char st[64];
+	if (sscanf(val, "%u %u %u %u %63s %u", &x->enumv, &x->id, &x->mem,
+		   &x->compute, st, &x->max) != 6)
+		return;
+	x->starts = 0;
+	for (char *t = strtok(st, ","); t; t = strtok(NULL, ","))
+		x->starts |= 1u << atoi(t);
+	ps->n++;
+}
+
+/* A directive of the GPU being read (format at the top); false when key
+ * is none of them. */
+static bool gpu_line(struct nvmlDevice_st *g, const char *key, char *val)
+{
+	if (strcmp(key, "name") == 0) {
+		snprintf(g->name, sizeof(g->name), "%s", val);
+	} else if (strcmp(key, "uuid") == 0) {
+		snprintf(g->uuid, sizeof(g->uuid), "%s", val);
+	} else if (strcmp(key, "pci_device_id") == 0) {
+		g->pci_device_id = (unsigned)strtoul(val, NULL, 0);
+	} else if (strcmp(key, "memory_total_mib") == 0) {
+		g->mem_total = strtoull(val, NULL, 10) << 20;
+	} else if (strcmp(key, "mig") == 0) {
+		g->has_mig =
+			sscanf(val, "%d %d", &g->mig_cur, &g->mig_pend) == 2;
+	} else if (strcmp(key, "numa_node") == 0) {
+		g->numa = atoi(val);
+	} else if (strcmp(key, "cpu_affinity") == 0) {
+		parse_cpus(g, val);
+	} else if (strcmp(key, "series") == 0) {
+		series_line(g, val);
+	} else if (strcmp(key, "proc") == 0) {
+		if (g->nprocs < 8)
+			g->procs[g->nprocs++] = (unsigned)atoi(val);
+	} else if (strcmp(key, "fail_every") == 0) {
+		g->fail_every = atoi(val);
+	} else if (strcmp(key, "ecc") == 0) {
+		g->has_ecc = sscanf(val, "%llu %llu %llu %llu", &g->ecc[0],
+				    &g->ecc[1], &g->ecc[2], &g->ecc[3]) == 4;
+	} else if (strcmp(key, "gpm") == 0) {
+		g->gpm = atoi(val);
+	} else if (strcmp(key, "lost_after") == 0) {
+		g->lost_after = atoi(val);
+	} else if (strcmp(key, "xid_at") == 0) {
+		sscanf(val, "%d %d", &g->xid_tick, &g->xid_code);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The GPU's MIG and NVLink directives; false when key is none of them. */
+static bool gpu_mig_line(struct nvmlDevice_st *g, const char *key,
+			 const char *val)
+{
+	if (strcmp(key, "gi_profiles") == 0) {
+		for (int i = 0; i < nsets; i++)
+			if (strcmp(sets[i].name, val) == 0)
+				g->set = &sets[i];
+	} else if (strcmp(key, "mig_reset_required") == 0) {
+		g->reset_required = atoi(val);
+	} else if (strcmp(key, "gi") == 0) {
+		unsigned id, start;
+		char busy[16] = "";
+		if (sscanf(val, "%u %u %15s", &id, &start, busy) >= 2)
+			fake_add_gi(g, id, start, strcmp(busy, "busy") == 0);
+	} else if (strcmp(key, "nvlinks") == 0) {
+		g->nlinks = atoi(val);
+		if (g->nlinks > MAX_LINKS)
+			g->nlinks = MAX_LINKS;
+	} else if (strcmp(key, "nvlink") == 0) {
+		nvlink_line(g, val);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+void gpu_init(struct nvmlDevice_st *g, const char *busid)
+{
+	memset(g, 0, sizeof(*g));
+	g->numa = -1;
+	g->nlinks = -1;
+	g->energy0 = 1000000;
+	snprintf(g->busid, sizeof(g->busid), "%s", busid);
+}
+
+/* The text fixture (format at the top of this file). */
+static void load_text(FILE *f)
+{
 	char line[512];
 	struct nvmlDevice_st *g = NULL;
 	struct pset *ps = NULL;
@@ -250,111 +361,69 @@ static int load(void)
 			snprintf(ps->name, sizeof(ps->name), "%s", val);
 		} else if (strcmp(key, "gi_profile") == 0 && ps &&
 			   ps->n < MAX_GIP) {
-			struct gip *x = &ps->p[ps->n];
-			char st[64];
-			if (sscanf(val, "%u %u %u %u %63s %u", &x->enumv,
-				   &x->id, &x->mem, &x->compute, st,
-				   &x->max) == 6) {
-				x->starts = 0;
-				for (char *t = strtok(st, ","); t;
-				     t = strtok(NULL, ","))
-					x->starts |= 1u << atoi(t);
-				ps->n++;
-			}
+			gi_profile_line(ps, val);
 		} else if (strcmp(key, "gpu") == 0 && ngpus < MAX_GPUS) {
 			ps = NULL;
 			g = &gpus[ngpus++];
-			memset(g, 0, sizeof(*g));
-			g->numa = -1;
-			g->nlinks = -1;
-			snprintf(g->busid, sizeof(g->busid), "%s", val);
-		} else if (g == NULL) {
-			continue;
-		} else if (strcmp(key, "name") == 0) {
-			snprintf(g->name, sizeof(g->name), "%s", val);
-		} else if (strcmp(key, "uuid") == 0) {
-			snprintf(g->uuid, sizeof(g->uuid), "%s", val);
-		} else if (strcmp(key, "pci_device_id") == 0) {
-			g->pci_device_id = (unsigned)strtoul(val, NULL, 0);
-		} else if (strcmp(key, "memory_total_mib") == 0) {
-			g->mem_total = strtoull(val, NULL, 10) << 20;
-		} else if (strcmp(key, "mig") == 0) {
-			g->has_mig = sscanf(val, "%d %d", &g->mig_cur,
-					    &g->mig_pend) == 2;
-		} else if (strcmp(key, "numa_node") == 0) {
-			g->numa = atoi(val);
-		} else if (strcmp(key, "cpu_affinity") == 0) {
-			parse_cpus(g, val);
-		} else if (strcmp(key, "series") == 0) {
-			char nm[32];
-			int off2 = 0;
-			if (sscanf(val, "%31s %n", nm, &off2) == 1)
-				for (int k = 0; k < S_N; k++)
-					if (strcmp(nm, series_names[k]) == 0) {
-						char *q = val + off2;
-						g->nseries[k] = 0;
-						while (*q &&
-						       g->nseries[k] <
-							       MAX_SERIES) {
-							g->series
-								[k]
-								[g->nseries
-									 [k]++] =
-								strtod(q, &q);
-							if (*q == ',')
-								q++;
-							else
-								break;
-						}
-					}
-		} else if (strcmp(key, "proc") == 0 && g->nprocs < 8) {
-			g->procs[g->nprocs++] = (unsigned)atoi(val);
-		} else if (strcmp(key, "fail_every") == 0) {
-			g->fail_every = atoi(val);
-		} else if (strcmp(key, "ecc") == 0) {
-			g->has_ecc =
-				sscanf(val, "%llu %llu %llu %llu", &g->ecc[0],
-				       &g->ecc[1], &g->ecc[2], &g->ecc[3]) == 4;
-		} else if (strcmp(key, "gpm") == 0) {
-			g->gpm = atoi(val);
-		} else if (strcmp(key, "lost_after") == 0) {
-			g->lost_after = atoi(val);
-		} else if (strcmp(key, "xid_at") == 0) {
-			sscanf(val, "%d %d", &g->xid_tick, &g->xid_code);
-		} else if (strcmp(key, "gi_profiles") == 0) {
-			for (int i = 0; i < nsets; i++)
-				if (strcmp(sets[i].name, val) == 0)
-					g->set = &sets[i];
-		} else if (strcmp(key, "mig_reset_required") == 0) {
-			g->reset_required = atoi(val);
-		} else if (strcmp(key, "gi") == 0) {
-			unsigned id, start;
-			char busy[16] = "";
-			if (sscanf(val, "%u %u %15s", &id, &start, busy) >= 2)
-				fake_add_gi(g, id, start,
-					    strcmp(busy, "busy") == 0);
-		} else if (strcmp(key, "nvlinks") == 0) {
-			g->nlinks = atoi(val);
-			if (g->nlinks > MAX_LINKS)
-				g->nlinks = MAX_LINKS;
-		} else if (strcmp(key, "nvlink") == 0) {
-			int l, act;
-			char ty[16], remote[32] = "";
-			if (sscanf(val, "%d %d %15s %31s", &l, &act, ty,
-				   remote) >= 3 &&
-			    l >= 0 && l < MAX_LINKS) {
-				g->links[l].active = act;
-				g->links[l].type =
-					strcmp(ty, "switch") == 0
-						? NVML_NVLINK_DEVICE_TYPE_SWITCH
-						: NVML_NVLINK_DEVICE_TYPE_GPU;
-				snprintf(g->links[l].remote,
-					 sizeof(g->links[l].remote), "%s",
-					 remote);
-			}
+			gpu_init(g, val);
+		} else if (g && !gpu_line(g, key, val)) {
+			gpu_mig_line(g, key, val);
 		}
 	}
-	fclose(f);
+}
+
+/* Forget the last fixture: every GPU, profile set and instance.  The
+ * arrays are zero before the first load; clearing them then would only
+ * make the fake's pages resident in the process that loads it. */
+static void reset(void)
+{
+	static bool dirty;
+	if (dirty) {
+		memset(gpus, 0, sizeof(gpus));
+		memset(gi_pool, 0, sizeof(gi_pool));
+		memset(sets, 0, sizeof(sets));
+	}
+	dirty = true;
+	ngpus = 0;
+	nsets = 0;
+	init_error = 0;
+	snprintf(driver, sizeof(driver), "000.00");
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* (Re)read the fixture when the variable names another file, or the
+ * generation variable changed.  A path ending in .json is a recorded NVML
+ * dump (json_fixture.c); anything else the text format. */
+static int load(void)
+{
+	const char *path = getenv("GPUFLEET_FAKE_NVML_FIXTURE");
+	const char *gen = getenv("GPUFLEET_FAKE_NVML_GEN");
+	if (path == NULL)
+		return NVML_ERROR_DRIVER_NOT_LOADED;
+	if (gen == NULL)
+		gen = "";
+	if (loaded && strcmp(path, loaded_path) == 0 &&
+	    strcmp(gen, loaded_gen) == 0)
+		return 0;
+	snprintf(loaded_gen, sizeof(loaded_gen), "%s", gen);
+	loaded = 0;
+	reset();
+	snprintf(loaded_path, sizeof(loaded_path), "%s", path);
+	if (ends_with(path, ".json")) {
+		if (load_json(path, driver, sizeof(driver)) != 0)
+			return NVML_ERROR_DRIVER_NOT_LOADED;
+	} else {
+		FILE *f = fopen(path, "r");
+		if (f == NULL)
+			return NVML_ERROR_DRIVER_NOT_LOADED;
+		load_text(f);
+		fclose(f);
+	}
 	loaded = 1;
 	return 0;
 }
@@ -362,6 +431,8 @@ static int load(void)
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInit_v2(void)
 {
+	if (costs_init() != 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
 	int rc = load();
 	if (rc)
 		return rc;
@@ -430,7 +501,8 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t *d)
 	return NVML_SUCCESS;
 }
 
-static void fill_pci(const char *busid, unsigned devid, nvmlPciInfo_t *p)
+static void fill_pci(const char *busid, unsigned devid, unsigned subsys,
+		     nvmlPciInfo_t *p)
 {
 	memset(p, 0, sizeof(*p));
 	unsigned dom = 0, bus = 0, dev = 0, fn = 0;
@@ -439,6 +511,7 @@ static void fill_pci(const char *busid, unsigned devid, nvmlPciInfo_t *p)
 	p->bus = bus;
 	p->device = dev;
 	p->pciDeviceId = devid;
+	p->pciSubSystemId = subsys;
 	snprintf(p->busId, sizeof(p->busId), "%08X:%02X:%02X.%X", dom, bus, dev,
 		 fn);
 	snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "%04X:%02X:%02X.%X",
@@ -449,7 +522,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
 {
 	CHECK_DEV(d);
-	fill_pci(d->busid, d->pci_device_id, p);
+	fill_pci(d->busid, d->pci_device_id, d->pci_subsys, p);
 	return NVML_SUCCESS;
 }
 
@@ -495,7 +568,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 	if (d->mem_total == 0)
 		return NVML_ERROR_NOT_SUPPORTED;
 	m->total = d->mem_total;
-	m->used = (unsigned long long)series_at(d, S_FBUSED, 0) << 20;
+	/* as the driver: v1's used includes what it reserves */
+	m->used = ((unsigned long long)series_at(d, S_FBUSED, 0) << 20) +
+		  d->mem_reserved;
 	if (m->used > m->total)
 		m->used = m->total;
 	m->free = m->total - m->used;
@@ -505,6 +580,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *c, unsigned *p);
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned *c, unsigned *p)
 {
+	COST(C_MIG_MODE);
 	CHECK_DEV(d);
 	if (!d->has_mig)
 		return NVML_ERROR_NOT_SUPPORTED;
@@ -568,7 +644,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned l,
 	CHECK_DEV(d);
 	nvmlReturn_t r = link_ok(d, l, true);
 	if (r == NVML_SUCCESS)
-		fill_pci(d->links[l].remote, 0, p);
+		fill_pci(d->links[l].remote, 0, 0, p);
 	return r;
 }
 
@@ -855,6 +931,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
 						     unsigned *count,
 						     nvmlProcessInfo_t *p)
 {
+	COST(C_PROCS);
 	CHECK_DEV(d);
 	if (!d->is_mig) { /* the whole GPU: the fixture's processes */
 		if (*count < (unsigned)d->nprocs) {

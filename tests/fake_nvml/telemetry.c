@@ -35,6 +35,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t,
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t,
 				    unsigned *mhz)
 {
+	COST(C_CLOCK);
 	CHECK_DEV(d);
 	if (t == NVML_CLOCK_SM)
 		d->tick++;
@@ -48,6 +49,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d,
 					   nvmlUtilization_t *u);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
+	COST(C_UTIL);
 	TEL(d);
 	if (d->has_mig && d->mig_cur == 1)
 		return NVML_ERROR_NOT_SUPPORTED; /* as on MIG-enabled GPUs */
@@ -61,6 +63,7 @@ nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned *u,
 nvmlReturn_t nvmlDeviceGetEncoderUtilization(nvmlDevice_t d, unsigned *u,
 					     unsigned *p)
 {
+	COST(C_ENC);
 	TEL(d);
 	*u = (unsigned)series_at(d, S_ENC, 0);
 	*p = 167000;
@@ -72,6 +75,7 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *u,
 nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *u,
 					     unsigned *p)
 {
+	COST(C_DEC);
 	TEL(d);
 	*u = (unsigned)series_at(d, S_DEC, 0);
 	*p = 167000;
@@ -81,6 +85,7 @@ nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t d, unsigned *u,
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw);
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned *mw)
 {
+	COST(C_POWER);
 	TEL(d);
 	*mw = (unsigned)series_at(d, S_POWER, 70000);
 	return NVML_SUCCESS;
@@ -91,9 +96,10 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 						 unsigned long long *mj)
 {
+	COST(C_ENERGY);
 	TEL(d);
 	/* one second of the current power per tick */
-	*mj = 1000000ULL +
+	*mj = d->energy0 +
 	      (unsigned long long)d->tick *
 		      (unsigned long long)series_at(d, S_POWER, 70000);
 	return NVML_SUCCESS;
@@ -102,6 +108,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, unsigned s, unsigned *c);
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, unsigned s, unsigned *c)
 {
+	COST(C_TEMP);
 	TEL(d);
 	if (s != 0)
 		return NVML_ERROR_NOT_SUPPORTED;
@@ -114,6 +121,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned c,
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned c,
 					 unsigned *kb)
 {
+	COST(C_PCIE_TPUT);
 	TEL(d);
 	*kb = (unsigned)series_at(d, c == 0 ? S_PCIETX : S_PCIERX, 0);
 	return NVML_SUCCESS;
@@ -122,6 +130,7 @@ nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, unsigned c,
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned *v);
 nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned *v)
 {
+	COST(C_REPLAY);
 	TEL(d);
 	*v = 0;
 	return NVML_SUCCESS;
@@ -132,6 +141,7 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *c, unsigned *u,
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned *c, unsigned *u,
 				       unsigned *p, unsigned *f)
 {
+	COST(C_REMAP);
 	TEL(d);
 	*c = *u = *p = *f = 0;
 	return NVML_SUCCESS;
@@ -196,6 +206,7 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m);
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 {
+	COST(C_MEM_V2);
 	CHECK_DEV(d);
 	if (m->version != nvmlMemory_v2)
 		return NVML_ERROR_INVALID_ARGUMENT; /* as the driver checks */
@@ -203,11 +214,11 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 	nvmlReturn_t r = nvmlDeviceGetMemoryInfo(d, &v1);
 	if (r != NVML_SUCCESS)
 		return r;
-	/* the driver keeps about 0.6 % for itself */
+	/* the driver keeps some for itself: as recorded, else about 0.6 % */
 	m->total = v1.total;
-	m->reserved = v1.total / 160;
-	m->used = v1.used;
-	m->free = v1.total - m->reserved - v1.used;
+	m->reserved = d->mem_reserved ? d->mem_reserved : v1.total / 160;
+	m->used = v1.used - d->mem_reserved;
+	m->free = v1.total - m->reserved - m->used;
 	return NVML_SUCCESS;
 }
 
@@ -218,6 +229,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, unsigned type,
 					 unsigned counter,
 					 unsigned long long *n)
 {
+	COST(C_ECC);
 	TEL(d);
 	if (type > 1 || counter > 1 || n == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -232,6 +244,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n,
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n,
 				      nvmlFieldValue_t *v)
 {
+	COST(C_FIELDS);
 	TEL(d);
 	if (n < 0 || (n > 0 && v == NULL))
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -308,6 +321,7 @@ static nvmlReturn_t gpm_take(nvmlDevice_t d, int gi, nvmlGpmSample_t s)
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s);
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t s)
 {
+	COST(C_GPM_SAMPLE);
 	return gpm_take(d, -1, s);
 }
 
@@ -315,6 +329,7 @@ nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gi,
 				 nvmlGpmSample_t s);
 nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned gi, nvmlGpmSample_t s)
 {
+	COST(C_GPM_SAMPLE);
 	CHECK_DEV(d);
 	for (int i = 0; i < MAX_GI; i++)
 		if (d->gis[i] && d->gis[i]->used && d->gis[i]->id == gi)

@@ -6,7 +6,8 @@
 # in output are the relative ones written there).  NEEDS: "shared"
 # (skipped when ../shared is absent) or "-".  In ARGS, @TMP@ is a scratch
 # dir, @ROOT@ the repository, and FAKE_NVML=FIXTURE runs with the fake
-# NVML and that fixture (path from the repo root).  One file per command.
+# NVML and that fixture (path from the repo root, or @SHARED@/PATH in the
+# shared dir, read there).  One file per command.
 #   sh tests/golden/run.sh BUILD_DIR          compare
 #   UPDATE=1 sh tests/golden/run.sh build     rewrite the expected files
 #   ONLY=REGEX sh tests/golden/run.sh build   only the cases whose name matches
@@ -53,7 +54,11 @@ while IFS='|' read -r name needs args; do
 		cd "$SHARED" 2>/dev/null || cd "$ROOT"
 		if [ -n "$fixture" ]; then
 			export GPUFLEET_NVML_LIBRARY="$FAKE"
-			export GPUFLEET_FAKE_NVML_FIXTURE="$ROOT/$fixture"
+			case "$fixture" in
+			@SHARED@/*) fixture="$PWD/${fixture#@SHARED@/}" ;;
+			*) fixture="$ROOT/$fixture" ;;
+			esac
+			export GPUFLEET_FAKE_NVML_FIXTURE="$fixture"
 		else
 			export GPUFLEET_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
 		fi

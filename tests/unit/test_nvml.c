@@ -112,6 +112,87 @@ static void test_join_mismatch_and_direct_links(void **state)
 	unlink(fx);
 }
 
+/*
+ * The real H200 host (../shared/fixtures/h200): its hwloc XML joined with
+ * its NVML dump, answered by the fake from the dump itself.  The facts are
+ * the host's, as its README states them: one GPU, CPUs 0-15, NUMA node 0,
+ * MIG off, one NIC (eth0, no RDMA).
+ */
+static void test_h200_dump(void **state)
+{
+	(void)state;
+	char dump[512];
+	shared_path(dump, sizeof(dump), "fixtures/h200/nvml-dump.json");
+	if (access(dump, R_OK) != 0) {
+		print_message("shared data absent: %s (set GPUFLEET_SHARED)\n",
+			      dump);
+		skip();
+	}
+	struct gf_node *n = load_shared("fixtures/h200/h200-hwloc.xml");
+	const struct gf_nvml *nv;
+	struct gf_err e;
+	use_fixture(dump);
+	assert_int_equal(gf_nvml_open(&nv, &e), 0);
+	unsigned count = 0;
+	assert_int_equal(nv->nvmlDeviceGetCount(&count), NVML_SUCCESS);
+	assert_int_equal(count, 1);
+	/* NVML's own answers, as the dump recorded them */
+	nvmlDevice_t d;
+	assert_int_equal(nv->nvmlDeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	unsigned long set[4] = { 0 };
+	assert_int_equal(nv->nvmlDeviceGetCpuAffinity(d, 4, set), NVML_SUCCESS);
+	assert_true(set[0] == 0xffff && set[1] == 0 && set[2] == 0 &&
+		    set[3] == 0);
+	unsigned cur = 9, pend = 9, numa;
+	assert_int_equal(nv->nvmlDeviceGetMigMode(d, &cur, &pend),
+			 NVML_SUCCESS);
+	assert_int_equal(cur, 0);
+	assert_int_equal(pend, 0);
+	assert_int_equal(nv->nvmlDeviceGetNumaNodeId(d, &numa),
+			 NVML_ERROR_NOT_SUPPORTED);
+	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	assert_int_equal(nv->nvmlDeviceGetMemoryInfo_v2(d, &m2), NVML_SUCCESS);
+	assert_true(m2.total == 150754820096ULL &&
+		    m2.reserved == 644939776ULL && m2.used == 0 &&
+		    m2.free == 150109880320ULL);
+	nvmlMemory_t m1;
+	assert_int_equal(nv->nvmlDeviceGetMemoryInfo(d, &m1), NVML_SUCCESS);
+	assert_true(m1.used == 644939776ULL && m1.free == 150109880320ULL);
+	/* joined into the host's topology */
+	assert_int_equal(gf_nvml_join(nv, n, &e), 0);
+	assert_int_equal(n->ngpus, 1);
+	assert_int_equal(n->nnotes, 0);
+	const struct gf_gpu *g = &n->gpus[0];
+	assert_string_equal(g->name, "NVIDIA H200");
+	assert_string_equal(g->uuid,
+			    "GPU-d1b61e09-1104-374d-b83c-f32dc17ca2d7");
+	assert_string_equal(g->bus_id, "0000:00:06.0");
+	assert_int_equal(g->memory_mib, 143771); /* the README's MiB */
+	assert_int_equal(g->mig_mode, 0);
+	assert_int_equal(g->mig_pending, 0);
+	assert_int_equal(g->numa_id, -1); /* NVML: Not Supported */
+	char list[64];
+	gf_bitmap_format_list(&g->cpus, list, sizeof(list));
+	assert_string_equal(list, "0-15");
+	gf_bitmap_format_list(&g->mems, list, sizeof(list));
+	assert_string_equal(list, "0");
+	assert_int_equal(n->nnuma, 1);
+	assert_int_equal(n->nnics, 1);
+	assert_string_equal(n->nics[0].name, "eth0");
+	assert_false(n->nics[0].rdma);
+	assert_false(n->nvlink_known); /* the dump: NVLink Not Supported */
+	/* CPU affinity from NVML alone, where hwloc gave none */
+	struct gf_node *bare = load_shared("fixtures/h200/h200-hwloc.xml");
+	bare->gpus[0].locality_known = false;
+	gf_bitmap_zero(&bare->gpus[0].cpus);
+	assert_int_equal(gf_nvml_join(nv, bare, &e), 0);
+	gf_bitmap_format_list(&bare->gpus[0].cpus, list, sizeof(list));
+	assert_string_equal(list, "0-15");
+	gf_nvml_close();
+	gf_node_free(bare);
+	gf_node_free(n);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -125,6 +206,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_init_failure),
 		cmocka_unit_test(test_join_hgx),
 		cmocka_unit_test(test_join_mismatch_and_direct_links),
+		cmocka_unit_test(test_h200_dump),
 	};
 	return cmocka_run_group_tests_name("nvml", tests, NULL, NULL);
 }
