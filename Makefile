@@ -117,7 +117,6 @@ $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 # into sanitized binaries, whose runtime covers it).
 FAKE_NVML_SRC = tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c \
 	tests/fake_nvml/costs.c tests/fake_nvml/json_fixture.c
-JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 $(FAKE_NVML): $(FAKE_NVML_SRC) tests/fake_nvml/fake.h src/topo/nvml_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
