@@ -530,10 +530,14 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	pthread_cond_init(&s->idle, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&s->lock, NULL);
+	/* select(), not poll(): with poll, libmicrohttpd 0.9.75 accepts a
+	 * connection past the limit and closes it at once; with select
+	 * (and the ITC) it stops polling the socket at the limit, so that
+	 * the client waits in the kernel's backlog for a free slot */
 	s->d = MHD_start_daemon(
 		MHD_USE_THREAD_PER_CONNECTION |
 			MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
-			MHD_USE_POLL | MHD_USE_ERROR_LOG,
+			MHD_USE_ERROR_LOG,
 		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
 		MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
