@@ -13,8 +13,6 @@ PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"
 # tests: hwloc's plugins and an OpenCL platform, as on hosts with Open MPI,
 # to prove gpufleet does not load them (tests/integration/hwloc_plugins.sh)
 PKGS="$PKGS libhwloc-plugins pocl-opencl-icd"
-# tests: the fake NVML reads recorded NVML dumps (JSON)
-PKGS="$PKGS libjansson-dev"
 # tests: the cube-mesh generator in ../shared renumbers GPUs (python3)
 PKGS="$PKGS python3"
 
