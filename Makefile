@@ -47,6 +47,8 @@ HWLOC_LIBS := $(shell $(PKG_CONFIG) --libs hwloc 2>/dev/null)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 YAML_LIBS := $(shell $(PKG_CONFIG) --libs yaml-0.1 2>/dev/null)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
 XML_CFLAGS := $(shell $(PKG_CONFIG) --cflags libxml-2.0 2>/dev/null)
 XML_LIBS := $(shell $(PKG_CONFIG) --libs libxml-2.0 2>/dev/null)
 
@@ -54,13 +56,14 @@ CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 	-DGF_DEBUG=$(GF_DEBUG)
 CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS) $(XML_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
-LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) -lglpk -ldl \
-	-lpthread -lm
+LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
+	$(CURL_LIBS) -lglpk -ldl -lpthread -lm
 
 # The rooms, floor by floor (docs/INTERNALS.md): util; the pure core
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
-	src/telemetry/*.c src/mig/*.c src/sim/*.c src/controller/*.c)
+	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
+	src/controller/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
@@ -115,7 +118,6 @@ $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 # into sanitized binaries, whose runtime covers it).
 FAKE_NVML_SRC = tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c \
 	tests/fake_nvml/costs.c tests/fake_nvml/json_fixture.c
-JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 $(FAKE_NVML): $(FAKE_NVML_SRC) tests/fake_nvml/fake.h src/topo/nvml_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")

@@ -6,7 +6,7 @@ set -eu
 
 # build and run
 PKGS="gcc make pkg-config libhwloc-dev libxml2-dev libglpk-dev libyaml-dev"
-PKGS="$PKGS libmicrohttpd-dev"
+PKGS="$PKGS libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,
 # a real Prometheus scraping the agent, curl to talk to both
 PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"

@@ -8,8 +8,10 @@
  *
  * Ownership: gf_ctl_new takes the cluster (the engine places on it); jobs
  * given to gf_ctl_add become the core's; pointers it returns are
- * borrowed, valid until the next call that changes the core.
- * Not thread-safe: one thread owns a gf_ctl.
+ * borrowed, valid until the next call that changes the core (a job's own
+ * pointer and its id stay valid until gf_ctl_free: jobs are never
+ * dropped).  Not thread-safe: one thread owns a gf_ctl, for every call,
+ * gf_ctl_admit included (it fills a cache although it takes a const).
  *
  * Scheduling order (gf_ctl_schedule): classes by priority, highest first;
  * inside a class, fair share between teams: the team whose running GPU
@@ -22,7 +24,14 @@
  * start, it may preempt preemptible jobs of lower classes, choosing the
  * fewest victims (they go back to the queue); otherwise it keeps a
  * reservation: a later job may start only if it cannot delay it, by the
- * max runtimes of the running jobs (EASY backfill).
+ * max runtimes of the running jobs (EASY backfill), or on nodes the
+ * waiting job cannot use.  docs/scheduling.md says why.
+ *
+ * Quotas are typed and counted apart: whole GPUs by model ("*" caps all
+ * models together; a team that lists GPU entries may use a model neither
+ * named nor covered by "*" not at all), MIG instances by profile (same
+ * rules), shares in milli-GPU (milli; -1 unlimited, 0 none).  A kind with
+ * no entries is unlimited; has_quota false means no limit of any kind.
  */
 #ifndef GPUFLEET_CTL_H
 #define GPUFLEET_CTL_H
@@ -51,13 +60,13 @@ struct gf_ctl_quota {
 };
 
 struct gf_ctl_team {
-	char name[GF_TEAM_NAME_MAX];
-	double weight; /* fair share weight; <= 0 means 1 */
+	char name[GF_TEAM_NAME_MAX]; /* letters, digits, '.', '_', '-' */
+	double weight;		     /* fair share weight; <= 0 means 1 */
 	struct gf_ctl_quota gpus[GF_CTL_MAX_QUOTAS]; /* whole GPUs by model */
 	int ngpus;
 	struct gf_ctl_quota mig[GF_CTL_MAX_QUOTAS]; /* instances by profile */
 	int nmig;
-	int64_t milli;	/* shares in milli-GPU, summed; -1 unlimited */
+	int64_t milli;	/* shares in milli-GPU, summed; -1 unlimited; 0 none */
 	bool has_quota; /* false: no typed quota at all (unlimited) */
 };
 
@@ -66,7 +75,8 @@ struct gf_ctl_class {
 	int priority;	       /* higher goes first */
 	bool preemptible;      /* higher classes may preempt its jobs */
 	int64_t max_runtime_s; /* default for its jobs; 0 none */
-	int max_attempts;      /* starts before a requeue fails it; 0: 3 */
+	int max_attempts;      /* starts (preemptions not counted) before a
+				  requeue fails it; 0: 3 */
 };
 
 /* A MIG instance a node offers (its GPU is in MIG mode: the engine never
@@ -100,10 +110,14 @@ struct gf_ctl_config {
 struct gf_ctl; /* opaque */
 
 /*
- * A core over cluster c (taken: freed by gf_ctl_free), nodes[0..c->n)
- * beside it.  GF_EINVAL with e naming the problem (no "batch" class, a
- * node in a block that does not exist, a MIG instance on a GPU the node
- * lacks or that breaks the model's rules).
+ * A core over cluster c, nodes[0..c->n) beside it (copied; NULL: every
+ * node in block 0, no labels, no MIG).  c must be on the heap
+ * (gf_malloc/gf_calloc), its nodes empty: it is taken, and gf_ctl_free
+ * releases and frees it; the GPUs holding MIG instances are taken out of
+ * the engine's capacity.  GF_EINVAL with e naming the problem (no "batch"
+ * class, a node in a block that does not exist, a MIG instance on a GPU
+ * the node lacks, on a model without MIG, or that breaks the model's
+ * rules); then nothing is taken or changed.
  */
 int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	       const struct gf_ctl_node *nodes, struct gf_ctl **out,
@@ -118,17 +132,25 @@ void gf_ctl_free(struct gf_ctl *ctl);
  * milli, a request bigger than every node, or than its team's whole
  * quota; GF_EAUTH for a team the config does not know (open_teams off).
  * Defaults ("default" team, "batch" class, 1 replica) are the caller's.
+ * A spec that passes gf_job_spec_check but asks for more than one GPU
+ * (gpu_milli > 1000) or than a node can have (gpus > 16): GF_ENEVER.
  */
 int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,
 		 struct gf_err *e);
 
 /*
- * Add a job the store has committed: taken (the core frees it).  A
+ * Add a job the store has committed: taken (the core frees it: job on the
+ * heap through gf_malloc/gf_calloc, its command and placements too).  A
  * PENDING job joins the queue; a RUNNING one (a restart) has its
- * placements committed to the engine, or, when they no longer fit (the
- * node gone or changed), goes back to PENDING with the reason (reported
- * by the next gf_ctl_schedule as a change).  Final jobs are kept for
- * listing.  GF_ECONFLICT for an id already known.
+ * placements committed to the engine (found by node_name; node is set
+ * again), or, when they no longer fit (the node gone or changed), goes
+ * back to PENDING with the reason (reported by the next gf_ctl_schedule
+ * as a change).  Final jobs are kept for listing.  A job of a class no
+ * longer in the config is scheduled as "batch"; one that can never be
+ * placed here waits with that reason.  Fastest in submission order.
+ * Errors (nothing taken then): GF_EINVAL (gf_job_check fails),
+ * GF_ECONFLICT for an id already known, GF_ETOOBIG (too many jobs or
+ * teams).
  */
 int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e);
 
@@ -140,16 +162,18 @@ int gf_ctl_njobs(const struct gf_ctl *ctl);
 const struct gf_job *gf_ctl_job_at(const struct gf_ctl *ctl, int i);
 
 /* Cancel: PENDING or RUNNING -> CANCELLED (placements released).
- * GF_ENOTFOUND, or GF_ECONFLICT for a final job. */
+ * GF_ENOTFOUND, or GF_ECONFLICT for a final job; GF_EINVAL for now_ms <=
+ * 0 (ms since the epoch, here and below). */
 int gf_ctl_cancel(struct gf_ctl *ctl, const char *id, int64_t now_ms,
 		  struct gf_err *e);
 
-/* A running job ended: exit 0 -> SUCCEEDED, else FAILED. */
+/* A running job ended: exit 0 -> SUCCEEDED, else FAILED.  GF_ENOTFOUND,
+ * GF_ECONFLICT when it is not RUNNING. */
 int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
 		  int64_t now_ms, struct gf_err *e);
 
 /* A running job lost its node: back to PENDING if attempts are left,
- * else FAILED; reason given. */
+ * else FAILED; reason given (NULL: "node lost").  As gf_ctl_finish. */
 int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
 		   int64_t now_ms, struct gf_err *e);
 
@@ -164,8 +188,9 @@ void gf_ctl_changes_release(struct gf_ctl_changes *ch);
  * One scheduling pass at now_ms: fail running jobs past their max
  * runtime, start what can start in the order above (preempting and
  * backfilling as it says), and set each waiting job's reason.  Every job
- * whose state or placement changed is appended to out.  0, or a negative
- * code only on a broken invariant.
+ * whose state or placement changed is appended to out (once; out may be
+ * NULL).  0, or GF_EINVAL for now_ms <= 0.  Debug builds (GF_DEBUG) run
+ * gf_ctl_check after it and abort on a broken invariant.
  */
 int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 		    struct gf_ctl_changes *out);
@@ -176,21 +201,29 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
  * now", "gang of 4 does not fit one block now", "behind higher priority
  * work", "reserved for j12 (backfill cannot finish before it starts)").
  * Fills out[0..max) with borrowed pointers; returns the count of pending
- * jobs (which may exceed max).
+ * jobs (which may exceed max).  Jobs that became pending since the last
+ * pass follow its order, as they came.
  */
 int gf_ctl_queue(const struct gf_ctl *ctl, const struct gf_job **out, int max);
 
 /* Figures for /metrics. */
 struct gf_ctl_stats {
 	int pending, running;
-	int64_t gpus_total_milli, gpus_alloc_milli;
-	double frag_milli; /* the FGD measure: sum of F over nodes */
+	int64_t gpus_total_milli; /* every GPU, MIG mode or not */
+	int64_t gpus_alloc_milli; /* held by jobs (MIG: their fractions) */
+	double frag_milli;	  /* the FGD measure: sum of F over nodes */
 	int mig_total, mig_used;
 };
 void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st);
-/* Per class and team: pending jobs and their GPU demand (milli). */
+/* Per class and team: pending jobs and their GPU demand (milli; a MIG
+ * instance as its fraction of a GPU).  class_idx into cfg.classes,
+ * team_idx below gf_ctl_nteams; -1 for all.  GF_EINVAL out of range. */
 int gf_ctl_pending_by(const struct gf_ctl *ctl, int class_idx, int team_idx,
 		      int64_t *gpu_milli);
+/* Teams known: the config's first (same index), then teams not in it
+ * whose jobs were accepted (open_teams). */
+int gf_ctl_nteams(const struct gf_ctl *ctl);
+const char *gf_ctl_team_name(const struct gf_ctl *ctl, int i);
 const struct gf_ctl_config *gf_ctl_config(const struct gf_ctl *ctl);
 const struct gf_cluster *gf_ctl_cluster(const struct gf_ctl *ctl);
 const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i);

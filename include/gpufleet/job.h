@@ -15,30 +15,38 @@
  *
  * State machine (gf_job_state):
  *
- *              submit                 placed (all replicas)
- *   (none) ----------> PENDING -----------------------------> RUNNING
- *                       ^  |                                   |  |  |
- *                       |  | cancel                 preempted, |  |  | exit 0
- *                       |  v                      node lost    |  |  v
- *                       | CANCELLED <------ cancel ----------- |  | SUCCEEDED
- *                       |                                      |  | exit != 0,
- * runtime
- *                       +--------------------------------------+  v  over,
- * retries spent (requeued, attempts left)    FAILED
+ *             add               placed (all replicas)
+ *   (none) --------> PENDING ------------------------> RUNNING
+ *                    ^ |  ^                             | | | |
+ *                    | |  +-- preempted, node lost -----+ | | |
+ *                    | |      (attempts left)             | | |
+ *                    | | cancel            cancel         | | | exit 0
+ *                    | v                                  | | v
+ *                    | CANCELLED <------------------------+ | SUCCEEDED
+ *                    |                                      v
+ *     restored, no   |                                    FAILED
+ *     longer fits ---+                 (exit != 0, max runtime passed,
+ *     (gf_ctl_add)                      node lost with no attempts left)
  *
  *   FROM -> TO            [who]
- *   none -> PENDING       gf_ctl_submit (after the store committed it)
+ *   none -> PENDING       gf_ctl_add (after the store committed it)
+ *   none -> RUNNING       gf_ctl_add (a restart restoring its placements;
+ *                         PENDING when they no longer fit)
  *   PENDING -> RUNNING    gf_ctl_schedule (placements committed to the engine)
  *   PENDING -> CANCELLED  gf_ctl_cancel
  *   RUNNING -> PENDING    gf_ctl_schedule (preempted by a higher class),
  *                         gf_ctl_requeue (node lost, attempts left)
  *   RUNNING -> SUCCEEDED  gf_ctl_finish (exit 0)
- *   RUNNING -> FAILED     gf_ctl_finish (exit != 0, max runtime passed, or
- *                         requeued with no attempts left)
+ *   RUNNING -> FAILED     gf_ctl_finish (exit != 0), gf_ctl_schedule (max
+ *                         runtime passed), gf_ctl_requeue (no attempts left)
  *   RUNNING -> CANCELLED  gf_ctl_cancel
- * SUCCEEDED, FAILED and CANCELLED are final.  Invariants: a job holds
- * placements iff it is RUNNING, one per replica; started_ms is set iff it
- * has run; ended_ms iff it is final.
+ *   final -> anything     refused: GF_ECONFLICT
+ * SUCCEEDED, FAILED and CANCELLED are final.  Invariants (gf_job_check):
+ * a job holds placements iff it is RUNNING, one per replica, each of the
+ * kind its spec asks; block >= 0 iff it is RUNNING; started_ms is set iff
+ * it has run (attempts > 0); ended_ms iff it is final; preemptions <=
+ * attempts; id is "j<seq>".  Times are ms since the epoch, so 0 means
+ * "not yet" and a real time is > 0.
  */
 #ifndef GPUFLEET_JOB_H
 #define GPUFLEET_JOB_H
@@ -58,6 +66,10 @@
 #define GF_JOB_CMD_MAX	    4096 /* bytes of the command line */
 #define GF_JOB_MAX_REPLICAS 1024
 #define GF_JOB_REASON_MAX   160
+/* caps on the numbers of a spec (gf_job_spec_check) */
+#define GF_JOB_CPU_MILLI_MAX  100000000		 /* 100,000 cores */
+#define GF_JOB_MEMORY_MIB_MAX (INT64_C(1) << 40) /* 1 EiB */
+#define GF_JOB_RUNTIME_MAX_S  (INT64_C(100) * 366 * 86400)
 
 enum gf_job_state {
 	GF_JOB_PENDING = 0,
@@ -91,10 +103,12 @@ struct gf_job_spec {
 struct gf_job_place {
 	char node_name[GF_JOB_NODE_MAX]; /* what the store keeps */
 	int node;  /* index in the controller's node table; -1 unknown */
-	int ngpus; /* whole GPUs, or 1 for a share or a MIG instance */
+	int ngpus; /* whole GPUs, or 1 for a share or a MIG instance; 0 for
+		      a job without GPUs */
 	int gpus[GF_CNODE_MAX_GPUS]; /* GPU indexes within the node */
-	int gpu_milli;		     /* the share, 1000 for whole GPUs */
-	int mig_start;		     /* MIG: the instance's start slice; -1 */
+	int gpu_milli; /* the share, 1000 for whole GPUs, 0 for a MIG
+			  instance or no GPU */
+	int mig_start; /* MIG: the instance's start slice; -1 */
 };
 
 struct gf_job {
@@ -106,11 +120,12 @@ struct gf_job {
 	int64_t submitted_ms, started_ms, ended_ms; /* ms since the epoch;
 						       0: not yet */
 	int attempts;				    /* times it started */
-	int preemptions;	    /* times it was put back by preemption */
-	int exit_code;		    /* when it ended by exiting */
-	int block;		    /* the block a running gang is in; -1 */
+	int preemptions; /* times it was put back by preemption */
+	int exit_code;	 /* when it ended by exiting */
+	int block;	 /* the block a running job is in (a gang: all its
+			    replicas); -1 when not running */
 	struct gf_job_place *place; /* spec.replicas entries while RUNNING,
-				       else NULL; owned */
+				       else NULL; owned (gf_malloc) */
 };
 
 /* "pending", "running", ...; "?" for a bad value. */
@@ -128,11 +143,12 @@ bool gf_job_is_final(enum gf_job_state s);
 struct gf_err;
 int gf_job_spec_check(const struct gf_job_spec *s, struct gf_err *e);
 
-/* Deep copy (the command too); release with gf_job_spec_release. */
+/* Deep copy (the command too: gf_strdup); release with
+ * gf_job_spec_release. */
 void gf_job_spec_copy(struct gf_job_spec *dst, const struct gf_job_spec *src);
 void gf_job_spec_release(struct gf_job_spec *s);
 
-/* Free a job's owned parts (command, placements). */
+/* Free a job's owned parts (command, placements), not j itself. */
 void gf_job_release(struct gf_job *j);
 
 /* Invariants of one job (see the table above): 0 or GF_EINVAL + msg. */

@@ -1,5 +1,8 @@
 /*
- * collect.c - NVML sampling into rings.
+ * collect.c - NVML sampling into rings.  A sample of a GPU is a pass of
+ * named steps (sample_gpu); the slow counters are read when due (the
+ * `slow` table: each one's period and the metrics it gives).  Every
+ * NVML entry point can be called (topo/nvml.h stubs the missing ones).
  */
 #include "telemetry/collect.h"
 
@@ -12,82 +15,6 @@
 
 #include "util/log.h"
 #include "util/mem.h"
-
-int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
-{
-	memset(c, 0, sizeof(*c));
-	if (ring <= 0)
-		ring = GF_RING;
-	if (ring > GF_RING_MAX)
-		ring = GF_RING_MAX;
-	int rc = gf_nvml_open(&c->nv, e);
-	if (rc)
-		return rc;
-	const struct gf_nvml *nv = c->nv;
-	if (gethostname(c->hostname, sizeof(c->hostname)) != 0)
-		snprintf(c->hostname, sizeof(c->hostname), "localhost");
-	if (nv->nvmlSystemGetDriverVersion)
-		nv->nvmlSystemGetDriverVersion(c->driver, sizeof(c->driver));
-	unsigned count = 0;
-	nv->nvmlDeviceGetCount(&count);
-	if (nv->nvmlEventSetCreate &&
-	    nv->nvmlEventSetCreate(&c->events) != NVML_SUCCESS)
-		c->events = NULL;
-	for (unsigned i = 0; i < count && c->n < GF_TEL_MAX_GPUS; i++) {
-		struct gf_tgpu *g = &c->g[c->n];
-		if (nv->nvmlDeviceGetHandleByIndex(i, &g->dev) != NVML_SUCCESS)
-			continue;
-		g->index = i;
-		if (nv->nvmlDeviceGetUUID)
-			nv->nvmlDeviceGetUUID(g->dev, g->uuid, sizeof(g->uuid));
-		if (nv->nvmlDeviceGetName)
-			nv->nvmlDeviceGetName(g->dev, g->name, sizeof(g->name));
-		nvmlPciInfo_t pci;
-		if (nv->nvmlDeviceGetPciInfo &&
-		    nv->nvmlDeviceGetPciInfo(g->dev, &pci) == NVML_SUCCESS) {
-			snprintf(g->busid, sizeof(g->busid), "%s", pci.busId);
-			g->devid = (uint16_t)(pci.pciDeviceId >> 16);
-		}
-		nvmlGpmSupport_t sup = { .version = NVML_GPM_SUPPORT_VERSION };
-		g->gpm = nv->nvmlGpmQueryDeviceSupport &&
-			 nv->nvmlGpmSampleAlloc && nv->nvmlGpmSampleFree &&
-			 nv->nvmlGpmSampleGet && nv->nvmlGpmMetricsGet &&
-			 nv->nvmlGpmQueryDeviceSupport(g->dev, &sup) ==
-				 NVML_SUCCESS &&
-			 sup.isSupportedDevice;
-		if (c->events && nv->nvmlDeviceRegisterEvents)
-			nv->nvmlDeviceRegisterEvents(
-				g->dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
-				c->events);
-		g->cap = ring;
-		g->ring = gf_calloc((size_t)ring, sizeof(*g->ring));
-		c->n++;
-	}
-	return 0;
-}
-
-static void gpm_free(const struct gf_nvml *nv, struct gf_gpm_pair *p)
-{
-	if (!p->alloc)
-		return;
-	nv->nvmlGpmSampleFree(p->s[0]);
-	nv->nvmlGpmSampleFree(p->s[1]);
-	p->alloc = false;
-}
-
-void gf_collector_close(struct gf_collector *c)
-{
-	for (int i = 0; i < c->n; i++) {
-		gf_free(c->g[i].ring);
-		gpm_free(c->nv, &c->g[i].gpm_gpu);
-		for (int k = 0; k < GF_GI_ID_MAX; k++)
-			gpm_free(c->nv, &c->g[i].gpm_gi[k]);
-	}
-	if (c->events && c->nv->nvmlEventSetFree)
-		c->nv->nvmlEventSetFree(c->events);
-	gf_nvml_close();
-	c->n = 0;
-}
 
 #define SET(s, m, x)                     \
 	do {                             \
@@ -117,8 +44,7 @@ static void gi_profile(const struct gf_nvml *nv, const struct gf_tgpu *g,
 {
 	const struct gf_mig_model *m = gf_mig_model_by_pci(g->devid);
 	snprintf(out, size, "unknown");
-	if (!m || !nv->nvmlDeviceGetGpuInstanceProfileInfo ||
-	    !nv->nvmlDeviceGetGpuInstances || !nv->nvmlGpuInstanceGetInfo)
+	if (!m)
 		return;
 	for (int p = 0; p < m->nprofiles; p++) {
 		nvmlGpuInstanceProfileInfo_t info;
@@ -174,9 +100,7 @@ static uint32_t gpm_read(const struct gf_nvml *nv, nvmlDevice_t d, int gi,
 	}
 	nvmlGpmSample_t cur = p->s[p->cur], prev = p->s[!p->cur];
 	nvmlReturn_t r = gi < 0 ? nv->nvmlGpmSampleGet(d, cur)
-			 : nv->nvmlGpmMigSampleGet
-				 ? nv->nvmlGpmMigSampleGet(d, (unsigned)gi, cur)
-				 : NVML_ERROR_FUNCTION_NOT_FOUND;
+				: nv->nvmlGpmMigSampleGet(d, (unsigned)gi, cur);
 	bool had = p->prev_ok;
 	p->prev_ok = r == NVML_SUCCESS;
 	if (r != NVML_SUCCESS)
@@ -222,185 +146,450 @@ static double field_value(const nvmlFieldValue_t *f)
 	}
 }
 
-/* Returns the number of NVML calls that failed; *lost when the GPU is. */
-static int sample_gpu(struct gf_collector *c, struct gf_tgpu *g,
-		      struct gf_sample *s, bool *lost)
+/*
+ * One GPU's sample in progress: its NVML calls are counted, and any that
+ * failed for a reason other than "not supported" (the driver or the GPU
+ * lacks it) too.
+ */
+struct pass {
+	const struct gf_nvml *nv;
+	struct gf_tgpu *g;
+	nvmlDevice_t d;
+	struct gf_sample *s;
+	int64_t now_ms;
+	int calls, fails;
+	bool lost;
+	uint32_t slow_read;   /* bit k: slow counter k was due and asked */
+	uint32_t unsupported; /* bit m: NVML does not give metric m */
+};
+
+/* Count one call's answer; true when it succeeded. */
+static bool ok(struct pass *x, nvmlReturn_t r)
 {
-	const struct gf_nvml *nv = c->nv;
-	nvmlDevice_t d = g->dev;
-	int fails = 0, calls = 0;
-	nvmlReturn_t r;
-#define CALL(expr)                                                        \
-	(calls++, (r = (expr)) == NVML_SUCCESS                            \
-			  ? true                                          \
-			  : (fails += r != NVML_ERROR_NOT_SUPPORTED &&    \
-				      r != NVML_ERROR_FUNCTION_NOT_FOUND, \
-			     *lost |= r == NVML_ERROR_GPU_IS_LOST, false))
-	unsigned u, p;
-	unsigned long long ull;
+	x->calls++;
+	if (r == NVML_SUCCESS)
+		return true;
+	if (r != NVML_ERROR_NOT_SUPPORTED && r != NVML_ERROR_FUNCTION_NOT_FOUND)
+		x->fails++;
+	x->lost |= r == NVML_ERROR_GPU_IS_LOST;
+	return false;
+}
+
+/* As ok(), and metric m (of a slow counter) is marked not given when
+ * NVML says it does not have it, so its last value is dropped. */
+static bool slow_ok(struct pass *x, nvmlReturn_t r, enum gf_metric m)
+{
+	if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND)
+		x->unsupported |= 1u << m;
+	return ok(x, r);
+}
+
+static void read_clocks_power(struct pass *x)
+{
+	const struct gf_nvml *nv = x->nv;
+	unsigned u;
+	if (ok(x, nv->nvmlDeviceGetClockInfo(x->d, NVML_CLOCK_SM, &u)))
+		SET(x->s, GF_M_SM_CLOCK, u);
+	if (ok(x, nv->nvmlDeviceGetClockInfo(x->d, NVML_CLOCK_MEM, &u)))
+		SET(x->s, GF_M_MEM_CLOCK, u);
+	if (ok(x, nv->nvmlDeviceGetTemperature(x->d, NVML_TEMPERATURE_GPU, &u)))
+		SET(x->s, GF_M_GPU_TEMP, u);
+	if (ok(x, nv->nvmlDeviceGetPowerUsage(x->d, &u)))
+		SET(x->s, GF_M_POWER, u / 1000.0);
+}
+
+static void read_utilisation(struct pass *x)
+{
+	const struct gf_nvml *nv = x->nv;
 	nvmlUtilization_t ut;
-	if (nv->nvmlDeviceGetClockInfo &&
-	    CALL(nv->nvmlDeviceGetClockInfo(d, NVML_CLOCK_SM, &u)))
-		SET(s, GF_M_SM_CLOCK, u);
-	if (nv->nvmlDeviceGetClockInfo &&
-	    CALL(nv->nvmlDeviceGetClockInfo(d, NVML_CLOCK_MEM, &u)))
-		SET(s, GF_M_MEM_CLOCK, u);
-	if (nv->nvmlDeviceGetTemperature &&
-	    CALL(nv->nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &u)))
-		SET(s, GF_M_GPU_TEMP, u);
-	if (nv->nvmlDeviceGetPowerUsage &&
-	    CALL(nv->nvmlDeviceGetPowerUsage(d, &u)))
-		SET(s, GF_M_POWER, u / 1000.0);
-	if (nv->nvmlDeviceGetTotalEnergyConsumption &&
-	    CALL(nv->nvmlDeviceGetTotalEnergyConsumption(d, &ull)))
-		SET(s, GF_M_ENERGY, (double)ull);
-	if (nv->nvmlDeviceGetPcieReplayCounter &&
-	    CALL(nv->nvmlDeviceGetPcieReplayCounter(d, &u)))
-		SET(s, GF_M_PCIE_REPLAY, u);
-	if (nv->nvmlDeviceGetUtilizationRates &&
-	    CALL(nv->nvmlDeviceGetUtilizationRates(d, &ut))) {
-		SET(s, GF_M_GPU_UTIL, ut.gpu);
-		SET(s, GF_M_MEM_COPY_UTIL, ut.memory);
+	unsigned u, period;
+	if (ok(x, nv->nvmlDeviceGetUtilizationRates(x->d, &ut))) {
+		SET(x->s, GF_M_GPU_UTIL, ut.gpu);
+		SET(x->s, GF_M_MEM_COPY_UTIL, ut.memory);
 	}
-	if (nv->nvmlDeviceGetEncoderUtilization &&
-	    CALL(nv->nvmlDeviceGetEncoderUtilization(d, &u, &p)))
-		SET(s, GF_M_ENC_UTIL, u);
-	if (nv->nvmlDeviceGetDecoderUtilization &&
-	    CALL(nv->nvmlDeviceGetDecoderUtilization(d, &u, &p)))
-		SET(s, GF_M_DEC_UTIL, u);
-	nvmlMemory_t mem;
+	if (ok(x, nv->nvmlDeviceGetEncoderUtilization(x->d, &u, &period)))
+		SET(x->s, GF_M_ENC_UTIL, u);
+	if (ok(x, nv->nvmlDeviceGetDecoderUtilization(x->d, &u, &period)))
+		SET(x->s, GF_M_DEC_UTIL, u);
+}
+
+/* Framebuffer: memory_v2 (reserved apart), else v1 (used includes it). */
+static void read_memory(struct pass *x)
+{
+	const struct gf_nvml *nv = x->nv;
+	struct gf_sample *s = x->s;
 	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
-	if (nv->nvmlDeviceGetMemoryInfo_v2 &&
-	    CALL(nv->nvmlDeviceGetMemoryInfo_v2(d, &m2))) {
+	nvmlMemory_t mem;
+	if (ok(x, nv->nvmlDeviceGetMemoryInfo_v2(x->d, &m2))) {
 		SET(s, GF_M_FB_FREE, (double)(m2.free >> 20));
 		SET(s, GF_M_FB_USED, (double)(m2.used >> 20));
 		SET(s, GF_M_FB_RESERVED, (double)(m2.reserved >> 20));
-	} else if (nv->nvmlDeviceGetMemoryInfo &&
-		   CALL(nv->nvmlDeviceGetMemoryInfo(d, &mem))) {
-		/* v1: used includes what the driver reserves */
+	} else if (ok(x, nv->nvmlDeviceGetMemoryInfo(x->d, &mem))) {
 		SET(s, GF_M_FB_FREE, (double)(mem.free >> 20));
 		SET(s, GF_M_FB_USED, (double)(mem.used >> 20));
 	}
+}
+
+static void read_remapped_rows(struct pass *x)
+{
 	unsigned corr, unc, pend, fail;
-	if (nv->nvmlDeviceGetRemappedRows &&
-	    CALL(nv->nvmlDeviceGetRemappedRows(d, &corr, &unc, &pend, &fail))) {
-		SET(s, GF_M_COR_REMAPPED, corr);
-		SET(s, GF_M_UNC_REMAPPED, unc);
-		SET(s, GF_M_REMAP_FAILURE, fail);
+	if (ok(x, x->nv->nvmlDeviceGetRemappedRows(x->d, &corr, &unc, &pend,
+						   &fail))) {
+		SET(x->s, GF_M_COR_REMAPPED, corr);
+		SET(x->s, GF_M_UNC_REMAPPED, unc);
+		SET(x->s, GF_M_REMAP_FAILURE, fail);
 	}
-	if (nv->nvmlDeviceGetPcieThroughput &&
-	    CALL(nv->nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_TX_BYTES,
-						 &u)))
-		SET(s, GF_M_PCIE_TX, u * 1024.0);
-	if (nv->nvmlDeviceGetPcieThroughput &&
-	    CALL(nv->nvmlDeviceGetPcieThroughput(d, NVML_PCIE_UTIL_RX_BYTES,
-						 &u)))
-		SET(s, GF_M_PCIE_RX, u * 1024.0);
-	SET(s, GF_M_XID, g->last_xid);
-	/* ECC totals: single-bit = corrected, double-bit = uncorrected */
-	for (unsigned t = 0; nv->nvmlDeviceGetTotalEccErrors && t < 4; t++)
-		if (CALL(nv->nvmlDeviceGetTotalEccErrors(
-			    d,
-			    t & 1 ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-				  : NVML_MEMORY_ERROR_TYPE_CORRECTED,
-			    t & 2 ? NVML_AGGREGATE_ECC : NVML_VOLATILE_ECC,
-			    &ull)))
-			SET(s, GF_M_ECC_SBE_VOL + t, (double)ull);
+	SET(x->s, GF_M_XID, x->g->last_xid);
+}
+
+/* NVLink data bytes since driver load, from field values 138/139. */
+static void read_nvlink(struct pass *x)
+{
 	nvmlFieldValue_t fv[2] = {
 		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX },
 		{ .fieldId = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX },
 	};
-	if (nv->nvmlDeviceGetFieldValues &&
-	    nv->nvmlDeviceGetFieldValues(d, 2, fv) == NVML_SUCCESS &&
+	if (x->nv->nvmlDeviceGetFieldValues(x->d, 2, fv) == NVML_SUCCESS &&
 	    fv[0].nvmlReturn == NVML_SUCCESS &&
 	    fv[1].nvmlReturn == NVML_SUCCESS) {
-		s->nvlink_ok = true;
-		s->nvlink_tx = field_value(&fv[0]) * 1024;
-		s->nvlink_rx = field_value(&fv[1]) * 1024;
+		x->s->nvlink_ok = true;
+		x->s->nvlink_tx = field_value(&fv[0]) * 1024;
+		x->s->nvlink_rx = field_value(&fv[1]) * 1024;
 	}
+}
+
+static void read_gpm(struct pass *x)
+{
 	double gv[4];
-	uint32_t gvalid = g->gpm ? gpm_read(nv, d, -1, &g->gpm_gpu, gv) : 0;
+	uint32_t valid =
+		x->g->gpm ? gpm_read(x->nv, x->d, -1, &x->g->gpm_gpu, gv) : 0;
 	for (int i = 0; i < 4; i++)
-		if (gvalid >> i & 1)
-			SET(s, gpm_metrics[i].m, gv[i]);
-	/* processes, and MIG instances (memory per GPU instance) */
+		if (valid >> i & 1)
+			SET(x->s, gpm_metrics[i].m, gv[i]);
+}
+
+/* Compute processes and their owners; an owner is looked up (in
+ * /proc/PID/cgroup) when its process first appears, then kept. */
+static void read_processes(struct pass *x)
+{
+	struct gf_tgpu *g = x->g;
 	unsigned np = 16;
 	nvmlProcessInfo_t procs[16];
-	if (nv->nvmlDeviceGetComputeRunningProcesses) {
-		r = nv->nvmlDeviceGetComputeRunningProcesses(d, &np, procs);
-		s->nproc =
-			r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE
-				? (int)np
-				: 0;
-		g->nprocs = r == NVML_SUCCESS ? (int)np : 0;
-		for (int i = 0; i < g->nprocs; i++) {
-			g->pids[i] = procs[i].pid;
+	nvmlReturn_t r =
+		x->nv->nvmlDeviceGetComputeRunningProcesses(x->d, &np, procs);
+	x->s->nproc = r == NVML_SUCCESS || r == NVML_ERROR_INSUFFICIENT_SIZE
+			      ? (int)np
+			      : 0;
+	int before = g->nprocs;
+	unsigned old_pids[16];
+	struct gf_owner old_owners[16];
+	memcpy(old_pids, g->pids, sizeof(old_pids));
+	memcpy(old_owners, g->owners, sizeof(old_owners));
+	g->nprocs = r == NVML_SUCCESS ? (int)np : 0;
+	for (int i = 0; i < g->nprocs; i++) {
+		int k = 0;
+		while (k < before && old_pids[k] != procs[i].pid)
+			k++;
+		g->pids[i] = procs[i].pid;
+		if (k < before)
+			g->owners[i] = old_owners[k];
+		else
 			owner_of(procs[i].pid, &g->owners[i]);
-		}
 	}
-	unsigned cur = 0, pending = 0, max = 0;
+}
+
+/* MIG instance k of the GPU into a new slot of the sample; its profile
+ * is looked up once, when the instance appears (bit id of *seen). */
+static void read_mig_instance(struct pass *x, unsigned k, uint32_t *seen)
+{
+	const struct gf_nvml *nv = x->nv;
+	struct gf_tgpu *g = x->g;
+	nvmlDevice_t mig;
+	unsigned id;
+	if (nv->nvmlDeviceGetMigDeviceHandleByIndex(x->d, k, &mig) !=
+		    NVML_SUCCESS ||
+	    nv->nvmlDeviceGetGpuInstanceId(mig, &id) != NVML_SUCCESS)
+		return;
+	struct gf_mig_sample *ms = &x->s->mig[x->s->nmig++];
+	memset(ms, 0, sizeof(*ms));
+	ms->gi_id = id;
+	if (id < GF_GI_ID_MAX) {
+		*seen |= 1u << id;
+		/* new since the last sample: its GPM history dropped too */
+		if (!(g->gi_seen >> id & 1)) {
+			gi_profile(nv, g, id, g->gi_prof[id],
+				   sizeof(g->gi_prof[id]));
+			g->gpm_gi[id].prev_ok = false;
+		}
+		snprintf(ms->profile, sizeof(ms->profile), "%s",
+			 g->gi_prof[id]);
+	} else { /* beyond any driver's ids */
+		gi_profile(nv, g, id, ms->profile, sizeof(ms->profile));
+	}
+	nvmlMemory_t mem;
+	if (nv->nvmlDeviceGetMemoryInfo(mig, &mem) == NVML_SUCCESS) {
+		ms->fb_used = (double)(mem.used >> 20);
+		ms->fb_free = (double)(mem.free >> 20);
+		ms->fb_ok = true;
+	}
+	if (g->gpm && id < GF_GI_ID_MAX)
+		ms->gpm_valid =
+			gpm_read(nv, x->d, (int)id, &g->gpm_gi[id], ms->gpm);
+}
+
+/* MIG instances (memory and GPM per GPU instance), when the GPU was in
+ * MIG mode at the last look. */
+static void read_mig(struct pass *x)
+{
+	unsigned max = 0;
 	uint32_t seen = 0;
-	if (nv->nvmlDeviceGetMigMode &&
-	    nv->nvmlDeviceGetMigMode(d, &cur, &pending) == NVML_SUCCESS &&
-	    cur == NVML_DEVICE_MIG_ENABLE &&
-	    nv->nvmlDeviceGetMaxMigDeviceCount &&
-	    nv->nvmlDeviceGetMaxMigDeviceCount(d, &max) == NVML_SUCCESS) {
-		for (unsigned k = 0; k < max && s->nmig < GF_TEL_MAX_MIG; k++) {
-			nvmlDevice_t mig;
-			unsigned id;
-			if (nv->nvmlDeviceGetMigDeviceHandleByIndex(
-				    d, k, &mig) != NVML_SUCCESS ||
-			    nv->nvmlDeviceGetGpuInstanceId(mig, &id) !=
-				    NVML_SUCCESS)
-				continue;
-			struct gf_mig_sample *ms = &s->mig[s->nmig++];
-			memset(ms, 0, sizeof(*ms));
-			ms->gi_id = id;
-			/* an instance new since the last sample: its profile
-			 * looked up once, its GPM history dropped */
-			if (id < GF_GI_ID_MAX) {
-				seen |= 1u << id;
-				if (!(g->gi_seen >> id & 1)) {
-					gi_profile(nv, g, id, g->gi_prof[id],
-						   sizeof(g->gi_prof[id]));
-					g->gpm_gi[id].prev_ok = false;
-				}
-				snprintf(ms->profile, sizeof(ms->profile), "%s",
-					 g->gi_prof[id]);
-			} else { /* beyond any driver's ids */
-				gi_profile(nv, g, id, ms->profile,
-					   sizeof(ms->profile));
-			}
-			if (nv->nvmlDeviceGetMemoryInfo(mig, &mem) ==
-			    NVML_SUCCESS) {
-				ms->fb_used = (double)(mem.used >> 20);
-				ms->fb_free = (double)(mem.free >> 20);
-				ms->fb_ok = true;
-			}
-			if (g->gpm && id < GF_GI_ID_MAX)
-				ms->gpm_valid =
-					gpm_read(nv, d, (int)id, &g->gpm_gi[id],
-						 ms->gpm);
+	if (x->g->mig_on &&
+	    x->nv->nvmlDeviceGetMaxMigDeviceCount(x->d, &max) == NVML_SUCCESS)
+		for (unsigned k = 0; k < max && x->s->nmig < GF_TEL_MAX_MIG;
+		     k++)
+			read_mig_instance(x, k, &seen);
+	x->g->gi_seen = seen;
+}
+
+/* ---- slow counters ---- */
+
+static void read_energy(struct pass *x)
+{
+	unsigned long long mj;
+	if (slow_ok(x, x->nv->nvmlDeviceGetTotalEnergyConsumption(x->d, &mj),
+		    GF_M_ENERGY))
+		SET(x->s, GF_M_ENERGY, (double)mj);
+}
+
+/* NVML's KB/s over its own 20 ms window, as bytes/s. */
+static void read_pcie(struct pass *x)
+{
+	unsigned kb;
+	if (slow_ok(x,
+		    x->nv->nvmlDeviceGetPcieThroughput(
+			    x->d, NVML_PCIE_UTIL_TX_BYTES, &kb),
+		    GF_M_PCIE_TX))
+		SET(x->s, GF_M_PCIE_TX, kb * 1024.0);
+	if (slow_ok(x,
+		    x->nv->nvmlDeviceGetPcieThroughput(
+			    x->d, NVML_PCIE_UTIL_RX_BYTES, &kb),
+		    GF_M_PCIE_RX))
+		SET(x->s, GF_M_PCIE_RX, kb * 1024.0);
+}
+
+static void read_replay(struct pass *x)
+{
+	unsigned u;
+	if (slow_ok(x, x->nv->nvmlDeviceGetPcieReplayCounter(x->d, &u),
+		    GF_M_PCIE_REPLAY))
+		SET(x->s, GF_M_PCIE_REPLAY, u);
+}
+
+/* ECC totals: single-bit = corrected, double-bit = uncorrected. */
+static void read_ecc(struct pass *x)
+{
+	for (unsigned t = 0; t < 4; t++) {
+		unsigned long long n;
+		enum gf_metric m = (enum gf_metric)(GF_M_ECC_SBE_VOL + t);
+		if (slow_ok(x,
+			    x->nv->nvmlDeviceGetTotalEccErrors(
+				    x->d,
+				    t & 1 ? NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+					  : NVML_MEMORY_ERROR_TYPE_CORRECTED,
+				    t & 2 ? NVML_AGGREGATE_ECC
+					  : NVML_VOLATILE_ECC,
+				    &n),
+			    m))
+			SET(x->s, m, (double)n);
+	}
+}
+
+/* Whether the GPU is in MIG mode; on a failure, as last read. */
+static void read_mig_mode(struct pass *x)
+{
+	unsigned cur = 0, pending = 0;
+	nvmlReturn_t r = x->nv->nvmlDeviceGetMigMode(x->d, &cur, &pending);
+	if (r == NVML_SUCCESS)
+		x->g->mig_on = cur == NVML_DEVICE_MIG_ENABLE;
+	else if (r == NVML_ERROR_NOT_SUPPORTED ||
+		 r == NVML_ERROR_FUNCTION_NOT_FOUND)
+		x->g->mig_on = false;
+}
+
+static const struct {
+	const char *name; /* in the debug log */
+	int64_t period_ms;
+	void (*read)(struct pass *x);
+	uint32_t metrics; /* bit m: the metrics it gives */
+} slow[GF_SLOW_COUNT] = {
+	[GF_SLOW_ENERGY] = { "energy", 30000, read_energy, 1u << GF_M_ENERGY },
+	[GF_SLOW_PCIE] = { "pcie", 10000, read_pcie,
+			   1u << GF_M_PCIE_TX | 1u << GF_M_PCIE_RX },
+	[GF_SLOW_REPLAY] = { "replays", 30000, read_replay,
+			     1u << GF_M_PCIE_REPLAY },
+	[GF_SLOW_ECC] = { "ecc", 30000, read_ecc, 0xfu << GF_M_ECC_SBE_VOL },
+	[GF_SLOW_MIG_MODE] = { "mig-mode", 10000, read_mig_mode, 0 },
+};
+
+/*
+ * Read the slow counters that are due.  GPU i of n first comes due again
+ * i/n of a period later than the others, so that a node's GPUs do not
+ * all pay for the same sample.  A counter due more than two periods
+ * ahead means the wall clock went back: it is due now.
+ */
+static void read_slow(struct pass *x, const struct gf_collector *c, int i)
+{
+	struct gf_tgpu *g = x->g;
+	for (int k = 0; k < GF_SLOW_COUNT; k++) {
+		int64_t period = c->slow_period_ms[k],
+			next = g->slow_next_ms[k];
+		bool first = next == INT64_MIN;
+		if (!first && x->now_ms < next &&
+		    next - x->now_ms <= 2 * period)
+			continue;
+		slow[k].read(x);
+		x->slow_read |= 1u << k;
+		g->slow_next_ms[k] =
+			x->now_ms + period +
+			(first && c->n > 0 ? period * i / c->n : 0);
+	}
+}
+
+/* Log what one GPU's sample read (debug). */
+static void log_pass(const struct pass *x)
+{
+	int values = 0;
+	for (int m = 0; m < GF_M_COUNT; m++)
+		values += x->s->valid >> m & 1;
+	char slows[64] = "";
+	size_t len = 0;
+	for (int k = 0; k < GF_SLOW_COUNT; k++)
+		if (x->slow_read >> k & 1 && len < sizeof(slows))
+			len += (size_t)snprintf(slows + len,
+						sizeof(slows) - len, "%s%s",
+						len ? "," : "", slow[k].name);
+	gf_log(GF_LOG_DEBUG, "collect",
+	       "GPU%u: %d metrics read; NVML calls: %d, %d failed; "
+	       "MIG instances: %d; processes: %d; NVLink bytes: %s; slow "
+	       "counters read: %s",
+	       x->g->index, values, x->calls, x->fails, x->s->nmig, x->s->nproc,
+	       x->s->nvlink_ok ? "yes" : "no", len ? slows : "none");
+}
+
+/* Sample GPU i into x->s; the number of NVML calls that failed, -1 when
+ * every one did; x->lost when the GPU is. */
+static int sample_gpu(const struct gf_collector *c, int i, struct pass *x)
+{
+	read_clocks_power(x);
+	read_utilisation(x);
+	read_memory(x);
+	read_remapped_rows(x);
+	read_slow(x, c, i);
+	read_nvlink(x);
+	read_gpm(x);
+	read_processes(x);
+	read_mig(x);
+	if (gf_log_get_level() >= GF_LOG_DEBUG)
+		log_pass(x);
+	return x->calls > 0 && x->fails == x->calls ? -1 : x->fails;
+}
+
+/*
+ * The GPU's latest values: sample s, and each slow counter's last value
+ * where s did not read it (kept with its read time) unless NVML said it
+ * no longer has it.
+ */
+static void keep_latest(struct gf_tgpu *g, const struct pass *x)
+{
+	uint32_t slow_metrics = 0;
+	for (int k = 0; k < GF_SLOW_COUNT; k++)
+		slow_metrics |= slow[k].metrics;
+	uint32_t carry =
+		g->last.valid & slow_metrics & ~x->s->valid & ~x->unsupported;
+	struct gf_sample prev = g->last;
+	g->last = *x->s;
+	for (int m = 0; m < GF_M_COUNT; m++) {
+		if (x->s->valid >> m & 1)
+			g->read_ms[m] = x->now_ms;
+		else if (carry >> m & 1)
+			SET(&g->last, m, prev.v[m]);
+	}
+}
+int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
+{
+	memset(c, 0, sizeof(*c));
+	if (ring <= 0)
+		ring = GF_RING;
+	if (ring > GF_RING_MAX)
+		ring = GF_RING_MAX;
+	for (int k = 0; k < GF_SLOW_COUNT; k++)
+		c->slow_period_ms[k] = slow[k].period_ms;
+	int rc = gf_nvml_open(&c->nv, e);
+	if (rc)
+		return rc;
+	const struct gf_nvml *nv = c->nv;
+	if (gethostname(c->hostname, sizeof(c->hostname)) != 0)
+		snprintf(c->hostname, sizeof(c->hostname), "localhost");
+	nv->nvmlSystemGetDriverVersion(c->driver, sizeof(c->driver));
+	unsigned count = 0;
+	nv->nvmlDeviceGetCount(&count);
+	if (nv->nvmlEventSetCreate(&c->events) != NVML_SUCCESS)
+		c->events = NULL;
+	for (unsigned i = 0; i < count && c->n < GF_TEL_MAX_GPUS; i++) {
+		struct gf_tgpu *g = &c->g[c->n];
+		if (nv->nvmlDeviceGetHandleByIndex(i, &g->dev) != NVML_SUCCESS)
+			continue;
+		g->index = i;
+		nv->nvmlDeviceGetUUID(g->dev, g->uuid, sizeof(g->uuid));
+		nv->nvmlDeviceGetName(g->dev, g->name, sizeof(g->name));
+		nvmlPciInfo_t pci;
+		if (nv->nvmlDeviceGetPciInfo(g->dev, &pci) == NVML_SUCCESS) {
+			snprintf(g->busid, sizeof(g->busid), "%s", pci.busId);
+			g->devid = (uint16_t)(pci.pciDeviceId >> 16);
 		}
+		nvmlGpmSupport_t sup = { .version = NVML_GPM_SUPPORT_VERSION };
+		g->gpm = nv->nvmlGpmQueryDeviceSupport(g->dev, &sup) ==
+				 NVML_SUCCESS &&
+			 sup.isSupportedDevice;
+		if (c->events)
+			nv->nvmlDeviceRegisterEvents(
+				g->dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
+				c->events);
+		for (int k = 0; k < GF_SLOW_COUNT; k++)
+			g->slow_next_ms[k] = INT64_MIN; /* due at once */
+		g->cap = ring;
+		g->ring = gf_calloc((size_t)ring, sizeof(*g->ring));
+		c->n++;
 	}
-	g->gi_seen = seen;
-#undef CALL
-	if (gf_log_get_level() >= GF_LOG_DEBUG) {
-		int values = 0;
-		for (int m = 0; m < GF_M_COUNT; m++)
-			values += s->valid >> m & 1;
-		gf_log(GF_LOG_DEBUG, "collect",
-		       "GPU%u: %d metrics read; NVML calls: %d, %d failed; "
-		       "MIG instances: %d; processes: %d; NVLink bytes: %s",
-		       g->index, values, calls, fails, s->nmig, s->nproc,
-		       s->nvlink_ok ? "yes" : "no");
+	return 0;
+}
+
+static void gpm_free(const struct gf_nvml *nv, struct gf_gpm_pair *p)
+{
+	if (!p->alloc)
+		return;
+	nv->nvmlGpmSampleFree(p->s[0]);
+	nv->nvmlGpmSampleFree(p->s[1]);
+	p->alloc = false;
+}
+
+void gf_collector_close(struct gf_collector *c)
+{
+	for (int i = 0; i < c->n; i++) {
+		gf_free(c->g[i].ring);
+		gpm_free(c->nv, &c->g[i].gpm_gpu);
+		for (int k = 0; k < GF_GI_ID_MAX; k++)
+			gpm_free(c->nv, &c->g[i].gpm_gi[k]);
 	}
-	return calls > 0 && fails == calls ? -1 : fails;
+	if (c->events)
+		c->nv->nvmlEventSetFree(c->events);
+	gf_nvml_close();
+	c->n = 0;
 }
 
 static void drain_xid(struct gf_collector *c)
 {
-	if (!c->events || !c->nv->nvmlEventSetWait)
+	if (!c->events)
 		return;
 	nvmlEventData_t ev;
 	for (int k = 0; k < 64; k++) {
@@ -424,9 +613,13 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 		struct gf_sample s;
 		memset(&s, 0, sizeof(s));
 		s.t_ms = now_ms;
-		bool lost = false;
-		int rc = sample_gpu(c, g, &s, &lost);
-		if (lost) {
+		struct pass x = { .nv = c->nv,
+				  .g = g,
+				  .d = g->dev,
+				  .s = &s,
+				  .now_ms = now_ms };
+		int rc = sample_gpu(c, i, &x);
+		if (x.lost) {
 			g->lost = true;
 			gf_log(GF_LOG_INFO, "collect",
 			       "GPU%u fell off the bus (GPU_IS_LOST): its "
@@ -438,7 +631,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 			g->errors++;
 		if (rc < 0)
 			continue; /* every call failed: keep the last good */
-		g->last = s;
+		keep_latest(g, &x);
 		g->last_good_ms = now_ms;
 		g->ring[g->head] = s;
 		g->head = (g->head + 1) % g->cap;
@@ -465,6 +658,14 @@ long gf_collector_ring_for(double window_s, long interval_ms)
 		return 1000000000L;
 	long k = (long)n;
 	return ((double)k < n ? k + 1 : k) + 2;
+}
+
+double gf_collector_age_s(const struct gf_tgpu *g, enum gf_metric m,
+			  int64_t now_ms)
+{
+	if (!g->last_good_ms || !(g->last.valid >> m & 1))
+		return -1;
+	return (double)(now_ms - g->read_ms[m]) / 1e3;
 }
 
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v)

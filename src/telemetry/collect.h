@@ -8,6 +8,13 @@
  * its last good values, and gpufleet_sample_age_seconds says how old they
  * are; a GPU that fell off the bus (GPU_IS_LOST) is marked lost
  * (gpufleet_gpu_up 0) while the others keep flowing.
+ *
+ * Slow counters: what costs a driver milliseconds per call (total energy,
+ * PCIe throughput, which blocks 20 ms) or rarely changes (PCIe replays,
+ * ECC totals, MIG mode) is read once per its period (enum gf_slow), not
+ * every sample.  A ring sample holds what was read for it (valid bit m:
+ * v[m] was read then); the GPU's `last` also carries each slow counter's
+ * latest value, read at read_ms[m] (gf_collector_age_s).
  * Not thread-safe: one sampling thread owns it.
  */
 #ifndef GF_TELEMETRY_COLLECT_H
@@ -54,6 +61,20 @@ struct gf_sample {
 	double nvlink_tx, nvlink_rx;
 };
 
+/*
+ * What is read less often than every sample, with its default period
+ * (docs/telemetry.md gives the why).  The cost is what one call took on
+ * our H200 host (../shared/fixtures/h200/README.md).
+ */
+enum gf_slow {
+	GF_SLOW_ENERGY,	  /* total energy, 4.1 ms of CPU: 30 s */
+	GF_SLOW_PCIE,	  /* PCIe TX and RX throughput, 21 ms each: 10 s */
+	GF_SLOW_REPLAY,	  /* PCIe replay counter, 0.18 ms: 30 s */
+	GF_SLOW_ECC,	  /* ECC totals, four calls, not timed: 30 s */
+	GF_SLOW_MIG_MODE, /* MIG mode, 0.21 ms: 10 s */
+	GF_SLOW_COUNT
+};
+
 struct gf_tgpu {
 	unsigned index;
 	nvmlDevice_t dev;
@@ -73,10 +94,16 @@ struct gf_tgpu {
 	/* GPU instances of the last sample (bit: id), and their profiles */
 	uint32_t gi_seen;
 	char gi_prof[GF_GI_ID_MAX][24];
-	/* the compute processes of the last sample, and their owners */
+	/* the compute processes of the last sample, and their owners
+	 * (looked up when a process first appears) */
 	int nprocs;
 	unsigned pids[16];
 	struct gf_owner owners[16];
+	/* slow counters: when each is next due; MIG mode as last read */
+	int64_t slow_next_ms[GF_SLOW_COUNT];
+	bool mig_on;
+	/* when each value of `last` was read (ms, as now_ms) */
+	int64_t read_ms[GF_M_COUNT];
 };
 
 struct gf_collector {
@@ -88,6 +115,10 @@ struct gf_collector {
 	nvmlEventSet_t events;
 	uint64_t samples;
 	double cpu_ms_last; /* CPU time the last sample took */
+	/* each slow counter's period (ms; 0: every sample), set by
+	 * gf_collector_open to the defaults of enum gf_slow; a caller may
+	 * change them before sampling */
+	int64_t slow_period_ms[GF_SLOW_COUNT];
 };
 
 /*
@@ -110,6 +141,14 @@ long gf_collector_ring_for(double window_s, long interval_ms);
 
 /* The i-th most recent sample of GPU g (0 = newest), or NULL. */
 const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
+
+/*
+ * How old GPU g's value of metric m is at now_ms, in seconds: the time
+ * since it was read (slow counters are read once per their period, the
+ * rest every sample).  -1 when g has no value of m.
+ */
+double gf_collector_age_s(const struct gf_tgpu *g, enum gf_metric m,
+			  int64_t now_ms);
 
 /* A per-MIG metric's value on one instance; false when it has none. */
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v);

@@ -162,3 +162,18 @@ void gf_recording_release(struct gf_recording *r)
 		gf_free(r->s[k].p);
 	r->n = 0;
 }
+
+int gf_recording_judge(const struct gf_recording *r,
+		       const struct gf_diag_opts *o,
+		       struct gf_diag_verdict **out)
+{
+	struct gf_diag_verdict *v = gf_calloc((size_t)r->n + 1, sizeof(*v));
+	for (int k = 0; k < r->n; k++) {
+		const struct gf_rec_series *s = &r->s[k];
+		v[k].gpu = s->gpu;
+		v[k].gi = s->gi;
+		gf_diagnose(s->p, s->n, s->gi >= 0, o, &v[k].r);
+	}
+	*out = v;
+	return r->n;
+}

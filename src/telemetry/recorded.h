@@ -43,4 +43,13 @@ int gf_recording_read(const char *path, struct gf_recording *r,
 		      struct gf_err *e);
 void gf_recording_release(struct gf_recording *r);
 
+/*
+ * Judge every series of r with o, as the agent judges its rings.
+ * Returns how many verdicts *out holds (one per series, in r's order;
+ * caller frees with gf_free()); UUIDs are NULL.
+ */
+int gf_recording_judge(const struct gf_recording *r,
+		       const struct gf_diag_opts *o,
+		       struct gf_diag_verdict **out);
+
 #endif

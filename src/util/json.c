@@ -1,14 +1,24 @@
 /*
- * json.c - streaming JSON writer.  Strings are escaped per RFC 8259;
- * bytes >= 0x80 pass through (our strings are UTF-8 or ASCII).
+ * json.c - streaming JSON writer, and the reader over jansson.
+ *
+ * Writer: strings are escaped per RFC 8259; bytes >= 0x80 pass through
+ * (our strings are UTF-8 or ASCII).
+ *
+ * Reader: a struct gf_jv is a jansson json_t, cast at this file's edge
+ * and nowhere else.  Invariants: a tree handed out was parsed with
+ * JSON_REJECT_DUPLICATES (and jansson's own UTF-8 and NUL checks) and
+ * is at most GF_JV_MAX_DEPTH deep; jansson allocates through
+ * util/mem.c, so out-of-memory aborts as everywhere else.
  */
 #include "util/json.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 
-#include <gpufleet/err.h>
+#include "util/mem.h"
 
 void gf_json_init(struct gf_json *j, struct gf_buf *out)
 {
@@ -177,4 +187,161 @@ void gf_json_null(struct gf_json *j, const char *key)
 int gf_json_error(const struct gf_json *j)
 {
 	return j->err ? j->err : gf_buf_error(j->out);
+}
+
+/* --- reading --------------------------------------------------------- */
+
+static json_t *J(const struct gf_jv *v)
+{
+	return (json_t *)(uintptr_t)v;
+}
+
+static const struct gf_jv *V(const json_t *j)
+{
+	return (const struct gf_jv *)(const void *)j;
+}
+
+static pthread_once_t alloc_once = PTHREAD_ONCE_INIT;
+
+static void jansson_free(void *p)
+{
+	gf_free(p);
+}
+
+static void use_our_allocator(void)
+{
+	json_set_alloc_funcs(gf_malloc, jansson_free);
+}
+
+/* Depth of a tree: 1 for a scalar; stops counting past limit.  jansson
+ * itself refuses more than JSON_PARSER_MAX_DEPTH (2048), which bounds
+ * this recursion. */
+static int depth(json_t *j, int limit)
+{
+	int max = 0;
+	if (limit <= 0)
+		return 1;
+	if (json_is_array(j)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(j, i, x)
+		{
+			int d = depth(x, limit - 1);
+			max = d > max ? d : max;
+		}
+	} else if (json_is_object(j)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(j, k, x)
+		{
+			int d = depth(x, limit - 1);
+			max = d > max ? d : max;
+		}
+	}
+	return 1 + max;
+}
+
+int gf_jv_parse(const char *s, size_t len, struct gf_jv **out, struct gf_err *e)
+{
+	*out = NULL;
+	pthread_once(&alloc_once, use_our_allocator);
+	json_error_t je;
+	json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		return gf_err_set(e, GF_EPARSE, "line %d, column %d: %s",
+				  je.line, je.column, je.text);
+	if (depth(j, GF_JV_MAX_DEPTH) > GF_JV_MAX_DEPTH) {
+		json_decref(j);
+		return gf_err_set(e, GF_ETOOBIG, "nested deeper than %d levels",
+				  GF_JV_MAX_DEPTH);
+	}
+	*out = (struct gf_jv *)(void *)j;
+	return 0;
+}
+
+void gf_jv_free(struct gf_jv *root)
+{
+	if (root)
+		json_decref(J(root));
+}
+
+enum gf_jv_type gf_jv_type(const struct gf_jv *v)
+{
+	switch (json_typeof(J(v))) {
+	case JSON_OBJECT:
+		return GF_JV_OBJ;
+	case JSON_ARRAY:
+		return GF_JV_ARR;
+	case JSON_STRING:
+		return GF_JV_STR;
+	case JSON_INTEGER:
+		return GF_JV_INT;
+	case JSON_REAL:
+		return GF_JV_REAL;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return GF_JV_BOOL;
+	default:
+		return GF_JV_NULL;
+	}
+}
+
+const struct gf_jv *gf_jv_get(const struct gf_jv *v, const char *key)
+{
+	return v ? V(json_object_get(J(v), key)) : NULL;
+}
+
+size_t gf_jv_len(const struct gf_jv *v)
+{
+	if (!v)
+		return 0;
+	if (json_is_array(J(v)))
+		return json_array_size(J(v));
+	return json_is_object(J(v)) ? json_object_size(J(v)) : 0;
+}
+
+const struct gf_jv *gf_jv_at(const struct gf_jv *v, size_t i)
+{
+	return v ? V(json_array_get(J(v), i)) : NULL;
+}
+
+const char *gf_jv_next(const struct gf_jv *v, void **it,
+		       const struct gf_jv **val)
+{
+	if (!v || !json_is_object(J(v)))
+		return NULL;
+	*it = *it ? json_object_iter_next(J(v), *it) : json_object_iter(J(v));
+	if (!*it)
+		return NULL;
+	*val = V(json_object_iter_value(*it));
+	return json_object_iter_key(*it);
+}
+
+const char *gf_jv_str(const struct gf_jv *v)
+{
+	return v ? json_string_value(J(v)) : NULL;
+}
+
+bool gf_jv_int(const struct gf_jv *v, int64_t *out)
+{
+	if (!v || !json_is_integer(J(v)))
+		return false;
+	*out = (int64_t)json_integer_value(J(v));
+	return true;
+}
+
+bool gf_jv_num(const struct gf_jv *v, double *out)
+{
+	if (!v || !json_is_number(J(v)))
+		return false;
+	*out = json_number_value(J(v));
+	return true;
+}
+
+bool gf_jv_bool(const struct gf_jv *v, bool *out)
+{
+	if (!v || !json_is_boolean(J(v)))
+		return false;
+	*out = json_is_true(J(v));
+	return true;
 }

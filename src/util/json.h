@@ -1,16 +1,26 @@
 /*
- * json.h - a small streaming JSON writer on a bounded buffer.
+ * json.h - JSON both ways.
  *
- * Output is pretty-printed with two-space indents, keys in the order
- * written, so --json output is stable and diffable in golden tests.
- * Errors (buffer cap reached, nesting too deep) are sticky: check
- * gf_json_error() once at the end.
+ * Writing: a small streaming writer on a bounded buffer.  Output is
+ * pretty-printed with two-space indents, keys in the order written, so
+ * --json output is stable and diffable in golden tests.  Errors (buffer
+ * cap reached, nesting too deep) are sticky: check gf_json_error() once
+ * at the end.
+ *
+ * Reading: gf_jv_parse() over jansson (docs/server.md says why jansson),
+ * wrapped so that no jansson type crosses this header: a parsed document
+ * is a tree of opaque struct gf_jv.  The caller owns the root and frees it
+ * with gf_jv_free(); every other gf_jv and string is borrowed from it and
+ * valid until then.  A tree is read-only, so several threads may read one.
  */
 #ifndef GF_UTIL_JSON_H
 #define GF_UTIL_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <gpufleet/err.h>
 
 #include "util/buf.h"
 
@@ -38,5 +48,51 @@ void gf_json_bool(struct gf_json *j, const char *key, bool v);
 void gf_json_null(struct gf_json *j, const char *key);
 /* 0, or the first error (GF_ETOOBIG, GF_EINVAL). */
 int gf_json_error(const struct gf_json *j);
+
+#define GF_JV_MAX_DEPTH 64 /* nesting a parsed document may have */
+
+struct gf_jv;
+
+enum gf_jv_type {
+	GF_JV_NULL,
+	GF_JV_BOOL,
+	GF_JV_INT,
+	GF_JV_REAL,
+	GF_JV_STR,
+	GF_JV_ARR,
+	GF_JV_OBJ,
+};
+
+/*
+ * Parse len bytes of s (no NUL needed) as one JSON object or array.
+ * Strict: valid UTF-8, no NUL in strings, no duplicate keys, nothing
+ * after the value, integers that fit int64_t.  Returns 0 with *out set
+ * (caller frees with gf_jv_free()), or GF_EPARSE with e saying where and
+ * what ("line 1, column 9: ...") or GF_ETOOBIG (nested deeper than
+ * GF_JV_MAX_DEPTH); *out is NULL then.  The caller caps len.
+ */
+int gf_jv_parse(const char *s, size_t len, struct gf_jv **out,
+		struct gf_err *e);
+void gf_jv_free(struct gf_jv *root);
+
+enum gf_jv_type gf_jv_type(const struct gf_jv *v);
+/* An object's member, or NULL (absent, or v is not an object). */
+const struct gf_jv *gf_jv_get(const struct gf_jv *v, const char *key);
+/* Members of an object or elements of an array; 0 for anything else. */
+size_t gf_jv_len(const struct gf_jv *v);
+/* An array's element i, or NULL. */
+const struct gf_jv *gf_jv_at(const struct gf_jv *v, size_t i);
+/*
+ * An object's members in document order: start with *it = NULL; each
+ * call returns the next key (value in *val) or NULL at the end.
+ */
+const char *gf_jv_next(const struct gf_jv *v, void **it,
+		       const struct gf_jv **val);
+/* The value if v holds one of that kind; NULL / false otherwise.  An
+ * integer is also a number; a real is never an integer. */
+const char *gf_jv_str(const struct gf_jv *v);
+bool gf_jv_int(const struct gf_jv *v, int64_t *out);
+bool gf_jv_num(const struct gf_jv *v, double *out);
+bool gf_jv_bool(const struct gf_jv *v, bool *out);
 
 #endif

@@ -49,7 +49,7 @@ allowed() {
 	jobs) echo "util node place migcore" ;;
 	topo) echo "util node" ;;
 	mig) echo "util migcore topo" ;;
-	telemetry) echo "util node migcore topo" ;;
+	telemetry) echo "util node migcore topo server" ;;
 	sim) echo "util node place migcore" ;;
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;

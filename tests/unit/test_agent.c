@@ -4,13 +4,19 @@
  * values with a staleness gauge while NVML fails, a GPU off the bus, the
  * counters CSV parser; diagnoses (rules, the signals they read, history
  * too short to judge, the ring sized by time) and the recorded samples
- * the diagnose golden files judge, checked by hand on tiny series.
+ * the diagnose golden files judge, checked by hand on tiny series; every
+ * renderer the agent serves from refuses a page its buffer cannot hold
+ * (GF_ETOOBIG, never a cut page), and the agent service serves only
+ * whole documents.
  */
 #include "helpers.h"
+#include "server/client.h"
+#include "telemetry/agent.h"
 #include "telemetry/cgroup.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/expo.h"
 #include "telemetry/recorded.h"
+#include "topo/render.h"
 #include "util/mem.h"
 
 static char fake[512];
@@ -905,6 +911,164 @@ static void test_cgroup_owners(void **state)
 	assert_false(gf_cgroup_owner("", &o));
 }
 
+/* One of the documents the agent renders, into out: the renderer's
+ * return. */
+static int render_doc(int which, const struct gf_collector *c,
+		      const struct gf_counters *k,
+		      const struct gf_diag_verdict *v, int n,
+		      struct gf_buf *out)
+{
+	switch (which) {
+	case 0:
+		return gf_expo_render(c, k, 2000, out);
+	case 1:
+		return gf_expo_render_diag(v, n, out);
+	case 2:
+		return gf_expo_gpus_json(c, 2000, out);
+	case 3:
+		return gf_diag_report_json(v, n, 10, out);
+	case 4:
+		return gf_diag_report_text(v, n, out);
+	default:
+		return gf_expo_diag_text(c, v, n, 10, out);
+	}
+}
+
+/* Every renderer of the agent, given any cap below its document's size,
+ * returns GF_ETOOBIG (a page cut short is never returned with 0); at
+ * the size itself it returns 0 and the same page. */
+static void test_renderers_refuse_tiny_caps(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	struct gf_counters k;
+	gf_counters_default(&k);
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int t = 1; t <= 12; t++)
+		gf_collector_sample(&c, t * 1000);
+	struct gf_diag_opts o;
+	gf_diag_defaults(&o);
+	o.window_s = 10;
+	struct gf_diag_verdict *v;
+	int n = gf_expo_judge(&c, &k, &o, &v);
+	for (int which = 0; which < 6; which++) {
+		struct gf_buf full, b;
+		gf_buf_init(&full, 1 << 20);
+		assert_int_equal(render_doc(which, &c, &k, v, n, &full), 0);
+		assert_true(full.len > 100);
+		for (size_t cap = 0; cap <= full.len; cap++) {
+			gf_buf_init(&b, cap);
+			int rc = render_doc(which, &c, &k, v, n, &b);
+			if (cap < full.len) {
+				if (rc != GF_ETOOBIG)
+					print_message("doc %d cap %zu: %d\n",
+						      which, cap, rc);
+				assert_int_equal(rc, GF_ETOOBIG);
+			} else {
+				assert_int_equal(rc, 0);
+				assert_memory_equal(b.data, full.data,
+						    full.len);
+			}
+			gf_buf_release(&b);
+		}
+		gf_buf_release(&full);
+	}
+	gf_free(v);
+	gf_collector_close(&c);
+}
+
+/* GET path from a running agent; the status, the body in a. */
+static long agent_get(const struct gf_agent *ag, const char *path,
+		      struct gf_client_answer *a)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", gf_agent_url(ag), path + 1);
+	struct gf_client_req q = { .url = url };
+	struct gf_err e;
+	int rc = gf_client_request(NULL, &q, a, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	return a->status;
+}
+
+/* The agent service on a port the kernel picks: its routes, HEAD and
+ * 405 for other methods, /v1/topology as topo --json renders the same
+ * source; with documents capped below their size it serves none of
+ * them cut (503 "not-ready": nothing whole was ever rendered). */
+static void test_agent_service(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_counters k;
+	gf_counters_default(&k);
+	struct gf_agent_opts o = { .listen = "127.0.0.1:0",
+				   .interval_ms = 100,
+				   .counters = &k,
+				   .topo = { .template_name = "hgx-h100" } };
+	gf_diag_defaults(&o.diag);
+	struct gf_agent *ag;
+	struct gf_err e;
+	assert_int_equal(gf_agent_start(&ag, &o, &e), 0);
+	assert_int_equal(gf_agent_gpus(ag), 3);
+	struct gf_client_answer a;
+	assert_int_equal(agent_get(ag, "/metrics", &a), 200);
+	assert_non_null(strstr(gf_buf_str(&a.body),
+			       "\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\""));
+	assert_string_equal(a.content_type,
+			    "text/plain; version=0.0.4; charset=utf-8");
+	gf_client_answer_release(&a);
+	assert_int_equal(agent_get(ag, "/healthz", &a), 200);
+	gf_client_answer_release(&a);
+	assert_int_equal(agent_get(ag, "/nope", &a), 404);
+	gf_client_answer_release(&a);
+	/* /v1/topology: the node of the source, rendered as topo --json */
+	struct gf_node_source src = { .template_name = "hgx-h100" };
+	struct gf_node *node;
+	assert_int_equal(gf_node_source_load(&src, &node, &e), 0);
+	struct gf_finding f[GF_MAX_FINDINGS];
+	int nf = gf_findings_compute(node, f, GF_MAX_FINDINGS);
+	struct gf_buf want;
+	gf_buf_init(&want, 1 << 20);
+	assert_int_equal(gf_render_topo_json(node, false, f, nf, &want), 0);
+	gf_node_free(node);
+	assert_int_equal(agent_get(ag, "/v1/topology", &a), 200);
+	assert_string_equal(gf_buf_str(&a.body), gf_buf_str(&want));
+	gf_client_answer_release(&a);
+	gf_buf_release(&want);
+	/* other methods: 405 with Allow */
+	char url[256];
+	snprintf(url, sizeof(url), "%smetrics", gf_agent_url(ag));
+	struct gf_client_req q = {
+		.method = GF_HTTP_POST, .url = url, .body = "{}", .body_len = 2
+	};
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	assert_int_equal(a.status, 405);
+	gf_client_answer_release(&a);
+	q = (struct gf_client_req){ .method = GF_HTTP_HEAD, .url = url };
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	assert_int_equal(a.status, 200);
+	assert_int_equal(a.body.len, 0);
+	gf_client_answer_release(&a);
+	gf_agent_stop(ag);
+	/* every document capped below its size: none served cut */
+	o.doc_max = 64;
+	assert_int_equal(gf_agent_start(&ag, &o, &e), 0);
+	static const char *const docs[] = { "/metrics", "/v1/gpus",
+					    "/v1/topology", "/v1/diagnose",
+					    "/v1/diagnose.txt" };
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		assert_int_equal(agent_get(ag, docs[i], &a), 503);
+		assert_non_null(strstr(gf_buf_str(&a.body), "\"not-ready\""));
+		gf_client_answer_release(&a);
+	}
+	assert_int_equal(agent_get(ag, "/healthz", &a), 200);
+	gf_client_answer_release(&a);
+	gf_agent_stop(ag);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -928,6 +1092,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_recording_errors),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_cgroup_owners),
+		cmocka_unit_test(test_renderers_refuse_tiny_caps),
+		cmocka_unit_test(test_agent_service),
 	};
 	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
 }

@@ -1,0 +1,379 @@
+/*
+ * ctl.c - the scheduling core's lifecycle: the config and the nodes
+ * checked (nothing is taken or changed when they are refused), the
+ * tables built (teams, blocks, node names, MIG instances, admission
+ * groups, the typical mix), the engine created; accessors and the
+ * figures for /metrics.
+ *
+ * Invariants set up here and kept by the other files: teams[0..
+ * cfg.nteams) are the config's teams in its order (teams not in the
+ * config follow); every node's block is < nblk and the block lists
+ * partition the nodes; node names are unique (name_hash finds each);
+ * prio_order lists the classes by priority, highest first.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+int gf__model_find(const struct gf_cluster *c, const char *name)
+{
+	for (int m = 0; m < c->nmodels; m++)
+		if (strcasecmp(c->models[m], name) == 0)
+			return m;
+	return -1;
+}
+
+int gf__class_find(const struct gf_ctl *ctl, const char *name)
+{
+	for (int k = 0; k < ctl->cfg.nclasses; k++)
+		if (strcmp(ctl->cfg.classes[k].name, name) == 0)
+			return k;
+	return -1;
+}
+
+/* A name of a team, class or block: terminated inside its array and of
+ * letters, digits, '.', '_', '-'. */
+static bool name_ok(const char *s, size_t size)
+{
+	if (!memchr(s, '\0', size) || s[0] == '\0')
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr("._-", *s)))
+			return false;
+	return true;
+}
+
+static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
+{
+	if (t->ngpus < 0 || t->ngpus > GF_CTL_MAX_QUOTAS || t->nmig < 0 ||
+	    t->nmig > GF_CTL_MAX_QUOTAS)
+		return gf_err_set(e, GF_EINVAL,
+				  "team %s: at most %d quota entries per kind",
+				  t->name, GF_CTL_MAX_QUOTAS);
+	for (int k = 0; k < t->ngpus + t->nmig; k++) {
+		const struct gf_ctl_quota *q =
+			k < t->ngpus ? &t->gpus[k] : &t->mig[k - t->ngpus];
+		const struct gf_ctl_quota *list =
+			k < t->ngpus ? t->gpus : t->mig;
+		int first = k < t->ngpus ? 0 : t->ngpus;
+		if (!memchr(q->what, '\0', sizeof(q->what)) || !q->what[0] ||
+		    q->limit < 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "team %s: quota entry %d: a name and "
+					  "a limit >= 0",
+					  t->name, k - first);
+		for (int p = first; p < k; p++)
+			if (strcasecmp(list[p - first].what, q->what) == 0)
+				return gf_err_set(e, GF_EINVAL,
+						  "team %s: quota for '%s' "
+						  "twice",
+						  t->name, q->what);
+	}
+	if (t->milli < -1)
+		return gf_err_set(e, GF_EINVAL,
+				  "team %s: share quota %lld (milli-GPU, -1 "
+				  "unlimited)",
+				  t->name, (long long)t->milli);
+	return 0;
+}
+
+static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
+{
+	if (cfg->nteams < 0 || cfg->nteams > GF_CTL_MAX_TEAMS)
+		return gf_err_set(e, GF_EINVAL, "%d teams, at most %d",
+				  cfg->nteams, GF_CTL_MAX_TEAMS);
+	for (int t = 0; t < cfg->nteams; t++) {
+		const struct gf_ctl_team *x = &cfg->teams[t];
+		if (!name_ok(x->name, sizeof(x->name)))
+			return gf_err_set(e, GF_EINVAL,
+					  "team %d: a name of letters, digits, "
+					  "'.', '_', '-'",
+					  t);
+		for (int u = 0; u < t; u++)
+			if (strcmp(cfg->teams[u].name, x->name) == 0)
+				return gf_err_set(e, GF_EINVAL,
+						  "team %s listed twice",
+						  x->name);
+		int rc = check_quotas(x, e);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
+{
+	bool batch = false;
+	if (cfg->nclasses < 1 || cfg->nclasses > GF_CTL_MAX_CLASSES)
+		return gf_err_set(e, GF_EINVAL, "%d classes: 1 to %d",
+				  cfg->nclasses, GF_CTL_MAX_CLASSES);
+	for (int k = 0; k < cfg->nclasses; k++) {
+		const struct gf_ctl_class *c = &cfg->classes[k];
+		if (!name_ok(c->name, sizeof(c->name)))
+			return gf_err_set(e, GF_EINVAL,
+					  "class %d: a name of letters, "
+					  "digits, '.', '_', '-'",
+					  k);
+		for (int u = 0; u < k; u++)
+			if (strcmp(cfg->classes[u].name, c->name) == 0)
+				return gf_err_set(e, GF_EINVAL,
+						  "class %s listed twice",
+						  c->name);
+		if (c->max_runtime_s < 0 ||
+		    c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
+		    c->max_attempts < 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "class %s: max runtime 0 to %lld s, "
+					  "max attempts >= 0",
+					  c->name,
+					  (long long)GF_JOB_RUNTIME_MAX_S);
+		batch |= strcmp(c->name, "batch") == 0;
+	}
+	if (!batch)
+		return gf_err_set(e, GF_EINVAL,
+				  "no class 'batch' (the default class)");
+	return 0;
+}
+
+static int check_config(const struct gf_ctl_config *cfg, struct gf_err *e)
+{
+	if ((unsigned)cfg->policy >= GF_POLICY_COUNT)
+		return gf_err_set(e, GF_EINVAL, "unknown placement policy %d",
+				  (int)cfg->policy);
+	int rc = check_classes(cfg, e);
+	if (rc == 0)
+		rc = check_teams(cfg, e);
+	if (rc)
+		return rc;
+	if (cfg->nblocks < 1 || cfg->nblocks > GF_CTL_MAX_BLOCKS)
+		return gf_err_set(e, GF_EINVAL, "%d blocks: 1 to %d",
+				  cfg->nblocks, GF_CTL_MAX_BLOCKS);
+	for (int b = 0; b < cfg->nblocks; b++)
+		if (!memchr(cfg->blocks[b], '\0', sizeof(cfg->blocks[b])))
+			return gf_err_set(e, GF_EINVAL,
+					  "block %d: name not terminated", b);
+	return 0;
+}
+
+static int name_slot(const struct gf_ctl *ctl, const char *name)
+{
+	uint64_t h = 1469598103934665603u;
+	for (const char *s = name; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211u;
+	int s = (int)(h % (uint64_t)ctl->name_cap);
+	while (ctl->name_hash[s] &&
+	       strcmp(ctl->c->names[ctl->name_hash[s] - 1], name) != 0)
+		s = (s + 1) % ctl->name_cap;
+	return s;
+}
+
+int gf__node_find(const struct gf_ctl *ctl, const char *name)
+{
+	if (!memchr(name, '\0', GF_JOB_NODE_MAX))
+		return -1;
+	return ctl->name_hash[name_slot(ctl, name)] - 1;
+}
+
+/* The nodes: blocks, labels, unique names (before anything changes). */
+static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
+{
+	struct gf_cluster *c = ctl->c;
+	char why[160];
+	ctl->name_cap = 16;
+	while (ctl->name_cap < 2 * c->n)
+		ctl->name_cap *= 2;
+	ctl->name_hash = gf_calloc((size_t)ctl->name_cap, sizeof(int));
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_ctl_node *nd = &ctl->nodes[i];
+		if (nd->block < 0 || nd->block >= ctl->cfg.nblocks)
+			return gf_err_set(e, GF_EINVAL,
+					  "node %s: block %d does not exist "
+					  "(%d blocks)",
+					  c->names[i], nd->block,
+					  ctl->cfg.nblocks);
+		if (!memchr(nd->labels, '\0', sizeof(nd->labels)) ||
+		    gf__labels_check(nd->labels, why, sizeof(why)))
+			return gf_err_set(
+				e, GF_EINVAL, "node %s: labels: %s",
+				c->names[i],
+				memchr(nd->labels, '\0', sizeof(nd->labels))
+					? why
+					: "not terminated");
+		int s = name_slot(ctl, c->names[i]);
+		if (ctl->name_hash[s])
+			return gf_err_set(e, GF_EINVAL,
+					  "node name '%s' given twice",
+					  c->names[i]);
+		ctl->name_hash[s] = i + 1;
+	}
+	return 0;
+}
+
+static void build_blocks(struct gf_ctl *ctl)
+{
+	ctl->nblk = ctl->cfg.nblocks;
+	ctl->blk = gf_calloc((size_t)ctl->nblk, sizeof(*ctl->blk));
+	for (int i = 0; i < ctl->c->n; i++) {
+		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		const struct gf_cnode *n = &ctl->c->nodes[i];
+		if (b->n == b->cap) {
+			b->cap = b->cap ? b->cap * 2 : 16;
+			b->nodes = gf_reallocarray(b->nodes, (size_t)b->cap,
+						   sizeof(int));
+		}
+		b->nodes[b->n++] = i;
+		b->idle += n->idle;
+		b->nfree += n->nfree;
+	}
+}
+
+static void build_teams(struct gf_ctl *ctl)
+{
+	for (int t = 0; t < ctl->cfg.nteams; t++) {
+		const struct gf_ctl_team *x = &ctl->cfg.teams[t];
+		int k = gf__team_get(ctl, x->name);
+		ctl->teams[k].cfg = t;
+		ctl->teams[k].weight = x->weight > 0 ? x->weight : 1;
+		gf__team_limits(ctl, &ctl->teams[k], x);
+	}
+}
+
+/* Everything after the checks passed; cannot fail but for the engine. */
+static int build(struct gf_ctl *ctl)
+{
+	int n = ctl->c->n;
+	build_blocks(ctl);
+	build_teams(ctl);
+	gf__order_sort_classes(ctl);
+	size_t nn = (size_t)(n > 0 ? n : 1);
+	ctl->scratch = gf_calloc(nn, 1);
+	ctl->not_h = gf_calloc(nn, 1);
+	ctl->trial_of = gf_calloc(nn, sizeof(int));
+	for (int i = 0; i < n; i++)
+		ctl->trial_of[i] = -1;
+	ctl->adm = gf_calloc(1, sizeof(*ctl->adm));
+	gf__admit_setup(ctl);
+	int rc = gf__typical_default(ctl);
+	if (rc == 0)
+		rc = gf_sched_new(ctl->c, ctl->cfg.policy, ctl->typ, ctl->ntyp,
+				  1, ctl->cfg.seed, &ctl->s);
+	return rc;
+}
+
+int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
+	       const struct gf_ctl_node *nodes, struct gf_ctl **out,
+	       struct gf_err *e)
+{
+	gf_err_clear(e);
+	*out = NULL;
+	int rc = check_config(cfg, e);
+	if (rc)
+		return rc;
+	if (c->n < 0 || c->n > GF_MAX_CNODES)
+		return gf_err_set(e, GF_EINVAL, "%d nodes", c->n);
+	struct gf_ctl *ctl = gf_calloc(1, sizeof(*ctl));
+	ctl->cfg = *cfg;
+	ctl->c = c;
+	ctl->nodes =
+		gf_calloc((size_t)(c->n > 0 ? c->n : 1), sizeof(*ctl->nodes));
+	if (nodes)
+		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
+	ctl->mask_gen = 1;
+	rc = check_nodes(ctl, e);
+	if (rc == 0)
+		rc = gf__mig_setup(ctl, e); /* last check: then it builds */
+	if (rc == 0) {
+		rc = build(ctl);
+		if (rc)
+			gf_err_set(e, rc, "cannot build the placement engine");
+	}
+	if (rc) {
+		ctl->c = NULL; /* not taken */
+		gf_ctl_free(ctl);
+		return rc;
+	}
+	*out = ctl;
+	return 0;
+}
+
+void gf_ctl_free(struct gf_ctl *ctl)
+{
+	if (ctl == NULL)
+		return;
+	for (int i = 0; i < ctl->njr; i++) {
+		gf_job_release(ctl->jr[i].job);
+		gf_free(ctl->jr[i].job);
+	}
+	gf_free(ctl->jr);
+	gf_free(ctl->by_seq);
+	gf_free(ctl->id_hash);
+	gf_free(ctl->running);
+	gf_free(ctl->order);
+	gf_free(ctl->later);
+	gf__queues_free(ctl);
+	gf_free(ctl->teams);
+	for (int b = 0; ctl->blk && b < ctl->nblk; b++)
+		gf_free(ctl->blk[b].nodes);
+	gf_free(ctl->blk);
+	gf__mig_free(ctl);
+	gf__masks_free(ctl);
+	gf__admit_free(ctl);
+	gf_sched_free(ctl->s);
+	gf_free(ctl->typ);
+	gf_free(ctl->scratch);
+	gf_free(ctl->not_h);
+	gf_free(ctl->trial_of);
+	gf_free(ctl->name_hash);
+	gf_free(ctl->nodes);
+	if (ctl->c) {
+		gf_cluster_release(ctl->c);
+		gf_free(ctl->c);
+	}
+	gf_free(ctl);
+}
+
+const struct gf_ctl_config *gf_ctl_config(const struct gf_ctl *ctl)
+{
+	return &ctl->cfg;
+}
+
+const struct gf_cluster *gf_ctl_cluster(const struct gf_ctl *ctl)
+{
+	return ctl->c;
+}
+
+const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i)
+{
+	return i >= 0 && i < ctl->c->n ? &ctl->nodes[i] : NULL;
+}
+
+int gf_ctl_nteams(const struct gf_ctl *ctl)
+{
+	return ctl->nteams;
+}
+
+const char *gf_ctl_team_name(const struct gf_ctl *ctl, int i)
+{
+	return i >= 0 && i < ctl->nteams ? ctl->teams[i].name : NULL;
+}
+
+void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->pending = ctl->npending;
+	st->running = ctl->nrunning;
+	st->gpus_total_milli = ctl->c->gpu_milli_total;
+	int64_t mig_milli = 0;
+	for (int x = 0; x < ctl->ninst; x++)
+		if (ctl->inst[x].user >= 0)
+			mig_milli += ctl->prof_milli[ctl->inst[x].prof];
+	st->gpus_alloc_milli =
+		gf_sched_alloc_milli(ctl->s) - ctl->mig_gpu_milli + mig_milli;
+	st->frag_milli = gf_sched_frag_total(ctl->s);
+	st->mig_total = ctl->ninst;
+	st->mig_used = ctl->mig_used;
+}

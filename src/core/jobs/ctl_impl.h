@@ -1,0 +1,305 @@
+/*
+ * ctl_impl.h - internal: the scheduling core's state (struct gf_ctl),
+ * shared by the files of src/core/jobs/; nothing else includes it.
+ *
+ * Who keeps what:
+ *   ctl.c       the core's lifecycle, its config checks, accessors, stats
+ *   table.c     the job table (submission order, ids), add and restore,
+ *               cancel, finish, requeue
+ *   state.c     a job starting and stopping: placements, quota charges,
+ *               the running list, pending counters, change lists
+ *   order.c     the queues (class x team), fair share, gf_ctl_queue
+ *   quota.c     typed quotas: room now, charges, never within quota
+ *   mask.c      labels and node selectors, cached node masks
+ *   mig.c       MIG instances: validation, placement, release
+ *   gang.c      a job's replicas on nodes: capacity, one block, all or none
+ *   preempt.c   the fewest victims
+ *   backfill.c  the head job's reservation (shadow time)
+ *   admit.c     admission: node groups and request shapes
+ *   typical.c   the FGD typical mix: default and refreshed from the jobs
+ *   schedule.c  the pass
+ *   check.c     gf_ctl_check
+ */
+#ifndef GF_CORE_CTL_IMPL_H
+#define GF_CORE_CTL_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gpufleet/ctl.h>
+#include <gpufleet/frag.h>
+#include <gpufleet/mig.h>
+
+#define GF__MAX_PROFILES   64	/* distinct MIG profile names in a cluster */
+#define GF__MAX_OPEN_TEAMS 4096 /* teams not in the config (open_teams) */
+#define GF__INF		   INT64_MAX
+
+/* A team's quota figures (what its running jobs hold). */
+struct gf__use {
+	int64_t gpus[GF_MAX_MODELS]; /* whole GPUs by cluster model id */
+	int64_t gpus_all;
+	int64_t mig[GF__MAX_PROFILES]; /* instances by profile id */
+	int64_t mig_all;
+	int64_t milli; /* shares */
+};
+
+/* Pending jobs of one team and class, by seq; entries that left PENDING
+ * stay until the next compaction (gf__queue_compact). */
+struct gf__queue {
+	int *ids; /* jrec indexes */
+	int n, cap;
+	int cur; /* the pass's cursor */
+};
+
+struct gf__team {
+	char name[GF_TEAM_NAME_MAX];
+	double weight; /* > 0 */
+	int cfg;       /* index into cfg.teams; -1: not in the config */
+	bool limited;  /* has_quota */
+	int64_t gpu_lim[GF_MAX_MODELS]; /* -1: model not listed */
+	int64_t gpu_all_lim;		/* "*"; -1: none */
+	bool gpu_listed;		/* any GPU entry */
+	int64_t mig_lim[GF__MAX_PROFILES];
+	int64_t mig_all_lim;
+	bool mig_listed;
+	int64_t milli_lim; /* -1: unlimited */
+	struct gf__use use;
+	int64_t run_milli; /* fair share: milli-GPU of its running jobs */
+	struct gf__queue q[GF_CTL_MAX_CLASSES];
+	int pend_n[GF_CTL_MAX_CLASSES];
+	int64_t pend_milli[GF_CTL_MAX_CLASSES];
+};
+
+/* What the core keeps beside each job. */
+struct gf__jrec {
+	struct gf_job *job; /* owned */
+	struct gf_req req;  /* one replica for the engine; MIG: CPU, memory */
+	int team, cls;
+	int model;	/* cluster model of gpu_model; -1 any; -2 none here */
+	int prof;	/* MIG profile id; -1 none; -2 none here */
+	int64_t max_ms; /* max runtime in effect (spec, else class); 0 none */
+	int64_t milli;	/* GPU milli of the whole job (fair share, demand) */
+	uint32_t mark;	/* the pass it last changed in */
+	int run_pos;	/* index in ctl->running; -1 */
+	bool queued;	/* in its queue's array (maybe lazily) */
+	bool in_order;	/* in ctl->order (maybe lazily) */
+	bool never;	/* can never be placed on this cluster */
+	int mask;	/* selector mask slot; -1 none */
+	uint32_t mask_gen;
+};
+
+/* A MIG instance a node offers. */
+struct gf__inst {
+	int node, gpu, start, prof;
+	int user; /* jrec running on it; -1 free */
+};
+
+struct gf__block {
+	int *nodes;
+	int n, cap;
+	int64_t idle;  /* free GPU milli of its nodes */
+	int64_t nfree; /* fully free GPUs */
+};
+
+/* A cached node mask for one selector. */
+struct gf__mask {
+	char sel[GF_SELECTOR_MAX];
+	uint8_t *on;
+	int count;
+};
+
+/* Nodes alike for admission (see admit.c). */
+struct gf__group {
+	int rep;   /* a node of the group */
+	int count; /* nodes in it */
+	int block;
+};
+
+struct gf__shape; /* admit.c */
+
+struct gf__admit {
+	struct gf__group *grp;
+	int ngrp;
+	struct gf__shape *shapes; /* open addressing */
+	int nshapes, cap;
+};
+
+struct gf_ctl {
+	struct gf_ctl_config cfg;
+	int prio_order[GF_CTL_MAX_CLASSES]; /* classes, highest first */
+	struct gf_cluster *c;		    /* owned */
+	struct gf_ctl_node *nodes;	    /* copy, c->n */
+	struct gf_sched *s;
+	struct gf_typical *typ;
+	int ntyp;
+	int64_t typ_base;  /* replicas the mix was built from; 0: default */
+	int64_t typ_added; /* jobs added since */
+	/* nodes */
+	int *name_hash; /* open addressing, node index + 1; 2 x n slots */
+	int name_cap;
+	struct gf__block *blk;
+	int nblk;
+	int64_t mig_gpu_milli; /* GPUs in MIG mode, out of the engine */
+	/* MIG */
+	char prof_name[GF__MAX_PROFILES][GF_MIG_PROFILE_MAX];
+	int prof_milli[GF__MAX_PROFILES]; /* a GPU's fraction, for shares */
+	int nprof;
+	struct gf__inst *inst; /* by node */
+	int ninst;
+	int *node_inst;	  /* first instance of node i; c->n + 1 entries */
+	int **prof_nodes; /* per profile: nodes offering it */
+	int *prof_nnodes;
+	int mig_used;
+	/* teams */
+	struct gf__team *teams;
+	int nteams, teams_cap;
+	/* jobs */
+	struct gf__jrec *jr; /* by jrec index (never moves a job) */
+	int njr, jr_cap;
+	int *by_seq;  /* jrec indexes in submission order */
+	int *id_hash; /* open addressing, jrec index + 1 */
+	int id_cap;
+	int *running; /* jrec indexes */
+	int nrunning, running_cap;
+	int npending;
+	int *order; /* the queue as the last pass tried it, then adds */
+	int norder, order_cap;
+	int *later; /* changed outside a pass, reported by the next */
+	int nlater, later_cap;
+	uint32_t pass;
+	bool in_pass;	 /* a pass walks the queues: it builds the order */
+	bool heap_dirty; /* a preemption changed other teams' shares */
+	/* masks */
+	struct gf__mask *masks;
+	int nmasks, masks_cap;
+	uint32_t mask_gen;
+	/* scratch, per node: zero / -1 between uses */
+	uint8_t *scratch;
+	uint8_t *not_h;
+	int *trial_of;
+	struct gf__admit *adm; /* a pointer: admission takes a const core
+				  but fills its cache of shapes */
+};
+
+/* The state of one pass (schedule.c). */
+struct gf__pass {
+	int64_t now;
+	int head;	/* jrec holding the reservation; -1 */
+	int64_t shadow; /* when the head can start; GF__INF unknown */
+	bool avoid;	/* not_h holds the nodes the head can use */
+	uint32_t pass;
+	struct gf_ctl_changes *out;
+};
+
+static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
+					   const struct gf__jrec *j)
+{
+	return &ctl->teams[j->team];
+}
+
+static inline int gf__prio(const struct gf_ctl *ctl, const struct gf__jrec *j)
+{
+	return ctl->cfg.classes[j->cls].priority;
+}
+
+static inline int gf__jid(const struct gf_ctl *ctl, const struct gf__jrec *j)
+{
+	return (int)(j - ctl->jr);
+}
+
+/* ctl.c */
+int gf__model_find(const struct gf_cluster *c, const char *name);
+int gf__class_find(const struct gf_ctl *ctl, const char *name);
+int gf__node_find(const struct gf_ctl *ctl, const char *name);
+
+/* mask.c */
+int gf__labels_check(const char *s, char *why, unsigned size);
+bool gf__labels_match(const char *labels, const char *selector);
+/* The job's selector as a node mask (borrowed), NULL for every node. */
+const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j);
+void gf__masks_free(struct gf_ctl *ctl);
+
+/* mig.c */
+const struct gf_mig_model *gf__mig_model_of(const char *model_name);
+int gf__mig_setup(struct gf_ctl *ctl, struct gf_err *e);
+void gf__mig_free(struct gf_ctl *ctl);
+int gf__prof_find(const struct gf_ctl *ctl, const char *name);
+int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof);
+int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user);
+int gf__mig_find(const struct gf_ctl *ctl, int node, int gpu, int start);
+void gf__mig_give(struct gf_ctl *ctl, int inst);
+
+/* quota.c */
+void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
+		     const struct gf_ctl_team *cfg);
+int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,
+		   char *why, unsigned size);
+void gf__quota_charge(struct gf_ctl *ctl, const struct gf__jrec *j,
+		      const struct gf_job_place *pl, int sign);
+int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
+		    const struct gf_job_spec *s, int model, int prof,
+		    struct gf_err *e);
+void gf__use_of(const struct gf_ctl *ctl, const struct gf__jrec *j,
+		const struct gf_job_place *pl, struct gf__use *u, int sign);
+
+/* order.c */
+void gf__queue_push(struct gf_ctl *ctl, int jid);
+void gf__queue_compact(struct gf_ctl *ctl);
+void gf__order_push(struct gf_ctl *ctl, int jid);
+void gf__order_sort_classes(struct gf_ctl *ctl);
+typedef void (*gf__visit_fn)(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
+void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn);
+void gf__queues_free(struct gf_ctl *ctl);
+
+/* state.c */
+int gf__team_get(struct gf_ctl *ctl, const char *name);
+void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
+	       int64_t now);
+void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
+		  int block);
+void gf__enqueue(struct gf_ctl *ctl, int jid);
+void gf__stop(struct gf_ctl *ctl, int jid);
+void gf__to_pending(struct gf_ctl *ctl, int jid, const char *reason);
+void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
+		  int64_t now, const char *reason);
+void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
+void gf__later(struct gf_ctl *ctl, int jid);
+void gf__reason(struct gf_job *j, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* gang.c */
+int gf__cap(const struct gf_ctl *ctl, const struct gf__jrec *j,
+	    const struct gf_req *r, const struct gf_cnode *n, int node,
+	    int mig_free, int most);
+bool gf__usable(struct gf_ctl *ctl, struct gf__jrec *j, const struct gf_req *r,
+		int node);
+int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
+		  const uint8_t *avoid, int only_node, int only_block,
+		  struct gf_job_place **out, int *block);
+void gf__unplace_job(struct gf_ctl *ctl, int jid,
+		     const struct gf_job_place *pl);
+void gf__unplace_some(struct gf_ctl *ctl, int jid,
+		      const struct gf_job_place *pl, int k);
+int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *p);
+int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
+		  const uint8_t *allowed, struct gf_placement *p);
+
+/* preempt.c */
+int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		const struct gf_req *r);
+
+/* backfill.c */
+void gf__reserve(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		 const struct gf_req *r);
+
+/* admit.c */
+int gf__admit_setup(struct gf_ctl *ctl);
+void gf__admit_free(struct gf_ctl *ctl);
+int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
+		   bool api, struct gf_err *e);
+
+/* typical.c */
+int gf__typical_default(struct gf_ctl *ctl);
+void gf__typical_refresh(struct gf_ctl *ctl, bool force);
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * mask.c - node labels and node selectors: the syntax "k=v,k=v" (keys
+ * and values of letters, digits, '.', '_', '-', '/'; no key twice), a
+ * selector matching a node when every one of its pairs is among the
+ * node's labels, and the node masks the engine takes (gf_sched_place_in),
+ * one per distinct selector, cached.
+ *
+ * Invariants: a cached mask is exactly the nodes matching its selector
+ * (labels never change after gf_ctl_new); a job's (mask, mask_gen) names
+ * a valid slot only while mask_gen is the core's; the cache holds at most
+ * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
+ * full, so memory stays bounded whatever selectors arrive.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+#define MASK_BYTES_MAX (64u << 20)
+
+static bool label_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+	       (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+	       ch == '-' || ch == '/';
+}
+
+/* Length of the run of label characters at s. */
+static size_t word(const char *s)
+{
+	size_t n = 0;
+	while (label_char(s[n]))
+		n++;
+	return n;
+}
+
+/* Is the pair k (klen) = v (vlen) in the list s? */
+static bool has_pair(const char *s, const char *k, size_t klen, const char *v,
+		     size_t vlen)
+{
+	while (*s) {
+		size_t kl = word(s);
+		const char *val = s + kl + 1;
+		size_t vl = word(val);
+		if (kl == klen && vl == vlen && memcmp(s, k, klen) == 0 &&
+		    memcmp(val, v, vlen) == 0)
+			return true;
+		s = val + vl;
+		if (*s == ',')
+			s++;
+	}
+	return false;
+}
+
+/* Is key k (klen) in the first `upto` bytes of the list s? */
+static bool has_key(const char *s, size_t upto, const char *k, size_t klen)
+{
+	const char *end = s + upto;
+	while (s < end) {
+		size_t kl = word(s);
+		if (kl == klen && memcmp(s, k, klen) == 0)
+			return true;
+		s += kl + 1;
+		s += word(s);
+		if (*s == ',')
+			s++;
+	}
+	return false;
+}
+
+int gf__labels_check(const char *s, char *why, unsigned size)
+{
+	const char *p = s;
+	if (*p == '\0')
+		return 0;
+	for (;;) {
+		size_t kl = word(p);
+		if (kl == 0 || p[kl] != '=') {
+			snprintf(why, size,
+				 "expected k=v,k=v at byte %d (keys and "
+				 "values: letters, digits, '.', '_', '-', "
+				 "'/')",
+				 (int)(p - s + (long)kl));
+			return GF_EINVAL;
+		}
+		size_t vl = word(p + kl + 1);
+		if (vl == 0) {
+			snprintf(why, size, "key '%.*s' has no value", (int)kl,
+				 p);
+			return GF_EINVAL;
+		}
+		if (has_key(s, (size_t)(p - s), p, kl)) {
+			snprintf(why, size, "key '%.*s' twice", (int)kl, p);
+			return GF_EINVAL;
+		}
+		p += kl + 1 + vl;
+		if (*p == '\0')
+			return 0;
+		if (*p != ',' || p[1] == '\0') {
+			snprintf(why, size, "expected ',' at byte %d",
+				 (int)(p - s));
+			return GF_EINVAL;
+		}
+		p++;
+	}
+}
+
+bool gf__labels_match(const char *labels, const char *selector)
+{
+	const char *p = selector;
+	while (*p) {
+		size_t kl = word(p);
+		const char *v = p + kl + 1;
+		size_t vl = word(v);
+		if (!has_pair(labels, p, kl, v, vl))
+			return false;
+		p = v + vl;
+		if (*p == ',')
+			p++;
+	}
+	return true;
+}
+
+static void masks_clear(struct gf_ctl *ctl)
+{
+	for (int i = 0; i < ctl->nmasks; i++)
+		gf_free(ctl->masks[i].on);
+	ctl->nmasks = 0;
+	ctl->mask_gen++;
+}
+
+void gf__masks_free(struct gf_ctl *ctl)
+{
+	masks_clear(ctl);
+	gf_free(ctl->masks);
+	ctl->masks_cap = 0;
+}
+
+static int mask_new(struct gf_ctl *ctl, const char *sel)
+{
+	int n = ctl->c->n;
+	size_t most = MASK_BYTES_MAX / (size_t)(n > 0 ? n : 1);
+	if (most < 16)
+		most = 16;
+	if ((size_t)ctl->nmasks >= most)
+		masks_clear(ctl);
+	if (ctl->nmasks == ctl->masks_cap) {
+		ctl->masks_cap = ctl->masks_cap ? ctl->masks_cap * 2 : 16;
+		ctl->masks = gf_reallocarray(ctl->masks, (size_t)ctl->masks_cap,
+					     sizeof(*ctl->masks));
+	}
+	struct gf__mask *m = &ctl->masks[ctl->nmasks];
+	snprintf(m->sel, sizeof(m->sel), "%s", sel);
+	m->on = gf_calloc((size_t)(n > 0 ? n : 1), 1);
+	m->count = 0;
+	for (int i = 0; i < n; i++)
+		if (gf__labels_match(ctl->nodes[i].labels, sel)) {
+			m->on[i] = 1;
+			m->count++;
+		}
+	return ctl->nmasks++;
+}
+
+const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
+{
+	const char *sel = j->job->spec.node_selector;
+	if (sel[0] == '\0')
+		return NULL;
+	if (j->mask >= 0 && j->mask_gen == ctl->mask_gen)
+		return ctl->masks[j->mask].on;
+	int k = 0;
+	while (k < ctl->nmasks && strcmp(ctl->masks[k].sel, sel) != 0)
+		k++;
+	if (k == ctl->nmasks)
+		k = mask_new(ctl, sel);
+	j->mask = k;
+	j->mask_gen = ctl->mask_gen;
+	return ctl->masks[k].on;
+}

@@ -1,0 +1,254 @@
+/*
+ * order.c - the order a pass tries pending jobs in: classes by priority
+ * (highest first; equal priorities in config order), inside a class fair
+ * share between teams, inside a team submission order.
+ *
+ * Fair share is dominant share on GPU, weighted: the team whose running
+ * milli-GPU (all classes; a MIG instance counts as its fraction of a GPU)
+ * divided by its weight is the smallest goes next; on a tie, the team
+ * whose next job is older.  The share is read again after every job the
+ * pass tries, so a team that just started a job yields to the others as
+ * soon as its share passes theirs (a min-heap of teams; rebuilt when a
+ * preemption lowered other teams' shares).
+ *
+ * Invariants: each PENDING job is in exactly one queue, its team's for
+ * its class, kept by seq; queues may hold jobs that left PENDING until
+ * gf__queue_compact; ctl->order holds every PENDING job once (plus
+ * stale entries skipped when read): the last pass's order, then the jobs
+ * that became PENDING since.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+static uint64_t seq_of(const struct gf_ctl *ctl, int jid)
+{
+	return ctl->jr[jid].job->seq;
+}
+
+void gf__queue_push(struct gf_ctl *ctl, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (j->queued)
+		return;
+	struct gf__queue *q = &ctl->teams[j->team].q[j->cls];
+	if (q->n == q->cap) {
+		q->cap = q->cap ? q->cap * 2 : 16;
+		q->ids = gf_reallocarray(q->ids, (size_t)q->cap,
+					 sizeof(*q->ids));
+	}
+	uint64_t seq = j->job->seq;
+	int lo = 0, hi = q->n; /* first entry with a larger seq */
+	if (q->n > 0 && seq_of(ctl, q->ids[q->n - 1]) < seq) {
+		lo = q->n;
+	} else {
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (seq_of(ctl, q->ids[mid]) < seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	memmove(q->ids + lo + 1, q->ids + lo,
+		(size_t)(q->n - lo) * sizeof(*q->ids));
+	q->ids[lo] = jid;
+	q->n++;
+	j->queued = true;
+}
+
+void gf__queue_compact(struct gf_ctl *ctl)
+{
+	for (int t = 0; t < ctl->nteams; t++)
+		for (int c = 0; c < ctl->cfg.nclasses; c++) {
+			struct gf__queue *q = &ctl->teams[t].q[c];
+			int k = 0;
+			for (int i = 0; i < q->n; i++) {
+				struct gf__jrec *j = &ctl->jr[q->ids[i]];
+				if (j->job->state == GF_JOB_PENDING)
+					q->ids[k++] = q->ids[i];
+				else
+					j->queued = false;
+			}
+			q->n = k;
+			q->cur = 0;
+		}
+}
+
+void gf__queues_free(struct gf_ctl *ctl)
+{
+	for (int t = 0; t < ctl->nteams; t++)
+		for (int c = 0; c < GF_CTL_MAX_CLASSES; c++)
+			gf_free(ctl->teams[t].q[c].ids);
+}
+
+static void order_append(struct gf_ctl *ctl, int jid)
+{
+	if (ctl->jr[jid].in_order)
+		return;
+	if (ctl->norder == ctl->order_cap) {
+		ctl->order_cap = ctl->order_cap ? ctl->order_cap * 2 : 64;
+		ctl->order = gf_reallocarray(ctl->order, (size_t)ctl->order_cap,
+					     sizeof(*ctl->order));
+	}
+	ctl->order[ctl->norder++] = jid;
+	ctl->jr[jid].in_order = true;
+}
+
+void gf__order_push(struct gf_ctl *ctl, int jid)
+{
+	if (!ctl->in_pass)
+		order_append(ctl, jid);
+}
+
+void gf__order_sort_classes(struct gf_ctl *ctl)
+{
+	int n = ctl->cfg.nclasses;
+	for (int i = 0; i < n; i++) {
+		int k = i;
+		while (k > 0 &&
+		       ctl->cfg.classes[ctl->prio_order[k - 1]].priority <
+			       ctl->cfg.classes[i].priority) {
+			ctl->prio_order[k] = ctl->prio_order[k - 1];
+			k--;
+		}
+		ctl->prio_order[k] = i;
+	}
+}
+
+/* The min-heap of teams of one class (fair share). */
+struct heap {
+	int *team;
+	int n;
+	int cls;
+};
+
+/* Skip the queue's entries that are no longer PENDING. */
+static bool queue_next(const struct gf_ctl *ctl, struct gf__queue *q)
+{
+	while (q->cur < q->n &&
+	       ctl->jr[q->ids[q->cur]].job->state != GF_JOB_PENDING)
+		q->cur++;
+	return q->cur < q->n;
+}
+
+/* Does team a go before team b? */
+static bool before(const struct gf_ctl *ctl, int cls, int a, int b)
+{
+	const struct gf__team *x = &ctl->teams[a], *y = &ctl->teams[b];
+	double sx = (double)x->run_milli / x->weight;
+	double sy = (double)y->run_milli / y->weight;
+	if (sx != sy)
+		return sx < sy;
+	uint64_t qa = seq_of(ctl, x->q[cls].ids[x->q[cls].cur]);
+	uint64_t qb = seq_of(ctl, y->q[cls].ids[y->q[cls].cur]);
+	if (qa != qb)
+		return qa < qb;
+	return a < b;
+}
+
+static void sift_down(const struct gf_ctl *ctl, struct heap *h, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && before(ctl, h->cls, h->team[l], h->team[m]))
+			m = l;
+		if (r < h->n && before(ctl, h->cls, h->team[r], h->team[m]))
+			m = r;
+		if (m == i)
+			return;
+		int t = h->team[i];
+		h->team[i] = h->team[m];
+		h->team[m] = t;
+		i = m;
+	}
+}
+
+/* Every team with a pending job of the class, heap-ordered. */
+static void heap_build(struct gf_ctl *ctl, struct heap *h)
+{
+	h->n = 0;
+	for (int t = 0; t < ctl->nteams; t++)
+		if (queue_next(ctl, &ctl->teams[t].q[h->cls]))
+			h->team[h->n++] = t;
+	for (int i = h->n / 2 - 1; i >= 0; i--)
+		sift_down(ctl, h, i);
+}
+
+static void walk_class(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn,
+		       struct heap *h)
+{
+	for (int t = 0; t < ctl->nteams; t++)
+		ctl->teams[t].q[h->cls].cur = 0;
+	heap_build(ctl, h);
+	while (h->n > 0) {
+		int t = h->team[0];
+		struct gf__queue *q = &ctl->teams[t].q[h->cls];
+		int jid = q->ids[q->cur++];
+		ctl->heap_dirty = false;
+		fn(ctl, ps, jid);
+		if (ctl->jr[jid].job->state == GF_JOB_PENDING)
+			order_append(ctl, jid);
+		if (ctl->heap_dirty) {
+			heap_build(ctl, h);
+			continue;
+		}
+		if (queue_next(ctl, q)) {
+			sift_down(ctl, h, 0);
+		} else {
+			h->team[0] = h->team[--h->n];
+			sift_down(ctl, h, 0);
+		}
+	}
+}
+
+void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
+{
+	for (int i = 0; i < ctl->norder; i++)
+		ctl->jr[ctl->order[i]].in_order = false;
+	ctl->norder = 0;
+	ctl->in_pass = true;
+	struct heap h = {
+		.team = gf_calloc((size_t)ctl->nteams + 1, sizeof(int)),
+	};
+	for (int k = 0; k < ctl->cfg.nclasses; k++) {
+		h.cls = ctl->prio_order[k];
+		walk_class(ctl, ps, fn, &h);
+	}
+	gf_free(h.team);
+	ctl->in_pass = false;
+	gf__queue_compact(ctl);
+}
+
+int gf_ctl_queue(const struct gf_ctl *ctl, const struct gf_job **out, int max)
+{
+	int k = 0;
+	for (int i = 0; i < ctl->norder && k < max; i++) {
+		const struct gf_job *j = ctl->jr[ctl->order[i]].job;
+		if (j->state == GF_JOB_PENDING)
+			out[k++] = j;
+	}
+	return ctl->npending;
+}
+
+int gf_ctl_pending_by(const struct gf_ctl *ctl, int class_idx, int team_idx,
+		      int64_t *gpu_milli)
+{
+	int n = 0;
+	int64_t milli = 0;
+	if (class_idx < -1 || class_idx >= ctl->cfg.nclasses || team_idx < -1 ||
+	    team_idx >= ctl->nteams)
+		return GF_EINVAL;
+	for (int t = 0; t < ctl->nteams; t++)
+		for (int c = 0; c < ctl->cfg.nclasses; c++)
+			if ((team_idx < 0 || t == team_idx) &&
+			    (class_idx < 0 || c == class_idx)) {
+				n += ctl->teams[t].pend_n[c];
+				milli += ctl->teams[t].pend_milli[c];
+			}
+	if (gpu_milli)
+		*gpu_milli = milli;
+	return n;
+}

@@ -1,0 +1,346 @@
+/*
+ * preempt.c - room for a job that cannot start, taken from preemptible
+ * jobs of lower-priority classes, with the fewest victims.
+ *
+ * A one-replica job needs one node: for every node it may use, the
+ * smallest set of victims holding placements there whose release lets
+ * it fit; a gang needs one block: the smallest set with placements in
+ * the block whose release lets the block's capacity reach the replicas
+ * (gang.c explains why capacity is exact).  Sets are enumerated by size,
+ * 1, 2, ..., so the first size that works is the minimum: exact while
+ * the search stays within its budget (VMAX candidates per node or block,
+ * BUDGET trials per preemption), the best found otherwise.  Each size is
+ * tried on every node or block before the next size, so a single victim
+ * anywhere beats two on the first node looked at.  Among sets
+ * of the fewest victims: the lowest-priority victims, then the least GPU
+ * taken from running work, then the most recently started (least work
+ * lost), then the first node or block and set in index order.
+ *
+ * Victims go back to PENDING ("preempted by j12"), never lost; the job
+ * then starts in the same pass on the node or block the room was made
+ * in.  A trial releases victims on copies of the nodes (trial_of maps a
+ * node to its copy), never on the engine; trial_of is all -1 between
+ * calls.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/check.h"
+#include "util/mem.h"
+
+#define VMAX   20
+#define KMAX   VMAX
+#define BUDGET 100000
+
+struct pair {
+	int scope; /* node, or block for a gang */
+	int victim;
+};
+
+struct trial {
+	int node;
+	int base; /* the job's capacity there now */
+	int mig;  /* free instances of its profile */
+	struct gf_cnode n;
+};
+
+struct best {
+	int k;
+	int prio;
+	int64_t lost, young;
+	int scope;
+	int vic[KMAX];
+};
+
+struct search {
+	struct gf_ctl *ctl;
+	int jid;
+	const struct gf_req *r;
+	int R;
+	int scope;
+	int64_t base; /* capacity of the scope now */
+	int vs[VMAX];
+	int nv;
+	struct trial *tr;
+	int ntr, trcap;
+	long tests;
+	struct best best;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	return (x->victim > y->victim) - (x->victim < y->victim);
+}
+
+/* Is node i part of the search's scope (and usable by the job)? */
+static bool in_scope(struct search *s, int i)
+{
+	if (s->R == 1)
+		return i == s->scope;
+	return s->ctl->nodes[i].block == s->scope &&
+	       gf__usable(s->ctl, &s->ctl->jr[s->jid], s->r, i);
+}
+
+static int cap_of(struct search *s, const struct gf_cnode *n, int i, int mig)
+{
+	return gf__cap(s->ctl, &s->ctl->jr[s->jid], s->r, n, i, mig, s->R);
+}
+
+static struct trial *trial_get(struct search *s, int i)
+{
+	struct gf_ctl *ctl = s->ctl;
+	if (ctl->trial_of[i] >= 0)
+		return &s->tr[ctl->trial_of[i]];
+	if (s->ntr == s->trcap) {
+		s->trcap = s->trcap ? s->trcap * 2 : 16;
+		s->tr = gf_reallocarray(s->tr, (size_t)s->trcap,
+					sizeof(*s->tr));
+	}
+	struct trial *t = &s->tr[s->ntr];
+	t->node = i;
+	t->n = ctl->c->nodes[i];
+	int prof = ctl->jr[s->jid].prof;
+	t->mig = prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0;
+	t->base = cap_of(s, &t->n, i, t->mig);
+	ctl->trial_of[i] = s->ntr++;
+	return t;
+}
+
+/* Give victim v's placements in the scope back on the copies. */
+static void release(struct search *s, int v)
+{
+	const struct gf__jrec *vj = &s->ctl->jr[v];
+	const struct gf_job *job = vj->job;
+	for (int k = 0; k < job->spec.replicas; k++) {
+		const struct gf_job_place *p = &job->place[k];
+		if (!in_scope(s, p->node))
+			continue;
+		struct trial *t = trial_get(s, p->node);
+		int gpus[GF_CNODE_MAX_GPUS];
+		memcpy(gpus, p->gpus, sizeof(gpus));
+		(void)gf_cnode_give(&t->n, &vj->req, gpus);
+		if (vj->prof >= 0 && vj->prof == s->ctl->jr[s->jid].prof)
+			t->mig++;
+	}
+}
+
+/* Would releasing vic[0..k) make room?  Leaves no trial behind. */
+static bool feasible(struct search *s, const int *vic, int k)
+{
+	s->tests++;
+	for (int i = 0; i < k; i++)
+		release(s, vic[i]);
+	int64_t sum = s->base;
+	for (int t = 0; t < s->ntr; t++)
+		sum += cap_of(s, &s->tr[t].n, s->tr[t].node, s->tr[t].mig) -
+		       s->tr[t].base;
+	for (int t = 0; t < s->ntr; t++)
+		s->ctl->trial_of[s->tr[t].node] = -1;
+	s->ntr = 0;
+	return sum >= s->R;
+}
+
+static void consider(struct search *s, const int *vic, int k)
+{
+	struct best b = { .k = k, .scope = s->scope };
+	for (int i = 0; i < k; i++) {
+		const struct gf__jrec *v = &s->ctl->jr[vic[i]];
+		int p = gf__prio(s->ctl, v);
+		if (i == 0 || p > b.prio)
+			b.prio = p;
+		b.lost += v->milli;
+		b.young += v->job->started_ms;
+		b.vic[i] = vic[i];
+	}
+	const struct best *o = &s->best;
+	bool better =
+		o->k == 0 || b.k < o->k ||
+		(b.k == o->k && (b.prio < o->prio ||
+				 (b.prio == o->prio &&
+				  (b.lost < o->lost || (b.lost == o->lost &&
+							b.young > o->young)))));
+	if (better)
+		s->best = b;
+}
+
+/* Every k-subset of vs, in index order; true when one works. */
+static bool subsets(struct search *s, int k)
+{
+	int idx[KMAX], vic[KMAX];
+	bool found = false;
+	for (int i = 0; i < k; i++)
+		idx[i] = i;
+	for (;;) {
+		if (s->tests >= BUDGET)
+			return found;
+		for (int i = 0; i < k; i++)
+			vic[i] = s->vs[idx[i]];
+		if (feasible(s, vic, k)) {
+			consider(s, vic, k);
+			found = true;
+		}
+		int i = k - 1;
+		while (i >= 0 && idx[i] == s->nv - k + i)
+			i--;
+		if (i < 0)
+			return found;
+		idx[i]++;
+		for (int m = i + 1; m < k; m++)
+			idx[m] = idx[m - 1] + 1;
+	}
+}
+
+/* The scope's capacity now (nodes with room already count). */
+static int64_t scope_base(struct search *s)
+{
+	struct gf_ctl *ctl = s->ctl;
+	int prof = ctl->jr[s->jid].prof;
+	if (s->R == 1) {
+		int i = s->scope;
+		return cap_of(s, &ctl->c->nodes[i], i,
+			      prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0);
+	}
+	int64_t sum = 0;
+	const struct gf__block *b = &ctl->blk[s->scope];
+	for (int k = 0; k < b->n; k++) {
+		int i = b->nodes[k];
+		if (in_scope(s, i))
+			sum += cap_of(s, &ctl->c->nodes[i], i,
+				      prof >= 0 ? gf__mig_free_on(ctl, i, prof)
+						: 0);
+	}
+	return sum;
+}
+
+/* Candidates: running preemptible jobs of lower classes, by the node
+ * (or block) of each placement the job could use. */
+static int candidates(struct search *s, struct pair **out)
+{
+	struct gf_ctl *ctl = s->ctl;
+	int prio = gf__prio(ctl, &ctl->jr[s->jid]), n = 0, cap = 0;
+	struct pair *p = NULL;
+	for (int k = 0; k < ctl->nrunning; k++) {
+		int v = ctl->running[k];
+		const struct gf__jrec *vj = &ctl->jr[v];
+		if (!ctl->cfg.classes[vj->cls].preemptible ||
+		    gf__prio(ctl, vj) >= prio)
+			continue;
+		for (int r = 0; r < vj->job->spec.replicas; r++) {
+			int i = vj->job->place[r].node;
+			if (!gf__usable(ctl, &ctl->jr[s->jid], s->r, i))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				p = gf_reallocarray(p, (size_t)cap, sizeof(*p));
+			}
+			p[n].scope = s->R == 1 ? i : ctl->nodes[i].block;
+			p[n++].victim = v;
+		}
+	}
+	if (n > 0)
+		qsort(p, (size_t)n, sizeof(*p), cmp_pair);
+	*out = p;
+	return n;
+}
+
+/* A node or block with its candidates, kept while its room is
+ * reachable at all. */
+struct scope {
+	int id;
+	int64_t base;
+	int vs[VMAX];
+	int nv;
+};
+
+static void use_scope(struct search *s, const struct scope *sc)
+{
+	s->scope = sc->id;
+	s->base = sc->base;
+	s->nv = sc->nv;
+	memcpy(s->vs, sc->vs, sizeof(s->vs));
+}
+
+/* Group the candidates by scope; keep the scopes where releasing every
+ * candidate would make room (and that have none now). */
+static int scopes(struct search *s, struct scope **out)
+{
+	struct pair *p;
+	int n = candidates(s, &p), ns = 0;
+	struct scope *sc = gf_calloc((size_t)(n > 0 ? n : 1), sizeof(*sc));
+	for (int a = 0; a < n;) {
+		struct scope *x = &sc[ns];
+		x->id = p[a].scope;
+		x->nv = 0;
+		int b = a;
+		for (; b < n && p[b].scope == x->id; b++)
+			if ((x->nv == 0 || x->vs[x->nv - 1] != p[b].victim) &&
+			    x->nv < VMAX)
+				x->vs[x->nv++] = p[b].victim;
+		a = b;
+		s->scope = x->id;
+		x->base = scope_base(s);
+		use_scope(s, x);
+		if (x->base < s->R && feasible(s, x->vs, x->nv))
+			ns++;
+	}
+	gf_free(p);
+	*out = sc;
+	return ns;
+}
+
+/* Sizes 1, 2, ... over every scope: the first size with a set is the
+ * fewest victims. */
+static void search_all(struct search *s)
+{
+	struct scope *sc;
+	int ns = scopes(s, &sc);
+	for (int k = 1; k <= KMAX && s->best.k == 0 && s->tests < BUDGET; k++)
+		for (int i = 0; i < ns && s->tests < BUDGET; i++) {
+			if (sc[i].nv < k)
+				continue;
+			use_scope(s, &sc[i]);
+			subsets(s, k);
+		}
+	gf_free(sc);
+}
+
+int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		const struct gf_req *r)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	struct search s = {
+		.ctl = ctl, .jid = jid, .r = r, .R = j->job->spec.replicas
+	};
+	search_all(&s);
+	gf_free(s.tr);
+	if (s.best.k == 0)
+		return GF_ENOTFOUND;
+	char why[GF_JOB_REASON_MAX];
+	snprintf(why, sizeof(why), "preempted by %s", j->job->id);
+	for (int i = 0; i < s.best.k; i++) {
+		int v = s.best.vic[i];
+		ctl->jr[v].job->preemptions++;
+		gf__to_pending(ctl, v, why);
+		gf__changed(ctl, ps, v);
+	}
+	ctl->heap_dirty = true;
+	struct gf_job_place *pl;
+	int block;
+	if (gf__place_job(ctl, jid, r, NULL, s.R == 1 ? s.best.scope : -1,
+			  s.R == 1 ? -1 : s.best.scope, &pl, &block)) {
+#if GF_DEBUG
+		gf_check_failed("scheduling core",
+				"preemption made room the job did not fit in");
+#endif
+		return GF_ENOTFOUND;
+	}
+	gf__start(ctl, jid, pl, block, ps->now);
+	gf__changed(ctl, ps, jid);
+	return 0;
+}

@@ -1,0 +1,156 @@
+/*
+ * schedule.c - one scheduling pass (gf_ctl_schedule):
+ *   1. report the jobs changed since the last pass (restores that no
+ *      longer fit), refresh the typical mix now and then (typical.c);
+ *   2. fail running jobs past their max runtime;
+ *   3. walk the pending jobs in order (order.c); for each: a job that can
+ *      never be placed here, or would pass its team's quota, waits with
+ *      that reason and blocks no one; before a reservation exists a job
+ *      starts if it fits, else preempts (preempt.c), else becomes the
+ *      head and holds the reservation (backfill.c); after it, a job
+ *      starts only by backfill: finishing before the head's shadow time,
+ *      or on nodes the head cannot use;
+ *   4. check everything in debug builds.
+ *
+ * Invariants: at most one reservation per pass; no job starts after the
+ * head unless it cannot delay it; every job whose state or placements
+ * changed is reported once per pass.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/check.h"
+
+static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
+{
+	for (int k = ctl->nrunning - 1; k >= 0; k--) {
+		if (k >= ctl->nrunning)
+			continue;
+		int jid = ctl->running[k];
+		struct gf__jrec *j = &ctl->jr[jid];
+		if (j->max_ms <= 0 || j->job->started_ms + j->max_ms > ps->now)
+			continue;
+		char why[GF_JOB_REASON_MAX];
+		snprintf(why, sizeof(why), "max runtime of %lld s passed",
+			 (long long)(j->max_ms / 1000));
+		gf__to_final(ctl, jid, GF_JOB_FAILED, ps->now, why);
+		gf__changed(ctl, ps, jid);
+	}
+}
+
+static bool try_start(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		      const struct gf_req *r, const uint8_t *outside)
+{
+	struct gf_job_place *pl;
+	int block;
+	if (gf__place_job(ctl, jid, r, outside, -1, -1, &pl, &block))
+		return false;
+	gf__start(ctl, jid, pl, block, ps->now);
+	gf__changed(ctl, ps, jid);
+	return true;
+}
+
+static void no_room(struct gf_job *job)
+{
+	if (job->spec.replicas > 1)
+		gf__reason(job, "gang of %d does not fit one block now",
+			   job->spec.replicas);
+	else
+		gf__reason(job, "no node has room now");
+}
+
+static void reserved(struct gf_ctl *ctl, struct gf__pass *ps,
+		     struct gf__jrec *j)
+{
+	const struct gf__jrec *h = &ctl->jr[ps->head];
+	const char *head = h->job->id;
+	if (gf__prio(ctl, h) > gf__prio(ctl, j))
+		gf__reason(j->job,
+			   "behind higher priority work (%s waits for "
+			   "room)",
+			   head);
+	else if (j->max_ms <= 0)
+		gf__reason(j->job,
+			   "reserved for %s (no max runtime: cannot backfill)",
+			   head);
+	else if (ps->shadow == GF__INF)
+		gf__reason(j->job,
+			   "reserved for %s (its start is unknown: running "
+			   "work has no max runtime)",
+			   head);
+	else
+		gf__reason(j->job,
+			   "reserved for %s (backfill cannot finish before it "
+			   "starts)",
+			   head);
+}
+
+/* After the reservation: start only what cannot delay the head. */
+static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		     const struct gf_req *r)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	bool before_shadow = j->max_ms > 0 && ps->shadow != GF__INF &&
+			     ps->now + j->max_ms <= ps->shadow;
+	if (before_shadow) {
+		if (!try_start(ctl, ps, jid, r, NULL))
+			no_room(j->job);
+		return;
+	}
+	if (ps->avoid && try_start(ctl, ps, jid, r, ctl->not_h))
+		return;
+	reserved(ctl, ps, j);
+}
+
+static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	char why[GF_JOB_REASON_MAX];
+	uint32_t spec;
+	if (j->never)
+		return; /* its reason was set when it was added */
+	if (gf__quota_room(ctl, j, &spec, why, sizeof(why))) {
+		gf__reason(j->job, "%s", why);
+		return;
+	}
+	struct gf_req r = j->req;
+	r.spec = spec;
+	if (ps->head >= 0) {
+		backfill(ctl, ps, jid, &r);
+		return;
+	}
+	if (try_start(ctl, ps, jid, &r, NULL) ||
+	    gf__preempt(ctl, ps, jid, &r) == 0)
+		return;
+	gf__reserve(ctl, ps, jid, &r);
+	no_room(j->job);
+}
+
+int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
+		    struct gf_ctl_changes *out)
+{
+	if (now_ms <= 0)
+		return GF_EINVAL;
+	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
+		++ctl->pass;
+	struct gf__pass ps = {
+		.now = now_ms,
+		.head = -1,
+		.shadow = GF__INF,
+		.pass = ctl->pass,
+		.out = out,
+	};
+	for (int k = 0; k < ctl->nlater; k++)
+		gf__changed(ctl, &ps, ctl->later[k]);
+	ctl->nlater = 0;
+	gf__typical_refresh(ctl, false);
+	expire(ctl, &ps);
+	gf__order_walk(ctl, &ps, visit);
+#if GF_DEBUG
+	char msg[256];
+	if (gf_ctl_check(ctl, msg, sizeof(msg)))
+		gf_check_failed("scheduling core", msg);
+#endif
+	return 0;
+}

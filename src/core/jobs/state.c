@@ -1,0 +1,183 @@
+/*
+ * state.c - a job moving between states (job.h's table) and everything
+ * that moves with it: its placements in the engine, its team's quota
+ * figures and fair-share usage, the running list, the pending counters
+ * and queues, the lists of changed jobs.
+ *
+ * Invariants: a RUNNING job sits at running[run_pos] and holds
+ * spec.replicas placements committed to the engine and charged to its
+ * team; a PENDING job is counted in npending and in its team's pend_n
+ * and pend_milli for its class, and is in its queue; final jobs are in
+ * neither.  Every transition goes through the functions here.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+void gf__reason(struct gf_job *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(j->reason, sizeof(j->reason), fmt, ap);
+	va_end(ap);
+}
+
+int gf__team_get(struct gf_ctl *ctl, const char *name)
+{
+	for (int t = 0; t < ctl->nteams; t++)
+		if (strcmp(ctl->teams[t].name, name) == 0)
+			return t;
+	if (ctl->nteams >= ctl->cfg.nteams + GF__MAX_OPEN_TEAMS)
+		return GF_ETOOBIG;
+	if (ctl->nteams == ctl->teams_cap) {
+		ctl->teams_cap = ctl->teams_cap ? ctl->teams_cap * 2 : 16;
+		ctl->teams = gf_reallocarray(ctl->teams, (size_t)ctl->teams_cap,
+					     sizeof(*ctl->teams));
+	}
+	struct gf__team *t = &ctl->teams[ctl->nteams];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->weight = 1;
+	t->cfg = -1;
+	gf__team_limits(ctl, t, NULL);
+	return ctl->nteams++;
+}
+
+static void pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign)
+{
+	struct gf__team *t = gf__team_of(ctl, j);
+	t->pend_n[j->cls] += sign;
+	t->pend_milli[j->cls] += sign * j->milli;
+	ctl->npending += sign;
+}
+
+static void running_add(struct gf_ctl *ctl, int jid)
+{
+	if (ctl->nrunning == ctl->running_cap) {
+		ctl->running_cap = ctl->running_cap ? ctl->running_cap * 2 : 64;
+		ctl->running =
+			gf_reallocarray(ctl->running, (size_t)ctl->running_cap,
+					sizeof(*ctl->running));
+	}
+	ctl->jr[jid].run_pos = ctl->nrunning;
+	ctl->running[ctl->nrunning++] = jid;
+}
+
+static void running_remove(struct gf_ctl *ctl, int jid)
+{
+	int pos = ctl->jr[jid].run_pos;
+	int last = ctl->running[--ctl->nrunning];
+	ctl->running[pos] = last;
+	ctl->jr[last].run_pos = pos;
+	ctl->jr[jid].run_pos = -1;
+}
+
+/* A job now running on pl (charged, listed); the caller set its state. */
+static void hold(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
+		 int block)
+{
+	struct gf_job *job = ctl->jr[jid].job;
+	job->place = pl;
+	job->block = block;
+	job->reason[0] = '\0';
+	gf__quota_charge(ctl, &ctl->jr[jid], pl, +1);
+	running_add(ctl, jid);
+}
+
+void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
+	       int64_t now)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	pend_count(ctl, j, -1);
+	j->job->state = GF_JOB_RUNNING;
+	j->job->started_ms = now;
+	j->job->attempts++;
+	hold(ctl, jid, pl, block);
+}
+
+void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
+		  int block)
+{
+	hold(ctl, jid, pl, block);
+}
+
+void gf__stop(struct gf_ctl *ctl, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf_job *job = j->job;
+	gf__unplace_job(ctl, jid, job->place);
+	gf__quota_charge(ctl, j, job->place, -1);
+	gf_free(job->place);
+	job->block = -1;
+	running_remove(ctl, jid);
+}
+
+void gf__enqueue(struct gf_ctl *ctl, int jid)
+{
+	pend_count(ctl, &ctl->jr[jid], +1);
+	gf__queue_push(ctl, jid);
+	gf__order_push(ctl, jid);
+}
+
+void gf__to_pending(struct gf_ctl *ctl, int jid, const char *reason)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (j->job->state == GF_JOB_RUNNING)
+		gf__stop(ctl, jid);
+	j->job->state = GF_JOB_PENDING;
+	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
+	gf__enqueue(ctl, jid);
+}
+
+void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
+		  int64_t now, const char *reason)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (j->job->state == GF_JOB_RUNNING)
+		gf__stop(ctl, jid);
+	else if (j->job->state == GF_JOB_PENDING)
+		pend_count(ctl, j, -1);
+	j->job->state = st;
+	j->job->ended_ms = now;
+	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
+}
+
+static void push_id(int **a, int *n, int *cap, int v)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*a = gf_reallocarray(*a, (size_t)*cap, sizeof(**a));
+	}
+	(*a)[(*n)++] = v;
+}
+
+void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (ps == NULL || ps->out == NULL || j->mark == ps->pass)
+		return;
+	j->mark = ps->pass;
+	struct gf_ctl_changes *ch = ps->out;
+	if (ch->n == ch->cap) {
+		ch->cap = ch->cap ? ch->cap * 2 : 64;
+		ch->ids = gf_reallocarray(ch->ids, (size_t)ch->cap,
+					  sizeof(*ch->ids));
+	}
+	ch->ids[ch->n++] = j->job->id;
+}
+
+void gf__later(struct gf_ctl *ctl, int jid)
+{
+	push_id(&ctl->later, &ctl->nlater, &ctl->later_cap, jid);
+}
+
+void gf_ctl_changes_release(struct gf_ctl_changes *ch)
+{
+	if (ch == NULL)
+		return;
+	gf_free(ch->ids);
+	ch->n = ch->cap = 0;
+}

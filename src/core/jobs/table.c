@@ -1,0 +1,313 @@
+/*
+ * table.c - the job table: jobs the store committed (gf_ctl_add), found
+ * by id and listed in submission order; a restart's RUNNING jobs
+ * restored onto the engine; and the transitions callers ask for outside
+ * a pass: cancel, finish, requeue.
+ *
+ * Invariants: jr[] never moves a job (jrec indexes are stable; jobs are
+ * never removed, final ones stay for listing); by_seq lists every jrec
+ * once by ascending seq; id_hash finds each id (load at most 1/2); ids
+ * are unique.  A call that fails changes nothing and takes nothing.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211u;
+	return h;
+}
+
+static int id_slot(const struct gf_ctl *ctl, const char *id)
+{
+	int s = (int)(hash_str(id) % (uint64_t)ctl->id_cap);
+	while (ctl->id_hash[s] &&
+	       strcmp(ctl->jr[ctl->id_hash[s] - 1].job->id, id) != 0)
+		s = (s + 1) % ctl->id_cap;
+	return s;
+}
+
+static int find(const struct gf_ctl *ctl, const char *id)
+{
+	if (ctl->id_cap == 0 || id == NULL || !memchr(id, '\0', GF_JOB_ID_MAX))
+		return -1;
+	return ctl->id_hash[id_slot(ctl, id)] - 1;
+}
+
+static void id_grow(struct gf_ctl *ctl)
+{
+	if (2 * (ctl->njr + 1) <= ctl->id_cap)
+		return;
+	gf_free(ctl->id_hash);
+	ctl->id_cap = ctl->id_cap ? ctl->id_cap * 2 : 1024;
+	ctl->id_hash = gf_calloc((size_t)ctl->id_cap, sizeof(int));
+	for (int i = 0; i < ctl->njr; i++)
+		ctl->id_hash[id_slot(ctl, ctl->jr[i].job->id)] = i + 1;
+}
+
+/* by_seq: append in submission order, insert otherwise. */
+static void seq_insert(struct gf_ctl *ctl, int jid)
+{
+	uint64_t seq = ctl->jr[jid].job->seq;
+	int lo = 0, hi = ctl->njr;
+	if (ctl->njr > 0 && ctl->jr[ctl->by_seq[ctl->njr - 1]].job->seq < seq)
+		lo = ctl->njr;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (ctl->jr[ctl->by_seq[mid]].job->seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(ctl->by_seq + lo + 1, ctl->by_seq + lo,
+		(size_t)(ctl->njr - lo) * sizeof(int));
+	ctl->by_seq[lo] = jid;
+}
+
+/* What the core keeps beside the job: request, kinds, runtime, share. */
+static void derive(struct gf_ctl *ctl, struct gf__jrec *j)
+{
+	const struct gf_job_spec *s = &j->job->spec;
+	struct gf_req *r = &j->req;
+	memset(r, 0, sizeof(*r));
+	r->cpu = s->cpu_milli;
+	r->mem = s->memory_mib;
+	j->model = s->gpu_model[0] ? gf__model_find(ctl->c, s->gpu_model) : -1;
+	if (s->gpu_model[0] && j->model < 0)
+		j->model = -2;
+	j->prof = s->mig_profile[0] ? gf__prof_find(ctl, s->mig_profile) : -1;
+	if (s->mig_profile[0] && j->prof < 0)
+		j->prof = -2;
+	if (s->gpus > 0) {
+		r->ngpus = (uint16_t)s->gpus;
+		r->gpu_milli = GF_GPU_MILLI;
+		j->milli = (int64_t)s->gpus * GF_GPU_MILLI;
+	} else if (s->gpu_milli > 0) {
+		r->ngpus = 1;
+		r->gpu_milli = (int16_t)s->gpu_milli;
+		j->milli = s->gpu_milli;
+	} else if (j->prof >= 0) {
+		j->milli = ctl->prof_milli[j->prof];
+	}
+	j->milli *= s->replicas;
+	if (j->model >= 0) {
+		r->spec = UINT32_C(1) << j->model;
+		r->spec_key = (uint16_t)(j->model + 1);
+	}
+	if (s->replicas > 1 && r->ngpus > 0)
+		r->flags = GF_REQ_MULTINODE;
+	int64_t max_s = s->max_runtime_s > 0
+				? s->max_runtime_s
+				: ctl->cfg.classes[j->cls].max_runtime_s;
+	j->max_ms = max_s * 1000;
+	gf_sched_classify(ctl->s, r);
+}
+
+/* Commit a RUNNING job's placements; 0, or why not (rolled back). */
+static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
+{
+	struct gf_job *job = ctl->jr[jid].job;
+	int R = job->spec.replicas, block = -1, done = 0;
+	for (; done < R; done++) {
+		struct gf_job_place *pl = &job->place[done];
+		int node = gf__node_find(ctl, pl->node_name);
+		if (node < 0) {
+			snprintf(why, size, "node %.*s is gone",
+				 GF_JOB_NODE_MAX - 1, pl->node_name);
+			break;
+		}
+		int b = ctl->nodes[node].block;
+		if (block >= 0 && b != block) {
+			snprintf(why, size, "replicas in blocks %d and %d",
+				 block, b);
+			break;
+		}
+		block = b;
+		pl->node = node;
+		if (gf__replica_commit(ctl, jid, pl)) {
+			snprintf(why, size, "replica %d no longer fits on %s",
+				 done, pl->node_name);
+			break;
+		}
+	}
+	if (done == R) {
+		gf__restored(ctl, jid, job->place, block);
+		return 0;
+	}
+	gf__unplace_some(ctl, jid, job->place, done);
+	gf_free(job->place);
+	job->block = -1;
+	job->state = GF_JOB_PENDING;
+	return GF_EINVAL;
+}
+
+/* The checks gf_ctl_add makes before it takes anything. */
+static int add_check(struct gf_ctl *ctl, const struct gf_job *job,
+		     struct gf_err *e)
+{
+	char msg[GF_ERR_MSG_MAX];
+	if (job == NULL)
+		return gf_err_set(e, GF_EINVAL, "no job");
+	if (gf_job_check(job, msg, sizeof(msg)))
+		return gf_err_set(e, GF_EINVAL, "%s", msg);
+	if (ctl->njr >= GF_CTL_MAX_JOBS)
+		return gf_err_set(e, GF_ETOOBIG, "more than %d jobs",
+				  GF_CTL_MAX_JOBS);
+	if (find(ctl, job->id) >= 0)
+		return gf_err_set(e, GF_ECONFLICT, "job %s is already known",
+				  job->id);
+	if (gf__team_get(ctl, job->spec.team) < 0)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "more than %d teams outside the config",
+				  GF__MAX_OPEN_TEAMS);
+	return 0;
+}
+
+static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
+{
+	if (ctl->njr == ctl->jr_cap) {
+		ctl->jr_cap = ctl->jr_cap ? ctl->jr_cap * 2 : 256;
+		ctl->jr = gf_reallocarray(ctl->jr, (size_t)ctl->jr_cap,
+					  sizeof(*ctl->jr));
+		ctl->by_seq = gf_reallocarray(ctl->by_seq, (size_t)ctl->jr_cap,
+					      sizeof(int));
+	}
+	id_grow(ctl);
+	int jid = ctl->njr;
+	struct gf__jrec *j = &ctl->jr[jid];
+	memset(j, 0, sizeof(*j));
+	j->job = job;
+	j->team = gf__team_get(ctl, job->spec.team);
+	j->cls = gf__class_find(ctl, job->spec.class_name);
+	if (j->cls < 0) /* the class left the config: its jobs are batch */
+		j->cls = gf__class_find(ctl, "batch");
+	j->run_pos = -1;
+	j->mask = -1;
+	derive(ctl, j);
+	seq_insert(ctl, jid);
+	ctl->id_hash[id_slot(ctl, job->id)] = jid + 1;
+	ctl->njr++;
+	return jid;
+}
+
+int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
+{
+	gf_err_clear(e);
+	int rc = add_check(ctl, job, e);
+	if (rc)
+		return rc;
+	int jid = add_jrec(ctl, job);
+	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf_err why;
+	if (gf__admit_spec(ctl, &job->spec, false, &why) == GF_ENEVER)
+		j->never = true;
+	if (!gf_job_is_final(job->state))
+		ctl->typ_added += job->spec.replicas;
+	if (job->state == GF_JOB_RUNNING) {
+		char msg[GF_JOB_REASON_MAX];
+		if (restore(ctl, jid, msg, sizeof(msg)) == 0)
+			return 0;
+		gf__reason(job, "restored placement no longer fits: %s", msg);
+		gf__later(ctl, jid);
+	}
+	if (job->state == GF_JOB_PENDING) {
+		if (j->never)
+			gf__reason(job, "can never be placed here: %s",
+				   why.msg);
+		gf__enqueue(ctl, jid);
+	}
+	return 0;
+}
+
+const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id)
+{
+	int jid = find(ctl, id);
+	return jid >= 0 ? ctl->jr[jid].job : NULL;
+}
+
+int gf_ctl_njobs(const struct gf_ctl *ctl)
+{
+	return ctl->njr;
+}
+
+const struct gf_job *gf_ctl_job_at(const struct gf_ctl *ctl, int i)
+{
+	return i >= 0 && i < ctl->njr ? ctl->jr[ctl->by_seq[i]].job : NULL;
+}
+
+/* The job named id in a state the call allows, or an error. */
+static int lookup(struct gf_ctl *ctl, const char *id, int64_t now_ms,
+		  bool running_only, struct gf_err *e)
+{
+	gf_err_clear(e);
+	int jid = find(ctl, id);
+	if (jid < 0)
+		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
+				  GF_JOB_ID_MAX, id ? id : "");
+	const struct gf_job *job = ctl->jr[jid].job;
+	if (gf_job_is_final(job->state) ||
+	    (running_only && job->state != GF_JOB_RUNNING))
+		return gf_err_set(e, GF_ECONFLICT, "job %s is %s", job->id,
+				  gf_job_state_name(job->state));
+	if (now_ms <= 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "time %lld: expected ms since the epoch",
+				  (long long)now_ms);
+	return jid;
+}
+
+int gf_ctl_cancel(struct gf_ctl *ctl, const char *id, int64_t now_ms,
+		  struct gf_err *e)
+{
+	int jid = lookup(ctl, id, now_ms, false, e);
+	if (jid < 0)
+		return jid;
+	gf__to_final(ctl, jid, GF_JOB_CANCELLED, now_ms, "cancelled");
+	return 0;
+}
+
+int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
+		  int64_t now_ms, struct gf_err *e)
+{
+	int jid = lookup(ctl, id, now_ms, true, e);
+	if (jid < 0)
+		return jid;
+	char why[64];
+	snprintf(why, sizeof(why), "exited with code %d", exit_code);
+	ctl->jr[jid].job->exit_code = exit_code;
+	gf__to_final(ctl, jid,
+		     exit_code == 0 ? GF_JOB_SUCCEEDED : GF_JOB_FAILED, now_ms,
+		     why);
+	return 0;
+}
+
+int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
+		   int64_t now_ms, struct gf_err *e)
+{
+	int jid = lookup(ctl, id, now_ms, true, e);
+	if (jid < 0)
+		return jid;
+	struct gf_job *job = ctl->jr[jid].job;
+	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
+	int most = cl->max_attempts > 0 ? cl->max_attempts : 3;
+	int failures = job->attempts - job->preemptions;
+	char why[GF_JOB_REASON_MAX];
+	if (reason == NULL || reason[0] == '\0')
+		reason = "node lost";
+	if (failures < most) {
+		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
+			 reason);
+		gf__to_pending(ctl, jid, why);
+		return 0;
+	}
+	snprintf(why, sizeof(why), "%.100s (after %d attempts)", reason,
+		 failures);
+	gf__to_final(ctl, jid, GF_JOB_FAILED, now_ms, why);
+	return 0;
+}

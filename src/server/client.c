@@ -1,0 +1,314 @@
+/*
+ * client.c - the shared HTTP client (client.h) on libcurl's easy API.
+ *
+ * Invariants: libcurl is initialised once per process (pthread_once)
+ * and never cleaned up (its global state lives as long as the process);
+ * a handle is used by one thread at a time (struct gf_client is one
+ * thread's, a one-shot call makes its own); no call raises a signal
+ * (CURLOPT_NOSIGNAL); an answer's body never grows past answer_max; the
+ * cause of a failure is put in words here, once, for every caller.
+ */
+#include "server/client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/log.h"
+#include "util/mem.h"
+
+struct gf_client {
+	CURL *h;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_init(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static CURL *new_handle(void)
+{
+	pthread_once(&curl_once, curl_init);
+	CURL *h = curl_easy_init();
+	if (!h) {
+		fprintf(stderr, "gpufleet: libcurl cannot make a handle\n");
+		abort(); /* out of memory, as util/mem.c does */
+	}
+	return h;
+}
+
+struct gf_client *gf_client_new(void)
+{
+	struct gf_client *c = gf_calloc(1, sizeof(*c));
+	c->h = new_handle();
+	return c;
+}
+
+void gf_client_free(struct gf_client *c)
+{
+	if (!c)
+		return;
+	curl_easy_cleanup(c->h);
+	gf_free(c);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *cls)
+{
+	struct gf_buf *b = cls;
+	size_t len = size * n;
+	return gf_buf_append(b, p, len) == 0 ? len : 0;
+}
+
+/* Loopback never through a proxy; the rest as no_proxy says. */
+static void no_proxy(char *out, size_t size)
+{
+	const char *env = getenv("no_proxy");
+	if (!env || !*env)
+		env = getenv("NO_PROXY");
+	snprintf(out, size, "localhost,127.0.0.1,::1%s%s",
+		 env && *env ? "," : "", env && *env ? env : "");
+}
+
+/* "10 s", or "1500 ms" */
+static void duration(long ms, char *out, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(out, size, "%ld s", ms / 1000);
+	else
+		snprintf(out, size, "%ld ms", ms);
+}
+
+/* The host part of a URL, for messages. */
+static void host_of(const char *url, char *out, size_t size)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	size_t n = strcspn(p, ":/?#");
+	snprintf(out, size, "%.*s", (int)(n < 200 ? n : 200), p);
+}
+
+/* The cause of a failed exchange in words (a->why); its code. */
+static int cause(CURL *h, CURLcode rc, const struct gf_client_req *q,
+		 long timeout_ms, const char *errbuf,
+		 struct gf_client_answer *a)
+{
+	long os = 0;
+	char t[32], host[208];
+	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os);
+	const char *lib = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		duration(timeout_ms, t, sizeof(t));
+		snprintf(a->why, sizeof(a->why), "no answer within %s", t);
+		return -ETIMEDOUT;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		host_of(q->url, host, sizeof(host));
+		snprintf(a->why, sizeof(a->why), "cannot resolve '%s'", host);
+		return GF_ENOTFOUND;
+	case CURLE_WRITE_ERROR:
+	case CURLE_FILESIZE_EXCEEDED:
+		snprintf(a->why, sizeof(a->why), "answer larger than %zu bytes",
+			 a->body.cap);
+		if (a->body.cap % (1u << 20) == 0)
+			snprintf(a->why, sizeof(a->why),
+				 "answer larger than %zu MiB",
+				 a->body.cap >> 20);
+		return GF_ETOOBIG;
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+		snprintf(a->why, sizeof(a->why), "%s", lib);
+		return GF_EINVAL;
+	case CURLE_GOT_NOTHING:
+		snprintf(a->why, sizeof(a->why),
+			 "the connection closed without an answer");
+		return GF_EPARSE;
+	case CURLE_WEIRD_SERVER_REPLY:
+		snprintf(a->why, sizeof(a->why), "not an HTTP answer (%.200s)",
+			 lib);
+		return GF_EPARSE;
+	default:
+		break;
+	}
+	if (os > 0) {
+		snprintf(a->why, sizeof(a->why), "%s", gf_strerror(-(int)os));
+		return -(int)os;
+	}
+	snprintf(a->why, sizeof(a->why), "%s", lib);
+	return -EIO;
+}
+
+/* Method and body options; false when the method is not one we send. */
+static bool set_method(CURL *h, const struct gf_client_req *q)
+{
+	unsigned m = q->method ? q->method : GF_HTTP_GET;
+	if (q->body || m == GF_HTTP_POST || m == GF_HTTP_PUT) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+				 q->body ? (const char *)q->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)(q->body ? q->body_len : 0));
+	}
+	switch (m) {
+	case GF_HTTP_GET:
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+		return q->body == NULL;
+	case GF_HTTP_HEAD:
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+		return q->body == NULL;
+	case GF_HTTP_POST:
+		return true;
+	case GF_HTTP_PUT:
+	case GF_HTTP_DELETE:
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+				 gf_http_method_name(m));
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The request's headers; NULL with why set when a value would break
+ * the header block. */
+static struct curl_slist *headers(const struct gf_client_req *q, char *why,
+				  size_t wsize)
+{
+	struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+	char line[1024];
+	if (q->token) {
+		if (strpbrk(q->token, "\r\n") ||
+		    strlen(q->token) > sizeof(line) - 32) {
+			snprintf(why, wsize,
+				 "the token is not one header line");
+			curl_slist_free_all(l);
+			return NULL;
+		}
+		snprintf(line, sizeof(line), "Authorization: Bearer %s",
+			 q->token);
+		l = curl_slist_append(l, line);
+	}
+	if (q->body) {
+		snprintf(line, sizeof(line), "Content-Type: %s",
+			 q->content_type ? q->content_type
+					 : "application/json");
+		l = curl_slist_append(l, line);
+	}
+	return l;
+}
+
+int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
+		      struct gf_client_answer *a, struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	gf_buf_init(&a->body,
+		    q->answer_max ? q->answer_max : GF_CLIENT_ANSWER_MAX);
+	const char *m =
+		gf_http_method_name(q->method ? q->method : GF_HTTP_GET);
+	const char *url = q->url ? q->url : "";
+	long tmo = q->timeout_ms > 0 ? q->timeout_ms : GF_CLIENT_TIMEOUT_MS;
+	CURL *h = c ? c->h : new_handle();
+	if (c)
+		curl_easy_reset(h); /* options only: connections stay */
+	struct curl_slist *hdrs = headers(q, a->why, sizeof(a->why));
+	int rc = GF_EINVAL;
+	if (!hdrs || !set_method(h, q)) {
+		if (hdrs)
+			snprintf(a->why, sizeof(a->why),
+				 "%s takes no body here", m);
+		goto out;
+	}
+	char errbuf[CURL_ERROR_SIZE] = "", np[512];
+	no_proxy(np, sizeof(np));
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, np);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "gpufleet");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
+	CURLcode cr = curl_easy_perform(h);
+	double secs = 0;
+	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME, &secs);
+	a->ms = secs * 1e3;
+	if (cr != CURLE_OK) {
+		rc = cause(h, cr, q, tmo, errbuf, a);
+		goto out;
+	}
+	const char *type = NULL;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &type);
+	snprintf(a->content_type, sizeof(a->content_type), "%s",
+		 type ? type : "");
+	rc = 0;
+out:
+	/* the handle keeps no pointer into this call's storage */
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	if (!c)
+		curl_easy_cleanup(h);
+	if (rc)
+		gf_err_set(e, rc, "cannot %s %s: %s", m, url, a->why);
+	if (rc)
+		gf_log(GF_LOG_DEBUG, "http", "%s %s: %s after %.1f ms", m, url,
+		       a->why, a->ms);
+	else
+		gf_log(GF_LOG_DEBUG, "http", "%s %s: %ld, %zu bytes in %.1f ms",
+		       m, url, a->status, a->body.len, a->ms);
+	return rc;
+}
+
+void gf_client_answer_release(struct gf_client_answer *a)
+{
+	gf_buf_release(&a->body);
+}
+
+const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
+			       size_t size)
+{
+	const char *p = in;
+	char host[256];
+	if (strncasecmp(p, "http://", 7) == 0)
+		p += 7;
+	else if (strstr(p, "://"))
+		return "expected http://HOST:PORT (gpufleet serves plain "
+		       "http)";
+	const char *slash = strchr(p, '/');
+	if (slash && strcmp(slash, "/") != 0)
+		return "expected no path: the address only, like "
+		       "http://127.0.0.1:9400/";
+	size_t len = slash ? (size_t)(slash - p) : strlen(p);
+	const char *colon = memchr(p, ':', len);
+	size_t hlen = colon ? (size_t)(colon - p) : len;
+	if (hlen == 0)
+		return "expected a host before the port, like "
+		       "127.0.0.1:9400";
+	if (hlen >= sizeof(host))
+		return "host name too long";
+	memcpy(host, p, hlen);
+	host[hlen] = '\0';
+	long port = default_port;
+	if (colon) {
+		size_t plen = len - hlen - 1;
+		char digits[8] = "", *end;
+		if (plen > 0 && plen < sizeof(digits))
+			memcpy(digits, colon + 1, plen);
+		port = strtol(digits, &end, 10);
+		if (plen == 0 || plen >= sizeof(digits) || *end ||
+		    digits[0] == '-' || digits[0] == '+' || port < 1 ||
+		    port > 65535)
+			return "expected a port from 1 to 65535 after the host";
+	}
+	snprintf(out, size, "http://%s:%ld", host, port);
+	return NULL;
+}

@@ -1,0 +1,84 @@
+/*
+ * client.h - the HTTP client services and commands share (libcurl):
+ * `gpufleet diagnose` asking an agent today; `gpufleet submit/jobs/
+ * cancel` and agent registration with the controller next.
+ *
+ *   struct gf_client_req q = { .method = GF_HTTP_POST,
+ *                              .url = "http://127.0.0.1:9300/v1/jobs",
+ *                              .token = token, .body = json,
+ *                              .body_len = len };
+ *   struct gf_client_answer a;
+ *   if (gf_client_request(NULL, &q, &a, &e) != 0)
+ *           fail("%s", e.msg);  // "cannot POST http://...: Connection refused"
+ *   ... a.status, gf_buf_str(&a.body) ...
+ *   gf_client_answer_release(&a);
+ *
+ * Every exchange has a total timeout (connect, send, wait, receive) and
+ * a cap on the answer's body.  Any HTTP status is an answer (0 returned):
+ * the caller judges it.  Redirects are not followed.  Proxies come from
+ * the environment as for curl(1) (http_proxy, no_proxy), except that
+ * loopback addresses never go through one.
+ */
+#ifndef GF_SERVER_CLIENT_H
+#define GF_SERVER_CLIENT_H
+
+#include <stddef.h>
+
+#include <gpufleet/err.h>
+
+#include "server/router.h"
+#include "util/buf.h"
+
+#define GF_CLIENT_TIMEOUT_MS 10000
+#define GF_CLIENT_ANSWER_MAX (16u << 20)
+
+struct gf_client_req {
+	unsigned method;	  /* GF_HTTP_*; 0: GET */
+	const char *url;	  /* http://HOST:PORT/path?query */
+	const char *token;	  /* sent as "Authorization: Bearer TOKEN" */
+	const void *body;	  /* POST/PUT body, or NULL */
+	size_t body_len;	  /* its bytes */
+	const char *content_type; /* of the body; NULL: application/json */
+	long timeout_ms;	  /* the whole exchange; 0: 10 s */
+	size_t answer_max;	  /* cap on the answer's body; 0: 16 MiB */
+};
+
+struct gf_client_answer {
+	long status;		/* HTTP status */
+	char content_type[128]; /* "" when the server gave none */
+	struct gf_buf body;	/* release with gf_client_answer_release() */
+	double ms;		/* time the exchange took */
+	char why[256];		/* on failure, the cause alone */
+};
+
+/* A connection cache for one thread's repeated calls (keep-alive); one
+ * per thread, never shared. */
+struct gf_client;
+struct gf_client *gf_client_new(void);
+void gf_client_free(struct gf_client *c);
+
+/*
+ * Send q and read the answer into *a (caller's storage; release it in
+ * every case).  c: a client to reuse connections, or NULL for a one-shot
+ * exchange.  Returns 0 when an HTTP answer came (any status), else a
+ * negative code with e->msg naming the method, the URL and the cause,
+ * and a->why the cause alone: -ECONNREFUSED and other -errno of the
+ * connection ("Connection refused"), GF_ENOTFOUND ("cannot resolve
+ * 'x'"), -ETIMEDOUT ("no answer within 10 s"), GF_ETOOBIG ("answer
+ * larger than 16 MiB"), GF_EINVAL (a URL libcurl refuses), GF_EPARSE
+ * (not an HTTP answer).  Thread-safe with distinct c (or NULL).
+ */
+int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
+		      struct gf_client_answer *a, struct gf_err *e);
+void gf_client_answer_release(struct gf_client_answer *a);
+
+/*
+ * A service address as users type it: HOST, HOST:PORT, http://HOST:PORT
+ * or http://HOST:PORT/ (default_port when none is given), into out as
+ * "http://HOST:PORT" (no trailing '/': append a path).  NULL when good,
+ * or what is wrong: a path, another scheme, a bad port, a long host.
+ */
+const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
+			       size_t size);
+
+#endif

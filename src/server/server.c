@@ -1,0 +1,625 @@
+/*
+ * server.c - the HTTP runtime of server.h on libmicrohttpd (MHD).
+ *
+ * A request's life, on its connection's thread (MHD calls on_request
+ * several times per request, then on_done once):
+ *
+ *   headers in    first call: route it (404/405/414), refuse it while
+ *                 stopping (503) or when its Content-Length passes the
+ *                 cap (413), before a byte of the body; else count it in
+ *                 flight
+ *   body chunk    appended to a gf_buf capped at the route's body_max;
+ *                 past the cap, dropped and counted (413 at the end),
+ *                 and the connection cut past GF_SERVER_DRAIN_MAX more
+ *   all in        the handler runs and answers (500 if it did not)
+ *   on_done       logged, freed, no longer in flight
+ *
+ * Invariants: a request is in flight (s->in_flight) from its first call
+ * to on_done, which MHD calls for every request it showed us; at most
+ * one answer is queued per request; gf_server_stop() waits for
+ * in_flight to reach 0 (or drain_ms) after quiescing, before
+ * MHD_stop_daemon() closes what is left.  Lock: s->lock guards
+ * in_flight only, and is never held while calling out.
+ */
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server_int.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+struct gf_server {
+	struct MHD_Daemon *d;
+	int fd; /* the listening socket: ours, closed after the daemon */
+	const struct gf_route *routes;
+	int nroutes;
+	struct gf_server_opts o; /* defaults filled in */
+	char url[64];
+	unsigned port;
+	atomic_bool stopping;
+	pthread_mutex_t lock;
+	pthread_cond_t idle; /* signalled when in_flight drops to 0 */
+	int in_flight;	     /* under lock */
+};
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* --- listening ------------------------------------------------------- */
+
+static const char *parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = s ? strrchr(s, ':') : NULL;
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return "expected IPv4:PORT like 127.0.0.1:9400";
+	if (colon == s)
+		return "no address before the port: 127.0.0.1:PORT for "
+		       "loopback, 0.0.0.0:PORT for every interface";
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end || port < 0 || port > 65535)
+		return "expected a port from 0 (any free one) to 65535";
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return "expected IPv4:PORT like 127.0.0.1:9400";
+	return NULL;
+}
+
+const char *gf_server_listen_check(const char *listen)
+{
+	struct sockaddr_in sa;
+	return parse_listen(listen, &sa);
+}
+
+/* A socket bound to o->listen and listening; the fd, or -errno / GF_EINVAL
+ * with e set.  The address bound goes into s->url and s->port. */
+static int listen_on(struct gf_server *s, struct gf_err *e)
+{
+	struct sockaddr_in sa, bound;
+	const char *why = parse_listen(s->o.listen, &sa);
+	if (why)
+		return gf_err_set(e, GF_EINVAL, "cannot parse '%s': %s",
+				  s->o.listen ? s->o.listen : "(null)", why);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return gf_err_set(e, -errno, "cannot listen on '%s': %s",
+				  s->o.listen, gf_strerror(-errno));
+	int one = 1;
+	socklen_t len = sizeof(bound);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(fd, 128) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&bound, &len) != 0) {
+		int err = -errno;
+		close(fd);
+		return gf_err_set(e, err, "cannot listen on '%s': %s",
+				  s->o.listen, gf_strerror(err));
+	}
+	char ip[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &bound.sin_addr, ip, sizeof(ip));
+	s->port = ntohs(bound.sin_port);
+	snprintf(s->url, sizeof(s->url), "http://%s:%u/", ip, s->port);
+	return fd;
+}
+
+/* --- requests in flight ---------------------------------------------- */
+
+static void flight(struct gf_server *s, int delta)
+{
+	pthread_mutex_lock(&s->lock);
+	s->in_flight += delta;
+	if (s->in_flight == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static struct gf_http_req *req_new(struct gf_server *s,
+				   struct MHD_Connection *conn,
+				   const char *path, const char *method)
+{
+	struct gf_http_req *r = gf_calloc(1, sizeof(*r));
+	r->srv = s;
+	r->conn = conn;
+	r->path = path;
+	r->method_s = method;
+	r->method = gf_http_method_parse(method);
+	r->t0_ms = mono_ms();
+	snprintf(r->client, sizeof(r->client), "?");
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET) {
+		const struct sockaddr_in *in =
+			(const struct sockaddr_in *)(const void *)
+				ci->client_addr;
+		char ip[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+		snprintf(r->client, sizeof(r->client), "%s:%u", ip,
+			 ntohs(in->sin_port));
+	}
+	return r;
+}
+
+static void req_free(struct gf_http_req *r)
+{
+	for (int i = 0; i < r->nheaders; i++) {
+		gf_free(r->hname[i]);
+		gf_free(r->hvalue[i]);
+	}
+	gf_buf_release(&r->body);
+	gf_free(r);
+}
+
+/* --- answers --------------------------------------------------------- */
+
+int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
+		       struct MHD_Response *resp, size_t len)
+{
+	if (!resp)
+		return GF_EINVAL;
+	if (r->replied) {
+		MHD_destroy_response(resp);
+		return GF_EINVAL;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	for (int i = 0; i < r->nheaders; i++)
+		MHD_add_response_header(resp, r->hname[i], r->hvalue[i]);
+	if (atomic_load(&r->srv->stopping))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+					"close");
+	r->replied = true;
+	r->status = status;
+	r->sent = len;
+	if (MHD_queue_response(r->conn, status, resp) != MHD_YES)
+		r->queue_failed = true;
+	MHD_destroy_response(resp);
+	return r->queue_failed ? GF_EINVAL : 0;
+}
+
+int gf_reply(struct gf_http_req *r, unsigned status, const char *type,
+	     const void *body, size_t len)
+{
+	if (r->replied)
+		return GF_EINVAL;
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+		len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
+	return gf__reply_response(r, status, type, resp, len);
+}
+
+int gf_reply_json(struct gf_http_req *r, unsigned status,
+		  const struct gf_buf *b)
+{
+	return gf_reply(r, status, "application/json", gf_buf_str(b), b->len);
+}
+
+int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
+		   const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 8192);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "error", error);
+	gf_json_str(&j, "detail", detail);
+	gf_json_obj_end(&j);
+	int rc = gf_reply_json(r, status, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+int gf_reply_header(struct gf_http_req *r, const char *name, const char *value)
+{
+	if (r->nheaders == GF_SERVER_MAX_HEADERS)
+		return GF_ETOOBIG;
+	r->hname[r->nheaders] = gf_strdup(name);
+	r->hvalue[r->nheaders] = gf_strdup(value);
+	r->nheaders++;
+	return 0;
+}
+
+/* --- the request, for handlers --------------------------------------- */
+
+unsigned gf_req_method(const struct gf_http_req *r)
+{
+	return r->method;
+}
+
+const char *gf_req_path(const struct gf_http_req *r)
+{
+	return r->path;
+}
+
+const char *gf_req_param(const struct gf_http_req *r, const char *name)
+{
+	return gf_route_param(&r->match, name);
+}
+
+const char *gf_req_query(const struct gf_http_req *r, const char *name)
+{
+	const char *v = NULL;
+	size_t len = 0;
+	if (MHD_lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, name,
+					  strlen(name), &v, &len) != MHD_YES)
+		return NULL;
+	return v ? v : "";
+}
+
+const char *gf_req_header(const struct gf_http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *gf_req_bearer(const struct gf_http_req *r)
+{
+	const char *a = gf_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!a || strncasecmp(a, "Bearer ", 7) != 0)
+		return NULL;
+	a += 7;
+	while (*a == ' ')
+		a++;
+	return *a ? a : NULL;
+}
+
+const char *gf_req_body(const struct gf_http_req *r, size_t *len)
+{
+	*len = r->body.len;
+	return gf_buf_str(&r->body);
+}
+
+const char *gf_req_client(const struct gf_http_req *r)
+{
+	return r->client;
+}
+
+int gf_req_json(struct gf_http_req *r, struct gf_jv **out)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	*out = NULL;
+	if (r->body.len == 0) {
+		gf_reply_error(r, 400, "malformed-json",
+			       "expected a JSON body, got none");
+		return GF_EPARSE;
+	}
+	int rc = gf_jv_parse(gf_buf_str(&r->body), r->body.len, out, &e);
+	if (rc)
+		gf_reply_error(r, 400, "malformed-json", "%s", e.msg);
+	return rc;
+}
+
+/* --- libmicrohttpd's callbacks --------------------------------------- */
+
+/* A refusal decided on the first call: its status, code and detail. */
+static void refuse(struct gf_http_req *r, unsigned status, const char *code,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void refuse(struct gf_http_req *r, unsigned status, const char *code,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->refusal, sizeof(r->refusal), fmt, ap);
+	va_end(ap);
+	r->refused = status;
+	r->refused_code = code;
+}
+
+static void send_refusal(struct gf_http_req *r)
+{
+	gf_reply_error(r, r->refused, r->refused_code, "%s", r->refusal);
+}
+
+/*
+ * The first call, headers in: what can be refused before the body is.
+ * A refusal of a request with a body is sent now (libmicrohttpd then
+ * skips the body and closes the connection); one without waits for the
+ * final call, so that the connection stays open for the next request.
+ */
+static void first_call(struct gf_http_req *r)
+{
+	struct gf_server *s = r->srv;
+	gf_route_match(s->routes, s->nroutes, r->method, r->path, &r->match);
+	const struct gf_route *rt =
+		r->match.route >= 0 ? &s->routes[r->match.route] : NULL;
+	r->body_max = rt && rt->body_max ? rt->body_max : s->o.body_max;
+	gf_buf_init(&r->body, r->body_max);
+	const char *cl = gf_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = gf_req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
+	char allow[64];
+	if (atomic_load(&s->stopping)) {
+		refuse(r, 503, "shutting-down", "the server is stopping");
+	} else if (r->match.status == 404) {
+		refuse(r, 404, "not-found", "no route for '%s'", r->path);
+	} else if (r->match.status == 414) {
+		refuse(r, 414, "uri-too-long", "a path of more than %d bytes",
+		       GF_HTTP_PATH_MAX - 1);
+	} else if (r->match.status == 405) {
+		gf_http_allow(r->match.allow, allow, sizeof(allow));
+		gf_reply_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+		refuse(r, 405, "method-not-allowed", "'%s' takes %s, not %s",
+		       r->path, allow, r->method_s);
+	} else if (len > r->body_max) {
+		refuse(r, 413, "body-too-large",
+		       "a body of %llu bytes; %s %s takes at most %zu", len,
+		       r->method_s, r->path, r->body_max);
+	}
+	if (r->refused && (len > 0 || te))
+		send_refusal(r);
+}
+
+static enum MHD_Result take_body(struct gf_http_req *r, const char *data,
+				 size_t *size)
+{
+	size_t n = *size;
+	*size = 0;
+	if (!r->too_big && gf_buf_append(&r->body, data, n) == 0)
+		return MHD_YES;
+	if (!r->too_big) {
+		r->too_big = true;
+		r->dropped = r->body.len; /* what was taken counts too */
+		gf_buf_release(&r->body);
+		gf_buf_init(&r->body, 0);
+	}
+	r->dropped += n;
+	if (r->dropped > (uint64_t)r->body_max + GF_SERVER_DRAIN_MAX) {
+		gf_log(GF_LOG_DEBUG, r->srv->o.name,
+		       "%s %s from %s: body past %zu bytes + %u, cut",
+		       r->method_s, r->path, r->client, r->body_max,
+		       GF_SERVER_DRAIN_MAX);
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/* All of the request is in: the handler answers. */
+static void dispatch(struct gf_http_req *r)
+{
+	struct gf_server *s = r->srv;
+	if (r->too_big) {
+		gf_reply_error(r, 413, "body-too-large",
+			       "a body of more than %zu bytes; %s %s takes "
+			       "at most %zu",
+			       r->body_max, r->method_s, r->path, r->body_max);
+		return;
+	}
+	const struct gf_route *rt = &s->routes[r->match.route];
+	int rc = rt->fn(r, s->o.arg);
+	if (r->replied)
+		return;
+	gf_log(GF_LOG_WARN, s->o.name, "%s %s: %s", r->method_s, r->path,
+	       rc ? gf_strerror(rc) : "the handler gave no answer");
+	gf_reply_error(r, 500, "internal", "%s",
+		       rc ? gf_strerror(rc) : "the handler gave no answer");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **ctx)
+{
+	(void)version;
+	struct gf_server *s = cls;
+	struct gf_http_req *r = *ctx;
+	if (!r) {
+		r = req_new(s, conn, url, method);
+		*ctx = r;
+		flight(s, +1);
+		first_call(r);
+	} else if (*upload_size) {
+		if (r->replied) {
+			*upload_size = 0;
+			return MHD_YES;
+		}
+		return take_body(r, upload, upload_size);
+	} else if (r->refused && !r->replied) {
+		send_refusal(r);
+	} else if (!r->replied) {
+		dispatch(r);
+	}
+	return r->queue_failed ? MHD_NO : MHD_YES;
+}
+
+static void on_done(void *cls, struct MHD_Connection *conn, void **ctx,
+		    enum MHD_RequestTerminationCode toe)
+{
+	(void)conn;
+	struct gf_server *s = cls;
+	struct gf_http_req *r = *ctx;
+	if (!r)
+		return;
+	if (gf_log_get_level() >= GF_LOG_DEBUG)
+		gf_log(GF_LOG_DEBUG, s->o.name,
+		       "%s %s from %s: %u, %zu bytes in %.2f ms%s", r->method_s,
+		       r->path, r->client, r->status, r->sent,
+		       mono_ms() - r->t0_ms,
+		       toe == MHD_REQUEST_TERMINATED_COMPLETED_OK
+			       ? ""
+			       : " (connection closed before the end)");
+	req_free(r);
+	*ctx = NULL;
+	flight(s, -1);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/* libmicrohttpd's own messages (connection limit reached, a client gone
+ * mid-request), one debug line each. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	const struct gf_server *s = cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	gf_log(GF_LOG_DEBUG, s->o.name, "libmicrohttpd: %s", msg);
+}
+
+/* --- start and stop -------------------------------------------------- */
+
+static void defaults(struct gf_server_opts *o)
+{
+	if (!o->name)
+		o->name = "server";
+	if (!o->max_connections)
+		o->max_connections = GF_SERVER_CONNECTIONS;
+	if (!o->idle_timeout_s)
+		o->idle_timeout_s = GF_SERVER_IDLE_S;
+	if (!o->body_max)
+		o->body_max = GF_SERVER_BODY_MAX;
+	if (!o->drain_ms)
+		o->drain_ms = GF_SERVER_DRAIN_MS;
+}
+
+int gf_server_start(struct gf_server **out, const struct gf_route *routes,
+		    int nroutes, const struct gf_server_opts *o,
+		    struct gf_err *e)
+{
+	*out = NULL;
+	if (nroutes < 0 || nroutes > GF_SERVER_MAX_ROUTES)
+		return gf_err_set(e, GF_EINVAL, "%d routes (at most %d)",
+				  nroutes, GF_SERVER_MAX_ROUTES);
+	int rc = gf_routes_check(routes, nroutes, e);
+	if (rc)
+		return rc;
+	struct gf_server *s = gf_calloc(1, sizeof(*s));
+	s->routes = routes;
+	s->nroutes = nroutes;
+	s->o = *o;
+	defaults(&s->o);
+	s->fd = listen_on(s, e);
+	if (s->fd < 0) {
+		rc = s->fd;
+		gf_free(s);
+		return rc;
+	}
+	atomic_init(&s->stopping, false);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->idle, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&s->lock, NULL);
+	/* select(), not poll(): with poll, libmicrohttpd 0.9.75 accepts a
+	 * connection past the limit and closes it at once; with select
+	 * (and the ITC) it stops polling the socket at the limit, so that
+	 * the client waits in the kernel's backlog for a free slot */
+	s->d = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION |
+			MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+		MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	if (!s->d) {
+		close(s->fd);
+		pthread_cond_destroy(&s->idle);
+		pthread_mutex_destroy(&s->lock);
+		gf_free(s);
+		return gf_err_set(e, GF_ENOTSUP,
+				  "cannot serve HTTP on '%s': libmicrohttpd "
+				  "refused to start",
+				  o->listen);
+	}
+	gf_log(GF_LOG_DEBUG, s->o.name,
+	       "serving %d routes on %s (%u connections, %u s idle timeout, "
+	       "bodies up to %zu bytes)",
+	       nroutes, s->url, s->o.max_connections, s->o.idle_timeout_s,
+	       s->o.body_max);
+	*out = s;
+	return 0;
+}
+
+const char *gf_server_url(const struct gf_server *s)
+{
+	return s->url;
+}
+
+unsigned gf_server_port(const struct gf_server *s)
+{
+	return s->port;
+}
+
+bool gf_server_stopping(const struct gf_server *s)
+{
+	return atomic_load(&s->stopping);
+}
+
+/* Wait until no request is in flight or drain_ms passed; how many are
+ * left. */
+static int drain(struct gf_server *s)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += s->o.drain_ms / 1000;
+	until.tv_nsec += (long)(s->o.drain_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->in_flight > 0)
+		if (pthread_cond_timedwait(&s->idle, &s->lock, &until) ==
+		    ETIMEDOUT)
+			break;
+	int left = s->in_flight;
+	pthread_mutex_unlock(&s->lock);
+	return left;
+}
+
+void gf_server_stop(struct gf_server *s)
+{
+	if (!s)
+		return;
+	double t0 = mono_ms();
+	atomic_store(&s->stopping, true);
+	if (s->o.on_stop)
+		s->o.on_stop(s->o.arg);
+	/* no new connection: MHD stops polling the socket, and the kernel
+	 * refuses what would have waited in its backlog */
+	MHD_quiesce_daemon(s->d);
+	shutdown(s->fd, SHUT_RDWR);
+	int left = drain(s);
+	if (left)
+		gf_log(GF_LOG_WARN, s->o.name,
+		       "stopping with %d requests still in flight after %u ms",
+		       left, s->o.drain_ms);
+	MHD_stop_daemon(s->d);
+	close(s->fd);
+	gf_log(GF_LOG_DEBUG, s->o.name, "stopped in %.1f ms", mono_ms() - t0);
+	pthread_cond_destroy(&s->idle);
+	pthread_mutex_destroy(&s->lock);
+	gf_free(s);
+}

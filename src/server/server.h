@@ -1,0 +1,177 @@
+/*
+ * server.h - one HTTP runtime for gpufleet's services (the node agent,
+ * the controller, the scheduler extender), on libmicrohttpd.
+ *
+ * A service gives a route table (router.h) and options; the server
+ * listens on an IPv4 address (port 0: the kernel picks), answers what no
+ * row takes (404, 405 with Allow, 413, 414, 400 for malformed JSON) as
+ * JSON {"error": CODE, "detail": TEXT}, and calls the handler of the row
+ * a request matches once its whole body is in.  docs/server.md has the
+ * design: threads, limits, shutdown, and why jansson.
+ *
+ *   static const struct gf_route routes[] = {
+ *     { GF_HTTP_POST, "/v1/jobs", job_submit, 64 << 10, "submit a job" },
+ *     { GF_HTTP_GET, "/v1/jobs/{id}", job_get, 0, "one job" },
+ *   };
+ *   struct gf_server_opts o = { .name = "controller",
+ *                               .listen = "127.0.0.1:0", .arg = ctl };
+ *   gf_server_start(&s, routes, 2, &o, &e);
+ *   ... wait for SIGTERM (the caller decides when) ...
+ *   gf_server_stop(s);
+ *
+ * Threads: one thread per connection (at most max_connections, the
+ * others wait in the kernel's backlog), so a handler may block, e.g. a
+ * long poll waiting on its own condition variable; several handlers run
+ * at once, and share only what the service locks.  A blocking handler
+ * should watch gf_server_stopping(), or be woken by on_stop.
+ *
+ * Limits: request bodies are capped per route (body_max, default
+ * GF_SERVER_BODY_MAX); a declared Content-Length past the cap is refused
+ * with 413 before a byte of the body is read, and a chunked body is
+ * counted as it streams in, never stored past the cap, answered 413 at
+ * its end, and cut (connection closed) once it runs GF_SERVER_DRAIN_MAX
+ * past the cap.  A connection idle for idle_timeout_s is closed.
+ * Headers are capped by libmicrohttpd (32 KiB per connection: 431).
+ *
+ * Shutdown (gf_server_stop): stop accepting; requests in flight finish
+ * (their answers carry "Connection: close"), requests that arrive on
+ * open connections meanwhile get 503 {"error": "shutting-down"}; after
+ * at most drain_ms the daemon stops and every connection closes.
+ */
+#ifndef GF_SERVER_SERVER_H
+#define GF_SERVER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <gpufleet/err.h>
+
+#include "server/router.h"
+#include "util/buf.h"
+
+#define GF_SERVER_CONNECTIONS 64
+#define GF_SERVER_IDLE_S      10
+#define GF_SERVER_BODY_MAX    (1u << 20)
+#define GF_SERVER_DRAIN_MAX   (1u << 20)
+#define GF_SERVER_DRAIN_MS    10000
+#define GF_SERVER_MAX_HEADERS 8 /* a handler may add to its answer */
+#define GF_SERVER_MAX_ROUTES  256
+
+struct gf_server_opts {
+	const char *name;   /* log subsystem: "agent" */
+	const char *listen; /* "IPv4:PORT"; see gf_server_listen_check() */
+	unsigned max_connections; /* 0: GF_SERVER_CONNECTIONS */
+	unsigned idle_timeout_s;  /* 0: GF_SERVER_IDLE_S */
+	size_t body_max;   /* 0: GF_SERVER_BODY_MAX; a route may differ */
+	unsigned drain_ms; /* 0: GF_SERVER_DRAIN_MS */
+	/* called once when gf_server_stop() begins, before it waits for
+	 * requests in flight (wake long polls here); may be NULL */
+	void (*on_stop)(void *arg);
+	void *arg; /* handed to every handler and to on_stop */
+};
+
+struct gf_server;
+
+/*
+ * "HOST:PORT" as --listen takes it: an IPv4 address (0.0.0.0 for every
+ * interface) and a port, 0 for one the kernel picks.  NULL when good, or
+ * what is wrong, for a usage error.
+ */
+const char *gf_server_listen_check(const char *listen);
+
+/*
+ * Check the routes (router.h), bind, listen and serve.  The table and the
+ * options must outlive the server.  Returns 0 with *out set; GF_EINVAL
+ * (a bad table or address), -errno (socket, bind: "Address already in
+ * use") or GF_ENOTSUP (libmicrohttpd refused to start) with e saying
+ * which, naming the address.  Callers that want SIGTERM for themselves
+ * block it before this call: the server's threads inherit the mask.
+ */
+int gf_server_start(struct gf_server **out, const struct gf_route *routes,
+		    int nroutes, const struct gf_server_opts *o,
+		    struct gf_err *e);
+
+/* "http://127.0.0.1:41234/": the address bound (borrowed). */
+const char *gf_server_url(const struct gf_server *s);
+unsigned gf_server_port(const struct gf_server *s);
+/* True once gf_server_stop() has begun; any thread. */
+bool gf_server_stopping(const struct gf_server *s);
+
+/*
+ * Stop (see the top of this file) and free s.  Returns once every
+ * connection is closed and no handler runs.  Call from one thread, once.
+ */
+void gf_server_stop(struct gf_server *s);
+
+/* --- inside a handler: the request (every pointer borrowed, valid until
+ * the handler returns) --- */
+
+/* GF_HTTP_GET, ... (HEAD requests arrive as GF_HTTP_HEAD). */
+unsigned gf_req_method(const struct gf_http_req *r);
+const char *gf_req_path(const struct gf_http_req *r);
+/* A path parameter of the route's pattern ("id" of {id}), or NULL. */
+const char *gf_req_param(const struct gf_http_req *r, const char *name);
+/* A query parameter ("wait" of ?wait=30s), decoded; NULL when absent,
+ * "" when given without a value. */
+const char *gf_req_query(const struct gf_http_req *r, const char *name);
+/* A request header, case-insensitive name; NULL when absent. */
+const char *gf_req_header(const struct gf_http_req *r, const char *name);
+/* The token of "Authorization: Bearer TOKEN"; NULL when there is no such
+ * header (another scheme, or an empty token). */
+const char *gf_req_bearer(const struct gf_http_req *r);
+/* The body ("" and *len 0 when there is none); NUL-terminated. */
+const char *gf_req_body(const struct gf_http_req *r, size_t *len);
+/* The client, "127.0.0.1:50312", for logs. */
+const char *gf_req_client(const struct gf_http_req *r);
+/*
+ * The body parsed as JSON (util/json.h; the caller frees *out with
+ * gf_jv_free()).  On malformed JSON it has already answered 400
+ * {"error": "malformed-json", "detail": "line 1, column 9: ..."} and
+ * returns GF_EPARSE / GF_ETOOBIG, which the handler may return as is.
+ */
+struct gf_jv;
+int gf_req_json(struct gf_http_req *r, struct gf_jv **out);
+
+/* --- inside a handler: the answer (one per request) --- */
+
+/* Add a header to the answer to come (Location, WWW-Authenticate,
+ * Retry-After); at most GF_SERVER_MAX_HEADERS.  0 or GF_ETOOBIG. */
+int gf_reply_header(struct gf_http_req *r, const char *name, const char *value);
+/* Answer status with len bytes of body (copied) of the given type.
+ * 0; GF_EINVAL when this request was answered already. */
+int gf_reply(struct gf_http_req *r, unsigned status, const char *type,
+	     const void *body, size_t len);
+/* Answer with a buffer as application/json. */
+int gf_reply_json(struct gf_http_req *r, unsigned status,
+		  const struct gf_buf *b);
+/* Answer {"error": error, "detail": printf(fmt, ...)}, as JSON. */
+int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* --- documents rendered by one thread, served by many ---
+ *
+ * A service that renders a page periodically (the agent's /metrics)
+ * publishes each complete copy; handlers serve the last one published,
+ * without copying it and without holding a lock while it is sent.  A
+ * copy lives until the last answer sending it is done.
+ */
+struct gf_http_doc;
+
+/* A document slot served as content type `type` (copied). */
+struct gf_http_doc *gf_http_doc_new(const char *type);
+/* Free the slot; after the server stopped (answers in flight hold their
+ * own reference to the copy they send). */
+void gf_http_doc_free(struct gf_http_doc *d);
+/*
+ * Publish b's content, to be served with status: b's memory is taken
+ * (b is left empty, with its cap, ready for the next render).  Refuses
+ * a buffer in error (gf_buf_error(), a render that was cut) with that
+ * error, leaving the last copy served.  Any thread.
+ */
+int gf_http_doc_publish(struct gf_http_doc *d, unsigned status,
+			struct gf_buf *b);
+/* Answer with the last copy published; 503 {"error": "not-ready"}
+ * before the first. */
+int gf_reply_doc(struct gf_http_req *r, struct gf_http_doc *d);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * server_int.h - what server.c and doc.c share: the request as the
+ * server keeps it, and the one call that queues an answer.  Not for
+ * services (they see server.h only).
+ */
+#ifndef GF_SERVER_SERVER_INT_H
+#define GF_SERVER_SERVER_INT_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+
+#include "server/server.h"
+
+struct gf_http_req {
+	struct gf_server *srv;
+	struct MHD_Connection *conn;
+	const char *path;     /* libmicrohttpd's, decoded, without query */
+	const char *method_s; /* as the client sent it */
+	unsigned method;      /* GF_HTTP_*, or 0 for another */
+	struct gf_route_match match;
+	size_t body_max;
+	struct gf_buf body;
+	uint64_t dropped; /* body bytes past the cap, not stored */
+	bool too_big;
+	unsigned refused; /* a status decided on the first call, or 0 */
+	const char *refused_code;
+	char refusal[384];
+	bool replied;
+	bool queue_failed; /* libmicrohttpd refused the answer */
+	unsigned status;
+	size_t sent; /* body bytes of the answer */
+	double t0_ms;
+	int nheaders;
+	char *hname[GF_SERVER_MAX_HEADERS], *hvalue[GF_SERVER_MAX_HEADERS];
+	char client[64];
+};
+
+/*
+ * Queue resp (taken: destroyed here, whatever happens) as the answer to
+ * r with status, its Content-Type and the headers the handler added; len
+ * is the body's size, for the log.  0, or GF_EINVAL when r was answered
+ * already or libmicrohttpd refused.
+ */
+int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
+		       struct MHD_Response *resp, size_t len);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * agent.c - the node agent's service (agent.h): sampler thread, the
+ * documents it renders, the routes that serve them.
+ *
+ * Threads: the caller's (start and stop), the sampler (owns the
+ * collector once started: it alone samples and renders), and the
+ * server's connection threads (read the published documents, which
+ * server/doc.c swaps safely, and last_sample_ms, an atomic).
+ *
+ * Invariants: every document is rendered whole into a bounded buffer,
+ * and a render that failed (GF_ETOOBIG past doc_max) is never
+ * published: the last whole copy stays served, and the failure is
+ * logged with the route it concerns; the first sample is published
+ * before the server starts, so no route ever answers "not ready" but a
+ * document that was never whole; /v1/topology is built once, from the
+ * same source and renderer as `gpufleet topo --json`.
+ */
+#include "telemetry/agent.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <gpufleet/findings.h>
+
+#include "server/server.h"
+#include "telemetry/collect.h"
+#include "telemetry/expo.h"
+#include "topo/render.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+/* The documents rendered per sample, in route order. */
+enum { D_METRICS, D_GPUS, D_DIAG, D_DIAG_TXT, ND };
+
+struct gf_agent {
+	struct gf_agent_opts o;
+	struct gf_counters counters; /* o.counters points here */
+	struct gf_collector col;     /* the sampler's, once started */
+	struct gf_server *srv;
+	struct gf_http_doc *doc[ND], *topo;
+	struct gf_buf buf[ND]; /* the sampler's render buffers */
+	atomic_llong last_sample_ms;
+	pthread_t tid;
+	bool sampling;
+	pthread_mutex_t lock; /* guards stop; the sampler sleeps on wake */
+	pthread_cond_t wake;
+	bool stop;
+};
+
+static const char *const doc_route[ND] = {
+	[D_METRICS] = "/metrics",
+	[D_GPUS] = "/v1/gpus",
+	[D_DIAG] = "/v1/diagnose",
+	[D_DIAG_TXT] = "/v1/diagnose.txt",
+};
+
+static const char *const doc_type[ND] = {
+	[D_METRICS] = "text/plain; version=0.0.4; charset=utf-8",
+	[D_GPUS] = "application/json",
+	[D_DIAG] = "application/json",
+	[D_DIAG_TXT] = "text/plain; charset=utf-8",
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* --- routes ---------------------------------------------------------- */
+
+static int serve_metrics(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	return gf_reply_doc(r, a->doc[D_METRICS]);
+}
+
+static int serve_gpus(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	return gf_reply_doc(r, a->doc[D_GPUS]);
+}
+
+static int serve_diag(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	return gf_reply_doc(r, a->doc[D_DIAG]);
+}
+
+static int serve_diag_txt(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	return gf_reply_doc(r, a->doc[D_DIAG_TXT]);
+}
+
+static int serve_topo(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	return gf_reply_doc(r, a->topo);
+}
+
+static int serve_health(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	static const char *const text = "text/plain; charset=utf-8";
+	int64_t age = wall_ms() - atomic_load(&a->last_sample_ms);
+	if (age < 3 * a->o.interval_ms + 1000)
+		return gf_reply(r, 200, text, "ok\n", 3);
+	return gf_reply(r, 503, text, "sampling stalled\n", 17);
+}
+
+static const struct gf_route routes[] = {
+	{ GF_HTTP_GET, "/metrics", serve_metrics, 0,
+	  "Prometheus text 0.0.4, dcgm-exporter's names, types and\n"
+	  "                    labels, then gpufleet_* (GPU up, sample age, "
+	  "NVML\n"
+	  "                    errors, NVLink bytes, processes and their "
+	  "owners,\n"
+	  "                    diagnoses)" },
+	{ GF_HTTP_GET, "/healthz", serve_health, 0,
+	  "200 while samples keep coming, 503 once they stall" },
+	{ GF_HTTP_GET, "/v1/gpus", serve_gpus, 0,
+	  "the latest sample of each GPU and MIG instance, JSON" },
+	{ GF_HTTP_GET, "/v1/topology", serve_topo, 0,
+	  "this node's topology (gpufleet topo --json)" },
+	{ GF_HTTP_GET, "/v1/diagnose", serve_diag, 0,
+	  "GPUs wasted, and why, JSON (gpufleet diagnose --json)" },
+	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_diag_txt, 0,
+	  "the same as text (gpufleet diagnose)" },
+};
+#define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))
+
+int gf_agent_routes(const struct gf_route **out)
+{
+	*out = routes;
+	return NROUTES;
+}
+
+/* --- documents ------------------------------------------------------- */
+
+/* Publish a rendered document (rc: its renderer's return), or say why
+ * the last whole one stays; what names it in the log. */
+static void publish(struct gf_agent *a, struct gf_http_doc *d, const char *what,
+		    unsigned status, struct gf_buf *b, int rc)
+{
+	if (rc == 0)
+		rc = gf_http_doc_publish(d, status, b);
+	if (rc == 0)
+		return;
+	char cap[32];
+	if (a->o.doc_max % (1u << 20) == 0)
+		snprintf(cap, sizeof(cap), "%zu MiB", a->o.doc_max >> 20);
+	else
+		snprintf(cap, sizeof(cap), "%zu bytes", a->o.doc_max);
+	if (rc == GF_ETOOBIG)
+		gf_log(GF_LOG_ERROR, "agent",
+		       "%s passed %s; the last whole one is served", what, cap);
+	else
+		gf_log(GF_LOG_ERROR, "agent",
+		       "%s not rendered (%s); the last whole one is served",
+		       what, gf_strerror(rc));
+}
+
+/* Sample, render every document, publish the whole ones. */
+static void sample_once(struct gf_agent *a)
+{
+	int64_t now = wall_ms();
+	double t0 = mono_ms();
+	gf_collector_sample(&a->col, now);
+	double t1 = mono_ms();
+	for (int i = 0; i < ND; i++)
+		gf_buf_reset(&a->buf[i]);
+	struct gf_diag_verdict *v;
+	int nv = gf_expo_judge(&a->col, &a->counters, &a->o.diag, &v);
+	double w = a->o.diag.window_s;
+	int rc[ND];
+	rc[D_METRICS] =
+		gf_expo_render(&a->col, &a->counters, now, &a->buf[D_METRICS]);
+	if (rc[D_METRICS] == 0)
+		rc[D_METRICS] = gf_expo_render_diag(v, nv, &a->buf[D_METRICS]);
+	rc[D_GPUS] = gf_expo_gpus_json(&a->col, now, &a->buf[D_GPUS]);
+	rc[D_DIAG] = gf_diag_report_json(v, nv, w, &a->buf[D_DIAG]);
+	rc[D_DIAG_TXT] =
+		gf_expo_diag_text(&a->col, v, nv, w, &a->buf[D_DIAG_TXT]);
+	gf_free(v);
+	double t2 = mono_ms();
+	size_t len = a->buf[D_METRICS].len;
+	for (int i = 0; i < ND; i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "sample %llu: %s",
+			 (unsigned long long)a->col.samples, doc_route[i]);
+		publish(a, a->doc[i], what, 200, &a->buf[i], rc[i]);
+	}
+	atomic_store(&a->last_sample_ms, now);
+	gf_log(GF_LOG_DEBUG, "agent",
+	       "sample %llu: %d GPUs in %.3f ms (%.3f ms CPU), documents "
+	       "rendered in %.3f ms (/metrics %zu bytes)",
+	       (unsigned long long)a->col.samples, a->col.n, t1 - t0,
+	       a->col.cpu_ms_last, t2 - t1, len);
+}
+
+/* What `gpufleet topo --json` prints when it has no node to show. */
+static int topo_error_json(const struct gf_node_source *src,
+			   const struct gf_err *e, struct gf_buf *out)
+{
+	char name[256];
+	struct gf_json j;
+	gf_json_init(&j, out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "source", gf_node_source_name(src, name, sizeof(name)));
+	gf_json_arr_begin(&j, "gpus");
+	gf_json_arr_end(&j);
+	gf_json_str(&j, "error",
+		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
+	gf_json_str(&j, "detail", e->msg);
+	gf_json_obj_end(&j);
+	return gf_json_error(&j);
+}
+
+/* /v1/topology: `gpufleet topo --json` for the same source (503 with
+ * its error document when the node cannot be built). */
+static void topology_doc(struct gf_agent *a)
+{
+	struct gf_buf b;
+	struct gf_node *n;
+	struct gf_err e;
+	gf_err_clear(&e);
+	gf_buf_init(&b, a->o.doc_max);
+	unsigned status = 200;
+	int rc;
+	if (gf_node_source_load(&a->o.topo, &n, &e) == 0) {
+		struct gf_finding f[GF_MAX_FINDINGS];
+		int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
+		rc = gf_render_topo_json(n, false, f, nf, &b);
+		gf_node_free(n);
+	} else {
+		gf_log(GF_LOG_INFO, "agent", "/v1/topology: %s", e.msg);
+		rc = topo_error_json(&a->o.topo, &e, &b);
+		status = 503;
+	}
+	publish(a, a->topo, "/v1/topology", status, &b, rc);
+	gf_buf_release(&b);
+}
+
+/* --- the sampler ----------------------------------------------------- */
+
+static void *sampler(void *arg)
+{
+	struct gf_agent *a = arg;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		/* the next tick, one interval after the last one began */
+		next.tv_sec += a->o.interval_ms / 1000;
+		next.tv_nsec += (a->o.interval_ms % 1000) * 1000000L;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		while (!a->stop && pthread_cond_timedwait(&a->wake, &a->lock,
+							  &next) != ETIMEDOUT)
+			;
+		if (a->stop)
+			break;
+		pthread_mutex_unlock(&a->lock);
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		sample_once(a);
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+/* --- start and stop -------------------------------------------------- */
+
+static void agent_free(struct gf_agent *a)
+{
+	for (int i = 0; i < ND; i++) {
+		gf_http_doc_free(a->doc[i]);
+		gf_buf_release(&a->buf[i]);
+	}
+	gf_http_doc_free(a->topo);
+	pthread_cond_destroy(&a->wake);
+	pthread_mutex_destroy(&a->lock);
+	gf_free(a);
+}
+
+static struct gf_agent *agent_new(const struct gf_agent_opts *o)
+{
+	struct gf_agent *a = gf_calloc(1, sizeof(*a));
+	a->o = *o;
+	if (!a->o.doc_max)
+		a->o.doc_max = GF_AGENT_DOC_MAX;
+	a->counters = *o->counters;
+	a->o.counters = &a->counters;
+	for (int i = 0; i < ND; i++) {
+		a->doc[i] = gf_http_doc_new(doc_type[i]);
+		gf_buf_init(&a->buf[i], a->o.doc_max);
+	}
+	a->topo = gf_http_doc_new("application/json");
+	atomic_init(&a->last_sample_ms, 0);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&a->lock, NULL);
+	return a;
+}
+
+int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
+		   struct gf_err *e)
+{
+	*out = NULL;
+	struct gf_agent *a = agent_new(o);
+	int rc = gf_collector_open(&a->col, o->ring, e);
+	if (rc) {
+		agent_free(a);
+		return rc;
+	}
+	topology_doc(a);
+	sample_once(a); /* before serving: no document is ever empty */
+	struct gf_server_opts so = { .name = "agent",
+				     .listen = o->listen,
+				     .arg = a };
+	rc = gf_server_start(&a->srv, routes, NROUTES, &so, e);
+	if (rc == 0) {
+		rc = -pthread_create(&a->tid, NULL, sampler, a);
+		if (rc) {
+			gf_err_set(e, rc,
+				   "cannot start the sampling thread: %s",
+				   gf_strerror(rc));
+			gf_server_stop(a->srv);
+		}
+	}
+	if (rc) {
+		gf_collector_close(&a->col);
+		agent_free(a);
+		return rc;
+	}
+	a->sampling = true;
+	*out = a;
+	return 0;
+}
+
+const char *gf_agent_url(const struct gf_agent *a)
+{
+	return gf_server_url(a->srv);
+}
+
+int gf_agent_gpus(const struct gf_agent *a)
+{
+	return a->col.n;
+}
+
+void gf_agent_stop(struct gf_agent *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	if (a->sampling)
+		pthread_join(a->tid, NULL);
+	gf_server_stop(a->srv);
+	gf_collector_close(&a->col);
+	agent_free(a);
+}

@@ -1,0 +1,53 @@
+/*
+ * agent.h - the node agent as a service: a sampler thread (collect.h)
+ * renders the documents once per sample (expo.h, diagnose.h) and
+ * publishes each complete one; the HTTP server (server/server.h) serves
+ * the last copies on the routes of gf_agent_routes().  `gpufleet agent`
+ * is options and output around this.
+ */
+#ifndef GF_TELEMETRY_AGENT_H
+#define GF_TELEMETRY_AGENT_H
+
+#include <gpufleet/err.h>
+
+#include "server/router.h"
+#include "telemetry/diagnose.h"
+#include "telemetry/metrics.h"
+#include "topo/source.h"
+
+#define GF_AGENT_DOC_MAX (8u << 20) /* a document past this is not served */
+
+struct gf_agent_opts {
+	const char *listen; /* "IPv4:PORT" (server.h) */
+	long interval_ms;   /* sampling period */
+	int ring;	    /* samples kept per GPU (collect.h) */
+	struct gf_diag_opts diag;
+	const struct gf_counters *counters; /* the metrics exported */
+	struct gf_node_source topo;	    /* /v1/topology's node */
+	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
+};
+
+struct gf_agent;
+
+/*
+ * Open NVML, build the topology document, take a first sample (so no
+ * document is ever empty), then serve and start sampling.  Returns 0
+ * with *out set, or the collector's error (GF_ENOTFOUND/GF_ENVML) or
+ * the server's (bind: -errno; GF_ENOTSUP) with e saying which.  Block
+ * SIGTERM/SIGINT before calling if the caller waits for them.
+ */
+int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
+		   struct gf_err *e);
+
+/* "http://127.0.0.1:41234/" (borrowed), and the GPUs sampled. */
+const char *gf_agent_url(const struct gf_agent *a);
+int gf_agent_gpus(const struct gf_agent *a);
+
+/* Stop sampling, stop the server (requests in flight finish), close
+ * NVML, free. */
+void gf_agent_stop(struct gf_agent *a);
+
+/* The routes served, for `agent -h` (help lines wrapped for it). */
+int gf_agent_routes(const struct gf_route **out);
+
+#endif

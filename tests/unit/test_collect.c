@@ -1,0 +1,315 @@
+/*
+ * test_collect.c - the collector's schedule against the fake NVML: the
+ * slow counters (energy, PCIe throughput, replays, ECC, MIG mode) read
+ * once per their period, counted by the fake; their last values kept
+ * between reads with the time they were read, and only fresh reads in
+ * the ring; a node's GPUs paying in turn; the CPU a sample costs with
+ * the H200 host's call costs (the fake's cost mode); and the H200 host's
+ * NVML dump sampled.
+ */
+#include <dlfcn.h>
+
+#include "helpers.h"
+#include "telemetry/collect.h"
+
+static char fake[512];
+
+/* A fixture of `text` in a temporary file, used by the next open. */
+static void use_text(char *path, size_t size, const char *text)
+{
+	snprintf(path, size, "/tmp/gf-collect-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	setenv("GPUFLEET_NVML_LIBRARY", fake, 1);
+	setenv("GPUFLEET_FAKE_NVML_FIXTURE", path, 1);
+	unsetenv("GPUFLEET_FAKE_NVML_COSTS");
+}
+
+/* How often the fake was asked `call` since the collector opened it. */
+static unsigned long calls(const char *call)
+{
+	void *h = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+	assert_non_null(h);
+	void *p = dlsym(h, "gf_fake_nvml_calls");
+	assert_non_null(p);
+	unsigned long (*count)(const char *);
+	memcpy(&count, &p, sizeof(count));
+	unsigned long n = count(call);
+	dlclose(h);
+	assert_true(n != ~0UL);
+	return n;
+}
+
+static const char h100[] =
+	"driver 550.54.15\n"
+	"gpu 00000000:18:00.0\nname NVIDIA H100 80GB HBM3\nuuid GPU-a\n"
+	"pci_device_id 0x233010DE\nmemory_total_mib 81559\nmig 0 0\n"
+	"series power_mw 100000,200000\nseries pcie_rx_kbps 10,20,30\n"
+	"ecc 1 0 2 0\n";
+
+static int64_t at(int t)
+{
+	return 1000000 + (int64_t)t * 1000; /* wall ms of second t */
+}
+
+/* One sample a second for 61 s: each slow counter read at its period,
+ * the rest every time. */
+static void test_slow_counters_by_period(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx), h100);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int t = 0; t <= 60; t++)
+		gf_collector_sample(&c, at(t));
+	assert_int_equal(calls("nvmlDeviceGetPowerUsage"), 61);
+	assert_int_equal(calls("nvmlDeviceGetClockInfo"), 2 * 61);
+	/* at 0, 30 and 60 s */
+	assert_int_equal(calls("nvmlDeviceGetTotalEnergyConsumption"), 3);
+	assert_int_equal(calls("nvmlDeviceGetPcieReplayCounter"), 3);
+	assert_int_equal(calls("nvmlDeviceGetTotalEccErrors"), 4 * 3);
+	/* every 10 s: TX and RX */
+	assert_int_equal(calls("nvmlDeviceGetPcieThroughput"), 2 * 7);
+	assert_int_equal(calls("nvmlDeviceGetMigMode"), 7);
+	/* the ring holds what each sample read: energy at 0, 30 and 60 s;
+	 * PCIe receive every 10 s */
+	const struct gf_tgpu *g = &c.g[0];
+	int energy = 0, rx = 0, power = 0;
+	for (int i = 0; i < g->n; i++) {
+		const struct gf_sample *s = gf_collector_recent(g, i);
+		energy += s->valid >> GF_M_ENERGY & 1;
+		rx += s->valid >> GF_M_PCIE_RX & 1;
+		power += s->valid >> GF_M_POWER & 1;
+	}
+	assert_int_equal(energy, 3);
+	assert_int_equal(rx, 7);
+	assert_int_equal(power, 61);
+	gf_collector_close(&c);
+	unlink(fx);
+}
+
+/* Between reads, the page's values keep each slow counter's last value,
+ * read when read_ms says; the ages follow. */
+static void test_last_values_and_ages(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx), h100);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int t = 0; t <= 45; t++)
+		gf_collector_sample(&c, at(t));
+	const struct gf_tgpu *g = &c.g[0];
+	/* energy read at 30 s, the fake's 31st sample: 1 J at start plus
+	 * 31 s of 200 W (the fake counts one second per sample) */
+	assert_true(g->last.valid >> GF_M_ENERGY & 1);
+	assert_true(g->last.v[GF_M_ENERGY] == 1000000.0 + 31 * 200000.0);
+	assert_true(g->read_ms[GF_M_ENERGY] == at(30));
+	assert_true(gf_collector_age_s(g, GF_M_ENERGY, at(45)) == 15.0);
+	/* PCIe at 40 s: the series' last value, 30 KB/s */
+	assert_true(g->last.v[GF_M_PCIE_RX] == 30 * 1024.0);
+	assert_true(gf_collector_age_s(g, GF_M_PCIE_RX, at(45)) == 5.0);
+	assert_true(g->last.v[GF_M_ECC_SBE_AGG] == 2);
+	/* read every sample */
+	assert_true(gf_collector_age_s(g, GF_M_POWER, at(45)) == 0.0);
+	assert_true(gf_collector_age_s(g, GF_M_POWER, at(46)) == 1.0);
+	/* what the fixture does not give: no value, no age */
+	assert_false(g->last.valid >> GF_M_PROF_GR & 1);
+	assert_true(gf_collector_age_s(g, GF_M_PROF_GR, at(45)) < 0);
+	gf_collector_close(&c);
+	unlink(fx);
+}
+
+/* A period of 0 reads a counter every sample, as the collector did
+ * before it had a schedule. */
+static void test_every_sample(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx), h100);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int k = 0; k < GF_SLOW_COUNT; k++)
+		c.slow_period_ms[k] = 0;
+	for (int t = 0; t < 5; t++)
+		gf_collector_sample(&c, at(t));
+	assert_int_equal(calls("nvmlDeviceGetTotalEnergyConsumption"), 5);
+	assert_int_equal(calls("nvmlDeviceGetPcieThroughput"), 10);
+	assert_int_equal(calls("nvmlDeviceGetMigMode"), 5);
+	gf_collector_close(&c);
+	unlink(fx);
+}
+
+/* Two GPUs: the second's slow counters come due half a period after the
+ * first's, so one sample does not pay for both; a wall clock that goes
+ * back makes them due again. */
+static void test_gpus_take_turns(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx),
+		 "gpu 00000000:18:00.0\nname A\nmemory_total_mib 1000\n"
+		 "gpu 00000000:2A:00.0\nname B\nmemory_total_mib 1000\n");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	assert_int_equal(c.n, 2);
+	for (int t = 0; t <= 40; t++)
+		gf_collector_sample(&c, at(t));
+	/* GPU0 at 0 and 30 s, GPU1 at 0 and 45 s: not yet */
+	assert_int_equal(calls("nvmlDeviceGetTotalEnergyConsumption"), 3);
+	assert_true(c.g[0].read_ms[GF_M_ENERGY] == at(30));
+	assert_true(c.g[1].read_ms[GF_M_ENERGY] == at(0));
+	for (int t = 41; t <= 45; t++)
+		gf_collector_sample(&c, at(t));
+	assert_true(c.g[1].read_ms[GF_M_ENERGY] == at(45));
+	/* the clock steps back an hour: read again at once */
+	gf_collector_sample(&c, at(46) - 3600 * 1000);
+	assert_true(c.g[0].read_ms[GF_M_ENERGY] == at(46) - 3600 * 1000);
+	gf_collector_close(&c);
+	unlink(fx);
+}
+
+/* What NVML does not give is not kept: no ECC totals without ECC, no MIG
+ * enumeration without MIG mode. */
+static void test_not_supported(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx),
+		 "gpu 00000000:18:00.0\nname A\nmemory_total_mib 1000\n");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int t = 0; t <= 31; t++)
+		gf_collector_sample(&c, at(t));
+	for (int m = GF_M_ECC_SBE_VOL; m <= GF_M_ECC_DBE_AGG; m++)
+		assert_false(c.g[0].last.valid >> m & 1);
+	assert_false(c.g[0].mig_on);
+	assert_int_equal(c.g[0].errors, 0); /* not supported is no error */
+	gf_collector_close(&c);
+	unlink(fx);
+}
+
+static const char h200[] =
+	"driver 580.159.04\n"
+	"gpu 00000000:00:06.0\nname NVIDIA H200\n"
+	"uuid GPU-d1b61e09-1104-374d-b83c-f32dc17ca2d7\n"
+	"pci_device_id 0x233510DE\nmemory_total_mib 143771\nmig 0 0\n"
+	"gpm 1\nproc 1\n";
+
+/* Thread CPU time of n samples 100 ms apart from t0 (ms). */
+static double cpu_ms(struct gf_collector *c, int n, int64_t t0)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++) {
+		gf_collector_sample(c, t0 + i * 100);
+		sum += c->cpu_ms_last;
+	}
+	return sum;
+}
+
+/* With the H200 host's call costs (../shared/fixtures/h200/README.md, in
+ * the fake's cost mode): every counter every sample costs what the host
+ * measured (energy 4.1 ms, PCIe 2 x 1.0 ms of CPU, replays, MIG mode);
+ * the schedule keeps 100 ms samples under 1 ms of CPU each. */
+static void test_real_costs(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx), h200);
+	setenv("GPUFLEET_FAKE_NVML_COSTS", "h200", 1);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	for (int k = 0; k < GF_SLOW_COUNT; k++)
+		c.slow_period_ms[k] = 0;
+	double every = cpu_ms(&c, 3, at(0)) / 3;
+	print_message("every counter every sample: %.3f ms of CPU\n", every);
+	assert_true(every >= 4.1 + 2 * 1.0 + 0.18 + 0.21);
+	gf_collector_close(&c);
+
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	double sched = cpu_ms(&c, 300, at(0)) / 300; /* 30 s */
+	print_message("the schedule, 100 ms apart: %.3f ms of CPU\n", sched);
+	assert_true(sched <= 1.0);
+	gf_collector_close(&c);
+	unsetenv("GPUFLEET_FAKE_NVML_COSTS");
+	unlink(fx);
+}
+
+/* The fake's cost mode refuses a table it does not have. */
+static void test_unknown_cost_table(void **state)
+{
+	(void)state;
+	char fx[64];
+	use_text(fx, sizeof(fx), h200);
+	setenv("GPUFLEET_FAKE_NVML_COSTS", "h900", 1);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), GF_ENVML);
+	unsetenv("GPUFLEET_FAKE_NVML_COSTS");
+	unlink(fx);
+}
+
+/* The H200 host's NVML dump, sampled: identity, memory as the driver
+ * split it (615 MiB reserved, nothing used), GPM, MIG off. */
+static void test_h200_dump(void **state)
+{
+	(void)state;
+	char dump[512];
+	shared_path(dump, sizeof(dump), "fixtures/h200/nvml-dump.json");
+	if (access(dump, R_OK) != 0) {
+		print_message("shared data absent: %s (set GPUFLEET_SHARED)\n",
+			      dump);
+		skip();
+	}
+	setenv("GPUFLEET_NVML_LIBRARY", fake, 1);
+	setenv("GPUFLEET_FAKE_NVML_FIXTURE", dump, 1);
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.driver, "580.159.04");
+	const struct gf_tgpu *g = &c.g[0];
+	assert_string_equal(g->name, "NVIDIA H200");
+	assert_string_equal(g->uuid,
+			    "GPU-d1b61e09-1104-374d-b83c-f32dc17ca2d7");
+	assert_string_equal(g->busid, "00000000:00:06.0");
+	assert_int_equal(g->devid, 0x2335);
+	assert_true(g->gpm);
+	gf_collector_sample(&c, at(0));
+	gf_collector_sample(&c, at(1));
+	assert_false(g->mig_on);
+	assert_int_equal(g->last.nmig, 0);
+	assert_true(g->last.v[GF_M_FB_USED] == 0);
+	assert_true(g->last.v[GF_M_FB_RESERVED] == 615);  /* 644939776 B */
+	assert_true(g->last.v[GF_M_FB_FREE] == 143155);	  /* 150109880320 B */
+	assert_true(g->last.valid >> GF_M_PROF_GR & 1);	  /* 2nd GPM sample */
+	assert_true(g->last.v[GF_M_ENERGY] >= 2786346.0); /* the dump's */
+	assert_false(g->last.nvlink_ok); /* NVLink: Not Supported */
+	gf_collector_close(&c);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	fake_nvml_path(argv[0], fake, sizeof(fake));
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slow_counters_by_period),
+		cmocka_unit_test(test_last_values_and_ages),
+		cmocka_unit_test(test_every_sample),
+		cmocka_unit_test(test_gpus_take_turns),
+		cmocka_unit_test(test_not_supported),
+		cmocka_unit_test(test_real_costs),
+		cmocka_unit_test(test_unknown_cost_table),
+		cmocka_unit_test(test_h200_dump),
+	};
+	return cmocka_run_group_tests_name("collect", tests, NULL, NULL);
+}

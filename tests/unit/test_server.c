@@ -1,0 +1,648 @@
+/*
+ * test_server.c - the HTTP runtime (src/server/): the router (patterns,
+ * path parameters, methods, 404/405/414, ambiguous tables refused), the
+ * JSON reader behind request bodies, and a real server on a loopback
+ * port the kernel picks, driven by the shared client: query and path
+ * parameters, bearer tokens, JSON errors, the body cap, a handler that
+ * gives no answer, published documents, a request in flight while the
+ * server stops, and the client's failures named (refused, timeout,
+ * answer past its cap), with keep-alive reuse.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "helpers.h"
+#include "server/client.h"
+#include "server/server.h"
+#include "util/json.h"
+
+static int nop(struct gf_http_req *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 0;
+}
+
+/* --- router ---------------------------------------------------------- */
+
+static void test_router_check(void **state)
+{
+	(void)state;
+	struct gf_err e;
+	const struct gf_route good[] = {
+		{ GF_HTTP_GET | GF_HTTP_POST, "/v1/jobs", nop, 0, NULL },
+		{ GF_HTTP_GET, "/v1/jobs/{id}", nop, 0, NULL },
+		{ GF_HTTP_DELETE, "/v1/jobs/{job_id}", nop, 0, NULL },
+		{ GF_HTTP_GET, "/v1/jobs/stats", nop, 0, NULL },
+		{ GF_HTTP_GET, "/", nop, 0, NULL },
+	};
+	assert_int_equal(gf_routes_check(good, 5, &e), 0);
+	static const char *const bad[] = {
+		"v1/jobs",   "/v1//jobs",
+		"/v1/jobs/", "/{}",
+		"/{Id}",     "/a/{x",
+		"/a/b}",     "/a/x{y}z",
+		"",	     "/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct gf_route r = { GF_HTTP_GET, bad[i], nop, 0, NULL };
+		gf_err_clear(&e);
+		assert_int_equal(gf_routes_check(&r, 1, &e), GF_EINVAL);
+		assert_non_null(strstr(e.msg, "malformed pattern"));
+	}
+	struct gf_route nofn = { GF_HTTP_GET, "/a", NULL, 0, NULL };
+	assert_int_equal(gf_routes_check(&nofn, 1, &e), GF_EINVAL);
+	struct gf_route nometh = { 0, "/a", nop, 0, NULL };
+	assert_int_equal(gf_routes_check(&nometh, 1, &e), GF_EINVAL);
+	/* the same shape with a method in common: which one answers would
+	 * depend on the order; HEAD counts for GET */
+	const struct gf_route amb[] = {
+		{ GF_HTTP_GET, "/v1/jobs/{id}", nop, 0, NULL },
+		{ GF_HTTP_HEAD | GF_HTTP_PUT, "/v1/jobs/{name}", nop, 0, NULL },
+	};
+	gf_err_clear(&e);
+	assert_int_equal(gf_routes_check(amb, 2, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "routes 0 '/v1/jobs/{id}' and 1 "
+				      "'/v1/jobs/{name}' match the same"));
+}
+
+static void test_router_match(void **state)
+{
+	(void)state;
+	const struct gf_route r[] = {
+		{ GF_HTTP_GET | GF_HTTP_POST, "/v1/jobs", nop, 0, NULL },
+		{ GF_HTTP_GET, "/v1/jobs/{id}", nop, 0, NULL },
+		{ GF_HTTP_DELETE, "/v1/jobs/{id}", nop, 0, NULL },
+		{ GF_HTTP_GET, "/v1/jobs/stats", nop, 0, NULL },
+		{ GF_HTTP_PUT, "/v1/nodes/{node}/gpus/{gpu}", nop, 0, NULL },
+		{ GF_HTTP_GET, "/", nop, 0, NULL },
+	};
+	const int n = 6;
+	assert_int_equal(gf_routes_check(r, n, NULL), 0);
+	struct gf_route_match m;
+	gf_route_match(r, n, GF_HTTP_POST, "/v1/jobs", &m);
+	assert_int_equal(m.status, 0);
+	assert_int_equal(m.route, 0);
+	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/j-42", &m);
+	assert_int_equal(m.route, 1);
+	assert_string_equal(gf_route_param(&m, "id"), "j-42");
+	assert_null(gf_route_param(&m, "i"));
+	assert_null(gf_route_param(&m, "idx"));
+	/* HEAD is answered by GET rows */
+	gf_route_match(r, n, GF_HTTP_HEAD, "/v1/jobs/7", &m);
+	assert_int_equal(m.route, 1);
+	/* one pattern, the row is chosen by the method */
+	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/7", &m);
+	assert_int_equal(m.route, 2);
+	assert_string_equal(gf_route_param(&m, "id"), "7");
+	/* a literal beats a parameter, whatever the table's order */
+	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/stats", &m);
+	assert_int_equal(m.route, 3);
+	assert_int_equal(m.nparams, 0);
+	/* ... but only for its methods: DELETE /v1/jobs/stats is a job */
+	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/stats", &m);
+	assert_int_equal(m.route, 2);
+	assert_string_equal(gf_route_param(&m, "id"), "stats");
+	gf_route_match(r, n, GF_HTTP_PUT, "/v1/nodes/n3/gpus/5", &m);
+	assert_int_equal(m.route, 4);
+	assert_string_equal(gf_route_param(&m, "node"), "n3");
+	assert_string_equal(gf_route_param(&m, "gpu"), "5");
+	gf_route_match(r, n, GF_HTTP_GET, "/", &m);
+	assert_int_equal(m.route, 5);
+	/* 405: the path is known; allow holds its methods (GET adds HEAD) */
+	gf_route_match(r, n, GF_HTTP_PUT, "/v1/jobs/7", &m);
+	assert_int_equal(m.status, 405);
+	assert_int_equal(m.route, -1);
+	char allow[64];
+	gf_http_allow(m.allow, allow, sizeof(allow));
+	assert_string_equal(allow, "GET, HEAD, DELETE");
+	gf_route_match(r, n, 0 /* PATCH */, "/v1/jobs", &m);
+	assert_int_equal(m.status, 405);
+	gf_http_allow(m.allow, allow, sizeof(allow));
+	assert_string_equal(allow, "GET, HEAD, POST");
+	/* 404: no pattern has the path */
+	static const char *const none[] = {
+		"/v1/jobs/",
+		"/v1/jobs//x",
+		"/v1/job",
+		"/v1/jobs/7/x",
+		"//",
+		"",
+		"v1/jobs",
+		"/v1/nodes/n3/gpus/",
+		"/v1/nodes//gpus/1",
+	};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		gf_route_match(r, n, GF_HTTP_GET, none[i], &m);
+		if (m.status != 404)
+			print_message("'%s' -> %u\n", none[i], m.status);
+		assert_int_equal(m.status, 404);
+		assert_int_equal(m.allow, 0);
+	}
+	/* 414: longer than any path kept */
+	char longp[GF_HTTP_PATH_MAX + 8];
+	memset(longp, 'a', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	gf_route_match(r, n, GF_HTTP_GET, longp, &m);
+	assert_int_equal(m.status, 414);
+	/* more segments than a pattern may have: 404, nothing overflows */
+	char deep[200] = "";
+	for (int i = 0; i < 40; i++)
+		strcat(deep, "/x");
+	gf_route_match(r, n, GF_HTTP_GET, deep, &m);
+	assert_int_equal(m.status, 404);
+}
+
+static void test_methods(void **state)
+{
+	(void)state;
+	assert_int_equal(gf_http_method_parse("GET"), GF_HTTP_GET);
+	assert_int_equal(gf_http_method_parse("DELETE"), GF_HTTP_DELETE);
+	assert_int_equal(gf_http_method_parse("get"), 0);
+	assert_int_equal(gf_http_method_parse("PATCH"), 0);
+	assert_int_equal(gf_http_method_parse(NULL), 0);
+	assert_string_equal(gf_http_method_name(GF_HTTP_PUT), "PUT");
+	assert_string_equal(gf_http_method_name(3), "?");
+	char b[8];
+	gf_http_allow(GF_HTTP_METHODS, b, sizeof(b)); /* cut whole */
+	assert_string_equal(b, "GET");
+}
+
+/* --- JSON reader ----------------------------------------------------- */
+
+static void test_json_reader(void **state)
+{
+	(void)state;
+	struct gf_jv *v;
+	struct gf_err e;
+	static const char doc[] = "{\"name\": \"train\", \"gpus\": 8, "
+				  "\"frac\": 0.5, \"gang\": true, "
+				  "\"tags\": [\"a\", \"b\"], \"x\": null}";
+	assert_int_equal(gf_jv_parse(doc, strlen(doc), &v, &e), 0);
+	assert_int_equal(gf_jv_type(v), GF_JV_OBJ);
+	assert_int_equal(gf_jv_len(v), 6);
+	assert_string_equal(gf_jv_str(gf_jv_get(v, "name")), "train");
+	int64_t i;
+	double d;
+	bool b;
+	assert_true(gf_jv_int(gf_jv_get(v, "gpus"), &i));
+	assert_int_equal(i, 8);
+	assert_true(gf_jv_num(gf_jv_get(v, "gpus"), &d));
+	assert_false(gf_jv_int(gf_jv_get(v, "frac"), &i));
+	assert_true(gf_jv_num(gf_jv_get(v, "frac"), &d));
+	assert_true(d == 0.5);
+	assert_true(gf_jv_bool(gf_jv_get(v, "gang"), &b) && b);
+	assert_null(gf_jv_str(gf_jv_get(v, "gpus")));
+	assert_null(gf_jv_get(v, "absent"));
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "x")), GF_JV_NULL);
+	const struct gf_jv *tags = gf_jv_get(v, "tags");
+	assert_int_equal(gf_jv_len(tags), 2);
+	assert_string_equal(gf_jv_str(gf_jv_at(tags, 1)), "b");
+	assert_null(gf_jv_at(tags, 2));
+	/* members in document order */
+	void *it = NULL;
+	const struct gf_jv *val;
+	const char *want[] = { "name", "gpus", "frac", "gang", "tags", "x" };
+	for (int k = 0; k < 6; k++)
+		assert_string_equal(gf_jv_next(v, &it, &val), want[k]);
+	assert_null(gf_jv_next(v, &it, &val));
+	gf_jv_free(v);
+	/* malformed: where and what */
+	gf_err_clear(&e);
+	assert_int_equal(gf_jv_parse("{\"a\": 1,\n \"b\": }", 16, &v, &e),
+			 GF_EPARSE);
+	assert_null(v);
+	assert_non_null(strstr(e.msg, "line 2, column "));
+	static const char *const refused[] = {
+		"{\"a\": 1, \"a\": 2}", /* duplicate key */
+		"{\"a\": \"\xff\"}",	/* not UTF-8 */
+		"{\"a\": 1} x",		/* something after */
+		"{\"a\": \"\\u0000\"}", /* NUL in a string */
+		"{\"a\": 99999999999999999999}",
+		"7", /* neither object nor array */
+		"",
+	};
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		assert_int_equal(
+			gf_jv_parse(refused[k], strlen(refused[k]), &v, &e),
+			GF_EPARSE);
+		assert_null(v);
+	}
+	/* depth: GF_JV_MAX_DEPTH nested arrays pass, one more does not */
+	char deep[2 * GF_JV_MAX_DEPTH + 4];
+	for (int depth = GF_JV_MAX_DEPTH; depth <= GF_JV_MAX_DEPTH + 1;
+	     depth++) {
+		memset(deep, '[', (size_t)depth);
+		memset(deep + depth, ']', (size_t)depth);
+		int rc = gf_jv_parse(deep, 2 * (size_t)depth, &v, &e);
+		assert_int_equal(rc, depth > GF_JV_MAX_DEPTH ? GF_ETOOBIG : 0);
+		gf_jv_free(v);
+	}
+}
+
+/* --- a real server ----------------------------------------------------- */
+
+struct fixture {
+	struct gf_http_doc *doc;
+	int stops; /* on_stop calls */
+};
+
+static int h_item(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	char body[512];
+	const char *q = gf_req_query(r, "q"), *t = gf_req_bearer(r);
+	const char *flag = gf_req_query(r, "flag");
+	int n = snprintf(body, sizeof(body), "%s %s id=%s q=%s flag=%s tok=%s",
+			 gf_http_method_name(gf_req_method(r)), gf_req_path(r),
+			 gf_req_param(r, "id"), q ? q : "-",
+			 flag ? (*flag ? flag : "empty") : "-", t ? t : "-");
+	return gf_reply(r, 200, "text/plain", body, (size_t)n);
+}
+
+static int h_post(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	struct gf_jv *v;
+	int rc = gf_req_json(r, &v);
+	if (rc)
+		return rc;
+	int64_t gpus = 0;
+	if (!gf_jv_int(gf_jv_get(v, "gpus"), &gpus))
+		rc = gf_reply_error(r, 422, "invalid",
+				    "'gpus': expected an integer");
+	else
+		rc = gf_reply(r, 201, "text/plain", "made", 4);
+	gf_jv_free(v);
+	return rc;
+}
+
+static int h_fails(struct gf_http_req *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return GF_ENVML; /* and no answer */
+}
+
+static int h_doc(struct gf_http_req *r, void *arg)
+{
+	struct fixture *f = arg;
+	return gf_reply_doc(r, f->doc);
+}
+
+static int h_slow(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	const char *q = gf_req_query(r, "ms");
+	long ms = q ? atol(q) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+	return gf_reply(r, 200, "text/plain", "late", 4);
+}
+
+static int h_big(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	static char big[100000];
+	memset(big, 'x', sizeof(big));
+	return gf_reply(r, 200, "text/plain", big, sizeof(big));
+}
+
+static const struct gf_route routes[] = {
+	{ GF_HTTP_GET | GF_HTTP_DELETE, "/v1/items/{id}", h_item, 0, NULL },
+	{ GF_HTTP_POST, "/v1/items", h_post, 64, NULL },
+	{ GF_HTTP_GET, "/fails", h_fails, 0, NULL },
+	{ GF_HTTP_GET, "/doc", h_doc, 0, NULL },
+	{ GF_HTTP_GET, "/slow", h_slow, 0, NULL },
+	{ GF_HTTP_GET, "/big", h_big, 0, NULL },
+};
+
+static void on_stop(void *arg)
+{
+	struct fixture *f = arg;
+	f->stops++;
+}
+
+static struct gf_server *start(struct fixture *f)
+{
+	struct gf_server *s;
+	struct gf_err e;
+	gf_err_clear(&e);
+	static struct gf_server_opts o;
+	o = (struct gf_server_opts){ .name = "test",
+				     .listen = "127.0.0.1:0",
+				     .on_stop = on_stop,
+				     .arg = f };
+	int rc = gf_server_start(&s, routes, sizeof(routes) / sizeof(routes[0]),
+				 &o, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_true(gf_server_port(s) > 0);
+	return s;
+}
+
+/* One exchange; the status, the body in out (released by the caller). */
+static long call(struct gf_client *c, const struct gf_server *s,
+		 unsigned method, const char *path, const char *token,
+		 const char *body, struct gf_client_answer *a)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", gf_server_url(s), path + 1);
+	struct gf_client_req q = { .method = method,
+				   .url = url,
+				   .token = token,
+				   .body = body,
+				   .body_len = body ? strlen(body) : 0 };
+	struct gf_err e;
+	int rc = gf_client_request(c, &q, a, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	return a->status;
+}
+
+static void test_server_requests(void **state)
+{
+	(void)state;
+	struct fixture f = { 0 };
+	f.doc = gf_http_doc_new("text/plain");
+	struct gf_server *s = start(&f);
+	struct gf_client *c = gf_client_new(); /* one connection, kept */
+	struct gf_client_answer a;
+	assert_int_equal(call(c, s, GF_HTTP_GET, "/v1/items/42?q=a%20b&flag",
+			      "tok-1", NULL, &a),
+			 200);
+	assert_string_equal(gf_buf_str(&a.body), "GET /v1/items/42 id=42 "
+						 "q=a b flag=empty tok=tok-1");
+	assert_string_equal(a.content_type, "text/plain");
+	gf_client_answer_release(&a);
+	assert_int_equal(
+		call(c, s, GF_HTTP_DELETE, "/v1/items/7", NULL, NULL, &a), 200);
+	assert_string_equal(gf_buf_str(&a.body),
+			    "DELETE /v1/items/7 id=7 q=- flag=- tok=-");
+	gf_client_answer_release(&a);
+	/* JSON bodies: good, invalid (the handler's 422), malformed (400) */
+	assert_int_equal(call(c, s, GF_HTTP_POST, "/v1/items", NULL,
+			      "{\"gpus\": 8}", &a),
+			 201);
+	gf_client_answer_release(&a);
+	assert_int_equal(call(c, s, GF_HTTP_POST, "/v1/items", NULL,
+			      "{\"gpus\": \"8\"}", &a),
+			 422);
+	gf_client_answer_release(&a);
+	assert_int_equal(call(c, s, GF_HTTP_POST, "/v1/items", NULL,
+			      "{\"gpus\": 8,", &a),
+			 400);
+	assert_string_equal(a.content_type, "application/json");
+	struct gf_jv *v;
+	struct gf_err e;
+	assert_int_equal(gf_jv_parse(a.body.data, a.body.len, &v, &e), 0);
+	assert_string_equal(gf_jv_str(gf_jv_get(v, "error")), "malformed-json");
+	assert_non_null(strstr(gf_jv_str(gf_jv_get(v, "detail")), "line 1"));
+	gf_jv_free(v);
+	gf_client_answer_release(&a);
+	/* the route's cap (64 bytes): 413, declared length refused */
+	char big[100];
+	memset(big, ' ', sizeof(big) - 1);
+	big[0] = '{';
+	big[sizeof(big) - 2] = '}';
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(call(c, s, GF_HTTP_POST, "/v1/items", NULL, big, &a),
+			 413);
+	assert_non_null(strstr(gf_buf_str(&a.body), "\"body-too-large\""));
+	gf_client_answer_release(&a);
+	/* what no row takes, and a handler without an answer */
+	assert_int_equal(call(c, s, GF_HTTP_GET, "/nope", NULL, NULL, &a), 404);
+	assert_non_null(strstr(gf_buf_str(&a.body), "\"not-found\""));
+	gf_client_answer_release(&a);
+	assert_int_equal(call(c, s, GF_HTTP_PUT, "/v1/items/3", NULL, "{}", &a),
+			 405);
+	gf_client_answer_release(&a);
+	assert_int_equal(call(c, s, GF_HTTP_GET, "/fails", NULL, NULL, &a),
+			 500);
+	assert_non_null(strstr(gf_buf_str(&a.body), "NVML call failed"));
+	gf_client_answer_release(&a);
+	gf_client_free(c);
+	gf_server_stop(s);
+	assert_int_equal(f.stops, 1);
+	gf_http_doc_free(f.doc);
+}
+
+static void test_server_docs(void **state)
+{
+	(void)state;
+	struct fixture f = { 0 };
+	f.doc = gf_http_doc_new("text/plain; charset=utf-8");
+	struct gf_server *s = start(&f);
+	struct gf_client_answer a;
+	/* nothing published yet */
+	assert_int_equal(call(NULL, s, GF_HTTP_GET, "/doc", NULL, NULL, &a),
+			 503);
+	assert_non_null(strstr(gf_buf_str(&a.body), "\"not-ready\""));
+	gf_client_answer_release(&a);
+	struct gf_buf b;
+	gf_buf_init(&b, 16);
+	gf_buf_puts(&b, "first copy");
+	assert_int_equal(gf_http_doc_publish(f.doc, 200, &b), 0);
+	assert_int_equal(b.len, 0); /* taken */
+	assert_int_equal(b.cap, 16);
+	/* a render that passed its cap is refused: the last whole copy
+	 * stays served */
+	gf_buf_puts(&b, "second copy, too long");
+	assert_int_equal(gf_http_doc_publish(f.doc, 200, &b), GF_ETOOBIG);
+	assert_int_equal(call(NULL, s, GF_HTTP_GET, "/doc", NULL, NULL, &a),
+			 200);
+	assert_string_equal(gf_buf_str(&a.body), "first copy");
+	assert_string_equal(a.content_type, "text/plain; charset=utf-8");
+	gf_client_answer_release(&a);
+	gf_buf_reset(&b);
+	gf_buf_puts(&b, "third");
+	assert_int_equal(gf_http_doc_publish(f.doc, 203, &b), 0);
+	assert_int_equal(call(NULL, s, GF_HTTP_GET, "/doc", NULL, NULL, &a),
+			 203);
+	assert_string_equal(gf_buf_str(&a.body), "third");
+	gf_client_answer_release(&a);
+	gf_buf_release(&b);
+	gf_server_stop(s);
+	gf_http_doc_free(f.doc);
+}
+
+struct slow_call {
+	const struct gf_server *s;
+	long status;
+	char body[16];
+};
+
+static void *slow_thread(void *arg)
+{
+	struct slow_call *sc = arg;
+	struct gf_client_answer a;
+	sc->status =
+		call(NULL, sc->s, GF_HTTP_GET, "/slow?ms=600", NULL, NULL, &a);
+	snprintf(sc->body, sizeof(sc->body), "%s", gf_buf_str(&a.body));
+	gf_client_answer_release(&a);
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Stop while a request is in flight: it gets its answer, stop returns
+ * after it, and nothing is accepted once stop began. */
+static void test_server_stop_in_flight(void **state)
+{
+	(void)state;
+	struct fixture f = { 0 };
+	struct gf_server *s = start(&f);
+	char url[128];
+	snprintf(url, sizeof(url), "%sslow?ms=0", gf_server_url(s));
+	struct slow_call sc = { .s = s };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, slow_thread, &sc), 0);
+	struct timespec ts = { 0, 200 * 1000000L };
+	nanosleep(&ts, NULL);
+	double t0 = now_ms();
+	gf_server_stop(s);
+	double took = now_ms() - t0;
+	pthread_join(t, NULL);
+	assert_int_equal(sc.status, 200);
+	assert_string_equal(sc.body, "late");
+	assert_true(took > 250); /* it waited for the answer */
+	assert_int_equal(f.stops, 1);
+	/* the port is closed now */
+	struct gf_client_req q = { .url = url, .timeout_ms = 2000 };
+	struct gf_client_answer a;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), -ECONNREFUSED);
+	gf_client_answer_release(&a);
+}
+
+static void test_server_start_errors(void **state)
+{
+	(void)state;
+	struct fixture f = { 0 };
+	struct gf_server *s = start(&f), *s2;
+	char busy[64];
+	snprintf(busy, sizeof(busy), "127.0.0.1:%u", gf_server_port(s));
+	struct gf_server_opts o = { .name = "test", .listen = busy };
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_server_start(&s2, routes, 1, &o, &e), -EADDRINUSE);
+	assert_null(s2);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "cannot listen on '%s': Address already in use", busy);
+	assert_string_equal(e.msg, want);
+	o.listen = ":9400";
+	assert_int_equal(gf_server_start(&s2, routes, 1, &o, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "no address before the port"));
+	const struct gf_route amb[] = {
+		{ GF_HTTP_GET, "/a/{x}", nop, 0, NULL },
+		{ GF_HTTP_GET, "/a/{y}", nop, 0, NULL },
+	};
+	o.listen = "127.0.0.1:0";
+	assert_int_equal(gf_server_start(&s2, amb, 2, &o, &e), GF_EINVAL);
+	gf_server_stop(s);
+	assert_null(gf_server_listen_check("0.0.0.0:0"));
+	assert_non_null(gf_server_listen_check("127.0.0.1:65536"));
+	assert_non_null(gf_server_listen_check("localhost:80"));
+	assert_non_null(gf_server_listen_check("127.0.0.1"));
+}
+
+/* The client's failures name the method, the URL and the cause. */
+static void test_client_errors(void **state)
+{
+	(void)state;
+	struct fixture f = { 0 };
+	struct gf_server *s = start(&f);
+	char url[128];
+	struct gf_client_answer a;
+	struct gf_err e;
+	snprintf(url, sizeof(url), "%sslow?ms=1500", gf_server_url(s));
+	struct gf_client_req q = { .url = url, .timeout_ms = 300 };
+	double t0 = now_ms();
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), -ETIMEDOUT);
+	assert_true(now_ms() - t0 < 1200);
+	assert_string_equal(a.why, "no answer within 300 ms");
+	char want[256];
+	snprintf(want, sizeof(want), "cannot GET %s: no answer within 300 ms",
+		 url);
+	assert_string_equal(e.msg, want);
+	gf_client_answer_release(&a);
+	/* an answer past the cap */
+	snprintf(url, sizeof(url), "%sbig", gf_server_url(s));
+	q = (struct gf_client_req){ .url = url, .answer_max = 1000 };
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_ETOOBIG);
+	assert_string_equal(a.why, "answer larger than 1000 bytes");
+	assert_true(a.body.len <= 1000);
+	gf_client_answer_release(&a);
+	/* a GET with a body is refused before anything is sent */
+	q = (struct gf_client_req){ .url = url, .body = "x", .body_len = 1 };
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_EINVAL);
+	gf_client_answer_release(&a);
+	q = (struct gf_client_req){ .url = url, .token = "a\r\nX: y" };
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_EINVAL);
+	gf_client_answer_release(&a);
+	unsigned port = gf_server_port(s);
+	gf_server_stop(s);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/x", port);
+	q = (struct gf_client_req){
+		.method = GF_HTTP_POST, .url = url, .body = "{}", .body_len = 2
+	};
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), -ECONNREFUSED);
+	snprintf(want, sizeof(want), "cannot POST %s: Connection refused", url);
+	assert_string_equal(e.msg, want);
+	gf_client_answer_release(&a);
+}
+
+static void test_client_base_url(void **state)
+{
+	(void)state;
+	char out[128];
+	static const struct {
+		const char *in, *out;
+	} ok[] = {
+		{ "127.0.0.1:9400", "http://127.0.0.1:9400" },
+		{ "node3", "http://node3:9400" },
+		{ "http://node3:81/", "http://node3:81" },
+		{ "HTTP://node3:81", "http://node3:81" },
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_null(
+			gf_client_base_url(ok[i].in, 9400, out, sizeof(out)));
+		assert_string_equal(out, ok[i].out);
+	}
+	static const char *const bad[] = {
+		"https://node3/", "http://node3:9400/metrics",
+		":9400",	  "node3:http",
+		"node3:0",	  "node3:+80",
+		"node3:",	  "node3:123456",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_non_null(
+			gf_client_base_url(bad[i], 9400, out, sizeof(out)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_router_check),
+		cmocka_unit_test(test_router_match),
+		cmocka_unit_test(test_methods),
+		cmocka_unit_test(test_json_reader),
+		cmocka_unit_test(test_server_requests),
+		cmocka_unit_test(test_server_docs),
+		cmocka_unit_test(test_server_stop_in_flight),
+		cmocka_unit_test(test_server_start_errors),
+		cmocka_unit_test(test_client_errors),
+		cmocka_unit_test(test_client_base_url),
+	};
+	return cmocka_run_group_tests_name("server", tests, NULL, NULL);
+}
