@@ -33,6 +33,7 @@ room() {
 	sim/* | */sim/*) echo sim ;;
 	server/* | */server/*) echo server ;;
 	store/* | */store/*) echo store ;;
+	controller/* | */controller/*) echo controller ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -52,7 +53,8 @@ allowed() {
 	sim) echo "util node place migcore" ;;
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store" ;;
+	controller) echo "util node place migcore jobs topo mig telemetry sim server store" ;;
+	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller" ;;
 	esac
 }
 

@@ -1,0 +1,149 @@
+/*
+ * auth.c - the token file and bearer-token checks.  Every token of the
+ * file is compared with every request's (constant time in the token,
+ * no early exit), so a client learns nothing from timing.
+ */
+#include "controller/auth.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/file.h"
+#include "util/mem.h"
+
+static bool token_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || strchr("._~+/=-", c) != NULL;
+}
+
+static int parse_line(char *line, const char *path, int lineno,
+		      struct gf_auth *a, struct gf_err *e)
+{
+	char *hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+	char *save = NULL;
+	char *tok = strtok_r(line, " \t\r\n", &save);
+	if (tok == NULL)
+		return 0;
+	char *role = strtok_r(NULL, " \t\r\n", &save);
+	if (role == NULL || strtok_r(NULL, " \t\r\n", &save) != NULL)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%d: expected 'TOKEN admin' or 'TOKEN "
+				  "team:NAME'",
+				  path, lineno);
+	size_t len = strlen(tok);
+	for (size_t i = 0; i < len; i++)
+		if (!token_char(tok[i]))
+			return gf_err_set(e, GF_EPARSE,
+					  "%s:%d: a token holds only letters, "
+					  "digits and ._~+/=-",
+					  path, lineno);
+	if (len < 16 || len > GF_AUTH_TOKEN_MAX)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%d: a token is 16 to %d characters, this "
+				  "one %zu",
+				  path, lineno, GF_AUTH_TOKEN_MAX, len);
+	if (a->n >= GF_AUTH_MAX_TOKENS)
+		return gf_err_set(e, GF_ETOOBIG, "%s:%d: more than %d tokens",
+				  path, lineno, GF_AUTH_MAX_TOKENS);
+	struct gf_auth_entry *x = &a->e[a->n];
+	memset(x, 0, sizeof(*x));
+	if (!strcmp(role, "admin")) {
+		x->admin = true;
+	} else if (!strncmp(role, "team:", 5) && role[5] &&
+		   strlen(role + 5) < sizeof(x->team)) {
+		snprintf(x->team, sizeof(x->team), "%s", role + 5);
+	} else {
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%d: role '%.60s': expected admin or "
+				  "team:NAME",
+				  path, lineno, role);
+	}
+	for (int i = 0; i < a->n; i++)
+		if (!strcmp(a->e[i].token, tok))
+			return gf_err_set(e, GF_EPARSE,
+					  "%s:%d: a token given twice", path,
+					  lineno);
+	snprintf(x->token, sizeof(x->token), "%s", tok);
+	a->n++;
+	return 0;
+}
+
+int gf_auth_read(const char *path, struct gf_auth *a, struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	FILE *f = gf_file_open(path, "r", 1u << 20, e);
+	if (!f)
+		return e ? e->code : GF_EINVAL;
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		a->loose_mode = true;
+	a->e = gf_calloc(GF_AUTH_MAX_TOKENS, sizeof(*a->e));
+	char line[1024];
+	int lineno = 0, rc = 0;
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (strlen(line) == sizeof(line) - 1 && !feof(f))
+			rc = gf_err_set(e, GF_ETOOBIG,
+					"%s:%d: line longer than %zu bytes",
+					path, lineno, sizeof(line) - 2);
+		else
+			rc = parse_line(line, path, lineno, a, e);
+	}
+	fclose(f);
+	if (rc == 0 && a->n == 0)
+		rc = gf_err_set(e, GF_EPARSE, "%s: no token in the file", path);
+	if (rc)
+		gf_auth_release(a);
+	return rc;
+}
+
+void gf_auth_release(struct gf_auth *a)
+{
+	if (a->e)
+		memset(a->e, 0, sizeof(*a->e) * GF_AUTH_MAX_TOKENS);
+	gf_free(a->e);
+	a->n = 0;
+}
+
+/* Equal, in time that depends only on the longer length. */
+static bool same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la > lb ? la : lb;
+	unsigned diff = (unsigned)(la ^ lb);
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned)(unsigned char)(i < la ? a[i] : 0) ^
+			(unsigned)(unsigned char)(i < lb ? b[i] : 0);
+	return diff == 0;
+}
+
+const struct gf_auth_entry *gf_auth_check(const struct gf_auth *a,
+					  const char *header)
+{
+	if (header == NULL || strncmp(header, "Bearer ", 7) != 0)
+		return NULL;
+	const char *tok = header + 7;
+	while (*tok == ' ')
+		tok++;
+	if (strlen(tok) > GF_AUTH_TOKEN_MAX)
+		return NULL;
+	const struct gf_auth_entry *found = NULL;
+	for (int i = 0; i < a->n; i++)
+		if (same(a->e[i].token, tok) && found == NULL)
+			found = &a->e[i];
+	return found;
+}
+
+const char *gf_auth_token_for(const struct gf_auth *a, bool admin,
+			      const char *team)
+{
+	for (int i = 0; i < a->n; i++)
+		if (admin ? a->e[i].admin
+			  : (!a->e[i].admin && team &&
+			     !strcmp(a->e[i].team, team)))
+			return a->e[i].token;
+	return NULL;
+}

@@ -1,0 +1,107 @@
+/*
+ * config.h - `gpufleet serve --config FILE`: the controller's YAML config
+ * (node pools and labels, blocks, teams with typed quotas, classes, the
+ * placement policy), and the node table it describes.  docs/controller.md
+ * has a commented example; every error names file:line and the key.
+ *
+ *   policy: fgd
+ *   open_teams: true          # a team not listed may submit (no quota)
+ *   classes:
+ *     - {name: inference, priority: 200}
+ *     - {name: training, priority: 100}
+ *     - {name: batch, priority: 10, preemptible: true, max_runtime_s: 86400}
+ *   teams:
+ *     - name: vision
+ *       weight: 2
+ *       quota: {gpus: {h100-sxm: 16, "*": 24}, mig: {1g.10gb: 14}, milli: 4000}
+ *   pools:                    # nodes, when no --nodes CSV gives them
+ *     - name: h100
+ *       nodes: 4              # or a list of names
+ *       model: h100-sxm
+ *       gpus: 8
+ *       cpu_milli: 224000
+ *       memory_mib: 2097152
+ *       labels: {tier: train}
+ *       block: nvl-a
+ *       mig: {gpus: [6, 7], layout: {1g.10gb: 7}}
+ *   blocks:                   # groups of nodes a gang stays inside
+ *     - {name: rack-2, nodes: [node-0007, node-0008]}
+ *   labels:                   # labels for nodes of a --nodes CSV
+ *     - {nodes: [node-0001], labels: {zone: b}}
+ *
+ * Without a config: the built-in defaults (gf_serve_config_defaults).
+ */
+#ifndef GF_CONTROLLER_CONFIG_H
+#define GF_CONTROLLER_CONFIG_H
+
+#include <gpufleet/cluster.h>
+#include <gpufleet/ctl.h>
+#include <gpufleet/err.h>
+
+#define GF_SERVE_MAX_POOLS	 256
+#define GF_SERVE_MAX_POOL_NODES	 100000
+#define GF_SERVE_CONFIG_MAX	 (4u << 20) /* bytes */
+#define GF_SERVE_MAX_ASSIGNMENTS 4096	    /* blocks + label entries */
+
+/* Nodes a pool defines (or, with a CSV, the CSV nodes it names). */
+struct gf_serve_pool {
+	char name[GF_NODE_NAME_MAX];
+	int count; /* nodes pool-0 .. pool-(count-1); 0: names */
+	char (*names)[GF_NODE_NAME_MAX];
+	int nnames;
+	char model[GF_MODEL_NAME_MAX];
+	int gpus;
+	int32_t cpu_milli;
+	int64_t memory_mib;
+	char labels[GF_CTL_LABELS_MAX];
+	char block[GF_NODE_NAME_MAX]; /* "" default */
+	uint32_t mig_gpus;	      /* GPUs in MIG mode (bit = index) */
+	int mig_counts[32];	      /* instances per profile of the model */
+	char mig_desc[128];	      /* the layout as written, for errors */
+	int line;		      /* in the config, for errors */
+};
+
+/* A block, or labels, given to nodes by name (for CSV nodes). */
+struct gf_serve_assign {
+	char block[GF_NODE_NAME_MAX]; /* "" for a labels entry */
+	char labels[GF_CTL_LABELS_MAX];
+	char (*names)[GF_NODE_NAME_MAX];
+	int nnames;
+	int line;
+};
+
+struct gf_serve_config {
+	char path[512]; /* the file read, "" for defaults */
+	struct gf_ctl_config ctl;
+	struct gf_serve_pool *pools;
+	int npools;
+	struct gf_serve_assign *assigns;
+	int nassigns;
+};
+
+/* Built-in defaults: FGD; classes inference (200), training (100), batch
+ * (10, preemptible); open teams without quotas; one block. */
+void gf_serve_config_defaults(struct gf_serve_config *cfg);
+
+/*
+ * Read path over the defaults (keys not given keep them; a list given
+ * replaces the default list).  0, or GF_EPARSE / GF_EINVAL / -errno /
+ * GF_ETOOBIG with e->msg "PATH:LINE: key 'K': cause".
+ */
+int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
+			 struct gf_err *e);
+void gf_serve_config_release(struct gf_serve_config *cfg);
+
+/*
+ * The node table: from the CSV at nodes_csv when given (the simulator's
+ * format; pools may then only label nodes by name), else from the pools,
+ * else the built-in cluster.  Applies blocks and labels, checks names are
+ * unique and MIG layouts fit.  Fills c (initialised here) and *nodes
+ * (c->n entries, caller frees with gf_free).  Block names are added to
+ * cfg->ctl.blocks.
+ */
+int gf_serve_build_nodes(struct gf_serve_config *cfg, const char *nodes_csv,
+			 struct gf_cluster *c, struct gf_ctl_node **nodes,
+			 struct gf_err *e);
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * jobjson.c - the API's job bodies and job objects.  Parsing is strict:
+ * every key of the body is known, of its type, in its range; the first
+ * problem found is the answer (a 400 naming the field).
+ */
+#include "controller/jobjson.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/mem.h"
+
+static int bad(struct gf_err *e, const char *field, const char *what)
+{
+	return gf_err_set(e, GF_EINVAL, "'%s': %s", field, what);
+}
+
+static int str_field(const struct gf_jv *v, const char *field, char *out,
+		     size_t size, struct gf_err *e)
+{
+	const char *s = gf_jv_str(v);
+	if (s == NULL)
+		return bad(e, field, "expected a string");
+	if (strlen(s) >= size) {
+		char what[64];
+		snprintf(what, sizeof(what), "longer than %zu characters",
+			 size - 1);
+		return bad(e, field, what);
+	}
+	snprintf(out, size, "%s", s);
+	return 0;
+}
+
+static int int_field(const struct gf_jv *v, const char *field, int64_t min,
+		     int64_t max, int64_t *out, struct gf_err *e)
+{
+	int64_t x;
+	if (!gf_jv_int(v, &x))
+		return bad(e, field, "expected a whole number");
+	if (x < min || x > max)
+		return gf_err_set(
+			e, GF_EINVAL, "'%s': expected %lld to %lld, got %lld",
+			field, (long long)min, (long long)max, (long long)x);
+	*out = x;
+	return 0;
+}
+
+/* {"k": "v", ...} into "k=v,k=v". */
+static int selector_field(const struct gf_jv *v, char *out, size_t size,
+			  struct gf_err *e)
+{
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return bad(e, "node_selector",
+			   "expected an object of label: value");
+	void *it = NULL;
+	const struct gf_jv *val;
+	const char *k;
+	size_t len = 0;
+	out[0] = '\0';
+	while ((k = gf_jv_next(v, &it, &val)) != NULL) {
+		const char *s = gf_jv_str(val);
+		if (s == NULL || !*k || strpbrk(k, "=,") || strpbrk(s, "=,"))
+			return bad(e, "node_selector",
+				   "labels and values are strings without "
+				   "'=' or ','");
+		int w = snprintf(out + len, size - len, "%s%s=%s",
+				 len ? "," : "", k, s);
+		if (w < 0 || (size_t)w >= size - len)
+			return bad(e, "node_selector", "too long");
+		len += (size_t)w;
+	}
+	return 0;
+}
+
+static int command_field(const struct gf_jv *v, struct gf_job_spec *s,
+			 struct gf_err *e)
+{
+	if (gf_jv_type(v) == GF_JV_NULL)
+		return 0;
+	const char *c = gf_jv_str(v);
+	if (c == NULL)
+		return bad(e, "command",
+			   "expected a string (a shell command "
+			   "line)");
+	if (strlen(c) >= GF_JOB_CMD_MAX)
+		return bad(e, "command", "longer than 4095 bytes");
+	s->command = gf_strdup(c);
+	return 0;
+}
+
+/* One key of the body into the spec. */
+static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
+		 struct gf_err *e)
+{
+	int64_t x = 0;
+	int rc;
+#define STR(name, dst)        \
+	if (!strcmp(k, name)) \
+		return str_field(v, name, dst, sizeof(dst), e);
+#define INT(name, dst, lo, hi)                          \
+	if (!strcmp(k, name)) {                         \
+		rc = int_field(v, name, lo, hi, &x, e); \
+		if (rc == 0)                            \
+			dst = (__typeof__(dst))x;       \
+		return rc;                              \
+	}
+	STR("name", s->name)
+	STR("team", s->team)
+	STR("class", s->class_name)
+	STR("gpu_model", s->gpu_model)
+	STR("mig_profile", s->mig_profile)
+	INT("replicas", s->replicas, 1, GF_JOB_MAX_REPLICAS)
+	INT("gpus", s->gpus, 0, GF_CNODE_MAX_GPUS)
+	INT("gpu_milli", s->gpu_milli, 0, 1000000)
+	INT("cpu_milli", s->cpu_milli, 0, 100000000)
+	INT("memory_mib", s->memory_mib, 0, INT64_C(1) << 40)
+	INT("max_runtime_s", s->max_runtime_s, 0, INT64_C(100) * 365 * 86400)
+#undef STR
+#undef INT
+	if (!strcmp(k, "node_selector"))
+		return selector_field(v, s->node_selector,
+				      sizeof(s->node_selector), e);
+	if (!strcmp(k, "command"))
+		return command_field(v, s, e);
+	return gf_err_set(e, GF_EINVAL,
+			  "'%.60s': unknown field (known: name, team, class, "
+			  "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
+			  "cpu_milli, memory_mib, node_selector, "
+			  "max_runtime_s, command)",
+			  k);
+}
+
+int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
+		    struct gf_err *e)
+{
+	memset(spec, 0, sizeof(*spec));
+	snprintf(spec->team, sizeof(spec->team), "default");
+	snprintf(spec->class_name, sizeof(spec->class_name), "batch");
+	spec->replicas = 1;
+	spec->cpu_milli = 1000;
+	spec->memory_mib = 1024;
+	if (gf_jv_type(body) != GF_JV_OBJ)
+		return gf_err_set(e, GF_EINVAL, "a job is a JSON object");
+	void *it = NULL;
+	const struct gf_jv *v;
+	const char *k;
+	while ((k = gf_jv_next(body, &it, &v)) != NULL) {
+		/* null means "the default" for every field */
+		if (gf_jv_type(v) == GF_JV_NULL)
+			continue;
+		int rc = field(k, v, spec, e);
+		if (rc) {
+			gf_job_spec_release(spec);
+			return rc;
+		}
+	}
+	int rc = gf_job_spec_check(spec, e);
+	if (rc)
+		gf_job_spec_release(spec);
+	return rc;
+}
+
+static void time_field(struct gf_json *j, const char *key, int64_t ms)
+{
+	if (ms <= 0) {
+		gf_json_null(j, key);
+		return;
+	}
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char buf[96];
+	gmtime_r(&t, &tm);
+	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	gf_json_str(j, key, buf);
+}
+
+static void str_or_null(struct gf_json *j, const char *key, const char *s)
+{
+	if (s && *s)
+		gf_json_str(j, key, s);
+	else
+		gf_json_null(j, key);
+}
+
+static void placement(struct gf_json *j, const struct gf_job *job,
+		      const char (*blocks)[48])
+{
+	gf_json_arr_begin(j, "placement");
+	for (int i = 0; job->place && i < job->spec.replicas; i++) {
+		const struct gf_job_place *p = &job->place[i];
+		gf_json_obj_begin(j, NULL);
+		gf_json_str(j, "node", p->node_name);
+		gf_json_arr_begin(j, "gpus");
+		for (int g = 0; g < p->ngpus; g++)
+			gf_json_int(j, NULL, p->gpus[g]);
+		gf_json_arr_end(j);
+		gf_json_int(j, "gpu_milli", p->gpu_milli);
+		str_or_null(j, "mig_profile", job->spec.mig_profile);
+		if (p->mig_start >= 0 && job->spec.mig_profile[0])
+			gf_json_int(j, "mig_start", p->mig_start);
+		str_or_null(j, "block",
+			    blocks && job->block >= 0 ? blocks[job->block]
+						      : NULL);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+}
+
+void gf_jobjson_write(struct gf_json *j, const char *key,
+		      const struct gf_job *job, const char (*blocks)[48])
+{
+	const struct gf_job_spec *s = &job->spec;
+	gf_json_obj_begin(j, key);
+	gf_json_str(j, "id", job->id);
+	gf_json_str(j, "name", s->name);
+	gf_json_str(j, "state", gf_job_state_name(job->state));
+	gf_json_str(j, "team", s->team);
+	gf_json_str(j, "class", s->class_name);
+	gf_json_int(j, "replicas", s->replicas);
+	gf_json_int(j, "gpus", s->gpus);
+	str_or_null(j, "gpu_model", s->gpu_model);
+	gf_json_int(j, "gpu_milli", s->gpu_milli);
+	str_or_null(j, "mig_profile", s->mig_profile);
+	gf_json_int(j, "cpu_milli", s->cpu_milli);
+	gf_json_int(j, "memory_mib", s->memory_mib);
+	gf_json_obj_begin(j, "node_selector");
+	char sel[GF_SELECTOR_MAX], *save = NULL;
+	snprintf(sel, sizeof(sel), "%s", s->node_selector);
+	for (char *kv = strtok_r(sel, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq) {
+			*eq = '\0';
+			gf_json_str(j, kv, eq + 1);
+		}
+	}
+	gf_json_obj_end(j);
+	gf_json_int(j, "max_runtime_s", s->max_runtime_s);
+	str_or_null(j, "command", s->command);
+	str_or_null(j, "reason", job->reason);
+	time_field(j, "submitted", job->submitted_ms);
+	time_field(j, "started", job->started_ms);
+	time_field(j, "ended", job->ended_ms);
+	gf_json_int(j, "attempts", job->attempts);
+	gf_json_int(j, "preemptions", job->preemptions);
+	if (job->state == GF_JOB_SUCCEEDED || job->state == GF_JOB_FAILED)
+		gf_json_int(j, "exit_code", job->exit_code);
+	else
+		gf_json_null(j, "exit_code");
+	placement(j, job, blocks);
+	gf_json_obj_end(j);
+}

@@ -1,0 +1,36 @@
+/*
+ * jobjson.h - jobs as the HTTP API speaks them (issue 10's "Contract for
+ * scripts"): a job body into a spec, strictly (an unknown field, a wrong
+ * type, a number out of range is an error naming the field), and a job
+ * into its JSON object.
+ */
+#ifndef GF_CONTROLLER_JOBJSON_H
+#define GF_CONTROLLER_JOBJSON_H
+
+#include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
+#include <gpufleet/job.h>
+
+#include "util/json.h"
+
+/*
+ * A job body (a parsed JSON object) into spec, with the defaults (team
+ * "default", class "batch", one replica, CPU 1000 milli, memory 1024 MiB
+ * per replica when absent) and then gf_job_spec_check().  0, or GF_EINVAL
+ * with e->msg naming the field.  spec->command is allocated (release with
+ * gf_job_spec_release).
+ */
+int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
+		    struct gf_err *e);
+
+/*
+ * A job as {"id", "name", "state", "team", "class", "replicas", the spec's
+ * other fields, "reason", "submitted", "started", "ended" (RFC 3339 or
+ * null), "attempts", "exit_code", "placement": [{"node", "gpus": [...],
+ * "gpu_milli", "mig_profile", "block"}]}.  key: NULL inside an array.
+ * blocks: the block names (may be NULL).
+ */
+void gf_jobjson_write(struct gf_json *j, const char *key,
+		      const struct gf_job *job, const char (*blocks)[48]);
+
+#endif

@@ -1,0 +1,287 @@
+/*
+ * nodes.c - the controller's node table from the config: a CSV in the
+ * simulator's format, the config's pools, or the built-in cluster; then
+ * blocks, labels and MIG layouts.  Node names are unique (every API and
+ * stored placement names nodes); every error names the config line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gpufleet/mig.h>
+
+#include "controller/config.h"
+#include "sim/synth.h"
+#include "sim/trace.h"
+#include "util/mem.h"
+
+/* Index of block `name`, added when new; GF_ETOOBIG past the limit. */
+static int block_index(struct gf_ctl_config *ctl, const char *name)
+{
+	for (int i = 0; i < ctl->nblocks; i++)
+		if (!strcmp(ctl->blocks[i], name))
+			return i;
+	if (ctl->nblocks >= GF_CTL_MAX_BLOCKS)
+		return GF_ETOOBIG;
+	snprintf(ctl->blocks[ctl->nblocks], sizeof(ctl->blocks[0]), "%s", name);
+	return ctl->nblocks++;
+}
+
+static void add_labels(struct gf_ctl_node *n, const char *labels)
+{
+	size_t len = strlen(n->labels);
+	if (*labels)
+		snprintf(n->labels + len, sizeof(n->labels) - len, "%s%s",
+			 len ? "," : "", labels);
+}
+
+static const struct gf_cluster *sort_c;
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(sort_c->names[*(const int *)a],
+		      sort_c->names[*(const int *)b]);
+}
+
+/* Node indexes sorted by name; duplicates are an error. */
+static int *name_index(const struct gf_cluster *c, const char *src,
+		       struct gf_err *e)
+{
+	int *idx = gf_calloc((size_t)(c->n ? c->n : 1), sizeof(*idx));
+	for (int i = 0; i < c->n; i++)
+		idx[i] = i;
+	sort_c = c;
+	qsort(idx, (size_t)c->n, sizeof(*idx), cmp_name);
+	sort_c = NULL;
+	for (int i = 1; i < c->n; i++)
+		if (!strcmp(c->names[idx[i - 1]], c->names[idx[i]])) {
+			gf_err_set(e, GF_EINVAL,
+				   "%s: node name '%s' given twice", src,
+				   c->names[idx[i]]);
+			gf_free(idx);
+			return NULL;
+		}
+	return idx;
+}
+
+static int find_node(const struct gf_cluster *c, const int *idx,
+		     const char *name)
+{
+	int lo = 0, hi = c->n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2, k = strcmp(c->names[idx[mid]], name);
+		if (k == 0)
+			return idx[mid];
+		if (k < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+static int add_pool_nodes(struct gf_serve_config *cfg, struct gf_cluster *c,
+			  struct gf_err *e)
+{
+	for (int k = 0; k < cfg->npools; k++) {
+		struct gf_serve_pool *p = &cfg->pools[k];
+		int m = 0;
+		if (p->gpus > 0 && (m = gf_cluster_model(c, p->model)) < 0)
+			return gf_err_set(e, GF_ETOOBIG,
+					  "%s:%d: pool '%s': more than %d GPU "
+					  "models",
+					  cfg->path, p->line, p->name,
+					  GF_MAX_MODELS);
+		int n = p->count ? p->count : p->nnames;
+		for (int i = 0; i < n; i++) {
+			char name[GF_NODE_NAME_MAX + 16];
+			if (p->count)
+				snprintf(name, sizeof(name), "%.36s-%04d",
+					 p->name, i % 1000000);
+			else
+				snprintf(name, sizeof(name), "%s", p->names[i]);
+			if (gf_cluster_add(c, name, p->cpu_milli, p->memory_mib,
+					   p->gpus, m) < 0)
+				return gf_err_set(e, GF_ETOOBIG,
+						  "%s:%d: pool '%s': more than "
+						  "%d nodes",
+						  cfg->path, p->line, p->name,
+						  GF_MAX_CNODES);
+		}
+	}
+	return 0;
+}
+
+/* "1g.10gb=7,..." into counts per profile of model m. */
+static int mig_counts(const struct gf_serve_config *cfg,
+		      const struct gf_serve_pool *p,
+		      const struct gf_mig_model *m, int *counts,
+		      struct gf_err *e)
+{
+	char buf[sizeof(p->mig_desc)], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", p->mig_desc);
+	memset(counts, 0, sizeof(int) * 32);
+	for (char *t = strtok_r(buf, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(t, '=');
+		*eq = '\0';
+		int pi = gf_mig_profile_find(m, t);
+		if (pi < 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "%s:%d: pool '%s': '%s' is not a MIG "
+					  "profile of %s",
+					  cfg->path, p->line, p->name, t,
+					  m->id);
+		counts[pi] += atoi(eq + 1);
+	}
+	return 0;
+}
+
+static int pool_mig(const struct gf_serve_config *cfg,
+		    const struct gf_serve_pool *p, struct gf_ctl_node *nodes,
+		    int first, int n, struct gf_err *e)
+{
+	const struct gf_mig_model *m = gf_mig_model_by_id(p->model);
+	if (m == NULL)
+		return gf_err_set(e, GF_EINVAL,
+				  "%s:%d: pool '%s': model '%s' has no MIG "
+				  "profiles gpufleet knows",
+				  cfg->path, p->line, p->name, p->model);
+	int counts[32];
+	int rc = mig_counts(cfg, p, m, counts, e);
+	if (rc)
+		return rc;
+	struct gf_mig_layout l = { .n = 0 };
+	if (gf_mig_place(m, counts, &l) != 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "%s:%d: pool '%s': layout %s does not fit "
+				  "one %s",
+				  cfg->path, p->line, p->name, p->mig_desc,
+				  m->id);
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++) {
+		if (!(p->mig_gpus >> g & 1))
+			continue;
+		if (g >= p->gpus)
+			return gf_err_set(e, GF_EINVAL,
+					  "%s:%d: pool '%s': MIG on GPU %d of "
+					  "%d-GPU nodes",
+					  cfg->path, p->line, p->name, g,
+					  p->gpus);
+		for (int i = first; i < first + n; i++)
+			for (int j = 0; j < l.n; j++) {
+				struct gf_ctl_node *nd = &nodes[i];
+				if (nd->nmig >= GF_CTL_MAX_MIG)
+					return gf_err_set(
+						e, GF_ETOOBIG,
+						"%s:%d: pool '%s': more than "
+						"%d MIG instances per node",
+						cfg->path, p->line, p->name,
+						GF_CTL_MAX_MIG);
+				struct gf_ctl_mig *x = &nd->mig[nd->nmig++];
+				x->gpu = g;
+				x->start = l.inst[j].start;
+				snprintf(x->profile, sizeof(x->profile), "%s",
+					 m->profiles[l.inst[j].profile].name);
+			}
+	}
+	return 0;
+}
+
+/* Pools' labels, blocks and MIG onto their nodes (added in pool order). */
+static int apply_pools(struct gf_serve_config *cfg, struct gf_ctl_node *nodes,
+		       struct gf_err *e)
+{
+	int first = 0;
+	for (int k = 0; k < cfg->npools; k++) {
+		const struct gf_serve_pool *p = &cfg->pools[k];
+		int n = p->count ? p->count : p->nnames;
+		int b = p->block[0] ? block_index(&cfg->ctl, p->block) : 0;
+		if (b < 0)
+			return gf_err_set(e, b, "%s:%d: more than %d blocks",
+					  cfg->path, p->line,
+					  GF_CTL_MAX_BLOCKS);
+		for (int i = first; i < first + n; i++) {
+			add_labels(&nodes[i], p->labels);
+			nodes[i].block = b;
+		}
+		if (p->mig_gpus) {
+			int rc = pool_mig(cfg, p, nodes, first, n, e);
+			if (rc)
+				return rc;
+		}
+		first += n;
+	}
+	return 0;
+}
+
+static int apply_assigns(struct gf_serve_config *cfg,
+			 const struct gf_cluster *c, const int *idx,
+			 struct gf_ctl_node *nodes, struct gf_err *e)
+{
+	for (int k = 0; k < cfg->nassigns; k++) {
+		const struct gf_serve_assign *a = &cfg->assigns[k];
+		int b = a->block[0] ? block_index(&cfg->ctl, a->block) : -1;
+		if (a->block[0] && b < 0)
+			return gf_err_set(e, b, "%s:%d: more than %d blocks",
+					  cfg->path, a->line,
+					  GF_CTL_MAX_BLOCKS);
+		for (int j = 0; j < a->nnames; j++) {
+			int i = find_node(c, idx, a->names[j]);
+			if (i < 0)
+				return gf_err_set(e, GF_EINVAL,
+						  "%s:%d: no node named '%s'",
+						  cfg->path, a->line,
+						  a->names[j]);
+			if (b >= 0)
+				nodes[i].block = b;
+			else
+				add_labels(&nodes[i], a->labels);
+		}
+	}
+	return 0;
+}
+
+int gf_serve_build_nodes(struct gf_serve_config *cfg, const char *nodes_csv,
+			 struct gf_cluster *c, struct gf_ctl_node **nodes,
+			 struct gf_err *e)
+{
+	*nodes = NULL;
+	gf_cluster_init(c);
+	int rc;
+	const char *src = cfg->path[0] ? cfg->path : "the built-in cluster";
+	if (nodes_csv && cfg->npools)
+		rc = gf_err_set(e, GF_EINVAL,
+				"%s: 'pools' define nodes; with a node CSV, "
+				"label its nodes with 'labels' and group them "
+				"with 'blocks'",
+				cfg->path);
+	else if (nodes_csv)
+		rc = gf_trace_load_nodes(nodes_csv, c, e);
+	else if (cfg->npools)
+		rc = add_pool_nodes(cfg, c, e);
+	else
+		rc = gf_synth_cluster(c);
+	if (rc) {
+		if (e && e->msg[0] == '\0')
+			gf_err_set(e, rc, "%s: cannot build the nodes", src);
+		goto fail;
+	}
+	if (nodes_csv)
+		src = nodes_csv;
+	int *idx = name_index(c, src, e);
+	if (idx == NULL) {
+		rc = GF_EINVAL;
+		goto fail;
+	}
+	*nodes = gf_calloc((size_t)(c->n ? c->n : 1), sizeof(**nodes));
+	rc = apply_pools(cfg, *nodes, e);
+	if (rc == 0)
+		rc = apply_assigns(cfg, c, idx, *nodes, e);
+	gf_free(idx);
+	if (rc == 0)
+		return 0;
+	gf_free(*nodes);
+fail:
+	gf_cluster_release(c);
+	return rc;
+}
