@@ -14,6 +14,7 @@
  * asleep and 1.0 ms of CPU.  Calls the README does not time (encoder and
  * decoder utilisation, ECC totals, GPM metrics, MIG enumeration, events)
  * cost nothing here: the figure a bench reports is a floor for them.
+ * nvmlGpmMigSampleGet is charged, and counted, as nvmlGpmSampleGet.
  *
  * Every call of the table is also counted, cost mode or not:
  * gf_fake_nvml_calls("nvmlDeviceGetTotalEnergyConsumption") (exported;
