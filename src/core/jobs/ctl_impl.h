@@ -80,11 +80,13 @@ struct gf__jrec {
 	int64_t max_ms; /* max runtime in effect (spec, else class); 0 none */
 	int64_t milli;	/* GPU milli of the whole job (fair share, demand) */
 	uint32_t mark;	/* the pass it last changed in */
-	int run_pos;	/* index in ctl->running; -1 */
-	bool queued;	/* in its queue's array (maybe lazily) */
-	bool in_order;	/* in ctl->order (maybe lazily) */
-	bool never;	/* can never be placed on this cluster */
-	int mask;	/* selector mask slot; -1 none */
+	uint32_t preempted; /* the pass that preempted it: it waits that one
+			       out */
+	int run_pos;	    /* index in ctl->running; -1 */
+	bool queued;	    /* in its queue's array (maybe lazily) */
+	bool in_order;	    /* in ctl->order (maybe lazily) */
+	bool never;	    /* can never be placed on this cluster */
+	int mask;	    /* selector mask slot; -1 none */
 	uint32_t mask_gen;
 };
 
@@ -181,6 +183,8 @@ struct gf_ctl {
 				  but fills its cache of shapes */
 };
 
+struct fail;
+
 /* The state of one pass (schedule.c). */
 struct gf__pass {
 	int64_t now;
@@ -189,6 +193,8 @@ struct gf__pass {
 	bool avoid;	/* not_h holds the nodes the head can use */
 	uint32_t pass;
 	struct gf_ctl_changes *out;
+	struct fail *fails; /* shapes that found no room after the head */
+	int nfails;
 };
 
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,

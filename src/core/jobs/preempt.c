@@ -11,16 +11,20 @@
  * the search stays within its budget (VMAX candidates per node or block,
  * BUDGET trials per preemption), the best found otherwise.  Each size is
  * tried on every node or block before the next size, so a single victim
- * anywhere beats two on the first node looked at.  Among sets
- * of the fewest victims: the lowest-priority victims, then the least GPU
- * taken from running work, then the most recently started (least work
- * lost), then the first node or block and set in index order.
+ * anywhere beats two on the first node looked at.  Among the first
+ * SETS_MAX sets of the fewest victims found (nodes and blocks in index
+ * order): the lowest-priority victims, then the least GPU taken from
+ * running work, then the most recently started (least work lost), then
+ * the first found.  The cost of a search is one pass over the running
+ * jobs' placements, one trial per node (or block) they touch, and the
+ * sets tried.
  *
- * Victims go back to PENDING ("preempted by j12"), never lost; the job
- * then starts in the same pass on the node or block the room was made
- * in.  A trial releases victims on copies of the nodes (trial_of maps a
- * node to its copy), never on the engine; trial_of is all -1 between
- * calls.
+ * Victims go back to PENDING ("preempted by j12"), never lost, and sit
+ * that pass out (so the reason stays until the next pass, and a victim
+ * never bounces straight back); the job then starts in the same pass on
+ * the node or block the room was made in.  A trial releases victims on copies
+ * of the nodes (trial_of maps a node to its copy), never on the engine;
+ * trial_of is all -1 between calls.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -31,9 +35,10 @@
 #include "util/check.h"
 #include "util/mem.h"
 
-#define VMAX   20
-#define KMAX   VMAX
-#define BUDGET 100000
+#define VMAX	 20
+#define KMAX	 VMAX
+#define BUDGET	 100000
+#define SETS_MAX 16
 
 struct pair {
 	int scope; /* node, or block for a gang */
@@ -48,7 +53,7 @@ struct trial {
 };
 
 struct best {
-	int k;
+	int k, found; /* victims; sets of that size seen */
 	int prio;
 	int64_t lost, young;
 	int scope;
@@ -69,14 +74,6 @@ struct search {
 	long tests;
 	struct best best;
 };
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct pair *x = a, *y = b;
-	if (x->scope != y->scope)
-		return x->scope < y->scope ? -1 : 1;
-	return (x->victim > y->victim) - (x->victim < y->victim);
-}
 
 /* Is node i part of the search's scope (and usable by the job)? */
 static bool in_scope(struct search *s, int i)
@@ -158,7 +155,8 @@ static void consider(struct search *s, const int *vic, int k)
 		b.young += v->job->started_ms;
 		b.vic[i] = vic[i];
 	}
-	const struct best *o = &s->best;
+	struct best *o = &s->best;
+	b.found = o->k == k ? o->found + 1 : 1;
 	bool better =
 		o->k == 0 || b.k < o->k ||
 		(b.k == o->k && (b.prio < o->prio ||
@@ -167,6 +165,8 @@ static void consider(struct search *s, const int *vic, int k)
 							b.young > o->young)))));
 	if (better)
 		s->best = b;
+	else
+		o->found = b.found;
 }
 
 /* Every k-subset of vs, in index order; true when one works. */
@@ -177,7 +177,7 @@ static bool subsets(struct search *s, int k)
 	for (int i = 0; i < k; i++)
 		idx[i] = i;
 	for (;;) {
-		if (s->tests >= BUDGET)
+		if (s->tests >= BUDGET || s->best.found >= SETS_MAX)
 			return found;
 		for (int i = 0; i < k; i++)
 			vic[i] = s->vs[idx[i]];
@@ -218,6 +218,23 @@ static int64_t scope_base(struct search *s)
 	return sum;
 }
 
+/* The pairs ordered by scope (counting sort: stable, so one victim's
+ * pairs in a scope stay together, as they were pushed). */
+static struct pair *by_scope(struct search *s, const struct pair *p, int n)
+{
+	int ns = s->R == 1 ? s->ctl->c->n : s->ctl->nblk;
+	int *first = gf_calloc((size_t)ns + 1, sizeof(int));
+	struct pair *q = gf_calloc((size_t)(n > 0 ? n : 1), sizeof(*q));
+	for (int k = 0; k < n; k++)
+		first[p[k].scope + 1]++;
+	for (int k = 0; k < ns; k++)
+		first[k + 1] += first[k];
+	for (int k = 0; k < n; k++)
+		q[first[p[k].scope]++] = p[k];
+	gf_free(first);
+	return q;
+}
+
 /* Candidates: running preemptible jobs of lower classes, by the node
  * (or block) of each placement the job could use. */
 static int candidates(struct search *s, struct pair **out)
@@ -243,14 +260,12 @@ static int candidates(struct search *s, struct pair **out)
 			p[n++].victim = v;
 		}
 	}
-	if (n > 0)
-		qsort(p, (size_t)n, sizeof(*p), cmp_pair);
-	*out = p;
+	*out = by_scope(s, p, n);
+	gf_free(p);
 	return n;
 }
 
-/* A node or block with its candidates, kept while its room is
- * reachable at all. */
+/* A node or block with its candidates. */
 struct scope {
 	int id;
 	int64_t base;
@@ -266,8 +281,7 @@ static void use_scope(struct search *s, const struct scope *sc)
 	memcpy(s->vs, sc->vs, sizeof(s->vs));
 }
 
-/* Group the candidates by scope; keep the scopes where releasing every
- * candidate would make room (and that have none now). */
+/* Group the candidates by scope; keep the scopes without room now. */
 static int scopes(struct search *s, struct scope **out)
 {
 	struct pair *p;
@@ -286,7 +300,7 @@ static int scopes(struct search *s, struct scope **out)
 		s->scope = x->id;
 		x->base = scope_base(s);
 		use_scope(s, x);
-		if (x->base < s->R && feasible(s, x->vs, x->nv))
+		if (x->base < s->R)
 			ns++;
 	}
 	gf_free(p);
@@ -294,19 +308,38 @@ static int scopes(struct search *s, struct scope **out)
 	return ns;
 }
 
+/* Keep the scopes where releasing every candidate would make room. */
+static int reachable(struct search *s, struct scope *sc, int ns)
+{
+	int k = 0;
+	for (int i = 0; i < ns; i++) {
+		use_scope(s, &sc[i]);
+		if (feasible(s, sc[i].vs, sc[i].nv))
+			sc[k++] = sc[i];
+	}
+	return k;
+}
+
 /* Sizes 1, 2, ... over every scope: the first size with a set is the
- * fewest victims. */
+ * fewest victims.  Size 1 is tried everywhere first (one trial per
+ * candidate); past it, scopes that cannot make room at all are
+ * dropped. */
 static void search_all(struct search *s)
 {
 	struct scope *sc;
 	int ns = scopes(s, &sc);
-	for (int k = 1; k <= KMAX && s->best.k == 0 && s->tests < BUDGET; k++)
-		for (int i = 0; i < ns && s->tests < BUDGET; i++) {
+	for (int k = 1; k <= KMAX && s->best.k == 0 && s->tests < BUDGET; k++) {
+		if (k == 2)
+			ns = reachable(s, sc, ns);
+		for (int i = 0;
+		     i < ns && s->tests < BUDGET && s->best.found < SETS_MAX;
+		     i++) {
 			if (sc[i].nv < k)
 				continue;
 			use_scope(s, &sc[i]);
 			subsets(s, k);
 		}
+	}
 	gf_free(sc);
 }
 
@@ -326,6 +359,7 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	for (int i = 0; i < s.best.k; i++) {
 		int v = s.best.vic[i];
 		ctl->jr[v].job->preemptions++;
+		ctl->jr[v].preempted = ps->pass;
 		gf__to_pending(ctl, v, why);
 		gf__changed(ctl, ps, v);
 	}

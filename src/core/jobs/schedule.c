@@ -21,6 +21,7 @@
 
 #include "core/jobs/ctl_impl.h"
 #include "util/check.h"
+#include "util/mem.h"
 
 static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
 {
@@ -86,6 +87,81 @@ static void reserved(struct gf_ctl *ctl, struct gf__pass *ps,
 			   head);
 }
 
+/*
+ * After the reservation nothing is preempted or released until the pass
+ * ends, so free room only shrinks: a request shape that found no room
+ * finds none later in the pass.  Remembering the shapes that failed
+ * (FAILS at most) spares a long queue of alike jobs a scan each.
+ */
+#define FAILS 4096
+
+struct fail {
+	int64_t mem;
+	uint64_t sel;
+	int32_t cpu;
+	uint32_t spec;
+	int ngpus, milli, prof, replicas, outside;
+	bool used;
+};
+
+static struct fail fail_key(const struct gf__jrec *j, const struct gf_req *r,
+			    bool outside)
+{
+	struct fail f = {
+		.mem = r->mem,
+		.cpu = r->cpu,
+		.spec = r->spec,
+		.ngpus = r->ngpus,
+		.milli = r->gpu_milli,
+		.prof = j->prof,
+		.replicas = j->job->spec.replicas,
+		.outside = outside,
+		.used = true,
+		.sel = 1469598103934665603u,
+	};
+	for (const char *s = j->job->spec.node_selector; *s; s++)
+		f.sel = (f.sel ^ (uint8_t)*s) * 1099511628211u;
+	return f;
+}
+
+/* The slot of f: its own, or the empty one it would take. */
+static struct fail *fail_slot(struct gf__pass *ps, const struct fail *f)
+{
+	uint64_t h = f->sel;
+	int64_t v[] = { f->mem,	  f->cpu,  f->spec,	f->ngpus,
+			f->milli, f->prof, f->replicas, f->outside };
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
+		h = (h ^ (uint64_t)v[k]) * 1099511628211u;
+	size_t s = (size_t)(h % FAILS);
+	for (;;) {
+		struct fail *x = &ps->fails[s];
+		if (!x->used ||
+		    (x->mem == f->mem && x->sel == f->sel && x->cpu == f->cpu &&
+		     x->spec == f->spec && x->ngpus == f->ngpus &&
+		     x->milli == f->milli && x->prof == f->prof &&
+		     x->replicas == f->replicas && x->outside == f->outside))
+			return x;
+		s = (s + 1) % FAILS;
+	}
+}
+
+/* Try to start unless the shape failed before; remember a failure. */
+static bool try_shape(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		      const struct gf_req *r, bool outside)
+{
+	struct fail f = fail_key(&ctl->jr[jid], r, outside);
+	struct fail *x = fail_slot(ps, &f);
+	if (x->used)
+		return false;
+	if (try_start(ctl, ps, jid, r, outside ? ctl->not_h : NULL))
+		return true;
+	if (2 * ps->nfails < FAILS) {
+		*x = f;
+		ps->nfails++;
+	}
+	return false;
+}
+
 /* After the reservation: start only what cannot delay the head. */
 static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		     const struct gf_req *r)
@@ -94,11 +170,11 @@ static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	bool before_shadow = j->max_ms > 0 && ps->shadow != GF__INF &&
 			     ps->now + j->max_ms <= ps->shadow;
 	if (before_shadow) {
-		if (!try_start(ctl, ps, jid, r, NULL))
+		if (!try_shape(ctl, ps, jid, r, false))
 			no_room(j->job);
 		return;
 	}
-	if (ps->avoid && try_start(ctl, ps, jid, r, ctl->not_h))
+	if (ps->avoid && try_shape(ctl, ps, jid, r, true))
 		return;
 	reserved(ctl, ps, j);
 }
@@ -108,8 +184,9 @@ static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 	struct gf__jrec *j = &ctl->jr[jid];
 	char why[GF_JOB_REASON_MAX];
 	uint32_t spec;
-	if (j->never)
-		return; /* its reason was set when it was added */
+	if (j->never || j->preempted == ps->pass)
+		return; /* its reason was set when it was added, or by the
+			   preemption */
 	if (gf__quota_room(ctl, j, &spec, why, sizeof(why))) {
 		gf__reason(j->job, "%s", why);
 		return;
@@ -146,7 +223,9 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 	ctl->nlater = 0;
 	gf__typical_refresh(ctl, false);
 	expire(ctl, &ps);
+	ps.fails = gf_calloc(FAILS, sizeof(*ps.fails));
 	gf__order_walk(ctl, &ps, visit);
+	gf_free(ps.fails);
 #if GF_DEBUG
 	char msg[256];
 	if (gf_ctl_check(ctl, msg, sizeof(msg)))
