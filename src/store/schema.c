@@ -1,0 +1,197 @@
+/*
+ * schema.c - the schema's migrations and the statements built from the
+ * column table, the same text for SQLite and PostgreSQL.
+ *
+ * Invariants: migrations are versioned and forward-only: an entry of the
+ * table below is never edited once released, a change is a new entry
+ * with the next version.  Each runs in its own transaction together with
+ * its row in schema_version, so a database is always at one version;
+ * concurrent opens are serialized by the engine's begin_migration
+ * (SQLite: BEGIN IMMEDIATE; PostgreSQL: a transaction advisory lock), and
+ * each re-reads the version inside its transaction.  A database at a
+ * version newer than this table is refused, never touched.  Types are
+ * the portable ones (BIGINT, INTEGER, TEXT); the one difference, seq's
+ * type, is the @KEY@ token (INTEGER on SQLite makes seq the rowid).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/store_impl.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+struct migration {
+	int version;
+	const char *what;
+	const char *sql;
+};
+
+static const struct migration migrations[] = {
+	{ 1, "jobs table, index on state",
+	  "CREATE TABLE jobs (\n"
+	  "  seq @KEY@ NOT NULL PRIMARY KEY,\n"
+	  "  id TEXT NOT NULL UNIQUE,\n"
+	  "  name TEXT NOT NULL,\n"
+	  "  team TEXT NOT NULL,\n"
+	  "  class TEXT NOT NULL,\n"
+	  "  replicas INTEGER NOT NULL,\n"
+	  "  gpus INTEGER NOT NULL,\n"
+	  "  gpu_model TEXT NOT NULL,\n"
+	  "  gpu_milli INTEGER NOT NULL,\n"
+	  "  mig_profile TEXT NOT NULL,\n"
+	  "  cpu_milli INTEGER NOT NULL,\n"
+	  "  memory_mib BIGINT NOT NULL,\n"
+	  "  node_selector TEXT NOT NULL,\n"
+	  "  max_runtime_s BIGINT NOT NULL,\n"
+	  "  command TEXT,\n"
+	  "  state TEXT NOT NULL,\n"
+	  "  reason TEXT NOT NULL,\n"
+	  "  submitted_ms BIGINT NOT NULL,\n"
+	  "  started_ms BIGINT NOT NULL,\n"
+	  "  ended_ms BIGINT NOT NULL,\n"
+	  "  attempts INTEGER NOT NULL,\n"
+	  "  preemptions INTEGER NOT NULL,\n"
+	  "  exit_code INTEGER NOT NULL,\n"
+	  "  block INTEGER NOT NULL,\n"
+	  "  placement TEXT\n"
+	  ");\n"
+	  "CREATE INDEX jobs_state ON jobs (state);\n" },
+};
+#define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+#define LATEST	    (migrations[NMIGRATIONS - 1].version)
+
+static const char schema_version_ddl[] =
+	"CREATE TABLE IF NOT EXISTS schema_version (\n"
+	"  version INTEGER NOT NULL PRIMARY KEY,\n"
+	"  applied_ms BIGINT NOT NULL,\n"
+	"  what TEXT NOT NULL\n"
+	")";
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Apply m unless the database has it; in the caller's transaction. */
+static int apply(struct gf_store *s, const struct migration *m,
+		 const char *key_type, bool *applied, struct gf_err *e)
+{
+	const struct gf__store_ops *o = s->ops;
+	int64_t cur;
+	int rc;
+	*applied = false;
+	if ((rc = o->exec(s, schema_version_ddl, e)) ||
+	    (rc = o->query_i64(s, "SELECT MAX(version) FROM schema_version", 0,
+			       &cur, e)))
+		return rc;
+	if (cur > LATEST)
+		return gf_err_set(e, GF_ENOTSUP,
+				  "schema version %" PRId64 " is newer than "
+				  "this gpufleet's (%d): run a newer gpufleet",
+				  cur, LATEST);
+	if (cur >= m->version)
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, 64 << 10);
+	for (const char *p = m->sql; *p;) {
+		if (strncmp(p, "@KEY@", 5) == 0) {
+			gf_buf_puts(&b, key_type);
+			p += 5;
+		} else {
+			gf_buf_putc(&b, *p++);
+		}
+	}
+	gf_buf_printf(&b,
+		      ";\nINSERT INTO schema_version (version, applied_ms, "
+		      "what) VALUES (%d, %" PRId64 ", '%s')",
+		      m->version, now_ms(), m->what);
+	rc = gf_buf_error(&b);
+	if (rc == 0)
+		rc = o->exec(s, gf_buf_str(&b), e);
+	gf_buf_release(&b);
+	*applied = rc == 0;
+	return rc;
+}
+
+int gf__store_migrate(struct gf_store *s, const char *key_type,
+		      struct gf_err *e)
+{
+	const struct gf__store_ops *o = s->ops;
+	for (int i = 0; i < NMIGRATIONS; i++) {
+		const struct migration *m = &migrations[i];
+		bool applied;
+		int rc = o->begin_migration(s, e);
+		if (rc == 0)
+			rc = apply(s, m, key_type, &applied, e);
+		if (rc == 0)
+			rc = o->exec(s, applied ? "COMMIT" : "ROLLBACK", e);
+		if (rc) {
+			struct gf_err ignored;
+			o->exec(s, "ROLLBACK", &ignored);
+			if (rc == GF_ENOTSUP) /* a newer schema: says it all */
+				return rc;
+			char tmp[GF_ERR_MSG_MAX];
+			snprintf(tmp, sizeof(tmp), "%s", e ? e->msg : "");
+			return gf_err_set(e, rc, "migration %d (%s): %s",
+					  m->version, m->what, tmp);
+		}
+		if (applied)
+			gf_log(GF_LOG_INFO, "store",
+			       "%s: schema migrated to version %d (%s)", s->url,
+			       m->version, m->what);
+	}
+	return 0;
+}
+
+/* --- statements from the column table -------------------------------- */
+
+static pthread_once_t sql_once = PTHREAD_ONCE_INIT;
+static char sql_upsert[2048], sql_select[1024];
+
+static void build_sql(void)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, sizeof(sql_upsert) - 1);
+	gf_buf_puts(&b, "INSERT INTO jobs (");
+	for (int c = 0; c < GF__NCOLS; c++)
+		gf_buf_printf(&b, "%s%s", c ? ", " : "",
+			      gf__store_col_names[c]);
+	gf_buf_puts(&b, ") VALUES (");
+	for (int c = 0; c < GF__NCOLS; c++)
+		gf_buf_printf(&b, "%s$%d", c ? ", " : "", c + 1);
+	gf_buf_puts(&b, ") ON CONFLICT (seq) DO UPDATE SET ");
+	for (int c = 1; c < GF__NCOLS; c++)
+		gf_buf_printf(&b, "%s%s = excluded.%s", c > 1 ? ", " : "",
+			      gf__store_col_names[c], gf__store_col_names[c]);
+	/* the sizes are fixed by the column table: a cut is a bug here */
+	snprintf(sql_upsert, sizeof(sql_upsert), "%s",
+		 gf_buf_error(&b) ? "-- upsert over its buffer"
+				  : gf_buf_str(&b));
+	gf_buf_reset(&b);
+	gf_buf_puts(&b, "SELECT ");
+	for (int c = 0; c < GF__NCOLS; c++)
+		gf_buf_printf(&b, "%s%s", c ? ", " : "",
+			      gf__store_col_names[c]);
+	gf_buf_puts(&b, " FROM jobs ORDER BY seq");
+	snprintf(sql_select, sizeof(sql_select), "%s",
+		 gf_buf_error(&b) ? "-- select over its buffer"
+				  : gf_buf_str(&b));
+	gf_buf_release(&b);
+}
+
+const char *gf__store_sql_upsert(void)
+{
+	pthread_once(&sql_once, build_sql);
+	return sql_upsert;
+}
+
+const char *gf__store_sql_select(void)
+{
+	pthread_once(&sql_once, build_sql);
+	return sql_select;
+}

@@ -1,0 +1,158 @@
+/*
+ * store.h - where the controller (`gpufleet serve`) keeps its jobs: one
+ * interface over SQLite (the default, a file in a state directory) and
+ * PostgreSQL 15 (libpq), with the same schema and migrations on both, and
+ * the leader lock that lets two servers share one PostgreSQL database.
+ * docs/store.md has the schema, the migrations, the durability settings
+ * and how to run two servers.
+ *
+ *   struct gf_store *s;
+ *   gf_store_open("sqlite:gpufleet-state/jobs.db", &s, &e);
+ *   bool leading;
+ *   gf_store_lead(s, &leading, &e);      // every second, leader or not
+ *   if (leading) {                       // false -> true: (re)load first
+ *           gf_store_load_jobs(s, take_job, ctl, &e);
+ *           gf_store_max_seq(s, &seq, &e);
+ *           ...
+ *           gf_store_write(s, batch, n, &e);  // then answer 201s
+ *   }
+ *   gf_store_close(s);
+ *
+ * What is stored: every field of struct gf_job (include/gpufleet/job.h),
+ * placements by node *name* (a loaded job's place[i].node is -1: the
+ * controller maps names to its node table).
+ *
+ * Validation both ways: a job that breaks the store's rules (sizes,
+ * ranges, UTF-8 text, a known state, placements iff RUNNING, one per
+ * replica) is refused by gf_store_write before anything is written, and
+ * a stored row that does not parse (an unknown state, a corrupt placement,
+ * a NULL where a value belongs) fails gf_store_load_jobs with GF_EPARSE
+ * naming the job and the column: never a crash, never half a job.
+ *
+ * Threads: a store is one connection and must be used by one thread at a
+ * time (the service's scheduler thread); nothing here locks.  Two stores
+ * (two connections) may be used by two threads.
+ *
+ * Errors: 0, or a negative code with e->msg naming the store by its URL
+ * (any password masked) and the cause.
+ */
+#ifndef GF_STORE_STORE_H
+#define GF_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gpufleet/err.h>
+#include <gpufleet/job.h>
+
+#define GF_STORE_URL_MAX 1024 /* bytes of a URL */
+/* jobs in one gf_store_write: a batch is one transaction */
+#define GF_STORE_BATCH_MAX 4096
+/* bytes of one job's placement JSON (1024 replicas of 16 GPUs fit) */
+#define GF_STORE_PLACEMENT_MAX (256 << 10)
+/* PostgreSQL's default connect timeout, seconds (connect_timeout= in the
+ * URL overrides it) */
+#define GF_STORE_PG_CONNECT_TIMEOUT_S 5
+/* the leader lock's key on PostgreSQL: pg_try_advisory_lock(this), the
+ * bytes "gpfleet" as a number (advisory locks are per database); the
+ * migrations serialize on this + 1 */
+#define GF_STORE_PG_LOCK_KEY 29115507808757108LL
+
+struct gf_store;
+
+enum gf_store_kind {
+	GF_STORE_SQLITE,
+	GF_STORE_POSTGRES,
+};
+
+/*
+ * Open a store and bring its schema to this version (migrations: a
+ * schema_version table; versioned, forward-only, each in its own
+ * transaction, serialized between processes that open at once).  url:
+ *   sqlite:PATH            a database file; its directory is created if
+ *                          missing (mode 0700); WAL, synchronous=FULL
+ *   postgres://...         a libpq connection URI (postgresql:// too);
+ *                          connect_timeout defaults to 5 s
+ * 0 with *out set (caller closes with gf_store_close), or a negative
+ * code with e set and *out NULL: GF_EINVAL (not such a URL, too long),
+ * -errno (the directory or file), GF_ENOTSUP (a schema newer than this
+ * gpufleet), GF_EPARSE (a corrupt schema_version), GF_ECONFLICT (the
+ * database refused: cannot connect, SQL errors).
+ */
+int gf_store_open(const char *url, struct gf_store **out, struct gf_err *e);
+
+/* Close the connection; a held leader lock is released.  NULL is ok. */
+void gf_store_close(struct gf_store *s);
+
+/* Which engine; the URL with any password masked (borrowed, valid until
+ * gf_store_close). */
+enum gf_store_kind gf_store_kind(const struct gf_store *s);
+const char *gf_store_url(const struct gf_store *s);
+
+/*
+ * Every stored job in seq order.  All rows are read and checked first;
+ * if one fails, no job is handed over (fn is never called) and the call
+ * returns GF_EPARSE ("job 'j12' (seq 12): column 'placement': ...") or a
+ * database error.  Then each job is handed to fn, which takes it (it
+ * frees it with gf_job_release() and gf_free(), or keeps it): a loaded
+ * job's place[i].node is -1.  If fn returns nonzero, loading stops, the
+ * jobs not yet handed over are freed, and that value is returned.
+ */
+int gf_store_load_jobs(struct gf_store *s,
+		       int (*fn)(struct gf_job *job, void *arg), void *arg,
+		       struct gf_err *e);
+
+/* The highest seq stored, 0 when there is none. */
+int gf_store_max_seq(struct gf_store *s, uint64_t *out, struct gf_err *e);
+
+/*
+ * Insert or update n jobs (by seq) in ONE transaction: all of them or
+ * none.  Only the leader writes (gf_store_lead last said *leading true
+ * and the lock was not lost since): otherwise GF_ECONFLICT and nothing
+ * is written.  Returns once the transaction is durable (SQLite: the WAL
+ * is fsynced, synchronous=FULL; PostgreSQL: COMMIT acknowledged, with
+ * synchronous_commit as the server has it, on by default).
+ *
+ * Errors, with nothing written: GF_EINVAL (a job breaks the rules, named
+ * with its field; n out of 1..GF_STORE_BATCH_MAX), GF_ETOOBIG (a
+ * placement past GF_STORE_PLACEMENT_MAX), GF_ECONFLICT (not the leader;
+ * the database refused the transaction: a constraint such as two seqs
+ * with one id, a lost connection).  A batch whose connection was lost
+ * while it committed may or may not be there: the caller answers no 201
+ * for it, and a failure on PostgreSQL drops the lead (see gf_store_lead).
+ * A seq may appear once per batch (the later row would win).
+ */
+int gf_store_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
+		   struct gf_err *e);
+
+/*
+ * Try to lead (never blocks on another server) and say whether this
+ * store leads now.  Call it every second or so, leader and standby
+ * alike; it is also how a leader learns it has lost the lock.
+ *
+ * SQLite: an exclusive flock on PATH.lock beside the database (it holds
+ * this process's pid); held until close, so a second server on the same
+ * state directory never leads.
+ *
+ * PostgreSQL: pg_try_advisory_lock(GF_STORE_PG_LOCK_KEY), session-level:
+ * the server releases it when the session ends, so when a leader dies a
+ * standby's next call leads.  A leader's call checks its session is
+ * alive (one round trip).  When the session is lost (the check or a
+ * write failed), the store stops leading and the loss is reported by
+ * exactly one call returning *leading false; the calls after it
+ * reconnect (blocking up to connect_timeout) and try the lock again.
+ * So a caller never sees true -> true across a loss: on every false ->
+ * true it must reload its state from the store before acting, since
+ * another server may have led meanwhile.
+ *
+ * 0 with *leading set; a negative code when the answer is unknown (the
+ * database unreachable: GF_ECONFLICT; the lock file: -errno), with
+ * *leading false.
+ */
+int gf_store_lead(struct gf_store *s, bool *leading, struct gf_err *e);
+
+/* Whether this store leads, as of the last gf_store_lead or failed
+ * gf_store_write (no round trip). */
+bool gf_store_is_leading(const struct gf_store *s);
+
+#endif

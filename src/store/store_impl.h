@@ -1,0 +1,144 @@
+/*
+ * store_impl.h - what the store's files share: the engine table (SQLite,
+ * PostgreSQL), the jobs table's columns, a job as row values and back,
+ * and the rules a job obeys on the way in and out.  Not for other rooms.
+ */
+#ifndef GF_STORE_IMPL_H
+#define GF_STORE_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpufleet/err.h>
+#include <gpufleet/job.h>
+
+#include "store/store.h"
+#include "util/buf.h"
+
+/* The jobs table's columns, in the order of every SELECT and INSERT. */
+#define GF__STORE_COLUMNS(X)              \
+	X(SEQ, "seq")                     \
+	X(ID, "id")                       \
+	X(NAME, "name")                   \
+	X(TEAM, "team")                   \
+	X(CLASS, "class")                 \
+	X(REPLICAS, "replicas")           \
+	X(GPUS, "gpus")                   \
+	X(GPU_MODEL, "gpu_model")         \
+	X(GPU_MILLI, "gpu_milli")         \
+	X(MIG_PROFILE, "mig_profile")     \
+	X(CPU_MILLI, "cpu_milli")         \
+	X(MEMORY_MIB, "memory_mib")       \
+	X(NODE_SELECTOR, "node_selector") \
+	X(MAX_RUNTIME_S, "max_runtime_s") \
+	X(COMMAND, "command")             \
+	X(STATE, "state")                 \
+	X(REASON, "reason")               \
+	X(SUBMITTED_MS, "submitted_ms")   \
+	X(STARTED_MS, "started_ms")       \
+	X(ENDED_MS, "ended_ms")           \
+	X(ATTEMPTS, "attempts")           \
+	X(PREEMPTIONS, "preemptions")     \
+	X(EXIT_CODE, "exit_code")         \
+	X(BLOCK, "block")                 \
+	X(PLACEMENT, "placement")
+
+enum gf__store_col {
+#define GF__STORE_COL_ENUM(name, text) GF__COL_##name,
+	GF__STORE_COLUMNS(GF__STORE_COL_ENUM)
+#undef GF__STORE_COL_ENUM
+		GF__NCOLS
+};
+
+extern const char *const gf__store_col_names[GF__NCOLS];
+
+/* One value read from a row: p NULL for SQL NULL; text of len bytes
+ * (integers as decimal text), borrowed until the next row. */
+struct gf__cell {
+	const char *p;
+	size_t len;
+};
+
+/* One value to write: SQL NULL, an integer, or text of len bytes. */
+struct gf__param {
+	enum { GF__P_NULL, GF__P_INT, GF__P_TEXT } kind;
+	int64_t i;
+	const char *s;
+	size_t len;
+};
+
+/* A job as the values of its row; placement is the JSON text's buffer
+ * (gf__store_params_init / _release around many gf__store_job_params). */
+struct gf__params {
+	struct gf__param v[GF__NCOLS];
+	struct gf_buf placement;
+};
+
+struct gf__store_ops {
+	/* run statements that return no rows */
+	int (*exec)(struct gf_store *s, const char *sql, struct gf_err *e);
+	/* one integer (SQL NULL: *out = dflt) from the first row */
+	int (*query_i64)(struct gf_store *s, const char *sql, int64_t dflt,
+			 int64_t *out, struct gf_err *e);
+	/* begin a transaction that other processes' migrations wait for */
+	int (*begin_migration)(struct gf_store *s, struct gf_err *e);
+	/* every row of sql, each through fn (which stops it with nonzero) */
+	int (*select)(struct gf_store *s, const char *sql,
+		      int (*fn)(const struct gf__cell *cells, void *arg),
+		      void *arg, struct gf_err *e);
+	/* the upsert of n checked jobs in one transaction */
+	int (*write)(struct gf_store *s, const struct gf_job *const *jobs,
+		     int n, struct gf_err *e);
+	int (*lead)(struct gf_store *s, bool *leading, struct gf_err *e);
+	void (*close)(struct gf_store *s);
+};
+
+struct gf_store {
+	enum gf_store_kind kind;
+	const struct gf__store_ops *ops;
+	char url[GF_STORE_URL_MAX]; /* password masked */
+	bool leading;
+	void *engine; /* the engine's own state */
+};
+
+/* Engines: open the connection (no migrations), set s->engine. */
+int gf__store_sqlite_open(struct gf_store *s, const char *path,
+			  struct gf_err *e);
+int gf__store_pg_open(struct gf_store *s, const char *conninfo,
+		      struct gf_err *e);
+
+/* Statements built from the column table (static storage, built once;
+ * thread-safe). */
+const char *gf__store_sql_upsert(void);
+const char *gf__store_sql_select(void);
+
+/* The schema's migrations; key_type replaces @KEY@ ("INTEGER" on SQLite,
+ * where that makes seq the rowid; "BIGINT" on PostgreSQL). */
+int gf__store_migrate(struct gf_store *s, const char *key_type,
+		      struct gf_err *e);
+
+/* The rules a job obeys (sizes, ranges, UTF-8, state, placements iff
+ * RUNNING, one per replica).  0 or GF_EINVAL, e naming job and field. */
+int gf__store_job_check(const struct gf_job *j, struct gf_err *e);
+
+void gf__store_params_init(struct gf__params *p);
+void gf__store_params_release(struct gf__params *p);
+/* A checked job's row values; pointers borrowed from j and p.  0 or
+ * GF_ETOOBIG (placement JSON past GF_STORE_PLACEMENT_MAX). */
+int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
+			 struct gf_err *e);
+
+/* A row back into a new job (caller frees with gf_job_release and
+ * gf_free), checked with gf__store_job_check.  0 or GF_EPARSE / GF_EINVAL
+ * with e naming the job and column. */
+int gf__store_row_job(const struct gf__cell *cells, struct gf_job **out,
+		      struct gf_err *e);
+
+/* Whether len bytes of s are well-formed UTF-8 without NUL. */
+bool gf__store_utf8_ok(const char *s, size_t len);
+
+/* e->msg = "'URL': " + e->msg (the code kept); returns e->code. */
+int gf__store_err_prefix(const struct gf_store *s, struct gf_err *e);
+
+#endif

@@ -1,0 +1,937 @@
+/*
+ * test_store.c - the job store against the real engines: one suite run
+ * on SQLite (a temporary directory) and on a PostgreSQL server this test
+ * starts itself on loopback (tests/tools/pg.sh: initdb in a temporary
+ * directory, a free port, stopped by its PID at the end).  The PostgreSQL
+ * group is skipped, saying why, only where the server's binaries are
+ * absent.  Each case gets a fresh database (a new directory, or CREATE
+ * DATABASE).  Raw SQL (sqlite3, libpq) plays the other program that
+ * corrupts rows or kills the leader's session.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <gpufleet/err.h>
+#include <gpufleet/job.h>
+
+#include "helpers.h"
+#include "store/store.h"
+#include "util/clock.h"
+#include "util/mem.h"
+
+struct backend {
+	enum gf_store_kind kind;
+	char admin[256];    /* PostgreSQL: the server's URL */
+	char skip_why[256]; /* the engine is absent: skip */
+	char fail_why[256]; /* it is there and would not start: fail */
+	char tmp[256];	    /* SQLite: the directory of all cases */
+	int ncase;
+	char url[512]; /* this case's database */
+};
+
+/* --- the engines, raw ------------------------------------------------ */
+
+static struct backend sqlite_b = { .kind = GF_STORE_SQLITE };
+static struct backend pg_b = { .kind = GF_STORE_POSTGRES };
+
+/* The SQLite directory, and a PostgreSQL server when one can start. */
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+	(void)state;
+	snprintf(sqlite_b.tmp, sizeof(sqlite_b.tmp), "%s/gf-store-XXXXXX",
+		 t && *t ? t : "/tmp");
+	if (!mkdtemp(sqlite_b.tmp))
+		return -1;
+	snprintf(pg_b.tmp, sizeof(pg_b.tmp), "%s", sqlite_b.tmp);
+	if (access("tests/tools/pg.sh", R_OK) != 0) {
+		snprintf(pg_b.fail_why, sizeof(pg_b.fail_why),
+			 "tests/tools/pg.sh not found: run from the "
+			 "repository root");
+		return 0;
+	}
+	/* the server's durability is not what these cases test */
+	setenv("PG_OPTS", "-c fsync=off -c full_page_writes=off", 1);
+	FILE *p = popen("sh tests/tools/pg.sh start", "r");
+	if (!p || !fgets(pg_b.admin, sizeof(pg_b.admin), p))
+		pg_b.admin[0] = '\0';
+	int st = p ? pclose(p) : -1;
+	pg_b.admin[strcspn(pg_b.admin, "\n")] = '\0';
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		snprintf(pg_b.skip_why, sizeof(pg_b.skip_why),
+			 "PostgreSQL server binaries absent (apt-get install "
+			 "postgresql-15)");
+	else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !pg_b.admin[0])
+		snprintf(pg_b.fail_why, sizeof(pg_b.fail_why),
+			 "tests/tools/pg.sh start failed (status %d): its "
+			 "output is above",
+			 st);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[400];
+	int rc = 0;
+	(void)state;
+	if (pg_b.admin[0]) {
+		snprintf(cmd, sizeof(cmd), "sh tests/tools/pg.sh stop '%s'",
+			 pg_b.admin);
+		rc |= system(cmd);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sqlite_b.tmp);
+	rc |= system(cmd);
+	return rc == 0 ? 0 : -1;
+}
+
+static PGconn *pg_connect(const char *url)
+{
+	PGconn *c = PQconnectdb(url);
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("connect %s: %s", url, PQerrorMessage(c));
+	return c;
+}
+
+/* Run sql on the case's database as another program would. */
+static void raw_exec(const char *url, const char *sql)
+{
+	if (strncmp(url, "sqlite:", 7) == 0) {
+		sqlite3 *db;
+		char *err = NULL;
+		assert_int_equal(sqlite3_open(url + 7, &db), SQLITE_OK);
+		sqlite3_busy_timeout(db, 5000);
+		int rc = sqlite3_exec(db, sql, NULL, NULL, &err);
+		if (rc != SQLITE_OK)
+			print_message("%s: %s\n", sql, err);
+		sqlite3_free(err);
+		sqlite3_close(db);
+		assert_int_equal(rc, SQLITE_OK);
+		return;
+	}
+	PGconn *c = pg_connect(url);
+	PGresult *r = PQexec(c, sql);
+	ExecStatusType st = PQresultStatus(r);
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		print_message("%s: %s\n", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	assert_true(st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
+}
+
+/* The first column of the first row as an integer. */
+static long long raw_i64(const char *url, const char *sql)
+{
+	long long v = -1;
+	if (strncmp(url, "sqlite:", 7) == 0) {
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_open(url + 7, &db), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+				 SQLITE_OK);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		return v;
+	}
+	PGconn *c = pg_connect(url);
+	PGresult *r = PQexec(c, sql);
+	assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+	if (PQntuples(r) > 0 && !PQgetisnull(r, 0, 0))
+		v = atoll(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	PQfinish(c);
+	return v;
+}
+
+/* A fresh, empty database for this case; skips where the engine is
+ * absent. */
+static struct backend *begin(void **state)
+{
+	struct backend *b = *state;
+	if (b->skip_why[0]) {
+		print_message("skipped: %s\n", b->skip_why);
+		skip();
+	}
+	if (b->fail_why[0])
+		fail_msg("%s", b->fail_why);
+	b->ncase++;
+	if (b->kind == GF_STORE_SQLITE) {
+		snprintf(b->url, sizeof(b->url),
+			 "sqlite:%s/case%d/state/jobs.db", b->tmp, b->ncase);
+		return b;
+	}
+	char sql[64];
+	snprintf(sql, sizeof(sql), "CREATE DATABASE gf_case%d", b->ncase);
+	raw_exec(b->admin, sql);
+	snprintf(b->url, sizeof(b->url), "%.*s/gf_case%d",
+		 (int)(strrchr(b->admin, '/') - b->admin), b->admin, b->ncase);
+	return b;
+}
+
+/* --- jobs ------------------------------------------------------------ */
+
+static struct gf_job *job(uint64_t seq)
+{
+	struct gf_job *j = gf_calloc(1, sizeof(*j));
+	j->seq = seq;
+	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)seq);
+	snprintf(j->spec.name, sizeof(j->spec.name), "train-%llu",
+		 (unsigned long long)seq);
+	snprintf(j->spec.team, sizeof(j->spec.team), "ml");
+	snprintf(j->spec.class_name, sizeof(j->spec.class_name), "batch");
+	j->spec.replicas = 1;
+	j->spec.gpus = 1;
+	j->spec.cpu_milli = 4000;
+	j->spec.memory_mib = 16384;
+	j->state = GF_JOB_PENDING;
+	j->submitted_ms = 1700000000000LL + (int64_t)(seq % 1000000);
+	j->block = -1;
+	snprintf(j->reason, sizeof(j->reason), "no placeable node");
+	return j;
+}
+
+/* Make j RUNNING on node "node-<r>" per replica, GPUs from first. */
+static void run_on(struct gf_job *j, int first)
+{
+	const struct gf_job_spec *s = &j->spec;
+	j->state = GF_JOB_RUNNING;
+	j->attempts++;
+	j->started_ms = j->submitted_ms + 500;
+	j->block = 2;
+	j->reason[0] = '\0';
+	j->place = gf_calloc(s->replicas, sizeof(*j->place));
+	for (int r = 0; r < s->replicas; r++) {
+		struct gf_job_place *p = &j->place[r];
+		snprintf(p->node_name, sizeof(p->node_name), "node-%d", r);
+		p->node = 40 + r; /* the controller's index: not stored */
+		p->ngpus = s->gpus > 0				   ? s->gpus
+			   : s->gpu_milli > 0 || s->mig_profile[0] ? 1
+								   : 0;
+		for (int g = 0; g < p->ngpus; g++)
+			p->gpus[g] = (first + g) % GF_CNODE_MAX_GPUS;
+		p->gpu_milli = s->gpus > 0 ? 1000 : s->gpu_milli;
+		p->mig_start = s->mig_profile[0] ? 4 : -1;
+	}
+	char msg[256];
+	if (gf_job_check(j, msg, sizeof(msg)) != 0)
+		fail_msg("test job: %s", msg);
+}
+
+static void finish(struct gf_job *j, enum gf_job_state st, int code)
+{
+	gf_free(j->place);
+	j->state = st;
+	j->block = -1;
+	j->ended_ms = j->started_ms + 60000;
+	j->exit_code = code;
+	snprintf(j->reason, sizeof(j->reason), "exit %d", code);
+}
+
+static void free_job(struct gf_job *j)
+{
+	gf_job_release(j);
+	gf_free(j);
+}
+
+static void same_job(const struct gf_job *a, const struct gf_job *b)
+{
+	const struct gf_job_spec *x = &a->spec, *y = &b->spec;
+	assert_int_equal(a->seq, b->seq);
+	assert_string_equal(a->id, b->id);
+	assert_string_equal(x->name, y->name);
+	assert_string_equal(x->team, y->team);
+	assert_string_equal(x->class_name, y->class_name);
+	assert_int_equal(x->replicas, y->replicas);
+	assert_int_equal(x->gpus, y->gpus);
+	assert_string_equal(x->gpu_model, y->gpu_model);
+	assert_int_equal(x->gpu_milli, y->gpu_milli);
+	assert_string_equal(x->mig_profile, y->mig_profile);
+	assert_int_equal(x->cpu_milli, y->cpu_milli);
+	assert_int_equal(x->memory_mib, y->memory_mib);
+	assert_string_equal(x->node_selector, y->node_selector);
+	assert_int_equal(x->max_runtime_s, y->max_runtime_s);
+	assert_true((x->command == NULL) == (y->command == NULL));
+	if (x->command)
+		assert_string_equal(x->command, y->command);
+	assert_int_equal(a->state, b->state);
+	assert_string_equal(a->reason, b->reason);
+	assert_int_equal(a->submitted_ms, b->submitted_ms);
+	assert_int_equal(a->started_ms, b->started_ms);
+	assert_int_equal(a->ended_ms, b->ended_ms);
+	assert_int_equal(a->attempts, b->attempts);
+	assert_int_equal(a->preemptions, b->preemptions);
+	assert_int_equal(a->exit_code, b->exit_code);
+	assert_int_equal(a->block, b->block);
+	assert_true((a->place == NULL) == (b->place == NULL));
+	for (int r = 0; a->place && r < x->replicas; r++) {
+		const struct gf_job_place *p = &a->place[r], *q = &b->place[r];
+		assert_string_equal(p->node_name, q->node_name);
+		assert_int_equal(q->node, -1); /* loaded: by name only */
+		assert_int_equal(p->ngpus, q->ngpus);
+		for (int g = 0; g < p->ngpus; g++)
+			assert_int_equal(p->gpus[g], q->gpus[g]);
+		assert_int_equal(p->gpu_milli, q->gpu_milli);
+		assert_int_equal(p->mig_start, q->mig_start);
+	}
+}
+
+struct list {
+	struct gf_job *v[512];
+	int n;
+	int stop_at; /* return 7 when handed this many (0: never) */
+};
+
+static int collect(struct gf_job *j, void *arg)
+{
+	struct list *l = arg;
+	if (l->n >= (int)(sizeof(l->v) / sizeof(l->v[0]))) {
+		free_job(j);
+		return -1;
+	}
+	l->v[l->n++] = j;
+	return l->stop_at && l->n == l->stop_at ? 7 : 0;
+}
+
+static void list_free(struct list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free_job(l->v[i]);
+	l->n = 0;
+}
+
+static struct gf_store *open_ok(const char *url)
+{
+	struct gf_store *s = NULL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_store_open(url, &s, &e);
+	if (rc)
+		fail_msg("open %s: %s", url, e.msg);
+	return s;
+}
+
+static struct gf_store *open_leader(const char *url)
+{
+	struct gf_store *s = open_ok(url);
+	struct gf_err e;
+	bool leading = false;
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_true(leading);
+	return s;
+}
+
+static int store_write(struct gf_store *s, struct gf_job **jobs, int n,
+		       struct gf_err *e)
+{
+	gf_err_clear(e);
+	return gf_store_write(s, (const struct gf_job *const *)jobs, n, e);
+}
+
+static void write_ok(struct gf_store *s, struct gf_job **jobs, int n)
+{
+	struct gf_err e;
+	if (store_write(s, jobs, n, &e))
+		fail_msg("write: %s", e.msg);
+}
+
+static void load_ok(struct gf_store *s, struct list *l)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	l->n = 0;
+	int rc = gf_store_load_jobs(s, collect, l, &e);
+	if (rc)
+		fail_msg("load: %s", e.msg);
+}
+
+/* --- the cases ------------------------------------------------------- */
+
+/* A long command with every kind of odd character. */
+static char *odd_command(void)
+{
+	static const char piece[] =
+		"python3 -c 'print(\"a\\\\b\")' # é 漢字 🙂\n"
+		"\techo \"$HOME\" `id` ;; ";
+	char *c = gf_malloc(GF_JOB_CMD_MAX);
+	size_t n = 0, k = strlen(piece);
+	while (n + k < GF_JOB_CMD_MAX - 1) {
+		memcpy(c + n, piece, k);
+		n += k;
+	}
+	while (n < GF_JOB_CMD_MAX - 1)
+		c[n++] = 'x'; /* exactly the most a command may have */
+	c[n] = '\0';
+	return c;
+}
+
+/* Jobs of every shape and state: the round trip compares them all. */
+static int many_shapes(struct gf_job **v)
+{
+	int n = 0;
+	struct gf_job *j = v[n++] = job(1); /* pending, odd text */
+	j->spec.command = odd_command();
+	snprintf(j->spec.name, sizeof(j->spec.name), "l'été \"quoted\" 漢");
+	snprintf(j->spec.node_selector, sizeof(j->spec.node_selector),
+		 "zone=a,k8s.io/arch=amd64");
+	snprintf(j->spec.gpu_model, sizeof(j->spec.gpu_model), "h100-80gb");
+	j->spec.max_runtime_s = 86400;
+	snprintf(j->reason, sizeof(j->reason),
+		 "quota: team 'ml' h100 8/8 — "
+		 "waits");
+	j = v[n++] = job(2); /* a running gang of 3 x 4 GPUs */
+	j->spec.replicas = 3;
+	j->spec.gpus = 4;
+	j->spec.memory_mib = (int64_t)1 << 39;
+	run_on(j, 4);
+	j = v[n++] = job(3); /* a running share */
+	j->spec.gpus = 0;
+	j->spec.gpu_milli = 250;
+	run_on(j, 7);
+	j = v[n++] = job(4); /* a running MIG instance, preempted once */
+	j->spec.gpus = 0;
+	snprintf(j->spec.mig_profile, sizeof(j->spec.mig_profile), "1g.10gb");
+	j->attempts = 1;
+	j->preemptions = 1;
+	run_on(j, 3);
+	j = v[n++] = job(5); /* a running job without GPUs */
+	j->spec.gpus = 0;
+	j->spec.command = gf_strdup("");
+	run_on(j, 0);
+	j = v[n++] = job(6); /* failed */
+	run_on(j, 1);
+	finish(j, GF_JOB_FAILED, -9);
+	j = v[n++] = job(7); /* succeeded */
+	run_on(j, 1);
+	finish(j, GF_JOB_SUCCEEDED, 0);
+	j = v[n++] = job(8); /* cancelled while pending */
+	j->state = GF_JOB_CANCELLED;
+	j->ended_ms = j->submitted_ms + 5;
+	j = v[n++] = job((uint64_t)INT64_MAX); /* the largest seq */
+	return n;
+}
+
+static void test_roundtrip(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_job *v[16];
+	struct list l = { .n = 0 };
+	int n = many_shapes(v);
+	struct gf_store *s = open_leader(b->url);
+	uint64_t max = 1;
+	struct gf_err e;
+	assert_int_equal(gf_store_max_seq(s, &max, &e), 0);
+	assert_int_equal(max, 0);
+	write_ok(s, v, n);
+	load_ok(s, &l);
+	assert_int_equal(l.n, n);
+	for (int i = 0; i < n; i++)
+		same_job(v[i], l.v[i]);
+	assert_int_equal(strlen(l.v[0]->spec.command), GF_JOB_CMD_MAX - 1);
+	assert_int_equal(gf_store_max_seq(s, &max, &e), 0);
+	assert_int_equal(max, (uint64_t)INT64_MAX);
+	list_free(&l);
+	for (int i = 0; i < n; i++)
+		free_job(v[i]);
+	gf_store_close(s);
+}
+
+static void test_update_by_seq(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url);
+	struct gf_job *j = job(9), *k = job(10);
+	struct gf_job *v[2] = { j, k };
+	struct list l = { .n = 0 };
+	write_ok(s, v, 2);
+	run_on(j, 2); /* placed */
+	write_ok(s, v, 1);
+	load_ok(s, &l);
+	assert_int_equal(l.n, 2);
+	same_job(j, l.v[0]);
+	same_job(k, l.v[1]);
+	list_free(&l);
+	finish(j, GF_JOB_SUCCEEDED, 0); /* ended: its placement goes */
+	k->state = GF_JOB_CANCELLED;
+	k->ended_ms = k->submitted_ms + 1;
+	write_ok(s, v, 2);
+	load_ok(s, &l);
+	assert_int_equal(l.n, 2);
+	same_job(j, l.v[0]);
+	same_job(k, l.v[1]);
+	assert_null(l.v[0]->place);
+	list_free(&l);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs"), 2);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs WHERE "
+					 "placement IS NULL"),
+			 2);
+	free_job(j);
+	free_job(k);
+	gf_store_close(s);
+}
+
+/* A batch that fails in its middle leaves nothing of itself. */
+static void test_failed_batch(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url);
+	struct gf_job *v[4] = { job(1), job(2), job(3), job(4) };
+	struct list l = { .n = 0 };
+	struct gf_err e;
+	write_ok(s, v, 1);
+	/* another program left a row that holds j3's id: j3's insert
+	 * breaks the UNIQUE constraint after j1's update and j2's insert */
+	raw_exec(b->url, "INSERT INTO jobs SELECT 99, 'j3', name, team, class, "
+			 "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
+			 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
+			 "command, state, reason, submitted_ms, started_ms, "
+			 "ended_ms, attempts, preemptions, exit_code, block, "
+			 "placement FROM jobs WHERE seq = 1");
+	run_on(v[0], 0);
+	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
+	print_message("expected: %s\n", e.msg);
+	assert_non_null(strstr(e.msg, "job 'j3' (seq 3)"));
+	assert_non_null(strstr(e.msg, b->kind == GF_STORE_SQLITE
+					      ? "UNIQUE constraint failed"
+					      : "duplicate key"));
+	assert_true(gf_store_is_leading(s)); /* a refused batch: still */
+	raw_exec(b->url, "DELETE FROM jobs WHERE seq = 99");
+	load_ok(s, &l);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.v[0]->state, GF_JOB_PENDING); /* not updated */
+	list_free(&l);
+	/* a job against the rules in the middle: refused before any SQL */
+	gf_free(v[0]->place);
+	v[0]->state = GF_JOB_PENDING;
+	v[0]->block = -1;
+	v[2]->spec.gpu_milli = 1500;
+	assert_int_equal(store_write(s, v, 4, &e), GF_EINVAL);
+	print_message("expected: %s\n", e.msg);
+	assert_non_null(strstr(e.msg, "job 'j3' (seq 3)"));
+	assert_non_null(strstr(e.msg, "'gpu_milli'"));
+	v[2]->spec.gpu_milli = 0;
+	v[1]->spec.command = gf_strdup("echo \xff\xfe");
+	assert_int_equal(store_write(s, v, 4, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "'command': not valid UTF-8"));
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs"), 1);
+	/* sizes of a batch */
+	assert_int_equal(store_write(s, v, 0, &e), GF_EINVAL);
+	assert_int_equal(store_write(s, v, GF_STORE_BATCH_MAX + 1, &e),
+			 GF_EINVAL);
+	for (int i = 0; i < 4; i++)
+		free_job(v[i]);
+	gf_store_close(s);
+}
+
+static void test_reopen(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_job *v[300];
+	struct list l = { .n = 0 };
+	struct gf_store *s = open_leader(b->url);
+	for (int i = 0; i < 300; i++) {
+		v[i] = job((uint64_t)i + 1);
+		if (i % 3 == 0)
+			run_on(v[i], i);
+	}
+	write_ok(s, v, 128);
+	write_ok(s, v + 128, 172);
+	gf_store_close(s);
+	s = open_ok(b->url); /* a reader need not lead */
+	load_ok(s, &l);
+	assert_int_equal(l.n, 300);
+	for (int i = 0; i < 300; i++)
+		same_job(v[i], l.v[i]);
+	list_free(&l);
+	uint64_t max;
+	struct gf_err e;
+	assert_int_equal(gf_store_max_seq(s, &max, &e), 0);
+	assert_int_equal(max, 300);
+	/* a callback that stops: its value comes back, the rest freed */
+	l.stop_at = 5;
+	assert_int_equal(gf_store_load_jobs(s, collect, &l, &e), 7);
+	assert_int_equal(l.n, 5);
+	list_free(&l);
+	for (int i = 0; i < 300; i++)
+		free_job(v[i]);
+	gf_store_close(s);
+	if (b->kind == GF_STORE_SQLITE) { /* the state directory is 0700 */
+		struct stat st;
+		char dir[512];
+		snprintf(dir, sizeof(dir), "%s", b->url + 7);
+		*strrchr(dir, '/') = '\0';
+		assert_int_equal(stat(dir, &st), 0);
+		assert_int_equal(st.st_mode & 0777, 0700);
+	}
+}
+
+static void test_migrations_once(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_ok(b->url), *t = open_ok(b->url);
+	gf_store_close(s);
+	gf_store_close(t);
+	s = open_ok(b->url);
+	gf_store_close(s);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
+					 "schema_version"),
+			 1);
+	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
+					 "schema_version"),
+			 1);
+	/* a database from a newer gpufleet is refused, untouched */
+	raw_exec(b->url, "INSERT INTO schema_version VALUES (99, 0, 'future')");
+	struct gf_err e;
+	assert_int_equal(gf_store_open(b->url, &s, &e), GF_ENOTSUP);
+	print_message("expected: %s\n", e.msg);
+	assert_null(s);
+	assert_non_null(strstr(e.msg, b->url));
+	assert_non_null(strstr(e.msg, "schema version 99 is newer"));
+}
+
+/* Processes opening one fresh database at once migrate it once. */
+static void test_concurrent_open(void **state)
+{
+	struct backend *b = begin(state);
+	pid_t kids[4];
+	for (int i = 0; i < 4; i++) {
+		kids[i] = fork();
+		assert_true(kids[i] >= 0);
+		if (kids[i] == 0) {
+			struct gf_store *s;
+			struct gf_err e;
+			int rc = gf_store_open(b->url, &s, &e);
+			if (rc)
+				fprintf(stderr, "child: %s\n", e.msg);
+			else
+				gf_store_close(s);
+			_exit(rc ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < 4; i++) {
+		int st;
+		assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
+					 "schema_version"),
+			 1);
+}
+
+/* Poll gf_store_lead for up to ms; whether it led. */
+static bool lead_within(struct gf_store *s, int ms)
+{
+	double t0 = gf_clock_ms();
+	struct gf_err e;
+	bool leading = false;
+	while (gf_clock_ms() - t0 < ms) {
+		int rc = gf_store_lead(s, &leading, &e);
+		if (rc == 0 && leading)
+			return true;
+		if (rc)
+			print_message("lead: %s\n", e.msg);
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+/* Two stores on one database: one leads, the other writes nothing and
+ * takes over when the first closes. */
+static void test_lead(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *a = open_leader(b->url), *s = open_ok(b->url);
+	struct gf_job *v[1] = { job(1) };
+	struct gf_err e;
+	bool leading = true;
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_false(leading);
+	assert_false(gf_store_is_leading(s));
+	assert_int_equal(store_write(s, v, 1, &e), GF_ECONFLICT);
+	print_message("expected: %s\n", e.msg);
+	assert_non_null(strstr(e.msg, "leader lock"));
+	assert_int_equal(gf_store_lead(a, &leading, &e), 0); /* still */
+	assert_true(leading);
+	write_ok(a, v, 1);
+	gf_store_close(a);
+	assert_true(lead_within(s, 5000));
+	v[0]->state = GF_JOB_CANCELLED;
+	v[0]->ended_ms = 1;
+	v[0]->submitted_ms = 1;
+	write_ok(s, v, 1);
+	free_job(v[0]);
+	gf_store_close(s);
+}
+
+/* The PostgreSQL backend holding the lock, found as an operator would. */
+static int leader_backend(const char *url)
+{
+	char sql[400];
+	snprintf(sql, sizeof(sql),
+		 "SELECT pid FROM pg_locks JOIN pg_database d ON d.oid = "
+		 "database WHERE d.datname = current_database() AND locktype = "
+		 "'advisory' AND granted AND classid = %lld AND objid = %lld "
+		 "AND objsubid = 1",
+		 GF_STORE_PG_LOCK_KEY >> 32, GF_STORE_PG_LOCK_KEY & 0xffffffff);
+	return (int)raw_i64(url, sql);
+}
+
+static void kill_leader_backend(const char *url)
+{
+	char sql[128];
+	int pid = leader_backend(url);
+	assert_true(pid > 0);
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%d)", pid);
+	raw_exec(url, sql);
+}
+
+/* SQLite: a leading process is killed with -9: the flock goes with it. */
+static void sqlite_leader_dies(const char *url, struct gf_store *s)
+{
+	int fds[2];
+	char c;
+	bool leading;
+	struct gf_err e;
+	assert_int_equal(pipe(fds), 0);
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		struct gf_store *t;
+		if (gf_store_open(url, &t, &e) ||
+		    gf_store_lead(t, &leading, &e) || !leading)
+			_exit(1);
+		if (write(fds[1], "l", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_false(leading);
+	kill(kid, SIGKILL);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_true(leading);
+}
+
+/* PostgreSQL: the leader's session is killed (pg_terminate_backend): the
+ * standby leads within seconds; the old leader's write fails, it reports
+ * the loss once, reconnects and stands by. */
+static void pg_leader_dies(const char *url, struct gf_store *s)
+{
+	struct gf_store *a = open_leader(url);
+	struct gf_job *v[1] = { job(1) };
+	struct gf_err e;
+	bool leading = true;
+	write_ok(a, v, 1);
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_false(leading);
+	kill_leader_backend(url);
+	double t0 = gf_clock_ms();
+	assert_true(lead_within(s, 5000));
+	print_message("standby led %.0f ms after the leader's session died\n",
+		      gf_clock_ms() - t0);
+	run_on(v[0], 0);
+	assert_int_equal(store_write(a, v, 1, &e), GF_ECONFLICT);
+	print_message("expected: %s\n", e.msg);
+	assert_false(gf_store_is_leading(a));
+	assert_int_equal(gf_store_lead(a, &leading, &e), 0); /* the loss */
+	assert_false(leading);
+	assert_int_equal(gf_store_lead(a, &leading, &e), 0); /* reconnects */
+	assert_false(leading);				     /* s holds it */
+	assert_int_equal(store_write(a, v, 1, &e), GF_ECONFLICT);
+	write_ok(s, v, 1);
+	/* a leader that learns of its death from gf_store_lead alone */
+	gf_store_close(s);
+	assert_true(lead_within(a, 5000));
+	kill_leader_backend(url);
+	usleep(200 * 1000);
+	assert_int_equal(gf_store_lead(a, &leading, &e), 0);
+	assert_false(leading);
+	assert_true(lead_within(a, 5000)); /* nobody else: it leads again */
+	struct list l = { .n = 0 };
+	load_ok(a, &l);
+	assert_int_equal(l.n, 1);
+	same_job(v[0], l.v[0]);
+	list_free(&l);
+	free_job(v[0]);
+	gf_store_close(a);
+}
+
+static void test_leader_dies(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_ok(b->url);
+	if (b->kind == GF_STORE_SQLITE) {
+		sqlite_leader_dies(b->url, s);
+		gf_store_close(s);
+	} else {
+		pg_leader_dies(b->url, s); /* closes s */
+	}
+}
+
+/* Rows another program broke: each a clear error naming the job. */
+static void test_corrupt_rows(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url);
+	struct gf_job *v[2] = { job(1), job(2) };
+	run_on(v[1], 0);
+	write_ok(s, v, 2);
+	static const struct {
+		const char *set, *msg;
+		bool sqlite_only;
+	} bad[] = {
+		{ "placement = '[{\"node\":'", "column 'placement': not JSON",
+		  false },
+		{ "placement = '[]'",
+		  "column 'placement': expected an array of 1 replicas",
+		  false },
+		{ "placement = '[{\"node\":\"n\",\"gpus\":[0],\"gpu_milli\":"
+		  "\"x\",\"mig_start\":-1}]'",
+		  "replica 0: 'gpu_milli': expected an integer", false },
+		{ "placement = '[{\"node\":\"n\",\"gpus\":[0],\"gpu_milli\":"
+		  "1000,\"mig_start\":-1,\"extra\":1}]'",
+		  "replica 0: unknown key 'extra'", false },
+		{ "placement = '[{\"node\":\"n\",\"gpus\":[16],\"gpu_milli\":"
+		  "1000,\"mig_start\":-1}]'",
+		  "GPU index 16 bad or twice", false },
+		{ "placement = NULL", "running with", false },
+		{ "state = 'zombie'", "column 'state': unknown state 'zombie'",
+		  false },
+		{ "id = 'j7'", "id is not j<seq>", false },
+		{ "replicas = 0", "column 'replicas': expected 1 to 1024",
+		  false },
+		{ "gpus = 'many'", "column 'gpus': not an integer", true },
+		{ "gpus = 4000000000", "column 'gpus': 4000000000 out of range",
+		  true },
+		{ "name = CAST(x'ff41' AS TEXT)",
+		  "column 'name': not valid UTF-8", true },
+		/* last: it needs the NOT NULL constraint gone */
+		{ "team = NULL", "column 'team': NULL", false },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bad[i].sqlite_only && b->kind != GF_STORE_SQLITE)
+			continue; /* PostgreSQL's types refuse it already */
+		char sql[512];
+		if (strncmp(bad[i].set, "team = NULL", 11) == 0) {
+			/* a careless hand drops the constraint (SQLite:
+			 * by rebuilding the table) */
+			raw_exec(b->url,
+				 b->kind == GF_STORE_SQLITE
+					 ? "CREATE TABLE j2 AS SELECT * FROM "
+					   "jobs; DROP TABLE jobs; ALTER TABLE "
+					   "j2 RENAME TO jobs"
+					 : "ALTER TABLE jobs ALTER COLUMN team "
+					   "DROP NOT NULL");
+		}
+		snprintf(sql, sizeof(sql), "UPDATE jobs SET %s WHERE seq = 2",
+			 bad[i].set);
+		raw_exec(b->url, sql);
+		struct list l = { .n = 0 };
+		struct gf_err e;
+		gf_err_clear(&e);
+		assert_int_equal(gf_store_load_jobs(s, collect, &l, &e),
+				 GF_EPARSE);
+		print_message("expected: %s\n", e.msg);
+		assert_int_equal(l.n, 0); /* nothing handed over */
+		if (!strstr(e.msg, bad[i].msg) || !strstr(e.msg, "seq 2"))
+			fail_msg("'%s': expected '%s' about seq 2, got '%s'",
+				 bad[i].set, bad[i].msg, e.msg);
+		if (i + 1 < sizeof(bad) / sizeof(bad[0]))
+			write_ok(s, v + 1, 1); /* the good row again */
+	}
+	free_job(v[0]);
+	free_job(v[1]);
+	gf_store_close(s);
+}
+
+static void expect_open_fails(const char *url, int code, const char *msg)
+{
+	struct gf_store *s = (struct gf_store *)1;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_store_open(url, &s, &e);
+	print_message("expected: %s\n", e.msg);
+	assert_null(s);
+	if (code)
+		assert_int_equal(rc, code);
+	else
+		assert_true(rc < 0);
+	if (!strstr(e.msg, msg))
+		fail_msg("'%s': expected '%s' in '%s'", url, msg, e.msg);
+}
+
+static void test_bad_urls(void **state)
+{
+	struct backend *b = *state;
+	char path[512], url[600];
+	expect_open_fails("mysql://x/y", GF_EINVAL,
+			  "'mysql://x/y': expected sqlite:PATH or postgres://");
+	expect_open_fails("sqlite:", GF_EINVAL, "expected sqlite:PATH");
+	snprintf(path, sizeof(path), "%s/a-file", b->tmp);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(url, sizeof(url), "sqlite:%s/jobs.db", path);
+	expect_open_fails(url, 0, "a-file");
+	/* refused at once; the password never shows */
+	expect_open_fails("postgres://gf:s3cret@127.0.0.1:1/db", GF_ECONFLICT,
+			  "'postgres://gf:***@127.0.0.1:1/db': cannot connect");
+	expect_open_fails(
+		"postgresql://127.0.0.1:1/db?password=s3cret&sslmode=disable",
+		GF_ECONFLICT, "password=***&sslmode=disable");
+	/* a server that accepts and never answers: the connect timeout */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(url, sizeof(url),
+		 "postgres://gf@127.0.0.1:%d/db?connect_timeout=2",
+		 ntohs(sa.sin_port));
+	double t0 = gf_clock_ms();
+	expect_open_fails(url, GF_ECONFLICT, "timeout");
+	double took = gf_clock_ms() - t0;
+	print_message("gave up after %.1f s\n", took / 1000);
+	assert_true(took < 6000);
+	close(fd);
+}
+
+#define BOTH(f, name)                                  \
+	{ "sqlite/" name, f, NULL, NULL, &sqlite_b },  \
+	{                                              \
+		"postgres/" name, f, NULL, NULL, &pg_b \
+	}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(test_roundtrip, "roundtrip"),
+		BOTH(test_update_by_seq, "update_by_seq"),
+		BOTH(test_failed_batch, "failed_batch"),
+		BOTH(test_reopen, "reopen"),
+		BOTH(test_migrations_once, "migrations_once"),
+		BOTH(test_concurrent_open, "concurrent_open"),
+		BOTH(test_lead, "lead"),
+		BOTH(test_leader_dies, "leader_dies"),
+		BOTH(test_corrupt_rows, "corrupt_rows"),
+		{ "bad_urls", test_bad_urls, NULL, NULL, &sqlite_b },
+	};
+	/* one case: TEST_FILTER='postgres/lead*' build/tests/test_store */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	return cmocka_run_group_tests_name("store", tests, setup, teardown);
+}
