@@ -28,10 +28,11 @@
  * waiting job cannot use.  docs/scheduling.md says why.
  *
  * Quotas are typed and counted apart: whole GPUs by model ("*" caps all
- * models together; a team that lists GPU entries may use a model neither
- * named nor covered by "*" not at all), MIG instances by profile (same
- * rules), shares in milli-GPU (milli; -1 unlimited, 0 none).  A kind with
- * no entries is unlimited; has_quota false means no limit of any kind.
+ * models together; a team that lists GPU entries may not use a model
+ * without an entry of its own unless "*" is listed), MIG instances by
+ * profile (the same rules), shares in milli-GPU (milli; -1 unlimited, 0
+ * none).  A kind with no entries is unlimited; has_quota false means no
+ * limit of any kind.
  */
 #ifndef GPUFLEET_CTL_H
 #define GPUFLEET_CTL_H
