@@ -7,6 +7,8 @@ set -eu
 # build and run
 PKGS="gcc make pkg-config libhwloc-dev libxml2-dev libglpk-dev libyaml-dev"
 PKGS="$PKGS libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev"
+# the controller's store: SQLite and PostgreSQL's client library
+PKGS="$PKGS libsqlite3-dev libpq-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,
 # a real Prometheus scraping the agent, curl to talk to both
 PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"
@@ -15,6 +17,8 @@ PKGS="$PKGS libcmocka-dev hwloc-nox prometheus curl"
 PKGS="$PKGS libhwloc-plugins pocl-opencl-icd"
 # tests: the cube-mesh generator in ../shared renumbers GPUs (python3)
 PKGS="$PKGS python3"
+# tests: a real PostgreSQL 15 server for the store (tests/tools/pg.sh)
+PKGS="$PKGS postgresql"
 
 missing=""
 for p in $PKGS; do
