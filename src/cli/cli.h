@@ -30,6 +30,11 @@ int cmd_simulate_mig(int argc, char **argv); /* simulate mig */
 int cmd_mig(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_jobs(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {

@@ -25,6 +25,13 @@ static const struct gf_cmd commands[] = {
 	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)" },
 	{ "diagnose", cmd_diagnose,
 	  "GPUs wasted, and why (from an agent or recorded samples)" },
+	{ "serve", cmd_serve,
+	  "controller: a durable GPU job queue with quotas, gangs, "
+	  "preemption" },
+	{ "submit", cmd_submit, "submit a job to the controller" },
+	{ "jobs", cmd_jobs, "list the controller's jobs" },
+	{ "cancel", cmd_cancel, "cancel jobs" },
+	{ "nodes", cmd_nodes, "list the controller's nodes" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

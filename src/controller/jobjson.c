@@ -155,10 +155,7 @@ int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 			return rc;
 		}
 	}
-	int rc = gf_job_spec_check(spec, e);
-	if (rc)
-		gf_job_spec_release(spec);
-	return rc;
+	return 0;
 }
 
 static void time_field(struct gf_json *j, const char *key, int64_t ms)
@@ -186,7 +183,7 @@ static void str_or_null(struct gf_json *j, const char *key, const char *s)
 }
 
 static void placement(struct gf_json *j, const struct gf_job *job,
-		      const char (*blocks)[48])
+		      const struct gf_ctl_config *cfg)
 {
 	gf_json_arr_begin(j, "placement");
 	for (int i = 0; job->place && i < job->spec.replicas; i++) {
@@ -202,15 +199,16 @@ static void placement(struct gf_json *j, const struct gf_job *job,
 		if (p->mig_start >= 0 && job->spec.mig_profile[0])
 			gf_json_int(j, "mig_start", p->mig_start);
 		str_or_null(j, "block",
-			    blocks && job->block >= 0 ? blocks[job->block]
-						      : NULL);
+			    cfg && job->block >= 0 && job->block < cfg->nblocks
+				    ? cfg->blocks[job->block]
+				    : NULL);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);
 }
 
 void gf_jobjson_write(struct gf_json *j, const char *key,
-		      const struct gf_job *job, const char (*blocks)[48])
+		      const struct gf_job *job, const struct gf_ctl_config *cfg)
 {
 	const struct gf_job_spec *s = &job->spec;
 	gf_json_obj_begin(j, key);
@@ -250,6 +248,6 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 		gf_json_int(j, "exit_code", job->exit_code);
 	else
 		gf_json_null(j, "exit_code");
-	placement(j, job, blocks);
+	placement(j, job, cfg);
 	gf_json_obj_end(j);
 }

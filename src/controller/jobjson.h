@@ -8,6 +8,7 @@
 #define GF_CONTROLLER_JOBJSON_H
 
 #include <gpufleet/cluster.h>
+#include <gpufleet/ctl.h>
 #include <gpufleet/err.h>
 #include <gpufleet/job.h>
 
@@ -16,8 +17,10 @@
 /*
  * A job body (a parsed JSON object) into spec, with the defaults (team
  * "default", class "batch", one replica, CPU 1000 milli, memory 1024 MiB
- * per replica when absent) and then gf_job_spec_check().  0, or GF_EINVAL
- * with e->msg naming the field.  spec->command is allocated (release with
+ * per replica when absent).  Types and the ranges a field can ever have
+ * are checked here (0, or GF_EINVAL with e->msg naming the field); the
+ * rest (gf_job_spec_check, and whether it can ever be placed) is
+ * gf_ctl_admit's.  spec->command is allocated (release with
  * gf_job_spec_release).
  */
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
@@ -28,9 +31,10 @@ int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
  * other fields, "reason", "submitted", "started", "ended" (RFC 3339 or
  * null), "attempts", "exit_code", "placement": [{"node", "gpus": [...],
  * "gpu_milli", "mig_profile", "block"}]}.  key: NULL inside an array.
- * blocks: the block names (may be NULL).
+ * cfg gives the block names (may be NULL).
  */
 void gf_jobjson_write(struct gf_json *j, const char *key,
-		      const struct gf_job *job, const char (*blocks)[48]);
+		      const struct gf_job *job,
+		      const struct gf_ctl_config *cfg);
 
 #endif

@@ -1,0 +1,92 @@
+/*
+ * cmd_nodes.c - `gpufleet nodes`: the controller's nodes, as sinfo lists
+ * them: state, block, GPU model, free GPU, CPU and memory.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/remote.h"
+
+#define CMD "nodes"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet nodes [--server URL] [--token-file F] "
+		"[--json]\n"
+		"\n"
+		"List the controller's nodes: state, block, GPU model, GPUs "
+		"free of all (whole\nGPUs; shares as fractions), MIG instances, "
+		"free CPU and memory.\n\n" CONN_HELP GF_CLI_EXIT_HELP);
+}
+
+static void line(const struct gf_jv *n)
+{
+	const struct gf_jv *g = gf_jv_get(n, "gpus");
+	int64_t free_milli = 0;
+	for (size_t i = 0; i < gf_jv_len(g); i++)
+		free_milli += gf_remote_num(gf_jv_at(g, i), "free_milli");
+	char gpus[32];
+	snprintf(gpus, sizeof(gpus), "%.2f/%zu", (double)free_milli / 1000.0,
+		 gf_jv_len(g));
+	printf("%-20.20s %-8s %-12.12s %-12.12s %-10s %-4zu %8.1f %10lld\n",
+	       gf_remote_str(n, "name"), gf_remote_str(n, "state"),
+	       gf_remote_str(n, "block"), gf_remote_str(n, "gpu_model"), gpus,
+	       gf_jv_len(gf_jv_get(n, "mig")),
+	       (double)gf_remote_num(n, "cpu_free_milli") / 1000.0,
+	       (long long)gf_remote_num(n, "memory_free_mib"));
+}
+
+int cmd_nodes(int argc, char **argv)
+{
+	static const struct option opts[] = { CONN_OPTIONS,
+					      { NULL, 0, NULL, 0 } };
+	struct gf_remote r = { .cmd = CMD };
+	const char *server = NULL, *tokens = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			server = optarg;
+			break;
+		case 'T':
+			tokens = optarg;
+			break;
+		case 'J':
+			r.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(CMD, argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	int rc = gf_remote_setup(&r, server, tokens);
+	struct gf_client_answer a;
+	if (rc ||
+	    (rc = gf_remote_call(&r, GF_HTTP_GET, "/v1/nodes", NULL, &a)) != 0)
+		return rc;
+	if (r.json) {
+		rc = gf_remote_print(&a);
+	} else {
+		struct gf_jv *v = gf_remote_json(&r, &a);
+		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
+		const struct gf_jv *nodes = gf_jv_get(v, "nodes");
+		printf("%-20s %-8s %-12s %-12s %-10s %-4s %8s %10s\n", "NAME",
+		       "STATE", "BLOCK", "MODEL", "GPUS", "MIG", "CPU",
+		       "MEM_MIB");
+		for (size_t i = 0; i < gf_jv_len(nodes); i++)
+			line(gf_jv_at(nodes, i));
+		gf_jv_free(v);
+	}
+	gf_client_answer_release(&a);
+	return rc;
+}

@@ -1,0 +1,210 @@
+/*
+ * cmd_serve.c - `gpufleet serve`: the controller.  Options and output
+ * around controller/service.h.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "controller/service.h"
+#include "server/server.h"
+#include "util/log.h"
+
+#define CMD "serve"
+
+static void usage(FILE *f)
+{
+	const struct gf_route *r;
+	int n = gf_service_routes(&r);
+	fprintf(f,
+		"usage: gpufleet serve [--listen 127.0.0.1:9500] [--db URL] "
+		"[--config FILE]\n"
+		"                      [--nodes FILE] [--token-file FILE] "
+		"[--tick MS]\n"
+		"\n"
+		"The controller: a durable queue of GPU jobs with typed "
+		"quotas, fair share,\ngangs inside one block, preemption and "
+		"backfill, placed by the placement\nengine.  HTTP API (JSON):\n");
+	for (int i = 0; i < n; i++) {
+		const char *m = r[i].methods & GF_HTTP_POST	? "POST"
+				: r[i].methods & GF_HTTP_DELETE ? "DELETE"
+								: "GET";
+		fprintf(f, "  %-6s %-15s %s\n", m, r[i].pattern, r[i].help);
+	}
+	fprintf(f,
+		"\n"
+		"  --listen ADDR:PORT  (default " GF_SERVE_DEFAULT_LISTEN
+		"); anything but loopback\n"
+		"                      needs --token-file\n"
+		"  --db URL            sqlite:PATH (default " GF_SERVE_DEFAULT_DB
+		")\n"
+		"                      or postgres://... (two servers may "
+		"share one: one leads)\n"
+		"  --config FILE       YAML: policy, classes, teams and "
+		"quotas, pools, blocks\n"
+		"                      (docs/controller.md); default: "
+		"built-in classes, open teams\n"
+		"  --nodes FILE        node CSV (sn,cpu_milli,memory_mib,gpu,"
+		"model); default: the\n"
+		"                      config's pools, else the built-in "
+		"cluster\n"
+		"  --token-file FILE   'TOKEN admin' / 'TOKEN team:NAME' lines; "
+		"requests then need\n"
+		"                      'Authorization: Bearer TOKEN'\n"
+		"  --tick MS           scheduling pass period (default 100)\n"
+		"\n"
+		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
+		"already committed.\n" GF_CLI_EXIT_HELP);
+}
+
+struct serve_args {
+	struct gf_service_opts o;
+	const char *config;
+	const char *token_file;
+};
+
+static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "tick", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			a->o.listen = optarg;
+			break;
+		case 'd':
+			a->o.db = optarg;
+			break;
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'n':
+			a->o.nodes_csv = optarg;
+			break;
+		case 't':
+			a->token_file = optarg;
+			break;
+		case 'k':
+			a->o.tick_ms = strtol(optarg, &end, 10);
+			if (*optarg && !*end && a->o.tick_ms >= 1 &&
+			    a->o.tick_ms <= 60000)
+				break;
+			gf_cli_error(CMD,
+				     "cannot parse '--tick %s': expected 1 to "
+				     "60000 ms",
+				     optarg);
+			return GF_EXIT_USAGE;
+		case 'h':
+			usage(stdout);
+			*done = true;
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(CMD, argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	const char *why = gf_server_listen_check(a->o.listen);
+	if (why) {
+		gf_cli_error(CMD, "cannot parse '--listen %s': %s", a->o.listen,
+			     why);
+		return GF_EXIT_USAGE;
+	}
+	if (strncmp(a->o.listen, "127.", 4) != 0 && !a->token_file) {
+		gf_cli_error(CMD,
+			     "'--listen %s' is not loopback: give "
+			     "--token-file, so that only holders of a token "
+			     "can submit",
+			     a->o.listen);
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Wait for SIGTERM/SIGINT or a failure of the service; the exit code. */
+static int wait_stop(struct gf_service *s, const sigset_t *set)
+{
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		int sig = sigtimedwait(set, NULL, &ts);
+		if (sig == SIGTERM || sig == SIGINT) {
+			gf_log(GF_LOG_INFO, CMD, "signal %d: stopping", sig);
+			return GF_EXIT_OK;
+		}
+		char msg[GF_ERR_MSG_MAX];
+		if (gf_service_failed(s, msg, sizeof(msg))) {
+			gf_cli_error(CMD, "%s", msg);
+			return GF_EXIT_FAIL;
+		}
+	}
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_args a = { .o = { .listen = GF_SERVE_DEFAULT_LISTEN,
+				       .db = GF_SERVE_DEFAULT_DB } };
+	bool done = false;
+	int rc = parse_args(argc, argv, &a, &done);
+	if (rc || done)
+		return rc;
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_serve_config cfg;
+	gf_serve_config_defaults(&cfg);
+	struct gf_auth auth = { 0 };
+	int ret = GF_EXIT_FAIL;
+	if (a.config && gf_serve_config_read(a.config, &cfg, &e) != 0) {
+		gf_cli_error(CMD, "--config: %s", e.msg);
+		goto out;
+	}
+	if (a.token_file) {
+		if (gf_auth_read(a.token_file, &auth, &e) != 0) {
+			gf_cli_error(CMD, "--token-file: %s", e.msg);
+			goto out;
+		}
+		if (auth.loose_mode)
+			gf_cli_error(CMD,
+				     "warning: '%s' is readable by others "
+				     "(chmod 600 it)",
+				     a.token_file);
+		a.o.auth = &auth;
+	}
+	a.o.cfg = &cfg;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	struct gf_service *s;
+	if (gf_service_start(&s, &a.o, &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		goto out;
+	}
+	fprintf(stderr, "gpufleet serve: listening on %s (store %s)\n",
+		gf_service_url(s), a.o.db);
+	ret = wait_stop(s, &set);
+	gf_service_stop(s);
+out:
+	if (a.token_file)
+		gf_auth_release(&auth);
+	gf_serve_config_release(&cfg);
+	return ret;
+}

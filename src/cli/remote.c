@@ -1,0 +1,109 @@
+/*
+ * remote.c - the controller's clients' shared part (remote.h).
+ */
+#include "cli/remote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/mem.h"
+
+/* --server and --token-file (or GPUFLEET_SERVER / GPUFLEET_TOKEN_FILE). */
+int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
+{
+	if (!server)
+		server = getenv("GPUFLEET_SERVER");
+	if (!server)
+		server = DEFAULT_SERVER;
+	const char *why =
+		gf_client_base_url(server, 9500, c->base, sizeof(c->base));
+	if (why) {
+		gf_cli_error(c->cmd, "cannot parse '--server %s': %s", server,
+			     why);
+		return GF_EXIT_USAGE;
+	}
+	if (!tokens)
+		tokens = getenv("GPUFLEET_TOKEN_FILE");
+	if (tokens) {
+		struct gf_auth a;
+		struct gf_err e;
+		if (gf_auth_read(tokens, &a, &e) != 0) {
+			gf_cli_error(c->cmd, "--token-file: %s", e.msg);
+			return GF_EXIT_FAIL;
+		}
+		/* the file's first token is the one this client sends */
+		snprintf(c->token, sizeof(c->token), "%s", a.e[0].token);
+		gf_auth_release(&a);
+	}
+	return 0;
+}
+
+/* One exchange; 0 with *ans (release it) when the server answered with
+ * a 2xx, else the message printed and an exit code. */
+int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
+		   const char *body, struct gf_client_answer *ans)
+{
+	char url[1024];
+	snprintf(url, sizeof(url), "%s%s", c->base, path);
+	struct gf_client_req q = { .method = method,
+				   .url = url,
+				   .token = c->token[0] ? c->token : NULL,
+				   .body = body,
+				   .body_len = body ? strlen(body) : 0 };
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_client_request(NULL, &q, ans, &e) != 0) {
+		gf_cli_error(c->cmd, "%s", e.msg);
+		gf_client_answer_release(ans);
+		return GF_EXIT_FAIL;
+	}
+	if (ans->status >= 200 && ans->status < 300)
+		return 0;
+	/* the server's {"error", "detail"} */
+	struct gf_jv *v = NULL;
+	const char *detail = NULL, *error = NULL;
+	if (gf_jv_parse(gf_buf_str(&ans->body), ans->body.len, &v, &e) == 0) {
+		error = gf_jv_str(gf_jv_get(v, "error"));
+		detail = gf_jv_str(gf_jv_get(v, "detail"));
+	}
+	gf_cli_error(c->cmd, "%s: %ld %s%s%s", url, ans->status,
+		     error ? error : "", detail ? ": " : "",
+		     detail ? detail : "");
+	gf_jv_free(v);
+	gf_client_answer_release(ans);
+	return GF_EXIT_FAIL;
+}
+
+int gf_remote_print(const struct gf_client_answer *a)
+{
+	return gf_cli_print(gf_buf_str(&a->body), a->body.len);
+}
+
+/* Parse a whole answer as JSON; NULL (message printed) if it is not. */
+struct gf_jv *gf_remote_json(const struct gf_remote *c,
+			     const struct gf_client_answer *a)
+{
+	struct gf_jv *v;
+	struct gf_err e;
+	if (gf_jv_parse(gf_buf_str(&a->body), a->body.len, &v, &e) != 0) {
+		gf_cli_error(c->cmd, "the server's answer is not JSON: %s",
+			     e.msg);
+		return NULL;
+	}
+	return v;
+}
+
+int64_t gf_remote_num(const struct gf_jv *o, const char *k)
+{
+	int64_t x = 0;
+	gf_jv_int(gf_jv_get(o, k), &x);
+	return x;
+}
+
+const char *gf_remote_str(const struct gf_jv *o, const char *k)
+{
+	const char *s = gf_jv_str(gf_jv_get(o, k));
+	return s ? s : "-";
+}

@@ -1,0 +1,446 @@
+/*
+ * api.c - the controller's HTTP API (issue 10's contract), on the shared
+ * server module.  Handlers check the token, parse and validate, hand
+ * submissions and cancels to the scheduler thread (service.c) and read
+ * the core under its lock.  Errors are {"error", "detail"} with the
+ * status that says what went wrong: 400 a bad field, 401 no or a wrong
+ * token, 403 another team's, 404, 409 a final job, 413 a body over the
+ * cap, 422 a job that can never be placed, 503 a standby or a stopping
+ * server.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/jobjson.h"
+#include "controller/service_impl.h"
+#include "util/mem.h"
+
+#define ANSWER_MAX (64u << 20)
+
+/* The caller of a /v1 route: 0 with *who (NULL: no tokens configured),
+ * or the request answered 401. */
+static int caller(struct gf_service *s, struct gf_http_req *r,
+		  const struct gf_auth_entry **who)
+{
+	*who = NULL;
+	if (s->o.auth == NULL)
+		return 0;
+	*who = gf_auth_check(s->o.auth, gf_req_header(r, "Authorization"));
+	if (*who)
+		return 0;
+	gf_reply_header(r, "WWW-Authenticate", "Bearer realm=\"gpufleet\"");
+	gf_reply_error(r, 401, "unauthorized",
+		       "a valid 'Authorization: Bearer TOKEN' header is "
+		       "required");
+	return GF_EAUTH;
+}
+
+static bool visible(const struct gf_auth_entry *who, const struct gf_job *j)
+{
+	return who == NULL || who->admin || !strcmp(who->team, j->spec.team);
+}
+
+/* Under ctl_lock: answered 503 unless this server leads. */
+static bool serving(struct gf_service *s, struct gf_http_req *r)
+{
+	if (s->leading && !atomic_load(&s->failed))
+		return true;
+	gf_reply_error(r, 503,
+		       atomic_load(&s->failed) ? "unavailable" : "standby",
+		       "%s",
+		       atomic_load(&s->failed)
+			       ? "the server stopped: see its log"
+			       : "this server is a standby: another one leads");
+	return false;
+}
+
+static int reply_op(struct gf_http_req *r, const struct gf_op *op)
+{
+	return gf_reply_error(r, op->status, op->error, "%s", op->detail);
+}
+
+static int job_submit(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	struct gf_jv *body;
+	int rc = gf_req_json(r, &body);
+	if (rc)
+		return 0; /* answered 400 */
+	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	struct gf_err e;
+	gf_err_clear(&e);
+	rc = gf_jobjson_spec(body, &op->spec, &e);
+	/* a team token submits for its team unless the body names one */
+	if (rc == 0 && who && !who->admin && !gf_jv_get(body, "team"))
+		snprintf(op->spec.team, sizeof(op->spec.team), "%s", who->team);
+	gf_jv_free(body);
+	if (rc) {
+		gf_free(op);
+		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
+	}
+	op->kind = GF_OP_SUBMIT;
+	op->who = who;
+	if (gf__service_call(s, op) != 0) {
+		gf_job_spec_release(&op->spec);
+		gf_free(op);
+		return gf_reply_error(r, 503, "unavailable",
+				      "the server is stopping");
+	}
+	gf_job_spec_release(&op->spec); /* taken, or left on refusal */
+	if (op->status != 201) {
+		rc = reply_op(r, op);
+		gf_free(op);
+		return rc;
+	}
+	char loc[64];
+	snprintf(loc, sizeof(loc), "/v1/jobs/%s", op->job_id);
+	gf_reply_header(r, "Location", loc);
+	struct gf_buf b;
+	gf_buf_init(&b, 4096);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "id", op->job_id);
+	gf_json_str(&j, "state", gf_job_state_name(op->state));
+	gf_json_obj_end(&j);
+	rc = gf_reply_json(r, 201, &b);
+	gf_buf_release(&b);
+	gf_free(op);
+	return rc;
+}
+
+static int job_cancel(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	op->kind = GF_OP_CANCEL;
+	op->who = who;
+	snprintf(op->id, sizeof(op->id), "%s", gf_req_param(r, "id"));
+	int rc;
+	if (gf__service_call(s, op) != 0)
+		rc = gf_reply_error(r, 503, "unavailable",
+				    "the server is stopping");
+	else if (op->status != 200)
+		rc = reply_op(r, op);
+	else {
+		struct gf_buf b;
+		gf_buf_init(&b, 1u << 20);
+		struct gf_json j;
+		gf_json_init(&j, &b);
+		pthread_mutex_lock(&s->ctl_lock);
+		const struct gf_job *job = gf_ctl_job(s->ctl, op->job_id);
+		gf_jobjson_write(&j, NULL, job, gf_ctl_config(s->ctl));
+		pthread_mutex_unlock(&s->ctl_lock);
+		rc = gf_reply_json(r, 200, &b);
+		gf_buf_release(&b);
+	}
+	gf_free(op);
+	return rc;
+}
+
+static int job_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	int rc;
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	const struct gf_job *job = gf_ctl_job(s->ctl, gf_req_param(r, "id"));
+	if (job && visible(who, job))
+		gf_jobjson_write(&j, NULL, job, gf_ctl_config(s->ctl));
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (job && visible(who, job))
+		rc = gf_reply_json(r, 200, &b);
+	else
+		rc = gf_reply_error(r, 404, "not-found", "no job '%.40s'",
+				    gf_req_param(r, "id"));
+	gf_buf_release(&b);
+	return rc;
+}
+
+/* ?state=S&team=T&limit=N: 0, or answered 400/403. */
+static int list_filter(struct gf_http_req *r, const struct gf_auth_entry *who,
+		       int *state, const char **team, long *limit)
+{
+	const char *st = gf_req_query(r, "state");
+	const char *lim = gf_req_query(r, "limit");
+	*team = gf_req_query(r, "team");
+	*state = -1;
+	*limit = 1000;
+	enum gf_job_state x;
+	if (st && gf_job_state_parse(st, &x) != 0)
+		return gf_reply_error(r, 400, "invalid",
+				      "'state': expected pending, running, "
+				      "succeeded, failed or cancelled");
+	if (st)
+		*state = (int)x;
+	if (lim) {
+		char *end;
+		*limit = strtol(lim, &end, 10);
+		if (*lim == '\0' || *end || *limit < 1 ||
+		    *limit > GF_SERVE_LIST_MAX)
+			return gf_reply_error(r, 400, "invalid",
+					      "'limit': expected 1 to %d",
+					      GF_SERVE_LIST_MAX);
+	}
+	if (who && !who->admin) {
+		if (*team && strcmp(*team, who->team))
+			return gf_reply_error(r, 403, "forbidden",
+					      "a token of team '%s' lists "
+					      "only that team's jobs",
+					      who->team);
+		*team = who->team;
+	}
+	return 0;
+}
+
+static int job_list(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	int state;
+	const char *team;
+	long limit;
+	if (list_filter(r, who, &state, &team, &limit) != 0)
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "jobs");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	long shown = 0;
+	bool more = false;
+	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
+	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
+		const struct gf_job *job = gf_ctl_job_at(s->ctl, i);
+		if ((state >= 0 && (int)job->state != state) ||
+		    (team && strcmp(job->spec.team, team)))
+			continue;
+		if (shown == limit) {
+			more = true;
+			break;
+		}
+		gf_jobjson_write(&j, NULL, job, cfg);
+		shown++;
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_json_arr_end(&j);
+	gf_json_bool(&j, "truncated", more);
+	gf_json_obj_end(&j);
+	int rc = gf_json_error(&j)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the list is over %u MiB: use "
+					  "?limit=",
+					  ANSWER_MAX >> 20)
+			 : gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+static int queue_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "queue");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	const struct gf_job **q = gf_calloc(GF_SERVE_LIST_MAX, sizeof(*q));
+	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX);
+	for (int i = 0; i < n && i < GF_SERVE_LIST_MAX; i++) {
+		if (!visible(who, q[i]))
+			continue;
+		gf_json_obj_begin(&j, NULL);
+		gf_json_int(&j, "position", i + 1);
+		gf_json_str(&j, "id", q[i]->id);
+		gf_json_str(&j, "name", q[i]->spec.name);
+		gf_json_str(&j, "team", q[i]->spec.team);
+		gf_json_str(&j, "class", q[i]->spec.class_name);
+		gf_json_str(&j, "reason", q[i]->reason);
+		gf_json_obj_end(&j);
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_free(q);
+	gf_json_arr_end(&j);
+	gf_json_int(&j, "pending", n);
+	gf_json_obj_end(&j);
+	int rc = gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+static void node_json(struct gf_json *j, const struct gf_ctl *ctl, int i)
+{
+	const struct gf_cluster *c = gf_ctl_cluster(ctl);
+	const struct gf_cnode *n = &c->nodes[i];
+	const struct gf_ctl_node *x = gf_ctl_node(ctl, i);
+	gf_json_obj_begin(j, NULL);
+	gf_json_str(j, "name", c->names[i]);
+	gf_json_str(j, "state", "ready");
+	gf_json_str(j, "block", gf_ctl_config(ctl)->blocks[x->block]);
+	if (n->ngpus)
+		gf_json_str(j, "gpu_model", c->models[n->model]);
+	else
+		gf_json_null(j, "gpu_model");
+	gf_json_int(j, "cpu_milli", n->cpu_cap);
+	gf_json_int(j, "cpu_free_milli", n->cpu_left);
+	gf_json_int(j, "memory_mib", n->mem_cap);
+	gf_json_int(j, "memory_free_mib", n->mem_left);
+	gf_json_obj_begin(j, "labels");
+	char l[GF_CTL_LABELS_MAX], *save = NULL;
+	snprintf(l, sizeof(l), "%s", x->labels);
+	for (char *kv = strtok_r(l, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq) {
+			*eq = '\0';
+			gf_json_str(j, kv, eq + 1);
+		}
+	}
+	gf_json_obj_end(j);
+	gf_json_arr_begin(j, "gpus");
+	for (int g = 0; g < n->ngpus; g++) {
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "index", g);
+		gf_json_null(j, "uuid"); /* known once agents register */
+		gf_json_bool(j, "healthy", true);
+		gf_json_int(j, "free_milli", n->gpu_left[g]);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+	gf_json_arr_begin(j, "mig");
+	for (int k = 0; k < x->nmig; k++) {
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "gpu", x->mig[k].gpu);
+		gf_json_str(j, "profile", x->mig[k].profile);
+		gf_json_int(j, "start", x->mig[k].start);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+	gf_json_obj_end(j);
+}
+
+static int nodes_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const struct gf_auth_entry *who;
+	if (caller(s, r, &who))
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "nodes");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	for (int i = 0, n = gf_ctl_cluster(s->ctl)->n; i < n; i++)
+		node_json(&j, s->ctl, i);
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	int rc = gf_json_error(&j)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the node list is over %u MiB",
+					  ANSWER_MAX >> 20)
+			 : gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+static int healthz(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	pthread_mutex_lock(&s->ctl_lock);
+	bool leading = s->leading;
+	pthread_mutex_unlock(&s->ctl_lock);
+	const char *st = atomic_load(&s->failed) ? "failed"
+			 : leading		 ? "leading"
+						 : "standby";
+	char body[96];
+	int len = snprintf(body, sizeof(body), "{\"status\": \"%s\"}\n", st);
+	return gf_reply(r, leading && !atomic_load(&s->failed) ? 200 : 503,
+			"application/json", body, (size_t)len);
+}
+
+static int metrics_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	pthread_mutex_lock(&s->ctl_lock);
+	gf__service_metrics(s, &b);
+	pthread_mutex_unlock(&s->ctl_lock);
+	int rc = gf_buf_error(&b)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the page is over 8 MiB")
+			 : gf_reply(r, 200,
+				    "text/plain; version=0.0.4; charset=utf-8",
+				    gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+	return rc;
+}
+
+static const struct gf_route routes[] = {
+	{ GF_HTTP_POST, "/v1/jobs", job_submit, GF_SERVE_JOB_BODY_MAX,
+	  "submit a job: 201 {id, state}" },
+	{ GF_HTTP_GET, "/v1/jobs", job_list, 0,
+	  "jobs, ?state=S&team=T&limit=N: {jobs: [...]}" },
+	{ GF_HTTP_GET, "/v1/jobs/{id}", job_get, 0,
+	  "one job: state, placement" },
+	{ GF_HTTP_DELETE, "/v1/jobs/{id}", job_cancel, 0, "cancel a job" },
+	{ GF_HTTP_GET, "/v1/queue", queue_get, 0,
+	  "pending jobs in order, each with why it waits" },
+	{ GF_HTTP_GET, "/v1/nodes", nodes_get, 0,
+	  "nodes: GPUs, free capacity, labels, block, MIG" },
+	{ GF_HTTP_GET, "/healthz", healthz, 0,
+	  "200 while leading, 503 as a standby or stopped" },
+	{ GF_HTTP_GET, "/metrics", metrics_get, 0,
+	  "queue depth, GPU demand, allocation, fragmentation, latency" },
+};
+
+int gf_service_routes(const struct gf_route **out)
+{
+	*out = routes;
+	return (int)(sizeof(routes) / sizeof(routes[0]));
+}

@@ -1,0 +1,121 @@
+/*
+ * metrics.c - the controller's /metrics page, Prometheus text 0.0.4,
+ * promtool-clean (HELP and TYPE for every family, base units, counters
+ * ending in _total).  Rendered under the core's lock, on request.
+ */
+#include <string.h>
+
+#include "controller/service_impl.h"
+
+static void family(struct gf_buf *b, const char *name, const char *type,
+		   const char *help)
+{
+	gf_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+		      type);
+}
+
+/* Per class and team: pending jobs and their GPU demand. */
+static void pending(struct gf_service *s, struct gf_buf *b)
+{
+	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
+	int nteams = gf_ctl_nteams(s->ctl);
+	family(b, "gpufleet_queue_pending_jobs", "gauge",
+	       "Jobs waiting to start, by class and team: the queue depth.");
+	for (int c = 0; c < cfg->nclasses; c++)
+		for (int t = 0; t < nteams; t++) {
+			int64_t milli;
+			int n = gf_ctl_pending_by(s->ctl, c, t, &milli);
+			if (n > 0)
+				gf_buf_printf(b,
+					      "gpufleet_queue_pending_jobs{"
+					      "class=\"%s\",team=\"%s\"} %d\n",
+					      cfg->classes[c].name,
+					      gf_ctl_team_name(s->ctl, t), n);
+		}
+	family(b, "gpufleet_queue_pending_gpus", "gauge",
+	       "GPUs the waiting jobs ask for (shares and MIG instances as "
+	       "fractions), by class and team.");
+	for (int c = 0; c < cfg->nclasses; c++)
+		for (int t = 0; t < nteams; t++) {
+			int64_t milli;
+			int n = gf_ctl_pending_by(s->ctl, c, t, &milli);
+			if (n > 0)
+				gf_buf_printf(b,
+					      "gpufleet_queue_pending_gpus{"
+					      "class=\"%s\",team=\"%s\"} "
+					      "%.3f\n",
+					      cfg->classes[c].name,
+					      gf_ctl_team_name(s->ctl, t),
+					      (double)milli / 1000.0);
+		}
+}
+
+static void latency(struct gf_service *s, struct gf_buf *b)
+{
+	family(b, "gpufleet_submit_to_placed_seconds", "histogram",
+	       "Time from a job's submission to its first placement.");
+	uint64_t cum = 0;
+	for (int k = 0; k < GF_SERVE_LAT_BUCKETS; k++) {
+		cum += s->lat_count[k];
+		gf_buf_printf(b,
+			      "gpufleet_submit_to_placed_seconds_bucket{le=\""
+			      "%g\"} %llu\n",
+			      gf_serve_lat_bounds[k], (unsigned long long)cum);
+	}
+	cum += s->lat_count[GF_SERVE_LAT_BUCKETS];
+	gf_buf_printf(b,
+		      "gpufleet_submit_to_placed_seconds_bucket{le=\"+Inf\"} "
+		      "%llu\ngpufleet_submit_to_placed_seconds_sum %.6f\n"
+		      "gpufleet_submit_to_placed_seconds_count %llu\n",
+		      (unsigned long long)cum, s->lat_sum,
+		      (unsigned long long)cum);
+}
+
+void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
+{
+	family(b, "gpufleet_leader", "gauge",
+	       "1 while this server leads (holds the store's lock).");
+	gf_buf_printf(b, "gpufleet_leader %d\n", s->leading ? 1 : 0);
+	if (!s->leading)
+		return;
+	struct gf_ctl_stats st;
+	gf_ctl_stats(s->ctl, &st);
+	pending(s, b);
+	family(b, "gpufleet_jobs", "gauge", "Jobs by state.");
+	gf_buf_printf(b,
+		      "gpufleet_jobs{state=\"pending\"} %d\n"
+		      "gpufleet_jobs{state=\"running\"} %d\n",
+		      st.pending, st.running);
+	family(b, "gpufleet_gpus", "gauge",
+	       "GPUs of the cluster: allocated (to running jobs, shares and "
+	       "MIG instances as fractions) and idle.");
+	gf_buf_printf(b,
+		      "gpufleet_gpus{state=\"allocated\"} %.3f\n"
+		      "gpufleet_gpus{state=\"idle\"} %.3f\n",
+		      (double)st.gpus_alloc_milli / 1000.0,
+		      (double)(st.gpus_total_milli - st.gpus_alloc_milli) /
+			      1000.0);
+	family(b, "gpufleet_fragmentation_gpus", "gauge",
+	       "Idle GPU the typical job could not use (the FGD measure, "
+	       "summed over nodes).");
+	gf_buf_printf(b, "gpufleet_fragmentation_gpus %.3f\n",
+		      st.frag_milli / 1000.0);
+	family(b, "gpufleet_mig_instances", "gauge",
+	       "MIG instances of the nodes, used and free.");
+	gf_buf_printf(b,
+		      "gpufleet_mig_instances{state=\"used\"} %d\n"
+		      "gpufleet_mig_instances{state=\"free\"} %d\n",
+		      st.mig_used, st.mig_total - st.mig_used);
+	latency(s, b);
+	family(b, "gpufleet_submissions_total", "counter",
+	       "Job submissions answered, by result.");
+	gf_buf_printf(b,
+		      "gpufleet_submissions_total{result=\"accepted\"} %llu\n"
+		      "gpufleet_submissions_total{result=\"rejected\"} %llu\n",
+		      (unsigned long long)s->submitted,
+		      (unsigned long long)s->rejected);
+	family(b, "gpufleet_store_transactions_total", "counter",
+	       "Transactions written to the store (each one a group commit).");
+	gf_buf_printf(b, "gpufleet_store_transactions_total %llu\n",
+		      (unsigned long long)s->write_batches);
+}

@@ -1,0 +1,383 @@
+/*
+ * test_serve_api.c - the controller's HTTP API against a real server on
+ * a loopback port the kernel picks, with a real store: SQLite in a temp
+ * dir, or the PostgreSQL named by $GF_TEST_DB (tests/integration/
+ * serve_pg.sh starts one and runs this same suite on it).  Every answer
+ * is checked for its status and its body; every bad request also for
+ * leaving the state as it was.
+ */
+#include <time.h>
+
+#include "controller/service.h"
+#include "helpers.h"
+#include "server/client.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+#define ADMIN  "adminadminadmin0001"
+#define VISION "visionvisionvis0002"
+#define SPEECH "speechspeechspe0003"
+
+static char dir[64], db[256], cfgpath[128], tokpath[128];
+static struct gf_serve_config cfg;
+static struct gf_auth auth;
+static struct gf_service *svc;
+static char base[128];
+
+static const char config_text[] =
+	"policy: fgd\n"
+	"open_teams: false\n"
+	"classes:\n"
+	"  - {name: inference, priority: 200}\n"
+	"  - {name: training, priority: 100}\n"
+	"  - {name: batch, priority: 10, preemptible: true}\n"
+	"teams:\n"
+	"  - {name: vision, quota: {gpus: {h100-80gb: 16}}}\n"
+	"  - {name: speech, quota: {milli: 2000, mig: {1g.10gb: 3}}}\n"
+	"pools:\n"
+	"  - {name: a, nodes: 2, model: h100-80gb, gpus: 8, cpu_milli: "
+	"96000, memory_mib: 1048576, block: rack-a}\n"
+	"  - {name: b, nodes: 2, model: h100-80gb, gpus: 8, cpu_milli: "
+	"96000, memory_mib: 1048576, block: rack-b, labels: {tier: gold}}\n"
+	"  - {name: m, nodes: 1, model: h100-80gb, gpus: 8, cpu_milli: "
+	"96000, memory_mib: 1048576,\n"
+	"     mig: {gpus: [7], layout: {1g.10gb: 7}}}\n";
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void start(void)
+{
+	gf_serve_config_defaults(&cfg);
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_serve_config_read(cfgpath, &cfg, &e), 0);
+	assert_int_equal(gf_auth_read(tokpath, &auth, &e), 0);
+	struct gf_service_opts o = { .listen = "127.0.0.1:0",
+				     .db = db,
+				     .cfg = &cfg,
+				     .auth = &auth,
+				     .tick_ms = 20 };
+	int rc = gf_service_start(&svc, &o, &e);
+	if (rc)
+		print_message("start: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	snprintf(base, sizeof(base), "%s", gf_service_url(svc));
+	base[strlen(base) - 1] = '\0'; /* no trailing '/' */
+}
+
+static void stop(void)
+{
+	gf_service_stop(svc);
+	svc = NULL;
+	gf_auth_release(&auth);
+	gf_serve_config_release(&cfg);
+}
+
+/* One exchange: the status; *out the parsed body (may be NULL). */
+static long http(unsigned method, const char *path, const char *token,
+		 const char *body, struct gf_jv **out)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", base, path);
+	struct gf_client_req q = { .method = method,
+				   .url = url,
+				   .token = token,
+				   .body = body,
+				   .body_len = body ? strlen(body) : 0 };
+	struct gf_client_answer a;
+	struct gf_err e;
+	int rc = gf_client_request(NULL, &q, &a, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	if (out) {
+		*out = NULL;
+		if (a.body.len)
+			gf_jv_parse(gf_buf_str(&a.body), a.body.len, out, &e);
+	}
+	long st = a.status;
+	gf_client_answer_release(&a);
+	return st;
+}
+
+static const char *str(const struct gf_jv *v, const char *k)
+{
+	const char *s = gf_jv_str(gf_jv_get(v, k));
+	return s ? s : "";
+}
+
+/* Wait until job id is in state (the scheduler runs every 20 ms). */
+static struct gf_jv *wait_state(const char *id, const char *state)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	for (int i = 0; i < 200; i++) {
+		struct gf_jv *v;
+		assert_int_equal(http(GF_HTTP_GET, path, ADMIN, NULL, &v), 200);
+		if (!strcmp(str(v, "state"), state))
+			return v;
+		gf_jv_free(v);
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("job %s never reached %s", id, state);
+	return NULL;
+}
+
+static void submit_ok(const char *token, const char *body, char *id,
+		      size_t size)
+{
+	struct gf_jv *v;
+	long st = http(GF_HTTP_POST, "/v1/jobs", token, body, &v);
+	if (st != 201)
+		print_message("submit %s: %ld %s\n", body, st,
+			      v ? str(v, "detail") : "");
+	assert_int_equal(st, 201);
+	snprintf(id, size, "%s", str(v, "id"));
+	const char *state = str(v, "state");
+	assert_true(!strcmp(state, "pending") || !strcmp(state, "running"));
+	gf_jv_free(v);
+}
+
+static int njobs(void)
+{
+	struct gf_jv *v;
+	assert_int_equal(
+		http(GF_HTTP_GET, "/v1/jobs?limit=10000", ADMIN, NULL, &v),
+		200);
+	int n = (int)gf_jv_len(gf_jv_get(v, "jobs"));
+	gf_jv_free(v);
+	return n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/gf-serve-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	const char *pg = getenv("GF_TEST_DB");
+	if (pg && *pg)
+		snprintf(db, sizeof(db), "%s", pg);
+	else
+		snprintf(db, sizeof(db), "sqlite:%s/state/jobs.db", dir);
+	snprintf(cfgpath, sizeof(cfgpath), "%s/serve.yaml", dir);
+	snprintf(tokpath, sizeof(tokpath), "%s/tokens", dir);
+	write_text(cfgpath, config_text);
+	write_text(tokpath, ADMIN " admin\n" VISION " team:vision\n" SPEECH
+				  " team:speech\n");
+	start();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (svc)
+		stop();
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A job runs where it says; the list filters; the queue explains. */
+static void test_submit_and_read(void **state)
+{
+	(void)state;
+	char id[32], big[32];
+	submit_ok(VISION,
+		  "{\"name\": \"train\", \"class\": \"training\", \"gpus\": 4}",
+		  id, sizeof(id));
+	struct gf_jv *v = wait_state(id, "running");
+	assert_string_equal(str(v, "team"), "vision");
+	const struct gf_jv *pl = gf_jv_get(v, "placement");
+	assert_int_equal(gf_jv_len(pl), 1);
+	const struct gf_jv *p0 = gf_jv_at(pl, 0);
+	assert_int_equal(gf_jv_len(gf_jv_get(p0, "gpus")), 4);
+	assert_non_null(strstr(str(p0, "node"), "-000"));
+	gf_jv_free(v);
+	/* vision's quota is 16 H100s: 4 used, 13 more must wait */
+	submit_ok(VISION, "{\"gpus\": 8, \"replicas\": 2}", big, sizeof(big));
+	v = wait_state(big, "pending");
+	gf_jv_free(v);
+	struct gf_jv *q;
+	assert_int_equal(http(GF_HTTP_GET, "/v1/queue", ADMIN, NULL, &q), 200);
+	const struct gf_jv *first = gf_jv_at(gf_jv_get(q, "queue"), 0);
+	assert_string_equal(str(first, "id"), big);
+	assert_non_null(strstr(str(first, "reason"), "quota"));
+	gf_jv_free(q);
+	assert_int_equal(http(GF_HTTP_GET, "/v1/jobs?state=running&team=vision",
+			      VISION, NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 1);
+	gf_jv_free(v);
+	/* cancel the waiting gang; twice is a conflict */
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", big);
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, &v), 200);
+	assert_string_equal(str(v, "state"), "cancelled");
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, NULL), 409);
+}
+
+struct bad {
+	const char *token;
+	unsigned method;
+	const char *path;
+	const char *body;
+	long status;
+	const char *detail;
+};
+
+/* Each bad request gets its status and its reason, and changes nothing. */
+static void test_bad_input(void **state)
+{
+	(void)state;
+	char own[32];
+	submit_ok(SPEECH, "{\"gpu_milli\": 500}", own, sizeof(own));
+	char other[80];
+	snprintf(other, sizeof(other), "/v1/jobs/%s", own);
+	static char huge[80 * 1024];
+	memset(huge, ' ', sizeof(huge) - 1);
+	huge[0] = '{';
+	huge[sizeof(huge) - 2] = '}';
+	const struct bad cases[] = {
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpus\": ", 400,
+		  "line 1" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpu\": 1}", 400,
+		  "'gpu': unknown field" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpus\": -1}", 400,
+		  "'gpus'" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"replicas\": 99999999}",
+		  400, "'replicas'" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"cpu_milli\": \"x\"}",
+		  400, "'cpu_milli'" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpus\": 1, \"gpu_milli\": 100}", 400, "" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", huge, 413, "" },
+		{ NULL, GF_HTTP_POST, "/v1/jobs", "{}", 401, "Bearer" },
+		{ "wrongwrongwrongwrong", GF_HTTP_GET, "/v1/jobs", NULL, 401,
+		  "" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"team\": \"speech\"}",
+		  403, "team 'vision'" },
+		{ VISION, GF_HTTP_GET, "/v1/jobs?team=speech", NULL, 403, "" },
+		{ VISION, GF_HTTP_GET, other, NULL, 404, "" },
+		{ VISION, GF_HTTP_DELETE, other, NULL, 404, "" },
+		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
+		  "{\"team\": \"nobody\", \"gpus\": 1}", 403, "nobody" },
+		{ ADMIN, GF_HTTP_POST, "/v1/jobs", "{\"class\": \"vip\"}", 400,
+		  "vip" },
+		/* never placeable: 422 with the reason */
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpus\": 8, \"replicas\": 3}", 422, "" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpus\": 1, \"gpu_model\": \"b200\"}", 422, "b200" },
+		{ SPEECH, GF_HTTP_POST, "/v1/jobs", "{\"gpu_milli\": 1500}",
+		  422, "" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpus\": 8, \"replicas\": "
+		  "2, \"class\": \"batch\", "
+		  "\"cpu_milli\": 200000}",
+		  422, "" },
+		{ SPEECH, GF_HTTP_POST, "/v1/jobs",
+		  "{\"mig_profile\": "
+		  "\"3g.40gb\"}",
+		  422, "3g.40gb" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?state=done", NULL, 400,
+		  "'state'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?limit=0", NULL, 400,
+		  "'limit'" },
+		{ ADMIN, GF_HTTP_PUT, "/v1/jobs", "{}", 405, "" },
+		{ ADMIN, GF_HTTP_GET, "/v1/nope", NULL, 404, "" },
+	};
+	int before = njobs();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gf_jv *v;
+		long st = http(cases[i].method, cases[i].path, cases[i].token,
+			       cases[i].body, &v);
+		const char *d = v ? str(v, "detail") : "";
+		if (st != cases[i].status || !strstr(d, cases[i].detail))
+			print_message("case %zu: %ld '%s'\n", i, st, d);
+		assert_int_equal(st, cases[i].status);
+		assert_non_null(strstr(d, cases[i].detail));
+		if (v)
+			assert_true(*str(v, "error"));
+		gf_jv_free(v);
+	}
+	assert_int_equal(njobs(), before);
+}
+
+/* The other endpoints. */
+static void test_nodes_health_metrics(void **state)
+{
+	(void)state;
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_GET, "/v1/nodes", SPEECH, NULL, &v), 200);
+	const struct gf_jv *nodes = gf_jv_get(v, "nodes");
+	assert_int_equal(gf_jv_len(nodes), 5);
+	const struct gf_jv *n4 = gf_jv_at(nodes, 4);
+	assert_string_equal(str(n4, "state"), "ready");
+	assert_int_equal(gf_jv_len(gf_jv_get(n4, "gpus")), 8);
+	assert_int_equal(gf_jv_len(gf_jv_get(n4, "mig")), 7);
+	assert_string_equal(str(gf_jv_at(nodes, 2), "block"), "rack-b");
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_GET, "/healthz", NULL, NULL, &v), 200);
+	assert_string_equal(str(v, "status"), "leading");
+	gf_jv_free(v);
+	char url[256];
+	snprintf(url, sizeof(url), "%s/metrics", base);
+	struct gf_client_req q = { .url = url };
+	struct gf_client_answer a;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	assert_int_equal(a.status, 200);
+	const char *m = gf_buf_str(&a.body);
+	assert_non_null(strstr(m, "# TYPE gpufleet_queue_pending_jobs gauge"));
+	assert_non_null(strstr(m, "gpufleet_submit_to_placed_seconds_count"));
+	assert_non_null(strstr(m, "gpufleet_gpus{state=\"allocated\"}"));
+	assert_non_null(strstr(m, "gpufleet_leader 1"));
+	gf_client_answer_release(&a);
+}
+
+/* Stopped and started again on the same store: every job is there, once,
+ * the running ones where they ran. */
+static void test_restart(void **state)
+{
+	(void)state;
+	char id[32];
+	submit_ok(SPEECH, "{\"mig_profile\": \"1g.10gb\"}", id, sizeof(id));
+	struct gf_jv *v = wait_state(id, "running");
+	char node[64];
+	snprintf(node, sizeof(node), "%s",
+		 str(gf_jv_at(gf_jv_get(v, "placement"), 0), "node"));
+	gf_jv_free(v);
+	int before = njobs();
+	stop();
+	start();
+	assert_int_equal(njobs(), before);
+	v = wait_state(id, "running");
+	assert_string_equal(str(gf_jv_at(gf_jv_get(v, "placement"), 0), "node"),
+			    node);
+	gf_jv_free(v);
+	/* numbering goes on: no id given twice */
+	char next[32];
+	submit_ok(ADMIN, "{\"team\": \"vision\", \"cpu_milli\": 100}", next,
+		  sizeof(next));
+	assert_true(strtoull(next + 1, NULL, 10) > strtoull(id + 1, NULL, 10));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_submit_and_read),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_nodes_health_metrics),
+		cmocka_unit_test(test_restart),
+	};
+	return cmocka_run_group_tests_name("serve-api", tests, setup, teardown);
+}
