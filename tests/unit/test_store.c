@@ -531,6 +531,42 @@ static void test_failed_batch(void **state)
 	gf_store_close(s);
 }
 
+/* The largest batch in one transaction; one that fails in a late chunk
+ * of PostgreSQL's pipeline (past the first 256) leaves nothing. */
+static void test_big_batch(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url);
+	int n = GF_STORE_BATCH_MAX;
+	struct gf_job **v = gf_calloc((size_t)n + 600, sizeof(*v));
+	struct gf_err e;
+	for (int i = 0; i < n + 600; i++)
+		v[i] = job((uint64_t)i + 1);
+	write_ok(s, v, n);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs"), n);
+	/* the next 600: a row elsewhere holds the id of the 550th */
+	char sql[700];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO jobs SELECT 999999, 'j%d', name, team, class, "
+		 "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
+		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
+		 "command, state, reason, submitted_ms, started_ms, "
+		 "ended_ms, attempts, preemptions, exit_code, block, "
+		 "placement FROM jobs WHERE seq = 1",
+		 n + 550);
+	raw_exec(b->url, sql);
+	assert_int_equal(store_write(s, v + n, 600, &e), GF_ECONFLICT);
+	print_message("expected: %s\n", e.msg);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs"), n + 1);
+	raw_exec(b->url, "DELETE FROM jobs WHERE seq = 999999");
+	write_ok(s, v + n, 600); /* and the session still works */
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs"), n + 600);
+	for (int i = 0; i < n + 600; i++)
+		free_job(v[i]);
+	gf_free(v);
+	gf_store_close(s);
+}
+
 static void test_reopen(void **state)
 {
 	struct backend *b = begin(state);
@@ -922,6 +958,7 @@ int main(void)
 		BOTH(test_roundtrip, "roundtrip"),
 		BOTH(test_update_by_seq, "update_by_seq"),
 		BOTH(test_failed_batch, "failed_batch"),
+		BOTH(test_big_batch, "big_batch"),
 		BOTH(test_reopen, "reopen"),
 		BOTH(test_migrations_once, "migrations_once"),
 		BOTH(test_concurrent_open, "concurrent_open"),
