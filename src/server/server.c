@@ -499,6 +499,41 @@ static void defaults(struct gf_server_opts *o)
 		o->body_max = GF_SERVER_BODY_MAX;
 	if (!o->drain_ms)
 		o->drain_ms = GF_SERVER_DRAIN_MS;
+	if (o->threads > GF_SERVER_THREADS_MAX)
+		o->threads = GF_SERVER_THREADS_MAX;
+}
+
+/*
+ * threads 0: one thread per connection.  libmicrohttpd's select() loop
+ * accepts, not its poll() one: with poll, 0.9.75 accepts a connection
+ * past the limit and closes it at once; with select (and the ITC) it
+ * stops polling the socket at the limit, so that the client waits in the
+ * kernel's backlog for a free slot.  threads N: N epoll loops, which
+ * stop polling the socket at the limit too.
+ */
+static struct MHD_Daemon *start_daemon(struct gf_server *s)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG;
+	if (s->o.threads == 0)
+		flags |= MHD_USE_THREAD_PER_CONNECTION;
+	else
+		flags |= MHD_USE_EPOLL;
+	if (s->o.threads > 1)
+		return MHD_start_daemon(
+			flags, 0, NULL, NULL, on_request, s,
+			MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+			MHD_OPTION_LISTEN_SOCKET, s->fd,
+			MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+			MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
+			MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	return MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
+		s->fd, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 }
 
 int gf_server_start(struct gf_server **out, const struct gf_route *routes,
@@ -530,19 +565,7 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	pthread_cond_init(&s->idle, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&s->lock, NULL);
-	/* select(), not poll(): with poll, libmicrohttpd 0.9.75 accepts a
-	 * connection past the limit and closes it at once; with select
-	 * (and the ITC) it stops polling the socket at the limit, so that
-	 * the client waits in the kernel's backlog for a free slot */
-	s->d = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION |
-			MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
-			MHD_USE_ERROR_LOG,
-		0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
-		MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
-		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
-		MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+	s->d = start_daemon(s);
 	if (!s->d) {
 		close(s->fd);
 		pthread_cond_destroy(&s->idle);
@@ -555,9 +578,10 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	}
 	gf_log(GF_LOG_DEBUG, s->o.name,
 	       "serving %d routes on %s (%u connections, %u s idle timeout, "
-	       "bodies up to %zu bytes)",
+	       "bodies up to %zu bytes, %s)",
 	       nroutes, s->url, s->o.max_connections, s->o.idle_timeout_s,
-	       s->o.body_max);
+	       s->o.body_max,
+	       s->o.threads ? "event threads" : "a thread per connection");
 	*out = s;
 	return 0;
 }

@@ -19,11 +19,15 @@
  *   ... wait for SIGTERM (the caller decides when) ...
  *   gf_server_stop(s);
  *
- * Threads: one thread per connection (at most max_connections, the
- * others wait in the kernel's backlog), so a handler may block, e.g. a
- * long poll waiting on its own condition variable; several handlers run
- * at once, and share only what the service locks.  A blocking handler
- * should watch gf_server_stopping(), or be woken by on_stop.
+ * Threads: by default one thread per connection (at most
+ * max_connections; the others wait in the kernel's backlog), so a
+ * handler may block, e.g. a long poll waiting on its own condition
+ * variable; it should watch gf_server_stopping(), or be woken by
+ * on_stop.  A service whose handlers never block (they answer from
+ * memory, like the agent's published documents) may ask for `threads`
+ * event loops instead, which serve every connection without a thread
+ * each.  Either way several handlers may run at once and share only what
+ * the service locks.
  *
  * Limits: request bodies are capped per route (body_max, default
  * GF_SERVER_BODY_MAX); a declared Content-Length past the cap is refused
@@ -56,6 +60,7 @@
 #define GF_SERVER_DRAIN_MS    10000
 #define GF_SERVER_MAX_HEADERS 8 /* a handler may add to its answer */
 #define GF_SERVER_MAX_ROUTES  256
+#define GF_SERVER_THREADS_MAX 64
 
 struct gf_server_opts {
 	const char *name;   /* log subsystem: "agent" */
@@ -64,6 +69,10 @@ struct gf_server_opts {
 	unsigned idle_timeout_s;  /* 0: GF_SERVER_IDLE_S */
 	size_t body_max;   /* 0: GF_SERVER_BODY_MAX; a route may differ */
 	unsigned drain_ms; /* 0: GF_SERVER_DRAIN_MS */
+	/* 0: a thread per connection, handlers may block; N (at most
+	 * GF_SERVER_THREADS_MAX): N event loops (epoll) serving every
+	 * connection, handlers must not block */
+	unsigned threads;
 	/* called once when gf_server_stop() begins, before it waits for
 	 * requests in flight (wake long polls here); may be NULL */
 	void (*on_stop)(void *arg);

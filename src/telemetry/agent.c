@@ -333,9 +333,9 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 	}
 	topology_doc(a);
 	sample_once(a); /* before serving: no document is ever empty */
-	struct gf_server_opts so = { .name = "agent",
-				     .listen = o->listen,
-				     .arg = a };
+	struct gf_server_opts so = {
+		.name = "agent", .threads = 1, .listen = o->listen, .arg = a
+	};
 	rc = gf_server_start(&a->srv, routes, NROUTES, &so, e);
 	if (rc == 0) {
 		rc = -pthread_create(&a->tid, NULL, sampler, a);

@@ -73,9 +73,11 @@ grep -q '^DCGM_FI_DEV_POWER_USAGE{gpu="0",.*} 312.456$' "$TMP/metrics" &&
 check agent-metrics $? "$(head -5 "$TMP/metrics") $(head -5 "$TMP/agent.err")"
 code=$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/nope")
 js=$(curl -sf "127.0.0.1:$AP/v1/gpus")
+post=$(curl -s -o /dev/null -D "$TMP/h405" -w '%{http_code}' -X POST "127.0.0.1:$AP/metrics")
 [ "$code" = 404 ] && printf '%s' "$js" | grep -q '"DCGM_FI_DEV_POWER_USAGE": 312.456' &&
-	printf '%s' "$js" | grep -q '"gpu_instance_profile": "3g.40gb"'
-check agent-endpoints $? "404? $code; $js"
+	printf '%s' "$js" | grep -q '"gpu_instance_profile": "3g.40gb"' &&
+	[ "$post" = 405 ] && grep -qi '^Allow: GET, HEAD' "$TMP/h405"
+check agent-endpoints $? "404? $code; 405? $post $(cat "$TMP/h405"); $js"
 
 # 2a. every route -h lists is served (none answers 404)
 bad=""

@@ -126,10 +126,14 @@ printf '%s\n' "$r" | grep -q '^declared: HTTP/1.1 413 .* in 0\.[0-9] s$' &&
 	printf '%s\n' "$r" | grep -q '^chunked: cut after '
 check server-body-cap-streaming $? "$r"
 
+# 2-4 with a thread per connection, then with two event loops
+for MODE in "" "--threads 2"; do
+SUFFIX=""
+[ -n "$MODE" ] && SUFFIX="-event-loops"
 # 2. the connection limit: two idle clients hold both slots; a third
 # waits in the kernel's backlog (no answer in 1 s) and is served once a
 # slot frees
-start limit --max-conns 2 --idle-timeout 30
+start limit --max-conns 2 --idle-timeout 30 $MODE
 py "$PORT" >"$TMP/hold.out" <<'PY' &
 import socket, sys, time
 port = int(sys.argv[1])
@@ -154,10 +158,10 @@ g=$(curl -s -o /dev/null -w '%{http_code}' -m 10 "127.0.0.1:$PORT/v1/items/2")
 t1=$(date +%s)
 wait "$HOLD"
 [ "$wrc" = 28 ] && [ "$g" = 200 ] && [ $((t1 - t0)) -ge 1 ]
-check server-connection-limit $? "third while full: rc=$wrc code=$w; later: $g after $((t1 - t0)) s; $(cat "$TMP/hold.out")"
+check server-connection-limit$SUFFIX $? "third while full: rc=$wrc code=$w; later: $g after $((t1 - t0)) s; $(cat "$TMP/hold.out")"
 
 # 3. an idle connection is closed by the timeout (1 s here)
-start idle --idle-timeout 1
+start idle --idle-timeout 1 $MODE
 r=$(py "$PORT" <<'PY'
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
@@ -172,11 +176,11 @@ PY
 secs=$(printf '%s' "$r" | sed -n 's/^closed after \([0-9]*\)\.[0-9] s.*/\1/p')
 [ -n "$secs" ] && [ "$secs" -ge 1 ] && [ "$secs" -le 4 ] &&
 	printf '%s' "$r" | grep -q "b''$"
-check server-idle-timeout $? "$r"
+check server-idle-timeout$SUFFIX $? "$r"
 
 # 4. SIGTERM while a request is in flight: it completes, the port closes
 # at once, the process exits 0
-start term
+start term $MODE
 U="http://127.0.0.1:$PORT"
 curl -s -m 10 -o "$TMP/slow.out" -w '%{http_code}' "$U/v1/slow?ms=1500" >"$TMP/slow.code" &
 CURL=$!
@@ -192,4 +196,5 @@ rc=$?
 	[ "$(cat "$TMP/slow.out")" = "slept 1500 ms" ] &&
 	[ "$laterc" = 7 ] &&
 	grep -q 'SIGTERM, stopping' "$TMP/term.err" && grep -q 'stopped' "$TMP/term.err"
-check server-sigterm-in-flight $? "exit $rc; in flight: $(cat "$TMP/slow.code") '$(cat "$TMP/slow.out")'; new request after SIGTERM: rc=$laterc code=$late; $(cat "$TMP/term.err")"
+check server-sigterm-in-flight$SUFFIX $? "exit $rc; in flight: $(cat "$TMP/slow.code") '$(cat "$TMP/slow.out")'; new request after SIGTERM: rc=$laterc code=$late; $(cat "$TMP/term.err")"
+done

@@ -5,8 +5,9 @@
  * SIGTERM comes.
  *
  *   http_echo [--listen 127.0.0.1:0] [--max-conns N] [--idle-timeout S]
- *             [--body-max BYTES] [--drain-ms MS]
+ *             [--body-max BYTES] [--drain-ms MS] [--threads N]
  *
+ * --threads N: N event loops instead of a thread per connection.
  * Prints "http_echo: listening on http://127.0.0.1:PORT/" on stderr,
  * serves until SIGTERM or SIGINT, then stops the server the way services
  * do (requests in flight finish) and exits 0.
@@ -173,6 +174,8 @@ int main(int argc, char **argv)
 			o.body_max = number(k, v);
 		else if (!strcmp(k, "--drain-ms"))
 			o.drain_ms = (unsigned)number(k, v);
+		else if (!strcmp(k, "--threads"))
+			o.threads = (unsigned)number(k, v);
 		else {
 			fprintf(stderr, "http_echo: unknown option '%s'\n", k);
 			return 2;

@@ -5,7 +5,8 @@
  * port the kernel picks, driven by the shared client: query and path
  * parameters, bearer tokens, JSON errors, the body cap, a handler that
  * gives no answer, published documents, a request in flight while the
- * server stops, and the client's failures named (refused, timeout,
+ * server stops (with a thread per connection and with event loops), and
+ * the client's failures named (refused, timeout,
  * answer past its cap), with keep-alive reuse.
  */
 #include <errno.h>
@@ -246,8 +247,16 @@ static void test_json_reader(void **state)
 
 struct fixture {
 	struct gf_http_doc *doc;
-	int stops; /* on_stop calls */
+	int stops;	  /* on_stop calls */
+	unsigned threads; /* the server's mode (0: a thread per connection) */
 };
+
+/* The mode a test runs in, from its prestate (NULL: a thread per
+ * connection). */
+static unsigned mode(void **state)
+{
+	return *state ? *(const unsigned *)*state : 0;
+}
 
 static int h_item(struct gf_http_req *r, void *arg)
 {
@@ -334,6 +343,7 @@ static struct gf_server *start(struct fixture *f)
 	o = (struct gf_server_opts){ .name = "test",
 				     .listen = "127.0.0.1:0",
 				     .on_stop = on_stop,
+				     .threads = f->threads,
 				     .arg = f };
 	int rc = gf_server_start(&s, routes, sizeof(routes) / sizeof(routes[0]),
 				 &o, &e);
@@ -366,8 +376,7 @@ static long call(struct gf_client *c, const struct gf_server *s,
 
 static void test_server_requests(void **state)
 {
-	(void)state;
-	struct fixture f = { 0 };
+	struct fixture f = { .threads = mode(state) };
 	f.doc = gf_http_doc_new("text/plain");
 	struct gf_server *s = start(&f);
 	struct gf_client *c = gf_client_new(); /* one connection, kept */
@@ -433,8 +442,7 @@ static void test_server_requests(void **state)
 
 static void test_server_docs(void **state)
 {
-	(void)state;
-	struct fixture f = { 0 };
+	struct fixture f = { .threads = mode(state) };
 	f.doc = gf_http_doc_new("text/plain; charset=utf-8");
 	struct gf_server *s = start(&f);
 	struct gf_client_answer a;
@@ -498,8 +506,7 @@ static double now_ms(void)
  * after it, and nothing is accepted once stop began. */
 static void test_server_stop_in_flight(void **state)
 {
-	(void)state;
-	struct fixture f = { 0 };
+	struct fixture f = { .threads = mode(state) };
 	struct gf_server *s = start(&f);
 	char url[128];
 	snprintf(url, sizeof(url), "%sslow?ms=0", gf_server_url(s));
@@ -632,6 +639,7 @@ static void test_client_base_url(void **state)
 
 int main(void)
 {
+	static unsigned event_loops = 2;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_router_check),
 		cmocka_unit_test(test_router_match),
@@ -640,6 +648,10 @@ int main(void)
 		cmocka_unit_test(test_server_requests),
 		cmocka_unit_test(test_server_docs),
 		cmocka_unit_test(test_server_stop_in_flight),
+		cmocka_unit_test_prestate(test_server_requests, &event_loops),
+		cmocka_unit_test_prestate(test_server_docs, &event_loops),
+		cmocka_unit_test_prestate(test_server_stop_in_flight,
+					  &event_loops),
 		cmocka_unit_test(test_server_start_errors),
 		cmocka_unit_test(test_client_errors),
 		cmocka_unit_test(test_client_base_url),
