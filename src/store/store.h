@@ -22,12 +22,14 @@
  * placements by node *name* (a loaded job's place[i].node is -1: the
  * controller maps names to its node table).
  *
- * Validation both ways: a job that breaks the store's rules (sizes,
- * ranges, UTF-8 text, a known state, placements iff RUNNING, one per
- * replica) is refused by gf_store_write before anything is written, and
- * a stored row that does not parse (an unknown state, a corrupt placement,
- * a NULL where a value belongs) fails gf_store_load_jobs with GF_EPARSE
- * naming the job and the column: never a crash, never half a job.
+ * Validation both ways: a job that breaks the rules (the core's
+ * gf_job_check: fields, caps, id "j<seq>", placements iff RUNNING, one
+ * per replica of the kind asked; plus UTF-8 text and a seq that fits a
+ * signed 64-bit key) is refused by gf_store_write before anything is
+ * written, and a stored row that does not parse or breaks them (an
+ * unknown state, a corrupt placement, a NULL where a value belongs)
+ * fails gf_store_load_jobs with GF_EPARSE naming the job and the column:
+ * never a crash, never half a job.
  *
  * Threads: a store is one connection and must be used by one thread at a
  * time (the service's scheduler thread); nothing here locks.  Two stores

@@ -68,15 +68,16 @@ start() {
 		fi
 		dir=/tmp/gpufleet-pg.$port
 		if [ -e "$dir" ]; then
-			# a stale one from a run that was killed: reuse the port
-			# only when no server lives there
+			# taken, or left by a run that was killed: a directory
+			# without a live server, untouched for 10 minutes, goes
 			pid=$(head -1 "$dir/data/postmaster.pid" 2>/dev/null)
-			if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-				continue
+			if ! { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } &&
+				[ -n "$(find "$dir" -maxdepth 0 -mmin +10)" ]; then
+				rm -rf "$dir"
 			fi
-			rm -rf "$dir"
+			continue
 		fi
-		mkdir -m 0700 "$dir" || exit 1
+		mkdir -m 0700 "$dir" 2>/dev/null || continue # lost a race
 		[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir"
 		# shellcheck disable=SC2086
 		if ! $AS "$bin/initdb" -D "$dir/data" -U gpufleet \
