@@ -71,6 +71,10 @@ static void no_proxy(char *out, size_t size)
 	const char *env = getenv("no_proxy");
 	if (!env || !*env)
 		env = getenv("NO_PROXY");
+	if (env && strcmp(env, "*") == 0) {
+		snprintf(out, size, "*"); /* curl's wildcard stands alone */
+		return;
+	}
 	snprintf(out, size, "localhost,127.0.0.1,::1%s%s",
 		 env && *env ? "," : "", env && *env ? env : "");
 }
