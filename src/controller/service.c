@@ -456,8 +456,16 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		rc = gf_store_open(o->db, &s->store, e);
 	/* lead at once when the store lets us: a lone server is ready when
 	 * this returns; a standby keeps trying on its thread */
-	if (rc == 0)
+	if (rc == 0) {
 		lead(s, gf__service_now_ms());
+		/* SQLite has no standby: the state directory is another
+		 * server's (its lock file names the pid) */
+		if (!s->leading && gf_store_kind(s->store) == GF_STORE_SQLITE)
+			rc = gf_err_set(e, GF_ECONFLICT,
+					"%s: another gpufleet serve uses this "
+					"state (see its .lock file)",
+					gf_store_url(s->store));
+	}
 	const struct gf_route *routes;
 	int nroutes = gf_service_routes(&routes);
 	struct gf_server_opts so = { .name = "serve",
