@@ -37,7 +37,8 @@ check() {
 agent_port() {
 	i=0
 	while [ $i -lt 100 ]; do
-		p=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$1")
+		# (the file may not exist yet: the agent's shell opens it)
+		p=$(sed -n 's|.*listening on http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$1" 2>/dev/null)
 		[ -n "$p" ] && { echo "$p"; return; }
 		kill -0 "$2" 2>/dev/null || return
 		i=$((i + 1))
@@ -134,7 +135,7 @@ start_prometheus() {
 		i=0
 		while [ $i -lt 300 ] && kill -0 "$PPID_" 2>/dev/null; do
 			if grep -q 'Server is ready to receive web requests' \
-				"$TMP/prom.log"; then
+				"$TMP/prom.log" 2>/dev/null; then
 				PP=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9]*\).*/\1/p' \
 					"$TMP/prom.log" | head -1)
 				[ "$port" != 0 ] && PP=$port

@@ -29,6 +29,7 @@ check() {
 
 # Start an agent with "$@"; its port in AP ("" if it did not say).
 start_agent() {
+	: >"$TMP/agent.err" # before the child opens it: sed reads it at once
 	"$BIN" agent --listen 127.0.0.1:0 "$@" 2>"$TMP/agent.err" &
 	APID=$!
 	AP=""

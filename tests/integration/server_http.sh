@@ -43,6 +43,7 @@ fi
 start() {
 	name=$1
 	shift
+	: >"$TMP/$name.err" # before the child opens it: sed reads it at once
 	"$ECHO" "$@" 2>"$TMP/$name.err" &
 	PID=$!
 	PIDS="$PIDS $PID"
