@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/store_impl.h"
@@ -295,8 +296,20 @@ static int durability(struct gf_store *s, struct gf_err *e)
 	int64_t sync;
 	int rc;
 	sqlite3_busy_timeout(SQ(s)->db, BUSY_TIMEOUT_MS);
-	if ((rc = sq_query_text(s, "PRAGMA journal_mode=WAL", mode,
-				sizeof(mode), e)))
+	/* Switching a new database to WAL takes an exclusive lock, and
+	 * SQLite answers SQLITE_BUSY at once (no busy handler) when another
+	 * process opening the same file holds a lock: retry for as long as
+	 * the busy timeout would have waited. */
+	for (int tries = 0;; tries++) {
+		rc = sq_query_text(s, "PRAGMA journal_mode=WAL", mode,
+				   sizeof(mode), e);
+		if (rc == 0 || sqlite3_errcode(SQ(s)->db) != SQLITE_BUSY ||
+		    tries * 10 >= BUSY_TIMEOUT_MS)
+			break;
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	if (rc)
 		return rc;
 	if (strcmp(mode, "wal") != 0)
 		return gf_err_set(e, GF_ENOTSUP,
