@@ -22,6 +22,7 @@ struct gf_agent_opts {
 	long interval_ms;   /* sampling period */
 	int ring;	    /* samples kept per GPU (collect.h) */
 	struct gf_diag_opts diag;
+	long xid_quiet_ms; /* a transient Xid's quiet period (0: 300 s) */
 	const struct gf_counters *counters; /* the metrics exported */
 	struct gf_node_source topo;	    /* /v1/topology's node */
 	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
