@@ -124,6 +124,10 @@ struct gf_job {
 	int exit_code;	 /* when it ended by exiting */
 	int block;	 /* the block a running job is in (a gang: all its
 			    replicas); -1 when not running */
+	/* GPU time used, all attempts, in GPU-milliseconds (a whole GPU
+	 * for 1 s: 1000; a 250-milli share for 4 s: 1000; a MIG instance
+	 * as its fraction of the GPU), as the nodes reported it; >= 0 */
+	int64_t gpu_ms;
 	struct gf_job_place *place; /* spec.replicas entries while RUNNING,
 				       else NULL; owned (gf_malloc) */
 };

@@ -14,12 +14,20 @@
  *   all in        the handler runs and answers (500 if it did not)
  *   on_done       logged, freed, no longer in flight
  *
+ * A held request (gf_req_suspend, event loops only): the handler
+ * suspends the connection and returns; another thread's answer is kept
+ * in r->held and the connection resumed, and MHD's next call of
+ * on_request for it queues the answer on the connection's own thread.
+ *
  * Invariants: a request is in flight (s->in_flight) from its first call
  * to on_done, which MHD calls for every request it showed us; at most
- * one answer is queued per request; gf_server_stop() waits for
- * in_flight to reach 0 (or drain_ms) after quiescing, before
- * MHD_stop_daemon() closes what is left.  Lock: s->lock guards
- * in_flight only, and is never held while calling out.
+ * one answer is queued per request (for a held one, `replied` is set
+ * under s->lock, so two answering threads cannot both win);
+ * gf_server_stop() waits for in_flight to reach 0 (or drain_ms) after
+ * quiescing, answers what is still held, before MHD_stop_daemon() closes
+ * what is left (a suspended connection must not outlive the daemon).
+ * Lock: s->lock guards in_flight and the held list, and is never held
+ * while calling out.
  */
 #include "server/server.h"
 
@@ -54,6 +62,7 @@ struct gf_server {
 	pthread_mutex_t lock;
 	pthread_cond_t idle; /* signalled when in_flight drops to 0 */
 	int in_flight;	     /* under lock */
+	struct gf_http_req *held; /* suspended, not yet answered; under lock */
 };
 
 static double mono_ms(void)
@@ -174,12 +183,46 @@ static void req_free(struct gf_http_req *r)
 
 /* --- answers --------------------------------------------------------- */
 
+/* Unlink a held request; under s->lock. */
+static void unhold(struct gf_server *s, struct gf_http_req *r)
+{
+	if (r->hprev)
+		r->hprev->hnext = r->hnext;
+	else if (s->held == r)
+		s->held = r->hnext;
+	if (r->hnext)
+		r->hnext->hprev = r->hprev;
+	r->hprev = r->hnext = NULL;
+}
+
+/* The answer to a held request, from another thread: kept, and the
+ * connection resumed (on_request queues it). */
+static int answer_held(struct gf_http_req *r, unsigned status,
+		       struct MHD_Response *resp, size_t len)
+{
+	struct gf_server *s = r->srv;
+	pthread_mutex_lock(&s->lock);
+	if (r->replied) {
+		pthread_mutex_unlock(&s->lock);
+		MHD_destroy_response(resp);
+		return GF_EINVAL;
+	}
+	r->replied = true;
+	r->status = status;
+	r->sent = len;
+	r->held = resp;
+	unhold(s, r);
+	pthread_mutex_unlock(&s->lock);
+	MHD_resume_connection(r->conn);
+	return 0;
+}
+
 int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
 		       struct MHD_Response *resp, size_t len)
 {
 	if (!resp)
 		return GF_EINVAL;
-	if (r->replied) {
+	if (!r->suspended && r->replied) {
 		MHD_destroy_response(resp);
 		return GF_EINVAL;
 	}
@@ -189,6 +232,8 @@ int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
 	if (atomic_load(&r->srv->stopping))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
 					"close");
+	if (r->suspended)
+		return answer_held(r, status, resp, len);
 	r->replied = true;
 	r->status = status;
 	r->sent = len;
@@ -201,7 +246,7 @@ int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
 int gf_reply(struct gf_http_req *r, unsigned status, const char *type,
 	     const void *body, size_t len)
 {
-	if (r->replied)
+	if (!r->suspended && r->replied)
 		return GF_EINVAL;
 	struct MHD_Response *resp = MHD_create_response_from_buffer(
 		len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
@@ -242,6 +287,24 @@ int gf_reply_header(struct gf_http_req *r, const char *name, const char *value)
 	r->hname[r->nheaders] = gf_strdup(name);
 	r->hvalue[r->nheaders] = gf_strdup(value);
 	r->nheaders++;
+	return 0;
+}
+
+int gf_req_suspend(struct gf_http_req *r)
+{
+	struct gf_server *s = r->srv;
+	if (s->o.threads == 0)
+		return GF_ENOTSUP; /* libmicrohttpd: not with a thread each */
+	if (r->replied || r->suspended)
+		return GF_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	r->suspended = true;
+	r->hnext = s->held;
+	if (s->held)
+		s->held->hprev = r;
+	s->held = r;
+	pthread_mutex_unlock(&s->lock);
+	MHD_suspend_connection(r->conn);
 	return 0;
 }
 
@@ -413,6 +476,8 @@ static void dispatch(struct gf_http_req *r)
 	}
 	const struct gf_route *rt = &s->routes[r->match.route];
 	int rc = rt->fn(r, s->o.arg);
+	if (r->suspended) /* another thread answers (and may have already) */
+		return;
 	if (r->replied)
 		return;
 	gf_log(GF_LOG_WARN, s->o.name, "%s %s: %s", r->method_s, r->path,
@@ -440,10 +505,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 			return MHD_YES;
 		}
 		return take_body(r, upload, upload_size);
+	} else if (r->suspended) {
+		/* resumed: the answer another thread gave (under s->lock until
+		 * the resumption, which orders it before this call) */
+		struct MHD_Response *resp = r->held;
+		r->held = NULL;
+		r->suspended = false;
+		if (!resp || MHD_queue_response(conn, r->status, resp) != MHD_YES)
+			r->queue_failed = true;
+		if (resp)
+			MHD_destroy_response(resp);
 	} else if (r->refused && !r->replied) {
 		send_refusal(r);
 	} else if (!r->replied) {
 		dispatch(r);
+		if (r->suspended)
+			return MHD_YES; /* r may be answered by now: not read */
 	}
 	return r->queue_failed ? MHD_NO : MHD_YES;
 }
@@ -518,7 +595,7 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 	if (s->o.threads == 0)
 		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	else
-		flags |= MHD_USE_EPOLL;
+		flags |= MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
 	if (s->o.threads > 1)
 		return MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s,
@@ -601,6 +678,50 @@ bool gf_server_stopping(const struct gf_server *s)
 	return atomic_load(&s->stopping);
 }
 
+/* Answer 503 what a service still holds (it should have answered in
+ * on_stop): a suspended connection must not outlive the daemon.  Each is
+ * claimed under the lock (replied set) before its answer is built, so a
+ * late answer from the service is refused, never queued twice.  How
+ * many were. */
+static int answer_all_held(struct gf_server *s)
+{
+	static const char body[] = "{\"error\": \"shutting-down\", "
+				   "\"detail\": \"the server is stopping\"}";
+	int n = 0;
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		struct gf_http_req *r = s->held;
+		if (r) {
+			unhold(s, r);
+			r->replied = true;
+			r->status = 503;
+			r->sent = sizeof(body) - 1;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (!r)
+			break;
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			sizeof(body) - 1, (void *)(uintptr_t)body,
+			MHD_RESPMEM_PERSISTENT);
+		if (resp) {
+			MHD_add_response_header(resp,
+						MHD_HTTP_HEADER_CONTENT_TYPE,
+						"application/json");
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+						"close");
+		}
+		r->held = resp; /* NULL: on_request closes the connection */
+		MHD_resume_connection(r->conn);
+		n++;
+	}
+	if (n)
+		gf_log(GF_LOG_WARN, s->o.name,
+		       "%d held requests were never answered by the service: "
+		       "503",
+		       n);
+	return n;
+}
+
 /* Wait until no request is in flight or drain_ms passed; how many are
  * left. */
 static int drain(struct gf_server *s)
@@ -640,6 +761,8 @@ void gf_server_stop(struct gf_server *s)
 		gf_log(GF_LOG_WARN, s->o.name,
 		       "stopping with %d requests still in flight after %u ms",
 		       left, s->o.drain_ms);
+	if (answer_all_held(s))
+		drain(s);
 	MHD_stop_daemon(s->d);
 	close(s->fd);
 	gf_log(GF_LOG_DEBUG, s->o.name, "stopped in %.1f ms", mono_ms() - t0);

@@ -24,10 +24,12 @@
  * handler may block, e.g. a long poll waiting on its own condition
  * variable; it should watch gf_server_stopping(), or be woken by
  * on_stop.  A service whose handlers never block (they answer from
- * memory, like the agent's published documents) may ask for `threads`
- * event loops instead, which serve every connection without a thread
- * each.  Either way several handlers may run at once and share only what
- * the service locks.
+ * memory, like the agent's published documents, or hold the request and
+ * answer it later from another thread: gf_req_suspend) may ask for
+ * `threads` event loops instead, which serve every connection without a
+ * thread each: thousands of held long polls cost a few KiB each.  Either
+ * way several handlers may run at once and share only what the service
+ * locks.
  *
  * Limits: request bodies are capped per route (body_max, default
  * GF_SERVER_BODY_MAX); a declared Content-Length past the cap is refused
@@ -156,6 +158,22 @@ int gf_reply_json(struct gf_http_req *r, unsigned status,
 /* Answer {"error": error, "detail": printf(fmt, ...)}, as JSON. */
 int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Answer later, from another thread (event-loop servers only: threads >
+ * 0).  Inside a handler: gf_req_suspend(r), hand r to whoever will
+ * answer, and return 0 without answering.  That thread answers it once
+ * with gf_reply*(), which queues the answer and resumes the connection;
+ * r must not be touched after that call.  Nothing else may be called on
+ * r from the other thread but gf_reply_header() before the answer.
+ * While held, the idle timeout does not run and a client that hangs up is
+ * not noticed (libmicrohttpd), so a service bounds every hold itself (a
+ * long poll's wait=) and answers every held request from on_stop; at stop
+ * a request still held after drain_ms is answered 503 by the server (a
+ * service bug, logged).  0, GF_ENOTSUP on a thread-per-connection server,
+ * GF_EINVAL when r was answered already.
+ */
+int gf_req_suspend(struct gf_http_req *r);
 
 /* --- documents rendered by one thread, served by many ---
  *

@@ -33,6 +33,12 @@ struct gf_http_req {
 	int nheaders;
 	char *hname[GF_SERVER_MAX_HEADERS], *hvalue[GF_SERVER_MAX_HEADERS];
 	char client[64];
+	/* held (gf_req_suspend): the answer comes from another thread; the
+	 * fields below are under srv->lock while suspended */
+	bool suspended;
+	struct MHD_Response *held; /* the answer, queued on resumption */
+	const char *held_type;
+	struct gf_http_req *hprev, *hnext; /* the server's held list */
 };
 
 /*

@@ -151,7 +151,7 @@ static int pg_begin_migration(struct gf_store *s, struct gf_err *e)
 
 /* Rows one at a time (single-row mode: a large table is never held
  * whole by libpq). */
-static int pg_select(struct gf_store *s, const char *sql,
+static int pg_select(struct gf_store *s, const char *sql, int ncols,
 		     int (*fn)(const struct gf__cell *cells, void *arg),
 		     void *arg, struct gf_err *e)
 {
@@ -159,18 +159,20 @@ static int pg_select(struct gf_store *s, const char *sql,
 	struct gf__cell cells[GF__NCOLS];
 	PGresult *r;
 	int rc = 0;
+	if (ncols > GF__NCOLS)
+		return gf_err_set(e, GF_EINVAL, "read: %d columns", ncols);
 	if (!PQsendQuery(c, sql))
-		return pg_fail(s, NULL, "read jobs", e);
+		return pg_fail(s, NULL, "read", e);
 	PQsetSingleRowMode(c);
 	while ((r = PQgetResult(c))) {
 		ExecStatusType st = PQresultStatus(r);
 		if (rc == 0 && st == PGRES_SINGLE_TUPLE) {
-			if (PQnfields(r) != GF__NCOLS) {
+			if (PQnfields(r) != ncols) {
 				rc = gf_err_set(e, GF_EPARSE,
-						"read jobs: %d columns, not %d",
-						PQnfields(r), GF__NCOLS);
+						"read: %d columns, not %d",
+						PQnfields(r), ncols);
 			} else {
-				for (int k = 0; k < GF__NCOLS; k++) {
+				for (int k = 0; k < ncols; k++) {
 					bool null = PQgetisnull(r, 0, k);
 					cells[k].p = null ? NULL
 							  : PQgetvalue(r, 0, k);
@@ -180,7 +182,7 @@ static int pg_select(struct gf_store *s, const char *sql,
 				rc = fn(cells, arg);
 			}
 		} else if (rc == 0 && st != PGRES_TUPLES_OK) {
-			rc = pg_fail(s, r, "read jobs", e);
+			rc = pg_fail(s, r, "read", e);
 		}
 		PQclear(r); /* after an error, drain the rest */
 	}
@@ -216,12 +218,13 @@ static int read_results(struct gf_store *s, const struct gf_job *const *jobs,
 	return rc;
 }
 
-static int send_row(PGconn *c, const struct gf__params *p)
+/* Parameters as libpq's text values (num: n slots of 24 bytes; text is
+ * NUL-free, checked UTF-8). */
+static void pg_values(int n, const struct gf__param *p, char (*num)[24],
+		      const char **vals)
 {
-	char num[GF__NCOLS][24];
-	const char *vals[GF__NCOLS];
-	for (int k = 0; k < GF__NCOLS; k++) {
-		const struct gf__param *v = &p->v[k];
+	for (int k = 0; k < n; k++) {
+		const struct gf__param *v = &p[k];
 		if (v->kind == GF__P_INT) {
 			snprintf(num[k], sizeof(num[k]), "%" PRId64, v->i);
 			vals[k] = num[k];
@@ -229,7 +232,30 @@ static int send_row(PGconn *c, const struct gf__params *p)
 			vals[k] = v->kind == GF__P_TEXT ? v->s : NULL;
 		}
 	}
+}
+
+static int send_row(PGconn *c, const struct gf__params *p)
+{
+	char num[GF__NCOLS][24];
+	const char *vals[GF__NCOLS];
+	pg_values(GF__NCOLS, p->v, num, vals);
 	return PQsendQueryPrepared(c, STMT, GF__NCOLS, vals, NULL, NULL, 0);
+}
+
+static int pg_exec_params(struct gf_store *s, const char *sql, int n,
+			  const struct gf__param *params, struct gf_err *e)
+{
+	char num[GF__NCOLS][24];
+	const char *vals[GF__NCOLS];
+	if (n > GF__NCOLS)
+		return gf_err_set(e, GF_EINVAL, "%d parameters", n);
+	pg_values(n, params, num, vals);
+	PGresult *r = PQexecParams(PG(s)->c, sql, n, NULL, vals, NULL, NULL, 0);
+	int rc = 0;
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		rc = pg_fail(s, r, "write", e);
+	PQclear(r);
+	return rc;
 }
 
 /* Send and read the upserts, chunk by chunk; the caller syncs. */
@@ -349,6 +375,7 @@ static const struct gf__store_ops pg_ops = {
 	.query_i64 = pg_query_i64,
 	.begin_migration = pg_begin_migration,
 	.select = pg_select,
+	.exec_params = pg_exec_params,
 	.write = pg_write,
 	.lead = pg_lead,
 	.close = pg_close,

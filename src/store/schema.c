@@ -59,6 +59,13 @@ static const struct migration migrations[] = {
 	  "  placement TEXT\n"
 	  ");\n"
 	  "CREATE INDEX jobs_state ON jobs (state);\n" },
+	{ 2, "jobs.gpu_ms, nodes table",
+	  "ALTER TABLE jobs ADD COLUMN gpu_ms BIGINT NOT NULL DEFAULT 0;\n"
+	  "CREATE TABLE nodes (\n"
+	  "  name TEXT NOT NULL PRIMARY KEY,\n"
+	  "  inventory TEXT NOT NULL,\n"
+	  "  registered_ms BIGINT NOT NULL\n"
+	  ");\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

@@ -114,7 +114,7 @@ static int sq_begin_migration(struct gf_store *s, struct gf_err *e)
 	return sq_exec(s, "BEGIN IMMEDIATE", e);
 }
 
-static int sq_select(struct gf_store *s, const char *sql,
+static int sq_select(struct gf_store *s, const char *sql, int ncols,
 		     int (*fn)(const struct gf__cell *cells, void *arg),
 		     void *arg, struct gf_err *e)
 {
@@ -122,10 +122,17 @@ static int sq_select(struct gf_store *s, const char *sql,
 	sqlite3_stmt *st;
 	struct gf__cell cells[GF__NCOLS];
 	int rc = 0, step;
+	if (ncols > GF__NCOLS)
+		return gf_err_set(e, GF_EINVAL, "read: %d columns", ncols);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return sq_err(db, GF_ECONFLICT, "read jobs", e);
+		return sq_err(db, GF_ECONFLICT, "read", e);
+	if (sqlite3_column_count(st) != ncols) {
+		sqlite3_finalize(st);
+		return gf_err_set(e, GF_EPARSE, "read: %d columns, not %d",
+				  sqlite3_column_count(st), ncols);
+	}
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int c = 0; c < GF__NCOLS; c++) {
+		for (int c = 0; c < ncols; c++) {
 			if (sqlite3_column_type(st, c) == SQLITE_NULL) {
 				cells[c] = (struct gf__cell){ NULL, 0 };
 				continue;
@@ -138,16 +145,16 @@ static int sq_select(struct gf_store *s, const char *sql,
 			break;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
-		rc = sq_err(db, GF_ECONFLICT, "read jobs", e);
+		rc = sq_err(db, GF_ECONFLICT, "read", e);
 	sqlite3_finalize(st);
 	return rc;
 }
 
-static int bind_params(sqlite3_stmt *st, const struct gf__params *p)
+static int bind_params(sqlite3_stmt *st, int n, const struct gf__param *p)
 {
 	int rc = SQLITE_OK;
-	for (int c = 0; c < GF__NCOLS && rc == SQLITE_OK; c++) {
-		const struct gf__param *v = &p->v[c];
+	for (int c = 0; c < n && rc == SQLITE_OK; c++) {
+		const struct gf__param *v = &p[c];
 		if (v->kind == GF__P_INT)
 			rc = sqlite3_bind_int64(st, c + 1, v->i);
 		else if (v->kind == GF__P_TEXT)
@@ -170,7 +177,7 @@ static int write_rows(struct gf_store *s, const struct gf_job *const *jobs,
 	for (int i = 0; i < n && rc == 0; i++) {
 		if ((rc = gf__store_job_params(jobs[i], &p, e)))
 			break;
-		if (bind_params(q->upsert, &p) != SQLITE_OK ||
+		if (bind_params(q->upsert, GF__NCOLS, p.v) != SQLITE_OK ||
 		    sqlite3_step(q->upsert) != SQLITE_DONE) {
 			char what[GF_JOB_ID_MAX + 48];
 			snprintf(what, sizeof(what), "job '%s' (seq %llu)",
@@ -209,6 +216,24 @@ static int sq_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
 		rc = sq_err(q->db, GF_ECONFLICT, "commit", e);
 	if (rc)
 		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+static int sq_exec_params(struct gf_store *s, const char *sql, int n,
+			  const struct gf__param *params, struct gf_err *e)
+{
+	sqlite3 *db = SQ(s)->db;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return sq_err(db, GF_ECONFLICT, "prepare", e);
+	int rc = 0;
+	if (sqlite3_bind_parameter_count(st) != n)
+		rc = gf_err_set(e, GF_EINVAL, "%d parameters, not %d",
+				sqlite3_bind_parameter_count(st), n);
+	else if (bind_params(st, n, params) != SQLITE_OK ||
+		 sqlite3_step(st) != SQLITE_DONE)
+		rc = sq_err(db, GF_ECONFLICT, "write", e);
+	sqlite3_finalize(st); /* autocommit: durable (synchronous=FULL) */
 	return rc;
 }
 
@@ -254,6 +279,7 @@ static const struct gf__store_ops sqlite_ops = {
 	.query_i64 = sq_query_i64,
 	.begin_migration = sq_begin_migration,
 	.select = sq_select,
+	.exec_params = sq_exec_params,
 	.write = sq_write,
 	.lead = sq_lead,
 	.close = sq_close,

@@ -175,7 +175,8 @@ int gf_store_load_jobs(struct gf_store *s,
 {
 	struct loaded l = { .e = e };
 	double t0 = gf_clock_ms();
-	int rc = s->ops->select(s, gf__store_sql_select(), take_row, &l, e);
+	int rc = s->ops->select(s, gf__store_sql_select(), GF__NCOLS, take_row,
+				&l, e);
 	if (rc) {
 		free_jobs(l.v, 0, l.n);
 		gf_free(l.v);

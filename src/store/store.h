@@ -20,7 +20,10 @@
  *
  * What is stored: every field of struct gf_job (include/gpufleet/job.h),
  * placements by node *name* (a loaded job's place[i].node is -1: the
- * controller maps names to its node table).
+ * controller maps names to its node table); and the nodes that joined
+ * (gf_store_put_node): a name and the inventory the node registered, as
+ * the controller's text (JSON), so that a restarted controller knows its
+ * nodes before they call again.
  *
  * Validation both ways: a job that breaks the rules (the core's
  * gf_job_check: fields, caps, id "j<seq>", placements iff RUNNING, one
@@ -156,5 +159,37 @@ int gf_store_lead(struct gf_store *s, bool *leading, struct gf_err *e);
 /* Whether this store leads, as of the last gf_store_lead or failed
  * gf_store_write (no round trip). */
 bool gf_store_is_leading(const struct gf_store *s);
+
+/* --- nodes ------------------------------------------------------------ */
+
+#define GF_STORE_NODE_NAME_MAX 48	 /* = GF_NODE_NAME_MAX, with NUL */
+#define GF_STORE_INVENTORY_MAX (1u << 20) /* bytes of one node's */
+
+/*
+ * Insert or replace node `name` with its inventory (len bytes of UTF-8
+ * text, no NUL; the store does not parse it) at now_ms, in a transaction
+ * of its own, durable when it returns.  Leader only, as gf_store_write.
+ * GF_EINVAL (an empty or long name, not UTF-8, len 0), GF_ETOOBIG (past
+ * GF_STORE_INVENTORY_MAX), GF_ECONFLICT (not the leader; the database).
+ */
+int gf_store_put_node(struct gf_store *s, const char *name,
+		      const char *inventory, size_t len, int64_t now_ms,
+		      struct gf_err *e);
+
+/* Forget node `name` (none is fine).  Leader only. */
+int gf_store_delete_node(struct gf_store *s, const char *name,
+			 struct gf_err *e);
+
+/*
+ * Every stored node by name: fn gets the name, the inventory (NUL
+ * terminated, len bytes; borrowed for the call) and when it was put.
+ * Rows are checked as on the way in (a bad one: GF_EPARSE naming the
+ * node and column, before fn sees any).  fn's nonzero stops and is
+ * returned.
+ */
+int gf_store_load_nodes(struct gf_store *s,
+			int (*fn)(const char *name, const char *inventory,
+				  size_t len, int64_t registered_ms, void *arg),
+			void *arg, struct gf_err *e);
 
 #endif

@@ -42,7 +42,8 @@
 	X(PREEMPTIONS, "preemptions")     \
 	X(EXIT_CODE, "exit_code")         \
 	X(BLOCK, "block")                 \
-	X(PLACEMENT, "placement")
+	X(PLACEMENT, "placement")         \
+	X(GPU_MS, "gpu_ms")
 
 enum gf__store_col {
 #define GF__STORE_COL_ENUM(name, text) GF__COL_##name,
@@ -83,10 +84,15 @@ struct gf__store_ops {
 			 int64_t *out, struct gf_err *e);
 	/* begin a transaction that other processes' migrations wait for */
 	int (*begin_migration)(struct gf_store *s, struct gf_err *e);
-	/* every row of sql, each through fn (which stops it with nonzero) */
-	int (*select)(struct gf_store *s, const char *sql,
+	/* every row of sql (ncols columns, at most GF__NCOLS), each
+	 * through fn (which stops it with nonzero) */
+	int (*select)(struct gf_store *s, const char *sql, int ncols,
 		      int (*fn)(const struct gf__cell *cells, void *arg),
 		      void *arg, struct gf_err *e);
+	/* one statement with n text or integer parameters ($1..), in a
+	 * transaction of its own, durable when it returns */
+	int (*exec_params)(struct gf_store *s, const char *sql, int n,
+			   const struct gf__param *params, struct gf_err *e);
 	/* the upsert of n checked jobs in one transaction */
 	int (*write)(struct gf_store *s, const struct gf_job *const *jobs,
 		     int n, struct gf_err *e);

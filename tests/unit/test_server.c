@@ -245,10 +245,19 @@ static void test_json_reader(void **state)
 
 /* --- a real server ----------------------------------------------------- */
 
+#define MAX_HELD 64
+
 struct fixture {
 	struct gf_http_doc *doc;
 	int stops;	  /* on_stop calls */
 	unsigned threads; /* the server's mode (0: a thread per connection) */
+	unsigned drain_ms;
+	/* held requests (/held), answered by the test's own thread */
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct gf_http_req *held[MAX_HELD];
+	char held_n[MAX_HELD][16]; /* each one's ?n= */
+	int nheld;
 };
 
 /* The mode a test runs in, from its prestate (NULL: a thread per
@@ -319,7 +328,33 @@ static int h_big(struct gf_http_req *r, void *arg)
 	return gf_reply(r, 200, "text/plain", big, sizeof(big));
 }
 
+/* Hold the request for the test's thread to answer; on a server with a
+ * thread per connection, say why it cannot be held (501). */
+static int h_held(struct gf_http_req *r, void *arg)
+{
+	struct fixture *f = arg;
+	const char *n = gf_req_query(r, "n");
+	pthread_mutex_lock(&f->lock);
+	if (f->nheld == MAX_HELD) {
+		pthread_mutex_unlock(&f->lock);
+		return gf_reply_error(r, 503, "full", "too many held");
+	}
+	int rc = gf_req_suspend(r);
+	if (rc == 0) {
+		snprintf(f->held_n[f->nheld], sizeof(f->held_n[0]), "%s",
+			 n ? n : "-");
+		f->held[f->nheld++] = r;
+		pthread_cond_broadcast(&f->more);
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (rc)
+		return gf_reply_error(r, 501, "not-held", "%s",
+				      gf_strerror(rc));
+	return 0;
+}
+
 static const struct gf_route routes[] = {
+	{ GF_HTTP_GET, "/held", h_held, 0, NULL },
 	{ GF_HTTP_GET | GF_HTTP_DELETE, "/v1/items/{id}", h_item, 0, NULL },
 	{ GF_HTTP_POST, "/v1/items", h_post, 64, NULL },
 	{ GF_HTTP_GET, "/fails", h_fails, 0, NULL },
@@ -344,7 +379,10 @@ static struct gf_server *start(struct fixture *f)
 				     .listen = "127.0.0.1:0",
 				     .on_stop = on_stop,
 				     .threads = f->threads,
+				     .drain_ms = f->drain_ms,
 				     .arg = f };
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->more, NULL);
 	int rc = gf_server_start(&s, routes, sizeof(routes) / sizeof(routes[0]),
 				 &o, &e);
 	if (rc)
@@ -531,6 +569,92 @@ static void test_server_stop_in_flight(void **state)
 	gf_client_answer_release(&a);
 }
 
+struct held_call {
+	const struct gf_server *s;
+	int n;
+	long status;
+	char body[160];
+};
+
+static void *held_thread(void *arg)
+{
+	struct held_call *hc = arg;
+	struct gf_client_answer a;
+	char path[64];
+	snprintf(path, sizeof(path), "/held?n=%d", hc->n);
+	hc->status = call(NULL, hc->s, GF_HTTP_GET, path, NULL, NULL, &a);
+	snprintf(hc->body, sizeof(hc->body), "%s", gf_buf_str(&a.body));
+	gf_client_answer_release(&a);
+	return NULL;
+}
+
+/* Wait until n requests are held. */
+static void wait_held(struct fixture *f, int n)
+{
+	pthread_mutex_lock(&f->lock);
+	while (f->nheld < n)
+		pthread_cond_wait(&f->more, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Held requests (event loops): 40 clients held at once by one loop
+ * thread, each answered from this thread in reverse order with its own
+ * body; a second answer refused; with a thread per connection, refused
+ * (501).  Then one held and never answered: the server answers it 503
+ * at stop, after drain_ms. */
+static void test_server_held(void **state)
+{
+	(void)state;
+	enum { N = 40 };
+	struct fixture f = { .threads = 1, .drain_ms = 300 };
+	struct gf_server *s = start(&f);
+	struct held_call hc[N];
+	pthread_t t[N];
+	for (int i = 0; i < N; i++) {
+		hc[i] = (struct held_call){ .s = s, .n = i };
+		assert_int_equal(
+			pthread_create(&t[i], NULL, held_thread, &hc[i]), 0);
+	}
+	wait_held(&f, N);
+	for (int i = N - 1; i >= 0; i--) {
+		char body[32];
+		int len = snprintf(body, sizeof(body), "answer %s",
+				   f.held_n[i]);
+		struct gf_http_req *r = f.held[i];
+		assert_int_equal(gf_reply_header(r, "X-Held", f.held_n[i]), 0);
+		assert_int_equal(gf_reply(r, 200, "text/plain", body,
+					  (size_t)len),
+				 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		char want[32];
+		snprintf(want, sizeof(want), "answer %d", i);
+		assert_int_equal(hc[i].status, 200);
+		assert_string_equal(hc[i].body, want);
+	}
+	/* one never answered: 503 from the server at stop */
+	f.nheld = 0;
+	struct held_call last = { .s = s, .n = 99 };
+	pthread_t lt;
+	assert_int_equal(pthread_create(&lt, NULL, held_thread, &last), 0);
+	wait_held(&f, 1);
+	double t0 = now_ms();
+	gf_server_stop(s);
+	assert_true(now_ms() - t0 >= 290); /* it waited drain_ms first */
+	pthread_join(lt, NULL);
+	assert_int_equal(last.status, 503);
+	assert_non_null(strstr(last.body, "\"shutting-down\""));
+	/* a thread per connection cannot hold */
+	struct fixture g = { .threads = 0 };
+	s = start(&g);
+	struct gf_client_answer a;
+	assert_int_equal(call(NULL, s, GF_HTTP_GET, "/held", NULL, NULL, &a),
+			 501);
+	gf_client_answer_release(&a);
+	gf_server_stop(s);
+}
+
 static void test_server_start_errors(void **state)
 {
 	(void)state;
@@ -652,6 +776,7 @@ int main(void)
 		cmocka_unit_test_prestate(test_server_docs, &event_loops),
 		cmocka_unit_test_prestate(test_server_stop_in_flight,
 					  &event_loops),
+		cmocka_unit_test(test_server_held),
 		cmocka_unit_test(test_server_start_errors),
 		cmocka_unit_test(test_client_errors),
 		cmocka_unit_test(test_client_base_url),

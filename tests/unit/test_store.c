@@ -271,6 +271,7 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_int_equal(a->preemptions, b->preemptions);
 	assert_int_equal(a->exit_code, b->exit_code);
 	assert_int_equal(a->block, b->block);
+	assert_int_equal(a->gpu_ms, b->gpu_ms);
 	assert_true((a->place == NULL) == (b->place == NULL));
 	for (int r = 0; a->place && r < x->replicas; r++) {
 		const struct gf_job_place *p = &a->place[r], *q = &b->place[r];
@@ -406,9 +407,10 @@ static int many_shapes(struct gf_job **v)
 	j->spec.gpus = 0;
 	j->spec.command = gf_strdup("");
 	run_on(j, 0);
-	j = v[n++] = job(6); /* failed */
+	j = v[n++] = job(6); /* failed, after an hour of GPU time */
 	run_on(j, 1);
 	finish(j, GF_JOB_FAILED, -9);
+	j->gpu_ms = INT64_C(3600) * 1000;
 	j = v[n++] = job(7); /* succeeded */
 	run_on(j, 1);
 	finish(j, GF_JOB_SUCCEEDED, 0);
@@ -619,10 +621,10 @@ static void test_migrations_once(void **state)
 	gf_store_close(s);
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 1);
+			 2);
 	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
 					 "schema_version"),
-			 1);
+			 2);
 	/* a database from a newer gpufleet is refused, untouched */
 	raw_exec(b->url, "INSERT INTO schema_version VALUES (99, 0, 'future')");
 	struct gf_err e;
@@ -659,7 +661,164 @@ static void test_concurrent_open(void **state)
 	}
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 1);
+			 2);
+}
+
+/* A database of the first release (schema 1: jobs without gpu_ms, no
+ * nodes table) with a running job in it: opening it migrates to 2, the
+ * job loads with no GPU time, and nodes can be kept. */
+static void test_upgrade_from_1(void **state)
+{
+	struct backend *b = begin(state);
+	const char *key = b->kind == GF_STORE_SQLITE ? "INTEGER" : "BIGINT";
+	char ddl[2048];
+	snprintf(ddl, sizeof(ddl),
+		 "CREATE TABLE schema_version (version INTEGER NOT NULL "
+		 "PRIMARY KEY, applied_ms BIGINT NOT NULL, what TEXT NOT "
+		 "NULL);"
+		 "CREATE TABLE jobs (seq %s NOT NULL PRIMARY KEY, id TEXT NOT "
+		 "NULL UNIQUE, name TEXT NOT NULL, team TEXT NOT NULL, class "
+		 "TEXT NOT NULL, replicas INTEGER NOT NULL, gpus INTEGER NOT "
+		 "NULL, gpu_model TEXT NOT NULL, gpu_milli INTEGER NOT NULL, "
+		 "mig_profile TEXT NOT NULL, cpu_milli INTEGER NOT NULL, "
+		 "memory_mib BIGINT NOT NULL, node_selector TEXT NOT NULL, "
+		 "max_runtime_s BIGINT NOT NULL, command TEXT, state TEXT NOT "
+		 "NULL, reason TEXT NOT NULL, submitted_ms BIGINT NOT NULL, "
+		 "started_ms BIGINT NOT NULL, ended_ms BIGINT NOT NULL, "
+		 "attempts INTEGER NOT NULL, preemptions INTEGER NOT NULL, "
+		 "exit_code INTEGER NOT NULL, block INTEGER NOT NULL, "
+		 "placement TEXT);"
+		 "CREATE INDEX jobs_state ON jobs (state);"
+		 "INSERT INTO schema_version VALUES (1, 1, 'jobs');"
+		 "INSERT INTO jobs VALUES (3, 'j3', 'old', 'ml', 'batch', 1, "
+		 "2, '', 0, '', 1000, 1024, '', 0, 'sleep 1', 'running', '', "
+		 "1700000000000, 1700000000500, 0, 1, 0, 0, 0, "
+		 "'[{\"node\":\"n1\",\"gpus\":[0,1],\"gpu_milli\":1000,"
+		 "\"mig_start\":-1}]')",
+		 key);
+	if (b->kind == GF_STORE_SQLITE) { /* the state directory first */
+		struct gf_store *t = open_ok(b->url);
+		gf_store_close(t);
+		char db[512];
+		snprintf(db, sizeof(db), "%s", b->url + 7);
+		assert_int_equal(unlink(db), 0);
+	}
+	raw_exec(b->url, ddl);
+	struct gf_store *s = open_leader(b->url);
+	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
+					 "schema_version"),
+			 2);
+	struct list l = { .n = 0 };
+	load_ok(s, &l);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.v[0]->id, "j3");
+	assert_int_equal(l.v[0]->state, GF_JOB_RUNNING);
+	assert_int_equal(l.v[0]->gpu_ms, 0);
+	list_free(&l);
+	struct gf_err e;
+	assert_int_equal(gf_store_put_node(s, "n1", "{}", 2, 5, &e), 0);
+	gf_store_close(s);
+}
+
+/* --- nodes ----------------------------------------------------------- */
+
+struct nodes_seen {
+	char names[8][64];
+	char inv[8][128];
+	int64_t at[8];
+	int n;
+};
+
+static int take_node(const char *name, const char *inv, size_t len,
+		     int64_t at, void *arg)
+{
+	struct nodes_seen *ns = arg;
+	assert_int_equal(strlen(inv), len);
+	assert_true(ns->n < 8);
+	snprintf(ns->names[ns->n], sizeof(ns->names[0]), "%s", name);
+	snprintf(ns->inv[ns->n], sizeof(ns->inv[0]), "%s", inv);
+	ns->at[ns->n++] = at;
+	return 0;
+}
+
+static void nodes_ok(struct gf_store *s, struct nodes_seen *ns)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	ns->n = 0;
+	if (gf_store_load_nodes(s, take_node, ns, &e))
+		fail_msg("load nodes: %s", e.msg);
+}
+
+/* Nodes kept by name, replaced whole, deleted; refused when bad or when
+ * not leading; a corrupt row named and nothing handed over. */
+static void test_nodes(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url), *t = open_ok(b->url);
+	struct nodes_seen ns;
+	struct gf_err e;
+	assert_int_equal(gf_store_put_node(s, "gpu-b", "{\"gpus\":[]}", 11,
+					   100, &e),
+			 0);
+	assert_int_equal(gf_store_put_node(s, "gpu-a", "{\"v\":\"漢\"}", 12,
+					   200, &e),
+			 0);
+	assert_int_equal(gf_store_put_node(s, "gpu-b", "{\"gpus\":[1]}", 12,
+					   300, &e),
+			 0);
+	nodes_ok(s, &ns);
+	assert_int_equal(ns.n, 2);
+	assert_string_equal(ns.names[0], "gpu-a"); /* by name */
+	assert_string_equal(ns.inv[0], "{\"v\":\"漢\"}");
+	assert_int_equal(ns.at[0], 200);
+	assert_string_equal(ns.names[1], "gpu-b");
+	assert_string_equal(ns.inv[1], "{\"gpus\":[1]}");
+	assert_int_equal(ns.at[1], 300);
+	/* the standby reads, and may not write */
+	nodes_ok(t, &ns);
+	assert_int_equal(ns.n, 2);
+	assert_int_equal(gf_store_put_node(t, "gpu-c", "{}", 2, 1, &e),
+			 GF_ECONFLICT);
+	assert_non_null(strstr(e.msg, "leader lock"));
+	/* refusals, nothing written */
+	char longname[64];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(gf_store_put_node(s, longname, "{}", 2, 1, &e),
+			 GF_EINVAL);
+	assert_int_equal(gf_store_put_node(s, "", "{}", 2, 1, &e), GF_EINVAL);
+	assert_int_equal(gf_store_put_node(s, "x", "", 0, 1, &e), GF_EINVAL);
+	assert_int_equal(gf_store_put_node(s, "x", "\xff", 1, 1, &e),
+			 GF_EINVAL);
+	assert_non_null(strstr(e.msg, "not valid UTF-8"));
+	char *big = gf_malloc(GF_STORE_INVENTORY_MAX + 2);
+	memset(big, ' ', GF_STORE_INVENTORY_MAX + 1);
+	big[GF_STORE_INVENTORY_MAX + 1] = '\0';
+	assert_int_equal(gf_store_put_node(s, "x", big,
+					   GF_STORE_INVENTORY_MAX + 1, 1, &e),
+			 GF_ETOOBIG);
+	/* the largest fits */
+	assert_int_equal(gf_store_put_node(s, "x", big, GF_STORE_INVENTORY_MAX,
+					   1, &e),
+			 0);
+	gf_free(big);
+	assert_int_equal(gf_store_delete_node(s, "x", &e), 0);
+	assert_int_equal(gf_store_delete_node(s, "never-was", &e), 0);
+	nodes_ok(s, &ns);
+	assert_int_equal(ns.n, 2);
+	/* a corrupt row: named, nothing handed over */
+	raw_exec(b->url, "UPDATE nodes SET inventory = '' WHERE name = "
+			 "'gpu-b'");
+	ns.n = 0;
+	gf_err_clear(&e);
+	assert_int_equal(gf_store_load_nodes(s, take_node, &ns, &e),
+			 GF_EPARSE);
+	print_message("expected: %s\n", e.msg);
+	assert_int_equal(ns.n, 0);
+	assert_non_null(strstr(e.msg, "node 'gpu-b': no inventory"));
+	gf_store_close(t);
+	gf_store_close(s);
 }
 
 /* Poll gf_store_lead for up to ms; whether it led. */
@@ -962,6 +1121,8 @@ int main(void)
 		BOTH(test_reopen, "reopen"),
 		BOTH(test_migrations_once, "migrations_once"),
 		BOTH(test_concurrent_open, "concurrent_open"),
+		BOTH(test_upgrade_from_1, "upgrade_from_1"),
+		BOTH(test_nodes, "nodes"),
 		BOTH(test_lead, "lead"),
 		BOTH(test_leader_dies, "leader_dies"),
 		BOTH(test_corrupt_rows, "corrupt_rows"),

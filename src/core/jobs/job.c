@@ -214,15 +214,15 @@ static int check_times(const struct gf_job *j, char *msg, unsigned size)
 	bool final = gf_job_is_final(j->state);
 	if ((j->started_ms != 0) != (j->attempts > 0) ||
 	    (j->ended_ms != 0) != final || j->submitted_ms < 0 ||
-	    j->started_ms < 0 || j->ended_ms < 0 ||
+	    j->started_ms < 0 || j->ended_ms < 0 || j->gpu_ms < 0 ||
 	    j->preemptions > j->attempts || j->preemptions < 0) {
 		snprintf(msg, size,
 			 "job %s: times, attempts and state disagree "
 			 "(%s, started %lld, ended %lld, %d attempts, %d "
-			 "preemptions)",
+			 "preemptions, %lld GPU-ms)",
 			 j->id, gf_job_state_name(j->state),
 			 (long long)j->started_ms, (long long)j->ended_ms,
-			 j->attempts, j->preemptions);
+			 j->attempts, j->preemptions, (long long)j->gpu_ms);
 		return GF_EINVAL;
 	}
 	if (j->state == GF_JOB_RUNNING && j->attempts < 1) {

@@ -1,0 +1,179 @@
+/*
+ * nodes.c - the nodes table: each node that joined, by name, with the
+ * inventory it registered (the controller's JSON text, not parsed here)
+ * and when.  One row per node, replaced whole on each registration.
+ *
+ * Invariants: only the leader writes (as jobs); every row written or read
+ * has a name of 1..GF_STORE_NODE_NAME_MAX-1 bytes and an inventory of
+ * 1..GF_STORE_INVENTORY_MAX bytes, both UTF-8 without NUL; a load hands
+ * over nodes only once every row passed, so a corrupt row hands over
+ * nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_impl.h"
+#include "util/mem.h"
+
+static int check_node(const char *name, size_t nlen, const char *inv,
+		      size_t len, struct gf_err *e)
+{
+	if (nlen == 0 || nlen >= GF_STORE_NODE_NAME_MAX)
+		return gf_err_set(e, GF_EINVAL,
+				  "node name: expected 1 to %d bytes, got %zu",
+				  GF_STORE_NODE_NAME_MAX - 1, nlen);
+	if (!gf__store_utf8_ok(name, nlen))
+		return gf_err_set(e, GF_EINVAL, "node name: not valid UTF-8");
+	if (len == 0)
+		return gf_err_set(e, GF_EINVAL, "node '%s': no inventory",
+				  name);
+	if (len > GF_STORE_INVENTORY_MAX)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "node '%s': inventory of %zu bytes, at most "
+				  "%u",
+				  name, len, GF_STORE_INVENTORY_MAX);
+	if (!gf__store_utf8_ok(inv, len))
+		return gf_err_set(e, GF_EINVAL,
+				  "node '%s': inventory: not valid UTF-8", name);
+	return 0;
+}
+
+static int leader_only(struct gf_store *s, struct gf_err *e)
+{
+	if (s->leading)
+		return 0;
+	gf_err_set(e, GF_ECONFLICT,
+		   "write refused: this server does not hold the leader lock");
+	return gf__store_err_prefix(s, e);
+}
+
+int gf_store_put_node(struct gf_store *s, const char *name,
+		      const char *inventory, size_t len, int64_t now_ms,
+		      struct gf_err *e)
+{
+	int rc;
+	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
+	if ((rc = check_node(name, nlen, inventory, len, e)))
+		return gf__store_err_prefix(s, e);
+	if ((rc = leader_only(s, e)))
+		return rc;
+	const struct gf__param p[3] = {
+		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
+		{ .kind = GF__P_TEXT, .s = inventory, .len = len },
+		{ .kind = GF__P_INT, .i = now_ms },
+	};
+	rc = s->ops->exec_params(
+		s,
+		"INSERT INTO nodes (name, inventory, registered_ms) "
+		"VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET "
+		"inventory = excluded.inventory, "
+		"registered_ms = excluded.registered_ms",
+		3, p, e);
+	return rc ? gf__store_err_prefix(s, e) : 0;
+}
+
+int gf_store_delete_node(struct gf_store *s, const char *name,
+			 struct gf_err *e)
+{
+	int rc;
+	if ((rc = leader_only(s, e)))
+		return rc;
+	const struct gf__param p[1] = {
+		{ .kind = GF__P_TEXT, .s = name, .len = strlen(name) },
+	};
+	rc = s->ops->exec_params(s, "DELETE FROM nodes WHERE name = $1", 1, p,
+				 e);
+	return rc ? gf__store_err_prefix(s, e) : 0;
+}
+
+struct node_row {
+	char *name, *inv;
+	size_t len;
+	int64_t at;
+};
+
+struct node_rows {
+	struct node_row *v;
+	size_t n, cap;
+	struct gf_err *e;
+};
+
+/* A whole decimal integer cell. */
+static bool cell_i64(const struct gf__cell *c, int64_t *out)
+{
+	char tmp[24];
+	if (!c->p || c->len == 0 || c->len >= sizeof(tmp))
+		return false;
+	memcpy(tmp, c->p, c->len);
+	tmp[c->len] = '\0';
+	char *end;
+	long long v = strtoll(tmp, &end, 10);
+	if (*end)
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+static int take_node(const struct gf__cell *c, void *arg)
+{
+	struct node_rows *l = arg;
+	char name[GF_STORE_NODE_NAME_MAX]; /* for messages, cut */
+	size_t nlen = c[0].p ? c[0].len : 0;
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
+		 c[0].p ? c[0].p : "");
+	int64_t at;
+	if (!c[0].p || !c[1].p)
+		return gf_err_set(l->e, GF_EPARSE,
+				  "nodes: node '%s': NULL where a value "
+				  "belongs",
+				  name);
+	if (!cell_i64(&c[2], &at) || at < 0)
+		return gf_err_set(l->e, GF_EPARSE,
+				  "nodes: node '%s': column 'registered_ms': "
+				  "not a time",
+				  name);
+	int rc = check_node(c[0].p, c[0].len, c[1].p, c[1].len, l->e);
+	if (rc || memchr(c[0].p, '\0', c[0].len)) {
+		if (l->e) {
+			char tmp[GF_ERR_MSG_MAX];
+			snprintf(tmp, sizeof(tmp), "%s", l->e->msg);
+			gf_err_set(l->e, GF_EPARSE, "nodes: %s", tmp);
+		}
+		return GF_EPARSE;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = gf_reallocarray(l->v, l->cap, sizeof(*l->v));
+	}
+	struct node_row *r = &l->v[l->n++];
+	r->name = gf_strndup(c[0].p, c[0].len);
+	r->inv = gf_strndup(c[1].p, c[1].len);
+	r->len = c[1].len;
+	r->at = at;
+	return 0;
+}
+
+int gf_store_load_nodes(struct gf_store *s,
+			int (*fn)(const char *name, const char *inventory,
+				  size_t len, int64_t registered_ms, void *arg),
+			void *arg, struct gf_err *e)
+{
+	struct node_rows l = { .e = e };
+	int rc = s->ops->select(s,
+				"SELECT name, inventory, registered_ms FROM "
+				"nodes ORDER BY name",
+				3, take_node, &l, e);
+	if (rc)
+		gf__store_err_prefix(s, e);
+	for (size_t i = 0; i < l.n; i++) {
+		if (rc == 0)
+			rc = fn(l.v[i].name, l.v[i].inv, l.v[i].len, l.v[i].at,
+				arg);
+		gf_free(l.v[i].name);
+		gf_free(l.v[i].inv);
+	}
+	gf_free(l.v);
+	return rc;
+}
