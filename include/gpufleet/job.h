@@ -132,6 +132,22 @@ struct gf_job {
 				       else NULL; owned (gf_malloc) */
 };
 
+/*
+ * One replica's run of one attempt, as its node reported it when the run
+ * ended: what chargeback reads (who used which GPUs, when, how long) and
+ * what a job's gpu_ms sums.  Kept once per (seq, attempt, replica).
+ */
+struct gf_job_run {
+	uint64_t seq;		      /* the job's */
+	int attempt;		      /* 1..: the job's attempts when it ran */
+	int replica;		      /* 0..replicas-1 */
+	char node[GF_JOB_NODE_MAX];   /* where it ran */
+	int64_t started_ms, ended_ms; /* ms since the epoch, node's clock */
+	int exit_code;		      /* 128 + N when killed by signal N */
+	int64_t gpu_ms;		      /* GPU-milliseconds, as gpu_ms */
+	char reason[GF_JOB_REASON_MAX]; /* "exited", "cancelled", "fenced" */
+};
+
 /* "pending", "running", ...; "?" for a bad value. */
 const char *gf_job_state_name(enum gf_job_state s);
 /* Parse a state name; GF_ENOTFOUND when unknown. */

@@ -60,8 +60,8 @@ struct gf_server {
 	unsigned port;
 	atomic_bool stopping;
 	pthread_mutex_t lock;
-	pthread_cond_t idle; /* signalled when in_flight drops to 0 */
-	int in_flight;	     /* under lock */
+	pthread_cond_t idle;	  /* signalled when in_flight drops to 0 */
+	int in_flight;		  /* under lock */
 	struct gf_http_req *held; /* suspended, not yet answered; under lock */
 };
 
@@ -511,7 +511,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		struct MHD_Response *resp = r->held;
 		r->held = NULL;
 		r->suspended = false;
-		if (!resp || MHD_queue_response(conn, r->status, resp) != MHD_YES)
+		if (!resp ||
+		    MHD_queue_response(conn, r->status, resp) != MHD_YES)
 			r->queue_failed = true;
 		if (resp)
 			MHD_destroy_response(resp);
@@ -707,8 +708,8 @@ static int answer_all_held(struct gf_server *s)
 			MHD_add_response_header(resp,
 						MHD_HTTP_HEADER_CONTENT_TYPE,
 						"application/json");
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
-						"close");
+			MHD_add_response_header(
+				resp, MHD_HTTP_HEADER_CONNECTION, "close");
 		}
 		r->held = resp; /* NULL: on_request closes the connection */
 		MHD_resume_connection(r->conn);

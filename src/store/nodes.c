@@ -35,7 +35,8 @@ static int check_node(const char *name, size_t nlen, const char *inv,
 				  name, len, GF_STORE_INVENTORY_MAX);
 	if (!gf__store_utf8_ok(inv, len))
 		return gf_err_set(e, GF_EINVAL,
-				  "node '%s': inventory: not valid UTF-8", name);
+				  "node '%s': inventory: not valid UTF-8",
+				  name);
 	return 0;
 }
 
@@ -73,8 +74,7 @@ int gf_store_put_node(struct gf_store *s, const char *name,
 	return rc ? gf__store_err_prefix(s, e) : 0;
 }
 
-int gf_store_delete_node(struct gf_store *s, const char *name,
-			 struct gf_err *e)
+int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
 {
 	int rc;
 	if ((rc = leader_only(s, e)))

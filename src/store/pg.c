@@ -34,8 +34,9 @@
 #include "util/log.h"
 #include "util/mem.h"
 
-#define STMT  "gf_upsert"
-#define CHUNK 256 /* upserts in flight before reading their results */
+#define STMT	 "gf_upsert"
+#define STMT_RUN "gf_run_insert"
+#define CHUNK	 256 /* upserts in flight before reading their results */
 /* the keys as SQL literals: the leader's (store.h), and the one
  * migrations serialize on (a transaction lock) */
 #define LOCK_KEY_SQL	"29115507808757108"
@@ -189,9 +190,21 @@ static int pg_select(struct gf_store *s, const char *sql, int ncols,
 	return rc;
 }
 
-/* The results of queries [from, to) of a pipeline: the first failure's
+/* What item i of a batch's pipeline is, for messages: the job, or the
+ * run after the jobs. */
+static void item_name(const struct gf_store_batch *b, int i, char *out,
+		      size_t size)
+{
+	if (i < b->n)
+		snprintf(out, size, "job '%s' (seq %" PRIu64 ")",
+			 b->jobs[i]->id, b->jobs[i]->seq);
+	else
+		gf__store_run_name(&b->runs[i - b->n], out, size);
+}
+
+/* The results of items [from, to) of a pipeline: the first failure's
  * message in e (rc), the others aborted by it. */
-static int read_results(struct gf_store *s, const struct gf_job *const *jobs,
+static int read_results(struct gf_store *s, const struct gf_store_batch *b,
 			int from, int to, int rc, struct gf_err *e)
 {
 	PGconn *c = PG(s)->c;
@@ -202,9 +215,7 @@ static int read_results(struct gf_store *s, const struct gf_job *const *jobs,
 		ExecStatusType st = PQresultStatus(r);
 		if (st == PGRES_FATAL_ERROR && rc == 0) {
 			char what[GF_JOB_ID_MAX + 48];
-			snprintf(what, sizeof(what),
-				 "job '%s' (seq %" PRIu64 ")", jobs[i]->id,
-				 jobs[i]->seq);
+			item_name(b, i, what, sizeof(what));
 			rc = pg_fail(s, r, what, e);
 		} else if (st != PGRES_COMMAND_OK && rc == 0) {
 			rc = pg_fail(s, r, "write", e);
@@ -234,12 +245,31 @@ static void pg_values(int n, const struct gf__param *p, char (*num)[24],
 	}
 }
 
-static int send_row(PGconn *c, const struct gf__params *p)
+static int send_params(PGconn *c, const char *stmt, int n,
+		       const struct gf__param *v)
 {
 	char num[GF__NCOLS][24];
 	const char *vals[GF__NCOLS];
-	pg_values(GF__NCOLS, p->v, num, vals);
-	return PQsendQueryPrepared(c, STMT, GF__NCOLS, vals, NULL, NULL, 0);
+	pg_values(n, v, num, vals);
+	return PQsendQueryPrepared(c, stmt, n, vals, NULL, NULL, 0);
+}
+
+/* Send item i of the batch (a job's upsert, then the runs' inserts). */
+static int send_item(struct gf_store *s, const struct gf_store_batch *b, int i,
+		     struct gf__params *p, struct gf_err *e)
+{
+	PGconn *c = PG(s)->c;
+	int rc, ok;
+	if (i < b->n) {
+		if ((rc = gf__store_job_params(b->jobs[i], p, e)))
+			return rc;
+		ok = send_params(c, STMT, GF__NCOLS, p->v);
+	} else {
+		struct gf__param v[GF__RUN_NCOLS];
+		gf__store_run_params(&b->runs[i - b->n], v);
+		ok = send_params(c, STMT_RUN, GF__RUN_NCOLS, v);
+	}
+	return ok ? 0 : pg_fail(s, NULL, "write", e);
 }
 
 static int pg_exec_params(struct gf_store *s, const char *sql, int n,
@@ -258,51 +288,58 @@ static int pg_exec_params(struct gf_store *s, const char *sql, int n,
 	return rc;
 }
 
-/* Send and read the upserts, chunk by chunk; the caller syncs. */
-static int pipeline_rows(struct gf_store *s, const struct gf_job *const *jobs,
-			 int n, struct gf_err *e)
+/* Send and read the batch's statements, chunk by chunk; the caller
+ * syncs. */
+static int pipeline_rows(struct gf_store *s, const struct gf_store_batch *b,
+			 struct gf_err *e)
 {
 	PGconn *c = PG(s)->c;
 	struct gf__params p;
-	int rc = 0, sent = 0;
+	int rc = 0, sent = 0, n = b->n + b->nruns;
 	gf__store_params_init(&p);
 	while (sent < n && rc == 0) {
 		int from = sent, to = n - sent > CHUNK ? sent + CHUNK : n;
-		for (; sent < to && rc == 0; sent++) {
-			if ((rc = gf__store_job_params(jobs[sent], &p, e)))
+		for (; sent < to && rc == 0; sent++)
+			if ((rc = send_item(s, b, sent, &p, e)))
 				break;
-			if (!send_row(c, &p))
-				rc = pg_fail(s, NULL, "write", e);
-		}
 		if (rc == 0 && (!PQsendFlushRequest(c) || PQflush(c) != 0))
 			rc = pg_fail(s, NULL, "write", e);
 		if (rc == 0 || PQstatus(c) != CONNECTION_BAD)
-			rc = read_results(s, jobs, from, sent, rc, e);
+			rc = read_results(s, b, from, sent, rc, e);
 	}
 	gf__store_params_release(&p);
 	return rc;
 }
 
-static int pg_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
+/* Prepare name once per session. */
+static int prepare(struct gf_store *s, const char *name, const char *sql, int n,
+		   struct gf_err *e)
+{
+	PGresult *r = PQprepare(PG(s)->c, name, sql, n, NULL);
+	int rc = PQresultStatus(r) == PGRES_COMMAND_OK
+			 ? 0
+			 : pg_fail(s, r, "prepare", e);
+	PQclear(r);
+	return rc;
+}
+
+static int pg_write(struct gf_store *s, const struct gf_store_batch *b,
 		    struct gf_err *e)
 {
 	struct pgs *q = PG(s);
 	PGresult *r;
 	int rc;
 	if (!q->prepared) {
-		r = PQprepare(q->c, STMT, gf__store_sql_upsert(), GF__NCOLS,
-			      NULL);
-		rc = PQresultStatus(r) == PGRES_COMMAND_OK
-			     ? 0
-			     : pg_fail(s, r, "prepare upsert", e);
-		PQclear(r);
-		if (rc)
+		if ((rc = prepare(s, STMT, gf__store_sql_upsert(), GF__NCOLS,
+				  e)) ||
+		    (rc = prepare(s, STMT_RUN, gf__store_sql_run_insert(),
+				  GF__RUN_NCOLS, e)))
 			return rc;
 		q->prepared = true;
 	}
 	if (!PQenterPipelineMode(q->c))
 		return pg_fail(s, NULL, "pipeline", e);
-	rc = pipeline_rows(s, jobs, n, e);
+	rc = pipeline_rows(s, b, e);
 	/* the Sync commits (or, after an error, ends the rollback) */
 	if (PQstatus(q->c) != CONNECTION_BAD) {
 		if (!PQpipelineSync(q->c)) {

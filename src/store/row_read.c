@@ -282,8 +282,7 @@ static int rd_status(struct rd *r)
 	    (rc = rd_int(r, GF__COL_PREEMPTIONS, &j->preemptions)) ||
 	    (rc = rd_int(r, GF__COL_EXIT_CODE, &j->exit_code)) ||
 	    (rc = rd_int(r, GF__COL_BLOCK, &j->block)) ||
-	    (rc = rd_i64(r, GF__COL_GPU_MS, INT64_MIN, INT64_MAX,
-			 &j->gpu_ms)))
+	    (rc = rd_i64(r, GF__COL_GPU_MS, INT64_MIN, INT64_MAX, &j->gpu_ms)))
 		return rc;
 	return 0;
 }

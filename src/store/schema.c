@@ -59,8 +59,21 @@ static const struct migration migrations[] = {
 	  "  placement TEXT\n"
 	  ");\n"
 	  "CREATE INDEX jobs_state ON jobs (state);\n" },
-	{ 2, "jobs.gpu_ms, nodes table",
+	{ 2, "jobs.gpu_ms, runs and nodes tables",
 	  "ALTER TABLE jobs ADD COLUMN gpu_ms BIGINT NOT NULL DEFAULT 0;\n"
+	  "CREATE TABLE runs (\n"
+	  "  seq BIGINT NOT NULL,\n"
+	  "  attempt INTEGER NOT NULL,\n"
+	  "  replica INTEGER NOT NULL,\n"
+	  "  node TEXT NOT NULL,\n"
+	  "  started_ms BIGINT NOT NULL,\n"
+	  "  ended_ms BIGINT NOT NULL,\n"
+	  "  exit_code INTEGER NOT NULL,\n"
+	  "  gpu_ms BIGINT NOT NULL,\n"
+	  "  reason TEXT NOT NULL,\n"
+	  "  PRIMARY KEY (seq, attempt, replica)\n"
+	  ");\n"
+	  "CREATE INDEX runs_ended ON runs (ended_ms);\n"
 	  "CREATE TABLE nodes (\n"
 	  "  name TEXT NOT NULL PRIMARY KEY,\n"
 	  "  inventory TEXT NOT NULL,\n"
@@ -159,6 +172,42 @@ int gf__store_migrate(struct gf_store *s, const char *key_type,
 
 static pthread_once_t sql_once = PTHREAD_ONCE_INIT;
 static char sql_upsert[2048], sql_select[1024];
+static char sql_run_insert[512], sql_run_select[512];
+
+static const char *const run_cols[GF__RUN_NCOLS] = {
+#define GF__RUN_COL_NAME(name, text) text,
+	GF__RUN_COLUMNS(GF__RUN_COL_NAME)
+#undef GF__RUN_COL_NAME
+};
+
+/* "a, b, c" of n names, or "$1, $2, $3" when names is NULL. */
+static void col_list(struct gf_buf *b, const char *const *names, int n)
+{
+	for (int c = 0; c < n; c++) {
+		if (names)
+			gf_buf_printf(b, "%s%s", c ? ", " : "", names[c]);
+		else
+			gf_buf_printf(b, "%s$%d", c ? ", " : "", c + 1);
+	}
+}
+
+static void build_run_sql(struct gf_buf *b)
+{
+	gf_buf_reset(b);
+	gf_buf_puts(b, "INSERT INTO runs (");
+	col_list(b, run_cols, GF__RUN_NCOLS);
+	gf_buf_puts(b, ") VALUES (");
+	col_list(b, NULL, GF__RUN_NCOLS);
+	gf_buf_puts(b, ") ON CONFLICT (seq, attempt, replica) DO NOTHING");
+	snprintf(sql_run_insert, sizeof(sql_run_insert), "%s",
+		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+	gf_buf_reset(b);
+	gf_buf_puts(b, "SELECT ");
+	col_list(b, run_cols, GF__RUN_NCOLS);
+	gf_buf_puts(b, " FROM runs ORDER BY seq, attempt, replica");
+	snprintf(sql_run_select, sizeof(sql_run_select), "%s",
+		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+}
 
 static void build_sql(void)
 {
@@ -188,6 +237,7 @@ static void build_sql(void)
 	snprintf(sql_select, sizeof(sql_select), "%s",
 		 gf_buf_error(&b) ? "-- select over its buffer"
 				  : gf_buf_str(&b));
+	build_run_sql(&b);
 	gf_buf_release(&b);
 }
 
@@ -201,4 +251,16 @@ const char *gf__store_sql_select(void)
 {
 	pthread_once(&sql_once, build_sql);
 	return sql_select;
+}
+
+const char *gf__store_sql_run_insert(void)
+{
+	pthread_once(&sql_once, build_sql);
+	return sql_run_insert;
+}
+
+const char *gf__store_sql_run_select(void)
+{
+	pthread_once(&sql_once, build_sql);
+	return sql_run_select;
 }

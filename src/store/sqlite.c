@@ -35,7 +35,8 @@
 
 struct sq {
 	sqlite3 *db;
-	sqlite3_stmt *upsert; /* prepared at the first write */
+	sqlite3_stmt *upsert;	  /* prepared at the first write */
+	sqlite3_stmt *run_insert; /* likewise */
 	int lock_fd;
 	char lock_path[PATH_MAX];
 };
@@ -166,6 +167,27 @@ static int bind_params(sqlite3_stmt *st, int n, const struct gf__param *p)
 	return rc;
 }
 
+/* Insert each run (one kept already is left); the caller's transaction. */
+static int write_runs(struct gf_store *s, const struct gf_job_run *runs, int n,
+		      struct gf_err *e)
+{
+	struct sq *q = SQ(s);
+	struct gf__param v[GF__RUN_NCOLS];
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		gf__store_run_params(&runs[i], v);
+		if (bind_params(q->run_insert, GF__RUN_NCOLS, v) != SQLITE_OK ||
+		    sqlite3_step(q->run_insert) != SQLITE_DONE) {
+			char what[80];
+			gf__store_run_name(&runs[i], what, sizeof(what));
+			rc = sq_err(q->db, GF_ECONFLICT, what, e);
+		}
+		sqlite3_reset(q->run_insert);
+		sqlite3_clear_bindings(q->run_insert);
+	}
+	return rc;
+}
+
 /* Upsert each job; the caller's transaction. */
 static int write_rows(struct gf_store *s, const struct gf_job *const *jobs,
 		      int n, struct gf_err *e)
@@ -191,26 +213,42 @@ static int write_rows(struct gf_store *s, const struct gf_job *const *jobs,
 	return rc;
 }
 
-static int sq_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
+/* Prepare *st once for the connection's life, checking its parameters. */
+static int prepare_once(struct sq *q, sqlite3_stmt **st, const char *sql,
+			int nparams, struct gf_err *e)
+{
+	if (*st)
+		return 0;
+	if (sqlite3_prepare_v3(q->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+			       NULL) != SQLITE_OK)
+		return sq_err(q->db, GF_ECONFLICT, "prepare", e);
+	if (sqlite3_bind_parameter_count(*st) != nparams) {
+		int n = sqlite3_bind_parameter_count(*st);
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return gf_err_set(e, GF_EINVAL,
+				  "'%.40s...' has %d parameters, "
+				  "not %d",
+				  sql, n, nparams);
+	}
+	return 0;
+}
+
+static int sq_write(struct gf_store *s, const struct gf_store_batch *b,
 		    struct gf_err *e)
 {
 	struct sq *q = SQ(s);
 	int rc;
-	if (!q->upsert) {
-		if (sqlite3_prepare_v3(q->db, gf__store_sql_upsert(), -1,
-				       SQLITE_PREPARE_PERSISTENT, &q->upsert,
-				       NULL) != SQLITE_OK)
-			return sq_err(q->db, GF_ECONFLICT, "prepare upsert", e);
-		if (sqlite3_bind_parameter_count(q->upsert) != GF__NCOLS)
-			return gf_err_set(
-				e, GF_EINVAL,
-				"upsert has %d parameters, not %d",
-				sqlite3_bind_parameter_count(q->upsert),
-				GF__NCOLS);
-	}
+	if ((rc = prepare_once(q, &q->upsert, gf__store_sql_upsert(), GF__NCOLS,
+			       e)) ||
+	    (rc = prepare_once(q, &q->run_insert, gf__store_sql_run_insert(),
+			       GF__RUN_NCOLS, e)))
+		return rc;
 	if ((rc = sq_exec(s, "BEGIN IMMEDIATE", e)))
 		return rc;
-	rc = write_rows(s, jobs, n, e);
+	rc = write_rows(s, b->jobs, b->n, e);
+	if (rc == 0)
+		rc = write_runs(s, b->runs, b->nruns, e);
 	if (rc == 0 &&
 	    sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = sq_err(q->db, GF_ECONFLICT, "commit", e);
@@ -268,6 +306,7 @@ static void sq_close(struct gf_store *s)
 	if (!q)
 		return;
 	sqlite3_finalize(q->upsert);
+	sqlite3_finalize(q->run_insert);
 	sqlite3_close_v2(q->db);
 	if (q->lock_fd >= 0)
 		close(q->lock_fd); /* releases the flock */

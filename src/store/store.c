@@ -214,10 +214,25 @@ int gf_store_max_seq(struct gf_store *s, uint64_t *out, struct gf_err *e)
 int gf_store_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
 		   struct gf_err *e)
 {
-	int rc;
-	if (n < 1 || n > GF_STORE_BATCH_MAX) {
+	if (n < 1) {
 		gf_err_set(e, GF_EINVAL, "write: %d jobs, expected 1 to %d", n,
 			   GF_STORE_BATCH_MAX);
+		return gf__store_err_prefix(s, e);
+	}
+	const struct gf_store_batch b = { .jobs = jobs, .n = n };
+	return gf_store_commit(s, &b, e);
+}
+
+int gf_store_commit(struct gf_store *s, const struct gf_store_batch *b,
+		    struct gf_err *e)
+{
+	int rc;
+	if (b->n < 0 || b->n > GF_STORE_BATCH_MAX || b->nruns < 0 ||
+	    b->nruns > GF_STORE_BATCH_MAX || b->n + b->nruns < 1) {
+		gf_err_set(e, GF_EINVAL,
+			   "write: %d jobs and %d runs, expected 0 to %d of "
+			   "each and one at least",
+			   b->n, b->nruns, GF_STORE_BATCH_MAX);
 		return gf__store_err_prefix(s, e);
 	}
 	if (!s->leading) {
@@ -226,14 +241,17 @@ int gf_store_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
 			   "leader lock");
 		return gf__store_err_prefix(s, e);
 	}
-	for (int i = 0; i < n; i++)
-		if ((rc = gf__store_job_check(jobs[i], e)))
+	for (int i = 0; i < b->n; i++)
+		if ((rc = gf__store_job_check(b->jobs[i], e)))
+			return gf__store_err_prefix(s, e);
+	for (int i = 0; i < b->nruns; i++)
+		if ((rc = gf__store_run_check(&b->runs[i], e)))
 			return gf__store_err_prefix(s, e);
 	double t0 = gf_clock_ms();
-	if ((rc = s->ops->write(s, jobs, n, e)))
+	if ((rc = s->ops->write(s, b, e)))
 		return gf__store_err_prefix(s, e);
-	gf_log(GF_LOG_DEBUG, "store", "wrote %d jobs in %.2f ms", n,
-	       gf_clock_ms() - t0);
+	gf_log(GF_LOG_DEBUG, "store", "wrote %d jobs and %d runs in %.2f ms",
+	       b->n, b->nruns, gf_clock_ms() - t0);
 	return 0;
 }
 

@@ -130,6 +130,34 @@ int gf_store_max_seq(struct gf_store *s, uint64_t *out, struct gf_err *e);
 int gf_store_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
 		   struct gf_err *e);
 
+/* Jobs and the runs that ended with them, written together. */
+struct gf_store_batch {
+	const struct gf_job *const *jobs;
+	int n; /* 0..GF_STORE_BATCH_MAX */
+	const struct gf_job_run *runs;
+	int nruns; /* 0..GF_STORE_BATCH_MAX; n + nruns >= 1 */
+};
+
+/*
+ * As gf_store_write, with runs: the jobs upserted and the runs inserted
+ * in ONE transaction.  A run whose (seq, attempt, replica) is kept
+ * already is left as it was (a node that sent its report twice), so the
+ * caller adds a run's gpu_ms to its job only for a run it had not seen
+ * (gf_store_load_runs tells a restarted controller which).  A run's rules:
+ * seq 1..INT64_MAX, attempt >= 1, replica 0..GF_JOB_MAX_REPLICAS-1, a
+ * node name, 0 < started_ms <= ended_ms, gpu_ms >= 0, UTF-8 text; a run
+ * breaking them: GF_EINVAL naming it ("run j12/2/0: 'ended_ms': ..."),
+ * nothing written.
+ */
+int gf_store_commit(struct gf_store *s, const struct gf_store_batch *b,
+		    struct gf_err *e);
+
+/* Every kept run, by seq, attempt and replica; each checked (a bad row:
+ * GF_EPARSE naming it, before fn sees any).  fn's nonzero stops. */
+int gf_store_load_runs(struct gf_store *s,
+		       int (*fn)(const struct gf_job_run *r, void *arg),
+		       void *arg, struct gf_err *e);
+
 /*
  * Try to lead (never blocks on another server) and say whether this
  * store leads now.  Call it every second or so, leader and standby
@@ -162,7 +190,7 @@ bool gf_store_is_leading(const struct gf_store *s);
 
 /* --- nodes ------------------------------------------------------------ */
 
-#define GF_STORE_NODE_NAME_MAX 48	 /* = GF_NODE_NAME_MAX, with NUL */
+#define GF_STORE_NODE_NAME_MAX 48	  /* = GF_NODE_NAME_MAX, with NUL */
 #define GF_STORE_INVENTORY_MAX (1u << 20) /* bytes of one node's */
 
 /*

@@ -45,6 +45,25 @@
 	X(PLACEMENT, "placement")         \
 	X(GPU_MS, "gpu_ms")
 
+/* The runs table's columns, in the order of its INSERT and SELECT. */
+#define GF__RUN_COLUMNS(X)          \
+	X(SEQ, "seq")               \
+	X(ATTEMPT, "attempt")       \
+	X(REPLICA, "replica")       \
+	X(NODE, "node")             \
+	X(STARTED_MS, "started_ms") \
+	X(ENDED_MS, "ended_ms")     \
+	X(EXIT_CODE, "exit_code")   \
+	X(GPU_MS, "gpu_ms")         \
+	X(REASON, "reason")
+
+enum gf__run_col {
+#define GF__RUN_COL_ENUM(name, text) GF__RUN_##name,
+	GF__RUN_COLUMNS(GF__RUN_COL_ENUM)
+#undef GF__RUN_COL_ENUM
+		GF__RUN_NCOLS
+};
+
 enum gf__store_col {
 #define GF__STORE_COL_ENUM(name, text) GF__COL_##name,
 	GF__STORE_COLUMNS(GF__STORE_COL_ENUM)
@@ -93,9 +112,10 @@ struct gf__store_ops {
 	 * transaction of its own, durable when it returns */
 	int (*exec_params)(struct gf_store *s, const char *sql, int n,
 			   const struct gf__param *params, struct gf_err *e);
-	/* the upsert of n checked jobs in one transaction */
-	int (*write)(struct gf_store *s, const struct gf_job *const *jobs,
-		     int n, struct gf_err *e);
+	/* the upsert of b's checked jobs and the insert of its runs (a run
+	 * already kept is left as it is) in one transaction */
+	int (*write)(struct gf_store *s, const struct gf_store_batch *b,
+		     struct gf_err *e);
 	int (*lead)(struct gf_store *s, bool *leading, struct gf_err *e);
 	void (*close)(struct gf_store *s);
 };
@@ -114,10 +134,24 @@ int gf__store_sqlite_open(struct gf_store *s, const char *path,
 int gf__store_pg_open(struct gf_store *s, const char *conninfo,
 		      struct gf_err *e);
 
-/* Statements built from the column table (static storage, built once;
+/* Statements built from the column tables (static storage, built once;
  * thread-safe). */
 const char *gf__store_sql_upsert(void);
 const char *gf__store_sql_select(void);
+const char *gf__store_sql_run_insert(void);
+const char *gf__store_sql_run_select(void);
+
+/* A run's rules (as gf_store_commit states them): 0 or GF_EINVAL naming
+ * the run and field. */
+int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e);
+/* A checked run's row values (pointers borrowed from r) into
+ * v[GF__RUN_NCOLS]. */
+void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v);
+/* "run j12/2/0" of a run, for messages. */
+void gf__store_run_name(const struct gf_job_run *r, char *out, size_t size);
+/* A row back into a run, checked.  0 or GF_EPARSE naming it. */
+int gf__store_row_run(const struct gf__cell *cells, struct gf_job_run *out,
+		      struct gf_err *e);
 
 /* The schema's migrations; key_type replaces @KEY@ ("INTEGER" on SQLite,
  * where that makes seq the rowid; "BIGINT" on PostgreSQL). */

@@ -618,13 +618,12 @@ static void test_server_held(void **state)
 	wait_held(&f, N);
 	for (int i = N - 1; i >= 0; i--) {
 		char body[32];
-		int len = snprintf(body, sizeof(body), "answer %s",
-				   f.held_n[i]);
+		int len =
+			snprintf(body, sizeof(body), "answer %s", f.held_n[i]);
 		struct gf_http_req *r = f.held[i];
 		assert_int_equal(gf_reply_header(r, "X-Held", f.held_n[i]), 0);
-		assert_int_equal(gf_reply(r, 200, "text/plain", body,
-					  (size_t)len),
-				 0);
+		assert_int_equal(
+			gf_reply(r, 200, "text/plain", body, (size_t)len), 0);
 	}
 	for (int i = 0; i < N; i++) {
 		pthread_join(t[i], NULL);

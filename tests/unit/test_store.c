@@ -496,7 +496,7 @@ static void test_failed_batch(void **state)
 			 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 			 "command, state, reason, submitted_ms, started_ms, "
 			 "ended_ms, attempts, preemptions, exit_code, block, "
-			 "placement FROM jobs WHERE seq = 1");
+			 "placement, gpu_ms FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
 	print_message("expected: %s\n", e.msg);
@@ -554,7 +554,7 @@ static void test_big_batch(void **state)
 		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
-		 "placement FROM jobs WHERE seq = 1",
+		 "placement, gpu_ms FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
 	assert_int_equal(store_write(s, v + n, 600, &e), GF_ECONFLICT);
@@ -720,6 +720,114 @@ static void test_upgrade_from_1(void **state)
 	gf_store_close(s);
 }
 
+/* --- runs ------------------------------------------------------------ */
+
+static struct gf_job_run run(uint64_t seq, int attempt, int replica,
+			     int64_t gpu_ms)
+{
+	struct gf_job_run r = { .seq = seq,
+				.attempt = attempt,
+				.replica = replica,
+				.started_ms = 1700000000000LL,
+				.ended_ms = 1700000060000LL,
+				.exit_code = 3,
+				.gpu_ms = gpu_ms };
+	snprintf(r.node, sizeof(r.node), "node-%d", replica);
+	snprintf(r.reason, sizeof(r.reason), "exited");
+	return r;
+}
+
+struct runs_seen {
+	struct gf_job_run v[16];
+	int n;
+};
+
+static int take_run(const struct gf_job_run *r, void *arg)
+{
+	struct runs_seen *rs = arg;
+	assert_true(rs->n < 16);
+	rs->v[rs->n++] = *r;
+	return 0;
+}
+
+static void runs_ok(struct gf_store *s, struct runs_seen *rs)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	rs->n = 0;
+	if (gf_store_load_runs(s, take_run, rs, &e))
+		fail_msg("load runs: %s", e.msg);
+}
+
+/* Jobs and their runs in one transaction; a run sent twice keeps the
+ * first; a bad run refuses the whole batch; a corrupt row is named. */
+static void test_runs(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url);
+	struct gf_job *j = job(5);
+	run_on(j, 0);
+	finish(j, GF_JOB_FAILED, 3);
+	j->gpu_ms = 60000;
+	struct gf_job_run r[3] = { run(5, 1, 0, 60000), run(5, 1, 0, 999),
+				   run(4, 2, 1, 0) };
+	const struct gf_job *jobs[1] = { j };
+	struct gf_store_batch batch = { jobs, 1, r, 1 };
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_store_commit(s, &batch, &e), 0);
+	/* the same run again (another gpu_ms): the first stands */
+	batch = (struct gf_store_batch){ NULL, 0, r + 1, 2 };
+	assert_int_equal(gf_store_commit(s, &batch, &e), 0);
+	struct runs_seen rs;
+	runs_ok(s, &rs);
+	assert_int_equal(rs.n, 2);
+	assert_int_equal(rs.v[0].seq, 4); /* by seq */
+	assert_int_equal(rs.v[0].attempt, 2);
+	assert_int_equal(rs.v[0].replica, 1);
+	assert_int_equal(rs.v[1].seq, 5);
+	assert_int_equal(rs.v[1].gpu_ms, 60000);
+	assert_int_equal(rs.v[1].exit_code, 3);
+	assert_string_equal(rs.v[1].node, "node-0");
+	assert_string_equal(rs.v[1].reason, "exited");
+	assert_int_equal(rs.v[1].started_ms, 1700000000000LL);
+	assert_int_equal(rs.v[1].ended_ms, 1700000060000LL);
+	/* refusals: nothing of the batch written, not even its job */
+	struct gf_job *k = job(6);
+	const struct gf_job *kj[1] = { k };
+	struct gf_job_run bad[] = { run(6, 0, 0, 1), run(6, 1, -1, 1),
+				    run(6, 1, 0, -5), run(6, 1, 0, 1),
+				    run(6, 1, 0, 1) };
+	bad[3].ended_ms = bad[3].started_ms - 1;
+	bad[4].node[0] = '\0';
+	const char *why[] = { "'attempt'", "'replica'", "'gpu_ms'",
+			      "'ended_ms'", "'node'" };
+	for (int i = 0; i < 5; i++) {
+		batch = (struct gf_store_batch){ kj, 1, &bad[i], 1 };
+		assert_int_equal(gf_store_commit(s, &batch, &e), GF_EINVAL);
+		if (!strstr(e.msg, why[i]) || !strstr(e.msg, "run j6/"))
+			fail_msg("expected %s in '%s'", why[i], e.msg);
+	}
+	batch = (struct gf_store_batch){ NULL, 0, NULL, 0 };
+	assert_int_equal(gf_store_commit(s, &batch, &e), GF_EINVAL);
+	struct list l = { .n = 0 };
+	load_ok(s, &l);
+	assert_int_equal(l.n, 1); /* job 6 was never written */
+	assert_int_equal(l.v[0]->gpu_ms, 60000);
+	list_free(&l);
+	/* a corrupt row */
+	raw_exec(b->url, "UPDATE runs SET ended_ms = 5 WHERE seq = 4");
+	rs.n = 0;
+	gf_err_clear(&e);
+	assert_int_equal(gf_store_load_runs(s, take_run, &rs, &e), GF_EPARSE);
+	print_message("expected: %s\n", e.msg);
+	assert_int_equal(rs.n, 0);
+	assert_non_null(strstr(e.msg, "run j4/2/1"));
+	free_job(j);
+	free_job(k);
+	gf_store_close(s);
+}
+
 /* --- nodes ----------------------------------------------------------- */
 
 struct nodes_seen {
@@ -729,8 +837,8 @@ struct nodes_seen {
 	int n;
 };
 
-static int take_node(const char *name, const char *inv, size_t len,
-		     int64_t at, void *arg)
+static int take_node(const char *name, const char *inv, size_t len, int64_t at,
+		     void *arg)
 {
 	struct nodes_seen *ns = arg;
 	assert_int_equal(strlen(inv), len);
@@ -758,15 +866,14 @@ static void test_nodes(void **state)
 	struct gf_store *s = open_leader(b->url), *t = open_ok(b->url);
 	struct nodes_seen ns;
 	struct gf_err e;
-	assert_int_equal(gf_store_put_node(s, "gpu-b", "{\"gpus\":[]}", 11,
-					   100, &e),
-			 0);
-	assert_int_equal(gf_store_put_node(s, "gpu-a", "{\"v\":\"漢\"}", 12,
-					   200, &e),
-			 0);
-	assert_int_equal(gf_store_put_node(s, "gpu-b", "{\"gpus\":[1]}", 12,
-					   300, &e),
-			 0);
+	assert_int_equal(
+		gf_store_put_node(s, "gpu-b", "{\"gpus\":[]}", 11, 100, &e), 0);
+	const char *han = "{\"v\":\"漢\"}";
+	assert_int_equal(
+		gf_store_put_node(s, "gpu-a", han, strlen(han), 200, &e), 0);
+	assert_int_equal(
+		gf_store_put_node(s, "gpu-b", "{\"gpus\":[1]}", 12, 300, &e),
+		0);
 	nodes_ok(s, &ns);
 	assert_int_equal(ns.n, 2);
 	assert_string_equal(ns.names[0], "gpu-a"); /* by name */
@@ -799,9 +906,9 @@ static void test_nodes(void **state)
 					   GF_STORE_INVENTORY_MAX + 1, 1, &e),
 			 GF_ETOOBIG);
 	/* the largest fits */
-	assert_int_equal(gf_store_put_node(s, "x", big, GF_STORE_INVENTORY_MAX,
-					   1, &e),
-			 0);
+	assert_int_equal(
+		gf_store_put_node(s, "x", big, GF_STORE_INVENTORY_MAX, 1, &e),
+		0);
 	gf_free(big);
 	assert_int_equal(gf_store_delete_node(s, "x", &e), 0);
 	assert_int_equal(gf_store_delete_node(s, "never-was", &e), 0);
@@ -812,8 +919,7 @@ static void test_nodes(void **state)
 			 "'gpu-b'");
 	ns.n = 0;
 	gf_err_clear(&e);
-	assert_int_equal(gf_store_load_nodes(s, take_node, &ns, &e),
-			 GF_EPARSE);
+	assert_int_equal(gf_store_load_nodes(s, take_node, &ns, &e), GF_EPARSE);
 	print_message("expected: %s\n", e.msg);
 	assert_int_equal(ns.n, 0);
 	assert_non_null(strstr(e.msg, "node 'gpu-b': no inventory"));
@@ -1123,6 +1229,7 @@ int main(void)
 		BOTH(test_concurrent_open, "concurrent_open"),
 		BOTH(test_upgrade_from_1, "upgrade_from_1"),
 		BOTH(test_nodes, "nodes"),
+		BOTH(test_runs, "runs"),
 		BOTH(test_lead, "lead"),
 		BOTH(test_leader_dies, "leader_dies"),
 		BOTH(test_corrupt_rows, "corrupt_rows"),
