@@ -34,6 +34,7 @@ room() {
 	server/* | */server/*) echo server ;;
 	store/* | */store/*) echo store ;;
 	controller/* | */controller/*) echo controller ;;
+	worker/* | */worker/*) echo worker ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -53,8 +54,9 @@ allowed() {
 	sim) echo "util node place migcore" ;;
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;
+	worker) echo "util node topo" ;;
 	controller) echo "util node place migcore jobs topo mig telemetry sim server store" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller" ;;
+	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller worker" ;;
 	esac
 }
 
