@@ -732,6 +732,34 @@ static void test_restart(void **state)
 	gf_ctl_free(b);
 }
 
+/*
+ * A 4-GPU job ran on GPUs 0-3 of n0 (the lowest free); after the restart
+ * n0 comes back with GPU 3 in MIG mode: the job cannot be restored there
+ * (a GPU in MIG mode is never given whole), it waits.
+ */
+static void test_restart_mig_mode(void **state)
+{
+	(void)state;
+	struct gf_ctl *a = empty_ctl();
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", NULL, NULL);
+	join(a, "n0", &s);
+	const char *j = put(a, job("batch", 1, 4));
+	pass(a, 1000, NULL);
+	assert_int_equal(st(a, j), GF_JOB_RUNNING);
+	assert_int_equal(J(a, j)->place[0].gpus[3], 3);
+	struct gf_ctl *b = empty_ctl();
+	mig_add(&s, 3, "7g.80gb", 0);
+	add(b, "n0", &s, NULL);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_add(b, clone(J(a, j)), &e), 0);
+	check(b);
+	assert_int_equal(st(b, j), GF_JOB_PENDING);
+	assert_string_equal(why(b, j), "restored placement no longer fits: "
+				       "replica 0 no longer fits on n0");
+	gf_ctl_free(a);
+	gf_ctl_free(b);
+}
+
 /* ---- GPU topology, refusals ---- */
 
 /*
@@ -1012,6 +1040,7 @@ int main(void)
 		cmocka_unit_test(test_update_labels_block),
 		cmocka_unit_test(test_update_mig_shape),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_restart_mig_mode),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_random),

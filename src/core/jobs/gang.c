@@ -251,6 +251,11 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	} else if (j->prof == -1) {
 		p.ngpus = pl->ngpus;
 		memcpy(p.gpus, pl->gpus, sizeof(p.gpus));
+		/* the engine would take a held share: not one in MIG mode */
+		for (int g = 0; g < p.ngpus && g < GF_CNODE_MAX_GPUS; g++)
+			if (p.gpus[g] >= 0 && p.gpus[g] < GF_CNODE_MAX_GPUS &&
+			    (ctl->ns[pl->node].mig_gpus >> p.gpus[g] & 1))
+				return GF_EINVAL;
 	} else {
 		return GF_EINVAL;
 	}
