@@ -9,6 +9,10 @@
  *   mig.plan.*.gap       LP bound - served (units: memory slices of each
  *                        profile on the model that defines it)
  *   mig.plan.*.gpu_gap   GPUs used - lower bound (0 = proved optimal)
+ *   mig.propose.1000_gpus    a proposal for pending demand (issue 11):
+ *       1,000 MIG GPUs of four models, a third running jobs, a third
+ *       idle with free instances, a third empty; 5,000 instances
+ *       pending, some limited to one model (s)
  * Targets (issue 4): 64 GPUs under 1 s, 1,024 under 10 s.
  */
 #include <stdio.h>
@@ -17,6 +21,7 @@
 #include <time.h>
 
 #include <gpufleet/mig_plan.h>
+#include <gpufleet/mig_propose.h>
 #include <gpufleet/rng.h>
 
 #include "util/clock.h"
@@ -44,6 +49,17 @@ static int pick_cb(const struct gf_mig_layout *l, void *arg)
 	return 0;
 }
 
+/* A random valid layout of m (r draws it). */
+static struct gf_mig_layout random_layout(struct gf_rng *r,
+					  const struct gf_mig_model *m)
+{
+	struct pick p = { r, 0, 0, { 0 } };
+	long total = gf_mig_enumerate(m, NULL, NULL);
+	p.target = (long)gf_rng_below(r, (uint64_t)total);
+	gf_mig_enumerate(m, pick_cb, &p);
+	return p.out;
+}
+
 static void run(const char *name, int n, bool mixed)
 {
 	static const char *const ids[4] = { "h100-80gb", "a100-80gb",
@@ -54,11 +70,7 @@ static void run(const char *name, int n, bool mixed)
 	for (int i = 0; i < n; i++) {
 		g[i].model = gf_mig_model_by_id(mixed ? ids[i % 4] : ids[0]);
 		if (mixed && gf_rng_below(&r, 3) == 0) {
-			struct pick p = { &r, 0, 0, { 0 } };
-			long total = gf_mig_enumerate(g[i].model, NULL, NULL);
-			p.target = (long)gf_rng_below(&r, (uint64_t)total);
-			gf_mig_enumerate(g[i].model, pick_cb, &p);
-			g[i].current = p.out;
+			g[i].current = random_layout(&r, g[i].model);
 			for (int k = 0; k < g[i].current.n; k++)
 				g[i].current.inst[k].busy =
 					gf_rng_below(&r, 4) == 0;
@@ -120,11 +132,76 @@ static void run(const char *name, int n, bool mixed)
 	free(g);
 }
 
+static void run_propose(int n)
+{
+	static const char *const ids[4] = { "h100-80gb", "a100-80gb",
+					    "a100-40gb", "a30" };
+	struct gf_mig_propose_gpu *g = calloc((size_t)n, sizeof(*g));
+	struct gf_rng r;
+	gf_rng_seed(&r, 23);
+	for (int i = 0; i < n; i++) {
+		g[i].node = i / 8;
+		g[i].gpu = i % 8;
+		g[i].model = gf_mig_model_by_id(ids[i % 4]);
+		int kind = (int)gf_rng_below(&r, 3);
+		if (kind == 2)
+			continue; /* empty */
+		g[i].current = random_layout(&r, g[i].model);
+		if (kind == 0 && g[i].current.n > 0)
+			g[i].current.inst[0].busy = true;
+	}
+	static const struct {
+		const char *model, *profile;
+		int count;
+	} mix[] = {
+		{ NULL, "1g.10gb", 1200 },
+		{ "h100-80gb", "1g.10gb", 500 },
+		{ NULL, "2g.20gb", 350 },
+		{ NULL, "3g.40gb", 250 },
+		{ "a100-80gb", "4g.40gb", 100 },
+		{ NULL, "1g.5gb", 900 },
+		{ NULL, "2g.10gb", 300 },
+		{ NULL, "3g.20gb", 150 },
+		{ NULL, "1g.6gb", 800 },
+		{ NULL, "2g.12gb", 300 },
+		{ "a30", "4g.24gb", 150 },
+	};
+	int nd = (int)(sizeof(mix) / sizeof(mix[0]));
+	struct gf_mig_propose_demand d[16];
+	long asked = 0;
+	for (int k = 0; k < nd; k++) {
+		d[k].model =
+			mix[k].model ? gf_mig_model_by_id(mix[k].model) : NULL;
+		snprintf(d[k].profile, sizeof(d[k].profile), "%s",
+			 mix[k].profile);
+		d[k].count = mix[k].count;
+		asked += mix[k].count;
+	}
+	struct gf_mig_proposal p;
+	struct gf_err e;
+	double t0 = now_ms();
+	int rc = gf_mig_propose(g, n, d, nd, &p, &e);
+	double t = now_ms() - t0;
+	if (rc) {
+		printf("# propose: %s\n", e.msg);
+		free(g);
+		return;
+	}
+	printf("BENCH mig.propose.%d_gpus %.3f s\n", n, t / 1e3);
+	printf("# propose: %d GPUs (%d idle), %ld instances pending: met "
+	       "%ld before, %ld after; %d GPUs changed, %s\n",
+	       n, p.idle, asked, p.before, p.after, p.nchanges,
+	       p.optimal ? "optimal" : "not proved optimal");
+	gf_mig_proposal_release(&p);
+	free(g);
+}
+
 int main(void)
 {
 	run("64.idle", 64, false);
 	run("1024.idle", 1024, false);
 	run("64.mixed", 64, true);
 	run("1024.mixed", 1024, true);
+	run_propose(1000);
 	return 0;
 }

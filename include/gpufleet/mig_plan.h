@@ -7,7 +7,8 @@
  *      (gf_mig_profile_units: a 3g.40gb counts 4, a 1g.10gb 1, on an
  *      H100 or an A100 40GB alike);
  *   2. use the fewest GPUs (a GPU with any instance counts as used);
- *   3. move no busy instance (a hard rule) and change the fewest GPUs.
+ *   3. move no busy instance (a hard rule) and change the fewest GPUs
+ *      (gf_mig_plan_opts.fewest_changes puts this before 2).
  * A plan creates what is demanded and no more: a GPU it changes holds its
  * busy instances and instances that serve the demand, nothing else (a GPU
  * left unchanged keeps what it has).  Filling the rest of the GPUs used
@@ -56,6 +57,19 @@ struct gf_mig_plan_opts {
 	/* the caller's clock, for the solve times it reports (milliseconds,
 	 * any origin); NULL: times are not measured (0) */
 	double (*clock_ms)(void);
+	/* per demand k (nd entries), the one model whose GPUs may serve it,
+	 * or NULL for any; NULL: every demand any model.  Several demands
+	 * may then name the same profile (one per model, one for any): they
+	 * share its instances */
+	const struct gf_mig_model *const *demand_model;
+	/* per demand k (nd entries), serve at least this many instances of
+	 * it (0 to its count; the current layouts must allow it, as when it
+	 * is what they serve now); NULL: 0 each */
+	const int *demand_min;
+	/* objective 2 is the fewest GPUs changed, objective 3 the fewest
+	 * used (for a running fleet, where a change drains a GPU); off: the
+	 * fewest used, then the fewest changed */
+	bool fewest_changes;
 };
 
 struct gf_mig_plan {
@@ -78,7 +92,8 @@ struct gf_mig_plan {
 	double bound_units; /* LP upper bound on served units */
 	double bound_gpus;  /* lower bound on GPUs used, at that service */
 	double solve_ms;
-	/* the integer programs' sizes and per-stage times, for logs */
+	/* the integer programs' sizes and times per objective (served,
+	 * GPUs, unchanged, whatever the order solved), for logs */
 	int ngroups, npatterns, ncols, nrows;
 	double stage_ms[3];
 };

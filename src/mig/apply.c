@@ -3,7 +3,8 @@
  *
  * Per GPU: find the entry that selects it (device-filter and devices; a
  * later entry wins, as in mig-parted), read its GPU instances (placement
- * and whether a process runs on them), then choose the target layout:
+ * and whether a process runs on them: gf_mig_state_read_gpu, mig/state.c),
+ * then choose the target layout:
  * exactly the config's instances (mig-parted's meaning), every busy
  * instance where it is, and as many idle ones kept where they are as can
  * be (gf_mig_reach, an exhaustive search over the model's layouts).
@@ -17,25 +18,21 @@
  *
  * Without NVML (gf_mig_apply_offline) the same choice runs on GPUs the
  * caller describes, and the calls are listed as a dry run lists them.
+ *
+ * One GPU to a given layout (gf_mig_apply_gpu: the node agent applying
+ * the controller's proposal) takes the same destroy, create and read
+ * back steps (converge, verify), on a GPU in MIG mode with no busy
+ * instance only.
  */
 #include "mig/apply.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "mig/state.h"
 #include "topo/nvml.h"
 #include "util/log.h"
-
-struct gpu_state {
-	unsigned index;
-	nvmlDevice_t dev;
-	uint16_t devid;
-	const struct gf_mig_model *m;
-	unsigned profile_id[GF_MIG_MAX_PROFILES]; /* NVML ids, UINT_MAX none */
-	struct gf_mig_layout cur;
-	nvmlGpuInstance_t gi[GF_MIG_MAX_INSTANCES];
-	unsigned gi_id[GF_MIG_MAX_INSTANCES];
-};
 
 static const struct gf_mp_entry *select_entry(const struct gf_mp_config *cfg,
 					      unsigned index, uint16_t devid)
@@ -55,73 +52,6 @@ static const struct gf_mp_entry *select_entry(const struct gf_mp_config *cfg,
 	return sel;
 }
 
-/* Read the GPU instances there now, and which have processes. */
-static int read_state(const struct gf_nvml *nv, struct gpu_state *g,
-		      struct gf_err *e)
-{
-	g->cur.n = 0;
-	for (int p = 0; p < g->m->nprofiles; p++) {
-		nvmlGpuInstanceProfileInfo_t info;
-		g->profile_id[p] = ~0u;
-		if (nv->nvmlDeviceGetGpuInstanceProfileInfo(
-			    g->dev, g->m->profiles[p].nvml_enum, &info) !=
-		    NVML_SUCCESS)
-			continue;
-		g->profile_id[p] = info.id;
-		nvmlGpuInstance_t gis[GF_MIG_MAX_INSTANCES];
-		unsigned n = GF_MIG_MAX_INSTANCES;
-		if (nv->nvmlDeviceGetGpuInstances(g->dev, info.id, gis, &n) !=
-		    NVML_SUCCESS)
-			continue;
-		for (unsigned k = 0; k < n && g->cur.n < GF_MIG_MAX_INSTANCES;
-		     k++) {
-			nvmlGpuInstanceInfo_t gi;
-			if (nv->nvmlGpuInstanceGetInfo(gis[k], &gi) !=
-			    NVML_SUCCESS)
-				continue;
-			g->gi[g->cur.n] = gis[k];
-			g->gi_id[g->cur.n] = gi.id;
-			g->cur.inst[g->cur.n++] = (struct gf_mig_instance){
-				(uint8_t)p, (uint8_t)gi.placement.start, false
-			};
-		}
-	}
-	/* busy: a MIG device of this GPU instance runs a process */
-	unsigned max = 0;
-	if (nv->nvmlDeviceGetMaxMigDeviceCount(g->dev, &max) == NVML_SUCCESS)
-		for (unsigned k = 0; k < max; k++) {
-			nvmlDevice_t mig;
-			unsigned giid, np = 0;
-			if (nv->nvmlDeviceGetMigDeviceHandleByIndex(
-				    g->dev, k, &mig) != NVML_SUCCESS ||
-			    nv->nvmlDeviceGetGpuInstanceId(mig, &giid) !=
-				    NVML_SUCCESS)
-				continue;
-			nvmlReturn_t r =
-				nv->nvmlDeviceGetComputeRunningProcesses(
-					mig, &np, NULL);
-			bool busy = r == NVML_ERROR_INSUFFICIENT_SIZE ||
-				    (r == NVML_SUCCESS && np > 0);
-			for (int i = 0; i < g->cur.n; i++)
-				if (g->gi_id[i] == giid && busy)
-					g->cur.inst[i].busy = true;
-		}
-	int nbusy = 0;
-	for (int i = 0; i < g->cur.n; i++)
-		nbusy += g->cur.inst[i].busy;
-	gf_log(GF_LOG_DEBUG, "mig",
-	       "apply: gpu=%u read %d GPU instance%s (%d busy) with "
-	       "nvmlDeviceGetGpuInstances",
-	       g->index, g->cur.n, g->cur.n == 1 ? "" : "s", nbusy);
-	char msg[160];
-	if (gf_mig_layout_check(g->m, &g->cur, msg, sizeof(msg)) != 0)
-		return gf_err_set(e, GF_EINVAL,
-				  "GPU %u: the driver reports a layout our "
-				  "%s table rejects: %s",
-				  g->index, g->m->id, msg);
-	return 0;
-}
-
 static void log_call(unsigned gpu, const char *call, const char *what,
 		     nvmlReturn_t r)
 {
@@ -129,11 +59,11 @@ static void log_call(unsigned gpu, const char *call, const char *what,
 	       what, (int)r);
 }
 
-static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
-		      bool dry, struct gf_buf *log, struct gf_err *e)
+static int destroy_gi(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
+		      int i, bool dry, struct gf_buf *log, struct gf_err *e)
 {
-	const struct gf_mig_instance *in = &g->cur.inst[i];
-	const struct gf_mig_profile *p = &g->m->profiles[in->profile];
+	const struct gf_mig_instance *in = &g->gi[i].inst;
+	const struct gf_mig_profile *p = &g->model->profiles[in->profile];
 	char what[64];
 	snprintf(what, sizeof(what), "%s@%d", p->name, in->start);
 	gf_buf_printf(log,
@@ -147,12 +77,12 @@ static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 	for (unsigned ce = 0; ce < 8; ce++) {
 		nvmlComputeInstanceProfileInfo_t ci;
 		if (nv->nvmlGpuInstanceGetComputeInstanceProfileInfo(
-			    g->gi[i], ce, 0, &ci) != NVML_SUCCESS)
+			    g->gi[i].handle, ce, 0, &ci) != NVML_SUCCESS)
 			continue;
 		nvmlComputeInstance_t cis[8];
 		unsigned n = 8;
-		if (nv->nvmlGpuInstanceGetComputeInstances(g->gi[i], ci.id, cis,
-							   &n) != NVML_SUCCESS)
+		if (nv->nvmlGpuInstanceGetComputeInstances(
+			    g->gi[i].handle, ci.id, cis, &n) != NVML_SUCCESS)
 			continue;
 		for (unsigned k = 0; k < n; k++) {
 			nvmlReturn_t r = nv->nvmlComputeInstanceDestroy(cis[k]);
@@ -167,7 +97,7 @@ static int destroy_gi(const struct gf_nvml *nv, struct gpu_state *g, int i,
 					gf_nvml_strerror(nv, r));
 		}
 	}
-	nvmlReturn_t r = nv->nvmlGpuInstanceDestroy(g->gi[i]);
+	nvmlReturn_t r = nv->nvmlGpuInstanceDestroy(g->gi[i].handle);
 	log_call(g->index, "nvmlGpuInstanceDestroy", what, r);
 	if (r != NVML_SUCCESS)
 		return gf_err_set(e, GF_ENVML, "GPU %u: destroying %s: %s",
@@ -196,13 +126,13 @@ static void log_create(struct gf_buf *log, unsigned index,
 		      index, p->name, start, full_ci(p->compute));
 }
 
-static int create_gi(const struct gf_nvml *nv, struct gpu_state *g,
+static int create_gi(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 		     const struct gf_mig_instance *in, bool dry,
 		     struct gf_buf *log, struct gf_err *e)
 {
-	const struct gf_mig_profile *p = &g->m->profiles[in->profile];
+	const struct gf_mig_profile *p = &g->model->profiles[in->profile];
 	unsigned id = g->profile_id[in->profile];
-	if (id == ~0u)
+	if (id == UINT_MAX)
 		return gf_err_set(e, GF_ENOTSUP,
 				  "GPU %u: the driver does not offer %s",
 				  g->index, p->name);
@@ -307,103 +237,114 @@ int gf_mig_apply_target(const struct gf_mig_model *m, unsigned index,
 	return 0;
 }
 
-static int apply_gpu(const struct gf_nvml *nv, struct gpu_state *g,
+/* Set the GPU's MIG mode (logged; not in a dry run).  Enabling fails
+ * when the mode stays pending until a GPU reset. */
+static int set_mode(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
+		    bool enable, bool dry, struct gf_buf *log, struct gf_err *e)
+{
+	const char *what = enable ? "enable" : "disable";
+	gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, %s)\n", g->index,
+		      what);
+	if (dry)
+		return 0;
+	nvmlReturn_t act,
+		r = nv->nvmlDeviceSetMigMode(g->dev,
+					     enable ? NVML_DEVICE_MIG_ENABLE
+						    : NVML_DEVICE_MIG_DISABLE,
+					     &act);
+	log_call(g->index, "nvmlDeviceSetMigMode", what, r);
+	if (r != NVML_SUCCESS)
+		return gf_err_set(e, GF_ENVML, "GPU %u: %s MIG: %s", g->index,
+				  enable ? "enabling" : "disabling",
+				  gf_nvml_strerror(nv, r));
+	if (!enable)
+		return 0;
+	int rc = gf_mig_state_refresh(nv, g, e);
+	if (rc == 0 && g->mode != NVML_DEVICE_MIG_ENABLE)
+		rc = gf_err_set(e, GF_ENVML,
+				"GPU %u: MIG mode is pending a GPU reset; "
+				"reset it (or reboot) and apply again",
+				g->index);
+	return rc;
+}
+
+/* Destroy the GPU's instances `want` lacks (compute instances first),
+ * then create what it adds, in its order (creation order: largest
+ * first, explicit placements).  The caller made sure no busy instance is
+ * destroyed. */
+static int converge(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
+		    const struct gf_mig_layout *want, bool dry,
+		    struct gf_buf *log, struct gf_err *e)
+{
+	struct gf_mig_layout cur;
+	gf_mig_state_layout(g, &cur);
+	int rc;
+	for (int k = 0; k < cur.n; k++)
+		if (!holds(want, &cur.inst[k]) &&
+		    (rc = destroy_gi(nv, g, k, dry, log, e)))
+			return rc;
+	for (int i = 0; i < want->n; i++)
+		if (!holds(&cur, &want->inst[i]) &&
+		    (rc = create_gi(nv, g, &want->inst[i], dry, log, e)))
+			return rc;
+	return 0;
+}
+
+/* Read the GPU back and compare it with `want`. */
+static int verify(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
+		  const struct gf_mig_layout *want, struct gf_buf *log,
+		  struct gf_err *e)
+{
+	int rc = gf_mig_state_refresh(nv, g, e);
+	if (rc)
+		return rc;
+	struct gf_mig_layout cur;
+	gf_mig_state_layout(g, &cur);
+	if (!same(&cur, want))
+		return gf_err_set(e, GF_ENVML,
+				  "GPU %u: after apply the driver reports %d "
+				  "instances, not the %d planned",
+				  g->index, cur.n, want->n);
+	gf_buf_printf(log, "  verified: %d instance%s as planned\n", cur.n,
+		      cur.n == 1 ? "" : "s");
+	return 0;
+}
+
+/* One GPU of a config, read by gf_mig_state_read_gpu: the target, MIG
+ * on if needed, the instances, MIG off if asked, then a read back. */
+static int apply_gpu(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 		     const struct gf_mp_entry *en, bool dry, struct gf_buf *log,
 		     struct gf_err *e)
 {
-	unsigned cur_mode = 0, pend = 0;
-	nvmlReturn_t mr = nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend);
-	gf_log(GF_LOG_DEBUG, "mig",
-	       "apply: gpu=%u nvmlDeviceGetMigMode = %d (current %u, pending "
-	       "%u)",
-	       g->index, (int)mr, cur_mode, pend);
-	if (mr != NVML_SUCCESS)
+	if (!g->mig_supported)
 		return gf_err_set(
 			e, GF_ENOTSUP,
 			"GPU %u: MIG mode unreadable (not a MIG GPU?)",
 			g->index);
-	if (cur_mode == NVML_DEVICE_MIG_ENABLE) {
-		int rc = read_state(nv, g, e);
-		if (rc)
-			return rc;
-	} else {
-		/* MIG off: no instances; NVML names profile ids only once
-		 * MIG is on, so until then (a dry run) our table's stand */
-		g->cur.n = 0;
-		for (int p = 0; p < g->m->nprofiles; p++)
-			g->profile_id[p] = g->m->profiles[p].profile_id;
-	}
-	struct gf_mig_layout want;
-	int rc = gf_mig_apply_target(g->m, g->index, en, &g->cur, &want, e);
+	bool was_on = g->mode == NVML_DEVICE_MIG_ENABLE;
+	struct gf_mig_layout cur, want;
+	gf_mig_state_layout(g, &cur);
+	int rc = gf_mig_apply_target(g->model, g->index, en, &cur, &want, e);
 	if (rc)
 		return rc;
-	if (en->mig_enabled && cur_mode != NVML_DEVICE_MIG_ENABLE) {
-		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, enable)\n",
-			      g->index);
-		if (!dry) {
-			nvmlReturn_t act,
-				r = nv->nvmlDeviceSetMigMode(
-					g->dev, NVML_DEVICE_MIG_ENABLE, &act);
-			log_call(g->index, "nvmlDeviceSetMigMode", "enable", r);
-			if (r != NVML_SUCCESS)
-				return gf_err_set(
-					e, GF_ENVML, "GPU %u: enabling MIG: %s",
-					g->index, gf_nvml_strerror(nv, r));
-			nv->nvmlDeviceGetMigMode(g->dev, &cur_mode, &pend);
-			if (cur_mode != NVML_DEVICE_MIG_ENABLE)
-				return gf_err_set(e, GF_ENVML,
-						  "GPU %u: MIG mode is pending "
-						  "a GPU reset; reset it (or "
-						  "reboot) and apply again",
-						  g->index);
-			if ((rc = read_state(nv, g, e)))
-				return rc;
-			/* MIG was off: nothing there, the target stands */
-			if (g->cur.n > 0 &&
-			    (rc = gf_mig_apply_target(g->m, g->index, en,
-						      &g->cur, &want, e)))
-				return rc;
-		}
-	}
-	/* destroy what the target lacks (idle only: the target keeps every
-	 * busy one), then create what it adds, in its creation order */
-	for (int k = 0; k < g->cur.n; k++)
-		if (!holds(&want, &g->cur.inst[k]) &&
-		    (rc = destroy_gi(nv, g, k, dry, log, e)))
+	if (en->mig_enabled && !was_on) {
+		if ((rc = set_mode(nv, g, true, dry, log, e)))
 			return rc;
-	for (int i = 0; i < want.n; i++)
-		if (!holds(&g->cur, &want.inst[i]) &&
-		    (rc = create_gi(nv, g, &want.inst[i], dry, log, e)))
+		/* MIG was off: nothing there, the target stands */
+		gf_mig_state_layout(g, &cur);
+		if (!dry && cur.n > 0 &&
+		    (rc = gf_mig_apply_target(g->model, g->index, en, &cur,
+					      &want, e)))
 			return rc;
-	if (!en->mig_enabled && cur_mode == NVML_DEVICE_MIG_ENABLE) {
-		gf_buf_printf(log, "  nvmlDeviceSetMigMode(gpu=%u, disable)\n",
-			      g->index);
-		if (!dry) {
-			nvmlReturn_t act,
-				r = nv->nvmlDeviceSetMigMode(
-					g->dev, NVML_DEVICE_MIG_DISABLE, &act);
-			log_call(g->index, "nvmlDeviceSetMigMode", "disable",
-				 r);
-			if (r != NVML_SUCCESS)
-				return gf_err_set(e, GF_ENVML,
-						  "GPU %u: disabling MIG: %s",
-						  g->index,
-						  gf_nvml_strerror(nv, r));
-		}
 	}
+	if ((rc = converge(nv, g, &want, dry, log, e)))
+		return rc;
+	if (!en->mig_enabled && was_on &&
+	    (rc = set_mode(nv, g, false, dry, log, e)))
+		return rc;
 	if (dry || !en->mig_enabled)
 		return 0;
-	/* read back and compare */
-	if ((rc = read_state(nv, g, e)))
-		return rc;
-	if (!same(&g->cur, &want))
-		return gf_err_set(e, GF_ENVML,
-				  "GPU %u: after apply the driver reports %d "
-				  "instances, not the %d planned",
-				  g->index, g->cur.n, want.n);
-	gf_buf_printf(log, "  verified: %d instance%s as planned\n", g->cur.n,
-		      g->cur.n == 1 ? "" : "s");
-	return 0;
+	return verify(nv, g, &want, log, e);
 }
 
 /* "FILE:LINE: config 'x': " before a GPU's message; the count when more
@@ -438,20 +379,19 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 	struct gf_err first;
 	gf_err_clear(&first);
 	for (unsigned i = 0; i < count; i++) {
-		struct gpu_state g = { .index = i };
-		nvmlPciInfo_t pci;
-		if (nv->nvmlDeviceGetHandleByIndex(i, &g.dev) != NVML_SUCCESS ||
-		    nv->nvmlDeviceGetPciInfo(g.dev, &pci) != NVML_SUCCESS)
+		struct gf_mig_gpu_state g;
+		struct gf_err ge;
+		gf_err_clear(&ge);
+		int grc = gf_mig_state_read_gpu(nv, i, &g, &ge);
+		if (!g.dev || !g.devid)
 			continue;
-		g.devid = (uint16_t)(pci.pciDeviceId >> 16);
 		const struct gf_mp_entry *en = select_entry(cfg, i, g.devid);
 		if (!en) {
 			gf_buf_printf(log, "GPU %u: not selected by '%s'\n", i,
 				      cfg->name);
 			continue;
 		}
-		g.m = gf_mig_model_by_pci(g.devid);
-		if (!g.m) {
+		if (!g.model) {
 			if (!en->all_devices || en->mig_enabled)
 				gf_buf_printf(log,
 					      "GPU %u: 0x%04X is not a "
@@ -461,10 +401,10 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 			continue;
 		}
 		gf_buf_printf(log, "GPU %u (%s, %s): config '%s', line %d\n", i,
-			      pci.busId, g.m->id, cfg->name, en->line);
-		struct gf_err ge;
-		gf_err_clear(&ge);
-		if (apply_gpu(nv, &g, en, dry_run, log, &ge) != 0) {
+			      g.busid, g.model->id, cfg->name, en->line);
+		if (grc == 0)
+			grc = apply_gpu(nv, &g, en, dry_run, log, &ge);
+		if (grc != 0) {
 			gf_buf_printf(log, "  failed: %s\n", ge.msg);
 			if (!failed) {
 				first = ge;
@@ -475,6 +415,76 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 	}
 	gf_nvml_close();
 	return failed ? failure(cfg, failed, &first, first_line, e) : 0;
+}
+
+/* Why GPU g cannot take a layout now (0 when it can): not the model
+ * the layout is for, MIG off, or an instance busy. */
+static int check_gpu_free(const struct gf_mig_gpu_state *g,
+			  const struct gf_mig_model *m, struct gf_err *e)
+{
+	if (g->model != m)
+		return gf_err_set(e, GF_EINVAL,
+				  "GPU %u: the layout is for a %s, the GPU is "
+				  "%s%s",
+				  g->index, m->id, g->model ? "a " : "",
+				  g->model ? g->model->id
+					   : "not a MIG GPU gpufleet knows");
+	if (g->mode != NVML_DEVICE_MIG_ENABLE)
+		return gf_err_set(e, GF_ECONFLICT,
+				  "GPU %u: MIG mode is off%s; enable it (mig "
+				  "apply) before giving it a layout",
+				  g->index,
+				  g->pending == NVML_DEVICE_MIG_ENABLE
+					  ? " (on after a GPU reset)"
+					  : "");
+	for (int i = 0; i < g->n; i++)
+		if (g->gi[i].inst.busy)
+			return gf_err_set(e, GF_ECONFLICT,
+					  "GPU %u: the %s@%d (GPU instance "
+					  "%u) is busy: a process runs on it, "
+					  "and a layout is applied only to a "
+					  "GPU with no running instance",
+					  g->index, g->gi[i].profile,
+					  g->gi[i].inst.start, g->gi[i].id);
+	return 0;
+}
+
+int gf_mig_apply_gpu(unsigned index, const struct gf_mig_model *m,
+		     const struct gf_mig_layout *layout, bool dry_run,
+		     struct gf_buf *log, struct gf_err *e)
+{
+	char msg[120];
+	if (gf_mig_layout_check(m, layout, msg, sizeof(msg)) != 0)
+		return gf_err_set(e, GF_EINVAL, "GPU %u: the %s layout: %s",
+				  index, m->id, msg);
+	struct gf_mig_layout want = *layout;
+	for (int i = 0; i < want.n; i++)
+		want.inst[i].busy = false;
+	gf_mig_creation_order(m, &want);
+	const struct gf_nvml *nv;
+	int rc = gf_nvml_open(&nv, e);
+	if (rc)
+		return rc;
+	unsigned count = 0;
+	struct gf_mig_gpu_state g;
+	if (nv->nvmlDeviceGetCount(&count) != NVML_SUCCESS || index >= count)
+		rc = gf_err_set(e, GF_ENOTFOUND,
+				"GPU %u: no such GPU (NVML reports %u)", index,
+				count);
+	if (rc == 0)
+		rc = gf_mig_state_read_gpu(nv, index, &g, e);
+	if (rc == 0)
+		rc = check_gpu_free(&g, m, e);
+	if (rc == 0) {
+		gf_buf_printf(
+			log, "GPU %u (%s, %s): a layout of %d instance%s\n",
+			index, g.busid, m->id, want.n, want.n == 1 ? "" : "s");
+		rc = converge(nv, &g, &want, dry_run, log, e);
+	}
+	if (rc == 0 && !dry_run)
+		rc = verify(nv, &g, &want, log, e);
+	gf_nvml_close();
+	return rc;
 }
 
 int gf_mig_apply_offline(const struct gf_mp_config *cfg,

@@ -32,6 +32,25 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 		 struct gf_buf *log, struct gf_err *e);
 
 /*
+ * Make GPU `index` (NVML's index; a GPU of model m, in MIG mode) hold
+ * exactly `layout`: the same profiles at the same starts (busy flags
+ * ignored).  Refused, with no call that changes the GPU, when the layout
+ * breaks m's rules or the GPU is not a m (GF_EINVAL), when MIG mode is
+ * off or any GPU instance there is busy (GF_ECONFLICT: a process may have
+ * started since the layout was chosen; destroying an instance kills its
+ * work), or when there is no such GPU (GF_ENOTFOUND).  Otherwise the
+ * instances the layout lacks are destroyed (compute instances first),
+ * the missing ones created largest first with explicit placements and a
+ * full compute instance each, and the GPU is read back and compared;
+ * instances already in place are kept.  dry_run: the calls that would
+ * change the GPU are logged, not made.  Progress and calls go to log.
+ * Errors read "GPU N: why".  Opens and closes NVML itself.
+ */
+int gf_mig_apply_gpu(unsigned index, const struct gf_mig_model *m,
+		     const struct gf_mig_layout *layout, bool dry_run,
+		     struct gf_buf *log, struct gf_err *e);
+
+/*
  * The same without NVML, always a dry run: GPU i is gpus[i] (its model;
  * its current layout when mig_on[i], else MIG off and empty; mig_on may
  * be NULL: all off).  Selection by device-filter uses the model's first

@@ -1,5 +1,5 @@
 /*
- * render.c - MIG plan output.
+ * render.c - MIG plan output, and a proposal's JSON.
  */
 #include "mig/render.h"
 
@@ -297,4 +297,54 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 	}
 	free(done);
 	return gf_buf_error(out);
+}
+
+int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
+				struct gf_buf *out)
+{
+	struct gf_json j;
+	gf_json_init(&j, out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "changes");
+	for (int i = 0; i < p->nchanges; i++) {
+		const struct gf_mig_change *c = &p->changes[i];
+		gf_json_obj_begin(&j, NULL);
+		gf_json_int(&j, "node", c->node);
+		gf_json_int(&j, "gpu", c->gpu);
+		gf_json_str(&j, "model", c->model->id);
+		json_inst(&j, "current", c->model, c->current.inst,
+			  c->current.n);
+		json_inst(&j, "layout", c->model, c->layout.inst, c->layout.n);
+		json_inst(&j, "destroy", c->model, c->destroy, c->ndestroy);
+		json_inst(&j, "create", c->model, c->create, c->ncreate);
+		gf_json_obj_end(&j);
+	}
+	gf_json_arr_end(&j);
+	gf_json_arr_begin(&j, "demand");
+	for (int k = 0; k < p->ndemands; k++) {
+		const struct gf_mig_propose_demand *d = &p->demand[k];
+		gf_json_obj_begin(&j, NULL);
+		if (d->model)
+			gf_json_str(&j, "model", d->model->id);
+		else
+			gf_json_null(&j, "model");
+		gf_json_str(&j, "profile", d->profile);
+		gf_json_int(&j, "count", d->count);
+		gf_json_int(&j, "met_before", p->met_before[k]);
+		gf_json_int(&j, "met_after", p->met_after[k]);
+		gf_json_obj_end(&j);
+	}
+	gf_json_arr_end(&j);
+	gf_json_obj_begin(&j, "totals");
+	gf_json_int(&j, "gpus", p->ngpus);
+	gf_json_int(&j, "idle_gpus", p->idle);
+	gf_json_int(&j, "planned_gpus", p->planned);
+	gf_json_int(&j, "changed_gpus", p->nchanges);
+	gf_json_int(&j, "demand_instances", p->demanded);
+	gf_json_int(&j, "met_before", p->before);
+	gf_json_int(&j, "met_after", p->after);
+	gf_json_bool(&j, "optimal", p->optimal);
+	gf_json_obj_end(&j);
+	gf_json_obj_end(&j);
+	return gf_json_error(&j);
 }

@@ -9,6 +9,7 @@
 #define GF_MIG_RENDER_H
 
 #include <gpufleet/mig_plan.h>
+#include <gpufleet/mig_propose.h>
 
 #include "util/buf.h"
 
@@ -25,5 +26,15 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, const char *name,
 		       struct gf_buf *out);
+
+/*
+ * A proposal (gf_mig_propose) for the API and `--json`: "changes" (per
+ * GPU: node, gpu, model, current, layout, destroy, create; instances as
+ * in a plan), "demand" (per merged demand: model, null for any; profile,
+ * count, met_before, met_after) and "totals".  0, or the buffer's
+ * GF_ETOOBIG (sticky: never a cut document).
+ */
+int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
+				struct gf_buf *out);
 
 #endif

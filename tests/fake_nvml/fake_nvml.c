@@ -24,6 +24,14 @@
  *   gi PROFILE_ID START [busy]  an instance there now (with a compute
  *                           instance; busy: a process runs on it)
  *   mig_reset_required 1    SetMigMode only sets the pending mode
+ * A GPU instance with a compute instance is a MIG device, as on the
+ * driver: nvmlDeviceGetMigDeviceHandleByIndex lists them in slot order
+ * (an instance without one is not listed), nvmlDeviceGetGpuInstanceId
+ * gives its GPU instance's id (ids count up from 1 per GPU and are not
+ * reused until the fixture is reloaded), nvmlDeviceGetUUID its UUID,
+ * MIG-fa4e0000-GGGG-4000-8000-IIIIIIIIIIII (hex: GPU index, GPU instance
+ * id), the same for as long as the instance lives, and a busy instance's
+ * MIG device runs one compute process (pid 4242).
  * Telemetry, replayed per GPU (a "tick" is a call of GetClockInfo(SM),
  * the first call of each of gpufleet's samples):
  *   series NAME V1,V2,...   util memutil power_mw temp sm_clock mem_clock
@@ -179,6 +187,9 @@ static nvmlReturn_t place_gi(struct nvmlDevice_st *g, const struct gip *p,
 	gi->id = ++g->next_gi_id;
 	gi->migdev.is_mig = 1;
 	gi->migdev.mig_gi = gi;
+	snprintf(gi->migdev.uuid, sizeof(gi->migdev.uuid),
+		 "MIG-fa4e0000-%04x-4000-8000-%012x", (unsigned)(g - gpus),
+		 gi->id);
 	gi->ci.gi = gi;
 	*out = gi;
 	return NVML_SUCCESS;

@@ -24,7 +24,7 @@ room() {
 	gpufleet/cluster.h | gpufleet/req.h | gpufleet/sched.h | \
 		gpufleet/frag.h | gpufleet/workload.h)
 		echo place ;;
-	gpufleet/mig.h | gpufleet/mig_plan.h) echo migcore ;;
+	gpufleet/mig.h | gpufleet/mig_plan.h | gpufleet/mig_propose.h) echo migcore ;;
 	gpufleet/sim.h) echo sim ;;
 	gpufleet/*) echo jobs ;;
 	topo/* | */topo/*) echo topo ;;

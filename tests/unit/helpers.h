@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <gpufleet/mig.h>
 #include <gpufleet/node.h>
+#include <gpufleet/rng.h>
 
 #include "topo/hwloc_load.h"
 
@@ -69,6 +71,32 @@ static inline struct gf_node *load_shared(const char *rel)
 	char msg[256];
 	assert_int_equal(gf_node_check(n, msg, sizeof(msg)), 0);
 	return n;
+}
+
+/* One of m's valid layouts, drawn evenly by r (no instance busy). */
+struct mig_pick {
+	long target, seen;
+	struct gf_mig_layout out;
+};
+
+static inline int mig_pick_cb(const struct gf_mig_layout *l, void *arg)
+{
+	struct mig_pick *p = arg;
+	if (p->seen++ == p->target) {
+		p->out = *l;
+		return 1;
+	}
+	return 0;
+}
+
+static inline struct gf_mig_layout
+random_mig_layout(struct gf_rng *r, const struct gf_mig_model *m)
+{
+	struct mig_pick p = { 0, 0, { .n = 0 } };
+	p.target = (long)gf_rng_below(
+		r, (uint64_t)gf_mig_enumerate(m, NULL, NULL));
+	gf_mig_enumerate(m, mig_pick_cb, &p);
+	return p.out;
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include "mig/current.h"
 #include "mig/migparted.h"
 #include "mig/render.h"
+#include "mig/state.h"
 #include "sim/mig_sim.h"
 #include "topo/nvml.h"
 #include "topo/nvml_api.h"
@@ -764,29 +765,10 @@ static void test_migparted_files(void **state)
 	}
 }
 
-struct pick {
-	long target, seen;
-	struct gf_mig_layout out;
-};
-
-static int pick_cb(const struct gf_mig_layout *l, void *arg)
-{
-	struct pick *p = arg;
-	if (p->seen++ == p->target) {
-		p->out = *l;
-		return 1;
-	}
-	return 0;
-}
-
 static void random_layout(struct gf_rng *r, const struct gf_mig_model *m,
 			  struct gf_mig_layout *out)
 {
-	struct pick p = { 0, 0, { .n = 0 } };
-	p.target = (long)gf_rng_below(
-		r, (uint64_t)gf_mig_enumerate(m, NULL, NULL));
-	gf_mig_enumerate(m, pick_cb, &p);
-	*out = p.out;
+	*out = random_mig_layout(r, m);
 	for (int k = 0; k < out->n; k++)
 		out->inst[k].busy = gf_rng_below(r, 4) == 0;
 }
@@ -1326,6 +1308,361 @@ static void test_apply_reconfigures_idle_gpu(void **state)
 	assert_int_equal(l.n, 2);
 }
 
+/* ---- the node's MIG state, and one GPU's layout ---- */
+
+#define MIG_IDLE "tests/fixtures/nvml/mig-idle.nvml"
+
+/* The instance of s's GPU g at `start`, or fail. */
+static const struct gf_mig_gi_state *gi_at(const struct gf_mig_gpu_state *g,
+					   int start)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->gi[i].inst.start == start)
+			return &g->gi[i];
+	fail_msg("GPU %u: no instance at %d", g->index, start);
+	return &g->gi[0]; /* not reached */
+}
+
+/* The fake's MIG device UUID for GPU instance `id` of GPU `gpu`. */
+static void mig_uuid(char *out, size_t size, unsigned gpu, unsigned id)
+{
+	snprintf(out, size, "MIG-fa4e0000-%04x-4000-8000-%012x", gpu, id);
+}
+
+/* Every GPU of the fixture: identity, model, MIG mode, instances with
+ * their ids, busy flags and MIG device UUIDs (the fake numbers GPU
+ * instances in fixture order). */
+static void test_state_read(void **state)
+{
+	(void)state;
+	fresh_fake(MIG_H100);
+	struct gf_mig_node_state s;
+	struct gf_err e;
+	assert_int_equal(gf_mig_state_read(&s, &e), 0);
+	assert_int_equal(s.ngpus, 4);
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	const struct gf_mig_gpu_state *g = &s.gpus[0];
+	assert_string_equal(g->uuid,
+			    "GPU-5e1f0c2a-7d3b-4c8e-9a60-000000000100");
+	assert_string_equal(g->busid, "00000000:18:00.0");
+	assert_int_equal(g->devid, 0x2330);
+	assert_ptr_equal(g->model, h);
+	assert_true(g->mig_supported);
+	assert_int_equal(g->mode, 0);
+	assert_int_equal(g->n, 0);
+	assert_string_equal(g->error, "");
+	/* GPU 1: busy 3g.40gb at 4 (GPU instance 1), idle 1g.10gb at 0, 1 */
+	g = &s.gpus[1];
+	assert_int_equal(g->mode, NVML_DEVICE_MIG_ENABLE);
+	assert_int_equal(g->pending, NVML_DEVICE_MIG_ENABLE);
+	assert_int_equal(g->n, 3);
+	char want[64];
+	static const struct {
+		int start;
+		const char *profile;
+		unsigned id;
+		bool busy;
+	} gis[3] = { { 4, "3g.40gb", 1, true },
+		     { 0, "1g.10gb", 2, false },
+		     { 1, "1g.10gb", 3, false } };
+	for (int k = 0; k < 3; k++) {
+		const struct gf_mig_gi_state *gi = gi_at(g, gis[k].start);
+		assert_string_equal(gi->profile, gis[k].profile);
+		assert_string_equal(h->profiles[gi->inst.profile].name,
+				    gis[k].profile);
+		assert_int_equal(gi->id, gis[k].id);
+		assert_int_equal(gi->inst.busy, gis[k].busy);
+		assert_int_equal(gi->nmig, 1);
+		mig_uuid(want, sizeof(want), 1, gis[k].id);
+		assert_string_equal(gi->uuid, want);
+	}
+	assert_true(gf_mig_state_is_busy(g));
+	assert_int_equal(g->profile_id[gf_mig_profile_find(h, "3g.40gb")], 9);
+	struct gf_mig_layout l;
+	gf_mig_state_layout(g, &l);
+	assert_int_equal(l.n, 3);
+	/* GPU 2: a busy 7g.80gb */
+	g = &s.gpus[2];
+	assert_int_equal(g->n, 1);
+	assert_true(g->gi[0].inst.busy);
+	mig_uuid(want, sizeof(want), 2, 1);
+	assert_string_equal(g->gi[0].uuid, want);
+	/* GPU 3: an L4, no MIG model, no MIG mode */
+	g = &s.gpus[3];
+	assert_null(g->model);
+	assert_false(g->mig_supported);
+	assert_int_equal(g->n, 0);
+	assert_string_equal(g->uuid,
+			    "GPU-5e1f0c2a-7d3b-4c8e-9a60-000000000103");
+	gf_mig_state_release(&s);
+	assert_null(s.gpus);
+}
+
+/* The fake answers consistently: a GPU instance has a MIG device (and a
+ * UUID) once it has a compute instance, none before; each MIG device
+ * names its GPU instance's id; the state read sees the same. */
+static void test_state_mig_devices(void **state)
+{
+	(void)state;
+	fresh_fake(MIG_H100);
+	const struct gf_nvml *nv;
+	struct gf_err e;
+	assert_int_equal(gf_nvml_open(&nv, &e), 0);
+	nvmlDevice_t dev;
+	assert_int_equal(nv->nvmlDeviceGetHandleByIndex(0, &dev), NVML_SUCCESS);
+	nvmlReturn_t act;
+	assert_int_equal(nv->nvmlDeviceSetMigMode(dev, 1, &act), NVML_SUCCESS);
+	nvmlGpuInstancePlacement_t pl = { 0, 4 };
+	nvmlGpuInstance_t gi;
+	assert_int_equal(nv->nvmlDeviceCreateGpuInstanceWithPlacement(
+				 dev, 5 /* 4g.40gb */, &pl, &gi),
+			 NVML_SUCCESS);
+	nvmlDevice_t mig;
+	assert_int_equal(nv->nvmlDeviceGetMigDeviceHandleByIndex(dev, 0, &mig),
+			 NVML_ERROR_NOT_FOUND);
+	struct gf_mig_gpu_state g;
+	assert_int_equal(gf_mig_state_read_gpu(nv, 0, &g, &e), 0);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(g.gi[0].nmig, 0);
+	assert_string_equal(g.gi[0].uuid, "");
+	nvmlComputeInstanceProfileInfo_t ci;
+	nvmlComputeInstance_t cih;
+	assert_int_equal(
+		nv->nvmlGpuInstanceGetComputeInstanceProfileInfo(gi, 3, 0, &ci),
+		NVML_SUCCESS);
+	assert_int_equal(
+		nv->nvmlGpuInstanceCreateComputeInstance(gi, ci.id, &cih),
+		NVML_SUCCESS);
+	assert_int_equal(nv->nvmlDeviceGetMigDeviceHandleByIndex(dev, 0, &mig),
+			 NVML_SUCCESS);
+	unsigned id;
+	char uuid[GF_MIG_UUID_SIZE], want[64];
+	assert_int_equal(nv->nvmlDeviceGetGpuInstanceId(mig, &id),
+			 NVML_SUCCESS);
+	assert_int_equal(nv->nvmlDeviceGetUUID(mig, uuid, sizeof(uuid)),
+			 NVML_SUCCESS);
+	mig_uuid(want, sizeof(want), 0, id);
+	assert_string_equal(uuid, want);
+	assert_int_equal(gf_mig_state_refresh(nv, &g, &e), 0);
+	assert_int_equal(g.gi[0].id, id);
+	assert_int_equal(g.gi[0].nmig, 1);
+	assert_string_equal(g.gi[0].uuid, want);
+	assert_false(g.gi[0].inst.busy);
+	assert_int_equal(gf_mig_state_read_gpu(nv, 9, &g, &e), GF_ENVML);
+	assert_null(g.dev);
+	gf_nvml_close();
+}
+
+/* A GPU whose instances break our table's rules (a driver whose table
+ * differs) has its error set; the others are read. */
+static void test_state_bad_gpu(void **state)
+{
+	(void)state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/odd.nvml", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("profileset odd\n"
+	      "gi_profile 0 19 1 1 0,1,2,3,4,5,6,7 8\n"
+	      "gpu 00000000:18:00.0\n"
+	      "pci_device_id 0x233010DE\nmig 1 1\ngi_profiles odd\n"
+	      "gi 19 7\n"
+	      "gpu 00000000:19:00.0\n"
+	      "pci_device_id 0x233010DE\nmig 1 1\ngi_profiles odd\n"
+	      "gi 19 0 busy\n",
+	      f);
+	fclose(f);
+	fresh_fake(path);
+	struct gf_mig_node_state s;
+	struct gf_err e;
+	assert_int_equal(gf_mig_state_read(&s, &e), 0);
+	assert_int_equal(s.ngpus, 2);
+	assert_non_null(strstr(s.gpus[0].error, "GPU 0: the driver reports a "
+						"layout our h100-80gb table "
+						"rejects"));
+	assert_int_equal(s.gpus[0].n, 0);
+	assert_string_equal(s.gpus[1].error, "");
+	assert_int_equal(s.gpus[1].n, 1);
+	assert_true(s.gpus[1].gi[0].inst.busy);
+	gf_mig_state_release(&s);
+	/* apply refuses that GPU with the same words */
+	struct gf_mig_layout l = { 0 };
+	struct gf_buf log;
+	gf_buf_init(&log, 1 << 16);
+	assert_int_equal(gf_mig_apply_gpu(0, gf_mig_model_by_id("h100-80gb"),
+					  &l, false, &log, &e),
+			 GF_EINVAL);
+	assert_non_null(strstr(e.msg, "table rejects"));
+	gf_buf_release(&log);
+	unlink(path);
+}
+
+/* "P@S P@S ..." as a layout of m. */
+static struct gf_mig_layout layout_of(const struct gf_mig_model *m,
+				      const char *text)
+{
+	struct gf_mig_layout l = { 0 };
+	char buf[256], *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", text);
+	for (char *t = strtok_r(buf, " ", &save); t;
+	     t = strtok_r(NULL, " ", &save)) {
+		char *at = strchr(t, '@');
+		assert_non_null(at);
+		*at = '\0';
+		int p = gf_mig_profile_find(m, t);
+		assert_true(p >= 0);
+		l.inst[l.n++] = (struct gf_mig_instance){ (uint8_t)p,
+							  (uint8_t)atoi(at + 1),
+							  false };
+	}
+	return l;
+}
+
+static int apply_one(unsigned gpu, const char *text, bool dry,
+		     struct gf_buf *log, struct gf_err *e)
+{
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_mig_layout l = layout_of(h, text);
+	gf_buf_reset(log);
+	gf_err_clear(e);
+	return gf_mig_apply_gpu(gpu, h, &l, dry, log, e);
+}
+
+/* One GPU to a given layout: instances in place kept, the rest
+ * destroyed (compute instance first) and created largest first with
+ * explicit placements; read back; again: nothing to do. */
+static void test_apply_gpu_layout(void **state)
+{
+	(void)state;
+	const struct gf_mig_model *h = gf_mig_model_by_id("h100-80gb");
+	struct gf_buf log;
+	gf_buf_init(&log, 1 << 16);
+	struct gf_err e;
+	struct gf_mig_layout l;
+	fresh_fake(MIG_IDLE);
+	assert_int_equal(apply_one(0,
+				   "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 "
+				   "3g.40gb@4",
+				   false, &log, &e),
+			 0);
+	char *c = calls();
+	assert_string_equal(c, "nvmlDeviceCreateGpuInstanceWithPlacement "
+			       "gpu=0 id=19 start=2 size=1 = 0\n"
+			       "nvmlGpuInstanceCreateComputeInstance gpu=0 "
+			       "gi_start=2 ci_profile=0 = 0\n"
+			       "nvmlDeviceCreateGpuInstanceWithPlacement "
+			       "gpu=0 id=19 start=3 size=1 = 0\n"
+			       "nvmlGpuInstanceCreateComputeInstance gpu=0 "
+			       "gi_start=3 ci_profile=0 = 0\n");
+	free(c);
+	assert_non_null(strstr(log.data, "verified: 5 instances as planned"));
+	/* each instance a MIG device with its own UUID */
+	struct gf_mig_node_state s;
+	assert_int_equal(gf_mig_state_read(&s, &e), 0);
+	assert_int_equal(s.gpus[0].n, 5);
+	char want[64];
+	mig_uuid(want, sizeof(want), 0, 4); /* the fixture made ids 1-3 */
+	assert_string_equal(gi_at(&s.gpus[0], 2)->uuid, want);
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < i; j++)
+			assert_string_not_equal(s.gpus[0].gi[i].uuid,
+						s.gpus[0].gi[j].uuid);
+	gf_mig_state_release(&s);
+
+	/* 4g + 3g: the four 1g go, the 3g at 4 stays */
+	char path[128];
+	snprintf(path, sizeof(path), "%s/calls.log", tmpdir);
+	unlink(path);
+	assert_int_equal(apply_one(0, "3g.40gb@4 4g.40gb@0", false, &log, &e),
+			 0);
+	c = calls();
+	assert_int_equal(count_lines(c, "nvmlComputeInstanceDestroy gpu=0"), 4);
+	assert_int_equal(count_lines(c, "nvmlGpuInstanceDestroy gpu=0 id=19"),
+			 4);
+	assert_int_equal(count_lines(c, "id=9 "), 0);
+	assert_true(strstr(c, "nvmlComputeInstanceDestroy gpu=0 gi_start=3") <
+		    strstr(c, "nvmlGpuInstanceDestroy gpu=0 id=19 start=3"));
+	assert_non_null(strstr(c, "WithPlacement gpu=0 id=5 start=0 size=4 "
+				  "= 0\n"));
+	assert_int_equal(count_lines(c, "WithPlacement"), 1);
+	free(c);
+	assert_int_equal(read_gpu(0, h, &l), 0);
+	assert_int_equal(l.n, 2);
+	unlink(path);
+	assert_int_equal(apply_one(0, "4g.40gb@0 3g.40gb@4", false, &log, &e),
+			 0);
+	c = calls();
+	assert_string_equal(c, "");
+	free(c);
+
+	/* an empty layout: every instance destroyed, MIG stays on */
+	assert_int_equal(apply_one(0, "", false, &log, &e), 0);
+	assert_int_equal(read_gpu(0, h, &l), 0);
+	assert_int_equal(l.n, 0);
+
+	/* a dry run lists the calls and makes none */
+	fresh_fake(MIG_IDLE);
+	assert_int_equal(apply_one(1, "7g.80gb@0", true, &log, &e), 0);
+	assert_non_null(strstr(log.data, "nvmlDeviceCreateGpuInstanceWith"
+					 "Placement(gpu=1, profile=7g.80gb id "
+					 "0, start=0, size=8)"));
+	c = calls();
+	assert_string_equal(c, "");
+	free(c);
+	assert_int_equal(read_gpu(1, h, &l), 0);
+	assert_int_equal(l.n, 0);
+	gf_buf_release(&log);
+}
+
+/* Refusals make no call: a busy instance (a process may have started
+ * since the layout was proposed), MIG off, a GPU of another model or
+ * none, no such GPU, a layout that breaks the rules. */
+static void test_apply_gpu_refusals(void **state)
+{
+	(void)state;
+	struct gf_buf log;
+	gf_buf_init(&log, 1 << 16);
+	struct gf_err e;
+	static const struct {
+		unsigned gpu;
+		const char *layout;
+		int rc;
+		const char *msg;
+	} cases[] = {
+		{ 1, "3g.40gb@4 1g.10gb@0 1g.10gb@1 1g.10gb@2", GF_ECONFLICT,
+		  "GPU 1: the 3g.40gb@4 (GPU instance 1) is busy" },
+		{ 2, "7g.80gb@0", GF_ECONFLICT, "GPU 2: the 7g.80gb@0" },
+		{ 0, "7g.80gb@0", GF_ECONFLICT, "GPU 0: MIG mode is off" },
+		{ 3, "7g.80gb@0", GF_EINVAL,
+		  "GPU 3: the layout is for a h100-80gb, the GPU is not a "
+		  "MIG GPU gpufleet knows" },
+		{ 7, "7g.80gb@0", GF_ENOTFOUND, "GPU 7: no such GPU" },
+		{ 0, "3g.40gb@2", GF_EINVAL, "GPU 0: the h100-80gb layout: " },
+		{ 0, "7g.80gb@0 1g.10gb@0", GF_EINVAL, "GPU 0: the h100-80gb" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fresh_fake(MIG_H100);
+		int rc = apply_one(cases[i].gpu, cases[i].layout, false, &log,
+				   &e);
+		if (rc != cases[i].rc || !strstr(e.msg, cases[i].msg))
+			print_message("case %zu: %d '%s'\n", i, rc, e.msg);
+		assert_int_equal(rc, cases[i].rc);
+		assert_non_null(strstr(e.msg, cases[i].msg));
+		char *c = calls();
+		assert_string_equal(c, "");
+		free(c);
+	}
+	/* a layout for another model */
+	fresh_fake(MIG_IDLE);
+	const struct gf_mig_model *a = gf_mig_model_by_id("a100-80gb");
+	struct gf_mig_layout l = { 0 };
+	assert_int_equal(gf_mig_apply_gpu(1, a, &l, false, &log, &e),
+			 GF_EINVAL);
+	assert_non_null(strstr(e.msg, "for a a100-80gb, the GPU is a "
+				      "h100-80gb"));
+	gf_buf_release(&log);
+}
+
 /* The target on its own: exact counts, busy kept, idle kept when they
  * can be, and why not when not. */
 static void test_reach(void **state)
@@ -1783,6 +2120,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_apply_every_valid_config_on_idle_gpu),
 		cmocka_unit_test(test_apply_around_busy_instances),
 		cmocka_unit_test(test_apply_reconfigures_idle_gpu),
+		cmocka_unit_test(test_state_read),
+		cmocka_unit_test(test_state_mig_devices),
+		cmocka_unit_test(test_state_bad_gpu),
+		cmocka_unit_test(test_apply_gpu_layout),
+		cmocka_unit_test(test_apply_gpu_refusals),
 		cmocka_unit_test(test_fake_nvml_places_like_the_driver),
 		cmocka_unit_test(test_golden_plans_by_hand),
 		cmocka_unit_test(test_golden_issue_plans_by_hand),

@@ -25,6 +25,13 @@
  * objective makes the relaxation weak and GLPK slow.  Patterns are
  * limited to demanded profiles and what the GPUs hold now, which keeps
  * each group to at most a few hundred columns.
+ *
+ * Options for a running fleet (gf_mig_propose): a demand limited to one
+ * model has y[d][m] fixed at 0 on the others, and the supply rows are per
+ * profile name and model, so demands that name one profile share its
+ * instances; a demand may have a lower bound (serve at least what it is
+ * served now); and the fewest GPUs changed may come before the fewest
+ * used.
  */
 #include <glpk.h>
 #include <math.h>
@@ -83,6 +90,14 @@ static void counts_of(const struct gf_mig_layout *l, int8_t *c)
 		c[l->inst[i].profile]++;
 }
 
+/* May demand k be served by GPUs of model m (opts.demand_model)? */
+static bool demand_on(const struct gf_mig_plan_opts *o, int k,
+		      const struct gf_mig_model *m)
+{
+	return !o || !o->demand_model || !o->demand_model[k] ||
+	       o->demand_model[k] == m;
+}
+
 static int add_pattern(struct group *g, const int8_t *counts)
 {
 	for (int i = 0; i < g->npat; i++)
@@ -129,12 +144,13 @@ static int collect_layout(const struct gf_mig_layout *l, void *arg)
 }
 
 static void build_patterns(struct group *g, const struct gf_mig_gpu *gpus,
-			   const struct gf_mig_demand *d, int nd)
+			   const struct gf_mig_demand *d, int nd,
+			   const struct gf_mig_plan_opts *o)
 {
 	bool useful[GF_MIG_MAX_PROFILES] = { false };
 	for (int k = 0; k < nd; k++) {
 		int p = gf_mig_profile_find(g->m, d[k].profile);
-		if (p >= 0 && d[k].count > 0)
+		if (p >= 0 && d[k].count > 0 && demand_on(o, k, g->m))
 			useful[p] = true;
 	}
 	int8_t zero[GF_MIG_MAX_PROFILES] = { 0 };
@@ -152,13 +168,14 @@ static void build_patterns(struct group *g, const struct gf_mig_gpu *gpus,
 }
 
 static int find_demand_mem(const struct group *g, int ng,
-			   const struct gf_mig_demand *d, int *mem_max)
+			   const struct gf_mig_demand *d,
+			   const struct gf_mig_model *only, int *mem_max)
 {
 	int found = 0;
 	*mem_max = 0;
 	for (int i = 0; i < ng; i++) {
 		int p = gf_mig_profile_find(g[i].m, d->profile);
-		if (p < 0)
+		if (p < 0 || (only && g[i].m != only))
 			continue;
 		found = 1;
 		if (g[i].m->profiles[p].mem > *mem_max)
@@ -403,13 +420,14 @@ static int fill_cb(const struct gf_mig_layout *l, void *arg)
 /* --fill: each used GPU's free room takes more demanded instances. */
 static void fill_gpu(const struct gf_mig_gpu *gpu,
 		     const struct gf_mig_demand *d, int nd,
+		     const struct gf_mig_plan_opts *o,
 		     struct gf_mig_gpu_plan *out)
 {
 	const struct gf_mig_model *m = gpu->model;
 	bool useful[GF_MIG_MAX_PROFILES] = { false };
 	for (int k = 0; k < nd; k++) {
 		int pi = gf_mig_profile_find(m, d[k].profile);
-		if (pi >= 0 && d[k].count > 0)
+		if (pi >= 0 && d[k].count > 0 && demand_on(o, k, m))
 			useful[pi] = true;
 	}
 	struct fill_state st = { m, &out->layout, useful, out->layout, 0, 0 };
@@ -486,7 +504,16 @@ static int check_demands(struct planner *P, struct gf_err *e)
 			return gf_err_set(e, GF_EINVAL,
 					  "demand '%s': negative count",
 					  d->profile);
-		if (!find_demand_mem(P->g, P->ng, d, &P->dmem[k])) {
+		int lo = P->o && P->o->demand_min ? P->o->demand_min[k] : 0;
+		if (lo < 0 || lo > d->count)
+			return gf_err_set(e, GF_EINVAL,
+					  "demand '%s': at least %d of %d to "
+					  "serve",
+					  d->profile, lo, d->count);
+		const struct gf_mig_model *only =
+			P->o && P->o->demand_model ? P->o->demand_model[k]
+						   : NULL;
+		if (!find_demand_mem(P->g, P->ng, d, only, &P->dmem[k])) {
 			const struct gf_mig_model *fm[32];
 			int nfm = fleet_models(P->g, P->ng, fm);
 			char list[200] = "";
@@ -497,8 +524,9 @@ static int check_demands(struct planner *P, struct gf_err *e)
 					m ? ", " : "", fm[m]->id);
 			return gf_err_set(e, GF_EINVAL,
 					  "no GPU of this fleet has profile "
-					  "'%s' (models: %s)",
-					  d->profile, list);
+					  "'%s'%s%s (models: %s)",
+					  d->profile, only ? " on a " : "",
+					  only ? only->id : "", list);
 		}
 		P->p->units[k] = gf_mig_profile_units(d->profile);
 	}
@@ -533,7 +561,8 @@ static void add_columns(struct planner *P)
 						     P->d[k].profile);
 			glp_set_col_kind(lp, col, GLP_IV);
 			/* GLPK wants GLP_FX, not GLP_DB, for equal bounds */
-			bool open = pi >= 0 && P->d[k].count > 0;
+			bool open = pi >= 0 && P->d[k].count > 0 &&
+				    demand_on(P->o, k, P->models[m]);
 			glp_set_col_bnds(lp, col, open ? GLP_DB : GLP_FX, 0,
 					 open ? P->d[k].count : 0);
 		}
@@ -549,39 +578,67 @@ static void add_columns(struct planner *P)
 		}
 }
 
+/* The first demand that names the same profile as demand k. */
+static int first_of_name(const struct planner *P, int k)
+{
+	int j = 0;
+	while (strcmp(P->d[j].profile, P->d[k].profile) != 0)
+		j++;
+	return j;
+}
+
+/* Row `row`: the instances of demand k's profile served on model m, by
+ * every demand that names it, are at most the chosen patterns hold. */
+static void supply_row(struct planner *P, int k, int m, int row)
+{
+	const struct group *g = P->g;
+	glp_set_row_bnds(P->lp.p, row, GLP_UP, 0, 0);
+	for (int j = k; j < P->nd; j++)
+		if (first_of_name(P, j) == k)
+			nz(&P->lp, row, P->ycol0 + j * P->nm + m, 1.0);
+	for (int i = 0; i < P->ng; i++) {
+		if (g[i].m != P->models[m])
+			continue;
+		int pi = gf_mig_profile_find(g[i].m, P->d[k].profile);
+		if (pi < 0)
+			continue;
+		for (int c = 0; c < g[i].npat; c++)
+			if (g[i].pat[c].counts[pi])
+				nz(&P->lp, row, g[i].col0 + c,
+				   -(double)g[i].pat[c].counts[pi]);
+	}
+}
+
 /* Rows: each group's GPUs take one pattern each; y bounded by the
- * supply of the chosen patterns (per model) and by the demand; z <= x. */
+ * supply of the chosen patterns (per profile name and model, shared by
+ * the demands that name it) and by the demand; z <= x. */
 static void add_supply_rows(struct planner *P)
 {
 	struct group *g = P->g;
-	int nm = P->nm;
-	int row = glp_add_rows(P->lp.p, P->ng + P->nd * nm + P->nd);
+	int nm = P->nm, nnames = 0;
+	for (int k = 0; k < P->nd; k++)
+		nnames += first_of_name(P, k) == k;
+	int row = glp_add_rows(P->lp.p, P->ng + nnames * nm + P->nd);
 	for (int i = 0; i < P->ng; i++, row++) {
 		glp_set_row_bnds(P->lp.p, row, GLP_FX, g[i].n, g[i].n);
 		for (int c = 0; c < g[i].npat; c++)
 			nz(&P->lp, row, g[i].col0 + c, 1.0);
 	}
-	for (int k = 0; k < P->nd; k++)
-		for (int m = 0; m < nm; m++, row++) {
-			glp_set_row_bnds(P->lp.p, row, GLP_UP, 0, 0);
-			nz(&P->lp, row, P->ycol0 + k * nm + m, 1.0);
-			for (int i = 0; i < P->ng; i++) {
-				if (g[i].m != P->models[m])
-					continue;
-				int pi = gf_mig_profile_find(g[i].m,
-							     P->d[k].profile);
-				if (pi < 0)
-					continue;
-				for (int c = 0; c < g[i].npat; c++)
-					if (g[i].pat[c].counts[pi])
-						nz(&P->lp, row, g[i].col0 + c,
-						   -(double)g[i]
-							    .pat[c]
-							    .counts[pi]);
-			}
-		}
+	for (int k = 0; k < P->nd; k++) {
+		if (first_of_name(P, k) != k)
+			continue; /* its name's rows are the first's */
+		for (int m = 0; m < nm; m++, row++)
+			supply_row(P, k, m, row);
+	}
 	for (int k = 0; k < P->nd; k++, row++) {
-		glp_set_row_bnds(P->lp.p, row, GLP_UP, 0, P->d[k].count);
+		int lo = P->o && P->o->demand_min ? P->o->demand_min[k] : 0;
+		int hi = P->d[k].count;
+		/* GLPK wants GLP_FX, not GLP_DB, for equal bounds */
+		glp_set_row_bnds(P->lp.p, row,
+				 lo == hi ? GLP_FX
+				 : lo > 0 ? GLP_DB
+					  : GLP_UP,
+				 lo, hi);
 		for (int m = 0; m < nm; m++)
 			nz(&P->lp, row, P->ycol0 + k * nm + m, 1.0);
 	}
@@ -634,22 +691,30 @@ static void add_surplus_rows(struct planner *P)
 		}
 }
 
-/* Stage 0: max served units; 1: min GPUs used; 2: max GPUs kept. */
-static void set_objective(struct planner *P, int stage)
+/* The objectives, indexes of proved[] and stage_ms[]. */
+enum { OBJ_SERVED, OBJ_GPUS, OBJ_KEPT };
+
+/* The order they are solved in: the GPUs used before the GPUs kept, or,
+ * with opts.fewest_changes, after. */
+static const int obj_order[2][3] = { { OBJ_SERVED, OBJ_GPUS, OBJ_KEPT },
+				     { OBJ_SERVED, OBJ_KEPT, OBJ_GPUS } };
+
+/* Max served units; min GPUs used; max GPUs kept as they are. */
+static void set_objective(struct planner *P, int obj)
 {
 	glp_prob *lp = P->lp.p;
 	struct group *g = P->g;
 	for (int c = 1, n = glp_get_num_cols(lp); c <= n; c++)
 		glp_set_obj_coef(lp, c, 0);
-	glp_set_obj_dir(lp, stage == 1 ? GLP_MIN : GLP_MAX);
+	glp_set_obj_dir(lp, obj == OBJ_GPUS ? GLP_MIN : GLP_MAX);
 	for (int i = 0; i < P->ng; i++)
 		for (int c = 0; c < g[i].npat; c++) {
-			if (stage == 1 && g[i].pat[c].ninst > 0)
+			if (obj == OBJ_GPUS && g[i].pat[c].ninst > 0)
 				glp_set_obj_coef(lp, g[i].col0 + c, 1);
-			if (stage == 2 && g[i].pat[c].zcol)
+			if (obj == OBJ_KEPT && g[i].pat[c].zcol)
 				glp_set_obj_coef(lp, g[i].pat[c].zcol, 1);
 		}
-	if (stage != 0)
+	if (obj != OBJ_SERVED)
 		return;
 	for (int k = 0; k < P->nd; k++)
 		for (int m = 0; m < P->nm; m++)
@@ -659,8 +724,8 @@ static void set_objective(struct planner *P, int stage)
 						 P->p->units[k]);
 }
 
-/* Keep a stage's optimum as a constraint for the next ones. */
-static void fix_stage(struct planner *P, int stage, double best)
+/* Keep an objective's optimum as a constraint for the next ones. */
+static void fix_stage(struct planner *P, int obj, double best)
 {
 	glp_prob *lp = P->lp.p;
 	int ntot = glp_get_num_cols(lp), n = 0;
@@ -676,7 +741,7 @@ static void fix_stage(struct planner *P, int stage, double best)
 	if (n > 0) {
 		int r = glp_add_rows(lp, 1);
 		glp_set_mat_row(lp, r, n, idx, coef);
-		if (stage == 0) /* served >= the best */
+		if (obj != OBJ_GPUS) /* served or kept >= the best */
 			glp_set_row_bnds(lp, r, GLP_LO, best - 0.5, 0);
 		else /* GPUs used <= the fewest */
 			glp_set_row_bnds(lp, r, GLP_UP, 0, best + 0.5);
@@ -699,10 +764,12 @@ static int solve(struct planner *P, struct gf_err *e)
 	P->sol = gf_calloc((size_t)ntot + 1, sizeof(double));
 	bool have = false;
 	p->optimal = true;
+	const int *order = obj_order[P->o && P->o->fewest_changes];
 	for (int stage = 0; stage < 3; stage++) {
+		int obj = order[stage];
 		double ts = now_ms(P->o);
-		set_objective(P, stage);
-		struct cb_state cb = { stage != 1, false, 0, false };
+		set_objective(P, obj);
+		struct cb_state cb = { obj != OBJ_GPUS, false, 0, false };
 		glp_iocp io;
 		glp_init_iocp(&io);
 		io.msg_lev = GLP_MSG_OFF;
@@ -713,7 +780,7 @@ static int solve(struct planner *P, struct gf_err *e)
 		io.tm_lim = stage == 0 ? 4000 : 2500;
 		int sr = glp_intopt(lp, &io);
 		int st = glp_mip_status(lp);
-		p->stage_ms[stage] = now_ms(P->o) - ts;
+		p->stage_ms[obj] = now_ms(P->o) - ts;
 		if (sr == GLP_ESTOP && cb.proved && st == GLP_FEAS)
 			st = GLP_OPT, sr = 0; /* stopped on a proof */
 		if ((sr != 0 && sr != GLP_ETMLIM) ||
@@ -729,8 +796,8 @@ static int solve(struct planner *P, struct gf_err *e)
 		}
 		if (st != GLP_OPT)
 			p->optimal = false;
-		p->proved[stage] = st == GLP_OPT;
-		if (stage == 1)
+		p->proved[obj] = st == GLP_OPT;
+		if (obj == OBJ_GPUS)
 			p->bound_gpus = st == GLP_OPT	? glp_mip_obj_val(lp)
 					: cb.have_bound ? ceil(cb.bound - 1e-6)
 							: 0;
@@ -738,7 +805,7 @@ static int solve(struct planner *P, struct gf_err *e)
 			P->sol[c] = glp_mip_col_val(lp, c);
 		have = true;
 		if (stage < 2)
-			fix_stage(P, stage, glp_mip_obj_val(lp));
+			fix_stage(P, obj, glp_mip_obj_val(lp));
 	}
 	return 0;
 }
@@ -801,38 +868,59 @@ static long supply_of(const struct planner *P, const struct gf_mig_model *m,
 	return n;
 }
 
-/* Totals, from the layouts themselves: per demand, the instances of that
- * name on each model, the larger ones counted first (for served_slices;
- * served instances and units do not depend on it). */
+/* Demand j takes what it can of supply[] (instances of its profile per
+ * model), the larger ones first, on the models it may use. */
+static void take_supply(struct planner *P, int j, long *supply)
+{
+	struct gf_mig_plan *p = P->p;
+	long want = P->d[j].count;
+	while (want > 0) {
+		int bm = -1, bmem = -1;
+		for (int m = 0; m < P->nm; m++) {
+			int pi = gf_mig_profile_find(P->models[m],
+						     P->d[j].profile);
+			if (pi >= 0 && supply[m] > 0 &&
+			    demand_on(P->o, j, P->models[m]) &&
+			    P->models[m]->profiles[pi].mem > bmem) {
+				bm = m;
+				bmem = P->models[m]->profiles[pi].mem;
+			}
+		}
+		if (bm < 0)
+			break;
+		long take = supply[bm] < want ? supply[bm] : want;
+		p->served[j] += (int)take;
+		p->served_slices += take * bmem;
+		want -= take;
+		supply[bm] -= take;
+	}
+}
+
+/* Totals, from the layouts themselves: per profile name, the instances
+ * of that name on each model, shared by the demands that name it: those
+ * limited to one model first, then the others, the larger instances
+ * first (for served_slices; served instances and units do not depend on
+ * it). */
 static void count_served(struct planner *P)
 {
 	struct gf_mig_plan *p = P->p;
 	p->ndemands = P->nd;
 	for (int k = 0; k < P->nd; k++) {
-		const char *name = P->d[k].profile;
+		if (first_of_name(P, k) != k)
+			continue;
 		long supply[32] = { 0 };
 		for (int m = 0; m < P->nm; m++)
-			supply[m] = supply_of(P, P->models[m], name);
-		long want = P->d[k].count;
-		for (int pass = 0; pass < P->nm && want > 0; pass++) {
-			int bm = -1, bmem = -1;
-			for (int m = 0; m < P->nm; m++) {
-				int pi =
-					gf_mig_profile_find(P->models[m], name);
-				if (pi >= 0 && supply[m] > 0 &&
-				    P->models[m]->profiles[pi].mem > bmem) {
-					bm = m;
-					bmem = P->models[m]->profiles[pi].mem;
-				}
+			supply[m] = supply_of(P, P->models[m], P->d[k].profile);
+		for (int pass = 0; pass < 2; pass++)
+			for (int j = k; j < P->nd; j++) {
+				bool limited = P->o && P->o->demand_model &&
+					       P->o->demand_model[j];
+				if (first_of_name(P, j) == k &&
+				    limited == (pass == 0))
+					take_supply(P, j, supply);
 			}
-			if (bm < 0)
-				break;
-			long take = supply[bm] < want ? supply[bm] : want;
-			p->served[k] += (int)take;
-			p->served_slices += take * bmem;
-			want -= take;
-			supply[bm] = 0;
-		}
+	}
+	for (int k = 0; k < P->nd; k++) {
 		p->unserved[k] = P->d[k].count - p->served[k];
 		p->served_units += (long)p->served[k] * p->units[k];
 		p->demand_units += (long)P->d[k].count * p->units[k];
@@ -850,25 +938,28 @@ static void fill_used(struct planner *P)
 		struct gf_mig_gpu_plan *gp = &p->gpus[i];
 		if (!gp->used)
 			continue;
-		fill_gpu(&P->gpus[i], P->d, P->nd, gp);
+		fill_gpu(&P->gpus[i], P->d, P->nd, P->o, gp);
 		for (int j = 0; j < gp->nfill; j++) {
+			const struct gf_mig_model *m = P->gpus[i].model;
 			const char *name =
-				P->gpus[i]
-					.model->profiles[gp->fill[j].profile]
-					.name;
-			for (int k = 0; k < P->nd; k++) {
-				if (strcmp(name, P->d[k].profile))
-					continue;
-				/* only a plan cut short by its time limit
-				 * leaves room for the demand */
-				if (p->unserved[k] > 0) {
-					p->unserved[k]--;
-					p->served[k]++;
-					p->served_units += p->units[k];
-				} else {
-					p->filled[k]++;
-				}
-				break;
+				m->profiles[gp->fill[j].profile].name;
+			int kk = -1; /* the demand it counts for */
+			for (int k = 0; k < P->nd; k++)
+				if (!strcmp(name, P->d[k].profile) &&
+				    demand_on(P->o, k, m) &&
+				    (kk < 0 || (p->unserved[kk] == 0 &&
+						p->unserved[k] > 0)))
+					kk = k;
+			if (kk < 0)
+				continue;
+			/* only a plan cut short by its time limit leaves
+			 * room for the demand */
+			if (p->unserved[kk] > 0) {
+				p->unserved[kk]--;
+				p->served[kk]++;
+				p->served_units += p->units[kk];
+			} else {
+				p->filled[kk]++;
 			}
 		}
 	}
@@ -887,7 +978,7 @@ static void build_program(struct planner *P)
 	P->p->ncols = glp_get_num_cols(P->lp.p);
 	P->p->nrows = glp_get_num_rows(P->lp.p);
 	/* the LP relaxation of served units: an upper bound */
-	set_objective(P, 0);
+	set_objective(P, OBJ_SERVED);
 	glp_smcp sm;
 	glp_init_smcp(&sm);
 	sm.msg_lev = GLP_MSG_OFF;
@@ -914,7 +1005,7 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 	if (rc)
 		goto out;
 	for (int i = 0; i < P.ng; i++) {
-		build_patterns(&P.g[i], gpus, d, nd);
+		build_patterns(&P.g[i], gpus, d, nd, o);
 		p->npatterns += P.g[i].npat;
 	}
 	p->ngroups = P.ng;
