@@ -33,6 +33,7 @@ room() {
 	sim/* | */sim/*) echo sim ;;
 	server/* | */server/*) echo server ;;
 	store/* | */store/*) echo store ;;
+	nodeproto/* | */nodeproto/*) echo nodeproto ;;
 	controller/* | */controller/*) echo controller ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
@@ -53,8 +54,9 @@ allowed() {
 	sim) echo "util node place migcore" ;;
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;
-	controller) echo "util node place migcore jobs topo mig telemetry sim server store" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller" ;;
+	nodeproto) echo "util node place migcore jobs" ;;
+	controller) echo "util node place migcore jobs topo mig telemetry sim server store nodeproto" ;;
+	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller nodeproto" ;;
 	esac
 }
 
