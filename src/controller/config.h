@@ -113,6 +113,14 @@ int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 			 struct gf_err *e);
 void gf_serve_config_release(struct gf_serve_config *cfg);
 
+/*
+ * What the config's blocks: and labels: entries give node `name` (a node
+ * that joins): its block replaced, its labels added to the agent's (the
+ * config's value of a label replaces the agent's).
+ */
+void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
+			  char *block, size_t bsize, char *labels, size_t lsize);
+
 /* How long before requeue_after an agent's jobs are already stopped */
 #define GF_SERVE_FENCE_MARGIN_MS 5000
 /*
