@@ -66,7 +66,7 @@ LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
-	src/store/*.c src/controller/*.c)
+	src/store/*.c src/controller/*.c src/worker/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
@@ -180,3 +180,55 @@ clean:
 
 .PHONY: tests-build
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# make install: the binary, the systemd units of the agent and the
+# controller (generated from dist/systemd/*.in) and the example
+# environment files of dist/default/, which are installed only where
+# absent and removed by uninstall only while unchanged (docs/install.md).
+#   make && sudo make install                       under /usr/local
+#   make install PREFIX=/usr DESTDIR=/tmp/pkg       a package's tree
+# SYSCONFDIR is /etc for PREFIX=/usr, else $(PREFIX)/etc.  Install never
+# builds into another tree: it takes $(B)/gpufleet (make -o $(B)/gpufleet
+# install takes it as it is).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL ?= install
+INSTALL_UNITS = gpufleet-agent.service gpufleet-serve.service
+INSTALL_ENVS = gpufleet-agent gpufleet-serve
+INSTALL_SED = sed -e 's|@BINDIR@|$(BINDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+.PHONY: install uninstall
+install: $(B)/gpufleet
+	$(Q)$(INSTALL) -d -m 0755 "$(DESTDIR)$(BINDIR)" \
+		"$(DESTDIR)$(SYSTEMDUNITDIR)" "$(DESTDIR)$(SYSCONFDIR)/default"
+	@echo "  INSTALL $(DESTDIR)$(BINDIR)/gpufleet"
+	$(Q)$(INSTALL) -m 0755 $(B)/gpufleet "$(DESTDIR)$(BINDIR)/gpufleet"
+	$(Q)for u in $(INSTALL_UNITS); do \
+		f="$(DESTDIR)$(SYSTEMDUNITDIR)/$$u"; \
+		echo "  INSTALL $$f"; \
+		$(INSTALL_SED) dist/systemd/$$u.in >"$$f.tmp" && \
+		chmod 0644 "$$f.tmp" && mv -f "$$f.tmp" "$$f" || exit 1; \
+	done
+	$(Q)for e in $(INSTALL_ENVS); do \
+		f="$(DESTDIR)$(SYSCONFDIR)/default/$$e"; \
+		if [ -e "$$f" ]; then echo "  KEEP    $$f (exists)"; continue; fi; \
+		echo "  INSTALL $$f"; \
+		$(INSTALL_SED) dist/default/$$e >"$$f.tmp" && \
+		chmod 0644 "$$f.tmp" && mv -f "$$f.tmp" "$$f" || exit 1; \
+	done
+
+uninstall:
+	$(Q)for f in "$(DESTDIR)$(BINDIR)/gpufleet" \
+		$(INSTALL_UNITS:%="$(DESTDIR)$(SYSTEMDUNITDIR)/%"); do \
+		[ -e "$$f" ] || continue; echo "  RM      $$f"; rm -f "$$f"; \
+	done
+	$(Q)for e in $(INSTALL_ENVS); do \
+		f="$(DESTDIR)$(SYSCONFDIR)/default/$$e"; \
+		[ -e "$$f" ] || continue; \
+		if $(INSTALL_SED) dist/default/$$e | cmp -s - "$$f"; then \
+			echo "  RM      $$f"; rm -f "$$f"; \
+		else echo "  KEEP    $$f (edited)"; fi; \
+	done

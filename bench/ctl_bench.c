@@ -26,6 +26,15 @@
  *                                  jobs on a full cluster: prod jobs
  *                                  preempt batch ones (about 160
  *                                  preemptions), the rest wait (ms)
+ *   ctl.node_add.5000_nodes        a controller whose agents register
+ *                                  one by one: 5,000 nodes of 8 GPUs
+ *                                  (the same mix, 20 blocks) join an
+ *                                  empty core (gf_ctl_node_add, then
+ *                                  gf_ctl_node_ready), each followed by
+ *                                  one job added and a scheduling pass
+ *                                  (a small queue: 32 jobs wait for l40s
+ *                                  nodes that never come, looked at
+ *                                  again at each add); the whole (s)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +42,9 @@
 #include <time.h>
 
 #include <gpufleet/ctl.h>
+#include <gpufleet/frag.h>
 #include <gpufleet/rng.h>
+#include <gpufleet/sched.h>
 
 #include "util/mem.h"
 
@@ -46,7 +57,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static struct gf_ctl *make_ctl(int n)
+static struct gf_ctl_config *make_cfg(int n)
 {
 	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
 	cfg->policy = GF_POLICY_FGD;
@@ -65,6 +76,12 @@ static struct gf_ctl *make_ctl(int n)
 	for (int b = 0; b < cfg->nblocks; b++)
 		snprintf(cfg->blocks[b], GF_NODE_NAME_MAX, "b%d", b);
 	cfg->seed = 42;
+	return cfg;
+}
+
+static struct gf_ctl *make_ctl(int n)
+{
+	struct gf_ctl_config *cfg = make_cfg(n);
 	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
 	gf_cluster_init(c);
 	int h100 = gf_cluster_model(c, "h100-80gb");
@@ -220,6 +237,105 @@ static void bench_admit(struct gf_ctl *ctl, struct gf_rng *r)
 	gf_free(shapes);
 }
 
+/* What rebuilding the engine at each add would cost instead: a new
+ * engine over k nodes and the running work committed again (here one
+ * 1-GPU placement per node, as the run above ends with), summed over k =
+ * 1..n: about n/2 times the cost at n nodes. */
+static double rebuild_estimate(int n)
+{
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	int m = gf_cluster_model(&c, "h100-80gb");
+	for (int i = 0; i < n; i++)
+		gf_cluster_add(&c, "n", 128000, 1 << 20, 8, m);
+	struct gf_req mix[3] = {
+		{ .cpu = 8000, .ngpus = 1, .gpu_milli = 1000 },
+		{ .cpu = 4000, .ngpus = 1, .gpu_milli = 500 },
+		{ .cpu = 32000, .ngpus = 4, .gpu_milli = 1000 }
+	};
+	struct gf_typical *typ;
+	int nt = gf_typical_build(mix, 3, 1.0, &typ);
+	struct gf_sched *s;
+	double t0 = now_s();
+	gf_sched_new(&c, GF_POLICY_FGD, typ, nt, 16, 1, &s);
+	struct gf_req one_gpu = mix[0];
+	for (int i = 0; i < n; i++) {
+		struct gf_placement p = { .node = i, .ngpus = 1 };
+		gf_sched_commit(s, &one_gpu, &p);
+	}
+	double one = now_s() - t0;
+	gf_sched_free(s);
+	free(typ);
+	gf_cluster_release(&c);
+	printf("# rebuilding instead: a new engine over %d nodes with its "
+	       "running work committed again takes %.2f ms; at each add, "
+	       "about %.1f s over %d adds (O(n^2))\n",
+	       n, one * 1000, one * (n + 1) / 2, n);
+	return one;
+}
+
+/* Agents registering one by one: n nodes join an empty core, each
+ * followed by one job and a pass. */
+static void bench_node_add(int n)
+{
+	struct gf_ctl_config *cfg = make_cfg(n);
+	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	struct gf_ctl *ctl;
+	struct gf_err e;
+	if (gf_ctl_new(cfg, c, NULL, &ctl, &e)) {
+		fprintf(stderr, "ctl_bench: %s\n", e.msg);
+		exit(1);
+	}
+	gf_free(cfg);
+	struct gf_rng r;
+	gf_rng_seed(&r, 3);
+	for (int k = 0; k < 32; k++) { /* waiting for nodes that never come */
+		struct gf_job *j = random_job(&r);
+		j->spec.gpus = 1;
+		j->spec.gpu_milli = 0;
+		snprintf(j->spec.gpu_model, sizeof(j->spec.gpu_model), "l40s");
+		gf_ctl_add(ctl, j, &e);
+	}
+	struct gf_ctl_node_spec sp = { .cpu_milli = 128000,
+				       .memory_mib = 1 << 20,
+				       .ngpus = 8 };
+	double t_add = 0, t_pass = 0, t0 = now_s();
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "agent-%05d", i);
+		snprintf(sp.gpu_model, sizeof(sp.gpu_model), "%s",
+			 i % 10 < 7 ? "h100-80gb" : "a100-80gb");
+		snprintf(sp.block, sizeof(sp.block), "b%d", i / 250);
+		snprintf(sp.labels, sizeof(sp.labels), "zone=%c",
+			 i % 2 ? 'a' : 'b');
+		int64_t now = 1000 + (int64_t)i;
+		double ta = now_s();
+		int k = gf_ctl_node_add(ctl, name, &sp, now, NULL, &e);
+		if (k < 0 ||
+		    gf_ctl_node_ready(ctl, k, true, NULL, now, NULL, &e)) {
+			fprintf(stderr, "ctl_bench: node add: %s\n", e.msg);
+			exit(1);
+		}
+		double tp = now_s();
+		t_add += tp - ta;
+		if (gf_ctl_add(ctl, random_job(&r), &e)) {
+			fprintf(stderr, "ctl_bench: add: %s\n", e.msg);
+			exit(1);
+		}
+		gf_ctl_schedule(ctl, now, NULL);
+		t_pass += now_s() - tp;
+	}
+	double total = now_s() - t0;
+	report(ctl);
+	printf("# %d nodes added one by one: %.3f s adding (%.1f us each), "
+	       "%.3f s in jobs and passes\n",
+	       n, t_add, t_add / n * 1e6, t_pass);
+	printf("BENCH ctl.node_add.5000_nodes %.2f s\n", total);
+	gf_ctl_free(ctl);
+	rebuild_estimate(n);
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10000;
@@ -252,5 +368,7 @@ int main(int argc, char **argv)
 	printf("BENCH ctl.schedule.full_queue_pass_ms %.1f ms\n", ms_full);
 	bench_admit(ctl, &r);
 	gf_ctl_free(ctl);
+	seq = 0;
+	bench_node_add(5000);
 	return 0;
 }

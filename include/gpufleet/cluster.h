@@ -4,7 +4,9 @@
  *
  * Kept apart from node.h (one machine's topology, ~100 KiB) because the
  * scheduler and the simulator hold ten thousand of these: a gf_cnode is
- * 120 bytes, the fields every scan reads in its first 40.  GPU models are small
+ * 120 bytes, the fields every scan reads in its first 40 (a held GPU's
+ * withheld share lives beside it, in the cluster: 32 bytes more per node
+ * cost the engine 6 % of its churn speed).  GPU models are small
  * integers into the cluster's model table (trace codes like "G2" or catalog
  * ids); a request's allowed models are a bit mask over that table.
  *
@@ -24,6 +26,13 @@
 #define GF_NODE_NAME_MAX  48
 #define GF_MAX_CNODES	  1000000
 
+/* gf_cnode.flags */
+enum gf_cnode_flags {
+	/* the engine gives it nothing new (its node is not ready): the
+	 * filter never sees it; what runs there stays and may leave */
+	GF_CNODE_CORDONED = 1 << 0,
+};
+
 struct gf_cnode {
 	/* read by the filter and the select step for every candidate:
 	 * first, together in one cache line */
@@ -38,9 +47,11 @@ struct gf_cnode {
 	uint8_t nfree;	  /* GPUs with 1000 free */
 	uint8_t model;
 	uint8_t ngpus;
+	uint8_t flags; /* enum gf_cnode_flags */
 	uint16_t topo; /* index into the cluster's GPU topologies; 0: none */
 	uint16_t gpu_pods;
-	uint32_t tags; /* GpuClustering: kinds of GPU pods present */
+	uint16_t held_gpus; /* GPUs held out (bit g): their gpu_left is 0 */
+	uint32_t tags;	    /* GpuClustering: kinds of GPU pods present */
 	int16_t gpu_left[GF_CNODE_MAX_GPUS]; /* milli free per GPU */
 	/* read when a node is chosen or changes */
 	int64_t mem_cap;
@@ -60,6 +71,10 @@ struct gf_cluster {
 	char models[GF_MAX_MODELS][GF_MODEL_NAME_MAX];
 	int nmodels;
 	int64_t gpu_milli_total;
+	/* per node, a held GPU's free share, withheld from its gpu_left
+	 * (0 when not held): what a disabled GPU or one in MIG mode would
+	 * have free (gf_cluster_hold) */
+	int16_t (*held)[GF_CNODE_MAX_GPUS];
 	/* GPU topologies nodes point at (gf_cnode.topo = index + 1); owned,
 	 * shared between nodes of one shape */
 	struct gf_gpu_topo *topos;
@@ -83,13 +98,23 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 
 /*
  * Give node i the GPU topology t (copied; nodes of one shape share one
- * entry).  GF_EINVAL when t's GPU count is not the node's.
+ * entry), or none for t NULL.  GF_EINVAL when t's GPU count is not the
+ * node's; GF_ETOOBIG past 65,534 distinct topologies.
  */
 int gf_cluster_set_topo(struct gf_cluster *c, int i,
 			const struct gf_gpu_topo *t);
 
-/* Free every node (keep nodes and ranks). */
+/* Free every node (keep nodes and ranks; holds and cordons cleared). */
 void gf_cluster_reset(struct gf_cluster *c);
+
+/*
+ * Give node i a new shape, empty: capacity, GPUs and model as
+ * gf_cluster_add takes them; its name, rank and flags stay, its holds
+ * and GPU topology go.  The caller has emptied it (the engine's
+ * gf_sched_reshape checks).  GF_EINVAL as gf_cluster_add.
+ */
+int gf_cluster_reshape(struct gf_cluster *c, int i, int32_t cpu, int64_t mem,
+		       int ngpus, int model);
 
 /* Sum of free GPU milli on a node (the "L" of the FGD paper). */
 static inline int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
@@ -99,6 +124,26 @@ static inline int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
 
 /* Recompute idle, max_left and nfree after gpu_left was edited directly. */
 void gf_cnode_sync(struct gf_cnode *n);
+
+/* GPU g of node i: its free share, held or not. */
+static inline int gf_cluster_gpu_free(const struct gf_cluster *c, int i, int g)
+{
+	return (c->nodes[i].held_gpus >> g & 1) ? c->held[i][g]
+						: c->nodes[i].gpu_left[g];
+}
+
+/* The free share withheld on node i's held GPUs. */
+int32_t gf_cluster_held(const struct gf_cluster *c, int i);
+
+/*
+ * Hold GPU g of node i (g < ngpus) out of placement, or give it back: a
+ * held GPU's free share moves to held[i][g] and its gpu_left reads 0, so
+ * the filter, every policy, the buckets and fragmentation treat it as
+ * taken; work placed on it before stays, and leaving gives its share
+ * back to held[i][g] (gf_cluster_give); giving the GPU back returns it to
+ * gpu_left.  Holding a held GPU (or freeing a free one) changes nothing.
+ */
+void gf_cluster_hold(struct gf_cluster *c, int i, int g, bool hold);
 
 /* Number of GPUs with at least `milli` free. */
 int gf_cnode_gpus_with(const struct gf_cnode *n, int milli);
@@ -121,18 +166,28 @@ static inline bool gf_cnode_fits(const struct gf_cnode *n,
 
 /*
  * Apply a placement: take r's CPU, memory and r->gpu_milli from each GPU
- * in gpus[0..r->ngpus).  The caller has checked that it fits.
+ * in gpus[0..r->ngpus).  The caller has checked that it fits.  On a held
+ * GPU the share is taken from what node i withholds (gf_cluster_take);
+ * gf_cnode_take, for copies of a node, leaves a held GPU at 0.
  */
+void gf_cluster_take(struct gf_cluster *c, int i, const struct gf_req *r,
+		     const int *gpus);
 void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus);
 
 /*
- * Undo gf_cnode_take(n, r, gpus): give r's CPU, memory and shares back.
- * The caller guarantees the placement is on n (GF_EINVAL otherwise, and n
- * is unchanged: a share would pass 1000, a count would go negative).
+ * Undo a take: give r's CPU, memory and shares back.  The caller
+ * guarantees the placement is on the node (GF_EINVAL otherwise, and the
+ * node is unchanged: a share would pass 1000, a count would go negative).
+ * gf_cluster_give returns a held GPU's share to what node i withholds;
+ * gf_cnode_give, for copies of a node (what-if trials), leaves a held GPU
+ * at 0 (it gives nothing new) and cannot check that GPU's share.
  */
+int gf_cluster_give(struct gf_cluster *c, int i, const struct gf_req *r,
+		    const int *gpus);
 int gf_cnode_give(struct gf_cnode *n, const struct gf_req *r, const int *gpus);
 
-/* Consistency (free <= capacity, GPU shares in 0..1000); 0 or GF_EINVAL. */
+/* Consistency (free <= capacity, GPU shares in 0..1000, a held GPU's
+ * gpu_left 0 and an unheld one's held 0); 0 or GF_EINVAL. */
 int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size);
 
 #endif

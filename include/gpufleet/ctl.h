@@ -6,6 +6,11 @@
  * from the seed.  `gpufleet serve` wraps it with the HTTP API and the
  * store; `gpufleet simulate replay` can drive it on a virtual clock.
  *
+ * Nodes come, change and get sick at run time: gf_ctl_node_add (a node
+ * registered, or registered again), gf_ctl_node_ready (ready, or not:
+ * its jobs requeued, nothing new placed there), gf_ctl_gpu_health (an
+ * unhealthy GPU gets no new work).  A core may start with no node.
+ *
  * Ownership: gf_ctl_new takes the cluster (the engine places on it); jobs
  * given to gf_ctl_add become the core's; pointers it returns are
  * borrowed, valid until the next call that changes the core (a job's own
@@ -42,6 +47,7 @@
 
 #include <gpufleet/cluster.h>
 #include <gpufleet/err.h>
+#include <gpufleet/gpu_topo.h>
 #include <gpufleet/job.h>
 #include <gpufleet/sched.h>
 
@@ -94,6 +100,10 @@ struct gf_ctl_node {
 	int block;			/* index into the blocks; 0 default */
 	struct gf_ctl_mig mig[GF_CTL_MAX_MIG];
 	int nmig;
+	/* the MIG table id of its GPUs (mig.h: "h100-80gb"); "" at
+	 * gf_ctl_new: derived from its GPU model name (a MIG id or alias,
+	 * or a catalog id or name mapped by PCI id); "" read back: none */
+	char mig_model[GF_MODEL_NAME_MAX];
 };
 
 struct gf_ctl_config {
@@ -112,7 +122,7 @@ struct gf_ctl; /* opaque */
 
 /*
  * A core over cluster c, nodes[0..c->n) beside it (copied; NULL: every
- * node in block 0, no labels, no MIG).  c must be on the heap
+ * node in block 0, no labels, no MIG); every node ready.  c must be on the heap
  * (gf_malloc/gf_calloc), its nodes empty: it is taken, and gf_ctl_free
  * releases and frees it; the GPUs holding MIG instances are taken out of
  * the engine's capacity.  GF_EINVAL with e naming the problem (no "batch"
@@ -214,6 +224,11 @@ struct gf_ctl_stats {
 	int64_t gpus_alloc_milli; /* held by jobs (MIG: their fractions) */
 	double frag_milli;	  /* the FGD measure: sum of F over nodes */
 	int mig_total, mig_used;
+	int nodes_ready, nodes_notready;
+	int gpus_unhealthy;
+	/* free GPU that cannot take work now: on unhealthy GPUs (not in
+	 * MIG mode) and on nodes not ready (milli) */
+	int64_t gpus_unavailable_milli;
 };
 void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st);
 /* Per class and team: pending jobs and their GPU demand (milli; a MIG
@@ -229,8 +244,111 @@ const struct gf_ctl_config *gf_ctl_config(const struct gf_ctl *ctl);
 const struct gf_cluster *gf_ctl_cluster(const struct gf_ctl *ctl);
 const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i);
 
-/* Invariants (engine, quotas in use, placements of running jobs, queue):
- * 0 or GF_EINVAL with msg. */
+/* ---- nodes at run time ---- */
+
+/* A node as an agent registers it. */
+struct gf_ctl_node_spec {
+	int32_t cpu_milli;
+	int64_t memory_mib;
+	int ngpus; /* 0..GF_CNODE_MAX_GPUS */
+	/* as the cluster's model table takes it: a catalog id ("h100-sxm",
+	 * "l40s") or a trace code; required with GPUs; matched
+	 * case-insensitively */
+	char gpu_model[GF_MODEL_NAME_MAX];
+	/* the MIG table id of its GPUs when they offer MIG ("h100-80gb",
+	 * mig.h; aliases too); "": derived from gpu_model when it has
+	 * instances (as gf_ctl_new does), else none */
+	char mig_model[GF_MODEL_NAME_MAX];
+	char labels[GF_CTL_LABELS_MAX];	       /* "k=v,k=v" */
+	char block[GF_NODE_NAME_MAX];	       /* "": the default block (0); a
+						  name not known yet: a new block */
+	struct gf_ctl_mig mig[GF_CTL_MAX_MIG]; /* its MIG instances now */
+	int nmig;
+	const struct gf_gpu_topo *topo; /* its GPUs' links (borrowed for
+					   the call); NULL unknown */
+};
+
+/*
+ * Know the node `name` (letters, digits, '.', '_', '-'; < 48 bytes):
+ * returns its index (stable for the core's life), or a negative code.
+ *
+ * A new name is added, empty and not ready ("waiting for its agent"):
+ * nothing is placed on it before gf_ctl_node_ready(true), and running
+ * jobs restored onto it by gf_ctl_add (a controller restart) stay
+ * running there.  Jobs waiting for a node like it ("can never be placed
+ * here: ...") are looked at again.
+ *
+ * A known name is updated:
+ *   same shape (CPU, memory, GPU count, GPU model and MIG model): its
+ *   labels, block, MIG instances and GPU topology change in place;
+ *   running jobs stay (a selector no longer matching does not stop
+ *   them); moved to another block, its single-replica jobs move with it
+ *   and a gang with a replica there is requeued (it would span blocks);
+ *   instances may change only on GPUs whose instances are all free, and
+ *   a GPU entering MIG mode must be free, else GF_ECONFLICT naming the
+ *   busy instance or GPU and the job on it ("node n1: GPU 3: MIG
+ *   instance 1g.10gb at slice 2 is in use by j12"), nothing changed;
+ *   the same everything: nothing happens;
+ *   another shape: every job running there is requeued as
+ *   gf_ctl_requeue does ("node n1 changed shape"; a gang whole), the
+ *   node rebuilt empty, its GPUs healthy again; readiness unchanged.
+ * Jobs the call requeues or changes are appended to out (NULL: reported
+ * by the next gf_ctl_schedule).
+ *
+ * Errors, nothing changed: GF_EINVAL (e names the field: a bad name,
+ * negative capacity, more than 16 GPUs, GPUs without a model, labels,
+ * block name, a MIG instance the model's rules refuse, a topology of
+ * another GPU count, now_ms <= 0), GF_ECONFLICT (above), GF_ETOOBIG (more
+ * than GF_MAX_CNODES nodes, GF_MAX_MODELS models, GF_CTL_MAX_BLOCKS
+ * blocks or 64 MIG profile names).  Cost: amortized O(classes + blocks)
+ * for a new node, O(nodes + jobs) for an update that changes something.
+ */
+int gf_ctl_node_add(struct gf_ctl *ctl, const char *name,
+		    const struct gf_ctl_node_spec *spec, int64_t now_ms,
+		    struct gf_ctl_changes *out, struct gf_err *e);
+
+/*
+ * Node `node` ready (its agent heartbeats) or not.  Not ready: every job
+ * running on it (a gang with one replica there: all its replicas) goes
+ * back to PENDING if it has attempts left, else FAILED, as
+ * gf_ctl_requeue does, with the reason "node NAME not ready: REASON"
+ * (REASON NULL or "": "node NAME not ready"); nothing new is placed on
+ * it until it is ready again.  Changed jobs are appended to out (NULL:
+ * reported by the next gf_ctl_schedule).  Idempotent (a repeated "not
+ * ready" only updates the node's reason).  GF_EINVAL for a bad index or
+ * now_ms <= 0.
+ */
+int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
+		      const char *reason, int64_t now_ms,
+		      struct gf_ctl_changes *out, struct gf_err *e);
+
+/*
+ * GPU `gpu` of `node` healthy or not (reason kept for listing, NULL
+ * none).  An unhealthy GPU gets no new work: not whole, not in shares,
+ * none of its MIG instances; what runs there keeps running (the caller
+ * decides whether to stop it).  Idempotent; GF_EINVAL for a bad index.
+ */
+int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
+		      const char *reason, struct gf_err *e);
+
+/* Nodes known (indexes 0..n-1), and the index of a name or -1. */
+int gf_ctl_nnodes(const struct gf_ctl *ctl);
+int gf_ctl_node_find(const struct gf_ctl *ctl, const char *name);
+/* Ready, or why not ("" when ready; "waiting for its agent" for a node
+ * added and never ready since; else the reason gf_ctl_node_ready got, or
+ * "not ready"); false / "" for a bad index. */
+bool gf_ctl_node_is_ready(const struct gf_ctl *ctl, int node);
+const char *gf_ctl_node_reason(const struct gf_ctl *ctl, int node);
+/* GPU health ("" when healthy or no reason given); false / "" for a
+ * bad index. */
+bool gf_ctl_gpu_is_healthy(const struct gf_ctl *ctl, int node, int gpu);
+const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu);
+
+/* Invariants (engine, quotas in use, placements of running jobs, queue,
+ * nodes: no running replica on a node made not ready, nothing started on
+ * a node not ready or on an unhealthy GPU since it became so, the
+ * engine's holds and cordons as the nodes' states say): 0 or GF_EINVAL
+ * with msg. */
 int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size);
 
 #endif

@@ -35,10 +35,14 @@
  *   PENDING -> RUNNING    gf_ctl_schedule (placements committed to the engine)
  *   PENDING -> CANCELLED  gf_ctl_cancel
  *   RUNNING -> PENDING    gf_ctl_schedule (preempted by a higher class),
- *                         gf_ctl_requeue (node lost, attempts left)
+ *                         gf_ctl_requeue (node lost, attempts left),
+ *                         gf_ctl_node_ready (its node not ready, attempts
+ *                         left), gf_ctl_node_add (its node changed shape,
+ *                         or a gang's node moved to another block)
  *   RUNNING -> SUCCEEDED  gf_ctl_finish (exit 0)
  *   RUNNING -> FAILED     gf_ctl_finish (exit != 0), gf_ctl_schedule (max
- *                         runtime passed), gf_ctl_requeue (no attempts left)
+ *                         runtime passed), gf_ctl_requeue, gf_ctl_node_ready,
+ *                         gf_ctl_node_add (as above, no attempts left)
  *   RUNNING -> CANCELLED  gf_ctl_cancel
  *   final -> anything     refused: GF_ECONFLICT
  * SUCCEEDED, FAILED and CANCELLED are final.  Invariants (gf_job_check):

@@ -20,6 +20,13 @@
  * buckets, fragmentation, score cache); gf_sched_check() verifies it, and
  * debug builds (GF_DEBUG) run it as they go.
  *
+ * Nodes may come and change while it runs (gf_sched_add_node,
+ * gf_sched_reshape); a GPU may be held out of placement (disabled, or in
+ * MIG mode: gf_sched_hold_gpu) and a node cordoned (gf_sched_cordon), both
+ * exact and reversible while work comes and goes: holding, cordoning,
+ * placing and unplacing in any order, then giving everything back, leave
+ * the engine exactly as it was.
+ *
  * The engine does no I/O and draws randomness only from its seeded
  * generator, so the simulator and the controller run this same code.
  * One gf_sched per cluster; not thread-safe.
@@ -135,11 +142,49 @@ int gf_sched_unplace(struct gf_sched *s, const struct gf_req *r,
 
 /*
  * Commit a placement chosen elsewhere (a restart restoring what ran, a
- * binding made by another scheduler): node and GPUs as in p.  Returns 0,
+ * binding made by another scheduler): node and GPUs as in p, on a
+ * cordoned node or held GPUs too (what already runs there).  Returns 0,
  * or GF_EINVAL when r does not fit there (nothing changes).
  */
 int gf_sched_commit(struct gf_sched *s, const struct gf_req *r,
 		    const struct gf_placement *p);
+
+/*
+ * A node added to the cluster at run time, empty (gf_cluster_add's
+ * arguments; its rank is its index): the engine's per-node arrays and
+ * score cache grow (amortized O(classes)).  Its index, or GF_EINVAL /
+ * GF_ETOOBIG as gf_cluster_add.  Give it a GPU topology afterwards with
+ * gf_cluster_set_topo if known.
+ */
+int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
+		      int64_t mem, int ngpus, int model);
+
+/*
+ * Node i rebuilt with a new shape (gf_cluster_reshape): it must hold no
+ * work (GF_ECONFLICT otherwise: CPU, memory or a GPU still taken);
+ * its holds and GPU topology go, its cordon stays.  GF_EINVAL for a bad
+ * index or shape.
+ */
+int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
+		     int ngpus, int model);
+
+/*
+ * Hold GPU gpu of node out of placement, or give it back (cluster.h,
+ * gf_cnode_hold): while held it gets nothing new, whole, shared or
+ * committed by gf_sched_place; work already there stays and may leave.
+ * Its free share counts in gf_sched_held_milli, neither idle nor
+ * allocated.  Idempotent; GF_EINVAL for a bad index.
+ */
+int gf_sched_hold_gpu(struct gf_sched *s, int node, int gpu, bool hold);
+
+/*
+ * Cordon node (nothing new is placed on it: the filter never sees it) or
+ * uncordon it.  Work on it stays and may leave; gf_sched_commit may still
+ * restore work there (it places what already runs).  GF_EINVAL for a bad
+ * index.
+ */
+int gf_sched_cordon(struct gf_sched *s, int node, bool cordon);
+bool gf_sched_is_cordoned(const struct gf_sched *s, int node);
 
 /* Score of node i for r under the policy (r must fit); GPU choice in *gpu
  * for policies that pick one while scoring, else -1.  For tests. */
@@ -148,14 +193,16 @@ int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu);
 /* Figures the simulator and the controller read. */
 int64_t gf_sched_alloc_milli(const struct gf_sched *s); /* GPU given out */
 int64_t gf_sched_idle_milli(const struct gf_sched *s);	/* GPU free */
+int64_t gf_sched_held_milli(const struct gf_sched *s);	/* free, held */
 double gf_sched_frag_total(const struct gf_sched *s);	/* sum of F */
 double gf_sched_frag_node(const struct gf_sched *s, int node);
 enum gf_policy gf_sched_policy(const struct gf_sched *s);
 const struct gf_cluster *gf_sched_cluster(const struct gf_sched *s);
 
 /*
- * Consistency (SQLite-style): cluster invariants, every node in the
- * bucket its state says, fragmentation and totals equal to a fresh
+ * Consistency (SQLite-style): cluster invariants (held GPUs included),
+ * every node in the bucket its state says (cordoned ones apart),
+ * fragmentation and totals (idle, held, given out) equal to a fresh
  * computation, every valid score-cache slot equal to a fresh score.
  * Returns 0, or GF_EINVAL with msg naming the first broken invariant.
  */

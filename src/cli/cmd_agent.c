@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"usage: gpufleet agent [--listen 127.0.0.1:9400] [--interval 1s]\n"
 		"                      [--counters FILE] [--diag-window 300s]\n"
 		"                      [--idle-util PCT] [--overprov F]\n"
+		"                      [--xid-quiet 300s]\n"
 		"                      [--xml FILE | --nccl-xml FILE | "
 		"--template NAME]\n"
 		"                      [--nvml | --no-nvml]\n"
@@ -60,6 +61,11 @@ static void usage(FILE *f)
 		"300s); the ring\n"
 		"                      keeps that much history, up to %d "
 		"samples per GPU\n"
+		"  --xid-quiet T       a GPU that raised a transient Xid is "
+		"healthy again after\n"
+		"                      T without another one (default 300s); "
+		"Xids that need\n"
+		"                      a GPU reset never recover by time\n"
 		"  --idle-util PCT     diagnosis thresholds, as in gpufleet "
 		"diagnose -h\n"
 		"  --overprov F\n"
@@ -131,6 +137,16 @@ static int agent_option(int c, struct agent_args *g, char **argv)
 	case 'c':
 		g->counters_file = optarg;
 		return 0;
+	case 'q':
+		g->o.xid_quiet_ms = gf_diag_parse_duration(optarg);
+		if (g->o.xid_quiet_ms >= 1000 &&
+		    g->o.xid_quiet_ms <= 168 * 3600000L)
+			return 0;
+		gf_cli_error("agent",
+			     "cannot parse '--xid-quiet %s': expected 1s to "
+			     "168h, like 300s",
+			     optarg);
+		return GF_EXIT_USAGE;
 	case 'w':
 		g->window_arg = optarg;
 		ms = gf_diag_parse_duration(optarg);
@@ -159,6 +175,7 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "counters", required_argument, NULL, 'c' },
 		{ "diag-window", required_argument, NULL, 'w' },
+		{ "xid-quiet", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_DIAG_OPTIONS,
 		GF_CLI_NODE_OPTIONS,

@@ -5,7 +5,12 @@
  * Threads: the caller's (start and stop), the sampler (owns the
  * collector once started: it alone samples and renders), and the
  * server's connection threads (read the published documents, which
- * server/doc.c swaps safely, and last_sample_ms, an atomic).
+ * server/doc.c swaps safely, and last_sample_ms, an atomic).  Any other
+ * thread may read the health snapshot (gf_agent_health), which the
+ * sampler refreshes after each sample.
+ *
+ * Locks: `lock` (stop; the sampler sleeps on `wake` with it) and
+ * `health_lock` (the snapshot, held only to copy it).  Never both at once.
  *
  * Invariants: every document is rendered whole into a bounded buffer,
  * and a render that failed (GF_ETOOBIG past doc_max) is never
@@ -21,6 +26,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <gpufleet/findings.h>
@@ -49,6 +55,10 @@ struct gf_agent {
 	pthread_mutex_t lock; /* guards stop; the sampler sleeps on wake */
 	pthread_cond_t wake;
 	bool stop;
+	pthread_mutex_t health_lock; /* guards health[], nhealth */
+	struct gf_gpu_health health[GF_TEL_MAX_GPUS];
+	int nhealth;
+	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
 };
 
 static const char *const doc_route[ND] = {
@@ -124,15 +134,16 @@ static int serve_health(struct gf_http_req *r, void *arg)
 static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/metrics", serve_metrics, 0,
 	  "Prometheus text 0.0.4, dcgm-exporter's names, types and\n"
-	  "                    labels, then gpufleet_* (GPU up, sample age, "
-	  "NVML\n"
-	  "                    errors, NVLink bytes, processes and their "
-	  "owners,\n"
-	  "                    diagnoses)" },
+	  "                    labels, then gpufleet_* (GPU up, health, Xids, "
+	  "sample\n"
+	  "                    age, NVML errors, NVLink bytes, processes and "
+	  "their\n"
+	  "                    owners, diagnoses)" },
 	{ GF_HTTP_GET, "/healthz", serve_health, 0,
 	  "200 while samples keep coming, 503 once they stall" },
 	{ GF_HTTP_GET, "/v1/gpus", serve_gpus, 0,
-	  "the latest sample of each GPU and MIG instance, JSON" },
+	  "the latest sample and the health of each GPU, its MIG\n"
+	  "                    instances, JSON" },
 	{ GF_HTTP_GET, "/v1/topology", serve_topo, 0,
 	  "this node's topology (gpufleet topo --json)" },
 	{ GF_HTTP_GET, "/v1/diagnose", serve_diag, 0,
@@ -173,12 +184,50 @@ static void publish(struct gf_agent *a, struct gf_http_doc *d, const char *what,
 		       what, gf_strerror(rc));
 }
 
+/* The health snapshot other threads read (gf_agent_health), from the
+ * collector's health machine after a sample. */
+static void health_snapshot(struct gf_agent *a)
+{
+	struct gf_gpu_health *h = a->health_next;
+	const struct gf_collector *c = &a->col;
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_health_gpu *g = gf_health_gpu(&c->health, i);
+		memset(&h[i], 0, sizeof(h[i]));
+		h[i].index = c->g[i].index;
+		snprintf(h[i].uuid, sizeof(h[i].uuid), "%s", c->g[i].uuid);
+		h[i].healthy = gf_health_is_healthy(&c->health, i);
+		gf_health_reason(&c->health, i, h[i].reason,
+				 sizeof(h[i].reason));
+		if (g) {
+			h[i].since_ms = g->since_ms;
+			h[i].last_xid = g->last_xid;
+			h[i].xids = g->xids;
+		}
+	}
+	pthread_mutex_lock(&a->health_lock);
+	memcpy(a->health, h, (size_t)c->n * sizeof(h[0]));
+	a->nhealth = c->n;
+	pthread_mutex_unlock(&a->health_lock);
+}
+
+int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max)
+{
+	pthread_mutex_lock(&a->health_lock);
+	int n = a->nhealth;
+	if (max > 0)
+		memcpy(out, a->health,
+		       (size_t)(n < max ? n : max) * sizeof(out[0]));
+	pthread_mutex_unlock(&a->health_lock);
+	return n;
+}
+
 /* Sample, render every document, publish the whole ones. */
 static void sample_once(struct gf_agent *a)
 {
 	int64_t now = wall_ms();
 	double t0 = mono_ms();
 	gf_collector_sample(&a->col, now);
+	health_snapshot(a);
 	double t1 = mono_ms();
 	for (int i = 0; i < ND; i++)
 		gf_buf_reset(&a->buf[i]);
@@ -295,6 +344,7 @@ static void agent_free(struct gf_agent *a)
 	gf_http_doc_free(a->topo);
 	pthread_cond_destroy(&a->wake);
 	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->health_lock);
 	gf_free(a);
 }
 
@@ -318,6 +368,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	pthread_cond_init(&a->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->health_lock, NULL);
 	return a;
 }
 
@@ -331,6 +382,7 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 		agent_free(a);
 		return rc;
 	}
+	a->col.xid_quiet_ms = o->xid_quiet_ms;
 	topology_doc(a);
 	sample_once(a); /* before serving: no document is ever empty */
 	struct gf_server_opts so = {

@@ -3,15 +3,21 @@
  * renders the documents once per sample (expo.h, diagnose.h) and
  * publishes each complete one; the HTTP server (server/server.h) serves
  * the last copies on the routes of gf_agent_routes().  `gpufleet agent`
- * is options and output around this.
+ * is options and output around this.  Each GPU's health (health.h) is
+ * served in /metrics and /v1/gpus, and handed to other threads of the
+ * process by gf_agent_health() (the controller link's heartbeats).
  */
 #ifndef GF_TELEMETRY_AGENT_H
 #define GF_TELEMETRY_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <gpufleet/err.h>
 
 #include "server/router.h"
 #include "telemetry/diagnose.h"
+#include "telemetry/health.h"
 #include "telemetry/metrics.h"
 #include "topo/source.h"
 
@@ -22,6 +28,8 @@ struct gf_agent_opts {
 	long interval_ms;   /* sampling period */
 	int ring;	    /* samples kept per GPU (collect.h) */
 	struct gf_diag_opts diag;
+	long xid_quiet_ms; /* a transient Xid's quiet period (0: 300 s,
+			      GF_HEALTH_QUIET_MS) */
 	const struct gf_counters *counters; /* the metrics exported */
 	struct gf_node_source topo;	    /* /v1/topology's node */
 	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
@@ -46,6 +54,28 @@ int gf_agent_gpus(const struct gf_agent *a);
 /* Stop sampling, stop the server (requests in flight finish), close
  * NVML, free. */
 void gf_agent_stop(struct gf_agent *a);
+
+/* One GPU's health, as the agent's sampler last saw it (health.h). */
+struct gf_gpu_health {
+	unsigned index; /* NVML index */
+	char uuid[96];	/* "GPU-..." */
+	bool healthy;	/* may take new work */
+	/* why, one line, as gf_health_reason() ("" when nothing happened) */
+	char reason[GF_HEALTH_REASON_MAX];
+	int64_t since_ms;  /* healthy, or not, since (wall clock ms) */
+	unsigned last_xid; /* 0: none yet */
+	uint64_t xids;	   /* Xid events since the agent started */
+};
+
+/*
+ * Copy each GPU's health, as of the last sample, into out[], in the
+ * order of NVML's indexes.  Returns how many GPUs the agent samples, of
+ * which it wrote the first max (all when there are fewer; none when max
+ * <= 0).  Thread-safe: any thread of the process may call it between
+ * gf_agent_start() and gf_agent_stop() (it takes the agent's health
+ * lock, held only to copy, never with another lock).
+ */
+int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max);
 
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);

@@ -6,6 +6,7 @@
  */
 #include "telemetry/collect.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 
 #include <gpufleet/mig.h>
 
+#include "util/check.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -587,7 +589,9 @@ void gf_collector_close(struct gf_collector *c)
 	c->n = 0;
 }
 
-static void drain_xid(struct gf_collector *c)
+/* Feed the Xid events NVML queued since the last sample to the health
+ * machine, at now_ms (NVML's events carry no time). */
+static void drain_xid(struct gf_collector *c, int64_t now_ms)
 {
 	if (!c->events)
 		return;
@@ -595,20 +599,75 @@ static void drain_xid(struct gf_collector *c)
 	for (int k = 0; k < 64; k++) {
 		if (c->nv->nvmlEventSetWait(c->events, &ev, 0) != NVML_SUCCESS)
 			break;
-		for (int i = 0; i < c->n; i++)
-			if (c->g[i].dev == ev.device)
-				c->g[i].last_xid = (double)ev.eventData;
+		unsigned code = ev.eventData > UINT_MAX
+					? UINT_MAX
+					: (unsigned)ev.eventData;
+		for (int i = 0; i < c->n; i++) {
+			if (c->g[i].dev != ev.device)
+				continue;
+			c->g[i].last_xid = (double)ev.eventData;
+			gf_health_xid(&c->health, i, code, now_ms);
+			enum gf_xid_class cls = gf_xid_class(code);
+			gf_log(GF_LOG_INFO, "collect", "GPU%u: xid %u (%s): %s",
+			       c->g[i].index, code, gf_xid_meaning(code),
+			       cls == GF_XID_RESET ? "needs a GPU reset"
+			       : cls == GF_XID_APP
+				       ? "an application error, health unchanged"
+				       : "unhealthy for the quiet period");
+		}
 	}
+}
+
+/* A GPU that was lost and answers again (its temperature): true. */
+static bool answers_again(struct gf_collector *c, int i, int64_t now_ms)
+{
+	unsigned t;
+	struct gf_tgpu *g = &c->g[i];
+	if (c->nv->nvmlDeviceGetTemperature(g->dev, NVML_TEMPERATURE_GPU, &t) !=
+	    NVML_SUCCESS)
+		return false;
+	g->lost = false;
+	gf_health_back(&c->health, i, now_ms);
+	gf_log(GF_LOG_INFO, "collect",
+	       "GPU%u answers again: sampled again, healthy after the quiet "
+	       "period",
+	       g->index);
+	return true;
+}
+
+/* Tick the health machine; log each GPU whose health changed. */
+static void health_tick(struct gf_collector *c, const bool *was, int64_t now_ms)
+{
+	gf_health_tick(&c->health, now_ms);
+	for (int i = 0; i < c->n; i++) {
+		bool now = gf_health_is_healthy(&c->health, i);
+		if (now == was[i])
+			continue;
+		char why[GF_HEALTH_REASON_MAX];
+		gf_health_reason(&c->health, i, why, sizeof(why));
+		gf_log(GF_LOG_INFO, "collect", "GPU%u %s%s%s", c->g[i].index,
+		       now ? "healthy" : "unhealthy", *why ? ": " : "", why);
+	}
+#if GF_DEBUG
+	char msg[256];
+	if (gf_health_check(&c->health, msg, sizeof(msg)) != 0)
+		gf_check_failed("GPU health", msg);
+#endif
 }
 
 void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 {
 	struct timespec a, b;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	drain_xid(c);
+	if (c->samples == 0)
+		gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms);
+	bool was[GF_TEL_MAX_GPUS];
+	for (int i = 0; i < c->n; i++)
+		was[i] = gf_health_is_healthy(&c->health, i);
+	drain_xid(c, now_ms);
 	for (int i = 0; i < c->n; i++) {
 		struct gf_tgpu *g = &c->g[i];
-		if (g->lost)
+		if (g->lost && !answers_again(c, i, now_ms))
 			continue;
 		struct gf_sample s;
 		memset(&s, 0, sizeof(s));
@@ -621,6 +680,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 		int rc = sample_gpu(c, i, &x);
 		if (x.lost) {
 			g->lost = true;
+			gf_health_lost(&c->health, i, now_ms);
 			gf_log(GF_LOG_INFO, "collect",
 			       "GPU%u fell off the bus (GPU_IS_LOST): its "
 			       "last values stay, gpufleet_gpu_up 0",
@@ -638,6 +698,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 		if (g->n < g->cap)
 			g->n++;
 	}
+	health_tick(c, was, now_ms);
 	c->samples++;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
 	c->cpu_ms_last = (double)(b.tv_sec - a.tv_sec) * 1e3 +

@@ -7,7 +7,12 @@
  * dcgm-exporter skips blank values); a GPU whose every answer fails keeps
  * its last good values, and gpufleet_sample_age_seconds says how old they
  * are; a GPU that fell off the bus (GPU_IS_LOST) is marked lost
- * (gpufleet_gpu_up 0) while the others keep flowing.
+ * (gpufleet_gpu_up 0) while the others keep flowing, and asked once per
+ * sample (its temperature) whether it answers again.
+ *
+ * Health (health.h): each sample feeds the health machine the Xid events
+ * drained from NVML's event set (at the sample's time: NVML's events
+ * carry none), the GPUs lost and those answering again, then ticks it.
  *
  * Slow counters: what costs a driver milliseconds per call (total energy,
  * PCIe throughput, which blocks 20 ms) or rarely changes (PCIe replays,
@@ -23,6 +28,7 @@
 #include <stdint.h>
 
 #include "telemetry/cgroup.h"
+#include "telemetry/health.h"
 #include "telemetry/metrics.h"
 #include "topo/nvml.h"
 
@@ -119,6 +125,11 @@ struct gf_collector {
 	 * gf_collector_open to the defaults of enum gf_slow; a caller may
 	 * change them before sampling */
 	int64_t slow_period_ms[GF_SLOW_COUNT];
+	/* a transient Xid's quiet period (0: GF_HEALTH_QUIET_MS), which a
+	 * caller may set before the first sample; `health` starts then,
+	 * every GPU healthy, and holds GPU i of g[] as its GPU i */
+	int64_t xid_quiet_ms;
+	struct gf_health health;
 };
 
 /*

@@ -79,6 +79,36 @@ static void nvlink_family(const struct gf_collector *c, struct gf_buf *out,
 	}
 }
 
+/* gpufleet_gpu_healthy and gpufleet_gpu_xid_total (health.h). */
+static void health_families(const struct gf_collector *c, struct gf_buf *out)
+{
+	gf_buf_puts(out, "# HELP gpufleet_gpu_healthy 1 while the GPU may take "
+			 "new work, 0 after an Xid that needs a reset, during "
+			 "a transient Xid's quiet period, or off the bus.\n"
+			 "# TYPE gpufleet_gpu_healthy gauge\n");
+	for (int i = 0; i < c->n; i++)
+		gf_buf_printf(out,
+			      "gpufleet_gpu_healthy{gpu=\"%u\",UUID=\"%s\"} "
+			      "%d\n",
+			      c->g[i].index, c->g[i].uuid,
+			      gf_health_is_healthy(&c->health, i));
+	gf_buf_puts(out, "# HELP gpufleet_gpu_xid_total Xid events of the GPU "
+			 "since the agent started, by class (reset, "
+			 "transient, application).\n# TYPE "
+			 "gpufleet_gpu_xid_total counter\n");
+	for (int i = 0; i < c->n; i++) {
+		const struct gf_health_gpu *h = gf_health_gpu(&c->health, i);
+		for (int k = 0; k < GF_XID_NCLASS; k++)
+			gf_buf_printf(
+				out,
+				"gpufleet_gpu_xid_total{gpu=\"%u\",UUID=\"%s\","
+				"class=\"%s\"} %llu\n",
+				c->g[i].index, c->g[i].uuid,
+				gf_xid_class_name((enum gf_xid_class)k),
+				h ? (unsigned long long)h->by_class[k] : 0ULL);
+	}
+}
+
 /* Whether GPU g has a value of m to show, itself or on an instance. */
 static bool has_value(const struct gf_tgpu *g, const struct gf_metric_def *def,
 		      enum gf_metric m)
@@ -136,6 +166,7 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		gf_buf_printf(out,
 			      "gpufleet_gpu_up{gpu=\"%u\",UUID=\"%s\"} %d\n",
 			      c->g[i].index, c->g[i].uuid, !c->g[i].lost);
+	health_families(c, out);
 	gf_buf_puts(out, "# HELP gpufleet_sample_age_seconds Age of the values "
 			 "shown for the GPU (grows while NVML fails).\n# TYPE "
 			 "gpufleet_sample_age_seconds gauge\n");
@@ -204,6 +235,19 @@ int gf_expo_gpus_json(const struct gf_collector *c, int64_t now_ms,
 		gf_json_str(&j, "pci_bus_id", g->busid);
 		gf_json_str(&j, "name", g->name);
 		gf_json_bool(&j, "up", !g->lost);
+		char why[GF_HEALTH_REASON_MAX];
+		const struct gf_health_gpu *h = gf_health_gpu(&c->health, i);
+		gf_json_bool(&j, "healthy",
+			     gf_health_is_healthy(&c->health, i));
+		gf_json_str(&j, "health_reason",
+			    gf_health_reason(&c->health, i, why, sizeof(why)));
+		if (h) {
+			gf_json_int(&j, "health_since_ms", h->since_ms);
+			gf_json_uint(&j, "xids", h->xids);
+		} else {
+			gf_json_null(&j, "health_since_ms");
+			gf_json_uint(&j, "xids", 0);
+		}
 		if (g->last_good_ms)
 			gf_json_double(&j, "sample_age_s",
 				       (double)(now_ms - g->last_good_ms) /

@@ -71,6 +71,7 @@ struct nvmlDevice_st {
 	int nseries[S_N];
 	int tick;
 	int fail_every, lost_after;
+	int gone; /* lost through GPUFLEET_FAKE_NVML_EVENTS: every call */
 	int xid_tick, xid_code;
 	int gpm;
 	int has_ecc;
@@ -119,6 +120,9 @@ extern int inited; /* nvmlInit done and not shut down */
 double series_at(nvmlDevice_t d, int k, double dflt);
 /* Fault injection for the sample at the current tick. */
 nvmlReturn_t fault(nvmlDevice_t d);
+/* Read what GPUFLEET_FAKE_NVML_EVENTS gained since the last read (format
+ * in fake_nvml.c): Xids queued, GPUs lost or back.  No-op when unset. */
+void events_poll(void);
 
 /* A GPU as a fixture starts it (no NUMA node, NVLink not supported). */
 void gpu_init(struct nvmlDevice_st *g, const char *busid);
@@ -166,6 +170,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m);
 			return NVML_ERROR_UNINITIALIZED;    \
 		if ((d) == NULL)                            \
 			return NVML_ERROR_INVALID_ARGUMENT; \
+		if ((d)->gone)                              \
+			return NVML_ERROR_GPU_IS_LOST;      \
 	} while (0)
 
 #define TEL(d)                               \

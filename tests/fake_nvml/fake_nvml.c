@@ -54,6 +54,19 @@
  *                           differs from the last load's
  *   GPUFLEET_FAKE_NVML_COSTS=h200  each call costs the CPU (and blocked
  *                           time) it cost on our H200 host (costs.c)
+ * Faults while a process runs (telemetry.c):
+ *   GPUFLEET_FAKE_NVML_EVENTS=FILE  the lines appended to FILE since the
+ *                           last read are read at each nvmlEventSetWait
+ *                           and each tick, whole lines only, '#'
+ *                           comments; GPU is the NVML index:
+ *       xid GPU CODE        an XID event on the GPU (delivered after the
+ *                           fixture's xid_at events, in file order)
+ *       lost GPU            from then on every call for the GPU answers
+ *                           GPU_IS_LOST, and an XID 79 event is raised
+ *       back GPU            the GPU answers again
+ *                           A bad line is reported on stderr and skipped;
+ *                           a file shorter than what was read is read
+ *                           again from its start.  Append with >>.
  * The fake refuses what the driver refuses: placements outside the
  * allowed starts, overlaps and counts past the maximum (Insufficient
  * Resources), destroying a GPU instance that still has compute instances

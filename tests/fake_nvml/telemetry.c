@@ -1,8 +1,12 @@
 /*
  * telemetry.c - the fake NVML's telemetry: clocks, utilisation, power,
  * energy, temperature, PCIe, remapped rows, XID events, ECC, field values
- * and GPM, replayed from the fixture's series (format in fake_nvml.c).
+ * and GPM, replayed from the fixture's series (format in fake_nvml.c);
+ * and faults injected into a running process through the events file
+ * (GPUFLEET_FAKE_NVML_EVENTS), read at each event wait and each tick.
  */
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +27,8 @@ double series_at(nvmlDevice_t d, int k, double dflt)
 /* Fault injection for the sample at the current tick. */
 nvmlReturn_t fault(nvmlDevice_t d)
 {
+	if (d->gone)
+		return NVML_ERROR_GPU_IS_LOST;
 	if (d->lost_after && d->tick >= d->lost_after)
 		return NVML_ERROR_GPU_IS_LOST;
 	if (d->fail_every && d->tick > 0 && d->tick % d->fail_every == 0)
@@ -36,6 +42,8 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t t,
 				    unsigned *mhz)
 {
 	COST(C_CLOCK);
+	if (t == NVML_CLOCK_SM)
+		events_poll();
 	CHECK_DEV(d);
 	if (t == NVML_CLOCK_SM)
 		d->tick++;
@@ -153,6 +161,109 @@ struct nvmlEventSet_st {
 };
 static struct nvmlEventSet_st the_set;
 
+/* --- GPUFLEET_FAKE_NVML_EVENTS -------------------------------------- */
+
+#define EVQ_MAX 256 /* Xids waiting to be delivered; more are dropped */
+
+static struct {
+	int gpu;
+	unsigned code;
+} evq[EVQ_MAX];
+static int evq_head, evq_n;
+static char ev_path[512]; /* the file read, and how far */
+static long ev_off;
+static int ev_line_no;
+
+static void ev_push(int gpu, unsigned code)
+{
+	if (evq_n == EVQ_MAX) {
+		fprintf(stderr,
+			"fake nvml: %s: more than %d Xids waiting; xid %u of "
+			"GPU %d dropped\n",
+			ev_path, EVQ_MAX, code, gpu);
+		return;
+	}
+	evq[(evq_head + evq_n) % EVQ_MAX].gpu = gpu;
+	evq[(evq_head + evq_n) % EVQ_MAX].code = code;
+	evq_n++;
+}
+
+/* One line of the events file: "xid GPU CODE", "lost GPU", "back GPU". */
+static void ev_line(char *line)
+{
+	char verb[16];
+	int gpu = -1, k = 0;
+	unsigned code = 0;
+	ev_line_no++;
+	line[strcspn(line, "\r\n")] = '\0';
+	char *p = line + strspn(line, " \t");
+	if (*p == '#' || *p == '\0')
+		return;
+	k = sscanf(p, "%15s %d %u", verb, &gpu, &code);
+	bool ok = k >= 2 && gpu >= 0 && gpu < ngpus;
+	if (ok && strcmp(verb, "xid") == 0 && k == 3) {
+		ev_push(gpu, code);
+	} else if (ok && strcmp(verb, "lost") == 0 && k == 2) {
+		gpus[gpu].gone = 1; /* as the driver: Xid 79 with it */
+		ev_push(gpu, 79);
+	} else if (ok && strcmp(verb, "back") == 0 && k == 2) {
+		gpus[gpu].gone = 0;
+	} else {
+		fprintf(stderr,
+			"fake nvml: %s:%d: cannot parse '%s': expected 'xid "
+			"GPU CODE', 'lost GPU' or 'back GPU' (GPU below %d)\n",
+			ev_path, ev_line_no, p, ngpus);
+	}
+}
+
+/* After a line that filled the buffer: skip to its end, say so; false
+ * when it has no end yet. */
+static bool too_long(FILE *f)
+{
+	if (feof(f))
+		return false;
+	int ch;
+	while ((ch = fgetc(f)) != EOF && ch != '\n')
+		;
+	if (ch == EOF)
+		return false;
+	fprintf(stderr, "fake nvml: %s:%d: line too long; skipped\n", ev_path,
+		++ev_line_no);
+	return true;
+}
+
+void events_poll(void)
+{
+	const char *path = getenv("GPUFLEET_FAKE_NVML_EVENTS");
+	if (path == NULL || *path == '\0')
+		return;
+	if (strcmp(path, ev_path) != 0) {
+		snprintf(ev_path, sizeof(ev_path), "%s", path);
+		ev_off = 0;
+		ev_line_no = 0;
+	}
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return;
+	/* a file shorter than what was read was replaced: from its start */
+	if (fseek(f, 0, SEEK_END) == 0 && ftell(f) < ev_off) {
+		ev_off = 0;
+		ev_line_no = 0;
+	}
+	if (fseek(f, ev_off, SEEK_SET) == 0) {
+		char line[256];
+		/* whole lines only: one being written is read next time */
+		while (fgets(line, sizeof(line), f)) {
+			if (strchr(line, '\n') == NULL && !too_long(f))
+				break;
+			ev_off = ftell(f);
+			if (strchr(line, '\n') != NULL)
+				ev_line(line);
+		}
+	}
+	fclose(f);
+}
+
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
 {
@@ -175,12 +286,15 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long t,
 	return NVML_SUCCESS;
 }
 
+/* The fixture's xid_at events as their ticks come, then the events
+ * file's, in the order they were appended. */
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *e,
 				 unsigned ms);
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *e,
 				 unsigned ms)
 {
 	(void)ms;
+	events_poll();
 	for (int i = 0; i < ngpus; i++) {
 		struct nvmlDevice_st *d = &gpus[i];
 		if (d->xid_tick && d->tick >= d->xid_tick &&
@@ -192,6 +306,15 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *e,
 			e->eventData = (unsigned long long)d->xid_code;
 			return NVML_SUCCESS;
 		}
+	}
+	if (evq_n > 0) {
+		memset(e, 0, sizeof(*e));
+		e->device = &gpus[evq[evq_head].gpu];
+		e->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+		e->eventData = evq[evq_head].code;
+		evq_head = (evq_head + 1) % EVQ_MAX;
+		evq_n--;
+		return NVML_SUCCESS;
 	}
 	return NVML_ERROR_TIMEOUT;
 }

@@ -35,6 +35,8 @@ room() {
 	store/* | */store/*) echo store ;;
 	nodeproto/* | */nodeproto/*) echo nodeproto ;;
 	controller/* | */controller/*) echo controller ;;
+	worker/* | */worker/*) echo worker ;;
+	join/* | */join/*) echo join ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -55,8 +57,10 @@ allowed() {
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;
 	nodeproto) echo "util node place migcore jobs" ;;
+	worker) echo "util node topo" ;;
+	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
 	controller) echo "util node place migcore jobs topo mig telemetry sim server store nodeproto" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller nodeproto" ;;
+	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller worker nodeproto join" ;;
 	esac
 }
 

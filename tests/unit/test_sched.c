@@ -1,7 +1,10 @@
 /*
  * test_sched.c - the placement engine: each policy's score on cases
  * computed by hand from reference/fgd-experiment.md 1.3, the filter,
- * the rank tie-break, fragmentation and the typical mix.
+ * the rank tie-break, fragmentation and the typical mix; nodes added at
+ * run time (the same answers as nodes there from the start), reshaped,
+ * GPUs held and nodes cordoned by hand and at random, mixed with work
+ * coming and going, ending exactly where they started.
  */
 #include <gpufleet/frag.h>
 #include <gpufleet/rng.h>
@@ -459,6 +462,291 @@ static void test_typical_and_arrivals(void **state)
 	gf_workload_release(&w);
 }
 
+/* ---- nodes that come, change and get sick ---- */
+
+/* Held GPUs and a cordoned node, by hand, under best fit: one node of
+ * four GPUs, 64 cores. */
+static void test_hold_cordon_by_hand(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	int m = gf_cluster_model(&c, "A");
+	gf_cluster_add(&c, "n0", 64000, 262144, 4, m);
+	struct gf_req half = { .cpu = 1000, .ngpus = 1, .gpu_milli = 500 };
+	struct gf_req three = { .cpu = 1000, .ngpus = 3, .gpu_milli = 1000 };
+	struct gf_req four = { .cpu = 1000, .ngpus = 4, .gpu_milli = 1000 };
+	struct gf_req one = { .cpu = 1000, .ngpus = 1, .gpu_milli = 1000 };
+	struct gf_req nothing = { 0 }; /* fits anywhere not cordoned */
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, GF_POLICY_BESTFIT, NULL, 0, 1, 1, &s),
+			 0);
+	struct gf_placement ph, p3, p1, p0, q;
+	/* best fit: all four alike, the lowest index */
+	assert_int_equal(gf_sched_place(s, &half, &ph), 0);
+	assert_int_equal(ph.gpus[0], 0);
+	/* GPU 0 held: its 500 free withheld, neither idle nor allocated */
+	assert_int_equal(gf_sched_hold_gpu(s, 0, 0, true), 0);
+	assert_int_equal(c.nodes[0].gpu_left[0], 0);
+	assert_int_equal(c.held[0][0], 500);
+	assert_int_equal(gf_sched_idle_milli(s), 3000);
+	assert_int_equal(gf_sched_held_milli(s), 500);
+	assert_int_equal(gf_sched_alloc_milli(s), 500);
+	assert_checked(s);
+	assert_int_equal(gf_sched_place(s, &four, &q), GF_ENOTFOUND);
+	assert_int_equal(gf_sched_place(s, &three, &p3), 0);
+	assert_int_equal(p3.gpus[0], 1);
+	assert_int_equal(p3.gpus[2], 3);
+	/* no free share anywhere: GPU 0's 500 is withheld */
+	assert_int_equal(gf_sched_place(s, &half, &q), GF_ENOTFOUND);
+	/* the share leaves GPU 0: back to what it withholds */
+	assert_int_equal(gf_sched_unplace(s, &half, &ph), 0);
+	assert_int_equal(c.held[0][0], 1000);
+	assert_int_equal(c.nodes[0].gpu_left[0], 0);
+	assert_int_equal(gf_sched_held_milli(s), 1000);
+	assert_int_equal(gf_sched_alloc_milli(s), 3000);
+	assert_int_equal(gf_sched_place(s, &one, &q), GF_ENOTFOUND);
+	/* given back: GPU 0 whole again */
+	assert_int_equal(gf_sched_hold_gpu(s, 0, 0, false), 0);
+	assert_int_equal(gf_sched_held_milli(s), 0);
+	assert_int_equal(gf_sched_place(s, &one, &p1), 0);
+	assert_int_equal(p1.gpus[0], 0);
+	assert_checked(s);
+	/* a held GPU fully taken withholds 0; nothing commits onto it */
+	assert_int_equal(gf_sched_hold_gpu(s, 0, 3, true), 0);
+	assert_int_equal(c.held[0][3], 0);
+	q = (struct gf_placement){ .node = 0, .ngpus = 1, .gpus = { 3 } };
+	assert_int_equal(gf_sched_commit(s, &half, &q), GF_EINVAL);
+	/* cordoned: not even an empty request lands; a commit does */
+	assert_int_equal(gf_sched_cordon(s, 0, true), 0);
+	assert_true(gf_sched_is_cordoned(s, 0));
+	assert_int_equal(gf_sched_place(s, &nothing, &q), GF_ENOTFOUND);
+	assert_checked(s);
+	p0 = (struct gf_placement){ .node = 0 };
+	assert_int_equal(gf_sched_commit(s, &nothing, &p0), 0);
+	assert_int_equal(gf_sched_unplace(s, &three, &p3), 0);
+	assert_int_equal(c.held[0][3], 1000);
+	assert_int_equal(gf_sched_cordon(s, 0, false), 0);
+	assert_int_equal(gf_sched_place(s, &nothing, &q), 0);
+	assert_int_equal(gf_sched_unplace(s, &nothing, &q), 0);
+	assert_int_equal(gf_sched_unplace(s, &nothing, &p0), 0);
+	assert_int_equal(gf_sched_unplace(s, &one, &p1), 0);
+	assert_int_equal(gf_sched_hold_gpu(s, 0, 3, false), 0);
+	assert_int_equal(gf_sched_hold_gpu(s, 0, 4, true), GF_EINVAL);
+	assert_int_equal(gf_sched_cordon(s, 1, true), GF_EINVAL);
+	assert_checked(s);
+	assert_int_equal(gf_sched_idle_milli(s), 4000);
+	assert_int_equal(gf_sched_alloc_milli(s), 0);
+	/* the checker sees a held GPU showing a share */
+	char msg[256];
+	c.nodes[0].held_gpus = 1;
+	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), GF_EINVAL);
+	assert_non_null(strstr(msg, "held"));
+	c.nodes[0].held_gpus = 0;
+	gf_sched_free(s);
+	gf_cluster_release(&c);
+}
+
+/* An engine that starts empty and gets its nodes one by one gives the
+ * same answers as one built over them; a node reshaped once empty. */
+static void test_add_nodes(void **state)
+{
+	(void)state;
+	struct gf_cluster full, grown;
+	mixed_cluster(&full, 300);
+	gf_cluster_init(&grown);
+	gf_cluster_model(&grown, "A");
+	gf_cluster_model(&grown, "B");
+	struct gf_rng rng;
+	gf_rng_seed(&rng, 77);
+	struct gf_req mix[16];
+	for (int i = 0; i < 16; i++) {
+		mix[i] = random_req(&rng, 2);
+		mix[i].cls = (uint16_t)i;
+	}
+	struct gf_typical *typ;
+	int nt = gf_typical_build(mix, 16, 0.95, &typ);
+	struct gf_sched *a, *b;
+	assert_int_equal(gf_sched_new(&full, GF_POLICY_FGD, typ, nt, 16, 3, &a),
+			 0);
+	assert_int_equal(
+		gf_sched_new(&grown, GF_POLICY_FGD, typ, nt, 16, 3, &b), 0);
+	for (int i = 0; i < full.n; i++) {
+		const struct gf_cnode *n = &full.nodes[i];
+		assert_int_equal(gf_sched_add_node(b, "n", n->cpu_cap,
+						   n->mem_cap, n->ngpus,
+						   n->model),
+				 i);
+		grown.nodes[i].rank = n->rank;
+		/* the engine scores as it goes: the cache grows in use */
+		struct gf_placement p;
+		if (gf_sched_place(b, &mix[i % 16], &p) == 0)
+			assert_int_equal(gf_sched_unplace(b, &mix[i % 16], &p),
+					 0);
+	}
+	assert_checked(b);
+	assert_true(b->ncap >= 300);
+	for (int k = 0; k < 2000; k++) {
+		struct gf_req r = mix[gf_rng_below(&rng, 16)];
+		struct gf_placement pa, pb;
+		int ra = gf_sched_place(a, &r, &pa);
+		assert_int_equal(gf_sched_place(b, &r, &pb), ra);
+		if (ra == 0) {
+			assert_int_equal(pa.node, pb.node);
+			assert_int_equal(pa.ngpus, pb.ngpus);
+			assert_memory_equal(pa.gpus, pb.gpus,
+					    (size_t)pa.ngpus * sizeof(int));
+		}
+	}
+	assert_checked(b);
+	assert_true(gf_sched_alloc_milli(a) == gf_sched_alloc_milli(b));
+	/* reshape: refused while work is there, done once empty */
+	int busy = -1;
+	for (int i = 0; i < grown.n && busy < 0; i++)
+		if (grown.nodes[i].gpu_pods > 0)
+			busy = i;
+	assert_true(busy >= 0);
+	assert_int_equal(gf_sched_reshape(b, busy, 1000, 1024, 2, 0),
+			 GF_ECONFLICT);
+	struct gf_sched *e;
+	struct gf_cluster one;
+	gf_cluster_init(&one);
+	gf_cluster_model(&one, "A");
+	assert_int_equal(gf_sched_new(&one, GF_POLICY_FGD, typ, nt, 1, 1, &e),
+			 0);
+	assert_int_equal(gf_sched_add_node(e, "x", 8000, 8192, 8, 0), 0);
+	assert_int_equal(gf_sched_hold_gpu(e, 0, 7, true), 0);
+	assert_int_equal(gf_sched_cordon(e, 0, true), 0);
+	assert_int_equal(gf_sched_reshape(e, 0, 16000, 8192, 4, 0), 0);
+	assert_int_equal(one.nodes[0].held_gpus, 0);
+	assert_true(gf_sched_is_cordoned(e, 0)); /* the cordon stays */
+	assert_int_equal(gf_sched_held_milli(e), 0);
+	assert_int_equal(gf_sched_idle_milli(e), 4000);
+	assert_int_equal(one.gpu_milli_total, 4000);
+	assert_checked(e);
+	gf_sched_free(e);
+	gf_cluster_release(&one);
+	free(typ);
+	gf_sched_free(a);
+	gf_sched_free(b);
+	gf_cluster_release(&full);
+	gf_cluster_release(&grown);
+}
+
+/* One step of the random run: hold or give back a GPU, cordon or not. */
+static void flip(struct gf_sched *s, struct gf_cluster *c, struct gf_rng *rng)
+{
+	int i = (int)gf_rng_below(rng, (uint64_t)c->n);
+	const struct gf_cnode *n = &c->nodes[i];
+	if (gf_rng_below(rng, 3) == 0 || n->ngpus == 0) {
+		assert_int_equal(
+			gf_sched_cordon(s, i, !gf_sched_is_cordoned(s, i)), 0);
+		return;
+	}
+	int g = (int)gf_rng_below(rng, n->ngpus);
+	assert_int_equal(gf_sched_hold_gpu(s, i, g, !(n->held_gpus >> g & 1)),
+			 0);
+}
+
+/* Holds, cordons, places and unplaces at random, checked after every
+ * step: nothing new lands on a held GPU or a cordoned node; giving
+ * everything back, in a random order, ends where the engine began. */
+static void hold_cordon_run(enum gf_policy pol, int steps)
+{
+	struct gf_cluster c;
+	mixed_cluster(&c, 40);
+	struct gf_rng rng;
+	gf_rng_seed(&rng, 300 + (uint64_t)pol);
+	struct gf_req mix[32];
+	for (int i = 0; i < 32; i++) {
+		mix[i] = random_req(&rng, c.nmodels);
+		mix[i].cls = (uint16_t)i;
+	}
+	struct gf_typical *typ;
+	int nt = gf_typical_build(mix, 32, 0.95, &typ);
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(&c, pol, typ, nt, 32, 9, &s), 0);
+	struct gf_cnode *before = calloc((size_t)c.n, sizeof(*before));
+	memcpy(before, c.nodes, (size_t)c.n * sizeof(*before));
+	double *frag0 = calloc((size_t)c.n, sizeof(*frag0));
+	memcpy(frag0, s->frag, (size_t)c.n * sizeof(*frag0));
+	int64_t frag_q0 = s->frag_q, idle0 = gf_sched_idle_milli(s);
+	struct held *h = calloc((size_t)steps, sizeof(*h));
+	int nh = 0, placed = 0, flips = 0;
+	for (int step = 0; step < steps; step++) {
+		uint64_t op = gf_rng_below(&rng, 10);
+		if (op < 5 || nh == 0) {
+			h[nh].r = mix[gf_rng_below(&rng, 32)];
+			if (gf_sched_place(s, &h[nh].r, &h[nh].p) == 0) {
+				int node = h[nh].p.node;
+				assert_false(gf_sched_is_cordoned(s, node));
+				for (int g = 0; g < h[nh].p.ngpus; g++)
+					assert_false(c.nodes[node].held_gpus >>
+							     h[nh].p.gpus[g] &
+						     1);
+				nh++;
+				placed++;
+			}
+		} else if (op < 8) {
+			int k = (int)gf_rng_below(&rng, (uint64_t)nh);
+			assert_int_equal(gf_sched_unplace(s, &h[k].r, &h[k].p),
+					 0);
+			h[k] = h[--nh];
+		} else {
+			flip(s, &c, &rng);
+			flips++;
+		}
+		assert_checked(s);
+	}
+	assert_true(placed > steps / 5 && flips > steps / 20);
+	/* give it all back in a random order: work, holds, cordons */
+	for (;;) {
+		int held = 0;
+		for (int i = 0; i < c.n; i++)
+			held += c.nodes[i].held_gpus != 0 ||
+				gf_sched_is_cordoned(s, i);
+		if (nh == 0 && held == 0)
+			break;
+		if (nh > 0 && (held == 0 || gf_rng_below(&rng, 2))) {
+			int k = (int)gf_rng_below(&rng, (uint64_t)nh);
+			assert_int_equal(gf_sched_unplace(s, &h[k].r, &h[k].p),
+					 0);
+			h[k] = h[--nh];
+		} else {
+			int i = (int)gf_rng_below(&rng, (uint64_t)c.n);
+			while (c.nodes[i].held_gpus == 0 &&
+			       !gf_sched_is_cordoned(s, i))
+				i = (i + 1) % c.n;
+			gf_sched_cordon(s, i, false);
+			for (int g = 0; g < c.nodes[i].ngpus; g++)
+				gf_sched_hold_gpu(s, i, g, false);
+		}
+		assert_checked(s);
+	}
+	for (int i = 0; i < c.n; i++) {
+		before[i].version = c.nodes[i].version;
+		assert_memory_equal(&before[i], &c.nodes[i], sizeof(before[i]));
+		assert_true(frag0[i] == s->frag[i]);
+	}
+	assert_true(frag_q0 == s->frag_q);
+	assert_true(idle0 == gf_sched_idle_milli(s));
+	assert_int_equal(gf_sched_alloc_milli(s), 0);
+	assert_int_equal(gf_sched_held_milli(s), 0);
+	free(h);
+	free(before);
+	free(frag0);
+	free(typ);
+	gf_sched_free(s);
+	gf_cluster_release(&c);
+}
+
+static void test_hold_cordon_random(void **state)
+{
+	(void)state;
+	for (int pol = 0; pol < GF_POLICY_COUNT; pol++)
+		hold_cordon_run((enum gf_policy)pol, 3000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +757,9 @@ int main(void)
 		cmocka_unit_test(test_place_unplace_random),
 		cmocka_unit_test(test_unplace_bad_and_checker),
 		cmocka_unit_test(test_classify_mask_typical),
+		cmocka_unit_test(test_hold_cordon_by_hand),
+		cmocka_unit_test(test_add_nodes),
+		cmocka_unit_test(test_hold_cordon_random),
 	};
 	return cmocka_run_group_tests_name("sched", tests, NULL, NULL);
 }

@@ -4,18 +4,25 @@
  * instances in), the blocks, the node selectors and the team's whole
  * quota, never against what runs now.
  *
+ * The nodes are those the core knows, ready or not (a node not ready is
+ * expected back), as they would be empty; health is not looked at.
+ *
  * Speed: the service admits thousands of submissions a second against
  * 10,000 nodes.  Nodes alike (capacity, usable GPUs, model, block, labels,
- * MIG instances) form one group, built once; a request shape (CPU,
- * memory, GPU kind and size, model, selector) is answered from the groups
- * (the replicas one empty node of each group holds, times its nodes,
- * summed per block) and the answer cached by shape, so a known shape
- * costs a hash lookup.
+ * MIG instances) form one group; a request shape (CPU, memory, GPU kind
+ * and size, model, selector) is answered from the groups (the replicas
+ * one empty node of each group holds, times its nodes, summed per block)
+ * and the answer cached by shape, so a known shape costs a hash lookup.
+ * Nodes join their group as they come (gf__group_join, a hash of their
+ * fields) and leave it before they change (gf__group_leave); either
+ * drops the cached answers, by a generation count rather than a wipe.
  *
- * Invariants: groups partition the nodes, each group's nodes identical
- * in every field the answer reads; a cached answer equals a fresh one
- * (nodes and config never change after gf_ctl_new); the cache holds at
- * most SHAPES_MAX/2 shapes and is emptied when it would pass them.
+ * Invariants: the groups with members partition the nodes (ns[i].grp),
+ * each group's nodes identical in every field the answer reads to its
+ * rep, a member; empty groups are skipped and, once they are half the
+ * groups, built afresh; a cached answer of the current generation equals
+ * a fresh one; the cache holds at most SHAPES_MAX/2 shapes of the
+ * current generation, and moves to a new one when it would pass them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +33,7 @@
 #define SHAPES_MAX 8192
 
 struct gf__shape {
-	bool used;
+	uint32_t gen; /* the cache's generation when stored; 0 never */
 	int32_t cpu;
 	int gpus, milli, prof, model;
 	int64_t mem;
@@ -37,20 +44,17 @@ struct gf__shape {
 
 static int usable_gpus(const struct gf_ctl *ctl, int i)
 {
-	uint32_t mig = 0;
-	for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1]; x++)
-		mig |= UINT32_C(1) << ctl->inst[x].gpu;
-	return ctl->c->nodes[i].ngpus - __builtin_popcount(mig);
+	return ctl->c->nodes[i].ngpus - __builtin_popcount(ctl->ns[i].mig_gpus);
 }
 
-/* Same profiles, same counts (instances are stored in input order). */
+/* Same profiles, same counts. */
 static bool same_mig(const struct gf_ctl *ctl, int a, int b)
 {
 	int na = ctl->node_inst[a + 1] - ctl->node_inst[a];
 	if (na != ctl->node_inst[b + 1] - ctl->node_inst[b])
 		return false;
 	for (int p = 0; na > 0 && p < ctl->nprof; p++)
-		if (gf__mig_free_on(ctl, a, p) != gf__mig_free_on(ctl, b, p))
+		if (gf__mig_offered(ctl, a, p) != gf__mig_offered(ctl, b, p))
 			return false;
 	return true;
 }
@@ -85,35 +89,106 @@ static uint64_t node_hash(const struct gf_ctl *ctl, int i)
 	return h;
 }
 
+/* Room for want groups and a slot table at load 1/2 over them. */
+static void groups_reserve(struct gf__admit *a, int want)
+{
+	if (want > a->grp_cap) {
+		a->grp_cap = a->grp_cap ? a->grp_cap * 2 : 64;
+		while (a->grp_cap < want)
+			a->grp_cap *= 2;
+		a->grp = gf_reallocarray(a->grp, (size_t)a->grp_cap,
+					 sizeof(*a->grp));
+	}
+	if (2 * want <= a->scap)
+		return;
+	int cap = a->scap ? a->scap : 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	int *slot = gf_calloc((size_t)cap, sizeof(int));
+	uint64_t *key = gf_calloc((size_t)cap, sizeof(uint64_t));
+	for (int s = 0; s < a->scap; s++) {
+		if (!a->slot[s])
+			continue;
+		size_t t = (size_t)(a->key[s] % (uint64_t)cap);
+		while (slot[t])
+			t = (t + 1) % (size_t)cap;
+		slot[t] = a->slot[s];
+		key[t] = a->key[s];
+	}
+	gf_free(a->slot);
+	gf_free(a->key);
+	a->slot = slot;
+	a->key = key;
+	a->scap = cap;
+}
+
+/* Cached answers of other generations are gone. */
+static void shapes_drop(struct gf__admit *a)
+{
+	if (++a->gen == 0)
+		++a->gen;
+	a->nshapes = 0;
+}
+
+void gf__group_join(struct gf_ctl *ctl, int i)
+{
+	struct gf__admit *a = ctl->adm;
+	groups_reserve(a, a->ngrp + 1);
+	uint64_t h = node_hash(ctl, i);
+	size_t s = (size_t)(h % (uint64_t)a->scap);
+	while (a->slot[s]) {
+		const struct gf__group *g = &a->grp[a->slot[s] - 1];
+		if (a->key[s] == h && g->count > 0 && alike(ctl, g->rep, i))
+			break;
+		s = (s + 1) % (size_t)a->scap;
+	}
+	if (a->slot[s] == 0) {
+		a->grp[a->ngrp] = (struct gf__group){
+			.rep = i, .count = 0, .block = ctl->nodes[i].block
+		};
+		a->slot[s] = ++a->ngrp;
+		a->key[s] = h;
+	}
+	a->grp[a->slot[s] - 1].count++;
+	ctl->ns[i].grp = a->slot[s] - 1;
+	shapes_drop(a);
+}
+
+/* Every node but skip into a group afresh (the empty ones gone). */
+static void groups_build(struct gf_ctl *ctl, int skip)
+{
+	struct gf__admit *a = ctl->adm;
+	a->ngrp = a->nempty = 0;
+	memset(a->slot, 0, (size_t)a->scap * sizeof(int));
+	for (int i = 0; i < ctl->c->n; i++)
+		if (i != skip)
+			gf__group_join(ctl, i);
+}
+
+void gf__group_leave(struct gf_ctl *ctl, int i)
+{
+	struct gf__admit *a = ctl->adm;
+	struct gf__group *g = &a->grp[ctl->ns[i].grp];
+	int k = ctl->ns[i].grp;
+	ctl->ns[i].grp = -1;
+	shapes_drop(a);
+	if (--g->count == 0) {
+		if (++a->nempty * 2 > a->ngrp)
+			groups_build(ctl, i); /* i joins once changed */
+		return;
+	}
+	for (int j = 0; g->rep == i && j < ctl->c->n; j++)
+		if (j != i && ctl->ns[j].grp == k)
+			g->rep = j;
+}
+
 int gf__admit_setup(struct gf_ctl *ctl)
 {
-	int n = ctl->c->n;
 	struct gf__admit *a = ctl->adm;
-	size_t cap = 16;
-	while (cap < 2 * (size_t)n)
-		cap *= 2;
-	int *slot = gf_calloc(cap, sizeof(int)); /* group + 1 */
-	uint64_t *key = gf_calloc(cap, sizeof(uint64_t));
-	a->grp = gf_calloc((size_t)(n > 0 ? n : 1), sizeof(*a->grp));
-	for (int i = 0; i < n; i++) {
-		uint64_t h = node_hash(ctl, i);
-		size_t s = (size_t)(h % cap);
-		while (slot[s] &&
-		       !(key[s] == h && alike(ctl, a->grp[slot[s] - 1].rep, i)))
-			s = (s + 1) % cap;
-		if (slot[s] == 0) {
-			a->grp[a->ngrp] = (struct gf__group){
-				.rep = i,
-				.count = 0,
-				.block = ctl->nodes[i].block
-			};
-			slot[s] = ++a->ngrp;
-			key[s] = h;
-		}
-		a->grp[slot[s] - 1].count++;
-	}
-	gf_free(slot);
-	gf_free(key);
+	a->gen = 1;
+	groups_reserve(a, ctl->c->n > 0 ? ctl->c->n : 1);
+	for (int i = 0; i < ctl->c->n; i++)
+		gf__group_join(ctl, i);
 	a->cap = SHAPES_MAX;
 	a->shapes = gf_calloc(SHAPES_MAX, sizeof(*a->shapes));
 	return 0;
@@ -124,8 +199,37 @@ void gf__admit_free(struct gf_ctl *ctl)
 	if (ctl->adm == NULL)
 		return;
 	gf_free(ctl->adm->grp);
+	gf_free(ctl->adm->slot);
+	gf_free(ctl->adm->key);
 	gf_free(ctl->adm->shapes);
 	gf_free(ctl->adm);
+}
+
+int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
+{
+	const struct gf__admit *a = ctl->adm;
+	int *count = gf_calloc((size_t)a->ngrp + 1, sizeof(int)), rc = 0;
+	for (int i = 0; i < ctl->c->n && rc == 0; i++) {
+		int g = ctl->ns[i].grp;
+		if (g < 0 || g >= a->ngrp || a->grp[g].count <= 0 ||
+		    !alike(ctl, a->grp[g].rep, i) ||
+		    ctl->ns[a->grp[g].rep].grp != g) {
+			snprintf(msg, size,
+				 "node %s: not in the admission group of "
+				 "nodes alike",
+				 ctl->c->names[i]);
+			rc = GF_EINVAL;
+		} else {
+			count[g]++;
+		}
+	}
+	for (int g = 0; g < a->ngrp && rc == 0; g++)
+		if (count[g] != a->grp[g].count) {
+			snprintf(msg, size, "admission group %d miscounted", g);
+			rc = GF_EINVAL;
+		}
+	gf_free(count);
+	return rc;
 }
 
 /* Replicas of shape q one empty node of group g holds. */
@@ -165,6 +269,8 @@ static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 	q->node_max = q->block_max = 0;
 	for (int i = 0; i < ctl->adm->ngrp; i++) {
 		const struct gf__group *g = &ctl->adm->grp[i];
+		if (g->count == 0)
+			continue;
 		int k = group_cap(ctl, g, q);
 		if (k > q->node_max)
 			q->node_max = k;
@@ -206,21 +312,20 @@ static void shape_lookup(const struct gf_ctl *ctl, struct gf__shape *q)
 {
 	struct gf__admit *a = ctl->adm;
 	size_t s = (size_t)(shape_hash(q) % (uint64_t)a->cap);
-	while (a->shapes[s].used && !same_shape(&a->shapes[s], q))
+	while (a->shapes[s].gen == a->gen && !same_shape(&a->shapes[s], q))
 		s = (s + 1) % (size_t)a->cap;
-	if (a->shapes[s].used) {
+	if (a->shapes[s].gen == a->gen) {
 		q->node_max = a->shapes[s].node_max;
 		q->block_max = a->shapes[s].block_max;
 		return;
 	}
 	shape_answer(ctl, q);
 	if (2 * (a->nshapes + 1) > a->cap) {
-		memset(a->shapes, 0, (size_t)a->cap * sizeof(*a->shapes));
-		a->nshapes = 0;
+		shapes_drop(a);
 		s = (size_t)(shape_hash(q) % (uint64_t)a->cap);
 	}
 	a->shapes[s] = *q;
-	a->shapes[s].used = true;
+	a->shapes[s].gen = a->gen;
 	a->nshapes++;
 }
 

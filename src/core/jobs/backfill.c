@@ -92,7 +92,8 @@ static bool ends(struct shadow *s, int v)
 		int gpus[GF_CNODE_MAX_GPUS];
 		memcpy(gpus, p->gpus, sizeof(gpus));
 		(void)gf_cnode_give(&c->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == ctl->jr[s->jid].prof)
+		if (vj->prof >= 0 && vj->prof == ctl->jr[s->jid].prof &&
+		    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
 			c->mig++;
 		int after = cap(s, &c->n, c->node, c->mig);
 		if (s->R == 1) {

@@ -6,9 +6,14 @@
  *   placements, on nodes that exist, all in its block, and sits in the
  *   running list; the counts of pending and running jobs;
  *   no GPU given twice: per node and GPU the placements' shares sum to
- *   what the engine says is taken, CPU and memory likewise, a GPU in MIG
- *   mode holds no share, and each MIG instance is used by exactly the job
- *   whose placement names it;
+ *   what the engine says is taken (a held GPU's share counted from what
+ *   the engine withholds), CPU and memory likewise, a GPU in MIG mode
+ *   holds no share and withholds a whole GPU, and each MIG instance is
+ *   used by exactly the job whose placement names it;
+ *   the nodes' states (health.c, gf__nodes_check): cordons and holds in
+ *   the engine, no running replica on a node made not ready, nothing
+ *   started on a node not ready or an unhealthy GPU since it became so,
+ *   running replicas per node; the admission groups (admit.c);
  *   quota figures and fair-share usage per team equal a fresh sum over
  *   its running jobs; the pending counters per team and class;
  *   each PENDING job is once in its queue and once in the order;
@@ -25,6 +30,7 @@
 struct tally {
 	int64_t *cpu, *mem; /* per node */
 	int32_t *gpu;	    /* per node x GF_CNODE_MAX_GPUS */
+	int *nrep;	    /* per node: running replicas */
 	int *inst_user;	    /* per MIG instance */
 	struct gf__use *use;
 	int64_t *run_milli;
@@ -53,6 +59,7 @@ static int check_place(const struct gf_ctl *ctl, int jid, int r,
 		return fail(msg, size, "replica outside the job's block", id);
 	t->cpu[p->node] += j->req.cpu;
 	t->mem[p->node] += j->req.mem;
+	t->nrep[p->node]++;
 	if (j->prof >= 0) {
 		int x = gf__mig_find(ctl, p->node, p->gpus[0], p->mig_start);
 		if (x < 0 || ctl->inst[x].prof != j->prof ||
@@ -124,15 +131,16 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 			mig |= UINT32_C(1) << ctl->inst[x].gpu;
 		for (int g = 0; g < n->ngpus; g++) {
 			int32_t used = t->gpu[i * GF_CNODE_MAX_GPUS + g];
-			bool ok =
-				(mig >> g & 1)
-					? used == 0 && n->gpu_left[g] == 0
-					: used == GF_GPU_MILLI - n->gpu_left[g];
+			int free = gf_cluster_gpu_free(ctl->c, i, g);
+			bool ok = (mig >> g & 1)
+					  ? used == 0 && free == GF_GPU_MILLI &&
+						    n->gpu_left[g] == 0
+					  : used == GF_GPU_MILLI - free;
 			if (!ok) {
 				snprintf(msg, size,
 					 "%s: GPU %d: jobs hold %d milli, the "
 					 "engine says %d free%s",
-					 name, g, used, n->gpu_left[g],
+					 name, g, used, free,
 					 (mig >> g & 1) ? " (MIG mode)" : "");
 				return GF_EINVAL;
 			}
@@ -243,6 +251,7 @@ static void tally_free(struct tally *t)
 	gf_free(t->cpu);
 	gf_free(t->mem);
 	gf_free(t->gpu);
+	gf_free(t->nrep);
 	gf_free(t->inst_user);
 	gf_free(t->use);
 	gf_free(t->run_milli);
@@ -264,6 +273,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		.cpu = gf_calloc(n, sizeof(int64_t)),
 		.mem = gf_calloc(n, sizeof(int64_t)),
 		.gpu = gf_calloc(n * GF_CNODE_MAX_GPUS, sizeof(int32_t)),
+		.nrep = gf_calloc(n, sizeof(int)),
 		.inst_user = gf_calloc((size_t)ctl->ninst + 1, sizeof(int)),
 		.use = gf_calloc(nt, sizeof(struct gf__use)),
 		.run_milli = gf_calloc(nt, sizeof(int64_t)),
@@ -284,6 +294,10 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		rc = check_queues(ctl, &t, msg, size);
 	if (rc == 0)
 		rc = check_table(ctl, msg, size);
+	if (rc == 0)
+		rc = gf__nodes_check(ctl, t.nrep, msg, size);
+	if (rc == 0)
+		rc = gf__admit_check(ctl, msg, size);
 	tally_free(&t);
 	if (rc == 0 && size)
 		msg[0] = '\0';

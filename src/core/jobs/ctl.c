@@ -8,8 +8,10 @@
  * Invariants set up here and kept by the other files: teams[0..
  * cfg.nteams) are the config's teams in its order (teams not in the
  * config follow); every node's block is < nblk and the block lists
- * partition the nodes; node names are unique (name_hash finds each);
- * prio_order lists the classes by priority, highest first.
+ * partition the nodes; node names are unique (name_hash finds each, load
+ * at most 1/2); prio_order lists the classes by priority, highest first.
+ * Nodes added later (nodes.c) go through the same steps one by one: the
+ * names, the MIG instances (mig.c), the blocks, the admission groups.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,9 +36,9 @@ int gf__class_find(const struct gf_ctl *ctl, const char *name)
 	return -1;
 }
 
-/* A name of a team, class or block: terminated inside its array and of
- * letters, digits, '.', '_', '-'. */
-static bool name_ok(const char *s, size_t size)
+/* A name of a team, class, block or node: terminated inside its array
+ * and of letters, digits, '.', '_', '-'. */
+bool gf__name_ok(const char *s, size_t size)
 {
 	if (!memchr(s, '\0', size) || s[0] == '\0')
 		return false;
@@ -88,7 +90,7 @@ static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nteams, GF_CTL_MAX_TEAMS);
 	for (int t = 0; t < cfg->nteams; t++) {
 		const struct gf_ctl_team *x = &cfg->teams[t];
-		if (!name_ok(x->name, sizeof(x->name)))
+		if (!gf__name_ok(x->name, sizeof(x->name)))
 			return gf_err_set(e, GF_EINVAL,
 					  "team %d: a name of letters, digits, "
 					  "'.', '_', '-'",
@@ -113,7 +115,7 @@ static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nclasses, GF_CTL_MAX_CLASSES);
 	for (int k = 0; k < cfg->nclasses; k++) {
 		const struct gf_ctl_class *c = &cfg->classes[k];
-		if (!name_ok(c->name, sizeof(c->name)))
+		if (!gf__name_ok(c->name, sizeof(c->name)))
 			return gf_err_set(e, GF_EINVAL,
 					  "class %d: a name of letters, "
 					  "digits, '.', '_', '-'",
@@ -173,20 +175,68 @@ static int name_slot(const struct gf_ctl *ctl, const char *name)
 
 int gf__node_find(const struct gf_ctl *ctl, const char *name)
 {
-	if (!memchr(name, '\0', GF_JOB_NODE_MAX))
+	if (name == NULL || !memchr(name, '\0', GF_JOB_NODE_MAX))
 		return -1;
 	return ctl->name_hash[name_slot(ctl, name)] - 1;
 }
 
-/* The nodes: blocks, labels, unique names (before anything changes). */
+/* Room for n names at load 1/2 (those in, rehashed, when it grows). */
+static void names_reserve(struct gf_ctl *ctl, int n)
+{
+	if (ctl->name_hash && 2 * n <= ctl->name_cap)
+		return;
+	int cap = ctl->name_cap ? ctl->name_cap : 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	gf_free(ctl->name_hash);
+	ctl->name_cap = cap;
+	ctl->name_hash = gf_calloc((size_t)cap, sizeof(int));
+	for (int i = 0; i < ctl->name_n; i++)
+		ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
+}
+
+/* Node i's name, nodes being named in index order. */
+void gf__names_insert(struct gf_ctl *ctl, int i)
+{
+	names_reserve(ctl, i + 1);
+	ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
+	ctl->name_n = i + 1;
+}
+
+/* Node i's MIG model and instances against it. */
+static int check_mig(struct gf_ctl *ctl, int i,
+		     char names[][GF_MIG_PROFILE_MAX], int *nnames,
+		     struct gf_err *e)
+{
+	struct gf_ctl_node *nd = &ctl->nodes[i];
+	const struct gf_cnode *cn = &ctl->c->nodes[i];
+	const char *model = cn->ngpus ? ctl->c->models[cn->model] : "";
+	if (!memchr(nd->mig_model, '\0', sizeof(nd->mig_model)) ||
+	    gf__mig_model_for(nd->mig_model, model, &ctl->ns[i].mig))
+		return gf_err_set(
+			e, GF_EINVAL, "node %s: unknown MIG model '%.*s'",
+			ctl->c->names[i], GF_MODEL_NAME_MAX - 1, nd->mig_model);
+	snprintf(nd->mig_model, sizeof(nd->mig_model), "%s",
+		 ctl->ns[i].mig ? ctl->ns[i].mig->id : "");
+	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus, ctl->ns[i].mig,
+			     model, nd->mig, nd->nmig, names, nnames, e);
+}
+
+/* The nodes: blocks, labels, unique names, MIG (before anything but the
+ * core's own tables changes). */
 static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 {
 	struct gf_cluster *c = ctl->c;
 	char why[160];
-	ctl->name_cap = 16;
-	while (ctl->name_cap < 2 * c->n)
-		ctl->name_cap *= 2;
-	ctl->name_hash = gf_calloc((size_t)ctl->name_cap, sizeof(int));
+	char(*names)[GF_MIG_PROFILE_MAX] =
+		gf_calloc(GF__MAX_PROFILES, GF_MIG_PROFILE_MAX);
+	int nnames = 0, rc = 0;
+	names_reserve(ctl, c->n);
+	for (int i = 0; i < c->n && rc == 0; i++)
+		rc = check_mig(ctl, i, names, &nnames, e);
+	gf_free(names);
+	if (rc)
+		return rc;
 	for (int i = 0; i < c->n; i++) {
 		const struct gf_ctl_node *nd = &ctl->nodes[i];
 		if (nd->block < 0 || nd->block >= ctl->cfg.nblocks)
@@ -209,26 +259,9 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 					  "node name '%s' given twice",
 					  c->names[i]);
 		ctl->name_hash[s] = i + 1;
+		ctl->name_n = i + 1;
 	}
 	return 0;
-}
-
-static void build_blocks(struct gf_ctl *ctl)
-{
-	ctl->nblk = ctl->cfg.nblocks;
-	ctl->blk = gf_calloc((size_t)ctl->nblk, sizeof(*ctl->blk));
-	for (int i = 0; i < ctl->c->n; i++) {
-		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
-		const struct gf_cnode *n = &ctl->c->nodes[i];
-		if (b->n == b->cap) {
-			b->cap = b->cap ? b->cap * 2 : 16;
-			b->nodes = gf_reallocarray(b->nodes, (size_t)b->cap,
-						   sizeof(int));
-		}
-		b->nodes[b->n++] = i;
-		b->idle += n->idle;
-		b->nfree += n->nfree;
-	}
 }
 
 static void build_teams(struct gf_ctl *ctl)
@@ -246,15 +279,15 @@ static void build_teams(struct gf_ctl *ctl)
 static int build(struct gf_ctl *ctl)
 {
 	int n = ctl->c->n;
-	build_blocks(ctl);
+	for (int i = 0; i < n; i++) {
+		ctl->ns[i].grp = -1;
+		gf__mig_install(ctl, i); /* MIG GPUs held (no engine yet) */
+	}
+	ctl->nblk = ctl->cfg.nblocks;
+	for (int i = 0; i < n; i++)
+		gf__block_join(ctl, i);
 	build_teams(ctl);
 	gf__order_sort_classes(ctl);
-	size_t nn = (size_t)(n > 0 ? n : 1);
-	ctl->scratch = gf_calloc(nn, 1);
-	ctl->not_h = gf_calloc(nn, 1);
-	ctl->trial_of = gf_calloc(nn, sizeof(int));
-	for (int i = 0; i < n; i++)
-		ctl->trial_of[i] = -1;
 	ctl->adm = gf_calloc(1, sizeof(*ctl->adm));
 	gf__admit_setup(ctl);
 	int rc = gf__typical_default(ctl);
@@ -278,14 +311,12 @@ int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	struct gf_ctl *ctl = gf_calloc(1, sizeof(*ctl));
 	ctl->cfg = *cfg;
 	ctl->c = c;
-	ctl->nodes =
-		gf_calloc((size_t)(c->n > 0 ? c->n : 1), sizeof(*ctl->nodes));
+	gf__nodes_reserve(ctl, c->n);
 	if (nodes)
 		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
+	ctl->blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->blk));
 	ctl->mask_gen = 1;
-	rc = check_nodes(ctl, e);
-	if (rc == 0)
-		rc = gf__mig_setup(ctl, e); /* last check: then it builds */
+	rc = check_nodes(ctl, e); /* last check: then it builds */
 	if (rc == 0) {
 		rc = build(ctl);
 		if (rc)
@@ -314,6 +345,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->running);
 	gf_free(ctl->order);
 	gf_free(ctl->later);
+	gf_free(ctl->never);
 	gf__queues_free(ctl);
 	gf_free(ctl->teams);
 	for (int b = 0; ctl->blk && b < ctl->nblk; b++)
@@ -328,7 +360,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);
 	gf_free(ctl->name_hash);
-	gf_free(ctl->nodes);
+	gf__nodes_free(ctl);
 	if (ctl->c) {
 		gf_cluster_release(ctl->c);
 		gf_free(ctl->c);
@@ -351,6 +383,16 @@ const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i)
 	return i >= 0 && i < ctl->c->n ? &ctl->nodes[i] : NULL;
 }
 
+int gf_ctl_nnodes(const struct gf_ctl *ctl)
+{
+	return ctl->c->n;
+}
+
+int gf_ctl_node_find(const struct gf_ctl *ctl, const char *name)
+{
+	return gf__node_find(ctl, name);
+}
+
 int gf_ctl_nteams(const struct gf_ctl *ctl)
 {
 	return ctl->nteams;
@@ -371,9 +413,22 @@ void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 	for (int x = 0; x < ctl->ninst; x++)
 		if (ctl->inst[x].user >= 0)
 			mig_milli += ctl->prof_milli[ctl->inst[x].prof];
-	st->gpus_alloc_milli =
-		gf_sched_alloc_milli(ctl->s) - ctl->mig_gpu_milli + mig_milli;
+	/* the engine counts GPUs in MIG mode as held, not given out */
+	st->gpus_alloc_milli = gf_sched_alloc_milli(ctl->s) + mig_milli;
 	st->frag_milli = gf_sched_frag_total(ctl->s);
 	st->mig_total = ctl->ninst;
 	st->mig_used = ctl->mig_used;
+	for (int i = 0; i < ctl->c->n; i++) {
+		const struct gf__node *x = &ctl->ns[i];
+		const struct gf_cnode *n = &ctl->c->nodes[i];
+		bool ready = x->state == GF__READY;
+		st->nodes_ready += ready;
+		st->nodes_notready += !ready;
+		st->gpus_unhealthy += __builtin_popcount(x->sick);
+		for (uint32_t m = x->sick & ~x->mig_gpus; m; m &= m - 1)
+			st->gpus_unavailable_milli +=
+				ctl->c->held[i][__builtin_ctz(m)];
+		if (!ready)
+			st->gpus_unavailable_milli += n->idle;
+	}
 }

@@ -4,6 +4,10 @@
  *
  * Who keeps what:
  *   ctl.c       the core's lifecycle, its config checks, accessors, stats
+ *   nodes.c     nodes at run time: added, updated, reshaped; the per-node
+ *               arrays, the blocks, the names
+ *   health.c    a node ready or not, a GPU healthy or not, the engine's
+ *               holds and cordons that follow
  *   table.c     the job table (submission order, ids), add and restore,
  *               cancel, finish, requeue
  *   state.c     a job starting and stopping: placements, quota charges,
@@ -88,6 +92,32 @@ struct gf__jrec {
 	bool never;	    /* can never be placed on this cluster */
 	int mask;	    /* selector mask slot; -1 none */
 	uint32_t mask_gen;
+	uint64_t start_epoch; /* ctl->epoch when it last started; 0
+				 restored (gf_ctl_add) */
+};
+
+/* A node's state (health.c). */
+enum gf__nstate {
+	GF__READY = 0,
+	GF__WAITING, /* added, never ready since: restored jobs may run */
+	GF__LOST,    /* made not ready: holds no running replica */
+};
+
+#define GF__WHY_MAX 96 /* a GPU's health reason */
+
+/* What the core keeps per node beside gf_ctl_node. */
+struct gf__node {
+	const struct gf_mig_model *mig; /* its MIG model; NULL none */
+	uint16_t sick;			/* unhealthy GPUs */
+	uint16_t mig_gpus;		/* GPUs holding MIG instances */
+	uint8_t state;			/* enum gf__nstate */
+	int nrep;	     /* replicas of running jobs placed on it */
+	int grp;	     /* admission group (admit.c) */
+	int bpos;	     /* index in its block's node list */
+	uint64_t down_epoch; /* ctl->epoch when it stopped being ready */
+	uint64_t sick_epoch[GF_CNODE_MAX_GPUS]; /* ... a GPU became sick */
+	char reason[GF_JOB_REASON_MAX];		/* why not ready */
+	char (*gpu_why)[GF__WHY_MAX]; /* per GPU, why sick; NULL none */
 };
 
 /* A MIG instance a node offers. */
@@ -120,34 +150,42 @@ struct gf__group {
 struct gf__shape; /* admit.c */
 
 struct gf__admit {
-	struct gf__group *grp;
-	int ngrp;
+	struct gf__group *grp; /* count 0: empty, skipped */
+	int ngrp, grp_cap, nempty;
+	int *slot;     /* open addressing over node hashes: group + 1 */
+	uint64_t *key; /* the hash of each slot's group */
+	int scap;
 	struct gf__shape *shapes; /* open addressing */
 	int nshapes, cap;
+	uint32_t gen; /* cached shapes of another generation are gone */
 };
 
 struct gf_ctl {
 	struct gf_ctl_config cfg;
 	int prio_order[GF_CTL_MAX_CLASSES]; /* classes, highest first */
 	struct gf_cluster *c;		    /* owned */
-	struct gf_ctl_node *nodes;	    /* copy, c->n */
+	struct gf_ctl_node *nodes;	    /* per node (ncap) */
+	struct gf__node *ns;		    /* per node (ncap) */
+	int ncap;			    /* room in the per-node arrays */
+	uint64_t epoch; /* bumped when a node or GPU stops taking work */
 	struct gf_sched *s;
 	struct gf_typical *typ;
 	int ntyp;
 	int64_t typ_base;  /* replicas the mix was built from; 0: default */
 	int64_t typ_added; /* jobs added since */
 	/* nodes */
-	int *name_hash; /* open addressing, node index + 1; 2 x n slots */
+	int *name_hash; /* open addressing, node index + 1; load <= 1/2 */
 	int name_cap;
-	struct gf__block *blk;
-	int nblk;
-	int64_t mig_gpu_milli; /* GPUs in MIG mode, out of the engine */
+	int name_n;	       /* nodes 0..name_n-1 are in it */
+	struct gf__block *blk; /* GF_CTL_MAX_BLOCKS entries */
+	int nblk;	       /* = cfg.nblocks */
 	/* MIG */
 	char prof_name[GF__MAX_PROFILES][GF_MIG_PROFILE_MAX];
 	int prof_milli[GF__MAX_PROFILES]; /* a GPU's fraction, for shares */
 	int nprof;
 	struct gf__inst *inst; /* by node */
 	int ninst;
+	int inst_cap;
 	int *node_inst;	  /* first instance of node i; c->n + 1 entries */
 	int **prof_nodes; /* per profile: nodes offering it */
 	int *prof_nnodes;
@@ -168,14 +206,16 @@ struct gf_ctl {
 	int norder, order_cap;
 	int *later; /* changed outside a pass, reported by the next */
 	int nlater, later_cap;
+	int *never; /* jrecs marked never (maybe stale): a node may help */
+	int nnever, never_cap;
 	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
 	/* masks */
-	struct gf__mask *masks;
+	struct gf__mask *masks; /* each on[] has ncap entries */
 	int nmasks, masks_cap;
 	uint32_t mask_gen;
-	/* scratch, per node: zero / -1 between uses */
+	/* scratch, per node (ncap): zero / -1 between uses */
 	uint8_t *scratch;
 	uint8_t *not_h;
 	int *trial_of;
@@ -217,6 +257,27 @@ static inline int gf__jid(const struct gf_ctl *ctl, const struct gf__jrec *j)
 int gf__model_find(const struct gf_cluster *c, const char *name);
 int gf__class_find(const struct gf_ctl *ctl, const char *name);
 int gf__node_find(const struct gf_ctl *ctl, const char *name);
+bool gf__name_ok(const char *s, size_t size);
+void gf__names_insert(struct gf_ctl *ctl, int i);
+
+/* nodes.c */
+void gf__nodes_reserve(struct gf_ctl *ctl, int n);
+void gf__block_join(struct gf_ctl *ctl, int i);
+void gf__nodes_free(struct gf_ctl *ctl);
+
+/* health.c */
+/* The engine holds node i's GPUs in MIG mode and its unhealthy ones,
+ * no other; the block's figures follow. */
+void gf__gpu_sync(struct gf_ctl *ctl, int i);
+/* Requeue (gf__requeue) every job running on node i, or only the gangs;
+ * each reported (gf__report) under mark. */
+void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
+		      struct gf_ctl_changes *out, uint32_t mark,
+		      bool gangs_only);
+/* The nodes' states against the engine and the running replicas
+ * (nrep[i]: counted afresh); 0 or GF_EINVAL with msg. */
+int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
+		    unsigned size);
 
 /* mask.c */
 int gf__labels_check(const char *s, char *why, unsigned size);
@@ -224,10 +285,36 @@ bool gf__labels_match(const char *labels, const char *selector);
 /* The job's selector as a node mask (borrowed), NULL for every node. */
 const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j);
 void gf__masks_free(struct gf_ctl *ctl);
+/* Node i's labels are new (or it is): every cached mask follows. */
+void gf__masks_node(struct gf_ctl *ctl, int i);
+/* The per-node arrays grew from old to ncap entries. */
+void gf__masks_grow(struct gf_ctl *ctl, int old);
 
 /* mig.c */
 const struct gf_mig_model *gf__mig_model_of(const char *model_name);
-int gf__mig_setup(struct gf_ctl *ctl, struct gf_err *e);
+/* The MIG model a node states (mig_id) or, for mig_id "", its GPU model
+ * implies; *m NULL for none.  GF_EINVAL for an unknown mig_id. */
+int gf__mig_model_for(const char *mig_id, const char *gpu_model,
+		      const struct gf_mig_model **m);
+/* A node's instances against its model: GF_EINVAL (e names node and
+ * GPU), GF_ETOOBIG when the profile names would pass GF__MAX_PROFILES
+ * (names[0..*nnames) gathers the ones the core lacks). */
+int gf__mig_check(const struct gf_ctl *ctl, const char *node, int ngpus,
+		  const struct gf_mig_model *m, const char *model_name,
+		  const struct gf_ctl_mig *mig, int nmig,
+		  char names[][GF_MIG_PROFILE_MAX], int *nnames,
+		  struct gf_err *e);
+/* Would node i taking the instances mig[0..nmig) touch one in use, or put
+ * a GPU in use into MIG mode?  GF_ECONFLICT naming it. */
+int gf__mig_conflict(const struct gf_ctl *ctl, int i,
+		     const struct gf_ctl_mig *mig, int nmig, struct gf_err *e);
+/* Node i's instances become ctl->nodes[i].mig (users kept where an
+ * instance stays); its GPUs in MIG mode held; profiles listed. */
+void gf__mig_install(struct gf_ctl *ctl, int i);
+int gf__mig_offered(const struct gf_ctl *ctl, int node, int prof);
+/* Does node i offer exactly the instances mig[0..nmig)? */
+bool gf__mig_same(const struct gf_ctl *ctl, int i, const struct gf_ctl_mig *mig,
+		  int nmig);
 void gf__mig_free(struct gf_ctl *ctl);
 int gf__prof_find(const struct gf_ctl *ctl, const char *name);
 int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof);
@@ -268,6 +355,15 @@ void gf__stop(struct gf_ctl *ctl, int jid);
 void gf__to_pending(struct gf_ctl *ctl, int jid, const char *reason);
 void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 		  int64_t now, const char *reason);
+/* Lost its node: PENDING with reason if attempts are left, else FAILED
+ * with "reason (after N attempts)". */
+void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now);
+/* A change outside a pass: appended to out (once per mark), or reported
+ * by the next pass when out is NULL; gf__mark gives a fresh mark. */
+uint32_t gf__mark(struct gf_ctl *ctl);
+void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
+		int jid);
+void gf__pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign);
 void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
 void gf__later(struct gf_ctl *ctl, int jid);
 void gf__reason(struct gf_job *j, const char *fmt, ...)
@@ -301,8 +397,18 @@ void gf__reserve(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 /* admit.c */
 int gf__admit_setup(struct gf_ctl *ctl);
 void gf__admit_free(struct gf_ctl *ctl);
+/* Node i joins the group of nodes alike (it is new or changed), or
+ * leaves it (before it changes); cached answers are dropped. */
+void gf__group_join(struct gf_ctl *ctl, int i);
+void gf__group_leave(struct gf_ctl *ctl, int i);
+int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size);
 int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 		   bool api, struct gf_err *e);
+
+/* table.c: jobs marked never looked at again (all: every job not final,
+ * after a node changed; else only those marked, after a node came). */
+void gf__reconsider(struct gf_ctl *ctl, bool all);
+void gf__never_push(struct gf_ctl *ctl, int jid);
 
 /* typical.c */
 int gf__typical_default(struct gf_ctl *ctl);

@@ -12,9 +12,15 @@
  * can give, or free instances), so placing them one by one anywhere in
  * the block succeeds iff the block's capacities sum to the replicas.
  *
+ * A node not ready (cordoned in the engine) holds no capacity for new
+ * work (gf__cap 0, skipped by the engine's filter and by MIG placement);
+ * an unhealthy GPU is held by the engine (no whole GPU, no share) and its
+ * MIG instances are not free (mig.c).
+ *
  * Invariants: every change to a node's GPUs goes through the wrappers
- * here, which keep each block's free GPU (idle) and fully free GPUs
- * (nfree) equal to the sums over its nodes; the scratch mask is all zero
+ * here (or health.c's holds), which keep each block's free GPU (idle)
+ * and fully free GPUs (nfree) equal to the sums over its nodes, and each
+ * node's count of running replicas (nrep); the scratch mask is all zero
  * between calls.
  */
 #include <stdio.h>
@@ -26,50 +32,69 @@
 #include "core/jobs/ctl_impl.h"
 #include "util/mem.h"
 
-/* After a take (sign -1) or a give (+1) of r on node: block figures. */
-static void blk_delta(struct gf_ctl *ctl, int node, const struct gf_req *r,
-		      const int *gpus, int sign)
+/* After a placement of r through the engine's filter (never on a held
+ * GPU): block figures. */
+static void blk_took(struct gf_ctl *ctl, int node, const struct gf_req *r,
+		     const int *gpus)
 {
 	if (r->ngpus == 0)
 		return;
 	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
 	const struct gf_cnode *n = &ctl->c->nodes[node];
-	b->idle += sign * (int64_t)r->ngpus * r->gpu_milli;
-	if (r->gpu_milli >= GF_GPU_MILLI) {
-		b->nfree += sign * (int64_t)r->ngpus;
-		return;
-	}
-	/* a share: the GPU was (take) or is now (give) fully free */
-	int left = n->gpu_left[gpus[0]];
-	if ((sign < 0 && left + r->gpu_milli == GF_GPU_MILLI) ||
-	    (sign > 0 && left == GF_GPU_MILLI))
-		b->nfree += sign;
+	b->idle -= (int64_t)r->ngpus * r->gpu_milli;
+	if (r->gpu_milli >= GF_GPU_MILLI)
+		b->nfree -= r->ngpus;
+	else if (n->gpu_left[gpus[0]] + r->gpu_milli == GF_GPU_MILLI)
+		b->nfree--; /* the share took a GPU that was fully free */
+}
+
+/* Block figures after node changed from idle, nfree (a commit or an
+ * unplace may touch held GPUs, whose shares are not idle). */
+static void blk_follow(struct gf_ctl *ctl, int node, int32_t idle,
+		       int32_t nfree)
+{
+	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
+	const struct gf_cnode *n = &ctl->c->nodes[node];
+	b->idle += n->idle - idle;
+	b->nfree += n->nfree - nfree;
 }
 
 int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
 		  const uint8_t *allowed, struct gf_placement *p)
 {
 	int rc = gf_sched_place_in(ctl->s, r, allowed, p);
-	if (rc == 0)
-		blk_delta(ctl, p->node, r, p->gpus, -1);
+	if (rc == 0) {
+		blk_took(ctl, p->node, r, p->gpus);
+		ctl->ns[p->node].nrep++;
+	}
 	return rc;
 }
 
 static int eng_commit(struct gf_ctl *ctl, const struct gf_req *r,
 		      const struct gf_placement *p)
 {
+	if (p->node < 0 || p->node >= ctl->c->n)
+		return GF_EINVAL;
+	const struct gf_cnode *n = &ctl->c->nodes[p->node];
+	int32_t idle = n->idle, nfree = n->nfree;
 	int rc = gf_sched_commit(ctl->s, r, p);
-	if (rc == 0)
-		blk_delta(ctl, p->node, r, p->gpus, -1);
+	if (rc == 0) {
+		blk_follow(ctl, p->node, idle, nfree);
+		ctl->ns[p->node].nrep++;
+	}
 	return rc;
 }
 
 static int eng_unplace(struct gf_ctl *ctl, const struct gf_req *r,
 		       const struct gf_placement *p)
 {
+	const struct gf_cnode *n = &ctl->c->nodes[p->node];
+	int32_t idle = n->idle, nfree = n->nfree;
 	int rc = gf_sched_unplace(ctl->s, r, p);
-	if (rc == 0)
-		blk_delta(ctl, p->node, r, p->gpus, +1);
+	if (rc == 0) {
+		blk_follow(ctl, p->node, idle, nfree);
+		ctl->ns[p->node].nrep--;
+	}
 	return rc;
 }
 
@@ -79,6 +104,8 @@ int gf__cap(const struct gf_ctl *ctl, const struct gf__jrec *j,
 {
 	(void)ctl;
 	(void)node;
+	if (n->flags & GF_CNODE_CORDONED)
+		return 0;
 	int64_t k = most;
 	if (r->cpu > 0 && n->cpu_left / r->cpu < k)
 		k = n->cpu_left / r->cpu;
@@ -140,7 +167,8 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	for (int k = 0; k < ctl->prof_nnodes[j->prof]; k++) {
 		int i = ctl->prof_nodes[j->prof][k];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
-		if ((allowed && !allowed[i]) || n->cpu_left < r->cpu ||
+		if ((allowed && !allowed[i]) ||
+		    (n->flags & GF_CNODE_CORDONED) || n->cpu_left < r->cpu ||
 		    n->mem_left < r->mem ||
 		    (r->spec && !(r->spec >> n->model & 1)))
 			continue;
@@ -223,6 +251,11 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	} else if (j->prof == -1) {
 		p.ngpus = pl->ngpus;
 		memcpy(p.gpus, pl->gpus, sizeof(p.gpus));
+		/* the engine would take a held share: not one in MIG mode */
+		for (int g = 0; g < p.ngpus && g < GF_CNODE_MAX_GPUS; g++)
+			if (p.gpus[g] >= 0 && p.gpus[g] < GF_CNODE_MAX_GPUS &&
+			    (ctl->ns[pl->node].mig_gpus >> p.gpus[g] & 1))
+				return GF_EINVAL;
 	} else {
 		return GF_EINVAL;
 	}

@@ -6,7 +6,8 @@
  * one per distinct selector, cached.
  *
  * Invariants: a cached mask is exactly the nodes matching its selector
- * (labels never change after gf_ctl_new); a job's (mask, mask_gen) names
+ * (a node added or relabelled updates every mask: gf__masks_node), with
+ * room for ncap nodes (gf__masks_grow); a job's (mask, mask_gen) names
  * a valid slot only while mask_gen is the core's; the cache holds at most
  * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
  * full, so memory stays bounded whatever selectors arrive.
@@ -152,7 +153,7 @@ static int mask_new(struct gf_ctl *ctl, const char *sel)
 	}
 	struct gf__mask *m = &ctl->masks[ctl->nmasks];
 	snprintf(m->sel, sizeof(m->sel), "%s", sel);
-	m->on = gf_calloc((size_t)(n > 0 ? n : 1), 1);
+	m->on = gf_calloc((size_t)ctl->ncap, 1);
 	m->count = 0;
 	for (int i = 0; i < n; i++)
 		if (gf__labels_match(ctl->nodes[i].labels, sel)) {
@@ -177,4 +178,23 @@ const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
 	j->mask = k;
 	j->mask_gen = ctl->mask_gen;
 	return ctl->masks[k].on;
+}
+
+void gf__masks_grow(struct gf_ctl *ctl, int old)
+{
+	for (int k = 0; k < ctl->nmasks; k++) {
+		struct gf__mask *m = &ctl->masks[k];
+		m->on = gf_reallocarray(m->on, (size_t)ctl->ncap, 1);
+		memset(m->on + old, 0, (size_t)(ctl->ncap - old));
+	}
+}
+
+void gf__masks_node(struct gf_ctl *ctl, int i)
+{
+	for (int k = 0; k < ctl->nmasks; k++) {
+		struct gf__mask *m = &ctl->masks[k];
+		uint8_t on = gf__labels_match(ctl->nodes[i].labels, m->sel);
+		m->count += on - m->on[i];
+		m->on[i] = on;
+	}
 }

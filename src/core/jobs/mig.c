@@ -1,19 +1,24 @@
 /*
  * mig.c - the MIG instances nodes offer (gf_ctl_node.mig): checked
- * against the MIG tables at gf_ctl_new, then handed to jobs that ask for
- * a mig_profile, one instance per replica.
+ * against the node's MIG model (the one it states, or the one its GPU
+ * model implies), then handed to jobs that ask for a mig_profile, one
+ * instance per replica.  A node's instances may change at run time
+ * (gf_ctl_node_add), on GPUs whose instances are all free.
  *
  * A GPU holding instances is in MIG mode: the engine must never give it
- * out whole or in shares, so gf__mig_setup zeroes its free share before
- * the engine is built (the engine then counts it as allocated, and its
- * fragmentation as nil).  The CPU and memory of a MIG replica go through
- * the engine as a CPU-only placement on the node (gang.c).
+ * out whole or in shares, so it is held out of placement (health.c,
+ * gf__gpu_sync: the engine's holds are a node's GPUs in MIG mode and its
+ * unhealthy ones); the engine counts it neither idle nor given out.  The
+ * CPU and memory of a MIG replica go through the engine as a CPU-only
+ * placement on the node (gang.c).  An instance on an unhealthy GPU is
+ * not given out (gf__mig_free_on, gf__mig_take); nor one on a node not
+ * ready (the callers skip cordoned nodes).
  *
  * Invariants: instances are stored by node (node_inst[i] .. node_inst[i +
- * 1]); each GPU's instances form a valid layout of its model; an
+ * 1]); each GPU's instances form a valid layout of the node's model; an
  * instance's user is the jrec running on it or -1, and mig_used counts
  * the instances with a user; prof_nodes[p] lists each node offering
- * profile p once.
+ * profile p once; a node's mig_gpus are the GPUs with instances.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +45,19 @@ const struct gf_mig_model *gf__mig_model_of(const char *model_name)
 	return NULL;
 }
 
+int gf__mig_model_for(const char *mig_id, const char *gpu_model,
+		      const struct gf_mig_model **m)
+{
+	*m = NULL;
+	if (mig_id[0]) {
+		*m = gf_mig_model_by_id(mig_id);
+		return *m ? 0 : GF_EINVAL;
+	}
+	if (gpu_model[0])
+		*m = gf__mig_model_of(gpu_model);
+	return 0;
+}
+
 int gf__prof_find(const struct gf_ctl *ctl, const char *name)
 {
 	for (int p = 0; p < ctl->nprof; p++)
@@ -48,105 +66,177 @@ int gf__prof_find(const struct gf_ctl *ctl, const char *name)
 	return -1;
 }
 
-/* One GPU's instances on node i against the model's rules. */
-static int check_gpu(const struct gf_ctl *ctl, int i, int gpu,
-		     const struct gf_mig_model *m, struct gf_err *e)
+/* One GPU's instances against the model's rules. */
+static int check_gpu(const char *node, int gpu, const struct gf_mig_model *m,
+		     const struct gf_ctl_mig *mig, int nmig, struct gf_err *e)
 {
-	const struct gf_ctl_node *nd = &ctl->nodes[i];
 	struct gf_mig_layout l = { 0 };
-	for (int k = 0; k < nd->nmig; k++) {
-		if (nd->mig[k].gpu != gpu)
+	for (int k = 0; k < nmig; k++) {
+		if (mig[k].gpu != gpu)
 			continue;
 		if (l.n == GF_MIG_MAX_INSTANCES)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: GPU %d: more than %d MIG "
 					  "instances",
-					  ctl->c->names[i], gpu,
-					  GF_MIG_MAX_INSTANCES);
-		int p = gf_mig_profile_find(m, nd->mig[k].profile);
-		if (nd->mig[k].start < 0 || nd->mig[k].start > UINT8_MAX)
+					  node, gpu, GF_MIG_MAX_INSTANCES);
+		int p = gf_mig_profile_find(m, mig[k].profile);
+		if (mig[k].start < 0 || mig[k].start > UINT8_MAX)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: GPU %d: MIG start %d out "
 					  "of range",
-					  ctl->c->names[i], gpu,
-					  nd->mig[k].start);
+					  node, gpu, mig[k].start);
 		l.inst[l.n].profile = (uint8_t)p;
-		l.inst[l.n].start = (uint8_t)nd->mig[k].start;
+		l.inst[l.n].start = (uint8_t)mig[k].start;
 		l.n++;
 	}
 	char msg[160];
 	if (gf_mig_layout_check(m, &l, msg, sizeof(msg)))
-		return gf_err_set(e, GF_EINVAL, "node %s: GPU %d: %s",
-				  ctl->c->names[i], gpu, msg);
+		return gf_err_set(e, GF_EINVAL, "node %s: GPU %d: %s", node,
+				  gpu, msg);
 	return 0;
 }
 
-/* Node i's instances: a MIG model, known profiles, GPUs it has, layouts
- * its model allows; names[] gathers the distinct profile names. */
-static int check_node(const struct gf_ctl *ctl, int i,
-		      char names[][GF_MIG_PROFILE_MAX], int *nnames,
-		      struct gf_err *e)
+/* A profile name the core does not know yet, gathered in names[]. */
+static int name_new(const struct gf_ctl *ctl, const char *profile,
+		    char names[][GF_MIG_PROFILE_MAX], int *nnames,
+		    struct gf_err *e)
 {
-	const struct gf_ctl_node *nd = &ctl->nodes[i];
-	const struct gf_cnode *cn = &ctl->c->nodes[i];
-	const char *model = ctl->c->models[cn->model];
-	const struct gf_mig_model *m = gf__mig_model_of(model);
-	if (nd->nmig < 0 || nd->nmig > GF_CTL_MAX_MIG)
+	if (gf__prof_find(ctl, profile) >= 0)
+		return 0;
+	for (int p = 0; p < *nnames; p++)
+		if (strcmp(names[p], profile) == 0)
+			return 0;
+	if (ctl->nprof + *nnames >= GF__MAX_PROFILES)
+		return gf_err_set(e, GF_ETOOBIG, "more than %d MIG profiles",
+				  GF__MAX_PROFILES);
+	snprintf(names[(*nnames)++], GF_MIG_PROFILE_MAX, "%s", profile);
+	return 0;
+}
+
+int gf__mig_check(const struct gf_ctl *ctl, const char *node, int ngpus,
+		  const struct gf_mig_model *m, const char *model_name,
+		  const struct gf_ctl_mig *mig, int nmig,
+		  char names[][GF_MIG_PROFILE_MAX], int *nnames,
+		  struct gf_err *e)
+{
+	if (nmig < 0 || nmig > GF_CTL_MAX_MIG)
 		return gf_err_set(e, GF_EINVAL,
-				  "node %s: %d MIG instances, at most %d",
-				  ctl->c->names[i], nd->nmig, GF_CTL_MAX_MIG);
+				  "node %s: %d MIG instances, at most %d", node,
+				  nmig, GF_CTL_MAX_MIG);
+	if (nmig == 0)
+		return 0;
 	if (m == NULL)
 		return gf_err_set(e, GF_EINVAL,
 				  "node %s: MIG instances on model '%s', "
 				  "which has no MIG",
-				  ctl->c->names[i], model);
+				  node, model_name);
 	uint32_t gpus = 0;
-	for (int k = 0; k < nd->nmig; k++) {
-		const struct gf_ctl_mig *x = &nd->mig[k];
-		if (x->gpu < 0 || x->gpu >= cn->ngpus)
+	for (int k = 0; k < nmig; k++) {
+		const struct gf_ctl_mig *x = &mig[k];
+		if (x->gpu < 0 || x->gpu >= ngpus)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: MIG instance on GPU %d, "
 					  "the node has %d",
-					  ctl->c->names[i], x->gpu, cn->ngpus);
+					  node, x->gpu, ngpus);
 		if (!memchr(x->profile, '\0', sizeof(x->profile)) ||
 		    gf_mig_profile_find(m, x->profile) < 0)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: MIG profile '%.*s' is not "
 					  "one of %s's",
-					  ctl->c->names[i],
-					  GF_MIG_PROFILE_MAX - 1, x->profile,
-					  m->id);
-		int p = 0;
-		while (p < *nnames && strcmp(names[p], x->profile))
-			p++;
-		if (p == *nnames) {
-			if (*nnames == GF__MAX_PROFILES)
-				return gf_err_set(e, GF_ETOOBIG,
-						  "more than %d MIG profiles",
-						  GF__MAX_PROFILES);
-			snprintf(names[(*nnames)++], GF_MIG_PROFILE_MAX, "%s",
-				 x->profile);
-		}
+					  node, GF_MIG_PROFILE_MAX - 1,
+					  x->profile, m->id);
+		int rc = name_new(ctl, x->profile, names, nnames, e);
+		if (rc)
+			return rc;
 		gpus |= UINT32_C(1) << x->gpu;
 	}
-	for (int g = 0; g < cn->ngpus; g++) {
-		int rc = (gpus >> g & 1) ? check_gpu(ctl, i, g, m, e) : 0;
+	for (int g = 0; g < ngpus; g++) {
+		int rc = (gpus >> g & 1) ? check_gpu(node, g, m, mig, nmig, e)
+					 : 0;
 		if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int validate(const struct gf_ctl *ctl, struct gf_err *e)
+/* Is instance x of the core in the list mig[0..nmig)? */
+static bool listed(const struct gf_ctl *ctl, const struct gf__inst *x,
+		   const struct gf_ctl_mig *mig, int nmig)
 {
-	char names[GF__MAX_PROFILES][GF_MIG_PROFILE_MAX];
-	int nnames = 0;
-	for (int i = 0; i < ctl->c->n; i++) {
-		int rc = ctl->nodes[i].nmig == 0
-				 ? 0
-				 : check_node(ctl, i, names, &nnames, e);
-		if (rc)
-			return rc;
+	for (int k = 0; k < nmig; k++)
+		if (mig[k].gpu == x->gpu && mig[k].start == x->start &&
+		    strcmp(mig[k].profile, ctl->prof_name[x->prof]) == 0)
+			return true;
+	return false;
+}
+
+/* Does GPU g get other instances than it has? */
+static bool gpu_changes(const struct gf_ctl *ctl, int i, int g,
+			const struct gf_ctl_mig *mig, int nmig)
+{
+	int now = 0, then = 0;
+	for (int k = 0; k < nmig; k++)
+		then += mig[k].gpu == g;
+	for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1]; x++) {
+		if (ctl->inst[x].gpu != g)
+			continue;
+		now++;
+		if (!listed(ctl, &ctl->inst[x], mig, nmig))
+			return true;
+	}
+	return now != then;
+}
+
+bool gf__mig_same(const struct gf_ctl *ctl, int i, const struct gf_ctl_mig *mig,
+		  int nmig)
+{
+	if (ctl->node_inst[i + 1] - ctl->node_inst[i] != nmig)
+		return false;
+	for (int g = 0; g < ctl->c->nodes[i].ngpus; g++)
+		if (gpu_changes(ctl, i, g, mig, nmig))
+			return false;
+	return true;
+}
+
+/* The job holding GPU g of node i (whole or a share), or "a job". */
+static const char *gpu_user(const struct gf_ctl *ctl, int i, int g)
+{
+	for (int k = 0; k < ctl->nrunning; k++) {
+		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+		for (int r = 0; r < job->spec.replicas; r++) {
+			const struct gf_job_place *p = &job->place[r];
+			for (int q = 0; p->node == i && q < p->ngpus; q++)
+				if (p->gpus[q] == g)
+					return job->id;
+		}
+	}
+	return "a job";
+}
+
+int gf__mig_conflict(const struct gf_ctl *ctl, int i,
+		     const struct gf_ctl_mig *mig, int nmig, struct gf_err *e)
+{
+	const char *name = ctl->c->names[i];
+	for (int g = 0; g < ctl->c->nodes[i].ngpus; g++) {
+		if (!gpu_changes(ctl, i, g, mig, nmig))
+			continue;
+		for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1];
+		     x++) {
+			const struct gf__inst *in = &ctl->inst[x];
+			if (in->gpu == g && in->user >= 0)
+				return gf_err_set(
+					e, GF_ECONFLICT,
+					"node %s: GPU %d: MIG instance %s at "
+					"slice %d is in use by %s",
+					name, g, ctl->prof_name[in->prof],
+					in->start, ctl->jr[in->user].job->id);
+		}
+		if (!(ctl->ns[i].mig_gpus >> g & 1) &&
+		    gf_cluster_gpu_free(ctl->c, i, g) != GF_GPU_MILLI)
+			return gf_err_set(e, GF_ECONFLICT,
+					  "node %s: GPU %d is in use by %s: "
+					  "it cannot enter MIG mode",
+					  name, g, gpu_user(ctl, i, g));
 	}
 	return 0;
 }
@@ -165,61 +255,84 @@ static int prof_add(struct gf_ctl *ctl, const char *name,
 	return p;
 }
 
-/* Build the tables and take MIG GPUs out of the engine's capacity. */
-static void build(struct gf_ctl *ctl)
+/* Node i offers profile p now (on), or no longer. */
+static void prof_list(struct gf_ctl *ctl, int p, int i, bool on)
 {
-	struct gf_cluster *c = ctl->c;
-	ctl->node_inst = gf_calloc((size_t)c->n + 1, sizeof(int));
-	int total = 0;
-	for (int i = 0; i < c->n; i++)
-		total += ctl->nodes[i].nmig;
-	ctl->inst =
-		gf_calloc((size_t)(total > 0 ? total : 1), sizeof(*ctl->inst));
-	ctl->prof_nodes = gf_calloc(GF__MAX_PROFILES, sizeof(int *));
-	ctl->prof_nnodes = gf_calloc(GF__MAX_PROFILES, sizeof(int));
-	for (int i = 0; i < c->n; i++) {
-		const struct gf_ctl_node *nd = &ctl->nodes[i];
-		ctl->node_inst[i] = ctl->ninst;
-		if (nd->nmig == 0)
-			continue;
-		struct gf_cnode *cn = &c->nodes[i];
-		const struct gf_mig_model *m =
-			gf__mig_model_of(c->models[cn->model]);
-		uint64_t seen = 0;
-		for (int k = 0; k < nd->nmig; k++) {
-			int p = prof_add(ctl, nd->mig[k].profile, m);
-			ctl->inst[ctl->ninst++] = (struct gf__inst){
-				.node = i,
-				.gpu = nd->mig[k].gpu,
-				.start = nd->mig[k].start,
-				.prof = p,
-				.user = -1,
-			};
-			if (!(seen >> p & 1)) {
-				seen |= UINT64_C(1) << p;
-				int *n = &ctl->prof_nnodes[p];
-				ctl->prof_nodes[p] = gf_reallocarray(
-					ctl->prof_nodes[p], (size_t)*n + 1,
-					sizeof(int));
-				ctl->prof_nodes[p][(*n)++] = i;
-			}
-			if (cn->gpu_left[nd->mig[k].gpu] != 0) {
-				cn->gpu_left[nd->mig[k].gpu] = 0;
-				ctl->mig_gpu_milli += GF_GPU_MILLI;
-			}
-		}
-		gf_cnode_sync(cn);
-		cn->version++;
+	int *n = &ctl->prof_nnodes[p];
+	if (on) {
+		ctl->prof_nodes[p] = gf_reallocarray(
+			ctl->prof_nodes[p], (size_t)*n + 1, sizeof(int));
+		ctl->prof_nodes[p][(*n)++] = i;
+		return;
 	}
-	ctl->node_inst[c->n] = ctl->ninst;
+	for (int k = 0; k < *n; k++)
+		if (ctl->prof_nodes[p][k] == i) {
+			ctl->prof_nodes[p][k] = ctl->prof_nodes[p][--*n];
+			return;
+		}
 }
 
-int gf__mig_setup(struct gf_ctl *ctl, struct gf_err *e)
+/* Node i's instance range made k long (later nodes' ranges move). */
+static void splice(struct gf_ctl *ctl, int i, int k)
 {
-	int rc = validate(ctl, e);
-	if (rc == 0)
-		build(ctl);
-	return rc;
+	int a = ctl->node_inst[i], b = ctl->node_inst[i + 1], d = k - (b - a);
+	if (d == 0)
+		return;
+	if (ctl->ninst + d > ctl->inst_cap) {
+		int cap = ctl->inst_cap ? ctl->inst_cap : 64;
+		while (cap < ctl->ninst + d)
+			cap *= 2;
+		ctl->inst = gf_reallocarray(ctl->inst, (size_t)cap,
+					    sizeof(*ctl->inst));
+		ctl->inst_cap = cap;
+	}
+	memmove(ctl->inst + b + d, ctl->inst + b,
+		(size_t)(ctl->ninst - b) * sizeof(*ctl->inst));
+	ctl->ninst += d;
+	for (int j = i + 1; j <= ctl->c->n; j++)
+		ctl->node_inst[j] += d;
+}
+
+void gf__mig_install(struct gf_ctl *ctl, int i)
+{
+	const struct gf_ctl_node *nd = &ctl->nodes[i];
+	int a = ctl->node_inst[i], b = ctl->node_inst[i + 1], k = nd->nmig;
+	if (k == 0 && a == b)
+		return;
+	if (ctl->prof_nodes == NULL) {
+		ctl->prof_nodes = gf_calloc(GF__MAX_PROFILES, sizeof(int *));
+		ctl->prof_nnodes = gf_calloc(GF__MAX_PROFILES, sizeof(int));
+	}
+	struct gf__inst *tmp = gf_calloc((size_t)(k > 0 ? k : 1), sizeof(*tmp));
+	uint64_t old = 0, now = 0;
+	uint16_t gpus = 0;
+	for (int x = a; x < b; x++)
+		old |= UINT64_C(1) << ctl->inst[x].prof;
+	for (int q = 0; q < k; q++) {
+		const struct gf_ctl_mig *m = &nd->mig[q];
+		int p = prof_add(ctl, m->profile, ctl->ns[i].mig);
+		tmp[q] = (struct gf__inst){ .node = i,
+					    .gpu = m->gpu,
+					    .start = m->start,
+					    .prof = p,
+					    .user = -1 };
+		for (int x = a; x < b; x++) /* the same instance: its user */
+			if (ctl->inst[x].gpu == m->gpu &&
+			    ctl->inst[x].start == m->start &&
+			    ctl->inst[x].prof == p)
+				tmp[q].user = ctl->inst[x].user;
+		now |= UINT64_C(1) << p;
+		gpus |= (uint16_t)(1u << m->gpu);
+	}
+	splice(ctl, i, k);
+	if (k > 0)
+		memcpy(ctl->inst + a, tmp, (size_t)k * sizeof(*tmp));
+	gf_free(tmp);
+	for (int p = 0; p < ctl->nprof; p++)
+		if ((old ^ now) >> p & 1)
+			prof_list(ctl, p, i, now >> p & 1);
+	ctl->ns[i].mig_gpus = gpus;
+	gf__gpu_sync(ctl, i);
 }
 
 void gf__mig_free(struct gf_ctl *ctl)
@@ -232,18 +345,30 @@ void gf__mig_free(struct gf_ctl *ctl)
 	gf_free(ctl->node_inst);
 }
 
-int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof)
+int gf__mig_offered(const struct gf_ctl *ctl, int node, int prof)
 {
 	int k = 0;
 	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		k += ctl->inst[x].prof == prof && ctl->inst[x].user < 0;
+		k += ctl->inst[x].prof == prof;
+	return k;
+}
+
+int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof)
+{
+	int k = 0;
+	uint16_t sick = ctl->ns[node].sick;
+	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
+		k += ctl->inst[x].prof == prof && ctl->inst[x].user < 0 &&
+		     !(sick >> ctl->inst[x].gpu & 1);
 	return k;
 }
 
 int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user)
 {
+	uint16_t sick = ctl->ns[node].sick;
 	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].prof == prof && ctl->inst[x].user < 0) {
+		if (ctl->inst[x].prof == prof && ctl->inst[x].user < 0 &&
+		    !(sick >> ctl->inst[x].gpu & 1)) {
 			ctl->inst[x].user = user;
 			ctl->mig_used++;
 			return x;

@@ -122,8 +122,9 @@ static void release(struct search *s, int v)
 		int gpus[GF_CNODE_MAX_GPUS];
 		memcpy(gpus, p->gpus, sizeof(gpus));
 		(void)gf_cnode_give(&t->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == s->ctl->jr[s->jid].prof)
-			t->mig++;
+		if (vj->prof >= 0 && vj->prof == s->ctl->jr[s->jid].prof &&
+		    !(s->ctl->ns[p->node].sick >> p->gpus[0] & 1))
+			t->mig++; /* its instance is free again, and usable */
 	}
 }
 

@@ -46,7 +46,7 @@ int gf__team_get(struct gf_ctl *ctl, const char *name)
 	return ctl->nteams++;
 }
 
-static void pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign)
+void gf__pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign)
 {
 	struct gf__team *t = gf__team_of(ctl, j);
 	t->pend_n[j->cls] += sign;
@@ -91,10 +91,11 @@ void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	       int64_t now)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
-	pend_count(ctl, j, -1);
+	gf__pend_count(ctl, j, -1);
 	j->job->state = GF_JOB_RUNNING;
 	j->job->started_ms = now;
 	j->job->attempts++;
+	j->start_epoch = ctl->epoch;
 	hold(ctl, jid, pl, block);
 }
 
@@ -117,7 +118,7 @@ void gf__stop(struct gf_ctl *ctl, int jid)
 
 void gf__enqueue(struct gf_ctl *ctl, int jid)
 {
-	pend_count(ctl, &ctl->jr[jid], +1);
+	gf__pend_count(ctl, &ctl->jr[jid], +1);
 	gf__queue_push(ctl, jid);
 	gf__order_push(ctl, jid);
 }
@@ -139,7 +140,7 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 	if (j->job->state == GF_JOB_RUNNING)
 		gf__stop(ctl, jid);
 	else if (j->job->state == GF_JOB_PENDING)
-		pend_count(ctl, j, -1);
+		gf__pend_count(ctl, j, -1);
 	j->job->state = st;
 	j->job->ended_ms = now;
 	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
@@ -152,6 +153,42 @@ static void push_id(int **a, int *n, int *cap, int v)
 		*a = gf_reallocarray(*a, (size_t)*cap, sizeof(**a));
 	}
 	(*a)[(*n)++] = v;
+}
+
+void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
+{
+	struct gf_job *job = ctl->jr[jid].job;
+	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
+	int most = cl->max_attempts > 0 ? cl->max_attempts : 3;
+	int failures = job->attempts - job->preemptions;
+	char why[GF_JOB_REASON_MAX];
+	if (failures < most) {
+		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
+			 reason);
+		gf__to_pending(ctl, jid, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "%.100s (after %d attempts)", reason,
+		 failures);
+	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
+}
+
+uint32_t gf__mark(struct gf_ctl *ctl)
+{
+	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
+		++ctl->pass;
+	return ctl->pass;
+}
+
+void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
+		int jid)
+{
+	if (out == NULL) {
+		gf__later(ctl, jid);
+		return;
+	}
+	struct gf__pass ps = { .pass = mark, .out = out };
+	gf__changed(ctl, &ps, jid);
 }
 
 void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)

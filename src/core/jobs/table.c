@@ -122,6 +122,12 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 				 GF_JOB_NODE_MAX - 1, pl->node_name);
 			break;
 		}
+		if (ctl->ns[node].state == GF__LOST) {
+			/* its jobs were requeued when it was lost */
+			snprintf(why, size, "node %s is not ready: %.80s",
+				 ctl->c->names[node], ctl->ns[node].reason);
+			break;
+		}
 		int b = ctl->nodes[node].block;
 		if (block >= 0 && b != block) {
 			snprintf(why, size, "replicas in blocks %d and %d",
@@ -205,8 +211,10 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 	int jid = add_jrec(ctl, job);
 	struct gf__jrec *j = &ctl->jr[jid];
 	struct gf_err why;
-	if (gf__admit_spec(ctl, &job->spec, false, &why) == GF_ENEVER)
+	if (gf__admit_spec(ctl, &job->spec, false, &why) == GF_ENEVER) {
 		j->never = true;
+		gf__never_push(ctl, jid);
+	}
 	if (!gf_job_is_final(job->state))
 		ctl->typ_added += job->spec.replicas;
 	if (job->state == GF_JOB_RUNNING) {
@@ -293,21 +301,71 @@ int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
 	int jid = lookup(ctl, id, now_ms, true, e);
 	if (jid < 0)
 		return jid;
-	struct gf_job *job = ctl->jr[jid].job;
-	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
-	int most = cl->max_attempts > 0 ? cl->max_attempts : 3;
-	int failures = job->attempts - job->preemptions;
-	char why[GF_JOB_REASON_MAX];
-	if (reason == NULL || reason[0] == '\0')
-		reason = "node lost";
-	if (failures < most) {
-		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
-			 reason);
-		gf__to_pending(ctl, jid, why);
-		return 0;
-	}
-	snprintf(why, sizeof(why), "%.100s (after %d attempts)", reason,
-		 failures);
-	gf__to_final(ctl, jid, GF_JOB_FAILED, now_ms, why);
+	gf__requeue(ctl, jid,
+		    reason == NULL || reason[0] == '\0' ? "node lost" : reason,
+		    now_ms);
 	return 0;
+}
+
+void gf__never_push(struct gf_ctl *ctl, int jid)
+{
+	if (ctl->nnever == ctl->never_cap) {
+		ctl->never_cap = ctl->never_cap ? ctl->never_cap * 2 : 64;
+		ctl->never = gf_reallocarray(ctl->never, (size_t)ctl->never_cap,
+					     sizeof(int));
+	}
+	ctl->never[ctl->nnever++] = jid;
+}
+
+/* The model or profile a job names may exist now: derive it again (its
+ * pending figures follow its share). */
+static void rederive(struct gf_ctl *ctl, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (j->model != -2 && j->prof != -2)
+		return;
+	bool pending = j->job->state == GF_JOB_PENDING;
+	if (pending)
+		gf__pend_count(ctl, j, -1);
+	derive(ctl, j);
+	if (pending)
+		gf__pend_count(ctl, j, +1);
+}
+
+/* Job jid's admission again: its never flag and, when pending, its
+ * reason follow; true when it is still never placeable. */
+static bool admit_again(struct gf_ctl *ctl, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf_err why;
+	rederive(ctl, jid);
+	bool never =
+		gf__admit_spec(ctl, &j->job->spec, false, &why) == GF_ENEVER;
+	if (never && j->job->state == GF_JOB_PENDING)
+		gf__reason(j->job, "can never be placed here: %s", why.msg);
+	else if (j->never && j->job->state == GF_JOB_PENDING)
+		j->job->reason[0] = '\0'; /* the next pass says why it waits */
+	j->never = never;
+	return never;
+}
+
+void gf__reconsider(struct gf_ctl *ctl, bool all)
+{
+	int k = 0;
+	if (all) {
+		ctl->nnever = 0;
+		for (int jid = 0; jid < ctl->njr; jid++)
+			if (!gf_job_is_final(ctl->jr[jid].job->state) &&
+			    admit_again(ctl, jid))
+				gf__never_push(ctl, jid);
+		return;
+	}
+	for (int x = 0; x < ctl->nnever; x++) {
+		int jid = ctl->never[x];
+		const struct gf__jrec *j = &ctl->jr[jid];
+		if (j->never && !gf_job_is_final(j->job->state) &&
+		    admit_again(ctl, jid))
+			ctl->never[k++] = jid;
+	}
+	ctl->nnever = k;
 }

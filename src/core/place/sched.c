@@ -10,12 +10,17 @@
  * in cache together (20 % more placements per second than node by node).
  *
  * Invariants (gf_sched_check): every node sits in the bucket its state
- * gives, at pos[node]; frag[i] is F of node i now and frag_q their sum in
- * fixed point; alloc_milli + idle_milli is the cluster's GPU capacity and
- * idle_milli the nodes' free GPU; a cache slot whose version matches its
- * node holds that node's score now.  Every change goes through commit()
- * or release(), which keep them; debug builds (GF_DEBUG) check the touched
- * node after each change and everything every 1024 changes.
+ * gives (a cordoned node in GF_SCHED_CORDON, which no scan visits), at
+ * pos[node]; frag[i] is F of node i now and frag_q their sum in fixed
+ * point; alloc_milli + idle_milli + held_milli is the cluster's GPU
+ * capacity, idle_milli the nodes' free GPU and held_milli the free share
+ * of their held GPUs; a cache slot whose version matches its node holds
+ * that node's score now.  The per-node arrays have room for ncap >= c->n
+ * nodes (the cache is [class][ncap]), so nodes added at run time
+ * (sched_nodes.c) cost amortized O(classes).  Every change goes through
+ * commit() or release() here, or the node changes of sched_nodes.c,
+ * which keep them; debug builds (GF_DEBUG) check the touched node after
+ * each change and everything every 1024 changes.
  */
 #include <limits.h>
 #include <math.h>
@@ -31,8 +36,6 @@
 
 _Static_assert(GF_GPU_TOPO_MAX == GF_CNODE_MAX_GPUS,
 	       "a GPU topology describes a placement node's GPUs");
-
-#define GF_SCHED_CACHE_MAX (32u << 20) /* slots, 8 bytes each */
 
 /* GPU part of a bucket: 0..NPART-1 by largest share (no free GPU; nodes
  * without GPUs in 0), NPART + k for k fully free GPUs. */
@@ -55,6 +58,8 @@ static int cpu_key(int32_t milli)
 
 static int bucket_key(const struct gf_cnode *n)
 {
+	if (n->flags & GF_CNODE_CORDONED)
+		return GF_SCHED_CORDON;
 	return gpu_key(n) * GF_SCHED_NCPUB + cpu_key(n->cpu_left);
 }
 
@@ -71,7 +76,12 @@ static void bucket_add(struct gf_sched *s, int b, int node)
 	s->bucket_of[node] = (uint16_t)b;
 }
 
-static void bucket_move(struct gf_sched *s, int node)
+void gf__bucket_put(struct gf_sched *s, int node)
+{
+	bucket_add(s, bucket_key(&s->c->nodes[node]), node);
+}
+
+void gf__bucket_move(struct gf_sched *s, int node)
 {
 	int b = bucket_key(&s->c->nodes[node]), old = s->bucket_of[node];
 	if (b == old)
@@ -83,7 +93,7 @@ static void bucket_move(struct gf_sched *s, int node)
 	bucket_add(s, b, node);
 }
 
-static int64_t frag_fixed(double f)
+int64_t gf__frag_fixed(double f)
 {
 	return llround(f * GF_FRAG_SCALE);
 }
@@ -103,17 +113,21 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 	s->ntyp = ntyp;
 	s->nclasses = nclasses;
 	gf_rng_seed(&s->rng, seed);
-	s->frag = gf_calloc((size_t)c->n, sizeof(*s->frag));
+	s->ncap = c->n > 0 ? c->n : 16;
+	s->frag = gf_calloc((size_t)s->ncap, sizeof(*s->frag));
 	for (int i = 0; i < c->n; i++) {
 		s->frag[i] = ntyp ? gf_frag_node(typ, ntyp, &c->nodes[i]) : 0;
-		s->frag_q += frag_fixed(s->frag[i]);
+		s->frag_q += gf__frag_fixed(s->frag[i]);
 		int idle = gf_cnode_gpu_idle(&c->nodes[i]);
+		int held = gf_cluster_held(c, i);
 		s->idle_milli += idle;
-		s->alloc_milli += c->nodes[i].ngpus * GF_GPU_MILLI - idle;
+		s->held_milli += held;
+		s->alloc_milli +=
+			c->nodes[i].ngpus * GF_GPU_MILLI - idle - held;
 	}
 	/* The cache changes no result; skip it when it would be huge (or
 	 * when classes were merged for lack of ids). */
-	size_t slots = (size_t)c->n * (size_t)nclasses;
+	size_t slots = (size_t)s->ncap * (size_t)nclasses;
 	if ((gf_policy_flags(policy) & GF_POLICY_CACHED) &&
 	    slots <= GF_SCHED_CACHE_MAX && nclasses < GF_SCHED_NOCACHE) {
 		s->cache = gf_calloc(slots, sizeof(*s->cache));
@@ -121,11 +135,11 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 			gf_calloc((size_t)nclasses, sizeof(*s->class_req));
 		s->cache_classes = nclasses;
 	}
-	s->scratch = gf_calloc((size_t)c->n, sizeof(*s->scratch));
-	s->bucket_of = gf_calloc((size_t)c->n, sizeof(*s->bucket_of));
-	s->pos = gf_calloc((size_t)c->n, sizeof(*s->pos));
+	s->scratch = gf_calloc((size_t)s->ncap, sizeof(*s->scratch));
+	s->bucket_of = gf_calloc((size_t)s->ncap, sizeof(*s->bucket_of));
+	s->pos = gf_calloc((size_t)s->ncap, sizeof(*s->pos));
 	for (int i = 0; i < c->n; i++)
-		bucket_add(s, bucket_key(&c->nodes[i]), i);
+		gf__bucket_put(s, i);
 	*out = s;
 	return 0;
 }
@@ -142,7 +156,7 @@ void gf_sched_free(struct gf_sched *s)
 	gf_free(s->scratch);
 	gf_free(s->bucket_of);
 	gf_free(s->pos);
-	for (int b = 0; b < GF_SCHED_NBUCKETS; b++)
+	for (int b = 0; b <= GF_SCHED_NBUCKETS; b++)
 		gf_free(s->buckets[b].ids);
 	gf_free(s);
 }
@@ -155,6 +169,11 @@ int64_t gf_sched_alloc_milli(const struct gf_sched *s)
 int64_t gf_sched_idle_milli(const struct gf_sched *s)
 {
 	return s->idle_milli;
+}
+
+int64_t gf_sched_held_milli(const struct gf_sched *s)
+{
+	return s->held_milli;
 }
 
 double gf_sched_frag_total(const struct gf_sched *s)
@@ -193,7 +212,7 @@ static inline int cached_score(struct gf_sched *s, int i,
 	if (s->cache == NULL || r->cls >= s->nclasses)
 		return policy_score(s, i, r, gpu);
 	struct gf_score_slot *slot =
-		&s->cache[(size_t)r->cls * (size_t)s->c->n + (size_t)i];
+		&s->cache[(size_t)r->cls * (size_t)s->ncap + (size_t)i];
 	if (slot->version != n->version + 1) {
 		int g;
 		s->class_req[r->cls] = *r;
@@ -226,7 +245,7 @@ static bool cache_grow(struct gf_sched *s)
 	if (s->nclasses < s->cache_classes)
 		return true;
 	int want = s->cache_classes ? s->cache_classes * 2 : 16;
-	size_t n = (size_t)s->c->n;
+	size_t n = (size_t)s->ncap;
 	if (want >= GF_SCHED_NOCACHE || n * (size_t)want > GF_SCHED_CACHE_MAX)
 		return false;
 	s->cache =
@@ -241,8 +260,7 @@ static bool cache_grow(struct gf_sched *s)
 
 void gf_sched_classify(struct gf_sched *s, struct gf_req *r)
 {
-	if (!(gf__policies[s->policy].flags & GF_POLICY_CACHED) ||
-	    s->c->n == 0) {
+	if (!(gf__policies[s->policy].flags & GF_POLICY_CACHED)) {
 		r->cls = GF_SCHED_NOCACHE;
 		return;
 	}
@@ -295,11 +313,11 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
 	for (int i = 0; i < s->c->n; i++) {
 		s->frag[i] =
 			ntyp ? gf_frag_node(typ, ntyp, &s->c->nodes[i]) : 0;
-		s->frag_q += frag_fixed(s->frag[i]);
+		s->frag_q += gf__frag_fixed(s->frag[i]);
 	}
 	if (s->cache)
 		memset(s->cache, 0,
-		       (size_t)s->c->n * (size_t)s->cache_classes *
+		       (size_t)s->ncap * (size_t)s->cache_classes *
 			       sizeof(*s->cache));
 	return 0;
 }
@@ -385,47 +403,69 @@ static void scan(struct gf_sched *s, const struct gf_req *r, struct pick *p,
 		}
 }
 
-/* Node i changed: its fragmentation, its bucket. */
-static void changed(struct gf_sched *s, int i)
+void gf__sched_changed(struct gf_sched *s, int i)
 {
 	if (s->ntyp) {
-		s->frag_q -= frag_fixed(s->frag[i]);
+		s->frag_q -= gf__frag_fixed(s->frag[i]);
 		s->frag[i] = gf_frag_node(s->typ, s->ntyp, &s->c->nodes[i]);
-		s->frag_q += frag_fixed(s->frag[i]);
+		s->frag_q += gf__frag_fixed(s->frag[i]);
 	}
-	bucket_move(s, i);
+	gf__bucket_move(s, i);
 }
 
-#if GF_DEBUG
 static int check_node(const struct gf_sched *s, int i, char *msg,
 		      unsigned size);
 
-/* Debug builds: the node a change touched at once, everything now and
- * then (a full check is O(nodes x classes)). */
-static void debug_check(struct gf_sched *s, int node)
+void gf__sched_debug_check(struct gf_sched *s, int node)
 {
+#if GF_DEBUG
 	char msg[256];
 	int rc = check_node(s, node, msg, sizeof(msg));
 	if (rc == 0 && (++s->ops & 1023) == 0)
 		rc = gf_sched_check(s, msg, sizeof(msg));
 	if (rc)
 		gf_check_failed("placement engine", msg);
-}
 #else
-#define debug_check(s, node) ((void)0)
+	(void)s;
+	(void)node;
 #endif
+}
+
+/* Node i's free GPU before a change: on its GPUs, and withheld. */
+struct before {
+	int32_t idle, held;
+};
+
+static int32_t held_of(const struct gf_cluster *c, int i)
+{
+	return c->nodes[i].held_gpus ? gf_cluster_held(c, i) : 0;
+}
+
+static struct before before_of(const struct gf_cluster *c, int i)
+{
+	return (struct before){ gf_cnode_gpu_idle(&c->nodes[i]),
+				held_of(c, i) };
+}
+
+void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
+		       int32_t held_before)
+{
+	const struct gf_cnode *n = &s->c->nodes[node];
+	int64_t idle = gf_cnode_gpu_idle(n) - idle_before;
+	int64_t held = held_of(s->c, node) - held_before;
+	s->idle_milli += idle;
+	s->held_milli += held;
+	s->alloc_milli -= idle + held;
+}
 
 static void commit(struct gf_sched *s, int node, const struct gf_req *r,
 		   const int *gpus)
 {
-	struct gf_cnode *n = &s->c->nodes[node];
-	int32_t idle_before = gf_cnode_gpu_idle(n);
-	gf_cnode_take(n, r, gpus);
-	int64_t took = idle_before - gf_cnode_gpu_idle(n);
-	s->alloc_milli += took;
-	s->idle_milli -= took;
-	changed(s, node);
-	debug_check(s, node);
+	struct before b = before_of(s->c, node);
+	gf_cluster_take(s->c, node, r, gpus);
+	gf__sched_account(s, node, b.idle, b.held);
+	gf__sched_changed(s, node);
+	gf__sched_debug_check(s, node);
 }
 
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
@@ -481,8 +521,9 @@ int gf_sched_commit(struct gf_sched *s, const struct gf_req *r,
 	    n->mem_left < r->mem ||
 	    (r->spec && r->ngpus && !(r->spec & (UINT32_C(1) << n->model))))
 		return GF_EINVAL;
-	for (int i = 0; i < p->ngpus; i++)
-		if (n->gpu_left[p->gpus[i]] < r->gpu_milli)
+	for (int i = 0; i < p->ngpus; i++) /* held GPUs too: what ran */
+		if (gf_cluster_gpu_free(s->c, p->node, p->gpus[i]) <
+		    r->gpu_milli)
 			return GF_EINVAL;
 	commit(s, p->node, r, p->gpus);
 	return 0;
@@ -496,15 +537,13 @@ int gf_sched_unplace(struct gf_sched *s, const struct gf_req *r,
 	struct gf_cnode *n = &s->c->nodes[p->node];
 	if (!valid_gpus(n, r, p))
 		return GF_EINVAL;
-	int32_t idle_before = gf_cnode_gpu_idle(n);
-	int rc = gf_cnode_give(n, r, p->gpus);
+	struct before b = before_of(s->c, p->node);
+	int rc = gf_cluster_give(s->c, p->node, r, p->gpus);
 	if (rc)
 		return rc;
-	int64_t back = gf_cnode_gpu_idle(n) - idle_before;
-	s->alloc_milli -= back;
-	s->idle_milli += back;
-	changed(s, p->node);
-	debug_check(s, p->node);
+	gf__sched_account(s, p->node, b.idle, b.held);
+	gf__sched_changed(s, p->node);
+	gf__sched_debug_check(s, p->node);
 	return 0;
 }
 
@@ -529,7 +568,7 @@ static int check_node(const struct gf_sched *s, int i, char *msg, unsigned size)
 	for (int k = 0; s->cache && k < s->nclasses && k < s->cache_classes;
 	     k++) {
 		const struct gf_score_slot *slot =
-			&s->cache[(size_t)k * (size_t)s->c->n + (size_t)i];
+			&s->cache[(size_t)k * (size_t)s->ncap + (size_t)i];
 		if (slot->version != n->version + 1)
 			continue;
 		/* the slot was filled for a request of class k: a fresh
@@ -551,9 +590,9 @@ int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size)
 	int rc = gf_cluster_check(s->c, msg, size);
 	if (rc)
 		return rc;
-	int64_t idle = 0, cap = 0, frag_q = 0;
+	int64_t idle = 0, held = 0, cap = 0, frag_q = 0;
 	int members = 0;
-	for (int b = 0; b < GF_SCHED_NBUCKETS; b++)
+	for (int b = 0; b <= GF_SCHED_NBUCKETS; b++)
 		members += s->buckets[b].n;
 	if (members != s->c->n) {
 		snprintf(msg, size, "buckets hold %d nodes, the cluster %d",
@@ -565,15 +604,18 @@ int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size)
 		if (rc)
 			return rc;
 		idle += gf_cnode_gpu_idle(&s->c->nodes[i]);
+		held += gf_cluster_held(s->c, i);
 		cap += (int64_t)s->c->nodes[i].ngpus * GF_GPU_MILLI;
-		frag_q += frag_fixed(s->frag[i]);
+		frag_q += gf__frag_fixed(s->frag[i]);
 	}
-	if (idle != s->idle_milli || cap - idle != s->alloc_milli) {
+	if (idle != s->idle_milli || held != s->held_milli ||
+	    cap - idle - held != s->alloc_milli) {
 		snprintf(msg, size,
-			 "GPU totals: idle %lld alloc %lld, nodes say idle "
-			 "%lld of %lld",
-			 (long long)s->idle_milli, (long long)s->alloc_milli,
-			 (long long)idle, (long long)cap);
+			 "GPU totals: idle %lld held %lld alloc %lld, nodes "
+			 "say idle %lld held %lld of %lld",
+			 (long long)s->idle_milli, (long long)s->held_milli,
+			 (long long)s->alloc_milli, (long long)idle,
+			 (long long)held, (long long)cap);
 		return GF_EINVAL;
 	}
 	if (frag_q != s->frag_q) {

@@ -21,10 +21,14 @@
 #define GF_SCHED_NGPUB	   (GF_SCHED_NPART + GF_CNODE_MAX_GPUS + 1)
 #define GF_SCHED_NCPUB	   8
 #define GF_SCHED_NBUCKETS  (GF_SCHED_NGPUB * GF_SCHED_NCPUB)
+/* Cordoned nodes sit apart, in a bucket after these that no scan visits. */
+#define GF_SCHED_CORDON GF_SCHED_NBUCKETS
 
 /* Fragmentation is summed in fixed point (2^-20 milli), so that placing
  * and unplacing return the total exactly to where it was. */
 #define GF_FRAG_SCALE 1048576.0
+
+#define GF_SCHED_CACHE_MAX (32u << 20) /* slots, 8 bytes each */
 
 /* A request class that bypasses the score cache. */
 #define GF_SCHED_NOCACHE UINT16_MAX
@@ -48,11 +52,13 @@ struct gf_sched {
 	int ntyp;
 	struct gf_rng rng;
 	int nclasses;
-	double *frag;	/* F per node, kept current */
-	int64_t frag_q; /* sum of frag[], fixed point */
-	int64_t alloc_milli;
-	int64_t idle_milli;
-	struct gf_score_slot *cache; /* [class][node], GF_POLICY_CACHED */
+	int ncap;	     /* room per node in the arrays below (>= c->n) */
+	double *frag;	     /* F per node, kept current */
+	int64_t frag_q;	     /* sum of frag[], fixed point */
+	int64_t alloc_milli; /* given out to work */
+	int64_t idle_milli;  /* free on GPUs not held */
+	int64_t held_milli;  /* free on held GPUs, withheld */
+	struct gf_score_slot *cache; /* [class][ncap], GF_POLICY_CACHED */
 	int cache_classes;	     /* classes the cache has room for */
 	/* shapes gf_sched_classify() has given ids: open addressing */
 	uint64_t *shape_key; /* 0: empty */
@@ -61,10 +67,10 @@ struct gf_sched {
 	struct gf_req *class_req; /* with the cache: a request per class,
 				     so a check can score it afresh */
 	int *scratch;		  /* feasible nodes (Random) */
-	struct gf_bucket buckets[GF_SCHED_NBUCKETS];
-	uint16_t *bucket_of; /* per node */
-	int *pos;	     /* per node: index in its bucket */
-	unsigned long ops;   /* places and unplaces, for debug checks */
+	struct gf_bucket buckets[GF_SCHED_NBUCKETS + 1]; /* + GF_SCHED_CORDON */
+	uint16_t *bucket_of;				 /* per node */
+	int *pos;	   /* per node: index in its bucket */
+	unsigned long ops; /* places and unplaces, for debug checks */
 };
 
 typedef int (*gf__score_fn)(const struct gf_sched *s, const struct gf_cnode *n,
@@ -90,6 +96,18 @@ extern const struct gf__policy gf__policies[GF_POLICY_COUNT];
 			const struct gf_req *r, int scored_gpu);
 GF_POLICY_TABLE(GF__POLICY_DECL)
 #undef GF__POLICY_DECL
+
+/* sched.c, for sched_nodes.c: a node into the bucket its state gives
+ * (new) or moved there (changed); F in fixed point; node i changed (its F,
+ * its bucket); the engine's totals after node's GPUs changed from
+ * idle_before and held_before; the debug builds' check of a node. */
+void gf__bucket_put(struct gf_sched *s, int node);
+void gf__bucket_move(struct gf_sched *s, int node);
+int64_t gf__frag_fixed(double f);
+void gf__sched_changed(struct gf_sched *s, int i);
+void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
+		       int32_t held_before);
+void gf__sched_debug_check(struct gf_sched *s, int node);
 
 /*
  * Best-fit GPUs for r on n into out[0..r->ngpus): fractional requests the

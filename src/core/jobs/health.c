@@ -1,0 +1,258 @@
+/*
+ * health.c - a node ready or not (gf_ctl_node_ready), a GPU healthy or
+ * not (gf_ctl_gpu_health), and what follows in the engine: a node not
+ * ready is cordoned (nothing new is placed there) and its running jobs
+ * requeued; an unhealthy GPU is held out of placement (whole, shared, its
+ * MIG instances), and what runs there stays.
+ *
+ * A node's states (ns[i].state):
+ *   READY    takes work.
+ *   WAITING  added by gf_ctl_node_add, never ready since: jobs restored
+ *            running onto it (gf_ctl_add, a controller restart) stay
+ *            running, their agent probably still runs them; nothing new.
+ *   LOST     made not ready: its jobs were requeued, it holds no running
+ *            replica, a restore onto it is refused (table.c); nothing new.
+ *
+ *   (none) -> READY      gf_ctl_new
+ *   (none) -> WAITING    gf_ctl_node_add
+ *   READY, WAITING -> LOST     gf_ctl_node_ready(false): jobs requeued
+ *   WAITING, LOST -> READY     gf_ctl_node_ready(true)
+ *
+ * Invariants (gf__nodes_check, from gf_ctl_check): the engine cordons
+ * exactly the nodes not READY and holds exactly the GPUs in MIG mode or
+ * unhealthy; a LOST node holds no running replica; a running replica on a
+ * node not READY started before it stopped being ready (down_epoch), one
+ * on an unhealthy GPU before it became so (sick_epoch): a job records the
+ * epoch it started at, restored jobs 0; nrep counts each node's running
+ * replicas; the block lists and positions agree.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+void gf__gpu_sync(struct gf_ctl *ctl, int i)
+{
+	struct gf_cnode *n = &ctl->c->nodes[i];
+	uint16_t want = ctl->ns[i].sick | ctl->ns[i].mig_gpus;
+	if (want == n->held_gpus)
+		return;
+	int32_t idle = n->idle, nfree = n->nfree;
+	uint32_t diff = (uint32_t)(want ^ n->held_gpus);
+	for (int g = 0; g < n->ngpus; g++) {
+		if (!(diff >> g & 1))
+			continue;
+		bool on = want >> g & 1;
+		if (ctl->s)
+			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
+		else /* gf_ctl_new, before the engine */
+			gf_cluster_hold(ctl->c, i, g, on);
+	}
+	if (ctl->s) { /* built: the node is in its block's figures */
+		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		b->idle += n->idle - idle;
+		b->nfree += n->nfree - nfree;
+	}
+}
+
+void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
+		      struct gf_ctl_changes *out, uint32_t mark,
+		      bool gangs_only)
+{
+	if (ctl->ns[i].nrep == 0)
+		return;
+	int *jids = gf_calloc((size_t)ctl->nrunning, sizeof(int)), n = 0;
+	for (int k = 0; k < ctl->nrunning; k++) {
+		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+		if (gangs_only && job->spec.replicas == 1)
+			continue;
+		for (int r = 0; r < job->spec.replicas; r++)
+			if (job->place[r].node == i) {
+				jids[n++] = ctl->running[k];
+				break;
+			}
+	}
+	for (int k = 0; k < n; k++) {
+		gf__requeue(ctl, jids[k], why, now);
+		gf__report(ctl, out, mark, jids[k]);
+	}
+	gf_free(jids);
+}
+
+static int bad_node(const struct gf_ctl *ctl, int node, struct gf_err *e)
+{
+	if (node >= 0 && node < ctl->c->n)
+		return 0;
+	return gf_err_set(e, GF_EINVAL, "no node %d (%d nodes)", node,
+			  ctl->c->n);
+}
+
+int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
+		      const char *reason, int64_t now_ms,
+		      struct gf_ctl_changes *out, struct gf_err *e)
+{
+	gf_err_clear(e);
+	int rc = bad_node(ctl, node, e);
+	if (rc)
+		return rc;
+	if (now_ms <= 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "time %lld: expected ms since the epoch",
+				  (long long)now_ms);
+	struct gf__node *x = &ctl->ns[node];
+	if (ready) {
+		if (x->state != GF__READY) {
+			x->state = GF__READY;
+			x->reason[0] = '\0';
+			gf_sched_cordon(ctl->s, node, false);
+		}
+		return 0;
+	}
+	bool given = reason && reason[0];
+	snprintf(x->reason, sizeof(x->reason), "%.*s", GF_JOB_REASON_MAX - 1,
+		 given ? reason : "not ready");
+	if (x->state == GF__LOST)
+		return 0;
+	x->state = GF__LOST;
+	x->down_epoch = ++ctl->epoch;
+	gf_sched_cordon(ctl->s, node, true);
+	char why[GF_JOB_REASON_MAX];
+	snprintf(why, sizeof(why), "node %s not ready%s%.100s",
+		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
+	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
+	return 0;
+}
+
+int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
+		      const char *reason, struct gf_err *e)
+{
+	gf_err_clear(e);
+	int rc = bad_node(ctl, node, e);
+	if (rc)
+		return rc;
+	int ngpus = ctl->c->nodes[node].ngpus;
+	if (gpu < 0 || gpu >= ngpus)
+		return gf_err_set(e, GF_EINVAL, "node %s: no GPU %d (%d GPUs)",
+				  ctl->c->names[node], gpu, ngpus);
+	struct gf__node *x = &ctl->ns[node];
+	uint16_t bit = (uint16_t)(1u << gpu);
+	if (healthy) {
+		x->sick &= (uint16_t)~bit;
+		if (x->gpu_why)
+			x->gpu_why[gpu][0] = '\0';
+	} else {
+		if (!(x->sick & bit))
+			x->sick_epoch[gpu] = ++ctl->epoch;
+		x->sick |= bit;
+		if (x->gpu_why == NULL)
+			x->gpu_why = gf_calloc(GF_CNODE_MAX_GPUS,
+					       sizeof(*x->gpu_why));
+		snprintf(x->gpu_why[gpu], GF__WHY_MAX, "%s",
+			 reason ? reason : "");
+	}
+	gf__gpu_sync(ctl, node);
+	return 0;
+}
+
+bool gf_ctl_node_is_ready(const struct gf_ctl *ctl, int node)
+{
+	return node >= 0 && node < ctl->c->n &&
+	       ctl->ns[node].state == GF__READY;
+}
+
+const char *gf_ctl_node_reason(const struct gf_ctl *ctl, int node)
+{
+	return node >= 0 && node < ctl->c->n ? ctl->ns[node].reason : "";
+}
+
+bool gf_ctl_gpu_is_healthy(const struct gf_ctl *ctl, int node, int gpu)
+{
+	return node >= 0 && node < ctl->c->n && gpu >= 0 &&
+	       gpu < ctl->c->nodes[node].ngpus &&
+	       !(ctl->ns[node].sick >> gpu & 1);
+}
+
+const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu)
+{
+	if (gf_ctl_gpu_is_healthy(ctl, node, gpu) || node < 0 ||
+	    node >= ctl->c->n || gpu < 0 || gpu >= GF_CNODE_MAX_GPUS ||
+	    ctl->ns[node].gpu_why == NULL)
+		return "";
+	return ctl->ns[node].gpu_why[gpu];
+}
+
+static int fail(char *msg, unsigned size, const char *node, const char *what)
+{
+	snprintf(msg, size, "node %s: %s", node, what);
+	return GF_EINVAL;
+}
+
+/* Replicas of running jobs against the states of their nodes and GPUs. */
+static int check_replicas(const struct gf_ctl *ctl, char *msg, unsigned size)
+{
+	for (int k = 0; k < ctl->nrunning; k++) {
+		const struct gf__jrec *j = &ctl->jr[ctl->running[k]];
+		for (int r = 0; r < j->job->spec.replicas; r++) {
+			const struct gf_job_place *p = &j->job->place[r];
+			const struct gf__node *x = &ctl->ns[p->node];
+			const char *name = ctl->c->names[p->node];
+			if (x->state == GF__LOST)
+				return fail(msg, size, name,
+					    "not ready, yet a replica runs "
+					    "there");
+			if (x->state != GF__READY &&
+			    j->start_epoch >= x->down_epoch)
+				return fail(msg, size, name,
+					    "a job started there while not "
+					    "ready");
+			for (int g = 0; g < p->ngpus; g++)
+				if ((x->sick >> p->gpus[g] & 1) &&
+				    j->start_epoch >= x->sick_epoch[p->gpus[g]])
+					return fail(msg, size, name,
+						    "a job started on an "
+						    "unhealthy GPU");
+		}
+	}
+	return 0;
+}
+
+int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
+		    unsigned size)
+{
+	for (int i = 0; i < ctl->c->n; i++) {
+		const struct gf__node *x = &ctl->ns[i];
+		const struct gf_cnode *n = &ctl->c->nodes[i];
+		const char *name = ctl->c->names[i];
+		if (gf_sched_is_cordoned(ctl->s, i) != (x->state != GF__READY))
+			return fail(msg, size, name,
+				    "cordoned in the engine iff not ready: "
+				    "no");
+		if (n->held_gpus != (x->sick | x->mig_gpus))
+			return fail(msg, size, name,
+				    "the engine holds other GPUs than the "
+				    "unhealthy and MIG ones");
+		if (x->nrep != nrep[i])
+			return fail(msg, size, name,
+				    "running replicas miscounted");
+		const struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		if (x->bpos < 0 || x->bpos >= b->n || b->nodes[x->bpos] != i)
+			return fail(msg, size, name, "not in its block's list");
+		uint16_t mig = 0;
+		for (int k = ctl->node_inst[i]; k < ctl->node_inst[i + 1]; k++)
+			mig |= (uint16_t)(1u << ctl->inst[k].gpu);
+		if (mig != x->mig_gpus)
+			return fail(msg, size, name,
+				    "GPUs in MIG mode differ from its "
+				    "instances");
+	}
+	int members = 0;
+	for (int b = 0; b < ctl->nblk; b++)
+		members += ctl->blk[b].n;
+	if (members != ctl->c->n || ctl->nblk != ctl->cfg.nblocks) {
+		snprintf(msg, size, "blocks hold %d nodes, the cluster %d",
+			 members, ctl->c->n);
+		return GF_EINVAL;
+	}
+	return check_replicas(ctl, msg, size);
+}

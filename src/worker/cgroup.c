@@ -1,0 +1,189 @@
+/*
+ * cgroup.c - a cgroup v2 per job, where the agent may create one.
+ *
+ * The job cgroups are children of the agent's own cgroup (the "0::" line
+ * of /proc/self/cgroup under the cgroup2 mount of /proc/self/mountinfo),
+ * named "gpufleet@NODE@JOB.REPLICA" so that two agents sharing a host
+ * (tests, --name) never meet.  They only group: no controller is enabled,
+ * so the "no internal processes" rule does not bite while the agent stays
+ * in its own cgroup.  The job's child joins its cgroup itself, before
+ * exec, by writing "0" to a cgroup.procs opened before the fork.
+ * Detection creates and removes a probe cgroup; any failure means
+ * process groups, with the reason kept for gf_worker_isolation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "worker/worker_impl.h"
+
+/* The cgroup2 mount point from mountinfo ("... MOUNTPOINT ... - cgroup2"). */
+static int cgroup2_mount(char *out, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (f == NULL)
+		return -errno;
+	char line[4096];
+	int rc = -ENOENT;
+	while (rc != 0 && fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - cgroup2 ");
+		if (dash == NULL)
+			continue;
+		/* fields: id parent major:minor root mountpoint ... */
+		char *p = line;
+		for (int i = 0; i < 4 && p; i++) {
+			p = strchr(p, ' ');
+			if (p)
+				p++;
+		}
+		if (p == NULL)
+			continue;
+		size_t len = strcspn(p, " ");
+		if (len == 0 || len >= size || memchr(p, '\\', len))
+			continue; /* escaped characters: not ours to guess */
+		memcpy(out, p, len);
+		out[len] = '\0';
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+/* This process's cgroup v2 path ("0::/PATH"). */
+static int own_cgroup(char *out, size_t size)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f == NULL)
+		return -errno;
+	char line[4096];
+	int rc = -ENOENT;
+	while (rc != 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (line[3] != '/' || strlen(line + 3) >= size)
+			continue;
+		snprintf(out, size, "%s", line + 3);
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name)
+{
+	char mnt[GF_WORKER_PATH_MAX], own[GF_WORKER_PATH_MAX];
+	char probe[GF_WORKER_PATH_MAX + 80], file[GF_WORKER_PATH_MAX + 100];
+	memset(cg, 0, sizeof(*cg));
+	if (cgroup2_mount(mnt, sizeof(mnt)) != 0) {
+		snprintf(cg->why, sizeof(cg->why), "no cgroup2 mount");
+		return;
+	}
+	if (own_cgroup(own, sizeof(own)) != 0) {
+		snprintf(cg->why, sizeof(cg->why),
+			 "no cgroup v2 line in /proc/self/cgroup");
+		return;
+	}
+	int n = snprintf(cg->base, sizeof(cg->base), "%s%s", mnt,
+			 strcmp(own, "/") == 0 ? "" : own);
+	if (n < 0 || (size_t)n >= sizeof(cg->base)) {
+		snprintf(cg->why, sizeof(cg->why), "cgroup path too long");
+		return;
+	}
+	snprintf(file, sizeof(file), "%s/cgroup.procs", cg->base);
+	if (access(file, W_OK) != 0) {
+		snprintf(cg->why, sizeof(cg->why), "cannot write '%.160s': %s",
+			 file, gf_strerror(-errno));
+		return;
+	}
+	snprintf(probe, sizeof(probe), "%s/%s", cg->base, probe_name);
+	if (mkdir(probe, 0755) != 0 && errno != EEXIST) {
+		snprintf(cg->why, sizeof(cg->why), "cannot create '%.160s': %s",
+			 probe, gf_strerror(-errno));
+		return;
+	}
+	snprintf(file, sizeof(file), "%s/cgroup.kill", probe);
+	cg->has_kill = access(file, W_OK) == 0;
+	if (rmdir(probe) != 0) {
+		snprintf(cg->why, sizeof(cg->why), "cannot remove '%.160s': %s",
+			 probe, gf_strerror(-errno));
+		return;
+	}
+	cg->ok = true;
+}
+
+int gf__cgroup_create(const struct gf_cgroup_env *cg, const char *name,
+		      char *out, size_t size, int *procs_fd, int *kill_fd,
+		      struct gf_err *e)
+{
+	char file[GF_WORKER_PATH_MAX + 32];
+	*procs_fd = *kill_fd = -1;
+	int n = snprintf(out, size, "%s/%s", cg->base, name);
+	if (n < 0 || (size_t)n >= size)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "cgroup path for '%s' too long", name);
+	if (mkdir(out, 0755) != 0) {
+		/* a leftover of an earlier run of this key: reuse it when
+		 * empty (rmdir refuses one with processes) */
+		if (errno != EEXIST || rmdir(out) != 0 || mkdir(out, 0755) != 0)
+			return gf_err_set(
+				e, errno == EBUSY ? GF_ECONFLICT : -errno,
+				"cannot create cgroup '%s': %s", out,
+				gf_strerror(-errno));
+	}
+	snprintf(file, sizeof(file), "%s/cgroup.procs", out);
+	*procs_fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (*procs_fd < 0) {
+		int rc = gf_err_set(e, -errno, "cannot open '%s': %s", file,
+				    gf_strerror(-errno));
+		rmdir(out);
+		return rc;
+	}
+	if (cg->has_kill) {
+		snprintf(file, sizeof(file), "%s/cgroup.kill", out);
+		*kill_fd = open(file, O_WRONLY | O_CLOEXEC);
+	}
+	return 0;
+}
+
+int gf__cgroup_signal(const char *path, int sig)
+{
+	char file[GF_WORKER_PATH_MAX + 32];
+	if (sig == SIGKILL) {
+		snprintf(file, sizeof(file), "%s/cgroup.kill", path);
+		int fd = open(file, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t w = write(fd, "1", 1);
+			int err = errno;
+			close(fd);
+			if (w == 1)
+				return 0;
+			if (err != EINVAL && err != ENOENT)
+				return -err;
+		}
+	}
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	FILE *f = fopen(file, "re");
+	if (f == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	char line[32];
+	while (fgets(line, sizeof(line), f)) {
+		long pid = strtol(line, NULL, 10);
+		if (pid > 1)
+			kill((pid_t)pid, sig);
+	}
+	fclose(f);
+	return 0;
+}
+
+int gf__cgroup_remove(const char *path)
+{
+	if (path[0] == '\0' || rmdir(path) == 0 || errno == ENOENT)
+		return 0;
+	return -errno;
+}

@@ -1,0 +1,393 @@
+/*
+ * env.c - everything a job's process needs, computed before the fork:
+ * the assignment checked, the bind plan (CPUs, NUMA memory, nearest NIC)
+ * and the environment, as NUL-terminated "NAME=VALUE" strings.
+ *
+ * The job's environment is built from nothing (the agent's own is never
+ * passed on: it may hold tokens), in this order, later names replacing
+ * none of the earlier ones:
+ *   PATH (a default, unless the assignment gives one)
+ *   the assignment's pairs (names the worker sets itself are refused)
+ *   the planner's NIC variables (NCCL_IB_HCA, NCCL_SOCKET_IFNAME,
+ *     UCX_NET_DEVICES), unless the assignment set that name
+ *   CUDA_VISIBLE_DEVICES (+ CUDA_DEVICE_ORDER=PCI_BUS_ID for indexes)
+ *   GPUFLEET_JOB_ID, GPUFLEET_REPLICA, GPUFLEET_NODE
+ *   for a gang: WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
+ * Invariants: every name appears once; p->nenv < GF__ENV_SLOTS.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/mem.h"
+#include "worker/worker_impl.h"
+
+#define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 24)
+
+static const char *const reserved[] = {
+	"CUDA_VISIBLE_DEVICES",
+	"CUDA_DEVICE_ORDER",
+	"ROCR_VISIBLE_DEVICES",
+	"WORLD_SIZE",
+	"RANK",
+	"LOCAL_RANK",
+	"MASTER_ADDR",
+	"MASTER_PORT",
+};
+
+static bool is_reserved(const char *name)
+{
+	if (strncmp(name, "GPUFLEET_", 9) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(name, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool valid_env_name(const char *s)
+{
+	if (!(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_'))
+			return false;
+	return true;
+}
+
+/* UUIDs: "GPU-...", "MIG-..." (also the old "MIG-GPU-u/1/0"). */
+static bool valid_uuid(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len >= GF_WORKER_UUID_MAX)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || strchr("-_./:", *p)))
+			return false;
+	return true;
+}
+
+static bool valid_addr(const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+	if (len == 0 || len >= GF_WORKER_ADDR_MAX)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!(isalnum((unsigned char)*p) || strchr("-_.:[]%", *p)))
+			return false;
+	return true;
+}
+
+#define BAD(code, ...) gf_err_set(e, code, __VA_ARGS__)
+
+static int check_gang(const struct gf_assignment *a, const char *who,
+		      struct gf_err *e)
+{
+	if (a->world_size < 0 || a->world_size > GF_WORKER_REPLICA_MAX)
+		return BAD(GF_EINVAL, "%s: world size %d out of range", who,
+			   a->world_size);
+	if (a->world_size <= 1)
+		return 0;
+	if (a->rank < 0 || a->rank >= a->world_size)
+		return BAD(GF_EINVAL, "%s: rank %d outside a world of %d", who,
+			   a->rank, a->world_size);
+	if (a->local_rank < 0 || a->local_rank > a->rank)
+		return BAD(GF_EINVAL, "%s: local rank %d with rank %d", who,
+			   a->local_rank, a->rank);
+	if (!valid_addr(a->master_addr))
+		return BAD(GF_EINVAL,
+			   "%s: a gang needs a master address (a host name "
+			   "or address, < %d bytes)",
+			   who, GF_WORKER_ADDR_MAX);
+	if (a->master_port < 1 || a->master_port > 65535)
+		return BAD(GF_EINVAL, "%s: master port %d out of range", who,
+			   a->master_port);
+	return 0;
+}
+
+static int check_gpus(const struct gf_worker *w, const struct gf_assignment *a,
+		      const char *who, struct gf_err *e)
+{
+	if (a->ngpus < 0 || a->ngpus > GF_MAX_GPUS)
+		return BAD(GF_ETOOBIG, "%s: %d GPUs", who, a->ngpus);
+	if (a->kind != GF_WORKER_GPU_WHOLE) {
+		if (a->ngpus != 1)
+			return BAD(GF_EINVAL,
+				   "%s: a share or MIG instance is on one "
+				   "GPU, %d given",
+				   who, a->ngpus);
+		if (a->gpu_milli < 1 || a->gpu_milli > 1000)
+			return BAD(GF_EINVAL,
+				   "%s: gpu_milli %d: expected 1..1000", who,
+				   a->gpu_milli);
+	}
+	if (a->kind == GF_WORKER_GPU_MIG &&
+	    (a->mig_uuid == NULL || strncmp(a->mig_uuid, "MIG-", 4) != 0 ||
+	     !valid_uuid(a->mig_uuid)))
+		return BAD(GF_EINVAL,
+			   "%s: a MIG instance needs its 'MIG-...' "
+			   "device UUID",
+			   who);
+	for (int i = 0; i < a->ngpus; i++) {
+		int g = a->gpus[i];
+		const char *u = a->gpu_uuids[i];
+		if (g < 0 || (w->node && g >= w->node->ngpus) ||
+		    g >= GF_MAX_GPUS)
+			return BAD(GF_EINVAL, "%s: no GPU %d on this node", who,
+				   g);
+		for (int k = 0; k < i; k++)
+			if (a->gpus[k] == g)
+				return BAD(GF_EINVAL, "%s: GPU %d given twice",
+					   who, g);
+		if (u == NULL || u[0] == '\0')
+			continue;
+		if (!valid_uuid(u))
+			return BAD(GF_EINVAL, "%s: GPU %d: bad UUID '%.100s'",
+				   who, g, u);
+		if (w->node && w->node->gpus[g].uuid[0] &&
+		    strcmp(w->node->gpus[g].uuid, u) != 0)
+			return BAD(GF_EINVAL,
+				   "%s: GPU %d is %s here, the assignment "
+				   "says %s",
+				   who, g, w->node->gpus[g].uuid, u);
+	}
+	return 0;
+}
+
+static int check_env(const struct gf_assignment *a, const char *who,
+		     struct gf_err *e)
+{
+	if (a->nenv < 0 || a->nenv > GF_WORKER_ENV_MAX)
+		return BAD(GF_ETOOBIG, "%s: %d environment pairs, at most %d",
+			   who, a->nenv, GF_WORKER_ENV_MAX);
+	for (int i = 0; i < a->nenv; i++) {
+		const char *n = a->env[i].name, *v = a->env[i].value;
+		if (n == NULL || v == NULL || !valid_env_name(n))
+			return BAD(GF_EINVAL,
+				   "%s: bad environment name '%.64s'", who,
+				   n ? n : "(null)");
+		if (strlen(n) >= GF_WORKER_ENV_NAME_MAX ||
+		    strlen(v) >= GF_WORKER_ENV_VALUE_MAX)
+			return BAD(GF_ETOOBIG,
+				   "%s: environment '%.64s' longer than %d "
+				   "bytes",
+				   who, n, GF_WORKER_ENV_VALUE_MAX - 1);
+		if (is_reserved(n))
+			return BAD(GF_EINVAL, "%s: '%s' is set by the worker",
+				   who, n);
+		for (int k = 0; k < i; k++)
+			if (strcmp(a->env[k].name, n) == 0)
+				return BAD(GF_EINVAL, "%s: '%s' given twice",
+					   who, n);
+	}
+	return 0;
+}
+
+static int check_assignment(const struct gf_worker *w,
+			    const struct gf_assignment *a, const char *who,
+			    struct gf_err *e)
+{
+	size_t clen = a->command ? strlen(a->command) : 0;
+	if (clen == 0)
+		return BAD(GF_EINVAL, "%s: no command", who);
+	if (clen >= GF_WORKER_CMD_MAX)
+		return BAD(GF_ETOOBIG, "%s: command of %zu bytes, at most %d",
+			   who, clen, GF_WORKER_CMD_MAX - 1);
+	if (a->workdir &&
+	    (a->workdir[0] != '/' || strlen(a->workdir) >= GF_WORKER_PATH_MAX))
+		return BAD(GF_EINVAL, "%s: workdir must be an absolute path",
+			   who);
+	if (a->cpu_milli < 0 || a->max_runtime_ms < 0)
+		return BAD(GF_EINVAL, "%s: negative cpu_milli or max runtime",
+			   who);
+	int rc = check_gang(a, who, e);
+	if (rc == 0)
+		rc = check_gpus(w, a, who, e);
+	if (rc == 0)
+		rc = check_env(a, who, e);
+	return rc;
+}
+
+static void add(struct gf__prep *p, const char *name, const char *value)
+{
+	size_t len = strlen(name) + strlen(value) + 2;
+	char *s = gf_malloc(len);
+	snprintf(s, len, "%s=%s", name, value);
+	p->envp[p->nenv++] = s;
+	p->envp[p->nenv] = NULL;
+}
+
+static bool assigned(const struct gf_assignment *a, const char *name)
+{
+	for (int i = 0; i < a->nenv; i++)
+		if (strcmp(a->env[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* CUDA_VISIBLE_DEVICES: the MIG device, the GPUs' UUIDs when all are
+ * known (the assignment's, else the node's), else their indexes in PCI
+ * bus order; "" for a job without GPU. */
+static void gpu_env(const struct gf_worker *w, const struct gf_assignment *a,
+		    const struct gf_bind_plan *plan, struct gf__prep *p)
+{
+	char v[GF_MAX_GPUS * GF_WORKER_UUID_MAX];
+	size_t len = 0;
+	bool uuids = true;
+	if (plan)
+		for (int i = 0; i < plan->nenv; i++)
+			if (strcmp(plan->env_name[i], "ROCR_VISIBLE_DEVICES") ==
+			    0) {
+				add(p, plan->env_name[i], plan->env_value[i]);
+				return;
+			}
+	if (a->kind == GF_WORKER_GPU_MIG) {
+		add(p, "CUDA_VISIBLE_DEVICES", a->mig_uuid);
+		return;
+	}
+	const char *u[GF_MAX_GPUS];
+	for (int i = 0; i < a->ngpus; i++) {
+		u[i] = a->gpu_uuids[i];
+		if ((u[i] == NULL || u[i][0] == '\0') && w->node)
+			u[i] = w->node->gpus[a->gpus[i]].uuid;
+		if (u[i] == NULL || u[i][0] == '\0')
+			uuids = false;
+	}
+	v[0] = '\0';
+	for (int i = 0; i < a->ngpus; i++) {
+		if (uuids)
+			len += (size_t)snprintf(v + len, sizeof(v) - len,
+						"%s%s", i ? "," : "", u[i]);
+		else
+			len += (size_t)snprintf(v + len, sizeof(v) - len,
+						"%s%d", i ? "," : "",
+						a->gpus[i]);
+	}
+	add(p, "CUDA_VISIBLE_DEVICES", v);
+	if (!uuids && a->ngpus > 0)
+		add(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+}
+
+static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
+		      const struct gf_bind_plan *plan, struct gf__prep *p)
+{
+	char num[32];
+	if (!assigned(a, "PATH"))
+		add(p, "PATH", GF__DEFAULT_PATH);
+	for (int i = 0; i < a->nenv; i++)
+		add(p, a->env[i].name, a->env[i].value);
+	for (int i = 0; plan && i < plan->nenv; i++) {
+		const char *n = plan->env_name[i];
+		if ((strcmp(n, "NCCL_IB_HCA") == 0 ||
+		     strcmp(n, "NCCL_SOCKET_IFNAME") == 0 ||
+		     strcmp(n, "UCX_NET_DEVICES") == 0) &&
+		    !assigned(a, n))
+			add(p, n, plan->env_value[i]);
+	}
+	gpu_env(w, a, plan, p);
+	add(p, "GPUFLEET_JOB_ID", a->job);
+	snprintf(num, sizeof(num), "%d", a->replica);
+	add(p, "GPUFLEET_REPLICA", num);
+	add(p, "GPUFLEET_NODE", w->node_name);
+	if (a->world_size > 1) {
+		snprintf(num, sizeof(num), "%d", a->world_size);
+		add(p, "WORLD_SIZE", num);
+		snprintf(num, sizeof(num), "%d", a->rank);
+		add(p, "RANK", num);
+		snprintf(num, sizeof(num), "%d", a->local_rank);
+		add(p, "LOCAL_RANK", num);
+		add(p, "MASTER_ADDR", a->master_addr);
+		snprintf(num, sizeof(num), "%d", a->master_port);
+		add(p, "MASTER_PORT", num);
+	}
+}
+
+/* The plan for the assignment's GPUs with ceil(cpu_milli/1000) CPUs,
+ * capped at the GPUs' local ones. */
+static int plan_for(const struct gf_worker *w, const struct gf_assignment *a,
+		    const char *who, struct gf_bind_plan *plan,
+		    struct gf__prep *p, struct gf_err *e)
+{
+	struct gf_bind_request r;
+	memset(&r, 0, sizeof(r));
+	r.ngpus = a->ngpus;
+	memcpy(r.gpus, a->gpus, sizeof(int) * (size_t)a->ngpus);
+	struct gf_err pe;
+	gf_err_clear(&pe);
+	int rc = gf_bind_plan(w->node, &r, plan, &pe);
+	if (rc != 0)
+		return BAD(rc, "%s: cannot plan the binding: %s", who, pe.msg);
+	int local = gf_bitmap_count(&plan->cpus);
+	long want = ((long)a->cpu_milli + 999) / 1000;
+	if (want == 0 || !plan->locality_known)
+		return 0;
+	if (want > local) {
+		snprintf(p->note, sizeof(p->note),
+			 "%ld CPUs asked for, the GPUs' local CPUs are %d: "
+			 "bound to those",
+			 want, local);
+		gf_log(GF_LOG_WARN, "worker", "%s: %s", who, p->note);
+		return 0;
+	}
+	r.cpus = (int)want;
+	rc = gf_bind_plan(w->node, &r, plan, &pe);
+	if (rc != 0)
+		return BAD(rc, "%s: cannot plan %ld CPUs: %s", who, want,
+			   pe.msg);
+	return 0;
+}
+
+static void binding(const struct gf_worker *w, const struct gf_bind_plan *plan,
+		    struct gf__prep *p)
+{
+	if (w->env_only || !plan->locality_known)
+		return;
+	p->cpus = plan->cpus;
+	struct gf_bitmap all;
+	gf_bitmap_zero(&all);
+	for (int i = 0; i < w->node->nnuma; i++)
+		gf_bitmap_set(&all, w->node->numa[i].os_index);
+	/* binding memory to every node changes nothing: leave the policy */
+	if (!gf_bitmap_equal(&plan->mems, &all))
+		p->mems = plan->mems;
+}
+
+int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
+		   struct gf__prep *p, struct gf_err *e)
+{
+	char who[GF_WORKER_ID_MAX + 40];
+	memset(p, 0, sizeof(*p));
+	snprintf(who, sizeof(who), "job '%s' replica %d attempt %d", a->job,
+		 a->replica, a->attempt);
+	int rc = check_assignment(w, a, who, e);
+	if (rc != 0)
+		return rc;
+	struct gf_bind_plan *plan = NULL;
+	if (w->node && a->ngpus > 0) {
+		plan = gf_malloc(sizeof(*plan));
+		rc = plan_for(w, a, who, plan, p, e);
+		if (rc != 0) {
+			gf_free(plan);
+			return rc;
+		}
+		binding(w, plan, p);
+	}
+	p->envp = gf_calloc(GF__ENV_SLOTS + 1, sizeof(char *));
+	build_env(w, a, plan, p);
+	gf_free(plan);
+	if (a->kind == GF_WORKER_GPU_WHOLE)
+		p->gpu_milli = 1000 * a->ngpus;
+	else
+		p->gpu_milli = a->gpu_milli;
+	return 0;
+}
+
+void gf__prep_release(struct gf__prep *p)
+{
+	for (int i = 0; p->envp && i < p->nenv; i++)
+		gf_free(p->envp[i]);
+	gf_free(p->envp);
+	p->nenv = 0;
+}
