@@ -49,7 +49,8 @@ struct aref {
 
 struct anode {
 	enum anode_state st;
-	char *text; /* the inventory as it came (owned) */
+	char why[GF_JOB_REASON_MAX]; /* why not ready, "" when ready */
+	char *text;		     /* the inventory as it came (owned) */
 	size_t len;
 	struct gf_np_inventory *inv; /* parsed (owned) */
 	bool dirty;		     /* store it this turn */
@@ -65,9 +66,9 @@ struct anode {
 struct jside {
 	int attempt;
 	int nrep;
-	int *node;	 /* per replica */
-	uint8_t *ended;	 /* per replica: a report came */
-	int port;	 /* a gang's MASTER_PORT */
+	int *node;	/* per replica */
+	uint8_t *ended; /* per replica: a report came */
+	int port;	/* a gang's MASTER_PORT */
 };
 
 struct runkey {
@@ -262,7 +263,8 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 		while (cap <= j->seq)
 			cap *= 2;
 		ag->js = gf_reallocarray(ag->js, cap, sizeof(*ag->js));
-		memset(ag->js + ag->jcap, 0, (cap - ag->jcap) * sizeof(*ag->js));
+		memset(ag->js + ag->jcap, 0,
+		       (cap - ag->jcap) * sizeof(*ag->js));
 		ag->jcap = cap;
 	}
 	x = gf_calloc(1, sizeof(*x));
@@ -300,8 +302,8 @@ static void spec_of(const struct gf_agents *ag, const char *name,
 			     sizeof(spec->labels));
 }
 
-static int take_node(const char *name, const char *text, size_t len,
-		     int64_t at, void *arg)
+static int take_node(const char *name, const char *text, size_t len, int64_t at,
+		     void *arg)
 {
 	struct gf_agents *ag = arg;
 	struct gf_service *s = ag->s;
@@ -332,6 +334,8 @@ static int take_node(const char *name, const char *text, size_t len,
 	struct anode *n = node_at(ag, idx);
 	drop_node(n);
 	n->st = AN_NOTREADY; /* until it calls; its jobs run on */
+	snprintf(n->why, sizeof(n->why),
+		 "waiting for its agent since this controller started");
 	n->text = gf_strndup(text, len);
 	n->len = len;
 	n->inv = inv;
@@ -383,7 +387,8 @@ static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 	if (gf_ctl_node_ready(ag->s->ctl, i, true, NULL, now, &ch, &e) != 0)
 		gf_log(GF_LOG_WARN, "serve", "node '%s': %s",
 		       gf_ctl_cluster(ag->s->ctl)->names[i], e.msg);
-	gf_ctl_node_cordon(ag->s->ctl, i, false, NULL, &e);
+	gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
+	n->why[0] = '\0';
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ag->s->ctl, ch.ids[k]));
 	gf_ctl_changes_release(&ch);
@@ -392,7 +397,8 @@ static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 	n->st = AN_READY;
 }
 
-static void health(struct gf_agents *ag, int i, const struct gf_np_heartbeat *hb)
+static void health(struct gf_agents *ag, int i,
+		   const struct gf_np_heartbeat *hb)
 {
 	struct gf_ctl *ctl = ag->s->ctl;
 	int ngpus = gf_ctl_cluster(ctl)->nodes[i].ngpus;
@@ -405,8 +411,8 @@ static void health(struct gf_agents *ag, int i, const struct gf_np_heartbeat *hb
 		gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason, &e);
 		gf_log(ok ? GF_LOG_INFO : GF_LOG_WARN, "serve",
 		       "node '%s' GPU %d %s%s%s", gf_ctl_cluster(ctl)->names[i],
-		       g, ok ? "healthy again" : "unhealthy",
-		       ok ? "" : ": ", ok ? "" : hb->health[k].reason);
+		       g, ok ? "healthy again" : "unhealthy", ok ? "" : ": ",
+		       ok ? "" : hb->health[k].reason);
 	}
 }
 
@@ -420,8 +426,9 @@ static void run_ended(struct gf_agents *ag, const struct gf_job *j,
 	struct gf_ctl *ctl = ag->s->ctl;
 	struct jside *x = jside_of(ag, j->seq);
 	int r = rep->ref.replica;
-	if (j->state != GF_JOB_RUNNING || !x || x->attempt != rep->ref.attempt ||
-	    r >= x->nrep || x->node[r] != node || x->ended[r])
+	if (j->state != GF_JOB_RUNNING || !x ||
+	    x->attempt != rep->ref.attempt || r >= x->nrep ||
+	    x->node[r] != node || x->ended[r])
 		return; /* an older attempt, or said already */
 	x->ended[r] = 1;
 	struct gf_err e;
@@ -430,8 +437,8 @@ static void run_ended(struct gf_agents *ag, const struct gf_job *j,
 	int rc;
 	if (!strcmp(why, "lost") || !strcmp(why, "fenced") ||
 	    !strncmp(why, "start-failed", 12)) {
-		snprintf(reason, sizeof(reason), "replica %d on %s: %s", r,
-			 gf_ctl_cluster(ctl)->names[node], why);
+		snprintf(reason, sizeof(reason), "replica %d on %.48s: %.80s",
+			 r, gf_ctl_cluster(ctl)->names[node], why);
 		rc = gf_ctl_requeue(ctl, j->id, reason, now, &e);
 	} else if (rep->run.exit_code != 0) {
 		rc = gf_ctl_finish(ctl, j->id, rep->run.exit_code, now, &e);
@@ -579,9 +586,14 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		n->st = AN_NOTREADY;
 		n->gen = ag->gen_base;
 	}
-	gf_log(GF_LOG_INFO, "serve", "node '%s' %s: %d GPUs %s, %d MIG instances",
-	       op->node, first ? "registered" : "registered again",
-	       n->inv->ngpus, n->inv->gpu_model, n->inv->nmig);
+	/* a new node and one that changed shape start not ready in the
+	 * core: the heartbeat below makes them ready */
+	if (!gf_ctl_node_is_ready(ctl, i))
+		n->st = AN_NOTREADY;
+	gf_log(GF_LOG_INFO, "serve",
+	       "node '%s' %s: %d GPUs %s, %d MIG instances", op->node,
+	       first ? "registered" : "registered again", n->inv->ngpus,
+	       n->inv->gpu_model, n->inv->nmig);
 	heartbeat(ag, op, now, b);
 }
 
@@ -593,7 +605,8 @@ void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	else if (op->kind == GF_OP_HEARTBEAT)
 		heartbeat(ag, op, now, b);
 	else if (known_node(ag, op) >= 0)
-		op->status = 200; /* a poll: answered or parked after the turn */
+		op->status =
+			200; /* a poll: answered or parked after the turn */
 }
 
 /* ---- silence -------------------------------------------------------- */
@@ -611,14 +624,16 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 		if (n->st == AN_READY && quiet > t->notready_after_ms) {
 			snprintf(why, sizeof(why), "no heartbeat for %lld s",
 				 (long long)(quiet / 1000));
-			gf_ctl_node_cordon(ctl, i, true, why, &e);
+			gf_ctl_node_cordon(ctl, i, true, &e);
 			n->st = AN_NOTREADY;
+			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve",
 			       "node '%s' not ready: %s; its jobs run on until "
 			       "%lld s without one",
 			       gf_ctl_cluster(ctl)->names[i], why,
 			       (long long)(t->requeue_after_ms / 1000));
-		} else if (n->st == AN_NOTREADY && quiet > t->requeue_after_ms) {
+		} else if (n->st == AN_NOTREADY &&
+			   quiet > t->requeue_after_ms) {
 			snprintf(why, sizeof(why),
 				 "no heartbeat for %lld s: its jobs requeued",
 				 (long long)(quiet / 1000));
@@ -628,6 +643,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);
 			n->st = AN_LOST;
+			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
 			       gf_ctl_cluster(ctl)->names[i], why);
 		}
@@ -640,9 +656,9 @@ int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
 		struct anode *n = &ag->n[i];
 		if (!n->dirty)
 			continue;
-		int rc = gf_store_put_node(ag->s->store,
-					   gf_ctl_cluster(ag->s->ctl)->names[i],
-					   n->text, n->len, n->registered_ms, e);
+		int rc = gf_store_put_node(
+			ag->s->store, gf_ctl_cluster(ag->s->ctl)->names[i],
+			n->text, n->len, n->registered_ms, e);
 		if (rc)
 			return rc;
 		n->dirty = false;
@@ -684,7 +700,9 @@ static int mig_milli(const struct gf_ctl *ctl, int node, const char *profile)
 	return 1000 * m->profiles[p].compute / m->compute;
 }
 
-static void fill(struct gf_agents *ag, int i, const struct aref *a,
+/* Assignment a of node i (a running job's replica: the index holds only
+ * those) into out; false if the index is out of step (a bug, logged). */
+static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 		 struct gf_np_assignment *out)
 {
 	const struct gf_ctl *ctl = ag->s->ctl;
@@ -692,6 +710,11 @@ static void fill(struct gf_agents *ag, int i, const struct aref *a,
 	snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
 	const struct gf_job *j = gf_ctl_job(ctl, id);
 	const struct jside *x = jside_of(ag, a->seq);
+	if (!j || !x || !j->place || j->state != GF_JOB_RUNNING) {
+		gf_log(GF_LOG_ERROR, "serve",
+		       "node %d: assignment of %s out of step: skipped", i, id);
+		return false;
+	}
 	const struct gf_job_place *p = &j->place[a->replica];
 	const struct gf_np_inventory *inv = ag->n[i].inv;
 	memset(out, 0, sizeof(*out));
@@ -742,6 +765,7 @@ static void fill(struct gf_agents *ag, int i, const struct aref *a,
 				 : gf_ctl_cluster(ctl)->names[m]);
 		out->master_port = x->port;
 	}
+	return true;
 }
 
 static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
@@ -756,8 +780,8 @@ static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
 	gf_json_arr_begin(&j, "assignments");
 	for (int k = 0; k < n->nrefs; k++) {
 		struct gf_np_assignment a;
-		fill(ag, i, &n->refs[k], &a);
-		gf_np_assignment_write(&j, &a);
+		if (fill(ag, i, &n->refs[k], &a))
+			gf_np_assignment_write(&j, &a);
 	}
 	gf_json_arr_end(&j);
 	gf_json_obj_end(&j);
@@ -803,7 +827,8 @@ void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
 		struct gf_op **pp = &n->polls;
 		while (*pp) {
 			struct gf_op *op = *pp;
-			if (!all && n->gen <= op->after && op->deadline > mono) {
+			if (!all && n->gen <= op->after &&
+			    op->deadline > mono) {
 				pp = &op->next;
 				continue;
 			}
@@ -828,6 +853,14 @@ const char *gf__agents_state(const struct gf_agents *ag, int node)
 	if (node < ag->cap && ag->n[node].st != AN_NONE)
 		return ag->n[node].st == AN_READY ? "ready" : "notready";
 	return gf_ctl_node_is_ready(ag->s->ctl, node) ? "ready" : "notready";
+}
+
+const char *gf__agents_reason(const struct gf_agents *ag, int node)
+{
+	if (node < ag->cap && ag->n[node].st != AN_NONE &&
+	    ag->n[node].st != AN_READY)
+		return ag->n[node].why;
+	return gf_ctl_node_reason(ag->s->ctl, node);
 }
 
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)

@@ -18,8 +18,7 @@ static int node_caller(struct gf_service *s, struct gf_http_req *r,
 		       const char *name, const struct gf_auth_entry **who)
 {
 	int rc = gf__api_caller(s, r, who);
-	if (rc || *who == NULL || (*who)->admin ||
-	    !strcmp((*who)->node, name))
+	if (rc || *who == NULL || (*who)->admin || !strcmp((*who)->node, name))
 		return rc;
 	if ((*who)->node[0])
 		gf_reply_error(r, 403, "forbidden",
@@ -195,7 +194,8 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 		rc = gf_reply_error(r, 404, "not-found", "no node '%.48s'",
 				    name);
 	else if (gf_buf_error(&b))
-		rc = gf_reply_error(r, 500, "too-big", "the node is over 4 MiB");
+		rc = gf_reply_error(r, 500, "too-big",
+				    "the node is over 4 MiB");
 	else
 		rc = gf_reply_json(r, 200, &b);
 	gf_buf_release(&b);

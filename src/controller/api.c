@@ -276,9 +276,10 @@ void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i)
 	const struct gf_ctl_node *x = gf_ctl_node(ctl, i);
 	gf_json_obj_begin(j, NULL);
 	gf_json_str(j, "name", c->names[i]);
-	gf_json_str(j, "state", gf__agents_state(s->ag, i));
-	if (!gf_ctl_node_is_ready(ctl, i))
-		gf_json_str(j, "reason", gf_ctl_node_reason(ctl, i));
+	const char *state = gf__agents_state(s->ag, i);
+	gf_json_str(j, "state", state);
+	if (strcmp(state, "ready") != 0)
+		gf_json_str(j, "reason", gf__agents_reason(s->ag, i));
 	gf_json_str(j, "block", gf_ctl_config(ctl)->blocks[x->block]);
 	if (n->ngpus)
 		gf_json_str(j, "gpu_model", c->models[n->model]);
@@ -395,22 +396,22 @@ static int metrics_get(struct gf_http_req *r, void *arg)
 }
 
 static const struct gf_route routes[] = {
-	GF__NODE_ROUTES,
 	{ GF_HTTP_POST, "/v1/jobs", job_submit, GF_SERVE_JOB_BODY_MAX,
 	  "submit a job: 201 {id, state}" },
 	{ GF_HTTP_GET, "/v1/jobs", job_list, 0,
-	  "jobs, ?state=S&team=T&limit=N: {jobs: [...]}" },
+	  "jobs; ?state=S&team=T&limit=N" },
 	{ GF_HTTP_GET, "/v1/jobs/{id}", job_get, 0,
 	  "one job: state, placement" },
 	{ GF_HTTP_DELETE, "/v1/jobs/{id}", job_cancel, 0, "cancel a job" },
 	{ GF_HTTP_GET, "/v1/queue", queue_get, 0,
-	  "pending jobs in order, each with why it waits" },
+	  "the pending jobs in order, and why" },
 	{ GF_HTTP_GET, "/v1/nodes", nodes_get, 0,
-	  "nodes: GPUs, free capacity, labels, block, MIG" },
+	  "nodes: state, GPUs, free, labels, MIG" },
 	{ GF_HTTP_GET, "/healthz", healthz, 0,
-	  "200 while leading, 503 as a standby or stopped" },
+	  "200 leading, 503 standby or stopped" },
 	{ GF_HTTP_GET, "/metrics", metrics_get, 0,
-	  "queue depth, GPU demand, allocation, fragmentation, latency" },
+	  "Prometheus: queue, GPUs, nodes, latency" },
+	GF__NODE_ROUTES,
 };
 
 int gf_service_routes(const struct gf_route **out)

@@ -119,7 +119,8 @@ void gf_serve_config_release(struct gf_serve_config *cfg);
  * config's value of a label replaces the agent's).
  */
 void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
-			  char *block, size_t bsize, char *labels, size_t lsize);
+			  char *block, size_t bsize, char *labels,
+			  size_t lsize);
 
 /* How long before requeue_after an agent's jobs are already stopped */
 #define GF_SERVE_FENCE_MARGIN_MS 5000

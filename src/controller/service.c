@@ -570,8 +570,9 @@ static int build_core(struct gf_service *s, struct gf_err *e)
 			return gf_err_set(e, GF_EINVAL,
 					  "--agents: nodes come from their "
 					  "agents; drop %s",
-					  s->o.nodes_csv ? "--nodes"
-							 : "the config's pools");
+					  s->o.nodes_csv
+						  ? "--nodes"
+						  : "the config's pools");
 		}
 	} else {
 		rc = gf_serve_build_nodes(s->o.cfg, s->o.nodes_csv, c, &nodes,

@@ -51,9 +51,9 @@ struct gf_op {
 	const struct gf_auth_entry *who; /* NULL: no tokens */
 	struct gf_job_spec spec; /* SUBMIT: owned until the thread takes it */
 	char id[GF_JOB_ID_MAX];	 /* CANCEL */
-	char node[GF_NODE_NAME_MAX];	/* REGISTER, HEARTBEAT, POLL */
-	struct gf_np_inventory *inv;	/* REGISTER (owned) */
-	char *body;			/* REGISTER: as it came (owned) */
+	char node[GF_NODE_NAME_MAX]; /* REGISTER, HEARTBEAT, POLL */
+	struct gf_np_inventory *inv; /* REGISTER (owned) */
+	char *body;		     /* REGISTER: as it came (owned) */
 	size_t body_len;
 	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
 	uint64_t after;		   /* POLL: answer once past this */
@@ -174,6 +174,8 @@ void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status);
 /* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
  * UUIDs; under ctl_lock. */
 const char *gf__agents_state(const struct gf_agents *ag, int node);
+/* Why it is not ready ("" when it is). */
+const char *gf__agents_reason(const struct gf_agents *ag, int node);
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
@@ -194,18 +196,18 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg);
 int gf__nodes_heartbeat(struct gf_http_req *r, void *arg);
 int gf__nodes_assignments(struct gf_http_req *r, void *arg);
 
-#define GF__NODE_ROUTES                                                      \
-	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX,    \
-	  "an agent registers its node: inventory, topology, GPUs" },        \
-		{ GF_HTTP_GET, "/v1/nodes/{name}", gf__nodes_get_one, 0,     \
-		  "one node, with the inventory its agent sent" },           \
-		{ GF_HTTP_POST, "/v1/nodes/{name}/heartbeat",                \
-		  gf__nodes_heartbeat, GF_NP_BODY_MAX,                       \
-		  "an agent: GPU health, what runs, runs that ended" },      \
-	{                                                                    \
-		GF_HTTP_GET, "/v1/nodes/{name}/assignments",                 \
-			gf__nodes_assignments, 0,                            \
-			"an agent's long poll: ?wait=30s&after=GENERATION"   \
+#define GF__NODE_ROUTES                                                   \
+	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX, \
+	  "its agent registers a node: inventory" },                      \
+		{ GF_HTTP_GET, "/v1/nodes/{name}", gf__nodes_get_one, 0,  \
+		  "one node, with its agent's inventory" },               \
+		{ GF_HTTP_POST, "/v1/nodes/{name}/heartbeat",             \
+		  gf__nodes_heartbeat, GF_NP_BODY_MAX,                    \
+		  "health, what runs, runs that ended" },                 \
+	{                                                                 \
+		GF_HTTP_GET, "/v1/nodes/{name}/assignments",              \
+			gf__nodes_assignments, 0,                         \
+			"long poll: ?wait=30s&after=GENERATION"           \
 	}
 
 #endif

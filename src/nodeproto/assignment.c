@@ -43,8 +43,7 @@ static int read_mig(struct gf_np_rd *r, const struct gf_jv *v,
 	if (gf_jv_type(m) != GF_JV_OBJ)
 		return gf__np_bad(r, "mig", "expected an object or null");
 	char saved[96];
-	snprintf(saved, sizeof(saved), "%s", r->at);
-	snprintf(r->at, sizeof(r->at), "%smig.", saved);
+	gf__np_push(r, "mig", saved, sizeof(saved));
 	a->mig = true;
 	if ((rc = gf__np_str(r, m, "profile", true, a->mig_profile,
 			     sizeof(a->mig_profile))) == 0 &&

@@ -109,8 +109,7 @@ static int read_topo(struct gf_np_rd *r, const struct gf_jv *obj,
 	if (t == NULL)
 		return rc;
 	char saved[96];
-	snprintf(saved, sizeof(saved), "%s", r->at);
-	snprintf(r->at, sizeof(r->at), "%sgpu_topo.", saved);
+	gf__np_push(r, "gpu_topo", saved, sizeof(saved));
 	size_t n = (size_t)inv->ngpus;
 	const struct gf_jv *pair = gf__np_arr(r, t, "pair", true, n, &rc);
 	const struct gf_jv *nic =

@@ -102,13 +102,31 @@ const struct gf_jv *gf__np_arr(struct gf_np_rd *r, const struct gf_jv *obj,
 	return v;
 }
 
+/* r->at = what tmp holds, cut to fit. */
+static void set_at(struct gf_np_rd *r, const char *tmp)
+{
+	size_t n = strlen(tmp);
+	if (n >= sizeof(r->at))
+		n = sizeof(r->at) - 1;
+	memcpy(r->at, tmp, n);
+	r->at[n] = '\0';
+}
+
 void gf__np_enter(struct gf_np_rd *r, const char *key, size_t i, char *saved,
 		  size_t size)
 {
+	char tmp[sizeof(r->at) + 64];
 	snprintf(saved, size, "%s", r->at);
-	char at[sizeof(r->at)];
-	snprintf(at, sizeof(at), "%s%s[%zu].", saved, key, i);
-	memcpy(r->at, at, sizeof(at));
+	snprintf(tmp, sizeof(tmp), "%s%.40s[%zu].", r->at, key, i);
+	set_at(r, tmp);
+}
+
+void gf__np_push(struct gf_np_rd *r, const char *key, char *saved, size_t size)
+{
+	char tmp[sizeof(r->at) + 64];
+	snprintf(saved, size, "%s", r->at);
+	snprintf(tmp, sizeof(tmp), "%s%.40s.", r->at, key);
+	set_at(r, tmp);
 }
 
 void gf__np_leave(struct gf_np_rd *r, const char *saved)

@@ -39,6 +39,8 @@ const struct gf_jv *gf__np_arr(struct gf_np_rd *r, const struct gf_jv *obj,
  * saved prefix. */
 void gf__np_enter(struct gf_np_rd *r, const char *key, size_t i, char *saved,
 		  size_t size);
+/* "KEY." as the prefix while reading an object member. */
+void gf__np_push(struct gf_np_rd *r, const char *key, char *saved, size_t size);
 void gf__np_leave(struct gf_np_rd *r, const char *saved);
 /* An error about the field key of the current prefix. */
 int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt, ...)
