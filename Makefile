@@ -66,7 +66,8 @@ LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
-	src/store/*.c src/controller/*.c src/worker/*.c)
+	src/store/*.c src/nodeproto/*.c src/controller/*.c src/worker/*.c \
+	src/join/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)

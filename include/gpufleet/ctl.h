@@ -323,6 +323,20 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		      struct gf_ctl_changes *out, struct gf_err *e);
 
 /*
+ * Cordon node `node` (nothing new is placed there; what runs there runs
+ * on: its agent went quiet but may come back, or an operator drains it),
+ * or lift the cordon.  Independent of ready: a node takes work when it is
+ * ready and not cordoned.  Idempotent; GF_EINVAL for a bad index.
+ */
+int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
+		       struct gf_err *e);
+bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node);
+
+/* GPU time a job used (a run that ended, as its node reported it), added
+ * to its gpu_ms.  GF_ENOTFOUND, GF_EINVAL for a negative amount. */
+int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms);
+
+/*
  * GPU `gpu` of `node` healthy or not (reason kept for listing, NULL
  * none).  An unhealthy GPU gets no new work: not whole, not in shares,
  * none of its MIG instances; what runs there keeps running (the caller

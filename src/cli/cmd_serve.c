@@ -23,17 +23,19 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: gpufleet serve [--listen 127.0.0.1:9500] [--db URL] "
 		"[--config FILE]\n"
-		"                      [--nodes FILE] [--token-file FILE] "
-		"[--tick MS]\n"
+		"                      [--nodes FILE | --agents] "
+		"[--token-file FILE] [--tick MS]\n"
 		"\n"
 		"The controller: a durable queue of GPU jobs with typed "
 		"quotas, fair share,\ngangs inside one block, preemption and "
-		"backfill, placed by the placement\nengine.  HTTP API (JSON):\n");
+		"backfill, placed by the placement\nengine on the nodes whose "
+		"agents joined.  HTTP API (JSON):\n");
 	for (int i = 0; i < n; i++) {
 		const char *m = r[i].methods & GF_HTTP_POST	? "POST"
+				: r[i].methods & GF_HTTP_PUT	? "PUT"
 				: r[i].methods & GF_HTTP_DELETE ? "DELETE"
 								: "GET";
-		fprintf(f, "  %-6s %-15s %s\n", m, r[i].pattern, r[i].help);
+		fprintf(f, "  %-6s %-29s %s\n", m, r[i].pattern, r[i].help);
 	}
 	fprintf(f,
 		"\n"
@@ -52,9 +54,16 @@ static void usage(FILE *f)
 		"model); default: the\n"
 		"                      config's pools, else the built-in "
 		"cluster\n"
-		"  --token-file FILE   'TOKEN admin' / 'TOKEN team:NAME' lines; "
-		"requests then need\n"
-		"                      'Authorization: Bearer TOKEN'\n"
+		"  --agents            no node but those whose agents join "
+		"(gpufleet agent\n"
+		"                      --controller URL); the config's agents: "
+		"section sets\n"
+		"                      heartbeats and when a silent node's "
+		"jobs are requeued\n"
+		"  --token-file FILE   'TOKEN admin', 'TOKEN team:NAME', 'TOKEN "
+		"node:NAME' lines;\n"
+		"                      requests then need 'Authorization: "
+		"Bearer TOKEN'\n"
 		"  --tick MS           scheduling pass period (default 100)\n"
 		"\n"
 		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
@@ -76,6 +85,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "token-file", required_argument, NULL, 't' },
 		{ "tick", required_argument, NULL, 'k' },
+		{ "agents", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,6 +120,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 				     "60000 ms",
 				     optarg);
 			return GF_EXIT_USAGE;
+		case 'a':
+			a->o.agents_only = true;
+			break;
 		case 'h':
 			usage(stdout);
 			*done = true;

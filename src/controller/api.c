@@ -1,10 +1,12 @@
 /*
- * api.c - the controller's HTTP API (issue 10's contract), on the shared
- * server module.  Handlers check the token, parse and validate, hand
- * submissions and cancels to the scheduler thread (service.c) and read
- * the core under its lock.  Errors are {"error", "detail"} with the
- * status that says what went wrong: 400 a bad field, 401 no or a wrong
- * token, 403 another team's, 404, 409 a final job, 413 a body over the
+ * api.c - the controller's HTTP API for people and scripts (issue 10's
+ * contract), on the shared server module.  Handlers check the token,
+ * parse and validate, hold the request and hand submissions and cancels
+ * to the scheduler thread (service.c, which answers once committed), and
+ * read the core under its lock.  The node agents' routes are in
+ * nodes_api.c.  Errors are {"error", "detail"} with the status that says
+ * what went wrong: 400 a bad field, 401 no or a wrong token, 403 another
+ * team's (or a node's token), 404, 409 a final job, 413 a body over the
  * cap, 422 a job that can never be placed, 503 a standby or a stopping
  * server.
  */
@@ -18,10 +20,8 @@
 
 #define ANSWER_MAX (64u << 20)
 
-/* The caller of a /v1 route: 0 with *who (NULL: no tokens configured),
- * or the request answered 401. */
-static int caller(struct gf_service *s, struct gf_http_req *r,
-		  const struct gf_auth_entry **who)
+int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
+		   const struct gf_auth_entry **who)
 {
 	*who = NULL;
 	if (s->o.auth == NULL)
@@ -33,6 +33,19 @@ static int caller(struct gf_service *s, struct gf_http_req *r,
 	gf_reply_error(r, 401, "unauthorized",
 		       "a valid 'Authorization: Bearer TOKEN' header is "
 		       "required");
+	return GF_EAUTH;
+}
+
+/* The caller of a job route: a person's or a script's token (a node's
+ * token serves only its node's routes: 403). */
+static int caller(struct gf_service *s, struct gf_http_req *r,
+		  const struct gf_auth_entry **who)
+{
+	int rc = gf__api_caller(s, r, who);
+	if (rc || *who == NULL || !(*who)->node[0])
+		return rc;
+	gf_reply_error(r, 403, "forbidden",
+		       "a node's token serves only that node's routes");
 	return GF_EAUTH;
 }
 
@@ -55,11 +68,6 @@ static bool serving(struct gf_service *s, struct gf_http_req *r)
 	return false;
 }
 
-static int reply_op(struct gf_http_req *r, const struct gf_op *op)
-{
-	return gf_reply_error(r, op->status, op->error, "%s", op->detail);
-}
-
 static int job_submit(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
@@ -79,38 +87,12 @@ static int job_submit(struct gf_http_req *r, void *arg)
 		snprintf(op->spec.team, sizeof(op->spec.team), "%s", who->team);
 	gf_jv_free(body);
 	if (rc) {
-		gf_free(op);
+		gf__op_free(op);
 		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
 	}
 	op->kind = GF_OP_SUBMIT;
 	op->who = who;
-	if (gf__service_call(s, op) != 0) {
-		gf_job_spec_release(&op->spec);
-		gf_free(op);
-		return gf_reply_error(r, 503, "unavailable",
-				      "the server is stopping");
-	}
-	gf_job_spec_release(&op->spec); /* taken, or left on refusal */
-	if (op->status != 201) {
-		rc = reply_op(r, op);
-		gf_free(op);
-		return rc;
-	}
-	char loc[64];
-	snprintf(loc, sizeof(loc), "/v1/jobs/%s", op->job_id);
-	gf_reply_header(r, "Location", loc);
-	struct gf_buf b;
-	gf_buf_init(&b, 4096);
-	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "id", op->job_id);
-	gf_json_str(&j, "state", gf_job_state_name(op->state));
-	gf_json_obj_end(&j);
-	rc = gf_reply_json(r, 201, &b);
-	gf_buf_release(&b);
-	gf_free(op);
-	return rc;
+	return gf__service_hold(s, r, op); /* service.c answers */
 }
 
 static int job_cancel(struct gf_http_req *r, void *arg)
@@ -123,26 +105,7 @@ static int job_cancel(struct gf_http_req *r, void *arg)
 	op->kind = GF_OP_CANCEL;
 	op->who = who;
 	snprintf(op->id, sizeof(op->id), "%s", gf_req_param(r, "id"));
-	int rc;
-	if (gf__service_call(s, op) != 0)
-		rc = gf_reply_error(r, 503, "unavailable",
-				    "the server is stopping");
-	else if (op->status != 200)
-		rc = reply_op(r, op);
-	else {
-		struct gf_buf b;
-		gf_buf_init(&b, 1u << 20);
-		struct gf_json j;
-		gf_json_init(&j, &b);
-		pthread_mutex_lock(&s->ctl_lock);
-		const struct gf_job *job = gf_ctl_job(s->ctl, op->job_id);
-		gf_jobjson_write(&j, NULL, job, gf_ctl_config(s->ctl));
-		pthread_mutex_unlock(&s->ctl_lock);
-		rc = gf_reply_json(r, 200, &b);
-		gf_buf_release(&b);
-	}
-	gf_free(op);
-	return rc;
+	return gf__service_hold(s, r, op); /* service.c answers */
 }
 
 static int job_get(struct gf_http_req *r, void *arg)
@@ -305,14 +268,18 @@ static int queue_get(struct gf_http_req *r, void *arg)
 	return rc;
 }
 
-static void node_json(struct gf_json *j, const struct gf_ctl *ctl, int i)
+void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i)
 {
+	const struct gf_ctl *ctl = s->ctl;
 	const struct gf_cluster *c = gf_ctl_cluster(ctl);
 	const struct gf_cnode *n = &c->nodes[i];
 	const struct gf_ctl_node *x = gf_ctl_node(ctl, i);
 	gf_json_obj_begin(j, NULL);
 	gf_json_str(j, "name", c->names[i]);
-	gf_json_str(j, "state", "ready");
+	const char *state = gf__agents_state(s->ag, i);
+	gf_json_str(j, "state", state);
+	if (strcmp(state, "ready") != 0)
+		gf_json_str(j, "reason", gf__agents_reason(s->ag, i));
 	gf_json_str(j, "block", gf_ctl_config(ctl)->blocks[x->block]);
 	if (n->ngpus)
 		gf_json_str(j, "gpu_model", c->models[n->model]);
@@ -336,10 +303,17 @@ static void node_json(struct gf_json *j, const struct gf_ctl *ctl, int i)
 	gf_json_obj_end(j);
 	gf_json_arr_begin(j, "gpus");
 	for (int g = 0; g < n->ngpus; g++) {
+		const char *uuid = gf__agents_uuid(s->ag, i, g);
+		bool healthy = gf_ctl_gpu_is_healthy(ctl, i, g);
 		gf_json_obj_begin(j, NULL);
 		gf_json_int(j, "index", g);
-		gf_json_null(j, "uuid"); /* known once agents register */
-		gf_json_bool(j, "healthy", true);
+		if (uuid)
+			gf_json_str(j, "uuid", uuid);
+		else
+			gf_json_null(j, "uuid"); /* a node without an agent */
+		gf_json_bool(j, "healthy", healthy);
+		if (!healthy)
+			gf_json_str(j, "reason", gf_ctl_gpu_reason(ctl, i, g));
 		gf_json_int(j, "free_milli", n->gpu_left[g]);
 		gf_json_obj_end(j);
 	}
@@ -374,8 +348,8 @@ static int nodes_get(struct gf_http_req *r, void *arg)
 		gf_buf_release(&b);
 		return 0;
 	}
-	for (int i = 0, n = gf_ctl_cluster(s->ctl)->n; i < n; i++)
-		node_json(&j, s->ctl, i);
+	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++)
+		gf__api_node_json(&j, s, i);
 	pthread_mutex_unlock(&s->ctl_lock);
 	gf_json_arr_end(&j);
 	gf_json_obj_end(&j);
@@ -425,18 +399,19 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_POST, "/v1/jobs", job_submit, GF_SERVE_JOB_BODY_MAX,
 	  "submit a job: 201 {id, state}" },
 	{ GF_HTTP_GET, "/v1/jobs", job_list, 0,
-	  "jobs, ?state=S&team=T&limit=N: {jobs: [...]}" },
+	  "jobs; ?state=S&team=T&limit=N" },
 	{ GF_HTTP_GET, "/v1/jobs/{id}", job_get, 0,
 	  "one job: state, placement" },
 	{ GF_HTTP_DELETE, "/v1/jobs/{id}", job_cancel, 0, "cancel a job" },
 	{ GF_HTTP_GET, "/v1/queue", queue_get, 0,
-	  "pending jobs in order, each with why it waits" },
+	  "the pending jobs in order, and why" },
 	{ GF_HTTP_GET, "/v1/nodes", nodes_get, 0,
-	  "nodes: GPUs, free capacity, labels, block, MIG" },
+	  "nodes: state, GPUs, free, labels, MIG" },
 	{ GF_HTTP_GET, "/healthz", healthz, 0,
-	  "200 while leading, 503 as a standby or stopped" },
+	  "200 leading, 503 standby or stopped" },
 	{ GF_HTTP_GET, "/metrics", metrics_get, 0,
-	  "queue depth, GPU demand, allocation, fragmentation, latency" },
+	  "Prometheus: queue, GPUs, nodes, latency" },
+	GF__NODE_ROUTES,
 };
 
 int gf_service_routes(const struct gf_route **out)

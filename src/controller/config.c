@@ -536,6 +536,63 @@ static int read_assigns(const struct rd *r, const yaml_node_t *n, bool block,
 	return 0;
 }
 
+/* ---- agents -------------------------------------------------------- */
+
+static int agents_field(const struct rd *r, const char *k, const yaml_node_t *v,
+			void *obj)
+{
+	struct gf_serve_agents *a = obj;
+	long long x;
+	int rc;
+	int64_t *dst = !strcmp(k, "heartbeat_s")	? &a->heartbeat_ms
+		       : !strcmp(k, "notready_after_s") ? &a->notready_after_ms
+		       : !strcmp(k, "requeue_after_s")	? &a->requeue_after_ms
+		       : !strcmp(k, "kill_grace_s")	? &a->kill_grace_ms
+							: NULL;
+	if (dst) {
+		rc = want_int(r, v, k, 0, 86400, &x);
+		*dst = (int64_t)x * 1000;
+		return rc;
+	}
+	if (!strcmp(k, "mig_auto_apply"))
+		return want_bool(r, v, k, &a->mig_auto_apply);
+	return unknown(r, v, "agents", k,
+		       "heartbeat_s, notready_after_s, requeue_after_s, "
+		       "kill_grace_s, mig_auto_apply");
+}
+
+/* The times must make sense together: at least two heartbeats before
+ * NotReady, and the fence (gf_serve_agents_fence_ms) a heartbeat or more
+ * after the last answered one. */
+static int read_agents(const struct rd *r, const yaml_node_t *n,
+		       struct gf_serve_agents *a)
+{
+	int rc = each_key(r, n, "agents", agents_field, a);
+	if (rc)
+		return rc;
+	a->line = (int)n->start_mark.line + 1;
+	if (a->heartbeat_ms < 1000 ||
+	    a->notready_after_ms < 2 * a->heartbeat_ms)
+		return fail(r, n,
+			    "agents: expected heartbeat_s >= 1 and "
+			    "notready_after_s at least twice heartbeat_s");
+	if (a->requeue_after_ms < a->notready_after_ms ||
+	    gf_serve_agents_fence_ms(a) <= a->heartbeat_ms)
+		return fail(r, n,
+			    "agents: requeue_after_s must be at least "
+			    "notready_after_s and leave the agent time to "
+			    "stop its jobs first: more than heartbeat_s + "
+			    "kill_grace_s + %d s",
+			    GF_SERVE_FENCE_MARGIN_MS / 1000);
+	return 0;
+}
+
+int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a)
+{
+	return a->requeue_after_ms - a->kill_grace_ms -
+	       GF_SERVE_FENCE_MARGIN_MS;
+}
+
 /* ---- the root ------------------------------------------------------ */
 
 static int root_field(const struct rd *r, const char *k, const yaml_node_t *v,
@@ -566,9 +623,11 @@ static int root_field(const struct rd *r, const char *k, const yaml_node_t *v,
 		return read_assigns(r, v, true, cfg);
 	if (!strcmp(k, "labels"))
 		return read_assigns(r, v, false, cfg);
+	if (!strcmp(k, "agents"))
+		return read_agents(r, v, &cfg->agents);
 	return unknown(r, v, "config", k,
 		       "policy, open_teams, classes, teams, pools, blocks, "
-		       "labels");
+		       "labels, agents");
 }
 
 void gf_serve_config_defaults(struct gf_serve_config *cfg)
@@ -586,6 +645,10 @@ void gf_serve_config_defaults(struct gf_serve_config *cfg)
 	snprintf(cfg->ctl.blocks[0], sizeof(cfg->ctl.blocks[0]), "default");
 	cfg->ctl.nblocks = 1;
 	cfg->ctl.seed = 1;
+	cfg->agents = (struct gf_serve_agents){ .heartbeat_ms = 2000,
+						.notready_after_ms = 40000,
+						.requeue_after_ms = 300000,
+						.kill_grace_ms = 10000 };
 	cfg->pools = gf_calloc(GF_SERVE_MAX_POOLS, sizeof(*cfg->pools));
 	cfg->assigns =
 		gf_calloc(GF_SERVE_MAX_ASSIGNMENTS, sizeof(*cfg->assigns));

@@ -28,6 +28,14 @@
  *     - {name: rack-2, nodes: [node-0007, node-0008]}
  *   labels:                   # labels for nodes of a --nodes CSV
  *     - {nodes: [node-0001], labels: {zone: b}}
+ *   agents:                   # nodes that join (gpufleet serve --agents)
+ *     heartbeat_s: 2          # how often agents call
+ *     notready_after_s: 40    # no heartbeat this long: NotReady (no new
+ *                             # work; its jobs keep running)
+ *     requeue_after_s: 300    # ... this long: its jobs requeued (and
+ *                             # the agent has stopped them by then)
+ *     kill_grace_s: 10        # SIGTERM to SIGKILL, as agents apply it
+ *     mig_auto_apply: false   # apply proposed MIG layouts on idle GPUs
  *
  * Without a config: the built-in defaults (gf_serve_config_defaults).
  */
@@ -70,8 +78,19 @@ struct gf_serve_assign {
 	int line;
 };
 
+/* How the controller treats nodes that join (times in ms). */
+struct gf_serve_agents {
+	int64_t heartbeat_ms;
+	int64_t notready_after_ms;
+	int64_t requeue_after_ms;
+	int64_t kill_grace_ms;
+	bool mig_auto_apply;
+	int line; /* of the section, for errors; 0 none */
+};
+
 struct gf_serve_config {
 	char path[512]; /* the file read, "" for defaults */
+	struct gf_serve_agents agents;
 	struct gf_ctl_config ctl;
 	struct gf_serve_pool *pools;
 	int npools;
@@ -80,7 +99,9 @@ struct gf_serve_config {
 };
 
 /* Built-in defaults: FGD; classes inference (200), training (100), batch
- * (10, preemptible); open teams without quotas; one block. */
+ * (10, preemptible); open teams without quotas; one block; agents every
+ * 2 s, NotReady after 40 s, requeued after 300 s, 10 s kill grace, MIG
+ * auto-apply off. */
 void gf_serve_config_defaults(struct gf_serve_config *cfg);
 
 /*
@@ -91,6 +112,26 @@ void gf_serve_config_defaults(struct gf_serve_config *cfg);
 int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 			 struct gf_err *e);
 void gf_serve_config_release(struct gf_serve_config *cfg);
+
+/*
+ * What the config's blocks: and labels: entries give node `name` (a node
+ * that joins): its block replaced, its labels added to the agent's (the
+ * config's value of a label replaces the agent's).
+ */
+void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
+			  char *block, size_t bsize, char *labels,
+			  size_t lsize);
+
+/* How long before requeue_after an agent's jobs are already stopped */
+#define GF_SERVE_FENCE_MARGIN_MS 5000
+/*
+ * When an agent that got no answer to its heartbeats stops its jobs (ms
+ * after its last answered one): requeue_after - kill_grace - the margin,
+ * so every process is gone before the controller starts the job again
+ * elsewhere; a job never runs twice at once, even when a node is cut off
+ * rather than dead.
+ */
+int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a);
 
 /*
  * The node table: from the CSV at nodes_csv when given (the simulator's

@@ -285,3 +285,45 @@ fail:
 	gf_cluster_release(c);
 	return rc;
 }
+
+/* labels (k=v,...) with k=v set: any k= entry replaced. */
+static void set_label(char *labels, size_t lsize, const char *kv)
+{
+	size_t klen = strcspn(kv, "=");
+	char out[GF_CTL_LABELS_MAX], copy[GF_CTL_LABELS_MAX], *save = NULL;
+	size_t len = 0;
+	snprintf(copy, sizeof(copy), "%s", labels);
+	out[0] = '\0';
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (strncmp(t, kv, klen) == 0 && t[klen] == '=')
+			continue;
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s",
+					len ? "," : "", t);
+	}
+	if (len + 1 + strlen(kv) < lsize && len + 1 + strlen(kv) < sizeof(out))
+		snprintf(out + len, sizeof(out) - len, "%s%s", len ? "," : "",
+			 kv);
+	snprintf(labels, lsize, "%s", out);
+}
+
+void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
+			  char *block, size_t bsize, char *labels, size_t lsize)
+{
+	for (int k = 0; k < cfg->nassigns; k++) {
+		const struct gf_serve_assign *a = &cfg->assigns[k];
+		for (int j = 0; j < a->nnames; j++) {
+			if (strcmp(a->names[j], name) != 0)
+				continue;
+			if (a->block[0]) {
+				snprintf(block, bsize, "%s", a->block);
+				continue;
+			}
+			char l[GF_CTL_LABELS_MAX], *save = NULL;
+			snprintf(l, sizeof(l), "%s", a->labels);
+			for (char *kv = strtok_r(l, ",", &save); kv;
+			     kv = strtok_r(NULL, ",", &save))
+				set_label(labels, lsize, kv);
+		}
+	}
+}

@@ -1,17 +1,21 @@
 /*
  * service.c - the controller's scheduler thread: it alone changes the
  * core and writes the store.  Each turn: take the queued requests, admit
- * and add the new jobs, apply cancels, run a scheduling pass, write every
- * new and changed job in one transaction, then answer.  Invariant: an
- * answer of 201 or 200 is given only after the transaction holding its
- * job committed; a failed transaction stops the service.
+ * and add the new jobs, apply cancels and what the nodes said, mark
+ * silent nodes, run a scheduling pass, write every new and changed job
+ * and every reported run in one transaction, then answer every request
+ * of the turn and wake the long polls whose node's assignments changed.
+ * Invariant: an answer of 201 or 200 is given only after the transaction
+ * holding its change committed; a failed transaction stops the service.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "controller/jobjson.h"
 #include "controller/service_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -30,12 +34,47 @@ int64_t gf__service_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t gf__service_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
 	op->status = status;
 	snprintf(op->error, sizeof(op->error), "%s", error ? error : "");
 	snprintf(op->detail, sizeof(op->detail), "%s", detail ? detail : "");
+}
+
+void gf__op_error(struct gf_op *op, unsigned status, const char *error,
+		  const char *fmt, ...)
+{
+	char detail[GF_ERR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	answer(op, status, error, detail);
+}
+
+void gf__op_reply_error(struct gf_op *op)
+{
+	gf_reply_error(op->req, op->status, op->error, "%s", op->detail);
+}
+
+void gf__op_free(struct gf_op *op)
+{
+	if (!op)
+		return;
+	gf_job_spec_release(&op->spec);
+	gf_free(op->inv);
+	gf_free(op->body);
+	gf_np_heartbeat_release(&op->hb);
+	gf_free(op->acked);
+	gf_free(op);
 }
 
 /* Stop the service: nothing more is written or answered but 503. */
@@ -49,9 +88,8 @@ static void fail(struct gf_service *s, const char *msg)
 	pthread_mutex_unlock(&s->qlock);
 }
 
-int gf__service_call(struct gf_service *s, struct gf_op *op)
+int gf__service_queue(struct gf_service *s, struct gf_op *op)
 {
-	op->done = false;
 	op->next = NULL;
 	pthread_mutex_lock(&s->qlock);
 	if (s->stop || atomic_load(&s->failed)) {
@@ -64,9 +102,28 @@ int gf__service_call(struct gf_service *s, struct gf_op *op)
 		s->head = op;
 	s->tail = op;
 	pthread_cond_signal(&s->qwake);
-	while (!op->done)
-		pthread_cond_wait(&s->qdone, &s->qlock);
 	pthread_mutex_unlock(&s->qlock);
+	return 0;
+}
+
+int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
+		     struct gf_op *op)
+{
+	op->req = r;
+	int rc = gf_req_suspend(r);
+	if (rc) { /* a server with a thread per connection: a bug here */
+		gf__op_free(op);
+		return gf_reply_error(r, 500, "internal",
+				      "cannot hold the request: %s",
+				      gf_strerror(rc));
+	}
+	if (gf__service_queue(s, op) != 0) {
+		gf_reply_error(r, 503, "unavailable",
+			       atomic_load(&s->failed)
+				       ? "the server stopped: see its log"
+				       : "the server is stopping");
+		gf__op_free(op);
+	}
 	return 0;
 }
 
@@ -98,15 +155,58 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	return first;
 }
 
+/* A job's answer: 201 {id, state} with its Location. */
+static void reply_submitted(struct gf_op *op)
+{
+	char loc[64];
+	snprintf(loc, sizeof(loc), "/v1/jobs/%s", op->job_id);
+	gf_reply_header(op->req, "Location", loc);
+	struct gf_buf b;
+	gf_buf_init(&b, 4096);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "id", op->job_id);
+	gf_json_str(&j, "state", gf_job_state_name(op->state));
+	gf_json_obj_end(&j);
+	gf_reply_json(op->req, 201, &b);
+	gf_buf_release(&b);
+}
+
+/* A cancelled job's answer: the job (read without the lock: this thread
+ * alone changes the core). */
+static void reply_cancelled(struct gf_service *s, struct gf_op *op)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, op->job_id),
+			 gf_ctl_config(s->ctl));
+	gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
+
+/* Answer every op of the turn (parking the polls that wait) and free
+ * them. */
 static void answer_all(struct gf_service *s, struct gf_op *ops)
 {
-	pthread_mutex_lock(&s->qlock);
 	for (struct gf_op *op = ops, *next; op; op = next) {
 		next = op->next;
-		op->done = true;
+		op->next = NULL;
+		if (op->kind == GF_OP_REGISTER || op->kind == GF_OP_HEARTBEAT ||
+		    op->kind == GF_OP_POLL) {
+			gf__agents_answer(s->ag, op); /* takes op */
+			continue;
+		}
+		if (op->status == 201)
+			reply_submitted(op);
+		else if (op->status == 200)
+			reply_cancelled(s, op);
+		else
+			gf__op_reply_error(op);
+		gf__op_free(op);
 	}
-	pthread_cond_broadcast(&s->qdone);
-	pthread_mutex_unlock(&s->qlock);
 }
 
 static int take_loaded(struct gf_job *job, void *arg)
@@ -143,11 +243,15 @@ static void lead(struct gf_service *s, int64_t now)
 	if (s->leading || !leading)
 		return;
 	pthread_mutex_lock(&s->ctl_lock);
-	int rc = gf_store_load_jobs(s->store, take_loaded, s, &e);
+	int rc = gf__agents_load(s->ag, &e);
+	if (rc == 0)
+		rc = gf_store_load_jobs(s->store, take_loaded, s, &e);
 	if (rc == 0)
 		rc = gf_store_max_seq(s->store, &s->seq, &e);
-	if (rc == 0)
+	if (rc == 0) {
+		gf__agents_index_all(s->ag);
 		s->leading = true;
+	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc) {
 		char msg[GF_ERR_MSG_MAX + 32];
@@ -159,13 +263,7 @@ static void lead(struct gf_service *s, int64_t now)
 	       gf_ctl_njobs(s->ctl), gf_store_url(s->store));
 }
 
-/* A batch of jobs to write, each once. */
-struct batch {
-	const struct gf_job **jobs;
-	int n, cap;
-};
-
-static void batch_add(struct batch *b, const struct gf_job *j)
+void gf__batch_add(struct gf_batch *b, const struct gf_job *j)
 {
 	for (int i = b->n - 1; i >= 0 && i >= b->n - 4; i--)
 		if (b->jobs[i] == j)
@@ -226,7 +324,7 @@ static const char *error_of(unsigned status)
 }
 
 static void submit(struct gf_service *s, struct gf_op *op, int64_t now,
-		   struct batch *b)
+		   struct gf_batch *b)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -263,13 +361,13 @@ static void submit(struct gf_service *s, struct gf_op *op, int64_t now,
 		return;
 	}
 	snprintf(op->job_id, sizeof(op->job_id), "%s", job->id);
-	batch_add(b, job);
+	gf__batch_add(b, job);
 	s->submitted++;
 	answer(op, 201, NULL, NULL);
 }
 
 static void cancel(struct gf_service *s, struct gf_op *op, int64_t now,
-		   struct batch *b)
+		   struct gf_batch *b)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -284,7 +382,7 @@ static void cancel(struct gf_service *s, struct gf_op *op, int64_t now,
 		answer(op, st, error_of(st), e.msg);
 		return;
 	}
-	batch_add(b, job);
+	gf__batch_add(b, job);
 	s->cancelled++;
 	snprintf(op->job_id, sizeof(op->job_id), "%s", job->id);
 	answer(op, 200, NULL, NULL);
@@ -304,48 +402,65 @@ static void observe(struct gf_service *s, const struct gf_job *j)
 	s->lat_sum += v;
 }
 
-/* Write the batch, in transactions of at most GF_STORE_BATCH_MAX. */
-static int write_batch(struct gf_service *s, struct batch *b)
+/*
+ * Write the batch: jobs and runs in transactions of at most
+ * GF_STORE_BATCH_MAX each (the runs go with the first jobs: a run and the
+ * job it finished land together unless the batch is over the cap), then
+ * the nodes that registered.
+ */
+static int write_batch(struct gf_service *s, struct gf_batch *b)
 {
-	for (int i = 0; i < b->n; i += GF_STORE_BATCH_MAX) {
+	struct gf_err e;
+	gf_err_clear(&e);
+	for (int i = 0, r = 0; i < b->n || r < b->nruns;) {
 		int n = b->n - i < GF_STORE_BATCH_MAX ? b->n - i
 						      : GF_STORE_BATCH_MAX;
-		struct gf_err e;
-		gf_err_clear(&e);
-		if (gf_store_write(s->store, b->jobs + i, n, &e) != 0) {
-			char msg[GF_ERR_MSG_MAX + 32];
-			snprintf(msg, sizeof(msg), "cannot write jobs: %s",
-				 e.msg);
-			fail(s, msg);
-			return -1;
-		}
+		int nr = b->nruns - r < GF_STORE_BATCH_MAX ? b->nruns - r
+							   : GF_STORE_BATCH_MAX;
+		struct gf_store_batch sb = { b->jobs + i, n, b->runs + r, nr };
+		if (gf_store_commit(s->store, &sb, &e) != 0)
+			goto failed;
 		s->write_batches++;
+		i += n;
+		r += nr;
 	}
-	return 0;
+	if (gf__agents_commit(s->ag, &e) == 0)
+		return 0;
+failed:;
+	char msg[GF_ERR_MSG_MAX + 32];
+	snprintf(msg, sizeof(msg), "cannot write the store: %s", e.msg);
+	fail(s, msg);
+	return -1;
 }
 
 /* One turn with the queued requests ops (may be NULL). */
 static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 {
 	int64_t now = gf__service_now_ms();
-	struct batch b = { 0 };
+	struct gf_batch b = { 0 };
 	struct gf_ctl_changes ch = { 0 };
 	pthread_mutex_lock(&s->ctl_lock);
 	for (struct gf_op *op = ops; op; op = op->next)
 		if (op->kind == GF_OP_SUBMIT)
 			submit(s, op, now, &b);
-		else
+		else if (op->kind == GF_OP_CANCEL)
 			cancel(s, op, now, &b);
+		else
+			gf__agents_op(s->ag, op, now, &b);
+	gf__agents_sweep(s->ag, now, &b);
 	if (pass || b.n) {
 		gf_ctl_schedule(s->ctl, now, &ch);
 		for (int i = 0; i < ch.n; i++) {
 			const struct gf_job *j = gf_ctl_job(s->ctl, ch.ids[i]);
 			if (j) {
-				batch_add(&b, j);
+				gf__batch_add(&b, j);
 				observe(s, j);
 			}
 		}
 	}
+	/* where each changed job's replicas are assigned now */
+	for (int i = 0; i < b.n; i++)
+		gf__agents_job_changed(s->ag, b.jobs[i]);
 	/* the state a 201 reports: after the pass */
 	for (struct gf_op *op = ops; op; op = op->next)
 		if (op->status == 201) {
@@ -353,11 +468,12 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			op->state = j ? j->state : GF_JOB_PENDING;
 		}
 	pthread_mutex_unlock(&s->ctl_lock);
-	if (b.n && write_batch(s, &b) != 0)
+	if (write_batch(s, &b) != 0)
 		for (struct gf_op *op = ops; op; op = op->next)
 			answer(op, 503, "unavailable", s->fail_msg);
 	gf_ctl_changes_release(&ch);
 	gf_free(b.jobs);
+	gf_free(b.runs);
 }
 
 static void *scheduler(void *arg)
@@ -367,14 +483,16 @@ static void *scheduler(void *arg)
 	long tick = s->o.tick_ms > 0 ? s->o.tick_ms : 100;
 	for (;;) {
 		struct gf_op *ops = take(s, s->leading ? tick : 200);
-		bool stop;
+		bool stop, draining;
 		pthread_mutex_lock(&s->qlock);
 		stop = s->stop;
+		draining = s->draining;
 		pthread_mutex_unlock(&s->qlock);
 		int64_t now = gf__service_now_ms();
 		if (!atomic_load(&s->failed))
 			lead(s, now);
-		if (atomic_load(&s->failed) || !s->leading) {
+		bool down = atomic_load(&s->failed) || !s->leading;
+		if (down) {
 			for (struct gf_op *op = ops; op; op = op->next)
 				answer(op, 503,
 				       atomic_load(&s->failed) ? "unavailable"
@@ -390,6 +508,7 @@ static void *scheduler(void *arg)
 			turn(s, ops, pass);
 		}
 		answer_all(s, ops);
+		gf__agents_wake(s->ag, down || draining || stop, 503);
 		if (stop)
 			break;
 	}
@@ -410,29 +529,55 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 	pthread_cond_init(&s->qwake, &ca);
 	pthread_cond_init(&s->failed_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&s->qdone, NULL);
 	atomic_init(&s->failed, 0);
+	s->ag = gf__agents_new(s);
 	return s;
 }
 
 static void service_free(struct gf_service *s)
 {
+	gf__agents_free(s->ag);
 	gf_ctl_free(s->ctl);
 	gf_store_close(s->store);
 	pthread_mutex_destroy(&s->qlock);
 	pthread_mutex_destroy(&s->ctl_lock);
 	pthread_cond_destroy(&s->qwake);
-	pthread_cond_destroy(&s->qdone);
 	pthread_cond_destroy(&s->failed_cond);
 	gf_free(s);
 }
 
-/* The node table and the core. */
+/* The server stops: parked polls are answered by the thread's next turn
+ * (and every op queued still is), before the server's drain ends. */
+static void on_stop(void *arg)
+{
+	struct gf_service *s = arg;
+	pthread_mutex_lock(&s->qlock);
+	s->draining = true;
+	pthread_cond_signal(&s->qwake);
+	pthread_mutex_unlock(&s->qlock);
+}
+
+/* The node table and the core: nodes from the config (or the built-in
+ * cluster), or none when they come from agents. */
 static int build_core(struct gf_service *s, struct gf_err *e)
 {
 	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
-	struct gf_ctl_node *nodes;
-	int rc = gf_serve_build_nodes(s->o.cfg, s->o.nodes_csv, c, &nodes, e);
+	struct gf_ctl_node *nodes = NULL;
+	int rc = 0;
+	if (s->o.agents_only) {
+		if (s->o.nodes_csv || s->o.cfg->npools) {
+			gf_free(c);
+			return gf_err_set(e, GF_EINVAL,
+					  "--agents: nodes come from their "
+					  "agents; drop %s",
+					  s->o.nodes_csv
+						  ? "--nodes"
+						  : "the config's pools");
+		}
+	} else {
+		rc = gf_serve_build_nodes(s->o.cfg, s->o.nodes_csv, c, &nodes,
+					  e);
+	}
 	if (rc) {
 		gf_free(c);
 		return rc;
@@ -468,9 +613,17 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 	}
 	const struct gf_route *routes;
 	int nroutes = gf_service_routes(&routes);
-	struct gf_server_opts so = { .name = "serve",
-				     .listen = o->listen,
-				     .arg = s };
+	struct gf_server_opts so = {
+		.name = "serve",
+		.listen = o->listen,
+		.threads = o->threads ? o->threads : GF_SERVE_THREADS,
+		.max_connections = o->max_connections ? o->max_connections
+						      : GF_SERVE_CONNECTIONS,
+		/* a long poll holds its connection up to its wait */
+		.idle_timeout_s = GF_NP_MAX_WAIT_S + 30,
+		.on_stop = on_stop,
+		.arg = s
+	};
 	if (rc == 0)
 		rc = gf_server_start(&s->srv, routes, nroutes, &so, e);
 	if (rc == 0) {

@@ -5,13 +5,15 @@
  * command is options and output around this.  docs/controller.md has the
  * API, the state machine, the scheduling order and the operations.
  *
- * Threads: HTTP handlers (one per connection) and one scheduler thread.
- * The scheduler thread alone changes the core and alone uses the store;
- * handlers hand it submissions and cancels through a queue and wait for
- * the answer, and read the core under its lock.  Each turn of the
- * scheduler thread takes every request queued, adds the new jobs, runs a
- * scheduling pass, and writes every new and changed job in ONE
- * transaction (group commit) before it answers: a 201 means committed.
+ * Threads: a few HTTP event loops (no thread per connection: thousands
+ * of agents each hold a long poll) and one scheduler thread.  The
+ * scheduler thread alone changes the core and alone uses the store;
+ * handlers hold the request and hand it submissions, cancels and what
+ * nodes say through a queue, and read the core under its lock.  Each
+ * turn of the scheduler thread takes every request queued, adds the new
+ * jobs, runs a scheduling pass, and writes every new and changed job in
+ * ONE transaction (group commit) before it answers: a 201 means
+ * committed.
  * A failed write stops the service (it cannot undo what the core did in
  * memory); a restart reloads the store.
  *
@@ -35,6 +37,8 @@
 #define GF_SERVE_DEFAULT_DB	"sqlite:gpufleet-state/gpufleet.db"
 #define GF_SERVE_JOB_BODY_MAX	(64u << 10)
 #define GF_SERVE_LIST_MAX	10000 /* jobs one list answer holds */
+#define GF_SERVE_THREADS	4     /* HTTP event loops */
+#define GF_SERVE_CONNECTIONS	32768 /* two per agent, and clients */
 
 struct gf_service_opts {
 	const char *listen;	     /* "IPv4:PORT" */
@@ -43,6 +47,9 @@ struct gf_service_opts {
 	const char *nodes_csv;	     /* or NULL */
 	const struct gf_auth *auth;  /* NULL: no tokens (loopback only) */
 	long tick_ms;		     /* scheduling pass period; 0: 100 */
+	bool agents_only; /* no node but those agents register (--agents) */
+	unsigned threads; /* HTTP event loops; 0: GF_SERVE_THREADS */
+	unsigned max_connections; /* 0: GF_SERVE_CONNECTIONS */
 };
 
 struct gf_service;

@@ -1,11 +1,23 @@
 /*
  * service_impl.h - internal: the controller service's state, shared by
- * service.c (the scheduler thread), api.c (the handlers) and metrics.c.
+ * service.c (the scheduler thread), api.c (the job handlers), agents.c
+ * and agents_http.c (the node agents' side of each turn, their handlers)
+ * and metrics.c.
+ *
+ * Requests: the server runs event loops (no thread per connection), so a
+ * handler never waits.  A handler that changes something parses the
+ * request, holds it (gf_req_suspend) and queues an op; the scheduler
+ * thread takes the queue each turn, changes the core, writes the store,
+ * and only then answers every op of the turn (a 201 means committed).  A
+ * long poll (an agent waiting for its assignments) is an op the thread
+ * parks on its node until the node's assignments change or its wait ends.
  *
  * Locks, in the only order they are ever taken: qlock (the request
- * queue), then ctl_lock (the core, `leading`, the figures).  The
- * scheduler thread takes qlock only to move the queue out, and holds
- * ctl_lock while it changes the core, never while it writes the store.
+ * queue), then ctl_lock (the core, `leading`, the figures, the nodes'
+ * states).  The scheduler thread takes qlock only to move the queue out,
+ * and holds ctl_lock while it changes the core, never while it writes
+ * the store or answers.  It alone changes the core and the agents'
+ * state, so it reads them without the lock; handlers read them under it.
  */
 #ifndef GF_CONTROLLER_SERVICE_IMPL_H
 #define GF_CONTROLLER_SERVICE_IMPL_H
@@ -17,28 +29,55 @@
 #include <gpufleet/ctl.h>
 
 #include "controller/service.h"
+#include "nodeproto/nodeproto.h"
 #include "server/server.h"
 #include "store/store.h"
 
 /* Submit-to-placed latency buckets, seconds (Prometheus histogram). */
 #define GF_SERVE_LAT_BUCKETS 12
 
-enum gf_op_kind { GF_OP_SUBMIT, GF_OP_CANCEL };
+enum gf_op_kind {
+	GF_OP_SUBMIT,
+	GF_OP_CANCEL,
+	GF_OP_REGISTER,	 /* PUT /v1/nodes/{name} */
+	GF_OP_HEARTBEAT, /* POST /v1/nodes/{name}/heartbeat */
+	GF_OP_POLL,	 /* GET /v1/nodes/{name}/assignments */
+};
 
 /* A request handed to the scheduler thread, and its answer. */
 struct gf_op {
 	enum gf_op_kind kind;
+	struct gf_http_req *req;	 /* held: answered by the thread */
+	const struct gf_auth_entry *who; /* NULL: no tokens */
 	struct gf_job_spec spec; /* SUBMIT: owned until the thread takes it */
 	char id[GF_JOB_ID_MAX];	 /* CANCEL */
-	const struct gf_auth_entry *who; /* NULL: no tokens */
+	char node[GF_NODE_NAME_MAX]; /* REGISTER, HEARTBEAT, POLL */
+	struct gf_np_inventory *inv; /* REGISTER (owned) */
+	char *body;		     /* REGISTER: as it came (owned) */
+	size_t body_len;
+	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
+	uint64_t after;		   /* POLL: answer once past this */
+	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
 	/* the answer, set by the scheduler thread */
-	bool done;
 	unsigned status;
 	char error[32];
 	char detail[GF_ERR_MSG_MAX];
 	char job_id[GF_JOB_ID_MAX];
 	enum gf_job_state state;
+	struct gf_np_ref *acked; /* HEARTBEAT, REGISTER: reports committed */
+	int nacked;
 	struct gf_op *next;
+};
+
+struct gf_agents; /* agents.c */
+
+/* What one turn writes: jobs (each once), the runs reported, and the
+ * nodes that registered. */
+struct gf_batch {
+	const struct gf_job **jobs;
+	int n, cap;
+	struct gf_job_run *runs;
+	int nruns, rcap;
 };
 
 struct gf_service {
@@ -46,14 +85,15 @@ struct gf_service {
 	struct gf_ctl *ctl;
 	struct gf_store *store;
 	struct gf_server *srv;
+	struct gf_agents *ag;
 	pthread_t tid;
 	bool running;
 
 	pthread_mutex_t qlock;
 	pthread_cond_t qwake; /* work queued, or stop */
-	pthread_cond_t qdone; /* answers given */
 	struct gf_op *head, *tail;
 	bool stop;
+	bool draining; /* the server stops: answer parked polls now */
 
 	pthread_mutex_t ctl_lock;
 	bool leading; /* the core holds the store's state */
@@ -72,14 +112,102 @@ struct gf_service {
 /* The bucket bounds, seconds. */
 extern const double gf_serve_lat_bounds[GF_SERVE_LAT_BUCKETS];
 
-/* Queue op and wait for its answer (0), or GF_ECONFLICT when the service
- * is stopping. */
-int gf__service_call(struct gf_service *s, struct gf_op *op);
+/*
+ * Queue op (its request held by the caller already).  0, or GF_ECONFLICT
+ * when the service is stopping or failed: the caller answers it then.
+ */
+int gf__service_queue(struct gf_service *s, struct gf_op *op);
+
+/* Hold r and queue op for it; on refusal answer 503 and free op.
+ * Returns 0 either way (the request is answered or will be). */
+int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
+		     struct gf_op *op);
+
+/* Free an op and what it owns (not its request). */
+void gf__op_free(struct gf_op *op);
+
+/* Set an op's answer to an error. */
+void gf__op_error(struct gf_op *op, unsigned status, const char *error,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Answer a held request from an op's error fields. */
+void gf__op_reply_error(struct gf_op *op);
+
+/* A job to write this turn (once). */
+void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
 /* /metrics into b (under ctl_lock). */
 void gf__service_metrics(struct gf_service *s, struct gf_buf *b);
 
-/* ms since the epoch, now. */
+/* ms since the epoch, now; and a monotonic clock in ms. */
 int64_t gf__service_now_ms(void);
+int64_t gf__service_mono_ms(void);
+
+/* --- the node agents' side (agents.c), on the scheduler thread --- */
+
+struct gf_agents *gf__agents_new(struct gf_service *s);
+void gf__agents_free(struct gf_agents *ag);
+/* Becoming the leader: the stored nodes into the core (before the jobs,
+ * which may run on them), not ready until they call, given the full
+ * requeue time from now; the runs kept (so a report sent twice counts
+ * once).  0 or an error in e. */
+int gf__agents_load(struct gf_agents *ag, struct gf_err *e);
+/* After the jobs are loaded: the assignments of every running job. */
+void gf__agents_index_all(struct gf_agents *ag);
+/* An op of kind REGISTER, HEARTBEAT or POLL, under ctl_lock. */
+void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
+		   struct gf_batch *b);
+/* Nodes silent too long: NotReady, then their jobs requeued; under
+ * ctl_lock. */
+void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b);
+/* A job changed (state or placements): where its replicas are assigned
+ * follows; under ctl_lock. */
+void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j);
+/* After the turn's write: store the nodes that registered (0, or the
+ * error that stops the service). */
+int gf__agents_commit(struct gf_agents *ag, struct gf_err *e);
+/* Answer an agent op of this turn (or park a poll). */
+void gf__agents_answer(struct gf_agents *ag, struct gf_op *op);
+/* Answer the parked polls whose node changed or whose wait ended (all of
+ * them when `all`, with status 503 when failing). */
+void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status);
+/* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
+ * UUIDs; under ctl_lock. */
+const char *gf__agents_state(const struct gf_agents *ag, int node);
+/* Why it is not ready ("" when it is). */
+const char *gf__agents_reason(const struct gf_agents *ag, int node);
+const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);
+/* Its stored inventory text, or NULL. */
+const char *gf__agents_inventory(const struct gf_agents *ag, int node,
+				 size_t *len);
+
+/* --- handlers ---------------------------------------------------------- */
+
+/* The caller of a route: 0 with *who (NULL: no tokens configured), or the
+ * request answered 401 (api.c). */
+int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
+		   const struct gf_auth_entry **who);
+/* A node as GET /v1/nodes lists it (under ctl_lock). */
+void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
+
+/* The node agents' routes (agents_http.c). */
+int gf__nodes_put(struct gf_http_req *r, void *arg);
+int gf__nodes_get_one(struct gf_http_req *r, void *arg);
+int gf__nodes_heartbeat(struct gf_http_req *r, void *arg);
+int gf__nodes_assignments(struct gf_http_req *r, void *arg);
+
+#define GF__NODE_ROUTES                                                   \
+	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX, \
+	  "its agent registers a node: inventory" },                      \
+		{ GF_HTTP_GET, "/v1/nodes/{name}", gf__nodes_get_one, 0,  \
+		  "one node, with its agent's inventory" },               \
+		{ GF_HTTP_POST, "/v1/nodes/{name}/heartbeat",             \
+		  gf__nodes_heartbeat, GF_NP_BODY_MAX,                    \
+		  "health, what runs, runs that ended" },                 \
+	{                                                                 \
+		GF_HTTP_GET, "/v1/nodes/{name}/assignments",              \
+			gf__nodes_assignments, 0,                         \
+			"long poll: ?wait=30s&after=GENERATION"           \
+	}
 
 #endif

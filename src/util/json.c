@@ -144,6 +144,16 @@ void gf_json_str(struct gf_json *j, const char *key, const char *v)
 	put_escaped(j, v);
 }
 
+void gf_json_raw(struct gf_json *j, const char *key, const char *text,
+		 size_t len)
+{
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	prefix(j, key);
+	if (j->err == 0)
+		j->err = gf_buf_append(j->out, text, len);
+}
+
 void gf_json_int(struct gf_json *j, const char *key, int64_t v)
 {
 	char tmp[32];

@@ -46,6 +46,11 @@ void gf_json_uint(struct gf_json *j, const char *key, uint64_t v);
 void gf_json_double(struct gf_json *j, const char *key, double v);
 void gf_json_bool(struct gf_json *j, const char *key, bool v);
 void gf_json_null(struct gf_json *j, const char *key);
+/* len bytes of text that are one whole JSON value, written as they are
+ * (trailing white space dropped); the caller vouches for the text (a
+ * document it rendered or parsed). */
+void gf_json_raw(struct gf_json *j, const char *key, const char *text,
+		 size_t len);
 /* 0, or the first error (GF_ETOOBIG, GF_EINVAL). */
 int gf_json_error(const struct gf_json *j);
 

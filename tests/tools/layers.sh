@@ -33,8 +33,10 @@ room() {
 	sim/* | */sim/*) echo sim ;;
 	server/* | */server/*) echo server ;;
 	store/* | */store/*) echo store ;;
+	nodeproto/* | */nodeproto/*) echo nodeproto ;;
 	controller/* | */controller/*) echo controller ;;
 	worker/* | */worker/*) echo worker ;;
+	join/* | */join/*) echo join ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -54,9 +56,11 @@ allowed() {
 	sim) echo "util node place migcore" ;;
 	server) echo "util" ;;
 	store) echo "util node place migcore jobs" ;;
+	nodeproto) echo "util node place migcore jobs" ;;
 	worker) echo "util node topo" ;;
-	controller) echo "util node place migcore jobs topo mig telemetry sim server store" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller worker" ;;
+	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
+	controller) echo "util node place migcore jobs topo mig telemetry sim server store nodeproto" ;;
+	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller worker nodeproto join" ;;
 	esac
 }
 

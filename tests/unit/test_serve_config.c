@@ -259,12 +259,19 @@ static void test_tokens(void **state)
 	(void)state;
 	write_file("# tokens\n"
 		   "aaaaaaaaaaaaaaaa1 admin\n"
-		   "bbbbbbbbbbbbbbbb2   team:vision  # the vision team\n");
+		   "bbbbbbbbbbbbbbbb2   team:vision  # the vision team\n"
+		   "cccccccccccccccc3 node:gpu-01\n");
 	chmod(path, 0600);
 	struct gf_auth a;
 	struct gf_err e;
 	assert_int_equal(gf_auth_read(path, &a, &e), 0);
-	assert_int_equal(a.n, 2);
+	assert_int_equal(a.n, 3);
+	const struct gf_auth_entry *nx =
+		gf_auth_check(&a, "Bearer cccccccccccccccc3");
+	assert_non_null(nx);
+	assert_false(nx->admin);
+	assert_string_equal(nx->node, "gpu-01");
+	assert_string_equal(nx->team, "");
 	assert_false(a.loose_mode);
 	const struct gf_auth_entry *x =
 		gf_auth_check(&a, "Bearer bbbbbbbbbbbbbbbb2");
@@ -285,6 +292,8 @@ static void test_tokens(void **state)
 		{ "short admin\n", ":1: a token is 16 to 256 characters" },
 		{ "aaaaaaaaaaaaaaaa1\n", ":1: expected 'TOKEN admin'" },
 		{ "aaaaaaaaaaaaaaaa1 root\n", "role 'root': expected admin" },
+		{ "aaaaaaaaaaaaaaaa1 node:\n", "expected admin, team:NAME or "
+					       "node:NAME" },
 		{ "aaaaaaaaaaaaaaa\"1 admin\n", "only letters, digits" },
 		{ "aaaaaaaaaaaaaaaa1 admin\naaaaaaaaaaaaaaaa1 team:x\n",
 		  ":2: a token given twice" },

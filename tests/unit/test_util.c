@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "util/buf.h"
 #include "util/json.h"
+#include "util/siphash.h"
 
 static void test_bitmap_list_roundtrip(void **state)
 {
@@ -122,6 +123,21 @@ static void test_json_writer(void **state)
 	gf_buf_release(&b);
 }
 
+/* The paper's test vector (key 00..0f, message 00..0e), and the empty
+ * message of the reference implementation's vectors. */
+static void test_siphash(void **state)
+{
+	(void)state;
+	uint8_t key[16], msg[15];
+	for (int i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	for (int i = 0; i < 15; i++)
+		msg[i] = (uint8_t)i;
+	assert_true(gf_siphash24(key, msg, 15) == 0xa129ca6149be45e5ULL);
+	assert_true(gf_siphash24(key, msg, 0) == 0x726fdb47dd0e0e31ULL);
+	assert_true(gf_siphash24(key, msg, 8) == 0x93f5f5799a932462ULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_siphash),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

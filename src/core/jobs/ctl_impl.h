@@ -111,10 +111,12 @@ struct gf__node {
 	uint16_t sick;			/* unhealthy GPUs */
 	uint16_t mig_gpus;		/* GPUs holding MIG instances */
 	uint8_t state;			/* enum gf__nstate */
-	int nrep;	     /* replicas of running jobs placed on it */
-	int grp;	     /* admission group (admit.c) */
-	int bpos;	     /* index in its block's node list */
-	uint64_t down_epoch; /* ctl->epoch when it stopped being ready */
+	int nrep;	       /* replicas of running jobs placed on it */
+	int grp;	       /* admission group (admit.c) */
+	int bpos;	       /* index in its block's node list */
+	uint64_t down_epoch;   /* ctl->epoch when it stopped being ready */
+	bool cordon;	       /* cordoned (gf_ctl_node_cordon): nothing new */
+	uint64_t cordon_epoch; /* ctl->epoch when it was cordoned */
 	uint64_t sick_epoch[GF_CNODE_MAX_GPUS]; /* ... a GPU became sick */
 	char reason[GF_JOB_REASON_MAX];		/* why not ready */
 	char (*gpu_why)[GF__WHY_MAX]; /* per GPU, why sick; NULL none */

@@ -17,12 +17,16 @@
  *   (none) -> WAITING    gf_ctl_node_add
  *   READY, WAITING -> LOST     gf_ctl_node_ready(false): jobs requeued
  *   WAITING, LOST -> READY     gf_ctl_node_ready(true)
+ * Beside the state, a node may be cordoned (gf_ctl_node_cordon: its agent
+ * went quiet, or an operator drains it): nothing new is placed there, its
+ * jobs run on, whatever the state.
  *
  * Invariants (gf__nodes_check, from gf_ctl_check): the engine cordons
- * exactly the nodes not READY and holds exactly the GPUs in MIG mode or
- * unhealthy; a LOST node holds no running replica; a running replica on a
- * node not READY started before it stopped being ready (down_epoch), one
- * on an unhealthy GPU before it became so (sick_epoch): a job records the
+ * exactly the nodes not READY or cordoned, and holds exactly the GPUs in
+ * MIG mode or unhealthy; a LOST node holds no running replica; a running
+ * replica on a node not READY started before it stopped being ready
+ * (down_epoch), on a cordoned node before the cordon (cordon_epoch), on
+ * an unhealthy GPU before it became so (sick_epoch): a job records the
  * epoch it started at, restored jobs 0; nrep counts each node's running
  * replicas; the block lists and positions agree.
  */
@@ -105,7 +109,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		if (x->state != GF__READY) {
 			x->state = GF__READY;
 			x->reason[0] = '\0';
-			gf_sched_cordon(ctl->s, node, false);
+			gf_sched_cordon(ctl->s, node, x->cordon);
 		}
 		return 0;
 	}
@@ -122,6 +126,28 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
 	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
 	return 0;
+}
+
+int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
+		       struct gf_err *e)
+{
+	gf_err_clear(e);
+	int rc = bad_node(ctl, node, e);
+	if (rc)
+		return rc;
+	struct gf__node *x = &ctl->ns[node];
+	if (x->cordon == cordon)
+		return 0;
+	x->cordon = cordon;
+	if (cordon)
+		x->cordon_epoch = ++ctl->epoch;
+	gf_sched_cordon(ctl->s, node, cordon || x->state != GF__READY);
+	return 0;
+}
+
+bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node)
+{
+	return node >= 0 && node < ctl->c->n && ctl->ns[node].cordon;
 }
 
 int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
@@ -206,6 +232,10 @@ static int check_replicas(const struct gf_ctl *ctl, char *msg, unsigned size)
 				return fail(msg, size, name,
 					    "a job started there while not "
 					    "ready");
+			if (x->cordon && j->start_epoch >= x->cordon_epoch)
+				return fail(msg, size, name,
+					    "a job started there while "
+					    "cordoned");
 			for (int g = 0; g < p->ngpus; g++)
 				if ((x->sick >> p->gpus[g] & 1) &&
 				    j->start_epoch >= x->sick_epoch[p->gpus[g]])
@@ -224,10 +254,11 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		const struct gf__node *x = &ctl->ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		const char *name = ctl->c->names[i];
-		if (gf_sched_is_cordoned(ctl->s, i) != (x->state != GF__READY))
+		if (gf_sched_is_cordoned(ctl->s, i) !=
+		    (x->state != GF__READY || x->cordon))
 			return fail(msg, size, name,
-				    "cordoned in the engine iff not ready: "
-				    "no");
+				    "cordoned in the engine iff not ready or "
+				    "cordoned: no");
 		if (n->held_gpus != (x->sick | x->mig_gpus))
 			return fail(msg, size, name,
 				    "the engine holds other GPUs than the "

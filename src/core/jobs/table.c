@@ -239,6 +239,19 @@ const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id)
 	return jid >= 0 ? ctl->jr[jid].job : NULL;
 }
 
+int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms)
+{
+	int jid = find(ctl, id);
+	if (jid < 0)
+		return GF_ENOTFOUND;
+	if (gpu_ms < 0)
+		return GF_EINVAL;
+	struct gf_job *j = ctl->jr[jid].job;
+	j->gpu_ms =
+		gpu_ms > INT64_MAX - j->gpu_ms ? INT64_MAX : j->gpu_ms + gpu_ms;
+	return 0;
+}
+
 int gf_ctl_njobs(const struct gf_ctl *ctl)
 {
 	return ctl->njr;

@@ -1,0 +1,881 @@
+/*
+ * agents.c - the node agents' side of the controller (their routes are in
+ * agents_http.c): what the scheduler thread does each turn with what they
+ * say (register, heartbeat, long poll for assignments): nodes into the
+ * core, GPU health, ended runs into jobs and the store, silent nodes made
+ * NotReady then requeued, and each node's assignments kept as an index
+ * that changes only where a job changed.
+ *
+ * Per node: its inventory (as it came, to store, and parsed), when it
+ * last called (monotonic), its state, a generation (bumped whenever its
+ * assignments change; it starts at this controller's start time in ms,
+ * so it only grows across restarts), the generation its agent last said
+ * it applied, its assignments (job seq, replica, the generation that
+ * gave it), and its parked long polls.
+ *
+ * Invariants: a node's assignments are exactly the replicas of running
+ * jobs placed on it (gf__agents_job_changed is called for every job a
+ * turn changes); a run is counted once (the set of runs seen is loaded
+ * from the store when leading, and the store refuses a second row); a
+ * replica the agent stopped reporting is declared lost only when the
+ * agent has applied the generation that assigned it and sent no report
+ * for it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/mig.h>
+
+#include "controller/service_impl.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#define MASTER_PORT_BASE 29500
+#define MASTER_PORTS	 2000
+
+enum anode_state {
+	AN_NONE = 0, /* a node of the config: no agent watched */
+	AN_READY,
+	AN_NOTREADY, /* silent: nothing new goes there, its jobs run on */
+	AN_LOST,     /* silent past requeue_after: its jobs requeued */
+};
+
+struct aref {
+	uint64_t seq;
+	int replica;
+	uint64_t gen; /* the node's generation that assigned it */
+};
+
+struct anode {
+	enum anode_state st;
+	char why[GF_JOB_REASON_MAX]; /* why not ready, "" when ready */
+	char *text;		     /* the inventory as it came (owned) */
+	size_t len;
+	struct gf_np_inventory *inv; /* parsed (owned) */
+	bool dirty;		     /* store it this turn */
+	int64_t registered_ms;
+	int64_t last_seen; /* monotonic ms */
+	uint64_t gen, applied;
+	struct aref *refs;
+	int nrefs, rcap;
+	struct gf_op *polls; /* parked */
+};
+
+/* Per running job: where its replicas are, which have ended. */
+struct jside {
+	int attempt;
+	int nrep;
+	int *node;	/* per replica */
+	uint8_t *ended; /* per replica: a report came */
+	int port;	/* a gang's MASTER_PORT */
+};
+
+struct runkey {
+	uint64_t seq; /* 0: empty */
+	int attempt, replica;
+};
+
+struct gf_agents {
+	struct gf_service *s;
+	struct anode *n;
+	int cap;
+	struct jside **js; /* by seq */
+	size_t jcap;
+	struct runkey *seen; /* open addressing */
+	size_t seen_cap, seen_n;
+	uint64_t gen_base;
+};
+
+/* ---- small tables --------------------------------------------------- */
+
+static struct anode *node_at(struct gf_agents *ag, int i)
+{
+	if (i >= ag->cap) {
+		int cap = ag->cap ? ag->cap : 64;
+		while (cap <= i)
+			cap *= 2;
+		ag->n = gf_reallocarray(ag->n, (size_t)cap, sizeof(*ag->n));
+		memset(ag->n + ag->cap, 0,
+		       (size_t)(cap - ag->cap) * sizeof(*ag->n));
+		ag->cap = cap;
+	}
+	return &ag->n[i];
+}
+
+static struct jside *jside_of(struct gf_agents *ag, uint64_t seq)
+{
+	return seq < ag->jcap ? ag->js[seq] : NULL;
+}
+
+static void jside_free(struct jside *x)
+{
+	if (!x)
+		return;
+	gf_free(x->node);
+	gf_free(x->ended);
+	gf_free(x);
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static size_t run_slot(const struct gf_agents *ag, uint64_t seq, int attempt,
+		       int replica)
+{
+	uint64_t h = mix(seq * 0x9e3779b97f4a7c15ULL ^
+			 ((uint64_t)attempt << 20 | (uint64_t)replica));
+	size_t mask = ag->seen_cap - 1;
+	size_t k = (size_t)h & mask;
+	while (ag->seen[k].seq &&
+	       (ag->seen[k].seq != seq || ag->seen[k].attempt != attempt ||
+		ag->seen[k].replica != replica))
+		k = (k + 1) & mask;
+	return k;
+}
+
+/* Mark a run seen; false when it was already. */
+static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
+		    int replica)
+{
+	if (2 * (ag->seen_n + 1) > ag->seen_cap) {
+		struct runkey *old = ag->seen;
+		size_t oldcap = ag->seen_cap;
+		ag->seen_cap = oldcap ? 2 * oldcap : 1024;
+		ag->seen = gf_calloc(ag->seen_cap, sizeof(*ag->seen));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].seq)
+				ag->seen[run_slot(ag, old[i].seq,
+						  old[i].attempt,
+						  old[i].replica)] = old[i];
+		gf_free(old);
+	}
+	size_t k = run_slot(ag, seq, attempt, replica);
+	if (ag->seen[k].seq)
+		return false;
+	ag->seen[k] = (struct runkey){ seq, attempt, replica };
+	ag->seen_n++;
+	return true;
+}
+
+/* ---- lifecycle ------------------------------------------------------ */
+
+struct gf_agents *gf__agents_new(struct gf_service *s)
+{
+	struct gf_agents *ag = gf_calloc(1, sizeof(*ag));
+	ag->s = s;
+	ag->gen_base = (uint64_t)gf__service_now_ms();
+	return ag;
+}
+
+static void drop_node(struct anode *n)
+{
+	gf_free(n->text);
+	gf_free(n->inv);
+	gf_free(n->refs);
+	memset(n, 0, sizeof(*n));
+}
+
+void gf__agents_free(struct gf_agents *ag)
+{
+	if (!ag)
+		return;
+	for (int i = 0; i < ag->cap; i++) {
+		/* parked polls were answered by the last turn */
+		drop_node(&ag->n[i]);
+	}
+	for (size_t i = 0; i < ag->jcap; i++)
+		jside_free(ag->js[i]);
+	gf_free(ag->js);
+	gf_free(ag->n);
+	gf_free(ag->seen);
+	gf_free(ag);
+}
+
+/* ---- assignments ---------------------------------------------------- */
+
+static void unassign(struct gf_agents *ag, uint64_t seq, int node)
+{
+	struct anode *n = node_at(ag, node);
+	int k = 0;
+	for (int i = 0; i < n->nrefs; i++)
+		if (n->refs[i].seq != seq)
+			n->refs[k++] = n->refs[i];
+	if (k != n->nrefs) {
+		n->nrefs = k;
+		n->gen++;
+	}
+}
+
+static void assign(struct gf_agents *ag, uint64_t seq, int replica, int node)
+{
+	struct anode *n = node_at(ag, node);
+	if (n->nrefs == n->rcap) {
+		n->rcap = n->rcap ? 2 * n->rcap : 8;
+		n->refs = gf_reallocarray(n->refs, (size_t)n->rcap,
+					  sizeof(*n->refs));
+	}
+	n->gen++;
+	n->refs[n->nrefs++] = (struct aref){ seq, replica, n->gen };
+}
+
+/* A gang's MASTER_PORT: the first port from base + seq % range that no
+ * other running gang with its master on that node uses. */
+static int pick_port(struct gf_agents *ag, uint64_t seq, int master)
+{
+	struct anode *n = node_at(ag, master);
+	for (int k = 0; k < MASTER_PORTS; k++) {
+		int port = MASTER_PORT_BASE +
+			   (int)((seq + (uint64_t)k) % MASTER_PORTS);
+		bool used = false;
+		for (int i = 0; i < n->nrefs && !used; i++) {
+			const struct jside *o = jside_of(ag, n->refs[i].seq);
+			used = n->refs[i].replica == 0 && o && o->nrep > 1 &&
+			       n->refs[i].seq != seq && o->port == port;
+		}
+		if (!used)
+			return port;
+	}
+	return MASTER_PORT_BASE + (int)(seq % MASTER_PORTS);
+}
+
+void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
+{
+	struct jside *x = jside_of(ag, j->seq);
+	bool running = j->state == GF_JOB_RUNNING && j->place;
+	if (x && running && x->attempt == j->attempts)
+		return; /* the same attempt where it was */
+	if (x) {
+		for (int r = 0; r < x->nrep; r++)
+			unassign(ag, j->seq, x->node[r]);
+		jside_free(x);
+		ag->js[j->seq] = NULL;
+	}
+	if (!running)
+		return;
+	if (j->seq >= ag->jcap) {
+		size_t cap = ag->jcap ? ag->jcap : 1024;
+		while (cap <= j->seq)
+			cap *= 2;
+		ag->js = gf_reallocarray(ag->js, cap, sizeof(*ag->js));
+		memset(ag->js + ag->jcap, 0,
+		       (cap - ag->jcap) * sizeof(*ag->js));
+		ag->jcap = cap;
+	}
+	x = gf_calloc(1, sizeof(*x));
+	x->attempt = j->attempts;
+	x->nrep = j->spec.replicas;
+	x->node = gf_calloc((size_t)x->nrep, sizeof(*x->node));
+	x->ended = gf_calloc((size_t)x->nrep, sizeof(*x->ended));
+	for (int r = 0; r < x->nrep; r++) {
+		x->node[r] = j->place[r].node;
+		assign(ag, j->seq, r, x->node[r]);
+	}
+	ag->js[j->seq] = x;
+	if (x->nrep > 1)
+		x->port = pick_port(ag, j->seq, x->node[0]);
+}
+
+void gf__agents_index_all(struct gf_agents *ag)
+{
+	const struct gf_ctl *ctl = ag->s->ctl;
+	for (int i = 0, n = gf_ctl_njobs(ctl); i < n; i++)
+		gf__agents_job_changed(ag, gf_ctl_job_at(ctl, i));
+}
+
+/* ---- loading -------------------------------------------------------- */
+
+/* The core's spec for a node's inventory, the config's block and labels
+ * for that name applied over the agent's. */
+static void spec_of(const struct gf_agents *ag, const char *name,
+		    const struct gf_np_inventory *inv,
+		    struct gf_ctl_node_spec *spec)
+{
+	gf_np_inventory_spec(inv, spec);
+	gf_serve_config_node(ag->s->o.cfg, name, spec->block,
+			     sizeof(spec->block), spec->labels,
+			     sizeof(spec->labels));
+}
+
+static int take_node(const char *name, const char *text, size_t len, int64_t at,
+		     void *arg)
+{
+	struct gf_agents *ag = arg;
+	struct gf_service *s = ag->s;
+	struct gf_err e;
+	struct gf_jv *v = NULL;
+	struct gf_np_inventory *inv = gf_calloc(1, sizeof(*inv));
+	struct gf_ctl_node_spec spec;
+	int rc = gf_jv_parse(text, len, &v, &e);
+	if (rc == 0)
+		rc = gf_np_inventory_read(v, inv, &e);
+	gf_jv_free(v);
+	int idx = -1;
+	if (rc == 0) {
+		spec_of(ag, name, inv, &spec);
+		idx = rc = gf_ctl_node_add(s->ctl, name, &spec,
+					   gf__service_now_ms(), NULL, &e);
+	}
+	if (rc < 0) {
+		/* a node the core refuses now (a config changed under it):
+		 * said, and left to register again */
+		gf_log(GF_LOG_WARN, "serve",
+		       "stored node '%s' not restored: %s; it will be when "
+		       "its agent registers again",
+		       name, e.msg);
+		gf_free(inv);
+		return 0;
+	}
+	struct anode *n = node_at(ag, idx);
+	drop_node(n);
+	n->st = AN_NOTREADY; /* until it calls; its jobs run on */
+	snprintf(n->why, sizeof(n->why),
+		 "waiting for its agent since this controller started");
+	n->text = gf_strndup(text, len);
+	n->len = len;
+	n->inv = inv;
+	n->registered_ms = at;
+	n->last_seen = gf__service_mono_ms(); /* the full grace from now */
+	n->gen = ag->gen_base;
+	return 0;
+}
+
+static int take_run(const struct gf_job_run *r, void *arg)
+{
+	run_see(arg, r->seq, r->attempt, r->replica);
+	return 0;
+}
+
+int gf__agents_load(struct gf_agents *ag, struct gf_err *e)
+{
+	int rc = gf_store_load_nodes(ag->s->store, take_node, ag, e);
+	if (rc == 0)
+		rc = gf_store_load_runs(ag->s->store, take_run, ag, e);
+	return rc;
+}
+
+/* ---- what nodes say ------------------------------------------------- */
+
+/* The node of an agent op, known (404 when not). */
+static int known_node(struct gf_agents *ag, struct gf_op *op)
+{
+	int i = gf_ctl_node_find(ag->s->ctl, op->node);
+	if (i < 0 || i >= ag->cap || ag->n[i].st == AN_NONE) {
+		gf__op_error(op, 404, "not-registered",
+			     "node '%s' is not registered: PUT "
+			     "/v1/nodes/%s first",
+			     op->node, op->node);
+		return -1;
+	}
+	return i;
+}
+
+/* A sign of life: ready again if it was not. */
+static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
+{
+	struct anode *n = &ag->n[i];
+	n->last_seen = gf__service_mono_ms();
+	if (n->st == AN_READY)
+		return;
+	struct gf_err e;
+	struct gf_ctl_changes ch = { 0 };
+	if (gf_ctl_node_ready(ag->s->ctl, i, true, NULL, now, &ch, &e) != 0)
+		gf_log(GF_LOG_WARN, "serve", "node '%s': %s",
+		       gf_ctl_cluster(ag->s->ctl)->names[i], e.msg);
+	gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
+	n->why[0] = '\0';
+	for (int k = 0; k < ch.n; k++)
+		gf__batch_add(b, gf_ctl_job(ag->s->ctl, ch.ids[k]));
+	gf_ctl_changes_release(&ch);
+	gf_log(GF_LOG_INFO, "serve", "node '%s' ready",
+	       gf_ctl_cluster(ag->s->ctl)->names[i]);
+	n->st = AN_READY;
+}
+
+static void health(struct gf_agents *ag, int i,
+		   const struct gf_np_heartbeat *hb)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	int ngpus = gf_ctl_cluster(ctl)->nodes[i].ngpus;
+	for (int k = 0; k < hb->nhealth; k++) {
+		int g = hb->health[k].index;
+		bool ok = hb->health[k].healthy;
+		if (g >= ngpus || gf_ctl_gpu_is_healthy(ctl, i, g) == ok)
+			continue;
+		struct gf_err e;
+		gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason, &e);
+		gf_log(ok ? GF_LOG_INFO : GF_LOG_WARN, "serve",
+		       "node '%s' GPU %d %s%s%s", gf_ctl_cluster(ctl)->names[i],
+		       g, ok ? "healthy again" : "unhealthy", ok ? "" : ": ",
+		       ok ? "" : hb->health[k].reason);
+	}
+}
+
+/* What an ended run does to its job: the last replica's end finishes
+ * it; a failure fails it (the others are stopped: no longer assigned);
+ * a run the node lost, fenced or could not start requeues it. */
+static void run_ended(struct gf_agents *ag, const struct gf_job *j,
+		      const struct gf_np_report *rep, int node, int64_t now,
+		      struct gf_batch *b)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	struct jside *x = jside_of(ag, j->seq);
+	int r = rep->ref.replica;
+	if (j->state != GF_JOB_RUNNING || !x ||
+	    x->attempt != rep->ref.attempt || r >= x->nrep ||
+	    x->node[r] != node || x->ended[r])
+		return; /* an older attempt, or said already */
+	x->ended[r] = 1;
+	struct gf_err e;
+	const char *why = rep->run.reason;
+	char reason[GF_JOB_REASON_MAX];
+	int rc;
+	if (!strcmp(why, "lost") || !strcmp(why, "fenced") ||
+	    !strncmp(why, "start-failed", 12)) {
+		snprintf(reason, sizeof(reason), "replica %d on %.48s: %.80s",
+			 r, gf_ctl_cluster(ctl)->names[node], why);
+		rc = gf_ctl_requeue(ctl, j->id, reason, now, &e);
+	} else if (rep->run.exit_code != 0) {
+		rc = gf_ctl_finish(ctl, j->id, rep->run.exit_code, now, &e);
+	} else {
+		for (int k = 0; k < x->nrep; k++)
+			if (!x->ended[k])
+				return; /* the others still run */
+		rc = gf_ctl_finish(ctl, j->id, 0, now, &e);
+	}
+	if (rc == 0)
+		gf__batch_add(b, j);
+	else
+		gf_log(GF_LOG_WARN, "serve", "job %s: %s", j->id, e.msg);
+}
+
+static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
+		    struct gf_batch *b)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	const char *name = gf_ctl_cluster(ctl)->names[i];
+	op->acked = gf_calloc((size_t)op->hb.nreports + 1, sizeof(*op->acked));
+	for (int k = 0; k < op->hb.nreports; k++) {
+		struct gf_np_report *rep = &op->hb.reports[k];
+		op->acked[op->nacked++] = rep->ref;
+		const struct gf_job *j = gf_ctl_job(ctl, rep->ref.job);
+		if (!j || rep->ref.attempt > j->attempts ||
+		    rep->ref.replica >= j->spec.replicas) {
+			gf_log(GF_LOG_WARN, "serve",
+			       "node '%s' reports %s attempt %d replica %d, "
+			       "which never ran: ignored",
+			       name, rep->ref.job, rep->ref.attempt,
+			       rep->ref.replica);
+			continue;
+		}
+		if (!run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica))
+			continue; /* sent again: counted once */
+		struct gf_job_run run = rep->run;
+		run.seq = j->seq;
+		snprintf(run.node, sizeof(run.node), "%s", name);
+		if (b->nruns == b->rcap) {
+			b->rcap = b->rcap ? 2 * b->rcap : 64;
+			b->runs = gf_reallocarray(b->runs, (size_t)b->rcap,
+						  sizeof(*b->runs));
+		}
+		b->runs[b->nruns++] = run;
+		gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
+		gf__batch_add(b, j);
+		run_ended(ag, j, rep, i, now, b);
+	}
+}
+
+/* Is (job, attempt, replica) in the node's running list? */
+static bool runs(const struct gf_np_heartbeat *hb, const char *id, int attempt,
+		 int replica)
+{
+	for (int k = 0; k < hb->nrunning; k++)
+		if (hb->running[k].attempt == attempt &&
+		    hb->running[k].replica == replica &&
+		    !strcmp(hb->running[k].job, id))
+			return true;
+	return false;
+}
+
+/* Replicas assigned to the node that its agent, having applied their
+ * generation, neither runs nor reported: lost (requeued). */
+static void reconcile(struct gf_agents *ag, int i,
+		      const struct gf_np_heartbeat *hb, int64_t now,
+		      struct gf_batch *b)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	struct anode *n = &ag->n[i];
+	n->applied = hb->generation;
+	for (int k = 0; k < n->nrefs; k++) {
+		const struct aref *a = &n->refs[k];
+		const struct jside *x = jside_of(ag, a->seq);
+		if (a->gen > hb->generation || !x || x->ended[a->replica])
+			continue;
+		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
+		snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
+		if (runs(hb, id, x->attempt, a->replica))
+			continue;
+		const struct gf_job *j = gf_ctl_job(ctl, id);
+		snprintf(reason, sizeof(reason),
+			 "node %s does not run replica %d (lost)",
+			 gf_ctl_cluster(ctl)->names[i], a->replica);
+		struct gf_err e;
+		if (j && gf_ctl_requeue(ctl, id, reason, now, &e) == 0) {
+			gf_log(GF_LOG_WARN, "serve", "job %s: %s", id, reason);
+			gf__batch_add(b, j);
+			k = -1; /* the index may have changed: again */
+			gf__agents_job_changed(ag, j);
+		}
+	}
+}
+
+static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
+{
+	int i = known_node(ag, op);
+	if (i < 0)
+		return;
+	alive(ag, i, now, b);
+	health(ag, i, &op->hb);
+	reports(ag, i, op, now, b);
+	reconcile(ag, i, &op->hb, now, b);
+	op->status = 200;
+}
+
+static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
+		struct gf_batch *b)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	struct gf_ctl_node_spec spec;
+	struct gf_ctl_changes ch = { 0 };
+	struct gf_err e;
+	gf_err_clear(&e);
+	spec_of(ag, op->node, op->inv, &spec);
+	int i = gf_ctl_node_add(ctl, op->node, &spec, now, &ch, &e);
+	for (int k = 0; k < ch.n; k++)
+		gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
+	gf_ctl_changes_release(&ch);
+	if (i < 0) {
+		unsigned st = i == GF_ECONFLICT ? 409
+			      : i == GF_ETOOBIG ? 413
+						: 422;
+		gf__op_error(op, st,
+			     st == 409	 ? "conflict"
+			     : st == 413 ? "too-big"
+					 : "invalid",
+			     "%s", e.msg);
+		return;
+	}
+	struct anode *n = node_at(ag, i);
+	bool first = n->st == AN_NONE;
+	gf_free(n->text);
+	gf_free(n->inv);
+	n->text = op->body;
+	n->len = op->body_len;
+	n->inv = op->inv;
+	op->body = NULL;
+	op->inv = NULL;
+	n->dirty = true;
+	n->registered_ms = now;
+	if (first) {
+		n->st = AN_NOTREADY;
+		n->gen = ag->gen_base;
+	}
+	/* a new node and one that changed shape start not ready in the
+	 * core: the heartbeat below makes them ready */
+	if (!gf_ctl_node_is_ready(ctl, i))
+		n->st = AN_NOTREADY;
+	gf_log(GF_LOG_INFO, "serve",
+	       "node '%s' %s: %d GPUs %s, %d MIG instances", op->node,
+	       first ? "registered" : "registered again", n->inv->ngpus,
+	       n->inv->gpu_model, n->inv->nmig);
+	heartbeat(ag, op, now, b);
+}
+
+void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
+		   struct gf_batch *b)
+{
+	if (op->kind == GF_OP_REGISTER)
+		reg(ag, op, now, b);
+	else if (op->kind == GF_OP_HEARTBEAT)
+		heartbeat(ag, op, now, b);
+	else if (known_node(ag, op) >= 0)
+		op->status =
+			200; /* a poll: answered or parked after the turn */
+}
+
+/* ---- silence -------------------------------------------------------- */
+
+void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
+{
+	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
+	struct gf_ctl *ctl = ag->s->ctl;
+	int64_t mono = gf__service_mono_ms();
+	for (int i = 0; i < ag->cap; i++) {
+		struct anode *n = &ag->n[i];
+		int64_t quiet = mono - n->last_seen;
+		char why[96];
+		struct gf_err e;
+		if (n->st == AN_READY && quiet > t->notready_after_ms) {
+			snprintf(why, sizeof(why), "no heartbeat for %lld s",
+				 (long long)(quiet / 1000));
+			gf_ctl_node_cordon(ctl, i, true, &e);
+			n->st = AN_NOTREADY;
+			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf_log(GF_LOG_WARN, "serve",
+			       "node '%s' not ready: %s; its jobs run on until "
+			       "%lld s without one",
+			       gf_ctl_cluster(ctl)->names[i], why,
+			       (long long)(t->requeue_after_ms / 1000));
+		} else if (n->st == AN_NOTREADY &&
+			   quiet > t->requeue_after_ms) {
+			snprintf(why, sizeof(why),
+				 "no heartbeat for %lld s: its jobs requeued",
+				 (long long)(quiet / 1000));
+			struct gf_ctl_changes ch = { 0 };
+			gf_ctl_node_ready(ctl, i, false, why, now, &ch, &e);
+			for (int k = 0; k < ch.n; k++)
+				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
+			gf_ctl_changes_release(&ch);
+			n->st = AN_LOST;
+			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
+			       gf_ctl_cluster(ctl)->names[i], why);
+		}
+	}
+}
+
+int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
+{
+	for (int i = 0; i < ag->cap; i++) {
+		struct anode *n = &ag->n[i];
+		if (!n->dirty)
+			continue;
+		int rc = gf_store_put_node(
+			ag->s->store, gf_ctl_cluster(ag->s->ctl)->names[i],
+			n->text, n->len, n->registered_ms, e);
+		if (rc)
+			return rc;
+		n->dirty = false;
+	}
+	return 0;
+}
+
+/* ---- answers -------------------------------------------------------- */
+
+static void ack(struct gf_agents *ag, struct gf_op *op, int i)
+{
+	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
+	struct gf_np_ack a = { .generation = ag->n[i].gen,
+			       .heartbeat_ms = t->heartbeat_ms,
+			       .fence_after_ms = gf_serve_agents_fence_ms(t),
+			       .nacked = op->nacked,
+			       .acked = op->acked };
+	snprintf(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 4u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "name", op->node);
+	gf_np_ack_write(&j, &a);
+	gf_json_obj_end(&j);
+	gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
+
+/* The MIG instance's share of its GPU, in milli. */
+static int mig_milli(const struct gf_ctl *ctl, int node, const char *profile)
+{
+	const struct gf_mig_model *m =
+		gf_mig_model_by_id(gf_ctl_node(ctl, node)->mig_model);
+	int p = m ? gf_mig_profile_find(m, profile) : -1;
+	if (p < 0 || !m->compute)
+		return 1000;
+	return 1000 * m->profiles[p].compute / m->compute;
+}
+
+/* Assignment a of node i (a running job's replica: the index holds only
+ * those) into out; false if the index is out of step (a bug, logged). */
+static bool fill(struct gf_agents *ag, int i, const struct aref *a,
+		 struct gf_np_assignment *out)
+{
+	const struct gf_ctl *ctl = ag->s->ctl;
+	char id[GF_JOB_ID_MAX];
+	snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
+	const struct gf_job *j = gf_ctl_job(ctl, id);
+	const struct jside *x = jside_of(ag, a->seq);
+	if (!j || !x || !j->place || j->state != GF_JOB_RUNNING) {
+		gf_log(GF_LOG_ERROR, "serve",
+		       "node %d: assignment of %s out of step: skipped", i, id);
+		return false;
+	}
+	const struct gf_job_place *p = &j->place[a->replica];
+	const struct gf_np_inventory *inv = ag->n[i].inv;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->ref.job, sizeof(out->ref.job), "%s", j->id);
+	out->ref.attempt = x->attempt;
+	out->ref.replica = a->replica;
+	snprintf(out->name, sizeof(out->name), "%s", j->spec.name);
+	snprintf(out->team, sizeof(out->team), "%s", j->spec.team);
+	out->command = j->spec.command; /* borrowed for the write */
+	out->ngpus = p->ngpus;
+	for (int g = 0; g < p->ngpus; g++) {
+		out->gpus[g] = p->gpus[g];
+		if (inv && p->gpus[g] < inv->ngpus)
+			snprintf(out->uuids[g], sizeof(out->uuids[g]), "%s",
+				 inv->gpus[p->gpus[g]].uuid);
+	}
+	out->gpu_milli = p->gpu_milli;
+	if (j->spec.mig_profile[0]) {
+		out->mig = true;
+		snprintf(out->mig_profile, sizeof(out->mig_profile), "%s",
+			 j->spec.mig_profile);
+		out->mig_start = p->mig_start;
+		out->gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
+		for (int k = 0; inv && k < inv->nmig; k++)
+			if (inv->mig[k].gpu == p->gpus[0] &&
+			    inv->mig[k].start == p->mig_start)
+				snprintf(out->mig_uuid, sizeof(out->mig_uuid),
+					 "%s", inv->mig[k].uuid);
+	}
+	out->cpu_milli = j->spec.cpu_milli;
+	out->memory_mib = j->spec.memory_mib;
+	out->max_runtime_s = j->spec.max_runtime_s;
+	out->world_size = j->spec.replicas;
+	out->rank = a->replica;
+	out->local_world_size = 0;
+	for (int r = 0; r < x->nrep; r++)
+		if (x->node[r] == i) {
+			if (r < a->replica)
+				out->local_rank++;
+			out->local_world_size++;
+		}
+	if (j->spec.replicas > 1) {
+		int m = x->node[0];
+		const struct anode *mn = m < ag->cap ? &ag->n[m] : NULL;
+		snprintf(out->master_addr, sizeof(out->master_addr), "%s",
+			 mn && mn->inv && mn->inv->address[0]
+				 ? mn->inv->address
+				 : gf_ctl_cluster(ctl)->names[m]);
+		out->master_port = x->port;
+	}
+	return true;
+}
+
+static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
+{
+	struct anode *n = &ag->n[i];
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 64u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_uint(&j, "generation", n->gen);
+	gf_json_arr_begin(&j, "assignments");
+	for (int k = 0; k < n->nrefs; k++) {
+		struct gf_np_assignment a;
+		if (fill(ag, i, &n->refs[k], &a))
+			gf_np_assignment_write(&j, &a);
+	}
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	if (gf_json_error(&j))
+		gf_reply_error(op->req, 500, "too-big",
+			       "the assignments are over 64 MiB");
+	else
+		gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
+
+void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
+{
+	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, op->node) : -1;
+	if (i < 0) {
+		if (op->status == 200)
+			gf__op_error(op, 404, "not-registered",
+				     "node '%s' is gone", op->node);
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return;
+	}
+	if (op->kind != GF_OP_POLL) {
+		ack(ag, op, i);
+		gf__op_free(op);
+		return;
+	}
+	struct anode *n = &ag->n[i];
+	if (n->gen > op->after || op->deadline <= gf__service_mono_ms()) {
+		reply_assignments(ag, op, i);
+		gf__op_free(op);
+		return;
+	}
+	op->next = n->polls; /* parked until the node changes */
+	n->polls = op;
+}
+
+void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
+{
+	int64_t mono = gf__service_mono_ms();
+	for (int i = 0; i < ag->cap; i++) {
+		struct anode *n = &ag->n[i];
+		struct gf_op **pp = &n->polls;
+		while (*pp) {
+			struct gf_op *op = *pp;
+			if (!all && n->gen <= op->after &&
+			    op->deadline > mono) {
+				pp = &op->next;
+				continue;
+			}
+			*pp = op->next;
+			if (all)
+				gf_reply_error(op->req, status,
+					       status == 503 ? "unavailable"
+							     : "error",
+					       "the controller is stopping or "
+					       "not leading");
+			else
+				reply_assignments(ag, op, i);
+			gf__op_free(op);
+		}
+	}
+}
+
+/* ---- for the readers (under ctl_lock) ------------------------------- */
+
+const char *gf__agents_state(const struct gf_agents *ag, int node)
+{
+	if (node < ag->cap && ag->n[node].st != AN_NONE)
+		return ag->n[node].st == AN_READY ? "ready" : "notready";
+	return gf_ctl_node_is_ready(ag->s->ctl, node) ? "ready" : "notready";
+}
+
+const char *gf__agents_reason(const struct gf_agents *ag, int node)
+{
+	if (node < ag->cap && ag->n[node].st != AN_NONE &&
+	    ag->n[node].st != AN_READY)
+		return ag->n[node].why;
+	return gf_ctl_node_reason(ag->s->ctl, node);
+}
+
+const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)
+{
+	if (node >= ag->cap || !ag->n[node].inv ||
+	    gpu >= ag->n[node].inv->ngpus)
+		return NULL;
+	return ag->n[node].inv->gpus[gpu].uuid;
+}
+
+const char *gf__agents_inventory(const struct gf_agents *ag, int node,
+				 size_t *len)
+{
+	if (node >= ag->cap || !ag->n[node].text)
+		return NULL;
+	*len = ag->n[node].len;
+	return ag->n[node].text;
+}

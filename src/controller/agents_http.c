@@ -1,0 +1,203 @@
+/*
+ * agents_http.c - the node agents' routes: who may call them (an admin,
+ * or the node's own token: an agent never sees or changes another node),
+ * the body read strictly (a 400 names the field), and the request held
+ * and queued for the scheduler thread (agents.c), which answers once
+ * what it changed is committed, or, for a long poll, once the node's
+ * assignments change or the wait ends.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/service_impl.h"
+#include "util/mem.h"
+
+/* The caller may act for node `name`: 0, or answered 401/403. */
+static int node_caller(struct gf_service *s, struct gf_http_req *r,
+		       const char *name, const struct gf_auth_entry **who)
+{
+	int rc = gf__api_caller(s, r, who);
+	if (rc || *who == NULL || (*who)->admin || !strcmp((*who)->node, name))
+		return rc;
+	if ((*who)->node[0])
+		gf_reply_error(r, 403, "forbidden",
+			       "this token is node '%s''s: it cannot act for "
+			       "node '%.48s'",
+			       (*who)->node, name);
+	else
+		gf_reply_error(r, 403, "forbidden",
+			       "node routes take the node's token or an "
+			       "admin's");
+	return GF_EAUTH;
+}
+
+static struct gf_op *new_op(enum gf_op_kind kind, const char *name,
+			    const struct gf_auth_entry *who)
+{
+	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	op->kind = kind;
+	op->who = who;
+	snprintf(op->node, sizeof(op->node), "%s", name);
+	return op;
+}
+
+/* The heartbeat members of body into op->hb: 0, or answered 400. */
+static int read_heartbeat(struct gf_http_req *r, const struct gf_jv *body,
+			  struct gf_op *op)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_np_heartbeat_read(body, &op->hb, &e) == 0)
+		return 0;
+	gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid", "%s",
+		       e.msg);
+	return e.code;
+}
+
+int gf__nodes_put(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const char *name = gf_req_param(r, "name");
+	const struct gf_auth_entry *who;
+	if (node_caller(s, r, name, &who))
+		return 0;
+	if (strlen(name) >= GF_NODE_NAME_MAX)
+		return gf_reply_error(r, 400, "invalid",
+				      "a node name is 1 to %d bytes",
+				      GF_NODE_NAME_MAX - 1);
+	struct gf_jv *body;
+	if (gf_req_json(r, &body))
+		return 0; /* answered 400 */
+	struct gf_op *op = new_op(GF_OP_REGISTER, name, who);
+	struct gf_err e;
+	gf_err_clear(&e);
+	op->inv = gf_calloc(1, sizeof(*op->inv));
+	if (gf_np_inventory_read(body, op->inv, &e) != 0) {
+		gf_jv_free(body);
+		gf__op_free(op);
+		return gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400,
+				      "invalid", "%s", e.msg);
+	}
+	int rc = read_heartbeat(r, body, op);
+	gf_jv_free(body);
+	if (rc) {
+		gf__op_free(op);
+		return 0;
+	}
+	size_t len;
+	const char *text = gf_req_body(r, &len);
+	op->body = gf_strndup(text, len);
+	op->body_len = len;
+	return gf__service_hold(s, r, op);
+}
+
+int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const char *name = gf_req_param(r, "name");
+	const struct gf_auth_entry *who;
+	if (node_caller(s, r, name, &who))
+		return 0;
+	struct gf_jv *body;
+	if (gf_req_json(r, &body))
+		return 0;
+	struct gf_op *op = new_op(GF_OP_HEARTBEAT, name, who);
+	int rc = read_heartbeat(r, body, op);
+	gf_jv_free(body);
+	if (rc) {
+		gf__op_free(op);
+		return 0;
+	}
+	return gf__service_hold(s, r, op);
+}
+
+/* "30s", "500ms", "30" (seconds) into ms, at most GF_NP_MAX_WAIT_S s;
+ * -1 when malformed. */
+static long parse_wait(const char *v)
+{
+	char *end;
+	double x = strtod(v, &end);
+	if (end == v || x < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		x /= 1000;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	if (x > GF_NP_MAX_WAIT_S)
+		return -1;
+	return (long)(x * 1000);
+}
+
+int gf__nodes_assignments(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const char *name = gf_req_param(r, "name");
+	const struct gf_auth_entry *who;
+	if (node_caller(s, r, name, &who))
+		return 0;
+	const char *w = gf_req_query(r, "wait"), *a = gf_req_query(r, "after");
+	long wait = w ? parse_wait(w) : GF_NP_DEFAULT_WAIT_S * 1000L;
+	if (wait < 0)
+		return gf_reply_error(r, 400, "invalid",
+				      "'wait': expected a time such as 30s or "
+				      "500ms, at most %ds",
+				      GF_NP_MAX_WAIT_S);
+	char *end = NULL;
+	unsigned long long after = a ? strtoull(a, &end, 10) : 0;
+	if (a && (!*a || *end || *a == '-'))
+		return gf_reply_error(r, 400, "invalid",
+				      "'after': expected a generation number");
+	struct gf_op *op = new_op(GF_OP_POLL, name, who);
+	op->after = a ? (uint64_t)after : 0;
+	op->deadline = gf__service_mono_ms() + wait;
+	return gf__service_hold(s, r, op);
+}
+
+int gf__nodes_get_one(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	const char *name = gf_req_param(r, "name");
+	const struct gf_auth_entry *who;
+	if (gf__api_caller(s, r, &who))
+		return 0;
+	if (who && who->node[0] && strcmp(who->node, name))
+		return gf_reply_error(r, 403, "forbidden",
+				      "this token is node '%s''s", who->node);
+	struct gf_buf b;
+	gf_buf_init(&b, 4u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	pthread_mutex_lock(&s->ctl_lock);
+	int i = s->leading ? gf_ctl_node_find(s->ctl, name) : -1;
+	if (i >= 0) {
+		size_t len = 0;
+		const char *inv = gf__agents_inventory(s->ag, i, &len);
+		gf__api_node_json(&j, s, i);
+		if (inv) { /* the node's object, with its inventory */
+			while (b.len && b.data[b.len - 1] != '}')
+				b.len--;
+			if (b.len)
+				b.len--;
+			gf_buf_puts(&b, ",\n  \"inventory\": ");
+			gf_buf_append(&b, inv, len);
+			gf_buf_puts(&b, "\n}\n");
+		}
+	}
+	bool leading = s->leading;
+	pthread_mutex_unlock(&s->ctl_lock);
+	int rc;
+	if (!leading)
+		rc = gf_reply_error(r, 503, "standby",
+				    "this server does not lead");
+	else if (i < 0)
+		rc = gf_reply_error(r, 404, "not-found", "no node '%.48s'",
+				    name);
+	else if (gf_buf_error(&b))
+		rc = gf_reply_error(r, 500, "too-big",
+				    "the node is over 4 MiB");
+	else
+		rc = gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
