@@ -183,8 +183,11 @@ static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 	if (o->state_dir == NULL || o->log_dir == NULL ||
 	    o->state_dir[0] == '\0' || o->log_dir[0] == '\0')
 		return gf_err_set(e, GF_EINVAL,
-				  "worker: a state directory "
-				  "and a log directory are needed");
+				  "worker: a state and a log directory are "
+				  "needed");
+	if (strchr(o->state_dir, '\n') || strchr(o->log_dir, '\n'))
+		return gf_err_set(e, GF_EINVAL,
+				  "worker: a directory path holds a newline");
 	if (strlen(o->state_dir) + 32 >= GF_WORKER_PATH_MAX ||
 	    strlen(o->log_dir) + GF__KEY_MAX + 8 >= GF_WORKER_PATH_MAX)
 		return gf_err_set(e, GF_ETOOBIG,
