@@ -274,7 +274,7 @@ static void assert_env(const char *path, const char **want, int nwant)
 		    strncmp(line, "_=", 2) != 0 &&
 		    strncmp(line, "OLDPWD=", 7) != 0)
 			got[ngot++] = line;
-	const char *w2[128];
+	const char *w2[128] = { NULL };
 	memcpy(w2, want, sizeof(*want) * (size_t)nwant);
 	qsort(got, (size_t)ngot, sizeof(*got), cmp_str);
 	qsort(w2, (size_t)nwant, sizeof(*w2), cmp_str);
@@ -368,7 +368,7 @@ static void test_env_and_affinity_live(void **state)
 		snprintf(want[nw++], 1100, "%s", fixed[i]);
 	snprintf(want[nw++], 1100, "GPUFLEET_NODE=%s", f->node);
 	plan_env(n, 0, want, &nw);
-	const char *wp[24];
+	const char *wp[24] = { NULL };
 	for (int i = 0; i < nw; i++)
 		wp[i] = want[i];
 	char path[256];
