@@ -210,12 +210,12 @@ static void finish(struct gf_ctl *ctl, const char *id)
 /* ---- nodes joining an empty core ---- */
 
 /*
- * No node at first: a 4-GPU h100-80gb job, a CPU-only job and a gang of
- * 2 x 8 GPUs are added and wait, the first and the last as never
+ * No node at first: a 4-GPU h100-80gb job, a CPU-only job, a gang of
+ * 2 x 8 GPUs and two 1-GPU l40s jobs are added and wait, as never
  * placeable (no such model, no node).  An l40s node of 4 GPUs joins (not
- * ready yet): the CPU job may run somewhere now, but the node takes
- * nothing before it is ready: "no node has room now"; ready, the CPU job
- * starts there.  h1 (8 x h100-80gb, block nvl1) joins: the 4-GPU job
+ * ready yet): the CPU and l40s jobs may run there now, but the node takes
+ * nothing before it is ready: "no node has room now"; ready, they start
+ * there.  h1 (8 x h100-80gb, block nvl1) joins: the 4-GPU job
  * starts on it; the gang is still never placeable (one node of 8 GPUs in
  * the block: the largest block holds 1).  h2 joins nvl1: the gang may
  * run, but h1 has 4 GPUs taken: it waits for the block; once the 4-GPU
@@ -233,6 +233,12 @@ static void test_join_empty(void **state)
 	const char *ja = put(ctl, a);
 	const char *jc = put(ctl, job("batch", 1, 0));
 	const char *jg = put(ctl, job("batch", 2, 8));
+	const char *jl[2]; /* alike: one group of jobs marked never */
+	for (int k = 0; k < 2; k++) {
+		struct gf_job *l = job("batch", 1, 1);
+		snprintf(l->spec.gpu_model, sizeof(l->spec.gpu_model), "l40s");
+		jl[k] = put(ctl, l);
+	}
 	assert_string_equal(why(ctl, ja), "can never be placed here: no node "
 					  "has GPU model 'h100-80gb'");
 	pass(ctl, 1000, NULL);
@@ -244,6 +250,8 @@ static void test_join_empty(void **state)
 	assert_string_equal(gf_ctl_node_reason(ctl, a1),
 			    "waiting for its agent");
 	assert_string_equal(why(ctl, jc), ""); /* no longer never */
+	assert_string_equal(why(ctl, jl[0]), "");
+	assert_string_equal(why(ctl, jl[1]), "");
 	assert_true(strstr(why(ctl, jg), "can never be placed here") != NULL);
 	pass(ctl, 1100, NULL);
 	assert_string_equal(why(ctl, jc), "no node has room now");
@@ -253,6 +261,8 @@ static void test_join_empty(void **state)
 	pass(ctl, 1200, NULL);
 	assert_int_equal(st(ctl, jc), GF_JOB_RUNNING);
 	assert_string_equal(node_of(ctl, jc, 0), "a1");
+	assert_int_equal(st(ctl, jl[0]), GF_JOB_RUNNING);
+	assert_int_equal(st(ctl, jl[1]), GF_JOB_RUNNING);
 	assert_int_equal(st(ctl, ja), GF_JOB_PENDING);
 
 	struct gf_ctl_node_spec h100 = spec_of(8, "h100-80gb", "nvl1", NULL);

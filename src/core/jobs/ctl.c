@@ -345,7 +345,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->running);
 	gf_free(ctl->order);
 	gf_free(ctl->later);
-	gf_free(ctl->never);
+	gf__never_free(ctl);
 	gf__queues_free(ctl);
 	gf_free(ctl->teams);
 	for (int b = 0; ctl->blk && b < ctl->nblk; b++)

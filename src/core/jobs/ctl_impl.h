@@ -20,6 +20,7 @@
  *   preempt.c   the fewest victims
  *   backfill.c  the head job's reservation (shadow time)
  *   admit.c     admission: node groups and request shapes
+ *   never.c     jobs never placeable, looked at again as nodes change
  *   typical.c   the FGD typical mix: default and refreshed from the jobs
  *   schedule.c  the pass
  *   check.c     gf_ctl_check
@@ -150,6 +151,7 @@ struct gf__group {
 };
 
 struct gf__shape; /* admit.c */
+struct gf__nkey;  /* never.c */
 
 struct gf__admit {
 	struct gf__group *grp; /* count 0: empty, skipped */
@@ -208,8 +210,11 @@ struct gf_ctl {
 	int norder, order_cap;
 	int *later; /* changed outside a pass, reported by the next */
 	int nlater, later_cap;
-	int *never; /* jrecs marked never (maybe stale): a node may help */
-	int nnever, never_cap;
+	/* jobs marked never, grouped by what admission reads (never.c) */
+	struct gf__nkey *nk;
+	int nnk, nk_cap;
+	int *nk_slot; /* open addressing: key + 1 */
+	int nk_scap;
 	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
@@ -407,10 +412,15 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size);
 int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 		   bool api, struct gf_err *e);
 
-/* table.c: jobs marked never looked at again (all: every job not final,
- * after a node changed; else only those marked, after a node came). */
+/* table.c: the request, kinds, runtime and share kept beside a job. */
+void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j);
+
+/* never.c: jobs marked never looked at again (all: every job not final,
+ * after a node changed; else those marked, group by group, after a node
+ * came); a job marked never joins its group. */
 void gf__reconsider(struct gf_ctl *ctl, bool all);
 void gf__never_push(struct gf_ctl *ctl, int jid);
+void gf__never_free(struct gf_ctl *ctl);
 
 /* typical.c */
 int gf__typical_default(struct gf_ctl *ctl);

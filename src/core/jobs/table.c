@@ -71,7 +71,7 @@ static void seq_insert(struct gf_ctl *ctl, int jid)
 }
 
 /* What the core keeps beside the job: request, kinds, runtime, share. */
-static void derive(struct gf_ctl *ctl, struct gf__jrec *j)
+void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
 {
 	const struct gf_job_spec *s = &j->job->spec;
 	struct gf_req *r = &j->req;
@@ -195,7 +195,7 @@ static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
 		j->cls = gf__class_find(ctl, "batch");
 	j->run_pos = -1;
 	j->mask = -1;
-	derive(ctl, j);
+	gf__derive(ctl, j);
 	seq_insert(ctl, jid);
 	ctl->id_hash[id_slot(ctl, job->id)] = jid + 1;
 	ctl->njr++;
@@ -318,67 +318,4 @@ int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
 		    reason == NULL || reason[0] == '\0' ? "node lost" : reason,
 		    now_ms);
 	return 0;
-}
-
-void gf__never_push(struct gf_ctl *ctl, int jid)
-{
-	if (ctl->nnever == ctl->never_cap) {
-		ctl->never_cap = ctl->never_cap ? ctl->never_cap * 2 : 64;
-		ctl->never = gf_reallocarray(ctl->never, (size_t)ctl->never_cap,
-					     sizeof(int));
-	}
-	ctl->never[ctl->nnever++] = jid;
-}
-
-/* The model or profile a job names may exist now: derive it again (its
- * pending figures follow its share). */
-static void rederive(struct gf_ctl *ctl, int jid)
-{
-	struct gf__jrec *j = &ctl->jr[jid];
-	if (j->model != -2 && j->prof != -2)
-		return;
-	bool pending = j->job->state == GF_JOB_PENDING;
-	if (pending)
-		gf__pend_count(ctl, j, -1);
-	derive(ctl, j);
-	if (pending)
-		gf__pend_count(ctl, j, +1);
-}
-
-/* Job jid's admission again: its never flag and, when pending, its
- * reason follow; true when it is still never placeable. */
-static bool admit_again(struct gf_ctl *ctl, int jid)
-{
-	struct gf__jrec *j = &ctl->jr[jid];
-	struct gf_err why;
-	rederive(ctl, jid);
-	bool never =
-		gf__admit_spec(ctl, &j->job->spec, false, &why) == GF_ENEVER;
-	if (never && j->job->state == GF_JOB_PENDING)
-		gf__reason(j->job, "can never be placed here: %s", why.msg);
-	else if (j->never && j->job->state == GF_JOB_PENDING)
-		j->job->reason[0] = '\0'; /* the next pass says why it waits */
-	j->never = never;
-	return never;
-}
-
-void gf__reconsider(struct gf_ctl *ctl, bool all)
-{
-	int k = 0;
-	if (all) {
-		ctl->nnever = 0;
-		for (int jid = 0; jid < ctl->njr; jid++)
-			if (!gf_job_is_final(ctl->jr[jid].job->state) &&
-			    admit_again(ctl, jid))
-				gf__never_push(ctl, jid);
-		return;
-	}
-	for (int x = 0; x < ctl->nnever; x++) {
-		int jid = ctl->never[x];
-		const struct gf__jrec *j = &ctl->jr[jid];
-		if (j->never && !gf_job_is_final(j->job->state) &&
-		    admit_again(ctl, jid))
-			ctl->never[k++] = jid;
-	}
-	ctl->nnever = k;
 }

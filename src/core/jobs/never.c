@@ -1,0 +1,214 @@
+/*
+ * never.c - jobs that can never be placed on the nodes known now
+ * (admission's GF_ENEVER when they were added: no node has their model,
+ * matches their selector or can hold a replica, no block holds the gang),
+ * looked at again as nodes come and change.
+ *
+ * Jobs marked never are grouped by what admission reads of them (CPU,
+ * memory, GPU kind and size, model, MIG profile, selector, replicas,
+ * team).  A node added can only lift a whole group at once, so it costs
+ * one admission per group, not per job: 10,000 jobs waiting for a model
+ * no node has cost 3 ms per node added when looked at one by one, a few
+ * microseconds as one group.  A node updated (labels, block, MIG layout,
+ * shape) may make any job never placeable: every job not final is
+ * admitted again (O(jobs), known shapes from admission's cache).
+ *
+ * Invariants: every job not final with never set is in its group's list
+ * (lists may also hold stale entries, jobs final or no longer never,
+ * dropped when read); a PENDING job marked never has the reason "can
+ * never be placed here: " and admission's answer: its group's msg unless
+ * the group is fresh (a job joined since).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/jobs/ctl_impl.h"
+#include "util/mem.h"
+
+struct gf__nkey {
+	uint64_t h;
+	int rep; /* a jrec of this key: its spec is the key */
+	int *jids;
+	int n, cap;
+	bool fresh;		  /* a job joined since msg was set */
+	char msg[GF_ERR_MSG_MAX]; /* why its jobs are never placeable */
+};
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ b[k]) * 1099511628211u;
+	return h;
+}
+
+static uint64_t key_hash(const struct gf_job_spec *s)
+{
+	uint64_t h = 1469598103934665603u;
+	int64_t v[] = { s->cpu_milli, s->memory_mib, s->gpus, s->gpu_milli,
+			s->replicas };
+	h = mix(h, v, sizeof(v));
+	const char *str[] = { s->gpu_model, s->mig_profile, s->node_selector,
+			      s->team };
+	for (size_t k = 0; k < sizeof(str) / sizeof(str[0]); k++)
+		h = mix(h, str[k], strlen(str[k]) + 1);
+	return h;
+}
+
+static bool same_key(const struct gf_job_spec *a, const struct gf_job_spec *b)
+{
+	return a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+	       a->gpus == b->gpus && a->gpu_milli == b->gpu_milli &&
+	       a->replicas == b->replicas &&
+	       strcmp(a->gpu_model, b->gpu_model) == 0 &&
+	       strcmp(a->mig_profile, b->mig_profile) == 0 &&
+	       strcmp(a->node_selector, b->node_selector) == 0 &&
+	       strcmp(a->team, b->team) == 0;
+}
+
+/* Room for one more key at load 1/2 in the slot table. */
+static void slots_reserve(struct gf_ctl *ctl)
+{
+	if (2 * (ctl->nnk + 1) <= ctl->nk_scap)
+		return;
+	int cap = ctl->nk_scap ? 2 * ctl->nk_scap : 64;
+	gf_free(ctl->nk_slot);
+	ctl->nk_slot = gf_calloc((size_t)cap, sizeof(int));
+	ctl->nk_scap = cap;
+	for (int k = 0; k < ctl->nnk; k++) {
+		size_t s = (size_t)(ctl->nk[k].h % (uint64_t)cap);
+		while (ctl->nk_slot[s])
+			s = (s + 1) % (size_t)cap;
+		ctl->nk_slot[s] = k + 1;
+	}
+}
+
+static struct gf__nkey *key_of(struct gf_ctl *ctl, int jid)
+{
+	const struct gf_job_spec *sp = &ctl->jr[jid].job->spec;
+	uint64_t h = key_hash(sp);
+	slots_reserve(ctl);
+	size_t s = (size_t)(h % (uint64_t)ctl->nk_scap);
+	while (ctl->nk_slot[s]) {
+		struct gf__nkey *k = &ctl->nk[ctl->nk_slot[s] - 1];
+		if (k->h == h && same_key(&ctl->jr[k->rep].job->spec, sp))
+			return k;
+		s = (s + 1) % (size_t)ctl->nk_scap;
+	}
+	if (ctl->nnk == ctl->nk_cap) {
+		ctl->nk_cap = ctl->nk_cap ? ctl->nk_cap * 2 : 16;
+		ctl->nk = gf_reallocarray(ctl->nk, (size_t)ctl->nk_cap,
+					  sizeof(*ctl->nk));
+	}
+	struct gf__nkey *k = &ctl->nk[ctl->nnk];
+	*k = (struct gf__nkey){ .h = h, .rep = jid };
+	ctl->nk_slot[s] = ++ctl->nnk;
+	return k;
+}
+
+void gf__never_push(struct gf_ctl *ctl, int jid)
+{
+	struct gf__nkey *k = key_of(ctl, jid);
+	if (k->n == k->cap) {
+		k->cap = k->cap ? k->cap * 2 : 8;
+		k->jids = gf_reallocarray(k->jids, (size_t)k->cap, sizeof(int));
+	}
+	k->jids[k->n++] = jid;
+	k->fresh = true;
+}
+
+void gf__never_free(struct gf_ctl *ctl)
+{
+	for (int k = 0; k < ctl->nnk; k++)
+		gf_free(ctl->nk[k].jids);
+	gf_free(ctl->nk);
+	gf_free(ctl->nk_slot);
+	ctl->nnk = ctl->nk_cap = ctl->nk_scap = 0;
+}
+
+/* The model or profile a job names may exist now: derive it again (its
+ * pending figures follow its share). */
+static void rederive(struct gf_ctl *ctl, int jid)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (j->model != -2 && j->prof != -2)
+		return;
+	bool pending = j->job->state == GF_JOB_PENDING;
+	if (pending)
+		gf__pend_count(ctl, j, -1);
+	gf__derive(ctl, j);
+	if (pending)
+		gf__pend_count(ctl, j, +1);
+}
+
+/* Job jid never placeable (why) or not: its flag and, when pending, its
+ * reason follow. */
+static void set_never(struct gf_ctl *ctl, int jid, bool never, const char *why)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	if (!never)
+		rederive(ctl, jid);
+	if (never && j->job->state == GF_JOB_PENDING)
+		gf__reason(j->job, "can never be placed here: %s", why);
+	else if (j->never && j->job->state == GF_JOB_PENDING)
+		j->job->reason[0] = '\0'; /* the next pass says why it waits */
+	j->never = never;
+}
+
+/* Admission for job jid now; true when never placeable (e->msg why). */
+static bool admit_now(struct gf_ctl *ctl, int jid, struct gf_err *e)
+{
+	rederive(ctl, jid);
+	return gf__admit_spec(ctl, &ctl->jr[jid].job->spec, false, e) ==
+	       GF_ENEVER;
+}
+
+static bool live(const struct gf_ctl *ctl, int jid)
+{
+	const struct gf__jrec *j = &ctl->jr[jid];
+	return j->never && !gf_job_is_final(j->job->state);
+}
+
+/* A node came: each group's jobs, by one admission. */
+static void groups_again(struct gf_ctl *ctl)
+{
+	for (int x = 0; x < ctl->nnk; x++) {
+		struct gf__nkey *k = &ctl->nk[x];
+		int n = 0;
+		for (int i = 0; i < k->n; i++)
+			if (live(ctl, k->jids[i]))
+				k->jids[n++] = k->jids[i];
+		k->n = n;
+		if (n == 0)
+			continue;
+		struct gf_err e;
+		bool never = admit_now(ctl, k->jids[0], &e);
+		if (never && !k->fresh && strcmp(k->msg, e.msg) == 0)
+			continue; /* their reasons say so already */
+		for (int i = 0; i < n; i++)
+			set_never(ctl, k->jids[i], never, e.msg);
+		snprintf(k->msg, sizeof(k->msg), "%s", e.msg);
+		k->fresh = false;
+		if (!never)
+			k->n = 0;
+	}
+}
+
+void gf__reconsider(struct gf_ctl *ctl, bool all)
+{
+	if (!all) {
+		groups_again(ctl);
+		return;
+	}
+	for (int x = 0; x < ctl->nnk; x++)
+		ctl->nk[x].n = 0;
+	for (int jid = 0; jid < ctl->njr; jid++) {
+		if (gf_job_is_final(ctl->jr[jid].job->state))
+			continue;
+		struct gf_err e;
+		bool never = admit_now(ctl, jid, &e);
+		set_never(ctl, jid, never, e.msg);
+		if (never)
+			gf__never_push(ctl, jid);
+	}
+}
