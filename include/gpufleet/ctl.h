@@ -300,8 +300,10 @@ struct gf_ctl_node_spec {
  * block name, a MIG instance the model's rules refuse, a topology of
  * another GPU count, now_ms <= 0), GF_ECONFLICT (above), GF_ETOOBIG (more
  * than GF_MAX_CNODES nodes, GF_MAX_MODELS models, GF_CTL_MAX_BLOCKS
- * blocks or 64 MIG profile names).  Cost: amortized O(classes + blocks)
- * for a new node, O(nodes + jobs) for an update that changes something.
+ * blocks or 64 MIG profile names).  Cost: amortized O(classes + blocks +
+ * cached selector masks + jobs never placeable, checked once per alike
+ * group) for a new node; O(nodes + jobs) for an update that changes
+ * something.
  */
 int gf_ctl_node_add(struct gf_ctl *ctl, const char *name,
 		    const struct gf_ctl_node_spec *spec, int64_t now_ms,

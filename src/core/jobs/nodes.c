@@ -7,7 +7,8 @@
  *
  * A new node starts not ready ("waiting for its agent"): cordoned in the
  * engine until gf_ctl_node_ready (health.c).  Adding one costs amortized
- * O(classes + blocks + cached masks + jobs marked never): the arrays
+ * O(classes + blocks + cached masks + jobs marked never, admitted once
+ * per alike group: never.c): the arrays
  * double, the engine grows (sched_nodes.c), the admission groups take it
  * in (admit.c).  An update that changes something looks at every job not
  * final again (a selector may match no node now), O(nodes + jobs).
