@@ -866,7 +866,8 @@ const char *gf__agents_reason(const struct gf_agents *ag, int node)
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)
 {
 	if (node >= ag->cap || !ag->n[node].inv ||
-	    gpu >= ag->n[node].inv->ngpus)
+	    gpu >= ag->n[node].inv->ngpus ||
+	    !ag->n[node].inv->gpus[gpu].uuid[0])
 		return NULL;
 	return ag->n[node].inv->gpus[gpu].uuid;
 }

@@ -55,7 +55,7 @@
 /* A GPU of the node. */
 struct gf_np_gpu {
 	int index;		   /* NVML's, 0.. */
-	char uuid[GF_NP_UUID_MAX]; /* "GPU-..." */
+	char uuid[GF_NP_UUID_MAX]; /* "GPU-...", "" unknown (no NVML) */
 	char name[96];		   /* "NVIDIA H100 80GB HBM3" */
 	int64_t memory_mib;
 	bool mig_mode; /* MIG enabled now */
