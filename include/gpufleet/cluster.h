@@ -128,8 +128,10 @@ void gf_cnode_sync(struct gf_cnode *n);
 /* GPU g of node i: its free share, held or not. */
 static inline int gf_cluster_gpu_free(const struct gf_cluster *c, int i, int g)
 {
-	return (c->nodes[i].held_gpus >> g & 1) ? c->held[i][g]
-						: c->nodes[i].gpu_left[g];
+	const struct gf_cnode *n = &c->nodes[i];
+	if (n->held_gpus >> g & 1)
+		return c->held[i][g];
+	return n->gpu_left[g];
 }
 
 /* The free share withheld on node i's held GPUs. */

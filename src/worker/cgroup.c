@@ -66,9 +66,10 @@ static int own_cgroup(char *out, size_t size)
 		if (strncmp(line, "0::", 3) != 0)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if (line[3] != '/' || strlen(line + 3) >= size)
+		size_t len = strlen(line + 3);
+		if (line[3] != '/' || len >= size)
 			continue;
-		snprintf(out, size, "%s", line + 3);
+		memcpy(out, line + 3, len + 1);
 		rc = 0;
 	}
 	fclose(f);

@@ -27,6 +27,7 @@
 
 struct fx {
 	char dir[128], state[160], logs[160], out[160];
+	char node[32]; /* unique per process: cgroup names hold it */
 	struct gf_worker *w;
 	struct gf_worker_event seen[64];
 	int nseen;
@@ -42,6 +43,7 @@ static int setup(void **state)
 	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
 	snprintf(f->logs, sizeof(f->logs), "%s/logs", f->dir);
 	snprintf(f->out, sizeof(f->out), "%s/out", f->dir);
+	snprintf(f->node, sizeof(f->node), "t%d", (int)getpid());
 	mkdir(f->out, 0700);
 	*state = f;
 	return 0;
@@ -102,7 +104,7 @@ static struct gf_worker *open_w(struct fx *f, const struct gf_node *n,
 	struct gf_worker_opts o = {
 		.state_dir = f->state,
 		.log_dir = f->logs,
-		.node_name = "n1",
+		.node_name = f->node,
 		.node = n,
 		.env_only = env_only,
 		.grace_ms = grace,
@@ -350,7 +352,6 @@ static void test_env_and_affinity_live(void **state)
 		"555555555555",
 		"GPUFLEET_JOB_ID=j1",
 		"GPUFLEET_REPLICA=1",
-		"GPUFLEET_NODE=n1",
 		"WORLD_SIZE=2",
 		"RANK=1",
 		"LOCAL_RANK=0",
@@ -360,6 +361,7 @@ static void test_env_and_affinity_live(void **state)
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		snprintf(want[nw++], 1100, "%s", fixed[i]);
+	snprintf(want[nw++], 1100, "GPUFLEET_NODE=%s", f->node);
 	plan_env(n, 0, want, &nw);
 	const char *wp[24];
 	for (int i = 0; i < nw; i++)
@@ -432,7 +434,7 @@ static void test_env_template(void **state)
 	struct gf_node *n = template_node("hgx-h100");
 	struct gf_worker_opts o = { .state_dir = f->state,
 				    .log_dir = f->logs,
-				    .node_name = "n1",
+				    .node_name = f->node,
 				    .node = n };
 	struct gf_worker *w = NULL;
 	struct gf_err e;
@@ -788,6 +790,9 @@ static void test_attempts(void **state)
 	struct gf_worker_job run[2];
 	assert_int_equal(gf_worker_running(f->w, run, 2), 1);
 	assert_int_equal(run[0].attempt, 1);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/att.0.log", f->logs);
+	assert_true(wait_file(path, 5000)); /* "one" is out: stop it now */
 	assert_int_equal(gf_worker_stop(f->w, "att", 0, 1, &e), 0);
 	struct gf_worker_event *ev =
 		wait_ev(f, f->w, GF_WORKER_ENDED, "att", 0, 5000);
@@ -798,8 +803,6 @@ static void test_attempts(void **state)
 	assert_int_equal(ev->exit_code, 0);
 	assert_int_equal(gf_worker_forget(f->w, "att", 0, 1, &e), 0);
 	assert_int_equal(gf_worker_forget(f->w, "att", 0, 2, &e), 0);
-	char path[256];
-	snprintf(path, sizeof(path), "%s/att.0.log", f->logs);
 	char *log = slurp(path);
 	assert_string_equal(log, "one\ntwo\n");
 	gf_free(log);
@@ -828,7 +831,7 @@ static void test_recover_after_close(void **state)
 	struct gf_worker *other = NULL;
 	struct gf_worker_opts o = { .state_dir = f->state,
 				    .log_dir = f->logs,
-				    .node_name = "n1" };
+				    .node_name = f->node };
 	struct gf_err e;
 	assert_int_equal(gf_worker_open(&o, &other, &e), GF_ECONFLICT);
 	assert_null(other);
