@@ -78,6 +78,7 @@ bool gf__join_events(struct gf_join *j)
 					       e.msg);
 					continue;
 				}
+				le->gpus = UINT32_MAX; /* not known */
 			}
 			if (ev[i].kind == GF_WORKER_STARTED) {
 				le->st = GF_LE_RUNNING;
@@ -141,12 +142,15 @@ static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
 		uuids[g] = a->uuids[g];
 		w->gpu_uuids[g] = uuids[g];
 	}
-	w->mig_uuid = a->mig ? a->mig_uuid : NULL;
+	w->mig_uuid = NULL;
+	if (a->mig) { /* the node's own name for it, fresh after a re-layout */
+		const char *u = gf__join_mig_uuid(j, a->gpus[0], a->mig_start);
+		w->mig_uuid = *u ? u : a->mig_uuid;
+	}
 	w->gpu_milli = a->gpu_milli;
 	w->cpu_milli = a->cpu_milli;
 	w->max_runtime_ms = a->max_runtime_s * 1000;
 	w->command = a->command ? a->command : "true";
-	(void)j;
 }
 
 /* Start a replica; a failure becomes its report. */
@@ -161,6 +165,8 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 		       a->ref.replica, e.msg);
 		return; /* not applied: tried again next time */
 	}
+	for (int g = 0; g < a->ngpus; g++)
+		le->gpus |= 1u << a->gpus[g];
 	struct gf_assignment w;
 	const char *uuids[GF_CNODE_MAX_GPUS];
 	to_worker(j, a, &w, uuids);
@@ -194,6 +200,7 @@ static bool assigned(const struct gf_np_assignments *a, const struct gf_le *le)
 
 bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 {
+	bool layouts = gf__join_mig(j, a);
 	/* what runs and is no longer assigned stops; old tombstones go */
 	for (int i = j->led.n - 1; i >= 0; i--) {
 		struct gf_le *le = &j->led.v[i];
@@ -222,7 +229,9 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 			all = false;
 			continue;
 		}
-		if (j->fenced) {
+		if (j->fenced ||
+		    (x->mig && !layouts &&
+		     !*gf__join_mig_uuid(j, x->gpus[0], x->mig_start))) {
 			all = false;
 			continue;
 		}
@@ -230,9 +239,9 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 		if (!gf__ledger_find(&j->led, x->ref.job, x->ref.replica))
 			all = false;
 	}
-	if (all)
+	if (all && layouts)
 		j->applied = a->generation;
-	return all;
+	return all && layouts;
 }
 
 void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)

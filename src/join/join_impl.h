@@ -40,6 +40,8 @@ struct gf_le {
 	bool stopping;	       /* asked to stop (why in stop_why) */
 	char stop_why[16];     /* "stopped", "fenced" */
 	bool synthetic;	       /* ENDED without the worker (a failed start) */
+	uint32_t gpus;	       /* its GPUs (bit g); all when not known (a run
+				  found again after a restart) */
 	struct gf_job_run run; /* ENDED: the report (seq and node unset) */
 	uint64_t done_gen;     /* DONE: the acknowledgement's generation */
 };
@@ -103,6 +105,12 @@ bool gf__join_events(struct gf_join *j);
 /* Make the worker run exactly a's replicas; true when all were handled
  * (then j->applied = a->generation). */
 bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a);
+/* mig.c: the MIG layouts the controller wants, applied on GPUs where no
+ * replica runs; j->inv re-read and a registration asked when one
+ * changed.  True when every layout is in place. */
+bool gf__join_mig(struct gf_join *j, const struct gf_np_assignments *a);
+/* The MIG device UUID of the instance at (gpu, start), "" unknown. */
+const char *gf__join_mig_uuid(const struct gf_join *j, int gpu, int start);
 /* Stop every running replica, saying why ("fenced"). */
 void gf__join_stop_all(struct gf_join *j, const char *why);
 /* The heartbeat members: health, running, pending reports (hb owns its
