@@ -7,6 +7,10 @@
 
 #include <stdbool.h>
 
+#ifndef GPUFLEET_VERSION
+#define GPUFLEET_VERSION "0.1.0"
+#endif
+
 #include <gpufleet/node.h>
 
 #include "topo/source.h"

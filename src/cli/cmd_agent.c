@@ -1,9 +1,11 @@
 /*
  * cmd_agent.c - `gpufleet agent`: options and output around the agent
  * service (src/telemetry/agent.h: sampler, documents, routes), which
- * serves through src/server/.  The main thread blocks SIGTERM and SIGINT
- * before any thread starts, waits for one, then stops the service
- * (requests in flight finish) and exits 0.
+ * serves through src/server/, and, with --controller, the node's link to
+ * the controller (agent_join.c).  The main thread blocks SIGTERM and
+ * SIGINT before any thread starts, waits for one, then stops the link
+ * (jobs keep running) and the service (requests in flight finish) and
+ * exits 0.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/agent_join.h"
 #include "cli/cli.h"
 #include "server/server.h"
 #include "telemetry/agent.h"
@@ -24,6 +27,7 @@ struct agent_args {
 	struct gf_counters counters;
 	const char *counters_file;
 	const char *interval_arg, *window_arg;
+	struct gf_agent_join_args join;
 };
 
 static void usage(FILE *f)
@@ -38,6 +42,11 @@ static void usage(FILE *f)
 		"                      [--xml FILE | --nccl-xml FILE | "
 		"--template NAME]\n"
 		"                      [--nvml | --no-nvml]\n"
+		"                      [--controller URL [--name NODE] "
+		"[--token-file F]\n"
+		"                       [--label k=v]... [--state-dir DIR] "
+		"[--address HOST]\n"
+		"                       [--kill-grace 10s]]\n"
 		"\n"
 		"Sample every GPU through NVML and serve over HTTP (GET and "
 		"HEAD):\n");
@@ -74,6 +83,29 @@ static void usage(FILE *f)
 		"as in gpufleet\n"
 		"                      topo -h (default: this machine, NVML "
 		"joined)\n"
+		"\n"
+		"Joining a controller (gpufleet serve --agents): the node "
+		"registers, heartbeats,\n"
+		"and runs the jobs placed on it, bound to their GPUs' CPUs, "
+		"memory and NIC.\n"
+		"  --controller URL    the controller: HOST[:PORT] or "
+		"http://HOST:PORT (port 9500)\n"
+		"  --name NODE         this node's name (default: the host "
+		"name)\n"
+		"  --token-file F      a 'TOKEN node:NODE' line (the "
+		"controller's token format)\n"
+		"  --label k=v         a label (repeat it); jobs select nodes "
+		"by them\n"
+		"  --state-dir DIR     jobs' records and logs (default "
+		"gpufleet-agent-state)\n"
+		"  --address HOST      how other nodes reach this one (a "
+		"gang's MASTER_ADDR;\n"
+		"                      default: the --listen address, else the "
+		"name)\n"
+		"  --kill-grace T      SIGTERM to SIGKILL when a job is "
+		"stopped (default 10s)\n"
+		"  --xml FILE --this-system   a recording of this machine: "
+		"jobs are bound\n"
 		"\n"
 		"Diagnoses read only the metrics the page exports, and say "
 		"which.\n"
@@ -161,6 +193,9 @@ static int agent_option(int c, struct agent_args *g, char **argv)
 	default:
 		if (gf_cli_node_option(c, optarg, &g->topo))
 			return 0;
+		int rc = 0;
+		if (gf_agent_join_option(c, optarg, &g->join, &rc))
+			return rc;
 		if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad))
 			return bad ? GF_EXIT_USAGE : 0;
 		return gf_cli_bad_option("agent", argv);
@@ -179,6 +214,7 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_DIAG_OPTIONS,
 		GF_CLI_NODE_OPTIONS,
+		GF_AGENT_JOIN_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
@@ -206,6 +242,8 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 			     g->o.listen, why);
 		return GF_EXIT_USAGE;
 	}
+	if ((rc = gf_agent_join_check(&g->join, g->o.listen)) != 0)
+		return rc;
 	return gf_cli_node_check(&g->topo);
 }
 
@@ -242,6 +280,7 @@ int cmd_agent(int argc, char **argv)
 	g.o.diag.window_s = 300;
 	g.topo.cmd = "agent";
 	g.topo.src.nvml = -1;
+	gf_agent_join_defaults(&g.join);
 	bool done = false;
 	int rc = parse_args(argc, argv, &g, &done);
 	if (rc || done)
@@ -268,10 +307,16 @@ int cmd_agent(int argc, char **argv)
 		gf_agent_gpus(a), url,
 		strncmp(url, "http://0.0.0.0:", 15) == 0 ? " (every interface)"
 							 : "");
+	if ((rc = gf_agent_join_start(&g.join, &g.topo, a, GPUFLEET_VERSION)) !=
+	    0) {
+		gf_agent_stop(a);
+		return rc;
+	}
 	int sig;
 	sigwait(&set, &sig);
 	fprintf(stderr, "gpufleet agent: %s, stopping\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	gf_agent_join_stop(&g.join);
 	gf_agent_stop(a);
 	return GF_EXIT_OK;
 }

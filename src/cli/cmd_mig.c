@@ -13,6 +13,7 @@
 #include <gpufleet/mig_plan.h>
 
 #include "cli/cli.h"
+#include "cli/mig_cli.h"
 #include "mig/apply.h"
 #include "mig/current.h"
 #include "mig/migparted.h"
@@ -94,12 +95,14 @@ static void apply_help(FILE *f)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: gpufleet mig plan|validate|apply ...\n\n");
+	fprintf(f, "usage: gpufleet mig plan|validate|apply|proposal ...\n\n");
 	plan_help(f);
 	fputc('\n', f);
 	validate_help(f);
 	fputc('\n', f);
 	apply_help(f);
+	fputc('\n', f);
+	gf_mig_proposal_help(f);
 	fputs(GF_CLI_EXIT_HELP, f);
 }
 
@@ -520,7 +523,8 @@ int cmd_mig(int argc, char **argv)
 {
 	if (argc < 2) {
 		gf_cli_error("mig",
-			     "expected a subcommand: plan, validate or apply "
+			     "expected a subcommand: plan, validate, apply or "
+			     "proposal "
 			     "(see 'gpufleet mig -h')");
 		return GF_EXIT_USAGE;
 	}
@@ -534,7 +538,11 @@ int cmd_mig(int argc, char **argv)
 		return cmd_validate(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "apply"))
 		return cmd_apply(argc - 1, argv + 1);
-	gf_cli_error("mig", "unknown subcommand '%s' (plan, validate, apply)",
+	if (!strcmp(argv[1], "proposal"))
+		return gf_cmd_mig_proposal(argc - 1, argv + 1);
+	gf_cli_error("mig",
+		     "unknown subcommand '%s' (plan, validate, apply, "
+		     "proposal)",
 		     argv[1]);
 	return GF_EXIT_USAGE;
 }

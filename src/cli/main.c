@@ -8,10 +8,6 @@
 #include "cli/cli.h"
 #include "util/log.h"
 
-#ifndef GPUFLEET_VERSION
-#define GPUFLEET_VERSION "0.1.0"
-#endif
-
 static const struct gf_cmd commands[] = {
 	{ "topo", cmd_topo,
 	  "show GPU/NIC/CPU topology (nvidia-smi topo -m) and findings" },

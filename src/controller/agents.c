@@ -60,6 +60,10 @@ struct anode {
 	struct aref *refs;
 	int nrefs, rcap;
 	struct gf_op *polls; /* parked */
+	/* MIG layouts the controller applied to this node in the core and
+	 * its agent has not reported yet (bit g: pending[g]) */
+	uint16_t mig_pending;
+	struct gf_np_mig_layout pending[GF_CNODE_MAX_GPUS];
 };
 
 /* Per running job: where its replicas are, which have ended. */
@@ -290,16 +294,55 @@ void gf__agents_index_all(struct gf_agents *ag)
 
 /* ---- loading -------------------------------------------------------- */
 
-/* The core's spec for a node's inventory, the config's block and labels
- * for that name applied over the agent's. */
+/* spec's MIG instances on GPU l->gpu replaced by layout l. */
+static void spec_layout(struct gf_ctl_node_spec *spec,
+			const struct gf_np_mig_layout *l)
+{
+	int k = 0;
+	for (int i = 0; i < spec->nmig; i++)
+		if (spec->mig[i].gpu != l->gpu)
+			spec->mig[k++] = spec->mig[i];
+	spec->nmig = k;
+	for (int i = 0; i < l->n && spec->nmig < GF_CTL_MAX_MIG; i++) {
+		struct gf_ctl_mig *m = &spec->mig[spec->nmig++];
+		m->gpu = l->gpu;
+		m->start = l->inst[i].start;
+		snprintf(m->profile, sizeof(m->profile), "%s",
+			 l->inst[i].profile);
+	}
+}
+
+/* The core's spec for a node's inventory: the config's block and labels
+ * for that name over the agent's, and the MIG layouts the controller
+ * applied that the agent has not made real yet (n may be NULL). */
 static void spec_of(const struct gf_agents *ag, const char *name,
-		    const struct gf_np_inventory *inv,
+		    const struct gf_np_inventory *inv, const struct anode *n,
 		    struct gf_ctl_node_spec *spec)
 {
 	gf_np_inventory_spec(inv, spec);
 	gf_serve_config_node(ag->s->o.cfg, name, spec->block,
 			     sizeof(spec->block), spec->labels,
 			     sizeof(spec->labels));
+	for (int g = 0; n && g < GF_CNODE_MAX_GPUS; g++)
+		if (n->mig_pending >> g & 1)
+			spec_layout(spec, &n->pending[g]);
+}
+
+/* Does the inventory hold exactly layout l on its GPU? */
+static bool has_layout(const struct gf_np_inventory *inv,
+		       const struct gf_np_mig_layout *l)
+{
+	int found = 0, on = 0;
+	for (int i = 0; i < inv->nmig; i++) {
+		if (inv->mig[i].gpu != l->gpu)
+			continue;
+		on++;
+		for (int k = 0; k < l->n; k++)
+			found += inv->mig[i].start == l->inst[k].start &&
+				 !strcmp(inv->mig[i].profile,
+					 l->inst[k].profile);
+	}
+	return on == l->n && found == l->n;
 }
 
 static int take_node(const char *name, const char *text, size_t len, int64_t at,
@@ -317,7 +360,7 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 	gf_jv_free(v);
 	int idx = -1;
 	if (rc == 0) {
-		spec_of(ag, name, inv, &spec);
+		spec_of(ag, name, inv, NULL, &spec);
 		idx = rc = gf_ctl_node_add(s->ctl, name, &spec,
 					   gf__service_now_ms(), NULL, &e);
 	}
@@ -555,7 +598,15 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	struct gf_ctl_changes ch = { 0 };
 	struct gf_err e;
 	gf_err_clear(&e);
-	spec_of(ag, op->node, op->inv, &spec);
+	int known = gf_ctl_node_find(ctl, op->node);
+	struct anode *was =
+		known >= 0 && known < ag->cap ? &ag->n[known] : NULL;
+	for (int g = 0; was && g < GF_CNODE_MAX_GPUS; g++)
+		if ((was->mig_pending >> g & 1) &&
+		    has_layout(op->inv, &was->pending[g]))
+			was->mig_pending &=
+				(uint16_t) ~(1u << g); /* made real */
+	spec_of(ag, op->node, op->inv, was, &spec);
 	int i = gf_ctl_node_add(ctl, op->node, &spec, now, &ch, &e);
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
@@ -607,6 +658,38 @@ void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	else if (known_node(ag, op) >= 0)
 		op->status =
 			200; /* a poll: answered or parked after the turn */
+}
+
+/* ---- MIG layouts ---------------------------------------------------- */
+
+int gf__agents_mig_layout(struct gf_agents *ag, int i,
+			  const struct gf_np_mig_layout *l, int64_t now,
+			  struct gf_batch *b, struct gf_err *e)
+{
+	struct gf_ctl *ctl = ag->s->ctl;
+	if (i >= ag->cap || ag->n[i].st != AN_READY || !ag->n[i].inv)
+		return gf_err_set(e, GF_ECONFLICT,
+				  "node %d has no agent ready to apply it", i);
+	struct anode *n = &ag->n[i];
+	const char *name = gf_ctl_cluster(ctl)->names[i];
+	struct gf_ctl_node_spec spec;
+	struct gf_ctl_changes ch = { 0 };
+	spec_of(ag, name, n->inv, n, &spec);
+	spec_layout(&spec, l);
+	int rc = gf_ctl_node_add(ctl, name, &spec, now, &ch, e);
+	for (int k = 0; k < ch.n; k++)
+		gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
+	gf_ctl_changes_release(&ch);
+	if (rc < 0)
+		return rc;
+	n->pending[l->gpu] = *l;
+	n->mig_pending |= (uint16_t)(1u << l->gpu);
+	n->gen++; /* its agent learns it with its assignments */
+	gf_log(GF_LOG_INFO, "serve",
+	       "node '%s' GPU %d: MIG layout of %d instances applied; its "
+	       "agent makes it real",
+	       name, l->gpu, l->n);
+	return 0;
 }
 
 /* ---- silence -------------------------------------------------------- */
@@ -784,6 +867,12 @@ static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
 			gf_np_assignment_write(&j, &a);
 	}
 	gf_json_arr_end(&j);
+	struct gf_np_mig_layout l[GF_CNODE_MAX_GPUS];
+	int nl = 0;
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++)
+		if (n->mig_pending >> g & 1)
+			l[nl++] = n->pending[g];
+	gf_np_mig_layouts_write(&j, l, nl);
 	gf_json_obj_end(&j);
 	if (gf_json_error(&j))
 		gf_reply_error(op->req, 500, "too-big",
@@ -866,7 +955,8 @@ const char *gf__agents_reason(const struct gf_agents *ag, int node)
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)
 {
 	if (node >= ag->cap || !ag->n[node].inv ||
-	    gpu >= ag->n[node].inv->ngpus)
+	    gpu >= ag->n[node].inv->ngpus ||
+	    !ag->n[node].inv->gpus[gpu].uuid[0])
 		return NULL;
 	return ag->n[node].inv->gpus[gpu].uuid;
 }

@@ -405,6 +405,8 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_DELETE, "/v1/jobs/{id}", job_cancel, 0, "cancel a job" },
 	{ GF_HTTP_GET, "/v1/queue", queue_get, 0,
 	  "the pending jobs in order, and why" },
+	{ GF_HTTP_GET, "/v1/mig/proposal", gf__mig_get, 0,
+	  "MIG layouts the pending demand wants" },
 	{ GF_HTTP_GET, "/v1/nodes", nodes_get, 0,
 	  "nodes: state, GPUs, free, labels, MIG" },
 	{ GF_HTTP_GET, "/healthz", healthz, 0,

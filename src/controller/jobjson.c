@@ -248,6 +248,8 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 		gf_json_int(j, "exit_code", job->exit_code);
 	else
 		gf_json_null(j, "exit_code");
+	/* GPU time its runs used, as the nodes reported it */
+	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
 	placement(j, job, cfg);
 	gf_json_obj_end(j);
 }

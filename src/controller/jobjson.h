@@ -29,7 +29,8 @@ int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 /*
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's
  * other fields, "reason", "submitted", "started", "ended" (RFC 3339 or
- * null), "attempts", "exit_code", "placement": [{"node", "gpus": [...],
+ * null), "attempts", "exit_code", "gpu_seconds", "placement": [{"node",
+ * "gpus": [...],
  * "gpu_milli", "mig_profile", "block"}]}.  key: NULL inside an array.
  * cfg gives the block names (may be NULL).
  */

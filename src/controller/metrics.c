@@ -71,6 +71,44 @@ static void latency(struct gf_service *s, struct gf_buf *b)
 		      (unsigned long long)cum);
 }
 
+/* Nodes by state, and each unhealthy GPU with its node and UUID (a
+ * series only while it is unhealthy: the count stays small). */
+static void nodes(struct gf_service *s, struct gf_buf *b)
+{
+	int ready = 0, notready = 0, sick = 0;
+	const struct gf_cluster *c = gf_ctl_cluster(s->ctl);
+	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++) {
+		if (strcmp(gf__agents_state(s->ag, i), "ready") == 0)
+			ready++;
+		else
+			notready++;
+	}
+	family(b, "gpufleet_nodes", "gauge",
+	       "Nodes by state: ready, or not (silent, or not yet called).");
+	gf_buf_printf(b,
+		      "gpufleet_nodes{state=\"ready\"} %d\n"
+		      "gpufleet_nodes{state=\"notready\"} %d\n",
+		      ready, notready);
+	family(b, "gpufleet_gpu_unhealthy", "gauge",
+	       "1 for each GPU its agent reports unhealthy (an Xid that "
+	       "needs a reset, off the bus, or a transient Xid in its quiet "
+	       "period): it gets no new work.");
+	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++)
+		for (int g = 0; g < c->nodes[i].ngpus; g++) {
+			if (gf_ctl_gpu_is_healthy(s->ctl, i, g))
+				continue;
+			const char *uuid = gf__agents_uuid(s->ag, i, g);
+			gf_buf_printf(b,
+				      "gpufleet_gpu_unhealthy{node=\"%s\","
+				      "gpu=\"%d\",UUID=\"%s\"} 1\n",
+				      c->names[i], g, uuid ? uuid : "");
+			sick++;
+		}
+	family(b, "gpufleet_gpus_unhealthy", "gauge",
+	       "GPUs reported unhealthy, all nodes.");
+	gf_buf_printf(b, "gpufleet_gpus_unhealthy %d\n", sick);
+}
+
 void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 {
 	family(b, "gpufleet_leader", "gauge",
@@ -106,6 +144,7 @@ void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_mig_instances{state=\"used\"} %d\n"
 		      "gpufleet_mig_instances{state=\"free\"} %d\n",
 		      st.mig_used, st.mig_total - st.mig_used);
+	nodes(s, b);
 	latency(s, b);
 	family(b, "gpufleet_submissions_total", "counter",
 	       "Job submissions answered, by result.");

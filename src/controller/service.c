@@ -448,6 +448,7 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 		else
 			gf__agents_op(s->ag, op, now, &b);
 	gf__agents_sweep(s->ag, now, &b);
+	gf__mig_auto(s, now, &b);
 	if (pass || b.n) {
 		gf_ctl_schedule(s->ctl, now, &ch);
 		for (int i = 0; i < ch.n; i++) {

@@ -99,6 +99,7 @@ struct gf_service {
 	bool leading; /* the core holds the store's state */
 	uint64_t seq; /* the last job number given */
 	int64_t last_lead_ms;
+	int64_t mig_last_ms; /* the last MIG auto-apply (gf__mig_auto) */
 	/* figures for /metrics (under ctl_lock) */
 	uint64_t lat_count[GF_SERVE_LAT_BUCKETS + 1];
 	double lat_sum;
@@ -171,6 +172,15 @@ void gf__agents_answer(struct gf_agents *ag, struct gf_op *op);
 /* Answer the parked polls whose node changed or whose wait ended (all of
  * them when `all`, with status 503 when failing). */
 void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status);
+/* Node i's GPU l->gpu gets MIG layout l: the core's node changes now
+ * (refused while an instance of that GPU is in use), its agent is told
+ * with its next assignments; under ctl_lock.  0 or an error in e. */
+int gf__agents_mig_layout(struct gf_agents *ag, int i,
+			  const struct gf_np_mig_layout *l, int64_t now,
+			  struct gf_batch *b, struct gf_err *e);
+/* With the config's mig_auto_apply: every few seconds, the proposal
+ * applied on nodes whose agents are ready (mig.c); under ctl_lock. */
+void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b);
 /* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
  * UUIDs; under ctl_lock. */
 const char *gf__agents_state(const struct gf_agents *ag, int node);
@@ -189,6 +199,12 @@ int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
 		   const struct gf_auth_entry **who);
 /* A node as GET /v1/nodes lists it (under ctl_lock). */
 void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
+
+/* MIG proposals (mig.c): the planner over the core's view now. */
+struct gf_mig_proposal;
+int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
+		     struct gf_err *e);
+int gf__mig_get(struct gf_http_req *r, void *arg);
 
 /* The node agents' routes (agents_http.c). */
 int gf__nodes_put(struct gf_http_req *r, void *arg);

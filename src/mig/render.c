@@ -300,7 +300,7 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 }
 
 int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
-				struct gf_buf *out)
+				const char *const *names, struct gf_buf *out)
 {
 	struct gf_json j;
 	gf_json_init(&j, out);
@@ -309,7 +309,10 @@ int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
 	for (int i = 0; i < p->nchanges; i++) {
 		const struct gf_mig_change *c = &p->changes[i];
 		gf_json_obj_begin(&j, NULL);
-		gf_json_int(&j, "node", c->node);
+		if (names)
+			gf_json_str(&j, "node", names[c->node]);
+		else
+			gf_json_int(&j, "node", c->node);
 		gf_json_int(&j, "gpu", c->gpu);
 		gf_json_str(&j, "model", c->model->id);
 		json_inst(&j, "current", c->model, c->current.inst,

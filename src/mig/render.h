@@ -31,10 +31,11 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
  * A proposal (gf_mig_propose) for the API and `--json`: "changes" (per
  * GPU: node, gpu, model, current, layout, destroy, create; instances as
  * in a plan), "demand" (per merged demand: model, null for any; profile,
- * count, met_before, met_after) and "totals".  0, or the buffer's
- * GF_ETOOBIG (sticky: never a cut document).
+ * count, met_before, met_after) and "totals".  names: the node names by
+ * the proposal's node index ("node" is then the name), or NULL (the
+ * index).  0, or the buffer's GF_ETOOBIG (sticky: never a cut document).
  */
 int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
-				struct gf_buf *out);
+				const char *const *names, struct gf_buf *out);
 
 #endif

@@ -125,6 +125,52 @@ static int read_one(struct gf_np_rd *r, const struct gf_jv *v,
 	return 0;
 }
 
+static int read_layout(struct gf_np_rd *r, const struct gf_jv *v,
+		       struct gf_np_mig_layout *l)
+{
+	int rc;
+	memset(l, 0, sizeof(*l));
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return gf__np_bad(r, "", "expected an object");
+	if ((rc = gf__np_int32(r, v, "gpu", true, 0, GF_CNODE_MAX_GPUS - 1,
+			       &l->gpu)))
+		return rc;
+	const struct gf_jv *in = gf__np_arr(r, v, "instances", true, 8, &rc);
+	char saved[96];
+	for (size_t i = 0; rc == 0 && i < gf_jv_len(in); i++) {
+		const struct gf_jv *x = gf_jv_at(in, i);
+		gf__np_enter(r, "instances", i, saved, sizeof(saved));
+		if (gf_jv_type(x) != GF_JV_OBJ)
+			rc = gf__np_bad(r, "", "expected an object");
+		if (rc == 0)
+			rc = gf__np_str(r, x, "profile", true,
+					l->inst[i].profile,
+					sizeof(l->inst[i].profile));
+		if (rc == 0)
+			rc = gf__np_int32(r, x, "start", true, 0, 7,
+					  &l->inst[i].start);
+		gf__np_leave(r, saved);
+		l->n = (int)i + 1;
+	}
+	return rc;
+}
+
+static int read_layouts(struct gf_np_rd *r, const struct gf_jv *v,
+			struct gf_np_assignments *a)
+{
+	int rc;
+	const struct gf_jv *arr =
+		gf__np_arr(r, v, "mig_layouts", false, GF_CNODE_MAX_GPUS, &rc);
+	char saved[96];
+	for (size_t i = 0; rc == 0 && i < gf_jv_len(arr); i++) {
+		gf__np_enter(r, "mig_layouts", i, saved, sizeof(saved));
+		rc = read_layout(r, gf_jv_at(arr, i), &a->layouts[i]);
+		gf__np_leave(r, saved);
+		a->nlayouts = (int)i + 1;
+	}
+	return rc;
+}
+
 int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
 			   struct gf_err *e)
 {
@@ -150,9 +196,31 @@ int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
 		gf__np_leave(&r, saved);
 		a->n = (int)i + 1;
 	}
+	if (rc == 0)
+		rc = read_layouts(&r, v, a);
 	if (rc)
 		gf_np_assignments_release(a);
 	return rc;
+}
+
+void gf_np_mig_layouts_write(struct gf_json *j,
+			     const struct gf_np_mig_layout *l, int n)
+{
+	gf_json_arr_begin(j, "mig_layouts");
+	for (int i = 0; i < n; i++) {
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "gpu", l[i].gpu);
+		gf_json_arr_begin(j, "instances");
+		for (int k = 0; k < l[i].n; k++) {
+			gf_json_obj_begin(j, NULL);
+			gf_json_str(j, "profile", l[i].inst[k].profile);
+			gf_json_int(j, "start", l[i].inst[k].start);
+			gf_json_obj_end(j);
+		}
+		gf_json_arr_end(j);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
 }
 
 void gf_np_assignments_release(struct gf_np_assignments *a)

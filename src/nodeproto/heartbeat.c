@@ -56,11 +56,11 @@ static int read_health(struct gf_np_rd *r, const struct gf_jv *obj,
 {
 	int rc;
 	const struct gf_jv *gpus =
-		gf__np_arr(r, obj, "gpus", false, GF_CNODE_MAX_GPUS, &rc);
+		gf__np_arr(r, obj, "health", false, GF_CNODE_MAX_GPUS, &rc);
 	char saved[96];
 	for (size_t i = 0; rc == 0 && i < gf_jv_len(gpus); i++) {
 		const struct gf_jv *g = gf_jv_at(gpus, i);
-		gf__np_enter(r, "gpus", i, saved, sizeof(saved));
+		gf__np_enter(r, "health", i, saved, sizeof(saved));
 		hb->health[i].healthy = true;
 		hb->health[i].reason[0] = '\0';
 		if (gf_jv_type(g) != GF_JV_OBJ)
@@ -143,7 +143,7 @@ static void write_ref(struct gf_json *j, const struct gf_np_ref *ref)
 void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb)
 {
 	gf_json_uint(j, "generation", hb->generation);
-	gf_json_arr_begin(j, "gpus");
+	gf_json_arr_begin(j, "health");
 	for (int i = 0; i < hb->nhealth; i++) {
 		gf_json_obj_begin(j, NULL);
 		gf_json_int(j, "index", hb->health[i].index);

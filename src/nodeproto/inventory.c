@@ -3,7 +3,8 @@
  * the core's node spec made from it.
  *
  * Rules read here: GPUs listed in index order 0..n-1 (NVML's order; the
- * core's GPU g is the node's GPU g), each with a UUID; a GPU model when
+ * core's GPU g is the node's GPU g; a UUID when NVML gave one: jobs are
+ * told their GPUs by UUID, else by index); a GPU model when
  * there are GPUs; MIG instances only on GPUs in MIG mode; a gpu_topo of
  * the GPU count.  Whether the core can take the node (models, MIG rules)
  * is gf_ctl_node_add's to say.
@@ -56,7 +57,7 @@ static int read_gpu(struct gf_np_rd *r, const struct gf_jv *g, int i,
 		return gf__np_bad(r, "", "expected an object");
 	if ((rc = gf__np_int32(r, g, "index", true, 0, GF_CNODE_MAX_GPUS - 1,
 			       &out->index)) ||
-	    (rc = gf__np_str(r, g, "uuid", true, out->uuid,
+	    (rc = gf__np_str(r, g, "uuid", false, out->uuid,
 			     sizeof(out->uuid))) ||
 	    (rc = gf__np_str(r, g, "name", false, out->name,
 			     sizeof(out->name))) ||
@@ -72,8 +73,6 @@ static int read_gpu(struct gf_np_rd *r, const struct gf_jv *g, int i,
 				  "expected %d: GPUs are listed in index "
 				  "order from 0",
 				  i);
-	if (!out->uuid[0])
-		return gf__np_bad(r, "uuid", "empty");
 	return 0;
 }
 

@@ -55,7 +55,7 @@
 /* A GPU of the node. */
 struct gf_np_gpu {
 	int index;		   /* NVML's, 0.. */
-	char uuid[GF_NP_UUID_MAX]; /* "GPU-..." */
+	char uuid[GF_NP_UUID_MAX]; /* "GPU-...", "" unknown (no NVML) */
 	char name[96];		   /* "NVIDIA H100 80GB HBM3" */
 	int64_t memory_mib;
 	bool mig_mode; /* MIG enabled now */
@@ -158,11 +158,25 @@ struct gf_np_assignment {
 	int master_port;
 };
 
+/* A MIG layout the controller wants on one of the node's GPUs (its
+ * agent applies it when no instance of that GPU is in use, before it
+ * starts the replicas placed on the new instances). */
+struct gf_np_mig_layout {
+	int gpu;
+	int n;
+	struct {
+		char profile[GF_MIG_PROFILE_MAX];
+		int start;
+	} inst[8];
+};
+
 /* Every replica a node should run now. */
 struct gf_np_assignments {
 	uint64_t generation;
 	int n;
 	struct gf_np_assignment *v; /* owned */
+	int nlayouts;
+	struct gf_np_mig_layout layouts[GF_CNODE_MAX_GPUS];
 };
 
 /* --- reading: 0, or GF_EINVAL / GF_ETOOBIG with e naming the field --- */
@@ -190,6 +204,9 @@ void gf_np_inventory_write(struct gf_json *j, const struct gf_np_inventory *inv,
 			   const char *topology, size_t topology_len);
 void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb);
 void gf_np_ack_write(struct gf_json *j, const struct gf_np_ack *a);
+/* The "mig_layouts" member: n layouts. */
+void gf_np_mig_layouts_write(struct gf_json *j,
+			     const struct gf_np_mig_layout *l, int n);
 /* One assignment: an object inside the caller's "assignments" array. */
 void gf_np_assignment_write(struct gf_json *j,
 			    const struct gf_np_assignment *a);

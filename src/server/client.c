@@ -128,6 +128,9 @@ static int cause(CURL *h, CURLcode rc, const struct gf_client_req *q,
 	case CURLE_UNSUPPORTED_PROTOCOL:
 		snprintf(a->why, sizeof(a->why), "%s", lib);
 		return GF_EINVAL;
+	case CURLE_ABORTED_BY_CALLBACK:
+		snprintf(a->why, sizeof(a->why), "cancelled");
+		return -ECANCELED;
 	case CURLE_GOT_NOTHING:
 		snprintf(a->why, sizeof(a->why),
 			 "the connection closed without an answer");
@@ -145,6 +148,17 @@ static int cause(CURL *h, CURLcode rc, const struct gf_client_req *q,
 	}
 	snprintf(a->why, sizeof(a->why), "%s", lib);
 	return -EIO;
+}
+
+/* libcurl's progress call (at least once a second): nonzero gives up. */
+static int on_progress(void *cls, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+		       curl_off_t un)
+{
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return atomic_load((atomic_bool *)cls) ? 1 : 0;
 }
 
 /* Method and body options; false when the method is not one we send. */
@@ -240,6 +254,11 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
+	if (q->cancel) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, q->cancel);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
 	CURLcode cr = curl_easy_perform(h);
 	double secs = 0;
 	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME, &secs);

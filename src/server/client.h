@@ -22,6 +22,8 @@
 #ifndef GF_SERVER_CLIENT_H
 #define GF_SERVER_CLIENT_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <gpufleet/err.h>
@@ -41,6 +43,10 @@ struct gf_client_req {
 	const char *content_type; /* of the body; NULL: application/json */
 	long timeout_ms;	  /* the whole exchange; 0: 10 s */
 	size_t answer_max;	  /* cap on the answer's body; 0: 16 MiB */
+	/* when it turns true (another thread), the exchange is given up
+	 * within about a second: -ECANCELED, "cancelled" (a long poll told
+	 * to stop); NULL never */
+	atomic_bool *cancel;
 };
 
 struct gf_client_answer {

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "store/store_impl.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -333,25 +334,7 @@ static int make_dirs(const char *path, struct gf_err *e)
 	if (!slash || slash == dir)
 		return 0; /* the current or the root directory */
 	*slash = '\0';
-	for (char *p = dir + 1;; p++) {
-		char c = *p;
-		if (c != '/' && c != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-			int rc = -errno;
-			return gf_err_set(e, rc,
-					  "cannot create directory '%s': %s",
-					  dir, gf_strerror(rc));
-		}
-		*p = c;
-		if (c == '\0')
-			break;
-	}
-	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return gf_err_set(e, GF_EINVAL, "'%s' is not a directory", dir);
-	return 0;
+	return gf_mkdir_p(dir, 0700, e);
 }
 
 /* WAL and synchronous=FULL, or the open fails. */

@@ -9,8 +9,10 @@
  * thread may read the health snapshot (gf_agent_health), which the
  * sampler refreshes after each sample.
  *
- * Locks: `lock` (stop; the sampler sleeps on `wake` with it) and
- * `health_lock` (the snapshot, held only to copy it).  Never both at once.
+ * Locks: `lock` (stop; the sampler sleeps on `wake` with it),
+ * `health_lock` (the snapshot, held only to copy it) and `nvml_lock`
+ * (held by the sampler while it samples, and by gf_agent_nvml's callers:
+ * NVML calls are serialised, topo/nvml.h).  Never two at once.
  *
  * Invariants: every document is rendered whole into a bounded buffer,
  * and a render that failed (GF_ETOOBIG past doc_max) is never
@@ -56,6 +58,7 @@ struct gf_agent {
 	pthread_cond_t wake;
 	bool stop;
 	pthread_mutex_t health_lock; /* guards health[], nhealth */
+	pthread_mutex_t nvml_lock;   /* NVML calls, one thread at a time */
 	struct gf_gpu_health health[GF_TEL_MAX_GPUS];
 	int nhealth;
 	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
@@ -221,6 +224,14 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max)
 	return n;
 }
 
+int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&a->nvml_lock);
+	int rc = fn(arg);
+	pthread_mutex_unlock(&a->nvml_lock);
+	return rc;
+}
+
 /* Sample, render every document, publish the whole ones. */
 static void sample_once(struct gf_agent *a)
 {
@@ -326,7 +337,9 @@ static void *sampler(void *arg)
 			break;
 		pthread_mutex_unlock(&a->lock);
 		clock_gettime(CLOCK_MONOTONIC, &next);
+		pthread_mutex_lock(&a->nvml_lock);
 		sample_once(a);
+		pthread_mutex_unlock(&a->nvml_lock);
 		pthread_mutex_lock(&a->lock);
 	}
 	pthread_mutex_unlock(&a->lock);
@@ -345,6 +358,7 @@ static void agent_free(struct gf_agent *a)
 	pthread_cond_destroy(&a->wake);
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->health_lock);
+	pthread_mutex_destroy(&a->nvml_lock);
 	gf_free(a);
 }
 
@@ -369,6 +383,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->health_lock, NULL);
+	pthread_mutex_init(&a->nvml_lock, NULL);
 	return a;
 }
 

@@ -77,6 +77,11 @@ struct gf_gpu_health {
  */
 int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max);
 
+/* Run fn(arg) while the sampler makes no NVML call (NVML calls are
+ * serialised: topo/nvml.h); its result.  Any thread, between start and
+ * stop; fn must not call back into the agent. */
+int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg);
+
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);
 

@@ -5,6 +5,8 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include <gpufleet/err.h>
@@ -88,5 +90,33 @@ int gf_file_read(const char *path, size_t cap, char **out, size_t *len,
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
+	return 0;
+}
+
+int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e)
+{
+	char p[PATH_MAX];
+	size_t len = strlen(path);
+	if (len == 0 || len >= sizeof(p))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "directory path '%.64s' is empty or too long",
+				  path);
+	memcpy(p, path, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (p[i] != '/' && p[i] != '\0')
+			continue;
+		char c = p[i];
+		p[i] = '\0';
+		if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
+			int rc = -errno;
+			return gf_err_set(e, rc, "cannot create '%s': %s", p,
+					  gf_strerror(rc));
+		}
+		p[i] = c;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return gf_err_set(e, GF_EINVAL, "'%s' is not a directory",
+				  path);
 	return 0;
 }

@@ -28,4 +28,11 @@ FILE *gf_file_open(const char *path, const char *mode, size_t cap,
 int gf_file_read(const char *path, size_t cap, char **out, size_t *len,
 		 struct gf_err *e);
 
+/*
+ * mkdir -p: path and every missing parent, each new one with mode.  0,
+ * or -errno ("cannot create 'DIR': CAUSE"), GF_EINVAL (a part that is not
+ * a directory), GF_ETOOBIG (an empty path, or one of PATH_MAX or more).
+ */
+int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e);
+
 #endif

@@ -29,33 +29,6 @@ int64_t gf__now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int gf__mkdir_p(const char *path, struct gf_err *e)
-{
-	char p[GF_WORKER_PATH_MAX];
-	size_t len = strlen(path);
-	if (len == 0 || len >= sizeof(p))
-		return gf_err_set(e, GF_ETOOBIG,
-				  "directory path '%.64s...' "
-				  "is empty or too long",
-				  path);
-	memcpy(p, path, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		char c = p[i];
-		p[i] = '\0';
-		if (mkdir(p, 0750) != 0 && errno != EEXIST)
-			return gf_err_set(e, -errno, "cannot create '%s': %s",
-					  p, gf_strerror(-errno));
-		p[i] = c;
-	}
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-		return gf_err_set(e, GF_EINVAL, "'%s' is not a directory",
-				  path);
-	return 0;
-}
-
 static int write_all(int fd, const char *s, size_t len)
 {
 	while (len > 0) {

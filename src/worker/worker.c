@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "util/check.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/mem.h"
 #include "worker/worker_impl.h"
@@ -215,13 +216,13 @@ static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 static int open_dirs(struct gf_worker *w, struct gf_err *e)
 {
 	char path[GF_WORKER_PATH_MAX + 8];
-	int rc = gf__mkdir_p(w->state_dir, e);
+	int rc = gf_mkdir_p(w->state_dir, 0750, e);
 	if (rc == 0) {
 		snprintf(path, sizeof(path), "%s/jobs", w->state_dir);
-		rc = gf__mkdir_p(path, e);
+		rc = gf_mkdir_p(path, 0750, e);
 	}
 	if (rc == 0)
-		rc = gf__mkdir_p(w->log_dir, e);
+		rc = gf_mkdir_p(w->log_dir, 0750, e);
 	if (rc != 0)
 		return rc;
 	snprintf(path, sizeof(path), "%s/lock", w->state_dir);

@@ -95,7 +95,6 @@ bool gf__valid_id(const char *s, size_t max);
 
 /* record.c: state files and /proc */
 int64_t gf__now_ms(void);
-int gf__mkdir_p(const char *path, struct gf_err *e);
 /* Write name in dirfd atomically (name.tmp, fsync, rename, fsync dir). */
 int gf__rec_write(int dirfd, const char *name, const char *text);
 /* Read name (< GF__REC_MAX) into buf (NUL-terminated): 0 or -errno /

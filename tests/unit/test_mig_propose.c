@@ -758,7 +758,7 @@ static void test_small_fleets_exhaustive(void **state)
 static void render(const struct gf_mig_proposal *p, struct gf_buf *b)
 {
 	gf_buf_init(b, 1 << 20);
-	assert_int_equal(gf_mig_render_proposal_json(p, b), 0);
+	assert_int_equal(gf_mig_render_proposal_json(p, NULL, b), 0);
 }
 
 /* The JSON: each field, parsed back; too small a buffer is GF_ETOOBIG,
@@ -819,7 +819,7 @@ static void test_render_json(void **state)
 	gf_buf_release(&b);
 	for (size_t cap = 1; cap < full; cap += full / 41 + 1) {
 		gf_buf_init(&b, cap);
-		assert_int_equal(gf_mig_render_proposal_json(&p, &b),
+		assert_int_equal(gf_mig_render_proposal_json(&p, NULL, &b),
 				 GF_ETOOBIG);
 		gf_buf_release(&b);
 	}

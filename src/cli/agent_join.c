@@ -1,0 +1,225 @@
+/*
+ * agent_join.c - `gpufleet agent --controller URL`: the options that make
+ * the agent a node of a cluster, and the link (join/join.h) started
+ * beside the agent's sampler.  cmd_agent.c parses the rest.
+ */
+#include "cli/agent_join.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gpufleet/findings.h>
+
+#include "controller/auth.h"
+#include "server/client.h"
+#include "topo/render.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#define DEFAULT_STATE "gpufleet-agent-state"
+
+void gf_agent_join_defaults(struct gf_agent_join_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state_dir = DEFAULT_STATE;
+	a->kill_grace_ms = 10000;
+}
+
+/* "k=v" appended to a->labels; 0 or an exit code. */
+static int add_label(struct gf_agent_join_args *a, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t len = strlen(a->labels);
+	if (!eq || eq == kv || !eq[1] || strpbrk(kv, ", ") ||
+	    strchr(eq + 1, '=')) {
+		gf_cli_error("agent",
+			     "cannot parse '--label %s': expected KEY=VALUE "
+			     "without ',', ' ' or a second '='",
+			     kv);
+		return GF_EXIT_USAGE;
+	}
+	if (len + strlen(kv) + 2 > sizeof(a->labels)) {
+		gf_cli_error("agent", "--label: more than %zu bytes of labels",
+			     sizeof(a->labels) - 1);
+		return GF_EXIT_USAGE;
+	}
+	snprintf(a->labels + len, sizeof(a->labels) - len, "%s%s",
+		 len ? "," : "", kv);
+	return 0;
+}
+
+bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
+			  int *rc)
+{
+	*rc = 0;
+	switch (c) {
+	case 'C': {
+		const char *why = gf_client_base_url(arg, 9500, a->controller,
+						     sizeof(a->controller));
+		if (why) {
+			gf_cli_error("agent",
+				     "cannot parse '--controller %s': %s", arg,
+				     why);
+			*rc = GF_EXIT_USAGE;
+		}
+		return true;
+	}
+	case 'M':
+		a->name = arg;
+		return true;
+	case 'T':
+		a->token_file = arg;
+		return true;
+	case 'L':
+		*rc = add_label(a, arg);
+		return true;
+	case 'D':
+		a->state_dir = arg;
+		return true;
+	case 'A':
+		a->address = arg;
+		return true;
+	case 'G': {
+		long ms = gf_diag_parse_duration(arg);
+		if (ms < 0 || ms > 3600000) {
+			gf_cli_error("agent",
+				     "cannot parse '--kill-grace %s': expected "
+				     "0s to 1h, like 10s",
+				     arg);
+			*rc = GF_EXIT_USAGE;
+		}
+		a->kill_grace_ms = ms;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
+{
+	bool joining = a->controller[0] != '\0';
+	if (!joining &&
+	    (a->name || a->token_file || a->labels[0] || a->address)) {
+		gf_cli_error("agent",
+			     "--name, --token-file, --label and --address go "
+			     "with --controller");
+		return GF_EXIT_USAGE;
+	}
+	if (!joining)
+		return 0;
+	if (!a->name) {
+		if (gethostname(a->host, sizeof(a->host)) != 0 || !a->host[0]) {
+			gf_cli_error("agent", "no host name: give --name NODE");
+			return GF_EXIT_USAGE;
+		}
+		a->host[sizeof(a->host) - 1] = '\0';
+		a->name = a->host;
+	}
+	if (!a->address) { /* the --listen address, unless every one */
+		const char *colon = strrchr(listen, ':');
+		size_t n = colon ? (size_t)(colon - listen) : 0;
+		if (n && n < sizeof(a->addr_buf) &&
+		    strncmp(listen, "0.0.0.0", n) != 0) {
+			memcpy(a->addr_buf, listen, n);
+			a->addr_buf[n] = '\0';
+			a->address = a->addr_buf;
+		} else {
+			a->address = a->name;
+		}
+	}
+	return 0;
+}
+
+/* The token of the node's line in the token file ("TOKEN node:NAME"; an
+ * admin's also serves); NULL with the error printed. */
+static const char *read_token(struct gf_agent_join_args *a)
+{
+	struct gf_err e;
+	struct gf_auth auth;
+	if (gf_auth_read(a->token_file, &auth, &e) != 0) {
+		gf_cli_error("agent", "--token-file: %s", e.msg);
+		return NULL;
+	}
+	if (auth.loose_mode)
+		gf_cli_error("agent",
+			     "warning: '%s' is readable by others (chmod 600 "
+			     "it)",
+			     a->token_file);
+	const char *tok = NULL;
+	for (int i = 0; i < auth.n && !tok; i++)
+		if (!strcmp(auth.e[i].node, a->name))
+			tok = auth.e[i].token;
+	for (int i = 0; i < auth.n && !tok; i++)
+		if (auth.e[i].admin)
+			tok = auth.e[i].token;
+	if (tok)
+		snprintf(a->token, sizeof(a->token), "%s", tok);
+	else
+		gf_cli_error("agent",
+			     "--token-file '%s': no 'TOKEN node:%s' line (nor "
+			     "an admin's)",
+			     a->token_file, a->name);
+	gf_auth_release(&auth);
+	return tok ? a->token : NULL;
+}
+
+int gf_agent_join_start(struct gf_agent_join_args *a,
+			const struct gf_node_opts *topo, struct gf_agent *agent,
+			const char *version)
+{
+	if (!a->controller[0])
+		return 0;
+	if (a->token_file && !read_token(a))
+		return GF_EXIT_USAGE;
+	a->node = gf_cli_load_node(topo);
+	if (!a->node)
+		return GF_EXIT_FAIL;
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	if (gf_render_topo_json(a->node, false, NULL, 0, &b) == 0)
+		a->topology = gf_strndup(gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+	struct gf_join_opts o = {
+		.controller = a->controller,
+		.name = a->name,
+		.token = a->token_file ? a->token : NULL,
+		.labels = a->labels,
+		.address = a->address,
+		.agent_url = gf_agent_url(agent),
+		.version = version,
+		.state_dir = a->state_dir,
+		.node = a->node,
+		.topology = a->topology,
+		.bind = a->node->this_system,
+		.cgroup = true,
+		.kill_grace_ms = a->kill_grace_ms,
+		.agent = agent,
+	};
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_join_start(&a->join, &o, &e) != 0) {
+		gf_cli_error("agent", "%s", e.msg);
+		gf_agent_join_stop(a);
+		return GF_EXIT_FAIL;
+	}
+	fprintf(stderr,
+		"gpufleet agent: node '%s' joining %s (state in %s, jobs %s)\n",
+		a->name, a->controller, a->state_dir,
+		o.bind ? "bound to their GPUs' CPUs and memory"
+		       : "not bound: the topology is not this machine");
+	return 0;
+}
+
+void gf_agent_join_stop(struct gf_agent_join_args *a)
+{
+	gf_join_stop(a->join);
+	a->join = NULL;
+	gf_node_free(a->node);
+	a->node = NULL;
+	gf_free(a->topology);
+	a->topology = NULL;
+}

@@ -1,0 +1,53 @@
+/*
+ * agent_join.h - the `gpufleet agent` options that join a controller
+ * (--controller, --name, --token-file, --label, --state-dir, --address,
+ * --kill-grace) and starting the link with them.
+ */
+#ifndef GF_CLI_AGENT_JOIN_H
+#define GF_CLI_AGENT_JOIN_H
+
+#include <stdbool.h>
+
+#include "cli/cli.h"
+#include "controller/auth.h"
+#include "join/join.h"
+
+#define GF_AGENT_JOIN_OPTIONS                                   \
+	{ "controller", required_argument, NULL, 'C' },         \
+		{ "name", required_argument, NULL, 'M' },       \
+		{ "token-file", required_argument, NULL, 'T' }, \
+		{ "label", required_argument, NULL, 'L' },      \
+		{ "state-dir", required_argument, NULL, 'D' },  \
+		{ "address", required_argument, NULL, 'A' },    \
+	{                                                       \
+		"kill-grace", required_argument, NULL, 'G'      \
+	}
+
+struct gf_agent_join_args {
+	char controller[512]; /* "" : not joining */
+	const char *name, *token_file, *state_dir, *address;
+	char labels[256];
+	int64_t kill_grace_ms;
+	char host[64], addr_buf[64];
+	char token[GF_AUTH_TOKEN_MAX + 1];
+	struct gf_node *node;
+	char *topology;
+	struct gf_join *join;
+};
+
+void gf_agent_join_defaults(struct gf_agent_join_args *a);
+/* Apply option c; false when it is not one of these (*rc: an exit code
+ * after a bad value). */
+bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
+			  int *rc);
+/* After parsing: usage errors, defaults (name: the host name; address:
+ * the --listen host unless 0.0.0.0, else the name).  0 or an exit code. */
+int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen);
+/* Start the link (nothing without --controller): 0 or an exit code with
+ * the error printed. */
+int gf_agent_join_start(struct gf_agent_join_args *a,
+			const struct gf_node_opts *topo, struct gf_agent *agent,
+			const char *version);
+void gf_agent_join_stop(struct gf_agent_join_args *a);
+
+#endif

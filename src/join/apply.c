@@ -1,0 +1,307 @@
+/*
+ * apply.c - the loop's work on the worker: assignments made real (start
+ * what is assigned and not running, stop what runs and is not assigned),
+ * the worker's events into the ledger, the heartbeat's members, and the
+ * acknowledged reports forgotten.
+ *
+ * An assignment is (job, attempt, replica).  Against the ledger entry of
+ * (job, replica):
+ *   none                      start it
+ *   same attempt              nothing (it runs, its report is pending, or
+ *                             it ended and is acknowledged: never again)
+ *   older attempt, running    stop it; start the new one once it ended
+ *                             and its report is acknowledged
+ *   older attempt, ended      wait for the acknowledgement
+ *   older attempt, done       start the new one
+ * The assignments count as applied (the heartbeat says so, and the
+ * controller may then declare a replica missing from "running" lost) only
+ * when every one of them was started or is present.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "join/join_impl.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A run that ended, as the report says it. */
+static void ended(struct gf_le *le, const struct gf_worker_event *ev)
+{
+	struct gf_job_run *r = &le->run;
+	memset(r, 0, sizeof(*r));
+	r->attempt = le->attempt;
+	r->replica = le->replica;
+	r->started_ms = ev->start_ms > 0 ? ev->start_ms : ev->end_ms;
+	r->ended_ms = ev->end_ms >= r->started_ms ? ev->end_ms : r->started_ms;
+	if (r->started_ms <= 0)
+		r->started_ms = r->ended_ms = wall_ms();
+	r->exit_code = ev->signal ? 128 + ev->signal : ev->exit_code;
+	if (r->exit_code < 0)
+		r->exit_code = 255; /* unknown: a failure */
+	r->gpu_ms = ev->gpu_ms;
+	const char *why = ev->end == GF_WORKER_END_STOPPED	 ? le->stop_why
+			  : ev->end == GF_WORKER_END_MAX_RUNTIME ? "max-runtime"
+			  : ev->end == GF_WORKER_END_LOST	 ? "lost"
+								 : "exited";
+	snprintf(r->reason, sizeof(r->reason), "%s", *why ? why : "stopped");
+	le->st = GF_LE_ENDED;
+}
+
+bool gf__join_events(struct gf_join *j)
+{
+	struct gf_worker_event ev[32];
+	bool any = false;
+	int n;
+	while ((n = gf_worker_poll(j->w, ev, 32)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct gf_le *le = gf__ledger_find(&j->led, ev[i].job,
+							   ev[i].replica);
+			int attempt = ev[i].attempt > 0 ? ev[i].attempt : 1;
+			if (le && le->attempt != attempt)
+				continue; /* an older run's end: not ours now */
+			if (!le) {	  /* recovered after a restart */
+				struct gf_err e;
+				le = gf__ledger_add(&j->led, ev[i].job,
+						    ev[i].replica, attempt, &e);
+				if (!le) {
+					gf_log(GF_LOG_ERROR, "join", "%s",
+					       e.msg);
+					continue;
+				}
+				le->gpus = UINT32_MAX; /* not known */
+			}
+			if (ev[i].kind == GF_WORKER_STARTED) {
+				le->st = GF_LE_RUNNING;
+				continue;
+			}
+			ended(le, &ev[i]);
+			any = true;
+			gf_log(GF_LOG_INFO, "join",
+			       "%s replica %d attempt %d ended: %s, exit %d, "
+			       "%.1f GPU-s",
+			       le->job, le->replica, le->attempt,
+			       le->run.reason, le->run.exit_code,
+			       (double)le->run.gpu_ms / 1000.0);
+		}
+		if (n < 32)
+			break;
+	}
+	return any;
+}
+
+static void stop(struct gf_join *j, struct gf_le *le, const char *why)
+{
+	if (le->st != GF_LE_RUNNING || le->stopping)
+		return;
+	struct gf_err e;
+	le->stopping = true;
+	snprintf(le->stop_why, sizeof(le->stop_why), "%s", why);
+	if (gf_worker_stop(j->w, le->job, le->replica, le->attempt, &e) != 0)
+		gf_log(GF_LOG_WARN, "join", "stop %s replica %d: %s", le->job,
+		       le->replica, e.msg);
+	else
+		gf_log(GF_LOG_INFO, "join", "stopping %s replica %d: %s",
+		       le->job, le->replica, why);
+}
+
+void gf__join_stop_all(struct gf_join *j, const char *why)
+{
+	for (int i = 0; i < j->led.n; i++)
+		stop(j, &j->led.v[i], why);
+}
+
+/* The worker's assignment for a (borrowed strings). */
+static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
+		      struct gf_assignment *w, const char **uuids)
+{
+	memset(w, 0, sizeof(*w));
+	w->job = a->ref.job;
+	w->replica = a->ref.replica;
+	w->attempt = a->ref.attempt;
+	w->world_size = a->world_size;
+	w->rank = a->rank;
+	w->local_rank = a->local_rank;
+	w->master_addr = a->master_addr;
+	w->master_port = a->master_port;
+	w->kind = a->mig				 ? GF_WORKER_GPU_MIG
+		  : a->ngpus == 1 && a->gpu_milli < 1000 ? GF_WORKER_GPU_SHARE
+							 : GF_WORKER_GPU_WHOLE;
+	w->ngpus = a->ngpus;
+	for (int g = 0; g < a->ngpus; g++) {
+		w->gpus[g] = a->gpus[g];
+		uuids[g] = a->uuids[g];
+		w->gpu_uuids[g] = uuids[g];
+	}
+	w->mig_uuid = NULL;
+	if (a->mig) { /* the node's own name for it, fresh after a re-layout */
+		const char *u = gf__join_mig_uuid(j, a->gpus[0], a->mig_start);
+		w->mig_uuid = *u ? u : a->mig_uuid;
+	}
+	w->gpu_milli = a->gpu_milli;
+	w->cpu_milli = a->cpu_milli;
+	w->max_runtime_ms = a->max_runtime_s * 1000;
+	w->command = a->command ? a->command : "true";
+}
+
+/* Start a replica; a failure becomes its report. */
+static void start(struct gf_join *j, const struct gf_np_assignment *a)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_le *le = gf__ledger_add(&j->led, a->ref.job, a->ref.replica,
+					  a->ref.attempt, &e);
+	if (!le) {
+		gf_log(GF_LOG_ERROR, "join", "%s replica %d: %s", a->ref.job,
+		       a->ref.replica, e.msg);
+		return; /* not applied: tried again next time */
+	}
+	for (int g = 0; g < a->ngpus; g++)
+		le->gpus |= 1u << a->gpus[g];
+	struct gf_assignment w;
+	const char *uuids[GF_CNODE_MAX_GPUS];
+	to_worker(j, a, &w, uuids);
+	if (gf_worker_start(j->w, &w, &e) == 0) {
+		gf_log(GF_LOG_INFO, "join", "started %s replica %d attempt %d",
+		       a->ref.job, a->ref.replica, a->ref.attempt);
+		return;
+	}
+	gf_log(GF_LOG_WARN, "join", "%s replica %d: cannot start: %s",
+	       a->ref.job, a->ref.replica, e.msg);
+	le->st = GF_LE_ENDED;
+	le->synthetic = true;
+	memset(&le->run, 0, sizeof(le->run));
+	le->run.attempt = le->attempt;
+	le->run.replica = le->replica;
+	le->run.started_ms = le->run.ended_ms = wall_ms();
+	le->run.exit_code = 127;
+	snprintf(le->run.reason, sizeof(le->run.reason), "start-failed: %.140s",
+		 e.msg);
+}
+
+static bool assigned(const struct gf_np_assignments *a, const struct gf_le *le)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i].ref.replica == le->replica &&
+		    a->v[i].ref.attempt == le->attempt &&
+		    !strcmp(a->v[i].ref.job, le->job))
+			return true;
+	return false;
+}
+
+bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
+{
+	bool layouts = gf__join_mig(j, a);
+	/* what runs and is no longer assigned stops; old tombstones go */
+	for (int i = j->led.n - 1; i >= 0; i--) {
+		struct gf_le *le = &j->led.v[i];
+		if (assigned(a, le))
+			continue;
+		if (le->st == GF_LE_RUNNING)
+			stop(j, le, "stopped");
+		else if (le->st == GF_LE_DONE && a->generation >= le->done_gen)
+			gf__ledger_remove(&j->led, le);
+	}
+	bool all = true;
+	for (int i = 0; i < a->n; i++) {
+		const struct gf_np_assignment *x = &a->v[i];
+		struct gf_le *le =
+			gf__ledger_find(&j->led, x->ref.job, x->ref.replica);
+		if (le && le->attempt == x->ref.attempt)
+			continue;
+		if (le && le->attempt > x->ref.attempt)
+			continue; /* an older assignment than we ran */
+		if (le && le->st == GF_LE_DONE) {
+			gf__ledger_remove(&j->led, le);
+			le = NULL;
+		}
+		if (le) { /* an older attempt still here */
+			stop(j, le, "stopped");
+			all = false;
+			continue;
+		}
+		if (j->fenced ||
+		    (x->mig && !layouts &&
+		     !*gf__join_mig_uuid(j, x->gpus[0], x->mig_start))) {
+			all = false;
+			continue;
+		}
+		start(j, x);
+		if (!gf__ledger_find(&j->led, x->ref.job, x->ref.replica))
+			all = false;
+	}
+	if (all && layouts)
+		j->applied = a->generation;
+	return all && layouts;
+}
+
+void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
+{
+	memset(hb, 0, sizeof(*hb));
+	hb->generation = j->applied;
+	if (j->o.agent) {
+		struct gf_gpu_health h[GF_CNODE_MAX_GPUS];
+		int n = gf_agent_health(j->o.agent, h, GF_CNODE_MAX_GPUS);
+		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++) {
+			hb->health[i].index = (int)h[i].index;
+			hb->health[i].healthy = h[i].healthy;
+			snprintf(hb->health[i].reason,
+				 sizeof(hb->health[i].reason), "%s",
+				 h[i].reason);
+			hb->nhealth = i + 1;
+		}
+	}
+	int nrun = 0, nrep = 0;
+	for (int i = 0; i < j->led.n; i++) {
+		nrun += j->led.v[i].st == GF_LE_RUNNING;
+		nrep += j->led.v[i].st == GF_LE_ENDED;
+	}
+	hb->running = gf_calloc((size_t)nrun + 1, sizeof(*hb->running));
+	hb->reports = gf_calloc((size_t)nrep + 1, sizeof(*hb->reports));
+	for (int i = 0; i < j->led.n; i++) {
+		const struct gf_le *le = &j->led.v[i];
+		struct gf_np_ref ref = { .attempt = le->attempt,
+					 .replica = le->replica };
+		snprintf(ref.job, sizeof(ref.job), "%s", le->job);
+		if (le->st == GF_LE_RUNNING && hb->nrunning < GF_NP_MAX_RUNNING)
+			hb->running[hb->nrunning++] = ref;
+		if (le->st == GF_LE_ENDED && hb->nreports < GF_NP_MAX_REPORTS) {
+			struct gf_np_report *r = &hb->reports[hb->nreports++];
+			r->ref = ref;
+			r->run = le->run;
+		}
+	}
+}
+
+void gf__join_acked(struct gf_join *j, const struct gf_np_ack *a)
+{
+	for (int k = 0; k < a->nacked; k++) {
+		const struct gf_np_ref *ref = &a->acked[k];
+		struct gf_le *le =
+			gf__ledger_find(&j->led, ref->job, ref->replica);
+		if (!le || le->attempt != ref->attempt || le->st != GF_LE_ENDED)
+			continue;
+		struct gf_err e;
+		/* the tombstone first: a crash between the two leaves the
+		 * run reported again, never started again */
+		if (gf__ledger_done(&j->led, le, a->generation, &e) != 0) {
+			gf_log(GF_LOG_WARN, "join", "%s", e.msg);
+			continue;
+		}
+		if (!le->synthetic &&
+		    gf_worker_forget(j->w, le->job, le->replica, le->attempt,
+				     &e) != 0 &&
+		    e.code != GF_ENOTFOUND)
+			gf_log(GF_LOG_WARN, "join", "forget %s replica %d: %s",
+			       le->job, le->replica, e.msg);
+	}
+}

@@ -1,0 +1,109 @@
+/*
+ * inventory.c - what this node is, as its registration says it: CPUs,
+ * memory, each GPU (index, UUID, name, memory, MIG mode, health), the
+ * MIG instances with their device UUIDs, the GPUs' link qualities and
+ * the labels.  GPUs come in NVML's index order, the order the controller
+ * places by.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/catalog.h>
+#include <gpufleet/gpu_topo.h>
+
+#include "join/join_impl.h"
+#include "mig/state.h"
+#include "util/log.h"
+
+static int read_mig(void *arg)
+{
+	struct gf_mig_node_state *st = arg;
+	struct gf_err e;
+	int rc = gf_mig_state_read(st, &e);
+	if (rc)
+		gf_log(GF_LOG_INFO, "join", "MIG state: %s", e.msg);
+	return rc;
+}
+
+/* MIG instances of the GPUs in MIG mode, from NVML. */
+static void mig_instances(struct gf_join *j, struct gf_np_inventory *inv)
+{
+	struct gf_mig_node_state st = { 0 };
+	int rc = j->o.agent ? gf_agent_nvml(j->o.agent, read_mig, &st)
+			    : read_mig(&st);
+	for (int g = 0; rc == 0 && g < st.ngpus && g < inv->ngpus; g++) {
+		const struct gf_mig_gpu_state *m = &st.gpus[g];
+		inv->gpus[g].mig_mode = m->mode == NVML_DEVICE_MIG_ENABLE;
+		if (m->model && !inv->mig_model[0])
+			snprintf(inv->mig_model, sizeof(inv->mig_model), "%s",
+				 m->model->id);
+		for (int k = 0; k < m->n && inv->nmig < GF_CTL_MAX_MIG; k++) {
+			struct gf_np_mig *x = &inv->mig[inv->nmig++];
+			x->gpu = g;
+			x->start = m->gi[k].inst.start;
+			snprintf(x->profile, sizeof(x->profile), "%s",
+				 m->gi[k].profile);
+			snprintf(x->uuid, sizeof(x->uuid), "%s", m->gi[k].uuid);
+		}
+	}
+	gf_mig_state_release(&st);
+}
+
+int gf__join_inventory(struct gf_join *j, struct gf_err *e)
+{
+	const struct gf_node *n = j->o.node;
+	struct gf_np_inventory *inv = &j->inv;
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->address, sizeof(inv->address), "%s",
+		 j->o.address ? j->o.address : j->o.name);
+	snprintf(inv->agent_url, sizeof(inv->agent_url), "%s",
+		 j->o.agent_url ? j->o.agent_url : "");
+	snprintf(inv->version, sizeof(inv->version), "%s",
+		 j->o.version ? j->o.version : "");
+	snprintf(inv->labels, sizeof(inv->labels), "%s",
+		 j->o.labels ? j->o.labels : "");
+	inv->cpu_milli = (int32_t)(gf_bitmap_count(&n->cpus) * 1000);
+	uint64_t mem = 0;
+	for (int i = 0; i < n->nnuma; i++)
+		mem += n->numa[i].memory_bytes;
+	inv->memory_mib = (int64_t)(mem >> 20);
+	if (n->ngpus > GF_CNODE_MAX_GPUS)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "%d GPUs: a node holds at most %d", n->ngpus,
+				  GF_CNODE_MAX_GPUS);
+	for (int g = 0; g < n->ngpus; g++) {
+		const struct gf_gpu *x = &n->gpus[g];
+		struct gf_np_gpu *y = &inv->gpus[g];
+		if (!x->model)
+			return gf_err_set(e, GF_EINVAL,
+					  "GPU %d (%s): not in the GPU catalog",
+					  g, x->name);
+		if (g > 0 && x->model != n->gpus[0].model)
+			return gf_err_set(
+				e, GF_ENOTSUP,
+				"GPU %d is a %s, GPU 0 a %s: one model "
+				"per node",
+				g, x->model->id, n->gpus[0].model->id);
+		if (!x->uuid[0])
+			gf_log(GF_LOG_WARN, "join",
+			       "GPU %d: no UUID (NVML did not answer for it): "
+			       "its jobs get its index",
+			       g);
+		y->index = g;
+		snprintf(y->uuid, sizeof(y->uuid), "%s", x->uuid);
+		snprintf(y->name, sizeof(y->name), "%s", x->name);
+		y->memory_mib = (int64_t)x->memory_mib;
+		y->mig_mode = x->mig_mode == 1;
+		y->healthy = true;
+		inv->ngpus = g + 1;
+	}
+	if (inv->ngpus)
+		snprintf(inv->gpu_model, sizeof(inv->gpu_model), "%s",
+			 n->gpus[0].model->id);
+	struct gf_err te;
+	if (inv->ngpus && gf_gpu_topo_from_node(n, &inv->topo, &te) == 0)
+		inv->has_topo = true;
+	if (inv->ngpus)
+		mig_instances(j, inv);
+	return 0;
+}

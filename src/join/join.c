@@ -1,0 +1,476 @@
+/*
+ * join.c - the link's two threads (join.h): the loop registers the node,
+ * heartbeats, applies the assignments the poller received, watches the
+ * worker and fences; the poller holds the long poll.
+ *
+ * The loop, every 100 ms or when woken:
+ *   worker events into the ledger (a run that ended: heartbeat now);
+ *   not registered: PUT the inventory (with what runs and what ended),
+ *     retried every second until answered 200;
+ *   heartbeat due: POST it; an answer moves the fence clock and forgets
+ *     the acknowledged runs; 404 (the controller forgot the node): PUT;
+ *   the latest assignments applied (again until whole);
+ *   no answer for fence_after: stop every job, start nothing.
+ * The fence clock and its length are kept in STATE/fence, so an agent
+ * that restarts cut off from the controller still stops its jobs in time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "join/join_impl.h"
+#include "util/file.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#define LOOP_MS	       100
+#define RETRY_MS       1000
+#define POLL_WAIT_S    30
+#define REQ_TIMEOUT_MS 10000
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the fence clock on disk ---------------------------------------- */
+
+static void fence_path(const struct gf_join *j, char *out, size_t size)
+{
+	snprintf(out, size, "%s/fence", j->o.state_dir);
+}
+
+static void fence_save(const struct gf_join *j)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	fence_path(j, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%" PRId64 " %" PRId64 "\n", j->last_ok_wall,
+		j->fence_after_ms);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+/* A restarted agent: the clock goes on from the last answered heartbeat
+ * of the one before (wall clock: the only one that survives). */
+static void fence_load(struct gf_join *j)
+{
+	char path[PATH_MAX];
+	fence_path(j, path, sizeof(path));
+	FILE *f = fopen(path, "re");
+	int64_t at = 0, after = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%" SCNd64 " %" SCNd64, &at, &after) == 2 && at > 0 &&
+	    after > 0) {
+		j->last_ok_wall = at;
+		j->fence_after_ms = after;
+		int64_t age = wall_ms() - at;
+		j->last_ok_mono = mono_ms() - (age > 0 ? age : 0);
+	}
+	fclose(f);
+}
+
+static void check_fence(struct gf_join *j)
+{
+	if (j->fence_after_ms <= 0 || j->fenced ||
+	    mono_ms() - j->last_ok_mono < j->fence_after_ms)
+		return;
+	j->fenced = true;
+	gf_log(GF_LOG_ERROR, "join",
+	       "no answer from the controller for %lld s: stopping every job "
+	       "(the controller requeues them elsewhere soon; nothing starts "
+	       "here until it answers again)",
+	       (long long)(j->fence_after_ms / 1000));
+	gf__join_stop_all(j, "fenced");
+}
+
+/* ---- talking to the controller -------------------------------------- */
+
+static int exchange(struct gf_join *j, struct gf_client *c, unsigned method,
+		    const char *url, const struct gf_buf *body,
+		    struct gf_client_answer *a)
+{
+	struct gf_client_req q = { .method = method,
+				   .url = url,
+				   .token = j->o.token,
+				   .body = body ? body->data : NULL,
+				   .body_len = body ? body->len : 0,
+				   .timeout_ms = REQ_TIMEOUT_MS };
+	struct gf_err e;
+	int rc = gf_client_request(c, &q, a, &e);
+	if (rc)
+		gf_log(GF_LOG_DEBUG, "join", "%s", e.msg);
+	return rc;
+}
+
+/* The controller's answer to a PUT or a heartbeat sent at sent_mono. */
+static void acked(struct gf_join *j, const struct gf_client_answer *a,
+		  int64_t sent_mono, int64_t sent_wall)
+{
+	struct gf_jv *v = NULL;
+	struct gf_np_ack ack;
+	struct gf_err e;
+	if (gf_jv_parse(a->body.data, a->body.len, &v, &e) != 0 ||
+	    gf_np_ack_read(v, &ack, &e) != 0) {
+		gf_log(GF_LOG_WARN, "join", "the controller's answer: %s",
+		       e.msg);
+		gf_jv_free(v);
+		return;
+	}
+	gf_jv_free(v);
+	if (j->fenced)
+		gf_log(GF_LOG_INFO, "join",
+		       "the controller answers again: jobs may start");
+	j->fenced = false;
+	j->last_ok_mono = sent_mono;
+	j->last_ok_wall = sent_wall;
+	j->hb_every_ms = ack.heartbeat_ms;
+	j->fence_after_ms = ack.fence_after_ms;
+	fence_save(j);
+	gf__join_acked(j, &ack);
+	gf_np_ack_release(&ack);
+	pthread_mutex_lock(&j->lock);
+	j->st.heartbeats++;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void said_no(const char *what, const struct gf_client_answer *a)
+{
+	gf_log(a->status == 401 || a->status == 403 ? GF_LOG_ERROR
+						    : GF_LOG_WARN,
+	       "join", "%s: %ld %.300s", what, a->status, gf_buf_str(&a->body));
+}
+
+/* PUT or POST the node's state; 0 when answered 200. */
+static int send_state(struct gf_join *j, struct gf_client *c, bool reg)
+{
+	struct gf_buf b;
+	struct gf_json js;
+	struct gf_np_heartbeat hb;
+	gf_buf_init(&b, GF_NP_BODY_MAX);
+	gf_json_init(&js, &b);
+	gf__join_heartbeat(j, &hb);
+	gf_json_obj_begin(&js, NULL);
+	if (reg)
+		gf_np_inventory_write(&js, &j->inv, j->o.topology,
+				      j->o.topology ? strlen(j->o.topology)
+						    : 0);
+	gf_np_heartbeat_write(&js, &hb);
+	gf_json_obj_end(&js);
+	gf_np_heartbeat_release(&hb);
+	int rc = -1;
+	if (gf_json_error(&js)) {
+		gf_log(GF_LOG_ERROR, "join", "the %s is over %u bytes",
+		       reg ? "registration" : "heartbeat", GF_NP_BODY_MAX);
+		gf_buf_release(&b);
+		return rc;
+	}
+	struct gf_client_answer a;
+	int64_t sent_mono = mono_ms(), sent_wall = wall_ms();
+	int xrc = exchange(j, c, reg ? GF_HTTP_PUT : GF_HTTP_POST,
+			   reg ? j->url_put : j->url_hb, &b, &a);
+	if (xrc == 0 && a.status == 200) {
+		acked(j, &a, sent_mono, sent_wall);
+		rc = 0;
+	} else if (xrc == 0 && a.status == 404 && !reg) {
+		gf_log(GF_LOG_INFO, "join",
+		       "the controller does not know this node: registering");
+		pthread_mutex_lock(&j->lock);
+		j->need_register = true;
+		pthread_mutex_unlock(&j->lock);
+	} else if (xrc == 0) {
+		said_no(reg ? "registration" : "heartbeat", &a);
+	}
+	if (rc) {
+		pthread_mutex_lock(&j->lock);
+		j->st.heartbeat_failures++;
+		pthread_mutex_unlock(&j->lock);
+	}
+	gf_client_answer_release(&a);
+	gf_buf_release(&b);
+	return rc;
+}
+
+/* ---- the loop ------------------------------------------------------- */
+
+static void wait_ms(struct gf_join *j, int64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&j->lock);
+	if (!j->stop && !j->have_next)
+		pthread_cond_timedwait(&j->wake, &j->lock, &ts);
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Take the assignments the poller left, if any, into cur. */
+static bool take_next(struct gf_join *j, struct gf_np_assignments *cur)
+{
+	bool got = false;
+	pthread_mutex_lock(&j->lock);
+	if (j->have_next) {
+		gf_np_assignments_release(cur);
+		*cur = j->next;
+		memset(&j->next, 0, sizeof(j->next));
+		j->have_next = false;
+		got = true;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return got;
+}
+
+static void publish_stats(struct gf_join *j, bool registered)
+{
+	int run = 0, rep = 0;
+	for (int i = 0; i < j->led.n; i++) {
+		run += j->led.v[i].st == GF_LE_RUNNING;
+		rep += j->led.v[i].st == GF_LE_ENDED;
+	}
+	pthread_mutex_lock(&j->lock);
+	j->st.registered = registered;
+	j->st.fenced = j->fenced;
+	j->st.generation = j->applied;
+	j->st.running = run;
+	j->st.pending_reports = rep;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void *loop(void *arg)
+{
+	struct gf_join *j = arg;
+	struct gf_client *c = gf_client_new();
+	struct gf_np_assignments cur = { 0 };
+	bool have_cur = false, applied_cur = true, registered = false;
+	int64_t next_hb = 0, next_reg = 0;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		bool stop = j->stop, reg = j->need_register;
+		pthread_mutex_unlock(&j->lock);
+		if (stop)
+			break;
+		bool ended = gf__join_events(j);
+		int64_t now = mono_ms();
+		if (reg && now >= next_reg) {
+			if (send_state(j, c, true) == 0) {
+				pthread_mutex_lock(&j->lock);
+				j->need_register = false;
+				pthread_mutex_unlock(&j->lock);
+				registered = true;
+				gf_log(GF_LOG_INFO, "join",
+				       "registered as '%s' with %s", j->o.name,
+				       j->o.controller);
+				next_hb = now + j->hb_every_ms;
+			} else {
+				next_reg = now + RETRY_MS;
+			}
+		} else if (!reg && (now >= next_hb || ended)) {
+			int rc = send_state(j, c, false);
+			next_hb = now + (rc == 0 ? j->hb_every_ms
+						 : (j->hb_every_ms < RETRY_MS
+							    ? j->hb_every_ms
+							    : RETRY_MS));
+		}
+		check_fence(j);
+		if (take_next(j, &cur)) {
+			have_cur = true;
+			applied_cur = false;
+		}
+		if (have_cur && !applied_cur)
+			applied_cur = gf__join_apply(j, &cur);
+		publish_stats(j, registered);
+		int64_t left = next_hb - mono_ms();
+		wait_ms(j, left < LOOP_MS ? (left > 0 ? left : 1) : LOOP_MS);
+	}
+	gf_np_assignments_release(&cur);
+	gf_client_free(c);
+	return NULL;
+}
+
+/* ---- the poller ----------------------------------------------------- */
+
+static bool stopping(struct gf_join *j)
+{
+	pthread_mutex_lock(&j->lock);
+	bool s = j->stop;
+	pthread_mutex_unlock(&j->lock);
+	return s;
+}
+
+static void *poller(void *arg)
+{
+	struct gf_join *j = arg;
+	struct gf_client *c = gf_client_new();
+	int64_t backoff = 0;
+	while (!stopping(j)) {
+		if (backoff) {
+			wait_ms(j, backoff);
+			if (stopping(j))
+				break;
+		}
+		pthread_mutex_lock(&j->lock);
+		bool registered = j->st.registered && !j->need_register;
+		uint64_t after = j->received;
+		pthread_mutex_unlock(&j->lock);
+		if (!registered) {
+			backoff = 200;
+			continue;
+		}
+		char url[640];
+		snprintf(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
+			 j->url_poll, POLL_WAIT_S, after);
+		struct gf_client_req q = { .url = url,
+					   .token = j->o.token,
+					   .timeout_ms = POLL_WAIT_S * 1000 +
+							 REQ_TIMEOUT_MS,
+					   .answer_max = 64u << 20,
+					   .cancel = &j->cancel };
+		struct gf_client_answer a;
+		struct gf_err e;
+		int rc = gf_client_request(c, &q, &a, &e);
+		struct gf_jv *v = NULL;
+		struct gf_np_assignments got;
+		if (rc == 0 && a.status == 200 &&
+		    gf_jv_parse(a.body.data, a.body.len, &v, &e) == 0 &&
+		    gf_np_assignments_read(v, &got, &e) == 0) {
+			pthread_mutex_lock(&j->lock);
+			gf_np_assignments_release(&j->next);
+			j->next = got;
+			j->have_next = true;
+			j->received = got.generation;
+			pthread_cond_broadcast(&j->wake);
+			pthread_mutex_unlock(&j->lock);
+			backoff = 0;
+		} else {
+			if (rc == 0 && a.status == 200)
+				gf_log(GF_LOG_WARN, "join",
+				       "the controller's assignments: %s",
+				       e.msg);
+			else if (rc == 0)
+				said_no("assignments", &a);
+			if (rc == 0 && a.status == 404) {
+				pthread_mutex_lock(&j->lock);
+				j->need_register = true;
+				pthread_mutex_unlock(&j->lock);
+			}
+			backoff = RETRY_MS;
+		}
+		gf_jv_free(v);
+		gf_client_answer_release(&a);
+	}
+	gf_client_free(c);
+	return NULL;
+}
+
+/* ---- start and stop ------------------------------------------------- */
+
+static int urls(struct gf_join *j, struct gf_err *e)
+{
+	const char *base = j->o.controller, *name = j->o.name;
+	if (strlen(base) + strlen(name) + 32 >= sizeof(j->url_put))
+		return gf_err_set(e, GF_EINVAL, "controller URL too long");
+	snprintf(j->url_put, sizeof(j->url_put), "%s/v1/nodes/%s", base, name);
+	snprintf(j->url_hb, sizeof(j->url_hb), "%s/v1/nodes/%s/heartbeat", base,
+		 name);
+	snprintf(j->url_poll, sizeof(j->url_poll), "%s/v1/nodes/%s/assignments",
+		 base, name);
+	return 0;
+}
+
+int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
+		  struct gf_err *e)
+{
+	*out = NULL;
+	if (!o->controller || !o->name || !o->state_dir || !o->node)
+		return gf_err_set(e, GF_EINVAL,
+				  "join: controller, name, state directory and "
+				  "node are required");
+	struct gf_join *j = gf_calloc(1, sizeof(*j));
+	j->o = *o;
+	j->hb_every_ms = 2000;
+	j->need_register = true;
+	atomic_init(&j->cancel, false);
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	char wdir[PATH_MAX], ldir[PATH_MAX];
+	snprintf(wdir, sizeof(wdir), "%s/worker", o->state_dir);
+	snprintf(ldir, sizeof(ldir), "%s/logs", o->state_dir);
+	struct gf_worker_opts wo = { .state_dir = wdir,
+				     .log_dir = o->log_dir ? o->log_dir : ldir,
+				     .node_name = o->name,
+				     .node = o->node,
+				     .env_only = !o->bind,
+				     .grace_ms = o->kill_grace_ms,
+				     .cgroup = o->cgroup };
+	int rc = urls(j, e);
+	if (rc == 0)
+		rc = gf_mkdir_p(o->state_dir, 0700, e);
+	if (rc == 0)
+		rc = gf__ledger_open(&j->led, o->state_dir, e);
+	if (rc == 0)
+		rc = gf_worker_open(&wo, &j->w, e);
+	if (rc == 0)
+		rc = gf__join_inventory(j, e);
+	if (rc) {
+		gf_worker_close(j->w);
+		gf__ledger_close(&j->led);
+		pthread_mutex_destroy(&j->lock);
+		pthread_cond_destroy(&j->wake);
+		gf_free(j);
+		return rc;
+	}
+	fence_load(j);
+	gf_log(GF_LOG_INFO, "join", "jobs isolated by %s",
+	       gf_worker_isolation(j->w));
+	pthread_create(&j->loop_tid, NULL, loop, j);
+	pthread_create(&j->poll_tid, NULL, poller, j);
+	*out = j;
+	return 0;
+}
+
+void gf_join_stop(struct gf_join *j)
+{
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->lock);
+	j->stop = true;
+	pthread_cond_broadcast(&j->wake);
+	pthread_mutex_unlock(&j->lock);
+	atomic_store(&j->cancel, true); /* the long poll gives up */
+	pthread_join(j->poll_tid, NULL);
+	pthread_join(j->loop_tid, NULL);
+	gf_np_assignments_release(&j->next);
+	gf_worker_close(j->w);
+	gf__ledger_close(&j->led);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->wake);
+	gf_free(j);
+}
+
+void gf_join_stats(struct gf_join *j, struct gf_join_stats *st)
+{
+	pthread_mutex_lock(&j->lock);
+	*st = j->st;
+	pthread_mutex_unlock(&j->lock);
+}
