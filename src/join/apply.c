@@ -50,6 +50,7 @@ static void ended(struct gf_le *le, const struct gf_worker_event *ev)
 		r->exit_code = 255; /* unknown: a failure */
 	r->gpu_ms = ev->gpu_ms;
 	const char *why = ev->end == GF_WORKER_END_STOPPED	 ? le->stop_why
+			  : ev->end == GF_WORKER_END_FENCED	 ? "fenced"
 			  : ev->end == GF_WORKER_END_MAX_RUNTIME ? "max-runtime"
 			  : ev->end == GF_WORKER_END_LOST	 ? "lost"
 								 : "exited";

@@ -413,16 +413,20 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	char wdir[PATH_MAX], ldir[PATH_MAX];
+	char wdir[PATH_MAX], ldir[PATH_MAX], lease[PATH_MAX];
 	snprintf(wdir, sizeof(wdir), "%s/worker", o->state_dir);
 	snprintf(ldir, sizeof(ldir), "%s/logs", o->state_dir);
+	fence_path(j, lease, sizeof(lease));
 	struct gf_worker_opts wo = { .state_dir = wdir,
 				     .log_dir = o->log_dir ? o->log_dir : ldir,
 				     .node_name = o->name,
 				     .node = o->node,
 				     .env_only = !o->bind,
 				     .grace_ms = o->kill_grace_ms,
-				     .cgroup = o->cgroup };
+				     .cgroup = o->cgroup,
+				     /* the shims fence too: a dead agent's jobs
+				      * stop in time as well */
+				     .lease_path = lease };
 	int rc = urls(j, e);
 	if (rc == 0)
 		rc = gf_mkdir_p(o->state_dir, 0700, e);

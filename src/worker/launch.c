@@ -78,6 +78,8 @@ struct child {
 	unsigned long mems[GF__MEM_WORDS];
 	bool bind_mems;
 	int null_fd, log_fd, dir_fd, procs_fd, cgkill_fd;
+	const char *lease; /* NULL: none */
+	int64_t grace_ms;
 	int rep_w, go_r, go_w;
 	int keep[8];
 	int nkeep;
@@ -213,7 +215,7 @@ static size_t put_str(char *p, const char *s)
 	return n;
 }
 
-static void write_exit(int dir_fd, int status)
+static void write_exit(int dir_fd, int status, bool fenced)
 {
 	char buf[96];
 	size_t len = 0;
@@ -225,6 +227,8 @@ static void write_exit(int dir_fd, int status)
 	len += put_num(buf + len,
 		       (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 	buf[len++] = '\n';
+	if (fenced)
+		len += put_str(buf + len, "fenced=1\n");
 	int fd = openat(dir_fd, "exit.tmp",
 			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 			0600);
@@ -247,6 +251,87 @@ static void drain_group(pid_t job)
 		if (kill(-job, 0) != 0 && errno == ESRCH)
 			return;
 		nanosleep(&ten_ms, NULL);
+	}
+}
+
+static int64_t wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A decimal number at *p, moving past it and the spaces after; false
+ * when there is none. */
+static bool take_num(const char **p, int64_t *out)
+{
+	int64_t v = 0;
+	const char *s = *p;
+	if (*s < '0' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9' && v < INT64_MAX / 10 - 10)
+		v = v * 10 + (*s++ - '0');
+	while (*s == ' ')
+		s++;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/* The lease's end (ms since the epoch), or INT64_MAX when there is no
+ * lease to read.  Async-signal-safe: open, read, close. */
+static int64_t lease_end(const char *path)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return INT64_MAX;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return INT64_MAX;
+	buf[n] = '\0';
+	const char *p = buf;
+	int64_t at, len;
+	if (!take_num(&p, &at) || !take_num(&p, &len) || at <= 0 || len <= 0)
+		return INT64_MAX;
+	return at + len;
+}
+
+/*
+ * Wait for the job while watching the lease (every second, or at once
+ * when a child ends: SIGCHLD is blocked and waited for): once it runs
+ * out, SIGTERM to the job's group, SIGKILL after the grace.  Returns
+ * whether the lease stopped it; *status the job's wait status.
+ */
+static bool wait_leased(const struct child *c, pid_t job, int *status)
+{
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	bool fenced = false;
+	int64_t kill_at = 0;
+	for (;;) {
+		pid_t r = waitpid(-1, status, WNOHANG);
+		if (r == job)
+			return fenced;
+		if (r > 0)
+			continue; /* an orphan of the job, reaped */
+		int64_t now = wall_now();
+		if (!fenced && now >= lease_end(c->lease)) {
+			fenced = true;
+			kill(-job, SIGTERM);
+			kill_at = now + c->grace_ms;
+		}
+		if (fenced && now >= kill_at) {
+			kill(-job, SIGKILL);
+			if (c->cgkill_fd >= 0 &&
+			    write(c->cgkill_fd, "1", 1) != 1)
+				kill(-job, SIGKILL);
+		}
+		struct timespec one = { 1, 0 };
+		sigtimedwait(&chld, NULL, &one);
 	}
 }
 
@@ -276,19 +361,24 @@ static _Noreturn void shim(const struct child *c)
 	if (c->procs_fd >= 0)
 		close(c->procs_fd);
 	int status = 0;
-	for (;;) {
-		pid_t r = waitpid(-1, &status, 0);
-		if (r == job)
-			break;
-		if (r < 0 && errno != EINTR)
-			_exit(1); /* cannot happen: the job is our child */
+	bool fenced = false;
+	if (c->lease) {
+		fenced = wait_leased(c, job, &status);
+	} else {
+		for (;;) {
+			pid_t r = waitpid(-1, &status, 0);
+			if (r == job)
+				break;
+			if (r < 0 && errno != EINTR)
+				_exit(1); /* cannot happen: our child */
+		}
 	}
 	/* the job is its main process: what it leaves behind goes too */
 	kill(-job, SIGKILL);
 	if (c->cgkill_fd >= 0 && write(c->cgkill_fd, "1", 1) != 1)
 		kill(-job, SIGKILL);
 	drain_group(job);
-	write_exit(c->dir_fd, status);
+	write_exit(c->dir_fd, status, fenced);
 	/* descendants that left the group (setsid) are still ours to reap */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
@@ -363,6 +453,8 @@ static void fill_child(struct child *c, const struct gf__launch_in *in,
 	c->dir_fd = in->dir_fd;
 	c->procs_fd = in->procs_fd;
 	c->cgkill_fd = in->cgkill_fd;
+	c->lease = in->lease_path;
+	c->grace_ms = in->grace_ms;
 	struct rlimit rl;
 	c->max_fd = 65536;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)

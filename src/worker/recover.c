@@ -49,9 +49,10 @@ void gf__signal_job(const struct gf__wjob *j, int sig)
 		kill(j->pid, sig); /* not a group leader (cannot happen) */
 }
 
-/* The shim's "exit" file: 1 with its status, 0 when absent, < 0 bad. */
+/* The shim's "exit" file: 1 with its status (and whether the shim
+ * fenced the job), 0 when absent, < 0 bad. */
 static int read_exit(const struct gf_worker *w, const struct gf__wjob *j,
-		     int *status, int64_t *end_ms)
+		     int *status, int64_t *end_ms, bool *fenced)
 {
 	char name[GF__KEY_MAX + 8], buf[256];
 	int64_t st;
@@ -65,6 +66,8 @@ static int read_exit(const struct gf_worker *w, const struct gf__wjob *j,
 	    !gf__rec_i64(buf, "end_ms", end_ms))
 		return GF_EPARSE;
 	*status = (int)st;
+	int64_t f = 0;
+	*fenced = gf__rec_i64(buf, "fenced", &f) && f == 1;
 	return 1;
 }
 
@@ -73,9 +76,11 @@ static bool ended_by_file(struct gf_worker *w, struct gf__wjob *j)
 {
 	int status = 0;
 	int64_t end_ms = 0;
-	int rc = read_exit(w, j, &status, &end_ms);
+	bool fenced = false;
+	int rc = read_exit(w, j, &status, &end_ms, &fenced);
 	if (rc == 1) {
-		gf__worker_ended(w, j, status, true, end_ms, NULL);
+		gf__worker_ended(w, j, status, true, end_ms,
+				 fenced ? GF__FENCED : NULL);
 		return true;
 	}
 	if (rc < 0) {

@@ -201,6 +201,8 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 		.log_fd = s->log_fd,
 		.procs_fd = s->procs_fd,
 		.cgkill_fd = s->cgkill_fd,
+		.lease_path = w->lease_path[0] ? w->lease_path : NULL,
+		.grace_ms = w->grace_ms,
 	};
 	struct gf__launch_out lo;
 	struct gf_err le;

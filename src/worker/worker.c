@@ -52,6 +52,8 @@ const char *gf_worker_end_name(enum gf_worker_end end)
 		return "max-runtime";
 	case GF_WORKER_END_LOST:
 		return "lost";
+	case GF_WORKER_END_FENCED:
+		return "fenced";
 	default:
 		return "";
 	}
@@ -143,6 +145,7 @@ static void describe(char *out, size_t size, int status)
 void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 		      bool have_status, int64_t end_ms, const char *why)
 {
+	bool fenced = have_status && why && !strcmp(why, GF__FENCED);
 	struct gf_worker_event ev;
 	char how[96];
 	event_base(&ev, j, GF_WORKER_ENDED);
@@ -159,11 +162,15 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 			ev.exit_code = WEXITSTATUS(status);
 		else if (WIFSIGNALED(status))
 			ev.signal = WTERMSIG(status);
-		ev.end = j->stop_reason != GF_WORKER_END_NONE
+		ev.end = fenced ? GF_WORKER_END_FENCED
+			 : j->stop_reason != GF_WORKER_END_NONE
 				 ? j->stop_reason
 				 : GF_WORKER_END_EXITED;
 		describe(how, sizeof(how), status);
-		if (ev.end == GF_WORKER_END_STOPPED)
+		if (ev.end == GF_WORKER_END_FENCED)
+			snprintf(ev.note, sizeof(ev.note),
+				 "fenced (its lease ran out): %s", how);
+		else if (ev.end == GF_WORKER_END_STOPPED)
 			snprintf(ev.note, sizeof(ev.note), "stopped: %s", how);
 		else if (ev.end == GF_WORKER_END_MAX_RUNTIME)
 			snprintf(ev.note, sizeof(ev.note),
@@ -264,6 +271,9 @@ int gf_worker_open(const struct gf_worker_opts *o, struct gf_worker **out,
 	w->node = o->node;
 	w->env_only = o->env_only;
 	w->grace_ms = o->grace_ms ? o->grace_ms : GF_WORKER_GRACE_DEFAULT_MS;
+	if (o->lease_path)
+		snprintf(w->lease_path, sizeof(w->lease_path), "%s",
+			 o->lease_path);
 	rc = open_dirs(w, e);
 	if (rc != 0) {
 		gf_worker_close(w);

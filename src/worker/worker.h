@@ -74,7 +74,18 @@ struct gf_worker_opts {
 	const struct gf_node *node;
 	bool env_only;	  /* plan the environment, bind no CPU or memory */
 	int64_t grace_ms; /* SIGTERM -> SIGKILL; 0: the default (10 s) */
-	bool cgroup;	  /* try a cgroup v2 per job (else process groups) */
+	/*
+	 * A lease, or NULL: a file holding "WALL_MS FOR_MS" (the lease was
+	 * renewed at WALL_MS, ms since the epoch, for FOR_MS).  Each shim
+	 * reads it every second; once the lease has run out, the shim stops
+	 * its job itself (SIGTERM to its group, SIGKILL after grace_ms) and
+	 * the end is GF_WORKER_END_FENCED.  This holds when the agent itself
+	 * is dead: its jobs never outlive the time the controller gives a
+	 * silent node before it starts them elsewhere.  A missing or
+	 * unreadable file is no lease yet (nothing is stopped).
+	 */
+	const char *lease_path;
+	bool cgroup; /* try a cgroup v2 per job (else process groups) */
 };
 
 enum gf_worker_gpu_kind {
@@ -141,6 +152,7 @@ enum gf_worker_end {
 	GF_WORKER_END_EXITED,	   /* it ended on its own */
 	GF_WORKER_END_STOPPED,	   /* gf_worker_stop */
 	GF_WORKER_END_MAX_RUNTIME, /* it ran past max_runtime_ms */
+	GF_WORKER_END_FENCED,	   /* its shim stopped it: the lease ran out */
 	GF_WORKER_END_LOST,	   /* its shim vanished without writing the
 				      status (killed, or the node rebooted):
 				      exit code and end time unknown */

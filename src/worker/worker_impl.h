@@ -67,6 +67,7 @@ struct gf_worker {
 	const struct gf_node *node;
 	bool env_only;
 	int64_t grace_ms;
+	char lease_path[GF_WORKER_PATH_MAX]; /* "" none */
 	int lock_fd, jobs_fd; /* STATE/lock (flocked), STATE/jobs */
 	char boot_id[GF__BOOT_ID_MAX];
 	struct gf_cgroup_env cg;
@@ -86,8 +87,11 @@ void gf__key(char *out, size_t size, const char *job, int replica, int attempt);
 struct gf__wjob *gf__worker_add(struct gf_worker *w);
 void gf__worker_push(struct gf_worker *w, const struct gf_worker_event *ev);
 void gf__worker_started(struct gf_worker *w, const struct gf__wjob *j);
+/* why: with have_status, GF__FENCED when the shim fenced it, else
+ * NULL; without, what is known. */
 void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 		      bool have_status, int64_t end_ms, const char *why);
+#define GF__FENCED "fenced"
 /* Record the stop (STATE/jobs/KEY/stop) and send SIGTERM. */
 void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 			     enum gf_worker_end reason, int64_t now);
@@ -149,6 +153,8 @@ struct gf__launch_in {
 	const char *workdir;
 	int dir_fd;			 /* the job's state directory */
 	int log_fd, procs_fd, cgkill_fd; /* -1 when none */
+	const char *lease_path;		 /* NULL: none */
+	int64_t grace_ms;		 /* a fenced job's SIGTERM -> SIGKILL */
 };
 struct gf__launch_out {
 	int shim_pid, pid;
