@@ -67,6 +67,7 @@ LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
 	src/store/*.c src/nodeproto/*.c src/controller/*.c src/worker/*.c \
+	src/autoscale/*.c \
 	src/join/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)

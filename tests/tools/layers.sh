@@ -16,6 +16,7 @@ room() {
 	core/place/* | */core/place/*) echo place ;;
 	core/mig/* | */core/mig/*) echo migcore ;;
 	core/jobs/* | */core/jobs/*) echo jobs ;;
+	core/scale/* | */core/scale/*) echo scale ;;
 	gpufleet/err.h | gpufleet/bitmap.h | gpufleet/rng.h) echo util ;;
 	gpufleet/node.h | gpufleet/link.h | gpufleet/catalog.h | \
 		gpufleet/template.h | gpufleet/findings.h | gpufleet/bind.h | \
@@ -26,12 +27,14 @@ room() {
 		echo place ;;
 	gpufleet/mig.h | gpufleet/mig_plan.h | gpufleet/mig_propose.h) echo migcore ;;
 	gpufleet/sim.h) echo sim ;;
+	gpufleet/scale.h) echo scale ;;
 	gpufleet/*) echo jobs ;;
 	topo/* | */topo/*) echo topo ;;
 	mig/* | */mig/*) echo mig ;;
 	telemetry/* | */telemetry/*) echo telemetry ;;
 	sim/* | */sim/*) echo sim ;;
 	server/* | */server/*) echo server ;;
+	autoscale/* | */autoscale/*) echo autoscale ;;
 	store/* | */store/*) echo store ;;
 	nodeproto/* | */nodeproto/*) echo nodeproto ;;
 	controller/* | */controller/*) echo controller ;;
@@ -50,17 +53,19 @@ allowed() {
 	place) echo "util node" ;;
 	migcore) echo "util" ;;
 	jobs) echo "util node place migcore" ;;
+	scale) echo "util" ;;
 	topo) echo "util node" ;;
 	mig) echo "util migcore topo" ;;
 	telemetry) echo "util node migcore topo server" ;;
-	sim) echo "util node place migcore" ;;
+	sim) echo "util node place migcore scale" ;;
 	server) echo "util" ;;
+	autoscale) echo "util scale server" ;;
 	store) echo "util node place migcore jobs" ;;
 	nodeproto) echo "util node place migcore jobs" ;;
 	worker) echo "util node topo" ;;
 	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
-	controller) echo "util node place migcore jobs topo mig telemetry sim server store nodeproto" ;;
-	cli) echo "util node place migcore jobs topo mig telemetry sim server store controller worker nodeproto join" ;;
+	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale" ;;
 	esac
 }
 
@@ -87,7 +92,7 @@ $f ($from) includes $inc ($to)" ;;
 	# the core does no I/O and reads no clock or environment
 	case "$from" in
 	util | unknown) ;;
-	node | place | migcore | jobs)
+	node | place | migcore | jobs | scale)
 		hits=$(grep -n 'fopen\|[^n]printf(\|fputs\|socket(\|getenv\|clock_gettime\|[^_]time(\|pthread_\|rand()' "$f" | grep -v '^[0-9]*: *\*\|snprintf\|vsnprintf')
 		[ -n "$hits" ] && bad="$bad
 $f: I/O in the core: $hits"
