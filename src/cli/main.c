@@ -28,6 +28,8 @@ static const struct gf_cmd commands[] = {
 	{ "jobs", cmd_jobs, "list the controller's jobs" },
 	{ "cancel", cmd_cancel, "cancel jobs" },
 	{ "nodes", cmd_nodes, "list the controller's nodes" },
+	{ "chargeback", cmd_chargeback,
+	  "what each team's GPUs cost, idle and waste included" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },
 };
 

@@ -17,6 +17,8 @@ room() {
 	core/mig/* | */core/mig/*) echo migcore ;;
 	core/jobs/* | */core/jobs/*) echo jobs ;;
 	core/scale/* | */core/scale/*) echo scale ;;
+	core/charge/* | */core/charge/*) echo charge ;;
+	gpufleet/charge.h) echo charge ;;
 	gpufleet/err.h | gpufleet/bitmap.h | gpufleet/rng.h) echo util ;;
 	gpufleet/node.h | gpufleet/link.h | gpufleet/catalog.h | \
 		gpufleet/template.h | gpufleet/findings.h | gpufleet/bind.h | \
@@ -40,6 +42,7 @@ room() {
 	controller/* | */controller/*) echo controller ;;
 	worker/* | */worker/*) echo worker ;;
 	join/* | */join/*) echo join ;;
+	chargeback/* | */chargeback/*) echo chargeback ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -54,6 +57,7 @@ allowed() {
 	migcore) echo "util" ;;
 	jobs) echo "util node place migcore" ;;
 	scale) echo "util" ;;
+	charge) echo "util node migcore" ;;
 	topo) echo "util node" ;;
 	mig) echo "util migcore topo" ;;
 	telemetry) echo "util node migcore topo server" ;;
@@ -64,8 +68,9 @@ allowed() {
 	nodeproto) echo "util node place migcore jobs" ;;
 	worker) echo "util node topo" ;;
 	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
-	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale" ;;
-	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale" ;;
+	chargeback) echo "util node migcore charge jobs store" ;;
+	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback" ;;
 	esac
 }
 
@@ -92,7 +97,7 @@ $f ($from) includes $inc ($to)" ;;
 	# the core does no I/O and reads no clock or environment
 	case "$from" in
 	util | unknown) ;;
-	node | place | migcore | jobs | scale)
+	node | place | migcore | jobs | scale | charge)
 		hits=$(grep -n 'fopen\|[^n]printf(\|fputs\|socket(\|getenv\|clock_gettime\|[^_]time(\|pthread_\|rand()' "$f" | grep -v '^[0-9]*: *\*\|snprintf\|vsnprintf')
 		[ -n "$hits" ] && bad="$bad
 $f: I/O in the core: $hits"

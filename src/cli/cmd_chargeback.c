@@ -1,0 +1,499 @@
+/*
+ * cmd_chargeback.c - `gpufleet chargeback`: who used which GPUs, at what
+ * cost, with idle and shared costs allocated as OpenCost allocates them
+ * (the core: include/gpufleet/charge.h; the readers and renderers:
+ * src/chargeback/).  Options and output only.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gpufleet/charge.h>
+
+#include "chargeback/chargeback.h"
+#include "cli/cli.h"
+#include "util/log.h"
+
+#define OUT_MAX	   (1u << 30)
+#define SOURCES_MAX 16
+
+struct args {
+	const char *records[SOURCES_MAX], *sacct[SOURCES_MAX];
+	int nrecords, nsacct;
+	const char *db, *cluster, *assets, *prices, *telemetry, *window;
+	const char *aggregate, *html, *mig_rule, *step;
+	const char *share[GF_CHARGE_MAX_MATCH], *filter[GF_CHARGE_MAX_MATCH];
+	const char *hourly[GF_CHARGE_MAX_SHARED];
+	int nshare, nfilter, nhourly;
+	bool json, csv, share_idle, idle_by_node, split_idle, lenient, even;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet chargeback --window START,END --assets FILE\n"
+		"         (--records FILE | --sacct FILE | --db URL)... "
+		"[--aggregate KEY[,KEY]]\n"
+		"         [--share-idle] [--idle-by-node] [--split-idle] "
+		"[--share KEY=VALUE]...\n"
+		"         [--share-split weighted|even] [--shared-hourly "
+		"NAME=COST]...\n"
+		"         [--filter KEY=VALUE]... [--prices FILE] "
+		"[--telemetry FILE]\n"
+		"         [--mig-rule compute|memory] [--step 1d] [--lenient]\n"
+		"         [--json | --csv] [--html FILE]\n"
+		"\n"
+		"What each team's GPUs, CPUs and memory cost over a window, "
+		"with idle\n"
+		"capacity and shared costs allocated as OpenCost does "
+		"(docs/chargeback.md).\n"
+		"\n"
+		"  --window W          START,END (RFC3339 or unix seconds), or "
+		"7d, 24h, 90m\n"
+		"                      ending now\n"
+		"  --records FILE      usage CSV: cluster,node,namespace,pod,"
+		"container,start,end,\n"
+		"                      gpus,cpu_req,cpu_use,ram_req_gib,"
+		"ram_use_gib [,labels,\n"
+		"                      gpu_model,mig_profile,gpu_ids,"
+		"other_cost]\n"
+		"  --sacct FILE        Slurm: TZ=UTC sacct -a -X -P -o JobID,"
+		"Account,NodeList,\n"
+		"                      Start,End,AllocTRES[,Cluster,User,"
+		"Partition,QOS,JobName]\n"
+		"  --db URL            the controller's store (sqlite:PATH, "
+		"postgres://...)\n"
+		"  --cluster NAME      the cluster --db records are in "
+		"(default gpufleet)\n"
+		"  --assets FILE       capacity and prices CSV: cluster,node,"
+		"start,end,gpus,\n"
+		"                      cpu_cores,ram_gib,gpu_price_hr,"
+		"cpu_core_price_hr,\n"
+		"                      ram_gib_price_hr [,gpu_model,"
+		"node_price_hr]\n"
+		"  --prices FILE       YAML: prices per GPU model, CPU core, "
+		"GiB; node prices\n"
+		"  --telemetry FILE    GPU activity CSV: node,gpu,start,end,"
+		"gr_engine_active,\n"
+		"                      sm_active,gpu_util,diagnosis (joins "
+		"records' gpu_ids)\n"
+		"  --aggregate KEYS    cluster, node, namespace, pod, container, "
+		"label:NAME,\n"
+		"                      gpu_model; team, job, class, user "
+		"(default namespace)\n"
+		"  --share-idle        spread idle over allocations by cost, "
+		"per resource\n"
+		"  --idle-by-node      idle per node (default per cluster)\n"
+		"  --split-idle        keep one idle row per cluster (or node)\n"
+		"  --share KEY=VALUE   allocations matching are shared costs "
+		"(repeatable)\n"
+		"  --share-split S     spread shared costs weighted by cost "
+		"(default) or even\n"
+		"  --shared-hourly N=C an overhead of C per hour, spread like "
+		"shared costs\n"
+		"  --filter KEY=VALUE  only allocations matching (one key: any "
+		"value; keys: all)\n"
+		"  --mig-rule R        MIG instances billed by compute (default) "
+		"or memory slices\n"
+		"  --step D            one result per step (1d, 1h); default "
+		"the whole window\n"
+		"  --lenient           skip bad records, saying how many and "
+		"which\n"
+		"  --json              OpenCost's allocation JSON (5 decimals)\n"
+		"  --csv               one CSV line per row\n"
+		"  --html FILE         a self-contained page with charts\n" GF_CLI_EXIT_HELP);
+}
+
+static int take(const char *opt, const char **v, int *n, int max,
+		const char *arg)
+{
+	if (*n >= max) {
+		gf_cli_error("chargeback", "more than %d '%s' options", max,
+			     opt);
+		return GF_EXIT_USAGE;
+	}
+	v[(*n)++] = arg;
+	return 0;
+}
+
+enum {
+	O_RECORDS = 1100,
+	O_SACCT,
+	O_DB,
+	O_CLUSTER,
+	O_ASSETS,
+	O_PRICES,
+	O_TELE,
+	O_WINDOW,
+	O_AGG,
+	O_SHARE_IDLE,
+	O_IDLE_NODE,
+	O_SPLIT_IDLE,
+	O_SHARE,
+	O_SPLIT,
+	O_HOURLY,
+	O_FILTER,
+	O_MIG,
+	O_STEP,
+	O_LENIENT,
+	O_JSON,
+	O_CSV,
+	O_HTML,
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	static const struct option opts[] = {
+		{ "records", required_argument, NULL, O_RECORDS },
+		{ "sacct", required_argument, NULL, O_SACCT },
+		{ "db", required_argument, NULL, O_DB },
+		{ "cluster", required_argument, NULL, O_CLUSTER },
+		{ "assets", required_argument, NULL, O_ASSETS },
+		{ "prices", required_argument, NULL, O_PRICES },
+		{ "telemetry", required_argument, NULL, O_TELE },
+		{ "window", required_argument, NULL, O_WINDOW },
+		{ "aggregate", required_argument, NULL, O_AGG },
+		{ "share-idle", no_argument, NULL, O_SHARE_IDLE },
+		{ "idle-by-node", no_argument, NULL, O_IDLE_NODE },
+		{ "split-idle", no_argument, NULL, O_SPLIT_IDLE },
+		{ "share", required_argument, NULL, O_SHARE },
+		{ "share-split", required_argument, NULL, O_SPLIT },
+		{ "shared-hourly", required_argument, NULL, O_HOURLY },
+		{ "filter", required_argument, NULL, O_FILTER },
+		{ "mig-rule", required_argument, NULL, O_MIG },
+		{ "step", required_argument, NULL, O_STEP },
+		{ "lenient", no_argument, NULL, O_LENIENT },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "html", required_argument, NULL, O_HTML },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc = 0;
+	optind = 1;
+	opterr = 0;
+	while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_RECORDS:
+			rc = take("--records", a->records, &a->nrecords,
+				  SOURCES_MAX, optarg);
+			break;
+		case O_SACCT:
+			rc = take("--sacct", a->sacct, &a->nsacct, SOURCES_MAX,
+				  optarg);
+			break;
+		case O_DB: a->db = optarg; break;
+		case O_CLUSTER: a->cluster = optarg; break;
+		case O_ASSETS: a->assets = optarg; break;
+		case O_PRICES: a->prices = optarg; break;
+		case O_TELE: a->telemetry = optarg; break;
+		case O_WINDOW: a->window = optarg; break;
+		case O_AGG: a->aggregate = optarg; break;
+		case O_SHARE_IDLE: a->share_idle = true; break;
+		case O_IDLE_NODE: a->idle_by_node = true; break;
+		case O_SPLIT_IDLE: a->split_idle = true; break;
+		case O_SHARE:
+			rc = take("--share", a->share, &a->nshare,
+				  GF_CHARGE_MAX_MATCH, optarg);
+			break;
+		case O_SPLIT:
+			if (strcmp(optarg, "weighted") && strcmp(optarg, "even")) {
+				gf_cli_error("chargeback",
+					     "cannot parse '--share-split %s': "
+					     "expected weighted or even",
+					     optarg);
+				return GF_EXIT_USAGE;
+			}
+			a->even = strcmp(optarg, "even") == 0;
+			break;
+		case O_HOURLY:
+			rc = take("--shared-hourly", a->hourly, &a->nhourly,
+				  GF_CHARGE_MAX_SHARED, optarg);
+			break;
+		case O_FILTER:
+			rc = take("--filter", a->filter, &a->nfilter,
+				  GF_CHARGE_MAX_MATCH, optarg);
+			break;
+		case O_MIG: a->mig_rule = optarg; break;
+		case O_STEP: a->step = optarg; break;
+		case O_LENIENT: a->lenient = true; break;
+		case O_JSON: a->json = true; break;
+		case O_CSV: a->csv = true; break;
+		case O_HTML: a->html = optarg; break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return gf_cli_bad_option("chargeback", argv);
+		}
+	}
+	if (rc)
+		return rc;
+	if (optind < argc) {
+		gf_cli_error("chargeback",
+			     "unexpected argument '%s' (see 'gpufleet "
+			     "chargeback -h')",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	const char *missing = !a->window ? "--window"
+			      : !a->assets ? "--assets"
+			      : !a->nrecords && !a->nsacct && !a->db
+				      ? "--records, --sacct or --db"
+				      : NULL;
+	if (missing) {
+		gf_cli_error("chargeback", "%s is required (see 'gpufleet "
+					   "chargeback -h')",
+			     missing);
+		return GF_EXIT_USAGE;
+	}
+	if (a->json && a->csv) {
+		gf_cli_error("chargeback", "'--json' and '--csv' exclude each "
+					   "other");
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The options the core takes; GF_EXIT_USAGE with the error printed. */
+static int build_opts(struct gf_charge_input *in, const struct args *a,
+		      const struct gf_cb_prices *p, struct gf_charge_opts *o)
+{
+	struct gf_err e;
+	int64_t s, t, now = now_ms();
+	if (gf_cb_parse_window(a->window, now, &s, &t, &e)) {
+		gf_cli_error("chargeback", "%s", e.msg);
+		return GF_EXIT_USAGE;
+	}
+	gf_charge_opts_init(o, s, t);
+	o->now_ms = now;
+	o->share_idle = a->share_idle;
+	o->idle_by_node = a->idle_by_node;
+	o->split_idle = a->split_idle;
+	o->lenient = a->lenient;
+	o->share_split = a->even ? GF_CHARGE_SPLIT_EVEN
+				 : GF_CHARGE_SPLIT_WEIGHTED;
+	if (p->has_mig_rule)
+		o->mig_rule = p->mig_rule;
+	if (a->mig_rule && strcmp(a->mig_rule, "compute") &&
+	    strcmp(a->mig_rule, "memory")) {
+		gf_cli_error("chargeback",
+			     "cannot parse '--mig-rule %s': expected compute "
+			     "or memory",
+			     a->mig_rule);
+		return GF_EXIT_USAGE;
+	}
+	if (a->mig_rule)
+		o->mig_rule = strcmp(a->mig_rule, "memory") == 0
+				      ? GF_CHARGE_MIG_MEMORY
+				      : GF_CHARGE_MIG_COMPUTE;
+	char keys[512];
+	snprintf(keys, sizeof(keys), "%s", a->aggregate ? a->aggregate
+							: "namespace");
+	for (char *k = keys, *next; k && *k; k = next) {
+		next = strchr(k, ',');
+		if (next)
+			*next++ = '\0';
+		if (o->nagg == GF_CHARGE_MAX_KEYS) {
+			gf_cli_error("chargeback",
+				     "'--aggregate %s': at most %d keys",
+				     a->aggregate, GF_CHARGE_MAX_KEYS);
+			return GF_EXIT_USAGE;
+		}
+		if (gf_charge_key_parse(in, k, &o->agg[o->nagg++], &e)) {
+			gf_cli_error("chargeback", "'--aggregate': %s", e.msg);
+			return GF_EXIT_USAGE;
+		}
+	}
+	for (int i = 0; i < a->nshare; i++)
+		if (gf_charge_match_parse(in, a->share[i], &o->share[o->nshare++],
+					  &e)) {
+			gf_cli_error("chargeback", "'--share': %s", e.msg);
+			return GF_EXIT_USAGE;
+		}
+	for (int i = 0; i < a->nfilter; i++)
+		if (gf_charge_match_parse(in, a->filter[i],
+					  &o->filter[o->nfilter++], &e)) {
+			gf_cli_error("chargeback", "'--filter': %s", e.msg);
+			return GF_EXIT_USAGE;
+		}
+	for (int i = 0; i < a->nhourly; i++) {
+		const char *eq = strchr(a->hourly[i], '=');
+		char *end;
+		struct gf_charge_shared_hourly *h =
+			&o->shared_hourly[o->nshared_hourly++];
+		double v = eq ? strtod(eq + 1, &end) : NAN;
+		if (!eq || eq == a->hourly[i] ||
+		    (size_t)(eq - a->hourly[i]) >= sizeof(h->name) ||
+		    end == eq + 1 || *end || !(v >= 0) || !isfinite(v)) {
+			gf_cli_error("chargeback",
+				     "cannot parse '--shared-hourly %s': "
+				     "expected NAME=COST (per hour, >= 0)",
+				     a->hourly[i]);
+			return GF_EXIT_USAGE;
+		}
+		snprintf(h->name, sizeof(h->name), "%.*s",
+			 (int)(eq - a->hourly[i]), a->hourly[i]);
+		h->cost_hr = v;
+	}
+	if (a->step) {
+		int64_t ss, tt;
+		if (gf_cb_parse_window(a->step, 0, &ss, &tt, &e)) {
+			gf_cli_error("chargeback",
+				     "cannot parse '--step %s': expected a "
+				     "duration like 1d or 1h",
+				     a->step);
+			return GF_EXIT_USAGE;
+		}
+		o->step_ms = tt - ss;
+	}
+	return 0;
+}
+
+/* Read every input; an exit code (the error printed). */
+static int read_inputs(struct gf_charge_input *in, const struct args *a,
+		       const struct gf_cb_prices *p, struct gf_cb_skips *sk)
+{
+	struct gf_err e;
+	int rc = gf_cb_read_assets(in, a->assets, p, &e);
+	for (int i = 0; rc == 0 && i < a->nrecords; i++)
+		rc = gf_cb_read_records(in, a->records[i], a->lenient, sk, &e);
+	for (int i = 0; rc == 0 && i < a->nsacct; i++)
+		rc = gf_cb_read_sacct(in, a->sacct[i], now_ms(), a->lenient, sk,
+				      &e);
+	if (rc == 0 && a->db)
+		rc = gf_cb_read_db(in, a->db, a->cluster ? a->cluster
+							 : "gpufleet",
+				   &e);
+	if (rc == 0 && a->telemetry)
+		rc = gf_cb_read_telemetry(in, a->telemetry, a->lenient, sk,
+					  &e);
+	if (rc) {
+		gf_cli_error("chargeback", "%s", e.msg);
+		return GF_EXIT_FAIL;
+	}
+	gf_log(GF_LOG_DEBUG, "chargeback",
+	       "read %zu records, %zu asset rows, %zu telemetry rows",
+	       in->nrec, in->nasset, in->ntele);
+	return 0;
+}
+
+static int write_file(const char *path, const struct gf_buf *b)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fwrite(b->data, 1, b->len, f) != b->len) {
+		if (f)
+			fclose(f);
+		gf_cli_error("chargeback", "cannot write '%s'", path);
+		return GF_EXIT_FAIL;
+	}
+	if (fclose(f) != 0) {
+		gf_cli_error("chargeback", "cannot write '%s'", path);
+		return GF_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int html_page(const struct gf_cb_view *v, const struct args *a,
+		     const struct gf_charge_result *res)
+{
+	struct gf_charge_opts daily = *v->o;
+	struct gf_charge_result d;
+	struct gf_err e;
+	daily.step_ms = 86400000;
+	int64_t len = daily.end_ms - daily.start_ms;
+	bool have_daily = len > daily.step_ms &&
+			  len / daily.step_ms < GF_CHARGE_STEPS_MAX &&
+			  gf_charge_run(v->in, &daily, &d, &e) == 0;
+	struct gf_buf b;
+	gf_buf_init(&b, OUT_MAX);
+	int rc = gf_cb_render_html(v, res, have_daily ? &d : NULL, &b);
+	if (rc)
+		gf_cli_error("chargeback", "the page passed %u MiB",
+			     OUT_MAX >> 20);
+	else
+		rc = write_file(a->html, &b);
+	gf_buf_release(&b);
+	if (have_daily)
+		gf_charge_result_release(&d);
+	return rc;
+}
+
+static int report(const struct gf_cb_view *v, const struct args *a,
+		  const struct gf_charge_result *res)
+{
+	if (v->o->lenient &&
+	    res->nskipped_total + v->read_skips->total > 0) {
+		struct gf_buf b;
+		gf_buf_init(&b, OUT_MAX);
+		gf_cb_skips_text(v, res, &b);
+		gf_cli_error("chargeback", "skipped %zu bad records (--lenient):",
+			     res->nskipped_total + v->read_skips->total);
+		fputs(gf_buf_str(&b), stderr);
+		gf_buf_release(&b);
+	}
+	struct gf_buf b;
+	gf_buf_init(&b, OUT_MAX);
+	int rc = a->json  ? gf_cb_render_json(v, res, &b)
+		 : a->csv ? gf_cb_render_csv(v, res, &b)
+		 : a->html ? 0
+			   : gf_cb_render_table(v, res, &b);
+	if (rc) {
+		gf_cli_error("chargeback", "the report passed %u MiB",
+			     OUT_MAX >> 20);
+		rc = GF_EXIT_FAIL;
+	} else if (b.len) {
+		rc = gf_cli_print(b.data, b.len);
+	}
+	gf_buf_release(&b);
+	if (rc == 0 && a->html)
+		rc = html_page(v, a, res);
+	return rc;
+}
+
+int cmd_chargeback(int argc, char **argv)
+{
+	struct args a;
+	memset(&a, 0, sizeof(a));
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? GF_EXIT_OK : rc;
+	struct gf_cb_prices p;
+	struct gf_err e;
+	gf_cb_prices_init(&p);
+	if (a.prices && gf_cb_read_prices(a.prices, &p, &e)) {
+		gf_cli_error("chargeback", "%s", e.msg);
+		gf_cb_prices_release(&p);
+		return GF_EXIT_FAIL;
+	}
+	struct gf_charge_input in;
+	struct gf_charge_opts o;
+	struct gf_cb_skips sk = { NULL, 0, 0 };
+	gf_charge_input_init(&in);
+	rc = build_opts(&in, &a, &p, &o);
+	if (rc == 0)
+		rc = read_inputs(&in, &a, a.prices ? &p : NULL, &sk);
+	struct gf_charge_result res;
+	if (rc == 0 && gf_charge_run(&in, &o, &res, &e)) {
+		gf_cli_error("chargeback", "%s", e.msg);
+		rc = GF_EXIT_FAIL;
+	} else if (rc == 0) {
+		struct gf_cb_view v = { &in, &o, &sk, p.currency, NULL };
+		rc = report(&v, &a, &res);
+		gf_charge_result_release(&res);
+	}
+	gf_cb_skips_release(&sk);
+	gf_charge_input_release(&in);
+	gf_cb_prices_release(&p);
+	return rc;
+}
