@@ -35,7 +35,10 @@ TOKENS = {"admin": "admin-token-0123456789abcdef",
           "hgx-a": "node-token-hgx-a-0123456789",
           "hgx-b": "node-token-hgx-b-0123456789",
           "l40s-a": "node-token-l40s-a-012345678"}
-NOTREADY_S, REQUEUE_S = 3, 8  # the config below
+# the config below: agents fence after REQUEUE_S - 1 s grace - 5 s, so a
+# controller restart (the kill -9 phase) must take less than that, which a
+# loaded 2-core machine does not always do in 2 s
+NOTREADY_S, REQUEUE_S = 3, 15
 
 
 def say(status, name, detail=""):
@@ -193,12 +196,13 @@ def wait_until(fn, timeout, step=0.1):
         time.sleep(step)
 
 
-def record(c, tag=""):
+def record(c, tag="", sleep=2):
     """A job command that records what its process got, then sleeps."""
     o = c.out
     return (f'f={o}/$GPUFLEET_JOB_ID.$GPUFLEET_REPLICA{tag}; env > $f.env; '
             f'grep Cpus_allowed_list /proc/self/status > $f.cpus; '
-            f'echo $GPUFLEET_NODE >> {o}/$GPUFLEET_JOB_ID.starts; sleep 2')
+            f'echo $GPUFLEET_NODE >> {o}/$GPUFLEET_JOB_ID.starts; '
+            f'sleep {sleep}')
 
 
 def read_env(path):
@@ -480,8 +484,10 @@ def phase_agent_kill(c):
 def phase_mig_auto(c):
     # GPU 7 of hgx-b holds one free 3g.40gb; a second 3g.40gb needs GPU 6
     # (seven idle 1g.10gb) re-laid, which auto-apply does through the agent
+    # long enough that the second never waits for the first's instance:
+    # auto-apply runs every 5 s
     ids = [c.submit({"name": f"mig3g-{k}", "mig_profile": "3g.40gb",
-                     "command": record(c)}) for k in range(2)]
+                     "command": record(c, sleep=15)}) for k in range(2)]
     prop = wait_until(lambda: c.api("GET", "/v1/mig/proposal")[1]
                       .get("changes") or c.job(ids[1])["state"] != "pending",
                       10)
