@@ -19,6 +19,9 @@ PKGS="$PKGS libhwloc-plugins pocl-opencl-icd"
 PKGS="$PKGS python3"
 # tests: a real PostgreSQL 15 server for the store (tests/tools/pg.sh)
 PKGS="$PKGS postgresql"
+# tests: the chargeback page rendered by a real browser, headless
+# (tests/integration/chargeback.sh)
+PKGS="$PKGS chromium"
 
 missing=""
 for p in $PKGS; do
