@@ -437,8 +437,9 @@ static int report(const struct gf_cb_view *v, const struct args *a,
 		struct gf_buf b;
 		gf_buf_init(&b, OUT_MAX);
 		gf_cb_skips_text(v, res, &b);
-		gf_cli_error("chargeback", "skipped %zu bad records (--lenient):",
-			     res->nskipped_total + v->read_skips->total);
+		size_t n = res->nskipped_total + v->read_skips->total;
+		gf_cli_error("chargeback", "skipped %zu bad record%s (--lenient):",
+			     n, n == 1 ? "" : "s");
 		fputs(gf_buf_str(&b), stderr);
 		gf_buf_release(&b);
 	}
