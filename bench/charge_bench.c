@@ -29,12 +29,12 @@
 #include <gpufleet/charge.h>
 #include <gpufleet/rng.h>
 
-#define NODES	   125
-#define GPUS	   8
-#define TEAMS	   20
-#define PODS	   200000
-#define YEAR_MS	   (365LL * 24 * 3600 * 1000)
-#define T0	   1704067200000LL /* 2024-01-01T00:00:00Z */
+#define NODES	125
+#define GPUS	8
+#define TEAMS	20
+#define PODS	200000
+#define YEAR_MS (365LL * 24 * 3600 * 1000)
+#define T0	1704067200000LL /* 2024-01-01T00:00:00Z */
 
 static double now_s(void)
 {
@@ -73,12 +73,19 @@ static void generate(struct gf_charge_input *in, long want)
 	for (int n = 0; n < NODES; n++) {
 		snprintf(name, sizeof(name), "gpu-node-%03d", n);
 		node[n] = intern(in, name);
-		struct gf_charge_asset a = {
-			T0,	    T0 + YEAR_MS, GPUS,	       96,
-			1024,	    2.5,	  0.031611,    0.004237,
-			cluster[n % 2], node[n],  0,	       src,
-			(uint32_t)n + 2
-		};
+		struct gf_charge_asset a = { T0,
+					     T0 + YEAR_MS,
+					     GPUS,
+					     96,
+					     1024,
+					     2.5,
+					     0.031611,
+					     0.004237,
+					     cluster[n % 2],
+					     node[n],
+					     0,
+					     src,
+					     (uint32_t)n + 2 };
 		gf_charge_add_asset(in, &a);
 	}
 	/* records per GPU lane, so that no GPU is held twice at once */
@@ -89,9 +96,10 @@ static void generate(struct gf_charge_input *in, long want)
 			int64_t t = T0;
 			for (long k = 0; k < per_lane && made < want; k++) {
 				double u = gf_rng_double(&r);
-				int64_t len = (int64_t)(-log(1 - u) * mean * 0.9);
-				int64_t gap = (int64_t)(gf_rng_double(&r) * mean *
-							0.2);
+				int64_t len =
+					(int64_t)(-log(1 - u) * mean * 0.9);
+				int64_t gap = (int64_t)(gf_rng_double(&r) *
+							mean * 0.2);
 				struct gf_charge_record x;
 				memset(&x, 0, sizeof(x));
 				x.cluster = cluster[n % 2];
@@ -107,7 +115,10 @@ static void generate(struct gf_charge_input *in, long want)
 					x.end_ms = x.start_ms;
 				t = x.end_ms + gap;
 				x.gpus = gf_rng_below(&r, 5) == 0
-						 ? 0.25 * (double)(1 + gf_rng_below(&r, 4))
+						 ? 0.25 * (double)(1 +
+								   gf_rng_below(
+									   &r,
+									   4))
 						 : 1;
 				x.cpu_req = (double)(1 + gf_rng_below(&r, 12));
 				x.cpu_use = x.cpu_req * gf_rng_double(&r) * 1.2;
@@ -122,8 +133,7 @@ static void generate(struct gf_charge_input *in, long want)
 		}
 }
 
-static double run(const struct gf_charge_input *in, bool by_node,
-		  double *total)
+static double run(const struct gf_charge_input *in, bool by_node, double *total)
 {
 	struct gf_charge_opts o;
 	struct gf_charge_result res;

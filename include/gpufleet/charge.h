@@ -36,18 +36,19 @@
 
 #include <gpufleet/err.h>
 
-#define GF_CHARGE_MAX_KEYS    4	 /* aggregation keys */
-#define GF_CHARGE_MAX_MATCH   16 /* --share / --filter terms */
-#define GF_CHARGE_MAX_SHARED  16 /* --shared-hourly entries */
-#define GF_CHARGE_NAME_MAX    64 /* a shared-hourly name, with NUL */
-#define GF_CHARGE_STR_MAX     256 /* bytes of one interned string */
+#define GF_CHARGE_MAX_KEYS    4		 /* aggregation keys */
+#define GF_CHARGE_MAX_MATCH   16	 /* --share / --filter terms */
+#define GF_CHARGE_MAX_SHARED  16	 /* --shared-hourly entries */
+#define GF_CHARGE_NAME_MAX    64	 /* a shared-hourly name, with NUL */
+#define GF_CHARGE_STR_MAX     256	 /* bytes of one interned string */
 #define GF_CHARGE_RECORDS_MAX (1u << 28) /* records in one input */
 #define GF_CHARGE_ASSETS_MAX  (1u << 22)
 #define GF_CHARGE_TELE_MAX    (1u << 26)
 #define GF_CHARGE_STEPS_MAX   4000 /* steps of one run (days of 10 years) */
-#define GF_CHARGE_SKIPS_KEPT  1000 /* skipped records listed, the rest
-				      counted */
-#define GF_CHARGE_GPU_IDS_MAX 16   /* GPU ids one record may name */
+#define GF_CHARGE_SKIPS_KEPT                                         \
+	1000			 /* skipped records listed, the rest \
+				    counted */
+#define GF_CHARGE_GPU_IDS_MAX 16 /* GPU ids one record may name */
 
 /* The names OpenCost gives its special rows. */
 #define GF_CHARGE_IDLE	   "__idle__"
@@ -100,8 +101,8 @@ struct gf_charge_record {
 	double gpus;
 	double cpu_req, cpu_use; /* cores */
 	double ram_req, ram_use; /* GiB */
-	double other_cost; /* costs outside CPU, GPU and RAM (storage,
-			      network) over the whole record; never idle */
+	double other_cost;	 /* costs outside CPU, GPU and RAM (storage,
+				    network) over the whole record; never idle */
 	uint32_t cluster, node, ns, pod, container;
 	uint32_t extra; /* gf_charge_extra id: labels, model, MIG, GPU ids */
 	uint32_t src;	/* where it was read (a file name), for messages */
@@ -139,8 +140,8 @@ struct gf_charge_tele {
 	int64_t start_ms, end_ms;
 	double activity;
 	uint32_t node, gpu; /* node names are taken as unique */
-	int8_t signal; /* enum gf_charge_signal */
-	int8_t waste;  /* enum gf_charge_waste or -1 */
+	int8_t signal;	    /* enum gf_charge_signal */
+	int8_t waste;	    /* enum gf_charge_waste or -1 */
 	uint32_t src, line;
 };
 
@@ -241,7 +242,7 @@ struct gf_charge_opts {
 				     OpenCost's for a window ending later) */
 	int64_t step_ms;	  /* 0: one step; else steps of this */
 	struct gf_charge_key agg[GF_CHARGE_MAX_KEYS];
-	int nagg; /* 0: everything in one row named "" */
+	int nagg;	   /* 0: everything in one row named "" */
 	bool share_idle;   /* OpenCost's shareIdle (= "__weighted__") */
 	bool idle_by_node; /* idle per node, not per cluster */
 	bool split_idle;   /* keep idle rows per cluster (or node) */

@@ -58,7 +58,7 @@ static int take_job(struct gf_job *job, void *arg)
 	w->id = intern(c->in, job->id);
 	w->model = intern(c->in, s->gpu_model);
 	w->mig = intern(c->in, s->mig_profile);
-	w->gpus = s->mig_profile[0] ? 1
+	w->gpus = s->mig_profile[0]  ? 1
 		  : s->gpu_milli > 0 ? s->gpu_milli / 1000.0
 				     : (double)s->gpus;
 	w->cpu = s->cpu_milli / 1000.0;

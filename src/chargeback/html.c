@@ -33,12 +33,23 @@ static void esc(struct gf_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '<': gf_buf_puts(b, "&lt;"); break;
-		case '>': gf_buf_puts(b, "&gt;"); break;
-		case '&': gf_buf_puts(b, "&amp;"); break;
-		case '"': gf_buf_puts(b, "&quot;"); break;
-		case '\'': gf_buf_puts(b, "&#39;"); break;
-		default: gf_buf_putc(b, *s);
+		case '<':
+			gf_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			gf_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			gf_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			gf_buf_puts(b, "&quot;");
+			break;
+		case '\'':
+			gf_buf_puts(b, "&#39;");
+			break;
+		default:
+			gf_buf_putc(b, *s);
 		}
 	}
 }
@@ -98,8 +109,7 @@ static int cmp_total(const void *a, const void *b)
 /* The step's rows by total cost, largest first (borrowed pointers). */
 static const struct gf_charge_row **by_cost(const struct gf_charge_step *st)
 {
-	const struct gf_charge_row **v =
-		gf_calloc(st->nrows + 1, sizeof(*v));
+	const struct gf_charge_row **v = gf_calloc(st->nrows + 1, sizeof(*v));
 	for (size_t i = 0; i < st->nrows; i++)
 		v[i] = &st->rows[i];
 	qsort(v, st->nrows, sizeof(*v), cmp_total);
@@ -114,30 +124,30 @@ static void head(struct gf_buf *b, const struct gf_cb_view *v)
 		    "<meta name=\"viewport\" content=\"width=device-width\">\n"
 		    "<title>");
 	esc(b, v->title ? v->title : "gpufleet chargeback");
-	gf_buf_puts(b,
-		    "</title>\n<style>\n"
-		    "body{font-family:sans-serif;margin:24px;color:#222;"
-		    "background:#fff;max-width:1000px}\n"
-		    "h1{font-size:22px;margin:0 0 4px}\n"
-		    "h2{font-size:17px;margin:28px 0 8px}\n"
-		    ".sub{color:#666;font-size:13px}\n"
-		    ".cards{display:flex;gap:12px;margin:16px 0}\n"
-		    ".card{border:1px solid #ddd;border-radius:6px;"
-		    "padding:10px 14px;min-width:150px}\n"
-		    ".card b{display:block;font-size:20px}\n"
-		    ".card span{color:#666;font-size:12px}\n"
-		    "table{border-collapse:collapse;font-size:13px;width:100%}\n"
-		    "th,td{padding:4px 8px;border-bottom:1px solid #eee;"
-		    "text-align:right}\n"
-		    "th:first-child,td:first-child{text-align:left}\n"
-		    "th{background:#f5f5f5}\n"
-		    ".legend span{display:inline-block;margin-right:14px;"
-		    "font-size:12px}\n"
-		    ".legend i{display:inline-block;width:11px;height:11px;"
-		    "margin-right:4px;vertical-align:-1px}\n"
-		    "svg text{font-family:sans-serif}\n"
-		    "ul.waste{font-size:14px}\n"
-		    "</style>\n</head>\n<body>\n");
+	gf_buf_puts(
+		b, "</title>\n<style>\n"
+		   "body{font-family:sans-serif;margin:24px;color:#222;"
+		   "background:#fff;max-width:1000px}\n"
+		   "h1{font-size:22px;margin:0 0 4px}\n"
+		   "h2{font-size:17px;margin:28px 0 8px}\n"
+		   ".sub{color:#666;font-size:13px}\n"
+		   ".cards{display:flex;gap:12px;margin:16px 0}\n"
+		   ".card{border:1px solid #ddd;border-radius:6px;"
+		   "padding:10px 14px;min-width:150px}\n"
+		   ".card b{display:block;font-size:20px}\n"
+		   ".card span{color:#666;font-size:12px}\n"
+		   "table{border-collapse:collapse;font-size:13px;width:100%}\n"
+		   "th,td{padding:4px 8px;border-bottom:1px solid #eee;"
+		   "text-align:right}\n"
+		   "th:first-child,td:first-child{text-align:left}\n"
+		   "th{background:#f5f5f5}\n"
+		   ".legend span{display:inline-block;margin-right:14px;"
+		   "font-size:12px}\n"
+		   ".legend i{display:inline-block;width:11px;height:11px;"
+		   "margin-right:4px;vertical-align:-1px}\n"
+		   "svg text{font-family:sans-serif}\n"
+		   "ul.waste{font-size:14px}\n"
+		   "</style>\n</head>\n<body>\n");
 }
 
 static void summary(struct gf_buf *b, const struct gf_cb_view *v,
@@ -167,11 +177,11 @@ static void summary(struct gf_buf *b, const struct gf_cb_view *v,
 	gf_buf_puts(b, "<h1>GPU chargeback</h1>\n<div class=\"sub\">");
 	gf_buf_printf(b, "%s to %s &middot; by ", a, z);
 	esc(b, key);
-	gf_buf_printf(b, " &middot; idle %s%s &middot; MIG by %s slices</div>\n",
-		      v->o->share_idle ? "shared by cost" : "kept apart",
-		      v->o->idle_by_node ? ", per node" : "",
-		      v->o->mig_rule == GF_CHARGE_MIG_MEMORY ? "memory"
-							     : "compute");
+	gf_buf_printf(
+		b, " &middot; idle %s%s &middot; MIG by %s slices</div>\n",
+		v->o->share_idle ? "shared by cost" : "kept apart",
+		v->o->idle_by_node ? ", per node" : "",
+		v->o->mig_rule == GF_CHARGE_MIG_MEMORY ? "memory" : "compute");
 	gf_buf_puts(b, "<div class=\"cards\">\n<div class=\"card\"><b>");
 	money(b, v->currency, total);
 	gf_buf_puts(b, "</b><span>total cost</span></div>\n"
@@ -260,8 +270,8 @@ static void bars(struct gf_buf *b, const struct gf_cb_view *v,
 		const double val[4] = { p.used, p.shared, p.idle, p.waste };
 		static const char *const col[4] = { C_USED, C_SHARED, C_IDLE,
 						    C_WASTE };
-		static const char *const what[4] = { "used", "shared",
-						     "idle", "waste" };
+		static const char *const what[4] = { "used", "shared", "idle",
+						     "waste" };
 		for (int s = 0; s < 4; s++) {
 			seg(b, x, y, val[s] * k, bh, col[s], what[s],
 			    v->currency, val[s]);
@@ -322,10 +332,11 @@ static void trend_axes(struct gf_buf *b, const struct gf_cb_view *v,
 		gf_charge_time_str(d->steps[k].start_ms, day, sizeof(day));
 		day[10] = '\0';
 		double x = left + plot_w * (k + 0.5) / d->nsteps;
-		gf_buf_printf(b,
-			      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
-			      "text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
-			      x, top + plot_h + 16, day + 5);
+		gf_buf_printf(
+			b,
+			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+			"text-anchor=\"middle\" fill=\"#555\">%s</text>\n",
+			x, top + plot_h + 16, day + 5);
 	}
 }
 
@@ -447,7 +458,8 @@ static void waste_words(struct gf_buf *b, const struct gf_cb_view *v,
 		for (int k = 0; k < GF_CHARGE_NWASTE; k++) {
 			if (!(r[i]->waste[k] >= 0.005))
 				continue;
-			gf_buf_puts(b, said++ ? "<li>" : "<ul class=\"waste\">\n<li>");
+			gf_buf_puts(b, said++ ? "<li>"
+					      : "<ul class=\"waste\">\n<li>");
 			esc(b, row_name(r[i]));
 			gf_buf_puts(b, ": ");
 			money(b, v->currency, r[i]->waste[k]);
@@ -457,12 +469,13 @@ static void waste_words(struct gf_buf *b, const struct gf_cb_view *v,
 			    : "<p class=\"sub\">No waste diagnosed (the "
 			      "telemetry given names none, or none was "
 			      "given).</p>\n");
-	gf_buf_puts(b,
-		    "<p class=\"sub\">GPU efficiency is the graphics engine's "
-		    "activity (DCGM_FI_PROF_GR_ENGINE_ACTIVE), else SM activity, "
-		    "else GPU utilisation, over the GPU-hours the telemetry "
-		    "covers; never CPU. Waste is the GPU cost of time under the "
-		    "node agent's diagnoses.</p>\n");
+	gf_buf_puts(
+		b,
+		"<p class=\"sub\">GPU efficiency is the graphics engine's "
+		"activity (DCGM_FI_PROF_GR_ENGINE_ACTIVE), else SM activity, "
+		"else GPU utilisation, over the GPU-hours the telemetry "
+		"covers; never CPU. Waste is the GPU cost of time under the "
+		"node agent's diagnoses.</p>\n");
 	gf_free(r);
 }
 

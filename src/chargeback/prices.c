@@ -84,7 +84,8 @@ static int gpu_map(const struct rd *r, yaml_node_t *m, struct gf_cb_prices *p)
 		if (rc)
 			return rc;
 		if (!name || !*name || strlen(name) >= sizeof(p->model[0]))
-			return fail(r, k, "'gpu': a model name of 1 to 63 bytes");
+			return fail(r, k,
+				    "'gpu': a model name of 1 to 63 bytes");
 		if (strcmp(name, "default") == 0) {
 			p->gpu_default_hr = hr;
 			continue;
@@ -92,8 +93,7 @@ static int gpu_map(const struct rd *r, yaml_node_t *m, struct gf_cb_prices *p)
 		if (p->nmodels == GF_CB_MODELS_MAX)
 			return fail(r, k, "'gpu': more than %d models",
 				    GF_CB_MODELS_MAX);
-		snprintf(p->model[p->nmodels], sizeof(p->model[0]), "%s",
-			 name);
+		snprintf(p->model[p->nmodels], sizeof(p->model[0]), "%s", name);
 		p->model_hr[p->nmodels++] = hr;
 	}
 	return 0;
@@ -115,8 +115,9 @@ static int node_map(const struct rd *r, yaml_node_t *m, struct gf_cb_prices *p)
 		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
 		const char *name = scalar(k);
 		if (!name || !*name || strlen(name) >= sizeof(p->node[0]))
-			return fail(r, k, "'nodes': a node name of 1 to 63 "
-					  "bytes");
+			return fail(r, k,
+				    "'nodes': a node name of 1 to 63 "
+				    "bytes");
 		int rc = price(r, v, name, &p->node_hr[p->nnodes]);
 		if (rc)
 			return rc;

@@ -40,7 +40,8 @@ static void skip_add(struct gf_cb_skips *sk, uint32_t src, uint32_t line,
 	sk->total++;
 }
 
-/* --- times ----------------------------------------------------------------- */
+/* --- times -----------------------------------------------------------------
+ */
 
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
@@ -83,8 +84,8 @@ int gf_cb_parse_time(const char *s, int64_t *ms)
 		return parse_unix(s, ms);
 	long y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
 	if (strlen(s) < 19 || y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 ||
-	    s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' &&
-					    s[10] != ' '))
+	    s[4] != '-' || s[7] != '-' ||
+	    (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
 		return -1;
 	long h = digits(s + 11, 2), mi = digits(s + 14, 2),
 	     se = digits(s + 17, 2);
@@ -127,14 +128,16 @@ int gf_cb_parse_window(const char *s, int64_t now_ms, int64_t *start,
 	if (comma) {
 		char a[64];
 		size_t n = (size_t)(comma - s);
-		if (n >= sizeof(a) || (snprintf(a, sizeof(a), "%.*s", (int)n, s),
-				       gf_cb_parse_time(a, start)) ||
+		if (n >= sizeof(a) ||
+		    (snprintf(a, sizeof(a), "%.*s", (int)n, s),
+		     gf_cb_parse_time(a, start)) ||
 		    gf_cb_parse_time(comma + 1, end))
-			return gf_err_set(e, GF_EINVAL,
-					  "cannot parse '--window %s': expected "
-					  "START,END as RFC3339 times or unix "
-					  "seconds, or a duration like 7d",
-					  s);
+			return gf_err_set(
+				e, GF_EINVAL,
+				"cannot parse '--window %s': expected "
+				"START,END as RFC3339 times or unix "
+				"seconds, or a duration like 7d",
+				s);
 		if (*end <= *start)
 			return gf_err_set(e, GF_EINVAL,
 					  "'--window %s': the end is not after "
@@ -144,7 +147,7 @@ int gf_cb_parse_window(const char *s, int64_t now_ms, int64_t *start,
 	}
 	char *unit;
 	double v = strtod(s, &unit);
-	double mult = strcmp(unit, "d") == 0	? 86400e3
+	double mult = strcmp(unit, "d") == 0   ? 86400e3
 		      : strcmp(unit, "h") == 0 ? 3600e3
 		      : strcmp(unit, "m") == 0 ? 60e3
 					       : 0;
@@ -159,7 +162,8 @@ int gf_cb_parse_window(const char *s, int64_t now_ms, int64_t *start,
 	return 0;
 }
 
-/* --- fields ---------------------------------------------------------------- */
+/* --- fields ----------------------------------------------------------------
+ */
 
 struct rd {
 	struct gf_charge_input *in;
@@ -269,10 +273,9 @@ static int row_done(struct rd *r, bool ok)
 }
 
 /* Open path, find its columns, call row() for each line. */
-static int each_row(struct gf_charge_input *in, const char *path,
-		    bool lenient, struct gf_cb_skips *sk, struct gf_err *e,
-		    struct cols *k, bool (*row)(struct rd *, const int *, void *),
-		    void *arg)
+static int each_row(struct gf_charge_input *in, const char *path, bool lenient,
+		    struct gf_cb_skips *sk, struct gf_err *e, struct cols *k,
+		    bool (*row)(struct rd *, const int *, void *), void *arg)
 {
 	struct gf_csv *c = gf_malloc(sizeof(*c));
 	struct rd r = { in, c, 0, lenient, sk, e, "" };
@@ -296,12 +299,13 @@ static int each_row(struct gf_charge_input *in, const char *path,
 	return rc < 0 ? rc : 0;
 }
 
-/* --- records --------------------------------------------------------------- */
+/* --- records ---------------------------------------------------------------
+ */
 
-static const char *const rec_req[] = { "cluster",     "node",	    "namespace",
-				       "pod",	      "container",  "start",
-				       "end",	      "gpus",	    "cpu_req",
-				       "cpu_use",     "ram_req_gib", "ram_use_gib",
+static const char *const rec_req[] = { "cluster", "node",	 "namespace",
+				       "pod",	  "container",	 "start",
+				       "end",	  "gpus",	 "cpu_req",
+				       "cpu_use", "ram_req_gib", "ram_use_gib",
 				       NULL };
 static const char *const rec_opt[] = { "labels",  "gpu_model",	"mig_profile",
 				       "gpu_ids", "other_cost", NULL };
@@ -338,7 +342,8 @@ static bool record_row(struct rd *r, const int *at, void *arg)
 	x.src = r->src;
 	x.line = (uint32_t)r->c->line;
 	if (gf_charge_add_record(r->in, &x))
-		return bad(r, "more than %u records", GF_CHARGE_RECORDS_MAX - 1);
+		return bad(r, "more than %u records",
+			   GF_CHARGE_RECORDS_MAX - 1);
 	return true;
 }
 
@@ -349,7 +354,8 @@ int gf_cb_read_records(struct gf_charge_input *in, const char *path,
 	return each_row(in, path, lenient, sk, e, &k, record_row, NULL);
 }
 
-/* --- assets ---------------------------------------------------------------- */
+/* --- assets ----------------------------------------------------------------
+ */
 
 static const char *const asset_req[] = { "cluster",
 					 "node",
@@ -366,8 +372,8 @@ static const char *const asset_opt[] = { "gpu_model", "node_price_hr", NULL };
 
 /* Prices a row leaves empty, from the prices file; a node price split
  * by the base prices (OpenCost's spec, appendix A). */
-static bool fill_prices(struct rd *r, struct gf_charge_asset *a,
-			double node_hr, const struct gf_cb_prices *p)
+static bool fill_prices(struct rd *r, struct gf_charge_asset *a, double node_hr,
+			const struct gf_cb_prices *p)
 {
 	const char *model = gf_charge_str(r->in, a->gpu_model);
 	const char *node = gf_charge_str(r->in, a->node);
@@ -388,7 +394,8 @@ static bool fill_prices(struct rd *r, struct gf_charge_asset *a,
 						       : GF_CB_BASE_RAM_HR;
 		if (isnan(bg))
 			bg = GF_CB_BASE_GPU_HR;
-		double base = a->gpus * bg + a->cpu_cores * bc + a->ram_gib * bm;
+		double base =
+			a->gpus * bg + a->cpu_cores * bc + a->ram_gib * bm;
 		if (!(base > 0) || node_hr < 0)
 			return bad(r,
 				   "node '%s': a node price needs capacity to "
@@ -443,7 +450,8 @@ static bool asset_row(struct rd *r, const int *at, void *arg)
 	a.src = r->src;
 	a.line = (uint32_t)r->c->line;
 	if (gf_charge_add_asset(r->in, &a))
-		return bad(r, "more than %u asset rows", GF_CHARGE_ASSETS_MAX - 1);
+		return bad(r, "more than %u asset rows",
+			   GF_CHARGE_ASSETS_MAX - 1);
 	return true;
 }
 
@@ -456,7 +464,8 @@ int gf_cb_read_assets(struct gf_charge_input *in, const char *path,
 			(void *)(uintptr_t)p);
 }
 
-/* --- telemetry ------------------------------------------------------------- */
+/* --- telemetry -------------------------------------------------------------
+ */
 
 static const char *const tele_req[] = { "node", "gpu", "start", "end", NULL };
 static const char *const tele_opt[] = { "gr_engine_active", "sm_active",
@@ -513,13 +522,13 @@ static bool tele_row(struct rd *r, const int *at, void *arg)
 	t.src = r->src;
 	t.line = (uint32_t)r->c->line;
 	if (gf_charge_add_tele(r->in, &t))
-		return bad(r, "more than %u telemetry rows", GF_CHARGE_TELE_MAX - 1);
+		return bad(r, "more than %u telemetry rows",
+			   GF_CHARGE_TELE_MAX - 1);
 	return true;
 }
 
 int gf_cb_read_telemetry(struct gf_charge_input *in, const char *path,
-			 bool lenient, struct gf_cb_skips *sk,
-			 struct gf_err *e)
+			 bool lenient, struct gf_cb_skips *sk, struct gf_err *e)
 {
 	struct cols k = { tele_req, tele_opt, { 0 } };
 	return each_row(in, path, lenient, sk, e, &k, tele_row, NULL);

@@ -74,8 +74,9 @@ static void properties(struct gf_json *j, const struct gf_cb_view *v,
 				if (v->o->agg[i].kind == GF_CHARGE_KEY_LABEL)
 					gf_json_str(
 						j,
-						gf_charge_str(v->in,
-							      v->o->agg[i].label),
+						gf_charge_str(
+							v->in,
+							v->o->agg[i].label),
 						gf_charge_str(v->in,
 							      r->keyval[i]));
 			gf_json_obj_end(j);
@@ -303,7 +304,8 @@ int gf_cb_render_table(const struct gf_cb_view *v,
 		gf_charge_time_str(st->end_ms, b, sizeof(b));
 		gf_buf_printf(out, "%s%s to %s (%s)\n", k ? "\n" : "", a, b,
 			      v->currency);
-		gf_buf_printf(out, "%-24s %10s %11s %10s %10s %10s %11s %7s %10s\n",
+		gf_buf_printf(out,
+			      "%-24s %10s %11s %10s %10s %10s %11s %7s %10s\n",
 			      "NAME", "GPU-HOURS", "GPU", "CPU", "RAM",
 			      "SHARED", "TOTAL", "GPU-EFF", "WASTE");
 		double total = 0, gh = 0;

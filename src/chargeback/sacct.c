@@ -78,8 +78,10 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 			*comma = '\0';
 		char *eq = strchr(tok, '=');
 		if (!eq) {
-			snprintf(why, size, "field 'AllocTRES': '%.60s' is not "
-					    "NAME=COUNT", tok);
+			snprintf(why, size,
+				 "field 'AllocTRES': '%.60s' is not "
+				 "NAME=COUNT",
+				 tok);
 			return -1;
 		}
 		*eq = '\0';
@@ -88,19 +90,21 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 		double n = strtod(v, &end);
 		if (strcmp(tok, "mem") == 0) {
 			if (parse_mem(v, &t->mem_gib)) {
-				snprintf(why, size,
-					 "field 'AllocTRES': mem '%.40s' is not "
-					 "a size",
-					 v);
+				snprintf(
+					why, size,
+					"field 'AllocTRES': mem '%.40s' is not "
+					"a size",
+					v);
 				return -1;
 			}
 		} else if (strcmp(tok, "cpu") == 0 ||
 			   strcmp(tok, "gres/gpu") == 0) {
 			if (end == v || *end || !(n >= 0)) {
-				snprintf(why, size,
-					 "field 'AllocTRES': %.12s '%.40s' is not "
-					 "a count",
-					 tok, v);
+				snprintf(
+					why, size,
+					"field 'AllocTRES': %.12s '%.40s' is not "
+					"a count",
+					tok, v);
 				return -1;
 			}
 			*(strcmp(tok, "cpu") == 0 ? &t->cpu : &t->gpus) = n;
@@ -113,8 +117,7 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 }
 
 /* Expand one hostlist item "gpu[01-03,07]" or "n1" into out. */
-static int expand_item(const char *s, size_t len, char (*out)[HOST_MAX],
-		       int *n)
+static int expand_item(const char *s, size_t len, char (*out)[HOST_MAX], int *n)
 {
 	const char *lb = memchr(s, '[', len);
 	if (!lb) {
@@ -209,10 +212,10 @@ enum {
 	NF
 };
 
-static const char *const field_names[NF] = {
-	"JobID", "Account", "NodeList", "Start",   "End",     "AllocTRES",
-	"Cluster", "User",  "Partition", "QOS",	   "JobName", "State"
-};
+static const char *const field_names[NF] = { "JobID",	"Account", "NodeList",
+					     "Start",	"End",	   "AllocTRES",
+					     "Cluster", "User",	   "Partition",
+					     "QOS",	"JobName", "State" };
 
 static uint32_t intern(struct gf_charge_input *in, const char *s)
 {
@@ -287,8 +290,8 @@ static int job_records(struct gf_charge_input *in, const char *const *v,
 			 v[F_NODES], HOSTS_MAX);
 		return -1;
 	}
-	struct gf_charge_extra xe = { labels_of(in, v), intern(in, tr.model),
-				      0, 0 };
+	struct gf_charge_extra xe = { labels_of(in, v), intern(in, tr.model), 0,
+				      0 };
 	struct gf_charge_record r;
 	memset(&r, 0, sizeof(r));
 	r.cluster = intern(in, v[F_CLUSTER] && *v[F_CLUSTER] ? v[F_CLUSTER]
@@ -350,7 +353,7 @@ static int header(const char *path, char *line, int *col, struct gf_err *e)
 		for (int i = 0; i < n; i++)
 			if (strcmp(f[i], field_names[k]) == 0)
 				col[k] = i;
-		if (col[k] < 0 && k <= F_TRES)
+		if (k <= F_TRES && col[k] < 0)
 			return gf_err_set(e, GF_EPARSE,
 					  "'%s':1: field '%s' is missing (run "
 					  "sacct with --parsable2 and -o "

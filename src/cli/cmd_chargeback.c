@@ -17,7 +17,7 @@
 #include "cli/cli.h"
 #include "util/log.h"
 
-#define OUT_MAX	   (1u << 30)
+#define OUT_MAX	    (1u << 30)
 #define SOURCES_MAX 16
 
 struct args {
@@ -175,7 +175,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int c, rc = 0;
 	optind = 1;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while (rc == 0 &&
+	       (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case O_RECORDS:
 			rc = take("--records", a->records, &a->nrecords,
@@ -185,22 +186,43 @@ static int parse_args(int argc, char **argv, struct args *a)
 			rc = take("--sacct", a->sacct, &a->nsacct, SOURCES_MAX,
 				  optarg);
 			break;
-		case O_DB: a->db = optarg; break;
-		case O_CLUSTER: a->cluster = optarg; break;
-		case O_ASSETS: a->assets = optarg; break;
-		case O_PRICES: a->prices = optarg; break;
-		case O_TELE: a->telemetry = optarg; break;
-		case O_WINDOW: a->window = optarg; break;
-		case O_AGG: a->aggregate = optarg; break;
-		case O_SHARE_IDLE: a->share_idle = true; break;
-		case O_IDLE_NODE: a->idle_by_node = true; break;
-		case O_SPLIT_IDLE: a->split_idle = true; break;
+		case O_DB:
+			a->db = optarg;
+			break;
+		case O_CLUSTER:
+			a->cluster = optarg;
+			break;
+		case O_ASSETS:
+			a->assets = optarg;
+			break;
+		case O_PRICES:
+			a->prices = optarg;
+			break;
+		case O_TELE:
+			a->telemetry = optarg;
+			break;
+		case O_WINDOW:
+			a->window = optarg;
+			break;
+		case O_AGG:
+			a->aggregate = optarg;
+			break;
+		case O_SHARE_IDLE:
+			a->share_idle = true;
+			break;
+		case O_IDLE_NODE:
+			a->idle_by_node = true;
+			break;
+		case O_SPLIT_IDLE:
+			a->split_idle = true;
+			break;
 		case O_SHARE:
 			rc = take("--share", a->share, &a->nshare,
 				  GF_CHARGE_MAX_MATCH, optarg);
 			break;
 		case O_SPLIT:
-			if (strcmp(optarg, "weighted") && strcmp(optarg, "even")) {
+			if (strcmp(optarg, "weighted") &&
+			    strcmp(optarg, "even")) {
 				gf_cli_error("chargeback",
 					     "cannot parse '--share-split %s': "
 					     "expected weighted or even",
@@ -217,12 +239,24 @@ static int parse_args(int argc, char **argv, struct args *a)
 			rc = take("--filter", a->filter, &a->nfilter,
 				  GF_CHARGE_MAX_MATCH, optarg);
 			break;
-		case O_MIG: a->mig_rule = optarg; break;
-		case O_STEP: a->step = optarg; break;
-		case O_LENIENT: a->lenient = true; break;
-		case O_JSON: a->json = true; break;
-		case O_CSV: a->csv = true; break;
-		case O_HTML: a->html = optarg; break;
+		case O_MIG:
+			a->mig_rule = optarg;
+			break;
+		case O_STEP:
+			a->step = optarg;
+			break;
+		case O_LENIENT:
+			a->lenient = true;
+			break;
+		case O_JSON:
+			a->json = true;
+			break;
+		case O_CSV:
+			a->csv = true;
+			break;
+		case O_HTML:
+			a->html = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -239,14 +273,15 @@ static int parse_args(int argc, char **argv, struct args *a)
 			     argv[optind]);
 		return GF_EXIT_USAGE;
 	}
-	const char *missing = !a->window ? "--window"
+	const char *missing = !a->window   ? "--window"
 			      : !a->assets ? "--assets"
 			      : !a->nrecords && !a->nsacct && !a->db
 				      ? "--records, --sacct or --db"
 				      : NULL;
 	if (missing) {
-		gf_cli_error("chargeback", "%s is required (see 'gpufleet "
-					   "chargeback -h')",
+		gf_cli_error("chargeback",
+			     "%s is required (see 'gpufleet "
+			     "chargeback -h')",
 			     missing);
 		return GF_EXIT_USAGE;
 	}
@@ -269,7 +304,7 @@ static int64_t now_ms(void)
 static int build_opts(struct gf_charge_input *in, const struct args *a,
 		      const struct gf_cb_prices *p, struct gf_charge_opts *o)
 {
-	struct gf_err e;
+	struct gf_err e = { 0, "" };
 	int64_t s, t, now = now_ms();
 	if (gf_cb_parse_window(a->window, now, &s, &t, &e)) {
 		gf_cli_error("chargeback", "%s", e.msg);
@@ -281,8 +316,8 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 	o->idle_by_node = a->idle_by_node;
 	o->split_idle = a->split_idle;
 	o->lenient = a->lenient;
-	o->share_split = a->even ? GF_CHARGE_SPLIT_EVEN
-				 : GF_CHARGE_SPLIT_WEIGHTED;
+	o->share_split =
+		a->even ? GF_CHARGE_SPLIT_EVEN : GF_CHARGE_SPLIT_WEIGHTED;
 	if (p->has_mig_rule)
 		o->mig_rule = p->mig_rule;
 	if (a->mig_rule && strcmp(a->mig_rule, "compute") &&
@@ -298,8 +333,8 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 				      ? GF_CHARGE_MIG_MEMORY
 				      : GF_CHARGE_MIG_COMPUTE;
 	char keys[512];
-	snprintf(keys, sizeof(keys), "%s", a->aggregate ? a->aggregate
-							: "namespace");
+	snprintf(keys, sizeof(keys), "%s",
+		 a->aggregate ? a->aggregate : "namespace");
 	for (char *k = keys, *next; k && *k; k = next) {
 		next = strchr(k, ',');
 		if (next)
@@ -316,8 +351,8 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 		}
 	}
 	for (int i = 0; i < a->nshare; i++)
-		if (gf_charge_match_parse(in, a->share[i], &o->share[o->nshare++],
-					  &e)) {
+		if (gf_charge_match_parse(in, a->share[i],
+					  &o->share[o->nshare++], &e)) {
 			gf_cli_error("chargeback", "'--share': %s", e.msg);
 			return GF_EXIT_USAGE;
 		}
@@ -364,7 +399,7 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 static int read_inputs(struct gf_charge_input *in, const struct args *a,
 		       const struct gf_cb_prices *p, struct gf_cb_skips *sk)
 {
-	struct gf_err e;
+	struct gf_err e = { 0, "" };
 	int rc = gf_cb_read_assets(in, a->assets, p, &e);
 	for (int i = 0; rc == 0 && i < a->nrecords; i++)
 		rc = gf_cb_read_records(in, a->records[i], a->lenient, sk, &e);
@@ -372,19 +407,17 @@ static int read_inputs(struct gf_charge_input *in, const struct args *a,
 		rc = gf_cb_read_sacct(in, a->sacct[i], now_ms(), a->lenient, sk,
 				      &e);
 	if (rc == 0 && a->db)
-		rc = gf_cb_read_db(in, a->db, a->cluster ? a->cluster
-							 : "gpufleet",
-				   &e);
+		rc = gf_cb_read_db(in, a->db,
+				   a->cluster ? a->cluster : "gpufleet", &e);
 	if (rc == 0 && a->telemetry)
-		rc = gf_cb_read_telemetry(in, a->telemetry, a->lenient, sk,
-					  &e);
+		rc = gf_cb_read_telemetry(in, a->telemetry, a->lenient, sk, &e);
 	if (rc) {
 		gf_cli_error("chargeback", "%s", e.msg);
 		return GF_EXIT_FAIL;
 	}
 	gf_log(GF_LOG_DEBUG, "chargeback",
-	       "read %zu records, %zu asset rows, %zu telemetry rows",
-	       in->nrec, in->nasset, in->ntele);
+	       "read %zu records, %zu asset rows, %zu telemetry rows", in->nrec,
+	       in->nasset, in->ntele);
 	return 0;
 }
 
@@ -409,7 +442,7 @@ static int html_page(const struct gf_cb_view *v, const struct args *a,
 {
 	struct gf_charge_opts daily = *v->o;
 	struct gf_charge_result d;
-	struct gf_err e;
+	struct gf_err e = { 0, "" };
 	daily.step_ms = 86400000;
 	int64_t len = daily.end_ms - daily.start_ms;
 	bool have_daily = len > daily.step_ms &&
@@ -432,21 +465,21 @@ static int html_page(const struct gf_cb_view *v, const struct args *a,
 static int report(const struct gf_cb_view *v, const struct args *a,
 		  const struct gf_charge_result *res)
 {
-	if (v->o->lenient &&
-	    res->nskipped_total + v->read_skips->total > 0) {
+	if (v->o->lenient && res->nskipped_total + v->read_skips->total > 0) {
 		struct gf_buf b;
 		gf_buf_init(&b, OUT_MAX);
 		gf_cb_skips_text(v, res, &b);
 		size_t n = res->nskipped_total + v->read_skips->total;
-		gf_cli_error("chargeback", "skipped %zu bad record%s (--lenient):",
-			     n, n == 1 ? "" : "s");
+		gf_cli_error("chargeback",
+			     "skipped %zu bad record%s (--lenient):", n,
+			     n == 1 ? "" : "s");
 		fputs(gf_buf_str(&b), stderr);
 		gf_buf_release(&b);
 	}
 	struct gf_buf b;
 	gf_buf_init(&b, OUT_MAX);
-	int rc = a->json  ? gf_cb_render_json(v, res, &b)
-		 : a->csv ? gf_cb_render_csv(v, res, &b)
+	int rc = a->json   ? gf_cb_render_json(v, res, &b)
+		 : a->csv  ? gf_cb_render_csv(v, res, &b)
 		 : a->html ? 0
 			   : gf_cb_render_table(v, res, &b);
 	if (rc) {
@@ -470,7 +503,7 @@ int cmd_chargeback(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? GF_EXIT_OK : rc;
 	struct gf_cb_prices p;
-	struct gf_err e;
+	struct gf_err e = { 0, "" };
 	gf_cb_prices_init(&p);
 	if (a.prices && gf_cb_read_prices(a.prices, &p, &e)) {
 		gf_cli_error("chargeback", "%s", e.msg);

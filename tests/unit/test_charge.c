@@ -32,9 +32,8 @@ static void asset(struct gf_charge_input *in, const char *cluster,
 		  double cpu, double ram, double gp, double cp, double rp,
 		  const char *model)
 {
-	struct gf_charge_asset a = { s,	 t,  gpus, cpu, ram,
-				     gp, cp, rp,   0,	0,
-				     0,	 0,  0 };
+	struct gf_charge_asset a = { s,	 t, gpus, cpu, ram, gp, cp,
+				     rp, 0, 0,	  0,   0,   0 };
 	a.cluster = S(in, cluster);
 	a.node = S(in, node);
 	a.gpu_model = model ? S(in, model) : 0;
@@ -119,9 +118,8 @@ static void share(struct gf_charge_input *in, struct gf_charge_opts *o,
 		  const char *m)
 {
 	struct gf_err e;
-	assert_int_equal(gf_charge_match_parse(in, m, &o->share[o->nshare++],
-					       &e),
-			 0);
+	assert_int_equal(
+		gf_charge_match_parse(in, m, &o->share[o->nshare++], &e), 0);
 }
 
 static void run_ok(const struct gf_charge_input *in,
@@ -174,8 +172,8 @@ static void mock_b2(struct gf_charge_input *in)
 		  NULL },
 	};
 	double u = 1.0 / 24;
-	asset(in, "cluster1", "c1nodes", T0, T0 + DAY, 6 * u, 11 * u, 31 * u,
-	      1, 1, 1, NULL);
+	asset(in, "cluster1", "c1nodes", T0, T0 + DAY, 6 * u, 11 * u, 31 * u, 1,
+	      1, 1, NULL);
 	asset(in, "cluster2", "node1", T0, T0 + DAY, 2 * u, 7 * u, 7 * u, 1, 1,
 	      1, NULL);
 	asset(in, "cluster2", "node2", T0, T0 + DAY, 2 * u, 2 * u, 2 * u, 1, 1,
@@ -183,11 +181,13 @@ static void mock_b2(struct gf_charge_input *in)
 	asset(in, "cluster2", "node3", T0, T0 + DAY, 2 * u, 2 * u, 2 * u, 1, 1,
 	      1, NULL);
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-		struct rec_spec r = { m[i].c,	m[i].node, m[i].ns, m[i].pod,
-				      m[i].ctr, T0,	   T0 + DAY, u,
-				      u,	u,	   i ? u : 11 * u,
-				      NAN,	3,	   m[i].labels,
-				      NULL,	NULL,	   NULL };
+		struct rec_spec r = {
+			m[i].c,	  m[i].node,   m[i].ns,	       m[i].pod,
+			m[i].ctr, T0,	       T0 + DAY,       u,
+			u,	  u,	       i ? u : 11 * u, NAN,
+			3,	  m[i].labels, NULL,	       NULL,
+			NULL
+		};
 		record(in, &r);
 	}
 }
@@ -372,8 +372,9 @@ static void test_gpu_share_250_250_500(void **state)
 	gf_charge_input_init(&in);
 	/* one GPU at 8 per hour for 10 hours: 80 */
 	asset(&in, "c", "n", T0, T0 + 10 * H, 1, 0, 0, 8, 0, 0, NULL);
-	struct rec_spec r = { "c", "n", "a", "p", "x", T0, T0 + 10 * H, 0.25,
-			      NAN, NAN, NAN, NAN, NAN, NULL, NULL, NULL, NULL };
+	struct rec_spec r = { "c",	   "n",	 "a",  "p",  "x", T0,
+			      T0 + 10 * H, 0.25, NAN,  NAN,  NAN, NAN,
+			      NAN,	   NULL, NULL, NULL, NULL };
 	record(&in, &r);
 	r.ns = "b";
 	record(&in, &r);
@@ -398,9 +399,9 @@ static void mig_case(enum gf_charge_mig_rule rule, bool only_3g,
 {
 	gf_charge_input_init(in);
 	asset(in, "c", "n", T0, T0 + H, 1, 0, 0, 7, 0, 0, "H100");
-	struct rec_spec r = { "c",  "n",       "a",  "p",  "x", T0,
-			      T0 + H, NAN,     NAN,  NAN,  NAN, NAN,
-			      NAN,  NULL,      "3g.40gb", NULL, NULL };
+	struct rec_spec r = { "c",    "n",  "a",       "p",  "x", T0,
+			      T0 + H, NAN,  NAN,       NAN,  NAN, NAN,
+			      NAN,    NULL, "3g.40gb", NULL, NULL };
 	record(in, &r);
 	if (!only_3g) {
 		r.ns = "b";
@@ -479,9 +480,10 @@ static void test_capacity(void **state)
 	struct gf_err e;
 	gf_charge_input_init(&in);
 	asset(&in, "c", "n", T0, T0 + 10 * H, 2, 0, 0, 1, 0, 0, NULL);
-	struct rec_spec r = { "c", "n", "a", "p", "x", T0, T0 + 5 * H, 1.5,
-			      NAN, NAN, NAN, NAN, NAN, NULL, NULL, NULL, NULL };
-	record(&in, &r); /* line 2 */
+	struct rec_spec r = { "c",	  "n",	"a",  "p",  "x", T0,
+			      T0 + 5 * H, 1.5,	NAN,  NAN,  NAN, NAN,
+			      NAN,	  NULL, NULL, NULL, NULL };
+	record(&in, &r);  /* line 2 */
 	r.s = T0 + 5 * H; /* touching: fine */
 	r.t = T0 + 10 * H;
 	record(&in, &r); /* line 3 */
@@ -510,8 +512,8 @@ static void test_capacity(void **state)
 	/* records naming one GPU: 0.6 + 0.6 of GPU '3' */
 	gf_charge_input_init(&in);
 	asset(&in, "c", "n", T0, T0 + H, 8, 0, 0, 1, 0, 0, NULL);
-	struct rec_spec g = { "c",  "n", "a", "p", "x", T0,  T0 + H, 0.6, NAN,
-			      NAN, NAN, NAN, NAN, NULL, NULL, NULL, "3" };
+	struct rec_spec g = { "c", "n", "a", "p", "x",	T0,   T0 + H, 0.6, NAN,
+			      NAN, NAN, NAN, NAN, NULL, NULL, NULL,   "3" };
 	record(&in, &g);
 	g.gpu_ids = "2";
 	record(&in, &g);
@@ -552,8 +554,8 @@ static void test_bad_records(void **state)
 {
 	(void)state;
 	struct gf_charge_input in;
-	struct rec_spec r = { "c", "n", "a", "p", "x", T0 + H, T0, 1, NAN,
-			      NAN, NAN, NAN, NAN, NULL, NULL, NULL, NULL };
+	struct rec_spec r = { "c", "n", "a", "p", "x",	T0 + H, T0,   1,   NAN,
+			      NAN, NAN, NAN, NAN, NULL, NULL,	NULL, NULL };
 	struct rec_spec ok = r;
 	ok.s = T0;
 	ok.t = T0 + H;
@@ -627,14 +629,20 @@ static void test_telemetry_waste(void **state)
 	struct gf_charge_result res;
 	gf_charge_input_init(&in);
 	asset(&in, "c", "n", T0, T0 + 10 * H, 2, 0, 0, 3, 0, 0, NULL);
-	struct rec_spec r = { "c",  "n", "teamA", "p", "x", T0, T0 + 10 * H, 1,
-			      NAN, NAN, NAN,	 NAN, NAN, NULL, NULL, NULL,
-			      "GPU-aaaa" };
+	struct rec_spec r = { "c",	   "n",	 "teamA", "p",	"x",	   T0,
+			      T0 + 10 * H, 1,	 NAN,	  NAN,	NAN,	   NAN,
+			      NAN,	   NULL, NULL,	  NULL, "GPU-aaaa" };
 	record(&in, &r);
 	/* 0-5 h: 80 % graphics engine; 5-10 h: idle, diagnosed */
-	struct gf_charge_tele t = { T0, T0 + 5 * H, 80, S(&in, "n"),
-				    S(&in, "GPU-aaaa"), GF_CHARGE_SIG_GR, -1,
-				    0, 0 };
+	struct gf_charge_tele t = { T0,
+				    T0 + 5 * H,
+				    80,
+				    S(&in, "n"),
+				    S(&in, "GPU-aaaa"),
+				    GF_CHARGE_SIG_GR,
+				    -1,
+				    0,
+				    0 };
 	assert_int_equal(gf_charge_add_tele(&in, &t), 0);
 	t.start_ms = T0 + 5 * H;
 	t.end_ms = T0 + 10 * H;
@@ -654,8 +662,8 @@ static void test_telemetry_waste(void **state)
 	near(a->gpu_tele_hours, 10);
 	near(a->waste[GF_CHARGE_WASTE_IDLE], 15); /* 5 h x 3 */
 	near(a->waste[GF_CHARGE_WASTE_STARVED], 0);
-	assert_int_equal(a->signals, (1u << GF_CHARGE_SIG_GR) |
-					     (1u << GF_CHARGE_SIG_UTIL));
+	assert_int_equal(a->signals,
+			 (1u << GF_CHARGE_SIG_GR) | (1u << GF_CHARGE_SIG_UTIL));
 	assert_true(isnan(gf_charge_row_gpu_eff(row(&res, "__idle__"))));
 	gf_charge_result_release(&res);
 	gf_charge_input_release(&in);
@@ -671,8 +679,9 @@ static void test_steps(void **state)
 	struct gf_charge_result all, days;
 	gf_charge_input_init(&in);
 	asset(&in, "c", "n", T0, T0 + 3 * DAY, 4, 16, 64, 2, 0.05, 0.01, NULL);
-	struct rec_spec r = { "c", "n", "a", "p", "x", T0 + 20 * H, T0 + 50 * H,
-			      2, 4, 2, 8, 16, NAN, NULL, NULL, NULL, NULL };
+	struct rec_spec r = { "c",	   "n",	 "a",  "p",  "x", T0 + 20 * H,
+			      T0 + 50 * H, 2,	 4,    2,    8,	  16,
+			      NAN,	   NULL, NULL, NULL, NULL };
 	record(&in, &r);
 	r.ns = "b";
 	r.s = T0 + 2 * H;
@@ -704,7 +713,8 @@ static void test_steps(void **state)
 	gf_charge_input_release(&in);
 }
 
-/* --- the readers ------------------------------------------------------------ */
+/* --- the readers ------------------------------------------------------------
+ */
 
 static void write_file(const char *path, const char *text)
 {
@@ -745,7 +755,7 @@ static int cleanup(void **state)
 	return 0;
 }
 
-#define REC_HEAD                                                          \
+#define REC_HEAD                                                               \
 	"cluster,node,namespace,pod,container,start,end,gpus,cpu_req,cpu_use," \
 	"ram_req_gib,ram_use_gib\n"
 
@@ -784,14 +794,15 @@ static void test_readers_bad_input(void **state)
 	(void)state;
 	reader_fails(read_records,
 		     tmp("r1.csv", REC_HEAD "c,n,a,p,x,2024-05-01T05:00:00Z,"
-					"2024-05-01T04:00:00Z,1,1,1,1,1\n"),
+					    "2024-05-01T04:00:00Z,1,1,1,1,1\n"),
 		     "r1.csv':2: field 'end': before 'start'");
 	reader_fails(read_records,
 		     tmp("r2.csv", REC_HEAD "c,n,a,p,x,0,3600,lots,1,1,1,1\n"),
 		     "r2.csv':2: field 'gpus': expected a number, got 'lots'");
-	reader_fails(read_records,
-		     tmp("r3.csv", REC_HEAD "c,n,a,p,x,yesterday,3600,1,1,1,1,1\n"),
-		     "r3.csv':2: field 'start': expected an RFC3339 time");
+	reader_fails(
+		read_records,
+		tmp("r3.csv", REC_HEAD "c,n,a,p,x,yesterday,3600,1,1,1,1,1\n"),
+		"r3.csv':2: field 'start': expected an RFC3339 time");
 	reader_fails(read_records,
 		     tmp("r4.csv", "cluster,node,namespace,pod,start,end\n"),
 		     "r4.csv':1: column 'container' is missing");
@@ -819,15 +830,15 @@ static void test_readers_bad_input(void **state)
 	struct gf_cb_skips sk = { NULL, 0, 0 };
 	struct gf_err e;
 	gf_charge_input_init(&in);
-	assert_int_equal(gf_cb_read_records(
-				 &in,
-				 tmp("r7.csv",
-				     REC_HEAD "c,n,a,p,x,0,3600,1,1,1,1,1\n"
-					      "c,n,a,p,x,0,3600,x,1,1,1,1\n"
-					      "c,n,a,p,x,7200,3600,1,1,1,1,1\n"
-					      "c,n,b,p,x,0,3600,1,,,,\n"),
-				 true, &sk, &e),
-			 0);
+	assert_int_equal(
+		gf_cb_read_records(&in,
+				   tmp("r7.csv", REC_HEAD
+				       "c,n,a,p,x,0,3600,1,1,1,1,1\n"
+				       "c,n,a,p,x,0,3600,x,1,1,1,1\n"
+				       "c,n,a,p,x,7200,3600,1,1,1,1,1\n"
+				       "c,n,b,p,x,0,3600,1,,,,\n"),
+				   true, &sk, &e),
+		0);
 	assert_int_equal(in.nrec, 2);
 	assert_int_equal(sk.total, 2);
 	assert_int_equal(sk.v[0].line, 3);
@@ -843,15 +854,15 @@ static void test_prices_and_node_split(void **state)
 	struct gf_cb_prices p;
 	struct gf_err e;
 	gf_cb_prices_init(&p);
-	assert_int_equal(gf_cb_read_prices(tmp("p.yaml",
-					       "currency: EUR\n"
-					       "gpu:\n  H100: 2.5\n  l40s: 1\n"
-					       "cpu_core: 0.04\n"
-					       "ram_gib: 0.005\n"
-					       "nodes:\n  n9: 35\n"
-					       "mig_rule: memory\n"),
-					   &p, &e),
-			 0);
+	assert_int_equal(
+		gf_cb_read_prices(tmp("p.yaml", "currency: EUR\n"
+						"gpu:\n  H100: 2.5\n  l40s: 1\n"
+						"cpu_core: 0.04\n"
+						"ram_gib: 0.005\n"
+						"nodes:\n  n9: 35\n"
+						"mig_rule: memory\n"),
+				  &p, &e),
+		0);
 	assert_string_equal(p.currency, "EUR");
 	near(gf_cb_gpu_price(&p, "h100"), 2.5);
 	near(gf_cb_gpu_price(&p, "L40S"), 1);
@@ -884,15 +895,16 @@ static void test_prices_and_node_split(void **state)
 
 	/* a model without a price: the core names the asset row */
 	gf_charge_input_init(&in);
-	assert_int_equal(gf_cb_read_assets(&in,
-					   tmp("a2.csv",
-					       "cluster,node,start,end,gpus,"
-					       "cpu_cores,ram_gib,gpu_price_hr,"
-					       "cpu_core_price_hr,"
-					       "ram_gib_price_hr,gpu_model\n"
-					       "c,n1,0,3600,8,64,512,,,,B300\n"),
-					   &p, &e),
-			 0);
+	assert_int_equal(
+		gf_cb_read_assets(&in,
+				  tmp("a2.csv",
+				      "cluster,node,start,end,gpus,"
+				      "cpu_cores,ram_gib,gpu_price_hr,"
+				      "cpu_core_price_hr,"
+				      "ram_gib_price_hr,gpu_model\n"
+				      "c,n1,0,3600,8,64,512,,,,B300\n"),
+				  &p, &e),
+		0);
 	struct gf_charge_opts o;
 	struct gf_charge_result res;
 	gf_charge_opts_init(&o, 0, 3600000);
@@ -911,18 +923,18 @@ static void test_sacct(void **state)
 	struct gf_err e;
 	gf_charge_input_init(&in);
 	/* the jobs of the reference's sacct run, with times and nodes */
-	const char *path = tmp(
-		"sacct.txt",
-		"JobID|Account|Partition|User|NodeList|Start|End|AllocTRES|"
-		"State\n"
-		"8|teama|gpu|alice|gpu01|2024-05-01T10:00:00|"
-		"2024-05-01T10:00:05|billing=5,cpu=1,gres/gpu:h100=2,"
-		"gres/gpu=2,mem=1G,node=1|COMPLETED\n"
-		"10|teamb|gpu|bob|gpu[01-02]|2024-05-01T10:00:00|"
-		"2024-05-01T10:00:10|billing=9,cpu=2,gres/gpu:h100=4,"
-		"gres/gpu=4,mem=2048M,node=2|COMPLETED\n"
-		"11|teamb|gpu|bob|None assigned|Unknown|Unknown|"
-		"billing=1,cpu=1|PENDING\n");
+	const char *path =
+		tmp("sacct.txt",
+		    "JobID|Account|Partition|User|NodeList|Start|End|AllocTRES|"
+		    "State\n"
+		    "8|teama|gpu|alice|gpu01|2024-05-01T10:00:00|"
+		    "2024-05-01T10:00:05|billing=5,cpu=1,gres/gpu:h100=2,"
+		    "gres/gpu=2,mem=1G,node=1|COMPLETED\n"
+		    "10|teamb|gpu|bob|gpu[01-02]|2024-05-01T10:00:00|"
+		    "2024-05-01T10:00:10|billing=9,cpu=2,gres/gpu:h100=4,"
+		    "gres/gpu=4,mem=2048M,node=2|COMPLETED\n"
+		    "11|teamb|gpu|bob|None assigned|Unknown|Unknown|"
+		    "billing=1,cpu=1|PENDING\n");
 	assert_int_equal(gf_cb_read_sacct(&in, path, 0, false, &sk, &e), 0);
 	assert_int_equal(in.nrec, 3); /* job 10 on two nodes, 11 not run */
 	near(in.rec[0].gpus, 2);
@@ -934,7 +946,8 @@ static void test_sacct(void **state)
 	near(in.rec[2].ram_req, 1);
 	assert_string_equal(gf_charge_str(&in, in.rec[2].node), "gpu02");
 	assert_string_equal(
-		gf_charge_str(&in, in.extra[in.rec[1].extra].gpu_model), "h100");
+		gf_charge_str(&in, in.extra[in.rec[1].extra].gpu_model),
+		"h100");
 	assert_true(isnan(in.rec[0].cpu_use)); /* Slurm bills allocation */
 	gf_charge_input_release(&in);
 	gf_charge_input_init(&in);

@@ -102,9 +102,10 @@ static bool term_matches(const struct gf__charge_run *x,
 			 uint32_t node, const struct gf_charge_match *m)
 {
 	if (r)
-		return gf__charge_value(x->in, r, &m->key,
-					x->node[x->rnode[r - x->in->rec]]
-						.model) == m->value;
+		return gf__charge_value(
+			       x->in, r, &m->key,
+			       x->node[x->rnode[r - x->in->rec]].model) ==
+		       m->value;
 	switch (m->key.kind) {
 	case GF_CHARGE_KEY_CLUSTER:
 		return cluster == m->value;
@@ -282,7 +283,8 @@ static void price_record(struct step *st, size_t r)
 	struct grp *g = group_of(st, r, idle);
 	il = &st->id[idle]; /* idle_of's array may not move after */
 	for (uint32_t j = 0; j < n->n; j++) {
-		const struct gf_charge_asset *a = &x->in->asset[x->arow[n->first + j]];
+		const struct gf_charge_asset *a =
+			&x->in->asset[x->arow[n->first + j]];
 		int64_t s2 = a->start_ms > s ? a->start_ms : s;
 		int64_t t2 = a->end_ms < t ? a->end_ms : t;
 		if (t2 > s2)
@@ -290,8 +292,9 @@ static void price_record(struct step *st, size_t r)
 	}
 	double whole = (double)(rec->end_ms - rec->start_ms);
 	if (!isnan(rec->other_cost) && rec->other_cost > 0)
-		g->other += whole > 0 ? rec->other_cost * (double)(t - s) / whole
-				      : rec->other_cost;
+		g->other += whole > 0
+				    ? rec->other_cost * (double)(t - s) / whole
+				    : rec->other_cost;
 }
 
 static void price_assets(struct step *st)
@@ -327,10 +330,10 @@ static void price_assets(struct step *st)
 struct agg {
 	struct step *st;
 	size_t ng, nidle;
-	double (*tot)[NRES];   /* [idle id][r]: all groups' costs */
-	bool *has;	       /* [idle id]: some group has it */
-	double *coeff;	       /* [key id], then [nkeys] = __filtered__ */
-	bool *in_share;	       /* even split: names counted */
+	double (*tot)[NRES];	   /* [idle id][r]: all groups' costs */
+	bool *has;		   /* [idle id]: some group has it */
+	double *coeff;		   /* [key id], then [nkeys] = __filtered__ */
+	bool *in_share;		   /* even split: names counted */
 	struct gf_charge_row *row; /* [key id] */
 	bool *row_used;
 	struct gf_charge_row *idle_rows;
@@ -367,8 +370,8 @@ static void share_coeffs(struct agg *A)
 		}
 	}
 	for (size_t k = 0; k <= nk; k++)
-		A->coeff[k] = A->coeff[k] > 0 && total > 0 ? A->coeff[k] / total
-							   : 0;
+		A->coeff[k] =
+			A->coeff[k] > 0 && total > 0 ? A->coeff[k] / total : 0;
 }
 
 /* The idle group g gets of its idle id's idle, per resource (4, 6). */
@@ -378,7 +381,8 @@ static void idle_share(const struct agg *A, const struct grp *g,
 	const struct idl *il = &A->st->id[g->idle];
 	for (int r = 0; r < NRES; r++) {
 		double t = A->tot[g->idle][r];
-		double c = g->cost[r] > 0 && t > 0 ? g->cost[r] / t : g->cost[r];
+		double c =
+			g->cost[r] > 0 && t > 0 ? g->cost[r] / t : g->cost[r];
 		add[r] = il->present ? idle_cost(il, r) * c : 0;
 	}
 }
@@ -467,7 +471,7 @@ static void idle_rows(struct agg *A)
 	const struct gf__charge_run *x = A->st->x;
 	const struct gf_charge_opts *o = x->o;
 	A->idle_rows = gf_calloc(A->nidle + 1, sizeof(*A->idle_rows));
-	double (*ifc)[NRES] = NULL;
+	double(*ifc)[NRES] = NULL;
 	if (o->nfilter && !o->share_idle) { /* (2c) idle filtration */
 		ifc = gf_calloc(A->nidle + 1, sizeof(*ifc));
 		for (size_t i = 0; i < A->ng; i++) {
@@ -528,8 +532,8 @@ static char *join_name(const struct gf_charge_input *in, const uint32_t *kv,
 	return s;
 }
 
-static char *idle_name(const struct gf__charge_run *x,
-		       const struct step *st, uint32_t id)
+static char *idle_name(const struct gf__charge_run *x, const struct step *st,
+		       uint32_t id)
 {
 	if (!x->o->split_idle)
 		return gf_strdup(GF_CHARGE_IDLE);
@@ -573,8 +577,7 @@ static size_t merge_rows(struct gf_charge_row *v, size_t n)
 	return out + 1;
 }
 
-static void finish_rows(struct agg *A, double pool,
-			struct gf_charge_step *out)
+static void finish_rows(struct agg *A, double pool, struct gf_charge_step *out)
 {
 	const struct gf__charge_run *x = A->st->x;
 	size_t nk = A->st->keys.n, n = 0;
@@ -631,7 +634,8 @@ static void aggregate(struct step *st, struct gf_charge_step *out)
 	double pool = 0;
 	for (int i = 0; i < o->nshared_hourly; i++)
 		if (o->shared_hourly[i].cost_hr > 0)
-			pool += o->shared_hourly[i].cost_hr * overhead_hours(st);
+			pool += o->shared_hourly[i].cost_hr *
+				overhead_hours(st);
 	pool += main_rows(&A);
 	bool any_shared = pool != 0;
 	for (size_t i = 0; i < A.ng && !any_shared; i++)
@@ -713,8 +717,7 @@ static void run_steps(struct gf__charge_run *x)
 	for (int k = 0; k < x->out->nsteps; k++) {
 		int64_t a = x->out->steps[k].start_ms;
 		int64_t b = x->out->steps[k].end_ms;
-		while (next < n &&
-		       in->rec[key[next] & 0xfffffff].start_ms < b)
+		while (next < n && in->rec[key[next] & 0xfffffff].start_ms < b)
 			act[na++] = (uint32_t)(key[next++] & 0xfffffff);
 		size_t keep = 0;
 		for (size_t i = 0; i < na; i++)
@@ -747,16 +750,15 @@ static int check_opts(const struct gf_charge_opts *o, size_t nrec,
 		return gf_err_set(e, GF_EINVAL,
 				  "the window is longer than 17 years");
 	if (o->step_ms < 0 ||
-	    (o->step_ms > 0 && (o->end_ms - o->start_ms + o->step_ms - 1) /
-					       o->step_ms >
-				       GF_CHARGE_STEPS_MAX))
+	    (o->step_ms > 0 &&
+	     (o->end_ms - o->start_ms + o->step_ms - 1) / o->step_ms >
+		     GF_CHARGE_STEPS_MAX))
 		return gf_err_set(e, GF_EINVAL,
 				  "the window holds more than %d steps",
 				  GF_CHARGE_STEPS_MAX);
-	if (o->nagg < 0 || o->nagg > GF_CHARGE_MAX_KEYS ||
-	    o->nshare < 0 || o->nshare > GF_CHARGE_MAX_MATCH ||
-	    o->nfilter < 0 || o->nfilter > GF_CHARGE_MAX_MATCH ||
-	    o->nshared_hourly < 0 ||
+	if (o->nagg < 0 || o->nagg > GF_CHARGE_MAX_KEYS || o->nshare < 0 ||
+	    o->nshare > GF_CHARGE_MAX_MATCH || o->nfilter < 0 ||
+	    o->nfilter > GF_CHARGE_MAX_MATCH || o->nshared_hourly < 0 ||
 	    o->nshared_hourly > GF_CHARGE_MAX_SHARED)
 		return gf_err_set(e, GF_EINVAL, "too many keys or terms");
 	if (nrec >= (1u << 28))
@@ -786,7 +788,8 @@ int gf_charge_run(const struct gf_charge_input *in,
 		int64_t len = o->end_ms - o->start_ms;
 		int64_t step = o->step_ms > 0 ? o->step_ms : len;
 		out->nsteps = (int)((len + step - 1) / step);
-		out->steps = gf_calloc((size_t)out->nsteps, sizeof(*out->steps));
+		out->steps =
+			gf_calloc((size_t)out->nsteps, sizeof(*out->steps));
 		for (int k = 0; k < out->nsteps; k++) {
 			out->steps[k].start_ms = o->start_ms + step * k;
 			out->steps[k].end_ms = o->start_ms + step * (k + 1);

@@ -93,10 +93,10 @@ struct gf__charge_run {
 	struct gf_err *e;
 	struct gf__tab nodes; /* (cluster, node) -> node index */
 	struct gf__charge_node *node;
-	uint32_t *arow;	 /* asset indexes by node, each node's by start */
-	uint32_t *rnode; /* record -> node index (GF__NONE: outside) */
-	double *units;	 /* record -> GPU units */
-	uint8_t *skip;	 /* record -> skipped (lenient) */
+	uint32_t *arow;	      /* asset indexes by node, each node's by start */
+	uint32_t *rnode;      /* record -> node index (GF__NONE: outside) */
+	double *units;	      /* record -> GPU units */
+	uint8_t *skip;	      /* record -> skipped (lenient) */
 	struct gf__tab slots; /* (node name, GPU id) -> slot */
 	uint32_t *tfirst, *tcount; /* slot -> telemetry rows in trow */
 	uint32_t *trow;

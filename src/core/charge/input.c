@@ -305,8 +305,7 @@ uint32_t gf_charge_extra_id(struct gf_charge_input *in,
 			    const struct gf_charge_extra *x)
 {
 	struct gf_charge_hash *h = in->extra_ix;
-	uint32_t k[4] = { x->labels, x->gpu_model, x->mig_profile,
-			  x->gpu_ids };
+	uint32_t k[4] = { x->labels, x->gpu_model, x->mig_profile, x->gpu_ids };
 	size_t before = h->tab.n;
 	uint32_t id = gf__tab_get(&h->tab, k, true);
 	if (h->tab.n == before)
@@ -329,17 +328,17 @@ uint32_t gf_charge_extra_id(struct gf_charge_input *in,
 	return id;
 }
 
-#define ADD_ROW(arr, n, alloc, cap, v)                                     \
-	do {                                                               \
-		if ((n) >= (cap))                                          \
-			return GF_ETOOBIG;                                 \
-		if ((n) == (alloc)) {                                      \
-			(alloc) = (alloc) ? (alloc) * 2 : 256;             \
-			(arr) = gf_reallocarray((arr), (alloc),            \
-						sizeof(*(arr)));           \
-		}                                                          \
-		(arr)[(n)++] = *(v);                                       \
-		return 0;                                                  \
+#define ADD_ROW(arr, n, alloc, cap, v)                           \
+	do {                                                     \
+		if ((n) >= (cap))                                \
+			return GF_ETOOBIG;                       \
+		if ((n) == (alloc)) {                            \
+			(alloc) = (alloc) ? (alloc)*2 : 256;     \
+			(arr) = gf_reallocarray((arr), (alloc),  \
+						sizeof(*(arr))); \
+		}                                                \
+		(arr)[(n)++] = *(v);                             \
+		return 0;                                        \
 	} while (0)
 
 int gf_charge_add_record(struct gf_charge_input *in,
@@ -512,8 +511,8 @@ int gf_charge_mig_units(const char *model, const char *profile, double count,
 	int p = gf_mig_profile_find(m, profile);
 	if (p < 0)
 		return gf_err_set(e, GF_ENOTFOUND,
-				  "MIG profile '%s' does not exist on %s", profile,
-				  m->name);
+				  "MIG profile '%s' does not exist on %s",
+				  profile, m->name);
 	const struct gf_mig_profile *pr = &m->profiles[p];
 	if (rule == GF_CHARGE_MIG_MEMORY)
 		*units = count * pr->mem / m->slices;
@@ -578,9 +577,8 @@ void gf_charge_time_str(int64_t ms, char *out, size_t size)
 	int64_t y;
 	unsigned m, d;
 	civil(days, &y, &m, &d);
-	snprintf(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y,
-		 m, d, (int)(sod / 3600), (int)(sod / 60 % 60),
-		 (int)(sod % 60));
+	snprintf(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m,
+		 d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
 }
 
 double gf_charge_row_total(const struct gf_charge_row *r)

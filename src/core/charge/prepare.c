@@ -61,7 +61,8 @@ static int asset_bad(struct gf__charge_run *x, const struct gf_charge_asset *a,
 			  gf_charge_str(x->in, a->node), why);
 }
 
-static int check_asset(struct gf__charge_run *x, const struct gf_charge_asset *a)
+static int check_asset(struct gf__charge_run *x,
+		       const struct gf_charge_asset *a)
 {
 	char why[200];
 	if (a->end_ms <= a->start_ms)
@@ -138,7 +139,8 @@ static int build_nodes(struct gf__charge_run *x)
 		uint32_t *v = x->arow + n->first;
 		sort_rows(in->asset, v, n->n);
 		for (uint32_t j = 1; j < n->n && rc == 0; j++)
-			if (in->asset[v[j]].start_ms < in->asset[v[j - 1]].end_ms) {
+			if (in->asset[v[j]].start_ms <
+			    in->asset[v[j - 1]].end_ms) {
 				char w[GF_CHARGE_STR_MAX + 32], why[400];
 				gf__charge_where(in, in->asset[v[j - 1]].src,
 						 in->asset[v[j - 1]].line, w,
@@ -159,7 +161,8 @@ static int64_t covered(const struct gf__charge_run *x,
 {
 	int64_t c = 0;
 	for (uint32_t j = 0; j < n->n; j++) {
-		const struct gf_charge_asset *a = &x->in->asset[x->arow[n->first + j]];
+		const struct gf_charge_asset *a =
+			&x->in->asset[x->arow[n->first + j]];
 		int64_t s2 = a->start_ms > s ? a->start_ms : s;
 		int64_t t2 = a->end_ms < t ? a->end_ms : t;
 		if (t2 > s2)
@@ -239,10 +242,11 @@ static int check_record(struct gf__charge_run *x, size_t r)
 		char ts[40], te[40];
 		gf_charge_time_str(s, ts, sizeof(ts));
 		gf_charge_time_str(t, te, sizeof(te));
-		return gf__charge_bad(x, r,
-				      "runs on node '%s' between %s and %s, "
-				      "where its asset rows do not cover it all",
-				      gf_charge_str(in, rec->node), ts, te);
+		return gf__charge_bad(
+			x, r,
+			"runs on node '%s' between %s and %s, "
+			"where its asset rows do not cover it all",
+			gf_charge_str(in, rec->node), ts, te);
 	}
 	x->rnode[r] = node;
 	return 0;
@@ -282,8 +286,7 @@ static void index_tele(struct gf__charge_run *x)
 		sum += x->tcount[k];
 		x->tcount[k] = 0;
 	}
-	struct tele_key *tk =
-		gf_reallocarray(NULL, in->ntele + 1, sizeof(*tk));
+	struct tele_key *tk = gf_reallocarray(NULL, in->ntele + 1, sizeof(*tk));
 	for (size_t i = 0; i < in->ntele; i++) {
 		uint32_t at = x->tfirst[slot[i]] + x->tcount[slot[i]]++;
 		tk[at].start = in->tele[i].start_ms;
@@ -344,7 +347,8 @@ static double cap_at(const struct gf__charge_run *x, uint32_t node, int64_t t)
 {
 	const struct gf__charge_node *n = &x->node[node];
 	for (uint32_t j = 0; j < n->n; j++) {
-		const struct gf_charge_asset *a = &x->in->asset[x->arow[n->first + j]];
+		const struct gf_charge_asset *a =
+			&x->in->asset[x->arow[n->first + j]];
 		if (a->start_ms <= t && t < a->end_ms)
 			return a->gpus;
 	}
@@ -371,9 +375,9 @@ static int over(struct gf__charge_run *x, const struct sweep *w, size_t i,
 	size_t len = 0, named = 0, more = 0;
 	for (size_t j = 0; j <= w->n; j++) {
 		size_t k = j < w->n ? j : i; /* the newcomer last */
-		if (j < w->n && (j == i || x->skip[w->recs[j]] ||
-				 clip_s(x, w->recs[j]) > t ||
-				 clip_t(x, w->recs[j]) <= t))
+		if (j < w->n &&
+		    (j == i || x->skip[w->recs[j]] ||
+		     clip_s(x, w->recs[j]) > t || clip_t(x, w->recs[j]) <= t))
 			continue;
 		if (named >= 4 && k != i) {
 			more++;
@@ -503,7 +507,8 @@ int gf__charge_capacity(struct gf__charge_run *x)
 		const struct gf__extra_parts *p =
 			&in->extra_ix->parts[in->rec[r].extra];
 		for (uint32_t i = 0; i < p->nids; i++) {
-			uint32_t k[2] = { node, in->extra_ix->ids[p->id_off + i] };
+			uint32_t k[2] = { node,
+					  in->extra_ix->ids[p->id_off + i] };
 			uint32_t g = gf__tab_get(&gpus, k, true);
 			if (g >= ng_alloc) {
 				size_t was = ng_alloc;
