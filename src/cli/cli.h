@@ -39,6 +39,8 @@ int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
+int cmd_autoscale(int argc, char **argv);
+int cmd_simulate_autoscale(int argc, char **argv); /* simulate autoscale */
 int cmd_chargeback(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */

@@ -33,6 +33,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet simulate mig ... ('gpufleet simulate mig -h')\n"
+		"       gpufleet simulate autoscale ... ('gpufleet simulate "
+		"autoscale -h')\n"
 		"       gpufleet simulate fill [--nodes FILE --pods FILE] "
 		"[--policy P[,P...]]\n"
 		"                              [--seeds 42-51] [--tune 1.3] "
@@ -485,7 +487,8 @@ int cmd_simulate(int argc, char **argv)
 {
 	if (argc < 2) {
 		gf_cli_error("simulate", "no experiment given (known: fill, "
-					 "mig; see 'gpufleet simulate -h')");
+					 "mig, autoscale; see 'gpufleet "
+					 "simulate -h')");
 		return GF_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -496,7 +499,10 @@ int cmd_simulate(int argc, char **argv)
 		return fill_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mig") == 0)
 		return cmd_simulate_mig(argc - 1, argv + 1);
-	gf_cli_error("simulate", "unknown experiment '%s' (known: fill, mig)",
+	if (strcmp(argv[1], "autoscale") == 0)
+		return cmd_simulate_autoscale(argc - 1, argv + 1);
+	gf_cli_error("simulate",
+		     "unknown experiment '%s' (known: fill, mig, autoscale)",
 		     argv[1]);
 	return GF_EXIT_USAGE;
 }

@@ -1,0 +1,748 @@
+/*
+ * cmd_autoscale.c - `gpufleet autoscale recommend|run|manifests`:
+ * options and output only; the decisions are core/scale's, the
+ * manifests, sources and the loop src/autoscale's (docs/autoscaling.md).
+ *
+ * `recommend` is a contract for scripts (issue 14): --hpa FILE
+ * --samples FILE [--start-replicas N] [--json]; one line `t_s,replicas`
+ * per sample, or {"replicas": [...]}.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autoscale/autoscale.h"
+#include "cli/cli.h"
+#include "server/client.h"
+#include "util/file.h"
+#include "util/mem.h"
+
+#define DEFAULT_METRIC "gpufleet_queue_pending_jobs"
+
+static void usage_all(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet autoscale recommend --hpa FILE --samples FILE "
+		"[--start-replicas N] [--json]\n"
+		"       gpufleet autoscale run --source URL [--query PROMQL] "
+		"--hpa FILE --dry-run\n"
+		"       gpufleet autoscale manifests --target NAME "
+		"--target-value Q [options]\n"
+		"\n"
+		"Autoscale an inference service on its queue depth, deciding "
+		"exactly as\nKubernetes' HorizontalPodAutoscaler (and KEDA "
+		"around it) would.\n"
+		"'gpufleet autoscale <subcommand> -h' describes each.\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+static bool parse_count(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* ---- recommend ------------------------------------------------------ */
+
+#define RCMD "autoscale recommend"
+
+static void usage_recommend(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet autoscale recommend --hpa FILE --samples FILE "
+		"[--start-replicas N]\n"
+		"                                    [--json]\n"
+		"\n"
+		"What Kubernetes' HPA controller decides at each sync for "
+		"the metric's\ntotals in FILE, replicas ready at once (status = "
+		"spec), as\npkg/controller/podautoscaler does it: the legacy "
+		"path when the manifest\nhas no behavior, the behavior path "
+		"(defaulted) when it has one.\n"
+		"\n"
+		"  --hpa FILE          an autoscaling/v2 HorizontalPodAutoscaler "
+		"(minReplicas,\n"
+		"                      maxReplicas, one External metric with "
+		"target AverageValue\n"
+		"                      or Value, optional behavior), or a KEDA "
+		"ScaledObject\n"
+		"                      (keda.sh/v1alpha1, one prometheus "
+		"trigger: activation\n"
+		"                      and cooldown around the HPA it makes)\n"
+		"  --samples FILE      CSV 't_s,value': the metric's total at "
+		"each sync (seconds,\n"
+		"                      a number or quantity >= 0; the header "
+		"is optional)\n"
+		"  --start-replicas N  replicas before the first sync "
+		"(default 1)\n"
+		"  --json              {\"replicas\": [...]} instead of lines "
+		"'t_s,replicas'\n"
+		"  -h, --help          this help\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+static int print_recommend(const struct gf_as_samples *s, const int32_t *r,
+			   bool json)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, (size_t)64 * (s->n + 4));
+	if (json) {
+		gf_buf_puts(&b, "{\"replicas\": [");
+		for (size_t i = 0; i < s->n; i++)
+			gf_buf_printf(&b, "%s%d", i ? ", " : "", r[i]);
+		gf_buf_puts(&b, "]}\n");
+	} else {
+		for (size_t i = 0; i < s->n; i++)
+			gf_buf_printf(&b, "%s,%d\n", s->t_text[i], r[i]);
+	}
+	int rc = gf_buf_error(&b) ? GF_EXIT_FAIL
+				  : gf_cli_print(gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+	return rc;
+}
+
+static int cmd_recommend(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hpa", required_argument, NULL, 'H' },
+		{ "samples", required_argument, NULL, 's' },
+		{ "start-replicas", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *hpa = NULL, *samples = NULL;
+	long start = 1;
+	bool json = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			hpa = optarg;
+			break;
+		case 's':
+			samples = optarg;
+			break;
+		case 'r':
+			if (!parse_count(optarg, 0, INT32_MAX, &start)) {
+				gf_cli_error(RCMD,
+					     "cannot parse '--start-replicas "
+					     "%s': expected a count >= 0",
+					     optarg);
+				return GF_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage_recommend(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(RCMD, argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(RCMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (!hpa || !samples) {
+		gf_cli_error(RCMD, "--hpa FILE and --samples FILE are needed "
+				   "(see 'gpufleet autoscale recommend -h')");
+		return GF_EXIT_USAGE;
+	}
+	struct gf_as_scaler sc;
+	struct gf_as_samples s;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_as_read_manifest(hpa, &sc, &e)) {
+		gf_cli_error(RCMD, "%s", e.msg);
+		return GF_EXIT_FAIL;
+	}
+	if (gf_as_read_samples(samples, &s, &e)) {
+		gf_cli_error(RCMD, "%s", e.msg);
+		return GF_EXIT_FAIL;
+	}
+	int32_t *r = gf_calloc(s.n ? s.n : 1, sizeof(*r));
+	int rc = GF_EXIT_OK;
+	if (gf_as_recommend(&sc, (int32_t)start, &s, r, &e)) {
+		gf_cli_error(RCMD, "%s", e.msg);
+		rc = GF_EXIT_FAIL;
+	} else {
+		rc = print_recommend(&s, r, json);
+	}
+	gf_free(r);
+	gf_as_samples_release(&s);
+	return rc;
+}
+
+/* ---- run ------------------------------------------------------------ */
+
+#define LCMD "autoscale run"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static void usage_run(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet autoscale run --source URL [--query PROMQL | "
+		"--metric NAME\n"
+		"                              [--class C] [--team T] "
+		"[--label K=V]...]\n"
+		"                              --hpa FILE (--dry-run | "
+		"--service NAME)\n"
+		"                              [--interval S] [--count N] "
+		"[--start-replicas N]\n"
+		"                              [--token-file F] [--json]\n"
+		"\n"
+		"Every interval, read the queue depth and decide as the "
+		"manifest's HPA (or\nKEDA ScaledObject) would.  A source "
+		"that is down changes nothing, as in\nKubernetes.  One line "
+		"per sync on stdout: t_s,metric,replicas,reason\n"
+		"(metric 'down' when unread; the cause on stderr).\n"
+		"\n"
+		"  --source URL     the controller (its /metrics, summing "
+		"--metric, default\n"
+		"                   " DEFAULT_METRIC "), or Prometheus with "
+		"--query\n"
+		"  --query PROMQL   an instant query (/api/v1/query), its "
+		"vector summed\n"
+		"  --metric NAME    the family summed on /metrics\n"
+		"  --class C, --team T, --label K=V\n"
+		"                   only the samples with these labels\n"
+		"  --path P         the page's path (default /metrics)\n"
+		"  --hpa FILE       the HPA or ScaledObject whose decision to "
+		"take\n"
+		"  --dry-run        print the desired replicas only (the count "
+		"is the loop's own)\n"
+		"  --service NAME   act on the controller's inference service "
+		"NAME: needs the\n"
+		"                   controller's replica API, not there yet\n"
+		"  --interval S     seconds between syncs (default 15)\n"
+		"  --count N        stop after N syncs (default: at SIGINT or "
+		"SIGTERM)\n"
+		"  --start-replicas N  the count before the first sync "
+		"(default: minReplicas,\n"
+		"                   or 1)\n"
+		"  --token-file F   bearer token for the source\n"
+		"  --json           one JSON object per line\n"
+		"  -h, --help       this help\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+struct run_out {
+	bool json;
+};
+
+static void report(void *ctx, const struct gf_as_tick *t)
+{
+	const struct run_out *o = ctx;
+	if (!t->ok)
+		gf_cli_error(LCMD,
+			     "t=%.1f s: metric unavailable: %s: no change",
+			     t->t_s, t->why);
+	if (o->json) {
+		if (t->ok)
+			printf("{\"t_s\": %.3f, \"metric\": %.17g, "
+			       "\"replicas\": %d, \"reason\": \"%s\"}\n",
+			       t->t_s, t->value, t->after,
+			       gf_hpa_reason_name(t->reason));
+		else
+			printf("{\"t_s\": %.3f, \"metric\": null, "
+			       "\"replicas\": %d, \"reason\": \"%s\"}\n",
+			       t->t_s, t->after, gf_hpa_reason_name(t->reason));
+	} else if (t->ok) {
+		printf("%.3f,%.17g,%d,%s\n", t->t_s, t->value, t->after,
+		       gf_hpa_reason_name(t->reason));
+	} else {
+		printf("%.3f,down,%d,%s\n", t->t_s, t->after,
+		       gf_hpa_reason_name(t->reason));
+	}
+	fflush(stdout);
+}
+
+static int dry_apply(void *ctx, int32_t cur, int32_t desired, struct gf_err *e)
+{
+	(void)ctx;
+	(void)cur;
+	(void)desired;
+	(void)e;
+	return 0;
+}
+
+static bool add_label(struct gf_as_source *s, const char *k, const char *v)
+{
+	if (s->nlabels >= GF_AS_LABELS_MAX || strlen(k) >= 128 ||
+	    strlen(v) >= 128)
+		return false;
+	snprintf(s->labels[s->nlabels][0], 128, "%s", k);
+	snprintf(s->labels[s->nlabels][1], 128, "%s", v);
+	s->nlabels++;
+	return true;
+}
+
+static int read_token(const char *path, char **out)
+{
+	struct gf_err e;
+	size_t len;
+	if (gf_file_read(path, 4096, out, &len, &e)) {
+		gf_cli_error(LCMD, "%s", e.msg);
+		return GF_EXIT_FAIL;
+	}
+	while (len && ((*out)[len - 1] == '\n' || (*out)[len - 1] == '\r'))
+		(*out)[--len] = '\0';
+	return 0;
+}
+
+struct run_opts {
+	const char *source, *hpa, *service, *token_file;
+	struct gf_as_source src;
+	long interval_s, count, start;
+	bool dry, json, query;
+};
+
+static int run_option(int c, const char *arg, struct run_opts *o)
+{
+	char k[128];
+	const char *eq;
+	switch (c) {
+	case 'u':
+		o->source = arg;
+		return 0;
+	case 'q':
+		o->query = true;
+		o->src.kind = GF_AS_SOURCE_PROMQL;
+		if (strlen(arg) >= sizeof(o->src.query))
+			break;
+		snprintf(o->src.query, sizeof(o->src.query), "%s", arg);
+		return 0;
+	case 'm':
+		if (strlen(arg) >= sizeof(o->src.metric))
+			break;
+		snprintf(o->src.metric, sizeof(o->src.metric), "%s", arg);
+		return 0;
+	case 'c':
+		return add_label(&o->src, "class", arg) ? 0 : -1;
+	case 't':
+		return add_label(&o->src, "team", arg) ? 0 : -1;
+	case 'l':
+		eq = strchr(arg, '=');
+		if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(k))
+			break;
+		snprintf(k, sizeof(k), "%.*s", (int)(eq - arg), arg);
+		return add_label(&o->src, k, eq + 1) ? 0 : -1;
+	case 'P':
+		if (strlen(arg) >= sizeof(o->src.path) || arg[0] != '/')
+			break;
+		snprintf(o->src.path, sizeof(o->src.path), "%s", arg);
+		return 0;
+	case 'H':
+		o->hpa = arg;
+		return 0;
+	case 'd':
+		o->dry = true;
+		return 0;
+	case 'S':
+		o->service = arg;
+		return 0;
+	case 'i':
+		return parse_count(arg, 1, 86400, &o->interval_s) ? 0 : -1;
+	case 'n':
+		return parse_count(arg, 1, LONG_MAX, &o->count) ? 0 : -1;
+	case 'r':
+		return parse_count(arg, 0, INT32_MAX, &o->start) ? 0 : -1;
+	case 'T':
+		o->token_file = arg;
+		return 0;
+	case 'j':
+		o->json = true;
+		return 0;
+	}
+	return -1;
+}
+
+static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
+		     struct gf_as_actuator *act)
+{
+	if (!o->source || !o->hpa) {
+		gf_cli_error(LCMD, "--source URL and --hpa FILE are needed "
+				   "(see 'gpufleet autoscale run -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (o->dry == !!o->service) {
+		gf_cli_error(LCMD, "say --dry-run (print the decisions) or "
+				   "--service NAME (act), one of them");
+		return GF_EXIT_USAGE;
+	}
+	const char *why = gf_client_base_url(o->source, o->query ? 9090 : 9300,
+					     o->src.base, sizeof(o->src.base));
+	if (why) {
+		gf_cli_error(LCMD, "cannot use '--source %s': %s", o->source,
+			     why);
+		return GF_EXIT_USAGE;
+	}
+	if (!o->src.metric[0])
+		snprintf(o->src.metric, sizeof(o->src.metric), "%s",
+			 DEFAULT_METRIC);
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_as_read_manifest(o->hpa, sc, &e)) {
+		gf_cli_error(LCMD, "%s", e.msg);
+		return GF_EXIT_FAIL;
+	}
+	if (o->service) {
+		if (gf_as_controller_actuator(o->src.base, NULL, o->service,
+					      act, &e)) {
+			gf_cli_error(LCMD, "%s", e.msg);
+			return GF_EXIT_FAIL;
+		}
+	} else {
+		*act = (struct gf_as_actuator){ "dry-run", dry_apply, NULL,
+						NULL };
+	}
+	if (o->start < 0) {
+		int32_t min = sc->kind == GF_AS_KEDA ? sc->keda.min_replicas
+						     : sc->hpa.min_replicas;
+		o->start = min > 0 ? min : 1;
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "source", required_argument, NULL, 'u' },
+		{ "query", required_argument, NULL, 'q' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "team", required_argument, NULL, 't' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "path", required_argument, NULL, 'P' },
+		{ "hpa", required_argument, NULL, 'H' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "service", required_argument, NULL, 'S' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "start-replicas", required_argument, NULL, 'r' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run_opts o;
+	memset(&o, 0, sizeof(o));
+	o.interval_s = 15;
+	o.start = -1;
+	int c, li = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+		if (c == 'h') {
+			usage_run(stdout);
+			return GF_EXIT_OK;
+		}
+		if (c == '?' || c == ':')
+			return gf_cli_bad_option(LCMD, argv);
+		if (run_option(c, optarg, &o)) {
+			gf_cli_error(LCMD, "cannot parse '--%s %s'",
+				     opts[li].name, optarg);
+			return GF_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(LCMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	struct gf_as_scaler sc;
+	struct gf_as_actuator act;
+	int rc = run_check(&o, &sc, &act);
+	if (rc)
+		return rc;
+	char *token = NULL;
+	if (o.token_file && (rc = read_token(o.token_file, &token)) != 0)
+		return rc;
+	o.src.token = token;
+	struct run_out out = { o.json };
+	struct gf_as_loop l = {
+		&sc,	   &o.src, (int32_t)o.start, o.interval_s * 1000,
+		o.count,   act,	   report,	     &out,
+		&stop_flag
+	};
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (!o.json)
+		printf("# t_s,metric,replicas,reason\n");
+	struct gf_err e;
+	gf_err_clear(&e);
+	rc = gf_as_loop_run(&l, &e) ? GF_EXIT_FAIL : GF_EXIT_OK;
+	if (rc)
+		gf_cli_error(LCMD, "%s", e.msg);
+	gf_free(token);
+	return rc;
+}
+
+/* ---- manifests ------------------------------------------------------ */
+
+#define MCMD "autoscale manifests"
+
+static void usage_manifests(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet autoscale manifests --target NAME "
+		"--target-value Q [--name N]\n"
+		"           [--namespace NS] [--target-kind K] "
+		"[--target-api V]\n"
+		"           [--prometheus URL] [--query PROMQL] "
+		"[--metric NAME] [--class C]\n"
+		"           [--team T] [--label K=V]... [--min N] [--max N] "
+		"[--activation Q]\n"
+		"           [--polling S] [--cooldown S] [--down-window S] "
+		"[--only keda|hpa]\n"
+		"\n"
+		"Write what does the same inside Kubernetes: a KEDA "
+		"ScaledObject (a\nprometheus trigger on the queue depth, "
+		"scale to zero with --min 0) and an\nautoscaling/v2 "
+		"HorizontalPodAutoscaler on the same metric as an External "
+		"\nmetric (served by an external-metrics adapter).  Apply one "
+		"of them.\n"
+		"\n"
+		"  --target NAME       the Deployment (or --target-kind) to "
+		"scale\n"
+		"  --target-value Q    the queue depth per replica "
+		"(threshold / averageValue)\n"
+		"  --name N            the objects' name (default: the "
+		"target's)\n"
+		"  --prometheus URL    KEDA's serverAddress (default "
+		"http://prometheus:9090)\n"
+		"  --query PROMQL      KEDA's query (default: sum of --metric "
+		"with the labels)\n"
+		"  --metric NAME       default " DEFAULT_METRIC "\n"
+		"  --min N, --max N    replicas (default 1, 10)\n"
+		"  --activation Q      KEDA activationThreshold (default 0)\n"
+		"  --polling S, --cooldown S   KEDA's (default 30, 300)\n"
+		"  --down-window S     scaleDown stabilization (default 300)\n"
+		"  --only keda|hpa     write one of the two\n"
+		"  -h, --help          this help\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+static int manifest_option(int c, const char *arg,
+			   struct gf_as_manifest_opts *o)
+{
+	long v;
+	const char *eq;
+	switch (c) {
+	case 'N':
+		o->name = arg;
+		return 0;
+	case 's':
+		o->ns = arg;
+		return 0;
+	case 'g':
+		o->target_name = arg;
+		return 0;
+	case 'k':
+		o->target_kind = arg;
+		return 0;
+	case 'a':
+		o->target_api = arg;
+		return 0;
+	case 'p':
+		o->prometheus = arg;
+		return 0;
+	case 'q':
+		o->query = arg;
+		return 0;
+	case 'm':
+		o->metric = arg;
+		return 0;
+	case 'v':
+		o->target_value = arg;
+		return 0;
+	case 'A':
+		o->activation = arg;
+		return 0;
+	case 'c':
+	case 't':
+	case 'l':
+		if (o->nlabels >= GF_AS_LABELS_MAX)
+			return -1;
+		if (c == 'l') {
+			eq = strchr(arg, '=');
+			if (!eq || eq == arg || eq - arg >= 128 ||
+			    strlen(eq + 1) >= 128)
+				return -1;
+			snprintf(o->labels[o->nlabels][0], 128, "%.*s",
+				 (int)(eq - arg), arg);
+			snprintf(o->labels[o->nlabels][1], 128, "%s", eq + 1);
+		} else {
+			if (strlen(arg) >= 128)
+				return -1;
+			snprintf(o->labels[o->nlabels][0], 128, "%s",
+				 c == 'c' ? "class" : "team");
+			snprintf(o->labels[o->nlabels][1], 128, "%s", arg);
+		}
+		o->nlabels++;
+		return 0;
+	case 'o':
+		if (!strcmp(arg, "keda"))
+			o->hpa = false;
+		else if (!strcmp(arg, "hpa"))
+			o->keda = false;
+		else
+			return -1;
+		return 0;
+	}
+	if (!parse_count(arg, 0, INT32_MAX, &v))
+		return -1;
+	if (c == '0')
+		o->min_replicas = (int32_t)v;
+	else if (c == '1')
+		o->max_replicas = (int32_t)v;
+	else if (c == '2')
+		o->polling_s = (int32_t)v;
+	else if (c == '3')
+		o->cooldown_s = (int32_t)v;
+	else if (c == '4' && v <= GF_HPA_WINDOW_MAX)
+		o->down_window_s = (int32_t)v;
+	else
+		return -1;
+	return 0;
+}
+
+/* sum(METRIC{k="v",...}) */
+static void default_query(const struct gf_as_manifest_opts *o, char *q,
+			  size_t size)
+{
+	size_t n = (size_t)snprintf(q, size, "sum(%s", o->metric);
+	for (int i = 0; i < o->nlabels && n < size; i++)
+		n += (size_t)snprintf(q + n, size - n, "%s%s=\"%s\"",
+				      i ? "," : "{", o->labels[i][0],
+				      o->labels[i][1]);
+	if (n < size)
+		snprintf(q + n, size - n, "%s)", o->nlabels ? "}" : "");
+}
+
+static int cmd_manifests(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'N' },
+		{ "namespace", required_argument, NULL, 's' },
+		{ "target", required_argument, NULL, 'g' },
+		{ "target-kind", required_argument, NULL, 'k' },
+		{ "target-api", required_argument, NULL, 'a' },
+		{ "prometheus", required_argument, NULL, 'p' },
+		{ "query", required_argument, NULL, 'q' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "team", required_argument, NULL, 't' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "target-value", required_argument, NULL, 'v' },
+		{ "activation", required_argument, NULL, 'A' },
+		{ "min", required_argument, NULL, '0' },
+		{ "max", required_argument, NULL, '1' },
+		{ "polling", required_argument, NULL, '2' },
+		{ "cooldown", required_argument, NULL, '3' },
+		{ "down-window", required_argument, NULL, '4' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gf_as_manifest_opts o;
+	memset(&o, 0, sizeof(o));
+	o.metric = DEFAULT_METRIC;
+	o.prometheus = "http://prometheus:9090";
+	o.min_replicas = 1;
+	o.max_replicas = 10;
+	o.polling_s = 30;
+	o.cooldown_s = 300;
+	o.down_window_s = 300;
+	o.keda = o.hpa = true;
+	int c, li = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+		if (c == 'h') {
+			usage_manifests(stdout);
+			return GF_EXIT_OK;
+		}
+		if (c == '?' || c == ':')
+			return gf_cli_bad_option(MCMD, argv);
+		if (manifest_option(c, optarg, &o)) {
+			gf_cli_error(MCMD, "cannot parse '--%s %s'",
+				     opts[li].name, optarg);
+			return GF_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(MCMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (!o.target_name || !o.target_value) {
+		gf_cli_error(MCMD, "--target NAME and --target-value Q are "
+				   "needed (see 'gpufleet autoscale manifests "
+				   "-h')");
+		return GF_EXIT_USAGE;
+	}
+	if (!o.name)
+		o.name = o.target_name;
+	char q[2048];
+	if (!o.query) {
+		default_query(&o, q, sizeof(q));
+		o.query = q;
+	}
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = GF_EXIT_OK;
+	if (gf_as_render_manifests(&o, &b, &e)) {
+		gf_cli_error(MCMD, "%s", e.msg);
+		rc = GF_EXIT_FAIL;
+	} else {
+		rc = gf_cli_print(gf_buf_str(&b), b.len);
+	}
+	gf_buf_release(&b);
+	return rc;
+}
+
+int cmd_autoscale(int argc, char **argv)
+{
+	if (argc < 2) {
+		gf_cli_error("autoscale", "say what: recommend, run or "
+					  "manifests (see 'gpufleet autoscale "
+					  "-h')");
+		return GF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_all(stdout);
+		return GF_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "recommend"))
+		return cmd_recommend(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "manifests"))
+		return cmd_manifests(argc - 1, argv + 1);
+	gf_cli_error("autoscale",
+		     "unknown subcommand '%s' (known: recommend, run, "
+		     "manifests)",
+		     argv[1]);
+	return GF_EXIT_USAGE;
+}

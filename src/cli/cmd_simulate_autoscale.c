@@ -1,0 +1,377 @@
+/*
+ * cmd_simulate_autoscale.c - `gpufleet simulate autoscale`: replay an
+ * arrival trace against a fleet of LLM replicas under each policy
+ * (sim/autoscale.h), print the table, and write the series and the plot.
+ * Options and output only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sim/as_report.h"
+#include "sim/autoscale.h"
+#include "util/clock.h"
+#include "util/mem.h"
+
+#define CMD "simulate autoscale"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet simulate autoscale (--trace FILE | "
+		"--synthetic N[,HOURS[,SEED]])\n"
+		"           [--policy P[,P...]] [--slo S] [--queue-metric "
+		"outstanding|waiting]\n"
+		"           [--queue-target N] [--util-target PCT] "
+		"[--prefill-tps N]\n"
+		"           [--decode-tps N] [--max-batch N] [--warmup S] "
+		"[--gpus-per-replica N]\n"
+		"           [--min-replicas N] [--max-replicas N] "
+		"[--start-replicas N]\n"
+		"           [--fixed-replicas N] [--occupancy X] [--drain S]\n"
+		"           [--series FILE.csv] [--svg FILE.svg] [--json]\n"
+		"\n"
+		"Replay LLM requests against a fleet of replicas under each "
+		"autoscaling\npolicy, decided by the same code as 'gpufleet "
+		"autoscale': HPA on GPU\nutilisation (util), HPA on the queue "
+		"depth per replica without and with\nbehavior (queue-legacy, "
+		"queue), the warm-up-aware recommender (warm), and a\nfixed "
+		"fleet sized for the busiest minute (fixed).  Reports TTFT "
+		"p50/p95/p99,\nthe share of requests over the SLO, GPU-hours, "
+		"scale events and the peak.\n"
+		"\n"
+		"  --trace FILE        the Azure LLM inference CSV "
+		"(TIMESTAMP,ContextTokens,\n"
+		"                      GeneratedTokens) or t,tokens_in,"
+		"tokens_out\n"
+		"  --synthetic N,H,S   N requests over H hours (default 24), "
+		"seed S (default 1)\n"
+		"  --policy LIST       util,queue-legacy,queue,warm,fixed or "
+		"all (default)\n"
+		"  --slo S             TTFT objective in seconds (default 1)\n"
+		"  --queue-metric M    outstanding (waiting + in service, "
+		"default) or waiting\n"
+		"  --queue-target N    queue depth per replica (default 0.75 x "
+		"max batch, or\n"
+		"                      max batch / 4 for 'waiting')\n"
+		"  --util-target PCT   GPU utilisation target (default 70)\n"
+		"  the service model (per replica; defaults: Llama-3.1-8B on "
+		"one A100 40GB):\n"
+		"  --prefill-tps N     prompt tokens/s, one prompt at a time "
+		"(10000)\n"
+		"  --decode-tps N      output tokens/s per request (62)\n"
+		"  --max-batch N       requests in flight (8)\n"
+		"  --warmup S          seconds from start to serving (120)\n"
+		"  --gpus-per-replica N  GPUs each replica holds (1)\n"
+		"  --min-replicas N    (1)   --max-replicas N  (max(32, 4 x "
+		"fixed))\n"
+		"  --start-replicas N  (sized for the first 10 minutes)\n"
+		"  --fixed-replicas N  (sized for the busiest minute)\n"
+		"  --occupancy X       slots busy the sizing aims at (0.75)\n"
+		"  --drain S           warm: drain a projected backlog within "
+		"S s (60)\n"
+		"  --series FILE       the per-second series of every policy, "
+		"CSV\n"
+		"  --svg FILE          queue depth, replicas and TTFT over "
+		"time\n"
+		"  --json              machine-readable summary\n"
+		"  -h, --help          this help\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+static bool num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+struct opts {
+	const char *trace, *synthetic, *series, *svg;
+	bool json;
+	bool pol[GF_ASP_COUNT];
+	struct gf_as_sim_opts so;
+};
+
+static bool parse_policies(const char *s, bool *pol)
+{
+	char buf[256];
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	if (!strcmp(s, "all")) {
+		for (int i = 0; i < GF_ASP_COUNT; i++)
+			pol[i] = true;
+		return true;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = buf, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		int p = gf_as_policy_parse(tok);
+		if (p < 0)
+			return false;
+		pol[p] = true;
+	}
+	return true;
+}
+
+static bool int_opt(const char *s, int32_t lo, int32_t *out)
+{
+	double v;
+	if (!num(s, lo, 1e6, &v) || v != floor(v))
+		return false;
+	*out = (int32_t)v;
+	return true;
+}
+
+static bool option(int c, const char *a, struct opts *o)
+{
+	struct gf_as_sim_opts *so = &o->so;
+	switch (c) {
+	case 'T':
+		o->trace = a;
+		return true;
+	case 'Y':
+		o->synthetic = a;
+		return true;
+	case 'p':
+		return parse_policies(a, o->pol);
+	case 's':
+		return num(a, 1e-6, 1e6, &so->slo_s);
+	case 'q':
+		if (!strcmp(a, "outstanding"))
+			so->qmetric = GF_AS_Q_OUTSTANDING;
+		else if (!strcmp(a, "waiting"))
+			so->qmetric = GF_AS_Q_WAITING;
+		else
+			return false;
+		return true;
+	case 'Q':
+		return num(a, 1e-3, 1e9, &so->queue_target);
+	case 'U':
+		return num(a, 1e-3, 100, &so->util_target);
+	case 'P':
+		return num(a, 1e-3, 1e9, &so->m.prefill_tps);
+	case 'D':
+		return num(a, 1e-3, 1e9, &so->m.decode_tps);
+	case 'B':
+		return int_opt(a, 1, &so->m.max_batch);
+	case 'W':
+		return num(a, 0, 1e6, &so->m.warmup_s);
+	case 'G':
+		return int_opt(a, 1, &so->m.gpus);
+	case 'm':
+		return int_opt(a, 1, &so->min_replicas);
+	case 'M':
+		return int_opt(a, 1, &so->max_replicas);
+	case 'S':
+		return int_opt(a, 1, &so->start_replicas);
+	case 'F':
+		return int_opt(a, 1, &so->fixed_replicas);
+	case 'O':
+		return num(a, 1e-3, 1, &so->occupancy);
+	case 'R':
+		return num(a, 1e-3, 1e6, &so->drain_s);
+	case 'c':
+		o->series = a;
+		return true;
+	case 'v':
+		o->svg = a;
+		return true;
+	case 'j':
+		o->json = true;
+		return true;
+	}
+	return false;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "trace", required_argument, NULL, 'T' },
+		{ "synthetic", required_argument, NULL, 'Y' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "slo", required_argument, NULL, 's' },
+		{ "queue-metric", required_argument, NULL, 'q' },
+		{ "queue-target", required_argument, NULL, 'Q' },
+		{ "util-target", required_argument, NULL, 'U' },
+		{ "prefill-tps", required_argument, NULL, 'P' },
+		{ "decode-tps", required_argument, NULL, 'D' },
+		{ "max-batch", required_argument, NULL, 'B' },
+		{ "warmup", required_argument, NULL, 'W' },
+		{ "gpus-per-replica", required_argument, NULL, 'G' },
+		{ "min-replicas", required_argument, NULL, 'm' },
+		{ "max-replicas", required_argument, NULL, 'M' },
+		{ "start-replicas", required_argument, NULL, 'S' },
+		{ "fixed-replicas", required_argument, NULL, 'F' },
+		{ "occupancy", required_argument, NULL, 'O' },
+		{ "drain", required_argument, NULL, 'R' },
+		{ "series", required_argument, NULL, 'c' },
+		{ "svg", required_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, li = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return -1;
+		}
+		if (c == '?' || c == ':')
+			return gf_cli_bad_option(CMD, argv);
+		if (!option(c, optarg, o)) {
+			gf_cli_error(CMD,
+				     "cannot parse '--%s %s' (see "
+				     "'gpufleet simulate autoscale -h')",
+				     lo[li].name, optarg);
+			return GF_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (!o->trace == !o->synthetic) {
+		gf_cli_error(CMD, "say --trace FILE or --synthetic N (one of "
+				  "them)");
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int load(const struct opts *o, struct gf_as_trace *t)
+{
+	if (o->trace) {
+		struct gf_err e;
+		gf_err_clear(&e);
+		if (gf_as_trace_read(o->trace, t, &e)) {
+			gf_cli_error(CMD, "%s", e.msg);
+			return GF_EXIT_FAIL;
+		}
+		return 0;
+	}
+	double n = 0, hours = 24, seed = 1;
+	char *end;
+	n = strtod(o->synthetic, &end);
+	if (*end == ',')
+		hours = strtod(end + 1, &end);
+	if (*end == ',')
+		seed = strtod(end + 1, &end);
+	if (*end || !(n >= 1 && n <= GF_AST_MAX_REQUESTS) || !(hours > 0) ||
+	    hours > 24 * 365 || !(seed >= 0) || n != floor(n)) {
+		gf_cli_error(CMD,
+			     "cannot parse '--synthetic %s': expected "
+			     "N[,HOURS[,SEED]] with 1 <= N <= %d",
+			     o->synthetic, GF_AST_MAX_REQUESTS);
+		return GF_EXIT_USAGE;
+	}
+	gf_as_trace_synth(t, (size_t)n, hours, (uint64_t)seed);
+	return 0;
+}
+
+static int write_file(const char *path, const struct gf_buf *b)
+{
+	FILE *f = fopen(path, "w");
+	if (!f || fwrite(gf_buf_str(b), 1, b->len, f) != b->len) {
+		gf_cli_error(CMD, "cannot write '%s': %s", path,
+			     strerror(errno));
+		if (f)
+			fclose(f);
+		return GF_EXIT_FAIL;
+	}
+	if (fclose(f) != 0) {
+		gf_cli_error(CMD, "cannot write '%s': %s", path,
+			     strerror(errno));
+		return GF_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
+{
+	int rc = 0;
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 30);
+	if (o->series) {
+		gf_as_report_series(&b, r, n, o->so.tick_s);
+		rc = gf_buf_error(&b) ? GF_EXIT_FAIL
+				      : write_file(o->series, &b);
+		gf_buf_reset(&b);
+	}
+	if (rc == 0 && o->svg) {
+		char title[600];
+		snprintf(title, sizeof(title),
+			 "%s: queue depth, replicas and TTFT (SLO %g s, "
+			 "warm-up %g s)",
+			 o->trace ? o->trace : "synthetic", o->so.slo_s,
+			 o->so.m.warmup_s);
+		gf_as_report_svg(&b, r, n, &o->so, title);
+		rc = gf_buf_error(&b) ? GF_EXIT_FAIL : write_file(o->svg, &b);
+		gf_buf_reset(&b);
+	}
+	if (rc == 0) {
+		if (o->json)
+			gf_as_report_json(&b, r, n, &o->so);
+		else
+			gf_as_report_table(&b, r, n, &o->so);
+		rc = gf_buf_error(&b) ? GF_EXIT_FAIL
+				      : gf_cli_print(gf_buf_str(&b), b.len);
+	}
+	gf_buf_release(&b);
+	return rc;
+}
+
+int cmd_simulate_autoscale(int argc, char **argv)
+{
+	struct opts o;
+	memset(&o, 0, sizeof(o));
+	gf_as_sim_opts_default(&o.so);
+	int rc = parse(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? GF_EXIT_OK : rc;
+	bool any = false;
+	for (int i = 0; i < GF_ASP_COUNT; i++)
+		any = any || o.pol[i];
+	if (!any)
+		for (int i = 0; i < GF_ASP_COUNT; i++)
+			o.pol[i] = true;
+	o.so.series = o.series || o.svg;
+	struct gf_as_trace t;
+	if ((rc = load(&o, &t)) != 0)
+		return rc;
+	struct gf_as_result r[GF_ASP_COUNT];
+	size_t n = 0;
+	for (int i = 0; i < GF_ASP_COUNT && rc == 0; i++) {
+		if (!o.pol[i])
+			continue;
+		struct gf_err e;
+		gf_err_clear(&e);
+		double t0 = gf_clock_ms();
+		if (gf_as_simulate(&t, (enum gf_as_policy)i, &o.so, &r[n],
+				   &e)) {
+			gf_cli_error(CMD, "%s", e.msg);
+			rc = GF_EXIT_FAIL;
+			break;
+		}
+		r[n].wall_s = (gf_clock_ms() - t0) / 1000.0;
+		n++;
+	}
+	if (rc == 0)
+		rc = outputs(&o, r, n);
+	for (size_t i = 0; i < n; i++)
+		gf_as_result_release(&r[i]);
+	gf_as_trace_release(&t);
+	return rc;
+}
