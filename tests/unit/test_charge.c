@@ -15,6 +15,8 @@
 
 #include "chargeback/chargeback.h"
 #include "helpers.h"
+#include "store/store.h"
+#include "util/mem.h"
 
 #define H   3600000LL
 #define DAY (24 * H)
@@ -750,8 +752,7 @@ static int cleanup(void **state)
 	(void)state;
 	for (int i = 0; i < nmade && i < 64; i++)
 		unlink(made[i]);
-	if (nmade)
-		rmdir(tmpdir());
+	rmdir(tmpdir());
 	return 0;
 }
 
@@ -986,6 +987,104 @@ static void test_times(void **state)
 	near(gf_charge_round(-1.234565), -1.23457);
 }
 
+/* A job of the store's kind: whole GPUs, a share, or a MIG instance. */
+static struct gf_job *store_job(uint64_t seq, const char *team, int gpus,
+				int milli, const char *mig)
+{
+	struct gf_job *j = gf_calloc(1, sizeof(*j));
+	j->seq = seq;
+	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)seq);
+	snprintf(j->spec.name, sizeof(j->spec.name), "job-%llu",
+		 (unsigned long long)seq);
+	snprintf(j->spec.team, sizeof(j->spec.team), "%s", team);
+	snprintf(j->spec.class_name, sizeof(j->spec.class_name), "batch");
+	j->spec.replicas = 1;
+	j->spec.gpus = gpus;
+	j->spec.gpu_milli = milli;
+	if (mig) {
+		snprintf(j->spec.mig_profile, sizeof(j->spec.mig_profile), "%s",
+			 mig);
+		snprintf(j->spec.gpu_model, sizeof(j->spec.gpu_model), "H100");
+	}
+	j->spec.cpu_milli = 2000;
+	j->spec.memory_mib = 8192;
+	j->state = GF_JOB_PENDING;
+	j->submitted_ms = T0 - 1000;
+	j->block = -1;
+	snprintf(j->reason, sizeof(j->reason), "requeued");
+	return j;
+}
+
+/* The controller's store as a source: each run a record, GPU-seconds
+ * the run's length times the job's GPUs, everything priced once. */
+static void test_store_source(void **state)
+{
+	(void)state;
+	char url[128], db[96];
+	snprintf(db, sizeof(db), "%s/state/jobs.db", tmpdir());
+	snprintf(url, sizeof(url), "sqlite:%s", db);
+	struct gf_store *s;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_store_open(url, &s, &e))
+		fail_msg("open: %s", e.msg);
+	bool leading = false;
+	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
+	assert_true(leading);
+	struct gf_job *j[3] = { store_job(1, "vision", 2, 0, NULL),
+				store_job(2, "nlp", 0, 250, NULL),
+				store_job(3, "nlp", 0, 0, "3g.40gb") };
+	struct gf_job_run r[4];
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 4; i++) {
+		r[i].seq = (uint64_t)(i < 3 ? i + 1 : 1);
+		r[i].attempt = i < 3 ? 1 : 2;
+		r[i].started_ms = T0 + i * H;
+		r[i].ended_ms = T0 + i * H + 1800000 + 1234;
+		snprintf(r[i].node, sizeof(r[i].node), "n1");
+		snprintf(r[i].reason, sizeof(r[i].reason), "exited");
+	}
+	const struct gf_job *jobs[3] = { j[0], j[1], j[2] };
+	struct gf_store_batch batch = { jobs, 3, r, 4 };
+	if (gf_store_commit(s, &batch, &e))
+		fail_msg("commit: %s", e.msg);
+	gf_store_close(s);
+	for (int i = 0; i < 3; i++) {
+		gf_job_release(j[i]);
+		gf_free(j[i]);
+	}
+
+	struct gf_charge_input in;
+	gf_charge_input_init(&in);
+	asset(&in, "gpufleet", "n1", T0, T0 + 10 * H, 8, 64, 512, 7, 0.04,
+	      0.005, "H100");
+	if (gf_cb_read_db(&in, url, "gpufleet", &e))
+		fail_msg("read db: %s", e.msg);
+	assert_int_equal(in.nrec, 4);
+	struct gf_charge_opts o;
+	struct gf_charge_result res;
+	gf_charge_opts_init(&o, T0, T0 + 10 * H);
+	agg(&in, &o, "team");
+	run_ok(&in, &o, &res);
+	double len_h = (1800000 + 1234) / 3600000.0;
+	/* vision: two runs of job 1 (attempts 1 and 2), 2 GPUs each */
+	near(row(&res, "vision")->gpu_hours, 2 * 2 * len_h);
+	/* nlp: a 250-milli share and 3g.40gb (3/7 by compute slices) */
+	near(row(&res, "nlp")->gpu_hours, (0.25 + 3.0 / 7) * len_h);
+	near(res.steps[0].rows_cost, res.steps[0].asset_cost);
+	gf_charge_result_release(&res);
+	gf_charge_input_release(&in);
+	char path[128];
+	static const char *const files[] = { "jobs.db", "jobs.db-wal",
+					     "jobs.db-shm", "jobs.db.lock" };
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/state/%s", tmpdir(), files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/state", tmpdir());
+	rmdir(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1001,6 +1100,7 @@ int main(void)
 		cmocka_unit_test(test_prices_and_node_split),
 		cmocka_unit_test(test_sacct),
 		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_store_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, cleanup);
 }
