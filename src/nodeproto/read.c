@@ -14,7 +14,11 @@ int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return gf_err_set(r->e, GF_EINVAL, "'%s%s': %s", r->at, key, what);
+	/* the element itself (key ""): 'gpus[2]', not 'gpus[2].' */
+	int n = (int)strlen(r->at);
+	if (!*key && n > 0 && r->at[n - 1] == '.')
+		n--;
+	return gf_err_set(r->e, GF_EINVAL, "'%.*s%s': %s", n, r->at, key, what);
 }
 
 const struct gf_jv *gf__np_get(struct gf_np_rd *r, const struct gf_jv *obj,

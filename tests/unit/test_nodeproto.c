@@ -1,0 +1,1210 @@
+/*
+ * test_nodeproto.c - the node protocol's messages (src/nodeproto): each
+ * written and read back equal, at their smallest and at every cap; keys
+ * a reader does not know ignored; every kind of bad input refused with
+ * GF_EINVAL (or GF_ETOOBIG past a cap) and the exact path of the field
+ * in the message ("'gpus[1].index': ...").
+ */
+#include <inttypes.h>
+
+#include "helpers.h"
+#include "nodeproto/nodeproto.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+/* ---- helpers -------------------------------------------------------- */
+
+static struct gf_jv *parse(const char *text, size_t len)
+{
+	struct gf_jv *v = NULL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_jv_parse(text, len, &v, &e);
+	if (rc)
+		print_message("parse: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	return v;
+}
+
+/* A writer into a fresh buffer, with the top object open. */
+struct doc {
+	struct gf_buf b;
+	struct gf_json j;
+};
+
+static struct gf_json *doc_begin(struct doc *d)
+{
+	gf_buf_init(&d->b, 256u << 20);
+	gf_json_init(&d->j, &d->b);
+	gf_json_obj_begin(&d->j, NULL);
+	return &d->j;
+}
+
+/* Close the top object and parse what was written (the buffer freed). */
+static struct gf_jv *doc_end(struct doc *d)
+{
+	gf_json_obj_end(&d->j);
+	assert_int_equal(gf_json_error(&d->j), 0);
+	struct gf_jv *v = parse(d->b.data, d->b.len);
+	gf_buf_release(&d->b);
+	return v;
+}
+
+static void fill_str(char *out, size_t size, char c)
+{
+	memset(out, c, size - 1);
+	out[size - 1] = '\0';
+}
+
+/* ---- inventory ------------------------------------------------------ */
+
+static void inv_equal(const struct gf_np_inventory *a,
+		      const struct gf_np_inventory *b)
+{
+	assert_string_equal(a->address, b->address);
+	assert_string_equal(a->agent_url, b->agent_url);
+	assert_string_equal(a->version, b->version);
+	assert_string_equal(a->labels, b->labels);
+	assert_string_equal(a->block, b->block);
+	assert_int_equal(a->cpu_milli, b->cpu_milli);
+	assert_int_equal(a->memory_mib, b->memory_mib);
+	assert_string_equal(a->gpu_model, b->gpu_model);
+	assert_string_equal(a->mig_model, b->mig_model);
+	assert_int_equal(a->ngpus, b->ngpus);
+	for (int i = 0; i < a->ngpus; i++) {
+		const struct gf_np_gpu *x = &a->gpus[i], *y = &b->gpus[i];
+		assert_int_equal(x->index, y->index);
+		assert_string_equal(x->uuid, y->uuid);
+		assert_string_equal(x->name, y->name);
+		assert_int_equal(x->memory_mib, y->memory_mib);
+		assert_int_equal(x->mig_mode, y->mig_mode);
+		assert_int_equal(x->healthy, y->healthy);
+		assert_string_equal(x->reason, y->reason);
+	}
+	assert_int_equal(a->nmig, b->nmig);
+	for (int i = 0; i < a->nmig; i++) {
+		assert_int_equal(a->mig[i].gpu, b->mig[i].gpu);
+		assert_string_equal(a->mig[i].profile, b->mig[i].profile);
+		assert_int_equal(a->mig[i].start, b->mig[i].start);
+		assert_string_equal(a->mig[i].uuid, b->mig[i].uuid);
+	}
+	assert_int_equal(a->has_topo, b->has_topo);
+	if (a->has_topo) {
+		assert_int_equal(a->topo.ngpus, b->topo.ngpus);
+		assert_int_equal(a->topo.uniform, b->topo.uniform);
+		for (int x = 0; x < a->topo.ngpus; x++) {
+			assert_int_equal(a->topo.nic[x], b->topo.nic[x]);
+			for (int y = 0; y < a->topo.ngpus; y++)
+				assert_int_equal(a->topo.pair[x][y],
+						 b->topo.pair[x][y]);
+		}
+	}
+}
+
+static void inv_roundtrip(const struct gf_np_inventory *in,
+			  const char *topology)
+{
+	struct doc d;
+	gf_np_inventory_write(doc_begin(&d), in, topology,
+			      topology ? strlen(topology) : 0);
+	struct gf_jv *v = doc_end(&d);
+	struct gf_np_inventory *out = gf_calloc(1, sizeof(*out));
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_np_inventory_read(v, out, &e);
+	if (rc)
+		print_message("read: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	inv_equal(in, out);
+	if (topology) /* kept as it came: an object, not read here */
+		assert_int_equal(gf_jv_type(gf_jv_get(v, "topology")),
+				 GF_JV_OBJ);
+	gf_free(out);
+	gf_jv_free(v);
+}
+
+/* An 8-GPU H100 node: GPU 6 in MIG mode with 7x 1g.10gb, GPU 7 with
+ * 3g.40gb + 2x 2g.20gb, GPU 3 unhealthy; NVLink pairs; two NICs. */
+static void h100_node(struct gf_np_inventory *inv)
+{
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->address, sizeof(inv->address), "10.0.0.7");
+	snprintf(inv->agent_url, sizeof(inv->agent_url),
+		 "http://10.0.0.7:9400/");
+	snprintf(inv->version, sizeof(inv->version), "0.9.1");
+	snprintf(inv->labels, sizeof(inv->labels), "zone=b,tier=train");
+	snprintf(inv->block, sizeof(inv->block), "nvl-a");
+	inv->cpu_milli = 224000;
+	inv->memory_mib = 2097152;
+	snprintf(inv->gpu_model, sizeof(inv->gpu_model), "h100-sxm");
+	snprintf(inv->mig_model, sizeof(inv->mig_model), "h100-80gb");
+	inv->ngpus = 8;
+	for (int g = 0; g < 8; g++) {
+		struct gf_np_gpu *x = &inv->gpus[g];
+		x->index = g;
+		snprintf(x->uuid, sizeof(x->uuid),
+			 "GPU-f1ee7000-0001-4000-8000-00000000000%d", g);
+		snprintf(x->name, sizeof(x->name), "NVIDIA H100 80GB HBM3");
+		x->memory_mib = 81559;
+		x->mig_mode = g >= 6;
+		x->healthy = g != 3;
+		if (g == 3)
+			snprintf(x->reason, sizeof(x->reason), "xid 79");
+	}
+	static const struct {
+		int gpu, start;
+		const char *profile;
+	} mig[] = { { 6, 0, "1g.10gb" }, { 6, 1, "1g.10gb" },
+		    { 6, 2, "1g.10gb" }, { 6, 3, "1g.10gb" },
+		    { 6, 4, "1g.10gb" }, { 6, 5, "1g.10gb" },
+		    { 6, 6, "1g.10gb" }, { 7, 0, "3g.40gb" },
+		    { 7, 4, "2g.20gb" }, { 7, 6, "2g.20gb" } };
+	for (size_t i = 0; i < sizeof(mig) / sizeof(mig[0]); i++) {
+		struct gf_np_mig *m = &inv->mig[inv->nmig++];
+		m->gpu = mig[i].gpu;
+		m->start = mig[i].start;
+		snprintf(m->profile, sizeof(m->profile), "%s", mig[i].profile);
+		snprintf(m->uuid, sizeof(m->uuid),
+			 "MIG-0000%d000-aaaa-4bbb-8ccc-00000000000%zu",
+			 mig[i].gpu, i);
+	}
+	inv->has_topo = true;
+	inv->topo.ngpus = 8;
+	for (int a = 0; a < 8; a++) {
+		inv->topo.nic[a] = (uint8_t)(a < 4 ? 3 : 4);
+		for (int b = 0; b < 8; b++)
+			inv->topo.pair[a][b] =
+				(uint8_t)(a == b ? 0
+						 : (a / 4 == b / 4 ? 9 : 7));
+	}
+	inv->topo.uniform = false;
+}
+
+/* Every member written is read back as it was. */
+static void test_inventory_roundtrip(void **state)
+{
+	(void)state;
+	struct gf_np_inventory *in = gf_calloc(1, sizeof(*in));
+	h100_node(in);
+	inv_roundtrip(in, "{\"gpus\": [1, 2], \"nics\": {\"mlx5_0\": 1}}");
+	/* uniform topology: read says so */
+	for (int a = 0; a < 8; a++) {
+		in->topo.nic[a] = 2;
+		for (int b = 0; b < 8; b++)
+			in->topo.pair[a][b] = (uint8_t)(a == b ? 0 : 9);
+	}
+	in->topo.uniform = true;
+	inv_roundtrip(in, NULL);
+	/* no GPUs: no model needed, no topology */
+	memset(in, 0, sizeof(*in));
+	in->cpu_milli = 8000;
+	in->memory_mib = 16384;
+	inv_roundtrip(in, NULL);
+	gf_free(in);
+}
+
+/* The largest inventory: 16 GPUs, 56 MIG instances, a 16x16 topology,
+ * every string at its longest. */
+static void test_inventory_largest(void **state)
+{
+	(void)state;
+	struct gf_np_inventory *in = gf_calloc(1, sizeof(*in));
+	fill_str(in->address, sizeof(in->address), 'a');
+	fill_str(in->agent_url, sizeof(in->agent_url), 'u');
+	fill_str(in->version, sizeof(in->version), 'v');
+	/* labels of exactly GF_CTL_LABELS_MAX - 1 bytes: "k=vvv...v" */
+	snprintf(in->labels, sizeof(in->labels), "k=");
+	memset(in->labels + 2, 'v', sizeof(in->labels) - 3);
+	in->labels[sizeof(in->labels) - 1] = '\0';
+	fill_str(in->block, sizeof(in->block), 'b');
+	in->cpu_milli = GF_JOB_CPU_MILLI_MAX;
+	in->memory_mib = GF_JOB_MEMORY_MIB_MAX;
+	fill_str(in->gpu_model, sizeof(in->gpu_model), 'g');
+	fill_str(in->mig_model, sizeof(in->mig_model), 'm');
+	in->ngpus = GF_CNODE_MAX_GPUS;
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++) {
+		struct gf_np_gpu *x = &in->gpus[g];
+		x->index = g;
+		fill_str(x->uuid, sizeof(x->uuid), (char)('A' + g));
+		fill_str(x->name, sizeof(x->name), 'n');
+		x->memory_mib = INT64_C(1) << 30;
+		x->mig_mode = g < 8;
+		x->healthy = true;
+		fill_str(x->reason, sizeof(x->reason), 'r');
+	}
+	for (int g = 0; g < 8; g++)
+		for (int s = 0; s < 7; s++) {
+			struct gf_np_mig *m = &in->mig[in->nmig++];
+			m->gpu = g;
+			m->start = s;
+			fill_str(m->profile, sizeof(m->profile), 'p');
+			fill_str(m->uuid, sizeof(m->uuid), (char)('a' + g));
+		}
+	assert_int_equal(in->nmig, GF_CTL_MAX_MIG);
+	in->has_topo = true;
+	in->topo.ngpus = GF_GPU_TOPO_MAX;
+	for (int a = 0; a < GF_GPU_TOPO_MAX; a++) {
+		in->topo.nic[a] = 255;
+		for (int b = 0; b < GF_GPU_TOPO_MAX; b++)
+			in->topo.pair[a][b] = (uint8_t)(a == b ? 0 : a + b);
+	}
+	inv_roundtrip(in, NULL);
+	/* labels one byte longer ("k=" and 254 bytes): refused */
+	char text[512];
+	int n = snprintf(text, sizeof(text),
+			 "{\"cpu_milli\": 1, \"memory_mib\": 1, \"labels\": "
+			 "{\"k\": \"%0254d\"}}",
+			 0);
+	struct gf_jv *v = parse(text, (size_t)n);
+	struct gf_err e;
+	assert_int_equal(gf_np_inventory_read(v, in, &e), GF_EINVAL);
+	assert_string_equal(e.msg, "'labels': longer than 255 bytes");
+	gf_jv_free(v);
+	gf_free(in);
+}
+
+/* ---- heartbeat and ack ---------------------------------------------- */
+
+static void ref_equal(const struct gf_np_ref *a, const struct gf_np_ref *b)
+{
+	assert_string_equal(a->job, b->job);
+	assert_int_equal(a->attempt, b->attempt);
+	assert_int_equal(a->replica, b->replica);
+}
+
+static void hb_roundtrip(const struct gf_np_heartbeat *in)
+{
+	struct doc d;
+	gf_np_heartbeat_write(doc_begin(&d), in);
+	struct gf_jv *v = doc_end(&d);
+	struct gf_np_heartbeat out;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_np_heartbeat_read(v, &out, &e);
+	if (rc)
+		print_message("read: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_true(out.generation == in->generation);
+	assert_int_equal(out.nhealth, in->nhealth);
+	for (int i = 0; i < in->nhealth; i++) {
+		assert_int_equal(out.health[i].index, in->health[i].index);
+		assert_int_equal(out.health[i].healthy, in->health[i].healthy);
+		assert_string_equal(out.health[i].reason, in->health[i].reason);
+	}
+	assert_int_equal(out.nrunning, in->nrunning);
+	for (int i = 0; i < in->nrunning; i++)
+		ref_equal(&out.running[i], &in->running[i]);
+	assert_int_equal(out.nreports, in->nreports);
+	for (int i = 0; i < in->nreports; i++) {
+		const struct gf_np_report *x = &out.reports[i],
+					  *y = &in->reports[i];
+		ref_equal(&x->ref, &y->ref);
+		assert_int_equal(x->run.attempt, y->ref.attempt);
+		assert_int_equal(x->run.replica, y->ref.replica);
+		assert_int_equal(x->run.started_ms, y->run.started_ms);
+		assert_int_equal(x->run.ended_ms, y->run.ended_ms);
+		assert_int_equal(x->run.exit_code, y->run.exit_code);
+		assert_int_equal(x->run.gpu_ms, y->run.gpu_ms);
+		assert_string_equal(x->run.reason, y->run.reason);
+	}
+	gf_np_heartbeat_release(&out);
+	assert_null(out.running);
+	assert_null(out.reports);
+	gf_jv_free(v);
+}
+
+static void test_heartbeat_roundtrip(void **state)
+{
+	(void)state;
+	struct gf_np_heartbeat hb;
+	memset(&hb, 0, sizeof(hb));
+	hb_roundtrip(&hb); /* empty */
+	hb.generation = UINT64_C(1) << 62;
+	hb.nhealth = 2;
+	hb.health[0].index = 0;
+	hb.health[0].healthy = true;
+	hb.health[1].index = 5;
+	hb.health[1].healthy = false;
+	snprintf(hb.health[1].reason, sizeof(hb.health[1].reason),
+		 "xid 79: fallen off the bus");
+	struct gf_np_ref running[3] = { { "j1", 1, 0 },
+					{ "j2", 3, 1 },
+					{ "j99999999999999999999", 7, 1023 } };
+	hb.nrunning = 3;
+	hb.running = running;
+	struct gf_np_report reports[2];
+	memset(reports, 0, sizeof(reports));
+	reports[0].ref = (struct gf_np_ref){ "j5", 1, 0 };
+	reports[0].run.started_ms = 1700000000000;
+	reports[0].run.ended_ms = 1700000060000;
+	reports[0].run.exit_code = 0;
+	reports[0].run.gpu_ms = 480000;
+	snprintf(reports[0].run.reason, sizeof(reports[0].run.reason),
+		 "exited");
+	reports[1].ref = (struct gf_np_ref){ "j6", 2, 3 };
+	reports[1].run.started_ms = 5;
+	reports[1].run.ended_ms = 5; /* ended as it started: allowed */
+	reports[1].run.exit_code = 137;
+	reports[1].run.gpu_ms = 0;
+	snprintf(reports[1].run.reason, sizeof(reports[1].run.reason),
+		 "fenced");
+	hb.nreports = 2;
+	hb.reports = reports;
+	hb_roundtrip(&hb);
+}
+
+/* The caps: 16 health entries, 4096 running, 4096 reports. */
+static void test_heartbeat_largest(void **state)
+{
+	(void)state;
+	struct gf_np_heartbeat hb;
+	memset(&hb, 0, sizeof(hb));
+	hb.generation = INT64_MAX;
+	hb.nhealth = GF_CNODE_MAX_GPUS;
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++) {
+		hb.health[g].index = g;
+		fill_str(hb.health[g].reason, sizeof(hb.health[g].reason), 'r');
+	}
+	hb.nrunning = GF_NP_MAX_RUNNING;
+	hb.running = gf_calloc(GF_NP_MAX_RUNNING, sizeof(*hb.running));
+	hb.nreports = GF_NP_MAX_REPORTS;
+	hb.reports = gf_calloc(GF_NP_MAX_REPORTS, sizeof(*hb.reports));
+	for (int i = 0; i < GF_NP_MAX_RUNNING; i++) {
+		snprintf(hb.running[i].job, sizeof(hb.running[i].job), "j%d",
+			 i + 1);
+		hb.running[i].attempt = INT32_MAX;
+		hb.running[i].replica = i % GF_JOB_MAX_REPLICAS;
+	}
+	for (int i = 0; i < GF_NP_MAX_REPORTS; i++) {
+		struct gf_np_report *r = &hb.reports[i];
+		fill_str(r->ref.job, sizeof(r->ref.job), '7');
+		r->ref.attempt = 1;
+		r->ref.replica = GF_JOB_MAX_REPLICAS - 1;
+		r->run.started_ms = 1;
+		r->run.ended_ms = INT64_MAX;
+		r->run.exit_code = 255 + 128;
+		r->run.gpu_ms = INT64_MAX;
+		fill_str(r->run.reason, sizeof(r->run.reason), 'x');
+	}
+	hb_roundtrip(&hb);
+	gf_np_heartbeat_release(&hb);
+}
+
+static void ack_roundtrip(const struct gf_np_ack *in)
+{
+	struct doc d;
+	gf_np_ack_write(doc_begin(&d), in);
+	struct gf_jv *v = doc_end(&d);
+	struct gf_np_ack out;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_np_ack_read(v, &out, &e);
+	if (rc)
+		print_message("read: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_string_equal(out.state, in->state);
+	assert_true(out.generation == in->generation);
+	assert_int_equal(out.heartbeat_ms, in->heartbeat_ms);
+	assert_int_equal(out.fence_after_ms, in->fence_after_ms);
+	assert_int_equal(out.nacked, in->nacked);
+	for (int i = 0; i < in->nacked; i++)
+		ref_equal(&out.acked[i], &in->acked[i]);
+	gf_np_ack_release(&out);
+	gf_jv_free(v);
+}
+
+static void test_ack_roundtrip(void **state)
+{
+	(void)state;
+	struct gf_np_ack a = { .state = "ready",
+			       .generation = 1712345678901,
+			       .heartbeat_ms = 2000,
+			       .fence_after_ms = 285000 };
+	ack_roundtrip(&a);
+	struct gf_np_ref acked[2] = { { "j5", 1, 0 }, { "j6", 2, 3 } };
+	a.nacked = 2;
+	a.acked = acked;
+	snprintf(a.state, sizeof(a.state), "notready");
+	ack_roundtrip(&a);
+	/* the cap and the range ends */
+	a.nacked = GF_NP_MAX_REPORTS;
+	a.acked = gf_calloc(GF_NP_MAX_REPORTS, sizeof(*a.acked));
+	for (int i = 0; i < a.nacked; i++)
+		a.acked[i] = (struct gf_np_ref){ "j1", i + 1,
+						 i % GF_JOB_MAX_REPLICAS };
+	a.heartbeat_ms = 3600000;
+	a.fence_after_ms = INT64_MAX;
+	fill_str(a.state, sizeof(a.state), 's');
+	ack_roundtrip(&a);
+	a.heartbeat_ms = 10;
+	a.fence_after_ms = 0;
+	ack_roundtrip(&a);
+	gf_free(a.acked);
+}
+
+/* ---- assignments ---------------------------------------------------- */
+
+static void asg_equal(const struct gf_np_assignment *a,
+		      const struct gf_np_assignment *b)
+{
+	ref_equal(&a->ref, &b->ref);
+	assert_string_equal(a->name, b->name);
+	assert_string_equal(a->team, b->team);
+	if (a->command == NULL || b->command == NULL)
+		assert_ptr_equal(a->command, b->command);
+	else
+		assert_string_equal(a->command, b->command);
+	assert_int_equal(a->ngpus, b->ngpus);
+	for (int g = 0; g < a->ngpus; g++) {
+		assert_int_equal(a->gpus[g], b->gpus[g]);
+		assert_string_equal(a->uuids[g], b->uuids[g]);
+	}
+	assert_int_equal(a->gpu_milli, b->gpu_milli);
+	assert_int_equal(a->mig, b->mig);
+	assert_string_equal(a->mig_profile, b->mig_profile);
+	assert_int_equal(a->mig_start, b->mig_start);
+	assert_string_equal(a->mig_uuid, b->mig_uuid);
+	assert_int_equal(a->cpu_milli, b->cpu_milli);
+	assert_int_equal(a->memory_mib, b->memory_mib);
+	assert_int_equal(a->max_runtime_s, b->max_runtime_s);
+	assert_int_equal(a->world_size, b->world_size);
+	assert_int_equal(a->rank, b->rank);
+	assert_int_equal(a->local_rank, b->local_rank);
+	assert_int_equal(a->local_world_size, b->local_world_size);
+	assert_string_equal(a->master_addr, b->master_addr);
+	assert_int_equal(a->master_port, b->master_port);
+}
+
+static void asgs_roundtrip(const struct gf_np_assignments *in)
+{
+	struct doc d;
+	struct gf_json *j = doc_begin(&d);
+	gf_json_uint(j, "generation", in->generation);
+	gf_json_arr_begin(j, "assignments");
+	for (int i = 0; i < in->n; i++)
+		gf_np_assignment_write(j, &in->v[i]);
+	gf_json_arr_end(j);
+	gf_np_mig_layouts_write(j, in->layouts, in->nlayouts);
+	struct gf_jv *v = doc_end(&d);
+	struct gf_np_assignments out;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_np_assignments_read(v, &out, &e);
+	if (rc)
+		print_message("read: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_true(out.generation == in->generation);
+	assert_int_equal(out.n, in->n);
+	for (int i = 0; i < in->n; i++)
+		asg_equal(&out.v[i], &in->v[i]);
+	assert_int_equal(out.nlayouts, in->nlayouts);
+	for (int k = 0; k < in->nlayouts; k++) {
+		assert_int_equal(out.layouts[k].gpu, in->layouts[k].gpu);
+		assert_int_equal(out.layouts[k].n, in->layouts[k].n);
+		for (int i = 0; i < in->layouts[k].n; i++) {
+			assert_string_equal(out.layouts[k].inst[i].profile,
+					    in->layouts[k].inst[i].profile);
+			assert_int_equal(out.layouts[k].inst[i].start,
+					 in->layouts[k].inst[i].start);
+		}
+	}
+	gf_np_assignments_release(&out);
+	assert_null(out.v);
+	gf_jv_free(v);
+}
+
+/* A gang's replica on 8 GPUs, a MIG instance, a share, an empty list. */
+static void test_assignments_roundtrip(void **state)
+{
+	(void)state;
+	struct gf_np_assignments in;
+	memset(&in, 0, sizeof(in));
+	in.generation = 1712345678999;
+	asgs_roundtrip(&in); /* nothing to run */
+	struct gf_np_assignment v[3];
+	memset(v, 0, sizeof(v));
+	char cmd[] = "torchrun --nproc-per-node 8 train.py --lr 3e-4 \"x y\"";
+	/* rank 1 of a 2-node gang whose master is elsewhere */
+	v[0].ref = (struct gf_np_ref){ "j12", 2, 1 };
+	snprintf(v[0].name, sizeof(v[0].name), "llama-ft");
+	snprintf(v[0].team, sizeof(v[0].team), "vision");
+	v[0].command = cmd;
+	v[0].ngpus = 8;
+	for (int g = 0; g < 8; g++) {
+		v[0].gpus[g] = 7 - g;
+		snprintf(v[0].uuids[g], sizeof(v[0].uuids[g]),
+			 "GPU-f1ee7000-0002-4000-8000-00000000000%d", 7 - g);
+	}
+	v[0].gpu_milli = 1000;
+	v[0].cpu_milli = 96000;
+	v[0].memory_mib = 1 << 20;
+	v[0].max_runtime_s = 86400;
+	v[0].world_size = 2;
+	v[0].rank = 1;
+	v[0].local_rank = 0;
+	v[0].local_world_size = 1;
+	snprintf(v[0].master_addr, sizeof(v[0].master_addr), "10.0.0.7");
+	v[0].master_port = 29512;
+	/* a MIG instance: one GPU, its UUID unknown to the controller */
+	v[1].ref = (struct gf_np_ref){ "j13", 1, 0 };
+	v[1].ngpus = 1;
+	v[1].gpus[0] = 6;
+	v[1].gpu_milli = 142;
+	v[1].mig = true;
+	snprintf(v[1].mig_profile, sizeof(v[1].mig_profile), "1g.10gb");
+	v[1].mig_start = 4;
+	snprintf(v[1].mig_uuid, sizeof(v[1].mig_uuid),
+		 "MIG-00006000-aaaa-4bbb-8ccc-000000000004");
+	v[1].world_size = 1;
+	v[1].local_world_size = 1;
+	/* a share of a GPU */
+	v[2].ref = (struct gf_np_ref){ "j14", 1, 0 };
+	v[2].ngpus = 1;
+	v[2].gpus[0] = 2;
+	v[2].gpu_milli = 500;
+	v[2].cpu_milli = 4000;
+	v[2].world_size = 1;
+	v[2].local_world_size = 1;
+	in.n = 3;
+	in.v = v;
+	in.nlayouts = 2;
+	in.layouts[0].gpu = 6;
+	in.layouts[0].n = 7;
+	for (int i = 0; i < 7; i++) {
+		snprintf(in.layouts[0].inst[i].profile,
+			 sizeof(in.layouts[0].inst[i].profile), "1g.10gb");
+		in.layouts[0].inst[i].start = i;
+	}
+	in.layouts[1].gpu = 7;
+	in.layouts[1].n = 0; /* every instance destroyed */
+	asgs_roundtrip(&in);
+}
+
+/* 4096 assignments of 16 GPUs each, 16 layouts of 8 instances, every
+ * string at its longest. */
+static void test_assignments_largest(void **state)
+{
+	(void)state;
+	struct gf_np_assignments in;
+	memset(&in, 0, sizeof(in));
+	in.generation = INT64_MAX;
+	in.n = GF_NP_MAX_RUNNING;
+	in.v = gf_calloc((size_t)in.n, sizeof(*in.v));
+	char *cmd = gf_malloc(GF_JOB_CMD_MAX);
+	fill_str(cmd, GF_JOB_CMD_MAX, 'c');
+	for (int i = 0; i < in.n; i++) {
+		struct gf_np_assignment *a = &in.v[i];
+		snprintf(a->ref.job, sizeof(a->ref.job), "j%d", i + 1);
+		a->ref.attempt = INT32_MAX;
+		a->ref.replica = GF_JOB_MAX_REPLICAS - 1;
+		fill_str(a->name, sizeof(a->name), 'n');
+		fill_str(a->team, sizeof(a->team), 't');
+		a->command = i == 0 ? cmd : NULL;
+		a->ngpus = GF_CNODE_MAX_GPUS;
+		for (int g = 0; g < a->ngpus; g++) {
+			a->gpus[g] = g;
+			fill_str(a->uuids[g], sizeof(a->uuids[g]), 'u');
+		}
+		a->gpu_milli = 1000;
+		a->cpu_milli = GF_JOB_CPU_MILLI_MAX;
+		a->memory_mib = GF_JOB_MEMORY_MIB_MAX;
+		a->max_runtime_s = GF_JOB_RUNTIME_MAX_S;
+		a->world_size = GF_JOB_MAX_REPLICAS;
+		a->rank = GF_JOB_MAX_REPLICAS - 1;
+		a->local_world_size = GF_JOB_MAX_REPLICAS;
+		a->local_rank = GF_JOB_MAX_REPLICAS - 1;
+		fill_str(a->master_addr, sizeof(a->master_addr), 'm');
+		a->master_port = 65535;
+	}
+	in.nlayouts = GF_CNODE_MAX_GPUS;
+	for (int k = 0; k < in.nlayouts; k++) {
+		in.layouts[k].gpu = k;
+		in.layouts[k].n = 8;
+		for (int i = 0; i < 8; i++) {
+			fill_str(in.layouts[k].inst[i].profile,
+				 sizeof(in.layouts[k].inst[i].profile), 'p');
+			in.layouts[k].inst[i].start = 7;
+		}
+	}
+	asgs_roundtrip(&in);
+	gf_free(cmd);
+	gf_free(in.v);
+}
+
+/* ---- unknown keys ----------------------------------------------------- */
+
+/* A newer agent's or controller's members, at every level, are skipped;
+ * what is known is read as usual. */
+static void test_unknown_keys_ignored(void **state)
+{
+	(void)state;
+	static const char inv_text[] =
+		"{\"cpu_milli\": 1000, \"memory_mib\": 2048, \"future\": "
+		"{\"x\": [1, 2]}, \"gpu_model\": \"h100-sxm\", \"gpus\": "
+		"[{\"index\": 0, \"uuid\": \"GPU-1\", \"ecc\": \"on\", "
+		"\"mig_mode\": true}], \"mig\": [{\"gpu\": 0, \"profile\": "
+		"\"7g.80gb\", \"start\": 0, \"placement\": 8}], \"gpu_topo\": "
+		"{\"pair\": [[0]], \"nic\": [3], \"nvswitch\": true}, "
+		"\"topology\": {\"anything\": null}}";
+	struct gf_np_inventory *inv = gf_calloc(1, sizeof(*inv));
+	struct gf_err e;
+	struct gf_jv *v = parse(inv_text, strlen(inv_text));
+	assert_int_equal(gf_np_inventory_read(v, inv, &e), 0);
+	assert_int_equal(inv->cpu_milli, 1000);
+	assert_int_equal(inv->ngpus, 1);
+	assert_string_equal(inv->gpus[0].uuid, "GPU-1");
+	assert_true(inv->gpus[0].healthy); /* absent: healthy */
+	assert_int_equal(inv->nmig, 1);
+	assert_true(inv->has_topo);
+	assert_int_equal(inv->topo.nic[0], 3);
+	/* the same object read as a heartbeat: nothing of it is one */
+	struct gf_np_heartbeat hb;
+	assert_int_equal(gf_np_heartbeat_read(v, &hb, &e), 0);
+	assert_int_equal(hb.nrunning + hb.nreports + hb.nhealth, 0);
+	gf_np_heartbeat_release(&hb);
+	gf_jv_free(v);
+	gf_free(inv);
+
+	static const char hb_text[] =
+		"{\"generation\": 7, \"load\": 0.5, \"health\": [{\"index\": "
+		"1, \"healthy\": false, \"temp\": 90}], \"running\": "
+		"[{\"job\": \"j1\", \"attempt\": 1, \"replica\": 0, \"pid\": "
+		"42}], \"reports\": [{\"job\": \"j2\", \"attempt\": 1, "
+		"\"replica\": 0, \"started_ms\": 1, \"ended_ms\": 2, "
+		"\"exit_code\": 0, \"gpu_ms\": 3, \"max_rss\": 9}]}";
+	v = parse(hb_text, strlen(hb_text));
+	assert_int_equal(gf_np_heartbeat_read(v, &hb, &e), 0);
+	assert_true(hb.generation == 7);
+	assert_int_equal(hb.nhealth, 1);
+	assert_false(hb.health[0].healthy);
+	assert_int_equal(hb.nrunning, 1);
+	assert_int_equal(hb.nreports, 1);
+	assert_int_equal(hb.reports[0].run.gpu_ms, 3);
+	assert_string_equal(hb.reports[0].run.reason, "");
+	gf_np_heartbeat_release(&hb);
+	gf_jv_free(v);
+
+	static const char ack_text[] =
+		"{\"name\": \"n1\", \"state\": \"ready\", \"generation\": 5, "
+		"\"heartbeat_ms\": 1000, \"fence_after_ms\": 2000, \"acked\": "
+		"[{\"job\": \"j2\", \"attempt\": 1, \"replica\": 0, \"at\": "
+		"1}], \"motd\": \"hi\"}";
+	struct gf_np_ack a;
+	v = parse(ack_text, strlen(ack_text));
+	assert_int_equal(gf_np_ack_read(v, &a, &e), 0);
+	assert_int_equal(a.nacked, 1);
+	assert_string_equal(a.acked[0].job, "j2");
+	gf_np_ack_release(&a);
+	gf_jv_free(v);
+
+	static const char asg_text[] =
+		"{\"generation\": 9, \"assignments\": [{\"job\": \"j3\", "
+		"\"attempt\": 1, \"replica\": 0, \"gpus\": [{\"index\": 2, "
+		"\"uuid\": \"GPU-2\", \"nvlink\": 18}], \"priority\": 5, "
+		"\"mig\": {\"profile\": \"1g.10gb\", \"start\": 3, \"ci\": "
+		"0}}], \"mig_layouts\": [{\"gpu\": 2, \"why\": \"demand\", "
+		"\"instances\": [{\"profile\": \"1g.10gb\", \"start\": 3, "
+		"\"x\": 1}]}], \"epoch\": 3}";
+	struct gf_np_assignments as;
+	v = parse(asg_text, strlen(asg_text));
+	assert_int_equal(gf_np_assignments_read(v, &as, &e), 0);
+	assert_int_equal(as.n, 1);
+	assert_int_equal(as.v[0].gpus[0], 2);
+	assert_true(as.v[0].mig);
+	assert_int_equal(as.v[0].mig_start, 3);
+	assert_int_equal(as.v[0].world_size, 1); /* absent: alone */
+	assert_null(as.v[0].command);
+	assert_int_equal(as.nlayouts, 1);
+	assert_int_equal(as.layouts[0].n, 1);
+	gf_np_assignments_release(&as);
+	gf_jv_free(v);
+}
+
+/* ---- bad input -------------------------------------------------------- */
+
+enum kind { INV, HB, ACK, ASG };
+
+/* Read text as kind: the code, e filled. */
+static int read_kind(enum kind k, const char *text, size_t len,
+		     struct gf_err *e)
+{
+	struct gf_jv *v = parse(text, len);
+	int rc;
+	gf_err_clear(e);
+	if (k == INV) {
+		struct gf_np_inventory *inv = gf_calloc(1, sizeof(*inv));
+		rc = gf_np_inventory_read(v, inv, e);
+		gf_free(inv);
+	} else if (k == HB) {
+		struct gf_np_heartbeat hb;
+		rc = gf_np_heartbeat_read(v, &hb, e);
+		/* refused: nothing left to release */
+		assert_true(rc == 0 ||
+			    (hb.running == NULL && hb.reports == NULL));
+		gf_np_heartbeat_release(&hb);
+	} else if (k == ACK) {
+		struct gf_np_ack a;
+		rc = gf_np_ack_read(v, &a, e);
+		assert_true(rc == 0 || a.acked == NULL);
+		gf_np_ack_release(&a);
+	} else {
+		struct gf_np_assignments a;
+		rc = gf_np_assignments_read(v, &a, e);
+		assert_true(rc == 0 || a.v == NULL);
+		gf_np_assignments_release(&a);
+	}
+	gf_jv_free(v);
+	return rc;
+}
+
+struct bad {
+	enum kind kind;
+	const char *text;
+	int code;
+	const char *msg; /* the whole message, or its start with "..." */
+};
+
+static void expect(const struct bad *c, size_t i)
+{
+	struct gf_err e;
+	int rc = read_kind(c->kind, c->text, strlen(c->text), &e);
+	size_t n = strlen(c->msg);
+	bool prefix = n > 3 && !strcmp(c->msg + n - 3, "...");
+	bool ok = rc == c->code && (prefix ? !strncmp(e.msg, c->msg, n - 3)
+					   : !strcmp(e.msg, c->msg));
+	if (!ok)
+		print_message("case %zu: %d '%s', expected %d '%s'\n", i, rc,
+			      e.msg, c->code, c->msg);
+	assert_true(ok);
+}
+
+#define GPU2                                                             \
+	"\"cpu_milli\": 1000, \"memory_mib\": 1024, \"gpu_model\": "     \
+	"\"h100-sxm\", \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-0\"}, " \
+	"{\"index\": 1, \"uuid\": \"GPU-1\", \"mig_mode\": true}]"
+#define REF "\"job\": \"j1\", \"attempt\": 1, \"replica\": 0"
+#define REP                                                              \
+	REF ", \"started_ms\": 10, \"ended_ms\": 20, \"exit_code\": 0, " \
+	    "\"gpu_ms\": 5"
+#define ACK0                                                          \
+	"\"state\": \"ready\", \"generation\": 1, \"heartbeat_ms\": " \
+	"1000, \"fence_after_ms\": 2000"
+#define ASG0 "\"generation\": 1, \"assignments\": "
+#define ONE  REF ", \"gpus\": [{\"index\": 0}]"
+
+static const struct bad bad_cases[] = {
+	/* inventory: types, ranges, required */
+	{ INV, "[]", GF_EINVAL, "expected a JSON object" },
+	{ INV, "{\"memory_mib\": 1}", GF_EINVAL, "'cpu_milli': required" },
+	{ INV, "{\"cpu_milli\": \"8\", \"memory_mib\": 1}", GF_EINVAL,
+	  "'cpu_milli': expected a whole number" },
+	{ INV, "{\"cpu_milli\": 1.5, \"memory_mib\": 1}", GF_EINVAL,
+	  "'cpu_milli': expected a whole number" },
+	{ INV, "{\"cpu_milli\": -1, \"memory_mib\": 1}", GF_EINVAL,
+	  "'cpu_milli': expected 0 to 100000000, got -1" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1099511627777}", GF_EINVAL,
+	  "'memory_mib': expected 0 to 1099511627776, got 1099511627777" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1, \"address\": 7}",
+	  GF_EINVAL, "'address': expected a string" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"version\": "
+	  "\"0123456789012345678901234567890123\"}",
+	  GF_EINVAL, "'version': longer than 31 bytes" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpu_model\": null}",
+	  GF_EINVAL, "'gpu_model': expected a string" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0}]}",
+	  GF_EINVAL, "'gpu_model': required with GPUs" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": {}}", GF_EINVAL,
+	  "'gpus': expected an array" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": [3]}",
+	  GF_EINVAL, "'gpus[0]': expected an object" },
+	{ INV, "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": [{}]}",
+	  GF_EINVAL, "'gpus[0].index': required" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0}, {\"index\": 1, \"uuid\": 5}]}",
+	  GF_EINVAL, "'gpus[1].uuid': expected a string" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0, \"healthy\": \"yes\"}]}",
+	  GF_EINVAL, "'gpus[0].healthy': expected true or false" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0, \"memory_mib\": -2}]}",
+	  GF_EINVAL, "'gpus[0].memory_mib': expected 0 to 1073741824, got -2" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 16}]}",
+	  GF_EINVAL, "'gpus[0].index': expected 0 to 15, got 16" },
+	/* GPU indexes not 0..n-1 */
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 1}]}",
+	  GF_EINVAL,
+	  "'gpus[0].index': expected 0: GPUs are listed in index order from "
+	  "0" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0}, {\"index\": 2}]}",
+	  GF_EINVAL, "'gpus[1].index': expected 1: ..." },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpus\": "
+	  "[{\"index\": 0}, {\"index\": 0}]}",
+	  GF_EINVAL, "'gpus[1].index': expected 1: ..." },
+	/* MIG instances */
+	{ INV,
+	  "{" GPU2 ", \"mig\": [{\"gpu\": 0, \"profile\": \"1g.10gb\", "
+	  "\"start\": 0}]}",
+	  GF_EINVAL, "'mig[0].gpu': GPU 0 is not in MIG mode" },
+	{ INV,
+	  "{" GPU2 ", \"mig\": [{\"gpu\": 1, \"profile\": \"1g.10gb\", "
+	  "\"start\": 0}, {\"gpu\": 2, \"profile\": "
+	  "\"1g.10gb\", \"start\": 1}]}",
+	  GF_EINVAL, "'mig[1].gpu': the node has 2 GPUs" },
+	{ INV,
+	  "{" GPU2 ", \"mig\": [{\"gpu\": 1, \"profile\": \"1g.10gb\", "
+	  "\"start\": 8}]}",
+	  GF_EINVAL, "'mig[0].start': expected 0 to 7, got 8" },
+	{ INV, "{" GPU2 ", \"mig\": [{\"gpu\": 1, \"start\": 0}]}", GF_EINVAL,
+	  "'mig[0].profile': required" },
+	{ INV,
+	  "{" GPU2 ", \"mig\": [{\"gpu\": 1, \"profile\": \"1g.10gb\", "
+	  "\"start\": 0, \"uuid\": []}]}",
+	  GF_EINVAL, "'mig[0].uuid': expected a string" },
+	/* gpu_topo: size, symmetry, range */
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9]], \"nic\": [1, "
+	  "1]}}",
+	  GF_EINVAL,
+	  "'gpu_topo.pair': expected 2 rows and 2 NIC entries, one per GPU" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9, 0]], "
+	  "\"nic\": [1]}}",
+	  GF_EINVAL,
+	  "'gpu_topo.pair': expected 2 rows and 2 NIC entries, ..." },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9, 0], [1, "
+	  "1]], \"nic\": [1, 1]}}",
+	  GF_ETOOBIG, "'gpu_topo.pair': 3 entries, at most 2" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9]], \"nic\": "
+	  "[1, 1]}}",
+	  GF_EINVAL, "'gpu_topo.pair': row 1: expected 2 qualities" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [8, 0]], "
+	  "\"nic\": [1, 1]}}",
+	  GF_EINVAL, "'gpu_topo.pair': not symmetric at [0][1]" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 256], [256, 0]], "
+	  "\"nic\": [1, 1]}}",
+	  GF_EINVAL, "'gpu_topo.pair': [0][1]: expected 0 to 255" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9, \"x\"]], "
+	  "\"nic\": [1, 1]}}",
+	  GF_EINVAL, "'gpu_topo.pair': [1][1]: expected 0 to 255" },
+	{ INV,
+	  "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9, 0]], "
+	  "\"nic\": [1, -1]}}",
+	  GF_EINVAL, "'gpu_topo.nic': [1]: expected 0 to 255" },
+	{ INV, "{" GPU2 ", \"gpu_topo\": {\"pair\": [[0, 9], [9, 0]]}}",
+	  GF_EINVAL, "'gpu_topo.nic': required" },
+	{ INV, "{" GPU2 ", \"gpu_topo\": {\"nic\": [1, 1]}}", GF_EINVAL,
+	  "'gpu_topo.pair': required" },
+	{ INV,
+	  "{\"cpu_milli\": 1, \"memory_mib\": 1, \"gpu_topo\": "
+	  "{\"pair\": [[0]], \"nic\": [0]}}",
+	  GF_ETOOBIG, "'gpu_topo.pair': 1 entries, at most 0" },
+	/* labels */
+	{ INV, "{" GPU2 ", \"labels\": {\"a=b\": \"c\"}}", GF_EINVAL,
+	  "'labels': labels and values are strings without '=', ',' or "
+	  "spaces" },
+	{ INV, "{" GPU2 ", \"labels\": {\"a\": \"b,c=d\"}}", GF_EINVAL,
+	  "'labels': labels and values are strings without ..." },
+	{ INV, "{" GPU2 ", \"labels\": {\"a,b\": \"c\"}}", GF_EINVAL,
+	  "'labels': labels and values are strings without ..." },
+	{ INV, "{" GPU2 ", \"labels\": {\"a\": \"x=y\"}}", GF_EINVAL,
+	  "'labels': labels and values are strings without ..." },
+	{ INV, "{" GPU2 ", \"labels\": {\"a\": 1}}", GF_EINVAL,
+	  "'labels': labels and values are strings without ..." },
+	{ INV, "{" GPU2 ", \"labels\": {\"\": \"x\"}}", GF_EINVAL,
+	  "'labels': labels and values are strings without ..." },
+	{ INV, "{" GPU2 ", \"labels\": \"a=b\"}", GF_EINVAL,
+	  "'labels': expected an object of label: value" },
+	{ INV, "{" GPU2 ", \"topology\": \"lstopo\"}", GF_EINVAL,
+	  "'topology': expected an object (topo --json)" },
+
+	/* heartbeat */
+	{ HB, "[1]", GF_EINVAL, "expected a JSON object" },
+	{ HB, "{\"generation\": -1}", GF_EINVAL,
+	  "'generation': expected 0 to 9223372036854775807, got -1" },
+	{ HB, "{\"health\": [{\"index\": 16}]}", GF_EINVAL,
+	  "'health[0].index': expected 0 to 15, got 16" },
+	{ HB, "{\"health\": [{\"index\": 0}, {\"healthy\": false}]}", GF_EINVAL,
+	  "'health[1].index': required" },
+	{ HB, "{\"health\": [{\"index\": 0, \"healthy\": 0}]}", GF_EINVAL,
+	  "'health[0].healthy': expected true or false" },
+	{ HB, "{\"health\": [null]}", GF_EINVAL,
+	  "'health[0]': expected an object" },
+	{ HB,
+	  "{\"running\": [{" REF "}, {\"job\": \"j2\", \"attempt\": 0, "
+	  "\"replica\": 0}]}",
+	  GF_EINVAL, "'running[1].attempt': expected 1 to 2147483647, got 0" },
+	{ HB, "{\"running\": [{\"attempt\": 1, \"replica\": 0}]}", GF_EINVAL,
+	  "'running[0].job': required" },
+	{ HB,
+	  "{\"running\": [{\"job\": \"j1\", \"attempt\": 1, \"replica\": "
+	  "1024}]}",
+	  GF_EINVAL, "'running[0].replica': expected 0 to 1023, got 1024" },
+	{ HB,
+	  "{\"running\": [{\"job\": \"j123456789012345678901234\", "
+	  "\"attempt\": 1, \"replica\": 0}]}",
+	  GF_EINVAL, "'running[0].job': longer than 23 bytes" },
+	{ HB, "{\"running\": {}}", GF_EINVAL, "'running': expected an array" },
+	{ HB,
+	  "{\"reports\": [{" REP "}, {" REF ", \"started_ms\": 20, "
+	  "\"ended_ms\": 19, \"exit_code\": 0, \"gpu_ms\": 0}]}",
+	  GF_EINVAL, "'reports[1].ended_ms': before started_ms" },
+	{ HB,
+	  "{\"reports\": [{" REF ", \"started_ms\": 0, \"ended_ms\": 1, "
+	  "\"exit_code\": 0, \"gpu_ms\": 0}]}",
+	  GF_EINVAL, "'reports[0].started_ms': expected 1 to ..." },
+	{ HB,
+	  "{\"reports\": [{" REF ", \"started_ms\": 1, \"ended_ms\": 1, "
+	  "\"exit_code\": 384, \"gpu_ms\": 0}]}",
+	  GF_EINVAL, "'reports[0].exit_code': expected -1 to 383, got 384" },
+	{ HB,
+	  "{\"reports\": [{" REF ", \"started_ms\": 1, \"ended_ms\": 1, "
+	  "\"exit_code\": 0, \"gpu_ms\": -5}]}",
+	  GF_EINVAL, "'reports[0].gpu_ms': expected 0 to ..." },
+	{ HB,
+	  "{\"reports\": [{" REF ", \"started_ms\": 1, \"ended_ms\": 1, "
+	  "\"exit_code\": 0}]}",
+	  GF_EINVAL, "'reports[0].gpu_ms': required" },
+	{ HB, "{\"reports\": [{" REP ", \"reason\": false}]}", GF_EINVAL,
+	  "'reports[0].reason': expected a string" },
+
+	/* ack */
+	{ ACK,
+	  "{\"generation\": 1, \"heartbeat_ms\": 1000, "
+	  "\"fence_after_ms\": 0}",
+	  GF_EINVAL, "'state': required" },
+	{ ACK,
+	  "{\"state\": \"ready\", \"generation\": 1, \"heartbeat_ms\": "
+	  "5, \"fence_after_ms\": 0}",
+	  GF_EINVAL, "'heartbeat_ms': expected 10 to 3600000, got 5" },
+	{ ACK,
+	  "{" ACK0 ", \"acked\": [{" REF "}, {\"job\": \"j1\", "
+	  "\"attempt\": 1, \"replica\": -1}]}",
+	  GF_EINVAL, "'acked[1].replica': expected 0 to 1023, got -1" },
+	{ ACK, "{" ACK0 ", \"acked\": [7]}", GF_EINVAL,
+	  "'acked[0]': expected an object" },
+
+	/* assignments */
+	{ ASG, "{\"assignments\": []}", GF_EINVAL, "'generation': required" },
+	{ ASG, "{\"generation\": 1}", GF_EINVAL, "'assignments': required" },
+	{ ASG, "{" ASG0 "[{" REF "}]}", GF_EINVAL,
+	  "'assignments[0].gpus': required" },
+	{ ASG, "{" ASG0 "[{" REF ", \"gpus\": [{\"index\": 16}]}]}", GF_EINVAL,
+	  "'assignments[0].gpus[0].index': expected 0 to 15, got 16" },
+	{ ASG,
+	  "{" ASG0 "[{" ONE "}, {" REF ", \"gpus\": [{\"index\": 0, "
+	  "\"uuid\": 1}]}]}",
+	  GF_EINVAL, "'assignments[1].gpus[0].uuid': expected a string" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"gpu_milli\": 1001}]}", GF_EINVAL,
+	  "'assignments[0].gpu_milli': expected 0 to 1000, got 1001" },
+	/* a gang without its master */
+	{ ASG,
+	  "{" ASG0 "[{" ONE ", \"world_size\": 2, \"rank\": 1, "
+	  "\"master_port\": 29500}]}",
+	  GF_EINVAL,
+	  "'assignments[0].master_addr': a gang needs its master's address "
+	  "and port" },
+	{ ASG,
+	  "{" ASG0 "[{" ONE ", \"world_size\": 2, \"master_addr\": "
+	  "\"n1\"}]}",
+	  GF_EINVAL, "'assignments[0].master_addr': a gang needs ..." },
+	{ ASG,
+	  "{" ASG0 "[{" ONE ", \"world_size\": 2, \"rank\": 2, "
+	  "\"master_addr\": \"n1\", \"master_port\": 1}]}",
+	  GF_EINVAL, "'assignments[0].rank': outside its world" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"local_rank\": 1}]}", GF_EINVAL,
+	  "'assignments[0].rank': outside its world" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"master_port\": 65536}]}", GF_EINVAL,
+	  "'assignments[0].master_port': expected 0 to 65535, got 65536" },
+	/* MIG */
+	{ ASG,
+	  "{" ASG0 "[{" REF ", \"gpus\": [{\"index\": 0}, {\"index\": "
+	  "1}], \"mig\": {\"profile\": \"1g.10gb\", \"start\": 0}}]}",
+	  GF_EINVAL, "'assignments[0].mig': a MIG instance is on one GPU" },
+	{ ASG,
+	  "{" ASG0 "[{" ONE ", \"mig\": {\"profile\": \"1g.10gb\", "
+	  "\"start\": 9}}]}",
+	  GF_EINVAL, "'assignments[0].mig.start': expected 0 to 7, got 9" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"mig\": {\"start\": 0}}]}", GF_EINVAL,
+	  "'assignments[0].mig.profile': required" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"mig\": \"1g.10gb\"}]}", GF_EINVAL,
+	  "'assignments[0].mig': expected an object or null" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"command\": [\"sh\"]}]}", GF_EINVAL,
+	  "'assignments[0].command': expected a string" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"max_runtime_s\": -1}]}", GF_EINVAL,
+	  "'assignments[0].max_runtime_s': expected 0 to ..." },
+	{ ASG,
+	  "{" ASG0 "[], \"mig_layouts\": [{\"gpu\": 0, \"instances\": "
+	  "[{\"start\": 0}]}]}",
+	  GF_EINVAL, "'mig_layouts[0].instances[0].profile': required" },
+	{ ASG,
+	  "{" ASG0 "[], \"mig_layouts\": [{\"gpu\": 0, \"instances\": "
+	  "[]}, {\"gpu\": 16, \"instances\": []}]}",
+	  GF_EINVAL, "'mig_layouts[1].gpu': expected 0 to 15, got 16" },
+	{ ASG, "{" ASG0 "[], \"mig_layouts\": [{\"gpu\": 0}]}", GF_EINVAL,
+	  "'mig_layouts[0].instances': required" },
+	{ ASG,
+	  "{" ASG0 "[], \"mig_layouts\": [{\"gpu\": 0, \"instances\": "
+	  "[{\"profile\": \"1g.10gb\", \"start\": 0}, {\"profile\": "
+	  "\"1g.10gb\", \"start\": 8}]}]}",
+	  GF_EINVAL,
+	  "'mig_layouts[0].instances[1].start': expected 0 to 7, "
+	  "got 8" },
+	{ ASG,
+	  "{" ASG0 "[], \"mig_layouts\": [{\"gpu\": 0, \"instances\": "
+	  "[{\"profile\": \"1g.10gb\", \"start\": 0}, {\"profile\": "
+	  "\"1g.10gb\", \"start\": 1}, {\"profile\": \"1g.10gb\", "
+	  "\"start\": 2}, {\"profile\": \"1g.10gb\", \"start\": 3}, "
+	  "{\"profile\": \"1g.10gb\", \"start\": 4}, {\"profile\": "
+	  "\"1g.10gb\", \"start\": 5}, {\"profile\": \"1g.10gb\", "
+	  "\"start\": 6}, {\"profile\": \"1g.10gb\", \"start\": 7}, "
+	  "{\"profile\": \"1g.10gb\", \"start\": 0}]}]}",
+	  GF_ETOOBIG, "'mig_layouts[0].instances': 9 entries, at most 8" },
+};
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
+		expect(&bad_cases[i], i);
+}
+
+/* {PREFIX"KEY": [ELEM x n]}SUFFIX */
+static char *list_of(const char *prefix, const char *key, const char *elem,
+		     int n, const char *suffix, size_t *len)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 64u << 20);
+	gf_buf_printf(&b, "{%s\"%s\": [", prefix, key);
+	for (int i = 0; i < n; i++)
+		gf_buf_printf(&b, "%s%s", i ? ", " : "", elem);
+	gf_buf_printf(&b, "]}%s", suffix);
+	assert_int_equal(gf_buf_error(&b), 0);
+	*len = b.len;
+	char *s = gf_strndup(b.data, b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+/* One entry more than each cap: GF_ETOOBIG naming the list; the cap
+ * itself passes. */
+static void test_caps(void **state)
+{
+	(void)state;
+	static const struct {
+		enum kind kind;
+		const char *prefix, *key, *elem;
+		int cap;
+	} caps[] = {
+		{ INV, "\"cpu_milli\": 1, \"memory_mib\": 1, ", "gpus",
+		  "{\"index\": 0}", GF_CNODE_MAX_GPUS },
+		{ INV, GPU2 ", ", "mig",
+		  "{\"gpu\": 1, \"profile\": \"1g.10gb\", \"start\": 0}",
+		  GF_CTL_MAX_MIG },
+		{ HB, "", "health", "{\"index\": 0}", GF_CNODE_MAX_GPUS },
+		{ HB, "", "running", "{" REF "}", GF_NP_MAX_RUNNING },
+		{ HB, "", "reports", "{" REP "}", GF_NP_MAX_REPORTS },
+		{ ACK, ACK0 ", ", "acked", "{" REF "}", GF_NP_MAX_REPORTS },
+		{ ASG, "\"generation\": 1, ", "assignments", "{" ONE "}",
+		  GF_NP_MAX_RUNNING },
+		{ ASG, "\"generation\": 1, \"assignments\": [], ",
+		  "mig_layouts", "{\"gpu\": 0, \"instances\": []}",
+		  GF_CNODE_MAX_GPUS },
+		{ ASG, "\"generation\": 1, \"assignments\": [{" REF ", ",
+		  "gpus", "{\"index\": 0}", GF_CNODE_MAX_GPUS },
+	};
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		size_t len;
+		/* a GPU list inside an assignment: close the list and the
+		 * object around it too */
+		bool nested =
+			caps[i].kind == ASG && !strcmp(caps[i].key, "gpus");
+		const char *suffix = nested ? "]}" : "";
+		char *text = list_of(caps[i].prefix, caps[i].key, caps[i].elem,
+				     caps[i].cap + 1, suffix, &len);
+		struct gf_err e;
+		int rc = read_kind(caps[i].kind, text, len, &e);
+		char want[128];
+		snprintf(want, sizeof(want), "'%s%s': %d entries, at most %d",
+			 nested ? "assignments[0]." : "", caps[i].key,
+			 caps[i].cap + 1, caps[i].cap);
+		if (rc != GF_ETOOBIG || strcmp(e.msg, want))
+			print_message("cap %zu: %d '%s'\n", i, rc, e.msg);
+		assert_int_equal(rc, GF_ETOOBIG);
+		assert_string_equal(e.msg, want);
+		gf_free(text);
+		/* at the cap: a GPU list of 16 must hold indexes 0..15, MIG
+		 * instances distinct places: checked by the round trips */
+		if (caps[i].kind == INV)
+			continue;
+		text = list_of(caps[i].prefix, caps[i].key, caps[i].elem,
+			       caps[i].cap, suffix, &len);
+		rc = read_kind(caps[i].kind, text, len, &e);
+		if (rc)
+			print_message("cap %zu at the cap: '%s'\n", i, e.msg);
+		assert_int_equal(rc, 0);
+		gf_free(text);
+	}
+}
+
+/* What the core's node spec takes from an inventory. */
+static void test_inventory_spec(void **state)
+{
+	(void)state;
+	struct gf_np_inventory *in = gf_calloc(1, sizeof(*in));
+	h100_node(in);
+	struct gf_ctl_node_spec spec;
+	gf_np_inventory_spec(in, &spec);
+	assert_int_equal(spec.cpu_milli, 224000);
+	assert_int_equal(spec.memory_mib, 2097152);
+	assert_int_equal(spec.ngpus, 8);
+	assert_string_equal(spec.gpu_model, "h100-sxm");
+	assert_string_equal(spec.mig_model, "h100-80gb");
+	assert_string_equal(spec.labels, "zone=b,tier=train");
+	assert_string_equal(spec.block, "nvl-a");
+	assert_int_equal(spec.nmig, 10);
+	assert_int_equal(spec.mig[9].gpu, 7);
+	assert_int_equal(spec.mig[9].start, 6);
+	assert_string_equal(spec.mig[9].profile, "2g.20gb");
+	assert_ptr_equal(spec.topo, &in->topo);
+	in->has_topo = false;
+	gf_np_inventory_spec(in, &spec);
+	assert_null(spec.topo);
+	gf_free(in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inventory_roundtrip),
+		cmocka_unit_test(test_inventory_largest),
+		cmocka_unit_test(test_heartbeat_roundtrip),
+		cmocka_unit_test(test_heartbeat_largest),
+		cmocka_unit_test(test_ack_roundtrip),
+		cmocka_unit_test(test_assignments_roundtrip),
+		cmocka_unit_test(test_assignments_largest),
+		cmocka_unit_test(test_unknown_keys_ignored),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_inventory_spec),
+	};
+	return cmocka_run_group_tests_name("nodeproto", tests, NULL, NULL);
+}
