@@ -3,6 +3,7 @@
 # kernel picks, a real SQLite store and a real PostgreSQL 15 started here
 # (tests/tools/pg.sh), clients that are curl and gpufleet's own commands.
 #   serve-api-postgres   the API suite (test_serve_api) on PostgreSQL
+#   serve-nodes-postgres the node agents' routes (test_serve_nodes) on it
 #   serve-kill9          clients submitting at once, the server killed -9
 #                        in the middle: after a restart every job that got a
 #                        201 is there exactly once, no GPU given twice
@@ -96,6 +97,10 @@ else
 	out=$(GF_TEST_DB="$PGURL" "$ROOT/$B/tests/test_serve_api" 2>&1)
 	printf '%s\n' "$out" | grep -q '\[  PASSED  \] 4 test'
 	check serve-api-postgres $? "$out"
+	# the node agents' routes (a database of their own on that server)
+	out=$(GF_TEST_DB="$PGURL" "$ROOT/$B/tests/test_serve_nodes" 2>&1)
+	printf '%s\n' "$out" | grep -q '\[  PASSED  \] 9 test'
+	check serve-nodes-postgres $? "$out"
 fi
 
 # kill -9 in the middle of submissions (SQLite)

@@ -6,12 +6,8 @@
  * is checked for its status and its body; every bad request also for
  * leaving the state as it was.
  */
-#include <time.h>
-
 #include "controller/service.h"
-#include "helpers.h"
-#include "server/client.h"
-#include "util/json.h"
+#include "serve_helpers.h"
 #include "util/mem.h"
 
 #define ADMIN  "adminadminadmin0001"
@@ -22,7 +18,6 @@ static char dir[64], db[256], cfgpath[128], tokpath[128];
 static struct gf_serve_config cfg;
 static struct gf_auth auth;
 static struct gf_service *svc;
-static char base[128];
 
 static const char config_text[] =
 	"policy: fgd\n"
@@ -42,14 +37,6 @@ static const char config_text[] =
 	"  - {name: m, nodes: 1, model: h100-80gb, gpus: 8, cpu_milli: "
 	"96000, memory_mib: 1048576,\n"
 	"     mig: {gpus: [7], layout: {1g.10gb: 7}}}\n";
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
 
 static void start(void)
 {
@@ -79,39 +66,6 @@ static void stop(void)
 	gf_serve_config_release(&cfg);
 }
 
-/* One exchange: the status; *out the parsed body (may be NULL). */
-static long http(unsigned method, const char *path, const char *token,
-		 const char *body, struct gf_jv **out)
-{
-	char url[256];
-	snprintf(url, sizeof(url), "%s%s", base, path);
-	struct gf_client_req q = { .method = method,
-				   .url = url,
-				   .token = token,
-				   .body = body,
-				   .body_len = body ? strlen(body) : 0 };
-	struct gf_client_answer a;
-	struct gf_err e;
-	int rc = gf_client_request(NULL, &q, &a, &e);
-	if (rc)
-		print_message("%s\n", e.msg);
-	assert_int_equal(rc, 0);
-	if (out) {
-		*out = NULL;
-		if (a.body.len)
-			gf_jv_parse(gf_buf_str(&a.body), a.body.len, out, &e);
-	}
-	long st = a.status;
-	gf_client_answer_release(&a);
-	return st;
-}
-
-static const char *str(const struct gf_jv *v, const char *k)
-{
-	const char *s = gf_jv_str(gf_jv_get(v, k));
-	return s ? s : "";
-}
-
 /* Wait until job id is in state (the scheduler runs every 20 ms). */
 static struct gf_jv *wait_state(const char *id, const char *state)
 {
@@ -123,8 +77,7 @@ static struct gf_jv *wait_state(const char *id, const char *state)
 		if (!strcmp(str(v, "state"), state))
 			return v;
 		gf_jv_free(v);
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
+		sleep_ms(10);
 	}
 	fail_msg("job %s never reached %s", id, state);
 	return NULL;

@@ -8,6 +8,7 @@
 #include "controller/auth.h"
 #include "controller/config.h"
 #include "helpers.h"
+#include "util/buf.h"
 #include "util/mem.h"
 
 static char path[64];
@@ -316,6 +317,91 @@ static void test_tokens(void **state)
 	unlink(path);
 }
 
+/* A node's token, 28 characters: "nodetoken-NNNNNN-abcdefghij". */
+static void node_token(char *out, size_t size, int i)
+{
+	snprintf(out, size, "nodetoken-%06d-abcdefghij", i);
+}
+
+/* A fleet's token file: 20,000 node tokens (and an admin's) are each
+ * found, for their own node; a token one character off (changed, cut,
+ * lengthened) is not; the same file with one token given twice is
+ * refused naming the second line. */
+static void test_tokens_many(void **state)
+{
+	(void)state;
+	enum { N = 20000, DUP_LINE = 12346 };
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	gf_buf_puts(&b, "adminadminadmin0001 admin\n");
+	char tok[64];
+	for (int i = 0; i < N; i++) {
+		node_token(tok, sizeof(tok), i);
+		gf_buf_printf(&b, "%s node:node-%05d\n", tok, i);
+	}
+	assert_int_equal(gf_buf_error(&b), 0);
+	write_file(gf_buf_str(&b));
+	chmod(path, 0600);
+	struct gf_auth a;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_auth_read(path, &a, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(a.n, N + 1);
+	assert_true(gf_auth_find(&a, "adminadminadmin0001")->admin);
+	for (int i = 0; i < N; i++) {
+		char node[32], hdr[80];
+		node_token(tok, sizeof(tok), i);
+		snprintf(node, sizeof(node), "node-%05d", i);
+		const struct gf_auth_entry *x = gf_auth_find(&a, tok);
+		if (x == NULL || strcmp(x->node, node))
+			print_message("token %d: %s\n", i,
+				      x ? x->node : "not found");
+		assert_non_null(x);
+		assert_string_equal(x->node, node);
+		assert_false(x->admin);
+		snprintf(hdr, sizeof(hdr), "Bearer %s", tok);
+		assert_ptr_equal(gf_auth_check(&a, hdr), x);
+		/* one character off: changed, cut, one more */
+		size_t len = strlen(tok);
+		tok[len - 1] = 'k';
+		assert_null(gf_auth_find(&a, tok));
+		tok[len - 1] = 'j';
+		tok[0] = 'N';
+		assert_null(gf_auth_find(&a, tok));
+		tok[0] = 'n';
+		tok[len - 1] = '\0';
+		assert_null(gf_auth_find(&a, tok));
+		tok[len - 1] = 'j';
+		tok[len] = 'j';
+		tok[len + 1] = '\0';
+		assert_null(gf_auth_find(&a, tok));
+	}
+	gf_auth_release(&a);
+	unlink(path);
+	/* line DUP_LINE repeats line 7's token (for another node) */
+	gf_buf_reset(&b);
+	for (int line = 1; line <= N; line++) {
+		node_token(tok, sizeof(tok), line == DUP_LINE ? 7 : line);
+		gf_buf_printf(&b, "%s node:node-%05d\n", tok, line);
+	}
+	assert_int_equal(gf_buf_error(&b), 0);
+	write_file(gf_buf_str(&b));
+	rc = gf_auth_read(path, &a, &e);
+	char want[128];
+	snprintf(want, sizeof(want), "%s:%d: a token given twice", path,
+		 DUP_LINE);
+	if (rc == 0 || strcmp(e.msg, want))
+		print_message("%d '%s'\n", rc, e.msg);
+	assert_int_equal(rc, GF_EPARSE);
+	assert_string_equal(e.msg, want);
+	assert_null(a.e); /* released */
+	unlink(path);
+	gf_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +410,7 @@ int main(void)
 		cmocka_unit_test(test_bad_nodes),
 		cmocka_unit_test(test_csv_and_defaults),
 		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_tokens_many),
 	};
 	return cmocka_run_group_tests_name("serve-config", tests, NULL, NULL);
 }
