@@ -37,6 +37,8 @@ struct gf_as_scaler {
 	char query[2048]; /* KEDA: its query */
 	struct gf_hpa_spec hpa;	  /* HPA: the spec (not finished) */
 	struct gf_keda_spec keda; /* KEDA: the ScaledObject, its HPA in .hpa */
+	int nwarn;		  /* unknown fields seen (the first 8 kept) */
+	char warn[8][300];	  /* "FILE:LINE: unknown field 'x' in spec" */
 };
 
 /*
@@ -44,8 +46,8 @@ struct gf_as_scaler {
  * External with target AverageValue or Value; absent behavior (or
  * `behavior: null`) keeps the legacy path, `behavior: {}` the defaulted
  * one.  The ScaledObject must have one trigger with a threshold (the
- * prometheus scaler's metadata).  Unknown fields are reported on stderr
- * and ignored, as the API server's default field validation warns.
+ * prometheus scaler's metadata).  Unknown fields are ignored and listed
+ * in out->warn, as the API server's default field validation warns.
  * 0, or a negative code with e saying FILE:LINE: what.
  */
 int gf_as_read_manifest(const char *path, struct gf_as_scaler *out,

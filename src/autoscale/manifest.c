@@ -33,6 +33,7 @@ struct rd {
 	yaml_document_t *doc;
 	const char *path;
 	struct gf_err *e;
+	struct gf_as_scaler *out;
 };
 
 static int line_of(const yaml_node_t *n)
@@ -78,8 +79,12 @@ static const char *scalar(const yaml_node_t *n)
 
 static void unknown(const struct rd *r, const yaml_node_t *k, const char *in)
 {
-	fprintf(stderr, "%s:%d: warning: unknown field '%s' in %s: ignored\n",
-		r->path, line_of(k), scalar(k) ? scalar(k) : "?", in);
+	struct gf_as_scaler *o = r->out;
+	if (o->nwarn < 8)
+		snprintf(o->warn[o->nwarn], sizeof(o->warn[0]),
+			 "%s:%d: unknown field '%.60s' in %s: ignored", r->path,
+			 line_of(k), scalar(k) ? scalar(k) : "?", in);
+	o->nwarn++;
 }
 
 static int want_map(const struct rd *r, const yaml_node_t *n, const char *what)
@@ -737,7 +742,7 @@ int gf_as_parse_manifest(const char *text, size_t len, const char *name,
 		return rc;
 	}
 	yaml_parser_delete(&p);
-	struct rd r = { &doc, name, e };
+	struct rd r = { &doc, name, e, out };
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	int rc = parse_root(&r, root, out);
 	if (rc == 0)

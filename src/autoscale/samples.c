@@ -56,11 +56,12 @@ static int grow(struct gf_as_samples *out, size_t *alloc)
 	return 0;
 }
 
+/* "FILE:LINE: field 'F': 'TEXT' WHY" */
 static int bad_line(struct gf_err *e, const char *path, long line,
-		    const char *what, const char *text)
+		    const char *field, const char *text, const char *why)
 {
-	return gf_err_set(e, GF_EPARSE, "%s:%ld: %s '%.40s'", path, line, what,
-			  text);
+	return gf_err_set(e, GF_EPARSE, "%s:%ld: field '%s': '%.40s' %s", path,
+			  line, field, text, why);
 }
 
 /* One data line into out (t and value checked). */
@@ -77,25 +78,24 @@ static int sample_line(const char *path, long line, char *s,
 	char *ts = trim(s), *vs = trim(comma + 1);
 	int64_t ms, milli;
 	if (!parse_time(ts, &ms))
-		return bad_line(e, path, line,
-				"field 't_s': not a number of seconds", ts);
+		return bad_line(e, path, line, "t_s", ts,
+				"is not a number of seconds");
 	if (strlen(ts) >= sizeof(out->t_text[0]))
-		return bad_line(e, path, line, "field 't_s': too long", ts);
+		return bad_line(e, path, line, "t_s", ts, "is too long");
 	if (out->n > 0 && ms <= out->s[out->n - 1].t_ms)
 		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field 't_s': %s is not after the "
-				  "previous sample's %s (samples must be in "
+				  "%s:%ld: field 't_s': '%s' is not after the "
+				  "previous sample's '%s' (samples must be in "
 				  "time order, one per sync)",
 				  path, line, ts, out->t_text[out->n - 1]);
 	int rc = gf_quantity_milli(vs, &milli);
 	if (rc == GF_ERANGE)
-		return bad_line(e, path, line,
-				"field 'value': negative or too large", vs);
+		return bad_line(e, path, line, "value", vs,
+				"is negative or too large");
 	if (rc)
-		return bad_line(e, path, line,
-				"field 'value': not a number (NaN and "
-				"infinities are refused)",
-				vs);
+		return bad_line(e, path, line, "value", vs,
+				"is not a number (NaN and infinities are "
+				"refused)");
 	out->s[out->n] = (struct gf_hpa_sample){ ms, milli, true };
 	snprintf(out->t_text[out->n], sizeof(out->t_text[0]), "%s", ts);
 	out->n++;

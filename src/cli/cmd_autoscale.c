@@ -40,6 +40,16 @@ static void usage_all(FILE *f)
 		GF_CLI_EXIT_HELP);
 }
 
+/* The manifest's unknown fields, as the API server would warn. */
+static void warnings(const char *cmd, const struct gf_as_scaler *sc)
+{
+	for (int i = 0; i < sc->nwarn && i < 8; i++)
+		gf_cli_error(cmd, "warning: %s", sc->warn[i]);
+	if (sc->nwarn > 8)
+		gf_cli_error(cmd, "warning: %d more unknown fields",
+			     sc->nwarn - 8);
+}
+
 static bool parse_count(const char *s, long lo, long hi, long *out)
 {
 	char *end;
@@ -169,6 +179,7 @@ static int cmd_recommend(int argc, char **argv)
 		gf_cli_error(RCMD, "%s", e.msg);
 		return GF_EXIT_FAIL;
 	}
+	warnings(RCMD, &sc);
 	if (gf_as_read_samples(samples, &s, &e)) {
 		gf_cli_error(RCMD, "%s", e.msg);
 		return GF_EXIT_FAIL;
@@ -406,6 +417,7 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 		gf_cli_error(LCMD, "%s", e.msg);
 		return GF_EXIT_FAIL;
 	}
+	warnings(LCMD, sc);
 	if (o->service) {
 		if (gf_as_controller_actuator(o->src.base, NULL, o->service,
 					      act, &e)) {

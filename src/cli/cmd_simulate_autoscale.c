@@ -315,8 +315,11 @@ static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
 		snprintf(title, sizeof(title),
 			 "%s: queue depth, replicas and TTFT (SLO %g s, "
 			 "warm-up %g s)",
-			 o->trace ? o->trace : "synthetic", o->so.slo_s,
-			 o->so.m.warmup_s);
+			 o->trace ? (strrchr(o->trace, '/')
+					     ? strrchr(o->trace, '/') + 1
+					     : o->trace)
+				  : "synthetic",
+			 o->so.slo_s, o->so.m.warmup_s);
 		gf_as_report_svg(&b, r, n, &o->so, title);
 		rc = gf_buf_error(&b) ? GF_EXIT_FAIL : write_file(o->svg, &b);
 		gf_buf_reset(&b);

@@ -16,15 +16,18 @@
 void gf_as_report_table(struct gf_buf *b, const struct gf_as_result *r,
 			size_t n, const struct gf_as_sim_opts *o)
 {
-	gf_buf_printf(b, "%-13s %9s %9s %9s %10s %10s %7s %5s\n", "POLICY",
-		      "P50_TTFT", "P95_TTFT", "P99_TTFT", "OVER_SLO_%",
+	gf_buf_printf(b, "%-13s %9s %9s %9s %9s %7s %10s %7s %5s\n", "POLICY",
+		      "P50_TTFT", "P95_TTFT", "P99_TTFT", "OVER_SLO", "OVER_%",
 		      "GPU_HOURS", "EVENTS", "PEAK");
 	for (size_t i = 0; i < n; i++)
-		gf_buf_printf(
-			b, "%-13s %9.3f %9.3f %9.3f %10.2f %10.2f %7d %5d\n",
-			gf_as_policy_name(r[i].policy), r[i].p50, r[i].p95,
-			r[i].p99, 100.0 * r[i].over_slo, r[i].gpu_hours,
-			r[i].scale_events, r[i].peak_replicas);
+		gf_buf_printf(b,
+			      "%-13s %9.3f %9.3f %9.3f %9.0f %7.2f %10.2f %7d "
+			      "%5d\n",
+			      gf_as_policy_name(r[i].policy), r[i].p50,
+			      r[i].p95, r[i].p99,
+			      r[i].over_slo * (double)r[i].requests,
+			      100.0 * r[i].over_slo, r[i].gpu_hours,
+			      r[i].scale_events, r[i].peak_replicas);
 	if (n > 0)
 		gf_buf_printf(b,
 			      "TTFT in seconds; SLO: TTFT <= %g s; %zu "
@@ -67,6 +70,9 @@ void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
 		gf_json_double(&j, "ttft_p99_s", r[i].p99);
 		gf_json_double(&j, "ttft_mean_s", r[i].mean);
 		gf_json_double(&j, "over_slo", r[i].over_slo);
+		gf_json_uint(&j, "over_slo_requests",
+			     (uint64_t)llround(r[i].over_slo *
+					       (double)r[i].requests));
 		gf_json_double(&j, "gpu_hours", r[i].gpu_hours);
 		gf_json_int(&j, "scale_events", r[i].scale_events);
 		gf_json_int(&j, "peak_replicas", r[i].peak_replicas);

@@ -22,7 +22,9 @@ check() { # name, condition-result (0 ok), detail
 # 1. -h everywhere
 bad=""
 for c in "" topo bind simulate "simulate fill" "simulate mig" mig \
-	"mig plan" "mig validate" "mig apply" agent diagnose demo; do
+	"mig plan" "mig validate" "mig apply" agent diagnose demo autoscale \
+	"autoscale recommend" "autoscale run" "autoscale manifests" \
+	"simulate autoscale"; do
 	# shellcheck disable=SC2086
 	"$BIN" $c -h >"$TMP/h.out" 2>"$TMP/h.err"
 	rc=$?

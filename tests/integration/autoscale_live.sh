@@ -1,0 +1,173 @@
+#!/bin/sh
+# The live loop against real peers on loopback ports the kernel picks:
+#   autoscale-live-controller  `gpufleet serve` with one 8-GPU node and
+#                              five 8-GPU jobs (one runs, four wait): the
+#                              loop reads gpufleet_queue_pending_jobs from
+#                              its /metrics (4) and decides as the HPA
+#                              would (AverageValue 1: 1 -> 4)
+#   autoscale-live-down        a page served then stopped: while the source
+#                              is down every sync is "down" and the count
+#                              stays (no scale-down); when it comes back
+#                              with 0, the count falls (behavior with a
+#                              0 s scale-down window)
+#   autoscale-live-prometheus  Debian's Prometheus scraping that page, the
+#                              loop reading it through /api/v1/query
+# Every process started here is stopped by its PID.  Prints "ok|FAIL|skip
+# integration/NAME" lines.
+set -u
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN="$ROOT/$B/gpufleet"
+TMP=$(mktemp -d)
+PIDS=""
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+export GPUFLEET_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+
+check() {
+	if [ "$2" = 0 ]; then echo "ok integration/$1"; else
+		echo "FAIL integration/$1"
+		printf '%s\n' "$3" | head -20 | sed 's/^/    /'
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+hpa() { # FILE TARGET [behavior yaml]
+	cat >"$1" <<HPAEOF
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: llm}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: llm}
+  minReplicas: 1
+  maxReplicas: 20
+  metrics:
+  - type: External
+    external:
+      metric: {name: gpufleet_queue_pending_jobs}
+      target: {type: AverageValue, averageValue: "$2"}
+${3:-}
+HPAEOF
+}
+
+if ! command -v python3 >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
+	echo "skip integration/autoscale-live (python3 or curl absent)"
+	exit 0
+fi
+
+# 1. the controller's own /metrics
+cat >"$TMP/serve.yaml" <<'CFG'
+open_teams: true
+pools:
+  - {name: h, nodes: 1, model: h100-80gb, gpus: 8, cpu_milli: 96000, memory_mib: 1048576}
+CFG
+"$BIN" serve --listen 127.0.0.1:0 --config "$TMP/serve.yaml" \
+	--db "sqlite:$TMP/state.db" 2>"$TMP/serve.err" &
+PIDS="$PIDS $!"
+url=""
+i=0
+while [ $i -lt 100 ] && [ -z "$url" ]; do
+	url=$(sed -n 's|^gpufleet serve: listening on \(http://[0-9.:]*\)/.*|\1|p' "$TMP/serve.err")
+	i=$((i + 1))
+	sleep 0.1
+done
+if [ -z "$url" ]; then
+	check autoscale-live-controller 1 "serve did not start: $(cat "$TMP/serve.err")"
+else
+	for k in 1 2 3 4 5; do
+		curl -s -m 5 -X POST "$url/v1/jobs" \
+			-d '{"team": "speech", "gpus": 8}' >/dev/null
+	done
+	sleep 0.5
+	hpa "$TMP/hpa1.yaml" 1
+	"$BIN" autoscale run --source "$url" --hpa "$TMP/hpa1.yaml" --dry-run \
+		--count 2 --interval 1 >"$TMP/run1.out" 2>"$TMP/run1.err"
+	got=$(sed -n 2p "$TMP/run1.out")
+	[ "$got" = "0.000,4,4,computed" ]
+	check autoscale-live-controller $? "first sync '$got' (want 0.000,4,4,computed)
+$(cat "$TMP/run1.out" "$TMP/run1.err")
+$(curl -s "$url/metrics" | grep pending_jobs)"
+fi
+
+# 2. a source that goes down, then comes back with 0
+mkdir -p "$TMP/www"
+printf '# TYPE gpufleet_queue_pending_jobs gauge\ngpufleet_queue_pending_jobs{class="inference",team="a"} 40\n' \
+	>"$TMP/www/metrics"
+port=$(free_port)
+(cd "$TMP/www" && exec python3 -m http.server "$port" --bind 127.0.0.1) \
+	>/dev/null 2>&1 &
+web=$!
+PIDS="$PIDS $web"
+i=0
+until curl -sf "http://127.0.0.1:$port/metrics" >/dev/null || [ $i -gt 50 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+hpa "$TMP/hpa2.yaml" 5 "  behavior:
+    scaleDown: {stabilizationWindowSeconds: 0}"
+"$BIN" autoscale run --source "127.0.0.1:$port" --class inference \
+	--hpa "$TMP/hpa2.yaml" --dry-run --count 12 --interval 1 \
+	>"$TMP/run2.out" 2>"$TMP/run2.err" &
+loop=$!
+PIDS="$PIDS $loop"
+sleep 3.5
+kill "$web"
+wait "$web" 2>/dev/null
+sleep 4
+printf '# TYPE gpufleet_queue_pending_jobs gauge\n' >"$TMP/www/metrics"
+(cd "$TMP/www" && exec python3 -m http.server "$port" --bind 127.0.0.1) \
+	>/dev/null 2>&1 &
+PIDS="$PIDS $!"
+wait "$loop"
+# up: 1 -> 5 (4 pods per 15 s); down: the count kept; back at 0: to 1
+awk -F, 'NR > 1 {
+	if ($2 == "down") { downs++; if ($3 != last) bad = "down changed " last " to " $3 }
+	else if (downs && $2 == 0) { back = 1; if ($3 < last) fell = 1 }
+	else if (!downs) peak = $3
+	last = $3
+}
+END {
+	if (peak != 5) bad = bad " peak " peak
+	if (downs < 2) bad = bad " only " downs " down syncs"
+	if (!back || !fell) bad = bad " no fall after the source came back"
+	if (bad) { print bad; exit 1 }
+}' "$TMP/run2.out" >"$TMP/run2.why"
+check autoscale-live-down $? "$(cat "$TMP/run2.why" "$TMP/run2.out" "$TMP/run2.err")"
+
+# 3. Prometheus in between
+if ! command -v prometheus >/dev/null 2>&1; then
+	echo "skip integration/autoscale-live-prometheus (prometheus absent)"
+	exit 0
+fi
+printf '# TYPE gpufleet_queue_pending_jobs gauge\ngpufleet_queue_pending_jobs{class="inference",team="a"} 12\ngpufleet_queue_pending_jobs{class="batch",team="a"} 30\n' \
+	>"$TMP/www/metrics"
+pport=$(free_port)
+cat >"$TMP/prometheus.yml" <<PROM
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: gpufleet
+    static_configs: [{targets: ['127.0.0.1:$port']}]
+PROM
+prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/prom" \
+	--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
+PIDS="$PIDS $!"
+q='sum(gpufleet_queue_pending_jobs{class="inference"})'
+i=0
+until curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q" 2>/dev/null |
+	grep -q '"12"' || [ $i -gt 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+"$BIN" autoscale run --source "http://127.0.0.1:$pport" --query "$q" \
+	--hpa "$TMP/hpa2.yaml" --dry-run --count 1 >"$TMP/run3.out" 2>"$TMP/run3.err"
+got=$(sed -n 2p "$TMP/run3.out")
+[ "$got" = "0.000,12,3,computed" ]
+check autoscale-live-prometheus $? "got '$got' (want 0.000,12,3,computed)
+$(cat "$TMP/run3.out" "$TMP/run3.err")"

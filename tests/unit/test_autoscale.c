@@ -1,0 +1,490 @@
+/*
+ * test_autoscale.c - the autoscaler's adapters and its simulator:
+ * manifests read (the legacy/behavior switch, ScaledObjects, errors with
+ * their lines), samples files (every bad-input error), the two metric
+ * parsers, manifests written and read back, and `simulate autoscale` on
+ * traces small enough to compute by hand (TTFT, GPU-hours, warm-up,
+ * conservation), which the golden files then rest on.
+ */
+#include <math.h>
+
+#include <gpufleet/scale.h>
+
+#include "autoscale/autoscale.h"
+#include "helpers.h"
+#include "sim/autoscale.h"
+#include "util/mem.h"
+
+static const char *HPA_HEAD =
+	"apiVersion: autoscaling/v2\n"
+	"kind: HorizontalPodAutoscaler\n"
+	"metadata: {name: llm}\n"
+	"spec:\n"
+	"  scaleTargetRef: {kind: Deployment, name: llm}\n"
+	"  minReplicas: 2\n"
+	"  maxReplicas: 9\n"
+	"  metrics:\n"
+	"  - type: External\n"
+	"    external:\n"
+	"      metric: {name: q}\n"
+	"      target: {type: AverageValue, "
+	"averageValue: 500m}\n";
+
+static int parse(const char *tail, struct gf_as_scaler *sc, struct gf_err *e)
+{
+	char text[4096];
+	snprintf(text, sizeof(text), "%s%s", HPA_HEAD, tail);
+	gf_err_clear(e);
+	return gf_as_parse_manifest(text, strlen(text), "m.yaml", sc, e);
+}
+
+static void test_manifest_hpa(void **state)
+{
+	(void)state;
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	assert_int_equal(parse("", &sc, &e), 0);
+	assert_int_equal(sc.kind, GF_AS_HPA);
+	assert_string_equal(sc.name, "llm");
+	assert_string_equal(sc.metric, "q");
+	assert_int_equal(sc.hpa.min_replicas, 2);
+	assert_int_equal(sc.hpa.max_replicas, 9);
+	assert_int_equal(sc.hpa.target_milli, 500);
+	assert_false(sc.hpa.behavior);
+	assert_int_equal(parse("  behavior: null\n", &sc, &e), 0);
+	assert_false(sc.hpa.behavior); /* nil: the legacy path */
+	assert_int_equal(parse("  behavior: {}\n", &sc, &e), 0);
+	assert_true(sc.hpa.behavior);
+	assert_int_equal(
+		parse("  behavior:\n    scaleDown:\n"
+		      "      selectPolicy: Min\n"
+		      "      tolerance: 50m\n"
+		      "      policies:\n"
+		      "      - {type: Pods, value: 1, periodSeconds: 30}\n",
+		      &sc, &e),
+		0);
+	assert_true(sc.hpa.down.has_select && sc.hpa.down.has_policies);
+	assert_false(sc.hpa.down.has_window);
+	assert_int_equal(sc.hpa.down.select, GF_HPA_SELECT_MIN);
+	assert_true(fabs(sc.hpa.down.tolerance - 0.05) < 1e-12);
+	assert_int_equal(sc.hpa.down.policies[0].period_s, 30);
+}
+
+static void expect_error(const char *tail, const char *msg)
+{
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	int rc = parse(tail, &sc, &e);
+	if (rc == 0 || strcmp(e.msg, msg))
+		fail_msg("got rc %d '%s', want '%s'", rc, e.msg, msg);
+}
+
+static void test_manifest_errors(void **state)
+{
+	(void)state;
+	expect_error("  behavior:\n    scaleUp: {selectPolicy: Fast}\n",
+		     "m.yaml:14: field 'behavior.scaleUp.selectPolicy': "
+		     "'Fast' is not Max, Min or Disabled");
+	expect_error("  behavior:\n    scaleUp:\n      policies: []\n",
+		     "m.yaml:1: spec: behavior.scaleUp.policies: must specify "
+		     "at least one policy");
+	expect_error("  behavior:\n    scaleUp:\n      policies:\n"
+		     "      - {type: Pods, value: 0, periodSeconds: 15}\n",
+		     "m.yaml:1: spec: behavior.scaleUp.policies[0].value 0: "
+		     "must be greater than zero");
+	expect_error("  behavior:\n    scaleUp:\n      policies:\n"
+		     "      - {type: Pods, value: 2}\n",
+		     "m.yaml:16: behavior.scaleUp.policies[]: a policy needs "
+		     "type, value and periodSeconds");
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	const char *pods = "apiVersion: autoscaling/v2\n"
+			   "kind: HorizontalPodAutoscaler\n"
+			   "spec:\n"
+			   "  maxReplicas: 3\n"
+			   "  metrics:\n"
+			   "  - type: Pods\n"
+			   "    pods: {}\n";
+	assert_int_equal(
+		gf_as_parse_manifest(pods, strlen(pods), "p.yaml", &sc, &e),
+		GF_EPARSE);
+	assert_string_equal(e.msg, "p.yaml:6: metrics[0].type 'Pods': this "
+				   "autoscaler reads an External metric");
+	const char *nomax = "apiVersion: autoscaling/v2\n"
+			    "kind: HorizontalPodAutoscaler\n"
+			    "spec:\n  minReplicas: 1\n";
+	assert_int_equal(
+		gf_as_parse_manifest(nomax, strlen(nomax), "n.yaml", &sc, &e),
+		GF_EPARSE);
+	assert_string_equal(e.msg, "n.yaml:4: spec: field 'maxReplicas' "
+				   "missing");
+	const char *v1 = "apiVersion: autoscaling/v1\n"
+			 "kind: HorizontalPodAutoscaler\nspec: {}\n";
+	assert_int_equal(
+		gf_as_parse_manifest(v1, strlen(v1), "v.yaml", &sc, &e),
+		GF_EPARSE);
+	assert_string_equal(e.msg, "v.yaml:1: apiVersion 'autoscaling/v1': "
+				   "expected autoscaling/v2");
+	const char *bad = "spec: [unclosed\n";
+	assert_int_equal(
+		gf_as_parse_manifest(bad, strlen(bad), "b.yaml", &sc, &e),
+		GF_EPARSE);
+}
+
+static void test_manifest_keda(void **state)
+{
+	(void)state;
+	const char *so = "apiVersion: keda.sh/v1alpha1\n"
+			 "kind: ScaledObject\n"
+			 "metadata: {name: llm}\n"
+			 "spec:\n"
+			 "  scaleTargetRef: {name: llm}\n"
+			 "  minReplicaCount: 0\n"
+			 "  maxReplicaCount: 12\n"
+			 "  cooldownPeriod: 120\n"
+			 "  advanced:\n"
+			 "    horizontalPodAutoscalerConfig:\n"
+			 "      behavior: {scaleDown: "
+			 "{stabilizationWindowSeconds: 60}}\n"
+			 "  triggers:\n"
+			 "  - type: prometheus\n"
+			 "    metadata:\n"
+			 "      serverAddress: http://p:9090\n"
+			 "      query: sum(q{class=\"x\"})\n"
+			 "      threshold: '4.5'\n"
+			 "      activationThreshold: '2'\n";
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	assert_int_equal(
+		gf_as_parse_manifest(so, strlen(so), "k.yaml", &sc, &e), 0);
+	assert_int_equal(sc.kind, GF_AS_KEDA);
+	assert_int_equal(sc.keda.min_replicas, 0);
+	assert_int_equal(sc.keda.max_replicas, 12);
+	assert_int_equal(sc.keda.cooldown_s, 120);
+	assert_int_equal(sc.keda.polling_s, 30);
+	assert_int_equal(sc.keda.hpa.target_milli, 4500);
+	assert_int_equal(sc.keda.activation_milli, 2000);
+	assert_true(sc.keda.hpa.behavior);
+	assert_int_equal(sc.keda.hpa.down.window_s, 60);
+	assert_string_equal(sc.query, "sum(q{class=\"x\"})");
+}
+
+static char *write_tmp(const char *text)
+{
+	char *path = gf_strdup("/tmp/gf-as-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void samples_error(const char *text, const char *want_tail)
+{
+	char *path = write_tmp(text);
+	struct gf_as_samples s;
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_as_read_samples(path, &s, &e);
+	char want[600];
+	snprintf(want, sizeof(want), "%s:%s", path, want_tail);
+	if (rc == 0 || strcmp(e.msg, want))
+		fail_msg("got rc %d '%s', want '%s'", rc, e.msg, want);
+	unlink(path);
+	gf_free(path);
+}
+
+static void test_samples(void **state)
+{
+	(void)state;
+	char *path = write_tmp("t_s,value\n# a comment\n\n0,4\n15, 2.5 \n"
+			       "30,1k\r\n");
+	struct gf_as_samples s;
+	struct gf_err e;
+	assert_int_equal(gf_as_read_samples(path, &s, &e), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.s[1].t_ms, 15000);
+	assert_int_equal(s.s[1].usage_milli, 2500);
+	assert_int_equal(s.s[2].usage_milli, 1000000);
+	assert_string_equal(s.t_text[2], "30");
+	gf_as_samples_release(&s);
+	unlink(path);
+	gf_free(path);
+	samples_error("t_s,value\n0,1\n30,1\n15,1\n",
+		      "4: field 't_s': '15' is not after the previous "
+		      "sample's '30' (samples must be in time order, one per "
+		      "sync)");
+	samples_error("0,1\n0,2\n", "2: field 't_s': '0' is not after the "
+				    "previous sample's '0' (samples must be "
+				    "in time order, one per sync)");
+	samples_error("t_s,value\n0,1\n2023-11-16,1\n",
+		      "3: field 't_s': '2023-11-16' is not a number of "
+		      "seconds");
+	samples_error("0,NaN\n", "1: field 'value': 'NaN' is not a number "
+				 "(NaN and infinities are refused)");
+	samples_error("0,-0.5\n", "1: field 'value': '-0.5' is negative or "
+				  "too large");
+	samples_error("0,\n", "1: field 'value': '' is not a number (NaN "
+			      "and infinities are refused)");
+	samples_error("0,1,2\n", "1: expected two fields 't_s,value', got "
+				 "'0,1,2'");
+	samples_error("time,value\n", "1: field 't_s': 'time' is not a "
+				      "number of seconds");
+	samples_error("t_s,val\n", "1: header 't_s,val': expected "
+				   "'t_s,value'");
+}
+
+static void test_metrics_page(void **state)
+{
+	(void)state;
+	const char *page =
+		"# HELP gpufleet_queue_pending_jobs Jobs waiting.\n"
+		"# TYPE gpufleet_queue_pending_jobs gauge\n"
+		"gpufleet_queue_pending_jobs{class=\"inference\",team=\"a\"} 3\n"
+		"gpufleet_queue_pending_jobs{class=\"inference\",team=\"b\"} 4\n"
+		"gpufleet_queue_pending_jobs{class=\"batch\",team=\"a\"} 10\n"
+		"gpufleet_queue_pending_jobs_x 99\n"
+		"# TYPE other gauge\nother{l=\"a\\\"b\"} 1\n";
+	struct gf_as_source src;
+	memset(&src, 0, sizeof(src));
+	snprintf(src.metric, sizeof(src.metric), "gpufleet_queue_pending_jobs");
+	double v = -1;
+	struct gf_err e;
+	assert_int_equal(
+		gf_as_parse_metrics_page(page, strlen(page), &src, &v, &e), 0);
+	assert_true(v == 17);
+	src.nlabels = 1;
+	snprintf(src.labels[0][0], 128, "class");
+	snprintf(src.labels[0][1], 128, "inference");
+	assert_int_equal(
+		gf_as_parse_metrics_page(page, strlen(page), &src, &v, &e), 0);
+	assert_true(v == 7);
+	snprintf(src.labels[0][1], 128, "none");
+	assert_int_equal(
+		gf_as_parse_metrics_page(page, strlen(page), &src, &v, &e), 0);
+	assert_true(v == 0); /* the family is there, no series: empty */
+	snprintf(src.metric, sizeof(src.metric), "absent");
+	assert_int_equal(
+		gf_as_parse_metrics_page(page, strlen(page), &src, &v, &e),
+		GF_ENOTFOUND);
+	const char *bad = "# TYPE q gauge\nq{class=\"x} 1\n";
+	snprintf(src.metric, sizeof(src.metric), "q");
+	assert_int_equal(
+		gf_as_parse_metrics_page(bad, strlen(bad), &src, &v, &e),
+		GF_EPARSE);
+	const char *nan = "q NaN\n";
+	src.nlabels = 0;
+	assert_int_equal(
+		gf_as_parse_metrics_page(nan, strlen(nan), &src, &v, &e),
+		GF_ERANGE);
+}
+
+static void test_query_answer(void **state)
+{
+	(void)state;
+	double v = -1;
+	struct gf_err e;
+	const char *vec = "{\"status\":\"success\",\"data\":{\"resultType\":"
+			  "\"vector\",\"result\":[{\"metric\":{},\"value\":"
+			  "[1.5,\"42\"]},{\"metric\":{\"a\":\"b\"},\"value\":"
+			  "[1.5,\"0.5\"]}]}}";
+	assert_int_equal(gf_as_parse_query_answer(vec, strlen(vec), &v, &e), 0);
+	assert_true(v == 42.5);
+	const char *sc = "{\"status\":\"success\",\"data\":{\"resultType\":"
+			 "\"scalar\",\"result\":[1.5,\"7\"]}}";
+	assert_int_equal(gf_as_parse_query_answer(sc, strlen(sc), &v, &e), 0);
+	assert_true(v == 7);
+	const char *empty = "{\"status\":\"success\",\"data\":{\"resultType\":"
+			    "\"vector\",\"result\":[]}}";
+	assert_int_equal(gf_as_parse_query_answer(empty, strlen(empty), &v, &e),
+			 0);
+	assert_true(v == 0);
+	const char *err = "{\"status\":\"error\",\"errorType\":\"bad_data\","
+			  "\"error\":\"parse error\"}";
+	assert_int_equal(gf_as_parse_query_answer(err, strlen(err), &v, &e),
+			 GF_EPARSE);
+	assert_string_equal(e.msg, "query answer: status 'error': parse error");
+	const char *nan = "{\"status\":\"success\",\"data\":{\"resultType\":"
+			  "\"scalar\",\"result\":[1.5,\"NaN\"]}}";
+	assert_int_equal(gf_as_parse_query_answer(nan, strlen(nan), &v, &e),
+			 GF_ERANGE);
+}
+
+/* What manifests writes reads back as the same autoscaler. */
+static void test_render_round_trip(void **state)
+{
+	(void)state;
+	struct gf_as_manifest_opts o;
+	memset(&o, 0, sizeof(o));
+	o.name = "llm";
+	o.target_name = "llm";
+	o.prometheus = "http://prometheus:9090";
+	o.query = "sum(gpufleet_queue_pending_jobs{class=\"inference\"})";
+	o.metric = "gpufleet_queue_pending_jobs";
+	o.target_value = "6";
+	o.activation = "1";
+	o.min_replicas = 0;
+	o.max_replicas = 12;
+	o.polling_s = 30;
+	o.cooldown_s = 300;
+	o.down_window_s = 120;
+	for (int k = 0; k < 2; k++) {
+		o.keda = k == 0;
+		o.hpa = k == 1;
+		struct gf_buf b;
+		gf_buf_init(&b, 1 << 16);
+		struct gf_err e;
+		assert_int_equal(gf_as_render_manifests(&o, &b, &e), 0);
+		struct gf_as_scaler sc;
+		if (gf_as_parse_manifest(gf_buf_str(&b), b.len, "out.yaml", &sc,
+					 &e))
+			fail_msg("%s\n%s", e.msg, gf_buf_str(&b));
+		if (k == 0) {
+			assert_int_equal(sc.kind, GF_AS_KEDA);
+			assert_string_equal(sc.query, o.query);
+			assert_int_equal(sc.keda.hpa.target_milli, 6000);
+			assert_int_equal(sc.keda.activation_milli, 1000);
+			assert_int_equal(sc.keda.max_replicas, 12);
+			assert_int_equal(sc.keda.hpa.down.window_s, 120);
+		} else {
+			assert_int_equal(sc.kind, GF_AS_HPA);
+			assert_int_equal(sc.hpa.min_replicas, 1);
+			assert_int_equal(sc.hpa.target_milli, 6000);
+			assert_true(sc.hpa.behavior);
+			assert_int_equal(sc.hpa.up.npolicies, 2);
+		}
+		gf_buf_release(&b);
+	}
+}
+
+/* ---- the simulator, by hand ------------------------------------------ */
+
+static struct gf_as_sim_opts small_opts(void)
+{
+	struct gf_as_sim_opts o;
+	gf_as_sim_opts_default(&o);
+	o.m.prefill_tps = 1000;
+	o.m.decode_tps = 10;
+	o.m.max_batch = 1;
+	o.m.warmup_s = 30;
+	o.fixed_replicas = 1;
+	o.start_replicas = 1;
+	o.max_replicas = 4;
+	o.queue_target = 1;
+	return o;
+}
+
+/* One replica, one slot: request 1 (t 0, 1000 in, 11 out) has its first
+ * token at 1 s and is done at 2 s; request 2 (t 0.5, 500 in) waits for
+ * the slot until 2, its first token at 2.5: TTFT 2.0; done at 2.5 (1
+ * output token).  GPU-hours: 2.5 s. */
+static void test_sim_by_hand(void **state)
+{
+	(void)state;
+	struct gf_as_req rq[] = { { 0, 1000, 11 }, { 0.5, 500, 1 } };
+	struct gf_as_trace t = { rq, 2 };
+	struct gf_as_sim_opts o = small_opts();
+	o.series = true;
+	struct gf_as_result r;
+	struct gf_err e;
+	assert_int_equal(gf_as_simulate(&t, GF_ASP_FIXED, &o, &r, &e), 0);
+	assert_int_equal(r.requests, 2);
+	assert_true(fabs(r.p50 - 1.0) < 1e-6);
+	assert_true(fabs(r.p99 - 2.0) < 1e-6);
+	assert_true(fabs(r.mean - 1.5) < 1e-6);
+	assert_true(fabs(r.over_slo - 0.5) < 1e-12);
+	assert_true(fabs(r.end_s - 2.5) < 1e-9);
+	assert_true(fabs(r.gpu_hours - 2.5 / 3600) < 1e-12);
+	assert_int_equal(r.scale_events, 0);
+	assert_true(r.nseries >= 3);
+	assert_true(r.series[0].arrivals == 2);
+	assert_true(fabs(r.series[0].ttft_max - 2.0) < 1e-6);
+	assert_true(r.series[1].waiting == 1); /* at t=1: request 2 waits */
+	gf_as_result_release(&r);
+}
+
+/* The queue policy scales up at the first sync the queue is long, the
+ * new replica serves nothing for the warm-up, and its GPU time counts
+ * from its start. */
+static void test_sim_warmup(void **state)
+{
+	(void)state;
+	/* 40 requests at t=10, 1 s of prefill each on one slot */
+	struct gf_as_req rq[40];
+	for (int i = 0; i < 40; i++)
+		rq[i] = (struct gf_as_req){ 10, 1000, 1 };
+	struct gf_as_trace t = { rq, 40 };
+	struct gf_as_sim_opts o = small_opts();
+	o.series = true;
+	struct gf_as_result r;
+	struct gf_err e;
+	assert_int_equal(gf_as_simulate(&t, GF_ASP_QUEUE, &o, &r, &e), 0);
+	/* t=15: 39 waiting + 1 running = 40 over target 1: 1 -> 5 by the
+	 * policies (4 pods per 15 s), capped at max 4 */
+	assert_true(r.series[15].desired == 4);
+	assert_true(r.series[15].warming == 3);
+	assert_true(r.series[44].ready == 1); /* warming until t=45 */
+	assert_true(r.series[45].ready == 4);
+	assert_int_equal(r.peak_replicas, 4);
+	/* one replica served 35 requests by t=45, then 4 share 5 more */
+	assert_true(r.end_s > 45 && r.end_s < 48);
+	/* the fleet's GPU-seconds: 1 from 0, 3 from 15, each to its end */
+	assert_true(r.gpu_hours * 3600 < r.end_s + 3 * (r.end_s - 15) + 1e-6);
+	for (size_t i = 0; i + 1 < r.nseries; i++)
+		assert_true(r.series[i].ready + r.series[i].warming >= 1);
+	gf_as_result_release(&r);
+}
+
+/* Every request gets a TTFT of at least its prefill; the share over the
+ * SLO agrees with the percentiles; all policies see the same requests. */
+static void test_sim_conservation(void **state)
+{
+	(void)state;
+	struct gf_as_trace t;
+	gf_as_trace_synth(&t, 20000, 1, 7);
+	struct gf_as_sim_opts o;
+	gf_as_sim_opts_default(&o);
+	double min_prefill = 1e9;
+	for (size_t i = 0; i < t.n; i++) {
+		double p = t.r[i].in / o.m.prefill_tps;
+		if (p < min_prefill)
+			min_prefill = p;
+		if (i)
+			assert_true(t.r[i].t >= t.r[i - 1].t);
+	}
+	for (int p = 0; p < GF_ASP_COUNT; p++) {
+		struct gf_as_result r;
+		struct gf_err e;
+		assert_int_equal(
+			gf_as_simulate(&t, (enum gf_as_policy)p, &o, &r, &e),
+			0);
+		assert_int_equal(r.requests, t.n);
+		assert_true(r.p50 >= min_prefill - 1e-6);
+		assert_true(r.p50 <= r.p95 && r.p95 <= r.p99);
+		if (r.over_slo > 0.01)
+			assert_true(r.p99 > o.slo_s);
+		if (r.over_slo < 0.01)
+			assert_true(r.p99 <= o.slo_s);
+		assert_true(r.gpu_hours > 0);
+		assert_true(r.peak_replicas <= r.max);
+		gf_as_result_release(&r);
+	}
+	gf_as_trace_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_manifest_hpa),
+		cmocka_unit_test(test_manifest_errors),
+		cmocka_unit_test(test_manifest_keda),
+		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_metrics_page),
+		cmocka_unit_test(test_query_answer),
+		cmocka_unit_test(test_render_round_trip),
+		cmocka_unit_test(test_sim_by_hand),
+		cmocka_unit_test(test_sim_warmup),
+		cmocka_unit_test(test_sim_conservation),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
