@@ -83,7 +83,13 @@ class Cluster:
             f.write("agents:\n  heartbeat_s: 1\n"
                     f"  notready_after_s: {NOTREADY_S}\n"
                     f"  requeue_after_s: {REQUEUE_S}\n"
-                    "  kill_grace_s: 1\n  mig_auto_apply: true\n")
+                    "  kill_grace_s: 1\n  mig_auto_apply: true\n"
+                    "chargeback:\n  prices: "
+                    f"{os.path.join(self.tmp, 'prices.yaml')}\n")
+        with open(os.path.join(self.tmp, "prices.yaml"), "w") as f:
+            f.write(f"currency: USD\ngpu:\n  h100-sxm: {PRICES['gpu']}\n"
+                    f"  l40s: {PRICES['gpu']}\ncpu_core: {PRICES['cpu']}\n"
+                    f"ram_gib: {PRICES['ram']}\n")
 
     def start_controller(self):
         logpath = os.path.join(self.tmp, "serve.log")
@@ -340,6 +346,13 @@ def phase_chargeback(c, t0, t1, ids):
                        f"nodes reported {want:.3f}")
     total = sum(v["totalCost"] for v in out["namespace"].values())
     check("chargeback-gpu-seconds", not bad, "\n".join(bad))
+    # the controller serves the same over its own nodes and prices
+    st, served = c.api("GET", f"/v1/chargeback?window={window}"
+                       "&aggregate=namespace")
+    same = st == 200 and all(
+        abs(served["data"][0].get(k, {}).get("totalCost", -1) -
+            v["totalCost"]) < 1e-5 for k, v in out["namespace"].items())
+    check("chargeback-served", same, f"{st} {json.dumps(served)[:800]}")
     check("chargeback-total-is-capacity", abs(total - cap) < 1e-3,
           f"allocations with idle {total:.5f}, priced capacity {cap:.5f}: "
           f"{json.dumps(out['namespace'])[:1500]}")
