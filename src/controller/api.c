@@ -407,6 +407,8 @@ static const struct gf_route routes[] = {
 	  "the pending jobs in order, and why" },
 	{ GF_HTTP_GET, "/v1/mig/proposal", gf__mig_get, 0,
 	  "MIG layouts the pending demand wants" },
+	{ GF_HTTP_GET, "/v1/chargeback", gf__charge_get, 0,
+	  "costs by team: ?window=24h&aggregate=team" },
 	{ GF_HTTP_GET, "/v1/nodes", nodes_get, 0,
 	  "nodes: state, GPUs, free, labels, MIG" },
 	{ GF_HTTP_GET, "/healthz", healthz, 0,

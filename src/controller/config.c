@@ -593,6 +593,21 @@ int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a)
 	       GF_SERVE_FENCE_MARGIN_MS;
 }
 
+/* ---- chargeback ---------------------------------------------------- */
+
+static int charge_field(const struct rd *r, const char *k, const yaml_node_t *v,
+			void *obj)
+{
+	struct gf_serve_config *cfg = obj;
+	if (!strcmp(k, "prices"))
+		return want_str(r, v, k, cfg->charge_prices,
+				sizeof(cfg->charge_prices));
+	if (!strcmp(k, "cluster"))
+		return want_str(r, v, k, cfg->charge_cluster,
+				sizeof(cfg->charge_cluster));
+	return unknown(r, v, "chargeback", k, "prices, cluster");
+}
+
 /* ---- the root ------------------------------------------------------ */
 
 static int root_field(const struct rd *r, const char *k, const yaml_node_t *v,
@@ -625,9 +640,11 @@ static int root_field(const struct rd *r, const char *k, const yaml_node_t *v,
 		return read_assigns(r, v, false, cfg);
 	if (!strcmp(k, "agents"))
 		return read_agents(r, v, &cfg->agents);
+	if (!strcmp(k, "chargeback"))
+		return each_key(r, v, "chargeback", charge_field, cfg);
 	return unknown(r, v, "config", k,
 		       "policy, open_teams, classes, teams, pools, blocks, "
-		       "labels, agents");
+		       "labels, agents, chargeback");
 }
 
 void gf_serve_config_defaults(struct gf_serve_config *cfg)

@@ -36,6 +36,9 @@
  *                             # the agent has stopped them by then)
  *     kill_grace_s: 10        # SIGTERM to SIGKILL, as agents apply it
  *     mig_auto_apply: false   # apply proposed MIG layouts on idle GPUs
+ *   chargeback:               # GET /v1/chargeback (docs/chargeback.md)
+ *     prices: /etc/gpufleet/prices.yaml
+ *     cluster: gpufleet       # the cluster name in its rows
  *
  * Without a config: the built-in defaults (gf_serve_config_defaults).
  */
@@ -91,6 +94,8 @@ struct gf_serve_agents {
 struct gf_serve_config {
 	char path[512]; /* the file read, "" for defaults */
 	struct gf_serve_agents agents;
+	char charge_prices[512]; /* chargeback: prices file, "" none */
+	char charge_cluster[64]; /* chargeback: the cluster's name */
 	struct gf_ctl_config ctl;
 	struct gf_serve_pool *pools;
 	int npools;

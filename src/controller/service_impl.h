@@ -205,6 +205,8 @@ struct gf_mig_proposal;
 int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
 		     struct gf_err *e);
 int gf__mig_get(struct gf_http_req *r, void *arg);
+/* GET /v1/chargeback (charge.c). */
+int gf__charge_get(struct gf_http_req *r, void *arg);
 
 /* The node agents' routes (agents_http.c). */
 int gf__nodes_put(struct gf_http_req *r, void *arg);

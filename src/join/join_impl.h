@@ -30,6 +30,11 @@
 #include "worker/worker.h"
 
 #define GF_JOIN_MAX_ENTRIES GF_WORKER_MAX_JOBS
+/* Reports in one heartbeat: the rest wait for the next (they stay until
+ * acknowledged).  Written, a report is about 220 bytes, so 1,024 keep a
+ * heartbeat well under its body cap (GF_NP_BODY_MAX) beside a running
+ * list of every replica. */
+#define GF_JOIN_REPORTS_PER_BEAT 1024
 
 enum gf_le_state { GF_LE_RUNNING, GF_LE_ENDED, GF_LE_DONE };
 

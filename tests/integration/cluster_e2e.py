@@ -83,7 +83,13 @@ class Cluster:
             f.write("agents:\n  heartbeat_s: 1\n"
                     f"  notready_after_s: {NOTREADY_S}\n"
                     f"  requeue_after_s: {REQUEUE_S}\n"
-                    "  kill_grace_s: 1\n  mig_auto_apply: true\n")
+                    "  kill_grace_s: 1\n  mig_auto_apply: true\n"
+                    "chargeback:\n  prices: "
+                    f"{os.path.join(self.tmp, 'prices.yaml')}\n")
+        with open(os.path.join(self.tmp, "prices.yaml"), "w") as f:
+            f.write(f"currency: USD\ngpu:\n  h100-sxm: {PRICES['gpu']}\n"
+                    f"  l40s: {PRICES['gpu']}\ncpu_core: {PRICES['cpu']}\n"
+                    f"ram_gib: {PRICES['ram']}\n")
 
     def start_controller(self):
         logpath = os.path.join(self.tmp, "serve.log")
@@ -271,6 +277,7 @@ def phase_mix(c):
     ids["fails"] = c.submit({"name": "fails", "gpus": 1,
                              "command": "exit 3"})
     seen, final = watch_placements(c, list(ids.values()), 90)
+    c.mix = ids
     states = {n: final.get(j, {}).get("state") for n, j in ids.items()}
     want = {n: "succeeded" for n in specs}
     want["fails"] = "failed"
@@ -290,6 +297,65 @@ def phase_mix(c):
           "\n".join(bad) or f"placements seen for {ran} of {list(specs)}")
     check_nvlink(c, seen.get(ids["four"]))
     check_gang(c, ids["gang"], seen.get(ids["gang"]))
+
+
+PRICES = {"gpu": 2.0, "cpu": 0.03, "ram": 0.004}  # per unit-hour
+
+
+def phase_chargeback(c, t0, t1, ids):
+    """The mix through gpufleet chargeback over its window: each job's
+    GPU-seconds are its runs' lengths times its GPUs (within 1 s), and
+    the allocations with idle add up to the priced capacity."""
+    nodes = c.nodes()
+    assets = os.path.join(c.tmp, "assets.csv")
+    cap = 0.0
+    with open(assets, "w") as f:
+        f.write("cluster,node,start,end,gpus,cpu_cores,ram_gib,gpu_price_hr,"
+                "cpu_core_price_hr,ram_gib_price_hr,gpu_model\n")
+        for n, x in nodes.items():
+            g, cpu = len(x["gpus"]), x["cpu_milli"] / 1000
+            ram = x["memory_mib"] / 1024
+            f.write(f"gpufleet,{n},{t0 // 1000},{t1 // 1000 + 1},{g},{cpu},"
+                    f"{ram},{PRICES['gpu']},{PRICES['cpu']},{PRICES['ram']},"
+                    f"{x['gpu_model']}\n")
+            hours = (t1 // 1000 + 1 - t0 // 1000) / 3600
+            cap += hours * (g * PRICES["gpu"] + cpu * PRICES["cpu"] +
+                            ram * PRICES["ram"])
+    window = f"{t0 // 1000},{t1 // 1000 + 1}"
+    out = {}
+    for key in ("job", "namespace"):
+        r = subprocess.run(
+            [BIN, "chargeback", "--db", f"sqlite:{c.tmp}/ctl/state.db",
+             "--assets", assets, "--window", window, "--aggregate", key,
+             "--json"], capture_output=True, text=True)
+        if r.returncode != 0:
+            return check("chargeback", False, r.stderr)
+        out[key] = json.loads(r.stdout)["data"][0]
+    bad = []
+    for name, jid in ids.items():
+        j = c.job(jid)
+        row = out["job"].get(jid)
+        if j["state"] not in ("succeeded", "failed") or not row:
+            bad.append(f"{name} ({jid}): no row")
+            continue
+        # the run's GPUs: whole, a share's fraction, a MIG instance's
+        want = j["gpu_seconds"]
+        got = row["gpuSeconds"]
+        if abs(got - want) > 1.0 * j["replicas"]:
+            bad.append(f"{name} ({jid}): chargeback {got:.3f} GPU-s, the "
+                       f"nodes reported {want:.3f}")
+    total = sum(v["totalCost"] for v in out["namespace"].values())
+    check("chargeback-gpu-seconds", not bad, "\n".join(bad))
+    # the controller serves the same over its own nodes and prices
+    st, served = c.api("GET", f"/v1/chargeback?window={window}"
+                       "&aggregate=namespace")
+    same = st == 200 and all(
+        abs(served["data"][0].get(k, {}).get("totalCost", -1) -
+            v["totalCost"]) < 1e-5 for k, v in out["namespace"].items())
+    check("chargeback-served", same, f"{st} {json.dumps(served)[:800]}")
+    check("chargeback-total-is-capacity", abs(total - cap) < 1e-3,
+          f"allocations with idle {total:.5f}, priced capacity {cap:.5f}: "
+          f"{json.dumps(out['namespace'])[:1500]}")
 
 
 def check_replica(c, name, jid, r, p):
@@ -553,7 +619,9 @@ def main():
         for n in NODES:
             c.start_agent(n)
         phase_join(c)
+        t0 = int(time.time() * 1000)
         phase_mix(c)
+        phase_chargeback(c, t0, int(time.time() * 1000), c.mix)
         phase_cancel(c)
         phase_mig_auto(c)
         phase_xid(c)
