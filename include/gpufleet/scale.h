@@ -41,9 +41,10 @@
 
 #include <gpufleet/err.h>
 
-#define GF_HPA_POLICIES_MAX 16	 /* policies per direction */
-#define GF_HPA_PERIOD_MAX   1800 /* periodSeconds, validation */
-#define GF_HPA_WINDOW_MAX   3600 /* stabilizationWindowSeconds */
+#define GF_HPA_POLICIES_MAX 16 /* policies per direction */
+/* The API server's validation bounds (manifest warnings, not errors). */
+#define GF_HPA_PERIOD_MAX 1800 /* periodSeconds */
+#define GF_HPA_WINDOW_MAX 3600 /* stabilizationWindowSeconds */
 
 enum gf_hpa_target_type {
 	GF_HPA_AVERAGE_VALUE = 0,
@@ -64,7 +65,7 @@ enum gf_hpa_select {
 struct gf_hpa_policy {
 	enum gf_hpa_policy_type type;
 	int32_t value;	  /* pods, or percent; > 0 */
-	int32_t period_s; /* 1 .. GF_HPA_PERIOD_MAX */
+	int32_t period_s; /* > 0 (the API: at most GF_HPA_PERIOD_MAX) */
 };
 
 /*
@@ -103,8 +104,10 @@ void gf_hpa_spec_init(struct gf_hpa_spec *s);
  * the controller's maybeInitScaleDownStabilizationWindow) when behavior
  * is given: scaleUp window 0, Max, {Pods 4 / 15 s, Percent 100 / 15 s};
  * scaleDown window the controller's, Max, {Percent 100 / 15 s}; unset
- * tolerances take the controller's.  Then check the API's validation
- * rules; 0, or GF_EINVAL with e saying which field and why.  Idempotent.
+ * tolerances take the controller's.  Then check what the decision needs
+ * (min <= max, max >= 1, target > 0, policies present with values and
+ * periods > 0, windows >= 0); 0, or GF_EINVAL with e saying which field
+ * and why.  Idempotent.
  */
 int gf_hpa_spec_finish(struct gf_hpa_spec *s, struct gf_err *e);
 

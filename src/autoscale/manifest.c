@@ -159,6 +159,20 @@ static int get_tolerance(const struct rd *r, const yaml_node_t *n,
 	return rc;
 }
 
+/* A value the API server's validation would refuse, which the decision
+ * can still take: warned about, as an unknown field is. */
+static void beyond(const struct rd *r, const yaml_node_t *n, const char *what,
+		   int32_t v, int32_t max)
+{
+	struct gf_as_scaler *o = r->out;
+	if (o->nwarn < 8)
+		snprintf(o->warn[o->nwarn], sizeof(o->warn[0]),
+			 "%s:%d: %s %d: the API server takes at most %d (used "
+			 "as it is)",
+			 r->path, line_of(n), what, v, max);
+	o->nwarn++;
+}
+
 static int parse_policy(const struct rd *r, yaml_node_t *n, const char *dir,
 			struct gf_hpa_policy *p)
 {
@@ -190,6 +204,9 @@ static int parse_policy(const struct rd *r, yaml_node_t *n, const char *dir,
 		} else if (!strcmp(key, "periodSeconds")) {
 			rc = get_int(r, v, "periodSeconds", &p->period_s);
 			has_period = true;
+			if (rc == 0 && p->period_s > GF_HPA_PERIOD_MAX)
+				beyond(r, v, "periodSeconds", p->period_s,
+				       GF_HPA_PERIOD_MAX);
 		} else {
 			unknown(r, k, what);
 		}
@@ -217,6 +234,9 @@ static int parse_rules(const struct rd *r, yaml_node_t *n, const char *dir,
 			rc = get_int(r, v, "stabilizationWindowSeconds",
 				     &ru->window_s);
 			ru->has_window = true;
+			if (rc == 0 && ru->window_s > GF_HPA_WINDOW_MAX)
+				beyond(r, v, "stabilizationWindowSeconds",
+				       ru->window_s, GF_HPA_WINDOW_MAX);
 		} else if (!strcmp(key, "selectPolicy")) {
 			const char *t = scalar(v);
 			if (t && !strcmp(t, "Max"))

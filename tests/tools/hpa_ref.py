@@ -332,7 +332,7 @@ def rand_rules(rng, up):
     r = {}
     if rng.random() < 0.6:
         r["stabilizationWindowSeconds"] = rng.choice(
-            [0, 15, 30, 45, 60, 90, 120, 300, rng.randint(0, 600)])
+            [0, 15, 30, 45, 60, 90, 120, 300, rng.randint(0, 600), 3700])
     if rng.random() < 0.4:
         r["selectPolicy"] = rng.choice(["Max", "Min", "Disabled", "Max"])
     if rng.random() < 0.7:
@@ -340,7 +340,7 @@ def rand_rules(rng, up):
                           "value": rng.choice([1, 2, 4, 10, 50, 100, 200,
                                                rng.randint(1, 300)]),
                           "periodSeconds": rng.choice(
-                              [15, 30, 60, 90, rng.randint(1, 600)])}
+                              [15, 30, 60, 90, rng.randint(1, 600), 2000])}
                          for _ in range(rng.randint(1, 3))]
     if rng.random() < 0.15:
         r["tolerance"] = rng.choice(["0.05", "0", "0.2", "50m"])

@@ -68,6 +68,26 @@ static void test_manifest_hpa(void **state)
 	assert_int_equal(sc.hpa.down.select, GF_HPA_SELECT_MIN);
 	assert_true(fabs(sc.hpa.down.tolerance - 0.05) < 1e-12);
 	assert_int_equal(sc.hpa.down.policies[0].period_s, 30);
+	assert_int_equal(sc.nwarn, 0);
+	/* beyond the API server's bounds, and unknown fields: warnings */
+	assert_int_equal(parse("  behavior:\n    scaleDown:\n"
+			       "      stabilizationWindowSeconds: 4000\n"
+			       "      policies:\n"
+			       "      - {type: Pods, value: 1, periodSeconds: "
+			       "2000}\n"
+			       "  colour: blue\n",
+			       &sc, &e),
+			 0);
+	assert_int_equal(sc.nwarn, 3);
+	assert_string_equal(sc.warn[0], "m.yaml:15: stabilizationWindowSeconds "
+					"4000: the API server takes at most "
+					"3600 (used as it is)");
+	assert_string_equal(sc.warn[1], "m.yaml:17: periodSeconds 2000: the "
+					"API server takes at most 1800 (used "
+					"as it is)");
+	assert_string_equal(sc.warn[2], "m.yaml:18: unknown field 'colour' in "
+					"spec: ignored");
+	assert_int_equal(sc.hpa.down.window_s, 4000);
 }
 
 static void expect_error(const char *tail, const char *msg)

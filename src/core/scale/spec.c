@@ -3,9 +3,11 @@
  * pkg/apis/autoscaling/v2/defaults.go (behavior filled one field at a
  * time, only when behavior is given), the controller's scale-down
  * window for a nil one, and the API's validation rules for the fields
- * we read (min <= max, max >= 1, a positive target, policies present
- * with positive values and periods of at most 1800 s, windows of at
- * most 3600 s).
+ * we read that the decision cannot do without (min <= max, max >= 1, a
+ * positive target, policies present with positive values and periods,
+ * windows >= 0).  The API's upper bounds (periods of at most 1800 s,
+ * windows of at most 3600 s) are the manifest reader's warnings: the
+ * controller's arithmetic does not need them.
  */
 #include <math.h>
 #include <string.h>
@@ -52,11 +54,11 @@ static void default_rules(struct gf_hpa_rules *r, bool up, int32_t down_win,
 static int check_rules(const struct gf_hpa_rules *r, const char *dir,
 		       struct gf_err *e)
 {
-	if (r->window_s < 0 || r->window_s > GF_HPA_WINDOW_MAX)
+	if (r->window_s < 0)
 		return gf_err_set(e, GF_EINVAL,
 				  "behavior.%s.stabilizationWindowSeconds %d: "
-				  "expected 0 to %d",
-				  dir, r->window_s, GF_HPA_WINDOW_MAX);
+				  "must be zero or more",
+				  dir, r->window_s);
 	if (r->npolicies < 1)
 		return gf_err_set(e, GF_EINVAL,
 				  "behavior.%s.policies: must specify at "
@@ -73,12 +75,12 @@ static int check_rules(const struct gf_hpa_rules *r, const char *dir,
 					  "behavior.%s.policies[%d].value %d: "
 					  "must be greater than zero",
 					  dir, i, p->value);
-		if (p->period_s <= 0 || p->period_s > GF_HPA_PERIOD_MAX)
+		if (p->period_s <= 0)
 			return gf_err_set(e, GF_EINVAL,
 					  "behavior.%s.policies[%d]."
-					  "periodSeconds %d: expected 1 to %d",
-					  dir, i, p->period_s,
-					  GF_HPA_PERIOD_MAX);
+					  "periodSeconds %d: must be greater "
+					  "than zero",
+					  dir, i, p->period_s);
 	}
 	if (!(r->tolerance >= 0) || !isfinite(r->tolerance))
 		return gf_err_set(e, GF_EINVAL,
