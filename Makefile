@@ -62,13 +62,24 @@ LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
 LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
 	$(CURL_LIBS) $(STORE_LIBS) -lglpk -ldl -lpthread -lm
 
+# Slurm's headers (libslurm-dev): the SPANK plugin is built where they are
+# (rules below, docs/slurm.md).
+SLURM_SPANK_H := $(wildcard /usr/include/slurm/spank.h)
+ifneq ($(SLURM_SPANK_H),)
+SLURM_SONAME := $(shell objdump -p $$($(CC) -print-file-name=libslurm.so) \
+	2>/dev/null | sed -n 's/^ *SONAME *//p')
+$(B)/src/slurm/api.o: CPPFLAGS += -DGF_HAVE_SLURM=1 \
+	-DGF_SLURM_SONAME='"$(if $(SLURM_SONAME),$(SLURM_SONAME),libslurm.so)"'
+SPANK_SO = $(B)/spank_gpufleet.so
+endif
+
 # The rooms, floor by floor (docs/INTERNALS.md): util; the pure core
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
 	src/store/*.c src/nodeproto/*.c src/controller/*.c src/worker/*.c \
 	src/autoscale/*.c \
-	src/join/*.c src/chargeback/*.c)
+	src/join/*.c src/chargeback/*.c src/slurm/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)
@@ -82,7 +93,7 @@ FAKE_NVML = $(B)/fake-nvml/libnvidia-ml.so.1
 FAKE_NVML_OLD = $(B)/fake-nvml-old/libnvidia-ml.so.1
 
 .PHONY: all deps demo check test bench format lint clean
-all: $(B)/gpufleet
+all: $(B)/gpufleet $(SPANK_SO)
 
 ifeq ($(V),1)
 Q =
@@ -137,8 +148,40 @@ $(FAKE_NVML_OLD): tests/fake_nvml/old_driver.c src/topo/nvml_api.h
 	$(Q)$(CC) -std=c17 -O1 -g -Wall -Wextra -fPIC -shared -Isrc \
 		-Wl,-soname,libnvidia-ml.so.1 $< -o $@
 
+# Slurm (docs/slurm.md).  With libslurm-dev installed: the SPANK plugin
+# $(B)/spank_gpufleet.so, and `gpufleet slurm advise` opening libslurm at
+# run time by the soname its header belongs to.  The plugin is loaded
+# into srun and slurmstepd, so it is never sanitized (like the fake
+# NVML) and links position-independent copies of the library objects it
+# uses (the bind planner and the node sources: one copy of the logic),
+# exporting only the SPANK symbols (spank.map).
+SPANK_SRC = src/slurm/spank/spank_gpufleet.c
+SPANK_LIB_SRC = $(wildcard src/util/*.c src/core/node/*.c) \
+	src/topo/hwloc_load.c src/topo/source.c src/topo/nvml.c \
+	src/topo/nccl_xml.c src/slurm/gres.c src/slurm/taskbind.c
+SPANK_OBJ = $(SPANK_LIB_SRC:%.c=$(B)/pic/%.o)
+PIC_CFLAGS = -g -O2 -fPIC -fvisibility=hidden $(WARN) -MMD -MP \
+	$(HWLOC_CFLAGS) $(XML_CFLAGS)
+
+$(B)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(PIC_CFLAGS) -c $< -o $@
+
+# an archive, so that only the objects the plugin reaches are linked
+$(B)/pic/libgpufleet-pic.a: $(SPANK_OBJ)
+	$(Q)$(AR) rcs $@ $^
+
+$(B)/spank_gpufleet.so: $(SPANK_SRC) src/slurm/spank/spank.map \
+	$(B)/pic/libgpufleet-pic.a
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) -g -O2 -fPIC $(WARN) $(HWLOC_CFLAGS) -shared \
+		-Wl,--version-script=src/slurm/spank/spank.map \
+		$(SPANK_SRC) $(B)/pic/libgpufleet-pic.a $(HWLOC_LIBS) \
+		$(XML_LIBS) -ldl -o $@
+
 tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML) \
-	$(FAKE_NVML_OLD)
+	$(FAKE_NVML_OLD) $(SPANK_SO)
 
 deps:
 	@sh scripts/install-deps.sh
@@ -181,7 +224,7 @@ clean:
 	rm -rf build build-san build-clang
 
 .PHONY: tests-build
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d)
 
 # make install: the binary, the systemd units of the agent and the
 # controller (generated from dist/systemd/*.in) and the example

@@ -58,6 +58,17 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 			const struct gf_bitmap *busy, struct gf_bind_request *r,
 			struct gf_err *e);
 
+/*
+ * The share of task `task` (0 <= task < ntasks) of tasks that split the
+ * CPUs in `cpus` fairly: whole cores, dealt out in order, task i taking
+ * cores [i*C/T, (i+1)*C/T) of the C cores; when there are fewer cores
+ * than tasks, task i shares core i*C/T.  A core's hardware threads stay
+ * together; a PU whose core is unknown counts as a core.  out is empty
+ * only when cpus is.
+ */
+void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
+		   int ntasks, int task, struct gf_bitmap *out);
+
 /* Parse "0,1,4-5" into r->gpus.  GF_EPARSE / GF_ETOOBIG. */
 int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r);
 

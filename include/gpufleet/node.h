@@ -97,7 +97,13 @@ struct gf_node {
 	bool this_system;      /* binding applies to this machine */
 	bool nvml_used;	       /* NVML answered for this node */
 	struct gf_bitmap cpus; /* all PUs */
-	int16_t pu_core[GF_BITMAP_BITS]; /* PU os index -> core id, -1 */
+	/* PU os index -> its core's logical index (hwloc's Core L#: cores
+	 * numbered package by package, which is Slurm's abstract core id),
+	 * -1 when no such PU */
+	int16_t pu_core[GF_BITMAP_BITS];
+	/* PU os index -> its package's (socket's) logical index, -1 when
+	 * the source does not say (an NCCL topology file) */
+	int16_t pu_package[GF_BITMAP_BITS];
 	struct gf_numa numa[GF_MAX_NUMA];
 	int nnuma;
 	struct gf_locality *locs;

@@ -30,6 +30,8 @@ static const struct gf_cmd commands[] = {
 	{ "nodes", cmd_nodes, "list the controller's nodes" },
 	{ "chargeback", cmd_chargeback,
 	  "what each team's GPUs cost, idle and waste included" },
+	{ "slurm", cmd_slurm,
+	  "Slurm: gres.conf from the topology, placement advice, usage" },
 	{ "autoscale", cmd_autoscale,
 	  "scale inference on queue depth as Kubernetes' HPA/KEDA would" },
 	{ "demo", cmd_demo, "the main job on built-in defaults" },

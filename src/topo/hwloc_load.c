@@ -317,9 +317,25 @@ static int load_cpus(struct loader *L)
 		}
 		hwloc_bitmap_foreach_end();
 	}
+	int npkg = hwloc_get_nbobjs_by_type(L->t, HWLOC_OBJ_PACKAGE);
+	for (int k = 0; k < npkg; k++) {
+		hwloc_obj_t pkg = hwloc_get_obj_by_type(L->t, HWLOC_OBJ_PACKAGE,
+							(unsigned)k);
+		unsigned pu;
+		if (pkg == NULL || pkg->cpuset == NULL)
+			continue;
+		hwloc_bitmap_foreach_begin(pu, pkg->cpuset)
+		{
+			if (pu < GF_BITMAP_BITS)
+				n->pu_package[pu] = (int16_t)k;
+		}
+		hwloc_bitmap_foreach_end();
+	}
 	int pu;
 	gf_bitmap_for_each(pu, &n->cpus)
 	{
+		if (n->pu_package[pu] < 0) /* no Package objects: one */
+			n->pu_package[pu] = 0;
 		if (n->pu_core[pu] < 0) /* no Core objects: a PU is a core */
 			n->pu_core[pu] = (int16_t)(ncores + pu);
 	}
@@ -686,8 +702,13 @@ int gf_topo_bind_self(const struct gf_bitmap *cpus,
 	if (mems) {
 		hwloc_bitmap_zero(set);
 		gf_bitmap_for_each(i, mems) hwloc_bitmap_set(set, (unsigned)i);
+		/* The calling thread: Linux has no process-wide memory
+		 * policy (set_mempolicy is per thread), so hwloc answers
+		 * HWLOC_MEMBIND_PROCESS with ENOSYS there.  The policy is
+		 * inherited across fork and exec, which is what the callers
+		 * (gpufleet bind, the SPANK plugin's task_init) need. */
 		if (hwloc_set_membind(t, set, HWLOC_MEMBIND_BIND,
-				      HWLOC_MEMBIND_PROCESS |
+				      HWLOC_MEMBIND_THREAD |
 					      HWLOC_MEMBIND_BYNODESET) != 0) {
 			rc = gf_err_set(e, GF_EBIND, "cannot bind memory: %s",
 					gf_strerror(-errno));

@@ -31,9 +31,11 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 		 struct gf_err *e);
 
 /*
- * Bind the calling process: CPUs to cpus, memory to mems (NUMA os indexes,
- * strict binding), through hwloc on the live machine.  Either may be NULL
- * to leave it as is.
+ * Bind the calling process: CPUs to cpus (every thread), memory to mems
+ * (NUMA os indexes, strict binding; the calling thread's policy, which
+ * Linux keeps per thread and children inherit across fork and exec),
+ * through hwloc on the live machine.  Either may be NULL to leave it as
+ * is.
  */
 int gf_topo_bind_self(const struct gf_bitmap *cpus,
 		      const struct gf_bitmap *mems, struct gf_err *e);

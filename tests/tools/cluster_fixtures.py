@@ -2,7 +2,7 @@
 """Node fixtures for a cluster on one machine: three GPU nodes whose CPUs
 and memory are this machine's own.
 
-  cluster_fixtures.py --out DIR [--lstopo FILE]
+  cluster_fixtures.py --out DIR [--lstopo FILE] [--sockets]
 
 writes, for each node hgx-a, hgx-b and l40s-a:
 
@@ -25,6 +25,10 @@ node(s) stay the machine's own, attached to the Machine, so every GPU's
 memory is every node and memory binding is skipped, never refused.  With a
 single PU there is one Group with both host bridges (nothing to tell
 apart).  Caches, packages and the machine's own I/O devices are dropped.
+With --sockets each half is an hwloc Package instead of a Group: the node
+is then a 2-socket machine with one core (or more) per socket, as
+`gpufleet slurm gres` and slurmd count sockets (tests/integration/
+slurm.sh); binding still works, the PUs being this machine's.
 
 Nodes (bus ids in HGX_HALVES and L40S_HALVES below; GPU i of node K = 1,
 2, 3 (hgx-a, hgx-b, l40s-a) is GPU-f1ee7000-000K-4000-8000-00000000000i):
@@ -346,8 +350,9 @@ class IO:
             self.switch(rp, 2, sw)
 
 
-def build_xml(m, node):
-    """The node's hwloc XML (text) and what it holds."""
+def build_xml(m, node, sockets=False):
+    """The node's hwloc XML (text) and what it holds; with sockets, the
+    halves are Packages (sockets), else Groups."""
     w = Writer(m)
     src = m.machine
     top = ET.Element("topology", dict(m.top.attrib))
@@ -380,9 +385,14 @@ def build_xml(m, node):
     for hi, cores in enumerate(halves):
         cpus = set(p for ids, _ in cores for p in ids)
         half_cpus.append(sorted(cpus))
-        g = w.obj(mach, type="Group", cpuset=fmt_set(cpus),
-                  complete_cpuset=fmt_set(cpus), nodeset=nodeset,
-                  complete_nodeset=cnodeset, dont_merge="1")
+        if sockets and len(halves) == 2:
+            g = w.obj(mach, type="Package", os_index=str(hi),
+                      cpuset=fmt_set(cpus), complete_cpuset=fmt_set(cpus),
+                      nodeset=nodeset, complete_nodeset=cnodeset)
+        else:
+            g = w.obj(mach, type="Group", cpuset=fmt_set(cpus),
+                      complete_cpuset=fmt_set(cpus), nodeset=nodeset,
+                      complete_nodeset=cnodeset, dont_merge="1")
         w.info(g, "GpufleetLocality", "half %d of this machine's PUs" % hi)
         for ids, core in cores:
             parent = g
@@ -477,15 +487,18 @@ def main(argv):
     ap.add_argument("--lstopo", metavar="FILE",
                     help="an lstopo --of xml recording of this machine "
                          "(default: run lstopo-no-graphics)")
+    ap.add_argument("--sockets", action="store_true",
+                    help="each half an hwloc Package (a 2-socket node) "
+                         "instead of a Group")
     a = ap.parse_args(argv)
     try:
         m = Machine(record(a.lstopo), a.lstopo or "lstopo-no-graphics --of xml")
         os.makedirs(a.out, exist_ok=True)
-        manifest = dict(pus=fmt_list(sorted(m.pus)),
+        manifest = dict(pus=fmt_list(sorted(m.pus)), sockets=a.sockets,
                         numa=fmt_list(int(n.get("os_index")) for n in m.numa),
                         nodes=[])
         for node in NODES:
-            text, gpus, nics, halves = build_xml(m, node)
+            text, gpus, nics, halves = build_xml(m, node, a.sockets)
             for g in gpus:
                 mig = node["mig"].get(g["index"])
                 if mig:

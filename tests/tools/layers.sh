@@ -43,6 +43,7 @@ room() {
 	worker/* | */worker/*) echo worker ;;
 	join/* | */join/*) echo join ;;
 	chargeback/* | */chargeback/*) echo chargeback ;;
+	slurm/* | */slurm/*) echo slurm ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -69,8 +70,9 @@ allowed() {
 	worker) echo "util node topo" ;;
 	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
 	chargeback) echo "util node migcore charge jobs store" ;;
+	slurm) echo "util node place topo charge chargeback" ;;
 	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback" ;;
-	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback slurm" ;;
 	esac
 }
 

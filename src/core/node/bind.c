@@ -116,6 +116,43 @@ int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r)
 	return r->ngpus ? 0 : GF_EPARSE;
 }
 
+/* The core of a PU, or a number no core has when it is unknown. */
+static int core_of(const struct gf_node *n, int pu)
+{
+	return n->pu_core[pu] >= 0 ? n->pu_core[pu] : GF_BITMAP_BITS + pu;
+}
+
+void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
+		   int ntasks, int task, struct gf_bitmap *out)
+{
+	int first[GF_BITMAP_BITS]; /* each core's first PU, in order */
+	struct gf_bitmap seen;	   /* cores met (known ones) */
+	int ncores = 0, pu;
+	gf_bitmap_zero(out);
+	gf_bitmap_zero(&seen);
+	gf_bitmap_for_each(pu, cpus)
+	{
+		int c = n->pu_core[pu];
+		if (c >= 0 && gf_bitmap_isset(&seen, c))
+			continue;
+		if (c >= 0)
+			gf_bitmap_set(&seen, c);
+		first[ncores++] = pu;
+	}
+	if (ncores == 0 || ntasks <= 0 || task < 0 || task >= ntasks)
+		return;
+	int lo = (int)((long)task * ncores / ntasks);
+	int hi = (int)((long)(task + 1) * ncores / ntasks);
+	if (hi <= lo)
+		hi = lo + 1; /* fewer cores than tasks: share one */
+	for (int k = lo; k < hi; k++)
+		gf_bitmap_for_each(pu, cpus)
+		{
+			if (core_of(n, pu) == core_of(n, first[k]))
+				gf_bitmap_set(out, pu);
+		}
+}
+
 /* Take up to `want` CPUs of `from`, whole cores first. */
 static int take_cpus(const struct gf_node *n, const struct gf_bitmap *from,
 		     struct gf_bitmap *taken, int want)

@@ -21,8 +21,10 @@
 void gf_node_init(struct gf_node *n)
 {
 	memset(n, 0, sizeof(*n));
-	for (int i = 0; i < GF_BITMAP_BITS; i++)
+	for (int i = 0; i < GF_BITMAP_BITS; i++) {
 		n->pu_core[i] = -1;
+		n->pu_package[i] = -1;
+	}
 }
 
 void gf_node_release(struct gf_node *n)

@@ -101,6 +101,7 @@ static int build(const struct tmpl *t, struct gf_node *n)
 				gf_bitmap_set(&numa.cpus, pu);
 				gf_bitmap_set(&n->cpus, pu);
 				n->pu_core[pu] = (int16_t)core;
+				n->pu_package[pu] = (int16_t)s;
 			}
 		}
 		loc.cpus = numa.cpus;

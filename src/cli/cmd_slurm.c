@@ -1,0 +1,177 @@
+/*
+ * cmd_slurm.c - `gpufleet slurm gres|advise|usage`: gpufleet inside Slurm
+ * (docs/slurm.md).  This file holds the dispatch and `gres`; advise and
+ * usage have files of their own.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/slurm_cli.h"
+#include "slurm/gres.h"
+
+static void usage_gres(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet slurm gres [--node-line] [--nodename NAME] "
+		"[--type NAME]\n"
+		"                           [--dev-dir DIR] [--autodetect "
+		"off|nvml] [--no-comments]\n"
+		"                           [--xml FILE [--this-system] | "
+		"--nccl-xml FILE |\n"
+		"                            --template NAME] [--nvml | "
+		"--no-nvml]\n"
+		"\n"
+		"Write gres.conf lines for this node's GPUs (or a recording's, "
+		"or a template's):\n"
+		"  NodeName=N Name=gpu Type=T File=DIR/nvidiaI Cores=C "
+		"Links=L Flags=nvidia_gpu_env\n"
+		"one per GPU in PCI bus order (Slurm's device index).  Cores= "
+		"are Slurm's\nabstract core ids (hwloc's Core L#, socket by "
+		"socket), never OS CPU ids;\nLinks= count direct NVLinks, -1 "
+		"for the GPU itself, as AutoDetect=nvml does.\n"
+		"\n"
+		"  --node-line      the slurm.conf NodeName line instead (as "
+		"`slurmd -C` prints\n"
+		"                   it, with RealMemory and Gres=gpu:T:N)\n"
+		"  --nodename NAME  Slurm's NodeName (default: the topology's "
+		"host name)\n"
+		"  --type NAME      the gres Type of every GPU (default: the "
+		"model, e.g. h100)\n"
+		"  --dev-dir DIR    device files DIR/nvidiaN (default /dev)\n"
+		"  --autodetect M   write AutoDetect=M (default off; nvml makes "
+		"slurmd cross-check\n"
+		"                   these lines against NVML)\n"
+		"  --no-comments    the lines only\n"
+		"  --xml FILE, --nccl-xml FILE, --template NAME, "
+		"--this-system, --nvml, --no-nvml\n"
+		"                   where the topology comes from, as for "
+		"`gpufleet topo`\n"
+		"  -h, --help       this help\n" GF_CLI_EXIT_HELP);
+}
+
+static void usage_all(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet slurm gres|advise|usage [options]\n"
+		"\n"
+		"  gres    gres.conf lines and the slurm.conf node line from "
+		"the topology\n"
+		"  advise  GPU fragmentation per node and partition, and where "
+		"pending jobs\n"
+		"          fragment least (through libslurm)\n"
+		"  usage   Slurm's accounting (sacct) as the records `gpufleet "
+		"chargeback` reads\n"
+		"\n"
+		"The SPANK plugin spank_gpufleet.so binds each task to its "
+		"GPUs' CPUs, memory\nand NIC (--gpufleet-bind); docs/slurm.md "
+		"installs it.\n"
+		"'gpufleet slurm SUBCOMMAND -h' describes one.\n" GF_CLI_EXIT_HELP);
+}
+
+static int cmd_gres(int argc, char **argv)
+{
+	enum { O_NODENAME = 1, O_TYPE, O_DEV, O_AUTO, O_NOCOMM, O_LINE };
+	static const struct option opts[] = {
+		{ "node-line", no_argument, NULL, O_LINE },
+		{ "nodename", required_argument, NULL, O_NODENAME },
+		{ "type", required_argument, NULL, O_TYPE },
+		{ "dev-dir", required_argument, NULL, O_DEV },
+		{ "autodetect", required_argument, NULL, O_AUTO },
+		{ "no-comments", no_argument, NULL, O_NOCOMM },
+		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_NODE_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gf_node_opts no = { .cmd = "slurm gres", .src.nvml = -1 };
+	struct gf_slurm_gres_opts go = { .comments = true };
+	bool line = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_LINE:
+			line = true;
+			break;
+		case O_NODENAME:
+			go.nodename = optarg;
+			break;
+		case O_TYPE:
+			go.type = optarg;
+			break;
+		case O_DEV:
+			go.dev_dir = optarg;
+			break;
+		case O_AUTO:
+			if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
+				gf_cli_error("slurm gres",
+					     "cannot use '--autodetect %s': "
+					     "expected off or nvml",
+					     optarg);
+				return GF_EXIT_USAGE;
+			}
+			go.autodetect_nvml = strcmp(optarg, "nvml") == 0;
+			break;
+		case O_NOCOMM:
+			go.comments = false;
+			break;
+		case 'h':
+			usage_gres(stdout);
+			return GF_EXIT_OK;
+		default:
+			if (gf_cli_node_option(c, optarg, &no))
+				break;
+			return gf_cli_bad_option("slurm gres", argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error("slurm gres", "unexpected argument '%s'",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (gf_cli_node_check(&no) != 0)
+		return GF_EXIT_USAGE;
+	struct gf_node *n = gf_cli_load_node(&no);
+	if (n == NULL)
+		return GF_EXIT_FAIL;
+	struct gf_buf b;
+	struct gf_err e;
+	gf_err_clear(&e);
+	gf_buf_init(&b, 1u << 20);
+	int rc = line ? gf_slurm_node_line(n, &go, &b, &e)
+		      : gf_slurm_gres_conf(n, &go, &b, &e);
+	int ret = GF_EXIT_FAIL;
+	if (rc == 0)
+		ret = gf_cli_print(gf_buf_str(&b), b.len);
+	else
+		gf_cli_error("slurm gres", "%s",
+			     e.msg[0] ? e.msg : gf_strerror(rc));
+	gf_buf_release(&b);
+	gf_node_free(n);
+	return ret;
+}
+
+int cmd_slurm(int argc, char **argv)
+{
+	if (argc < 2) {
+		gf_cli_error("slurm", "say what: gres, advise or usage (see "
+				      "'gpufleet slurm -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_all(stdout);
+		return GF_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "gres"))
+		return cmd_gres(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "advise"))
+		return gf_cmd_slurm_advise(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "usage"))
+		return gf_cmd_slurm_usage(argc - 1, argv + 1);
+	gf_cli_error("slurm",
+		     "unknown subcommand '%s' (known: gres, advise, usage)",
+		     argv[1]);
+	return GF_EXIT_USAGE;
+}

@@ -1,0 +1,249 @@
+/*
+ * cmd_slurm_usage.c - `gpufleet slurm usage`: Slurm's accounting (sacct,
+ * run here or saved) as the usage records `gpufleet chargeback --records`
+ * reads, or per job with its GPU-seconds (src/slurm/usage.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpufleet/charge.h>
+
+#include "chargeback/chargeback.h"
+#include "cli/cli.h"
+#include "cli/slurm_cli.h"
+#include "slurm/usage.h"
+
+#define CMD "slurm usage"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet slurm usage --since T [--until T] "
+		"[--sacct PROG | --sacct-file FILE]\n"
+		"                            [--csv | --json | --table] "
+		"[--lenient]\n"
+		"\n"
+		"Turn Slurm's accounting into the usage records `gpufleet "
+		"chargeback --records`\nreads: one per job allocation and "
+		"node (TZ=UTC sacct -a -X -P), GPUs from\nAllocTRES gres/gpu "
+		"(the model from gres/gpu:TYPE), CPUs and memory as\n"
+		"allocated: Slurm bills allocation times elapsed time.  A job "
+		"still running\nends now; one that never started is not "
+		"usage.\n"
+		"\n"
+		"  --since T         jobs that ran at or after T: RFC3339, "
+		"unix seconds, or a\n"
+		"                    duration back from now (90m, 24h, 7d)\n"
+		"  --until T         and before T (default now)\n"
+		"  --sacct PROG      the sacct to run (default sacct, from "
+		"PATH)\n"
+		"  --sacct-file F    read saved `sacct -P` output instead "
+		"(with these fields:\n"
+		"                    " GF_SLURM_SACCT_FIELDS ")\n"
+		"  --csv             the records CSV (default): cluster,node,"
+		"namespace (account),\n"
+		"                    pod (job id),container (user),start,end,"
+		"gpus,cpu_req,cpu_use,\n"
+		"                    ram_req_gib,ram_use_gib,labels,gpu_model\n"
+		"  --json            per job, with its GPU-seconds, and the "
+		"total\n"
+		"  --table           the same as a table\n"
+		"  --lenient         skip records sacct wrote badly (listed "
+		"on stderr)\n"
+		"  -h, --help        this help\n" GF_CLI_EXIT_HELP);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A time, or a duration back from now. */
+static int parse_when(const char *opt, const char *s, int64_t now, int64_t *out)
+{
+	if (gf_cb_parse_time(s, out) == 0)
+		return 0;
+	int64_t a, b;
+	struct gf_err e;
+	if (!strchr(s, ',') && gf_cb_parse_window(s, now, &a, &b, &e) == 0) {
+		*out = a;
+		return 0;
+	}
+	gf_cli_error(CMD,
+		     "cannot parse '%s %s': expected an RFC3339 time, unix "
+		     "seconds or a duration like 24h",
+		     opt, s);
+	return GF_EXIT_USAGE;
+}
+
+struct args {
+	const char *since, *until, *sacct, *file;
+	int fmt; /* 0 csv, 1 json, 2 table */
+	bool lenient;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	enum {
+		O_SINCE = 1,
+		O_UNTIL,
+		O_SACCT,
+		O_FILE,
+		O_CSV,
+		O_JSON,
+		O_TAB,
+		O_LEN
+	};
+	static const struct option opts[] = {
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "until", required_argument, NULL, O_UNTIL },
+		{ "sacct", required_argument, NULL, O_SACCT },
+		{ "sacct-file", required_argument, NULL, O_FILE },
+		{ "csv", no_argument, NULL, O_CSV },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "table", no_argument, NULL, O_TAB },
+		{ "lenient", no_argument, NULL, O_LEN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SINCE:
+			a->since = optarg;
+			break;
+		case O_UNTIL:
+			a->until = optarg;
+			break;
+		case O_SACCT:
+			a->sacct = optarg;
+			break;
+		case O_FILE:
+			a->file = optarg;
+			break;
+		case O_CSV:
+		case O_JSON:
+		case O_TAB:
+			a->fmt = c - O_CSV;
+			break;
+		case O_LEN:
+			a->lenient = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return gf_cli_bad_option(CMD, argv);
+		}
+	}
+	if (optind < argc) {
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (!a->since && !a->file) {
+		gf_cli_error(CMD, "say since when: --since T (or give "
+				  "--sacct-file)");
+		return GF_EXIT_USAGE;
+	}
+	if (a->sacct && a->file) {
+		gf_cli_error(CMD,
+			     "--sacct and --sacct-file exclude each other");
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* sacct's output into a private temporary file; its path in out. */
+static int run_sacct(const struct args *a, int64_t now, char *out, size_t size)
+{
+	int64_t since = 0, until = now;
+	int rc = parse_when("--since", a->since, now, &since);
+	if (rc == 0 && a->until)
+		rc = parse_when("--until", a->until, now, &until);
+	if (rc)
+		return rc;
+	if (until < since) {
+		gf_cli_error(CMD, "--until is before --since");
+		return GF_EXIT_USAGE;
+	}
+	const char *tmp = getenv("TMPDIR");
+	snprintf(out, size, "%s/gpufleet-sacct-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(out);
+	if (fd < 0) {
+		gf_cli_error(CMD, "cannot make a temporary file in '%s'",
+			     tmp && *tmp ? tmp : "/tmp");
+		return GF_EXIT_FAIL;
+	}
+	close(fd);
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_slurm_run_sacct(a->sacct ? a->sacct : "sacct", since, until, out,
+			       &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		unlink(out);
+		return GF_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int render(const struct gf_charge_input *in, int fmt)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 256u << 20);
+	int rc = fmt == 1   ? gf_slurm_usage_json(in, &b)
+		 : fmt == 2 ? gf_slurm_usage_table(in, &b)
+			    : gf_slurm_usage_csv(in, &b);
+	int ret = rc ? GF_EXIT_FAIL : gf_cli_print(gf_buf_str(&b), b.len);
+	if (rc)
+		gf_cli_error(CMD, "output too large: %s", gf_strerror(rc));
+	gf_buf_release(&b);
+	return ret;
+}
+
+int gf_cmd_slurm_usage(int argc, char **argv)
+{
+	struct args a = { .fmt = 0 };
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? GF_EXIT_OK : rc;
+	int64_t now = now_ms();
+	char tmp[4096] = "";
+	const char *path = a.file;
+	if (!path) {
+		rc = run_sacct(&a, now, tmp, sizeof(tmp));
+		if (rc)
+			return rc;
+		path = tmp;
+	}
+	struct gf_charge_input in;
+	struct gf_cb_skips sk = { 0 };
+	struct gf_err e;
+	gf_err_clear(&e);
+	gf_charge_input_init(&in);
+	int ret = GF_EXIT_FAIL;
+	if (gf_cb_read_sacct(&in, path, now, a.lenient, &sk, &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < sk.n; i++)
+		gf_cli_error(CMD, "skipped line %u: %s", sk.v[i].line,
+			     sk.v[i].why);
+	if (sk.total > sk.n)
+		gf_cli_error(CMD, "%zu more lines skipped", sk.total - sk.n);
+	ret = render(&in, a.fmt);
+out:
+	if (tmp[0])
+		unlink(tmp);
+	gf_cb_skips_release(&sk);
+	gf_charge_input_release(&in);
+	return ret;
+}

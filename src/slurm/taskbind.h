@@ -1,0 +1,84 @@
+/*
+ * taskbind.h - what the SPANK plugin decides for one task of a Slurm job
+ * step, kept apart from Slurm's API so that it is tested without Slurm:
+ * the --gpufleet-bind value, the task's GPUs from Slurm's environment,
+ * and the binding: the plan of `gpufleet bind` (bind.h, the same
+ * planner), narrowed to the CPUs Slurm allocated to the step and split
+ * fairly between the step's tasks that share the GPUs.
+ *
+ * GPU numbers: SLURM_STEP_GPUS (SLURM_JOB_GPUS in a batch step) holds
+ * global GPU ids, the N of each gres File=/dev/nvidiaN, which `gpufleet
+ * slurm gres` writes as the GPU's index in PCI bus order; they are node
+ * GPU indexes.  CUDA_VISIBLE_DEVICES holds the same ids without device
+ * confinement and ids relative to the step's list under cgroup
+ * ConstrainDevices (slurm.conf(5), gres.conf(5)); a task list that is not
+ * a subset of the step's is read as relative.
+ *
+ * CPU numbers: S_STEP_ALLOC_CORES lists Slurm's abstract core ids, mapped
+ * to OS CPUs through the node model (slurm/gres.h).
+ *
+ * Pure: no I/O, no Slurm call.
+ */
+#ifndef GF_SLURM_TASKBIND_H
+#define GF_SLURM_TASKBIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <gpufleet/bind.h>
+#include <gpufleet/node.h>
+
+enum gf_tb_mode {
+	GF_TB_NONE = 0, /* leave the task as Slurm set it */
+	GF_TB_NIC,	/* only the NIC variables */
+	GF_TB_CLOSEST,	/* CPUs, memory and NIC local to the GPUs */
+};
+
+struct gf_tb_opts {
+	enum gf_tb_mode mode;
+	bool verbose; /* say the binding on the task's stderr */
+	bool strict;  /* fail the task when it cannot be bound */
+};
+
+/*
+ * Parse "closest", "nic", "none", "verbose" (= verbose,closest), with the
+ * modifiers "verbose," and "strict," before a mode, as Slurm's own
+ * --cpu-bind and --gpu-bind take "verbose,".  0, or -1 with why set.
+ */
+int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size);
+
+/*
+ * The task's GPUs into r: from step (SLURM_STEP_GPUS or SLURM_JOB_GPUS;
+ * may be NULL) and cvd (the task's CUDA_VISIBLE_DEVICES; may be NULL).
+ * *whole: the task sees all of the step's GPUs (so the step's tasks
+ * share them).  Returns 1 when the step has no GPU (nothing to do), 0,
+ * or -1 with why set (a GPU the node does not have, UUIDs without
+ * NVML's names, an unreadable list).
+ */
+int gf_tb_task_gpus(const struct gf_node *n, const char *step, const char *cvd,
+		    struct gf_bind_request *r, bool *whole, char *why,
+		    size_t size);
+
+struct gf_tb_result {
+	struct gf_bind_plan plan; /* env: NCCL_IB_HCA, UCX_NET_DEVICES... */
+	bool bind;		  /* apply cpus and mems */
+	struct gf_bitmap cpus;	  /* this task's share */
+	struct gf_bitmap mems;
+	struct gf_bitmap local; /* the GPUs' CPUs within the step's */
+	char say[1536];		/* one line: what was done, or why not */
+};
+
+/*
+ * The binding of local task `task` of `ntasks` for the GPUs in r.  cores:
+ * the step's S_STEP_ALLOC_CORES (abstract ids; NULL or "" when unknown:
+ * the GPUs' CPUs are used as they are).  whole: the tasks share the
+ * GPUs (split the CPUs), else each has its own.  0 (out->bind false for
+ * GF_TB_NIC, and when none of the step's CPUs is local to the GPUs:
+ * out->say says so), or -1 with why set when the plan fails.
+ */
+int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
+	       const struct gf_bind_request *r, bool whole, int task,
+	       int ntasks, const char *cores, struct gf_tb_result *out,
+	       char *why, size_t size);
+
+#endif
