@@ -706,9 +706,12 @@ int gf_topo_bind_self(const struct gf_bitmap *cpus,
 		 * policy (set_mempolicy is per thread), so hwloc answers
 		 * HWLOC_MEMBIND_PROCESS with ENOSYS there.  The policy is
 		 * inherited across fork and exec, which is what the callers
-		 * (gpufleet bind, the SPANK plugin's task_init) need. */
+		 * (gpufleet bind, the SPANK plugin's task_init) need.
+		 * STRICT: MPOL_BIND on the whole set; without it hwloc asks
+		 * for MPOL_PREFERRED, which keeps only the set's first node. */
 		if (hwloc_set_membind(t, set, HWLOC_MEMBIND_BIND,
 				      HWLOC_MEMBIND_THREAD |
+					      HWLOC_MEMBIND_STRICT |
 					      HWLOC_MEMBIND_BYNODESET) != 0) {
 			rc = gf_err_set(e, GF_EBIND, "cannot bind memory: %s",
 					gf_strerror(-errno));
