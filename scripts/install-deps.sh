@@ -22,6 +22,11 @@ PKGS="$PKGS postgresql"
 # tests: the chargeback page rendered by a real browser, headless
 # (tests/integration/chargeback.sh)
 PKGS="$PKGS chromium"
+# Slurm (docs/slurm.md): slurm/spank.h and slurm/slurm.h to build the SPANK
+# plugin and `slurm advise`; the daemons for tests/integration/slurm.sh
+# (about 10 MB; that test installs MariaDB and slurmdbd itself, 100 MB
+# only it needs)
+PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client"
 
 missing=""
 for p in $PKGS; do
