@@ -1,0 +1,1649 @@
+/*
+ * cluster_bench.c - the controller with its node agents (issue 11): how
+ * many agents one controller holds at a 1 s heartbeat, and how long a
+ * job takes from its submission to its assignment and to its process.
+ *
+ *   cluster_bench GPUFLEET_BIN [FAKE_NVML_LIB [REPO_ROOT]]
+ *
+ * The controller is `GPUFLEET_BIN serve --agents` in a child process
+ * (SQLite in a temp dir, agents: heartbeat_s 1, notready_after_s 10: ten
+ * heartbeats missed, tighter than the default 40; the default --tick),
+ * so its CPU and memory are its own: read from /proc/PID.  The agents
+ * are simulated in this process by two client threads, each driving
+ * libcurl multi handles on one epoll (curl_multi_socket_action).
+ * Each simulated agent does what `gpufleet agent --controller` does: PUT
+ * /v1/nodes/NAME with an 8-GPU inventory (the hgx-h100 template's, as the
+ * real agent sends it: GPUs with their own UUIDs, gpu_topo and the topo
+ * --json document), then a heartbeat every second (its GPUs' health, the
+ * replicas it was assigned as running, the generation it got), and a
+ * long poll GET .../assignments?wait=30s&after=G always open.  Each agent
+ * has its two keep-alive connections: its URLs name a host of its own
+ * (sim-NNNNN, resolved to 127.0.0.1 with CURLOPT_RESOLVE), so libcurl's
+ * connection cache never lends one agent's connection to another, and
+ * the controller holds two per agent, as it does with real ones.  (Not
+ * CURLOPT_CONNECT_TO: libcurl 7.88 files those connections under the
+ * address connected to, one bucket searched linearly with a poll() per
+ * candidate.)  Agents are grouped 64 to a multi handle (see struct grp).
+ * Heartbeats are spread evenly over the second (agent k at k/N s), each
+ * sent a second after the previous one as an agent does; one due while
+ * the previous is unanswered is counted late and sent when the answer
+ * comes.
+ *
+ * Part 1, for each size (GPUFLEET_BENCH_AGENTS, default "1000,5000"): a
+ * fresh controller, the agents registered (at most 16 PUTs in flight per
+ * thread), 2 s to settle, then a window (GPUFLEET_BENCH_WINDOW_S, default
+ * 20 s) measured.  BENCH lines, N the size:
+ *   cluster.agents.N.register_s       the first PUT until every agent's
+ *                                     was answered
+ *   cluster.agents.N.heartbeats_per_s heartbeats answered 200 in the
+ *                                     window, per second (N at best)
+ *   cluster.agents.N.heartbeat_p50_ms / _p99_ms
+ *                                     a heartbeat's POST until its
+ *                                     answer, client side (the curl
+ *                                     transfer: send, the controller's
+ *                                     turn, receive; this process's own
+ *                                     scheduling delays included)
+ *   cluster.agents.N.heartbeat_gap_max_ms
+ *                                     the longest time between two
+ *                                     answered heartbeats of one agent
+ *                                     in the window (the margin to
+ *                                     notready_after)
+ *   cluster.agents.N.controller_cpu   the controller process's CPU over
+ *                                     the window (utime + stime of
+ *                                     /proc/PID/stat), in cores
+ *   cluster.agents.N.controller_rss_mib  its VmRSS at the window's end
+ *   cluster.agents.N.notready         nodes that went NotReady at any
+ *                                     time (the controller's "not ready"
+ *                                     log lines) or are not "ready" in
+ *                                     GET /v1/nodes after the window
+ * Comments beside them: errors, late heartbeats, acks not saying ready,
+ * the clients' own CPU, how busy the machine was, the load average.
+ *
+ * Part 2, with the last size still connected (5,000 by default):
+ *   cluster.submit_to_assigned.p50_ms / .p99_ms
+ *       GPUFLEET_BENCH_JOBS (500) jobs of 1 GPU, one at a time: POST
+ *       /v1/jobs sent until a simulated agent's long poll delivers the
+ *       assignment (the controller's share of a job's start)
+ *   cluster.submit_to_running.p50_ms / .p99_ms
+ *       one real `gpufleet agent` (--template hgx-h100 --nvml on the fake
+ *       NVML, or --no-nvml without it, and a line says so) joins the same
+ *       controller with a label; GPUFLEET_BENCH_REAL_JOBS (100) jobs
+ *       selecting it, one after another (each once the previous ended),
+ *       each `date +%s%N > FILE`: the POST sent (CLOCK_REALTIME) until
+ *       the time its process wrote
+ *   peer.kubernetes.*  the peers' stated figures, for comparison (their
+ *       sources are cited where they are printed)
+ *
+ * GPUFLEET_BENCH_AGENTS=10000 runs that size alone.  Fds: two sockets per
+ * agent in each process; RLIMIT_NOFILE is raised (the soft limit to the
+ * hard one, the hard one too where allowed), and a size that does not
+ * fit is cut to the most agents that do, with a line saying so.
+ * GPUFLEET_BENCH_KEEP=1 keeps the temp dir (logs, the controller's
+ * store) for a look afterwards.  Every child process gets SIGTERM (then
+ * SIGKILL) and the temp dir is removed on every exit path, SIGINT and
+ * SIGTERM included; the children also get SIGTERM if this process dies
+ * (PR_SET_PDEATHSIG).
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpufleet/bitmap.h>
+#include <gpufleet/err.h>
+#include <gpufleet/gpu_topo.h>
+#include <gpufleet/node.h>
+#include <gpufleet/template.h>
+
+#include "nodeproto/nodeproto.h"
+#include "server/client.h"
+#include "topo/render.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+#define THREADS	       2  /* client threads */
+#define REG_WINDOW     16 /* registrations in flight per thread */
+#define GROUP	       64 /* agents per curl multi handle */
+#define FD_RESERVE     96 /* fds this process keeps for itself */
+#define RETRY_NS       1000000000LL
+#define HB_NS	       1000000000LL /* the heartbeat period */
+#define SETTLE_S       2
+#define NOTREADY_S     10
+#define ANSWER_MAX     (64u << 20)
+#define MAX_AGENTS     100000
+#define TEMPLATE       "hgx-h100"
+#define FIXTURE	       "tests/fixtures/nvml/hgx-h100.nvml"
+#define DEFAULT_SIZES  "1000,5000"
+#define DEFAULT_WINDOW 20
+
+extern char **environ;
+
+static volatile sig_atomic_t interrupted;
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of v[0..n) (sorted here); 0 when n is 0. */
+static double quantile(double *v, size_t n, double q)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	size_t k = (size_t)(q * (double)n);
+	return v[k < n ? k : n - 1];
+}
+
+/* ---- what every agent sends the same ---------------------------------- */
+
+/* The hgx-h100 template as the real agent registers it; each agent's
+ * copy differs in its name and GPU UUIDs. */
+static struct gf_np_inventory inv_tmpl;
+static char *topology; /* topo --json of the template */
+static size_t topology_len;
+
+static int load_template(void)
+{
+	struct gf_node *n = gf_node_new();
+	struct gf_err e;
+	if (gf_template_build(TEMPLATE, n, &e) != 0) {
+		printf("# cluster: cannot build template '%s': %s\n", TEMPLATE,
+		       e.msg);
+		gf_node_free(n);
+		return -1;
+	}
+	struct gf_np_inventory *inv = &inv_tmpl;
+	memset(inv, 0, sizeof(*inv));
+	snprintf(inv->version, sizeof(inv->version), "cluster_bench");
+	inv->cpu_milli = (int32_t)(gf_bitmap_count(&n->cpus) * 1000);
+	uint64_t mem = 0;
+	for (int i = 0; i < n->nnuma; i++)
+		mem += n->numa[i].memory_bytes;
+	inv->memory_mib = (int64_t)(mem >> 20);
+	for (int g = 0; g < n->ngpus && g < GF_CNODE_MAX_GPUS; g++) {
+		inv->gpus[g].index = g;
+		snprintf(inv->gpus[g].name, sizeof(inv->gpus[g].name), "%s",
+			 n->gpus[g].name);
+		inv->gpus[g].memory_mib = (int64_t)n->gpus[g].memory_mib;
+		inv->gpus[g].healthy = true;
+		inv->ngpus = g + 1;
+	}
+	if (inv->ngpus && n->gpus[0].model)
+		snprintf(inv->gpu_model, sizeof(inv->gpu_model), "%s",
+			 n->gpus[0].model->id);
+	if (inv->ngpus && gf_gpu_topo_from_node(n, &inv->topo, &e) == 0)
+		inv->has_topo = true;
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	if (gf_render_topo_json(n, false, NULL, 0, &b) == 0) {
+		topology = gf_strndup(gf_buf_str(&b), b.len);
+		topology_len = b.len;
+	}
+	gf_buf_release(&b);
+	gf_node_free(n);
+	return 0;
+}
+
+/* ---- the simulated agents ------------------------------------------- */
+
+enum agent_state { A_NEW, A_REGISTERING, A_READY };
+
+struct grp;
+
+struct agent {
+	int id;
+	struct grp *g; /* its multi handle */
+	enum agent_state st;
+	char name[24];
+	CURL *hb;   /* PUT, then heartbeats */
+	CURL *poll; /* the long poll */
+	struct curl_slist *to;
+	struct gf_buf body; /* the PUT or heartbeat in flight */
+	struct gf_buf hb_ans, poll_ans;
+	bool hb_busy, poll_busy;
+	bool hb_owed; /* due while the last one was unanswered */
+	int64_t hb_sent, last_ok, reg_at;
+	uint64_t gen; /* the assignments received (and "applied") */
+	int nrun;
+	struct gf_np_ref *run; /* the replicas assigned: "running" */
+};
+
+/* A FIFO of agents to retry at a time; the delay is constant, so it stays
+ * in time order. */
+struct fifo {
+	struct agent **a;
+	int64_t *at;
+	int head, n, cap;
+};
+
+/* A multi handle for GROUP agents: libcurl 7.88 walks every connection
+ * of a multi's cache when a handle is removed (to close connect-only
+ * ones), and its connection and DNS caches are hash tables of fixed
+ * size (97 and 71 chains), so one multi for thousands of agents costs
+ * O(agents) per request; many small ones keep it O(1). */
+struct grp {
+	CURLM *m;
+	int ep; /* its thread's epoll */
+	int idx;
+	int64_t timer_at; /* curl's timeout, ns; -1 none */
+	bool touched;	  /* acted on: read its finished transfers */
+};
+
+struct cl {
+	int t;
+	pthread_t tid;
+	struct grp *g;
+	int ng;
+	int ep;
+	struct agent **a; /* this thread's agents, in phase order */
+	int na;
+	int reg_next, reg_busy;
+	struct fifo reg_retry, poll_retry;
+	int hb_i;
+	int64_t hb_round;
+	/* counted in the window */
+	int64_t w_ok, w_err, w_late, w_notready;
+	int64_t w_gap_max;
+	double *lat;
+	size_t nlat, lcap;
+	atomic_int past_window;
+	/* counted all along */
+	int64_t errs;
+	char last_err[200];
+};
+
+static struct {
+	int n;
+	char base[64]; /* http://127.0.0.1:PORT */
+	unsigned port;
+	int64_t t0;	     /* the phase origin of heartbeats */
+	atomic_llong ws, we; /* the window, mono ns; 0 unset */
+	atomic_bool stop;
+	atomic_int registered;
+	atomic_llong reg_done_ns; /* when the last registration came */
+	struct curl_slist *hdrs;
+	/* part 2: jobs named bench-I, when sent and when assigned */
+	int njobs;
+	int64_t *sent;
+	atomic_llong *assigned;
+} R;
+
+static void fifo_push(struct fifo *f, struct agent *a, int64_t at)
+{
+	if (f->n == f->cap) {
+		int cap = f->cap ? 2 * f->cap : 64;
+		struct agent **na = gf_calloc((size_t)cap, sizeof(*na));
+		int64_t *nt = gf_calloc((size_t)cap, sizeof(*nt));
+		for (int i = 0; i < f->n; i++) {
+			na[i] = f->a[(f->head + i) % f->cap];
+			nt[i] = f->at[(f->head + i) % f->cap];
+		}
+		gf_free(f->a);
+		gf_free(f->at);
+		f->a = na;
+		f->at = nt;
+		f->head = 0;
+		f->cap = cap;
+	}
+	int k = (f->head + f->n) % f->cap;
+	f->a[k] = a;
+	f->at[k] = at;
+	f->n++;
+}
+
+/* The first agent due by now, or NULL. */
+static struct agent *fifo_due(struct fifo *f, int64_t now)
+{
+	if (f->n == 0 || f->at[f->head] > now)
+		return NULL;
+	struct agent *a = f->a[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->n--;
+	return a;
+}
+
+static int64_t fifo_next(const struct fifo *f)
+{
+	return f->n ? f->at[f->head] : INT64_MAX;
+}
+
+static void fifo_release(struct fifo *f)
+{
+	gf_free(f->a);
+	gf_free(f->at);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct gf_buf *b = arg;
+	return gf_buf_append(b, p, size * n) == 0 ? size * n : 0;
+}
+
+static bool in_window(int64_t t)
+{
+	int64_t ws = atomic_load(&R.ws), we = atomic_load(&R.we);
+	return ws && t >= ws && (we == 0 || t < we);
+}
+
+static void note_err(struct cl *c, const char *what, struct agent *a,
+		     CURLcode rc, long status)
+{
+	c->errs++;
+	if (in_window(mono_ns()))
+		c->w_err++;
+	snprintf(c->last_err, sizeof(c->last_err), "%s %s: %s (HTTP %ld)", what,
+		 a->name, rc ? curl_easy_strerror(rc) : "answered", status);
+}
+
+static void setup_handle(struct agent *a, CURL *h, struct gf_buf *ans)
+{
+	curl_easy_setopt(h, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(h, CURLOPT_RESOLVE, a->to);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROXY, "");
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, R.hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, ans);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 4096L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+}
+
+static struct agent *agent_new(int id)
+{
+	struct agent *a = gf_calloc(1, sizeof(*a));
+	a->id = id;
+	snprintf(a->name, sizeof(a->name), "sim-%05d", id);
+	char to[128];
+	snprintf(to, sizeof(to), "%s:%u:127.0.0.1", a->name, R.port);
+	a->to = curl_slist_append(NULL, to);
+	gf_buf_init(&a->body, GF_NP_BODY_MAX);
+	gf_buf_init(&a->hb_ans, 1u << 20);
+	gf_buf_init(&a->poll_ans, ANSWER_MAX);
+	a->hb = curl_easy_init();
+	a->poll = curl_easy_init();
+	setup_handle(a, a->hb, &a->hb_ans);
+	setup_handle(a, a->poll, &a->poll_ans);
+	return a;
+}
+
+static void agent_free(struct agent *a)
+{
+	if (a->hb_busy)
+		curl_multi_remove_handle(a->g->m, a->hb);
+	if (a->poll_busy)
+		curl_multi_remove_handle(a->g->m, a->poll);
+	curl_easy_cleanup(a->hb);
+	curl_easy_cleanup(a->poll);
+	curl_slist_free_all(a->to);
+	gf_buf_release(&a->body);
+	gf_buf_release(&a->hb_ans);
+	gf_buf_release(&a->poll_ans);
+	gf_free(a->run);
+	gf_free(a);
+}
+
+static void url_of(const struct agent *a, const char *tail, char *out,
+		   size_t size)
+{
+	snprintf(out, size, "http://%s:%u/v1/nodes/%s%s", a->name, R.port,
+		 a->name, tail);
+}
+
+/* The heartbeat members: GPUs healthy, the assigned replicas running. */
+static void heartbeat_of(const struct agent *a, struct gf_np_heartbeat *hb)
+{
+	memset(hb, 0, sizeof(*hb));
+	hb->generation = a->gen;
+	for (int g = 0; g < inv_tmpl.ngpus; g++) {
+		hb->health[g].index = g;
+		hb->health[g].healthy = true;
+	}
+	hb->nhealth = inv_tmpl.ngpus;
+	hb->nrunning = a->nrun;
+	hb->running = a->run; /* borrowed: not released */
+}
+
+static void send_register(struct cl *c, struct agent *a)
+{
+	struct gf_np_inventory *inv = gf_malloc(sizeof(*inv));
+	*inv = inv_tmpl;
+	snprintf(inv->address, sizeof(inv->address), "%s", a->name);
+	for (int g = 0; g < inv->ngpus; g++)
+		snprintf(inv->gpus[g].uuid, sizeof(inv->gpus[g].uuid),
+			 "GPU-%08x-%04x-4000-8000-0000c1a57e40",
+			 (unsigned)a->id, (unsigned)g);
+	struct gf_np_heartbeat hb;
+	heartbeat_of(a, &hb);
+	struct gf_json j;
+	gf_buf_reset(&a->body);
+	gf_json_init(&j, &a->body);
+	gf_json_obj_begin(&j, NULL);
+	gf_np_inventory_write(&j, inv, topology, topology_len);
+	gf_np_heartbeat_write(&j, &hb);
+	gf_json_obj_end(&j);
+	gf_free(inv);
+	char url[160];
+	url_of(a, "", url, sizeof(url));
+	gf_buf_reset(&a->hb_ans);
+	curl_easy_setopt(a->hb, CURLOPT_URL, url);
+	curl_easy_setopt(a->hb, CURLOPT_POSTFIELDS, a->body.data);
+	curl_easy_setopt(a->hb, CURLOPT_POSTFIELDSIZE_LARGE,
+			 (curl_off_t)a->body.len);
+	curl_easy_setopt(a->hb, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(a->hb, CURLOPT_TIMEOUT_MS, 60000L);
+	a->st = A_REGISTERING;
+	a->hb_busy = true;
+	a->hb_sent = mono_ns();
+	c->reg_busy++;
+	curl_multi_add_handle(a->g->m, a->hb);
+}
+
+static void send_heartbeat(struct agent *a, int64_t now)
+{
+	struct gf_np_heartbeat hb;
+	heartbeat_of(a, &hb);
+	struct gf_json j;
+	gf_buf_reset(&a->body);
+	gf_json_init(&j, &a->body);
+	gf_json_obj_begin(&j, NULL);
+	gf_np_heartbeat_write(&j, &hb);
+	gf_json_obj_end(&j);
+	gf_buf_reset(&a->hb_ans);
+	curl_easy_setopt(a->hb, CURLOPT_POSTFIELDS, a->body.data);
+	curl_easy_setopt(a->hb, CURLOPT_POSTFIELDSIZE_LARGE,
+			 (curl_off_t)a->body.len);
+	a->hb_busy = true;
+	a->hb_sent = now;
+	curl_multi_add_handle(a->g->m, a->hb);
+}
+
+static void send_poll(struct agent *a)
+{
+	char url[200];
+	char tail[64];
+	snprintf(tail, sizeof(tail), "/assignments?wait=30s&after=%" PRIu64,
+		 a->gen);
+	url_of(a, tail, url, sizeof(url));
+	gf_buf_reset(&a->poll_ans);
+	curl_easy_setopt(a->poll, CURLOPT_URL, url);
+	curl_easy_setopt(a->poll, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(a->poll, CURLOPT_TIMEOUT_MS, 40000L);
+	a->poll_busy = true;
+	curl_multi_add_handle(a->g->m, a->poll);
+}
+
+/* A heartbeat answered 200: counted and timed when in the window. */
+static void heartbeat_answered(struct cl *c, struct agent *a, int64_t now)
+{
+	if (in_window(now)) {
+		struct gf_jv *v = NULL;
+		struct gf_err e;
+		const char *st = NULL;
+		if (gf_jv_parse(a->hb_ans.data, a->hb_ans.len, &v, &e) == 0)
+			st = gf_jv_str(gf_jv_get(v, "state"));
+		if (!st || strcmp(st, "ready") != 0)
+			c->w_notready++;
+		gf_jv_free(v);
+		c->w_ok++;
+		if (c->nlat == c->lcap) {
+			c->lcap = c->lcap ? 2 * c->lcap : 4096;
+			c->lat = gf_reallocarray(c->lat, c->lcap,
+						 sizeof(*c->lat));
+		}
+		c->lat[c->nlat++] = (double)(now - a->hb_sent) / 1e6;
+		if (a->last_ok >= atomic_load(&R.ws) &&
+		    now - a->last_ok > c->w_gap_max)
+			c->w_gap_max = now - a->last_ok;
+	}
+	a->last_ok = now;
+}
+
+/* The PUT or a heartbeat answered (or failed). */
+static void hb_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
+{
+	long status = 0;
+	curl_easy_getinfo(a->hb, CURLINFO_RESPONSE_CODE, &status);
+	a->hb_busy = false;
+	if (a->st == A_REGISTERING) {
+		c->reg_busy--;
+		if (rc != CURLE_OK || status != 200) {
+			note_err(c, "PUT", a, rc, status);
+			a->st = A_NEW;
+			fifo_push(&c->reg_retry, a, now + RETRY_NS);
+			return;
+		}
+		gf_buf_release(&a->body); /* the inventory: not needed */
+		gf_buf_init(&a->body, GF_NP_BODY_MAX);
+		char url[160];
+		url_of(a, "/heartbeat", url, sizeof(url));
+		curl_easy_setopt(a->hb, CURLOPT_URL, url);
+		curl_easy_setopt(a->hb, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(a->hb, CURLOPT_POST, 1L);
+		curl_easy_setopt(a->hb, CURLOPT_TIMEOUT_MS, 10000L);
+		a->st = A_READY;
+		a->last_ok = a->reg_at = now;
+		if (atomic_fetch_add(&R.registered, 1) + 1 == R.n)
+			atomic_store(&R.reg_done_ns, now);
+		send_poll(a);
+		return;
+	}
+	if (rc != CURLE_OK || status != 200)
+		note_err(c, "heartbeat", a, rc, status);
+	else
+		heartbeat_answered(c, a, now);
+	if (a->hb_owed) { /* late: the next one at once, as an agent does */
+		a->hb_owed = false;
+		send_heartbeat(a, now);
+	}
+}
+
+/* The long poll answered: the assignments taken, the poll sent again. */
+static void poll_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
+{
+	long status = 0;
+	curl_easy_getinfo(a->poll, CURLINFO_RESPONSE_CODE, &status);
+	a->poll_busy = false;
+	struct gf_jv *v = NULL;
+	struct gf_err e;
+	struct gf_np_assignments as;
+	if (rc != CURLE_OK || status != 200 ||
+	    gf_jv_parse(a->poll_ans.data, a->poll_ans.len, &v, &e) != 0 ||
+	    gf_np_assignments_read(v, &as, &e) != 0) {
+		gf_jv_free(v);
+		note_err(c, "assignments", a, rc, status);
+		fifo_push(&c->poll_retry, a, now + RETRY_NS);
+		return;
+	}
+	gf_jv_free(v);
+	a->gen = as.generation;
+	gf_free(a->run);
+	a->run = gf_calloc((size_t)as.n + 1, sizeof(*a->run));
+	a->nrun = as.n;
+	for (int i = 0; i < as.n; i++) {
+		a->run[i] = as.v[i].ref;
+		int k;
+		if (R.assigned && sscanf(as.v[i].name, "bench-%d", &k) == 1 &&
+		    k >= 0 && k < R.njobs) {
+			long long zero = 0;
+			atomic_compare_exchange_strong(&R.assigned[k], &zero,
+						       now);
+		}
+	}
+	gf_np_assignments_release(&as);
+	send_poll(a);
+}
+
+static int on_socket(CURL *h, curl_socket_t fd, int what, void *arg,
+		     void *sockp)
+{
+	(void)h;
+	struct grp *g = arg;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(g->ep, EPOLL_CTL_DEL, fd, NULL);
+		return 0;
+	}
+	struct epoll_event ev = { 0 };
+	ev.data.u64 = (uint64_t)g->idx << 32 | (uint32_t)fd;
+	ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) |
+		    (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
+	if (!sockp) {
+		curl_multi_assign(g->m, fd, g);
+		if (epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev) == 0 ||
+		    errno != EEXIST)
+			return 0;
+	}
+	if (epoll_ctl(g->ep, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+		epoll_ctl(g->ep, EPOLL_CTL_ADD, fd, &ev);
+	return 0;
+}
+
+static int on_timer(CURLM *m, long ms, void *arg)
+{
+	(void)m;
+	struct grp *g = arg;
+	g->timer_at = ms < 0 ? -1 : mono_ns() + (int64_t)ms * 1000000;
+	return 0;
+}
+
+static void finished(struct cl *c, struct grp *g)
+{
+	CURLMsg *msg;
+	int left;
+	int64_t now = mono_ns();
+	while ((msg = curl_multi_info_read(g->m, &left))) {
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		CURL *h = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+		char *p = NULL;
+		curl_easy_getinfo(h, CURLINFO_PRIVATE, &p);
+		struct agent *a = (struct agent *)(void *)p;
+		curl_multi_remove_handle(g->m, h);
+		if (h == a->hb)
+			hb_done(c, a, rc, now);
+		else
+			poll_done(c, a, rc, now);
+	}
+}
+
+static int64_t hb_due(const struct cl *c)
+{
+	return R.t0 + c->hb_round * HB_NS +
+	       (int64_t)c->a[c->hb_i]->id * HB_NS / R.n;
+}
+
+/* Start what is due: registrations, retries, heartbeats; the next time
+ * something is. */
+static int64_t start_due(struct cl *c, int64_t now)
+{
+	struct agent *a;
+	while (c->reg_busy < REG_WINDOW &&
+	       ((a = fifo_due(&c->reg_retry, now)) ||
+		(c->reg_next < c->na && (a = c->a[c->reg_next++]))))
+		send_register(c, a);
+	while ((a = fifo_due(&c->poll_retry, now)))
+		send_poll(a);
+	if (c->na == 0)
+		return fifo_next(&c->reg_retry) < fifo_next(&c->poll_retry)
+			       ? fifo_next(&c->reg_retry)
+			       : fifo_next(&c->poll_retry);
+	int64_t due;
+	while ((due = hb_due(c)) <= now) {
+		a = c->a[c->hb_i];
+		/* the first one a period after the PUT, as an agent does */
+		if (a->st == A_READY && now - a->reg_at >= HB_NS / 2) {
+			if (!a->hb_busy) {
+				send_heartbeat(a, now);
+			} else {
+				a->hb_owed = true;
+				if (in_window(now))
+					c->w_late++;
+			}
+		}
+		if (++c->hb_i == c->na) {
+			c->hb_i = 0;
+			c->hb_round++;
+		}
+	}
+	int64_t next = due;
+	if (fifo_next(&c->reg_retry) < next)
+		next = fifo_next(&c->reg_retry);
+	if (fifo_next(&c->poll_retry) < next)
+		next = fifo_next(&c->poll_retry);
+	return next;
+}
+
+static void *client(void *arg)
+{
+	struct cl *c = arg;
+	struct epoll_event ev[256];
+	int running = 0;
+	while (!atomic_load(&R.stop)) {
+		int64_t now = mono_ns();
+		int64_t next = start_due(c, now);
+		for (int i = 0; i < c->ng; i++)
+			if (c->g[i].timer_at >= 0 && c->g[i].timer_at < next)
+				next = c->g[i].timer_at;
+		now = mono_ns();
+		int64_t wait = next > now ? (next - now + 999999) / 1000000 : 0;
+		if (wait > 100)
+			wait = 100;
+		int n = epoll_wait(c->ep, ev, 256, (int)wait);
+		for (int i = 0; i < n; i++) {
+			struct grp *g = &c->g[ev[i].data.u64 >> 32];
+			int fd = (int)(ev[i].data.u64 & 0xffffffffu);
+			int f = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+				(ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT
+							 : 0) |
+				(ev[i].events & (EPOLLERR | EPOLLHUP)
+					 ? CURL_CSELECT_ERR
+					 : 0);
+			curl_multi_socket_action(g->m, fd, f, &running);
+			g->touched = true;
+		}
+		now = mono_ns();
+		for (int i = 0; i < c->ng; i++) {
+			struct grp *g = &c->g[i];
+			if (g->timer_at >= 0 && now >= g->timer_at) {
+				g->timer_at = -1;
+				curl_multi_socket_action(
+					g->m, CURL_SOCKET_TIMEOUT, 0, &running);
+				g->touched = true;
+			}
+			if (g->touched) {
+				g->touched = false;
+				finished(c, g);
+			}
+		}
+		int64_t we = atomic_load(&R.we);
+		if (we && mono_ns() >= we && !atomic_load(&c->past_window))
+			atomic_store(&c->past_window, 1);
+	}
+	return NULL;
+}
+
+/* ---- child processes and the temp dir ------------------------------- */
+
+static char tmpdir[512];
+static pid_t serve_pid = -1, agent_pid = -1;
+
+/* args[0] run with envp, stdout and stderr into log, in its own process
+ * group, SIGTERM when this process dies. */
+static pid_t spawn(const char *const args[], char *const envp[],
+		   const char *log)
+{
+	int na = 0;
+	while (args[na])
+		na++;
+	char **argv = gf_calloc((size_t)na + 1, sizeof(*argv));
+	for (int i = 0; i < na; i++)
+		argv[i] = gf_strdup(args[i]);
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pid_t self = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != self)
+			_exit(127);
+		setpgid(0, 0);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	close(fd);
+	close(nul);
+	for (int i = 0; i < na; i++)
+		gf_free(argv[i]);
+	gf_free(argv);
+	return pid;
+}
+
+/* SIGTERM, up to secs seconds, then SIGKILL to its group. */
+static void stop_child(pid_t *pid, int secs)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGTERM);
+	for (int i = 0; i < secs * 20; i++) {
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = -1;
+			return;
+		}
+		sleep_ms(50);
+	}
+	printf("# cluster: pid %d did not stop in %d s: SIGKILL\n", (int)*pid,
+	       secs);
+	kill(-*pid, SIGKILL);
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = -1;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void cleanup(void)
+{
+	stop_child(&agent_pid, 20);
+	stop_child(&serve_pid, 20);
+	const char *keep = getenv("GPUFLEET_BENCH_KEEP");
+	if (tmpdir[0] && keep && *keep && strcmp(keep, "0"))
+		printf("# cluster: kept %s (GPUFLEET_BENCH_KEEP)\n", tmpdir);
+	else if (tmpdir[0])
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tmpdir[0] = '\0';
+}
+
+/* The file's content (NUL-terminated; caller frees), or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	struct gf_buf b;
+	gf_buf_init(&b, 256u << 20);
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		gf_buf_append(&b, chunk, n);
+	fclose(f);
+	if (len)
+		*len = b.len;
+	char *s = gf_strndup(gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+static void print_tail(const char *path)
+{
+	size_t len = 0;
+	char *s = slurp(path, &len);
+	if (!s)
+		return;
+	const char *p = len > 1500 ? s + len - 1500 : s;
+	for (const char *l = p; *l;) {
+		const char *nl = strchr(l, '\n');
+		int w = nl ? (int)(nl - l) : (int)strlen(l);
+		printf("#   %.*s\n", w, l);
+		l += w + (nl ? 1 : 0);
+	}
+	gf_free(s);
+}
+
+/* Lines of the file holding needle. */
+static int count_lines(const char *path, const char *needle)
+{
+	char *s = slurp(path, NULL);
+	int n = 0;
+	for (const char *p = s; p && (p = strstr(p, needle)); p++)
+		n++;
+	gf_free(s);
+	return n;
+}
+
+/* ---- the controller ------------------------------------------------- */
+
+static const char *bin;
+
+static int start_controller(int n, char *log, size_t lsize)
+{
+	char cfg[PATH_MAX + 16], db[PATH_MAX + 16];
+	snprintf(cfg, sizeof(cfg), "%s/serve-%d.yaml", tmpdir, n);
+	snprintf(db, sizeof(db), "sqlite:%s/ctl-%d/state.db", tmpdir, n);
+	snprintf(log, lsize, "%s/serve-%d.log", tmpdir, n);
+	FILE *f = fopen(cfg, "we");
+	if (!f)
+		return -1;
+	fprintf(f, "agents:\n  heartbeat_s: 1\n  notready_after_s: %d\n",
+		NOTREADY_S);
+	fclose(f);
+	const char *argv[] = { bin,	      "serve", "--agents", "--listen",
+			       "127.0.0.1:0", "--db",  db,	   "--config",
+			       cfg,	      NULL };
+	serve_pid = spawn(argv, environ, log);
+	for (int i = 0; i < 400 && !interrupted; i++) { /* 20 s */
+		char *s = slurp(log, NULL);
+		const char *p = s ? strstr(s, "listening on http://") : NULL;
+		unsigned port = 0;
+		if (p && sscanf(p, "listening on http://127.0.0.1:%u/",
+				&port) == 1) {
+			gf_free(s);
+			R.port = port;
+			snprintf(R.base, sizeof(R.base), "http://127.0.0.1:%u",
+				 port);
+			return 0;
+		}
+		gf_free(s);
+		if (waitpid(serve_pid, NULL, WNOHANG) == serve_pid) {
+			serve_pid = -1;
+			break;
+		}
+		sleep_ms(50);
+	}
+	printf("# cluster: the controller did not start; its log:\n");
+	print_tail(log);
+	return -1;
+}
+
+/* /proc/PID/stat's utime + stime, in seconds. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	char *s = slurp(path, NULL);
+	const char *p = s ? strrchr(s, ')') : NULL;
+	unsigned long long ut = 0, st = 0;
+	/* after "(comm)": state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	if (p)
+		sscanf(p + 2,
+		       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+		       "%llu",
+		       &ut, &st);
+	gf_free(s);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A /proc/PID/status field in kB ("VmRSS"), -1 when absent. */
+static long proc_status_kb(pid_t pid, const char *field)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	char *s = slurp(path, NULL);
+	const char *p = s ? strstr(s, field) : NULL;
+	long kb = -1;
+	if (p)
+		sscanf(p + strlen(field) + 1, "%ld", &kb);
+	gf_free(s);
+	return kb;
+}
+
+/* Open fds of a process (its sockets, mostly), -1 unknown. */
+static int proc_fds(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The machine's busy and total jiffies (/proc/stat). */
+static void machine_jiffies(unsigned long long *busy, unsigned long long *all)
+{
+	char *s = slurp("/proc/stat", NULL);
+	unsigned long long v[8] = { 0 };
+	if (s)
+		sscanf(s, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	gf_free(s);
+	*all = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *all - v[3] - v[4];
+}
+
+static double self_cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* GET path into a parsed document (caller frees), or NULL. */
+static struct gf_jv *get_json(struct gf_client *cl, const char *path)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", R.base, path);
+	struct gf_client_req q = { .url = url,
+				   .timeout_ms = 60000,
+				   .answer_max = ANSWER_MAX };
+	struct gf_client_answer a;
+	struct gf_err e;
+	struct gf_jv *v = NULL;
+	if (gf_client_request(cl, &q, &a, &e) != 0 || a.status != 200 ||
+	    gf_jv_parse(gf_buf_str(&a.body), a.body.len, &v, &e) != 0)
+		v = NULL;
+	gf_client_answer_release(&a);
+	return v;
+}
+
+/* Simulated nodes in GET /v1/nodes: how many, how many not ready. */
+static void nodes_state(int *listed, int *not_ready)
+{
+	*listed = *not_ready = 0;
+	struct gf_client *cl = gf_client_new();
+	struct gf_jv *v = get_json(cl, "/v1/nodes");
+	const struct gf_jv *nodes = v ? gf_jv_get(v, "nodes") : NULL;
+	for (size_t i = 0; nodes && i < gf_jv_len(nodes); i++) {
+		const struct gf_jv *x = gf_jv_at(nodes, i);
+		const char *name = gf_jv_str(gf_jv_get(x, "name"));
+		const char *st = gf_jv_str(gf_jv_get(x, "state"));
+		if (!name || strncmp(name, "sim-", 4) != 0)
+			continue;
+		(*listed)++;
+		if (!st || strcmp(st, "ready") != 0)
+			(*not_ready)++;
+	}
+	if (!v)
+		*listed = -1;
+	gf_jv_free(v);
+	gf_client_free(cl);
+}
+
+/* ---- part 1: N agents ----------------------------------------------- */
+
+static struct cl cls[THREADS];
+static bool clients_on;
+
+static void clients_start(int n)
+{
+	R.n = n;
+	atomic_store(&R.ws, 0);
+	atomic_store(&R.we, 0);
+	atomic_store(&R.stop, false);
+	atomic_store(&R.registered, 0);
+	atomic_store(&R.reg_done_ns, 0);
+	R.t0 = mono_ns();
+	for (int t = 0; t < THREADS; t++) {
+		struct cl *c = &cls[t];
+		memset(c, 0, sizeof(*c));
+		c->t = t;
+		c->ep = epoll_create1(EPOLL_CLOEXEC);
+		c->na = (n - t + THREADS - 1) / THREADS;
+		c->ng = (c->na + GROUP - 1) / GROUP;
+		c->g = gf_calloc((size_t)c->ng + 1, sizeof(*c->g));
+		for (int i = 0; i < c->ng; i++) {
+			struct grp *g = &c->g[i];
+			g->idx = i;
+			g->ep = c->ep;
+			g->timer_at = -1;
+			g->m = curl_multi_init();
+			curl_multi_setopt(g->m, CURLMOPT_SOCKETFUNCTION,
+					  on_socket);
+			curl_multi_setopt(g->m, CURLMOPT_SOCKETDATA, g);
+			curl_multi_setopt(g->m, CURLMOPT_TIMERFUNCTION,
+					  on_timer);
+			curl_multi_setopt(g->m, CURLMOPT_TIMERDATA, g);
+			curl_multi_setopt(g->m, CURLMOPT_MAXCONNECTS,
+					  (long)(2 * GROUP + 4));
+		}
+		c->a = gf_calloc((size_t)c->na + 1, sizeof(*c->a));
+		for (int i = 0; i < c->na; i++) {
+			c->a[i] = agent_new(t + i * THREADS);
+			c->a[i]->g = &c->g[i / GROUP];
+		}
+		c->hb_round = 1;
+		atomic_init(&c->past_window, 0);
+		pthread_create(&c->tid, NULL, client, c);
+	}
+	clients_on = true;
+}
+
+static void clients_stop(void)
+{
+	if (!clients_on)
+		return;
+	clients_on = false;
+	atomic_store(&R.stop, true);
+	for (int t = 0; t < THREADS; t++) {
+		struct cl *c = &cls[t];
+		pthread_join(c->tid, NULL);
+		if (c->errs)
+			printf("# client thread %d of %d agents: %" PRId64
+			       " errors in all, the last: %s\n",
+			       t, R.n, c->errs, c->last_err);
+		for (int i = 0; i < c->na; i++)
+			agent_free(c->a[i]);
+		gf_free(c->a);
+		for (int i = 0; i < c->ng; i++)
+			curl_multi_cleanup(c->g[i].m);
+		gf_free(c->g);
+		close(c->ep);
+		fifo_release(&c->reg_retry);
+		fifo_release(&c->poll_retry);
+		gf_free(c->lat);
+	}
+}
+
+/* Wait until the clients' window counts are final. */
+static void wait_window_done(void)
+{
+	for (int i = 0; i < 100; i++) {
+		int done = 0;
+		for (int t = 0; t < THREADS; t++)
+			done += atomic_load(&cls[t].past_window);
+		if (done == THREADS)
+			return;
+		sleep_ms(20);
+	}
+}
+
+static void loadavg(char *out, size_t size)
+{
+	char *s = slurp("/proc/loadavg", NULL);
+	double a = 0, b = 0, c = 0;
+	if (s)
+		sscanf(s, "%lf %lf %lf", &a, &b, &c);
+	gf_free(s);
+	snprintf(out, size, "%.2f %.2f %.2f", a, b, c);
+}
+
+/* Register n agents and measure a window; 0, or -1 when the controller
+ * did not start (nothing more can run on it). */
+static int agents_run(int n, int window_s, char *log, size_t lsize)
+{
+	if (start_controller(n, log, lsize) != 0)
+		return -1;
+	clients_start(n);
+	int64_t t0 = mono_ns();
+	int64_t deadline = t0 + (60 + (int64_t)n / 100) * 1000000000LL;
+	while (!interrupted && atomic_load(&R.registered) < n &&
+	       mono_ns() < deadline) {
+		if (waitpid(serve_pid, NULL, WNOHANG) == serve_pid) {
+			serve_pid = -1;
+			printf("# cluster: the controller exited during "
+			       "registration; its log:\n");
+			print_tail(log);
+			return -1;
+		}
+		sleep_ms(20);
+	}
+	int reg = atomic_load(&R.registered);
+	int64_t done = atomic_load(&R.reg_done_ns);
+	if (reg == n)
+		printf("BENCH cluster.agents.%d.register_s %.2f s\n", n,
+		       (double)(done - t0) / 1e9);
+	else
+		printf("# cluster.agents.%d: only %d of %d agents registered "
+		       "in %.0f s\n",
+		       n, reg, n, (double)(mono_ns() - t0) / 1e9);
+	for (int s = 0; s < SETTLE_S * 10 && !interrupted; s++)
+		sleep_ms(100);
+	unsigned long long b0, a0, b1, a1;
+	machine_jiffies(&b0, &a0);
+	double cpu0 = proc_cpu_s(serve_pid), self0 = self_cpu_s();
+	int64_t ws = mono_ns();
+	atomic_store(&R.ws, ws);
+	for (int s = 0; s < window_s * 10 && !interrupted; s++)
+		sleep_ms(100);
+	int64_t we = mono_ns();
+	atomic_store(&R.we, we);
+	double cpu1 = proc_cpu_s(serve_pid), self1 = self_cpu_s();
+	machine_jiffies(&b1, &a1);
+	long rss = proc_status_kb(serve_pid, "VmRSS:");
+	long hwm = proc_status_kb(serve_pid, "VmHWM:");
+	int fds = proc_fds(serve_pid);
+	wait_window_done();
+	if (interrupted)
+		return -1; /* a window cut short: no figures */
+	double secs = (double)(we - ws) / 1e9;
+	int64_t ok = 0, err = 0, late = 0, nr = 0, gap = 0;
+	size_t nlat = 0;
+	for (int t = 0; t < THREADS; t++) {
+		ok += cls[t].w_ok;
+		err += cls[t].w_err;
+		late += cls[t].w_late;
+		nr += cls[t].w_notready;
+		gap = cls[t].w_gap_max > gap ? cls[t].w_gap_max : gap;
+		nlat += cls[t].nlat;
+	}
+	double *lat = gf_calloc(nlat + 1, sizeof(*lat));
+	for (int t = 0, k = 0; t < THREADS; t++)
+		for (size_t i = 0; i < cls[t].nlat; i++)
+			lat[k++] = cls[t].lat[i];
+	int status;
+	if (waitpid(serve_pid, &status, WNOHANG) == serve_pid) {
+		serve_pid = -1;
+		printf("# cluster.agents.%d: the controller exited (%s %d) "
+		       "before the window's end; its log:\n",
+		       n, WIFSIGNALED(status) ? "signal" : "status",
+		       WIFSIGNALED(status) ? WTERMSIG(status)
+					   : WEXITSTATUS(status));
+		print_tail(log);
+	}
+	int listed, not_ready;
+	nodes_state(&listed, &not_ready);
+	int events = count_lines(log, "not ready:");
+	printf("BENCH cluster.agents.%d.heartbeats_per_s %.0f 1/s\n", n,
+	       (double)ok / secs);
+	printf("BENCH cluster.agents.%d.heartbeat_p50_ms %.2f ms\n", n,
+	       quantile(lat, nlat, 0.50));
+	printf("BENCH cluster.agents.%d.heartbeat_p99_ms %.2f ms\n", n,
+	       quantile(lat, nlat, 0.99));
+	printf("BENCH cluster.agents.%d.heartbeat_gap_max_ms %.0f ms\n", n,
+	       (double)gap / 1e6);
+	printf("BENCH cluster.agents.%d.controller_cpu %.3f cores\n", n,
+	       (cpu1 - cpu0) / secs);
+	printf("BENCH cluster.agents.%d.controller_rss_mib %.0f MiB\n", n,
+	       (double)rss / 1024.0);
+	printf("BENCH cluster.agents.%d.notready %d nodes\n", n,
+	       not_ready > events ? not_ready : events);
+	char la[64];
+	loadavg(la, sizeof(la));
+	printf("# %d agents over %.1f s: %" PRId64
+	       " heartbeats answered, %" PRId64 " errors, %" PRId64
+	       " late (the previous one unanswered), %" PRId64
+	       " acks not \"ready\"; GET /v1/nodes: %d simulated nodes, %d "
+	       "not ready; %d \"not ready\" lines in the controller's log; "
+	       "its peak RSS %.0f MiB, %d open fds; the clients used %.2f cores; the "
+	       "machine was %.0f%% busy (%ld CPUs); load %s\n",
+	       n, secs, ok, err, late, nr, listed, not_ready, events,
+	       (double)hwm / 1024.0, fds, (self1 - self0) / secs,
+	       a1 > a0 ? 100.0 * (double)(b1 - b0) / (double)(a1 - a0) : 0,
+	       sysconf(_SC_NPROCESSORS_ONLN), la);
+	gf_free(lat);
+	return 0;
+}
+
+/* ---- part 2: submissions -------------------------------------------- */
+
+static int submit_errors; /* printed: the first few */
+
+/* POST body to /v1/jobs; the job's id into id (201), else -1. */
+static int submit(struct gf_client *cl, const char *body, char *id, size_t size)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/jobs", R.base);
+	struct gf_client_req q = { .method = GF_HTTP_POST,
+				   .url = url,
+				   .body = body,
+				   .body_len = strlen(body),
+				   .timeout_ms = 30000 };
+	struct gf_client_answer a;
+	struct gf_err e;
+	struct gf_jv *v = NULL;
+	int rc = -1;
+	if (gf_client_request(cl, &q, &a, &e) == 0 && a.status == 201 &&
+	    gf_jv_parse(gf_buf_str(&a.body), a.body.len, &v, &e) == 0 &&
+	    gf_jv_str(gf_jv_get(v, "id"))) {
+		snprintf(id, size, "%s", gf_jv_str(gf_jv_get(v, "id")));
+		rc = 0;
+	} else if (submit_errors++ < 3) {
+		printf("# cluster: POST /v1/jobs: %s\n",
+		       a.status ? gf_buf_str(&a.body) : e.msg);
+	}
+	gf_jv_free(v);
+	gf_client_answer_release(&a);
+	return rc;
+}
+
+static void submit_to_assigned(int m)
+{
+	struct gf_client *cl = gf_client_new();
+	double *lat = gf_calloc((size_t)m + 1, sizeof(*lat));
+	int n = 0, failed = 0;
+	for (int i = 0; i < m && !interrupted; i++) {
+		char body[160], id[GF_JOB_ID_MAX];
+		snprintf(body, sizeof(body),
+			 "{\"name\": \"bench-%d\", \"gpus\": 1, \"command\": "
+			 "\"true\"}",
+			 i);
+		R.sent[i] = mono_ns();
+		if (submit(cl, body, id, sizeof(id)) != 0) {
+			failed++;
+			continue;
+		}
+		int64_t deadline = R.sent[i] + 10 * 1000000000LL;
+		while (!atomic_load(&R.assigned[i]) && mono_ns() < deadline)
+			usleep(100);
+		int64_t at = atomic_load(&R.assigned[i]);
+		if (at)
+			lat[n++] = (double)(at - R.sent[i]) / 1e6;
+		else
+			failed++;
+	}
+	gf_client_free(cl);
+	if (n > 0) {
+		printf("BENCH cluster.submit_to_assigned.p50_ms %.2f ms\n",
+		       quantile(lat, (size_t)n, 0.50));
+		printf("BENCH cluster.submit_to_assigned.p99_ms %.2f ms\n",
+		       quantile(lat, (size_t)n, 0.99));
+	}
+	printf("# submit-to-assigned: %d jobs of 1 GPU one at a time, %d "
+	       "assigned, %d failed; %d agents connected\n",
+	       m, n, failed, R.n);
+	gf_free(lat);
+}
+
+/* The real agent's node, ready in GET /v1/nodes/NAME within secs. */
+static bool node_ready(const char *name, int secs)
+{
+	struct gf_client *cl = gf_client_new();
+	char path[96];
+	snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+	bool ready = false;
+	for (int i = 0; i < secs * 10 && !ready && !interrupted; i++) {
+		struct gf_jv *v = get_json(cl, path);
+		const char *st = v ? gf_jv_str(gf_jv_get(v, "state")) : NULL;
+		ready = st && !strcmp(st, "ready");
+		gf_jv_free(v);
+		if (!ready)
+			sleep_ms(100);
+	}
+	gf_client_free(cl);
+	return ready;
+}
+
+/* The job's state, "" unknown. */
+static void job_state(struct gf_client *cl, const char *id, char *out,
+		      size_t size)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	struct gf_jv *v = get_json(cl, path);
+	const char *st = v ? gf_jv_str(gf_jv_get(v, "state")) : NULL;
+	snprintf(out, size, "%s", st ? st : "");
+	gf_jv_free(v);
+}
+
+static void submit_to_running(const char *fake_nvml, const char *root, int m)
+{
+	char state[560], log[560], runs[560];
+	snprintf(state, sizeof(state), "%s/agent", tmpdir);
+	snprintf(log, sizeof(log), "%s/agent.log", tmpdir);
+	snprintf(runs, sizeof(runs), "%s/runs", tmpdir);
+	mkdir(runs, 0700);
+	char fixture[PATH_MAX + 64];
+	snprintf(fixture, sizeof(fixture), "%s/%s", root, FIXTURE);
+	bool fake = fake_nvml && access(fake_nvml, R_OK) == 0 &&
+		    access(fixture, R_OK) == 0;
+	if (!fake)
+		printf("# submit-to-running: the fake NVML (%s) or its "
+		       "fixture (%s) is absent (make tests-build builds "
+		       "it): the agent runs --no-nvml (no UUIDs; starting "
+		       "a job does not call NVML)\n",
+		       fake_nvml ? fake_nvml : "not given", fixture);
+	/* the environment: ours, and the fake NVML's */
+	int ne = 0;
+	while (environ[ne])
+		ne++;
+	char **envp = gf_calloc((size_t)ne + 3, sizeof(*envp));
+	char lib[PATH_MAX + 32], fx[PATH_MAX + 96];
+	snprintf(lib, sizeof(lib), "GPUFLEET_NVML_LIBRARY=%s",
+		 fake ? fake_nvml : "");
+	snprintf(fx, sizeof(fx), "GPUFLEET_FAKE_NVML_FIXTURE=%s", fixture);
+	int k = 0;
+	for (int i = 0; i < ne; i++)
+		if (strncmp(environ[i], "GPUFLEET_NVML_LIBRARY=", 22) &&
+		    strncmp(environ[i], "GPUFLEET_FAKE_NVML_FIXTURE=", 27))
+			envp[k++] = environ[i];
+	if (fake) {
+		envp[k++] = lib;
+		envp[k++] = fx;
+	}
+	const char *argv[] = { bin,
+			       "agent",
+			       "--listen",
+			       "127.0.0.1:0",
+			       "--template",
+			       TEMPLATE,
+			       fake ? "--nvml" : "--no-nvml",
+			       "--controller",
+			       R.base,
+			       "--name",
+			       "real-0",
+			       "--label",
+			       "bench=real",
+			       "--state-dir",
+			       state,
+			       "--kill-grace",
+			       "1s",
+			       NULL };
+	agent_pid = spawn(argv, envp, log);
+	gf_free(envp);
+	if (!node_ready("real-0", 30)) {
+		printf("# submit-to-running: the real agent did not become "
+		       "ready in 30 s; its log:\n");
+		print_tail(log);
+		return;
+	}
+	struct gf_client *cl = gf_client_new();
+	double *lat = gf_calloc((size_t)m + 1, sizeof(*lat));
+	int n = 0, failed = 0;
+	for (int i = 0; i < m && !interrupted; i++) {
+		char file[600], body[2048];
+		char id[GF_JOB_ID_MAX], st[32];
+		snprintf(file, sizeof(file), "%s/%d", runs, i);
+		snprintf(body, sizeof(body),
+			 "{\"name\": \"real-%d\", \"gpus\": 1, "
+			 "\"node_selector\": {\"bench\": \"real\"}, "
+			 "\"command\": \"date +%%s%%N > %s.tmp && mv %s.tmp "
+			 "%s\"}",
+			 i, file, file, file);
+		int64_t sent = wall_ns();
+		if (submit(cl, body, id, sizeof(id)) != 0) {
+			failed++;
+			continue;
+		}
+		int64_t deadline = mono_ns() + 10 * 1000000000LL;
+		char *s = NULL;
+		while (!interrupted && mono_ns() < deadline &&
+		       !(s = slurp(file, NULL)))
+			usleep(500);
+		long long started = 0;
+		if (s && sscanf(s, "%lld", &started) == 1 && started > 0)
+			lat[n++] = (double)(started - sent) / 1e6;
+		else
+			failed++;
+		gf_free(s);
+		/* one after another: the next once this one ended */
+		for (int w = 0; w < 200 && !interrupted; w++) {
+			job_state(cl, id, st, sizeof(st));
+			if (strcmp(st, "running") && strcmp(st, "pending"))
+				break;
+			sleep_ms(5);
+		}
+	}
+	gf_client_free(cl);
+	if (n > 0) {
+		printf("BENCH cluster.submit_to_running.p50_ms %.2f ms\n",
+		       quantile(lat, (size_t)n, 0.50));
+		printf("BENCH cluster.submit_to_running.p99_ms %.2f ms\n",
+		       quantile(lat, (size_t)n, 0.99));
+	}
+	/* kubernetes/community, sig-scalability/slos/pod_startup_latency.md:
+	 * startup latency of stateless schedulable pods, image pulls
+	 * excluded, pod creation until all containers are reported started
+	 * and observed via watch: 99th percentile per cluster-day <= 5 s
+	 * (an SLO, a bound; not a measured typical value) */
+	printf("BENCH peer.kubernetes.pod_startup_slo_p99_ms 5000 ms\n");
+	printf("# submit-to-running: %d jobs on one real agent (%s), one "
+	       "after another, %d ran, %d failed; the POST sent until the "
+	       "job's process ran (its date +%%s%%N); %d simulated agents "
+	       "connected as well\n",
+	       m, fake ? "fake NVML" : "--no-nvml", n, failed, R.n);
+	gf_free(lat);
+	stop_child(&agent_pid, 20);
+}
+
+/* ---- main ----------------------------------------------------------- */
+
+/* Fds this process needs for n agents: two sockets each, a socket pair
+ * per curl multi handle (libcurl's wakeup), and room for its own files
+ * and clients.  The controller (which inherits the limit) needs two per
+ * agent and a few dozen more, fewer than this. */
+static rlim_t fds_for(int n)
+{
+	int multis = n / GROUP + THREADS;
+	return (rlim_t)(2 * (int64_t)n + 2 * multis + FD_RESERVE);
+}
+
+/* RLIMIT_NOFILE raised for n agents (soft to hard, and hard too where
+ * allowed); the soft limit now. */
+static rlim_t raise_nofile(int n)
+{
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rlim_t want = fds_for(n);
+	if (rl.rlim_cur >= want)
+		return rl.rlim_cur;
+	if (rl.rlim_max < want) {
+		struct rlimit up = { want, want };
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+			printf("# RLIMIT_NOFILE raised to %lu (the hard limit "
+			       "was %lu)\n",
+			       (unsigned long)want, (unsigned long)rl.rlim_max);
+			return want;
+		}
+		printf("# RLIMIT_NOFILE: the hard limit %lu is below the %lu "
+		       "that %d agents need (two sockets per agent, here and "
+		       "in the controller) and cannot be raised (%s; ulimit "
+		       "-Hn, or CAP_SYS_RESOURCE)\n",
+		       (unsigned long)rl.rlim_max, (unsigned long)want, n,
+		       gf_strerror(-errno));
+	}
+	rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	return rl.rlim_cur;
+}
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x = v && *v ? strtol(v, &end, 10) : def;
+	if (v && *v && (*end || x < lo || x > hi)) {
+		printf("# %s=%s: expected %d to %d; using %d\n", name, v, lo,
+		       hi, def);
+		return def;
+	}
+	return (int)x;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: cluster_bench GPUFLEET_BIN "
+				"[FAKE_NVML_LIB [REPO_ROOT]]\n");
+		return 2;
+	}
+	bin = argv[1];
+	const char *fake_nvml = argc > 2 ? argv[2] : NULL;
+	const char *root = argc > 3 ? argv[3] : ".";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (access(bin, X_OK) != 0) {
+		printf("# skipped cluster benchmarks: %s absent (make builds "
+		       "it)\n",
+		       bin);
+		return 0;
+	}
+	int sizes[8], nsizes = 0;
+	const char *sz = getenv("GPUFLEET_BENCH_AGENTS");
+	char list[128];
+	snprintf(list, sizeof(list), "%s", sz && *sz ? sz : DEFAULT_SIZES);
+	char *save = NULL;
+	for (char *t = strtok_r(list, ",", &save); t && nsizes < 8;
+	     t = strtok_r(NULL, ",", &save)) {
+		long x = strtol(t, NULL, 10);
+		if (x < 1 || x > MAX_AGENTS) {
+			fprintf(stderr,
+				"cluster_bench: GPUFLEET_BENCH_AGENTS: '%s': "
+				"expected 1 to %d\n",
+				t, MAX_AGENTS);
+			return 2;
+		}
+		sizes[nsizes++] = (int)x;
+	}
+	int window = env_int("GPUFLEET_BENCH_WINDOW_S", DEFAULT_WINDOW, 2, 600);
+	int jobs = env_int("GPUFLEET_BENCH_JOBS", 500, 0, 100000);
+	int real = env_int("GPUFLEET_BENCH_REAL_JOBS", 100, 0, 10000);
+	int most = 0;
+	for (int i = 0; i < nsizes; i++)
+		most = sizes[i] > most ? sizes[i] : most;
+	rlim_t nofile = raise_nofile(most);
+
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	const char *tmp = getenv("TMPDIR");
+	tmp = tmp && *tmp && strlen(tmp) < 400 ? tmp : "/tmp";
+	snprintf(tmpdir, sizeof(tmpdir), "%s/gf-cluster-bench-XXXXXX", tmp);
+	if (!mkdtemp(tmpdir)) {
+		printf("# cluster: cannot create %s: %s\n", tmpdir,
+		       gf_strerror(-errno));
+		return 1;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	R.hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	R.hdrs = curl_slist_append(R.hdrs, "Expect:");
+	/* before the client threads start, which read them */
+	R.njobs = jobs;
+	R.sent = gf_calloc((size_t)jobs + 1, sizeof(*R.sent));
+	R.assigned = gf_calloc((size_t)jobs + 1, sizeof(*R.assigned));
+	int rc = load_template();
+	printf("# cluster: `gpufleet serve --agents` in its own process "
+	       "(heartbeat_s 1, notready_after_s %d, default tick; CPU and "
+	       "RSS from /proc), simulated agents in this one (%d threads, "
+	       "libcurl multi on epoll, 2 keep-alive connections per "
+	       "agent)\n",
+	       NOTREADY_S, THREADS);
+	for (int i = 0; rc == 0 && i < nsizes && !interrupted; i++) {
+		char log[PATH_MAX + 32];
+		if (fds_for(sizes[i]) > nofile) {
+			int fit = sizes[i];
+			while (fit > 1 && fds_for(fit) > nofile)
+				fit--;
+			printf("# cluster.agents.%d: cannot be held here: it "
+			       "needs %lu fds in this process and over %d in "
+			       "the controller, RLIMIT_NOFILE is %lu; measured "
+			       "with %d agents, the most that fit\n",
+			       sizes[i], (unsigned long)fds_for(sizes[i]),
+			       2 * sizes[i], (unsigned long)nofile, fit);
+			sizes[i] = fit;
+		}
+		rc = agents_run(sizes[i], window, log, sizeof(log));
+		bool last = i == nsizes - 1;
+		if (rc == 0 && last && jobs > 0 && !interrupted)
+			submit_to_assigned(jobs);
+		if (rc == 0 && last && real > 0 && !interrupted)
+			submit_to_running(fake_nvml, root, real);
+		if (rc == 0 && last && (jobs > 0 || real > 0) && !interrupted)
+			printf("# cluster.agents.%d: %d \"not ready\" lines in "
+			       "the controller's log after the submissions\n",
+			       sizes[i], count_lines(log, "not ready:"));
+		clients_stop();
+		stop_child(&serve_pid, 30);
+		rc = 0; /* a size that failed said why; try the next */
+	}
+	/* kubernetes/website, content/en/docs/setup/best-practices/
+	 * cluster-large.md: "Kubernetes supports clusters with up to 5,000
+	 * nodes" (a stated limit, on control planes of more than 2 cores) */
+	printf("BENCH peer.kubernetes.max_nodes 5000 nodes\n");
+	if (interrupted)
+		printf("# cluster: interrupted\n");
+	cleanup();
+	curl_slist_free_all(R.hdrs);
+	gf_free(R.sent);
+	gf_free(R.assigned);
+	gf_free(topology);
+	curl_global_cleanup();
+	return interrupted ? 1 : 0;
+}
