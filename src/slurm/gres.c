@@ -57,12 +57,27 @@ void gf_slurm_core_cpus(const struct gf_node *n, const struct gf_bitmap *cores,
 	}
 }
 
+/* Characters a gres Type keeps (':' ',' '=' and blanks are Slurm's). */
+static bool type_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+}
+
 void gf_slurm_type_name(const struct gf_node *n, int g, char *out, size_t size)
 {
-	char low[sizeof(n->gpus[0].name)];
+	const struct gf_gpu *gpu = &n->gpus[g];
+	char low[sizeof(gpu->name)];
 	size_t len = 0;
-	for (const char *p = n->gpus[g].name; *p && len + 1 < sizeof(low); p++)
-		low[len++] = *p == ' ' ? '_' : (char)tolower((unsigned char)*p);
+	/* a model the catalog does not know and NVML did not name:
+	 * "NVIDIA GPU 10de:06d2" (hwloc_load.c) names no type */
+	if (!gpu->model && strstr(gpu->name, " GPU ") &&
+	    strchr(gpu->name, ':')) {
+		snprintf(out, size, "%s", "");
+		return;
+	}
+	for (const char *p = gpu->name; *p && len + 1 < sizeof(low); p++)
+		low[len++] =
+			type_char(*p) ? (char)tolower((unsigned char)*p) : '_';
 	low[len] = '\0';
 	/* first token (between '_' and '-') holding a digit */
 	for (size_t i = 0; i < len;) {
@@ -85,8 +100,23 @@ static const char *node_name(const struct gf_node *n,
 	return o->nodename ? o->nodename : n->hostname;
 }
 
-static int check_name(const char *name, struct gf_err *e)
+static int check_type(const char *type, struct gf_err *e)
 {
+	for (const char *p = type; *p; p++)
+		if (!type_char(*p))
+			return gf_err_set(e, GF_EINVAL,
+					  "cannot use '%s' as a gres Type: "
+					  "letters, digits, '_', '-' and '.' "
+					  "only",
+					  type);
+	return 0;
+}
+
+static int check_name(const char *name, const struct gf_slurm_gres_opts *o,
+		      struct gf_err *e)
+{
+	if (o->type && check_type(o->type, e))
+		return e->code;
 	if (!*name)
 		return gf_err_set(e, GF_EINVAL,
 				  "the node has no host name: give "
@@ -190,7 +220,7 @@ int gf_slurm_gres_conf(const struct gf_node *n,
 		       struct gf_err *e)
 {
 	const char *name = node_name(n, o);
-	int rc = check_name(name, e);
+	int rc = check_name(name, o, e);
 	if (rc)
 		return rc;
 	char types[GF_MAX_GPUS][64];
@@ -267,7 +297,7 @@ int gf_slurm_node_line(const struct gf_node *n,
 		       struct gf_err *e)
 {
 	const char *name = node_name(n, o);
-	int rc = check_name(name, e);
+	int rc = check_name(name, o, e);
 	if (rc)
 		return rc;
 	int sockets, cores, threads;
