@@ -219,6 +219,7 @@ EOF
 plugstack() { echo "required $SO default=closest topology=$1" >"$W/plugstack.conf"; }
 plugstack "$FX"
 export SLURM_CONF="$W/slurm.conf"
+cd "$W" || exit 1 # jobs run here, and write nothing into the checkout
 
 wait_for() { # tries command...: up to 0.2 s x tries
 	n=$1
@@ -379,9 +380,11 @@ $(cat "$TMP/broken" "$TMP/broken.err" "$TMP/strict" "$TMP/strict.err")
 $(grep gpufleet "$W/log/slurmd.log" | tail -5)"
 
 # -- advice through libslurm --------------------------------------------------
-hold=$(sbatch --parsable --gres=gpu:6 --wrap 'sleep 30' 2>&1)
+hold=$(sbatch --parsable -o "$W/log/batch-%j.out" --gres=gpu:6 \
+	--wrap 'sleep 30' 2>&1)
 wait_for 50 sh -c "squeue -h -j $hold -o %T | grep -q RUNNING"
-pend=$(sbatch --parsable --gres=gpu:4 --wrap true 2>&1)
+pend=$(sbatch --parsable -o "$W/log/batch-%j.out" --gres=gpu:4 \
+	--wrap true 2>&1)
 scontrol -d -o show node >"$TMP/nodes.txt"
 scontrol -d -o show job >"$TMP/jobs.txt"
 "$BIN" slurm advise --json >"$TMP/adv.json" 2>"$TMP/adv.err"
