@@ -31,6 +31,8 @@
 #                              log line, the job runs; with strict, it fails
 #   slurm/advise-live          gpufleet slurm advise through libslurm sees
 #                              what scontrol shows, and places a pending job
+#   slurm/job-submit-lua       dist/slurm/job_submit.lua in slurmctld reads
+#                              the advice file and notes and steers a job
 #   slurm/usage-accounting     gpufleet slurm usage against sacct's AllocTRES
 #                              x ElapsedRaw and the jobs' own timings
 #   slurm/stopped              every daemon stopped by its PID, no listener
@@ -60,7 +62,8 @@ check() { # name, condition-result (0 ok), detail
 skip_all() {
 	for n in node-line-slurmd-C slurmd-gres listen-loopback bind-closest \
 		bind-narrows bind-none-unchanged bind-split bind-two-jobs \
-		topology-unreadable advise-live usage-accounting stopped; do
+		topology-unreadable advise-live job-submit-lua usage-accounting \
+		stopped; do
 		echo "skip slurm/$n ($1)"
 	done
 	exit 0
@@ -209,11 +212,13 @@ $acct_conf
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MailProg=/bin/true
+JobSubmitPlugins=lua
 SlurmdParameters=config_overrides
 $NODELINE NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=gpu Nodes=$H Default=YES MaxTime=INFINITE State=UP
 EOF
 [ -d /sys/fs/cgroup/cpuset ] && echo "CgroupPlugin=cgroup/v1" >"$W/cgroup.conf"
+cp "$ROOT/dist/slurm/job_submit.lua" "$W/job_submit.lua"
 # required: only a required plugin's error fails a task (spank(8)), which
 # --gpufleet-bind=strict needs; the plugin itself never fails otherwise
 plugstack() { echo "required $SO default=closest topology=$1" >"$W/plugstack.conf"; }
@@ -278,7 +283,8 @@ fi
 [ $ACCT = 1 ] || sed -i 's/^AccountingStorage.*//' "$W/slurm.conf"
 [ $ACCT = 1 ] || echo "AccountingStorageType=accounting_storage/none" >>"$W/slurm.conf"
 # slurmctld first: a slurmd started before it backs off for minutes
-setsid slurmctld -D -c >"$W/log/slurmctld.out" 2>&1 &
+GPUFLEET_ADVICE="$W/advice.txt" GPUFLEET_STEER=1 \
+	setsid slurmctld -D -c >"$W/log/slurmctld.out" 2>&1 &
 CTLD=$!
 started $CTLD
 wait_for 100 ctld_ok || skip_all "slurmctld did not come up: $(tail -3 "$W/log/slurmctld.log" 2>&1)"
@@ -409,7 +415,20 @@ sys.exit(1 if bad else 0)
 EOF
 [ $? = 0 ] && [ $arc = 0 ]
 check advise-live $? "$(cat "$TMP/why" "$TMP/adv.err" "$TMP/adv.json")"
-scancel "$hold" "$pend" 2>/dev/null
+# the job_submit script: the advice for 2 GPUs noted and steered
+"$BIN" slurm advise --gpus 1,2,4 --lines >"$W/advice.txt" 2>"$TMP/adv.err"
+want=$(sed -n 's/^job=shape gpus=2 .* node=\([^ ]*\) gpu_idx=\([^ ]*\) .*/gpufleet: node=\1 gpus=\2/p' \
+	"$W/advice.txt")
+held=$(sbatch --parsable -H -o "$W/log/batch-%j.out" --gres=gpu:2 \
+	--wrap true 2>&1)
+job=$(scontrol -o show job "$held" 2>&1)
+printf '%s\n' "$job" | grep -q "Comment=$want " &&
+	printf '%s\n' "$job" | grep -q "ReqNodeList=$H " && [ -n "$want" ]
+check job-submit-lua $? "want '$want' and ReqNodeList=$H
+advice: $(cat "$W/advice.txt" "$TMP/adv.err")
+job: $job
+$(grep -i 'lua\|gpufleet' "$W/log/slurmctld.log" | tail -5)"
+scancel "$hold" "$pend" "$held" 2>/dev/null
 wait_for 50 sh -c '[ -z "$(squeue -h)" ]'
 
 # -- accounting ----------------------------------------------------------------
