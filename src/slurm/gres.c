@@ -165,11 +165,19 @@ static void header(const struct gf_node *n, const struct gf_slurm_gres_opts *o,
 		      "# gres.conf for node %s, written by gpufleet slurm gres "
 		      "from %s\n",
 		      node_name(n, o), n->source);
-	gf_buf_puts(out,
-		    "# GPUs in PCI bus order (Slurm's device index); File= "
-		    "takes /dev/nvidiaN\n"
-		    "# to be GPU N: check nvidia-smi --query-gpu=index,"
-		    "pci.bus_id against ls -l /dev/nvidia*.\n");
+	bool minors = n->ngpus > 0;
+	for (int g = 0; g < n->ngpus; g++)
+		minors &= n->gpus[g].has_minor;
+	gf_buf_puts(out, "# GPUs in PCI bus order (Slurm's device index).\n");
+	if (minors)
+		gf_buf_puts(out, "# File= names each GPU's device by its minor "
+				 "number (NVML).\n");
+	else
+		gf_buf_puts(out,
+			    "# File= takes /dev/nvidiaN to be GPU N (no NVML "
+			    "minor numbers): check\n"
+			    "# nvidia-smi --query-gpu=index,pci.bus_id against "
+			    "/proc/driver/nvidia/gpus/*/information.\n");
 	if (cores)
 		gf_buf_puts(
 			out,
@@ -238,7 +246,8 @@ int gf_slurm_gres_conf(const struct gf_node *n,
 		gf_buf_printf(out, "NodeName=%s Name=gpu", name);
 		if (types[g][0])
 			gf_buf_printf(out, " Type=%s", types[g]);
-		gf_buf_printf(out, " File=%s/nvidia%d", dev, g);
+		gf_buf_printf(out, " File=%s/nvidia%d", dev,
+			      gpu->has_minor ? gpu->minor : g);
 		if (cores && gpu->locality_known) {
 			struct gf_bitmap c;
 			char cl[LIST_MAX];

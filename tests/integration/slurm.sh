@@ -138,7 +138,11 @@ while [ $i -lt 8 ]; do
 	mknod "$W/dev/nvidia$i" c 195 $i || skip_all "mknod failed"
 	i=$((i + 1))
 done
-GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a.nvml" "$BIN" slurm gres --xml "$FX" \
+# device minor numbers unlike the indexes (as NVML may answer): File=
+# follows them, while Slurm's GPU ids stay the line order
+awk '/^gpu / { print; print "minor " (7 - n++); next } { print }' \
+	"$W/fx/hgx-a.nvml" >"$W/fx/hgx-a-minors.nvml"
+GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a-minors.nvml" "$BIN" slurm gres --xml "$FX" \
 	--this-system --nvml --nodename "$H" --dev-dir "$W/dev" \
 	>"$W/gres.conf" 2>"$TMP/gres.err"
 grc=$?
@@ -298,6 +302,7 @@ node=$(scontrol -o show node "$H")
 errs=$(grep -iE 'error.*gres|gres.*(error|invalid|mismatch)|Invalid GRES' \
 	"$W/log/slurmd.log" "$W/log/slurmctld.log")
 [ -z "$errs" ] && printf '%s\n' "$node" | grep -q 'Gres=gpu:h100:8(S:0-1)' &&
+	grep -q "Name=gpu Type=h100 File=$W/dev/nvidia7 Cores=0 " "$W/gres.conf" &&
 	printf '%s\n' "$node" | grep -q 'State=IDLE '
 check slurmd-gres $? "log: $errs
 scontrol: $node

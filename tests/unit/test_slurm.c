@@ -144,6 +144,15 @@ static void test_cores_threads(void **state)
 				  "Links=0,0,0,0,0,0,0,-1 "));
 	/* NVSwitch links end at no GPU: AutoDetect=nvml counts 0 there */
 	assert_non_null(strstr(s, "NVSwitch paths are 0"));
+	/* minor numbers known (NVML): File= is the GPU's own device */
+	for (int g = 0; g < n->ngpus; g++) {
+		n->gpus[g].minor = 7 - g;
+		n->gpus[g].has_minor = true;
+	}
+	s = render(n, false, &o);
+	assert_non_null(strstr(s, "File=/d/nvidia7 Cores=0-55 "
+				  "Links=-1,0,0,0,0,0,0,0 "));
+	assert_non_null(strstr(s, "by its minor number (NVML)"));
 	assert_string_equal(render(n, true, &o),
 			    "NodeName=g1 CPUs=224 Boards=1 SocketsPerBoard=2 "
 			    "CoresPerSocket=56 ThreadsPerCore=2 "
