@@ -32,6 +32,7 @@
 #include "util/mem.h"
 
 #define MASTER_PORT_BASE 29500
+#define SWEEP_MS	 100 /* silent nodes looked for this often */
 #define MASTER_PORTS	 2000
 
 enum anode_state {
@@ -63,7 +64,8 @@ struct anode {
 	/* MIG layouts the controller applied to this node in the core and
 	 * its agent has not reported yet (bit g: pending[g]) */
 	uint16_t mig_pending;
-	struct gf_np_mig_layout pending[GF_CNODE_MAX_GPUS];
+	struct gf_np_mig_layout *pending; /* [GF_CNODE_MAX_GPUS], lazily */
+	bool woken; /* on the wake list (its generation moved, polls parked) */
 };
 
 /* Per running job: where its replicas are, which have ended. */
@@ -84,6 +86,13 @@ struct gf_agents {
 	struct gf_service *s;
 	struct anode *n;
 	int cap;
+	/* the per-turn walks are proportional to what changed: nodes whose
+	 * generation moved while polls were parked, nodes to store, and the
+	 * next poll deadline; silence is swept every SWEEP_MS */
+	int *wake, nwake, wcap;
+	int ndirty;
+	int64_t next_deadline; /* the next walk for ended waits (mono ms) */
+	int64_t next_sweep;
 	struct jside **js; /* by seq */
 	size_t jcap;
 	struct runkey *seen; /* open addressing */
@@ -182,6 +191,7 @@ static void drop_node(struct anode *n)
 	gf_free(n->text);
 	gf_free(n->inv);
 	gf_free(n->refs);
+	gf_free(n->pending);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -198,7 +208,24 @@ void gf__agents_free(struct gf_agents *ag)
 	gf_free(ag->js);
 	gf_free(ag->n);
 	gf_free(ag->seen);
+	gf_free(ag->wake);
 	gf_free(ag);
+}
+
+/* Node i's generation moved: its parked polls are answered this turn. */
+static void moved(struct gf_agents *ag, int i)
+{
+	struct anode *n = &ag->n[i];
+	n->gen++;
+	if (!n->polls || n->woken)
+		return;
+	if (ag->nwake == ag->wcap) {
+		ag->wcap = ag->wcap ? 2 * ag->wcap : 64;
+		ag->wake = gf_reallocarray(ag->wake, (size_t)ag->wcap,
+					   sizeof(*ag->wake));
+	}
+	ag->wake[ag->nwake++] = i;
+	n->woken = true;
 }
 
 /* ---- assignments ---------------------------------------------------- */
@@ -212,7 +239,7 @@ static void unassign(struct gf_agents *ag, uint64_t seq, int node)
 			n->refs[k++] = n->refs[i];
 	if (k != n->nrefs) {
 		n->nrefs = k;
-		n->gen++;
+		moved(ag, node);
 	}
 }
 
@@ -224,7 +251,7 @@ static void assign(struct gf_agents *ag, uint64_t seq, int replica, int node)
 		n->refs = gf_reallocarray(n->refs, (size_t)n->rcap,
 					  sizeof(*n->refs));
 	}
-	n->gen++;
+	moved(ag, node);
 	n->refs[n->nrefs++] = (struct aref){ seq, replica, n->gen };
 }
 
@@ -631,6 +658,8 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	n->inv = op->inv;
 	op->body = NULL;
 	op->inv = NULL;
+	if (!n->dirty)
+		ag->ndirty++;
 	n->dirty = true;
 	n->registered_ms = now;
 	if (first) {
@@ -682,9 +711,11 @@ int gf__agents_mig_layout(struct gf_agents *ag, int i,
 	gf_ctl_changes_release(&ch);
 	if (rc < 0)
 		return rc;
+	if (!n->pending)
+		n->pending = gf_calloc(GF_CNODE_MAX_GPUS, sizeof(*n->pending));
 	n->pending[l->gpu] = *l;
 	n->mig_pending |= (uint16_t)(1u << l->gpu);
-	n->gen++; /* its agent learns it with its assignments */
+	moved(ag, i); /* its agent learns it with its assignments */
 	gf_log(GF_LOG_INFO, "serve",
 	       "node '%s' GPU %d: MIG layout of %d instances applied; its "
 	       "agent makes it real",
@@ -699,6 +730,9 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_ctl *ctl = ag->s->ctl;
 	int64_t mono = gf__service_mono_ms();
+	if (mono < ag->next_sweep)
+		return; /* the times are seconds: 100 ms late is nothing */
+	ag->next_sweep = mono + SWEEP_MS;
 	for (int i = 0; i < ag->cap; i++) {
 		struct anode *n = &ag->n[i];
 		int64_t quiet = mono - n->last_seen;
@@ -735,7 +769,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 
 int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
 {
-	for (int i = 0; i < ag->cap; i++) {
+	for (int i = 0; ag->ndirty > 0 && i < ag->cap; i++) {
 		struct anode *n = &ag->n[i];
 		if (!n->dirty)
 			continue;
@@ -745,6 +779,7 @@ int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
 		if (rc)
 			return rc;
 		n->dirty = false;
+		ag->ndirty--;
 	}
 	return 0;
 }
@@ -908,31 +943,48 @@ void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
 	n->polls = op;
 }
 
+/* Answer node i's parked polls that its generation passed, or whose wait
+ * ended (all: every one, with status). */
+static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
+		      unsigned status)
+{
+	struct anode *n = &ag->n[i];
+	struct gf_op **pp = &n->polls;
+	while (*pp) {
+		struct gf_op *op = *pp;
+		if (!all && n->gen <= op->after && op->deadline > mono) {
+			pp = &op->next;
+			continue;
+		}
+		*pp = op->next;
+		if (all)
+			gf_reply_error(op->req, status,
+				       status == 503 ? "unavailable" : "error",
+				       "the controller is stopping or not "
+				       "leading");
+		else
+			reply_assignments(ag, op, i);
+		gf__op_free(op);
+	}
+}
+
 void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
 {
 	int64_t mono = gf__service_mono_ms();
-	for (int i = 0; i < ag->cap; i++) {
-		struct anode *n = &ag->n[i];
-		struct gf_op **pp = &n->polls;
-		while (*pp) {
-			struct gf_op *op = *pp;
-			if (!all && n->gen <= op->after &&
-			    op->deadline > mono) {
-				pp = &op->next;
-				continue;
-			}
-			*pp = op->next;
-			if (all)
-				gf_reply_error(op->req, status,
-					       status == 503 ? "unavailable"
-							     : "error",
-					       "the controller is stopping or "
-					       "not leading");
-			else
-				reply_assignments(ag, op, i);
-			gf__op_free(op);
-		}
+	for (int k = 0; k < ag->nwake; k++) {
+		ag->n[ag->wake[k]].woken = false;
+		if (!all)
+			wake_node(ag, ag->wake[k], mono, false, status);
 	}
+	ag->nwake = 0;
+	/* waits that ended: a walk at most every SWEEP_MS (a long poll of
+	 * 30 s answered up to 0.1 s late) */
+	if (!all && mono < ag->next_deadline)
+		return;
+	ag->next_deadline = mono + SWEEP_MS;
+	for (int i = 0; i < ag->cap; i++)
+		if (ag->n[i].polls)
+			wake_node(ag, i, mono, all, status);
 }
 
 /* ---- for the readers (under ctl_lock) ------------------------------- */

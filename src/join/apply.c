@@ -275,7 +275,8 @@ void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 		snprintf(ref.job, sizeof(ref.job), "%s", le->job);
 		if (le->st == GF_LE_RUNNING && hb->nrunning < GF_NP_MAX_RUNNING)
 			hb->running[hb->nrunning++] = ref;
-		if (le->st == GF_LE_ENDED && hb->nreports < GF_JOIN_REPORTS_PER_BEAT) {
+		if (le->st == GF_LE_ENDED &&
+		    hb->nreports < GF_JOIN_REPORTS_PER_BEAT) {
 			struct gf_np_report *r = &hb->reports[hb->nreports++];
 			r->ref = ref;
 			r->run = le->run;
