@@ -36,6 +36,9 @@
 #   slurm/usage-accounting     gpufleet slurm usage against sacct's AllocTRES
 #                              x ElapsedRaw and the jobs' own timings
 #   slurm/stopped              every daemon stopped by its PID, no listener
+# Needs root (mknod; slurmd runs as root): skipped otherwise.  Installs
+# MariaDB and slurmdbd itself (apt-get) where root and apt work, unless
+# GPUFLEET_NO_APT is set; without them the accounting check is skipped.
 # Prints ok/FAIL/skip lines.  Usage: sh tests/integration/slurm.sh BUILD
 set -u
 B=${1:-build}

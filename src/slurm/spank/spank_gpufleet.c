@@ -6,6 +6,11 @@
  *
  *   plugstack.conf:  optional /path/spank_gpufleet.so [default=MODE]
  *                    [topology=FILE] [nvml=0|1]
+ *
+ * NVML is not loaded unless nvml=1: hwloc finds the GPUs on their PCI
+ * bus, and an nvmlInit without the persistence daemon can take seconds,
+ * at every step.  nvml=1 is for nodes whose CUDA_VISIBLE_DEVICES holds
+ * UUIDs (MIG devices), which only NVML names.
  *   srun/sbatch:     --gpufleet-bind=[verbose,][strict,]closest|nic|none
  *
  * Hooks (spank(8); contexts as Slurm 22.05 runs them):
@@ -50,11 +55,11 @@ static struct {
 	struct gf_tb_opts opt; /* --gpufleet-bind */
 	bool opt_given;
 	char topology[1024];  /* topology=, "" live */
-	int nvml;	      /* nvml=: -1 live only, 0, 1 */
+	int nvml;	      /* nvml=: 0 (default) or 1 */
 	struct gf_node *node; /* loaded in user_init */
 	bool failed;	      /* could not load or plan: said once */
 	char failure[600];
-} G = { .nvml = -1 };
+} G = { .nvml = 0 };
 
 static int opt_cb(int val, const char *optarg, int remote)
 {
