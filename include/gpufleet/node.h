@@ -74,6 +74,8 @@ struct gf_gpu {
 	int mig_mode;	     /* -1 unknown, 0 disabled, 1 enabled */
 	int mig_pending;     /* -1 unknown */
 	int numa_id;	     /* GPU memory as NUMA node; -1 = N/A */
+	int minor;	     /* N of its /dev/nvidiaN (NVML), if has_minor */
+	bool has_minor;
 	/* Set by gf_node_finish(): */
 	struct gf_bitmap cpus;
 	struct gf_bitmap mems;

@@ -57,12 +57,27 @@ void gf_slurm_core_cpus(const struct gf_node *n, const struct gf_bitmap *cores,
 	}
 }
 
+/* Characters a gres Type keeps (':' ',' '=' and blanks are Slurm's). */
+static bool type_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+}
+
 void gf_slurm_type_name(const struct gf_node *n, int g, char *out, size_t size)
 {
-	char low[sizeof(n->gpus[0].name)];
+	const struct gf_gpu *gpu = &n->gpus[g];
+	char low[sizeof(gpu->name)];
 	size_t len = 0;
-	for (const char *p = n->gpus[g].name; *p && len + 1 < sizeof(low); p++)
-		low[len++] = *p == ' ' ? '_' : (char)tolower((unsigned char)*p);
+	/* a model the catalog does not know and NVML did not name:
+	 * "NVIDIA GPU 10de:06d2" (hwloc_load.c) names no type */
+	if (!gpu->model && strstr(gpu->name, " GPU ") &&
+	    strchr(gpu->name, ':')) {
+		snprintf(out, size, "%s", "");
+		return;
+	}
+	for (const char *p = gpu->name; *p && len + 1 < sizeof(low); p++)
+		low[len++] =
+			type_char(*p) ? (char)tolower((unsigned char)*p) : '_';
 	low[len] = '\0';
 	/* first token (between '_' and '-') holding a digit */
 	for (size_t i = 0; i < len;) {
@@ -85,8 +100,23 @@ static const char *node_name(const struct gf_node *n,
 	return o->nodename ? o->nodename : n->hostname;
 }
 
-static int check_name(const char *name, struct gf_err *e)
+static int check_type(const char *type, struct gf_err *e)
 {
+	for (const char *p = type; *p; p++)
+		if (!type_char(*p))
+			return gf_err_set(e, GF_EINVAL,
+					  "cannot use '%s' as a gres Type: "
+					  "letters, digits, '_', '-' and '.' "
+					  "only",
+					  type);
+	return 0;
+}
+
+static int check_name(const char *name, const struct gf_slurm_gres_opts *o,
+		      struct gf_err *e)
+{
+	if (o->type && check_type(o->type, e))
+		return e->code;
 	if (!*name)
 		return gf_err_set(e, GF_EINVAL,
 				  "the node has no host name: give "
@@ -135,11 +165,19 @@ static void header(const struct gf_node *n, const struct gf_slurm_gres_opts *o,
 		      "# gres.conf for node %s, written by gpufleet slurm gres "
 		      "from %s\n",
 		      node_name(n, o), n->source);
-	gf_buf_puts(out,
-		    "# GPUs in PCI bus order (Slurm's device index); File= "
-		    "takes /dev/nvidiaN\n"
-		    "# to be GPU N: check nvidia-smi --query-gpu=index,"
-		    "pci.bus_id against ls -l /dev/nvidia*.\n");
+	bool minors = n->ngpus > 0;
+	for (int g = 0; g < n->ngpus; g++)
+		minors &= n->gpus[g].has_minor;
+	gf_buf_puts(out, "# GPUs in PCI bus order (Slurm's device index).\n");
+	if (minors)
+		gf_buf_puts(out, "# File= names each GPU's device by its minor "
+				 "number (NVML).\n");
+	else
+		gf_buf_puts(out,
+			    "# File= takes /dev/nvidiaN to be GPU N (no NVML "
+			    "minor numbers): check\n"
+			    "# nvidia-smi --query-gpu=index,pci.bus_id against "
+			    "/proc/driver/nvidia/gpus/*/information.\n");
 	if (cores)
 		gf_buf_puts(
 			out,
@@ -190,7 +228,7 @@ int gf_slurm_gres_conf(const struct gf_node *n,
 		       struct gf_err *e)
 {
 	const char *name = node_name(n, o);
-	int rc = check_name(name, e);
+	int rc = check_name(name, o, e);
 	if (rc)
 		return rc;
 	char types[GF_MAX_GPUS][64];
@@ -208,7 +246,8 @@ int gf_slurm_gres_conf(const struct gf_node *n,
 		gf_buf_printf(out, "NodeName=%s Name=gpu", name);
 		if (types[g][0])
 			gf_buf_printf(out, " Type=%s", types[g]);
-		gf_buf_printf(out, " File=%s/nvidia%d", dev, g);
+		gf_buf_printf(out, " File=%s/nvidia%d", dev,
+			      gpu->has_minor ? gpu->minor : g);
 		if (cores && gpu->locality_known) {
 			struct gf_bitmap c;
 			char cl[LIST_MAX];
@@ -267,7 +306,7 @@ int gf_slurm_node_line(const struct gf_node *n,
 		       struct gf_err *e)
 {
 	const char *name = node_name(n, o);
-	int rc = check_name(name, e);
+	int rc = check_name(name, o, e);
 	if (rc)
 		return rc;
 	int sockets, cores, threads;

@@ -47,6 +47,7 @@ static const struct sym syms[] = {
 	{ OFF(nvmlDeviceGetMemoryInfo), { "nvmlDeviceGetMemoryInfo" }, 0 },
 	{ OFF(nvmlDeviceGetMigMode), { "nvmlDeviceGetMigMode" }, 0 },
 	{ OFF(nvmlDeviceGetNumaNodeId), { "nvmlDeviceGetNumaNodeId" }, 0 },
+	{ OFF(nvmlDeviceGetMinorNumber), { "nvmlDeviceGetMinorNumber" }, 0 },
 	{ OFF(nvmlDeviceGetCpuAffinity), { "nvmlDeviceGetCpuAffinity" }, 0 },
 	{ OFF(nvmlDeviceGetNvLinkState), { "nvmlDeviceGetNvLinkState" }, 0 },
 	{ OFF(nvmlDeviceGetNvLinkRemotePciInfo),
@@ -334,9 +335,15 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 	} else if (gpu->mig_mode < 0) {
 		gpu->mig_mode = -1;
 	}
-	unsigned numa;
+	unsigned numa, minor;
 	if (nv->nvmlDeviceGetNumaNodeId(d, &numa) == NVML_SUCCESS)
 		gpu->numa_id = (int)numa;
+	/* /dev/nvidiaN's N: not the index in general (Slurm's gres.html) */
+	if (nv->nvmlDeviceGetMinorNumber(d, &minor) == NVML_SUCCESS &&
+	    minor < 4096) {
+		gpu->minor = (int)minor;
+		gpu->has_minor = true;
+	}
 	if (!gpu->locality_known) {
 		unsigned long set[GF_BITMAP_BITS / (8 * sizeof(long))];
 		memset(set, 0, sizeof(set));

@@ -276,6 +276,8 @@ _Static_assert(sizeof(nvmlFieldValue_t) == 40, "40 bytes, value at 32");
 	  (nvmlDevice_t d, unsigned int *current, unsigned int *pending))    \
 	X(nvmlReturn_t, nvmlDeviceGetNumaNodeId,                             \
 	  (nvmlDevice_t d, unsigned int *node))                              \
+	X(nvmlReturn_t, nvmlDeviceGetMinorNumber,                            \
+	  (nvmlDevice_t d, unsigned int *minor))                             \
 	X(nvmlReturn_t, nvmlDeviceGetCpuAffinity,                            \
 	  (nvmlDevice_t d, unsigned int cpuSetSize, unsigned long *cpuSet))  \
 	X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                            \

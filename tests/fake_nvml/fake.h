@@ -91,6 +91,7 @@ struct nvmlDevice_st {
 	unsigned long long energy0; /* mJ at tick 0 */
 	int mig_cur, mig_pend, has_mig;
 	int numa;
+	int minor; /* -1: the GPU's index */
 	unsigned long cpus[16];
 	int has_cpus;
 	int nlinks; /* -1: NVLink not supported */

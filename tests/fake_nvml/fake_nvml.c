@@ -14,6 +14,7 @@
  *   memory_total_mib N
  *   mig CURRENT PENDING
  *   numa_node N
+ *   minor N                 its /dev/nvidiaN (default: its index)
  *   cpu_affinity LIST       "0-7,16-23"
  *   nvlinks N               the GPU has N link slots (absent: NOT_SUPPORTED)
  *   nvlink L ACTIVE gpu|switch [BUSID]
@@ -297,6 +298,8 @@ static bool gpu_line(struct nvmlDevice_st *g, const char *key, char *val)
 			sscanf(val, "%d %d", &g->mig_cur, &g->mig_pend) == 2;
 	} else if (strcmp(key, "numa_node") == 0) {
 		g->numa = atoi(val);
+	} else if (strcmp(key, "minor") == 0) {
+		g->minor = atoi(val);
 	} else if (strcmp(key, "cpu_affinity") == 0) {
 		parse_cpus(g, val);
 	} else if (strcmp(key, "series") == 0) {
@@ -352,6 +355,7 @@ void gpu_init(struct nvmlDevice_st *g, const char *busid)
 {
 	memset(g, 0, sizeof(*g));
 	g->numa = -1;
+	g->minor = -1;
 	g->nlinks = -1;
 	g->energy0 = 1000000;
 	snprintf(g->busid, sizeof(g->busid), "%s", busid);
@@ -620,6 +624,16 @@ nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned *node)
 	if (d->numa < 0)
 		return NVML_ERROR_NOT_SUPPORTED;
 	*node = (unsigned)d->numa;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor);
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned *minor)
+{
+	CHECK_DEV(d);
+	if (d->is_mig)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*minor = (unsigned)(d->minor >= 0 ? d->minor : (int)(d - gpus));
 	return NVML_SUCCESS;
 }
 

@@ -24,7 +24,7 @@ bad=""
 for c in "" topo bind simulate "simulate fill" "simulate mig" mig \
 	"mig plan" "mig validate" "mig apply" agent diagnose demo autoscale \
 	"autoscale recommend" "autoscale run" "autoscale manifests" \
-	"simulate autoscale"; do
+	"simulate autoscale" slurm "slurm gres" "slurm advise" "slurm usage"; do
 	# shellcheck disable=SC2086
 	"$BIN" $c -h >"$TMP/h.out" 2>"$TMP/h.err"
 	rc=$?

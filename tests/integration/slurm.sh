@@ -31,6 +31,8 @@
 #                              log line, the job runs; with strict, it fails
 #   slurm/advise-live          gpufleet slurm advise through libslurm sees
 #                              what scontrol shows, and places a pending job
+#   slurm/job-submit-lua       dist/slurm/job_submit.lua in slurmctld reads
+#                              the advice file and notes and steers a job
 #   slurm/usage-accounting     gpufleet slurm usage against sacct's AllocTRES
 #                              x ElapsedRaw and the jobs' own timings
 #   slurm/stopped              every daemon stopped by its PID, no listener
@@ -60,7 +62,8 @@ check() { # name, condition-result (0 ok), detail
 skip_all() {
 	for n in node-line-slurmd-C slurmd-gres listen-loopback bind-closest \
 		bind-narrows bind-none-unchanged bind-split bind-two-jobs \
-		topology-unreadable advise-live usage-accounting stopped; do
+		topology-unreadable advise-live job-submit-lua usage-accounting \
+		stopped; do
 		echo "skip slurm/$n ($1)"
 	done
 	exit 0
@@ -135,7 +138,11 @@ while [ $i -lt 8 ]; do
 	mknod "$W/dev/nvidia$i" c 195 $i || skip_all "mknod failed"
 	i=$((i + 1))
 done
-GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a.nvml" "$BIN" slurm gres --xml "$FX" \
+# device minor numbers unlike the indexes (as NVML may answer): File=
+# follows them, while Slurm's GPU ids stay the line order
+awk '/^gpu / { print; print "minor " (7 - n++); next } { print }' \
+	"$W/fx/hgx-a.nvml" >"$W/fx/hgx-a-minors.nvml"
+GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a-minors.nvml" "$BIN" slurm gres --xml "$FX" \
 	--this-system --nvml --nodename "$H" --dev-dir "$W/dev" \
 	>"$W/gres.conf" 2>"$TMP/gres.err"
 grc=$?
@@ -209,16 +216,19 @@ $acct_conf
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
 MailProg=/bin/true
+JobSubmitPlugins=lua
 SlurmdParameters=config_overrides
 $NODELINE NodeAddr=127.0.0.1 State=UNKNOWN
 PartitionName=gpu Nodes=$H Default=YES MaxTime=INFINITE State=UP
 EOF
 [ -d /sys/fs/cgroup/cpuset ] && echo "CgroupPlugin=cgroup/v1" >"$W/cgroup.conf"
+cp "$ROOT/dist/slurm/job_submit.lua" "$W/job_submit.lua"
 # required: only a required plugin's error fails a task (spank(8)), which
 # --gpufleet-bind=strict needs; the plugin itself never fails otherwise
 plugstack() { echo "required $SO default=closest topology=$1" >"$W/plugstack.conf"; }
 plugstack "$FX"
 export SLURM_CONF="$W/slurm.conf"
+cd "$W" || exit 1 # jobs run here, and write nothing into the checkout
 
 wait_for() { # tries command...: up to 0.2 s x tries
 	n=$1
@@ -277,7 +287,8 @@ fi
 [ $ACCT = 1 ] || sed -i 's/^AccountingStorage.*//' "$W/slurm.conf"
 [ $ACCT = 1 ] || echo "AccountingStorageType=accounting_storage/none" >>"$W/slurm.conf"
 # slurmctld first: a slurmd started before it backs off for minutes
-setsid slurmctld -D -c >"$W/log/slurmctld.out" 2>&1 &
+GPUFLEET_ADVICE="$W/advice.txt" GPUFLEET_STEER=1 \
+	setsid slurmctld -D -c >"$W/log/slurmctld.out" 2>&1 &
 CTLD=$!
 started $CTLD
 wait_for 100 ctld_ok || skip_all "slurmctld did not come up: $(tail -3 "$W/log/slurmctld.log" 2>&1)"
@@ -291,6 +302,7 @@ node=$(scontrol -o show node "$H")
 errs=$(grep -iE 'error.*gres|gres.*(error|invalid|mismatch)|Invalid GRES' \
 	"$W/log/slurmd.log" "$W/log/slurmctld.log")
 [ -z "$errs" ] && printf '%s\n' "$node" | grep -q 'Gres=gpu:h100:8(S:0-1)' &&
+	grep -q "Name=gpu Type=h100 File=$W/dev/nvidia7 Cores=0 " "$W/gres.conf" &&
 	printf '%s\n' "$node" | grep -q 'State=IDLE '
 check slurmd-gres $? "log: $errs
 scontrol: $node
@@ -379,9 +391,11 @@ $(cat "$TMP/broken" "$TMP/broken.err" "$TMP/strict" "$TMP/strict.err")
 $(grep gpufleet "$W/log/slurmd.log" | tail -5)"
 
 # -- advice through libslurm --------------------------------------------------
-hold=$(sbatch --parsable --gres=gpu:6 --wrap 'sleep 30' 2>&1)
+hold=$(sbatch --parsable -o "$W/log/batch-%j.out" --gres=gpu:6 \
+	--wrap 'sleep 30' 2>&1)
 wait_for 50 sh -c "squeue -h -j $hold -o %T | grep -q RUNNING"
-pend=$(sbatch --parsable --gres=gpu:4 --wrap true 2>&1)
+pend=$(sbatch --parsable -o "$W/log/batch-%j.out" --gres=gpu:4 \
+	--wrap true 2>&1)
 scontrol -d -o show node >"$TMP/nodes.txt"
 scontrol -d -o show job >"$TMP/jobs.txt"
 "$BIN" slurm advise --json >"$TMP/adv.json" 2>"$TMP/adv.err"
@@ -406,7 +420,20 @@ sys.exit(1 if bad else 0)
 EOF
 [ $? = 0 ] && [ $arc = 0 ]
 check advise-live $? "$(cat "$TMP/why" "$TMP/adv.err" "$TMP/adv.json")"
-scancel "$hold" "$pend" 2>/dev/null
+# the job_submit script: the advice for 2 GPUs noted and steered
+"$BIN" slurm advise --gpus 1,2,4 --lines >"$W/advice.txt" 2>"$TMP/adv.err"
+want=$(sed -n 's/^job=shape gpus=2 .* node=\([^ ]*\) gpu_idx=\([^ ]*\) .*/gpufleet: node=\1 gpus=\2/p' \
+	"$W/advice.txt")
+held=$(sbatch --parsable -H -o "$W/log/batch-%j.out" --gres=gpu:2 \
+	--wrap true 2>&1)
+job=$(scontrol -o show job "$held" 2>&1)
+printf '%s\n' "$job" | grep -q "Comment=$want " &&
+	printf '%s\n' "$job" | grep -q "ReqNodeList=$H " && [ -n "$want" ]
+check job-submit-lua $? "want '$want' and ReqNodeList=$H
+advice: $(cat "$W/advice.txt" "$TMP/adv.err")
+job: $job
+$(grep -i 'lua\|gpufleet' "$W/log/slurmctld.log" | tail -5)"
+scancel "$hold" "$pend" "$held" 2>/dev/null
 wait_for 50 sh -c '[ -z "$(squeue -h)" ]'
 
 # -- accounting ----------------------------------------------------------------

@@ -95,6 +95,37 @@ static void test_cores_abstract(void **state)
 	gf_node_free(n);
 }
 
+/* A recorded Intel server (open-mpi/hwloc 24em64t-2n6c2t-pci.xml) with
+ * interleaved sockets: `lstopo -l -c` prints package 0 as 0x00555555
+ * (even CPUs), cores L#0-5 in it (L#0 = 0x00001001: CPUs 0 and 12) and
+ * L#6 = 0x00002002 (CPUs 1 and 13) first in package 1.  GPU0 hangs below
+ * package 0, GPUs 1-2 below package 1.  RealMemory: its two NUMA nodes'
+ * local_memory, 19316633600 + 19327348736 bytes, is 36853 MiB. */
+static void test_cores_recorded(void **state)
+{
+	(void)state;
+	struct gf_node *n = load_shared(
+		"topologies/hwloc-xml/open-mpi_hwloc/24em64t-2n6c2t-pci.xml");
+	struct gf_slurm_gres_opts o = { .comments = false };
+	const char *s = render(n, false, &o);
+	assert_non_null(strstr(s, "File=/dev/nvidia0 Cores=0-5 "));
+	assert_non_null(strstr(s, "File=/dev/nvidia1 Cores=6-11 "));
+	assert_non_null(strstr(s, "File=/dev/nvidia2 Cores=6-11 "));
+	/* its model is not in the catalog: no Type= (not "10de:06d2") */
+	assert_null(strstr(s, "Type="));
+	struct gf_bitmap c, cpus;
+	char list[64];
+	gf_bitmap_parse_list(&c, "0,6");
+	gf_slurm_core_cpus(n, &c, &cpus);
+	gf_bitmap_format_list(&cpus, list, sizeof(list));
+	assert_string_equal(list, "0-1,12-13");
+	assert_string_equal(render(n, true, &o),
+			    "NodeName=mirage004 CPUs=24 Boards=1 "
+			    "SocketsPerBoard=2 CoresPerSocket=6 "
+			    "ThreadsPerCore=2 RealMemory=36853 Gres=gpu:3\n");
+	gf_node_free(n);
+}
+
 /* Hyperthreads: the template numbers core c's threads c and c + 112
  * (Linux's order), so GPU0's 112 CPUs are 56 cores, 0-55. */
 static void test_cores_threads(void **state)
@@ -113,6 +144,15 @@ static void test_cores_threads(void **state)
 				  "Links=0,0,0,0,0,0,0,-1 "));
 	/* NVSwitch links end at no GPU: AutoDetect=nvml counts 0 there */
 	assert_non_null(strstr(s, "NVSwitch paths are 0"));
+	/* minor numbers known (NVML): File= is the GPU's own device */
+	for (int g = 0; g < n->ngpus; g++) {
+		n->gpus[g].minor = 7 - g;
+		n->gpus[g].has_minor = true;
+	}
+	s = render(n, false, &o);
+	assert_non_null(strstr(s, "File=/d/nvidia7 Cores=0-55 "
+				  "Links=-1,0,0,0,0,0,0,0 "));
+	assert_non_null(strstr(s, "by its minor number (NVML)"));
 	assert_string_equal(render(n, true, &o),
 			    "NodeName=g1 CPUs=224 Boards=1 SocketsPerBoard=2 "
 			    "CoresPerSocket=56 ThreadsPerCore=2 "
@@ -628,6 +668,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cores_abstract),
+		cmocka_unit_test(test_cores_recorded),
 		cmocka_unit_test(test_cores_threads),
 		cmocka_unit_test(test_links_nvl),
 		cmocka_unit_test(test_type_and_names),
