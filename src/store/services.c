@@ -13,9 +13,9 @@
 #include "store/store_impl.h"
 #include "util/mem.h"
 
-int gf_store_put_service(struct gf_store *s, const char *name,
-			 const char *spec, size_t len, int replicas,
-			 int64_t now_ms, struct gf_err *e)
+int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
+			 size_t len, int replicas, int64_t now_ms,
+			 struct gf_err *e)
 {
 	int rc;
 	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);

@@ -229,9 +229,9 @@ int gf_store_load_nodes(struct gf_store *s,
  * text, both checked as node rows are) with its replica count
  * 0..GF_STORE_SERVICE_MAX, in a transaction of its own.  Leader only.
  */
-int gf_store_put_service(struct gf_store *s, const char *name,
-			 const char *spec, size_t len, int replicas,
-			 int64_t now_ms, struct gf_err *e);
+int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
+			 size_t len, int replicas, int64_t now_ms,
+			 struct gf_err *e);
 int gf_store_delete_service(struct gf_store *s, const char *name,
 			    struct gf_err *e);
 /* Every stored service by name (checked; a bad row: GF_EPARSE naming it,

@@ -860,12 +860,12 @@ static void test_services(void **state)
 	struct gf_err e;
 	struct svc_seen ss = { .n = 0 };
 	const char *spec = "{\"gpu_milli\":250,\"command\":\"serve\"}";
-	assert_int_equal(gf_store_put_service(s, "chat", spec, strlen(spec),
-					      3, 10, &e),
-			 0);
-	assert_int_equal(gf_store_put_service(s, "chat", spec, strlen(spec),
-					      5, 20, &e),
-			 0);
+	assert_int_equal(
+		gf_store_put_service(s, "chat", spec, strlen(spec), 3, 10, &e),
+		0);
+	assert_int_equal(
+		gf_store_put_service(s, "chat", spec, strlen(spec), 5, 20, &e),
+		0);
 	assert_int_equal(gf_store_put_service(s, "embed", "{}", 2, 0, 20, &e),
 			 0);
 	assert_int_equal(gf_store_load_services(t, take_svc, &ss, &e), 0);
