@@ -99,6 +99,10 @@ struct gf_job_spec {
 	char node_selector[GF_SELECTOR_MAX]; /* "k=v,k=v", "" none */
 	int64_t max_runtime_s;		     /* 0: no limit */
 	char *command; /* owned, NULL for none (< GF_JOB_CMD_MAX) */
+	/* the inference service it is a replica of ("" none): the
+	 * controller keeps a service's count of such jobs (docs/
+	 * cluster.md); the core gives it no meaning */
+	char service[GF_JOB_NAME_MAX];
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */

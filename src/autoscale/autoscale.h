@@ -139,16 +139,17 @@ struct gf_as_actuator {
 };
 
 /*
- * THE SEAM FOR THE CONTROLLER: an actuator that changes the replica
- * count of an inference service registered with the controller through
- * its API.  The controller has no such route yet, so this returns
- * GF_ENOTSUP with e saying so; once it has one, this function fills out
- * (apply: the route that sets the count; current: the one that reads it)
- * and `gpufleet autoscale run --service NAME` uses it unchanged.
+ * An actuator that changes the replica count of an inference service
+ * registered with the controller (PUT /v1/services/NAME/replicas; its
+ * current count from GET /v1/services/NAME), with a bearer token or NULL.
+ * Release it with gf_as_actuator_release.  0, or GF_EINVAL for a missing
+ * URL or name.
  */
 int gf_as_controller_actuator(const char *base_url, const char *token,
 			      const char *service, struct gf_as_actuator *out,
 			      struct gf_err *e);
+/* Free what an actuator holds (a dry-run one holds nothing). */
+void gf_as_actuator_release(struct gf_as_actuator *act);
 
 /* One sync of the loop, for its report. */
 struct gf_as_tick {
@@ -159,6 +160,10 @@ struct gf_as_tick {
 	int32_t after;	/* the decision */
 	enum gf_hpa_reason reason;
 	char why[GF_ERR_MSG_MAX]; /* the read's error when !ok */
+	/* the actuator's error (the count unread or unchanged), "" if none:
+	 * the loop goes on, as an HPA does when it cannot get or update a
+	 * scale */
+	char act_why[GF_ERR_MSG_MAX];
 };
 
 struct gf_as_loop {
@@ -175,9 +180,10 @@ struct gf_as_loop {
 
 /*
  * Run the loop: read the source, decide (the HPA, or KEDA and its HPA),
- * apply, report; a source that cannot be read is reported and changes
- * nothing.  0 when count syncs ran or *stop was set; a negative code
- * when the actuator failed (e set).
+ * apply, report; a source that cannot be read, or an actuator that
+ * cannot read or set the count, is reported (the tick's why, act_why)
+ * and changes nothing.  0 when count syncs ran or *stop was set; a
+ * negative code when the decision itself failed (e set).
  */
 int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e);
 

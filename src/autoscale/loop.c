@@ -14,21 +14,101 @@
 #include <time.h>
 
 #include "autoscale/autoscale.h"
+#include "server/client.h"
 #include "util/clock.h"
+#include "util/json.h"
 #include "util/log.h"
+#include "util/mem.h"
+
+/* What the controller actuator needs between calls (one per loop). */
+struct ctl_act {
+	char url[1024]; /* .../v1/services/NAME */
+	char token[512];
+	struct gf_client *c;
+};
+
+static int ctl_call(struct ctl_act *a, unsigned method, const char *url,
+		    const char *body, struct gf_client_answer *ans,
+		    struct gf_err *e)
+{
+	struct gf_client_req q = { .method = method,
+				   .url = url,
+				   .token = a->token[0] ? a->token : NULL,
+				   .body = body,
+				   .body_len = body ? strlen(body) : 0 };
+	int rc = gf_client_request(a->c, &q, ans, e);
+	if (rc == 0 && ans->status != 200) {
+		rc = gf_err_set(
+			e, ans->status == 404 ? GF_ENOTFOUND : GF_ECONFLICT,
+			"%s %s: %ld %.300s", gf_http_method_name(method), url,
+			ans->status, gf_buf_str(&ans->body));
+	}
+	return rc;
+}
+
+static int ctl_apply(void *ctx, int32_t current, int32_t desired,
+		     struct gf_err *e)
+{
+	struct ctl_act *a = ctx;
+	char url[1100], body[64];
+	(void)current;
+	snprintf(url, sizeof(url), "%s/replicas", a->url);
+	snprintf(body, sizeof(body), "{\"replicas\": %d}", (int)desired);
+	struct gf_client_answer ans;
+	int rc = ctl_call(a, GF_HTTP_PUT, url, body, &ans, e);
+	gf_client_answer_release(&ans);
+	return rc;
+}
+
+static int ctl_current(void *ctx, int32_t *replicas, struct gf_err *e)
+{
+	struct ctl_act *a = ctx;
+	struct gf_client_answer ans;
+	int rc = ctl_call(a, GF_HTTP_GET, a->url, NULL, &ans, e);
+	struct gf_jv *v = NULL;
+	int64_t n = 0;
+	if (rc == 0 && (gf_jv_parse(ans.body.data, ans.body.len, &v, e) != 0 ||
+			!gf_jv_int(gf_jv_get(v, "replicas"), &n)))
+		rc = gf_err_set(e, GF_EPARSE,
+				"GET %s: no 'replicas' in the answer", a->url);
+	if (rc == 0)
+		*replicas = (int32_t)n;
+	gf_jv_free(v);
+	gf_client_answer_release(&ans);
+	return rc;
+}
 
 int gf_as_controller_actuator(const char *base_url, const char *token,
 			      const char *service, struct gf_as_actuator *out,
 			      struct gf_err *e)
 {
-	(void)base_url;
-	(void)token;
 	memset(out, 0, sizeof(*out));
-	return gf_err_set(e, GF_ENOTSUP,
-			  "cannot act on service '%s': the controller has no "
-			  "replica-count route yet (gf_as_controller_actuator "
-			  "is the seam); use --dry-run",
-			  service ? service : "");
+	if (!base_url || !service || !*service ||
+	    strlen(base_url) + strlen(service) + 32 >= 1024)
+		return gf_err_set(e, GF_EINVAL,
+				  "an actuator needs the controller's URL and "
+				  "a service name");
+	struct ctl_act *a = gf_calloc(1, sizeof(*a));
+	size_t n = strlen(base_url);
+	while (n && base_url[n - 1] == '/')
+		n--;
+	snprintf(a->url, sizeof(a->url), "%.*s/v1/services/%s", (int)n,
+		 base_url, service);
+	snprintf(a->token, sizeof(a->token), "%s", token ? token : "");
+	a->c = gf_client_new();
+	*out = (struct gf_as_actuator){ "controller", ctl_apply, ctl_current,
+					a };
+	return 0;
+}
+
+void gf_as_actuator_release(struct gf_as_actuator *act)
+{
+	struct ctl_act *a = act->ctx;
+	if (act->apply == ctl_apply && a) {
+		gf_client_free(a->c);
+		gf_free(a);
+	}
+	act->ctx = NULL;
 }
 
 static void sleep_ms(double ms)
@@ -82,10 +162,14 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 	struct gf_as_tick tk;
 	memset(&tk, 0, sizeof(tk));
 	tk.t_s = (double)t_ms / 1000.0;
-	if (l->act.current) {
-		int rc = l->act.current(l->act.ctx, cur, e);
-		if (rc)
-			return rc;
+	tk.before = *cur;
+	struct gf_err ae;
+	if (l->act.current && l->act.current(l->act.ctx, cur, &ae) != 0) {
+		snprintf(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
+		tk.after = *cur;
+		if (l->report)
+			l->report(l->report_ctx, &tk);
+		return 0;
 	}
 	tk.before = *cur;
 	struct gf_err re;
@@ -107,10 +191,11 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 	tk.after = o.replicas;
 	tk.reason = o.reason;
 	if (o.rescale) {
-		rc = l->act.apply(l->act.ctx, *cur, o.replicas, e);
-		if (rc)
-			return rc;
-		*cur = o.replicas;
+		if (l->act.apply(l->act.ctx, *cur, o.replicas, &ae) == 0)
+			*cur = o.replicas;
+		else
+			snprintf(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
+		tk.after = *cur;
 	}
 	if (l->report)
 		l->report(l->report_ctx, &tk);

@@ -217,16 +217,19 @@ static void usage_run(FILE *f)
 		"                              [--class C] [--team T] "
 		"[--label K=V]...]\n"
 		"                              --hpa FILE (--dry-run | "
-		"--service NAME)\n"
+		"--service NAME\n"
+		"                              [--controller URL])\n"
 		"                              [--interval S] [--count N] "
 		"[--start-replicas N]\n"
 		"                              [--token-file F] [--json]\n"
 		"\n"
 		"Every interval, read the queue depth and decide as the "
 		"manifest's HPA (or\nKEDA ScaledObject) would.  A source "
-		"that is down changes nothing, as in\nKubernetes.  One line "
-		"per sync on stdout: t_s,metric,replicas,reason\n"
-		"(metric 'down' when unread; the cause on stderr).\n"
+		"or a controller that is down changes\nnothing, as in "
+		"Kubernetes.  One line per sync on stdout:\n"
+		"t_s,metric,replicas,reason (metric 'down' when unread, "
+		"reason\ncontroller-unavailable when the count could not be "
+		"read or set; the\ncause on stderr).\n"
 		"\n"
 		"  --source URL     the controller (its /metrics, summing "
 		"--metric, default\n"
@@ -243,15 +246,19 @@ static void usage_run(FILE *f)
 		"  --dry-run        print the desired replicas only (the count "
 		"is the loop's own)\n"
 		"  --service NAME   act on the controller's inference service "
-		"NAME: needs the\n"
-		"                   controller's replica API, not there yet\n"
+		"NAME (its replica\n"
+		"                   count: PUT /v1/services/NAME/replicas)\n"
+		"  --controller URL the controller to act on (default: "
+		"--source, which must\n"
+		"                   then be the controller, not Prometheus)\n"
 		"  --interval S     seconds between syncs (default 15)\n"
 		"  --count N        stop after N syncs (default: at SIGINT or "
 		"SIGTERM)\n"
 		"  --start-replicas N  the count before the first sync "
 		"(default: minReplicas,\n"
 		"                   or 1)\n"
-		"  --token-file F   bearer token for the source\n"
+		"  --token-file F   bearer token for the source and the "
+		"controller\n"
 		"  --json           one JSON object per line\n"
 		"  -h, --help       this help\n%s",
 		GF_CLI_EXIT_HELP);
@@ -264,27 +271,27 @@ struct run_out {
 static void report(void *ctx, const struct gf_as_tick *t)
 {
 	const struct run_out *o = ctx;
-	if (!t->ok)
+	if (t->act_why[0])
+		gf_cli_error(LCMD, "t=%.1f s: cannot act: %s: no change",
+			     t->t_s, t->act_why);
+	else if (!t->ok)
 		gf_cli_error(LCMD,
 			     "t=%.1f s: metric unavailable: %s: no change",
 			     t->t_s, t->why);
-	if (o->json) {
-		if (t->ok)
-			printf("{\"t_s\": %.3f, \"metric\": %.17g, "
-			       "\"replicas\": %d, \"reason\": \"%s\"}\n",
-			       t->t_s, t->value, t->after,
-			       gf_hpa_reason_name(t->reason));
-		else
-			printf("{\"t_s\": %.3f, \"metric\": null, "
-			       "\"replicas\": %d, \"reason\": \"%s\"}\n",
-			       t->t_s, t->after, gf_hpa_reason_name(t->reason));
-	} else if (t->ok) {
-		printf("%.3f,%.17g,%d,%s\n", t->t_s, t->value, t->after,
-		       gf_hpa_reason_name(t->reason));
-	} else {
-		printf("%.3f,down,%d,%s\n", t->t_s, t->after,
-		       gf_hpa_reason_name(t->reason));
-	}
+	/* the reason: the decision's, or that the controller did not
+	 * answer */
+	const char *why = t->act_why[0] ? "controller-unavailable"
+					: gf_hpa_reason_name(t->reason);
+	char metric[32] = "null";
+	if (t->ok)
+		snprintf(metric, sizeof(metric), "%.17g", t->value);
+	if (o->json)
+		printf("{\"t_s\": %.3f, \"metric\": %s, \"replicas\": %d, "
+		       "\"reason\": \"%s\"}\n",
+		       t->t_s, metric, t->after, why);
+	else
+		printf("%.3f,%s,%d,%s\n", t->t_s, t->ok ? metric : "down",
+		       t->after, why);
 	fflush(stdout);
 }
 
@@ -322,7 +329,7 @@ static int read_token(const char *path, char **out)
 }
 
 struct run_opts {
-	const char *source, *hpa, *service, *token_file;
+	const char *source, *hpa, *service, *controller, *token_file;
 	struct gf_as_source src;
 	long interval_s, count, start;
 	bool dry, json, query;
@@ -372,6 +379,9 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case 'S':
 		o->service = arg;
 		return 0;
+	case 'C':
+		o->controller = arg;
+		return 0;
 	case 'i':
 		return parse_count(arg, 1, 86400, &o->interval_s) ? 0 : -1;
 	case 'n':
@@ -386,6 +396,26 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		return 0;
 	}
 	return -1;
+}
+
+/* The controller whose service the loop acts on: --controller, else
+ * --source when that is the controller (not Prometheus); 0 or said. */
+static int controller_base(const struct run_opts *o, char *out, size_t size)
+{
+	if (!o->controller && o->query) {
+		gf_cli_error(LCMD, "--service with --query: say the "
+				   "controller with --controller URL");
+		return -1;
+	}
+	if (!o->controller) {
+		snprintf(out, size, "%s", o->src.base);
+		return 0;
+	}
+	const char *why = gf_client_base_url(o->controller, 9300, out, size);
+	if (why)
+		gf_cli_error(LCMD, "cannot use '--controller %s': %s",
+			     o->controller, why);
+	return why ? -1 : 0;
 }
 
 static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
@@ -419,7 +449,10 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 	}
 	warnings(LCMD, sc);
 	if (o->service) {
-		if (gf_as_controller_actuator(o->src.base, NULL, o->service,
+		char ctl[sizeof(o->src.base)];
+		if (controller_base(o, ctl, sizeof(ctl)))
+			return GF_EXIT_USAGE;
+		if (gf_as_controller_actuator(ctl, o->src.token, o->service,
 					      act, &e)) {
 			gf_cli_error(LCMD, "%s", e.msg);
 			return GF_EXIT_FAIL;
@@ -449,6 +482,7 @@ static int cmd_run(int argc, char **argv)
 		{ "hpa", required_argument, NULL, 'H' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "service", required_argument, NULL, 'S' },
+		{ "controller", required_argument, NULL, 'C' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "start-replicas", required_argument, NULL, 'r' },
@@ -483,13 +517,15 @@ static int cmd_run(int argc, char **argv)
 	}
 	struct gf_as_scaler sc;
 	struct gf_as_actuator act;
-	int rc = run_check(&o, &sc, &act);
-	if (rc)
-		return rc;
 	char *token = NULL;
+	int rc = 0;
 	if (o.token_file && (rc = read_token(o.token_file, &token)) != 0)
 		return rc;
-	o.src.token = token;
+	o.src.token = token; /* the source's and the actuator's */
+	if ((rc = run_check(&o, &sc, &act)) != 0) {
+		gf_free(token);
+		return rc;
+	}
 	struct run_out out = { o.json };
 	struct gf_as_loop l = {
 		&sc,	   &o.src, (int32_t)o.start, o.interval_s * 1000,
@@ -505,6 +541,7 @@ static int cmd_run(int argc, char **argv)
 	rc = gf_as_loop_run(&l, &e) ? GF_EXIT_FAIL : GF_EXIT_OK;
 	if (rc)
 		gf_cli_error(LCMD, "%s", e.msg);
+	gf_as_actuator_release(&act);
 	gf_free(token);
 	return rc;
 }

@@ -248,6 +248,7 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 		gf_json_int(j, "exit_code", job->exit_code);
 	else
 		gf_json_null(j, "exit_code");
+	str_or_null(j, "service", s->service);
 	/* GPU time its runs used, as the nodes reported it */
 	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
 	placement(j, job, cfg);

@@ -199,6 +199,11 @@ static void answer_all(struct gf_service *s, struct gf_op *ops)
 			gf__agents_answer(s->ag, op); /* takes op */
 			continue;
 		}
+		if (op->kind >= GF_OP_SVC_PUT) {
+			gf__services_answer(s, op);
+			gf__op_free(op);
+			continue;
+		}
 		if (op->status == 201)
 			reply_submitted(op);
 		else if (op->status == 200)
@@ -246,6 +251,8 @@ static void lead(struct gf_service *s, int64_t now)
 	int rc = gf__agents_load(s->ag, &e);
 	if (rc == 0)
 		rc = gf_store_load_jobs(s->store, take_loaded, s, &e);
+	if (rc == 0)
+		rc = gf__services_load(s, &e);
 	if (rc == 0)
 		rc = gf_store_max_seq(s->store, &s->seq, &e);
 	if (rc == 0) {
@@ -424,7 +431,8 @@ static int write_batch(struct gf_service *s, struct gf_batch *b)
 		i += n;
 		r += nr;
 	}
-	if (gf__agents_commit(s->ag, &e) == 0)
+	if (gf__agents_commit(s->ag, &e) == 0 &&
+	    gf__services_commit(s, &e) == 0)
 		return 0;
 failed:;
 	char msg[GF_ERR_MSG_MAX + 32];
@@ -445,8 +453,11 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			submit(s, op, now, &b);
 		else if (op->kind == GF_OP_CANCEL)
 			cancel(s, op, now, &b);
+		else if (op->kind >= GF_OP_SVC_PUT)
+			gf__services_op(s, op);
 		else
 			gf__agents_op(s->ag, op, now, &b);
+	gf__services_reconcile(s, now, &b);
 	gf__agents_sweep(s->ag, now, &b);
 	gf__mig_auto(s, now, &b);
 	if (pass || b.n) {
@@ -538,6 +549,7 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 static void service_free(struct gf_service *s)
 {
 	gf__agents_free(s->ag);
+	gf__services_free(s);
 	gf_ctl_free(s->ctl);
 	gf_store_close(s->store);
 	pthread_mutex_destroy(&s->qlock);

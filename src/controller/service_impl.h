@@ -42,6 +42,10 @@ enum gf_op_kind {
 	GF_OP_REGISTER,	 /* PUT /v1/nodes/{name} */
 	GF_OP_HEARTBEAT, /* POST /v1/nodes/{name}/heartbeat */
 	GF_OP_POLL,	 /* GET /v1/nodes/{name}/assignments */
+	GF_OP_SVC_PUT,	 /* PUT /v1/services/{name}: node = name, after =
+			    replicas, spec and body the job */
+	GF_OP_SVC_SCALE, /* PUT /v1/services/{name}/replicas */
+	GF_OP_SVC_DELETE,
 };
 
 /* A request handed to the scheduler thread, and its answer. */
@@ -70,6 +74,7 @@ struct gf_op {
 };
 
 struct gf_agents; /* agents.c */
+struct gf_svc;	  /* services.c */
 
 /* What one turn writes: jobs (each once), the runs reported, and the
  * nodes that registered. */
@@ -104,6 +109,12 @@ struct gf_service {
 	uint64_t lat_count[GF_SERVE_LAT_BUCKETS + 1];
 	double lat_sum;
 	uint64_t submitted, rejected, cancelled, write_batches;
+
+	/* inference services (services.c; the scheduler thread's, read by
+	 * handlers under ctl_lock) */
+	struct gf_svc *svc;
+	int nsvc, svc_cap;
+	int64_t svc_next_ms; /* the next count of their jobs */
 
 	atomic_int failed;
 	char fail_msg[GF_ERR_MSG_MAX];
@@ -199,6 +210,20 @@ int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
 		   const struct gf_auth_entry **who);
 /* A node as GET /v1/nodes lists it (under ctl_lock). */
 void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
+
+/* Inference services (services.c), on the scheduler thread. */
+int gf__services_load(struct gf_service *s, struct gf_err *e);
+void gf__services_free(struct gf_service *s);
+void gf__services_op(struct gf_service *s, struct gf_op *op);
+void gf__services_reconcile(struct gf_service *s, int64_t now,
+			    struct gf_batch *b);
+int gf__services_commit(struct gf_service *s, struct gf_err *e);
+void gf__services_answer(struct gf_service *s, struct gf_op *op);
+int gf__services_get(struct gf_http_req *r, void *arg);
+int gf__services_put(struct gf_http_req *r, void *arg);
+int gf__services_scale(struct gf_http_req *r, void *arg);
+int gf__services_delete(struct gf_http_req *r, void *arg);
+int gf__services_one(struct gf_http_req *r, void *arg); /* GET, DELETE */
 
 /* MIG proposals (mig.c): the planner over the core's view now. */
 struct gf_mig_proposal;

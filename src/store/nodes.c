@@ -16,8 +16,8 @@
 #include "store/store_impl.h"
 #include "util/mem.h"
 
-static int check_node(const char *name, size_t nlen, const char *inv,
-		      size_t len, struct gf_err *e)
+int gf__store_check_doc(const char *name, size_t nlen, const char *inv,
+			size_t len, struct gf_err *e)
 {
 	if (nlen == 0 || nlen >= GF_STORE_NODE_NAME_MAX)
 		return gf_err_set(e, GF_EINVAL,
@@ -40,7 +40,7 @@ static int check_node(const char *name, size_t nlen, const char *inv,
 	return 0;
 }
 
-static int leader_only(struct gf_store *s, struct gf_err *e)
+int gf__store_leader_only(struct gf_store *s, struct gf_err *e)
 {
 	if (s->leading)
 		return 0;
@@ -55,9 +55,9 @@ int gf_store_put_node(struct gf_store *s, const char *name,
 {
 	int rc;
 	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
-	if ((rc = check_node(name, nlen, inventory, len, e)))
+	if ((rc = gf__store_check_doc(name, nlen, inventory, len, e)))
 		return gf__store_err_prefix(s, e);
-	if ((rc = leader_only(s, e)))
+	if ((rc = gf__store_leader_only(s, e)))
 		return rc;
 	const struct gf__param p[3] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
@@ -77,7 +77,7 @@ int gf_store_put_node(struct gf_store *s, const char *name,
 int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
 {
 	int rc;
-	if ((rc = leader_only(s, e)))
+	if ((rc = gf__store_leader_only(s, e)))
 		return rc;
 	const struct gf__param p[1] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = strlen(name) },
@@ -99,8 +99,7 @@ struct node_rows {
 	struct gf_err *e;
 };
 
-/* A whole decimal integer cell. */
-static bool cell_i64(const struct gf__cell *c, int64_t *out)
+bool gf__store_cell_i64(const struct gf__cell *c, int64_t *out)
 {
 	char tmp[24];
 	if (!c->p || c->len == 0 || c->len >= sizeof(tmp))
@@ -129,12 +128,12 @@ static int take_node(const struct gf__cell *c, void *arg)
 				  "nodes: node '%s': NULL where a value "
 				  "belongs",
 				  name);
-	if (!cell_i64(&c[2], &at) || at < 0)
+	if (!gf__store_cell_i64(&c[2], &at) || at < 0)
 		return gf_err_set(l->e, GF_EPARSE,
 				  "nodes: node '%s': column 'registered_ms': "
 				  "not a time",
 				  name);
-	int rc = check_node(c[0].p, c[0].len, c[1].p, c[1].len, l->e);
+	int rc = gf__store_check_doc(c[0].p, c[0].len, c[1].p, c[1].len, l->e);
 	if (rc || memchr(c[0].p, '\0', c[0].len)) {
 		if (l->e) {
 			char tmp[GF_ERR_MSG_MAX];

@@ -207,6 +207,7 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_EXIT_CODE, j->exit_code);
 	p_int(p, GF__COL_BLOCK, j->block);
 	p_int(p, GF__COL_GPU_MS, j->gpu_ms);
+	p_text(p, GF__COL_SERVICE, s->service);
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
 	if (j->place) {
 		if (place_json(j, &p->placement) != 0) {

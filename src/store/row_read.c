@@ -258,6 +258,8 @@ static int rd_spec(struct rd *r)
 			  sizeof(s->node_selector))) ||
 	    (rc = rd_i64(r, GF__COL_MAX_RUNTIME_S, INT64_MIN, INT64_MAX,
 			 &s->max_runtime_s)) ||
+	    (rc = rd_text(r, GF__COL_SERVICE, s->service,
+			  sizeof(s->service))) ||
 	    (rc = rd_command(r)))
 		return rc;
 	if (s->replicas < 1 || s->replicas > GF_JOB_MAX_REPLICAS)

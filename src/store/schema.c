@@ -79,6 +79,14 @@ static const struct migration migrations[] = {
 	  "  inventory TEXT NOT NULL,\n"
 	  "  registered_ms BIGINT NOT NULL\n"
 	  ");\n" },
+	{ 3, "jobs.service, services table",
+	  "ALTER TABLE jobs ADD COLUMN service TEXT NOT NULL DEFAULT '';\n"
+	  "CREATE TABLE services (\n"
+	  "  name TEXT NOT NULL PRIMARY KEY,\n"
+	  "  spec TEXT NOT NULL,\n"
+	  "  replicas INTEGER NOT NULL,\n"
+	  "  updated_ms BIGINT NOT NULL\n"
+	  ");\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

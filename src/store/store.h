@@ -220,4 +220,25 @@ int gf_store_load_nodes(struct gf_store *s,
 				  size_t len, int64_t registered_ms, void *arg),
 			void *arg, struct gf_err *e);
 
+/* --- services ---------------------------------------------------------- */
+
+#define GF_STORE_SERVICE_MAX 100000 /* replicas of one service */
+
+/*
+ * Insert or replace service `name` (as nodes: a name, the spec's JSON
+ * text, both checked as node rows are) with its replica count
+ * 0..GF_STORE_SERVICE_MAX, in a transaction of its own.  Leader only.
+ */
+int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
+			 size_t len, int replicas, int64_t now_ms,
+			 struct gf_err *e);
+int gf_store_delete_service(struct gf_store *s, const char *name,
+			    struct gf_err *e);
+/* Every stored service by name (checked; a bad row: GF_EPARSE naming it,
+ * before fn sees any). */
+int gf_store_load_services(struct gf_store *s,
+			   int (*fn)(const char *name, const char *spec,
+				     size_t len, int replicas, void *arg),
+			   void *arg, struct gf_err *e);
+
 #endif

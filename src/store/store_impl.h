@@ -43,7 +43,8 @@
 	X(EXIT_CODE, "exit_code")         \
 	X(BLOCK, "block")                 \
 	X(PLACEMENT, "placement")         \
-	X(GPU_MS, "gpu_ms")
+	X(GPU_MS, "gpu_ms")               \
+	X(SERVICE, "service")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \
@@ -177,6 +178,17 @@ int gf__store_row_job(const struct gf__cell *cells, struct gf_job **out,
 
 /* Whether len bytes of s are well-formed UTF-8 without NUL. */
 bool gf__store_utf8_ok(const char *s, size_t len);
+
+/* A keyed document of the nodes or services table: a name of
+ * 1..GF_STORE_NODE_NAME_MAX-1 bytes and a text of 1..GF_STORE_INVENTORY_MAX,
+ * both UTF-8 without NUL ("node 'n1': ..." in messages).  0 or GF_EINVAL,
+ * GF_ETOOBIG. */
+int gf__store_check_doc(const char *name, size_t nlen, const char *text,
+			size_t len, struct gf_err *e);
+/* GF_ECONFLICT (prefixed) unless this store leads. */
+int gf__store_leader_only(struct gf_store *s, struct gf_err *e);
+/* A whole decimal integer cell. */
+bool gf__store_cell_i64(const struct gf__cell *c, int64_t *out);
 
 /* e->msg = "'URL': " + e->msg (the code kept); returns e->code. */
 int gf__store_err_prefix(const struct gf_store *s, struct gf_err *e);

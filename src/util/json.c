@@ -17,6 +17,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "util/mem.h"
 
@@ -277,6 +278,8 @@ void gf_jv_free(struct gf_jv *root)
 
 enum gf_jv_type gf_jv_type(const struct gf_jv *v)
 {
+	if (!v)
+		return GF_JV_NULL;
 	switch (json_typeof(J(v))) {
 	case JSON_OBJECT:
 		return GF_JV_OBJ;
@@ -354,4 +357,27 @@ bool gf_jv_bool(const struct gf_jv *v, bool *out)
 		return false;
 	*out = json_is_true(J(v));
 	return true;
+}
+
+int gf_jv_dump(const struct gf_jv *v, const char *key, const char *value,
+	       struct gf_buf *out)
+{
+	json_t *j = J(v);
+	json_t *copy = NULL;
+	if (key && json_is_object(j) && !json_object_get(j, key)) {
+		copy = json_deep_copy(j);
+		if (!copy ||
+		    json_object_set_new(copy, key, json_string(value)) != 0) {
+			json_decref(copy);
+			return GF_EINVAL;
+		}
+		j = copy;
+	}
+	char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_decref(copy);
+	if (!text)
+		return GF_EINVAL;
+	int rc = gf_buf_puts(out, text);
+	free(text);
+	return rc;
 }

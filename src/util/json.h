@@ -80,6 +80,7 @@ int gf_jv_parse(const char *s, size_t len, struct gf_jv **out,
 		struct gf_err *e);
 void gf_jv_free(struct gf_jv *root);
 
+/* v's kind; GF_JV_NULL for NULL (an absent member reads as null). */
 enum gf_jv_type gf_jv_type(const struct gf_jv *v);
 /* An object's member, or NULL (absent, or v is not an object). */
 const struct gf_jv *gf_jv_get(const struct gf_jv *v, const char *key);
@@ -99,5 +100,11 @@ const char *gf_jv_str(const struct gf_jv *v);
 bool gf_jv_int(const struct gf_jv *v, int64_t *out);
 bool gf_jv_num(const struct gf_jv *v, double *out);
 bool gf_jv_bool(const struct gf_jv *v, bool *out);
+
+/* v as compact JSON text appended to out, with the string member
+ * key: value added when v is an object without key (key NULL:
+ * as it is).  0, or the buffer's GF_ETOOBIG, GF_EINVAL (no memory). */
+int gf_jv_dump(const struct gf_jv *v, const char *key, const char *value,
+	       struct gf_buf *out);
 
 #endif

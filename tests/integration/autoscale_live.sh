@@ -10,6 +10,11 @@
 #                              stays (no scale-down); when it comes back
 #                              with 0, the count falls (behavior with a
 #                              0 s scale-down window)
+#   autoscale-live-service     the loop acting on the controller: an
+#                              inference service's replica count set from
+#                              the controller's queue, its jobs following
+#                              (and, with the controller down, the loop
+#                              going on, saying so, changing nothing)
 #   autoscale-live-prometheus  Debian's Prometheus scraping that page, the
 #                              loop reading it through /api/v1/query
 # Every process started here is stopped by its PID.  Prints "ok|FAIL|skip
@@ -74,7 +79,7 @@ PIDS="$PIDS $!"
 url=""
 i=0
 while [ $i -lt 100 ] && [ -z "$url" ]; do
-	url=$(sed -n 's|^gpufleet serve: listening on \(http://[0-9.:]*\)/.*|\1|p' "$TMP/serve.err")
+	url=$(sed -n 's|^gpufleet serve: listening on \(http://[0-9.:]*\)/.*|\1|p' "$TMP/serve.err" 2>/dev/null)
 	i=$((i + 1))
 	sleep 0.1
 done
@@ -140,6 +145,55 @@ END {
 	if (bad) { print bad; exit 1 }
 }' "$TMP/run2.out" >"$TMP/run2.why"
 check autoscale-live-down $? "$(cat "$TMP/run2.why" "$TMP/run2.out" "$TMP/run2.err")"
+
+# 2b. acting on the controller: an inference service whose replica count
+# the loop sets (PUT /v1/services/NAME/replicas) from the controller's
+# queue (4 waiting 8-GPU jobs, AverageValue 1: 4 replicas); the
+# controller then keeps 4 jobs of the service alive, and the count back
+# to 1 cancels the surplus
+svc_live() { # the service's jobs running or pending
+	curl -s -m 5 "$url/v1/services/chat" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["replicas"], d["running"] + d["pending"])'
+}
+if [ -n "$url" ]; then
+	st=$(curl -s -m 5 -o "$TMP/svc.json" -w '%{http_code}' -X PUT \
+		"$url/v1/services/chat" -d '{"replicas": 1, "job": {"class": "inference", "cpu_milli": 100, "memory_mib": 64, "command": "serve"}}')
+	bad=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X PUT \
+		"$url/v1/services/chat" -d '{"replicas": -1, "job": {}}')
+	none=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X PUT \
+		"$url/v1/services/nope/replicas" -d '{"replicas": 2}')
+	"$BIN" autoscale run --source "$url" --hpa "$TMP/hpa1.yaml" \
+		--service chat --count 2 --interval 1 >"$TMP/run4.out" 2>"$TMP/run4.err"
+	i=0
+	until [ "$(svc_live)" = "4 4" ] || [ $i -gt 50 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	got=$(svc_live)
+	curl -s -m 5 -X PUT "$url/v1/services/chat/replicas" -d '{"replicas": 1}' >/dev/null
+	i=0
+	until [ "$(svc_live)" = "1 1" ] || [ $i -gt 50 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	down=$(svc_live)
+	# the loop acting on a controller that is down goes on, changing
+	# nothing, and says why
+	"$BIN" autoscale run --source "$url" --hpa "$TMP/hpa1.yaml" \
+		--service chat --controller http://127.0.0.1:1 --count 2 \
+		--interval 1 >"$TMP/run5.out" 2>"$TMP/run5.err"
+	rc5=$?
+	gone=$(grep -c ',controller-unavailable$' "$TMP/run5.out")
+	after=$(svc_live)
+	[ "$st" = 200 ] && [ $rc5 = 0 ] && [ "$gone" = 2 ] &&
+		[ "$after" = "1 1" ] &&
+		grep -q 'cannot act: cannot GET http://127.0.0.1:1/v1/services/chat' "$TMP/run5.err" &&
+		[ "$bad" = 400 ] && [ "$none" = 404 ] &&
+		[ "$got" = "4 4" ] && [ "$down" = "1 1" ]
+	check autoscale-live-service $? "PUT $st (bad $bad, unknown $none); after the loop '$got' (want 4 4), after scaling to 1 '$down';
+controller down: rc $rc5, $gone syncs said so, after '$after'
+$(cat "$TMP/run4.out" "$TMP/run4.err" "$TMP/run5.out" "$TMP/run5.err" "$TMP/svc.json")"
+fi
 
 # 3. Prometheus in between
 if ! command -v prometheus >/dev/null 2>&1; then

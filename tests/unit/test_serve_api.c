@@ -324,6 +324,161 @@ static void test_restart(void **state)
 	assert_true(strtoull(next + 1, NULL, 10) > strtoull(id + 1, NULL, 10));
 }
 
+/* The service's replicas asked, and its live ones (running + pending),
+ * as GET /v1/services/NAME answers; -1 when it answers otherwise. */
+static int svc_live(const char *name, const char *token, int *replicas)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/v1/services/%s", name);
+	struct gf_jv *v;
+	if (http(GF_HTTP_GET, path, token, NULL, &v) != 200) {
+		gf_jv_free(v);
+		return -1;
+	}
+	if (replicas)
+		*replicas = (int)num(v, "replicas");
+	int live = (int)(num(v, "running") + num(v, "pending"));
+	gf_jv_free(v);
+	return live;
+}
+
+/* Wait until the service has `want` live replicas. */
+static void svc_wait(const char *name, int want)
+{
+	int live = -1;
+	for (int i = 0; i < 300 && live != want; i++) {
+		live = svc_live(name, ADMIN, NULL);
+		if (live != want)
+			sleep_ms(10);
+	}
+	assert_int_equal(live, want);
+}
+
+/* A service keeps its count of jobs: put, scaled up and down (the
+ * surplus cancelled), a replica that ends replaced, refused input
+ * changing nothing, another team not seeing it, a restart keeping it,
+ * a delete cancelling its jobs. */
+static void test_services(void **state)
+{
+	(void)state;
+	const char *job = "{\"replicas\": 3, \"job\": {\"gpus\": 1, "
+			  "\"gpu_model\": \"h100-80gb\", \"class\": "
+			  "\"inference\"}}";
+	struct gf_jv *v;
+	assert_int_equal(
+		http(GF_HTTP_PUT, "/v1/services/chat", VISION, job, &v), 200);
+	assert_string_equal(str(v, "name"), "chat");
+	assert_int_equal(num(v, "replicas"), 3);
+	assert_string_equal(str(v, "team"), "vision"); /* the token's */
+	gf_jv_free(v);
+	svc_wait("chat", 3);
+	/* its jobs say whose replicas they are */
+	assert_int_equal(
+		http(GF_HTTP_GET, "/v1/jobs?limit=10000", ADMIN, NULL, &v),
+		200);
+	const struct gf_jv *jobs = gf_jv_get(v, "jobs");
+	int marked = 0;
+	char one[32] = "";
+	for (size_t i = 0; i < gf_jv_len(jobs); i++) {
+		const struct gf_jv *x = gf_jv_at(jobs, i);
+		if (!strcmp(str(x, "service"), "chat") &&
+		    !strcmp(str(x, "state"), "running")) {
+			marked++;
+			snprintf(one, sizeof(one), "%s", str(x, "id"));
+		}
+	}
+	gf_jv_free(v);
+	assert_int_equal(marked, 3);
+
+	/* refused: nothing changes */
+	int before = njobs();
+	static const char *const bad[][3] = {
+		{ "/v1/services/chat/replicas", "{\"replicas\": -1}", "400" },
+		{ "/v1/services/chat/replicas", "{\"replicas\": \"2\"}",
+		  "400" },
+		{ "/v1/services/chat", "{\"replicas\": 1, \"job\": 7}", "400" },
+		{ "/v1/services/chat", "{\"replicas\": 1}", "400" },
+		{ "/v1/services/chat",
+		  "{\"replicas\": 1, \"job\": {\"gpus\": 9}}", "422" },
+		{ "/v1/services/bad%20name",
+		  "{\"replicas\": 1, \"job\": {\"gpus\": 1}}", "400" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		long st = http(GF_HTTP_PUT, bad[i][0], VISION, bad[i][1], &v);
+		if (st != atol(bad[i][2]))
+			print_message("%s %s: %ld\n", bad[i][0], bad[i][1], st);
+		assert_int_equal(st, atol(bad[i][2]));
+		assert_non_null(v);
+		assert_true(str(v, "detail")[0] != '\0');
+		gf_jv_free(v);
+	}
+	int replicas = 0;
+	assert_int_equal(svc_live("chat", VISION, &replicas), 3);
+	assert_int_equal(replicas, 3);
+	assert_int_equal(njobs(), before);
+
+	/* another team neither sees nor scales it */
+	assert_int_equal(svc_live("chat", SPEECH, NULL), -1);
+	assert_int_equal(http(GF_HTTP_PUT, "/v1/services/chat/replicas", SPEECH,
+			      "{\"replicas\": 0}", &v),
+			 404);
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_GET, "/v1/services", SPEECH, NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "services")), 0);
+	gf_jv_free(v);
+
+	/* a replica cancelled by hand is replaced */
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", one);
+	assert_int_equal(http(GF_HTTP_DELETE, path, ADMIN, NULL, &v), 200);
+	gf_jv_free(v);
+	svc_wait("chat", 3);
+	assert_int_equal(njobs(), before + 1);
+
+	/* scaled up, then down: the surplus cancelled */
+	assert_int_equal(http(GF_HTTP_PUT, "/v1/services/chat/replicas", VISION,
+			      "{\"replicas\": 5}", &v),
+			 200);
+	gf_jv_free(v);
+	svc_wait("chat", 5);
+	assert_int_equal(http(GF_HTTP_PUT, "/v1/services/chat/replicas", VISION,
+			      "{\"replicas\": 2}", &v),
+			 200);
+	gf_jv_free(v);
+	svc_wait("chat", 2);
+
+	/* a restart keeps the service and its count */
+	stop();
+	start();
+	svc_wait("chat", 2);
+	assert_int_equal(svc_live("chat", ADMIN, &replicas), 2);
+	assert_int_equal(replicas, 2);
+
+	/* deleted: its jobs cancelled, it is gone */
+	assert_int_equal(
+		http(GF_HTTP_DELETE, "/v1/services/chat", VISION, NULL, &v),
+		200);
+	gf_jv_free(v);
+	assert_int_equal(svc_live("chat", ADMIN, NULL), -1);
+	int live = 0;
+	assert_int_equal(
+		http(GF_HTTP_GET, "/v1/jobs?limit=10000", ADMIN, NULL, &v),
+		200);
+	jobs = gf_jv_get(v, "jobs");
+	for (size_t i = 0; i < gf_jv_len(jobs); i++) {
+		const struct gf_jv *x = gf_jv_at(jobs, i);
+		const char *st = str(x, "state");
+		live += !strcmp(str(x, "service"), "chat") &&
+			(!strcmp(st, "running") || !strcmp(st, "pending"));
+	}
+	gf_jv_free(v);
+	assert_int_equal(live, 0);
+	stop();
+	start();
+	assert_int_equal(svc_live("chat", ADMIN, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_nodes_health_metrics),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_services),
 	};
 	return cmocka_run_group_tests_name("serve-api", tests, setup, teardown);
 }

@@ -27,6 +27,8 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
+#define SCHEMA_LATEST 3 /* store/schema.c's last migration */
+
 struct backend {
 	enum gf_store_kind kind;
 	char admin[256];    /* PostgreSQL: the server's URL */
@@ -258,6 +260,7 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_int_equal(x->cpu_milli, y->cpu_milli);
 	assert_int_equal(x->memory_mib, y->memory_mib);
 	assert_string_equal(x->node_selector, y->node_selector);
+	assert_string_equal(x->service, y->service);
 	assert_int_equal(x->max_runtime_s, y->max_runtime_s);
 	assert_true((x->command == NULL) == (y->command == NULL));
 	if (x->command)
@@ -393,9 +396,10 @@ static int many_shapes(struct gf_job **v)
 	j->spec.gpus = 4;
 	j->spec.memory_mib = (int64_t)1 << 39;
 	run_on(j, 4);
-	j = v[n++] = job(3); /* a running share */
+	j = v[n++] = job(3); /* a running share, a replica of a service */
 	j->spec.gpus = 0;
 	j->spec.gpu_milli = 250;
+	snprintf(j->spec.service, sizeof(j->spec.service), "chat-llama");
 	run_on(j, 7);
 	j = v[n++] = job(4); /* a running MIG instance, preempted once */
 	j->spec.gpus = 0;
@@ -496,7 +500,7 @@ static void test_failed_batch(void **state)
 			 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 			 "command, state, reason, submitted_ms, started_ms, "
 			 "ended_ms, attempts, preemptions, exit_code, block, "
-			 "placement, gpu_ms FROM jobs WHERE seq = 1");
+			 "placement, gpu_ms, service FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
 	print_message("expected: %s\n", e.msg);
@@ -554,7 +558,7 @@ static void test_big_batch(void **state)
 		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
-		 "placement, gpu_ms FROM jobs WHERE seq = 1",
+		 "placement, gpu_ms, service FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
 	assert_int_equal(store_write(s, v + n, 600, &e), GF_ECONFLICT);
@@ -621,10 +625,10 @@ static void test_migrations_once(void **state)
 	gf_store_close(s);
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 2);
+			 SCHEMA_LATEST);
 	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
 					 "schema_version"),
-			 2);
+			 SCHEMA_LATEST);
 	/* a database from a newer gpufleet is refused, untouched */
 	raw_exec(b->url, "INSERT INTO schema_version VALUES (99, 0, 'future')");
 	struct gf_err e;
@@ -661,7 +665,7 @@ static void test_concurrent_open(void **state)
 	}
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 2);
+			 SCHEMA_LATEST);
 }
 
 /* A database of the first release (schema 1: jobs without gpu_ms, no
@@ -707,7 +711,7 @@ static void test_upgrade_from_1(void **state)
 	struct gf_store *s = open_leader(b->url);
 	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
 					 "schema_version"),
-			 2);
+			 SCHEMA_LATEST);
 	struct list l = { .n = 0 };
 	load_ok(s, &l);
 	assert_int_equal(l.n, 1);
@@ -825,6 +829,70 @@ static void test_runs(void **state)
 	assert_non_null(strstr(e.msg, "run j4/2/1"));
 	free_job(j);
 	free_job(k);
+	gf_store_close(s);
+}
+
+/* --- services -------------------------------------------------------- */
+
+struct svc_seen {
+	char names[4][64], spec[4][128];
+	int replicas[4], n;
+};
+
+static int take_svc(const char *name, const char *spec, size_t len,
+		    int replicas, void *arg)
+{
+	struct svc_seen *ss = arg;
+	assert_true(ss->n < 4);
+	assert_int_equal(strlen(spec), len);
+	snprintf(ss->names[ss->n], sizeof(ss->names[0]), "%s", name);
+	snprintf(ss->spec[ss->n], sizeof(ss->spec[0]), "%s", spec);
+	ss->replicas[ss->n++] = replicas;
+	return 0;
+}
+
+/* Services kept by name with their spec and count, replaced, deleted;
+ * a count out of range refused; a corrupt row named. */
+static void test_services(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_store *s = open_leader(b->url), *t = open_ok(b->url);
+	struct gf_err e;
+	struct svc_seen ss = { .n = 0 };
+	const char *spec = "{\"gpu_milli\":250,\"command\":\"serve\"}";
+	assert_int_equal(
+		gf_store_put_service(s, "chat", spec, strlen(spec), 3, 10, &e),
+		0);
+	assert_int_equal(
+		gf_store_put_service(s, "chat", spec, strlen(spec), 5, 20, &e),
+		0);
+	assert_int_equal(gf_store_put_service(s, "embed", "{}", 2, 0, 20, &e),
+			 0);
+	assert_int_equal(gf_store_load_services(t, take_svc, &ss, &e), 0);
+	assert_int_equal(ss.n, 2);
+	assert_string_equal(ss.names[0], "chat");
+	assert_string_equal(ss.spec[0], spec);
+	assert_int_equal(ss.replicas[0], 5);
+	assert_int_equal(ss.replicas[1], 0);
+	assert_int_equal(gf_store_put_service(t, "x", "{}", 2, 1, 1, &e),
+			 GF_ECONFLICT);
+	assert_int_equal(gf_store_put_service(s, "x", "{}", 2, -1, 1, &e),
+			 GF_EINVAL);
+	assert_int_equal(gf_store_put_service(s, "x", "{}", 2,
+					      GF_STORE_SERVICE_MAX + 1, 1, &e),
+			 GF_EINVAL);
+	assert_int_equal(gf_store_delete_service(s, "embed", &e), 0);
+	ss.n = 0;
+	assert_int_equal(gf_store_load_services(s, take_svc, &ss, &e), 0);
+	assert_int_equal(ss.n, 1);
+	raw_exec(b->url, "UPDATE services SET replicas = -4");
+	ss.n = 0;
+	assert_int_equal(gf_store_load_services(s, take_svc, &ss, &e),
+			 GF_EPARSE);
+	print_message("expected: %s\n", e.msg);
+	assert_int_equal(ss.n, 0);
+	assert_non_null(strstr(e.msg, "service 'chat'"));
+	gf_store_close(t);
 	gf_store_close(s);
 }
 
@@ -1230,6 +1298,7 @@ int main(void)
 		BOTH(test_upgrade_from_1, "upgrade_from_1"),
 		BOTH(test_nodes, "nodes"),
 		BOTH(test_runs, "runs"),
+		BOTH(test_services, "services"),
 		BOTH(test_lead, "lead"),
 		BOTH(test_leader_dies, "leader_dies"),
 		BOTH(test_corrupt_rows, "corrupt_rows"),

@@ -123,6 +123,35 @@ static void test_json_writer(void **state)
 	gf_buf_release(&b);
 }
 
+/* Reading: an absent member reads as null; a value dumped back as
+ * compact text, a member added only where absent. */
+static void test_json_reader(void **state)
+{
+	(void)state;
+	static const char doc[] = "{\"a\": [1, \"x\"], \"t\": \"v\"}";
+	struct gf_jv *v;
+	struct gf_err e;
+	assert_int_equal(gf_jv_parse(doc, strlen(doc), &v, &e), 0);
+	assert_int_equal(gf_jv_type(v), GF_JV_OBJ);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "a")), GF_JV_ARR);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "absent")), GF_JV_NULL);
+	assert_int_equal(gf_jv_type(NULL), GF_JV_NULL);
+	struct gf_buf b;
+	gf_buf_init(&b, 4096);
+	assert_int_equal(gf_jv_dump(v, "t", "w", &b), 0);
+	assert_string_equal(gf_buf_str(&b), "{\"a\":[1,\"x\"],\"t\":\"v\"}");
+	gf_buf_release(&b);
+	gf_buf_init(&b, 4096);
+	assert_int_equal(gf_jv_dump(v, "team", "vision", &b), 0);
+	assert_string_equal(gf_buf_str(&b), "{\"a\":[1,\"x\"],\"t\":\"v\","
+					    "\"team\":\"vision\"}");
+	gf_buf_release(&b);
+	gf_buf_init(&b, 8);
+	assert_int_equal(gf_jv_dump(v, NULL, NULL, &b), GF_ETOOBIG);
+	gf_buf_release(&b);
+	gf_jv_free(v);
+}
+
 /* The paper's test vector (key 00..0f, message 00..0e), and the empty
  * message of the reference implementation's vectors. */
 static void test_siphash(void **state)
@@ -146,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_siphash),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

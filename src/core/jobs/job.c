@@ -73,6 +73,12 @@ static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 					  "'name': control character at byte "
 					  "%d",
 					  (int)(p - s->name));
+	if (!memchr(s->service, '\0', sizeof(s->service)) ||
+	    (s->service[0] && !word_ok(s->service)))
+		return gf_err_set(e, GF_EINVAL,
+				  "'service': expected up to %d of letters, "
+				  "digits, '.', '_' or '-'",
+				  GF_JOB_NAME_MAX - 1);
 	if (!memchr(s->team, '\0', sizeof(s->team)) || !word_ok(s->team))
 		return gf_err_set(e, GF_EINVAL,
 				  "'team': expected 1 to %d of letters, "
