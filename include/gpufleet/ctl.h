@@ -360,6 +360,60 @@ const char *gf_ctl_node_reason(const struct gf_ctl *ctl, int node);
 bool gf_ctl_gpu_is_healthy(const struct gf_ctl *ctl, int node, int gpu);
 const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu);
 
+/* ---- another scheduler's decisions (the Kubernetes extender) ---- */
+
+/*
+ * Start `job` on node `node`, which another scheduler chose (a pod
+ * kube-scheduler binds): the job as gf_ctl_add takes it, PENDING, one
+ * replica, never started (block -1).  The engine chooses its GPUs on
+ * that node as its own pass would (the best-linked free set for several
+ * GPUs, the policy's GPU for a share, the next free instance of its MIG
+ * profile); its team's quota applies.  Then it is RUNNING (started at
+ * now_ms, its first attempt) and the core's, like any job: cancel,
+ * finish and requeue end it.  Errors, nothing taken or changed:
+ * GF_ENOTFOUND (it does not fit there now: room, a node not ready or
+ * cordoned, unhealthy GPUs), GF_ECONFLICT (its team's quota: e says
+ * why), and those of gf_ctl_add; GF_EINVAL for a gang, a job not new, a
+ * bad node or now_ms <= 0.
+ */
+int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
+		  int64_t now_ms, struct gf_err *e);
+
+/* Does a replica fit on n (a copy of a node with some work released),
+ * mig_free being the free instances of its MIG profile there? */
+typedef bool (*gf_ctl_fit_fn)(void *arg, const struct gf_cnode *n,
+			      int mig_free);
+
+/*
+ * Preemption on one node for another scheduler: of the running jobs
+ * ids[0..nids) (those with no replica on `node` are skipped), the fewest
+ * whose release lets one replica of spec fit on the node by fits(arg,
+ * ...), which is called on copies of the node; ties go as the core's own
+ * preemption breaks them (the lowest class, the least GPU taken from
+ * running work, the most recently started, the first found).  At most
+ * 20 candidates are looked at, 100,000 sets tried.  Their positions in
+ * ids go to out[] (room for nids).  Returns the count (0: it fits
+ * without a victim), GF_ENOTFOUND (no such set), GF_EINVAL (bad
+ * arguments).  Changes nothing (it uses the core's scratch: one thread
+ * at a time, as for every call).
+ */
+int gf_ctl_victims(struct gf_ctl *ctl, const struct gf_job_spec *spec, int node,
+		   const char *const *ids, int nids, gf_ctl_fit_fn fits,
+		   void *arg, int *out);
+
+/* MIG instances of `profile` on node: the number it offers (returned; 0
+ * for a profile or node unknown), the number free for new work in *free
+ * (not in use, not on an unhealthy GPU), and in *first (may be NULL) the
+ * one the core gives next when *free > 0.  Reads only. */
+int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
+		     int *free, struct gf_ctl_mig *first);
+
+/* The placement policy's score of node for r, 0..100 (r must fit there:
+ * gf_cnode_fits), and the GPU a share would take (-1 none), as the
+ * engine scores it; reads only (no score cache). */
+int gf_ctl_score(const struct gf_ctl *ctl, int node, const struct gf_req *r,
+		 int *gpu);
+
 /* Invariants (engine, quotas in use, placements of running jobs, queue,
  * nodes: no running replica on a node made not ready, nothing started on
  * a node not ready or on an unhealthy GPU since it became so, the

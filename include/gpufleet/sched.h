@@ -190,6 +190,12 @@ bool gf_sched_is_cordoned(const struct gf_sched *s, int node);
  * for policies that pick one while scoring, else -1.  For tests. */
 int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu);
 
+/* The same score computed afresh: reads the engine and changes nothing,
+ * not even the score cache (r->cls is not read), so several readers may
+ * ask at once while nothing changes the engine. */
+int gf_sched_score_peek(const struct gf_sched *s, int i, const struct gf_req *r,
+			int *gpu);
+
 /* Figures the simulator and the controller read. */
 int64_t gf_sched_alloc_milli(const struct gf_sched *s); /* GPU given out */
 int64_t gf_sched_idle_milli(const struct gf_sched *s);	/* GPU free */

@@ -18,6 +18,9 @@
  *   mig.c       MIG instances: validation, placement, release
  *   gang.c      a job's replicas on nodes: capacity, one block, all or none
  *   preempt.c   the fewest victims
+ *   external.c  jobs another scheduler places (the Kubernetes extender):
+ *               started on the node it chose, victims on one node,
+ *               read-only probes of a node
  *   backfill.c  the head job's reservation (shadow time)
  *   admit.c     admission: node groups and request shapes
  *   never.c     jobs never placeable, looked at again as nodes change
@@ -396,6 +399,13 @@ int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
 /* preempt.c */
 int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		const struct gf_req *r);
+/* The fewest of cand[0..ncand) (jrec indexes of jobs running on node)
+ * whose release lets j fit there by fits(); their jrec indexes into
+ * out (VMAX entries).  The count (0: it fits already), or GF_ENOTFOUND.
+ * Changes nothing (trials run on copies of the node). */
+int gf__victims(struct gf_ctl *ctl, struct gf__jrec *j, int node,
+		const int *cand, int ncand, gf_ctl_fit_fn fits, void *arg,
+		int *out);
 
 /* backfill.c */
 void gf__reserve(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
@@ -414,6 +424,16 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 
 /* table.c: the request, kinds, runtime and share kept beside a job. */
 void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j);
+/* What gf_ctl_add checks before it takes a job (0 or an error in e). */
+int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
+		  struct gf_err *e);
+/* A job's record filled in the slot after the table's last (jr[njr]),
+ * not yet in the table (a trial may place it), then registered: in the
+ * table, findable by id, listed in submission order. */
+int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job);
+/* The jrec index of job id, or -1. */
+int gf__job_find(const struct gf_ctl *ctl, const char *id);
+void gf__jrec_register(struct gf_ctl *ctl, int jid);
 
 /* never.c: jobs marked never looked at again (all: every job not final,
  * after a node changed; else those marked, group by group, after a node

@@ -25,6 +25,12 @@
  * the node or block the room was made in.  A trial releases victims on copies
  * of the nodes (trial_of maps a node to its copy), never on the engine;
  * trial_of is all -1 between calls.
+ *
+ * gf__victims asks the same question of one node for another scheduler
+ * (the Kubernetes extender's preempt): its candidates are given, not
+ * looked for, and whether the job fits on the node's copy is the
+ * caller's test (which may read more than the capacity: which GPUs are
+ * free, and how they are linked).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -62,7 +68,7 @@ struct best {
 
 struct search {
 	struct gf_ctl *ctl;
-	int jid;
+	struct gf__jrec *j; /* the job that needs room */
 	const struct gf_req *r;
 	int R;
 	int scope;
@@ -73,6 +79,10 @@ struct search {
 	int ntr, trcap;
 	long tests;
 	struct best best;
+	/* one node's room decided by the caller (gf__victims), or NULL:
+	 * the job's capacity there */
+	gf_ctl_fit_fn fits;
+	void *fits_arg;
 };
 
 /* Is node i part of the search's scope (and usable by the job)? */
@@ -81,12 +91,12 @@ static bool in_scope(struct search *s, int i)
 	if (s->R == 1)
 		return i == s->scope;
 	return s->ctl->nodes[i].block == s->scope &&
-	       gf__usable(s->ctl, &s->ctl->jr[s->jid], s->r, i);
+	       gf__usable(s->ctl, s->j, s->r, i);
 }
 
 static int cap_of(struct search *s, const struct gf_cnode *n, int i, int mig)
 {
-	return gf__cap(s->ctl, &s->ctl->jr[s->jid], s->r, n, i, mig, s->R);
+	return gf__cap(s->ctl, s->j, s->r, n, i, mig, s->R);
 }
 
 static struct trial *trial_get(struct search *s, int i)
@@ -102,7 +112,7 @@ static struct trial *trial_get(struct search *s, int i)
 	struct trial *t = &s->tr[s->ntr];
 	t->node = i;
 	t->n = ctl->c->nodes[i];
-	int prof = ctl->jr[s->jid].prof;
+	int prof = s->j->prof;
 	t->mig = prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0;
 	t->base = cap_of(s, &t->n, i, t->mig);
 	ctl->trial_of[i] = s->ntr++;
@@ -122,7 +132,7 @@ static void release(struct search *s, int v)
 		int gpus[GF_CNODE_MAX_GPUS];
 		memcpy(gpus, p->gpus, sizeof(gpus));
 		(void)gf_cnode_give(&t->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == s->ctl->jr[s->jid].prof &&
+		if (vj->prof >= 0 && vj->prof == s->j->prof &&
 		    !(s->ctl->ns[p->node].sick >> p->gpus[0] & 1))
 			t->mig++; /* its instance is free again, and usable */
 	}
@@ -134,14 +144,22 @@ static bool feasible(struct search *s, const int *vic, int k)
 	s->tests++;
 	for (int i = 0; i < k; i++)
 		release(s, vic[i]);
-	int64_t sum = s->base;
-	for (int t = 0; t < s->ntr; t++)
-		sum += cap_of(s, &s->tr[t].n, s->tr[t].node, s->tr[t].mig) -
-		       s->tr[t].base;
+	bool ok;
+	if (s->fits) { /* one node: the caller's test on its copy */
+		const struct trial *t = trial_get(s, s->scope);
+		ok = s->fits(s->fits_arg, &t->n, t->mig);
+	} else {
+		int64_t sum = s->base;
+		for (int t = 0; t < s->ntr; t++)
+			sum += cap_of(s, &s->tr[t].n, s->tr[t].node,
+				      s->tr[t].mig) -
+			       s->tr[t].base;
+		ok = sum >= s->R;
+	}
 	for (int t = 0; t < s->ntr; t++)
 		s->ctl->trial_of[s->tr[t].node] = -1;
 	s->ntr = 0;
-	return sum >= s->R;
+	return ok;
 }
 
 static void consider(struct search *s, const int *vic, int k)
@@ -201,7 +219,7 @@ static bool subsets(struct search *s, int k)
 static int64_t scope_base(struct search *s)
 {
 	struct gf_ctl *ctl = s->ctl;
-	int prof = ctl->jr[s->jid].prof;
+	int prof = s->j->prof;
 	if (s->R == 1) {
 		int i = s->scope;
 		return cap_of(s, &ctl->c->nodes[i], i,
@@ -241,7 +259,7 @@ static struct pair *by_scope(struct search *s, const struct pair *p, int n)
 static int candidates(struct search *s, struct pair **out)
 {
 	struct gf_ctl *ctl = s->ctl;
-	int prio = gf__prio(ctl, &ctl->jr[s->jid]), n = 0, cap = 0;
+	int prio = gf__prio(ctl, s->j), n = 0, cap = 0;
 	struct pair *p = NULL;
 	for (int k = 0; k < ctl->nrunning; k++) {
 		int v = ctl->running[k];
@@ -251,7 +269,7 @@ static int candidates(struct search *s, struct pair **out)
 			continue;
 		for (int r = 0; r < vj->job->spec.replicas; r++) {
 			int i = vj->job->place[r].node;
-			if (!gf__usable(ctl, &ctl->jr[s->jid], s->r, i))
+			if (!gf__usable(ctl, s->j, s->r, i))
 				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
@@ -349,7 +367,7 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	struct search s = {
-		.ctl = ctl, .jid = jid, .r = r, .R = j->job->spec.replicas
+		.ctl = ctl, .j = j, .r = r, .R = j->job->spec.replicas
 	};
 	search_all(&s);
 	gf_free(s.tr);
@@ -378,4 +396,34 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	gf__start(ctl, jid, pl, block, ps->now);
 	gf__changed(ctl, ps, jid);
 	return 0;
+}
+
+int gf__victims(struct gf_ctl *ctl, struct gf__jrec *j, int node,
+		const int *cand, int ncand, gf_ctl_fit_fn fits, void *arg,
+		int *out)
+{
+	struct search s = { .ctl = ctl,
+			    .j = j,
+			    .r = &j->req,
+			    .R = 1,
+			    .scope = node,
+			    .fits = fits,
+			    .fits_arg = arg };
+	for (int k = 0; k < ncand && s.nv < VMAX; k++)
+		s.vs[s.nv++] = cand[k];
+	int rc = GF_ENOTFOUND;
+	if (feasible(&s, NULL, 0)) {
+		rc = 0; /* room without a victim */
+	} else {
+		for (int k = 1; k <= s.nv && s.best.k == 0 && s.tests < BUDGET;
+		     k++)
+			subsets(&s, k);
+		if (s.best.k > 0) {
+			memcpy(out, s.best.vic,
+			       (size_t)s.best.k * sizeof(*out));
+			rc = s.best.k;
+		}
+	}
+	gf_free(s.tr);
+	return rc;
 }

@@ -40,6 +40,11 @@ static int find(const struct gf_ctl *ctl, const char *id)
 	return ctl->id_hash[id_slot(ctl, id)] - 1;
 }
 
+int gf__job_find(const struct gf_ctl *ctl, const char *id)
+{
+	return find(ctl, id);
+}
+
 static void id_grow(struct gf_ctl *ctl)
 {
 	if (2 * (ctl->njr + 1) <= ctl->id_cap)
@@ -154,8 +159,8 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 }
 
 /* The checks gf_ctl_add makes before it takes anything. */
-static int add_check(struct gf_ctl *ctl, const struct gf_job *job,
-		     struct gf_err *e)
+int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
+		  struct gf_err *e)
 {
 	char msg[GF_ERR_MSG_MAX];
 	if (job == NULL)
@@ -175,7 +180,7 @@ static int add_check(struct gf_ctl *ctl, const struct gf_job *job,
 	return 0;
 }
 
-static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
+int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job)
 {
 	if (ctl->njr == ctl->jr_cap) {
 		ctl->jr_cap = ctl->jr_cap ? ctl->jr_cap * 2 : 256;
@@ -184,7 +189,6 @@ static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
 		ctl->by_seq = gf_reallocarray(ctl->by_seq, (size_t)ctl->jr_cap,
 					      sizeof(int));
 	}
-	id_grow(ctl);
 	int jid = ctl->njr;
 	struct gf__jrec *j = &ctl->jr[jid];
 	memset(j, 0, sizeof(*j));
@@ -196,16 +200,28 @@ static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
 	j->run_pos = -1;
 	j->mask = -1;
 	gf__derive(ctl, j);
+	return jid;
+}
+
+void gf__jrec_register(struct gf_ctl *ctl, int jid)
+{
+	id_grow(ctl);
 	seq_insert(ctl, jid);
-	ctl->id_hash[id_slot(ctl, job->id)] = jid + 1;
+	ctl->id_hash[id_slot(ctl, ctl->jr[jid].job->id)] = jid + 1;
 	ctl->njr++;
+}
+
+static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
+{
+	int jid = gf__jrec_fill(ctl, job);
+	gf__jrec_register(ctl, jid);
 	return jid;
 }
 
 int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 {
 	gf_err_clear(e);
-	int rc = add_check(ctl, job, e);
+	int rc = gf__add_check(ctl, job, e);
 	if (rc)
 		return rc;
 	int jid = add_jrec(ctl, job);

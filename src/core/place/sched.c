@@ -229,6 +229,12 @@ int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu)
 	return cached_score(s, i, r, gpu);
 }
 
+int gf_sched_score_peek(const struct gf_sched *s, int i, const struct gf_req *r,
+			int *gpu)
+{
+	return policy_score(s, i, r, gpu);
+}
+
 static uint64_t shape_of(const struct gf_req *r)
 {
 	/* +1: no shape is 0, the empty mark */
