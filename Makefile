@@ -79,7 +79,7 @@ LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
 	src/store/*.c src/nodeproto/*.c src/controller/*.c src/worker/*.c \
 	src/autoscale/*.c \
-	src/join/*.c src/chargeback/*.c src/slurm/*.c)
+	src/join/*.c src/chargeback/*.c src/slurm/*.c src/k8s/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)

@@ -44,6 +44,7 @@ room() {
 	join/* | */join/*) echo join ;;
 	chargeback/* | */chargeback/*) echo chargeback ;;
 	slurm/* | */slurm/*) echo slurm ;;
+	k8s/* | */k8s/*) echo k8s ;;
 	cli/* | */cli/*) echo cli ;;
 	*) echo unknown ;;
 	esac
@@ -71,8 +72,9 @@ allowed() {
 	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
 	chargeback) echo "util node migcore charge jobs store" ;;
 	slurm) echo "util node place topo charge chargeback" ;;
-	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback" ;;
-	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback slurm" ;;
+	k8s) echo "util node place migcore jobs scale server" ;;
+	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback k8s" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback slurm k8s" ;;
 	esac
 }
 

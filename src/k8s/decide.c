@@ -1,0 +1,604 @@
+/*
+ * decide.c - the extender's decisions against the scheduling core: a
+ * verdict and a score per node, the fewest victims, the job a bound pod
+ * becomes.  Read-only (decide.h); every answer is what the engine would
+ * do on that node now.
+ *
+ * Speed: kube-scheduler asks about up to every node for every pod (5,000
+ * names in a call), and its own budget is about 1.4 ms a pod at 700
+ * pods/s.  Nodes alike answer alike, so a call's memo keeps the best
+ * linked set per (topology, free GPUs), the linking a topology allows
+ * per size, and the policy's score per node state (the node's fields
+ * but its version and rank: every policy reads only those and the
+ * node's fragmentation, itself a function of them).  A memo changes no
+ * answer.
+ */
+#include "k8s/decide.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <gpufleet/catalog.h>
+#include <gpufleet/gpu_topo.h>
+
+#include "util/mem.h"
+
+#define SETS_CAP 4096 /* (topology, free mask) answers per call */
+#define TOPO_REQ 32   /* (topology, size) requirements per call */
+
+struct set_slot {
+	uint32_t mask;
+	uint16_t topo; /* 0: empty */
+	int8_t min_pair, pad;
+	int sum;
+};
+
+struct topo_req {
+	uint16_t topo;
+	int min_class; /* the link class the best set of k has, empty */
+	int best_sum;
+};
+
+struct score_slot {
+	uint64_t h; /* 0: empty */
+	int rep;    /* a node with this state */
+	int score;
+};
+
+struct gf_k8s_memo {
+	const struct gf_ctl *ctl;
+	struct gf_k8s_ask a;
+	struct topo_req tr[TOPO_REQ];
+	int ntr;
+	struct set_slot *sets;
+	struct score_slot *scores;
+	uint32_t scap; /* power of two */
+};
+
+/* ---- the ask ---------------------------------------------------------- */
+
+static bool product_is(const char *a, const char *b)
+{
+	char x[GF_K8S_VALUE_MAX * 2], y[GF_K8S_VALUE_MAX * 2];
+	gf_k8s_product_norm(a, x, sizeof(x));
+	gf_k8s_product_norm(b, y, sizeof(y));
+	return x[0] && !strcmp(x, y);
+}
+
+/* The catalog entry a pod's value names (an id or a product), or NULL. */
+static const struct gf_gpu_model *catalog_of(const char *v)
+{
+	const struct gf_gpu_model *g = gf_catalog_by_id(v);
+	for (int k = 0; !g && k < gf_catalog_count(); k++)
+		if (product_is(gf_catalog_at(k)->name, v))
+			g = gf_catalog_at(k);
+	return g;
+}
+
+/* Does the pod's value v name the cluster model `model`? */
+static bool names_model(const char *v, const char *model)
+{
+	if (!strcasecmp(v, model) || product_is(v, model))
+		return true;
+	const struct gf_gpu_model *g = catalog_of(v);
+	return g && (!strcasecmp(g->id, model) || product_is(g->name, model));
+}
+
+static int ask_kind(const struct gf_k8s_pod *p, struct gf_k8s_ask *a,
+		    struct gf_err *e)
+{
+	int kinds = (p->gpus > 0) + (p->gpu_milli > 0) + (p->nmig > 0);
+	if (kinds > 1)
+		return gf_err_set(e, GF_EINVAL,
+				  "gpufleet: pod %s/%s asks for %s%s%s: "
+				  "gpufleet places one kind per pod",
+				  p->ns, p->name,
+				  p->gpus > 0 ? GF_K8S_RES_GPU " " : "",
+				  p->gpu_milli > 0 ? GF_K8S_RES_MILLI " " : "",
+				  p->nmig > 0 ? "nvidia.com/mig-*" : "");
+	if (p->nmig > 1 || p->mig_count > 1)
+		return gf_err_set(
+			e, GF_EINVAL,
+			"gpufleet: pod %s/%s asks for %lld MIG "
+			"instances: gpufleet places one per pod",
+			p->ns, p->name,
+			(long long)(p->nmig > 1 ? p->nmig : p->mig_count));
+	if (p->gpus > GF_CNODE_MAX_GPUS)
+		return gf_err_set(e, GF_EINVAL,
+				  "gpufleet: pod %s/%s asks for %lld GPUs: at "
+				  "most %d on one node",
+				  p->ns, p->name, (long long)p->gpus,
+				  GF_CNODE_MAX_GPUS);
+	if (p->gpu_milli > GF_GPU_MILLI)
+		return gf_err_set(e, GF_EINVAL,
+				  "gpufleet: pod %s/%s: " GF_K8S_RES_MILLI
+				  " %lld: expected 1 to 1000 (a share of one "
+				  "GPU)",
+				  p->ns, p->name, (long long)p->gpu_milli);
+	if (p->gpus > 0) {
+		a->kind = GF_K8S_ASK_WHOLE;
+		a->req.ngpus = (uint16_t)p->gpus;
+		a->req.gpu_milli = GF_GPU_MILLI;
+	} else if (p->gpu_milli > 0) {
+		a->kind = GF_K8S_ASK_SHARE;
+		a->req.ngpus = 1;
+		a->req.gpu_milli = (int16_t)p->gpu_milli;
+	} else if (p->nmig > 0) {
+		a->kind = GF_K8S_ASK_MIG;
+		snprintf(a->profile, sizeof(a->profile), "%s", p->mig_profile);
+	}
+	return 0;
+}
+
+int gf_k8s_ask_of(const struct gf_ctl *ctl, const struct gf_k8s_pod *p,
+		  struct gf_k8s_ask *a, struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	int rc = ask_kind(p, a, e);
+	if (rc || a->kind == GF_K8S_ASK_NONE)
+		return rc;
+	a->req.cpu =
+		p->cpu_milli > INT32_MAX ? INT32_MAX : (int32_t)p->cpu_milli;
+	a->req.mem = p->memory_mib;
+	a->any_topology = p->any_topology;
+	a->constrained = p->nmodels > 0;
+	const struct gf_cluster *c = gf_ctl_cluster(ctl);
+	for (int m = 0; a->constrained && m < c->nmodels; m++)
+		for (int k = 0; k < p->nmodels; k++)
+			if (names_model(p->models[k], c->models[m]))
+				a->models |= UINT32_C(1) << m;
+	a->req.spec = a->models;
+	memcpy(a->named, p->models, sizeof(a->named));
+	a->nnamed = p->nmodels;
+	size_t len = 0;
+	for (int k = 0; k < p->nmodels && len + 1 < sizeof(a->want); k++) {
+		int w = snprintf(a->want + len, sizeof(a->want) - len, "%s%s",
+				 k ? " or " : "", p->models[k]);
+		len = w < 0 ? len : len + (size_t)w;
+		if (len >= sizeof(a->want))
+			len = sizeof(a->want) - 1;
+	}
+	return 0;
+}
+
+/* ---- the memo ----------------------------------------------------------- */
+
+struct gf_k8s_memo *gf_k8s_memo_new(const struct gf_ctl *ctl,
+				    const struct gf_k8s_ask *a, int nodes)
+{
+	struct gf_k8s_memo *m = gf_calloc(1, sizeof(*m));
+	m->ctl = ctl;
+	m->a = *a;
+	uint32_t cap = 64;
+	while (cap < 2u * (uint32_t)(nodes > 0 ? nodes : 1) && cap < 1u << 20)
+		cap *= 2;
+	m->scap = cap;
+	return m;
+}
+
+void gf_k8s_memo_free(struct gf_k8s_memo *m)
+{
+	if (!m)
+		return;
+	gf_free(m->sets);
+	gf_free(m->scores);
+	gf_free(m);
+}
+
+static uint32_t free_mask(const struct gf_cnode *n)
+{
+	uint32_t mask = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		if (n->gpu_left[g] == GF_GPU_MILLI)
+			mask |= UINT32_C(1) << g;
+	return mask;
+}
+
+/* The best set of k among mask on topology topo (1-based): its weakest
+ * pair and sum; min_pair -1 when fewer than k are free. */
+static struct set_slot best_set(struct gf_k8s_memo *m, uint16_t topo,
+				uint32_t mask, int k)
+{
+	if (!m->sets)
+		m->sets = gf_calloc(SETS_CAP, sizeof(*m->sets));
+	uint32_t h = (mask * 2654435761u ^ topo * 40503u) & (SETS_CAP - 1);
+	for (int probe = 0; probe < 8; probe++) {
+		struct set_slot *s =
+			&m->sets[(h + (uint32_t)probe) & (SETS_CAP - 1)];
+		if (s->topo == topo && s->mask == mask)
+			return *s;
+		if (s->topo != 0)
+			continue;
+		const struct gf_gpu_topo *t =
+			&gf_ctl_cluster(m->ctl)->topos[topo - 1];
+		int g[GF_CNODE_MAX_GPUS];
+		struct gf_gpu_set_score sc = { .min_pair = -1 };
+		if (gf_gpu_topo_choose(t, mask, k, false, g) == 0)
+			gf_gpu_topo_score(t, g, k, &sc);
+		*s = (struct set_slot){ .mask = mask,
+					.topo = topo,
+					.min_pair = (int8_t)sc.min_pair,
+					.sum = sc.sum_pair };
+		return *s;
+	}
+	/* a crowded table: computed, not kept */
+	const struct gf_gpu_topo *t = &gf_ctl_cluster(m->ctl)->topos[topo - 1];
+	int g[GF_CNODE_MAX_GPUS];
+	struct gf_gpu_set_score sc = { .min_pair = -1 };
+	if (gf_gpu_topo_choose(t, mask, k, false, g) == 0)
+		gf_gpu_topo_score(t, g, k, &sc);
+	return (struct set_slot){ .mask = mask,
+				  .topo = topo,
+				  .min_pair = (int8_t)sc.min_pair,
+				  .sum = sc.sum_pair };
+}
+
+/* What a topology allows for k GPUs: the class of its best set on the
+ * empty node (NVLink of any count, else the PCIe class). */
+static const struct topo_req *topo_req(struct gf_k8s_memo *m, uint16_t topo,
+				       int k)
+{
+	for (int i = 0; i < m->ntr; i++)
+		if (m->tr[i].topo == topo)
+			return &m->tr[i];
+	const struct gf_gpu_topo *t = &gf_ctl_cluster(m->ctl)->topos[topo - 1];
+	uint32_t all =
+		t->ngpus >= 32 ? UINT32_MAX : (UINT32_C(1) << t->ngpus) - 1;
+	struct set_slot s = best_set(m, topo, all, k);
+	/* past the table's room the last entry is reused */
+	struct topo_req *r =
+		&m->tr[m->ntr < TOPO_REQ ? m->ntr++ : TOPO_REQ - 1];
+	r->topo = topo;
+	r->min_class = s.min_pair >= GF_GQ_NVLINK ? GF_GQ_NVLINK : s.min_pair;
+	r->best_sum = s.sum;
+	return r;
+}
+
+/* ---- verdicts ----------------------------------------------------------- */
+
+static const char *class_name(int q)
+{
+	static const char *const names[] = { "none", "SYS", "NODE",
+					     "PHB",  "PXB", "PIX" };
+	return q >= GF_GQ_NVLINK	  ? "NVLink"
+	       : q >= 0 && q <= GF_GQ_PIX ? names[q]
+					  : "?";
+}
+
+static enum gf_k8s_kind say(struct gf_k8s_verdict *v, enum gf_k8s_kind kind,
+			    const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum gf_k8s_kind say(struct gf_k8s_verdict *v, enum gf_k8s_kind kind,
+			    const char *fmt, ...)
+{
+	v->kind = kind;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+	return kind;
+}
+
+/* Whole GPUs on a node with a known, non-uniform topology. */
+static enum gf_k8s_kind linked(struct gf_k8s_memo *m, const struct gf_cnode *n,
+			       struct gf_k8s_verdict *v)
+{
+	int k = m->a.req.ngpus;
+	const struct gf_cluster *c = gf_ctl_cluster(m->ctl);
+	if (k < 2 || m->a.any_topology || n->topo == 0 || n->topo > c->ntopos ||
+	    c->topos[n->topo - 1].uniform)
+		return GF_K8S_FITS;
+	const struct topo_req *r = topo_req(m, n->topo, k);
+	struct set_slot s = best_set(m, n->topo, free_mask(n), k);
+	if (s.min_pair >= r->min_class)
+		return GF_K8S_FITS;
+	if (r->min_class >= GF_GQ_NVLINK)
+		return say(v, GF_K8S_NO_ROOM,
+			   "gpufleet: %d free GPUs but no %d NVLink-connected",
+			   n->nfree, k);
+	return say(v, GF_K8S_NO_ROOM,
+		   "gpufleet: %d free GPUs but no %d linked by %s or better",
+		   n->nfree, k, class_name(r->min_class));
+}
+
+/* Does the node's own product label (if it has one) say no? */
+static bool label_refuses(const struct gf_k8s_memo *m, int i)
+{
+	const struct gf_ctl_node *x = gf_ctl_node(m->ctl, i);
+	const char *l = x ? strstr(x->labels, GF_K8S_LABEL_PRODUCT "=") : NULL;
+	if (!l || (l != x->labels && l[-1] != ','))
+		return false;
+	char v[GF_K8S_VALUE_MAX];
+	l += strlen(GF_K8S_LABEL_PRODUCT "=");
+	size_t n = strcspn(l, ",");
+	snprintf(v, sizeof(v), "%.*s", (int)(n < sizeof(v) ? n : 0), l);
+	for (int k = 0; k < m->a.nnamed; k++)
+		if (product_is(m->a.named[k], v))
+			return false;
+	return true;
+}
+
+/* The ask on node n (the core's node or a copy), mig_offered / mig_free
+ * instances of its profile there. */
+static enum gf_k8s_kind fit_on(struct gf_k8s_memo *m, const struct gf_cnode *n,
+			       int offered, int mig_free,
+			       struct gf_k8s_verdict *v)
+{
+	const struct gf_k8s_ask *a = &m->a;
+	const struct gf_cluster *c = gf_ctl_cluster(m->ctl);
+	if (n->ngpus == 0)
+		return say(v, GF_K8S_NEVER, "gpufleet: node has no GPUs");
+	if (a->constrained && !(a->models >> n->model & 1))
+		return say(v, GF_K8S_NEVER,
+			   "gpufleet: node's GPUs are %s, the pod asks for %s",
+			   c->models[n->model], a->want);
+	if (a->kind == GF_K8S_ASK_MIG) {
+		if (offered == 0)
+			return say(v, GF_K8S_NEVER,
+				   "gpufleet: no %s instance on this node",
+				   a->profile);
+		if (mig_free < 1)
+			return say(v, GF_K8S_NO_ROOM,
+				   "gpufleet: no %s instance free (%d in use "
+				   "or on unhealthy GPUs)",
+				   a->profile, offered);
+	} else if (a->kind == GF_K8S_ASK_WHOLE) {
+		int k = a->req.ngpus;
+		if (n->ngpus < k)
+			return say(v, GF_K8S_NEVER,
+				   "gpufleet: node has %d GPUs, the pod asks "
+				   "for %d",
+				   n->ngpus, k);
+		if (n->nfree < k)
+			return say(v, GF_K8S_NO_ROOM,
+				   "gpufleet: %d free GPUs, the pod needs %d",
+				   n->nfree, k);
+		if (linked(m, n, v) != GF_K8S_FITS)
+			return v->kind;
+	} else if (n->max_left < a->req.gpu_milli) {
+		return say(v, GF_K8S_NO_ROOM,
+			   "gpufleet: no GPU with %d milli-GPU free (most "
+			   "free: %d)",
+			   a->req.gpu_milli, n->max_left);
+	}
+	if (n->cpu_left < a->req.cpu)
+		return say(v, GF_K8S_NO_ROOM,
+			   "gpufleet: %d milli-CPU free, the pod needs %d",
+			   n->cpu_left, a->req.cpu);
+	if (n->mem_left < a->req.mem)
+		return say(v, GF_K8S_NO_ROOM,
+			   "gpufleet: %lld MiB free, the pod needs %lld",
+			   (long long)n->mem_left, (long long)a->req.mem);
+	v->kind = GF_K8S_FITS;
+	v->why[0] = '\0';
+	return GF_K8S_FITS;
+}
+
+void gf_k8s_verdict(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
+		    struct gf_k8s_verdict *v)
+{
+	if (i < 0 || i >= gf_ctl_nnodes(ctl)) {
+		say(v, GF_K8S_NEVER,
+		    "gpufleet: unknown node (not one of its "
+		    "nodes)");
+		return;
+	}
+	if (!gf_ctl_node_is_ready(ctl, i) || gf_ctl_node_is_cordoned(ctl, i) ||
+	    (gf_ctl_cluster(ctl)->nodes[i].flags & GF_CNODE_CORDONED)) {
+		const char *r = gf_ctl_node_reason(ctl, i);
+		say(v, GF_K8S_NEVER, "gpufleet: node not ready%s%.100s",
+		    r[0] ? ": " : "", r);
+		return;
+	}
+	if (m->a.constrained && label_refuses(m, i)) {
+		say(v, GF_K8S_NEVER,
+		    "gpufleet: node's " GF_K8S_LABEL_PRODUCT " is not %.100s",
+		    m->a.want);
+		return;
+	}
+	int offered = 0, mig_free = 0;
+	if (m->a.kind == GF_K8S_ASK_MIG)
+		offered =
+			gf_ctl_mig_count(ctl, i, m->a.profile, &mig_free, NULL);
+	fit_on(m, &gf_ctl_cluster(ctl)->nodes[i], offered, mig_free, v);
+}
+
+/* ---- scores ----------------------------------------------------------- */
+
+static uint64_t state_hash(const struct gf_cnode *n, struct gf_cnode *key)
+{
+	memcpy(key, n, sizeof(*key));
+	key->version = 0;
+	key->rank = 0;
+	const unsigned char *b = (const unsigned char *)key;
+	uint64_t h = 1469598103934665603u;
+	for (size_t k = 0; k < sizeof(*key); k++)
+		h = (h ^ b[k]) * 1099511628211u;
+	return h ? h : 1;
+}
+
+/* The policy's score of node i, 0..100, through the memo. */
+static int policy_score(struct gf_k8s_memo *m, int i)
+{
+	const struct gf_cluster *c = gf_ctl_cluster(m->ctl);
+	struct gf_cnode key, other;
+	uint64_t h = state_hash(&c->nodes[i], &key);
+	if (!m->scores)
+		m->scores = gf_calloc(m->scap, sizeof(*m->scores));
+	int gpu;
+	for (uint32_t s = (uint32_t)h & (m->scap - 1), probe = 0; probe < 16;
+	     probe++, s = (s + 1) & (m->scap - 1)) {
+		struct score_slot *x = &m->scores[s];
+		if (x->h == h) {
+			state_hash(&c->nodes[x->rep], &other);
+			if (!memcmp(&key, &other, sizeof(key)))
+				return x->score;
+			continue;
+		}
+		if (x->h)
+			continue;
+		x->h = h;
+		x->rep = i;
+		x->score = gf_ctl_score(m->ctl, i, &m->a.req, &gpu);
+		return x->score;
+	}
+	return gf_ctl_score(m->ctl, i, &m->a.req, &gpu);
+}
+
+int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m)
+{
+	struct gf_k8s_verdict v;
+	gf_k8s_verdict(ctl, i, m, &v);
+	if (v.kind != GF_K8S_FITS)
+		return 0;
+	if (m->a.kind == GF_K8S_ASK_MIG) {
+		int free, offered = gf_ctl_mig_count(ctl, i, m->a.profile,
+						     &free, NULL);
+		return (10 * (offered - free + 1) + offered / 2) / offered;
+	}
+	int s = policy_score(m, i);
+	const struct gf_cnode *n = &gf_ctl_cluster(ctl)->nodes[i];
+	const struct gf_cluster *c = gf_ctl_cluster(ctl);
+	int k = m->a.req.ngpus;
+	if (m->a.kind == GF_K8S_ASK_WHOLE && k > 1 && n->topo > 0 &&
+	    n->topo <= c->ntopos && !c->topos[n->topo - 1].uniform) {
+		const struct topo_req *r = topo_req(m, n->topo, k);
+		struct set_slot set = best_set(m, n->topo, free_mask(n), k);
+		int t = r->best_sum > 0 ? 100 * set.sum / r->best_sum : 100;
+		s = (s + (t > 100 ? 100 : t)) / 2;
+	}
+	s = (s + 5) / 10;
+	return s < 0 ? 0 : s > 10 ? 10 : s;
+}
+
+/* ---- victims ---------------------------------------------------------- */
+
+struct fit_arg {
+	struct gf_k8s_memo *m;
+	int offered;
+};
+
+static bool fits_copy(void *arg, const struct gf_cnode *n, int mig_free)
+{
+	struct fit_arg *f = arg;
+	struct gf_k8s_verdict v;
+	return fit_on(f->m, n, f->offered, mig_free, &v) == GF_K8S_FITS;
+}
+
+int gf_k8s_victims(struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
+		   const char *const *uids, int n,
+		   const char *(*job_of)(void *arg, const char *uid), void *arg,
+		   int *out)
+{
+	const char **ids = gf_calloc((size_t)n + 1, sizeof(*ids));
+	int *pos = gf_calloc((size_t)n + 1, sizeof(*pos));
+	int *got = gf_calloc((size_t)n + 1, sizeof(*got));
+	int nid = 0;
+	for (int k = 0; k < n; k++) {
+		const char *id = job_of(arg, uids[k]);
+		if (id) {
+			pos[nid] = k;
+			ids[nid++] = id;
+		}
+	}
+	struct gf_job_spec spec = { .replicas = 1 };
+	const struct gf_k8s_ask *a = &m->a;
+	spec.cpu_milli = a->req.cpu;
+	spec.memory_mib = a->req.mem;
+	if (a->kind == GF_K8S_ASK_WHOLE)
+		spec.gpus = a->req.ngpus;
+	else if (a->kind == GF_K8S_ASK_SHARE)
+		spec.gpu_milli = a->req.gpu_milli;
+	else
+		snprintf(spec.mig_profile, sizeof(spec.mig_profile), "%s",
+			 a->profile);
+	struct fit_arg f = { .m = m };
+	int free;
+	if (a->kind == GF_K8S_ASK_MIG)
+		f.offered = gf_ctl_mig_count(ctl, i, a->profile, &free, NULL);
+	int rc = gf_ctl_victims(ctl, &spec, i, ids, nid, fits_copy, &f, got);
+	for (int k = 0; k < rc; k++)
+		out[k] = pos[got[k]];
+	gf_free(ids);
+	gf_free(pos);
+	gf_free(got);
+	return rc;
+}
+
+/* ---- the job of a pod ----------------------------------------------- */
+
+static uint32_t fnv32(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+/* s into out (size bytes), or its head and a hash when too long. */
+static void shorten(const char *s, char *out, size_t size)
+{
+	if (strlen(s) < size) {
+		snprintf(out, size, "%s", s);
+		return;
+	}
+	snprintf(out, size, "%.*s-%08x", (int)(size - 10), s, fnv32(s));
+}
+
+struct gf_job *gf_k8s_job_new(const struct gf_ctl *ctl,
+			      const struct gf_k8s_pod *p,
+			      const struct gf_k8s_ask *a, int i, uint64_t seq,
+			      const char *cls, int64_t now_ms)
+{
+	struct gf_job *j = gf_calloc(1, sizeof(*j));
+	struct gf_job_spec *s = &j->spec;
+	j->seq = seq;
+	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)seq);
+	char full[GF_K8S_NS_MAX + GF_K8S_NAME_MAX + 2];
+	snprintf(full, sizeof(full), "%s/%s", p->ns, p->name);
+	shorten(full, s->name, sizeof(s->name));
+	shorten(p->ns, s->team, sizeof(s->team));
+	snprintf(s->class_name, sizeof(s->class_name), "%s", cls);
+	s->replicas = 1;
+	if (a->kind == GF_K8S_ASK_WHOLE)
+		s->gpus = a->req.ngpus;
+	else if (a->kind == GF_K8S_ASK_SHARE)
+		s->gpu_milli = a->req.gpu_milli;
+	else if (a->kind == GF_K8S_ASK_MIG)
+		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s",
+			 a->profile);
+	const struct gf_cluster *c = gf_ctl_cluster(ctl);
+	if (a->constrained && i >= 0 && i < c->n)
+		snprintf(s->gpu_model, sizeof(s->gpu_model), "%s",
+			 c->models[c->nodes[i].model]);
+	s->cpu_milli = a->req.cpu > GF_JOB_CPU_MILLI_MAX ? GF_JOB_CPU_MILLI_MAX
+							 : a->req.cpu;
+	s->memory_mib = a->req.mem > GF_JOB_MEMORY_MIB_MAX
+				? GF_JOB_MEMORY_MIB_MAX
+				: a->req.mem;
+	s->max_runtime_s = GF_JOB_RUNTIME_MAX_S;
+	size_t len = strlen(p->uid) + strlen(full) + 16;
+	s->command = gf_malloc(len);
+	snprintf(s->command, len, "k8s-pod %s %s", p->uid, full);
+	j->state = GF_JOB_PENDING;
+	j->submitted_ms = now_ms;
+	j->block = -1;
+	return j;
+}
+
+bool gf_k8s_job_uid(const struct gf_job *j, char *out, size_t size)
+{
+	const char *c = j->spec.command;
+	if (!c || strncmp(c, "k8s-pod ", 8) != 0)
+		return false;
+	c += 8;
+	size_t n = strcspn(c, " ");
+	if (n == 0 || n >= size)
+		return false;
+	memcpy(out, c, n);
+	out[n] = '\0';
+	return true;
+}

@@ -1,0 +1,361 @@
+/*
+ * wire.c - the extender protocol's types (k8s.io/kube-scheduler/
+ * extender/v1, types.go) read from kube-scheduler's JSON and written as
+ * its Go decoder expects them: keys as the Go field names, every key
+ * present, nil as null, a HostPriorityList as a bare array.
+ *
+ * Reading is strict about the keys it reads (their types; exact case,
+ * as Go's encoder writes them) and ignores the others, like Go's
+ * decoder.  Invariants: a filter reply names only candidates it was
+ * given and never has NodeNames and Nodes both null (kube-scheduler
+ * reads that as "every node filtered out").
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "k8s/k8s.h"
+#include "util/mem.h"
+
+/* ---- reading ---------------------------------------------------------- */
+
+static bool is_null(const struct gf_jv *v)
+{
+	return v == NULL || gf_jv_type(v) == GF_JV_NULL;
+}
+
+static int pod_of(const struct gf_jv *v, const struct gf_jv **pod,
+		  struct gf_err *e)
+{
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
+	*pod = gf_jv_get(v, "Pod");
+	if (gf_jv_type(*pod) != GF_JV_OBJ)
+		return gf_err_set(e, GF_EINVAL, "'Pod': expected an object");
+	return 0;
+}
+
+static int names_read(const struct gf_jv *arr, struct gf_k8s_args *a,
+		      struct gf_err *e)
+{
+	if (gf_jv_type(arr) != GF_JV_ARR)
+		return gf_err_set(e, GF_EINVAL,
+				  "'NodeNames': expected an array or null");
+	size_t n = gf_jv_len(arr);
+	if (n > GF_K8S_NAMES_MAX)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "'NodeNames': %zu names, at most %d", n,
+				  GF_K8S_NAMES_MAX);
+	a->names = gf_calloc(n + 1, sizeof(*a->names));
+	for (size_t i = 0; i < n; i++) {
+		a->names[i] = gf_jv_str(gf_jv_at(arr, i));
+		if (a->names[i] == NULL)
+			return gf_err_set(e, GF_EINVAL,
+					  "'NodeNames'[%zu]: expected a string",
+					  i);
+		a->n++;
+	}
+	return 0;
+}
+
+static int nodes_read(const struct gf_jv *list, struct gf_k8s_args *a,
+		      struct gf_err *e)
+{
+	const struct gf_jv *items = gf_jv_get(list, "items");
+	if (gf_jv_type(list) != GF_JV_OBJ ||
+	    (!is_null(items) && gf_jv_type(items) != GF_JV_ARR))
+		return gf_err_set(e, GF_EINVAL,
+				  "'Nodes': expected a NodeList or null");
+	size_t n = gf_jv_len(items);
+	if (n > GF_K8S_NAMES_MAX)
+		return gf_err_set(e, GF_ETOOBIG, "'Nodes': %zu, at most %d", n,
+				  GF_K8S_NAMES_MAX);
+	a->node_objects = true;
+	a->names = gf_calloc(n + 1, sizeof(*a->names));
+	a->nodes = gf_calloc(n + 1, sizeof(*a->nodes));
+	for (size_t i = 0; i < n; i++) {
+		const struct gf_jv *it = gf_jv_at(items, i);
+		a->names[i] =
+			gf_jv_str(gf_jv_get(gf_jv_get(it, "metadata"), "name"));
+		a->nodes[i] = it;
+		if (a->names[i] == NULL)
+			return gf_err_set(e, GF_EINVAL,
+					  "'Nodes'.items[%zu]: expected "
+					  "metadata.name",
+					  i);
+		a->n++;
+	}
+	return 0;
+}
+
+int gf_k8s_args_read(const struct gf_jv *v, struct gf_k8s_args *a,
+		     struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	int rc = pod_of(v, &a->pod, e);
+	if (rc)
+		return rc;
+	const struct gf_jv *names = gf_jv_get(v, "NodeNames");
+	const struct gf_jv *nodes = gf_jv_get(v, "Nodes");
+	if (!is_null(names))
+		rc = names_read(names, a, e);
+	else if (!is_null(nodes))
+		rc = nodes_read(nodes, a, e);
+	else
+		a->names = gf_calloc(1, sizeof(*a->names));
+	return rc;
+}
+
+void gf_k8s_args_release(struct gf_k8s_args *a)
+{
+	gf_free(a->names);
+	gf_free(a->nodes);
+	memset(a, 0, sizeof(*a));
+}
+
+static int field(const struct gf_jv *v, const char *key, char *out, size_t size,
+		 bool required, struct gf_err *e)
+{
+	const struct gf_jv *x = gf_jv_get(v, key);
+	const char *s = gf_jv_str(x);
+	out[0] = '\0';
+	if (s == NULL && !required && is_null(x))
+		return 0;
+	if (s == NULL || (required && !*s) || strlen(s) >= size)
+		return gf_err_set(e, GF_EINVAL,
+				  "'%s': expected a string of %s to %zu bytes",
+				  key, required ? "1" : "0", size - 1);
+	snprintf(out, size, "%s", s);
+	return 0;
+}
+
+int gf_k8s_bind_args_read(const struct gf_jv *v, struct gf_k8s_bind_args *a,
+			  struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
+	int rc = field(v, "PodName", a->pod, sizeof(a->pod), true, e);
+	if (rc == 0)
+		rc = field(v, "PodNamespace", a->ns, sizeof(a->ns), false, e);
+	if (rc == 0 && !a->ns[0])
+		snprintf(a->ns, sizeof(a->ns), "default");
+	if (rc == 0)
+		rc = field(v, "PodUID", a->uid, sizeof(a->uid), false, e);
+	if (rc == 0)
+		rc = field(v, "Node", a->node, sizeof(a->node), true, e);
+	return rc;
+}
+
+/* One node's victims: MetaVictims ({UID}) or Victims (pods). */
+static int victims_read(const char *node, const struct gf_jv *x, bool meta,
+			struct gf_k8s_victims *out, struct gf_err *e)
+{
+	out->node = node;
+	const struct gf_jv *pods = gf_jv_get(x, "Pods");
+	if (gf_jv_type(x) != GF_JV_OBJ ||
+	    (!is_null(pods) && gf_jv_type(pods) != GF_JV_ARR))
+		return gf_err_set(e, GF_EINVAL,
+				  "victims of node '%.64s': expected {Pods, "
+				  "NumPDBViolations}",
+				  node);
+	size_t n = gf_jv_len(pods);
+	if (n > GF_K8S_NAMES_MAX)
+		return gf_err_set(e, GF_ETOOBIG, "victims of '%.64s': too many",
+				  node);
+	out->uids = gf_calloc(n + 1, sizeof(*out->uids));
+	for (size_t i = 0; i < n; i++) {
+		const struct gf_jv *p = gf_jv_at(pods, i);
+		const char *uid =
+			meta ? gf_jv_str(gf_jv_get(p, "UID"))
+			     : gf_jv_str(gf_jv_get(gf_jv_get(p, "metadata"),
+						   "uid"));
+		if (uid == NULL)
+			return gf_err_set(e, GF_EINVAL,
+					  "victims of node '%.64s': pod %zu "
+					  "without %s",
+					  node, i,
+					  meta ? "UID" : "metadata.uid");
+		out->uids[out->n++] = uid;
+	}
+	int64_t pdb = 0;
+	const struct gf_jv *np = gf_jv_get(x, "NumPDBViolations");
+	if (!is_null(np) && !gf_jv_int(np, &pdb))
+		return gf_err_set(e, GF_EINVAL,
+				  "victims of '%.64s': NumPDBViolations: "
+				  "expected an integer",
+				  node);
+	out->pdb = pdb;
+	return 0;
+}
+
+int gf_k8s_preempt_args_read(const struct gf_jv *v,
+			     struct gf_k8s_preempt_args *a, struct gf_err *e)
+{
+	memset(a, 0, sizeof(*a));
+	int rc = pod_of(v, &a->pod, e);
+	if (rc)
+		return rc;
+	const struct gf_jv *m = gf_jv_get(v, "NodeNameToMetaVictims");
+	bool meta = !is_null(m);
+	if (!meta)
+		m = gf_jv_get(v, "NodeNameToVictims");
+	if (is_null(m))
+		return 0;
+	if (gf_jv_type(m) != GF_JV_OBJ)
+		return gf_err_set(
+			e, GF_EINVAL, "'%s': expected an object or null",
+			meta ? "NodeNameToMetaVictims" : "NodeNameToVictims");
+	size_t n = gf_jv_len(m);
+	if (n > GF_K8S_NAMES_MAX)
+		return gf_err_set(e, GF_ETOOBIG, "too many nodes");
+	a->v = gf_calloc(n + 1, sizeof(*a->v));
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *node;
+	while ((node = gf_jv_next(m, &it, &x)) != NULL) {
+		rc = victims_read(node, x, meta, &a->v[a->n], e);
+		a->n++;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void gf_k8s_preempt_args_release(struct gf_k8s_preempt_args *a)
+{
+	for (int i = 0; a->v && i < a->n; i++)
+		gf_free(a->v[i].uids);
+	gf_free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+void gf_k8s_jv_write(struct gf_json *j, const char *key, const struct gf_jv *v)
+{
+	int64_t i;
+	double d;
+	bool b;
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *k;
+	switch (gf_jv_type(v)) {
+	case GF_JV_NULL:
+		gf_json_null(j, key);
+		break;
+	case GF_JV_BOOL:
+		gf_jv_bool(v, &b);
+		gf_json_bool(j, key, b);
+		break;
+	case GF_JV_INT:
+		gf_jv_int(v, &i);
+		gf_json_int(j, key, i);
+		break;
+	case GF_JV_REAL:
+		gf_jv_num(v, &d);
+		gf_json_double(j, key, d);
+		break;
+	case GF_JV_STR:
+		gf_json_str(j, key, gf_jv_str(v));
+		break;
+	case GF_JV_ARR:
+		gf_json_arr_begin(j, key);
+		for (size_t n = 0; n < gf_jv_len(v); n++)
+			gf_k8s_jv_write(j, NULL, gf_jv_at(v, n));
+		gf_json_arr_end(j);
+		break;
+	case GF_JV_OBJ:
+		gf_json_obj_begin(j, key);
+		while ((k = gf_jv_next(v, &it, &x)) != NULL)
+			gf_k8s_jv_write(j, k, x);
+		gf_json_obj_end(j);
+		break;
+	}
+}
+
+static void failed_map(struct gf_json *j, const char *key,
+		       const struct gf_k8s_args *a,
+		       const struct gf_k8s_verdict *v, enum gf_k8s_kind kind)
+{
+	gf_json_obj_begin(j, key);
+	for (int i = 0; v && i < a->n; i++)
+		if (v[i].kind == kind)
+			gf_json_str(j, a->names[i], v[i].why);
+	gf_json_obj_end(j);
+}
+
+void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
+			 const struct gf_k8s_verdict *v, const char *error)
+{
+	bool err = error && *error;
+	gf_json_obj_begin(j, NULL);
+	if (a->node_objects) {
+		gf_json_obj_begin(j, "Nodes");
+		gf_json_obj_begin(j, "metadata");
+		gf_json_obj_end(j);
+		gf_json_arr_begin(j, "items");
+		for (int i = 0; !err && i < a->n; i++)
+			if (!v || v[i].kind == GF_K8S_FITS)
+				gf_k8s_jv_write(j, NULL, a->nodes[i]);
+		gf_json_arr_end(j);
+		gf_json_obj_end(j);
+		gf_json_null(j, "NodeNames");
+	} else {
+		gf_json_null(j, "Nodes");
+		gf_json_arr_begin(j, "NodeNames");
+		for (int i = 0; !err && i < a->n; i++)
+			if (!v || v[i].kind == GF_K8S_FITS)
+				gf_json_str(j, NULL, a->names[i]);
+		gf_json_arr_end(j);
+	}
+	failed_map(j, "FailedNodes", a, err ? NULL : v, GF_K8S_NO_ROOM);
+	failed_map(j, "FailedAndUnresolvableNodes", a, err ? NULL : v,
+		   GF_K8S_NEVER);
+	gf_json_str(j, "Error", err ? error : "");
+	gf_json_obj_end(j);
+}
+
+void gf_k8s_priorities_write(struct gf_json *j, const struct gf_k8s_args *a,
+			     const int64_t *score)
+{
+	gf_json_arr_begin(j, NULL);
+	for (int i = 0; i < a->n; i++) {
+		gf_json_obj_begin(j, NULL);
+		gf_json_str(j, "Host", a->names[i]);
+		gf_json_int(j, "Score", score ? score[i] : 0);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+}
+
+void gf_k8s_bind_result_write(struct gf_json *j, const char *error)
+{
+	gf_json_obj_begin(j, NULL);
+	gf_json_str(j, "Error", error ? error : "");
+	gf_json_obj_end(j);
+}
+
+void gf_k8s_preempt_write(struct gf_json *j,
+			  const struct gf_k8s_preempt_args *a, const int *keep,
+			  int *const *pick)
+{
+	gf_json_obj_begin(j, NULL);
+	gf_json_obj_begin(j, "NodeNameToMetaVictims");
+	for (int k = 0; k < a->n; k++) {
+		if (keep[k] < 0)
+			continue;
+		const struct gf_k8s_victims *x = &a->v[k];
+		gf_json_obj_begin(j, x->node);
+		gf_json_arr_begin(j, "Pods");
+		for (int i = 0; i < keep[k]; i++) {
+			gf_json_obj_begin(j, NULL);
+			gf_json_str(j, "UID", x->uids[pick[k][i]]);
+			gf_json_obj_end(j);
+		}
+		gf_json_arr_end(j);
+		gf_json_int(j, "NumPDBViolations", x->pdb);
+		gf_json_obj_end(j);
+	}
+	gf_json_obj_end(j);
+	gf_json_obj_end(j);
+}
