@@ -25,6 +25,8 @@ static void usage(FILE *f)
 		"[--config FILE]\n"
 		"                      [--nodes FILE | --agents] "
 		"[--token-file FILE] [--tick MS]\n"
+		"                      [--k8s-extender [--kubeconfig FILE | "
+		"--k8s-api URL]]\n"
 		"\n"
 		"The controller: a durable queue of GPU jobs with typed "
 		"quotas, fair share,\ngangs inside one block, preemption and "
@@ -65,6 +67,23 @@ static void usage(FILE *f)
 		"                      requests then need 'Authorization: "
 		"Bearer TOKEN'\n"
 		"  --tick MS           scheduling pass period (default 100)\n"
+		"  --k8s-extender      serve the Kubernetes scheduler "
+		"extender under /k8s\n"
+		"                      (urlPrefix http://HOST:PORT/k8s; "
+		"docs/kubernetes.md); its\n"
+		"                      routes take no token: kube-scheduler "
+		"sends none\n"
+		"  --kubeconfig FILE   the API server bind writes to (default: "
+		"in-cluster config)\n"
+		"  --k8s-context NAME  the kubeconfig's context (default: its "
+		"current one)\n"
+		"  --k8s-api URL       the API server at URL with no "
+		"credentials (kubectl proxy)\n"
+		"  --k8s-class NAME    the class of pods' jobs (default: the "
+		"highest priority\n"
+		"                      class that is not preemptible)\n"
+		"  --k8s-resync S      pod-list resync period, 0 never "
+		"(default 30)\n"
 		"\n"
 		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
 		"already committed.\n" GF_CLI_EXIT_HELP);
@@ -72,9 +91,52 @@ static void usage(FILE *f)
 
 struct serve_args {
 	struct gf_service_opts o;
+	struct gf_k8s_opts k8s;
+	bool k8s_on;
 	const char *config;
 	const char *token_file;
 };
+
+/* The extender's options (controller/k8s.h). */
+static int k8s_option(int c, const char *arg, struct serve_args *a)
+{
+	char *end;
+	long v;
+	switch (c) {
+	case 'K':
+		a->k8s_on = true;
+		return 0;
+	case 'C':
+		a->k8s.kubeconfig = arg;
+		return 0;
+	case 'X':
+		a->k8s.context = arg;
+		return 0;
+	case 'A':
+		a->k8s.api_url = arg;
+		if (!strncmp(arg, "http://", 7) || !strncmp(arg, "https://", 8))
+			return 0;
+		gf_cli_error(CMD,
+			     "cannot parse '--k8s-api %s': expected "
+			     "http://HOST:PORT or https://HOST:PORT",
+			     arg);
+		return GF_EXIT_USAGE;
+	case 'L':
+		a->k8s.cls = arg;
+		return 0;
+	default:
+		v = strtol(arg, &end, 10);
+		if (*arg && !*end && v >= 0 && v <= 86400) {
+			a->k8s.resync_ms = v ? v * 1000 : -1;
+			return 0;
+		}
+		gf_cli_error(CMD,
+			     "cannot parse '--k8s-resync %s': expected 0 to "
+			     "86400 s",
+			     arg);
+		return GF_EXIT_USAGE;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 {
@@ -86,6 +148,12 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		{ "token-file", required_argument, NULL, 't' },
 		{ "tick", required_argument, NULL, 'k' },
 		{ "agents", no_argument, NULL, 'a' },
+		{ "k8s-extender", no_argument, NULL, 'K' },
+		{ "kubeconfig", required_argument, NULL, 'C' },
+		{ "k8s-context", required_argument, NULL, 'X' },
+		{ "k8s-api", required_argument, NULL, 'A' },
+		{ "k8s-class", required_argument, NULL, 'L' },
+		{ "k8s-resync", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,6 +191,15 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		case 'a':
 			a->o.agents_only = true;
 			break;
+		case 'K':
+		case 'C':
+		case 'X':
+		case 'A':
+		case 'L':
+		case 'R':
+			if (k8s_option(c, optarg, a) != 0)
+				return GF_EXIT_USAGE;
+			break;
 		case 'h':
 			usage(stdout);
 			*done = true;
@@ -141,6 +218,20 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 			     why);
 		return GF_EXIT_USAGE;
 	}
+	if (a->k8s_on)
+		a->o.k8s = &a->k8s;
+	else if (a->k8s.kubeconfig || a->k8s.api_url || a->k8s.cls ||
+		 a->k8s.context || a->k8s.resync_ms) {
+		gf_cli_error(CMD, "the --k8s-* options and --kubeconfig need "
+				  "--k8s-extender");
+		return GF_EXIT_USAGE;
+	}
+	if (a->k8s_on && strncmp(a->o.listen, "127.", 4) != 0)
+		gf_cli_error(CMD,
+			     "warning: the /k8s routes take no token "
+			     "(kube-scheduler sends none): let only "
+			     "kube-scheduler reach %s (docs/kubernetes.md)",
+			     a->o.listen);
 	if (strncmp(a->o.listen, "127.", 4) != 0 && !a->token_file) {
 		gf_cli_error(CMD,
 			     "'--listen %s' is not loopback: give "

@@ -278,7 +278,9 @@ static int pick_port(struct gf_agents *ag, uint64_t seq, int master)
 void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 {
 	struct jside *x = jside_of(ag, j->seq);
-	bool running = j->state == GF_JOB_RUNNING && j->place;
+	/* a pod's job runs under Kubernetes: no agent is told to run it */
+	bool running =
+		j->state == GF_JOB_RUNNING && j->place && !gf__k8s_is_pod(j);
 	if (x && running && x->attempt == j->attempts)
 		return; /* the same attempt where it was */
 	if (x) {
@@ -1011,6 +1013,18 @@ const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)
 	    !ag->n[node].inv->gpus[gpu].uuid[0])
 		return NULL;
 	return ag->n[node].inv->gpus[gpu].uuid;
+}
+
+const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
+				int start)
+{
+	const struct gf_np_inventory *inv =
+		node < ag->cap ? ag->n[node].inv : NULL;
+	for (int k = 0; inv && k < inv->nmig; k++)
+		if (inv->mig[k].gpu == gpu && inv->mig[k].start == start &&
+		    inv->mig[k].uuid[0])
+			return inv->mig[k].uuid;
+	return NULL;
 }
 
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,

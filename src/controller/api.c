@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "controller/jobjson.h"
+#include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
 #include "util/mem.h"
 
@@ -424,6 +425,7 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/metrics", metrics_get, 0,
 	  "Prometheus: queue, GPUs, nodes, latency" },
 	GF__NODE_ROUTES,
+	GF__K8S_ROUTES,
 };
 
 int gf_service_routes(const struct gf_route **out)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "controller/jobjson.h"
+#include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -74,6 +75,7 @@ void gf__op_free(struct gf_op *op)
 	gf_free(op->body);
 	gf_np_heartbeat_release(&op->hb);
 	gf_free(op->acked);
+	gf__k8s_op_free(op->k8s);
 	gf_free(op);
 }
 
@@ -199,6 +201,10 @@ static void answer_all(struct gf_service *s, struct gf_op *ops)
 			gf__agents_answer(s->ag, op); /* takes op */
 			continue;
 		}
+		if (op->kind == GF_OP_K8S) {
+			gf__k8s_answer(s->k8s, op); /* takes op */
+			continue;
+		}
 		if (op->kind >= GF_OP_SVC_PUT) {
 			gf__services_answer(s, op);
 			gf__op_free(op);
@@ -257,6 +263,8 @@ static void lead(struct gf_service *s, int64_t now)
 		rc = gf_store_max_seq(s->store, &s->seq, &e);
 	if (rc == 0) {
 		gf__agents_index_all(s->ag);
+		if (s->k8s)
+			gf__k8s_index(s->k8s);
 		s->leading = true;
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
@@ -455,11 +463,15 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			cancel(s, op, now, &b);
 		else if (op->kind >= GF_OP_SVC_PUT)
 			gf__services_op(s, op);
+		else if (op->kind == GF_OP_K8S)
+			gf__k8s_op(s->k8s, op, now, &b);
 		else
 			gf__agents_op(s->ag, op, now, &b);
 	gf__services_reconcile(s, now, &b);
 	gf__agents_sweep(s->ag, now, &b);
 	gf__mig_auto(s, now, &b);
+	if (s->k8s) /* pods' jobs a node lost: never placed again */
+		gf__k8s_guard(s->k8s, now, &b);
 	if (pass || b.n) {
 		gf_ctl_schedule(s->ctl, now, &ch);
 		for (int i = 0; i < ch.n; i++) {
@@ -469,6 +481,8 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 				observe(s, j);
 			}
 		}
+		if (s->k8s) /* ... or a preemption put back */
+			gf__k8s_guard(s->k8s, now, &b);
 	}
 	/* where each changed job's replicas are assigned now */
 	for (int i = 0; i < b.n; i++)
@@ -548,6 +562,7 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 
 static void service_free(struct gf_service *s)
 {
+	gf__k8s_free(s->k8s);
 	gf__agents_free(s->ag);
 	gf__services_free(s);
 	gf_ctl_free(s->ctl);
@@ -568,6 +583,8 @@ static void on_stop(void *arg)
 	s->draining = true;
 	pthread_cond_signal(&s->qwake);
 	pthread_mutex_unlock(&s->qlock);
+	if (s->k8s)
+		gf__k8s_draining(s->k8s);
 }
 
 /* The node table and the core: nodes from the config (or the built-in
@@ -610,6 +627,8 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 	*out = NULL;
 	struct gf_service *s = service_new(o);
 	int rc = build_core(s, e);
+	if (rc == 0 && o->k8s)
+		rc = gf__k8s_new(s, o->k8s, &s->k8s, e);
 	if (rc == 0)
 		rc = gf_store_open(o->db, &s->store, e);
 	/* lead at once when the store lets us: a lone server is ready when
@@ -653,6 +672,10 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		return rc;
 	}
 	s->running = true;
+	if (s->k8s && (rc = gf__k8s_start(s->k8s, e)) != 0) {
+		gf_service_stop(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
 }

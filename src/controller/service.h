@@ -31,6 +31,7 @@
 
 #include "controller/auth.h"
 #include "controller/config.h"
+#include "controller/k8s.h"
 #include "server/router.h"
 
 #define GF_SERVE_DEFAULT_LISTEN "127.0.0.1:9500"
@@ -50,6 +51,8 @@ struct gf_service_opts {
 	bool agents_only; /* no node but those agents register (--agents) */
 	unsigned threads; /* HTTP event loops; 0: GF_SERVE_THREADS */
 	unsigned max_connections; /* 0: GF_SERVE_CONNECTIONS */
+	/* the Kubernetes scheduler extender (--k8s-extender), NULL off */
+	const struct gf_k8s_opts *k8s;
 };
 
 struct gf_service;

@@ -42,6 +42,7 @@ enum gf_op_kind {
 	GF_OP_REGISTER,	 /* PUT /v1/nodes/{name} */
 	GF_OP_HEARTBEAT, /* POST /v1/nodes/{name}/heartbeat */
 	GF_OP_POLL,	 /* GET /v1/nodes/{name}/assignments */
+	GF_OP_K8S,	 /* the scheduler extender: a bind, a release */
 	GF_OP_SVC_PUT,	 /* PUT /v1/services/{name}: node = name, after =
 			    replicas, spec and body the job */
 	GF_OP_SVC_SCALE, /* PUT /v1/services/{name}/replicas */
@@ -70,11 +71,14 @@ struct gf_op {
 	enum gf_job_state state;
 	struct gf_np_ref *acked; /* HEARTBEAT, REGISTER: reports committed */
 	int nacked;
+	struct gf_k8s_op *k8s; /* K8S (owned; k8s_impl.h) */
 	struct gf_op *next;
 };
 
 struct gf_agents; /* agents.c */
 struct gf_svc;	  /* services.c */
+struct gf_k8s;	  /* k8s_bind.c: the scheduler extender */
+struct gf_k8s_op;
 
 /* What one turn writes: jobs (each once), the runs reported, and the
  * nodes that registered. */
@@ -91,6 +95,7 @@ struct gf_service {
 	struct gf_store *store;
 	struct gf_server *srv;
 	struct gf_agents *ag;
+	struct gf_k8s *k8s; /* NULL: no --k8s-extender */
 	pthread_t tid;
 	bool running;
 
@@ -198,6 +203,12 @@ const char *gf__agents_state(const struct gf_agents *ag, int node);
 /* Why it is not ready ("" when it is). */
 const char *gf__agents_reason(const struct gf_agents *ag, int node);
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);
+/* The UUID of node's MIG instance (gpu, start), or NULL. */
+const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
+				int start);
+/* A pod's job (the scheduler extender's, k8s_bind.c): Kubernetes runs
+ * it, so no agent is ever assigned one. */
+bool gf__k8s_is_pod(const struct gf_job *j);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 				 size_t *len);

@@ -1,0 +1,379 @@
+/*
+ * k8s.c - the scheduler extender's routes (k8s_impl.h says how a bind
+ * flows): filter, prioritize and preempt answer from the core under its
+ * lock and change nothing; bind is held and handed on.  Replies follow
+ * the extender types to the letter (src/k8s/wire.c).
+ *
+ * Answers: a body that is not JSON or not the verb's type (no "Pod", a
+ * name that is not a string) is a 400, as the server answers malformed
+ * JSON; a pod gpufleet cannot place (two kinds of GPU ask, a bad
+ * quantity) is an Error reply (HTTP 200, as kube-scheduler decodes it:
+ * the message reaches its log and the pod's events); a pod with no GPU
+ * ask passes through (every node kept, every score 0, its victims as
+ * given, bind without a record); a name gpufleet does not know is
+ * unresolvable in filter, scored 0, dropped from preempt's answer, and
+ * an Error in bind.  Standby or stopped: 503.  No bearer token is asked
+ * for: kube-scheduler sends none (docs/kubernetes.md: restrict who
+ * reaches the port).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/k8s_impl.h"
+#include "controller/service_impl.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#define ANSWER_MAX (32u << 20)
+
+/* The extender is on: else answered 404. */
+static bool on(struct gf_service *s, struct gf_http_req *r)
+{
+	if (s->k8s)
+		return true;
+	gf_reply_error(r, 404, "not-found",
+		       "the Kubernetes extender is off: start gpufleet serve "
+		       "with --k8s-extender");
+	return false;
+}
+
+/* Under ctl_lock: answered 503 unless this server leads. */
+static bool leading(struct gf_service *s, struct gf_http_req *r)
+{
+	if (s->leading && !atomic_load(&s->failed))
+		return true;
+	gf_reply_error(r, 503,
+		       atomic_load(&s->failed) ? "unavailable" : "standby",
+		       "%s",
+		       atomic_load(&s->failed)
+			       ? "the server stopped: see its log"
+			       : "this server is a standby: another one leads");
+	return false;
+}
+
+static int send_json(struct gf_http_req *r, struct gf_buf *b,
+		     const struct gf_json *j)
+{
+	int rc = gf_json_error(j) ? gf_reply_error(r, 500, "too-big",
+						   "the answer is over %u MiB",
+						   ANSWER_MAX >> 20)
+				  : gf_reply_json(r, 200, b);
+	gf_buf_release(b);
+	return rc;
+}
+
+void gf__k8s_cache_put(struct gf_k8s *k, const struct gf_k8s_pod *p)
+{
+	if (!p->uid[0])
+		return;
+	pthread_mutex_lock(&k->cache_lock);
+	int hit = -1;
+	for (int i = 0; i < GF_K8S_POD_CACHE && hit < 0; i++)
+		if (!strcmp(k->cache[i].uid, p->uid))
+			hit = i;
+	struct k8s_cached *c = &k->cache[hit >= 0 ? hit : k->cnext];
+	if (hit < 0)
+		k->cnext = (k->cnext + 1) % GF_K8S_POD_CACHE;
+	snprintf(c->uid, sizeof(c->uid), "%s", p->uid);
+	c->pod = *p;
+	pthread_mutex_unlock(&k->cache_lock);
+}
+
+bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
+		       struct gf_k8s_pod *out)
+{
+	bool got = false;
+	pthread_mutex_lock(&k->cache_lock);
+	for (int i = 0; i < GF_K8S_POD_CACHE && !got; i++)
+		if (uid[0] && !strcmp(k->cache[i].uid, uid)) {
+			*out = k->cache[i].pod;
+			got = true;
+		}
+	pthread_mutex_unlock(&k->cache_lock);
+	return got;
+}
+
+/* The request's ExtenderArgs, pod and ask: 0; or answered (400, or
+ * *error set for an Error reply: the pod cannot be placed by us). */
+struct call {
+	struct gf_jv *body;
+	struct gf_k8s_args a;
+	struct gf_k8s_pod pod;
+	struct gf_k8s_ask ask;
+	char error[GF_ERR_MSG_MAX + 16];
+};
+
+static void call_release(struct call *c)
+{
+	gf_k8s_args_release(&c->a);
+	gf_jv_free(c->body);
+}
+
+static int call_read(struct gf_service *s, struct gf_http_req *r,
+		     struct call *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (gf_req_json(r, &c->body))
+		return -1; /* answered 400 */
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_k8s_args_read(c->body, &c->a, &e) != 0) {
+		gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid",
+			       "%s", e.msg);
+		return -1;
+	}
+	if (gf_k8s_pod_read(c->a.pod, &c->pod, &e) != 0) {
+		snprintf(c->error, sizeof(c->error), "gpufleet: %s", e.msg);
+		return 0;
+	}
+	pthread_mutex_lock(&s->ctl_lock);
+	int rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (rc)
+		snprintf(c->error, sizeof(c->error), "%s", e.msg);
+	else if (c->ask.kind != GF_K8S_ASK_NONE)
+		gf__k8s_cache_put(s->k8s, &c->pod);
+	return 0;
+}
+
+int gf__k8s_filter(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	static const struct call none;
+	struct call c = none;
+	if (!on(s, r))
+		return 0;
+	if (call_read(s, r, &c) != 0) {
+		call_release(&c);
+		return 0;
+	}
+	struct gf_k8s_verdict *v = NULL;
+	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
+		v = gf_calloc((size_t)c.a.n + 1, sizeof(*v));
+		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c.ask, c.a.n);
+		pthread_mutex_lock(&s->ctl_lock);
+		if (!leading(s, r)) {
+			pthread_mutex_unlock(&s->ctl_lock);
+			gf_k8s_memo_free(m);
+			gf_free(v);
+			call_release(&c);
+			return 0;
+		}
+		for (int i = 0; i < c.a.n; i++)
+			gf_k8s_verdict(s->ctl,
+				       gf_ctl_node_find(s->ctl, c.a.names[i]),
+				       m, &v[i]);
+		s->k8s->filters++;
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_k8s_memo_free(m);
+	}
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, ANSWER_MAX);
+	gf_json_init(&j, &b);
+	gf_k8s_filter_write(&j, &c.a, v, c.error);
+	gf_free(v);
+	call_release(&c);
+	return send_json(r, &b, &j);
+}
+
+int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	static const struct call none;
+	struct call c = none;
+	if (!on(s, r))
+		return 0;
+	if (call_read(s, r, &c) != 0) {
+		call_release(&c);
+		return 0;
+	}
+	if (c.error[0]) { /* a HostPriorityList has no Error: a 422 */
+		call_release(&c);
+		return gf_reply_error(r, 422, "invalid", "%s", c.error);
+	}
+	int64_t *score = gf_calloc((size_t)c.a.n + 1, sizeof(*score));
+	if (c.ask.kind != GF_K8S_ASK_NONE) {
+		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c.ask, c.a.n);
+		pthread_mutex_lock(&s->ctl_lock);
+		if (!leading(s, r)) {
+			pthread_mutex_unlock(&s->ctl_lock);
+			gf_k8s_memo_free(m);
+			gf_free(score);
+			call_release(&c);
+			return 0;
+		}
+		for (int i = 0; i < c.a.n; i++)
+			score[i] = gf_k8s_score(
+				s->ctl, gf_ctl_node_find(s->ctl, c.a.names[i]),
+				m);
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_k8s_memo_free(m);
+	}
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, ANSWER_MAX);
+	gf_json_init(&j, &b);
+	gf_k8s_priorities_write(&j, &c.a, score);
+	gf_free(score);
+	call_release(&c);
+	return send_json(r, &b, &j);
+}
+
+static const char *job_of(void *arg, const char *uid)
+{
+	return gf__k8s_job_of(arg, uid);
+}
+
+/* Node k's victims trimmed: those gpufleet does not hold stay (they are
+ * kube-scheduler's business: CPU, memory), of those it holds the fewest
+ * that make room.  keep[k]: how many in pick[k], -1 to drop the node. */
+static void trim(struct gf_service *s, const struct gf_k8s_preempt_args *pa,
+		 struct gf_k8s_memo *m, int k, int *keep, int *pick)
+{
+	const struct gf_k8s_victims *x = &pa->v[k];
+	int i = gf_ctl_node_find(s->ctl, x->node);
+	struct gf_k8s_verdict v;
+	gf_k8s_verdict(s->ctl, i, m, &v);
+	keep[k] = -1;
+	if (v.kind == GF_K8S_NEVER)
+		return; /* no victim helps: not ready, unknown, no such GPU */
+	int *got = gf_calloc((size_t)x->n + 1, sizeof(*got));
+	int rc = gf_k8s_victims(s->ctl, i, m, x->uids, x->n, job_of, s->k8s,
+				got);
+	if (rc >= 0) {
+		int n = 0;
+		for (int u = 0; u < x->n; u++)
+			if (!gf__k8s_job_of(s->k8s, x->uids[u]))
+				pick[n++] = u;
+		for (int u = 0; u < rc; u++)
+			pick[n++] = got[u];
+		keep[k] = n;
+	}
+	gf_free(got);
+}
+
+static void preempt_write(struct gf_service *s, struct gf_http_req *r,
+			  struct gf_k8s_preempt_args *pa,
+			  const struct gf_k8s_ask *ask)
+{
+	int *keep = gf_calloc((size_t)pa->n + 1, sizeof(*keep));
+	int **pick = gf_calloc((size_t)pa->n + 1, sizeof(*pick));
+	for (int k = 0; k < pa->n; k++) {
+		pick[k] = gf_calloc((size_t)pa->v[k].n + 1, sizeof(int));
+		keep[k] = pa->v[k].n;
+		for (int u = 0; u < pa->v[k].n; u++)
+			pick[k][u] = u;
+	}
+	bool answered = false;
+	if (ask->kind != GF_K8S_ASK_NONE) {
+		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, ask, pa->n);
+		pthread_mutex_lock(&s->ctl_lock);
+		answered = !leading(s, r);
+		for (int k = 0; !answered && k < pa->n; k++)
+			trim(s, pa, m, k, keep, pick[k]);
+		if (!answered)
+			s->k8s->preempts++;
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_k8s_memo_free(m);
+	}
+	if (!answered) {
+		struct gf_buf b;
+		struct gf_json j;
+		gf_buf_init(&b, ANSWER_MAX);
+		gf_json_init(&j, &b);
+		gf_k8s_preempt_write(&j, pa, keep, pick);
+		send_json(r, &b, &j);
+	}
+	for (int k = 0; k < pa->n; k++)
+		gf_free(pick[k]);
+	gf_free(pick);
+	gf_free(keep);
+}
+
+/* The pod's ask for preempt: 0, or answered 422 (no Error field in an
+ * ExtenderPreemptionResult). */
+static int preempt_ask(struct gf_service *s, struct gf_http_req *r,
+		       const struct gf_k8s_preempt_args *pa,
+		       struct gf_k8s_ask *ask)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_k8s_pod pod;
+	int rc = gf_k8s_pod_read(pa->pod, &pod, &e);
+	if (rc == 0) {
+		pthread_mutex_lock(&s->ctl_lock);
+		rc = gf_k8s_ask_of(s->ctl, &pod, ask, &e);
+		pthread_mutex_unlock(&s->ctl_lock);
+	}
+	if (rc)
+		gf_reply_error(r, 422, "invalid", "%s", e.msg);
+	return rc;
+}
+
+int gf__k8s_preempt(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	struct gf_jv *body;
+	if (!on(s, r) || gf_req_json(r, &body))
+		return 0;
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_k8s_preempt_args pa;
+	struct gf_k8s_ask ask;
+	int rc = gf_k8s_preempt_args_read(body, &pa, &e);
+	if (rc)
+		gf_reply_error(r, rc == GF_ETOOBIG ? 413 : 400, "invalid", "%s",
+			       e.msg);
+	else if (preempt_ask(s, r, &pa, &ask) == 0)
+		preempt_write(s, r, &pa, &ask);
+	gf_k8s_preempt_args_release(&pa);
+	gf_jv_free(body);
+	return 0;
+}
+
+void gf__k8s_reply_bind(struct gf_http_req *r, const char *error)
+{
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 64u << 10);
+	gf_json_init(&j, &b);
+	gf_k8s_bind_result_write(&j, error);
+	gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+}
+
+int gf__k8s_bind(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	struct gf_jv *body;
+	if (!on(s, r) || gf_req_json(r, &body))
+		return 0;
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	op->kind = GF_OP_K8S;
+	op->k8s = gf_calloc(1, sizeof(*op->k8s));
+	struct gf_k8s_op *x = op->k8s;
+	int rc = gf_k8s_bind_args_read(body, &x->b, &e);
+	gf_jv_free(body);
+	if (rc) {
+		gf__op_free(op);
+		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
+	}
+	if (gf__k8s_cache_get(s->k8s, x->b.uid, &x->pod) &&
+	    !strcmp(x->pod.name, x->b.pod) && !strcmp(x->pod.ns, x->b.ns)) {
+		x->stage = GF_K8S_RECORD;
+		return gf__service_hold(s, r, op);
+	}
+	/* not seen by filter (a restart, another replica): read it first */
+	x->stage = GF_K8S_FETCH;
+	op->req = r;
+	if (gf_req_suspend(r) != 0) {
+		gf__op_free(op);
+		return gf_reply_error(r, 500, "internal",
+				      "cannot hold the request");
+	}
+	gf__k8s_push(s->k8s, op);
+	return 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * k8s_impl.h - internal: the scheduler extender inside the controller
+ * (k8s.c: the routes; k8s_bind.c: binds and releases on the scheduler
+ * thread, the API workers, the pod-list resync).
+ *
+ * A pod is a job.  kube-scheduler asks filter and prioritize about node
+ * names; the handlers answer from the core under ctl_lock and change
+ * nothing.  Bind goes through the scheduler thread like a submission:
+ * the handler holds the request and queues an op (fetching the pod from
+ * the API first when filter did not see it), the thread starts the
+ * pod's job on the node kube-scheduler chose (gf_ctl_add_on: the engine
+ * picks the GPUs there) and writes it in the turn's transaction, then
+ * an API worker annotates the pod with the GPUs and creates its Binding
+ * and answers; if the API refuses, the job is released again (an op)
+ * and the answer is the API server's message.  A pod deleted or ended
+ * (the resync's list no longer has it) or DELETE /v1/jobs/ID releases
+ * its GPUs.  A pod's job must never run anywhere else: one that a node
+ * lost or a preemption put back to pending is cancelled in the same turn
+ * (gf__k8s_guard), and the node agents are never assigned one.
+ *
+ * Locks: pods (uid -> job) is changed by the scheduler thread under
+ * ctl_lock and read by handlers under ctl_lock; the filter's pod cache
+ * has its own lock (cache_lock, taken alone); the workers' queue its own
+ * (wlock, taken alone, or after qlock never).
+ */
+#ifndef GF_CONTROLLER_K8S_IMPL_H
+#define GF_CONTROLLER_K8S_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "controller/k8s.h"
+#include "k8s/api.h"
+#include "k8s/decide.h"
+#include "k8s/k8s.h"
+
+struct gf_service;
+struct gf_op;
+struct gf_batch;
+struct gf_buf;
+struct gf_http_req;
+
+enum gf_k8s_stage {
+	GF_K8S_FETCH,	/* a worker reads the pod from the API */
+	GF_K8S_RECORD,	/* the scheduler thread starts its job */
+	GF_K8S_API,	/* a worker annotates and binds */
+	GF_K8S_RELEASE, /* the scheduler thread ends jobs */
+};
+
+/* What a bind or a release carries through its stages. */
+struct gf_k8s_op {
+	enum gf_k8s_stage stage;
+	struct gf_k8s_bind_args b;
+	struct gf_k8s_pod pod;
+	bool recorded; /* a job was started: released if the API refuses */
+	char job_id[GF_JOB_ID_MAX];
+	char error[GF_ERR_MSG_MAX]; /* the Error answered, "" none */
+	/* the annotations (keys GF_K8S_ANN_*), "" for none */
+	char gpus[64];
+	char uuids[GF_CNODE_MAX_GPUS * 100];
+	char mig[256];
+	char share[16];
+	/* RELEASE: the job ids to end, or (live) every pod job whose uid
+	 * is not in live[0..nlive) (sorted) and that started before
+	 * before_ms */
+	char (*ids)[GF_JOB_ID_MAX];
+	int nids;
+	char (*live)[GF_K8S_UID_MAX];
+	int nlive;
+	bool resync;
+	int64_t before_ms;
+};
+
+struct k8s_pod_ref {
+	char uid[GF_K8S_UID_MAX]; /* "": empty; "-": removed */
+	uint64_t seq;
+};
+
+struct k8s_cached {
+	char uid[GF_K8S_UID_MAX];
+	struct gf_k8s_pod pod;
+};
+
+struct gf_k8s {
+	struct gf_service *s;
+	struct gf_k8s_opts o;
+	struct gf_k8s_api *api; /* NULL: no API server configured */
+	char cls[GF_CLASS_NAME_MAX];
+	/* the pods the core holds (uid -> job seq), open addressing */
+	struct k8s_pod_ref *pods;
+	int pcap, pn, pused;
+	/* pods filter saw, for bind (a ring) */
+	pthread_mutex_t cache_lock;
+	struct k8s_cached *cache;
+	int cnext;
+	/* the API workers */
+	pthread_mutex_t wlock;
+	pthread_cond_t wwake;
+	struct gf_op *whead, *wtail;
+	bool wstop;
+	pthread_t *tids;
+	int ntids;
+	pthread_t resync_tid;
+	bool resync_on;
+	/* figures, under ctl_lock */
+	uint64_t filters, binds, bind_errors, releases, preempts;
+};
+
+/* --- k8s_bind.c --- */
+int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
+		struct gf_k8s **out, struct gf_err *e);
+/* Start the workers and the resync (after the server and the thread). */
+int gf__k8s_start(struct gf_k8s *k, struct gf_err *e);
+/* The server stops: queued work is answered 503, the threads end. */
+void gf__k8s_draining(struct gf_k8s *k);
+void gf__k8s_free(struct gf_k8s *k);
+void gf__k8s_op_free(struct gf_k8s_op *x);
+/* Leading: the pods' jobs the core loaded (under ctl_lock). */
+void gf__k8s_index(struct gf_k8s *k);
+/* An op of kind GF_OP_K8S on the scheduler thread, under ctl_lock. */
+void gf__k8s_op(struct gf_k8s *k, struct gf_op *op, int64_t now,
+		struct gf_batch *b);
+/* Pods' jobs the turn put back to pending: cancelled (under ctl_lock). */
+void gf__k8s_guard(struct gf_k8s *k, int64_t now, struct gf_batch *b);
+/* After the turn's write: answer the op, or hand it to a worker. */
+void gf__k8s_answer(struct gf_k8s *k, struct gf_op *op);
+/* Hand a held bind to a worker (stage FETCH). */
+void gf__k8s_push(struct gf_k8s *k, struct gf_op *op);
+/* The job id of the pod with this uid the core holds, or NULL (under
+ * ctl_lock; borrowed until the lock is released). */
+const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid);
+
+/* --- k8s.c: the routes --- */
+int gf__k8s_filter(struct gf_http_req *r, void *arg);
+int gf__k8s_prioritize(struct gf_http_req *r, void *arg);
+int gf__k8s_preempt(struct gf_http_req *r, void *arg);
+int gf__k8s_bind(struct gf_http_req *r, void *arg);
+/* A pod filter read, remembered for its bind; a copy of it by uid. */
+void gf__k8s_cache_put(struct gf_k8s *k, const struct gf_k8s_pod *p);
+bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
+		       struct gf_k8s_pod *out);
+/* The bind answer {"Error": error} (200), and the request is done. */
+void gf__k8s_reply_bind(struct gf_http_req *r, const char *error);
+
+#define GF__K8S_ROUTES                                                  \
+	{ GF_HTTP_POST, "/k8s/filter", gf__k8s_filter, GF_K8S_BODY_MAX, \
+	  "scheduler extender: ExtenderArgs -> FilterResult" },         \
+		{ GF_HTTP_POST, "/k8s/prioritize", gf__k8s_prioritize,  \
+		  GF_K8S_BODY_MAX,                                      \
+		  "scheduler extender: HostPriorityList, 0..10" },      \
+		{ GF_HTTP_POST, "/k8s/preempt", gf__k8s_preempt,        \
+		  GF_K8S_BODY_MAX,                                      \
+		  "scheduler extender: the fewest victims per node" },  \
+	{                                                               \
+		GF_HTTP_POST, "/k8s/bind", gf__k8s_bind, 64u << 10,     \
+			"scheduler extender: record, annotate, Binding" \
+	}
+
+#endif
