@@ -1,0 +1,1057 @@
+/*
+ * test_k8s.c - the Kubernetes scheduler extender's room (src/k8s) and
+ * the core's calls it makes (gf_ctl_add_on, gf_ctl_victims, ...): pods
+ * read as kube-scheduler reads them, the wire types both ways with their
+ * exact shapes, and the decisions on small clusters whose answers are
+ * derived by hand in the comments (the DGX-1V's NVLink quads, MIG
+ * instances, a share where FGD puts it, the fewest victims).  The same
+ * decisions over HTTP, with bind against a recorded API exchange, are in
+ * test_k8s_serve.c.
+ */
+#include <gpufleet/ctl.h>
+#include <gpufleet/job.h>
+
+#include "k8s/decide.h"
+#include "k8s/k8s.h"
+#include "k8s_helpers.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+static uint64_t next_seq;
+
+/* ---- fixtures -------------------------------------------------------- */
+
+static void check(const struct gf_ctl *ctl)
+{
+	char msg[256];
+	int rc = gf_ctl_check(ctl, msg, sizeof(msg));
+	if (rc)
+		print_message("gf_ctl_check: %s\n", msg);
+	assert_int_equal(rc, 0);
+}
+
+static struct gf_ctl *ctl_new(enum gf_policy p)
+{
+	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
+	cfg->policy = p;
+	cfg->nclasses = 2;
+	snprintf(cfg->classes[0].name, GF_CLASS_NAME_MAX, "batch");
+	cfg->classes[0].preemptible = true;
+	cfg->classes[0].priority = 10;
+	snprintf(cfg->classes[1].name, GF_CLASS_NAME_MAX, "pods");
+	cfg->classes[1].priority = 200;
+	cfg->nblocks = 1;
+	snprintf(cfg->blocks[0], GF_NODE_NAME_MAX, "b0");
+	cfg->open_teams = true;
+	cfg->seed = 1;
+	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	struct gf_ctl *ctl;
+	struct gf_err e;
+	assert_int_equal(gf_ctl_new(cfg, c, NULL, &ctl, &e), 0);
+	gf_free(cfg);
+	next_seq = 0;
+	return ctl;
+}
+
+/* A node joins, ready: n GPUs of model, a topology or NULL, MIG. */
+static int join(struct gf_ctl *ctl, const char *name, int ngpus,
+		const char *model, const struct gf_gpu_topo *t,
+		const struct gf_ctl_node_spec *mig)
+{
+	struct gf_ctl_node_spec s = { .cpu_milli = 96000,
+				      .memory_mib = 786432,
+				      .ngpus = ngpus };
+	if (mig)
+		s = *mig;
+	snprintf(s.gpu_model, sizeof(s.gpu_model), "%s", model ? model : "");
+	s.topo = t;
+	struct gf_err e;
+	int i = gf_ctl_node_add(ctl, name, &s, 100, NULL, &e);
+	if (i < 0)
+		print_message("node %s: %s\n", name, e.msg);
+	assert_true(i >= 0);
+	assert_int_equal(gf_ctl_node_ready(ctl, i, true, NULL, 100, NULL, &e),
+			 0);
+	check(ctl);
+	return i;
+}
+
+/* A job running on node with these GPUs (whole: milli 1000; a share;
+ * or a MIG instance at mig_start of its profile on gpus[0]). */
+static const char *run(struct gf_ctl *ctl, const char *node, const int *gpus,
+		       int n, int milli, const char *profile, int mig_start,
+		       const char *command)
+{
+	struct gf_job *j = gf_calloc(1, sizeof(*j));
+	j->seq = ++next_seq;
+	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)j->seq);
+	snprintf(j->spec.team, sizeof(j->spec.team), "default");
+	snprintf(j->spec.class_name, sizeof(j->spec.class_name), "pods");
+	j->spec.replicas = 1;
+	if (profile)
+		snprintf(j->spec.mig_profile, sizeof(j->spec.mig_profile), "%s",
+			 profile);
+	else if (milli < 1000)
+		j->spec.gpu_milli = milli;
+	else
+		j->spec.gpus = n;
+	j->spec.command = command ? gf_strdup(command) : NULL;
+	j->state = GF_JOB_RUNNING;
+	j->submitted_ms = j->started_ms = 50;
+	j->attempts = 1;
+	j->block = 0;
+	j->place = gf_calloc(1, sizeof(*j->place));
+	struct gf_job_place *p = j->place;
+	snprintf(p->node_name, sizeof(p->node_name), "%s", node);
+	p->node = -1;
+	p->ngpus = n;
+	memcpy(p->gpus, gpus, (size_t)n * sizeof(int));
+	p->gpu_milli = profile ? 0 : milli;
+	p->mig_start = profile ? mig_start : -1;
+	struct gf_err e;
+	int rc = gf_ctl_add(ctl, j, &e);
+	if (rc)
+		print_message("run: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	const struct gf_job *got = gf_ctl_job(ctl, j->id);
+	assert_int_equal(got->state, GF_JOB_RUNNING);
+	check(ctl);
+	return got->id;
+}
+
+static struct gf_jv *parse(const char *text)
+{
+	struct gf_jv *v;
+	struct gf_err e;
+	int rc = gf_jv_parse(text, strlen(text), &v, &e);
+	if (rc)
+		print_message("parse: %s\n%s\n", e.msg, text);
+	assert_int_equal(rc, 0);
+	return v;
+}
+
+/* A pod read from pod_json(). */
+static void pod_of(struct gf_k8s_pod *p, const char *name, const char *res,
+		   const char *selector, const char *meta)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	pod_json(&b, "ml", name, name, res, selector, meta);
+	struct gf_jv *v = parse(gf_buf_str(&b));
+	struct gf_err e;
+	int rc = gf_k8s_pod_read(v, p, &e);
+	if (rc)
+		print_message("pod: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+}
+
+static void ask_of(const struct gf_ctl *ctl, const struct gf_k8s_pod *p,
+		   struct gf_k8s_ask *a)
+{
+	struct gf_err e;
+	int rc = gf_k8s_ask_of(ctl, p, a, &e);
+	if (rc)
+		print_message("ask: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+}
+
+static void verdict(const struct gf_ctl *ctl, const struct gf_k8s_ask *a,
+		    const char *node, struct gf_k8s_verdict *v)
+{
+	struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, a, 4);
+	gf_k8s_verdict(ctl, gf_ctl_node_find(ctl, node), m, v);
+	gf_k8s_memo_free(m);
+}
+
+static int score(const struct gf_ctl *ctl, const struct gf_k8s_ask *a,
+		 const char *node)
+{
+	struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, a, 4);
+	int s = gf_k8s_score(ctl, gf_ctl_node_find(ctl, node), m);
+	gf_k8s_memo_free(m);
+	return s;
+}
+
+/* ---- pods --------------------------------------------------------------- */
+
+static struct gf_k8s_pod read_text(const char *text, int want_rc,
+				   const char *want_msg)
+{
+	struct gf_k8s_pod p;
+	struct gf_jv *v = parse(text);
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_k8s_pod_read(v, &p, &e);
+	if (rc != want_rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, want_rc);
+	if (want_msg)
+		assert_non_null(strstr(e.msg, want_msg));
+	gf_jv_free(v);
+	return p;
+}
+
+/* Requests, limits and containers summed as kube-scheduler does. */
+static void test_pod_requests(void **state)
+{
+	(void)state;
+	/* limits only: the request is the limit (API server defaulting) */
+	struct gf_k8s_pod p = read_text(
+		"{\"metadata\": {\"name\": \"a\", \"namespace\": \"ml\", "
+		"\"uid\": \"u-a\"}, \"spec\": {\"containers\": [{\"name\": "
+		"\"c\", \"resources\": {\"limits\": {\"nvidia.com/gpu\": "
+		"\"2\", \"memory\": \"1Gi\"}, \"requests\": {\"cpu\": "
+		"\"500m\"}}}]}}",
+		0, NULL);
+	assert_true(p.managed);
+	assert_int_equal(p.gpus, 2);
+	assert_int_equal(p.cpu_milli, 500);
+	assert_int_equal(p.memory_mib, 1024);
+	assert_string_equal(p.uid, "u-a");
+	/* two containers (1 + 2 GPUs = 3); init containers: a sidecar of 1
+	 * (restartPolicy Always: runs beside them, 3 + 1 = 4) and one of 2
+	 * (with the sidecar before it: 3); the pod asks max(4, 3) = 4;
+	 * overhead adds 250m CPU to 1 + 2 = 3 cores: 3250 */
+	p = read_text(
+		"{\"metadata\": {\"name\": \"b\", \"namespace\": \"ml\", "
+		"\"uid\": \"u-b\"}, \"spec\": {\"overhead\": {\"cpu\": "
+		"\"250m\"}, \"containers\": [{\"name\": \"x\", \"resources\": "
+		"{\"requests\": {\"nvidia.com/gpu\": \"1\", \"cpu\": \"1\"}, "
+		"\"limits\": {\"nvidia.com/gpu\": \"1\"}}}, {\"name\": \"y\", "
+		"\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"2\"}, "
+		"\"requests\": {\"cpu\": \"2\"}}}], \"initContainers\": "
+		"[{\"name\": \"side\", \"restartPolicy\": \"Always\", "
+		"\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}, "
+		"{\"name\": \"init\", \"resources\": {\"limits\": "
+		"{\"nvidia.com/gpu\": \"2\"}}}]}}",
+		0, NULL);
+	assert_int_equal(p.gpus, 4);
+	assert_int_equal(p.cpu_milli, 3250);
+	/* an init container bigger than the rest decides: 6 */
+	p = read_text("{\"metadata\": {\"name\": \"c\"}, \"spec\": "
+		      "{\"containers\": [{\"name\": \"x\", \"resources\": "
+		      "{\"limits\": {\"nvidia.com/gpu\": \"1\"}}}], "
+		      "\"initContainers\": [{\"name\": \"i\", \"resources\": "
+		      "{\"limits\": {\"nvidia.com/gpu\": \"6\"}}}]}}",
+		      0, NULL);
+	assert_int_equal(p.gpus, 6);
+	assert_string_equal(p.ns, "default");
+	/* shares, MIG, memory rounded up: 100M = 95.37 MiB -> 96 */
+	p = read_text("{\"metadata\": {\"name\": \"d\"}, \"spec\": "
+		      "{\"containers\": [{\"name\": \"x\", \"resources\": "
+		      "{\"limits\": {\"gpufleet.io/gpu-milli\": \"250\", "
+		      "\"memory\": \"100M\"}}}]}}",
+		      0, NULL);
+	assert_int_equal(p.gpu_milli, 250);
+	assert_int_equal(p.memory_mib, 96);
+	p = read_text("{\"metadata\": {\"name\": \"e\"}, \"spec\": "
+		      "{\"containers\": [{\"name\": \"x\", \"resources\": "
+		      "{\"limits\": {\"nvidia.com/mig-1g.10gb\": \"1\"}}}]}}",
+		      0, NULL);
+	assert_int_equal(p.nmig, 1);
+	assert_int_equal(p.mig_count, 1);
+	assert_string_equal(p.mig_profile, "1g.10gb");
+	/* no GPU resource at all: not ours (kube-scheduler would not ask) */
+	p = read_text("{\"metadata\": {\"name\": \"f\"}, \"spec\": "
+		      "{\"containers\": [{\"name\": \"x\", \"resources\": "
+		      "{\"requests\": {\"cpu\": \"2\"}}}]}}",
+		      0, NULL);
+	assert_false(p.managed);
+	assert_int_equal(p.gpus, 0);
+	/* a zero ask names the resource: sent to us, asks nothing */
+	p = read_text("{\"metadata\": {\"name\": \"g\"}, \"spec\": "
+		      "{\"containers\": [{\"name\": \"x\", \"resources\": "
+		      "{\"limits\": {\"nvidia.com/gpu\": \"0\"}}}]}}",
+		      0, NULL);
+	assert_true(p.managed);
+	assert_int_equal(p.gpus, 0);
+}
+
+static void test_pod_errors(void **state)
+{
+	(void)state;
+	read_text("{\"metadata\": {\"name\": \"a\", \"namespace\": \"ml\"}, "
+		  "\"spec\": {\"containers\": [{\"name\": \"c\", "
+		  "\"resources\": {\"limits\": {\"nvidia.com/gpu\": "
+		  "\"0.5\"}}}]}}",
+		  GF_EINVAL,
+		  "pod ml/a: container c: 'nvidia.com/gpu': expected a whole "
+		  "number, got \"0.5\"");
+	read_text("{\"metadata\": {\"name\": \"a\"}, \"spec\": "
+		  "{\"containers\": [{\"name\": \"c\", \"resources\": "
+		  "{\"limits\": {\"nvidia.com/gpu\": 2}}}]}}",
+		  GF_EINVAL, "expected a quantity string");
+	read_text("{\"metadata\": {\"name\": \"a\"}, \"spec\": "
+		  "{\"containers\": [{\"name\": \"c\", \"resources\": "
+		  "{\"requests\": {\"cpu\": \"lots\"}}}]}}",
+		  GF_EINVAL, "'cpu': expected a quantity string");
+	read_text("{\"metadata\": {}, \"spec\": {}}", GF_EINVAL,
+		  "metadata.name");
+	read_text("{\"spec\": {}}", GF_EINVAL, "metadata and spec");
+	read_text("[1]", GF_EINVAL, "'Pod': expected an object");
+}
+
+static void test_pod_models(void **state)
+{
+	(void)state;
+	struct gf_k8s_pod p;
+	pod_of(&p, "a", "\"nvidia.com/gpu\": \"1\"",
+	       "\"nvidia.com/gpu.product\": \"NVIDIA-H100-80GB-HBM3\"", "");
+	assert_int_equal(p.nmodels, 1);
+	assert_string_equal(p.models[0], "NVIDIA-H100-80GB-HBM3");
+	pod_of(&p, "b", "\"nvidia.com/gpu\": \"1\"", "",
+	       "\"annotations\": {\"gpufleet.io/gpu-model\": \"h100-sxm, "
+	       "a100-80gb\", \"gpufleet.io/gpu-topology\": \"any\"}");
+	assert_int_equal(p.nmodels, 2);
+	assert_string_equal(p.models[1], "a100-80gb");
+	assert_true(p.any_topology);
+	/* required node affinity: every term names the product (In): the
+	 * union; a term without it: no constraint */
+	static const char aff[] =
+		"{\"metadata\": {\"name\": \"c\"}, \"spec\": {\"affinity\": "
+		"{\"nodeAffinity\": "
+		"{\"requiredDuringSchedulingIgnoredDuringExecution\": "
+		"{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": "
+		"\"nvidia.com/gpu.product\", \"operator\": \"In\", \"values\": "
+		"[\"NVIDIA-A100-SXM4-80GB\"]}]}, {\"matchExpressions\": "
+		"[{\"key\": \"%s\", \"operator\": \"In\", \"values\": "
+		"[\"NVIDIA-H100-80GB-HBM3\"]}]}]}}}, \"containers\": []}}";
+	char text[1024];
+	snprintf(text, sizeof(text), aff, "nvidia.com/gpu.product");
+	p = read_text(text, 0, NULL);
+	assert_int_equal(p.nmodels, 2);
+	snprintf(text, sizeof(text), aff, "zone");
+	p = read_text(text, 0, NULL);
+	assert_int_equal(p.nmodels, 0);
+	char out[64];
+	gf_k8s_product_norm("NVIDIA H100 80GB HBM3", out, sizeof(out));
+	assert_string_equal(out, "nvidia-h100-80gb-hbm3");
+	gf_k8s_product_norm("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", out,
+			    sizeof(out));
+	assert_string_equal(out, "nvidia-a100-sxm4-40gb");
+	gf_k8s_product_norm("Tesla-T4-SHARED", out, sizeof(out));
+	assert_string_equal(out, "tesla-t4");
+}
+
+/* ---- the wire ----------------------------------------------------------- */
+
+static void test_wire_read(void **state)
+{
+	(void)state;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	struct gf_jv *v =
+		parse("{\"Pod\": {\"metadata\": {}}, \"Nodes\": null, "
+		      "\"NodeNames\": [\"n1\", \"n2\"]}");
+	assert_int_equal(gf_k8s_args_read(v, &a, &e), 0);
+	assert_int_equal(a.n, 2);
+	assert_false(a.node_objects);
+	assert_string_equal(a.names[1], "n2");
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	/* nodeCacheCapable false: whole Node objects */
+	v = parse("{\"Pod\": {}, \"NodeNames\": null, \"Nodes\": "
+		  "{\"metadata\": {}, \"items\": [{\"metadata\": {\"name\": "
+		  "\"n1\", \"labels\": {\"a\": \"b\"}}, \"status\": "
+		  "{\"capacity\": {\"nvidia.com/gpu\": \"8\"}}}]}}");
+	assert_int_equal(gf_k8s_args_read(v, &a, &e), 0);
+	assert_int_equal(a.n, 1);
+	assert_true(a.node_objects);
+	assert_string_equal(a.names[0], "n1");
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	/* both null: no candidate */
+	v = parse("{\"Pod\": {}, \"Nodes\": null, \"NodeNames\": null}");
+	assert_int_equal(gf_k8s_args_read(v, &a, &e), 0);
+	assert_int_equal(a.n, 0);
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	static const char *const bad[] = {
+		"{\"Pod\": null, \"NodeNames\": []}",
+		"{\"NodeNames\": []}",
+		"{\"Pod\": {}, \"NodeNames\": \"n1\"}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\", 2]}",
+		"{\"Pod\": {}, \"Nodes\": {\"items\": [{}]}}",
+		"[]",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = parse(bad[i]);
+		assert_int_equal(gf_k8s_args_read(v, &a, &e), GF_EINVAL);
+		gf_k8s_args_release(&a);
+		gf_jv_free(v);
+	}
+	struct gf_k8s_bind_args b;
+	v = parse("{\"PodName\": \"train-0\", \"PodNamespace\": \"ml\", "
+		  "\"PodUID\": \"u1\", \"Node\": \"gpu-a02\"}");
+	assert_int_equal(gf_k8s_bind_args_read(v, &b, &e), 0);
+	assert_string_equal(b.pod, "train-0");
+	assert_string_equal(b.node, "gpu-a02");
+	gf_jv_free(v);
+	v = parse("{\"PodName\": \"train-0\", \"Node\": \"\"}");
+	assert_int_equal(gf_k8s_bind_args_read(v, &b, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "'Node'"));
+	gf_jv_free(v);
+	struct gf_k8s_preempt_args pa;
+	v = parse("{\"Pod\": {}, \"NodeNameToVictims\": null, "
+		  "\"NodeNameToMetaVictims\": {\"n1\": {\"Pods\": [{\"UID\": "
+		  "\"u1\"}, {\"UID\": \"u2\"}], \"NumPDBViolations\": 1}}}");
+	assert_int_equal(gf_k8s_preempt_args_read(v, &pa, &e), 0);
+	assert_int_equal(pa.n, 1);
+	assert_int_equal(pa.v[0].n, 2);
+	assert_string_equal(pa.v[0].uids[1], "u2");
+	assert_int_equal(pa.v[0].pdb, 1);
+	gf_k8s_preempt_args_release(&pa);
+	gf_jv_free(v);
+	v = parse("{\"Pod\": {}, \"NodeNameToMetaVictims\": null, "
+		  "\"NodeNameToVictims\": {\"n1\": {\"Pods\": [{\"metadata\": "
+		  "{\"uid\": \"u9\"}}], \"NumPDBViolations\": 0}}}");
+	assert_int_equal(gf_k8s_preempt_args_read(v, &pa, &e), 0);
+	assert_string_equal(pa.v[0].uids[0], "u9");
+	gf_k8s_preempt_args_release(&pa);
+	gf_jv_free(v);
+}
+
+/* The keys of object v in document order, joined by ','. */
+static void keys_of(const struct gf_jv *v, char *out, size_t size)
+{
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *k;
+	size_t n = 0;
+	out[0] = '\0';
+	while ((k = gf_jv_next(v, &it, &x)) != NULL)
+		n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "",
+				      k);
+}
+
+static char *written(void (*fn)(struct gf_json *j, void *arg), void *arg)
+{
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 1u << 20);
+	gf_json_init(&j, &b);
+	fn(&j, arg);
+	assert_int_equal(gf_json_error(&j), 0);
+	char *s = gf_strndup(b.data, b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+struct fw {
+	const struct gf_k8s_args *a;
+	const struct gf_k8s_verdict *v;
+	const char *err;
+};
+
+static void fw_fn(struct gf_json *j, void *arg)
+{
+	struct fw *f = arg;
+	gf_k8s_filter_write(j, f->a, f->v, f->err);
+}
+
+static void test_wire_write(void **state)
+{
+	(void)state;
+	const char *names[] = { "gpu-a01", "gpu-a02", "gpu-b01" };
+	struct gf_k8s_args a = { .names = names, .n = 3 };
+	struct gf_k8s_verdict v[3] = {
+		{ GF_K8S_NO_ROOM, "gpufleet: 1 free GPUs, the pod needs 2" },
+		{ GF_K8S_FITS, "" },
+		{ GF_K8S_NEVER, "gpufleet: node has no GPUs" },
+	};
+	struct fw f = { &a, v, NULL };
+	char *s = written(fw_fn, &f);
+	struct gf_jv *r = parse(s);
+	char keys[256];
+	keys_of(r, keys, sizeof(keys));
+	/* ExtenderFilterResult's fields, in its order, every one present */
+	assert_string_equal(keys, "Nodes,NodeNames,FailedNodes,"
+				  "FailedAndUnresolvableNodes,Error");
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "Nodes")), GF_JV_NULL);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 1);
+	assert_string_equal(gf_jv_str(gf_jv_at(gf_jv_get(r, "NodeNames"), 0)),
+			    "gpu-a02");
+	assert_string_equal(
+		gf_jv_str(gf_jv_get(gf_jv_get(r, "FailedNodes"), "gpu-a01")),
+		"gpufleet: 1 free GPUs, the pod needs 2");
+	assert_string_equal(
+		gf_jv_str(gf_jv_get(gf_jv_get(r, "FailedAndUnresolvableNodes"),
+				    "gpu-b01")),
+		"gpufleet: node has no GPUs");
+	assert_string_equal(gf_jv_str(gf_jv_get(r, "Error")), "");
+	gf_jv_free(r);
+	gf_free(s);
+	/* an Error reply: NodeNames an empty array, never null */
+	f.err = "gpufleet: bad pod";
+	s = written(fw_fn, &f);
+	r = parse(s);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "NodeNames")), GF_JV_ARR);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 0);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "FailedNodes")), 0);
+	assert_string_equal(gf_jv_str(gf_jv_get(r, "Error")),
+			    "gpufleet: bad pod");
+	gf_jv_free(r);
+	gf_free(s);
+	/* every candidate filtered out: still an array, not null */
+	v[1].kind = GF_K8S_NO_ROOM;
+	f.err = NULL;
+	s = written(fw_fn, &f);
+	r = parse(s);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "NodeNames")), GF_JV_ARR);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 0);
+	gf_jv_free(r);
+	gf_free(s);
+	/* Node objects in: the passing ones echoed, NodeNames null */
+	struct gf_jv *in = parse(
+		"{\"Pod\": {}, \"Nodes\": {\"metadata\": {}, \"items\": "
+		"[{\"metadata\": {\"name\": \"n1\"}, \"spec\": {\"taints\": "
+		"[]}, \"status\": {\"allocatable\": {\"cpu\": \"8\"}}}, "
+		"{\"metadata\": {\"name\": \"n2\"}}]}, \"NodeNames\": null}");
+	struct gf_k8s_args ao;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_read(in, &ao, &e), 0);
+	struct gf_k8s_verdict vo[2] = { { GF_K8S_FITS, "" },
+					{ GF_K8S_NO_ROOM, "no" } };
+	struct fw fo = { &ao, vo, NULL };
+	s = written(fw_fn, &fo);
+	r = parse(s);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "NodeNames")), GF_JV_NULL);
+	const struct gf_jv *items = gf_jv_get(gf_jv_get(r, "Nodes"), "items");
+	assert_int_equal(gf_jv_len(items), 1);
+	assert_string_equal(
+		gf_jv_str(gf_jv_get(
+			gf_jv_get(gf_jv_get(gf_jv_at(items, 0), "status"),
+				  "allocatable"),
+			"cpu")),
+		"8");
+	gf_jv_free(r);
+	gf_free(s);
+	gf_k8s_args_release(&ao);
+	gf_jv_free(in);
+}
+
+struct pw {
+	const struct gf_k8s_args *a;
+	const int64_t *score;
+};
+
+static void pw_fn(struct gf_json *j, void *arg)
+{
+	struct pw *p = arg;
+	gf_k8s_priorities_write(j, p->a, p->score);
+}
+
+static void bw_fn(struct gf_json *j, void *arg)
+{
+	gf_k8s_bind_result_write(j, arg);
+}
+
+struct ew {
+	const struct gf_k8s_preempt_args *a;
+	const int *keep;
+	int *const *pick;
+};
+
+static void ew_fn(struct gf_json *j, void *arg)
+{
+	struct ew *p = arg;
+	gf_k8s_preempt_write(j, p->a, p->keep, p->pick);
+}
+
+static void test_wire_write_others(void **state)
+{
+	(void)state;
+	const char *names[] = { "gpu-a02", "gpu-b01" };
+	struct gf_k8s_args a = { .names = names, .n = 2 };
+	int64_t sc[2] = { 9, 3 };
+	struct pw p = { &a, sc };
+	char *s = written(pw_fn, &p);
+	struct gf_jv *r = parse(s);
+	/* HostPriorityList: a bare array of {Host, Score} */
+	assert_int_equal(gf_jv_type(r), GF_JV_ARR);
+	char keys[128];
+	keys_of(gf_jv_at(r, 0), keys, sizeof(keys));
+	assert_string_equal(keys, "Host,Score");
+	int64_t x;
+	assert_true(gf_jv_int(gf_jv_get(gf_jv_at(r, 1), "Score"), &x));
+	assert_int_equal(x, 3);
+	gf_jv_free(r);
+	gf_free(s);
+	s = written(bw_fn, NULL);
+	r = parse(s);
+	keys_of(r, keys, sizeof(keys));
+	assert_string_equal(keys, "Error");
+	assert_string_equal(gf_jv_str(gf_jv_get(r, "Error")), "");
+	gf_jv_free(r);
+	gf_free(s);
+	/* ExtenderPreemptionResult: always the Meta form */
+	struct gf_jv *in = parse(
+		"{\"Pod\": {}, \"NodeNameToMetaVictims\": {\"n1\": {\"Pods\": "
+		"[{\"UID\": \"u1\"}, {\"UID\": \"u2\"}, {\"UID\": \"u3\"}], "
+		"\"NumPDBViolations\": 2}, \"n2\": {\"Pods\": [{\"UID\": "
+		"\"u4\"}], \"NumPDBViolations\": 0}}}");
+	struct gf_k8s_preempt_args pa;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_preempt_args_read(in, &pa, &e), 0);
+	int keep[2] = { 2, -1 }, p0[3] = { 0, 2 }, p1[1] = { 0 };
+	int *pick[2] = { p0, p1 };
+	struct ew ew = { &pa, keep, pick };
+	s = written(ew_fn, &ew);
+	r = parse(s);
+	keys_of(r, keys, sizeof(keys));
+	assert_string_equal(keys, "NodeNameToMetaVictims");
+	const struct gf_jv *m = gf_jv_get(r, "NodeNameToMetaVictims");
+	assert_int_equal(gf_jv_len(m), 1);
+	const struct gf_jv *n1 = gf_jv_get(m, "n1");
+	keys_of(n1, keys, sizeof(keys));
+	assert_string_equal(keys, "Pods,NumPDBViolations");
+	assert_int_equal(gf_jv_len(gf_jv_get(n1, "Pods")), 2);
+	assert_string_equal(
+		gf_jv_str(gf_jv_get(gf_jv_at(gf_jv_get(n1, "Pods"), 1), "UID")),
+		"u3");
+	gf_jv_free(r);
+	gf_free(s);
+	gf_k8s_preempt_args_release(&pa);
+	gf_jv_free(in);
+}
+
+/* ---- decisions ---------------------------------------------------------- */
+
+/*
+ * Two DGX-1V nodes.  "scattered": jobs on GPUs 2, 3, 6, 7, so 0, 1, 4, 5
+ * are free: four GPUs, but 0-5 and 1-4 have no NVLink (SYS), so no free
+ * four are all NVLink-connected.  "quad": jobs on 0-3, so 4-7, an NVLink
+ * quad, are free.  A 4-GPU pod: filtered away from "scattered" (it could
+ * fit once work leaves: FailedNodes), kept on "quad"; with
+ * gpufleet.io/gpu-topology: any, both.  A 2-GPU pod fits on "scattered"
+ * (0-1 is an NV1 pair).  "l40s" (8 GPUs, no known topology): any four.
+ * "cpu": no GPU, unresolvable.  Bound, the 4-GPU pod takes 4-7.
+ */
+static void test_decide_nvlink(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	struct gf_gpu_topo t;
+	dgx1v_topo(&t);
+	join(ctl, "scattered", 8, "v100-32gb", &t, NULL);
+	join(ctl, "quad", 8, "v100-32gb", &t, NULL);
+	join(ctl, "l40s", 8, "l40s", NULL, NULL);
+	join(ctl, "cpu", 0, NULL, NULL, NULL);
+	for (int g = 0; g < 4; g++) {
+		int sg = g < 2 ? g + 2 : g + 4;
+		run(ctl, "scattered", &sg, 1, 1000, NULL, -1, NULL);
+		run(ctl, "quad", &g, 1, 1000, NULL, -1, NULL);
+	}
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	struct gf_k8s_verdict v;
+	pod_of(&p, "train-0", "\"nvidia.com/gpu\": \"4\"", "", "");
+	ask_of(ctl, &p, &a);
+	assert_int_equal(a.kind, GF_K8S_ASK_WHOLE);
+	verdict(ctl, &a, "scattered", &v);
+	assert_int_equal(v.kind, GF_K8S_NO_ROOM);
+	assert_string_equal(v.why,
+			    "gpufleet: 4 free GPUs but no 4 NVLink-connected");
+	verdict(ctl, &a, "quad", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	verdict(ctl, &a, "l40s", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	verdict(ctl, &a, "cpu", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	assert_string_equal(v.why, "gpufleet: node has no GPUs");
+	verdict(ctl, &a, "nowhere", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	assert_int_equal(score(ctl, &a, "scattered"), 0);
+	assert_true(score(ctl, &a, "quad") > 0);
+	/* no linking asked for */
+	pod_of(&p, "train-1", "\"nvidia.com/gpu\": \"4\"", "",
+	       "\"annotations\": {\"gpufleet.io/gpu-topology\": \"any\"}");
+	ask_of(ctl, &p, &a);
+	verdict(ctl, &a, "scattered", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	/* two GPUs: 0-1 is NVLink */
+	pod_of(&p, "train-2", "\"nvidia.com/gpu\": \"2\"", "", "");
+	ask_of(ctl, &p, &a);
+	verdict(ctl, &a, "scattered", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	/* nine GPUs: never on an 8-GPU node */
+	pod_of(&p, "train-3", "\"nvidia.com/gpu\": \"9\"", "", "");
+	ask_of(ctl, &p, &a);
+	verdict(ctl, &a, "quad", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	assert_string_equal(v.why,
+			    "gpufleet: node has 8 GPUs, the pod asks for 9");
+	/* bound to "quad": the engine takes the quad 4-7 */
+	pod_of(&p, "train-0", "\"nvidia.com/gpu\": \"4\"", "", "");
+	ask_of(ctl, &p, &a);
+	int q = gf_ctl_node_find(ctl, "quad");
+	struct gf_job *j =
+		gf_k8s_job_new(ctl, &p, &a, q, ++next_seq, "pods", 1000);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_add_on(ctl, j, q, 1000, &e), 0);
+	check(ctl);
+	const struct gf_job *got = gf_ctl_job(ctl, j->id);
+	assert_int_equal(got->state, GF_JOB_RUNNING);
+	assert_int_equal(got->place[0].ngpus, 4);
+	for (int g = 0; g < 4; g++)
+		assert_int_equal(got->place[0].gpus[g], 4 + g);
+	/* nothing is left there: a second such pod is refused, nothing
+	 * taken */
+	int njobs = gf_ctl_njobs(ctl);
+	struct gf_job *j2 =
+		gf_k8s_job_new(ctl, &p, &a, q, ++next_seq, "pods", 1000);
+	assert_int_equal(gf_ctl_add_on(ctl, j2, q, 1000, &e), GF_ENOTFOUND);
+	assert_int_equal(gf_ctl_njobs(ctl), njobs);
+	check(ctl);
+	gf_job_release(j2);
+	gf_free(j2);
+	/* cancelled (the pod deleted): the GPUs are free again */
+	assert_int_equal(gf_ctl_cancel(ctl, got->id, 2000, &e), 0);
+	check(ctl);
+	verdict(ctl, &a, "quad", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	gf_ctl_free(ctl);
+}
+
+/* The MIG layout of hgx-b's GPU 6: seven 1g.10gb instances. */
+static struct gf_ctl_node_spec mig_spec(void)
+{
+	struct gf_ctl_node_spec s = { .cpu_milli = 96000,
+				      .memory_mib = 786432,
+				      .ngpus = 8 };
+	snprintf(s.mig_model, sizeof(s.mig_model), "h100-80gb");
+	for (int k = 0; k < 7; k++) {
+		s.mig[s.nmig].gpu = 6;
+		s.mig[s.nmig].start = k;
+		snprintf(s.mig[s.nmig].profile, GF_MIG_PROFILE_MAX, "1g.10gb");
+		s.nmig++;
+	}
+	return s;
+}
+
+/*
+ * "mig-full": all seven 1g.10gb instances in use; "mig-one": six in
+ * use, the one at slice 4 free; "plain": no MIG.  A 1g.10gb pod: only
+ * "mig-one"; "mig-full" may free one (FailedNodes), "plain" never.
+ * Bound, it takes the instance at slice 4.
+ */
+static void test_decide_mig(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	struct gf_ctl_node_spec s = mig_spec();
+	join(ctl, "mig-full", 8, "h100-sxm", NULL, &s);
+	join(ctl, "mig-one", 8, "h100-sxm", NULL, &s);
+	join(ctl, "plain", 8, "h100-sxm", NULL, NULL);
+	int six = 6;
+	for (int k = 0; k < 7; k++) {
+		run(ctl, "mig-full", &six, 1, 0, "1g.10gb", k, NULL);
+		if (k != 4)
+			run(ctl, "mig-one", &six, 1, 0, "1g.10gb", k, NULL);
+	}
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	struct gf_k8s_verdict v;
+	pod_of(&p, "infer-0", "\"nvidia.com/mig-1g.10gb\": \"1\"", "", "");
+	ask_of(ctl, &p, &a);
+	assert_int_equal(a.kind, GF_K8S_ASK_MIG);
+	verdict(ctl, &a, "mig-full", &v);
+	assert_int_equal(v.kind, GF_K8S_NO_ROOM);
+	assert_string_equal(v.why, "gpufleet: no 1g.10gb instance free (7 in "
+				   "use or on unhealthy GPUs)");
+	verdict(ctl, &a, "mig-one", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	verdict(ctl, &a, "plain", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	assert_string_equal(v.why,
+			    "gpufleet: no 1g.10gb instance on this node");
+	/* packing: the last free instance scores the most */
+	assert_int_equal(score(ctl, &a, "mig-one"), 10);
+	int free;
+	struct gf_ctl_mig first;
+	assert_int_equal(gf_ctl_mig_count(ctl, gf_ctl_node_find(ctl, "mig-one"),
+					  "1g.10gb", &free, &first),
+			 7);
+	assert_int_equal(free, 1);
+	assert_int_equal(first.start, 4);
+	int i = gf_ctl_node_find(ctl, "mig-one");
+	struct gf_job *j =
+		gf_k8s_job_new(ctl, &p, &a, i, ++next_seq, "pods", 1000);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_add_on(ctl, j, i, 1000, &e), 0);
+	check(ctl);
+	const struct gf_job *got = gf_ctl_job(ctl, j->id);
+	assert_int_equal(got->place[0].gpus[0], 6);
+	assert_int_equal(got->place[0].mig_start, 4);
+	verdict(ctl, &a, "mig-one", &v);
+	assert_int_equal(v.kind, GF_K8S_NO_ROOM);
+	/* an unhealthy GPU's instances are not free */
+	assert_int_equal(gf_ctl_cancel(ctl, got->id, 2000, &e), 0);
+	assert_int_equal(gf_ctl_gpu_health(ctl, i, 6, false, "xid 79", &e), 0);
+	verdict(ctl, &a, "mig-one", &v);
+	assert_int_equal(v.kind, GF_K8S_NO_ROOM);
+	gf_ctl_free(ctl);
+}
+
+/* The shares cluster: "s-free" all free; "s-exact" GPU 0 with 250 left
+ * (a 750 share on it), the rest taken whole; "s-part" GPU 0 with 600
+ * left, the rest free. */
+static struct gf_ctl *shares_ctl(void)
+{
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	join(ctl, "s-free", 8, "a100-80gb", NULL, NULL);
+	join(ctl, "s-exact", 8, "a100-80gb", NULL, NULL);
+	join(ctl, "s-part", 8, "a100-80gb", NULL, NULL);
+	int zero = 0;
+	run(ctl, "s-exact", &zero, 1, 750, NULL, -1, NULL);
+	int rest[7] = { 1, 2, 3, 4, 5, 6, 7 };
+	run(ctl, "s-exact", rest, 7, 1000, NULL, -1, NULL);
+	run(ctl, "s-part", &zero, 1, 400, NULL, -1, NULL);
+	return ctl;
+}
+
+/*
+ * A 250-milli share lands where FGD says: the node the core's own pass
+ * puts the same request on (a job of 250 milli), on the same GPU.  By
+ * hand: on "s-exact" it fills GPU 0's 250 left, and the node has no
+ * free GPU left to fragment (F 0 after), the largest drop; so the
+ * extender's best score goes to "s-exact", and bound there, GPU 0.
+ */
+static void test_decide_share_fgd(void **state)
+{
+	(void)state;
+	struct gf_ctl *ref = shares_ctl();
+	struct gf_job *j = gf_calloc(1, sizeof(*j));
+	j->seq = ++next_seq;
+	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)j->seq);
+	snprintf(j->spec.team, sizeof(j->spec.team), "ml");
+	snprintf(j->spec.class_name, sizeof(j->spec.class_name), "pods");
+	j->spec.replicas = 1;
+	j->spec.gpu_milli = 250;
+	j->state = GF_JOB_PENDING;
+	j->submitted_ms = 100;
+	j->block = -1;
+	struct gf_err e;
+	assert_int_equal(gf_ctl_add(ref, j, &e), 0);
+	assert_int_equal(gf_ctl_schedule(ref, 500, NULL), 0);
+	const struct gf_job *placed = gf_ctl_job(ref, j->id);
+	assert_int_equal(placed->state, GF_JOB_RUNNING);
+	assert_string_equal(placed->place[0].node_name, "s-exact");
+	int fgd_gpu = placed->place[0].gpus[0];
+	assert_int_equal(fgd_gpu, 0);
+
+	struct gf_ctl *ctl = shares_ctl();
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	pod_of(&p, "share-0", "\"gpufleet.io/gpu-milli\": \"250\"", "", "");
+	ask_of(ctl, &p, &a);
+	assert_int_equal(a.kind, GF_K8S_ASK_SHARE);
+	static const char *const nodes[] = { "s-free", "s-exact", "s-part" };
+	int best = -1, best_score = -1;
+	for (int k = 0; k < 3; k++) {
+		int sc = score(ctl, &a, nodes[k]);
+		print_message("  %s: score %d\n", nodes[k], sc);
+		if (sc > best_score) {
+			best_score = sc;
+			best = k;
+		} else {
+			assert_true(sc < best_score); /* no tie */
+		}
+	}
+	assert_string_equal(nodes[best], placed->place[0].node_name);
+	int i = gf_ctl_node_find(ctl, nodes[best]);
+	struct gf_job *pj =
+		gf_k8s_job_new(ctl, &p, &a, i, ++next_seq, "pods", 1000);
+	assert_int_equal(gf_ctl_add_on(ctl, pj, i, 1000, &e), 0);
+	check(ctl);
+	assert_int_equal(gf_ctl_job(ctl, pj->id)->place[0].gpus[0], fgd_gpu);
+	assert_int_equal(gf_ctl_job(ctl, pj->id)->place[0].gpu_milli, 250);
+	gf_ctl_free(ctl);
+	gf_ctl_free(ref);
+}
+
+static const char *const vuid[8] = { "u0", "u1", "u2", "u3",
+				     "u4", "u5", "u6", "u7" };
+static const char *vjob[8];
+
+static const char *job_by_uid(void *arg, const char *uid)
+{
+	(void)arg;
+	for (int g = 0; g < 8; g++)
+		if (vjob[g] && !strcmp(uid, vuid[g]))
+			return vjob[g];
+	return NULL;
+}
+
+/*
+ * Victims for a 4-GPU pod on a DGX-1V with GPUs 0 and 1 free and a
+ * one-GPU pod on each of 2-7.  The quads are 0-3 and 4-7 (no other four
+ * are all NVLink): freeing 2 and 3 completes 0-3, two victims, the
+ * fewest.  Without 2 among the candidates, only 4-7 remains: four.  A
+ * candidate gpufleet does not hold frees nothing here.
+ */
+static void test_decide_victims(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	struct gf_gpu_topo t;
+	dgx1v_topo(&t);
+	int i = join(ctl, "cube", 8, "v100-32gb", &t, NULL);
+	memset(vjob, 0, sizeof(vjob));
+	for (int g = 2; g < 8; g++)
+		vjob[g] = run(ctl, "cube", &g, 1, 1000, NULL, -1, NULL);
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	pod_of(&p, "big", "\"nvidia.com/gpu\": \"4\"", "", "");
+	ask_of(ctl, &p, &a);
+	struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, &a, 1);
+	const char *cands[8] = { "u7", "u6", "u5", "u4", "u3", "u2", "zz" };
+	int out[8];
+	int n = gf_k8s_victims(ctl, i, m, cands, 7, job_by_uid, NULL, out);
+	assert_int_equal(n, 2);
+	bool got[8] = { false };
+	for (int k = 0; k < n; k++)
+		got[out[k]] = true;
+	assert_true(got[4] && got[5]); /* u3 and u2 */
+	/* without u2 */
+	const char *c2[5] = { "u7", "u6", "u5", "u4", "u3" };
+	n = gf_k8s_victims(ctl, i, m, c2, 5, job_by_uid, NULL, out);
+	assert_int_equal(n, 4);
+	for (int k = 0; k < n; k++)
+		assert_true(out[k] <= 3); /* u7..u4 */
+	/* only a pod we do not hold: no set */
+	const char *c3[1] = { "zz" };
+	assert_int_equal(
+		gf_k8s_victims(ctl, i, m, c3, 1, job_by_uid, NULL, out),
+		GF_ENOTFOUND);
+	gf_k8s_memo_free(m);
+	check(ctl); /* the search left nothing behind */
+	gf_ctl_free(ctl);
+}
+
+/* A GPU model asked by GFD's product label or our annotation. */
+static void test_decide_models(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	join(ctl, "h", 8, "h100-sxm", NULL, NULL);
+	join(ctl, "l", 8, "l40s", NULL, NULL);
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	struct gf_k8s_verdict v;
+	pod_of(&p, "m0", "\"nvidia.com/gpu\": \"1\"",
+	       "\"nvidia.com/gpu.product\": \"NVIDIA-H100-80GB-HBM3\"", "");
+	ask_of(ctl, &p, &a);
+	verdict(ctl, &a, "h", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	verdict(ctl, &a, "l", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	assert_string_equal(v.why, "gpufleet: node's GPUs are l40s, the pod "
+				   "asks for NVIDIA-H100-80GB-HBM3");
+	pod_of(&p, "m1", "\"nvidia.com/gpu\": \"1\"", "",
+	       "\"annotations\": {\"gpufleet.io/gpu-model\": \"l40s\"}");
+	ask_of(ctl, &p, &a);
+	verdict(ctl, &a, "h", &v);
+	assert_int_equal(v.kind, GF_K8S_NEVER);
+	verdict(ctl, &a, "l", &v);
+	assert_int_equal(v.kind, GF_K8S_FITS);
+	/* the job of a pod bound with a model constraint: the node's */
+	int i = gf_ctl_node_find(ctl, "l");
+	struct gf_job *j = gf_k8s_job_new(ctl, &p, &a, i, 7, "pods", 1000);
+	assert_string_equal(j->spec.gpu_model, "l40s");
+	gf_job_release(j);
+	gf_free(j);
+	gf_ctl_free(ctl);
+}
+
+/* What gpufleet does not place: a clear message. */
+static void test_ask_errors(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	static const char *const res[] = {
+		"\"nvidia.com/gpu\": \"1\", \"gpufleet.io/gpu-milli\": \"250\"",
+		"\"nvidia.com/mig-1g.10gb\": \"2\"",
+		"\"nvidia.com/mig-1g.10gb\": \"1\", "
+		"\"nvidia.com/mig-2g.20gb\": \"1\"",
+		"\"gpufleet.io/gpu-milli\": \"1500\"",
+		"\"nvidia.com/gpu\": \"17\"",
+	};
+	static const char *const msg[] = {
+		"gpufleet places one kind per pod",
+		"gpufleet places one per pod",
+		"gpufleet places one per pod",
+		"expected 1 to 1000",
+		"at most 16 on one node",
+	};
+	for (int k = 0; k < 5; k++) {
+		struct gf_k8s_pod p;
+		struct gf_k8s_ask a;
+		struct gf_err e;
+		pod_of(&p, "bad", res[k], "", "");
+		assert_int_equal(gf_k8s_ask_of(ctl, &p, &a, &e), GF_EINVAL);
+		if (!strstr(e.msg, msg[k]))
+			print_message("%s\n", e.msg);
+		assert_non_null(strstr(e.msg, msg[k]));
+	}
+	gf_ctl_free(ctl);
+}
+
+/* A pod's job: its fields, long names shortened, its uid read back. */
+static void test_job_of_pod(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	int i = join(ctl, "n", 8, "h100-sxm", NULL, NULL);
+	struct gf_k8s_pod p;
+	struct gf_k8s_ask a;
+	pod_of(&p, "a-pod-with-a-rather-long-name-that-goes-on-and-on-0123",
+	       "\"nvidia.com/gpu\": \"2\", \"cpu\": \"4\", \"memory\": "
+	       "\"2Gi\"",
+	       "", "");
+	snprintf(p.ns, sizeof(p.ns), "%s",
+		 "a-namespace-of-fifty-five-characters-for-the-team-name");
+	ask_of(ctl, &p, &a);
+	struct gf_job *j = gf_k8s_job_new(ctl, &p, &a, i, 42, "pods", 1000);
+	assert_string_equal(j->id, "j42");
+	assert_true(strlen(j->spec.team) < GF_TEAM_NAME_MAX);
+	assert_int_equal(strncmp(j->spec.team, "a-namespace-of", 14), 0);
+	assert_true(strlen(j->spec.name) < GF_JOB_NAME_MAX);
+	assert_int_equal(j->spec.gpus, 2);
+	assert_int_equal(j->spec.cpu_milli, 4000);
+	assert_int_equal(j->spec.memory_mib, 2048);
+	struct gf_err e;
+	assert_int_equal(gf_job_spec_check(&j->spec, &e), 0);
+	char uid[64];
+	assert_true(gf_k8s_job_uid(j, uid, sizeof(uid)));
+	assert_string_equal(uid, p.uid);
+	gf_job_release(j);
+	gf_free(j);
+	char cmd[] = "python train.py";
+	struct gf_job other = { .spec.command = cmd };
+	assert_false(gf_k8s_job_uid(&other, uid, sizeof(uid)));
+	gf_ctl_free(ctl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pod_requests),
+		cmocka_unit_test(test_pod_errors),
+		cmocka_unit_test(test_pod_models),
+		cmocka_unit_test(test_wire_read),
+		cmocka_unit_test(test_wire_write),
+		cmocka_unit_test(test_wire_write_others),
+		cmocka_unit_test(test_decide_nvlink),
+		cmocka_unit_test(test_decide_mig),
+		cmocka_unit_test(test_decide_share_fgd),
+		cmocka_unit_test(test_decide_victims),
+		cmocka_unit_test(test_decide_models),
+		cmocka_unit_test(test_ask_errors),
+		cmocka_unit_test(test_job_of_pod),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
