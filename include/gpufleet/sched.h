@@ -51,20 +51,27 @@
  *   X(ENUM, name, label, flags)
  * flags: GF_POLICY_DRAWS (no score: the engine draws a feasible node
  * uniformly), GF_POLICY_NEEDS_TYPICAL (reads the typical workload),
- * GF_POLICY_CACHED (scores are cached per node and request class).
+ * GF_POLICY_CACHED (scores are cached per node and request class),
+ * GF_POLICY_LOOKAHEAD (the engine keeps the look-ahead figures of the
+ * typical mix and the cluster, src/core/place/lookahead.c, and adds the
+ * per-model pressure term at select, outside the cache).
+ * A score is an int in -32768..32767 (the cache keeps 16 bits).
  */
-#define GF_POLICY_TABLE(X)                           \
-	X(RANDOM, random, "Random", GF_POLICY_DRAWS) \
-	X(DOTPROD, dotprod, "DotProd", 0)            \
-	X(CLUSTERING, clustering, "Clustering", 0)   \
-	X(PACKING, packing, "Packing", 0)            \
-	X(BESTFIT, bestfit, "BestFit", 0)            \
-	X(FGD, fgd, "FGD", GF_POLICY_NEEDS_TYPICAL | GF_POLICY_CACHED)
+#define GF_POLICY_TABLE(X)                                             \
+	X(RANDOM, random, "Random", GF_POLICY_DRAWS)                   \
+	X(DOTPROD, dotprod, "DotProd", 0)                              \
+	X(CLUSTERING, clustering, "Clustering", 0)                     \
+	X(PACKING, packing, "Packing", 0)                              \
+	X(BESTFIT, bestfit, "BestFit", 0)                              \
+	X(FGD, fgd, "FGD", GF_POLICY_NEEDS_TYPICAL | GF_POLICY_CACHED) \
+	X(FGDPLUS, fgdplus, "FGD+",                                    \
+	  GF_POLICY_NEEDS_TYPICAL | GF_POLICY_CACHED | GF_POLICY_LOOKAHEAD)
 
 enum gf_policy_flags {
 	GF_POLICY_DRAWS = 1 << 0,
 	GF_POLICY_NEEDS_TYPICAL = 1 << 1,
 	GF_POLICY_CACHED = 1 << 2, /* its score is worth caching */
+	GF_POLICY_LOOKAHEAD = 1 << 3,
 };
 
 enum gf_policy {
@@ -74,9 +81,10 @@ enum gf_policy {
 		GF_POLICY_COUNT
 };
 
-/* "random", "dotprod", "clustering", "packing", "bestfit", "fgd". */
+/* "random", "dotprod", "clustering", "packing", "bestfit", "fgd",
+ * "fgdplus". */
 const char *gf_policy_name(enum gf_policy p);
-/* The paper's label: "Random", "DotProd", ..., "FGD". */
+/* The paper's label: "Random", "DotProd", ..., "FGD"; ours "FGD+". */
 const char *gf_policy_label(enum gf_policy p);
 /* Parse a name (case-insensitive); GF_ENOTFOUND when unknown. */
 int gf_policy_parse(const char *s, enum gf_policy *out);

@@ -52,8 +52,9 @@ static void usage(FILE *f)
 		"num_gpu,gpu_milli,gpu_spec)\n"
 		"                   without both: the built-in cluster and "
 		"workload\n"
-		"  --policy LIST    random,dotprod,clustering,packing,bestfit,fgd "
-		"or all (default)\n"
+		"  --policy LIST    random,dotprod,clustering,packing,bestfit,fgd,"
+		"fgdplus\n"
+		"                   or all (default)\n"
 		"  --seeds LIST     seeds, e.g. 42-51 or 1,7 (default 42-51)\n"
 		"  --tune X         scale demand to X x capacity by resampling "
 		"(default 1.3;\n"
@@ -126,7 +127,8 @@ static int parse_policies(const char *s, enum gf_policy *out, int *n)
 			gf_cli_error(CMD,
 				     "cannot parse '--policy %s': unknown "
 				     "policy '%s' (known: random, dotprod, "
-				     "clustering, packing, bestfit, fgd, all)",
+				     "clustering, packing, bestfit, fgd, "
+				     "fgdplus, all)",
 				     s, tok);
 			return -1;
 		}

@@ -12,10 +12,15 @@
 
 #include "util/csv.h"
 
-/* sc_policy labels of the published files, in enum gf_policy order */
+/* sc_policy labels of the published files by policy; NULL for ours
+ * that the paper did not run (FGD+): NAN */
 static const char *const labels[GF_POLICY_COUNT] = {
-	"01-Random",	 "02-DotProd", "03-GpuClustering",
-	"04-GpuPacking", "05-BestFit", "06-FGD",
+	[GF_POLICY_RANDOM] = "01-Random",
+	[GF_POLICY_DOTPROD] = "02-DotProd",
+	[GF_POLICY_CLUSTERING] = "03-GpuClustering",
+	[GF_POLICY_PACKING] = "04-GpuPacking",
+	[GF_POLICY_BESTFIT] = "05-BestFit",
+	[GF_POLICY_FGD] = "06-FGD",
 };
 
 int gf_published_unalloc(const char *csv_path, const char *trace, int nseeds,
@@ -47,7 +52,8 @@ int gf_published_unalloc(const char *csv_path, const char *trace, int nseeds,
 		    strcmp(gf_csv_get(&c, cw), name) != 0)
 			continue;
 		for (int p = 0; p < GF_POLICY_COUNT; p++)
-			if (strcmp(gf_csv_get(&c, cp), labels[p]) == 0) {
+			if (labels[p] &&
+			    strcmp(gf_csv_get(&c, cp), labels[p]) == 0) {
 				sum[p] += 100.0 -
 					  strtod(gf_csv_get(&c, cv), NULL);
 				count[p]++;

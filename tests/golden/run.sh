@@ -74,7 +74,7 @@ while IFS='|' read -r name needs args; do
 		;;
 	sim-*)
 		sed -E -e 's/("wall_s": )[0-9.e+-]+/\1T/' \
-			-e 's/^([A-Z][A-Za-z]+ .*) +[0-9]+\.[0-9]{3}$/\1 T/' \
+			-e 's/^([A-Z][A-Za-z+]+ .*) +[0-9]+\.[0-9]{3}$/\1 T/' \
 			"$out.stdout" >"$out.masked"
 		mv "$out.masked" "$out.stdout"
 		;;

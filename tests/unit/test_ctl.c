@@ -1259,6 +1259,7 @@ static void test_random(void **state)
 	random_run(GF_POLICY_FGD, 3000, 42);
 	random_run(GF_POLICY_RANDOM, 1500, 7);
 	random_run(GF_POLICY_BESTFIT, 1500, 9);
+	random_run(GF_POLICY_FGDPLUS, 1500, 43);
 }
 
 int main(void)

@@ -1038,6 +1038,7 @@ static void test_random(void **state)
 	random_run(GF_POLICY_FGD, 3000, 11);
 	random_run(GF_POLICY_BESTFIT, 2000, 12);
 	random_run(GF_POLICY_RANDOM, 2000, 13);
+	random_run(GF_POLICY_FGDPLUS, 2000, 14);
 }
 
 int main(void)

@@ -173,7 +173,10 @@ static void test_default_trace_accuracy(void **state)
 		print_message("%-10s published %5.2f ours %5.2f (%+.2f)\n",
 			      gf_policy_label((enum gf_policy)p), pub[p],
 			      sum->unalloc_mean[100], d);
-		assert_true(fabs(d) <= 0.5);
+		if (isnan(pub[p])) /* FGD+: issue 16's bar, 15 % under FGD */
+			assert_true(sum->unalloc_mean[100] <= 4.05);
+		else
+			assert_true(fabs(d) <= 0.5);
 		free(sum);
 	}
 	free(typ);

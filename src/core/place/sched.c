@@ -136,6 +136,11 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 		s->cache_classes = nclasses;
 	}
 	s->scratch = gf_calloc((size_t)s->ncap, sizeof(*s->scratch));
+	if (gf_policy_flags(policy) & GF_POLICY_LOOKAHEAD) {
+		s->la = gf_calloc(1, sizeof(*s->la));
+		gf__la_count(s);
+		gf__la_typical(s);
+	}
 	s->bucket_of = gf_calloc((size_t)s->ncap, sizeof(*s->bucket_of));
 	s->pos = gf_calloc((size_t)s->ncap, sizeof(*s->pos));
 	for (int i = 0; i < c->n; i++)
@@ -154,6 +159,7 @@ void gf_sched_free(struct gf_sched *s)
 	gf_free(s->shape_key);
 	gf_free(s->shape_cls);
 	gf_free(s->scratch);
+	gf_free(s->la);
 	gf_free(s->bucket_of);
 	gf_free(s->pos);
 	for (int b = 0; b <= GF_SCHED_NBUCKETS; b++)
@@ -216,7 +222,7 @@ static inline int cached_score(struct gf_sched *s, int i,
 	if (slot->version != n->version + 1) {
 		int g;
 		s->class_req[r->cls] = *r;
-		slot->score = (int8_t)policy_score(s, i, r, &g);
+		slot->score = (int16_t)policy_score(s, i, r, &g);
 		slot->gpu = (int8_t)g;
 		slot->version = n->version + 1;
 	}
@@ -226,7 +232,13 @@ static inline int cached_score(struct gf_sched *s, int i,
 
 int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu)
 {
-	return cached_score(s, i, r, gpu);
+	int sc = cached_score(s, i, r, gpu);
+	if (s->la) {
+		int term[GF_MAX_MODELS];
+		gf__la_terms(s, r, term);
+		sc -= term[s->c->nodes[i].model];
+	}
+	return sc;
 }
 
 int gf_sched_score_peek(const struct gf_sched *s, int i, const struct gf_req *r,
@@ -315,6 +327,8 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
 		return GF_EINVAL;
 	s->typ = typ;
 	s->ntyp = ntyp;
+	if (s->la)
+		gf__la_typical(s);
 	s->frag_q = 0;
 	for (int i = 0; i < s->c->n; i++) {
 		s->frag[i] =
@@ -364,10 +378,12 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 	gf__gpus_best_fit(n, r, out->gpus);
 }
 
-/* The running best of the select step. */
+/* The running best of the select step; term: the per-model terms of a
+ * GF_POLICY_LOOKAHEAD policy, else NULL. */
 struct pick {
 	int node, score, gpu, nfeas;
 	uint32_t rank;
+	const int *term;
 };
 
 static void consider(struct gf_sched *s, int i, const struct gf_req *r,
@@ -383,6 +399,8 @@ static void consider(struct gf_sched *s, int i, const struct gf_req *r,
 	p->nfeas++;
 	int gpu;
 	int sc = cached_score(s, i, r, &gpu);
+	if (p->term)
+		sc -= p->term[n->model];
 	if (sc > p->score || (sc == p->score && n->rank < p->rank)) {
 		p->node = i;
 		p->score = sc;
@@ -487,6 +505,11 @@ int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
 	struct pick p = {
 		.node = -1, .score = INT_MIN, .gpu = -1, .rank = UINT32_MAX
 	};
+	int term[GF_MAX_MODELS];
+	if (s->la && !draws) {
+		gf__la_terms(s, r, term);
+		p.term = term;
+	}
 	scan(s, r, &p, draws, allowed);
 	if (p.nfeas == 0)
 		return GF_ENOTFOUND;
@@ -628,6 +651,8 @@ int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size)
 		snprintf(msg, size, "fragmentation total out of date");
 		return GF_EINVAL;
 	}
+	if (s->la && (rc = gf__la_check(s, msg, size)) != 0)
+		return rc;
 	if (size)
 		msg[0] = '\0';
 	return 0;

@@ -41,8 +41,33 @@ struct gf_bucket {
 
 struct gf_score_slot {
 	uint32_t version; /* node version + 1 when valid; 0 = empty */
-	int8_t score;
+	int16_t score;	  /* FGD+ goes below 0 (a packing loss) */
 	int8_t gpu;
+};
+
+/*
+ * FGD+ (policy_fgdplus.c): the temperature of its sigmoid, in milli of
+ * GPU (FGD's is 1000), and the slope of its score at the sigmoid's
+ * middle, in score points per milli (what the pressure term is
+ * weighed in, so that a milli displaced weighs as a milli fragmented).
+ */
+#define GF_FGDPLUS_T	 1250.0
+#define GF_FGDPLUS_SLOPE (25.0 / GF_FGDPLUS_T)
+
+/* Distinct fractional shares the look-ahead prices (the rarest beyond
+ * are priced 0). */
+#define GF_LA_MAX_SHARES 64
+
+/* What GF_POLICY_LOOKAHEAD policies read (lookahead.c says what each
+ * figure is and when it changes). */
+struct gf__lookahead {
+	double cpu_per_milli;		/* typical CPU per GPU milli; 0 none */
+	double knap[GF_GPU_MILLI + 1];	/* K(h): dual value of a free share */
+	double price[GF_GPU_MILLI + 1]; /* y(s) of a typical share, else 0 */
+	double pressure[GF_MAX_MODELS]; /* restricted demand per model */
+	int64_t gpus_by_model[GF_MAX_MODELS];
+	bool dirty; /* pressure out of date */
+	bool lp_ok; /* false: the solver failed, prices 0 */
 };
 
 struct gf_sched {
@@ -67,6 +92,7 @@ struct gf_sched {
 	struct gf_req *class_req; /* with the cache: a request per class,
 				     so a check can score it afresh */
 	int *scratch;		  /* feasible nodes (Random) */
+	struct gf__lookahead *la; /* GF_POLICY_LOOKAHEAD, else NULL */
 	struct gf_bucket buckets[GF_SCHED_NBUCKETS + 1]; /* + GF_SCHED_CORDON */
 	uint16_t *bucket_of;				 /* per node */
 	int *pos;	   /* per node: index in its bucket */
@@ -108,6 +134,19 @@ void gf__sched_changed(struct gf_sched *s, int i);
 void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
 		       int32_t held_before);
 void gf__sched_debug_check(struct gf_sched *s, int node);
+
+/*
+ * lookahead.c: the figures of the typical mix (after it changed; the
+ * caller empties the score cache), the GPUs per model (a node of that
+ * model gained or lost delta GPUs; gf__la_count: all afresh), the
+ * per-model terms a request's score loses at select (term[model], for
+ * the cluster's models), and the check of the counts.
+ */
+void gf__la_typical(struct gf_sched *s);
+void gf__la_gpus(struct gf_sched *s, int model, int delta);
+void gf__la_count(struct gf_sched *s);
+void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term);
+int gf__la_check(const struct gf_sched *s, char *msg, unsigned size);
 
 /*
  * Best-fit GPUs for r on n into out[0..r->ngpus): fractional requests the

@@ -76,6 +76,7 @@ int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
 		return i;
 	reserve(s, s->c->n);
 	const struct gf_cnode *n = &s->c->nodes[i];
+	gf__la_gpus(s, model, ngpus);
 	s->frag[i] = s->ntyp ? gf_frag_node(s->typ, s->ntyp, n) : 0;
 	s->frag_q += gf__frag_fixed(s->frag[i]);
 	s->idle_milli += gf_cnode_gpu_idle(n);
@@ -96,9 +97,12 @@ int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
 		return GF_ECONFLICT;
 	int64_t idle = gf_cnode_gpu_idle(n), held = gf_cluster_held(s->c, node);
 	int64_t cap = (int64_t)n->ngpus * GF_GPU_MILLI;
+	int old_model = n->model, old_gpus = n->ngpus;
 	int rc = gf_cluster_reshape(s->c, node, cpu, mem, ngpus, model);
 	if (rc)
 		return rc;
+	gf__la_gpus(s, old_model, -old_gpus);
+	gf__la_gpus(s, n->model, n->ngpus);
 	s->idle_milli += gf_cnode_gpu_idle(n) - idle;
 	s->held_milli -= held;
 	s->alloc_milli -= cap - idle - held; /* 0: it was empty */
