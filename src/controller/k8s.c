@@ -131,7 +131,7 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
 		snprintf(c->error, sizeof(c->error), "%s", e.msg);
-	else if (c->ask.kind != GF_K8S_ASK_NONE)
+	else
 		gf__k8s_cache_put(s->k8s, &c->pod);
 	return 0;
 }

@@ -565,7 +565,7 @@ static void *resync(void *arg)
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
 		while (!k->wstop && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&k->wwake, &k->wlock, &ts);
+			rc = pthread_cond_timedwait(&k->rwake, &k->wlock, &ts);
 		bool stop = k->wstop;
 		pthread_mutex_unlock(&k->wlock);
 		if (stop)
@@ -651,6 +651,7 @@ int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&k->wwake, &ca);
+	pthread_cond_init(&k->rwake, &ca);
 	pthread_condattr_destroy(&ca);
 	k->cache = gf_calloc(GF_K8S_POD_CACHE, sizeof(*k->cache));
 	int rc = pick_class(k, &s->o.cfg->ctl, e);
@@ -690,6 +691,7 @@ void gf__k8s_draining(struct gf_k8s *k)
 	pthread_mutex_lock(&k->wlock);
 	k->wstop = true;
 	pthread_cond_broadcast(&k->wwake);
+	pthread_cond_broadcast(&k->rwake);
 	pthread_mutex_unlock(&k->wlock);
 }
 
@@ -709,6 +711,7 @@ void gf__k8s_free(struct gf_k8s *k)
 	pthread_mutex_destroy(&k->cache_lock);
 	pthread_mutex_destroy(&k->wlock);
 	pthread_cond_destroy(&k->wwake);
+	pthread_cond_destroy(&k->rwake);
 	gf_free(k);
 }
 

@@ -95,7 +95,8 @@ struct gf_k8s {
 	int cnext;
 	/* the API workers */
 	pthread_mutex_t wlock;
-	pthread_cond_t wwake;
+	pthread_cond_t wwake; /* work for the workers, or stop */
+	pthread_cond_t rwake; /* stop, for the resync */
 	struct gf_op *whead, *wtail;
 	bool wstop;
 	pthread_t *tids;

@@ -975,8 +975,8 @@ static void test_ask_errors(void **state)
 	static const char *const res[] = {
 		"\"nvidia.com/gpu\": \"1\", \"gpufleet.io/gpu-milli\": \"250\"",
 		"\"nvidia.com/mig-1g.10gb\": \"2\"",
-		"\"nvidia.com/mig-1g.10gb\": \"1\", "
-		"\"nvidia.com/mig-2g.20gb\": \"1\"",
+		("\"nvidia.com/mig-1g.10gb\": \"1\", "
+		 "\"nvidia.com/mig-2g.20gb\": \"1\""),
 		"\"gpufleet.io/gpu-milli\": \"1500\"",
 		"\"nvidia.com/gpu\": \"17\"",
 	};
