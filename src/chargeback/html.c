@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "chargeback/chargeback.h"
+#include "util/html_page.h"
 #include "util/mem.h"
 
 #define BARS_MAX   25 /* rows drawn; the rest as one "others" bar */
@@ -28,31 +29,6 @@ static const char *const palette[SERIES_MAX] = {
 #define C_SHARED "#8e7cc3"
 #define C_IDLE	 "#b8b8b8"
 #define C_WASTE	 "#e4572e"
-
-static void esc(struct gf_buf *b, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			gf_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			gf_buf_puts(b, "&gt;");
-			break;
-		case '&':
-			gf_buf_puts(b, "&amp;");
-			break;
-		case '"':
-			gf_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			gf_buf_puts(b, "&#39;");
-			break;
-		default:
-			gf_buf_putc(b, *s);
-		}
-	}
-}
 
 /* "$1,240.00" (USD), "1,240.00 EUR" otherwise. */
 static void money(struct gf_buf *b, const char *cur, double v)
@@ -118,36 +94,13 @@ static const struct gf_charge_row **by_cost(const struct gf_charge_step *st)
 
 static void head(struct gf_buf *b, const struct gf_cb_view *v)
 {
-	gf_buf_puts(b,
-		    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
-		    "<meta charset=\"utf-8\">\n"
-		    "<meta name=\"viewport\" content=\"width=device-width\">\n"
-		    "<title>");
-	esc(b, v->title ? v->title : "gpufleet chargeback");
-	gf_buf_puts(
-		b, "</title>\n<style>\n"
-		   "body{font-family:sans-serif;margin:24px;color:#222;"
-		   "background:#fff;max-width:1000px}\n"
-		   "h1{font-size:22px;margin:0 0 4px}\n"
-		   "h2{font-size:17px;margin:28px 0 8px}\n"
-		   ".sub{color:#666;font-size:13px}\n"
-		   ".cards{display:flex;gap:12px;margin:16px 0}\n"
-		   ".card{border:1px solid #ddd;border-radius:6px;"
-		   "padding:10px 14px;min-width:150px}\n"
-		   ".card b{display:block;font-size:20px}\n"
-		   ".card span{color:#666;font-size:12px}\n"
-		   "table{border-collapse:collapse;font-size:13px;width:100%}\n"
-		   "th,td{padding:4px 8px;border-bottom:1px solid #eee;"
-		   "text-align:right}\n"
-		   "th:first-child,td:first-child{text-align:left}\n"
-		   "th{background:#f5f5f5}\n"
-		   ".legend span{display:inline-block;margin-right:14px;"
-		   "font-size:12px}\n"
-		   ".legend i{display:inline-block;width:11px;height:11px;"
-		   "margin-right:4px;vertical-align:-1px}\n"
-		   "svg text{font-family:sans-serif}\n"
-		   "ul.waste{font-size:14px}\n"
-		   "</style>\n</head>\n<body>\n");
+	gf_html_head(b, v->title ? v->title : "gpufleet chargeback",
+		     ".cards{display:flex;gap:12px;margin:16px 0}\n"
+		     ".card{border:1px solid #ddd;border-radius:6px;"
+		     "padding:10px 14px;min-width:150px}\n"
+		     ".card b{display:block;font-size:20px}\n"
+		     ".card span{color:#666;font-size:12px}\n"
+		     "ul.waste{font-size:14px}\n");
 }
 
 static void summary(struct gf_buf *b, const struct gf_cb_view *v,
@@ -176,7 +129,7 @@ static void summary(struct gf_buf *b, const struct gf_cb_view *v,
 	}
 	gf_buf_puts(b, "<h1>GPU chargeback</h1>\n<div class=\"sub\">");
 	gf_buf_printf(b, "%s to %s &middot; by ", a, z);
-	esc(b, key);
+	gf_html_esc(b, key);
 	gf_buf_printf(
 		b, " &middot; idle %s%s &middot; MIG by %s slices</div>\n",
 		v->o->share_idle ? "shared by cost" : "kept apart",
@@ -197,13 +150,6 @@ static void summary(struct gf_buf *b, const struct gf_cb_view *v,
 		       "</div>\n");
 }
 
-static void legend_item(struct gf_buf *b, const char *colour, const char *s)
-{
-	gf_buf_printf(b, "<span><i style=\"background:%s\"></i>", colour);
-	esc(b, s);
-	gf_buf_puts(b, "</span>");
-}
-
 static void seg(struct gf_buf *b, double x, double y, double w, double h,
 		const char *colour, const char *title, const char *cur,
 		double v)
@@ -214,7 +160,7 @@ static void seg(struct gf_buf *b, double x, double y, double w, double h,
 		      "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
 		      "height=\"%.2f\" fill=\"%s\"><title>",
 		      x, y, w, h, colour);
-	esc(b, title);
+	gf_html_esc(b, title);
 	gf_buf_puts(b, ": ");
 	money(b, cur, v);
 	gf_buf_puts(b, "</title></rect>");
@@ -244,10 +190,10 @@ static void bars(struct gf_buf *b, const struct gf_cb_view *v,
 	double plot = W - left - right;
 	double h = 10 + (double)nb * (bh + gap);
 	gf_buf_puts(b, "<h2>Cost per row</h2>\n<div class=\"legend\">");
-	legend_item(b, C_USED, "used");
-	legend_item(b, C_SHARED, "shared costs");
-	legend_item(b, C_IDLE, "idle capacity");
-	legend_item(b, C_WASTE, "waste (diagnosed)");
+	gf_html_legend_item(b, C_USED, "used");
+	gf_html_legend_item(b, C_SHARED, "shared costs");
+	gf_html_legend_item(b, C_IDLE, "idle capacity");
+	gf_html_legend_item(b, C_WASTE, "waste (diagnosed)");
 	gf_buf_printf(b,
 		      "</div>\n<svg id=\"chart-teams\" role=\"img\" "
 		      "aria-label=\"cost per row\" width=\"%d\" "
@@ -265,7 +211,7 @@ static void bars(struct gf_buf *b, const struct gf_cb_view *v,
 			      "<text x=\"%.0f\" y=\"%.1f\" font-size=\"13\" "
 			      "text-anchor=\"end\">",
 			      left - 8, y + bh * 0.7);
-		esc(b, name);
+		gf_html_esc(b, name);
 		gf_buf_puts(b, "</text>");
 		const double val[4] = { p.used, p.shared, p.idle, p.waste };
 		static const char *const col[4] = { C_USED, C_SHARED, C_IDLE,
@@ -286,19 +232,6 @@ static void bars(struct gf_buf *b, const struct gf_cb_view *v,
 	}
 	gf_buf_puts(b, "</svg>\n");
 	gf_free(r);
-}
-
-/* The axis's top: the next 1, 2, 2.5 or 5 x 10^n at or above v. */
-static double nice(double v)
-{
-	if (!(v > 0))
-		return 1;
-	double p = pow(10, floor(log10(v)));
-	static const double steps[] = { 1, 2, 2.5, 5, 10 };
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
-		if (steps[i] * p >= v * 1.0000001)
-			return steps[i] * p;
-	return 10 * p;
 }
 
 /* Series of the trend: the largest rows of the whole window. */
@@ -362,13 +295,13 @@ static void trend(struct gf_buf *b, const struct gf_cb_view *v,
 			s += gf_charge_row_total(&d->steps[k].rows[i]);
 		max = fmax(max, s);
 	}
-	max = nice(max);
+	max = gf_html_nice(max);
 	double left = 90, topm = 10, plot_w = W - left - 20, plot_h = 240;
 	gf_buf_puts(b, "<div class=\"legend\">");
 	for (size_t i = 0; i < ntop; i++)
-		legend_item(b, palette[i], row_name(top[i]));
-	legend_item(b, "#7f7f7f", "others");
-	legend_item(b, C_IDLE, "idle");
+		gf_html_legend_item(b, palette[i], row_name(top[i]));
+	gf_html_legend_item(b, "#7f7f7f", "others");
+	gf_html_legend_item(b, C_IDLE, "idle");
 	gf_buf_printf(b,
 		      "</div>\n<svg id=\"chart-trend\" role=\"img\" "
 		      "aria-label=\"daily cost\" width=\"%d\" height=\"%.0f\" "
@@ -423,7 +356,7 @@ static void table(struct gf_buf *b, const struct gf_cb_view *v,
 		const struct gf_charge_row *w = r[i];
 		double eff = gf_charge_row_gpu_eff(w);
 		gf_buf_puts(b, "<tr><td>");
-		esc(b, row_name(w));
+		gf_html_esc(b, row_name(w));
 		gf_buf_puts(b, "</td>");
 		cell_money(b, v->currency, gf_charge_row_total(w));
 		cell_money(b, v->currency, w->gpu_cost);
@@ -460,7 +393,7 @@ static void waste_words(struct gf_buf *b, const struct gf_cb_view *v,
 				continue;
 			gf_buf_puts(b, said++ ? "<li>"
 					      : "<ul class=\"waste\">\n<li>");
-			esc(b, row_name(r[i]));
+			gf_html_esc(b, row_name(r[i]));
 			gf_buf_puts(b, ": ");
 			money(b, v->currency, r[i]->waste[k]);
 			gf_buf_printf(b, " %s</li>\n", words[k]);

@@ -15,6 +15,7 @@
 
 #include "chargeback/chargeback.h"
 #include "cli/cli.h"
+#include "util/file.h"
 #include "util/log.h"
 
 #define OUT_MAX	    (1u << 30)
@@ -423,15 +424,9 @@ static int read_inputs(struct gf_charge_input *in, const struct args *a,
 
 static int write_file(const char *path, const struct gf_buf *b)
 {
-	FILE *f = fopen(path, "w");
-	if (!f || fwrite(b->data, 1, b->len, f) != b->len) {
-		if (f)
-			fclose(f);
-		gf_cli_error("chargeback", "cannot write '%s'", path);
-		return GF_EXIT_FAIL;
-	}
-	if (fclose(f) != 0) {
-		gf_cli_error("chargeback", "cannot write '%s'", path);
+	struct gf_err e;
+	if (gf_file_write_atomic(path, b->data, b->len, &e) != 0) {
+		gf_cli_error("chargeback", "%s", e.msg);
 		return GF_EXIT_FAIL;
 	}
 	return 0;

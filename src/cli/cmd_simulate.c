@@ -3,7 +3,6 @@
  * built-in workload) through the placement engine, per policy and seed,
  * in parallel on all cores, and report unallocated GPU by arrived load.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "sim/report.h"
 #include "sim/synth.h"
 #include "sim/trace.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -143,21 +143,12 @@ static int parse_policies(const char *s, enum gf_policy *out, int *n)
 
 static int write_file(const char *path, const struct gf_buf *b)
 {
-	FILE *f = fopen(path, "w");
-	if (f == NULL) {
+	struct gf_err e;
+	int rc = gf_file_write_atomic(path, gf_buf_str(b), b->len, &e);
+	if (rc != 0)
 		gf_cli_error(CMD, "cannot write '--curve %s': %s", path,
-			     gf_strerror(-errno));
-		return -1;
-	}
-	bool ok = fwrite(gf_buf_str(b), 1, b->len, f) == b->len;
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok) {
-		gf_cli_error(CMD, "cannot write '--curve %s': %s", path,
-			     gf_strerror(-errno));
-		return -1;
-	}
-	return 0;
+			     gf_strerror(rc));
+	return rc ? -1 : 0;
 }
 
 struct fill_args {

@@ -153,6 +153,45 @@ static void json_points(struct gf_json *j, const char *key, const double *v,
 	gf_json_obj_end(j);
 }
 
+/* One compact array of the bins the curve has, on one line. */
+static void json_curve_row(struct gf_json *j, struct gf_buf *tmp,
+			   const char *key, const struct gf_fill_summary *s,
+			   const double *v)
+{
+	gf_buf_reset(tmp);
+	gf_buf_putc(tmp, '[');
+	bool first = true;
+	for (int b = 0; b < GF_FILL_BINS; b++) {
+		if (!s->have[b])
+			continue;
+		if (v)
+			gf_buf_printf(tmp, "%s%.6g", first ? "" : ", ", v[b]);
+		else
+			gf_buf_printf(tmp, "%s%d", first ? "" : ", ", b);
+		first = false;
+	}
+	gf_buf_putc(tmp, ']');
+	if (gf_buf_error(tmp) && j->err == 0)
+		j->err = gf_buf_error(tmp);
+	gf_json_raw(j, key, gf_buf_str(tmp), tmp->len);
+}
+
+/* The per-percent curve (as --curve writes it), column by column. */
+static void json_curve(struct gf_json *j, const struct gf_fill_summary *s)
+{
+	struct gf_buf tmp;
+	gf_buf_init(&tmp, 1u << 20);
+	gf_json_obj_begin(j, "curve");
+	json_curve_row(j, &tmp, "arrived_pct", s, NULL);
+	json_curve_row(j, &tmp, "unallocated_mean", s, s->unalloc_mean);
+	json_curve_row(j, &tmp, "unallocated_min", s, s->unalloc_min);
+	json_curve_row(j, &tmp, "unallocated_max", s, s->unalloc_max);
+	json_curve_row(j, &tmp, "frag_ratio_mean", s, s->frag_ratio_mean);
+	json_curve_row(j, &tmp, "frag_amount_mean", s, s->frag_amount_mean);
+	gf_json_obj_end(j);
+	gf_buf_release(&tmp);
+}
+
 int gf_report_json(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out)
 {
@@ -185,6 +224,7 @@ int gf_report_json(const struct gf_report_info *info,
 		gf_json_double(&j, "failed_mean", s[p].failed_mean);
 		gf_json_double(&j, "arrivals_mean", s[p].arrivals_mean);
 		gf_json_double(&j, "wall_s", s[p].wall_s_mean);
+		json_curve(&j, &s[p]);
 		gf_json_obj_end(&j);
 	}
 	gf_json_obj_end(&j);

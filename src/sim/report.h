@@ -44,6 +44,14 @@ struct gf_report_info {
 
 int gf_report_text(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
+/*
+ * The summary as JSON: the inputs, then per policy the unallocated and
+ * fragmentation figures at gf_report_points, failed_mean, arrivals_mean,
+ * wall_s, and "curve": the columns of gf_report_curve_csv (arrived_pct,
+ * unallocated_mean/min/max, frag_ratio_mean, frag_amount_mean) as
+ * arrays, one entry per arrived load every seed reached (added by issue
+ * 16 for `gpufleet report`; keys are only ever added).
+ */
 int gf_report_json(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
 /* policy,arrived_pct,unallocated_mean,min,max,frag_ratio,frag_amount */

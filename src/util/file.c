@@ -5,9 +5,11 @@
 #include "util/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gpufleet/err.h>
 
@@ -118,5 +120,44 @@ int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e)
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
 		return gf_err_set(e, GF_EINVAL, "'%s' is not a directory",
 				  path);
+	return 0;
+}
+
+int gf_file_write_atomic(const char *path, const void *data, size_t len,
+			 struct gf_err *e)
+{
+	char tmp[PATH_MAX];
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path,
+			     (long)getpid()) >= sizeof(tmp))
+		return gf_err_set(e, GF_ETOOBIG, "cannot write '%.64s...': %s",
+				  path, "the path is too long");
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		int rc = -errno;
+		return gf_err_set(e, rc, "cannot write '%s': %s", path,
+				  gf_strerror(rc));
+	}
+	int rc = 0;
+	const char *p = data;
+	while (rc == 0 && len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		else {
+			p += n;
+			len -= (size_t)n;
+		}
+	}
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		return gf_err_set(e, rc, "cannot write '%s': %s", path,
+				  gf_strerror(rc));
+	}
 	return 0;
 }

@@ -35,4 +35,13 @@ int gf_file_read(const char *path, size_t cap, char **out, size_t *len,
  */
 int gf_mkdir_p(const char *path, unsigned mode, struct gf_err *e);
 
+/*
+ * Write len bytes of data to path all at once: into PATH.tmp.<pid> in
+ * the same directory, then renamed over path, so that path is either as
+ * it was or complete (the temporary is removed on failure).  0, or
+ * -errno / GF_ETOOBIG with e set ("cannot write 'PATH': CAUSE").
+ */
+int gf_file_write_atomic(const char *path, const void *data, size_t len,
+			 struct gf_err *e);
+
 #endif
