@@ -31,6 +31,7 @@ int cmd_bind(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_simulate_mig(int argc, char **argv); /* simulate mig */
+int cmd_report(int argc, char **argv);
 int cmd_mig(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);

@@ -16,6 +16,8 @@ static const struct gf_cmd commands[] = {
 	  "and NIC" },
 	{ "simulate", cmd_simulate,
 	  "replay a trace through the placement engine (policy tables)" },
+	{ "report", cmd_report,
+	  "the simulators' JSON as one HTML page with charts" },
 	{ "mig", cmd_mig, "plan, validate and apply MIG layouts (mig-parted)" },
 	{ "agent", cmd_agent,
 	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)" },

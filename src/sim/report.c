@@ -52,24 +52,22 @@ void gf_fill_summarise(enum gf_policy p, const struct gf_fill_result *runs,
 	}
 }
 
-static void seeds_text(const struct gf_report_info *info, char *out,
-		       size_t size)
+void gf_report_seeds_text(const uint64_t *seeds, int nseeds, char *out,
+			  size_t size)
 {
-	if (info->nseeds == 0) {
+	if (nseeds == 0) {
 		snprintf(out, size, "none");
 		return;
 	}
 	bool range = true;
-	for (int i = 1; i < info->nseeds; i++)
-		range &= info->seeds[i] == info->seeds[i - 1] + 1;
-	if (range && info->nseeds > 1)
-		snprintf(out, size, "%llu-%llu",
-			 (unsigned long long)info->seeds[0],
-			 (unsigned long long)info->seeds[info->nseeds - 1]);
+	for (int i = 1; i < nseeds; i++)
+		range &= seeds[i] == seeds[i - 1] + 1;
+	if (range && nseeds > 1)
+		snprintf(out, size, "%llu-%llu", (unsigned long long)seeds[0],
+			 (unsigned long long)seeds[nseeds - 1]);
 	else
-		snprintf(out, size, "%llu%s",
-			 (unsigned long long)info->seeds[0],
-			 info->nseeds > 1 ? ",..." : "");
+		snprintf(out, size, "%llu%s", (unsigned long long)seeds[0],
+			 nseeds > 1 ? ",..." : "");
 }
 
 static void cell(struct gf_buf *b, const struct gf_fill_summary *s, int pct,
@@ -90,7 +88,7 @@ int gf_report_text(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out)
 {
 	char seeds[64];
-	seeds_text(info, seeds, sizeof(seeds));
+	gf_report_seeds_text(info->seeds, info->nseeds, seeds, sizeof(seeds));
 	char scaled[64];
 	if (info->tune > 0)
 		snprintf(scaled, sizeof(scaled),

@@ -42,6 +42,10 @@ struct gf_report_info {
 	const char *source; /* "trace" description or "built-in" */
 };
 
+/* "42-51" for a run of seeds, "7" for one, "1,..." for a list. */
+void gf_report_seeds_text(const uint64_t *seeds, int nseeds, char *out,
+			  size_t size);
+
 int gf_report_text(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
 /*
