@@ -21,6 +21,7 @@
  *                                running request per pair, FGD (pairs/s)
  * Target (issue 8): 2m requests < 5 s, growing linearly.
  * Target (issue 9): churn >= 40,000 place/unplace pairs per second.
+ * Target (issue 16): fgdplus >= 10,000 placements/s at 10,000 nodes.
  * Without the trace, the built-in workload stands in (said on stdout).
  */
 #include <stdio.h>
