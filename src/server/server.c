@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -614,10 +615,23 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
 }
 
+/*
+ * A peer that closes its end while we write (a long poll given up, a
+ * scrape timed out) must cost an EPIPE, never the process: libmicrohttpd
+ * passes MSG_NOSIGNAL on Linux, but a process that serves ignores
+ * SIGPIPE all the same, as its manual asks where any write may lack it.
+ */
+static void ignore_sigpipe(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		    int nroutes, const struct gf_server_opts *o,
 		    struct gf_err *e)
 {
+	static pthread_once_t sigpipe_once = PTHREAD_ONCE_INIT;
+	pthread_once(&sigpipe_once, ignore_sigpipe);
 	*out = NULL;
 	if (nroutes < 0 || nroutes > GF_SERVER_MAX_ROUTES)
 		return gf_err_set(e, GF_EINVAL, "%d routes (at most %d)",

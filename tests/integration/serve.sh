@@ -99,6 +99,8 @@ else
 	suite_on_pg() {
 		out=$(GF_TEST_DB="$PGURL" "$ROOT/$B/tests/$1" 2>&1)
 		rc=$?
+		out="$out
+(exit status $rc)"
 		[ $rc = 0 ] && printf '%s\n' "$out" | grep -q '\[  PASSED  \]' &&
 			! printf '%s\n' "$out" | grep -qE 'FAILED|SKIPPED'
 	}
