@@ -14,6 +14,7 @@ echo "# gpufleet benchmarks on $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs"
 "$ROOT/$B/bench/agent_bench" "$ROOT/$B/gpufleet" "$ROOT/$B/fake-nvml/libnvidia-ml.so.1"
 "$ROOT/$B/bench/store_bench" "$ROOT"
 "$ROOT/$B/bench/serve_bench"
+"$ROOT/$B/bench/k8s_bench"
 "$ROOT/$B/bench/charge_bench"
 "$ROOT/$B/bench/autoscale_bench" "$SHARED"
 "$ROOT/$B/bench/cluster_bench" "$ROOT/$B/gpufleet" \

@@ -22,6 +22,9 @@ PKGS="$PKGS postgresql"
 # tests: the chargeback page rendered by a real browser, headless
 # (tests/integration/chargeback.sh)
 PKGS="$PKGS chromium"
+# tests: deploy/kubernetes/ checked against the upstream schema by the
+# Kubernetes Python client's models (tests/integration/k8s_manifests.sh)
+PKGS="$PKGS python3-kubernetes python3-yaml"
 # Slurm (docs/slurm.md): slurm/spank.h and slurm/slurm.h to build the SPANK
 # plugin and `slurm advise`; the daemons for tests/integration/slurm.sh
 # (about 10 MB; that test installs MariaDB and slurmdbd itself, 100 MB

@@ -1,0 +1,426 @@
+/*
+ * k8s_bench.c - the scheduler extender under kube-scheduler's load:
+ * `gpufleet serve --k8s-extender`'s service in this process on a loopback
+ * port, 5,000 nodes of 8 GPUs, a SQLite store in a temp dir
+ * (synchronous=FULL: a bind's record is durable before its Binding), and
+ * a minimal Kubernetes API server on loopback (keep-alive; 200 for the
+ * annotation patch, 201 for the Binding), so that a bind costs what it
+ * would: its record, its patch and its Binding.
+ *
+ *   k8s_bench [PODS]
+ * BENCH lines:
+ *   k8s.filter_prioritize.5000_nodes.p50/p99  a 1-GPU pod: filter over
+ *                             5,000 node names, then prioritize over the
+ *                             nodes filter kept (two round trips, as
+ *                             kube-scheduler makes them); target p99 5 ms
+ *   k8s.filter.5000_nodes.p99, k8s.prioritize.5000_nodes.p99  each alone
+ *   k8s.bind.per_s            binds per second, 16 clients at once (the
+ *                             record committed, the pod annotated, the
+ *                             Binding created)
+ *   k8s.sequence.pods_per_s   pods one after another through filter,
+ *                             prioritize and bind, as one kube-scheduler
+ *                             would take them (the extender's share of
+ *                             scheduling a pod; kube-scheduler's own work
+ *                             not included)
+ *   peer.kube_scheduler.ci_*  kube-scheduler's CI thresholds at 5,000
+ *                             nodes (SchedulingBasic, pods/s), beside
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/k8s.h"
+#include "controller/service.h"
+#include "server/client.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+#define NODES	5000
+#define CLIENTS 16
+
+static char base[128];
+static char *names_json; /* "\"n-0000\", ..." for every node */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* ---- a minimal API server: every request answered, kept alive ------- */
+
+static int api_fd;
+static atomic_int api_calls;
+
+static void *api_conn(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[1 << 16];
+	size_t n = 0;
+	for (;;) {
+		char *end = NULL;
+		buf[n] = '\0'; /* headers are text: found as a string */
+		while (!(end = strstr(buf, "\r\n\r\n"))) {
+			if (n == sizeof(buf) - 1)
+				goto out;
+			ssize_t r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+			if (r <= 0)
+				goto out;
+			n += (size_t)r;
+			buf[n] = '\0';
+		}
+		size_t hlen = (size_t)(end - buf) + 4, len = 0;
+		*end = '\0';
+		for (char *c = buf; *c; c++)
+			if (!strncasecmp(c, "\ncontent-length:", 16))
+				len = strtoul(c + 16, NULL, 10);
+		bool binding = strstr(buf, "/binding ") != NULL;
+		while (n < hlen + len) { /* the body */
+			if (hlen + len > sizeof(buf) - 1)
+				goto out;
+			ssize_t r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+			if (r <= 0)
+				goto out;
+			n += (size_t)r;
+		}
+		static const char ok[] =
+			"{\"kind\":\"Pod\",\"apiVersion\":\"v1\"}";
+		static const char made[] =
+			"{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+			"\"status\":\"Success\",\"code\":201}";
+		const char *body = binding ? made : ok;
+		char head[256];
+		int hn = snprintf(head, sizeof(head),
+				  "HTTP/1.1 %s\r\nContent-Type: application/"
+				  "json\r\nContent-Length: %zu\r\n\r\n%s",
+				  binding ? "201 Created" : "200 OK",
+				  strlen(body), body);
+		if (send(fd, head, (size_t)hn, MSG_NOSIGNAL) != hn)
+			goto out;
+		atomic_fetch_add(&api_calls, 1);
+		memmove(buf, buf + hlen + len, n - hlen - len);
+		n -= hlen + len;
+	}
+out:
+	close(fd);
+	return NULL;
+}
+
+static void *api_accept(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int c = accept(api_fd, NULL, NULL);
+		if (c < 0)
+			return NULL; /* closed: the bench ends */
+		pthread_t t;
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, api_conn, (void *)(intptr_t)c))
+			close(c);
+		pthread_attr_destroy(&at);
+	}
+}
+
+static int api_start(char *url, size_t size)
+{
+	api_fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	if (api_fd < 0 || bind(api_fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(api_fd, 128) ||
+	    getsockname(api_fd, (struct sockaddr *)&a, &len))
+		return -1;
+	snprintf(url, size, "http://127.0.0.1:%d", ntohs(a.sin_port));
+	pthread_t t;
+	return pthread_create(&t, NULL, api_accept, NULL) ? -1 : 0;
+}
+
+/* ---- kube-scheduler's calls ------------------------------------------ */
+
+static void pod(struct gf_buf *b, const char *name)
+{
+	gf_buf_printf(
+		b,
+		"{\"metadata\": {\"name\": \"%s\", \"namespace\": "
+		"\"bench\", \"uid\": \"uid-%s\", \"creationTimestamp\": "
+		"\"2026-03-01T10:00:00Z\"}, \"spec\": {\"schedulerName\": "
+		"\"default-scheduler\", \"containers\": [{\"name\": "
+		"\"main\", \"image\": \"x\", \"resources\": {\"limits\": "
+		"{\"nvidia.com/gpu\": \"1\"}, \"requests\": "
+		"{\"nvidia.com/gpu\": \"1\", \"cpu\": \"4\", \"memory\": "
+		"\"16Gi\"}}}]}, \"status\": {\"phase\": \"Pending\"}}",
+		name, name);
+}
+
+/* POST /k8s/verb: the parsed answer (caller frees), or NULL. */
+static struct gf_jv *call(struct gf_client *c, const char *verb,
+			  const struct gf_buf *body)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/k8s/%s", base, verb);
+	struct gf_client_req q = { .method = GF_HTTP_POST,
+				   .url = url,
+				   .body = gf_buf_str(body),
+				   .body_len = body->len,
+				   .timeout_ms = 30000 };
+	struct gf_client_answer a;
+	struct gf_err e;
+	struct gf_jv *v = NULL;
+	if (gf_client_request(c, &q, &a, &e) == 0 && a.status == 200)
+		gf_jv_parse(gf_buf_str(&a.body), a.body.len, &v, &e);
+	gf_client_answer_release(&a);
+	return v;
+}
+
+/* filter over every node, then prioritize over what it kept: the node
+ * scored best into best (may be NULL), the seconds of each call. */
+static int filter_prioritize(struct gf_client *c, const char *name, char *best,
+			     size_t size, double *tf, double *tp)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	gf_buf_puts(&b, "{\"Pod\": ");
+	pod(&b, name);
+	gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [%s]}",
+		      names_json);
+	double t0 = now_s();
+	struct gf_jv *f = call(c, "filter", &b);
+	double t1 = now_s();
+	gf_buf_release(&b);
+	const struct gf_jv *kept = gf_jv_get(f, "NodeNames");
+	if (!f || !gf_jv_len(kept)) {
+		gf_jv_free(f);
+		return -1;
+	}
+	gf_buf_init(&b, 1u << 20);
+	gf_buf_puts(&b, "{\"Pod\": ");
+	pod(&b, name);
+	gf_buf_puts(&b, ", \"Nodes\": null, \"NodeNames\": [");
+	for (size_t i = 0; i < gf_jv_len(kept); i++)
+		gf_buf_printf(&b, "%s\"%s\"", i ? ", " : "",
+			      gf_jv_str(gf_jv_at(kept, i)));
+	gf_buf_puts(&b, "]}");
+	gf_jv_free(f);
+	double t2 = now_s();
+	struct gf_jv *p = call(c, "prioritize", &b);
+	double t3 = now_s();
+	gf_buf_release(&b);
+	int64_t top = -1, s;
+	for (size_t i = 0; i < gf_jv_len(p); i++)
+		if (gf_jv_int(gf_jv_get(gf_jv_at(p, i), "Score"), &s) &&
+		    s > top) {
+			top = s;
+			if (best)
+				snprintf(best, size, "%s",
+					 gf_jv_str(gf_jv_get(gf_jv_at(p, i),
+							     "Host")));
+		}
+	gf_jv_free(p);
+	*tf = t1 - t0;
+	*tp = t3 - t2;
+	return top >= 0 ? 0 : -1;
+}
+
+/* A filter over one node (so the extender has the pod), then its bind:
+ * 0 when bound. */
+static int bind_one(struct gf_client *c, const char *name, const char *node,
+		    double *tb)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	gf_buf_puts(&b, "{\"Pod\": ");
+	pod(&b, name);
+	gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [\"%s\"]}", node);
+	gf_jv_free(call(c, "filter", &b));
+	gf_buf_reset(&b);
+	gf_buf_printf(&b,
+		      "{\"PodName\": \"%s\", \"PodNamespace\": \"bench\", "
+		      "\"PodUID\": \"uid-%s\", \"Node\": \"%s\"}",
+		      name, name, node);
+	double t0 = now_s();
+	struct gf_jv *v = call(c, "bind", &b);
+	*tb = now_s() - t0;
+	gf_buf_release(&b);
+	const char *err = gf_jv_str(gf_jv_get(v, "Error"));
+	int rc = err && !*err ? 0 : -1;
+	if (rc && err)
+		fprintf(stderr, "k8s_bench: bind %s: %s\n", name, err);
+	gf_jv_free(v);
+	return rc;
+}
+
+static int per_client;
+static atomic_int bound;
+
+static void *binder(void *arg)
+{
+	int k = (int)(intptr_t)arg;
+	struct gf_client *c = gf_client_new();
+	for (int i = 0; i < per_client; i++) {
+		char name[32], node[32];
+		int n = k * per_client + i;
+		snprintf(name, sizeof(name), "b-%d", n);
+		snprintf(node, sizeof(node), "n-%04d", n % NODES);
+		double t;
+		if (bind_one(c, name, node, &t) == 0)
+			atomic_fetch_add(&bound, 1);
+	}
+	gf_client_free(c);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int pods = argc > 1 ? atoi(argv[1]) : 400;
+	if (pods < 10 || pods > 20000) {
+		fprintf(stderr, "usage: k8s_bench [PODS 10-20000]\n");
+		return 2;
+	}
+	char api_url[64];
+	if (api_start(api_url, sizeof(api_url)) != 0) {
+		fprintf(stderr, "k8s_bench: cannot start the API server\n");
+		return 1;
+	}
+	char dir[] = "gf-k8s-bench-XXXXXX", path[128], db[160];
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/serve.yaml", dir);
+	snprintf(db, sizeof(db), "sqlite:%s/jobs.db", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "pools:\n  - {name: n, nodes: [");
+	struct gf_buf nb;
+	gf_buf_init(&nb, 1u << 20);
+	for (int i = 0; i < NODES; i++) {
+		fprintf(f, "%sn-%04d", i ? ", " : "", i);
+		gf_buf_printf(&nb, "%s\"n-%04d\"", i ? ", " : "", i);
+	}
+	fprintf(f, "], model: h100-80gb, gpus: 8, cpu_milli: 192000, "
+		   "memory_mib: 2097152}\n");
+	fclose(f);
+	names_json = gf_strndup(nb.data, nb.len);
+	gf_buf_release(&nb);
+	struct gf_serve_config cfg;
+	gf_serve_config_defaults(&cfg);
+	struct gf_k8s_opts ko = { .api_url = api_url, .resync_ms = -1 };
+	struct gf_err e;
+	struct gf_service *s;
+	struct gf_service_opts o = { .listen = "127.0.0.1:0",
+				     .db = db,
+				     .cfg = &cfg,
+				     .tick_ms = 50,
+				     .k8s = &ko };
+	if (gf_serve_config_read(path, &cfg, &e) != 0 ||
+	    gf_service_start(&s, &o, &e) != 0) {
+		fprintf(stderr, "k8s_bench: %s\n", e.msg);
+		return 1;
+	}
+	snprintf(base, sizeof(base), "%s", gf_service_url(s));
+	base[strlen(base) - 1] = '\0';
+
+	/* filter + prioritize over 5,000 names, nothing bound between */
+	struct gf_client *c = gf_client_new();
+	double *tf = calloc((size_t)pods, sizeof(double));
+	double *tp = calloc((size_t)pods, sizeof(double));
+	double *tfp = calloc((size_t)pods, sizeof(double));
+	double *tb = calloc((size_t)pods, sizeof(double));
+	int nfp = 0;
+	for (int i = 0; i < pods; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fp-%d", i);
+		if (filter_prioritize(c, name, NULL, 0, &tf[nfp], &tp[nfp]) ==
+		    0) {
+			tfp[nfp] = tf[nfp] + tp[nfp];
+			nfp++;
+		}
+	}
+	qsort(tf, (size_t)nfp, sizeof(double), cmp);
+	qsort(tp, (size_t)nfp, sizeof(double), cmp);
+	qsort(tfp, (size_t)nfp, sizeof(double), cmp);
+
+	/* binds, CLIENTS at once */
+	per_client = pods / CLIENTS;
+	pthread_t tid[CLIENTS];
+	double t0 = now_s();
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_create(&tid[i], NULL, binder, (void *)(intptr_t)i);
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_join(tid[i], NULL);
+	double bind_s = now_s() - t0;
+
+	/* one pod after another: filter, prioritize, bind */
+	int seq = 0;
+	double t1 = now_s();
+	for (int i = 0; i < pods; i++) {
+		char name[32], best[64] = "";
+		double a, b;
+		snprintf(name, sizeof(name), "sq-%d", i);
+		if (filter_prioritize(c, name, best, sizeof(best), &a, &b) ||
+		    bind_one(c, name, best, &tb[seq]))
+			break;
+		seq++;
+	}
+	double seq_s = now_s() - t1;
+	qsort(tb, (size_t)seq, sizeof(double), cmp);
+
+	if (nfp) {
+		printf("BENCH k8s.filter_prioritize.5000_nodes.p50 %.2f ms\n",
+		       tfp[nfp / 2] * 1e3);
+		printf("BENCH k8s.filter_prioritize.5000_nodes.p99 %.2f ms\n",
+		       tfp[(nfp * 99) / 100] * 1e3);
+		printf("BENCH k8s.filter.5000_nodes.p99 %.2f ms\n",
+		       tf[(nfp * 99) / 100] * 1e3);
+		printf("BENCH k8s.prioritize.5000_nodes.p99 %.2f ms\n",
+		       tp[(nfp * 99) / 100] * 1e3);
+	}
+	printf("BENCH k8s.bind.per_s %.0f binds/s\n",
+	       atomic_load(&bound) / bind_s);
+	if (seq) {
+		printf("BENCH k8s.sequence.pods_per_s %.0f pods/s\n",
+		       seq / seq_s);
+		printf("BENCH k8s.sequence.bind.p50 %.2f ms\n",
+		       tb[seq / 2] * 1e3);
+	}
+	printf("BENCH peer.kube_scheduler.ci_min 680 pods/s\n");
+	printf("BENCH peer.kube_scheduler.ci_max 810 pods/s\n");
+	printf("# %d nodes x 8 GPUs; %d filter+prioritize, %d of %d binds "
+	       "(%d clients), %d pods in sequence; %d API calls; "
+	       "kube-scheduler's thresholds are SchedulingBasic at 5,000 "
+	       "nodes, without an extender\n",
+	       NODES, nfp, atomic_load(&bound), per_client * CLIENTS, CLIENTS,
+	       seq, atomic_load(&api_calls));
+	gf_client_free(c);
+	free(tf);
+	free(tp);
+	free(tfp);
+	free(tb);
+	gf_service_stop(s);
+	close(api_fd);
+	gf_serve_config_release(&cfg);
+	gf_free(names_json);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : 1;
+}

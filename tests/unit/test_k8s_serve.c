@@ -1,0 +1,1042 @@
+/*
+ * test_k8s_serve.c - gpufleet serve --k8s-extender over HTTP, spoken to
+ * exactly as kube-scheduler speaks (requests built as it builds them:
+ * capitalised keys, null where Go sends nil, quantities as strings), on
+ * a real service (port 0, SQLite) whose nodes come from agents'
+ * inventories (GPU topologies, UUIDs, MIG instances, health), and with a
+ * fake Kubernetes API server on loopback that records every exchange
+ * (method, path, headers, body) and answers as the real one does (a Pod
+ * for a PATCH, 201 and a Status for a Binding, 409 and a Status for a
+ * conflict, 404 for a pod that is not there, PodLists in pages with a
+ * continue token).  The API side is verified at the wire level only: no
+ * Kubernetes control plane runs here.
+ *
+ * Nodes: "quad" and "scattered", DGX-1V hybrid cube-mesh (GPU UUIDs
+ * GPU-NODE-G); on "scattered" GPUs 2, 3, 6, 7 are unhealthy, so its four
+ * free GPUs (0, 1, 4, 5) are not all NVLink-connected; "mig", an H100
+ * node with GPU 6 in MIG mode as seven 1g.10gb; "plain", an H100 node;
+ * "cpu", no GPU.  The tests run in order and build on each other.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "controller/service.h"
+#include "k8s_helpers.h"
+#include "nodeproto/nodeproto.h"
+#include "serve_helpers.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#define TOKEN "k8s-test-token-0123456789"
+
+static char dir[64], db[256], kubeconfig[128];
+static struct gf_serve_config cfg;
+static struct gf_service *svc;
+
+/* ---- the fake API server ----------------------------------------------- */
+
+#define MAX_X	 512
+#define MAX_LIVE 64
+
+struct xch {
+	char method[16];
+	char path[1024];
+	char headers[4096]; /* as sent, lower-cased names */
+	char *body;
+	int status;
+};
+
+static struct {
+	int fd, port;
+	pthread_t tid;
+	atomic_bool stop;
+	pthread_mutex_t lock;
+	struct xch x[MAX_X];
+	int n;
+	char conflict[64];	 /* a pod whose Binding is refused */
+	char live[MAX_LIVE][64]; /* uids of pods not ended */
+	int nlive;
+	char snap[MAX_LIVE][64]; /* the list a continue token pages on */
+	int nsnap;
+	char get_name[64], *get_pod; /* GET .../pods/NAME answers this */
+} api = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void api_live(const char *uid, bool on)
+{
+	pthread_mutex_lock(&api.lock);
+	int k = 0;
+	for (int i = 0; i < api.nlive; i++)
+		if (strcmp(api.live[i], uid) != 0 && k++ != i)
+			memcpy(api.live[k - 1], api.live[i],
+			       sizeof(api.live[i]));
+	api.nlive = k;
+	if (on && api.nlive < MAX_LIVE)
+		snprintf(api.live[api.nlive++], 64, "%s", uid);
+	pthread_mutex_unlock(&api.lock);
+}
+
+static void status_body(struct gf_buf *b, int code, const char *reason,
+			const char *msg)
+{
+	gf_buf_printf(b,
+		      "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":"
+		      "{},\"status\":\"%s\",\"message\":\"%s\",\"reason\":"
+		      "\"%s\",\"code\":%d}",
+		      code < 300 ? "Success" : "Failure", msg, reason, code);
+}
+
+/*
+ * A page of the pod list: two items, then a continue token.  As the real
+ * API server does, the pages of one list show one snapshot (the list as
+ * its first page saw it), however pods come and go meanwhile.
+ */
+static void pod_list(struct gf_buf *b, const char *path)
+{
+	const char *c = strstr(path, "continue=");
+	int from = c ? (int)strtol(c + 9, NULL, 10) : 0;
+	if (!c) {
+		memcpy(api.snap, api.live, sizeof(api.snap));
+		api.nsnap = api.nlive;
+	}
+	gf_buf_puts(b, "{\"kind\":\"PodList\",\"apiVersion\":\"v1\","
+		       "\"metadata\":{\"resourceVersion\":\"99\"");
+	if (from + 2 < api.nsnap)
+		gf_buf_printf(b, ",\"continue\":\"%d\"", from + 2);
+	gf_buf_puts(b, "},\"items\":[");
+	for (int i = from; i < from + 2 && i < api.nsnap; i++)
+		gf_buf_printf(b,
+			      "%s{\"metadata\":{\"name\":\"p%d\",\"namespace\":"
+			      "\"ml\",\"uid\":\"%s\"},\"status\":{\"phase\":"
+			      "\"Running\"}}",
+			      i > from ? "," : "", i, api.snap[i]);
+	gf_buf_puts(b, "]}");
+}
+
+/* The answer the real API server gives (under api.lock). */
+static int answer_of(const struct xch *x, struct gf_buf *b)
+{
+	const char *pods = "/api/v1/namespaces/ml/pods/";
+	if (!strcmp(x->method, "GET") &&
+	    !strncmp(x->path, "/api/v1/pods?", 13)) {
+		pod_list(b, x->path);
+		return 200;
+	}
+	if (strncmp(x->path, pods, strlen(pods)) != 0) {
+		status_body(b, 404, "NotFound",
+			    "the server could not find "
+			    "the requested resource");
+		return 404;
+	}
+	char name[256];
+	snprintf(name, sizeof(name), "%s", x->path + strlen(pods));
+	char *slash = strchr(name, '/');
+	if (slash)
+		*slash = '\0';
+	if (!strcmp(x->method, "POST") && slash &&
+	    !strcmp(slash + 1, "binding")) {
+		if (!strcmp(name, api.conflict)) {
+			status_body(b, 409, "Conflict",
+				    "Operation cannot be fulfilled on "
+				    "pods/binding \\\"conflict-0\\\": pod "
+				    "conflict-0 is already assigned to node "
+				    "\\\"plain\\\"");
+			return 409;
+		}
+		status_body(b, 201, "", "");
+		return 201;
+	}
+	if (!strcmp(x->method, "PATCH")) {
+		gf_buf_printf(b,
+			      "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+			      "\"metadata\":{\"name\":\"%s\",\"namespace\":"
+			      "\"ml\"}}",
+			      name);
+		return 200;
+	}
+	if (!strcmp(x->method, "GET") && api.get_pod &&
+	    !strcmp(name, api.get_name)) {
+		gf_buf_puts(b, api.get_pod);
+		return 200;
+	}
+	status_body(b, 404, "NotFound", "pods not found");
+	return 404;
+}
+
+/* Read one request from fd into x: 0, or -1. */
+static int read_request(int fd, struct xch *x)
+{
+	static _Thread_local char buf[1 << 20];
+	size_t n = 0;
+	char *end = NULL;
+	while (!end && n < sizeof(buf) - 1) {
+		ssize_t r = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+		if (r <= 0)
+			return -1;
+		n += (size_t)r;
+		buf[n] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+	}
+	if (!end)
+		return -1;
+	*end = '\0';
+	size_t hlen = (size_t)(end - buf) + 4;
+	if (sscanf(buf, "%15s %1023s", x->method, x->path) != 2)
+		return -1;
+	char *hl = strstr(buf, "\r\n");
+	snprintf(x->headers, sizeof(x->headers), "%s", hl ? hl + 2 : "");
+	for (char *c = x->headers; *c; c++) /* names to lower case */
+		if (c == x->headers || c[-1] == '\n')
+			for (char *d = c; *d && *d != ':'; d++)
+				*d = (char)tolower((unsigned char)*d);
+	const char *cl = strstr(x->headers, "content-length:");
+	size_t len = cl ? (size_t)strtoul(cl + 15, NULL, 10) : 0;
+	x->body = gf_calloc(1, len + 1);
+	size_t have = n - hlen;
+	memcpy(x->body, buf + hlen, have < len ? have : len);
+	while (have < len) {
+		ssize_t r = recv(fd, x->body + have, len - have, 0);
+		if (r <= 0)
+			return -1;
+		have += (size_t)r;
+	}
+	return 0;
+}
+
+static void *api_main(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&api.stop)) {
+		struct pollfd p = { .fd = api.fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		int c = accept(api.fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		struct xch x = { 0 };
+		if (read_request(c, &x) == 0) {
+			struct gf_buf b;
+			gf_buf_init(&b, 1u << 20);
+			pthread_mutex_lock(&api.lock);
+			x.status = answer_of(&x, &b);
+			if (api.n < MAX_X)
+				api.x[api.n++] = x;
+			else
+				gf_free(x.body);
+			pthread_mutex_unlock(&api.lock);
+			char head[256];
+			int hn = snprintf(head, sizeof(head),
+					  "HTTP/1.1 %d X\r\nContent-Type: "
+					  "application/json\r\nContent-Length: "
+					  "%zu\r\nConnection: close\r\n\r\n",
+					  x.status, b.len);
+			(void)!send(c, head, (size_t)hn, MSG_NOSIGNAL);
+			(void)!send(c, gf_buf_str(&b), b.len, MSG_NOSIGNAL);
+			gf_buf_release(&b);
+		} else {
+			gf_free(x.body);
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static void api_start(void)
+{
+	api.fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(api.fd >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(api.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(api.fd, 64), 0);
+	socklen_t len = sizeof(a);
+	getsockname(api.fd, (struct sockaddr *)&a, &len);
+	api.port = ntohs(a.sin_port);
+	atomic_store(&api.stop, false);
+	assert_int_equal(pthread_create(&api.tid, NULL, api_main, NULL), 0);
+}
+
+static void api_stop(void)
+{
+	atomic_store(&api.stop, true);
+	pthread_join(api.tid, NULL);
+	close(api.fd);
+	for (int i = 0; i < api.n; i++)
+		gf_free(api.x[i].body);
+	gf_free(api.get_pod);
+}
+
+/* The exchanges recorded since `from` whose path contains `pod`. */
+static int api_find(int from, const char *method, const char *path_has,
+		    struct xch *out)
+{
+	int found = -1;
+	pthread_mutex_lock(&api.lock);
+	for (int i = from; i < api.n && found < 0; i++)
+		if (!strcmp(api.x[i].method, method) &&
+		    strstr(api.x[i].path, path_has)) {
+			found = i;
+			*out = api.x[i];
+			out->body =
+				gf_strdup(api.x[i].body ? api.x[i].body : "");
+		}
+	pthread_mutex_unlock(&api.lock);
+	return found;
+}
+
+static int api_count(void)
+{
+	pthread_mutex_lock(&api.lock);
+	int n = api.n;
+	pthread_mutex_unlock(&api.lock);
+	return n;
+}
+
+/* ---- nodes: agents' inventories ---------------------------------------- */
+
+static void put_node(const char *name, int ngpus, const char *model, bool topo,
+		     bool mig, const int *sick, int nsick)
+{
+	struct gf_np_inventory *inv = gf_calloc(1, sizeof(*inv));
+	snprintf(inv->version, sizeof(inv->version), "test");
+	inv->cpu_milli = 96000;
+	inv->memory_mib = 786432;
+	snprintf(inv->gpu_model, sizeof(inv->gpu_model), "%s", model);
+	inv->ngpus = ngpus;
+	for (int g = 0; g < ngpus; g++) {
+		inv->gpus[g].index = g;
+		snprintf(inv->gpus[g].uuid, sizeof(inv->gpus[g].uuid),
+			 "GPU-%s-%d", name, g);
+		snprintf(inv->gpus[g].name, sizeof(inv->gpus[g].name), "gpu");
+		inv->gpus[g].healthy = true;
+	}
+	if (topo) {
+		inv->has_topo = true;
+		dgx1v_topo(&inv->topo);
+	}
+	if (mig) {
+		snprintf(inv->mig_model, sizeof(inv->mig_model), "h100-80gb");
+		inv->gpus[6].mig_mode = true;
+		for (int k = 0; k < 7; k++) {
+			struct gf_np_mig *m = &inv->mig[inv->nmig++];
+			m->gpu = 6;
+			m->start = k;
+			snprintf(m->profile, sizeof(m->profile), "1g.10gb");
+			snprintf(m->uuid, sizeof(m->uuid), "MIG-%s-6-%d", name,
+				 k);
+		}
+	}
+	struct gf_np_heartbeat hb = { 0 };
+	for (int k = 0; k < nsick; k++) {
+		hb.health[hb.nhealth].index = sick[k];
+		hb.health[hb.nhealth].healthy = false;
+		snprintf(hb.health[hb.nhealth].reason, GF_NP_REASON_MAX,
+			 "xid 79");
+		hb.nhealth++;
+	}
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 1u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_np_inventory_write(&j, inv, NULL, 0);
+	gf_np_heartbeat_write(&j, &hb);
+	gf_json_obj_end(&j);
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/nodes/%s", name);
+	struct gf_jv *v;
+	long st = http(GF_HTTP_PUT, path, NULL, gf_buf_str(&b), &v);
+	if (st != 200)
+		print_message("register %s: %ld %s\n", name, st,
+			      v ? str(v, "detail") : "");
+	assert_int_equal(st, 200);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+	gf_free(inv);
+}
+
+/* ---- kube-scheduler's calls --------------------------------------------- */
+
+static char *pod_text(const char *name, const char *res, const char *meta)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	char uid[96];
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	pod_json(&b, "ml", name, uid, res, "", meta ? meta : "");
+	api_live(uid, true); /* created: the API server lists it */
+	char *s = gf_strndup(b.data, b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+/* POST /k8s/VERB with ExtenderArgs for pod over names: the status, the
+ * parsed answer. */
+static long extender(const char *verb, const char *pod,
+		     const char *const *names, int n, struct gf_jv **out)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	args_json(&b, pod, names, n);
+	char path[64];
+	snprintf(path, sizeof(path), "/k8s/%s", verb);
+	long st = http(GF_HTTP_POST, path, NULL, gf_buf_str(&b), out);
+	gf_buf_release(&b);
+	return st;
+}
+
+/* A filter reply's shape, always: every field, NodeNames an array. */
+static void filter_shape(const struct gf_jv *r)
+{
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "Nodes")), GF_JV_NULL);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "NodeNames")), GF_JV_ARR);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "FailedNodes")), GF_JV_OBJ);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "FailedAndUnresolvableNodes")),
+			 GF_JV_OBJ);
+	assert_int_equal(gf_jv_type(gf_jv_get(r, "Error")), GF_JV_STR);
+	assert_int_equal(gf_jv_len(r), 5);
+}
+
+/* A prioritize reply's shape: a bare array of {"Host", "Score"}, one per
+ * node asked about, in the order asked, scores 0..10. */
+static void prioritize_shape(const struct gf_jv *r, const char *const *names,
+			     int n)
+{
+	assert_int_equal(gf_jv_type(r), GF_JV_ARR);
+	assert_int_equal(gf_jv_len(r), n);
+	for (int i = 0; i < n; i++) {
+		const struct gf_jv *h = gf_jv_at(r, (size_t)i);
+		assert_int_equal(gf_jv_len(h), 2);
+		assert_string_equal(str(h, "Host"), names[i]);
+		assert_int_equal(gf_jv_type(gf_jv_get(h, "Score")), GF_JV_INT);
+		assert_true(num(h, "Score") >= 0 && num(h, "Score") <= 10);
+	}
+}
+
+static bool passes(const struct gf_jv *r, const char *node)
+{
+	const struct gf_jv *nn = gf_jv_get(r, "NodeNames");
+	for (size_t i = 0; i < gf_jv_len(nn); i++)
+		if (!strcmp(gf_jv_str(gf_jv_at(nn, i)), node))
+			return true;
+	return false;
+}
+
+static const char *failed(const struct gf_jv *r, const char *map,
+			  const char *node)
+{
+	const char *s = gf_jv_str(gf_jv_get(gf_jv_get(r, map), node));
+	return s ? s : "";
+}
+
+/* POST /k8s/bind: the Error ("" bound). */
+static void bind_pod(const char *name, const char *node, char *err, size_t size)
+{
+	char body[512];
+	snprintf(body, sizeof(body),
+		 "{\"PodName\": \"%s\", \"PodNamespace\": \"ml\", \"PodUID\": "
+		 "\"uid-%s\", \"Node\": \"%s\"}",
+		 name, name, node);
+	struct gf_jv *v;
+	long st = http(GF_HTTP_POST, "/k8s/bind", NULL, body, &v);
+	assert_int_equal(st, 200);
+	char keys[64] = "";
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *k = gf_jv_next(v, &it, &x);
+	snprintf(keys, sizeof(keys), "%s", k ? k : "");
+	assert_string_equal(keys, "Error");
+	assert_int_equal(gf_jv_len(v), 1);
+	snprintf(err, size, "%s", str(v, "Error"));
+	gf_jv_free(v);
+}
+
+/* The job of a pod (its name "ml/NAME"), or NULL: caller frees. */
+static struct gf_jv *job_of_pod(const char *name, const struct gf_jv **job)
+{
+	struct gf_jv *v;
+	assert_int_equal(
+		http(GF_HTTP_GET, "/v1/jobs?limit=10000", NULL, NULL, &v), 200);
+	char want[128];
+	snprintf(want, sizeof(want), "ml/%s", name);
+	const struct gf_jv *jobs = gf_jv_get(v, "jobs");
+	*job = NULL;
+	for (size_t i = gf_jv_len(jobs); i-- > 0;)
+		if (!strcmp(str(gf_jv_at(jobs, i), "name"), want)) {
+			*job = gf_jv_at(jobs, i);
+			break;
+		}
+	return v;
+}
+
+/* The state to compare before and after bad input: the jobs and every
+ * node's free GPU. */
+static char *snapshot(void)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 16u << 20);
+	struct gf_jv *v;
+	assert_int_equal(
+		http(GF_HTTP_GET, "/v1/jobs?limit=10000", NULL, NULL, &v), 200);
+	const struct gf_jv *jobs = gf_jv_get(v, "jobs");
+	for (size_t i = 0; i < gf_jv_len(jobs); i++)
+		gf_buf_printf(&b, "%s=%s;", str(gf_jv_at(jobs, i), "id"),
+			      str(gf_jv_at(jobs, i), "state"));
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_GET, "/v1/nodes", NULL, NULL, &v), 200);
+	const struct gf_jv *nodes = gf_jv_get(v, "nodes");
+	for (size_t i = 0; i < gf_jv_len(nodes); i++) {
+		const struct gf_jv *gpus =
+			gf_jv_get(gf_jv_at(nodes, i), "gpus");
+		gf_buf_printf(&b, "%s:", str(gf_jv_at(nodes, i), "name"));
+		for (size_t g = 0; g < gf_jv_len(gpus); g++)
+			gf_buf_printf(&b, "%lld,",
+				      (long long)num(gf_jv_at(gpus, g),
+						     "free_milli"));
+	}
+	gf_jv_free(v);
+	char *s = gf_strndup(b.data, b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+static struct gf_jv *parse_ok(const char *text)
+{
+	struct gf_jv *v;
+	struct gf_err e;
+	int rc = gf_jv_parse(text, strlen(text), &v, &e);
+	if (rc)
+		print_message("parse: %s\n%s\n", e.msg, text);
+	assert_int_equal(rc, 0);
+	return v;
+}
+
+/* ---- the tests ----------------------------------------------------------- */
+
+static const char *const all[] = { "quad", "scattered", "mig", "plain", "cpu" };
+
+/*
+ * Four one-GPU pods bound to "quad" take GPUs 0-3 (the lowest free:
+ * best fit); then a 4-GPU pod is filtered away from "scattered" (0, 1, 4,
+ * 5 free, not all NVLink) and kept on "quad" (4-7), scores higher there,
+ * and bound: annotated with GPUs 4-7 and their UUIDs, then its Binding,
+ * exactly as the API server expects them.
+ */
+static void test_nvlink_bind(void **state)
+{
+	(void)state;
+	char err[512];
+	for (int k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "one-%d", k);
+		char *pod = pod_text(name, "\"nvidia.com/gpu\": \"1\"", NULL);
+		struct gf_jv *r;
+		assert_int_equal(extender("filter", pod, all, 5, &r), 200);
+		filter_shape(r);
+		assert_true(passes(r, "quad"));
+		gf_jv_free(r);
+		gf_free(pod);
+		bind_pod(name, "quad", err, sizeof(err));
+		assert_string_equal(err, "");
+	}
+	char *pod = pod_text("train-4",
+			     "\"nvidia.com/gpu\": \"4\", \"cpu\": \"8\", "
+			     "\"memory\": \"64Gi\"",
+			     NULL);
+	struct gf_jv *r;
+	assert_int_equal(extender("filter", pod, all, 5, &r), 200);
+	filter_shape(r);
+	assert_true(passes(r, "quad"));
+	assert_false(passes(r, "scattered"));
+	assert_string_equal(failed(r, "FailedNodes", "scattered"),
+			    "gpufleet: 4 free GPUs but no 4 NVLink-connected");
+	assert_string_equal(failed(r, "FailedAndUnresolvableNodes", "cpu"),
+			    "gpufleet: node has no GPUs");
+	assert_true(passes(r, "mig") && passes(r, "plain"));
+	assert_string_equal(str(r, "Error"), "");
+	gf_jv_free(r);
+	static const char *const two[] = { "quad", "scattered" };
+	assert_int_equal(extender("prioritize", pod, two, 2, &r), 200);
+	prioritize_shape(r, two, 2);
+	assert_int_equal(gf_jv_type(r), GF_JV_ARR);
+	assert_string_equal(str(gf_jv_at(r, 0), "Host"), "quad");
+	assert_true(num(gf_jv_at(r, 0), "Score") >= 1 &&
+		    num(gf_jv_at(r, 0), "Score") <= 10);
+	assert_int_equal(num(gf_jv_at(r, 1), "Score"), 0);
+	gf_jv_free(r);
+	gf_free(pod);
+
+	int from = api_count();
+	bind_pod("train-4", "quad", err, sizeof(err));
+	assert_string_equal(err, "");
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("train-4", &job);
+	assert_non_null(job);
+	assert_string_equal(str(job, "state"), "running");
+	char job_id[32];
+	snprintf(job_id, sizeof(job_id), "%s", str(job, "id"));
+	const struct gf_jv *pl = gf_jv_at(gf_jv_get(job, "placement"), 0);
+	assert_string_equal(str(pl, "node"), "quad");
+	for (int g = 0; g < 4; g++) {
+		int64_t x;
+		assert_true(gf_jv_int(
+			gf_jv_at(gf_jv_get(pl, "gpus"), (size_t)g), &x));
+		assert_int_equal(x, 4 + g);
+	}
+	gf_jv_free(jobs);
+
+	/* the annotation patch, then the Binding */
+	struct xch p, b;
+	int ip = api_find(from, "PATCH", "/pods/train-4", &p);
+	int ib = api_find(from, "POST", "/pods/train-4/binding", &b);
+	assert_true(ip >= 0 && ib > ip);
+	assert_string_equal(p.path, "/api/v1/namespaces/ml/pods/train-4");
+	assert_non_null(strstr(p.headers, "content-type: "
+					  "application/merge-patch+json"));
+	assert_non_null(strstr(p.headers, "authorization: Bearer " TOKEN));
+	assert_non_null(strstr(p.headers, "accept: application/json"));
+	struct gf_jv *pv = parse_ok(p.body);
+	const struct gf_jv *meta = gf_jv_get(pv, "metadata");
+	assert_string_equal(str(meta, "uid"), "uid-train-4");
+	const struct gf_jv *ann = gf_jv_get(meta, "annotations");
+	assert_string_equal(str(ann, "gpufleet.io/gpus"), "4,5,6,7");
+	assert_string_equal(str(ann, "gpufleet.io/gpu-uuids"),
+			    "GPU-quad-4,GPU-quad-5,GPU-quad-6,GPU-quad-7");
+	assert_string_equal(str(ann, "gpufleet.io/node"), "quad");
+	assert_string_equal(str(ann, "gpufleet.io/job"), job_id);
+	assert_null(gf_jv_get(ann, "gpufleet.io/mig-instance"));
+	gf_jv_free(pv);
+	assert_string_equal(b.path,
+			    "/api/v1/namespaces/ml/pods/train-4/binding");
+	assert_non_null(strstr(b.headers, "content-type: application/json"));
+	assert_non_null(strstr(b.headers, "authorization: Bearer " TOKEN));
+	struct gf_jv *bv = parse_ok(b.body);
+	assert_string_equal(str(bv, "apiVersion"), "v1");
+	assert_string_equal(str(bv, "kind"), "Binding");
+	const struct gf_jv *bm = gf_jv_get(bv, "metadata");
+	assert_string_equal(str(bm, "name"), "train-4");
+	assert_string_equal(str(bm, "namespace"), "ml");
+	assert_string_equal(str(bm, "uid"), "uid-train-4");
+	const struct gf_jv *t = gf_jv_get(bv, "target");
+	assert_string_equal(str(t, "apiVersion"), "v1");
+	assert_string_equal(str(t, "kind"), "Node");
+	assert_string_equal(str(t, "name"), "quad");
+	gf_jv_free(bv);
+	gf_free(p.body);
+	gf_free(b.body);
+	/* the same bind again (kube-scheduler retrying): done already */
+	bind_pod("train-4", "quad", err, sizeof(err));
+	assert_string_equal(err, "");
+	/* now "quad" is full */
+	pod = pod_text("train-5", "\"nvidia.com/gpu\": \"4\"", NULL);
+	assert_int_equal(extender("filter", pod, all, 2, &r), 200);
+	assert_false(passes(r, "quad"));
+	assert_string_equal(failed(r, "FailedNodes", "quad"),
+			    "gpufleet: 0 free GPUs, the pod needs 4");
+	gf_jv_free(r);
+	gf_free(pod);
+}
+
+/* A 1g.10gb pod only where such an instance is free: "mig"; bound, its
+ * annotation names the instance and its MIG device UUID. */
+static void test_mig_bind(void **state)
+{
+	(void)state;
+	char *pod =
+		pod_text("infer-0", "\"nvidia.com/mig-1g.10gb\": \"1\"", NULL);
+	struct gf_jv *r;
+	assert_int_equal(extender("filter", pod, all, 5, &r), 200);
+	filter_shape(r);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 1);
+	assert_true(passes(r, "mig"));
+	assert_string_equal(failed(r, "FailedAndUnresolvableNodes", "plain"),
+			    "gpufleet: no 1g.10gb instance on this node");
+	gf_jv_free(r);
+	gf_free(pod);
+	int from = api_count();
+	char err[512];
+	bind_pod("infer-0", "mig", err, sizeof(err));
+	assert_string_equal(err, "");
+	struct xch p;
+	assert_true(api_find(from, "PATCH", "/pods/infer-0", &p) >= 0);
+	struct gf_jv *pv = parse_ok(p.body);
+	const struct gf_jv *ann =
+		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
+	assert_string_equal(str(ann, "gpufleet.io/mig-instance"),
+			    "profile=1g.10gb,gpu=6,start=0,uuid=MIG-mig-6-0");
+	assert_string_equal(str(ann, "gpufleet.io/gpus"), "6");
+	gf_jv_free(pv);
+	gf_free(p.body);
+}
+
+/* A 250-milli share: prioritize's best node is where it is bound; its
+ * annotation says the share. */
+static void test_share_bind(void **state)
+{
+	(void)state;
+	char *pod = pod_text("share-0",
+			     "\"gpufleet.io/gpu-milli\": \"250\", \"cpu\": "
+			     "\"500m\", \"memory\": \"1Gi\"",
+			     NULL);
+	struct gf_jv *r;
+	static const char *const gpu[] = { "quad", "scattered", "plain" };
+	assert_int_equal(extender("filter", pod, gpu, 3, &r), 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 2);
+	assert_false(passes(r, "quad")); /* all eight GPUs taken */
+	gf_jv_free(r);
+	assert_int_equal(extender("prioritize", pod, gpu, 3, &r), 200);
+	prioritize_shape(r, gpu, 3);
+	const char *best = NULL;
+	int64_t top = -1;
+	for (size_t i = 0; i < gf_jv_len(r); i++)
+		if (num(gf_jv_at(r, i), "Score") > top) {
+			top = num(gf_jv_at(r, i), "Score");
+			best = str(gf_jv_at(r, i), "Host");
+		}
+	char node[32];
+	snprintf(node, sizeof(node), "%s", best);
+	/* FGD's scores (its fragmentation change mapped to 0..10; that a
+	 * share lands where the core's own FGD pass puts it is derived by
+	 * hand in test_k8s.c): "scattered" above "plain", full "quad" 0 */
+	assert_string_equal(node, "scattered");
+	assert_true(top > num(gf_jv_at(r, 2), "Score"));
+	assert_int_equal(num(gf_jv_at(r, 0), "Score"), 0);
+	gf_jv_free(r);
+	gf_free(pod);
+	int from = api_count();
+	char err[512];
+	bind_pod("share-0", node, err, sizeof(err));
+	assert_string_equal(err, "");
+	struct xch p;
+	assert_true(api_find(from, "PATCH", "/pods/share-0", &p) >= 0);
+	struct gf_jv *pv = parse_ok(p.body);
+	const struct gf_jv *ann =
+		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
+	assert_string_equal(str(ann, "gpufleet.io/gpu-milli"), "250");
+	assert_string_equal(str(ann, "gpufleet.io/gpus"), "0");
+	assert_string_equal(str(ann, "gpufleet.io/node"), node);
+	gf_jv_free(pv);
+	gf_free(p.body);
+}
+
+/* Bad input: each a 4xx or an Error reply, the state untouched. */
+static void test_bad_input(void **state)
+{
+	(void)state;
+	char *before = snapshot();
+	struct gf_jv *r;
+	/* malformed JSON */
+	assert_int_equal(http(GF_HTTP_POST, "/k8s/filter", NULL,
+			      "{\"Pod\": {\"metadata\": ", &r),
+			 400);
+	assert_string_equal(str(r, "error"), "malformed-json");
+	gf_jv_free(r);
+	assert_int_equal(http(GF_HTTP_POST, "/k8s/bind", NULL, "[", &r), 400);
+	gf_jv_free(r);
+	/* not ExtenderArgs */
+	assert_int_equal(http(GF_HTTP_POST, "/k8s/filter", NULL,
+			      "{\"NodeNames\": [\"quad\"]}", &r),
+			 400);
+	gf_jv_free(r);
+	assert_int_equal(http(GF_HTTP_POST, "/k8s/bind", NULL,
+			      "{\"PodName\": \"x\"}", &r),
+			 400);
+	gf_jv_free(r);
+	/* a quantity that is not one: an Error reply, no node kept */
+	char *pod = pod_text("bad-q", "\"nvidia.com/gpu\": \"0.5\"", NULL);
+	assert_int_equal(extender("filter", pod, all, 5, &r), 200);
+	filter_shape(r);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 0);
+	assert_non_null(strstr(str(r, "Error"), "expected a whole number"));
+	gf_jv_free(r);
+	assert_int_equal(extender("prioritize", pod, all, 5, &r), 422);
+	gf_jv_free(r);
+	gf_free(pod);
+	/* an unknown node name: unresolvable in filter, 0 in prioritize,
+	 * an Error in bind */
+	pod = pod_text("lost-0", "\"nvidia.com/gpu\": \"1\"", NULL);
+	static const char *const ghost[] = { "ghost", "plain" };
+	assert_int_equal(extender("filter", pod, ghost, 2, &r), 200);
+	filter_shape(r);
+	assert_string_equal(failed(r, "FailedAndUnresolvableNodes", "ghost"),
+			    "gpufleet: unknown node (not one of its nodes)");
+	assert_true(passes(r, "plain"));
+	gf_jv_free(r);
+	assert_int_equal(extender("prioritize", pod, ghost, 2, &r), 200);
+	prioritize_shape(r, ghost, 2);
+	assert_int_equal(num(gf_jv_at(r, 0), "Score"), 0);
+	gf_jv_free(r);
+	gf_free(pod);
+	char err[512];
+	int from = api_count();
+	bind_pod("lost-0", "ghost", err, sizeof(err));
+	assert_non_null(strstr(err, "cannot bind pod ml/lost-0 to ghost"));
+	struct xch x;
+	assert_int_equal(api_find(from, "POST", "/binding", &x), -1);
+	/* a pod with no GPU ask: passed through untouched */
+	pod = pod_text("web-0", "\"cpu\": \"2\"", NULL);
+	assert_int_equal(extender("filter", pod, all, 5, &r), 200);
+	filter_shape(r);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 5);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "FailedNodes")), 0);
+	gf_jv_free(r);
+	assert_int_equal(extender("prioritize", pod, all, 5, &r), 200);
+	prioritize_shape(r, all, 5);
+	for (size_t i = 0; i < gf_jv_len(r); i++)
+		assert_int_equal(num(gf_jv_at(r, i), "Score"), 0);
+	gf_jv_free(r);
+	gf_free(pod);
+	/* a huge payload: capped (413) before it is read */
+	size_t big = (8u << 20) + 100;
+	char *huge = gf_malloc(big + 1);
+	memset(huge, ' ', big);
+	huge[0] = '{';
+	huge[big - 1] = '}';
+	huge[big] = '\0';
+	long st = 0;
+	struct gf_err e;
+	assert_int_equal(http_try(base, GF_HTTP_POST, "/k8s/filter", NULL, huge,
+				  big, 20000, &st, NULL, &e),
+			 0);
+	assert_int_equal(st, 413);
+	gf_free(huge);
+	char *after = snapshot();
+	assert_string_equal(before, after);
+	gf_free(before);
+	gf_free(after);
+	/* the web pod's bind: no record, only its Binding */
+	from = api_count();
+	pod = pod_text("web-0", "\"cpu\": \"2\"", NULL);
+	assert_int_equal(extender("filter", pod, all, 1, &r), 200);
+	gf_jv_free(r);
+	gf_free(pod);
+	bind_pod("web-0", "plain", err, sizeof(err));
+	assert_string_equal(err, "");
+	assert_int_equal(api_find(from, "PATCH", "/pods/web-0", &x), -1);
+	assert_true(api_find(from, "POST", "/pods/web-0/binding", &x) >= 0);
+	gf_free(x.body);
+}
+
+/* The API server refuses the Binding: the Error says why, the job is
+ * released and its GPU free again. */
+static void test_bind_conflict(void **state)
+{
+	(void)state;
+	char *pod = pod_text("conflict-0", "\"nvidia.com/gpu\": \"8\"", NULL);
+	struct gf_jv *r;
+	static const char *const pl[] = { "plain" };
+	assert_int_equal(extender("filter", pod, pl, 1, &r), 200);
+	assert_true(passes(r, "plain"));
+	gf_jv_free(r);
+	char err[512];
+	pthread_mutex_lock(&api.lock);
+	snprintf(api.conflict, sizeof(api.conflict), "conflict-0");
+	pthread_mutex_unlock(&api.lock);
+	bind_pod("conflict-0", "plain", err, sizeof(err));
+	assert_non_null(strstr(err, "409 Conflict"));
+	assert_non_null(strstr(err, "already assigned to node"));
+	/* released by the next turn */
+	int64_t until = mono_ms() + 10000;
+	const struct gf_jv *job = NULL;
+	struct gf_jv *jobs = NULL;
+	do {
+		gf_jv_free(jobs);
+		sleep_ms(20);
+		jobs = job_of_pod("conflict-0", &job);
+	} while (job && strcmp(str(job, "state"), "cancelled") &&
+		 mono_ms() < until);
+	assert_non_null(job);
+	assert_string_equal(str(job, "state"), "cancelled");
+	gf_jv_free(jobs);
+	assert_int_equal(extender("filter", pod, pl, 1, &r), 200);
+	assert_true(passes(r, "plain")); /* all eight free again */
+	gf_jv_free(r);
+	gf_free(pod);
+}
+
+/* A pod filter never saw (another replica answered it): read from the
+ * API server first. */
+static void test_bind_fetch(void **state)
+{
+	(void)state;
+	/* pod_text takes api.lock itself (the pod is listed): made first */
+	char *text = pod_text("fetched-0", "\"nvidia.com/gpu\": \"2\"", NULL);
+	pthread_mutex_lock(&api.lock);
+	snprintf(api.get_name, sizeof(api.get_name), "fetched-0");
+	api.get_pod = text;
+	pthread_mutex_unlock(&api.lock);
+	int from = api_count();
+	char err[512];
+	bind_pod("fetched-0", "plain", err, sizeof(err));
+	assert_string_equal(err, "");
+	struct xch x;
+	int ig = api_find(from, "GET", "/pods/fetched-0", &x);
+	assert_true(ig >= 0);
+	gf_free(x.body);
+	assert_true(api_find(from, "PATCH", "/pods/fetched-0", &x) > ig);
+	gf_free(x.body);
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("fetched-0", &job);
+	assert_string_equal(str(job, "state"), "running");
+	gf_jv_free(jobs);
+	/* a pod the API server does not have: an Error, nothing recorded */
+	bind_pod("nowhere-0", "plain", err, sizeof(err));
+	assert_non_null(strstr(err, "404 Not Found"));
+	jobs = job_of_pod("nowhere-0", &job);
+	assert_null(job);
+	gf_jv_free(jobs);
+}
+
+/*
+ * Preemption for a 4-GPU pod: on "quad" (one-GPU pods on 0-3, train-4 on
+ * 4-7) kube-scheduler proposes every pod there and a web pod gpufleet
+ * does not hold; the fewest of ours that make room is train-4 alone (it
+ * frees the quad 4-7), and the web pod stays (kube-scheduler's own).
+ * "cpu" can never take it: dropped.
+ */
+static void test_preempt(void **state)
+{
+	(void)state;
+	char *pod = pod_text("big-0", "\"nvidia.com/gpu\": \"4\"", NULL);
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	gf_buf_printf(
+		&b,
+		"{\"Pod\": %s, \"NodeNameToVictims\": null, "
+		"\"NodeNameToMetaVictims\": {\"quad\": {\"Pods\": ["
+		"{\"UID\": \"uid-one-0\"}, {\"UID\": \"uid-one-1\"}, "
+		"{\"UID\": \"uid-one-2\"}, {\"UID\": \"uid-one-3\"}, "
+		"{\"UID\": \"uid-train-4\"}, {\"UID\": \"uid-web-9\"}], "
+		"\"NumPDBViolations\": 1}, \"cpu\": {\"Pods\": [{\"UID\": "
+		"\"uid-web-9\"}], \"NumPDBViolations\": 0}}}",
+		pod);
+	struct gf_jv *r;
+	assert_int_equal(
+		http(GF_HTTP_POST, "/k8s/preempt", NULL, gf_buf_str(&b), &r),
+		200);
+	gf_buf_release(&b);
+	gf_free(pod);
+	assert_int_equal(gf_jv_len(r), 1);
+	const struct gf_jv *m = gf_jv_get(r, "NodeNameToMetaVictims");
+	assert_int_equal(gf_jv_len(m), 1);
+	const struct gf_jv *q = gf_jv_get(m, "quad");
+	const struct gf_jv *pods = gf_jv_get(q, "Pods");
+	assert_int_equal(gf_jv_len(pods), 2);
+	assert_string_equal(str(gf_jv_at(pods, 0), "UID"), "uid-web-9");
+	assert_string_equal(str(gf_jv_at(pods, 1), "UID"), "uid-train-4");
+	assert_int_equal(num(q, "NumPDBViolations"), 1);
+	assert_int_equal(gf_jv_len(q), 2); /* MetaVictims: Pods, NumPDB... */
+	assert_int_equal(gf_jv_len(gf_jv_at(pods, 0)), 1); /* MetaPod: UID */
+	gf_jv_free(r);
+}
+
+/* A pod gone from the API server's list: its GPUs are released. */
+static void test_resync(void **state)
+{
+	(void)state;
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("one-3", &job);
+	assert_string_equal(str(job, "state"), "running");
+	gf_jv_free(jobs);
+	api_live("uid-one-3", false);
+	int64_t until = mono_ms() + 15000;
+	bool gone = false;
+	while (!gone && mono_ms() < until) {
+		sleep_ms(50);
+		jobs = job_of_pod("one-3", &job);
+		gone = !strcmp(str(job, "state"), "cancelled");
+		gf_jv_free(jobs);
+	}
+	assert_true(gone);
+	/* the others, all listed (in pages of two), run on */
+	jobs = job_of_pod("one-2", &job);
+	assert_string_equal(str(job, "state"), "running");
+	gf_jv_free(jobs);
+	struct xch x;
+	assert_true(api_find(0, "GET", "continue=2", &x) >= 0);
+	assert_non_null(strstr(x.path, "fieldSelector=status.phase%21%3D"
+				       "Succeeded%2Cstatus.phase%21%3DFailed"));
+	gf_free(x.body);
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+	(void)state;
+	enum gf_log_level lv;
+	const char *env = getenv("GPUFLEET_LOG");
+	if (env && gf_log_parse_level(env, &lv) == 0)
+		gf_log_set_level(lv);
+	snprintf(dir, sizeof(dir), "/tmp/gf-k8s-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(db, sizeof(db), "sqlite:%s/state/jobs.db", dir);
+	api_start();
+	snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
+	char kc[1024];
+	snprintf(kc, sizeof(kc),
+		 "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+		 "clusters:\n- name: fake\n  cluster:\n    server: "
+		 "http://127.0.0.1:%d\n"
+		 "contexts:\n- name: test\n  context: {cluster: fake, user: "
+		 "sched}\n"
+		 "users:\n- name: sched\n  user:\n    token: " TOKEN "\n",
+		 api.port);
+	write_text(kubeconfig, kc);
+	gf_serve_config_defaults(&cfg);
+	cfg.agents.notready_after_ms = 3600 * 1000;
+	cfg.agents.requeue_after_ms = 7200 * 1000;
+	static struct gf_k8s_opts ko;
+	ko.kubeconfig = kubeconfig;
+	ko.resync_ms = 300;
+	struct gf_service_opts o = { .listen = "127.0.0.1:0",
+				     .db = db,
+				     .cfg = &cfg,
+				     .agents_only = true,
+				     .tick_ms = 20,
+				     .k8s = &ko };
+	struct gf_err e;
+	int rc = gf_service_start(&svc, &o, &e);
+	if (rc)
+		print_message("start: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	snprintf(base, sizeof(base), "%s", gf_service_url(svc));
+	base[strlen(base) - 1] = '\0';
+	put_node("quad", 8, "v100-32gb", true, false, NULL, 0);
+	static const int sick[4] = { 2, 3, 6, 7 };
+	put_node("scattered", 8, "v100-32gb", true, false, sick, 4);
+	put_node("mig", 8, "h100-sxm", false, true, NULL, 0);
+	put_node("plain", 8, "h100-sxm", false, false, NULL, 0);
+	put_node("cpu", 0, "", false, false, NULL, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gf_service_stop(svc);
+	gf_serve_config_release(&cfg);
+	api_stop();
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nvlink_bind),
+		cmocka_unit_test(test_mig_bind),
+		cmocka_unit_test(test_share_bind),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_bind_conflict),
+		cmocka_unit_test(test_bind_fetch),
+		cmocka_unit_test(test_preempt),
+		cmocka_unit_test(test_resync),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
