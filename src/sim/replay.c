@@ -177,7 +177,8 @@ static void log_start(struct run *x, int j, const struct gf_job *job,
 		s->replica = k;
 		s->node = p->node;
 		s->ngpus = p->ngpus;
-		memcpy(s->gpus, p->gpus, sizeof(s->gpus));
+		for (int g = 0; g < p->ngpus && g < GF_CNODE_MAX_GPUS; g++)
+			s->gpus[g] = p->gpus[g]; /* the rest stays 0 */
 	}
 }
 
