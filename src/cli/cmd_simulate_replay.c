@@ -310,23 +310,24 @@ static void json_result(struct gf_json *j, const struct gf_replay_result *r)
 static void text_header(struct gf_buf *b)
 {
 	gf_buf_printf(b,
-		      "%-10s %7s %8s %9s %7s %6s %8s %8s %8s %9s %6s %6s "
+		      "%-10s %7s %8s %9s %7s %7s %6s %8s %8s %8s %9s %6s %6s "
 		      "%8s %7s %6s\n",
 		      "policy", "arrived", "refused", "completed", "deleted",
-		      "queued", "wait_p50", "wait_p95", "wait_p99", "jct_p50",
-		      "alloc", "frag", "pend_gpu", "preempt", "wall_s");
+		      "running", "queued", "wait_p50", "wait_p95", "wait_p99",
+		      "jct_p50", "alloc", "frag", "pend_gpu", "preempt",
+		      "wall_s");
 }
 
 static void text_row(struct gf_buf *b, const struct gf_replay_result *r)
 {
 	gf_buf_printf(b,
-		      "%-10s %7d %8d %9d %7d %6d %8.0f %8.0f %8.0f %9.0f "
+		      "%-10s %7d %8d %9d %7d %7d %6d %8.0f %8.0f %8.0f %9.0f "
 		      "%5.1f%% %5.1f%% %8.1f %7" PRId64 " %6.2f\n",
 		      gf_policy_name(r->policy), r->arrived, r->refused,
-		      r->completed, r->deleted, r->queued_end, r->wait.p50,
-		      r->wait.p95, r->wait.p99, r->jct.p50, 100 * r->mean_alloc,
-		      100 * r->mean_frag, r->mean_pending_gpus, r->preemptions,
-		      r->wall_s);
+		      r->completed, r->deleted, r->running_end, r->queued_end,
+		      r->wait.p50, r->wait.p95, r->wait.p99, r->jct.p50,
+		      100 * r->mean_alloc, 100 * r->mean_frag,
+		      r->mean_pending_gpus, r->preemptions, r->wall_s);
 }
 
 static int replay(struct args *a, struct gf_progress *p)
