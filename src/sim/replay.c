@@ -630,11 +630,13 @@ int gf_replay_check(const struct gf_replay_trace *t,
 		bool final = f == GF_REPLAY_REFUSED ||
 			     f == GF_REPLAY_COMPLETED ||
 			     f == GF_REPLAY_DELETED || f == GF_REPLAY_FAILED;
+		if (f < 0 || f > GF_REPLAY_FAILED) {
+			snprintf(msg, size, "job %d has no fate (%d)", j, f);
+			return GF_EINVAL;
+		}
 		const char *bad = NULL;
 		if (a > 1 || en > 1)
 			bad = "arrived or ended more than once";
-		else if (f > GF_REPLAY_FAILED)
-			bad = "has no fate";
 		else if (f == GF_REPLAY_NOT_ARRIVED && (a || en))
 			bad = "not arrived, yet counted";
 		else if (f != GF_REPLAY_NOT_ARRIVED && a != 1)
