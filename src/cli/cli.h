@@ -42,6 +42,7 @@ int cmd_cancel(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_autoscale(int argc, char **argv);
 int cmd_simulate_autoscale(int argc, char **argv); /* simulate autoscale */
+int cmd_simulate_replay(int argc, char **argv);	   /* simulate replay */
 int cmd_chargeback(int argc, char **argv);
 int cmd_slurm(int argc, char **argv);
 

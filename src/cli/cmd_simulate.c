@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"usage: gpufleet simulate mig ... ('gpufleet simulate mig -h')\n"
 		"       gpufleet simulate autoscale ... ('gpufleet simulate "
 		"autoscale -h')\n"
+		"       gpufleet simulate replay ... ('gpufleet simulate "
+		"replay -h')\n"
 		"       gpufleet simulate fill [--nodes FILE --pods FILE] "
 		"[--policy P[,P...]]\n"
 		"                              [--seeds 42-51] [--tune 1.3] "
@@ -480,8 +482,8 @@ int cmd_simulate(int argc, char **argv)
 {
 	if (argc < 2) {
 		gf_cli_error("simulate", "no experiment given (known: fill, "
-					 "mig, autoscale; see 'gpufleet "
-					 "simulate -h')");
+					 "mig, autoscale, replay; see "
+					 "'gpufleet simulate -h')");
 		return GF_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -494,8 +496,11 @@ int cmd_simulate(int argc, char **argv)
 		return cmd_simulate_mig(argc - 1, argv + 1);
 	if (strcmp(argv[1], "autoscale") == 0)
 		return cmd_simulate_autoscale(argc - 1, argv + 1);
+	if (strcmp(argv[1], "replay") == 0)
+		return cmd_simulate_replay(argc - 1, argv + 1);
 	gf_cli_error("simulate",
-		     "unknown experiment '%s' (known: fill, mig, autoscale)",
+		     "unknown experiment '%s' (known: fill, mig, autoscale, "
+		     "replay)",
 		     argv[1]);
 	return GF_EXIT_USAGE;
 }

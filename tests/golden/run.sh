@@ -72,6 +72,12 @@ while IFS='|' read -r name needs args; do
 		sed -E 's/[0-9]+\.[0-9] ms\)/T ms)/' "$out.stdout" >"$out.masked"
 		mv "$out.masked" "$out.stdout"
 		;;
+	sim-replay*)
+		sed -E -e 's/("wall_s": )[0-9.e+-]+/\1T/' \
+			-e 's/^([a-z]+ .*) +[0-9]+\.[0-9]{2}$/\1 T/' \
+			"$out.stdout" >"$out.masked"
+		mv "$out.masked" "$out.stdout"
+		;;
 	sim-*)
 		sed -E -e 's/("wall_s": )[0-9.e+-]+/\1T/' \
 			-e 's/^([A-Z][A-Za-z+]+ .*) +[0-9]+\.[0-9]{3}$/\1 T/' \

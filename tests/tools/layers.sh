@@ -63,7 +63,7 @@ allowed() {
 	topo) echo "util node" ;;
 	mig) echo "util migcore topo" ;;
 	telemetry) echo "util node migcore topo server" ;;
-	sim) echo "util node place migcore scale" ;;
+	sim) echo "util node place migcore jobs scale" ;;
 	server) echo "util" ;;
 	autoscale) echo "util scale server" ;;
 	store) echo "util node place migcore jobs" ;;

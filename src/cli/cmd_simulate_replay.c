@@ -1,0 +1,547 @@
+/*
+ * cmd_simulate_replay.c - `gpufleet simulate replay`: play a trace of
+ * jobs that arrive and leave through the controller's scheduling core
+ * (sim/replay.h), once per policy, and print the summary (or the JSON
+ * that `gpufleet report` reads).  Options, inputs and output only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "sim/progress.h"
+#include "sim/replay.h"
+#include "sim/synth.h"
+#include "sim/trace.h"
+#include "util/buf.h"
+#include "util/json.h"
+#include "util/mem.h"
+
+#define CMD	    "simulate replay"
+#define OUT_CAP	    (256u << 20)
+#define MAX_VCS	    64
+#define PHILLY_GPUS 8
+#define PATH_MAX_   1024
+
+/* The trace of each source, and its cluster, under $GPUFLEET_SHARED. */
+static const struct {
+	const char *trace, *cluster;
+} defaults[] = {
+	[GF_REPLAY_ALIBABA2023] = { "traces/alibaba-gpu-v2023/"
+				    "openb_pod_list_default.csv",
+				    "openb_node_list_gpu_node.csv" },
+	[GF_REPLAY_PHILLY] = { "traces/philly-pollux/philly.csv",
+			       "philly_vc_nodes.HeliosArtifact.csv" },
+	[GF_REPLAY_DLRM2025] = { "traces/alibaba-gpu-v2025/"
+				 "disaggregated_DLRM_trace.csv",
+				 NULL },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpufleet simulate replay SOURCE [TRACE] [--policy "
+		"P[,P...]] [--seed N]\n"
+		"           [--nodes FILE | --vcs FILE | --builtin] [--limit N] "
+		"[--until S]\n"
+		"           [--points N] [--no-estimates] [--cpu-instances] "
+		"[--json]\n"
+		"\n"
+		"Replay a trace of jobs that arrive and leave on a virtual "
+		"clock through the\ncontroller's scheduling core (the one "
+		"'gpufleet serve' runs: classes, fair\nshare, gangs, backfill, "
+		"preemption, the placement engine), once per policy.\nReports "
+		"queueing delay and JCT (p50/p95/p99), GPU allocation, "
+		"fragmentation,\npending GPU demand and preemptions, in total "
+		"and over time (--json).\n"
+		"\n"
+		"  SOURCE           alibaba2023 (pod list with creation, "
+		"scheduled and deletion\n"
+		"                   times), philly (Pollux's philly.csv), "
+		"dlrm2025 (Alibaba\n"
+		"                   2025 DLRM instances)\n"
+		"  TRACE            the trace CSV (default: the source's file "
+		"under\n"
+		"                   $GPUFLEET_SHARED, else ../shared)\n"
+		"  --policy LIST    random,dotprod,clustering,packing,bestfit,fgd,"
+		"fgdplus\n"
+		"                   or all (default fgd)\n"
+		"  --seed N         the core's seed (default 42)\n"
+		"  --nodes FILE     the cluster: a node CSV (sn,cpu_milli,"
+		"memory_mib,gpu,model)\n"
+		"  --vcs FILE       the cluster: Philly's virtual clusters "
+		"(vc,node num), 8-GPU\n"
+		"                   nodes, each VC a team weighted by its "
+		"nodes\n"
+		"  --builtin        the built-in cluster (192 nodes, 1,088 "
+		"GPUs)\n"
+		"                   default: the node list beside the trace "
+		"(alibaba2023:\n"
+		"                   openb_node_list_gpu_node.csv, philly: "
+		"philly_vc_nodes.\n"
+		"                   HeliosArtifact.csv) when there, else "
+		"built-in\n"
+		"  --limit N        the first N jobs of the trace\n"
+		"  --until S        stop S seconds into the trace\n"
+		"  --points N       samples in the time series (default 400)\n"
+		"  --no-estimates   jobs give no max runtime (backfill then "
+		"has none to use)\n"
+		"  --cpu-instances  dlrm2025: the CPU-only (CN) instances "
+		"too\n"
+		"  --json           machine-readable summary with the series\n"
+		"  -h, --help       this help\n"
+		"\n"
+		"A progress line goes to stderr once a replay takes over a "
+		"second.\n%s",
+		GF_CLI_EXIT_HELP);
+}
+
+struct args {
+	enum gf_replay_source source;
+	const char *trace, *nodes, *vcs;
+	char trace_buf[PATH_MAX_], cluster_buf[PATH_MAX_];
+	bool builtin, json, no_estimates, cpu_instances;
+	enum gf_policy policies[GF_POLICY_COUNT];
+	int npolicies;
+	uint64_t seed;
+	int limit, points;
+	int64_t until_ms;
+};
+
+static int parse_policies(const char *s, struct args *a)
+{
+	a->npolicies = 0;
+	if (strcmp(s, "all") == 0) {
+		for (int i = 0; i < GF_POLICY_COUNT; i++)
+			a->policies[a->npolicies++] = (enum gf_policy)i;
+		return 0;
+	}
+	char buf[256];
+	if (strlen(s) >= sizeof(buf)) {
+		gf_cli_error(CMD,
+			     "cannot parse '--policy %.40s...': longer "
+			     "than 255 bytes",
+			     s);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = buf, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		enum gf_policy p;
+		if (gf_policy_parse(tok, &p) != 0) {
+			gf_cli_error(CMD,
+				     "cannot parse '--policy %s': unknown "
+				     "policy '%s' (known: random, dotprod, "
+				     "clustering, packing, bestfit, fgd, "
+				     "fgdplus, all)",
+				     s, tok);
+			return -1;
+		}
+		bool seen = false;
+		for (int i = 0; i < a->npolicies; i++)
+			seen |= a->policies[i] == p;
+		if (!seen)
+			a->policies[a->npolicies++] = p;
+	}
+	return 0;
+}
+
+static int num_opt(const char *name, const char *v, long long lo, long long hi,
+		   long long *out)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (*v == '\0' || *end || errno || x < lo || x > hi) {
+		gf_cli_error(CMD,
+			     "cannot parse '--%s %s': expected a number from "
+			     "%lld to %lld",
+			     name, v, lo, hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+static const char *shared_dir(void)
+{
+	const char *s = getenv("GPUFLEET_SHARED");
+	return s && *s ? s : "../shared";
+}
+
+/* "dir/name" of the directory of path. */
+static void beside(const char *path, const char *name, char *out, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	int n = slash ? (int)(slash - path) : 1;
+	snprintf(out, size, "%.*s/%s", n, slash ? path : ".", name);
+}
+
+/* The cluster the options say; a description in what. */
+static int load_cluster(struct args *a, struct gf_cluster *c,
+			struct gf_ctl_config *cfg, char *what, size_t size)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	const char *nodes = a->nodes, *vcs = a->vcs;
+	if (!nodes && !vcs && !a->builtin && defaults[a->source].cluster) {
+		beside(a->trace, defaults[a->source].cluster, a->cluster_buf,
+		       sizeof(a->cluster_buf));
+		if (access(a->cluster_buf, R_OK) == 0) {
+			if (a->source == GF_REPLAY_PHILLY)
+				vcs = a->cluster_buf;
+			else
+				nodes = a->cluster_buf;
+		}
+	}
+	if (nodes) {
+		if (gf_trace_load_nodes(nodes, c, &e) != 0) {
+			gf_cli_error(CMD, "%s", e.msg);
+			return -1;
+		}
+		snprintf(what, size, "%s", nodes);
+		return 0;
+	}
+	if (vcs) {
+		char names[MAX_VCS][GF_NODE_NAME_MAX];
+		int count[MAX_VCS];
+		int n = gf_replay_philly_vcs(vcs, names, count, MAX_VCS, &e);
+		if (n < 0) {
+			gf_cli_error(CMD, "%s", e.msg);
+			return -1;
+		}
+		int m = gf_cluster_model(c, "P100");
+		for (int v = 0; v < n; v++) {
+			struct gf_ctl_team *t = &cfg->teams[cfg->nteams++];
+			snprintf(t->name, sizeof(t->name), "%.47s", names[v]);
+			t->weight = count[v];
+			for (int k = 0; k < count[v]; k++) {
+				char name[GF_NODE_NAME_MAX];
+				snprintf(name, sizeof(name), "%.30s-%03d",
+					 names[v], k);
+				if (gf_cluster_add(c, name, 64000, 524288,
+						   PHILLY_GPUS, m) < 0) {
+					gf_cli_error(CMD,
+						     "%s: more than %d nodes",
+						     vcs, GF_MAX_CNODES);
+					return -1;
+				}
+			}
+		}
+		snprintf(what, size, "%s", vcs);
+		return 0;
+	}
+	gf_synth_cluster(c);
+	snprintf(what, size, "the built-in cluster");
+	return 0;
+}
+
+struct prog {
+	struct gf_progress *p;
+	const char *policy;
+	int i, n;
+};
+
+static void on_progress(void *arg, int arrived, int jobs)
+{
+	struct prog *x = arg;
+	gf_progress_step(x->p, "policy %s (%d/%d): %d/%d arrivals", x->policy,
+			 x->i + 1, x->n, arrived, jobs);
+}
+
+static void json_dist(struct gf_json *j, const char *key,
+		      const struct gf_replay_dist *d)
+{
+	gf_json_obj_begin(j, key);
+	gf_json_int(j, "n", d->n);
+	gf_json_double(j, "mean", d->mean);
+	gf_json_double(j, "p50", d->p50);
+	gf_json_double(j, "p95", d->p95);
+	gf_json_double(j, "p99", d->p99);
+	gf_json_double(j, "max", d->max);
+	gf_json_obj_end(j);
+}
+
+static void json_result(struct gf_json *j, const struct gf_replay_result *r)
+{
+	gf_json_obj_begin(j, NULL);
+	gf_json_str(j, "policy", gf_policy_name(r->policy));
+	gf_json_uint(j, "seed", r->seed);
+	gf_json_int(j, "arrived", r->arrived);
+	gf_json_int(j, "refused", r->refused);
+	gf_json_int(j, "started", r->started);
+	gf_json_int(j, "completed", r->completed);
+	gf_json_int(j, "deleted", r->deleted);
+	gf_json_int(j, "failed", r->failed);
+	gf_json_int(j, "running_end", r->running_end);
+	gf_json_int(j, "queued_end", r->queued_end);
+	gf_json_int(j, "preemptions", r->preemptions);
+	json_dist(j, "wait_s", &r->wait);
+	json_dist(j, "jct_s", &r->jct);
+	gf_json_double(j, "mean_alloc", r->mean_alloc);
+	gf_json_double(j, "mean_frag", r->mean_frag);
+	gf_json_double(j, "mean_pending_gpus", r->mean_pending_gpus);
+	gf_json_double(j, "gpu_hours",
+		       (double)r->gpu_milli_ms_jobs / 1000.0 / 3600e3);
+	gf_json_double(j, "wall_s", r->wall_s);
+	gf_json_arr_begin(j, "series");
+	for (int i = 0; i < r->npoints; i++) {
+		const struct gf_replay_point *p = &r->points[i];
+		gf_json_obj_begin(j, NULL);
+		gf_json_double(j, "t_s", (double)p->t_ms / 1e3);
+		gf_json_double(j, "alloc", p->alloc);
+		gf_json_double(j, "frag", p->frag);
+		gf_json_double(j, "pending_gpus",
+			       (double)p->pending_milli / 1000.0);
+		gf_json_int(j, "pending", p->pending);
+		gf_json_int(j, "running", p->running);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+	gf_json_obj_end(j);
+}
+
+static void text_header(struct gf_buf *b)
+{
+	gf_buf_printf(b,
+		      "%-10s %7s %8s %9s %7s %7s %6s %8s %8s %8s %9s %6s %6s "
+		      "%8s %7s %6s\n",
+		      "policy", "arrived", "refused", "completed", "deleted",
+		      "running", "queued", "wait_p50", "wait_p95", "wait_p99",
+		      "jct_p50", "alloc", "frag", "pend_gpu", "preempt",
+		      "wall_s");
+}
+
+static void text_row(struct gf_buf *b, const struct gf_replay_result *r)
+{
+	gf_buf_printf(b,
+		      "%-10s %7d %8d %9d %7d %7d %6d %8.0f %8.0f %8.0f %9.0f "
+		      "%5.1f%% %5.1f%% %8.1f %7" PRId64 " %6.2f\n",
+		      gf_policy_name(r->policy), r->arrived, r->refused,
+		      r->completed, r->deleted, r->running_end, r->queued_end,
+		      r->wait.p50, r->wait.p95, r->wait.p99, r->jct.p50,
+		      100 * r->mean_alloc, 100 * r->mean_frag,
+		      r->mean_pending_gpus, r->preemptions, r->wall_s);
+}
+
+static int replay(struct args *a, struct gf_progress *p)
+{
+	int ret = GF_EXIT_FAIL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_replay_trace t;
+	struct gf_cluster c;
+	struct gf_buf out;
+	struct gf_json j;
+	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
+	gf_replay_trace_init(&t);
+	gf_cluster_init(&c);
+	gf_buf_init(&out, OUT_CAP);
+	if (access(a->trace, R_OK) != 0) {
+		gf_cli_error(CMD,
+			     "cannot read the trace '%s': %s (give its path, "
+			     "or set GPUFLEET_SHARED to the directory holding "
+			     "traces/)",
+			     a->trace, strerror(errno));
+		goto out;
+	}
+	gf_progress_step(p, "reading '%s'", a->trace);
+	struct gf_replay_load_opts lo = { .cpu_instances = a->cpu_instances,
+					  .limit = a->limit };
+	if (gf_replay_load(a->trace, a->source, &lo, &t, &e) != 0) {
+		gf_cli_error(CMD, "%s", e.msg);
+		goto out;
+	}
+	char what[PATH_MAX_ + 32];
+	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
+	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
+		goto out;
+	int64_t gpus = c.gpu_milli_total / 1000;
+	if (a->json) {
+		gf_json_init(&j, &out);
+		gf_json_obj_begin(&j, NULL);
+		gf_json_str(&j, "command", "replay");
+		gf_json_str(&j, "source", gf_replay_source_name(a->source));
+		gf_json_str(&j, "trace", a->trace);
+		gf_json_int(&j, "nodes", c.n);
+		gf_json_int(&j, "gpus", gpus);
+		gf_json_int(&j, "jobs", t.n);
+		gf_json_arr_begin(&j, "policies");
+	} else {
+		gf_buf_printf(&out,
+			      "replay %s '%s': %d jobs on %s (%d nodes, "
+			      "%" PRId64 " GPUs)\n",
+			      gf_replay_source_name(a->source), a->trace, t.n,
+			      what, c.n, gpus);
+		gf_buf_printf(&out,
+			      "times in seconds; alloc, frag and pending GPU "
+			      "are time-weighted means\n\n");
+		text_header(&out);
+	}
+	for (int i = 0; i < a->npolicies; i++) {
+		cfg->policy = a->policies[i];
+		struct prog x = { p, gf_policy_name(a->policies[i]), i,
+				  a->npolicies };
+		struct gf_replay_opts o = { .points = a->points,
+					    .estimates = !a->no_estimates,
+					    .until_ms = a->until_ms,
+					    .progress = on_progress,
+					    .arg = &x };
+		struct gf_replay_result r;
+		on_progress(&x, 0, t.n);
+		if (gf_replay_run(cfg, &c, NULL, &t, &o, &r, &e) != 0) {
+			gf_cli_error(CMD, "%s", e.msg);
+			goto out;
+		}
+		char msg[256];
+		if (gf_replay_check(&t, &r, msg, sizeof(msg)) != 0) {
+			gf_cli_error(CMD,
+				     "policy %s: internal check failed: %s",
+				     gf_policy_name(a->policies[i]), msg);
+			gf_replay_result_release(&r);
+			goto out;
+		}
+		if (a->json)
+			json_result(&j, &r);
+		else
+			text_row(&out, &r);
+		gf_replay_result_release(&r);
+	}
+	if (a->json) {
+		gf_json_arr_end(&j);
+		gf_json_obj_end(&j);
+		gf_buf_printf(&out, "\n");
+	}
+	if (gf_buf_error(&out)) {
+		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
+			     OUT_CAP >> 20);
+		goto out;
+	}
+	ret = gf_cli_print(gf_buf_str(&out), out.len);
+out:
+	gf_buf_release(&out);
+	gf_cluster_release(&c);
+	gf_replay_trace_release(&t);
+	gf_free(cfg);
+	return ret;
+}
+
+int cmd_simulate_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "vcs", required_argument, NULL, 'v' },
+		{ "builtin", no_argument, NULL, 'b' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "points", required_argument, NULL, 'p' },
+		{ "no-estimates", no_argument, NULL, 'E' },
+		{ "cpu-instances", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct args a;
+	memset(&a, 0, sizeof(a));
+	a.seed = 42;
+	a.policies[0] = GF_POLICY_FGD;
+	a.npolicies = 1;
+	int c;
+	long long v;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			if (parse_policies(optarg, &a))
+				return GF_EXIT_USAGE;
+			break;
+		case 's':
+			if (num_opt("seed", optarg, 0, INT64_MAX, &v))
+				return GF_EXIT_USAGE;
+			a.seed = (uint64_t)v;
+			break;
+		case 'n':
+			a.nodes = optarg;
+			break;
+		case 'v':
+			a.vcs = optarg;
+			break;
+		case 'b':
+			a.builtin = true;
+			break;
+		case 'l':
+			if (num_opt("limit", optarg, 1, GF_REPLAY_MAX_JOBS, &v))
+				return GF_EXIT_USAGE;
+			a.limit = (int)v;
+			break;
+		case 'u':
+			if (num_opt("until", optarg, 1, INT64_C(1) << 40, &v))
+				return GF_EXIT_USAGE;
+			a.until_ms = v * 1000;
+			break;
+		case 'p':
+			if (num_opt("points", optarg, 2, 100000, &v))
+				return GF_EXIT_USAGE;
+			a.points = (int)v;
+			break;
+		case 'E':
+			a.no_estimates = true;
+			break;
+		case 'C':
+			a.cpu_instances = true;
+			break;
+		case 'j':
+			a.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(CMD, argv);
+		}
+	}
+	if (optind >= argc) {
+		gf_cli_error(CMD, "no source given (known: alibaba2023, "
+				  "philly, dlrm2025; see 'gpufleet simulate "
+				  "replay -h')");
+		return GF_EXIT_USAGE;
+	}
+	if (gf_replay_source_parse(argv[optind], &a.source) != 0) {
+		gf_cli_error(CMD,
+			     "unknown source '%s' (known: alibaba2023, philly, "
+			     "dlrm2025)",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	if (optind + 2 < argc) {
+		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
+		return GF_EXIT_USAGE;
+	}
+	if (!!a.nodes + !!a.vcs + a.builtin > 1) {
+		gf_cli_error(CMD, "--nodes, --vcs and --builtin each give the "
+				  "cluster: say one");
+		return GF_EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		a.trace = argv[optind + 1];
+	} else {
+		snprintf(a.trace_buf, sizeof(a.trace_buf), "%s/%s",
+			 shared_dir(), defaults[a.source].trace);
+		a.trace = a.trace_buf;
+	}
+	struct gf_progress prog;
+	gf_progress_init(&prog, "gpufleet " CMD, stderr);
+	gf_progress_start(&prog);
+	int rc = replay(&a, &prog);
+	gf_progress_stop(&prog);
+	return rc;
+}

@@ -1,0 +1,690 @@
+/*
+ * replay.c - a trace played on a virtual clock through the controller's
+ * scheduling core (ctl.h), as `gpufleet serve` drives it: each arrival
+ * admitted and added as a submitted job, each end reported as a finish,
+ * each deletion as a cancel, and one gf_ctl_schedule pass per instant.
+ * The core decides everything; this file says when, and counts.
+ *
+ * The clock.  Time jumps from one instant to the next at which something
+ * happens: a run's end (start + its duration, known once the core starts
+ * it), a deletion from the trace, an arrival, or the follow-up pass a
+ * tick after a pass that preempted.  At one instant, in this order: the
+ * runs that end (gf_ctl_finish, exit 0), the deletions (gf_ctl_cancel),
+ * the arrivals in trace order (gf_ctl_admit, then gf_ctl_add; refused
+ * ones end there), then one pass; then the state is recorded.  Between
+ * instants nothing changes, so the GPU allocated integrates exactly.
+ *
+ * Invariants (gf_replay_check): a job arrives at most once and ends at
+ * most once; its fate agrees with the two; an end event of an attempt the
+ * core has put back (preempted) is stale and ignored; a run is open iff
+ * the job is RUNNING in the core, so the GPU time summed over the jobs'
+ * runs equals the engine's allocated GPU integrated over time.
+ */
+#include "sim/replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/mem.h"
+
+#define PROGRESS_EVERY 4096
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
+		      uint64_t seed)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->policy = policy;
+	cfg->seed = seed;
+	cfg->open_teams = true;
+	cfg->nblocks = 1;
+	snprintf(cfg->blocks[0], GF_NODE_NAME_MAX, "default");
+	static const struct {
+		const char *name;
+		int priority;
+		bool preemptible;
+	} cls[] = { { "inference", 20, false },
+		    { "training", 10, false },
+		    { "batch", 0, true } };
+	for (int i = 0; i < 3; i++) {
+		snprintf(cfg->classes[i].name, GF_CLASS_NAME_MAX, "%s",
+			 cls[i].name);
+		cfg->classes[i].priority = cls[i].priority;
+		cfg->classes[i].preemptible = cls[i].preemptible;
+	}
+	cfg->nclasses = 3;
+}
+
+/* ---- the run's state ---- */
+
+struct end_ev {
+	int64_t t;
+	int32_t job;
+	int32_t attempt;
+};
+
+/* A record of the state after one instant. */
+struct rec {
+	int64_t t, alloc, pending_milli;
+	double frag;
+	int pending, running;
+};
+
+struct run {
+	const struct gf_replay_trace *t;
+	const struct gf_replay_opts *o;
+	struct gf_replay_result *r;
+	struct gf_ctl *ctl;
+	const struct gf_job **jp; /* the core's job, per trace job */
+	int *seq_job;		  /* trace job of a seq (1..) */
+	int *att;		  /* attempt of the open run */
+	int64_t *run_start;	  /* -1: no open run */
+	struct end_ev *heap;
+	int nheap, capheap;
+	struct rec *recs;
+	int nrecs, caprecs;
+	int seq;
+	bool preempted; /* in the last pass */
+};
+
+static bool ev_less(const struct end_ev *a, const struct end_ev *b)
+{
+	return a->t < b->t || (a->t == b->t && a->job < b->job);
+}
+
+static void heap_push(struct run *x, struct end_ev ev)
+{
+	if (x->nheap == x->capheap) {
+		x->capheap = x->capheap ? 2 * x->capheap : 1024;
+		x->heap = gf_reallocarray(x->heap, (size_t)x->capheap,
+					  sizeof(*x->heap));
+	}
+	int i = x->nheap++;
+	while (i > 0 && ev_less(&ev, &x->heap[(i - 1) / 2])) {
+		x->heap[i] = x->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	x->heap[i] = ev;
+}
+
+static struct end_ev heap_pop(struct run *x)
+{
+	struct end_ev top = x->heap[0], last = x->heap[--x->nheap];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= x->nheap)
+			break;
+		if (c + 1 < x->nheap && ev_less(&x->heap[c + 1], &x->heap[c]))
+			c++;
+		if (!ev_less(&x->heap[c], &last))
+			break;
+		x->heap[i] = x->heap[c];
+		i = c;
+	}
+	if (x->nheap > 0)
+		x->heap[i] = last;
+	return top;
+}
+
+/* Milli-GPU a job holds while it runs, all replicas. */
+static int64_t job_milli(const struct gf_replay_job *j)
+{
+	int64_t per = j->gpus > 0 ? (int64_t)j->gpus * 1000 : j->gpu_milli;
+	return per * (j->replicas > 0 ? j->replicas : 1);
+}
+
+static void close_run(struct run *x, int j, int64_t now)
+{
+	int64_t d = now - x->run_start[j];
+	x->r->run_ms[j] += d;
+	x->r->gpu_milli_ms_jobs += d * job_milli(&x->t->jobs[j]);
+	x->run_start[j] = -1;
+}
+
+static void end_job(struct run *x, int j, enum gf_replay_fate f, int64_t now)
+{
+	struct gf_replay_result *r = x->r;
+	r->fate[j] = (uint8_t)f;
+	r->ends[j]++;
+	r->end_at_ms[j] = now;
+}
+
+static void log_start(struct run *x, int j, const struct gf_job *job,
+		      int64_t now)
+{
+	struct gf_replay_result *r = x->r;
+	for (int k = 0; k < job->spec.replicas; k++) {
+		if (r->nlog == r->caplog) {
+			r->caplog = r->caplog ? 2 * r->caplog : 1024;
+			r->log = gf_reallocarray(r->log, (size_t)r->caplog,
+						 sizeof(*r->log));
+		}
+		struct gf_replay_start *s = &r->log[r->nlog++];
+		const struct gf_job_place *p = &job->place[k];
+		memset(s, 0, sizeof(*s));
+		s->job = j;
+		s->t_ms = now;
+		s->replica = k;
+		s->node = p->node;
+		s->ngpus = p->ngpus;
+		for (int g = 0; g < p->ngpus && g < GF_CNODE_MAX_GPUS; g++)
+			s->gpus[g] = p->gpus[g]; /* the rest stays 0 */
+	}
+}
+
+/* A job the last pass (or call) changed: close and open its runs. */
+static void changed(struct run *x, int j, int64_t now)
+{
+	struct gf_replay_result *r = x->r;
+	const struct gf_job *job = x->jp[j];
+	bool was = r->fate[j] == GF_REPLAY_RUNNING;
+	bool is = job->state == GF_JOB_RUNNING;
+	if (was && (!is || job->attempts != x->att[j])) {
+		close_run(x, j, now);
+		r->fate[j] = GF_REPLAY_QUEUED;
+		if (job->state == GF_JOB_PENDING || is) {
+			r->preemptions++;
+			x->preempted = true;
+		}
+	}
+	if (is && r->fate[j] != GF_REPLAY_RUNNING) {
+		const struct gf_replay_job *tj = &x->t->jobs[j];
+		r->fate[j] = GF_REPLAY_RUNNING;
+		x->att[j] = job->attempts;
+		x->run_start[j] = now;
+		if (r->first_start_ms[j] < 0) {
+			r->first_start_ms[j] = now;
+			r->started++;
+		}
+		if (tj->duration_ms > 0)
+			heap_push(x, (struct end_ev){ now + tj->duration_ms, j,
+						      job->attempts });
+		if (x->o->keep_log)
+			log_start(x, j, job, now);
+	}
+	if (gf_job_is_final(job->state) && r->ends[j] == 0) {
+		if (job->state == GF_JOB_FAILED) {
+			r->failed++;
+			end_job(x, j, GF_REPLAY_FAILED, now);
+		} else { /* not by this file's calls: count it as ended */
+			r->completed++;
+			end_job(x, j, GF_REPLAY_COMPLETED, now);
+		}
+	}
+}
+
+static int job_of_id(const struct run *x, const char *id)
+{
+	long s = strtol(id + 1, NULL, 10);
+	return s >= 1 && s <= x->seq ? x->seq_job[s] : -1;
+}
+
+static void pass(struct run *x, int64_t now)
+{
+	struct gf_ctl_changes ch = { 0 };
+	x->preempted = false;
+	gf_ctl_schedule(x->ctl, GF_REPLAY_EPOCH_MS + now, &ch);
+	x->r->passes++;
+	for (int i = 0; i < ch.n; i++) {
+		int j = job_of_id(x, ch.ids[i]);
+		if (j >= 0)
+			changed(x, j, now);
+	}
+	gf_ctl_changes_release(&ch);
+}
+
+static void spec_of(const struct gf_replay_trace *t, int idx,
+		    const struct gf_replay_opts *o, struct gf_job_spec *s)
+{
+	const struct gf_replay_job *j = &t->jobs[idx];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "job-%d", idx);
+	snprintf(s->team, sizeof(s->team), "%s",
+		 j->team < t->nteams ? t->teams[j->team] : "default");
+	snprintf(s->class_name, sizeof(s->class_name), "%s",
+		 j->cls < t->nclasses ? t->classes[j->cls] : "batch");
+	s->replicas = j->replicas > 0 ? j->replicas : 1;
+	s->gpus = j->gpus;
+	s->gpu_milli = j->gpus > 0 ? 0 : j->gpu_milli;
+	if (j->model >= 0 && j->model < t->nmodels)
+		snprintf(s->gpu_model, sizeof(s->gpu_model), "%s",
+			 t->models[j->model]);
+	s->cpu_milli = j->cpu_milli;
+	s->memory_mib = j->memory_mib;
+	if (o->estimates && j->duration_ms > 0)
+		s->max_runtime_s = (j->duration_ms + 999) / 1000;
+}
+
+static void arrive(struct run *x, int j, int64_t now)
+{
+	struct gf_replay_result *r = x->r;
+	struct gf_err e;
+	gf_err_clear(&e);
+	r->arrivals[j]++;
+	r->arrived++;
+	struct gf_job *job = gf_calloc(1, sizeof(*job));
+	spec_of(x->t, j, x->o, &job->spec);
+	if (gf_ctl_admit(x->ctl, &job->spec, &e) != 0) {
+		gf_free(job);
+		r->refused++;
+		end_job(x, j, GF_REPLAY_REFUSED, now);
+		return;
+	}
+	job->seq = (uint64_t)++x->seq;
+	snprintf(job->id, sizeof(job->id), "j%d", x->seq);
+	job->state = GF_JOB_PENDING;
+	job->submitted_ms = GF_REPLAY_EPOCH_MS + now;
+	job->block = -1;
+	if (gf_ctl_add(x->ctl, job, &e) != 0) { /* too many teams */
+		x->seq--;
+		gf_job_release(job);
+		gf_free(job);
+		r->refused++;
+		end_job(x, j, GF_REPLAY_REFUSED, now);
+		return;
+	}
+	x->seq_job[x->seq] = j;
+	x->jp[j] = gf_ctl_job(x->ctl, job->id);
+	r->fate[j] = GF_REPLAY_QUEUED;
+}
+
+/* The run of job j is over (ev), or the trace deletes it (ev NULL). */
+static void leave(struct run *x, int j, const struct end_ev *ev, int64_t now)
+{
+	struct gf_replay_result *r = x->r;
+	if (r->arrivals[j] == 0 || r->ends[j] != 0)
+		return;
+	bool running = r->fate[j] == GF_REPLAY_RUNNING;
+	if (ev && (!running || ev->attempt != x->att[j]))
+		return; /* stale: that attempt was put back */
+	const char *id = x->jp[j]->id;
+	if (ev)
+		gf_ctl_finish(x->ctl, id, 0, GF_REPLAY_EPOCH_MS + now, NULL);
+	else
+		gf_ctl_cancel(x->ctl, id, GF_REPLAY_EPOCH_MS + now, NULL);
+	if (running) {
+		close_run(x, j, now);
+		r->completed++;
+		end_job(x, j, GF_REPLAY_COMPLETED, now);
+	} else {
+		r->deleted++;
+		end_job(x, j, GF_REPLAY_DELETED, now);
+	}
+}
+
+static void record(struct run *x, int64_t now)
+{
+	struct gf_ctl_stats st;
+	gf_ctl_stats(x->ctl, &st);
+	int64_t pm = 0;
+	gf_ctl_pending_by(x->ctl, -1, -1, &pm);
+	if (x->nrecs > 0 && x->recs[x->nrecs - 1].t == now)
+		x->nrecs--; /* the same instant again: keep the last */
+	if (x->nrecs == x->caprecs) {
+		x->caprecs = x->caprecs ? 2 * x->caprecs : 4096;
+		x->recs = gf_reallocarray(x->recs, (size_t)x->caprecs,
+					  sizeof(*x->recs));
+	}
+	x->recs[x->nrecs++] = (struct rec){ .t = now,
+					    .alloc = st.gpus_alloc_milli,
+					    .pending_milli = pm,
+					    .frag = st.frag_milli,
+					    .pending = st.pending,
+					    .running = st.running };
+}
+
+/* ---- orders ---- */
+
+static const struct gf_replay_trace *sort_t;
+
+static int by_arrival(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int64_t x = sort_t->jobs[i].arrival_ms, y = sort_t->jobs[j].arrival_ms;
+	return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+static int by_delete(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int64_t x = sort_t->jobs[i].delete_ms, y = sort_t->jobs[j].delete_ms;
+	return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+/* ---- results ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least p of the sample at or
+ * below it. */
+static double rank(const double *v, int n, double p)
+{
+	int k = (int)ceil(p * n) - 1;
+	return v[k < 0 ? 0 : k >= n ? n - 1 : k];
+}
+
+static void dist(double *v, int n, struct gf_replay_dist *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->n = n;
+	if (n == 0)
+		return;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	d->mean = sum / n;
+	d->p50 = rank(v, n, 0.50);
+	d->p95 = rank(v, n, 0.95);
+	d->p99 = rank(v, n, 0.99);
+	d->max = v[n - 1];
+}
+
+static double frag_ratio(const struct rec *c, int64_t cap)
+{
+	int64_t idle = cap - c->alloc;
+	return idle > 0 ? c->frag / (double)idle : 0;
+}
+
+static void summarise(struct run *x)
+{
+	struct gf_replay_result *r = x->r;
+	const struct gf_replay_trace *t = x->t;
+	double *v = gf_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(*v));
+	int n = 0;
+	for (int j = 0; j < t->n; j++)
+		if (r->first_start_ms[j] >= 0)
+			v[n++] = (double)(r->first_start_ms[j] -
+					  t->jobs[j].arrival_ms) /
+				 1e3;
+	dist(v, n, &r->wait);
+	n = 0;
+	for (int j = 0; j < t->n; j++)
+		if (r->fate[j] == GF_REPLAY_COMPLETED)
+			v[n++] = (double)(r->end_at_ms[j] -
+					  t->jobs[j].arrival_ms) /
+				 1e3;
+	dist(v, n, &r->jct);
+	gf_free(v);
+	for (int j = 0; j < t->n; j++) {
+		r->running_end += r->fate[j] == GF_REPLAY_RUNNING;
+		r->queued_end += r->fate[j] == GF_REPLAY_QUEUED;
+	}
+	/* time-weighted means over [0, end] */
+	int64_t cap = r->capacity_milli;
+	double a = 0, f = 0, p = 0;
+	for (int i = 0; i + 1 < x->nrecs; i++) {
+		double dt = (double)(x->recs[i + 1].t - x->recs[i].t);
+		a += dt * (double)x->recs[i].alloc;
+		f += dt * frag_ratio(&x->recs[i], cap);
+		p += dt * (double)x->recs[i].pending_milli;
+	}
+	if (x->nrecs > 0 && r->end_ms > 0) {
+		double span = (double)r->end_ms;
+		r->mean_alloc = cap > 0 ? a / span / (double)cap : 0;
+		r->mean_frag = f / span;
+		r->mean_pending_gpus = p / span / 1000.0;
+	} else if (x->nrecs > 0) {
+		const struct rec *c = &x->recs[x->nrecs - 1];
+		r->mean_alloc = cap > 0 ? (double)c->alloc / (double)cap : 0;
+		r->mean_frag = frag_ratio(c, cap);
+		r->mean_pending_gpus = (double)c->pending_milli / 1000.0;
+	}
+	/* the series: points evenly spaced over [0, end] */
+	int np = x->o->points > 0 ? x->o->points : 400;
+	if (r->end_ms == 0)
+		np = 1;
+	r->points = gf_calloc((size_t)np, sizeof(*r->points));
+	r->npoints = np;
+	for (int k = 0, i = -1; k < np; k++) {
+		int64_t tk = np > 1 ? r->end_ms * k / (np - 1) : r->end_ms;
+		while (i + 1 < x->nrecs && x->recs[i + 1].t <= tk)
+			i++;
+		struct gf_replay_point *pt = &r->points[k];
+		pt->t_ms = tk;
+		if (i < 0)
+			continue;
+		const struct rec *c = &x->recs[i];
+		pt->alloc = cap > 0 ? (double)c->alloc / (double)cap : 0;
+		pt->frag = frag_ratio(c, cap);
+		pt->pending_milli = c->pending_milli;
+		pt->pending = c->pending;
+		pt->running = c->running;
+	}
+}
+
+/* A heap copy of c0's nodes (empty), models and topologies. */
+static struct gf_cluster *copy_cluster(const struct gf_cluster *c0,
+				       struct gf_err *e)
+{
+	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	for (int m = 0; m < c0->nmodels; m++)
+		gf_cluster_model(c, c0->models[m]);
+	for (int i = 0; i < c0->n; i++) {
+		const struct gf_cnode *n = &c0->nodes[i];
+		int rc = gf_cluster_add(c, c0->names[i], n->cpu_cap, n->mem_cap,
+					n->ngpus, n->model);
+		if (rc >= 0 && n->topo > 0)
+			rc = gf_cluster_set_topo(c, i, &c0->topos[n->topo - 1]);
+		if (rc < 0) {
+			gf_cluster_release(c);
+			gf_free(c);
+			gf_err_set(e, GF_EINVAL, "cannot copy node '%s': %s",
+				   c0->names[i], gf_strerror(rc));
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static void result_alloc(struct gf_replay_result *r, int n)
+{
+	size_t m = (size_t)(n > 0 ? n : 1);
+	r->fate = gf_calloc(m, 1);
+	r->arrivals = gf_calloc(m, 1);
+	r->ends = gf_calloc(m, 1);
+	r->first_start_ms = gf_malloc(m * sizeof(int64_t));
+	r->end_at_ms = gf_malloc(m * sizeof(int64_t));
+	r->run_ms = gf_calloc(m, sizeof(int64_t));
+	for (int j = 0; j < n; j++)
+		r->first_start_ms[j] = r->end_at_ms[j] = -1;
+}
+
+int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
+		  const struct gf_ctl_node *nodes,
+		  const struct gf_replay_trace *t,
+		  const struct gf_replay_opts *o, struct gf_replay_result *r,
+		  struct gf_err *e)
+{
+	static const struct gf_replay_opts defaults = { 0 };
+	double t0 = now_s();
+	memset(r, 0, sizeof(*r));
+	if (o == NULL)
+		o = &defaults;
+	struct gf_cluster *c = copy_cluster(c0, e);
+	if (c == NULL)
+		return GF_EINVAL;
+	int64_t cap = c->gpu_milli_total;
+	struct gf_ctl *ctl;
+	int rc = gf_ctl_new(cfg, c, nodes, &ctl, e);
+	if (rc != 0) {
+		gf_cluster_release(c);
+		gf_free(c);
+		return rc;
+	}
+	r->policy = cfg->policy;
+	r->seed = cfg->seed;
+	r->jobs = t->n;
+	r->capacity_milli = cap;
+	result_alloc(r, t->n);
+	size_t m = (size_t)(t->n > 0 ? t->n : 1);
+	struct run x = { .t = t, .o = o, .r = r, .ctl = ctl };
+	x.jp = gf_calloc(m, sizeof(*x.jp));
+	x.seq_job = gf_calloc(m + 1, sizeof(*x.seq_job));
+	x.att = gf_calloc(m, sizeof(*x.att));
+	x.run_start = gf_malloc(m * sizeof(*x.run_start));
+	int *arr = gf_malloc(m * sizeof(*arr)),
+	    *del = gf_malloc(m * sizeof(*del));
+	int ndel = 0;
+	for (int j = 0; j < t->n; j++) {
+		x.run_start[j] = -1;
+		arr[j] = j;
+		if (t->jobs[j].delete_ms > 0)
+			del[ndel++] = j;
+	}
+	sort_t = t; /* qsort has no argument: one run sorts at a time */
+	qsort(arr, (size_t)t->n, sizeof(*arr), by_arrival);
+	qsort(del, (size_t)ndel, sizeof(*del), by_delete);
+	int ai = 0, di = 0;
+	int64_t tick = o->tick_ms > 0 ? o->tick_ms : 100, tick_at = -1;
+	int64_t last = 0, last_alloc = 0;
+	for (;;) {
+		int64_t now = INT64_MAX;
+		if (x.nheap > 0)
+			now = x.heap[0].t;
+		if (di < ndel && t->jobs[del[di]].delete_ms < now)
+			now = t->jobs[del[di]].delete_ms;
+		if (ai < t->n && t->jobs[arr[ai]].arrival_ms < now)
+			now = t->jobs[arr[ai]].arrival_ms;
+		if (tick_at >= 0 && tick_at < now)
+			now = tick_at;
+		if (now == INT64_MAX || (o->until_ms > 0 && now > o->until_ms))
+			break;
+		r->gpu_milli_ms_engine += last_alloc * (now - last);
+		last = now;
+		while (x.nheap > 0 && x.heap[0].t == now) {
+			struct end_ev ev = heap_pop(&x);
+			leave(&x, ev.job, &ev, now);
+		}
+		while (di < ndel && t->jobs[del[di]].delete_ms == now)
+			leave(&x, del[di++], NULL, now);
+		int before = ai;
+		while (ai < t->n && t->jobs[arr[ai]].arrival_ms == now)
+			arrive(&x, arr[ai++], now);
+		if (tick_at == now)
+			tick_at = -1;
+		pass(&x, now);
+		if (x.preempted && tick_at < 0)
+			tick_at = now + tick;
+		record(&x, now);
+		last_alloc = x.recs[x.nrecs - 1].alloc;
+		r->end_ms = now;
+		if (o->progress &&
+		    ai / PROGRESS_EVERY != before / PROGRESS_EVERY)
+			o->progress(o->arg, ai, t->n);
+	}
+	for (int j = 0; j < t->n; j++) /* runs still going: up to the end */
+		if (x.run_start[j] >= 0)
+			close_run(&x, j, r->end_ms);
+	summarise(&x);
+	if (o->progress)
+		o->progress(o->arg, ai, t->n);
+	gf_free(arr);
+	gf_free(del);
+	gf_free(x.jp);
+	gf_free(x.seq_job);
+	gf_free(x.att);
+	gf_free(x.run_start);
+	gf_free(x.heap);
+	gf_free(x.recs);
+	gf_ctl_free(ctl);
+	r->wall_s = now_s() - t0;
+	return 0;
+}
+
+void gf_replay_result_release(struct gf_replay_result *r)
+{
+	gf_free(r->points);
+	gf_free(r->fate);
+	gf_free(r->arrivals);
+	gf_free(r->ends);
+	gf_free(r->first_start_ms);
+	gf_free(r->end_at_ms);
+	gf_free(r->run_ms);
+	gf_free(r->log);
+	memset(r, 0, sizeof(*r));
+}
+
+int gf_replay_check(const struct gf_replay_trace *t,
+		    const struct gf_replay_result *r, char *msg, unsigned size)
+{
+	int count[GF_REPLAY_FAILED + 1] = { 0 };
+	int arrived = 0;
+	for (int j = 0; j < t->n; j++) {
+		int a = r->arrivals[j], en = r->ends[j], f = r->fate[j];
+		bool final = f == GF_REPLAY_REFUSED ||
+			     f == GF_REPLAY_COMPLETED ||
+			     f == GF_REPLAY_DELETED || f == GF_REPLAY_FAILED;
+		if (f < 0 || f > GF_REPLAY_FAILED) {
+			snprintf(msg, size, "job %d has no fate (%d)", j, f);
+			return GF_EINVAL;
+		}
+		const char *bad = NULL;
+		if (a > 1 || en > 1)
+			bad = "arrived or ended more than once";
+		else if (f == GF_REPLAY_NOT_ARRIVED && (a || en))
+			bad = "not arrived, yet counted";
+		else if (f != GF_REPLAY_NOT_ARRIVED && a != 1)
+			bad = "has a fate without its arrival";
+		else if (final != (en == 1))
+			bad = "has a fate that disagrees with its end";
+		else if (r->first_start_ms[j] >= 0 &&
+			 r->first_start_ms[j] < t->jobs[j].arrival_ms)
+			bad = "started before it arrived";
+		else if (en && r->end_at_ms[j] < t->jobs[j].arrival_ms)
+			bad = "ended before it arrived";
+		if (bad) {
+			snprintf(msg, size, "job %d (line %d) %s", j,
+				 (int)t->jobs[j].line, bad);
+			return GF_EINVAL;
+		}
+		arrived += a;
+		count[f]++;
+	}
+	if (arrived != r->arrived || count[GF_REPLAY_REFUSED] != r->refused ||
+	    count[GF_REPLAY_COMPLETED] != r->completed ||
+	    count[GF_REPLAY_DELETED] != r->deleted ||
+	    count[GF_REPLAY_FAILED] != r->failed ||
+	    count[GF_REPLAY_RUNNING] != r->running_end ||
+	    count[GF_REPLAY_QUEUED] != r->queued_end) {
+		snprintf(msg, size,
+			 "counts disagree with the jobs' fates (arrived %d/%d, "
+			 "completed %d/%d, queued %d/%d)",
+			 r->arrived, arrived, r->completed,
+			 count[GF_REPLAY_COMPLETED], r->queued_end,
+			 count[GF_REPLAY_QUEUED]);
+		return GF_EINVAL;
+	}
+	if (r->refused + r->completed + r->deleted + r->failed +
+		    r->running_end + r->queued_end !=
+	    r->arrived) {
+		snprintf(msg, size, "arrived %d, accounted %d", r->arrived,
+			 r->refused + r->completed + r->deleted + r->failed +
+				 r->running_end + r->queued_end);
+		return GF_EINVAL;
+	}
+	if (r->gpu_milli_ms_engine != r->gpu_milli_ms_jobs) {
+		snprintf(msg, size,
+			 "GPU time: the engine allocated %lld milli-GPU ms, "
+			 "the jobs' runs sum to %lld",
+			 (long long)r->gpu_milli_ms_engine,
+			 (long long)r->gpu_milli_ms_jobs);
+		return GF_EINVAL;
+	}
+	return 0;
+}
