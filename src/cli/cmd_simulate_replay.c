@@ -48,8 +48,8 @@ static void usage(FILE *f)
 		"P[,P...]] [--seed N]\n"
 		"           [--nodes FILE | --vcs FILE | --builtin] [--limit N] "
 		"[--until S]\n"
-		"           [--points N] [--no-estimates] [--cpu-instances] "
-		"[--json]\n"
+		"           [--load X] [--points N] [--no-estimates] "
+		"[--cpu-instances] [--json]\n"
 		"\n"
 		"Replay a trace of jobs that arrive and leave on a virtual "
 		"clock through the\ncontroller's scheduling core (the one "
@@ -86,7 +86,11 @@ static void usage(FILE *f)
 		"                   HeliosArtifact.csv) when there, else "
 		"built-in\n"
 		"  --limit N        the first N jobs of the trace\n"
-		"  --until S        stop S seconds into the trace\n"
+		"  --until S        stop S seconds into the trace (its "
+		"clock after --load)\n"
+		"  --load X         X times the load: every arrival time "
+		"divided by X (run\n"
+		"                   times kept), 0 < X <= 1000 (default 1)\n"
 		"  --points N       samples in the time series (default 400)\n"
 		"  --no-estimates   jobs give no max runtime (backfill then "
 		"has none to use)\n"
@@ -110,6 +114,7 @@ struct args {
 	uint64_t seed;
 	int limit, points;
 	int64_t until_ms;
+	double load;
 };
 
 static int parse_policies(const char *s, struct args *a)
@@ -163,6 +168,24 @@ static int num_opt(const char *name, const char *v, long long lo, long long hi,
 			     "cannot parse '--%s %s': expected a number from "
 			     "%lld to %lld",
 			     name, v, lo, hi);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+/* A positive decimal number up to hi (--load). */
+static int real_opt(const char *name, const char *v, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (*v == '\0' || *end || errno || !(x > 0) || x > hi) {
+		gf_cli_error(
+			CMD,
+			"cannot parse '--%s %s': expected a number above 0 "
+			"and at most %g",
+			name, v, hi);
 		return -1;
 	}
 	*out = x;
@@ -358,6 +381,7 @@ static int replay(struct args *a, struct gf_progress *p)
 		gf_cli_error(CMD, "%s", e.msg);
 		goto out;
 	}
+	gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
 	char what[PATH_MAX_ + 32];
 	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
 	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
@@ -372,6 +396,7 @@ static int replay(struct args *a, struct gf_progress *p)
 		gf_json_int(&j, "nodes", c.n);
 		gf_json_int(&j, "gpus", gpus);
 		gf_json_int(&j, "jobs", t.n);
+		gf_json_double(&j, "load", a->load);
 		gf_json_arr_begin(&j, "policies");
 	} else {
 		gf_buf_printf(&out,
@@ -379,6 +404,11 @@ static int replay(struct args *a, struct gf_progress *p)
 			      "%" PRId64 " GPUs)\n",
 			      gf_replay_source_name(a->source), a->trace, t.n,
 			      what, c.n, gpus);
+		if (a->load != 1)
+			gf_buf_printf(&out,
+				      "load %g: arrivals %g times as dense as "
+				      "the trace's, run times kept\n",
+				      a->load, a->load);
 		gf_buf_printf(&out,
 			      "times in seconds; alloc, frag and pending GPU "
 			      "are time-weighted means\n\n");
@@ -443,6 +473,7 @@ int cmd_simulate_replay(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'l' },
 		{ "until", required_argument, NULL, 'u' },
 		{ "points", required_argument, NULL, 'p' },
+		{ "load", required_argument, NULL, 'L' },
 		{ "no-estimates", no_argument, NULL, 'E' },
 		{ "cpu-instances", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
@@ -452,6 +483,7 @@ int cmd_simulate_replay(int argc, char **argv)
 	static struct args a;
 	memset(&a, 0, sizeof(a));
 	a.seed = 42;
+	a.load = 1;
 	a.policies[0] = GF_POLICY_FGD;
 	a.npolicies = 1;
 	int c;
@@ -492,6 +524,11 @@ int cmd_simulate_replay(int argc, char **argv)
 			if (num_opt("points", optarg, 2, 100000, &v))
 				return GF_EXIT_USAGE;
 			a.points = (int)v;
+			break;
+		case 'L':
+			if (real_opt("load", optarg, GF_REPLAY_LOAD_MAX,
+				     &a.load))
+				return GF_EXIT_USAGE;
 			break;
 		case 'E':
 			a.no_estimates = true;

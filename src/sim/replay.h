@@ -100,6 +100,18 @@ int gf_replay_class(struct gf_replay_trace *t, const char *name);
 /* Append a job (copied); GF_ETOOBIG past GF_REPLAY_MAX_JOBS. */
 int gf_replay_add(struct gf_replay_trace *t, const struct gf_replay_job *j);
 
+/*
+ * Load a trace x times as much (`--load X`): every arrival time divided
+ * by x (rounded to the ms), so the same jobs come x times as densely;
+ * run times are unchanged and a deletion keeps its distance from its
+ * arrival.  The standard way to load a cluster more without inventing
+ * jobs (Pollux-style experiments scale the arrival rate).  0 < x <=
+ * GF_REPLAY_LOAD_MAX, else GF_EINVAL (nothing changed); 1 changes
+ * nothing.
+ */
+#define GF_REPLAY_LOAD_MAX 1000.0
+int gf_replay_scale_arrivals(struct gf_replay_trace *t, double x);
+
 struct gf_replay_load_opts {
 	bool cpu_instances; /* dlrm2025: the CN (CPU-only) instances too */
 	int limit;	    /* the first N jobs of the file; 0 all */

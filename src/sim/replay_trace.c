@@ -125,6 +125,22 @@ int gf_replay_add(struct gf_replay_trace *t, const struct gf_replay_job *j)
 	return 0;
 }
 
+int gf_replay_scale_arrivals(struct gf_replay_trace *t, double x)
+{
+	if (!(x > 0) || x > GF_REPLAY_LOAD_MAX)
+		return GF_EINVAL;
+	if (x == 1)
+		return 0;
+	for (int i = 0; i < t->n; i++) {
+		struct gf_replay_job *j = &t->jobs[i];
+		int64_t a = llround((double)j->arrival_ms / x);
+		if (j->delete_ms > 0) /* its lifetime kept */
+			j->delete_ms = a + (j->delete_ms - j->arrival_ms);
+		j->arrival_ms = a;
+	}
+	return 0;
+}
+
 /* ---- fields ---- */
 
 static int col(struct gf_csv *c, const char *name, struct gf_err *e)

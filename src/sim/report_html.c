@@ -404,11 +404,15 @@ static void read_replay(struct rd *r, const struct gf_jv *root,
 {
 	d->kind = GF_RDOC_REPLAY;
 	d->tune = NAN;
+	d->load = 1;
 	if (!get_str(r, root, "", "source", d->source, sizeof(d->source)) ||
 	    !get_str(r, root, "", "trace", d->trace, sizeof(d->trace)) ||
 	    !get_int(r, root, "", "nodes", &d->nodes) ||
 	    !get_int(r, root, "", "gpus", &d->gpus) ||
 	    !get_int(r, root, "", "jobs", &d->work))
+		return;
+	if (gf_jv_get(root, "load") &&
+	    !get_num(r, root, "", "load", &d->load, false))
 		return;
 	const struct gf_jv *ps = get_kind(r, root, "", "policies", GF_JV_ARR);
 	if (ps == NULL)
@@ -1004,9 +1008,13 @@ static void replay_section(struct gf_buf *b, const struct gf_rdoc *d, int k)
 	gf_html_esc(b, d->trace);
 	gf_buf_puts(b, "</h2>\n<p class=\"sub\">");
 	gf_html_esc(b, d->source);
-	gf_buf_printf(b, "; %lld nodes, %lld GPUs; %lld jobs &middot; ",
+	gf_buf_printf(b, "; %lld nodes, %lld GPUs; %lld jobs",
 		      (long long)d->nodes, (long long)d->gpus,
 		      (long long)d->work);
+	if (d->load != 1)
+		gf_buf_printf(b, "; load %g (arrivals %g times as dense)",
+			      d->load, d->load);
+	gf_buf_puts(b, " &middot; ");
 	gf_html_esc(b, d->file);
 	gf_buf_puts(b, "</p>\n<div class=\"legend\">");
 	for (int i = 0; i < d->npol; i++)

@@ -73,6 +73,8 @@ struct gf_rdoc {
 	char seeds[64];		      /* fill: "42-51" */
 	int64_t nodes, gpus, work;    /* work: requests (fill), jobs */
 	double tune;		      /* fill; NAN when not scaled */
+	double load; /* replay: arrivals x times as dense (--load), 1 when
+			the file has none */
 	int npol;
 	struct gf_rdoc_fill_pol *fill;	   /* kind FILL: npol of them */
 	struct gf_rdoc_replay_pol *replay; /* kind REPLAY */

@@ -10,7 +10,9 @@
 #   report/atomic         a bad input leaves an existing page as it was
 #                         and no temporary behind
 # Prints ok/FAIL/skip lines.  Usage: sh tests/integration/report_html.sh BUILD
-# DOCS_PNG=FILE also keeps the screenshot there (docs/report.png).
+# DOCS_PNG=FILE also keeps the screenshot there (docs/report.png);
+# DOCS_REPLAY=FILE draws that replay JSON (simulate replay --json) in
+# place of the hand-made fixture (docs/simulator.md names the command).
 set -u
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,10 +50,16 @@ if [ -n "${DOCS_PNG:-}" ] && [ -f "$T/openb_pod_list_default.csv" ]; then
 else
 	FILL="--seeds 42-44"
 fi
+REPLAY=${DOCS_REPLAY:-$FX/replay-small.json}
+# the replay's charts have one line per policy it ran
+NREP=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["policies"]))' "$REPLAY")
+# the page names its inputs as given: short names, in TMP
+RNAME=$(basename "$REPLAY")
+cp "$REPLAY" "$TMP/$RNAME"
 # shellcheck disable=SC2086
 if ! "$BIN" simulate fill $FILL --json >"$TMP/fill.json" 2>"$TMP/fill.err" ||
-	! "$BIN" report "$TMP/fill.json" "$FX/replay-small.json" \
-		--html "$TMP/page.html" 2>"$TMP/page.err"; then
+	! (cd "$TMP" && "$BIN" report fill.json "$RNAME" --html page.html \
+		2>"$TMP/page.err"); then
 	echo "FAIL report/html-chromium (gpufleet simulate fill or report failed)"
 	sed 's/^/    /' "$TMP/fill.err" "$TMP/page.err"
 	exit 0
@@ -69,11 +77,11 @@ run_chromium --screenshot="$TMP/page.png" --window-size=$W,$H \
 	"file://$TMP/page.html" >"$TMP/shot.out" 2>"$TMP/shot.err"
 run_chromium --dump-dom "file://$TMP/page.html" >"$TMP/dom.html" \
 	2>"$TMP/dom.err"
-# 7 policies in the fill charts, 3 in the replay's
+# 7 policies in the fill charts, NREP (the fixture: 3) in the replay's
 python3 "$ROOT/tests/tools/page_check.py" "$TMP/page.html" "$TMP/dom.html" \
 	"$TMP/page.png" $W $H 15000 "$TMP/shot.err" "$TMP/dom.err" \
-	--lines chart-fill=7 chart-fill-zoom=7 chart-alloc=3 chart-frag=3 \
-	chart-pending=3 >"$TMP/html.fail"
+	--lines chart-fill=7 chart-fill-zoom=7 chart-alloc="$NREP" \
+	chart-frag="$NREP" chart-pending="$NREP" >"$TMP/html.fail"
 if [ -s "$TMP/html.fail" ]; then
 	echo "FAIL report/html-chromium"
 	sed 's/^/    /' "$TMP/html.fail"

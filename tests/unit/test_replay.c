@@ -340,6 +340,31 @@ static bool same(const struct gf_replay_trace *t,
 }
 
 /* The same trace, policy and seed: the same run, start by start. */
+/* --load X: arrivals X times as dense, run times and lifetimes kept. */
+static void test_scale_arrivals(void **state)
+{
+	(void)state;
+	struct gf_replay_trace t;
+	gf_replay_trace_init(&t);
+	add(&t, 0, 1, 10, 0, "training");
+	add(&t, 3, 1, 5, 0, "training");
+	add(&t, 9, 2, 0, 12, "batch");
+	assert_int_equal(gf_replay_scale_arrivals(&t, 0), GF_EINVAL);
+	assert_int_equal(gf_replay_scale_arrivals(&t, -2), GF_EINVAL);
+	assert_int_equal(gf_replay_scale_arrivals(&t, NAN), GF_EINVAL);
+	assert_int_equal(gf_replay_scale_arrivals(&t, 1001), GF_EINVAL);
+	assert_int_equal(t.jobs[1].arrival_ms, 3000); /* nothing changed */
+	assert_int_equal(gf_replay_scale_arrivals(&t, 1), 0);
+	assert_int_equal(t.jobs[2].arrival_ms, 9000);
+	assert_int_equal(gf_replay_scale_arrivals(&t, 4), 0);
+	assert_int_equal(t.jobs[0].arrival_ms, 0);
+	assert_int_equal(t.jobs[1].arrival_ms, 750);
+	assert_int_equal(t.jobs[1].duration_ms, 5000);
+	assert_int_equal(t.jobs[2].arrival_ms, 2250);
+	assert_int_equal(t.jobs[2].delete_ms, 2250 + 3000);
+	gf_replay_trace_release(&t);
+}
+
 static void test_same_seed_same_run(void **state)
 {
 	(void)state;
@@ -639,6 +664,7 @@ int main(void)
 		cmocka_unit_test(test_hand_backfill),
 		cmocka_unit_test(test_hand_preemption),
 		cmocka_unit_test(test_conservation_random),
+		cmocka_unit_test(test_scale_arrivals),
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_reader_errors),
