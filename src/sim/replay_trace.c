@@ -153,27 +153,6 @@ static int col(struct gf_csv *c, const char *name, struct gf_err *e)
 	return i;
 }
 
-static int field_int(struct gf_csv *c, int i, const char *name, long long lo,
-		     long long hi, long long *out, struct gf_err *e)
-{
-	const char *s = gf_csv_get(c, i);
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno)
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field '%s': expected an integer, "
-				  "got '%.40s'",
-				  c->path, c->line, name, s);
-	if (v < lo || v > hi)
-		return gf_err_set(e, GF_ERANGE,
-				  "%s:%ld: field '%s': %lld is outside "
-				  "%lld..%lld",
-				  c->path, c->line, name, v, lo, hi);
-	*out = v;
-	return 0;
-}
-
 /*
  * A number of seconds (or any unit) from lo to hi; "" and "NaN" are
  * absent (*present false) when absent_ok, else an error.
@@ -281,13 +260,13 @@ static int load_alibaba2023(struct gf_csv *c,
 		long long cpu, mem, k, g;
 		double cr, del, sch = 0;
 		bool has_sch = false, has_del;
-		if ((rc = field_int(c, ccpu, "cpu_milli", 0,
-				    GF_JOB_CPU_MILLI_MAX, &cpu, e)) ||
-		    (rc = field_int(c, cmem, "memory_mib", 0,
-				    GF_JOB_MEMORY_MIB_MAX, &mem, e)) ||
-		    (rc = field_int(c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS, &k,
-				    e)) ||
-		    (rc = field_int(c, cg, "gpu_milli", 0, 1000, &g, e)) ||
+		if ((rc = gf_csv_int(c, ccpu, "cpu_milli", 0,
+				     GF_JOB_CPU_MILLI_MAX, &cpu, e)) ||
+		    (rc = gf_csv_int(c, cmem, "memory_mib", 0,
+				     GF_JOB_MEMORY_MIB_MAX, &mem, e)) ||
+		    (rc = gf_csv_int(c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS, &k,
+				     e)) ||
+		    (rc = gf_csv_int(c, cg, "gpu_milli", 0, 1000, &g, e)) ||
 		    (rc = field_num(c, ccr, "creation_time", 0, MAX_TIME_S,
 				    false, &cr, NULL, e)) ||
 		    (rc = field_num(c, cdel, "deletion_time", 0, MAX_TIME_S,
@@ -420,7 +399,7 @@ static int load_philly(struct gf_csv *c, const struct gf_replay_load_opts *o,
 		long long n;
 		if ((rc = field_num(c, cdur, "duration", 0, MAX_TIME_S, false,
 				    &dur, NULL, e)) ||
-		    (rc = field_int(c, cn, "num_gpus", 1, 128, &n, e)))
+		    (rc = gf_csv_int(c, cn, "num_gpus", 1, 128, &n, e)))
 			return rc;
 		const char *vc = cvc >= 0 ? gf_csv_get(c, cvc) : "";
 		int team = gf_replay_team(t, *vc ? vc : "default");
@@ -467,7 +446,7 @@ int gf_replay_philly_vcs(const char *path, char (*names)[GF_NODE_NAME_MAX],
 					path, c.line, GF_NODE_NAME_MAX - 1);
 			break;
 		}
-		if ((rc = field_int(&c, cn, "node num", 1, 100000, &k, e)))
+		if ((rc = gf_csv_int(&c, cn, "node num", 1, 100000, &k, e)))
 			break;
 		if (n >= max) {
 			rc = gf_err_set(e, GF_ETOOBIG,
@@ -520,8 +499,8 @@ static int load_dlrm(struct gf_csv *c, const struct gf_replay_load_opts *o,
 		if ((rc = field_num(c, ccpu, "cpu_request", 0,
 				    GF_JOB_CPU_MILLI_MAX / 1000, false, &cpu,
 				    NULL, e)) ||
-		    (rc = field_int(c, cgpu, "gpu_request", 0,
-				    GF_CNODE_MAX_GPUS, &g, e)) ||
+		    (rc = gf_csv_int(c, cgpu, "gpu_request", 0,
+				     GF_CNODE_MAX_GPUS, &g, e)) ||
 		    (rc = field_num(c, cmem, "memory_request", 0, 1 << 30,
 				    false, &mem, NULL, e)) ||
 		    (rc = field_num(c, ccr, "creation_time", 0, MAX_TIME_S,

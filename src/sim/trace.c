@@ -12,27 +12,6 @@
 
 #include "util/csv.h"
 
-static int field_int(struct gf_csv *c, int col, const char *name, long long lo,
-		     long long hi, long long *out, struct gf_err *e)
-{
-	const char *s = gf_csv_get(c, col);
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno)
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field '%s': expected an integer, "
-				  "got '%.40s'",
-				  c->path, c->line, name, s);
-	if (v < lo || v > hi)
-		return gf_err_set(e, GF_ERANGE,
-				  "%s:%ld: field '%s': %lld is outside "
-				  "%lld..%lld",
-				  c->path, c->line, name, v, lo, hi);
-	*out = v;
-	return 0;
-}
-
 static int require(struct gf_csv *c, const char *name, struct gf_err *e)
 {
 	int col = gf_csv_column(c, name);
@@ -60,12 +39,12 @@ int gf_trace_load_nodes(const char *path, struct gf_cluster *cl,
 	}
 	while ((rc = gf_csv_next(&c, e)) > 0) {
 		long long cpu, mem, gpu;
-		if ((rc = field_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
-				    e)) ||
-		    (rc = field_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
-				    &mem, e)) ||
-		    (rc = field_int(&c, cgpu, "gpu", 0, GF_CNODE_MAX_GPUS, &gpu,
-				    e)))
+		if ((rc = gf_csv_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
+				     e)) ||
+		    (rc = gf_csv_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
+				     &mem, e)) ||
+		    (rc = gf_csv_int(&c, cgpu, "gpu", 0, GF_CNODE_MAX_GPUS,
+				     &gpu, e)))
 			break;
 		const char *model = gf_csv_get(&c, cmodel);
 		int m = 0;
@@ -153,14 +132,14 @@ int gf_trace_load_pods(const char *path, struct gf_cluster *cl,
 	}
 	while ((rc = gf_csv_next(&c, e)) > 0) {
 		long long cpu, mem, k, g;
-		if ((rc = field_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
-				    e)) ||
-		    (rc = field_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
-				    &mem, e)) ||
-		    (rc = field_int(&c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS, &k,
-				    e)) ||
-		    (rc = field_int(&c, cg, "gpu_milli", 0, GF_GPU_MILLI, &g,
-				    e)))
+		if ((rc = gf_csv_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
+				     e)) ||
+		    (rc = gf_csv_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
+				     &mem, e)) ||
+		    (rc = gf_csv_int(&c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS,
+				     &k, e)) ||
+		    (rc = gf_csv_int(&c, cg, "gpu_milli", 0, GF_GPU_MILLI, &g,
+				     e)))
 			break;
 		if (k > 1 && g != GF_GPU_MILLI) {
 			rc = gf_err_set(e, GF_ERANGE,

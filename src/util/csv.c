@@ -5,6 +5,7 @@
 #include "util/csv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gpufleet/err.h>
@@ -97,4 +98,25 @@ int gf_csv_next(struct gf_csv *c, struct gf_err *e)
 const char *gf_csv_get(const struct gf_csv *c, int i)
 {
 	return i >= 0 && i < c->nfield ? c->field[i] : "";
+}
+
+int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
+	       long long hi, long long *out, struct gf_err *e)
+{
+	const char *s = gf_csv_get(c, i);
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || errno)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%ld: field '%s': expected an integer, "
+				  "got '%.40s'",
+				  c->path, c->line, name, s);
+	if (v < lo || v > hi)
+		return gf_err_set(e, GF_ERANGE,
+				  "%s:%ld: field '%s': %lld is outside "
+				  "%lld..%lld",
+				  c->path, c->line, name, v, lo, hi);
+	*out = v;
+	return 0;
 }

@@ -38,5 +38,10 @@ int gf_csv_column(const struct gf_csv *c, const char *name);
 int gf_csv_next(struct gf_csv *c, struct gf_err *e);
 /* Field i of the current row, "" when the row is shorter. */
 const char *gf_csv_get(const struct gf_csv *c, int i);
+/* Field i of the current row as an integer in lo..hi; errors name
+ * path:line and the field (GF_EPARSE not an integer, GF_ERANGE out of
+ * range). */
+int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
+	       long long hi, long long *out, struct gf_err *e);
 
 #endif
