@@ -12,6 +12,7 @@
 #endif
 
 #include <gpufleet/node.h>
+#include <gpufleet/sched.h>
 
 #include "topo/source.h"
 
@@ -95,6 +96,11 @@ bool gf_cli_diag_option(const char *cmd, int c, const char *arg,
 /* Print "gpufleet CMD: msg" on stderr. */
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* --policy LIST (names, comma-separated, or "all") into out (room for
+ * GF_POLICY_COUNT), *n set; a repeated name counts once.  -1 after
+ * saying why as cmd. */
+int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out,
+		    int *n);
 
 /*
  * Report a bad option the way every command does (one line, pointing at

@@ -103,46 +103,6 @@ static int parse_seeds(const char *s, uint64_t *out, int *n)
 	return *n > 0 ? 0 : -1;
 }
 
-static int parse_policies(const char *s, enum gf_policy *out, int *n)
-{
-	*n = 0;
-	if (strcmp(s, "all") == 0) {
-		for (int i = 0; i < GF_POLICY_COUNT; i++)
-			out[(*n)++] = (enum gf_policy)i;
-		return 0;
-	}
-	char buf[256];
-	if (strlen(s) >= sizeof(buf)) {
-		gf_cli_error(CMD,
-			     "cannot parse '--policy %.40s...': longer "
-			     "than %zu bytes",
-			     s, sizeof(buf) - 1);
-		return -1;
-	}
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = buf, *next; tok; tok = next) {
-		next = strchr(tok, ',');
-		if (next)
-			*next++ = '\0';
-		enum gf_policy p;
-		if (gf_policy_parse(tok, &p) != 0) {
-			gf_cli_error(CMD,
-				     "cannot parse '--policy %s': unknown "
-				     "policy '%s' (known: random, dotprod, "
-				     "clustering, packing, bestfit, fgd, "
-				     "fgdplus, all)",
-				     s, tok);
-			return -1;
-		}
-		bool seen = false;
-		for (int i = 0; i < *n; i++)
-			seen |= out[i] == p;
-		if (!seen) /* a repeated one counts once */
-			out[(*n)++] = p;
-	}
-	return 0;
-}
-
 static int write_file(const char *path, const struct gf_buf *b)
 {
 	struct gf_err e;
@@ -386,7 +346,7 @@ static int fill_main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.tune = 1.3;
 	a.requests = BUILTIN_REQS;
-	parse_policies("all", a.policies, &a.npolicies);
+	gf_cli_policies(CMD, "all", a.policies, &a.npolicies);
 	parse_seeds("42-51", a.seeds, &a.nseeds);
 	int c;
 	char *end;
@@ -401,7 +361,8 @@ static int fill_main(int argc, char **argv)
 			a.pods = optarg;
 			break;
 		case 'P':
-			if (parse_policies(optarg, a.policies, &a.npolicies))
+			if (gf_cli_policies(CMD, optarg, a.policies,
+					    &a.npolicies))
 				return GF_EXIT_USAGE;
 			break;
 		case 's':

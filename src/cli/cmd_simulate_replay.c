@@ -117,46 +117,6 @@ struct args {
 	double load;
 };
 
-static int parse_policies(const char *s, struct args *a)
-{
-	a->npolicies = 0;
-	if (strcmp(s, "all") == 0) {
-		for (int i = 0; i < GF_POLICY_COUNT; i++)
-			a->policies[a->npolicies++] = (enum gf_policy)i;
-		return 0;
-	}
-	char buf[256];
-	if (strlen(s) >= sizeof(buf)) {
-		gf_cli_error(CMD,
-			     "cannot parse '--policy %.40s...': longer "
-			     "than 255 bytes",
-			     s);
-		return -1;
-	}
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = buf, *next; tok; tok = next) {
-		next = strchr(tok, ',');
-		if (next)
-			*next++ = '\0';
-		enum gf_policy p;
-		if (gf_policy_parse(tok, &p) != 0) {
-			gf_cli_error(CMD,
-				     "cannot parse '--policy %s': unknown "
-				     "policy '%s' (known: random, dotprod, "
-				     "clustering, packing, bestfit, fgd, "
-				     "fgdplus, all)",
-				     s, tok);
-			return -1;
-		}
-		bool seen = false;
-		for (int i = 0; i < a->npolicies; i++)
-			seen |= a->policies[i] == p;
-		if (!seen)
-			a->policies[a->npolicies++] = p;
-	}
-	return 0;
-}
-
 static int num_opt(const char *name, const char *v, long long lo, long long hi,
 		   long long *out)
 {
@@ -493,7 +453,8 @@ int cmd_simulate_replay(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'P':
-			if (parse_policies(optarg, &a))
+			if (gf_cli_policies(CMD, optarg, a.policies,
+					    &a.npolicies))
 				return GF_EXIT_USAGE;
 			break;
 		case 's':

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -95,4 +96,46 @@ struct gf_node *gf_cli_load_node(const struct gf_node_opts *o)
 		return NULL;
 	}
 	return n;
+}
+
+/* --policy LIST: names, comma-separated, or all; a repeated one counts
+ * once. */
+int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
+{
+	*n = 0;
+	if (strcmp(s, "all") == 0) {
+		for (int i = 0; i < GF_POLICY_COUNT; i++)
+			out[(*n)++] = (enum gf_policy)i;
+		return 0;
+	}
+	char buf[256];
+	if (strlen(s) >= sizeof(buf)) {
+		gf_cli_error(cmd,
+			     "cannot parse '--policy %.40s...': longer "
+			     "than %zu bytes",
+			     s, sizeof(buf) - 1);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = buf, *next; tok; tok = next) {
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = '\0';
+		enum gf_policy p;
+		if (gf_policy_parse(tok, &p) != 0) {
+			gf_cli_error(cmd,
+				     "cannot parse '--policy %s': unknown "
+				     "policy '%s' (known: random, dotprod, "
+				     "clustering, packing, bestfit, fgd, "
+				     "fgdplus, all)",
+				     s, tok);
+			return -1;
+		}
+		bool seen = false;
+		for (int i = 0; i < *n; i++)
+			seen |= out[i] == p;
+		if (!seen) /* a repeated one counts once */
+			out[(*n)++] = p;
+	}
+	return 0;
 }
