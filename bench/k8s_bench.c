@@ -212,8 +212,7 @@ static void filter_body(struct gf_buf *b, const char *name)
 	gf_buf_init(b, 1u << 20);
 	gf_buf_puts(b, "{\"Pod\": ");
 	pod(b, name);
-	gf_buf_printf(b, ", \"Nodes\": null, \"NodeNames\": [%s]}",
-		      names_json);
+	gf_buf_printf(b, ", \"Nodes\": null, \"NodeNames\": [%s]}", names_json);
 }
 
 /* filter (its body fb, built beforehand) over every node, then
@@ -267,8 +266,7 @@ static int bind_one(struct gf_client *c, const char *name, const char *node,
 	if (!seen) {
 		gf_buf_puts(&b, "{\"Pod\": ");
 		pod(&b, name);
-		gf_buf_printf(&b,
-			      ", \"Nodes\": null, \"NodeNames\": [\"%s\"]}",
+		gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [\"%s\"]}",
 			      node);
 		gf_jv_free(call(c, "filter", &b, NULL));
 		gf_buf_reset(&b);

@@ -113,11 +113,16 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		     struct call *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (gf_req_json(r, &c->body))
-		return -1; /* answered 400 */
+	size_t len;
+	const char *text = gf_req_body(r, &len);
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (gf_k8s_args_read(c->body, &c->a, &e) != 0) {
+	int rc = len ? gf_k8s_args_parse(text, len, &c->body, &c->a, &e) : 0;
+	if (!c->body) { /* answered 400 as for any body not JSON */
+		gf_req_json(r, &c->body);
+		return -1;
+	}
+	if (rc != 0) {
 		gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid",
 			       "%s", e.msg);
 		return -1;
@@ -127,7 +132,7 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		return 0;
 	}
 	pthread_mutex_lock(&s->ctl_lock);
-	int rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
+	rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
 		snprintf(c->error, sizeof(c->error), "%s", e.msg);
