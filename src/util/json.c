@@ -33,8 +33,15 @@ void gf_json_init(struct gf_json *j, struct gf_buf *out)
 
 static void put_n(struct gf_json *j, const char *s, size_t n)
 {
-	if (j->err == 0)
-		j->err = gf_buf_append(j->out, s, n);
+	struct gf_buf *b = j->out;
+	if (j->err == 0 && b->err == 0 && n < b->alloc - b->len &&
+	    n <= b->cap - b->len) { /* room already: gf_buf_append's copy */
+		memcpy(b->data + b->len, s, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+	} else if (j->err == 0) {
+		j->err = gf_buf_append(b, s, n);
+	}
 }
 
 static void put(struct gf_json *j, const char *s)
