@@ -254,10 +254,12 @@ static void names_take(struct gf_k8s_args *a, const char *from, const char *to,
 	a->own[to - from] = '\0';
 	char *p = a->own;
 	for (long i = 0; i < n; i++) {
-		char *q = strchr(p, '"') + 1; /* opening */
-		p = strchr(q, '"');	      /* closing */
+		while (*p != '"') /* to the opening quote */
+			p++;
+		a->names[i] = ++p;
+		while (*p != '"') /* plain bytes to the closing one */
+			p++;
 		*p++ = '\0';
-		a->names[i] = q;
 	}
 	a->n = (int)n;
 }
