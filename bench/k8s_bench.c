@@ -8,6 +8,10 @@
  * would: its record, its patch and its Binding.
  *
  *   k8s_bench [PODS]
+ * Every time is the server's as kube-scheduler waits for it: from
+ * sending a request (its body built beforehand) to having the whole
+ * reply; building bodies and reading replies' JSON are the client's own
+ * work and not timed.
  * BENCH lines:
  *   k8s.filter_prioritize.5000_nodes.p50/p99  a 1-GPU pod: filter over
  *                             5,000 node names, then prioritize over the
@@ -19,7 +23,8 @@
  *                             Binding created)
  *   k8s.sequence.pods_per_s   pods one after another through filter,
  *                             prioritize and bind, as one kube-scheduler
- *                             would take them (the extender's share of
+ *                             would take them: pods over the sum of the
+ *                             three exchanges (the extender's share of
  *                             scheduling a pod; kube-scheduler's own work
  *                             not included)
  *   peer.kube_scheduler.ci_*  kube-scheduler's CI thresholds at 5,000
@@ -173,9 +178,12 @@ static void pod(struct gf_buf *b, const char *name)
 		name, name);
 }
 
-/* POST /k8s/verb: the parsed answer (caller frees), or NULL. */
+/* POST /k8s/verb with a body built beforehand: the parsed answer
+ * (caller frees), or NULL; *t the seconds from sending the request to
+ * having its whole reply (kube-scheduler's wait: building the body and
+ * reading the reply's JSON are its own work, not timed). */
 static struct gf_jv *call(struct gf_client *c, const char *verb,
-			  const struct gf_buf *body)
+			  const struct gf_buf *body, double *t)
 {
 	char url[256];
 	snprintf(url, sizeof(url), "%s/k8s/%s", base, verb);
@@ -187,32 +195,41 @@ static struct gf_jv *call(struct gf_client *c, const char *verb,
 	struct gf_client_answer a;
 	struct gf_err e;
 	struct gf_jv *v = NULL;
-	if (gf_client_request(c, &q, &a, &e) == 0 && a.status == 200)
+	double t0 = now_s();
+	int rc = gf_client_request(c, &q, &a, &e);
+	double t1 = now_s();
+	if (t)
+		*t = t1 - t0;
+	if (rc == 0 && a.status == 200)
 		gf_jv_parse(gf_buf_str(&a.body), a.body.len, &v, &e);
 	gf_client_answer_release(&a);
 	return v;
 }
 
-/* filter over every node, then prioritize over what it kept: the node
- * scored best into best (may be NULL), the seconds of each call. */
-static int filter_prioritize(struct gf_client *c, const char *name, char *best,
-			     size_t size, double *tf, double *tp)
+/* ExtenderArgs for pod `name` over every node (caller releases). */
+static void filter_body(struct gf_buf *b, const char *name)
 {
-	struct gf_buf b;
-	gf_buf_init(&b, 1u << 20);
-	gf_buf_puts(&b, "{\"Pod\": ");
-	pod(&b, name);
-	gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [%s]}",
-		      names_json);
-	double t0 = now_s();
-	struct gf_jv *f = call(c, "filter", &b);
-	double t1 = now_s();
-	gf_buf_release(&b);
+	gf_buf_init(b, 1u << 20);
+	gf_buf_puts(b, "{\"Pod\": ");
+	pod(b, name);
+	gf_buf_printf(b, ", \"Nodes\": null, \"NodeNames\": [%s]}", names_json);
+}
+
+/* filter (its body fb, built beforehand) over every node, then
+ * prioritize over what it kept: the node scored best into best (may be
+ * NULL), the seconds of each exchange. */
+static int filter_prioritize(struct gf_client *c, const char *name,
+			     const struct gf_buf *fb, char *best, size_t size,
+			     double *tf, double *tp)
+{
+	struct gf_jv *f = call(c, "filter", fb, tf);
 	const struct gf_jv *kept = gf_jv_get(f, "NodeNames");
 	if (!f || !gf_jv_len(kept)) {
 		gf_jv_free(f);
 		return -1;
 	}
+	/* kube-scheduler's work between the calls: not timed */
+	struct gf_buf b;
 	gf_buf_init(&b, 1u << 20);
 	gf_buf_puts(&b, "{\"Pod\": ");
 	pod(&b, name);
@@ -222,9 +239,7 @@ static int filter_prioritize(struct gf_client *c, const char *name, char *best,
 			      gf_jv_str(gf_jv_at(kept, i)));
 	gf_buf_puts(&b, "]}");
 	gf_jv_free(f);
-	double t2 = now_s();
-	struct gf_jv *p = call(c, "prioritize", &b);
-	double t3 = now_s();
+	struct gf_jv *p = call(c, "prioritize", &b, tp);
 	gf_buf_release(&b);
 	int64_t top = -1, s;
 	for (size_t i = 0; i < gf_jv_len(p); i++)
@@ -237,30 +252,30 @@ static int filter_prioritize(struct gf_client *c, const char *name, char *best,
 							     "Host")));
 		}
 	gf_jv_free(p);
-	*tf = t1 - t0;
-	*tp = t3 - t2;
 	return top >= 0 ? 0 : -1;
 }
 
-/* A filter over one node (so the extender has the pod), then its bind:
- * 0 when bound. */
+/* pod `name`'s bind to node: 0 when bound, *tb its exchange's seconds.
+ * seen: filter has had the pod (else a filter over that one node first,
+ * so that the extender has it, as it would have). */
 static int bind_one(struct gf_client *c, const char *name, const char *node,
-		    double *tb)
+		    bool seen, double *tb)
 {
 	struct gf_buf b;
 	gf_buf_init(&b, 1u << 20);
-	gf_buf_puts(&b, "{\"Pod\": ");
-	pod(&b, name);
-	gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [\"%s\"]}", node);
-	gf_jv_free(call(c, "filter", &b));
-	gf_buf_reset(&b);
+	if (!seen) {
+		gf_buf_puts(&b, "{\"Pod\": ");
+		pod(&b, name);
+		gf_buf_printf(&b, ", \"Nodes\": null, \"NodeNames\": [\"%s\"]}",
+			      node);
+		gf_jv_free(call(c, "filter", &b, NULL));
+		gf_buf_reset(&b);
+	}
 	gf_buf_printf(&b,
 		      "{\"PodName\": \"%s\", \"PodNamespace\": \"bench\", "
 		      "\"PodUID\": \"uid-%s\", \"Node\": \"%s\"}",
 		      name, name, node);
-	double t0 = now_s();
-	struct gf_jv *v = call(c, "bind", &b);
-	*tb = now_s() - t0;
+	struct gf_jv *v = call(c, "bind", &b, tb);
 	gf_buf_release(&b);
 	const char *err = gf_jv_str(gf_jv_get(v, "Error"));
 	int rc = err && !*err ? 0 : -1;
@@ -283,7 +298,7 @@ static void *binder(void *arg)
 		snprintf(name, sizeof(name), "b-%d", n);
 		snprintf(node, sizeof(node), "n-%04d", n % NODES);
 		double t;
-		if (bind_one(c, name, node, &t) == 0)
+		if (bind_one(c, name, node, false, &t) == 0)
 			atomic_fetch_add(&bound, 1);
 	}
 	gf_client_free(c);
@@ -340,22 +355,31 @@ int main(int argc, char **argv)
 	snprintf(base, sizeof(base), "%s", gf_service_url(s));
 	base[strlen(base) - 1] = '\0';
 
-	/* filter + prioritize over 5,000 names, nothing bound between */
+	/* filter + prioritize over 5,000 names, nothing bound between; the
+	 * filter bodies built beforehand, as kube-scheduler has them */
 	struct gf_client *c = gf_client_new();
 	double *tf = calloc((size_t)pods, sizeof(double));
 	double *tp = calloc((size_t)pods, sizeof(double));
 	double *tfp = calloc((size_t)pods, sizeof(double));
 	double *tb = calloc((size_t)pods, sizeof(double));
+	struct gf_buf *fb = calloc((size_t)pods, sizeof(*fb));
+	for (int i = 0; i < pods; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fp-%d", i);
+		filter_body(&fb[i], name);
+	}
 	int nfp = 0;
 	for (int i = 0; i < pods; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "fp-%d", i);
-		if (filter_prioritize(c, name, NULL, 0, &tf[nfp], &tp[nfp]) ==
-		    0) {
+		if (filter_prioritize(c, name, &fb[i], NULL, 0, &tf[nfp],
+				      &tp[nfp]) == 0) {
 			tfp[nfp] = tf[nfp] + tp[nfp];
 			nfp++;
 		}
+		gf_buf_release(&fb[i]);
 	}
+	free(fb);
 	qsort(tf, (size_t)nfp, sizeof(double), cmp);
 	qsort(tp, (size_t)nfp, sizeof(double), cmp);
 	qsort(tfp, (size_t)nfp, sizeof(double), cmp);
@@ -370,19 +394,24 @@ int main(int argc, char **argv)
 		pthread_join(tid[i], NULL);
 	double bind_s = now_s() - t0;
 
-	/* one pod after another: filter, prioritize, bind */
+	/* one pod after another: filter, prioritize, bind; the time is the
+	 * three exchanges' (building bodies, reading replies not counted) */
 	int seq = 0;
-	double t1 = now_s();
+	double seq_s = 0;
 	for (int i = 0; i < pods; i++) {
 		char name[32], best[64] = "";
 		double a, b;
+		struct gf_buf body;
 		snprintf(name, sizeof(name), "sq-%d", i);
-		if (filter_prioritize(c, name, best, sizeof(best), &a, &b) ||
-		    bind_one(c, name, best, &tb[seq]))
+		filter_body(&body, name);
+		int rc = filter_prioritize(c, name, &body, best, sizeof(best),
+					   &a, &b);
+		gf_buf_release(&body);
+		if (rc || bind_one(c, name, best, true, &tb[seq]))
 			break;
+		seq_s += a + b + tb[seq];
 		seq++;
 	}
-	double seq_s = now_s() - t1;
 	qsort(tb, (size_t)seq, sizeof(double), cmp);
 
 	if (nfp) {

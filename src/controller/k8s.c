@@ -62,20 +62,65 @@ static int send_json(struct gf_http_req *r, struct gf_buf *b,
 	return rc;
 }
 
+void gf__k8s_cache_init(struct gf_k8s *k)
+{
+	pthread_mutex_init(&k->cache_lock, NULL);
+	k->cache = gf_calloc(GF_K8S_POD_CACHE, sizeof(*k->cache));
+	k->chain = gf_calloc(GF_K8S_CACHE_CHAINS, sizeof(*k->chain));
+	for (int i = 0; i < GF_K8S_CACHE_CHAINS; i++)
+		k->chain[i] = -1;
+	for (int i = 0; i < GF_K8S_POD_CACHE; i++)
+		k->cache[i].next = -1;
+	k->cnext = 0;
+}
+
+void gf__k8s_cache_release(struct gf_k8s *k)
+{
+	gf_free(k->cache);
+	gf_free(k->chain);
+	pthread_mutex_destroy(&k->cache_lock);
+}
+
+/* The chain of uid (under cache_lock). */
+static int *chain_of(struct gf_k8s *k, const char *uid)
+{
+	uint64_t h = 1469598103934665603u;
+	for (const char *c = uid; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211u;
+	return &k->chain[h % GF_K8S_CACHE_CHAINS];
+}
+
+/* The slot holding uid, or -1 (under cache_lock). */
+static int cache_find(struct gf_k8s *k, const char *uid)
+{
+	int i = *chain_of(k, uid);
+	while (i >= 0 && strcmp(k->cache[i].uid, uid))
+		i = k->cache[i].next;
+	return i;
+}
+
 void gf__k8s_cache_put(struct gf_k8s *k, const struct gf_k8s_pod *p)
 {
 	if (!p->uid[0])
 		return;
 	pthread_mutex_lock(&k->cache_lock);
-	int hit = -1;
-	for (int i = 0; i < GF_K8S_POD_CACHE && hit < 0; i++)
-		if (!strcmp(k->cache[i].uid, p->uid))
-			hit = i;
-	struct k8s_cached *c = &k->cache[hit >= 0 ? hit : k->cnext];
-	if (hit < 0)
+	int hit = cache_find(k, p->uid);
+	if (hit < 0) { /* the oldest slot goes: out of its chain, then */
+		hit = k->cnext;
 		k->cnext = (k->cnext + 1) % GF_K8S_POD_CACHE;
-	snprintf(c->uid, sizeof(c->uid), "%s", p->uid);
-	c->pod = *p;
+		struct k8s_cached *old = &k->cache[hit];
+		if (old->uid[0]) {
+			int *at = chain_of(k, old->uid);
+			while (*at != hit)
+				at = &k->cache[*at].next;
+			*at = old->next;
+		}
+		snprintf(old->uid, sizeof(old->uid), "%s", p->uid);
+		int *head = chain_of(k, old->uid);
+		old->next = *head;
+		*head = hit;
+	}
+	k->cache[hit].pod = *p;
 	pthread_mutex_unlock(&k->cache_lock);
 }
 
@@ -84,11 +129,11 @@ bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
 {
 	bool got = false;
 	pthread_mutex_lock(&k->cache_lock);
-	for (int i = 0; i < GF_K8S_POD_CACHE && !got; i++)
-		if (uid[0] && !strcmp(k->cache[i].uid, uid)) {
-			*out = k->cache[i].pod;
-			got = true;
-		}
+	int i = uid[0] ? cache_find(k, uid) : -1;
+	if (i >= 0) {
+		*out = k->cache[i].pod;
+		got = true;
+	}
 	pthread_mutex_unlock(&k->cache_lock);
 	return got;
 }
@@ -113,11 +158,16 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		     struct call *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (gf_req_json(r, &c->body))
-		return -1; /* answered 400 */
+	size_t len;
+	const char *text = gf_req_body(r, &len);
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (gf_k8s_args_read(c->body, &c->a, &e) != 0) {
+	int rc = len ? gf_k8s_args_parse(text, len, &c->body, &c->a, &e) : 0;
+	if (!c->body) { /* answered 400 as for any body not JSON */
+		gf_req_json(r, &c->body);
+		return -1;
+	}
+	if (rc != 0) {
 		gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid",
 			       "%s", e.msg);
 		return -1;
@@ -127,7 +177,7 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		return 0;
 	}
 	pthread_mutex_lock(&s->ctl_lock);
-	int rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
+	rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
 		snprintf(c->error, sizeof(c->error), "%s", e.msg);

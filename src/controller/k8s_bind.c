@@ -645,7 +645,7 @@ int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	struct gf_k8s *k = gf_calloc(1, sizeof(*k));
 	k->s = s;
 	k->o = *o;
-	pthread_mutex_init(&k->cache_lock, NULL);
+	gf__k8s_cache_init(k);
 	pthread_mutex_init(&k->wlock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -653,7 +653,6 @@ int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	pthread_cond_init(&k->wwake, &ca);
 	pthread_cond_init(&k->rwake, &ca);
 	pthread_condattr_destroy(&ca);
-	k->cache = gf_calloc(GF_K8S_POD_CACHE, sizeof(*k->cache));
 	int rc = pick_class(k, &s->o.cfg->ctl, e);
 	if (rc == 0)
 		rc = api_of(k, e);
@@ -707,8 +706,7 @@ void gf__k8s_free(struct gf_k8s *k)
 	gf_free(k->tids);
 	gf_k8s_api_free(k->api);
 	gf_free(k->pods);
-	gf_free(k->cache);
-	pthread_mutex_destroy(&k->cache_lock);
+	gf__k8s_cache_release(k);
 	pthread_mutex_destroy(&k->wlock);
 	pthread_cond_destroy(&k->wwake);
 	pthread_cond_destroy(&k->rwake);

@@ -78,8 +78,12 @@ struct k8s_pod_ref {
 
 struct k8s_cached {
 	char uid[GF_K8S_UID_MAX];
+	int next; /* the next slot in its uid's chain, -1 none */
 	struct gf_k8s_pod pod;
 };
+
+/* Chains of the pod cache: uid hash -> first slot (-1 none). */
+#define GF_K8S_CACHE_CHAINS (2 * GF_K8S_POD_CACHE)
 
 struct gf_k8s {
 	struct gf_service *s;
@@ -89,9 +93,10 @@ struct gf_k8s {
 	/* the pods the core holds (uid -> job seq), open addressing */
 	struct k8s_pod_ref *pods;
 	int pcap, pn, pused;
-	/* pods filter saw, for bind (a ring) */
+	/* pods filter saw, for bind (a ring), found by uid through chains */
 	pthread_mutex_t cache_lock;
 	struct k8s_cached *cache;
+	int *chain;
 	int cnext;
 	/* the API workers */
 	pthread_mutex_t wlock;
@@ -136,7 +141,11 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg);
 int gf__k8s_prioritize(struct gf_http_req *r, void *arg);
 int gf__k8s_preempt(struct gf_http_req *r, void *arg);
 int gf__k8s_bind(struct gf_http_req *r, void *arg);
-/* A pod filter read, remembered for its bind; a copy of it by uid. */
+/* The pod cache: a pod filter read, remembered for its bind (the last
+ * GF_K8S_POD_CACHE uids; a pod seen again keeps its place); a copy of it
+ * by uid, found through its uid's chain, not a scan. */
+void gf__k8s_cache_init(struct gf_k8s *k);
+void gf__k8s_cache_release(struct gf_k8s *k);
 void gf__k8s_cache_put(struct gf_k8s *k, const struct gf_k8s_pod *p);
 bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
 		       struct gf_k8s_pod *out);

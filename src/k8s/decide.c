@@ -408,24 +408,42 @@ void gf_k8s_verdict(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
 
 /* ---- scores ----------------------------------------------------------- */
 
-static uint64_t state_hash(const struct gf_cnode *n, struct gf_cnode *key)
+/* Node n's state as the policies read it: n but its version and rank. */
+static void state_key(const struct gf_cnode *n, struct gf_cnode *key)
 {
 	memcpy(key, n, sizeof(*key));
 	key->version = 0;
 	key->rank = 0;
+}
+
+/* A hash of a state, a word at a time (a node is about 120 bytes and
+ * kube-scheduler sends 5,000 of them a call). */
+static uint64_t state_hash(const struct gf_cnode *key)
+{
 	const unsigned char *b = (const unsigned char *)key;
-	uint64_t h = 1469598103934665603u;
-	for (size_t k = 0; k < sizeof(*key); k++)
+	uint64_t h = 1469598103934665603u, w;
+	size_t k = 0;
+	for (; k + sizeof(w) <= sizeof(*key); k += sizeof(w)) {
+		memcpy(&w, b + k, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15u;
+		h ^= h >> 29;
+	}
+	for (; k < sizeof(*key); k++)
 		h = (h ^ b[k]) * 1099511628211u;
+	h ^= h >> 32;
 	return h ? h : 1;
 }
 
-/* The policy's score of node i, 0..100, through the memo. */
+/* The policy's score of node i, 0..100, through the memo: a state seen
+ * before in this call gives the score its first node had (the policies
+ * read only the state; the test "memo's scores" checks each against
+ * gf_ctl_score). */
 static int policy_score(struct gf_k8s_memo *m, int i)
 {
 	const struct gf_cluster *c = gf_ctl_cluster(m->ctl);
 	struct gf_cnode key, other;
-	uint64_t h = state_hash(&c->nodes[i], &key);
+	state_key(&c->nodes[i], &key);
+	uint64_t h = state_hash(&key);
 	if (!m->scores)
 		m->scores = gf_calloc(m->scap, sizeof(*m->scores));
 	int gpu;
@@ -433,7 +451,9 @@ static int policy_score(struct gf_k8s_memo *m, int i)
 	     probe++, s = (s + 1) & (m->scap - 1)) {
 		struct score_slot *x = &m->scores[s];
 		if (x->h == h) {
-			state_hash(&c->nodes[x->rep], &other);
+			if (x->rep == i)
+				return x->score;
+			state_key(&c->nodes[x->rep], &other);
 			if (!memcmp(&key, &other, sizeof(key)))
 				return x->score;
 			continue;

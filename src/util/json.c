@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/mem.h"
 
@@ -30,63 +31,86 @@ void gf_json_init(struct gf_json *j, struct gf_buf *out)
 	j->err = 0;
 }
 
+static void put_n(struct gf_json *j, const char *s, size_t n)
+{
+	struct gf_buf *b = j->out;
+	if (j->err == 0 && b->err == 0 && n < b->alloc - b->len &&
+	    n <= b->cap - b->len) { /* room already: gf_buf_append's copy */
+		memcpy(b->data + b->len, s, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+	} else if (j->err == 0) {
+		j->err = gf_buf_append(b, s, n);
+	}
+}
+
 static void put(struct gf_json *j, const char *s)
 {
-	if (j->err == 0)
-		j->err = gf_buf_puts(j->out, s);
+	put_n(j, s, strlen(s));
 }
 
 static void indent(struct gf_json *j)
 {
-	for (int i = 0; i < j->depth; i++)
-		put(j, "  ");
+	static const char spaces[] = "                                ";
+	for (size_t n = 2 * (size_t)j->depth; n > 0;) {
+		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+		put_n(j, spaces, k);
+		n -= k;
+	}
 }
 
+/* s quoted and escaped; runs of bytes that need no escape go out in one
+ * append. */
 static void put_escaped(struct gf_json *j, const char *s)
 {
-	put(j, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	put_n(j, "\"", 1);
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	for (;; p++) {
+		unsigned char c = *p;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		put_n(j, (const char *)run, (size_t)(p - run));
+		run = p + 1;
+		if (c == '\0')
+			break;
 		char esc[8];
-		switch (*p) {
+		switch (c) {
 		case '"':
-			put(j, "\\\"");
+			put_n(j, "\\\"", 2);
 			break;
 		case '\\':
-			put(j, "\\\\");
+			put_n(j, "\\\\", 2);
 			break;
 		case '\n':
-			put(j, "\\n");
+			put_n(j, "\\n", 2);
 			break;
 		case '\t':
-			put(j, "\\t");
+			put_n(j, "\\t", 2);
 			break;
 		case '\r':
-			put(j, "\\r");
+			put_n(j, "\\r", 2);
 			break;
 		default:
-			if (*p < 0x20) {
-				snprintf(esc, sizeof(esc), "\\u%04x", *p);
-				put(j, esc);
-			} else {
-				esc[0] = (char)*p;
-				esc[1] = '\0';
-				put(j, esc);
-			}
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			put_n(j, esc, 6);
 		}
 	}
-	put(j, "\"");
+	put_n(j, "\"", 1);
 }
 
 static void prefix(struct gf_json *j, const char *key)
 {
 	if (j->depth > 0) {
-		put(j, j->first[j->depth] ? "\n" : ",\n");
+		if (j->first[j->depth])
+			put_n(j, "\n", 1);
+		else
+			put_n(j, ",\n", 2);
 		indent(j);
 	}
 	j->first[j->depth] = false;
 	if (key && !j->in_array[j->depth]) {
 		put_escaped(j, key);
-		put(j, ": ");
+		put_n(j, ": ", 2);
 	}
 }
 
@@ -155,20 +179,34 @@ void gf_json_raw(struct gf_json *j, const char *key, const char *text,
 		j->err = gf_buf_append(j->out, text, len);
 }
 
+/* v in decimal ending at end: where its first digit is. */
+static char *digits(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 void gf_json_int(struct gf_json *j, const char *key, int64_t v)
 {
-	char tmp[32];
+	char tmp[32], *end = tmp + sizeof(tmp);
 	prefix(j, key);
-	snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-	put(j, tmp);
+	/* the magnitude as unsigned: INT64_MIN has no positive twin */
+	uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char *p = digits(end, m);
+	if (v < 0)
+		*--p = '-';
+	put_n(j, p, (size_t)(end - p));
 }
 
 void gf_json_uint(struct gf_json *j, const char *key, uint64_t v)
 {
-	char tmp[32];
+	char tmp[32], *end = tmp + sizeof(tmp);
 	prefix(j, key);
-	snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
-	put(j, tmp);
+	char *p = digits(end, v);
+	put_n(j, p, (size_t)(end - p));
 }
 
 void gf_json_double(struct gf_json *j, const char *key, double v)

@@ -533,6 +533,94 @@ static void test_wire_write(void **state)
 	gf_jv_free(in);
 }
 
+/* ExtenderArgs read from text (the fast path for plain NodeNames) as
+ * the parse and gf_k8s_args_read give it: same code, message, names and
+ * pod, for texts it reads itself and those it leaves to jansson. */
+static void args_same(const char *text, size_t len)
+{
+	struct gf_err e1, e2;
+	gf_err_clear(&e1);
+	gf_err_clear(&e2);
+	struct gf_jv *v1 = NULL, *v2 = NULL;
+	struct gf_k8s_args a1, a2;
+	memset(&a1, 0, sizeof(a1));
+	int rc1 = gf_jv_parse(text, len, &v1, &e1);
+	if (rc1 == 0)
+		rc1 = gf_k8s_args_read(v1, &a1, &e1);
+	int rc2 = gf_k8s_args_parse(text, len, &v2, &a2, &e2);
+	if (rc1 != rc2 || strcmp(e1.msg, e2.msg))
+		print_message("%.200s\n  %d '%s' / %d '%s'\n", text, rc1,
+			      e1.msg, rc2, e2.msg);
+	assert_int_equal(rc1, rc2);
+	assert_string_equal(rc1 ? e1.msg : "", rc2 ? e2.msg : "");
+	assert_int_equal(v1 == NULL, v2 == NULL);
+	if (rc1 == 0) {
+		assert_int_equal(a1.n, a2.n);
+		assert_int_equal(a1.node_objects, a2.node_objects);
+		for (int i = 0; i < a1.n; i++)
+			assert_string_equal(a1.names[i], a2.names[i]);
+		struct gf_buf b1, b2;
+		gf_buf_init(&b1, 1u << 20);
+		gf_buf_init(&b2, 1u << 20);
+		gf_jv_dump(a1.pod, NULL, NULL, &b1);
+		gf_jv_dump(a2.pod, NULL, NULL, &b2);
+		assert_string_equal(gf_buf_str(&b1), gf_buf_str(&b2));
+		gf_buf_release(&b1);
+		gf_buf_release(&b2);
+	}
+	gf_k8s_args_release(&a1);
+	gf_k8s_args_release(&a2);
+	gf_jv_free(v1);
+	gf_jv_free(v2);
+}
+
+static void test_wire_read_text(void **state)
+{
+	(void)state;
+	static const char *const texts[] = {
+		"{\"Pod\": {\"metadata\": {\"name\": \"p\"}}, \"Nodes\": "
+		"null, \"NodeNames\": [\"n1\", \"n2\"]}",
+		"{\"NodeNames\":[\"n1\",\"\",\"a b\"],\"Pod\":{}}",
+		" \n{ \"NodeNames\" : [ ] , \"Pod\" : { } } \n",
+		"{\"Pod\": {\"NodeNames\": [\"inner\"], \"s\": \"\\\"}, "
+		"\\\"NodeNames\\\": [\\\"x\\\"]\"}, \"NodeNames\": [\"n1\"]}",
+		"{\"Pod\": {}, \"n\": 1.5e3, \"t\": true, \"NodeNames\": "
+		"[\"n1\"]}",
+		/* left to jansson: escapes, UTF-8, not strings, null, Nodes */
+		"{\"Pod\": {}, \"NodeNames\": [\"n\\u0031\", \"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n\xc3\xa9\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\", 2]}",
+		"{\"Pod\": {}, \"NodeNames\": null, \"Nodes\": {\"items\": "
+		"[{\"metadata\": {\"name\": \"n1\"}}]}}",
+		"{\"Pod\": {}, \"Node\\u004eames\": [\"n1\"]}",
+		/* errors: the same code and message */
+		"{\"Pod\": null, \"NodeNames\": [\"n1\"]}",
+		"{\"NodeNames\": [\"n1\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"], \"NodeNames\": []}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"]} x",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"], \"x\": [1,}",
+		"{\"Pod\": {,}, \"NodeNames\": [\"n1\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\",]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\" \"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"], \"s\": \"\x01\"}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"",
+		"[\"NodeNames\", [\"n1\"]]",
+		"{}",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		args_same(texts[i], strlen(texts[i]));
+	/* past GF_K8S_NAMES_MAX names: GF_ETOOBIG either way */
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	gf_buf_puts(&b, "{\"Pod\": {}, \"NodeNames\": [");
+	for (int i = 0; i <= GF_K8S_NAMES_MAX; i++)
+		gf_buf_puts(&b, i ? ",\"n\"" : "\"n\"");
+	gf_buf_puts(&b, "]}");
+	args_same(gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+}
+
 struct pw {
 	const struct gf_k8s_args *a;
 	const int64_t *score;
@@ -887,6 +975,55 @@ static const char *job_by_uid(void *arg, const char *uid)
 }
 
 /*
+ * A call's memo changes no score: over nodes in several states, some
+ * alike (n-one-a and n-one-b differ in name, version and rank only),
+ * each node's score through one memo shared by the call (asked twice
+ * over) is the score with a memo of its own, whose policy score is the
+ * core's gf_ctl_score itself.
+ */
+static void test_decide_memo_scores(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	static const char *const nodes[] = { "n-free", "n-one-a", "n-one-b",
+					     "n-four", "n-share", "n-full" };
+	for (int k = 0; k < 6; k++)
+		join(ctl, nodes[k], 8, "a100-80gb", NULL, NULL);
+	int zero = 0, four[4] = { 0, 1, 2, 3 },
+	    all[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	run(ctl, "n-one-a", &zero, 1, 1000, NULL, -1, NULL);
+	run(ctl, "n-one-b", &zero, 1, 1000, NULL, -1, NULL);
+	run(ctl, "n-four", four, 4, 1000, NULL, -1, NULL);
+	run(ctl, "n-share", &zero, 1, 300, NULL, -1, NULL);
+	run(ctl, "n-full", all, 7, 1000, NULL, -1, NULL);
+	static const char *const res[] = {
+		"\"nvidia.com/gpu\": \"1\"",
+		"\"nvidia.com/gpu\": \"2\"",
+		"\"gpufleet.io/gpu-milli\": \"250\"",
+		"\"gpufleet.io/gpu-milli\": \"800\"",
+	};
+	for (size_t r = 0; r < sizeof(res) / sizeof(res[0]); r++) {
+		struct gf_k8s_pod p;
+		struct gf_k8s_ask a;
+		pod_of(&p, "memo-0", res[r], "", "");
+		ask_of(ctl, &p, &a);
+		struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, &a, 6);
+		for (int pass = 0; pass < 2; pass++)
+			for (int k = 0; k < 6; k++) {
+				int i = gf_ctl_node_find(ctl, nodes[k]);
+				int own = score(ctl, &a, nodes[k]);
+				int shared = gf_k8s_score(ctl, i, m);
+				if (pass == 0)
+					print_message("  %s on %s: %d\n",
+						      res[r], nodes[k], own);
+				assert_int_equal(shared, own);
+			}
+		gf_k8s_memo_free(m);
+	}
+	gf_ctl_free(ctl);
+}
+
+/*
  * Victims for a 4-GPU pod on a DGX-1V with GPUs 0 and 1 free and a
  * one-GPU pod on each of 2-7.  The quads are 0-3 and 4-7 (no other four
  * are all NVLink): freeing 2 and 3 completes 0-3, two victims, the
@@ -1043,11 +1180,13 @@ int main(void)
 		cmocka_unit_test(test_pod_errors),
 		cmocka_unit_test(test_pod_models),
 		cmocka_unit_test(test_wire_read),
+		cmocka_unit_test(test_wire_read_text),
 		cmocka_unit_test(test_wire_write),
 		cmocka_unit_test(test_wire_write_others),
 		cmocka_unit_test(test_decide_nvlink),
 		cmocka_unit_test(test_decide_mig),
 		cmocka_unit_test(test_decide_share_fgd),
+		cmocka_unit_test(test_decide_memo_scores),
 		cmocka_unit_test(test_decide_victims),
 		cmocka_unit_test(test_decide_models),
 		cmocka_unit_test(test_ask_errors),

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
+#include "controller/k8s_impl.h"
 #include "controller/service.h"
 #include "k8s_helpers.h"
 #include "nodeproto/nodeproto.h"
@@ -1026,6 +1027,40 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The pod cache keeps the last GF_K8S_POD_CACHE uids put (a uid put
+ * again keeps its place and takes the new pod), through three turns of
+ * its ring. */
+static void test_pod_cache(void **state)
+{
+	(void)state;
+	struct gf_k8s *k = gf_calloc(1, sizeof(*k));
+	gf__k8s_cache_init(k);
+	struct gf_k8s_pod p, got;
+	memset(&p, 0, sizeof(p));
+	const int n = 3 * GF_K8S_POD_CACHE + 7;
+	for (int i = 0; i < n; i++) {
+		snprintf(p.uid, sizeof(p.uid), "uid-%d", i);
+		snprintf(p.name, sizeof(p.name), "pod-%d", i);
+		gf__k8s_cache_put(k, &p);
+		if (i % 97 == 0) { /* again: no new slot, the new pod */
+			snprintf(p.name, sizeof(p.name), "again-%d", i);
+			gf__k8s_cache_put(k, &p);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		char uid[32], name[32];
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		snprintf(name, sizeof(name), i % 97 ? "pod-%d" : "again-%d", i);
+		bool kept = i >= n - GF_K8S_POD_CACHE;
+		assert_int_equal(gf__k8s_cache_get(k, uid, &got), kept);
+		if (kept)
+			assert_string_equal(got.name, name);
+	}
+	assert_false(gf__k8s_cache_get(k, "", &got));
+	gf__k8s_cache_release(k);
+	gf_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1072,7 @@ int main(void)
 		cmocka_unit_test(test_bind_fetch),
 		cmocka_unit_test(test_preempt),
 		cmocka_unit_test(test_resync),
+		cmocka_unit_test(test_pod_cache),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,8 @@
 /*
  * test_util.c - bitmaps, bounded buffers, the error table, JSON writer.
  */
+#include <inttypes.h>
+
 #include <gpufleet/bitmap.h>
 #include <gpufleet/err.h>
 
@@ -123,6 +125,60 @@ static void test_json_writer(void **state)
 	gf_buf_release(&b);
 }
 
+/* The writer's integers and escapes as printf and the byte-at-a-time
+ * escaping wrote them: every byte 1..255, the integers' edges. */
+static void test_json_writer_bytes(void **state)
+{
+	(void)state;
+	char all[256], want[2048];
+	size_t w = 0;
+	want[w++] = '"';
+	for (int c = 1; c < 256; c++) {
+		all[c - 1] = (char)c;
+		const char *esc = c == '"'    ? "\\\""
+				  : c == '\\' ? "\\\\"
+				  : c == '\n' ? "\\n"
+				  : c == '\t' ? "\\t"
+				  : c == '\r' ? "\\r"
+					      : NULL;
+		if (esc)
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%s",
+					      esc);
+		else if (c < 0x20)
+			w += (size_t)snprintf(want + w, sizeof(want) - w,
+					      "\\u%04x", c);
+		else
+			want[w++] = (char)c;
+	}
+	all[255] = '\0';
+	want[w++] = '"';
+	want[w] = '\0';
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 4096);
+	gf_json_init(&j, &b);
+	gf_json_str(&j, NULL, all);
+	assert_string_equal(gf_buf_str(&b), want);
+	gf_buf_release(&b);
+	static const int64_t ints[] = { 0,   1,		-1,	   9,	     10,
+					-10, 123456789, INT64_MAX, INT64_MIN };
+	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++) {
+		char ref[64];
+		snprintf(ref, sizeof(ref), "%" PRId64, ints[k]);
+		gf_buf_init(&b, 64);
+		gf_json_init(&j, &b);
+		gf_json_int(&j, NULL, ints[k]);
+		assert_string_equal(gf_buf_str(&b), ref);
+		gf_buf_release(&b);
+		snprintf(ref, sizeof(ref), "%" PRIu64, (uint64_t)ints[k]);
+		gf_buf_init(&b, 64);
+		gf_json_init(&j, &b);
+		gf_json_uint(&j, NULL, (uint64_t)ints[k]);
+		assert_string_equal(gf_buf_str(&b), ref);
+		gf_buf_release(&b);
+	}
+}
+
 /* Reading: an absent member reads as null; a value dumped back as
  * compact text, a member added only where absent. */
 static void test_json_reader(void **state)
@@ -175,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_siphash),
 	};

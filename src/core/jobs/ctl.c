@@ -166,10 +166,12 @@ static int name_slot(const struct gf_ctl *ctl, const char *name)
 	uint64_t h = 1469598103934665603u;
 	for (const char *s = name; *s; s++)
 		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	int s = (int)(h % (uint64_t)ctl->name_cap);
+	/* name_cap is a power of two (names_reserve): a mask, no division */
+	uint64_t mask = (uint64_t)ctl->name_cap - 1;
+	int s = (int)(h & mask);
 	while (ctl->name_hash[s] &&
 	       strcmp(ctl->c->names[ctl->name_hash[s] - 1], name) != 0)
-		s = (s + 1) % ctl->name_cap;
+		s = (int)((uint64_t)(s + 1) & mask);
 	return s;
 }
 
@@ -180,7 +182,8 @@ int gf__node_find(const struct gf_ctl *ctl, const char *name)
 	return ctl->name_hash[name_slot(ctl, name)] - 1;
 }
 
-/* Room for n names at load 1/2 (those in, rehashed, when it grows). */
+/* Room for n names at load 1/2 (those in, rehashed, when it grows);
+ * the table's size stays a power of two. */
 static void names_reserve(struct gf_ctl *ctl, int n)
 {
 	if (ctl->name_hash && 2 * n <= ctl->name_cap)
