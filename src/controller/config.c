@@ -621,7 +621,7 @@ static int root_field(const struct rd *r, const char *k, const yaml_node_t *v,
 			return fail(r, v,
 				    "key 'policy': unknown '%s' (known: "
 				    "random, dotprod, clustering, packing, "
-				    "bestfit, fgd)",
+				    "bestfit, fgd, fgdplus)",
 				    s ? s : "");
 		cfg->ctl.policy = p;
 		return 0;

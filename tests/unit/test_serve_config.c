@@ -254,6 +254,36 @@ static void test_csv_and_defaults(void **state)
 	gf_serve_config_release(&cfg);
 }
 
+/* Every placement policy is one the controller can run, FGD+ included;
+ * an unknown one lists them all. */
+static void test_policies(void **state)
+{
+	(void)state;
+	struct gf_serve_config cfg;
+	struct gf_err e;
+	for (int i = 0; i < GF_POLICY_COUNT; i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "policy: %s\n",
+			 gf_policy_name((enum gf_policy)i));
+		write_file(text);
+		gf_serve_config_defaults(&cfg);
+		assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
+		assert_int_equal(cfg.ctl.policy, i);
+		gf_serve_config_release(&cfg);
+	}
+	write_file("policy: fgdplus\n");
+	gf_serve_config_defaults(&cfg);
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
+	assert_int_equal(cfg.ctl.policy, GF_POLICY_FGDPLUS);
+	gf_serve_config_release(&cfg);
+	write_file("policy: fgd++\n");
+	gf_serve_config_defaults(&cfg);
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "fgd, fgdplus)"));
+	gf_serve_config_release(&cfg);
+	unlink(path);
+}
+
 /* The token file: roles, bearer checks, every kind of bad line. */
 static void test_tokens(void **state)
 {
@@ -409,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_bad_nodes),
 		cmocka_unit_test(test_csv_and_defaults),
+		cmocka_unit_test(test_policies),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_tokens_many),
 	};
