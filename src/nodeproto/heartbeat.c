@@ -82,6 +82,53 @@ static int read_health(struct gf_np_rd *r, const struct gf_jv *obj,
 	return rc;
 }
 
+/* "gpu_pods": [{"uuid": "GPU-...", "pods": ["UID", ...]}, ...] */
+static int read_gpu_pods(struct gf_np_rd *r, const struct gf_jv *obj,
+			 struct gf_np_heartbeat *hb)
+{
+	int rc;
+	const struct gf_jv *a =
+		gf__np_arr(r, obj, "gpu_pods", false, GF_NP_MAX_GPU_PODS, &rc);
+	if (rc || !gf_jv_len(a))
+		return rc;
+	hb->gpu_pods = gf_calloc(gf_jv_len(a), sizeof(*hb->gpu_pods));
+	char saved[96], saved2[96];
+	for (size_t i = 0; rc == 0 && i < gf_jv_len(a); i++) {
+		const struct gf_jv *g = gf_jv_at(a, i);
+		struct gf_np_gpu_pods *gp = &hb->gpu_pods[i];
+		hb->ngpu_pods = (int)i + 1;
+		gf__np_enter(r, "gpu_pods", i, saved, sizeof(saved));
+		if (gf_jv_type(g) != GF_JV_OBJ)
+			rc = gf__np_bad(r, "", "expected an object");
+		if (rc == 0)
+			rc = gf__np_str(r, g, "uuid", true, gp->uuid,
+					sizeof(gp->uuid));
+		if (rc == 0 && !gp->uuid[0])
+			rc = gf__np_bad(r, "uuid", "empty");
+		const struct gf_jv *pods =
+			rc ? NULL
+			   : gf__np_arr(r, g, "pods", true, GF_NP_PODS_PER_GPU,
+					&rc);
+		for (size_t k = 0; rc == 0 && k < gf_jv_len(pods); k++) {
+			const char *uid = gf_jv_str(gf_jv_at(pods, k));
+			gf__np_enter(r, "pods", k, saved2, sizeof(saved2));
+			if (uid == NULL)
+				rc = gf__np_bad(r, "", "expected a string");
+			else if (!uid[0])
+				rc = gf__np_bad(r, "", "empty");
+			else if (strlen(uid) >= GF_NP_POD_UID_MAX)
+				rc = gf__np_bad(r, "", "longer than %d bytes",
+						GF_NP_POD_UID_MAX - 1);
+			else
+				memcpy(gp->pods[k], uid, strlen(uid) + 1);
+			gf__np_leave(r, saved2);
+			gp->npods = (int)k + 1;
+		}
+		gf__np_leave(r, saved);
+	}
+	return rc;
+}
+
 int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
 			 struct gf_err *e)
 {
@@ -119,6 +166,8 @@ int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
 		gf__np_leave(&r, saved);
 		hb->nreports = (int)i + 1;
 	}
+	if (rc == 0)
+		rc = read_gpu_pods(&r, v, hb);
 	if (rc)
 		gf_np_heartbeat_release(hb);
 	return rc;
@@ -128,9 +177,11 @@ void gf_np_heartbeat_release(struct gf_np_heartbeat *hb)
 {
 	gf_free(hb->running);
 	gf_free(hb->reports);
+	gf_free(hb->gpu_pods);
 	hb->running = NULL;
 	hb->reports = NULL;
-	hb->nrunning = hb->nreports = 0;
+	hb->gpu_pods = NULL;
+	hb->nrunning = hb->nreports = hb->ngpu_pods = 0;
 }
 
 static void write_ref(struct gf_json *j, const struct gf_np_ref *ref)
@@ -169,6 +220,18 @@ void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb)
 		gf_json_int(j, "exit_code", run->exit_code);
 		gf_json_int(j, "gpu_ms", run->gpu_ms);
 		gf_json_str(j, "reason", run->reason);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+	gf_json_arr_begin(j, "gpu_pods");
+	for (int i = 0; i < hb->ngpu_pods; i++) {
+		const struct gf_np_gpu_pods *gp = &hb->gpu_pods[i];
+		gf_json_obj_begin(j, NULL);
+		gf_json_str(j, "uuid", gp->uuid);
+		gf_json_arr_begin(j, "pods");
+		for (int k = 0; k < gp->npods; k++)
+			gf_json_str(j, NULL, gp->pods[k]);
+		gf_json_arr_end(j);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);

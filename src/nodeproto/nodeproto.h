@@ -51,6 +51,9 @@
 #define GF_NP_BODY_MAX	     (1u << 20) /* bytes of a PUT or heartbeat */
 #define GF_NP_MAX_WAIT_S     60		/* a long poll waits at most */
 #define GF_NP_DEFAULT_WAIT_S 30
+#define GF_NP_POD_UID_MAX    37 /* a pod UID (36: 8-4-4-4-12), with NUL */
+#define GF_NP_PODS_PER_GPU   8	/* pods reported on one GPU or instance */
+#define GF_NP_MAX_GPU_PODS   (GF_CNODE_MAX_GPUS + GF_CTL_MAX_MIG)
 
 /* A GPU of the node. */
 struct gf_np_gpu {
@@ -107,6 +110,15 @@ struct gf_np_report {
 	struct gf_job_run run; /* seq and node filled by the controller */
 };
 
+/* The pods whose processes run on one GPU (or MIG instance), by UUID,
+ * as the agent maps each process to its pod through /proc/PID/cgroup
+ * (Slurm jobs and bare processes are left out). */
+struct gf_np_gpu_pods {
+	char uuid[GF_NP_UUID_MAX]; /* "GPU-..." or "MIG-..." */
+	int npods;
+	char pods[GF_NP_PODS_PER_GPU][GF_NP_POD_UID_MAX];
+};
+
 /* A heartbeat (POST .../heartbeat), and the heartbeat part of a PUT. */
 struct gf_np_heartbeat {
 	uint64_t generation; /* the assignments the agent has acted on */
@@ -120,6 +132,9 @@ struct gf_np_heartbeat {
 	struct gf_np_ref *running; /* owned; up to GF_NP_MAX_RUNNING */
 	int nreports;
 	struct gf_np_report *reports; /* owned; up to GF_NP_MAX_REPORTS */
+	int ngpu_pods; /* "gpu_pods": GPUs with a pod's process (0: none, or
+			  an agent that does not say) */
+	struct gf_np_gpu_pods *gpu_pods; /* owned; up to GF_NP_MAX_GPU_PODS */
 };
 
 /* The controller's answer to a PUT or a heartbeat. */

@@ -308,9 +308,19 @@ static void hb_roundtrip(const struct gf_np_heartbeat *in)
 		assert_int_equal(x->run.gpu_ms, y->run.gpu_ms);
 		assert_string_equal(x->run.reason, y->run.reason);
 	}
+	assert_int_equal(out.ngpu_pods, in->ngpu_pods);
+	for (int i = 0; i < in->ngpu_pods; i++) {
+		const struct gf_np_gpu_pods *x = &out.gpu_pods[i],
+					    *y = &in->gpu_pods[i];
+		assert_string_equal(x->uuid, y->uuid);
+		assert_int_equal(x->npods, y->npods);
+		for (int k = 0; k < y->npods; k++)
+			assert_string_equal(x->pods[k], y->pods[k]);
+	}
 	gf_np_heartbeat_release(&out);
 	assert_null(out.running);
 	assert_null(out.reports);
+	assert_null(out.gpu_pods);
 	gf_jv_free(v);
 }
 
@@ -351,6 +361,19 @@ static void test_heartbeat_roundtrip(void **state)
 		 "fenced");
 	hb.nreports = 2;
 	hb.reports = reports;
+	struct gf_np_gpu_pods gp[2];
+	memset(gp, 0, sizeof(gp));
+	snprintf(gp[0].uuid, sizeof(gp[0].uuid), "GPU-0a1b");
+	gp[0].npods = 2;
+	snprintf(gp[0].pods[0], sizeof(gp[0].pods[0]),
+		 "6f1c2a9e-0b7d-4c1e-9a55-3d2f8e7b6a10");
+	snprintf(gp[0].pods[1], sizeof(gp[0].pods[1]), "p2");
+	snprintf(gp[1].uuid, sizeof(gp[1].uuid),
+		 "MIG-5d7e3b21-9c0a-5f44-8e6d-1a2b3c4d5e6f");
+	gp[1].npods = 1;
+	snprintf(gp[1].pods[0], sizeof(gp[1].pods[0]), "p3");
+	hb.ngpu_pods = 2;
+	hb.gpu_pods = gp;
 	hb_roundtrip(&hb);
 }
 
@@ -386,6 +409,16 @@ static void test_heartbeat_largest(void **state)
 		r->run.exit_code = 255 + 128;
 		r->run.gpu_ms = INT64_MAX;
 		fill_str(r->run.reason, sizeof(r->run.reason), 'x');
+	}
+	hb.ngpu_pods = GF_NP_MAX_GPU_PODS;
+	hb.gpu_pods = gf_calloc(GF_NP_MAX_GPU_PODS, sizeof(*hb.gpu_pods));
+	for (int i = 0; i < GF_NP_MAX_GPU_PODS; i++) {
+		struct gf_np_gpu_pods *g = &hb.gpu_pods[i];
+		fill_str(g->uuid, sizeof(g->uuid), 'G');
+		g->npods = GF_NP_PODS_PER_GPU;
+		for (int k = 0; k < GF_NP_PODS_PER_GPU; k++)
+			fill_str(g->pods[k], sizeof(g->pods[k]),
+				 (char)('a' + k));
 	}
 	hb_roundtrip(&hb);
 	gf_np_heartbeat_release(&hb);
@@ -741,7 +774,8 @@ static int read_kind(enum kind k, const char *text, size_t len,
 		rc = gf_np_heartbeat_read(v, &hb, e);
 		/* refused: nothing left to release */
 		assert_true(rc == 0 ||
-			    (hb.running == NULL && hb.reports == NULL));
+			    (hb.running == NULL && hb.reports == NULL &&
+			     hb.gpu_pods == NULL));
 		gf_np_heartbeat_release(&hb);
 	} else if (k == ACK) {
 		struct gf_np_ack a;
@@ -985,6 +1019,30 @@ static const struct bad bad_cases[] = {
 	  GF_EINVAL, "'reports[0].gpu_ms': required" },
 	{ HB, "{\"reports\": [{" REP ", \"reason\": false}]}", GF_EINVAL,
 	  "'reports[0].reason': expected a string" },
+	{ HB, "{\"gpu_pods\": {}}", GF_EINVAL,
+	  "'gpu_pods': expected an array" },
+	{ HB, "{\"gpu_pods\": [7]}", GF_EINVAL,
+	  "'gpu_pods[0]': expected an object" },
+	{ HB, "{\"gpu_pods\": [{\"pods\": []}]}", GF_EINVAL,
+	  "'gpu_pods[0].uuid': required" },
+	{ HB, "{\"gpu_pods\": [{\"uuid\": \"\", \"pods\": []}]}", GF_EINVAL,
+	  "'gpu_pods[0].uuid': empty" },
+	{ HB, "{\"gpu_pods\": [{\"uuid\": \"GPU-1\"}]}", GF_EINVAL,
+	  "'gpu_pods[0].pods': required" },
+	{ HB,
+	  "{\"gpu_pods\": [{\"uuid\": \"GPU-1\", \"pods\": []}, "
+	  "{\"uuid\": \"GPU-2\", \"pods\": [\"a\", 5]}]}",
+	  GF_EINVAL, "'gpu_pods[1].pods[1]': expected a string" },
+	{ HB, "{\"gpu_pods\": [{\"uuid\": \"GPU-1\", \"pods\": [\"\"]}]}",
+	  GF_EINVAL, "'gpu_pods[0].pods[0]': empty" },
+	{ HB,
+	  "{\"gpu_pods\": [{\"uuid\": \"GPU-1\", \"pods\": "
+	  "[\"6f1c2a9e-0b7d-4c1e-9a55-3d2f8e7b6a10x\"]}]}",
+	  GF_EINVAL, "'gpu_pods[0].pods[0]': longer than 36 bytes" },
+	{ HB,
+	  "{\"gpu_pods\": [{\"uuid\": \"GPU-1\", \"pods\": [\"1\", \"2\", "
+	  "\"3\", \"4\", \"5\", \"6\", \"7\", \"8\", \"9\"]}]}",
+	  GF_ETOOBIG, "'gpu_pods[0].pods': 9 entries, at most 8" },
 
 	/* ack */
 	{ ACK,
@@ -1122,6 +1180,9 @@ static void test_caps(void **state)
 		{ HB, "", "health", "{\"index\": 0}", GF_CNODE_MAX_GPUS },
 		{ HB, "", "running", "{" REF "}", GF_NP_MAX_RUNNING },
 		{ HB, "", "reports", "{" REP "}", GF_NP_MAX_REPORTS },
+		{ HB, "", "gpu_pods",
+		  "{\"uuid\": \"GPU-1\", \"pods\": [\"u\"]}",
+		  GF_NP_MAX_GPU_PODS },
 		{ ACK, ACK0 ", ", "acked", "{" REF "}", GF_NP_MAX_REPORTS },
 		{ ASG, "\"generation\": 1, ", "assignments", "{" ONE "}",
 		  GF_NP_MAX_RUNNING },
