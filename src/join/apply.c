@@ -260,6 +260,22 @@ void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 				 h[i].reason);
 			hb->nhealth = i + 1;
 		}
+		/* the pods on each GPU, by its UUID (the collector sees a
+		 * GPU's processes, not which MIG instance each is on) */
+		hb->gpu_pods = gf_calloc((size_t)n + 1, sizeof(*hb->gpu_pods));
+		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++) {
+			if (!h[i].npods || !h[i].uuid[0])
+				continue;
+			struct gf_np_gpu_pods *gp =
+				&hb->gpu_pods[hb->ngpu_pods++];
+			snprintf(gp->uuid, sizeof(gp->uuid), "%s", h[i].uuid);
+			for (int k = 0;
+			     k < h[i].npods && k < GF_NP_PODS_PER_GPU; k++)
+				if (strlen(h[i].pods[k]) < GF_NP_POD_UID_MAX)
+					snprintf(gp->pods[gp->npods++],
+						 GF_NP_POD_UID_MAX, "%s",
+						 h[i].pods[k]);
+		}
 	}
 	int nrun = 0, nrep = 0;
 	for (int i = 0; i < j->led.n; i++) {

@@ -65,6 +65,9 @@ struct gf_gpu_health {
 	int64_t since_ms;  /* healthy, or not, since (wall clock ms) */
 	unsigned last_xid; /* 0: none yet */
 	uint64_t xids;	   /* Xid events since the agent started */
+	/* the pods whose processes run on it (gf_collector_pods) */
+	int npods;
+	char pods[8][40];
 };
 
 /*

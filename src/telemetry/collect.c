@@ -300,6 +300,20 @@ static void read_processes(struct pass *x)
 	}
 }
 
+int gf_collector_pods(const struct gf_tgpu *g, char (*out)[40], int max)
+{
+	int n = 0;
+	for (int i = 0; i < g->nprocs && n < max; i++) {
+		const char *uid = g->owners[i].pod_uid;
+		int k = 0;
+		while (k < n && strcmp(out[k], uid))
+			k++;
+		if (uid[0] && k == n)
+			snprintf(out[n++], sizeof(out[0]), "%s", uid);
+	}
+	return n;
+}
+
 /* MIG instance k of the GPU into a new slot of the sample; its profile
  * is looked up once, when the instance appears (bit id of *seen). */
 static void read_mig_instance(struct pass *x, unsigned k, uint32_t *seen)

@@ -161,6 +161,13 @@ const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
 double gf_collector_age_s(const struct gf_tgpu *g, enum gf_metric m,
 			  int64_t now_ms);
 
+/*
+ * The pods whose processes run on GPU g (as of its last sample), each
+ * once, in process order, into out[0..max): how many.  Processes of no
+ * pod (a Slurm job, a bare process) are left out.
+ */
+int gf_collector_pods(const struct gf_tgpu *g, char (*out)[40], int max);
+
 /* A per-MIG metric's value on one instance; false when it has none. */
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v);
 

@@ -297,6 +297,29 @@ static void test_h200_dump(void **state)
 	gf_collector_close(&c);
 }
 
+/* A GPU's pods for the heartbeat: each pod once, Slurm jobs and bare
+ * processes left out, at most max. */
+static void test_pods_of_gpu(void **state)
+{
+	(void)state;
+	struct gf_tgpu *g = calloc(1, sizeof(*g));
+	assert_non_null(g);
+	g->nprocs = 5;
+	snprintf(g->owners[0].pod_uid, sizeof(g->owners[0].pod_uid), "p1");
+	snprintf(g->owners[1].slurm_job, sizeof(g->owners[1].slurm_job), "42");
+	snprintf(g->owners[2].pod_uid, sizeof(g->owners[2].pod_uid), "p2");
+	snprintf(g->owners[3].pod_uid, sizeof(g->owners[3].pod_uid), "p1");
+	/* owners[4]: a bare process */
+	char out[8][40];
+	assert_int_equal(gf_collector_pods(g, out, 8), 2);
+	assert_string_equal(out[0], "p1");
+	assert_string_equal(out[1], "p2");
+	assert_int_equal(gf_collector_pods(g, out, 1), 1);
+	g->nprocs = 0;
+	assert_int_equal(gf_collector_pods(g, out, 8), 0);
+	free(g);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -310,6 +333,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_real_costs),
 		cmocka_unit_test(test_unknown_cost_table),
 		cmocka_unit_test(test_h200_dump),
+		cmocka_unit_test(test_pods_of_gpu),
 	};
 	return cmocka_run_group_tests_name("collect", tests, NULL, NULL);
 }
