@@ -616,6 +616,8 @@ static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	health(ag, i, &op->hb);
 	reports(ag, i, op, now, b);
 	reconcile(ag, i, &op->hb, now, b);
+	if (ag->s->k8s && ag->n[i].inv)
+		gf__k8s_reconcile(ag->s->k8s, i, &op->hb, ag->n[i].inv);
 	op->status = 200;
 }
 

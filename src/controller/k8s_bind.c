@@ -706,6 +706,7 @@ void gf__k8s_free(struct gf_k8s *k)
 	gf_free(k->tids);
 	gf_k8s_api_free(k->api);
 	gf_free(k->pods);
+	gf__k8s_reconcile_free(k);
 	gf__k8s_cache_release(k);
 	pthread_mutex_destroy(&k->wlock);
 	pthread_cond_destroy(&k->wwake);

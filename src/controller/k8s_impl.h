@@ -33,6 +33,7 @@
 #include "k8s/api.h"
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
+#include "nodeproto/nodeproto.h"
 
 struct gf_service;
 struct gf_op;
@@ -82,6 +83,28 @@ struct k8s_cached {
 	struct gf_k8s_pod pod;
 };
 
+/* A pod whose GPU processes differ from its bind (k8s_reconcile.c). */
+enum gf_k8s_mm_kind {
+	GF_K8S_MM_WRONG_GPU, /* bound by gpufleet, runs on another device */
+	GF_K8S_MM_NOT_BOUND, /* runs on the node's GPU, never bound */
+};
+
+struct gf_k8s_mm {
+	enum gf_k8s_mm_kind kind;
+	char uid[GF_NP_POD_UID_MAX];
+	char device[GF_NP_UUID_MAX];	/* where it runs: "GPU-..", "MIG-.." */
+	char pod[GF_JOB_NAME_MAX + 64]; /* "ns/name", "" not known */
+	char bound[256];		/* what it was given, "" none */
+	char reason[640];		/* one line for a person */
+};
+
+/* A node's mismatches as its last heartbeat showed them. */
+struct gf_k8s_mm_node {
+	bool seen; /* a heartbeat was compared */
+	int n;
+	struct gf_k8s_mm *v; /* owned */
+};
+
 /* Chains of the pod cache: uid hash -> first slot (-1 none). */
 #define GF_K8S_CACHE_CHAINS (2 * GF_K8S_POD_CACHE)
 
@@ -108,6 +131,9 @@ struct gf_k8s {
 	int ntids;
 	pthread_t resync_tid;
 	bool resync_on;
+	/* mismatches per node index (k8s_reconcile.c), under ctl_lock */
+	struct gf_k8s_mm_node *mm;
+	int mmcap;
 	/* figures, under ctl_lock */
 	uint64_t filters, binds, bind_errors, releases, preempts;
 };
@@ -136,6 +162,12 @@ void gf__k8s_push(struct gf_k8s *k, struct gf_op *op);
  * ctl_lock; borrowed until the lock is released). */
 const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid);
 
+/* --- k8s_reconcile.c --- */
+void gf__k8s_reconcile_free(struct gf_k8s *k);
+/* GET /k8s/reconcile (an admin's token): the mismatches, each with a
+ * reason. */
+int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg);
+
 /* --- k8s.c: the routes --- */
 int gf__k8s_filter(struct gf_http_req *r, void *arg);
 int gf__k8s_prioritize(struct gf_http_req *r, void *arg);
@@ -152,18 +184,20 @@ bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
 /* The bind answer {"Error": error} (200), and the request is done. */
 void gf__k8s_reply_bind(struct gf_http_req *r, const char *error);
 
-#define GF__K8S_ROUTES                                                  \
-	{ GF_HTTP_POST, "/k8s/filter", gf__k8s_filter, GF_K8S_BODY_MAX, \
-	  "scheduler extender: ExtenderArgs -> FilterResult" },         \
-		{ GF_HTTP_POST, "/k8s/prioritize", gf__k8s_prioritize,  \
-		  GF_K8S_BODY_MAX,                                      \
-		  "scheduler extender: HostPriorityList, 0..10" },      \
-		{ GF_HTTP_POST, "/k8s/preempt", gf__k8s_preempt,        \
-		  GF_K8S_BODY_MAX,                                      \
-		  "scheduler extender: the fewest victims per node" },  \
-	{                                                               \
-		GF_HTTP_POST, "/k8s/bind", gf__k8s_bind, 64u << 10,     \
-			"scheduler extender: record, annotate, Binding" \
+#define GF__K8S_ROUTES                                                     \
+	{ GF_HTTP_POST, "/k8s/filter", gf__k8s_filter, GF_K8S_BODY_MAX,    \
+	  "scheduler extender: ExtenderArgs -> FilterResult" },            \
+		{ GF_HTTP_POST, "/k8s/prioritize", gf__k8s_prioritize,     \
+		  GF_K8S_BODY_MAX,                                         \
+		  "scheduler extender: HostPriorityList, 0..10" },         \
+		{ GF_HTTP_POST, "/k8s/preempt", gf__k8s_preempt,           \
+		  GF_K8S_BODY_MAX,                                         \
+		  "scheduler extender: the fewest victims per node" },     \
+		{ GF_HTTP_GET, "/k8s/reconcile", gf__k8s_reconcile_get, 0, \
+		  "pods whose GPU processes differ from their bind" },     \
+	{                                                                  \
+		GF_HTTP_POST, "/k8s/bind", gf__k8s_bind, 64u << 10,        \
+			"scheduler extender: record, annotate, Binding"    \
 	}
 
 #endif

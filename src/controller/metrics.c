@@ -145,6 +145,8 @@ void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_mig_instances{state=\"free\"} %d\n",
 		      st.mig_used, st.mig_total - st.mig_used);
 	nodes(s, b);
+	if (s->k8s)
+		gf__k8s_metrics(s->k8s, b);
 	latency(s, b);
 	family(b, "gpufleet_submissions_total", "counter",
 	       "Job submissions answered, by result.");

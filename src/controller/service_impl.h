@@ -209,6 +209,13 @@ const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
 /* A pod's job (the scheduler extender's, k8s_bind.c): Kubernetes runs
  * it, so no agent is ever assigned one. */
 bool gf__k8s_is_pod(const struct gf_job *j);
+/* Node i's heartbeat: the pods its agent sees on each GPU compared with
+ * what the extender bound (k8s_reconcile.c); under ctl_lock. */
+void gf__k8s_reconcile(struct gf_k8s *k, int node,
+		       const struct gf_np_heartbeat *hb,
+		       const struct gf_np_inventory *inv);
+/* The gpufleet_k8s_pod_gpu_mismatches family of /metrics. */
+void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 				 size_t *len);

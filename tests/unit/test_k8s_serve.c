@@ -724,6 +724,170 @@ static void test_share_bind(void **state)
 	gf_free(p.body);
 }
 
+/* ---- reconciling what runs with what was bound -------------------------- */
+
+/* A heartbeat of node whose agent sees pods[k] on devs[k] (n pairs). */
+static void beat_pods(const char *node, const char *const *devs,
+		      const char *const *pods, int n)
+{
+	struct gf_np_heartbeat hb = { 0 };
+	struct gf_np_gpu_pods gp[8];
+	memset(gp, 0, sizeof(gp));
+	for (int k = 0; k < n; k++) {
+		int d = 0;
+		while (d < hb.ngpu_pods && strcmp(gp[d].uuid, devs[k]))
+			d++;
+		if (d == hb.ngpu_pods)
+			snprintf(gp[hb.ngpu_pods++].uuid, GF_NP_UUID_MAX, "%s",
+				 devs[k]);
+		snprintf(gp[d].pods[gp[d].npods++], GF_NP_POD_UID_MAX, "%s",
+			 pods[k]);
+	}
+	hb.gpu_pods = gp;
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 1u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_np_heartbeat_write(&j, &hb);
+	gf_json_obj_end(&j);
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", node);
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_POST, path, NULL, gf_buf_str(&b), &v),
+			 200);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+}
+
+/* GET /k8s/reconcile: its mismatches (the caller frees). */
+static struct gf_jv *mismatches(void)
+{
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_GET, "/k8s/reconcile", NULL, NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "mismatches")), GF_JV_ARR);
+	assert_int_equal(num(v, "count"),
+			 (int64_t)gf_jv_len(gf_jv_get(v, "mismatches")));
+	return v;
+}
+
+/* The /metrics line that starts with `series`, or "" (static). */
+static const char *metric(const char *series)
+{
+	static char line[256];
+	char url[512];
+	snprintf(url, sizeof(url), "%s/metrics", base);
+	struct gf_client_req q = { .method = GF_HTTP_GET, .url = url };
+	struct gf_client_answer a;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	const char *at = strstr(gf_buf_str(&a.body), series);
+	line[0] = '\0';
+	if (at)
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"),
+			 at);
+	gf_client_answer_release(&a);
+	return line;
+}
+
+/* The pods the agents see on each GPU against the binds: one-0 (a whole
+ * GPU of "quad") and infer-0 (MIG instance start 0 of "mig"'s GPU 6)
+ * where they were bound is no mismatch; one-0 on another GPU names both;
+ * a pod gpufleet never bound is the other kind; a bound pod with no
+ * process is none; each clears when the heartbeat stops showing it. */
+static void test_reconcile(void **state)
+{
+	(void)state;
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("one-0", &job);
+	assert_non_null(job);
+	const struct gf_jv *pl = gf_jv_at(gf_jv_get(job, "placement"), 0);
+	assert_string_equal(str(pl, "node"), "quad");
+	int64_t g0 = -1;
+	assert_true(gf_jv_int(gf_jv_at(gf_jv_get(pl, "gpus"), 0), &g0));
+	gf_jv_free(jobs);
+	char mine[64], other[64];
+	snprintf(mine, sizeof(mine), "GPU-quad-%d", (int)g0);
+	snprintf(other, sizeof(other), "GPU-quad-%d", (int)(g0 + 3) % 8);
+
+	/* where they were bound: nothing */
+	const char *d1[] = { mine, "MIG-mig-6-0" };
+	const char *p1[] = { "uid-one-0", "uid-infer-0" };
+	beat_pods("quad", d1, p1, 1);
+	beat_pods("mig", d1 + 1, p1 + 1, 1);
+	struct gf_jv *v = mismatches();
+	assert_int_equal(num(v, "count"), 0);
+	gf_jv_free(v);
+	assert_string_equal(
+		metric("gpufleet_k8s_pod_gpu_mismatches{node=\"quad\","
+		       "kind=\"wrong-gpu\"}"),
+		"gpufleet_k8s_pod_gpu_mismatches{node=\"quad\",kind=\"wrong-"
+		"gpu\"} 0");
+
+	/* one-0 on another GPU; a pod never bound on "plain"; infer-0 on
+	 * another instance of its GPU */
+	const char *d2[] = { other };
+	const char *p2[] = { "uid-one-0" };
+	beat_pods("quad", d2, p2, 1);
+	const char *d3[] = { "GPU-plain-2" };
+	const char *p3[] = { "6f1c2a9e-0b7d-4c1e-9a55-3d2f8e7b6a10" };
+	beat_pods("plain", d3, p3, 1);
+	const char *d4[] = { "MIG-mig-6-1" };
+	beat_pods("mig", d4, p1 + 1, 1);
+	v = mismatches();
+	assert_int_equal(num(v, "count"), 3);
+	bool wrong = false, unbound = false, mig = false;
+	for (size_t i = 0; i < 3; i++) {
+		const struct gf_jv *m = gf_jv_at(gf_jv_get(v, "mismatches"), i);
+		const char *why = str(m, "reason");
+		if (!strcmp(str(m, "pod_uid"), "uid-one-0")) {
+			wrong = true;
+			assert_string_equal(str(m, "node"), "quad");
+			assert_string_equal(str(m, "kind"), "wrong-gpu");
+			assert_string_equal(str(m, "pod"), "ml/one-0");
+			assert_string_equal(str(m, "device"), other);
+			char want[256];
+			snprintf(want, sizeof(want),
+				 "pod ml/one-0 uid uid-one-0 runs on %s on "
+				 "node quad, bound to %s on node quad",
+				 other, mine);
+			assert_string_equal(why, want);
+		} else if (!strcmp(str(m, "pod_uid"), "uid-infer-0")) {
+			mig = true;
+			assert_string_equal(str(m, "kind"), "wrong-gpu");
+			assert_string_equal(str(m, "bound_to"),
+					    "MIG-mig-6-0 on node mig");
+		} else {
+			unbound = true;
+			assert_string_equal(str(m, "node"), "plain");
+			assert_string_equal(str(m, "kind"), "not-bound");
+			assert_string_equal(str(m, "device"), "GPU-plain-2");
+			assert_non_null(strstr(why, "did not bind"));
+		}
+	}
+	assert_true(wrong && unbound && mig);
+	gf_jv_free(v);
+	assert_string_equal(
+		metric("gpufleet_k8s_pod_gpu_mismatches{node=\"plain\","
+		       "kind=\"not-bound\"}"),
+		"gpufleet_k8s_pod_gpu_mismatches{node=\"plain\",kind=\"not-"
+		"bound\"} 1");
+
+	/* the heartbeats stop showing them: cleared */
+	beat_pods("quad", NULL, NULL, 0);
+	beat_pods("plain", NULL, NULL, 0);
+	beat_pods("mig", NULL, NULL, 0);
+	v = mismatches();
+	assert_int_equal(num(v, "count"), 0);
+	gf_jv_free(v);
+	assert_string_equal(
+		metric("gpufleet_k8s_pod_gpu_mismatches{node=\"plain\","
+		       "kind=\"not-bound\"}"),
+		"gpufleet_k8s_pod_gpu_mismatches{node=\"plain\",kind=\"not-"
+		"bound\"} 0");
+}
+
 /* Bad input: each a 4xx or an Error reply, the state untouched. */
 static void test_bad_input(void **state)
 {
@@ -1067,6 +1231,7 @@ int main(void)
 		cmocka_unit_test(test_nvlink_bind),
 		cmocka_unit_test(test_mig_bind),
 		cmocka_unit_test(test_share_bind),
+		cmocka_unit_test(test_reconcile),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_bind_conflict),
 		cmocka_unit_test(test_bind_fetch),
