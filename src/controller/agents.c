@@ -747,6 +747,8 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				 (long long)(quiet / 1000));
 			gf_ctl_node_cordon(ctl, i, true, &e);
 			n->st = AN_NOTREADY;
+			if (ag->s->k8s)
+				gf__k8s_reconcile_forget(ag->s->k8s, i);
 			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve",
 			       "node '%s' not ready: %s; its jobs run on until "
@@ -764,6 +766,8 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);
 			n->st = AN_LOST;
+			if (ag->s->k8s)
+				gf__k8s_reconcile_forget(ag->s->k8s, i);
 			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
 			       gf_ctl_cluster(ctl)->names[i], why);

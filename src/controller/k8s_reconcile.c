@@ -180,6 +180,20 @@ void gf__k8s_reconcile(struct gf_k8s *k, int node,
 	mn->n = n;
 }
 
+void gf__k8s_reconcile_forget(struct gf_k8s *k, int node)
+{
+	if (node < 0 || node >= k->mmcap)
+		return;
+	struct gf_k8s_mm_node *mn = &k->mm[node];
+	if (mn->n && k->s)
+		gf_log(GF_LOG_INFO, "k8s",
+		       "node %s: %d mismatches dropped: its agent is silent",
+		       gf_ctl_cluster(k->s->ctl)->names[node], mn->n);
+	gf_free(mn->v);
+	mn->n = 0;
+	mn->seen = false;
+}
+
 void gf__k8s_reconcile_free(struct gf_k8s *k)
 {
 	for (int i = 0; i < k->mmcap; i++)

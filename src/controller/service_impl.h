@@ -214,6 +214,10 @@ bool gf__k8s_is_pod(const struct gf_job *j);
 void gf__k8s_reconcile(struct gf_k8s *k, int node,
 		       const struct gf_np_heartbeat *hb,
 		       const struct gf_np_inventory *inv);
+/* Node i went silent (NotReady, or lost): its mismatches, which only its
+ * heartbeats showed, are dropped, and so is its series in /metrics,
+ * until a heartbeat compares again; under ctl_lock. */
+void gf__k8s_reconcile_forget(struct gf_k8s *k, int node);
 /* The gpufleet_k8s_pod_gpu_mismatches family of /metrics. */
 void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b);
 /* Its stored inventory text, or NULL. */

@@ -27,6 +27,7 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service.h"
+#include "controller/service_impl.h"
 #include "k8s_helpers.h"
 #include "nodeproto/nodeproto.h"
 #include "serve_helpers.h"
@@ -1225,6 +1226,37 @@ static void test_pod_cache(void **state)
 	gf_free(k);
 }
 
+/* A node gone silent (the sweep marks it NotReady, then lost) keeps no
+ * mismatches: gf__k8s_reconcile_forget drops its list and its series.
+ * Called directly: the service's sweep waits notready_after_ms (an hour
+ * here, so that the other tests' nodes stay ready), and its config is
+ * read by the service's thread, so no test can shorten it safely. */
+static void test_reconcile_forget(void **state)
+{
+	(void)state;
+	struct gf_k8s *k = gf_calloc(1, sizeof(*k));
+	k->mmcap = 3;
+	k->mm = gf_calloc(3, sizeof(*k->mm));
+	k->mm[1].seen = true;
+	k->mm[1].n = 2;
+	k->mm[1].v = gf_calloc(2, sizeof(*k->mm[1].v));
+	k->mm[2].seen = true;
+	k->mm[2].n = 1;
+	k->mm[2].v = gf_calloc(1, sizeof(*k->mm[2].v));
+	gf__k8s_reconcile_forget(k, 1);
+	assert_int_equal(k->mm[1].n, 0);
+	assert_null(k->mm[1].v);
+	assert_false(k->mm[1].seen);
+	assert_int_equal(k->mm[2].n, 1); /* the others kept */
+	assert_true(k->mm[2].seen);
+	gf__k8s_reconcile_forget(k, 1); /* again: nothing to drop */
+	gf__k8s_reconcile_forget(k, 7); /* never compared: nothing */
+	gf__k8s_reconcile_forget(k, -1);
+	assert_int_equal(k->mm[1].n, 0);
+	gf__k8s_reconcile_free(k);
+	gf_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1238,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_preempt),
 		cmocka_unit_test(test_resync),
 		cmocka_unit_test(test_pod_cache),
+		cmocka_unit_test(test_reconcile_forget),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
