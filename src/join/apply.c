@@ -245,12 +245,28 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 	return all && layouts;
 }
 
+/* One device's pods into the heartbeat's gpu_pods (room made). */
+static void add_dev_pods(struct gf_np_heartbeat *hb,
+			 const struct gf_dev_pods *dp)
+{
+	if (!dp->npods || !dp->uuid[0] || strlen(dp->uuid) >= GF_NP_UUID_MAX)
+		return;
+	struct gf_np_gpu_pods *gp = &hb->gpu_pods[hb->ngpu_pods++];
+	snprintf(gp->uuid, sizeof(gp->uuid), "%s", dp->uuid);
+	for (int k = 0; k < dp->npods && k < GF_NP_PODS_PER_GPU; k++)
+		if (strlen(dp->pods[k]) < GF_NP_POD_UID_MAX)
+			snprintf(gp->pods[gp->npods++], GF_NP_POD_UID_MAX, "%s",
+				 dp->pods[k]);
+}
+
 void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 {
 	memset(hb, 0, sizeof(*hb));
 	hb->generation = j->applied;
 	if (j->o.agent) {
-		struct gf_gpu_health h[GF_CNODE_MAX_GPUS];
+		/* on the heap: each GPU's per-device pods make it 58 KiB */
+		struct gf_gpu_health *h =
+			gf_calloc(GF_CNODE_MAX_GPUS, sizeof(*h));
 		int n = gf_agent_health(j->o.agent, h, GF_CNODE_MAX_GPUS);
 		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++) {
 			hb->health[i].index = (int)h[i].index;
@@ -260,22 +276,18 @@ void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 				 h[i].reason);
 			hb->nhealth = i + 1;
 		}
-		/* the pods on each GPU, by its UUID (the collector sees a
-		 * GPU's processes, not which MIG instance each is on) */
-		hb->gpu_pods = gf_calloc((size_t)n + 1, sizeof(*hb->gpu_pods));
-		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++) {
-			if (!h[i].npods || !h[i].uuid[0])
-				continue;
-			struct gf_np_gpu_pods *gp =
-				&hb->gpu_pods[hb->ngpu_pods++];
-			snprintf(gp->uuid, sizeof(gp->uuid), "%s", h[i].uuid);
-			for (int k = 0;
-			     k < h[i].npods && k < GF_NP_PODS_PER_GPU; k++)
-				if (strlen(h[i].pods[k]) < GF_NP_POD_UID_MAX)
-					snprintf(gp->pods[gp->npods++],
-						 GF_NP_POD_UID_MAX, "%s",
-						 h[i].pods[k]);
-		}
+		/* the pods on each GPU or MIG instance, by its UUID */
+		int ndev = 0;
+		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++)
+			ndev += h[i].ndevs;
+		hb->gpu_pods =
+			gf_calloc((size_t)ndev + 1, sizeof(*hb->gpu_pods));
+		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++)
+			for (int d = 0; d < h[i].ndevs &&
+					hb->ngpu_pods < GF_NP_MAX_GPU_PODS;
+			     d++)
+				add_dev_pods(hb, &h[i].devs[d]);
+		gf_free(h);
 	}
 	int nrun = 0, nrep = 0;
 	for (int i = 0; i < j->led.n; i++) {

@@ -206,7 +206,8 @@ static void health_snapshot(struct gf_agent *a)
 			h[i].last_xid = g->last_xid;
 			h[i].xids = g->xids;
 		}
-		h[i].npods = gf_collector_pods(&c->g[i], h[i].pods, 8);
+		h[i].ndevs = gf_collector_pods(&c->g[i], h[i].devs,
+					       GF_TEL_MAX_MIG + 1);
 	}
 	pthread_mutex_lock(&a->health_lock);
 	memcpy(a->health, h, (size_t)c->n * sizeof(h[0]));

@@ -16,6 +16,7 @@
 #include <gpufleet/err.h>
 
 #include "server/router.h"
+#include "telemetry/collect.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/health.h"
 #include "telemetry/metrics.h"
@@ -65,9 +66,10 @@ struct gf_gpu_health {
 	int64_t since_ms;  /* healthy, or not, since (wall clock ms) */
 	unsigned last_xid; /* 0: none yet */
 	uint64_t xids;	   /* Xid events since the agent started */
-	/* the pods whose processes run on it (gf_collector_pods) */
-	int npods;
-	char pods[8][40];
+	/* the pods whose processes run on it, per device: the GPU and
+	 * each of its MIG instances with one (gf_collector_pods) */
+	int ndevs;
+	struct gf_dev_pods devs[GF_TEL_MAX_MIG + 1];
 };
 
 /*

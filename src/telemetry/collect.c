@@ -24,11 +24,12 @@
 		(s)->valid |= 1u << (m); \
 	} while (0)
 
-/* Who owns a process, from /proc/PID/cgroup (nobody when unreadable). */
-static void owner_of(unsigned pid, struct gf_owner *o)
+/* Who owns a process, from ROOT/PID/cgroup (nobody when unreadable). */
+static void owner_of(const char *root, unsigned pid, struct gf_owner *o)
 {
-	char path[64], text[4096];
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	char path[512], text[4096];
+	snprintf(path, sizeof(path), "%s/%u/cgroup", root ? root : "/proc",
+		 pid);
 	memset(o, 0, sizeof(*o));
 	FILE *f = fopen(path, "r");
 	if (!f)
@@ -159,6 +160,7 @@ struct pass {
 	nvmlDevice_t d;
 	struct gf_sample *s;
 	int64_t now_ms;
+	const char *proc_root; /* gf_collector.proc_root */
 	int calls, fails;
 	bool lost;
 	uint32_t slow_read;   /* bit k: slow counter k was due and asked */
@@ -270,8 +272,12 @@ static void read_gpm(struct pass *x)
 			SET(x->s, gpm_metrics[i].m, gv[i]);
 }
 
-/* Compute processes and their owners; an owner is looked up (in
- * /proc/PID/cgroup) when its process first appears, then kept. */
+/* Compute processes, their owners and GPU instances; an owner is
+ * looked up (in /proc/PID/cgroup) when its process first appears, then
+ * kept.  Asked of the GPU's own handle, NVML's v2/v3 process info names
+ * the GPU instance of each process on a MIG-mode GPU (0xFFFFFFFF when
+ * the GPU is not in MIG mode): the id is kept only in MIG mode, and
+ * read_mig's instances give its UUID (gf_collector_pods). */
 static void read_processes(struct pass *x)
 {
 	struct gf_tgpu *g = x->g;
@@ -293,23 +299,51 @@ static void read_processes(struct pass *x)
 		while (k < before && old_pids[k] != procs[i].pid)
 			k++;
 		g->pids[i] = procs[i].pid;
+		g->proc_gi[i] =
+			g->mig_on && procs[i].gpuInstanceId < GF_GI_ID_MAX
+				? procs[i].gpuInstanceId
+				: GF_GI_NONE;
 		if (k < before)
 			g->owners[i] = old_owners[k];
 		else
-			owner_of(procs[i].pid, &g->owners[i]);
+			owner_of(x->proc_root, procs[i].pid, &g->owners[i]);
 	}
 }
 
-int gf_collector_pods(const struct gf_tgpu *g, char (*out)[40], int max)
+/* The UUID of the device process i of g runs on. */
+static const char *device_of(const struct gf_tgpu *g, int i)
+{
+	unsigned id = g->proc_gi[i];
+	if (id < GF_GI_ID_MAX && (g->gi_seen >> id & 1) && g->gi_uuid[id][0])
+		return g->gi_uuid[id];
+	return g->uuid;
+}
+
+int gf_collector_pods(const struct gf_tgpu *g, struct gf_dev_pods *out, int max)
 {
 	int n = 0;
-	for (int i = 0; i < g->nprocs && n < max; i++) {
+	for (int i = 0; i < g->nprocs; i++) {
 		const char *uid = g->owners[i].pod_uid;
+		if (!uid[0])
+			continue;
+		const char *dev = device_of(g, i);
+		int d = 0;
+		while (d < n && strcmp(out[d].uuid, dev))
+			d++;
+		if (d == n) {
+			if (n == max)
+				continue;
+			memset(&out[n], 0, sizeof(out[n]));
+			snprintf(out[n].uuid, sizeof(out[n].uuid), "%s", dev);
+			n++;
+		}
+		struct gf_dev_pods *dp = &out[d];
 		int k = 0;
-		while (k < n && strcmp(out[k], uid))
+		while (k < dp->npods && strcmp(dp->pods[k], uid))
 			k++;
-		if (uid[0] && k == n)
-			snprintf(out[n++], sizeof(out[0]), "%s", uid);
+		if (k == dp->npods && dp->npods < 8)
+			snprintf(dp->pods[dp->npods++], sizeof(dp->pods[0]),
+				 "%s", uid);
 	}
 	return n;
 }
@@ -335,6 +369,10 @@ static void read_mig_instance(struct pass *x, unsigned k, uint32_t *seen)
 		if (!(g->gi_seen >> id & 1)) {
 			gi_profile(nv, g, id, g->gi_prof[id],
 				   sizeof(g->gi_prof[id]));
+			if (nv->nvmlDeviceGetUUID(mig, g->gi_uuid[id],
+						  sizeof(g->gi_uuid[id])) !=
+			    NVML_SUCCESS)
+				g->gi_uuid[id][0] = '\0';
 			g->gpm_gi[id].prev_ok = false;
 		}
 		snprintf(ms->profile, sizeof(ms->profile), "%s",
@@ -690,7 +728,8 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 				  .g = g,
 				  .d = g->dev,
 				  .s = &s,
-				  .now_ms = now_ms };
+				  .now_ms = now_ms,
+				  .proc_root = c->proc_root };
 		int rc = sample_gpu(c, i, &x);
 		if (x.lost) {
 			g->lost = true;

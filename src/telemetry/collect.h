@@ -54,7 +54,8 @@ struct gf_gpm_pair {
 	bool prev_ok; /* s[!cur] holds the previous sample */
 };
 
-#define GF_GI_ID_MAX 16 /* GPU instance ids are below this */
+#define GF_GI_ID_MAX 16	   /* GPU instance ids are below this */
+#define GF_GI_NONE   (~0u) /* a process on no GPU instance we know */
 
 struct gf_sample {
 	int64_t t_ms;
@@ -100,11 +101,16 @@ struct gf_tgpu {
 	/* GPU instances of the last sample (bit: id), and their profiles */
 	uint32_t gi_seen;
 	char gi_prof[GF_GI_ID_MAX][24];
-	/* the compute processes of the last sample, and their owners
-	 * (looked up when a process first appears) */
+	/* the compute processes of the last sample, their owners (looked
+	 * up when a process first appears) and the GPU instance each runs
+	 * on (GF_GI_NONE: the whole GPU, or NVML did not say) */
 	int nprocs;
 	unsigned pids[16];
 	struct gf_owner owners[16];
+	unsigned proc_gi[16];
+	/* each GPU instance's MIG device UUID ("MIG-..."), read when the
+	 * instance appears; valid while its bit is in gi_seen */
+	char gi_uuid[GF_GI_ID_MAX][96];
 	/* slow counters: when each is next due; MIG mode as last read */
 	int64_t slow_next_ms[GF_SLOW_COUNT];
 	bool mig_on;
@@ -130,6 +136,9 @@ struct gf_collector {
 	 * every GPU healthy, and holds GPU i of g[] as its GPU i */
 	int64_t xid_quiet_ms;
 	struct gf_health health;
+	/* where each process's cgroup file is read, PROC_ROOT/PID/cgroup
+	 * (NULL: /proc); a test points it at a tree of its own */
+	const char *proc_root;
 };
 
 /*
@@ -161,12 +170,25 @@ const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i);
 double gf_collector_age_s(const struct gf_tgpu *g, enum gf_metric m,
 			  int64_t now_ms);
 
+/* The pods whose processes run on one device: a GPU or a MIG instance. */
+struct gf_dev_pods {
+	char uuid[96]; /* "GPU-..." or "MIG-..." */
+	int npods;
+	char pods[8][40];
+};
+
 /*
- * The pods whose processes run on GPU g (as of its last sample), each
- * once, in process order, into out[0..max): how many.  Processes of no
- * pod (a Slurm job, a bare process) are left out.
+ * The pods whose processes run on GPU g (as of its last sample), by the
+ * device each process is on: a process on a MIG instance (NVML's
+ * gpuInstanceId, on a GPU in MIG mode) under that instance's UUID, any
+ * other under the GPU's (also one on an instance that was not listed,
+ * or whose UUID NVML did not give).  Each device with a pod once, in
+ * process order, into out[0..max), each of its pods once, at most 8:
+ * how many devices.  Processes of no pod (a Slurm job, a bare process)
+ * are left out.
  */
-int gf_collector_pods(const struct gf_tgpu *g, char (*out)[40], int max);
+int gf_collector_pods(const struct gf_tgpu *g, struct gf_dev_pods *out,
+		      int max);
 
 /* A per-MIG metric's value on one instance; false when it has none. */
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v);

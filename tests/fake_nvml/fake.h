@@ -108,6 +108,7 @@ struct fake_gi {
 	const struct gip *prof;
 	unsigned id, start;
 	int has_ci, busy;
+	unsigned pid; /* the busy instance's compute process */
 	struct nvmlComputeInstance_st ci;
 	struct nvmlDevice_st migdev;
 };

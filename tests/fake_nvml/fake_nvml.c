@@ -22,8 +22,9 @@
  *   profileset NAME         starts a GPU-instance profile table, then
  *   gi_profile ENUM ID MEM COMPUTE STARTS MAX   (STARTS "0,2,4")
  *   gi_profiles NAME        the GPU's profile table
- *   gi PROFILE_ID START [busy]  an instance there now (with a compute
- *                           instance; busy: a process runs on it)
+ *   gi PROFILE_ID START [busy [PID]]  an instance there now (with a
+ *                           compute instance; busy: a process runs on
+ *                           it, PID or 4242)
  *   mig_reset_required 1    SetMigMode only sets the pending mode
  * A GPU instance with a compute instance is a MIG device, as on the
  * driver: nvmlDeviceGetMigDeviceHandleByIndex lists them in slot order
@@ -32,7 +33,11 @@
  * reused until the fixture is reloaded), nvmlDeviceGetUUID its UUID,
  * MIG-fa4e0000-GGGG-4000-8000-IIIIIIIIIIII (hex: GPU index, GPU instance
  * id), the same for as long as the instance lives, and a busy instance's
- * MIG device runs one compute process (pid 4242).
+ * MIG device runs one compute process.  Processes, as the driver's v3
+ * call gives them: on a MIG device handle, its process; on a GPU's
+ * handle, its `proc` processes (gpuInstanceId and computeInstanceId
+ * 0xFFFFFFFF: on no instance) and, in MIG mode, each busy instance's
+ * process, with its GPU instance id and compute instance 0.
  * Telemetry, replayed per GPU (a "tick" is a call of GetClockInfo(SM),
  * the first call of each of gpufleet's samples):
  *   series NAME V1,V2,...   util memutil power_mw temp sm_clock mem_clock
@@ -197,13 +202,14 @@ static nvmlReturn_t place_gi(struct nvmlDevice_st *g, const struct gip *p,
 }
 
 static void fake_add_gi(struct nvmlDevice_st *g, unsigned id, unsigned start,
-			int busy)
+			int busy, unsigned pid)
 {
 	const struct gip *p = find_gip(g, id);
 	struct fake_gi *gi;
 	if (p && place_gi(g, p, start, &gi) == NVML_SUCCESS) {
 		gi->has_ci = 1;
 		gi->busy = busy;
+		gi->pid = pid ? pid : 4242;
 	}
 }
 
@@ -335,10 +341,11 @@ static bool gpu_mig_line(struct nvmlDevice_st *g, const char *key,
 	} else if (strcmp(key, "mig_reset_required") == 0) {
 		g->reset_required = atoi(val);
 	} else if (strcmp(key, "gi") == 0) {
-		unsigned id, start;
+		unsigned id, start, pid = 0;
 		char busy[16] = "";
-		if (sscanf(val, "%u %u %15s", &id, &start, busy) >= 2)
-			fake_add_gi(g, id, start, strcmp(busy, "busy") == 0);
+		if (sscanf(val, "%u %u %15s %u", &id, &start, busy, &pid) >= 2)
+			fake_add_gi(g, id, start, strcmp(busy, "busy") == 0,
+				    pid);
 	} else if (strcmp(key, "nvlinks") == 0) {
 		g->nlinks = atoi(val);
 		if (g->nlinks > MAX_LINKS)
@@ -971,17 +978,32 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
 {
 	COST(C_PROCS);
 	CHECK_DEV(d);
-	if (!d->is_mig) { /* the whole GPU: the fixture's processes */
-		if (*count < (unsigned)d->nprocs) {
-			*count = (unsigned)d->nprocs;
+	if (!d->is_mig) { /* the whole GPU: the fixture's processes, and in
+			     MIG mode its busy instances' */
+		nvmlProcessInfo_t all[8 + MAX_GI];
+		unsigned n = 0;
+		for (int i = 0; i < d->nprocs; i++) {
+			memset(&all[n], 0, sizeof(all[n]));
+			all[n].pid = d->procs[i];
+			all[n].usedGpuMemory = 1ULL << 30;
+			all[n].gpuInstanceId = 0xFFFFFFFFu;
+			all[n++].computeInstanceId = 0xFFFFFFFFu;
+		}
+		for (int s = 0; d->mig_cur && s < MAX_GI; s++) {
+			const struct fake_gi *gi = d->gis[s];
+			if (!gi || !gi->has_ci || !gi->busy)
+				continue;
+			memset(&all[n], 0, sizeof(all[n]));
+			all[n].pid = gi->pid;
+			all[n].usedGpuMemory = 1024ULL << 20;
+			all[n++].gpuInstanceId = gi->id;
+		}
+		if (*count < n) {
+			*count = n;
 			return NVML_ERROR_INSUFFICIENT_SIZE;
 		}
-		for (int i = 0; i < d->nprocs; i++) {
-			memset(&p[i], 0, sizeof(p[i]));
-			p[i].pid = d->procs[i];
-			p[i].usedGpuMemory = 1ULL << 30;
-		}
-		*count = (unsigned)d->nprocs;
+		memcpy(p, all, n * sizeof(all[0]));
+		*count = n;
 		return NVML_SUCCESS;
 	}
 	unsigned n = d->mig_gi->busy ? 1 : 0;
@@ -991,7 +1013,8 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
 	}
 	if (n) {
 		memset(p, 0, sizeof(*p));
-		p->pid = 4242;
+		p->pid = d->mig_gi->pid;
+		p->usedGpuMemory = 1024ULL << 20;
 		p->gpuInstanceId = d->mig_gi->id;
 	}
 	*count = n;

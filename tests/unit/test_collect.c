@@ -8,6 +8,7 @@
  * NVML dump sampled.
  */
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include "helpers.h"
 #include "telemetry/collect.h"
@@ -298,26 +299,126 @@ static void test_h200_dump(void **state)
 }
 
 /* A GPU's pods for the heartbeat: each pod once, Slurm jobs and bare
- * processes left out, at most max. */
+ * processes left out, at most max devices; with no MIG instance, all
+ * under the GPU's UUID. */
 static void test_pods_of_gpu(void **state)
 {
 	(void)state;
 	struct gf_tgpu *g = calloc(1, sizeof(*g));
 	assert_non_null(g);
+	snprintf(g->uuid, sizeof(g->uuid), "GPU-a");
 	g->nprocs = 5;
+	for (int i = 0; i < 5; i++)
+		g->proc_gi[i] = GF_GI_NONE;
 	snprintf(g->owners[0].pod_uid, sizeof(g->owners[0].pod_uid), "p1");
 	snprintf(g->owners[1].slurm_job, sizeof(g->owners[1].slurm_job), "42");
 	snprintf(g->owners[2].pod_uid, sizeof(g->owners[2].pod_uid), "p2");
 	snprintf(g->owners[3].pod_uid, sizeof(g->owners[3].pod_uid), "p1");
 	/* owners[4]: a bare process */
-	char out[8][40];
-	assert_int_equal(gf_collector_pods(g, out, 8), 2);
-	assert_string_equal(out[0], "p1");
-	assert_string_equal(out[1], "p2");
+	struct gf_dev_pods out[2];
+	assert_int_equal(gf_collector_pods(g, out, 2), 1);
+	assert_string_equal(out[0].uuid, "GPU-a");
+	assert_int_equal(out[0].npods, 2);
+	assert_string_equal(out[0].pods[0], "p1");
+	assert_string_equal(out[0].pods[1], "p2");
+	/* on GPU instance 3, which was not listed: still the GPU's */
+	g->proc_gi[2] = 3;
+	assert_int_equal(gf_collector_pods(g, out, 2), 1);
+	assert_int_equal(out[0].npods, 2);
+	/* listed, with its UUID: its own device; max devices kept */
+	g->gi_seen = 1u << 3;
+	snprintf(g->gi_uuid[3], sizeof(g->gi_uuid[3]), "MIG-b");
+	assert_int_equal(gf_collector_pods(g, out, 2), 2);
+	assert_string_equal(out[1].uuid, "MIG-b");
+	assert_int_equal(out[1].npods, 1);
+	assert_string_equal(out[1].pods[0], "p2");
 	assert_int_equal(gf_collector_pods(g, out, 1), 1);
+	assert_int_equal(out[0].npods, 1);
 	g->nprocs = 0;
-	assert_int_equal(gf_collector_pods(g, out, 8), 0);
+	assert_int_equal(gf_collector_pods(g, out, 2), 0);
 	free(g);
+}
+
+static const char two_gpus[] =
+	"driver 550.54.15\n"
+	"profileset h100\n"
+	"gi_profile 0 19 1 1 0,1,2,3,4,5,6 7\n"
+	"gi_profile 9 15 2 1 0,2,4,6 4\n"
+	"gpu 00000000:18:00.0\nname NVIDIA H100 80GB HBM3\nuuid GPU-whole\n"
+	"pci_device_id 0x233010DE\nmemory_total_mib 81559\nmig 0 0\n"
+	"gi_profiles h100\nproc 501\n"
+	"gpu 00000000:2A:00.0\nname NVIDIA H100 80GB HBM3\nuuid GPU-mig\n"
+	"pci_device_id 0x233010DE\nmemory_total_mib 81559\nmig 1 1\n"
+	"gi_profiles h100\n"
+	"gi 15 4 busy 502\n" /* GPU instance 1 */
+	"gi 19 0 busy 503\n" /* 2: a Slurm job's */
+	"gi 19 1 busy 504\n" /* 3: the same pod as on 1 */
+	"gi 19 2\n";	     /* 4: idle */
+
+/* One cgroup file of a fake /proc: ROOT/PID/cgroup holding text. */
+static void cgroup_file(const char *root, unsigned pid, const char *text)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/%u", root, pid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%u/cgroup", root, pid);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Through the fake NVML: a pod on a whole GPU under the GPU's UUID; a
+ * pod on a MIG instance under that instance's (the fake's MIG UUIDs:
+ * GPU index 1, GPU instance id), once though it runs on two; a Slurm
+ * job's process on an instance left out. */
+static void test_pods_by_device(void **state)
+{
+	(void)state;
+	char fx[64], root[64];
+	use_text(fx, sizeof(fx), two_gpus);
+	snprintf(root, sizeof(root), "/tmp/gf-proc-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	cgroup_file(root, 501,
+		    "0::/kubepods/burstable/"
+		    "pod11111111-1111-4111-8111-111111111111/c1\n");
+	cgroup_file(root, 502,
+		    "0::/kubepods/burstable/"
+		    "pod22222222-2222-4222-8222-222222222222/c2\n");
+	cgroup_file(root, 503, "7:devices:/slurm/uid_1000/job_77/step_0\n");
+	cgroup_file(root, 504,
+		    "0::/kubepods/burstable/"
+		    "pod22222222-2222-4222-8222-222222222222/c3\n");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	c.proc_root = root;
+	gf_collector_sample(&c, at(0));
+	assert_int_equal(c.n, 2);
+	struct gf_dev_pods out[GF_TEL_MAX_MIG + 1];
+	assert_int_equal(gf_collector_pods(&c.g[0], out, GF_TEL_MAX_MIG + 1),
+			 1);
+	assert_string_equal(out[0].uuid, "GPU-whole");
+	assert_int_equal(out[0].npods, 1);
+	assert_string_equal(out[0].pods[0],
+			    "11111111-1111-4111-8111-111111111111");
+	assert_int_equal(c.g[1].nprocs, 3);
+	assert_int_equal(gf_collector_pods(&c.g[1], out, GF_TEL_MAX_MIG + 1),
+			 2);
+	assert_string_equal(out[0].uuid,
+			    "MIG-fa4e0000-0001-4000-8000-000000000001");
+	assert_int_equal(out[0].npods, 1);
+	assert_string_equal(out[0].pods[0],
+			    "22222222-2222-4222-8222-222222222222");
+	assert_string_equal(out[1].uuid,
+			    "MIG-fa4e0000-0001-4000-8000-000000000003");
+	assert_int_equal(out[1].npods, 1);
+	assert_string_equal(out[1].pods[0],
+			    "22222222-2222-4222-8222-222222222222");
+	gf_collector_close(&c);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", root, fx);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(int argc, char **argv)
@@ -334,6 +435,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_unknown_cost_table),
 		cmocka_unit_test(test_h200_dump),
 		cmocka_unit_test(test_pods_of_gpu),
+		cmocka_unit_test(test_pods_by_device),
 	};
 	return cmocka_run_group_tests_name("collect", tests, NULL, NULL);
 }
