@@ -22,38 +22,19 @@ static void usage(FILE *f)
 
 int cmd_cancel(int argc, char **argv)
 {
-	static const struct option opts[] = { CONN_OPTIONS,
-					      { NULL, 0, NULL, 0 } };
 	struct gf_remote r = { .cmd = CMD };
-	const char *server = NULL, *tokens = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			server = optarg;
-			break;
-		case 'T':
-			tokens = optarg;
-			break;
-		case 'J':
-			r.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
-		}
-	}
+	const char *server, *tokens;
+	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	if (rc >= 0)
+		return rc;
 	if (optind == argc) {
 		gf_cli_error(CMD, "no job given (see 'gpufleet cancel -h')");
 		return GF_EXIT_USAGE;
 	}
-	int rc = gf_remote_setup(&r, server, tokens), ret = GF_EXIT_OK;
+	rc = gf_remote_setup(&r, server, tokens);
 	if (rc)
 		return rc;
+	int ret = GF_EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		char path[256];
 		snprintf(path, sizeof(path), "/v1/jobs/%.200s", argv[i]);

@@ -74,53 +74,24 @@ static void print(const struct gf_jv *v)
 	}
 }
 
+static void usage(FILE *f)
+{
+	fputs("usage: ", f);
+	gf_mig_proposal_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
 int gf_cmd_mig_proposal(int argc, char **argv)
 {
-	static const struct option opts[] = { CONN_OPTIONS,
-					      { NULL, 0, NULL, 0 } };
 	struct gf_remote r = { .cmd = CMD };
-	const char *server = NULL, *tokens = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			server = optarg;
-			break;
-		case 'T':
-			tokens = optarg;
-			break;
-		case 'J':
-			r.json = true;
-			break;
-		case 'h':
-			printf("usage: ");
-			gf_mig_proposal_help(stdout);
-			fputs(GF_CLI_EXIT_HELP, stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
-		}
-	}
+	const char *server, *tokens;
+	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	if (rc >= 0)
+		return rc;
 	if (optind < argc) {
 		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
 		return GF_EXIT_USAGE;
 	}
-	int rc = gf_remote_setup(&r, server, tokens);
-	struct gf_client_answer a;
-	if (rc || (rc = gf_remote_call(&r, GF_HTTP_GET, "/v1/mig/proposal",
-				       NULL, &a)) != 0)
-		return rc;
-	if (r.json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(&r, &a);
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		if (v)
-			print(v);
-		gf_jv_free(v);
-	}
-	gf_client_answer_release(&a);
-	return rc;
+	rc = gf_remote_setup(&r, server, tokens);
+	return rc ? rc : gf_remote_show(&r, "/v1/mig/proposal", print);
 }

@@ -61,55 +61,27 @@ static void line(const struct gf_jv *n)
 	}
 }
 
+static void table(const struct gf_jv *v)
+{
+	const struct gf_jv *nodes = gf_jv_get(v, "nodes");
+	printf("%-20s %-8s %-12s %-12s %-10s %-7s %-4s %8s %10s\n", "NAME",
+	       "STATE", "BLOCK", "MODEL", "GPUS", "HEALTHY", "MIG", "CPU",
+	       "MEM_MIB");
+	for (size_t i = 0; i < gf_jv_len(nodes); i++)
+		line(gf_jv_at(nodes, i));
+}
+
 int cmd_nodes(int argc, char **argv)
 {
-	static const struct option opts[] = { CONN_OPTIONS,
-					      { NULL, 0, NULL, 0 } };
 	struct gf_remote r = { .cmd = CMD };
-	const char *server = NULL, *tokens = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			server = optarg;
-			break;
-		case 'T':
-			tokens = optarg;
-			break;
-		case 'J':
-			r.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
-		}
-	}
+	const char *server, *tokens;
+	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	if (rc >= 0)
+		return rc;
 	if (optind < argc) {
 		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
 		return GF_EXIT_USAGE;
 	}
-	int rc = gf_remote_setup(&r, server, tokens);
-	struct gf_client_answer a;
-	if (rc ||
-	    (rc = gf_remote_call(&r, GF_HTTP_GET, "/v1/nodes", NULL, &a)) != 0)
-		return rc;
-	if (r.json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(&r, &a);
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		const struct gf_jv *nodes = gf_jv_get(v, "nodes");
-		printf("%-20s %-8s %-12s %-12s %-10s %-7s %-4s %8s %10s\n",
-		       "NAME", "STATE", "BLOCK", "MODEL", "GPUS", "HEALTHY",
-		       "MIG", "CPU", "MEM_MIB");
-		for (size_t i = 0; i < gf_jv_len(nodes); i++)
-			line(gf_jv_at(nodes, i));
-		gf_jv_free(v);
-	}
-	gf_client_answer_release(&a);
-	return rc;
+	rc = gf_remote_setup(&r, server, tokens);
+	return rc ? rc : gf_remote_show(&r, "/v1/nodes", table);
 }

@@ -3,6 +3,7 @@
  */
 #include "cli/remote.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,4 +107,55 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k)
 {
 	const char *s = gf_jv_str(gf_jv_get(o, k));
 	return s ? s : "-";
+}
+
+int gf_remote_options(struct gf_remote *r, int argc, char **argv,
+		      void (*usage)(FILE *), const char **server,
+		      const char **tokens)
+{
+	static const struct option opts[] = { CONN_OPTIONS,
+					      { NULL, 0, NULL, 0 } };
+	*server = *tokens = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			*server = optarg;
+			break;
+		case 'T':
+			*tokens = optarg;
+			break;
+		case 'J':
+			r->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(r->cmd, argv);
+		}
+	}
+	return -1;
+}
+
+int gf_remote_show(const struct gf_remote *r, const char *path,
+		   void (*render)(const struct gf_jv *v))
+{
+	struct gf_client_answer a;
+	int rc = gf_remote_call(r, GF_HTTP_GET, path, NULL, &a);
+	if (rc)
+		return rc;
+	if (r->json) {
+		rc = gf_remote_print(&a);
+	} else {
+		struct gf_jv *v = gf_remote_json(r, &a);
+		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
+		if (v)
+			render(v);
+		gf_jv_free(v);
+	}
+	gf_client_answer_release(&a);
+	return rc;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "controller/auth.h"
 #include "server/client.h"
@@ -33,6 +34,21 @@ int gf_remote_setup(struct gf_remote *c, const char *server,
  * code. */
 int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 		   const char *body, struct gf_client_answer *ans);
+
+/*
+ * The option loop of a command that takes only the connection options
+ * (--server, --token-file, --json, -h): r->json, *server and *tokens set
+ * for gf_remote_setup; -1 to go on with the arguments from optind, else
+ * the exit status (usage printed for -h, a bad option said).
+ */
+int gf_remote_options(struct gf_remote *r, int argc, char **argv,
+		      void (*usage)(FILE *), const char **server,
+		      const char **tokens);
+
+/* GET path and show it: the server's JSON with --json, else
+ * render(the parsed answer); the exit status. */
+int gf_remote_show(const struct gf_remote *r, const char *path,
+		   void (*render)(const struct gf_jv *v));
 
 /* Print the answer's body as it came. */
 int gf_remote_print(const struct gf_client_answer *a);
