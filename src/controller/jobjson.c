@@ -53,23 +53,13 @@ static int selector_field(const struct gf_jv *v, char *out, size_t size,
 	if (gf_jv_type(v) != GF_JV_OBJ)
 		return bad(e, "node_selector",
 			   "expected an object of label: value");
-	void *it = NULL;
-	const struct gf_jv *val;
-	const char *k;
-	size_t len = 0;
-	out[0] = '\0';
-	while ((k = gf_jv_next(v, &it, &val)) != NULL) {
-		const char *s = gf_jv_str(val);
-		if (s == NULL || !*k || strpbrk(k, "=,") || strpbrk(s, "=,"))
-			return bad(e, "node_selector",
-				   "labels and values are strings without "
-				   "'=' or ','");
-		int w = snprintf(out + len, size - len, "%s%s=%s",
-				 len ? "," : "", k, s);
-		if (w < 0 || (size_t)w >= size - len)
-			return bad(e, "node_selector", "too long");
-		len += (size_t)w;
-	}
+	int rc = gf_jv_pairs(v, "=,", out, size);
+	if (rc == GF_EINVAL)
+		return bad(e, "node_selector",
+			   "labels and values are strings without "
+			   "'=' or ','");
+	if (rc)
+		return bad(e, "node_selector", "too long");
 	return 0;
 }
 

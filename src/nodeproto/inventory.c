@@ -26,24 +26,14 @@ static int read_labels(struct gf_np_rd *r, const struct gf_jv *obj, char *out,
 	if (gf_jv_type(v) != GF_JV_OBJ)
 		return gf__np_bad(r, "labels",
 				  "expected an object of label: value");
-	void *it = NULL;
-	const struct gf_jv *val;
-	const char *k;
-	size_t len = 0;
-	out[0] = '\0';
-	while ((k = gf_jv_next(v, &it, &val)) != NULL) {
-		const char *s = gf_jv_str(val);
-		if (s == NULL || !*k || strpbrk(k, "=, ") || strpbrk(s, "=, "))
-			return gf__np_bad(r, "labels",
-					  "labels and values are strings "
-					  "without '=', ',' or spaces");
-		int w = snprintf(out + len, size - len, "%s%s=%s",
-				 len ? "," : "", k, s);
-		if (w < 0 || (size_t)w >= size - len)
-			return gf__np_bad(r, "labels", "longer than %zu bytes",
-					  size - 1);
-		len += (size_t)w;
-	}
+	rc = gf_jv_pairs(v, "=, ", out, size);
+	if (rc == GF_EINVAL)
+		return gf__np_bad(r, "labels",
+				  "labels and values are strings "
+				  "without '=', ',' or spaces");
+	if (rc)
+		return gf__np_bad(r, "labels", "longer than %zu bytes",
+				  size - 1);
 	return 0;
 }
 

@@ -419,3 +419,25 @@ int gf_jv_dump(const struct gf_jv *v, const char *key, const char *value,
 	free(text);
 	return rc;
 }
+
+int gf_jv_pairs(const struct gf_jv *v, const char *reject, char *out,
+		size_t size)
+{
+	void *it = NULL;
+	const struct gf_jv *val;
+	const char *k;
+	size_t len = 0;
+	out[0] = '\0';
+	while ((k = gf_jv_next(v, &it, &val)) != NULL) {
+		const char *s = gf_jv_str(val);
+		if (s == NULL || !*k || strpbrk(k, reject) ||
+		    strpbrk(s, reject))
+			return GF_EINVAL;
+		int w = snprintf(out + len, size - len, "%s%s=%s",
+				 len ? "," : "", k, s);
+		if (w < 0 || (size_t)w >= size - len)
+			return GF_ETOOBIG;
+		len += (size_t)w;
+	}
+	return 0;
+}

@@ -94,6 +94,13 @@ const struct gf_jv *gf_jv_at(const struct gf_jv *v, size_t i);
  */
 const char *gf_jv_next(const struct gf_jv *v, void **it,
 		       const struct gf_jv **val);
+
+/* An object of string values written "k=v,k=v" into out (labels, node
+ * selectors): 0; GF_EINVAL when a value is not a string, or a key is
+ * empty, or a key or value holds one of the characters in reject;
+ * GF_ETOOBIG past size.  v must be an object. */
+int gf_jv_pairs(const struct gf_jv *v, const char *reject, char *out,
+		size_t size);
 /* The value if v holds one of that kind; NULL / false otherwise.  An
  * integer is also a number; a real is never an integer. */
 const char *gf_jv_str(const struct gf_jv *v);
