@@ -1,6 +1,7 @@
 /*
  * agents.c - the node agents' side of the controller (their routes are in
- * agents_http.c): what the scheduler thread does each turn with what they
+ * agents_http.c, the answers in agents_answer.c, the state both share in
+ * agents_impl.h): what the scheduler thread does each turn with what they
  * say (register, heartbeat, long poll for assignments): nodes into the
  * core, GPU health, ended runs into jobs and the store, silent nodes made
  * NotReady then requeued, and each node's assignments kept as an index
@@ -25,80 +26,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <gpufleet/mig.h>
-
+#include "controller/agents_impl.h"
 #include "controller/service_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
-
-#define MASTER_PORT_BASE 29500
-#define SWEEP_MS	 100 /* silent nodes looked for this often */
-#define MASTER_PORTS	 2000
-
-enum anode_state {
-	AN_NONE = 0, /* a node of the config: no agent watched */
-	AN_READY,
-	AN_NOTREADY, /* silent: nothing new goes there, its jobs run on */
-	AN_LOST,     /* silent past requeue_after: its jobs requeued */
-};
-
-struct aref {
-	uint64_t seq;
-	int replica;
-	uint64_t gen; /* the node's generation that assigned it */
-};
-
-struct anode {
-	enum anode_state st;
-	char why[GF_JOB_REASON_MAX]; /* why not ready, "" when ready */
-	char *text;		     /* the inventory as it came (owned) */
-	size_t len;
-	struct gf_np_inventory *inv; /* parsed (owned) */
-	bool dirty;		     /* store it this turn */
-	int64_t registered_ms;
-	int64_t last_seen; /* monotonic ms */
-	uint64_t gen, applied;
-	struct aref *refs;
-	int nrefs, rcap;
-	struct gf_op *polls; /* parked */
-	/* MIG layouts the controller applied to this node in the core and
-	 * its agent has not reported yet (bit g: pending[g]) */
-	uint16_t mig_pending;
-	struct gf_np_mig_layout *pending; /* [GF_CNODE_MAX_GPUS], lazily */
-	bool woken; /* on the wake list (its generation moved, polls parked) */
-};
-
-/* Per running job: where its replicas are, which have ended. */
-struct jside {
-	int attempt;
-	int nrep;
-	int *node;	/* per replica */
-	uint8_t *ended; /* per replica: a report came */
-	int port;	/* a gang's MASTER_PORT */
-};
-
-struct runkey {
-	uint64_t seq; /* 0: empty */
-	int attempt, replica;
-};
-
-struct gf_agents {
-	struct gf_service *s;
-	struct anode *n;
-	int cap;
-	/* the per-turn walks are proportional to what changed: nodes whose
-	 * generation moved while polls were parked, nodes to store, and the
-	 * next poll deadline; silence is swept every SWEEP_MS */
-	int *wake, nwake, wcap;
-	int ndirty;
-	int64_t next_deadline; /* the next walk for ended waits (mono ms) */
-	int64_t next_sweep;
-	struct jside **js; /* by seq */
-	size_t jcap;
-	struct runkey *seen; /* open addressing */
-	size_t seen_cap, seen_n;
-	uint64_t gen_base;
-};
 
 /* ---- small tables --------------------------------------------------- */
 
@@ -114,11 +45,6 @@ static struct anode *node_at(struct gf_agents *ag, int i)
 		ag->cap = cap;
 	}
 	return &ag->n[i];
-}
-
-static struct jside *jside_of(struct gf_agents *ag, uint64_t seq)
-{
-	return seq < ag->jcap ? ag->js[seq] : NULL;
 }
 
 static void jside_free(struct jside *x)
@@ -790,209 +716,6 @@ int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
 		ag->ndirty--;
 	}
 	return 0;
-}
-
-/* ---- answers -------------------------------------------------------- */
-
-static void ack(struct gf_agents *ag, struct gf_op *op, int i)
-{
-	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
-	struct gf_np_ack a = { .generation = ag->n[i].gen,
-			       .heartbeat_ms = t->heartbeat_ms,
-			       .fence_after_ms = gf_serve_agents_fence_ms(t),
-			       .nacked = op->nacked,
-			       .acked = op->acked };
-	snprintf(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
-	struct gf_buf b;
-	struct gf_json j;
-	gf_buf_init(&b, 4u << 20);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "name", op->node);
-	gf_np_ack_write(&j, &a);
-	gf_json_obj_end(&j);
-	gf_reply_json(op->req, 200, &b);
-	gf_buf_release(&b);
-}
-
-/* The MIG instance's share of its GPU, in milli. */
-static int mig_milli(const struct gf_ctl *ctl, int node, const char *profile)
-{
-	const struct gf_mig_model *m =
-		gf_mig_model_by_id(gf_ctl_node(ctl, node)->mig_model);
-	int p = m ? gf_mig_profile_find(m, profile) : -1;
-	if (p < 0 || !m->compute)
-		return 1000;
-	return 1000 * m->profiles[p].compute / m->compute;
-}
-
-/* Assignment a of node i (a running job's replica: the index holds only
- * those) into out; false if the index is out of step (a bug, logged). */
-static bool fill(struct gf_agents *ag, int i, const struct aref *a,
-		 struct gf_np_assignment *out)
-{
-	const struct gf_ctl *ctl = ag->s->ctl;
-	char id[GF_JOB_ID_MAX];
-	snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
-	const struct gf_job *j = gf_ctl_job(ctl, id);
-	const struct jside *x = jside_of(ag, a->seq);
-	if (!j || !x || !j->place || j->state != GF_JOB_RUNNING) {
-		gf_log(GF_LOG_ERROR, "serve",
-		       "node %d: assignment of %s out of step: skipped", i, id);
-		return false;
-	}
-	const struct gf_job_place *p = &j->place[a->replica];
-	const struct gf_np_inventory *inv = ag->n[i].inv;
-	memset(out, 0, sizeof(*out));
-	snprintf(out->ref.job, sizeof(out->ref.job), "%s", j->id);
-	out->ref.attempt = x->attempt;
-	out->ref.replica = a->replica;
-	snprintf(out->name, sizeof(out->name), "%s", j->spec.name);
-	snprintf(out->team, sizeof(out->team), "%s", j->spec.team);
-	out->command = j->spec.command; /* borrowed for the write */
-	out->ngpus = p->ngpus;
-	for (int g = 0; g < p->ngpus; g++) {
-		out->gpus[g] = p->gpus[g];
-		if (inv && p->gpus[g] < inv->ngpus)
-			snprintf(out->uuids[g], sizeof(out->uuids[g]), "%s",
-				 inv->gpus[p->gpus[g]].uuid);
-	}
-	out->gpu_milli = p->gpu_milli;
-	if (j->spec.mig_profile[0]) {
-		out->mig = true;
-		snprintf(out->mig_profile, sizeof(out->mig_profile), "%s",
-			 j->spec.mig_profile);
-		out->mig_start = p->mig_start;
-		out->gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
-		for (int k = 0; inv && k < inv->nmig; k++)
-			if (inv->mig[k].gpu == p->gpus[0] &&
-			    inv->mig[k].start == p->mig_start)
-				snprintf(out->mig_uuid, sizeof(out->mig_uuid),
-					 "%s", inv->mig[k].uuid);
-	}
-	out->cpu_milli = j->spec.cpu_milli;
-	out->memory_mib = j->spec.memory_mib;
-	out->max_runtime_s = j->spec.max_runtime_s;
-	out->world_size = j->spec.replicas;
-	out->rank = a->replica;
-	out->local_world_size = 0;
-	for (int r = 0; r < x->nrep; r++)
-		if (x->node[r] == i) {
-			if (r < a->replica)
-				out->local_rank++;
-			out->local_world_size++;
-		}
-	if (j->spec.replicas > 1) {
-		int m = x->node[0];
-		const struct anode *mn = m < ag->cap ? &ag->n[m] : NULL;
-		snprintf(out->master_addr, sizeof(out->master_addr), "%s",
-			 mn && mn->inv && mn->inv->address[0]
-				 ? mn->inv->address
-				 : gf_ctl_cluster(ctl)->names[m]);
-		out->master_port = x->port;
-	}
-	return true;
-}
-
-static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
-{
-	struct anode *n = &ag->n[i];
-	struct gf_buf b;
-	struct gf_json j;
-	gf_buf_init(&b, 64u << 20);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_uint(&j, "generation", n->gen);
-	gf_json_arr_begin(&j, "assignments");
-	for (int k = 0; k < n->nrefs; k++) {
-		struct gf_np_assignment a;
-		if (fill(ag, i, &n->refs[k], &a))
-			gf_np_assignment_write(&j, &a);
-	}
-	gf_json_arr_end(&j);
-	struct gf_np_mig_layout l[GF_CNODE_MAX_GPUS];
-	int nl = 0;
-	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++)
-		if (n->mig_pending >> g & 1)
-			l[nl++] = n->pending[g];
-	gf_np_mig_layouts_write(&j, l, nl);
-	gf_json_obj_end(&j);
-	if (gf_json_error(&j))
-		gf_reply_error(op->req, 500, "too-big",
-			       "the assignments are over 64 MiB");
-	else
-		gf_reply_json(op->req, 200, &b);
-	gf_buf_release(&b);
-}
-
-void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
-{
-	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, op->node) : -1;
-	if (i < 0) {
-		if (op->status == 200)
-			gf__op_error(op, 404, "not-registered",
-				     "node '%s' is gone", op->node);
-		gf__op_reply_error(op);
-		gf__op_free(op);
-		return;
-	}
-	if (op->kind != GF_OP_POLL) {
-		ack(ag, op, i);
-		gf__op_free(op);
-		return;
-	}
-	struct anode *n = &ag->n[i];
-	if (n->gen > op->after || op->deadline <= gf__service_mono_ms()) {
-		reply_assignments(ag, op, i);
-		gf__op_free(op);
-		return;
-	}
-	op->next = n->polls; /* parked until the node changes */
-	n->polls = op;
-}
-
-/* Answer node i's parked polls that its generation passed, or whose wait
- * ended (all: every one, with status). */
-static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
-		      unsigned status)
-{
-	struct anode *n = &ag->n[i];
-	struct gf_op **pp = &n->polls;
-	while (*pp) {
-		struct gf_op *op = *pp;
-		if (!all && n->gen <= op->after && op->deadline > mono) {
-			pp = &op->next;
-			continue;
-		}
-		*pp = op->next;
-		if (all)
-			gf_reply_error(op->req, status,
-				       status == 503 ? "unavailable" : "error",
-				       "the controller is stopping or not "
-				       "leading");
-		else
-			reply_assignments(ag, op, i);
-		gf__op_free(op);
-	}
-}
-
-void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
-{
-	int64_t mono = gf__service_mono_ms();
-	for (int k = 0; k < ag->nwake; k++) {
-		ag->n[ag->wake[k]].woken = false;
-		if (!all)
-			wake_node(ag, ag->wake[k], mono, false, status);
-	}
-	ag->nwake = 0;
-	/* waits that ended: a walk at most every SWEEP_MS (a long poll of
-	 * 30 s answered up to 0.1 s late) */
-	if (!all && mono < ag->next_deadline)
-		return;
-	ag->next_deadline = mono + SWEEP_MS;
-	for (int i = 0; i < ag->cap; i++)
-		if (ag->n[i].polls)
-			wake_node(ag, i, mono, all, status);
 }
 
 /* ---- for the readers (under ctl_lock) ------------------------------- */

@@ -1,0 +1,218 @@
+/*
+ * agents_answer.c - what the controller answers its node agents, on the
+ * scheduler thread: a register's or heartbeat's acknowledgement, a
+ * node's assignments (each running replica placed there, with its GPUs,
+ * MIG instance, share, gang variables and pending MIG layouts), and the
+ * parked long polls woken when a node's generation moved or their wait
+ * ended.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpufleet/mig.h>
+
+#include "controller/agents_impl.h"
+#include "controller/service_impl.h"
+#include "util/log.h"
+
+static void ack(struct gf_agents *ag, struct gf_op *op, int i)
+{
+	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
+	struct gf_np_ack a = { .generation = ag->n[i].gen,
+			       .heartbeat_ms = t->heartbeat_ms,
+			       .fence_after_ms = gf_serve_agents_fence_ms(t),
+			       .nacked = op->nacked,
+			       .acked = op->acked };
+	snprintf(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 4u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "name", op->node);
+	gf_np_ack_write(&j, &a);
+	gf_json_obj_end(&j);
+	gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
+
+/* The MIG instance's share of its GPU, in milli. */
+static int mig_milli(const struct gf_ctl *ctl, int node, const char *profile)
+{
+	const struct gf_mig_model *m =
+		gf_mig_model_by_id(gf_ctl_node(ctl, node)->mig_model);
+	int p = m ? gf_mig_profile_find(m, profile) : -1;
+	if (p < 0 || !m->compute)
+		return 1000;
+	return 1000 * m->profiles[p].compute / m->compute;
+}
+
+/* Assignment a of node i (a running job's replica: the index holds only
+ * those) into out; false if the index is out of step (a bug, logged). */
+static bool fill(struct gf_agents *ag, int i, const struct aref *a,
+		 struct gf_np_assignment *out)
+{
+	const struct gf_ctl *ctl = ag->s->ctl;
+	char id[GF_JOB_ID_MAX];
+	snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
+	const struct gf_job *j = gf_ctl_job(ctl, id);
+	const struct jside *x = jside_of(ag, a->seq);
+	if (!j || !x || !j->place || j->state != GF_JOB_RUNNING) {
+		gf_log(GF_LOG_ERROR, "serve",
+		       "node %d: assignment of %s out of step: skipped", i, id);
+		return false;
+	}
+	const struct gf_job_place *p = &j->place[a->replica];
+	const struct gf_np_inventory *inv = ag->n[i].inv;
+	memset(out, 0, sizeof(*out));
+	snprintf(out->ref.job, sizeof(out->ref.job), "%s", j->id);
+	out->ref.attempt = x->attempt;
+	out->ref.replica = a->replica;
+	snprintf(out->name, sizeof(out->name), "%s", j->spec.name);
+	snprintf(out->team, sizeof(out->team), "%s", j->spec.team);
+	out->command = j->spec.command; /* borrowed for the write */
+	out->ngpus = p->ngpus;
+	for (int g = 0; g < p->ngpus; g++) {
+		out->gpus[g] = p->gpus[g];
+		if (inv && p->gpus[g] < inv->ngpus)
+			snprintf(out->uuids[g], sizeof(out->uuids[g]), "%s",
+				 inv->gpus[p->gpus[g]].uuid);
+	}
+	out->gpu_milli = p->gpu_milli;
+	if (j->spec.mig_profile[0]) {
+		out->mig = true;
+		snprintf(out->mig_profile, sizeof(out->mig_profile), "%s",
+			 j->spec.mig_profile);
+		out->mig_start = p->mig_start;
+		out->gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
+		for (int k = 0; inv && k < inv->nmig; k++)
+			if (inv->mig[k].gpu == p->gpus[0] &&
+			    inv->mig[k].start == p->mig_start)
+				snprintf(out->mig_uuid, sizeof(out->mig_uuid),
+					 "%s", inv->mig[k].uuid);
+	}
+	out->cpu_milli = j->spec.cpu_milli;
+	out->memory_mib = j->spec.memory_mib;
+	out->max_runtime_s = j->spec.max_runtime_s;
+	out->world_size = j->spec.replicas;
+	out->rank = a->replica;
+	out->local_world_size = 0;
+	for (int r = 0; r < x->nrep; r++)
+		if (x->node[r] == i) {
+			if (r < a->replica)
+				out->local_rank++;
+			out->local_world_size++;
+		}
+	if (j->spec.replicas > 1) {
+		int m = x->node[0];
+		const struct anode *mn = m < ag->cap ? &ag->n[m] : NULL;
+		snprintf(out->master_addr, sizeof(out->master_addr), "%s",
+			 mn && mn->inv && mn->inv->address[0]
+				 ? mn->inv->address
+				 : gf_ctl_cluster(ctl)->names[m]);
+		out->master_port = x->port;
+	}
+	return true;
+}
+
+static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
+{
+	struct anode *n = &ag->n[i];
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 64u << 20);
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_uint(&j, "generation", n->gen);
+	gf_json_arr_begin(&j, "assignments");
+	for (int k = 0; k < n->nrefs; k++) {
+		struct gf_np_assignment a;
+		if (fill(ag, i, &n->refs[k], &a))
+			gf_np_assignment_write(&j, &a);
+	}
+	gf_json_arr_end(&j);
+	struct gf_np_mig_layout l[GF_CNODE_MAX_GPUS];
+	int nl = 0;
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++)
+		if (n->mig_pending >> g & 1)
+			l[nl++] = n->pending[g];
+	gf_np_mig_layouts_write(&j, l, nl);
+	gf_json_obj_end(&j);
+	if (gf_json_error(&j))
+		gf_reply_error(op->req, 500, "too-big",
+			       "the assignments are over 64 MiB");
+	else
+		gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
+
+void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
+{
+	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, op->node) : -1;
+	if (i < 0) {
+		if (op->status == 200)
+			gf__op_error(op, 404, "not-registered",
+				     "node '%s' is gone", op->node);
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return;
+	}
+	if (op->kind != GF_OP_POLL) {
+		ack(ag, op, i);
+		gf__op_free(op);
+		return;
+	}
+	struct anode *n = &ag->n[i];
+	if (n->gen > op->after || op->deadline <= gf__service_mono_ms()) {
+		reply_assignments(ag, op, i);
+		gf__op_free(op);
+		return;
+	}
+	op->next = n->polls; /* parked until the node changes */
+	n->polls = op;
+}
+
+/* Answer node i's parked polls that its generation passed, or whose wait
+ * ended (all: every one, with status). */
+static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
+		      unsigned status)
+{
+	struct anode *n = &ag->n[i];
+	struct gf_op **pp = &n->polls;
+	while (*pp) {
+		struct gf_op *op = *pp;
+		if (!all && n->gen <= op->after && op->deadline > mono) {
+			pp = &op->next;
+			continue;
+		}
+		*pp = op->next;
+		if (all)
+			gf_reply_error(op->req, status,
+				       status == 503 ? "unavailable" : "error",
+				       "the controller is stopping or not "
+				       "leading");
+		else
+			reply_assignments(ag, op, i);
+		gf__op_free(op);
+	}
+}
+
+void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
+{
+	int64_t mono = gf__service_mono_ms();
+	for (int k = 0; k < ag->nwake; k++) {
+		ag->n[ag->wake[k]].woken = false;
+		if (!all)
+			wake_node(ag, ag->wake[k], mono, false, status);
+	}
+	ag->nwake = 0;
+	/* waits that ended: a walk at most every SWEEP_MS (a long poll of
+	 * 30 s answered up to 0.1 s late) */
+	if (!all && mono < ag->next_deadline)
+		return;
+	ag->next_deadline = mono + SWEEP_MS;
+	for (int i = 0; i < ag->cap; i++)
+		if (ag->n[i].polls)
+			wake_node(ag, i, mono, all, status);
+}

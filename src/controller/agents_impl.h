@@ -1,0 +1,90 @@
+/*
+ * agents_impl.h - the node agents' side of the controller, shared by
+ * agents.c (what the scheduler thread does with what agents say, the
+ * assignment index, silence) and agents_answer.c (the answers: acks,
+ * assignments, parked long polls woken).  agents.c says the invariants.
+ */
+#ifndef GF_CONTROLLER_AGENTS_IMPL_H
+#define GF_CONTROLLER_AGENTS_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller/service_impl.h"
+
+#define MASTER_PORT_BASE 29500
+#define SWEEP_MS	 100 /* silent nodes looked for this often */
+#define MASTER_PORTS	 2000
+
+enum anode_state {
+	AN_NONE = 0, /* a node of the config: no agent watched */
+	AN_READY,
+	AN_NOTREADY, /* silent: nothing new goes there, its jobs run on */
+	AN_LOST,     /* silent past requeue_after: its jobs requeued */
+};
+
+struct aref {
+	uint64_t seq;
+	int replica;
+	uint64_t gen; /* the node's generation that assigned it */
+};
+
+struct anode {
+	enum anode_state st;
+	char why[GF_JOB_REASON_MAX]; /* why not ready, "" when ready */
+	char *text;		     /* the inventory as it came (owned) */
+	size_t len;
+	struct gf_np_inventory *inv; /* parsed (owned) */
+	bool dirty;		     /* store it this turn */
+	int64_t registered_ms;
+	int64_t last_seen; /* monotonic ms */
+	uint64_t gen, applied;
+	struct aref *refs;
+	int nrefs, rcap;
+	struct gf_op *polls; /* parked */
+	/* MIG layouts the controller applied to this node in the core and
+	 * its agent has not reported yet (bit g: pending[g]) */
+	uint16_t mig_pending;
+	struct gf_np_mig_layout *pending; /* [GF_CNODE_MAX_GPUS], lazily */
+	bool woken; /* on the wake list (its generation moved, polls parked) */
+};
+
+/* Per running job: where its replicas are, which have ended. */
+struct jside {
+	int attempt;
+	int nrep;
+	int *node;	/* per replica */
+	uint8_t *ended; /* per replica: a report came */
+	int port;	/* a gang's MASTER_PORT */
+};
+
+struct runkey {
+	uint64_t seq; /* 0: empty */
+	int attempt, replica;
+};
+
+struct gf_agents {
+	struct gf_service *s;
+	struct anode *n;
+	int cap;
+	/* the per-turn walks are proportional to what changed: nodes whose
+	 * generation moved while polls were parked, nodes to store, and the
+	 * next poll deadline; silence is swept every SWEEP_MS */
+	int *wake, nwake, wcap;
+	int ndirty;
+	int64_t next_deadline; /* the next walk for ended waits (mono ms) */
+	int64_t next_sweep;
+	struct jside **js; /* by seq */
+	size_t jcap;
+	struct runkey *seen; /* open addressing */
+	size_t seen_cap, seen_n;
+	uint64_t gen_base;
+};
+
+static inline struct jside *jside_of(struct gf_agents *ag, uint64_t seq)
+{
+	return seq < ag->jcap ? ag->js[seq] : NULL;
+}
+
+#endif
