@@ -82,8 +82,11 @@ struct gf_ctl_class {
 	int priority;	       /* higher goes first */
 	bool preemptible;      /* higher classes may preempt its jobs */
 	int64_t max_runtime_s; /* default for its jobs; 0 none */
-	int max_attempts;      /* starts (preemptions not counted) before a
-				  requeue fails it; 0: 3 */
+	int max_attempts;      /* its jobs' own failures (non-zero exit, max
+				  runtime) before one fails for good; 0: 1
+				  (a failure is final); requeues by the
+				  infrastructure and preemptions never
+				  count */
 };
 
 /* A MIG instance a node offers (its GPU is in MIG mode: the engine never
@@ -116,6 +119,11 @@ struct gf_ctl_config {
 	char blocks[GF_CTL_MAX_BLOCKS][GF_NODE_NAME_MAX]; /* block names */
 	int nblocks; /* >= 1; block 0 is the default */
 	uint64_t seed;
+	/* a running job that stops keeps its replicas' resources taken
+	 * (job.h's gf_job_held) until gf_ctl_held_release says their
+	 * processes are gone (a controller whose agents run the jobs);
+	 * false: given back at once (the simulator, the extender) */
+	bool hold_until_gone;
 };
 
 struct gf_ctl; /* opaque */
@@ -334,9 +342,36 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 		       struct gf_err *e);
 bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node);
 
+/*
+ * Drain node `node` (an operator: nothing new is placed there, what runs
+ * there finishes), or resume it.  Independent of ready and of the
+ * cordon: a node takes work when it is ready, not cordoned and not
+ * drained.  Idempotent; GF_EINVAL for a bad index.
+ * gf_ctl_node_replicas: the replicas running or completing there (a
+ * drained node with none is empty: "drained").
+ */
+int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
+		      struct gf_err *e);
+bool gf_ctl_node_is_draining(const struct gf_ctl *ctl, int node);
+int gf_ctl_node_replicas(const struct gf_ctl *ctl, int node);
+
 /* GPU time a job used (a run that ended, as its node reported it), added
  * to its gpu_ms.  GF_ENOTFOUND, GF_EINVAL for a negative amount. */
 int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms);
+
+/*
+ * Replicas completing (cfg.hold_until_gone; job.h's gf_job_held).
+ * gf_ctl_held_release: replica `replica` of run `attempt` of job id is
+ * gone (its node said so, or an operator forced it): its resources go
+ * back to the engine.  0; GF_ENOTFOUND (no such job, or that replica is
+ * not held).  The job changed (its held list): the caller persists it.
+ * gf_ctl_nholding / gf_ctl_holding_at: the jobs with held replicas (any
+ * state), borrowed as gf_ctl_job's.
+ */
+int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
+			int replica, struct gf_err *e);
+int gf_ctl_nholding(const struct gf_ctl *ctl);
+const struct gf_job *gf_ctl_holding_at(const struct gf_ctl *ctl, int i);
 
 /*
  * GPU `gpu` of `node` healthy or not (reason kept for listing, NULL

@@ -48,9 +48,12 @@
  * SUCCEEDED, FAILED and CANCELLED are final.  Invariants (gf_job_check):
  * a job holds placements iff it is RUNNING, one per replica, each of the
  * kind its spec asks; block >= 0 iff it is RUNNING; started_ms is set iff
- * it has run (attempts > 0); ended_ms iff it is final; preemptions <=
- * attempts; id is "j<seq>".  Times are ms since the epoch, so 0 means
- * "not yet" and a real time is > 0.
+ * it runs or ended after running (0 while a requeued job waits: the
+ * start of its last run otherwise), and only when attempts > 0; ended_ms
+ * iff it is final; preemptions, failures and requeues each <= attempts;
+ * held replicas are of placements the spec asks, each (attempt, replica)
+ * once, attempt <= attempts; id is "j<seq>".  Times are ms since the epoch, so
+ * 0 means "not yet" and a real time is > 0.
  */
 #ifndef GPUFLEET_JOB_H
 #define GPUFLEET_JOB_H
@@ -119,6 +122,24 @@ struct gf_job_place {
 	int mig_start; /* MIG: the instance's start slice; -1 */
 };
 
+/*
+ * A replica of an earlier run whose processes may still live (issue 19):
+ * when a running job stops (cancel, preemption, a requeue, a failure, its
+ * max runtime) in a core that holds until gone (gf_ctl_config.
+ * hold_until_gone), each replica's resources stay taken in the engine
+ * under its old placement until the node says its processes are gone
+ * (gf_ctl_held_release).  Nothing is placed onto them meanwhile.
+ */
+#define GF_JOB_HELD_MAX 64 /* held replicas per job (more are released) */
+struct gf_job_held {
+	int attempt, replica;
+	int64_t since_ms;	   /* when it started completing */
+	char why[24];		   /* "cancelled", "preempted", ... */
+	struct gf_job_place place; /* node_name, GPUs as it ran */
+	uint64_t by_seq; /* preempted: the job waiting for it; 0 none (not
+			    stored: a restart forgets who waits) */
+};
+
 struct gf_job {
 	uint64_t seq;		/* submission order, from 1; never reused */
 	char id[GF_JOB_ID_MAX]; /* "j<seq>": what the API names */
@@ -127,8 +148,11 @@ struct gf_job {
 	char reason[GF_JOB_REASON_MAX]; /* why it waits or how it ended */
 	int64_t submitted_ms, started_ms, ended_ms; /* ms since the epoch;
 						       0: not yet */
-	int attempts;				    /* times it started */
+	int attempts;				    /* runs: times it started */
 	int preemptions; /* times it was put back by preemption */
+	int failures;	 /* its own failures: non-zero exit, max runtime */
+	int requeues;	 /* put back by the infrastructure: node lost,
+			    fenced, changed shape, could not start */
 	int exit_code;	 /* when it ended by exiting */
 	int block;	 /* the block a running job is in (a gang: all its
 			    replicas); -1 when not running */
@@ -138,6 +162,8 @@ struct gf_job {
 	int64_t gpu_ms;
 	struct gf_job_place *place; /* spec.replicas entries while RUNNING,
 				       else NULL; owned (gf_malloc) */
+	struct gf_job_held *held;   /* replicas still completing; owned */
+	int nheld;		    /* 0..GF_JOB_HELD_MAX */
 };
 
 /*

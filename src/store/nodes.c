@@ -176,3 +176,67 @@ int gf_store_load_nodes(struct gf_store *s,
 	gf_free(l.v);
 	return rc;
 }
+
+int gf_store_node_drain(struct gf_store *s, const char *name,
+			const char *reason, struct gf_err *e)
+{
+	int rc;
+	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
+	if (nlen == 0 || nlen >= GF_STORE_NODE_NAME_MAX ||
+	    !gf__store_utf8_ok(name, nlen))
+		return gf_err_set(e, GF_EINVAL, "node name: bad");
+	if (reason && (strlen(reason) >= GF_STORE_DRAIN_MAX ||
+		       !gf__store_utf8_ok(reason, strlen(reason))))
+		return gf_err_set(e, GF_EINVAL,
+				  "node '%s': drain reason: expected UTF-8 "
+				  "text under %d bytes",
+				  name, GF_STORE_DRAIN_MAX);
+	if ((rc = gf__store_leader_only(s, e)))
+		return rc;
+	struct gf__param p[2] = {
+		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
+		{ .kind = GF__P_NULL },
+	};
+	if (reason)
+		p[1] = (struct gf__param){ .kind = GF__P_TEXT,
+					   .s = reason,
+					   .len = strlen(reason) };
+	rc = s->ops->exec_params(
+		s, "UPDATE nodes SET drain = $2 WHERE name = $1", 2, p, e);
+	return rc ? gf__store_err_prefix(s, e) : 0;
+}
+
+struct drain_rows {
+	int (*fn)(const char *name, const char *reason, void *arg);
+	void *arg;
+	struct gf_err *e;
+};
+
+static int take_drain(const struct gf__cell *c, void *arg)
+{
+	struct drain_rows *l = arg;
+	char name[GF_STORE_NODE_NAME_MAX], reason[GF_STORE_DRAIN_MAX];
+	if (!c[0].p || !c[1].p || c[0].len == 0 || c[0].len >= sizeof(name) ||
+	    c[1].len >= sizeof(reason) || memchr(c[0].p, '\0', c[0].len) ||
+	    memchr(c[1].p, '\0', c[1].len))
+		return gf_err_set(l->e, GF_EPARSE,
+				  "nodes: column 'drain': a bad row");
+	memcpy(name, c[0].p, c[0].len);
+	name[c[0].len] = '\0';
+	memcpy(reason, c[1].p, c[1].len);
+	reason[c[1].len] = '\0';
+	return l->fn(name, reason, l->arg);
+}
+
+int gf_store_load_drains(struct gf_store *s,
+			 int (*fn)(const char *name, const char *reason,
+				   void *arg),
+			 void *arg, struct gf_err *e)
+{
+	struct drain_rows l = { .fn = fn, .arg = arg, .e = e };
+	int rc = s->ops->select(s,
+				"SELECT name, drain FROM nodes WHERE drain IS "
+				"NOT NULL ORDER BY name",
+				2, take_drain, &l, e);
+	return rc ? gf__store_err_prefix(s, e) : 0;
+}

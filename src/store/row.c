@@ -119,11 +119,13 @@ void gf__store_params_init(struct gf__params *p)
 {
 	memset(p, 0, sizeof(*p));
 	gf_buf_init(&p->placement, GF_STORE_PLACEMENT_MAX);
+	gf_buf_init(&p->held, GF_STORE_PLACEMENT_MAX);
 }
 
 void gf__store_params_release(struct gf__params *p)
 {
 	gf_buf_release(&p->placement);
+	gf_buf_release(&p->held);
 }
 
 /* A JSON string of a checked (UTF-8, NUL-free) text. */
@@ -144,19 +146,46 @@ static void put_json_str(struct gf_buf *b, const char *s)
 	gf_buf_putc(b, '"');
 }
 
+static void one_place_json(struct gf_buf *b, const struct gf_job_place *p)
+{
+	gf_buf_puts(b, "{\"node\":");
+	put_json_str(b, p->node_name);
+	gf_buf_puts(b, ",\"gpus\":[");
+	for (int k = 0; k < p->ngpus; k++)
+		gf_buf_printf(b, k ? ",%d" : "%d", p->gpus[k]);
+	gf_buf_printf(b, "],\"gpu_milli\":%d,\"mig_start\":%d}", p->gpu_milli,
+		      p->mig_start);
+}
+
 static int place_json(const struct gf_job *j, struct gf_buf *b)
 {
 	gf_buf_reset(b);
 	gf_buf_putc(b, '[');
 	for (int r = 0; r < j->spec.replicas; r++) {
-		const struct gf_job_place *p = &j->place[r];
-		gf_buf_puts(b, r ? ",{\"node\":" : "{\"node\":");
-		put_json_str(b, p->node_name);
-		gf_buf_puts(b, ",\"gpus\":[");
-		for (int k = 0; k < p->ngpus; k++)
-			gf_buf_printf(b, k ? ",%d" : "%d", p->gpus[k]);
-		gf_buf_printf(b, "],\"gpu_milli\":%d,\"mig_start\":%d}",
-			      p->gpu_milli, p->mig_start);
+		if (r)
+			gf_buf_putc(b, ',');
+		one_place_json(b, &j->place[r]);
+	}
+	gf_buf_putc(b, ']');
+	return gf_buf_error(b);
+}
+
+/* [{"attempt":1,"replica":0,"since":MS,"why":"cancelled","place":{...}}] */
+static int held_json(const struct gf_job *j, struct gf_buf *b)
+{
+	gf_buf_reset(b);
+	gf_buf_putc(b, '[');
+	for (int k = 0; k < j->nheld; k++) {
+		const struct gf_job_held *h = &j->held[k];
+		gf_buf_printf(
+			b,
+			"%s{\"attempt\":%d,\"replica\":%d,\"since\":%" PRId64
+			",\"why\":",
+			k ? "," : "", h->attempt, h->replica, h->since_ms);
+		put_json_str(b, h->why);
+		gf_buf_puts(b, ",\"place\":");
+		one_place_json(b, &h->place);
+		gf_buf_putc(b, '}');
 	}
 	gf_buf_putc(b, ']');
 	return gf_buf_error(b);
@@ -204,11 +233,26 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_ENDED_MS, j->ended_ms);
 	p_int(p, GF__COL_ATTEMPTS, j->attempts);
 	p_int(p, GF__COL_PREEMPTIONS, j->preemptions);
+	p_int(p, GF__COL_FAILURES, j->failures);
+	p_int(p, GF__COL_REQUEUES, j->requeues);
 	p_int(p, GF__COL_EXIT_CODE, j->exit_code);
 	p_int(p, GF__COL_BLOCK, j->block);
 	p_int(p, GF__COL_GPU_MS, j->gpu_ms);
 	p_text(p, GF__COL_SERVICE, s->service);
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
+	p->v[GF__COL_HELD] = (struct gf__param){ .kind = GF__P_NULL };
+	if (j->nheld > 0) {
+		if (held_json(j, &p->held) != 0)
+			return gf_err_set(
+				e, GF_ETOOBIG,
+				"job %s: 'held': over %d bytes of JSON", j->id,
+				GF_STORE_PLACEMENT_MAX);
+		p->v[GF__COL_HELD] = (struct gf__param){
+			.kind = GF__P_TEXT,
+			.s = p->held.data,
+			.len = p->held.len,
+		};
+	}
 	if (j->place) {
 		if (place_json(j, &p->placement) != 0) {
 			char w[GF_JOB_ID_MAX + 40];

@@ -6,9 +6,10 @@
  * of our own: integers as whole decimal text within the field's type,
  * text without NUL, valid UTF-8 and shorter than its field, a state the
  * schema knows, the placement JSON as row.c writes it (exactly its four
- * keys, one object per replica).  The whole job then passes
- * gf__store_job_check.  Any failure frees the job and reports GF_EPARSE
- * naming the job (or the row's seq, before the id is known) and column.
+ * keys, one object per replica), the held replicas likewise.  The whole job
+ * then passes gf__store_job_check.  Any failure frees the job and reports
+ * GF_EPARSE naming the job (or the row's seq, before the id is known) and
+ * column.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@ struct rd {
 	struct gf_job *j;
 	char who[GF_JOB_ID_MAX + 48];
 	struct gf_err *e;
+	int pcol; /* the JSON column being read: placement or held */
 };
 
 static int bad(struct rd *r, int col, const char *fmt, ...)
@@ -128,8 +130,8 @@ static int json_int(struct rd *r, const struct gf_jv *v, const char *what,
 {
 	int64_t x;
 	if (!gf_jv_int(v, &x) || x < INT_MIN || x > INT_MAX)
-		return bad(r, GF__COL_PLACEMENT,
-			   "replica %d: '%s': expected an integer", i, what);
+		return bad(r, r->pcol, "replica %d: '%s': expected an integer",
+			   i, what);
 	*out = (int)x;
 	return 0;
 }
@@ -142,8 +144,7 @@ static int rd_one_place(struct rd *r, const struct gf_jv *o, int i,
 	const char *k;
 	int found = 0, rc;
 	if (gf_jv_type(o) != GF_JV_OBJ)
-		return bad(r, GF__COL_PLACEMENT, "replica %d: not an object",
-			   i);
+		return bad(r, r->pcol, "replica %d: not an object", i);
 	p->node = -1;
 	while ((k = gf_jv_next(o, &it, &v))) {
 		found++;
@@ -151,7 +152,7 @@ static int rd_one_place(struct rd *r, const struct gf_jv *o, int i,
 			const char *s = gf_jv_str(v);
 			size_t len = s ? strlen(s) : 0;
 			if (!s || len >= sizeof(p->node_name))
-				return bad(r, GF__COL_PLACEMENT,
+				return bad(r, r->pcol,
 					   "replica %d: 'node': expected a "
 					   "name under %zu bytes",
 					   i, sizeof(p->node_name));
@@ -159,7 +160,7 @@ static int rd_one_place(struct rd *r, const struct gf_jv *o, int i,
 		} else if (strcmp(k, "gpus") == 0) {
 			size_t n = gf_jv_len(v);
 			if (gf_jv_type(v) != GF_JV_ARR || n > GF_CNODE_MAX_GPUS)
-				return bad(r, GF__COL_PLACEMENT,
+				return bad(r, r->pcol,
 					   "replica %d: 'gpus': expected up to "
 					   "%d GPU indexes",
 					   i, GF_CNODE_MAX_GPUS);
@@ -175,12 +176,12 @@ static int rd_one_place(struct rd *r, const struct gf_jv *o, int i,
 			if ((rc = json_int(r, v, k, i, &p->mig_start)))
 				return rc;
 		} else {
-			return bad(r, GF__COL_PLACEMENT,
+			return bad(r, r->pcol,
 				   "replica %d: unknown key '%.32s'", i, k);
 		}
 	}
 	if (found != 4)
-		return bad(r, GF__COL_PLACEMENT,
+		return bad(r, r->pcol,
 			   "replica %d: expected the keys node, gpus, "
 			   "gpu_milli and mig_start",
 			   i);
@@ -193,6 +194,7 @@ static int rd_place(struct rd *r)
 	struct gf_jv *root = NULL;
 	struct gf_err je;
 	int rc;
+	r->pcol = GF__COL_PLACEMENT;
 	if (!c->p)
 		return 0; /* none; the check says whether one was due */
 	if (c->len > GF_STORE_PLACEMENT_MAX)
@@ -212,6 +214,73 @@ static int rd_place(struct rd *r)
 	for (size_t i = 0; i < n; i++)
 		if ((rc = rd_one_place(r, gf_jv_at(root, i), (int)i,
 				       &r->j->place[i])))
+			goto out;
+	rc = 0;
+out:
+	gf_jv_free(root);
+	return rc;
+}
+
+/* One held replica: {"attempt", "replica", "since", "why", "place"}. */
+static int rd_one_held(struct rd *r, const struct gf_jv *o, int i,
+		       struct gf_job_held *h)
+{
+	const struct gf_jv *a = gf_jv_get(o, "attempt"),
+			   *rep = gf_jv_get(o, "replica"),
+			   *since = gf_jv_get(o, "since"),
+			   *why = gf_jv_get(o, "why"),
+			   *pl = gf_jv_get(o, "place");
+	int64_t x;
+	int rc;
+	if (gf_jv_type(o) != GF_JV_OBJ || !a || !rep || !since || !why || !pl ||
+	    gf_jv_len(o) != 5)
+		return bad(r, GF__COL_HELD,
+			   "entry %d: expected the keys attempt, replica, "
+			   "since, why and place",
+			   i);
+	if ((rc = json_int(r, a, "attempt", i, &h->attempt)) ||
+	    (rc = json_int(r, rep, "replica", i, &h->replica)))
+		return rc;
+	if (!gf_jv_int(since, &x) || x < 0)
+		return bad(r, GF__COL_HELD, "entry %d: 'since': expected ms",
+			   i);
+	h->since_ms = x;
+	const char *w = gf_jv_str(why);
+	if (!w || strlen(w) >= sizeof(h->why))
+		return bad(r, GF__COL_HELD,
+			   "entry %d: 'why': expected text under %zu bytes", i,
+			   sizeof(h->why));
+	snprintf(h->why, sizeof(h->why), "%s", w);
+	return rd_one_place(r, pl, i, &h->place);
+}
+
+/* The held column: NULL, or an array of held replicas. */
+static int rd_held(struct rd *r)
+{
+	const struct gf__cell *c = &r->c[GF__COL_HELD];
+	struct gf_jv *root = NULL;
+	struct gf_err je;
+	int rc;
+	r->pcol = GF__COL_HELD;
+	if (!c->p)
+		return 0;
+	if (c->len > GF_STORE_PLACEMENT_MAX)
+		return bad(r, GF__COL_HELD, "over %d bytes",
+			   GF_STORE_PLACEMENT_MAX);
+	gf_err_clear(&je);
+	if (gf_jv_parse(c->p, c->len, &root, &je) != 0)
+		return bad(r, GF__COL_HELD, "not JSON: %s", je.msg);
+	size_t n = gf_jv_len(root);
+	if (gf_jv_type(root) != GF_JV_ARR || n == 0 || n > GF_JOB_HELD_MAX) {
+		rc = bad(r, GF__COL_HELD, "expected an array of 1 to %d",
+			 GF_JOB_HELD_MAX);
+		goto out;
+	}
+	r->j->held = gf_calloc(n, sizeof(*r->j->held));
+	r->j->nheld = (int)n;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = rd_one_held(r, gf_jv_at(root, i), (int)i,
+				      &r->j->held[i])))
 			goto out;
 	rc = 0;
 out:
@@ -282,6 +351,8 @@ static int rd_status(struct rd *r)
 			 &j->ended_ms)) ||
 	    (rc = rd_int(r, GF__COL_ATTEMPTS, &j->attempts)) ||
 	    (rc = rd_int(r, GF__COL_PREEMPTIONS, &j->preemptions)) ||
+	    (rc = rd_int(r, GF__COL_FAILURES, &j->failures)) ||
+	    (rc = rd_int(r, GF__COL_REQUEUES, &j->requeues)) ||
 	    (rc = rd_int(r, GF__COL_EXIT_CODE, &j->exit_code)) ||
 	    (rc = rd_int(r, GF__COL_BLOCK, &j->block)) ||
 	    (rc = rd_i64(r, GF__COL_GPU_MS, INT64_MIN, INT64_MAX, &j->gpu_ms)))
@@ -303,7 +374,7 @@ int gf__store_row_job(const struct gf__cell *cells, struct gf_job **out,
 	*out = NULL;
 	r.j = gf_calloc(1, sizeof(*r.j));
 	if ((rc = rd_ids(&r)) || (rc = rd_spec(&r)) || (rc = rd_status(&r)) ||
-	    (rc = rd_place(&r)))
+	    (rc = rd_place(&r)) || (rc = rd_held(&r)))
 		goto fail;
 	if ((rc = gf__store_job_check(r.j, e))) {
 		/* a stored value out of the rules: the row is corrupt */

@@ -87,6 +87,12 @@ static const struct migration migrations[] = {
 	  "  replicas INTEGER NOT NULL,\n"
 	  "  updated_ms BIGINT NOT NULL\n"
 	  ");\n" },
+	{ 4, "jobs.failures, requeues, held; nodes.drain",
+	  "ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;\n"
+	  "ALTER TABLE jobs ADD COLUMN requeues INTEGER NOT NULL DEFAULT 0;\n"
+	  "ALTER TABLE jobs ADD COLUMN held TEXT;\n"
+	  "UPDATE jobs SET started_ms = 0 WHERE state = 'pending';\n"
+	  "ALTER TABLE nodes ADD COLUMN drain TEXT;\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

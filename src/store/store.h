@@ -220,6 +220,21 @@ int gf_store_load_nodes(struct gf_store *s,
 				  size_t len, int64_t registered_ms, void *arg),
 			void *arg, struct gf_err *e);
 
+/*
+ * Node `name` drained with reason (UTF-8, < GF_STORE_DRAIN_MAX bytes; ""
+ * allowed), or resumed (reason NULL): kept across restarts; registering
+ * again keeps it.  A name not stored: nothing (0).  Leader only.
+ */
+#define GF_STORE_DRAIN_MAX 256
+int gf_store_node_drain(struct gf_store *s, const char *name,
+			const char *reason, struct gf_err *e);
+/* Every drained node: fn(name, reason, arg), borrowed for the call;
+ * fn's nonzero stops and is returned. */
+int gf_store_load_drains(struct gf_store *s,
+			 int (*fn)(const char *name, const char *reason,
+				   void *arg),
+			 void *arg, struct gf_err *e);
+
 /* --- services ---------------------------------------------------------- */
 
 #define GF_STORE_SERVICE_MAX 100000 /* replicas of one service */

@@ -44,7 +44,10 @@
 	X(BLOCK, "block")                 \
 	X(PLACEMENT, "placement")         \
 	X(GPU_MS, "gpu_ms")               \
-	X(SERVICE, "service")
+	X(SERVICE, "service")             \
+	X(FAILURES, "failures")           \
+	X(REQUEUES, "requeues")           \
+	X(HELD, "held")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \
@@ -94,6 +97,7 @@ struct gf__param {
 struct gf__params {
 	struct gf__param v[GF__NCOLS];
 	struct gf_buf placement;
+	struct gf_buf held;
 };
 
 struct gf__store_ops {

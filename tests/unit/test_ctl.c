@@ -822,22 +822,44 @@ static void test_state_machine(void **state)
 	assert_int_equal(gf_ctl_finish(ctl, a, 0, 2000, &e), 0);
 	assert_int_equal(st(ctl, a), GF_JOB_SUCCEEDED);
 	assert_null(J(ctl, a)->place);
+	/* a failure counts (issue 19): with max_attempts 2 the first sends
+	 * it back to the queue, with nothing to show as its start */
 	assert_int_equal(gf_ctl_finish(ctl, b, 3, 2000, &e), 0);
-	assert_int_equal(st(ctl, b), GF_JOB_FAILED);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(J(ctl, b)->failures, 1);
+	assert_int_equal(J(ctl, b)->started_ms, 0);
 	assert_int_equal(J(ctl, b)->exit_code, 3);
-	assert_string_equal(why(ctl, b), "exited with code 3");
+	assert_string_equal(why(ctl, b),
+			    "exited with code 3 (failure 1 of 2 allowed)");
 	assert_int_equal(gf_ctl_finish(ctl, b, 0, 2000, &e), GF_ECONFLICT);
 	assert_int_equal(gf_ctl_cancel(ctl, a, 2000, &e), GF_ECONFLICT);
 	assert_int_equal(gf_ctl_requeue(ctl, a, NULL, 2000, &e), GF_ECONFLICT);
-	/* requeue: attempts left (1 of 2), then spent */
-	assert_int_equal(gf_ctl_requeue(ctl, c, "node n0 lost", 2000, &e), 0);
-	assert_int_equal(st(ctl, c), GF_JOB_PENDING);
-	assert_string_equal(why(ctl, c), "node n0 lost");
-	pass(ctl, 3000, NULL);
-	assert_int_equal(J(ctl, c)->attempts, 2);
-	assert_int_equal(gf_ctl_requeue(ctl, c, NULL, 4000, &e), 0);
-	assert_int_equal(st(ctl, c), GF_JOB_FAILED);
-	assert_string_equal(why(ctl, c), "node lost (after 2 attempts)");
+	/* requeues by the infrastructure never count: c put back three
+	 * times runs a fourth */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(
+			gf_ctl_requeue(ctl, c, "node n0 lost", 2000 + k, &e),
+			0);
+		assert_int_equal(st(ctl, c), GF_JOB_PENDING);
+		assert_string_equal(why(ctl, c), "node n0 lost");
+		assert_int_equal(J(ctl, c)->started_ms, 0);
+		pass(ctl, 3000 + k, NULL);
+		assert_int_equal(st(ctl, c), GF_JOB_RUNNING);
+		assert_int_equal(J(ctl, c)->started_ms, 3000 + k);
+	}
+	assert_int_equal(J(ctl, c)->attempts, 4);
+	assert_int_equal(J(ctl, c)->requeues, 3);
+	assert_int_equal(J(ctl, c)->failures, 0);
+	assert_int_equal(J(ctl, c)->preemptions, 0);
+	/* b ran again; its second failure is its last */
+	assert_int_equal(st(ctl, b), GF_JOB_RUNNING);
+	assert_int_equal(J(ctl, b)->attempts, 2);
+	assert_int_equal(gf_ctl_finish(ctl, b, 3, 4000, &e), 0);
+	assert_int_equal(st(ctl, b), GF_JOB_FAILED);
+	assert_int_equal(J(ctl, b)->failures, 2);
+	assert_string_equal(why(ctl, b),
+			    "exited with code 3 (after 2 failures)");
+	assert_int_equal(gf_ctl_finish(ctl, c, 0, 4000, &e), 0);
 	/* a running job cancels, its GPUs come back */
 	const char *r = submit(ctl, gpus("default", "batch", 1, 8));
 	pass(ctl, 5000, NULL);

@@ -19,10 +19,15 @@
 #include "util/mem.h"
 
 static uint64_t next_seq;
+/* the next core holds until gone, batch preemptible by "once" (issue 19) */
+static bool hold_mode;
 
 static struct gf_ctl_config *cfg_new(void)
 {
 	struct gf_ctl_config *c = gf_calloc(1, sizeof(*c));
+	c->hold_until_gone = hold_mode;
+	c->classes[0].preemptible = hold_mode;
+	c->classes[1].priority = hold_mode ? 10 : 0;
 	c->policy = GF_POLICY_FGD;
 	c->nclasses = 2;
 	snprintf(c->classes[0].name, GF_CLASS_NAME_MAX, "batch");
@@ -300,8 +305,9 @@ static void test_join_empty(void **state)
  * in block 1; 8 GPUs each.  j1 2 GPUs on n0; j2 a gang of 2 x 6 GPUs on
  * rack a: n0 has 6 left, n1 8 (not 12): one replica on each; j3 1 GPU on
  * n1; j4 1 GPU on n1, class "once" (max 1 attempt); j5 1 GPU on n2.
- * n1 not ready: j2 (a replica there: the whole gang), j3 back to PENDING
- * with the reason; j4 FAILED, its attempt spent; j1 and j5 untouched.
+ * n1 not ready: j2 (a replica there: the whole gang), j3 and j4 back to
+ * PENDING with the reason (a lost node is not the job's failure: j4's one
+ * attempt is not spent, issue 19); j1 and j5 untouched.
  * Nothing new lands on n1 (j6, 1 GPU on any node, goes elsewhere; j2 and
  * j3 wait though n1 is empty: j2 holds the reservation, n0 alone cannot
  * hold it); ready again, j2 and j3 start there.
@@ -346,11 +352,12 @@ static void test_not_ready(void **state)
 	assert_string_equal(why(ctl, j2),
 			    "node n1 not ready: no heartbeat for 12 s");
 	assert_int_equal(st(ctl, j3), GF_JOB_PENDING);
-	assert_int_equal(st(ctl, j4), GF_JOB_FAILED);
+	assert_int_equal(st(ctl, j4), GF_JOB_PENDING);
 	assert_string_equal(why(ctl, j4),
-			    "node n1 not ready: no heartbeat for 12 s (after "
-			    "1 attempts)");
-	assert_int_equal(J(ctl, j4)->ended_ms, 600);
+			    "node n1 not ready: no heartbeat for 12 s");
+	assert_int_equal(J(ctl, j4)->requeues, 1);
+	assert_int_equal(J(ctl, j4)->failures, 0);
+	assert_int_equal(J(ctl, j4)->started_ms, 0);
 	assert_int_equal(st(ctl, j1), GF_JOB_RUNNING);
 	assert_int_equal(st(ctl, j5), GF_JOB_RUNNING);
 	assert_false(gf_ctl_node_is_ready(ctl, n1));
@@ -385,6 +392,7 @@ static void test_not_ready(void **state)
 	pass(ctl, 3000, &ch);
 	assert_int_equal(st(ctl, j2), GF_JOB_RUNNING);
 	assert_int_equal(st(ctl, j3), GF_JOB_RUNNING);
+	assert_int_equal(st(ctl, j4), GF_JOB_RUNNING);
 	assert_int_equal(J(ctl, j2)->attempts, 2);
 	assert_string_equal(node_of(ctl, j3, 0), "n1");
 	gf_ctl_changes_release(&ch);
@@ -1041,6 +1049,188 @@ static void test_random(void **state)
 	random_run(GF_POLICY_FGDPLUS, 2000, 14);
 }
 
+/* ---- replicas completing (issue 19) ---- */
+
+static int64_t alloc_milli(const struct gf_ctl *ctl)
+{
+	struct gf_ctl_stats st;
+	gf_ctl_stats(ctl, &st);
+	return st.gpus_alloc_milli;
+}
+
+static void release(struct gf_ctl *ctl, const char *id, int attempt,
+		    int replica, int want)
+{
+	struct gf_err e;
+	assert_int_equal(gf_ctl_held_release(ctl, id, attempt, replica, &e),
+			 want);
+	check(ctl);
+}
+
+/*
+ * One node of 8 GPUs, the core holding until gone.  A cancelled 8-GPU job
+ * keeps its GPUs until its replica is released: the next 8-GPU job waits,
+ * then starts on them.  A preempted job likewise: the job that preempted
+ * it waits for it (and preempts nothing more, nor counts the victim
+ * twice), then starts.  A node lost: its job is requeued (not counted as
+ * a failure) and runs elsewhere while its old replica stays held on the
+ * lost node until released.  A restart restores what is held.
+ */
+static void test_held_until_gone(void **state)
+{
+	(void)state;
+	hold_mode = true;
+	struct gf_ctl *ctl = empty_ctl();
+	hold_mode = false;
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", "", "host=n0");
+	int n0 = join(ctl, "n0", &s);
+	struct gf_err e;
+	const char *a = put(ctl, job("batch", 1, 8));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, a), GF_JOB_RUNNING);
+	assert_int_equal(gf_ctl_cancel(ctl, a, 1100, &e), 0);
+	check(ctl);
+	assert_int_equal(st(ctl, a), GF_JOB_CANCELLED);
+	assert_int_equal(J(ctl, a)->nheld, 1);
+	assert_string_equal(J(ctl, a)->held[0].why, "cancelled");
+	assert_int_equal(J(ctl, a)->held[0].since_ms, 1100);
+	assert_int_equal(J(ctl, a)->held[0].place.ngpus, 8);
+	assert_int_equal(gf_ctl_nholding(ctl), 1);
+	assert_int_equal(gf_ctl_node_replicas(ctl, n0), 1);
+	assert_int_equal(alloc_milli(ctl), 8000);
+	const char *b = put(ctl, job("batch", 1, 8));
+	pass(ctl, 1200, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING); /* a still lives */
+	release(ctl, a, 2, 0, GF_ENOTFOUND);	      /* no such run */
+	release(ctl, a, 1, 0, 0);
+	release(ctl, a, 1, 0, GF_ENOTFOUND); /* once */
+	assert_int_equal(gf_ctl_nholding(ctl), 0);
+	pass(ctl, 1300, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_RUNNING);
+	/* preemption: c (class once, priority 10) stops b and waits */
+	const char *c = put(ctl, job("once", 1, 8));
+	pass(ctl, 1400, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(J(ctl, b)->preemptions, 1);
+	assert_int_equal(J(ctl, b)->started_ms, 0);
+	assert_string_equal(J(ctl, b)->held[0].why, "preempted");
+	assert_int_equal(st(ctl, c), GF_JOB_PENDING);
+	assert_string_equal(why(ctl, c),
+			    "preempted j2: waits for their processes to be "
+			    "gone");
+	pass(ctl, 1500, NULL);
+	pass(ctl, 1600, NULL);
+	assert_int_equal(st(ctl, c), GF_JOB_PENDING);
+	assert_int_equal(J(ctl, b)->preemptions, 1);
+	assert_string_equal(why(ctl, c),
+			    "waits for the processes of the jobs it preempted "
+			    "to be gone");
+	release(ctl, b, 1, 0, 0);
+	pass(ctl, 1700, NULL);
+	assert_int_equal(st(ctl, c), GF_JOB_RUNNING);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(J(ctl, b)->attempts, 1);
+	assert_int_equal(J(ctl, b)->failures, 0);
+	assert_int_equal(J(ctl, b)->requeues, 0);
+	/* a node lost: c requeued onto n1, its old replica held on n0 */
+	s = spec_of(8, "h100-80gb", "", "host=n1");
+	join(ctl, "n1", &s);
+	ready(ctl, n0, false, "no heartbeat for 15 s", NULL);
+	assert_int_equal(st(ctl, c), GF_JOB_PENDING);
+	assert_int_equal(J(ctl, c)->requeues, 1);
+	assert_int_equal(J(ctl, c)->nheld, 1);
+	pass(ctl, 1800, NULL);
+	assert_int_equal(st(ctl, c), GF_JOB_RUNNING);
+	assert_string_equal(node_of(ctl, c, 0), "n1");
+	assert_int_equal(J(ctl, c)->attempts, 2);
+	/* n0 back: still held until its agent says the replica is gone */
+	ready(ctl, n0, true, NULL, NULL);
+	pass(ctl, 1900, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(gf_ctl_node_replicas(ctl, n0), 1);
+	/* a restart: the held replica is restored with the job */
+	struct gf_job *copy = gf_calloc(1, sizeof(*copy));
+	*copy = *J(ctl, c);
+	copy->spec.command = NULL;
+	copy->place = gf_calloc(1, sizeof(*copy->place));
+	copy->place[0] = J(ctl, c)->place[0];
+	copy->held = gf_calloc(1, sizeof(*copy->held));
+	copy->held[0] = J(ctl, c)->held[0];
+	gf_ctl_free(ctl);
+	hold_mode = true;
+	ctl = empty_ctl();
+	hold_mode = false;
+	s = spec_of(8, "h100-80gb", "", "host=n0");
+	add(ctl, "n0", &s, NULL);
+	s = spec_of(8, "h100-80gb", "", "host=n1");
+	add(ctl, "n1", &s, NULL);
+	assert_int_equal(gf_ctl_add(ctl, copy, &e), 0);
+	check(ctl);
+	assert_int_equal(alloc_milli(ctl), 16000);
+	release(ctl, "j3", 1, 0, 0);
+	assert_int_equal(alloc_milli(ctl), 8000);
+	gf_ctl_free(ctl);
+}
+
+/* A drained node takes nothing new; what runs there runs on. */
+static void test_drain(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = empty_ctl();
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", "", "host=n0");
+	int n0 = join(ctl, "n0", &s);
+	struct gf_err e;
+	const char *a = put(ctl, job("batch", 1, 4));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(gf_ctl_node_drain(ctl, n0, true, &e), 0);
+	check(ctl);
+	assert_true(gf_ctl_node_is_draining(ctl, n0));
+	const char *b = put(ctl, job("batch", 1, 4));
+	pass(ctl, 1100, NULL);
+	assert_int_equal(st(ctl, a), GF_JOB_RUNNING);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(gf_ctl_node_replicas(ctl, n0), 1);
+	assert_int_equal(gf_ctl_finish(ctl, a, 0, 1200, &e), 0);
+	assert_int_equal(gf_ctl_node_replicas(ctl, n0), 0);
+	/* ready again does not lift a drain */
+	ready(ctl, n0, false, "quiet", NULL);
+	ready(ctl, n0, true, NULL, NULL);
+	pass(ctl, 1300, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_PENDING);
+	assert_int_equal(gf_ctl_node_drain(ctl, n0, false, &e), 0);
+	pass(ctl, 1400, NULL);
+	assert_int_equal(st(ctl, b), GF_JOB_RUNNING);
+	assert_int_equal(gf_ctl_node_drain(ctl, 7, true, &e), GF_EINVAL);
+	gf_ctl_free(ctl);
+}
+
+/* A gang without gpu_model stays on one model: 2 x 8 GPUs with one H100
+ * and one L40S node free waits; a second H100 node lets it start there. */
+static void test_gang_one_model(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = empty_ctl();
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", "", "host=h1");
+	join(ctl, "h1", &s);
+	s = spec_of(8, "l40s", "", "host=l1");
+	join(ctl, "l1", &s);
+	const char *g = put(ctl, job("batch", 2, 8));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, g), GF_JOB_PENDING);
+	s = spec_of(8, "h100-80gb", "", "host=h2");
+	join(ctl, "h2", &s);
+	pass(ctl, 1100, NULL);
+	assert_int_equal(st(ctl, g), GF_JOB_RUNNING);
+	assert_int_equal(node_of(ctl, g, 0)[0], 'h');
+	assert_int_equal(node_of(ctl, g, 1)[0], 'h');
+	/* a gang naming no GPU kind is not bound to a model */
+	struct gf_job *cpu = job("batch", 2, 0);
+	const char *c = put(ctl, cpu);
+	pass(ctl, 1200, NULL);
+	assert_int_equal(st(ctl, c), GF_JOB_RUNNING);
+	gf_ctl_free(ctl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1055,6 +1245,9 @@ int main(void)
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_held_until_gone),
+		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_gang_one_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,7 +27,7 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 3 /* store/schema.c's last migration */
+#define SCHEMA_LATEST 4 /* store/schema.c's last migration */
 
 struct backend {
 	enum gf_store_kind kind;
@@ -272,6 +272,20 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_int_equal(a->ended_ms, b->ended_ms);
 	assert_int_equal(a->attempts, b->attempts);
 	assert_int_equal(a->preemptions, b->preemptions);
+	assert_int_equal(a->failures, b->failures);
+	assert_int_equal(a->requeues, b->requeues);
+	assert_int_equal(a->nheld, b->nheld);
+	for (int k = 0; k < a->nheld; k++) {
+		const struct gf_job_held *h = &a->held[k], *i = &b->held[k];
+		assert_int_equal(h->attempt, i->attempt);
+		assert_int_equal(h->replica, i->replica);
+		assert_int_equal(h->since_ms, i->since_ms);
+		assert_string_equal(h->why, i->why);
+		assert_string_equal(h->place.node_name, i->place.node_name);
+		assert_int_equal(h->place.ngpus, i->place.ngpus);
+		assert_int_equal(h->place.gpus[1], i->place.gpus[1]);
+		assert_int_equal(h->place.gpu_milli, i->place.gpu_milli);
+	}
 	assert_int_equal(a->exit_code, b->exit_code);
 	assert_int_equal(a->block, b->block);
 	assert_int_equal(a->gpu_ms, b->gpu_ms);
@@ -421,6 +435,24 @@ static int many_shapes(struct gf_job **v)
 	j = v[n++] = job(8); /* cancelled while pending */
 	j->state = GF_JOB_CANCELLED;
 	j->ended_ms = j->submitted_ms + 5;
+	j = v[n++] = job(9); /* requeued twice, failed once, its last run's
+				replica still completing on node-0 */
+	j->spec.gpus = 2;
+	run_on(j, 4);
+	j->attempts = 3;
+	j->requeues = 2;
+	j->failures = 1;
+	j->held = gf_calloc(2, sizeof(*j->held));
+	j->nheld = 2;
+	for (int k = 0; k < 2; k++) {
+		j->held[k] = (struct gf_job_held){ .attempt = 2 + k,
+						   .replica = 0,
+						   .since_ms = 1700000009000LL,
+						   .place = j->place[0] };
+		snprintf(j->held[k].why, sizeof(j->held[k].why), "%s",
+			 k ? "cancelled" : "requeued");
+	}
+	finish(j, GF_JOB_CANCELLED, 0);
 	j = v[n++] = job((uint64_t)INT64_MAX); /* the largest seq */
 	return n;
 }
@@ -500,7 +532,8 @@ static void test_failed_batch(void **state)
 			 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 			 "command, state, reason, submitted_ms, started_ms, "
 			 "ended_ms, attempts, preemptions, exit_code, block, "
-			 "placement, gpu_ms, service FROM jobs WHERE seq = 1");
+			 "placement, gpu_ms, service, failures, requeues, held "
+			 "FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
 	print_message("expected: %s\n", e.msg);
@@ -518,6 +551,7 @@ static void test_failed_batch(void **state)
 	gf_free(v[0]->place);
 	v[0]->state = GF_JOB_PENDING;
 	v[0]->block = -1;
+	v[0]->started_ms = 0; /* a requeued job shows no start */
 	v[2]->spec.gpu_milli = 1500;
 	assert_int_equal(store_write(s, v, 4, &e), GF_EINVAL);
 	print_message("expected: %s\n", e.msg);
@@ -558,7 +592,8 @@ static void test_big_batch(void **state)
 		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
-		 "placement, gpu_ms, service FROM jobs WHERE seq = 1",
+		 "placement, gpu_ms, service, failures, requeues, held "
+		 "FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
 	assert_int_equal(store_write(s, v + n, 600, &e), GF_ECONFLICT);

@@ -13,7 +13,7 @@
  *   the nodes' states (health.c, gf__nodes_check): cordons and holds in
  *   the engine, no running replica on a node made not ready, nothing
  *   started on a node not ready or an unhealthy GPU since it became so,
- *   running replicas per node; the admission groups (admit.c);
+ *   running and held replicas per node; the admission groups (admit.c);
  *   quota figures and fair-share usage per team equal a fresh sum over
  *   its running jobs; the pending counters per team and class;
  *   each PENDING job is once in its queue and once in the order;
@@ -46,16 +46,17 @@ static int fail(char *msg, unsigned size, const char *what, const char *id)
 	return GF_EINVAL;
 }
 
-static int check_place(const struct gf_ctl *ctl, int jid, int r,
-		       struct tally *t, char *msg, unsigned size)
+/* A running replica's placement p, or a held one's (held: any block). */
+static int check_place(const struct gf_ctl *ctl, int jid,
+		       const struct gf_job_place *p, bool held, struct tally *t,
+		       char *msg, unsigned size)
 {
 	const struct gf__jrec *j = &ctl->jr[jid];
-	const struct gf_job_place *p = &j->job->place[r];
 	const char *id = j->job->id;
 	if (p->node < 0 || p->node >= ctl->c->n ||
 	    strcmp(ctl->c->names[p->node], p->node_name) != 0)
 		return fail(msg, size, "placement on an unknown node", id);
-	if (ctl->nodes[p->node].block != j->job->block)
+	if (!held && ctl->nodes[p->node].block != j->job->block)
 		return fail(msg, size, "replica outside the job's block", id);
 	t->cpu[p->node] += j->req.cpu;
 	t->mem[p->node] += j->req.mem;
@@ -86,6 +87,16 @@ static int check_job(const struct gf_ctl *ctl, int jid, struct tally *t,
 	int rc = gf_job_check(job, msg, size);
 	if (rc)
 		return rc;
+	int listed = 0;
+	for (int k = 0; k < ctl->nholding; k++)
+		listed += ctl->holding[k] == jid;
+	if (listed != (job->nheld > 0))
+		return fail(msg, size, "holding list and held replicas differ",
+			    job->id);
+	for (int k = 0; k < job->nheld; k++)
+		if ((rc = check_place(ctl, jid, &job->held[k].place, true, t,
+				      msg, size)))
+			return rc;
 	int tc = j->team * GF_CTL_MAX_CLASSES + j->cls;
 	if (job->state == GF_JOB_PENDING) {
 		t->pending++;
@@ -107,7 +118,8 @@ static int check_job(const struct gf_ctl *ctl, int jid, struct tally *t,
 		return fail(msg, size, "running, not in the running list",
 			    job->id);
 	for (int r = 0; r < job->spec.replicas; r++)
-		if ((rc = check_place(ctl, jid, r, t, msg, size)))
+		if ((rc = check_place(ctl, jid, &job->place[r], false, t, msg,
+				      size)))
 			return rc;
 	gf__use_of(ctl, j, job->place, &t->use[j->team], +1);
 	t->run_milli[j->team] += j->milli;

@@ -346,6 +346,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->by_seq);
 	gf_free(ctl->id_hash);
 	gf_free(ctl->running);
+	gf_free(ctl->holding);
 	gf_free(ctl->order);
 	gf_free(ctl->later);
 	gf__never_free(ctl);

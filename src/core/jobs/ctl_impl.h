@@ -90,6 +90,8 @@ struct gf__jrec {
 	uint32_t mark;	/* the pass it last changed in */
 	uint32_t preempted; /* the pass that preempted it: it waits that one
 			       out */
+	int awaiting;	    /* replicas it preempted still completing (hold
+			       mode): it preempts no more meanwhile */
 	int run_pos;	    /* index in ctl->running; -1 */
 	bool queued;	    /* in its queue's array (maybe lazily) */
 	bool in_order;	    /* in ctl->order (maybe lazily) */
@@ -121,6 +123,8 @@ struct gf__node {
 	uint64_t down_epoch;   /* ctl->epoch when it stopped being ready */
 	bool cordon;	       /* cordoned (gf_ctl_node_cordon): nothing new */
 	uint64_t cordon_epoch; /* ctl->epoch when it was cordoned */
+	bool drain;	       /* drained by an operator (gf_ctl_node_drain) */
+	uint64_t drain_epoch;  /* ctl->epoch when it was drained */
 	uint64_t sick_epoch[GF_CNODE_MAX_GPUS]; /* ... a GPU became sick */
 	char reason[GF_JOB_REASON_MAX];		/* why not ready */
 	char (*gpu_why)[GF__WHY_MAX]; /* per GPU, why sick; NULL none */
@@ -208,6 +212,8 @@ struct gf_ctl {
 	int id_cap;
 	int *running; /* jrec indexes */
 	int nrunning, running_cap;
+	int *holding; /* jrec indexes of jobs with held replicas */
+	int nholding, holding_cap;
 	int npending;
 	int *order; /* the queue as the last pass tried it, then adds */
 	int norder, order_cap;
@@ -279,6 +285,8 @@ void gf__nodes_free(struct gf_ctl *ctl);
 /* The engine holds node i's GPUs in MIG mode and its unhealthy ones,
  * no other; the block's figures follow. */
 void gf__gpu_sync(struct gf_ctl *ctl, int i);
+/* The engine cordons node i iff it is not ready, cordoned or drained. */
+void gf__cordon_sync(struct gf_ctl *ctl, int node);
 /* Requeue (gf__requeue) every job running on node i, or only the gangs;
  * each reported (gf__report) under mark. */
 void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
@@ -361,13 +369,22 @@ void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 		  int block);
 void gf__enqueue(struct gf_ctl *ctl, int jid);
-void gf__stop(struct gf_ctl *ctl, int jid);
-void gf__to_pending(struct gf_ctl *ctl, int jid, const char *reason);
+/* A running job stops: its placements given back to the engine, or kept
+ * as completing replicas (cfg.hold_until_gone) tagged why. */
+void gf__stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why);
+/* RUNNING (stopped as gf__stop, why) or new -> PENDING with reason. */
+void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
+		    const char *reason);
 void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 		  int64_t now, const char *reason);
-/* Lost its node: PENDING with reason if attempts are left, else FAILED
- * with "reason (after N attempts)". */
+/* Put back by the infrastructure (its node lost, fenced, reshaped, a
+ * start that failed): PENDING with reason, counted in requeues, never
+ * against its attempts. */
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now);
+/* Its own failure (a non-zero exit, its max runtime): counted; PENDING
+ * again while its failures are below its class's max_attempts (default
+ * 1: a failure is final), else FAILED with reason. */
+void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason);
 /* A change outside a pass: appended to out (once per mark), or reported
  * by the next pass when out is NULL; gf__mark gives a fresh mark. */
 uint32_t gf__mark(struct gf_ctl *ctl);
@@ -378,6 +395,19 @@ void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
 void gf__later(struct gf_ctl *ctl, int jid);
 void gf__reason(struct gf_job *j, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* held.c: replicas completing (job.h's gf_job_held).  The jobs holding
+ * any are listed in ctl->holding. */
+/* Job jid's placements (it is stopping) kept taken as completing. */
+void gf__held_keep(struct gf_ctl *ctl, int jid, int64_t now, const char *why);
+/* Completing replica k of job jid gone: given back to the engine. */
+void gf__held_drop(struct gf_ctl *ctl, int jid, int k);
+/* A restored job's held replicas committed to the engine; those that no
+ * longer fit (node gone, changed) dropped: true if any was. */
+bool gf__held_restore(struct gf_ctl *ctl, int jid);
+/* Every replica held on node i dropped (it was rebuilt); jobs reported. */
+void gf__held_drop_node(struct gf_ctl *ctl, int i, struct gf_ctl_changes *out,
+			uint32_t mark);
 
 /* gang.c */
 int gf__cap(const struct gf_ctl *ctl, const struct gf__jrec *j,

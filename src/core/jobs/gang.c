@@ -342,30 +342,62 @@ static void block_clear(struct gf_ctl *ctl, int b)
 		ctl->scratch[bl->nodes[k]] = 0;
 }
 
+/* The gang whole in block b under request r (its model mask as given),
+ * or nothing placed. */
+static int gang_in(struct gf_ctl *ctl, int jid, const struct gf_req *r, int b,
+		   const uint8_t *outside, struct gf_job_place *pl)
+{
+	int R = ctl->jr[jid].job->spec.replicas, done = 0;
+	if (block_cap(ctl, jid, r, b, outside) >= R) {
+		while (done < R &&
+		       place_one(ctl, jid, r, ctl->scratch, &pl[done]) == 0)
+			done++;
+		if (done < R)
+			while (done > 0)
+				unplace_one(ctl, jid, &pl[--done]);
+	}
+	block_clear(ctl, b);
+	return done == R ? 0 : GF_ENOTFOUND;
+}
+
+/* A gang's replicas of one GPU model unless the job named one (or asks
+ * for no GPU): the models it may use, one mask each, into out; the
+ * count, 0 for "as asked". */
+static int gang_models(const struct gf_ctl *ctl, const struct gf__jrec *j,
+		       const struct gf_req *r, uint32_t *out)
+{
+	bool gpu_kind = r->ngpus > 0 || j->prof != -1;
+	if (!gpu_kind || j->model >= 0 || ctl->c->nmodels < 2)
+		return 0;
+	int n = 0;
+	for (int m = 0; m < ctl->c->nmodels && m < 32; m++)
+		if (!r->spec || (r->spec >> m & 1))
+			out[n++] = UINT32_C(1) << m;
+	return n;
+}
+
 static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      const uint8_t *outside, int only_block,
 		      struct gf_job_place *pl, int *block)
 {
-	int R = ctl->jr[jid].job->spec.replicas;
 	struct cand *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
 	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
+	uint32_t models[32];
+	int nm = gang_models(ctl, &ctl->jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
 		int b = bs[k].block;
-		if (block_cap(ctl, jid, r, b, outside) >= R) {
-			int done = 0;
-			while (done < R && place_one(ctl, jid, r, ctl->scratch,
-						     &pl[done]) == 0)
-				done++;
-			if (done == R) {
-				rc = 0;
-				*block = b;
-			} else {
-				while (done > 0)
-					unplace_one(ctl, jid, &pl[--done]);
+		if (nm == 0) {
+			rc = gang_in(ctl, jid, r, b, outside, pl);
+		} else {
+			struct gf_req one = *r;
+			for (int m = 0; m < nm && rc; m++) {
+				one.spec = models[m];
+				rc = gang_in(ctl, jid, &one, b, outside, pl);
 			}
 		}
-		block_clear(ctl, b);
+		if (rc == 0)
+			*block = b;
 	}
 	gf_free(bs);
 	return rc;

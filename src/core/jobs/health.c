@@ -109,7 +109,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		if (x->state != GF__READY) {
 			x->state = GF__READY;
 			x->reason[0] = '\0';
-			gf_sched_cordon(ctl->s, node, x->cordon);
+			gf__cordon_sync(ctl, node);
 		}
 		return 0;
 	}
@@ -120,7 +120,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		return 0;
 	x->state = GF__LOST;
 	x->down_epoch = ++ctl->epoch;
-	gf_sched_cordon(ctl->s, node, true);
+	gf__cordon_sync(ctl, node);
 	char why[GF_JOB_REASON_MAX];
 	snprintf(why, sizeof(why), "node %s not ready%s%.100s",
 		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
@@ -141,8 +141,42 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 	x->cordon = cordon;
 	if (cordon)
 		x->cordon_epoch = ++ctl->epoch;
-	gf_sched_cordon(ctl->s, node, cordon || x->state != GF__READY);
+	gf__cordon_sync(ctl, node);
 	return 0;
+}
+
+void gf__cordon_sync(struct gf_ctl *ctl, int node)
+{
+	const struct gf__node *x = &ctl->ns[node];
+	gf_sched_cordon(ctl->s, node,
+			x->state != GF__READY || x->cordon || x->drain);
+}
+
+int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
+		      struct gf_err *e)
+{
+	gf_err_clear(e);
+	int rc = bad_node(ctl, node, e);
+	if (rc)
+		return rc;
+	struct gf__node *x = &ctl->ns[node];
+	if (x->drain == drain)
+		return 0;
+	x->drain = drain;
+	if (drain)
+		x->drain_epoch = ++ctl->epoch;
+	gf__cordon_sync(ctl, node);
+	return 0;
+}
+
+bool gf_ctl_node_is_draining(const struct gf_ctl *ctl, int node)
+{
+	return node >= 0 && node < ctl->c->n && ctl->ns[node].drain;
+}
+
+int gf_ctl_node_replicas(const struct gf_ctl *ctl, int node)
+{
+	return node >= 0 && node < ctl->c->n ? ctl->ns[node].nrep : 0;
 }
 
 bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node)
@@ -236,6 +270,10 @@ static int check_replicas(const struct gf_ctl *ctl, char *msg, unsigned size)
 				return fail(msg, size, name,
 					    "a job started there while "
 					    "cordoned");
+			if (x->drain && j->start_epoch >= x->drain_epoch)
+				return fail(msg, size, name,
+					    "a job started there while "
+					    "draining");
 			for (int g = 0; g < p->ngpus; g++)
 				if ((x->sick >> p->gpus[g] & 1) &&
 				    j->start_epoch >= x->sick_epoch[p->gpus[g]])
@@ -255,7 +293,7 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		const char *name = ctl->c->names[i];
 		if (gf_sched_is_cordoned(ctl->s, i) !=
-		    (x->state != GF__READY || x->cordon))
+		    (x->state != GF__READY || x->cordon || x->drain))
 			return fail(msg, size, name,
 				    "cordoned in the engine iff not ready or "
 				    "cordoned: no");

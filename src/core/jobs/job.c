@@ -179,12 +179,14 @@ void gf_job_release(struct gf_job *j)
 {
 	gf_job_spec_release(&j->spec);
 	gf_free(j->place);
+	gf_free(j->held);
+	j->nheld = 0;
 }
 
-/* One placement against the spec's kind. */
-static int check_place(const struct gf_job *j, int r, char *msg, unsigned size)
+/* One placement (replica r's) against the spec's kind. */
+static int check_place(const struct gf_job *j, const struct gf_job_place *p,
+		       int r, char *msg, unsigned size)
 {
-	const struct gf_job_place *p = &j->place[r];
 	const struct gf_job_spec *s = &j->spec;
 	int want_n = s->gpus > 0			     ? s->gpus
 		     : s->gpu_milli > 0 || s->mig_profile[0] ? 1
@@ -218,23 +220,64 @@ static int check_place(const struct gf_job *j, int r, char *msg, unsigned size)
 static int check_times(const struct gf_job *j, char *msg, unsigned size)
 {
 	bool final = gf_job_is_final(j->state);
-	if ((j->started_ms != 0) != (j->attempts > 0) ||
+	if ((j->started_ms != 0 && j->attempts < 1) ||
+	    (j->state == GF_JOB_PENDING && j->started_ms != 0) ||
 	    (j->ended_ms != 0) != final || j->submitted_ms < 0 ||
 	    j->started_ms < 0 || j->ended_ms < 0 || j->gpu_ms < 0 ||
-	    j->preemptions > j->attempts || j->preemptions < 0) {
+	    j->preemptions > j->attempts || j->preemptions < 0 ||
+	    j->failures > j->attempts || j->failures < 0 ||
+	    j->requeues > j->attempts || j->requeues < 0) {
 		snprintf(msg, size,
-			 "job %s: times, attempts and state disagree "
-			 "(%s, started %lld, ended %lld, %d attempts, %d "
-			 "preemptions, %lld GPU-ms)",
+			 "job %s: times, runs and state disagree "
+			 "(%s, started %lld, ended %lld, %d runs, %d "
+			 "preemptions, %d failures, %d requeues, %lld GPU-ms)",
 			 j->id, gf_job_state_name(j->state),
 			 (long long)j->started_ms, (long long)j->ended_ms,
-			 j->attempts, j->preemptions, (long long)j->gpu_ms);
+			 j->attempts, j->preemptions, j->failures, j->requeues,
+			 (long long)j->gpu_ms);
 		return GF_EINVAL;
 	}
-	if (j->state == GF_JOB_RUNNING && j->attempts < 1) {
-		snprintf(msg, size, "job %s: running without an attempt",
-			 j->id);
+	if (j->state == GF_JOB_RUNNING &&
+	    (j->attempts < 1 || j->started_ms == 0)) {
+		snprintf(msg, size, "job %s: running without a start", j->id);
 		return GF_EINVAL;
+	}
+	return 0;
+}
+
+/* The replicas still completing: placements of the spec's kind, each
+ * (attempt, replica) once, of runs that happened. */
+static int check_held(const struct gf_job *j, char *msg, unsigned size)
+{
+	if (j->nheld < 0 || j->nheld > GF_JOB_HELD_MAX ||
+	    (j->nheld > 0) != (j->held != NULL)) {
+		snprintf(msg, size, "job %s: %d held replicas", j->id,
+			 j->nheld);
+		return GF_EINVAL;
+	}
+	for (int k = 0; k < j->nheld; k++) {
+		const struct gf_job_held *h = &j->held[k];
+		if (h->attempt < 1 || h->attempt > j->attempts ||
+		    h->replica < 0 || h->replica >= j->spec.replicas ||
+		    !memchr(h->why, '\0', sizeof(h->why)) || h->since_ms < 0) {
+			snprintf(msg, size,
+				 "job %s: held replica %d of run %d is not "
+				 "one of its runs",
+				 j->id, h->replica, h->attempt);
+			return GF_EINVAL;
+		}
+		for (int i = 0; i < k; i++)
+			if (j->held[i].attempt == h->attempt &&
+			    j->held[i].replica == h->replica) {
+				snprintf(msg, size,
+					 "job %s: replica %d of run %d held "
+					 "twice",
+					 j->id, h->replica, h->attempt);
+				return GF_EINVAL;
+			}
+		int rc = check_place(j, &h->place, h->replica, msg, size);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -272,11 +315,13 @@ int gf_job_check(const struct gf_job *j, char *msg, unsigned size)
 		return GF_EINVAL;
 	}
 	for (int r = 0; running && r < j->spec.replicas; r++) {
-		int rc = check_place(j, r, msg, size);
+		int rc = check_place(j, &j->place[r], r, msg, size);
 		if (rc)
 			return rc;
 	}
 	int rc = check_times(j, msg, size);
+	if (rc == 0)
+		rc = check_held(j, msg, size);
 	if (rc)
 		return rc;
 	if (size)

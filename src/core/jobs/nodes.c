@@ -320,6 +320,7 @@ static void reshape(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 	char why[GF_JOB_REASON_MAX];
 	snprintf(why, sizeof(why), "node %s changed shape", p->name);
 	gf__requeue_node(ctl, i, why, now, out, mark, false);
+	gf__held_drop_node(ctl, i, out, mark); /* the node is rebuilt */
 	ctl->nodes[i].nmig = 0;
 	gf__mig_install(ctl, i);
 	struct gf__node *x = &ctl->ns[i];

@@ -362,6 +362,32 @@ static void search_all(struct search *s)
 	gf_free(sc);
 }
 
+/* Hold mode: the victims' replicas just held are tagged with the job
+ * they stopped for, which waits (j->awaiting) until they are gone. */
+static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
+{
+	struct gf__jrec *j = &ctl->jr[jid];
+	char names[GF_JOB_REASON_MAX] = "";
+	size_t len = 0;
+	for (int i = 0; i < b->k; i++) {
+		struct gf_job *v = ctl->jr[b->vic[i]].job;
+		bool tagged = false;
+		for (int h = 0; h < v->nheld; h++)
+			if (v->held[h].attempt == v->attempts &&
+			    v->held[h].by_seq == 0) {
+				v->held[h].by_seq = j->job->seq;
+				j->awaiting++;
+				tagged = true;
+			}
+		if (tagged && len + strlen(v->id) + 2 < 80)
+			len += (size_t)snprintf(names + len,
+						sizeof(names) - len, "%s%s",
+						len ? ", " : "", v->id);
+	}
+	gf__reason(j->job, "preempted %s: waits for their processes to be gone",
+		   names);
+}
+
 int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		const struct gf_req *r)
 {
@@ -377,12 +403,21 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	snprintf(why, sizeof(why), "preempted by %s", j->job->id);
 	for (int i = 0; i < s.best.k; i++) {
 		int v = s.best.vic[i];
+		if (ctl->jr[v].job->state != GF_JOB_RUNNING)
+			continue; /* a gang named twice: preempted once */
 		ctl->jr[v].job->preemptions++;
 		ctl->jr[v].preempted = ps->pass;
-		gf__to_pending(ctl, v, why);
+		gf__to_pending(ctl, v, ps->now, "preempted", why);
 		gf__changed(ctl, ps, v);
 	}
 	ctl->heap_dirty = true;
+	if (ctl->cfg.hold_until_gone) {
+		/* the victims' GPUs are free once their processes are gone:
+		 * the job waits for them, holding the reservation */
+		await_victims(ctl, jid, &s.best);
+		gf__reserve(ctl, ps, jid, r);
+		return 0;
+	}
 	struct gf_job_place *pl;
 	int block;
 	if (gf__place_job(ctl, jid, r, NULL, s.R == 1 ? s.best.scope : -1,

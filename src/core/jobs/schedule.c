@@ -35,7 +35,7 @@ static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
 		char why[GF_JOB_REASON_MAX];
 		snprintf(why, sizeof(why), "max runtime of %lld s passed",
 			 (long long)(j->max_ms / 1000));
-		gf__to_final(ctl, jid, GF_JOB_FAILED, ps->now, why);
+		gf__failed(ctl, jid, ps->now, why);
 		gf__changed(ctl, ps, jid);
 	}
 }
@@ -197,8 +197,16 @@ static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 		backfill(ctl, ps, jid, &r);
 		return;
 	}
-	if (try_start(ctl, ps, jid, &r, NULL) ||
-	    gf__preempt(ctl, ps, jid, &r) == 0)
+	if (try_start(ctl, ps, jid, &r, NULL))
+		return;
+	if (j->awaiting > 0) { /* its victims' processes are not gone yet */
+		gf__reserve(ctl, ps, jid, &r);
+		gf__reason(j->job,
+			   "waits for the processes of the jobs it preempted "
+			   "to be gone");
+		return;
+	}
+	if (gf__preempt(ctl, ps, jid, &r) == 0)
 		return;
 	gf__reserve(ctl, ps, jid, &r);
 	no_room(j->job);

@@ -96,6 +96,7 @@ void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	j->job->started_ms = now;
 	j->job->attempts++;
 	j->start_epoch = ctl->epoch;
+	j->awaiting = 0;
 	hold(ctl, jid, pl, block);
 }
 
@@ -105,11 +106,14 @@ void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 	hold(ctl, jid, pl, block);
 }
 
-void gf__stop(struct gf_ctl *ctl, int jid)
+void gf__stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	struct gf_job *job = j->job;
-	gf__unplace_job(ctl, jid, job->place);
+	if (ctl->cfg.hold_until_gone)
+		gf__held_keep(ctl, jid, now, why);
+	else
+		gf__unplace_job(ctl, jid, job->place);
 	gf__quota_charge(ctl, j, job->place, -1);
 	gf_free(job->place);
 	job->block = -1;
@@ -123,12 +127,14 @@ void gf__enqueue(struct gf_ctl *ctl, int jid)
 	gf__order_push(ctl, jid);
 }
 
-void gf__to_pending(struct gf_ctl *ctl, int jid, const char *reason)
+void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
+		    const char *reason)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid);
+		gf__stop(ctl, jid, now, why);
 	j->job->state = GF_JOB_PENDING;
+	j->job->started_ms = 0; /* it waits: no start to show */
 	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
 	gf__enqueue(ctl, jid);
 }
@@ -138,7 +144,7 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid);
+		gf__stop(ctl, jid, now, gf_job_state_name(st));
 	else if (j->job->state == GF_JOB_PENDING)
 		gf__pend_count(ctl, j, -1);
 	j->job->state = st;
@@ -158,18 +164,32 @@ static void push_id(int **a, int *n, int *cap, int v)
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 {
 	struct gf_job *job = ctl->jr[jid].job;
-	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
-	int most = cl->max_attempts > 0 ? cl->max_attempts : 3;
-	int failures = job->attempts - job->preemptions;
 	char why[GF_JOB_REASON_MAX];
-	if (failures < most) {
-		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
-			 reason);
-		gf__to_pending(ctl, jid, why);
+	/* not the job's fault: it never counts against its attempts */
+	job->requeues++;
+	snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1, reason);
+	gf__to_pending(ctl, jid, now, "requeued", why);
+}
+
+void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
+{
+	struct gf_job *job = ctl->jr[jid].job;
+	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
+	int most = cl->max_attempts > 0 ? cl->max_attempts : 1;
+	char why[GF_JOB_REASON_MAX];
+	job->failures++;
+	if (job->failures < most) {
+		snprintf(why, sizeof(why), "%.100s (failure %d of %d allowed)",
+			 reason, job->failures, most);
+		gf__to_pending(ctl, jid, now, "failed", why);
 		return;
 	}
-	snprintf(why, sizeof(why), "%.100s (after %d attempts)", reason,
-		 failures);
+	if (most > 1)
+		snprintf(why, sizeof(why), "%.100s (after %d failures)", reason,
+			 job->failures);
+	else
+		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
+			 reason);
 	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
 }
 

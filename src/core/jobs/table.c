@@ -155,6 +155,9 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 	gf_free(job->place);
 	job->block = -1;
 	job->state = GF_JOB_PENDING;
+	job->started_ms = 0;
+	if (job->requeues < job->attempts)
+		job->requeues++; /* put back by the infrastructure */
 	return GF_EINVAL;
 }
 
@@ -233,6 +236,8 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 	}
 	if (!gf_job_is_final(job->state))
 		ctl->typ_added += job->spec.replicas;
+	if (job->nheld > 0 && gf__held_restore(ctl, jid))
+		gf__later(ctl, jid); /* some no longer held: stored again */
 	if (job->state == GF_JOB_RUNNING) {
 		char msg[GF_JOB_REASON_MAX];
 		if (restore(ctl, jid, msg, sizeof(msg)) == 0)
@@ -318,9 +323,10 @@ int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
 	char why[64];
 	snprintf(why, sizeof(why), "exited with code %d", exit_code);
 	ctl->jr[jid].job->exit_code = exit_code;
-	gf__to_final(ctl, jid,
-		     exit_code == 0 ? GF_JOB_SUCCEEDED : GF_JOB_FAILED, now_ms,
-		     why);
+	if (exit_code != 0)
+		gf__failed(ctl, jid, now_ms, why);
+	else
+		gf__to_final(ctl, jid, GF_JOB_SUCCEEDED, now_ms, why);
 	return 0;
 }
 
