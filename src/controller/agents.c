@@ -117,7 +117,9 @@ static void drop_node(struct anode *n)
 	gf_free(n->text);
 	gf_free(n->inv);
 	gf_free(n->refs);
+	gf_free(n->ends);
 	gf_free(n->pending);
+	gf_free(n->drain);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -201,20 +203,82 @@ static int pick_port(struct gf_agents *ag, uint64_t seq, int master)
 	return MASTER_PORT_BASE + (int)(seq % MASTER_PORTS);
 }
 
+/* ---- replicas completing ------------------------------------------ */
+
+static void ending_add(struct gf_agents *ag, int node, uint64_t seq,
+		       int attempt, int replica)
+{
+	struct anode *n = node_at(ag, node);
+	if (n->nends == n->ecap) {
+		n->ecap = n->ecap ? 2 * n->ecap : 8;
+		n->ends = gf_reallocarray(n->ends, (size_t)n->ecap,
+					  sizeof(*n->ends));
+	}
+	n->ends[n->nends++] = (struct ending){ seq, attempt, replica, n->gen };
+}
+
+/* Is (seq, attempt, replica) held by the core on node i? */
+static const struct gf_job_held *held_on(const struct gf_job *j, int attempt,
+					 int replica, int i)
+{
+	for (int k = 0; j && k < j->nheld; k++)
+		if (j->held[k].attempt == attempt &&
+		    j->held[k].replica == replica && j->held[k].place.node == i)
+			return &j->held[k];
+	return NULL;
+}
+
+/* The replica's processes are gone: its resources back to the core, its
+ * ending entry on node i (if any) dropped; the job to the store. */
+static void gone(struct gf_agents *ag, const struct gf_job *j, int attempt,
+		 int replica, int i, const char *how, struct gf_batch *b)
+{
+	struct gf_err e;
+	if (gf_ctl_held_release(ag->s->ctl, j->id, attempt, replica, &e) == 0) {
+		gf_log(GF_LOG_INFO, "serve",
+		       "job=%s attempt=%d replica=%d node=%s completed: %s; "
+		       "its resources are free",
+		       j->id, attempt, replica,
+		       gf_ctl_cluster(ag->s->ctl)->names[i], how);
+		if (b)
+			gf__batch_add(b, j);
+	}
+	struct anode *n = node_at(ag, i);
+	for (int k = 0; k < n->nends; k++)
+		if (n->ends[k].seq == j->seq && n->ends[k].attempt == attempt &&
+		    n->ends[k].replica == replica) {
+			n->ends[k] = n->ends[--n->nends];
+			break;
+		}
+}
+
 void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 {
 	struct jside *x = jside_of(ag, j->seq);
-	/* a pod's job runs under Kubernetes: no agent is told to run it */
-	bool running =
-		j->state == GF_JOB_RUNNING && j->place && !gf__k8s_is_pod(j);
+	/* a pod's job runs under Kubernetes: no agent is told to run it,
+	 * and what it held is the kubelet's to free */
+	bool pod = gf__k8s_is_pod(j);
+	bool running = j->state == GF_JOB_RUNNING && j->place && !pod;
 	if (x && running && x->attempt == j->attempts)
 		return; /* the same attempt where it was */
 	if (x) {
-		for (int r = 0; r < x->nrep; r++)
+		for (int r = 0; r < x->nrep; r++) {
 			unassign(ag, j->seq, x->node[r]);
+			if (!held_on(j, x->attempt, r, x->node[r]))
+				continue;
+			if (x->ended[r]) /* reported: gone already */
+				gone(ag, j, x->attempt, r, x->node[r],
+				     "its end was reported", NULL);
+			else /* its agent stops it and says so */
+				ending_add(ag, x->node[r], j->seq, x->attempt,
+					   r);
+		}
 		jside_free(x);
 		ag->js[j->seq] = NULL;
 	}
+	for (int k = j->nheld - 1; pod && k >= 0; k--)
+		gf_ctl_held_release(ag->s->ctl, j->id, j->held[k].attempt,
+				    j->held[k].replica, NULL);
 	if (!running)
 		return;
 	if (j->seq >= ag->jcap) {
@@ -245,6 +309,15 @@ void gf__agents_index_all(struct gf_agents *ag)
 	const struct gf_ctl *ctl = ag->s->ctl;
 	for (int i = 0, n = gf_ctl_njobs(ctl); i < n; i++)
 		gf__agents_job_changed(ag, gf_ctl_job_at(ctl, i));
+	/* replicas completing when the last controller stopped: gone once
+	 * their node, having applied this controller's assignments (the
+	 * generation starts at gen_base), no longer runs them */
+	for (int i = 0, n = gf_ctl_nholding(ctl); i < n; i++) {
+		const struct gf_job *j = gf_ctl_holding_at(ctl, i);
+		for (int k = 0; k < j->nheld; k++)
+			ending_add(ag, j->held[k].place.node, j->seq,
+				   j->held[k].attempt, j->held[k].replica);
+	}
 }
 
 /* ---- loading -------------------------------------------------------- */
@@ -349,12 +422,32 @@ static int take_run(const struct gf_job_run *r, void *arg)
 	return 0;
 }
 
+static int take_drain(const char *name, const char *reason, void *arg)
+{
+	struct gf_agents *ag = arg;
+	int i = gf_ctl_node_find(ag->s->ctl, name);
+	if (i >= 0) {
+		gf_ctl_node_drain(ag->s->ctl, i, true, NULL);
+		gf__agents_set_drain(ag, i, reason);
+	}
+	return 0;
+}
+
 int gf__agents_load(struct gf_agents *ag, struct gf_err *e)
 {
 	int rc = gf_store_load_nodes(ag->s->store, take_node, ag, e);
 	if (rc == 0)
+		rc = gf_store_load_drains(ag->s->store, take_drain, ag, e);
+	if (rc == 0)
 		rc = gf_store_load_runs(ag->s->store, take_run, ag, e);
 	return rc;
+}
+
+void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason)
+{
+	struct anode *n = node_at(ag, i);
+	gf_free(n->drain);
+	n->drain = reason ? gf_strdup(reason) : NULL;
 }
 
 /* ---- what nodes say ------------------------------------------------- */
@@ -452,6 +545,19 @@ static void run_ended(struct gf_agents *ag, const struct gf_job *j,
 		gf_log(GF_LOG_WARN, "serve", "job %s: %s", j->id, e.msg);
 }
 
+/* Does node i run (or hold completing) this replica of this run?  A
+ * node speaks only for its own replicas: anything else it reports is
+ * ignored before it can count (usage, runs, a second end). */
+static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
+		 int replica, int i)
+{
+	const struct jside *x = jside_of(ag, j->seq);
+	if (x && x->attempt == attempt && replica < x->nrep &&
+	    x->node[replica] == i)
+		return true;
+	return held_on(j, attempt, replica, i) != NULL;
+}
+
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		    struct gf_batch *b)
 {
@@ -471,20 +577,40 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			       rep->ref.replica);
 			continue;
 		}
-		if (!run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica))
-			continue; /* sent again: counted once */
-		struct gf_job_run run = rep->run;
-		run.seq = j->seq;
-		snprintf(run.node, sizeof(run.node), "%s", name);
-		if (b->nruns == b->rcap) {
-			b->rcap = b->rcap ? 2 * b->rcap : 64;
-			b->runs = gf_reallocarray(b->runs, (size_t)b->rcap,
-						  sizeof(*b->runs));
+		const struct gf_job_held *h =
+			held_on(j, rep->ref.attempt, rep->ref.replica, i);
+		bool superseded = h && !strcmp(h->why, "requeued");
+		if (!owns(ag, j, rep->ref.attempt, rep->ref.replica, i)) {
+			gf_log(GF_LOG_WARN, "serve",
+			       "node '%s' reports %s attempt %d replica %d, "
+			       "which is not its own: ignored",
+			       name, j->id, rep->ref.attempt, rep->ref.replica);
+			continue;
 		}
-		b->runs[b->nruns++] = run;
-		gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
-		gf__batch_add(b, j);
-		run_ended(ag, j, rep, i, now, b);
+		if (run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica)) {
+			struct gf_job_run run = rep->run;
+			run.seq = j->seq;
+			snprintf(run.node, sizeof(run.node), "%s", name);
+			if (superseded) /* it ran on while moved elsewhere */
+				snprintf(run.reason, sizeof(run.reason),
+					 "superseded");
+			if (b->nruns == b->rcap) {
+				b->rcap = b->rcap ? 2 * b->rcap : 64;
+				b->runs = gf_reallocarray(b->runs,
+							  (size_t)b->rcap,
+							  sizeof(*b->runs));
+			}
+			b->runs[b->nruns++] = run;
+			gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
+			gf__batch_add(b, j);
+			run_ended(ag, j, rep, i, now, b);
+		}
+		/* sent again or not, its processes are gone */
+		if (held_on(j, rep->ref.attempt, rep->ref.replica, i))
+			gone(ag, j, rep->ref.attempt, rep->ref.replica, i,
+			     superseded ? "superseded, stopped by its agent"
+					: "its end was reported",
+			     b);
 	}
 }
 
@@ -509,9 +635,28 @@ static void reconcile(struct gf_agents *ag, int i,
 	struct gf_ctl *ctl = ag->s->ctl;
 	struct anode *n = &ag->n[i];
 	n->applied = hb->generation;
+	/* replicas completing here that its agent, having applied their
+	 * unassignment, no longer runs: gone */
+	for (int k = n->nends - 1; k >= 0; k--) {
+		if (k >= n->nends)
+			continue;
+		struct ending en = n->ends[k];
+		char id[GF_JOB_ID_MAX];
+		snprintf(id, sizeof(id), "j%" PRIu64, en.seq);
+		const struct gf_job *j = gf_ctl_job(ctl, id);
+		if (!j || !held_on(j, en.attempt, en.replica, i)) {
+			n->ends[k] = n->ends[--n->nends]; /* released already */
+			continue;
+		}
+		if (en.gen > hb->generation ||
+		    runs(hb, id, en.attempt, en.replica))
+			continue; /* not told yet, or still stopping */
+		gone(ag, j, en.attempt, en.replica, i,
+		     "its agent runs it no more", b);
+	}
 	for (int k = 0; k < n->nrefs; k++) {
 		const struct aref *a = &n->refs[k];
-		const struct jside *x = jside_of(ag, a->seq);
+		struct jside *x = jside_of(ag, a->seq);
 		if (a->gen > hb->generation || !x || x->ended[a->replica])
 			continue;
 		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
@@ -523,6 +668,7 @@ static void reconcile(struct gf_agents *ag, int i,
 			 "node %s does not run replica %d (lost)",
 			 gf_ctl_cluster(ctl)->names[i], a->replica);
 		struct gf_err e;
+		x->ended[a->replica] = 1; /* not running: nothing to wait for */
 		if (j && gf_ctl_requeue(ctl, id, reason, now, &e) == 0) {
 			gf_log(GF_LOG_WARN, "serve", "job %s: %s", id, reason);
 			gf__batch_add(b, j);
@@ -722,13 +868,23 @@ int gf__agents_commit(struct gf_agents *ag, struct gf_err *e)
 
 const char *gf__agents_state(const struct gf_agents *ag, int node)
 {
-	if (node < ag->cap && ag->n[node].st != AN_NONE)
-		return ag->n[node].st == AN_READY ? "ready" : "notready";
-	return gf_ctl_node_is_ready(ag->s->ctl, node) ? "ready" : "notready";
+	bool ready = node < ag->cap && ag->n[node].st != AN_NONE
+			     ? ag->n[node].st == AN_READY
+			     : gf_ctl_node_is_ready(ag->s->ctl, node);
+	if (!ready)
+		return "notready";
+	if (!gf_ctl_node_is_draining(ag->s->ctl, node))
+		return "ready";
+	return gf_ctl_node_replicas(ag->s->ctl, node) > 0 ? "draining"
+							  : "drained";
 }
 
 const char *gf__agents_reason(const struct gf_agents *ag, int node)
 {
+	if (gf_ctl_node_is_draining(ag->s->ctl, node) && node < ag->cap &&
+	    ag->n[node].drain &&
+	    (ag->n[node].st == AN_READY || ag->n[node].st == AN_NONE))
+		return ag->n[node].drain;
 	if (node < ag->cap && ag->n[node].st != AN_NONE &&
 	    ag->n[node].st != AN_READY)
 		return ag->n[node].why;

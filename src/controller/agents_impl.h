@@ -30,6 +30,15 @@ struct aref {
 	uint64_t gen; /* the node's generation that assigned it */
 };
 
+/* A replica unassigned from a node while its processes may live (held in
+ * the core): gone once the node, having applied gen, no longer runs it,
+ * or reports its end. */
+struct ending {
+	uint64_t seq;
+	int attempt, replica;
+	uint64_t gen;
+};
+
 struct anode {
 	enum anode_state st;
 	char why[GF_JOB_REASON_MAX]; /* why not ready, "" when ready */
@@ -42,12 +51,15 @@ struct anode {
 	uint64_t gen, applied;
 	struct aref *refs;
 	int nrefs, rcap;
+	struct ending *ends; /* replicas completing here */
+	int nends, ecap;
 	struct gf_op *polls; /* parked */
 	/* MIG layouts the controller applied to this node in the core and
 	 * its agent has not reported yet (bit g: pending[g]) */
 	uint16_t mig_pending;
 	struct gf_np_mig_layout *pending; /* [GF_CNODE_MAX_GPUS], lazily */
-	bool woken; /* on the wake list (its generation moved, polls parked) */
+	bool woken;  /* on the wake list (its generation moved, polls parked) */
+	char *drain; /* drained by an operator: the reason (owned); NULL */
 };
 
 /* Per running job: where its replicas are, which have ended. */

@@ -269,6 +269,31 @@ static int queue_get(struct gf_http_req *r, void *arg)
 	return rc;
 }
 
+/* The replicas completing on GPU g of node i: held by their ending jobs
+ * until their processes are gone (docs/cluster.md). */
+static void held_by(struct gf_json *j, const struct gf_ctl *ctl, int i, int g)
+{
+	gf_json_arr_begin(j, "completing");
+	for (int k = 0, n = gf_ctl_nholding(ctl); k < n; k++) {
+		const struct gf_job *job = gf_ctl_holding_at(ctl, k);
+		for (int h = 0; h < job->nheld; h++) {
+			const struct gf_job_held *x = &job->held[h];
+			bool on = false;
+			for (int q = 0; q < x->place.ngpus; q++)
+				on |= x->place.gpus[q] == g;
+			if (x->place.node != i || !on)
+				continue;
+			gf_json_obj_begin(j, NULL);
+			gf_json_str(j, "job", job->id);
+			gf_json_int(j, "attempt", x->attempt);
+			gf_json_int(j, "replica", x->replica);
+			gf_json_str(j, "why", x->why);
+			gf_json_obj_end(j);
+		}
+	}
+	gf_json_arr_end(j);
+}
+
 void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i)
 {
 	const struct gf_ctl *ctl = s->ctl;
@@ -316,6 +341,7 @@ void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i)
 		if (!healthy)
 			gf_json_str(j, "reason", gf_ctl_gpu_reason(ctl, i, g));
 		gf_json_int(j, "free_milli", n->gpu_left[g]);
+		held_by(j, ctl, i, g);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);

@@ -556,9 +556,11 @@ static int agents_field(const struct rd *r, const char *k, const yaml_node_t *v,
 	}
 	if (!strcmp(k, "mig_auto_apply"))
 		return want_bool(r, v, k, &a->mig_auto_apply);
+	if (!strcmp(k, "fence"))
+		return want_bool(r, v, k, &a->fence);
 	return unknown(r, v, "agents", k,
 		       "heartbeat_s, notready_after_s, requeue_after_s, "
-		       "kill_grace_s, mig_auto_apply");
+		       "kill_grace_s, mig_auto_apply, fence");
 }
 
 /* The times must make sense together: at least two heartbeats before
@@ -576,19 +578,23 @@ static int read_agents(const struct rd *r, const yaml_node_t *n,
 		return fail(r, n,
 			    "agents: expected heartbeat_s >= 1 and "
 			    "notready_after_s at least twice heartbeat_s");
-	if (a->requeue_after_ms < a->notready_after_ms ||
-	    gf_serve_agents_fence_ms(a) <= a->heartbeat_ms)
+	if (a->requeue_after_ms < a->notready_after_ms)
 		return fail(r, n,
 			    "agents: requeue_after_s must be at least "
-			    "notready_after_s and leave the agent time to "
-			    "stop its jobs first: more than heartbeat_s + "
-			    "kill_grace_s + %d s",
+			    "notready_after_s");
+	if (a->fence && gf_serve_agents_fence_ms(a) <= a->heartbeat_ms)
+		return fail(r, n,
+			    "agents: with fence, requeue_after_s must leave "
+			    "the agent time to stop its jobs first: more "
+			    "than heartbeat_s + kill_grace_s + %d s",
 			    GF_SERVE_FENCE_MARGIN_MS / 1000);
 	return 0;
 }
 
 int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a)
 {
+	if (!a->fence)
+		return 0; /* agents never stop their jobs on silence */
 	return a->requeue_after_ms - a->kill_grace_ms -
 	       GF_SERVE_FENCE_MARGIN_MS;
 }

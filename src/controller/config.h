@@ -36,6 +36,9 @@
  *                             # the agent has stopped them by then)
  *     kill_grace_s: 10        # SIGTERM to SIGKILL, as agents apply it
  *     mig_auto_apply: false   # apply proposed MIG layouts on idle GPUs
+ *     fence: false            # agents stop their jobs when they cannot
+ *                             # reach the controller (never twice)
+ *                             # instead of running on (never killed)
  *   chargeback:               # GET /v1/chargeback (docs/chargeback.md)
  *     prices: /etc/gpufleet/prices.yaml
  *     cluster: gpufleet       # the cluster name in its rows
@@ -88,7 +91,9 @@ struct gf_serve_agents {
 	int64_t requeue_after_ms;
 	int64_t kill_grace_ms;
 	bool mig_auto_apply;
-	int line; /* of the section, for errors; 0 none */
+	bool fence; /* agents stop their jobs when the controller is silent
+		       (docs/cluster.md: "never twice" over "never killed") */
+	int line;   /* of the section, for errors; 0 none */
 };
 
 struct gf_serve_config {
@@ -131,10 +136,12 @@ void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
 #define GF_SERVE_FENCE_MARGIN_MS 5000
 /*
  * When an agent that got no answer to its heartbeats stops its jobs (ms
- * after its last answered one): requeue_after - kill_grace - the margin,
- * so every process is gone before the controller starts the job again
- * elsewhere; a job never runs twice at once, even when a node is cut off
- * rather than dead.
+ * after its last answered one): 0 (never) unless the agents section says
+ * fence: true; then requeue_after - kill_grace - the margin, so every
+ * process is gone before the controller starts the job again elsewhere:
+ * a job never runs twice at once, even when a node is cut off rather than
+ * dead, at the price of stopping every job in a controller outage longer
+ * than that.
  */
 int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a);
 

@@ -197,6 +197,28 @@ static void placement(struct gf_json *j, const struct gf_job *job,
 	gf_json_arr_end(j);
 }
 
+/* Replicas of earlier runs whose processes may still live: their
+ * resources stay taken until their node says they are gone. */
+static void completing(struct gf_json *j, const struct gf_job *job)
+{
+	gf_json_arr_begin(j, "completing");
+	for (int k = 0; k < job->nheld; k++) {
+		const struct gf_job_held *h = &job->held[k];
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "attempt", h->attempt);
+		gf_json_int(j, "replica", h->replica);
+		gf_json_str(j, "node", h->place.node_name);
+		gf_json_arr_begin(j, "gpus");
+		for (int g = 0; g < h->place.ngpus; g++)
+			gf_json_int(j, NULL, h->place.gpus[g]);
+		gf_json_arr_end(j);
+		gf_json_str(j, "why", h->why);
+		time_field(j, "since", h->since_ms);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+}
+
 void gf_jobjson_write(struct gf_json *j, const char *key,
 		      const struct gf_job *job, const struct gf_ctl_config *cfg)
 {
@@ -232,7 +254,13 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	time_field(j, "submitted", job->submitted_ms);
 	time_field(j, "started", job->started_ms);
 	time_field(j, "ended", job->ended_ms);
+	/* runs started; of their ends, the job's own failures, the
+	 * infrastructure's requeues, preemptions (issue 19); "attempts" is
+	 * "runs" under its old name */
+	gf_json_int(j, "runs", job->attempts);
 	gf_json_int(j, "attempts", job->attempts);
+	gf_json_int(j, "failures", job->failures);
+	gf_json_int(j, "requeues", job->requeues);
 	gf_json_int(j, "preemptions", job->preemptions);
 	if (job->state == GF_JOB_SUCCEEDED || job->state == GF_JOB_FAILED)
 		gf_json_int(j, "exit_code", job->exit_code);
@@ -242,5 +270,6 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	/* GPU time its runs used, as the nodes reported it */
 	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
 	placement(j, job, cfg);
+	completing(j, job);
 	gf_json_obj_end(j);
 }

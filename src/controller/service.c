@@ -205,6 +205,11 @@ static void answer_all(struct gf_service *s, struct gf_op *ops)
 			gf__k8s_answer(s->k8s, op); /* takes op */
 			continue;
 		}
+		if (op->kind == GF_OP_ADMIN) {
+			gf__admin_answer(s, op);
+			gf__op_free(op);
+			continue;
+		}
 		if (op->kind >= GF_OP_SVC_PUT) {
 			gf__services_answer(s, op);
 			gf__op_free(op);
@@ -465,6 +470,8 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			gf__services_op(s, op);
 		else if (op->kind == GF_OP_K8S)
 			gf__k8s_op(s->k8s, op, now, &b);
+		else if (op->kind == GF_OP_ADMIN)
+			gf__admin_op(s, op, &b);
 		else
 			gf__agents_op(s->ag, op, now, &b);
 	gf__services_reconcile(s, now, &b);
@@ -612,7 +619,13 @@ static int build_core(struct gf_service *s, struct gf_err *e)
 		gf_free(c);
 		return rc;
 	}
-	rc = gf_ctl_new(&s->o.cfg->ctl, c, nodes, &s->ctl, e);
+	struct gf_ctl_config *cc = gf_malloc(sizeof(*cc));
+	*cc = s->o.cfg->ctl;
+	/* agents run the jobs: a stopped replica's resources are free only
+	 * once its agent says its processes are gone (docs/cluster.md) */
+	cc->hold_until_gone = s->o.agents_only;
+	rc = gf_ctl_new(cc, c, nodes, &s->ctl, e);
+	gf_free(cc);
 	gf_free(nodes);
 	if (rc) {
 		gf_cluster_release(c);

@@ -43,11 +43,14 @@ enum gf_op_kind {
 	GF_OP_HEARTBEAT, /* POST /v1/nodes/{name}/heartbeat */
 	GF_OP_POLL,	 /* GET /v1/nodes/{name}/assignments */
 	GF_OP_K8S,	 /* the scheduler extender: a bind, a release */
+	GF_OP_ADMIN,	 /* drain.c: drain, resume, release (admin) */
 	GF_OP_SVC_PUT,	 /* PUT /v1/services/{name}: node = name, after =
 			    replicas, spec and body the job */
 	GF_OP_SVC_SCALE, /* PUT /v1/services/{name}/replicas */
 	GF_OP_SVC_DELETE,
 };
+
+enum gf_admin_kind { GF_ADMIN_DRAIN, GF_ADMIN_RESUME, GF_ADMIN_RELEASE };
 
 /* A request handed to the scheduler thread, and its answer. */
 struct gf_op {
@@ -62,6 +65,9 @@ struct gf_op {
 	size_t body_len;
 	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
 	uint64_t after;		   /* POLL: answer once past this */
+	enum gf_admin_kind admin;  /* ADMIN: what (node or id names whom;
+				      body the drain's reason) */
+	int attempt, replica;	   /* ADMIN release: -1 any */
 	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
 	/* the answer, set by the scheduler thread */
 	unsigned status;
@@ -261,18 +267,36 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg);
 int gf__nodes_heartbeat(struct gf_http_req *r, void *arg);
 int gf__nodes_assignments(struct gf_http_req *r, void *arg);
 
-#define GF__NODE_ROUTES                                                   \
-	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX, \
-	  "its agent registers a node: inventory" },                      \
-		{ GF_HTTP_GET, "/v1/nodes/{name}", gf__nodes_get_one, 0,  \
-		  "one node, with its agent's inventory" },               \
-		{ GF_HTTP_POST, "/v1/nodes/{name}/heartbeat",             \
-		  gf__nodes_heartbeat, GF_NP_BODY_MAX,                    \
-		  "health, what runs, runs that ended" },                 \
-	{                                                                 \
-		GF_HTTP_GET, "/v1/nodes/{name}/assignments",              \
-			gf__nodes_assignments, 0,                         \
-			"long poll: ?wait=30s&after=GENERATION"           \
+/* drain.c: an operator's routes (admin) and their work on the
+ * scheduler thread. */
+int gf__nodes_drain(struct gf_http_req *r, void *arg);
+int gf__nodes_resume(struct gf_http_req *r, void *arg);
+int gf__jobs_release(struct gf_http_req *r, void *arg);
+void gf__admin_op(struct gf_service *s, struct gf_op *op, struct gf_batch *b);
+void gf__admin_answer(struct gf_service *s, struct gf_op *op);
+/* agents.c: node i drained with reason, or resumed (NULL): shown by
+ * GET /v1/nodes ("draining", "drained"). */
+void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason);
+
+#define GF__NODE_ROUTES                                                          \
+	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX,        \
+	  "its agent registers a node: inventory" },                             \
+		{ GF_HTTP_GET, "/v1/nodes/{name}", gf__nodes_get_one, 0,         \
+		  "one node, with its agent's inventory" },                      \
+		{ GF_HTTP_POST, "/v1/nodes/{name}/heartbeat",                    \
+		  gf__nodes_heartbeat, GF_NP_BODY_MAX,                           \
+		  "health, what runs, runs that ended" },                        \
+		{ GF_HTTP_GET, "/v1/nodes/{name}/assignments",                   \
+		  gf__nodes_assignments, 0,                                      \
+		  "long poll: ?wait=30s&after=GENERATION" },                     \
+		{ GF_HTTP_POST, "/v1/nodes/{name}/drain", gf__nodes_drain,       \
+		  4096,                                                          \
+		  "admin: nothing new there, its work finishes: {reason}" },     \
+		{ GF_HTTP_POST, "/v1/nodes/{name}/resume", gf__nodes_resume,     \
+		  0, "admin: take work again" },                                 \
+	{                                                                        \
+		GF_HTTP_POST, "/v1/jobs/{id}/release", gf__jobs_release, 0,      \
+			"admin: free a completing replica: ?attempt=A&replica=R" \
 	}
 
 #endif

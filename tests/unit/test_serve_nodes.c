@@ -247,8 +247,8 @@ static uint64_t register_agent(struct agent *a)
 	assert_string_equal(ack.state, "ready");
 	assert_true(ack.generation > 0);
 	assert_int_equal(ack.heartbeat_ms, 1000);
-	/* requeue_after - kill_grace - the 5 s margin */
-	assert_int_equal(ack.fence_after_ms, 8000 - 1000 - 5000);
+	/* agents never fence unless the config says fence: true */
+	assert_int_equal(ack.fence_after_ms, 0);
 	assert_int_equal(ack.nacked, 0);
 	gf_np_ack_release(&ack);
 	gf_jv_free(v);
@@ -907,17 +907,41 @@ static void test_silent_node(void **state)
 	gf_jv_free(v);
 	assert_true(node_in_state(a->name, "notready"));
 
-	/* it calls again: ready, and the job placed there again */
+	/* it calls again, still running the old replica: ready, but its
+	 * GPU stays held by that replica (issue 19) */
 	struct gf_np_ack ack;
 	assert_int_equal(beat(a, NULL, &ack), 200);
 	assert_string_equal(ack.state, "ready");
 	gf_np_ack_release(&ack);
+	assert_true(node_in_state(a->name, "ready"));
+	for (int k = 0; k < 3; k++) { /* passes go by: still held */
+		assert_int_equal(beat(a, NULL, NULL), 200);
+		sleep_ms(100);
+	}
+	v = job_get(id);
+	assert_string_equal(str(v, "state"), "pending");
+	const struct gf_jv *c0 = gf_jv_at(gf_jv_get(v, "completing"), 0);
+	assert_non_null(c0);
+	assert_string_equal(str(c0, "node"), a->name);
+	assert_string_equal(str(c0, "why"), "requeued");
+	gf_jv_free(v);
+	/* its agent learns the replica moved, stops it and says so: the GPU
+	 * is free, the job runs there again, the requeue not counted */
+	uint64_t gen = ack.generation;
+	struct gf_np_assignments s2;
+	assert_int_equal(poll_asg(a, 0, "0s", &s2), 200);
+	assert_true(s2.generation >= gen);
+	assert_null(find_asg(&s2, id));
+	apply(a, &s2);
+	gf_np_assignments_release(&s2);
 	pthread_mutex_lock(&alock);
 	a->beating = true;
 	pthread_mutex_unlock(&alock);
-	assert_true(node_in_state(a->name, "ready"));
 	v = wait_job(id, "running");
-	assert_int_equal(num(v, "attempts"), 2);
+	assert_int_equal(num(v, "runs"), 2);
+	assert_int_equal(num(v, "requeues"), 1);
+	assert_int_equal(num(v, "failures"), 0);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "completing")), 0);
 	gf_jv_free(v);
 }
 

@@ -1,0 +1,200 @@
+/*
+ * drain.c - what an operator does to nodes and stuck replicas (admin
+ * tokens only): drain a node (nothing new is placed there, what runs
+ * there finishes; kept in the store, so a drained node stays drained
+ * across a controller restart), resume it, and force the release of a
+ * replica whose processes never went away (a process in D state that
+ * survives SIGKILL keeps its GPUs held until then).  The routes hold the
+ * request for the scheduler thread, which applies it, writes the store
+ * and answers with the node or the job.
+ *
+ *   POST /v1/nodes/{name}/drain   {"reason": "..."} (optional)
+ *   POST /v1/nodes/{name}/resume
+ *   POST /v1/jobs/{id}/release    ?attempt=A&replica=R (default: all)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/agents_impl.h"
+#include "controller/jobjson.h"
+#include "controller/service_impl.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+/* Admins only (or no tokens at all): 0, or answered 401/403. */
+static int admin_caller(struct gf_service *s, struct gf_http_req *r,
+			const struct gf_auth_entry **who)
+{
+	int rc = gf__api_caller(s, r, who);
+	if (rc || *who == NULL || (*who)->admin)
+		return rc;
+	gf_reply_error(r, 403, "forbidden", "this route takes an admin token");
+	return GF_EAUTH;
+}
+
+static int hold_admin(struct gf_service *s, struct gf_http_req *r,
+		      enum gf_admin_kind what, const char *name,
+		      const char *reason, int attempt, int replica)
+{
+	const struct gf_auth_entry *who;
+	if (admin_caller(s, r, &who))
+		return 0;
+	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	op->kind = GF_OP_ADMIN;
+	op->admin = what;
+	op->who = who;
+	op->attempt = attempt;
+	op->replica = replica;
+	snprintf(op->node, sizeof(op->node), "%s", name);
+	snprintf(op->id, sizeof(op->id), "%s", name);
+	if (reason)
+		op->body = gf_strdup(reason);
+	return gf__service_hold(s, r, op);
+}
+
+int gf__nodes_drain(struct gf_http_req *r, void *arg)
+{
+	const char *name = gf_req_param(r, "name");
+	size_t len = 0;
+	(void)gf_req_body(r, &len);
+	char reason[GF_STORE_DRAIN_MAX] = "";
+	if (len > 0) {
+		struct gf_jv *body;
+		if (gf_req_json(r, &body))
+			return 0; /* answered 400 */
+		const struct gf_jv *v = gf_jv_get(body, "reason");
+		const char *s = v ? gf_jv_str(v) : NULL;
+		bool ok = gf_jv_type(body) == GF_JV_OBJ &&
+			  gf_jv_len(body) == (v ? 1u : 0u) && (!v || s) &&
+			  (!s || strlen(s) < sizeof(reason));
+		if (ok && s)
+			snprintf(reason, sizeof(reason), "%s", s);
+		gf_jv_free(body);
+		if (!ok)
+			return gf_reply_error(r, 400, "invalid",
+					      "expected {\"reason\": TEXT} "
+					      "(under %d bytes) or no body",
+					      GF_STORE_DRAIN_MAX);
+	}
+	return hold_admin(arg, r, GF_ADMIN_DRAIN, name, reason, 0, 0);
+}
+
+int gf__nodes_resume(struct gf_http_req *r, void *arg)
+{
+	return hold_admin(arg, r, GF_ADMIN_RESUME, gf_req_param(r, "name"),
+			  NULL, 0, 0);
+}
+
+/* A query integer >= 0, or -1 when absent; -2 when malformed. */
+static int query_int(struct gf_http_req *r, const char *key)
+{
+	const char *v = gf_req_query(r, key);
+	if (!v)
+		return -1;
+	char *end;
+	long x = strtol(v, &end, 10);
+	return *v && !*end && x >= 0 && x < 1000000 ? (int)x : -2;
+}
+
+int gf__jobs_release(struct gf_http_req *r, void *arg)
+{
+	int attempt = query_int(r, "attempt"),
+	    replica = query_int(r, "replica");
+	if (attempt == -2 || replica == -2)
+		return gf_reply_error(r, 400, "invalid",
+				      "'attempt' and 'replica': expected "
+				      "numbers");
+	return hold_admin(arg, r, GF_ADMIN_RELEASE, gf_req_param(r, "id"), NULL,
+			  attempt, replica);
+}
+
+/* ---- on the scheduler thread ---------------------------------------- */
+
+static void drain(struct gf_service *s, struct gf_op *op, bool on)
+{
+	struct gf_err e;
+	gf_err_clear(&e);
+	int i = gf_ctl_node_find(s->ctl, op->node);
+	if (i < 0) {
+		gf__op_error(op, 404, "not-found", "no node '%.48s'", op->node);
+		return;
+	}
+	const char *reason = on ? (op->body ? op->body : "") : NULL;
+	/* the store first: a drain said done survives a restart */
+	if (gf_store_node_drain(s->store, op->node, reason, &e) != 0) {
+		gf__op_error(op, 503, "unavailable", "%s", e.msg);
+		return;
+	}
+	gf_ctl_node_drain(s->ctl, i, on, &e);
+	gf__agents_set_drain(s->ag, i, reason);
+	gf_log(GF_LOG_INFO, "serve", "node=%s %s%s%s by an operator", op->node,
+	       on ? "draining" : "resumed", on && reason[0] ? ": " : "",
+	       on ? reason : "");
+	op->status = 200;
+}
+
+static void release(struct gf_service *s, struct gf_op *op, struct gf_batch *b)
+{
+	const struct gf_job *j = gf_ctl_job(s->ctl, op->id);
+	if (!j) {
+		gf__op_error(op, 404, "not-found", "no job '%.24s'", op->id);
+		return;
+	}
+	int n = 0;
+	for (int k = j->nheld - 1; k >= 0; k--) {
+		struct gf_job_held h = j->held[k];
+		if ((op->attempt >= 0 && h.attempt != op->attempt) ||
+		    (op->replica >= 0 && h.replica != op->replica))
+			continue;
+		struct gf_err e;
+		if (gf_ctl_held_release(s->ctl, j->id, h.attempt, h.replica,
+					&e) != 0)
+			continue;
+		gf_log(GF_LOG_WARN, "serve",
+		       "job=%s attempt=%d replica=%d node=%s released by an "
+		       "operator while completing (%s since %lld): its "
+		       "processes may still live",
+		       j->id, h.attempt, h.replica, h.place.node_name, h.why,
+		       (long long)h.since_ms);
+		n++;
+	}
+	if (n == 0) {
+		gf__op_error(op, 409, "conflict",
+			     "job %s has no such replica completing", j->id);
+		return;
+	}
+	gf__batch_add(b, j);
+	op->status = 200;
+}
+
+void gf__admin_op(struct gf_service *s, struct gf_op *op, struct gf_batch *b)
+{
+	if (op->admin == GF_ADMIN_RELEASE)
+		release(s, op, b);
+	else
+		drain(s, op, op->admin == GF_ADMIN_DRAIN);
+}
+
+void gf__admin_answer(struct gf_service *s, struct gf_op *op)
+{
+	if (op->status != 200) {
+		gf__op_reply_error(op);
+		return;
+	}
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 4u << 20);
+	gf_json_init(&j, &b);
+	/* the scheduler thread's: it alone changes the core */
+	if (op->admin == GF_ADMIN_RELEASE) {
+		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, op->id),
+				 gf_ctl_config(s->ctl));
+	} else {
+		int i = gf_ctl_node_find(s->ctl, op->node);
+		if (i >= 0)
+			gf__api_node_json(&j, s, i);
+	}
+	gf_reply_json(op->req, 200, &b);
+	gf_buf_release(&b);
+}
