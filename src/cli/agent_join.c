@@ -82,6 +82,19 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 	case 'A':
 		a->address = arg;
 		return true;
+	case 'B':
+		if (!arg[0] || strlen(arg) >= GF_NODE_NAME_MAX ||
+		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+				"TUVWXYZ0123456789._-") != strlen(arg)) {
+			gf_cli_error("agent",
+				     "cannot parse '--block %s': expected a "
+				     "name of letters, digits, '.', '_', '-' "
+				     "under %d bytes",
+				     arg, GF_NODE_NAME_MAX);
+			*rc = GF_EXIT_USAGE;
+		}
+		a->block = arg;
+		return true;
 	case 'G': {
 		long ms = gf_diag_parse_duration(arg);
 		if (ms < 0 || ms > 3600000) {
@@ -102,11 +115,11 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
-	if (!joining &&
-	    (a->name || a->token_file || a->labels[0] || a->address)) {
+	if (!joining && (a->name || a->token_file || a->labels[0] ||
+			 a->address || a->block)) {
 		gf_cli_error("agent",
-			     "--name, --token-file, --label and --address go "
-			     "with --controller");
+			     "--name, --token-file, --label, --block and "
+			     "--address go with --controller");
 		return GF_EXIT_USAGE;
 	}
 	if (!joining)
@@ -188,6 +201,7 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.name = a->name,
 		.token = a->token_file ? a->token : NULL,
 		.labels = a->labels,
+		.block = a->block,
 		.address = a->address,
 		.agent_url = gf_agent_url(agent),
 		.version = version,

@@ -1,7 +1,7 @@
 /*
  * agent_join.h - the `gpufleet agent` options that join a controller
- * (--controller, --name, --token-file, --label, --state-dir, --address,
- * --kill-grace) and starting the link with them.
+ * (--controller, --name, --token-file, --label, --block, --state-dir,
+ * --address, --kill-grace) and starting the link with them.
  */
 #ifndef GF_CLI_AGENT_JOIN_H
 #define GF_CLI_AGENT_JOIN_H
@@ -19,6 +19,7 @@
 		{ "label", required_argument, NULL, 'L' },      \
 		{ "state-dir", required_argument, NULL, 'D' },  \
 		{ "address", required_argument, NULL, 'A' },    \
+		{ "block", required_argument, NULL, 'B' },      \
 	{                                                       \
 		"kill-grace", required_argument, NULL, 'G'      \
 	}
@@ -26,6 +27,7 @@
 struct gf_agent_join_args {
 	char controller[512]; /* "" : not joining */
 	const char *name, *token_file, *state_dir, *address;
+	const char *block; /* the block a gang stays inside; NULL */
 	char labels[256];
 	int64_t kill_grace_ms;
 	char host[64], addr_buf[64];

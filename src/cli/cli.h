@@ -40,6 +40,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_drain(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
 int cmd_autoscale(int argc, char **argv);
 int cmd_simulate_autoscale(int argc, char **argv); /* simulate autoscale */

@@ -30,6 +30,8 @@ static const struct gf_cmd commands[] = {
 	{ "jobs", cmd_jobs, "list the controller's jobs" },
 	{ "cancel", cmd_cancel, "cancel jobs" },
 	{ "nodes", cmd_nodes, "list the controller's nodes" },
+	{ "drain", cmd_drain, "take a node out of scheduling (admin)" },
+	{ "resume", cmd_resume, "put a drained node back (admin)" },
 	{ "chargeback", cmd_chargeback,
 	  "what each team's GPUs cost, idle and waste included" },
 	{ "slurm", cmd_slurm,

@@ -62,6 +62,8 @@ int gf__join_inventory(struct gf_join *j, struct gf_err *e)
 		 j->o.version ? j->o.version : "");
 	snprintf(inv->labels, sizeof(inv->labels), "%s",
 		 j->o.labels ? j->o.labels : "");
+	snprintf(inv->block, sizeof(inv->block), "%s",
+		 j->o.block ? j->o.block : "");
 	inv->cpu_milli = (int32_t)(gf_bitmap_count(&n->cpus) * 1000);
 	uint64_t mem = 0;
 	for (int i = 0; i < n->nnuma; i++)

@@ -298,6 +298,28 @@ void gf_np_inventory_write(struct gf_json *j, const struct gf_np_inventory *inv,
 		gf_json_raw(j, "topology", topology, topology_len);
 }
 
+/* The value of label key in "k=v,k=v" into out ("" when absent). */
+static void label_value(const char *labels, const char *key, char *out,
+			size_t size)
+{
+	size_t klen = strlen(key);
+	out[0] = '\0';
+	for (const char *p = labels; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len > klen + 1 && !strncmp(p, key, klen) &&
+		    p[klen] == '=') {
+			size_t v = len - klen - 1;
+			if (v < size) {
+				memcpy(out, p + klen + 1, v);
+				out[v] = '\0';
+			}
+			return;
+		}
+		p = end ? end + 1 : NULL;
+	}
+}
+
 void gf_np_inventory_spec(const struct gf_np_inventory *inv,
 			  struct gf_ctl_node_spec *spec)
 {
@@ -311,6 +333,9 @@ void gf_np_inventory_spec(const struct gf_np_inventory *inv,
 		 inv->mig_model);
 	snprintf(spec->labels, sizeof(spec->labels), "%s", inv->labels);
 	snprintf(spec->block, sizeof(spec->block), "%s", inv->block);
+	if (!spec->block[0]) /* the label names it */
+		label_value(inv->labels, GF_NP_BLOCK_LABEL, spec->block,
+			    sizeof(spec->block));
 	for (int i = 0; i < inv->nmig; i++) {
 		struct gf_ctl_mig *m = &spec->mig[spec->nmig++];
 		m->gpu = inv->mig[i].gpu;

@@ -31,6 +31,10 @@
 #ifndef GF_NODEPROTO_NODEPROTO_H
 #define GF_NODEPROTO_NODEPROTO_H
 
+/* The label naming the block (NVLink domain, IB leaf) an agent node is
+ * in, when its inventory names none (agent --block sets the field). */
+#define GF_NP_BLOCK_LABEL "gpufleet.io/block"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -81,7 +85,8 @@ struct gf_np_inventory {
 	char agent_url[GF_NP_URL_MAX];	/* its agent's metrics, "" none */
 	char version[32];		/* the agent's gpufleet version */
 	char labels[GF_CTL_LABELS_MAX]; /* "k=v,k=v" (JSON: an object) */
-	char block[GF_NODE_NAME_MAX];	/* "" : the controller decides */
+	char block[GF_NODE_NAME_MAX];	/* "" : the label gpufleet.io/block,
+					   else the controller decides */
 	int32_t cpu_milli;
 	int64_t memory_mib;
 	char gpu_model[GF_MODEL_NAME_MAX]; /* catalog id ("h100-sxm") */

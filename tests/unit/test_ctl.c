@@ -571,7 +571,7 @@ static void test_preempt_fewest(void **state)
 	gf_ctl_changes_release(&ch);
 	/* the victim is queued again, never lost; it runs when room comes */
 	pass(ctl, 6000, NULL);
-	assert_string_equal(why(ctl, b1), "no node has room now");
+	assert_string_equal(why(ctl, b1), "n1 has 0 of 4 GPUs free");
 	struct gf_err e;
 	assert_int_equal(gf_ctl_finish(ctl, x, 0, 7000, &e), 0);
 	pass(ctl, 7000, NULL);
@@ -624,7 +624,7 @@ static void test_backfill_never_delays(void **state)
 		B[k] = submit(ctl, b);
 	}
 	pass(ctl, 2000, NULL);
-	assert_string_equal(why(ctl, H), "no node has room now");
+	assert_string_equal(why(ctl, H), "A has 4 of 8 GPUs free");
 	assert_int_equal(st(ctl, B[0]), GF_JOB_RUNNING);
 	assert_int_equal(J(ctl, B[0])->place[0].node, 0);
 	char want[96];

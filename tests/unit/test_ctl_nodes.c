@@ -259,7 +259,9 @@ static void test_join_empty(void **state)
 	assert_string_equal(why(ctl, jl[1]), "");
 	assert_true(strstr(why(ctl, jg), "can never be placed here") != NULL);
 	pass(ctl, 1100, NULL);
-	assert_string_equal(why(ctl, jc), "no node has room now");
+	assert_string_equal(why(ctl, jc),
+			    "every candidate node is NotReady or draining (1 "
+			    "node)");
 	ready(ctl, a1, true, NULL, NULL);
 	assert_true(gf_ctl_node_is_ready(ctl, a1));
 	assert_string_equal(gf_ctl_node_reason(ctl, a1), "");
@@ -310,7 +312,8 @@ static void test_join_empty(void **state)
  * attempt is not spent, issue 19); j1 and j5 untouched.
  * Nothing new lands on n1 (j6, 1 GPU on any node, goes elsewhere; j2 and
  * j3 wait though n1 is empty: j2 holds the reservation, n0 alone cannot
- * hold it); ready again, j2 and j3 start there.
+ * hold it; j3 says n1, the one node it may use, is not ready); ready
+ * again, j2 and j3 start there.
  */
 static struct gf_ctl *three_nodes(void)
 {
@@ -376,9 +379,10 @@ static void test_not_ready(void **state)
 	assert_int_equal(st(ctl, j3), GF_JOB_PENDING);
 	assert_string_equal(why(ctl, j2), "gang of 2 does not fit one block "
 					  "now");
+	/* j3 may use n1 only: not j2's reservation but n1 keeps it */
 	assert_string_equal(why(ctl, j3),
-			    "reserved for j2 (no max runtime: cannot "
-			    "backfill)");
+			    "every candidate node is NotReady or draining (1 "
+			    "node)");
 	const struct gf_cnode *c1 = &gf_ctl_cluster(ctl)->nodes[n1];
 	assert_int_equal(c1->idle, 8000);
 	assert_int_equal(c1->cpu_left, c1->cpu_cap);
@@ -462,7 +466,7 @@ static void test_gpu_health(void **state)
 	const char *jm = put(ctl, m);
 	pass(ctl, 1100, NULL);
 	assert_int_equal(st(ctl, jm), GF_JOB_PENDING);
-	assert_string_equal(why(ctl, jm), "no node has room now");
+	assert_string_equal(why(ctl, jm), "n0 has no free 1g.10gb instance");
 	health(ctl, n, 3, true, NULL);
 	pass(ctl, 1200, NULL);
 	assert_int_equal(st(ctl, jm), GF_JOB_RUNNING);
@@ -1231,6 +1235,36 @@ static void test_gang_one_model(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* Why a job waits names what is short where (issue 19): a 1-GPU job
+ * beside 5 free GPUs but 0.7 of a CPU; a node drained. */
+static void test_reasons(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = empty_ctl();
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", "", "host=b");
+	s.cpu_milli = 4000;
+	int b = join(ctl, "hgx-b", &s);
+	struct gf_job *big = job("batch", 1, 3);
+	big->spec.cpu_milli = 3300;
+	const char *a = put(ctl, big);
+	const char *one = put(ctl, job("batch", 1, 1));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, a), GF_JOB_RUNNING);
+	assert_string_equal(why(ctl, one),
+			    "hgx-b has 5 free GPUs but 700 of 1000 milli-CPU "
+			    "free");
+	struct gf_err e;
+	assert_int_equal(gf_ctl_node_drain(ctl, b, true, &e), 0);
+	struct gf_job *small = job("batch", 1, 1);
+	small->spec.cpu_milli = 100;
+	const char *c = put(ctl, small);
+	pass(ctl, 1100, NULL);
+	assert_string_equal(why(ctl, c),
+			    "every candidate node is NotReady or draining (1 "
+			    "node)");
+	gf_ctl_free(ctl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1248,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(test_held_until_gone),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_gang_one_model),
+		cmocka_unit_test(test_reasons),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -251,6 +251,7 @@ struct gf__pass {
 	struct gf_ctl_changes *out;
 	struct fail *fails; /* shapes that found no room after the head */
 	int nfails;
+	int explained; /* waiting jobs explained in detail (schedule.c) */
 };
 
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
@@ -408,6 +409,16 @@ bool gf__held_restore(struct gf_ctl *ctl, int jid);
 /* Every replica held on node i dropped (it was rebuilt); jobs reported. */
 void gf__held_drop_node(struct gf_ctl *ctl, int i, struct gf_ctl_changes *out,
 			uint32_t mark);
+
+/* explain.c: why a job waits.  gf__explain sets its reason: the
+ * resource short on the node that comes closest, or that every node it
+ * may use is not ready or drained.  gf__room_somewhere: could it start
+ * now, no reservation held (a gang: room for all its replicas, blocks
+ * not told apart)? */
+void gf__explain(struct gf_ctl *ctl, struct gf__jrec *j,
+		 const struct gf_req *r);
+bool gf__room_somewhere(struct gf_ctl *ctl, struct gf__jrec *j,
+			const struct gf_req *r);
 
 /* gang.c */
 int gf__cap(const struct gf_ctl *ctl, const struct gf__jrec *j,

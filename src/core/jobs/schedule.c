@@ -94,6 +94,9 @@ static void reserved(struct gf_ctl *ctl, struct gf__pass *ps,
  * (FAILS at most) spares a long queue of alike jobs a scan each.
  */
 #define FAILS 4096
+/* Jobs a pass explains in detail past the head (gf__explain is O(nodes));
+ * the rest of a long queue says "no node has room now" */
+#define EXPLAIN_MAX 32
 
 struct fail {
 	int64_t mem;
@@ -102,6 +105,7 @@ struct fail {
 	uint32_t spec;
 	int ngpus, milli, prof, replicas, outside;
 	bool used;
+	bool fits; /* outside 2: room_now's answer */
 };
 
 static struct fail fail_key(const struct gf__jrec *j, const struct gf_req *r,
@@ -162,6 +166,24 @@ static bool try_shape(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	return false;
 }
 
+/* Could the job start now but for the head's reservation?  Asked once
+ * per request shape a pass (the answer cached beside the failures). */
+static bool room_now(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
+		     const struct gf_req *r)
+{
+	struct fail f = fail_key(&ctl->jr[jid], r, false);
+	f.outside = 2; /* this question's own key */
+	struct fail *x = fail_slot(ps, &f);
+	if (x->used)
+		return x->fits;
+	f.fits = gf__room_somewhere(ctl, &ctl->jr[jid], r);
+	if (2 * ps->nfails < FAILS) {
+		*x = f;
+		ps->nfails++;
+	}
+	return f.fits;
+}
+
 /* After the reservation: start only what cannot delay the head. */
 static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		     const struct gf_req *r)
@@ -176,7 +198,12 @@ static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	}
 	if (ps->avoid && try_shape(ctl, ps, jid, r, true))
 		return;
-	reserved(ctl, ps, j);
+	if (room_now(ctl, ps, jid, r))
+		reserved(ctl, ps, j);
+	else if (ps->explained++ < EXPLAIN_MAX)
+		gf__explain(ctl, j, r);
+	else
+		no_room(j->job);
 }
 
 static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
@@ -209,7 +236,7 @@ static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 	if (gf__preempt(ctl, ps, jid, &r) == 0)
 		return;
 	gf__reserve(ctl, ps, jid, &r);
-	no_room(j->job);
+	gf__explain(ctl, j, &r);
 }
 
 int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,

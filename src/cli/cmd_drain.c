@@ -1,0 +1,129 @@
+/*
+ * cmd_drain.c - `gpufleet drain NODE [--reason TEXT]` and `gpufleet
+ * resume NODE`: an operator takes a node out of scheduling (nothing new
+ * is placed there, what runs there finishes, as scontrol update
+ * state=DRAIN) and puts it back.  Admin token; the controller keeps the
+ * drain across restarts.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/remote.h"
+#include "util/buf.h"
+
+static void usage_drain(FILE *f)
+{
+	fprintf(f, "usage: gpufleet drain [--reason TEXT] [--server URL] "
+		   "[--token-file F] [--json] NODE\n"
+		   "\n"
+		   "Drain NODE: nothing new is placed there, the jobs running "
+		   "there finish.\n'gpufleet nodes' shows it draining, then "
+		   "drained once empty.  Admin token.\n\n"
+		   "  --reason TEXT       why (shown with the node)\n" CONN_HELP
+			   GF_CLI_EXIT_HELP);
+}
+
+static void usage_resume(FILE *f)
+{
+	fprintf(f, "usage: gpufleet resume [--server URL] [--token-file F] "
+		   "[--json] NODE\n"
+		   "\n"
+		   "Resume a drained NODE: it takes work again.  Admin "
+		   "token.\n\n" CONN_HELP GF_CLI_EXIT_HELP);
+}
+
+static int node_call(const char *cmd, int argc, char **argv,
+		     void (*usage)(FILE *), bool drain)
+{
+	static const struct option opts[] = { { "reason", required_argument,
+						NULL, 'r' },
+					      CONN_OPTIONS,
+					      { NULL, 0, NULL, 0 } };
+	struct gf_remote r = { .cmd = cmd };
+	const char *server = NULL, *tokens = NULL, *reason = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (!drain)
+				return gf_cli_bad_option(cmd, argv);
+			reason = optarg;
+			break;
+		case 'S':
+			server = optarg;
+			break;
+		case 'T':
+			tokens = optarg;
+			break;
+		case 'J':
+			r.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return GF_EXIT_OK;
+		default:
+			return gf_cli_bad_option(cmd, argv);
+		}
+	}
+	if (argc - optind != 1) {
+		gf_cli_error(cmd, "expected one node (see 'gpufleet %s -h')",
+			     cmd);
+		return GF_EXIT_USAGE;
+	}
+	const char *node = argv[optind];
+	if (strlen(node) > 200) {
+		gf_cli_error(cmd, "node name '%.40s...': too long", node);
+		return GF_EXIT_USAGE;
+	}
+	int rc = gf_remote_setup(&r, server, tokens);
+	if (rc)
+		return rc;
+	struct gf_buf body;
+	struct gf_json j;
+	gf_buf_init(&body, 4096);
+	gf_json_init(&j, &body);
+	if (reason) {
+		gf_json_obj_begin(&j, NULL);
+		gf_json_str(&j, "reason", reason);
+		gf_json_obj_end(&j);
+	}
+	if (gf_json_error(&j)) {
+		gf_buf_release(&body);
+		gf_cli_error(cmd, "--reason: too long");
+		return GF_EXIT_USAGE;
+	}
+	char path[256];
+	snprintf(path, sizeof(path), "/v1/nodes/%s/%s", node,
+		 drain ? "drain" : "resume");
+	struct gf_client_answer a;
+	rc = gf_remote_call(&r, GF_HTTP_POST, path,
+			    reason ? gf_buf_str(&body) : NULL, &a);
+	gf_buf_release(&body);
+	if (rc)
+		return rc;
+	if (r.json) {
+		rc = gf_remote_print(&a);
+	} else {
+		struct gf_jv *v = gf_remote_json(&r, &a);
+		if (v)
+			printf("%s %s\n", node, gf_remote_str(v, "state"));
+		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
+		gf_jv_free(v);
+	}
+	gf_client_answer_release(&a);
+	return rc;
+}
+
+int cmd_drain(int argc, char **argv)
+{
+	return node_call("drain", argc, argv, usage_drain, true);
+}
+
+int cmd_resume(int argc, char **argv)
+{
+	return node_call("resume", argc, argv, usage_resume, false);
+}
