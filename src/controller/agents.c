@@ -53,6 +53,7 @@ static void jside_free(struct jside *x)
 		return;
 	gf_free(x->node);
 	gf_free(x->ended);
+	gf_free(x->up);
 	gf_free(x);
 }
 
@@ -295,6 +296,7 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 	x->nrep = j->spec.replicas;
 	x->node = gf_calloc((size_t)x->nrep, sizeof(*x->node));
 	x->ended = gf_calloc((size_t)x->nrep, sizeof(*x->ended));
+	x->up = gf_calloc((size_t)x->nrep, sizeof(*x->up));
 	for (int r = 0; r < x->nrep; r++) {
 		x->node[r] = j->place[r].node;
 		assign(ag, j->seq, r, x->node[r]);
@@ -626,6 +628,34 @@ static bool runs(const struct gf_np_heartbeat *hb, const char *id, int attempt,
 	return false;
 }
 
+/* A replica completing on node i that its agent still runs well past its
+ * kill grace: its processes outlive SIGKILL (D state, an unkillable
+ * driver call).  Said once, on the job (its completing entry's why) and
+ * in the log, with how an operator frees it. */
+#define STUCK_AFTER_MS 5000 /* past the kill grace */
+static void stuck(struct gf_agents *ag, const struct gf_job *j,
+		  const struct ending *en, int i, int64_t now,
+		  struct gf_batch *b)
+{
+	const struct gf_job_held *h = held_on(j, en->attempt, en->replica, i);
+	int64_t grace = ag->s->o.cfg->agents.kill_grace_ms;
+	if (!h || !strncmp(h->why, "stuck", 5) ||
+	    now - h->since_ms < grace + STUCK_AFTER_MS)
+		return;
+	gf_ctl_held_note(ag->s->ctl, j->id, en->attempt, en->replica,
+			 "stuck: outlives SIGKILL");
+	gf__batch_add(b, j);
+	gf_log(GF_LOG_WARN, "serve",
+	       "job=%s attempt=%d replica=%d node=%s still runs %lld s after "
+	       "it was stopped (SIGKILL due after %lld s): its resources stay "
+	       "held; POST /v1/jobs/%s/release frees them once its "
+	       "processes are known gone",
+	       j->id, en->attempt, en->replica,
+	       gf_ctl_cluster(ag->s->ctl)->names[i],
+	       (long long)((now - h->since_ms) / 1000),
+	       (long long)(grace / 1000), j->id);
+}
+
 /* Replicas assigned to the node that its agent, having applied their
  * generation, neither runs nor reported: lost (requeued). */
 static void reconcile(struct gf_agents *ag, int i,
@@ -648,9 +678,12 @@ static void reconcile(struct gf_agents *ag, int i,
 			n->ends[k] = n->ends[--n->nends]; /* released already */
 			continue;
 		}
-		if (en.gen > hb->generation ||
-		    runs(hb, id, en.attempt, en.replica))
-			continue; /* not told yet, or still stopping */
+		if (en.gen > hb->generation)
+			continue; /* not told yet */
+		if (runs(hb, id, en.attempt, en.replica)) {
+			stuck(ag, j, &en, i, now, b); /* still stopping */
+			continue;
+		}
 		gone(ag, j, en.attempt, en.replica, i,
 		     "its agent runs it no more", b);
 	}
@@ -661,8 +694,17 @@ static void reconcile(struct gf_agents *ag, int i,
 			continue;
 		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
 		snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
-		if (runs(hb, id, x->attempt, a->replica))
+		if (runs(hb, id, x->attempt, a->replica)) {
+			if (!x->up[a->replica]) {
+				x->up[a->replica] = 1;
+				gf_log(GF_LOG_INFO, "serve",
+				       "job=%s started attempt=%d replica=%d "
+				       "node=%s",
+				       id, x->attempt, a->replica,
+				       gf_ctl_cluster(ctl)->names[i]);
+			}
 			continue;
+		}
 		const struct gf_job *j = gf_ctl_job(ctl, id);
 		snprintf(reason, sizeof(reason),
 			 "node %s does not run replica %d (lost)",

@@ -68,6 +68,7 @@ struct jside {
 	int nrep;
 	int *node;	/* per replica */
 	uint8_t *ended; /* per replica: a report came */
+	uint8_t *up;	/* per replica: its agent said it runs (logged) */
 	int port;	/* a gang's MASTER_PORT */
 };
 

@@ -22,14 +22,19 @@
 #include "util/log.h"
 #include "util/mem.h"
 
-/* Admins only (or no tokens at all): 0, or answered 401/403. */
+/* Admins (or no tokens at all), and for a drain or resume the node's own
+ * token (its agent's stop path drains it): 0, or answered 401/403. */
 static int admin_caller(struct gf_service *s, struct gf_http_req *r,
-			const struct gf_auth_entry **who)
+			const char *node, const struct gf_auth_entry **who)
 {
 	int rc = gf__api_caller(s, r, who);
-	if (rc || *who == NULL || (*who)->admin)
+	if (rc || *who == NULL || (*who)->admin ||
+	    (node && (*who)->node[0] && !strcmp((*who)->node, node)))
 		return rc;
-	gf_reply_error(r, 403, "forbidden", "this route takes an admin token");
+	gf_reply_error(r, 403, "forbidden",
+		       node ? "this route takes an admin token or the node's "
+			      "own"
+			    : "this route takes an admin token");
 	return GF_EAUTH;
 }
 
@@ -38,7 +43,7 @@ static int hold_admin(struct gf_service *s, struct gf_http_req *r,
 		      const char *reason, int attempt, int replica)
 {
 	const struct gf_auth_entry *who;
-	if (admin_caller(s, r, &who))
+	if (admin_caller(s, r, what == GF_ADMIN_RELEASE ? NULL : name, &who))
 		return 0;
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = GF_OP_ADMIN;

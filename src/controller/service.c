@@ -492,8 +492,10 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			gf__k8s_guard(s->k8s, now, &b);
 	}
 	/* where each changed job's replicas are assigned now */
-	for (int i = 0; i < b.n; i++)
+	for (int i = 0; i < b.n; i++) {
 		gf__agents_job_changed(s->ag, b.jobs[i]);
+		gf__translog(s, b.jobs[i]);
+	}
 	/* the state a 201 reports: after the pass */
 	for (struct gf_op *op = ops; op; op = op->next)
 		if (op->status == 201) {
@@ -571,6 +573,7 @@ static void service_free(struct gf_service *s)
 {
 	gf__k8s_free(s->k8s);
 	gf__agents_free(s->ag);
+	gf__translog_free(s->tlog);
 	gf__services_free(s);
 	gf_ctl_free(s->ctl);
 	gf_store_close(s->store);

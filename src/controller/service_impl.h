@@ -81,9 +81,10 @@ struct gf_op {
 	struct gf_op *next;
 };
 
-struct gf_agents; /* agents.c */
-struct gf_svc;	  /* services.c */
-struct gf_k8s;	  /* k8s_bind.c: the scheduler extender */
+struct gf_agents;   /* agents.c */
+struct gf_translog; /* translog.c */
+struct gf_svc;	    /* services.c */
+struct gf_k8s;	    /* k8s_bind.c: the scheduler extender */
 struct gf_k8s_op;
 
 /* What one turn writes: jobs (each once), the runs reported, and the
@@ -125,7 +126,8 @@ struct gf_service {
 	 * handlers under ctl_lock) */
 	struct gf_svc *svc;
 	int nsvc, svc_cap;
-	int64_t svc_next_ms; /* the next count of their jobs */
+	struct gf_translog *tlog; /* what translog.c last said per job */
+	int64_t svc_next_ms;	  /* the next count of their jobs */
 
 	atomic_int failed;
 	char fail_msg[GF_ERR_MSG_MAX];
@@ -266,6 +268,11 @@ int gf__nodes_put(struct gf_http_req *r, void *arg);
 int gf__nodes_get_one(struct gf_http_req *r, void *arg);
 int gf__nodes_heartbeat(struct gf_http_req *r, void *arg);
 int gf__nodes_assignments(struct gf_http_req *r, void *arg);
+
+/* translog.c: one info line per job transition (the scheduler thread's,
+ * for every job a turn changed). */
+void gf__translog(struct gf_service *s, const struct gf_job *j);
+void gf__translog_free(struct gf_translog *t);
 
 /* drain.c: an operator's routes (admin) and their work on the
  * scheduler thread. */

@@ -394,6 +394,30 @@ static int urls(struct gf_join *j, struct gf_err *e)
 	return 0;
 }
 
+/* A restarted agent says what it found running and what it has yet to
+ * report: the operator's view of a restart. */
+static void log_recovered(struct gf_join *j)
+{
+	struct gf_worker_job run[16];
+	int n = gf_worker_running(j->w, run, 16), ended = 0;
+	for (int i = 0; i < j->led.n; i++)
+		ended += j->led.v[i].st == GF_LE_ENDED;
+	if (n == 0 && ended == 0)
+		return;
+	char list[512] = "";
+	size_t len = 0;
+	for (int i = 0; i < n && i < 16 && len + 64 < sizeof(list); i++)
+		len += (size_t)snprintf(
+			list + len, sizeof(list) - len,
+			"%s%s/%d (attempt %d, pid %d)", i ? ", " : "",
+			run[i].job, run[i].replica, run[i].attempt, run[i].pid);
+	gf_log(GF_LOG_INFO, "join",
+	       "recovered %d running replica%s%s%s%s and %d ended awaiting "
+	       "their report",
+	       n, n == 1 ? "" : "s", n ? ": " : "", list, n > 16 ? ", ..." : "",
+	       ended);
+}
+
 int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 		  struct gf_err *e)
 {
@@ -447,6 +471,7 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	fence_load(j);
 	gf_log(GF_LOG_INFO, "join", "jobs isolated by %s",
 	       gf_worker_isolation(j->w));
+	log_recovered(j);
 	pthread_create(&j->loop_tid, NULL, loop, j);
 	pthread_create(&j->poll_tid, NULL, poller, j);
 	*out = j;

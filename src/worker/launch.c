@@ -242,14 +242,23 @@ static void write_exit(int dir_fd, int status, bool fenced)
 
 /* Reap children until the job's process group is empty (bounded: a
  * process in uninterruptible sleep may take its time). */
-static void drain_group(pid_t job)
+/* Until the job's process group is empty: its end is reported only then
+ * (a resource is free only when the process that held it is gone).  A
+ * process that outlives SIGKILL (D state) keeps the shim waiting, and
+ * its replica running to the controller, which shows it stuck. */
+static void drain_group(pid_t job, int cgkill_fd)
 {
 	struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
-	for (int i = 0; i < GF__DRAIN_TRIES; i++) {
+	for (long i = 0;; i++) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		if (kill(-job, 0) != 0 && errno == ESRCH)
 			return;
+		if (i >= GF__DRAIN_TRIES && i % 100 == 0) { /* each second */
+			kill(-job, SIGKILL);
+			if (cgkill_fd >= 0 && write(cgkill_fd, "1", 1) != 1)
+				kill(-job, SIGKILL);
+		}
 		nanosleep(&ten_ms, NULL);
 	}
 }
@@ -377,7 +386,7 @@ static _Noreturn void shim(const struct child *c)
 	kill(-job, SIGKILL);
 	if (c->cgkill_fd >= 0 && write(c->cgkill_fd, "1", 1) != 1)
 		kill(-job, SIGKILL);
-	drain_group(job);
+	drain_group(job, c->cgkill_fd);
 	write_exit(c->dir_fd, status, fenced);
 	/* descendants that left the group (setsid) are still ours to reap */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)

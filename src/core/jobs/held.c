@@ -159,3 +159,20 @@ const struct gf_job *gf_ctl_holding_at(const struct gf_ctl *ctl, int i)
 	return i >= 0 && i < ctl->nholding ? ctl->jr[ctl->holding[i]].job
 					   : NULL;
 }
+
+int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
+		     int replica, const char *why)
+{
+	int jid = gf__job_find(ctl, id);
+	if (jid < 0)
+		return GF_ENOTFOUND;
+	struct gf_job *job = ctl->jr[jid].job;
+	for (int k = 0; k < job->nheld; k++)
+		if (job->held[k].attempt == attempt &&
+		    job->held[k].replica == replica) {
+			snprintf(job->held[k].why, sizeof(job->held[k].why),
+				 "%s", why);
+			return 0;
+		}
+	return GF_ENOTFOUND;
+}
