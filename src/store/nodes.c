@@ -193,16 +193,17 @@ int gf_store_node_drain(struct gf_store *s, const char *name,
 				  name, GF_STORE_DRAIN_MAX);
 	if ((rc = gf__store_leader_only(s, e)))
 		return rc;
+	/* $1 first: SQLite numbers $N parameters as they appear */
 	struct gf__param p[2] = {
-		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
 		{ .kind = GF__P_NULL },
+		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
 	};
 	if (reason)
-		p[1] = (struct gf__param){ .kind = GF__P_TEXT,
+		p[0] = (struct gf__param){ .kind = GF__P_TEXT,
 					   .s = reason,
 					   .len = strlen(reason) };
 	rc = s->ops->exec_params(
-		s, "UPDATE nodes SET drain = $2 WHERE name = $1", 2, p, e);
+		s, "UPDATE nodes SET drain = $1 WHERE name = $2", 2, p, e);
 	return rc ? gf__store_err_prefix(s, e) : 0;
 }
 

@@ -963,6 +963,20 @@ static void nodes_ok(struct gf_store *s, struct nodes_seen *ns)
 
 /* Nodes kept by name, replaced whole, deleted; refused when bad or when
  * not leading; a corrupt row named and nothing handed over. */
+struct drains {
+	int n;
+	char name[64], reason[GF_STORE_DRAIN_MAX];
+};
+
+static int take_drain(const char *name, const char *reason, void *arg)
+{
+	struct drains *d = arg;
+	d->n++;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+	return 0;
+}
+
 static void test_nodes(void **state)
 {
 	struct backend *b = begin(state);
@@ -985,6 +999,20 @@ static void test_nodes(void **state)
 	assert_string_equal(ns.names[1], "gpu-b");
 	assert_string_equal(ns.inv[1], "{\"gpus\":[1]}");
 	assert_int_equal(ns.at[1], 300);
+	/* a drain stays through another registration, a resume lifts it */
+	assert_int_equal(gf_store_node_drain(s, "gpu-a", "cable swap", &e), 0);
+	assert_int_equal(gf_store_put_node(s, "gpu-a", "{}", 2, 400, &e), 0);
+	struct drains d = { 0 };
+	assert_int_equal(gf_store_load_drains(s, take_drain, &d, &e), 0);
+	assert_int_equal(d.n, 1);
+	assert_string_equal(d.name, "gpu-a");
+	assert_string_equal(d.reason, "cable swap");
+	assert_int_equal(gf_store_node_drain(s, "gpu-a", NULL, &e), 0);
+	d.n = 0;
+	assert_int_equal(gf_store_load_drains(s, take_drain, &d, &e), 0);
+	assert_int_equal(d.n, 0);
+	assert_int_equal(
+		gf_store_put_node(s, "gpu-a", han, strlen(han), 200, &e), 0);
 	/* the standby reads, and may not write */
 	nodes_ok(t, &ns);
 	assert_int_equal(ns.n, 2);
