@@ -61,10 +61,11 @@ struct gf_op {
 	char *body;		     /* REGISTER: as it came (owned) */
 	size_t body_len;
 	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
-	int64_t arrived_us; /* when the request arrived (gf__service_hold):
-			       realtime microseconds; a job's submitted */
-	uint64_t after;	    /* POLL: answer once past this */
-	int64_t deadline;   /* POLL: answer by then (monotonic ms) */
+	uint64_t after;		   /* POLL: answer once past this */
+	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
+	/* when the request arrived (gf__service_hold), realtime
+	 * microseconds: a submitted job's submission time */
+	int64_t arrived_us;
 	/* the answer, set by the scheduler thread */
 	unsigned status;
 	char error[32];
