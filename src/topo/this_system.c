@@ -151,24 +151,25 @@ __attribute__((format(printf, 3, 4))) static void add(char *out, size_t size,
 	va_end(ap);
 }
 
-static bool has_busid(char (*ids)[16], int n, const char *id)
+/* Bus ids, 16 bytes each, in a flat list of n. */
+static bool has_busid(const char *ids, int n, const char *id)
 {
 	for (int i = 0; i < n; i++)
-		if (strcmp(ids[i], id) == 0)
+		if (strcmp(ids + 16 * i, id) == 0)
 			return true;
 	return false;
 }
 
 /* The first of `ids` (n) missing from `in` (m), and how many are. */
-static int missing(char (*ids)[16], int n, char (*in)[16], int m,
+static int missing(const char *ids, int n, const char *in, int m,
 		   const char **first)
 {
 	int k = 0;
 	*first = NULL;
 	for (int i = 0; i < n; i++)
-		if (!has_busid(in, m, ids[i])) {
+		if (!has_busid(in, m, ids + 16 * i)) {
 			if (k++ == 0)
-				*first = ids[i];
+				*first = ids + 16 * i;
 		}
 	return k;
 }
@@ -181,10 +182,9 @@ static void gpu_diff(const struct gf_node *n, const struct gf_live *l,
 	for (int i = 0; i < n->ngpus; i++)
 		if (norm_busid(n->gpus[i].bus_id, rec[nr]))
 			nr++;
-	char(*live)[16] = (char(*)[16])l->gpus;
-	const char *a, *b;
-	int ka = missing(rec, nr, live, l->ngpus, &a);
-	int kb = missing(live, l->ngpus, rec, nr, &b);
+	const char *live = &l->gpus[0][0], *a, *b;
+	int ka = missing(&rec[0][0], nr, live, l->ngpus, &a);
+	int kb = missing(live, l->ngpus, &rec[0][0], nr, &b);
 	if (ka)
 		add(out, size,
 		    "GPU %s recorded, not here (%d of %d recorded GPUs not "
