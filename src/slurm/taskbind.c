@@ -315,10 +315,57 @@ static void share(const struct gf_node *n, const struct gf_bitmap *step,
 	gf_bind_split(n, &out->pool, ntasks, task, &out->cpus);
 }
 
+/*
+ * A task with its own GPUs (r, a part of the step's sg): the tasks whose
+ * GPUs share the locality of r's split its CPUs in the step.  As Slurm
+ * deals GPUs to tasks in order (--gpus-per-task, gpu-bind per_task),
+ * the step's G GPUs of that locality serve G/k tasks of k GPUs each, the
+ * task's rank among them its first GPU's place / k.  Only when every GPU
+ * of r has that locality and G is a multiple of k; else the task keeps
+ * the locality's CPUs as they are.
+ */
+static void own_share(const struct gf_node *n, const struct gf_bind_request *r,
+		      const struct gf_bind_request *sg,
+		      struct gf_tb_result *out, char *note, size_t size)
+{
+	const struct gf_bitmap *loc = &n->gpus[r->gpus[0]].cpus;
+	out->cpus = out->pool = out->local;
+	for (int i = 1; i < r->ngpus; i++)
+		if (!gf_bitmap_equal(&n->gpus[r->gpus[i]].cpus, loc))
+			return;
+	int m = 0, at = -1;
+	for (int i = 0; i < sg->ngpus; i++) {
+		int g = sg->gpus[i];
+		if (g < 0 || g >= n->ngpus ||
+		    !gf_bitmap_equal(&n->gpus[g].cpus, loc))
+			continue;
+		if (g == r->gpus[0])
+			at = m;
+		m++;
+	}
+	int peers = r->ngpus ? m / r->ngpus : 0;
+	if (at < 0 || peers < 2 || m % r->ngpus != 0)
+		return;
+	gf_bind_split(n, &out->local, peers, at / r->ngpus, &out->cpus);
+	int c = count_cores(n, &out->local);
+	snprintf(note, size, "; %d tasks on GPUs of this locality%s", peers,
+		 c < peers ? ", sharing its cores: the step has no more" : "");
+}
+
 int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	       const struct gf_bind_request *r, bool whole, int task,
 	       int ntasks, const char *cores, struct gf_tb_result *out,
 	       char *why, size_t size)
+{
+	return gf_tb_plan_step(n, o, r, NULL, whole, task, ntasks, cores, out,
+			       why, size);
+}
+
+int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
+		    const struct gf_bind_request *r,
+		    const struct gf_bind_request *sg, bool whole, int task,
+		    int ntasks, const char *cores, struct gf_tb_result *out,
+		    char *why, size_t size)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -367,6 +414,8 @@ int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	if (whole && ntasks > 1)
 		share(n, step_known ? &step : NULL, task, ntasks, out, note,
 		      sizeof(note));
+	else if (!whole && sg && r->ngpus > 0)
+		own_share(n, r, sg, out, note, sizeof(note));
 	else
 		out->cpus = out->pool = out->local;
 	out->mems = out->plan.mems;

@@ -106,4 +106,16 @@ int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	       int ntasks, const char *cores, struct gf_tb_result *out,
 	       char *why, size_t size);
 
+/*
+ * gf_tb_plan with the step's GPUs sg (may be NULL): a task with its own
+ * GPUs (whole false) then shares its GPUs' CPUs with the tasks on the
+ * step's other GPUs of the same locality, as Slurm deals GPUs to tasks
+ * in order (--gpus-per-task): distinct cores where there are enough.
+ */
+int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
+		    const struct gf_bind_request *r,
+		    const struct gf_bind_request *sg, bool whole, int task,
+		    int ntasks, const char *cores, struct gf_tb_result *out,
+		    char *why, size_t size);
+
 #endif

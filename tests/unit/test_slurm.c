@@ -766,6 +766,47 @@ static void test_taskbind_distinct_cores(void **state)
 	gf_node_free(n);
 }
 
+/* --gpus-per-task=2, two tasks on GPUs 0,1 and 2,3 of the step's 0-3
+ * (all local to socket 0) in a step of cores 0-3: cores 0-1 and 2-3, not
+ * 0-3 both; a task alone on its locality (GPUs 0,1 and 4,5) keeps it;
+ * two tasks and one core: shared, and said. */
+static void test_taskbind_own_gpus(void **state)
+{
+	(void)state;
+	struct gf_node *n = template_node("hgx-h100");
+	struct gf_tb_opts o = { .mode = GF_TB_CLOSEST };
+	struct gf_bind_request sg = { .ngpus = 4, .gpus = { 0, 1, 2, 3 } };
+	struct gf_bind_request r0 = { .ngpus = 2, .gpus = { 0, 1 } };
+	struct gf_bind_request r1 = { .ngpus = 2, .gpus = { 2, 3 } };
+	struct gf_tb_result *res = malloc(sizeof(*res));
+	char why[256], l[128];
+	assert_int_equal(gf_tb_plan_step(n, &o, &r0, &sg, false, 0, 2, "0-3",
+					 res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0-1,112-113");
+	assert_int_equal(gf_tb_plan_step(n, &o, &r1, &sg, false, 1, 2, "0-3",
+					 res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "2-3,114-115");
+	assert_non_null(strstr(res->say, "2 tasks on GPUs of this locality"));
+	struct gf_bind_request apart = { .ngpus = 4, .gpus = { 0, 1, 4, 5 } };
+	assert_int_equal(gf_tb_plan_step(n, &o, &r0, &apart, false, 0, 2,
+					 "0-3,56-59", res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0-3,112-115");
+	assert_int_equal(gf_tb_plan_step(n, &o, &r1, &sg, false, 1, 2, "0", res,
+					 why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0,112");
+	assert_non_null(strstr(res->say, "sharing its cores"));
+	free(res);
+	gf_node_free(n);
+}
+
 static char said[4][512];
 static int nsaid;
 
@@ -831,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_taskbind_gpus),
 		cmocka_unit_test(test_taskbind_plan),
 		cmocka_unit_test(test_taskbind_distinct_cores),
+		cmocka_unit_test(test_taskbind_own_gpus),
 		cmocka_unit_test(test_taskbind_args),
 		cmocka_unit_test(test_usage_table_aligned),
 		cmocka_unit_test(test_bind_split),

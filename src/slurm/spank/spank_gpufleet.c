@@ -229,8 +229,11 @@ static int bind_task(spank_t sp, const struct gf_tb_opts *o)
 	struct gf_tb_result *res = malloc(sizeof(*res));
 	if (!res)
 		return fail_task(o, "out of memory");
-	if (rc == 0 && gf_tb_plan(G.node, o, &r, whole, task, (int)ntasks,
-				  cores, res, why, sizeof(why)) != 0)
+	struct gf_bind_request sg; /* the step's GPUs */
+	bool sg_known = step[0] && gf_bind_parse_gpus(step, &sg) == 0;
+	if (rc == 0 &&
+	    gf_tb_plan_step(G.node, o, &r, sg_known ? &sg : NULL, whole, task,
+			    (int)ntasks, cores, res, why, sizeof(why)) != 0)
 		rc = -1;
 	if (rc < 0) {
 		slurm_info("gpufleet: task %d: %s; binding left to Slurm", task,
