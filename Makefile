@@ -158,6 +158,7 @@ $(FAKE_NVML_OLD): tests/fake_nvml/old_driver.c src/topo/nvml_api.h
 SPANK_SRC = src/slurm/spank/spank_gpufleet.c
 SPANK_LIB_SRC = $(wildcard src/util/*.c src/core/node/*.c) \
 	src/topo/hwloc_load.c src/topo/source.c src/topo/nvml.c \
+	src/topo/this_system.c \
 	src/topo/nccl_xml.c src/slurm/gres.c src/slurm/taskbind.c
 SPANK_OBJ = $(SPANK_LIB_SRC:%.c=$(B)/pic/%.o)
 PIC_CFLAGS = -g -O2 -fPIC -fvisibility=hidden $(WARN) -MMD -MP \

@@ -35,6 +35,13 @@ int64_t gf__service_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t gf__service_mono_ms(void)
 {
 	struct timespec ts;
@@ -112,6 +119,7 @@ int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
 		     struct gf_op *op)
 {
 	op->req = r;
+	op->arrived_us = now_us(); /* a job's submission: not the turn's */
 	int rc = gf_req_suspend(r);
 	if (rc) { /* a server with a thread per connection: a bug here */
 		gf__op_free(op);
@@ -369,7 +377,10 @@ static void submit(struct gf_service *s, struct gf_op *op, int64_t now,
 	job->spec = op->spec;
 	memset(&op->spec, 0, sizeof(op->spec)); /* the job owns it now */
 	job->state = GF_JOB_PENDING;
-	job->submitted_ms = now;
+	/* the request's arrival; never after the turn (a clock step) */
+	job->submitted_ms = op->arrived_us > 0 && op->arrived_us / 1000 < now
+				    ? op->arrived_us / 1000
+				    : now;
 	job->block = -1;
 	rc = gf_ctl_add(s->ctl, job, &e);
 	if (rc) {
@@ -408,13 +419,20 @@ static void cancel(struct gf_service *s, struct gf_op *op, int64_t now,
 	answer(op, 200, NULL, NULL);
 }
 
-/* Jobs that started for the first time: their submit-to-placed time. */
-static void observe(struct gf_service *s, const struct gf_job *j)
+static bool first_start(const struct gf_job *j)
 {
-	if (j->state != GF_JOB_RUNNING || j->attempts != 1 ||
-	    j->preemptions != 0 || j->started_ms < j->submitted_ms)
-		return;
-	double v = (double)(j->started_ms - j->submitted_ms) / 1e3;
+	return j->state == GF_JOB_RUNNING && j->attempts == 1 &&
+	       j->preemptions == 0 && j->started_ms >= j->submitted_ms;
+}
+
+/*
+ * A job that started for the first time: its submit-to-placed time in
+ * seconds, v.  Jobs placed in the turn their request came in are
+ * measured in microseconds, from the request's arrival to the turn's
+ * clock (turn() passes them); older ones from their ms times.
+ */
+static void observe(struct gf_service *s, double v)
+{
 	int k = 0;
 	while (k < GF_SERVE_LAT_BUCKETS && v > gf_serve_lat_bounds[k])
 		k++;
@@ -457,7 +475,9 @@ failed:;
 /* One turn with the queued requests ops (may be NULL). */
 static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 {
-	int64_t now = gf__service_now_ms();
+	int64_t turn_us = now_us();
+	int64_t now = turn_us / 1000;
+	uint64_t seq0 = s->seq; /* (seq0, seq1]: the jobs these ops submit */
 	struct gf_batch b = { 0 };
 	struct gf_ctl_changes ch = { 0 };
 	pthread_mutex_lock(&s->ctl_lock);
@@ -474,6 +494,17 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			gf__admin_op(s, op, &b);
 		else
 			gf__agents_op(s->ag, op, now, &b);
+	/* the jobs of this turn's POSTs: measured from their arrival below */
+	bool *posted = gf_calloc(s->seq - seq0 + 1, sizeof(*posted));
+	for (struct gf_op *op = ops; op; op = op->next) {
+		const struct gf_job *j =
+			op->kind == GF_OP_SUBMIT && op->status == 201
+				? gf_ctl_job(s->ctl, op->job_id)
+				: NULL;
+		if (j && j->seq > seq0 && j->seq <= s->seq)
+			posted[j->seq - seq0] = true;
+	}
+	uint64_t seq1 = s->seq;
 	gf__services_reconcile(s, now, &b);
 	gf__agents_sweep(s->ag, now, &b);
 	gf__mig_auto(s, now, &b);
@@ -485,7 +516,12 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 			const struct gf_job *j = gf_ctl_job(s->ctl, ch.ids[i]);
 			if (j) {
 				gf__batch_add(&b, j);
-				observe(s, j);
+				bool post = j->seq > seq0 && j->seq <= seq1 &&
+					    posted[j->seq - seq0];
+				if (!post && first_start(j))
+					observe(s, (double)(j->started_ms -
+							    j->submitted_ms) /
+							   1e3);
 			}
 		}
 		if (s->k8s) /* ... or a preemption put back */
@@ -501,8 +537,14 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 		if (op->status == 201) {
 			const struct gf_job *j = gf_ctl_job(s->ctl, op->job_id);
 			op->state = j ? j->state : GF_JOB_PENDING;
+			if (op->kind == GF_OP_SUBMIT && j && j->seq > seq0 &&
+			    j->seq <= seq1 && posted[j->seq - seq0] &&
+			    first_start(j) && turn_us >= op->arrived_us)
+				observe(s, (double)(turn_us - op->arrived_us) /
+						   1e6);
 		}
 	pthread_mutex_unlock(&s->ctl_lock);
+	gf_free(posted);
 	if (write_batch(s, &b) != 0)
 		for (struct gf_op *op = ops; op; op = op->next)
 			answer(op, 503, "unavailable", s->fail_msg);

@@ -69,6 +69,9 @@ struct gf_op {
 				      body the drain's reason) */
 	int attempt, replica;	   /* ADMIN release: -1 any */
 	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
+	/* when the request arrived (gf__service_hold), realtime
+	 * microseconds: a submitted job's submission time */
+	int64_t arrived_us;
 	/* the answer, set by the scheduler thread */
 	unsigned status;
 	char error[32];

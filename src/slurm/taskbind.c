@@ -3,8 +3,10 @@
  *
  * Invariants: a task's CPUs are always within the step's allocation when
  * it is known (never a CPU Slurm gave another job); the tasks sharing a
- * GPU set get disjoint whole-core shares whose union is the GPUs' local
- * CPUs within the step (gf_bind_split); the plan itself is gf_bind_plan's.
+ * GPU set get disjoint whole-core shares (gf_bind_split) of the GPUs'
+ * local CPUs within the step, widened by the step's nearest cores when
+ * those hold fewer cores than tasks: cores are shared only when the step
+ * has fewer cores than tasks; the plan itself is gf_bind_plan's.
  */
 #include "slurm/taskbind.h"
 
@@ -46,6 +48,68 @@ int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size)
 	}
 	*o = r;
 	return 0;
+}
+
+/* One argument into a (unless seen before: *seen); 0, or -1 with why. */
+static int one_arg(const char *arg, struct gf_tb_args *a, unsigned *seen,
+		   char *why, size_t size)
+{
+	static const char *const keys[] = { "default=", "topology=", "nvml=" };
+	int k = 0;
+	while (k < 3 && strncmp(arg, keys[k], strlen(keys[k])) != 0)
+		k++;
+	if (k == 3) {
+		snprintf(why, size,
+			 "unknown argument '%.200s' (default=MODE, "
+			 "topology=FILE, nvml=0|1)",
+			 arg);
+		return -1;
+	}
+	const char *v = arg + strlen(keys[k]);
+	char w[256];
+	if (*seen & (1u << k)) {
+		snprintf(why, size, "'%.200s': %.9s given twice", arg, keys[k]);
+		return -1;
+	}
+	*seen |= 1u << k;
+	if (k == 0 && gf_tb_parse(v, &a->def, w, sizeof(w)) != 0) {
+		snprintf(why, size, "'%.200s': %s", arg, w);
+		return -1;
+	}
+	if (k == 1 && (!*v || strlen(v) >= sizeof(a->topology))) {
+		snprintf(why, size, "'%.200s': %s", arg,
+			 *v ? "path too long" : "empty file name");
+		return -1;
+	}
+	if (k == 1)
+		snprintf(a->topology, sizeof(a->topology), "%s", v);
+	if (k == 2 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+		snprintf(why, size, "'%.200s': expected nvml=0 or nvml=1", arg);
+		return -1;
+	}
+	if (k == 2)
+		a->nvml = v[0] - '0';
+	return 0;
+}
+
+int gf_tb_args(int ac, const char *const *av, struct gf_tb_args *out,
+	       void (*say)(void *ctx, const char *msg), void *ctx)
+{
+	struct gf_tb_args a = { .def = { .mode = GF_TB_NONE } };
+	unsigned seen = 0;
+	int bad = 0;
+	for (int i = 0; i < ac; i++) {
+		char why[512];
+		if (one_arg(av[i] ? av[i] : "", &a, &seen, why, sizeof(why))) {
+			say(ctx, why);
+			bad++;
+		}
+	}
+	memset(out, 0, sizeof(*out));
+	out->def.mode = GF_TB_NONE;
+	if (bad == 0)
+		*out = a;
+	return bad;
 }
 
 /* "0,1,4-5" into a list; count, or -1. */
@@ -159,10 +223,149 @@ static void nic_text(const struct gf_node *n, const struct gf_bind_plan *p,
 					i ? "," : "", n->nics[p->nics[i]].name);
 }
 
+/* The distinct cores of set (a PU of unknown core counts as one). */
+static int count_cores(const struct gf_node *n, const struct gf_bitmap *set)
+{
+	struct gf_bitmap seen;
+	int k = 0, pu;
+	gf_bitmap_zero(&seen);
+	gf_bitmap_for_each(pu, set)
+	{
+		int c = n->pu_core[pu];
+		if (c >= 0 && gf_bitmap_isset(&seen, c))
+			continue;
+		if (c >= 0)
+			gf_bitmap_set(&seen, c);
+		k++;
+	}
+	return k;
+}
+
+/* How far PU pu is from the GPUs' CPUs (p->cpus): 1 on their NUMA
+ * node(s), 2 in their package(s), 3 elsewhere. */
+static int distance(const struct gf_node *n, const struct gf_bind_plan *p,
+		    int pu)
+{
+	for (int i = 0; i < n->nnuma; i++)
+		if (gf_bitmap_isset(&p->mems, n->numa[i].os_index) &&
+		    gf_bitmap_isset(&n->numa[i].cpus, pu))
+			return 1;
+	int q;
+	gf_bitmap_for_each(q, &p->cpus)
+	{
+		if (n->pu_package[q] >= 0 &&
+		    n->pu_package[q] == n->pu_package[pu])
+			return 2;
+	}
+	return 3;
+}
+
+/* Add to pool the step's whole cores nearest the GPUs until pool holds
+ * want cores or the step has no more. */
+static void widen(const struct gf_node *n, const struct gf_bind_plan *p,
+		  const struct gf_bitmap *step, int want,
+		  struct gf_bitmap *pool)
+{
+	int have = count_cores(n, pool);
+	for (int d = 1; d <= 3 && have < want; d++) {
+		int pu, q;
+		gf_bitmap_for_each(pu, step)
+		{
+			if (have >= want)
+				break;
+			if (gf_bitmap_isset(pool, pu) ||
+			    distance(n, p, pu) != d)
+				continue;
+			gf_bitmap_for_each(q, step)
+			{
+				if (q == pu ||
+				    (n->pu_core[q] >= 0 &&
+				     n->pu_core[q] == n->pu_core[pu]))
+					gf_bitmap_set(pool, q);
+			}
+			have++;
+		}
+	}
+}
+
+/* The tasks' share of the GPUs' CPUs (out->local) into out->cpus, the
+ * step's nearest cores added when local has too few; a note for say. */
+static void share(const struct gf_node *n, const struct gf_bitmap *step,
+		  int task, int ntasks, struct gf_tb_result *out, char *note,
+		  size_t size)
+{
+	char l[512];
+	out->pool = out->local;
+	note[0] = '\0';
+	int have = count_cores(n, &out->local);
+	if (have < ntasks && step)
+		widen(n, &out->plan, step, ntasks, &out->pool);
+	int c = count_cores(n, &out->pool);
+	if (c > have) {
+		gf_bitmap_format_list(&out->pool, l, sizeof(l));
+		snprintf(note, size,
+			 "; %d tasks, %d cores local to the GPUs: the step's "
+			 "nearest added, %.300s",
+			 ntasks, have, l);
+	}
+	if (c < ntasks)
+		snprintf(note + strlen(note), size - strlen(note),
+			 "; %d tasks share %d cores: the step has no more",
+			 ntasks, c);
+	gf_bind_split(n, &out->pool, ntasks, task, &out->cpus);
+}
+
+/*
+ * A task with its own GPUs (r, a part of the step's sg): the tasks whose
+ * GPUs share the locality of r's split its CPUs in the step.  As Slurm
+ * deals GPUs to tasks in order (--gpus-per-task, gpu-bind per_task),
+ * the step's G GPUs of that locality serve G/k tasks of k GPUs each, the
+ * task's rank among them its first GPU's place / k.  Only when every GPU
+ * of r has that locality and G is a multiple of k; else the task keeps
+ * the locality's CPUs as they are.
+ */
+static void own_share(const struct gf_node *n, const struct gf_bind_request *r,
+		      const struct gf_bind_request *sg,
+		      struct gf_tb_result *out, char *note, size_t size)
+{
+	const struct gf_bitmap *loc = &n->gpus[r->gpus[0]].cpus;
+	out->cpus = out->pool = out->local;
+	for (int i = 1; i < r->ngpus; i++)
+		if (!gf_bitmap_equal(&n->gpus[r->gpus[i]].cpus, loc))
+			return;
+	int m = 0, at = -1;
+	for (int i = 0; i < sg->ngpus; i++) {
+		int g = sg->gpus[i];
+		if (g < 0 || g >= n->ngpus ||
+		    !gf_bitmap_equal(&n->gpus[g].cpus, loc))
+			continue;
+		if (g == r->gpus[0])
+			at = m;
+		m++;
+	}
+	int peers = r->ngpus ? m / r->ngpus : 0;
+	if (at < 0 || peers < 2 || m % r->ngpus != 0)
+		return;
+	gf_bind_split(n, &out->local, peers, at / r->ngpus, &out->cpus);
+	int c = count_cores(n, &out->local);
+	snprintf(note, size, "; %d tasks on GPUs of this locality%s", peers,
+		 c < peers ? ", sharing its cores: the step has no more" : "");
+}
+
 int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	       const struct gf_bind_request *r, bool whole, int task,
 	       int ntasks, const char *cores, struct gf_tb_result *out,
 	       char *why, size_t size)
+{
+	return gf_tb_plan_step(n, o, r, NULL, whole, task, ntasks, cores, out,
+			       why, size);
+}
+
+int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
+		    const struct gf_bind_request *r,
+		    const struct gf_bind_request *sg, bool whole, int task,
+		    int ntasks, const char *cores, struct gf_tb_result *out,
+		    char *why, size_t size)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -186,8 +389,9 @@ int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 		return 0;
 	}
 	out->local = out->plan.cpus;
-	if (cores && *cores) {
-		struct gf_bitmap ac, step;
+	struct gf_bitmap ac, step;
+	bool step_known = cores && *cores;
+	if (step_known) {
 		if (gf_bitmap_parse_list(&ac, cores) != 0) {
 			snprintf(why, size,
 				 "cannot read the step's cores '%.60s'", cores);
@@ -206,10 +410,14 @@ int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 			return 0;
 		}
 	}
+	char note[700] = "";
 	if (whole && ntasks > 1)
-		gf_bind_split(n, &out->local, ntasks, task, &out->cpus);
+		share(n, step_known ? &step : NULL, task, ntasks, out, note,
+		      sizeof(note));
+	else if (!whole && sg && r->ngpus > 0)
+		own_share(n, r, sg, out, note, sizeof(note));
 	else
-		out->cpus = out->local;
+		out->cpus = out->pool = out->local;
 	out->mems = out->plan.mems;
 	out->bind = true;
 	gf_bitmap_format_list(&out->cpus, cl, sizeof(cl));
@@ -217,7 +425,7 @@ int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	gf_bitmap_format_list(&out->local, ll, sizeof(ll));
 	snprintf(out->say, sizeof(out->say),
 		 "task %d of %d: GPUs %s: CPUs %.300s (of %.300s local to "
-		 "them), memory node %s, NIC %s",
-		 task, ntasks, g, cl, ll, ml, nic);
+		 "them), memory node %s, NIC %s%s",
+		 task, ntasks, g, cl, ll, ml, nic, note);
 	return 0;
 }

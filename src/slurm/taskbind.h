@@ -47,6 +47,23 @@ struct gf_tb_opts {
  */
 int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size);
 
+/* The plugstack.conf arguments. */
+struct gf_tb_args {
+	struct gf_tb_opts def; /* default=MODE (none when absent) */
+	char topology[1024];   /* topology=FILE, "" for the live machine */
+	int nvml;	       /* nvml=0|1 */
+};
+
+/*
+ * Parse every plugstack.conf argument (default=MODE, topology=FILE,
+ * nvml=0|1), all or nothing: each bad one (unknown, a bad value, empty,
+ * given twice) is said through say(ctx, message naming it), and the
+ * count of bad ones returned; *out is set only when it is 0 (else it
+ * holds the defaults), so that a plugin is never half configured.
+ */
+int gf_tb_args(int ac, const char *const *av, struct gf_tb_args *out,
+	       void (*say)(void *ctx, const char *msg), void *ctx);
+
 /*
  * The task's GPUs into r: from step (SLURM_STEP_GPUS or SLURM_JOB_GPUS;
  * may be NULL) and cvd (the task's CUDA_VISIBLE_DEVICES; may be NULL).
@@ -65,6 +82,9 @@ struct gf_tb_result {
 	struct gf_bitmap cpus;	  /* this task's share */
 	struct gf_bitmap mems;
 	struct gf_bitmap local; /* the GPUs' CPUs within the step's */
+	struct gf_bitmap pool;	/* what the sharing tasks split: local, and
+				   the step's nearest cores when local has
+				   fewer cores than tasks */
 	char say[1536];		/* one line: what was done, or why not */
 };
 
@@ -72,13 +92,30 @@ struct gf_tb_result {
  * The binding of local task `task` of `ntasks` for the GPUs in r.  cores:
  * the step's S_STEP_ALLOC_CORES (abstract ids; NULL or "" when unknown:
  * the GPUs' CPUs are used as they are).  whole: the tasks share the
- * GPUs (split the CPUs), else each has its own.  0 (out->bind false for
- * GF_TB_NIC, and when none of the step's CPUs is local to the GPUs:
- * out->say says so), or -1 with why set when the plan fails.
+ * GPUs (split the CPUs), else each has its own.  Tasks that share the
+ * GPUs get distinct whole cores whenever the step has as many cores as
+ * tasks: the GPUs' CPUs in the step first, then the step's cores
+ * nearest them (on their NUMA node(s), then their package(s), then the
+ * rest); they share cores only when the step has fewer cores than
+ * tasks, and out->say then says so.  0 (out->bind false for GF_TB_NIC,
+ * and when none of the step's CPUs is local to the GPUs: out->say says
+ * so), or -1 with why set when the plan fails.
  */
 int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	       const struct gf_bind_request *r, bool whole, int task,
 	       int ntasks, const char *cores, struct gf_tb_result *out,
 	       char *why, size_t size);
+
+/*
+ * gf_tb_plan with the step's GPUs sg (may be NULL): a task with its own
+ * GPUs (whole false) then shares its GPUs' CPUs with the tasks on the
+ * step's other GPUs of the same locality, as Slurm deals GPUs to tasks
+ * in order (--gpus-per-task): distinct cores where there are enough.
+ */
+int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
+		    const struct gf_bind_request *r,
+		    const struct gf_bind_request *sg, bool whole, int task,
+		    int ntasks, const char *cores, struct gf_tb_result *out,
+		    char *why, size_t size);
 
 #endif

@@ -234,29 +234,72 @@ int gf_slurm_usage_json(const struct gf_charge_input *in, struct gf_buf *out)
 	return gf_json_error(&js) ? gf_json_error(&js) : gf_buf_error(out);
 }
 
+/* One row of the table, as text. */
+struct row {
+	char c[9][64];
+};
+
+enum { TB_COLS = 9 };
+
+static void table_row(const struct gf_charge_input *in, const struct job *j,
+		      size_t i, struct row *w)
+{
+	const struct gf_charge_record *r = &in->rec[i];
+	const struct gf_charge_extra *x = &in->extra[r->extra];
+	const char *labels = str(in, x->labels);
+	snprintf(w->c[0], sizeof(w->c[0]), "%s", str(in, r->pod));
+	snprintf(w->c[1], sizeof(w->c[1]), "%s", str(in, r->ns));
+	label(labels, "user", w->c[2], sizeof(w->c[2]));
+	label(labels, "state", w->c[3], sizeof(w->c[3]));
+	snprintf(w->c[4], sizeof(w->c[4]), "%g", j->gpus);
+	snprintf(w->c[5], sizeof(w->c[5]), "%s", str(in, x->gpu_model));
+	fmt_time(j->start, w->c[6], sizeof(w->c[6]));
+	snprintf(w->c[7], sizeof(w->c[7]), "%.0f",
+		 (double)(j->end - j->start) / 1e3);
+	snprintf(w->c[8], sizeof(w->c[8]), "%.0f", j->gpu_s);
+}
+
+/* Text columns left-aligned, numbers (GPUS, SECONDS, GPU_SECONDS)
+ * right-aligned, each as wide as its widest cell. */
+static void table_line(struct gf_buf *out, const struct row *w,
+		       const int *width)
+{
+	static const bool right[TB_COLS] = {
+		[4] = true, [7] = true, [8] = true
+	};
+	for (int c = 0; c < TB_COLS; c++)
+		gf_buf_printf(out, right[c] ? "%*s%s" : "%-*s%s", width[c],
+			      w->c[c], c + 1 < TB_COLS ? " " : "\n");
+}
+
+/*
+ * Two passes over the jobs: the widths, then the lines, so that any text
+ * (a state "CANCELLED by 0", a long account) keeps the columns aligned.
+ */
 int gf_slurm_usage_table(const struct gf_charge_input *in, struct gf_buf *out)
 {
-	gf_buf_printf(out, "%-10s %-12s %-10s %-8s %5s %-8s %-20s %9s %12s\n",
-		      "JOB", "ACCOUNT", "USER", "STATE", "GPUS", "MODEL",
-		      "START", "SECONDS", "GPU_SECONDS");
-	double total = 0;
-	int njobs = 0;
+	static const struct row head = { { "JOB", "ACCOUNT", "USER", "STATE",
+					   "GPUS", "MODEL", "START", "SECONDS",
+					   "GPU_SECONDS" } };
+	int width[TB_COLS];
+	for (int c = 0; c < TB_COLS; c++)
+		width[c] = (int)strlen(head.c[c]);
 	struct job j;
+	struct row w;
 	for (size_t i = 0; i < in->nrec; i = j.first + j.n) {
 		next_job(in, i, &j);
-		const struct gf_charge_record *r = &in->rec[i];
-		const struct gf_charge_extra *x = &in->extra[r->extra];
-		const char *labels = str(in, x->labels);
-		char user[64], state[32], t[32];
-		label(labels, "user", user, sizeof(user));
-		label(labels, "state", state, sizeof(state));
-		fmt_time(j.start, t, sizeof(t));
-		gf_buf_printf(out,
-			      "%-10s %-12s %-10s %-8s %5g %-8s %-20s %9.0f "
-			      "%12.0f\n",
-			      str(in, r->pod), str(in, r->ns), user, state,
-			      j.gpus, str(in, x->gpu_model), t,
-			      (double)(j.end - j.start) / 1e3, j.gpu_s);
+		table_row(in, &j, i, &w);
+		for (int c = 0; c < TB_COLS; c++)
+			if ((int)strlen(w.c[c]) > width[c])
+				width[c] = (int)strlen(w.c[c]);
+	}
+	table_line(out, &head, width);
+	double total = 0;
+	int njobs = 0;
+	for (size_t i = 0; i < in->nrec; i = j.first + j.n) {
+		next_job(in, i, &j);
+		table_row(in, &j, i, &w);
+		table_line(out, &w, width);
 		total += j.gpu_s;
 		njobs++;
 	}

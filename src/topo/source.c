@@ -12,7 +12,9 @@
 #include "topo/hwloc_load.h"
 #include "topo/nccl_xml.h"
 #include "topo/nvml.h"
+#include "topo/this_system.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 static double now_ms(void)
 {
@@ -21,7 +23,9 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void join_nvml(struct gf_node *n)
+/* NVML joined to n; live (may be NULL) takes NVML's GPUs when it
+ * answers. */
+static void join_nvml(struct gf_node *n, struct gf_live *live)
 {
 	const struct gf_nvml *nv;
 	struct gf_err e;
@@ -33,6 +37,8 @@ static void join_nvml(struct gf_node *n)
 		return;
 	}
 	if (gf_nvml_join(nv, n, &e) != 0)
+		gf_node_note(n, "%s", e.msg);
+	if (live && gf_live_nvml_gpus(live, nv, &e) != 0)
 		gf_node_note(n, "%s", e.msg);
 	gf_nvml_close();
 	gf_log(GF_LOG_DEBUG, "topo", "NVML joined in %.1f ms", now_ms() - t0);
@@ -96,8 +102,20 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 	       gf_node_source_name(s, name, sizeof(name)), n->ngpus, n->nnics,
 	       now_ms() - t0);
 	bool live = !s->xml && !s->nccl_xml && !s->template_name;
+	/* a recording said to be this machine's: compared with it */
+	bool check = s->xml && s->this_system;
+	struct gf_live *facts = check ? gf_malloc(sizeof(*facts)) : NULL;
+	if (check && (rc = gf_live_read(facts, NULL, e)) != 0)
+		goto out_fail;
 	if (s->nvml == 1 || (s->nvml < 0 && live))
-		join_nvml(n);
+		join_nvml(n, facts);
+	if (check && (rc = gf_this_system_check(n, s->xml, facts, e)) != 0)
+		goto out_fail;
+	gf_free(facts);
 	*out = n;
 	return 0;
+out_fail:
+	gf_free(facts);
+	gf_node_free(n);
+	return rc;
 }

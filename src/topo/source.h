@@ -29,7 +29,11 @@ struct gf_node_source {
  * *out NULL: GF_ENOGPU when the source has no GPU (a machine without one
  * is normal), -errno / GF_ETOPO / GF_EPARSE for an unreadable or
  * malformed file, GF_ENOTFOUND for an unknown template, GF_EINVAL when
- * more than one of xml, nccl_xml and template is given.
+ * more than one of xml, nccl_xml and template is given; GF_ENOTTHIS when
+ * xml is said to be this machine's (this_system) and is not: its CPUs,
+ * NUMA nodes, GPUs' PCI bus ids (NVML's when NVML is joined, else
+ * sysfs's) or host name differ from this machine's (topo/this_system.h;
+ * e->msg names each difference).
  */
 int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 			struct gf_err *e);

@@ -4,6 +4,10 @@
 # host bridge, and runs `gpufleet bind --this-system` on that recording:
 # the CPU and memory binding go through hwloc to the real kernel, and the
 # command reads its own /proc/self/status to prove they took effect.
+# The recording is checked against this machine (src/topo/this_system.h):
+# the added GPU is this machine's through the fake NVML (a fixture naming
+# its bus id); without NVML, and for another machine's recording
+# ($GPUFLEET_SHARED), --this-system is refused naming what differs.
 # Prints "ok|FAIL|skip integration/NAME" lines.
 set -u
 B=${1:-build}
@@ -58,20 +62,46 @@ if ! grep -q 99999 "$TMP/gpu.xml"; then
 	exit 0
 fi
 
+# the added GPU, as NVML would list it on this machine
+printf 'gpu 00000000:00:1f.7\nname NVIDIA H100 80GB HBM3\n' >"$TMP/gpu.nvml"
+gbind() {
+	GPUFLEET_NVML_LIBRARY="$ROOT/$B/fake-nvml/libnvidia-ml.so.1" \
+		GPUFLEET_FAKE_NVML_FIXTURE="$TMP/gpu.nvml" "$BIN" bind --nvml "$@"
+}
+
+# 1b. Recordings that are not this machine's: refused, the difference named.
+"$BIN" bind --xml "$TMP/gpu.xml" --this-system --gpus 0 -- true \
+	>/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "is not a recording of this machine: GPU 0000:00:1f.7 recorded, not here (1 of 1 recorded GPUs not in sysfs)" "$TMP/err"
+check bind-live-gpu-not-here $? "rc=$rc $(cat "$TMP/err")"
+SH=${GPUFLEET_SHARED:-$ROOT/../shared}
+FOREIGN="$SH/topologies/hwloc-xml/open-mpi_hwloc/32em64t-2n8c2t-pci-wholeio.xml"
+if [ -f "$FOREIGN" ]; then
+	"$BIN" bind --xml "$FOREIGN" --this-system --gpus 0 -- true \
+		>/dev/null 2>"$TMP/err"
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "is not a recording of this machine: .*CPUs 0-31 recorded" "$TMP/err" &&
+		grep -q "host name 'conan' recorded" "$TMP/err"
+	check bind-live-foreign $? "rc=$rc $(cat "$TMP/err")"
+else
+	echo "skip integration/bind-live-foreign ($FOREIGN absent: set GPUFLEET_SHARED)"
+fi
+
 ncpu=$(getconf _NPROCESSORS_ONLN)
 all=$(grep Cpus_allowed_list /proc/self/status | awk '{print $2}')
 
 # 2. --cpus 1: the child runs on exactly the one CPU the plan names.
-plan=$("$BIN" bind --dry-run --json --xml "$TMP/gpu.xml" --this-system \
+plan=$(gbind --dry-run --json --xml "$TMP/gpu.xml" --this-system \
 	--gpus 0 --cpus 1 2>&1)
 want=$(printf '%s\n' "$plan" | sed -n 's/.*"cpus": "\(.*\)".*/\1/p')
-got=$("$BIN" bind --xml "$TMP/gpu.xml" --this-system --gpus 0 --cpus 1 -- \
+got=$(gbind --xml "$TMP/gpu.xml" --this-system --gpus 0 --cpus 1 -- \
 	sh -c 'grep Cpus_allowed_list /proc/self/status' 2>&1 | awk '{print $2}')
 [ -n "$want" ] && [ "$got" = "$want" ]
 check bind-live-one-cpu $? "plan=$want got=$got"
 
 # 3. All local CPUs, and the environment reaches the command.
-out=$("$BIN" bind --xml "$TMP/gpu.xml" --this-system --gpus 0 -- \
+out=$(gbind --xml "$TMP/gpu.xml" --this-system --gpus 0 -- \
 	sh -c 'grep Cpus_allowed_list /proc/self/status; env' 2>&1)
 got=$(printf '%s\n' "$out" | awk '/Cpus_allowed_list/ {print $2}')
 printf '%s\n' "$out" | grep -q '^CUDA_VISIBLE_DEVICES=0$' &&
@@ -80,7 +110,7 @@ printf '%s\n' "$out" | grep -q '^CUDA_VISIBLE_DEVICES=0$' &&
 check bind-live-env $? "cpus=$got (expected $all of $ncpu) $out"
 
 # 4. A command that does not exist: exit 1, named.
-"$BIN" bind --xml "$TMP/gpu.xml" --this-system --gpus 0 -- \
+gbind --xml "$TMP/gpu.xml" --this-system --gpus 0 -- \
 	/nonexistent/cmd >/dev/null 2>"$TMP/err"
 rc=$?
 [ "$rc" = 1 ] && grep -q "cannot run '/nonexistent/cmd'" "$TMP/err"

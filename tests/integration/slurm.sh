@@ -16,19 +16,41 @@
 #                              line: no gres error in its log, scontrol
 #                              lists gpu:h100:8 on sockets 0-1, node idle
 #   slurm/listen-loopback      every daemon listens on 127.0.0.1 only (ss)
-#   slurm/bind-closest         srun --gres=gpu:2 --gpufleet-bind=closest:
+#   slurm/bind-closest         srun -c2 --gres=gpu:1 --gpufleet-bind=closest:
 #                              CPUs, memory policy and NCCL_IB_HCA of the
-#                              GPUs' half, as the recording says
+#                              GPUs' half, as the recording says; the same
+#                              job without the plugin must fail the CPU
+#                              check (Slurm alone binds both CPUs)
 #   slurm/bind-narrows         a step of 2 GPUs and 2 CPUs in an allocation
-#                              over both sockets: the GPUs' half only
+#                              over both sockets: the GPUs' half only (and
+#                              not so without the plugin)
 #   slurm/bind-none-unchanged  --gpufleet-bind=none binds as Slurm does
 #                              with no plugin at all
-#   slurm/bind-split           two tasks sharing GPUs get disjoint CPUs
-#                              covering the GPUs' CPUs in the step
+#   slurm/bind-split           two tasks sharing 4 GPUs of one socket in a
+#                              2-core step: one core each, the GPUs' first
+#                              (never both on the GPUs' one core); Slurm
+#                              alone gives the same CPUs here, so they are
+#                              compared with its, and the plugin is seen
+#                              in the memory policy and NCCL_IB_HCA
 #   slurm/bind-two-jobs        two jobs at once on different sockets each
-#                              get their own socket's CPUs
+#                              get their own socket's CPUs (Slurm's own
+#                              choice from gres.conf's Cores=; the plugin's
+#                              part is each job's own NIC)
 #   slurm/topology-unreadable  a node whose topology cannot be read: one
 #                              log line, the job runs; with strict, it fails
+#   slurm/topology-foreign     topology= another machine's recording
+#                              ($GPUFLEET_SHARED, 32 CPUs): one log line
+#                              naming what differs, the job runs unbound;
+#                              with strict, it fails
+#   slurm/topology-other-host  topology= this machine's recording under
+#                              another host name (the same shape): refused
+#                              the same way, the host name named
+#   slurm/bad-option           --gpufleet-bind=garbage: srun and sbatch
+#                              fail at once naming it; the node stays idle
+#   slurm/optional-bad-default plugstack `optional ... default=bogus
+#                              topology=...`: every bad argument named, the
+#                              plugin disabled (tasks as Slurm binds them,
+#                              no half-configured live read)
 #   slurm/advise-live          gpufleet slurm advise through libslurm sees
 #                              what scontrol shows, and places a pending job
 #   slurm/job-submit-lua       dist/slurm/job_submit.lua in slurmctld reads
@@ -36,10 +58,17 @@
 #   slurm/usage-accounting     gpufleet slurm usage against sacct's AllocTRES
 #                              x ElapsedRaw and the jobs' own timings
 #   slurm/stopped              every daemon stopped by its PID, no listener
-# Needs root (mknod; slurmd runs as root): skipped otherwise.  Installs
-# MariaDB and slurmdbd itself (apt-get) where root and apt work, unless
-# GPUFLEET_NO_APT is set; without them the accounting check is skipped.
-# Prints ok/FAIL/skip lines.  Usage: sh tests/integration/slurm.sh BUILD
+# Needs root (mknod; slurmd runs as root) and Slurm (installed with
+# apt-get where root and apt work): without them every check is a skip
+# line and the script exits 77, never 0; GPUFLEET_REQUIRE_SLURM=1 makes
+# them FAIL lines instead (a machine that must run it).  A fault of what
+# is tested (fixtures, gres.conf, daemons that do not come up) is a FAIL,
+# never a skip.  Installs MariaDB and slurmdbd itself (apt-get) where root
+# and apt work, unless GPUFLEET_NO_APT is set; without them the accounting
+# check is skipped.  The node's GPUs are the fake NVML's (nvml=1 in
+# plugstack.conf), which the recording is checked against.
+# Prints ok/FAIL/skip lines; exits 1 when one failed, 77 when skipped.
+# Usage: sh tests/integration/slurm.sh BUILD
 set -u
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,20 +85,36 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+FAILED=0
 check() { # name, condition-result (0 ok), detail
 	if [ "$2" = 0 ]; then echo "ok slurm/$1"; else
 		echo "FAIL slurm/$1"
+		FAILED=1
 		printf '%s\n' "$3" | head -25 | sed 's/^/    /'
 	fi
 }
+ALL="node-line-slurmd-C slurmd-gres listen-loopback bind-closest
+	bind-narrows bind-none-unchanged bind-split bind-two-jobs
+	topology-unreadable topology-foreign topology-other-host bad-option
+	optional-bad-default advise-live job-submit-lua usage-accounting
+	stopped"
+# This machine cannot run Slurm: a skip line per check, exit 77 (not 0:
+# nothing passed); FAIL lines where GPUFLEET_REQUIRE_SLURM=1 says it must.
 skip_all() {
-	for n in node-line-slurmd-C slurmd-gres listen-loopback bind-closest \
-		bind-narrows bind-none-unchanged bind-split bind-two-jobs \
-		topology-unreadable advise-live job-submit-lua usage-accounting \
-		stopped; do
+	if [ -n "${GPUFLEET_REQUIRE_SLURM:-}" ]; then
+		fail_all "GPUFLEET_REQUIRE_SLURM is set: $1"
+	fi
+	for n in $ALL; do
 		echo "skip slurm/$n ($1)"
 	done
-	exit 0
+	exit 77
+}
+# What is tested failed before the checks could run: each check fails.
+fail_all() {
+	for n in $ALL; do
+		echo "FAIL slurm/$n ($1)"
+	done
+	exit 1
 }
 
 # Stop what we started, last first, each by its PID: SIGTERM, then
@@ -131,28 +176,32 @@ export GPUFLEET_NVML_LIBRARY="$ROOT/$B/fake-nvml/libnvidia-ml.so.1"
 
 # -- the node: fixtures, gres.conf, node line --------------------------------
 python3 "$ROOT/tests/tools/cluster_fixtures.py" --out "$W/fx" --sockets \
-	2>"$TMP/fx.err" || skip_all "fixtures: $(cat "$TMP/fx.err")"
+	2>"$TMP/fx.err" || fail_all "fixtures: $(cat "$TMP/fx.err")"
 FX="$W/fx/hgx-a.xml"
 MAN="$W/fx/cluster.json"
 npu=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["nodes"][0]["halves"]))' "$MAN")
 [ "$npu" = 2 ] || skip_all "this machine has one PU: nothing to tell apart"
 i=0
 while [ $i -lt 8 ]; do
-	mknod "$W/dev/nvidia$i" c 195 $i || skip_all "mknod failed"
+	mknod "$W/dev/nvidia$i" c 195 $i || fail_all "mknod failed"
 	i=$((i + 1))
 done
 # device minor numbers unlike the indexes (as NVML may answer): File=
 # follows them, while Slurm's GPU ids stay the line order
 awk '/^gpu / { print; print "minor " (7 - n++); next } { print }' \
 	"$W/fx/hgx-a.nvml" >"$W/fx/hgx-a-minors.nvml"
-GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a-minors.nvml" "$BIN" slurm gres --xml "$FX" \
+# the fake NVML is this node's NVML, for gpufleet here and for the plugin
+# in slurmstepd (which inherits slurmd's environment): the recording's
+# GPUs are checked against it
+export GPUFLEET_FAKE_NVML_FIXTURE="$W/fx/hgx-a-minors.nvml"
+"$BIN" slurm gres --xml "$FX" \
 	--this-system --nvml --nodename "$H" --dev-dir "$W/dev" \
 	>"$W/gres.conf" 2>"$TMP/gres.err"
 grc=$?
-NODELINE=$("$BIN" slurm gres --xml "$FX" --this-system --nodename "$H" \
+NODELINE=$("$BIN" slurm gres --xml "$FX" --this-system --nvml --nodename "$H" \
 	--node-line 2>>"$TMP/gres.err")
 [ $grc = 0 ] && [ -n "$NODELINE" ] ||
-	skip_all "gpufleet slurm gres failed: $(cat "$TMP/gres.err")"
+	fail_all "gpufleet slurm gres failed: $(cat "$TMP/gres.err")"
 
 # slurmd -C against the node line of this machine's own recording, with
 # one GPU added so that it loads (as tests/integration/bind_live.sh does)
@@ -160,7 +209,9 @@ lstopo-no-graphics --of xml >"$TMP/host.xml" 2>/dev/null
 awk 'inserted == 0 && /bridge_type="0-1"/ {
 	print; print "<object type=\"PCIDev\" gp_index=\"99999\" pci_busid=\"0000:00:1f.7\" pci_type=\"0302 [10de:2330] [10de:16c1] a1\" pci_link_speed=\"0.000000\"/>";
 	inserted = 1; next } { print }' "$TMP/host.xml" >"$TMP/gpu.xml"
-ours=$("$BIN" slurm gres --xml "$TMP/gpu.xml" --this-system --nodename "$H" \
+printf 'gpu 00000000:00:1f.7\nname NVIDIA H100 80GB HBM3\n' >"$TMP/gpu.nvml"
+ours=$(GPUFLEET_FAKE_NVML_FIXTURE="$TMP/gpu.nvml" "$BIN" slurm gres \
+	--xml "$TMP/gpu.xml" --this-system --nvml --nodename "$H" \
 	--node-line 2>&1)
 theirs=$(slurmd -C 2>&1 | head -1)
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
@@ -228,7 +279,7 @@ EOF
 cp "$ROOT/dist/slurm/job_submit.lua" "$W/job_submit.lua"
 # required: only a required plugin's error fails a task (spank(8)), which
 # --gpufleet-bind=strict needs; the plugin itself never fails otherwise
-plugstack() { echo "required $SO default=closest topology=$1" >"$W/plugstack.conf"; }
+plugstack() { echo "required $SO default=closest topology=$1 nvml=1" >"$W/plugstack.conf"; }
 plugstack "$FX"
 export SLURM_CONF="$W/slurm.conf"
 cd "$W" || exit 1 # jobs run here, and write nothing into the checkout
@@ -294,11 +345,11 @@ GPUFLEET_ADVICE="$W/advice.txt" GPUFLEET_STEER=1 \
 	setsid slurmctld -D -c >"$W/log/slurmctld.out" 2>&1 &
 CTLD=$!
 started $CTLD
-wait_for 100 ctld_ok || skip_all "slurmctld did not come up: $(tail -3 "$W/log/slurmctld.log" 2>&1)"
+wait_for 100 ctld_ok || fail_all "slurmctld did not come up: $(tail -3 "$W/log/slurmctld.log" 2>&1)"
 setsid slurmd -D >"$W/log/slurmd.out" 2>&1 &
 SLURMD=$!
 started $SLURMD
-wait_for 100 node_idle || skip_all "slurmd did not come up: $(tail -3 "$W/log/slurmd.log" 2>&1)"
+wait_for 100 node_idle || fail_all "slurmd did not come up: $(tail -3 "$W/log/slurmd.log" 2>&1)"
 
 # -- slurmd takes the generated lines ---------------------------------------
 node=$(scontrol -o show node "$H")
@@ -337,30 +388,57 @@ run() { # out-file, srun/salloc arguments...
 	shift
 	timeout 120 "$@" >"$out" 2>"$out.err"
 }
-run "$TMP/closest" srun --gres=gpu:2 --gpufleet-bind=closest "$W/probe.sh"
-python3 "$CHK" local "$TMP/closest" "$MAN" >"$TMP/why" 2>&1
-check bind-closest $? "$(cat "$TMP/why" "$TMP/closest" "$TMP/closest.err")"
+# Each job is also run without the plugin (an empty plugstack.conf, read
+# again at each launch): where Slurm alone gives the CPUs the check wants,
+# the check cannot see the plugin, which these cases must not be.
+noplugin() { # out-file, srun/salloc arguments...
+	: >"$W/plugstack.conf"
+	run "$@"
+	plugstack "$FX"
+}
+# the check must fail without the plugin: else it cannot see ours
+teeth() { # out-file-without-plugin
+	if python3 "$CHK" local "$1" "$MAN" --cpus-only >/dev/null 2>&1; then
+		echo "without the plugin Slurm gives the same CPUs: the check cannot see the plugin"
+		return 1
+	fi
+	grep -q '^R ' "$1" || { echo "the job without the plugin did not run"; return 1; }
+}
+# one GPU and both cores: Slurm alone binds both (with two GPUs it takes
+# one per socket, whose CPUs are then both cores too)
+CLOSEST="srun -c2 --gres=gpu:1"
+# shellcheck disable=SC2086
+run "$TMP/closest" $CLOSEST --gpufleet-bind=closest "$W/probe.sh"
+# shellcheck disable=SC2086
+noplugin "$TMP/closest0" $CLOSEST "$W/probe.sh"
+python3 "$CHK" local "$TMP/closest" "$MAN" >"$TMP/why" 2>&1 &&
+	teeth "$TMP/closest0" >>"$TMP/why"
+check bind-closest $? "$(cat "$TMP/why" "$TMP/closest" "$TMP/closest.err" "$TMP/closest0")"
 
 NARROW="salloc -Q --gres=gpu:4 -c2 srun --gres=gpu:2 -c2"
 # shellcheck disable=SC2086
 run "$TMP/narrow" $NARROW --gpufleet-bind=closest "$W/probe.sh"
-python3 "$CHK" local "$TMP/narrow" "$MAN" >"$TMP/why" 2>&1
-check bind-narrows $? "$(cat "$TMP/why" "$TMP/narrow" "$TMP/narrow.err")"
+# shellcheck disable=SC2086
+noplugin "$TMP/noplugin" $NARROW "$W/probe.sh"
+python3 "$CHK" local "$TMP/narrow" "$MAN" >"$TMP/why" 2>&1 &&
+	teeth "$TMP/noplugin" >>"$TMP/why"
+check bind-narrows $? "$(cat "$TMP/why" "$TMP/narrow" "$TMP/narrow.err" "$TMP/noplugin")"
 
 # shellcheck disable=SC2086
 run "$TMP/none" $NARROW --gpufleet-bind=none "$W/probe.sh"
-: >"$W/plugstack.conf" # no plugin at all; re-read at each launch
-# shellcheck disable=SC2086
-run "$TMP/noplugin" $NARROW "$W/probe.sh"
-plugstack "$FX"
 python3 "$CHK" same "$TMP/none" "$TMP/noplugin" >"$TMP/why" 2>&1 &&
 	grep -q 'hca= ' "$TMP/none" && ! grep -q 'cpus= ' "$TMP/none"
 check bind-none-unchanged $? "$(cat "$TMP/why" "$TMP/none" "$TMP/noplugin")"
 
-run "$TMP/split" srun -n2 --gres=gpu:4 --gpufleet-bind=closest "$W/probe.sh"
-python3 "$CHK" local "$TMP/split" "$MAN" --all-tasks >"$TMP/why" 2>&1 &&
+SPLIT="srun -n2 --gres=gpu:4"
+# shellcheck disable=SC2086
+run "$TMP/split" $SPLIT --gpufleet-bind=verbose,closest "$W/probe.sh"
+# shellcheck disable=SC2086
+noplugin "$TMP/split0" $SPLIT "$W/probe.sh"
+python3 "$CHK" split "$TMP/split" "$MAN" >"$TMP/why" 2>&1 &&
+	python3 "$CHK" same "$TMP/split" "$TMP/split0" --cpus >>"$TMP/why" 2>&1 &&
 	[ "$(grep -c '^R ' "$TMP/split")" = 2 ]
-check bind-split $? "$(cat "$TMP/why" "$TMP/split" "$TMP/split.err")"
+check bind-split $? "$(cat "$TMP/why" "$TMP/split" "$TMP/split.err" "$TMP/split0")"
 
 PROBE_SLEEP=4 run "$TMP/jobA" srun --gres=gpu:2 --gpufleet-bind=closest \
 	"$W/probe.sh" &
@@ -392,6 +470,72 @@ plugstack "$FX"
 check topology-unreadable $? "job rc=$brc id=$bjob log lines=$lines strict rc=$src
 $(cat "$TMP/broken" "$TMP/broken.err" "$TMP/strict" "$TMP/strict.err")
 $(grep gpufleet "$W/log/slurmd.log" | tail -5)"
+
+# -- recordings of another machine: refused, the difference named ------------
+SH=${GPUFLEET_SHARED:-$ROOT/../shared}
+FOREIGN="$SH/topologies/hwloc-xml/open-mpi_hwloc/32em64t-2n8c2t-pci-wholeio.xml"
+foreign() { # name, topology, what the log line must name
+	plugstack "$2"
+	run "$TMP/$1" srun --gres=gpu:1 --gpufleet-bind=closest "$W/probe.sh"
+	frc=$?
+	fjob=$(sed -n 's/^R job=\([0-9]*\) .*/\1/p' "$TMP/$1")
+	sleep 0.5
+	flines=$(grep "gpufleet: job $fjob step [0-9]*: topology '$2' is not a recording of this machine: " \
+		"$W/log/slurmd.log")
+	run "$TMP/$1.strict" srun --gres=gpu:1 --gpufleet-bind=strict,closest \
+		"$W/probe.sh"
+	fsrc=$?
+	plugstack "$FX"
+	[ $frc = 0 ] && [ -n "$fjob" ] && grep -q 'hca= ' "$TMP/$1" &&
+		[ "$(printf '%s\n' "$flines" | grep -c .)" = 1 ] &&
+		printf '%s\n' "$flines" | grep -q "$3" &&
+		[ $fsrc != 0 ] && ! grep -q '^R ' "$TMP/$1.strict"
+	check "$1" $? "job rc=$frc id=$fjob strict rc=$fsrc; want one line naming: $3
+lines: $flines
+$(cat "$TMP/$1" "$TMP/$1.err" "$TMP/$1.strict" "$TMP/$1.strict.err")
+$(grep gpufleet "$W/log/slurmd.log" | tail -3)"
+}
+if [ -f "$FOREIGN" ]; then
+	foreign topology-foreign "$FOREIGN" "32 CPUs 0-31 recorded, .*host name 'conan' recorded"
+else
+	echo "skip slurm/topology-foreign ($FOREIGN absent: set GPUFLEET_SHARED)"
+fi
+# this machine's own recording (the same shape) with another host name
+sed 's/name="HostName" value="[^"]*"/name="HostName" value="gf-other-node"/' \
+	"$FX" >"$W/other.xml"
+foreign topology-other-host "$W/other.xml" ": host name 'gf-other-node' recorded, '$H' here"
+
+# -- bad option values: fail fast, never hang, never drain ---------------------
+run "$TMP/garbage" srun --gres=gpu:1 --gpufleet-bind=garbage "$W/probe.sh"
+grc=$?
+gsb=$(timeout 60 sbatch --parsable --gres=gpu:1 --gpufleet-bind=closest,garbage \
+	--wrap true 2>&1)
+gsrc=$?
+[ $grc != 0 ] && [ $grc != 124 ] && ! grep -q '^R ' "$TMP/garbage" &&
+	grep -q "'garbage' in 'garbage' is not closest" "$TMP/garbage.err" &&
+	[ $gsrc != 0 ] && [ $gsrc != 124 ] &&
+	printf '%s\n' "$gsb" | grep -q "'garbage' in 'closest,garbage'" &&
+	wait_for 50 node_idle
+check bad-option $? "srun rc=$grc, sbatch rc=$gsrc: $gsb
+$(cat "$TMP/garbage" "$TMP/garbage.err")
+$(sinfo -h -o '%T %E')"
+
+# -- optional with a bad argument: disabled, every bad argument named ----------
+echo "optional $SO default=bogus topology=$FX nvml=2" >"$W/plugstack.conf"
+run "$TMP/optional" srun --gres=gpu:1 --gpufleet-bind=closest "$W/probe.sh"
+orc=$?
+ojob=$(sed -n 's/^R job=\([0-9]*\) .*/\1/p' "$TMP/optional")
+sleep 0.5
+olive=$(grep -c "gpufleet: job $ojob step" "$W/log/slurmd.log")
+plugstack "$FX"
+[ $orc = 0 ] && [ -n "$ojob" ] && grep -q 'hca= ' "$TMP/optional" &&
+	grep -q "'default=bogus'" "$TMP/optional.err" &&
+	grep -q "'nvml=2'" "$TMP/optional.err" &&
+	grep -q "2 bad arguments: the plugin is disabled" "$TMP/optional.err" &&
+	[ "$olive" = 0 ]
+check optional-bad-default $? "rc=$orc job=$ojob plugin lines for the job: $olive
+$(cat "$TMP/optional" "$TMP/optional.err")
+$(grep gpufleet "$W/log/slurmd.log" | tail -3)"
 
 # -- advice through libslurm --------------------------------------------------
 hold=$(sbatch --parsable -o "$W/log/batch-%j.out" --gres=gpu:6 \
@@ -490,3 +634,4 @@ for f in "$W/slurmctld.pid" "$W/slurmd.pid"; do
 done
 [ -z "$bad" ]
 check stopped $? "$bad"
+exit $FAILED

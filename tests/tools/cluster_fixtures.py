@@ -8,7 +8,9 @@ writes, for each node hgx-a, hgx-b and l40s-a:
 
   NAME.xml    an hwloc XML: this machine's recording (lstopo-no-graphics
               --of xml, or FILE) rearranged, to be loaded as this system
-              (gpufleet ... --xml NAME.xml --this-system)
+              (gpufleet ... --xml NAME.xml --this-system --nvml, with
+              NAME.nvml: the GPUs are checked against NVML's; its CPUs,
+              NUMA nodes and HostName stay this machine's)
   NAME.nvml   the fake NVML's fixture for the same GPUs (joined by PCI bus
               id; tests/fake_nvml/fake_nvml.c documents the format)
 
@@ -359,11 +361,10 @@ def build_xml(m, node, sockets=False):
     mach = ET.SubElement(top, "object")
     for k, v in src.attrib.items():
         mach.set(k, v)
+    # HostName stays this machine's: the recording is loaded as this
+    # system, which gpufleet checks (src/topo/this_system.h)
     for i in src.findall("info"):
-        if i.get("name") == "HostName":
-            w.info(mach, "HostName", node["name"])
-        else:
-            mach.append(copy.deepcopy(i))
+        mach.append(copy.deepcopy(i))
     w.info(mach, "GpufleetFixture",
            "tests/tools/cluster_fixtures.py: this machine's CPUs and NUMA "
            "nodes, a synthetic PCI tree")

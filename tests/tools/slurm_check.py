@@ -11,15 +11,21 @@ the CPUs each GPU is local to and its nearest NIC, and the machine's NUMA
 nodes.  Subcommands print nothing and exit 0 when the check holds, else
 one line per problem and exit 1:
 
-  slurm_check.py local OUT MANIFEST [--all-tasks]
-      every task's CPUs are exactly the CPUs of its GPUs' half (tasks of
-      one step may split them: --all-tasks checks the union instead and
-      that the tasks are disjoint), its memory policy binds the GPUs'
-      NUMA nodes, NCCL_IB_HCA is '=' and the GPUs' nearest NICs
-  slurm_check.py same OUT_A OUT_B
+  slurm_check.py local OUT MANIFEST [--cpus-only]
+      every task's CPUs are exactly the CPUs of its GPUs' half, its
+      memory policy binds the GPUs' NUMA nodes, NCCL_IB_HCA is '=' and
+      the GPUs' nearest NICs (--cpus-only: the CPUs alone; slurm.sh runs
+      it on the same job without the plugin, where it must fail: else
+      Slurm alone gives the same CPUs and the check cannot see ours)
+  slurm_check.py split OUT MANIFEST
+      the tasks of one step that share its GPUs: each on its own CPUs
+      (pairwise disjoint, none empty), the first task on CPUs local to
+      the GPUs (nearest first), every CPU local to the GPUs that the
+      tasks hold together held, memory and NCCL_IB_HCA as for local
+  slurm_check.py same OUT_A OUT_B [--cpus]
       the two runs bound the same CPUs and memory and set the same
       NCCL/UCX variables (a run with --gpufleet-bind=none against one
-      without the plugin)
+      without the plugin); --cpus: the CPUs alone
   slurm_check.py apart OUT_A OUT_B MANIFEST
       two jobs ran at once, on GPUs of different halves, each on its
       own half's CPUs
@@ -87,56 +93,76 @@ def mem_nodes(policy):
     return ids(nodes)
 
 
-def check_local(out, man, all_tasks):
+def check_mem_hca(t, gpus, nics, numa, bad):
+    if mem_nodes(t.get("mem", "")) != numa:
+        bad.append("job %s task %s: memory policy '%s', want the GPUs' "
+                   "NUMA nodes %s" % (t["job"], t["task"], t.get("mem"),
+                                     fmt(numa)))
+    if t.get("hca") != "=" + ",".join(nics):
+        bad.append("job %s task %s on GPUs %s: NCCL_IB_HCA '%s', the "
+                   "recording's nearest NIC is %s"
+                   % (t["job"], t["task"], fmt(gpus), t.get("hca"),
+                      ",".join(nics)))
+
+
+def check_local(out, man, cpus_only):
     m, g = manifest(man)
     ts = tasks(out)
     bad = []
     if not ts:
         return ["no task printed its binding (%s)" % out]
     numa = ids(m["numa"])
-    union = set()
     for t in ts:
         gpus = sorted(ids(t.get("gpus", "")))
         want, nics = expect(gpus, g)
         got = ids(t.get("cpus", ""))
-        if all_tasks:
-            if union & got:
-                bad.append("task %s CPUs %s overlap another task's %s"
-                           % (t["task"], fmt(got), fmt(union)))
-            union |= got
-        elif got != want:
+        if got != want:
             bad.append("job %s task %s on GPUs %s: CPUs %s, the recording "
                        "says %s" % (t["job"], t["task"], fmt(gpus), fmt(got),
                                     fmt(want)))
-        if mem_nodes(t.get("mem", "")) != numa:
-            bad.append("job %s task %s: memory policy '%s', want the GPUs' "
-                       "NUMA nodes %s" % (t["job"], t["task"], t.get("mem"),
-                                         fmt(numa)))
-        if t.get("hca") != "=" + ",".join(nics):
-            bad.append("job %s task %s on GPUs %s: NCCL_IB_HCA '%s', the "
-                       "recording's nearest NIC is %s"
-                       % (t["job"], t["task"], fmt(gpus), t.get("hca"),
-                          ",".join(nics)))
-    if all_tasks:
-        gpus = sorted(ids(ts[0].get("gpus", "")))
-        want, _ = expect(gpus, g)
-        if union != want:
-            bad.append("the tasks' CPUs together are %s, the GPUs' are %s"
-                       % (fmt(union), fmt(want)))
+        if not cpus_only:
+            check_mem_hca(t, gpus, nics, numa, bad)
     return bad
 
 
-def check_same(a, b):
-    ta, tb = tasks(a), tasks(b)
+def check_split(out, man):
+    m, g = manifest(man)
+    ts = sorted(tasks(out), key=lambda t: int(t["task"]))
+    if len(ts) < 2:
+        return ["%d tasks printed their binding, want 2 or more" % len(ts)]
+    numa = ids(m["numa"])
+    bad = []
+    gpus = sorted(ids(ts[0].get("gpus", "")))
+    want, nics = expect(gpus, g)
+    union = set()
+    for t in ts:
+        got = ids(t.get("cpus", ""))
+        if not got:
+            bad.append("task %s has no CPU" % t["task"])
+        if union & got:
+            bad.append("task %s CPUs %s overlap another task's %s"
+                       % (t["task"], fmt(got), fmt(union)))
+        union |= got
+        check_mem_hca(t, gpus, nics, numa, bad)
+    first = ids(ts[0].get("cpus", ""))
+    if want and not first <= want:
+        bad.append("task 0 on CPUs %s, not those local to GPUs %s (%s): "
+                   "nearest first" % (fmt(first), fmt(gpus), fmt(want)))
+    return bad
+
+
+def check_same(a, b, cpus_only):
+    ta = sorted(tasks(a), key=lambda t: int(t["task"]))
+    tb = sorted(tasks(b), key=lambda t: int(t["task"]))
     if len(ta) != len(tb) or not ta:
         return ["%d tasks against %d" % (len(ta), len(tb))]
     bad = []
     for x, y in zip(ta, tb):
-        for k in ("cpus", "mem", "hca", "ucx"):
+        for k in ("cpus",) if cpus_only else ("cpus", "mem", "hca", "ucx"):
             if x.get(k) != y.get(k):
-                bad.append("task %s: %s '%s' with --gpufleet-bind=none, "
-                           "'%s' without the plugin"
-                           % (x["task"], k, x.get(k), y.get(k)))
+                bad.append("task %s: %s '%s' in %s, '%s' in %s (without "
+                           "the plugin)" % (x["task"], k, x.get(k), a,
+                                            y.get(k), b))
     return bad
 
 
@@ -202,9 +228,11 @@ def check_usage(usage, sacct, expected):
 def main(argv):
     cmd = argv[1] if len(argv) > 1 else ""
     if cmd == "local" and len(argv) in (4, 5):
-        bad = check_local(argv[2], argv[3], len(argv) == 5)
-    elif cmd == "same" and len(argv) == 4:
-        bad = check_same(argv[2], argv[3])
+        bad = check_local(argv[2], argv[3], argv[4:] == ["--cpus-only"])
+    elif cmd == "split" and len(argv) == 4:
+        bad = check_split(argv[2], argv[3])
+    elif cmd == "same" and len(argv) in (4, 5):
+        bad = check_same(argv[2], argv[3], argv[4:] == ["--cpus"])
     elif cmd == "apart" and len(argv) == 5:
         bad = check_apart(argv[2], argv[3], argv[4])
     elif cmd == "usage" and len(argv) == 5:

@@ -6,6 +6,8 @@
  * is checked for its status and its body; every bad request also for
  * leaving the state as it was.
  */
+#include <sys/stat.h>
+
 #include "controller/service.h"
 #include "serve_helpers.h"
 #include "util/mem.h"
@@ -479,6 +481,125 @@ static void test_services(void **state)
 	assert_int_equal(svc_live("chat", ADMIN, NULL), -1);
 }
 
+/* "2026-12-02T02:20:00.123Z" as ms since the epoch. */
+static int64_t json_ms(const char *t)
+{
+	struct tm tm = { 0 };
+	int ms = 0;
+	assert_int_equal(sscanf(t, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year,
+				&tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+				&tm.tm_min, &tm.tm_sec, &ms),
+			 7);
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The histogram's sum and count on /metrics. */
+static void placed_hist(double *sum, long *count)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/metrics", base);
+	struct gf_client_req q = { .url = url };
+	struct gf_client_answer a;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	const char *m = gf_buf_str(&a.body);
+	const char *ps = strstr(m, "gpufleet_submit_to_placed_seconds_sum ");
+	const char *pc = strstr(m, "gpufleet_submit_to_placed_seconds_count ");
+	assert_non_null(ps);
+	assert_non_null(pc);
+	*sum = strtod(strchr(ps, ' ') + 1, NULL);
+	*count = strtol(strchr(pc, ' ') + 1, NULL, 10);
+	gf_client_answer_release(&a);
+}
+
+/*
+ * The latency clock: a job's submission is its request's arrival, not the
+ * scheduler's turn.  On a controller of its own (one node of 2 GPUs): a
+ * job placed at once counts above zero (it counted 0 when submission was
+ * stamped in the turn that placed it); a job that waits behind it while
+ * the test holds the GPUs shows that wait in its submitted and started
+ * times and in the histogram's sum.
+ */
+static void test_latency_clock(void **state)
+{
+	(void)state;
+	char d[128], path[192], dbs[256], tok[192], saved[128];
+	snprintf(d, sizeof(d), "%s/latency", dir);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(path, sizeof(path), "%s/serve.yaml", d);
+	write_text(path, "policy: fgd\n"
+			 "pools:\n"
+			 "  - {name: one, nodes: 1, model: h100-80gb, gpus: 2, "
+			 "cpu_milli: 8000, memory_mib: 65536}\n");
+	snprintf(tok, sizeof(tok), "%s/tokens", d);
+	write_text(tok, ADMIN " admin\n");
+	snprintf(dbs, sizeof(dbs), "sqlite:%s/jobs.db", d);
+	struct gf_serve_config c;
+	struct gf_auth au;
+	struct gf_service *one;
+	struct gf_err e;
+	gf_err_clear(&e);
+	gf_serve_config_defaults(&c);
+	assert_int_equal(gf_serve_config_read(path, &c, &e), 0);
+	assert_int_equal(gf_auth_read(tok, &au, &e), 0);
+	struct gf_service_opts o = { .listen = "127.0.0.1:0",
+				     .db = dbs,
+				     .cfg = &c,
+				     .auth = &au,
+				     .tick_ms = 20 };
+	assert_int_equal(gf_service_start(&one, &o, &e), 0);
+	snprintf(saved, sizeof(saved), "%s", base);
+	snprintf(base, sizeof(base), "%s", gf_service_url(one));
+	base[strlen(base) - 1] = '\0';
+
+	char a[32], b[32];
+	double sum0, sum1;
+	long n0, n1;
+	submit_ok(ADMIN, "{\"gpus\": 2}", a, sizeof(a));
+	gf_jv_free(wait_state(a, "running"));
+	placed_hist(&sum0, &n0);
+	assert_int_equal(n0, 1);
+	assert_true(sum0 > 0);
+
+	submit_ok(ADMIN, "{\"gpus\": 2}", b, sizeof(b));
+	int64_t t1 = wall_ms(); /* b arrived before this */
+	gf_jv_free(wait_state(b, "pending"));
+	sleep_ms(150); /* the known delay: b cannot start before t2 */
+	int64_t t2 = wall_ms();
+	char p[64];
+	snprintf(p, sizeof(p), "/v1/jobs/%s", a);
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_DELETE, p, ADMIN, NULL, &v), 200);
+	gf_jv_free(v);
+	v = wait_state(b, "running");
+	int64_t sub = json_ms(str(v, "submitted"));
+	int64_t run = json_ms(str(v, "started"));
+	gf_jv_free(v);
+	if (run - sub < t2 - t1)
+		print_message("submitted %lld started %lld, held %lld ms\n",
+			      (long long)sub, (long long)run,
+			      (long long)(t2 - t1));
+	assert_true(sub <= t1);
+	assert_true(run >= t2);
+	placed_hist(&sum1, &n1);
+	assert_int_equal(n1, 2);
+	assert_true(sum1 - sum0 >= (double)(t2 - t1) / 1e3 - 1e-6);
+
+	gf_service_stop(one);
+	gf_auth_release(&au);
+	gf_serve_config_release(&c);
+	snprintf(base, sizeof(base), "%s", saved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_nodes_health_metrics),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_services),
+		cmocka_unit_test(test_latency_clock),
 	};
 	return cmocka_run_group_tests_name("serve-api", tests, setup, teardown);
 }

@@ -664,6 +664,198 @@ static void test_usage(void **state)
 	gf_charge_input_release(&in);
 }
 
+/* The table's columns stay aligned whatever the text: a state "CANCELLED
+ * by 0", an account longer than its header's column. */
+static void test_usage_table_aligned(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/gf-sacct-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs("JobID|Cluster|Account|User|Partition|QOS|JobName|State|NodeList|"
+	      "Start|End|AllocTRES\n"
+	      "7|c|research-computing|alexandra|gpu|normal|x|CANCELLED by 0|n1|"
+	      "2026-12-01T00:00:00|2026-12-01T00:10:00|cpu=2,gres/gpu:h100=2,"
+	      "gres/gpu=2,node=1\n"
+	      "1234567_12|c|nlp|bo|gpu|normal|y|COMPLETED|n2|"
+	      "2026-12-01T00:00:00|2026-12-01T00:00:01|cpu=1,gres/gpu=1,"
+	      "node=1\n",
+	      f);
+	fclose(f);
+	struct gf_charge_input in;
+	struct gf_cb_skips sk = { 0 };
+	struct gf_err e;
+	gf_err_clear(&e);
+	gf_charge_input_init(&in);
+	assert_int_equal(gf_cb_read_sacct(&in, path, 0, false, &sk, &e), 0);
+	unlink(path);
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	assert_int_equal(gf_slurm_usage_table(&in, &b), 0);
+	const char *t = gf_buf_str(&b);
+	assert_non_null(strstr(t, "CANCELLED by 0"));
+	/* every line's START and GPU_SECONDS end where the header's do */
+	const char *hs = strstr(t, "START");
+	const char *nl = strchr(t, '\n');
+	long start = hs - t, end = nl - t;
+	int rows = 0;
+	for (const char *l = nl + 1; *l && strncmp(l, "2 jobs", 6); rows++) {
+		const char *e2 = strchr(l, '\n');
+		assert_non_null(e2);
+		assert_int_equal(e2 - l, end);
+		assert_int_equal(strncmp(l + start, "2026-12-01T00:00:00Z", 20),
+				 0);
+		l = e2 + 1;
+	}
+	assert_int_equal(rows, 2);
+	gf_buf_release(&b);
+	gf_cb_skips_release(&sk);
+	gf_charge_input_release(&in);
+}
+
+/* Two tasks share GPUs 0,1 (socket 0) in a step of abstract cores 0 and
+ * 56 (one per socket): the GPUs' one core and then the step's other,
+ * one each (Slurm alone gives each its own core too); three tasks in a
+ * step of cores 0, 56, 57: one core each, the GPUs' first; a step of one
+ * core: the tasks share it, and say so. */
+static void test_taskbind_distinct_cores(void **state)
+{
+	(void)state;
+	struct gf_node *n = template_node("hgx-h100");
+	struct gf_tb_opts o = { .mode = GF_TB_CLOSEST };
+	struct gf_bind_request r = { .ngpus = 2, .gpus = { 0, 1 } };
+	struct gf_tb_result *res = malloc(sizeof(*res));
+	char why[256], l[128];
+	const char *want2[] = { "0,112", "56,168" };
+	for (int t = 0; t < 2; t++) {
+		assert_int_equal(gf_tb_plan(n, &o, &r, true, t, 2, "0,56", res,
+					    why, sizeof(why)),
+				 0);
+		assert_true(res->bind);
+		gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+		assert_string_equal(l, want2[t]);
+		assert_non_null(strstr(res->say, "the step's nearest added"));
+		assert_null(strstr(res->say, "share"));
+	}
+	const char *want3[] = { "0,112", "56,168", "57,169" };
+	for (int t = 0; t < 3; t++) {
+		assert_int_equal(gf_tb_plan(n, &o, &r, true, t, 3, "0,56-57",
+					    res, why, sizeof(why)),
+				 0);
+		gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+		assert_string_equal(l, want3[t]);
+	}
+	/* enough local cores: the step's others stay out */
+	assert_int_equal(gf_tb_plan(n, &o, &r, true, 1, 2, "0-1,56", res, why,
+				    sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "1,113");
+	/* fewer cores than tasks: shared, and said */
+	for (int t = 0; t < 2; t++) {
+		assert_int_equal(gf_tb_plan(n, &o, &r, true, t, 2, "0", res,
+					    why, sizeof(why)),
+				 0);
+		gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+		assert_string_equal(l, "0,112");
+		assert_non_null(strstr(res->say, "2 tasks share 1 cores: the "
+						 "step has no more"));
+	}
+	free(res);
+	gf_node_free(n);
+}
+
+/* --gpus-per-task=2, two tasks on GPUs 0,1 and 2,3 of the step's 0-3
+ * (all local to socket 0) in a step of cores 0-3: cores 0-1 and 2-3, not
+ * 0-3 both; a task alone on its locality (GPUs 0,1 and 4,5) keeps it;
+ * two tasks and one core: shared, and said. */
+static void test_taskbind_own_gpus(void **state)
+{
+	(void)state;
+	struct gf_node *n = template_node("hgx-h100");
+	struct gf_tb_opts o = { .mode = GF_TB_CLOSEST };
+	struct gf_bind_request sg = { .ngpus = 4, .gpus = { 0, 1, 2, 3 } };
+	struct gf_bind_request r0 = { .ngpus = 2, .gpus = { 0, 1 } };
+	struct gf_bind_request r1 = { .ngpus = 2, .gpus = { 2, 3 } };
+	struct gf_tb_result *res = malloc(sizeof(*res));
+	char why[256], l[128];
+	assert_int_equal(gf_tb_plan_step(n, &o, &r0, &sg, false, 0, 2, "0-3",
+					 res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0-1,112-113");
+	assert_int_equal(gf_tb_plan_step(n, &o, &r1, &sg, false, 1, 2, "0-3",
+					 res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "2-3,114-115");
+	assert_non_null(strstr(res->say, "2 tasks on GPUs of this locality"));
+	struct gf_bind_request apart = { .ngpus = 4, .gpus = { 0, 1, 4, 5 } };
+	assert_int_equal(gf_tb_plan_step(n, &o, &r0, &apart, false, 0, 2,
+					 "0-3,56-59", res, why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0-3,112-115");
+	assert_int_equal(gf_tb_plan_step(n, &o, &r1, &sg, false, 1, 2, "0", res,
+					 why, sizeof(why)),
+			 0);
+	gf_bitmap_format_list(&res->cpus, l, sizeof(l));
+	assert_string_equal(l, "0,112");
+	assert_non_null(strstr(res->say, "sharing its cores"));
+	free(res);
+	gf_node_free(n);
+}
+
+static char said[4][512];
+static int nsaid;
+
+static void say_into(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (nsaid < 4)
+		snprintf(said[nsaid++], sizeof(said[0]), "%s", msg);
+}
+
+/* plugstack.conf arguments: all or nothing, each bad one named. */
+static void test_taskbind_args(void **state)
+{
+	(void)state;
+	struct gf_tb_args a;
+	const char *good[] = { "default=verbose,closest", "topology=/etc/t.xml",
+			       "nvml=1" };
+	nsaid = 0;
+	assert_int_equal(gf_tb_args(3, good, &a, say_into, NULL), 0);
+	assert_int_equal(nsaid, 0);
+	assert_int_equal(a.def.mode, GF_TB_CLOSEST);
+	assert_true(a.def.verbose);
+	assert_string_equal(a.topology, "/etc/t.xml");
+	assert_int_equal(a.nvml, 1);
+	assert_int_equal(gf_tb_args(0, NULL, &a, say_into, NULL), 0);
+	assert_int_equal(a.def.mode, GF_TB_NONE);
+
+	/* a bad default= does not stop the rest being read, nor is any of
+	 * them taken: topology= is not half-applied */
+	const char *bad[] = { "default=bogus", "topology=/etc/t.xml", "nvml=2",
+			      "colour=red" };
+	nsaid = 0;
+	assert_int_equal(gf_tb_args(4, bad, &a, say_into, NULL), 3);
+	assert_int_equal(nsaid, 3);
+	assert_non_null(strstr(said[0], "'default=bogus': 'bogus' in 'bogus' "
+					"is not closest"));
+	assert_string_equal(said[1], "'nvml=2': expected nvml=0 or nvml=1");
+	assert_non_null(strstr(said[2], "unknown argument 'colour=red'"));
+	assert_string_equal(a.topology, "");
+	assert_int_equal(a.def.mode, GF_TB_NONE);
+
+	const char *twice[] = { "topology=", "default=nic", "default=closest" };
+	nsaid = 0;
+	assert_int_equal(gf_tb_args(3, twice, &a, say_into, NULL), 2);
+	assert_string_equal(said[0], "'topology=': empty file name");
+	assert_string_equal(said[1], "'default=closest': default= given twice");
+	assert_int_equal(a.def.mode, GF_TB_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +871,10 @@ int main(void)
 		cmocka_unit_test(test_taskbind_parse),
 		cmocka_unit_test(test_taskbind_gpus),
 		cmocka_unit_test(test_taskbind_plan),
+		cmocka_unit_test(test_taskbind_distinct_cores),
+		cmocka_unit_test(test_taskbind_own_gpus),
+		cmocka_unit_test(test_taskbind_args),
+		cmocka_unit_test(test_usage_table_aligned),
 		cmocka_unit_test(test_bind_split),
 		cmocka_unit_test(test_usage),
 	};

@@ -3,11 +3,15 @@
  * reference/topology.md states for each (what nvidia-smi prints on those
  * machines), and one-line errors for bad input.
  */
+#include <sys/stat.h>
+
 #include <gpufleet/link.h>
 #include <gpufleet/template.h>
 
 #include "helpers.h"
 #include "topo/render.h"
+#include "topo/source.h"
+#include "topo/this_system.h"
 
 #define HW  "topologies/hwloc-xml/"
 #define SYN "topologies/synthetic/"
@@ -315,6 +319,150 @@ static void test_every_recording_loads(void **state)
 	}
 }
 
+static void put(const char *root, const char *rel, const char *text)
+{
+	char path[512], cmd[600];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A machine as sysfs shows it: its CPU and NUMA lists, host name, and
+ * PCI functions by class and vendor (only NVIDIA and AMD compute GPUs
+ * count, as in the loader). */
+static void test_live_read(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/gf-live-XXXXXX";
+	assert_non_null(mkdtemp(root));
+	put(root, "sys/devices/system/cpu/online", "0-3,8\n");
+	put(root, "sys/devices/system/node/online", "0-1\n");
+	put(root, "proc/sys/kernel/hostname", "n1\n");
+	put(root, "sys/bus/pci/devices/0000:18:00.0/vendor", "0x10de\n");
+	put(root, "sys/bus/pci/devices/0000:18:00.0/class", "0x030200\n");
+	put(root, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1a03\n");
+	put(root, "sys/bus/pci/devices/0000:03:00.0/class", "0x030000\n");
+	put(root, "sys/bus/pci/devices/0000:c1:00.0/vendor", "0x1002\n");
+	put(root, "sys/bus/pci/devices/0000:c1:00.0/class", "0x038000\n");
+	put(root, "sys/bus/pci/devices/0000:0a:00.0/vendor", "0x10de\n");
+	put(root, "sys/bus/pci/devices/0000:0a:00.0/class", "0x068000\n");
+	struct gf_live l;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_live_read(&l, root, &e), 0);
+	char b[64];
+	gf_bitmap_format_list(&l.cpus, b, sizeof(b));
+	assert_string_equal(b, "0-3,8");
+	gf_bitmap_format_list(&l.numa, b, sizeof(b));
+	assert_string_equal(b, "0-1");
+	assert_string_equal(l.hostname, "n1");
+	assert_int_equal(l.ngpus, 2); /* not the BMC's VGA, not NVSwitch */
+	assert_string_equal(l.gpus[0], "0000:18:00.0");
+	assert_string_equal(l.gpus[1], "0000:c1:00.0");
+	assert_string_equal(l.gpus_from, "sysfs");
+	/* no NUMA in the kernel: node 0; no CPU list: an error naming it */
+	char rm[600];
+	snprintf(rm, sizeof(rm), "rm -rf '%s/sys/devices/system/node'", root);
+	assert_int_equal(system(rm), 0);
+	assert_int_equal(gf_live_read(&l, root, &e), 0);
+	gf_bitmap_format_list(&l.numa, b, sizeof(b));
+	assert_string_equal(b, "0");
+	snprintf(rm, sizeof(rm), "rm -rf '%s/sys/devices/system/cpu'", root);
+	assert_int_equal(system(rm), 0);
+	assert_int_equal(gf_live_read(&l, root, &e), GF_ETOPO);
+	assert_non_null(strstr(e.msg, "sys/devices/system/cpu/online"));
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+	assert_int_equal(system(rm), 0);
+}
+
+/* The machine a recording describes, as gf_live_read would see it. */
+static void live_of(const struct gf_node *n, struct gf_live *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->cpus = n->cpus;
+	for (int i = 0; i < n->nnuma; i++)
+		gf_bitmap_set(&l->numa, n->numa[i].os_index);
+	for (int i = 0; i < n->ngpus; i++)
+		snprintf(l->gpus[l->ngpus++], 16, "%s", n->gpus[i].bus_id);
+	snprintf(l->hostname, sizeof(l->hostname), "%s", n->hostname);
+	l->gpus_from = "sysfs";
+}
+
+/*
+ * A recording against the machine: equal passes; each difference is
+ * named (CPUs, NUMA nodes, GPUs either way, the host name); a machine of
+ * the same shape is told apart by its name alone.
+ */
+static void test_this_system_check(void **state)
+{
+	(void)state;
+	struct gf_node *n =
+		load_shared(HW "open-mpi_hwloc/32em64t-2n8c2t-pci-wholeio.xml");
+	assert_string_equal(n->hostname, "conan");
+	struct gf_live l;
+	struct gf_err e;
+	gf_err_clear(&e);
+	live_of(n, &l);
+	assert_int_equal(gf_this_system_check(n, "rec.xml", &l, &e), 0);
+	snprintf(l.hostname, sizeof(l.hostname), "conan.cluster.example");
+	assert_int_equal(gf_this_system_check(n, "rec.xml", &l, &e), 0);
+
+	/* the same shape, another machine */
+	snprintf(l.hostname, sizeof(l.hostname), "twin");
+	assert_int_equal(gf_this_system_check(n, "rec.xml", &l, &e),
+			 GF_ENOTTHIS);
+	assert_string_equal(e.msg, "'rec.xml' is not a recording of this "
+				   "machine: host name 'conan' recorded, "
+				   "'twin' here");
+
+	/* a 2-CPU machine of one NUMA node, one other GPU, no name */
+	memset(&l, 0, sizeof(l));
+	gf_bitmap_parse_list(&l.cpus, "0-1");
+	gf_bitmap_set(&l.numa, 0);
+	snprintf(l.gpus[0], 16, "0000:00:1f.7");
+	l.ngpus = 1;
+	l.gpus_from = "NVML";
+	assert_int_equal(gf_this_system_check(n, "rec.xml", &l, &e),
+			 GF_ENOTTHIS);
+	assert_non_null(strstr(e.msg, "32 CPUs 0-31 recorded, 2 CPUs 0-1 "
+				      "here; NUMA nodes 0-1 recorded, 0 "
+				      "here; GPU "));
+	assert_non_null(strstr(e.msg, "recorded, not here (3 of 3 recorded "
+				      "GPUs not in NVML); GPU 0000:00:1f.7 "
+				      "here (NVML), not recorded"));
+	assert_non_null(strstr(e.msg, "host name 'conan' recorded, '' here"));
+	gf_node_free(n);
+}
+
+/* The loader's callers get the check: --xml FILE --this-system with
+ * another machine's recording is refused (this machine is not 'conan',
+ * with its 32 CPUs and 3 GPUs at those bus ids); without this_system the
+ * recording loads as what it is. */
+static void test_this_system_load(void **state)
+{
+	(void)state;
+	char path[512];
+	shared_path(path, sizeof(path),
+		    HW "open-mpi_hwloc/32em64t-2n8c2t-pci-wholeio.xml");
+	if (access(path, R_OK) != 0)
+		skip();
+	struct gf_node_source src = { .xml = path, .this_system = true };
+	struct gf_node *n = NULL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_node_source_load(&src, &n, &e), GF_ENOTTHIS);
+	assert_null(n);
+	assert_non_null(strstr(e.msg, "is not a recording of this machine: "));
+	src.this_system = false;
+	assert_int_equal(gf_node_source_load(&src, &n, &e), 0);
+	assert_false(n->this_system);
+	gf_node_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +476,9 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_render_caps),
 		cmocka_unit_test(test_every_recording_loads),
+		cmocka_unit_test(test_live_read),
+		cmocka_unit_test(test_this_system_check),
+		cmocka_unit_test(test_this_system_load),
 	};
 	return cmocka_run_group_tests_name("topo", tests, NULL, NULL);
 }

@@ -242,7 +242,23 @@ static struct gf_node *live_node(struct fx *f)
 	fputs(eol + 1, o);
 	fclose(o);
 	gf_free(text);
-	struct gf_node_source src = { .xml = gpu, .this_system = true };
+	/* the added GPU is this machine's through the fake NVML (the
+	 * recording is checked against the machine: this_system.h) */
+	char fx[256], lib[512], exe[400];
+	snprintf(fx, sizeof(fx), "%s/gpu.nvml", f->dir);
+	FILE *nf = fopen(fx, "w");
+	assert_non_null(nf);
+	fputs("gpu 00000000:00:1f.7\nname NVIDIA H100 80GB HBM3\n", nf);
+	fclose(nf);
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(len > 0);
+	exe[len] = '\0';
+	fake_nvml_path(exe, lib, sizeof(lib));
+	setenv("GPUFLEET_NVML_LIBRARY", lib, 1);
+	setenv("GPUFLEET_FAKE_NVML_FIXTURE", fx, 1);
+	struct gf_node_source src = { .xml = gpu,
+				      .this_system = true,
+				      .nvml = 1 };
 	struct gf_node *n = NULL;
 	struct gf_err e;
 	gf_err_clear(&e);

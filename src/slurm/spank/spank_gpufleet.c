@@ -6,6 +6,8 @@
  *
  *   plugstack.conf:  optional /path/spank_gpufleet.so [default=MODE]
  *                    [topology=FILE] [nvml=0|1]
+ *                    (all or nothing: one bad argument disables the
+ *                    plugin, each named in the error)
  *
  * NVML is not loaded unless nvml=1: hwloc finds the GPUs on their PCI
  * bus, and an nvmlInit without the persistence daemon can take seconds,
@@ -51,15 +53,14 @@ SPANK_PLUGIN(gpufleet, 1)
 #define ENV_MAX 4096
 
 static struct {
-	struct gf_tb_opts def; /* default=, when no option is given */
-	struct gf_tb_opts opt; /* --gpufleet-bind */
+	struct gf_tb_args args; /* plugstack.conf: default=, topology=, nvml= */
+	bool disabled;		/* a bad argument: the plugin does nothing */
+	struct gf_tb_opts opt;	/* --gpufleet-bind */
 	bool opt_given;
-	char topology[1024];  /* topology=, "" live */
-	int nvml;	      /* nvml=: 0 (default) or 1 */
 	struct gf_node *node; /* loaded in user_init */
 	bool failed;	      /* could not load or plan: said once */
 	char failure[600];
-} G = { .nvml = 0 };
+} G;
 
 static int opt_cb(int val, const char *optarg, int remote)
 {
@@ -95,45 +96,40 @@ static struct spank_option bind_option = {
 	.cb = opt_cb,
 };
 
-static int read_args(int ac, char **av)
+static void say_arg(void *ctx, const char *msg)
 {
-	for (int i = 0; i < ac; i++) {
-		char why[256];
-		if (strncmp(av[i], "default=", 8) == 0) {
-			if (gf_tb_parse(av[i] + 8, &G.def, why, sizeof(why))) {
-				slurm_error("gpufleet: plugstack.conf: %s",
-					    why);
-				return -1;
-			}
-		} else if (strncmp(av[i], "topology=", 9) == 0) {
-			snprintf(G.topology, sizeof(G.topology), "%s",
-				 av[i] + 9);
-		} else if (strcmp(av[i], "nvml=0") == 0 ||
-			   strcmp(av[i], "nvml=1") == 0) {
-			G.nvml = av[i][5] - '0';
-		} else {
-			slurm_error(
-				"gpufleet: plugstack.conf: unknown argument "
-				"'%s' (default=MODE, topology=FILE, "
-				"nvml=0|1)",
-				av[i]);
-			return -1;
-		}
-	}
-	return 0;
+	(void)ctx;
+	slurm_error("gpufleet: plugstack.conf: %s", msg);
 }
 
+/*
+ * The arguments, all or nothing (gf_tb_args): with any bad one the
+ * plugin disables itself, and says so.  Under `optional` Slurm ignores
+ * the error and goes on calling the hooks, which then do nothing; under
+ * `required` the error fails the launch (spank(8)).  The option stays
+ * registered either way, so that jobs naming it are not refused for an
+ * option Slurm does not know.
+ */
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
-	G.def.mode = GF_TB_NONE;
 	if (spank_option_register(sp, &bind_option) != ESPANK_SUCCESS)
 		slurm_error("gpufleet: cannot register --gpufleet-bind");
-	return read_args(ac, av);
+	int bad =
+		gf_tb_args(ac, (const char *const *)av, &G.args, say_arg, NULL);
+	G.disabled = bad > 0;
+	if (bad)
+		slurm_error("gpufleet: plugstack.conf: %d bad argument%s: the "
+			    "plugin is disabled, tasks run as Slurm binds them",
+			    bad, bad > 1 ? "s" : "");
+	return bad ? -1 : 0;
 }
 
 static const struct gf_tb_opts *mode(void)
 {
-	return G.opt_given ? &G.opt : &G.def;
+	static const struct gf_tb_opts off = { .mode = GF_TB_NONE };
+	if (G.disabled)
+		return &off;
+	return G.opt_given ? &G.opt : &G.args.def;
 }
 
 static bool env(spank_t sp, const char *name, char *buf, int size)
@@ -174,17 +170,19 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	    !env(sp, "CUDA_VISIBLE_DEVICES", cvd, sizeof(cvd)))
 		return 0; /* no GPU: nothing to bind to */
 	struct gf_node_source src = {
-		.xml = G.topology[0] ? G.topology : NULL,
+		.xml = G.args.topology[0] ? G.args.topology : NULL,
 		.this_system = true,
-		.nvml = G.nvml,
+		.nvml = G.args.nvml,
 	};
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (gf_node_source_load(&src, &G.node, &e) != 0)
+	/* a recording is checked against this machine (topo/this_system.h):
+	 * another machine's is GF_ENOTTHIS, its message naming what differs */
+	int rc = gf_node_source_load(&src, &G.node, &e);
+	if (rc == GF_ENOTTHIS)
+		say_failure(sp, "topology %s", e.msg);
+	else if (rc != 0)
 		say_failure(sp, "cannot read this node's topology: %s", e.msg);
-	else if (G.topology[0] && !G.node->this_system)
-		say_failure(sp, "topology '%s' is not this machine's",
-			    G.topology);
 	return 0; /* never here: a failing user_init drains the node */
 }
 
@@ -231,8 +229,11 @@ static int bind_task(spank_t sp, const struct gf_tb_opts *o)
 	struct gf_tb_result *res = malloc(sizeof(*res));
 	if (!res)
 		return fail_task(o, "out of memory");
-	if (rc == 0 && gf_tb_plan(G.node, o, &r, whole, task, (int)ntasks,
-				  cores, res, why, sizeof(why)) != 0)
+	struct gf_bind_request sg; /* the step's GPUs */
+	bool sg_known = step[0] && gf_bind_parse_gpus(step, &sg) == 0;
+	if (rc == 0 &&
+	    gf_tb_plan_step(G.node, o, &r, sg_known ? &sg : NULL, whole, task,
+			    (int)ntasks, cores, res, why, sizeof(why)) != 0)
 		rc = -1;
 	if (rc < 0) {
 		slurm_info("gpufleet: task %d: %s; binding left to Slurm", task,
