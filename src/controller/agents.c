@@ -17,7 +17,9 @@
  * Invariants: a node's assignments are exactly the replicas of running
  * jobs placed on it (gf__agents_job_changed is called for every job a
  * turn changes); a run is counted once (the set of runs seen is loaded
- * from the store when leading, and the store refuses a second row); a
+ * from the store when leading, and the store refuses a second row), and
+ * only from the node its replica was placed on (the same set keeps each
+ * attempt's placement, which outlives the job's running); a
  * replica the agent stopped reporting is declared lost only when the
  * agent has applied the generation that assigned it and sent no report
  * for it.
@@ -78,9 +80,9 @@ static size_t run_slot(const struct gf_agents *ag, uint64_t seq, int attempt,
 	return k;
 }
 
-/* Mark a run seen; false when it was already. */
-static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
-		    int replica)
+/* The key of a run, added (not reported, node unknown) when new. */
+static struct runkey *run_key(struct gf_agents *ag, uint64_t seq, int attempt,
+			      int replica)
 {
 	if (2 * (ag->seen_n + 1) > ag->seen_cap) {
 		struct runkey *old = ag->seen;
@@ -95,11 +97,32 @@ static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
 		gf_free(old);
 	}
 	size_t k = run_slot(ag, seq, attempt, replica);
-	if (ag->seen[k].seq)
-		return false;
-	ag->seen[k] = (struct runkey){ seq, attempt, replica };
-	ag->seen_n++;
-	return true;
+	if (!ag->seen[k].seq) {
+		ag->seen[k] =
+			(struct runkey){ seq, attempt, replica, 0, false };
+		ag->seen_n++;
+	}
+	return &ag->seen[k];
+}
+
+/* Where a run was placed (node + 1), 0 when not known. */
+static int run_node(const struct gf_agents *ag, uint64_t seq, int attempt,
+		    int replica)
+{
+	if (ag->seen_cap == 0)
+		return 0;
+	const struct runkey *k = &ag->seen[run_slot(ag, seq, attempt, replica)];
+	return k->seq ? k->node : 0;
+}
+
+/* Mark a run reported; false when it was already. */
+static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
+		    int replica)
+{
+	struct runkey *k = run_key(ag, seq, attempt, replica);
+	bool was = k->reported;
+	k->reported = true;
+	return !was;
 }
 
 /* ---- lifecycle ------------------------------------------------------ */
@@ -234,6 +257,9 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 	for (int r = 0; r < x->nrep; r++) {
 		x->node[r] = j->place[r].node;
 		assign(ag, j->seq, r, x->node[r]);
+		/* where this attempt's replica runs: only that node may
+		 * report its run, even after the job moved on */
+		run_key(ag, j->seq, x->attempt, r)->node = x->node[r] + 1;
 	}
 	ag->js[j->seq] = x;
 	if (x->nrep > 1)
@@ -345,7 +371,10 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 
 static int take_run(const struct gf_job_run *r, void *arg)
 {
-	run_see(arg, r->seq, r->attempt, r->replica);
+	struct gf_agents *ag = arg;
+	run_see(ag, r->seq, r->attempt, r->replica);
+	run_key(ag, r->seq, r->attempt, r->replica)->node =
+		gf_ctl_node_find(ag->s->ctl, r->node) + 1;
 	return 0;
 }
 
@@ -469,6 +498,18 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			       "which never ran: ignored",
 			       name, rep->ref.job, rep->ref.attempt,
 			       rep->ref.replica);
+			continue;
+		}
+		/* placed on this node?  Before anything counts it: only the
+		 * node that ran a replica reports its run (issue 20, F2) */
+		if (run_node(ag, j->seq, rep->ref.attempt, rep->ref.replica) !=
+		    i + 1) {
+			gf_log(GF_LOG_WARN, "serve",
+			       "node '%s' reports %s attempt %d replica %d, "
+			       "which is not placed on it: ignored",
+			       name, rep->ref.job, rep->ref.attempt,
+			       rep->ref.replica);
+			ag->s->foreign_reports++;
 			continue;
 		}
 		if (!run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica))

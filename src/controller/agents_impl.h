@@ -62,6 +62,8 @@ struct jside {
 struct runkey {
 	uint64_t seq; /* 0: empty */
 	int attempt, replica;
+	int node;      /* where it was placed, + 1; 0: not known */
+	bool reported; /* its run was counted */
 };
 
 struct gf_agents {
