@@ -10,7 +10,6 @@
  * cap, 422 a job that can never be placed, 503 a standby or a stopping
  * server.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,39 +41,29 @@ static bool visible(const struct gf_grant *g, const struct gf_job *j)
 	return gf_authz_team_ok(g, j->spec.team);
 }
 
-/*
- * A job's reason as the grant may read it: the core explains a wait by
- * the job ahead ("reserved for j12 (...)"); a job of a team the grant
- * does not cover is "another team's job" there.  Under ctl_lock.
- */
+struct seen_by {
+	const struct gf_service *s;
+	const struct gf_grant *g;
+};
+
+/* Is job id one the grant does not cover?  (Under ctl_lock.) */
+static bool hidden(const char *id, void *arg)
+{
+	const struct seen_by *x = arg;
+	const struct gf_job *j = gf_ctl_job(x->s->ctl, id);
+	return j && !visible(x->g, j);
+}
+
+/* A job's reason as the grant may read it (authz.h): the jobs of other
+ * teams it names are not named.  Under ctl_lock. */
 static const char *reason_for(const struct gf_service *s,
 			      const struct gf_grant *g, const char *reason,
 			      char *out, size_t size)
 {
-	if (!g->team[0] || !strchr(reason, 'j'))
+	if (!g->team[0])
 		return reason;
-	size_t n = 0;
-	for (const char *p = reason; *p && n + 1 < size;) {
-		size_t len = p[0] == 'j' ? strspn(p + 1, "0123456789") : 0;
-		bool word = p == reason || !isalnum((unsigned char)p[-1]);
-		char id[GF_JOB_ID_MAX];
-		const struct gf_job *x = NULL;
-		if (word && len && len + 1 < sizeof(id)) {
-			snprintf(id, sizeof(id), "%.*s", (int)len + 1, p);
-			x = gf_ctl_job(s->ctl, id);
-		}
-		if (x && !visible(g, x)) {
-			int w = snprintf(out + n, size - n,
-					 "another team's job");
-			n = w < 0 || (size_t)w >= size - n ? size - 1
-							   : n + (size_t)w;
-			p += len + 1;
-			continue;
-		}
-		out[n++] = *p++;
-	}
-	out[n] = '\0';
-	return out;
+	struct seen_by x = { s, g };
+	return gf_authz_reason(reason, hidden, &x, out, size);
 }
 
 /* Write a job as the grant may see it (under ctl_lock). */

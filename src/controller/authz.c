@@ -7,6 +7,7 @@
  */
 #include "controller/authz.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,4 +141,34 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 bool gf_authz_team_ok(const struct gf_grant *g, const char *team)
 {
 	return !g->team[0] || !strcmp(g->team, team);
+}
+
+const char *gf_authz_reason(const char *reason,
+			    bool (*hidden)(const char *id, void *arg),
+			    void *arg, char *out, size_t size)
+{
+	if (!strchr(reason, 'j') || size == 0)
+		return reason;
+	size_t n = 0;
+	for (const char *p = reason; *p && n + 1 < size;) {
+		size_t len = p[0] == 'j' ? strspn(p + 1, "0123456789") : 0;
+		bool word = (p == reason || !isalnum((unsigned char)p[-1])) &&
+			    !isalnum((unsigned char)p[len + 1]);
+		char id[GF_JOB_ID_MAX];
+		if (word && len && len + 1 < sizeof(id)) {
+			snprintf(id, sizeof(id), "%.*s", (int)len + 1, p);
+			if (hidden(id, arg)) {
+				int w = snprintf(out + n, size - n, "%s",
+						 "another team's job");
+				n = w < 0 || (size_t)w >= size - n
+					    ? size - 1
+					    : n + (size_t)w;
+				p += len + 1;
+				continue;
+			}
+		}
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	return out;
 }

@@ -100,6 +100,15 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 /* Whether a grant covers a team's job or service. */
 bool gf_authz_team_ok(const struct gf_grant *g, const char *team);
 
+/*
+ * reason (a job's: "reserved for j12 (...)") with every job id in it for
+ * which hidden(id, arg) is true written "another team's job", into out
+ * (size bytes, truncated); reason itself when it names no job.
+ */
+const char *gf_authz_reason(const char *reason,
+			    bool (*hidden)(const char *id, void *arg),
+			    void *arg, char *out, size_t size);
+
 /* The grant of a no-token-file service: everything, unscoped. */
 #define GF_GRANT_ALL ((struct gf_grant){ GF_AZ_ADMIN, NULL, "", "" })
 
