@@ -1,13 +1,15 @@
 /*
  * api.c - the controller's HTTP API for people and scripts (issue 10's
- * contract), on the shared server module.  Handlers check the token,
- * parse and validate, hold the request and hand submissions and cancels
- * to the scheduler thread (service.c, which answers once committed), and
- * read the core under its lock.  The node agents' routes are in
- * nodes_api.c.  Errors are {"error", "detail"} with the status that says
- * what went wrong: 400 a bad field, 401 no or a wrong token, 403 another
- * team's (or a node's token), 404, 409 a final job, 413 a body over the
- * cap, 422 a job that can never be placed, 503 a standby or a stopping
+ * contract), on the shared server module.  Every request passes the
+ * dispatcher (at the end of this file) first, which asks authz.c's table
+ * whether its caller may call its route; then handlers parse and
+ * validate within the caller's grant, hold the request and hand
+ * submissions and cancels to the scheduler thread (service.c, which
+ * answers once committed), and read the core under its lock.  The node
+ * agents' routes are in agents_http.c.  Errors are {"error", "detail"} with the
+ * status that says what went wrong: 400 a bad field, 401 no or a wrong token,
+ * 403 another team's (or a node's token), 404, 409 a final job, 413 a body over
+ * the cap, 422 a job that can never be placed, 503 a standby or a stopping
  * server.
  */
 #include <stdio.h>
@@ -109,7 +111,8 @@ static int job_submit(struct gf_http_req *r, void *arg)
 	struct gf_err e;
 	gf_err_clear(&e);
 	rc = gf_jobjson_spec(body, &op->spec, &e);
-	/* a team token submits for its team, named or not */
+	/* a team token's job is its team's: given when the body names
+	 * none, refused when it names another */
 	if (rc == 0 && g.team[0] && !gf_jv_get(body, "team"))
 		snprintf(op->spec.team, sizeof(op->spec.team), "%s", g.team);
 	gf_jv_free(body);
