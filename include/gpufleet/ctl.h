@@ -370,6 +370,10 @@ int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms);
  */
 int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 			int replica, struct gf_err *e);
+/* A held replica's why replaced (a node says it outlives SIGKILL): 0 or
+ * GF_ENOTFOUND; the caller persists the job. */
+int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
+		     int replica, const char *why);
 int gf_ctl_nholding(const struct gf_ctl *ctl);
 const struct gf_job *gf_ctl_holding_at(const struct gf_ctl *ctl, int i);
 

@@ -17,7 +17,9 @@
  * Invariants: a node's assignments are exactly the replicas of running
  * jobs placed on it (gf__agents_job_changed is called for every job a
  * turn changes); a run is counted once (the set of runs seen is loaded
- * from the store when leading, and the store refuses a second row); a
+ * from the store when leading, and the store refuses a second row), and
+ * only from the node its replica was placed on (the same set keeps each
+ * attempt's placement, which outlives the job's running); a
  * replica the agent stopped reporting is declared lost only when the
  * agent has applied the generation that assigned it and sent no report
  * for it.
@@ -79,9 +81,9 @@ static size_t run_slot(const struct gf_agents *ag, uint64_t seq, int attempt,
 	return k;
 }
 
-/* Mark a run seen; false when it was already. */
-static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
-		    int replica)
+/* The key of a run, added (not reported) when new. */
+static struct runkey *run_key(struct gf_agents *ag, uint64_t seq, int attempt,
+			      int replica)
 {
 	if (2 * (ag->seen_n + 1) > ag->seen_cap) {
 		struct runkey *old = ag->seen;
@@ -96,11 +98,21 @@ static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
 		gf_free(old);
 	}
 	size_t k = run_slot(ag, seq, attempt, replica);
-	if (ag->seen[k].seq)
-		return false;
-	ag->seen[k] = (struct runkey){ seq, attempt, replica };
-	ag->seen_n++;
-	return true;
+	if (!ag->seen[k].seq) {
+		ag->seen[k] = (struct runkey){ seq, attempt, replica, false };
+		ag->seen_n++;
+	}
+	return &ag->seen[k];
+}
+
+/* Mark a run reported; false when it was already. */
+static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
+		    int replica)
+{
+	struct runkey *k = run_key(ag, seq, attempt, replica);
+	bool was = k->reported;
+	k->reported = true;
+	return !was;
 }
 
 /* ---- lifecycle ------------------------------------------------------ */
@@ -420,7 +432,8 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 
 static int take_run(const struct gf_job_run *r, void *arg)
 {
-	run_see(arg, r->seq, r->attempt, r->replica);
+	struct gf_agents *ag = arg;
+	run_see(ag, r->seq, r->attempt, r->replica);
 	return 0;
 }
 
@@ -587,6 +600,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			       "node '%s' reports %s attempt %d replica %d, "
 			       "which is not its own: ignored",
 			       name, j->id, rep->ref.attempt, rep->ref.replica);
+			ag->s->foreign_reports++;
 			continue;
 		}
 		if (run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica)) {

@@ -1,10 +1,11 @@
 /*
- * agents_http.c - the node agents' routes: who may call them (an admin,
- * or the node's own token: an agent never sees or changes another node),
- * the body read strictly (a 400 names the field), and the request held
- * and queued for the scheduler thread (agents.c), which answers once
- * what it changed is committed, or, for a long poll, once the node's
- * assignments change or the wait ends.
+ * agents_http.c - the node agents' routes: the body read strictly (a 400
+ * names the field), and the request held and queued for the scheduler
+ * thread (agents.c), which answers once what it changed is committed,
+ * or, for a long poll, once the node's assignments change or the wait
+ * ends.  Who may call them (an admin, or the node's own token: an agent
+ * never sees or changes another node) is authz.c's table, decided at
+ * dispatch before these run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,31 +14,12 @@
 #include "controller/service_impl.h"
 #include "util/mem.h"
 
-/* The caller may act for node `name`: 0, or answered 401/403. */
-static int node_caller(struct gf_service *s, struct gf_http_req *r,
-		       const char *name, const struct gf_auth_entry **who)
-{
-	int rc = gf__api_caller(s, r, who);
-	if (rc || *who == NULL || (*who)->admin || !strcmp((*who)->node, name))
-		return rc;
-	if ((*who)->node[0])
-		gf_reply_error(r, 403, "forbidden",
-			       "this token is node '%s''s: it cannot act for "
-			       "node '%.48s'",
-			       (*who)->node, name);
-	else
-		gf_reply_error(r, 403, "forbidden",
-			       "node routes take the node's token or an "
-			       "admin's");
-	return GF_EAUTH;
-}
-
-static struct gf_op *new_op(enum gf_op_kind kind, const char *name,
-			    const struct gf_auth_entry *who)
+static struct gf_op *new_op(struct gf_service *s, struct gf_http_req *r,
+			    enum gf_op_kind kind, const char *name)
 {
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = kind;
-	op->who = who;
+	gf__api_grant(s, r, &op->grant);
 	snprintf(op->node, sizeof(op->node), "%s", name);
 	return op;
 }
@@ -59,9 +41,6 @@ int gf__nodes_put(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
 	const char *name = gf_req_param(r, "name");
-	const struct gf_auth_entry *who;
-	if (node_caller(s, r, name, &who))
-		return 0;
 	if (strlen(name) >= GF_NODE_NAME_MAX)
 		return gf_reply_error(r, 400, "invalid",
 				      "a node name is 1 to %d bytes",
@@ -69,7 +48,7 @@ int gf__nodes_put(struct gf_http_req *r, void *arg)
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0; /* answered 400 */
-	struct gf_op *op = new_op(GF_OP_REGISTER, name, who);
+	struct gf_op *op = new_op(s, r, GF_OP_REGISTER, name);
 	struct gf_err e;
 	gf_err_clear(&e);
 	op->inv = gf_calloc(1, sizeof(*op->inv));
@@ -96,13 +75,10 @@ int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
 	const char *name = gf_req_param(r, "name");
-	const struct gf_auth_entry *who;
-	if (node_caller(s, r, name, &who))
-		return 0;
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0;
-	struct gf_op *op = new_op(GF_OP_HEARTBEAT, name, who);
+	struct gf_op *op = new_op(s, r, GF_OP_HEARTBEAT, name);
 	int rc = read_heartbeat(r, body, op);
 	gf_jv_free(body);
 	if (rc) {
@@ -133,9 +109,6 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
 	const char *name = gf_req_param(r, "name");
-	const struct gf_auth_entry *who;
-	if (node_caller(s, r, name, &who))
-		return 0;
 	const char *w = gf_req_query(r, "wait"), *a = gf_req_query(r, "after");
 	long wait = w ? parse_wait(w) : GF_NP_DEFAULT_WAIT_S * 1000L;
 	if (wait < 0)
@@ -148,7 +121,7 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 	if (a && (!*a || *end || *a == '-'))
 		return gf_reply_error(r, 400, "invalid",
 				      "'after': expected a generation number");
-	struct gf_op *op = new_op(GF_OP_POLL, name, who);
+	struct gf_op *op = new_op(s, r, GF_OP_POLL, name);
 	op->after = a ? (uint64_t)after : 0;
 	op->deadline = gf__service_mono_ms() + wait;
 	return gf__service_hold(s, r, op);
@@ -158,12 +131,6 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
 	const char *name = gf_req_param(r, "name");
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
-	if (who && who->node[0] && strcmp(who->node, name))
-		return gf_reply_error(r, 403, "forbidden",
-				      "this token is node '%s''s", who->node);
 	struct gf_buf b;
 	gf_buf_init(&b, 4u << 20);
 	struct gf_json j;

@@ -1,19 +1,22 @@
 /*
  * api.c - the controller's HTTP API for people and scripts (issue 10's
- * contract), on the shared server module.  Handlers check the token,
- * parse and validate, hold the request and hand submissions and cancels
- * to the scheduler thread (service.c, which answers once committed), and
- * read the core under its lock.  The node agents' routes are in
- * nodes_api.c.  Errors are {"error", "detail"} with the status that says
- * what went wrong: 400 a bad field, 401 no or a wrong token, 403 another
- * team's (or a node's token), 404, 409 a final job, 413 a body over the
- * cap, 422 a job that can never be placed, 503 a standby or a stopping
+ * contract), on the shared server module.  Every request passes the
+ * dispatcher (at the end of this file) first, which asks authz.c's table
+ * whether its caller may call its route; then handlers parse and
+ * validate within the caller's grant, hold the request and hand
+ * submissions and cancels to the scheduler thread (service.c, which
+ * answers once committed), and read the core under its lock.  The node
+ * agents' routes are in agents_http.c.  Errors are {"error", "detail"} with the
+ * status that says what went wrong: 400 a bad field, 401 no or a wrong token,
+ * 403 another team's (or a node's token), 404, 409 a final job, 413 a body over
+ * the cap, 422 a job that can never be placed, 503 a standby or a stopping
  * server.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/authz.h"
 #include "controller/jobjson.h"
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
@@ -21,38 +24,64 @@
 
 #define ANSWER_MAX (64u << 20)
 
-int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
-		   const struct gf_auth_entry **who)
+void gf__api_grant(const struct gf_service *s, struct gf_http_req *r,
+		   struct gf_grant *g)
 {
-	*who = NULL;
-	if (s->o.auth == NULL)
-		return 0;
-	*who = gf_auth_check(s->o.auth, gf_req_header(r, "Authorization"));
-	if (*who)
-		return 0;
-	gf_reply_header(r, "WWW-Authenticate", "Bearer realm=\"gpufleet\"");
-	gf_reply_error(r, 401, "unauthorized",
-		       "a valid 'Authorization: Bearer TOKEN' header is "
-		       "required");
-	return GF_EAUTH;
+	if (s->o.auth == NULL) {
+		*g = GF_GRANT_ALL;
+		return;
+	}
+	const struct gf_auth_entry *who =
+		gf_auth_check(s->o.auth, gf_req_header(r, "Authorization"));
+	enum gf_az_caller kind = gf_authz_kind(who);
+	*g = (struct gf_grant){ kind, who, kind == GF_AZ_TEAM ? who->team : "",
+				kind == GF_AZ_NODE ? who->node : "" };
 }
 
-/* The caller of a job route: a person's or a script's token (a node's
- * token serves only its node's routes: 403). */
-static int caller(struct gf_service *s, struct gf_http_req *r,
-		  const struct gf_auth_entry **who)
+static bool visible(const struct gf_grant *g, const struct gf_job *j)
 {
-	int rc = gf__api_caller(s, r, who);
-	if (rc || *who == NULL || !(*who)->node[0])
-		return rc;
-	gf_reply_error(r, 403, "forbidden",
-		       "a node's token serves only that node's routes");
-	return GF_EAUTH;
+	return gf_authz_team_ok(g, j->spec.team);
 }
 
-static bool visible(const struct gf_auth_entry *who, const struct gf_job *j)
+struct seen_by {
+	const struct gf_service *s;
+	const struct gf_grant *g;
+};
+
+/* Is job id one the grant does not cover?  (Under ctl_lock.) */
+static bool hidden(const char *id, void *arg)
 {
-	return who == NULL || who->admin || !strcmp(who->team, j->spec.team);
+	const struct seen_by *x = arg;
+	const struct gf_job *j = gf_ctl_job(x->s->ctl, id);
+	return j && !visible(x->g, j);
+}
+
+/* A job's reason as the grant may read it (authz.h): the jobs of other
+ * teams it names are not named.  Under ctl_lock. */
+static const char *reason_for(const struct gf_service *s,
+			      const struct gf_grant *g, const char *reason,
+			      char *out, size_t size)
+{
+	if (!g->team[0])
+		return reason;
+	struct seen_by x = { s, g };
+	return gf_authz_reason(reason, hidden, &x, out, size);
+}
+
+/* Write a job as the grant may see it (under ctl_lock). */
+static void job_json(struct gf_json *j, const struct gf_service *s,
+		     const struct gf_grant *g, const struct gf_job *job)
+{
+	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
+	char why[GF_JOB_REASON_MAX];
+	const char *reason = reason_for(s, g, job->reason, why, sizeof(why));
+	if (reason == job->reason) {
+		gf_jobjson_write(j, NULL, job, cfg);
+		return;
+	}
+	struct gf_job shown = *job; /* shallow: read only */
+	snprintf(shown.reason, sizeof(shown.reason), "%s", reason);
+	gf_jobjson_write(j, NULL, &shown, cfg);
 }
 
 /* Under ctl_lock: answered 503 unless this server leads. */
@@ -72,9 +101,8 @@ static bool serving(struct gf_service *s, struct gf_http_req *r)
 static int job_submit(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	struct gf_jv *body;
 	int rc = gf_req_json(r, &body);
 	if (rc)
@@ -83,28 +111,33 @@ static int job_submit(struct gf_http_req *r, void *arg)
 	struct gf_err e;
 	gf_err_clear(&e);
 	rc = gf_jobjson_spec(body, &op->spec, &e);
-	/* a team token submits for its team unless the body names one */
-	if (rc == 0 && who && !who->admin && !gf_jv_get(body, "team"))
-		snprintf(op->spec.team, sizeof(op->spec.team), "%s", who->team);
+	/* a team token's job is its team's: given when the body names
+	 * none, refused when it names another */
+	if (rc == 0 && g.team[0] && !gf_jv_get(body, "team"))
+		snprintf(op->spec.team, sizeof(op->spec.team), "%s", g.team);
 	gf_jv_free(body);
 	if (rc) {
 		gf__op_free(op);
 		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
 	}
+	if (!gf_authz_team_ok(&g, op->spec.team)) {
+		gf__op_free(op);
+		return gf_reply_error(r, 403, "forbidden",
+				      "a token of team '%s' submits only that "
+				      "team's jobs",
+				      g.team);
+	}
 	op->kind = GF_OP_SUBMIT;
-	op->who = who;
+	op->grant = g;
 	return gf__service_hold(s, r, op); /* service.c answers */
 }
 
 static int job_cancel(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = GF_OP_CANCEL;
-	op->who = who;
+	gf__api_grant(s, r, &op->grant);
 	snprintf(op->id, sizeof(op->id), "%s", gf_req_param(r, "id"));
 	return gf__service_hold(s, r, op); /* service.c answers */
 }
@@ -112,9 +145,8 @@ static int job_cancel(struct gf_http_req *r, void *arg)
 static int job_get(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	struct gf_buf b;
 	gf_buf_init(&b, 1u << 20);
 	struct gf_json j;
@@ -127,10 +159,10 @@ static int job_get(struct gf_http_req *r, void *arg)
 		return 0;
 	}
 	const struct gf_job *job = gf_ctl_job(s->ctl, gf_req_param(r, "id"));
-	if (job && visible(who, job))
-		gf_jobjson_write(&j, NULL, job, gf_ctl_config(s->ctl));
+	if (job && visible(&g, job))
+		job_json(&j, s, &g, job);
 	pthread_mutex_unlock(&s->ctl_lock);
-	if (job && visible(who, job))
+	if (job && visible(&g, job))
 		rc = gf_reply_json(r, 200, &b);
 	else
 		rc = gf_reply_error(r, 404, "not-found", "no job '%.40s'",
@@ -140,7 +172,7 @@ static int job_get(struct gf_http_req *r, void *arg)
 }
 
 /* ?state=S&team=T&limit=N: 0, or answered 400/403. */
-static int list_filter(struct gf_http_req *r, const struct gf_auth_entry *who,
+static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
 		       int *state, const char **team, long *limit)
 {
 	const char *st = gf_req_query(r, "state");
@@ -164,13 +196,13 @@ static int list_filter(struct gf_http_req *r, const struct gf_auth_entry *who,
 					      "'limit': expected 1 to %d",
 					      GF_SERVE_LIST_MAX);
 	}
-	if (who && !who->admin) {
-		if (*team && strcmp(*team, who->team))
+	if (g->team[0]) {
+		if (*team && !gf_authz_team_ok(g, *team))
 			return gf_reply_error(r, 403, "forbidden",
 					      "a token of team '%s' lists "
 					      "only that team's jobs",
-					      who->team);
-		*team = who->team;
+					      g->team);
+		*team = g->team;
 	}
 	return 0;
 }
@@ -178,13 +210,12 @@ static int list_filter(struct gf_http_req *r, const struct gf_auth_entry *who,
 static int job_list(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	int state;
 	const char *team;
 	long limit;
-	if (list_filter(r, who, &state, &team, &limit) != 0)
+	if (list_filter(r, &g, &state, &team, &limit) != 0)
 		return 0;
 	struct gf_buf b;
 	gf_buf_init(&b, ANSWER_MAX);
@@ -200,7 +231,6 @@ static int job_list(struct gf_http_req *r, void *arg)
 	}
 	long shown = 0;
 	bool more = false;
-	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
 	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
 		const struct gf_job *job = gf_ctl_job_at(s->ctl, i);
 		if ((state >= 0 && (int)job->state != state) ||
@@ -210,7 +240,7 @@ static int job_list(struct gf_http_req *r, void *arg)
 			more = true;
 			break;
 		}
-		gf_jobjson_write(&j, NULL, job, cfg);
+		job_json(&j, s, &g, job);
 		shown++;
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
@@ -227,12 +257,25 @@ static int job_list(struct gf_http_req *r, void *arg)
 	return rc;
 }
 
+/* The pending jobs the grant sees (under ctl_lock). */
+static int team_pending(const struct gf_service *s, const struct gf_grant *g)
+{
+	int n = 0;
+	for (int i = 0, all = gf_ctl_njobs(s->ctl); i < all; i++) {
+		const struct gf_job *x = gf_ctl_job_at(s->ctl, i);
+		n += x->state == GF_JOB_PENDING && visible(g, x);
+	}
+	return n;
+}
+
+/* GET /v1/queue: the pending jobs in order.  A team's token sees its
+ * own jobs only, their positions and the count among its team's (not
+ * how many other teams' jobs wait, nor where). */
 static int queue_get(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	struct gf_buf b;
 	gf_buf_init(&b, ANSWER_MAX);
 	struct gf_json j;
@@ -246,19 +289,23 @@ static int queue_get(struct gf_http_req *r, void *arg)
 		return 0;
 	}
 	const struct gf_job **q = gf_calloc(GF_SERVE_LIST_MAX, sizeof(*q));
-	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX);
+	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX), pos = 0;
 	for (int i = 0; i < n && i < GF_SERVE_LIST_MAX; i++) {
-		if (!visible(who, q[i]))
+		if (!visible(&g, q[i]))
 			continue;
+		char why[GF_JOB_REASON_MAX];
 		gf_json_obj_begin(&j, NULL);
-		gf_json_int(&j, "position", i + 1);
+		gf_json_int(&j, "position", ++pos);
 		gf_json_str(&j, "id", q[i]->id);
 		gf_json_str(&j, "name", q[i]->spec.name);
 		gf_json_str(&j, "team", q[i]->spec.team);
 		gf_json_str(&j, "class", q[i]->spec.class_name);
-		gf_json_str(&j, "reason", q[i]->reason);
+		gf_json_str(&j, "reason",
+			    reason_for(s, &g, q[i]->reason, why, sizeof(why)));
 		gf_json_obj_end(&j);
 	}
+	if (g.team[0]) /* its team's pending jobs, all of them */
+		n = team_pending(s, &g);
 	pthread_mutex_unlock(&s->ctl_lock);
 	gf_free(q);
 	gf_json_arr_end(&j);
@@ -360,9 +407,6 @@ void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i)
 static int nodes_get(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (caller(s, r, &who))
-		return 0;
 	struct gf_buf b;
 	gf_buf_init(&b, ANSWER_MAX);
 	struct gf_json j;
@@ -454,8 +498,80 @@ static const struct gf_route routes[] = {
 	GF__K8S_ROUTES,
 };
 
+#define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))
+
+/*
+ * Whether the caller is the Kubernetes scheduler extender's client (the
+ * "k8s" column of authz.c).  Today every caller of a /k8s extender route
+ * is: kube-scheduler sends no bearer token.  F11 (issue 20) plugs in here:
+ * with a token file, true only for a TLS client certificate that
+ * --client-ca verified.
+ */
+static bool k8s_client(const struct gf_service *s, struct gf_http_req *r)
+{
+	(void)s;
+	(void)r;
+	return true;
+}
+
+/*
+ * Every request of the service passes here first: its route's row of the
+ * authorization table (authz.c) decides, once, who may call it and what
+ * it may touch; then the route's handler runs.  Answered 401/403 when
+ * refused.
+ */
+static int dispatch(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = arg;
+	struct gf_route_match m;
+	unsigned method = gf_req_method(r);
+	gf_route_match(routes, NROUTES, method, gf_req_path(r), &m);
+	if (m.route < 0) /* the server matched it: cannot happen */
+		return gf_reply_error(r, 404, "not-found", "no route");
+	const struct gf_route *rt = &routes[m.route];
+	if (s->o.auth == NULL) /* no token file: open, unscoped */
+		return rt->fn(r, arg);
+	const struct gf_authz_rule *rule = gf_authz_rule(method, rt->pattern);
+	const struct gf_auth_entry *who = NULL;
+	enum gf_az_caller kind = GF_AZ_K8S;
+	if (!rule || rule->may[GF_AZ_K8S] == GF_AZ_NO || !k8s_client(s, r)) {
+		who = gf_auth_check(s->o.auth,
+				    gf_req_header(r, "Authorization"));
+		kind = gf_authz_kind(who);
+	}
+	struct gf_grant g;
+	char msg[GF_ERR_MSG_MAX];
+	unsigned st = gf_authz_decide(rule, kind, who, gf_req_param(r, "name"),
+				      &g, msg, sizeof(msg));
+	if (st == 401) {
+		gf_reply_header(r, "WWW-Authenticate",
+				"Bearer realm=\"gpufleet\"");
+		return gf_reply_error(r, 401, "unauthorized", "%s", msg);
+	}
+	if (st)
+		return gf_reply_error(r, st, "forbidden", "%s", msg);
+	return rt->fn(r, arg);
+}
+
+static struct gf_route guarded[NROUTES];
+static pthread_once_t guarded_once = PTHREAD_ONCE_INIT;
+
+static void guard(void)
+{
+	for (int i = 0; i < NROUTES; i++) {
+		guarded[i] = routes[i];
+		guarded[i].fn = dispatch;
+	}
+}
+
 int gf_service_routes(const struct gf_route **out)
 {
-	*out = routes;
-	return (int)(sizeof(routes) / sizeof(routes[0]));
+	pthread_once(&guarded_once, guard);
+	*out = guarded;
+	return NROUTES;
+}
+
+int gf__api_check_routes(struct gf_err *e)
+{
+	return gf_authz_check_routes(routes, NROUTES, e);
 }

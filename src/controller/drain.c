@@ -22,33 +22,16 @@
 #include "util/log.h"
 #include "util/mem.h"
 
-/* Admins (or no tokens at all), and for a drain or resume the node's own
- * token (its agent's stop path drains it): 0, or answered 401/403. */
-static int admin_caller(struct gf_service *s, struct gf_http_req *r,
-			const char *node, const struct gf_auth_entry **who)
-{
-	int rc = gf__api_caller(s, r, who);
-	if (rc || *who == NULL || (*who)->admin ||
-	    (node && (*who)->node[0] && !strcmp((*who)->node, node)))
-		return rc;
-	gf_reply_error(r, 403, "forbidden",
-		       node ? "this route takes an admin token or the node's "
-			      "own"
-			    : "this route takes an admin token");
-	return GF_EAUTH;
-}
-
+/* Who may call: the route table (authz.c) decided before the handler
+ * ran (admins; a node's own token for its drain and resume). */
 static int hold_admin(struct gf_service *s, struct gf_http_req *r,
 		      enum gf_admin_kind what, const char *name,
 		      const char *reason, int attempt, int replica)
 {
-	const struct gf_auth_entry *who;
-	if (admin_caller(s, r, what == GF_ADMIN_RELEASE ? NULL : name, &who))
-		return 0;
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = GF_OP_ADMIN;
 	op->admin = what;
-	op->who = who;
+	gf__api_grant(s, r, &op->grant);
 	op->attempt = attempt;
 	op->replica = replica;
 	snprintf(op->node, sizeof(op->node), "%s", name);

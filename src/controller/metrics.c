@@ -155,6 +155,10 @@ void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_submissions_total{result=\"rejected\"} %llu\n",
 		      (unsigned long long)s->submitted,
 		      (unsigned long long)s->rejected);
+	family(b, "gpufleet_node_reports_ignored_total", "counter",
+	       "Run reports a node sent for a replica not placed on it.");
+	gf_buf_printf(b, "gpufleet_node_reports_ignored_total %llu\n",
+		      (unsigned long long)s->foreign_reports);
 	family(b, "gpufleet_store_transactions_total", "counter",
 	       "Transactions written to the store (each one a group commit).");
 	gf_buf_printf(b, "gpufleet_store_transactions_total %llu\n",

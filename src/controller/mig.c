@@ -170,9 +170,6 @@ void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
 int gf__mig_get(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
 	struct gf_mig_proposal p;
 	struct gf_err e;
 	gf_err_clear(&e);

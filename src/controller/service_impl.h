@@ -28,6 +28,7 @@
 
 #include <gpufleet/ctl.h>
 
+#include "controller/authz.h"
 #include "controller/service.h"
 #include "nodeproto/nodeproto.h"
 #include "server/server.h"
@@ -55,8 +56,8 @@ enum gf_admin_kind { GF_ADMIN_DRAIN, GF_ADMIN_RESUME, GF_ADMIN_RELEASE };
 /* A request handed to the scheduler thread, and its answer. */
 struct gf_op {
 	enum gf_op_kind kind;
-	struct gf_http_req *req;	 /* held: answered by the thread */
-	const struct gf_auth_entry *who; /* NULL: no tokens */
+	struct gf_http_req *req; /* held: answered by the thread */
+	struct gf_grant grant;	 /* who asked, and what it may touch */
 	struct gf_job_spec spec; /* SUBMIT: owned until the thread takes it */
 	char id[GF_JOB_ID_MAX];	 /* CANCEL */
 	char node[GF_NODE_NAME_MAX]; /* REGISTER, HEARTBEAT, POLL */
@@ -124,6 +125,7 @@ struct gf_service {
 	uint64_t lat_count[GF_SERVE_LAT_BUCKETS + 1];
 	double lat_sum;
 	uint64_t submitted, rejected, cancelled, write_batches;
+	uint64_t foreign_reports; /* runs a node reported of another's */
 
 	/* inference services (services.c; the scheduler thread's, read by
 	 * handlers under ctl_lock) */
@@ -237,10 +239,12 @@ const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 
 /* --- handlers ---------------------------------------------------------- */
 
-/* The caller of a route: 0 with *who (NULL: no tokens configured), or the
- * request answered 401 (api.c). */
-int gf__api_caller(struct gf_service *s, struct gf_http_req *r,
-		   const struct gf_auth_entry **who);
+/* The grant of a request's caller (authz.h), which the dispatcher
+ * (api.c) has let through to its handler: the handler's scope. */
+void gf__api_grant(const struct gf_service *s, struct gf_http_req *r,
+		   struct gf_grant *g);
+/* Every route has a row in the authorization table: 0 or GF_EINVAL. */
+int gf__api_check_routes(struct gf_err *e);
 /* A node as GET /v1/nodes lists it (under ctl_lock). */
 void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
 

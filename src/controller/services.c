@@ -120,17 +120,14 @@ int gf__services_load(struct gf_service *s, struct gf_err *e)
 
 /* ---- the scheduler thread: requests and the count ------------------- */
 
-static bool may(const struct gf_auth_entry *who, const char *team)
-{
-	return !who || who->admin || !strcmp(who->team, team);
-}
-
 /* PUT: the spec (admitted as a submission would be) and the count. */
 static void put(struct gf_service *s, struct gf_op *op, struct gf_svc *v)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (v && !may(op->who, v->spec.team)) {
+	/* the grant's scope (authz.c), applied where the service is found:
+	 * the name may be another team's by now */
+	if (v && !gf_authz_team_ok(&op->grant, v->spec.team)) {
 		gf__op_error(op, 403, "forbidden",
 			     "service '%s' is team '%s''s", v->name,
 			     v->spec.team);
@@ -169,7 +166,7 @@ void gf__services_op(struct gf_service *s, struct gf_op *op)
 		put(s, op, v);
 		return;
 	}
-	if (!v || !may(op->who, v->spec.team)) {
+	if (!v || !gf_authz_team_ok(&op->grant, v->spec.team)) {
 		gf__op_error(op, 404, "not-found", "no service '%.48s'",
 			     op->node);
 		return;
@@ -349,9 +346,8 @@ void gf__services_answer(struct gf_service *s, struct gf_op *op)
 int gf__services_get(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	const char *name = gf_req_param(r, "name");
 	struct gf_buf b;
 	struct gf_json j;
@@ -365,7 +361,7 @@ int gf__services_get(struct gf_http_req *r, void *arg)
 	}
 	for (int i = 0; s->leading && i < s->nsvc; i++) {
 		const struct gf_svc *v = &s->svc[i];
-		if (v->deleted || !may(who, v->spec.team) ||
+		if (v->deleted || !gf_authz_team_ok(&g, v->spec.team) ||
 		    (name && strcmp(v->name, name)))
 			continue;
 		svc_json(&j, s, v);
@@ -399,11 +395,11 @@ static int read_replicas(struct gf_http_req *r, const struct gf_jv *body,
 }
 
 static struct gf_op *svc_op(enum gf_op_kind kind, const char *name,
-			    const struct gf_auth_entry *who)
+			    const struct gf_grant *g)
 {
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = kind;
-	op->who = who;
+	op->grant = *g;
 	snprintf(op->node, sizeof(op->node), "%s", name);
 	return op;
 }
@@ -411,9 +407,8 @@ static struct gf_op *svc_op(enum gf_op_kind kind, const char *name,
 int gf__services_put(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	const char *name = gf_req_param(r, "name");
 	if (strlen(name) >= GF_JOB_NAME_MAX ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyz"
@@ -442,16 +437,22 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 		struct gf_err e;
 		struct gf_buf t;
 		gf_buf_init(&t, GF_SERVE_JOB_BODY_MAX);
-		op = svc_op(GF_OP_SVC_PUT, name, who);
+		op = svc_op(GF_OP_SVC_PUT, name, &g);
 		op->after = (uint64_t)n;
-		bool team = who && !who->admin && who->team[0];
+		bool team = g.team[0] != '\0';
 		int drc = gf_jv_dump(job, team ? "team" : NULL,
-				     team ? who->team : NULL, &t);
+				     team ? g.team : NULL, &t);
 		if (drc ||
 		    parse_spec(name, t.data, t.len, &op->spec, &e) != 0) {
 			gf_reply_error(r, 400, "invalid", "'job': %s",
 				       drc ? "too large" : e.msg);
 			rc = GF_EINVAL;
+		} else if (!gf_authz_team_ok(&g, op->spec.team)) {
+			gf_reply_error(r, 403, "forbidden",
+				       "a token of team '%s' runs only that "
+				       "team's services",
+				       g.team);
+			rc = GF_EAUTH;
 		}
 		op->body = gf_strndup(t.data ? t.data : "", t.len);
 		op->body_len = t.len;
@@ -468,9 +469,8 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 int gf__services_scale(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0;
@@ -479,8 +479,7 @@ int gf__services_scale(struct gf_http_req *r, void *arg)
 	gf_jv_free(body);
 	if (rc)
 		return 0;
-	struct gf_op *op =
-		svc_op(GF_OP_SVC_SCALE, gf_req_param(r, "name"), who);
+	struct gf_op *op = svc_op(GF_OP_SVC_SCALE, gf_req_param(r, "name"), &g);
 	op->after = (uint64_t)n;
 	return gf__service_hold(s, r, op);
 }
@@ -488,11 +487,10 @@ int gf__services_scale(struct gf_http_req *r, void *arg)
 int gf__services_delete(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
-	const struct gf_auth_entry *who;
-	if (gf__api_caller(s, r, &who))
-		return 0;
+	struct gf_grant g;
+	gf__api_grant(s, r, &g);
 	return gf__service_hold(
-		s, r, svc_op(GF_OP_SVC_DELETE, gf_req_param(r, "name"), who));
+		s, r, svc_op(GF_OP_SVC_DELETE, gf_req_param(r, "name"), &g));
 }
 
 int gf__services_one(struct gf_http_req *r, void *arg)

@@ -36,6 +36,7 @@
 #define ADMIN "adminadminadmin0001"
 #define TOKA  "nodetokenaaaaaa0001"
 #define TOKB  "nodetokenbbbbbb0002"
+#define TOKC  "nodetokencccccc0004" /* node PFX-f2-a's */
 #define TEAM  "teamteamteamtea0003"
 
 #define DEADLINE_MS 30000 /* for anything that should happen "soon" */
@@ -493,8 +494,9 @@ static int setup(void **state)
 	char tokens[512];
 	snprintf(tokens, sizeof(tokens),
 		 ADMIN " admin\n" TOKA " node:%s-tok-a\n" TOKB
-		       " node:%s-tok-b\n" TEAM " team:vision\n",
-		 pfx, pfx);
+		       " node:%s-tok-b\n" TEAM " team:vision\n" TOKC
+		       " node:%s-f2-a\n",
+		 pfx, pfx, pfx);
 	write_text(tokpath, tokens);
 	start();
 	atomic_store(&pump_stop, false);
@@ -730,6 +732,110 @@ static void test_report_finishes_job(void **state)
 	assert_int_equal(poll_asg(a, 0, "1s", &s), 200);
 	assert_null(find_asg(&s, id));
 	gf_np_assignments_release(&s);
+}
+
+/* A heartbeat of a with one report of ref: its run ended with exit 0
+ * after gpu_ms GPU-milliseconds.  The status; *ack read when 200. */
+static long report(struct agent *a, struct gf_np_ref ref, int64_t gpu_ms,
+		   struct gf_np_ack *ack)
+{
+	struct gf_np_heartbeat x;
+	memset(&x, 0, sizeof(x));
+	struct gf_np_report rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.ref = ref;
+	rep.run.started_ms = 1700000000000;
+	rep.run.ended_ms = 1700000007250;
+	rep.run.gpu_ms = gpu_ms;
+	snprintf(rep.run.reason, sizeof(rep.run.reason), "exited");
+	x.nreports = 1;
+	x.reports = &rep;
+	pthread_mutex_lock(&alock);
+	for (int i = 0; i < a->nrun; i++) /* it ended: no longer running */
+		if (!strcmp(a->run[i].job, ref.job))
+			a->run[i--] = a->run[--a->nrun];
+	long st = beat_locked(a, &x, ack);
+	pthread_mutex_unlock(&alock);
+	return st;
+}
+
+/* The value of a counter (no labels) on /metrics, -1 when absent. */
+static long long metric(const char *name)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/metrics", base);
+	struct gf_client_req q = { .url = url };
+	struct gf_client_answer ans;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &ans, &e), 0);
+	long long v = -1;
+	char key[128];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	const char *at = strstr(gf_buf_str(&ans.body), key);
+	if (at)
+		v = strtoll(at + strlen(key), NULL, 10);
+	gf_client_answer_release(&ans);
+	return v;
+}
+
+/* Issue 20 F2: node a reports a run of a replica placed on node b (with
+ * a's own token): acked, ignored and counted; the job, its GPU time and
+ * its runs unchanged; then b's own report is taken and finishes it. */
+static void test_report_of_another_node(void **state)
+{
+	(void)state;
+	struct agent *a = agent_new("f2-a", 1, TOKC);
+	register_agent(a);
+	struct agent *b = agent_new("f2-b", 1, ADMIN);
+	register_agent(b);
+	char id[32];
+	submit(b->tag, "\"name\": \"f2\"", id, sizeof(id));
+	struct gf_np_assignments s;
+	wait_assigned(b, id, 1, &s);
+	apply(b, &s);
+	const struct gf_np_assignment *mine = find_asg(&s, id);
+	if (mine == NULL) {
+		fail_msg("%s not assigned", id);
+		return;
+	}
+	struct gf_np_ref ref = mine->ref;
+	gf_np_assignments_release(&s);
+	gf_jv_free(wait_job(id, "running"));
+	/* a's token acts for a only: not as b */
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", b->name);
+	assert_int_equal(http(GF_HTTP_POST, path, TOKC, "{}", NULL), 403);
+	long long ignored = metric("gpufleet_node_reports_ignored_total");
+
+	struct gf_np_ack ack;
+	assert_int_equal(report(a, ref, 1000000000000LL, &ack), 200);
+	assert_int_equal(ack.nacked, 1); /* a need not send it again */
+	gf_np_ack_release(&ack);
+	struct gf_jv *v = job_get(id);
+	assert_string_equal(str(v, "state"), "running");
+	assert_int_equal(num(v, "attempts"), 1);
+	assert_true(gpu_seconds(v) == 0);
+	gf_jv_free(v);
+	assert_true(ignored >= 0);
+	assert_int_equal(metric("gpufleet_node_reports_ignored_total"),
+			 ignored + 1);
+
+	/* b's own report: taken, not a duplicate */
+	assert_int_equal(report(b, ref, 7250, &ack), 200);
+	assert_int_equal(ack.nacked, 1);
+	gf_np_ack_release(&ack);
+	v = job_get(id);
+	assert_string_equal(str(v, "state"), "succeeded");
+	assert_true(gpu_seconds(v) == 7.25);
+	gf_jv_free(v);
+	/* a's again, after the job ended: still nothing */
+	assert_int_equal(report(a, ref, 1000000000000LL, &ack), 200);
+	gf_np_ack_release(&ack);
+	v = job_get(id);
+	assert_true(gpu_seconds(v) == 7.25);
+	gf_jv_free(v);
+	assert_int_equal(metric("gpufleet_node_reports_ignored_total"),
+			 ignored + 2);
 }
 
 /* A replica the agent has applied but does not run is lost: requeued
@@ -1280,6 +1386,7 @@ int main(void)
 		cmocka_unit_test(test_register),
 		cmocka_unit_test(test_long_poll),
 		cmocka_unit_test(test_report_finishes_job),
+		cmocka_unit_test(test_report_of_another_node),
 		cmocka_unit_test(test_lost_replica_requeued),
 		cmocka_unit_test(test_unhealthy_gpu),
 		cmocka_unit_test(test_silent_node),
