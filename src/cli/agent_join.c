@@ -82,6 +82,12 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 	case 'A':
 		a->address = arg;
 		return true;
+	case 0x101:
+		a->ca = arg;
+		return true;
+	case 0x102:
+		a->insecure_http = true;
+		return true;
 	case 'G': {
 		long ms = gf_diag_parse_duration(arg);
 		if (ms < 0 || ms > 3600000) {
@@ -102,15 +108,22 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
-	if (!joining &&
-	    (a->name || a->token_file || a->labels[0] || a->address)) {
+	if (!joining && (a->name || a->token_file || a->labels[0] ||
+			 a->address || a->ca || a->insecure_http)) {
 		gf_cli_error("agent",
-			     "--name, --token-file, --label and --address go "
-			     "with --controller");
+			     "--name, --token-file, --label, --address, --ca "
+			     "and --insecure-http go with --controller");
 		return GF_EXIT_USAGE;
 	}
 	if (!joining)
 		return 0;
+	char why[256];
+	if (a->token_file &&
+	    !gf_client_token_safe(a->controller, a->insecure_http, why,
+				  sizeof(why))) {
+		gf_cli_error("agent", "--controller: %s", why);
+		return GF_EXIT_USAGE;
+	}
 	if (!a->name) {
 		if (gethostname(a->host, sizeof(a->host)) != 0 || !a->host[0]) {
 			gf_cli_error("agent", "no host name: give --name NODE");
@@ -187,6 +200,8 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.controller = a->controller,
 		.name = a->name,
 		.token = a->token_file ? a->token : NULL,
+		.ca = a->ca,
+		.insecure_http = a->insecure_http,
 		.labels = a->labels,
 		.address = a->address,
 		.agent_url = gf_agent_url(agent),

@@ -19,6 +19,8 @@
 		{ "label", required_argument, NULL, 'L' },      \
 		{ "state-dir", required_argument, NULL, 'D' },  \
 		{ "address", required_argument, NULL, 'A' },    \
+		{ "ca", required_argument, NULL, 0x101 },       \
+		{ "insecure-http", no_argument, NULL, 0x102 },  \
 	{                                                       \
 		"kill-grace", required_argument, NULL, 'G'      \
 	}
@@ -26,6 +28,8 @@
 struct gf_agent_join_args {
 	char controller[512]; /* "" : not joining */
 	const char *name, *token_file, *state_dir, *address;
+	const char *ca;	    /* --ca FILE: the controller's CA, or NULL */
+	bool insecure_http; /* --insecure-http */
 	char labels[256];
 	int64_t kill_grace_ms;
 	char host[64], addr_buf[64];

@@ -13,8 +13,10 @@
  * given, bind without a record); a name gpufleet does not know is
  * unresolvable in filter, scored 0, dropped from preempt's answer, and
  * an Error in bind.  Standby or stopped: 503.  No bearer token is asked
- * for: kube-scheduler sends none (docs/kubernetes.md: restrict who
- * reaches the port).
+ * for: kube-scheduler sends none.  With a token file, the caller is
+ * kube-scheduler by its client certificate, signed by --client-ca
+ * (server/tls.h), else 403 (serve refuses --k8s-extender with tokens but
+ * no --client-ca at start); without tokens (an open setup) anyone.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +28,26 @@
 
 #define ANSWER_MAX (32u << 20)
 
-/* The extender is on: else answered 404. */
+/* With tokens, only a client certificate --client-ca signed: else
+ * answered 403. */
+static bool caller_ok(struct gf_service *s, struct gf_http_req *r)
+{
+	char why[256];
+	if (!s->o.auth || gf_req_client_cert_ok(r, why, sizeof(why)))
+		return true;
+	gf_reply_error(r, 403, "forbidden",
+		       "the extender's routes take a client certificate signed "
+		       "by --client-ca (kube-scheduler's tlsConfig): %s",
+		       why);
+	return false;
+}
+
+/* The extender is on and the caller may call it: else answered 404 or
+ * 403. */
 static bool on(struct gf_service *s, struct gf_http_req *r)
 {
 	if (s->k8s)
-		return true;
+		return caller_ok(s, r);
 	gf_reply_error(r, 404, "not-found",
 		       "the Kubernetes extender is off: start gpufleet serve "
 		       "with --k8s-extender");
