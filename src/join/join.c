@@ -110,9 +110,9 @@ static int exchange(struct gf_join *j, struct gf_client *c, unsigned method,
 				   .token = j->o.token,
 				   .body = body ? body->data : NULL,
 				   .body_len = body ? body->len : 0,
-				   .timeout_ms = REQ_TIMEOUT_MS,
-				   .ca = j->o.ca,
-				   .insecure_http = j->o.insecure_http };
+				   .timeout_ms = REQ_TIMEOUT_MS };
+	q.ca = j->o.ca;
+	q.insecure_http = j->o.insecure_http;
 	struct gf_err e;
 	int rc = gf_client_request(c, &q, a, &e);
 	if (rc)
@@ -338,15 +338,14 @@ static void *poller(void *arg)
 		char url[640];
 		snprintf(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
 			 j->url_poll, POLL_WAIT_S, after);
-		struct gf_client_req q = {
-			.url = url,
-			.token = j->o.token,
-			.timeout_ms = POLL_WAIT_S * 1000 + REQ_TIMEOUT_MS,
-			.answer_max = 64u << 20,
-			.cancel = &j->cancel,
-			.ca = j->o.ca,
-			.insecure_http = j->o.insecure_http
-		};
+		struct gf_client_req q = { .url = url,
+					   .token = j->o.token,
+					   .timeout_ms = POLL_WAIT_S * 1000 +
+							 REQ_TIMEOUT_MS,
+					   .answer_max = 64u << 20,
+					   .cancel = &j->cancel };
+		q.ca = j->o.ca;
+		q.insecure_http = j->o.insecure_http;
 		struct gf_client_answer a;
 		struct gf_err e;
 		int rc = gf_client_request(c, &q, &a, &e);

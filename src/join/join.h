@@ -34,23 +34,26 @@
 #include "telemetry/agent.h"
 
 struct gf_join_opts {
-	const char *controller; /* "http://HOST:PORT" (no trailing '/') */
-	const char *name;	/* this node's name */
-	const char *token;	/* bearer token, or NULL */
-	const char *ca;		/* https: the controller's CA file */
-	bool insecure_http;	/* a token over http to a non-loopback host */
-	const char *labels;	/* "k=v,k=v", or NULL */
-	const char *address;	/* how others reach this node; NULL: name */
-	const char *agent_url;	/* this agent's metrics URL, or NULL */
-	const char *version;	/* gpufleet's, or NULL */
-	const char *state_dir;	/* the worker's and the ledger's */
-	const char *log_dir;	/* jobs' output; NULL: STATE/logs */
+	const char *controller;	    /* "http://HOST:PORT" (no trailing '/') */
+	const char *name;	    /* this node's name */
+	const char *token;	    /* bearer token, or NULL */
+	const char *labels;	    /* "k=v,k=v", or NULL */
+	const char *address;	    /* how others reach this node; NULL: name */
+	const char *agent_url;	    /* this agent's metrics URL, or NULL */
+	const char *version;	    /* gpufleet's, or NULL */
+	const char *state_dir;	    /* the worker's and the ledger's */
+	const char *log_dir;	    /* jobs' output; NULL: STATE/logs */
 	const struct gf_node *node; /* this node (borrowed, outlives) */
 	const char *topology;	    /* `topo --json` of it, or NULL */
 	bool bind;		    /* bind jobs (the node is this machine) */
 	bool cgroup;		    /* a cgroup v2 per job where possible */
 	int64_t kill_grace_ms;	    /* 0: the worker's default */
 	struct gf_agent *agent;	    /* GPU health, NVML lock; NULL: none */
+
+	/* https://: the controller's CA file (--ca), NULL the system's */
+	const char *ca;
+	/* the token over http:// to a controller that is not loopback */
+	bool insecure_http;
 };
 
 struct gf_join;
