@@ -8,7 +8,9 @@
  * it, plain http to it answered by nothing, and the client-certificate
  * check false on plain http and for a client that presents none
  * (tests/integration/tls.sh presents real client certificates, good and
- * bad).
+ * bad); and F11: the controller with tokens refuses the extender's
+ * routes to a caller without a client certificate, even one with an
+ * admin's token.
  *
  * The certificates below were made once with openssl for these tests
  * only (EC P-256, valid until 2126): a CA, and a server certificate it
@@ -18,6 +20,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "controller/service.h"
 #include "helpers.h"
 #include "server/client.h"
 #include "server/server.h"
@@ -86,6 +89,10 @@ static int files_up(void **state)
 static int files_down(void **state)
 {
 	(void)state;
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/k8s'", dir);
+	if (system(cmd) != 0)
+		return -1;
 	unlink(ca_file);
 	unlink(cert_file);
 	unlink(key_file);
@@ -330,6 +337,63 @@ static void test_client_cert_plain(void **state)
 	gf_server_stop(s);
 }
 
+/* F11: with tokens, /k8s/filter and /k8s/bind are refused (403) to a
+ * caller without a client certificate, whatever its token; nothing is
+ * bound.  (serve refuses this setup without --client-ca at start; the
+ * check holds for every way the service is started.) */
+static void test_k8s_needs_client_cert(void **state)
+{
+	(void)state;
+	char db[160], tokpath[160], url[256];
+	snprintf(db, sizeof(db), "sqlite:%s/k8s/gf.db", dir);
+	snprintf(tokpath, sizeof(tokpath), "%s/tokens", dir);
+	write_file(tokpath, "adminadminadmin0001 admin\n");
+	chmod(tokpath, 0600);
+	struct gf_serve_config cfg;
+	struct gf_auth auth;
+	struct gf_err e;
+	gf_serve_config_defaults(&cfg);
+	assert_int_equal(gf_auth_read(tokpath, &auth, &e), 0);
+	struct gf_k8s_opts ko = { .api_url = "http://127.0.0.1:9" };
+	struct gf_service_opts o = { .listen = "127.0.0.1:0",
+				     .db = db,
+				     .cfg = &cfg,
+				     .auth = &auth,
+				     .agents_only = true,
+				     .tick_ms = 20,
+				     .k8s = &ko };
+	struct gf_service *svc;
+	int rc = gf_service_start(&svc, &o, &e);
+	if (rc)
+		fail_msg("start: %s", e.msg);
+	static const char *const verbs[] = { "filter", "prioritize", "preempt",
+					     "bind" };
+	static const char body[] = "{\"PodName\":\"p\",\"PodNamespace\":\"ml\","
+				   "\"PodUID\":\"u-1\",\"Node\":\"n\"}";
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		snprintf(url, sizeof(url), "%sk8s/%s", gf_service_url(svc),
+			 verbs[i]);
+		struct gf_client_req q = { .method = GF_HTTP_POST,
+					   .url = url,
+					   .token = "adminadminadmin0001",
+					   .body = body,
+					   .body_len = strlen(body) };
+		struct gf_client_answer a;
+		assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+		if (a.status != 403)
+			fail_msg("%s: %ld %s", url, a.status,
+				 gf_buf_str(&a.body));
+		assert_non_null(strstr(gf_buf_str(&a.body),
+				       "client certificate signed by "
+				       "--client-ca"));
+		gf_client_answer_release(&a);
+	}
+	gf_service_stop(svc);
+	gf_auth_release(&auth);
+	gf_serve_config_release(&cfg);
+	unlink(tokpath);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_tls_load),
 		cmocka_unit_test(test_server_tls),
 		cmocka_unit_test(test_client_cert_plain),
+		cmocka_unit_test(test_k8s_needs_client_cert),
 	};
 	return cmocka_run_group_tests(tests, files_up, files_down);
 }
