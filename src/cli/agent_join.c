@@ -5,6 +5,7 @@
  */
 #include "cli/agent_join.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,11 @@ int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 	}
 	if (!joining)
 		return 0;
+	if (a->ca && access(a->ca, R_OK) != 0) {
+		gf_cli_error("agent", "cannot read --ca '%s': %s", a->ca,
+			     gf_strerror(-errno));
+		return GF_EXIT_USAGE;
+	}
 	char why[256];
 	if (a->token_file &&
 	    !gf_client_token_safe(a->controller, a->insecure_http, why,

@@ -17,7 +17,8 @@
 #                        node token, and is ready
 #   tls-token-in-clear   a token to a non-loopback http:// URL is refused
 #                        by the CLI, the agent and `autoscale run` before
-#                        any traffic, naming --insecure-http
+#                        any traffic, naming --insecure-http; an agent's
+#                        unreadable --ca said at start
 #   tls-serve-refusals   serve: tokens on a non-loopback address without
 #                        TLS, --k8s-extender with tokens but no
 #                        --client-ca, half a TLS pair: usage errors
@@ -221,6 +222,11 @@ printf 'apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {na
 o3=$("$BIN" autoscale run --source "$FAR" --hpa "$TMP/hpa.yaml" \
 	--dry-run --count 1 --token-file "$TMP/admin.token" 2>&1)
 r3=$?
+# an agent whose --ca cannot be read: said at start
+o6=$("$BIN" agent --listen 127.0.0.1:0 --controller "$URL" --name tls-c \
+	--ca "$TMP/absent.crt" --token-file "$TMP/node.token" \
+	--state-dir "$TMP/agent-c" 2>&1)
+r6=$?
 # with --insecure-http the CLI goes on (and fails to resolve the name)
 o4=$("$BIN" nodes --server "$FAR" --token-file "$TMP/admin.token" \
 	--insecure-http 2>&1)
@@ -232,11 +238,13 @@ o5=$("$BIN" nodes --server "http://127.0.0.1:9" --token-file "$TMP/admin.token" 
 	printf '%s' "$o2" | grep -q "insecure-http" &&
 	printf '%s' "$o3" | grep -q "insecure-http" &&
 	printf '%s' "$o4" | grep -q "cannot resolve" &&
+	[ "$r6" = 2 ] && printf '%s' "$o6" | grep -q "cannot read --ca '.*absent.crt'" &&
 	! printf '%s' "$o5" | grep -q "insecure-http"
 check tls-token-in-clear $? "nodes rc=$r1: $o1
 agent rc=$r2: $o2
 autoscale rc=$r3: $o3
 nodes --insecure-http rc=$r4: $o4
+agent with an unreadable --ca rc=$r6: $o6
 loopback: $o5"
 
 # ---- serve's refusals ---------------------------------------------------
