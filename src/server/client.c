@@ -6,7 +6,9 @@
  * a handle is used by one thread at a time (struct gf_client is one
  * thread's, a one-shot call makes its own); no call raises a signal
  * (CURLOPT_NOSIGNAL); an answer's body never grows past answer_max; the
- * cause of a failure is put in words here, once, for every caller.
+ * cause of a failure is put in words here, once, for every caller; a
+ * bearer token goes over plain http only to a loopback host, unless the
+ * request says insecure_http (checked before a name is resolved).
  */
 #include "server/client.h"
 
