@@ -7,6 +7,10 @@ set -eu
 # build and run
 PKGS="gcc make pkg-config libhwloc-dev libxml2-dev libglpk-dev libyaml-dev"
 PKGS="$PKGS libmicrohttpd-dev libjansson-dev libcurl4-openssl-dev"
+# HTTPS: libmicrohttpd's GnuTLS, whose headers read a client certificate's
+# check (src/server/tls.c); openssl makes the certificates of
+# tests/integration/tls.sh
+PKGS="$PKGS libgnutls28-dev openssl"
 # the controller's store: SQLite and PostgreSQL's client library
 PKGS="$PKGS libsqlite3-dev libpq-dev"
 # tests: cmocka for unit tests, lstopo (hwloc-nox) to record live XML,

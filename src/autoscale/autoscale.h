@@ -97,8 +97,10 @@ struct gf_as_source {
 	char metric[128]; /* GF_AS_SOURCE_METRICS: the family summed */
 	int nlabels;	  /* and the label values it must have */
 	char labels[GF_AS_LABELS_MAX][2][128];
-	const char *token; /* bearer token, or NULL */
-	long timeout_ms;   /* 0: 5 s */
+	const char *token;  /* bearer token, or NULL */
+	long timeout_ms;    /* 0: 5 s */
+	const char *ca;	    /* https: the CA file (--ca), or NULL */
+	bool insecure_http; /* the token over http to a non-loopback host */
 };
 
 /*
@@ -141,11 +143,13 @@ struct gf_as_actuator {
 /*
  * An actuator that changes the replica count of an inference service
  * registered with the controller (PUT /v1/services/NAME/replicas; its
- * current count from GET /v1/services/NAME), with a bearer token or NULL.
+ * current count from GET /v1/services/NAME), with conn's bearer token
+ * (or none), CA and insecure_http (its other fields unused; copied).
  * Release it with gf_as_actuator_release.  0, or GF_EINVAL for a missing
  * URL or name.
  */
-int gf_as_controller_actuator(const char *base_url, const char *token,
+int gf_as_controller_actuator(const char *base_url,
+			      const struct gf_as_source *conn,
 			      const char *service, struct gf_as_actuator *out,
 			      struct gf_err *e);
 /* Free what an actuator holds (a dry-run one holds nothing). */

@@ -24,6 +24,8 @@
 struct ctl_act {
 	char url[1024]; /* .../v1/services/NAME */
 	char token[512];
+	char *ca; /* or NULL */
+	bool insecure_http;
 	struct gf_client *c;
 };
 
@@ -35,7 +37,9 @@ static int ctl_call(struct ctl_act *a, unsigned method, const char *url,
 				   .url = url,
 				   .token = a->token[0] ? a->token : NULL,
 				   .body = body,
-				   .body_len = body ? strlen(body) : 0 };
+				   .body_len = body ? strlen(body) : 0,
+				   .ca = a->ca,
+				   .insecure_http = a->insecure_http };
 	int rc = gf_client_request(a->c, &q, ans, e);
 	if (rc == 0 && ans->status != 200) {
 		rc = gf_err_set(
@@ -78,7 +82,8 @@ static int ctl_current(void *ctx, int32_t *replicas, struct gf_err *e)
 	return rc;
 }
 
-int gf_as_controller_actuator(const char *base_url, const char *token,
+int gf_as_controller_actuator(const char *base_url,
+			      const struct gf_as_source *conn,
 			      const char *service, struct gf_as_actuator *out,
 			      struct gf_err *e)
 {
@@ -94,7 +99,10 @@ int gf_as_controller_actuator(const char *base_url, const char *token,
 		n--;
 	snprintf(a->url, sizeof(a->url), "%.*s/v1/services/%s", (int)n,
 		 base_url, service);
-	snprintf(a->token, sizeof(a->token), "%s", token ? token : "");
+	snprintf(a->token, sizeof(a->token), "%s",
+		 conn && conn->token ? conn->token : "");
+	a->ca = conn && conn->ca ? gf_strdup(conn->ca) : NULL;
+	a->insecure_http = conn && conn->insecure_http;
 	a->c = gf_client_new();
 	*out = (struct gf_as_actuator){ "controller", ctl_apply, ctl_current,
 					a };
@@ -106,6 +114,7 @@ void gf_as_actuator_release(struct gf_as_actuator *act)
 	struct ctl_act *a = act->ctx;
 	if (act->apply == ctl_apply && a) {
 		gf_client_free(a->c);
+		gf_free(a->ca);
 		gf_free(a);
 	}
 	act->ctx = NULL;

@@ -267,7 +267,9 @@ int gf_as_source_read(const struct gf_as_source *src, double *value,
 				   .timeout_ms = src->timeout_ms
 							 ? src->timeout_ms
 							 : 5000,
-				   .answer_max = 16u << 20 };
+				   .answer_max = 16u << 20,
+				   .ca = src->ca,
+				   .insecure_http = src->insecure_http };
 	struct gf_client_answer a;
 	int rc = gf_client_request(NULL, &q, &a, e);
 	if (rc) {

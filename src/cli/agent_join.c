@@ -5,6 +5,7 @@
  */
 #include "cli/agent_join.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,12 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 		}
 		a->block = arg;
 		return true;
+	case 0x101:
+		a->ca = arg;
+		return true;
+	case 0x102:
+		a->insecure_http = true;
+		return true;
 	case 'G': {
 		long ms = gf_diag_parse_duration(arg);
 		if (ms < 0 || ms > 3600000) {
@@ -116,14 +123,27 @@ int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
 	if (!joining && (a->name || a->token_file || a->labels[0] ||
-			 a->address || a->block)) {
-		gf_cli_error("agent",
-			     "--name, --token-file, --label, --block and "
-			     "--address go with --controller");
+			 a->address || a->block || a->ca || a->insecure_http)) {
+		gf_cli_error(
+			"agent",
+			"--name, --token-file, --label, --block, --address, "
+			"--ca and --insecure-http go with --controller");
 		return GF_EXIT_USAGE;
 	}
 	if (!joining)
 		return 0;
+	if (a->ca && access(a->ca, R_OK) != 0) {
+		gf_cli_error("agent", "cannot read --ca '%s': %s", a->ca,
+			     gf_strerror(-errno));
+		return GF_EXIT_USAGE;
+	}
+	char why[256];
+	if (a->token_file &&
+	    !gf_client_token_safe(a->controller, a->insecure_http, why,
+				  sizeof(why))) {
+		gf_cli_error("agent", "--controller: %s", why);
+		return GF_EXIT_USAGE;
+	}
 	if (!a->name) {
 		if (gethostname(a->host, sizeof(a->host)) != 0 || !a->host[0]) {
 			gf_cli_error("agent", "no host name: give --name NODE");
@@ -200,6 +220,8 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.controller = a->controller,
 		.name = a->name,
 		.token = a->token_file ? a->token : NULL,
+		.ca = a->ca,
+		.insecure_http = a->insecure_http,
 		.labels = a->labels,
 		.block = a->block,
 		.address = a->address,

@@ -20,6 +20,8 @@
 		{ "state-dir", required_argument, NULL, 'D' },  \
 		{ "address", required_argument, NULL, 'A' },    \
 		{ "block", required_argument, NULL, 'B' },      \
+		{ "ca", required_argument, NULL, 0x101 },       \
+		{ "insecure-http", no_argument, NULL, 0x102 },  \
 	{                                                       \
 		"kill-grace", required_argument, NULL, 'G'      \
 	}
@@ -27,7 +29,9 @@
 struct gf_agent_join_args {
 	char controller[512]; /* "" : not joining */
 	const char *name, *token_file, *state_dir, *address;
-	const char *block; /* the block a gang stays inside; NULL */
+	const char *block;  /* the block a gang stays inside; NULL */
+	const char *ca;	    /* --ca FILE: the controller's CA, or NULL */
+	bool insecure_http; /* --insecure-http */
 	char labels[256];
 	int64_t kill_grace_ms;
 	char host[64], addr_buf[64];

@@ -221,7 +221,9 @@ static void usage_run(FILE *f)
 		"                              [--controller URL])\n"
 		"                              [--interval S] [--count N] "
 		"[--start-replicas N]\n"
-		"                              [--token-file F] [--json]\n"
+		"                              [--token-file F] [--ca FILE] "
+		"[--insecure-http]\n"
+		"                              [--json]\n"
 		"\n"
 		"Every interval, read the queue depth and decide as the "
 		"manifest's HPA (or\nKEDA ScaledObject) would.  A source "
@@ -259,6 +261,11 @@ static void usage_run(FILE *f)
 		"                   or 1)\n"
 		"  --token-file F   bearer token for the source and the "
 		"controller\n"
+		"  --ca FILE        with https://: the CA that signed their "
+		"certificates\n"
+		"  --insecure-http  send the token over http:// to a host that "
+		"is not loopback\n"
+		"                   (refused without it)\n"
 		"  --json           one JSON object per line\n"
 		"  -h, --help       this help\n%s",
 		GF_CLI_EXIT_HELP);
@@ -394,6 +401,12 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case 'j':
 		o->json = true;
 		return 0;
+	case 'A':
+		o->src.ca = arg;
+		return 0;
+	case 'I':
+		o->src.insecure_http = true;
+		return 0;
 	}
 	return -1;
 }
@@ -418,6 +431,18 @@ static int controller_base(const struct run_opts *o, char *out, size_t size)
 	return why ? -1 : 0;
 }
 
+/* A token that would go in clear to a host that is not loopback: said,
+ * true. */
+static bool token_refused(const struct gf_as_source *src, const char *url)
+{
+	char why[256];
+	if (!src->token ||
+	    gf_client_token_safe(url, src->insecure_http, why, sizeof(why)))
+		return false;
+	gf_cli_error(LCMD, "%s", why);
+	return true;
+}
+
 static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 		     struct gf_as_actuator *act)
 {
@@ -438,6 +463,8 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 			     why);
 		return GF_EXIT_USAGE;
 	}
+	if (token_refused(&o->src, o->src.base))
+		return GF_EXIT_USAGE;
 	if (!o->src.metric[0])
 		snprintf(o->src.metric, sizeof(o->src.metric), "%s",
 			 DEFAULT_METRIC);
@@ -452,8 +479,10 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 		char ctl[sizeof(o->src.base)];
 		if (controller_base(o, ctl, sizeof(ctl)))
 			return GF_EXIT_USAGE;
-		if (gf_as_controller_actuator(ctl, o->src.token, o->service,
-					      act, &e)) {
+		if (token_refused(&o->src, ctl))
+			return GF_EXIT_USAGE;
+		if (gf_as_controller_actuator(ctl, &o->src, o->service, act,
+					      &e)) {
 			gf_cli_error(LCMD, "%s", e.msg);
 			return GF_EXIT_FAIL;
 		}
@@ -487,6 +516,8 @@ static int cmd_run(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "start-replicas", required_argument, NULL, 'r' },
 		{ "token-file", required_argument, NULL, 'T' },
+		{ "ca", required_argument, NULL, 'A' },
+		{ "insecure-http", no_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

@@ -160,6 +160,8 @@ int cmd_jobs(int argc, char **argv)
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_remote_tls_option(&r, c, optarg))
+				break;
 			return gf_cli_bad_option(CMD, argv);
 		}
 	}

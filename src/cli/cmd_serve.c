@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "controller/service.h"
 #include "server/server.h"
+#include "server/tls.h"
 #include "util/log.h"
 
 #define CMD "serve"
@@ -27,6 +28,8 @@ static void usage(FILE *f)
 		"[--token-file FILE] [--tick MS]\n"
 		"                      [--k8s-extender [--kubeconfig FILE | "
 		"--k8s-api URL]]\n"
+		"                      [--tls-cert FILE --tls-key FILE "
+		"[--client-ca FILE]]\n"
 		"\n"
 		"The controller: a durable queue of GPU jobs with typed "
 		"quotas, fair share,\ngangs inside one block, preemption and "
@@ -43,7 +46,19 @@ static void usage(FILE *f)
 		"\n"
 		"  --listen ADDR:PORT  (default " GF_SERVE_DEFAULT_LISTEN
 		"); anything but loopback\n"
-		"                      needs --token-file\n"
+		"                      needs --token-file, and TLS (or "
+		"--insecure-http)\n"
+		"  --tls-cert FILE     serve https: the server's certificate "
+		"(PEM, chain)\n"
+		"  --tls-key FILE      and its private key (PEM)\n"
+		"  --client-ca FILE    the CA whose client certificates may "
+		"call /k8s (the\n"
+		"                      extender's tlsConfig; asked of every "
+		"client, needed by none\n"
+		"                      but /k8s)\n"
+		"  --insecure-http     a token file on a non-loopback address "
+		"without TLS:\n"
+		"                      tokens then cross the network in clear\n"
 		"  --db URL            sqlite:PATH (default " GF_SERVE_DEFAULT_DB
 		")\n"
 		"                      or postgres://... (two servers may "
@@ -69,10 +84,12 @@ static void usage(FILE *f)
 		"  --tick MS           scheduling pass period (default 100)\n"
 		"  --k8s-extender      serve the Kubernetes scheduler "
 		"extender under /k8s\n"
-		"                      (urlPrefix http://HOST:PORT/k8s; "
-		"docs/kubernetes.md); its\n"
-		"                      routes take no token: kube-scheduler "
-		"sends none\n"
+		"                      (urlPrefix https://HOST:PORT/k8s; "
+		"docs/kubernetes.md); with\n"
+		"                      --token-file its routes need a client "
+		"certificate signed\n"
+		"                      by --client-ca (kube-scheduler sends no "
+		"token)\n"
 		"  --kubeconfig FILE   the API server bind writes to (default: "
 		"in-cluster config)\n"
 		"  --k8s-context NAME  the kubeconfig's context (default: its "
@@ -95,6 +112,8 @@ struct serve_args {
 	bool k8s_on;
 	const char *config;
 	const char *token_file;
+	const char *tls_cert, *tls_key, *client_ca;
+	bool insecure_http;
 };
 
 /* The extender's options (controller/k8s.h). */
@@ -138,6 +157,68 @@ static int k8s_option(int c, const char *arg, struct serve_args *a)
 	}
 }
 
+/* --tls-cert, --tls-key, --client-ca, --insecure-http: true when c is
+ * one of them. */
+static bool tls_option(int c, const char *arg, struct serve_args *a)
+{
+	switch (c) {
+	case 0x101:
+		a->tls_cert = arg;
+		return true;
+	case 0x102:
+		a->tls_key = arg;
+		return true;
+	case 0x103:
+		a->client_ca = arg;
+		return true;
+	case 0x104:
+		a->insecure_http = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * TLS's usage rules: the certificate and its key together, a client CA
+ * only with them; tokens never in clear on a non-loopback address unless
+ * --insecure-http says so; with tokens, the /k8s routes authenticate
+ * kube-scheduler by its client certificate, so they need --client-ca
+ * (refused here rather than served open).  0 or GF_EXIT_USAGE.
+ */
+static int tls_check(const struct serve_args *a)
+{
+	bool tls = a->tls_cert && a->tls_key;
+	if (!!a->tls_cert != !!a->tls_key || (a->client_ca && !tls)) {
+		gf_cli_error(CMD, "%s",
+			     a->client_ca && !a->tls_cert && !a->tls_key
+				     ? "--client-ca needs --tls-cert and "
+				       "--tls-key"
+				     : "--tls-cert and --tls-key go together");
+		return GF_EXIT_USAGE;
+	}
+	if (a->token_file && !tls && !a->insecure_http &&
+	    strncmp(a->o.listen, "127.", 4) != 0) {
+		gf_cli_error(CMD,
+			     "'--listen %s' is not loopback: the tokens of "
+			     "--token-file would cross the network in clear; "
+			     "give --tls-cert and --tls-key, or "
+			     "--insecure-http",
+			     a->o.listen);
+		return GF_EXIT_USAGE;
+	}
+	if (a->k8s_on && a->token_file && !a->client_ca) {
+		gf_cli_error(CMD,
+			     "--k8s-extender with --token-file needs "
+			     "--tls-cert, --tls-key and --client-ca: the /k8s "
+			     "routes then take kube-scheduler's client "
+			     "certificate, as it sends no token "
+			     "(docs/kubernetes.md)");
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 {
 	static const struct option opts[] = {
@@ -154,6 +235,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		{ "k8s-api", required_argument, NULL, 'A' },
 		{ "k8s-class", required_argument, NULL, 'L' },
 		{ "k8s-resync", required_argument, NULL, 'R' },
+		{ "tls-cert", required_argument, NULL, 0x101 },
+		{ "tls-key", required_argument, NULL, 0x102 },
+		{ "client-ca", required_argument, NULL, 0x103 },
+		{ "insecure-http", no_argument, NULL, 0x104 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -205,6 +290,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 			*done = true;
 			return GF_EXIT_OK;
 		default:
+			if (tls_option(c, optarg, a))
+				break;
 			return gf_cli_bad_option(CMD, argv);
 		}
 	}
@@ -226,12 +313,6 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 				  "--k8s-extender");
 		return GF_EXIT_USAGE;
 	}
-	if (a->k8s_on && strncmp(a->o.listen, "127.", 4) != 0)
-		gf_cli_error(CMD,
-			     "warning: the /k8s routes take no token "
-			     "(kube-scheduler sends none): let only "
-			     "kube-scheduler reach %s (docs/kubernetes.md)",
-			     a->o.listen);
 	if (strncmp(a->o.listen, "127.", 4) != 0 && !a->token_file) {
 		gf_cli_error(CMD,
 			     "'--listen %s' is not loopback: give "
@@ -240,7 +321,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 			     a->o.listen);
 		return GF_EXIT_USAGE;
 	}
-	return 0;
+	return tls_check(a);
 }
 
 /* Wait for SIGTERM/SIGINT or a failure of the service; the exit code. */
@@ -274,6 +355,7 @@ int cmd_serve(int argc, char **argv)
 	struct gf_serve_config cfg;
 	gf_serve_config_defaults(&cfg);
 	struct gf_auth auth = { 0 };
+	struct gf_tls tls = { 0 };
 	int ret = GF_EXIT_FAIL;
 	if (a.config && gf_serve_config_read(a.config, &cfg, &e) != 0) {
 		gf_cli_error(CMD, "--config: %s", e.msg);
@@ -290,6 +372,13 @@ int cmd_serve(int argc, char **argv)
 				     "(chmod 600 it)",
 				     a.token_file);
 		a.o.auth = &auth;
+	}
+	if (a.tls_cert) {
+		if (gf_tls_load(&tls, a.tls_cert, a.tls_key, a.client_ca, &e)) {
+			gf_cli_error(CMD, "%s", e.msg);
+			goto out;
+		}
+		a.o.tls = &tls;
 	}
 	a.o.cfg = &cfg;
 	sigset_t set;
@@ -309,6 +398,7 @@ int cmd_serve(int argc, char **argv)
 out:
 	if (a.token_file)
 		gf_auth_release(&auth);
+	gf_tls_release(&tls);
 	gf_serve_config_release(&cfg);
 	return ret;
 }

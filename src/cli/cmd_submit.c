@@ -122,7 +122,7 @@ static int option(int c, struct body *x, struct gf_remote *r,
 		r->json = true;
 		return 0;
 	default:
-		return -1;
+		return gf_remote_tls_option(r, c, optarg) ? 0 : -1;
 	}
 }
 

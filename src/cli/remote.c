@@ -38,7 +38,24 @@ int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
 		snprintf(c->token, sizeof(c->token), "%s", a.e[0].token);
 		gf_auth_release(&a);
 	}
+	if (!c->ca)
+		c->ca = getenv("GPUFLEET_CA");
+	char clear[256];
+	if (c->token[0] && !gf_client_token_safe(c->base, c->insecure_http,
+						 clear, sizeof(clear))) {
+		gf_cli_error(c->cmd, "%s", clear);
+		return GF_EXIT_USAGE;
+	}
 	return 0;
+}
+
+bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg)
+{
+	if (c == GF_REMOTE_OPT_CA)
+		r->ca = arg;
+	else if (c == GF_REMOTE_OPT_INSECURE)
+		r->insecure_http = true;
+	return c == GF_REMOTE_OPT_CA || c == GF_REMOTE_OPT_INSECURE;
 }
 
 /* One exchange; 0 with *ans (release it) when the server answered with
@@ -52,7 +69,9 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 				   .url = url,
 				   .token = c->token[0] ? c->token : NULL,
 				   .body = body,
-				   .body_len = body ? strlen(body) : 0 };
+				   .body_len = body ? strlen(body) : 0,
+				   .ca = c->ca,
+				   .insecure_http = c->insecure_http };
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (gf_client_request(NULL, &q, ans, &e) != 0) {
@@ -134,6 +153,8 @@ int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_remote_tls_option(r, c, optarg))
+				break;
 			return gf_cli_bad_option(r->cmd, argv);
 		}
 	}

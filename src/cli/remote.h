@@ -22,10 +22,14 @@ struct gf_remote {
 	char base[512];
 	char token[GF_AUTH_TOKEN_MAX + 1];
 	bool json;
+	const char *ca;	    /* --ca FILE (or $GPUFLEET_CA), or NULL */
+	bool insecure_http; /* --insecure-http */
 };
 
-/* --server and --token-file (or $GPUFLEET_SERVER, $GPUFLEET_TOKEN_FILE);
- * 0 or an exit code (message printed). */
+/* --server and --token-file (or $GPUFLEET_SERVER, $GPUFLEET_TOKEN_FILE;
+ * c->ca from $GPUFLEET_CA when not given); 0 or an exit code (message
+ * printed: a token that would go in clear to a host that is not
+ * loopback is a usage error naming --insecure-http). */
 int gf_remote_setup(struct gf_remote *c, const char *server,
 		    const char *tokens);
 
@@ -44,6 +48,10 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 		      void (*usage)(FILE *), const char **server,
 		      const char **tokens);
+
+/* --ca FILE or --insecure-http (GF_REMOTE_OPT_*) into r: true, or false
+ * when c is neither. */
+bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg);
 
 /* GET path and show it: the server's JSON with --json, else
  * render(the parsed answer); the exit status. */
@@ -64,12 +72,18 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k);
 
 /* getopt_long entries and -h lines every client shares. */
 
-#define CONN_OPTIONS                                            \
-	{ "server", required_argument, NULL, 'S' },             \
-		{ "token-file", required_argument, NULL, 'T' }, \
-		{ "json", no_argument, NULL, 'J' },             \
-	{                                                       \
-		"help", no_argument, NULL, 'h'                  \
+#define GF_REMOTE_OPT_CA       0x101
+#define GF_REMOTE_OPT_INSECURE 0x102
+
+#define CONN_OPTIONS                                                 \
+	{ "server", required_argument, NULL, 'S' },                  \
+		{ "token-file", required_argument, NULL, 'T' },      \
+		{ "json", no_argument, NULL, 'J' },                  \
+		{ "ca", required_argument, NULL, GF_REMOTE_OPT_CA }, \
+		{ "insecure-http", no_argument, NULL,                \
+		  GF_REMOTE_OPT_INSECURE },                          \
+	{                                                            \
+		"help", no_argument, NULL, 'h'                       \
 	}
 
 #define CONN_HELP                                                       \
@@ -78,6 +92,12 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k);
 	"                      $GPUFLEET_SERVER)\n"                     \
 	"  --token-file FILE   send the file's first token (or "        \
 	"$GPUFLEET_TOKEN_FILE)\n"                                       \
+	"  --ca FILE           with https://: the CA that signed the "  \
+	"server's\n"                                                    \
+	"                      certificate (or $GPUFLEET_CA)\n"         \
+	"  --insecure-http     send the token over http:// to a host "  \
+	"that is not\n"                                                 \
+	"                      loopback (refused without it)\n"         \
 	"  --json              the server's JSON answer\n"
 
 #endif

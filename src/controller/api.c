@@ -20,6 +20,7 @@
 #include "controller/jobjson.h"
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "server/tls.h"
 #include "util/mem.h"
 
 #define ANSWER_MAX (64u << 20)
@@ -502,16 +503,16 @@ static const struct gf_route routes[] = {
 
 /*
  * Whether the caller is the Kubernetes scheduler extender's client (the
- * "k8s" column of authz.c).  Today every caller of a /k8s extender route
- * is: kube-scheduler sends no bearer token.  F11 (issue 20) plugs in here:
- * with a token file, true only for a TLS client certificate that
- * --client-ca verified.
+ * "k8s" column of authz.c): with a token file (the only case asked), a
+ * TLS client certificate that --client-ca verified, which is what
+ * kube-scheduler's extender tlsConfig sends (it sends no bearer token).
+ * Issue 20, F11.
  */
-static bool k8s_client(const struct gf_service *s, struct gf_http_req *r)
+static bool k8s_client(const struct gf_service *s, struct gf_http_req *r,
+		       char *why, size_t size)
 {
 	(void)s;
-	(void)r;
-	return true;
+	return gf_req_client_cert_ok(r, why, size);
 }
 
 /*
@@ -534,7 +535,9 @@ static int dispatch(struct gf_http_req *r, void *arg)
 	const struct gf_authz_rule *rule = gf_authz_rule(method, rt->pattern);
 	const struct gf_auth_entry *who = NULL;
 	enum gf_az_caller kind = GF_AZ_K8S;
-	if (!rule || rule->may[GF_AZ_K8S] == GF_AZ_NO || !k8s_client(s, r)) {
+	char why[160] = "";
+	if (!rule || rule->may[GF_AZ_K8S] == GF_AZ_NO ||
+	    !k8s_client(s, r, why, sizeof(why))) {
 		who = gf_auth_check(s->o.auth,
 				    gf_req_header(r, "Authorization"));
 		kind = gf_authz_kind(who);
@@ -543,6 +546,11 @@ static int dispatch(struct gf_http_req *r, void *arg)
 	char msg[GF_ERR_MSG_MAX];
 	unsigned st = gf_authz_decide(rule, kind, who, gf_req_param(r, "name"),
 				      &g, msg, sizeof(msg));
+	if (st && rule && rule->may[GF_AZ_K8S] != GF_AZ_NO) {
+		/* the extender's routes: a bearer token would not help */
+		st = 403;
+		snprintf(msg, sizeof(msg), "%s: %s", rule->refusal, why);
+	}
 	if (st == 401) {
 		gf_reply_header(r, "WWW-Authenticate",
 				"Bearer realm=\"gpufleet\"");

@@ -20,9 +20,9 @@
 #define NODE_ONLY	 "a node's token serves only that node's routes"
 #define ADMIN_ONLY(what) what ": admin tokens only"
 #define NODE_ROUTE	 "node routes take the node's token or an admin's"
-#define K8S_ROUTE                                                          \
-	"the scheduler extender's routes take its client's credential or " \
-	"an admin's token"
+#define K8S_ROUTE                                                    \
+	"the extender's routes take a client certificate signed by " \
+	"--client-ca (kube-scheduler's tlsConfig)"
 
 /* clang-format off */
 static const struct gf_authz_rule rules[] = {
@@ -54,10 +54,10 @@ static const struct gf_authz_rule rules[] = {
 	{ GF_HTTP_GET,    "/healthz",                    { ALL, ALL, ALL, ALL, ALL }, "" },
 	{ GF_HTTP_GET,    "/metrics",                    { ALL, ALL, ALL, ALL, ALL }, "" },
 	/* the scheduler extender: its client (k8s_client() in api.c) */
-	{ GF_HTTP_POST,   "/k8s/filter",                 { NO, ALL, NO,  NO, ALL }, K8S_ROUTE },
-	{ GF_HTTP_POST,   "/k8s/prioritize",             { NO, ALL, NO,  NO, ALL }, K8S_ROUTE },
-	{ GF_HTTP_POST,   "/k8s/preempt",                { NO, ALL, NO,  NO, ALL }, K8S_ROUTE },
-	{ GF_HTTP_POST,   "/k8s/bind",                   { NO, ALL, NO,  NO, ALL }, K8S_ROUTE },
+	{ GF_HTTP_POST,   "/k8s/filter",                 { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
+	{ GF_HTTP_POST,   "/k8s/prioritize",             { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
+	{ GF_HTTP_POST,   "/k8s/preempt",                { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
+	{ GF_HTTP_POST,   "/k8s/bind",                   { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_GET,    "/k8s/reconcile",              { NO, ALL, NO,  NO, NO },
 	  "GET /k8s/reconcile takes an admin's token" },
 };

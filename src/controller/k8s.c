@@ -13,8 +13,11 @@
  * given, bind without a record); a name gpufleet does not know is
  * unresolvable in filter, scored 0, dropped from preempt's answer, and
  * an Error in bind.  Standby or stopped: 503.  No bearer token is asked
- * for: kube-scheduler sends none (docs/kubernetes.md: restrict who
- * reaches the port).
+ * for: kube-scheduler sends none.  With a token file, the caller is
+ * kube-scheduler by its client certificate, signed by --client-ca
+ * (server/tls.h, decided by the route table: authz.c), else 401/403
+ * (serve refuses --k8s-extender with tokens but
+ * no --client-ca at start); without tokens (an open setup) anyone.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +29,9 @@
 
 #define ANSWER_MAX (32u << 20)
 
-/* The extender is on: else answered 404. */
+/* The extender is on: else answered 404.  Who may call it, the route
+ * table decided (authz.c: with tokens, a client certificate --client-ca
+ * signed). */
 static bool on(struct gf_service *s, struct gf_http_req *r)
 {
 	if (s->k8s)

@@ -698,7 +698,8 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		/* a long poll holds its connection up to its wait */
 		.idle_timeout_s = GF_NP_MAX_WAIT_S + 30,
 		.on_stop = on_stop,
-		.arg = s
+		.arg = s,
+		.tls = o->tls
 	};
 	if (rc == 0)
 		rc = gf__api_check_routes(e);

@@ -33,6 +33,7 @@
 #include "controller/config.h"
 #include "controller/k8s.h"
 #include "server/router.h"
+#include "server/tls.h"
 
 #define GF_SERVE_DEFAULT_LISTEN "127.0.0.1:9500"
 #define GF_SERVE_DEFAULT_DB	"sqlite:gpufleet-state/gpufleet.db"
@@ -53,6 +54,8 @@ struct gf_service_opts {
 	unsigned max_connections; /* 0: GF_SERVE_CONNECTIONS */
 	/* the Kubernetes scheduler extender (--k8s-extender), NULL off */
 	const struct gf_k8s_opts *k8s;
+	/* HTTPS (server/tls.h), NULL: plain HTTP; borrowed, outlives */
+	const struct gf_tls *tls;
 };
 
 struct gf_service;

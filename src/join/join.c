@@ -111,6 +111,8 @@ static int exchange(struct gf_join *j, struct gf_client *c, unsigned method,
 				   .body = body ? body->data : NULL,
 				   .body_len = body ? body->len : 0,
 				   .timeout_ms = REQ_TIMEOUT_MS };
+	q.ca = j->o.ca;
+	q.insecure_http = j->o.insecure_http;
 	struct gf_err e;
 	int rc = gf_client_request(c, &q, a, &e);
 	if (rc)
@@ -342,6 +344,8 @@ static void *poller(void *arg)
 							 REQ_TIMEOUT_MS,
 					   .answer_max = 64u << 20,
 					   .cancel = &j->cancel };
+		q.ca = j->o.ca;
+		q.insecure_http = j->o.insecure_http;
 		struct gf_client_answer a;
 		struct gf_err e;
 		int rc = gf_client_request(c, &q, &a, &e);

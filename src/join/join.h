@@ -52,6 +52,11 @@ struct gf_join_opts {
 	bool cgroup;		    /* a cgroup v2 per job where possible */
 	int64_t kill_grace_ms;	    /* 0: the worker's default */
 	struct gf_agent *agent;	    /* GPU health, NVML lock; NULL: none */
+
+	/* https://: the controller's CA file (--ca), NULL the system's */
+	const char *ca;
+	/* the token over http:// to a controller that is not loopback */
+	bool insecure_http;
 };
 
 struct gf_join;

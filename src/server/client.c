@@ -6,10 +6,13 @@
  * a handle is used by one thread at a time (struct gf_client is one
  * thread's, a one-shot call makes its own); no call raises a signal
  * (CURLOPT_NOSIGNAL); an answer's body never grows past answer_max; the
- * cause of a failure is put in words here, once, for every caller.
+ * cause of a failure is put in words here, once, for every caller; a
+ * bearer token goes over plain http only to a loopback host, unless the
+ * request says insecure_http (checked before a name is resolved).
  */
 #include "server/client.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -139,6 +142,21 @@ static int cause(CURL *h, CURLcode rc, const struct gf_client_req *q,
 		snprintf(a->why, sizeof(a->why), "not an HTTP answer (%.200s)",
 			 lib);
 		return GF_EPARSE;
+	case CURLE_PEER_FAILED_VERIFICATION:
+		snprintf(a->why, sizeof(a->why),
+			 "the server's certificate is not trusted (%.120s): "
+			 "give --ca FILE, the CA that signed it",
+			 lib);
+		return GF_EAUTH;
+	case CURLE_SSL_CACERT_BADFILE:
+		snprintf(a->why, sizeof(a->why),
+			 "cannot use --ca '%.100s': %.100s", q->ca ? q->ca : "",
+			 lib);
+		return GF_EINVAL;
+	case CURLE_SSL_CONNECT_ERROR:
+		snprintf(a->why, sizeof(a->why),
+			 "TLS handshake failed (%.200s)", lib);
+		return GF_EPARSE;
 	default:
 		break;
 	}
@@ -231,8 +249,13 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	CURL *h = c ? c->h : new_handle();
 	if (c)
 		curl_easy_reset(h); /* options only: connections stay */
-	struct curl_slist *hdrs = headers(q, a->why, sizeof(a->why));
-	int rc = GF_EINVAL;
+	struct curl_slist *hdrs = NULL;
+	int rc = GF_EAUTH;
+	if (q->token && !gf_client_token_safe(url, q->insecure_http, a->why,
+					      sizeof(a->why)))
+		goto out;
+	hdrs = headers(q, a->why, sizeof(a->why));
+	rc = GF_EINVAL;
 	if (!hdrs || !set_method(h, q)) {
 		if (hdrs)
 			snprintf(a->why, sizeof(a->why),
@@ -254,6 +277,8 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
+	if (q->ca)
+		curl_easy_setopt(h, CURLOPT_CAINFO, q->ca);
 	if (q->cancel) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(h, CURLOPT_XFERINFODATA, q->cancel);
@@ -301,11 +326,13 @@ const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
 {
 	const char *p = in;
 	char host[256];
-	if (strncasecmp(p, "http://", 7) == 0)
+	bool tls = strncasecmp(p, "https://", 8) == 0;
+	if (tls)
+		p += 8;
+	else if (strncasecmp(p, "http://", 7) == 0)
 		p += 7;
 	else if (strstr(p, "://"))
-		return "expected http://HOST:PORT (gpufleet serves plain "
-		       "http)";
+		return "expected http://HOST:PORT or https://HOST:PORT";
 	const char *slash = strchr(p, '/');
 	if (slash && strcmp(slash, "/") != 0)
 		return "expected no path: the address only, like "
@@ -332,6 +359,65 @@ const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
 		    port > 65535)
 			return "expected a port from 1 to 65535 after the host";
 	}
-	snprintf(out, size, "http://%s:%ld", host, port);
+	snprintf(out, size, "%s://%s:%ld", tls ? "https" : "http", host, port);
 	return NULL;
+}
+
+bool gf_client_host_is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+	char h[64];
+	size_t n = strlen(host);
+	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') { /* [::1] */
+		host++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(h))
+		return false;
+	memcpy(h, host, n);
+	h[n] = '\0';
+	if (strcasecmp(h, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, h, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, h, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* The host of url: after the scheme and any user@, before the port and
+ * the path ("[::1]" keeps its brackets). */
+static void url_host(const char *url, char *out, size_t size)
+{
+	const char *p = strstr(url, "://");
+	p = p ? p + 3 : url;
+	size_t n = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', n);
+	while (at) { /* the last '@' of the authority */
+		n -= (size_t)(at + 1 - p);
+		p = at + 1;
+		at = memchr(p, '@', n);
+	}
+	const char *end;
+	if (p[0] == '[' && (end = memchr(p, ']', n)) != NULL)
+		n = (size_t)(end + 1 - p);
+	else if ((end = memchr(p, ':', n)) != NULL)
+		n = (size_t)(end - p);
+	snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), p);
+}
+
+bool gf_client_token_safe(const char *url, bool insecure_http, char *why,
+			  size_t size)
+{
+	char host[256];
+	if (strncasecmp(url, "https://", 8) == 0 || insecure_http)
+		return true;
+	url_host(url, host, sizeof(host));
+	if (gf_client_host_is_loopback(host))
+		return true;
+	snprintf(why, size,
+		 "refusing to send a bearer token in clear over http to "
+		 "'%.100s', which is not loopback: use https:// (with --ca "
+		 "FILE for a private CA), or give --insecure-http",
+		 host);
+	return false;
 }

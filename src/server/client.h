@@ -47,6 +47,12 @@ struct gf_client_req {
 	 * within about a second: -ECANCELED, "cancelled" (a long poll told
 	 * to stop); NULL never */
 	atomic_bool *cancel;
+	/* https://: a PEM file of the CA(s) the server's certificate must
+	 * chain to (--ca); NULL: the system's CAs */
+	const char *ca;
+	/* send the token over http:// to a host that is not loopback
+	 * (--insecure-http); else refused, see gf_client_token_safe() */
+	bool insecure_http;
 };
 
 struct gf_client_answer {
@@ -72,19 +78,36 @@ void gf_client_free(struct gf_client *c);
  * connection ("Connection refused"), GF_ENOTFOUND ("cannot resolve
  * 'x'"), -ETIMEDOUT ("no answer within 10 s"), GF_ETOOBIG ("answer
  * larger than 16 MiB"), GF_EINVAL (a URL libcurl refuses), GF_EPARSE
- * (not an HTTP answer).  Thread-safe with distinct c (or NULL).
+ * (not an HTTP answer), GF_EAUTH (a token that would cross a
+ * non-loopback link in clear: gf_client_token_safe()), and for https://
+ * a certificate the CA does not vouch for ("the server's certificate is
+ * not trusted (...): give --ca FILE ...") or a TLS handshake that fails.
+ * Thread-safe with distinct c (or NULL).
  */
 int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 		      struct gf_client_answer *a, struct gf_err *e);
 void gf_client_answer_release(struct gf_client_answer *a);
 
 /*
- * A service address as users type it: HOST, HOST:PORT, http://HOST:PORT
- * or http://HOST:PORT/ (default_port when none is given), into out as
- * "http://HOST:PORT" (no trailing '/': append a path).  NULL when good,
- * or what is wrong: a path, another scheme, a bad port, a long host.
+ * A service address as users type it: HOST, HOST:PORT, http://HOST:PORT,
+ * https://HOST:PORT, with or without a trailing '/' (default_port when
+ * none is given), into out as "http://HOST:PORT" or "https://HOST:PORT"
+ * (no trailing '/': append a path).  NULL when good, or what is wrong: a
+ * path, another scheme, a bad port, a long host.
  */
 const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
 			       size_t size);
+
+/*
+ * Whether a bearer token may be sent to url: yes over https://, to a
+ * loopback host (127.0.0.0/8, ::1, localhost; names are not resolved),
+ * or when insecure_http says so; else false with why naming the host
+ * and --insecure-http.  No traffic.
+ */
+bool gf_client_token_safe(const char *url, bool insecure_http, char *why,
+			  size_t size);
+/* Whether a URL's host ("127.0.0.1", "localhost", "[::1]") is loopback,
+ * by its text alone. */
+bool gf_client_host_is_loopback(const char *host);
 
 #endif

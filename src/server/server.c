@@ -131,7 +131,8 @@ static int listen_on(struct gf_server *s, struct gf_err *e)
 	char ip[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &bound.sin_addr, ip, sizeof(ip));
 	s->port = ntohs(bound.sin_port);
-	snprintf(s->url, sizeof(s->url), "http://%s:%u/", ip, s->port);
+	snprintf(s->url, sizeof(s->url), "%s://%s:%u/",
+		 s->o.tls ? "https" : "http", ip, s->port);
 	return fd;
 }
 
@@ -594,6 +595,9 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[4];
+	if (gf__tls_mhd_options(s->o.tls, tls) > 0)
+		flags |= MHD_USE_TLS;
 	if (s->o.threads == 0)
 		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	else
@@ -606,13 +610,15 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 			MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
 			MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+			MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	return MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
 		s->fd, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
 		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
 		MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_END);
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, tls,
+		MHD_OPTION_END);
 }
 
 /*

@@ -79,9 +79,13 @@ struct gf_server_opts {
 	 * requests in flight (wake long polls here); may be NULL */
 	void (*on_stop)(void *arg);
 	void *arg; /* handed to every handler and to on_stop */
+	/* HTTPS with these PEMs (server/tls.h), NULL: plain HTTP; borrowed,
+	 * must outlive the server */
+	const struct gf_tls *tls;
 };
 
 struct gf_server;
+struct gf_tls;
 
 /*
  * "HOST:PORT" as --listen takes it: an IPv4 address (0.0.0.0 for every
@@ -102,7 +106,8 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		    int nroutes, const struct gf_server_opts *o,
 		    struct gf_err *e);
 
-/* "http://127.0.0.1:41234/": the address bound (borrowed). */
+/* "http://127.0.0.1:41234/" ("https://" with TLS): the address bound
+ * (borrowed). */
 const char *gf_server_url(const struct gf_server *s);
 unsigned gf_server_port(const struct gf_server *s);
 /* True once gf_server_stop() has begun; any thread. */

@@ -50,4 +50,10 @@ struct gf_http_req {
 int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
 		       struct MHD_Response *resp, size_t len);
 
+/*
+ * tls.c: the daemon's TLS options for t (NULL: none) into o, ended by
+ * MHD_OPTION_END (room for 4); how many before the end.
+ */
+int gf__tls_mhd_options(const struct gf_tls *t, struct MHD_OptionItem *o);
+
 #endif

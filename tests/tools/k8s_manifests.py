@@ -13,8 +13,10 @@
    hand: a prioritize verb needs a positive weight; at most one extender
    binds; managed resources are qualified extended-resource names, never
    twice; urlPrefix is required.  Then gpufleet's contract: urlPrefix
-   http://HOST:PORT/k8s on the controller's Service, the four verbs,
-   nodeCacheCapable.
+   https://HOST:PORT/k8s on the controller's Service, the four verbs,
+   nodeCacheCapable, HTTPS with a CA and a client certificate in
+   tlsConfig; the controller serving TLS with --client-ca beside its
+   tokens, the agents reaching it over https with --ca.
 3. What the issue asks of each manifest: the agent's hostPID, port 9400,
    Prometheus annotations, NVML and /dev/nvidia* from the host, its node
    name from spec.nodeName; the RBAC rules exactly the least set.
@@ -236,7 +238,7 @@ def check_scheduler(doc, where, bad):
         bad.append("%s.profiles: duplicate schedulerName" % where)
     ours = [e for e in exts if str(e.get("urlPrefix", "")).rstrip("/").endswith("/k8s")]
     if len(ours) != 1:
-        bad.append("%s: no extender with urlPrefix http://HOST:PORT/k8s" % where)
+        bad.append("%s: no extender with urlPrefix https://HOST:PORT/k8s" % where)
         return None
     e = ours[0]
     want = {"filterVerb": "filter", "prioritizeVerb": "prioritize",
@@ -252,8 +254,16 @@ def check_scheduler(doc, where, bad):
     for n, r in managed.items():
         if r.get("ignoredByScheduler") is not True:
             bad.append("%s: %s needs ignoredByScheduler: true" % (where, n))
-    if not re.fullmatch(r"http://[^/:]+:\d+/k8s/?", e.get("urlPrefix", "")):
-        bad.append("%s: urlPrefix is not http://HOST:PORT/k8s" % where)
+    if not re.fullmatch(r"https://[^/:]+:\d+/k8s/?", e.get("urlPrefix", "")):
+        bad.append("%s: urlPrefix is not https://HOST:PORT/k8s" % where)
+    tls = e.get("tlsConfig") or {}
+    if e.get("enableHTTPS") is not True or \
+            not (tls.get("certFile") or tls.get("certData")) or \
+            not (tls.get("keyFile") or tls.get("keyData")) or \
+            not (tls.get("caFile") or tls.get("caData")) or tls.get("insecure"):
+        bad.append("%s: gpufleet's extender needs enableHTTPS and a tlsConfig "
+                   "with a CA and a client certificate and key (the /k8s "
+                   "routes take a client certificate)" % where)
     return e
 
 
@@ -313,6 +323,10 @@ def check_controller(docs, ext, bad):
     for a in ("serve", "--k8s-extender", "--agents"):
         if a not in args:
             bad.append("%s: the controller runs gpufleet serve %s" % (where, a))
+    if "--token-file" in args and not all(
+            a in args for a in ("--tls-cert", "--tls-key", "--client-ca")):
+        bad.append("%s: with --token-file, gpufleet serve --k8s-extender needs "
+                   "--tls-cert, --tls-key and --client-ca" % where)
     sel = svc["spec"].get("selector", {})
     labels = dep["spec"]["template"]["metadata"].get("labels", {})
     if not sel or any(labels.get(k) != v for k, v in sel.items()):
@@ -320,7 +334,7 @@ def check_controller(docs, ext, bad):
     ns = svc["metadata"].get("namespace", "default")
     port = svc["spec"]["ports"][0]["port"]
     if ext is not None:
-        want = "http://%s.%s.svc:%d/k8s" % (svc["metadata"]["name"], ns, port)
+        want = "https://%s.%s.svc:%d/k8s" % (svc["metadata"]["name"], ns, port)
         if ext.get("urlPrefix", "").rstrip("/") != want:
             bad.append("extender urlPrefix %s is not the Service's %s"
                        % (ext.get("urlPrefix"), want))
@@ -333,8 +347,11 @@ def check_controller(docs, ext, bad):
         dargs = container(ds).get("args", [])
         if "--controller" in dargs and \
                 dargs[dargs.index("--controller") + 1] != \
-                "http://%s.%s.svc:%d" % (svc["metadata"]["name"], ns, port):
+                "https://%s.%s.svc:%d" % (svc["metadata"]["name"], ns, port):
             bad.append("the agent's --controller is not the Service")
+        if "--ca" not in dargs:
+            bad.append("the agent needs --ca, the CA of the controller's "
+                       "certificate")
 
 
 LEAST = {("", "pods"): {"get", "list", "patch"}, ("", "pods/binding"): {"create"}}
@@ -443,6 +460,12 @@ MUTATIONS = [
      lambda d: d["rules"][0]["verbs"].append("watch"), "least set"),
     ("a Service on another port", "Service",
      lambda d: d["spec"]["ports"][0].update(port=80), "Service's"),
+    ("an extender without a client certificate", "KubeSchedulerConfiguration",
+     lambda d: ext0(d)["tlsConfig"].pop("certFile"), "tlsConfig"),
+    ("a controller with tokens and no --client-ca", "Deployment",
+     lambda d: container(d)["args"].remove("--client-ca"), "--client-ca"),
+    ("an agent without --ca", "DaemonSet",
+     lambda d: container(d)["args"].remove("--ca"), "--ca"),
 ]
 
 

@@ -799,12 +799,12 @@ static const struct row table[] = {
 	  { 401, 401, 404, 403, 403 } },
 	{ GF_HTTP_GET, "/healthz", NULL, { 200, 200, 200, 200, 200 } },
 	{ GF_HTTP_GET, "/metrics", NULL, { 200, 200, 200, 200, 200 } },
-	/* the extender is off here: 404 for its client, which is any
-	 * caller today (F11 adds the client certificate) */
-	{ GF_HTTP_POST, "/k8s/filter", "{", { 404, 404, 404, 404, 404 } },
-	{ GF_HTTP_POST, "/k8s/prioritize", "{", { 404, 404, 404, 404, 404 } },
-	{ GF_HTTP_POST, "/k8s/preempt", "{", { 404, 404, 404, 404, 404 } },
-	{ GF_HTTP_POST, "/k8s/bind", "{", { 404, 404, 404, 404, 404 } },
+	/* the extender's client is a client certificate --client-ca
+	 * signed (F11): no token, no bearer token of any kind gets in */
+	{ GF_HTTP_POST, "/k8s/filter", "{", { 403, 403, 403, 403, 403 } },
+	{ GF_HTTP_POST, "/k8s/prioritize", "{", { 403, 403, 403, 403, 403 } },
+	{ GF_HTTP_POST, "/k8s/preempt", "{", { 403, 403, 403, 403, 403 } },
+	{ GF_HTTP_POST, "/k8s/bind", "{", { 403, 403, 403, 403, 403 } },
 	{ GF_HTTP_GET, "/k8s/reconcile", NULL, { 401, 401, 404, 403, 403 } },
 };
 

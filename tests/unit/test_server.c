@@ -750,7 +750,7 @@ static void test_client_base_url(void **state)
 		assert_string_equal(out, ok[i].out);
 	}
 	static const char *const bad[] = {
-		"https://node3/", "http://node3:9400/metrics",
+		"ldaps://node3/", "http://node3:9400/metrics",
 		":9400",	  "node3:http",
 		"node3:0",	  "node3:+80",
 		"node3:",	  "node3:123456",
