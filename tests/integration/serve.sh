@@ -115,7 +115,14 @@ fi
 start_serve a --db "sqlite:$TMP/state/jobs.db" --config "$TMP/serve.yaml"
 URL=$(cat "$TMP/a.url")
 for n in 1 2 3 4; do submitter $n "$URL" & done
-sleep 1
+# the kill lands once enough were acknowledged (a condition, not a time:
+# a loaded machine acknowledges fewer in any given second), while the
+# submitters are still going (240 in all)
+i=0
+while [ "$(cat "$TMP"/ok.* 2>/dev/null | wc -l)" -lt 21 ] && [ $i -lt 1200 ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
 kill -9 "$(cat "$TMP/a.pid")"
 wait $(jobs -p) 2>/dev/null
 start_serve b --db "sqlite:$TMP/state/jobs.db" --config "$TMP/serve.yaml"
