@@ -18,6 +18,8 @@
  *   mig.c       MIG instances: validation, placement, release
  *   gang.c      a job's replicas on nodes: capacity, one block, all or none
  *   preempt.c   the fewest victims
+ *   held.c      replicas completing: held until their processes are gone
+ *   explain.c   why a job waits: the resource short, nodes not ready
  *   external.c  jobs another scheduler places (the Kubernetes extender):
  *               started on the node it chose, victims on one node,
  *               read-only probes of a node
