@@ -537,7 +537,8 @@ static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 		gf_free(l.uid);
 		return;
 	}
-	qsort(l.uid, (size_t)l.n, sizeof(*l.uid), cmp_uid);
+	if (l.n > 1) /* no pods: l.uid is NULL, which qsort must not get */
+		qsort(l.uid, (size_t)l.n, sizeof(*l.uid), cmp_uid);
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = GF_OP_K8S;
 	op->k8s = gf_calloc(1, sizeof(*op->k8s));

@@ -432,7 +432,10 @@ static int write_batch(struct gf_service *s, struct gf_batch *b)
 						      : GF_STORE_BATCH_MAX;
 		int nr = b->nruns - r < GF_STORE_BATCH_MAX ? b->nruns - r
 							   : GF_STORE_BATCH_MAX;
-		struct gf_store_batch sb = { b->jobs + i, n, b->runs + r, nr };
+		/* no offset on an array never allocated (NULL + 0 is
+		 * undefined, and clang's UBSan says so) */
+		struct gf_store_batch sb = { n ? b->jobs + i : NULL, n,
+					     nr ? b->runs + r : NULL, nr };
 		if (gf_store_commit(s->store, &sb, &e) != 0)
 			goto failed;
 		s->write_batches++;
