@@ -817,7 +817,7 @@ static void test_readers_bad_input(void **state)
 		     "r6.csv':2: field 'cluster': must not be empty");
 	/* a row cut after two fields: the times are "" (F3, issue 20) */
 	reader_fails(read_records, tmp("r7.csv", REC_HEAD "c,n\n"),
-		     "r7.csv':2: field 'namespace': must not be empty");
+		     "r7.csv':2: field 'start': expected an RFC3339 time");
 	reader_fails(read_records, tmp("r8.csv", REC_HEAD "c,n,a,p,x\n"),
 		     "r8.csv':2: field 'start': expected an RFC3339 time");
 	reader_fails(read_records,
@@ -984,7 +984,6 @@ static void test_times(void **state)
 	/* cut short: on the heap, so that ASan sees a read past the end */
 	static const char *const cut[] = {
 		"",
-		"2",
 		"2024-",
 		"2024-05-0",
 		"2024-05-01T00:00",
