@@ -154,7 +154,7 @@ while not os.path.exists(stop) and t < 60:
 PY
 TRICKLE=$!
 i=0
-while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out"; do
+while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out" 2>/dev/null; do
 	i=$((i + 1))
 	sleep 0.1
 done

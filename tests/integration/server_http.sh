@@ -154,7 +154,7 @@ print("released", flush=True)
 PY
 	HOLD=$!
 	i=0
-	while [ $i -lt 50 ] && ! grep -q holding "$TMP/hold.out"; do
+	while [ $i -lt 50 ] && ! grep -q holding "$TMP/hold.out" 2>/dev/null; do
 		i=$((i + 1))
 		sleep 0.1
 	done
@@ -374,7 +374,7 @@ print("alive", alive, flush=True)
 PY
 TRICKLE=$!
 i=0
-while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out"; do
+while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out" 2>/dev/null; do
 	i=$((i + 1))
 	sleep 0.1
 done
