@@ -113,7 +113,8 @@ static void usage(FILE *f)
 		"SIGTERM or SIGINT stop it cleanly (exit 0).  "
 		"GPUFLEET_LOG=debug logs each\n"
 		"sample's time, each request served and the metrics read.\n" GF_CLI_EXIT_HELP,
-		GF_RING_MAX, GF_SERVER_CONNECTIONS, GF_SERVER_PER_CLIENT);
+		GF_RING_MAX, (unsigned)GF_SERVER_CONNECTIONS,
+		(unsigned)GF_SERVER_PER_CLIENT);
 }
 
 /* The ring the diagnosis window needs, said when it cannot be had. */

@@ -94,7 +94,7 @@ static void usage(FILE *f)
 		"\n"
 		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
 		"already committed.\n" GF_CLI_EXIT_HELP,
-		GF_SERVE_CONNECTIONS, GF_SERVE_PER_CLIENT);
+		(unsigned)GF_SERVE_CONNECTIONS, (unsigned)GF_SERVE_PER_CLIENT);
 }
 
 struct serve_args {
