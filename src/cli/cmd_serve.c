@@ -293,10 +293,18 @@ static unsigned long long open_files(struct gf_service_opts *o)
 	unsigned long long need = (unsigned long long)want + want / 16 + 68;
 	if (need > had) {
 		unsigned long long fit = had > 256 ? (had - 68) * 16 / 17 : 64;
-		gf_cli_error(CMD,
-			     "warning: %llu open files allowed (hard limit): "
-			     "at most %llu connections, not %u",
-			     had, fit, want);
+		/* a warning when --max-conns asked for more; the default
+		 * just fits the machine (the start line says how many) */
+		if (o->max_connections)
+			gf_cli_error(CMD,
+				     "warning: %llu open files allowed (hard "
+				     "limit): at most %llu connections, not %u",
+				     had, fit, want);
+		else
+			gf_log(GF_LOG_INFO, CMD,
+			       "%llu open files allowed (hard limit): at most "
+			       "%llu connections",
+			       had, fit);
 		o->max_connections = (unsigned)fit;
 	}
 	return had;
