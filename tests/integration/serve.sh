@@ -13,6 +13,7 @@
 #   serve-cli            submit, jobs, cancel, nodes against it, with tokens
 #   serve-bearer-nul-400 a token followed by NUL and junk: 400, not 200
 #   serve-bad-row        a store with a bad row: the last line names it
+#   serve-open-files     a low soft open-file limit raised to the hard one
 #   serve-loopback-only  a non-loopback --listen without tokens refused
 # Prints "ok|FAIL|skip integration/NAME" lines.  Every process started is
 # stopped by its PID.
@@ -223,6 +224,18 @@ last=$(printf '%s\n' "$out" | tail -1)
 	! printf '%s' "$out" | grep -q "another gpufleet serve"
 check serve-bad-row $? "rc=$rc
 $out"
+
+# started with a low soft open-file limit, serve raises it to the hard
+# one and says so on its start line (F5, issue 20)
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ]; then
+	echo "skip integration/serve-open-files (no hard open-file limit)"
+else
+	out=$(timeout 3 sh -c 'ulimit -Sn 256 && exec "$0" serve --listen 127.0.0.1:0 --db "sqlite:$1/x.db"' \
+		"$BIN" "$TMP/nofile" 2>&1)
+	printf '%s\n' "$out" | grep -q "^gpufleet serve: listening on .* $hard open files)$"
+	check serve-open-files $? "hard limit $hard: $out"
+fi
 
 # a non-loopback address needs tokens
 out=$("$BIN" serve --listen 0.0.0.0:0 --db "sqlite:$TMP/x/jobs.db" 2>&1)
