@@ -916,9 +916,19 @@ static int start_controller(int n, char *log, size_t lsize)
 	fprintf(f, "agents:\n  heartbeat_s: 1\n  notready_after_s: %d\n",
 		NOTREADY_S);
 	fclose(f);
-	const char *argv[] = { bin,	      "serve", "--agents", "--listen",
-			       "127.0.0.1:0", "--db",  db,	   "--config",
-			       cfg,	      NULL };
+	/* every simulated agent connects from 127.0.0.1: no per-client cap */
+	const char *argv[] = { bin,
+			       "serve",
+			       "--agents",
+			       "--listen",
+			       "127.0.0.1:0",
+			       "--db",
+			       db,
+			       "--config",
+			       cfg,
+			       "--max-conns-per-client",
+			       "0",
+			       NULL };
 	serve_pid = spawn(argv, environ, log);
 	for (int i = 0; i < 400 && !interrupted; i++) { /* 20 s */
 		char *s = slurp(log, NULL);

@@ -95,6 +95,25 @@ struct gf_diag_opts;
 bool gf_cli_diag_option(const char *cmd, int c, const char *arg,
 			struct gf_diag_opts *o, bool *bad);
 
+/* getopt_long entries for the HTTP connection limits of serve and the
+ * agent (src/server/server.h), and their parser: true when c was one of
+ * them (with an error printed and *bad set when its value is bad).
+ * --max-conns-per-client 0 means no limit (GF_SERVER_NO_LIMIT). */
+#define GF_CLI_CONN_OPTIONS                                           \
+	{ "max-conns", required_argument, NULL, 1101 },               \
+	{                                                             \
+		"max-conns-per-client", required_argument, NULL, 1102 \
+	}
+#define GF_CLI_CONN_HELP                                                     \
+	"  --max-conns N       HTTP connections at once (default %u); past " \
+	"it a few\n"                                                         \
+	"                      more are answered 503, then clients wait\n"   \
+	"  --max-conns-per-client N   from one client address (default %u; " \
+	"0: no\n"                                                            \
+	"                      limit); past it a new one is closed at once\n"
+bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
+			unsigned *per_client, bool *bad);
+
 /* Print "gpufleet CMD: msg" on stderr. */
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

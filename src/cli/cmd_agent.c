@@ -38,7 +38,8 @@ static void usage(FILE *f)
 		"usage: gpufleet agent [--listen 127.0.0.1:9400] [--interval 1s]\n"
 		"                      [--counters FILE] [--diag-window 300s]\n"
 		"                      [--idle-util PCT] [--overprov F]\n"
-		"                      [--xid-quiet 300s]\n"
+		"                      [--xid-quiet 300s] [--max-conns N]\n"
+		"                      [--max-conns-per-client N]\n"
 		"                      [--xml FILE | --nccl-xml FILE | "
 		"--template NAME]\n"
 		"                      [--nvml | --no-nvml]\n"
@@ -74,7 +75,7 @@ static void usage(FILE *f)
 		"healthy again after\n"
 		"                      T without another one (default 300s); "
 		"Xids that need\n"
-		"                      a GPU reset never recover by time\n"
+		"                      a GPU reset never recover by time\n" GF_CLI_CONN_HELP
 		"  --idle-util PCT     diagnosis thresholds, as in gpufleet "
 		"diagnose -h\n"
 		"  --overprov F\n"
@@ -122,7 +123,8 @@ static void usage(FILE *f)
 		"SIGTERM or SIGINT stop it cleanly (exit 0).  "
 		"GPUFLEET_LOG=debug logs each\n"
 		"sample's time, each request served and the metrics read.\n" GF_CLI_EXIT_HELP,
-		GF_RING_MAX);
+		GF_RING_MAX, (unsigned)GF_SERVER_CONNECTIONS,
+		(unsigned)GF_SERVER_PER_CLIENT);
 }
 
 /* The ring the diagnosis window needs, said when it cannot be had. */
@@ -206,7 +208,10 @@ static int agent_option(int c, struct agent_args *g, char **argv)
 		int rc = 0;
 		if (gf_agent_join_option(c, optarg, &g->join, &rc))
 			return rc;
-		if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad))
+		if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad) ||
+		    gf_cli_conn_option("agent", c, optarg,
+				       &g->o.max_connections,
+				       &g->o.max_per_client, &bad))
 			return bad ? GF_EXIT_USAGE : 0;
 		return gf_cli_bad_option("agent", argv);
 	}
@@ -223,6 +228,7 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 		{ "xid-quiet", required_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_DIAG_OPTIONS,
+		GF_CLI_CONN_OPTIONS,
 		GF_CLI_NODE_OPTIONS,
 		GF_AGENT_JOIN_OPTIONS,
 		{ NULL, 0, NULL, 0 },

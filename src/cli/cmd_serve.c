@@ -2,11 +2,13 @@
  * cmd_serve.c - `gpufleet serve`: the controller.  Options and output
  * around controller/service.h.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -30,6 +32,8 @@ static void usage(FILE *f)
 		"--k8s-api URL]]\n"
 		"                      [--tls-cert FILE --tls-key FILE "
 		"[--client-ca FILE]]\n"
+		"                      [--max-conns N] [--max-conns-per-client "
+		"N]\n"
 		"\n"
 		"The controller: a durable queue of GPU jobs with typed "
 		"quotas, fair share,\ngangs inside one block, preemption and "
@@ -81,7 +85,10 @@ static void usage(FILE *f)
 		"node:NAME' lines;\n"
 		"                      requests then need 'Authorization: "
 		"Bearer TOKEN'\n"
-		"  --tick MS           scheduling pass period (default 100)\n"
+		"  --tick MS           scheduling pass period (default 100)\n" GF_CLI_CONN_HELP
+		"                      (the open-file limit is raised to its "
+		"hard limit;\n"
+		"                      connections stay under it)\n"
 		"  --k8s-extender      serve the Kubernetes scheduler "
 		"extender under /k8s\n"
 		"                      (urlPrefix https://HOST:PORT/k8s; "
@@ -103,7 +110,8 @@ static void usage(FILE *f)
 		"(default 30)\n"
 		"\n"
 		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
-		"already committed.\n" GF_CLI_EXIT_HELP);
+		"already committed.\n" GF_CLI_EXIT_HELP,
+		(unsigned)GF_SERVE_CONNECTIONS, (unsigned)GF_SERVE_PER_CLIENT);
 }
 
 struct serve_args {
@@ -240,10 +248,12 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		{ "client-ca", required_argument, NULL, 0x103 },
 		{ "insecure-http", no_argument, NULL, 0x104 },
 		{ "help", no_argument, NULL, 'h' },
+		GF_CLI_CONN_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
+	bool bad = false;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -292,6 +302,13 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		default:
 			if (tls_option(c, optarg, a))
 				break;
+			if (gf_cli_conn_option(CMD, c, optarg,
+					       &a->o.max_connections,
+					       &a->o.max_per_client, &bad)) {
+				if (bad)
+					return GF_EXIT_USAGE;
+				break;
+			}
 			return gf_cli_bad_option(CMD, argv);
 		}
 	}
@@ -322,6 +339,56 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		return GF_EXIT_USAGE;
 	}
 	return tls_check(a);
+}
+
+/*
+ * Every connection is a file descriptor: the soft open-file limit raised
+ * to the hard one, and the connections kept under what was had (with
+ * room for the store, the listening socket and the spare slots), so that
+ * a full server refuses connections instead of failing every accept and
+ * open.  The limit had.
+ */
+static unsigned long long open_files(struct gf_service_opts *o)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur != rl.rlim_max) {
+		struct rlimit want = { rl.rlim_max, rl.rlim_max };
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			rl.rlim_cur = rl.rlim_max;
+		else
+			gf_cli_error(CMD,
+				     "warning: cannot raise the open-file "
+				     "limit from %llu to %llu: %s",
+				     (unsigned long long)rl.rlim_cur,
+				     (unsigned long long)rl.rlim_max,
+				     gf_strerror(-errno));
+	}
+	unsigned long long had = rl.rlim_cur == RLIM_INFINITY
+					 ? ~0ull
+					 : (unsigned long long)rl.rlim_cur;
+	unsigned want =
+		o->max_connections ? o->max_connections : GF_SERVE_CONNECTIONS;
+	/* the spare slots (server.c) and 64 files for the rest */
+	unsigned long long need = (unsigned long long)want + want / 16 + 68;
+	if (need > had) {
+		unsigned long long fit = had > 256 ? (had - 68) * 16 / 17 : 64;
+		/* a warning when --max-conns asked for more; the default
+		 * just fits the machine (the start line says how many) */
+		if (o->max_connections)
+			gf_cli_error(CMD,
+				     "warning: %llu open files allowed (hard "
+				     "limit): at most %llu connections, not %u",
+				     had, fit, want);
+		else
+			gf_log(GF_LOG_INFO, CMD,
+			       "%llu open files allowed (hard limit): at most "
+			       "%llu connections",
+			       had, fit);
+		o->max_connections = (unsigned)fit;
+	}
+	return had;
 }
 
 /* Wait for SIGTERM/SIGINT or a failure of the service; the exit code. */
@@ -381,6 +448,7 @@ int cmd_serve(int argc, char **argv)
 		a.o.tls = &tls;
 	}
 	a.o.cfg = &cfg;
+	unsigned long long files = open_files(&a.o);
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -391,8 +459,13 @@ int cmd_serve(int argc, char **argv)
 		gf_cli_error(CMD, "%s", e.msg);
 		goto out;
 	}
-	fprintf(stderr, "gpufleet serve: listening on %s (store %s)\n",
-		gf_service_url(s), a.o.db);
+	fprintf(stderr,
+		"gpufleet serve: listening on %s (store %s; up to %u "
+		"connections, %llu open files)\n",
+		gf_service_url(s), a.o.db,
+		a.o.max_connections ? a.o.max_connections
+				    : GF_SERVE_CONNECTIONS,
+		files);
 	ret = wait_stop(s, &set);
 	gf_service_stop(s);
 out:

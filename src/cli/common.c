@@ -6,9 +6,11 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/server.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -138,4 +140,27 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
 			out[(*n)++] = p;
 	}
 	return 0;
+}
+
+bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
+			unsigned *per_client, bool *bad)
+{
+	if (c != 1101 && c != 1102)
+		return false;
+	char *end;
+	long v = strtol(arg, &end, 10);
+	bool ok = *arg && !*end && v >= (c == 1101) && v <= 1000000;
+	if (!ok) {
+		gf_cli_error(cmd,
+			     "cannot parse '--%s %s': expected %s to 1000000",
+			     c == 1101 ? "max-conns" : "max-conns-per-client",
+			     arg, c == 1101 ? "1" : "0 (no limit)");
+		*bad = true;
+		return true;
+	}
+	if (c == 1101)
+		*max = (unsigned)v;
+	else
+		*per_client = v ? (unsigned)v : GF_SERVER_NO_LIMIT;
+	return true;
 }

@@ -297,8 +297,9 @@ static void release(struct gf_k8s *k, struct gf_k8s_op *x, int64_t now,
 	for (int i = 0; x->resync && i < k->pcap; i++) {
 		struct k8s_pod_ref *p = &k->pods[i];
 		if (!p->uid[0] || !strcmp(p->uid, "-") ||
-		    bsearch(p->uid, x->live, (size_t)x->nlive, sizeof(*x->live),
-			    cmp_uid))
+		    (x->nlive > 0 && /* none: x->live is NULL */
+		     bsearch(p->uid, x->live, (size_t)x->nlive,
+			     sizeof(*x->live), cmp_uid)))
 			continue;
 		char id[GF_JOB_ID_MAX];
 		snprintf(id, sizeof(id), "j%" PRIu64, p->seq);
@@ -537,7 +538,8 @@ static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 		gf_free(l.uid);
 		return;
 	}
-	qsort(l.uid, (size_t)l.n, sizeof(*l.uid), cmp_uid);
+	if (l.n > 1) /* no pods: l.uid is NULL, which qsort must not get */
+		qsort(l.uid, (size_t)l.n, sizeof(*l.uid), cmp_uid);
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
 	op->kind = GF_OP_K8S;
 	op->k8s = gf_calloc(1, sizeof(*op->k8s));

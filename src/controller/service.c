@@ -248,11 +248,12 @@ static int take_loaded(struct gf_job *job, void *arg)
 	return rc;
 }
 
-/* Lead or not, every second; on becoming the leader, load the store. */
-static void lead(struct gf_service *s, int64_t now)
+/* Lead or not, every second; on becoming the leader, load the store.
+ * 0, or the load's failure (the service has failed with its message). */
+static int lead(struct gf_service *s, int64_t now)
 {
 	if (now - s->last_lead_ms < LEAD_EVERY_MS && s->last_lead_ms)
-		return;
+		return 0;
 	s->last_lead_ms = now;
 	bool leading = false;
 	struct gf_err e;
@@ -262,10 +263,10 @@ static void lead(struct gf_service *s, int64_t now)
 	if (s->leading && !leading) {
 		fail(s, "lost the store's leader lock: another server may "
 			"lead now");
-		return;
+		return 0;
 	}
 	if (s->leading || !leading)
-		return;
+		return 0;
 	pthread_mutex_lock(&s->ctl_lock);
 	int rc = gf__agents_load(s->ag, &e);
 	if (rc == 0)
@@ -285,10 +286,11 @@ static void lead(struct gf_service *s, int64_t now)
 		char msg[GF_ERR_MSG_MAX + 32];
 		snprintf(msg, sizeof(msg), "cannot load the store: %s", e.msg);
 		fail(s, msg);
-		return;
+		return rc;
 	}
 	gf_log(GF_LOG_INFO, "serve", "leading: %d jobs loaded from %s",
 	       gf_ctl_njobs(s->ctl), gf_store_url(s->store));
+	return 0;
 }
 
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j)
@@ -441,7 +443,10 @@ static int write_batch(struct gf_service *s, struct gf_batch *b)
 						      : GF_STORE_BATCH_MAX;
 		int nr = b->nruns - r < GF_STORE_BATCH_MAX ? b->nruns - r
 							   : GF_STORE_BATCH_MAX;
-		struct gf_store_batch sb = { b->jobs + i, n, b->runs + r, nr };
+		/* no offset on an array never allocated (NULL + 0 is
+		 * undefined, and clang's UBSan says so) */
+		struct gf_store_batch sb = { n ? b->jobs + i : NULL, n,
+					     nr ? b->runs + r : NULL, nr };
 		if (gf_store_commit(s->store, &sb, &e) != 0)
 			goto failed;
 		s->write_batches++;
@@ -678,10 +683,15 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 	/* lead at once when the store lets us: a lone server is ready when
 	 * this returns; a standby keeps trying on its thread */
 	if (rc == 0) {
-		lead(s, gf__service_now_ms());
+		/* a load that failed says why (a bad row), not who leads */
+		char why[sizeof(s->fail_msg)];
+		int lrc = lead(s, gf__service_now_ms());
+		if (lrc && gf_service_failed(s, why, sizeof(why)))
+			rc = gf_err_set(e, lrc, "%s", why);
 		/* SQLite has no standby: the state directory is another
 		 * server's (its lock file names the pid) */
-		if (!s->leading && gf_store_kind(s->store) == GF_STORE_SQLITE)
+		else if (!s->leading &&
+			 gf_store_kind(s->store) == GF_STORE_SQLITE)
 			rc = gf_err_set(e, GF_ECONFLICT,
 					"%s: another gpufleet serve uses this "
 					"state (see its .lock file)",
@@ -695,6 +705,8 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		.threads = o->threads ? o->threads : GF_SERVE_THREADS,
 		.max_connections = o->max_connections ? o->max_connections
 						      : GF_SERVE_CONNECTIONS,
+		.max_per_client = o->max_per_client ? o->max_per_client
+						    : GF_SERVE_PER_CLIENT,
 		/* a long poll holds its connection up to its wait */
 		.idle_timeout_s = GF_NP_MAX_WAIT_S + 30,
 		.on_stop = on_stop,

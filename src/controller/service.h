@@ -41,6 +41,7 @@
 #define GF_SERVE_LIST_MAX	10000 /* jobs one list answer holds */
 #define GF_SERVE_THREADS	4     /* HTTP event loops */
 #define GF_SERVE_CONNECTIONS	32768 /* two per agent, and clients */
+#define GF_SERVE_PER_CLIENT	1024  /* from one address: 512 agents */
 
 struct gf_service_opts {
 	const char *listen;	     /* "IPv4:PORT" */
@@ -52,6 +53,9 @@ struct gf_service_opts {
 	bool agents_only; /* no node but those agents register (--agents) */
 	unsigned threads; /* HTTP event loops; 0: GF_SERVE_THREADS */
 	unsigned max_connections; /* 0: GF_SERVE_CONNECTIONS */
+	/* from one address; 0: GF_SERVE_PER_CLIENT, GF_SERVER_NO_LIMIT:
+	 * none */
+	unsigned max_per_client;
 	/* the Kubernetes scheduler extender (--k8s-extender), NULL off */
 	const struct gf_k8s_opts *k8s;
 	/* HTTPS (server/tls.h), NULL: plain HTTP; borrowed, outlives */

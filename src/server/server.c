@@ -64,6 +64,7 @@ struct gf_server {
 	pthread_cond_t idle;	  /* signalled when in_flight drops to 0 */
 	int in_flight;		  /* under lock */
 	struct gf_http_req *held; /* suspended, not yet answered; under lock */
+	atomic_uint open;	  /* connections open (libmicrohttpd's) */
 };
 
 static double mono_ms(void)
@@ -147,13 +148,23 @@ static void flight(struct gf_server *s, int delta)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static struct gf_http_req *req_new(struct gf_server *s,
-				   struct MHD_Connection *conn,
-				   const char *path, const char *method)
+/* A request, from its request line on (on_uri), or from the first call
+ * when libmicrohttpd did not show us its line. */
+static struct gf_http_req *req_alloc(struct gf_server *s,
+				     struct MHD_Connection *conn)
 {
 	struct gf_http_req *r = gf_calloc(1, sizeof(*r));
 	r->srv = s;
 	r->conn = conn;
+	return r;
+}
+
+/* The first call: what the request line and headers said. */
+static void req_start(struct gf_http_req *r, const char *path,
+		      const char *method)
+{
+	struct MHD_Connection *conn = r->conn;
+	r->started = true;
 	r->path = path;
 	r->method_s = method;
 	r->method = gf_http_method_parse(method);
@@ -170,7 +181,6 @@ static struct gf_http_req *req_new(struct gf_server *s,
 		snprintf(r->client, sizeof(r->client), "%s:%u", ip,
 			 ntohs(in->sin_port));
 	}
-	return r;
 }
 
 static void req_free(struct gf_http_req *r)
@@ -399,7 +409,41 @@ static void refuse(struct gf_http_req *r, unsigned status, const char *code,
 
 static void send_refusal(struct gf_http_req *r)
 {
+	if (r->close)
+		gf_reply_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	gf_reply_error(r, r->refused, r->refused_code, "%s", r->refusal);
+}
+
+/*
+ * The guards (guard.c) and the connection count: true with the refusal
+ * set.  A malformed request closes its connection: what follows it
+ * cannot be trusted to be the next request.  Past max_connections (the
+ * spare slots libmicrohttpd was given), 503 at once.
+ */
+static bool guarded(struct gf_http_req *r, const char *version)
+{
+	struct gf_server *s = r->srv;
+	unsigned status;
+	const char *code;
+	char detail[160];
+	if (gf__guard_request(r, version, &status, &code, detail,
+			      sizeof(detail))) {
+		gf_log(GF_LOG_DEBUG, s->o.name, "%s %s from %s: %u, %s",
+		       r->method_s, r->path, r->client, status, detail);
+		r->close = true;
+		refuse(r, status, code, "%s", detail);
+		return true;
+	}
+	unsigned open = atomic_load(&s->open);
+	if (open > s->o.max_connections) {
+		r->close = true;
+		gf_reply_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		refuse(r, 503, "busy",
+		       "%u connections open; the server takes %u", open,
+		       s->o.max_connections);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -408,7 +452,7 @@ static void send_refusal(struct gf_http_req *r)
  * skips the body and closes the connection); one without waits for the
  * final call, so that the connection stays open for the next request.
  */
-static void first_call(struct gf_http_req *r)
+static void first_call(struct gf_http_req *r, const char *version)
 {
 	struct gf_server *s = r->srv;
 	gf_route_match(s->routes, s->nroutes, r->method, r->path, &r->match);
@@ -422,6 +466,8 @@ static void first_call(struct gf_http_req *r)
 	char allow[64];
 	if (atomic_load(&s->stopping)) {
 		refuse(r, 503, "shutting-down", "the server is stopping");
+	} else if (guarded(r, version)) {
+		/* refused: malformed, or too many connections */
 	} else if (r->match.status == 404) {
 		refuse(r, 404, "not-found", "no route for '%s'", r->path);
 	} else if (r->match.status == 414) {
@@ -493,14 +539,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *version, const char *upload,
 				  size_t *upload_size, void **ctx)
 {
-	(void)version;
 	struct gf_server *s = cls;
 	struct gf_http_req *r = *ctx;
-	if (!r) {
-		r = req_new(s, conn, url, method);
+	if (!r || !r->started) {
+		if (!r)
+			r = req_alloc(s, conn);
+		req_start(r, url, method);
 		*ctx = r;
 		flight(s, +1);
-		first_call(r);
+		first_call(r, version);
 	} else if (*upload_size) {
 		if (r->replied) {
 			*upload_size = 0;
@@ -536,6 +583,11 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **ctx,
 	struct gf_http_req *r = *ctx;
 	if (!r)
 		return;
+	if (!r->started) { /* its line came, never its headers */
+		req_free(r);
+		*ctx = NULL;
+		return;
+	}
 	if (gf_log_get_level() >= GF_LOG_DEBUG)
 		gf_log(GF_LOG_DEBUG, s->o.name,
 		       "%s %s from %s: %u, %zu bytes in %.2f ms%s", r->method_s,
@@ -547,6 +599,29 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **ctx,
 	req_free(r);
 	*ctx = NULL;
 	flight(s, -1);
+}
+
+/* libmicrohttpd's URI callback: the request line is in, its query not
+ * parsed yet; the request starts here (its ctx). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct gf_http_req *r = req_alloc(cls, conn);
+	gf__guard_uri(r, uri);
+	return r;
+}
+
+/* Connections open, for the 503 past max_connections. */
+static void on_connection(void *cls, struct MHD_Connection *conn,
+			  void **socket_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	(void)conn;
+	(void)socket_ctx;
+	struct gf_server *s = cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		atomic_fetch_add(&s->open, 1);
+	else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+		atomic_fetch_sub(&s->open, 1);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -573,6 +648,11 @@ static void defaults(struct gf_server_opts *o)
 		o->name = "server";
 	if (!o->max_connections)
 		o->max_connections = GF_SERVER_CONNECTIONS;
+	if (!o->max_per_client)
+		o->max_per_client = GF_SERVER_PER_CLIENT;
+	if (o->max_per_client > o->max_connections &&
+	    o->max_per_client != GF_SERVER_NO_LIMIT)
+		o->max_per_client = o->max_connections;
 	if (!o->idle_timeout_s)
 		o->idle_timeout_s = GF_SERVER_IDLE_S;
 	if (!o->body_max)
@@ -589,8 +669,16 @@ static void defaults(struct gf_server_opts *o)
  * past the limit and closes it at once; with select (and the ITC) it
  * stops polling the socket at the limit, so that the client waits in the
  * kernel's backlog for a free slot.  threads N: N epoll loops, which
- * stop polling the socket at the limit too.
+ * stop polling the socket at the limit too.  The limit given to
+ * libmicrohttpd is max_connections and a few spare slots, in which a
+ * request is answered 503 at once (guarded()).
  */
+static unsigned spare_slots(unsigned max)
+{
+	unsigned spare = max / 16 + 4;
+	return max > UINT32_MAX - spare ? 0 : spare;
+}
+
 static struct MHD_Daemon *start_daemon(struct gf_server *s)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
@@ -602,22 +690,33 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	else
 		flags |= MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned limit =
+		s->o.max_connections + spare_slots(s->o.max_connections);
+	unsigned per_client = s->o.max_per_client == GF_SERVER_NO_LIMIT
+				      ? 0 /* none */
+				      : s->o.max_per_client;
 	if (s->o.threads > 1)
 		return MHD_start_daemon(
 			flags, 0, NULL, NULL, on_request, s,
+			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 			MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
 			MHD_OPTION_LISTEN_SOCKET, s->fd,
-			MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+			MHD_OPTION_CONNECTION_LIMIT, limit,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
 			MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
+			MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+			MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 			MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 			MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	return MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET,
-		s->fd, MHD_OPTION_CONNECTION_LIMIT, s->o.max_connections,
+		flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+		MHD_OPTION_CONNECTION_LIMIT, limit,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
 		MHD_OPTION_CONNECTION_TIMEOUT, s->o.idle_timeout_s,
-		MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, tls,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+		MHD_OPTION_NOTIFY_COMPLETED, on_done, s, MHD_OPTION_ARRAY, tls,
 		MHD_OPTION_END);
 }
 
@@ -657,6 +756,7 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		return rc;
 	}
 	atomic_init(&s->stopping, false);
+	atomic_init(&s->open, 0);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -675,10 +775,10 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 				  o->listen);
 	}
 	gf_log(GF_LOG_DEBUG, s->o.name,
-	       "serving %d routes on %s (%u connections, %u s idle timeout, "
-	       "bodies up to %zu bytes, %s)",
-	       nroutes, s->url, s->o.max_connections, s->o.idle_timeout_s,
-	       s->o.body_max,
+	       "serving %d routes on %s (%u connections, %u per client, %u s "
+	       "idle timeout, bodies up to %zu bytes, %s)",
+	       nroutes, s->url, s->o.max_connections, s->o.max_per_client,
+	       s->o.idle_timeout_s, s->o.body_max,
 	       s->o.threads ? "event threads" : "a thread per connection");
 	*out = s;
 	return 0;

@@ -39,6 +39,17 @@
  * past the cap.  A connection idle for idle_timeout_s is closed.
  * Headers are capped by libmicrohttpd (32 KiB per connection: 431).
  *
+ * Guards (guard.c; docs/server.md lists each with its default): at most
+ * max_per_client connections from one address (past it libmicrohttpd
+ * closes a new one at once), and max_connections in all: past it, a few
+ * spare slots answer 503 {"error": "busy"} with Retry-After, then new
+ * clients wait in the kernel's backlog.  A request with more than
+ * GF_SERVER_MAX_ARGS query arguments gets 414, more than
+ * GF_SERVER_MAX_REQ_HEADERS headers 431; two Content-Length values,
+ * Content-Length with Transfer-Encoding, or a NUL byte (raw or %00) in
+ * the request line or a header get 400, and those refusals close the
+ * connection (what follows cannot be trusted to be a request).
+ *
  * Shutdown (gf_server_stop): stop accepting; requests in flight finish
  * (their answers carry "Connection: close"), requests that arrive on
  * open connections meanwhile get 503 {"error": "shutting-down"}; after
@@ -55,22 +66,29 @@
 #include "server/router.h"
 #include "util/buf.h"
 
-#define GF_SERVER_CONNECTIONS 64
-#define GF_SERVER_IDLE_S      10
-#define GF_SERVER_BODY_MAX    (1u << 20)
-#define GF_SERVER_DRAIN_MAX   (1u << 20)
-#define GF_SERVER_DRAIN_MS    10000
-#define GF_SERVER_MAX_HEADERS 8 /* a handler may add to its answer */
-#define GF_SERVER_MAX_ROUTES  256
-#define GF_SERVER_THREADS_MAX 64
+#define GF_SERVER_CONNECTIONS	  64
+#define GF_SERVER_IDLE_S	  10
+#define GF_SERVER_BODY_MAX	  (1u << 20)
+#define GF_SERVER_DRAIN_MAX	  (1u << 20)
+#define GF_SERVER_DRAIN_MS	  10000
+#define GF_SERVER_MAX_HEADERS	  8 /* a handler may add to its answer */
+#define GF_SERVER_MAX_ROUTES	  256
+#define GF_SERVER_THREADS_MAX	  64
+#define GF_SERVER_PER_CLIENT	  16	      /* connections from one address */
+#define GF_SERVER_NO_LIMIT	  0xffffffffu /* max_per_client: none */
+#define GF_SERVER_MAX_ARGS	  100	      /* query arguments: 414 past it */
+#define GF_SERVER_MAX_REQ_HEADERS 100	      /* request headers: 431 past it */
 
 struct gf_server_opts {
 	const char *name;   /* log subsystem: "agent" */
 	const char *listen; /* "IPv4:PORT"; see gf_server_listen_check() */
 	unsigned max_connections; /* 0: GF_SERVER_CONNECTIONS */
-	unsigned idle_timeout_s;  /* 0: GF_SERVER_IDLE_S */
-	size_t body_max;   /* 0: GF_SERVER_BODY_MAX; a route may differ */
-	unsigned drain_ms; /* 0: GF_SERVER_DRAIN_MS */
+	/* from one client address; 0: GF_SERVER_PER_CLIENT (at most
+	 * max_connections), GF_SERVER_NO_LIMIT: none */
+	unsigned max_per_client;
+	unsigned idle_timeout_s; /* 0: GF_SERVER_IDLE_S */
+	size_t body_max;	 /* 0: GF_SERVER_BODY_MAX; a route may differ */
+	unsigned drain_ms;	 /* 0: GF_SERVER_DRAIN_MS */
 	/* 0: a thread per connection, handlers may block; N (at most
 	 * GF_SERVER_THREADS_MAX): N event loops (epoll) serving every
 	 * connection, handlers must not block */

@@ -7,6 +7,7 @@
 #define GF_SERVER_SERVER_INT_H
 
 #include <microhttpd.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "server/server.h"
@@ -39,7 +40,28 @@ struct gf_http_req {
 	struct MHD_Response *held; /* the answer, queued on resumption */
 	const char *held_type;
 	struct gf_http_req *hprev, *hnext; /* the server's held list */
+	/* seen by the URI callback, before libmicrohttpd parses the query
+	 * (guard.c); started: the first on_request call happened */
+	bool started;
+	const char *raw_uri; /* in libmicrohttpd's read buffer */
+	size_t raw_uri_len;  /* its length as received */
+	bool uri_nul;	     /* %00 in it */
+	unsigned nargs;	     /* query arguments */
+	bool close;	     /* the answer closes the connection */
 };
+
+/* guard.c: the refusals of server.h's "Guards", in its order */
+/* On the request line, before libmicrohttpd parses the query: count the
+ * arguments, look for %00; past GF_SERVER_MAX_ARGS, cut the query (it
+ * would exhaust libmicrohttpd's memory pool, which then answers
+ * nothing). */
+void gf__guard_uri(struct gf_http_req *r, const char *uri);
+/* At the first call, headers in (version as libmicrohttpd gave it):
+ * true with the refusal set (status, code, detail) when the request
+ * must be refused. */
+bool gf__guard_request(struct gf_http_req *r, const char *version,
+		       unsigned *status, const char **code, char *detail,
+		       size_t size);
 
 /*
  * Queue resp (taken: destroyed here, whatever happens) as the answer to

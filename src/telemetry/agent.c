@@ -402,9 +402,12 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 	a->col.xid_quiet_ms = o->xid_quiet_ms;
 	topology_doc(a);
 	sample_once(a); /* before serving: no document is ever empty */
-	struct gf_server_opts so = {
-		.name = "agent", .threads = 1, .listen = o->listen, .arg = a
-	};
+	struct gf_server_opts so = { .name = "agent",
+				     .threads = 1,
+				     .listen = o->listen,
+				     .max_connections = o->max_connections,
+				     .max_per_client = o->max_per_client,
+				     .arg = a };
 	rc = gf_server_start(&a->srv, routes, NROUTES, &so, e);
 	if (rc == 0) {
 		rc = -pthread_create(&a->tid, NULL, sampler, a);

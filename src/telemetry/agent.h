@@ -34,6 +34,9 @@ struct gf_agent_opts {
 	const struct gf_counters *counters; /* the metrics exported */
 	struct gf_node_source topo;	    /* /v1/topology's node */
 	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
+	/* HTTP connections (server.h): in all, and from one address;
+	 * 0: the server's defaults */
+	unsigned max_connections, max_per_client;
 };
 
 struct gf_agent;

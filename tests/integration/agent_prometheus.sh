@@ -122,6 +122,56 @@ kill "$A2PID" 2>/dev/null
 wait "$A2PID" 2>/dev/null
 A2PID=""
 
+# 2e. one client trickling 64 connections (a header byte each every 2 s)
+# from 127.0.0.2 gets at most its share (--max-conns-per-client, default
+# 16 of 64): /metrics from 127.0.0.1 is answered all along, 4 of 4
+# scrapes (issue 20, F5: all 4 timed out before)
+rm -f "$TMP/trickle.out" "$TMP/stop"
+python3 - "$AP" "$TMP/stop" >"$TMP/trickle.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+conns = []
+for _ in range(64):
+    s = socket.socket()
+    s.bind(("127.0.0.2", 0))
+    s.connect(("127.0.0.1", port))
+    conns.append(s)
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200
+at, t = 0, 0
+print("trickling", flush=True)
+while not os.path.exists(stop) and t < 60:
+    for s in conns:
+        try:
+            s.send(req[at:at + 1])
+        except OSError:
+            pass
+    at += 1
+    for _ in range(20):
+        if os.path.exists(stop):
+            break
+        time.sleep(0.1)
+    t += 2
+PY
+TRICKLE=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out" 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.1
+done
+sleep 1 # its connections are in (accepted, or refused)
+ok=0
+codes=""
+for k in 1 2 3 4; do
+	c=$(curl -s -o /dev/null -w '%{http_code}' -m 5 "127.0.0.1:$AP/metrics")
+	codes="$codes $c"
+	[ "$c" = 200 ] && ok=$((ok + 1))
+	sleep 1
+done
+touch "$TMP/stop"
+wait "$TRICKLE"
+[ "$ok" = 4 ]
+check agent-metrics-while-trickled $? "scrapes:$codes; $(cat "$TMP/trickle.out")"
+
 # Start Prometheus on config $1: its port in PP, or return 1.
 start_prometheus() {
 	port=0

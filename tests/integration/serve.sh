@@ -11,6 +11,9 @@
 #                        it and the other leads within 10 s, same jobs
 #   serve-promtool       /metrics passes promtool check metrics
 #   serve-cli            submit, jobs, cancel, nodes against it, with tokens
+#   serve-bearer-nul-400 a token followed by NUL and junk: 400, not 200
+#   serve-bad-row        a store with a bad row: the last line names it
+#   serve-open-files     a low soft open-file limit raised to the hard one
 #   serve-loopback-only  a non-loopback --listen without tokens refused
 # Prints "ok|FAIL|skip integration/NAME" lines.  Every process started is
 # stopped by its PID.
@@ -191,6 +194,55 @@ $one
 $nodes
 $cancel / $again / $noauth"
 unset GPUFLEET_SERVER
+
+# a valid token followed by a NUL and junk is no token: 400 before any
+# route (F9, issue 20); the token alone still works
+r=$(python3 - "$URL" <<'EOF'
+import socket, sys
+host, port = sys.argv[1].split("//")[1].split(":")
+def status(tok):
+    s = socket.create_connection((host, int(port)), timeout=5)
+    s.sendall(b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+              tok + b"\r\n\r\n")
+    got = s.recv(4096)
+    s.close()
+    return got.split(b"\r\n")[0].decode()
+print(status(b"adminadminadmin0001\0junk"), "/", status(b"adminadminadmin0001"))
+EOF
+)
+printf '%s' "$r" | grep -q '^HTTP/1.1 400 .* / HTTP/1.1 200 '
+check serve-bearer-nul-400 $? "$r"
+
+# a store with a bad row: serve stops and its last line says which row
+# and why, not that another server holds the state (F8, issue 20)
+kill "$(cat "$TMP/c.pid")"
+while kill -0 "$(cat "$TMP/c.pid")" 2>/dev/null; do sleep 0.1; done
+python3 - "$TMP/cli/jobs.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE jobs SET state = 'zombie'")
+db.commit()
+EOF
+out=$(timeout 30 "$BIN" serve --listen 127.0.0.1:0 --db "sqlite:$TMP/cli/jobs.db" --config "$TMP/serve.yaml" 2>&1)
+rc=$?
+last=$(printf '%s\n' "$out" | tail -1)
+[ "$rc" = 1 ] && printf '%s' "$last" | grep -q "cannot load the store" &&
+	printf '%s' "$last" | grep -q "unknown state 'zombie'" &&
+	! printf '%s' "$out" | grep -q "another gpufleet serve"
+check serve-bad-row $? "rc=$rc
+$out"
+
+# started with a low soft open-file limit, serve raises it to the hard
+# one and says so on its start line (F5, issue 20)
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ]; then
+	echo "skip integration/serve-open-files (no hard open-file limit)"
+else
+	out=$(timeout 3 sh -c 'ulimit -Sn 256 && exec "$0" serve --listen 127.0.0.1:0 --db "sqlite:$1/x.db"' \
+		"$BIN" "$TMP/nofile" 2>&1)
+	printf '%s\n' "$out" | grep -q "^gpufleet serve: listening on .* $hard open files)$"
+	check serve-open-files $? "hard limit $hard: $out"
+fi
 
 # a non-loopback address needs tokens
 out=$("$BIN" serve --listen 0.0.0.0:0 --db "sqlite:$TMP/x/jobs.db" 2>&1)

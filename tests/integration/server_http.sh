@@ -5,9 +5,12 @@
 # curl cannot misbehave enough: routes and JSON errors, the body cap
 # (413 on a declared length before any body, a chunked body counted as it
 # streams and cut past the drain limit), malformed JSON (400), the
-# connection limit (a third client waits in the backlog until a slot
-# frees), an idle connection closed by the timeout, SIGTERM while a
-# request is in flight (it completes, exit 0, the port closes at once).
+# connection limit (a third client answered 503 at once, then clients
+# wait in the backlog until a slot frees), an idle connection closed by
+# the timeout, SIGTERM while a request is in flight (it completes, exit
+# 0, the port closes at once); the guards of issue 20: NUL bytes in the
+# request line and headers, conflicting lengths (smuggling), too many
+# arguments or headers, one client trickling 64 connections.
 # Prints "ok|FAIL|skip integration/NAME" lines.
 set -u
 B=${1:-build}
@@ -132,34 +135,57 @@ for MODE in "" "--threads 2"; do
 SUFFIX=""
 [ -n "$MODE" ] && SUFFIX="-event-loops"
 # 2. the connection limit: two idle clients hold both slots; a third
-# waits in the kernel's backlog (no answer in 1 s) and is served once a
-# slot frees
-start limit --max-conns 2 --idle-timeout 30 $MODE
-py "$PORT" >"$TMP/hold.out" <<'PY' &
-import socket, sys, time
-port = int(sys.argv[1])
-a = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+# request is answered 503 "busy" at once, in one of the spare slots; with
+# the spare slots (2 / 16 + 4) held too, a request waits in the kernel's
+# backlog (no answer in 1 s) and is served once a slot frees
+start limit --max-conns 2 --max-conns-per-client 0 --idle-timeout 30 $MODE
+hold() { # hold N: N idle connections until $TMP/release exists
+	rm -f "$TMP/release" "$TMP/hold.out"
+	py "$PORT" "$1" "$TMP/release" >"$TMP/hold.out" <<'PY' &
+import os, socket, sys, time
+port, n, release = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+a = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
 print("holding", flush=True)
-time.sleep(3)
+while not os.path.exists(release):
+    time.sleep(0.05)
 for s in a:
     s.close()
 print("released", flush=True)
 PY
-HOLD=$!
-i=0
-while [ $i -lt 50 ] && ! grep -q holding "$TMP/hold.out"; do
-	i=$((i + 1))
-	sleep 0.1
-done
-sleep 0.3
+	HOLD=$!
+	i=0
+	while [ $i -lt 50 ] && ! grep -q holding "$TMP/hold.out" 2>/dev/null; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	sleep 0.3 # the server has counted them (no request to wait on)
+}
+hold 2
+busy=$(curl -s -D "$TMP/h503" -o "$TMP/b503" -w '%{http_code}' -m 5 "127.0.0.1:$PORT/v1/items/1")
+touch "$TMP/release"
+wait "$HOLD"
+hold 6
 w=$(curl -s -o /dev/null -w '%{http_code}' -m 1 "127.0.0.1:$PORT/v1/items/1")
 wrc=$?
-t0=$(date +%s)
-g=$(curl -s -o /dev/null -w '%{http_code}' -m 10 "127.0.0.1:$PORT/v1/items/2")
-t1=$(date +%s)
+curl -s -o /dev/null -w '%{http_code}' -m 10 "127.0.0.1:$PORT/v1/items/2" >"$TMP/late.code" &
+LATE=$!
+sleep 0.5
+touch "$TMP/release"
 wait "$HOLD"
-[ "$wrc" = 28 ] && [ "$g" = 200 ] && [ $((t1 - t0)) -ge 1 ]
-check server-connection-limit$SUFFIX $? "third while full: rc=$wrc code=$w; later: $g after $((t1 - t0)) s; $(cat "$TMP/hold.out")"
+wait "$LATE"
+late=$(cat "$TMP/late.code") # 200, or 503 while the others still close
+g=""
+i=0
+while [ $i -lt 50 ] && [ "$g" != 200 ]; do
+	g=$(curl -s -o /dev/null -w '%{http_code}' -m 5 "127.0.0.1:$PORT/v1/items/3")
+	i=$((i + 1))
+	[ "$g" != 200 ] && sleep 0.1
+done
+[ "$busy" = 503 ] && grep -q '"error": "busy"' "$TMP/b503" &&
+	grep -qi '^Retry-After: 1' "$TMP/h503" &&
+	[ "$wrc" = 28 ] && { [ "$late" = 200 ] || [ "$late" = 503 ]; } &&
+	[ "$g" = 200 ]
+check server-connection-limit$SUFFIX $? "third while full: $busy $(cat "$TMP/b503"); seventh: rc=$wrc code=$w; once released: $late, then $g; $(cat "$TMP/hold.out")"
 
 # 3. an idle connection is closed by the timeout (1 s here)
 start idle --idle-timeout 1 $MODE
@@ -198,4 +224,173 @@ rc=$?
 	[ "$laterc" = 7 ] &&
 	grep -q 'SIGTERM, stopping' "$TMP/term.err" && grep -q 'stopped' "$TMP/term.err"
 check server-sigterm-in-flight$SUFFIX $? "exit $rc; in flight: $(cat "$TMP/slow.code") '$(cat "$TMP/slow.out")'; new request after SIGTERM: rc=$laterc code=$late; $(cat "$TMP/term.err")"
+done
+
+# 5. malformed and oversized requests (issue 20, F6 and F9), on raw
+# sockets: each answered at once, the refusals that end a request
+# nobody can trust (smuggling, NUL) with the connection closed
+start guards --threads 1
+r=$(py "$PORT" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+
+def ask(raw):
+    """The status line, and whether the server then closed (b'')."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(raw)
+    got = body = b""
+    try:
+        while b"\r\n\r\n" not in got:
+            part = s.recv(65536)
+            if not part:
+                break
+            got += part
+        head, _, body = got.partition(b"\r\n\r\n")
+        n = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                n = int(line.split(b":")[1])
+        while len(body) < n:
+            part = s.recv(65536)
+            if not part:
+                break
+            body += part
+        s.settimeout(0.5) # kept alive: nothing more comes
+        try:
+            closed = "closed" if s.recv(100) == b"" else "more"
+        except socket.timeout:
+            closed = "open"
+    except socket.timeout:
+        closed = "no answer in 5 s"
+    s.close()
+    line = got.split(b"\r\n")[0].decode() or "no answer"
+    body = b" ".join(body[:300].split())
+    return "%s, %s: %s" % (line, closed, body.decode(errors="replace"))
+
+def show(name, raw):
+    print("%s: %s" % (name, ask(raw)), flush=True)
+
+H = b"Host: x\r\n"
+show("nul-path", b"GET /v1/items/j1%00x HTTP/1.1\r\n" + H + b"\r\n")
+show("nul-path-raw", b"GET /v1/items/j1\0x HTTP/1.1\r\n" + H + b"\r\n")
+show("nul-query", b"GET /v1/items/j1?q=a%00b HTTP/1.1\r\n" + H + b"\r\n")
+show("nul-token", b"GET /v1/items/j1 HTTP/1.1\r\n" + H +
+     b"Authorization: Bearer tok-9\0junk\r\n\r\n")
+show("nul-header", b"GET /v1/items/j1 HTTP/1.1\r\n" + H +
+     b"X-A: a\0junk\r\nX-B: b\r\n\r\n")
+show("two-lengths", b"POST /v1/items HTTP/1.1\r\n" + H +
+     b"Content-Length: 16\r\nContent-Length: 40\r\n\r\n"
+     b"{\"name\": \"abcd\"}GET /v1/items/x HTTP/1.1\r\nHost: x\r\n\r\n")
+show("length-chunked", b"POST /v1/items HTTP/1.1\r\n" + H +
+     b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+     b"10\r\n{\"name\": \"abcd\"}\r\n0\r\n\r\n")
+show("length-not-number", b"POST /v1/items HTTP/1.1\r\n" + H +
+     b"Content-Length: 16x\r\n\r\n{\"name\": \"abcd\"}")
+show("same-length-twice", b"POST /v1/items HTTP/1.1\r\n" + H +
+     b"Content-Length: 16\r\nContent-Length: 16\r\n\r\n{\"name\": \"abcd\"}")
+q = "&".join("a%d=%d" % (i, i) for i in range(600))
+show("600-arguments",
+     ("GET /v1/items/j1?" + q + " HTTP/1.1\r\n").encode() + H + b"\r\n")
+q = "&".join("a%d=%d" % (i, i) for i in range(100))
+show("100-arguments",
+     ("GET /v1/items/j1?q=z&" + q + " HTTP/1.1\r\n").encode() + H + b"\r\n")
+h = "".join("X-H%d: %d\r\n" % (i, i) for i in range(150)).encode()
+show("150-headers", b"GET /v1/items/j1 HTTP/1.1\r\n" + H + h + b"\r\n")
+h = "".join("X-H%d: %d\r\n" % (i, i) for i in range(90)).encode()
+show("90-headers", b"GET /v1/items/j1 HTTP/1.1\r\n" + H + h + b"\r\n")
+show("plain", b"GET /v1/items/j1?q=a HTTP/1.1\r\n" + H +
+     b"Authorization: Bearer tok-9\r\n\r\n")
+show("plain-lf", b"GET /v1/items/j1 HTTP/1.1\n" + H.replace(b"\r", b"") +
+     b"Authorization: Bearer tok-9\nX-B: b \n\n")
+PY
+)
+ans() { printf '%s\n' "$r" | sed -n "s/^$1: //p"; }
+has() { ans "$1" | grep -q "$2"; }
+has nul-path '^HTTP/1.1 400 .*, closed: .*NUL byte in the request target' &&
+	has nul-path-raw '^HTTP/1.1 400 .*, closed: .*NUL byte in the request target' &&
+	has nul-query '^HTTP/1.1 400 .*, closed:'
+check server-nul-path-400 $? "$(printf '%s\n' "$r" | grep '^nul-path')"
+has nul-token "^HTTP/1.1 400 .*, closed: .*NUL byte in header 'the last header'" &&
+	has nul-header "^HTTP/1.1 400 .*, closed: .*NUL byte in header 'X-B'"
+check server-nul-header-400 $? "$(printf '%s\n' "$r" | grep '^nul-[th]')"
+has two-lengths '^HTTP/1.1 400 .*, closed: .*Content-Length given twice' &&
+	has length-chunked '^HTTP/1.1 400 .*, closed: .*both Content-Length and Transfer-Encoding' &&
+	has length-not-number '^HTTP/1.1 400 .*, closed:' &&
+	has same-length-twice '^HTTP/1.1 201 .*, open:'
+check server-smuggling-400 $? "$(printf '%s\n' "$r" | grep 'length')"
+has 600-arguments '^HTTP/1.1 414 .*, closed: .*"too-many-arguments"' &&
+	has 100-arguments '^HTTP/1.1 414 .*101 query arguments; at most 100' &&
+	has 150-headers '^HTTP/1.1 431 .*, closed: .*"too-many-headers"' &&
+	has 90-headers '^HTTP/1.1 200 .*, open:'
+check server-too-many-414-431 $? "$(printf '%s\n' "$r" | grep 'arguments\|headers')"
+has plain '^HTTP/1.1 200 .*, open: .*"token": "tok-9"' &&
+	has plain-lf '^HTTP/1.1 200 .*, open: .*"token": "tok-9"'
+check server-guards-pass-good $? "$(printf '%s\n' "$r" | grep '^plain')"
+kill "$PID"
+wait "$PID" 2>/dev/null
+
+# 6. one client trickling 64 connections (a header byte each every 2 s)
+# from 127.0.0.2 takes at most its share (16, the default per client)
+# of the 64 slots: a scraper from 127.0.0.1 is answered all along, with
+# the agent's settings (one event loop) and with a thread per connection
+for MODE in "--threads 1" ""; do
+SUFFIX=""
+[ -z "$MODE" ] && SUFFIX="-threads"
+start trickle $MODE
+rm -f "$TMP/trickle.out" "$TMP/stop"
+py "$PORT" "$TMP/stop" >"$TMP/trickle.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+conns = []
+for _ in range(64):
+    s = socket.socket()
+    s.bind(("127.0.0.2", 0))
+    s.connect(("127.0.0.1", port))
+    conns.append(s)
+req = b"GET /v1/items/1 HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200
+at = 0
+print("trickling", flush=True)
+t = 0
+while not os.path.exists(stop) and t < 60:
+    for s in conns:
+        try:
+            s.send(req[at:at + 1])
+        except OSError:
+            pass
+    at += 1
+    for _ in range(20):
+        if os.path.exists(stop):
+            break
+        time.sleep(0.1)
+    t += 2
+alive = 0
+for s in conns:
+    try:
+        s.send(b"a")
+        alive += 1
+    except OSError:
+        pass
+print("alive", alive, flush=True)
+PY
+TRICKLE=$!
+i=0
+while [ $i -lt 50 ] && ! grep -q trickling "$TMP/trickle.out" 2>/dev/null; do
+	i=$((i + 1))
+	sleep 0.1
+done
+sleep 1 # the trickler's connections are in (accepted, or refused)
+ok=0
+codes=""
+for k in 1 2 3 4; do
+	c=$(curl -s -o /dev/null -w '%{http_code}' -m 3 "127.0.0.1:$PORT/v1/items/$k")
+	codes="$codes $c"
+	[ "$c" = 200 ] && ok=$((ok + 1))
+	sleep 1
+done
+touch "$TMP/stop"
+wait "$TRICKLE"
+[ "$ok" = 4 ]
+check server-trickle-per-client$SUFFIX $? "scrapes:$codes; $(cat "$TMP/trickle.out")"
+kill "$PID"
+wait "$PID" 2>/dev/null
 done

@@ -4,7 +4,8 @@
  * and query parameters, a JSON body, a slow route to be in flight when
  * SIGTERM comes.
  *
- *   http_echo [--listen 127.0.0.1:0] [--max-conns N] [--idle-timeout S]
+ *   http_echo [--listen 127.0.0.1:0] [--max-conns N]
+ *             [--max-conns-per-client N (0: no limit)] [--idle-timeout S]
  *             [--body-max BYTES] [--drain-ms MS] [--threads N]
  *
  * --threads N: N event loops instead of a thread per connection.
@@ -29,6 +30,7 @@
 
 #include "server/server.h"
 #include "util/json.h"
+#include "util/log.h"
 
 static int reply_obj(struct gf_http_req *r, unsigned status, const char *k1,
 		     const char *v1, const char *k2, const char *v2)
@@ -162,12 +164,19 @@ int main(int argc, char **argv)
 {
 	struct gf_server_opts o = { .name = "http_echo",
 				    .listen = "127.0.0.1:0" };
+	enum gf_log_level lv; /* GPUFLEET_LOG=debug: each request logged */
+	const char *env = getenv("GPUFLEET_LOG");
+	if (env && gf_log_parse_level(env, &lv) == 0)
+		gf_log_set_level(lv);
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const char *k = argv[i], *v = argv[i + 1];
 		if (!strcmp(k, "--listen"))
 			o.listen = v;
 		else if (!strcmp(k, "--max-conns"))
 			o.max_connections = (unsigned)number(k, v);
+		else if (!strcmp(k, "--max-conns-per-client"))
+			o.max_per_client = number(k, v) ? (unsigned)number(k, v)
+							: GF_SERVER_NO_LIMIT;
 		else if (!strcmp(k, "--idle-timeout"))
 			o.idle_timeout_s = (unsigned)number(k, v);
 		else if (!strcmp(k, "--body-max"))

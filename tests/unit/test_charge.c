@@ -815,6 +815,14 @@ static void test_readers_bad_input(void **state)
 	reader_fails(read_records,
 		     tmp("r6.csv", REC_HEAD ",n,a,p,x,0,3600,1,1,1,1,1\n"),
 		     "r6.csv':2: field 'cluster': must not be empty");
+	/* a row cut after two fields: the times are "" (F3, issue 20) */
+	reader_fails(read_records, tmp("r7.csv", REC_HEAD "c,n\n"),
+		     "r7.csv':2: field 'start': expected an RFC3339 time");
+	reader_fails(read_records, tmp("r8.csv", REC_HEAD "c,n,a,p,x\n"),
+		     "r8.csv':2: field 'start': expected an RFC3339 time");
+	reader_fails(read_records,
+		     tmp("r9.csv", REC_HEAD "c,n,a,p,x,2024-05-01T0\n"),
+		     "r9.csv':2: field 'start': expected an RFC3339 time");
 	reader_fails(read_prices, tmp("p1.yaml", "gpu:\n  H100: [2.5\n"),
 		     "p1.yaml':3: malformed YAML");
 	reader_fails(read_prices, tmp("p2.yaml", "gpu:\n  H100: cheap\n"),
@@ -973,6 +981,29 @@ static void test_times(void **state)
 	assert_int_equal(ms, T0 + 500);
 	assert_int_equal(gf_cb_parse_time("2024-05-01T00:00:00", &ms), -1);
 	assert_int_equal(gf_cb_parse_time("2024-13-01T00:00:00Z", &ms), -1);
+	/* cut short: on the heap, so that ASan sees a read past the end */
+	static const char *const cut[] = {
+		"",
+		"2024-",
+		"2024-05-0",
+		"2024-05-01T00:00",
+		"2024-05-01T00:00:00+",
+		"2024-05-01T00:00:00+02",
+		"2024-05-01T00:00:00+02:0",
+		"2024-05-01T00:00:00-0",
+	};
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
+		char *c = gf_strdup(cut[i]);
+		assert_int_equal(gf_cb_parse_time(c, &ms), -1);
+		gf_free(c);
+	}
+	char *w = gf_strdup("2024-05-01T00:00:00Z,2024-05");
+	assert_int_equal(gf_cb_parse_window(w, 0, &s, &t, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "cannot parse '--window"));
+	gf_free(w);
+	w = gf_strdup("2024-05-01T00:00:00Z,");
+	assert_int_equal(gf_cb_parse_window(w, 0, &s, &t, &e), GF_EINVAL);
+	gf_free(w);
 	char buf[40];
 	gf_charge_time_str(T0 + 3 * H + 61000, buf, sizeof(buf));
 	assert_string_equal(buf, "2024-05-01T03:01:01Z");

@@ -1129,6 +1129,45 @@ static void test_resync(void **state)
 	gf_free(x.body);
 }
 
+/*
+ * No pod at all, the normal state of a fresh cluster: a resync lists
+ * none and must not hand qsort a NULL array (F4 of issue 20: UBSan
+ * stopped the sanitizer build there).  Two full lists after the last pod
+ * went: the first one's resync is over when the second begins.
+ */
+static void test_resync_no_pods(void **state)
+{
+	(void)state;
+	char saved[MAX_LIVE][64];
+	pthread_mutex_lock(&api.lock);
+	int n = api.nlive;
+	memcpy(saved, api.live, sizeof(saved));
+	api.nlive = 0;
+	pthread_mutex_unlock(&api.lock);
+	int lists = 0, from = api_count();
+	int64_t until = mono_ms() + 15000;
+	while (lists < 2 && from < MAX_X && mono_ms() < until) {
+		struct xch x;
+		int at = api_find(from, "GET", "/api/v1/pods?", &x);
+		if (at < 0) {
+			sleep_ms(20);
+			continue;
+		}
+		lists += strstr(x.path, "continue=") == NULL;
+		gf_free(x.body);
+		from = at + 1;
+	}
+	assert_int_equal(lists, 2);
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("one-2", &job);
+	assert_non_null(job);
+	gf_jv_free(jobs);
+	pthread_mutex_lock(&api.lock);
+	memcpy(api.live, saved, sizeof(saved));
+	api.nlive = n;
+	pthread_mutex_unlock(&api.lock);
+}
+
 /* ---- setup ------------------------------------------------------------ */
 
 static int setup(void **state)
@@ -1271,6 +1310,8 @@ int main(void)
 		cmocka_unit_test(test_resync),
 		cmocka_unit_test(test_pod_cache),
 		cmocka_unit_test(test_reconcile_forget),
+		cmocka_unit_test(
+			test_resync_no_pods), /* cancels every pod's job */
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

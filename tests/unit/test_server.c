@@ -252,6 +252,7 @@ struct fixture {
 	int stops;	  /* on_stop calls */
 	unsigned threads; /* the server's mode (0: a thread per connection) */
 	unsigned drain_ms;
+	unsigned max_per_client;
 	/* held requests (/held), answered by the test's own thread */
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -380,6 +381,7 @@ static struct gf_server *start(struct fixture *f)
 				     .on_stop = on_stop,
 				     .threads = f->threads,
 				     .drain_ms = f->drain_ms,
+				     .max_per_client = f->max_per_client,
 				     .arg = f };
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_cond_init(&f->more, NULL);
@@ -606,7 +608,10 @@ static void test_server_held(void **state)
 {
 	(void)state;
 	enum { N = 40 };
-	struct fixture f = { .threads = 1, .drain_ms = 300 };
+	/* 40 clients from one address: past the default per-client cap */
+	struct fixture f = { .threads = 1,
+			     .drain_ms = 300,
+			     .max_per_client = GF_SERVER_NO_LIMIT };
 	struct gf_server *s = start(&f);
 	struct held_call hc[N];
 	pthread_t t[N];
