@@ -436,6 +436,11 @@ void gf__unplace_job(struct gf_ctl *ctl, int jid,
 void gf__unplace_some(struct gf_ctl *ctl, int jid,
 		      const struct gf_job_place *pl, int k);
 int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *p);
+/* A gang's replicas stay on one GPU model unless the job named one (or
+ * asks for no GPU): the model masks it may use, one each, into out[32];
+ * the count, 0 for "as asked". */
+int gf__gang_models(const struct gf_ctl *ctl, const struct gf__jrec *j,
+		    const struct gf_req *r, uint32_t *out);
 int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
 		  const uint8_t *allowed, struct gf_placement *p);
 

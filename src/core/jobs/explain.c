@@ -70,7 +70,7 @@ static int shortfall(const struct gf_ctl *ctl, const struct gf__jrec *j,
 			 (long long)n->mem_left, (long long)r->mem);
 	if (!lack[0])
 		snprintf(lack, sizeof(lack), "no GPUs of its shape together");
-	snprintf(why, size, "%.48s has %s%s%s", name, gpu[0] ? gpu : "",
+	snprintf(why, size, "%.48s has %.40s%s%.60s", name, gpu[0] ? gpu : "",
 		 gpu[0] ? " but " : "", lack);
 	return ok;
 }

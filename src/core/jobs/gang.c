@@ -363,8 +363,8 @@ static int gang_in(struct gf_ctl *ctl, int jid, const struct gf_req *r, int b,
 /* A gang's replicas of one GPU model unless the job named one (or asks
  * for no GPU): the models it may use, one mask each, into out; the
  * count, 0 for "as asked". */
-static int gang_models(const struct gf_ctl *ctl, const struct gf__jrec *j,
-		       const struct gf_req *r, uint32_t *out)
+int gf__gang_models(const struct gf_ctl *ctl, const struct gf__jrec *j,
+		    const struct gf_req *r, uint32_t *out)
 {
 	bool gpu_kind = r->ngpus > 0 || j->prof != -1;
 	if (!gpu_kind || j->model >= 0 || ctl->c->nmodels < 2)
@@ -383,7 +383,7 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	struct cand *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
 	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
 	uint32_t models[32];
-	int nm = gang_models(ctl, &ctl->jr[jid], r, models);
+	int nm = gf__gang_models(ctl, &ctl->jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
 		int b = bs[k].block;

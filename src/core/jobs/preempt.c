@@ -392,11 +392,24 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		const struct gf_req *r)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
-	struct search s = {
-		.ctl = ctl, .j = j, .r = r, .R = j->job->spec.replicas
-	};
-	search_all(&s);
-	gf_free(s.tr);
+	/* a gang that must stay on one GPU model: victims found for one
+	 * model at a time, as it will be placed */
+	uint32_t models[32];
+	int nm = gf__gang_models(ctl, j, r, models);
+	struct gf_req one = *r;
+	struct search s;
+	for (int m = 0; m < (nm ? nm : 1); m++) {
+		if (nm)
+			one.spec = models[m];
+		s = (struct search){ .ctl = ctl,
+				     .j = j,
+				     .r = &one,
+				     .R = j->job->spec.replicas };
+		search_all(&s);
+		gf_free(s.tr);
+		if (s.best.k > 0)
+			break;
+	}
 	if (s.best.k == 0)
 		return GF_ENOTFOUND;
 	char why[GF_JOB_REASON_MAX];
