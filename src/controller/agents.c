@@ -670,6 +670,22 @@ static void stuck(struct gf_agents *ag, const struct gf_job *j,
 	       (long long)(grace / 1000), j->id);
 }
 
+/* A job's first run seen running for the first time: its submit-to-
+ * running time (the job's first replica up; once). */
+static void first_up(struct gf_agents *ag, const struct jside *x,
+		     const char *id, int64_t now)
+{
+	const struct gf_job *j = gf_ctl_job(ag->s->ctl, id);
+	int up = 0;
+	for (int r = 0; r < x->nrep; r++)
+		up += x->up[r];
+	if (!j || x->attempt != 1 || up != 1 || j->submitted_ms <= 0 ||
+	    now < j->submitted_ms)
+		return;
+	gf__hist_observe(ag->s->run_count, &ag->s->run_sum,
+			 (double)(now - j->submitted_ms) / 1e3);
+}
+
 /* Replicas assigned to the node that its agent, having applied their
  * generation, neither runs nor reported: lost (requeued). */
 static void reconcile(struct gf_agents *ag, int i,
@@ -711,6 +727,7 @@ static void reconcile(struct gf_agents *ag, int i,
 		if (runs(hb, id, x->attempt, a->replica)) {
 			if (!x->up[a->replica]) {
 				x->up[a->replica] = 1;
+				first_up(ag, x, id, now);
 				gf_log(GF_LOG_INFO, "serve",
 				       "job=%s started attempt=%d replica=%d "
 				       "node=%s",

@@ -50,25 +50,33 @@ static void pending(struct gf_service *s, struct gf_buf *b)
 		}
 }
 
-static void latency(struct gf_service *s, struct gf_buf *b)
+static void histogram(struct gf_buf *b, const char *name, const char *help,
+		      const uint64_t *count, double sum)
 {
-	family(b, "gpufleet_submit_to_placed_seconds", "histogram",
-	       "Time from a job's submission to its first placement.");
+	family(b, name, "histogram", help);
 	uint64_t cum = 0;
 	for (int k = 0; k < GF_SERVE_LAT_BUCKETS; k++) {
-		cum += s->lat_count[k];
-		gf_buf_printf(b,
-			      "gpufleet_submit_to_placed_seconds_bucket{le=\""
-			      "%g\"} %llu\n",
+		cum += count[k];
+		gf_buf_printf(b, "%s_bucket{le=\"%g\"} %llu\n", name,
 			      gf_serve_lat_bounds[k], (unsigned long long)cum);
 	}
-	cum += s->lat_count[GF_SERVE_LAT_BUCKETS];
+	cum += count[GF_SERVE_LAT_BUCKETS];
 	gf_buf_printf(b,
-		      "gpufleet_submit_to_placed_seconds_bucket{le=\"+Inf\"} "
-		      "%llu\ngpufleet_submit_to_placed_seconds_sum %.6f\n"
-		      "gpufleet_submit_to_placed_seconds_count %llu\n",
-		      (unsigned long long)cum, s->lat_sum,
+		      "%s_bucket{le=\"+Inf\"} %llu\n%s_sum %.6f\n"
+		      "%s_count %llu\n",
+		      name, (unsigned long long)cum, name, sum, name,
 		      (unsigned long long)cum);
+}
+
+static void latency(struct gf_service *s, struct gf_buf *b)
+{
+	histogram(b, "gpufleet_submit_to_placed_seconds",
+		  "Time from a job's submission to its first placement.",
+		  s->lat_count, s->lat_sum);
+	histogram(b, "gpufleet_submit_to_running_seconds",
+		  "Time from a job's submission to its agent running its "
+		  "first replica (agents only).",
+		  s->run_count, s->run_sum);
 }
 
 /* Nodes by state, and each unhealthy GPU with its node and UUID (a

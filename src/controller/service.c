@@ -419,13 +419,18 @@ static bool first_start(const struct gf_job *j)
  * measured in microseconds, from the request's arrival to the turn's
  * clock (turn() passes them); older ones from their ms times.
  */
-static void observe(struct gf_service *s, double v)
+void gf__hist_observe(uint64_t *count, double *sum, double v)
 {
 	int k = 0;
 	while (k < GF_SERVE_LAT_BUCKETS && v > gf_serve_lat_bounds[k])
 		k++;
-	s->lat_count[k]++;
-	s->lat_sum += v;
+	count[k]++;
+	*sum += v;
+}
+
+static void observe(struct gf_service *s, double v)
+{
+	gf__hist_observe(s->lat_count, &s->lat_sum, v);
 }
 
 /*

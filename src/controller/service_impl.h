@@ -124,6 +124,9 @@ struct gf_service {
 	/* figures for /metrics (under ctl_lock) */
 	uint64_t lat_count[GF_SERVE_LAT_BUCKETS + 1];
 	double lat_sum;
+	/* submit to running: its first replica's agent runs it (agents) */
+	uint64_t run_count[GF_SERVE_LAT_BUCKETS + 1];
+	double run_sum;
 	uint64_t submitted, rejected, cancelled, write_batches;
 	uint64_t foreign_reports; /* runs a node reported of another's */
 
@@ -141,6 +144,8 @@ struct gf_service {
 
 /* The bucket bounds, seconds. */
 extern const double gf_serve_lat_bounds[GF_SERVE_LAT_BUCKETS];
+/* v seconds into a histogram of those bounds (count has one more). */
+void gf__hist_observe(uint64_t *count, double *sum, double v);
 
 /*
  * Queue op (its request held by the caller already).  0, or GF_ECONFLICT

@@ -500,6 +500,13 @@ def phase_xid(c):
     check("xid79-metrics", 'gpufleet_gpu_unhealthy{node="l40s-a",gpu="2"'
           in metrics, "\n".join(l for l in metrics.splitlines()
                                 if "unhealthy" in l))
+    m = re.search(r"^gpufleet_submit_to_running_seconds_count (\d+)$",
+                  metrics, re.M)
+    s = re.search(r"^gpufleet_submit_to_running_seconds_sum ([0-9.]+)$",
+                  metrics, re.M)
+    check("submit-to-running-metric", m and int(m.group(1)) > 0 and s and
+          float(s.group(1)) > 0,
+          "\n".join(l for l in metrics.splitlines() if "submit_to" in l))
 
 
 def phase_controller_restart(c):
