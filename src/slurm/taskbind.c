@@ -424,8 +424,8 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 	gf_bitmap_format_list(&out->mems, ml, sizeof(ml));
 	gf_bitmap_format_list(&out->local, ll, sizeof(ll));
 	snprintf(out->say, sizeof(out->say),
-		 "task %d of %d: GPUs %s: CPUs %.300s (of %.300s local to "
-		 "them), memory node %s, NIC %s%s",
+		 "task %d of %d: GPUs %.100s: CPUs %.300s (of %.300s local "
+		 "to them), memory node %.60s, NIC %.100s%.300s",
 		 task, ntasks, g, cl, ll, ml, nic, note);
 	return 0;
 }
