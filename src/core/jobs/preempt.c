@@ -397,7 +397,7 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	uint32_t models[32];
 	int nm = gf__gang_models(ctl, j, r, models);
 	struct gf_req one = *r;
-	struct search s;
+	struct search s = { .ctl = ctl };
 	for (int m = 0; m < (nm ? nm : 1); m++) {
 		if (nm)
 			one.spec = models[m];
