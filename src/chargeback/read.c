@@ -75,6 +75,11 @@ static int parse_unix(const char *s, int64_t *ms)
 	return 0;
 }
 
+/*
+ * Every index below is checked against the length first: s may be a
+ * field cut short ("" for a row that ended early, "2024-0"), and a read
+ * past its NUL is a read past the buffer.
+ */
 int gf_cb_parse_time(const char *s, int64_t *ms)
 {
 	bool num = *s != '\0';
@@ -82,10 +87,11 @@ int gf_cb_parse_time(const char *s, int64_t *ms)
 		num = isdigit((unsigned char)*p) || *p == '.';
 	if (num)
 		return parse_unix(s, ms);
+	if (strlen(s) < 20) /* YYYY-MM-DDTHH:MM:SS and a zone */
+		return -1;
 	long y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-	if (strlen(s) < 19 || y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 ||
-	    s[4] != '-' || s[7] != '-' ||
-	    (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+	if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || s[4] != '-' ||
+	    s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
 		return -1;
 	long h = digits(s + 11, 2), mi = digits(s + 14, 2),
 	     se = digits(s + 17, 2);
@@ -104,7 +110,7 @@ int gf_cb_parse_time(const char *s, int64_t *ms)
 	long off = 0;
 	if (*p == 'Z' || *p == 'z') {
 		p++;
-	} else if (*p == '+' || *p == '-') {
+	} else if ((*p == '+' || *p == '-') && strlen(p) >= 6) {
 		long oh = digits(p + 1, 2), om = digits(p + 4, 2);
 		if (oh < 0 || om < 0 || p[3] != ':')
 			return -1;
