@@ -210,6 +210,8 @@ build-fuzz/fuzz/%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h \
 # sanitized, in its own tree; then the harnesses
 .PHONY: fuzz fuzz-build
 fuzz-build:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang" \
+		"(scripts/install-deps.sh)"; exit 1; }
 	@$(MAKE) --no-print-directory CC=clang B=build-fuzz \
 		SANITIZE=address,undefined OPT="-O1 -fno-omit-frame-pointer \
 		-fsanitize=address,undefined,fuzzer-no-link \
