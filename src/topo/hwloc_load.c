@@ -532,16 +532,41 @@ static void no_hwloc_plugins(void)
  * parsed in-process (the same bytes, the same hwloc: bounded the same
  * way).  Costs one extra parse (~1 ms).
  */
-static size_t vm_bytes(void)
+/* AddressSanitizer's allocator dies where malloc would return NULL
+ * under RLIMIT_AS: in the ASan builds the child's death callback exits
+ * GF_PROBE_ASAN_DIED, read as the memory limit (it may also be a report
+ * about hwloc itself: the child's stderr is gone either way). */
+#if defined(__SANITIZE_ADDRESS__)
+#define GF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GF_ASAN 1
+#endif
+#endif
+#ifndef GF_ASAN
+#define GF_ASAN 0
+#endif
+#define GF_PROBE_ASAN_DIED 5
+#if GF_ASAN
+void __asan_set_death_callback(void (*callback)(void));
+static void asan_died(void)
+{
+	_exit(GF_PROBE_ASAN_DIED);
+}
+#endif
+
+/* This process's address space and resident set, in bytes (0 unknown). */
+static void vm_now(size_t *vm, size_t *rss)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long pages = 0;
+	unsigned long pages = 0, res = 0;
 	if (f) {
-		if (fscanf(f, "%lu", &pages) != 1)
-			pages = 0;
+		if (fscanf(f, "%lu %lu", &pages, &res) != 2)
+			pages = res = 0;
 		fclose(f);
 	}
-	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+	*vm = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+	*rss = (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static size_t probe_mem_cap(size_t len)
@@ -591,6 +616,9 @@ static void probe_child(const char *xml, size_t len, size_t vm0)
 		dup2(devnull, STDERR_FILENO);
 	struct rlimit cpu = { GF_TOPO_PROBE_CPU_S, GF_TOPO_PROBE_CPU_S + 1 };
 	setrlimit(RLIMIT_CPU, &cpu);
+#if GF_ASAN
+	__asan_set_death_callback(asan_died);
+#endif
 	if (vm0 > 0) {
 		rlim_t as = (rlim_t)(vm0 + probe_mem_cap(len));
 		struct rlimit mem = { as, as };
@@ -646,7 +674,8 @@ static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
 static int probe_xml(const char *xml, size_t len, const char *what,
 		     struct gf_err *e)
 {
-	size_t vm0 = vm_bytes();
+	size_t vm0, rss0;
+	vm_now(&vm0, &rss0);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -661,13 +690,15 @@ static int probe_xml(const char *xml, size_t len, const char *what,
 		return 0;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
-	/* the memory cap, reached: an allocation failed near it */
-	bool mem_hit = vm0 > 0 &&
-		       (size_t)ru.ru_maxrss * 1024 >= probe_mem_cap(len) / 2;
+	/* the memory cap, reached: the child grew near it, then failed */
+	bool mem_hit = vm0 > 0 && ((size_t)ru.ru_maxrss * 1024 >=
+					   rss0 + probe_mem_cap(len) / 2 ||
+				   (GF_ASAN && WIFEXITED(st) &&
+				    WEXITSTATUS(st) == GF_PROBE_ASAN_DIED));
 	if (killed || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) ||
 	    ru.ru_utime.tv_sec + ru.ru_stime.tv_sec >= GF_TOPO_PROBE_CPU_S ||
 	    mem_hit)
-		return gf_err_set(e, GF_ETOPO,
+		return gf_err_set(e, GF_EPARSE,
 				  "cannot load '%s': hwloc hit the %s limit "
 				  "parsing it (%d s CPU, %d s wall, %zu MiB; "
 				  "an object without os_index?)",
