@@ -208,7 +208,7 @@ build-fuzz/fuzz/%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h \
 
 # first the library, instrumented for coverage (fuzzer-no-link) and
 # sanitized, in its own tree; then the harnesses
-.PHONY: fuzz fuzz-build
+.PHONY: fuzz fuzz-build fuzz-harnesses
 fuzz-build:
 	@command -v clang >/dev/null || { echo "make fuzz needs clang" \
 		"(scripts/install-deps.sh)"; exit 1; }
@@ -216,7 +216,8 @@ fuzz-build:
 		SANITIZE=address,undefined OPT="-O1 -fno-omit-frame-pointer \
 		-fsanitize=address,undefined,fuzzer-no-link \
 		-fno-sanitize-recover=all" build-fuzz/libgpufleet.a
-	@$(MAKE) --no-print-directory $(FUZZ_NAMES:%=build-fuzz/fuzz/%)
+	@$(MAKE) --no-print-directory fuzz-harnesses
+fuzz-harnesses: $(FUZZ_NAMES:%=build-fuzz/fuzz/%)
 fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
