@@ -17,8 +17,8 @@
 /* The cage of the child that parses an XML first (hwloc_load.c's
  * probe_xml): CPU seconds, wall milliseconds, and MiB of address space
  * it may add (plus four times the document's size). */
-#define GF_TOPO_PROBE_CPU_S   5
-#define GF_TOPO_PROBE_WALL_MS 8000
+#define GF_TOPO_PROBE_CPU_S   4
+#define GF_TOPO_PROBE_WALL_MS 6000
 #define GF_TOPO_PROBE_MEM_MB  256
 /* NUMA os indexes past this are refused (hwloc would size nodesets by
  * them); PU os indexes past GF_BITMAP_BITS are (the node model's). */
