@@ -10,7 +10,12 @@ shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
 export HWLOC_HIDE_ERRORS=2
-[ $# -eq 0 ] && set -- $(ls tests/fuzz/fuzz_*.c | sed 's|.*/fuzz_||; s|\.c$||')
+if [ $# -eq 0 ]; then
+	for f in tests/fuzz/fuzz_*.c; do
+		f=${f#tests/fuzz/fuzz_}
+		set -- "$@" "${f%.c}"
+	done
+fi
 for name in "$@"; do
 	bin=$B/tests/fuzz/replay_$name
 	if [ ! -x "$bin" ]; then

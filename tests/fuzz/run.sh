@@ -36,7 +36,11 @@ for name in "$@"; do
 		line="ok fuzz/$name (${runs:-0} runs, ${cov:-cov: ?})"
 	else
 		found=$((found + 1))
-		line="FAIL fuzz/$name (see $log; $(ls build-fuzz/crashes/$name-* 2>/dev/null | head -3 | tr '\n' ' '))"
+		arts=""
+		for a in build-fuzz/crashes/"$name"-*; do
+			[ -e "$a" ] && arts="$arts $a"
+		done
+		line="FAIL fuzz/$name (see $log;$arts)"
 	fi
 	echo "$line"
 done
