@@ -183,8 +183,50 @@ $(B)/spank_gpufleet.so: $(SPANK_SRC) src/slurm/spank/spank.map \
 		$(SPANK_SRC) $(B)/pic/libgpufleet-pic.a $(HWLOC_LIBS) \
 		$(XML_LIBS) -ldl -o $@
 
+# Fuzzing (docs/fuzzing.md): a libFuzzer harness per input surface,
+# tests/fuzz/fuzz_NAME.c, its corpus in tests/fuzz/corpus/NAME/.  The
+# sanitizer tree links each with replay.c (every corpus file once, run by
+# tests/run-all.sh); `make fuzz` builds them with clang's libFuzzer in
+# build-fuzz/ and runs each for FUZZ_SECONDS over its corpus.
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES = $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_REPLAY = $(FUZZ_NAMES:%=$(B)/tests/fuzz/replay_%)
+FUZZ_SECONDS ?= 10
+
+$(B)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c \
+	tests/fuzz/fuzz.h $(B)/libgpufleet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(filter-out -MMD -MP,$(CFLAGS)) -Itests/fuzz \
+		$(LDFLAGS) $< tests/fuzz/replay.c $(B)/libgpufleet.a $(LIBS) -o $@
+
+build-fuzz/fuzz/%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h \
+	build-fuzz/libgpufleet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)clang $(CPPFLAGS) -g -O1 -fno-omit-frame-pointer $(WARN) \
+		$(HWLOC_CFLAGS) $(XML_CFLAGS) -Itests/fuzz \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$< build-fuzz/libgpufleet.a $(LIBS) -o $@
+
+# first the library, instrumented for coverage (fuzzer-no-link) and
+# sanitized, in its own tree; then the harnesses
+.PHONY: fuzz fuzz-build fuzz-harnesses
+fuzz-build:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang" \
+		"(scripts/install-deps.sh)"; exit 1; }
+	@$(MAKE) --no-print-directory CC=clang B=build-fuzz \
+		SANITIZE=address,undefined OPT="-O1 -fno-omit-frame-pointer \
+		-fsanitize=address,undefined,fuzzer-no-link \
+		-fno-sanitize-recover=all" build-fuzz/libgpufleet.a
+	@$(MAKE) --no-print-directory fuzz-harnesses
+fuzz-harnesses: $(FUZZ_NAMES:%=build-fuzz/fuzz/%)
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
 tests-build: $(B)/gpufleet $(UNIT_BIN) $(TOOL_BIN) $(FAKE_NVML) \
-	$(FAKE_NVML_OLD) $(SPANK_SO)
+	$(FAKE_NVML_OLD) $(SPANK_SO) \
+	$(if $(SANITIZE),$(FUZZ_REPLAY))
 
 deps:
 	@sh scripts/install-deps.sh
@@ -228,7 +270,7 @@ lint:
 		--inline-suppr -Iinclude -Isrc src
 
 clean:
-	rm -rf build build-san build-clang
+	rm -rf build build-san build-clang build-fuzz
 
 .PHONY: tests-build
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d)

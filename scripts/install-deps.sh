@@ -34,6 +34,9 @@ PKGS="$PKGS python3-kubernetes python3-yaml"
 # (about 10 MB; that test installs MariaDB and slurmdbd itself, 100 MB
 # only it needs)
 PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client"
+# make fuzz (docs/fuzzing.md): clang and its libFuzzer runtime (clang
+# also builds make check's third tree)
+PKGS="$PKGS clang libclang-rt-14-dev"
 
 missing=""
 for p in $PKGS; do

@@ -5,6 +5,8 @@
 #   golden tests    tests/golden/run.sh   (each case counts)
 #   integration     tests/integration/*.sh
 #   fuzz            build*/tests/xml_mutate (sanitizer build only)
+#   fuzz corpora    build*/tests/fuzz/replay_* (the sanitizer tree):
+#                   tests/fuzz/replay.sh, each corpus counts
 # Run from anywhere; paths are relative to the repository root.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -67,6 +69,10 @@ for B in "$@"; do
 	if [ -x "$B/tests/xml_mutate" ]; then
 		echo "== $B: mutated XML"
 		"$B/tests/xml_mutate" "$SHARED" 50 | count_lines
+	fi
+	if ls "$B"/tests/fuzz/replay_* >/dev/null 2>&1; then
+		echo "== $B: fuzz corpora"
+		sh tests/fuzz/replay.sh "$B" | count_lines
 	fi
 done
 echo "== lint"

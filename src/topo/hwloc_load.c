@@ -24,8 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/file.h"
@@ -517,54 +519,213 @@ static void no_hwloc_plugins(void)
 
 /*
  * hwloc 2.9 crashes on some malformed XML (an object without its
- * complete_cpuset, found by tests/tools/xml_mutate).  Parse a recording
- * once in a child process first: if the child dies, the user gets a
- * one-line error instead of a crash.  Costs one extra parse (~1 ms).
+ * complete_cpuset, found by tests/tools/xml_mutate), and spends 10-30 s
+ * and half a GiB on others (a PU without os_index: hwloc sizes a bitmap
+ * by the unknown index, issue 20's F7).  Parse a recording once in a
+ * child process first, caged: GF_TOPO_PROBE_CPU_S of CPU (RLIMIT_CPU),
+ * its address space grown by at most GF_TOPO_PROBE_MEM_MB plus four
+ * times the document (RLIMIT_AS, over what the fork starts with, so
+ * that a sanitizer's reserved shadow does not count) and
+ * GF_TOPO_PROBE_WALL_MS of wall time (then SIGKILL).  If the child dies
+ * or hits a limit, the user gets a one-line error instead of a crash or
+ * a stall; only a document the child parsed within the limits is then
+ * parsed in-process (the same bytes, the same hwloc: bounded the same
+ * way).  Costs one extra parse (~1 ms).
  */
+/* AddressSanitizer's allocator dies where malloc would return NULL
+ * under RLIMIT_AS: in the ASan builds the child's death callback exits
+ * GF_PROBE_ASAN_DIED, read as the memory limit (it may also be a report
+ * about hwloc itself: the child's stderr is gone either way). */
+#if defined(__SANITIZE_ADDRESS__)
+#define GF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GF_ASAN 1
+#endif
+#endif
+#ifndef GF_ASAN
+#define GF_ASAN 0
+#endif
+#define GF_PROBE_ASAN_DIED 5
+#if GF_ASAN
+void __asan_set_death_callback(void (*callback)(void));
+static void asan_died(void)
+{
+	_exit(GF_PROBE_ASAN_DIED);
+}
+#endif
+
+/* This process's address space and resident set, in bytes (0 unknown). */
+static void vm_now(size_t *vm, size_t *rss)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &pages, &res) != 2)
+			pages = res = 0;
+		fclose(f);
+	}
+	*vm = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+	*rss = (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static size_t probe_mem_cap(size_t len)
+{
+	return ((size_t)GF_TOPO_PROBE_MEM_MB << 20) + 4 * len;
+}
+
+/*
+ * Whether every PU and NUMA node has an os_index the node model can
+ * hold.  One without (hwloc's unknown index, or a huge one) is what
+ * makes hwloc size its bitmaps by it: in the caged child the allocation
+ * fails and hwloc carries on, so the child must say so, or the parent's
+ * uncaged parse would pay for it.
+ */
+static bool sane_indexes(hwloc_topology_t t)
+{
+	int npu = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+	for (int i = 0; i < npu; i++) {
+		hwloc_obj_t o =
+			hwloc_get_obj_by_type(t, HWLOC_OBJ_PU, (unsigned)i);
+		if (o && o->os_index >= GF_BITMAP_BITS)
+			return false;
+	}
+	int nn = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+	for (int i = 0; i < nn; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE,
+						      (unsigned)i);
+		if (o && o->os_index >= GF_TOPO_PROBE_NUMA_MAX)
+			return false;
+	}
+	hwloc_const_bitmap_t all = hwloc_topology_get_complete_cpuset(t);
+	return all == NULL || (hwloc_bitmap_last(all) < GF_BITMAP_BITS &&
+			       hwloc_bitmap_last(all) >= -1);
+}
+
+static void probe_child(const char *xml, size_t len, size_t vm0)
+{
+	/* Die of the signal, not of a sanitizer's handler. */
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGFPE, SIG_DFL);
+	signal(SIGABRT, SIG_DFL);
+	signal(SIGXCPU, SIG_DFL);
+	/* Its diagnostics are ours to give, in one line. */
+	int devnull = open("/dev/null", O_WRONLY);
+	if (devnull >= 0)
+		dup2(devnull, STDERR_FILENO);
+	struct rlimit cpu = { GF_TOPO_PROBE_CPU_S, GF_TOPO_PROBE_CPU_S + 1 };
+	setrlimit(RLIMIT_CPU, &cpu);
+#if GF_ASAN
+	__asan_set_death_callback(asan_died);
+#endif
+	if (vm0 > 0) {
+		rlim_t as = (rlim_t)(vm0 + probe_mem_cap(len));
+		struct rlimit mem = { as, as };
+		setrlimit(RLIMIT_AS, &mem);
+	}
+	hwloc_topology_t t;
+	no_hwloc_plugins();
+	int ok = hwloc_topology_init(&t) == 0;
+	if (ok) {
+		hwloc_topology_set_io_types_filter(t,
+						   HWLOC_TYPE_FILTER_KEEP_ALL);
+		ok = hwloc_topology_set_xmlbuffer(t, xml, (int)len + 1) == 0 &&
+		     hwloc_topology_load(t) == 0;
+	}
+	_exit(!ok ? 3 : sane_indexes(t) ? 0 : 4);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Wait for the child, at most GF_TOPO_PROBE_WALL_MS (then kill it):
+ * 0 with *st and *ru, *killed when the wall limit ended it; -1 when
+ * waiting failed. */
+static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
+{
+	double deadline = mono_ms() + GF_TOPO_PROBE_WALL_MS;
+	long nap_us = 200;
+	*killed = false;
+	for (;;) {
+		pid_t w = wait4(pid, st, *killed ? 0 : WNOHANG, ru);
+		if (w == pid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (w != 0 || *killed)
+			continue;
+		if (mono_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			*killed = true;
+			continue;
+		}
+		struct timespec nap = { 0, nap_us * 1000 };
+		nanosleep(&nap, NULL);
+		if (nap_us < 20000)
+			nap_us *= 2;
+	}
+}
+
 static int probe_xml(const char *xml, size_t len, const char *what,
 		     struct gf_err *e)
 {
+	size_t vm0, rss0;
+	vm_now(&vm0, &rss0);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0)
 		return 0; /* cannot isolate: parse in-process as before */
-	if (pid == 0) {
-		/* Die of the signal, not of a sanitizer's handler. */
-		signal(SIGSEGV, SIG_DFL);
-		signal(SIGBUS, SIG_DFL);
-		signal(SIGFPE, SIG_DFL);
-		signal(SIGABRT, SIG_DFL);
-		/* Its diagnostics are ours to give, in one line. */
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDERR_FILENO);
-		hwloc_topology_t t;
-		no_hwloc_plugins();
-		int ok = hwloc_topology_init(&t) == 0;
-		if (ok) {
-			hwloc_topology_set_io_types_filter(
-				t, HWLOC_TYPE_FILTER_KEEP_ALL);
-			ok = hwloc_topology_set_xmlbuffer(t, xml,
-							  (int)len + 1) == 0 &&
-			     hwloc_topology_load(t) == 0;
-		}
-		_exit(ok ? 0 : 3);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return 0;
+	if (pid == 0)
+		probe_child(xml, len, vm0);
+	int st = 0;
+	struct rusage ru;
+	bool killed;
+	memset(&ru, 0, sizeof(ru));
+	if (probe_wait(pid, &st, &ru, &killed) != 0)
+		return 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	/* the memory cap, reached: the child grew near it, then failed */
+	bool mem_hit = vm0 > 0 && ((size_t)ru.ru_maxrss * 1024 >=
+					   rss0 + probe_mem_cap(len) / 2 ||
+				   (GF_ASAN && WIFEXITED(st) &&
+				    WEXITSTATUS(st) == GF_PROBE_ASAN_DIED));
+	if (killed || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) ||
+	    ru.ru_utime.tv_sec + ru.ru_stime.tv_sec >= GF_TOPO_PROBE_CPU_S ||
+	    mem_hit)
+		return gf_err_set(e, GF_EPARSE,
+				  "cannot load '%s': hwloc hit the %s limit "
+				  "parsing it (%d s CPU, %d s wall, %zu MiB; "
+				  "an object without os_index?)",
+				  what,
+				  killed    ? "wall-time"
+				  : mem_hit ? "memory"
+					    : "CPU-time",
+				  GF_TOPO_PROBE_CPU_S,
+				  GF_TOPO_PROBE_WALL_MS / 1000,
+				  probe_mem_cap(len) >> 20);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 4)
+		return gf_err_set(e, GF_EPARSE,
+				  "cannot load '%s': a PU or NUMA node has no "
+				  "usable os_index (missing, or past %d), on "
+				  "which hwloc runs past the limits of its "
+				  "parsing child (%d s CPU, %zu MiB)",
+				  what, GF_BITMAP_BITS - 1, GF_TOPO_PROBE_CPU_S,
+				  probe_mem_cap(len) >> 20);
 	if (WIFSIGNALED(st))
 		return gf_err_set(e, GF_EPARSE,
 				  "cannot load '%s': hwloc crashed parsing it "
 				  "(malformed XML, signal %d)",
 				  what, WTERMSIG(st));
-	if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
-		return gf_err_set(e, GF_ETOPO,
-				  "cannot load '%s': hwloc cannot import it "
-				  "(malformed or truncated XML)",
-				  what);
-	return 0;
+	return gf_err_set(e, GF_ETOPO,
+			  "cannot load '%s': hwloc cannot import it "
+			  "(malformed or truncated XML)",
+			  what);
 }
 
 int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,

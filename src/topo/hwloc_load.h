@@ -14,6 +14,16 @@
 /* XML files larger than this are refused (GF_ETOOBIG). */
 #define GF_TOPO_XML_MAX (64u << 20)
 
+/* The cage of the child that parses an XML first (hwloc_load.c's
+ * probe_xml): CPU seconds, wall milliseconds, and MiB of address space
+ * it may add (plus four times the document's size). */
+#define GF_TOPO_PROBE_CPU_S   4
+#define GF_TOPO_PROBE_WALL_MS 6000
+#define GF_TOPO_PROBE_MEM_MB  256
+/* NUMA os indexes past this are refused (hwloc would size nodesets by
+ * them); PU os indexes past GF_BITMAP_BITS are (the node model's). */
+#define GF_TOPO_PROBE_NUMA_MAX 4096
+
 struct gf_topo_source {
 	const char *xml_path; /* NULL: the live machine */
 	const char *xml_buf;  /* or an XML document in memory */

@@ -265,6 +265,79 @@ static void test_bad_input(void **state)
 
 /* Every renderer, given less room than its page needs, fails with
  * GF_ETOOBIG instead of returning a truncated page. */
+/* A small valid topology (one package, two PUs, an H100 on PCI), the
+ * second PU's os_index attribute as given (issue 20's F7). */
+static void write_small_xml(const char *path, const char *pu1_index)
+{
+	char xml[4096];
+	int n = snprintf(
+		xml, sizeof(xml),
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+		"<topology version=\"2.0\">\n"
+		" <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" "
+		"complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\" nodeset=\"0x1\" "
+		"complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+		"  <object type=\"Package\" os_index=\"0\" cpuset=\"0x3\" "
+		"complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
+		"gp_index=\"2\">\n"
+		"   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" "
+		"complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
+		"gp_index=\"3\" local_memory=\"17179869184\"/>\n"
+		"   <object type=\"Core\" os_index=\"0\" cpuset=\"0x3\" "
+		"complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
+		"gp_index=\"4\">\n"
+		"    <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" "
+		"complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" "
+		"gp_index=\"5\"/>\n"
+		"    <object type=\"PU\" %s cpuset=\"0x2\" complete_cpuset=\"0x2\" "
+		"nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"6\"/>\n"
+		"   </object>\n"
+		"   <object type=\"Bridge\" gp_index=\"7\" bridge_type=\"0-1\" "
+		"depth=\"0\" bridge_pci=\"0000:[81-81]\">\n"
+		"    <object type=\"PCIDev\" gp_index=\"8\" "
+		"pci_busid=\"0000:81:00.0\" pci_type=\"0302 [10de:2330] "
+		"[10de:16c1] a1\" pci_link_speed=\"0.000000\"/>\n"
+		"   </object>\n"
+		"  </object>\n"
+		" </object>\n"
+		"</topology>\n",
+		pu1_index);
+	assert_true(n > 0 && (size_t)n < sizeof(xml));
+	write_file(path, xml, (size_t)n);
+}
+
+/* A PU without os_index made hwloc take 10-30 s and ~535 MiB (F7): the
+ * caged probe child refuses it, naming the file and the limits (the
+ * os_index check; in the ASan build, whose allocator dies at the address
+ * space limit, the memory limit). */
+static void test_pu_without_os_index(void **state)
+{
+	(void)state;
+	struct gf_err e;
+	char dir[] = "/tmp/gf-topo-XXXXXX", path[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/good.xml", dir);
+	write_small_xml(path, "os_index=\"1\"");
+	assert_int_equal(load_err(path, &e), 0);
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/no-os-index.xml", dir);
+	write_small_xml(path, "");
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, path));
+	assert_non_null(strstr(e.msg, "os_index"));
+	assert_non_null(strstr(e.msg, "limit"));
+	unlink(path);
+
+	snprintf(path, sizeof(path), "%s/huge-os-index.xml", dir);
+	write_small_xml(path, "os_index=\"4294967294\"");
+	assert_int_equal(load_err(path, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "os_index"));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_render_caps(void **state)
 {
 	(void)state;
@@ -474,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_power8_nvlink),
 		cmocka_unit_test(test_amd_nodes),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_pu_without_os_index),
 		cmocka_unit_test(test_render_caps),
 		cmocka_unit_test(test_every_recording_loads),
 		cmocka_unit_test(test_live_read),
