@@ -18,8 +18,7 @@
  * jobs placed on it (gf__agents_job_changed is called for every job a
  * turn changes); a run is counted once (the set of runs seen is loaded
  * from the store when leading, and the store refuses a second row), and
- * only from the node its replica was placed on (the same set keeps each
- * attempt's placement, which outlives the job's running); a
+ * only from the node that runs the replica or holds it completing; a
  * replica the agent stopped reporting is declared lost only when the
  * agent has applied the generation that assigned it and sent no report
  * for it.
@@ -81,9 +80,9 @@ static size_t run_slot(const struct gf_agents *ag, uint64_t seq, int attempt,
 	return k;
 }
 
-/* The key of a run, added (not reported) when new. */
-static struct runkey *run_key(struct gf_agents *ag, uint64_t seq, int attempt,
-			      int replica)
+/* Mark a run seen; false when it was already. */
+static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
+		    int replica)
 {
 	if (2 * (ag->seen_n + 1) > ag->seen_cap) {
 		struct runkey *old = ag->seen;
@@ -98,21 +97,11 @@ static struct runkey *run_key(struct gf_agents *ag, uint64_t seq, int attempt,
 		gf_free(old);
 	}
 	size_t k = run_slot(ag, seq, attempt, replica);
-	if (!ag->seen[k].seq) {
-		ag->seen[k] = (struct runkey){ seq, attempt, replica, false };
-		ag->seen_n++;
-	}
-	return &ag->seen[k];
-}
-
-/* Mark a run reported; false when it was already. */
-static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
-		    int replica)
-{
-	struct runkey *k = run_key(ag, seq, attempt, replica);
-	bool was = k->reported;
-	k->reported = true;
-	return !was;
+	if (ag->seen[k].seq)
+		return false;
+	ag->seen[k] = (struct runkey){ seq, attempt, replica };
+	ag->seen_n++;
+	return true;
 }
 
 /* ---- lifecycle ------------------------------------------------------ */

@@ -75,7 +75,6 @@ struct jside {
 struct runkey {
 	uint64_t seq; /* 0: empty */
 	int attempt, replica;
-	bool reported; /* its run was counted */
 };
 
 struct gf_agents {
