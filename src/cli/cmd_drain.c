@@ -53,19 +53,12 @@ static int node_call(const char *cmd, int argc, char **argv,
 				return gf_cli_bad_option(cmd, argv);
 			reason = optarg;
 			break;
-		case 'S':
-			server = optarg;
-			break;
-		case 'T':
-			tokens = optarg;
-			break;
-		case 'J':
-			r.json = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
+			if (gf_remote_option(&r, c, optarg, &server, &tokens))
+				break;
 			return gf_cli_bad_option(cmd, argv);
 		}
 	}

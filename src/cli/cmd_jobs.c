@@ -147,20 +147,11 @@ int cmd_jobs(int argc, char **argv)
 							  : "limit",
 					       optarg);
 			break;
-		case 'S':
-			server = optarg;
-			break;
-		case 'T':
-			tokens = optarg;
-			break;
-		case 'J':
-			r.json = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return GF_EXIT_OK;
 		default:
-			if (gf_remote_tls_option(&r, c, optarg))
+			if (gf_remote_option(&r, c, optarg, &server, &tokens))
 				break;
 			return gf_cli_bad_option(CMD, argv);
 		}

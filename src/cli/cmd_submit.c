@@ -112,17 +112,8 @@ static int option(int c, struct body *x, struct gf_remote *r,
 		snprintf(x->selector + len, sizeof(x->selector) - len, "%s%s",
 			 len ? "," : "", optarg);
 		return 0;
-	case 'S':
-		*server = optarg;
-		return 0;
-	case 'T':
-		*tokens = optarg;
-		return 0;
-	case 'J':
-		r->json = true;
-		return 0;
 	default:
-		return gf_remote_tls_option(r, c, optarg) ? 0 : -1;
+		return gf_remote_option(r, c, optarg, server, tokens) ? 0 : -1;
 	}
 }
 

@@ -49,6 +49,24 @@ int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
 	return 0;
 }
 
+bool gf_remote_option(struct gf_remote *r, int c, const char *arg,
+		      const char **server, const char **tokens)
+{
+	switch (c) {
+	case 'S':
+		*server = arg;
+		return true;
+	case 'T':
+		*tokens = arg;
+		return true;
+	case 'J':
+		r->json = true;
+		return true;
+	default:
+		return gf_remote_tls_option(r, c, arg);
+	}
+}
+
 bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg)
 {
 	if (c == GF_REMOTE_OPT_CA)
@@ -139,24 +157,12 @@ int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			*server = optarg;
-			break;
-		case 'T':
-			*tokens = optarg;
-			break;
-		case 'J':
-			r->json = true;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			return GF_EXIT_OK;
-		default:
-			if (gf_remote_tls_option(r, c, optarg))
-				break;
-			return gf_cli_bad_option(r->cmd, argv);
 		}
+		if (!gf_remote_option(r, c, optarg, server, tokens))
+			return gf_cli_bad_option(r->cmd, argv);
 	}
 	return -1;
 }

@@ -53,6 +53,12 @@ int gf_remote_options(struct gf_remote *r, int argc, char **argv,
  * when c is neither. */
 bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg);
 
+/* A connection option's getopt code c applied (--server, --token-file
+ * into *server and *tokens, --json, --ca, --insecure-http into r): true;
+ * false for any other c. */
+bool gf_remote_option(struct gf_remote *r, int c, const char *arg,
+		      const char **server, const char **tokens);
+
 /* GET path and show it: the server's JSON with --json, else
  * render(the parsed answer); the exit status. */
 int gf_remote_show(const struct gf_remote *r, const char *path,

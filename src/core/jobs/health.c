@@ -128,21 +128,29 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 	return 0;
 }
 
-int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
-		       struct gf_err *e)
+/* A node's cordon or drain flag set (on: epoch noted, for the check that
+ * nothing started there since), and the engine's cordon following. */
+static int set_flag(struct gf_ctl *ctl, int node, bool *flag, uint64_t *epoch,
+		    bool on, struct gf_err *e)
 {
 	gf_err_clear(e);
 	int rc = bad_node(ctl, node, e);
-	if (rc)
+	if (rc || *flag == on)
 		return rc;
-	struct gf__node *x = &ctl->ns[node];
-	if (x->cordon == cordon)
-		return 0;
-	x->cordon = cordon;
-	if (cordon)
-		x->cordon_epoch = ++ctl->epoch;
+	*flag = on;
+	if (on)
+		*epoch = ++ctl->epoch;
 	gf__cordon_sync(ctl, node);
 	return 0;
+}
+
+int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
+		       struct gf_err *e)
+{
+	if (node < 0 || node >= ctl->c->n)
+		return bad_node(ctl, node, e);
+	struct gf__node *x = &ctl->ns[node];
+	return set_flag(ctl, node, &x->cordon, &x->cordon_epoch, cordon, e);
 }
 
 void gf__cordon_sync(struct gf_ctl *ctl, int node)
@@ -155,18 +163,10 @@ void gf__cordon_sync(struct gf_ctl *ctl, int node)
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
 		      struct gf_err *e)
 {
-	gf_err_clear(e);
-	int rc = bad_node(ctl, node, e);
-	if (rc)
-		return rc;
+	if (node < 0 || node >= ctl->c->n)
+		return bad_node(ctl, node, e);
 	struct gf__node *x = &ctl->ns[node];
-	if (x->drain == drain)
-		return 0;
-	x->drain = drain;
-	if (drain)
-		x->drain_epoch = ++ctl->epoch;
-	gf__cordon_sync(ctl, node);
-	return 0;
+	return set_flag(ctl, node, &x->drain, &x->drain_epoch, drain, e);
 }
 
 bool gf_ctl_node_is_draining(const struct gf_ctl *ctl, int node)
