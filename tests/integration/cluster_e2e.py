@@ -668,23 +668,21 @@ def phase_drain(c):
 
 def phase_gang_one_model(c):
     """A gang naming no GPU model never mixes H100 and L40S: 2 x 8 GPUs
-    (one H100 node has 8 whole GPUs, the other 6, the L40S node 8) waits;
-    2 x 6 lands on the two H100 nodes (all three nodes share block
-    leaf-1)."""
+    (one H100 node has 8 whole GPUs, the other 6, the L40S node 8) is
+    refused as never placeable; 2 x 6 lands on the two H100 nodes (all
+    three nodes share block leaf-1)."""
     g6 = c.submit({"name": "gang-2x6", "replicas": 2, "gpus": 6,
                    "cpu_milli": 100, "memory_mib": 64, "command": "sleep 1"})
     seen, final = watch_placements(c, [g6], 30)
     nodes = sorted(p["node"] for p in seen.get(g6, []))
-    big = c.submit({"name": "gang-2x8", "replicas": 2, "gpus": 8,
-                    "cpu_milli": 100, "memory_mib": 64, "command": "sleep 1"})
-    time.sleep(1)
-    j = c.job(big)
-    c.api("DELETE", f"/v1/jobs/{big}")
-    check("gang-one-model", j["state"] == "pending" and
-          nodes == ["hgx-a", "hgx-b"] and
+    st, v = c.api("POST", "/v1/jobs", {"name": "gang-2x8", "replicas": 2,
+                                       "gpus": 8, "cpu_milli": 100,
+                                       "memory_mib": 64,
+                                       "command": "sleep 1"})
+    check("gang-one-model", st == 422 and "one GPU model" in
+          str(v.get("detail")) and nodes == ["hgx-a", "hgx-b"] and
           c.nodes()["l40s-a"]["block"] == "leaf-1",
-          f"2x8: {j['state']} {j.get('reason')} {j.get('placement')}; "
-          f"2x6 on {nodes}")
+          f"2x8: {st} {v}; 2x6 on {nodes}")
 
 
 def phase_mig_auto(c):

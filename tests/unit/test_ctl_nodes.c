@@ -276,7 +276,8 @@ static void test_join_empty(void **state)
 	join(ctl, "h1", &h100);
 	assert_string_equal(why(ctl, jg),
 			    "can never be placed here: gang of 2 replicas does "
-			    "not fit any block: the largest holds 1");
+			    "not fit any block on one GPU model: the largest "
+			    "holds 1");
 	pass(ctl, 1300, NULL);
 	assert_int_equal(st(ctl, ja), GF_JOB_RUNNING);
 	assert_string_equal(node_of(ctl, ja, 0), "h1");
@@ -1221,12 +1222,22 @@ static void test_gang_one_model(void **state)
 	const char *g = put(ctl, job("batch", 2, 8));
 	pass(ctl, 1000, NULL);
 	assert_int_equal(st(ctl, g), GF_JOB_PENDING);
+	/* admission says so: only one node of each model */
+	struct gf_err e;
+	struct gf_job *probe = job("batch", 2, 8);
+	assert_int_equal(gf_ctl_admit(ctl, &probe->spec, &e), GF_ENEVER);
+	assert_string_equal(e.msg, "gang of 2 replicas does not fit any "
+				   "block on one GPU model: the largest holds "
+				   "1");
 	s = spec_of(8, "h100-80gb", "", "host=h2");
 	join(ctl, "h2", &s);
 	pass(ctl, 1100, NULL);
 	assert_int_equal(st(ctl, g), GF_JOB_RUNNING);
 	assert_int_equal(node_of(ctl, g, 0)[0], 'h');
 	assert_int_equal(node_of(ctl, g, 1)[0], 'h');
+	assert_int_equal(gf_ctl_admit(ctl, &probe->spec, &e), 0);
+	gf_job_release(probe);
+	gf_free(probe);
 	/* a gang naming no GPU kind is not bound to a model */
 	struct gf_job *cpu = job("batch", 2, 0);
 	const char *c = put(ctl, cpu);

@@ -263,9 +263,15 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 	return k > 0 ? (int)k : 0;
 }
 
+/* What node and block may hold of shape q.  A gang of a GPU kind that
+ * names no model stays on one (gang.c): a block's capacity is counted
+ * per model then. */
 static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 {
-	int64_t *blk = gf_calloc((size_t)ctl->nblk, sizeof(*blk));
+	bool per_model =
+		(q->gpus > 0 || q->milli > 0 || q->prof >= 0) && q->model < 0;
+	int nm = per_model && ctl->c->nmodels > 1 ? ctl->c->nmodels : 1;
+	int64_t *blk = gf_calloc((size_t)ctl->nblk * (size_t)nm, sizeof(*blk));
 	q->node_max = q->block_max = 0;
 	for (int i = 0; i < ctl->adm->ngrp; i++) {
 		const struct gf__group *g = &ctl->adm->grp[i];
@@ -274,9 +280,11 @@ static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 		int k = group_cap(ctl, g, q);
 		if (k > q->node_max)
 			q->node_max = k;
-		blk[g->block] += (int64_t)k * g->count;
+		int m = nm > 1 ? ctl->c->nodes[g->rep].model : 0;
+		blk[(size_t)g->block * (size_t)nm + (size_t)m] +=
+			(int64_t)k * g->count;
 	}
-	for (int b = 0; b < ctl->nblk; b++) {
+	for (int b = 0; b < ctl->nblk * nm; b++) {
 		int64_t v = blk[b] < GF_JOB_MAX_REPLICAS ? blk[b]
 							 : GF_JOB_MAX_REPLICAS;
 		if (v > q->block_max)
@@ -443,11 +451,16 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 	shape_lookup(ctl, &q);
 	if (q.node_max == 0)
 		return why_no_node(ctl, s, &q, e);
+	bool one_model =
+		(s->gpus > 0 || s->gpu_milli > 0 || s->mig_profile[0]) &&
+		!s->gpu_model[0] && ctl->c->nmodels > 1;
 	if (s->replicas > q.block_max)
 		return gf_err_set(e, GF_ENEVER,
 				  "gang of %d replicas does not fit any "
-				  "block: the largest holds %d",
-				  s->replicas, q.block_max);
+				  "block%s: the largest holds %d",
+				  s->replicas,
+				  one_model ? " on one GPU model" : "",
+				  q.block_max);
 	return gf__quota_never(ctl, t >= 0 ? &ctl->teams[t] : NULL, s, q.model,
 			       q.prof, e);
 }
