@@ -93,6 +93,11 @@ int gf_as_controller_actuator(const char *base_url,
 		return gf_err_set(e, GF_EINVAL,
 				  "an actuator needs the controller's URL and "
 				  "a service name");
+	if (conn && conn->token &&
+	    strlen(conn->token) >= sizeof(((struct ctl_act *)0)->token))
+		return gf_err_set(e, GF_EINVAL,
+				  "the controller's token is over %zu bytes",
+				  sizeof(((struct ctl_act *)0)->token) - 1);
 	struct ctl_act *a = gf_calloc(1, sizeof(*a));
 	size_t n = strlen(base_url);
 	while (n && base_url[n - 1] == '/')

@@ -89,9 +89,14 @@ static int node_call(const char *cmd, int argc, char **argv,
 		gf_cli_error(cmd, "--reason: too long");
 		return GF_EXIT_USAGE;
 	}
-	char path[256];
-	snprintf(path, sizeof(path), "/v1/nodes/%s/%s", node,
-		 drain ? "drain" : "resume");
+	char path[256]; /* the name's length was checked above */
+	int plen = snprintf(path, sizeof(path), "/v1/nodes/%s/%s", node,
+			    drain ? "drain" : "resume");
+	if (plen < 0 || (size_t)plen >= sizeof(path)) {
+		gf_buf_release(&body);
+		gf_cli_error(cmd, "node name '%.40s...': too long", node);
+		return GF_EXIT_USAGE;
+	}
 	struct gf_client_answer a;
 	rc = gf_remote_call(&r, GF_HTTP_POST, path,
 			    reason ? gf_buf_str(&body) : NULL, &a);

@@ -28,14 +28,21 @@ static int hold_admin(struct gf_service *s, struct gf_http_req *r,
 		      enum gf_admin_kind what, const char *name,
 		      const char *reason, int attempt, int replica)
 {
+	bool job = what == GF_ADMIN_RELEASE;
 	struct gf_op *op = gf_calloc(1, sizeof(*op));
+	char *dst = job ? op->id : op->node;
+	size_t size = job ? sizeof(op->id) : sizeof(op->node);
+	if (strlen(name) >= size) { /* no job or node has a name so long */
+		gf__op_free(op);
+		return gf_reply_error(r, 404, "not-found", "no %s '%.48s...'",
+				      job ? "job" : "node", name);
+	}
+	memcpy(dst, name, strlen(name) + 1);
 	op->kind = GF_OP_ADMIN;
 	op->admin = what;
 	gf__api_grant(s, r, &op->grant);
 	op->attempt = attempt;
 	op->replica = replica;
-	snprintf(op->node, sizeof(op->node), "%s", name);
-	snprintf(op->id, sizeof(op->id), "%s", name);
 	if (reason)
 		op->body = gf_strdup(reason);
 	return gf__service_hold(s, r, op);

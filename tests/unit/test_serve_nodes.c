@@ -661,6 +661,26 @@ static void test_long_poll(void **state)
 	gf_np_assignments_release(&s);
 }
 
+/* A job submitted for a's nodes (extra: more body members), assigned,
+ * run by a and seen running: its replica's reference. */
+static struct gf_np_ref run_one(struct agent *a, const char *extra, char *id,
+				size_t size)
+{
+	submit(a->tag, extra, id, size);
+	struct gf_np_assignments s;
+	wait_assigned(a, id, 1, &s);
+	apply(a, &s);
+	const struct gf_np_assignment *mine = find_asg(&s, id);
+	struct gf_np_ref ref = { 0 };
+	if (mine == NULL)
+		fail_msg("%s not assigned", id);
+	else
+		ref = mine->ref;
+	gf_np_assignments_release(&s);
+	gf_jv_free(wait_job(id, "running"));
+	return ref;
+}
+
 /* A run that ended with exit 0 finishes its job (succeeded, its GPU time
  * as reported); the report is acked; sent again it is acked and counted
  * once. */
@@ -670,19 +690,8 @@ static void test_report_finishes_job(void **state)
 	struct agent *a = agent_new("fin", 2, ADMIN);
 	register_agent(a);
 	char id[32];
-	submit(a->tag, "\"name\": \"fin\"", id, sizeof(id));
-	struct gf_np_assignments s;
-	wait_assigned(a, id, 1, &s);
-	apply(a, &s);
-	const struct gf_np_assignment *mine = find_asg(&s, id);
-	if (mine == NULL) {
-		fail_msg("%s not assigned", id);
-		return;
-	}
-	struct gf_np_ref ref = mine->ref;
-	gf_np_assignments_release(&s);
-	struct gf_jv *v = wait_job(id, "running");
-	gf_jv_free(v);
+	struct gf_np_ref ref = run_one(a, "\"name\": \"fin\"", id, sizeof(id));
+	struct gf_jv *v;
 	/* a few heartbeats while it runs: nothing changes */
 	sleep_ms(500);
 	v = job_get(id);
@@ -729,6 +738,7 @@ static void test_report_finishes_job(void **state)
 	assert_true(gpu_seconds(v) == 7.25);
 	gf_jv_free(v);
 	/* and its node no longer holds it */
+	struct gf_np_assignments s;
 	assert_int_equal(poll_asg(a, 0, "1s", &s), 200);
 	assert_null(find_asg(&s, id));
 	gf_np_assignments_release(&s);
@@ -789,18 +799,7 @@ static void test_report_of_another_node(void **state)
 	struct agent *b = agent_new("f2-b", 1, ADMIN);
 	register_agent(b);
 	char id[32];
-	submit(b->tag, "\"name\": \"f2\"", id, sizeof(id));
-	struct gf_np_assignments s;
-	wait_assigned(b, id, 1, &s);
-	apply(b, &s);
-	const struct gf_np_assignment *mine = find_asg(&s, id);
-	if (mine == NULL) {
-		fail_msg("%s not assigned", id);
-		return;
-	}
-	struct gf_np_ref ref = mine->ref;
-	gf_np_assignments_release(&s);
-	gf_jv_free(wait_job(id, "running"));
+	struct gf_np_ref ref = run_one(b, "\"name\": \"f2\"", id, sizeof(id));
 	/* a's token acts for a only: not as b */
 	char path[128];
 	snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", b->name);
