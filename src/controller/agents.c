@@ -1,7 +1,7 @@
 /*
  * agents.c - the node agents' side of the controller (their routes are in
- * agents_http.c, the answers in agents_answer.c, the state both share in
- * agents_impl.h): what the scheduler thread does each turn with what they
+ * agents_http.c, the answers in agents_answer.c, replicas completing in
+ * agents_ending.c, the state they share in agents_impl.h): what the scheduler thread does each turn with what they
  * say (register, heartbeat, long poll for assignments): nodes into the
  * core, GPU health, ended runs into jobs and the store, silent nodes made
  * NotReady then requeued, and each node's assignments kept as an index
@@ -34,7 +34,7 @@
 
 /* ---- small tables --------------------------------------------------- */
 
-static struct anode *node_at(struct gf_agents *ag, int i)
+struct anode *gf__anode(struct gf_agents *ag, int i)
 {
 	if (i >= ag->cap) {
 		int cap = ag->cap ? ag->cap : 64;
@@ -104,6 +104,9 @@ static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
 	return true;
 }
 
+_Static_assert(GF_JOB_NODE_MAX >= GF_NODE_NAME_MAX,
+	       "a run names its node in full");
+
 /* ---- lifecycle ------------------------------------------------------ */
 
 struct gf_agents *gf__agents_new(struct gf_service *s)
@@ -162,7 +165,7 @@ static void moved(struct gf_agents *ag, int i)
 
 static void unassign(struct gf_agents *ag, uint64_t seq, int node)
 {
-	struct anode *n = node_at(ag, node);
+	struct anode *n = gf__anode(ag, node);
 	int k = 0;
 	for (int i = 0; i < n->nrefs; i++)
 		if (n->refs[i].seq != seq)
@@ -175,7 +178,7 @@ static void unassign(struct gf_agents *ag, uint64_t seq, int node)
 
 static void assign(struct gf_agents *ag, uint64_t seq, int replica, int node)
 {
-	struct anode *n = node_at(ag, node);
+	struct anode *n = gf__anode(ag, node);
 	if (n->nrefs == n->rcap) {
 		n->rcap = n->rcap ? 2 * n->rcap : 8;
 		n->refs = gf_reallocarray(n->refs, (size_t)n->rcap,
@@ -189,7 +192,7 @@ static void assign(struct gf_agents *ag, uint64_t seq, int replica, int node)
  * other running gang with its master on that node uses. */
 static int pick_port(struct gf_agents *ag, uint64_t seq, int master)
 {
-	struct anode *n = node_at(ag, master);
+	struct anode *n = gf__anode(ag, master);
 	for (int k = 0; k < MASTER_PORTS; k++) {
 		int port = MASTER_PORT_BASE +
 			   (int)((seq + (uint64_t)k) % MASTER_PORTS);
@@ -205,55 +208,6 @@ static int pick_port(struct gf_agents *ag, uint64_t seq, int master)
 	return MASTER_PORT_BASE + (int)(seq % MASTER_PORTS);
 }
 
-/* ---- replicas completing ------------------------------------------ */
-
-static void ending_add(struct gf_agents *ag, int node, uint64_t seq,
-		       int attempt, int replica)
-{
-	struct anode *n = node_at(ag, node);
-	if (n->nends == n->ecap) {
-		n->ecap = n->ecap ? 2 * n->ecap : 8;
-		n->ends = gf_reallocarray(n->ends, (size_t)n->ecap,
-					  sizeof(*n->ends));
-	}
-	n->ends[n->nends++] = (struct ending){ seq, attempt, replica, n->gen };
-}
-
-/* Is (seq, attempt, replica) held by the core on node i? */
-static const struct gf_job_held *held_on(const struct gf_job *j, int attempt,
-					 int replica, int i)
-{
-	for (int k = 0; j && k < j->nheld; k++)
-		if (j->held[k].attempt == attempt &&
-		    j->held[k].replica == replica && j->held[k].place.node == i)
-			return &j->held[k];
-	return NULL;
-}
-
-/* The replica's processes are gone: its resources back to the core, its
- * ending entry on node i (if any) dropped; the job to the store. */
-static void gone(struct gf_agents *ag, const struct gf_job *j, int attempt,
-		 int replica, int i, const char *how, struct gf_batch *b)
-{
-	struct gf_err e;
-	if (gf_ctl_held_release(ag->s->ctl, j->id, attempt, replica, &e) == 0) {
-		gf_log(GF_LOG_INFO, "serve",
-		       "job=%s attempt=%d replica=%d node=%s completed: %s; "
-		       "its resources are free",
-		       j->id, attempt, replica,
-		       gf_ctl_cluster(ag->s->ctl)->names[i], how);
-		if (b)
-			gf__batch_add(b, j);
-	}
-	struct anode *n = node_at(ag, i);
-	for (int k = 0; k < n->nends; k++)
-		if (n->ends[k].seq == j->seq && n->ends[k].attempt == attempt &&
-		    n->ends[k].replica == replica) {
-			n->ends[k] = n->ends[--n->nends];
-			break;
-		}
-}
-
 void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 {
 	struct jside *x = jside_of(ag, j->seq);
@@ -266,14 +220,15 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 	if (x) {
 		for (int r = 0; r < x->nrep; r++) {
 			unassign(ag, j->seq, x->node[r]);
-			if (!held_on(j, x->attempt, r, x->node[r]))
+			if (!gf__held_on(j, x->attempt, r, x->node[r]))
 				continue;
 			if (x->ended[r]) /* reported: gone already */
-				gone(ag, j, x->attempt, r, x->node[r],
-				     "its end was reported", NULL);
+				gf__agents_gone(ag, j, x->attempt, r,
+						x->node[r],
+						"its end was reported", NULL);
 			else /* its agent stops it and says so */
-				ending_add(ag, x->node[r], j->seq, x->attempt,
-					   r);
+				gf__agents_ending_add(ag, x->node[r], j->seq,
+						      x->attempt, r);
 		}
 		jside_free(x);
 		ag->js[j->seq] = NULL;
@@ -318,8 +273,9 @@ void gf__agents_index_all(struct gf_agents *ag)
 	for (int i = 0, n = gf_ctl_nholding(ctl); i < n; i++) {
 		const struct gf_job *j = gf_ctl_holding_at(ctl, i);
 		for (int k = 0; k < j->nheld; k++)
-			ending_add(ag, j->held[k].place.node, j->seq,
-				   j->held[k].attempt, j->held[k].replica);
+			gf__agents_ending_add(ag, j->held[k].place.node, j->seq,
+					      j->held[k].attempt,
+					      j->held[k].replica);
 	}
 }
 
@@ -405,7 +361,7 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 		gf_free(inv);
 		return 0;
 	}
-	struct anode *n = node_at(ag, idx);
+	struct anode *n = gf__anode(ag, idx);
 	drop_node(n);
 	n->st = AN_NOTREADY; /* until it calls; its jobs run on */
 	snprintf(n->why, sizeof(n->why),
@@ -449,7 +405,7 @@ int gf__agents_load(struct gf_agents *ag, struct gf_err *e)
 
 void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason)
 {
-	struct anode *n = node_at(ag, i);
+	struct anode *n = gf__anode(ag, i);
 	gf_free(n->drain);
 	n->drain = reason ? gf_strdup(reason) : NULL;
 }
@@ -559,7 +515,7 @@ static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
 	if (x && x->attempt == attempt && replica < x->nrep &&
 	    x->node[replica] == i)
 		return true;
-	return held_on(j, attempt, replica, i) != NULL;
+	return gf__held_on(j, attempt, replica, i) != NULL;
 }
 
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
@@ -582,7 +538,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			continue;
 		}
 		const struct gf_job_held *h =
-			held_on(j, rep->ref.attempt, rep->ref.replica, i);
+			gf__held_on(j, rep->ref.attempt, rep->ref.replica, i);
 		bool superseded = h && !strcmp(h->why, "requeued");
 		if (!owns(ag, j, rep->ref.attempt, rep->ref.replica, i)) {
 			gf_log(GF_LOG_WARN, "serve",
@@ -595,6 +551,8 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		if (run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica)) {
 			struct gf_job_run run = rep->run;
 			run.seq = j->seq;
+			/* a node's name always fits a run's (static assert
+			 * above): never cut */
 			snprintf(run.node, sizeof(run.node), "%s", name);
 			if (superseded) /* it ran on while moved elsewhere */
 				snprintf(run.reason, sizeof(run.reason),
@@ -611,52 +569,13 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			run_ended(ag, j, rep, i, now, b);
 		}
 		/* sent again or not, its processes are gone */
-		if (held_on(j, rep->ref.attempt, rep->ref.replica, i))
-			gone(ag, j, rep->ref.attempt, rep->ref.replica, i,
-			     superseded ? "superseded, stopped by its agent"
-					: "its end was reported",
-			     b);
+		if (gf__held_on(j, rep->ref.attempt, rep->ref.replica, i))
+			gf__agents_gone(
+				ag, j, rep->ref.attempt, rep->ref.replica, i,
+				superseded ? "superseded, stopped by its agent"
+					   : "its end was reported",
+				b);
 	}
-}
-
-/* Is (job, attempt, replica) in the node's running list? */
-static bool runs(const struct gf_np_heartbeat *hb, const char *id, int attempt,
-		 int replica)
-{
-	for (int k = 0; k < hb->nrunning; k++)
-		if (hb->running[k].attempt == attempt &&
-		    hb->running[k].replica == replica &&
-		    !strcmp(hb->running[k].job, id))
-			return true;
-	return false;
-}
-
-/* A replica completing on node i that its agent still runs well past its
- * kill grace: its processes outlive SIGKILL (D state, an unkillable
- * driver call).  Said once, on the job (its completing entry's why) and
- * in the log, with how an operator frees it. */
-#define STUCK_AFTER_MS 5000 /* past the kill grace */
-static void stuck(struct gf_agents *ag, const struct gf_job *j,
-		  const struct ending *en, int i, int64_t now,
-		  struct gf_batch *b)
-{
-	const struct gf_job_held *h = held_on(j, en->attempt, en->replica, i);
-	int64_t grace = ag->s->o.cfg->agents.kill_grace_ms;
-	if (!h || !strncmp(h->why, "stuck", 5) ||
-	    now - h->since_ms < grace + STUCK_AFTER_MS)
-		return;
-	gf_ctl_held_note(ag->s->ctl, j->id, en->attempt, en->replica,
-			 "stuck: outlives SIGKILL");
-	gf__batch_add(b, j);
-	gf_log(GF_LOG_WARN, "serve",
-	       "job=%s attempt=%d replica=%d node=%s still runs %lld s after "
-	       "it was stopped (SIGKILL due after %lld s): its resources stay "
-	       "held; POST /v1/jobs/%s/release frees them once its "
-	       "processes are known gone",
-	       j->id, en->attempt, en->replica,
-	       gf_ctl_cluster(ag->s->ctl)->names[i],
-	       (long long)((now - h->since_ms) / 1000),
-	       (long long)(grace / 1000), j->id);
 }
 
 /* A job's first run seen running for the first time: its submit-to-
@@ -684,28 +603,7 @@ static void reconcile(struct gf_agents *ag, int i,
 	struct gf_ctl *ctl = ag->s->ctl;
 	struct anode *n = &ag->n[i];
 	n->applied = hb->generation;
-	/* replicas completing here that its agent, having applied their
-	 * unassignment, no longer runs: gone */
-	for (int k = n->nends - 1; k >= 0; k--) {
-		if (k >= n->nends)
-			continue;
-		struct ending en = n->ends[k];
-		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, en.seq);
-		const struct gf_job *j = gf_ctl_job(ctl, id);
-		if (!j || !held_on(j, en.attempt, en.replica, i)) {
-			n->ends[k] = n->ends[--n->nends]; /* released already */
-			continue;
-		}
-		if (en.gen > hb->generation)
-			continue; /* not told yet */
-		if (runs(hb, id, en.attempt, en.replica)) {
-			stuck(ag, j, &en, i, now, b); /* still stopping */
-			continue;
-		}
-		gone(ag, j, en.attempt, en.replica, i,
-		     "its agent runs it no more", b);
-	}
+	gf__agents_endings(ag, i, hb, now, b);
 	for (int k = 0; k < n->nrefs; k++) {
 		const struct aref *a = &n->refs[k];
 		struct jside *x = jside_of(ag, a->seq);
@@ -713,7 +611,7 @@ static void reconcile(struct gf_agents *ag, int i,
 			continue;
 		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
 		snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
-		if (runs(hb, id, x->attempt, a->replica)) {
+		if (gf__hb_runs(hb, id, x->attempt, a->replica)) {
 			if (!x->up[a->replica]) {
 				x->up[a->replica] = 1;
 				first_up(ag, x, id, now);
@@ -787,7 +685,7 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 			     "%s", e.msg);
 		return;
 	}
-	struct anode *n = node_at(ag, i);
+	struct anode *n = gf__anode(ag, i);
 	bool first = n->st == AN_NONE;
 	gf_free(n->text);
 	gf_free(n->inv);

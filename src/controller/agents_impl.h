@@ -1,8 +1,10 @@
 /*
  * agents_impl.h - the node agents' side of the controller, shared by
  * agents.c (what the scheduler thread does with what agents say, the
- * assignment index, silence) and agents_answer.c (the answers: acks,
- * assignments, parked long polls woken).  agents.c says the invariants.
+ * assignment index, silence), agents_answer.c (the answers: acks,
+ * assignments, parked long polls woken) and agents_ending.c (replicas
+ * completing until their processes are gone).  agents.c says the
+ * invariants.
  */
 #ifndef GF_CONTROLLER_AGENTS_IMPL_H
 #define GF_CONTROLLER_AGENTS_IMPL_H
@@ -94,6 +96,28 @@ struct gf_agents {
 	size_t seen_cap, seen_n;
 	uint64_t gen_base;
 };
+
+/* agents.c: node i's entry (grown as needed). */
+struct anode *gf__anode(struct gf_agents *ag, int i);
+/* Is (job id, attempt, replica) in the heartbeat's running list? */
+bool gf__hb_runs(const struct gf_np_heartbeat *hb, const char *id, int attempt,
+		 int replica);
+
+/* agents_ending.c: replicas completing (see there). */
+/* The replica of job j's run, held by the core on node i, or NULL. */
+const struct gf_job_held *gf__held_on(const struct gf_job *j, int attempt,
+				      int replica, int i);
+/* Node i dropped it at its current generation; its agent stops it. */
+void gf__agents_ending_add(struct gf_agents *ag, int node, uint64_t seq,
+			   int attempt, int replica);
+/* Its processes are gone: released in the core, its ending dropped, the
+ * job into b (may be NULL: the caller stores it). */
+void gf__agents_gone(struct gf_agents *ag, const struct gf_job *j, int attempt,
+		     int replica, int i, const char *how, struct gf_batch *b);
+/* Node i's heartbeat against its endings: gone, still stopping, stuck. */
+void gf__agents_endings(struct gf_agents *ag, int i,
+			const struct gf_np_heartbeat *hb, int64_t now,
+			struct gf_batch *b);
 
 static inline struct jside *jside_of(struct gf_agents *ag, uint64_t seq)
 {
