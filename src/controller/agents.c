@@ -1,8 +1,9 @@
 /*
  * agents.c - the node agents' side of the controller (their routes are in
  * agents_http.c, the answers in agents_answer.c, replicas completing in
- * agents_ending.c, the state they share in agents_impl.h): what the scheduler thread does each turn with what they
- * say (register, heartbeat, long poll for assignments): nodes into the
+ * agents_ending.c, the state they share in agents_impl.h): what the
+ * scheduler thread does each turn with what they say (register,
+ * heartbeat, long poll for assignments): nodes into the
  * core, GPU health, ended runs into jobs and the store, silent nodes made
  * NotReady then requeued, and each node's assignments kept as an index
  * that changes only where a job changed.
