@@ -39,6 +39,17 @@ enum gf_errno {
 
 #define GF_ERR_MSG_MAX 512
 
+/*
+ * A function whose int result says whether it worked is marked must-check:
+ * the compiler warns where a caller drops the result.  A caller that means
+ * to ignore it writes (void) before the call.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define GF_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define GF_MUST_CHECK
+#endif
+
 /* A message for the user, filled by the function that failed. */
 struct gf_err {
 	int code;

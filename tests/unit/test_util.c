@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "util/buf.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/siphash.h"
 
@@ -74,6 +75,26 @@ static void test_buf_cap(void **state)
 	assert_int_equal(gf_buf_putc(&b, 'z'), GF_ETOOBIG);
 	gf_buf_release(&b);
 	assert_null(b.data);
+}
+
+/* gf_fmt says a cut with GF_ETOOBIG; gf_note marks it with "..." */
+static void test_fmt(void **state)
+{
+	(void)state;
+	char d[8];
+	assert_int_equal(gf_fmt(d, sizeof d, "%s/%d", "ab", 12), 0);
+	assert_string_equal(d, "ab/12");
+	assert_int_equal(gf_fmt(d, sizeof d, "%s", "1234567"), 0);
+	assert_int_equal(gf_fmt(d, sizeof d, "%s", "12345678"), GF_ETOOBIG);
+	assert_string_equal(d, "1234567");
+	assert_int_equal(gf_fmt(d, 0, "x"), GF_EINVAL);
+	gf_note(d, sizeof d, "%s", "short");
+	assert_string_equal(d, "short");
+	gf_note(d, sizeof d, "%s", "a longer message");
+	assert_string_equal(d, "a lo...");
+	char t[3];
+	gf_note(t, sizeof t, "%s", "abcdef");
+	assert_string_equal(t, "ab");
 }
 
 static void test_err_table(void **state)
@@ -229,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_bitmap_list_roundtrip),
 		cmocka_unit_test(test_bitmap_bad_lists),
 		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_fmt),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_bytes),
