@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "util/buf.h"
 #include "util/fmt.h"
+#include "util/hash.h"
 #include "util/json.h"
 #include "util/siphash.h"
 
@@ -95,6 +96,55 @@ static void test_fmt(void **state)
 	char t[3];
 	gf_note(t, sizeof t, "%s", "abcdef");
 	assert_string_equal(t, "ab");
+}
+
+/* the hash index against a plain array: puts, gets, deletes that shift
+ * runs back, over many rounds of churn */
+static uint32_t hkeys[4096];
+static bool heq(const void *key, uint32_t row)
+{
+	return hkeys[row] == *(const uint32_t *)key;
+}
+
+static void test_hmap(void **state)
+{
+	(void)state;
+	struct gf_hmap m;
+	bool in[4096] = { false };
+	gf_hmap_init(&m);
+	uint64_t x = 1;
+	for (uint32_t i = 0; i < 4096; i++)
+		hkeys[i] = i * 2654435761u;
+	for (int round = 0; round < 20000; round++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(x >> 33) % 4096;
+		uint64_t h = gf_hash_bytes(&hkeys[r], sizeof(hkeys[r])) &
+			     (r & 1 ? ~0ull : 0x3full); /* even keys collide */
+		if (in[r]) {
+			assert_int_equal(gf_hmap_get(&m, h, heq, &hkeys[r]), r);
+			if (x & (1ull << 60)) {
+				assert_true(gf_hmap_del(&m, h, heq, &hkeys[r]));
+				in[r] = false;
+			}
+		} else {
+			assert_int_equal(gf_hmap_get(&m, h, heq, &hkeys[r]),
+					 -1);
+			assert_int_equal(gf_hmap_put(&m, h, r), 0);
+			in[r] = true;
+		}
+	}
+	size_t n = 0;
+	for (uint32_t r = 0; r < 4096; r++) {
+		uint64_t h = gf_hash_bytes(&hkeys[r], sizeof(hkeys[r])) &
+			     (r & 1 ? ~0ull : 0x3full);
+		assert_int_equal(gf_hmap_get(&m, h, heq, &hkeys[r]),
+				 in[r] ? (int64_t)r : -1);
+		n += in[r];
+	}
+	assert_int_equal(m.n, n);
+	assert_int_not_equal(gf_hash_str("a"), gf_hash_str("b"));
+	assert_int_not_equal(gf_hash_mix(1, 2), gf_hash_mix(2, 1));
+	gf_hmap_release(&m);
 }
 
 static void test_err_table(void **state)
@@ -251,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_bitmap_bad_lists),
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_fmt),
+		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_bytes),
