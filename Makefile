@@ -108,8 +108,10 @@ $(B)/%.o: %.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# Made anew, never updated in place: ar keeps the members of renamed or
+# removed sources, and a build would link their old code.
 $(B)/libgpufleet.a: $(LIB_OBJ)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/gpufleet: $(CLI_OBJ) $(B)/libgpufleet.a
 	$(Q)$(CC) $(LDFLAGS) $^ $(LIBS) -o $@

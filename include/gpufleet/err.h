@@ -42,7 +42,8 @@ enum gf_errno {
 /*
  * A function whose int result says whether it worked is marked must-check:
  * the compiler warns where a caller drops the result.  A caller that means
- * to ignore it writes (void) before the call.
+ * to ignore it writes (void)! before the call: gcc does not take a plain
+ * (void) cast as a use of the result, clang does, both take (void)!.
  */
 #if defined(__GNUC__) || defined(__clang__)
 #define GF_MUST_CHECK __attribute__((warn_unused_result))
