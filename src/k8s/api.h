@@ -1,9 +1,10 @@
 /*
  * api.h - the Kubernetes API server, as the extender's bind needs it, on
- * libcurl: in-cluster config (the service account's token and CA, the
- * KUBERNETES_SERVICE_HOST/PORT the kubelet sets) or a kubeconfig
- * (server, CA, token or client certificate of a context); the pod's
- * annotations patched, its Binding created, a pod read, pods listed.
+ * the shared HTTP client (server/client.h; k8s_client.c): in-cluster config
+ * (the service account's token and CA, the KUBERNETES_SERVICE_HOST/PORT the
+ * kubelet sets) or a kubeconfig (server, CA, token or client certificate of a
+ * context); the pod's annotations patched, its Binding created, a pod read,
+ * pods listed.
  *
  * Requests are what kube-scheduler and kubectl send: JSON bodies,
  * "Accept: application/json", "Authorization: Bearer TOKEN" when there

@@ -38,6 +38,8 @@ enum gf_http_method {
 	GF_HTTP_POST = 1 << 2,
 	GF_HTTP_PUT = 1 << 3,
 	GF_HTTP_DELETE = 1 << 4,
+	GF_HTTP_PATCH =
+		1 << 5, /* sent by client.h (merge patches), not served */
 };
 #define GF_HTTP_METHODS 0x1fu /* every method served */
 
