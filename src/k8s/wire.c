@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "k8s/k8s.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* ---- reading ---------------------------------------------------------- */
@@ -130,11 +131,12 @@ static int field(const struct gf_jv *v, const char *key, char *out, size_t size,
 	out[0] = '\0';
 	if (s == NULL && !required && is_null(x))
 		return 0;
-	if (s == NULL || (required && !*s) || strlen(s) >= size)
+	if (s == NULL || (required && !*s) || gf_fmt(out, size, "%s", s)) {
+		out[0] = '\0';
 		return gf_err_set(e, GF_EINVAL,
 				  "'%s': expected a string of %s to %zu bytes",
 				  key, required ? "1" : "0", size - 1);
-	snprintf(out, size, "%s", s);
+	}
 	return 0;
 }
 
@@ -148,7 +150,7 @@ int gf_k8s_bind_args_read(const struct gf_jv *v, struct gf_k8s_bind_args *a,
 	if (rc == 0)
 		rc = field(v, "PodNamespace", a->ns, sizeof(a->ns), false, e);
 	if (rc == 0 && !a->ns[0])
-		snprintf(a->ns, sizeof(a->ns), "default");
+		rc = gf_fmt(a->ns, sizeof(a->ns), "default");
 	if (rc == 0)
 		rc = field(v, "PodUID", a->uid, sizeof(a->uid), false, e);
 	if (rc == 0)
