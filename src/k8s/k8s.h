@@ -93,7 +93,7 @@ struct gf_k8s_pod {
  * whole number, more models than GF_K8S_MODELS.
  */
 int gf_k8s_pod_read(const struct gf_jv *pod, struct gf_k8s_pod *p,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Normalised GPU product: lower case, spaces and '_' as '-', without a
  * trailing "-MIG-..." or "-SHARED" (what GFD appends): "NVIDIA H100
@@ -118,7 +118,7 @@ struct gf_k8s_args {
  * GF_ETOOBIG past GF_K8S_NAMES_MAX names.  Both "Nodes" and "NodeNames"
  * null (or absent) is an empty list. */
 int gf_k8s_args_read(const struct gf_jv *v, struct gf_k8s_args *a,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 void gf_k8s_args_release(struct gf_k8s_args *a);
 
 /*
@@ -129,7 +129,7 @@ void gf_k8s_args_release(struct gf_k8s_args *a);
  * caller frees *root (gf_jv_free) and releases a in every case.
  */
 int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
-		      struct gf_k8s_args *a, struct gf_err *e);
+		      struct gf_k8s_args *a, struct gf_err *e) GF_MUST_CHECK;
 
 /* ExtenderBindingArgs. */
 struct gf_k8s_bind_args {
@@ -139,7 +139,7 @@ struct gf_k8s_bind_args {
 	char node[GF_K8S_NAME_MAX];
 };
 int gf_k8s_bind_args_read(const struct gf_jv *v, struct gf_k8s_bind_args *a,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /* One node's victims (Victims or MetaVictims). */
 struct gf_k8s_victims {
@@ -157,7 +157,8 @@ struct gf_k8s_preempt_args {
 	int n;
 };
 int gf_k8s_preempt_args_read(const struct gf_jv *v,
-			     struct gf_k8s_preempt_args *a, struct gf_err *e);
+			     struct gf_k8s_preempt_args *a,
+			     struct gf_err *e) GF_MUST_CHECK;
 void gf_k8s_preempt_args_release(struct gf_k8s_preempt_args *a);
 
 /* A filter verdict per candidate. */
