@@ -330,6 +330,29 @@ static int send_doc(struct gf_k8s_conn *c, const char *method, const char *path,
 	return rc;
 }
 
+/* A document into b (cap bytes) up to inside its metadata: kind (NULL:
+ * a patch, which names neither kind nor pod), the pod's namespace and
+ * name, its uid as the precondition ("" or NULL: none). */
+static void doc_begin(struct gf_json *j, struct gf_buf *b, size_t cap,
+		      const char *kind, const char *ns, const char *name,
+		      const char *uid)
+{
+	gf_buf_init(b, cap);
+	gf_json_init(j, b);
+	gf_json_obj_begin(j, NULL);
+	if (kind) {
+		gf_json_str(j, "apiVersion", "v1");
+		gf_json_str(j, "kind", kind);
+	}
+	gf_json_obj_begin(j, "metadata");
+	if (name) {
+		gf_json_str(j, "name", name);
+		gf_json_str(j, "namespace", ns);
+	}
+	if (uid && *uid)
+		gf_json_str(j, "uid", uid);
+}
+
 int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
 		const char *uid, const char *node, struct gf_err *e)
 {
@@ -339,16 +362,7 @@ int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
 		return rc;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "apiVersion", "v1");
-	gf_json_str(&j, "kind", "Binding");
-	gf_json_obj_begin(&j, "metadata");
-	gf_json_str(&j, "name", name);
-	gf_json_str(&j, "namespace", ns);
-	if (uid && *uid)
-		gf_json_str(&j, "uid", uid);
+	doc_begin(&j, &b, 64u << 10, "Binding", ns, name, uid);
 	gf_json_obj_end(&j);
 	gf_json_obj_begin(&j, "target");
 	gf_json_str(&j, "apiVersion", "v1");
@@ -369,12 +383,7 @@ int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
 		return rc;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 256u << 10);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_obj_begin(&j, "metadata");
-	if (uid && *uid)
-		gf_json_str(&j, "uid", uid);
+	doc_begin(&j, &b, 256u << 10, NULL, NULL, NULL, uid);
 	gf_json_obj_begin(&j, "annotations");
 	for (int i = 0; i < n; i++)
 		gf_json_str(&j, keys[i], vals[i]);
