@@ -312,86 +312,91 @@ static int exchange(struct gf_k8s_conn *c, const char *method, const char *path,
 	return rc;
 }
 
-/* The document j wrote (into its buffer, released here) sent; what names
- * it when it outgrew the buffer. */
-static int send_doc(struct gf_k8s_conn *c, const char *method, const char *path,
-		    const char *ctype, struct gf_json *j, const char *what,
-		    struct gf_err *e)
+/* A document about one pod, written to be sent. */
+struct pod_doc {
+	char path[GF_K8S_PATH_MAX + 64];
+	struct gf_buf b;
+	struct gf_json j;
+};
+
+/* d begun, up to inside its metadata: kind "Binding" (POST .../binding)
+ * or NULL (a patch of the pod, which names neither kind nor pod), the
+ * pod's uid as the precondition ("" or NULL: none).  0, or the path's
+ * error (nothing to release then). */
+static int pod_doc_begin(struct pod_doc *d, const char *ns, const char *name,
+			 const char *uid, const char *kind, size_t cap,
+			 struct gf_err *e)
+{
+	int rc = pod_path(ns, name, kind ? "/binding" : "", d->path, e);
+	if (rc)
+		return rc;
+	gf_buf_init(&d->b, cap);
+	gf_json_init(&d->j, &d->b);
+	gf_json_obj_begin(&d->j, NULL);
+	if (kind) {
+		gf_json_str(&d->j, "apiVersion", "v1");
+		gf_json_str(&d->j, "kind", kind);
+	}
+	gf_json_obj_begin(&d->j, "metadata");
+	if (kind) {
+		gf_json_str(&d->j, "name", name);
+		gf_json_str(&d->j, "namespace", ns);
+	}
+	if (uid && *uid)
+		gf_json_str(&d->j, "uid", uid);
+	return 0;
+}
+
+/* d sent and released; what names it when it outgrew its buffer. */
+static int pod_doc_send(struct gf_k8s_conn *c, struct pod_doc *d,
+			const char *method, const char *ctype, const char *what,
+			struct gf_err *e)
 {
 	int rc;
-	if (gf_json_error(j)) {
+	if (gf_json_error(&d->j)) {
 		rc = gf_err_set(e, GF_ETOOBIG, "%s too large", what);
 	} else {
 		struct gf_k8s_answer a;
-		rc = exchange(c, method, path, ctype, j->out, &a, e);
+		rc = exchange(c, method, d->path, ctype, &d->b, &a, e);
 		gf_k8s_answer_release(&a);
 	}
-	gf_buf_release(j->out);
+	gf_buf_release(&d->b);
 	return rc;
-}
-
-/* A document into b (cap bytes) up to inside its metadata: kind (NULL:
- * a patch, which names neither kind nor pod), the pod's namespace and
- * name, its uid as the precondition ("" or NULL: none). */
-static void doc_begin(struct gf_json *j, struct gf_buf *b, size_t cap,
-		      const char *kind, const char *ns, const char *name,
-		      const char *uid)
-{
-	gf_buf_init(b, cap);
-	gf_json_init(j, b);
-	gf_json_obj_begin(j, NULL);
-	if (kind) {
-		gf_json_str(j, "apiVersion", "v1");
-		gf_json_str(j, "kind", kind);
-	}
-	gf_json_obj_begin(j, "metadata");
-	if (name) {
-		gf_json_str(j, "name", name);
-		gf_json_str(j, "namespace", ns);
-	}
-	if (uid && *uid)
-		gf_json_str(j, "uid", uid);
 }
 
 int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
 		const char *uid, const char *node, struct gf_err *e)
 {
-	char path[GF_K8S_PATH_MAX + 64];
-	int rc = pod_path(ns, name, "/binding", path, e);
+	struct pod_doc d;
+	int rc = pod_doc_begin(&d, ns, name, uid, "Binding", 64u << 10, e);
 	if (rc)
 		return rc;
-	struct gf_buf b;
-	struct gf_json j;
-	doc_begin(&j, &b, 64u << 10, "Binding", ns, name, uid);
-	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "target");
-	gf_json_str(&j, "apiVersion", "v1");
-	gf_json_str(&j, "kind", "Node");
-	gf_json_str(&j, "name", node);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	return send_doc(c, "POST", path, "application/json", &j, "binding", e);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_begin(&d.j, "target");
+	gf_json_str(&d.j, "apiVersion", "v1");
+	gf_json_str(&d.j, "kind", "Node");
+	gf_json_str(&d.j, "name", node);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	return pod_doc_send(c, &d, "POST", "application/json", "binding", e);
 }
 
 int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
 		    const char *uid, const char *const *keys,
 		    const char *const *vals, int n, struct gf_err *e)
 {
-	char path[GF_K8S_PATH_MAX + 64];
-	int rc = pod_path(ns, name, "", path, e);
+	struct pod_doc d;
+	int rc = pod_doc_begin(&d, ns, name, uid, NULL, 256u << 10, e);
 	if (rc)
 		return rc;
-	struct gf_buf b;
-	struct gf_json j;
-	doc_begin(&j, &b, 256u << 10, NULL, NULL, NULL, uid);
-	gf_json_obj_begin(&j, "annotations");
+	gf_json_obj_begin(&d.j, "annotations");
 	for (int i = 0; i < n; i++)
-		gf_json_str(&j, keys[i], vals[i]);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	return send_doc(c, "PATCH", path, "application/merge-patch+json", &j,
-			"annotations", e);
+		gf_json_str(&d.j, keys[i], vals[i]);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	return pod_doc_send(c, &d, "PATCH", "application/merge-patch+json",
+			    "annotations", e);
 }
 
 int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,
