@@ -434,6 +434,51 @@ static void test_k8s_client_tls(void **state)
 	gf_tls_release(&t);
 }
 
+/* GET /tok: the bearer token's length. */
+static int tok_len(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	char body[32];
+	const char *t = gf_req_bearer(r);
+	snprintf(body, sizeof(body), "%zu", t ? strlen(t) : 0);
+	return gf_reply(r, 200, "text/plain", body, strlen(body));
+}
+
+/* A service-account token (JWTs of 1-2 KB) goes as one header line; a
+ * line break or more than 8 KiB is refused before anything is sent. */
+static void test_client_token_lines(void **state)
+{
+	(void)state;
+	static const struct gf_route routes[] = {
+		{ GF_HTTP_GET, "/tok", tok_len, 0, "the token's length" },
+	};
+	struct gf_server_opts o = { .name = "test", .listen = "127.0.0.1:0" };
+	struct gf_server *s;
+	struct gf_err e;
+	assert_int_equal(gf_server_start(&s, routes, 1, &o, &e), 0);
+	char url[128], *tok = gf_malloc(9001);
+	snprintf(url, sizeof(url), "%stok", gf_server_url(s));
+	memset(tok, 'a', 2000);
+	tok[2000] = '\0';
+	struct gf_client_req q = { .url = url, .token = tok };
+	struct gf_client_answer a;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	assert_string_equal(gf_buf_str(&a.body), "2000");
+	gf_client_answer_release(&a);
+	memset(tok, 'a', 9000);
+	tok[9000] = '\0';
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, "the token is longer than"));
+	gf_client_answer_release(&a);
+	tok[10] = '\n';
+	tok[11] = '\0';
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "the token is not one header line"));
+	gf_client_answer_release(&a);
+	gf_free(tok);
+	gf_server_stop(s);
+}
+
 static void test_client_escape(void **state)
 {
 	(void)state;
@@ -538,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_client_cert_plain),
 		cmocka_unit_test(test_k8s_client_tls),
 		cmocka_unit_test(test_client_escape),
+		cmocka_unit_test(test_client_token_lines),
 		cmocka_unit_test(test_k8s_needs_client_cert),
 	};
 	return cmocka_run_group_tests(tests, files_up, files_down);
