@@ -23,6 +23,7 @@
 #include <gpufleet/catalog.h>
 #include <gpufleet/gpu_topo.h>
 
+#include "util/buf.h"
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -160,14 +161,12 @@ int gf_k8s_ask_of(const struct gf_ctl *ctl, const struct gf_k8s_pod *p,
 	a->req.spec = a->models;
 	memcpy(a->named, p->models, sizeof(a->named));
 	a->nnamed = p->nmodels;
-	size_t len = 0;
-	for (int k = 0; k < p->nmodels && len + 1 < sizeof(a->want); k++) {
-		int w = snprintf(a->want + len, sizeof(a->want) - len, "%s%s",
-				 k ? " or " : "", p->models[k]);
-		len = w < 0 ? len : len + (size_t)w;
-		if (len >= sizeof(a->want))
-			len = sizeof(a->want) - 1;
-	}
+	struct gf_buf b; /* sized for every model: no append fails */
+	gf_buf_init(&b, GF_K8S_MODELS * (GF_K8S_VALUE_MAX + 4) + 1);
+	for (int k = 0; k < p->nmodels; k++)
+		gf_buf_printf(&b, "%s%s", k ? " or " : "", p->models[k]);
+	gf_note(a->want, sizeof(a->want), "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
 	return 0;
 }
 
