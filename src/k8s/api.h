@@ -50,7 +50,8 @@ struct gf_k8s_api_cfg {
 	char cert_file[GF_K8S_PATH_MAX], key_file[GF_K8S_PATH_MAX];
 	char *cert_pem, *key_pem; /* owned: client-*-data */
 	size_t cert_len, key_len;
-	bool insecure; /* insecure-skip-tls-verify */
+	bool insecure;		   /* insecure-skip-tls-verify */
+	char tls_server_name[256]; /* tls-server-name; "" the URL's host */
 	long timeout_ms;
 };
 

@@ -194,6 +194,8 @@ int gf_k8s_call(struct gf_k8s_conn *c, const char *method, const char *path,
 		.key_pem = cfg->key_pem,
 		.key_len = cfg->key_len,
 		.insecure = cfg->insecure,
+		.server_name =
+			cfg->tls_server_name[0] ? cfg->tls_server_name : NULL,
 	};
 	struct gf_client_req q = {
 		.method = m,

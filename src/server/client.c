@@ -303,6 +303,38 @@ static void set_tls(CURL *h, const struct gf_client_req *q)
 	}
 }
 
+/* With tls->server_name: *url, the request's URL with that name for its
+ * host (what the certificate is checked against, what SNI says), and
+ * *to, a CONNECT_TO entry that sends it to the URL's own host and port.
+ * 0, or GF_EINVAL / GF_ETOOBIG with why set. */
+static int name_server(const struct gf_client_req *q, char **url,
+		       struct curl_slist **to, char *why, size_t wsize)
+{
+	const char *name = q->tls->server_name;
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, line[600];
+	int rc = GF_EINVAL;
+	if (!u || curl_url_set(u, CURLUPART_URL, q->url ? q->url : "", 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ||
+	    curl_url_set(u, CURLUPART_HOST, name, 0) ||
+	    curl_url_get(u, CURLUPART_URL, url, 0)) {
+		gf_note(why, wsize, "cannot check the server as '%.100s'",
+			name);
+	} else if (gf_fmt(line, sizeof(line), "%s:%s:%s:%s", name, port, host,
+			  port)) {
+		gf_note(why, wsize, "server name '%.100s...' too long", name);
+		rc = GF_ETOOBIG;
+	} else {
+		*to = curl_slist_append(NULL, line);
+		rc = 0;
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return rc;
+}
+
 /* Every option but the method's and the headers'. */
 static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
 			const char *np, char *errbuf,
@@ -341,12 +373,15 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	CURL *h = c ? c->h : new_handle();
 	if (c)
 		curl_easy_reset(h); /* options only: connections stay */
-	struct curl_slist *hdrs = NULL;
+	struct curl_slist *hdrs = NULL, *to = NULL;
+	char *named = NULL; /* the URL with tls->server_name */
 	int rc = GF_EAUTH;
 	if (q->token && !gf_client_token_safe(url, q->insecure_http, a->why,
 					      sizeof(a->why)))
 		goto out;
 	rc = headers(q, &hdrs, a->why, sizeof(a->why));
+	if (rc == 0 && q->tls && q->tls->server_name)
+		rc = name_server(q, &named, &to, a->why, sizeof(a->why));
 	if (rc)
 		goto out;
 	rc = GF_EINVAL;
@@ -358,6 +393,10 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	no_proxy(np, sizeof(np));
 	set_options(h, q, tmo, np, errbuf, a);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	if (named) {
+		curl_easy_setopt(h, CURLOPT_URL, named);
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, to);
+	}
 	CURLcode cr = curl_easy_perform(h);
 	double secs = 0;
 	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME, &secs);
@@ -377,7 +416,10 @@ out:
 	/* the handle keeps no pointer into this call's storage */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(h, CURLOPT_CONNECT_TO, NULL);
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(to);
+	curl_free(named);
 	if (!c)
 		curl_easy_cleanup(h);
 	if (rc)

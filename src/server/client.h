@@ -22,7 +22,7 @@
  * This is the one file of gpufleet on libcurl: the Kubernetes API client
  * (k8s/api.h) runs on it too, with the TLS options of a kubeconfig
  * (struct gf_client_tls: CA file or PEM, client certificate and key,
- * verification off).
+ * the server's name, verification off).
  */
 #ifndef GF_SERVER_CLIENT_H
 #define GF_SERVER_CLIENT_H
@@ -49,6 +49,10 @@ struct gf_client_tls {
 	char *cert_pem, *key_pem;	  /* or both in PEM */
 	size_t cert_len, key_len;
 	bool insecure; /* the server's certificate not verified */
+	/* the name the server's certificate is checked against (and SNI
+	 * sends) instead of the URL's host, which is still where the
+	 * connection goes (kubeconfig's tls-server-name); NULL none */
+	const char *server_name;
 };
 
 struct gf_client_req {

@@ -9,8 +9,9 @@
  * check false on plain http and for a client that presents none
  * (tests/integration/tls.sh presents real client certificates, good and
  * bad); the Kubernetes API client over the same client (client.h's
- * TLS options: CA as a file or PEM, verification off, a client
- * certificate as PEM, the bearer token and the Accept header sent); and
+ * TLS options: CA as a file or PEM, the server's name, verification
+ * off, a client certificate as PEM or files, the bearer token and the
+ * Accept header sent); and
  * F11: the controller with tokens refuses the extender's routes to a
  * caller without a client certificate, even one with an admin's token.
  *
@@ -406,6 +407,21 @@ static void test_k8s_client_tls(void **state)
 	assert_non_null(strstr(e.msg, "cannot GET https://127.0.0.1:"));
 	assert_non_null(strstr(e.msg, "/api/v1/namespaces/ml/pods/p: the "
 				      "server's certificate is not trusted"));
+	/* tls-server-name: the certificate checked against that name, the
+	 * connection still to the URL's host */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	snprintf(cfg.tls_server_name, sizeof(cfg.tls_server_name), "localhost");
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	snprintf(cfg.tls_server_name, sizeof(cfg.tls_server_name),
+		 "other.example");
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), GF_EAUTH);
+	assert_non_null(strstr(e.msg, "cannot GET https://127.0.0.1:"));
+	assert_non_null(strstr(e.msg, "other.example"));
 	/* insecure-skip-tls-verify */
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
