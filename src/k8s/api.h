@@ -1,9 +1,10 @@
 /*
  * api.h - the Kubernetes API server, as the extender's bind needs it, on
- * libcurl: in-cluster config (the service account's token and CA, the
- * KUBERNETES_SERVICE_HOST/PORT the kubelet sets) or a kubeconfig
- * (server, CA, token or client certificate of a context); the pod's
- * annotations patched, its Binding created, a pod read, pods listed.
+ * the shared HTTP client (server/client.h; k8s_client.c): in-cluster config
+ * (the service account's token and CA, the KUBERNETES_SERVICE_HOST/PORT the
+ * kubelet sets) or a kubeconfig (server, CA, token or client certificate of a
+ * context); the pod's annotations patched, its Binding created, a pod read,
+ * pods listed.
  *
  * Requests are what kube-scheduler and kubectl send: JSON bodies,
  * "Accept: application/json", "Authorization: Bearer TOKEN" when there
@@ -49,7 +50,8 @@ struct gf_k8s_api_cfg {
 	char cert_file[GF_K8S_PATH_MAX], key_file[GF_K8S_PATH_MAX];
 	char *cert_pem, *key_pem; /* owned: client-*-data */
 	size_t cert_len, key_len;
-	bool insecure; /* insecure-skip-tls-verify */
+	bool insecure;		   /* insecure-skip-tls-verify */
+	char tls_server_name[256]; /* tls-server-name; "" the URL's host */
 	long timeout_ms;
 };
 
@@ -62,7 +64,8 @@ void gf_k8s_api_cfg_release(struct gf_k8s_api_cfg *c);
  * an error naming the file.
  */
 int gf_k8s_api_incluster(const char *dir, const char *host, const char *port,
-			 struct gf_k8s_api_cfg *c, struct gf_err *e);
+			 struct gf_k8s_api_cfg *c,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * A kubeconfig's context (NULL: its current-context): the cluster's
@@ -73,7 +76,8 @@ int gf_k8s_api_incluster(const char *dir, const char *host, const char *port,
  * an exec or auth-provider user is refused: gpufleet runs no plugin).
  */
 int gf_k8s_api_kubeconfig(const char *path, const char *context,
-			  struct gf_k8s_api_cfg *c, struct gf_err *e);
+			  struct gf_k8s_api_cfg *c,
+			  struct gf_err *e) GF_MUST_CHECK;
 
 struct gf_k8s_api;
 /* Takes c's contents (c is left empty). */
@@ -99,23 +103,25 @@ void gf_k8s_answer_release(struct gf_k8s_answer *a);
  */
 int gf_k8s_call(struct gf_k8s_conn *c, const char *method, const char *path,
 		const char *ctype, const char *body, size_t len,
-		struct gf_k8s_answer *a, struct gf_err *e);
+		struct gf_k8s_answer *a, struct gf_err *e) GF_MUST_CHECK;
 
 /* The Binding of pod ns/name (uid: precondition, "" none) to node:
  * 0, or GF_ECONFLICT (409: bound already, or another uid), GF_ENOTFOUND
  * (404), another code; e says the API server's message. */
 int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
-		const char *uid, const char *node, struct gf_err *e);
+		const char *uid, const char *node,
+		struct gf_err *e) GF_MUST_CHECK;
 
 /* Annotations keys[i] = vals[i] merged into pod ns/name (uid as the
  * patch's precondition).  Errors as gf_k8s_bind. */
 int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
 		    const char *uid, const char *const *keys,
-		    const char *const *vals, int n, struct gf_err *e);
+		    const char *const *vals, int n,
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* GET the pod (caller frees *out with gf_jv_free): 0, GF_ENOTFOUND. */
 int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,
-		   struct gf_jv **out, struct gf_err *e);
+		   struct gf_jv **out, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Every pod (field_selector: a fieldSelector, NULL none), page by page
@@ -124,6 +130,7 @@ int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,
  */
 typedef int (*gf_k8s_pod_fn)(void *arg, const struct gf_jv *pod);
 int gf_k8s_pods_list(struct gf_k8s_conn *c, const char *field_selector,
-		     gf_k8s_pod_fn fn, void *arg, struct gf_err *e);
+		     gf_k8s_pod_fn fn, void *arg,
+		     struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -23,6 +23,10 @@
 #include <gpufleet/catalog.h>
 #include <gpufleet/gpu_topo.h>
 
+#include "util/buf.h"
+#include "util/fmt.h"
+#include "util/hash.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 #define SETS_CAP 4096 /* (topology, free mask) answers per call */
@@ -30,7 +34,7 @@
 
 struct set_slot {
 	uint32_t mask;
-	uint16_t topo; /* 0: empty */
+	uint16_t topo;
 	int8_t min_pair, pad;
 	int sum;
 };
@@ -41,9 +45,9 @@ struct topo_req {
 	int best_sum;
 };
 
-struct score_slot {
-	uint64_t h; /* 0: empty */
-	int rep;    /* a node with this state */
+/* A node state's score, row of the memo's states index. */
+struct score_row {
+	int rep; /* a node with this state */
 	int score;
 };
 
@@ -52,9 +56,12 @@ struct gf_k8s_memo {
 	struct gf_k8s_ask a;
 	struct topo_req tr[TOPO_REQ];
 	int ntr;
-	struct set_slot *sets;
-	struct score_slot *scores;
-	uint32_t scap; /* power of two */
+	struct set_slot *sets; /* SETS_CAP rows, made on first use */
+	struct gf_hmap set_index;
+	uint32_t nsets;
+	struct gf_hmap states; /* node states to rows */
+	struct score_row *rows;
+	uint32_t nrows, rcap;
 };
 
 /* ---- the ask ---------------------------------------------------------- */
@@ -127,7 +134,9 @@ static int ask_kind(const struct gf_k8s_pod *p, struct gf_k8s_ask *a,
 		a->req.gpu_milli = (int16_t)p->gpu_milli;
 	} else if (p->nmig > 0) {
 		a->kind = GF_K8S_ASK_MIG;
-		snprintf(a->profile, sizeof(a->profile), "%s", p->mig_profile);
+		_Static_assert(sizeof(a->profile) == sizeof(p->mig_profile),
+			       "a profile copied whole");
+		memcpy(a->profile, p->mig_profile, sizeof(a->profile));
 	}
 	return 0;
 }
@@ -152,14 +161,12 @@ int gf_k8s_ask_of(const struct gf_ctl *ctl, const struct gf_k8s_pod *p,
 	a->req.spec = a->models;
 	memcpy(a->named, p->models, sizeof(a->named));
 	a->nnamed = p->nmodels;
-	size_t len = 0;
-	for (int k = 0; k < p->nmodels && len + 1 < sizeof(a->want); k++) {
-		int w = snprintf(a->want + len, sizeof(a->want) - len, "%s%s",
-				 k ? " or " : "", p->models[k]);
-		len = w < 0 ? len : len + (size_t)w;
-		if (len >= sizeof(a->want))
-			len = sizeof(a->want) - 1;
-	}
+	struct gf_buf b; /* sized for every model: no append fails */
+	gf_buf_init(&b, GF_K8S_MODELS * (GF_K8S_VALUE_MAX + 4) + 1);
+	for (int k = 0; k < p->nmodels; k++)
+		gf_buf_printf(&b, "%s%s", k ? " or " : "", p->models[k]);
+	gf_note(a->want, sizeof(a->want), "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
 	return 0;
 }
 
@@ -171,10 +178,9 @@ struct gf_k8s_memo *gf_k8s_memo_new(const struct gf_ctl *ctl,
 	struct gf_k8s_memo *m = gf_calloc(1, sizeof(*m));
 	m->ctl = ctl;
 	m->a = *a;
-	uint32_t cap = 64;
-	while (cap < 2u * (uint32_t)(nodes > 0 ? nodes : 1) && cap < 1u << 20)
-		cap *= 2;
-	m->scap = cap;
+	(void)nodes; /* the index grows as states come */
+	gf_hmap_init(&m->set_index);
+	gf_hmap_init(&m->states);
 	return m;
 }
 
@@ -183,7 +189,9 @@ void gf_k8s_memo_free(struct gf_k8s_memo *m)
 	if (!m)
 		return;
 	gf_free(m->sets);
-	gf_free(m->scores);
+	gf_hmap_release(&m->set_index);
+	gf_hmap_release(&m->states);
+	gf_free(m->rows);
 	gf_free(m);
 }
 
@@ -198,41 +206,44 @@ static uint32_t free_mask(const struct gf_cnode *n)
 
 /* The best set of k among mask on topology topo (1-based): its weakest
  * pair and sum; min_pair -1 when fewer than k are free. */
+struct set_probe {
+	uint16_t topo;
+	uint32_t mask;
+	const struct gf_k8s_memo *m;
+};
+
+static bool same_set(const void *probe, uint32_t row)
+{
+	const struct set_probe *p = probe;
+	const struct set_slot *s = &p->m->sets[row];
+	return s->topo == p->topo && s->mask == p->mask;
+}
+
 static struct set_slot best_set(struct gf_k8s_memo *m, uint16_t topo,
 				uint32_t mask, int k)
 {
-	if (!m->sets)
-		m->sets = gf_calloc(SETS_CAP, sizeof(*m->sets));
-	uint32_t h = (mask * 2654435761u ^ topo * 40503u) & (SETS_CAP - 1);
-	for (int probe = 0; probe < 8; probe++) {
-		struct set_slot *s =
-			&m->sets[(h + (uint32_t)probe) & (SETS_CAP - 1)];
-		if (s->topo == topo && s->mask == mask)
-			return *s;
-		if (s->topo != 0)
-			continue;
-		const struct gf_gpu_topo *t =
-			&gf_ctl_cluster(m->ctl)->topos[topo - 1];
-		int g[GF_CNODE_MAX_GPUS];
-		struct gf_gpu_set_score sc = { .min_pair = -1 };
-		if (gf_gpu_topo_choose(t, mask, k, false, g) == 0)
-			gf_gpu_topo_score(t, g, k, &sc);
-		*s = (struct set_slot){ .mask = mask,
-					.topo = topo,
-					.min_pair = (int8_t)sc.min_pair,
-					.sum = sc.sum_pair };
-		return *s;
-	}
-	/* a crowded table: computed, not kept */
+	struct set_probe p = { .topo = topo, .mask = mask, .m = m };
+	uint64_t h = gf_hash_mix(topo, mask);
+	int64_t row = gf_hmap_get(&m->set_index, h, same_set, &p);
+	if (row >= 0)
+		return m->sets[row];
 	const struct gf_gpu_topo *t = &gf_ctl_cluster(m->ctl)->topos[topo - 1];
 	int g[GF_CNODE_MAX_GPUS];
 	struct gf_gpu_set_score sc = { .min_pair = -1 };
 	if (gf_gpu_topo_choose(t, mask, k, false, g) == 0)
 		gf_gpu_topo_score(t, g, k, &sc);
-	return (struct set_slot){ .mask = mask,
-				  .topo = topo,
-				  .min_pair = (int8_t)sc.min_pair,
-				  .sum = sc.sum_pair };
+	struct set_slot s = { .mask = mask,
+			      .topo = topo,
+			      .min_pair = (int8_t)sc.min_pair,
+			      .sum = sc.sum_pair };
+	if (!m->sets)
+		m->sets = gf_calloc(SETS_CAP, sizeof(*m->sets));
+	if (m->nsets < SETS_CAP) { /* else computed, not kept */
+		m->sets[m->nsets] = s;
+		if (gf_hmap_put(&m->set_index, h, m->nsets) == 0)
+			m->nsets++;
+	}
+	return s;
 }
 
 /* What a topology allows for k GPUs: the class of its best set on the
@@ -277,7 +288,7 @@ static enum gf_k8s_kind say(struct gf_k8s_verdict *v, enum gf_k8s_kind kind,
 	v->kind = kind;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	gf_vnote(v->why, sizeof(v->why), fmt, ap);
 	va_end(ap);
 	return kind;
 }
@@ -314,7 +325,8 @@ static bool label_refuses(const struct gf_k8s_memo *m, int i)
 	char v[GF_K8S_VALUE_MAX];
 	l += strlen(GF_K8S_LABEL_PRODUCT "=");
 	size_t n = strcspn(l, ",");
-	snprintf(v, sizeof(v), "%.*s", (int)(n < sizeof(v) ? n : 0), l);
+	if (gf_fmt(v, sizeof(v), "%.*s", (int)n, l))
+		v[0] = '\0'; /* longer than any model we know: matches none */
 	for (int k = 0; k < m->a.nnamed; k++)
 		if (product_is(m->a.named[k], v))
 			return false;
@@ -416,22 +428,38 @@ static void state_key(const struct gf_cnode *n, struct gf_cnode *key)
 	key->rank = 0;
 }
 
-/* A hash of a state, a word at a time (a node is about 120 bytes and
- * kube-scheduler sends 5,000 of them a call). */
+/* A hash of a state, a word at a time through gf_hash_mix (a node is
+ * about 120 bytes and kube-scheduler sends 5,000 of them a call). */
 static uint64_t state_hash(const struct gf_cnode *key)
 {
 	const unsigned char *b = (const unsigned char *)key;
-	uint64_t h = 1469598103934665603u, w;
+	uint64_t h = sizeof(*key), w = 0;
 	size_t k = 0;
 	for (; k + sizeof(w) <= sizeof(*key); k += sizeof(w)) {
 		memcpy(&w, b + k, sizeof(w));
-		h = (h ^ w) * 0x9e3779b97f4a7c15u;
-		h ^= h >> 29;
+		h = gf_hash_mix(h, w);
 	}
-	for (; k < sizeof(*key); k++)
-		h = (h ^ b[k]) * 1099511628211u;
-	h ^= h >> 32;
-	return h ? h : 1;
+	if (k < sizeof(*key)) {
+		w = 0;
+		memcpy(&w, b + k, sizeof(*key) - k);
+		h = gf_hash_mix(h, w);
+	}
+	return h;
+}
+
+/* A state looked up: its key and the memo whose rows it is read against. */
+struct state_probe {
+	struct gf_cnode key;
+	const struct gf_k8s_memo *m;
+};
+
+static bool same_state(const void *probe, uint32_t row)
+{
+	const struct state_probe *p = probe;
+	struct gf_cnode other;
+	state_key(&gf_ctl_cluster(p->m->ctl)->nodes[p->m->rows[row].rep],
+		  &other);
+	return memcmp(&p->key, &other, sizeof(other)) == 0;
 }
 
 /* The policy's score of node i, 0..100, through the memo: a state seen
@@ -440,32 +468,21 @@ static uint64_t state_hash(const struct gf_cnode *key)
  * gf_ctl_score). */
 static int policy_score(struct gf_k8s_memo *m, int i)
 {
-	const struct gf_cluster *c = gf_ctl_cluster(m->ctl);
-	struct gf_cnode key, other;
-	state_key(&c->nodes[i], &key);
-	uint64_t h = state_hash(&key);
-	if (!m->scores)
-		m->scores = gf_calloc(m->scap, sizeof(*m->scores));
-	int gpu;
-	for (uint32_t s = (uint32_t)h & (m->scap - 1), probe = 0; probe < 16;
-	     probe++, s = (s + 1) & (m->scap - 1)) {
-		struct score_slot *x = &m->scores[s];
-		if (x->h == h) {
-			if (x->rep == i)
-				return x->score;
-			state_key(&c->nodes[x->rep], &other);
-			if (!memcmp(&key, &other, sizeof(key)))
-				return x->score;
-			continue;
-		}
-		if (x->h)
-			continue;
-		x->h = h;
-		x->rep = i;
-		x->score = gf_ctl_score(m->ctl, i, &m->a.req, &gpu);
-		return x->score;
+	struct state_probe p = { .m = m };
+	state_key(&gf_ctl_cluster(m->ctl)->nodes[i], &p.key);
+	uint64_t h = state_hash(&p.key);
+	int64_t row = gf_hmap_get(&m->states, h, same_state, &p);
+	if (row >= 0)
+		return m->rows[row].score;
+	int gpu, score = gf_ctl_score(m->ctl, i, &m->a.req, &gpu);
+	if (m->nrows == m->rcap) {
+		m->rcap = m->rcap ? 2 * m->rcap : 64;
+		m->rows = gf_reallocarray(m->rows, m->rcap, sizeof(*m->rows));
 	}
-	return gf_ctl_score(m->ctl, i, &m->a.req, &gpu);
+	m->rows[m->nrows] = (struct score_row){ .rep = i, .score = score };
+	if (gf_hmap_put(&m->states, h, m->nrows) == 0)
+		m->nrows++; /* else past GF_HMAP_MAX: scored, not kept */
+	return score;
 }
 
 int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m)
@@ -533,8 +550,9 @@ int gf_k8s_victims(struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
 	else if (a->kind == GF_K8S_ASK_SHARE)
 		spec.gpu_milli = a->req.gpu_milli;
 	else
-		snprintf(spec.mig_profile, sizeof(spec.mig_profile), "%s",
-			 a->profile);
+		memcpy(spec.mig_profile, a->profile, sizeof(spec.mig_profile));
+	_Static_assert(sizeof(spec.mig_profile) == sizeof(a->profile),
+		       "a profile copied whole");
 	struct fit_arg f = { .m = m };
 	int free;
 	if (a->kind == GF_K8S_ASK_MIG)
@@ -550,22 +568,14 @@ int gf_k8s_victims(struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
 
 /* ---- the job of a pod ----------------------------------------------- */
 
-static uint32_t fnv32(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-/* s into out (size bytes), or its head and a hash when too long. */
+/* s into out (size bytes), or its head and a hash when too long (the
+ * head sized so that it fits: gf_note never cuts it). */
 static void shorten(const char *s, char *out, size_t size)
 {
-	if (strlen(s) < size) {
-		snprintf(out, size, "%s", s);
+	if (gf_fmt(out, size, "%s", s) == 0)
 		return;
-	}
-	snprintf(out, size, "%.*s-%08x", (int)(size - 10), s, fnv32(s));
+	gf_note(out, size, "%.*s-%08x", (int)(size - 10), s,
+		(unsigned)(gf_hash_str(s) & 0xffffffffu));
 }
 
 struct gf_job *gf_k8s_job_new(const struct gf_ctl *ctl,
@@ -576,24 +586,31 @@ struct gf_job *gf_k8s_job_new(const struct gf_ctl *ctl,
 	struct gf_job *j = gf_calloc(1, sizeof(*j));
 	struct gf_job_spec *s = &j->spec;
 	j->seq = seq;
-	snprintf(j->id, sizeof(j->id), "j%llu", (unsigned long long)seq);
+	/* each sized for what it holds (the pod's fields are bounded where
+	 * they are read): a cut would be a bug, said in the log */
 	char full[GF_K8S_NS_MAX + GF_K8S_NAME_MAX + 2];
-	snprintf(full, sizeof(full), "%s/%s", p->ns, p->name);
+	int cut =
+		gf_fmt(j->id, sizeof(j->id), "j%llu", (unsigned long long)seq);
+	cut |= gf_fmt(full, sizeof(full), "%s/%s", p->ns, p->name);
 	shorten(full, s->name, sizeof(s->name));
 	shorten(p->ns, s->team, sizeof(s->team));
-	snprintf(s->class_name, sizeof(s->class_name), "%s", cls);
+	cut |= gf_fmt(s->class_name, sizeof(s->class_name), "%s", cls);
 	s->replicas = 1;
 	if (a->kind == GF_K8S_ASK_WHOLE)
 		s->gpus = a->req.ngpus;
 	else if (a->kind == GF_K8S_ASK_SHARE)
 		s->gpu_milli = a->req.gpu_milli;
 	else if (a->kind == GF_K8S_ASK_MIG)
-		snprintf(s->mig_profile, sizeof(s->mig_profile), "%s",
-			 a->profile);
+		memcpy(s->mig_profile, a->profile, sizeof(s->mig_profile));
 	const struct gf_cluster *c = gf_ctl_cluster(ctl);
 	if (a->constrained && i >= 0 && i < c->n)
-		snprintf(s->gpu_model, sizeof(s->gpu_model), "%s",
-			 c->models[c->nodes[i].model]);
+		cut |= gf_fmt(s->gpu_model, sizeof(s->gpu_model), "%s",
+			      c->models[c->nodes[i].model]);
+	if (cut)
+		gf_log(GF_LOG_WARN, "k8s",
+		       "pod %s: its job's id, class or "
+		       "model was cut",
+		       full);
 	s->cpu_milli = a->req.cpu > GF_JOB_CPU_MILLI_MAX ? GF_JOB_CPU_MILLI_MAX
 							 : a->req.cpu;
 	s->memory_mib = a->req.mem > GF_JOB_MEMORY_MIB_MAX

@@ -53,7 +53,7 @@ struct gf_k8s_ask {
  * instance, a share outside 1..1000, more than 16 GPUs.
  */
 int gf_k8s_ask_of(const struct gf_ctl *ctl, const struct gf_k8s_pod *p,
-		  struct gf_k8s_ask *a, struct gf_err *e);
+		  struct gf_k8s_ask *a, struct gf_err *e) GF_MUST_CHECK;
 
 /* What one call remembers between nodes (nodes alike give the same
  * answers): new per call, for one ask; not shared between threads. */
@@ -93,7 +93,7 @@ int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m);
 int gf_k8s_victims(struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
 		   const char *const *uids, int n,
 		   const char *(*job_of)(void *arg, const char *uid), void *arg,
-		   int *out);
+		   int *out) GF_MUST_CHECK;
 
 /*
  * The job a pod bound to node i becomes (a pod is a job): seq, id

@@ -93,7 +93,7 @@ struct gf_k8s_pod {
  * whole number, more models than GF_K8S_MODELS.
  */
 int gf_k8s_pod_read(const struct gf_jv *pod, struct gf_k8s_pod *p,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Normalised GPU product: lower case, spaces and '_' as '-', without a
  * trailing "-MIG-..." or "-SHARED" (what GFD appends): "NVIDIA H100
@@ -112,29 +112,24 @@ struct gf_k8s_args {
 	int n;
 	bool node_objects;
 	const struct gf_jv **nodes; /* with node_objects: each item */
-	char *own; /* the names' bytes when gf_k8s_args_parse read them */
 };
 
 /* 0, or GF_EINVAL naming the key ("'NodeNames'[3]: expected a string");
  * GF_ETOOBIG past GF_K8S_NAMES_MAX names.  Both "Nodes" and "NodeNames"
  * null (or absent) is an empty list. */
 int gf_k8s_args_read(const struct gf_jv *v, struct gf_k8s_args *a,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 void gf_k8s_args_release(struct gf_k8s_args *a);
 
 /*
- * ExtenderArgs from its text s (len bytes): what gf_jv_parse() then
- * gf_k8s_args_read() give, same tree, names, codes and messages, read
- * faster in kube-scheduler's usual case.  A "NodeNames" array of plain
- * names (printable ASCII, no escapes) is read here, in place, and
- * jansson parses the rest with "[]" in its place (one allocation per
- * call, not two per name); any other text is parsed as it is.  Returns
- * 0, or gf_jv_parse's GF_EPARSE / GF_ETOOBIG (*root NULL, e as the
- * parse of s says), or gf_k8s_args_read's error (*root set).  The caller
- * frees *root (gf_jv_free) and releases a in every case.
+ * ExtenderArgs from its text s (len bytes): gf_jv_parse() (jansson, with
+ * its caps: GF_JV_MAX_DEPTH, strict UTF-8) then gf_k8s_args_read().
+ * Returns 0, or gf_jv_parse's GF_EPARSE / GF_ETOOBIG (*root NULL, e as
+ * the parse of s says), or gf_k8s_args_read's error (*root set).  The
+ * caller frees *root (gf_jv_free) and releases a in every case.
  */
 int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
-		      struct gf_k8s_args *a, struct gf_err *e);
+		      struct gf_k8s_args *a, struct gf_err *e) GF_MUST_CHECK;
 
 /* ExtenderBindingArgs. */
 struct gf_k8s_bind_args {
@@ -144,7 +139,7 @@ struct gf_k8s_bind_args {
 	char node[GF_K8S_NAME_MAX];
 };
 int gf_k8s_bind_args_read(const struct gf_jv *v, struct gf_k8s_bind_args *a,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /* One node's victims (Victims or MetaVictims). */
 struct gf_k8s_victims {
@@ -162,7 +157,8 @@ struct gf_k8s_preempt_args {
 	int n;
 };
 int gf_k8s_preempt_args_read(const struct gf_jv *v,
-			     struct gf_k8s_preempt_args *a, struct gf_err *e);
+			     struct gf_k8s_preempt_args *a,
+			     struct gf_err *e) GF_MUST_CHECK;
 void gf_k8s_preempt_args_release(struct gf_k8s_preempt_args *a);
 
 /* A filter verdict per candidate. */

@@ -23,6 +23,7 @@
 #include <gpufleet/scale.h>
 
 #include "k8s/k8s.h"
+#include "util/fmt.h"
 
 #define NMIG 8 /* distinct nvidia.com/mig-* names one pod may name */
 
@@ -83,9 +84,9 @@ static int slot_of(struct rd *r, const char *name)
 	for (int k = 0; k < r->nmig; k++)
 		if (!strcmp(r->mig[k], prof))
 			return R_MIG0 + k;
-	if (r->nmig == NMIG || strlen(prof) >= GF_MIG_PROFILE_MAX || !*prof)
+	if (r->nmig == NMIG || !*prof ||
+	    gf_fmt(r->mig[r->nmig], GF_MIG_PROFILE_MAX, "%s", prof))
 		return GF_ETOOBIG;
-	snprintf(r->mig[r->nmig], GF_MIG_PROFILE_MAX, "%s", prof);
 	return R_MIG0 + r->nmig++;
 }
 
@@ -100,8 +101,8 @@ static int list_read(struct rd *r, const char *cname, const char *which,
 	if (list == NULL || gf_jv_type(list) == GF_JV_NULL)
 		return 0;
 	if (gf_jv_type(list) != GF_JV_OBJ) {
-		snprintf(where, sizeof(where), "container %.*s: %s: ", 128,
-			 cname, which);
+		gf_note(where, sizeof(where), "container %.*s: %s: ", 128,
+			cname, which);
 		return bad(r, where, "expected an object");
 	}
 	void *it = NULL;
@@ -109,8 +110,8 @@ static int list_read(struct rd *r, const char *cname, const char *which,
 	const char *k;
 	while ((k = gf_jv_next(list, &it, &q)) != NULL) {
 		int s = slot_of(r, k);
-		snprintf(where, sizeof(where), "container %.*s: '%.*s': ", 128,
-			 cname, 80, k);
+		gf_note(where, sizeof(where), "container %.*s: '%.*s': ", 128,
+			cname, 80, k);
 		if (s == GF_ETOOBIG)
 			return bad(r, where, "too many MIG resources");
 		if (s < 0 || (only_absent && has[s]))
@@ -123,8 +124,8 @@ static int list_read(struct rd *r, const char *cname, const char *which,
 			return bad(r, where, "expected a quantity string");
 		if (s >= R_GPU && milli % 1000 != 0) {
 			char what[96];
-			snprintf(what, sizeof(what),
-				 "expected a whole number, got \"%.40s\"", txt);
+			gf_note(what, sizeof(what),
+				"expected a whole number, got \"%.40s\"", txt);
 			return bad(r, where, what);
 		}
 		v->v[s] = milli;
@@ -199,13 +200,13 @@ static int str_copy(struct rd *r, const struct gf_jv *v, const char *field,
 	if (s == NULL && !required &&
 	    (v == NULL || gf_jv_type(v) == GF_JV_NULL))
 		return 0;
-	if (s == NULL || (required && !*s) || strlen(s) >= size) {
+	if (s == NULL || (required && !*s) || gf_fmt(out, size, "%s", s)) {
 		char what[80];
-		snprintf(what, sizeof(what),
-			 "expected a string of 1 to %zu bytes", size - 1);
+		out[0] = '\0';
+		gf_note(what, sizeof(what),
+			"expected a string of 1 to %zu bytes", size - 1);
 		return bad(r, field, what);
 	}
-	snprintf(out, size, "%s", s);
 	return 0;
 }
 
@@ -215,9 +216,13 @@ static int model_add(struct rd *r, const char *v)
 	for (int k = 0; k < p->nmodels; k++)
 		if (!strcmp(p->models[k], v))
 			return 0;
-	if (p->nmodels == GF_K8S_MODELS || strlen(v) >= GF_K8S_VALUE_MAX || !*v)
+	if (p->nmodels == GF_K8S_MODELS || !*v ||
+	    gf_fmt(p->models[p->nmodels], GF_K8S_VALUE_MAX, "%s", v)) {
+		if (p->nmodels < GF_K8S_MODELS)
+			p->models[p->nmodels][0] = '\0';
 		return bad(r, "GPU models: ", "at most 8 of at most 63 bytes");
-	snprintf(p->models[p->nmodels++], GF_K8S_VALUE_MAX, "%s", v);
+	}
+	p->nmodels++;
 	return 0;
 }
 
@@ -315,7 +320,7 @@ static int identity(struct rd *r, const struct gf_jv *meta,
 			      "metadata.namespace: ", p->ns, sizeof(p->ns),
 			      false);
 	if (rc == 0 && !p->ns[0])
-		snprintf(p->ns, sizeof(p->ns), "default");
+		rc = gf_fmt(p->ns, sizeof(p->ns), "default");
 	if (rc == 0)
 		rc = str_copy(r, gf_jv_get(meta, "uid"),
 			      "metadata.uid: ", p->uid, sizeof(p->uid), false);
@@ -361,8 +366,11 @@ int gf_k8s_pod_read(const struct gf_jv *pod, struct gf_k8s_pod *p,
 		if (sum.v[R_MIG0 + k] == 0)
 			continue;
 		if (p->nmig++ == 0) {
-			snprintf(p->mig_profile, sizeof(p->mig_profile), "%s",
-				 r.mig[k]);
+			_Static_assert(sizeof(p->mig_profile) ==
+					       sizeof(r.mig[k]),
+				       "a profile copied whole");
+			memcpy(p->mig_profile, r.mig[k],
+			       sizeof(p->mig_profile));
 			p->mig_count = sum.v[R_MIG0 + k] / 1000;
 		}
 	}

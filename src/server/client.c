@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -75,20 +76,21 @@ static void no_proxy(char *out, size_t size)
 	if (!env || !*env)
 		env = getenv("NO_PROXY");
 	if (env && strcmp(env, "*") == 0) {
-		snprintf(out, size, "*"); /* curl's wildcard stands alone */
+		gf_note(out, size, "*"); /* curl's wildcard stands alone */
 		return;
 	}
-	snprintf(out, size, "localhost,127.0.0.1,::1%s%s",
-		 env && *env ? "," : "", env && *env ? env : "");
+	/* a list cut short only proxies hosts it would have spared */
+	gf_note(out, size, "localhost,127.0.0.1,::1%s%s",
+		env && *env ? "," : "", env && *env ? env : "");
 }
 
 /* "10 s", or "1500 ms" */
 static void duration(long ms, char *out, size_t size)
 {
 	if (ms % 1000 == 0)
-		snprintf(out, size, "%ld s", ms / 1000);
+		gf_note(out, size, "%ld s", ms / 1000);
 	else
-		snprintf(out, size, "%ld ms", ms);
+		gf_note(out, size, "%ld ms", ms);
 }
 
 /* The host part of a URL, for messages. */
@@ -97,7 +99,7 @@ static void host_of(const char *url, char *out, size_t size)
 	const char *p = strstr(url, "://");
 	p = p ? p + 3 : url;
 	size_t n = strcspn(p, ":/?#");
-	snprintf(out, size, "%.*s", (int)(n < 200 ? n : 200), p);
+	gf_note(out, size, "%.*s", (int)(n < 200 ? n : 200), p);
 }
 
 /* The cause of a failed exchange in words (a->why); its code. */
@@ -109,62 +111,63 @@ static int cause(CURL *h, CURLcode rc, const struct gf_client_req *q,
 	char t[32], host[208];
 	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os);
 	const char *lib = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
 		duration(timeout_ms, t, sizeof(t));
-		snprintf(a->why, sizeof(a->why), "no answer within %s", t);
+		gf_note(a->why, sizeof(a->why), "no answer within %s", t);
 		return -ETIMEDOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		host_of(q->url, host, sizeof(host));
-		snprintf(a->why, sizeof(a->why), "cannot resolve '%s'", host);
+		gf_note(a->why, sizeof(a->why), "cannot resolve '%s'", host);
 		return GF_ENOTFOUND;
 	case CURLE_WRITE_ERROR:
 	case CURLE_FILESIZE_EXCEEDED:
-		snprintf(a->why, sizeof(a->why), "answer larger than %zu bytes",
-			 a->body.cap);
+		gf_note(a->why, sizeof(a->why), "answer larger than %zu bytes",
+			a->body.cap);
 		if (a->body.cap % (1u << 20) == 0)
-			snprintf(a->why, sizeof(a->why),
-				 "answer larger than %zu MiB",
-				 a->body.cap >> 20);
+			gf_note(a->why, sizeof(a->why),
+				"answer larger than %zu MiB",
+				a->body.cap >> 20);
 		return GF_ETOOBIG;
 	case CURLE_URL_MALFORMAT:
 	case CURLE_UNSUPPORTED_PROTOCOL:
-		snprintf(a->why, sizeof(a->why), "%s", lib);
+		gf_note(a->why, sizeof(a->why), "%s", lib);
 		return GF_EINVAL;
 	case CURLE_ABORTED_BY_CALLBACK:
-		snprintf(a->why, sizeof(a->why), "cancelled");
+		gf_note(a->why, sizeof(a->why), "cancelled");
 		return -ECANCELED;
 	case CURLE_GOT_NOTHING:
-		snprintf(a->why, sizeof(a->why),
-			 "the connection closed without an answer");
+		gf_note(a->why, sizeof(a->why),
+			"the connection closed without an answer");
 		return GF_EPARSE;
 	case CURLE_WEIRD_SERVER_REPLY:
-		snprintf(a->why, sizeof(a->why), "not an HTTP answer (%.200s)",
-			 lib);
+		gf_note(a->why, sizeof(a->why), "not an HTTP answer (%.200s)",
+			lib);
 		return GF_EPARSE;
 	case CURLE_PEER_FAILED_VERIFICATION:
-		snprintf(a->why, sizeof(a->why),
-			 "the server's certificate is not trusted (%.120s): "
-			 "give --ca FILE, the CA that signed it",
-			 lib);
+		gf_note(a->why, sizeof(a->why),
+			"the server's certificate is not trusted (%.120s): "
+			"give --ca FILE, the CA that signed it",
+			lib);
 		return GF_EAUTH;
 	case CURLE_SSL_CACERT_BADFILE:
-		snprintf(a->why, sizeof(a->why),
-			 "cannot use --ca '%.100s': %.100s", q->ca ? q->ca : "",
-			 lib);
+		gf_note(a->why, sizeof(a->why),
+			"cannot use --ca '%.100s': %.100s", q->ca ? q->ca : "",
+			lib);
 		return GF_EINVAL;
 	case CURLE_SSL_CONNECT_ERROR:
-		snprintf(a->why, sizeof(a->why),
-			 "TLS handshake failed (%.200s)", lib);
+		gf_note(a->why, sizeof(a->why), "TLS handshake failed (%.200s)",
+			lib);
 		return GF_EPARSE;
 	default:
 		break;
 	}
 	if (os > 0) {
-		snprintf(a->why, sizeof(a->why), "%s", gf_strerror(-(int)os));
+		gf_note(a->why, sizeof(a->why), "%s", gf_strerror(-(int)os));
 		return -(int)os;
 	}
-	snprintf(a->why, sizeof(a->why), "%s", lib);
+	gf_note(a->why, sizeof(a->why), "%s", lib);
 	return -EIO;
 }
 
@@ -179,11 +182,18 @@ static int on_progress(void *cls, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 	return atomic_load((atomic_bool *)cls) ? 1 : 0;
 }
 
+/* A method's name, PATCH too (never served, so not in router.c). */
+static const char *verb(unsigned m)
+{
+	return m == GF_HTTP_PATCH ? "PATCH" : gf_http_method_name(m);
+}
+
 /* Method and body options; false when the method is not one we send. */
 static bool set_method(CURL *h, const struct gf_client_req *q)
 {
 	unsigned m = q->method ? q->method : GF_HTTP_GET;
-	if (q->body || m == GF_HTTP_POST || m == GF_HTTP_PUT) {
+	if (q->body || m == GF_HTTP_POST || m == GF_HTTP_PUT ||
+	    m == GF_HTTP_PATCH) {
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS,
 				 q->body ? (const char *)q->body : "");
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
@@ -200,40 +210,155 @@ static bool set_method(CURL *h, const struct gf_client_req *q)
 		return true;
 	case GF_HTTP_PUT:
 	case GF_HTTP_DELETE:
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
-				 gf_http_method_name(m));
+	case GF_HTTP_PATCH:
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, verb(m));
 		return true;
 	default:
 		return false;
 	}
 }
 
-/* The request's headers; NULL with why set when a value would break
- * the header block. */
-static struct curl_slist *headers(const struct gf_client_req *q, char *why,
-				  size_t wsize)
+/* "NAME: VALUE" added to *l: 0, or GF_EINVAL / GF_ETOOBIG with why
+ * naming what (what: "the token", "the Accept header"). */
+static int header(struct curl_slist **l, const char *name, const char *value,
+		  const char *what, char *why, size_t wsize)
+{
+	char line[GF_CLIENT_HEADER_MAX];
+	if (strpbrk(value, "\r\n")) {
+		gf_note(why, wsize, "%s is not one header line", what);
+		return GF_EINVAL;
+	}
+	if (gf_fmt(line, sizeof(line), "%s: %s", name, value) != 0) {
+		gf_note(why, wsize, "%s is longer than %d bytes", what,
+			GF_CLIENT_HEADER_MAX - 32);
+		return GF_ETOOBIG;
+	}
+	*l = curl_slist_append(*l, line);
+	return 0;
+}
+
+/* The request's headers into *out: 0, or an error with why set when a
+ * value would break the header block (*out NULL then). */
+static int headers(const struct gf_client_req *q, struct curl_slist **out,
+		   char *why, size_t wsize)
 {
 	struct curl_slist *l = curl_slist_append(NULL, "Expect:");
-	char line[1024];
-	if (q->token) {
-		if (strpbrk(q->token, "\r\n") ||
-		    strlen(q->token) > sizeof(line) - 32) {
-			snprintf(why, wsize,
-				 "the token is not one header line");
-			curl_slist_free_all(l);
-			return NULL;
+	char bearer[GF_CLIENT_HEADER_MAX];
+	int rc = 0;
+	if (q->accept)
+		rc = header(&l, "Accept", q->accept, "the Accept header", why,
+			    wsize);
+	if (rc == 0 && q->token) {
+		if (gf_fmt(bearer, sizeof(bearer), "Bearer %s", q->token)) {
+			gf_note(why, wsize, "the token is longer than %d bytes",
+				GF_CLIENT_HEADER_MAX - 32);
+			rc = GF_ETOOBIG;
+		} else {
+			rc = header(&l, "Authorization", bearer, "the token",
+				    why, wsize);
 		}
-		snprintf(line, sizeof(line), "Authorization: Bearer %s",
-			 q->token);
-		l = curl_slist_append(l, line);
 	}
-	if (q->body) {
-		snprintf(line, sizeof(line), "Content-Type: %s",
-			 q->content_type ? q->content_type
-					 : "application/json");
-		l = curl_slist_append(l, line);
+	if (rc == 0 && q->body)
+		rc = header(&l, "Content-Type",
+			    q->content_type ? q->content_type
+					    : "application/json",
+			    "the content type", why, wsize);
+	if (rc)
+		curl_slist_free_all(l);
+	*out = rc ? NULL : l;
+	return rc;
+}
+/* The TLS options beyond --ca (client.h's struct gf_client_tls). */
+static void set_tls(CURL *h, const struct gf_client_req *q)
+{
+	const struct gf_client_tls *t = q->tls;
+	if (q->ca)
+		curl_easy_setopt(h, CURLOPT_CAINFO, q->ca);
+	if (!t)
+		return;
+	if (t->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	return l;
+	/* libcurl copies each blob (the struct and, with CURL_BLOB_COPY,
+	 * its bytes) */
+	if (t->ca_pem) {
+		struct curl_blob b = { t->ca_pem, t->ca_len, CURL_BLOB_COPY };
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (t->cert_file)
+		curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert_file);
+	if (t->key_file)
+		curl_easy_setopt(h, CURLOPT_SSLKEY, t->key_file);
+	if (t->cert_pem) {
+		struct curl_blob b = { t->cert_pem, t->cert_len,
+				       CURL_BLOB_COPY };
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (t->key_pem) {
+		struct curl_blob b = { t->key_pem, t->key_len, CURL_BLOB_COPY };
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+}
+
+/* With tls->server_name: *url, the request's URL with that name for its
+ * host (what the certificate is checked against, what SNI says), and
+ * *to, a CONNECT_TO entry that sends it to the URL's own host and port.
+ * 0, or GF_EINVAL / GF_ETOOBIG with why set. */
+static int name_server(const struct gf_client_req *q, char **url,
+		       struct curl_slist **to, char *why, size_t wsize)
+{
+	const char *name = q->tls->server_name;
+	CURLU *u = curl_url();
+	char *host = NULL, *port = NULL, line[600];
+	int rc = GF_EINVAL;
+	if (!u || curl_url_set(u, CURLUPART_URL, q->url ? q->url : "", 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ||
+	    curl_url_set(u, CURLUPART_HOST, name, 0) ||
+	    curl_url_get(u, CURLUPART_URL, url, 0)) {
+		gf_note(why, wsize, "cannot check the server as '%.100s'",
+			name);
+	} else if (gf_fmt(line, sizeof(line), "%s:%s:%s:%s", name, port, host,
+			  port)) {
+		gf_note(why, wsize, "server name '%.100s...' too long", name);
+		rc = GF_ETOOBIG;
+	} else {
+		*to = curl_slist_append(NULL, line);
+		rc = 0;
+	}
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+/* Every option but the method's and the headers'. */
+static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
+			const char *np, char *errbuf,
+			struct gf_client_answer *a)
+{
+	curl_easy_setopt(h, CURLOPT_URL, q->url ? q->url : "");
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_NOPROXY, np);
+	curl_easy_setopt(h, CURLOPT_USERAGENT,
+			 q->user_agent ? q->user_agent : "gpufleet");
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
+	set_tls(h, q);
+	if (q->cancel) {
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, q->cancel);
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	}
 }
 
 int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
@@ -242,47 +367,35 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	memset(a, 0, sizeof(*a));
 	gf_buf_init(&a->body,
 		    q->answer_max ? q->answer_max : GF_CLIENT_ANSWER_MAX);
-	const char *m =
-		gf_http_method_name(q->method ? q->method : GF_HTTP_GET);
+	const char *m = verb(q->method ? q->method : GF_HTTP_GET);
 	const char *url = q->url ? q->url : "";
 	long tmo = q->timeout_ms > 0 ? q->timeout_ms : GF_CLIENT_TIMEOUT_MS;
 	CURL *h = c ? c->h : new_handle();
 	if (c)
 		curl_easy_reset(h); /* options only: connections stay */
-	struct curl_slist *hdrs = NULL;
+	struct curl_slist *hdrs = NULL, *to = NULL;
+	char *named = NULL; /* the URL with tls->server_name */
 	int rc = GF_EAUTH;
 	if (q->token && !gf_client_token_safe(url, q->insecure_http, a->why,
 					      sizeof(a->why)))
 		goto out;
-	hdrs = headers(q, a->why, sizeof(a->why));
+	rc = headers(q, &hdrs, a->why, sizeof(a->why));
+	if (rc == 0 && q->tls && q->tls->server_name)
+		rc = name_server(q, &named, &to, a->why, sizeof(a->why));
+	if (rc)
+		goto out;
 	rc = GF_EINVAL;
-	if (!hdrs || !set_method(h, q)) {
-		if (hdrs)
-			snprintf(a->why, sizeof(a->why),
-				 "%s takes no body here", m);
+	if (!set_method(h, q)) {
+		gf_note(a->why, sizeof(a->why), "%s takes no body here", m);
 		goto out;
 	}
 	char errbuf[CURL_ERROR_SIZE] = "", np[512];
 	no_proxy(np, sizeof(np));
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo);
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, np);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "gpufleet");
+	set_options(h, q, tmo, np, errbuf, a);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
-	if (q->ca)
-		curl_easy_setopt(h, CURLOPT_CAINFO, q->ca);
-	if (q->cancel) {
-		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		curl_easy_setopt(h, CURLOPT_XFERINFODATA, q->cancel);
-		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	if (named) {
+		curl_easy_setopt(h, CURLOPT_URL, named);
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, to);
 	}
 	CURLcode cr = curl_easy_perform(h);
 	double secs = 0;
@@ -295,14 +408,18 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	const char *type = NULL;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
 	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &type);
-	snprintf(a->content_type, sizeof(a->content_type), "%s",
-		 type ? type : "");
+	/* a longer type is cut: callers compare its head */
+	gf_note(a->content_type, sizeof(a->content_type), "%s",
+		type ? type : "");
 	rc = 0;
 out:
 	/* the handle keeps no pointer into this call's storage */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(h, CURLOPT_CONNECT_TO, NULL);
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(to);
+	curl_free(named);
 	if (!c)
 		curl_easy_cleanup(h);
 	if (rc)
@@ -359,7 +476,9 @@ const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
 		    port > 65535)
 			return "expected a port from 1 to 65535 after the host";
 	}
-	snprintf(out, size, "%s://%s:%ld", tls ? "https" : "http", host, port);
+	if (gf_fmt(out, size, "%s://%s:%ld", tls ? "https" : "http", host,
+		   port))
+		return "address too long";
 	return NULL;
 }
 
@@ -402,7 +521,7 @@ static void url_host(const char *url, char *out, size_t size)
 		n = (size_t)(end + 1 - p);
 	else if ((end = memchr(p, ':', n)) != NULL)
 		n = (size_t)(end - p);
-	snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), p);
+	gf_note(out, size, "%.*s", (int)(n < size ? n : size - 1), p);
 }
 
 bool gf_client_token_safe(const char *url, bool insecure_http, char *why,
@@ -414,10 +533,37 @@ bool gf_client_token_safe(const char *url, bool insecure_http, char *why,
 	url_host(url, host, sizeof(host));
 	if (gf_client_host_is_loopback(host))
 		return true;
-	snprintf(why, size,
-		 "refusing to send a bearer token in clear over http to "
-		 "'%.100s', which is not loopback: use https:// (with --ca "
-		 "FILE for a private CA), or give --insecure-http",
-		 host);
+	gf_note(why, size,
+		"refusing to send a bearer token in clear over http to "
+		"'%.100s', which is not loopback: use https:// (with --ca "
+		"FILE for a private CA), or give --insecure-http",
+		host);
 	return false;
+}
+
+int gf_client_escape(const char *s, char *out, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		bool plain = (*p >= 'A' && *p <= 'Z') ||
+			     (*p >= 'a' && *p <= 'z') ||
+			     (*p >= '0' && *p <= '9') || *p == '-' ||
+			     *p == '.' || *p == '_' || *p == '~';
+		if (n + (plain ? 1 : 3) >= size) {
+			if (size)
+				out[0] = '\0';
+			return GF_ETOOBIG;
+		}
+		if (plain) {
+			out[n++] = (char)*p;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	if (size)
+		out[n] = '\0';
+	return size ? 0 : GF_ETOOBIG;
 }

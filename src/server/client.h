@@ -18,6 +18,11 @@
  * the caller judges it.  Redirects are not followed.  Proxies come from
  * the environment as for curl(1) (http_proxy, no_proxy), except that
  * loopback addresses never go through one.
+ *
+ * This is the one file of gpufleet on libcurl: the Kubernetes API client
+ * (k8s/api.h) runs on it too, with the TLS options of a kubeconfig
+ * (struct gf_client_tls: CA file or PEM, client certificate and key,
+ * the server's name, verification off).
  */
 #ifndef GF_SERVER_CLIENT_H
 #define GF_SERVER_CLIENT_H
@@ -33,9 +38,25 @@
 
 #define GF_CLIENT_TIMEOUT_MS 10000
 #define GF_CLIENT_ANSWER_MAX (16u << 20)
+#define GF_CLIENT_HEADER_MAX 8192 /* a header line's bytes, token included */
+
+/* TLS beyond --ca, as a kubeconfig gives it (https:// only); each PEM
+ * is borrowed for the call, only read (not const: libcurl's blob). */
+struct gf_client_tls {
+	char *ca_pem; /* CA certificate(s) in PEM; with ca_len */
+	size_t ca_len;
+	const char *cert_file, *key_file; /* the client's certificate, key */
+	char *cert_pem, *key_pem;	  /* or both in PEM */
+	size_t cert_len, key_len;
+	bool insecure; /* the server's certificate not verified */
+	/* the name the server's certificate is checked against (and SNI
+	 * sends) instead of the URL's host, which is still where the
+	 * connection goes (kubeconfig's tls-server-name); NULL none */
+	const char *server_name;
+};
 
 struct gf_client_req {
-	unsigned method;	  /* GF_HTTP_*; 0: GET */
+	unsigned method;	  /* GF_HTTP_* (PATCH too); 0: GET */
 	const char *url;	  /* http://HOST:PORT/path?query */
 	const char *token;	  /* sent as "Authorization: Bearer TOKEN" */
 	const void *body;	  /* POST/PUT body, or NULL */
@@ -53,6 +74,9 @@ struct gf_client_req {
 	/* send the token over http:// to a host that is not loopback
 	 * (--insecure-http); else refused, see gf_client_token_safe() */
 	bool insecure_http;
+	const struct gf_client_tls *tls; /* NULL: none beyond ca */
+	const char *accept;		 /* an Accept header; NULL none */
+	const char *user_agent;		 /* NULL: "gpufleet" */
 };
 
 struct gf_client_answer {
@@ -85,7 +109,8 @@ void gf_client_free(struct gf_client *c);
  * Thread-safe with distinct c (or NULL).
  */
 int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
-		      struct gf_client_answer *a, struct gf_err *e);
+		      struct gf_client_answer *a,
+		      struct gf_err *e) GF_MUST_CHECK;
 void gf_client_answer_release(struct gf_client_answer *a);
 
 /*
@@ -106,6 +131,10 @@ const char *gf_client_base_url(const char *in, unsigned default_port, char *out,
  */
 bool gf_client_token_safe(const char *url, bool insecure_http, char *why,
 			  size_t size);
+/* s percent-encoded for a URL's query (every byte but A-Z a-z 0-9 - . _
+ * ~, as curl_easy_escape does) into out: 0, or GF_ETOOBIG. */
+int gf_client_escape(const char *s, char *out, size_t size) GF_MUST_CHECK;
+
 /* Whether a URL's host ("127.0.0.1", "localhost", "[::1]") is loopback,
  * by its text alone. */
 bool gf_client_host_is_loopback(const char *host);

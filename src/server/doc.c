@@ -27,7 +27,7 @@ struct copy {
 struct gf_http_doc {
 	pthread_mutex_t lock;
 	struct copy *cur; /* under lock; NULL before the first publish */
-	char type[96];
+	char *type;	  /* owned */
 };
 
 static void unref(void *cls)
@@ -43,7 +43,7 @@ struct gf_http_doc *gf_http_doc_new(const char *type)
 {
 	struct gf_http_doc *d = gf_calloc(1, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
-	snprintf(d->type, sizeof(d->type), "%s", type);
+	d->type = gf_strdup(type);
 	return d;
 }
 
@@ -53,6 +53,7 @@ void gf_http_doc_free(struct gf_http_doc *d)
 		return;
 	unref(d->cur);
 	pthread_mutex_destroy(&d->lock);
+	gf_free(d->type);
 	gf_free(d);
 }
 

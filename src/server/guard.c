@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "server/server_int.h"
+#include "util/fmt.h"
 
 void gf__guard_uri(struct gf_http_req *r, const char *uri)
 {
@@ -143,29 +144,29 @@ bool gf__guard_request(struct gf_http_req *r, const char *version,
 	if (r->nargs > GF_SERVER_MAX_ARGS) {
 		*status = 414;
 		*code = "too-many-arguments";
-		snprintf(detail, size, "%u query arguments; at most %d",
-			 r->nargs, GF_SERVER_MAX_ARGS);
+		gf_note(detail, size, "%u query arguments; at most %d",
+			r->nargs, GF_SERVER_MAX_ARGS);
 	} else if (sc.n > GF_SERVER_MAX_REQ_HEADERS) {
 		*status = 431;
 		*code = "too-many-headers";
-		snprintf(detail, size, "%d request headers; at most %d", sc.n,
-			 GF_SERVER_MAX_REQ_HEADERS);
+		gf_note(detail, size, "%d request headers; at most %d", sc.n,
+			GF_SERVER_MAX_REQ_HEADERS);
 	} else if (target_cut(r, version)) {
-		snprintf(detail, size, "a NUL byte in the request target");
+		gf_note(detail, size, "a NUL byte in the request target");
 	} else if (sc.nul_in) {
-		snprintf(detail, size, "a NUL byte in header '%.64s'",
-			 sc.nul_in);
+		gf_note(detail, size, "a NUL byte in header '%.64s'",
+			sc.nul_in);
 	} else if (sc.cl_differ) {
-		snprintf(detail, size,
-			 "Content-Length given twice, with "
-			 "different values");
+		gf_note(detail, size,
+			"Content-Length given twice, with "
+			"different values");
 	} else if (sc.cl_bad) {
-		snprintf(detail, size,
-			 "Content-Length: expected a decimal number");
+		gf_note(detail, size,
+			"Content-Length: expected a decimal number");
 	} else if (sc.ncl && sc.te) {
-		snprintf(detail, size,
-			 "both Content-Length and "
-			 "Transfer-Encoding");
+		gf_note(detail, size,
+			"both Content-Length and "
+			"Transfer-Encoding");
 	} else {
 		return false;
 	}

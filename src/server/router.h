@@ -38,6 +38,8 @@ enum gf_http_method {
 	GF_HTTP_POST = 1 << 2,
 	GF_HTTP_PUT = 1 << 3,
 	GF_HTTP_DELETE = 1 << 4,
+	GF_HTTP_PATCH =
+		1 << 5, /* sent by client.h (merge patches), not served */
 };
 #define GF_HTTP_METHODS 0x1fu /* every method served */
 
@@ -82,7 +84,8 @@ struct gf_route_match {
  * Check a table: patterns well formed, methods known, a handler on each
  * row, no two rows ambiguous.  0, or GF_EINVAL with e naming the row.
  */
-int gf_routes_check(const struct gf_route *r, int n, struct gf_err *e);
+int gf_routes_check(const struct gf_route *r, int n,
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Match method (one GF_HTTP_* bit, or 0 for one we do not serve) and
  * path against the table r (checked); the result in *m. */

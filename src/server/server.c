@@ -47,6 +47,8 @@
 #include <unistd.h>
 
 #include "server/server_int.h"
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -66,13 +68,6 @@ struct gf_server {
 	struct gf_http_req *held; /* suspended, not yet answered; under lock */
 	atomic_uint open;	  /* connections open (libmicrohttpd's) */
 };
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* --- listening ------------------------------------------------------- */
 
@@ -132,8 +127,12 @@ static int listen_on(struct gf_server *s, struct gf_err *e)
 	char ip[INET_ADDRSTRLEN];
 	inet_ntop(AF_INET, &bound.sin_addr, ip, sizeof(ip));
 	s->port = ntohs(bound.sin_port);
-	snprintf(s->url, sizeof(s->url), "%s://%s:%u/",
-		 s->o.tls ? "https" : "http", ip, s->port);
+	if (gf_fmt(s->url, sizeof(s->url), "%s://%s:%u/",
+		   s->o.tls ? "https" : "http", ip, s->port)) {
+		close(fd);
+		return gf_err_set(e, GF_ETOOBIG, "cannot listen on '%s': %s",
+				  s->o.listen, "its URL is too long");
+	}
 	return fd;
 }
 
@@ -168,8 +167,8 @@ static void req_start(struct gf_http_req *r, const char *path,
 	r->path = path;
 	r->method_s = method;
 	r->method = gf_http_method_parse(method);
-	r->t0_ms = mono_ms();
-	snprintf(r->client, sizeof(r->client), "?");
+	r->t0_ms = gf_clock_ms();
+	gf_note(r->client, sizeof(r->client), "?");
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
 		conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET) {
@@ -178,8 +177,8 @@ static void req_start(struct gf_http_req *r, const char *path,
 				ci->client_addr;
 		char ip[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
-		snprintf(r->client, sizeof(r->client), "%s:%u", ip,
-			 ntohs(in->sin_port));
+		gf_note(r->client, sizeof(r->client), "%s:%u", ip,
+			ntohs(in->sin_port));
 	}
 }
 
@@ -277,7 +276,7 @@ int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 	char detail[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	gf_vnote(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	struct gf_buf b;
 	struct gf_json j;
@@ -401,7 +400,7 @@ static void refuse(struct gf_http_req *r, unsigned status, const char *code,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(r->refusal, sizeof(r->refusal), fmt, ap);
+	gf_vnote(r->refusal, sizeof(r->refusal), fmt, ap);
 	va_end(ap);
 	r->refused = status;
 	r->refused_code = code;
@@ -592,7 +591,7 @@ static void on_done(void *cls, struct MHD_Connection *conn, void **ctx,
 		gf_log(GF_LOG_DEBUG, s->o.name,
 		       "%s %s from %s: %u, %zu bytes in %.2f ms%s", r->method_s,
 		       r->path, r->client, r->status, r->sent,
-		       mono_ms() - r->t0_ms,
+		       gf_clock_ms() - r->t0_ms,
 		       toe == MHD_REQUEST_TERMINATED_COMPLETED_OK
 			       ? ""
 			       : " (connection closed before the end)");
@@ -633,7 +632,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	const struct gf_server *s = cls;
 	char msg[512];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gf_vnote(msg, sizeof(msg), fmt, ap);
 	size_t n = strlen(msg);
 	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
 		msg[--n] = '\0';
@@ -869,7 +868,7 @@ void gf_server_stop(struct gf_server *s)
 {
 	if (!s)
 		return;
-	double t0 = mono_ms();
+	double t0 = gf_clock_ms();
 	atomic_store(&s->stopping, true);
 	if (s->o.on_stop)
 		s->o.on_stop(s->o.arg);
@@ -886,7 +885,8 @@ void gf_server_stop(struct gf_server *s)
 		drain(s);
 	MHD_stop_daemon(s->d);
 	close(s->fd);
-	gf_log(GF_LOG_DEBUG, s->o.name, "stopped in %.1f ms", mono_ms() - t0);
+	gf_log(GF_LOG_DEBUG, s->o.name, "stopped in %.1f ms",
+	       gf_clock_ms() - t0);
 	pthread_cond_destroy(&s->idle);
 	pthread_mutex_destroy(&s->lock);
 	gf_free(s);

@@ -70,7 +70,7 @@ bool gf__guard_request(struct gf_http_req *r, const char *version,
  * already or libmicrohttpd refused.
  */
 int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
-		       struct MHD_Response *resp, size_t len);
+		       struct MHD_Response *resp, size_t len) GF_MUST_CHECK;
 
 /*
  * tls.c: the daemon's TLS options for t (NULL: none) into o, ended by

@@ -22,6 +22,7 @@
 
 #include "server/server_int.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -175,7 +176,7 @@ bool gf_req_client_cert_ok(const struct gf_http_req *r, char *why, size_t size)
 	gnutls_session_t ss = ci ? (gnutls_session_t)ci->tls_session : NULL;
 	if (!ss) {
 		if (why)
-			snprintf(why, size, "the request came over plain http");
+			gf_note(why, size, "the request came over plain http");
 		return false;
 	}
 	unsigned status = 0;
@@ -192,26 +193,26 @@ bool gf_req_client_cert_ok(const struct gf_http_req *r, char *why, size_t size)
 	if (!why)
 		return false;
 	if (g == GNUTLS_E_NO_CERTIFICATE_FOUND) {
-		snprintf(why, size, "no client certificate was presented");
+		gf_note(why, size, "no client certificate was presented");
 	} else if (g < 0) {
-		snprintf(why, size,
-			 "the client certificate cannot be "
-			 "verified: %s",
-			 gnutls_strerror(g));
+		gf_note(why, size,
+			"the client certificate cannot be "
+			"verified: %s",
+			gnutls_strerror(g));
 	} else {
 		gnutls_datum_t out = { NULL, 0 };
 		if (gnutls_certificate_verification_status_print(
 			    status, GNUTLS_CRT_X509, &out, 0) == 0 &&
 		    out.data) {
-			snprintf(why, size,
-				 "the client certificate does not "
-				 "verify: %s",
-				 (const char *)out.data);
+			gf_note(why, size,
+				"the client certificate does not "
+				"verify: %s",
+				(const char *)out.data);
 			gnutls_free(out.data);
 		} else {
-			snprintf(why, size,
-				 "the client certificate does not "
-				 "verify");
+			gf_note(why, size,
+				"the client certificate does not "
+				"verify");
 		}
 	}
 	return false;

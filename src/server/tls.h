@@ -42,7 +42,7 @@ struct gf_tls {
  * released by the caller with gf_tls_release() either way.
  */
 int gf_tls_load(struct gf_tls *t, const char *cert_file, const char *key_file,
-		const char *client_ca_file, struct gf_err *e);
+		const char *client_ca_file, struct gf_err *e) GF_MUST_CHECK;
 void gf_tls_release(struct gf_tls *t);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * fuzz_k8s_wire.c - the scheduler extender's wire types (src/k8s/wire.c,
- * pod.c): ExtenderArgs through gf_k8s_args_parse (its in-place fast path
- * and jansson), then the same document as ExtenderBindingArgs,
+ * pod.c): ExtenderArgs through gf_k8s_args_parse (jansson, then the
+ * reader), then the same document as ExtenderBindingArgs,
  * ExtenderPreemptionArgs and as a Pod.
  */
 #include "fuzz.h"
@@ -13,23 +13,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gf_err e = { 0 };
 	struct gf_k8s_args a;
 	memset(&a, 0, sizeof(a));
-	(void)gf_k8s_args_parse((const char *)data, size, &v, &a, &e);
+	/* every reader's result is only folded: gcc warns on (void)f() for
+	 * must-check functions */
+	int rc = gf_k8s_args_parse((const char *)data, size, &v, &a, &e);
 	gf_k8s_args_release(&a);
 	gf_jv_free(v);
 	v = NULL;
 	if (gf_jv_parse((const char *)data, size, &v, &e) != 0)
 		return 0;
 	struct gf_k8s_bind_args b;
-	(void)gf_k8s_bind_args_read(v, &b, &e);
+	rc |= gf_k8s_bind_args_read(v, &b, &e);
 	struct gf_k8s_preempt_args p;
 	memset(&p, 0, sizeof(p));
-	(void)gf_k8s_preempt_args_read(v, &p, &e);
+	rc |= gf_k8s_preempt_args_read(v, &p, &e);
 	gf_k8s_preempt_args_release(&p);
 	static struct gf_k8s_pod pod;
-	(void)gf_k8s_pod_read(v, &pod, &e);
+	rc |= gf_k8s_pod_read(v, &pod, &e);
 	const struct gf_jv *inner = gf_jv_get(v, "Pod");
 	if (inner)
-		(void)gf_k8s_pod_read(inner, &pod, &e);
+		rc |= gf_k8s_pod_read(inner, &pod, &e);
 	gf_jv_free(v);
+	(void)rc;
 	return 0;
 }

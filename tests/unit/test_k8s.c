@@ -533,9 +533,9 @@ static void test_wire_write(void **state)
 	gf_jv_free(in);
 }
 
-/* ExtenderArgs read from text (the fast path for plain NodeNames) as
- * the parse and gf_k8s_args_read give it: same code, message, names and
- * pod, for texts it reads itself and those it leaves to jansson. */
+/* ExtenderArgs read from text as the parse and gf_k8s_args_read give
+ * it: same code, message, names and pod, for plain names, escapes,
+ * UTF-8, Nodes objects and refused texts. */
 static void args_same(const char *text, size_t len)
 {
 	struct gf_err e1, e2;
@@ -618,6 +618,14 @@ static void test_wire_read_text(void **state)
 		gf_buf_puts(&b, i ? ",\"n\"" : "\"n\"");
 	gf_buf_puts(&b, "]}");
 	args_same(gf_buf_str(&b), b.len);
+	struct gf_jv *v = NULL;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_parse(gf_buf_str(&b), b.len, &v, &a, &e),
+			 GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, "'NodeNames'"));
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
 	gf_buf_release(&b);
 }
 

@@ -8,9 +8,12 @@
  * it, plain http to it answered by nothing, and the client-certificate
  * check false on plain http and for a client that presents none
  * (tests/integration/tls.sh presents real client certificates, good and
- * bad); and F11: the controller with tokens refuses the extender's
- * routes to a caller without a client certificate, even one with an
- * admin's token.
+ * bad); the Kubernetes API client over the same client (client.h's
+ * TLS options: CA as a file or PEM, the server's name, verification
+ * off, a client certificate as PEM or files, the bearer token and the
+ * Accept header sent); and
+ * F11: the controller with tokens refuses the extender's routes to a
+ * caller without a client certificate, even one with an admin's token.
  *
  * The certificates below were made once with openssl for these tests
  * only (EC P-256, valid until 2126): a CA, and a server certificate it
@@ -22,10 +25,12 @@
 
 #include "controller/service.h"
 #include "helpers.h"
+#include "k8s/api.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "server/tls.h"
 #include "util/file.h"
+#include "util/mem.h"
 
 static const char CA_PEM[] =
 	"-----BEGIN CERTIFICATE-----\n"
@@ -320,6 +325,194 @@ static void test_server_tls(void **state)
 	serve_tls(2);
 }
 
+/* --- the Kubernetes API client on client.h's TLS options ----------------- */
+
+/* GET .../pods/NAME: the pod, with what the request carried. */
+static int k8s_pod(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	char why[256], body[1024];
+	const char *tok = gf_req_bearer(r), *acc = gf_req_header(r, "Accept");
+	bool cert = gf_req_client_cert_ok(r, why, sizeof(why));
+	snprintf(body, sizeof(body),
+		 "{\"metadata\": {\"name\": \"%s\", \"annotations\": "
+		 "{\"token\": \"%s\", \"accept\": \"%s\", \"cert\": "
+		 "\"%s\"}}}",
+		 gf_req_param(r, "name"), tok ? tok : "", acc ? acc : "",
+		 cert ? "yes" : why);
+	return gf_reply(r, 200, "application/json", body, strlen(body));
+}
+
+/* The pod "p" fetched through cfg: gf_k8s_pod_get's code; the answer's
+ * metadata.annotations[key] into out. */
+static int k8s_get(struct gf_k8s_api_cfg *cfg, const char *key, char *out,
+		   size_t size, struct gf_err *e)
+{
+	struct gf_k8s_api *api = gf_k8s_api_new(cfg);
+	struct gf_k8s_conn *c = gf_k8s_conn_new(api);
+	struct gf_jv *v = NULL;
+	int rc = gf_k8s_pod_get(c, "ml", "p", &v, e);
+	const char *s = gf_jv_str(gf_jv_get(
+		gf_jv_get(gf_jv_get(v, "metadata"), "annotations"), key));
+	snprintf(out, size, "%s", s ? s : "");
+	gf_jv_free(v);
+	gf_k8s_conn_free(c);
+	gf_k8s_api_free(api);
+	return rc;
+}
+
+static void test_k8s_client_tls(void **state)
+{
+	(void)state;
+	static const struct gf_route routes[] = {
+		{ GF_HTTP_GET, "/api/v1/namespaces/{ns}/pods/{name}", k8s_pod,
+		  0, "a pod" },
+	};
+	struct gf_tls t;
+	struct gf_err e;
+	assert_int_equal(gf_tls_load(&t, cert_file, key_file, ca_file, &e), 0);
+	struct gf_server_opts o = { .name = "test",
+				    .listen = "127.0.0.1:0",
+				    .tls = &t };
+	struct gf_server *s;
+	assert_int_equal(gf_server_start(&s, routes, 1, &o, &e), 0);
+	struct gf_k8s_api_cfg cfg;
+	char got[256];
+	/* the CA as a file; the token and Accept sent */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	cfg.token = gf_strdup("tok-1");
+	assert_int_equal(k8s_get(&cfg, "token", got, sizeof(got), &e), 0);
+	assert_string_equal(got, "tok-1");
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	assert_int_equal(k8s_get(&cfg, "accept", got, sizeof(got), &e), 0);
+	assert_string_equal(got, "application/json");
+	/* the CA as PEM (certificate-authority-data) */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	cfg.ca_pem = gf_strdup(CA_PEM);
+	cfg.ca_len = strlen(CA_PEM);
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	assert_string_equal(got, "no client certificate was presented");
+	/* no CA: not trusted, the URL named */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	int rc = k8s_get(&cfg, "cert", got, sizeof(got), &e);
+	if (rc != GF_EAUTH)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, GF_EAUTH);
+	assert_non_null(strstr(e.msg, "cannot GET https://127.0.0.1:"));
+	assert_non_null(strstr(e.msg, "/api/v1/namespaces/ml/pods/p: the "
+				      "server's certificate is not trusted"));
+	/* tls-server-name: the certificate checked against that name, the
+	 * connection still to the URL's host */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	snprintf(cfg.tls_server_name, sizeof(cfg.tls_server_name), "localhost");
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	snprintf(cfg.tls_server_name, sizeof(cfg.tls_server_name),
+		 "other.example");
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), GF_EAUTH);
+	assert_non_null(strstr(e.msg, "cannot GET https://127.0.0.1:"));
+	assert_non_null(strstr(e.msg, "other.example"));
+	/* insecure-skip-tls-verify */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	cfg.insecure = true;
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	/* a client certificate as PEM (client-certificate-data), then as
+	 * files (client-certificate, client-key) */
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	cfg.cert_pem = gf_strdup(SERVER_PEM);
+	cfg.cert_len = strlen(SERVER_PEM);
+	cfg.key_pem = gf_strdup(SERVER_KEY);
+	cfg.key_len = strlen(SERVER_KEY);
+	/* presented: the server judges it (this one is for servers only) */
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	assert_non_null(strstr(got, "the client certificate does not verify"));
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.server, sizeof(cfg.server), "%s", gf_server_url(s));
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "%s", ca_file);
+	snprintf(cfg.cert_file, sizeof(cfg.cert_file), "%s", cert_file);
+	snprintf(cfg.key_file, sizeof(cfg.key_file), "%s", key_file);
+	assert_int_equal(k8s_get(&cfg, "cert", got, sizeof(got), &e), 0);
+	assert_non_null(strstr(got, "the client certificate does not verify"));
+	gf_server_stop(s);
+	gf_tls_release(&t);
+}
+
+/* GET /tok: the bearer token's length. */
+static int tok_len(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	char body[32];
+	const char *t = gf_req_bearer(r);
+	snprintf(body, sizeof(body), "%zu", t ? strlen(t) : 0);
+	return gf_reply(r, 200, "text/plain", body, strlen(body));
+}
+
+/* A service-account token (JWTs of 1-2 KB) goes as one header line; a
+ * line break or more than 8 KiB is refused before anything is sent. */
+static void test_client_token_lines(void **state)
+{
+	(void)state;
+	static const struct gf_route routes[] = {
+		{ GF_HTTP_GET, "/tok", tok_len, 0, "the token's length" },
+	};
+	struct gf_server_opts o = { .name = "test", .listen = "127.0.0.1:0" };
+	struct gf_server *s;
+	struct gf_err e;
+	assert_int_equal(gf_server_start(&s, routes, 1, &o, &e), 0);
+	char url[128], *tok = gf_malloc(9001);
+	snprintf(url, sizeof(url), "%stok", gf_server_url(s));
+	memset(tok, 'a', 2000);
+	tok[2000] = '\0';
+	struct gf_client_req q = { .url = url, .token = tok };
+	struct gf_client_answer a;
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
+	assert_string_equal(gf_buf_str(&a.body), "2000");
+	gf_client_answer_release(&a);
+	memset(tok, 'a', 9000);
+	tok[9000] = '\0';
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, "the token is longer than"));
+	gf_client_answer_release(&a);
+	tok[10] = '\n';
+	tok[11] = '\0';
+	assert_int_equal(gf_client_request(NULL, &q, &a, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "the token is not one header line"));
+	gf_client_answer_release(&a);
+	gf_free(tok);
+	gf_server_stop(s);
+}
+
+static void test_client_escape(void **state)
+{
+	(void)state;
+	char out[64];
+	assert_int_equal(gf_client_escape("status.phase!=Succeeded,a b/~_-.",
+					  out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "status.phase%21%3DSucceeded%2Ca%20b%2F~_-.");
+	assert_int_equal(gf_client_escape("", out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(gf_client_escape("\xc3\xa9", out, sizeof(out)), 0);
+	assert_string_equal(out, "%C3%A9");
+	/* exactly full (3 bytes and the NUL), then one byte short */
+	assert_int_equal(gf_client_escape("!", out, 4), 0);
+	assert_int_equal(gf_client_escape("!", out, 3), GF_ETOOBIG);
+	assert_string_equal(out, "");
+}
+
 /* plain http: no certificate, and said why */
 static void test_client_cert_plain(void **state)
 {
@@ -404,6 +597,9 @@ int main(void)
 		cmocka_unit_test(test_tls_load),
 		cmocka_unit_test(test_server_tls),
 		cmocka_unit_test(test_client_cert_plain),
+		cmocka_unit_test(test_k8s_client_tls),
+		cmocka_unit_test(test_client_escape),
+		cmocka_unit_test(test_client_token_lines),
 		cmocka_unit_test(test_k8s_needs_client_cert),
 	};
 	return cmocka_run_group_tests(tests, files_up, files_down);

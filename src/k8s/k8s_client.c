@@ -1,13 +1,11 @@
 /*
- * api.c - the Kubernetes API client on libcurl (api.h): connections,
+ * k8s_client.c - the Kubernetes API client (api.h) on the shared HTTP
+ * client (server/client.h, which holds libcurl and the TLS options):
  * credentials, the calls bind needs.  Invariants: a struct gf_k8s_api
  * changes only its token cache, under its lock; every exchange has the
  * config's timeout and a capped answer; a non-2xx answer becomes an
  * error carrying the API server's own message.
  */
-#include "k8s/api.h"
-
-#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "k8s/api.h"
+#include "server/client.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -28,15 +29,8 @@ struct gf_k8s_api {
 
 struct gf_k8s_conn {
 	struct gf_k8s_api *api;
-	CURL *h;
+	struct gf_client *http;
 };
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 void gf_k8s_api_cfg_release(struct gf_k8s_api_cfg *c)
 {
@@ -59,11 +53,16 @@ int gf_k8s_api_incluster(const char *dir, const char *host, const char *port,
 				  "not in a cluster: KUBERNETES_SERVICE_HOST "
 				  "is not set");
 	bool v6 = strchr(host, ':') != NULL;
-	snprintf(c->server, sizeof(c->server), "https://%s%s%s:%s",
-		 v6 ? "[" : "", host, v6 ? "]" : "",
-		 port && *port ? port : "443");
-	snprintf(c->token_file, sizeof(c->token_file), "%s/token", dir);
-	snprintf(c->ca_file, sizeof(c->ca_file), "%s/ca.crt", dir);
+	if (gf_fmt(c->server, sizeof(c->server), "https://%s%s%s:%s",
+		   v6 ? "[" : "", host, v6 ? "]" : "",
+		   port && *port ? port : "443"))
+		return gf_err_set(
+			e, GF_ETOOBIG,
+			"KUBERNETES_SERVICE_HOST '%.64s...': too long", host);
+	if (gf_fmt(c->token_file, sizeof(c->token_file), "%s/token", dir) ||
+	    gf_fmt(c->ca_file, sizeof(c->ca_file), "%s/ca.crt", dir))
+		return gf_err_set(e, GF_ETOOBIG, "'%.64s...': path too long",
+				  dir);
 	struct stat st;
 	if (stat(c->token_file, &st) != 0)
 		return gf_err_set(e, -errno, "cannot read '%s': %s",
@@ -76,7 +75,6 @@ int gf_k8s_api_incluster(const char *dir, const char *host, const char *port,
 
 struct gf_k8s_api *gf_k8s_api_new(struct gf_k8s_api_cfg *c)
 {
-	pthread_once(&curl_once, curl_init);
 	struct gf_k8s_api *api = gf_calloc(1, sizeof(*api));
 	api->cfg = *c;
 	memset(c, 0, sizeof(*c));
@@ -106,14 +104,9 @@ const char *gf_k8s_api_server(const struct gf_k8s_api *api)
 
 struct gf_k8s_conn *gf_k8s_conn_new(struct gf_k8s_api *api)
 {
-	pthread_once(&curl_once, curl_init);
 	struct gf_k8s_conn *c = gf_calloc(1, sizeof(*c));
 	c->api = api;
-	c->h = curl_easy_init();
-	if (!c->h) {
-		fprintf(stderr, "gpufleet: libcurl cannot make a handle\n");
-		abort(); /* out of memory, as util/mem.c does */
-	}
+	c->http = gf_client_new();
 	return c;
 }
 
@@ -121,7 +114,7 @@ void gf_k8s_conn_free(struct gf_k8s_conn *c)
 {
 	if (!c)
 		return;
-	curl_easy_cleanup(c->h);
+	gf_client_free(c->http);
 	gf_free(c);
 }
 
@@ -130,9 +123,10 @@ void gf_k8s_answer_release(struct gf_k8s_answer *a)
 	gf_buf_release(&a->body);
 }
 
-/* "Authorization: Bearer ..." into out ("" without a token). */
-static int auth_header(struct gf_k8s_api *api, char *out, size_t size,
-		       struct gf_err *e)
+/* The token now (read again when its file changed) into out ("" for
+ * none); 0, or an error naming the file. */
+static int token_now(struct gf_k8s_api *api, char *out, size_t size,
+		     struct gf_err *e)
 {
 	out[0] = '\0';
 	const char *tok = api->cfg.token;
@@ -161,55 +155,13 @@ static int auth_header(struct gf_k8s_api *api, char *out, size_t size,
 		tok = api->token_now;
 	}
 	int rc = 0;
-	if (tok && strpbrk(tok, "\r\n"))
-		rc = gf_err_set(e, GF_EINVAL, "the token has a line break");
-	else if (tok && (size_t)snprintf(out, size, "Authorization: Bearer %s",
-					 tok) >= size)
+	if (tok && gf_fmt(out, size, "%s", tok))
 		rc = gf_err_set(e, GF_ETOOBIG, "the token is too long");
 	pthread_mutex_unlock(&api->lock);
 	if (!tok && api->cfg.token_file[0] && rc == 0)
 		rc = gf_err_set(e, GF_ENOTFOUND, "cannot read the token '%s'",
 				api->cfg.token_file);
 	return rc;
-}
-
-static size_t on_data(char *p, size_t size, size_t n, void *arg)
-{
-	struct gf_buf *b = arg;
-	return gf_buf_append(b, p, size * n) == 0 ? size * n : 0;
-}
-
-static void tls(CURL *h, const struct gf_k8s_api_cfg *cfg)
-{
-	if (strncmp(cfg->server, "https://", 8) != 0)
-		return;
-	if (cfg->insecure) {
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (cfg->ca_file[0])
-		curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
-	if (cfg->ca_pem) {
-		struct curl_blob b = { cfg->ca_pem, cfg->ca_len,
-				       CURL_BLOB_NOCOPY };
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
-	}
-	if (cfg->cert_file[0])
-		curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
-	if (cfg->key_file[0])
-		curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
-	if (cfg->cert_pem) {
-		struct curl_blob b = { cfg->cert_pem, cfg->cert_len,
-				       CURL_BLOB_NOCOPY };
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	}
-	if (cfg->key_pem) {
-		struct curl_blob b = { cfg->key_pem, cfg->key_len,
-				       CURL_BLOB_NOCOPY };
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	}
 }
 
 int gf_k8s_call(struct gf_k8s_conn *c, const char *method, const char *path,
@@ -219,64 +171,59 @@ int gf_k8s_call(struct gf_k8s_conn *c, const char *method, const char *path,
 	const struct gf_k8s_api_cfg *cfg = &c->api->cfg;
 	a->status = 0;
 	gf_buf_init(&a->body, GF_K8S_ANSWER_MAX);
-	char url[2 * GF_K8S_PATH_MAX + 64], auth[8192], ct[128];
-	if ((size_t)snprintf(url, sizeof(url), "%s%s", cfg->server, path) >=
-	    sizeof(url))
+	char url[2 * GF_K8S_PATH_MAX + 64], tok[GF_CLIENT_HEADER_MAX];
+	if (gf_fmt(url, sizeof(url), "%s%s", cfg->server, path))
 		return gf_err_set(e, GF_ETOOBIG, "cannot %s %s: path too long",
 				  method, path);
-	int rc = auth_header(c->api, auth, sizeof(auth), e);
+	unsigned m = strcmp(method, "PATCH") == 0
+			     ? GF_HTTP_PATCH
+			     : gf_http_method_parse(method);
+	if (!m)
+		return gf_err_set(e, GF_EINVAL, "cannot %s %s: not a method",
+				  method, path);
+	int rc = token_now(c->api, tok, sizeof(tok), e);
 	if (rc)
 		return rc;
-	struct curl_slist *hd = curl_slist_append(NULL, "Accept: "
-							"application/json");
-	if (auth[0])
-		hd = curl_slist_append(hd, auth);
-	if (ctype) {
-		snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
-		hd = curl_slist_append(hd, ct);
+	struct gf_client_tls tls = {
+		.ca_pem = cfg->ca_pem,
+		.ca_len = cfg->ca_len,
+		.cert_file = cfg->cert_file[0] ? cfg->cert_file : NULL,
+		.key_file = cfg->key_file[0] ? cfg->key_file : NULL,
+		.cert_pem = cfg->cert_pem,
+		.cert_len = cfg->cert_len,
+		.key_pem = cfg->key_pem,
+		.key_len = cfg->key_len,
+		.insecure = cfg->insecure,
+		.server_name =
+			cfg->tls_server_name[0] ? cfg->tls_server_name : NULL,
+	};
+	struct gf_client_req q = {
+		.method = m,
+		.url = url,
+		.token = tok[0] ? tok : NULL,
+		.body = body,
+		.body_len = len,
+		.content_type = ctype,
+		.timeout_ms = cfg->timeout_ms,
+		.answer_max = GF_K8S_ANSWER_MAX,
+		.ca = cfg->ca_file[0] ? cfg->ca_file : NULL,
+		/* the kubeconfig names the server: its token goes there as
+		 * kubectl sends it, http:// included */
+		.insecure_http = true,
+		.tls = &tls,
+		.accept = "application/json",
+		.user_agent = "gpufleet-k8s-extender",
+	};
+	struct gf_client_answer ans;
+	rc = gf_client_request(c->http, &q, &ans, e);
+	if (rc == 0) {
+		gf_buf_release(&a->body);
+		a->status = ans.status;
+		a->body = ans.body; /* the answer's buffer moves to a */
+	} else {
+		gf_client_answer_release(&ans);
 	}
-	hd = curl_slist_append(hd, "Expect:");
-	CURL *h = c->h;
-	curl_easy_reset(h); /* options only: the connection stays */
-	char errbuf[CURL_ERROR_SIZE] = "";
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, cfg->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, cfg->timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "gpufleet-k8s-extender");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)len);
-	} else if (!strcmp(method, "GET")) {
-		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	}
-	tls(h, cfg);
-	CURLcode cr = curl_easy_perform(h);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hd);
-	if (cr != CURLE_OK) {
-		rc = cr == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT
-		     : cr == CURLE_COULDNT_CONNECT  ? -ECONNREFUSED
-		     : cr == CURLE_WRITE_ERROR	    ? GF_ETOOBIG
-						    : -EIO;
-		gf_log(GF_LOG_DEBUG, "k8s", "%s %s: %s", method, url,
-		       errbuf[0] ? errbuf : curl_easy_strerror(cr));
-		return gf_err_set(e, rc, "cannot %s %s: %s", method, url,
-				  errbuf[0] ? errbuf : curl_easy_strerror(cr));
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
-	gf_log(GF_LOG_DEBUG, "k8s", "%s %s: %ld, %zu bytes", method, url,
-	       a->status, a->body.len);
-	return 0;
+	return rc;
 }
 
 static const char *status_text(long st)
@@ -339,6 +286,22 @@ static bool path_safe(const char *s)
 	return true;
 }
 
+/* The path of pod ns/name, then tail ("" or "/binding"), into path
+ * (GF_K8S_PATH_MAX + 64 bytes): 0, or GF_EINVAL / GF_ETOOBIG. */
+static int pod_path(const char *ns, const char *name, const char *tail,
+		    char *path, struct gf_err *e)
+{
+	if (!path_safe(ns) || !path_safe(name))
+		return gf_err_set(e, GF_EINVAL, "bad pod name '%.64s/%.64s'",
+				  ns, name);
+	if (gf_fmt(path, GF_K8S_PATH_MAX + 64,
+		   "/api/v1/namespaces/%s/pods/%s%s", ns, name, tail))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "pod name '%.64s/%.64s...' too long", ns,
+				  name);
+	return 0;
+}
+
 static int exchange(struct gf_k8s_conn *c, const char *method, const char *path,
 		    const char *ctype, struct gf_buf *body,
 		    struct gf_k8s_answer *a, struct gf_err *e)
@@ -351,90 +314,103 @@ static int exchange(struct gf_k8s_conn *c, const char *method, const char *path,
 	return rc;
 }
 
+/* A document about one pod, written to be sent. */
+struct pod_doc {
+	char path[GF_K8S_PATH_MAX + 64];
+	struct gf_buf b;
+	struct gf_json j;
+};
+
+/* d begun, up to inside its metadata: kind "Binding" (POST .../binding)
+ * or NULL (a patch of the pod, which names neither kind nor pod), the
+ * pod's uid as the precondition ("" or NULL: none).  0, or the path's
+ * error (nothing to release then). */
+static int pod_doc_begin(struct pod_doc *d, const char *ns, const char *name,
+			 const char *uid, const char *kind, size_t cap,
+			 struct gf_err *e)
+{
+	int rc = pod_path(ns, name, kind ? "/binding" : "", d->path, e);
+	if (rc)
+		return rc;
+	gf_buf_init(&d->b, cap);
+	gf_json_init(&d->j, &d->b);
+	gf_json_obj_begin(&d->j, NULL);
+	if (kind) {
+		gf_json_str(&d->j, "apiVersion", "v1");
+		gf_json_str(&d->j, "kind", kind);
+	}
+	gf_json_obj_begin(&d->j, "metadata");
+	if (kind) {
+		gf_json_str(&d->j, "name", name);
+		gf_json_str(&d->j, "namespace", ns);
+	}
+	if (uid && *uid)
+		gf_json_str(&d->j, "uid", uid);
+	return 0;
+}
+
+/* d sent and released; what names it when it outgrew its buffer. */
+static int pod_doc_send(struct gf_k8s_conn *c, struct pod_doc *d,
+			const char *method, const char *ctype, const char *what,
+			struct gf_err *e)
+{
+	int rc;
+	if (gf_json_error(&d->j)) {
+		rc = gf_err_set(e, GF_ETOOBIG, "%s too large", what);
+	} else {
+		struct gf_k8s_answer a;
+		rc = exchange(c, method, d->path, ctype, &d->b, &a, e);
+		gf_k8s_answer_release(&a);
+	}
+	gf_buf_release(&d->b);
+	return rc;
+}
+
 int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
 		const char *uid, const char *node, struct gf_err *e)
 {
-	if (!path_safe(ns) || !path_safe(name))
-		return gf_err_set(e, GF_EINVAL, "bad pod name '%.64s/%.64s'",
-				  ns, name);
-	char path[GF_K8S_PATH_MAX + 64];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding",
-		 ns, name);
-	struct gf_buf b;
-	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "apiVersion", "v1");
-	gf_json_str(&j, "kind", "Binding");
-	gf_json_obj_begin(&j, "metadata");
-	gf_json_str(&j, "name", name);
-	gf_json_str(&j, "namespace", ns);
-	if (uid && *uid)
-		gf_json_str(&j, "uid", uid);
-	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "target");
-	gf_json_str(&j, "apiVersion", "v1");
-	gf_json_str(&j, "kind", "Node");
-	gf_json_str(&j, "name", node);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	struct gf_k8s_answer a;
-	int rc = gf_json_error(&j)
-			 ? gf_err_set(e, GF_ETOOBIG, "binding too large")
-			 : exchange(c, "POST", path, "application/json", &b, &a,
-				    e);
-	if (!gf_json_error(&j))
-		gf_k8s_answer_release(&a);
-	gf_buf_release(&b);
-	return rc;
+	struct pod_doc d;
+	int rc = pod_doc_begin(&d, ns, name, uid, "Binding", 64u << 10, e);
+	if (rc)
+		return rc;
+	gf_json_obj_end(&d.j);
+	gf_json_obj_begin(&d.j, "target");
+	gf_json_str(&d.j, "apiVersion", "v1");
+	gf_json_str(&d.j, "kind", "Node");
+	gf_json_str(&d.j, "name", node);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	return pod_doc_send(c, &d, "POST", "application/json", "binding", e);
 }
 
 int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
 		    const char *uid, const char *const *keys,
 		    const char *const *vals, int n, struct gf_err *e)
 {
-	if (!path_safe(ns) || !path_safe(name))
-		return gf_err_set(e, GF_EINVAL, "bad pod name '%.64s/%.64s'",
-				  ns, name);
-	char path[GF_K8S_PATH_MAX + 64];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
-	struct gf_buf b;
-	struct gf_json j;
-	gf_buf_init(&b, 256u << 10);
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_obj_begin(&j, "metadata");
-	if (uid && *uid)
-		gf_json_str(&j, "uid", uid);
-	gf_json_obj_begin(&j, "annotations");
+	struct pod_doc d;
+	int rc = pod_doc_begin(&d, ns, name, uid, NULL, 256u << 10, e);
+	if (rc)
+		return rc;
+	gf_json_obj_begin(&d.j, "annotations");
 	for (int i = 0; i < n; i++)
-		gf_json_str(&j, keys[i], vals[i]);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	gf_json_obj_end(&j);
-	struct gf_k8s_answer a;
-	int rc = gf_json_error(&j)
-			 ? gf_err_set(e, GF_ETOOBIG, "annotations too large")
-			 : exchange(c, "PATCH", path,
-				    "application/merge-patch+json", &b, &a, e);
-	if (!gf_json_error(&j))
-		gf_k8s_answer_release(&a);
-	gf_buf_release(&b);
-	return rc;
+		gf_json_str(&d.j, keys[i], vals[i]);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	gf_json_obj_end(&d.j);
+	return pod_doc_send(c, &d, "PATCH", "application/merge-patch+json",
+			    "annotations", e);
 }
 
 int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,
 		   struct gf_jv **out, struct gf_err *e)
 {
 	*out = NULL;
-	if (!path_safe(ns) || !path_safe(name))
-		return gf_err_set(e, GF_EINVAL, "bad pod name '%.64s/%.64s'",
-				  ns, name);
 	char path[GF_K8S_PATH_MAX + 64];
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ns, name);
+	int rc = pod_path(ns, name, "", path, e);
+	if (rc)
+		return rc;
 	struct gf_k8s_answer a;
-	int rc = exchange(c, "GET", path, NULL, NULL, &a, e);
+	rc = exchange(c, "GET", path, NULL, NULL, &a, e);
 	if (rc == 0)
 		rc = gf_jv_parse(gf_buf_str(&a.body), a.body.len, out, e);
 	gf_k8s_answer_release(&a);
@@ -459,8 +435,7 @@ static int list_page(struct gf_k8s_conn *c, const char *path, gf_k8s_pod_fn fn,
 		rc = fn(arg, gf_jv_at(items, i));
 	const char *next =
 		gf_jv_str(gf_jv_get(gf_jv_get(v, "metadata"), "continue"));
-	snprintf(cont, size, "%s", next ? next : "");
-	if (next && strlen(next) >= size)
+	if (gf_fmt(cont, size, "%s", next ? next : ""))
 		rc = gf_err_set(e, GF_ETOOBIG, "a continue token too long");
 	gf_jv_free(v);
 	return rc;
@@ -469,18 +444,21 @@ static int list_page(struct gf_k8s_conn *c, const char *path, gf_k8s_pod_fn fn,
 int gf_k8s_pods_list(struct gf_k8s_conn *c, const char *field_selector,
 		     gf_k8s_pod_fn fn, void *arg, struct gf_err *e)
 {
-	char cont[4096] = "", path[8192];
-	char *fs = field_selector ? curl_easy_escape(c->h, field_selector, 0)
-				  : NULL;
+	char cont[4096] = "", path[8192], fs[2048] = "", ct[3 * 4096];
+	if (field_selector && gf_client_escape(field_selector, fs, sizeof(fs)))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "fieldSelector '%.64s...': too long",
+				  field_selector);
 	int rc = 0;
 	do {
-		char *ct = cont[0] ? curl_easy_escape(c->h, cont, 0) : NULL;
-		snprintf(path, sizeof(path), "/api/v1/pods?limit=%d%s%s%s%s",
-			 GF_K8S_LIST_PAGE, fs ? "&fieldSelector=" : "",
-			 fs ? fs : "", ct ? "&continue=" : "", ct ? ct : "");
-		curl_free(ct);
+		/* cont fits: each byte at most 3 in ct */
+		if (gf_client_escape(cont, ct, sizeof(ct)) ||
+		    gf_fmt(path, sizeof(path), "/api/v1/pods?limit=%d%s%s%s%s",
+			   GF_K8S_LIST_PAGE, fs[0] ? "&fieldSelector=" : "", fs,
+			   ct[0] ? "&continue=" : "", ct))
+			return gf_err_set(e, GF_ETOOBIG,
+					  "a continue token too long");
 		rc = list_page(c, path, fn, arg, cont, sizeof(cont), e);
 	} while (rc == 0 && cont[0]);
-	curl_free(fs);
 	return rc;
 }
