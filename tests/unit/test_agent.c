@@ -11,7 +11,7 @@
  */
 #include "helpers.h"
 #include "server/client.h"
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 #include "telemetry/cgroup.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/expo.h"

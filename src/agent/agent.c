@@ -22,7 +22,7 @@
  * document that was never whole; /v1/topology is built once, from the
  * same source and renderer as `gpufleet topo --json`.
  */
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -26,7 +26,7 @@
 
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 void gf__wait_gone(int pid, int ms)
 {

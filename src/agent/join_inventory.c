@@ -11,7 +11,7 @@
 #include <gpufleet/catalog.h>
 #include <gpufleet/gpu_topo.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "mig/state.h"
 #include "util/log.h"
 

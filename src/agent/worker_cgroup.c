@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 /* The cgroup2 mount point from mountinfo ("... MOUNTPOINT ... - cgroup2"). */
 static int cgroup2_mount(char *out, size_t size)

@@ -22,7 +22,7 @@
 
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 #define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 24)
 

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
 

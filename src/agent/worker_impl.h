@@ -13,7 +13,7 @@
 
 #include <gpufleet/bind.h>
 
-#include "worker/worker.h"
+#include "agent/worker.h"
 
 #define GF__KEY_MAX	(GF_WORKER_ID_MAX + 24) /* "JOB.REPLICA.ATTEMPT" */
 #define GF__REC_MAX	16384			/* bytes of a state file */

@@ -3,7 +3,7 @@
  * the agent a node of a cluster, and the link (join/join.h) started
  * beside the agent's sampler.  cmd_agent.c parses the rest.
  */
-#include "cli/agent_join.h"
+#include "agent/agent_join.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -31,7 +31,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 
 struct gf_join_opts {
 	const char *controller; /* "http://HOST:PORT" (no trailing '/') */

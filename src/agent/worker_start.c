@@ -18,7 +18,7 @@
 
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 /* The fds and paths of one start, released together. */
 struct start {

@@ -26,7 +26,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 bool gf__valid_id(const char *s, size_t max)
 {

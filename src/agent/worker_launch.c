@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 #define GF__MPOL_BIND	  2 /* <numaif.h>, without needing libnuma */
 #define GF__READY_WAIT_MS 10000

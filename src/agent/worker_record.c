@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "util/mem.h"
-#include "worker/worker_impl.h"
+#include "agent/worker_impl.h"
 
 int64_t gf__now_ms(void)
 {

@@ -24,10 +24,10 @@
 
 #include <gpufleet/job.h>
 
-#include "join/join.h"
+#include "agent/join.h"
 #include "nodeproto/nodeproto.h"
 #include "server/client.h"
-#include "worker/worker.h"
+#include "agent/worker.h"
 
 #define GF_JOIN_MAX_ENTRIES GF_WORKER_MAX_JOBS
 /* Reports in one heartbeat: the rest wait for the next (they stay until

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "controller/auth.h"
-#include "join/join.h"
+#include "agent/join.h"
 
 #define GF_AGENT_JOIN_OPTIONS                                   \
 	{ "controller", required_argument, NULL, 'C' },         \

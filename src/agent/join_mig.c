@@ -13,7 +13,7 @@
 
 #include <gpufleet/mig.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "mig/apply.h"
 #include "util/log.h"
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
 

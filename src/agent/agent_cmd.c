@@ -13,10 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/agent_join.h"
+#include "agent/agent_join.h"
 #include "cli/cli.h"
 #include "server/server.h"
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 #include "telemetry/collect.h"
 #include "util/log.h"
 
