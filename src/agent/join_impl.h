@@ -25,9 +25,9 @@
 #include <gpufleet/job.h>
 
 #include "agent/join.h"
+#include "agent/worker.h"
 #include "nodeproto/nodeproto.h"
 #include "server/client.h"
-#include "agent/worker.h"
 
 #define GF_JOIN_MAX_ENTRIES GF_WORKER_MAX_JOBS
 /* Reports in one heartbeat: the rest wait for the next (they stay until

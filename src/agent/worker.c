@@ -22,11 +22,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
 #include "util/check.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "agent/worker_impl.h"
 
 bool gf__valid_id(const char *s, size_t max)
 {

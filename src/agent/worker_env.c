@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/worker_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "agent/worker_impl.h"
 
 #define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 24)
 

@@ -43,8 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/mem.h"
 #include "agent/worker_impl.h"
+#include "util/mem.h"
 
 #define GF__MPOL_BIND	  2 /* <numaif.h>, without needing libnuma */
 #define GF__READY_WAIT_MS 10000

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/mem.h"
 #include "agent/worker_impl.h"
+#include "util/mem.h"
 
 int64_t gf__now_ms(void)
 {

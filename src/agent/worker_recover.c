@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "agent/worker_impl.h"
 
 void gf__wait_gone(int pid, int ms)
 {

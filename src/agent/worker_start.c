@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "agent/worker_impl.h"
 
 /* The fds and paths of one start, released together. */
 struct start {

@@ -1,0 +1,176 @@
+/*
+ * cmd_agent.c - `gpufleet agent`: the command line around the node agent
+ * (src/agent/agent_cmd.h): usage, the options every command shares (node
+ * source, diagnosis thresholds, connection limits), and the dispatch of
+ * the agent's own options and its run.
+ */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "agent/agent_cmd.h"
+#include "cli/cli.h"
+#include "server/server.h"
+
+_Static_assert((int)GF_AGENT_EXIT_OK == (int)GF_EXIT_OK &&
+		       (int)GF_AGENT_EXIT_FAIL == (int)GF_EXIT_FAIL &&
+		       (int)GF_AGENT_EXIT_USAGE == (int)GF_EXIT_USAGE,
+	       "the agent's exit codes are the commands'");
+
+static void usage(FILE *f)
+{
+	const struct gf_route *r;
+	int n = gf_agent_routes(&r);
+	fprintf(f,
+		"usage: gpufleet agent [--listen 127.0.0.1:9400] [--interval 1s]\n"
+		"                      [--counters FILE] [--diag-window 300s]\n"
+		"                      [--idle-util PCT] [--overprov F]\n"
+		"                      [--xid-quiet 300s] [--max-conns N]\n"
+		"                      [--max-conns-per-client N]\n"
+		"                      [--xml FILE | --nccl-xml FILE | "
+		"--template NAME]\n"
+		"                      [--nvml | --no-nvml]\n"
+		"                      [--controller URL [--name NODE] "
+		"[--token-file F]\n"
+		"                       [--label k=v]... [--block NAME] "
+		"[--state-dir DIR]\n"
+		"                       [--address HOST] [--kill-grace 10s]]\n"
+		"\n"
+		"Sample every GPU through NVML and serve over HTTP (GET and "
+		"HEAD):\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %-17s %s\n", r[i].pattern, r[i].help);
+	fprintf(f,
+		"\n"
+		"  --listen ADDR:PORT  IPv4 address and port (default "
+		"127.0.0.1:9400, loopback);\n"
+		"                      0.0.0.0:PORT serves every interface, "
+		"port 0 any free\n"
+		"                      port (the address bound is printed); "
+		"':PORT' is an error\n"
+		"  --interval T        sampling period: 1s, 500ms (default 1s)\n"
+		"  --counters FILE     dcgm-exporter counters CSV choosing the "
+		"metrics\n"
+		"                      (default: its default set; ECC totals "
+		"and\n"
+		"                      DCGM_FI_PROF_SM_ACTIVE only when listed)\n"
+		"  --diag-window T     how far back diagnoses look (default "
+		"300s); the ring\n"
+		"                      keeps that much history, up to %d "
+		"samples per GPU\n"
+		"  --xid-quiet T       a GPU that raised a transient Xid is "
+		"healthy again after\n"
+		"                      T without another one (default 300s); "
+		"Xids that need\n"
+		"                      a GPU reset never recover by time\n" GF_CLI_CONN_HELP
+		"  --idle-util PCT     diagnosis thresholds, as in gpufleet "
+		"diagnose -h\n"
+		"  --overprov F\n"
+		"  --xml, --nccl-xml, --template, --nvml, --no-nvml\n"
+		"                      where /v1/topology's node comes from, "
+		"as in gpufleet\n"
+		"                      topo -h (default: this machine, NVML "
+		"joined)\n"
+		"\n"
+		"Joining a controller (gpufleet serve --agents): the node "
+		"registers, heartbeats,\n"
+		"and runs the jobs placed on it, bound to their GPUs' CPUs, "
+		"memory and NIC.\n"
+		"  --controller URL    the controller: HOST[:PORT], "
+		"http://HOST:PORT or\n"
+		"                      https://HOST:PORT (port 9500)\n"
+		"  --name NODE         this node's name (default: the host "
+		"name)\n"
+		"  --token-file F      a 'TOKEN node:NODE' line (the "
+		"controller's token format)\n"
+		"  --ca FILE           with https://: the CA that signed the "
+		"controller's\n"
+		"                      certificate (default: the system's)\n"
+		"  --insecure-http     send the token over http:// to a "
+		"controller that is not\n"
+		"                      loopback (refused without it)\n"
+		"  --label k=v         a label (repeat it); jobs select nodes "
+		"by them\n"
+		"  --block NAME        the block a gang stays inside (an "
+		"NVLink domain, an IB\n"
+		"                      leaf); or --label gpufleet.io/block=NAME\n"
+		"  --state-dir DIR     jobs' records and logs (default "
+		"gpufleet-agent-state)\n"
+		"  --address HOST      how other nodes reach this one (a "
+		"gang's MASTER_ADDR;\n"
+		"                      default: the --listen address, else the "
+		"name)\n"
+		"  --kill-grace T      SIGTERM to SIGKILL when a job is "
+		"stopped (default 10s)\n"
+		"  --xml FILE --this-system   a recording of this machine: "
+		"jobs are bound\n"
+		"\n"
+		"Diagnoses read only the metrics the page exports, and say "
+		"which.\n"
+		"SIGTERM or SIGINT stop it cleanly (exit 0).  "
+		"GPUFLEET_LOG=debug logs each\n"
+		"sample's time, each request served and the metrics read.\n" GF_CLI_EXIT_HELP,
+		GF_RING_MAX, (unsigned)GF_SERVER_CONNECTIONS,
+		(unsigned)GF_SERVER_PER_CLIENT);
+}
+
+/* One option (getopt's c); 0, or an exit code. */
+static int agent_option(int c, struct gf_agent_cmd *g,
+			struct gf_node_opts *topo, char **argv)
+{
+	bool bad = false;
+	int rc = gf_agent_cmd_option(c, optarg, g);
+	if (rc >= 0)
+		return rc;
+	if (gf_cli_node_option(c, optarg, topo))
+		return 0;
+	if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad) ||
+	    gf_cli_conn_option("agent", c, optarg, &g->o.max_connections,
+			       &g->o.max_per_client, &bad))
+		return bad ? GF_EXIT_USAGE : 0;
+	return gf_cli_bad_option("agent", argv);
+}
+
+/* Options into g; 0, or an exit code (-h: GF_EXIT_OK with *done). */
+static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
+{
+	static const struct option opts[] = {
+		GF_AGENT_CMD_OPTIONS, { "help", no_argument, NULL, 'h' },
+		GF_CLI_DIAG_OPTIONS,  GF_CLI_CONN_OPTIONS,
+		GF_CLI_NODE_OPTIONS,  { NULL, 0, NULL, 0 },
+	};
+	struct gf_node_opts topo = { .cmd = "agent", .src = g->o.topo };
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			*done = true;
+			return GF_EXIT_OK;
+		}
+		if ((rc = agent_option(c, g, &topo, argv)) != 0)
+			return rc;
+	}
+	if (optind < argc) {
+		gf_cli_error("agent",
+			     "unexpected argument '%s' (see 'gpufleet agent "
+			     "-h')",
+			     argv[optind]);
+		return GF_EXIT_USAGE;
+	}
+	g->o.topo = topo.src;
+	if ((rc = gf_agent_cmd_check(g)) != 0)
+		return rc;
+	return gf_cli_node_check(&topo);
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	static struct gf_agent_cmd g;
+	gf_agent_cmd_defaults(&g);
+	bool done = false;
+	int rc = parse_args(argc, argv, &g, &done);
+	if (rc || done)
+		return rc;
+	return gf_agent_cmd_run(&g, GPUFLEET_VERSION);
+}
