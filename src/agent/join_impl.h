@@ -52,14 +52,18 @@ struct gf_le {
 };
 
 struct gf_ledger {
-	char dir[PATH_MAX];
+	char dir[GF_WORKER_PATH_MAX];
 	struct gf_le *v;
 	int n, cap;
 };
 
-/* Read STATE/ledger (created when missing); 0 or -errno / GF_ETOOBIG. */
-int gf__ledger_open(struct gf_ledger *l, const char *state_dir,
-		    struct gf_err *e);
+/* Empty, on STATE/ledger; nothing touched on disk: 0, or GF_ETOOBIG
+ * naming the path. */
+int gf__ledger_init(struct gf_ledger *l, const char *state_dir,
+		    struct gf_err *e) GF_MUST_CHECK;
+/* Read the ledger's directory (created when missing); 0 or -errno /
+ * GF_ETOOBIG. */
+int gf__ledger_open(struct gf_ledger *l, struct gf_err *e) GF_MUST_CHECK;
 void gf__ledger_close(struct gf_ledger *l);
 struct gf_le *gf__ledger_find(struct gf_ledger *l, const char *job,
 			      int replica);
@@ -68,13 +72,14 @@ struct gf_le *gf__ledger_add(struct gf_ledger *l, const char *job, int replica,
 			     int attempt, struct gf_err *e);
 /* ENDED -> DONE at generation gen, durable. */
 int gf__ledger_done(struct gf_ledger *l, struct gf_le *le, uint64_t gen,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 /* Forget an entry (its file too). */
 void gf__ledger_remove(struct gf_ledger *l, struct gf_le *le);
 
 struct gf_join {
 	struct gf_join_opts o;
 	char url_put[512], url_hb[512], url_poll[512];
+	char fence[GF_WORKER_PATH_MAX]; /* STATE/fence: the fence clock */
 	struct gf_worker *w;
 	struct gf_ledger led;
 	struct gf_np_inventory inv; /* what the PUT says the node is */

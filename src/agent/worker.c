@@ -186,7 +186,7 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 		j->cgroup_left = true;
 }
 
-static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
+int gf_worker_check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 {
 	if (o->state_dir == NULL || o->log_dir == NULL ||
 	    o->state_dir[0] == '\0' || o->log_dir[0] == '\0')
@@ -196,12 +196,25 @@ static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 	if (strchr(o->state_dir, '\n') || strchr(o->log_dir, '\n'))
 		return gf_err_set(e, GF_EINVAL,
 				  "worker: a directory path holds a newline");
-	if (strlen(o->state_dir) + 32 >= GF_WORKER_PATH_MAX ||
-	    strlen(o->log_dir) + GF__KEY_MAX + 8 >= GF_WORKER_PATH_MAX)
-		return gf_err_set(e, GF_ETOOBIG,
-				  "worker: state or log directory path "
-				  "longer than %d bytes",
-				  GF_WORKER_PATH_MAX - GF__KEY_MAX - 8);
+	/* room for the names under each: "lock" and "jobs" under the state
+	 * directory (its records are opened relative to jobs/), "KEY.log"
+	 * under the log directory */
+	static const struct {
+		const char *what;
+		size_t room;
+	} dirs[] = { { "state", 32 }, { "log", GF__KEY_MAX + 8 } };
+	for (int i = 0; i < 2; i++) {
+		const char *dir = i ? o->log_dir : o->state_dir;
+		size_t len = strlen(dir);
+		if (len + dirs[i].room >= GF_WORKER_PATH_MAX)
+			return gf_err_set(
+				e, GF_ETOOBIG,
+				"worker: %s directory '%.100s%s' is "
+				"%zu bytes, more than %zu (the "
+				"paths under it would not fit)",
+				dirs[i].what, dir, len > 100 ? "..." : "", len,
+				GF_WORKER_PATH_MAX - 1 - dirs[i].room);
+	}
 	if (o->node_name == NULL ||
 	    !gf__valid_id(o->node_name, GF_WORKER_NODE_MAX))
 		return gf_err_set(e, GF_EINVAL,
@@ -260,7 +273,7 @@ int gf_worker_open(const struct gf_worker_opts *o, struct gf_worker **out,
 		   struct gf_err *e)
 {
 	*out = NULL;
-	int rc = check_opts(o, e);
+	int rc = gf_worker_check_opts(o, e);
 	if (rc != 0)
 		return rc;
 	struct gf_worker *w = gf_calloc(1, sizeof(*w));

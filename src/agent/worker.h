@@ -201,14 +201,22 @@ struct gf_worker_job {
 };
 
 /*
+ * The options' checks gf_worker_open makes first, with nothing created:
+ * 0, or GF_EINVAL / GF_ETOOBIG (a directory path too long, named) /
+ * GF_ENOTTHIS with e set.  A caller that makes directories for the worker
+ * checks before it does.
+ */
+int gf_worker_check_opts(const struct gf_worker_opts *o, struct gf_err *e);
+
+/*
  * Open the worker on o->state_dir and recover: every job the directory
  * says was started is tracked again when its process still runs (a
  * STARTED event with recovered set), or reported ended with its exit
  * status (an ENDED event) when it ended while no worker watched; a job
  * whose shim died without a status is ENDED as LOST.  Returns 0 with *out
  * (caller closes with gf_worker_close), or a negative code with e set:
- * GF_EINVAL (bad options), GF_ECONFLICT (another worker holds the state
- * directory), GF_ENOTTHIS (a node that is not this machine without
+ * GF_EINVAL / GF_ETOOBIG (bad options), GF_ECONFLICT (another worker holds the
+ * state directory), GF_ENOTTHIS (a node that is not this machine without
  * env_only), -errno (directories).  A job record that cannot be read is
  * moved aside (jobs/.bad.NAME) with an error in the log, never dropped
  * silently.
