@@ -1,5 +1,5 @@
 /*
- * apply.c - the loop's work on the worker: assignments made real (start
+ * join_apply.c - the loop's work on the worker: assignments made real (start
  * what is assigned and not running, stop what runs and is not assigned),
  * the worker's events into the ledger, the heartbeat's members, and the
  * acknowledged reports forgotten.

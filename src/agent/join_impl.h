@@ -105,17 +105,17 @@ struct gf_join {
 	bool fenced;
 };
 
-/* inventory.c: j->inv from the node, its MIG state (through NVML, under
+/* join_inventory.c: j->inv from the node, its MIG state (through NVML, under
  * the agent's lock) and the options. */
 int gf__join_inventory(struct gf_join *j, struct gf_err *e);
 
-/* apply.c: the loop's work on the worker. */
+/* join_apply.c: the loop's work on the worker. */
 /* Worker events into the ledger; true if a run ended. */
 bool gf__join_events(struct gf_join *j);
 /* Make the worker run exactly a's replicas; true when all were handled
  * (then j->applied = a->generation). */
 bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a);
-/* mig.c: the MIG layouts the controller wants, applied on GPUs where no
+/* join_mig.c: the MIG layouts the controller wants, applied on GPUs where no
  * replica runs; j->inv re-read and a registration asked when one
  * changed.  True when every layout is in place. */
 bool gf__join_mig(struct gf_join *j, const struct gf_np_assignments *a);

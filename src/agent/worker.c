@@ -1,6 +1,6 @@
 /*
  * worker.c - the worker's table of jobs and its public calls but start
- * (start.c): open (lock, directories, cgroup detection, recovery), stop,
+ * (worker_start.c): open (lock, directories, cgroup detection, recovery), stop,
  * poll, running, forget, check.
  *
  * Invariants (gf_worker_check): one entry per JOB.REPLICA, with a state

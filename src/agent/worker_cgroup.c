@@ -1,5 +1,5 @@
 /*
- * cgroup.c - a cgroup v2 per job, where the agent may create one.
+ * worker_cgroup.c - a cgroup v2 per job, where the agent may create one.
  *
  * The job cgroups are children of the agent's own cgroup (the "0::" line
  * of /proc/self/cgroup under the cgroup2 mount of /proc/self/mountinfo),

@@ -1,5 +1,5 @@
 /*
- * env.c - everything a job's process needs, computed before the fork:
+ * worker_env.c - everything a job's process needs, computed before the fork:
  * the assignment checked, the bind plan (CPUs, NUMA memory, nearest NIC)
  * and the environment, as NUL-terminated "NAME=VALUE" strings.
  *

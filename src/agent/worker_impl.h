@@ -1,7 +1,8 @@
 /*
  * worker_impl.h - what the worker's files share: the worker and its job
- * table, the state files (record.c), cgroups (cgroup.c), the launch
- * through the shim (launch.c, env.c) and recovery (recover.c).
+ * table, the state files (worker_record.c), cgroups (worker_cgroup.c), the
+ * launch through the shim (worker_launch.c, worker_env.c) and recovery
+ * (worker_recover.c).
  */
 #ifndef GF_WORKER_IMPL_H
 #define GF_WORKER_IMPL_H
@@ -97,7 +98,7 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 			     enum gf_worker_end reason, int64_t now);
 bool gf__valid_id(const char *s, size_t max);
 
-/* record.c: state files and /proc */
+/* worker_record.c: state files and /proc */
 int64_t gf__now_ms(void);
 /* Write name in dirfd atomically (name.tmp, fsync, rename, fsync dir). */
 int gf__rec_write(int dirfd, const char *name, const char *text);
@@ -122,7 +123,7 @@ bool gf__proc_alive(int pid, uint64_t start);
 int gf__boot_id(char *out, size_t size);
 int64_t gf__boot_time_ms(void); /* this boot's start; 0 unknown */
 
-/* cgroup.c */
+/* worker_cgroup.c */
 void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name);
 /* Make the job's cgroup (path into out) and open its cgroup.procs and
  * cgroup.kill for writing (kill_fd -1 without cgroup.kill). */
@@ -134,7 +135,7 @@ int gf__cgroup_signal(const char *path, int sig);
 /* rmdir; 0 when gone (or never there), -EBUSY while processes remain. */
 int gf__cgroup_remove(const char *path);
 
-/* env.c: the job's environment and binding, prepared before fork */
+/* worker_env.c: the job's environment and binding, prepared before fork */
 struct gf__prep {
 	char **envp; /* NULL-terminated, each gf_malloc'd */
 	int nenv;
@@ -146,7 +147,7 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 		   struct gf__prep *p, struct gf_err *e);
 void gf__prep_release(struct gf__prep *p);
 
-/* launch.c: the fork, the shim, the job's child */
+/* worker_launch.c: the fork, the shim, the job's child */
 struct gf__launch_in {
 	const struct gf__prep *prep;
 	const char *command;
@@ -165,7 +166,7 @@ int gf__launch(const struct gf__launch_in *in, struct gf__launch_out *out,
 /* Let the job run (0) or abort it (go = false). */
 int gf__launch_go(struct gf__launch_out *out, bool go);
 
-/* recover.c: what the processes and state files say */
+/* worker_recover.c: what the processes and state files say */
 int gf__recover(struct gf_worker *w);
 void gf__watch(struct gf_worker *w, struct gf__wjob *j, int64_t now);
 void gf__signal_job(const struct gf__wjob *j, int sig);

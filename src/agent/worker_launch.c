@@ -1,5 +1,5 @@
 /*
- * launch.c - how a job's process comes to be: agent -> intermediate ->
+ * worker_launch.c - how a job's process comes to be: agent -> intermediate ->
  * shim -> job.
  *
  *   agent         forks the intermediate and reaps it at once

@@ -1,12 +1,12 @@
 /*
- * record.c - the worker's state files and what it reads from /proc.
+ * worker_record.c - the worker's state files and what it reads from /proc.
  *
  * A state file is "key=value" lines, written whole or not at all: into
  * NAME.tmp, fsync, rename over NAME, fsync the directory, so a crash
  * leaves the old file or the new one, never a mix.  Values never hold a
  * newline (ids, numbers and paths are checked before they get here).
  * Invariants: a job's "run" file exists only once its process has been
- * told to run nothing but its record (see launch.c); "exit" is written
+ * told to run nothing but its record (see worker_launch.c); "exit" is written
  * only by the job's shim; "stop" only by the worker.
  */
 #include <errno.h>

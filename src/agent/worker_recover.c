@@ -1,5 +1,5 @@
 /*
- * recover.c - what the state files and the processes say about a job:
+ * worker_recover.c - what the state files and the processes say about a job:
  * at open (every directory under STATE/jobs) and at every poll (each
  * running job).
  *

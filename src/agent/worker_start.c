@@ -1,7 +1,7 @@
 /*
- * start.c - gf_worker_start: claim the job's state directory, open its
- * log and cgroup, launch it through the shim (launch.c), write its record
- * durably, and only then let it run.
+ * worker_start.c - gf_worker_start: claim the job's state directory, open its
+ * log and cgroup, launch it through the shim (worker_launch.c), write its
+ * record durably, and only then let it run.
  *
  * Invariants: the claim is mkdir(STATE/jobs/JOB.REPLICA.ATTEMPT), atomic,
  * so a run cannot be started twice even by a confused caller; on
