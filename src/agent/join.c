@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "agent/join_impl.h"
+#include "util/buf.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
@@ -31,13 +33,14 @@
 #define POLL_WAIT_S    30
 #define REQ_TIMEOUT_MS 10000
 
+/* Whole milliseconds on the monotonic clock. */
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)gf_clock_ms();
 }
 
+/* Wall-clock milliseconds since the epoch (util/clock.h has the
+ * monotonic clock only). */
 static int64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -329,9 +332,10 @@ static void *poller(void *arg)
 			backoff = 200;
 			continue;
 		}
-		char url[640];
-		snprintf(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
-			 j->url_poll, POLL_WAIT_S, after);
+		char url[sizeof(j->url_poll) + 64];
+		if (gf_fmt(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
+			   j->url_poll, POLL_WAIT_S, after) != 0)
+			break; /* cannot be: room for the query kept */
 		struct gf_client_req q = { .url = url,
 					   .token = j->o.token,
 					   .timeout_ms = POLL_WAIT_S * 1000 +
@@ -447,18 +451,21 @@ static void log_recovered(struct gf_join *j)
 		ended += j->led.v[i].st == GF_LE_ENDED;
 	if (n == 0 && ended == 0)
 		return;
-	char list[512] = "";
-	size_t len = 0;
-	for (int i = 0; i < n && i < 16 && len + 64 < sizeof(list); i++)
-		len += (size_t)snprintf(
-			list + len, sizeof(list) - len,
-			"%s%s/%d (attempt %d, pid %d)", i ? ", " : "",
-			run[i].job, run[i].replica, run[i].attempt, run[i].pid);
+	/* the first ones whole, within 512 bytes (the buffer's failure is
+	 * sticky: the rest are said as "...") */
+	struct gf_buf list;
+	gf_buf_init(&list, 512);
+	for (int i = 0; i < n && i < 16; i++)
+		(void)gf_buf_printf(&list, "%s%s/%d (attempt %d, pid %d)",
+				    i ? ", " : "", run[i].job, run[i].replica,
+				    run[i].attempt, run[i].pid);
+	bool more = n > 16 || gf_buf_error(&list);
 	gf_log(GF_LOG_INFO, "join",
 	       "recovered %d running replica%s%s%s%s and %d ended awaiting "
 	       "their report",
-	       n, n == 1 ? "" : "s", n ? ": " : "", list, n > 16 ? ", ..." : "",
-	       ended);
+	       n, n == 1 ? "" : "s", n ? ": " : "", gf_buf_str(&list),
+	       more ? ", ..." : "", ended);
+	gf_buf_release(&list);
 }
 
 int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
