@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "util/fmt.h"
 
 /* The cgroup2 mount point from mountinfo ("... MOUNTPOINT ... - cgroup2"). */
 static int cgroup2_mount(char *out, size_t size)
@@ -76,43 +77,48 @@ static int own_cgroup(char *out, size_t size)
 	return rc;
 }
 
+/* dir/name into out: 0, or GF_ETOOBIG. */
+static int under(char *out, size_t size, const char *dir, const char *name)
+{
+	return gf_fmt(out, size, "%s/%s", dir, name);
+}
+
 void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name)
 {
 	char mnt[GF_WORKER_PATH_MAX], own[GF_WORKER_PATH_MAX];
 	char probe[GF_WORKER_PATH_MAX + 80], file[GF_WORKER_PATH_MAX + 100];
 	memset(cg, 0, sizeof(*cg));
 	if (cgroup2_mount(mnt, sizeof(mnt)) != 0) {
-		snprintf(cg->why, sizeof(cg->why), "no cgroup2 mount");
+		gf_note(cg->why, sizeof(cg->why), "no cgroup2 mount");
 		return;
 	}
 	if (own_cgroup(own, sizeof(own)) != 0) {
-		snprintf(cg->why, sizeof(cg->why),
-			 "no cgroup v2 line in /proc/self/cgroup");
+		gf_note(cg->why, sizeof(cg->why),
+			"no cgroup v2 line in /proc/self/cgroup");
 		return;
 	}
-	int n = snprintf(cg->base, sizeof(cg->base), "%s%s", mnt,
-			 strcmp(own, "/") == 0 ? "" : own);
-	if (n < 0 || (size_t)n >= sizeof(cg->base)) {
-		snprintf(cg->why, sizeof(cg->why), "cgroup path too long");
+	if (gf_fmt(cg->base, sizeof(cg->base), "%s%s", mnt,
+		   strcmp(own, "/") == 0 ? "" : own) != 0 ||
+	    under(file, sizeof(file), cg->base, "cgroup.procs") != 0 ||
+	    under(probe, sizeof(probe), cg->base, probe_name) != 0) {
+		gf_note(cg->why, sizeof(cg->why), "cgroup path too long");
 		return;
 	}
-	snprintf(file, sizeof(file), "%s/cgroup.procs", cg->base);
 	if (access(file, W_OK) != 0) {
-		snprintf(cg->why, sizeof(cg->why), "cannot write '%.160s': %s",
-			 file, gf_strerror(-errno));
+		gf_note(cg->why, sizeof(cg->why), "cannot write '%s': %s", file,
+			gf_strerror(-errno));
 		return;
 	}
-	snprintf(probe, sizeof(probe), "%s/%s", cg->base, probe_name);
 	if (mkdir(probe, 0755) != 0 && errno != EEXIST) {
-		snprintf(cg->why, sizeof(cg->why), "cannot create '%.160s': %s",
-			 probe, gf_strerror(-errno));
+		gf_note(cg->why, sizeof(cg->why), "cannot create '%s': %s",
+			probe, gf_strerror(-errno));
 		return;
 	}
-	snprintf(file, sizeof(file), "%s/cgroup.kill", probe);
-	cg->has_kill = access(file, W_OK) == 0;
+	cg->has_kill = under(file, sizeof(file), probe, "cgroup.kill") == 0 &&
+		       access(file, W_OK) == 0;
 	if (rmdir(probe) != 0) {
-		snprintf(cg->why, sizeof(cg->why), "cannot remove '%.160s': %s",
-			 probe, gf_strerror(-errno));
+		gf_note(cg->why, sizeof(cg->why), "cannot remove '%s': %s",
+			probe, gf_strerror(-errno));
 		return;
 	}
 	cg->ok = true;
@@ -122,10 +128,11 @@ int gf__cgroup_create(const struct gf_cgroup_env *cg, const char *name,
 		      char *out, size_t size, int *procs_fd, int *kill_fd,
 		      struct gf_err *e)
 {
-	char file[GF_WORKER_PATH_MAX + 32];
+	char procs[GF_WORKER_PATH_MAX + 32], killf[GF_WORKER_PATH_MAX + 32];
 	*procs_fd = *kill_fd = -1;
-	int n = snprintf(out, size, "%s/%s", cg->base, name);
-	if (n < 0 || (size_t)n >= size)
+	if (under(out, size, cg->base, name) != 0 ||
+	    under(procs, sizeof(procs), out, "cgroup.procs") != 0 ||
+	    under(killf, sizeof(killf), out, "cgroup.kill") != 0)
 		return gf_err_set(e, GF_ETOOBIG,
 				  "cgroup path for '%s' too long", name);
 	if (mkdir(out, 0755) != 0) {
@@ -137,26 +144,23 @@ int gf__cgroup_create(const struct gf_cgroup_env *cg, const char *name,
 				"cannot create cgroup '%s': %s", out,
 				gf_strerror(-errno));
 	}
-	snprintf(file, sizeof(file), "%s/cgroup.procs", out);
-	*procs_fd = open(file, O_WRONLY | O_CLOEXEC);
+	*procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
 	if (*procs_fd < 0) {
-		int rc = gf_err_set(e, -errno, "cannot open '%s': %s", file,
+		int rc = gf_err_set(e, -errno, "cannot open '%s': %s", procs,
 				    gf_strerror(-errno));
 		rmdir(out);
 		return rc;
 	}
-	if (cg->has_kill) {
-		snprintf(file, sizeof(file), "%s/cgroup.kill", out);
-		*kill_fd = open(file, O_WRONLY | O_CLOEXEC);
-	}
+	if (cg->has_kill)
+		*kill_fd = open(killf, O_WRONLY | O_CLOEXEC);
 	return 0;
 }
 
 int gf__cgroup_signal(const char *path, int sig)
 {
 	char file[GF_WORKER_PATH_MAX + 32];
-	if (sig == SIGKILL) {
-		snprintf(file, sizeof(file), "%s/cgroup.kill", path);
+	if (sig == SIGKILL &&
+	    under(file, sizeof(file), path, "cgroup.kill") == 0) {
 		int fd = open(file, O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			ssize_t w = write(fd, "1", 1);
@@ -168,7 +172,8 @@ int gf__cgroup_signal(const char *path, int sig)
 				return -err;
 		}
 	}
-	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	if (under(file, sizeof(file), path, "cgroup.procs") != 0)
+		return GF_ETOOBIG; /* no cgroup of ours is so long */
 	FILE *f = fopen(file, "re");
 	if (f == NULL)
 		return errno == ENOENT ? 0 : -errno;

@@ -84,7 +84,8 @@ struct gf_worker {
  * one. */
 struct gf__wjob *gf__worker_find(const struct gf_worker *w, const char *job,
 				 int replica, int attempt);
-void gf__key(char *out, size_t size, const char *job, int replica, int attempt);
+int gf__key(char *out, size_t size, const char *job, int replica,
+	    int attempt) GF_MUST_CHECK;
 struct gf__wjob *gf__worker_add(struct gf_worker *w);
 void gf__worker_push(struct gf_worker *w, const struct gf_worker_event *ev);
 void gf__worker_started(struct gf_worker *w, const struct gf__wjob *j);

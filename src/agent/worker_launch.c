@@ -219,13 +219,10 @@ static void write_exit(int dir_fd, int status, bool fenced)
 {
 	char buf[96];
 	size_t len = 0;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	len += put_str(buf + len, "status=");
 	len += put_num(buf + len, status);
 	len += put_str(buf + len, "\nend_ms=");
-	len += put_num(buf + len,
-		       (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	len += put_num(buf + len, gf__now_ms()); /* async-signal-safe */
 	buf[len++] = '\n';
 	if (fenced)
 		len += put_str(buf + len, "fenced=1\n");
@@ -261,13 +258,6 @@ static void drain_group(pid_t job, int cgkill_fd)
 		}
 		nanosleep(&ten_ms, NULL);
 	}
-}
-
-static int64_t wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A decimal number at *p, moving past it and the spaces after; false
@@ -327,7 +317,7 @@ static bool wait_leased(const struct child *c, pid_t job, int *status)
 			return fenced;
 		if (r > 0)
 			continue; /* an orphan of the job, reaped */
-		int64_t now = wall_now();
+		int64_t now = gf__now_ms();
 		if (!fenced && now >= lease_end(c->lease)) {
 			fenced = true;
 			kill(-job, SIGTERM);
