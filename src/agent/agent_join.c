@@ -19,6 +19,7 @@
 #include "controller/auth.h"
 #include "server/client.h"
 #include "topo/render.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -58,8 +59,9 @@ static int add_label(struct gf_agent_join_args *a, const char *kv)
 			     sizeof(a->labels) - 1);
 		return GF_AGENT_EXIT_USAGE;
 	}
-	snprintf(a->labels + len, sizeof(a->labels) - len, "%s%s",
-		 len ? "," : "", kv);
+	if (gf_fmt(a->labels + len, sizeof(a->labels) - len, "%s%s",
+		   len ? "," : "", kv) != 0) /* cannot be: measured above */
+		return GF_AGENT_EXIT_USAGE;
 	return 0;
 }
 
@@ -195,9 +197,11 @@ static const char *read_token(struct gf_agent_join_args *a)
 	for (int i = 0; i < auth.n && !tok; i++)
 		if (auth.e[i].admin)
 			tok = auth.e[i].token;
-	if (tok)
-		snprintf(a->token, sizeof(a->token), "%s", tok);
-	else
+	if (tok && gf_fmt(a->token, sizeof(a->token), "%s", tok) != 0) {
+		gf_agent_say("--token-file '%s': a token longer than %zu bytes",
+			     a->token_file, sizeof(a->token) - 1);
+		tok = NULL;
+	} else if (!tok)
 		gf_agent_say("--token-file '%s': no 'TOKEN node:%s' line (nor "
 			     "an admin's)",
 			     a->token_file, a->name);

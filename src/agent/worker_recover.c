@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -56,7 +57,8 @@ static int read_exit(const struct gf_worker *w, const struct gf__wjob *j,
 {
 	char name[GF__KEY_MAX + 8], buf[256];
 	int64_t st;
-	snprintf(name, sizeof(name), "%s/exit", j->key);
+	if (gf_fmt(name, sizeof(name), "%s/exit", j->key) != 0)
+		return GF_ETOOBIG; /* cannot be: a key is under GF__KEY_MAX */
 	int rc = gf__rec_read(w->jobs_fd, name, buf, sizeof(buf));
 	if (rc == -ENOENT)
 		return 0;
@@ -85,9 +87,9 @@ static bool ended_by_file(struct gf_worker *w, struct gf__wjob *j)
 	}
 	if (rc < 0) {
 		char why[GF_WORKER_NOTE_MAX];
-		snprintf(why, sizeof(why),
-			 "its exit record cannot be read (%s): status unknown",
-			 gf_strerror(rc));
+		gf_note(why, sizeof(why),
+			"its exit record cannot be read (%s): status unknown",
+			gf_strerror(rc));
 		gf__worker_ended(w, j, 0, false, gf__now_ms(), why);
 		return true;
 	}
@@ -126,8 +128,8 @@ static void read_stop(struct gf_worker *w, struct gf__wjob *j)
 {
 	char name[GF__KEY_MAX + 8], buf[256], reason[32];
 	int64_t ms;
-	snprintf(name, sizeof(name), "%s/stop", j->key);
-	if (gf__rec_read(w->jobs_fd, name, buf, sizeof(buf)) != 0 ||
+	if (gf_fmt(name, sizeof(name), "%s/stop", j->key) != 0 ||
+	    gf__rec_read(w->jobs_fd, name, buf, sizeof(buf)) != 0 ||
 	    !gf__rec_get(buf, "reason", reason, sizeof(reason)) ||
 	    !gf__rec_i64(buf, "stop_ms", &ms) || ms <= 0)
 		return;
@@ -170,8 +172,9 @@ static void classify(struct gf_worker *w, struct gf__wjob *j,
 static void set_aside(struct gf_worker *w, const char *key, int rc)
 {
 	char bad[GF__KEY_MAX + 16];
-	snprintf(bad, sizeof(bad), ".bad.%s", key);
-	int mv = renameat(w->jobs_fd, key, w->jobs_fd, bad) == 0 ? 0 : -errno;
+	int mv = gf_fmt(bad, sizeof(bad), ".bad.%s", key);
+	if (mv == 0 && renameat(w->jobs_fd, key, w->jobs_fd, bad) != 0)
+		mv = -errno;
 	gf_log(GF_LOG_ERROR, "worker",
 	       "state of '%s' cannot be read (%s): moved to jobs/%s%s%s", key,
 	       gf_strerror(rc), bad, mv ? ": " : "", mv ? gf_strerror(mv) : "");
@@ -182,10 +185,15 @@ static void recover_one(struct gf_worker *w, const char *key)
 	char name[GF__KEY_MAX + 8], boot[GF__BOOT_ID_MAX];
 	char *text = gf_malloc(GF__REC_MAX);
 	struct gf__wjob tmp;
-	snprintf(name, sizeof(name), "%s/nogo", key);
+	/* a key is under GF__KEY_MAX (gf__recover lists no other) */
+	char run[GF__KEY_MAX + 8];
+	if (gf_fmt(name, sizeof(name), "%s/nogo", key) != 0 ||
+	    gf_fmt(run, sizeof(run), "%s/run", key) != 0) {
+		set_aside(w, key, GF_ETOOBIG);
+		goto out;
+	}
 	bool nogo = faccessat(w->jobs_fd, name, F_OK, 0) == 0;
-	snprintf(name, sizeof(name), "%s/run", key);
-	int rc = gf__rec_read(w->jobs_fd, name, text, GF__REC_MAX);
+	int rc = gf__rec_read(w->jobs_fd, run, text, GF__REC_MAX);
 	if (rc == -ENOENT || nogo) {
 		/* a start that did not finish: its process ran nothing */
 		gf__job_remove(w->jobs_fd, key);
