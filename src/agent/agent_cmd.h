@@ -37,11 +37,12 @@ struct gf_agent_cmd {
 void gf_agent_cmd_defaults(struct gf_agent_cmd *g);
 /* Apply option c: -1 when it is not one of the agent's, else 0 or an exit
  * code (GF_AGENT_EXIT_USAGE) with the error printed. */
-int gf_agent_cmd_option(int c, const char *arg, struct gf_agent_cmd *g);
+int gf_agent_cmd_option(int c, const char *arg,
+			struct gf_agent_cmd *g) GF_MUST_CHECK;
 /* After parsing: --listen and the joining options; 0 or an exit code. */
-int gf_agent_cmd_check(struct gf_agent_cmd *g);
+int gf_agent_cmd_check(struct gf_agent_cmd *g) GF_MUST_CHECK;
 /* Serve (and join, saying version) until SIGTERM or SIGINT; an exit
  * code. */
-int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version);
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version) GF_MUST_CHECK;
 
 #endif

@@ -55,12 +55,14 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 			  int *rc);
 /* After parsing: usage errors, defaults (name: the host name; address:
  * the --listen host unless 0.0.0.0, else the name).  0 or an exit code. */
-int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen);
+int gf_agent_join_check(struct gf_agent_join_args *a,
+			const char *listen) GF_MUST_CHECK;
 /* Start the link (nothing without --controller): 0 or an exit code with
  * the error printed. */
 int gf_agent_join_start(struct gf_agent_join_args *a,
 			const struct gf_node_source *topo,
-			struct gf_agent *agent, const char *version);
+			struct gf_agent *agent,
+			const char *version) GF_MUST_CHECK;
 void gf_agent_join_stop(struct gf_agent_join_args *a);
 
 #endif

@@ -107,7 +107,7 @@ struct gf_join {
 
 /* join_inventory.c: j->inv from the node, its MIG state (through NVML, under
  * the agent's lock) and the options. */
-int gf__join_inventory(struct gf_join *j, struct gf_err *e);
+int gf__join_inventory(struct gf_join *j, struct gf_err *e) GF_MUST_CHECK;
 
 /* join_apply.c: the loop's work on the worker. */
 /* Worker events into the ledger; true if a run ended. */

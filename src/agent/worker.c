@@ -476,8 +476,9 @@ int gf_worker_forget(struct gf_worker *w, const char *job, int replica,
 				  "job '%s' replica %d attempt %d: still "
 				  "running",
 				  job, replica, attempt);
-	if (j->cgroup_left)
-		gf__cgroup_remove(j->cgroup);
+	if (j->cgroup_left && gf__cgroup_remove(j->cgroup) != 0)
+		gf_log(GF_LOG_WARN, "worker", "cannot remove cgroup '%s': %s",
+		       j->cgroup, gf_strerror(-errno));
 	int rc = gf__job_remove(w->jobs_fd, j->key);
 	if (rc != 0)
 		return gf_err_set(e, rc,

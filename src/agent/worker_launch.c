@@ -598,11 +598,16 @@ out:
 	return rc;
 }
 
-int gf__launch_go(struct gf__launch_out *out, bool go)
+int gf__launch_go(struct gf__launch_out *out)
 {
 	int rc = 0;
-	if (go && send(out->go_fd, "g", 1, MSG_NOSIGNAL) != 1)
+	if (send(out->go_fd, "g", 1, MSG_NOSIGNAL) != 1)
 		rc = -errno;
 	close_fd(&out->go_fd);
 	return rc;
+}
+
+void gf__launch_abort(struct gf__launch_out *out)
+{
+	close_fd(&out->go_fd);
 }

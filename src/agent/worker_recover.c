@@ -44,8 +44,11 @@ void gf__wait_gone(int pid, int ms)
 
 void gf__signal_job(const struct gf__wjob *j, int sig)
 {
-	if (j->cgroup[0])
-		gf__cgroup_signal(j->cgroup, sig);
+	/* the process group is signalled as well (below) */
+	int rc = j->cgroup[0] ? gf__cgroup_signal(j->cgroup, sig) : 0;
+	if (rc != 0)
+		gf_log(GF_LOG_DEBUG, "worker", "cgroup '%s': %s", j->cgroup,
+		       gf_strerror(rc));
 	if (gf__proc_alive(j->pid, j->pid_start) && kill(-j->pid, sig) != 0)
 		kill(j->pid, sig); /* not a group leader (cannot happen) */
 }
@@ -196,7 +199,10 @@ static void recover_one(struct gf_worker *w, const char *key)
 	int rc = gf__rec_read(w->jobs_fd, run, text, GF__REC_MAX);
 	if (rc == -ENOENT || nogo) {
 		/* a start that did not finish: its process ran nothing */
-		gf__job_remove(w->jobs_fd, key);
+		int rm = gf__job_remove(w->jobs_fd, key);
+		if (rm != 0)
+			gf_log(GF_LOG_WARN, "worker", "cannot remove '%s': %s",
+			       key, gf_strerror(rm));
 		gf_log(GF_LOG_INFO, "worker",
 		       "removed '%s': a start that did not finish (nothing "
 		       "ran)",
@@ -226,7 +232,7 @@ out:
 	gf_free(text);
 }
 
-int gf__recover(struct gf_worker *w)
+void gf__recover(struct gf_worker *w)
 {
 	int fd = dup(w->jobs_fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -236,7 +242,7 @@ int gf__recover(struct gf_worker *w)
 			close(fd);
 		gf_log(GF_LOG_ERROR, "worker", "cannot list '%s/jobs': %s",
 		       w->state_dir, gf_strerror(rc));
-		return rc;
+		return;
 	}
 	/* names first: recovery removes and renames entries */
 	char(*names)[GF__KEY_MAX] = NULL;
@@ -264,5 +270,4 @@ int gf__recover(struct gf_worker *w)
 	for (int i = 0; i < n; i++)
 		recover_one(w, names[i]);
 	gf_free(names);
-	return 0;
 }

@@ -72,7 +72,11 @@ static int claim(struct gf_worker *w, struct start *s, struct gf_err *e)
 					  "%s: '%s/jobs/%s' holds a record "
 					  "this worker does not track",
 					  s->who, w->state_dir, s->j.key);
-		gf__job_remove(w->jobs_fd, s->j.key);
+		/* an empty leftover of this key; mkdirat says if it stays */
+		int rm = gf__job_remove(w->jobs_fd, s->j.key);
+		if (rm != 0)
+			gf_log(GF_LOG_DEBUG, "worker", "%s: leftover: %s",
+			       s->who, gf_strerror(rm));
 	}
 	s->claimed = true;
 	s->dir_fd = openat(w->jobs_fd, s->j.key,
@@ -142,10 +146,12 @@ static void undo(struct gf_worker *w, struct start *s)
 {
 	if (s->j.shim_pid > 0)
 		gf__wait_gone(s->j.shim_pid, 2000);
-	if (s->claimed)
-		gf__job_remove(w->jobs_fd, s->j.key);
-	if (s->j.cgroup[0])
-		gf__cgroup_remove(s->j.cgroup);
+	if (s->claimed && gf__job_remove(w->jobs_fd, s->j.key) != 0)
+		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove its state",
+		       s->who);
+	if (s->j.cgroup[0] && gf__cgroup_remove(s->j.cgroup) != 0)
+		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove cgroup '%s'",
+		       s->who, s->j.cgroup);
 }
 
 /* The pids' start times, the record, then "go". */
@@ -173,7 +179,7 @@ static int commit(struct gf_worker *w, struct start *s,
 				s->who, gf_strerror(rc));
 		goto out;
 	}
-	rc = gf__launch_go(lo, true);
+	rc = gf__launch_go(lo);
 	if (rc != 0) {
 		/* the job's process is gone (killed from outside): its shim
 		 * reports the end like any other */
@@ -220,7 +226,7 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 	}
 	rc = commit(w, s, &lo, e);
 	if (rc != 0) {
-		gf__launch_go(&lo, false);
+		gf__launch_abort(&lo);
 		return rc;
 	}
 	return 0;
