@@ -386,16 +386,25 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 #define DEBUG_CHECK(w) ((void)0)
 #endif
 
-int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
-		   int attempt, struct gf_err *e)
+/* The run job.replica.attempt, or NULL with e saying it is not here. */
+static struct gf__wjob *known(const struct gf_worker *w, const char *job,
+			      int replica, int attempt, struct gf_err *e)
 {
 	struct gf__wjob *j =
 		attempt < 0 ? NULL : gf__worker_find(w, job, replica, attempt);
 	if (j == NULL)
-		return gf_err_set(e, GF_ENOTFOUND,
-				  "job '%s' replica %d attempt %d: not on this "
-				  "node",
-				  job, replica, attempt);
+		gf_err_set(e, GF_ENOTFOUND,
+			   "job '%s' replica %d attempt %d: not on this node",
+			   job, replica, attempt);
+	return j;
+}
+
+int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
+		   int attempt, struct gf_err *e)
+{
+	struct gf__wjob *j = known(w, job, replica, attempt, e);
+	if (j == NULL)
+		return GF_ENOTFOUND;
 	if (j->state != GF__W_RUNNING)
 		return gf_err_set(e, GF_ECONFLICT,
 				  "job '%s' replica %d attempt %d: has ended "
@@ -464,13 +473,9 @@ int gf_worker_running(const struct gf_worker *w, struct gf_worker_job *out,
 int gf_worker_forget(struct gf_worker *w, const char *job, int replica,
 		     int attempt, struct gf_err *e)
 {
-	struct gf__wjob *j =
-		attempt < 0 ? NULL : gf__worker_find(w, job, replica, attempt);
+	struct gf__wjob *j = known(w, job, replica, attempt, e);
 	if (j == NULL)
-		return gf_err_set(e, GF_ENOTFOUND,
-				  "job '%s' replica %d attempt %d: not on this "
-				  "node",
-				  job, replica, attempt);
+		return GF_ENOTFOUND;
 	if (j->state == GF__W_RUNNING)
 		return gf_err_set(e, GF_ECONFLICT,
 				  "job '%s' replica %d attempt %d: still "

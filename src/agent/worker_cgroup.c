@@ -23,58 +23,59 @@
 #include "agent/worker_impl.h"
 #include "util/fmt.h"
 
-/* The cgroup2 mount point from mountinfo ("... MOUNTPOINT ... - cgroup2"). */
-static int cgroup2_mount(char *out, size_t size)
+/* The first line of path that take() accepts (it fills out): 0, -ENOENT
+ * when none does, -errno when the file cannot be read. */
+static int first_line(const char *path,
+		      bool (*take)(char *line, char *out, size_t size),
+		      char *out, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	FILE *f = fopen(path, "re");
 	if (f == NULL)
 		return -errno;
 	char line[4096];
 	int rc = -ENOENT;
-	while (rc != 0 && fgets(line, sizeof(line), f)) {
-		const char *dash = strstr(line, " - cgroup2 ");
-		if (dash == NULL)
-			continue;
-		/* fields: id parent major:minor root mountpoint ... */
-		char *p = line;
-		for (int i = 0; i < 4 && p; i++) {
-			p = strchr(p, ' ');
-			if (p)
-				p++;
-		}
-		if (p == NULL)
-			continue;
-		size_t len = strcspn(p, " ");
-		if (len == 0 || len >= size || memchr(p, '\\', len))
-			continue; /* escaped characters: not ours to guess */
-		memcpy(out, p, len);
-		out[len] = '\0';
-		rc = 0;
-	}
+	while (rc != 0 && fgets(line, sizeof(line), f))
+		if (take(line, out, size))
+			rc = 0;
 	fclose(f);
 	return rc;
 }
 
-/* This process's cgroup v2 path ("0::/PATH"). */
-static int own_cgroup(char *out, size_t size)
+/* A mountinfo line of the cgroup2 mount: its mount point ("... MOUNTPOINT
+ * ... - cgroup2 ..."). */
+static bool cgroup2_mount(char *line, char *out, size_t size)
 {
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (f == NULL)
-		return -errno;
-	char line[4096];
-	int rc = -ENOENT;
-	while (rc != 0 && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		size_t len = strlen(line + 3);
-		if (line[3] != '/' || len >= size)
-			continue;
-		memcpy(out, line + 3, len + 1);
-		rc = 0;
+	if (strstr(line, " - cgroup2 ") == NULL)
+		return false;
+	/* fields: id parent major:minor root mountpoint ... */
+	char *p = line;
+	for (int i = 0; i < 4 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
 	}
-	fclose(f);
-	return rc;
+	if (p == NULL)
+		return false;
+	size_t len = strcspn(p, " ");
+	if (len == 0 || len >= size || memchr(p, '\\', len))
+		return false; /* escaped characters: not ours to guess */
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
+}
+
+/* The cgroup v2 line of /proc/self/cgroup: this process's path
+ * ("0::/PATH"). */
+static bool own_cgroup(char *line, char *out, size_t size)
+{
+	if (strncmp(line, "0::", 3) != 0)
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	size_t len = strlen(line + 3);
+	if (line[3] != '/' || len >= size)
+		return false;
+	memcpy(out, line + 3, len + 1);
+	return true;
 }
 
 /* dir/name into out: 0, or GF_ETOOBIG. */
@@ -88,11 +89,13 @@ void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name)
 	char mnt[GF_WORKER_PATH_MAX], own[GF_WORKER_PATH_MAX];
 	char probe[GF_WORKER_PATH_MAX + 80], file[GF_WORKER_PATH_MAX + 100];
 	memset(cg, 0, sizeof(*cg));
-	if (cgroup2_mount(mnt, sizeof(mnt)) != 0) {
+	if (first_line("/proc/self/mountinfo", cgroup2_mount, mnt,
+		       sizeof(mnt)) != 0) {
 		gf_note(cg->why, sizeof(cg->why), "no cgroup2 mount");
 		return;
 	}
-	if (own_cgroup(own, sizeof(own)) != 0) {
+	if (first_line("/proc/self/cgroup", own_cgroup, own, sizeof(own)) !=
+	    0) {
 		gf_note(cg->why, sizeof(cg->why),
 			"no cgroup v2 line in /proc/self/cgroup");
 		return;
