@@ -79,9 +79,9 @@ endif
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
 	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
-	src/store/*.c src/nodeproto/*.c src/controller/*.c src/worker/*.c \
+	src/store/*.c src/nodeproto/*.c src/controller/*.c src/agent/*.c \
 	src/autoscale/*.c \
-	src/join/*.c src/chargeback/*.c src/slurm/*.c src/k8s/*.c)
+	src/chargeback/*.c src/slurm/*.c src/k8s/*.c)
 CLI_SRC = $(wildcard src/cli/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(B)/%.o)

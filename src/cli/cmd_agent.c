@@ -1,34 +1,20 @@
 /*
- * cmd_agent.c - `gpufleet agent`: options and output around the agent
- * service (src/telemetry/agent.h: sampler, documents, routes), which
- * serves through src/server/, and, with --controller, the node's link to
- * the controller (agent_join.c).  The main thread blocks SIGTERM and
- * SIGINT before any thread starts, waits for one, then stops the link
- * (jobs keep running) and the service (requests in flight finish) and
- * exits 0.
+ * cmd_agent.c - `gpufleet agent`: the command line around the node agent
+ * (src/agent/agent_cmd.h): usage, the options every command shares (node
+ * source, diagnosis thresholds, connection limits), and the dispatch of
+ * the agent's own options and its run.
  */
 #include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "cli/agent_join.h"
+#include "agent/agent_cmd.h"
 #include "cli/cli.h"
 #include "server/server.h"
-#include "telemetry/agent.h"
-#include "telemetry/collect.h"
-#include "util/log.h"
 
-/* What the command line asks for. */
-struct agent_args {
-	struct gf_agent_opts o;
-	struct gf_node_opts topo;
-	struct gf_counters counters;
-	const char *counters_file;
-	const char *interval_arg, *window_arg;
-	struct gf_agent_join_args join;
-};
+_Static_assert((int)GF_AGENT_EXIT_OK == (int)GF_EXIT_OK &&
+		       (int)GF_AGENT_EXIT_FAIL == (int)GF_EXIT_FAIL &&
+		       (int)GF_AGENT_EXIT_USAGE == (int)GF_EXIT_USAGE,
+	       "the agent's exit codes are the commands'");
 
 static void usage(FILE *f)
 {
@@ -127,112 +113,32 @@ static void usage(FILE *f)
 		(unsigned)GF_SERVER_PER_CLIENT);
 }
 
-/* The ring the diagnosis window needs, said when it cannot be had. */
-static int ring_size(const struct agent_args *g)
-{
-	const struct gf_agent_opts *o = &g->o;
-	long need = gf_collector_ring_for(o->diag.window_s, o->interval_ms);
-	if (o->diag.window_s * 1e3 < (double)o->interval_ms)
-		gf_cli_error("agent",
-			     "warning: '--diag-window %s' is shorter than "
-			     "'--interval %s': no GPU will be judged",
-			     g->window_arg, g->interval_arg);
-	else if (need > GF_RING_MAX)
-		gf_cli_error("agent",
-			     "warning: '--diag-window %s' needs %ld samples "
-			     "per GPU at '--interval %s', more than the ring "
-			     "holds (%d, %.0f s): no GPU will be judged; "
-			     "lengthen --interval or shorten --diag-window",
-			     g->window_arg, need, g->interval_arg, GF_RING_MAX,
-			     (double)(GF_RING_MAX - 1) *
-				     (double)o->interval_ms / 1e3);
-	return need > GF_RING_MAX ? GF_RING_MAX : (int)need;
-}
-
-static void log_counters(const struct gf_counters *k, const char *file)
-{
-	for (int i = 0; i < k->n; i++) {
-		const struct gf_metric_def *d = gf_metric_def(k->order[i]);
-		gf_log(GF_LOG_DEBUG, "agent", "exporting %s (%s) from %s",
-		       d->name, d->type,
-		       file ? file : "dcgm-exporter's default set");
-	}
-}
-
 /* One option (getopt's c); 0, or an exit code. */
-static int agent_option(int c, struct agent_args *g, char **argv)
+static int agent_option(int c, struct gf_agent_cmd *g,
+			struct gf_node_opts *topo, char **argv)
 {
-	long ms;
 	bool bad = false;
-	switch (c) {
-	case 'l':
-		g->o.listen = optarg;
+	int rc = gf_agent_cmd_option(c, optarg, g);
+	if (rc >= 0)
+		return rc;
+	if (gf_cli_node_option(c, optarg, topo))
 		return 0;
-	case 'i':
-		g->interval_arg = optarg;
-		g->o.interval_ms = gf_diag_parse_duration(optarg);
-		if (g->o.interval_ms >= 10 && g->o.interval_ms <= 3600000)
-			return 0;
-		gf_cli_error("agent",
-			     "cannot parse '--interval %s': expected 10ms to "
-			     "1h, like 1s",
-			     optarg);
-		return GF_EXIT_USAGE;
-	case 'c':
-		g->counters_file = optarg;
-		return 0;
-	case 'q':
-		g->o.xid_quiet_ms = gf_diag_parse_duration(optarg);
-		if (g->o.xid_quiet_ms >= 1000 &&
-		    g->o.xid_quiet_ms <= 168 * 3600000L)
-			return 0;
-		gf_cli_error("agent",
-			     "cannot parse '--xid-quiet %s': expected 1s to "
-			     "168h, like 300s",
-			     optarg);
-		return GF_EXIT_USAGE;
-	case 'w':
-		g->window_arg = optarg;
-		ms = gf_diag_parse_duration(optarg);
-		g->o.diag.window_s = (double)ms / 1e3;
-		if (ms >= 100)
-			return 0;
-		gf_cli_error("agent",
-			     "cannot parse '--diag-window %s': expected a "
-			     "duration of 100ms or more, like 300s",
-			     optarg);
-		return GF_EXIT_USAGE;
-	default:
-		if (gf_cli_node_option(c, optarg, &g->topo))
-			return 0;
-		int rc = 0;
-		if (gf_agent_join_option(c, optarg, &g->join, &rc))
-			return rc;
-		if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad) ||
-		    gf_cli_conn_option("agent", c, optarg,
-				       &g->o.max_connections,
-				       &g->o.max_per_client, &bad))
-			return bad ? GF_EXIT_USAGE : 0;
-		return gf_cli_bad_option("agent", argv);
-	}
+	if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad) ||
+	    gf_cli_conn_option("agent", c, optarg, &g->o.max_connections,
+			       &g->o.max_per_client, &bad))
+		return bad ? GF_EXIT_USAGE : 0;
+	return gf_cli_bad_option("agent", argv);
 }
 
 /* Options into g; 0, or an exit code (-h: GF_EXIT_OK with *done). */
-static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
+static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 {
 	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "counters", required_argument, NULL, 'c' },
-		{ "diag-window", required_argument, NULL, 'w' },
-		{ "xid-quiet", required_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_DIAG_OPTIONS,
-		GF_CLI_CONN_OPTIONS,
-		GF_CLI_NODE_OPTIONS,
-		GF_AGENT_JOIN_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+		GF_AGENT_CMD_OPTIONS, { "help", no_argument, NULL, 'h' },
+		GF_CLI_DIAG_OPTIONS,  GF_CLI_CONN_OPTIONS,
+		GF_CLI_NODE_OPTIONS,  { NULL, 0, NULL, 0 },
 	};
+	struct gf_node_opts topo = { .cmd = "agent", .src = g->o.topo };
 	int c, rc;
 	optind = 1;
 	opterr = 0;
@@ -242,7 +148,7 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 			*done = true;
 			return GF_EXIT_OK;
 		}
-		if ((rc = agent_option(c, g, argv)) != 0)
+		if ((rc = agent_option(c, g, &topo, argv)) != 0)
 			return rc;
 	}
 	if (optind < argc) {
@@ -252,87 +158,19 @@ static int parse_args(int argc, char **argv, struct agent_args *g, bool *done)
 			     argv[optind]);
 		return GF_EXIT_USAGE;
 	}
-	const char *why = gf_server_listen_check(g->o.listen);
-	if (why) {
-		gf_cli_error("agent", "cannot parse '--listen %s': %s",
-			     g->o.listen, why);
-		return GF_EXIT_USAGE;
-	}
-	if ((rc = gf_agent_join_check(&g->join, g->o.listen)) != 0)
+	g->o.topo = topo.src;
+	if ((rc = gf_agent_cmd_check(g)) != 0)
 		return rc;
-	return gf_cli_node_check(&g->topo);
-}
-
-/* The counters file, or dcgm-exporter's default set; 0 or an exit code. */
-static int read_counters(struct agent_args *g)
-{
-	struct gf_err e;
-	gf_err_clear(&e);
-	if (!g->counters_file) {
-		gf_counters_default(&g->counters);
-	} else if (gf_counters_read(g->counters_file, &g->counters, &e) != 0) {
-		gf_cli_error("agent", "%s", e.msg);
-		return GF_EXIT_FAIL;
-	}
-	for (int i = 0; i < g->counters.nskipped; i++)
-		gf_cli_error("agent",
-			     "%s:%d: %s is not collected by gpufleet; skipped",
-			     g->counters_file, g->counters.skipped_line[i],
-			     g->counters.skipped[i]);
-	log_counters(&g->counters, g->counters_file);
-	g->o.counters = &g->counters;
-	return 0;
+	return gf_cli_node_check(&topo);
 }
 
 int cmd_agent(int argc, char **argv)
 {
-	static struct agent_args g;
-	memset(&g, 0, sizeof(g));
-	g.o.listen = "127.0.0.1:9400";
-	g.o.interval_ms = 1000;
-	g.interval_arg = "1s";
-	g.window_arg = "300s";
-	gf_diag_defaults(&g.o.diag);
-	g.o.diag.window_s = 300;
-	g.topo.cmd = "agent";
-	g.topo.src.nvml = -1;
-	gf_agent_join_defaults(&g.join);
+	static struct gf_agent_cmd g;
+	gf_agent_cmd_defaults(&g);
 	bool done = false;
 	int rc = parse_args(argc, argv, &g, &done);
 	if (rc || done)
 		return rc;
-	g.o.ring = ring_size(&g);
-	if ((rc = read_counters(&g)) != 0)
-		return rc;
-	g.o.topo = g.topo.src;
-	/* block the stop signals in every thread to come; main waits */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	struct gf_agent *a;
-	struct gf_err e;
-	gf_err_clear(&e);
-	if (gf_agent_start(&a, &g.o, &e) != 0) {
-		gf_cli_error("agent", "%s", e.msg);
-		return GF_EXIT_FAIL;
-	}
-	const char *url = gf_agent_url(a);
-	fprintf(stderr, "gpufleet agent: %d GPUs, listening on %s%s\n",
-		gf_agent_gpus(a), url,
-		strncmp(url, "http://0.0.0.0:", 15) == 0 ? " (every interface)"
-							 : "");
-	if ((rc = gf_agent_join_start(&g.join, &g.topo, a, GPUFLEET_VERSION)) !=
-	    0) {
-		gf_agent_stop(a);
-		return rc;
-	}
-	int sig;
-	sigwait(&set, &sig);
-	fprintf(stderr, "gpufleet agent: %s, stopping\n",
-		sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	gf_agent_join_stop(&g.join);
-	gf_agent_stop(a);
-	return GF_EXIT_OK;
+	return gf_agent_cmd_run(&g, GPUFLEET_VERSION);
 }

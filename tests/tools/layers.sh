@@ -40,8 +40,7 @@ room() {
 	store/* | */store/*) echo store ;;
 	nodeproto/* | */nodeproto/*) echo nodeproto ;;
 	controller/* | */controller/*) echo controller ;;
-	worker/* | */worker/*) echo worker ;;
-	join/* | */join/*) echo join ;;
+	agent/* | */agent/*) echo agent ;;
 	chargeback/* | */chargeback/*) echo chargeback ;;
 	slurm/* | */slurm/*) echo slurm ;;
 	k8s/* | */k8s/*) echo k8s ;;
@@ -68,13 +67,14 @@ allowed() {
 	autoscale) echo "util scale server" ;;
 	store) echo "util node place migcore jobs" ;;
 	nodeproto) echo "util node place migcore jobs" ;;
-	worker) echo "util node topo" ;;
-	join) echo "util node place migcore jobs topo mig telemetry server worker nodeproto" ;;
+	# the node agent: its service, worker and link; the token file's
+	# format is the controller's (controller/auth.h)
+	agent) echo "util node place migcore jobs topo mig telemetry server nodeproto controller" ;;
 	chargeback) echo "util node migcore charge jobs store" ;;
 	slurm) echo "util node place topo charge chargeback" ;;
 	k8s) echo "util node place migcore jobs scale server" ;;
 	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback k8s" ;;
-	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller worker nodeproto join autoscale charge chargeback slurm k8s" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller agent nodeproto autoscale charge chargeback slurm k8s" ;;
 	esac
 }
 

@@ -7,11 +7,16 @@
  * the diagnose golden files judge, checked by hand on tiny series; every
  * renderer the agent serves from refuses a page its buffer cannot hold
  * (GF_ETOOBIG, never a cut page), and the agent service serves only
- * whole documents.
+ * whole documents; the link refuses a state directory too long for its
+ * paths before it makes anything.
  */
+#include <errno.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/join.h"
 #include "helpers.h"
 #include "server/client.h"
-#include "telemetry/agent.h"
 #include "telemetry/cgroup.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/expo.h"
@@ -1069,6 +1074,55 @@ static void test_agent_service(void **state)
 	gf_agent_stop(ag);
 }
 
+/* A state directory too long for the paths under it: gf_join_start says
+ * which directory and why (GF_ETOOBIG) before it makes anything on disk
+ * (it used to make the directory and its ledger, then the worker refused
+ * the path). */
+static void test_join_state_dir_too_long(void **state)
+{
+	(void)state;
+	char base[] = "/tmp/gf-join-XXXXXX";
+	assert_non_null(mkdtemp(base));
+	struct gf_node_source src = { .template_name = "hgx-h100" };
+	struct gf_node *node;
+	struct gf_err e;
+	assert_int_equal(gf_node_source_load(&src, &node, &e), 0);
+	/* 1000 bytes: STATE/worker fits, the worker's own paths do not;
+	 * 1020: STATE/worker itself does not */
+	static const size_t lens[] = { 1000, 1020 };
+	static const char *const says[] = { "worker: state directory '",
+					    "join: state directory '" };
+	for (int i = 0; i < 2; i++) {
+		char dir[1100], first[128];
+		size_t n = strlen(base);
+		memcpy(dir, base, n + 1);
+		while (n < lens[i]) { /* components of at most 100 bytes */
+			size_t k = lens[i] - n < 100 ? lens[i] - n : 100;
+			dir[n] = '/';
+			memset(dir + n + 1, 'a', k - 1);
+			n += k;
+			dir[n] = '\0';
+		}
+		assert_int_equal(strlen(dir), lens[i]);
+		memcpy(first, dir, strlen(base) + 100);
+		first[strlen(base) + 100] = '\0';
+		struct gf_join_opts o = { .controller = "http://127.0.0.1:9",
+					  .name = "n1",
+					  .state_dir = dir,
+					  .node = node };
+		struct gf_join *j = (struct gf_join *)1;
+		gf_err_clear(&e);
+		assert_int_equal(gf_join_start(&j, &o, &e), GF_ETOOBIG);
+		assert_null(j);
+		assert_non_null(strstr(e.msg, says[i]));
+		assert_non_null(strstr(e.msg, base)); /* names the path */
+		assert_int_not_equal(access(first, F_OK), 0); /* made nothing */
+		assert_int_equal(errno, ENOENT);
+	}
+	assert_int_equal(rmdir(base), 0);
+	gf_node_free(node);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc;
@@ -1091,6 +1145,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gpm_facts_by_hand),
 		cmocka_unit_test(test_recording_errors),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_join_state_dir_too_long),
 		cmocka_unit_test(test_cgroup_owners),
 		cmocka_unit_test(test_renderers_refuse_tiny_caps),
 		cmocka_unit_test(test_agent_service),

@@ -17,7 +17,7 @@
 #include <gpufleet/err.h>
 
 #include "helpers.h"
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 #include "telemetry/collect.h"
 #include "telemetry/expo.h"
 #include "telemetry/health.h"

@@ -23,7 +23,7 @@
 #include "helpers.h"
 #include "topo/source.h"
 #include "util/mem.h"
-#include "worker/worker.h"
+#include "agent/worker.h"
 
 struct fx {
 	char dir[128], state[160], logs[160], out[160];

@@ -3,14 +3,21 @@
  * (--controller, --name, --token-file, --label, --block, --state-dir,
  * --address, --kill-grace) and starting the link with them.
  */
-#ifndef GF_CLI_AGENT_JOIN_H
-#define GF_CLI_AGENT_JOIN_H
+#ifndef GF_AGENT_JOIN_ARGS_H
+#define GF_AGENT_JOIN_ARGS_H
 
 #include <stdbool.h>
 
-#include "cli/cli.h"
+#include "agent/join.h"
 #include "controller/auth.h"
-#include "join/join.h"
+#include "topo/source.h"
+
+/* The command's exit codes (cli/cli.h's GF_EXIT_*, which cli/cmd_agent.c
+ * checks they equal). */
+enum { GF_AGENT_EXIT_OK = 0, GF_AGENT_EXIT_FAIL = 1, GF_AGENT_EXIT_USAGE = 2 };
+
+/* Print "gpufleet agent: msg" on stderr (as every command says errors). */
+void gf_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define GF_AGENT_JOIN_OPTIONS                                   \
 	{ "controller", required_argument, NULL, 'C' },         \
@@ -48,12 +55,14 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 			  int *rc);
 /* After parsing: usage errors, defaults (name: the host name; address:
  * the --listen host unless 0.0.0.0, else the name).  0 or an exit code. */
-int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen);
+int gf_agent_join_check(struct gf_agent_join_args *a,
+			const char *listen) GF_MUST_CHECK;
 /* Start the link (nothing without --controller): 0 or an exit code with
  * the error printed. */
 int gf_agent_join_start(struct gf_agent_join_args *a,
-			const struct gf_node_opts *topo, struct gf_agent *agent,
-			const char *version);
+			const struct gf_node_source *topo,
+			struct gf_agent *agent,
+			const char *version) GF_MUST_CHECK;
 void gf_agent_join_stop(struct gf_agent_join_args *a);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * apply.c - the loop's work on the worker: assignments made real (start
+ * join_apply.c - the loop's work on the worker: assignments made real (start
  * what is assigned and not running, stop what runs and is not assigned),
  * the worker's events into the ledger, the heartbeat's members, and the
  * acknowledged reports forgotten.
@@ -23,7 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -54,7 +55,7 @@ static void ended(struct gf_le *le, const struct gf_worker_event *ev)
 			  : ev->end == GF_WORKER_END_MAX_RUNTIME ? "max-runtime"
 			  : ev->end == GF_WORKER_END_LOST	 ? "lost"
 								 : "exited";
-	snprintf(r->reason, sizeof(r->reason), "%s", *why ? why : "stopped");
+	gf_note(r->reason, sizeof(r->reason), "%s", *why ? why : "stopped");
 	le->st = GF_LE_ENDED;
 }
 
@@ -106,7 +107,7 @@ static void stop(struct gf_join *j, struct gf_le *le, const char *why)
 		return;
 	struct gf_err e;
 	le->stopping = true;
-	snprintf(le->stop_why, sizeof(le->stop_why), "%s", why);
+	gf_note(le->stop_why, sizeof(le->stop_why), "%s", why);
 	if (gf_worker_stop(j->w, le->job, le->replica, le->attempt, &e) != 0)
 		gf_log(GF_LOG_WARN, "join", "stop %s replica %d: %s", le->job,
 		       le->replica, e.msg);
@@ -185,8 +186,8 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 	le->run.replica = le->replica;
 	le->run.started_ms = le->run.ended_ms = wall_ms();
 	le->run.exit_code = 127;
-	snprintf(le->run.reason, sizeof(le->run.reason), "start-failed: %.140s",
-		 e.msg);
+	gf_note(le->run.reason, sizeof(le->run.reason), "start-failed: %s",
+		e.msg);
 }
 
 static bool assigned(const struct gf_np_assignments *a, const struct gf_le *le)
@@ -249,14 +250,15 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 static void add_dev_pods(struct gf_np_heartbeat *hb,
 			 const struct gf_dev_pods *dp)
 {
-	if (!dp->npods || !dp->uuid[0] || strlen(dp->uuid) >= GF_NP_UUID_MAX)
-		return;
-	struct gf_np_gpu_pods *gp = &hb->gpu_pods[hb->ngpu_pods++];
-	snprintf(gp->uuid, sizeof(gp->uuid), "%s", dp->uuid);
+	struct gf_np_gpu_pods *gp = &hb->gpu_pods[hb->ngpu_pods];
+	if (!dp->npods || !dp->uuid[0] ||
+	    gf_fmt(gp->uuid, sizeof(gp->uuid), "%s", dp->uuid) != 0)
+		return; /* a UUID too long is no device's: left out */
+	hb->ngpu_pods++;
 	for (int k = 0; k < dp->npods && k < GF_NP_PODS_PER_GPU; k++)
-		if (strlen(dp->pods[k]) < GF_NP_POD_UID_MAX)
-			snprintf(gp->pods[gp->npods++], GF_NP_POD_UID_MAX, "%s",
-				 dp->pods[k]);
+		if (gf_fmt(gp->pods[gp->npods], GF_NP_POD_UID_MAX, "%s",
+			   dp->pods[k]) == 0)
+			gp->npods++;
 }
 
 void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
@@ -271,9 +273,9 @@ void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 		for (int i = 0; i < n && i < GF_CNODE_MAX_GPUS; i++) {
 			hb->health[i].index = (int)h[i].index;
 			hb->health[i].healthy = h[i].healthy;
-			snprintf(hb->health[i].reason,
-				 sizeof(hb->health[i].reason), "%s",
-				 h[i].reason);
+			gf_note(hb->health[i].reason,
+				sizeof(hb->health[i].reason), "%s",
+				h[i].reason);
 			hb->nhealth = i + 1;
 		}
 		/* the pods on each GPU or MIG instance, by its UUID */
@@ -300,7 +302,8 @@ void gf__join_heartbeat(struct gf_join *j, struct gf_np_heartbeat *hb)
 		const struct gf_le *le = &j->led.v[i];
 		struct gf_np_ref ref = { .attempt = le->attempt,
 					 .replica = le->replica };
-		snprintf(ref.job, sizeof(ref.job), "%s", le->job);
+		/* the same size (GF_JOB_ID_MAX): never cut */
+		memcpy(ref.job, le->job, sizeof(ref.job));
 		if (le->st == GF_LE_RUNNING && hb->nrunning < GF_NP_MAX_RUNNING)
 			hb->running[hb->nrunning++] = ref;
 		if (le->st == GF_LE_ENDED &&

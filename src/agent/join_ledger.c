@@ -1,5 +1,5 @@
 /*
- * ledger.c - the replicas this node runs or ran, by attempt (join_impl.h
+ * join_ledger.c - the replicas this node runs or ran, by attempt (join_impl.h
  * has the states).  Running and ended replicas come back from the
  * worker's records after a restart (they carry the attempt); what only
  * the ledger knows is kept on disk: the tombstone of an attempt whose end
@@ -17,15 +17,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
 /* "j12.3": a job id holds [A-Za-z0-9_-], so the last '.' splits. */
-static void file_of(const struct gf_ledger *l, const char *job, int replica,
-		    char *out, size_t size)
+static int file_of(const struct gf_ledger *l, const char *job, int replica,
+		   char *out, size_t size)
 {
-	snprintf(out, size, "%s/%.40s.%d", l->dir, job, replica);
+	return gf_fmt(out, size, "%s/%.40s.%d", l->dir, job, replica);
 }
 
 static int sync_dir(const char *dir)
@@ -41,14 +42,18 @@ static int sync_dir(const char *dir)
 static int write_entry(const struct gf_ledger *l, const struct gf_le *le,
 		       struct gf_err *e)
 {
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 80], text[96];
-	file_of(l, le->job, le->replica, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int len = snprintf(text, sizeof(text), "attempt %d done %" PRIu64 "\n",
-			   le->attempt, le->done_gen);
+	char path[GF_WORKER_PATH_MAX + 64], tmp[GF_WORKER_PATH_MAX + 80];
+	char text[96];
+	if (file_of(l, le->job, le->replica, path, sizeof(path)) != 0 ||
+	    gf_fmt(tmp, sizeof(tmp), "%s.tmp", path) != 0 ||
+	    gf_fmt(text, sizeof(text), "attempt %d done %" PRIu64 "\n",
+		   le->attempt, le->done_gen) != 0)
+		return gf_err_set(e, GF_ETOOBIG, "ledger '%s': path too long",
+				  l->dir);
+	size_t len = strlen(text);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	int rc = 0;
-	if (fd < 0 || write(fd, text, (size_t)len) != len || fsync(fd) != 0)
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fsync(fd) != 0)
 		rc = -errno;
 	if (fd >= 0)
 		close(fd);
@@ -80,11 +85,11 @@ static struct gf_le *grow(struct gf_ledger *l)
 static bool read_entry(struct gf_ledger *l, const char *name)
 {
 	const char *dot = strrchr(name, '.');
-	char path[PATH_MAX + 300], text[96] = "";
+	char path[GF_WORKER_PATH_MAX + 300], text[96] = "";
 	if (!dot || dot == name || (size_t)(dot - name) >= GF_JOB_ID_MAX ||
-	    !strcmp(dot, ".tmp"))
+	    !strcmp(dot, ".tmp") ||
+	    gf_fmt(path, sizeof(path), "%s/%s", l->dir, name) != 0)
 		return false;
-	snprintf(path, sizeof(path), "%s/%s", l->dir, name);
 	FILE *f = fopen(path, "re");
 	if (f) {
 		if (!fgets(text, sizeof(text), f))
@@ -105,7 +110,9 @@ static bool read_entry(struct gf_ledger *l, const char *name)
 		return false;
 	}
 	struct gf_le *le = grow(l);
-	snprintf(le->job, sizeof(le->job), "%.*s", (int)(dot - name), name);
+	/* fits: the name before the dot is under GF_JOB_ID_MAX (above) */
+	memcpy(le->job, name, (size_t)(dot - name));
+	le->job[dot - name] = '\0';
 	le->replica = (int)replica;
 	le->attempt = attempt;
 	le->st = GF_LE_DONE;
@@ -113,11 +120,22 @@ static bool read_entry(struct gf_ledger *l, const char *name)
 	return true;
 }
 
-int gf__ledger_open(struct gf_ledger *l, const char *state_dir,
+int gf__ledger_init(struct gf_ledger *l, const char *state_dir,
 		    struct gf_err *e)
 {
 	memset(l, 0, sizeof(*l));
-	snprintf(l->dir, sizeof(l->dir), "%s/ledger", state_dir);
+	if (gf_fmt(l->dir, sizeof(l->dir), "%s/ledger", state_dir) != 0)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "ledger: state directory '%.100s%s' is %zu "
+				  "bytes, too long for its ledger",
+				  state_dir,
+				  strlen(state_dir) > 100 ? "..." : "",
+				  strlen(state_dir));
+	return 0;
+}
+
+int gf__ledger_open(struct gf_ledger *l, struct gf_err *e)
+{
 	if (mkdir(l->dir, 0700) != 0 && errno != EEXIST) {
 		int rc = -errno;
 		return gf_err_set(e, rc, "cannot create '%s': %s", l->dir,
@@ -169,8 +187,13 @@ struct gf_le *gf__ledger_add(struct gf_ledger *l, const char *job, int replica,
 			   4 * GF_JOIN_MAX_ENTRIES);
 		return NULL;
 	}
+	if (strlen(job) >= GF_JOB_ID_MAX) {
+		gf_err_set(e, GF_EINVAL, "ledger: job id '%.40s...' too long",
+			   job);
+		return NULL;
+	}
 	struct gf_le *le = grow(l);
-	snprintf(le->job, sizeof(le->job), "%s", job);
+	memcpy(le->job, job, strlen(job) + 1);
 	le->replica = replica;
 	le->attempt = attempt;
 	le->st = GF_LE_RUNNING;
@@ -191,9 +214,10 @@ int gf__ledger_done(struct gf_ledger *l, struct gf_le *le, uint64_t gen,
 
 void gf__ledger_remove(struct gf_ledger *l, struct gf_le *le)
 {
-	char path[PATH_MAX + 64];
-	file_of(l, le->job, le->replica, path, sizeof(path));
-	if (unlink(path) != 0 && errno != ENOENT)
+	char path[GF_WORKER_PATH_MAX + 64];
+	/* the name fits: init checked the directory, a job id is short */
+	if (file_of(l, le->job, le->replica, path, sizeof(path)) == 0 &&
+	    unlink(path) != 0 && errno != ENOENT)
 		gf_log(GF_LOG_WARN, "join", "cannot remove '%s': %s", path,
 		       gf_strerror(-errno));
 	*le = l->v[--l->n];

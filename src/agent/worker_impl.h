@@ -1,7 +1,8 @@
 /*
  * worker_impl.h - what the worker's files share: the worker and its job
- * table, the state files (record.c), cgroups (cgroup.c), the launch
- * through the shim (launch.c, env.c) and recovery (recover.c).
+ * table, the state files (worker_record.c), cgroups (worker_cgroup.c), the
+ * launch through the shim (worker_launch.c, worker_env.c) and recovery
+ * (worker_recover.c).
  */
 #ifndef GF_WORKER_IMPL_H
 #define GF_WORKER_IMPL_H
@@ -13,7 +14,7 @@
 
 #include <gpufleet/bind.h>
 
-#include "worker/worker.h"
+#include "agent/worker.h"
 
 #define GF__KEY_MAX	(GF_WORKER_ID_MAX + 24) /* "JOB.REPLICA.ATTEMPT" */
 #define GF__REC_MAX	16384			/* bytes of a state file */
@@ -83,7 +84,8 @@ struct gf_worker {
  * one. */
 struct gf__wjob *gf__worker_find(const struct gf_worker *w, const char *job,
 				 int replica, int attempt);
-void gf__key(char *out, size_t size, const char *job, int replica, int attempt);
+int gf__key(char *out, size_t size, const char *job, int replica,
+	    int attempt) GF_MUST_CHECK;
 struct gf__wjob *gf__worker_add(struct gf_worker *w);
 void gf__worker_push(struct gf_worker *w, const struct gf_worker_event *ev);
 void gf__worker_started(struct gf_worker *w, const struct gf__wjob *j);
@@ -97,44 +99,45 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 			     enum gf_worker_end reason, int64_t now);
 bool gf__valid_id(const char *s, size_t max);
 
-/* record.c: state files and /proc */
+/* worker_record.c: state files and /proc */
 int64_t gf__now_ms(void);
 /* Write name in dirfd atomically (name.tmp, fsync, rename, fsync dir). */
-int gf__rec_write(int dirfd, const char *name, const char *text);
+int gf__rec_write(int dirfd, const char *name, const char *text) GF_MUST_CHECK;
 /* Read name (< GF__REC_MAX) into buf (NUL-terminated): 0 or -errno /
  * GF_ETOOBIG. */
-int gf__rec_read(int dirfd, const char *name, char *buf, size_t size);
+int gf__rec_read(int dirfd, const char *name, char *buf,
+		 size_t size) GF_MUST_CHECK;
 /* The value of "key=" at a line start into out: true when present and
  * it fits. */
 bool gf__rec_get(const char *text, const char *key, char *out, size_t size);
 bool gf__rec_i64(const char *text, const char *key, int64_t *out);
 int gf__job_format(const struct gf__wjob *j, const char *boot_id, char *out,
-		   size_t size);
+		   size_t size) GF_MUST_CHECK;
 int gf__job_parse(const char *text, struct gf__wjob *j, char *boot_id,
-		  size_t boot_size);
+		  size_t boot_size) GF_MUST_CHECK;
 /* Remove a job directory's known files and the directory itself. */
-int gf__job_remove(int jobs_fd, const char *key);
+int gf__job_remove(int jobs_fd, const char *key) GF_MUST_CHECK;
 /* Start time (clock ticks after boot) and state letter of a process:
  * 0, or -ENOENT when it is gone. */
-int gf__proc_stat(int pid, uint64_t *start, char *state);
+int gf__proc_stat(int pid, uint64_t *start, char *state) GF_MUST_CHECK;
 /* Running (not a zombie) with that start time. */
 bool gf__proc_alive(int pid, uint64_t start);
-int gf__boot_id(char *out, size_t size);
+int gf__boot_id(char *out, size_t size) GF_MUST_CHECK;
 int64_t gf__boot_time_ms(void); /* this boot's start; 0 unknown */
 
-/* cgroup.c */
+/* worker_cgroup.c */
 void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name);
 /* Make the job's cgroup (path into out) and open its cgroup.procs and
  * cgroup.kill for writing (kill_fd -1 without cgroup.kill). */
 int gf__cgroup_create(const struct gf_cgroup_env *cg, const char *name,
 		      char *out, size_t size, int *procs_fd, int *kill_fd,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 /* Signal every process in the cgroup (cgroup.kill for SIGKILL). */
-int gf__cgroup_signal(const char *path, int sig);
+int gf__cgroup_signal(const char *path, int sig) GF_MUST_CHECK;
 /* rmdir; 0 when gone (or never there), -EBUSY while processes remain. */
-int gf__cgroup_remove(const char *path);
+int gf__cgroup_remove(const char *path) GF_MUST_CHECK;
 
-/* env.c: the job's environment and binding, prepared before fork */
+/* worker_env.c: the job's environment and binding, prepared before fork */
 struct gf__prep {
 	char **envp; /* NULL-terminated, each gf_malloc'd */
 	int nenv;
@@ -143,10 +146,10 @@ struct gf__prep {
 	char note[GF_WORKER_NOTE_MAX];
 };
 int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
-		   struct gf__prep *p, struct gf_err *e);
+		   struct gf__prep *p, struct gf_err *e) GF_MUST_CHECK;
 void gf__prep_release(struct gf__prep *p);
 
-/* launch.c: the fork, the shim, the job's child */
+/* worker_launch.c: the fork, the shim, the job's child */
 struct gf__launch_in {
 	const struct gf__prep *prep;
 	const char *command;
@@ -161,12 +164,14 @@ struct gf__launch_out {
 	int go_fd; /* write 'g' to let the job exec; close to abort it */
 };
 int gf__launch(const struct gf__launch_in *in, struct gf__launch_out *out,
-	       struct gf_err *e);
-/* Let the job run (0) or abort it (go = false). */
-int gf__launch_go(struct gf__launch_out *out, bool go);
+	       struct gf_err *e) GF_MUST_CHECK;
+/* Let the job run: 0 or -errno. */
+int gf__launch_go(struct gf__launch_out *out) GF_MUST_CHECK;
+/* Abort it: the shim sees its "go" socket close and runs nothing. */
+void gf__launch_abort(struct gf__launch_out *out);
 
-/* recover.c: what the processes and state files say */
-int gf__recover(struct gf_worker *w);
+/* worker_recover.c: what the processes and state files say */
+void gf__recover(struct gf_worker *w);
 void gf__watch(struct gf_worker *w, struct gf__wjob *j, int64_t now);
 void gf__signal_job(const struct gf__wjob *j, int sig);
 /* Wait (up to ms) until pid is gone or a zombie. */

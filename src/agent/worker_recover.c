@@ -1,5 +1,5 @@
 /*
- * recover.c - what the state files and the processes say about a job:
+ * worker_recover.c - what the state files and the processes say about a job:
  * at open (every directory under STATE/jobs) and at every poll (each
  * running job).
  *
@@ -24,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 void gf__wait_gone(int pid, int ms)
 {
@@ -43,8 +44,11 @@ void gf__wait_gone(int pid, int ms)
 
 void gf__signal_job(const struct gf__wjob *j, int sig)
 {
-	if (j->cgroup[0])
-		gf__cgroup_signal(j->cgroup, sig);
+	/* the process group is signalled as well (below) */
+	int rc = j->cgroup[0] ? gf__cgroup_signal(j->cgroup, sig) : 0;
+	if (rc != 0)
+		gf_log(GF_LOG_DEBUG, "worker", "cgroup '%s': %s", j->cgroup,
+		       gf_strerror(rc));
 	if (gf__proc_alive(j->pid, j->pid_start) && kill(-j->pid, sig) != 0)
 		kill(j->pid, sig); /* not a group leader (cannot happen) */
 }
@@ -56,7 +60,8 @@ static int read_exit(const struct gf_worker *w, const struct gf__wjob *j,
 {
 	char name[GF__KEY_MAX + 8], buf[256];
 	int64_t st;
-	snprintf(name, sizeof(name), "%s/exit", j->key);
+	if (gf_fmt(name, sizeof(name), "%s/exit", j->key) != 0)
+		return GF_ETOOBIG; /* cannot be: a key is under GF__KEY_MAX */
 	int rc = gf__rec_read(w->jobs_fd, name, buf, sizeof(buf));
 	if (rc == -ENOENT)
 		return 0;
@@ -85,9 +90,9 @@ static bool ended_by_file(struct gf_worker *w, struct gf__wjob *j)
 	}
 	if (rc < 0) {
 		char why[GF_WORKER_NOTE_MAX];
-		snprintf(why, sizeof(why),
-			 "its exit record cannot be read (%s): status unknown",
-			 gf_strerror(rc));
+		gf_note(why, sizeof(why),
+			"its exit record cannot be read (%s): status unknown",
+			gf_strerror(rc));
 		gf__worker_ended(w, j, 0, false, gf__now_ms(), why);
 		return true;
 	}
@@ -126,8 +131,8 @@ static void read_stop(struct gf_worker *w, struct gf__wjob *j)
 {
 	char name[GF__KEY_MAX + 8], buf[256], reason[32];
 	int64_t ms;
-	snprintf(name, sizeof(name), "%s/stop", j->key);
-	if (gf__rec_read(w->jobs_fd, name, buf, sizeof(buf)) != 0 ||
+	if (gf_fmt(name, sizeof(name), "%s/stop", j->key) != 0 ||
+	    gf__rec_read(w->jobs_fd, name, buf, sizeof(buf)) != 0 ||
 	    !gf__rec_get(buf, "reason", reason, sizeof(reason)) ||
 	    !gf__rec_i64(buf, "stop_ms", &ms) || ms <= 0)
 		return;
@@ -170,8 +175,9 @@ static void classify(struct gf_worker *w, struct gf__wjob *j,
 static void set_aside(struct gf_worker *w, const char *key, int rc)
 {
 	char bad[GF__KEY_MAX + 16];
-	snprintf(bad, sizeof(bad), ".bad.%s", key);
-	int mv = renameat(w->jobs_fd, key, w->jobs_fd, bad) == 0 ? 0 : -errno;
+	int mv = gf_fmt(bad, sizeof(bad), ".bad.%s", key);
+	if (mv == 0 && renameat(w->jobs_fd, key, w->jobs_fd, bad) != 0)
+		mv = -errno;
 	gf_log(GF_LOG_ERROR, "worker",
 	       "state of '%s' cannot be read (%s): moved to jobs/%s%s%s", key,
 	       gf_strerror(rc), bad, mv ? ": " : "", mv ? gf_strerror(mv) : "");
@@ -182,13 +188,21 @@ static void recover_one(struct gf_worker *w, const char *key)
 	char name[GF__KEY_MAX + 8], boot[GF__BOOT_ID_MAX];
 	char *text = gf_malloc(GF__REC_MAX);
 	struct gf__wjob tmp;
-	snprintf(name, sizeof(name), "%s/nogo", key);
+	/* a key is under GF__KEY_MAX (gf__recover lists no other) */
+	char run[GF__KEY_MAX + 8];
+	if (gf_fmt(name, sizeof(name), "%s/nogo", key) != 0 ||
+	    gf_fmt(run, sizeof(run), "%s/run", key) != 0) {
+		set_aside(w, key, GF_ETOOBIG);
+		goto out;
+	}
 	bool nogo = faccessat(w->jobs_fd, name, F_OK, 0) == 0;
-	snprintf(name, sizeof(name), "%s/run", key);
-	int rc = gf__rec_read(w->jobs_fd, name, text, GF__REC_MAX);
+	int rc = gf__rec_read(w->jobs_fd, run, text, GF__REC_MAX);
 	if (rc == -ENOENT || nogo) {
 		/* a start that did not finish: its process ran nothing */
-		gf__job_remove(w->jobs_fd, key);
+		int rm = gf__job_remove(w->jobs_fd, key);
+		if (rm != 0)
+			gf_log(GF_LOG_WARN, "worker", "cannot remove '%s': %s",
+			       key, gf_strerror(rm));
 		gf_log(GF_LOG_INFO, "worker",
 		       "removed '%s': a start that did not finish (nothing "
 		       "ran)",
@@ -218,7 +232,7 @@ out:
 	gf_free(text);
 }
 
-int gf__recover(struct gf_worker *w)
+void gf__recover(struct gf_worker *w)
 {
 	int fd = dup(w->jobs_fd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -228,7 +242,7 @@ int gf__recover(struct gf_worker *w)
 			close(fd);
 		gf_log(GF_LOG_ERROR, "worker", "cannot list '%s/jobs': %s",
 		       w->state_dir, gf_strerror(rc));
-		return rc;
+		return;
 	}
 	/* names first: recovery removes and renames entries */
 	char(*names)[GF__KEY_MAX] = NULL;
@@ -256,5 +270,4 @@ int gf__recover(struct gf_worker *w)
 	for (int i = 0; i < n; i++)
 		recover_one(w, names[i]);
 	gf_free(names);
-	return 0;
 }

@@ -201,20 +201,29 @@ struct gf_worker_job {
 };
 
 /*
+ * The options' checks gf_worker_open makes first, with nothing created:
+ * 0, or GF_EINVAL / GF_ETOOBIG (a directory path too long, named) /
+ * GF_ENOTTHIS with e set.  A caller that makes directories for the worker
+ * checks before it does.
+ */
+int gf_worker_check_opts(const struct gf_worker_opts *o,
+			 struct gf_err *e) GF_MUST_CHECK;
+
+/*
  * Open the worker on o->state_dir and recover: every job the directory
  * says was started is tracked again when its process still runs (a
  * STARTED event with recovered set), or reported ended with its exit
  * status (an ENDED event) when it ended while no worker watched; a job
  * whose shim died without a status is ENDED as LOST.  Returns 0 with *out
  * (caller closes with gf_worker_close), or a negative code with e set:
- * GF_EINVAL (bad options), GF_ECONFLICT (another worker holds the state
- * directory), GF_ENOTTHIS (a node that is not this machine without
+ * GF_EINVAL / GF_ETOOBIG (bad options), GF_ECONFLICT (another worker holds the
+ * state directory), GF_ENOTTHIS (a node that is not this machine without
  * env_only), -errno (directories).  A job record that cannot be read is
  * moved aside (jobs/.bad.NAME) with an error in the log, never dropped
  * silently.
  */
 int gf_worker_open(const struct gf_worker_opts *o, struct gf_worker **out,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Release the worker and its lock.  Running jobs keep running (they are
@@ -235,7 +244,7 @@ void gf_worker_close(struct gf_worker *w);
  * runs and nothing is left in the state directory.
  */
 int gf_worker_start(struct gf_worker *w, const struct gf_assignment *a,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Stop a running replica: SIGTERM to its process group (and every process
@@ -248,7 +257,7 @@ int gf_worker_start(struct gf_worker *w, const struct gf_assignment *a,
  * after a crash keeps the deadline.
  */
 int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
-		   int attempt, struct gf_err *e);
+		   int attempt, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * What happened since the last call, oldest first: up to max events into
@@ -275,7 +284,7 @@ int gf_worker_running(const struct gf_worker *w, struct gf_worker_job *out,
  * GF_ECONFLICT (still running), -errno.
  */
 int gf_worker_forget(struct gf_worker *w, const char *job, int replica,
-		     int attempt, struct gf_err *e);
+		     int attempt, struct gf_err *e) GF_MUST_CHECK;
 
 /* How jobs are isolated here: "cgroup v2 under PATH" or "process groups
  * (WHY)"; borrowed, valid until gf_worker_close. */
@@ -285,6 +294,7 @@ const char *gf_worker_isolation(const struct gf_worker *w);
 const char *gf_worker_end_name(enum gf_worker_end end);
 
 /* Consistency check: 0, or GF_EINVAL with msg naming the broken rule. */
-int gf_worker_check(const struct gf_worker *w, char *msg, unsigned size);
+int gf_worker_check(const struct gf_worker *w, char *msg,
+		    unsigned size) GF_MUST_CHECK;
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * mig.c - the MIG layouts the controller asks of this node's GPUs (its
+ * join_mig.c - the MIG layouts the controller asks of this node's GPUs (its
  * auto-apply, config agents: mig_auto_apply), made real through NVML
  * (gf_mig_apply_gpu, under the agent's NVML lock) on a GPU where no
  * replica of this node runs; the node's inventory is read again and sent
@@ -13,7 +13,7 @@
 
 #include <gpufleet/mig.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "mig/apply.h"
 #include "util/log.h"
 

@@ -1,5 +1,5 @@
 /*
- * inventory.c - what this node is, as its registration says it: CPUs,
+ * join_inventory.c - what this node is, as its registration says it: CPUs,
  * memory, each GPU (index, UUID, name, memory, MIG mode, health), the
  * MIG instances with their device UUIDs, the GPUs' link qualities and
  * the labels.  GPUs come in NVML's index order, the order the controller
@@ -11,8 +11,9 @@
 #include <gpufleet/catalog.h>
 #include <gpufleet/gpu_topo.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
 #include "mig/state.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 static int read_mig(void *arg)
@@ -34,19 +35,61 @@ static void mig_instances(struct gf_join *j, struct gf_np_inventory *inv)
 	for (int g = 0; rc == 0 && g < st.ngpus && g < inv->ngpus; g++) {
 		const struct gf_mig_gpu_state *m = &st.gpus[g];
 		inv->gpus[g].mig_mode = m->mode == NVML_DEVICE_MIG_ENABLE;
-		if (m->model && !inv->mig_model[0])
-			snprintf(inv->mig_model, sizeof(inv->mig_model), "%s",
-				 m->model->id);
+		if (m->model && !inv->mig_model[0] &&
+		    gf_fmt(inv->mig_model, sizeof(inv->mig_model), "%s",
+			   m->model->id) != 0)
+			inv->mig_model[0] = '\0'; /* no catalog id is so long */
 		for (int k = 0; k < m->n && inv->nmig < GF_CTL_MAX_MIG; k++) {
-			struct gf_np_mig *x = &inv->mig[inv->nmig++];
+			struct gf_np_mig *x = &inv->mig[inv->nmig];
 			x->gpu = g;
 			x->start = m->gi[k].inst.start;
-			snprintf(x->profile, sizeof(x->profile), "%s",
-				 m->gi[k].profile);
-			snprintf(x->uuid, sizeof(x->uuid), "%s", m->gi[k].uuid);
+			if (gf_fmt(x->profile, sizeof(x->profile), "%s",
+				   m->gi[k].profile) != 0 ||
+			    gf_fmt(x->uuid, sizeof(x->uuid), "%s",
+				   m->gi[k].uuid) != 0) {
+				gf_log(GF_LOG_WARN, "join",
+				       "GPU %d: MIG instance '%.40s' (%.60s): "
+				       "a name too long, not reported",
+				       g, m->gi[k].profile, m->gi[k].uuid);
+				continue;
+			}
+			inv->nmig++;
 		}
 	}
 	gf_mig_state_release(&st);
+}
+
+/* One of the options into the inventory (NULL: ""); GF_EINVAL naming it
+ * when it does not fit. */
+static int put(char *dst, size_t cap, const char *what, const char *v,
+	       struct gf_err *e)
+{
+	if (gf_fmt(dst, cap, "%s", v ? v : "") == 0)
+		return 0;
+	return gf_err_set(e, GF_EINVAL,
+			  "join: %s '%.60s...' is longer than %zu bytes", what,
+			  v, cap - 1);
+}
+
+/* What the options say of the node. */
+static int inventory_opts(const struct gf_join *j, struct gf_np_inventory *inv,
+			  struct gf_err *e)
+{
+	const struct gf_join_opts *o = &j->o;
+	int rc = put(inv->address, sizeof(inv->address), "address",
+		     o->address ? o->address : o->name, e);
+	if (rc == 0)
+		rc = put(inv->agent_url, sizeof(inv->agent_url), "agent URL",
+			 o->agent_url, e);
+	if (rc == 0)
+		rc = put(inv->version, sizeof(inv->version), "version",
+			 o->version, e);
+	if (rc == 0)
+		rc = put(inv->labels, sizeof(inv->labels), "labels", o->labels,
+			 e);
+	if (rc == 0)
+		rc = put(inv->block, sizeof(inv->block), "block", o->block, e);
+	return rc;
 }
 
 int gf__join_inventory(struct gf_join *j, struct gf_err *e)
@@ -54,16 +97,9 @@ int gf__join_inventory(struct gf_join *j, struct gf_err *e)
 	const struct gf_node *n = j->o.node;
 	struct gf_np_inventory *inv = &j->inv;
 	memset(inv, 0, sizeof(*inv));
-	snprintf(inv->address, sizeof(inv->address), "%s",
-		 j->o.address ? j->o.address : j->o.name);
-	snprintf(inv->agent_url, sizeof(inv->agent_url), "%s",
-		 j->o.agent_url ? j->o.agent_url : "");
-	snprintf(inv->version, sizeof(inv->version), "%s",
-		 j->o.version ? j->o.version : "");
-	snprintf(inv->labels, sizeof(inv->labels), "%s",
-		 j->o.labels ? j->o.labels : "");
-	snprintf(inv->block, sizeof(inv->block), "%s",
-		 j->o.block ? j->o.block : "");
+	int rc = inventory_opts(j, inv, e);
+	if (rc)
+		return rc;
 	inv->cpu_milli = (int32_t)(gf_bitmap_count(&n->cpus) * 1000);
 	uint64_t mem = 0;
 	for (int i = 0; i < n->nnuma; i++)
@@ -92,16 +128,22 @@ int gf__join_inventory(struct gf_join *j, struct gf_err *e)
 			       "its jobs get its index",
 			       g);
 		y->index = g;
-		snprintf(y->uuid, sizeof(y->uuid), "%s", x->uuid);
-		snprintf(y->name, sizeof(y->name), "%s", x->name);
+		if (gf_fmt(y->uuid, sizeof(y->uuid), "%s", x->uuid) != 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "GPU %d: UUID '%.60s...' longer than "
+					  "%zu bytes",
+					  g, x->uuid, sizeof(y->uuid) - 1);
+		gf_note(y->name, sizeof(y->name), "%s", x->name);
 		y->memory_mib = (int64_t)x->memory_mib;
 		y->mig_mode = x->mig_mode == 1;
 		y->healthy = true;
 		inv->ngpus = g + 1;
 	}
-	if (inv->ngpus)
-		snprintf(inv->gpu_model, sizeof(inv->gpu_model), "%s",
-			 n->gpus[0].model->id);
+	if (inv->ngpus && gf_fmt(inv->gpu_model, sizeof(inv->gpu_model), "%s",
+				 n->gpus[0].model->id) != 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "GPU model '%.60s...': too long",
+				  n->gpus[0].model->id);
 	struct gf_err te;
 	if (inv->ngpus && gf_gpu_topo_from_node(n, &inv->topo, &te) == 0)
 		inv->has_topo = true;

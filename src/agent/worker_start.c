@@ -1,7 +1,7 @@
 /*
- * start.c - gf_worker_start: claim the job's state directory, open its
- * log and cgroup, launch it through the shim (launch.c), write its record
- * durably, and only then let it run.
+ * worker_start.c - gf_worker_start: claim the job's state directory, open its
+ * log and cgroup, launch it through the shim (worker_launch.c), write its
+ * record durably, and only then let it run.
  *
  * Invariants: the claim is mkdir(STATE/jobs/JOB.REPLICA.ATTEMPT), atomic,
  * so a run cannot be started twice even by a confused caller; on
@@ -16,9 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 /* The fds and paths of one start, released together. */
 struct start {
@@ -65,13 +66,17 @@ static int claim(struct gf_worker *w, struct start *s, struct gf_err *e)
 				"%s: cannot claim '%s/jobs/%s': %s", s->who,
 				w->state_dir, s->j.key, gf_strerror(-errno));
 		char run[GF__KEY_MAX + 8];
-		snprintf(run, sizeof(run), "%s/run", s->j.key);
-		if (faccessat(w->jobs_fd, run, F_OK, 0) == 0)
+		if (gf_fmt(run, sizeof(run), "%s/run", s->j.key) != 0 ||
+		    faccessat(w->jobs_fd, run, F_OK, 0) == 0)
 			return gf_err_set(e, GF_ECONFLICT,
 					  "%s: '%s/jobs/%s' holds a record "
 					  "this worker does not track",
 					  s->who, w->state_dir, s->j.key);
-		gf__job_remove(w->jobs_fd, s->j.key);
+		/* an empty leftover of this key; mkdirat says if it stays */
+		int rm = gf__job_remove(w->jobs_fd, s->j.key);
+		if (rm != 0)
+			gf_log(GF_LOG_DEBUG, "worker", "%s: leftover: %s",
+			       s->who, gf_strerror(rm));
 	}
 	s->claimed = true;
 	s->dir_fd = openat(w->jobs_fd, s->j.key,
@@ -85,9 +90,8 @@ static int claim(struct gf_worker *w, struct start *s, struct gf_err *e)
 static int open_log(struct gf_worker *w, struct start *s, struct gf_err *e)
 {
 	/* one log per job and replica: the attempts append to it */
-	int n = snprintf(s->j.log, sizeof(s->j.log), "%s/%s.%d.log", w->log_dir,
-			 s->j.job, s->j.replica);
-	if (n < 0 || (size_t)n >= sizeof(s->j.log))
+	if (gf_fmt(s->j.log, sizeof(s->j.log), "%s/%s.%d.log", w->log_dir,
+		   s->j.job, s->j.replica) != 0)
 		return gf_err_set(e, GF_ETOOBIG, "%s: log path too long",
 				  s->who);
 	s->log_fd = open(s->j.log,
@@ -107,16 +111,21 @@ static void open_cgroup(struct gf_worker *w, struct start *s)
 	char name[GF_WORKER_NODE_MAX + GF__KEY_MAX + 16];
 	s->j.iso = GF_WORKER_ISO_PGROUP;
 	if (!w->cg.ok) {
-		snprintf(s->j.iso_note, sizeof(s->j.iso_note), "%s", w->cg.why);
+		gf_note(s->j.iso_note, sizeof(s->j.iso_note), "%s", w->cg.why);
 		return;
 	}
-	snprintf(name, sizeof(name), "gpufleet@%s@%s", w->node_name, s->j.key);
 	gf_err_clear(&ce);
-	if (gf__cgroup_create(&w->cg, name, s->j.cgroup, sizeof(s->j.cgroup),
-			      &s->procs_fd, &s->cgkill_fd, &ce) != 0) {
+	int rc = gf_fmt(name, sizeof(name), "gpufleet@%s@%s", w->node_name,
+			s->j.key);
+	if (rc != 0)
+		gf_err_set(&ce, rc, "cgroup name too long");
+	else
+		rc = gf__cgroup_create(&w->cg, name, s->j.cgroup,
+				       sizeof(s->j.cgroup), &s->procs_fd,
+				       &s->cgkill_fd, &ce);
+	if (rc != 0) {
 		s->j.cgroup[0] = '\0';
-		snprintf(s->j.iso_note, sizeof(s->j.iso_note), "%.200s",
-			 ce.msg);
+		gf_note(s->j.iso_note, sizeof(s->j.iso_note), "%s", ce.msg);
 		gf_log(GF_LOG_WARN, "worker", "%s: a process group then: %s",
 		       s->who, ce.msg);
 		return;
@@ -137,10 +146,12 @@ static void undo(struct gf_worker *w, struct start *s)
 {
 	if (s->j.shim_pid > 0)
 		gf__wait_gone(s->j.shim_pid, 2000);
-	if (s->claimed)
-		gf__job_remove(w->jobs_fd, s->j.key);
-	if (s->j.cgroup[0])
-		gf__cgroup_remove(s->j.cgroup);
+	if (s->claimed && gf__job_remove(w->jobs_fd, s->j.key) != 0)
+		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove its state",
+		       s->who);
+	if (s->j.cgroup[0] && gf__cgroup_remove(s->j.cgroup) != 0)
+		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove cgroup '%s'",
+		       s->who, s->j.cgroup);
 }
 
 /* The pids' start times, the record, then "go". */
@@ -168,7 +179,7 @@ static int commit(struct gf_worker *w, struct start *s,
 				s->who, gf_strerror(rc));
 		goto out;
 	}
-	rc = gf__launch_go(lo, true);
+	rc = gf__launch_go(lo);
 	if (rc != 0) {
 		/* the job's process is gone (killed from outside): its shim
 		 * reports the end like any other */
@@ -215,7 +226,7 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 	}
 	rc = commit(w, s, &lo, e);
 	if (rc != 0) {
-		gf__launch_go(&lo, false);
+		gf__launch_abort(&lo);
 		return rc;
 	}
 	return 0;
@@ -227,8 +238,8 @@ int gf_worker_start(struct gf_worker *w, const struct gf_assignment *a,
 	struct start *s = gf_calloc(1, sizeof(*s));
 	s->dir_fd = s->log_fd = s->procs_fd = s->cgkill_fd = -1;
 	const char *job = a->job ? a->job : "(null)";
-	snprintf(s->who, sizeof(s->who), "job '%.*s' replica %d attempt %d",
-		 GF_WORKER_ID_MAX, job, a->replica, a->attempt);
+	gf_note(s->who, sizeof(s->who), "job '%.*s' replica %d attempt %d",
+		GF_WORKER_ID_MAX, job, a->replica, a->attempt);
 	int rc = 0;
 	if (!gf__valid_id(job, GF_WORKER_ID_MAX) || a->replica < 0 ||
 	    a->replica > GF_WORKER_REPLICA_MAX || a->attempt < 0 ||
@@ -242,13 +253,17 @@ int gf_worker_start(struct gf_worker *w, const struct gf_assignment *a,
 	if (rc == 0)
 		rc = refuse_known(w, a, s->who, e);
 	if (rc == 0) {
-		snprintf(s->j.job, sizeof(s->j.job), "%s", job);
 		s->j.replica = a->replica;
 		s->j.attempt = a->attempt;
-		gf__key(s->j.key, sizeof(s->j.key), job, a->replica,
-			a->attempt);
 		s->j.max_runtime_ms = a->max_runtime_ms;
-		rc = run_start(w, a, s, e);
+		/* never cut: the id was checked (above) */
+		if (gf_fmt(s->j.job, sizeof(s->j.job), "%s", job) != 0 ||
+		    gf__key(s->j.key, sizeof(s->j.key), job, a->replica,
+			    a->attempt) != 0)
+			rc = gf_err_set(e, GF_EINVAL, "%s: id too long",
+					s->who);
+		else
+			rc = run_start(w, a, s, e);
 	}
 	if (rc == 0) {
 		s->j.state = GF__W_RUNNING;

@@ -49,7 +49,7 @@ struct gf_agent;
  * SIGTERM/SIGINT before calling if the caller waits for them.
  */
 int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 
 /* "http://127.0.0.1:41234/" (borrowed), and the GPUs sampled. */
 const char *gf_agent_url(const struct gf_agent *a);
@@ -88,7 +88,8 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max);
 /* Run fn(arg) while the sampler makes no NVML call (NVML calls are
  * serialised: topo/nvml.h); its result.  Any thread, between start and
  * stop; fn must not call back into the agent. */
-int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg);
+int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg),
+		  void *arg) GF_MUST_CHECK;
 
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);

@@ -1,5 +1,5 @@
 /*
- * env.c - everything a job's process needs, computed before the fork:
+ * worker_env.c - everything a job's process needs, computed before the fork:
  * the assignment checked, the bind plan (CPUs, NUMA memory, nearest NIC)
  * and the environment, as NUL-terminated "NAME=VALUE" strings.
  *
@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/worker_impl.h"
+#include "util/buf.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 #define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 24)
 
@@ -212,9 +214,11 @@ static int check_assignment(const struct gf_worker *w,
 
 static void add(struct gf__prep *p, const char *name, const char *value)
 {
-	size_t len = strlen(name) + strlen(value) + 2;
-	char *s = gf_malloc(len);
-	snprintf(s, len, "%s=%s", name, value);
+	size_t n = strlen(name), m = strlen(value);
+	char *s = gf_malloc(n + m + 2);
+	memcpy(s, name, n);
+	s[n] = '=';
+	memcpy(s + n + 1, value, m + 1);
 	p->envp[p->nenv++] = s;
 	p->envp[p->nenv] = NULL;
 }
@@ -233,8 +237,6 @@ static bool assigned(const struct gf_assignment *a, const char *name)
 static void gpu_env(const struct gf_worker *w, const struct gf_assignment *a,
 		    const struct gf_bind_plan *plan, struct gf__prep *p)
 {
-	char v[GF_MAX_GPUS * GF_WORKER_UUID_MAX];
-	size_t len = 0;
 	bool uuids = true;
 	if (plan)
 		for (int i = 0; i < plan->nenv; i++)
@@ -255,25 +257,33 @@ static void gpu_env(const struct gf_worker *w, const struct gf_assignment *a,
 		if (u[i] == NULL || u[i][0] == '\0')
 			uuids = false;
 	}
-	v[0] = '\0';
+	/* an environment variable's room: the list is never cut */
+	struct gf_buf v;
+	gf_buf_init(&v, 1u << 20);
 	for (int i = 0; i < a->ngpus; i++) {
 		if (uuids)
-			len += (size_t)snprintf(v + len, sizeof(v) - len,
-						"%s%s", i ? "," : "", u[i]);
+			(void)gf_buf_printf(&v, "%s%s", i ? "," : "", u[i]);
 		else
-			len += (size_t)snprintf(v + len, sizeof(v) - len,
-						"%s%d", i ? "," : "",
-						a->gpus[i]);
+			(void)gf_buf_printf(&v, "%s%d", i ? "," : "",
+					    a->gpus[i]);
 	}
-	add(p, "CUDA_VISIBLE_DEVICES", v);
+	add(p, "CUDA_VISIBLE_DEVICES", gf_buf_str(&v));
+	gf_buf_release(&v);
 	if (!uuids && a->ngpus > 0)
 		add(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+}
+
+/* name=N */
+static void add_num(struct gf__prep *p, const char *name, int v)
+{
+	char num[16];
+	if (gf_fmt(num, sizeof(num), "%d", v) == 0) /* an int fits */
+		add(p, name, num);
 }
 
 static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
 		      const struct gf_bind_plan *plan, struct gf__prep *p)
 {
-	char num[32];
 	if (!assigned(a, "PATH"))
 		add(p, "PATH", GF__DEFAULT_PATH);
 	for (int i = 0; i < a->nenv; i++)
@@ -288,19 +298,14 @@ static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
 	}
 	gpu_env(w, a, plan, p);
 	add(p, "GPUFLEET_JOB_ID", a->job);
-	snprintf(num, sizeof(num), "%d", a->replica);
-	add(p, "GPUFLEET_REPLICA", num);
+	add_num(p, "GPUFLEET_REPLICA", a->replica);
 	add(p, "GPUFLEET_NODE", w->node_name);
 	if (a->world_size > 1) {
-		snprintf(num, sizeof(num), "%d", a->world_size);
-		add(p, "WORLD_SIZE", num);
-		snprintf(num, sizeof(num), "%d", a->rank);
-		add(p, "RANK", num);
-		snprintf(num, sizeof(num), "%d", a->local_rank);
-		add(p, "LOCAL_RANK", num);
+		add_num(p, "WORLD_SIZE", a->world_size);
+		add_num(p, "RANK", a->rank);
+		add_num(p, "LOCAL_RANK", a->local_rank);
 		add(p, "MASTER_ADDR", a->master_addr);
-		snprintf(num, sizeof(num), "%d", a->master_port);
-		add(p, "MASTER_PORT", num);
+		add_num(p, "MASTER_PORT", a->master_port);
 	}
 }
 
@@ -324,10 +329,10 @@ static int plan_for(const struct gf_worker *w, const struct gf_assignment *a,
 	if (want == 0 || !plan->locality_known)
 		return 0;
 	if (want > local) {
-		snprintf(p->note, sizeof(p->note),
-			 "%ld CPUs asked for, the GPUs' local CPUs are %d: "
-			 "bound to those",
-			 want, local);
+		gf_note(p->note, sizeof(p->note),
+			"%ld CPUs asked for, the GPUs' local CPUs are %d: "
+			"bound to those",
+			want, local);
 		gf_log(GF_LOG_WARN, "worker", "%s: %s", who, p->note);
 		return 0;
 	}
@@ -359,8 +364,8 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 {
 	char who[GF_WORKER_ID_MAX + 40];
 	memset(p, 0, sizeof(*p));
-	snprintf(who, sizeof(who), "job '%s' replica %d attempt %d", a->job,
-		 a->replica, a->attempt);
+	gf_note(who, sizeof(who), "job '%s' replica %d attempt %d", a->job,
+		a->replica, a->attempt);
 	int rc = check_assignment(w, a, who, e);
 	if (rc != 0)
 		return rc;

@@ -20,8 +20,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "join/join_impl.h"
+#include "agent/join_impl.h"
+#include "util/buf.h"
+#include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -30,13 +33,14 @@
 #define POLL_WAIT_S    30
 #define REQ_TIMEOUT_MS 10000
 
+/* Whole milliseconds on the monotonic clock. */
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)gf_clock_ms();
 }
 
+/* Wall-clock milliseconds since the epoch (util/clock.h has the
+ * monotonic clock only). */
 static int64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -46,32 +50,25 @@ static int64_t wall_ms(void)
 
 /* ---- the fence clock on disk ---------------------------------------- */
 
-static void fence_path(const struct gf_join *j, char *out, size_t size)
-{
-	snprintf(out, size, "%s/fence", j->o.state_dir);
-}
-
 static void fence_save(const struct gf_join *j)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	fence_path(j, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	char tmp[sizeof(j->fence) + 8];
+	if (gf_fmt(tmp, sizeof(tmp), "%s.tmp", j->fence) != 0)
+		return; /* cannot be: room for the suffix */
 	FILE *f = fopen(tmp, "we");
 	if (!f)
 		return;
 	fprintf(f, "%" PRId64 " %" PRId64 "\n", j->last_ok_wall,
 		j->fence_after_ms);
 	if (fclose(f) == 0)
-		rename(tmp, path);
+		rename(tmp, j->fence);
 }
 
 /* A restarted agent: the clock goes on from the last answered heartbeat
  * of the one before (wall clock: the only one that survives). */
 static void fence_load(struct gf_join *j)
 {
-	char path[PATH_MAX];
-	fence_path(j, path, sizeof(path));
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(j->fence, "re");
 	int64_t at = 0, after = 0;
 	if (!f)
 		return;
@@ -335,9 +332,10 @@ static void *poller(void *arg)
 			backoff = 200;
 			continue;
 		}
-		char url[640];
-		snprintf(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
-			 j->url_poll, POLL_WAIT_S, after);
+		char url[sizeof(j->url_poll) + 64];
+		if (gf_fmt(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
+			   j->url_poll, POLL_WAIT_S, after) != 0)
+			break; /* cannot be: room for the query kept */
 		struct gf_client_req q = { .url = url,
 					   .token = j->o.token,
 					   .timeout_ms = POLL_WAIT_S * 1000 +
@@ -388,14 +386,59 @@ static void *poller(void *arg)
 static int urls(struct gf_join *j, struct gf_err *e)
 {
 	const char *base = j->o.controller, *name = j->o.name;
-	if (strlen(base) + strlen(name) + 32 >= sizeof(j->url_put))
-		return gf_err_set(e, GF_EINVAL, "controller URL too long");
-	snprintf(j->url_put, sizeof(j->url_put), "%s/v1/nodes/%s", base, name);
-	snprintf(j->url_hb, sizeof(j->url_hb), "%s/v1/nodes/%s/heartbeat", base,
-		 name);
-	snprintf(j->url_poll, sizeof(j->url_poll), "%s/v1/nodes/%s/assignments",
-		 base, name);
+	if (gf_fmt(j->url_put, sizeof(j->url_put), "%s/v1/nodes/%s", base,
+		   name) != 0 ||
+	    gf_fmt(j->url_hb, sizeof(j->url_hb), "%s/v1/nodes/%s/heartbeat",
+		   base, name) != 0 ||
+	    gf_fmt(j->url_poll, sizeof(j->url_poll),
+		   "%s/v1/nodes/%s/assignments", base, name) != 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "join: controller URL '%.100s' with node "
+				  "'%.64s' is longer than %zu bytes",
+				  base, name, sizeof(j->url_put) - 1);
 	return 0;
+}
+
+/* STATE/name into out; GF_ETOOBIG naming the state directory. */
+static int state_path(const char *state_dir, const char *name, char *out,
+		      size_t size, struct gf_err *e)
+{
+	if (gf_fmt(out, size, "%s/%s", state_dir, name) == 0)
+		return 0;
+	return gf_err_set(e, GF_ETOOBIG,
+			  "join: state directory '%.100s%s' is %zu bytes, too "
+			  "long for '%s' under it (%zu at most)",
+			  state_dir, strlen(state_dir) > 100 ? "..." : "",
+			  strlen(state_dir), name, size - 2 - strlen(name));
+}
+
+/* The paths under the state directory, and every check of the worker's
+ * options, before anything is made on disk. */
+static int prepare(struct gf_join *j, struct gf_worker_opts *wo, char *wdir,
+		   char *ldir, size_t size, struct gf_err *e)
+{
+	const char *state = j->o.state_dir;
+	int rc = state_path(state, "worker", wdir, size, e);
+	if (rc == 0 && !j->o.log_dir)
+		rc = state_path(state, "logs", ldir, size, e);
+	if (rc == 0)
+		rc = state_path(state, "fence", j->fence, sizeof(j->fence), e);
+	if (rc == 0)
+		rc = gf__ledger_init(&j->led, state, e);
+	if (rc == 0)
+		rc = urls(j, e);
+	*wo = (struct gf_worker_opts){ .state_dir = wdir,
+				       .log_dir = j->o.log_dir ? j->o.log_dir
+							       : ldir,
+				       .node_name = j->o.name,
+				       .node = j->o.node,
+				       .env_only = !j->o.bind,
+				       .grace_ms = j->o.kill_grace_ms,
+				       .cgroup = j->o.cgroup,
+				       /* the shims fence too: a dead agent's
+					* jobs stop in time as well */
+				       .lease_path = j->fence };
+	return rc ? rc : gf_worker_check_opts(wo, e);
 }
 
 /* A restarted agent says what it found running and what it has yet to
@@ -408,18 +451,21 @@ static void log_recovered(struct gf_join *j)
 		ended += j->led.v[i].st == GF_LE_ENDED;
 	if (n == 0 && ended == 0)
 		return;
-	char list[512] = "";
-	size_t len = 0;
-	for (int i = 0; i < n && i < 16 && len + 64 < sizeof(list); i++)
-		len += (size_t)snprintf(
-			list + len, sizeof(list) - len,
-			"%s%s/%d (attempt %d, pid %d)", i ? ", " : "",
-			run[i].job, run[i].replica, run[i].attempt, run[i].pid);
+	/* the first ones whole, within 512 bytes (the buffer's failure is
+	 * sticky: the rest are said as "...") */
+	struct gf_buf list;
+	gf_buf_init(&list, 512);
+	for (int i = 0; i < n && i < 16; i++)
+		(void)gf_buf_printf(&list, "%s%s/%d (attempt %d, pid %d)",
+				    i ? ", " : "", run[i].job, run[i].replica,
+				    run[i].attempt, run[i].pid);
+	bool more = n > 16 || gf_buf_error(&list);
 	gf_log(GF_LOG_INFO, "join",
 	       "recovered %d running replica%s%s%s%s and %d ended awaiting "
 	       "their report",
-	       n, n == 1 ? "" : "s", n ? ": " : "", list, n > 16 ? ", ..." : "",
-	       ended);
+	       n, n == 1 ? "" : "s", n ? ": " : "", gf_buf_str(&list),
+	       more ? ", ..." : "", ended);
+	gf_buf_release(&list);
 }
 
 int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
@@ -441,25 +487,13 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	char wdir[PATH_MAX], ldir[PATH_MAX], lease[PATH_MAX];
-	snprintf(wdir, sizeof(wdir), "%s/worker", o->state_dir);
-	snprintf(ldir, sizeof(ldir), "%s/logs", o->state_dir);
-	fence_path(j, lease, sizeof(lease));
-	struct gf_worker_opts wo = { .state_dir = wdir,
-				     .log_dir = o->log_dir ? o->log_dir : ldir,
-				     .node_name = o->name,
-				     .node = o->node,
-				     .env_only = !o->bind,
-				     .grace_ms = o->kill_grace_ms,
-				     .cgroup = o->cgroup,
-				     /* the shims fence too: a dead agent's jobs
-				      * stop in time as well */
-				     .lease_path = lease };
-	int rc = urls(j, e);
+	char wdir[GF_WORKER_PATH_MAX], ldir[GF_WORKER_PATH_MAX];
+	struct gf_worker_opts wo;
+	int rc = prepare(j, &wo, wdir, ldir, sizeof(wdir), e);
 	if (rc == 0)
 		rc = gf_mkdir_p(o->state_dir, 0700, e);
 	if (rc == 0)
-		rc = gf__ledger_open(&j->led, o->state_dir, e);
+		rc = gf__ledger_open(&j->led, e);
 	if (rc == 0)
 		rc = gf_worker_open(&wo, &j->w, e);
 	if (rc == 0)

@@ -1,12 +1,12 @@
 /*
- * record.c - the worker's state files and what it reads from /proc.
+ * worker_record.c - the worker's state files and what it reads from /proc.
  *
  * A state file is "key=value" lines, written whole or not at all: into
  * NAME.tmp, fsync, rename over NAME, fsync the directory, so a crash
  * leaves the old file or the new one, never a mix.  Values never hold a
  * newline (ids, numbers and paths are checked before they get here).
  * Invariants: a job's "run" file exists only once its process has been
- * told to run nothing but its record (see launch.c); "exit" is written
+ * told to run nothing but its record (see worker_launch.c); "exit" is written
  * only by the job's shim; "stop" only by the worker.
  */
 #include <errno.h>
@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 int64_t gf__now_ms(void)
 {
@@ -46,7 +47,7 @@ static int write_all(int fd, const char *s, size_t len)
 int gf__rec_write(int dirfd, const char *name, const char *text)
 {
 	char tmp[64];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= sizeof(tmp))
+	if (gf_fmt(tmp, sizeof(tmp), "%s.tmp", name) != 0)
 		return GF_ETOOBIG;
 	int fd = openat(dirfd, tmp,
 			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
@@ -136,7 +137,7 @@ bool gf__rec_i64(const char *text, const char *key, int64_t *out)
 int gf__job_format(const struct gf__wjob *j, const char *boot_id, char *out,
 		   size_t size)
 {
-	int n = snprintf(
+	return gf_fmt(
 		out, size,
 		"version=1\njob=%s\nreplica=%d\nattempt=%d\nshim_pid=%d\n"
 		"shim_start=%" PRIu64 "\npid=%d\npid_start=%" PRIu64 "\n"
@@ -148,7 +149,6 @@ int gf__job_format(const struct gf__wjob *j, const char *boot_id, char *out,
 		j->gpu_milli,
 		j->iso == GF_WORKER_ISO_CGROUP ? "cgroup" : "pgroup", j->cgroup,
 		j->iso_note, j->log);
-	return n < 0 || (size_t)n >= size ? GF_ETOOBIG : 0;
 }
 
 static bool get_int(const char *text, const char *key, int64_t lo, int64_t hi,
@@ -204,8 +204,9 @@ int gf__job_parse(const char *text, struct gf__wjob *j, char *boot_id,
 	j->start_ms = st;
 	j->max_runtime_ms = mr;
 	j->gpu_milli = (int)gm;
-	gf__key(j->key, sizeof(j->key), j->job, j->replica, j->attempt);
-	return 0;
+	return gf__key(j->key, sizeof(j->key), j->job, j->replica, j->attempt)
+		       ? GF_EPARSE
+		       : 0;
 }
 
 int gf__job_remove(int jobs_fd, const char *key)
@@ -227,7 +228,8 @@ int gf__job_remove(int jobs_fd, const char *key)
 int gf__proc_stat(int pid, uint64_t *start, char *state)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (gf_fmt(path, sizeof(path), "/proc/%d/stat", pid) != 0)
+		return GF_ETOOBIG; /* cannot be: an int is short */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ESRCH ? -ENOENT : -errno;

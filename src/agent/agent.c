@@ -22,7 +22,7 @@
  * document that was never whole; /v1/topology is built once, from the
  * same source and renderer as `gpufleet topo --json`.
  */
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +37,8 @@
 #include "telemetry/collect.h"
 #include "telemetry/expo.h"
 #include "topo/render.h"
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -78,18 +80,13 @@ static const char *const doc_type[ND] = {
 	[D_DIAG_TXT] = "text/plain; charset=utf-8",
 };
 
+/* Wall-clock milliseconds since the epoch (util/clock.h has the
+ * monotonic clock only). */
 static int64_t wall_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* --- routes ---------------------------------------------------------- */
@@ -175,9 +172,9 @@ static void publish(struct gf_agent *a, struct gf_http_doc *d, const char *what,
 		return;
 	char cap[32];
 	if (a->o.doc_max % (1u << 20) == 0)
-		snprintf(cap, sizeof(cap), "%zu MiB", a->o.doc_max >> 20);
+		gf_note(cap, sizeof(cap), "%zu MiB", a->o.doc_max >> 20);
 	else
-		snprintf(cap, sizeof(cap), "%zu bytes", a->o.doc_max);
+		gf_note(cap, sizeof(cap), "%zu bytes", a->o.doc_max);
 	if (rc == GF_ETOOBIG)
 		gf_log(GF_LOG_ERROR, "agent",
 		       "%s passed %s; the last whole one is served", what, cap);
@@ -197,7 +194,9 @@ static void health_snapshot(struct gf_agent *a)
 		const struct gf_health_gpu *g = gf_health_gpu(&c->health, i);
 		memset(&h[i], 0, sizeof(h[i]));
 		h[i].index = c->g[i].index;
-		snprintf(h[i].uuid, sizeof(h[i].uuid), "%s", c->g[i].uuid);
+		_Static_assert(sizeof(h[i].uuid) == sizeof(c->g[i].uuid),
+			       "a GPU's UUID: the same size");
+		memcpy(h[i].uuid, c->g[i].uuid, sizeof(h[i].uuid));
 		h[i].healthy = gf_health_is_healthy(&c->health, i);
 		gf_health_reason(&c->health, i, h[i].reason,
 				 sizeof(h[i].reason));
@@ -238,10 +237,10 @@ int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg)
 static void sample_once(struct gf_agent *a)
 {
 	int64_t now = wall_ms();
-	double t0 = mono_ms();
+	double t0 = gf_clock_ms();
 	gf_collector_sample(&a->col, now);
 	health_snapshot(a);
-	double t1 = mono_ms();
+	double t1 = gf_clock_ms();
 	for (int i = 0; i < ND; i++)
 		gf_buf_reset(&a->buf[i]);
 	struct gf_diag_verdict *v;
@@ -257,12 +256,12 @@ static void sample_once(struct gf_agent *a)
 	rc[D_DIAG_TXT] =
 		gf_expo_diag_text(&a->col, v, nv, w, &a->buf[D_DIAG_TXT]);
 	gf_free(v);
-	double t2 = mono_ms();
+	double t2 = gf_clock_ms();
 	size_t len = a->buf[D_METRICS].len;
 	for (int i = 0; i < ND; i++) {
 		char what[64];
-		snprintf(what, sizeof(what), "sample %llu: %s",
-			 (unsigned long long)a->col.samples, doc_route[i]);
+		gf_note(what, sizeof(what), "sample %llu: %s",
+			(unsigned long long)a->col.samples, doc_route[i]);
 		publish(a, a->doc[i], what, 200, &a->buf[i], rc[i]);
 	}
 	atomic_store(&a->last_sample_ms, now);

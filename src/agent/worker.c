@@ -1,6 +1,6 @@
 /*
  * worker.c - the worker's table of jobs and its public calls but start
- * (start.c): open (lock, directories, cgroup detection, recovery), stop,
+ * (worker_start.c): open (lock, directories, cgroup detection, recovery), stop,
  * poll, running, forget, check.
  *
  * Invariants (gf_worker_check): one entry per JOB.REPLICA, with a state
@@ -22,11 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
 #include "util/check.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 bool gf__valid_id(const char *s, size_t max)
 {
@@ -59,9 +60,9 @@ const char *gf_worker_end_name(enum gf_worker_end end)
 	}
 }
 
-void gf__key(char *out, size_t size, const char *job, int replica, int attempt)
+int gf__key(char *out, size_t size, const char *job, int replica, int attempt)
 {
-	snprintf(out, size, "%s.%d.%d", job, replica, attempt);
+	return gf_fmt(out, size, "%s.%d.%d", job, replica, attempt);
 }
 
 struct gf__wjob *gf__worker_find(const struct gf_worker *w, const char *job,
@@ -105,7 +106,8 @@ static void event_base(struct gf_worker_event *ev, const struct gf__wjob *j,
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->kind = kind;
-	snprintf(ev->job, sizeof(ev->job), "%s", j->job);
+	_Static_assert(sizeof(ev->job) == sizeof(j->job), "a job id");
+	memcpy(ev->job, j->job, sizeof(ev->job));
 	ev->replica = j->replica;
 	ev->attempt = j->attempt;
 	ev->recovered = j->recovered;
@@ -119,11 +121,11 @@ void gf__worker_started(struct gf_worker *w, const struct gf__wjob *j)
 {
 	struct gf_worker_event ev;
 	event_base(&ev, j, GF_WORKER_STARTED);
-	snprintf(ev.note, sizeof(ev.note), "%spid %d in its %s%s%s%.100s",
-		 j->recovered ? "found running: " : "", j->pid,
-		 j->iso == GF_WORKER_ISO_CGROUP ? "cgroup" : "process group",
-		 j->supervised ? "" : ", its shim is gone",
-		 j->iso_note[0] ? ": " : "", j->iso_note);
+	gf_note(ev.note, sizeof(ev.note), "%spid %d in its %s%s%s%s",
+		j->recovered ? "found running: " : "", j->pid,
+		j->iso == GF_WORKER_ISO_CGROUP ? "cgroup" : "process group",
+		j->supervised ? "" : ", its shim is gone",
+		j->iso_note[0] ? ": " : "", j->iso_note);
 	/* (the note is cut to the event's size: the record has it all) */
 	gf__worker_push(w, &ev);
 	gf_log(GF_LOG_INFO, "worker", "job=%s replica=%d attempt=%d %s", j->job,
@@ -134,12 +136,12 @@ void gf__worker_started(struct gf_worker *w, const struct gf__wjob *j)
 static void describe(char *out, size_t size, int status)
 {
 	if (WIFEXITED(status))
-		snprintf(out, size, "exited with %d", WEXITSTATUS(status));
+		gf_note(out, size, "exited with %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		snprintf(out, size, "killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		gf_note(out, size, "killed by signal %d (%s)", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
 	else
-		snprintf(out, size, "ended with wait status %d", status);
+		gf_note(out, size, "ended with wait status %d", status);
 }
 
 void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
@@ -156,7 +158,7 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 			 (double)(ev.end_ms - j->start_ms) / 1000.0;
 	if (!have_status) {
 		ev.end = GF_WORKER_END_LOST;
-		snprintf(ev.note, sizeof(ev.note), "%s", why);
+		gf_note(ev.note, sizeof(ev.note), "%s", why);
 	} else {
 		if (WIFEXITED(status))
 			ev.exit_code = WEXITSTATUS(status);
@@ -168,16 +170,16 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 				 : GF_WORKER_END_EXITED;
 		describe(how, sizeof(how), status);
 		if (ev.end == GF_WORKER_END_FENCED)
-			snprintf(ev.note, sizeof(ev.note),
-				 "fenced (its lease ran out): %s", how);
+			gf_note(ev.note, sizeof(ev.note),
+				"fenced (its lease ran out): %s", how);
 		else if (ev.end == GF_WORKER_END_STOPPED)
-			snprintf(ev.note, sizeof(ev.note), "stopped: %s", how);
+			gf_note(ev.note, sizeof(ev.note), "stopped: %s", how);
 		else if (ev.end == GF_WORKER_END_MAX_RUNTIME)
-			snprintf(ev.note, sizeof(ev.note),
-				 "ran past its max runtime of %lld ms: %s",
-				 (long long)j->max_runtime_ms, how);
+			gf_note(ev.note, sizeof(ev.note),
+				"ran past its max runtime of %lld ms: %s",
+				(long long)j->max_runtime_ms, how);
 		else
-			snprintf(ev.note, sizeof(ev.note), "%s", how);
+			gf_note(ev.note, sizeof(ev.note), "%s", how);
 	}
 	gf__worker_push(w, &ev);
 	gf_log(GF_LOG_INFO, "worker", "job=%s replica=%d attempt=%d ended: %s",
@@ -186,7 +188,7 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 		j->cgroup_left = true;
 }
 
-static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
+int gf_worker_check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 {
 	if (o->state_dir == NULL || o->log_dir == NULL ||
 	    o->state_dir[0] == '\0' || o->log_dir[0] == '\0')
@@ -196,12 +198,30 @@ static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 	if (strchr(o->state_dir, '\n') || strchr(o->log_dir, '\n'))
 		return gf_err_set(e, GF_EINVAL,
 				  "worker: a directory path holds a newline");
-	if (strlen(o->state_dir) + 32 >= GF_WORKER_PATH_MAX ||
-	    strlen(o->log_dir) + GF__KEY_MAX + 8 >= GF_WORKER_PATH_MAX)
+	if (o->lease_path && strlen(o->lease_path) >= GF_WORKER_PATH_MAX)
 		return gf_err_set(e, GF_ETOOBIG,
-				  "worker: state or log directory path "
-				  "longer than %d bytes",
-				  GF_WORKER_PATH_MAX - GF__KEY_MAX - 8);
+				  "worker: lease file '%.100s...' is longer "
+				  "than %d bytes",
+				  o->lease_path, GF_WORKER_PATH_MAX - 1);
+	/* room for the names under each: "lock" and "jobs" under the state
+	 * directory (its records are opened relative to jobs/), "KEY.log"
+	 * under the log directory */
+	static const struct {
+		const char *what;
+		size_t room;
+	} dirs[] = { { "state", 32 }, { "log", GF__KEY_MAX + 8 } };
+	for (int i = 0; i < 2; i++) {
+		const char *dir = i ? o->log_dir : o->state_dir;
+		size_t len = strlen(dir);
+		if (len + dirs[i].room >= GF_WORKER_PATH_MAX)
+			return gf_err_set(
+				e, GF_ETOOBIG,
+				"worker: %s directory '%.100s%s' is "
+				"%zu bytes, more than %zu (the "
+				"paths under it would not fit)",
+				dirs[i].what, dir, len > 100 ? "..." : "", len,
+				GF_WORKER_PATH_MAX - 1 - dirs[i].room);
+	}
 	if (o->node_name == NULL ||
 	    !gf__valid_id(o->node_name, GF_WORKER_NODE_MAX))
 		return gf_err_set(e, GF_EINVAL,
@@ -222,29 +242,31 @@ static int check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 
 static int open_dirs(struct gf_worker *w, struct gf_err *e)
 {
-	char path[GF_WORKER_PATH_MAX + 8];
+	/* the state directory has room for these (gf_worker_check_opts) */
+	char path[GF_WORKER_PATH_MAX + 8], lock[GF_WORKER_PATH_MAX + 8];
+	if (gf_fmt(path, sizeof(path), "%s/jobs", w->state_dir) != 0 ||
+	    gf_fmt(lock, sizeof(lock), "%s/lock", w->state_dir) != 0)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "worker: '%.100s...': too long",
+				  w->state_dir);
 	int rc = gf_mkdir_p(w->state_dir, 0750, e);
-	if (rc == 0) {
-		snprintf(path, sizeof(path), "%s/jobs", w->state_dir);
+	if (rc == 0)
 		rc = gf_mkdir_p(path, 0750, e);
-	}
 	if (rc == 0)
 		rc = gf_mkdir_p(w->log_dir, 0750, e);
 	if (rc != 0)
 		return rc;
-	snprintf(path, sizeof(path), "%s/lock", w->state_dir);
 	w->lock_fd =
-		open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (w->lock_fd < 0)
 		return gf_err_set(e, -errno, "worker: cannot open '%s': %s",
-				  path, gf_strerror(-errno));
+				  lock, gf_strerror(-errno));
 	if (flock(w->lock_fd, LOCK_EX | LOCK_NB) != 0)
 		return gf_err_set(e,
 				  errno == EWOULDBLOCK ? GF_ECONFLICT : -errno,
 				  "worker: '%s' is held by another worker "
 				  "(%s)",
 				  w->state_dir, gf_strerror(-errno));
-	snprintf(path, sizeof(path), "%s/jobs", w->state_dir);
 	w->jobs_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->jobs_fd < 0)
 		return gf_err_set(e, -errno, "worker: cannot open '%s': %s",
@@ -260,40 +282,45 @@ int gf_worker_open(const struct gf_worker_opts *o, struct gf_worker **out,
 		   struct gf_err *e)
 {
 	*out = NULL;
-	int rc = check_opts(o, e);
+	int rc = gf_worker_check_opts(o, e);
 	if (rc != 0)
 		return rc;
 	struct gf_worker *w = gf_calloc(1, sizeof(*w));
 	w->lock_fd = w->jobs_fd = -1;
-	snprintf(w->state_dir, sizeof(w->state_dir), "%s", o->state_dir);
-	snprintf(w->log_dir, sizeof(w->log_dir), "%s", o->log_dir);
-	snprintf(w->node_name, sizeof(w->node_name), "%s", o->node_name);
 	w->node = o->node;
 	w->env_only = o->env_only;
 	w->grace_ms = o->grace_ms ? o->grace_ms : GF_WORKER_GRACE_DEFAULT_MS;
-	if (o->lease_path)
-		snprintf(w->lease_path, sizeof(w->lease_path), "%s",
-			 o->lease_path);
-	rc = open_dirs(w, e);
+	/* the lengths were checked (gf_worker_check_opts) */
+	if (gf_fmt(w->state_dir, sizeof(w->state_dir), "%s", o->state_dir) ||
+	    gf_fmt(w->log_dir, sizeof(w->log_dir), "%s", o->log_dir) ||
+	    gf_fmt(w->node_name, sizeof(w->node_name), "%s", o->node_name) ||
+	    gf_fmt(w->lease_path, sizeof(w->lease_path), "%s",
+		   o->lease_path ? o->lease_path : ""))
+		rc = gf_err_set(e, GF_ETOOBIG, "worker: a path too long");
+	else
+		rc = open_dirs(w, e);
 	if (rc != 0) {
 		gf_worker_close(w);
 		return rc;
 	}
 	if (o->cgroup) {
 		char probe[GF_WORKER_NODE_MAX + 48];
-		snprintf(probe, sizeof(probe), "gpufleet-probe@%s.%d",
-			 w->node_name, (int)getpid());
-		gf__cgroup_detect(&w->cg, probe);
+		if (gf_fmt(probe, sizeof(probe), "gpufleet-probe@%s.%d",
+			   w->node_name, (int)getpid()) == 0)
+			gf__cgroup_detect(&w->cg, probe);
+		else /* cannot be: room for the node name kept */
+			gf_note(w->cg.why, sizeof(w->cg.why),
+				"probe name too long");
 	} else {
-		snprintf(w->cg.why, sizeof(w->cg.why), "cgroups not asked for");
+		gf_note(w->cg.why, sizeof(w->cg.why), "cgroups not asked for");
 	}
 	if (w->cg.ok)
-		snprintf(w->isolation, sizeof(w->isolation),
-			 "cgroup v2 under %s%s", w->cg.base,
-			 w->cg.has_kill ? "" : " (no cgroup.kill)");
+		gf_note(w->isolation, sizeof(w->isolation),
+			"cgroup v2 under %s%s", w->cg.base,
+			w->cg.has_kill ? "" : " (no cgroup.kill)");
 	else
-		snprintf(w->isolation, sizeof(w->isolation),
-			 "process groups (%s)", w->cg.why);
+		gf_note(w->isolation, sizeof(w->isolation),
+			"process groups (%s)", w->cg.why);
 	gf_log(GF_LOG_INFO, "worker", "node=%s state=%s jobs isolated by %s",
 	       w->node_name, w->state_dir, w->isolation);
 	gf__recover(w);
@@ -323,11 +350,13 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 			     enum gf_worker_end reason, int64_t now)
 {
 	char text[96];
-	snprintf(text, sizeof(text), "reason=%s\nstop_ms=%lld\n",
-		 gf_worker_end_name(reason), (long long)now);
-	int dfd =
-		openat(w->jobs_fd, j->key, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = dfd < 0 ? -errno : gf__rec_write(dfd, "stop", text);
+	int rc = gf_fmt(text, sizeof(text), "reason=%s\nstop_ms=%lld\n",
+			gf_worker_end_name(reason), (long long)now);
+	int dfd = rc ? -1
+		     : openat(w->jobs_fd, j->key,
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rc == 0)
+		rc = dfd < 0 ? -errno : gf__rec_write(dfd, "stop", text);
 	if (dfd >= 0)
 		close(dfd);
 	if (rc != 0) /* still stop it: only a crash now would forget */
@@ -357,16 +386,25 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 #define DEBUG_CHECK(w) ((void)0)
 #endif
 
-int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
-		   int attempt, struct gf_err *e)
+/* The run job.replica.attempt, or NULL with e saying it is not here. */
+static struct gf__wjob *known(const struct gf_worker *w, const char *job,
+			      int replica, int attempt, struct gf_err *e)
 {
 	struct gf__wjob *j =
 		attempt < 0 ? NULL : gf__worker_find(w, job, replica, attempt);
 	if (j == NULL)
-		return gf_err_set(e, GF_ENOTFOUND,
-				  "job '%s' replica %d attempt %d: not on this "
-				  "node",
-				  job, replica, attempt);
+		gf_err_set(e, GF_ENOTFOUND,
+			   "job '%s' replica %d attempt %d: not on this node",
+			   job, replica, attempt);
+	return j;
+}
+
+int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
+		   int attempt, struct gf_err *e)
+{
+	struct gf__wjob *j = known(w, job, replica, attempt, e);
+	if (j == NULL)
+		return GF_ENOTFOUND;
 	if (j->state != GF__W_RUNNING)
 		return gf_err_set(e, GF_ECONFLICT,
 				  "job '%s' replica %d attempt %d: has ended "
@@ -410,7 +448,12 @@ int gf_worker_running(const struct gf_worker *w, struct gf_worker_job *out,
 		if (n < max) {
 			struct gf_worker_job *o = &out[n];
 			memset(o, 0, sizeof(*o));
-			snprintf(o->job, sizeof(o->job), "%s", j->job);
+			_Static_assert(sizeof(o->job) == sizeof(j->job) &&
+					       sizeof(o->cgroup) ==
+						       sizeof(j->cgroup) &&
+					       sizeof(o->log) == sizeof(j->log),
+				       "the same sizes: copies never cut");
+			memcpy(o->job, j->job, sizeof(o->job));
 			o->replica = j->replica;
 			o->attempt = j->attempt;
 			o->pid = j->pid;
@@ -419,8 +462,8 @@ int gf_worker_running(const struct gf_worker *w, struct gf_worker_job *out,
 			o->stopping = j->stop_reason != GF_WORKER_END_NONE;
 			o->supervised = j->supervised;
 			o->isolation = j->iso;
-			snprintf(o->cgroup, sizeof(o->cgroup), "%s", j->cgroup);
-			snprintf(o->log, sizeof(o->log), "%s", j->log);
+			memcpy(o->cgroup, j->cgroup, sizeof(o->cgroup));
+			memcpy(o->log, j->log, sizeof(o->log));
 		}
 		n++;
 	}
@@ -430,20 +473,17 @@ int gf_worker_running(const struct gf_worker *w, struct gf_worker_job *out,
 int gf_worker_forget(struct gf_worker *w, const char *job, int replica,
 		     int attempt, struct gf_err *e)
 {
-	struct gf__wjob *j =
-		attempt < 0 ? NULL : gf__worker_find(w, job, replica, attempt);
+	struct gf__wjob *j = known(w, job, replica, attempt, e);
 	if (j == NULL)
-		return gf_err_set(e, GF_ENOTFOUND,
-				  "job '%s' replica %d attempt %d: not on this "
-				  "node",
-				  job, replica, attempt);
+		return GF_ENOTFOUND;
 	if (j->state == GF__W_RUNNING)
 		return gf_err_set(e, GF_ECONFLICT,
 				  "job '%s' replica %d attempt %d: still "
 				  "running",
 				  job, replica, attempt);
-	if (j->cgroup_left)
-		gf__cgroup_remove(j->cgroup);
+	if (j->cgroup_left && gf__cgroup_remove(j->cgroup) != 0)
+		gf_log(GF_LOG_WARN, "worker", "cannot remove cgroup '%s': %s",
+		       j->cgroup, gf_strerror(-errno));
 	int rc = gf__job_remove(w->jobs_fd, j->key);
 	if (rc != 0)
 		return gf_err_set(e, rc,
@@ -460,7 +500,7 @@ __attribute__((format(printf, 3, 4))) static int bad(char *msg, unsigned size,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, size, fmt, ap);
+	gf_vnote(msg, size, fmt, ap);
 	va_end(ap);
 	return GF_EINVAL;
 }
@@ -468,8 +508,8 @@ __attribute__((format(printf, 3, 4))) static int bad(char *msg, unsigned size,
 static int check_job(const struct gf__wjob *j, char *msg, unsigned size)
 {
 	char key[GF__KEY_MAX];
-	gf__key(key, sizeof(key), j->job, j->replica, j->attempt);
-	if (!gf__valid_id(j->job, sizeof(j->job)) || strcmp(key, j->key))
+	if (gf__key(key, sizeof(key), j->job, j->replica, j->attempt) != 0 ||
+	    !gf__valid_id(j->job, sizeof(j->job)) || strcmp(key, j->key))
 		return bad(msg, size, "job '%s': key '%s'", j->job, j->key);
 	if (j->state != GF__W_RUNNING && j->state != GF__W_ENDED)
 		return bad(msg, size, "job '%s': state %d", j->key,

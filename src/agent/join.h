@@ -31,7 +31,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
-#include "telemetry/agent.h"
+#include "agent/agent.h"
 
 struct gf_join_opts {
 	const char *controller; /* "http://HOST:PORT" (no trailing '/') */
@@ -66,10 +66,12 @@ struct gf_join;
  * the node's MIG state, and start the two threads; registration happens
  * on the loop (retried until the controller answers).  0 with *out, or
  * the worker's error (GF_ECONFLICT: another agent uses the state
- * directory), GF_EINVAL for bad options, with e set.
+ * directory), GF_EINVAL for bad options, GF_ETOOBIG for a state directory
+ * whose paths would not fit (named; checked before anything is made on
+ * disk), with e set.
  */
 int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 
 /* Stop both threads; jobs keep running (a restarted agent finds them).
  * NULL is a no-op. */

@@ -1,5 +1,5 @@
 /*
- * launch.c - how a job's process comes to be: agent -> intermediate ->
+ * worker_launch.c - how a job's process comes to be: agent -> intermediate ->
  * shim -> job.
  *
  *   agent         forks the intermediate and reaps it at once
@@ -43,8 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/worker_impl.h"
 #include "util/mem.h"
-#include "worker/worker_impl.h"
 
 #define GF__MPOL_BIND	  2 /* <numaif.h>, without needing libnuma */
 #define GF__READY_WAIT_MS 10000
@@ -219,13 +219,10 @@ static void write_exit(int dir_fd, int status, bool fenced)
 {
 	char buf[96];
 	size_t len = 0;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
 	len += put_str(buf + len, "status=");
 	len += put_num(buf + len, status);
 	len += put_str(buf + len, "\nend_ms=");
-	len += put_num(buf + len,
-		       (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	len += put_num(buf + len, gf__now_ms()); /* async-signal-safe */
 	buf[len++] = '\n';
 	if (fenced)
 		len += put_str(buf + len, "fenced=1\n");
@@ -261,13 +258,6 @@ static void drain_group(pid_t job, int cgkill_fd)
 		}
 		nanosleep(&ten_ms, NULL);
 	}
-}
-
-static int64_t wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A decimal number at *p, moving past it and the spaces after; false
@@ -327,7 +317,7 @@ static bool wait_leased(const struct child *c, pid_t job, int *status)
 			return fenced;
 		if (r > 0)
 			continue; /* an orphan of the job, reaped */
-		int64_t now = wall_now();
+		int64_t now = gf__now_ms();
 		if (!fenced && now >= lease_end(c->lease)) {
 			fenced = true;
 			kill(-job, SIGTERM);
@@ -608,11 +598,16 @@ out:
 	return rc;
 }
 
-int gf__launch_go(struct gf__launch_out *out, bool go)
+int gf__launch_go(struct gf__launch_out *out)
 {
 	int rc = 0;
-	if (go && send(out->go_fd, "g", 1, MSG_NOSIGNAL) != 1)
+	if (send(out->go_fd, "g", 1, MSG_NOSIGNAL) != 1)
 		rc = -errno;
 	close_fd(&out->go_fd);
 	return rc;
+}
+
+void gf__launch_abort(struct gf__launch_out *out)
+{
+	close_fd(&out->go_fd);
 }

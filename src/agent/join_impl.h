@@ -24,10 +24,10 @@
 
 #include <gpufleet/job.h>
 
-#include "join/join.h"
+#include "agent/join.h"
+#include "agent/worker.h"
 #include "nodeproto/nodeproto.h"
 #include "server/client.h"
-#include "worker/worker.h"
 
 #define GF_JOIN_MAX_ENTRIES GF_WORKER_MAX_JOBS
 /* Reports in one heartbeat: the rest wait for the next (they stay until
@@ -52,14 +52,18 @@ struct gf_le {
 };
 
 struct gf_ledger {
-	char dir[PATH_MAX];
+	char dir[GF_WORKER_PATH_MAX];
 	struct gf_le *v;
 	int n, cap;
 };
 
-/* Read STATE/ledger (created when missing); 0 or -errno / GF_ETOOBIG. */
-int gf__ledger_open(struct gf_ledger *l, const char *state_dir,
-		    struct gf_err *e);
+/* Empty, on STATE/ledger; nothing touched on disk: 0, or GF_ETOOBIG
+ * naming the path. */
+int gf__ledger_init(struct gf_ledger *l, const char *state_dir,
+		    struct gf_err *e) GF_MUST_CHECK;
+/* Read the ledger's directory (created when missing); 0 or -errno /
+ * GF_ETOOBIG. */
+int gf__ledger_open(struct gf_ledger *l, struct gf_err *e) GF_MUST_CHECK;
 void gf__ledger_close(struct gf_ledger *l);
 struct gf_le *gf__ledger_find(struct gf_ledger *l, const char *job,
 			      int replica);
@@ -68,13 +72,14 @@ struct gf_le *gf__ledger_add(struct gf_ledger *l, const char *job, int replica,
 			     int attempt, struct gf_err *e);
 /* ENDED -> DONE at generation gen, durable. */
 int gf__ledger_done(struct gf_ledger *l, struct gf_le *le, uint64_t gen,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 /* Forget an entry (its file too). */
 void gf__ledger_remove(struct gf_ledger *l, struct gf_le *le);
 
 struct gf_join {
 	struct gf_join_opts o;
 	char url_put[512], url_hb[512], url_poll[512];
+	char fence[GF_WORKER_PATH_MAX]; /* STATE/fence: the fence clock */
 	struct gf_worker *w;
 	struct gf_ledger led;
 	struct gf_np_inventory inv; /* what the PUT says the node is */
@@ -100,17 +105,17 @@ struct gf_join {
 	bool fenced;
 };
 
-/* inventory.c: j->inv from the node, its MIG state (through NVML, under
+/* join_inventory.c: j->inv from the node, its MIG state (through NVML, under
  * the agent's lock) and the options. */
-int gf__join_inventory(struct gf_join *j, struct gf_err *e);
+int gf__join_inventory(struct gf_join *j, struct gf_err *e) GF_MUST_CHECK;
 
-/* apply.c: the loop's work on the worker. */
+/* join_apply.c: the loop's work on the worker. */
 /* Worker events into the ledger; true if a run ended. */
 bool gf__join_events(struct gf_join *j);
 /* Make the worker run exactly a's replicas; true when all were handled
  * (then j->applied = a->generation). */
 bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a);
-/* mig.c: the MIG layouts the controller wants, applied on GPUs where no
+/* join_mig.c: the MIG layouts the controller wants, applied on GPUs where no
  * replica runs; j->inv re-read and a registration asked when one
  * changed.  True when every layout is in place. */
 bool gf__join_mig(struct gf_join *j, const struct gf_np_assignments *a);

@@ -1,26 +1,39 @@
 /*
  * agent_join.c - `gpufleet agent --controller URL`: the options that make
- * the agent a node of a cluster, and the link (join/join.h) started
- * beside the agent's sampler.  cmd_agent.c parses the rest.
+ * the agent a node of a cluster, and the link (join.h) started beside
+ * the agent's sampler.  agent_cmd.c parses the rest.
  */
-#include "cli/agent_join.h"
+#include "agent/agent_join.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <gpufleet/cluster.h>
 #include <gpufleet/findings.h>
 
 #include "controller/auth.h"
 #include "server/client.h"
 #include "topo/render.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
 #define DEFAULT_STATE "gpufleet-agent-state"
+
+void gf_agent_say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "gpufleet agent: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
 
 void gf_agent_join_defaults(struct gf_agent_join_args *a)
 {
@@ -36,19 +49,19 @@ static int add_label(struct gf_agent_join_args *a, const char *kv)
 	size_t len = strlen(a->labels);
 	if (!eq || eq == kv || !eq[1] || strpbrk(kv, ", ") ||
 	    strchr(eq + 1, '=')) {
-		gf_cli_error("agent",
-			     "cannot parse '--label %s': expected KEY=VALUE "
+		gf_agent_say("cannot parse '--label %s': expected KEY=VALUE "
 			     "without ',', ' ' or a second '='",
 			     kv);
-		return GF_EXIT_USAGE;
+		return GF_AGENT_EXIT_USAGE;
 	}
 	if (len + strlen(kv) + 2 > sizeof(a->labels)) {
-		gf_cli_error("agent", "--label: more than %zu bytes of labels",
+		gf_agent_say("--label: more than %zu bytes of labels",
 			     sizeof(a->labels) - 1);
-		return GF_EXIT_USAGE;
+		return GF_AGENT_EXIT_USAGE;
 	}
-	snprintf(a->labels + len, sizeof(a->labels) - len, "%s%s",
-		 len ? "," : "", kv);
+	if (gf_fmt(a->labels + len, sizeof(a->labels) - len, "%s%s",
+		   len ? "," : "", kv) != 0) /* cannot be: measured above */
+		return GF_AGENT_EXIT_USAGE;
 	return 0;
 }
 
@@ -61,10 +74,9 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 		const char *why = gf_client_base_url(arg, 9500, a->controller,
 						     sizeof(a->controller));
 		if (why) {
-			gf_cli_error("agent",
-				     "cannot parse '--controller %s': %s", arg,
+			gf_agent_say("cannot parse '--controller %s': %s", arg,
 				     why);
-			*rc = GF_EXIT_USAGE;
+			*rc = GF_AGENT_EXIT_USAGE;
 		}
 		return true;
 	}
@@ -87,12 +99,11 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 		if (!arg[0] || strlen(arg) >= GF_NODE_NAME_MAX ||
 		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
 				"TUVWXYZ0123456789._-") != strlen(arg)) {
-			gf_cli_error("agent",
-				     "cannot parse '--block %s': expected a "
+			gf_agent_say("cannot parse '--block %s': expected a "
 				     "name of letters, digits, '.', '_', '-' "
 				     "under %d bytes",
 				     arg, GF_NODE_NAME_MAX);
-			*rc = GF_EXIT_USAGE;
+			*rc = GF_AGENT_EXIT_USAGE;
 		}
 		a->block = arg;
 		return true;
@@ -105,11 +116,10 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 	case 'G': {
 		long ms = gf_diag_parse_duration(arg);
 		if (ms < 0 || ms > 3600000) {
-			gf_cli_error("agent",
-				     "cannot parse '--kill-grace %s': expected "
+			gf_agent_say("cannot parse '--kill-grace %s': expected "
 				     "0s to 1h, like 10s",
 				     arg);
-			*rc = GF_EXIT_USAGE;
+			*rc = GF_AGENT_EXIT_USAGE;
 		}
 		a->kill_grace_ms = ms;
 		return true;
@@ -124,30 +134,29 @@ int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 	bool joining = a->controller[0] != '\0';
 	if (!joining && (a->name || a->token_file || a->labels[0] ||
 			 a->address || a->block || a->ca || a->insecure_http)) {
-		gf_cli_error(
-			"agent",
+		gf_agent_say(
 			"--name, --token-file, --label, --block, --address, "
 			"--ca and --insecure-http go with --controller");
-		return GF_EXIT_USAGE;
+		return GF_AGENT_EXIT_USAGE;
 	}
 	if (!joining)
 		return 0;
 	if (a->ca && access(a->ca, R_OK) != 0) {
-		gf_cli_error("agent", "cannot read --ca '%s': %s", a->ca,
+		gf_agent_say("cannot read --ca '%s': %s", a->ca,
 			     gf_strerror(-errno));
-		return GF_EXIT_USAGE;
+		return GF_AGENT_EXIT_USAGE;
 	}
 	char why[256];
 	if (a->token_file &&
 	    !gf_client_token_safe(a->controller, a->insecure_http, why,
 				  sizeof(why))) {
-		gf_cli_error("agent", "--controller: %s", why);
-		return GF_EXIT_USAGE;
+		gf_agent_say("--controller: %s", why);
+		return GF_AGENT_EXIT_USAGE;
 	}
 	if (!a->name) {
 		if (gethostname(a->host, sizeof(a->host)) != 0 || !a->host[0]) {
-			gf_cli_error("agent", "no host name: give --name NODE");
-			return GF_EXIT_USAGE;
+			gf_agent_say("no host name: give --name NODE");
+			return GF_AGENT_EXIT_USAGE;
 		}
 		a->host[sizeof(a->host) - 1] = '\0';
 		a->name = a->host;
@@ -174,12 +183,11 @@ static const char *read_token(struct gf_agent_join_args *a)
 	struct gf_err e;
 	struct gf_auth auth;
 	if (gf_auth_read(a->token_file, &auth, &e) != 0) {
-		gf_cli_error("agent", "--token-file: %s", e.msg);
+		gf_agent_say("--token-file: %s", e.msg);
 		return NULL;
 	}
 	if (auth.loose_mode)
-		gf_cli_error("agent",
-			     "warning: '%s' is readable by others (chmod 600 "
+		gf_agent_say("warning: '%s' is readable by others (chmod 600 "
 			     "it)",
 			     a->token_file);
 	const char *tok = NULL;
@@ -189,11 +197,12 @@ static const char *read_token(struct gf_agent_join_args *a)
 	for (int i = 0; i < auth.n && !tok; i++)
 		if (auth.e[i].admin)
 			tok = auth.e[i].token;
-	if (tok)
-		snprintf(a->token, sizeof(a->token), "%s", tok);
-	else
-		gf_cli_error("agent",
-			     "--token-file '%s': no 'TOKEN node:%s' line (nor "
+	if (tok && gf_fmt(a->token, sizeof(a->token), "%s", tok) != 0) {
+		gf_agent_say("--token-file '%s': a token longer than %zu bytes",
+			     a->token_file, sizeof(a->token) - 1);
+		tok = NULL;
+	} else if (!tok)
+		gf_agent_say("--token-file '%s': no 'TOKEN node:%s' line (nor "
 			     "an admin's)",
 			     a->token_file, a->name);
 	gf_auth_release(&auth);
@@ -201,16 +210,19 @@ static const char *read_token(struct gf_agent_join_args *a)
 }
 
 int gf_agent_join_start(struct gf_agent_join_args *a,
-			const struct gf_node_opts *topo, struct gf_agent *agent,
-			const char *version)
+			const struct gf_node_source *topo,
+			struct gf_agent *agent, const char *version)
 {
 	if (!a->controller[0])
 		return 0;
 	if (a->token_file && !read_token(a))
-		return GF_EXIT_USAGE;
-	a->node = gf_cli_load_node(topo);
-	if (!a->node)
-		return GF_EXIT_FAIL;
+		return GF_AGENT_EXIT_USAGE;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_node_source_load(topo, &a->node, &e) != 0) {
+		gf_agent_say("%s", e.msg);
+		return GF_AGENT_EXIT_FAIL;
+	}
 	struct gf_buf b;
 	gf_buf_init(&b, 8u << 20);
 	if (gf_render_topo_json(a->node, false, NULL, 0, &b) == 0)
@@ -235,12 +247,10 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.kill_grace_ms = a->kill_grace_ms,
 		.agent = agent,
 	};
-	struct gf_err e;
-	gf_err_clear(&e);
 	if (gf_join_start(&a->join, &o, &e) != 0) {
-		gf_cli_error("agent", "%s", e.msg);
+		gf_agent_say("%s", e.msg);
 		gf_agent_join_stop(a);
-		return GF_EXIT_FAIL;
+		return GF_AGENT_EXIT_FAIL;
 	}
 	fprintf(stderr,
 		"gpufleet agent: node '%s' joining %s (state in %s, jobs %s)\n",

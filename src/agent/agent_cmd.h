@@ -1,0 +1,48 @@
+/*
+ * agent_cmd.h - `gpufleet agent` below the command line: its own options
+ * (--listen, --interval, --counters, --diag-window, --xid-quiet and the
+ * joining ones of agent_join.h), their checks, and the run: start the
+ * service (agent.h), join a controller when asked, wait for SIGTERM or
+ * SIGINT, stop.  cli/cmd_agent.c is the dispatch around it: usage, and
+ * the options every command shares (node source, diagnosis thresholds,
+ * connection limits).
+ */
+#ifndef GF_AGENT_CMD_H
+#define GF_AGENT_CMD_H
+
+#include <stdio.h>
+
+#include "agent/agent.h"
+#include "agent/agent_join.h"
+
+/* What the command line asks for; o.topo and o.diag are filled by the
+ * caller's shared options. */
+struct gf_agent_cmd {
+	struct gf_agent_opts o;
+	struct gf_counters counters;
+	const char *counters_file;
+	const char *interval_arg, *window_arg;
+	struct gf_agent_join_args join;
+};
+
+/* getopt_long entries for the agent's own options, with their codes. */
+#define GF_AGENT_CMD_OPTIONS                                     \
+	{ "listen", required_argument, NULL, 'l' },              \
+		{ "interval", required_argument, NULL, 'i' },    \
+		{ "counters", required_argument, NULL, 'c' },    \
+		{ "diag-window", required_argument, NULL, 'w' }, \
+		{ "xid-quiet", required_argument, NULL, 'q' },   \
+		GF_AGENT_JOIN_OPTIONS
+
+void gf_agent_cmd_defaults(struct gf_agent_cmd *g);
+/* Apply option c: -1 when it is not one of the agent's, else 0 or an exit
+ * code (GF_AGENT_EXIT_USAGE) with the error printed. */
+int gf_agent_cmd_option(int c, const char *arg,
+			struct gf_agent_cmd *g) GF_MUST_CHECK;
+/* After parsing: --listen and the joining options; 0 or an exit code. */
+int gf_agent_cmd_check(struct gf_agent_cmd *g) GF_MUST_CHECK;
+/* Serve (and join, saying version) until SIGTERM or SIGINT; an exit
+ * code. */
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version) GF_MUST_CHECK;
+
+#endif
