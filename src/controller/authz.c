@@ -1,7 +1,7 @@
 /*
  * authz.c - the authorization table of `gpufleet serve` (authz.h): for
  * every route, which kinds of caller may call it and within which scope.
- * Pure: the dispatcher (api.c) asks it once per request.  A route added
+ * Pure: the dispatcher (ctl_api.c) asks it once per request.  A route added
  * to the service without a row here is refused to everyone, and
  * gf_authz_check_routes() (run at start and by the tests) names it.
  */
@@ -53,7 +53,7 @@ static const struct gf_authz_rule rules[] = {
 	  ADMIN_ONLY("freeing a completing replica") },
 	{ GF_HTTP_GET,    "/healthz",                    { ALL, ALL, ALL, ALL, ALL }, "" },
 	{ GF_HTTP_GET,    "/metrics",                    { ALL, ALL, ALL, ALL, ALL }, "" },
-	/* the scheduler extender: its client (k8s_client() in api.c) */
+	/* the scheduler extender: its client (k8s_client() in ctl_api.c) */
 	{ GF_HTTP_POST,   "/k8s/filter",                 { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/prioritize",             { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/preempt",                { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },

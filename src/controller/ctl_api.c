@@ -1,5 +1,5 @@
 /*
- * api.c - the controller's HTTP API for people and scripts (issue 10's
+ * ctl_api.c - the controller's HTTP API for people and scripts (issue 10's
  * contract), on the shared server module.  Every request passes the
  * dispatcher (at the end of this file) first, which asks authz.c's table
  * whether its caller may call its route; then handlers parse and

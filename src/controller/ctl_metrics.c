@@ -1,5 +1,5 @@
 /*
- * metrics.c - the controller's /metrics page, Prometheus text 0.0.4,
+ * ctl_metrics.c - the controller's /metrics page, Prometheus text 0.0.4,
  * promtool-clean (HELP and TYPE for every family, base units, counters
  * ending in _total).  Rendered under the core's lock, on request.
  */

@@ -1,5 +1,5 @@
 /*
- * mig.c - MIG layouts for the pending demand: the proposal (the MIG
+ * ctl_mig.c - MIG layouts for the pending demand: the proposal (the MIG
  * planner, include/gpufleet/mig_propose.h, over the nodes' GPUs in MIG
  * mode and the pending jobs that ask a profile), served at
  * GET /v1/mig/proposal, and, when the config's agents: mig_auto_apply is

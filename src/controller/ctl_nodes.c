@@ -1,5 +1,5 @@
 /*
- * nodes.c - the controller's node table from the config: a CSV in the
+ * ctl_nodes.c - the controller's node table from the config: a CSV in the
  * simulator's format, the config's pools, or the built-in cluster; then
  * blocks, labels and MIG layouts.  Node names are unique (every API and
  * stored placement names nodes); every error names the config line.

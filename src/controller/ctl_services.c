@@ -1,5 +1,5 @@
 /*
- * services.c - inference services: a named job spec and a replica count,
+ * ctl_services.c - inference services: a named job spec and a replica count,
  * which the controller keeps true by submitting jobs (each marked with
  * the service's name) or cancelling them.  `gpufleet autoscale run
  * --service NAME` changes the count through PUT /v1/services/NAME/

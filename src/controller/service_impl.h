@@ -1,8 +1,8 @@
 /*
  * service_impl.h - internal: the controller service's state, shared by
- * service.c (the scheduler thread), api.c (the job handlers), agents.c
+ * service.c (the scheduler thread), ctl_api.c (the job handlers), agents.c
  * and agents_http.c (the node agents' side of each turn, their handlers)
- * and metrics.c.
+ * and ctl_metrics.c.
  *
  * Requests: the server runs event loops (no thread per connection), so a
  * handler never waits.  A handler that changes something parses the
@@ -87,7 +87,7 @@ struct gf_op {
 
 struct gf_agents;   /* agents.c */
 struct gf_translog; /* translog.c */
-struct gf_svc;	    /* services.c */
+struct gf_svc;	    /* ctl_services.c */
 struct gf_k8s;	    /* k8s_bind.c: the scheduler extender */
 struct gf_k8s_op;
 
@@ -130,7 +130,7 @@ struct gf_service {
 	uint64_t submitted, rejected, cancelled, write_batches;
 	uint64_t foreign_reports; /* runs a node reported of another's */
 
-	/* inference services (services.c; the scheduler thread's, read by
+	/* inference services (ctl_services.c; the scheduler thread's, read by
 	 * handlers under ctl_lock) */
 	struct gf_svc *svc;
 	int nsvc, svc_cap;
@@ -213,7 +213,7 @@ int gf__agents_mig_layout(struct gf_agents *ag, int i,
 			  const struct gf_np_mig_layout *l, int64_t now,
 			  struct gf_batch *b, struct gf_err *e);
 /* With the config's mig_auto_apply: every few seconds, the proposal
- * applied on nodes whose agents are ready (mig.c); under ctl_lock. */
+ * applied on nodes whose agents are ready (ctl_mig.c); under ctl_lock. */
 void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b);
 /* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
  * UUIDs; under ctl_lock. */
@@ -245,7 +245,7 @@ const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 /* --- handlers ---------------------------------------------------------- */
 
 /* The grant of a request's caller (authz.h), which the dispatcher
- * (api.c) has let through to its handler: the handler's scope. */
+ * (ctl_api.c) has let through to its handler: the handler's scope. */
 void gf__api_grant(const struct gf_service *s, struct gf_http_req *r,
 		   struct gf_grant *g);
 /* Every route has a row in the authorization table: 0 or GF_EINVAL. */
@@ -253,7 +253,7 @@ int gf__api_check_routes(struct gf_err *e);
 /* A node as GET /v1/nodes lists it (under ctl_lock). */
 void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
 
-/* Inference services (services.c), on the scheduler thread. */
+/* Inference services (ctl_services.c), on the scheduler thread. */
 int gf__services_load(struct gf_service *s, struct gf_err *e);
 void gf__services_free(struct gf_service *s);
 void gf__services_op(struct gf_service *s, struct gf_op *op);
@@ -267,7 +267,7 @@ int gf__services_scale(struct gf_http_req *r, void *arg);
 int gf__services_delete(struct gf_http_req *r, void *arg);
 int gf__services_one(struct gf_http_req *r, void *arg); /* GET, DELETE */
 
-/* MIG proposals (mig.c): the planner over the core's view now. */
+/* MIG proposals (ctl_mig.c): the planner over the core's view now. */
 struct gf_mig_proposal;
 int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
 		     struct gf_err *e);
