@@ -35,20 +35,6 @@
 
 /* ---- small tables --------------------------------------------------- */
 
-struct anode *gf__anode(struct gf_agents *ag, int i)
-{
-	if (i >= ag->cap) {
-		int cap = ag->cap ? ag->cap : 64;
-		while (cap <= i)
-			cap *= 2;
-		ag->n = gf_reallocarray(ag->n, (size_t)cap, sizeof(*ag->n));
-		memset(ag->n + ag->cap, 0,
-		       (size_t)(cap - ag->cap) * sizeof(*ag->n));
-		ag->cap = cap;
-	}
-	return &ag->n[i];
-}
-
 static void jside_free(struct jside *x)
 {
 	if (!x)
@@ -214,7 +200,7 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 	struct jside *x = jside_of(ag, j->seq);
 	/* a pod's job runs under Kubernetes: no agent is told to run it,
 	 * and what it held is the kubelet's to free */
-	bool pod = gf__k8s_is_pod(j);
+	bool pod = j->spec.origin == GF_JOB_ORIGIN_K8S;
 	bool running = j->state == GF_JOB_RUNNING && j->place && !pod;
 	if (x && running && x->attempt == j->attempts)
 		return; /* the same attempt where it was */
@@ -416,12 +402,13 @@ void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason)
 /* The node of an agent op, known (404 when not). */
 static int known_node(struct gf_agents *ag, struct gf_op *op)
 {
-	int i = gf_ctl_node_find(ag->s->ctl, op->node);
+	struct agent_op *x = agent_op(op);
+	int i = gf_ctl_node_find(ag->s->ctl, x->node);
 	if (i < 0 || i >= ag->cap || ag->n[i].st == AN_NONE) {
 		gf__op_error(op, 404, "not-registered",
 			     "node '%s' is not registered: PUT "
 			     "/v1/nodes/%s first",
-			     op->node, op->node);
+			     x->node, x->node);
 		return -1;
 	}
 	return i;
@@ -522,12 +509,13 @@ static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		    struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	struct gf_ctl *ctl = ag->s->ctl;
 	const char *name = gf_ctl_cluster(ctl)->names[i];
-	op->acked = gf_calloc((size_t)op->hb.nreports + 1, sizeof(*op->acked));
-	for (int k = 0; k < op->hb.nreports; k++) {
-		struct gf_np_report *rep = &op->hb.reports[k];
-		op->acked[op->nacked++] = rep->ref;
+	x->acked = gf_calloc((size_t)x->hb.nreports + 1, sizeof(*x->acked));
+	for (int k = 0; k < x->hb.nreports; k++) {
+		struct gf_np_report *rep = &x->hb.reports[k];
+		x->acked[x->nacked++] = rep->ref;
 		const struct gf_job *j = gf_ctl_job(ctl, rep->ref.job);
 		if (!j || rep->ref.attempt > j->attempts ||
 		    rep->ref.replica >= j->spec.replicas) {
@@ -642,36 +630,38 @@ static void reconcile(struct gf_agents *ag, int i,
 static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		      struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	int i = known_node(ag, op);
 	if (i < 0)
 		return;
 	alive(ag, i, now, b);
-	health(ag, i, &op->hb);
+	health(ag, i, &x->hb);
 	reports(ag, i, op, now, b);
-	reconcile(ag, i, &op->hb, now, b);
-	if (ag->s->k8s && ag->n[i].inv)
-		gf__k8s_reconcile(ag->s->k8s, i, &op->hb, ag->n[i].inv);
+	reconcile(ag, i, &x->hb, now, b);
+	if (ag->n[i].inv) /* the listeners: pods compared (k8s) */
+		gf__service_heartbeat(ag->s, i, &x->hb, ag->n[i].inv);
 	op->status = 200;
 }
 
 static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	struct gf_ctl *ctl = ag->s->ctl;
 	struct gf_ctl_node_spec spec;
 	struct gf_ctl_changes ch = { 0 };
 	struct gf_err e;
 	gf_err_clear(&e);
-	int known = gf_ctl_node_find(ctl, op->node);
+	int known = gf_ctl_node_find(ctl, x->node);
 	struct anode *was =
 		known >= 0 && known < ag->cap ? &ag->n[known] : NULL;
 	for (int g = 0; was && g < GF_CNODE_MAX_GPUS; g++)
 		if ((was->mig_pending >> g & 1) &&
-		    has_layout(op->inv, &was->pending[g]))
+		    has_layout(x->inv, &was->pending[g]))
 			was->mig_pending &=
 				(uint16_t) ~(1u << g); /* made real */
-	spec_of(ag, op->node, op->inv, was, &spec);
-	int i = gf_ctl_node_add(ctl, op->node, &spec, now, &ch, &e);
+	spec_of(ag, x->node, x->inv, was, &spec);
+	int i = gf_ctl_node_add(ctl, x->node, &spec, now, &ch, &e);
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 	gf_ctl_changes_release(&ch);
@@ -690,11 +680,11 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	bool first = n->st == AN_NONE;
 	gf_free(n->text);
 	gf_free(n->inv);
-	n->text = op->body;
-	n->len = op->body_len;
-	n->inv = op->inv;
-	op->body = NULL;
-	op->inv = NULL;
+	n->text = x->body;
+	n->len = x->body_len;
+	n->inv = x->inv;
+	x->body = NULL;
+	x->inv = NULL;
 	if (!n->dirty)
 		ag->ndirty++;
 	n->dirty = true;
@@ -708,18 +698,19 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	if (!gf_ctl_node_is_ready(ctl, i))
 		n->st = AN_NOTREADY;
 	gf_log(GF_LOG_INFO, "serve",
-	       "node '%s' %s: %d GPUs %s, %d MIG instances", op->node,
+	       "node '%s' %s: %d GPUs %s, %d MIG instances", x->node,
 	       first ? "registered" : "registered again", n->inv->ngpus,
 	       n->inv->gpu_model, n->inv->nmig);
 	heartbeat(ag, op, now, b);
 }
 
-void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
-		   struct gf_batch *b)
+void gf__agents_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
 {
-	if (op->kind == GF_OP_REGISTER)
+	struct gf_agents *ag = s->ag;
+	if (agent_op(op)->what == AG_REGISTER)
 		reg(ag, op, now, b);
-	else if (op->kind == GF_OP_HEARTBEAT)
+	else if (agent_op(op)->what == AG_HEARTBEAT)
 		heartbeat(ag, op, now, b);
 	else if (known_node(ag, op) >= 0)
 		op->status =
@@ -780,8 +771,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				 (long long)(quiet / 1000));
 			gf_ctl_node_cordon(ctl, i, true, &e);
 			n->st = AN_NOTREADY;
-			if (ag->s->k8s)
-				gf__k8s_reconcile_forget(ag->s->k8s, i);
+			gf__service_node_lost(ag->s, i);
 			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve",
 			       "node '%s' not ready: %s; its jobs run on until "
@@ -799,8 +789,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);
 			n->st = AN_LOST;
-			if (ag->s->k8s)
-				gf__k8s_reconcile_forget(ag->s->k8s, i);
+			gf__service_node_lost(ag->s, i);
 			snprintf(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
 			       gf_ctl_cluster(ctl)->names[i], why);

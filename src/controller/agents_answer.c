@@ -18,19 +18,20 @@
 
 static void ack(struct gf_agents *ag, struct gf_op *op, int i)
 {
+	struct agent_op *x = agent_op(op);
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_np_ack a = { .generation = ag->n[i].gen,
 			       .heartbeat_ms = t->heartbeat_ms,
 			       .fence_after_ms = gf_serve_agents_fence_ms(t),
-			       .nacked = op->nacked,
-			       .acked = op->acked };
+			       .nacked = x->nacked,
+			       .acked = x->acked };
 	snprintf(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
 	struct gf_buf b;
 	struct gf_json j;
 	gf_buf_init(&b, 4u << 20);
 	gf_json_init(&j, &b);
 	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "name", op->node);
+	gf_json_str(&j, "name", x->node);
 	gf_np_ack_write(&j, &a);
 	gf_json_obj_end(&j);
 	gf_reply_json(op->req, 200, &b);
@@ -147,24 +148,26 @@ static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
 	gf_buf_release(&b);
 }
 
-void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
+void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 {
-	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, op->node) : -1;
+	struct gf_agents *ag = s->ag;
+	struct agent_op *x = agent_op(op);
+	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, x->node) : -1;
 	if (i < 0) {
 		if (op->status == 200)
 			gf__op_error(op, 404, "not-registered",
-				     "node '%s' is gone", op->node);
+				     "node '%s' is gone", x->node);
 		gf__op_reply_error(op);
 		gf__op_free(op);
 		return;
 	}
-	if (op->kind != GF_OP_POLL) {
+	if (x->what != AG_POLL) {
 		ack(ag, op, i);
 		gf__op_free(op);
 		return;
 	}
 	struct anode *n = &ag->n[i];
-	if (n->gen > op->after || op->deadline <= gf__service_mono_ms()) {
+	if (n->gen > x->after || x->deadline <= gf__service_mono_ms()) {
 		reply_assignments(ag, op, i);
 		gf__op_free(op);
 		return;
@@ -182,7 +185,8 @@ static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
 	struct gf_op **pp = &n->polls;
 	while (*pp) {
 		struct gf_op *op = *pp;
-		if (!all && n->gen <= op->after && op->deadline > mono) {
+		const struct agent_op *x = agent_op(op);
+		if (!all && n->gen <= x->after && x->deadline > mono) {
 			pp = &op->next;
 			continue;
 		}

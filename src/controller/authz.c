@@ -53,7 +53,7 @@ static const struct gf_authz_rule rules[] = {
 	  ADMIN_ONLY("freeing a completing replica") },
 	{ GF_HTTP_GET,    "/healthz",                    { ALL, ALL, ALL, ALL, ALL }, "" },
 	{ GF_HTTP_GET,    "/metrics",                    { ALL, ALL, ALL, ALL, ALL }, "" },
-	/* the scheduler extender: its client (k8s_client() in ctl_api.c) */
+	/* the scheduler extender: its client (k8s_client() in ctl_serve.c) */
 	{ GF_HTTP_POST,   "/k8s/filter",                 { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/prioritize",             { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/preempt",                { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },

@@ -6,7 +6,7 @@
  * A caller is one of five kinds: no (or a wrong) token, an admin's token,
  * a team's token, a node's token, or the Kubernetes scheduler extender (a
  * "k8s client": today any caller of the /k8s extender routes, which
- * kube-scheduler calls without a bearer token; k8s_client() in ctl_api.c is
+ * kube-scheduler calls without a bearer token; k8s_client() in ctl_serve.c is
  * where a client certificate check plugs in).  For each route and kind
  * the table says one of:
  *

@@ -128,7 +128,7 @@ static int assets(struct gf_service *s, struct gf_charge_input *in,
 
 int gf__charge_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	const struct gf_serve_config *cfg = s->o.cfg;
 	if (!cfg->charge_prices[0])
 		return gf_reply_error(r, 404, "not-configured",

@@ -136,8 +136,11 @@ int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
 
 #define AUTO_EVERY_MS 5000
 
-void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
+/* With the config's mig_auto_apply: every few seconds, the proposal
+ * applied on nodes whose agents are ready; under ctl_lock. */
+static void mig_auto(void *arg, int64_t now, struct gf_batch *b)
 {
+	struct gf_service *s = arg;
 	if (!s->o.cfg->agents.mig_auto_apply ||
 	    now - s->mig_last_ms < AUTO_EVERY_MS)
 		return;
@@ -169,7 +172,7 @@ void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
 /* GET /v1/mig/proposal: what the planner would change now. */
 int gf__mig_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct gf_mig_proposal p;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -199,4 +202,10 @@ int gf__mig_get(struct gf_http_req *r, void *arg)
 		: gf_reply_json(r, 200, &b);
 	gf_buf_release(&b);
 	return rc;
+}
+
+int gf__mig_register(struct gf_service *s)
+{
+	struct gf_feature f = { .name = "mig", .arg = s, .step = mig_auto };
+	return gf__service_register(s, &f);
 }

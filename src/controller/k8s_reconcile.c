@@ -25,6 +25,7 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -35,10 +36,12 @@ static const char *const kind_names[] = { "wrong-gpu", "not-bound" };
 /* "NS/NAME" of a pod's job (command "k8s-pod UID NS/NAME"), or "". */
 static void pod_name(const struct gf_job *j, char *out, size_t size)
 {
-	const char *c =
-		j->spec.command ? strchr(j->spec.command + 8, ' ') : NULL;
-	snprintf(out, size, "%.*s", c ? (int)strcspn(c + 1, " ") : 0,
-		 c ? c + 1 : "");
+	size_t skip = strlen(GF_JOB_K8S_COMMAND);
+	const char *c = j->spec.command && strlen(j->spec.command) > skip
+				? strchr(j->spec.command + skip, ' ')
+				: NULL;
+	gf_note(out, size, "%.*s", c ? (int)strcspn(c + 1, " ") : 0,
+		c ? c + 1 : "");
 }
 
 /* The device of node i a UUID names: its GPU, and the MIG instance's
@@ -230,7 +233,7 @@ void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b)
 
 int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	if (!s->k8s)
 		return gf_reply_error(r, 404, "not-found",
 				      "the Kubernetes extender is off: start "
