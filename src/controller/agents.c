@@ -30,6 +30,7 @@
 
 #include "controller/agents_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -281,8 +282,7 @@ static void spec_layout(struct gf_ctl_node_spec *spec,
 		struct gf_ctl_mig *m = &spec->mig[spec->nmig++];
 		m->gpu = l->gpu;
 		m->start = l->inst[i].start;
-		snprintf(m->profile, sizeof(m->profile), "%s",
-			 l->inst[i].profile);
+		GF__COPY_SAME(m->profile, l->inst[i].profile);
 	}
 }
 
@@ -351,8 +351,8 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 	struct anode *n = gf__anode(ag, idx);
 	drop_node(n);
 	n->st = AN_NOTREADY; /* until it calls; its jobs run on */
-	snprintf(n->why, sizeof(n->why),
-		 "waiting for its agent since this controller started");
+	gf_note(n->why, sizeof(n->why),
+		"waiting for its agent since this controller started");
 	n->text = gf_strndup(text, len);
 	n->len = len;
 	n->inv = inv;
@@ -476,8 +476,8 @@ static void run_ended(struct gf_agents *ag, const struct gf_job *j,
 	int rc;
 	if (!strcmp(why, "lost") || !strcmp(why, "fenced") ||
 	    !strncmp(why, "start-failed", 12)) {
-		snprintf(reason, sizeof(reason), "replica %d on %.48s: %.80s",
-			 r, gf_ctl_cluster(ctl)->names[node], why);
+		gf_note(reason, sizeof(reason), "replica %d on %.48s: %.80s", r,
+			gf_ctl_cluster(ctl)->names[node], why);
 		rc = gf_ctl_requeue(ctl, j->id, reason, now, &e);
 	} else if (rep->run.exit_code != 0) {
 		rc = gf_ctl_finish(ctl, j->id, rep->run.exit_code, now, &e);
@@ -542,10 +542,10 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			run.seq = j->seq;
 			/* a node's name always fits a run's (static assert
 			 * above): never cut */
-			snprintf(run.node, sizeof(run.node), "%s", name);
+			gf_note(run.node, sizeof(run.node), "%s", name);
 			if (superseded) /* it ran on while moved elsewhere */
-				snprintf(run.reason, sizeof(run.reason),
-					 "superseded");
+				gf_note(run.reason, sizeof(run.reason),
+					"superseded");
 			if (b->nruns == b->rcap) {
 				b->rcap = b->rcap ? 2 * b->rcap : 64;
 				b->runs = gf_reallocarray(b->runs,
@@ -599,7 +599,7 @@ static void reconcile(struct gf_agents *ag, int i,
 		if (a->gen > hb->generation || !x || x->ended[a->replica])
 			continue;
 		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
+		gf__job_id(id, a->seq);
 		if (gf__hb_runs(hb, id, x->attempt, a->replica)) {
 			if (!x->up[a->replica]) {
 				x->up[a->replica] = 1;
@@ -613,9 +613,9 @@ static void reconcile(struct gf_agents *ag, int i,
 			continue;
 		}
 		const struct gf_job *j = gf_ctl_job(ctl, id);
-		snprintf(reason, sizeof(reason),
-			 "node %s does not run replica %d (lost)",
-			 gf_ctl_cluster(ctl)->names[i], a->replica);
+		gf_note(reason, sizeof(reason),
+			"node %s does not run replica %d (lost)",
+			gf_ctl_cluster(ctl)->names[i], a->replica);
 		struct gf_err e;
 		x->ended[a->replica] = 1; /* not running: nothing to wait for */
 		if (j && gf_ctl_requeue(ctl, id, reason, now, &e) == 0) {
@@ -767,12 +767,12 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 		char why[96];
 		struct gf_err e;
 		if (n->st == AN_READY && quiet > t->notready_after_ms) {
-			snprintf(why, sizeof(why), "no heartbeat for %lld s",
-				 (long long)(quiet / 1000));
+			gf_note(why, sizeof(why), "no heartbeat for %lld s",
+				(long long)(quiet / 1000));
 			gf_ctl_node_cordon(ctl, i, true, &e);
 			n->st = AN_NOTREADY;
 			gf__service_node_lost(ag->s, i);
-			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf_note(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve",
 			       "node '%s' not ready: %s; its jobs run on until "
 			       "%lld s without one",
@@ -780,9 +780,9 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 			       (long long)(t->requeue_after_ms / 1000));
 		} else if (n->st == AN_NOTREADY &&
 			   quiet > t->requeue_after_ms) {
-			snprintf(why, sizeof(why),
-				 "no heartbeat for %lld s: its jobs requeued",
-				 (long long)(quiet / 1000));
+			gf_note(why, sizeof(why),
+				"no heartbeat for %lld s: its jobs requeued",
+				(long long)(quiet / 1000));
 			struct gf_ctl_changes ch = { 0 };
 			gf_ctl_node_ready(ctl, i, false, why, now, &ch, &e);
 			for (int k = 0; k < ch.n; k++)
@@ -790,7 +790,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 			gf_ctl_changes_release(&ch);
 			n->st = AN_LOST;
 			gf__service_node_lost(ag->s, i);
-			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf_note(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
 			       gf_ctl_cluster(ctl)->names[i], why);
 		}

@@ -121,16 +121,14 @@ void gf__agents_endings(struct gf_agents *ag, int i,
 		if (k >= n->nends)
 			continue;
 		struct ending en = n->ends[k];
-		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, en.seq);
-		const struct gf_job *j = gf_ctl_job(ctl, id);
+		const struct gf_job *j = gf__job_by_seq(ctl, en.seq);
 		if (!j || !gf__held_on(j, en.attempt, en.replica, i)) {
 			n->ends[k] = n->ends[--n->nends]; /* released already */
 			continue;
 		}
 		if (en.gen > hb->generation)
 			continue; /* not told yet */
-		if (gf__hb_runs(hb, id, en.attempt, en.replica)) {
+		if (gf__hb_runs(hb, j->id, en.attempt, en.replica)) {
 			stuck(ag, j, &en, i, now, b); /* still stopping */
 			continue;
 		}

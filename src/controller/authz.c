@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server/router.h"
+#include "util/fmt.h"
 
 #define NO  GF_AZ_NO
 #define ALL GF_AZ_ALL
@@ -113,17 +114,17 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 	*g = (struct gf_grant){ kind, who, "", "" };
 	unsigned may = rule ? rule->may[kind] : GF_AZ_NO;
 	if (rule == NULL) {
-		snprintf(msg, size, "this route has no authorization rule");
+		gf_note(msg, size, "this route has no authorization rule");
 		return 403;
 	}
 	if (may == GF_AZ_NO && kind == GF_AZ_NONE) {
-		snprintf(msg, size,
-			 "a valid 'Authorization: Bearer TOKEN' header is "
-			 "required");
+		gf_note(msg, size,
+			"a valid 'Authorization: Bearer TOKEN' header is "
+			"required");
 		return 401;
 	}
 	if (may == GF_AZ_NO) {
-		snprintf(msg, size, "%s", rule->refusal);
+		gf_note(msg, size, "%s", rule->refusal);
 		return 403;
 	}
 	if (may == GF_AZ_ALL)
@@ -137,9 +138,9 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 		g->node = who->node;
 		return 0;
 	}
-	snprintf(msg, size,
-		 "this token is node '%s''s: it cannot act for node '%.48s'",
-		 who ? who->node : "", node ? node : "");
+	gf_note(msg, size,
+		"this token is node '%s''s: it cannot act for node '%.48s'",
+		who ? who->node : "", node ? node : "");
 	return 403;
 }
 
@@ -161,7 +162,8 @@ const char *gf_authz_reason(const char *reason,
 			    !isalnum((unsigned char)p[len + 1]);
 		char id[GF_JOB_ID_MAX];
 		if (word && len && len + 1 < sizeof(id)) {
-			snprintf(id, sizeof(id), "%.*s", (int)len + 1, p);
+			memcpy(id, p, len + 1); /* len + 1 < sizeof(id) */
+			id[len + 1] = '\0';
 			if (hidden(id, arg)) {
 				int w = snprintf(out + n, size - n, "%s",
 						 "another team's job");

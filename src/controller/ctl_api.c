@@ -120,11 +120,8 @@ static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 				    ? op->arrived_us / 1000
 				    : now;
 	job->block = -1;
-	rc = gf_fmt(job->id, sizeof(job->id), "j%" PRIu64, job->seq);
-	if (rc)
-		gf_err_set(&e, rc, "job id j%" PRIu64 ": too long", job->seq);
-	else
-		rc = gf_ctl_add(s->ctl, job, &e);
+	gf__job_id(job->id, job->seq);
+	rc = gf_ctl_add(s->ctl, job, &e);
 	if (rc) {
 		gf_job_release(job);
 		gf_free(job);

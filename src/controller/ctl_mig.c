@@ -20,6 +20,7 @@
 
 #include "controller/service_impl.h"
 #include "mig/render.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -115,8 +116,8 @@ static int mig_demand(const struct gf_ctl *ctl,
 		d->model = j->spec.gpu_model[0]
 				   ? gf_mig_model_by_id(j->spec.gpu_model)
 				   : NULL;
-		snprintf(d->profile, sizeof(d->profile), "%s",
-			 j->spec.mig_profile);
+		gf_note(d->profile, sizeof(d->profile), "%s",
+			j->spec.mig_profile); /* a profile: never cut */
 		d->count = j->spec.replicas;
 	}
 	return n;
@@ -157,8 +158,9 @@ static void mig_auto(void *arg, int64_t now, struct gf_batch *b)
 		struct gf_np_mig_layout l = { .gpu = c->gpu, .n = c->layout.n };
 		for (int i = 0; i < c->layout.n && i < 8; i++) {
 			const struct gf_mig_instance *in = &c->layout.inst[i];
-			snprintf(l.inst[i].profile, sizeof(l.inst[i].profile),
-				 "%s", c->model->profiles[in->profile].name);
+			/* a profile's name: never cut */
+			gf_note(l.inst[i].profile, sizeof(l.inst[i].profile),
+				"%s", c->model->profiles[in->profile].name);
 			l.inst[i].start = in->start;
 		}
 		if (gf__agents_mig_layout(s->ag, c->node, &l, now, b, &e) != 0)

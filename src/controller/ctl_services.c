@@ -103,9 +103,14 @@ static int parse_spec(const char *name, const char *text, size_t len,
 	memset(spec, 0, sizeof(*spec));
 	if (rc == 0)
 		rc = gf_jobjson_spec(v, spec, e);
+	/* a service's name is shorter than a job's (the handler checks;
+	 * a stored one is refused below) */
+	if (rc == 0 &&
+	    (gf_fmt(spec->service, sizeof(spec->service), "%s", name) != 0))
+		rc = gf_err_set(e, GF_EINVAL, "service '%.48s...': too long",
+				name);
 	if (rc == 0 && !spec->name[0])
-		snprintf(spec->name, sizeof(spec->name), "%s", name);
-	snprintf(spec->service, sizeof(spec->service), "%s", name);
+		GF__COPY_SAME(spec->name, spec->service);
 	gf_jv_free(v);
 	return rc;
 }
@@ -216,12 +221,8 @@ static bool submit_one(struct gf_service *s, struct gf_svc *v, int64_t now,
 	job->state = GF_JOB_PENDING;
 	job->submitted_ms = now;
 	job->block = -1;
-	int rc = gf_fmt(job->id, sizeof(job->id), "j%llu",
-			(unsigned long long)job->seq);
-	if (rc)
-		gf_err_set(&e, rc, "job id j%llu: too long",
-			   (unsigned long long)job->seq);
-	if (rc || gf_ctl_add(s->ctl, job, &e) != 0) {
+	gf__job_id(job->id, job->seq);
+	if (gf_ctl_add(s->ctl, job, &e) != 0) {
 		gf_log(GF_LOG_WARN, "serve", "service '%s': %s", v->name,
 		       e.msg);
 		gf_job_release(job);

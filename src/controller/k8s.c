@@ -24,6 +24,7 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -102,14 +103,14 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		return -1;
 	}
 	if (gf_k8s_pod_read(c->a.pod, &c->pod, &e) != 0) {
-		snprintf(c->error, sizeof(c->error), "gpufleet: %s", e.msg);
+		gf_note(c->error, sizeof(c->error), "gpufleet: %s", e.msg);
 		return 0;
 	}
 	pthread_mutex_lock(&s->ctl_lock);
 	rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
-		snprintf(c->error, sizeof(c->error), "%s", e.msg);
+		gf_note(c->error, sizeof(c->error), "%s", e.msg);
 	else
 		gf__k8s_cache_put(s->k8s, &c->pod);
 	return 0;

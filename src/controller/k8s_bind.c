@@ -64,13 +64,19 @@ static void annotations(struct gf_k8s *k, struct gf_k8s_op *x,
 	if (j->spec.mig_profile[0]) {
 		const char *mu = gf__agents_mig_uuid(k->s->ag, p->node,
 						     p->gpus[0], p->mig_start);
-		snprintf(x->mig, sizeof(x->mig),
-			 "profile=%s,gpu=%d,start=%d%s%s", j->spec.mig_profile,
-			 p->gpus[0], p->mig_start, mu ? ",uuid=" : "",
-			 mu ? mu : "");
+		_Static_assert(sizeof(x->mig) >=
+				       GF_MIG_PROFILE_MAX + GF_NP_UUID_MAX + 48,
+			       "the MIG annotation fits");
+		if (gf_fmt(x->mig, sizeof(x->mig),
+			   "profile=%s,gpu=%d,start=%d%s%s",
+			   j->spec.mig_profile, p->gpus[0], p->mig_start,
+			   mu ? ",uuid=" : "", mu ? mu : "") != 0)
+			x->mig[0] = '\0'; /* cannot happen: the assertion */
 	}
 	if (j->spec.gpu_milli > 0)
-		snprintf(x->share, sizeof(x->share), "%d", j->spec.gpu_milli);
+		if (gf_fmt(x->share, sizeof(x->share), "%d",
+			   j->spec.gpu_milli) != 0)
+			x->share[0] = '\0'; /* an int fits in 16 bytes */
 }
 
 /* A pod already held: the same node is a bind answered again. */
@@ -148,7 +154,7 @@ static void record(struct gf_k8s *k, struct gf_op *op, int64_t now,
 	}
 	gf__batch_add(b, j);
 	gf__k8s_pods_put(k, x->pod.uid, j->seq);
-	snprintf(x->job_id, sizeof(x->job_id), "%s", j->id);
+	GF__COPY_SAME(x->job_id, j->id);
 	x->recorded = true;
 	annotations(k, x, j);
 	x->stage = GF_K8S_API;
@@ -192,11 +198,10 @@ static void release_gone(const char *uid, uint64_t seq, void *arg)
 	struct gone *g = arg;
 	const struct gf_k8s_op *x = g->x;
 	char id[GF_JOB_ID_MAX];
-	if ((x->nlive > 0 && /* none: x->live is NULL */
-	     bsearch(uid, x->live, (size_t)x->nlive, sizeof(*x->live),
-		     cmp_uid)) ||
-	    gf_fmt(id, sizeof(id), "j%" PRIu64, seq) != 0)
+	if (x->nlive > 0 && /* none: x->live is NULL */
+	    bsearch(uid, x->live, (size_t)x->nlive, sizeof(*x->live), cmp_uid))
 		return;
+	gf__job_id(id, seq);
 	const struct gf_job *j = gf_ctl_job(g->k->s->ctl, id);
 	if (j && j->state == GF_JOB_RUNNING && j->started_ms >= x->before_ms)
 		return; /* bound after the list began */
@@ -330,7 +335,7 @@ static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 	gf_jv_free(pod);
 	if (rc) {
 		char msg[GF_ERR_MSG_MAX + 16];
-		snprintf(msg, sizeof(msg), "gpufleet: %s", e.msg);
+		gf_note(msg, sizeof(msg), "gpufleet: %s", e.msg);
 		gf__k8s_reply_bind(op->req, msg);
 		gf__op_free(op);
 		return;
@@ -373,7 +378,7 @@ static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 		return;
 	}
 	char msg[GF_ERR_MSG_MAX + 16];
-	snprintf(msg, sizeof(msg), "gpufleet: %s", e.msg);
+	gf_note(msg, sizeof(msg), "gpufleet: %s", e.msg);
 	gf_log(GF_LOG_WARN, "k8s", "pod %s/%s: %s", x->b.ns, x->b.pod, e.msg);
 	gf__k8s_reply_bind(op->req, msg);
 	op->req = NULL;
@@ -439,7 +444,8 @@ static int live_add(void *arg, const struct gf_jv *pod)
 		l->uid = gf_reallocarray(l->uid, (size_t)l->cap,
 					 sizeof(*l->uid));
 	}
-	snprintf(l->uid[l->n++], GF_K8S_UID_MAX, "%s", uid);
+	if (gf_fmt(l->uid[l->n], GF_K8S_UID_MAX, "%s", uid) == 0)
+		l->n++; /* a uid too long is no pod we hold */
 	return 0;
 }
 
@@ -516,7 +522,7 @@ static int pick_class(struct gf_k8s *k, const struct gf_ctl_config *cfg,
 		return gf_err_set(e, GF_EINVAL,
 				  "--k8s-class %s: no such class in the config",
 				  k->o.cls ? k->o.cls : "");
-	snprintf(k->cls, sizeof(k->cls), "%s", cfg->classes[best].name);
+	GF__COPY_SAME(k->cls, cfg->classes[best].name);
 	if (cfg->classes[best].preemptible)
 		gf_log(GF_LOG_WARN, "k8s",
 		       "pods' jobs are of class %s, which is preemptible: a "
@@ -533,7 +539,7 @@ static int api_of(struct gf_k8s *k, struct gf_err *e)
 		memset(&cfg, 0, sizeof(cfg));
 		if (strlen(k->o.api_url) >= sizeof(cfg.server))
 			return gf_err_set(e, GF_EINVAL, "--k8s-api: too long");
-		snprintf(cfg.server, sizeof(cfg.server), "%s", k->o.api_url);
+		memcpy(cfg.server, k->o.api_url, strlen(k->o.api_url) + 1);
 		rc = 0;
 	} else if (k->o.kubeconfig) {
 		rc = gf_k8s_api_kubeconfig(k->o.kubeconfig, k->o.context, &cfg,

@@ -35,10 +35,9 @@ static int64_t pod_row(const struct gf_k8s *k, const char *uid)
 const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid)
 {
 	int64_t r = pod_row(k, uid);
-	char id[GF_JOB_ID_MAX];
-	if (r < 0 || gf_fmt(id, sizeof(id), "j%" PRIu64, k->pods[r].seq) != 0)
+	if (r < 0)
 		return NULL;
-	const struct gf_job *j = gf_ctl_job(k->s->ctl, id);
+	const struct gf_job *j = gf__job_by_seq(k->s->ctl, k->pods[r].seq);
 	return j && j->state == GF_JOB_RUNNING ? j->id : NULL;
 }
 

@@ -17,6 +17,7 @@
 
 #include "controller/jobjson.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -52,8 +53,8 @@ static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
 	op->status = status;
-	snprintf(op->error, sizeof(op->error), "%s", error ? error : "");
-	snprintf(op->detail, sizeof(op->detail), "%s", detail ? detail : "");
+	gf_note(op->error, sizeof(op->error), "%s", error ? error : "");
+	gf_note(op->detail, sizeof(op->detail), "%s", detail ? detail : "");
 }
 
 void gf__op_error(struct gf_op *op, unsigned status, const char *error,
@@ -62,7 +63,7 @@ void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 	char detail[GF_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	gf_vnote(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	answer(op, status, error, detail);
 }
@@ -84,7 +85,7 @@ static void fail(struct gf_service *s, const char *msg)
 {
 	gf_log(GF_LOG_ERROR, "serve", "stopping: %s", msg);
 	pthread_mutex_lock(&s->qlock);
-	snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", msg);
+	gf_note(s->fail_msg, sizeof(s->fail_msg), "%s", msg);
 	atomic_store(&s->failed, 1);
 	pthread_cond_broadcast(&s->failed_cond);
 	pthread_mutex_unlock(&s->qlock);
@@ -237,7 +238,7 @@ static int lead(struct gf_service *s, int64_t now)
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc) {
 		char msg[GF_ERR_MSG_MAX + 32];
-		snprintf(msg, sizeof(msg), "cannot load the store: %s", e.msg);
+		gf_note(msg, sizeof(msg), "cannot load the store: %s", e.msg);
 		fail(s, msg);
 		return rc;
 	}
@@ -257,6 +258,21 @@ void gf__batch_add(struct gf_batch *b, const struct gf_job *j)
 					  sizeof(*b->jobs));
 	}
 	b->jobs[b->n++] = j;
+}
+
+_Static_assert(GF_JOB_ID_MAX >= 22, "a job id holds 'j' and 20 digits");
+
+void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq)
+{
+	if (gf_fmt(id, GF_JOB_ID_MAX, "j%" PRIu64, seq) != 0)
+		id[0] = '\0'; /* cannot happen: the assertion above */
+}
+
+const struct gf_job *gf__job_by_seq(const struct gf_ctl *ctl, uint64_t seq)
+{
+	char id[GF_JOB_ID_MAX];
+	gf__job_id(id, seq);
+	return gf_ctl_job(ctl, id);
 }
 
 unsigned gf__status_of(int rc)
@@ -357,7 +373,7 @@ static int write_batch(struct gf_service *s, struct gf_batch *b)
 	return 0;
 failed:;
 	char msg[GF_ERR_MSG_MAX + 32];
-	snprintf(msg, sizeof(msg), "cannot write the store: %s", e.msg);
+	gf_note(msg, sizeof(msg), "cannot write the store: %s", e.msg);
 	fail(s, msg);
 	return -1;
 }
@@ -675,7 +691,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 	if (!atomic_load(&s->failed))
 		return 0;
 	pthread_mutex_lock(&s->qlock);
-	snprintf(msg, size, "%s", s->fail_msg);
+	gf_note(msg, size, "%s", s->fail_msg);
 	pthread_mutex_unlock(&s->qlock);
 	return 1;
 }

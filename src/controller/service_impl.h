@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <gpufleet/ctl.h>
 
@@ -244,6 +245,18 @@ int gf__service_run(struct gf_service *s, const struct gf_route *routes,
 void gf__service_free(struct gf_service *s);
 /* Answer 503 unless this server leads (under ctl_lock): true if it does. */
 bool gf__service_serving(struct gf_service *s, struct gf_http_req *r);
+/* Copy a string between two arrays of the same size (checked when
+ * compiled): it always fits, nothing is cut. */
+#define GF__COPY_SAME(dst, src)                                         \
+	do {                                                            \
+		_Static_assert(sizeof(dst) == sizeof(src), "one size"); \
+		memcpy(dst, src, sizeof(dst));                          \
+	} while (0)
+
+/* Job number seq's id, "j42" (it always fits: GF_JOB_ID_MAX). */
+void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq);
+/* Job number seq of the core, or NULL. */
+const struct gf_job *gf__job_by_seq(const struct gf_ctl *ctl, uint64_t seq);
 /* An HTTP status for an error code, and its "error" word. */
 unsigned gf__status_of(int rc);
 const char *gf__error_of(unsigned status);
