@@ -374,7 +374,10 @@ static int take_drain(const char *name, const char *reason, void *arg)
 	struct gf_agents *ag = arg;
 	int i = gf_ctl_node_find(ag->s->ctl, name);
 	if (i >= 0) {
-		gf_ctl_node_drain(ag->s->ctl, i, true, NULL);
+		struct gf_err e;
+		gf_err_clear(&e);
+		gf__core_warn(gf_ctl_node_drain(ag->s->ctl, i, true, &e), &e,
+			      "a stored drain");
 		gf__agents_set_drain(ag, i, reason);
 	}
 	return 0;
@@ -426,7 +429,8 @@ static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 	if (gf_ctl_node_ready(ag->s->ctl, i, true, NULL, now, &ch, &e) != 0)
 		gf_log(GF_LOG_WARN, "serve", "node '%s': %s",
 		       gf_ctl_cluster(ag->s->ctl)->names[i], e.msg);
-	gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
+	gf__core_warn(gf_ctl_node_cordon(ag->s->ctl, i, false, &e), &e,
+		      "a node back");
 	n->why[0] = '\0';
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ag->s->ctl, ch.ids[k]));
@@ -447,7 +451,10 @@ static void health(struct gf_agents *ag, int i,
 		if (g >= ngpus || gf_ctl_gpu_is_healthy(ctl, i, g) == ok)
 			continue;
 		struct gf_err e;
-		gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason, &e);
+		gf_err_clear(&e);
+		gf__core_warn(gf_ctl_gpu_health(ctl, i, g, ok,
+						hb->health[k].reason, &e),
+			      &e, "a GPU's health");
 		gf_log(ok ? GF_LOG_INFO : GF_LOG_WARN, "serve",
 		       "node '%s' GPU %d %s%s%s", gf_ctl_cluster(ctl)->names[i],
 		       g, ok ? "healthy again" : "unhealthy", ok ? "" : ": ",
@@ -553,7 +560,9 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 							  sizeof(*b->runs));
 			}
 			b->runs[b->nruns++] = run;
-			gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
+			/* j is the core's: its usage is counted */
+			gf__core_warn(gf_ctl_job_usage(ctl, j->id, run.gpu_ms),
+				      NULL, j->id);
 			gf__batch_add(b, j);
 			run_ended(ag, j, rep, i, now, b);
 		}
@@ -769,7 +778,9 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 		if (n->st == AN_READY && quiet > t->notready_after_ms) {
 			gf_note(why, sizeof(why), "no heartbeat for %lld s",
 				(long long)(quiet / 1000));
-			gf_ctl_node_cordon(ctl, i, true, &e);
+			gf_err_clear(&e);
+			gf__core_warn(gf_ctl_node_cordon(ctl, i, true, &e), &e,
+				      why);
 			n->st = AN_NOTREADY;
 			gf__service_node_lost(ag->s, i);
 			gf_note(n->why, sizeof(n->why), "%s", why);
@@ -784,7 +795,10 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				"no heartbeat for %lld s: its jobs requeued",
 				(long long)(quiet / 1000));
 			struct gf_ctl_changes ch = { 0 };
-			gf_ctl_node_ready(ctl, i, false, why, now, &ch, &e);
+			gf_err_clear(&e);
+			gf__core_warn(gf_ctl_node_ready(ctl, i, false, why, now,
+							&ch, &e),
+				      &e, why);
 			for (int k = 0; k < ch.n; k++)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);

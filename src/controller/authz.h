@@ -81,7 +81,7 @@ const struct gf_authz_rule *gf_authz_rule(unsigned method, const char *pattern);
 /* Every method of every route has a rule: 0, or GF_EINVAL naming the
  * first that has none. */
 int gf_authz_check_routes(const struct gf_route *routes, int n,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /* The kind of the caller with this entry (NULL: no valid token). */
 enum gf_az_caller gf_authz_kind(const struct gf_auth_entry *who);

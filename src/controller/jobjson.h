@@ -24,7 +24,7 @@
  * gf_job_spec_release).
  */
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's

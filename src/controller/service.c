@@ -260,6 +260,13 @@ void gf__batch_add(struct gf_batch *b, const struct gf_job *j)
 	b->jobs[b->n++] = j;
 }
 
+void gf__core_warn(int rc, const struct gf_err *e, const char *what)
+{
+	if (rc)
+		gf_log(GF_LOG_WARN, "serve", "%s: %s", what,
+		       e && e->msg[0] ? e->msg : gf_strerror(rc));
+}
+
 _Static_assert(GF_JOB_ID_MAX >= 22, "a job id holds 'j' and 20 digits");
 
 void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq)
@@ -404,7 +411,8 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 		if (s->feat[i].step)
 			s->feat[i].step(s->feat[i].arg, now, &b);
 	if (pass || b.n) {
-		gf_ctl_schedule(s->ctl, now, &ch);
+		gf__core_warn(gf_ctl_schedule(s->ctl, now, &ch), NULL,
+			      "the scheduling pass");
 		for (int i = 0; i < ch.n; i++) {
 			const struct gf_job *j = gf_ctl_job(s->ctl, ch.ids[i]);
 			if (j) {

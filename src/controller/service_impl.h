@@ -195,12 +195,12 @@ void gf__hist_observe(uint64_t *count, double *sum, double v);
  * Queue op (its request held by the caller already).  0, or GF_ECONFLICT
  * when the service is stopping or failed: the caller answers it then.
  */
-int gf__service_queue(struct gf_service *s, struct gf_op *op);
+int gf__service_queue(struct gf_service *s, struct gf_op *op) GF_MUST_CHECK;
 
 /* Hold r and queue op for it; on refusal answer 503 and free op.
  * Returns 0 either way (the request is answered or will be). */
 int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
-		     struct gf_op *op);
+		     struct gf_op *op) GF_MUST_CHECK;
 
 /* Free an op and what it owns (not its request). */
 void gf__op_free(struct gf_op *op);
@@ -252,6 +252,10 @@ bool gf__service_serving(struct gf_service *s, struct gf_http_req *r);
 		_Static_assert(sizeof(dst) == sizeof(src), "one size"); \
 		memcpy(dst, src, sizeof(dst));                          \
 	} while (0)
+
+/* A call into the core that cannot fail here did (rc != 0): logged, with
+ * what was asked and e's message; nothing else to do. */
+void gf__core_warn(int rc, const struct gf_err *e, const char *what);
 
 /* Job number seq's id, "j42" (it always fits: GF_JOB_ID_MAX). */
 void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq);
