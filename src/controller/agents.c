@@ -357,7 +357,7 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 	n->len = len;
 	n->inv = inv;
 	n->registered_ms = at;
-	n->last_seen = gf__service_mono_ms(); /* the full grace from now */
+	n->last_seen = gf__mono_ms(); /* the full grace from now */
 	n->gen = ag->gen_base;
 	return 0;
 }
@@ -421,7 +421,7 @@ static int known_node(struct gf_agents *ag, struct gf_op *op)
 static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 {
 	struct anode *n = &ag->n[i];
-	n->last_seen = gf__service_mono_ms();
+	n->last_seen = gf__mono_ms();
 	if (n->st == AN_READY)
 		return;
 	struct gf_err e;
@@ -766,7 +766,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 {
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_ctl *ctl = ag->s->ctl;
-	int64_t mono = gf__service_mono_ms();
+	int64_t mono = gf__mono_ms();
 	if (mono < ag->next_sweep)
 		return; /* the times are seconds: 100 ms late is nothing */
 	ag->next_sweep = mono + SWEEP_MS;

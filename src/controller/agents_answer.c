@@ -174,7 +174,7 @@ void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 		return;
 	}
 	struct anode *n = &ag->n[i];
-	if (n->gen > x->after || x->deadline <= gf__service_mono_ms()) {
+	if (n->gen > x->after || x->deadline <= gf__mono_ms()) {
 		reply_assignments(ag, op, i);
 		gf__op_free(op);
 		return;
@@ -211,7 +211,7 @@ static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
 
 void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
 {
-	int64_t mono = gf__service_mono_ms();
+	int64_t mono = gf__mono_ms();
 	for (int k = 0; k < ag->nwake; k++) {
 		ag->n[ag->wake[k]].woken = false;
 		if (!all)

@@ -172,7 +172,7 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 	if (!op)
 		return 0;
 	op->after = a ? (uint64_t)after : 0;
-	op->deadline = gf__service_mono_ms() + wait;
+	op->deadline = gf__mono_ms() + wait;
 	return gf__service_hold(s, r, &op->op);
 }
 

@@ -480,11 +480,7 @@ static void *resync(void *arg)
 	long ms = k->o.resync_ms > 0 ? k->o.resync_ms : GF_K8S_RESYNC_MS;
 	for (;;) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += ms / 1000;
-		ts.tv_nsec += (ms % 1000) * 1000000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
+		gf__mono_deadline(&ts, ms);
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
 		while (!k->wstop && rc != ETIMEDOUT)

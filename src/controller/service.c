@@ -42,11 +42,13 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int64_t gf__service_mono_ms(void)
+void gf__mono_deadline(struct timespec *ts, long ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	ts->tv_sec += ts->tv_nsec / 1000000000;
+	ts->tv_nsec %= 1000000000;
 }
 
 static void answer(struct gf_op *op, unsigned status, const char *error,
@@ -150,11 +152,8 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	pthread_mutex_lock(&s->qlock);
 	if (!s->head && !s->stop) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (ms % 1000) * 1000000;
-		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
+		gf__mono_deadline(&ts, ms);
+		(void)pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
 	}
 	struct gf_op *first = s->head, *last = s->head;
 	int n = first ? 1 : 0;
@@ -707,10 +706,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 bool gf_service_wait_failure(struct gf_service *s, long ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
+	gf__mono_deadline(&ts, ms);
 	pthread_mutex_lock(&s->qlock);
 	while (!atomic_load(&s->failed) &&
 	       pthread_cond_timedwait(&s->failed_cond, &s->qlock, &ts) == 0)

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <gpufleet/ctl.h>
 
@@ -34,6 +35,7 @@
 #include "nodeproto/nodeproto.h"
 #include "server/server.h"
 #include "store/store.h"
+#include "util/clock.h"
 
 /* Submit-to-placed latency buckets, seconds (Prometheus histogram). */
 #define GF_SERVE_LAT_BUCKETS 12
@@ -215,9 +217,16 @@ void gf__op_reply_error(struct gf_op *op);
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
-/* ms since the epoch, now; and a monotonic clock in ms. */
+/* ms since the epoch, now (the monotonic clock is util/clock.h's). */
 int64_t gf__service_now_ms(void);
-int64_t gf__service_mono_ms(void);
+/* ms from now on CLOCK_MONOTONIC, as pthread_cond_timedwait takes it
+ * (the service's conditions use that clock). */
+void gf__mono_deadline(struct timespec *ts, long ms);
+/* gf_clock_ms() in whole ms. */
+static inline int64_t gf__mono_ms(void)
+{
+	return (int64_t)gf_clock_ms();
+}
 
 /* --- the service's core (service.c): features register into it --- */
 
