@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "controller/jobjson.h"
 #include "controller/service_impl.h"
 #include "util/fmt.h"
 
@@ -55,18 +56,7 @@ void gf__node_json(struct gf_json *j, const struct gf_service *s, int i)
 	gf_json_int(j, "cpu_free_milli", n->cpu_left);
 	gf_json_int(j, "memory_mib", n->mem_cap);
 	gf_json_int(j, "memory_free_mib", n->mem_left);
-	gf_json_obj_begin(j, "labels");
-	char l[GF_CTL_LABELS_MAX], *save = NULL;
-	gf_note(l, sizeof(l), "%s", x->labels); /* the same size: never cut */
-	for (char *kv = strtok_r(l, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (eq) {
-			*eq = '\0';
-			gf_json_str(j, kv, eq + 1);
-		}
-	}
-	gf_json_obj_end(j);
+	gf_jobjson_kv(j, "labels", x->labels);
 	gf_json_arr_begin(j, "gpus");
 	for (int g = 0; g < n->ngpus; g++) {
 		const char *uuid = gf__agents_uuid(s->ag, i, g);

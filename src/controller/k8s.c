@@ -116,17 +116,27 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 	return 0;
 }
 
+/* The extender on and leading, the request's call read: true; or
+ * answered (c released). */
+static bool call_open(struct gf_service *s, struct gf_http_req *r,
+		      struct call *c)
+{
+	static const struct call none;
+	*c = none;
+	if (!on(s, r))
+		return false;
+	if (call_read(s, r, c) == 0)
+		return true;
+	call_release(c);
+	return false;
+}
+
 int gf__k8s_filter(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = ((struct gf_call *)arg)->s;
-	static const struct call none;
-	struct call c = none;
-	if (!on(s, r))
-		return 0;
-	if (call_read(s, r, &c) != 0) {
-		call_release(&c);
-		return 0;
-	}
+	struct call c;
+	if (!call_open(s, r, &c))
+		return 0; /* answered */
 	struct gf_k8s_verdict *v = NULL;
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
 		v = gf_calloc((size_t)c.a.n + 1, sizeof(*v));
@@ -160,14 +170,9 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = ((struct gf_call *)arg)->s;
-	static const struct call none;
-	struct call c = none;
-	if (!on(s, r))
-		return 0;
-	if (call_read(s, r, &c) != 0) {
-		call_release(&c);
-		return 0;
-	}
+	struct call c;
+	if (!call_open(s, r, &c))
+		return 0; /* answered */
 	if (c.error[0]) { /* a HostPriorityList has no Error: a 422 */
 		call_release(&c);
 		return gf_reply_error(r, 422, "invalid", "%s", c.error);
