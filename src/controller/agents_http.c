@@ -26,16 +26,10 @@ static void agent_release(struct gf_op *op)
 	gf_free(x);
 }
 
-/* The agents' request kinds: applied by agents.c, answered by
- * agents_answer.c. */
-static const struct gf_op_kind register_kind = {
-	"register", gf__agents_apply, gf__agents_answer, agent_release, NULL,
-};
-static const struct gf_op_kind heartbeat_kind = {
-	"heartbeat", gf__agents_apply, gf__agents_answer, agent_release, NULL,
-};
-static const struct gf_op_kind poll_kind = {
-	"poll", gf__agents_apply, gf__agents_answer, agent_release, NULL,
+/* The agents' request kind (register, heartbeat or poll: the op's
+ * `what`): applied by agents.c, answered by agents_answer.c. */
+static const struct gf_op_kind agent_kind = {
+	"agent", gf__agents_apply, gf__agents_answer, agent_release, NULL,
 };
 
 /* An op for node name, or NULL with the request answered (a name too
@@ -43,13 +37,8 @@ static const struct gf_op_kind poll_kind = {
 static struct agent_op *new_op(struct gf_call *c, struct gf_http_req *r,
 			       enum agent_what what, const char *name)
 {
-	static const struct gf_op_kind *const kinds[] = {
-		[AG_REGISTER] = &register_kind,
-		[AG_HEARTBEAT] = &heartbeat_kind,
-		[AG_POLL] = &poll_kind,
-	};
 	struct agent_op *x = gf_calloc(1, sizeof(*x));
-	x->op.kind = kinds[what];
+	x->op.kind = &agent_kind;
 	x->op.grant = c->grant;
 	x->what = what;
 	if (gf_fmt(x->node, sizeof(x->node), "%s", name) == 0)

@@ -40,8 +40,11 @@ struct gf_svc {
 };
 
 /* A request about a service: PUT, its replicas, DELETE. */
+enum svc_what { SVC_PUT, SVC_SCALE, SVC_DELETE };
+
 struct svc_op {
 	struct gf_op op;
+	enum svc_what what;
 	char name[GF_JOB_NAME_MAX];
 	int64_t replicas;	 /* PUT, scale */
 	struct gf_job_spec spec; /* PUT (owned until taken) */
@@ -54,7 +57,7 @@ static struct svc_op *svc_x(struct gf_op *op)
 	return (struct svc_op *)op;
 }
 
-static const struct gf_op_kind put_kind, scale_kind, delete_kind;
+static const struct gf_op_kind svc_kind;
 
 static struct gf_svc *find(struct gf_service *s, const char *name)
 {
@@ -191,7 +194,7 @@ static void svc_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 	struct svc_op *x = svc_x(op);
 	struct gf_svc *v = find(s, x->name);
 	s->svc_next_ms = 0; /* count now */
-	if (op->kind == &put_kind) {
+	if (x->what == SVC_PUT) {
 		put(s, op, v);
 		return;
 	}
@@ -200,7 +203,7 @@ static void svc_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 			     x->name);
 		return;
 	}
-	if (op->kind == &scale_kind) {
+	if (x->what == SVC_SCALE) {
 		v->replicas = (int)x->replicas;
 	} else { /* delete: its count to zero, then gone once stored */
 		v->replicas = 0;
@@ -366,11 +369,11 @@ static void svc_answer(struct gf_service *s, struct gf_op *op)
 	for (int i = 0; i < s->nsvc; i++)
 		if (!strcmp(s->svc[i].name, name))
 			v = &s->svc[i];
-	if (v && op->kind != &delete_kind)
+	if (v && svc_x(op)->what != SVC_DELETE)
 		svc_json(&j, s, v);
 	pthread_mutex_unlock(&s->ctl_lock);
 	/* a failed send: nothing to do */
-	if (op->kind == &delete_kind || !v)
+	if (svc_x(op)->what == SVC_DELETE || !v)
 		(void)gf_reply(op->req, 200, "application/json", "{}\n", 3);
 	else
 		(void)gf_reply_json(op->req, 200, &b);
@@ -385,14 +388,10 @@ static void svc_release(struct gf_op *op)
 	gf_free(op);
 }
 
-static const struct gf_op_kind put_kind = {
-	"service-put", svc_apply, svc_answer, svc_release, NULL,
-};
-static const struct gf_op_kind scale_kind = {
-	"service-scale", svc_apply, svc_answer, svc_release, NULL,
-};
-static const struct gf_op_kind delete_kind = {
-	"service-delete", svc_apply, svc_answer, svc_release, NULL,
+/* The services' request kind (PUT, its replicas, DELETE: the op's
+ * `what`). */
+static const struct gf_op_kind svc_kind = {
+	"service", svc_apply, svc_answer, svc_release, NULL,
 };
 
 int gf__services_get(struct gf_http_req *r, void *arg)
@@ -448,12 +447,12 @@ static int read_replicas(struct gf_http_req *r, const struct gf_jv *body,
 
 /* An op of kind about service name, or NULL for a name too long (no
  * service has one: answered 404). */
-static struct svc_op *svc_op(struct gf_http_req *r,
-			     const struct gf_op_kind *kind, const char *name,
-			     const struct gf_grant *g)
+static struct svc_op *svc_op(struct gf_http_req *r, enum svc_what what,
+			     const char *name, const struct gf_grant *g)
 {
 	struct svc_op *x = gf_calloc(1, sizeof(*x));
-	x->op.kind = kind;
+	x->op.kind = &svc_kind;
+	x->what = what;
 	x->op.grant = *g;
 	if (gf_fmt(x->name, sizeof(x->name), "%s", name) == 0)
 		return x;
@@ -496,7 +495,7 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 		struct gf_err e;
 		struct gf_buf t;
 		gf_buf_init(&t, GF_SERVE_JOB_BODY_MAX);
-		op = svc_op(r, &put_kind, name, &g); /* a name checked above */
+		op = svc_op(r, SVC_PUT, name, &g); /* a name checked above */
 		op->replicas = n;
 		bool team = g.team[0] != '\0';
 		int drc = gf_jv_dump(job, team ? "team" : NULL,
@@ -539,7 +538,7 @@ int gf__services_scale(struct gf_http_req *r, void *arg)
 	gf_jv_free(body);
 	if (rc)
 		return 0;
-	struct svc_op *op = svc_op(r, &scale_kind, gf_req_param(r, "name"), &g);
+	struct svc_op *op = svc_op(r, SVC_SCALE, gf_req_param(r, "name"), &g);
 	if (!op)
 		return 0;
 	op->replicas = n;
@@ -550,7 +549,7 @@ static int services_delete(struct gf_http_req *r, void *arg)
 {
 	struct gf_call *c = arg;
 	struct svc_op *op =
-		svc_op(r, &delete_kind, gf_req_param(r, "name"), &c->grant);
+		svc_op(r, SVC_DELETE, gf_req_param(r, "name"), &c->grant);
 	return op ? gf__service_hold(c->s, r, &op->op) : 0;
 }
 
