@@ -86,6 +86,17 @@ enum gf_job_state {
 	GF_JOB_CANCELLED,
 };
 
+/* Who made a job: a request to the API, or the Kubernetes scheduler
+ * extender for a pod (Kubernetes runs it: no node agent is ever assigned
+ * one).  A pod's job names its pod in its command, "k8s-pod UID NS/NAME"
+ * (k8s/decide.c); the store, which keeps no column for the origin,
+ * recognises it there when it loads a job. */
+#define GF_JOB_K8S_COMMAND "k8s-pod "
+enum gf_job_origin {
+	GF_JOB_ORIGIN_API = 0,
+	GF_JOB_ORIGIN_K8S,
+};
+
 /* What was asked; fixed at submit. */
 struct gf_job_spec {
 	char name[GF_JOB_NAME_MAX];
@@ -106,6 +117,7 @@ struct gf_job_spec {
 	 * controller keeps a service's count of such jobs (docs/
 	 * cluster.md); the core gives it no meaning */
 	char service[GF_JOB_NAME_MAX];
+	enum gf_job_origin origin;
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */

@@ -30,24 +30,11 @@
 
 #include "controller/agents_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
 /* ---- small tables --------------------------------------------------- */
-
-struct anode *gf__anode(struct gf_agents *ag, int i)
-{
-	if (i >= ag->cap) {
-		int cap = ag->cap ? ag->cap : 64;
-		while (cap <= i)
-			cap *= 2;
-		ag->n = gf_reallocarray(ag->n, (size_t)cap, sizeof(*ag->n));
-		memset(ag->n + ag->cap, 0,
-		       (size_t)(cap - ag->cap) * sizeof(*ag->n));
-		ag->cap = cap;
-	}
-	return &ag->n[i];
-}
 
 static void jside_free(struct jside *x)
 {
@@ -214,7 +201,7 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 	struct jside *x = jside_of(ag, j->seq);
 	/* a pod's job runs under Kubernetes: no agent is told to run it,
 	 * and what it held is the kubelet's to free */
-	bool pod = gf__k8s_is_pod(j);
+	bool pod = j->spec.origin == GF_JOB_ORIGIN_K8S;
 	bool running = j->state == GF_JOB_RUNNING && j->place && !pod;
 	if (x && running && x->attempt == j->attempts)
 		return; /* the same attempt where it was */
@@ -295,8 +282,7 @@ static void spec_layout(struct gf_ctl_node_spec *spec,
 		struct gf_ctl_mig *m = &spec->mig[spec->nmig++];
 		m->gpu = l->gpu;
 		m->start = l->inst[i].start;
-		snprintf(m->profile, sizeof(m->profile), "%s",
-			 l->inst[i].profile);
+		GF__COPY_SAME(m->profile, l->inst[i].profile);
 	}
 }
 
@@ -365,13 +351,13 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 	struct anode *n = gf__anode(ag, idx);
 	drop_node(n);
 	n->st = AN_NOTREADY; /* until it calls; its jobs run on */
-	snprintf(n->why, sizeof(n->why),
-		 "waiting for its agent since this controller started");
+	gf_note(n->why, sizeof(n->why),
+		"waiting for its agent since this controller started");
 	n->text = gf_strndup(text, len);
 	n->len = len;
 	n->inv = inv;
 	n->registered_ms = at;
-	n->last_seen = gf__service_mono_ms(); /* the full grace from now */
+	n->last_seen = gf__mono_ms(); /* the full grace from now */
 	n->gen = ag->gen_base;
 	return 0;
 }
@@ -388,7 +374,10 @@ static int take_drain(const char *name, const char *reason, void *arg)
 	struct gf_agents *ag = arg;
 	int i = gf_ctl_node_find(ag->s->ctl, name);
 	if (i >= 0) {
-		gf_ctl_node_drain(ag->s->ctl, i, true, NULL);
+		struct gf_err e;
+		gf_err_clear(&e);
+		gf__core_warn(gf_ctl_node_drain(ag->s->ctl, i, true, &e), &e,
+			      "a stored drain");
 		gf__agents_set_drain(ag, i, reason);
 	}
 	return 0;
@@ -416,12 +405,13 @@ void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason)
 /* The node of an agent op, known (404 when not). */
 static int known_node(struct gf_agents *ag, struct gf_op *op)
 {
-	int i = gf_ctl_node_find(ag->s->ctl, op->node);
+	struct agent_op *x = agent_op(op);
+	int i = gf_ctl_node_find(ag->s->ctl, x->node);
 	if (i < 0 || i >= ag->cap || ag->n[i].st == AN_NONE) {
 		gf__op_error(op, 404, "not-registered",
 			     "node '%s' is not registered: PUT "
 			     "/v1/nodes/%s first",
-			     op->node, op->node);
+			     x->node, x->node);
 		return -1;
 	}
 	return i;
@@ -431,7 +421,7 @@ static int known_node(struct gf_agents *ag, struct gf_op *op)
 static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 {
 	struct anode *n = &ag->n[i];
-	n->last_seen = gf__service_mono_ms();
+	n->last_seen = gf__mono_ms();
 	if (n->st == AN_READY)
 		return;
 	struct gf_err e;
@@ -439,7 +429,8 @@ static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 	if (gf_ctl_node_ready(ag->s->ctl, i, true, NULL, now, &ch, &e) != 0)
 		gf_log(GF_LOG_WARN, "serve", "node '%s': %s",
 		       gf_ctl_cluster(ag->s->ctl)->names[i], e.msg);
-	gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
+	gf__core_warn(gf_ctl_node_cordon(ag->s->ctl, i, false, &e), &e,
+		      "a node back");
 	n->why[0] = '\0';
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ag->s->ctl, ch.ids[k]));
@@ -460,7 +451,10 @@ static void health(struct gf_agents *ag, int i,
 		if (g >= ngpus || gf_ctl_gpu_is_healthy(ctl, i, g) == ok)
 			continue;
 		struct gf_err e;
-		gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason, &e);
+		gf_err_clear(&e);
+		gf__core_warn(gf_ctl_gpu_health(ctl, i, g, ok,
+						hb->health[k].reason, &e),
+			      &e, "a GPU's health");
 		gf_log(ok ? GF_LOG_INFO : GF_LOG_WARN, "serve",
 		       "node '%s' GPU %d %s%s%s", gf_ctl_cluster(ctl)->names[i],
 		       g, ok ? "healthy again" : "unhealthy", ok ? "" : ": ",
@@ -489,8 +483,8 @@ static void run_ended(struct gf_agents *ag, const struct gf_job *j,
 	int rc;
 	if (!strcmp(why, "lost") || !strcmp(why, "fenced") ||
 	    !strncmp(why, "start-failed", 12)) {
-		snprintf(reason, sizeof(reason), "replica %d on %.48s: %.80s",
-			 r, gf_ctl_cluster(ctl)->names[node], why);
+		gf_note(reason, sizeof(reason), "replica %d on %.48s: %.80s", r,
+			gf_ctl_cluster(ctl)->names[node], why);
 		rc = gf_ctl_requeue(ctl, j->id, reason, now, &e);
 	} else if (rep->run.exit_code != 0) {
 		rc = gf_ctl_finish(ctl, j->id, rep->run.exit_code, now, &e);
@@ -522,12 +516,13 @@ static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		    struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	struct gf_ctl *ctl = ag->s->ctl;
 	const char *name = gf_ctl_cluster(ctl)->names[i];
-	op->acked = gf_calloc((size_t)op->hb.nreports + 1, sizeof(*op->acked));
-	for (int k = 0; k < op->hb.nreports; k++) {
-		struct gf_np_report *rep = &op->hb.reports[k];
-		op->acked[op->nacked++] = rep->ref;
+	x->acked = gf_calloc((size_t)x->hb.nreports + 1, sizeof(*x->acked));
+	for (int k = 0; k < x->hb.nreports; k++) {
+		struct gf_np_report *rep = &x->hb.reports[k];
+		x->acked[x->nacked++] = rep->ref;
 		const struct gf_job *j = gf_ctl_job(ctl, rep->ref.job);
 		if (!j || rep->ref.attempt > j->attempts ||
 		    rep->ref.replica >= j->spec.replicas) {
@@ -554,10 +549,10 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			run.seq = j->seq;
 			/* a node's name always fits a run's (static assert
 			 * above): never cut */
-			snprintf(run.node, sizeof(run.node), "%s", name);
+			gf_note(run.node, sizeof(run.node), "%s", name);
 			if (superseded) /* it ran on while moved elsewhere */
-				snprintf(run.reason, sizeof(run.reason),
-					 "superseded");
+				gf_note(run.reason, sizeof(run.reason),
+					"superseded");
 			if (b->nruns == b->rcap) {
 				b->rcap = b->rcap ? 2 * b->rcap : 64;
 				b->runs = gf_reallocarray(b->runs,
@@ -565,7 +560,9 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 							  sizeof(*b->runs));
 			}
 			b->runs[b->nruns++] = run;
-			gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
+			/* j is the core's: its usage is counted */
+			gf__core_warn(gf_ctl_job_usage(ctl, j->id, run.gpu_ms),
+				      NULL, j->id);
 			gf__batch_add(b, j);
 			run_ended(ag, j, rep, i, now, b);
 		}
@@ -611,7 +608,7 @@ static void reconcile(struct gf_agents *ag, int i,
 		if (a->gen > hb->generation || !x || x->ended[a->replica])
 			continue;
 		char id[GF_JOB_ID_MAX], reason[GF_JOB_REASON_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
+		gf__job_id(id, a->seq);
 		if (gf__hb_runs(hb, id, x->attempt, a->replica)) {
 			if (!x->up[a->replica]) {
 				x->up[a->replica] = 1;
@@ -625,9 +622,9 @@ static void reconcile(struct gf_agents *ag, int i,
 			continue;
 		}
 		const struct gf_job *j = gf_ctl_job(ctl, id);
-		snprintf(reason, sizeof(reason),
-			 "node %s does not run replica %d (lost)",
-			 gf_ctl_cluster(ctl)->names[i], a->replica);
+		gf_note(reason, sizeof(reason),
+			"node %s does not run replica %d (lost)",
+			gf_ctl_cluster(ctl)->names[i], a->replica);
 		struct gf_err e;
 		x->ended[a->replica] = 1; /* not running: nothing to wait for */
 		if (j && gf_ctl_requeue(ctl, id, reason, now, &e) == 0) {
@@ -642,36 +639,38 @@ static void reconcile(struct gf_agents *ag, int i,
 static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		      struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	int i = known_node(ag, op);
 	if (i < 0)
 		return;
 	alive(ag, i, now, b);
-	health(ag, i, &op->hb);
+	health(ag, i, &x->hb);
 	reports(ag, i, op, now, b);
-	reconcile(ag, i, &op->hb, now, b);
-	if (ag->s->k8s && ag->n[i].inv)
-		gf__k8s_reconcile(ag->s->k8s, i, &op->hb, ag->n[i].inv);
+	reconcile(ag, i, &x->hb, now, b);
+	if (ag->n[i].inv) /* the listeners: pods compared (k8s) */
+		gf__service_heartbeat(ag->s, i, &x->hb, ag->n[i].inv);
 	op->status = 200;
 }
 
 static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		struct gf_batch *b)
 {
+	struct agent_op *x = agent_op(op);
 	struct gf_ctl *ctl = ag->s->ctl;
 	struct gf_ctl_node_spec spec;
 	struct gf_ctl_changes ch = { 0 };
 	struct gf_err e;
 	gf_err_clear(&e);
-	int known = gf_ctl_node_find(ctl, op->node);
+	int known = gf_ctl_node_find(ctl, x->node);
 	struct anode *was =
 		known >= 0 && known < ag->cap ? &ag->n[known] : NULL;
 	for (int g = 0; was && g < GF_CNODE_MAX_GPUS; g++)
 		if ((was->mig_pending >> g & 1) &&
-		    has_layout(op->inv, &was->pending[g]))
+		    has_layout(x->inv, &was->pending[g]))
 			was->mig_pending &=
 				(uint16_t) ~(1u << g); /* made real */
-	spec_of(ag, op->node, op->inv, was, &spec);
-	int i = gf_ctl_node_add(ctl, op->node, &spec, now, &ch, &e);
+	spec_of(ag, x->node, x->inv, was, &spec);
+	int i = gf_ctl_node_add(ctl, x->node, &spec, now, &ch, &e);
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 	gf_ctl_changes_release(&ch);
@@ -690,11 +689,11 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	bool first = n->st == AN_NONE;
 	gf_free(n->text);
 	gf_free(n->inv);
-	n->text = op->body;
-	n->len = op->body_len;
-	n->inv = op->inv;
-	op->body = NULL;
-	op->inv = NULL;
+	n->text = x->body;
+	n->len = x->body_len;
+	n->inv = x->inv;
+	x->body = NULL;
+	x->inv = NULL;
 	if (!n->dirty)
 		ag->ndirty++;
 	n->dirty = true;
@@ -708,18 +707,19 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	if (!gf_ctl_node_is_ready(ctl, i))
 		n->st = AN_NOTREADY;
 	gf_log(GF_LOG_INFO, "serve",
-	       "node '%s' %s: %d GPUs %s, %d MIG instances", op->node,
+	       "node '%s' %s: %d GPUs %s, %d MIG instances", x->node,
 	       first ? "registered" : "registered again", n->inv->ngpus,
 	       n->inv->gpu_model, n->inv->nmig);
 	heartbeat(ag, op, now, b);
 }
 
-void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
-		   struct gf_batch *b)
+void gf__agents_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
 {
-	if (op->kind == GF_OP_REGISTER)
+	struct gf_agents *ag = s->ag;
+	if (agent_op(op)->what == AG_REGISTER)
 		reg(ag, op, now, b);
-	else if (op->kind == GF_OP_HEARTBEAT)
+	else if (agent_op(op)->what == AG_HEARTBEAT)
 		heartbeat(ag, op, now, b);
 	else if (known_node(ag, op) >= 0)
 		op->status =
@@ -766,7 +766,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 {
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_ctl *ctl = ag->s->ctl;
-	int64_t mono = gf__service_mono_ms();
+	int64_t mono = gf__mono_ms();
 	if (mono < ag->next_sweep)
 		return; /* the times are seconds: 100 ms late is nothing */
 	ag->next_sweep = mono + SWEEP_MS;
@@ -776,13 +776,14 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 		char why[96];
 		struct gf_err e;
 		if (n->st == AN_READY && quiet > t->notready_after_ms) {
-			snprintf(why, sizeof(why), "no heartbeat for %lld s",
-				 (long long)(quiet / 1000));
-			gf_ctl_node_cordon(ctl, i, true, &e);
+			gf_note(why, sizeof(why), "no heartbeat for %lld s",
+				(long long)(quiet / 1000));
+			gf_err_clear(&e);
+			gf__core_warn(gf_ctl_node_cordon(ctl, i, true, &e), &e,
+				      why);
 			n->st = AN_NOTREADY;
-			if (ag->s->k8s)
-				gf__k8s_reconcile_forget(ag->s->k8s, i);
-			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf__service_node_lost(ag->s, i);
+			gf_note(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve",
 			       "node '%s' not ready: %s; its jobs run on until "
 			       "%lld s without one",
@@ -790,18 +791,20 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 			       (long long)(t->requeue_after_ms / 1000));
 		} else if (n->st == AN_NOTREADY &&
 			   quiet > t->requeue_after_ms) {
-			snprintf(why, sizeof(why),
-				 "no heartbeat for %lld s: its jobs requeued",
-				 (long long)(quiet / 1000));
+			gf_note(why, sizeof(why),
+				"no heartbeat for %lld s: its jobs requeued",
+				(long long)(quiet / 1000));
 			struct gf_ctl_changes ch = { 0 };
-			gf_ctl_node_ready(ctl, i, false, why, now, &ch, &e);
+			gf_err_clear(&e);
+			gf__core_warn(gf_ctl_node_ready(ctl, i, false, why, now,
+							&ch, &e),
+				      &e, why);
 			for (int k = 0; k < ch.n; k++)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);
 			n->st = AN_LOST;
-			if (ag->s->k8s)
-				gf__k8s_reconcile_forget(ag->s->k8s, i);
-			snprintf(n->why, sizeof(n->why), "%s", why);
+			gf__service_node_lost(ag->s, i);
+			gf_note(n->why, sizeof(n->why), "%s", why);
 			gf_log(GF_LOG_WARN, "serve", "node '%s' lost: %s",
 			       gf_ctl_cluster(ctl)->names[i], why);
 		}

@@ -14,23 +14,26 @@
 
 #include "controller/agents_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 static void ack(struct gf_agents *ag, struct gf_op *op, int i)
 {
+	struct agent_op *x = agent_op(op);
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_np_ack a = { .generation = ag->n[i].gen,
 			       .heartbeat_ms = t->heartbeat_ms,
 			       .fence_after_ms = gf_serve_agents_fence_ms(t),
-			       .nacked = op->nacked,
-			       .acked = op->acked };
-	snprintf(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
+			       .nacked = x->nacked,
+			       .acked = x->acked };
+	/* the states are short words: never cut */
+	gf_note(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
 	struct gf_buf b;
 	struct gf_json j;
 	gf_buf_init(&b, 4u << 20);
 	gf_json_init(&j, &b);
 	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "name", op->node);
+	gf_json_str(&j, "name", x->node);
 	gf_np_ack_write(&j, &a);
 	gf_json_obj_end(&j);
 	gf_reply_json(op->req, 200, &b);
@@ -54,43 +57,41 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 		 struct gf_np_assignment *out)
 {
 	const struct gf_ctl *ctl = ag->s->ctl;
-	char id[GF_JOB_ID_MAX];
-	snprintf(id, sizeof(id), "j%" PRIu64, a->seq);
-	const struct gf_job *j = gf_ctl_job(ctl, id);
+	const struct gf_job *j = gf__job_by_seq(ctl, a->seq);
 	const struct jside *x = jside_of(ag, a->seq);
 	if (!j || !x || !j->place || j->state != GF_JOB_RUNNING) {
 		gf_log(GF_LOG_ERROR, "serve",
-		       "node %d: assignment of %s out of step: skipped", i, id);
+		       "node %d: assignment of j%" PRIu64
+		       " out of step: skipped",
+		       i, a->seq);
 		return false;
 	}
 	const struct gf_job_place *p = &j->place[a->replica];
 	const struct gf_np_inventory *inv = ag->n[i].inv;
 	memset(out, 0, sizeof(*out));
-	snprintf(out->ref.job, sizeof(out->ref.job), "%s", j->id);
+	GF__COPY_SAME(out->ref.job, j->id);
 	out->ref.attempt = x->attempt;
 	out->ref.replica = a->replica;
-	snprintf(out->name, sizeof(out->name), "%s", j->spec.name);
-	snprintf(out->team, sizeof(out->team), "%s", j->spec.team);
+	GF__COPY_SAME(out->name, j->spec.name);
+	GF__COPY_SAME(out->team, j->spec.team);
 	out->command = j->spec.command; /* borrowed for the write */
 	out->ngpus = p->ngpus;
 	for (int g = 0; g < p->ngpus; g++) {
 		out->gpus[g] = p->gpus[g];
 		if (inv && p->gpus[g] < inv->ngpus)
-			snprintf(out->uuids[g], sizeof(out->uuids[g]), "%s",
-				 inv->gpus[p->gpus[g]].uuid);
+			GF__COPY_SAME(out->uuids[g],
+				      inv->gpus[p->gpus[g]].uuid);
 	}
 	out->gpu_milli = p->gpu_milli;
 	if (j->spec.mig_profile[0]) {
 		out->mig = true;
-		snprintf(out->mig_profile, sizeof(out->mig_profile), "%s",
-			 j->spec.mig_profile);
+		GF__COPY_SAME(out->mig_profile, j->spec.mig_profile);
 		out->mig_start = p->mig_start;
 		out->gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
 		for (int k = 0; inv && k < inv->nmig; k++)
 			if (inv->mig[k].gpu == p->gpus[0] &&
 			    inv->mig[k].start == p->mig_start)
-				snprintf(out->mig_uuid, sizeof(out->mig_uuid),
-					 "%s", inv->mig[k].uuid);
+				GF__COPY_SAME(out->mig_uuid, inv->mig[k].uuid);
 	}
 	out->cpu_milli = j->spec.cpu_milli;
 	out->memory_mib = j->spec.memory_mib;
@@ -107,10 +108,17 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 	if (j->spec.replicas > 1) {
 		int m = x->node[0];
 		const struct anode *mn = m < ag->cap ? &ag->n[m] : NULL;
-		snprintf(out->master_addr, sizeof(out->master_addr), "%s",
-			 mn && mn->inv && mn->inv->address[0]
-				 ? mn->inv->address
-				 : gf_ctl_cluster(ctl)->names[m]);
+		const char *addr = mn && mn->inv && mn->inv->address[0]
+					   ? mn->inv->address
+					   : gf_ctl_cluster(ctl)->names[m];
+		if (gf_fmt(out->master_addr, sizeof(out->master_addr), "%s",
+			   addr) != 0) {
+			gf_log(GF_LOG_ERROR, "serve",
+			       "%s: master address '%.48s...' too long: "
+			       "skipped",
+			       j->id, addr);
+			return false;
+		}
 		out->master_port = x->port;
 	}
 	return true;
@@ -147,24 +155,26 @@ static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
 	gf_buf_release(&b);
 }
 
-void gf__agents_answer(struct gf_agents *ag, struct gf_op *op)
+void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 {
-	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, op->node) : -1;
+	struct gf_agents *ag = s->ag;
+	struct agent_op *x = agent_op(op);
+	int i = op->status == 200 ? gf_ctl_node_find(ag->s->ctl, x->node) : -1;
 	if (i < 0) {
 		if (op->status == 200)
 			gf__op_error(op, 404, "not-registered",
-				     "node '%s' is gone", op->node);
+				     "node '%s' is gone", x->node);
 		gf__op_reply_error(op);
 		gf__op_free(op);
 		return;
 	}
-	if (op->kind != GF_OP_POLL) {
+	if (x->what != AG_POLL) {
 		ack(ag, op, i);
 		gf__op_free(op);
 		return;
 	}
 	struct anode *n = &ag->n[i];
-	if (n->gen > op->after || op->deadline <= gf__service_mono_ms()) {
+	if (n->gen > x->after || x->deadline <= gf__mono_ms()) {
 		reply_assignments(ag, op, i);
 		gf__op_free(op);
 		return;
@@ -182,7 +192,8 @@ static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
 	struct gf_op **pp = &n->polls;
 	while (*pp) {
 		struct gf_op *op = *pp;
-		if (!all && n->gen <= op->after && op->deadline > mono) {
+		const struct agent_op *x = agent_op(op);
+		if (!all && n->gen <= x->after && x->deadline > mono) {
 			pp = &op->next;
 			continue;
 		}
@@ -200,7 +211,7 @@ static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
 
 void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
 {
-	int64_t mono = gf__service_mono_ms();
+	int64_t mono = gf__mono_ms();
 	for (int k = 0; k < ag->nwake; k++) {
 		ag->n[ag->wake[k]].woken = false;
 		if (!all)

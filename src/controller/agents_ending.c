@@ -95,8 +95,9 @@ static void stuck(struct gf_agents *ag, const struct gf_job *j,
 	if (!h || !strncmp(h->why, "stuck", 5) ||
 	    now - h->since_ms < grace + STUCK_AFTER_MS)
 		return;
-	gf_ctl_held_note(ag->s->ctl, j->id, en->attempt, en->replica,
-			 "stuck: outlives SIGKILL");
+	gf__core_warn(gf_ctl_held_note(ag->s->ctl, j->id, en->attempt,
+				       en->replica, "stuck: outlives SIGKILL"),
+		      NULL, j->id);
 	gf__batch_add(b, j);
 	gf_log(GF_LOG_WARN, "serve",
 	       "job=%s attempt=%d replica=%d node=%s still runs %lld s after "
@@ -121,16 +122,14 @@ void gf__agents_endings(struct gf_agents *ag, int i,
 		if (k >= n->nends)
 			continue;
 		struct ending en = n->ends[k];
-		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, en.seq);
-		const struct gf_job *j = gf_ctl_job(ctl, id);
+		const struct gf_job *j = gf__job_by_seq(ctl, en.seq);
 		if (!j || !gf__held_on(j, en.attempt, en.replica, i)) {
 			n->ends[k] = n->ends[--n->nends]; /* released already */
 			continue;
 		}
 		if (en.gen > hb->generation)
 			continue; /* not told yet */
-		if (gf__hb_runs(hb, id, en.attempt, en.replica)) {
+		if (gf__hb_runs(hb, j->id, en.attempt, en.replica)) {
 			stuck(ag, j, &en, i, now, b); /* still stopping */
 			continue;
 		}

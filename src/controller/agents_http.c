@@ -11,35 +11,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/agents_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
-static struct gf_op *new_op(struct gf_service *s, struct gf_http_req *r,
-			    enum gf_op_kind kind, const char *name)
+static void agent_release(struct gf_op *op)
 {
-	struct gf_op *op = gf_calloc(1, sizeof(*op));
-	op->kind = kind;
-	gf__api_grant(s, r, &op->grant);
-	snprintf(op->node, sizeof(op->node), "%s", name);
-	return op;
+	struct agent_op *x = agent_op(op);
+	gf_free(x->inv);
+	gf_free(x->body);
+	gf_np_heartbeat_release(&x->hb);
+	gf_free(x->acked);
+	gf_free(x);
+}
+
+/* The agents' request kind (register, heartbeat or poll: the op's
+ * `what`): applied by agents.c, answered by agents_answer.c. */
+static const struct gf_op_kind agent_kind = {
+	"agent", gf__agents_apply, gf__agents_answer, agent_release, NULL,
+};
+
+/* An op for node name, or NULL with the request answered (a name too
+ * long: no node has one, 404). */
+static struct agent_op *new_op(struct gf_call *c, struct gf_http_req *r,
+			       enum agent_what what, const char *name)
+{
+	struct agent_op *x = gf_calloc(1, sizeof(*x));
+	x->op.kind = &agent_kind;
+	x->op.grant = c->grant;
+	x->what = what;
+	if (gf_fmt(x->node, sizeof(x->node), "%s", name) == 0)
+		return x;
+	gf__op_free(&x->op);
+	(void)gf_reply_error(r, 404, "not-registered",
+			     "node '%.48s...' is not registered", name);
+	return NULL;
 }
 
 /* The heartbeat members of body into op->hb: 0, or answered 400. */
 static int read_heartbeat(struct gf_http_req *r, const struct gf_jv *body,
-			  struct gf_op *op)
+			  struct agent_op *op)
 {
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (gf_np_heartbeat_read(body, &op->hb, &e) == 0)
 		return 0;
-	gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid", "%s",
-		       e.msg);
+	(void)gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid",
+			     "%s", e.msg);
 	return e.code;
 }
 
 int gf__nodes_put(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
 	if (strlen(name) >= GF_NODE_NAME_MAX)
 		return gf_reply_error(r, 400, "invalid",
@@ -48,44 +74,53 @@ int gf__nodes_put(struct gf_http_req *r, void *arg)
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0; /* answered 400 */
-	struct gf_op *op = new_op(s, r, GF_OP_REGISTER, name);
+	struct agent_op *op = new_op(c, r, AG_REGISTER, name);
+	if (!op) { /* the name's length is checked above: cannot happen */
+		gf_jv_free(body);
+		return 0;
+	}
 	struct gf_err e;
 	gf_err_clear(&e);
 	op->inv = gf_calloc(1, sizeof(*op->inv));
 	if (gf_np_inventory_read(body, op->inv, &e) != 0) {
 		gf_jv_free(body);
-		gf__op_free(op);
+		gf__op_free(&op->op);
 		return gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400,
 				      "invalid", "%s", e.msg);
 	}
 	int rc = read_heartbeat(r, body, op);
 	gf_jv_free(body);
 	if (rc) {
-		gf__op_free(op);
+		gf__op_free(&op->op);
 		return 0;
 	}
 	size_t len;
 	const char *text = gf_req_body(r, &len);
 	op->body = gf_strndup(text, len);
 	op->body_len = len;
-	return gf__service_hold(s, r, op);
+	return gf__service_hold(s, r, &op->op);
 }
 
 int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0;
-	struct gf_op *op = new_op(s, r, GF_OP_HEARTBEAT, name);
+	struct agent_op *op = new_op(c, r, AG_HEARTBEAT, name);
+	if (!op) {
+		gf_jv_free(body);
+		return 0;
+	}
 	int rc = read_heartbeat(r, body, op);
 	gf_jv_free(body);
 	if (rc) {
-		gf__op_free(op);
+		gf__op_free(&op->op);
 		return 0;
 	}
-	return gf__service_hold(s, r, op);
+	return gf__service_hold(s, r, &op->op);
 }
 
 /* "30s", "500ms", "30" (seconds) into ms, at most GF_NP_MAX_WAIT_S s;
@@ -107,7 +142,8 @@ static long parse_wait(const char *v)
 
 int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
 	const char *w = gf_req_query(r, "wait"), *a = gf_req_query(r, "after");
 	long wait = w ? parse_wait(w) : GF_NP_DEFAULT_WAIT_S * 1000L;
@@ -121,15 +157,18 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 	if (a && (!*a || *end || *a == '-'))
 		return gf_reply_error(r, 400, "invalid",
 				      "'after': expected a generation number");
-	struct gf_op *op = new_op(s, r, GF_OP_POLL, name);
+	struct agent_op *op = new_op(c, r, AG_POLL, name);
+	if (!op)
+		return 0;
 	op->after = a ? (uint64_t)after : 0;
-	op->deadline = gf__service_mono_ms() + wait;
-	return gf__service_hold(s, r, op);
+	op->deadline = gf__mono_ms() + wait;
+	return gf__service_hold(s, r, &op->op);
 }
 
 int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
 	struct gf_buf b;
 	gf_buf_init(&b, 4u << 20);
@@ -140,7 +179,7 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 	if (i >= 0) {
 		size_t len = 0;
 		const char *inv = gf__agents_inventory(s->ag, i, &len);
-		gf__api_node_json(&j, s, i);
+		gf__node_json(&j, s, i);
 		if (inv) { /* the node's object, with its inventory */
 			while (b.len && b.data[b.len - 1] != '}')
 				b.len--;
@@ -166,5 +205,64 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 	else
 		rc = gf_reply_json(r, 200, &b);
 	gf_buf_release(&b);
+	return rc;
+}
+
+/* ---- the agents as a feature of the service -------------------------- */
+
+static int agents_load(void *arg, struct gf_err *e)
+{
+	return gf__agents_load(arg, e);
+}
+
+static void agents_loaded(void *arg)
+{
+	gf__agents_index_all(arg);
+}
+
+static void agents_step(void *arg, int64_t now, struct gf_batch *b)
+{
+	gf__agents_sweep(arg, now, b);
+}
+
+static void agents_changed(void *arg, const struct gf_job *j)
+{
+	gf__agents_job_changed(arg, j);
+}
+
+static int agents_commit(void *arg, struct gf_err *e)
+{
+	return gf__agents_commit(arg, e);
+}
+
+static void agents_wake(void *arg, bool all, unsigned status)
+{
+	gf__agents_wake(arg, all, status);
+}
+
+static void agents_free(void *arg)
+{
+	gf__agents_free(arg);
+}
+
+int gf__agents_register(struct gf_service *s)
+{
+	s->ag = gf__agents_new(s);
+	struct gf_feature f = {
+		.name = "agents",
+		.arg = s->ag,
+		.load_nodes = agents_load,
+		.loaded = agents_loaded,
+		.step = agents_step,
+		.changed = agents_changed,
+		.commit = agents_commit,
+		.wake = agents_wake,
+		.free = agents_free,
+	};
+	int rc = gf__service_register(s, &f);
+	if (rc) {
+		gf__agents_free(s->ag);
+		s->ag = NULL;
+	}
 	return rc;
 }

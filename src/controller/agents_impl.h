@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "controller/service_impl.h"
+#include "util/mem.h"
 
 #define MASTER_PORT_BASE 29500
 #define SWEEP_MS	 100 /* silent nodes looked for this often */
@@ -97,8 +99,49 @@ struct gf_agents {
 	uint64_t gen_base;
 };
 
-/* agents.c: node i's entry (grown as needed). */
-struct anode *gf__anode(struct gf_agents *ag, int i);
+/* A node agent's request (agents_http.c makes it, agents.c applies it,
+ * agents_answer.c answers it). */
+enum agent_what { AG_REGISTER, AG_HEARTBEAT, AG_POLL };
+struct agent_op {
+	struct gf_op op;
+	enum agent_what what;
+	char node[GF_NODE_NAME_MAX];
+	struct gf_np_inventory *inv; /* REGISTER (owned) */
+	char *body;		     /* REGISTER: as it came (owned) */
+	size_t body_len;
+	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
+	uint64_t after;		   /* POLL: answer once past this */
+	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
+	struct gf_np_ref *acked;   /* reports committed */
+	int nacked;
+};
+
+static inline struct agent_op *agent_op(struct gf_op *op)
+{
+	return (struct agent_op *)op;
+}
+
+/* agents.c: an agent's op on the scheduler thread, under ctl_lock. */
+void gf__agents_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b);
+/* agents_answer.c: answer it after the turn's write (or park a poll). */
+void gf__agents_answer(struct gf_service *s, struct gf_op *op);
+
+/* Node i's entry (grown as needed). */
+static inline struct anode *gf__anode(struct gf_agents *ag, int i)
+{
+	if (i >= ag->cap) {
+		int cap = ag->cap ? ag->cap : 64;
+		while (cap <= i)
+			cap *= 2;
+		ag->n = gf_reallocarray(ag->n, (size_t)cap, sizeof(*ag->n));
+		memset(ag->n + ag->cap, 0,
+		       (size_t)(cap - ag->cap) * sizeof(*ag->n));
+		ag->cap = cap;
+	}
+	return &ag->n[i];
+}
+
 /* Is (job id, attempt, replica) in the heartbeat's running list? */
 bool gf__hb_runs(const struct gf_np_heartbeat *hb, const char *id, int attempt,
 		 int replica);

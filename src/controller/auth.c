@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 #include "util/siphash.h"
 
@@ -77,10 +78,10 @@ static int parse_line(char *line, const char *path, int lineno,
 		x->admin = true;
 	} else if (!strncmp(role, "team:", 5) && role[5] &&
 		   strlen(role + 5) < sizeof(x->team)) {
-		snprintf(x->team, sizeof(x->team), "%s", role + 5);
+		memcpy(x->team, role + 5, strlen(role + 5) + 1); /* fits */
 	} else if (!strncmp(role, "node:", 5) && role[5] &&
 		   strlen(role + 5) < sizeof(x->node)) {
-		snprintf(x->node, sizeof(x->node), "%s", role + 5);
+		memcpy(x->node, role + 5, strlen(role + 5) + 1); /* fits */
 	} else {
 		return gf_err_set(e, GF_EPARSE,
 				  "%s:%d: role '%.60s': expected admin, "
@@ -90,7 +91,9 @@ static int parse_line(char *line, const char *path, int lineno,
 	if (gf_auth_find(a, tok) != NULL)
 		return gf_err_set(e, GF_EPARSE, "%s:%d: a token given twice",
 				  path, lineno);
-	snprintf(x->token, sizeof(x->token), "%s", tok);
+	if (gf_fmt(x->token, sizeof(x->token), "%s", tok) != 0)
+		return gf_err_set(e, GF_EPARSE, "%s:%d: a token over %d bytes",
+				  path, lineno, GF_AUTH_TOKEN_MAX);
 	add_slot(a, a->n);
 	a->n++;
 	return 0;

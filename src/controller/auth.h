@@ -48,7 +48,8 @@ struct gf_auth {
 
 /* Read path: 0, or -errno / GF_EPARSE / GF_ETOOBIG with e->msg naming
  * file:line.  Release with gf_auth_release. */
-int gf_auth_read(const char *path, struct gf_auth *a, struct gf_err *e);
+int gf_auth_read(const char *path, struct gf_auth *a,
+		 struct gf_err *e) GF_MUST_CHECK;
 void gf_auth_release(struct gf_auth *a);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * authz.c - the authorization table of `gpufleet serve` (authz.h): for
  * every route, which kinds of caller may call it and within which scope.
- * Pure: the dispatcher (api.c) asks it once per request.  A route added
+ * Pure: the dispatcher (ctl_api.c) asks it once per request.  A route added
  * to the service without a row here is refused to everyone, and
  * gf_authz_check_routes() (run at start and by the tests) names it.
  */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "server/router.h"
+#include "util/fmt.h"
 
 #define NO  GF_AZ_NO
 #define ALL GF_AZ_ALL
@@ -53,7 +54,7 @@ static const struct gf_authz_rule rules[] = {
 	  ADMIN_ONLY("freeing a completing replica") },
 	{ GF_HTTP_GET,    "/healthz",                    { ALL, ALL, ALL, ALL, ALL }, "" },
 	{ GF_HTTP_GET,    "/metrics",                    { ALL, ALL, ALL, ALL, ALL }, "" },
-	/* the scheduler extender: its client (k8s_client() in api.c) */
+	/* the scheduler extender: its client (k8s_client() in ctl_serve.c) */
 	{ GF_HTTP_POST,   "/k8s/filter",                 { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/prioritize",             { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
 	{ GF_HTTP_POST,   "/k8s/preempt",                { NO, NO,  NO,  NO, ALL }, K8S_ROUTE },
@@ -113,17 +114,17 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 	*g = (struct gf_grant){ kind, who, "", "" };
 	unsigned may = rule ? rule->may[kind] : GF_AZ_NO;
 	if (rule == NULL) {
-		snprintf(msg, size, "this route has no authorization rule");
+		gf_note(msg, size, "this route has no authorization rule");
 		return 403;
 	}
 	if (may == GF_AZ_NO && kind == GF_AZ_NONE) {
-		snprintf(msg, size,
-			 "a valid 'Authorization: Bearer TOKEN' header is "
-			 "required");
+		gf_note(msg, size,
+			"a valid 'Authorization: Bearer TOKEN' header is "
+			"required");
 		return 401;
 	}
 	if (may == GF_AZ_NO) {
-		snprintf(msg, size, "%s", rule->refusal);
+		gf_note(msg, size, "%s", rule->refusal);
 		return 403;
 	}
 	if (may == GF_AZ_ALL)
@@ -137,9 +138,9 @@ unsigned gf_authz_decide(const struct gf_authz_rule *rule,
 		g->node = who->node;
 		return 0;
 	}
-	snprintf(msg, size,
-		 "this token is node '%s''s: it cannot act for node '%.48s'",
-		 who ? who->node : "", node ? node : "");
+	gf_note(msg, size,
+		"this token is node '%s''s: it cannot act for node '%.48s'",
+		who ? who->node : "", node ? node : "");
 	return 403;
 }
 
@@ -161,7 +162,8 @@ const char *gf_authz_reason(const char *reason,
 			    !isalnum((unsigned char)p[len + 1]);
 		char id[GF_JOB_ID_MAX];
 		if (word && len && len + 1 < sizeof(id)) {
-			snprintf(id, sizeof(id), "%.*s", (int)len + 1, p);
+			memcpy(id, p, len + 1); /* len + 1 < sizeof(id) */
+			id[len + 1] = '\0';
 			if (hidden(id, arg)) {
 				int w = snprintf(out + n, size - n, "%s",
 						 "another team's job");

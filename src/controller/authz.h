@@ -6,7 +6,7 @@
  * A caller is one of five kinds: no (or a wrong) token, an admin's token,
  * a team's token, a node's token, or the Kubernetes scheduler extender (a
  * "k8s client": today any caller of the /k8s extender routes, which
- * kube-scheduler calls without a bearer token; k8s_client() in api.c is
+ * kube-scheduler calls without a bearer token; k8s_client() in ctl_serve.c is
  * where a client certificate check plugs in).  For each route and kind
  * the table says one of:
  *
@@ -81,7 +81,7 @@ const struct gf_authz_rule *gf_authz_rule(unsigned method, const char *pattern);
 /* Every method of every route has a rule: 0, or GF_EINVAL naming the
  * first that has none. */
 int gf_authz_check_routes(const struct gf_route *routes, int n,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /* The kind of the caller with this entry (NULL: no valid token). */
 enum gf_az_caller gf_authz_kind(const struct gf_auth_entry *who);

@@ -21,6 +21,7 @@
 
 #include "chargeback/chargeback.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* Answer 400 naming the parameter; GF_EINVAL. */
@@ -30,7 +31,7 @@ __attribute__((format(printf, 2, 3))) static int bad(struct gf_http_req *r,
 	char msg[GF_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	gf_vnote(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	gf_reply_error(r, 400, "invalid", "%s", msg);
 	return GF_EINVAL;
@@ -71,7 +72,8 @@ static int options(struct gf_http_req *r, struct gf_charge_input *in,
 						    : GF_CHARGE_MIG_MEMORY;
 	const char *agg = gf_req_query(r, "aggregate");
 	char keys[256];
-	snprintf(keys, sizeof(keys), "%s", agg ? agg : "team");
+	if (gf_fmt(keys, sizeof(keys), "%s", agg ? agg : "team") != 0)
+		return bad(r, "'aggregate': over %zu bytes", sizeof(keys) - 1);
 	char *save = NULL;
 	for (char *k = strtok_r(keys, ",", &save); k;
 	     k = strtok_r(NULL, ",", &save)) {
@@ -128,7 +130,7 @@ static int assets(struct gf_service *s, struct gf_charge_input *in,
 
 int gf__charge_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	const struct gf_serve_config *cfg = s->o.cfg;
 	if (!cfg->charge_prices[0])
 		return gf_reply_error(r, 404, "not-configured",

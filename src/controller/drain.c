@@ -24,28 +24,41 @@
 
 /* Who may call: the route table (authz.c) decided before the handler
  * ran (admins; a node's own token for its drain and resume). */
-static int hold_admin(struct gf_service *s, struct gf_http_req *r,
-		      enum gf_admin_kind what, const char *name,
+/* An operator's request: a node drained or resumed, a job's completing
+ * replica released. */
+struct admin_op {
+	struct gf_op op;
+	char name[GF_NODE_NAME_MAX > GF_JOB_ID_MAX ? GF_NODE_NAME_MAX
+						   : GF_JOB_ID_MAX];
+	char *reason;	      /* drain (owned) */
+	int attempt, replica; /* release: -1 any */
+};
+
+static struct admin_op *admin_op(struct gf_op *op)
+{
+	return (struct admin_op *)op;
+}
+
+static const struct gf_op_kind drain_kind, resume_kind, release_kind;
+
+static int hold_admin(struct gf_call *c, struct gf_http_req *r,
+		      const struct gf_op_kind *kind, const char *name,
 		      const char *reason, int attempt, int replica)
 {
-	bool job = what == GF_ADMIN_RELEASE;
-	struct gf_op *op = gf_calloc(1, sizeof(*op));
-	char *dst = job ? op->id : op->node;
-	size_t size = job ? sizeof(op->id) : sizeof(op->node);
-	if (strlen(name) >= size) { /* no job or node has a name so long */
-		gf__op_free(op);
+	bool job = kind == &release_kind;
+	size_t size = job ? GF_JOB_ID_MAX : GF_NODE_NAME_MAX;
+	if (strlen(name) >= size) /* no job or node has a name so long */
 		return gf_reply_error(r, 404, "not-found", "no %s '%.48s...'",
 				      job ? "job" : "node", name);
-	}
-	memcpy(dst, name, strlen(name) + 1);
-	op->kind = GF_OP_ADMIN;
-	op->admin = what;
-	gf__api_grant(s, r, &op->grant);
-	op->attempt = attempt;
-	op->replica = replica;
+	struct admin_op *x = gf_calloc(1, sizeof(*x));
+	memcpy(x->name, name, strlen(name) + 1);
+	x->op.kind = kind;
+	x->op.grant = c->grant;
+	x->attempt = attempt;
+	x->replica = replica;
 	if (reason)
-		op->body = gf_strdup(reason);
-	return gf__service_hold(s, r, op);
+		x->reason = gf_strdup(reason);
+	return gf__service_hold(c->s, r, &x->op);
 }
 
 int gf__nodes_drain(struct gf_http_req *r, void *arg)
@@ -63,8 +76,8 @@ int gf__nodes_drain(struct gf_http_req *r, void *arg)
 		bool ok = gf_jv_type(body) == GF_JV_OBJ &&
 			  gf_jv_len(body) == (v ? 1u : 0u) && (!v || s) &&
 			  (!s || strlen(s) < sizeof(reason));
-		if (ok && s)
-			snprintf(reason, sizeof(reason), "%s", s);
+		if (ok && s) /* shorter than reason: checked above */
+			memcpy(reason, s, strlen(s) + 1);
 		gf_jv_free(body);
 		if (!ok)
 			return gf_reply_error(r, 400, "invalid",
@@ -72,13 +85,13 @@ int gf__nodes_drain(struct gf_http_req *r, void *arg)
 					      "(under %d bytes) or no body",
 					      GF_STORE_DRAIN_MAX);
 	}
-	return hold_admin(arg, r, GF_ADMIN_DRAIN, name, reason, 0, 0);
+	return hold_admin(arg, r, &drain_kind, name, reason, 0, 0);
 }
 
 int gf__nodes_resume(struct gf_http_req *r, void *arg)
 {
-	return hold_admin(arg, r, GF_ADMIN_RESUME, gf_req_param(r, "name"),
-			  NULL, 0, 0);
+	return hold_admin(arg, r, &resume_kind, gf_req_param(r, "name"), NULL,
+			  0, 0);
 }
 
 /* A query integer >= 0, or -1 when absent; -2 when malformed. */
@@ -100,7 +113,7 @@ int gf__jobs_release(struct gf_http_req *r, void *arg)
 		return gf_reply_error(r, 400, "invalid",
 				      "'attempt' and 'replica': expected "
 				      "numbers");
-	return hold_admin(arg, r, GF_ADMIN_RELEASE, gf_req_param(r, "id"), NULL,
+	return hold_admin(arg, r, &release_kind, gf_req_param(r, "id"), NULL,
 			  attempt, replica);
 }
 
@@ -108,39 +121,43 @@ int gf__jobs_release(struct gf_http_req *r, void *arg)
 
 static void drain(struct gf_service *s, struct gf_op *op, bool on)
 {
+	struct admin_op *x = admin_op(op);
 	struct gf_err e;
 	gf_err_clear(&e);
-	int i = gf_ctl_node_find(s->ctl, op->node);
+	int i = gf_ctl_node_find(s->ctl, x->name);
 	if (i < 0) {
-		gf__op_error(op, 404, "not-found", "no node '%.48s'", op->node);
+		gf__op_error(op, 404, "not-found", "no node '%.48s'", x->name);
 		return;
 	}
-	const char *reason = on ? (op->body ? op->body : "") : NULL;
+	const char *reason = on ? (x->reason ? x->reason : "") : NULL;
 	/* the store first: a drain said done survives a restart */
-	if (gf_store_node_drain(s->store, op->node, reason, &e) != 0) {
+	if (gf_store_node_drain(s->store, x->name, reason, &e) != 0) {
 		gf__op_error(op, 503, "unavailable", "%s", e.msg);
 		return;
 	}
-	gf_ctl_node_drain(s->ctl, i, on, &e);
+	gf__core_warn(gf_ctl_node_drain(s->ctl, i, on, &e), &e, x->name);
 	gf__agents_set_drain(s->ag, i, reason);
-	gf_log(GF_LOG_INFO, "serve", "node=%s %s%s%s by an operator", op->node,
+	gf_log(GF_LOG_INFO, "serve", "node=%s %s%s%s by an operator", x->name,
 	       on ? "draining" : "resumed", on && reason[0] ? ": " : "",
 	       on ? reason : "");
 	op->status = 200;
 }
 
-static void release(struct gf_service *s, struct gf_op *op, struct gf_batch *b)
+static void release(struct gf_service *s, struct gf_op *op, int64_t now,
+		    struct gf_batch *b)
 {
-	const struct gf_job *j = gf_ctl_job(s->ctl, op->id);
+	(void)now;
+	struct admin_op *x = admin_op(op);
+	const struct gf_job *j = gf_ctl_job(s->ctl, x->name);
 	if (!j) {
-		gf__op_error(op, 404, "not-found", "no job '%.24s'", op->id);
+		gf__op_error(op, 404, "not-found", "no job '%.24s'", x->name);
 		return;
 	}
 	int n = 0;
 	for (int k = j->nheld - 1; k >= 0; k--) {
 		struct gf_job_held h = j->held[k];
-		if ((op->attempt >= 0 && h.attempt != op->attempt) ||
-		    (op->replica >= 0 && h.replica != op->replica))
+		if ((x->attempt >= 0 && h.attempt != x->attempt) ||
+		    (x->replica >= 0 && h.replica != x->replica))
 			continue;
 		struct gf_err e;
 		if (gf_ctl_held_release(s->ctl, j->id, h.attempt, h.replica,
@@ -163,18 +180,29 @@ static void release(struct gf_service *s, struct gf_op *op, struct gf_batch *b)
 	op->status = 200;
 }
 
-void gf__admin_op(struct gf_service *s, struct gf_op *op, struct gf_batch *b)
+static void drain_on(struct gf_service *s, struct gf_op *op, int64_t now,
+		     struct gf_batch *b)
 {
-	if (op->admin == GF_ADMIN_RELEASE)
-		release(s, op, b);
-	else
-		drain(s, op, op->admin == GF_ADMIN_DRAIN);
+	(void)now;
+	(void)b;
+	drain(s, op, true);
 }
 
-void gf__admin_answer(struct gf_service *s, struct gf_op *op)
+static void drain_off(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
 {
+	(void)now;
+	(void)b;
+	drain(s, op, false);
+}
+
+/* The node, or the job released, as it is now. */
+static void admin_answer(struct gf_service *s, struct gf_op *op)
+{
+	struct admin_op *x = admin_op(op);
 	if (op->status != 200) {
 		gf__op_reply_error(op);
+		gf__op_free(op);
 		return;
 	}
 	struct gf_buf b;
@@ -182,14 +210,32 @@ void gf__admin_answer(struct gf_service *s, struct gf_op *op)
 	gf_buf_init(&b, 4u << 20);
 	gf_json_init(&j, &b);
 	/* the scheduler thread's: it alone changes the core */
-	if (op->admin == GF_ADMIN_RELEASE) {
-		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, op->id),
+	if (op->kind == &release_kind) {
+		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, x->name),
 				 gf_ctl_config(s->ctl));
 	} else {
-		int i = gf_ctl_node_find(s->ctl, op->node);
+		int i = gf_ctl_node_find(s->ctl, x->name);
 		if (i >= 0)
-			gf__api_node_json(&j, s, i);
+			gf__node_json(&j, s, i);
 	}
-	gf_reply_json(op->req, 200, &b);
+	(void)gf_reply_json(op->req, 200,
+			    &b); /* a failed send: nothing to do */
 	gf_buf_release(&b);
+	gf__op_free(op);
 }
+
+static void admin_release(struct gf_op *op)
+{
+	gf_free(admin_op(op)->reason);
+	gf_free(op);
+}
+
+static const struct gf_op_kind drain_kind = {
+	"drain", drain_on, admin_answer, admin_release, NULL,
+};
+static const struct gf_op_kind resume_kind = {
+	"resume", drain_off, admin_answer, admin_release, NULL,
+};
+static const struct gf_op_kind release_kind = {
+	"release", release, admin_answer, admin_release, NULL,
+};

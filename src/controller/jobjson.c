@@ -9,7 +9,24 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/fmt.h"
 #include "util/mem.h"
+
+void gf_jobjson_kv(struct gf_json *j, const char *key, const char *kvs)
+{
+	gf_json_obj_begin(j, key);
+	char *copy = gf_strdup(kvs), *save = NULL;
+	for (char *kv = strtok_r(copy, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq) {
+			*eq = '\0';
+			gf_json_str(j, kv, eq + 1);
+		}
+	}
+	gf_free(copy);
+	gf_json_obj_end(j);
+}
 
 static int bad(struct gf_err *e, const char *field, const char *what)
 {
@@ -24,11 +41,11 @@ static int str_field(const struct gf_jv *v, const char *field, char *out,
 		return bad(e, field, "expected a string");
 	if (strlen(s) >= size) {
 		char what[64];
-		snprintf(what, sizeof(what), "longer than %zu characters",
-			 size - 1);
+		gf_note(what, sizeof(what), "longer than %zu characters",
+			size - 1);
 		return bad(e, field, what);
 	}
-	snprintf(out, size, "%s", s);
+	memcpy(out, s, strlen(s) + 1); /* shorter than size: checked */
 	return 0;
 }
 
@@ -125,8 +142,8 @@ int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 		    struct gf_err *e)
 {
 	memset(spec, 0, sizeof(*spec));
-	snprintf(spec->team, sizeof(spec->team), "default");
-	snprintf(spec->class_name, sizeof(spec->class_name), "batch");
+	memcpy(spec->team, "default", sizeof("default"));
+	memcpy(spec->class_name, "batch", sizeof("batch"));
 	spec->replicas = 1;
 	spec->cpu_milli = 1000;
 	spec->memory_mib = 1024;
@@ -158,9 +175,9 @@ static void time_field(struct gf_json *j, const char *key, int64_t ms)
 	struct tm tm;
 	char buf[96];
 	gmtime_r(&t, &tm);
-	snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	gf_note(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 	gf_json_str(j, key, buf);
 }
 
@@ -236,18 +253,7 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	str_or_null(j, "mig_profile", s->mig_profile);
 	gf_json_int(j, "cpu_milli", s->cpu_milli);
 	gf_json_int(j, "memory_mib", s->memory_mib);
-	gf_json_obj_begin(j, "node_selector");
-	char sel[GF_SELECTOR_MAX], *save = NULL;
-	snprintf(sel, sizeof(sel), "%s", s->node_selector);
-	for (char *kv = strtok_r(sel, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (eq) {
-			*eq = '\0';
-			gf_json_str(j, kv, eq + 1);
-		}
-	}
-	gf_json_obj_end(j);
+	gf_jobjson_kv(j, "node_selector", s->node_selector);
 	gf_json_int(j, "max_runtime_s", s->max_runtime_s);
 	str_or_null(j, "command", s->command);
 	str_or_null(j, "reason", job->reason);

@@ -24,6 +24,7 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -67,82 +68,6 @@ static int send_json(struct gf_http_req *r, struct gf_buf *b,
 	return rc;
 }
 
-void gf__k8s_cache_init(struct gf_k8s *k)
-{
-	pthread_mutex_init(&k->cache_lock, NULL);
-	k->cache = gf_calloc(GF_K8S_POD_CACHE, sizeof(*k->cache));
-	k->chain = gf_calloc(GF_K8S_CACHE_CHAINS, sizeof(*k->chain));
-	for (int i = 0; i < GF_K8S_CACHE_CHAINS; i++)
-		k->chain[i] = -1;
-	for (int i = 0; i < GF_K8S_POD_CACHE; i++)
-		k->cache[i].next = -1;
-	k->cnext = 0;
-}
-
-void gf__k8s_cache_release(struct gf_k8s *k)
-{
-	gf_free(k->cache);
-	gf_free(k->chain);
-	pthread_mutex_destroy(&k->cache_lock);
-}
-
-/* The chain of uid (under cache_lock). */
-static int *chain_of(struct gf_k8s *k, const char *uid)
-{
-	uint64_t h = 1469598103934665603u;
-	for (const char *c = uid; *c; c++)
-		h = (h ^ (uint8_t)*c) * 1099511628211u;
-	return &k->chain[h % GF_K8S_CACHE_CHAINS];
-}
-
-/* The slot holding uid, or -1 (under cache_lock). */
-static int cache_find(struct gf_k8s *k, const char *uid)
-{
-	int i = *chain_of(k, uid);
-	while (i >= 0 && strcmp(k->cache[i].uid, uid))
-		i = k->cache[i].next;
-	return i;
-}
-
-void gf__k8s_cache_put(struct gf_k8s *k, const struct gf_k8s_pod *p)
-{
-	if (!p->uid[0])
-		return;
-	pthread_mutex_lock(&k->cache_lock);
-	int hit = cache_find(k, p->uid);
-	if (hit < 0) { /* the oldest slot goes: out of its chain, then */
-		hit = k->cnext;
-		k->cnext = (k->cnext + 1) % GF_K8S_POD_CACHE;
-		struct k8s_cached *old = &k->cache[hit];
-		if (old->uid[0]) {
-			int *at = chain_of(k, old->uid);
-			while (*at != hit)
-				at = &k->cache[*at].next;
-			*at = old->next;
-		}
-		snprintf(old->uid, sizeof(old->uid), "%s", p->uid);
-		int *head = chain_of(k, old->uid);
-		old->next = *head;
-		*head = hit;
-	}
-	k->cache[hit].pod = *p;
-	pthread_mutex_unlock(&k->cache_lock);
-}
-
-bool gf__k8s_cache_get(struct gf_k8s *k, const char *uid,
-		       struct gf_k8s_pod *out)
-{
-	bool got = false;
-	pthread_mutex_lock(&k->cache_lock);
-	int i = uid[0] ? cache_find(k, uid) : -1;
-	if (i >= 0) {
-		*out = k->cache[i].pod;
-		got = true;
-	}
-	pthread_mutex_unlock(&k->cache_lock);
-	return got;
-}
-
 /* The request's ExtenderArgs, pod and ask: 0; or answered (400, or
  * *error set for an Error reply: the pod cannot be placed by us). */
 struct call {
@@ -178,30 +103,40 @@ static int call_read(struct gf_service *s, struct gf_http_req *r,
 		return -1;
 	}
 	if (gf_k8s_pod_read(c->a.pod, &c->pod, &e) != 0) {
-		snprintf(c->error, sizeof(c->error), "gpufleet: %s", e.msg);
+		gf_note(c->error, sizeof(c->error), "gpufleet: %s", e.msg);
 		return 0;
 	}
 	pthread_mutex_lock(&s->ctl_lock);
 	rc = gf_k8s_ask_of(s->ctl, &c->pod, &c->ask, &e);
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc)
-		snprintf(c->error, sizeof(c->error), "%s", e.msg);
+		gf_note(c->error, sizeof(c->error), "%s", e.msg);
 	else
 		gf__k8s_cache_put(s->k8s, &c->pod);
 	return 0;
 }
 
+/* The extender on and leading, the request's call read: true; or
+ * answered (c released). */
+static bool call_open(struct gf_service *s, struct gf_http_req *r,
+		      struct call *c)
+{
+	static const struct call none;
+	*c = none;
+	if (!on(s, r))
+		return false;
+	if (call_read(s, r, c) == 0)
+		return true;
+	call_release(c);
+	return false;
+}
+
 int gf__k8s_filter(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	static const struct call none;
-	struct call c = none;
-	if (!on(s, r))
-		return 0;
-	if (call_read(s, r, &c) != 0) {
-		call_release(&c);
-		return 0;
-	}
+	struct gf_service *s = ((struct gf_call *)arg)->s;
+	struct call c;
+	if (!call_open(s, r, &c))
+		return 0; /* answered */
 	struct gf_k8s_verdict *v = NULL;
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
 		v = gf_calloc((size_t)c.a.n + 1, sizeof(*v));
@@ -234,15 +169,10 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 
 int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	static const struct call none;
-	struct call c = none;
-	if (!on(s, r))
-		return 0;
-	if (call_read(s, r, &c) != 0) {
-		call_release(&c);
-		return 0;
-	}
+	struct gf_service *s = ((struct gf_call *)arg)->s;
+	struct call c;
+	if (!call_open(s, r, &c))
+		return 0; /* answered */
 	if (c.error[0]) { /* a HostPriorityList has no Error: a 422 */
 		call_release(&c);
 		return gf_reply_error(r, 422, "invalid", "%s", c.error);
@@ -368,7 +298,7 @@ static int preempt_ask(struct gf_service *s, struct gf_http_req *r,
 
 int gf__k8s_preempt(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct gf_jv *body;
 	if (!on(s, r) || gf_req_json(r, &body))
 		return 0;
@@ -387,29 +317,16 @@ int gf__k8s_preempt(struct gf_http_req *r, void *arg)
 	return 0;
 }
 
-void gf__k8s_reply_bind(struct gf_http_req *r, const char *error)
-{
-	struct gf_buf b;
-	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
-	gf_k8s_bind_result_write(&j, error);
-	gf_reply_json(r, 200, &b);
-	gf_buf_release(&b);
-}
-
 int gf__k8s_bind(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct gf_jv *body;
 	if (!on(s, r) || gf_req_json(r, &body))
 		return 0;
 	struct gf_err e;
 	gf_err_clear(&e);
-	struct gf_op *op = gf_calloc(1, sizeof(*op));
-	op->kind = GF_OP_K8S;
-	op->k8s = gf_calloc(1, sizeof(*op->k8s));
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s_op *x = gf__k8s_op_new();
+	struct gf_op *op = &x->op;
 	int rc = gf_k8s_bind_args_read(body, &x->b, &e);
 	gf_jv_free(body);
 	if (rc) {

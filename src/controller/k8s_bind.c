@@ -21,116 +21,11 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
 #define RESYNC_SELECTOR "status.phase!=Succeeded,status.phase!=Failed"
-
-bool gf__k8s_is_pod(const struct gf_job *j)
-{
-	return j->spec.command && !strncmp(j->spec.command, "k8s-pod ", 8);
-}
-
-/* ---- the pods the core holds ---------------------------------------- */
-
-static uint32_t uid_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-static struct k8s_pod_ref *pod_find(struct gf_k8s *k, const char *uid)
-{
-	if (!k->pcap || !uid[0])
-		return NULL;
-	for (uint32_t i = uid_hash(uid) & (uint32_t)(k->pcap - 1), n = 0;
-	     n < (uint32_t)k->pcap;
-	     n++, i = (i + 1) & (uint32_t)(k->pcap - 1)) {
-		struct k8s_pod_ref *p = &k->pods[i];
-		if (!p->uid[0])
-			return NULL;
-		if (!strcmp(p->uid, uid))
-			return p;
-	}
-	return NULL;
-}
-
-static void pods_grow(struct gf_k8s *k)
-{
-	if (2 * (k->pused + 1) <= k->pcap)
-		return;
-	struct k8s_pod_ref *old = k->pods;
-	int oldcap = k->pcap;
-	k->pcap = k->pcap ? k->pcap : 1024;
-	while (2 * (k->pn + 1) > k->pcap / 2)
-		k->pcap *= 2;
-	k->pods = gf_calloc((size_t)k->pcap, sizeof(*k->pods));
-	k->pused = k->pn = 0;
-	for (int i = 0; i < oldcap; i++)
-		if (old[i].uid[0] && strcmp(old[i].uid, "-")) {
-			uint32_t h =
-				uid_hash(old[i].uid) & (uint32_t)(k->pcap - 1);
-			while (k->pods[h].uid[0])
-				h = (h + 1) & (uint32_t)(k->pcap - 1);
-			k->pods[h] = old[i];
-			k->pn++;
-			k->pused++;
-		}
-	gf_free(old);
-}
-
-static void pods_put(struct gf_k8s *k, const char *uid, uint64_t seq)
-{
-	struct k8s_pod_ref *p = pod_find(k, uid);
-	if (!p) {
-		pods_grow(k);
-		uint32_t h = uid_hash(uid) & (uint32_t)(k->pcap - 1);
-		while (k->pods[h].uid[0])
-			h = (h + 1) & (uint32_t)(k->pcap - 1);
-		p = &k->pods[h];
-		snprintf(p->uid, sizeof(p->uid), "%s", uid);
-		k->pn++;
-		k->pused++;
-	}
-	p->seq = seq;
-}
-
-static void pods_del(struct gf_k8s *k, const char *uid)
-{
-	struct k8s_pod_ref *p = pod_find(k, uid);
-	if (p) {
-		snprintf(p->uid, sizeof(p->uid), "-"); /* a tombstone */
-		k->pn--;
-	}
-}
-
-const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid)
-{
-	char id[GF_JOB_ID_MAX];
-	struct k8s_pod_ref *p = pod_find(k, uid);
-	if (!p)
-		return NULL;
-	snprintf(id, sizeof(id), "j%" PRIu64, p->seq);
-	const struct gf_job *j = gf_ctl_job(k->s->ctl, id);
-	return j && j->state == GF_JOB_RUNNING ? j->id : NULL;
-}
-
-void gf__k8s_index(struct gf_k8s *k)
-{
-	const struct gf_ctl *ctl = k->s->ctl;
-	gf_free(k->pods);
-	k->pods = NULL;
-	k->pcap = k->pn = k->pused = 0;
-	char uid[GF_K8S_UID_MAX];
-	for (int i = 0, n = gf_ctl_njobs(ctl); i < n; i++) {
-		const struct gf_job *j = gf_ctl_job_at(ctl, i);
-		if (j->state == GF_JOB_RUNNING &&
-		    gf_k8s_job_uid(j, uid, sizeof(uid)))
-			pods_put(k, uid, j->seq);
-	}
-}
 
 /* ---- the scheduler thread ------------------------------------------- */
 
@@ -141,7 +36,7 @@ static void fail_bind(struct gf_op *op, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(op->k8s->error, sizeof(op->k8s->error), fmt, ap);
+	gf_vnote(gf__k8s_x(op)->error, sizeof(gf__k8s_x(op)->error), fmt, ap);
 	va_end(ap);
 	op->status = 200; /* an Error reply */
 }
@@ -169,19 +64,25 @@ static void annotations(struct gf_k8s *k, struct gf_k8s_op *x,
 	if (j->spec.mig_profile[0]) {
 		const char *mu = gf__agents_mig_uuid(k->s->ag, p->node,
 						     p->gpus[0], p->mig_start);
-		snprintf(x->mig, sizeof(x->mig),
-			 "profile=%s,gpu=%d,start=%d%s%s", j->spec.mig_profile,
-			 p->gpus[0], p->mig_start, mu ? ",uuid=" : "",
-			 mu ? mu : "");
+		_Static_assert(sizeof(x->mig) >=
+				       GF_MIG_PROFILE_MAX + GF_NP_UUID_MAX + 48,
+			       "the MIG annotation fits");
+		if (gf_fmt(x->mig, sizeof(x->mig),
+			   "profile=%s,gpu=%d,start=%d%s%s",
+			   j->spec.mig_profile, p->gpus[0], p->mig_start,
+			   mu ? ",uuid=" : "", mu ? mu : "") != 0)
+			x->mig[0] = '\0'; /* cannot happen: the assertion */
 	}
 	if (j->spec.gpu_milli > 0)
-		snprintf(x->share, sizeof(x->share), "%d", j->spec.gpu_milli);
+		if (gf_fmt(x->share, sizeof(x->share), "%d",
+			   j->spec.gpu_milli) != 0)
+			x->share[0] = '\0'; /* an int fits in 16 bytes */
 }
 
 /* A pod already held: the same node is a bind answered again. */
 static bool already(struct gf_k8s *k, struct gf_op *op)
 {
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	const char *id = gf__k8s_job_of(k, x->pod.uid);
 	const struct gf_job *j = id ? gf_ctl_job(k->s->ctl, id) : NULL;
 	if (!j)
@@ -201,7 +102,7 @@ static void record(struct gf_k8s *k, struct gf_op *op, int64_t now,
 		   struct gf_batch *b)
 {
 	struct gf_service *s = k->s;
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	struct gf_err e;
 	gf_err_clear(&e);
 	struct gf_k8s_ask ask;
@@ -252,8 +153,8 @@ static void record(struct gf_k8s *k, struct gf_op *op, int64_t now,
 		}
 	}
 	gf__batch_add(b, j);
-	pods_put(k, x->pod.uid, j->seq);
-	snprintf(x->job_id, sizeof(x->job_id), "%s", j->id);
+	gf__k8s_pods_put(k, x->pod.uid, j->seq);
+	GF__COPY_SAME(x->job_id, j->id);
 	x->recorded = true;
 	annotations(k, x, j);
 	x->stage = GF_K8S_API;
@@ -284,6 +185,32 @@ static void end_job(struct gf_k8s *k, const char *id, const char *why,
 	}
 }
 
+struct gone {
+	struct gf_k8s *k;
+	const struct gf_k8s_op *x;
+	int64_t now;
+	struct gf_batch *b;
+};
+
+/* A pod held that the resync's list no longer has: its job ended. */
+static void release_gone(const char *uid, uint64_t seq, void *arg)
+{
+	struct gone *g = arg;
+	const struct gf_k8s_op *x = g->x;
+	char id[GF_JOB_ID_MAX];
+	if (x->nlive > 0 && /* none: x->live is NULL */
+	    bsearch(uid, x->live, (size_t)x->nlive, sizeof(*x->live), cmp_uid))
+		return;
+	gf__job_id(id, seq);
+	const struct gf_job *j = gf_ctl_job(g->k->s->ctl, id);
+	if (j && j->state == GF_JOB_RUNNING && j->started_ms >= x->before_ms)
+		return; /* bound after the list began */
+	end_job(g->k, id, "its pod is gone or ended (resync)", g->now, g->b);
+	char key[GF_K8S_UID_MAX];
+	memcpy(key, uid, sizeof(key)); /* uid is the row's: deleted below */
+	gf__k8s_pods_del(g->k, key);
+}
+
 static void release(struct gf_k8s *k, struct gf_k8s_op *x, int64_t now,
 		    struct gf_batch *b)
 {
@@ -292,30 +219,19 @@ static void release(struct gf_k8s *k, struct gf_k8s_op *x, int64_t now,
 		const struct gf_job *j = gf_ctl_job(k->s->ctl, x->ids[n]);
 		end_job(k, x->ids[n], "its bind failed", now, b);
 		if (j && gf_k8s_job_uid(j, uid, sizeof(uid)))
-			pods_del(k, uid);
+			gf__k8s_pods_del(k, uid);
 	}
-	for (int i = 0; x->resync && i < k->pcap; i++) {
-		struct k8s_pod_ref *p = &k->pods[i];
-		if (!p->uid[0] || !strcmp(p->uid, "-") ||
-		    (x->nlive > 0 && /* none: x->live is NULL */
-		     bsearch(p->uid, x->live, (size_t)x->nlive,
-			     sizeof(*x->live), cmp_uid)))
-			continue;
-		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%" PRIu64, p->seq);
-		const struct gf_job *j = gf_ctl_job(k->s->ctl, id);
-		if (j && j->state == GF_JOB_RUNNING &&
-		    j->started_ms >= x->before_ms)
-			continue; /* bound after the list began */
-		end_job(k, id, "its pod is gone or ended (resync)", now, b);
-		pods_del(k, p->uid);
+	if (x->resync) {
+		struct gone g = { k, x, now, b };
+		gf__k8s_pods_each(k, release_gone, &g);
 	}
 }
 
-void gf__k8s_op(struct gf_k8s *k, struct gf_op *op, int64_t now,
-		struct gf_batch *b)
+static void k8s_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
 {
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s *k = s->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	if (x->stage == GF_K8S_RELEASE) {
 		release(k, x, now, b);
 		op->status = 200;
@@ -326,12 +242,15 @@ void gf__k8s_op(struct gf_k8s *k, struct gf_op *op, int64_t now,
 	}
 }
 
-void gf__k8s_guard(struct gf_k8s *k, int64_t now, struct gf_batch *b)
+/* Pods' jobs the turn put back to pending: cancelled (under ctl_lock). */
+static void guard(void *arg, int64_t now, struct gf_batch *b)
 {
+	struct gf_k8s *k = arg;
 	char uid[GF_K8S_UID_MAX];
 	for (int i = 0, n = b->n; i < n; i++) {
 		const struct gf_job *j = b->jobs[i];
-		if (!gf__k8s_is_pod(j) || j->state == GF_JOB_RUNNING)
+		if (j->spec.origin != GF_JOB_ORIGIN_K8S ||
+		    j->state == GF_JOB_RUNNING)
 			continue;
 		if (j->state == GF_JOB_PENDING) {
 			gf_log(GF_LOG_WARN, "k8s",
@@ -342,7 +261,7 @@ void gf__k8s_guard(struct gf_k8s *k, int64_t now, struct gf_batch *b)
 			end_job(k, j->id, "put back to pending", now, b);
 		}
 		if (gf_k8s_job_uid(j, uid, sizeof(uid)))
-			pods_del(k, uid);
+			gf__k8s_pods_del(k, uid);
 	}
 }
 
@@ -369,9 +288,11 @@ void gf__k8s_push(struct gf_k8s *k, struct gf_op *op)
 	}
 }
 
-void gf__k8s_answer(struct gf_k8s *k, struct gf_op *op)
+/* After the turn's write: answer the op, or hand it to a worker. */
+static void k8s_answer(struct gf_service *s, struct gf_op *op)
 {
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s *k = s->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	if (!op->req) { /* a release: nobody waits */
 		gf__op_free(op);
 		return;
@@ -401,7 +322,7 @@ static void to_thread(struct gf_k8s *k, struct gf_op *op)
 
 static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 {
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	struct gf_err e;
 	gf_err_clear(&e);
 	struct gf_jv *pod = NULL;
@@ -414,7 +335,7 @@ static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 	gf_jv_free(pod);
 	if (rc) {
 		char msg[GF_ERR_MSG_MAX + 16];
-		snprintf(msg, sizeof(msg), "gpufleet: %s", e.msg);
+		gf_note(msg, sizeof(msg), "gpufleet: %s", e.msg);
 		gf__k8s_reply_bind(op->req, msg);
 		gf__op_free(op);
 		return;
@@ -426,7 +347,7 @@ static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 /* Annotate (a recorded pod) and bind; on failure the job is released. */
 static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 {
-	struct gf_k8s_op *x = op->k8s;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	struct gf_err e;
 	gf_err_clear(&e);
 	const char *keys[] = { GF_K8S_ANN_NODE, GF_K8S_ANN_JOB,
@@ -457,7 +378,7 @@ static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 		return;
 	}
 	char msg[GF_ERR_MSG_MAX + 16];
-	snprintf(msg, sizeof(msg), "gpufleet: %s", e.msg);
+	gf_note(msg, sizeof(msg), "gpufleet: %s", e.msg);
 	gf_log(GF_LOG_WARN, "k8s", "pod %s/%s: %s", x->b.ns, x->b.pod, e.msg);
 	gf__k8s_reply_bind(op->req, msg);
 	op->req = NULL;
@@ -467,7 +388,7 @@ static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 	}
 	x->stage = GF_K8S_RELEASE; /* the same op releases its job */
 	x->ids = gf_calloc(1, sizeof(*x->ids));
-	snprintf(x->ids[0], sizeof(x->ids[0]), "%s", x->job_id);
+	memcpy(x->ids[0], x->job_id, sizeof(x->ids[0])); /* same size */
 	x->nids = 1;
 	to_thread(k, op);
 }
@@ -494,7 +415,7 @@ static void *worker(void *arg)
 			gf_reply_error(op->req, 503, "unavailable",
 				       "the server is stopping");
 			gf__op_free(op);
-		} else if (op->k8s->stage == GF_K8S_FETCH) {
+		} else if (gf__k8s_x(op)->stage == GF_K8S_FETCH) {
 			fetch(k, c, op);
 		} else {
 			bind_api(k, c, op);
@@ -523,7 +444,8 @@ static int live_add(void *arg, const struct gf_jv *pod)
 		l->uid = gf_reallocarray(l->uid, (size_t)l->cap,
 					 sizeof(*l->uid));
 	}
-	snprintf(l->uid[l->n++], GF_K8S_UID_MAX, "%s", uid);
+	if (gf_fmt(l->uid[l->n], GF_K8S_UID_MAX, "%s", uid) == 0)
+		l->n++; /* a uid too long is no pod we hold */
 	return 0;
 }
 
@@ -540,14 +462,13 @@ static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 	}
 	if (l.n > 1) /* no pods: l.uid is NULL, which qsort must not get */
 		qsort(l.uid, (size_t)l.n, sizeof(*l.uid), cmp_uid);
-	struct gf_op *op = gf_calloc(1, sizeof(*op));
-	op->kind = GF_OP_K8S;
-	op->k8s = gf_calloc(1, sizeof(*op->k8s));
-	op->k8s->stage = GF_K8S_RELEASE;
-	op->k8s->resync = true;
-	op->k8s->live = l.uid;
-	op->k8s->nlive = l.n;
-	op->k8s->before_ms = t0;
+	struct gf_k8s_op *x = gf__k8s_op_new();
+	struct gf_op *op = &x->op;
+	x->stage = GF_K8S_RELEASE;
+	x->resync = true;
+	x->live = l.uid;
+	x->nlive = l.n;
+	x->before_ms = t0;
 	gf_log(GF_LOG_DEBUG, "k8s", "resync: %d pods not ended", l.n);
 	to_thread(k, op);
 }
@@ -559,11 +480,7 @@ static void *resync(void *arg)
 	long ms = k->o.resync_ms > 0 ? k->o.resync_ms : GF_K8S_RESYNC_MS;
 	for (;;) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_sec += ms / 1000;
-		ts.tv_nsec += (ms % 1000) * 1000000;
-		ts.tv_sec += ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
+		gf__mono_deadline(&ts, ms);
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
 		while (!k->wstop && rc != ETIMEDOUT)
@@ -601,7 +518,7 @@ static int pick_class(struct gf_k8s *k, const struct gf_ctl_config *cfg,
 		return gf_err_set(e, GF_EINVAL,
 				  "--k8s-class %s: no such class in the config",
 				  k->o.cls ? k->o.cls : "");
-	snprintf(k->cls, sizeof(k->cls), "%s", cfg->classes[best].name);
+	GF__COPY_SAME(k->cls, cfg->classes[best].name);
 	if (cfg->classes[best].preemptible)
 		gf_log(GF_LOG_WARN, "k8s",
 		       "pods' jobs are of class %s, which is preemptible: a "
@@ -618,7 +535,7 @@ static int api_of(struct gf_k8s *k, struct gf_err *e)
 		memset(&cfg, 0, sizeof(cfg));
 		if (strlen(k->o.api_url) >= sizeof(cfg.server))
 			return gf_err_set(e, GF_EINVAL, "--k8s-api: too long");
-		snprintf(cfg.server, sizeof(cfg.server), "%s", k->o.api_url);
+		memcpy(cfg.server, k->o.api_url, strlen(k->o.api_url) + 1);
 		rc = 0;
 	} else if (k->o.kubeconfig) {
 		rc = gf_k8s_api_kubeconfig(k->o.kubeconfig, k->o.context, &cfg,
@@ -641,8 +558,10 @@ static int api_of(struct gf_k8s *k, struct gf_err *e)
 	return 0;
 }
 
-int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
-		struct gf_k8s **out, struct gf_err *e)
+static void k8s_free(void *arg);
+
+static int k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
+		   struct gf_k8s **out, struct gf_err *e)
 {
 	struct gf_k8s *k = gf_calloc(1, sizeof(*k));
 	k->s = s;
@@ -659,15 +578,17 @@ int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	if (rc == 0)
 		rc = api_of(k, e);
 	if (rc) {
-		gf__k8s_free(k);
+		k8s_free(k);
 		return rc;
 	}
 	*out = k;
 	return 0;
 }
 
-int gf__k8s_start(struct gf_k8s *k, struct gf_err *e)
+/* Start the workers and the resync (after the server and the thread). */
+static int k8s_start(void *arg, struct gf_err *e)
 {
+	struct gf_k8s *k = arg;
 	int n = k->o.workers ? (int)k->o.workers : GF_K8S_WORKERS;
 	k->tids = gf_calloc((size_t)n, sizeof(*k->tids));
 	for (; k->ntids < n; k->ntids++) {
@@ -687,8 +608,10 @@ int gf__k8s_start(struct gf_k8s *k, struct gf_err *e)
 	return 0;
 }
 
-void gf__k8s_draining(struct gf_k8s *k)
+/* The server stops: queued work is answered 503, the threads end. */
+static void k8s_draining(void *arg)
 {
+	struct gf_k8s *k = arg;
 	pthread_mutex_lock(&k->wlock);
 	k->wstop = true;
 	pthread_cond_broadcast(&k->wwake);
@@ -696,18 +619,19 @@ void gf__k8s_draining(struct gf_k8s *k)
 	pthread_mutex_unlock(&k->wlock);
 }
 
-void gf__k8s_free(struct gf_k8s *k)
+static void k8s_free(void *arg)
 {
+	struct gf_k8s *k = arg;
 	if (!k)
 		return;
-	gf__k8s_draining(k);
+	k8s_draining(k);
 	for (int i = 0; i < k->ntids; i++)
 		pthread_join(k->tids[i], NULL);
 	if (k->resync_on)
 		pthread_join(k->resync_tid, NULL);
 	gf_free(k->tids);
 	gf_k8s_api_free(k->api);
-	gf_free(k->pods);
+	gf__k8s_pods_free(k);
 	gf__k8s_reconcile_free(k);
 	gf__k8s_cache_release(k);
 	pthread_mutex_destroy(&k->wlock);
@@ -716,11 +640,71 @@ void gf__k8s_free(struct gf_k8s *k)
 	gf_free(k);
 }
 
-void gf__k8s_op_free(struct gf_k8s_op *x)
+static void k8s_release(struct gf_op *op)
 {
-	if (!x)
-		return;
+	struct gf_k8s_op *x = gf__k8s_x(op);
 	gf_free(x->ids);
 	gf_free(x->live);
 	gf_free(x);
+}
+
+const struct gf_op_kind gf__k8s_kind = {
+	"k8s", k8s_apply, k8s_answer, k8s_release, NULL,
+};
+
+struct gf_k8s_op *gf__k8s_op_new(void)
+{
+	struct gf_k8s_op *x = gf_calloc(1, sizeof(*x));
+	x->op.kind = &gf__k8s_kind;
+	return x;
+}
+
+static void k8s_loaded(void *arg)
+{
+	gf__k8s_index(arg);
+}
+
+static void k8s_heartbeat(void *arg, int node, const struct gf_np_heartbeat *hb,
+			  const struct gf_np_inventory *inv)
+{
+	gf__k8s_reconcile(arg, node, hb, inv);
+}
+
+static void k8s_node_lost(void *arg, int node)
+{
+	gf__k8s_reconcile_forget(arg, node);
+}
+
+static void k8s_metrics(void *arg, struct gf_buf *b)
+{
+	gf__k8s_metrics(arg, b);
+}
+
+int gf__k8s_register(struct gf_service *s, const struct gf_k8s_opts *o,
+		     struct gf_err *e)
+{
+	int rc = k8s_new(s, o, &s->k8s, e);
+	if (rc)
+		return rc;
+	/* pods' jobs a node lost (each turn), or a preemption put back
+	 * (after a pass): never placed again */
+	struct gf_feature f = {
+		.name = "k8s",
+		.arg = s->k8s,
+		.loaded = k8s_loaded,
+		.step = guard,
+		.passed = guard,
+		.heartbeat = k8s_heartbeat,
+		.node_lost = k8s_node_lost,
+		.metrics = k8s_metrics,
+		.start = k8s_start,
+		.stopping = k8s_draining,
+		.free = k8s_free,
+	};
+	rc = gf__service_register(s, &f);
+	if (rc) {
+		k8s_free(s->k8s);
+		s->k8s = NULL;
+	}
+	return rc;
 }

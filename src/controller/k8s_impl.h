@@ -30,10 +30,12 @@
 #include <stdatomic.h>
 
 #include "controller/k8s.h"
+#include "controller/service_impl.h"
 #include "k8s/api.h"
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
 #include "nodeproto/nodeproto.h"
+#include "util/hash.h"
 
 struct gf_service;
 struct gf_op;
@@ -50,6 +52,7 @@ enum gf_k8s_stage {
 
 /* What a bind or a release carries through its stages. */
 struct gf_k8s_op {
+	struct gf_op op; /* its kind gf__k8s_kind */
 	enum gf_k8s_stage stage;
 	struct gf_k8s_bind_args b;
 	struct gf_k8s_pod pod;
@@ -73,7 +76,7 @@ struct gf_k8s_op {
 };
 
 struct k8s_pod_ref {
-	char uid[GF_K8S_UID_MAX]; /* "": empty; "-": removed */
+	char uid[GF_K8S_UID_MAX];
 	uint64_t seq;
 };
 
@@ -113,9 +116,10 @@ struct gf_k8s {
 	struct gf_k8s_opts o;
 	struct gf_k8s_api *api; /* NULL: no API server configured */
 	char cls[GF_CLASS_NAME_MAX];
-	/* the pods the core holds (uid -> job seq), open addressing */
+	/* the pods the core holds (uid -> job seq): rows, and their index */
 	struct k8s_pod_ref *pods;
-	int pcap, pn, pused;
+	int pcap, pn;
+	struct gf_hmap pidx;
 	/* pods filter saw, for bind (a ring), found by uid through chains */
 	pthread_mutex_t cache_lock;
 	struct k8s_cached *cache;
@@ -138,37 +142,54 @@ struct gf_k8s {
 	uint64_t filters, binds, bind_errors, releases, preempts;
 };
 
+static inline struct gf_k8s_op *gf__k8s_x(struct gf_op *op)
+{
+	return (struct gf_k8s_op *)op;
+}
+
 /* --- k8s_bind.c --- */
-int gf__k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
-		struct gf_k8s **out, struct gf_err *e);
-/* Start the workers and the resync (after the server and the thread). */
-int gf__k8s_start(struct gf_k8s *k, struct gf_err *e);
-/* The server stops: queued work is answered 503, the threads end. */
-void gf__k8s_draining(struct gf_k8s *k);
-void gf__k8s_free(struct gf_k8s *k);
-void gf__k8s_op_free(struct gf_k8s_op *x);
-/* Leading: the pods' jobs the core loaded (under ctl_lock). */
-void gf__k8s_index(struct gf_k8s *k);
-/* An op of kind GF_OP_K8S on the scheduler thread, under ctl_lock. */
-void gf__k8s_op(struct gf_k8s *k, struct gf_op *op, int64_t now,
-		struct gf_batch *b);
-/* Pods' jobs the turn put back to pending: cancelled (under ctl_lock). */
-void gf__k8s_guard(struct gf_k8s *k, int64_t now, struct gf_batch *b);
-/* After the turn's write: answer the op, or hand it to a worker. */
-void gf__k8s_answer(struct gf_k8s *k, struct gf_op *op);
+/* The request kind of binds and releases. */
+extern const struct gf_op_kind gf__k8s_kind;
+/* A new bind or release op (its kind set, nothing held). */
+struct gf_k8s_op *gf__k8s_op_new(void);
 /* Hand a held bind to a worker (stage FETCH). */
 void gf__k8s_push(struct gf_k8s *k, struct gf_op *op);
+
+/* --- k8s_pods.c: the pods the core holds (uid -> job), and the filter's
+ * pod cache --- */
 /* The job id of the pod with this uid the core holds, or NULL (under
  * ctl_lock; borrowed until the lock is released). */
 const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid);
+void gf__k8s_pods_put(struct gf_k8s *k, const char *uid, uint64_t seq);
+void gf__k8s_pods_del(struct gf_k8s *k, const char *uid);
+/* Every pod held: fn(uid, seq, arg) (under ctl_lock; fn may delete the
+ * pod it is given). */
+void gf__k8s_pods_each(struct gf_k8s *k,
+		       void (*fn)(const char *uid, uint64_t seq, void *arg),
+		       void *arg);
+/* Leading: the pods' jobs the core loaded (under ctl_lock). */
+void gf__k8s_index(struct gf_k8s *k);
+void gf__k8s_pods_free(struct gf_k8s *k);
 
 /* --- k8s_reconcile.c --- */
 void gf__k8s_reconcile_free(struct gf_k8s *k);
+/* Node i's heartbeat: the pods its agent sees on each GPU compared with
+ * what the extender bound; under ctl_lock. */
+void gf__k8s_reconcile(struct gf_k8s *k, int node,
+		       const struct gf_np_heartbeat *hb,
+		       const struct gf_np_inventory *inv);
+/* Node i went silent (NotReady, or lost): its mismatches, which only its
+ * heartbeats showed, are dropped, and so is its series in /metrics,
+ * until a heartbeat compares again; under ctl_lock. */
+void gf__k8s_reconcile_forget(struct gf_k8s *k, int node);
+/* The gpufleet_k8s_pod_gpu_mismatches family of /metrics. */
+void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b);
 /* GET /k8s/reconcile (an admin's token): the mismatches, each with a
  * reason. */
 int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg);
 
 /* --- k8s.c: the routes --- */
+/* --- (the pod cache and the bind answer are k8s_pods.c's) --- */
 int gf__k8s_filter(struct gf_http_req *r, void *arg);
 int gf__k8s_prioritize(struct gf_http_req *r, void *arg);
 int gf__k8s_preempt(struct gf_http_req *r, void *arg);

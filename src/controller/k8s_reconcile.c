@@ -25,6 +25,7 @@
 
 #include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -35,10 +36,12 @@ static const char *const kind_names[] = { "wrong-gpu", "not-bound" };
 /* "NS/NAME" of a pod's job (command "k8s-pod UID NS/NAME"), or "". */
 static void pod_name(const struct gf_job *j, char *out, size_t size)
 {
-	const char *c =
-		j->spec.command ? strchr(j->spec.command + 8, ' ') : NULL;
-	snprintf(out, size, "%.*s", c ? (int)strcspn(c + 1, " ") : 0,
-		 c ? c + 1 : "");
+	size_t skip = strlen(GF_JOB_K8S_COMMAND);
+	const char *c = j->spec.command && strlen(j->spec.command) > skip
+				? strchr(j->spec.command + skip, ' ')
+				: NULL;
+	gf_note(out, size, "%.*s", c ? (int)strcspn(c + 1, " ") : 0,
+		c ? c + 1 : "");
 }
 
 /* The device of node i a UUID names: its GPU, and the MIG instance's
@@ -81,9 +84,9 @@ static void bound_to(struct gf_service *s, const struct gf_job *j, char *out,
 		len += n > 0 ? (size_t)n : 0;
 	}
 	if (len < size)
-		snprintf(out + len, size - len, " on node %s",
-			 p->node >= 0 ? gf_ctl_cluster(s->ctl)->names[p->node]
-				      : p->node_name);
+		gf_note(out + len, size - len, " on node %s",
+			p->node >= 0 ? gf_ctl_cluster(s->ctl)->names[p->node]
+				     : p->node_name);
 }
 
 /* Does job j's placement hold (node, gpu, start)? */
@@ -135,8 +138,8 @@ void gf__k8s_reconcile(struct gf_k8s *k, int node,
 		for (int u = 0; u < gp->npods && n < MM_MAX; u++) {
 			struct gf_k8s_mm m;
 			memset(&m, 0, sizeof(m));
-			snprintf(m.uid, sizeof(m.uid), "%s", gp->pods[u]);
-			snprintf(m.device, sizeof(m.device), "%s", gp->uuid);
+			GF__COPY_SAME(m.uid, gp->pods[u]);
+			GF__COPY_SAME(m.device, gp->uuid);
 			const char *id = gf__k8s_job_of(k, gp->pods[u]);
 			const struct gf_job *j =
 				id ? gf_ctl_job(s->ctl, id) : NULL;
@@ -147,21 +150,21 @@ void gf__k8s_reconcile(struct gf_k8s *k, int node,
 				char pod[GF_JOB_NAME_MAX + 64];
 				pod_name(j, pod, sizeof(pod));
 				m.kind = GF_K8S_MM_WRONG_GPU;
-				snprintf(m.pod, sizeof(m.pod), "%s", pod);
+				GF__COPY_SAME(m.pod, pod);
 				bound_to(s, j, m.bound, sizeof(m.bound));
-				snprintf(m.reason, sizeof(m.reason),
-					 "pod %s uid %s runs on %s on node %s, "
-					 "bound to %s",
-					 pod[0] ? pod : "?", m.uid, m.device,
-					 name, m.bound);
+				gf_note(m.reason, sizeof(m.reason),
+					"pod %s uid %s runs on %s on node %s, "
+					"bound to %s",
+					pod[0] ? pod : "?", m.uid, m.device,
+					name, m.bound);
 			} else {
 				m.kind = GF_K8S_MM_NOT_BOUND;
-				snprintf(m.reason, sizeof(m.reason),
-					 "pod uid %s runs on %s on node %s, "
-					 "which gpufleet did not bind to it "
-					 "(another scheduler, or placed "
-					 "before gpufleet)",
-					 m.uid, m.device, name);
+				gf_note(m.reason, sizeof(m.reason),
+					"pod uid %s runs on %s on node %s, "
+					"which gpufleet did not bind to it "
+					"(another scheduler, or placed "
+					"before gpufleet)",
+					m.uid, m.device, name);
 			}
 			if (has(v, n, &m))
 				continue;
@@ -230,7 +233,7 @@ void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b)
 
 int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	if (!s->k8s)
 		return gf_reply_error(r, 404, "not-found",
 				      "the Kubernetes extender is off: start "

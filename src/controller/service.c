@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "controller/jobjson.h"
-#include "controller/k8s_impl.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -42,19 +42,21 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int64_t gf__service_mono_ms(void)
+void gf__mono_deadline(struct timespec *ts, long ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	ts->tv_sec += ts->tv_nsec / 1000000000;
+	ts->tv_nsec %= 1000000000;
 }
 
 static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
 	op->status = status;
-	snprintf(op->error, sizeof(op->error), "%s", error ? error : "");
-	snprintf(op->detail, sizeof(op->detail), "%s", detail ? detail : "");
+	gf_note(op->error, sizeof(op->error), "%s", error ? error : "");
+	gf_note(op->detail, sizeof(op->detail), "%s", detail ? detail : "");
 }
 
 void gf__op_error(struct gf_op *op, unsigned status, const char *error,
@@ -63,7 +65,7 @@ void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 	char detail[GF_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
+	gf_vnote(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	answer(op, status, error, detail);
 }
@@ -77,13 +79,7 @@ void gf__op_free(struct gf_op *op)
 {
 	if (!op)
 		return;
-	gf_job_spec_release(&op->spec);
-	gf_free(op->inv);
-	gf_free(op->body);
-	gf_np_heartbeat_release(&op->hb);
-	gf_free(op->acked);
-	gf__k8s_op_free(op->k8s);
-	gf_free(op);
+	op->kind->release(op);
 }
 
 /* Stop the service: nothing more is written or answered but 503. */
@@ -91,7 +87,7 @@ static void fail(struct gf_service *s, const char *msg)
 {
 	gf_log(GF_LOG_ERROR, "serve", "stopping: %s", msg);
 	pthread_mutex_lock(&s->qlock);
-	snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", msg);
+	gf_note(s->fail_msg, sizeof(s->fail_msg), "%s", msg);
 	atomic_store(&s->failed, 1);
 	pthread_cond_broadcast(&s->failed_cond);
 	pthread_mutex_unlock(&s->qlock);
@@ -137,17 +133,27 @@ int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
 	return 0;
 }
 
+bool gf__service_serving(struct gf_service *s, struct gf_http_req *r)
+{
+	if (s->leading && !atomic_load(&s->failed))
+		return true;
+	(void)gf_reply_error(
+		r, 503, atomic_load(&s->failed) ? "unavailable" : "standby",
+		"%s",
+		atomic_load(&s->failed)
+			? "the server stopped: see its log"
+			: "this server is a standby: another one leads");
+	return false;
+}
+
 /* Take the queue (at most OPS_PER_TURN), waiting up to ms for work. */
 static struct gf_op *take(struct gf_service *s, long ms)
 {
 	pthread_mutex_lock(&s->qlock);
 	if (!s->head && !s->stop) {
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (ms % 1000) * 1000000;
-		ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
-		ts.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
+		gf__mono_deadline(&ts, ms);
+		(void)pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
 	}
 	struct gf_op *first = s->head, *last = s->head;
 	int n = first ? 1 : 0;
@@ -165,38 +171,6 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	return first;
 }
 
-/* A job's answer: 201 {id, state} with its Location. */
-static void reply_submitted(struct gf_op *op)
-{
-	char loc[64];
-	snprintf(loc, sizeof(loc), "/v1/jobs/%s", op->job_id);
-	gf_reply_header(op->req, "Location", loc);
-	struct gf_buf b;
-	gf_buf_init(&b, 4096);
-	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "id", op->job_id);
-	gf_json_str(&j, "state", gf_job_state_name(op->state));
-	gf_json_obj_end(&j);
-	gf_reply_json(op->req, 201, &b);
-	gf_buf_release(&b);
-}
-
-/* A cancelled job's answer: the job (read without the lock: this thread
- * alone changes the core). */
-static void reply_cancelled(struct gf_service *s, struct gf_op *op)
-{
-	struct gf_buf b;
-	gf_buf_init(&b, 1u << 20);
-	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, op->job_id),
-			 gf_ctl_config(s->ctl));
-	gf_reply_json(op->req, 200, &b);
-	gf_buf_release(&b);
-}
-
 /* Answer every op of the turn (parking the polls that wait) and free
  * them. */
 static void answer_all(struct gf_service *s, struct gf_op *ops)
@@ -204,32 +178,7 @@ static void answer_all(struct gf_service *s, struct gf_op *ops)
 	for (struct gf_op *op = ops, *next; op; op = next) {
 		next = op->next;
 		op->next = NULL;
-		if (op->kind == GF_OP_REGISTER || op->kind == GF_OP_HEARTBEAT ||
-		    op->kind == GF_OP_POLL) {
-			gf__agents_answer(s->ag, op); /* takes op */
-			continue;
-		}
-		if (op->kind == GF_OP_K8S) {
-			gf__k8s_answer(s->k8s, op); /* takes op */
-			continue;
-		}
-		if (op->kind == GF_OP_ADMIN) {
-			gf__admin_answer(s, op);
-			gf__op_free(op);
-			continue;
-		}
-		if (op->kind >= GF_OP_SVC_PUT) {
-			gf__services_answer(s, op);
-			gf__op_free(op);
-			continue;
-		}
-		if (op->status == 201)
-			reply_submitted(op);
-		else if (op->status == 200)
-			reply_cancelled(s, op);
-		else
-			gf__op_reply_error(op);
-		gf__op_free(op);
+		op->kind->answer(s, op); /* takes op */
 	}
 }
 
@@ -268,23 +217,27 @@ static int lead(struct gf_service *s, int64_t now)
 	if (s->leading || !leading)
 		return 0;
 	pthread_mutex_lock(&s->ctl_lock);
-	int rc = gf__agents_load(s->ag, &e);
+	int rc = 0;
+	for (int i = 0; i < s->nfeat && rc == 0; i++)
+		if (s->feat[i].load_nodes)
+			rc = s->feat[i].load_nodes(s->feat[i].arg, &e);
 	if (rc == 0)
 		rc = gf_store_load_jobs(s->store, take_loaded, s, &e);
-	if (rc == 0)
-		rc = gf__services_load(s, &e);
+	for (int i = 0; i < s->nfeat && rc == 0; i++)
+		if (s->feat[i].load)
+			rc = s->feat[i].load(s->feat[i].arg, &e);
 	if (rc == 0)
 		rc = gf_store_max_seq(s->store, &s->seq, &e);
 	if (rc == 0) {
-		gf__agents_index_all(s->ag);
-		if (s->k8s)
-			gf__k8s_index(s->k8s);
+		for (int i = 0; i < s->nfeat; i++)
+			if (s->feat[i].loaded)
+				s->feat[i].loaded(s->feat[i].arg);
 		s->leading = true;
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
 	if (rc) {
 		char msg[GF_ERR_MSG_MAX + 32];
-		snprintf(msg, sizeof(msg), "cannot load the store: %s", e.msg);
+		gf_note(msg, sizeof(msg), "cannot load the store: %s", e.msg);
 		fail(s, msg);
 		return rc;
 	}
@@ -306,7 +259,29 @@ void gf__batch_add(struct gf_batch *b, const struct gf_job *j)
 	b->jobs[b->n++] = j;
 }
 
-static unsigned status_of(int rc)
+void gf__core_warn(int rc, const struct gf_err *e, const char *what)
+{
+	if (rc)
+		gf_log(GF_LOG_WARN, "serve", "%s: %s", what,
+		       e && e->msg[0] ? e->msg : gf_strerror(rc));
+}
+
+_Static_assert(GF_JOB_ID_MAX >= 22, "a job id holds 'j' and 20 digits");
+
+void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq)
+{
+	if (gf_fmt(id, GF_JOB_ID_MAX, "j%" PRIu64, seq) != 0)
+		id[0] = '\0'; /* cannot happen: the assertion above */
+}
+
+const struct gf_job *gf__job_by_seq(const struct gf_ctl *ctl, uint64_t seq)
+{
+	char id[GF_JOB_ID_MAX];
+	gf__job_id(id, seq);
+	return gf_ctl_job(ctl, id);
+}
+
+unsigned gf__status_of(int rc)
 {
 	switch (rc) {
 	case GF_EINVAL:
@@ -326,7 +301,7 @@ static unsigned status_of(int rc)
 	}
 }
 
-static const char *error_of(unsigned status)
+const char *gf__error_of(unsigned status)
 {
 	switch (status) {
 	case 400:
@@ -344,67 +319,6 @@ static const char *error_of(unsigned status)
 	default:
 		return "internal";
 	}
-}
-
-static void submit(struct gf_service *s, struct gf_op *op, int64_t now,
-		   struct gf_batch *b)
-{
-	struct gf_err e;
-	gf_err_clear(&e);
-	int rc = gf_ctl_admit(s->ctl, &op->spec, &e);
-	if (rc) {
-		unsigned st = status_of(rc);
-		answer(op, st, error_of(st), e.msg);
-		s->rejected++;
-		return;
-	}
-	struct gf_job *job = gf_calloc(1, sizeof(*job));
-	job->seq = ++s->seq;
-	snprintf(job->id, sizeof(job->id), "j%" PRIu64, job->seq);
-	job->spec = op->spec;
-	memset(&op->spec, 0, sizeof(op->spec)); /* the job owns it now */
-	job->state = GF_JOB_PENDING;
-	/* the request's arrival; never after the turn (a clock step) */
-	job->submitted_ms = op->arrived_us > 0 && op->arrived_us / 1000 < now
-				    ? op->arrived_us / 1000
-				    : now;
-	job->block = -1;
-	rc = gf_ctl_add(s->ctl, job, &e);
-	if (rc) {
-		gf_job_release(job);
-		gf_free(job);
-		s->seq--;
-		unsigned st = status_of(rc);
-		answer(op, st, error_of(st), e.msg);
-		return;
-	}
-	snprintf(op->job_id, sizeof(op->job_id), "%s", job->id);
-	gf__batch_add(b, job);
-	s->submitted++;
-	answer(op, 201, NULL, NULL);
-}
-
-static void cancel(struct gf_service *s, struct gf_op *op, int64_t now,
-		   struct gf_batch *b)
-{
-	struct gf_err e;
-	gf_err_clear(&e);
-	const struct gf_job *job = gf_ctl_job(s->ctl, op->id);
-	/* the grant's scope (authz.c), applied where the job is found */
-	if (job == NULL || !gf_authz_team_ok(&op->grant, job->spec.team)) {
-		answer(op, 404, "not-found", "no such job");
-		return;
-	}
-	int rc = gf_ctl_cancel(s->ctl, op->id, now, &e);
-	if (rc) {
-		unsigned st = status_of(rc);
-		answer(op, st, error_of(st), e.msg);
-		return;
-	}
-	gf__batch_add(b, job);
-	s->cancelled++;
-	snprintf(op->job_id, sizeof(op->job_id), "%s", job->id);
-	answer(op, 200, NULL, NULL);
 }
 
 static bool first_start(const struct gf_job *j)
@@ -458,12 +372,14 @@ static int write_batch(struct gf_service *s, struct gf_batch *b)
 		i += n;
 		r += nr;
 	}
-	if (gf__agents_commit(s->ag, &e) == 0 &&
-	    gf__services_commit(s, &e) == 0)
-		return 0;
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].commit &&
+		    s->feat[i].commit(s->feat[i].arg, &e) != 0)
+			goto failed;
+	return 0;
 failed:;
 	char msg[GF_ERR_MSG_MAX + 32];
-	snprintf(msg, sizeof(msg), "cannot write the store: %s", e.msg);
+	gf_note(msg, sizeof(msg), "cannot write the store: %s", e.msg);
 	fail(s, msg);
 	return -1;
 }
@@ -478,36 +394,24 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 	struct gf_ctl_changes ch = { 0 };
 	pthread_mutex_lock(&s->ctl_lock);
 	for (struct gf_op *op = ops; op; op = op->next)
-		if (op->kind == GF_OP_SUBMIT)
-			submit(s, op, now, &b);
-		else if (op->kind == GF_OP_CANCEL)
-			cancel(s, op, now, &b);
-		else if (op->kind >= GF_OP_SVC_PUT)
-			gf__services_op(s, op);
-		else if (op->kind == GF_OP_K8S)
-			gf__k8s_op(s->k8s, op, now, &b);
-		else if (op->kind == GF_OP_ADMIN)
-			gf__admin_op(s, op, &b);
-		else
-			gf__agents_op(s->ag, op, now, &b);
+		op->kind->apply(s, op, now, &b);
 	/* the jobs of this turn's POSTs: measured from their arrival below */
 	bool *posted = gf_calloc(s->seq - seq0 + 1, sizeof(*posted));
 	for (struct gf_op *op = ops; op; op = op->next) {
 		const struct gf_job *j =
-			op->kind == GF_OP_SUBMIT && op->status == 201
-				? gf_ctl_job(s->ctl, op->job_id)
-				: NULL;
+			op->kind->posted ? op->kind->posted(s, op) : NULL;
 		if (j && j->seq > seq0 && j->seq <= s->seq)
 			posted[j->seq - seq0] = true;
 	}
 	uint64_t seq1 = s->seq;
-	gf__services_reconcile(s, now, &b);
-	gf__agents_sweep(s->ag, now, &b);
-	gf__mig_auto(s, now, &b);
-	if (s->k8s) /* pods' jobs a node lost: never placed again */
-		gf__k8s_guard(s->k8s, now, &b);
+	/* the features' work of each turn (services' replicas, silent
+	 * nodes, MIG, pods' jobs a node lost: never placed again) */
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].step)
+			s->feat[i].step(s->feat[i].arg, now, &b);
 	if (pass || b.n) {
-		gf_ctl_schedule(s->ctl, now, &ch);
+		gf__core_warn(gf_ctl_schedule(s->ctl, now, &ch), NULL,
+			      "the scheduling pass");
 		for (int i = 0; i < ch.n; i++) {
 			const struct gf_job *j = gf_ctl_job(s->ctl, ch.ids[i]);
 			if (j) {
@@ -520,25 +424,26 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 							   1e3);
 			}
 		}
-		if (s->k8s) /* ... or a preemption put back */
-			gf__k8s_guard(s->k8s, now, &b);
+		for (int i = 0; i < s->nfeat; i++) /* a preemption put
+						      back a pod's job */
+			if (s->feat[i].passed)
+				s->feat[i].passed(s->feat[i].arg, now, &b);
 	}
-	/* where each changed job's replicas are assigned now */
-	for (int i = 0; i < b.n; i++) {
-		gf__agents_job_changed(s->ag, b.jobs[i]);
-		gf__translog(s, b.jobs[i]);
+	/* the listeners: where each changed job's replicas are assigned
+	 * now, its transitions logged */
+	for (int i = 0; i < b.n; i++)
+		for (int f = 0; f < s->nfeat; f++)
+			if (s->feat[f].changed)
+				s->feat[f].changed(s->feat[f].arg, b.jobs[i]);
+	/* the jobs posted this turn that started: from their arrival */
+	for (struct gf_op *op = ops; op; op = op->next) {
+		const struct gf_job *j =
+			op->kind->posted ? op->kind->posted(s, op) : NULL;
+		if (j && j->seq > seq0 && j->seq <= seq1 &&
+		    posted[j->seq - seq0] && first_start(j) &&
+		    turn_us >= op->arrived_us)
+			observe(s, (double)(turn_us - op->arrived_us) / 1e6);
 	}
-	/* the state a 201 reports: after the pass */
-	for (struct gf_op *op = ops; op; op = op->next)
-		if (op->status == 201) {
-			const struct gf_job *j = gf_ctl_job(s->ctl, op->job_id);
-			op->state = j ? j->state : GF_JOB_PENDING;
-			if (op->kind == GF_OP_SUBMIT && j && j->seq > seq0 &&
-			    j->seq <= seq1 && posted[j->seq - seq0] &&
-			    first_start(j) && turn_us >= op->arrived_us)
-				observe(s, (double)(turn_us - op->arrived_us) /
-						   1e6);
-		}
 	pthread_mutex_unlock(&s->ctl_lock);
 	gf_free(posted);
 	if (write_batch(s, &b) != 0)
@@ -581,7 +486,10 @@ static void *scheduler(void *arg)
 			turn(s, ops, pass);
 		}
 		answer_all(s, ops);
-		gf__agents_wake(s->ag, down || draining || stop, 503);
+		for (int i = 0; i < s->nfeat; i++)
+			if (s->feat[i].wake)
+				s->feat[i].wake(s->feat[i].arg,
+						down || draining || stop, 503);
 		if (stop)
 			break;
 	}
@@ -603,16 +511,14 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 	pthread_cond_init(&s->failed_cond, &ca);
 	pthread_condattr_destroy(&ca);
 	atomic_init(&s->failed, 0);
-	s->ag = gf__agents_new(s);
 	return s;
 }
 
-static void service_free(struct gf_service *s)
+void gf__service_free(struct gf_service *s)
 {
-	gf__k8s_free(s->k8s);
-	gf__agents_free(s->ag);
-	gf__translog_free(s->tlog);
-	gf__services_free(s);
+	for (int i = s->nfeat - 1; i >= 0; i--)
+		if (s->feat[i].free)
+			s->feat[i].free(s->feat[i].arg);
 	gf_ctl_free(s->ctl);
 	gf_store_close(s->store);
 	pthread_mutex_destroy(&s->qlock);
@@ -631,8 +537,9 @@ static void on_stop(void *arg)
 	s->draining = true;
 	pthread_cond_signal(&s->qwake);
 	pthread_mutex_unlock(&s->qlock);
-	if (s->k8s)
-		gf__k8s_draining(s->k8s);
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].stopping)
+			s->feat[i].stopping(s->feat[i].arg);
 }
 
 /* The node table and the core: nodes from the config (or the built-in
@@ -675,16 +582,56 @@ static int build_core(struct gf_service *s, struct gf_err *e)
 	return rc;
 }
 
-int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
-		     struct gf_err *e)
+int gf__service_register(struct gf_service *s, const struct gf_feature *f)
+{
+	if (s->nfeat == GF_SERVICE_FEATURES_MAX)
+		return GF_ETOOBIG;
+	s->feat[s->nfeat++] = *f;
+	return 0;
+}
+
+void gf__service_heartbeat(struct gf_service *s, int node,
+			   const struct gf_np_heartbeat *hb,
+			   const struct gf_np_inventory *inv)
+{
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].heartbeat)
+			s->feat[i].heartbeat(s->feat[i].arg, node, hb, inv);
+}
+
+void gf__service_node_lost(struct gf_service *s, int node)
+{
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].node_lost)
+			s->feat[i].node_lost(s->feat[i].arg, node);
+}
+
+void gf__service_feature_metrics(struct gf_service *s, struct gf_buf *b)
+{
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].metrics)
+			s->feat[i].metrics(s->feat[i].arg, b);
+}
+
+int gf__service_new(struct gf_service **out, const struct gf_service_opts *o,
+		    struct gf_err *e)
 {
 	*out = NULL;
 	struct gf_service *s = service_new(o);
 	int rc = build_core(s, e);
-	if (rc == 0 && o->k8s)
-		rc = gf__k8s_new(s, o->k8s, &s->k8s, e);
-	if (rc == 0)
-		rc = gf_store_open(o->db, &s->store, e);
+	if (rc) {
+		gf__service_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int gf__service_run(struct gf_service *s, const struct gf_route *routes,
+		    int nroutes, struct gf_err *e)
+{
+	const struct gf_service_opts *o = &s->o;
+	int rc = gf_store_open(o->db, &s->store, e);
 	/* lead at once when the store lets us: a lone server is ready when
 	 * this returns; a standby keeps trying on its thread */
 	if (rc == 0) {
@@ -702,8 +649,6 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 					"state (see its .lock file)",
 					gf_store_url(s->store));
 	}
-	const struct gf_route *routes;
-	int nroutes = gf_service_routes(&routes);
 	struct gf_server_opts so = {
 		.name = "serve",
 		.listen = o->listen,
@@ -719,8 +664,6 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		.tls = o->tls
 	};
 	if (rc == 0)
-		rc = gf__api_check_routes(e);
-	if (rc == 0)
 		rc = gf_server_start(&s->srv, routes, nroutes, &so, e);
 	if (rc == 0) {
 		rc = -pthread_create(&s->tid, NULL, scheduler, s);
@@ -732,15 +675,16 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		}
 	}
 	if (rc) {
-		service_free(s);
+		gf__service_free(s);
 		return rc;
 	}
 	s->running = true;
-	if (s->k8s && (rc = gf__k8s_start(s->k8s, e)) != 0) {
-		gf_service_stop(s);
-		return rc;
-	}
-	*out = s;
+	for (int i = 0; i < s->nfeat; i++)
+		if (s->feat[i].start &&
+		    (rc = s->feat[i].start(s->feat[i].arg, e)) != 0) {
+			gf_service_stop(s);
+			return rc;
+		}
 	return 0;
 }
 
@@ -754,7 +698,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 	if (!atomic_load(&s->failed))
 		return 0;
 	pthread_mutex_lock(&s->qlock);
-	snprintf(msg, size, "%s", s->fail_msg);
+	gf_note(msg, size, "%s", s->fail_msg);
 	pthread_mutex_unlock(&s->qlock);
 	return 1;
 }
@@ -762,10 +706,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 bool gf_service_wait_failure(struct gf_service *s, long ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	ts.tv_sec += ms / 1000 + ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
+	gf__mono_deadline(&ts, ms);
 	pthread_mutex_lock(&s->qlock);
 	while (!atomic_load(&s->failed) &&
 	       pthread_cond_timedwait(&s->failed_cond, &s->qlock, &ts) == 0)
@@ -787,5 +728,5 @@ void gf_service_stop(struct gf_service *s)
 	pthread_mutex_unlock(&s->qlock);
 	if (s->running)
 		pthread_join(s->tid, NULL);
-	service_free(s);
+	gf__service_free(s);
 }

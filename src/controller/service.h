@@ -72,7 +72,7 @@ struct gf_service;
  * the caller waits for them.
  */
 int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 
 /* "http://127.0.0.1:9500/" (borrowed). */
 const char *gf_service_url(const struct gf_service *s);

@@ -1,8 +1,8 @@
 /*
  * service_impl.h - internal: the controller service's state, shared by
- * service.c (the scheduler thread), api.c (the job handlers), agents.c
+ * service.c (the scheduler thread), ctl_api.c (the job handlers), agents.c
  * and agents_http.c (the node agents' side of each turn, their handlers)
- * and metrics.c.
+ * and ctl_metrics.c.
  *
  * Requests: the server runs event loops (no thread per connection), so a
  * handler never waits.  A handler that changes something parses the
@@ -25,6 +25,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
+#include <time.h>
 
 #include <gpufleet/ctl.h>
 
@@ -33,43 +35,39 @@
 #include "nodeproto/nodeproto.h"
 #include "server/server.h"
 #include "store/store.h"
+#include "util/clock.h"
 
 /* Submit-to-placed latency buckets, seconds (Prometheus histogram). */
 #define GF_SERVE_LAT_BUCKETS 12
 
-enum gf_op_kind {
-	GF_OP_SUBMIT,
-	GF_OP_CANCEL,
-	GF_OP_REGISTER,	 /* PUT /v1/nodes/{name} */
-	GF_OP_HEARTBEAT, /* POST /v1/nodes/{name}/heartbeat */
-	GF_OP_POLL,	 /* GET /v1/nodes/{name}/assignments */
-	GF_OP_K8S,	 /* the scheduler extender: a bind, a release */
-	GF_OP_ADMIN,	 /* drain.c: drain, resume, release (admin) */
-	GF_OP_SVC_PUT,	 /* PUT /v1/services/{name}: node = name, after =
-			    replicas, spec and body the job */
-	GF_OP_SVC_SCALE, /* PUT /v1/services/{name}/replicas */
-	GF_OP_SVC_DELETE,
-};
+struct gf_op;
+struct gf_batch;
 
-enum gf_admin_kind { GF_ADMIN_DRAIN, GF_ADMIN_RESUME, GF_ADMIN_RELEASE };
+/*
+ * A request kind: one row, owned by the feature file whose handler makes
+ * its ops (the op's payload is that file's: a struct beginning with a
+ * struct gf_op).  The scheduler thread calls apply for each op of a turn
+ * under ctl_lock, then, after the turn's write, answer (which takes the
+ * op: it answers and frees it, or keeps it, a parked poll).
+ */
+struct gf_op_kind {
+	const char *name;
+	void (*apply)(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b);
+	void (*answer)(struct gf_service *s, struct gf_op *op);
+	/* free op and its payload (not its request) */
+	void (*release)(struct gf_op *op);
+	/* the job op submitted this turn, or NULL: its submit-to-placed
+	 * time is measured from the request's arrival (NULL: none) */
+	const struct gf_job *(*posted)(struct gf_service *s,
+				       const struct gf_op *op);
+};
 
 /* A request handed to the scheduler thread, and its answer. */
 struct gf_op {
-	enum gf_op_kind kind;
+	const struct gf_op_kind *kind;
 	struct gf_http_req *req; /* held: answered by the thread */
 	struct gf_grant grant;	 /* who asked, and what it may touch */
-	struct gf_job_spec spec; /* SUBMIT: owned until the thread takes it */
-	char id[GF_JOB_ID_MAX];	 /* CANCEL */
-	char node[GF_NODE_NAME_MAX]; /* REGISTER, HEARTBEAT, POLL */
-	struct gf_np_inventory *inv; /* REGISTER (owned) */
-	char *body;		     /* REGISTER: as it came (owned) */
-	size_t body_len;
-	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
-	uint64_t after;		   /* POLL: answer once past this */
-	enum gf_admin_kind admin;  /* ADMIN: what (node or id names whom;
-				      body the drain's reason) */
-	int attempt, replica;	   /* ADMIN release: -1 any */
-	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
 	/* when the request arrived (gf__service_hold), realtime
 	 * microseconds: a submitted job's submission time */
 	int64_t arrived_us;
@@ -77,17 +75,19 @@ struct gf_op {
 	unsigned status;
 	char error[32];
 	char detail[GF_ERR_MSG_MAX];
-	char job_id[GF_JOB_ID_MAX];
-	enum gf_job_state state;
-	struct gf_np_ref *acked; /* HEARTBEAT, REGISTER: reports committed */
-	int nacked;
-	struct gf_k8s_op *k8s; /* K8S (owned; k8s_impl.h) */
 	struct gf_op *next;
+};
+
+/* A handler's call: the service, and the grant the dispatcher decided
+ * (authz.c's table, once per request): the handler's scope. */
+struct gf_call {
+	struct gf_service *s;
+	struct gf_grant grant;
 };
 
 struct gf_agents;   /* agents.c */
 struct gf_translog; /* translog.c */
-struct gf_svc;	    /* services.c */
+struct gf_svc;	    /* ctl_services.c */
 struct gf_k8s;	    /* k8s_bind.c: the scheduler extender */
 struct gf_k8s_op;
 
@@ -99,6 +99,49 @@ struct gf_batch {
 	struct gf_job_run *runs;
 	int nruns, rcap;
 };
+
+/*
+ * A feature of the service (agents, services, MIG, the scheduler
+ * extender, the transition log): hooks the scheduler thread calls, in
+ * the order the features registered (gf__service_register), so that the
+ * service calls no feature by name.  Every hook may be NULL; arg is the
+ * feature's.  Under ctl_lock unless said.
+ */
+struct gf_feature {
+	const char *name;
+	void *arg;
+	/* becoming the leader: stored state in, before the jobs load (the
+	 * nodes they run on), and after them; 0 or an error in e */
+	int (*load_nodes)(void *arg, struct gf_err *e);
+	int (*load)(void *arg, struct gf_err *e);
+	/* everything loaded: index the jobs */
+	void (*loaded)(void *arg);
+	/* each turn, after its requests, before the scheduling pass */
+	void (*step)(void *arg, int64_t now, struct gf_batch *b);
+	/* after a scheduling pass */
+	void (*passed)(void *arg, int64_t now, struct gf_batch *b);
+	/* a job the turn changed (listeners: where replicas run follows) */
+	void (*changed)(void *arg, const struct gf_job *j);
+	/* after the turn's jobs are written, not under ctl_lock: 0, or the
+	 * error that stops the service */
+	int (*commit)(void *arg, struct gf_err *e);
+	/* after the turn's answers, not under ctl_lock: wake what waits
+	 * (all of it when `all`, answered `status`) */
+	void (*wake)(void *arg, bool all, unsigned status);
+	/* node i's heartbeat (with its inventory), or its agent went silent */
+	void (*heartbeat)(void *arg, int node, const struct gf_np_heartbeat *hb,
+			  const struct gf_np_inventory *inv);
+	void (*node_lost)(void *arg, int node);
+	/* its families of /metrics */
+	void (*metrics)(void *arg, struct gf_buf *b);
+	/* not under ctl_lock: the service runs (its threads start), the
+	 * server stops, the service is freed */
+	int (*start)(void *arg, struct gf_err *e);
+	void (*stopping)(void *arg);
+	void (*free)(void *arg);
+};
+
+#define GF_SERVICE_FEATURES_MAX 8
 
 struct gf_service {
 	struct gf_service_opts o;
@@ -130,12 +173,15 @@ struct gf_service {
 	uint64_t submitted, rejected, cancelled, write_batches;
 	uint64_t foreign_reports; /* runs a node reported of another's */
 
-	/* inference services (services.c; the scheduler thread's, read by
+	/* inference services (ctl_services.c; the scheduler thread's, read by
 	 * handlers under ctl_lock) */
 	struct gf_svc *svc;
 	int nsvc, svc_cap;
 	struct gf_translog *tlog; /* what translog.c last said per job */
 	int64_t svc_next_ms;	  /* the next count of their jobs */
+
+	struct gf_feature feat[GF_SERVICE_FEATURES_MAX];
+	int nfeat;
 
 	atomic_int failed;
 	char fail_msg[GF_ERR_MSG_MAX];
@@ -151,12 +197,12 @@ void gf__hist_observe(uint64_t *count, double *sum, double v);
  * Queue op (its request held by the caller already).  0, or GF_ECONFLICT
  * when the service is stopping or failed: the caller answers it then.
  */
-int gf__service_queue(struct gf_service *s, struct gf_op *op);
+int gf__service_queue(struct gf_service *s, struct gf_op *op) GF_MUST_CHECK;
 
 /* Hold r and queue op for it; on refusal answer 503 and free op.
  * Returns 0 either way (the request is answered or will be). */
 int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
-		     struct gf_op *op);
+		     struct gf_op *op) GF_MUST_CHECK;
 
 /* Free an op and what it owns (not its request). */
 void gf__op_free(struct gf_op *op);
@@ -171,14 +217,64 @@ void gf__op_reply_error(struct gf_op *op);
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
-/* /metrics into b (under ctl_lock). */
-void gf__service_metrics(struct gf_service *s, struct gf_buf *b);
-
-/* ms since the epoch, now; and a monotonic clock in ms. */
+/* ms since the epoch, now (the monotonic clock is util/clock.h's). */
 int64_t gf__service_now_ms(void);
-int64_t gf__service_mono_ms(void);
+/* ms from now on CLOCK_MONOTONIC, as pthread_cond_timedwait takes it
+ * (the service's conditions use that clock). */
+void gf__mono_deadline(struct timespec *ts, long ms);
+/* gf_clock_ms() in whole ms. */
+static inline int64_t gf__mono_ms(void)
+{
+	return (int64_t)gf_clock_ms();
+}
 
-/* --- the node agents' side (agents.c), on the scheduler thread --- */
+/* --- the service's core (service.c): features register into it --- */
+
+/* Feature f's hooks, called after those registered before it: 0, or
+ * GF_ETOOBIG past GF_SERVICE_FEATURES_MAX. */
+int gf__service_register(struct gf_service *s,
+			 const struct gf_feature *f) GF_MUST_CHECK;
+/* A node's heartbeat, a node gone silent, the features' /metrics: told
+ * to every feature with that hook (under ctl_lock). */
+void gf__service_heartbeat(struct gf_service *s, int node,
+			   const struct gf_np_heartbeat *hb,
+			   const struct gf_np_inventory *inv);
+void gf__service_node_lost(struct gf_service *s, int node);
+void gf__service_feature_metrics(struct gf_service *s, struct gf_buf *b);
+/* The service with its core built (no store, no server yet): 0 with *out
+ * set, or an error in e. */
+int gf__service_new(struct gf_service **out, const struct gf_service_opts *o,
+		    struct gf_err *e) GF_MUST_CHECK;
+/* Open the store, lead, serve routes, start the scheduler thread and the
+ * features: 0, or an error in e (s is freed then). */
+int gf__service_run(struct gf_service *s, const struct gf_route *routes,
+		    int nroutes, struct gf_err *e) GF_MUST_CHECK;
+/* Free a service that does not run (gf__service_run failed or was not
+ * called): its features, core and store. */
+void gf__service_free(struct gf_service *s);
+/* Answer 503 unless this server leads (under ctl_lock): true if it does. */
+bool gf__service_serving(struct gf_service *s, struct gf_http_req *r);
+/* Copy a string between two arrays of the same size (checked when
+ * compiled): it always fits, nothing is cut. */
+#define GF__COPY_SAME(dst, src)                                         \
+	do {                                                            \
+		_Static_assert(sizeof(dst) == sizeof(src), "one size"); \
+		memcpy(dst, src, sizeof(dst));                          \
+	} while (0)
+
+/* A call into the core that cannot fail here did (rc != 0): logged, with
+ * what was asked and e's message; nothing else to do. */
+void gf__core_warn(int rc, const struct gf_err *e, const char *what);
+
+/* Job number seq's id, "j42" (it always fits: GF_JOB_ID_MAX). */
+void gf__job_id(char id[GF_JOB_ID_MAX], uint64_t seq);
+/* Job number seq of the core, or NULL. */
+const struct gf_job *gf__job_by_seq(const struct gf_ctl *ctl, uint64_t seq);
+/* An HTTP status for an error code, and its "error" word. */
+unsigned gf__status_of(int rc);
+const char *gf__error_of(unsigned status);
+
+/* --- the node agents' side (agents*.c) --- */
 
 struct gf_agents *gf__agents_new(struct gf_service *s);
 void gf__agents_free(struct gf_agents *ag);
@@ -186,12 +282,9 @@ void gf__agents_free(struct gf_agents *ag);
  * which may run on them), not ready until they call, given the full
  * requeue time from now; the runs kept (so a report sent twice counts
  * once).  0 or an error in e. */
-int gf__agents_load(struct gf_agents *ag, struct gf_err *e);
+int gf__agents_load(struct gf_agents *ag, struct gf_err *e) GF_MUST_CHECK;
 /* After the jobs are loaded: the assignments of every running job. */
 void gf__agents_index_all(struct gf_agents *ag);
-/* An op of kind REGISTER, HEARTBEAT or POLL, under ctl_lock. */
-void gf__agents_op(struct gf_agents *ag, struct gf_op *op, int64_t now,
-		   struct gf_batch *b);
 /* Nodes silent too long: NotReady, then their jobs requeued; under
  * ctl_lock. */
 void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b);
@@ -200,9 +293,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b);
 void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j);
 /* After the turn's write: store the nodes that registered (0, or the
  * error that stops the service). */
-int gf__agents_commit(struct gf_agents *ag, struct gf_err *e);
-/* Answer an agent op of this turn (or park a poll). */
-void gf__agents_answer(struct gf_agents *ag, struct gf_op *op);
+int gf__agents_commit(struct gf_agents *ag, struct gf_err *e) GF_MUST_CHECK;
 /* Answer the parked polls whose node changed or whose wait ended (all of
  * them when `all`, with status 503 when failing). */
 void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status);
@@ -211,10 +302,7 @@ void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status);
  * with its next assignments; under ctl_lock.  0 or an error in e. */
 int gf__agents_mig_layout(struct gf_agents *ag, int i,
 			  const struct gf_np_mig_layout *l, int64_t now,
-			  struct gf_batch *b, struct gf_err *e);
-/* With the config's mig_auto_apply: every few seconds, the proposal
- * applied on nodes whose agents are ready (mig.c); under ctl_lock. */
-void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b);
+			  struct gf_batch *b, struct gf_err *e) GF_MUST_CHECK;
 /* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
  * UUIDs; under ctl_lock. */
 const char *gf__agents_state(const struct gf_agents *ag, int node);
@@ -224,78 +312,56 @@ const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);
 /* The UUID of node's MIG instance (gpu, start), or NULL. */
 const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
 				int start);
-/* A pod's job (the scheduler extender's, k8s_bind.c): Kubernetes runs
- * it, so no agent is ever assigned one. */
-bool gf__k8s_is_pod(const struct gf_job *j);
-/* Node i's heartbeat: the pods its agent sees on each GPU compared with
- * what the extender bound (k8s_reconcile.c); under ctl_lock. */
-void gf__k8s_reconcile(struct gf_k8s *k, int node,
-		       const struct gf_np_heartbeat *hb,
-		       const struct gf_np_inventory *inv);
-/* Node i went silent (NotReady, or lost): its mismatches, which only its
- * heartbeats showed, are dropped, and so is its series in /metrics,
- * until a heartbeat compares again; under ctl_lock. */
-void gf__k8s_reconcile_forget(struct gf_k8s *k, int node);
-/* The gpufleet_k8s_pod_gpu_mismatches family of /metrics. */
-void gf__k8s_metrics(struct gf_k8s *k, struct gf_buf *b);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 				 size_t *len);
+/* agents.c: node i drained with reason, or resumed (NULL): shown by
+ * GET /v1/nodes ("draining", "drained"). */
+void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason);
+/* A node as GET /v1/nodes lists it (ctl_nodeview.c; under ctl_lock). */
+void gf__node_json(struct gf_json *j, const struct gf_service *s, int i);
 
-/* --- handlers ---------------------------------------------------------- */
+/* --- features: each registers itself (ctl_serve.c calls these) --- */
 
-/* The grant of a request's caller (authz.h), which the dispatcher
- * (api.c) has let through to its handler: the handler's scope. */
-void gf__api_grant(const struct gf_service *s, struct gf_http_req *r,
-		   struct gf_grant *g);
-/* Every route has a row in the authorization table: 0 or GF_EINVAL. */
-int gf__api_check_routes(struct gf_err *e);
-/* A node as GET /v1/nodes lists it (under ctl_lock). */
-void gf__api_node_json(struct gf_json *j, const struct gf_service *s, int i);
+int gf__agents_register(struct gf_service *s) GF_MUST_CHECK;
+int gf__services_register(struct gf_service *s) GF_MUST_CHECK;
+int gf__mig_register(struct gf_service *s) GF_MUST_CHECK;
+int gf__translog_register(struct gf_service *s) GF_MUST_CHECK;
+/* The scheduler extender (k8s_bind.c), when o->k8s: 0 or an error in e. */
+int gf__k8s_register(struct gf_service *s, const struct gf_k8s_opts *o,
+		     struct gf_err *e) GF_MUST_CHECK;
 
-/* Inference services (services.c), on the scheduler thread. */
-int gf__services_load(struct gf_service *s, struct gf_err *e);
-void gf__services_free(struct gf_service *s);
-void gf__services_op(struct gf_service *s, struct gf_op *op);
-void gf__services_reconcile(struct gf_service *s, int64_t now,
-			    struct gf_batch *b);
-int gf__services_commit(struct gf_service *s, struct gf_err *e);
-void gf__services_answer(struct gf_service *s, struct gf_op *op);
+/* The routes of each feature (handlers take a struct gf_call). */
+/* The jobs, the queue, the nodes, health (ctl_api.c). */
+int gf__jobs_submit(struct gf_http_req *r, void *arg);
+int gf__jobs_list(struct gf_http_req *r, void *arg);
+int gf__jobs_get(struct gf_http_req *r, void *arg);
+int gf__jobs_cancel(struct gf_http_req *r, void *arg);
+int gf__queue_get(struct gf_http_req *r, void *arg);
+int gf__nodes_get(struct gf_http_req *r, void *arg);
+int gf__healthz(struct gf_http_req *r, void *arg);
 int gf__services_get(struct gf_http_req *r, void *arg);
 int gf__services_put(struct gf_http_req *r, void *arg);
 int gf__services_scale(struct gf_http_req *r, void *arg);
-int gf__services_delete(struct gf_http_req *r, void *arg);
 int gf__services_one(struct gf_http_req *r, void *arg); /* GET, DELETE */
-
-/* MIG proposals (mig.c): the planner over the core's view now. */
+/* MIG proposals (ctl_mig.c): the planner over the core's view now. */
 struct gf_mig_proposal;
 int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 int gf__mig_get(struct gf_http_req *r, void *arg);
 /* GET /v1/chargeback (charge.c). */
 int gf__charge_get(struct gf_http_req *r, void *arg);
-
+/* GET /metrics (ctl_metrics.c). */
+int gf__metrics_get(struct gf_http_req *r, void *arg);
 /* The node agents' routes (agents_http.c). */
 int gf__nodes_put(struct gf_http_req *r, void *arg);
 int gf__nodes_get_one(struct gf_http_req *r, void *arg);
 int gf__nodes_heartbeat(struct gf_http_req *r, void *arg);
 int gf__nodes_assignments(struct gf_http_req *r, void *arg);
-
-/* translog.c: one info line per job transition (the scheduler thread's,
- * for every job a turn changed). */
-void gf__translog(struct gf_service *s, const struct gf_job *j);
-void gf__translog_free(struct gf_translog *t);
-
-/* drain.c: an operator's routes (admin) and their work on the
- * scheduler thread. */
+/* drain.c: an operator's routes (admin). */
 int gf__nodes_drain(struct gf_http_req *r, void *arg);
 int gf__nodes_resume(struct gf_http_req *r, void *arg);
 int gf__jobs_release(struct gf_http_req *r, void *arg);
-void gf__admin_op(struct gf_service *s, struct gf_op *op, struct gf_batch *b);
-void gf__admin_answer(struct gf_service *s, struct gf_op *op);
-/* agents.c: node i drained with reason, or resumed (NULL): shown by
- * GET /v1/nodes ("draining", "drained"). */
-void gf__agents_set_drain(struct gf_agents *ag, int i, const char *reason);
 
 #define GF__NODE_ROUTES                                                          \
 	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX,        \

@@ -24,8 +24,10 @@ struct gf_translog {
 	size_t cap;
 };
 
-void gf__translog_free(struct gf_translog *t)
+static void translog_free(void *arg)
 {
+	struct gf_service *s = arg;
+	struct gf_translog *t = s->tlog;
 	if (!t)
 		return;
 	gf_free(t->v);
@@ -69,8 +71,10 @@ static void placed(const struct gf_job *j)
 	       j->attempts, where, j->spec.replicas > 8 ? " ..." : "");
 }
 
-void gf__translog(struct gf_service *s, const struct gf_job *j)
+/* A job the turn changed: a line for each transition. */
+static void translog(void *arg, const struct gf_job *j)
 {
+	struct gf_service *s = arg;
 	if (!j || gf_log_get_level() < GF_LOG_INFO)
 		return;
 	struct seen *x = seen_of(s, j->seq);
@@ -104,4 +108,15 @@ void gf__translog(struct gf_service *s, const struct gf_job *j)
 	x->state = (uint8_t)(j->state + 1);
 	x->attempts = j->attempts;
 	x->nheld = (uint8_t)(j->nheld > 255 ? 255 : j->nheld);
+}
+
+int gf__translog_register(struct gf_service *s)
+{
+	struct gf_feature f = {
+		.name = "translog",
+		.arg = s,
+		.changed = translog,
+		.free = translog_free,
+	};
+	return gf__service_register(s, &f);
 }

@@ -106,6 +106,11 @@ static int rd_command(struct rd *r)
 	if (!gf__store_utf8_ok(c->p, c->len))
 		return bad(r, GF__COL_COMMAND, "not valid UTF-8 text");
 	r->j->spec.command = gf_strndup(c->p, c->len);
+	/* a pod's job (the scheduler extender's) names its pod in its
+	 * command: its origin is not a column of its own */
+	if (!strncmp(r->j->spec.command, GF_JOB_K8S_COMMAND,
+		     strlen(GF_JOB_K8S_COMMAND)))
+		r->j->spec.origin = GF_JOB_ORIGIN_K8S;
 	return 0;
 }
 

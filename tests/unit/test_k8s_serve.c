@@ -1265,6 +1265,71 @@ static void test_pod_cache(void **state)
 	gf_free(k);
 }
 
+struct pods_seen {
+	uint64_t *seq; /* by uid number: the seq seen, 0 none */
+	int n;
+	struct gf_k8s *del; /* when set: each odd seq deleted as seen */
+};
+
+static void pod_seen(const char *uid, uint64_t seq, void *arg)
+{
+	struct pods_seen *x = arg;
+	int i = atoi(uid + 4);
+	assert_true(i >= 0 && i < x->n);
+	assert_int_equal(x->seq[i], 0); /* each once */
+	x->seq[i] = seq;
+	if (x->del && seq % 2)
+		gf__k8s_pods_del(x->del, uid);
+}
+
+/* The pods the extender holds (uid -> job seq, on util/hash's gf_hmap)
+ * against a plain array: puts, a put again (the seq replaced, no second
+ * row), deletions (the last row moved into the hole), deletions while
+ * walking. */
+static void test_pods_table(void **state)
+{
+	(void)state;
+	struct gf_k8s *k = gf_calloc(1, sizeof(*k));
+	enum { N = 5000 };
+	uint64_t *want = gf_calloc(N, sizeof(*want));
+	char uid[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		gf__k8s_pods_put(k, uid, (uint64_t)i + 1);
+		want[i] = (uint64_t)i + 1;
+	}
+	for (int i = 0; i < N; i += 3) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		gf__k8s_pods_del(k, uid);
+		want[i] = 0;
+	}
+	gf__k8s_pods_del(k, "uid-none"); /* none: nothing */
+	gf__k8s_pods_del(k, "");
+	for (int i = 1; i < N; i += 7) { /* again: the seq replaced */
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		gf__k8s_pods_put(k, uid, (uint64_t)i + 100000);
+		want[i] = (uint64_t)i + 100000;
+	}
+	gf__k8s_pods_put(k, "", 9); /* no uid: not kept */
+	int live = 0;
+	for (int i = 0; i < N; i++)
+		live += want[i] != 0;
+	assert_int_equal(k->pn, live);
+	struct pods_seen x = { gf_calloc(N, sizeof(uint64_t)), N, k };
+	gf__k8s_pods_each(k, pod_seen, &x); /* deleting the odd ones */
+	for (int i = 0; i < N; i++)
+		assert_int_equal(x.seq[i], want[i]);
+	memset(x.seq, 0, N * sizeof(uint64_t));
+	x.del = NULL;
+	gf__k8s_pods_each(k, pod_seen, &x);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(x.seq[i], want[i] % 2 ? 0 : want[i]);
+	gf_free(x.seq);
+	gf_free(want);
+	gf__k8s_pods_free(k);
+	gf_free(k);
+}
+
 /* A node gone silent (the sweep marks it NotReady, then lost) keeps no
  * mismatches: gf__k8s_reconcile_forget drops its list and its series.
  * Called directly: the service's sweep waits notready_after_ms (an hour
@@ -1309,9 +1374,10 @@ int main(void)
 		cmocka_unit_test(test_preempt),
 		cmocka_unit_test(test_resync),
 		cmocka_unit_test(test_pod_cache),
+		cmocka_unit_test(test_pods_table),
 		cmocka_unit_test(test_reconcile_forget),
-		cmocka_unit_test(
-			test_resync_no_pods), /* cancels every pod's job */
+		cmocka_unit_test(test_resync_no_pods), /* cancels every pod's
+							  job */
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1379,6 +1379,26 @@ static void test_restart(void **state)
 	gf_jv_free(v);
 }
 
+/* A job's origin is a field, not its command: a job a client submits
+ * whose command happens to read like a pod's ("k8s-pod UID NS/NAME") is
+ * still an API job, assigned to an agent and run (it was taken for a
+ * Kubernetes pod, which no agent is ever given). */
+static void test_origin_not_command(void **state)
+{
+	(void)state;
+	struct agent *a = agent_new("orig", 1, ADMIN);
+	register_agent(a);
+	char id[32];
+	struct gf_np_ref ref = run_one(a,
+				       "\"name\": \"looks-like-pod\", "
+				       "\"command\": \"k8s-pod uid-1 ns/p\"",
+				       id, sizeof(id));
+	assert_string_equal(ref.job, id);
+	struct gf_jv *v = job_get(id);
+	assert_string_equal(str(v, "state"), "running");
+	gf_jv_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1392,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_origin_not_command),
 	};
 	return cmocka_run_group_tests_name("serve-nodes", tests, setup,
 					   teardown);

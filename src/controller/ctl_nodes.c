@@ -1,5 +1,5 @@
 /*
- * nodes.c - the controller's node table from the config: a CSV in the
+ * ctl_nodes.c - the controller's node table from the config: a CSV in the
  * simulator's format, the config's pools, or the built-in cluster; then
  * blocks, labels and MIG layouts.  Node names are unique (every API and
  * stored placement names nodes); every error names the config line.
@@ -13,6 +13,8 @@
 #include "controller/config.h"
 #include "sim/synth.h"
 #include "sim/trace.h"
+#include "util/buf.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* Index of block `name`, added when new; GF_ETOOBIG past the limit. */
@@ -23,16 +25,23 @@ static int block_index(struct gf_ctl_config *ctl, const char *name)
 			return i;
 	if (ctl->nblocks >= GF_CTL_MAX_BLOCKS)
 		return GF_ETOOBIG;
-	snprintf(ctl->blocks[ctl->nblocks], sizeof(ctl->blocks[0]), "%s", name);
+	if (gf_fmt(ctl->blocks[ctl->nblocks], sizeof(ctl->blocks[0]), "%s",
+		   name) != 0)
+		return GF_EINVAL; /* the config's names are of that size */
 	return ctl->nblocks++;
 }
 
-static void add_labels(struct gf_ctl_node *n, const char *labels)
+/* 0, or GF_ETOOBIG when the node's labels would be over their size. */
+static int add_labels(struct gf_ctl_node *n, const char *labels)
 {
 	size_t len = strlen(n->labels);
-	if (*labels)
-		snprintf(n->labels + len, sizeof(n->labels) - len, "%s%s",
-			 len ? "," : "", labels);
+	if (!*labels)
+		return 0;
+	int rc = gf_fmt(n->labels + len, sizeof(n->labels) - len, "%s%s",
+			len ? "," : "", labels);
+	if (rc)
+		n->labels[len] = '\0'; /* as it was */
+	return rc;
 }
 
 static const struct gf_cluster *sort_c;
@@ -95,11 +104,17 @@ static int add_pool_nodes(struct gf_serve_config *cfg, struct gf_cluster *c,
 		int n = p->count ? p->count : p->nnames;
 		for (int i = 0; i < n; i++) {
 			char name[GF_NODE_NAME_MAX + 16];
-			if (p->count)
-				snprintf(name, sizeof(name), "%.36s-%04d",
-					 p->name, i % 1000000);
-			else
-				snprintf(name, sizeof(name), "%s", p->names[i]);
+			int frc = p->count ? gf_fmt(name, sizeof(name),
+						    "%.36s-%04d", p->name,
+						    i % 1000000)
+					   : gf_fmt(name, sizeof(name), "%s",
+						    p->names[i]);
+			if (frc)
+				return gf_err_set(e, GF_EINVAL,
+						  "%s:%d: pool '%s': a node "
+						  "name over %zu bytes",
+						  cfg->path, p->line, p->name,
+						  sizeof(name) - 1);
 			if (gf_cluster_add(c, name, p->cpu_milli, p->memory_mib,
 					   p->gpus, m) < 0)
 				return gf_err_set(e, GF_ETOOBIG,
@@ -119,7 +134,7 @@ static int mig_counts(const struct gf_serve_config *cfg,
 		      struct gf_err *e)
 {
 	char buf[sizeof(p->mig_desc)], *save = NULL;
-	snprintf(buf, sizeof(buf), "%s", p->mig_desc);
+	memcpy(buf, p->mig_desc, sizeof(buf));
 	memset(counts, 0, sizeof(int) * 32);
 	for (char *t = strtok_r(buf, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
@@ -180,8 +195,15 @@ static int pool_mig(const struct gf_serve_config *cfg,
 				struct gf_ctl_mig *x = &nd->mig[nd->nmig++];
 				x->gpu = g;
 				x->start = l.inst[j].start;
-				snprintf(x->profile, sizeof(x->profile), "%s",
-					 m->profiles[l.inst[j].profile].name);
+				if (gf_fmt(x->profile, sizeof(x->profile), "%s",
+					   m->profiles[l.inst[j].profile].name))
+					return gf_err_set(
+						e, GF_EINVAL,
+						"%s:%d: MIG profile "
+						"'%s': too long",
+						cfg->path, p->line,
+						m->profiles[l.inst[j].profile]
+							.name);
 			}
 	}
 	return 0;
@@ -201,7 +223,12 @@ static int apply_pools(struct gf_serve_config *cfg, struct gf_ctl_node *nodes,
 					  cfg->path, p->line,
 					  GF_CTL_MAX_BLOCKS);
 		for (int i = first; i < first + n; i++) {
-			add_labels(&nodes[i], p->labels);
+			if (add_labels(&nodes[i], p->labels) != 0)
+				return gf_err_set(e, GF_EINVAL,
+						  "%s:%d: a node's labels are "
+						  "over %d bytes",
+						  cfg->path, p->line,
+						  GF_CTL_LABELS_MAX - 1);
 			nodes[i].block = b;
 		}
 		if (p->mig_gpus) {
@@ -234,8 +261,13 @@ static int apply_assigns(struct gf_serve_config *cfg,
 						  a->names[j]);
 			if (b >= 0)
 				nodes[i].block = b;
-			else
-				add_labels(&nodes[i], a->labels);
+			else if (add_labels(&nodes[i], a->labels) != 0)
+				return gf_err_set(
+					e, GF_EINVAL,
+					"%s:%d: node '%s': its labels "
+					"are over %d bytes",
+					cfg->path, a->line, a->names[j],
+					GF_CTL_LABELS_MAX - 1);
 		}
 	}
 	return 0;
@@ -290,21 +322,25 @@ fail:
 static void set_label(char *labels, size_t lsize, const char *kv)
 {
 	size_t klen = strcspn(kv, "=");
-	char out[GF_CTL_LABELS_MAX], copy[GF_CTL_LABELS_MAX], *save = NULL;
-	size_t len = 0;
-	snprintf(copy, sizeof(copy), "%s", labels);
-	out[0] = '\0';
+	char copy[GF_CTL_LABELS_MAX], *save = NULL;
+	if (gf_fmt(copy, sizeof(copy), "%s", labels) != 0)
+		return; /* labels of that size: cannot happen */
+	struct gf_buf out;
+	gf_buf_init(&out, lsize - 1);
 	for (char *t = strtok_r(copy, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
 		if (strncmp(t, kv, klen) == 0 && t[klen] == '=')
 			continue;
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s",
-					len ? "," : "", t);
+		gf_buf_printf(&out, "%s%s", out.len ? "," : "", t);
 	}
-	if (len + 1 + strlen(kv) < lsize && len + 1 + strlen(kv) < sizeof(out))
-		snprintf(out + len, sizeof(out) - len, "%s%s", len ? "," : "",
-			 kv);
-	snprintf(labels, lsize, "%s", out);
+	size_t len = out.len;
+	if (len + 1 + strlen(kv) < lsize)
+		gf_buf_printf(&out, "%s%s", len ? "," : "", kv);
+	/* at most lsize - 1 bytes: the labels it had, kv when it fits */
+	if (!gf_buf_error(&out) &&
+	    gf_fmt(labels, lsize, "%s", gf_buf_str(&out)) != 0)
+		labels[0] = '\0'; /* cannot happen: the buffer's cap */
+	gf_buf_release(&out);
 }
 
 void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
@@ -316,11 +352,15 @@ void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
 			if (strcmp(a->names[j], name) != 0)
 				continue;
 			if (a->block[0]) {
-				snprintf(block, bsize, "%s", a->block);
+				/* bsize is a block name's: it fits */
+				if (gf_fmt(block, bsize, "%s", a->block) != 0)
+					block[0] = '\0';
 				continue;
 			}
 			char l[GF_CTL_LABELS_MAX], *save = NULL;
-			snprintf(l, sizeof(l), "%s", a->labels);
+			_Static_assert(sizeof(l) == sizeof(a->labels),
+				       "one size");
+			memcpy(l, a->labels, sizeof(l));
 			for (char *kv = strtok_r(l, ",", &save); kv;
 			     kv = strtok_r(NULL, ",", &save))
 				set_label(labels, lsize, kv);

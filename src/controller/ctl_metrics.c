@@ -1,5 +1,5 @@
 /*
- * metrics.c - the controller's /metrics page, Prometheus text 0.0.4,
+ * ctl_metrics.c - the controller's /metrics page, Prometheus text 0.0.4,
  * promtool-clean (HELP and TYPE for every family, base units, counters
  * ending in _total).  Rendered under the core's lock, on request.
  */
@@ -117,7 +117,7 @@ static void nodes(struct gf_service *s, struct gf_buf *b)
 	gf_buf_printf(b, "gpufleet_gpus_unhealthy %d\n", sick);
 }
 
-void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
+static void service_metrics(struct gf_service *s, struct gf_buf *b)
 {
 	family(b, "gpufleet_leader", "gauge",
 	       "1 while this server leads (holds the store's lock).");
@@ -153,8 +153,7 @@ void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_mig_instances{state=\"free\"} %d\n",
 		      st.mig_used, st.mig_total - st.mig_used);
 	nodes(s, b);
-	if (s->k8s)
-		gf__k8s_metrics(s->k8s, b);
+	gf__service_feature_metrics(s, b); /* the extender's families */
 	latency(s, b);
 	family(b, "gpufleet_submissions_total", "counter",
 	       "Job submissions answered, by result.");
@@ -171,4 +170,22 @@ void gf__service_metrics(struct gf_service *s, struct gf_buf *b)
 	       "Transactions written to the store (each one a group commit).");
 	gf_buf_printf(b, "gpufleet_store_transactions_total %llu\n",
 		      (unsigned long long)s->write_batches);
+}
+
+int gf__metrics_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_service *s = ((struct gf_call *)arg)->s;
+	struct gf_buf b;
+	gf_buf_init(&b, 8u << 20);
+	pthread_mutex_lock(&s->ctl_lock);
+	service_metrics(s, &b);
+	pthread_mutex_unlock(&s->ctl_lock);
+	int rc = gf_buf_error(&b)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the page is over 8 MiB")
+			 : gf_reply(r, 200,
+				    "text/plain; version=0.0.4; charset=utf-8",
+				    gf_buf_str(&b), b.len);
+	gf_buf_release(&b);
+	return rc;
 }

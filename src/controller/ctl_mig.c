@@ -1,5 +1,5 @@
 /*
- * mig.c - MIG layouts for the pending demand: the proposal (the MIG
+ * ctl_mig.c - MIG layouts for the pending demand: the proposal (the MIG
  * planner, include/gpufleet/mig_propose.h, over the nodes' GPUs in MIG
  * mode and the pending jobs that ask a profile), served at
  * GET /v1/mig/proposal, and, when the config's agents: mig_auto_apply is
@@ -20,6 +20,7 @@
 
 #include "controller/service_impl.h"
 #include "mig/render.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -115,8 +116,8 @@ static int mig_demand(const struct gf_ctl *ctl,
 		d->model = j->spec.gpu_model[0]
 				   ? gf_mig_model_by_id(j->spec.gpu_model)
 				   : NULL;
-		snprintf(d->profile, sizeof(d->profile), "%s",
-			 j->spec.mig_profile);
+		gf_note(d->profile, sizeof(d->profile), "%s",
+			j->spec.mig_profile); /* a profile: never cut */
 		d->count = j->spec.replicas;
 	}
 	return n;
@@ -136,8 +137,11 @@ int gf__mig_proposal(const struct gf_ctl *ctl, struct gf_mig_proposal *p,
 
 #define AUTO_EVERY_MS 5000
 
-void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
+/* With the config's mig_auto_apply: every few seconds, the proposal
+ * applied on nodes whose agents are ready; under ctl_lock. */
+static void mig_auto(void *arg, int64_t now, struct gf_batch *b)
 {
+	struct gf_service *s = arg;
 	if (!s->o.cfg->agents.mig_auto_apply ||
 	    now - s->mig_last_ms < AUTO_EVERY_MS)
 		return;
@@ -154,8 +158,9 @@ void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
 		struct gf_np_mig_layout l = { .gpu = c->gpu, .n = c->layout.n };
 		for (int i = 0; i < c->layout.n && i < 8; i++) {
 			const struct gf_mig_instance *in = &c->layout.inst[i];
-			snprintf(l.inst[i].profile, sizeof(l.inst[i].profile),
-				 "%s", c->model->profiles[in->profile].name);
+			/* a profile's name: never cut */
+			gf_note(l.inst[i].profile, sizeof(l.inst[i].profile),
+				"%s", c->model->profiles[in->profile].name);
 			l.inst[i].start = in->start;
 		}
 		if (gf__agents_mig_layout(s->ag, c->node, &l, now, b, &e) != 0)
@@ -169,7 +174,7 @@ void gf__mig_auto(struct gf_service *s, int64_t now, struct gf_batch *b)
 /* GET /v1/mig/proposal: what the planner would change now. */
 int gf__mig_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
+	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct gf_mig_proposal p;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -199,4 +204,10 @@ int gf__mig_get(struct gf_http_req *r, void *arg)
 		: gf_reply_json(r, 200, &b);
 	gf_buf_release(&b);
 	return rc;
+}
+
+int gf__mig_register(struct gf_service *s)
+{
+	struct gf_feature f = { .name = "mig", .arg = s, .step = mig_auto };
+	return gf__service_register(s, &f);
 }

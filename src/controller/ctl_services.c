@@ -1,5 +1,5 @@
 /*
- * services.c - inference services: a named job spec and a replica count,
+ * ctl_services.c - inference services: a named job spec and a replica count,
  * which the controller keeps true by submitting jobs (each marked with
  * the service's name) or cancelling them.  `gpufleet autoscale run
  * --service NAME` changes the count through PUT /v1/services/NAME/
@@ -24,6 +24,7 @@
 
 #include "controller/jobjson.h"
 #include "controller/service_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -37,6 +38,26 @@ struct gf_svc {
 	int replicas;
 	bool dirty, deleted;
 };
+
+/* A request about a service: PUT, its replicas, DELETE. */
+enum svc_what { SVC_PUT, SVC_SCALE, SVC_DELETE };
+
+struct svc_op {
+	struct gf_op op;
+	enum svc_what what;
+	char name[GF_JOB_NAME_MAX];
+	int64_t replicas;	 /* PUT, scale */
+	struct gf_job_spec spec; /* PUT (owned until taken) */
+	char *body;		 /* PUT: the job as stored (owned) */
+	size_t body_len;
+};
+
+static struct svc_op *svc_x(struct gf_op *op)
+{
+	return (struct svc_op *)op;
+}
+
+static const struct gf_op_kind svc_kind;
 
 static struct gf_svc *find(struct gf_service *s, const char *name)
 {
@@ -55,7 +76,7 @@ static struct gf_svc *add(struct gf_service *s, const char *name)
 	}
 	struct gf_svc *v = &s->svc[s->nsvc++];
 	memset(v, 0, sizeof(*v));
-	snprintf(v->name, sizeof(v->name), "%s", name);
+	memcpy(v->name, name, sizeof(v->name)); /* a name of that size */
 	return v;
 }
 
@@ -66,7 +87,7 @@ static void drop(struct gf_svc *v)
 	v->text = NULL;
 }
 
-void gf__services_free(struct gf_service *s)
+static void services_free(struct gf_service *s)
 {
 	for (int i = 0; i < s->nsvc; i++)
 		drop(&s->svc[i]);
@@ -85,9 +106,14 @@ static int parse_spec(const char *name, const char *text, size_t len,
 	memset(spec, 0, sizeof(*spec));
 	if (rc == 0)
 		rc = gf_jobjson_spec(v, spec, e);
+	/* a service's name is shorter than a job's (the handler checks;
+	 * a stored one is refused below) */
+	if (rc == 0 &&
+	    (gf_fmt(spec->service, sizeof(spec->service), "%s", name) != 0))
+		rc = gf_err_set(e, GF_EINVAL, "service '%.48s...': too long",
+				name);
 	if (rc == 0 && !spec->name[0])
-		snprintf(spec->name, sizeof(spec->name), "%s", name);
-	snprintf(spec->service, sizeof(spec->service), "%s", name);
+		GF__COPY_SAME(spec->name, spec->service);
 	gf_jv_free(v);
 	return rc;
 }
@@ -111,9 +137,10 @@ static int take_stored(const char *name, const char *text, size_t len,
 	return 0;
 }
 
-int gf__services_load(struct gf_service *s, struct gf_err *e)
+static int services_load(void *arg, struct gf_err *e)
 {
-	gf__services_free(s);
+	struct gf_service *s = arg;
+	services_free(s);
 	s->svc_next_ms = 0;
 	return gf_store_load_services(s->store, take_stored, s, e);
 }
@@ -123,6 +150,7 @@ int gf__services_load(struct gf_service *s, struct gf_err *e)
 /* PUT: the spec (admitted as a submission would be) and the count. */
 static void put(struct gf_service *s, struct gf_op *op, struct gf_svc *v)
 {
+	struct svc_op *x = svc_x(op);
 	struct gf_err e;
 	gf_err_clear(&e);
 	/* the grant's scope (authz.c), applied where the service is found:
@@ -133,7 +161,7 @@ static void put(struct gf_service *s, struct gf_op *op, struct gf_svc *v)
 			     v->spec.team);
 		return;
 	}
-	int rc = gf_ctl_admit(s->ctl, &op->spec, &e);
+	int rc = gf_ctl_admit(s->ctl, &x->spec, &e);
 	if (rc == GF_EINVAL || rc == GF_EAUTH || rc == GF_ENEVER) {
 		unsigned st = rc == GF_EINVAL  ? 400
 			      : rc == GF_EAUTH ? 403
@@ -146,33 +174,37 @@ static void put(struct gf_service *s, struct gf_op *op, struct gf_svc *v)
 		return;
 	}
 	if (!v)
-		v = add(s, op->node);
+		v = add(s, x->name);
 	drop(v);
-	v->spec = op->spec;
-	memset(&op->spec, 0, sizeof(op->spec)); /* taken */
-	v->text = op->body;
-	v->len = op->body_len;
-	op->body = NULL;
-	v->replicas = (int)op->after;
+	v->spec = x->spec;
+	memset(&x->spec, 0, sizeof(x->spec)); /* taken */
+	v->text = x->body;
+	v->len = x->body_len;
+	x->body = NULL;
+	v->replicas = (int)x->replicas;
 	v->dirty = true;
 	op->status = 200;
 }
 
-void gf__services_op(struct gf_service *s, struct gf_op *op)
+static void svc_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+		      struct gf_batch *b)
 {
-	struct gf_svc *v = find(s, op->node);
+	(void)now;
+	(void)b;
+	struct svc_op *x = svc_x(op);
+	struct gf_svc *v = find(s, x->name);
 	s->svc_next_ms = 0; /* count now */
-	if (op->kind == GF_OP_SVC_PUT) {
+	if (x->what == SVC_PUT) {
 		put(s, op, v);
 		return;
 	}
 	if (!v || !gf_authz_team_ok(&op->grant, v->spec.team)) {
 		gf__op_error(op, 404, "not-found", "no service '%.48s'",
-			     op->node);
+			     x->name);
 		return;
 	}
-	if (op->kind == GF_OP_SVC_SCALE) {
-		v->replicas = (int)op->after;
+	if (x->what == SVC_SCALE) {
+		v->replicas = (int)x->replicas;
 	} else { /* delete: its count to zero, then gone once stored */
 		v->replicas = 0;
 		v->deleted = true;
@@ -189,11 +221,10 @@ static bool submit_one(struct gf_service *s, struct gf_svc *v, int64_t now,
 	struct gf_job *job = gf_calloc(1, sizeof(*job));
 	gf_job_spec_copy(&job->spec, &v->spec);
 	job->seq = ++s->seq;
-	snprintf(job->id, sizeof(job->id), "j%llu",
-		 (unsigned long long)job->seq);
 	job->state = GF_JOB_PENDING;
 	job->submitted_ms = now;
 	job->block = -1;
+	gf__job_id(job->id, job->seq);
 	if (gf_ctl_add(s->ctl, job, &e) != 0) {
 		gf_log(GF_LOG_WARN, "serve", "service '%s': %s", v->name,
 		       e.msg);
@@ -247,9 +278,11 @@ static void count_live(struct gf_service *s, int *live)
 	}
 }
 
-void gf__services_reconcile(struct gf_service *s, int64_t now,
-			    struct gf_batch *b)
+/* Each turn: every service's count of live jobs brought to its replicas
+ * (once a second, or at once after a request). */
+static void services_step(void *arg, int64_t now, struct gf_batch *b)
 {
+	struct gf_service *s = arg;
 	if (s->nsvc == 0 || now < s->svc_next_ms)
 		return;
 	s->svc_next_ms = now + RECONCILE_EVERY_MS;
@@ -265,8 +298,9 @@ void gf__services_reconcile(struct gf_service *s, int64_t now,
 	gf_free(live);
 }
 
-int gf__services_commit(struct gf_service *s, struct gf_err *e)
+static int services_commit(void *arg, struct gf_err *e)
 {
+	struct gf_service *s = arg;
 	int64_t now = gf__service_now_ms();
 	for (int k = 0; k < s->nsvc; k++) {
 		struct gf_svc *v = &s->svc[k];
@@ -318,10 +352,12 @@ static void svc_json(struct gf_json *j, struct gf_service *s,
 	gf_json_obj_end(j);
 }
 
-void gf__services_answer(struct gf_service *s, struct gf_op *op)
+static void svc_answer(struct gf_service *s, struct gf_op *op)
 {
+	const char *name = svc_x(op)->name;
 	if (op->status != 200) {
 		gf__op_reply_error(op);
+		gf__op_free(op);
 		return;
 	}
 	struct gf_buf b;
@@ -331,23 +367,38 @@ void gf__services_answer(struct gf_service *s, struct gf_op *op)
 	pthread_mutex_lock(&s->ctl_lock);
 	struct gf_svc *v = NULL;
 	for (int i = 0; i < s->nsvc; i++)
-		if (!strcmp(s->svc[i].name, op->node))
+		if (!strcmp(s->svc[i].name, name))
 			v = &s->svc[i];
-	if (v && op->kind != GF_OP_SVC_DELETE)
+	if (v && svc_x(op)->what != SVC_DELETE)
 		svc_json(&j, s, v);
 	pthread_mutex_unlock(&s->ctl_lock);
-	if (op->kind == GF_OP_SVC_DELETE || !v)
-		gf_reply(op->req, 200, "application/json", "{}\n", 3);
+	/* a failed send: nothing to do */
+	if (svc_x(op)->what == SVC_DELETE || !v)
+		(void)gf_reply(op->req, 200, "application/json", "{}\n", 3);
 	else
-		gf_reply_json(op->req, 200, &b);
+		(void)gf_reply_json(op->req, 200, &b);
 	gf_buf_release(&b);
+	gf__op_free(op);
 }
+
+static void svc_release(struct gf_op *op)
+{
+	gf_job_spec_release(&svc_x(op)->spec);
+	gf_free(svc_x(op)->body);
+	gf_free(op);
+}
+
+/* The services' request kind (PUT, its replicas, DELETE: the op's
+ * `what`). */
+static const struct gf_op_kind svc_kind = {
+	"service", svc_apply, svc_answer, svc_release, NULL,
+};
 
 int gf__services_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	struct gf_grant g;
-	gf__api_grant(s, r, &g);
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
 	const char *name = gf_req_param(r, "name");
 	struct gf_buf b;
 	struct gf_json j;
@@ -394,21 +445,28 @@ static int read_replicas(struct gf_http_req *r, const struct gf_jv *body,
 	return GF_EINVAL;
 }
 
-static struct gf_op *svc_op(enum gf_op_kind kind, const char *name,
-			    const struct gf_grant *g)
+/* An op of kind about service name, or NULL for a name too long (no
+ * service has one: answered 404). */
+static struct svc_op *svc_op(struct gf_http_req *r, enum svc_what what,
+			     const char *name, const struct gf_grant *g)
 {
-	struct gf_op *op = gf_calloc(1, sizeof(*op));
-	op->kind = kind;
-	op->grant = *g;
-	snprintf(op->node, sizeof(op->node), "%s", name);
-	return op;
+	struct svc_op *x = gf_calloc(1, sizeof(*x));
+	x->op.kind = &svc_kind;
+	x->what = what;
+	x->op.grant = *g;
+	if (gf_fmt(x->name, sizeof(x->name), "%s", name) == 0)
+		return x;
+	gf__op_free(&x->op);
+	(void)gf_reply_error(r, 404, "not-found", "no service '%.48s...'",
+			     name);
+	return NULL;
 }
 
 int gf__services_put(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	struct gf_grant g;
-	gf__api_grant(s, r, &g);
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
 	const char *name = gf_req_param(r, "name");
 	if (strlen(name) >= GF_JOB_NAME_MAX ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyz"
@@ -422,7 +480,7 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 	if (gf_req_json(r, &body))
 		return 0;
 	int64_t n;
-	struct gf_op *op = NULL;
+	struct svc_op *op = NULL;
 	const struct gf_jv *job = gf_jv_get(body, "job");
 	int rc = read_replicas(r, body, &n);
 	if (rc == 0 && gf_jv_type(job) != GF_JV_OBJ) {
@@ -437,8 +495,8 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 		struct gf_err e;
 		struct gf_buf t;
 		gf_buf_init(&t, GF_SERVE_JOB_BODY_MAX);
-		op = svc_op(GF_OP_SVC_PUT, name, &g);
-		op->after = (uint64_t)n;
+		op = svc_op(r, SVC_PUT, name, &g); /* a name checked above */
+		op->replicas = n;
 		bool team = g.team[0] != '\0';
 		int drc = gf_jv_dump(job, team ? "team" : NULL,
 				     team ? g.team : NULL, &t);
@@ -460,17 +518,18 @@ int gf__services_put(struct gf_http_req *r, void *arg)
 	}
 	gf_jv_free(body);
 	if (rc) {
-		gf__op_free(op);
+		if (op)
+			gf__op_free(&op->op);
 		return 0;
 	}
-	return gf__service_hold(s, r, op);
+	return gf__service_hold(s, r, &op->op);
 }
 
 int gf__services_scale(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	struct gf_grant g;
-	gf__api_grant(s, r, &g);
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0;
@@ -479,23 +538,42 @@ int gf__services_scale(struct gf_http_req *r, void *arg)
 	gf_jv_free(body);
 	if (rc)
 		return 0;
-	struct gf_op *op = svc_op(GF_OP_SVC_SCALE, gf_req_param(r, "name"), &g);
-	op->after = (uint64_t)n;
-	return gf__service_hold(s, r, op);
+	struct svc_op *op = svc_op(r, SVC_SCALE, gf_req_param(r, "name"), &g);
+	if (!op)
+		return 0;
+	op->replicas = n;
+	return gf__service_hold(s, r, &op->op);
 }
 
-int gf__services_delete(struct gf_http_req *r, void *arg)
+static int services_delete(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = arg;
-	struct gf_grant g;
-	gf__api_grant(s, r, &g);
-	return gf__service_hold(
-		s, r, svc_op(GF_OP_SVC_DELETE, gf_req_param(r, "name"), &g));
+	struct gf_call *c = arg;
+	struct svc_op *op =
+		svc_op(r, SVC_DELETE, gf_req_param(r, "name"), &c->grant);
+	return op ? gf__service_hold(c->s, r, &op->op) : 0;
 }
 
 int gf__services_one(struct gf_http_req *r, void *arg)
 {
 	if (gf_req_method(r) == GF_HTTP_DELETE)
-		return gf__services_delete(r, arg);
+		return services_delete(r, arg);
 	return gf__services_get(r, arg);
+}
+
+static void services_free_arg(void *arg)
+{
+	services_free(arg);
+}
+
+int gf__services_register(struct gf_service *s)
+{
+	struct gf_feature f = {
+		.name = "services",
+		.arg = s,
+		.load = services_load,
+		.step = services_step,
+		.commit = services_commit,
+		.free = services_free_arg,
+	};
+	return gf__service_register(s, &f);
 }

@@ -1,0 +1,494 @@
+/*
+ * ctl_api.c - the controller's HTTP API for people and scripts (issue 10's
+ * contract), on the shared server module.  Every request passes the
+ * dispatcher (at the end of this file) first, which asks authz.c's table
+ * whether its caller may call its route; then handlers parse and
+ * validate within the caller's grant, hold the request and hand
+ * submissions and cancels to the scheduler thread (service.c, which
+ * answers once committed), and read the core under its lock.  The node
+ * agents' routes are in agents_http.c.  Errors are {"error", "detail"} with the
+ * status that says what went wrong: 400 a bad field, 401 no or a wrong token,
+ * 403 another team's (or a node's token), 404, 409 a final job, 413 a body over
+ * the cap, 422 a job that can never be placed, 503 a standby or a stopping
+ * server.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/authz.h"
+#include "controller/jobjson.h"
+#include "controller/service_impl.h"
+#include "server/tls.h"
+#include "util/fmt.h"
+#include "util/mem.h"
+
+#define ANSWER_MAX (64u << 20)
+
+static bool visible(const struct gf_grant *g, const struct gf_job *j)
+{
+	return gf_authz_team_ok(g, j->spec.team);
+}
+
+struct seen_by {
+	const struct gf_service *s;
+	const struct gf_grant *g;
+};
+
+/* Is job id one the grant does not cover?  (Under ctl_lock.) */
+static bool hidden(const char *id, void *arg)
+{
+	const struct seen_by *x = arg;
+	const struct gf_job *j = gf_ctl_job(x->s->ctl, id);
+	return j && !visible(x->g, j);
+}
+
+/* A job's reason as the grant may read it (authz.h): the jobs of other
+ * teams it names are not named.  Under ctl_lock. */
+static const char *reason_for(const struct gf_service *s,
+			      const struct gf_grant *g, const char *reason,
+			      char *out, size_t size)
+{
+	if (!g->team[0])
+		return reason;
+	struct seen_by x = { s, g };
+	return gf_authz_reason(reason, hidden, &x, out, size);
+}
+
+/* Write a job as the grant may see it (under ctl_lock). */
+static void job_json(struct gf_json *j, const struct gf_service *s,
+		     const struct gf_grant *g, const struct gf_job *job)
+{
+	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
+	char why[GF_JOB_REASON_MAX];
+	const char *reason = reason_for(s, g, job->reason, why, sizeof(why));
+	if (reason == job->reason) {
+		gf_jobjson_write(j, NULL, job, cfg);
+		return;
+	}
+	struct gf_job shown = *job; /* shallow: read only */
+	gf_note(shown.reason, sizeof(shown.reason), "%s", reason);
+	gf_jobjson_write(j, NULL, &shown, cfg);
+}
+
+/* ---- the jobs' request kinds: submit, cancel ------------------------ */
+
+/* A submit's or a cancel's op. */
+struct job_op {
+	struct gf_op op;
+	struct gf_job_spec spec; /* submit: owned until the thread takes it */
+	char id[GF_JOB_ID_MAX];	 /* cancel: the job; submit: the answer's */
+};
+
+static struct job_op *job_op(struct gf_op *op)
+{
+	return (struct job_op *)op;
+}
+
+static const struct job_op *job_cop(const struct gf_op *op)
+{
+	return (const struct job_op *)op;
+}
+
+static void job_op_release(struct gf_op *op)
+{
+	gf_job_spec_release(&job_op(op)->spec);
+	gf_free(op);
+}
+
+static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+			 struct gf_batch *b)
+{
+	struct job_op *x = job_op(op);
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_ctl_admit(s->ctl, &x->spec, &e);
+	if (rc) {
+		unsigned st = gf__status_of(rc);
+		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		s->rejected++;
+		return;
+	}
+	struct gf_job *job = gf_calloc(1, sizeof(*job));
+	job->seq = ++s->seq;
+	job->spec = x->spec;
+	memset(&x->spec, 0, sizeof(x->spec)); /* the job owns it now */
+	job->state = GF_JOB_PENDING;
+	/* the request's arrival; never after the turn (a clock step) */
+	job->submitted_ms = op->arrived_us > 0 && op->arrived_us / 1000 < now
+				    ? op->arrived_us / 1000
+				    : now;
+	job->block = -1;
+	gf__job_id(job->id, job->seq);
+	rc = gf_ctl_add(s->ctl, job, &e);
+	if (rc) {
+		gf_job_release(job);
+		gf_free(job);
+		s->seq--;
+		unsigned st = gf__status_of(rc);
+		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		return;
+	}
+	memcpy(x->id, job->id, sizeof(x->id));
+	gf__batch_add(b, job);
+	s->submitted++;
+	op->status = 201;
+}
+
+static const struct gf_job *submit_posted(struct gf_service *s,
+					  const struct gf_op *op)
+{
+	return op->status == 201 ? gf_ctl_job(s->ctl, job_cop(op)->id) : NULL;
+}
+
+/* A job's answer: 201 {id, state} with its Location; the state after the
+ * turn's pass (read without the lock: this thread alone changes the
+ * core). */
+static void submit_answer(struct gf_service *s, struct gf_op *op)
+{
+	struct job_op *x = job_op(op);
+	char loc[64];
+	if (op->status != 201 ||
+	    gf_fmt(loc, sizeof(loc), "/v1/jobs/%s", x->id) != 0) {
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return;
+	}
+	const struct gf_job *j = gf_ctl_job(s->ctl, x->id);
+	gf_reply_header(op->req, "Location", loc);
+	struct gf_buf b;
+	gf_buf_init(&b, 4096);
+	struct gf_json js;
+	gf_json_init(&js, &b);
+	gf_json_obj_begin(&js, NULL);
+	gf_json_str(&js, "id", x->id);
+	gf_json_str(&js, "state",
+		    gf_job_state_name(j ? j->state : GF_JOB_PENDING));
+	gf_json_obj_end(&js);
+	(void)gf_reply_json(op->req, 201,
+			    &b); /* a failed send: nothing to do */
+	gf_buf_release(&b);
+	gf__op_free(op);
+}
+
+static void cancel_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+			 struct gf_batch *b)
+{
+	struct job_op *x = job_op(op);
+	struct gf_err e;
+	gf_err_clear(&e);
+	const struct gf_job *job = gf_ctl_job(s->ctl, x->id);
+	/* the grant's scope (decided by the dispatcher), applied where the
+	 * job is found */
+	if (job == NULL || !gf_authz_team_ok(&op->grant, job->spec.team)) {
+		gf__op_error(op, 404, "not-found", "no such job");
+		return;
+	}
+	int rc = gf_ctl_cancel(s->ctl, x->id, now, &e);
+	if (rc) {
+		unsigned st = gf__status_of(rc);
+		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		return;
+	}
+	gf__batch_add(b, job);
+	s->cancelled++;
+	op->status = 200;
+}
+
+/* A cancelled job's answer: the job. */
+static void cancel_answer(struct gf_service *s, struct gf_op *op)
+{
+	if (op->status != 200) {
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return;
+	}
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, job_op(op)->id),
+			 gf_ctl_config(s->ctl));
+	(void)gf_reply_json(op->req, 200,
+			    &b); /* a failed send: nothing to do */
+	gf_buf_release(&b);
+	gf__op_free(op);
+}
+
+static const struct gf_op_kind submit_kind = {
+	"submit", submit_apply, submit_answer, job_op_release, submit_posted,
+};
+static const struct gf_op_kind cancel_kind = {
+	"cancel", cancel_apply, cancel_answer, job_op_release, NULL,
+};
+
+int gf__jobs_submit(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	const struct gf_grant *g = &c->grant;
+	struct gf_jv *body;
+	int rc = gf_req_json(r, &body);
+	if (rc)
+		return 0; /* answered 400 */
+	struct job_op *x = gf_calloc(1, sizeof(*x));
+	x->op.kind = &submit_kind;
+	struct gf_err e;
+	gf_err_clear(&e);
+	rc = gf_jobjson_spec(body, &x->spec, &e);
+	/* a team token's job is its team's: given when the body names
+	 * none, refused when it names another */
+	if (rc == 0 && g->team[0] && !gf_jv_get(body, "team") &&
+	    gf_fmt(x->spec.team, sizeof(x->spec.team), "%s", g->team) != 0)
+		rc = gf_err_set(&e, GF_EINVAL, "team: over %zu bytes",
+				sizeof(x->spec.team) - 1);
+	gf_jv_free(body);
+	if (rc) {
+		gf__op_free(&x->op);
+		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
+	}
+	if (!gf_authz_team_ok(g, x->spec.team)) {
+		gf__op_free(&x->op);
+		return gf_reply_error(r, 403, "forbidden",
+				      "a token of team '%s' submits only that "
+				      "team's jobs",
+				      g->team);
+	}
+	x->op.grant = *g;
+	return gf__service_hold(c->s, r, &x->op); /* answered once committed */
+}
+
+int gf__jobs_cancel(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	const char *id = gf_req_param(r, "id");
+	struct job_op *x = gf_calloc(1, sizeof(*x));
+	x->op.kind = &cancel_kind;
+	x->op.grant = c->grant;
+	if (gf_fmt(x->id, sizeof(x->id), "%s", id) != 0) {
+		gf__op_free(&x->op); /* no job has an id so long */
+		return gf_reply_error(r, 404, "not-found", "no job '%.40s...'",
+				      id);
+	}
+	return gf__service_hold(c->s, r, &x->op); /* answered once committed */
+}
+
+int gf__jobs_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	int rc;
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!gf__service_serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	const struct gf_job *job = gf_ctl_job(s->ctl, gf_req_param(r, "id"));
+	if (job && visible(&g, job))
+		job_json(&j, s, &g, job);
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (job && visible(&g, job))
+		rc = gf_reply_json(r, 200, &b);
+	else
+		rc = gf_reply_error(r, 404, "not-found", "no job '%.40s'",
+				    gf_req_param(r, "id"));
+	gf_buf_release(&b);
+	return rc;
+}
+
+/* ?state=S&team=T&limit=N: 0, or answered 400/403. */
+static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
+		       int *state, const char **team, long *limit)
+{
+	const char *st = gf_req_query(r, "state");
+	const char *lim = gf_req_query(r, "limit");
+	*team = gf_req_query(r, "team");
+	*state = -1;
+	*limit = 1000;
+	enum gf_job_state x;
+	if (st && gf_job_state_parse(st, &x) != 0)
+		return gf_reply_error(r, 400, "invalid",
+				      "'state': expected pending, running, "
+				      "succeeded, failed or cancelled");
+	if (st)
+		*state = (int)x;
+	if (lim) {
+		char *end;
+		*limit = strtol(lim, &end, 10);
+		if (*lim == '\0' || *end || *limit < 1 ||
+		    *limit > GF_SERVE_LIST_MAX)
+			return gf_reply_error(r, 400, "invalid",
+					      "'limit': expected 1 to %d",
+					      GF_SERVE_LIST_MAX);
+	}
+	if (g->team[0]) {
+		if (*team && !gf_authz_team_ok(g, *team))
+			return gf_reply_error(r, 403, "forbidden",
+					      "a token of team '%s' lists "
+					      "only that team's jobs",
+					      g->team);
+		*team = g->team;
+	}
+	return 0;
+}
+
+int gf__jobs_list(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
+	int state;
+	const char *team;
+	long limit;
+	if (list_filter(r, &g, &state, &team, &limit) != 0)
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "jobs");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!gf__service_serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	long shown = 0;
+	bool more = false;
+	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
+		const struct gf_job *job = gf_ctl_job_at(s->ctl, i);
+		if ((state >= 0 && (int)job->state != state) ||
+		    (team && strcmp(job->spec.team, team)))
+			continue;
+		if (shown == limit) {
+			more = true;
+			break;
+		}
+		job_json(&j, s, &g, job);
+		shown++;
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_json_arr_end(&j);
+	gf_json_bool(&j, "truncated", more);
+	gf_json_obj_end(&j);
+	int rc = gf_json_error(&j)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the list is over %u MiB: use "
+					  "?limit=",
+					  ANSWER_MAX >> 20)
+			 : gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+/* The pending jobs the grant sees (under ctl_lock). */
+static int team_pending(const struct gf_service *s, const struct gf_grant *g)
+{
+	int n = 0;
+	for (int i = 0, all = gf_ctl_njobs(s->ctl); i < all; i++) {
+		const struct gf_job *x = gf_ctl_job_at(s->ctl, i);
+		n += x->state == GF_JOB_PENDING && visible(g, x);
+	}
+	return n;
+}
+
+/* GET /v1/queue: the pending jobs in order.  A team's token sees its
+ * own jobs only, their positions and the count among its team's (not
+ * how many other teams' jobs wait, nor where). */
+int gf__queue_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	const struct gf_grant g = c->grant;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "queue");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!gf__service_serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	const struct gf_job **q = gf_calloc(GF_SERVE_LIST_MAX, sizeof(*q));
+	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX), pos = 0;
+	for (int i = 0; i < n && i < GF_SERVE_LIST_MAX; i++) {
+		if (!visible(&g, q[i]))
+			continue;
+		char why[GF_JOB_REASON_MAX];
+		gf_json_obj_begin(&j, NULL);
+		gf_json_int(&j, "position", ++pos);
+		gf_json_str(&j, "id", q[i]->id);
+		gf_json_str(&j, "name", q[i]->spec.name);
+		gf_json_str(&j, "team", q[i]->spec.team);
+		gf_json_str(&j, "class", q[i]->spec.class_name);
+		gf_json_str(&j, "reason",
+			    reason_for(s, &g, q[i]->reason, why, sizeof(why)));
+		gf_json_obj_end(&j);
+	}
+	if (g.team[0]) /* its team's pending jobs, all of them */
+		n = team_pending(s, &g);
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_free(q);
+	gf_json_arr_end(&j);
+	gf_json_int(&j, "pending", n);
+	gf_json_obj_end(&j);
+	int rc = gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+int gf__nodes_get(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	struct gf_buf b;
+	gf_buf_init(&b, ANSWER_MAX);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_arr_begin(&j, "nodes");
+	pthread_mutex_lock(&s->ctl_lock);
+	if (!gf__service_serving(s, r)) {
+		pthread_mutex_unlock(&s->ctl_lock);
+		gf_buf_release(&b);
+		return 0;
+	}
+	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++)
+		gf__node_json(&j, s, i);
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	int rc = gf_json_error(&j)
+			 ? gf_reply_error(r, 500, "too-big",
+					  "the node list is over %u MiB",
+					  ANSWER_MAX >> 20)
+			 : gf_reply_json(r, 200, &b);
+	gf_buf_release(&b);
+	return rc;
+}
+
+int gf__healthz(struct gf_http_req *r, void *arg)
+{
+	struct gf_call *c = arg;
+	struct gf_service *s = c->s;
+	pthread_mutex_lock(&s->ctl_lock);
+	bool leading = s->leading;
+	pthread_mutex_unlock(&s->ctl_lock);
+	const char *st = atomic_load(&s->failed) ? "failed"
+			 : leading		 ? "leading"
+						 : "standby";
+	char body[96];
+	int len = snprintf(body, sizeof(body), "{\"status\": \"%s\"}\n", st);
+	return gf_reply(r, leading && !atomic_load(&s->failed) ? 200 : 503,
+			"application/json", body, (size_t)len);
+}
