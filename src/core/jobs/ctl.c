@@ -10,8 +10,8 @@
  * config follow); every node's block is < nblk and the block lists
  * partition the nodes; node names are unique (name_hash finds each, load
  * at most 1/2); prio_order lists the classes by priority, highest first.
- * Nodes added later (nodes.c) go through the same steps one by one: the
- * names, the MIG instances (mig.c), the blocks, the admission groups.
+ * Nodes added later (jobs_nodes.c) go through the same steps one by one: the
+ * names, the MIG instances (jobs_mig.c), the blocks, the admission groups.
  */
 #include <stdio.h>
 #include <string.h>

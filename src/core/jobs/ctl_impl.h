@@ -4,18 +4,18 @@
  *
  * Who keeps what:
  *   ctl.c       the core's lifecycle, its config checks, accessors, stats
- *   nodes.c     nodes at run time: added, updated, reshaped; the per-node
+ *   jobs_nodes.c    nodes at run time: added, updated, reshaped; the per-node
  *               arrays, the blocks, the names
- *   health.c    a node ready or not, a GPU healthy or not, the engine's
+ *   jobs_health.c   a node ready or not, a GPU healthy or not, the engine's
  *               holds and cordons that follow
  *   table.c     the job table (submission order, ids), add and restore,
  *               cancel, finish, requeue
- *   state.c     a job starting and stopping: placements, quota charges,
+ *   jobs_state.c    a job starting and stopping: placements, quota charges,
  *               the running list, pending counters, change lists
  *   order.c     the queues (class x team), fair share, gf_ctl_queue
  *   quota.c     typed quotas: room now, charges, never within quota
  *   mask.c      labels and node selectors, cached node masks
- *   mig.c       MIG instances: validation, placement, release
+ *   jobs_mig.c      MIG instances: validation, placement, release
  *   gang.c      a job's replicas on nodes: capacity, one block, all or none
  *   preempt.c   the fewest victims
  *   held.c      replicas completing: held until their processes are gone
@@ -28,7 +28,7 @@
  *   never.c     jobs never placeable, looked at again as nodes change
  *   typical.c   the FGD typical mix: default and refreshed from the jobs
  *   schedule.c  the pass
- *   check.c     gf_ctl_check
+ *   jobs_check.c    gf_ctl_check
  */
 #ifndef GF_CORE_CTL_IMPL_H
 #define GF_CORE_CTL_IMPL_H
@@ -104,7 +104,7 @@ struct gf__jrec {
 				 restored (gf_ctl_add) */
 };
 
-/* A node's state (health.c). */
+/* A node's state (jobs_health.c). */
 enum gf__nstate {
 	GF__READY = 0,
 	GF__WAITING, /* added, never ready since: restored jobs may run */
@@ -279,12 +279,12 @@ int gf__node_find(const struct gf_ctl *ctl, const char *name);
 bool gf__name_ok(const char *s, size_t size);
 void gf__names_insert(struct gf_ctl *ctl, int i);
 
-/* nodes.c */
+/* jobs_nodes.c */
 void gf__nodes_reserve(struct gf_ctl *ctl, int n);
 void gf__block_join(struct gf_ctl *ctl, int i);
 void gf__nodes_free(struct gf_ctl *ctl);
 
-/* health.c */
+/* jobs_health.c */
 /* The engine holds node i's GPUs in MIG mode and its unhealthy ones,
  * no other; the block's figures follow. */
 void gf__gpu_sync(struct gf_ctl *ctl, int i);
@@ -311,7 +311,7 @@ void gf__masks_node(struct gf_ctl *ctl, int i);
 /* The per-node arrays grew from old to ncap entries. */
 void gf__masks_grow(struct gf_ctl *ctl, int old);
 
-/* mig.c */
+/* jobs_mig.c */
 const struct gf_mig_model *gf__mig_model_of(const char *model_name);
 /* The MIG model a node states (mig_id) or, for mig_id "", its GPU model
  * implies; *m NULL for none.  GF_EINVAL for an unknown mig_id. */
@@ -365,7 +365,7 @@ typedef void (*gf__visit_fn)(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
 void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn);
 void gf__queues_free(struct gf_ctl *ctl);
 
-/* state.c */
+/* jobs_state.c */
 int gf__team_get(struct gf_ctl *ctl, const char *name);
 void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	       int64_t now);

@@ -15,10 +15,10 @@
  * A node not ready (cordoned in the engine) holds no capacity for new
  * work (gf__cap 0, skipped by the engine's filter and by MIG placement);
  * an unhealthy GPU is held by the engine (no whole GPU, no share) and its
- * MIG instances are not free (mig.c).
+ * MIG instances are not free (jobs_mig.c).
  *
  * Invariants: every change to a node's GPUs goes through the wrappers
- * here (or health.c's holds), which keep each block's free GPU (idle)
+ * here (or jobs_health.c's holds), which keep each block's free GPU (idle)
  * and fully free GPUs (nfree) equal to the sums over its nodes, and each
  * node's count of running replicas (nrep); the scratch mask is all zero
  * between calls.

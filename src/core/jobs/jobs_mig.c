@@ -1,12 +1,12 @@
 /*
- * mig.c - the MIG instances nodes offer (gf_ctl_node.mig): checked
+ * jobs_mig.c - the MIG instances nodes offer (gf_ctl_node.mig): checked
  * against the node's MIG model (the one it states, or the one its GPU
  * model implies), then handed to jobs that ask for a mig_profile, one
  * instance per replica.  A node's instances may change at run time
  * (gf_ctl_node_add), on GPUs whose instances are all free.
  *
  * A GPU holding instances is in MIG mode: the engine must never give it
- * out whole or in shares, so it is held out of placement (health.c,
+ * out whole or in shares, so it is held out of placement (jobs_health.c,
  * gf__gpu_sync: the engine's holds are a node's GPUs in MIG mode and its
  * unhealthy ones); the engine counts it neither idle nor given out.  The
  * CPU and memory of a MIG replica go through the engine as a CPU-only

@@ -1,5 +1,5 @@
 /*
- * check.c - gf_ctl_check: every invariant of the scheduling core,
+ * jobs_check.c - gf_ctl_check: every invariant of the scheduling core,
  * recomputed from the jobs and compared with what the core keeps:
  *   the engine's own check (gf_sched_check);
  *   each job (gf_job_check); a RUNNING job holds exactly spec.replicas
@@ -10,7 +10,7 @@
  *   the engine withholds), CPU and memory likewise, a GPU in MIG mode
  *   holds no share and withholds a whole GPU, and each MIG instance is
  *   used by exactly the job whose placement names it;
- *   the nodes' states (health.c, gf__nodes_check): cordons and holds in
+ *   the nodes' states (jobs_health.c, gf__nodes_check): cordons and holds in
  *   the engine, no running replica on a node made not ready, nothing
  *   started on a node not ready or an unhealthy GPU since it became so,
  *   running and held replicas per node; the admission groups (admit.c);

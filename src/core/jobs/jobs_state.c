@@ -1,5 +1,5 @@
 /*
- * state.c - a job moving between states (job.h's table) and everything
+ * jobs_state.c - a job moving between states (job.h's table) and everything
  * that moves with it: its placements in the engine, its team's quota
  * figures and fair-share usage, the running list, the pending counters
  * and queues, the lists of changed jobs.

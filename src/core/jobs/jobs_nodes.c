@@ -1,12 +1,12 @@
 /*
- * nodes.c - nodes at run time (gf_ctl_node_add): a node registered is
+ * jobs_nodes.c - nodes at run time (gf_ctl_node_add): a node registered is
  * checked whole before anything changes (plan), then added, or updated
  * in place (labels, block, MIG instances, GPU topology), or rebuilt with
  * another shape once its jobs are requeued.  Also the per-node arrays
  * and the blocks' node lists, which gf_ctl_new fills the same way.
  *
  * A new node starts not ready ("waiting for its agent"): cordoned in the
- * engine until gf_ctl_node_ready (health.c).  Adding one costs amortized
+ * engine until gf_ctl_node_ready (jobs_health.c).  Adding one costs amortized
  * O(classes + blocks + cached masks + jobs marked never, admitted once
  * per alike group: never.c): the arrays
  * double, the engine grows (sched_nodes.c), the admission groups take it

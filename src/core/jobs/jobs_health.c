@@ -1,5 +1,5 @@
 /*
- * health.c - a node ready or not (gf_ctl_node_ready), a GPU healthy or
+ * jobs_health.c - a node ready or not (gf_ctl_node_ready), a GPU healthy or
  * not (gf_ctl_gpu_health), and what follows in the engine: a node not
  * ready is cordoned (nothing new is placed there) and its running jobs
  * requeued; an unhealthy GPU is held out of placement (whole, shared, its
