@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
 #include "util/mem.h"
 
 #define SHAPES_MAX 8192
@@ -470,4 +471,43 @@ int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,
 {
 	gf_err_clear(e);
 	return gf__admit_spec(ctl, spec, true, e);
+}
+
+/* What the core keeps beside the job: request, kinds, runtime, share. */
+void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
+{
+	const struct gf_job_spec *s = &j->job->spec;
+	struct gf_req *r = &j->req;
+	memset(r, 0, sizeof(*r));
+	r->cpu = s->cpu_milli;
+	r->mem = s->memory_mib;
+	j->model = s->gpu_model[0] ? gf__model_find(ctl->c, s->gpu_model) : -1;
+	if (s->gpu_model[0] && j->model < 0)
+		j->model = -2;
+	j->prof = s->mig_profile[0] ? gf__prof_find(ctl, s->mig_profile) : -1;
+	if (s->mig_profile[0] && j->prof < 0)
+		j->prof = -2;
+	if (s->gpus > 0) {
+		r->ngpus = (uint16_t)s->gpus;
+		r->gpu_milli = GF_GPU_MILLI;
+		j->milli = (int64_t)s->gpus * GF_GPU_MILLI;
+	} else if (s->gpu_milli > 0) {
+		r->ngpus = 1;
+		r->gpu_milli = (int16_t)s->gpu_milli;
+		j->milli = s->gpu_milli;
+	} else if (j->prof >= 0) {
+		j->milli = ctl->prof_milli[j->prof];
+	}
+	j->milli *= s->replicas;
+	if (j->model >= 0) {
+		r->spec = UINT32_C(1) << j->model;
+		r->spec_key = (uint16_t)(j->model + 1);
+	}
+	if (s->replicas > 1 && r->ngpus > 0)
+		r->flags = GF_REQ_MULTINODE;
+	int64_t max_s = s->max_runtime_s > 0
+				? s->max_runtime_s
+				: ctl->cfg.classes[j->cls].max_runtime_s;
+	j->max_ms = max_s * 1000;
+	gf_sched_classify(ctl->s, r);
 }

@@ -8,46 +8,18 @@
  * Invariants set up here and kept by the other files: teams[0..
  * cfg.nteams) are the config's teams in its order (teams not in the
  * config follow); every node's block is < nblk and the block lists
- * partition the nodes; node names are unique (name_hash finds each, load
- * at most 1/2); prio_order lists the classes by priority, highest first.
- * Nodes added later (jobs_nodes.c) go through the same steps one by one: the
- * names, the MIG instances (jobs_mig.c), the blocks, the admission groups.
+ * partition the nodes; node names are unique (jobs_find.c); prio_order lists
+ * the classes by priority, highest first. Nodes added later (jobs_nodes.c) go
+ * through the same steps one by one: the names, the MIG instances (jobs_mig.c),
+ * the blocks, the admission groups.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
 #include "util/mem.h"
-
-int gf__model_find(const struct gf_cluster *c, const char *name)
-{
-	for (int m = 0; m < c->nmodels; m++)
-		if (strcasecmp(c->models[m], name) == 0)
-			return m;
-	return -1;
-}
-
-int gf__class_find(const struct gf_ctl *ctl, const char *name)
-{
-	for (int k = 0; k < ctl->cfg.nclasses; k++)
-		if (strcmp(ctl->cfg.classes[k].name, name) == 0)
-			return k;
-	return -1;
-}
-
-/* A name of a team, class, block or node: terminated inside its array
- * and of letters, digits, '.', '_', '-'. */
-bool gf__name_ok(const char *s, size_t size)
-{
-	if (!memchr(s, '\0', size) || s[0] == '\0')
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || strchr("._-", *s)))
-			return false;
-	return true;
-}
 
 static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 {
@@ -161,51 +133,6 @@ static int check_config(const struct gf_ctl_config *cfg, struct gf_err *e)
 	return 0;
 }
 
-static int name_slot(const struct gf_ctl *ctl, const char *name)
-{
-	uint64_t h = 1469598103934665603u;
-	for (const char *s = name; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	/* name_cap is a power of two (names_reserve): a mask, no division */
-	uint64_t mask = (uint64_t)ctl->name_cap - 1;
-	int s = (int)(h & mask);
-	while (ctl->name_hash[s] &&
-	       strcmp(ctl->c->names[ctl->name_hash[s] - 1], name) != 0)
-		s = (int)((uint64_t)(s + 1) & mask);
-	return s;
-}
-
-int gf__node_find(const struct gf_ctl *ctl, const char *name)
-{
-	if (name == NULL || !memchr(name, '\0', GF_JOB_NODE_MAX))
-		return -1;
-	return ctl->name_hash[name_slot(ctl, name)] - 1;
-}
-
-/* Room for n names at load 1/2 (those in, rehashed, when it grows);
- * the table's size stays a power of two. */
-static void names_reserve(struct gf_ctl *ctl, int n)
-{
-	if (ctl->name_hash && 2 * n <= ctl->name_cap)
-		return;
-	int cap = ctl->name_cap ? ctl->name_cap : 16;
-	while (cap < 2 * n)
-		cap *= 2;
-	gf_free(ctl->name_hash);
-	ctl->name_cap = cap;
-	ctl->name_hash = gf_calloc((size_t)cap, sizeof(int));
-	for (int i = 0; i < ctl->name_n; i++)
-		ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
-}
-
-/* Node i's name, nodes being named in index order. */
-void gf__names_insert(struct gf_ctl *ctl, int i)
-{
-	names_reserve(ctl, i + 1);
-	ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
-	ctl->name_n = i + 1;
-}
-
 /* Node i's MIG model and instances against it. */
 static int check_mig(struct gf_ctl *ctl, int i,
 		     char names[][GF_MIG_PROFILE_MAX], int *nnames,
@@ -234,7 +161,6 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 	char(*names)[GF_MIG_PROFILE_MAX] =
 		gf_calloc(GF__MAX_PROFILES, GF_MIG_PROFILE_MAX);
 	int nnames = 0, rc = 0;
-	names_reserve(ctl, c->n);
 	for (int i = 0; i < c->n && rc == 0; i++)
 		rc = check_mig(ctl, i, names, &nnames, e);
 	gf_free(names);
@@ -256,13 +182,10 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 				memchr(nd->labels, '\0', sizeof(nd->labels))
 					? why
 					: "not terminated");
-		int s = name_slot(ctl, c->names[i]);
-		if (ctl->name_hash[s])
+		if (gf__names_insert(ctl, i))
 			return gf_err_set(e, GF_EINVAL,
 					  "node name '%s' given twice",
 					  c->names[i]);
-		ctl->name_hash[s] = i + 1;
-		ctl->name_n = i + 1;
 	}
 	return 0;
 }
@@ -344,7 +267,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	}
 	gf_free(ctl->jr);
 	gf_free(ctl->by_seq);
-	gf_free(ctl->id_hash);
+	gf_hmap_release(&ctl->ids);
 	gf_free(ctl->running);
 	gf_free(ctl->holding);
 	gf_free(ctl->order);
@@ -363,7 +286,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->scratch);
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);
-	gf_free(ctl->name_hash);
+	gf_hmap_release(&ctl->names);
 	gf__nodes_free(ctl);
 	if (ctl->c) {
 		gf_cluster_release(ctl->c);

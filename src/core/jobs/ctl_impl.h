@@ -40,6 +40,8 @@
 #include <gpufleet/frag.h>
 #include <gpufleet/mig.h>
 
+#include "util/hash.h"
+
 #define GF__MAX_PROFILES   64	/* distinct MIG profile names in a cluster */
 #define GF__MAX_OPEN_TEAMS 4096 /* teams not in the config (open_teams) */
 #define GF__INF		   INT64_MAX
@@ -187,8 +189,7 @@ struct gf_ctl {
 	int64_t typ_base;  /* replicas the mix was built from; 0: default */
 	int64_t typ_added; /* jobs added since */
 	/* nodes */
-	int *name_hash; /* open addressing, node index + 1; load <= 1/2 */
-	int name_cap;
+	struct gf_hmap names;  /* node names (jobs_find.c) */
 	int name_n;	       /* nodes 0..name_n-1 are in it */
 	struct gf__block *blk; /* GF_CTL_MAX_BLOCKS entries */
 	int nblk;	       /* = cfg.nblocks */
@@ -209,10 +210,9 @@ struct gf_ctl {
 	/* jobs */
 	struct gf__jrec *jr; /* by jrec index (never moves a job) */
 	int njr, jr_cap;
-	int *by_seq;  /* jrec indexes in submission order */
-	int *id_hash; /* open addressing, jrec index + 1 */
-	int id_cap;
-	int *running; /* jrec indexes */
+	int *by_seq;	    /* jrec indexes in submission order */
+	struct gf_hmap ids; /* job ids (jobs_find.c) */
+	int *running;	    /* jrec indexes */
 	int nrunning, running_cap;
 	int *holding; /* jrec indexes of jobs with held replicas */
 	int nholding, holding_cap;
@@ -272,22 +272,12 @@ static inline int gf__jid(const struct gf_ctl *ctl, const struct gf__jrec *j)
 	return (int)(j - ctl->jr);
 }
 
-/* ctl.c */
-int gf__model_find(const struct gf_cluster *c, const char *name);
-int gf__class_find(const struct gf_ctl *ctl, const char *name);
-int gf__node_find(const struct gf_ctl *ctl, const char *name);
-bool gf__name_ok(const char *s, size_t size);
-void gf__names_insert(struct gf_ctl *ctl, int i);
-
 /* jobs_nodes.c */
 void gf__nodes_reserve(struct gf_ctl *ctl, int n);
 void gf__block_join(struct gf_ctl *ctl, int i);
 void gf__nodes_free(struct gf_ctl *ctl);
 
 /* jobs_health.c */
-/* The engine holds node i's GPUs in MIG mode and its unhealthy ones,
- * no other; the block's figures follow. */
-void gf__gpu_sync(struct gf_ctl *ctl, int i);
 /* The engine cordons node i iff it is not ready, cordoned or drained. */
 void gf__cordon_sync(struct gf_ctl *ctl, int node);
 /* Requeue (gf__requeue) every job running on node i, or only the gangs;
@@ -342,6 +332,9 @@ int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof);
 int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user);
 int gf__mig_find(const struct gf_ctl *ctl, int node, int gpu, int start);
 void gf__mig_give(struct gf_ctl *ctl, int inst);
+/* The engine holds node i's GPUs in MIG mode and its unhealthy ones,
+ * no other; the block's figures follow. */
+void gf__gpu_sync(struct gf_ctl *ctl, int i);
 
 /* quota.c */
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
@@ -388,16 +381,7 @@ void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now);
  * again while its failures are below its class's max_attempts (default
  * 1: a failure is final), else FAILED with reason. */
 void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason);
-/* A change outside a pass: appended to out (once per mark), or reported
- * by the next pass when out is NULL; gf__mark gives a fresh mark. */
-uint32_t gf__mark(struct gf_ctl *ctl);
-void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
-		int jid);
 void gf__pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign);
-void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
-void gf__later(struct gf_ctl *ctl, int jid);
-void gf__reason(struct gf_job *j, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 /* held.c: replicas completing (job.h's gf_job_held).  The jobs holding
  * any are listed in ctl->holding. */
@@ -469,9 +453,10 @@ void gf__group_leave(struct gf_ctl *ctl, int i);
 int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size);
 int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 		   bool api, struct gf_err *e);
-
-/* table.c: the request, kinds, runtime and share kept beside a job. */
+/* The request, kinds, runtime and share kept beside a job. */
 void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j);
+
+/* table.c */
 /* What gf_ctl_add checks before it takes a job (0 or an error in e). */
 int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
 		  struct gf_err *e);
@@ -479,8 +464,6 @@ int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
  * not yet in the table (a trial may place it), then registered: in the
  * table, findable by id, listed in submission order. */
 int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job);
-/* The jrec index of job id, or -1. */
-int gf__job_find(const struct gf_ctl *ctl, const char *id);
 void gf__jrec_register(struct gf_ctl *ctl, int jid);
 
 /* never.c: jobs marked never looked at again (all: every job not final,

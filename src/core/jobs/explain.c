@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
 
 /* How node i falls short of one replica: the number of resources that
  * fit (0..4: GPU, CPU, memory; MIG counts as the GPU) and the first that

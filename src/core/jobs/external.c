@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
 #include "util/mem.h"
 
 /* The quota room of a job whose record is filled: 0, or GF_ECONFLICT

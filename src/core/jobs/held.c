@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_find.h"
 #include "util/mem.h"
 
 static void holding_add(struct gf_ctl *ctl, int jid)

@@ -391,3 +391,29 @@ void gf__mig_give(struct gf_ctl *ctl, int inst)
 		ctl->mig_used--;
 	}
 }
+
+/* The engine holds node i's GPUs in MIG mode and its unhealthy ones
+ * (jobs_health.c marks those), no other; the block's figures follow. */
+void gf__gpu_sync(struct gf_ctl *ctl, int i)
+{
+	struct gf_cnode *n = &ctl->c->nodes[i];
+	uint16_t want = ctl->ns[i].sick | ctl->ns[i].mig_gpus;
+	if (want == n->held_gpus)
+		return;
+	int32_t idle = n->idle, nfree = n->nfree;
+	uint32_t diff = (uint32_t)(want ^ n->held_gpus);
+	for (int g = 0; g < n->ngpus; g++) {
+		if (!(diff >> g & 1))
+			continue;
+		bool on = want >> g & 1;
+		if (ctl->s)
+			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
+		else /* gf_ctl_new, before the engine */
+			gf_cluster_hold(ctl->c, i, g, on);
+	}
+	if (ctl->s) { /* built: the node is in its block's figures */
+		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		b->idle += n->idle - idle;
+		b->nfree += n->nfree - nfree;
+	}
+}

@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_find.h"
 #include "util/mem.h"
 
 #define WAITING "waiting for its agent"
@@ -290,7 +292,7 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	int i = gf_sched_add_node(ctl->s, p->name, sp->cpu_milli,
 				  sp->memory_mib, sp->ngpus, p->model);
 	ctl->node_inst[i + 1] = ctl->node_inst[i];
-	gf__names_insert(ctl, i);
+	(void)gf__names_insert(ctl, i); /* p->node < 0: a new name */
 	struct gf__node *x = &ctl->ns[i];
 	memset(x, 0, sizeof(*x));
 	x->grp = -1;

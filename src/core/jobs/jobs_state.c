@@ -17,14 +17,6 @@
 #include "core/jobs/ctl_impl.h"
 #include "util/mem.h"
 
-void gf__reason(struct gf_job *j, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(j->reason, sizeof(j->reason), fmt, ap);
-	va_end(ap);
-}
-
 int gf__team_get(struct gf_ctl *ctl, const char *name)
 {
 	for (int t = 0; t < ctl->nteams; t++)
@@ -152,15 +144,6 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
 }
 
-static void push_id(int **a, int *n, int *cap, int v)
-{
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*a = gf_reallocarray(*a, (size_t)*cap, sizeof(**a));
-	}
-	(*a)[(*n)++] = v;
-}
-
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 {
 	struct gf_job *job = ctl->jr[jid].job;
@@ -191,50 +174,4 @@ void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
 		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
 			 reason);
 	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
-}
-
-uint32_t gf__mark(struct gf_ctl *ctl)
-{
-	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
-		++ctl->pass;
-	return ctl->pass;
-}
-
-void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
-		int jid)
-{
-	if (out == NULL) {
-		gf__later(ctl, jid);
-		return;
-	}
-	struct gf__pass ps = { .pass = mark, .out = out };
-	gf__changed(ctl, &ps, jid);
-}
-
-void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
-{
-	struct gf__jrec *j = &ctl->jr[jid];
-	if (ps == NULL || ps->out == NULL || j->mark == ps->pass)
-		return;
-	j->mark = ps->pass;
-	struct gf_ctl_changes *ch = ps->out;
-	if (ch->n == ch->cap) {
-		ch->cap = ch->cap ? ch->cap * 2 : 64;
-		ch->ids = gf_reallocarray(ch->ids, (size_t)ch->cap,
-					  sizeof(*ch->ids));
-	}
-	ch->ids[ch->n++] = j->job->id;
-}
-
-void gf__later(struct gf_ctl *ctl, int jid)
-{
-	push_id(&ctl->later, &ctl->nlater, &ctl->later_cap, jid);
-}
-
-void gf_ctl_changes_release(struct gf_ctl_changes *ch)
-{
-	if (ch == NULL)
-		return;
-	gf_free(ch->ids);
-	ch->n = ch->cap = 0;
 }

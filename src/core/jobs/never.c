@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
 #include "util/mem.h"
 
 struct gf__nkey {

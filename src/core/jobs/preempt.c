@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
 #include "util/check.h"
 #include "util/mem.h"
 

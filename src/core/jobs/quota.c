@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
 
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg)
