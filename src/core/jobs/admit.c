@@ -24,11 +24,16 @@
  * a fresh one; the cache holds at most SHAPES_MAX/2 shapes of the
  * current generation, and moves to a new one when it would pass them.
  */
+#include "core/jobs/admit.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/quota.h"
 #include "util/mem.h"
 
 #define SHAPES_MAX 8192

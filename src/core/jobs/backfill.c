@@ -19,10 +19,14 @@
  * Invariants: trial_of is all -1 between calls; not_h is valid while the
  * pass says avoid.
  */
+#include "core/jobs/backfill.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_mig.h"
 #include "util/mem.h"
 
 struct ending {

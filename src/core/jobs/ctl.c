@@ -17,8 +17,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_nodes.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/never.h"
+#include "core/jobs/order.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/typical.h"
 #include "util/mem.h"
 
 static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)

@@ -12,11 +12,15 @@
  * O(nodes) per call: the pass asks for the head job only, and caches the
  * "could it start" answer per request shape.
  */
+#include "core/jobs/explain.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
 
 /* How node i falls short of one replica: the number of resources that
  * fit (0..4: GPU, CPU, memory; MIG counts as the GPU) and the first that

@@ -17,8 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/preempt.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/table.h"
 #include "util/mem.h"
 
 /* The quota room of a job whose record is filled: 0, or GF_ECONFLICT

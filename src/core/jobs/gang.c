@@ -23,6 +23,8 @@
  * node's count of running replicas (nrep); the scratch mask is all zero
  * between calls.
  */
+#include "core/jobs/gang.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@
 #include <gpufleet/sched.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
 #include "util/mem.h"
 
 /* After a placement of r through the engine's filter (never on a held
@@ -59,8 +63,8 @@ static void blk_follow(struct gf_ctl *ctl, int node, int32_t idle,
 	b->nfree += n->nfree - nfree;
 }
 
-int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
-		  const uint8_t *allowed, struct gf_placement *p)
+static int eng_place(struct gf_ctl *ctl, const struct gf_req *r,
+		     const uint8_t *allowed, struct gf_placement *p)
 {
 	int rc = gf_sched_place_in(ctl->s, r, allowed, p);
 	if (rc == 0) {
@@ -199,7 +203,7 @@ static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	if (ctl->jr[jid].prof >= 0)
 		return place_mig(ctl, jid, r, allowed, out);
 	struct gf_placement p;
-	int rc = gf__eng_place(ctl, r, allowed, &p);
+	int rc = eng_place(ctl, r, allowed, &p);
 	if (rc)
 		return rc;
 	fill(ctl, p.node, out);

@@ -12,10 +12,13 @@
  * jobs with nheld > 0, once each.  Quotas and fair share no longer count
  * a held replica: the job stopped.
  */
+#include "core/jobs/held.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_find.h"
 #include "util/mem.h"
@@ -43,7 +46,8 @@ static void holding_remove(struct gf_ctl *ctl, int jid)
 		}
 }
 
-void gf__held_drop(struct gf_ctl *ctl, int jid, int k)
+/* Completing replica k of job jid gone: given back to the engine. */
+static void held_drop(struct gf_ctl *ctl, int jid, int k)
 {
 	struct gf_job *job = ctl->jr[jid].job;
 	gf__unplace_some(ctl, jid, &job->held[k].place, 1);
@@ -69,7 +73,7 @@ void gf__held_keep(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 	/* past the cap (a job stopped again and again on nodes that never
 	 * answer) the oldest go back to the engine */
 	while (job->nheld > 0 && job->nheld + R > GF_JOB_HELD_MAX)
-		gf__held_drop(ctl, jid, 0);
+		held_drop(ctl, jid, 0);
 	if (R > GF_JOB_HELD_MAX) { /* a gang over the cap: not held */
 		gf__unplace_job(ctl, jid, job->place);
 		return;
@@ -123,7 +127,7 @@ void gf__held_drop_node(struct gf_ctl *ctl, int i, struct gf_ctl_changes *out,
 		bool any = false;
 		for (int h = job->nheld - 1; h >= 0; h--)
 			if (job->held[h].place.node == i) {
-				gf__held_drop(ctl, jid, h);
+				held_drop(ctl, jid, h);
 				any = true;
 			}
 		if (any)
@@ -143,7 +147,7 @@ int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 	for (int k = 0; k < job->nheld; k++)
 		if (job->held[k].attempt == attempt &&
 		    job->held[k].replica == replica) {
-			gf__held_drop(ctl, jid, k);
+			held_drop(ctl, jid, k);
 			return 0;
 		}
 	return gf_err_set(e, GF_ENOTFOUND,

@@ -19,6 +19,7 @@
 #include <gpufleet/mig.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/mask.h"
 #include "util/mem.h"
 
 static const char *const state_names[] = {

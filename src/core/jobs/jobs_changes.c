@@ -4,6 +4,7 @@
  * kept in ctl->later for the next pass to report; and a job's reason.
  * It reads the job table and calls no other file of core/jobs.
  */
+
 #include "core/jobs/jobs_changes.h"
 
 #include <stdarg.h>

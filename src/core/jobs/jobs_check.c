@@ -24,7 +24,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_health.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/quota.h"
 #include "util/mem.h"
 
 struct tally {

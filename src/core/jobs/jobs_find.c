@@ -6,6 +6,7 @@
  * Invariants: names indexes nodes 0..name_n-1 by name, ids every jrec
  * of the table by job id; names and ids are unique.
  */
+
 #include "core/jobs/jobs_find.h"
 
 #include <string.h>

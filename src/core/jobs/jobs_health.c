@@ -30,11 +30,15 @@
  * epoch it started at, restored jobs 0; nrep counts each node's running
  * replicas; the block lists and positions agree.
  */
+#include "core/jobs/jobs_health.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
 #include "util/mem.h"
 
 void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
@@ -59,6 +63,14 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 		gf__report(ctl, out, mark, jids[k]);
 	}
 	gf_free(jids);
+}
+
+/* The engine cordons node i iff it is not ready, cordoned or drained. */
+static void cordon_sync(struct gf_ctl *ctl, int node)
+{
+	const struct gf__node *x = &ctl->ns[node];
+	gf_sched_cordon(ctl->s, node,
+			x->state != GF__READY || x->cordon || x->drain);
 }
 
 static int bad_node(const struct gf_ctl *ctl, int node, struct gf_err *e)
@@ -86,7 +98,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		if (x->state != GF__READY) {
 			x->state = GF__READY;
 			x->reason[0] = '\0';
-			gf__cordon_sync(ctl, node);
+			cordon_sync(ctl, node);
 		}
 		return 0;
 	}
@@ -97,7 +109,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		return 0;
 	x->state = GF__LOST;
 	x->down_epoch = ++ctl->epoch;
-	gf__cordon_sync(ctl, node);
+	cordon_sync(ctl, node);
 	char why[GF_JOB_REASON_MAX];
 	snprintf(why, sizeof(why), "node %s not ready%s%.100s",
 		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
@@ -117,7 +129,7 @@ static int set_flag(struct gf_ctl *ctl, int node, bool *flag, uint64_t *epoch,
 	*flag = on;
 	if (on)
 		*epoch = ++ctl->epoch;
-	gf__cordon_sync(ctl, node);
+	cordon_sync(ctl, node);
 	return 0;
 }
 
@@ -128,13 +140,6 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 		return bad_node(ctl, node, e);
 	struct gf__node *x = &ctl->ns[node];
 	return set_flag(ctl, node, &x->cordon, &x->cordon_epoch, cordon, e);
-}
-
-void gf__cordon_sync(struct gf_ctl *ctl, int node)
-{
-	const struct gf__node *x = &ctl->ns[node];
-	gf_sched_cordon(ctl->s, node,
-			x->state != GF__READY || x->cordon || x->drain);
 }
 
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,

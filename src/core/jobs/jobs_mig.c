@@ -20,6 +20,8 @@
  * the instances with a user; prof_nodes[p] lists each node offering
  * profile p once; a node's mig_gpus are the GPUs with instances.
  */
+#include "core/jobs/jobs_mig.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +30,7 @@
 #include "core/jobs/ctl_impl.h"
 #include "util/mem.h"
 
-const struct gf_mig_model *gf__mig_model_of(const char *model_name)
+static const struct gf_mig_model *mig_model_of(const char *model_name)
 {
 	const struct gf_mig_model *m = gf_mig_model_by_id(model_name);
 	if (m)
@@ -54,7 +56,7 @@ int gf__mig_model_for(const char *mig_id, const char *gpu_model,
 		return *m ? 0 : GF_EINVAL;
 	}
 	if (gpu_model[0])
-		*m = gf__mig_model_of(gpu_model);
+		*m = mig_model_of(gpu_model);
 	return 0;
 }
 

@@ -19,12 +19,21 @@
  * blk[nodes[i].block].nodes[ns[i].bpos]; cfg.nblocks == nblk; a call that
  * fails has changed nothing.
  */
+#include "core/jobs/jobs_nodes.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/held.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_health.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/never.h"
+#include "core/jobs/quota.h"
 #include "util/mem.h"
 
 #define WAITING "waiting for its agent"

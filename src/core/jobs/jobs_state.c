@@ -10,11 +10,17 @@
  * and pend_milli for its class, and is in its queue; final jobs are in
  * neither.  Every transition goes through the functions here.
  */
+#include "core/jobs/jobs_state.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/held.h"
+#include "core/jobs/order.h"
+#include "core/jobs/quota.h"
 #include "util/mem.h"
 
 int gf__team_get(struct gf_ctl *ctl, const char *name)
@@ -98,7 +104,9 @@ void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 	hold(ctl, jid, pl, block);
 }
 
-void gf__stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
+/* A running job stops: its placements given back to the engine, or kept
+ * as completing replicas (cfg.hold_until_gone) tagged why. */
+static void stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	struct gf_job *job = j->job;
@@ -124,7 +132,7 @@ void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid, now, why);
+		stop(ctl, jid, now, why);
 	j->job->state = GF_JOB_PENDING;
 	j->job->started_ms = 0; /* it waits: no start to show */
 	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
@@ -136,7 +144,7 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid, now, gf_job_state_name(st));
+		stop(ctl, jid, now, gf_job_state_name(st));
 	else if (j->job->state == GF_JOB_PENDING)
 		gf__pend_count(ctl, j, -1);
 	j->job->state = st;

@@ -12,6 +12,8 @@
  * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
  * full, so memory stays bounded whatever selectors arrive.
  */
+#include "core/jobs/mask.h"
+
 #include <stdio.h>
 #include <string.h>
 

@@ -19,11 +19,15 @@
  * never be placed here: " and admission's answer: its group's msg unless
  * the group is fresh (a job joined since).
  */
+#include "core/jobs/never.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_state.h"
 #include "util/mem.h"
 
 struct gf__nkey {

@@ -32,13 +32,19 @@
  * caller's test (which may read more than the capacity: which GPUs are
  * free, and how they are linked).
  */
+#include "core/jobs/preempt.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jobs/backfill.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
 #include "util/check.h"
 #include "util/mem.h"
 

@@ -20,6 +20,8 @@
  * (gf_ctl_check recomputes both).  Limits may be passed only by jobs
  * restored running (gf_ctl_add) after the config shrank.
  */
+#include "core/jobs/quota.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
 
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg)

@@ -19,8 +19,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/backfill.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/explain.h"
+#include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/order.h"
+#include "core/jobs/preempt.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/typical.h"
 #include "util/check.h"
 #include "util/mem.h"
 

@@ -9,13 +9,20 @@
  * once by ascending seq; jobs_find.c finds each id; ids are unique.
  * A call that fails changes nothing and takes nothing.
  */
+#include "core/jobs/table.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/held.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/never.h"
 #include "util/mem.h"
 
 /* by_seq: append in submission order, insert otherwise. */
