@@ -34,6 +34,7 @@
 #include "core/jobs/jobs_mig.h"
 #include "core/jobs/mask.h"
 #include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define SHAPES_MAX 8192
@@ -220,10 +221,10 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		if (g < 0 || g >= a->ngrp || a->grp[g].count <= 0 ||
 		    !alike(ctl, a->grp[g].rep, i) ||
 		    ctl->ns[a->grp[g].rep].grp != g) {
-			snprintf(msg, size,
-				 "node %s: not in the admission group of "
-				 "nodes alike",
-				 ctl->c->names[i]);
+			gf_note(msg, size,
+				"node %s: not in the admission group of "
+				"nodes alike",
+				ctl->c->names[i]);
 			rc = GF_EINVAL;
 		} else {
 			count[g]++;
@@ -231,7 +232,7 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 	}
 	for (int g = 0; g < a->ngrp && rc == 0; g++)
 		if (count[g] != a->grp[g].count) {
-			snprintf(msg, size, "admission group %d miscounted", g);
+			gf_note(msg, size, "admission group %d miscounted", g);
 			rc = GF_EINVAL;
 		}
 	gf_free(count);
@@ -359,15 +360,15 @@ static int why_no_node(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 				  "no node matches node_selector '%s'", q->sel);
 	char what[96];
 	if (s->gpus > 0)
-		snprintf(what, sizeof(what), "%d GPUs%s%s", s->gpus,
-			 s->gpu_model[0] ? " of " : "", s->gpu_model);
+		gf_note(what, sizeof(what), "%d GPUs%s%s", s->gpus,
+			s->gpu_model[0] ? " of " : "", s->gpu_model);
 	else if (s->gpu_milli > 0)
-		snprintf(what, sizeof(what), "%d milli-GPU%s%s", s->gpu_milli,
-			 s->gpu_model[0] ? " of " : "", s->gpu_model);
+		gf_note(what, sizeof(what), "%d milli-GPU%s%s", s->gpu_milli,
+			s->gpu_model[0] ? " of " : "", s->gpu_model);
 	else if (s->mig_profile[0])
-		snprintf(what, sizeof(what), "a %s instance", s->mig_profile);
+		gf_note(what, sizeof(what), "a %s instance", s->mig_profile);
 	else
-		snprintf(what, sizeof(what), "no GPU");
+		gf_note(what, sizeof(what), "no GPU");
 	return gf_err_set(e, GF_ENEVER,
 			  "no node%s%s can hold one replica (%s, %d "
 			  "milli-CPU, %lld MiB)",
@@ -451,7 +452,7 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 		.gpus = s->gpus,
 		.milli = s->gpu_milli,
 	};
-	snprintf(q.sel, sizeof(q.sel), "%s", s->node_selector);
+	GF__ACOPY(q.sel, s->node_selector);
 	if ((rc = kinds(ctl, s, &q, e)))
 		return rc;
 	shape_lookup(ctl, &q);

@@ -28,6 +28,7 @@
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
 #include "core/jobs/typical.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
@@ -155,8 +156,11 @@ static int check_mig(struct gf_ctl *ctl, int i,
 		return gf_err_set(
 			e, GF_EINVAL, "node %s: unknown MIG model '%.*s'",
 			ctl->c->names[i], GF_MODEL_NAME_MAX - 1, nd->mig_model);
-	snprintf(nd->mig_model, sizeof(nd->mig_model), "%s",
-		 ctl->ns[i].mig ? ctl->ns[i].mig->id : "");
+	if (gf_fmt(nd->mig_model, sizeof(nd->mig_model), "%s",
+		   ctl->ns[i].mig ? ctl->ns[i].mig->id : ""))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "node %s: MIG model id '%s' too long",
+				  ctl->c->names[i], ctl->ns[i].mig->id);
 	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus, ctl->ns[i].mig,
 			     model, nd->mig, nd->nmig, names, nnames, e);
 }

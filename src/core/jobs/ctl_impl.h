@@ -47,6 +47,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <gpufleet/ctl.h>
 #include <gpufleet/frag.h>
@@ -267,6 +268,18 @@ struct gf__pass {
 	int nfails;
 	int explained; /* waiting jobs explained in detail (schedule.c) */
 };
+
+/* dst = src, two char arrays, dst at least as large (the compiler checks
+ * the sizes), src terminated inside its array as every name the core
+ * keeps is (checked on the way in): a copy that cannot cut. */
+#define GF__ACOPY(dst, src)                                           \
+	do {                                                          \
+		_Static_assert(sizeof(dst) >= sizeof(src),            \
+			       "destination as large as the source"); \
+		size_t gf__n_ = strnlen((src), sizeof(src) - 1);      \
+		memcpy((dst), (src), gf__n_);                         \
+		(dst)[gf__n_] = '\0';                                 \
+	} while (0)
 
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
 					   const struct gf__jrec *j)

@@ -157,8 +157,7 @@ int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
 		    !(sick >> ctl->inst[x].gpu & 1)) {
 			first->gpu = ctl->inst[x].gpu;
 			first->start = ctl->inst[x].start;
-			snprintf(first->profile, sizeof(first->profile), "%s",
-				 profile);
+			GF__ACOPY(first->profile, ctl->prof_name[p]);
 			break;
 		}
 	return gf__mig_offered(ctl, node, p);

@@ -155,8 +155,7 @@ bool gf__usable(struct gf_ctl *ctl, struct gf__jrec *j, const struct gf_req *r,
 static void fill(struct gf_ctl *ctl, int node, struct gf_job_place *out)
 {
 	memset(out, 0, sizeof(*out));
-	snprintf(out->node_name, sizeof(out->node_name), "%s",
-		 ctl->c->names[node]);
+	GF__ACOPY(out->node_name, ctl->c->names[node]);
 	out->node = node;
 	out->mig_start = -1;
 }

@@ -21,6 +21,7 @@
 #include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_find.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static void holding_add(struct gf_ctl *ctl, int jid)
@@ -53,9 +54,10 @@ static void held_drop(struct gf_ctl *ctl, int jid, int k)
 	gf__unplace_some(ctl, jid, &job->held[k].place, 1);
 	if (job->held[k].by_seq) { /* the job that preempted it waits less */
 		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%llu",
-			 (unsigned long long)job->held[k].by_seq);
-		int w = gf__job_find(ctl, id);
+		int w = -1; /* an id that does not fit is no job's */
+		if (gf_fmt(id, sizeof(id), "j%llu",
+			   (unsigned long long)job->held[k].by_seq) == 0)
+			w = gf__job_find(ctl, id);
 		if (w >= 0 && ctl->jr[w].awaiting > 0)
 			ctl->jr[w].awaiting--;
 	}
@@ -86,7 +88,7 @@ void gf__held_keep(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 		h->attempt = job->attempts;
 		h->replica = r;
 		h->since_ms = now;
-		snprintf(h->why, sizeof(h->why), "%s", why);
+		gf_note(h->why, sizeof(h->why), "%s", why);
 		h->place = job->place[r];
 	}
 	holding_add(ctl, jid);
@@ -176,8 +178,8 @@ int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
 	for (int k = 0; k < job->nheld; k++)
 		if (job->held[k].attempt == attempt &&
 		    job->held[k].replica == replica) {
-			snprintf(job->held[k].why, sizeof(job->held[k].why),
-				 "%s", why);
+			gf_note(job->held[k].why, sizeof(job->held[k].why),
+				"%s", why);
 			return 0;
 		}
 	return GF_ENOTFOUND;

@@ -20,6 +20,7 @@
 
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/mask.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static const char *const state_names[] = {
@@ -197,20 +198,20 @@ static int check_place(const struct gf_job *j, const struct gf_job_place *p,
 	    !p->node_name[0] || p->ngpus != want_n ||
 	    p->gpu_milli != want_milli ||
 	    (s->mig_profile[0] ? p->mig_start < 0 : p->mig_start != -1)) {
-		snprintf(msg, size,
-			 "job %s: replica %d: placement is not what the "
-			 "spec asks",
-			 j->id, r);
+		gf_note(msg, size,
+			"job %s: replica %d: placement is not what the "
+			"spec asks",
+			j->id, r);
 		return GF_EINVAL;
 	}
 	uint32_t seen = 0;
 	for (int g = 0; g < p->ngpus; g++) {
 		if (p->gpus[g] < 0 || p->gpus[g] >= GF_CNODE_MAX_GPUS ||
 		    (seen >> p->gpus[g] & 1)) {
-			snprintf(msg, size,
-				 "job %s: replica %d: GPU index %d bad or "
-				 "twice",
-				 j->id, r, p->gpus[g]);
+			gf_note(msg, size,
+				"job %s: replica %d: GPU index %d bad or "
+				"twice",
+				j->id, r, p->gpus[g]);
 			return GF_EINVAL;
 		}
 		seen |= UINT32_C(1) << p->gpus[g];
@@ -228,19 +229,19 @@ static int check_times(const struct gf_job *j, char *msg, unsigned size)
 	    j->preemptions > j->attempts || j->preemptions < 0 ||
 	    j->failures > j->attempts || j->failures < 0 ||
 	    j->requeues > j->attempts || j->requeues < 0) {
-		snprintf(msg, size,
-			 "job %s: times, runs and state disagree "
-			 "(%s, started %lld, ended %lld, %d runs, %d "
-			 "preemptions, %d failures, %d requeues, %lld GPU-ms)",
-			 j->id, gf_job_state_name(j->state),
-			 (long long)j->started_ms, (long long)j->ended_ms,
-			 j->attempts, j->preemptions, j->failures, j->requeues,
-			 (long long)j->gpu_ms);
+		gf_note(msg, size,
+			"job %s: times, runs and state disagree "
+			"(%s, started %lld, ended %lld, %d runs, %d "
+			"preemptions, %d failures, %d requeues, %lld GPU-ms)",
+			j->id, gf_job_state_name(j->state),
+			(long long)j->started_ms, (long long)j->ended_ms,
+			j->attempts, j->preemptions, j->failures, j->requeues,
+			(long long)j->gpu_ms);
 		return GF_EINVAL;
 	}
 	if (j->state == GF_JOB_RUNNING &&
 	    (j->attempts < 1 || j->started_ms == 0)) {
-		snprintf(msg, size, "job %s: running without a start", j->id);
+		gf_note(msg, size, "job %s: running without a start", j->id);
 		return GF_EINVAL;
 	}
 	return 0;
@@ -252,8 +253,7 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 {
 	if (j->nheld < 0 || j->nheld > GF_JOB_HELD_MAX ||
 	    (j->nheld > 0) != (j->held != NULL)) {
-		snprintf(msg, size, "job %s: %d held replicas", j->id,
-			 j->nheld);
+		gf_note(msg, size, "job %s: %d held replicas", j->id, j->nheld);
 		return GF_EINVAL;
 	}
 	for (int k = 0; k < j->nheld; k++) {
@@ -261,19 +261,19 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 		if (h->attempt < 1 || h->attempt > j->attempts ||
 		    h->replica < 0 || h->replica >= j->spec.replicas ||
 		    !memchr(h->why, '\0', sizeof(h->why)) || h->since_ms < 0) {
-			snprintf(msg, size,
-				 "job %s: held replica %d of run %d is not "
-				 "one of its runs",
-				 j->id, h->replica, h->attempt);
+			gf_note(msg, size,
+				"job %s: held replica %d of run %d is not "
+				"one of its runs",
+				j->id, h->replica, h->attempt);
 			return GF_EINVAL;
 		}
 		for (int i = 0; i < k; i++)
 			if (j->held[i].attempt == h->attempt &&
 			    j->held[i].replica == h->replica) {
-				snprintf(msg, size,
-					 "job %s: replica %d of run %d held "
-					 "twice",
-					 j->id, h->replica, h->attempt);
+				gf_note(msg, size,
+					"job %s: replica %d of run %d held "
+					"twice",
+					j->id, h->replica, h->attempt);
 				return GF_EINVAL;
 			}
 		int rc = check_place(j, &h->place, h->replica, msg, size);
@@ -286,33 +286,33 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 int gf_job_check(const struct gf_job *j, char *msg, unsigned size)
 {
 	char id[GF_JOB_ID_MAX];
-	snprintf(id, sizeof(id), "j%" PRIu64, j->seq);
-	if (j->seq == 0 || strcmp(id, j->id) != 0) {
-		snprintf(msg, size,
-			 "job %.*s: id is not j<seq> (seq %" PRIu64 ")",
-			 GF_JOB_ID_MAX, j->id, j->seq);
+	if (gf_fmt(id, sizeof(id), "j%" PRIu64, j->seq) != 0 || j->seq == 0 ||
+	    strcmp(id, j->id) != 0) {
+		gf_note(msg, size,
+			"job %.*s: id is not j<seq> (seq %" PRIu64 ")",
+			GF_JOB_ID_MAX, j->id, j->seq);
 		return GF_EINVAL;
 	}
 	if ((int)j->state < 0 || (int)j->state >= NSTATES) {
-		snprintf(msg, size, "job %s: state %d unknown", j->id,
-			 (int)j->state);
+		gf_note(msg, size, "job %s: state %d unknown", j->id,
+			(int)j->state);
 		return GF_EINVAL;
 	}
 	struct gf_err e;
 	if (gf_job_spec_check(&j->spec, &e)) {
-		snprintf(msg, size, "job %s: %s", j->id, e.msg);
+		gf_note(msg, size, "job %s: %s", j->id, e.msg);
 		return GF_EINVAL;
 	}
 	if (!memchr(j->reason, '\0', sizeof(j->reason))) {
-		snprintf(msg, size, "job %s: reason not terminated", j->id);
+		gf_note(msg, size, "job %s: reason not terminated", j->id);
 		return GF_EINVAL;
 	}
 	bool running = j->state == GF_JOB_RUNNING;
 	if ((j->place != NULL) != running || (j->block >= 0) != running ||
 	    j->block < -1) {
-		snprintf(msg, size, "job %s: %s with%s placements, block %d",
-			 j->id, gf_job_state_name(j->state),
-			 j->place ? "" : "out", j->block);
+		gf_note(msg, size, "job %s: %s with%s placements, block %d",
+			j->id, gf_job_state_name(j->state),
+			j->place ? "" : "out", j->block);
 		return GF_EINVAL;
 	}
 	for (int r = 0; running && r < j->spec.replicas; r++) {

@@ -29,6 +29,7 @@
 #include "core/jobs/jobs_health.h"
 #include "core/jobs/jobs_mig.h"
 #include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct tally {
@@ -46,7 +47,7 @@ struct tally {
 
 static int fail(char *msg, unsigned size, const char *what, const char *id)
 {
-	snprintf(msg, size, "%s%s%s", id ? id : "", id ? ": " : "", what);
+	gf_note(msg, size, "%s%s%s", id ? id : "", id ? ": " : "", what);
 	return GF_EINVAL;
 }
 
@@ -153,11 +154,11 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 						    n->gpu_left[g] == 0
 					  : used == GF_GPU_MILLI - free;
 			if (!ok) {
-				snprintf(msg, size,
-					 "%s: GPU %d: jobs hold %d milli, the "
-					 "engine says %d free%s",
-					 name, g, used, free,
-					 (mig >> g & 1) ? " (MIG mode)" : "");
+				gf_note(msg, size,
+					"%s: GPU %d: jobs hold %d milli, the "
+					"engine says %d free%s",
+					name, g, used, free,
+					(mig >> g & 1) ? " (MIG mode)" : "");
 				return GF_EINVAL;
 			}
 		}
@@ -281,7 +282,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 	char sub[200];
 	int rc = gf_sched_check(ctl->s, sub, sizeof(sub));
 	if (rc) {
-		snprintf(msg, size, "engine: %s", sub);
+		gf_note(msg, size, "engine: %s", sub);
 		return GF_EINVAL;
 	}
 	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->nteams + 1;

@@ -39,6 +39,7 @@
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_mig.h"
 #include "core/jobs/jobs_state.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
@@ -103,16 +104,16 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		return 0;
 	}
 	bool given = reason && reason[0];
-	snprintf(x->reason, sizeof(x->reason), "%.*s", GF_JOB_REASON_MAX - 1,
-		 given ? reason : "not ready");
+	gf_note(x->reason, sizeof(x->reason), "%.*s", GF_JOB_REASON_MAX - 1,
+		given ? reason : "not ready");
 	if (x->state == GF__LOST)
 		return 0;
 	x->state = GF__LOST;
 	x->down_epoch = ++ctl->epoch;
 	cordon_sync(ctl, node);
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s not ready%s%.100s",
-		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
+	gf_note(why, sizeof(why), "node %s not ready%s%.100s",
+		ctl->c->names[node], given ? ": " : "", given ? reason : "");
 	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
 	return 0;
 }
@@ -190,8 +191,8 @@ int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
 		if (x->gpu_why == NULL)
 			x->gpu_why = gf_calloc(GF_CNODE_MAX_GPUS,
 					       sizeof(*x->gpu_why));
-		snprintf(x->gpu_why[gpu], GF__WHY_MAX, "%s",
-			 reason ? reason : "");
+		gf_note(x->gpu_why[gpu], GF__WHY_MAX, "%s",
+			reason ? reason : "");
 	}
 	gf__gpu_sync(ctl, node);
 	return 0;
@@ -226,7 +227,7 @@ const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu)
 
 static int fail(char *msg, unsigned size, const char *node, const char *what)
 {
-	snprintf(msg, size, "node %s: %s", node, what);
+	gf_note(msg, size, "node %s: %s", node, what);
 	return GF_EINVAL;
 }
 
@@ -301,8 +302,8 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 	for (int b = 0; b < ctl->nblk; b++)
 		members += ctl->blk[b].n;
 	if (members != ctl->c->n || ctl->nblk != ctl->cfg.nblocks) {
-		snprintf(msg, size, "blocks hold %d nodes, the cluster %d",
-			 members, ctl->c->n);
+		gf_note(msg, size, "blocks hold %d nodes, the cluster %d",
+			members, ctl->c->n);
 		return GF_EINVAL;
 	}
 	return check_replicas(ctl, msg, size);

@@ -99,10 +99,11 @@ static int check_gpu(const char *node, int gpu, const struct gf_mig_model *m,
 }
 
 /* A profile name the core does not know yet, gathered in names[]. */
-static int name_new(const struct gf_ctl *ctl, const char *profile,
+static int name_new(const struct gf_ctl *ctl, const struct gf_ctl_mig *x,
 		    char names[][GF_MIG_PROFILE_MAX], int *nnames,
 		    struct gf_err *e)
 {
+	const char *profile = x->profile;
 	if (gf__prof_find(ctl, profile) >= 0)
 		return 0;
 	for (int p = 0; p < *nnames; p++)
@@ -111,7 +112,7 @@ static int name_new(const struct gf_ctl *ctl, const char *profile,
 	if (ctl->nprof + *nnames >= GF__MAX_PROFILES)
 		return gf_err_set(e, GF_ETOOBIG, "more than %d MIG profiles",
 				  GF__MAX_PROFILES);
-	snprintf(names[(*nnames)++], GF_MIG_PROFILE_MAX, "%s", profile);
+	GF__ACOPY(names[(*nnames)++], x->profile);
 	return 0;
 }
 
@@ -147,7 +148,7 @@ int gf__mig_check(const struct gf_ctl *ctl, const char *node, int ngpus,
 					  "one of %s's",
 					  node, GF_MIG_PROFILE_MAX - 1,
 					  x->profile, m->id);
-		int rc = name_new(ctl, x->profile, names, nnames, e);
+		int rc = name_new(ctl, x, names, nnames, e);
 		if (rc)
 			return rc;
 		gpus |= UINT32_C(1) << x->gpu;
@@ -243,14 +244,15 @@ int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 	return 0;
 }
 
-static int prof_add(struct gf_ctl *ctl, const char *name,
+static int prof_add(struct gf_ctl *ctl, const struct gf_ctl_mig *x,
 		    const struct gf_mig_model *m)
 {
+	const char *name = x->profile;
 	int p = gf__prof_find(ctl, name);
 	if (p >= 0)
 		return p;
 	p = ctl->nprof++;
-	snprintf(ctl->prof_name[p], GF_MIG_PROFILE_MAX, "%s", name);
+	GF__ACOPY(ctl->prof_name[p], x->profile);
 	const struct gf_mig_profile *pr =
 		&m->profiles[gf_mig_profile_find(m, name)];
 	ctl->prof_milli[p] = GF_GPU_MILLI * pr->compute / m->compute;
@@ -312,7 +314,7 @@ void gf__mig_install(struct gf_ctl *ctl, int i)
 		old |= UINT64_C(1) << ctl->inst[x].prof;
 	for (int q = 0; q < k; q++) {
 		const struct gf_ctl_mig *m = &nd->mig[q];
-		int p = prof_add(ctl, m->profile, ctl->ns[i].mig);
+		int p = prof_add(ctl, m, ctl->ns[i].mig);
 		tmp[q] = (struct gf__inst){ .node = i,
 					    .gpu = m->gpu,
 					    .start = m->start,

@@ -34,6 +34,7 @@
 #include "core/jobs/mask.h"
 #include "core/jobs/never.h"
 #include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define WAITING "waiting for its agent"
@@ -110,8 +111,9 @@ struct plan {
 	int model; /* cluster model id; -1: a model to add */
 	int block; /* block index; -1: a block to add */
 	const struct gf_mig_model *mig;
-	bool reshape; /* known, with another shape */
-	bool news;    /* a model or MIG profile the core lacked */
+	char mig_model[GF_MODEL_NAME_MAX]; /* mig's id, "" none */
+	bool reshape;			   /* known, with another shape */
+	bool news; /* a model or MIG profile the core lacked */
 };
 
 static bool terminated(const char *s, size_t size)
@@ -202,6 +204,11 @@ static int plan_kinds(struct gf_ctl *ctl, struct plan *p, struct gf_err *e)
 		return gf_err_set(e, GF_EINVAL,
 				  "node %s: unknown MIG model '%s'", p->name,
 				  sp->mig_model);
+	if (gf_fmt(p->mig_model, sizeof(p->mig_model), "%s",
+		   p->mig ? p->mig->id : ""))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "node %s: MIG model id '%s' too long",
+				  p->name, p->mig->id);
 	char(*names)[GF_MIG_PROFILE_MAX] =
 		gf_calloc(GF__MAX_PROFILES, GF_MIG_PROFILE_MAX);
 	int nnames = 0;
@@ -274,8 +281,7 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 	if (p->block < 0) {
 		p->block = ctl->cfg.nblocks++;
 		ctl->nblk = ctl->cfg.nblocks;
-		snprintf(ctl->cfg.blocks[p->block], GF_NODE_NAME_MAX, "%s",
-			 p->sp->block);
+		GF__ACOPY(ctl->cfg.blocks[p->block], p->sp->block);
 	}
 }
 
@@ -283,13 +289,12 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 static void set_node(struct gf_ctl *ctl, int i, const struct plan *p)
 {
 	struct gf_ctl_node *nd = &ctl->nodes[i];
-	snprintf(nd->labels, sizeof(nd->labels), "%s", p->sp->labels);
+	GF__ACOPY(nd->labels, p->sp->labels);
 	nd->nmig = p->sp->nmig;
 	if (p->sp->nmig > 0)
 		memcpy(nd->mig, p->sp->mig,
 		       (size_t)p->sp->nmig * sizeof(nd->mig[0]));
-	snprintf(nd->mig_model, sizeof(nd->mig_model), "%s",
-		 p->mig ? p->mig->id : "");
+	GF__ACOPY(nd->mig_model, p->mig_model);
 	ctl->ns[i].mig = p->mig;
 }
 
@@ -307,7 +312,7 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	x->grp = -1;
 	x->state = GF__WAITING;
 	x->down_epoch = ++ctl->epoch;
-	snprintf(x->reason, sizeof(x->reason), WAITING);
+	gf_note(x->reason, sizeof(x->reason), WAITING);
 	gf_sched_cordon(ctl->s, i, true);
 	ctl->nodes[i].block = p->block;
 	set_node(ctl, i, p);
@@ -329,7 +334,7 @@ static void reshape(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 {
 	int i = p->node;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s changed shape", p->name);
+	gf_note(why, sizeof(why), "node %s changed shape", p->name);
 	gf__requeue_node(ctl, i, why, now, out, mark, false);
 	gf__held_drop_node(ctl, i, out, mark); /* the node is rebuilt */
 	ctl->nodes[i].nmig = 0;
@@ -351,8 +356,8 @@ static void move_block(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 {
 	int i = p->node;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s moved to block %s", p->name,
-		 ctl->cfg.blocks[p->block]);
+	gf_note(why, sizeof(why), "node %s moved to block %s", p->name,
+		ctl->cfg.blocks[p->block]);
 	gf__requeue_node(ctl, i, why, now, out, mark, true);
 	block_leave(ctl, i);
 	ctl->nodes[i].block = p->block;
@@ -379,8 +384,7 @@ static int update(struct gf_ctl *ctl, struct plan *p, int64_t now,
 	if (p->reshape)
 		reshape(ctl, p, now, out, mark);
 	if (strcmp(ctl->nodes[i].labels, p->sp->labels) != 0) {
-		snprintf(ctl->nodes[i].labels, sizeof(ctl->nodes[i].labels),
-			 "%s", p->sp->labels);
+		GF__ACOPY(ctl->nodes[i].labels, p->sp->labels);
 		gf__masks_node(ctl, i);
 	}
 	if (p->block != ctl->nodes[i].block)

@@ -21,6 +21,7 @@
 #include "core/jobs/held.h"
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 int gf__team_get(struct gf_ctl *ctl, const char *name)
@@ -37,7 +38,8 @@ int gf__team_get(struct gf_ctl *ctl, const char *name)
 	}
 	struct gf__team *t = &ctl->teams[ctl->nteams];
 	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (gf_fmt(t->name, sizeof(t->name), "%s", name))
+		return GF_ETOOBIG;
 	t->weight = 1;
 	t->cfg = -1;
 	gf__team_limits(ctl, t, NULL);
@@ -135,7 +137,7 @@ void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
 		stop(ctl, jid, now, why);
 	j->job->state = GF_JOB_PENDING;
 	j->job->started_ms = 0; /* it waits: no start to show */
-	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
+	gf_note(j->job->reason, sizeof(j->job->reason), "%s", reason);
 	gf__enqueue(ctl, jid);
 }
 
@@ -149,7 +151,7 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 		gf__pend_count(ctl, j, -1);
 	j->job->state = st;
 	j->job->ended_ms = now;
-	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
+	gf_note(j->job->reason, sizeof(j->job->reason), "%s", reason);
 }
 
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
@@ -158,7 +160,7 @@ void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 	char why[GF_JOB_REASON_MAX];
 	/* not the job's fault: it never counts against its attempts */
 	job->requeues++;
-	snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1, reason);
+	gf_note(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1, reason);
 	gf__to_pending(ctl, jid, now, "requeued", why);
 }
 
@@ -170,16 +172,16 @@ void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
 	char why[GF_JOB_REASON_MAX];
 	job->failures++;
 	if (job->failures < most) {
-		snprintf(why, sizeof(why), "%.100s (failure %d of %d allowed)",
-			 reason, job->failures, most);
+		gf_note(why, sizeof(why), "%.100s (failure %d of %d allowed)",
+			reason, job->failures, most);
 		gf__to_pending(ctl, jid, now, "failed", why);
 		return;
 	}
 	if (most > 1)
-		snprintf(why, sizeof(why), "%.100s (after %d failures)", reason,
-			 job->failures);
+		gf_note(why, sizeof(why), "%.100s (after %d failures)", reason,
+			job->failures);
 	else
-		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
-			 reason);
+		gf_note(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
+			reason);
 	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
 }

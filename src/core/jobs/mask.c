@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define MASK_BYTES_MAX (64u << 20)
@@ -80,29 +81,29 @@ int gf__labels_check(const char *s, char *why, unsigned size)
 	for (;;) {
 		size_t kl = word(p);
 		if (kl == 0 || p[kl] != '=') {
-			snprintf(why, size,
-				 "expected k=v,k=v at byte %d (keys and "
-				 "values: letters, digits, '.', '_', '-', "
-				 "'/')",
-				 (int)(p - s + (long)kl));
+			gf_note(why, size,
+				"expected k=v,k=v at byte %d (keys and "
+				"values: letters, digits, '.', '_', '-', "
+				"'/')",
+				(int)(p - s + (long)kl));
 			return GF_EINVAL;
 		}
 		size_t vl = word(p + kl + 1);
 		if (vl == 0) {
-			snprintf(why, size, "key '%.*s' has no value", (int)kl,
-				 p);
+			gf_note(why, size, "key '%.*s' has no value", (int)kl,
+				p);
 			return GF_EINVAL;
 		}
 		if (has_key(s, (size_t)(p - s), p, kl)) {
-			snprintf(why, size, "key '%.*s' twice", (int)kl, p);
+			gf_note(why, size, "key '%.*s' twice", (int)kl, p);
 			return GF_EINVAL;
 		}
 		p += kl + 1 + vl;
 		if (*p == '\0')
 			return 0;
 		if (*p != ',' || p[1] == '\0') {
-			snprintf(why, size, "expected ',' at byte %d",
-				 (int)(p - s));
+			gf_note(why, size, "expected ',' at byte %d",
+				(int)(p - s));
 			return GF_EINVAL;
 		}
 		p++;
@@ -140,8 +141,9 @@ void gf__masks_free(struct gf_ctl *ctl)
 	ctl->masks_cap = 0;
 }
 
-static int mask_new(struct gf_ctl *ctl, const char *sel)
+static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 {
+	const char *sel = s->node_selector;
 	int n = ctl->c->n;
 	size_t most = MASK_BYTES_MAX / (size_t)(n > 0 ? n : 1);
 	if (most < 16)
@@ -154,7 +156,7 @@ static int mask_new(struct gf_ctl *ctl, const char *sel)
 					     sizeof(*ctl->masks));
 	}
 	struct gf__mask *m = &ctl->masks[ctl->nmasks];
-	snprintf(m->sel, sizeof(m->sel), "%s", sel);
+	GF__ACOPY(m->sel, s->node_selector);
 	m->on = gf_calloc((size_t)ctl->ncap, 1);
 	m->count = 0;
 	for (int i = 0; i < n; i++)
@@ -176,7 +178,7 @@ const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
 	while (k < ctl->nmasks && strcmp(ctl->masks[k].sel, sel) != 0)
 		k++;
 	if (k == ctl->nmasks)
-		k = mask_new(ctl, sel);
+		k = mask_new(ctl, &j->job->spec);
 	j->mask = k;
 	j->mask_gen = ctl->mask_gen;
 	return ctl->masks[k].on;

@@ -28,6 +28,7 @@
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_state.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct gf__nkey {
@@ -192,7 +193,7 @@ static void groups_again(struct gf_ctl *ctl)
 			continue; /* their reasons say so already */
 		for (int i = 0; i < n; i++)
 			set_never(ctl, k->jids[i], never, e.msg);
-		snprintf(k->msg, sizeof(k->msg), "%s", e.msg);
+		gf_note(k->msg, sizeof(k->msg), "%s", e.msg);
 		k->fresh = false;
 		if (!never)
 			k->n = 0;

@@ -45,7 +45,9 @@
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_mig.h"
 #include "core/jobs/jobs_state.h"
+#include "util/buf.h"
 #include "util/check.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define VMAX	 20
@@ -374,8 +376,8 @@ static void search_all(struct search *s)
 static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
-	char names[GF_JOB_REASON_MAX] = "";
-	size_t len = 0;
+	struct gf_buf names; /* the ids, while under 80 bytes */
+	gf_buf_init(&names, GF_JOB_REASON_MAX);
 	for (int i = 0; i < b->k; i++) {
 		struct gf_job *v = ctl->jr[b->vic[i]].job;
 		bool tagged = false;
@@ -386,13 +388,13 @@ static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 				j->awaiting++;
 				tagged = true;
 			}
-		if (tagged && len + strlen(v->id) + 2 < 80)
-			len += (size_t)snprintf(names + len,
-						sizeof(names) - len, "%s%s",
-						len ? ", " : "", v->id);
+		if (tagged && names.len + strlen(v->id) + 2 < 80)
+			gf_buf_printf(&names, "%s%s", names.len ? ", " : "",
+				      v->id);
 	}
 	gf__reason(j->job, "preempted %s: waits for their processes to be gone",
-		   names);
+		   gf_buf_str(&names));
+	gf_buf_release(&names);
 }
 
 int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
@@ -420,7 +422,7 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	if (s.best.k == 0)
 		return GF_ENOTFOUND;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "preempted by %s", j->job->id);
+	gf_note(why, sizeof(why), "preempted by %s", j->job->id);
 	for (int i = 0; i < s.best.k; i++) {
 		int v = s.best.vic[i];
 		if (ctl->jr[v].job->state != GF_JOB_RUNNING)

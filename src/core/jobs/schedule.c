@@ -30,6 +30,7 @@
 #include "core/jobs/quota.h"
 #include "core/jobs/typical.h"
 #include "util/check.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
@@ -42,8 +43,8 @@ static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
 		if (j->max_ms <= 0 || j->job->started_ms + j->max_ms > ps->now)
 			continue;
 		char why[GF_JOB_REASON_MAX];
-		snprintf(why, sizeof(why), "max runtime of %lld s passed",
-			 (long long)(j->max_ms / 1000));
+		gf_note(why, sizeof(why), "max runtime of %lld s passed",
+			(long long)(j->max_ms / 1000));
 		gf__failed(ctl, jid, ps->now, why);
 		gf__changed(ctl, ps, jid);
 	}

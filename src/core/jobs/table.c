@@ -23,6 +23,7 @@
 #include "core/jobs/jobs_find.h"
 #include "core/jobs/jobs_state.h"
 #include "core/jobs/never.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* by_seq: append in submission order, insert otherwise. */
@@ -53,27 +54,27 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 		struct gf_job_place *pl = &job->place[done];
 		int node = gf__node_find(ctl, pl->node_name);
 		if (node < 0) {
-			snprintf(why, size, "node %.*s is gone",
-				 GF_JOB_NODE_MAX - 1, pl->node_name);
+			gf_note(why, size, "node %.*s is gone",
+				GF_JOB_NODE_MAX - 1, pl->node_name);
 			break;
 		}
 		if (ctl->ns[node].state == GF__LOST) {
 			/* its jobs were requeued when it was lost */
-			snprintf(why, size, "node %s is not ready: %.80s",
-				 ctl->c->names[node], ctl->ns[node].reason);
+			gf_note(why, size, "node %s is not ready: %.80s",
+				ctl->c->names[node], ctl->ns[node].reason);
 			break;
 		}
 		int b = ctl->nodes[node].block;
 		if (block >= 0 && b != block) {
-			snprintf(why, size, "replicas in blocks %d and %d",
-				 block, b);
+			gf_note(why, size, "replicas in blocks %d and %d",
+				block, b);
 			break;
 		}
 		block = b;
 		pl->node = node;
 		if (gf__replica_commit(ctl, jid, pl)) {
-			snprintf(why, size, "replica %d no longer fits on %s",
-				 done, pl->node_name);
+			gf_note(why, size, "replica %d no longer fits on %s",
+				done, pl->node_name);
 			break;
 		}
 	}
@@ -250,7 +251,7 @@ int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
 	if (jid < 0)
 		return jid;
 	char why[64];
-	snprintf(why, sizeof(why), "exited with code %d", exit_code);
+	gf_note(why, sizeof(why), "exited with code %d", exit_code);
 	ctl->jr[jid].job->exit_code = exit_code;
 	if (exit_code != 0)
 		gf__failed(ctl, jid, now_ms, why);
