@@ -177,15 +177,20 @@ struct gf__group {
 struct gf__shape; /* admit.c */
 struct gf__nkey;  /* never.c */
 
+/* Jobs marked never, grouped by what admission reads (never.c). */
+struct gf__nevers {
+	struct gf__nkey *nk; /* the groups */
+	int nnk, nk_cap;
+	struct gf_hmap idx; /* a spec to its group */
+};
+
 struct gf__admit {
 	struct gf__group *grp; /* count 0: empty, skipped */
 	int ngrp, grp_cap, nempty;
-	int *slot;     /* open addressing over node hashes: group + 1 */
-	uint64_t *key; /* the hash of each slot's group */
-	int scap;
-	struct gf__shape *shapes; /* open addressing */
-	int nshapes, cap;
-	uint32_t gen; /* cached shapes of another generation are gone */
+	struct gf_hmap grp_idx;	  /* node fields to the group of nodes alike */
+	struct gf__shape *shapes; /* the cached answers (SHAPES_MAX) */
+	int nshapes;
+	struct gf_hmap shape_idx; /* shape to its cached answer */
 };
 
 struct gf_ctl {
@@ -234,11 +239,7 @@ struct gf_ctl {
 	int norder, order_cap;
 	int *later; /* changed outside a pass, reported by the next */
 	int nlater, later_cap;
-	/* jobs marked never, grouped by what admission reads (never.c) */
-	struct gf__nkey *nk;
-	int nnk, nk_cap;
-	int *nk_slot; /* open addressing: key + 1 */
-	int nk_scap;
+	struct gf__nevers nevers; /* jobs marked never (never.c) */
 	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
@@ -266,6 +267,7 @@ struct gf__pass {
 	struct gf_ctl_changes *out;
 	struct fail *fails; /* shapes that found no room after the head */
 	int nfails;
+	struct gf_hmap fail_idx; /* a shape to its entry in fails */
 	int explained; /* waiting jobs explained in detail (schedule.c) */
 };
 
