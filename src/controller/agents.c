@@ -235,8 +235,9 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 		ag->js[j->seq] = NULL;
 	}
 	for (int k = j->nheld - 1; pod && k >= 0; k--)
-		gf_ctl_held_release(ag->s->ctl, j->id, j->held[k].attempt,
-				    j->held[k].replica, NULL);
+		(void)!gf_ctl_held_release(ag->s->ctl, j->id,
+					   j->held[k].attempt,
+					   j->held[k].replica, NULL);
 	if (!running)
 		return;
 	if (j->seq >= ag->jcap) {
@@ -388,7 +389,7 @@ static int take_drain(const char *name, const char *reason, void *arg)
 	struct gf_agents *ag = arg;
 	int i = gf_ctl_node_find(ag->s->ctl, name);
 	if (i >= 0) {
-		gf_ctl_node_drain(ag->s->ctl, i, true, NULL);
+		(void)!gf_ctl_node_drain(ag->s->ctl, i, true, NULL);
 		gf__agents_set_drain(ag, i, reason);
 	}
 	return 0;
@@ -439,7 +440,7 @@ static void alive(struct gf_agents *ag, int i, int64_t now, struct gf_batch *b)
 	if (gf_ctl_node_ready(ag->s->ctl, i, true, NULL, now, &ch, &e) != 0)
 		gf_log(GF_LOG_WARN, "serve", "node '%s': %s",
 		       gf_ctl_cluster(ag->s->ctl)->names[i], e.msg);
-	gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
+	(void)!gf_ctl_node_cordon(ag->s->ctl, i, false, &e);
 	n->why[0] = '\0';
 	for (int k = 0; k < ch.n; k++)
 		gf__batch_add(b, gf_ctl_job(ag->s->ctl, ch.ids[k]));
@@ -460,7 +461,8 @@ static void health(struct gf_agents *ag, int i,
 		if (g >= ngpus || gf_ctl_gpu_is_healthy(ctl, i, g) == ok)
 			continue;
 		struct gf_err e;
-		gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason, &e);
+		(void)!gf_ctl_gpu_health(ctl, i, g, ok, hb->health[k].reason,
+					 &e);
 		gf_log(ok ? GF_LOG_INFO : GF_LOG_WARN, "serve",
 		       "node '%s' GPU %d %s%s%s", gf_ctl_cluster(ctl)->names[i],
 		       g, ok ? "healthy again" : "unhealthy", ok ? "" : ": ",
@@ -565,7 +567,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 							  sizeof(*b->runs));
 			}
 			b->runs[b->nruns++] = run;
-			gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
+			(void)!gf_ctl_job_usage(ctl, j->id, run.gpu_ms);
 			gf__batch_add(b, j);
 			run_ended(ag, j, rep, i, now, b);
 		}
@@ -778,7 +780,7 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 		if (n->st == AN_READY && quiet > t->notready_after_ms) {
 			snprintf(why, sizeof(why), "no heartbeat for %lld s",
 				 (long long)(quiet / 1000));
-			gf_ctl_node_cordon(ctl, i, true, &e);
+			(void)!gf_ctl_node_cordon(ctl, i, true, &e);
 			n->st = AN_NOTREADY;
 			if (ag->s->k8s)
 				gf__k8s_reconcile_forget(ag->s->k8s, i);
@@ -794,7 +796,8 @@ void gf__agents_sweep(struct gf_agents *ag, int64_t now, struct gf_batch *b)
 				 "no heartbeat for %lld s: its jobs requeued",
 				 (long long)(quiet / 1000));
 			struct gf_ctl_changes ch = { 0 };
-			gf_ctl_node_ready(ctl, i, false, why, now, &ch, &e);
+			(void)!gf_ctl_node_ready(ctl, i, false, why, now, &ch,
+						 &e);
 			for (int k = 0; k < ch.n; k++)
 				gf__batch_add(b, gf_ctl_job(ctl, ch.ids[k]));
 			gf_ctl_changes_release(&ch);

@@ -95,8 +95,8 @@ static void stuck(struct gf_agents *ag, const struct gf_job *j,
 	if (!h || !strncmp(h->why, "stuck", 5) ||
 	    now - h->since_ms < grace + STUCK_AFTER_MS)
 		return;
-	gf_ctl_held_note(ag->s->ctl, j->id, en->attempt, en->replica,
-			 "stuck: outlives SIGKILL");
+	(void)!gf_ctl_held_note(ag->s->ctl, j->id, en->attempt, en->replica,
+				"stuck: outlives SIGKILL");
 	gf__batch_add(b, j);
 	gf_log(GF_LOG_WARN, "serve",
 	       "job=%s attempt=%d replica=%d node=%s still runs %lld s after "

@@ -121,7 +121,7 @@ static void drain(struct gf_service *s, struct gf_op *op, bool on)
 		gf__op_error(op, 503, "unavailable", "%s", e.msg);
 		return;
 	}
-	gf_ctl_node_drain(s->ctl, i, on, &e);
+	(void)!gf_ctl_node_drain(s->ctl, i, on, &e);
 	gf__agents_set_drain(s->ag, i, reason);
 	gf_log(GF_LOG_INFO, "serve", "node=%s %s%s%s by an operator", op->node,
 	       on ? "draining" : "resumed", on && reason[0] ? ": " : "",

@@ -507,7 +507,7 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 	if (s->k8s) /* pods' jobs a node lost: never placed again */
 		gf__k8s_guard(s->k8s, now, &b);
 	if (pass || b.n) {
-		gf_ctl_schedule(s->ctl, now, &ch);
+		(void)!gf_ctl_schedule(s->ctl, now, &ch);
 		for (int i = 0; i < ch.n; i++) {
 			const struct gf_job *j = gf_ctl_job(s->ctl, ch.ids[i]);
 			if (j) {
