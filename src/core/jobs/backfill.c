@@ -29,19 +29,6 @@
 #include "core/jobs/jobs_mig.h"
 #include "util/mem.h"
 
-struct ending {
-	int64_t end;
-	int jid;
-};
-
-static int cmp_end(const void *a, const void *b)
-{
-	const struct ending *x = a, *y = b;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return (x->jid > y->jid) - (x->jid < y->jid);
-}
-
 struct copy {
 	int node, mig;
 	struct gf_cnode n;
@@ -130,20 +117,20 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			    .jid = jid,
 			    .r = r,
 			    .R = ctl->jr[jid].job->spec.replicas };
-	struct ending *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
+	struct gf__keyed *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
 	for (int k = 0; k < ctl->nrunning; k++) {
 		const struct gf__jrec *v = &ctl->jr[ctl->running[k]];
-		e[k].jid = ctl->running[k];
-		e[k].end = v->max_ms > 0 ? v->job->started_ms + v->max_ms
+		e[k].id = ctl->running[k]; /* key: when it ends */
+		e[k].key = v->max_ms > 0 ? v->job->started_ms + v->max_ms
 					 : GF__INF;
 	}
-	qsort(e, (size_t)ctl->nrunning, sizeof(*e), cmp_end);
+	qsort(e, (size_t)ctl->nrunning, sizeof(*e), gf__keyed_cmp);
 	if (s.R > 1)
 		gang_caps(&s);
 	int64_t shadow = GF__INF;
-	for (int k = 0; k < ctl->nrunning && e[k].end != GF__INF; k++)
-		if (ends(&s, e[k].jid)) {
-			shadow = e[k].end > now ? e[k].end : now;
+	for (int k = 0; k < ctl->nrunning && e[k].key != GF__INF; k++)
+		if (ends(&s, e[k].id)) {
+			shadow = e[k].key > now ? e[k].key : now;
 			break;
 		}
 	for (int c = 0; c < s.ncp; c++)

@@ -65,6 +65,24 @@ static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 	return 0;
 }
 
+/* Entry k of a config list (kind "team", "class"; each entry's name at
+ * names + u * stride for u <= k): a name, not one listed before. */
+static int check_entry(const char *kind, const char *names, size_t stride,
+		       size_t size, int k, struct gf_err *e)
+{
+	const char *name = names + (size_t)k * stride;
+	if (!gf__name_ok(name, size))
+		return gf_err_set(e, GF_EINVAL,
+				  "%s %d: a name of letters, digits, '.', "
+				  "'_', '-'",
+				  kind, k);
+	for (int u = 0; u < k; u++)
+		if (strcmp(names + (size_t)u * stride, name) == 0)
+			return gf_err_set(e, GF_EINVAL, "%s %s listed twice",
+					  kind, name);
+	return 0;
+}
+
 static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 {
 	if (cfg->nteams < 0 || cfg->nteams > GF_CTL_MAX_TEAMS)
@@ -72,17 +90,11 @@ static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nteams, GF_CTL_MAX_TEAMS);
 	for (int t = 0; t < cfg->nteams; t++) {
 		const struct gf_ctl_team *x = &cfg->teams[t];
-		if (!gf__name_ok(x->name, sizeof(x->name)))
-			return gf_err_set(e, GF_EINVAL,
-					  "team %d: a name of letters, digits, "
-					  "'.', '_', '-'",
-					  t);
-		for (int u = 0; u < t; u++)
-			if (strcmp(cfg->teams[u].name, x->name) == 0)
-				return gf_err_set(e, GF_EINVAL,
-						  "team %s listed twice",
-						  x->name);
-		int rc = check_quotas(x, e);
+		int rc = check_entry("team", cfg->teams[0].name,
+				     sizeof(cfg->teams[0]), sizeof(x->name), t,
+				     e);
+		if (rc == 0)
+			rc = check_quotas(x, e);
 		if (rc)
 			return rc;
 	}
@@ -97,16 +109,11 @@ static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nclasses, GF_CTL_MAX_CLASSES);
 	for (int k = 0; k < cfg->nclasses; k++) {
 		const struct gf_ctl_class *c = &cfg->classes[k];
-		if (!gf__name_ok(c->name, sizeof(c->name)))
-			return gf_err_set(e, GF_EINVAL,
-					  "class %d: a name of letters, "
-					  "digits, '.', '_', '-'",
-					  k);
-		for (int u = 0; u < k; u++)
-			if (strcmp(cfg->classes[u].name, c->name) == 0)
-				return gf_err_set(e, GF_EINVAL,
-						  "class %s listed twice",
-						  c->name);
+		int rc = check_entry("class", cfg->classes[0].name,
+				     sizeof(cfg->classes[0]), sizeof(c->name),
+				     k, e);
+		if (rc)
+			return rc;
 		if (c->max_runtime_s < 0 ||
 		    c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
 		    c->max_attempts < 0)

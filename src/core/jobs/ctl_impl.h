@@ -283,6 +283,21 @@ struct gf__pass {
 		(dst)[gf__n_] = '\0';                                 \
 	} while (0)
 
+/* An index with a 64-bit sort key; gf__keyed_cmp orders by key, then by
+ * index (qsort: a total, deterministic order). */
+struct gf__keyed {
+	int64_t key;
+	int id;
+};
+
+static inline int gf__keyed_cmp(const void *a, const void *b)
+{
+	const struct gf__keyed *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
 					   const struct gf__jrec *j)
 {

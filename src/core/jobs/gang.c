@@ -270,22 +270,10 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	return rc;
 }
 
-/* Blocks that may hold the gang, in the order to try them. */
-struct cand {
-	int64_t key;
-	int block;
-};
-
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (x->block > y->block) - (x->block < y->block);
-}
-
+/* Blocks that may hold the gang (id), in the order to try them (key). */
 static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
-		       const struct gf_req *r, int only_block, struct cand *out)
+		       const struct gf_req *r, int only_block,
+		       struct gf__keyed *out)
 {
 	int64_t R = j->job->spec.replicas, nc = 0;
 	int64_t *mig = NULL;
@@ -308,10 +296,10 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 			     (whole && bl->nfree < R * r->ngpus)))
 			continue;
 		out[nc].key = mig ? mig[b] : bl->idle;
-		out[nc++].block = b;
+		out[nc++].id = b;
 	}
 	gf_free(mig);
-	qsort(out, (size_t)nc, sizeof(*out), cmp_cand);
+	qsort(out, (size_t)nc, sizeof(*out), gf__keyed_cmp);
 	return (int)nc;
 }
 
@@ -383,13 +371,13 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      const uint8_t *outside, int only_block,
 		      struct gf_job_place *pl, int *block)
 {
-	struct cand *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
+	struct gf__keyed *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
 	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
 	uint32_t models[32];
 	int nm = gf__gang_models(ctl, &ctl->jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
-		int b = bs[k].block;
+		int b = bs[k].id;
 		if (nm == 0) {
 			rc = gang_in(ctl, jid, r, b, outside, pl);
 		} else {

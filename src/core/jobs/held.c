@@ -141,10 +141,9 @@ int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 			int replica, struct gf_err *e)
 {
 	gf_err_clear(e);
-	int jid = gf__job_find(ctl, id);
+	int jid = gf__job_get(ctl, id, e);
 	if (jid < 0)
-		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
-				  GF_JOB_ID_MAX, id ? id : "");
+		return jid;
 	struct gf_job *job = ctl->jr[jid].job;
 	for (int k = 0; k < job->nheld; k++)
 		if (job->held[k].attempt == attempt &&

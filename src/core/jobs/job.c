@@ -9,7 +9,6 @@
  * one GPU kind, and a selector of the form "k=v,k=v"; the messages name
  * the field first ("'gpu_milli': expected 1 to 1000, got 1500").
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include <gpufleet/mig.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
 #include "core/jobs/mask.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -52,15 +52,18 @@ bool gf_job_is_final(enum gf_job_state s)
 	       s == GF_JOB_CANCELLED;
 }
 
-/* A name of a team or a class: letters, digits, '.', '_', '-'. */
-static bool word_ok(const char *s)
+/* A name field (a team, a class, a model): letters, digits, '.', '_',
+ * '-', ending inside its array of size; "" too when optional.  0, or
+ * GF_EINVAL naming the field. */
+static int name_field(const char *field, const char *s, size_t size,
+		      bool optional, struct gf_err *e)
 {
-	if (*s == '\0')
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
-			return false;
-	return true;
+	if (gf__name_ok(s, size) || (optional && s[0] == '\0'))
+		return 0;
+	return gf_err_set(e, GF_EINVAL,
+			  "'%s': expected %s %d of letters, digits, '.', '_' "
+			  "or '-'",
+			  field, optional ? "up to" : "1 to", (int)size - 1);
 }
 
 /* The text fields: each ends inside its array and has its syntax. */
@@ -75,29 +78,17 @@ static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 					  "'name': control character at byte "
 					  "%d",
 					  (int)(p - s->name));
-	if (!memchr(s->service, '\0', sizeof(s->service)) ||
-	    (s->service[0] && !word_ok(s->service)))
-		return gf_err_set(e, GF_EINVAL,
-				  "'service': expected up to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_JOB_NAME_MAX - 1);
-	if (!memchr(s->team, '\0', sizeof(s->team)) || !word_ok(s->team))
-		return gf_err_set(e, GF_EINVAL,
-				  "'team': expected 1 to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_TEAM_NAME_MAX - 1);
-	if (!memchr(s->class_name, '\0', sizeof(s->class_name)) ||
-	    !word_ok(s->class_name))
-		return gf_err_set(e, GF_EINVAL,
-				  "'class': expected 1 to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_CLASS_NAME_MAX - 1);
-	if (!memchr(s->gpu_model, '\0', sizeof(s->gpu_model)) ||
-	    (s->gpu_model[0] && !word_ok(s->gpu_model)))
-		return gf_err_set(e, GF_EINVAL,
-				  "'gpu_model': expected up to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_GPU_MODEL_MAX - 1);
+	int rc = name_field("service", s->service, sizeof(s->service), true, e);
+	if (rc == 0)
+		rc = name_field("team", s->team, sizeof(s->team), false, e);
+	if (rc == 0)
+		rc = name_field("class", s->class_name, sizeof(s->class_name),
+				false, e);
+	if (rc == 0)
+		rc = name_field("gpu_model", s->gpu_model, sizeof(s->gpu_model),
+				true, e);
+	if (rc)
+		return rc;
 	if (!memchr(s->mig_profile, '\0', sizeof(s->mig_profile)) ||
 	    (s->mig_profile[0] && !gf_mig_profile_name_ok(s->mig_profile)))
 		return gf_err_set(e, GF_EINVAL,

@@ -91,6 +91,15 @@ int gf__job_find(const struct gf_ctl *ctl, const char *id)
 	return (int)gf_hmap_get(&ctl->ids, gf_hash_str(id), job_is, &k);
 }
 
+int gf__job_get(const struct gf_ctl *ctl, const char *id, struct gf_err *e)
+{
+	int jid = gf__job_find(ctl, id);
+	if (jid < 0)
+		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
+				  GF_JOB_ID_MAX, id ? id : "");
+	return jid;
+}
+
 void gf__job_index(struct gf_ctl *ctl, int jid)
 {
 	int rc = gf_hmap_put(&ctl->ids, gf_hash_str(ctl->jr[jid].job->id),

@@ -11,6 +11,7 @@
 
 struct gf_cluster;
 struct gf_ctl;
+struct gf_err;
 
 /* The cluster's model id of name (case-insensitive), or -1. */
 int gf__model_find(const struct gf_cluster *c, const char *name);
@@ -28,6 +29,8 @@ int gf__names_insert(struct gf_ctl *ctl, int i);
 
 /* The jrec index of job id, or -1. */
 int gf__job_find(const struct gf_ctl *ctl, const char *id);
+/* The jrec index of job id, or GF_ENOTFOUND with e saying so. */
+int gf__job_get(const struct gf_ctl *ctl, const char *id, struct gf_err *e);
 /* Job jid's id indexed (ids are unique: gf__job_find said -1). */
 void gf__job_index(struct gf_ctl *ctl, int jid);
 

@@ -218,10 +218,9 @@ static int lookup(struct gf_ctl *ctl, const char *id, int64_t now_ms,
 		  bool running_only, struct gf_err *e)
 {
 	gf_err_clear(e);
-	int jid = gf__job_find(ctl, id);
+	int jid = gf__job_get(ctl, id, e);
 	if (jid < 0)
-		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
-				  GF_JOB_ID_MAX, id ? id : "");
+		return jid;
 	const struct gf_job *job = ctl->jr[jid].job;
 	if (gf_job_is_final(job->state) ||
 	    (running_only && job->state != GF_JOB_RUNNING))
