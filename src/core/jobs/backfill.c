@@ -29,43 +29,18 @@
 #include "core/jobs/jobs_mig.h"
 #include "util/mem.h"
 
-struct copy {
-	int node, mig;
-	struct gf_cnode n;
-};
-
 struct shadow {
 	struct gf_ctl *ctl;
 	int jid;
 	const struct gf_req *r;
 	int R;
-	int64_t *block_cap; /* gangs: the head's capacity per block */
-	struct copy *cp;
-	int ncp, cpcap;
+	int64_t *block_cap;   /* gangs: the head's capacity per block */
+	struct gf__trials tr; /* copies of the nodes */
 };
 
 static int cap(struct shadow *s, const struct gf_cnode *n, int node, int mig)
 {
 	return gf__cap(s->ctl, &s->ctl->jr[s->jid], s->r, n, node, mig, s->R);
-}
-
-static struct copy *copy_of(struct shadow *s, int i)
-{
-	struct gf_ctl *ctl = s->ctl;
-	if (ctl->trial_of[i] >= 0)
-		return &s->cp[ctl->trial_of[i]];
-	if (s->ncp == s->cpcap) {
-		s->cpcap = s->cpcap ? s->cpcap * 2 : 64;
-		s->cp = gf_reallocarray(s->cp, (size_t)s->cpcap,
-					sizeof(*s->cp));
-	}
-	struct copy *c = &s->cp[s->ncp];
-	c->node = i;
-	c->n = ctl->c->nodes[i];
-	int prof = ctl->jr[s->jid].prof;
-	c->mig = prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0;
-	ctl->trial_of[i] = s->ncp++;
-	return c;
 }
 
 /* Job v ends: its placements come back; does the head fit now? */
@@ -78,14 +53,11 @@ static bool ends(struct shadow *s, int v)
 		const struct gf_job_place *p = &vj->job->place[k];
 		if (ctl->not_h[p->node])
 			continue;
-		struct copy *c = copy_of(s, p->node);
+		bool fresh;
+		struct gf__trial *c =
+			gf__trial_get(ctl, &s->tr, p->node, &fresh);
 		int before = cap(s, &c->n, c->node, c->mig);
-		int gpus[GF_CNODE_MAX_GPUS];
-		memcpy(gpus, p->gpus, sizeof(gpus));
-		(void)gf_cnode_give(&c->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == ctl->jr[s->jid].prof &&
-		    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
-			c->mig++;
+		gf__trial_give(ctl, &s->tr, c, v, p);
 		int after = cap(s, &c->n, c->node, c->mig);
 		if (s->R == 1) {
 			fits |= after >= 1;
@@ -116,7 +88,8 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	struct shadow s = { .ctl = ctl,
 			    .jid = jid,
 			    .r = r,
-			    .R = ctl->jr[jid].job->spec.replicas };
+			    .R = ctl->jr[jid].job->spec.replicas,
+			    .tr = { .prof = ctl->jr[jid].prof } };
 	struct gf__keyed *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
 	for (int k = 0; k < ctl->nrunning; k++) {
 		const struct gf__jrec *v = &ctl->jr[ctl->running[k]];
@@ -133,9 +106,8 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			shadow = e[k].key > now ? e[k].key : now;
 			break;
 		}
-	for (int c = 0; c < s.ncp; c++)
-		ctl->trial_of[s.cp[c].node] = -1;
-	gf_free(s.cp);
+	gf__trials_reset(ctl, &s.tr);
+	gf_free(s.tr.t);
 	gf_free(s.block_cap);
 	gf_free(e);
 	return shadow;

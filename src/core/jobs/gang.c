@@ -441,3 +441,41 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	*out = pl;
 	return 0;
 }
+
+struct gf__trial *gf__trial_get(struct gf_ctl *ctl, struct gf__trials *ts,
+				int i, bool *fresh)
+{
+	*fresh = ctl->trial_of[i] < 0;
+	if (!*fresh)
+		return &ts->t[ctl->trial_of[i]];
+	if (ts->n == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 16;
+		ts->t = gf_reallocarray(ts->t, (size_t)ts->cap, sizeof(*ts->t));
+	}
+	struct gf__trial *t = &ts->t[ts->n];
+	t->node = i;
+	t->base = 0;
+	t->n = ctl->c->nodes[i];
+	t->mig = ts->prof >= 0 ? gf__mig_free_on(ctl, i, ts->prof) : 0;
+	ctl->trial_of[i] = ts->n++;
+	return t;
+}
+
+void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
+		    struct gf__trial *t, int v, const struct gf_job_place *p)
+{
+	const struct gf__jrec *vj = &ctl->jr[v];
+	int gpus[GF_CNODE_MAX_GPUS];
+	memcpy(gpus, p->gpus, sizeof(gpus));
+	(void)gf_cnode_give(&t->n, &vj->req, gpus);
+	if (vj->prof >= 0 && vj->prof == ts->prof &&
+	    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
+		t->mig++; /* its instance is free again, and usable */
+}
+
+void gf__trials_reset(struct gf_ctl *ctl, struct gf__trials *ts)
+{
+	for (int k = 0; k < ts->n; k++)
+		ctl->trial_of[ts->t[k].node] = -1;
+	ts->n = 0;
+}
