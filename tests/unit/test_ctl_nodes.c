@@ -427,6 +427,32 @@ static void test_not_ready_later(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* A node's reason, or a job's, longer than the core keeps is cut with a
+ * mark: it ends in "..." (it was cut silently). */
+static void test_not_ready_long_reason(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = three_nodes();
+	char why[300];
+	memset(why, 'x', sizeof(why) - 1);
+	why[sizeof(why) - 1] = '\0';
+	ready(ctl, 0, false, why, NULL);
+	const char *r = gf_ctl_node_reason(ctl, 0);
+	assert_int_equal(strlen(r), GF_JOB_REASON_MAX - 1);
+	assert_string_equal(r + strlen(r) - 3, "...");
+	assert_int_equal(strspn(r, "x"), GF_JOB_REASON_MAX - 4);
+	/* a job requeued for a reason that long: the same mark */
+	const char *j1 = put(ctl, sel(job("batch", 1, 1), "host=n1"));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, j1), GF_JOB_RUNNING);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_requeue(ctl, j1, why, 2000, &e), 0);
+	r = gf_ctl_job(ctl, j1)->reason;
+	assert_int_equal(strlen(r), GF_JOB_REASON_MAX - 1);
+	assert_string_equal(r + strlen(r) - 3, "...");
+	gf_ctl_free(ctl);
+}
+
 /* ---- GPU health ---- */
 
 /*
@@ -1282,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_join_empty),
 		cmocka_unit_test(test_not_ready),
 		cmocka_unit_test(test_not_ready_later),
+		cmocka_unit_test(test_not_ready_long_reason),
 		cmocka_unit_test(test_gpu_health),
 		cmocka_unit_test(test_update_labels_block),
 		cmocka_unit_test(test_update_mig_shape),

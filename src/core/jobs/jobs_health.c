@@ -104,7 +104,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		return 0;
 	}
 	bool given = reason && reason[0];
-	gf_note(x->reason, sizeof(x->reason), "%.*s", GF_JOB_REASON_MAX - 1,
+	gf_note(x->reason, sizeof(x->reason), "%s",
 		given ? reason : "not ready");
 	if (x->state == GF__LOST)
 		return 0;

@@ -160,7 +160,7 @@ void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 	char why[GF_JOB_REASON_MAX];
 	/* not the job's fault: it never counts against its attempts */
 	job->requeues++;
-	gf_note(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1, reason);
+	gf_note(why, sizeof(why), "%s", reason);
 	gf__to_pending(ctl, jid, now, "requeued", why);
 }
 
@@ -181,7 +181,6 @@ void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
 		gf_note(why, sizeof(why), "%.100s (after %d failures)", reason,
 			job->failures);
 	else
-		gf_note(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
-			reason);
+		gf_note(why, sizeof(why), "%s", reason);
 	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
 }
