@@ -57,10 +57,10 @@ static int usable_gpus(const struct gf_ctl *ctl, int i)
 /* Same profiles, same counts. */
 static bool same_mig(const struct gf_ctl *ctl, int a, int b)
 {
-	int na = ctl->node_inst[a + 1] - ctl->node_inst[a];
-	if (na != ctl->node_inst[b + 1] - ctl->node_inst[b])
+	int na = ctl->mig.node_inst[a + 1] - ctl->mig.node_inst[a];
+	if (na != ctl->mig.node_inst[b + 1] - ctl->mig.node_inst[b])
 		return false;
-	for (int p = 0; na > 0 && p < ctl->nprof; p++)
+	for (int p = 0; na > 0 && p < ctl->mig.nprof; p++)
 		if (gf__mig_offered(ctl, a, p) != gf__mig_offered(ctl, b, p))
 			return false;
 	return true;
@@ -87,8 +87,8 @@ static uint64_t node_hash(const struct gf_ctl *ctl, int i)
 			 n->ngpus,
 			 (uint64_t)ctl->nodes[i].block,
 			 (uint64_t)usable_gpus(ctl, i),
-			 (uint64_t)(ctl->node_inst[i + 1] -
-				    ctl->node_inst[i]) };
+			 (uint64_t)(ctl->mig.node_inst[i + 1] -
+				    ctl->mig.node_inst[i]) };
 	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 		h = gf_hash_mix(h, v[k]);
 	return h;
@@ -245,9 +245,9 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 		k = usable * (GF_GPU_MILLI / q->milli);
 	if (q->prof >= 0) {
 		int f = 0;
-		for (int x = ctl->node_inst[g->rep];
-		     x < ctl->node_inst[g->rep + 1]; x++)
-			f += ctl->inst[x].prof == q->prof;
+		for (int x = ctl->mig.node_inst[g->rep];
+		     x < ctl->mig.node_inst[g->rep + 1]; x++)
+			f += ctl->mig.inst[x].prof == q->prof;
 		if (f < k)
 			k = f;
 	}
@@ -495,7 +495,7 @@ void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
 		r->gpu_milli = (int16_t)s->gpu_milli;
 		j->milli = s->gpu_milli;
 	} else if (j->prof >= 0) {
-		j->milli = ctl->prof_milli[j->prof];
+		j->milli = ctl->mig.prof_milli[j->prof];
 	}
 	j->milli *= s->replicas;
 	if (j->model >= 0) {

@@ -261,7 +261,7 @@ int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	if (nodes)
 		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
 	ctl->blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->blk));
-	ctl->mask_gen = 1;
+	ctl->masks.gen = 1;
 	rc = check_nodes(ctl, e); /* last check: then it builds */
 	if (rc == 0) {
 		rc = build(ctl);
@@ -357,14 +357,14 @@ void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 	st->running = ctl->nrunning;
 	st->gpus_total_milli = ctl->c->gpu_milli_total;
 	int64_t mig_milli = 0;
-	for (int x = 0; x < ctl->ninst; x++)
-		if (ctl->inst[x].user >= 0)
-			mig_milli += ctl->prof_milli[ctl->inst[x].prof];
+	for (int x = 0; x < ctl->mig.ninst; x++)
+		if (ctl->mig.inst[x].user >= 0)
+			mig_milli += ctl->mig.prof_milli[ctl->mig.inst[x].prof];
 	/* the engine counts GPUs in MIG mode as held, not given out */
 	st->gpus_alloc_milli = gf_sched_alloc_milli(ctl->s) + mig_milli;
 	st->frag_milli = gf_sched_frag_total(ctl->s);
-	st->mig_total = ctl->ninst;
-	st->mig_used = ctl->mig_used;
+	st->mig_total = ctl->mig.ninst;
+	st->mig_used = ctl->mig.used;
 	for (int i = 0; i < ctl->c->n; i++) {
 		const struct gf__node *x = &ctl->ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];

@@ -167,6 +167,27 @@ struct gf__mask {
 	int count;
 };
 
+/* The MIG instances nodes offer and the profiles they name (jobs_mig.c). */
+struct gf__migs {
+	char prof_name[GF__MAX_PROFILES][GF_MIG_PROFILE_MAX];
+	int prof_milli[GF__MAX_PROFILES]; /* a GPU's fraction, for shares */
+	int nprof;
+	struct gf__inst *inst; /* by node */
+	int ninst;
+	int inst_cap;
+	int *node_inst;	  /* first instance of node i; c->n + 1 entries */
+	int **prof_nodes; /* per profile: nodes offering it */
+	int *prof_nnodes;
+	int used; /* instances in use */
+};
+
+/* The cached node masks, one per selector (mask.c). */
+struct gf__masks {
+	struct gf__mask *m; /* each on[] has ncap entries */
+	int n, cap;
+	uint32_t gen; /* a job's cached slot is valid at this generation */
+};
+
 /* Nodes alike for admission (see admit.c). */
 struct gf__group {
 	int rep;   /* a node of the group */
@@ -211,17 +232,7 @@ struct gf_ctl {
 	int name_n;	       /* nodes 0..name_n-1 are in it */
 	struct gf__block *blk; /* GF_CTL_MAX_BLOCKS entries */
 	int nblk;	       /* = cfg.nblocks */
-	/* MIG */
-	char prof_name[GF__MAX_PROFILES][GF_MIG_PROFILE_MAX];
-	int prof_milli[GF__MAX_PROFILES]; /* a GPU's fraction, for shares */
-	int nprof;
-	struct gf__inst *inst; /* by node */
-	int ninst;
-	int inst_cap;
-	int *node_inst;	  /* first instance of node i; c->n + 1 entries */
-	int **prof_nodes; /* per profile: nodes offering it */
-	int *prof_nnodes;
-	int mig_used;
+	struct gf__migs mig;   /* MIG instances (jobs_mig.c) */
 	/* teams */
 	struct gf__team *teams;
 	int nteams, teams_cap;
@@ -243,10 +254,7 @@ struct gf_ctl {
 	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
-	/* masks */
-	struct gf__mask *masks; /* each on[] has ncap entries */
-	int nmasks, masks_cap;
-	uint32_t mask_gen;
+	struct gf__masks masks; /* cached selector masks (mask.c) */
 	/* scratch, per node (ncap): zero / -1 between uses */
 	uint8_t *scratch;
 	uint8_t *not_h;

@@ -38,10 +38,10 @@ static int shortfall(const struct gf_ctl *ctl, const struct gf__jrec *j,
 		if (f > 0) {
 			ok++;
 			gf_note(gpu, sizeof(gpu), "%d free %s", f,
-				ctl->prof_name[j->prof]);
+				ctl->mig.prof_name[j->prof]);
 		} else {
 			gf_note(lack, sizeof(lack), "no free %s instance",
-				ctl->prof_name[j->prof]);
+				ctl->mig.prof_name[j->prof]);
 		}
 	} else if (r->ngpus > 0 && r->gpu_milli >= GF_GPU_MILLI) {
 		if (n->nfree >= r->ngpus) {

@@ -146,8 +146,9 @@ bool gf__usable(struct gf_ctl *ctl, struct gf__jrec *j, const struct gf_req *r,
 		return false;
 	if (j->prof == -1)
 		return r->ngpus == 0 || n->ngpus > 0;
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].prof == j->prof)
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		if (ctl->mig.inst[x].prof == j->prof)
 			return true;
 	return false;
 }
@@ -167,8 +168,8 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	int best = -1, best_free = 0;
-	for (int k = 0; k < ctl->prof_nnodes[j->prof]; k++) {
-		int i = ctl->prof_nodes[j->prof][k];
+	for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
+		int i = ctl->mig.prof_nodes[j->prof][k];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		if ((allowed && !allowed[i]) ||
 		    (n->flags & GF_CNODE_CORDONED) || n->cpu_left < r->cpu ||
@@ -191,8 +192,8 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	int x = gf__mig_take(ctl, best, j->prof, jid);
 	fill(ctl, best, out);
 	out->ngpus = 1;
-	out->gpus[0] = ctl->inst[x].gpu;
-	out->mig_start = ctl->inst[x].start;
+	out->gpus[0] = ctl->mig.inst[x].gpu;
+	out->mig_start = ctl->mig.inst[x].start;
 	return 0;
 }
 
@@ -248,8 +249,8 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	int x = -1;
 	if (j->prof >= 0) {
 		x = gf__mig_find(ctl, pl->node, pl->gpus[0], pl->mig_start);
-		if (x < 0 || ctl->inst[x].prof != j->prof ||
-		    ctl->inst[x].user >= 0)
+		if (x < 0 || ctl->mig.inst[x].prof != j->prof ||
+		    ctl->mig.inst[x].user >= 0)
 			return GF_EINVAL;
 	} else if (j->prof == -1) {
 		p.ngpus = pl->ngpus;
@@ -264,8 +265,8 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	}
 	int rc = eng_commit(ctl, &j->req, &p);
 	if (rc == 0 && x >= 0) {
-		ctl->inst[x].user = jid;
-		ctl->mig_used++;
+		ctl->mig.inst[x].user = jid;
+		ctl->mig.used++;
 	}
 	return rc;
 }
@@ -279,8 +280,8 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 	int64_t *mig = NULL;
 	if (j->prof >= 0) {
 		mig = gf_calloc((size_t)ctl->nblk, sizeof(*mig));
-		for (int k = 0; k < ctl->prof_nnodes[j->prof]; k++) {
-			int i = ctl->prof_nodes[j->prof][k];
+		for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
+			int i = ctl->mig.prof_nodes[j->prof][k];
 			mig[ctl->nodes[i].block] +=
 				gf__mig_free_on(ctl, i, j->prof);
 		}

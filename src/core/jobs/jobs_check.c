@@ -68,8 +68,8 @@ static int check_place(const struct gf_ctl *ctl, int jid,
 	t->nrep[p->node]++;
 	if (j->prof >= 0) {
 		int x = gf__mig_find(ctl, p->node, p->gpus[0], p->mig_start);
-		if (x < 0 || ctl->inst[x].prof != j->prof ||
-		    ctl->inst[x].user != jid || t->inst_user[x] >= 0)
+		if (x < 0 || ctl->mig.inst[x].prof != j->prof ||
+		    ctl->mig.inst[x].user != jid || t->inst_user[x] >= 0)
 			return fail(msg, size,
 				    "MIG placement and instance disagree", id);
 		t->inst_user[x] = jid;
@@ -144,8 +144,9 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 				    "running jobs'",
 				    name);
 		uint32_t mig = 0;
-		for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1]; x++)
-			mig |= UINT32_C(1) << ctl->inst[x].gpu;
+		for (int x = ctl->mig.node_inst[i];
+		     x < ctl->mig.node_inst[i + 1]; x++)
+			mig |= UINT32_C(1) << ctl->mig.inst[x].gpu;
 		for (int g = 0; g < n->ngpus; g++) {
 			int32_t used = t->gpu[i * GF_CNODE_MAX_GPUS + g];
 			int free = gf_cluster_gpu_free(ctl->c, i, g);
@@ -164,15 +165,15 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 		}
 	}
 	int used = 0;
-	for (int x = 0; x < ctl->ninst; x++) {
-		if (ctl->inst[x].user != t->inst_user[x])
+	for (int x = 0; x < ctl->mig.ninst; x++) {
+		if (ctl->mig.inst[x].user != t->inst_user[x])
 			return fail(msg, size,
 				    "a MIG instance's user runs no placement "
 				    "on it",
-				    ctl->c->names[ctl->inst[x].node]);
-		used += ctl->inst[x].user >= 0;
+				    ctl->c->names[ctl->mig.inst[x].node]);
+		used += ctl->mig.inst[x].user >= 0;
 	}
-	if (used != ctl->mig_used)
+	if (used != ctl->mig.used)
 		return fail(msg, size, "MIG instances used miscounted", NULL);
 	return 0;
 }
@@ -291,7 +292,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		.mem = gf_calloc(n, sizeof(int64_t)),
 		.gpu = gf_calloc(n * GF_CNODE_MAX_GPUS, sizeof(int32_t)),
 		.nrep = gf_calloc(n, sizeof(int)),
-		.inst_user = gf_calloc((size_t)ctl->ninst + 1, sizeof(int)),
+		.inst_user = gf_calloc((size_t)ctl->mig.ninst + 1, sizeof(int)),
 		.use = gf_calloc(nt, sizeof(struct gf__use)),
 		.run_milli = gf_calloc(nt, sizeof(int64_t)),
 		.pend_n = gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int)),
@@ -299,7 +300,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 			gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int64_t)),
 		.seen = gf_calloc((size_t)ctl->njr + 1, 1),
 	};
-	for (int x = 0; x < ctl->ninst; x++)
+	for (int x = 0; x < ctl->mig.ninst; x++)
 		t.inst_user[x] = -1;
 	for (int i = 0; i < ctl->njr && rc == 0; i++)
 		rc = check_job(ctl, i, &t, msg, size);

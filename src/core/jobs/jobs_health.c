@@ -291,8 +291,9 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		if (x->bpos < 0 || x->bpos >= b->n || b->nodes[x->bpos] != i)
 			return fail(msg, size, name, "not in its block's list");
 		uint16_t mig = 0;
-		for (int k = ctl->node_inst[i]; k < ctl->node_inst[i + 1]; k++)
-			mig |= (uint16_t)(1u << ctl->inst[k].gpu);
+		for (int k = ctl->mig.node_inst[i];
+		     k < ctl->mig.node_inst[i + 1]; k++)
+			mig |= (uint16_t)(1u << ctl->mig.inst[k].gpu);
 		if (mig != x->mig_gpus)
 			return fail(msg, size, name,
 				    "GPUs in MIG mode differ from its "

@@ -63,8 +63,8 @@ void gf__nodes_reserve(struct gf_ctl *ctl, int n)
 	for (int i = old; i < cap; i++)
 		ctl->trial_of[i] = -1;
 	/* node_inst[0..c->n] are kept; the rest is set as nodes come */
-	ctl->node_inst =
-		grow(ctl->node_inst, old ? o + 1 : 0, nc + 1, sizeof(int));
+	ctl->mig.node_inst =
+		grow(ctl->mig.node_inst, old ? o + 1 : 0, nc + 1, sizeof(int));
 	ctl->ncap = cap;
 	gf__masks_grow(ctl, old);
 }
@@ -305,7 +305,7 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	gf__nodes_reserve(ctl, ctl->c->n + 1);
 	int i = gf_sched_add_node(ctl->s, p->name, sp->cpu_milli,
 				  sp->memory_mib, sp->ngpus, p->model);
-	ctl->node_inst[i + 1] = ctl->node_inst[i];
+	ctl->mig.node_inst[i + 1] = ctl->mig.node_inst[i];
 	(void)gf__names_insert(ctl, i); /* p->node < 0: a new name */
 	struct gf__node *x = &ctl->ns[i];
 	memset(x, 0, sizeof(*x));

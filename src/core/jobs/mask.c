@@ -128,17 +128,17 @@ bool gf__labels_match(const char *labels, const char *selector)
 
 static void masks_clear(struct gf_ctl *ctl)
 {
-	for (int i = 0; i < ctl->nmasks; i++)
-		gf_free(ctl->masks[i].on);
-	ctl->nmasks = 0;
-	ctl->mask_gen++;
+	for (int i = 0; i < ctl->masks.n; i++)
+		gf_free(ctl->masks.m[i].on);
+	ctl->masks.n = 0;
+	ctl->masks.gen++;
 }
 
 void gf__masks_free(struct gf_ctl *ctl)
 {
 	masks_clear(ctl);
-	gf_free(ctl->masks);
-	ctl->masks_cap = 0;
+	gf_free(ctl->masks.m);
+	ctl->masks.cap = 0;
 }
 
 static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
@@ -148,14 +148,15 @@ static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 	size_t most = MASK_BYTES_MAX / (size_t)(n > 0 ? n : 1);
 	if (most < 16)
 		most = 16;
-	if ((size_t)ctl->nmasks >= most)
+	if ((size_t)ctl->masks.n >= most)
 		masks_clear(ctl);
-	if (ctl->nmasks == ctl->masks_cap) {
-		ctl->masks_cap = ctl->masks_cap ? ctl->masks_cap * 2 : 16;
-		ctl->masks = gf_reallocarray(ctl->masks, (size_t)ctl->masks_cap,
-					     sizeof(*ctl->masks));
+	if (ctl->masks.n == ctl->masks.cap) {
+		ctl->masks.cap = ctl->masks.cap ? ctl->masks.cap * 2 : 16;
+		ctl->masks.m =
+			gf_reallocarray(ctl->masks.m, (size_t)ctl->masks.cap,
+					sizeof(*ctl->masks.m));
 	}
-	struct gf__mask *m = &ctl->masks[ctl->nmasks];
+	struct gf__mask *m = &ctl->masks.m[ctl->masks.n];
 	GF__ACOPY(m->sel, s->node_selector);
 	m->on = gf_calloc((size_t)ctl->ncap, 1);
 	m->count = 0;
@@ -164,7 +165,7 @@ static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 			m->on[i] = 1;
 			m->count++;
 		}
-	return ctl->nmasks++;
+	return ctl->masks.n++;
 }
 
 const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
@@ -172,22 +173,22 @@ const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
 	const char *sel = j->job->spec.node_selector;
 	if (sel[0] == '\0')
 		return NULL;
-	if (j->mask >= 0 && j->mask_gen == ctl->mask_gen)
-		return ctl->masks[j->mask].on;
+	if (j->mask >= 0 && j->mask_gen == ctl->masks.gen)
+		return ctl->masks.m[j->mask].on;
 	int k = 0;
-	while (k < ctl->nmasks && strcmp(ctl->masks[k].sel, sel) != 0)
+	while (k < ctl->masks.n && strcmp(ctl->masks.m[k].sel, sel) != 0)
 		k++;
-	if (k == ctl->nmasks)
+	if (k == ctl->masks.n)
 		k = mask_new(ctl, &j->job->spec);
 	j->mask = k;
-	j->mask_gen = ctl->mask_gen;
-	return ctl->masks[k].on;
+	j->mask_gen = ctl->masks.gen;
+	return ctl->masks.m[k].on;
 }
 
 void gf__masks_grow(struct gf_ctl *ctl, int old)
 {
-	for (int k = 0; k < ctl->nmasks; k++) {
-		struct gf__mask *m = &ctl->masks[k];
+	for (int k = 0; k < ctl->masks.n; k++) {
+		struct gf__mask *m = &ctl->masks.m[k];
 		m->on = gf_reallocarray(m->on, (size_t)ctl->ncap, 1);
 		memset(m->on + old, 0, (size_t)(ctl->ncap - old));
 	}
@@ -195,8 +196,8 @@ void gf__masks_grow(struct gf_ctl *ctl, int old)
 
 void gf__masks_node(struct gf_ctl *ctl, int i)
 {
-	for (int k = 0; k < ctl->nmasks; k++) {
-		struct gf__mask *m = &ctl->masks[k];
+	for (int k = 0; k < ctl->masks.n; k++) {
+		struct gf__mask *m = &ctl->masks.m[k];
 		uint8_t on = gf__labels_match(ctl->nodes[i].labels, m->sel);
 		m->count += on - m->on[i];
 		m->on[i] = on;

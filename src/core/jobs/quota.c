@@ -159,7 +159,7 @@ static int mig_room(struct gf_ctl *ctl, const struct gf__jrec *j,
 {
 	int64_t k = j->job->spec.replicas;
 	int64_t lim = t->mig_lim[j->prof], all = t->mig_all_lim;
-	const char *prof = ctl->prof_name[j->prof];
+	const char *prof = ctl->mig.prof_name[j->prof];
 	if (lim < 0 && all < 0) {
 		gf_note(why, size,
 			"quota: team %s has no %s instances in its quota",
@@ -267,8 +267,8 @@ int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
 					  "team %s's quota allows at most "
 					  "%" PRId64 " %s instances, the job "
 					  "asks for %" PRId64,
-					  t->name, cap, ctl->prof_name[prof],
-					  r);
+					  t->name, cap,
+					  ctl->mig.prof_name[prof], r);
 	}
 	return 0;
 }
