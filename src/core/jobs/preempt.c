@@ -362,9 +362,10 @@ static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 				j->awaiting++;
 				tagged = true;
 			}
-		if (tagged && names.len + strlen(v->id) + 2 < 80)
-			gf_buf_printf(&names, "%s%s", names.len ? ", " : "",
-				      v->id);
+		if (tagged && names.len + strlen(v->id) + 2 < 80) {
+			gf_buf_puts(&names, names.len ? ", " : "");
+			gf_buf_puts(&names, v->id);
+		}
 	}
 	gf__reason(j->job, "preempted %s: waits for their processes to be gone",
 		   gf_buf_str(&names));
