@@ -177,7 +177,7 @@ static double one_pass(struct gf_ctl *ctl, int64_t now, double *ms)
 {
 	struct gf_ctl_changes ch = { 0 };
 	double t0 = now_s();
-	gf_ctl_schedule(ctl, now, &ch);
+	(void)!gf_ctl_schedule(ctl, now, &ch);
 	double dt = now_s() - t0;
 	long placed = 0;
 	for (int i = 0; i < ch.n; i++) {
@@ -209,7 +209,7 @@ static void finish_half(struct gf_ctl *ctl, struct gf_rng *r, int64_t now)
 		const struct gf_job *j = gf_ctl_job_at(ctl, i);
 		struct gf_err e;
 		if (j->state == GF_JOB_RUNNING && gf_rng_below(r, 2))
-			gf_ctl_finish(ctl, j->id, 0, now, &e);
+			(void)!gf_ctl_finish(ctl, j->id, 0, now, &e);
 	}
 }
 
@@ -225,12 +225,12 @@ static void bench_admit(struct gf_ctl *ctl, struct gf_rng *r)
 	struct gf_err e;
 	double t0 = now_s();
 	for (int i = 0; i < 1000; i++)
-		gf_ctl_admit(ctl, &shapes[i], &e);
+		(void)!gf_ctl_admit(ctl, &shapes[i], &e);
 	double cold = now_s() - t0;
 	int n = 200000;
 	t0 = now_s();
 	for (int i = 0; i < n; i++)
-		gf_ctl_admit(ctl, &shapes[gf_rng_below(r, 1000)], &e);
+		(void)!gf_ctl_admit(ctl, &shapes[gf_rng_below(r, 1000)], &e);
 	double warm = now_s() - t0;
 	printf("BENCH ctl.admit.per_s %.0f admits/s\n", n / warm);
 	printf("BENCH ctl.admit.new_shape_per_s %.0f admits/s\n", 1000 / cold);
@@ -295,7 +295,7 @@ static void bench_node_add(int n)
 		j->spec.gpus = 1;
 		j->spec.gpu_milli = 0;
 		snprintf(j->spec.gpu_model, sizeof(j->spec.gpu_model), "l40s");
-		gf_ctl_add(ctl, j, &e);
+		(void)!gf_ctl_add(ctl, j, &e);
 	}
 	struct gf_ctl_node_spec sp = { .cpu_milli = 128000,
 				       .memory_mib = 1 << 20,
@@ -323,7 +323,7 @@ static void bench_node_add(int n)
 			fprintf(stderr, "ctl_bench: add: %s\n", e.msg);
 			exit(1);
 		}
-		gf_ctl_schedule(ctl, now, NULL);
+		(void)!gf_ctl_schedule(ctl, now, NULL);
 		t_pass += now_s() - tp;
 	}
 	double total = now_s() - t0;

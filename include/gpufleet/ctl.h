@@ -140,7 +140,7 @@ struct gf_ctl; /* opaque */
  */
 int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	       const struct gf_ctl_node *nodes, struct gf_ctl **out,
-	       struct gf_err *e);
+	       struct gf_err *e) GF_MUST_CHECK;
 void gf_ctl_free(struct gf_ctl *ctl);
 
 /*
@@ -155,7 +155,7 @@ void gf_ctl_free(struct gf_ctl *ctl);
  * (gpu_milli > 1000) or than a node can have (gpus > 16): GF_ENEVER.
  */
 int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,
-		 struct gf_err *e);
+		 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Add a job the store has committed: taken (the core frees it: job on the
@@ -171,7 +171,8 @@ int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,
  * GF_ECONFLICT for an id already known, GF_ETOOBIG (too many jobs or
  * teams).
  */
-int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e);
+int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job,
+	       struct gf_err *e) GF_MUST_CHECK;
 
 /* The job with this id, or NULL. */
 const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id);
@@ -184,17 +185,17 @@ const struct gf_job *gf_ctl_job_at(const struct gf_ctl *ctl, int i);
  * GF_ENOTFOUND, or GF_ECONFLICT for a final job; GF_EINVAL for now_ms <=
  * 0 (ms since the epoch, here and below). */
 int gf_ctl_cancel(struct gf_ctl *ctl, const char *id, int64_t now_ms,
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 
 /* A running job ended: exit 0 -> SUCCEEDED, else FAILED.  GF_ENOTFOUND,
  * GF_ECONFLICT when it is not RUNNING. */
 int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
-		  int64_t now_ms, struct gf_err *e);
+		  int64_t now_ms, struct gf_err *e) GF_MUST_CHECK;
 
 /* A running job lost its node: back to PENDING if attempts are left,
  * else FAILED; reason given (NULL: "node lost").  As gf_ctl_finish. */
 int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
-		   int64_t now_ms, struct gf_err *e);
+		   int64_t now_ms, struct gf_err *e) GF_MUST_CHECK;
 
 /* The jobs a call changed, for the caller to persist (borrowed ids). */
 struct gf_ctl_changes {
@@ -212,7 +213,7 @@ void gf_ctl_changes_release(struct gf_ctl_changes *ch);
  * gf_ctl_check after it and abort on a broken invariant.
  */
 int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
-		    struct gf_ctl_changes *out);
+		    struct gf_ctl_changes *out) GF_MUST_CHECK;
 
 /*
  * The queue: pending jobs in the order they would be tried, each with its
@@ -315,7 +316,7 @@ struct gf_ctl_node_spec {
  */
 int gf_ctl_node_add(struct gf_ctl *ctl, const char *name,
 		    const struct gf_ctl_node_spec *spec, int64_t now_ms,
-		    struct gf_ctl_changes *out, struct gf_err *e);
+		    struct gf_ctl_changes *out, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Node `node` ready (its agent heartbeats) or not.  Not ready: every job
@@ -330,7 +331,8 @@ int gf_ctl_node_add(struct gf_ctl *ctl, const char *name,
  */
 int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		      const char *reason, int64_t now_ms,
-		      struct gf_ctl_changes *out, struct gf_err *e);
+		      struct gf_ctl_changes *out,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Cordon node `node` (nothing new is placed there; what runs there runs
@@ -339,7 +341,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
  * ready and not cordoned.  Idempotent; GF_EINVAL for a bad index.
  */
 int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
-		       struct gf_err *e);
+		       struct gf_err *e) GF_MUST_CHECK;
 bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node);
 
 /*
@@ -351,13 +353,14 @@ bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node);
  * drained node with none is empty: "drained").
  */
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 bool gf_ctl_node_is_draining(const struct gf_ctl *ctl, int node);
 int gf_ctl_node_replicas(const struct gf_ctl *ctl, int node);
 
 /* GPU time a job used (a run that ended, as its node reported it), added
  * to its gpu_ms.  GF_ENOTFOUND, GF_EINVAL for a negative amount. */
-int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms);
+int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id,
+		     int64_t gpu_ms) GF_MUST_CHECK;
 
 /*
  * Replicas completing (cfg.hold_until_gone; job.h's gf_job_held).
@@ -369,11 +372,11 @@ int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms);
  * state), borrowed as gf_ctl_job's.
  */
 int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
-			int replica, struct gf_err *e);
+			int replica, struct gf_err *e) GF_MUST_CHECK;
 /* A held replica's why replaced (a node says it outlives SIGKILL): 0 or
  * GF_ENOTFOUND; the caller persists the job. */
 int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
-		     int replica, const char *why);
+		     int replica, const char *why) GF_MUST_CHECK;
 int gf_ctl_nholding(const struct gf_ctl *ctl);
 const struct gf_job *gf_ctl_holding_at(const struct gf_ctl *ctl, int i);
 
@@ -384,7 +387,7 @@ const struct gf_job *gf_ctl_holding_at(const struct gf_ctl *ctl, int i);
  * decides whether to stop it).  Idempotent; GF_EINVAL for a bad index.
  */
 int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
-		      const char *reason, struct gf_err *e);
+		      const char *reason, struct gf_err *e) GF_MUST_CHECK;
 
 /* Nodes known (indexes 0..n-1), and the index of a name or -1. */
 int gf_ctl_nnodes(const struct gf_ctl *ctl);
@@ -416,7 +419,7 @@ const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu);
  * bad node or now_ms <= 0.
  */
 int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
-		  int64_t now_ms, struct gf_err *e);
+		  int64_t now_ms, struct gf_err *e) GF_MUST_CHECK;
 
 /* Does a replica fit on n (a copy of a node with some work released),
  * mig_free being the free instances of its MIG profile there? */
@@ -438,7 +441,7 @@ typedef bool (*gf_ctl_fit_fn)(void *arg, const struct gf_cnode *n,
  */
 int gf_ctl_victims(struct gf_ctl *ctl, const struct gf_job_spec *spec, int node,
 		   const char *const *ids, int nids, gf_ctl_fit_fn fits,
-		   void *arg, int *out);
+		   void *arg, int *out) GF_MUST_CHECK;
 
 /* MIG instances of `profile` on node: the number it offers (returned; 0
  * for a profile or node unknown), the number free for new work in *free
@@ -458,6 +461,7 @@ int gf_ctl_score(const struct gf_ctl *ctl, int node, const struct gf_req *r,
  * a node not ready or on an unhealthy GPU since it became so, the
  * engine's holds and cordons as the nodes' states say): 0 or GF_EINVAL
  * with msg. */
-int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size);
+int gf_ctl_check(const struct gf_ctl *ctl, char *msg,
+		 unsigned size) GF_MUST_CHECK;
 
 #endif

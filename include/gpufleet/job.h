@@ -61,6 +61,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/req.h>
 
 #define GF_JOB_ID_MAX	    24 /* "j" + 20 digits */
@@ -197,7 +198,7 @@ struct gf_job_run {
 /* "pending", "running", ...; "?" for a bad value. */
 const char *gf_job_state_name(enum gf_job_state s);
 /* Parse a state name; GF_ENOTFOUND when unknown. */
-int gf_job_state_parse(const char *s, enum gf_job_state *out);
+int gf_job_state_parse(const char *s, enum gf_job_state *out) GF_MUST_CHECK;
 /* Whether the state is final (succeeded, failed, cancelled). */
 bool gf_job_is_final(enum gf_job_state s);
 
@@ -207,7 +208,8 @@ bool gf_job_is_final(enum gf_job_state s);
  * naming the field ("'gpu_milli': expected 1 to 1000, got 1500").
  */
 struct gf_err;
-int gf_job_spec_check(const struct gf_job_spec *s, struct gf_err *e);
+int gf_job_spec_check(const struct gf_job_spec *s,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Deep copy (the command too: gf_strdup); release with
  * gf_job_spec_release. */
@@ -218,6 +220,7 @@ void gf_job_spec_release(struct gf_job_spec *s);
 void gf_job_release(struct gf_job *j);
 
 /* Invariants of one job (see the table above): 0 or GF_EINVAL + msg. */
-int gf_job_check(const struct gf_job *j, char *msg, unsigned size);
+int gf_job_check(const struct gf_job *j, char *msg,
+		 unsigned size) GF_MUST_CHECK;
 
 #endif

@@ -222,8 +222,9 @@ void gf__agents_job_changed(struct gf_agents *ag, const struct gf_job *j)
 		ag->js[j->seq] = NULL;
 	}
 	for (int k = j->nheld - 1; pod && k >= 0; k--)
-		gf_ctl_held_release(ag->s->ctl, j->id, j->held[k].attempt,
-				    j->held[k].replica, NULL);
+		(void)!gf_ctl_held_release(ag->s->ctl, j->id,
+					   j->held[k].attempt,
+					   j->held[k].replica, NULL);
 	if (!running)
 		return;
 	if (j->seq >= ag->jcap) {

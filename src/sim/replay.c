@@ -233,7 +233,7 @@ static void pass(struct run *x, int64_t now)
 {
 	struct gf_ctl_changes ch = { 0 };
 	x->preempted = false;
-	gf_ctl_schedule(x->ctl, GF_REPLAY_EPOCH_MS + now, &ch);
+	(void)!gf_ctl_schedule(x->ctl, GF_REPLAY_EPOCH_MS + now, &ch);
 	x->r->passes++;
 	for (int i = 0; i < ch.n; i++) {
 		int j = job_of_id(x, ch.ids[i]);
@@ -309,9 +309,11 @@ static void leave(struct run *x, int j, const struct end_ev *ev, int64_t now)
 		return; /* stale: that attempt was put back */
 	const char *id = x->jp[j]->id;
 	if (ev)
-		gf_ctl_finish(x->ctl, id, 0, GF_REPLAY_EPOCH_MS + now, NULL);
+		(void)!gf_ctl_finish(x->ctl, id, 0, GF_REPLAY_EPOCH_MS + now,
+				     NULL);
 	else
-		gf_ctl_cancel(x->ctl, id, GF_REPLAY_EPOCH_MS + now, NULL);
+		(void)!gf_ctl_cancel(x->ctl, id, GF_REPLAY_EPOCH_MS + now,
+				     NULL);
 	if (running) {
 		close_run(x, j, now);
 		r->completed++;

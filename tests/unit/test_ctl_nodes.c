@@ -427,6 +427,70 @@ static void test_not_ready_later(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* A node's reason, or a job's, longer than the core keeps is cut with a
+ * mark: it ends in "..." (it was cut silently). */
+static void test_not_ready_long_reason(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = three_nodes();
+	char why[300];
+	memset(why, 'x', sizeof(why) - 1);
+	why[sizeof(why) - 1] = '\0';
+	ready(ctl, 0, false, why, NULL);
+	const char *r = gf_ctl_node_reason(ctl, 0);
+	assert_int_equal(strlen(r), GF_JOB_REASON_MAX - 1);
+	assert_string_equal(r + strlen(r) - 3, "...");
+	assert_int_equal(strspn(r, "x"), GF_JOB_REASON_MAX - 4);
+	/* a job requeued for a reason that long: the same mark */
+	const char *j1 = put(ctl, sel(job("batch", 1, 1), "host=n1"));
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, j1), GF_JOB_RUNNING);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_requeue(ctl, j1, why, 2000, &e), 0);
+	r = gf_ctl_job(ctl, j1)->reason;
+	assert_int_equal(strlen(r), GF_JOB_REASON_MAX - 1);
+	assert_string_equal(r + strlen(r) - 3, "...");
+	gf_ctl_free(ctl);
+}
+
+/* Names and ids are found as the index grows past many rehashes (util's
+ * gf_hmap): 1,500 nodes and 5,000 jobs, each found; unknown ones not; a
+ * known name added again is the same node. */
+static void test_many_names(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = empty_ctl();
+	struct gf_ctl_node_spec s = spec_of(8, "h100-80gb", "", "rack=a");
+	struct gf_err e;
+	char name[32];
+	for (int i = 0; i < 1500; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(gf_ctl_node_add(ctl, name, &s, 500, NULL, &e),
+				 i);
+	}
+	for (int i = 0; i < 1500; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_int_equal(gf_ctl_node_find(ctl, name), i);
+	}
+	assert_int_equal(gf_ctl_node_find(ctl, "node-1500"), -1);
+	assert_int_equal(gf_ctl_node_add(ctl, "node-7", &s, 500, NULL, &e), 7);
+	uint64_t first = next_seq + 1;
+	for (int k = 0; k < 5000; k++) {
+		struct gf_job *j = job("batch", 1, 1);
+		assert_int_equal(gf_ctl_add(ctl, j, &e), 0);
+	}
+	for (uint64_t q = first; q < first + 5000; q++) {
+		char id[GF_JOB_ID_MAX];
+		snprintf(id, sizeof(id), "j%llu", (unsigned long long)q);
+		const struct gf_job *j = gf_ctl_job(ctl, id);
+		assert_non_null(j);
+		assert_string_equal(j->id, id);
+	}
+	assert_null(gf_ctl_job(ctl, "j999999"));
+	check(ctl);
+	gf_ctl_free(ctl);
+}
+
 /* ---- GPU health ---- */
 
 /*
@@ -1282,6 +1346,8 @@ int main(void)
 		cmocka_unit_test(test_join_empty),
 		cmocka_unit_test(test_not_ready),
 		cmocka_unit_test(test_not_ready_later),
+		cmocka_unit_test(test_not_ready_long_reason),
+		cmocka_unit_test(test_many_names),
 		cmocka_unit_test(test_gpu_health),
 		cmocka_unit_test(test_update_labels_block),
 		cmocka_unit_test(test_update_mig_shape),

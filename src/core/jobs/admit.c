@@ -15,25 +15,32 @@
  * and the answer cached by shape, so a known shape costs a hash lookup.
  * Nodes join their group as they come (gf__group_join, a hash of their
  * fields) and leave it before they change (gf__group_leave); either
- * drops the cached answers, by a generation count rather than a wipe.
+ * drops the cached answers.  Both indexes are util/hash.h's gf_hmap.
  *
  * Invariants: the groups with members partition the nodes (ns[i].grp),
  * each group's nodes identical in every field the answer reads to its
  * rep, a member; empty groups are skipped and, once they are half the
  * groups, built afresh; a cached answer of the current generation equals
- * a fresh one; the cache holds at most SHAPES_MAX/2 shapes of the
- * current generation, and moves to a new one when it would pass them.
+ * a fresh one; the cache holds at most SHAPES_MAX shapes, and is emptied
+ * when it would pass them.
  */
+#include "core/jobs/admit.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/quota.h"
+#include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
-#define SHAPES_MAX 8192
+#define SHAPES_MAX 4096 /* cached answers (then the cache is emptied) */
 
 struct gf__shape {
-	uint32_t gen; /* the cache's generation when stored; 0 never */
 	int32_t cpu;
 	int gpus, milli, prof, model;
 	int64_t mem;
@@ -50,10 +57,10 @@ static int usable_gpus(const struct gf_ctl *ctl, int i)
 /* Same profiles, same counts. */
 static bool same_mig(const struct gf_ctl *ctl, int a, int b)
 {
-	int na = ctl->node_inst[a + 1] - ctl->node_inst[a];
-	if (na != ctl->node_inst[b + 1] - ctl->node_inst[b])
+	int na = ctl->mig.node_inst[a + 1] - ctl->mig.node_inst[a];
+	if (na != ctl->mig.node_inst[b + 1] - ctl->mig.node_inst[b])
 		return false;
-	for (int p = 0; na > 0 && p < ctl->nprof; p++)
+	for (int p = 0; na > 0 && p < ctl->mig.nprof; p++)
 		if (gf__mig_offered(ctl, a, p) != gf__mig_offered(ctl, b, p))
 			return false;
 	return true;
@@ -73,61 +80,51 @@ static bool alike(const struct gf_ctl *ctl, int a, int b)
 static uint64_t node_hash(const struct gf_ctl *ctl, int i)
 {
 	const struct gf_cnode *n = &ctl->c->nodes[i];
-	uint64_t h = 1469598103934665603u;
+	uint64_t h = gf_hash_str(ctl->nodes[i].labels);
 	uint64_t v[] = { (uint64_t)n->cpu_cap,
 			 (uint64_t)n->mem_cap,
 			 n->model,
 			 n->ngpus,
 			 (uint64_t)ctl->nodes[i].block,
 			 (uint64_t)usable_gpus(ctl, i),
-			 (uint64_t)(ctl->node_inst[i + 1] -
-				    ctl->node_inst[i]) };
+			 (uint64_t)(ctl->mig.node_inst[i + 1] -
+				    ctl->mig.node_inst[i]) };
 	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-		h = (h ^ v[k]) * 1099511628211u;
-	for (const char *s = ctl->nodes[i].labels; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
+		h = gf_hash_mix(h, v[k]);
 	return h;
 }
 
-/* Room for want groups and a slot table at load 1/2 over them. */
+/* Room for want groups. */
 static void groups_reserve(struct gf__admit *a, int want)
 {
-	if (want > a->grp_cap) {
-		a->grp_cap = a->grp_cap ? a->grp_cap * 2 : 64;
-		while (a->grp_cap < want)
-			a->grp_cap *= 2;
-		a->grp = gf_reallocarray(a->grp, (size_t)a->grp_cap,
-					 sizeof(*a->grp));
-	}
-	if (2 * want <= a->scap)
+	if (want <= a->grp_cap)
 		return;
-	int cap = a->scap ? a->scap : 64;
-	while (cap < 2 * want)
-		cap *= 2;
-	int *slot = gf_calloc((size_t)cap, sizeof(int));
-	uint64_t *key = gf_calloc((size_t)cap, sizeof(uint64_t));
-	for (int s = 0; s < a->scap; s++) {
-		if (!a->slot[s])
-			continue;
-		size_t t = (size_t)(a->key[s] % (uint64_t)cap);
-		while (slot[t])
-			t = (t + 1) % (size_t)cap;
-		slot[t] = a->slot[s];
-		key[t] = a->key[s];
-	}
-	gf_free(a->slot);
-	gf_free(a->key);
-	a->slot = slot;
-	a->key = key;
-	a->scap = cap;
+	a->grp_cap = a->grp_cap ? a->grp_cap * 2 : 64;
+	while (a->grp_cap < want)
+		a->grp_cap *= 2;
+	a->grp = gf_reallocarray(a->grp, (size_t)a->grp_cap, sizeof(*a->grp));
 }
 
-/* Cached answers of other generations are gone. */
+/* The cached answers are gone. */
 static void shapes_drop(struct gf__admit *a)
 {
-	if (++a->gen == 0)
-		++a->gen;
+	if (a->nshapes > 0)
+		gf_hmap_clear(&a->shape_idx);
 	a->nshapes = 0;
+}
+
+/* The key the group index's eq reads: a node, and the core. */
+struct node_key {
+	const struct gf_ctl *ctl;
+	int node;
+};
+
+/* Does group row hold nodes alike node k->node?  (Empty groups never.) */
+static bool group_is(const void *key, uint32_t row)
+{
+	const struct node_key *k = key;
+	const struct gf__group *g = &k->ctl->adm->grp[row];
+	return g->count > 0 && alike(k->ctl, g->rep, k->node);
 }
 
 void gf__group_join(struct gf_ctl *ctl, int i)
@@ -135,22 +132,18 @@ void gf__group_join(struct gf_ctl *ctl, int i)
 	struct gf__admit *a = ctl->adm;
 	groups_reserve(a, a->ngrp + 1);
 	uint64_t h = node_hash(ctl, i);
-	size_t s = (size_t)(h % (uint64_t)a->scap);
-	while (a->slot[s]) {
-		const struct gf__group *g = &a->grp[a->slot[s] - 1];
-		if (a->key[s] == h && g->count > 0 && alike(ctl, g->rep, i))
-			break;
-		s = (s + 1) % (size_t)a->scap;
-	}
-	if (a->slot[s] == 0) {
+	struct node_key key = { ctl, i };
+	int64_t g = gf_hmap_get(&a->grp_idx, h, group_is, &key);
+	if (g < 0) {
 		a->grp[a->ngrp] = (struct gf__group){
 			.rep = i, .count = 0, .block = ctl->nodes[i].block
 		};
-		a->slot[s] = ++a->ngrp;
-		a->key[s] = h;
+		g = a->ngrp++;
+		int rc = gf_hmap_put(&a->grp_idx, h, (uint32_t)g);
+		(void)rc; /* no fail: groups <= nodes < GF_HMAP_MAX */
 	}
-	a->grp[a->slot[s] - 1].count++;
-	ctl->ns[i].grp = a->slot[s] - 1;
+	a->grp[g].count++;
+	ctl->ns[i].grp = (int)g;
 	shapes_drop(a);
 }
 
@@ -159,7 +152,7 @@ static void groups_build(struct gf_ctl *ctl, int skip)
 {
 	struct gf__admit *a = ctl->adm;
 	a->ngrp = a->nempty = 0;
-	memset(a->slot, 0, (size_t)a->scap * sizeof(int));
+	gf_hmap_clear(&a->grp_idx);
 	for (int i = 0; i < ctl->c->n; i++)
 		if (i != skip)
 			gf__group_join(ctl, i);
@@ -185,11 +178,9 @@ void gf__group_leave(struct gf_ctl *ctl, int i)
 int gf__admit_setup(struct gf_ctl *ctl)
 {
 	struct gf__admit *a = ctl->adm;
-	a->gen = 1;
 	groups_reserve(a, ctl->c->n > 0 ? ctl->c->n : 1);
 	for (int i = 0; i < ctl->c->n; i++)
 		gf__group_join(ctl, i);
-	a->cap = SHAPES_MAX;
 	a->shapes = gf_calloc(SHAPES_MAX, sizeof(*a->shapes));
 	return 0;
 }
@@ -199,8 +190,8 @@ void gf__admit_free(struct gf_ctl *ctl)
 	if (ctl->adm == NULL)
 		return;
 	gf_free(ctl->adm->grp);
-	gf_free(ctl->adm->slot);
-	gf_free(ctl->adm->key);
+	gf_hmap_release(&ctl->adm->grp_idx);
+	gf_hmap_release(&ctl->adm->shape_idx);
 	gf_free(ctl->adm->shapes);
 	gf_free(ctl->adm);
 }
@@ -214,10 +205,10 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		if (g < 0 || g >= a->ngrp || a->grp[g].count <= 0 ||
 		    !alike(ctl, a->grp[g].rep, i) ||
 		    ctl->ns[a->grp[g].rep].grp != g) {
-			snprintf(msg, size,
-				 "node %s: not in the admission group of "
-				 "nodes alike",
-				 ctl->c->names[i]);
+			gf_note(msg, size,
+				"node %s: not in the admission group of "
+				"nodes alike",
+				ctl->c->names[i]);
 			rc = GF_EINVAL;
 		} else {
 			count[g]++;
@@ -225,7 +216,7 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 	}
 	for (int g = 0; g < a->ngrp && rc == 0; g++)
 		if (count[g] != a->grp[g].count) {
-			snprintf(msg, size, "admission group %d miscounted", g);
+			gf_note(msg, size, "admission group %d miscounted", g);
 			rc = GF_EINVAL;
 		}
 	gf_free(count);
@@ -254,9 +245,9 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 		k = usable * (GF_GPU_MILLI / q->milli);
 	if (q->prof >= 0) {
 		int f = 0;
-		for (int x = ctl->node_inst[g->rep];
-		     x < ctl->node_inst[g->rep + 1]; x++)
-			f += ctl->inst[x].prof == q->prof;
+		for (int x = ctl->mig.node_inst[g->rep];
+		     x < ctl->mig.node_inst[g->rep + 1]; x++)
+			f += ctl->mig.inst[x].prof == q->prof;
 		if (f < k)
 			k = f;
 	}
@@ -295,14 +286,12 @@ static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 
 static uint64_t shape_hash(const struct gf__shape *q)
 {
-	uint64_t h = 1469598103934665603u;
+	uint64_t h = gf_hash_str(q->sel);
 	uint64_t v[] = { (uint64_t)q->cpu,  (uint64_t)q->mem,
 			 (uint64_t)q->gpus, (uint64_t)q->milli,
 			 (uint64_t)q->prof, (uint64_t)q->model };
 	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-		h = (h ^ v[k]) * 1099511628211u;
-	for (const char *s = q->sel; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
+		h = gf_hash_mix(h, v[k]);
 	return h;
 }
 
@@ -313,27 +302,38 @@ static bool same_shape(const struct gf__shape *a, const struct gf__shape *b)
 	       a->model == b->model && strcmp(a->sel, b->sel) == 0;
 }
 
+/* The key the shape index's eq reads: a shape, and the cache. */
+struct shape_key {
+	const struct gf__admit *a;
+	const struct gf__shape *q;
+};
+
+static bool shape_is(const void *key, uint32_t row)
+{
+	const struct shape_key *k = key;
+	return same_shape(&k->a->shapes[row], k->q);
+}
+
 /* The answer for shape q, from the cache or the groups.  The cache is
  * reached through ctl->adm, a pointer: admission fills it though it
  * takes the core as const (one thread owns the core: ctl.h). */
 static void shape_lookup(const struct gf_ctl *ctl, struct gf__shape *q)
 {
 	struct gf__admit *a = ctl->adm;
-	size_t s = (size_t)(shape_hash(q) % (uint64_t)a->cap);
-	while (a->shapes[s].gen == a->gen && !same_shape(&a->shapes[s], q))
-		s = (s + 1) % (size_t)a->cap;
-	if (a->shapes[s].gen == a->gen) {
+	uint64_t h = shape_hash(q);
+	struct shape_key key = { a, q };
+	int64_t s = gf_hmap_get(&a->shape_idx, h, shape_is, &key);
+	if (s >= 0) {
 		q->node_max = a->shapes[s].node_max;
 		q->block_max = a->shapes[s].block_max;
 		return;
 	}
 	shape_answer(ctl, q);
-	if (2 * (a->nshapes + 1) > a->cap) {
+	if (a->nshapes == SHAPES_MAX)
 		shapes_drop(a);
-		s = (size_t)(shape_hash(q) % (uint64_t)a->cap);
-	}
-	a->shapes[s] = *q;
-	a->shapes[s].gen = a->gen;
+	a->shapes[a->nshapes] = *q;
+	int rc = gf_hmap_put(&a->shape_idx, h, (uint32_t)a->nshapes);
+	(void)rc; /* no fail: SHAPES_MAX rows < GF_HMAP_MAX */
 	a->nshapes++;
 }
 
@@ -353,15 +353,15 @@ static int why_no_node(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 				  "no node matches node_selector '%s'", q->sel);
 	char what[96];
 	if (s->gpus > 0)
-		snprintf(what, sizeof(what), "%d GPUs%s%s", s->gpus,
-			 s->gpu_model[0] ? " of " : "", s->gpu_model);
+		gf_note(what, sizeof(what), "%d GPUs%s%s", s->gpus,
+			s->gpu_model[0] ? " of " : "", s->gpu_model);
 	else if (s->gpu_milli > 0)
-		snprintf(what, sizeof(what), "%d milli-GPU%s%s", s->gpu_milli,
-			 s->gpu_model[0] ? " of " : "", s->gpu_model);
+		gf_note(what, sizeof(what), "%d milli-GPU%s%s", s->gpu_milli,
+			s->gpu_model[0] ? " of " : "", s->gpu_model);
 	else if (s->mig_profile[0])
-		snprintf(what, sizeof(what), "a %s instance", s->mig_profile);
+		gf_note(what, sizeof(what), "a %s instance", s->mig_profile);
 	else
-		snprintf(what, sizeof(what), "no GPU");
+		gf_note(what, sizeof(what), "no GPU");
 	return gf_err_set(e, GF_ENEVER,
 			  "no node%s%s can hold one replica (%s, %d "
 			  "milli-CPU, %lld MiB)",
@@ -445,7 +445,7 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 		.gpus = s->gpus,
 		.milli = s->gpu_milli,
 	};
-	snprintf(q.sel, sizeof(q.sel), "%s", s->node_selector);
+	GF__ACOPY(q.sel, s->node_selector);
 	if ((rc = kinds(ctl, s, &q, e)))
 		return rc;
 	shape_lookup(ctl, &q);
@@ -470,4 +470,43 @@ int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,
 {
 	gf_err_clear(e);
 	return gf__admit_spec(ctl, spec, true, e);
+}
+
+/* What the core keeps beside the job: request, kinds, runtime, share. */
+void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
+{
+	const struct gf_job_spec *s = &j->job->spec;
+	struct gf_req *r = &j->req;
+	memset(r, 0, sizeof(*r));
+	r->cpu = s->cpu_milli;
+	r->mem = s->memory_mib;
+	j->model = s->gpu_model[0] ? gf__model_find(ctl->c, s->gpu_model) : -1;
+	if (s->gpu_model[0] && j->model < 0)
+		j->model = -2;
+	j->prof = s->mig_profile[0] ? gf__prof_find(ctl, s->mig_profile) : -1;
+	if (s->mig_profile[0] && j->prof < 0)
+		j->prof = -2;
+	if (s->gpus > 0) {
+		r->ngpus = (uint16_t)s->gpus;
+		r->gpu_milli = GF_GPU_MILLI;
+		j->milli = (int64_t)s->gpus * GF_GPU_MILLI;
+	} else if (s->gpu_milli > 0) {
+		r->ngpus = 1;
+		r->gpu_milli = (int16_t)s->gpu_milli;
+		j->milli = s->gpu_milli;
+	} else if (j->prof >= 0) {
+		j->milli = ctl->mig.prof_milli[j->prof];
+	}
+	j->milli *= s->replicas;
+	if (j->model >= 0) {
+		r->spec = UINT32_C(1) << j->model;
+		r->spec_key = (uint16_t)(j->model + 1);
+	}
+	if (s->replicas > 1 && r->ngpus > 0)
+		r->flags = GF_REQ_MULTINODE;
+	int64_t max_s = s->max_runtime_s > 0
+				? s->max_runtime_s
+				: ctl->cfg.classes[j->cls].max_runtime_s;
+	j->max_ms = max_s * 1000;
+	gf_sched_classify(ctl->s, r);
 }

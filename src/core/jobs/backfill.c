@@ -19,62 +19,28 @@
  * Invariants: trial_of is all -1 between calls; not_h is valid while the
  * pass says avoid.
  */
+#include "core/jobs/backfill.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_mig.h"
 #include "util/mem.h"
-
-struct ending {
-	int64_t end;
-	int jid;
-};
-
-static int cmp_end(const void *a, const void *b)
-{
-	const struct ending *x = a, *y = b;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return (x->jid > y->jid) - (x->jid < y->jid);
-}
-
-struct copy {
-	int node, mig;
-	struct gf_cnode n;
-};
 
 struct shadow {
 	struct gf_ctl *ctl;
 	int jid;
 	const struct gf_req *r;
 	int R;
-	int64_t *block_cap; /* gangs: the head's capacity per block */
-	struct copy *cp;
-	int ncp, cpcap;
+	int64_t *block_cap;   /* gangs: the head's capacity per block */
+	struct gf__trials tr; /* copies of the nodes */
 };
 
 static int cap(struct shadow *s, const struct gf_cnode *n, int node, int mig)
 {
 	return gf__cap(s->ctl, &s->ctl->jr[s->jid], s->r, n, node, mig, s->R);
-}
-
-static struct copy *copy_of(struct shadow *s, int i)
-{
-	struct gf_ctl *ctl = s->ctl;
-	if (ctl->trial_of[i] >= 0)
-		return &s->cp[ctl->trial_of[i]];
-	if (s->ncp == s->cpcap) {
-		s->cpcap = s->cpcap ? s->cpcap * 2 : 64;
-		s->cp = gf_reallocarray(s->cp, (size_t)s->cpcap,
-					sizeof(*s->cp));
-	}
-	struct copy *c = &s->cp[s->ncp];
-	c->node = i;
-	c->n = ctl->c->nodes[i];
-	int prof = ctl->jr[s->jid].prof;
-	c->mig = prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0;
-	ctl->trial_of[i] = s->ncp++;
-	return c;
 }
 
 /* Job v ends: its placements come back; does the head fit now? */
@@ -87,14 +53,11 @@ static bool ends(struct shadow *s, int v)
 		const struct gf_job_place *p = &vj->job->place[k];
 		if (ctl->not_h[p->node])
 			continue;
-		struct copy *c = copy_of(s, p->node);
+		bool fresh;
+		struct gf__trial *c =
+			gf__trial_get(ctl, &s->tr, p->node, &fresh);
 		int before = cap(s, &c->n, c->node, c->mig);
-		int gpus[GF_CNODE_MAX_GPUS];
-		memcpy(gpus, p->gpus, sizeof(gpus));
-		(void)gf_cnode_give(&c->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == ctl->jr[s->jid].prof &&
-		    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
-			c->mig++;
+		gf__trial_give(ctl, &s->tr, c, v, p);
 		int after = cap(s, &c->n, c->node, c->mig);
 		if (s->R == 1) {
 			fits |= after >= 1;
@@ -125,26 +88,26 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	struct shadow s = { .ctl = ctl,
 			    .jid = jid,
 			    .r = r,
-			    .R = ctl->jr[jid].job->spec.replicas };
-	struct ending *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
+			    .R = ctl->jr[jid].job->spec.replicas,
+			    .tr = { .prof = ctl->jr[jid].prof } };
+	struct gf__keyed *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
 	for (int k = 0; k < ctl->nrunning; k++) {
 		const struct gf__jrec *v = &ctl->jr[ctl->running[k]];
-		e[k].jid = ctl->running[k];
-		e[k].end = v->max_ms > 0 ? v->job->started_ms + v->max_ms
+		e[k].id = ctl->running[k]; /* key: when it ends */
+		e[k].key = v->max_ms > 0 ? v->job->started_ms + v->max_ms
 					 : GF__INF;
 	}
-	qsort(e, (size_t)ctl->nrunning, sizeof(*e), cmp_end);
+	qsort(e, (size_t)ctl->nrunning, sizeof(*e), gf__keyed_cmp);
 	if (s.R > 1)
 		gang_caps(&s);
 	int64_t shadow = GF__INF;
-	for (int k = 0; k < ctl->nrunning && e[k].end != GF__INF; k++)
-		if (ends(&s, e[k].jid)) {
-			shadow = e[k].end > now ? e[k].end : now;
+	for (int k = 0; k < ctl->nrunning && e[k].key != GF__INF; k++)
+		if (ends(&s, e[k].id)) {
+			shadow = e[k].key > now ? e[k].key : now;
 			break;
 		}
-	for (int c = 0; c < s.ncp; c++)
-		ctl->trial_of[s.cp[c].node] = -1;
-	gf_free(s.cp);
+	gf__trials_reset(ctl, &s.tr);
+	gf_free(s.tr.t);
 	gf_free(s.block_cap);
 	gf_free(e);
 	return shadow;

@@ -8,46 +8,28 @@
  * Invariants set up here and kept by the other files: teams[0..
  * cfg.nteams) are the config's teams in its order (teams not in the
  * config follow); every node's block is < nblk and the block lists
- * partition the nodes; node names are unique (name_hash finds each, load
- * at most 1/2); prio_order lists the classes by priority, highest first.
- * Nodes added later (nodes.c) go through the same steps one by one: the
- * names, the MIG instances (mig.c), the blocks, the admission groups.
+ * partition the nodes; node names are unique (jobs_find.c); prio_order lists
+ * the classes by priority, highest first. Nodes added later (jobs_nodes.c) go
+ * through the same steps one by one: the names, the MIG instances (jobs_mig.c),
+ * the blocks, the admission groups.
  */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_nodes.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/never.h"
+#include "core/jobs/order.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/typical.h"
+#include "util/fmt.h"
 #include "util/mem.h"
-
-int gf__model_find(const struct gf_cluster *c, const char *name)
-{
-	for (int m = 0; m < c->nmodels; m++)
-		if (strcasecmp(c->models[m], name) == 0)
-			return m;
-	return -1;
-}
-
-int gf__class_find(const struct gf_ctl *ctl, const char *name)
-{
-	for (int k = 0; k < ctl->cfg.nclasses; k++)
-		if (strcmp(ctl->cfg.classes[k].name, name) == 0)
-			return k;
-	return -1;
-}
-
-/* A name of a team, class, block or node: terminated inside its array
- * and of letters, digits, '.', '_', '-'. */
-bool gf__name_ok(const char *s, size_t size)
-{
-	if (!memchr(s, '\0', size) || s[0] == '\0')
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || strchr("._-", *s)))
-			return false;
-	return true;
-}
 
 static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 {
@@ -83,6 +65,24 @@ static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 	return 0;
 }
 
+/* Entry k of a config list (kind "team", "class"; each entry's name at
+ * names + u * stride for u <= k): a name, not one listed before. */
+static int check_entry(const char *kind, const char *names, size_t stride,
+		       size_t size, int k, struct gf_err *e)
+{
+	const char *name = names + (size_t)k * stride;
+	if (!gf__name_ok(name, size))
+		return gf_err_set(e, GF_EINVAL,
+				  "%s %d: a name of letters, digits, '.', "
+				  "'_', '-'",
+				  kind, k);
+	for (int u = 0; u < k; u++)
+		if (strcmp(names + (size_t)u * stride, name) == 0)
+			return gf_err_set(e, GF_EINVAL, "%s %s listed twice",
+					  kind, name);
+	return 0;
+}
+
 static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 {
 	if (cfg->nteams < 0 || cfg->nteams > GF_CTL_MAX_TEAMS)
@@ -90,17 +90,11 @@ static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nteams, GF_CTL_MAX_TEAMS);
 	for (int t = 0; t < cfg->nteams; t++) {
 		const struct gf_ctl_team *x = &cfg->teams[t];
-		if (!gf__name_ok(x->name, sizeof(x->name)))
-			return gf_err_set(e, GF_EINVAL,
-					  "team %d: a name of letters, digits, "
-					  "'.', '_', '-'",
-					  t);
-		for (int u = 0; u < t; u++)
-			if (strcmp(cfg->teams[u].name, x->name) == 0)
-				return gf_err_set(e, GF_EINVAL,
-						  "team %s listed twice",
-						  x->name);
-		int rc = check_quotas(x, e);
+		int rc = check_entry("team", cfg->teams[0].name,
+				     sizeof(cfg->teams[0]), sizeof(x->name), t,
+				     e);
+		if (rc == 0)
+			rc = check_quotas(x, e);
 		if (rc)
 			return rc;
 	}
@@ -115,16 +109,11 @@ static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
 				  cfg->nclasses, GF_CTL_MAX_CLASSES);
 	for (int k = 0; k < cfg->nclasses; k++) {
 		const struct gf_ctl_class *c = &cfg->classes[k];
-		if (!gf__name_ok(c->name, sizeof(c->name)))
-			return gf_err_set(e, GF_EINVAL,
-					  "class %d: a name of letters, "
-					  "digits, '.', '_', '-'",
-					  k);
-		for (int u = 0; u < k; u++)
-			if (strcmp(cfg->classes[u].name, c->name) == 0)
-				return gf_err_set(e, GF_EINVAL,
-						  "class %s listed twice",
-						  c->name);
+		int rc = check_entry("class", cfg->classes[0].name,
+				     sizeof(cfg->classes[0]), sizeof(c->name),
+				     k, e);
+		if (rc)
+			return rc;
 		if (c->max_runtime_s < 0 ||
 		    c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
 		    c->max_attempts < 0)
@@ -161,51 +150,6 @@ static int check_config(const struct gf_ctl_config *cfg, struct gf_err *e)
 	return 0;
 }
 
-static int name_slot(const struct gf_ctl *ctl, const char *name)
-{
-	uint64_t h = 1469598103934665603u;
-	for (const char *s = name; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	/* name_cap is a power of two (names_reserve): a mask, no division */
-	uint64_t mask = (uint64_t)ctl->name_cap - 1;
-	int s = (int)(h & mask);
-	while (ctl->name_hash[s] &&
-	       strcmp(ctl->c->names[ctl->name_hash[s] - 1], name) != 0)
-		s = (int)((uint64_t)(s + 1) & mask);
-	return s;
-}
-
-int gf__node_find(const struct gf_ctl *ctl, const char *name)
-{
-	if (name == NULL || !memchr(name, '\0', GF_JOB_NODE_MAX))
-		return -1;
-	return ctl->name_hash[name_slot(ctl, name)] - 1;
-}
-
-/* Room for n names at load 1/2 (those in, rehashed, when it grows);
- * the table's size stays a power of two. */
-static void names_reserve(struct gf_ctl *ctl, int n)
-{
-	if (ctl->name_hash && 2 * n <= ctl->name_cap)
-		return;
-	int cap = ctl->name_cap ? ctl->name_cap : 16;
-	while (cap < 2 * n)
-		cap *= 2;
-	gf_free(ctl->name_hash);
-	ctl->name_cap = cap;
-	ctl->name_hash = gf_calloc((size_t)cap, sizeof(int));
-	for (int i = 0; i < ctl->name_n; i++)
-		ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
-}
-
-/* Node i's name, nodes being named in index order. */
-void gf__names_insert(struct gf_ctl *ctl, int i)
-{
-	names_reserve(ctl, i + 1);
-	ctl->name_hash[name_slot(ctl, ctl->c->names[i])] = i + 1;
-	ctl->name_n = i + 1;
-}
-
 /* Node i's MIG model and instances against it. */
 static int check_mig(struct gf_ctl *ctl, int i,
 		     char names[][GF_MIG_PROFILE_MAX], int *nnames,
@@ -219,8 +163,11 @@ static int check_mig(struct gf_ctl *ctl, int i,
 		return gf_err_set(
 			e, GF_EINVAL, "node %s: unknown MIG model '%.*s'",
 			ctl->c->names[i], GF_MODEL_NAME_MAX - 1, nd->mig_model);
-	snprintf(nd->mig_model, sizeof(nd->mig_model), "%s",
-		 ctl->ns[i].mig ? ctl->ns[i].mig->id : "");
+	if (gf_fmt(nd->mig_model, sizeof(nd->mig_model), "%s",
+		   ctl->ns[i].mig ? ctl->ns[i].mig->id : ""))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "node %s: MIG model id '%s' too long",
+				  ctl->c->names[i], ctl->ns[i].mig->id);
 	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus, ctl->ns[i].mig,
 			     model, nd->mig, nd->nmig, names, nnames, e);
 }
@@ -234,7 +181,6 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 	char(*names)[GF_MIG_PROFILE_MAX] =
 		gf_calloc(GF__MAX_PROFILES, GF_MIG_PROFILE_MAX);
 	int nnames = 0, rc = 0;
-	names_reserve(ctl, c->n);
 	for (int i = 0; i < c->n && rc == 0; i++)
 		rc = check_mig(ctl, i, names, &nnames, e);
 	gf_free(names);
@@ -256,13 +202,10 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 				memchr(nd->labels, '\0', sizeof(nd->labels))
 					? why
 					: "not terminated");
-		int s = name_slot(ctl, c->names[i]);
-		if (ctl->name_hash[s])
+		if (gf__names_insert(ctl, i))
 			return gf_err_set(e, GF_EINVAL,
 					  "node name '%s' given twice",
 					  c->names[i]);
-		ctl->name_hash[s] = i + 1;
-		ctl->name_n = i + 1;
 	}
 	return 0;
 }
@@ -318,7 +261,7 @@ int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	if (nodes)
 		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
 	ctl->blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->blk));
-	ctl->mask_gen = 1;
+	ctl->masks.gen = 1;
 	rc = check_nodes(ctl, e); /* last check: then it builds */
 	if (rc == 0) {
 		rc = build(ctl);
@@ -344,7 +287,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	}
 	gf_free(ctl->jr);
 	gf_free(ctl->by_seq);
-	gf_free(ctl->id_hash);
+	gf_hmap_release(&ctl->ids);
 	gf_free(ctl->running);
 	gf_free(ctl->holding);
 	gf_free(ctl->order);
@@ -363,7 +306,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->scratch);
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);
-	gf_free(ctl->name_hash);
+	gf_hmap_release(&ctl->names);
 	gf__nodes_free(ctl);
 	if (ctl->c) {
 		gf_cluster_release(ctl->c);
@@ -414,14 +357,14 @@ void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 	st->running = ctl->nrunning;
 	st->gpus_total_milli = ctl->c->gpu_milli_total;
 	int64_t mig_milli = 0;
-	for (int x = 0; x < ctl->ninst; x++)
-		if (ctl->inst[x].user >= 0)
-			mig_milli += ctl->prof_milli[ctl->inst[x].prof];
+	for (int x = 0; x < ctl->mig.ninst; x++)
+		if (ctl->mig.inst[x].user >= 0)
+			mig_milli += ctl->mig.prof_milli[ctl->mig.inst[x].prof];
 	/* the engine counts GPUs in MIG mode as held, not given out */
 	st->gpus_alloc_milli = gf_sched_alloc_milli(ctl->s) + mig_milli;
 	st->frag_milli = gf_sched_frag_total(ctl->s);
-	st->mig_total = ctl->ninst;
-	st->mig_used = ctl->mig_used;
+	st->mig_total = ctl->mig.ninst;
+	st->mig_used = ctl->mig.used;
 	for (int i = 0; i < ctl->c->n; i++) {
 		const struct gf__node *x = &ctl->ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];

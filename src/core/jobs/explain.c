@@ -12,10 +12,16 @@
  * O(nodes) per call: the pass asks for the head job only, and caches the
  * "could it start" answer per request shape.
  */
+#include "core/jobs/explain.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
+#include "util/fmt.h"
 
 /* How node i falls short of one replica: the number of resources that
  * fit (0..4: GPU, CPU, memory; MIG counts as the GPU) and the first that
@@ -31,29 +37,29 @@ static int shortfall(const struct gf_ctl *ctl, const struct gf__jrec *j,
 		int f = gf__mig_free_on(ctl, i, j->prof);
 		if (f > 0) {
 			ok++;
-			snprintf(gpu, sizeof(gpu), "%d free %s", f,
-				 ctl->prof_name[j->prof]);
+			gf_note(gpu, sizeof(gpu), "%d free %s", f,
+				ctl->mig.prof_name[j->prof]);
 		} else {
-			snprintf(lack, sizeof(lack), "no free %s instance",
-				 ctl->prof_name[j->prof]);
+			gf_note(lack, sizeof(lack), "no free %s instance",
+				ctl->mig.prof_name[j->prof]);
 		}
 	} else if (r->ngpus > 0 && r->gpu_milli >= GF_GPU_MILLI) {
 		if (n->nfree >= r->ngpus) {
 			ok++;
-			snprintf(gpu, sizeof(gpu), "%d free GPUs", n->nfree);
+			gf_note(gpu, sizeof(gpu), "%d free GPUs", n->nfree);
 		} else {
-			snprintf(lack, sizeof(lack), "%d of %d GPUs free",
-				 n->nfree, r->ngpus);
+			gf_note(lack, sizeof(lack), "%d of %d GPUs free",
+				n->nfree, r->ngpus);
 		}
 	} else if (r->ngpus > 0) {
 		if (n->max_left >= r->gpu_milli) {
 			ok++;
-			snprintf(gpu, sizeof(gpu), "%d milli-GPU free",
-				 n->max_left);
+			gf_note(gpu, sizeof(gpu), "%d milli-GPU free",
+				n->max_left);
 		} else {
-			snprintf(lack, sizeof(lack),
-				 "%d of %d milli-GPU free on one GPU",
-				 n->max_left, r->gpu_milli);
+			gf_note(lack, sizeof(lack),
+				"%d of %d milli-GPU free on one GPU",
+				n->max_left, r->gpu_milli);
 		}
 	} else {
 		ok++;
@@ -61,17 +67,17 @@ static int shortfall(const struct gf_ctl *ctl, const struct gf__jrec *j,
 	if (n->cpu_left >= r->cpu)
 		ok++;
 	else if (!lack[0])
-		snprintf(lack, sizeof(lack), "%d of %d milli-CPU free",
-			 n->cpu_left, r->cpu);
+		gf_note(lack, sizeof(lack), "%d of %d milli-CPU free",
+			n->cpu_left, r->cpu);
 	if (n->mem_left >= r->mem)
 		ok++;
 	else if (!lack[0])
-		snprintf(lack, sizeof(lack), "%lld of %lld MiB memory free",
-			 (long long)n->mem_left, (long long)r->mem);
+		gf_note(lack, sizeof(lack), "%lld of %lld MiB memory free",
+			(long long)n->mem_left, (long long)r->mem);
 	if (!lack[0])
-		snprintf(lack, sizeof(lack), "no GPUs of its shape together");
-	snprintf(why, size, "%.48s has %.40s%s%.60s", name, gpu[0] ? gpu : "",
-		 gpu[0] ? " but " : "", lack);
+		gf_note(lack, sizeof(lack), "no GPUs of its shape together");
+	gf_note(why, size, "%.48s has %.40s%s%.60s", name, gpu[0] ? gpu : "",
+		gpu[0] ? " but " : "", lack);
 	return ok;
 }
 

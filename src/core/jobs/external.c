@@ -17,7 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/preempt.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/table.h"
 #include "util/mem.h"
 
 /* The quota room of a job whose record is filled: 0, or GF_ECONFLICT
@@ -143,14 +151,13 @@ int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
 		return 0;
 	*free = gf__mig_free_on(ctl, node, p);
 	uint16_t sick = ctl->ns[node].sick;
-	for (int x = ctl->node_inst[node];
-	     first && x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].prof == p && ctl->inst[x].user < 0 &&
-		    !(sick >> ctl->inst[x].gpu & 1)) {
-			first->gpu = ctl->inst[x].gpu;
-			first->start = ctl->inst[x].start;
-			snprintf(first->profile, sizeof(first->profile), "%s",
-				 profile);
+	for (int x = ctl->mig.node_inst[node];
+	     first && x < ctl->mig.node_inst[node + 1]; x++)
+		if (ctl->mig.inst[x].prof == p && ctl->mig.inst[x].user < 0 &&
+		    !(sick >> ctl->mig.inst[x].gpu & 1)) {
+			first->gpu = ctl->mig.inst[x].gpu;
+			first->start = ctl->mig.inst[x].start;
+			GF__ACOPY(first->profile, ctl->mig.prof_name[p]);
 			break;
 		}
 	return gf__mig_offered(ctl, node, p);

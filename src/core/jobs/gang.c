@@ -15,14 +15,16 @@
  * A node not ready (cordoned in the engine) holds no capacity for new
  * work (gf__cap 0, skipped by the engine's filter and by MIG placement);
  * an unhealthy GPU is held by the engine (no whole GPU, no share) and its
- * MIG instances are not free (mig.c).
+ * MIG instances are not free (jobs_mig.c).
  *
  * Invariants: every change to a node's GPUs goes through the wrappers
- * here (or health.c's holds), which keep each block's free GPU (idle)
+ * here (or jobs_health.c's holds), which keep each block's free GPU (idle)
  * and fully free GPUs (nfree) equal to the sums over its nodes, and each
  * node's count of running replicas (nrep); the scratch mask is all zero
  * between calls.
  */
+#include "core/jobs/gang.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@
 #include <gpufleet/sched.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
 #include "util/mem.h"
 
 /* After a placement of r through the engine's filter (never on a held
@@ -59,8 +63,8 @@ static void blk_follow(struct gf_ctl *ctl, int node, int32_t idle,
 	b->nfree += n->nfree - nfree;
 }
 
-int gf__eng_place(struct gf_ctl *ctl, const struct gf_req *r,
-		  const uint8_t *allowed, struct gf_placement *p)
+static int eng_place(struct gf_ctl *ctl, const struct gf_req *r,
+		     const uint8_t *allowed, struct gf_placement *p)
 {
 	int rc = gf_sched_place_in(ctl->s, r, allowed, p);
 	if (rc == 0) {
@@ -142,8 +146,9 @@ bool gf__usable(struct gf_ctl *ctl, struct gf__jrec *j, const struct gf_req *r,
 		return false;
 	if (j->prof == -1)
 		return r->ngpus == 0 || n->ngpus > 0;
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].prof == j->prof)
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		if (ctl->mig.inst[x].prof == j->prof)
 			return true;
 	return false;
 }
@@ -151,8 +156,7 @@ bool gf__usable(struct gf_ctl *ctl, struct gf__jrec *j, const struct gf_req *r,
 static void fill(struct gf_ctl *ctl, int node, struct gf_job_place *out)
 {
 	memset(out, 0, sizeof(*out));
-	snprintf(out->node_name, sizeof(out->node_name), "%s",
-		 ctl->c->names[node]);
+	GF__ACOPY(out->node_name, ctl->c->names[node]);
 	out->node = node;
 	out->mig_start = -1;
 }
@@ -164,8 +168,8 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	int best = -1, best_free = 0;
-	for (int k = 0; k < ctl->prof_nnodes[j->prof]; k++) {
-		int i = ctl->prof_nodes[j->prof][k];
+	for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
+		int i = ctl->mig.prof_nodes[j->prof][k];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		if ((allowed && !allowed[i]) ||
 		    (n->flags & GF_CNODE_CORDONED) || n->cpu_left < r->cpu ||
@@ -188,8 +192,8 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	int x = gf__mig_take(ctl, best, j->prof, jid);
 	fill(ctl, best, out);
 	out->ngpus = 1;
-	out->gpus[0] = ctl->inst[x].gpu;
-	out->mig_start = ctl->inst[x].start;
+	out->gpus[0] = ctl->mig.inst[x].gpu;
+	out->mig_start = ctl->mig.inst[x].start;
 	return 0;
 }
 
@@ -199,7 +203,7 @@ static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	if (ctl->jr[jid].prof >= 0)
 		return place_mig(ctl, jid, r, allowed, out);
 	struct gf_placement p;
-	int rc = gf__eng_place(ctl, r, allowed, &p);
+	int rc = eng_place(ctl, r, allowed, &p);
 	if (rc)
 		return rc;
 	fill(ctl, p.node, out);
@@ -245,8 +249,8 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	int x = -1;
 	if (j->prof >= 0) {
 		x = gf__mig_find(ctl, pl->node, pl->gpus[0], pl->mig_start);
-		if (x < 0 || ctl->inst[x].prof != j->prof ||
-		    ctl->inst[x].user >= 0)
+		if (x < 0 || ctl->mig.inst[x].prof != j->prof ||
+		    ctl->mig.inst[x].user >= 0)
 			return GF_EINVAL;
 	} else if (j->prof == -1) {
 		p.ngpus = pl->ngpus;
@@ -261,35 +265,23 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 	}
 	int rc = eng_commit(ctl, &j->req, &p);
 	if (rc == 0 && x >= 0) {
-		ctl->inst[x].user = jid;
-		ctl->mig_used++;
+		ctl->mig.inst[x].user = jid;
+		ctl->mig.used++;
 	}
 	return rc;
 }
 
-/* Blocks that may hold the gang, in the order to try them. */
-struct cand {
-	int64_t key;
-	int block;
-};
-
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return (x->block > y->block) - (x->block < y->block);
-}
-
+/* Blocks that may hold the gang (id), in the order to try them (key). */
 static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
-		       const struct gf_req *r, int only_block, struct cand *out)
+		       const struct gf_req *r, int only_block,
+		       struct gf__keyed *out)
 {
 	int64_t R = j->job->spec.replicas, nc = 0;
 	int64_t *mig = NULL;
 	if (j->prof >= 0) {
 		mig = gf_calloc((size_t)ctl->nblk, sizeof(*mig));
-		for (int k = 0; k < ctl->prof_nnodes[j->prof]; k++) {
-			int i = ctl->prof_nodes[j->prof][k];
+		for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
+			int i = ctl->mig.prof_nodes[j->prof][k];
 			mig[ctl->nodes[i].block] +=
 				gf__mig_free_on(ctl, i, j->prof);
 		}
@@ -305,10 +297,10 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 			     (whole && bl->nfree < R * r->ngpus)))
 			continue;
 		out[nc].key = mig ? mig[b] : bl->idle;
-		out[nc++].block = b;
+		out[nc++].id = b;
 	}
 	gf_free(mig);
-	qsort(out, (size_t)nc, sizeof(*out), cmp_cand);
+	qsort(out, (size_t)nc, sizeof(*out), gf__keyed_cmp);
 	return (int)nc;
 }
 
@@ -380,13 +372,13 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      const uint8_t *outside, int only_block,
 		      struct gf_job_place *pl, int *block)
 {
-	struct cand *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
+	struct gf__keyed *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
 	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
 	uint32_t models[32];
 	int nm = gf__gang_models(ctl, &ctl->jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
-		int b = bs[k].block;
+		int b = bs[k].id;
 		if (nm == 0) {
 			rc = gang_in(ctl, jid, r, b, outside, pl);
 		} else {
@@ -449,4 +441,42 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	}
 	*out = pl;
 	return 0;
+}
+
+struct gf__trial *gf__trial_get(struct gf_ctl *ctl, struct gf__trials *ts,
+				int i, bool *fresh)
+{
+	*fresh = ctl->trial_of[i] < 0;
+	if (!*fresh)
+		return &ts->t[ctl->trial_of[i]];
+	if (ts->n == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 16;
+		ts->t = gf_reallocarray(ts->t, (size_t)ts->cap, sizeof(*ts->t));
+	}
+	struct gf__trial *t = &ts->t[ts->n];
+	t->node = i;
+	t->base = 0;
+	t->n = ctl->c->nodes[i];
+	t->mig = ts->prof >= 0 ? gf__mig_free_on(ctl, i, ts->prof) : 0;
+	ctl->trial_of[i] = ts->n++;
+	return t;
+}
+
+void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
+		    struct gf__trial *t, int v, const struct gf_job_place *p)
+{
+	const struct gf__jrec *vj = &ctl->jr[v];
+	int gpus[GF_CNODE_MAX_GPUS];
+	memcpy(gpus, p->gpus, sizeof(gpus));
+	(void)gf_cnode_give(&t->n, &vj->req, gpus);
+	if (vj->prof >= 0 && vj->prof == ts->prof &&
+	    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
+		t->mig++; /* its instance is free again, and usable */
+}
+
+void gf__trials_reset(struct gf_ctl *ctl, struct gf__trials *ts)
+{
+	for (int k = 0; k < ts->n; k++)
+		ctl->trial_of[ts->t[k].node] = -1;
+	ts->n = 0;
 }

@@ -12,10 +12,16 @@
  * jobs with nheld > 0, once each.  Quotas and fair share no longer count
  * a held replica: the job stopped.
  */
+#include "core/jobs/held.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_find.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static void holding_add(struct gf_ctl *ctl, int jid)
@@ -41,15 +47,17 @@ static void holding_remove(struct gf_ctl *ctl, int jid)
 		}
 }
 
-void gf__held_drop(struct gf_ctl *ctl, int jid, int k)
+/* Completing replica k of job jid gone: given back to the engine. */
+static void held_drop(struct gf_ctl *ctl, int jid, int k)
 {
 	struct gf_job *job = ctl->jr[jid].job;
 	gf__unplace_some(ctl, jid, &job->held[k].place, 1);
 	if (job->held[k].by_seq) { /* the job that preempted it waits less */
 		char id[GF_JOB_ID_MAX];
-		snprintf(id, sizeof(id), "j%llu",
-			 (unsigned long long)job->held[k].by_seq);
-		int w = gf__job_find(ctl, id);
+		int w = -1; /* an id that does not fit is no job's */
+		if (gf_fmt(id, sizeof(id), "j%llu",
+			   (unsigned long long)job->held[k].by_seq) == 0)
+			w = gf__job_find(ctl, id);
 		if (w >= 0 && ctl->jr[w].awaiting > 0)
 			ctl->jr[w].awaiting--;
 	}
@@ -67,7 +75,7 @@ void gf__held_keep(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 	/* past the cap (a job stopped again and again on nodes that never
 	 * answer) the oldest go back to the engine */
 	while (job->nheld > 0 && job->nheld + R > GF_JOB_HELD_MAX)
-		gf__held_drop(ctl, jid, 0);
+		held_drop(ctl, jid, 0);
 	if (R > GF_JOB_HELD_MAX) { /* a gang over the cap: not held */
 		gf__unplace_job(ctl, jid, job->place);
 		return;
@@ -80,7 +88,7 @@ void gf__held_keep(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 		h->attempt = job->attempts;
 		h->replica = r;
 		h->since_ms = now;
-		snprintf(h->why, sizeof(h->why), "%s", why);
+		gf_note(h->why, sizeof(h->why), "%s", why);
 		h->place = job->place[r];
 	}
 	holding_add(ctl, jid);
@@ -121,7 +129,7 @@ void gf__held_drop_node(struct gf_ctl *ctl, int i, struct gf_ctl_changes *out,
 		bool any = false;
 		for (int h = job->nheld - 1; h >= 0; h--)
 			if (job->held[h].place.node == i) {
-				gf__held_drop(ctl, jid, h);
+				held_drop(ctl, jid, h);
 				any = true;
 			}
 		if (any)
@@ -133,15 +141,14 @@ int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 			int replica, struct gf_err *e)
 {
 	gf_err_clear(e);
-	int jid = gf__job_find(ctl, id);
+	int jid = gf__job_get(ctl, id, e);
 	if (jid < 0)
-		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
-				  GF_JOB_ID_MAX, id ? id : "");
+		return jid;
 	struct gf_job *job = ctl->jr[jid].job;
 	for (int k = 0; k < job->nheld; k++)
 		if (job->held[k].attempt == attempt &&
 		    job->held[k].replica == replica) {
-			gf__held_drop(ctl, jid, k);
+			held_drop(ctl, jid, k);
 			return 0;
 		}
 	return gf_err_set(e, GF_ENOTFOUND,
@@ -170,8 +177,8 @@ int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
 	for (int k = 0; k < job->nheld; k++)
 		if (job->held[k].attempt == attempt &&
 		    job->held[k].replica == replica) {
-			snprintf(job->held[k].why, sizeof(job->held[k].why),
-				 "%s", why);
+			gf_note(job->held[k].why, sizeof(job->held[k].why),
+				"%s", why);
 			return 0;
 		}
 	return GF_ENOTFOUND;

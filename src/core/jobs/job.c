@@ -9,7 +9,6 @@
  * one GPU kind, and a selector of the form "k=v,k=v"; the messages name
  * the field first ("'gpu_milli': expected 1 to 1000, got 1500").
  */
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +18,9 @@
 #include <gpufleet/mig.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/mask.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static const char *const state_names[] = {
@@ -50,15 +52,18 @@ bool gf_job_is_final(enum gf_job_state s)
 	       s == GF_JOB_CANCELLED;
 }
 
-/* A name of a team or a class: letters, digits, '.', '_', '-'. */
-static bool word_ok(const char *s)
+/* A name field (a team, a class, a model): letters, digits, '.', '_',
+ * '-', ending inside its array of size; "" too when optional.  0, or
+ * GF_EINVAL naming the field. */
+static int name_field(const char *field, const char *s, size_t size,
+		      bool optional, struct gf_err *e)
 {
-	if (*s == '\0')
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
-			return false;
-	return true;
+	if (gf__name_ok(s, size) || (optional && s[0] == '\0'))
+		return 0;
+	return gf_err_set(e, GF_EINVAL,
+			  "'%s': expected %s %d of letters, digits, '.', '_' "
+			  "or '-'",
+			  field, optional ? "up to" : "1 to", (int)size - 1);
 }
 
 /* The text fields: each ends inside its array and has its syntax. */
@@ -73,29 +78,17 @@ static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 					  "'name': control character at byte "
 					  "%d",
 					  (int)(p - s->name));
-	if (!memchr(s->service, '\0', sizeof(s->service)) ||
-	    (s->service[0] && !word_ok(s->service)))
-		return gf_err_set(e, GF_EINVAL,
-				  "'service': expected up to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_JOB_NAME_MAX - 1);
-	if (!memchr(s->team, '\0', sizeof(s->team)) || !word_ok(s->team))
-		return gf_err_set(e, GF_EINVAL,
-				  "'team': expected 1 to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_TEAM_NAME_MAX - 1);
-	if (!memchr(s->class_name, '\0', sizeof(s->class_name)) ||
-	    !word_ok(s->class_name))
-		return gf_err_set(e, GF_EINVAL,
-				  "'class': expected 1 to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_CLASS_NAME_MAX - 1);
-	if (!memchr(s->gpu_model, '\0', sizeof(s->gpu_model)) ||
-	    (s->gpu_model[0] && !word_ok(s->gpu_model)))
-		return gf_err_set(e, GF_EINVAL,
-				  "'gpu_model': expected up to %d of letters, "
-				  "digits, '.', '_' or '-'",
-				  GF_GPU_MODEL_MAX - 1);
+	int rc = name_field("service", s->service, sizeof(s->service), true, e);
+	if (rc == 0)
+		rc = name_field("team", s->team, sizeof(s->team), false, e);
+	if (rc == 0)
+		rc = name_field("class", s->class_name, sizeof(s->class_name),
+				false, e);
+	if (rc == 0)
+		rc = name_field("gpu_model", s->gpu_model, sizeof(s->gpu_model),
+				true, e);
+	if (rc)
+		return rc;
 	if (!memchr(s->mig_profile, '\0', sizeof(s->mig_profile)) ||
 	    (s->mig_profile[0] && !gf_mig_profile_name_ok(s->mig_profile)))
 		return gf_err_set(e, GF_EINVAL,
@@ -196,20 +189,20 @@ static int check_place(const struct gf_job *j, const struct gf_job_place *p,
 	    !p->node_name[0] || p->ngpus != want_n ||
 	    p->gpu_milli != want_milli ||
 	    (s->mig_profile[0] ? p->mig_start < 0 : p->mig_start != -1)) {
-		snprintf(msg, size,
-			 "job %s: replica %d: placement is not what the "
-			 "spec asks",
-			 j->id, r);
+		gf_note(msg, size,
+			"job %s: replica %d: placement is not what the "
+			"spec asks",
+			j->id, r);
 		return GF_EINVAL;
 	}
 	uint32_t seen = 0;
 	for (int g = 0; g < p->ngpus; g++) {
 		if (p->gpus[g] < 0 || p->gpus[g] >= GF_CNODE_MAX_GPUS ||
 		    (seen >> p->gpus[g] & 1)) {
-			snprintf(msg, size,
-				 "job %s: replica %d: GPU index %d bad or "
-				 "twice",
-				 j->id, r, p->gpus[g]);
+			gf_note(msg, size,
+				"job %s: replica %d: GPU index %d bad or "
+				"twice",
+				j->id, r, p->gpus[g]);
 			return GF_EINVAL;
 		}
 		seen |= UINT32_C(1) << p->gpus[g];
@@ -227,19 +220,19 @@ static int check_times(const struct gf_job *j, char *msg, unsigned size)
 	    j->preemptions > j->attempts || j->preemptions < 0 ||
 	    j->failures > j->attempts || j->failures < 0 ||
 	    j->requeues > j->attempts || j->requeues < 0) {
-		snprintf(msg, size,
-			 "job %s: times, runs and state disagree "
-			 "(%s, started %lld, ended %lld, %d runs, %d "
-			 "preemptions, %d failures, %d requeues, %lld GPU-ms)",
-			 j->id, gf_job_state_name(j->state),
-			 (long long)j->started_ms, (long long)j->ended_ms,
-			 j->attempts, j->preemptions, j->failures, j->requeues,
-			 (long long)j->gpu_ms);
+		gf_note(msg, size,
+			"job %s: times, runs and state disagree "
+			"(%s, started %lld, ended %lld, %d runs, %d "
+			"preemptions, %d failures, %d requeues, %lld GPU-ms)",
+			j->id, gf_job_state_name(j->state),
+			(long long)j->started_ms, (long long)j->ended_ms,
+			j->attempts, j->preemptions, j->failures, j->requeues,
+			(long long)j->gpu_ms);
 		return GF_EINVAL;
 	}
 	if (j->state == GF_JOB_RUNNING &&
 	    (j->attempts < 1 || j->started_ms == 0)) {
-		snprintf(msg, size, "job %s: running without a start", j->id);
+		gf_note(msg, size, "job %s: running without a start", j->id);
 		return GF_EINVAL;
 	}
 	return 0;
@@ -251,8 +244,7 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 {
 	if (j->nheld < 0 || j->nheld > GF_JOB_HELD_MAX ||
 	    (j->nheld > 0) != (j->held != NULL)) {
-		snprintf(msg, size, "job %s: %d held replicas", j->id,
-			 j->nheld);
+		gf_note(msg, size, "job %s: %d held replicas", j->id, j->nheld);
 		return GF_EINVAL;
 	}
 	for (int k = 0; k < j->nheld; k++) {
@@ -260,19 +252,19 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 		if (h->attempt < 1 || h->attempt > j->attempts ||
 		    h->replica < 0 || h->replica >= j->spec.replicas ||
 		    !memchr(h->why, '\0', sizeof(h->why)) || h->since_ms < 0) {
-			snprintf(msg, size,
-				 "job %s: held replica %d of run %d is not "
-				 "one of its runs",
-				 j->id, h->replica, h->attempt);
+			gf_note(msg, size,
+				"job %s: held replica %d of run %d is not "
+				"one of its runs",
+				j->id, h->replica, h->attempt);
 			return GF_EINVAL;
 		}
 		for (int i = 0; i < k; i++)
 			if (j->held[i].attempt == h->attempt &&
 			    j->held[i].replica == h->replica) {
-				snprintf(msg, size,
-					 "job %s: replica %d of run %d held "
-					 "twice",
-					 j->id, h->replica, h->attempt);
+				gf_note(msg, size,
+					"job %s: replica %d of run %d held "
+					"twice",
+					j->id, h->replica, h->attempt);
 				return GF_EINVAL;
 			}
 		int rc = check_place(j, &h->place, h->replica, msg, size);
@@ -285,33 +277,33 @@ static int check_held(const struct gf_job *j, char *msg, unsigned size)
 int gf_job_check(const struct gf_job *j, char *msg, unsigned size)
 {
 	char id[GF_JOB_ID_MAX];
-	snprintf(id, sizeof(id), "j%" PRIu64, j->seq);
-	if (j->seq == 0 || strcmp(id, j->id) != 0) {
-		snprintf(msg, size,
-			 "job %.*s: id is not j<seq> (seq %" PRIu64 ")",
-			 GF_JOB_ID_MAX, j->id, j->seq);
+	if (gf_fmt(id, sizeof(id), "j%" PRIu64, j->seq) != 0 || j->seq == 0 ||
+	    strcmp(id, j->id) != 0) {
+		gf_note(msg, size,
+			"job %.*s: id is not j<seq> (seq %" PRIu64 ")",
+			GF_JOB_ID_MAX, j->id, j->seq);
 		return GF_EINVAL;
 	}
 	if ((int)j->state < 0 || (int)j->state >= NSTATES) {
-		snprintf(msg, size, "job %s: state %d unknown", j->id,
-			 (int)j->state);
+		gf_note(msg, size, "job %s: state %d unknown", j->id,
+			(int)j->state);
 		return GF_EINVAL;
 	}
 	struct gf_err e;
 	if (gf_job_spec_check(&j->spec, &e)) {
-		snprintf(msg, size, "job %s: %s", j->id, e.msg);
+		gf_note(msg, size, "job %s: %s", j->id, e.msg);
 		return GF_EINVAL;
 	}
 	if (!memchr(j->reason, '\0', sizeof(j->reason))) {
-		snprintf(msg, size, "job %s: reason not terminated", j->id);
+		gf_note(msg, size, "job %s: reason not terminated", j->id);
 		return GF_EINVAL;
 	}
 	bool running = j->state == GF_JOB_RUNNING;
 	if ((j->place != NULL) != running || (j->block >= 0) != running ||
 	    j->block < -1) {
-		snprintf(msg, size, "job %s: %s with%s placements, block %d",
-			 j->id, gf_job_state_name(j->state),
-			 j->place ? "" : "out", j->block);
+		gf_note(msg, size, "job %s: %s with%s placements, block %d",
+			j->id, gf_job_state_name(j->state),
+			j->place ? "" : "out", j->block);
 		return GF_EINVAL;
 	}
 	for (int r = 0; running && r < j->spec.replicas; r++) {

@@ -12,10 +12,13 @@
  * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
  * full, so memory stays bounded whatever selectors arrive.
  */
+#include "core/jobs/mask.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define MASK_BYTES_MAX (64u << 20)
@@ -78,29 +81,29 @@ int gf__labels_check(const char *s, char *why, unsigned size)
 	for (;;) {
 		size_t kl = word(p);
 		if (kl == 0 || p[kl] != '=') {
-			snprintf(why, size,
-				 "expected k=v,k=v at byte %d (keys and "
-				 "values: letters, digits, '.', '_', '-', "
-				 "'/')",
-				 (int)(p - s + (long)kl));
+			gf_note(why, size,
+				"expected k=v,k=v at byte %d (keys and "
+				"values: letters, digits, '.', '_', '-', "
+				"'/')",
+				(int)(p - s + (long)kl));
 			return GF_EINVAL;
 		}
 		size_t vl = word(p + kl + 1);
 		if (vl == 0) {
-			snprintf(why, size, "key '%.*s' has no value", (int)kl,
-				 p);
+			gf_note(why, size, "key '%.*s' has no value", (int)kl,
+				p);
 			return GF_EINVAL;
 		}
 		if (has_key(s, (size_t)(p - s), p, kl)) {
-			snprintf(why, size, "key '%.*s' twice", (int)kl, p);
+			gf_note(why, size, "key '%.*s' twice", (int)kl, p);
 			return GF_EINVAL;
 		}
 		p += kl + 1 + vl;
 		if (*p == '\0')
 			return 0;
 		if (*p != ',' || p[1] == '\0') {
-			snprintf(why, size, "expected ',' at byte %d",
-				 (int)(p - s));
+			gf_note(why, size, "expected ',' at byte %d",
+				(int)(p - s));
 			return GF_EINVAL;
 		}
 		p++;
@@ -125,34 +128,36 @@ bool gf__labels_match(const char *labels, const char *selector)
 
 static void masks_clear(struct gf_ctl *ctl)
 {
-	for (int i = 0; i < ctl->nmasks; i++)
-		gf_free(ctl->masks[i].on);
-	ctl->nmasks = 0;
-	ctl->mask_gen++;
+	for (int i = 0; i < ctl->masks.n; i++)
+		gf_free(ctl->masks.m[i].on);
+	ctl->masks.n = 0;
+	ctl->masks.gen++;
 }
 
 void gf__masks_free(struct gf_ctl *ctl)
 {
 	masks_clear(ctl);
-	gf_free(ctl->masks);
-	ctl->masks_cap = 0;
+	gf_free(ctl->masks.m);
+	ctl->masks.cap = 0;
 }
 
-static int mask_new(struct gf_ctl *ctl, const char *sel)
+static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 {
+	const char *sel = s->node_selector;
 	int n = ctl->c->n;
 	size_t most = MASK_BYTES_MAX / (size_t)(n > 0 ? n : 1);
 	if (most < 16)
 		most = 16;
-	if ((size_t)ctl->nmasks >= most)
+	if ((size_t)ctl->masks.n >= most)
 		masks_clear(ctl);
-	if (ctl->nmasks == ctl->masks_cap) {
-		ctl->masks_cap = ctl->masks_cap ? ctl->masks_cap * 2 : 16;
-		ctl->masks = gf_reallocarray(ctl->masks, (size_t)ctl->masks_cap,
-					     sizeof(*ctl->masks));
+	if (ctl->masks.n == ctl->masks.cap) {
+		ctl->masks.cap = ctl->masks.cap ? ctl->masks.cap * 2 : 16;
+		ctl->masks.m =
+			gf_reallocarray(ctl->masks.m, (size_t)ctl->masks.cap,
+					sizeof(*ctl->masks.m));
 	}
-	struct gf__mask *m = &ctl->masks[ctl->nmasks];
-	snprintf(m->sel, sizeof(m->sel), "%s", sel);
+	struct gf__mask *m = &ctl->masks.m[ctl->masks.n];
+	GF__ACOPY(m->sel, s->node_selector);
 	m->on = gf_calloc((size_t)ctl->ncap, 1);
 	m->count = 0;
 	for (int i = 0; i < n; i++)
@@ -160,7 +165,7 @@ static int mask_new(struct gf_ctl *ctl, const char *sel)
 			m->on[i] = 1;
 			m->count++;
 		}
-	return ctl->nmasks++;
+	return ctl->masks.n++;
 }
 
 const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
@@ -168,22 +173,22 @@ const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j)
 	const char *sel = j->job->spec.node_selector;
 	if (sel[0] == '\0')
 		return NULL;
-	if (j->mask >= 0 && j->mask_gen == ctl->mask_gen)
-		return ctl->masks[j->mask].on;
+	if (j->mask >= 0 && j->mask_gen == ctl->masks.gen)
+		return ctl->masks.m[j->mask].on;
 	int k = 0;
-	while (k < ctl->nmasks && strcmp(ctl->masks[k].sel, sel) != 0)
+	while (k < ctl->masks.n && strcmp(ctl->masks.m[k].sel, sel) != 0)
 		k++;
-	if (k == ctl->nmasks)
-		k = mask_new(ctl, sel);
+	if (k == ctl->masks.n)
+		k = mask_new(ctl, &j->job->spec);
 	j->mask = k;
-	j->mask_gen = ctl->mask_gen;
-	return ctl->masks[k].on;
+	j->mask_gen = ctl->masks.gen;
+	return ctl->masks.m[k].on;
 }
 
 void gf__masks_grow(struct gf_ctl *ctl, int old)
 {
-	for (int k = 0; k < ctl->nmasks; k++) {
-		struct gf__mask *m = &ctl->masks[k];
+	for (int k = 0; k < ctl->masks.n; k++) {
+		struct gf__mask *m = &ctl->masks.m[k];
 		m->on = gf_reallocarray(m->on, (size_t)ctl->ncap, 1);
 		memset(m->on + old, 0, (size_t)(ctl->ncap - old));
 	}
@@ -191,8 +196,8 @@ void gf__masks_grow(struct gf_ctl *ctl, int old)
 
 void gf__masks_node(struct gf_ctl *ctl, int i)
 {
-	for (int k = 0; k < ctl->nmasks; k++) {
-		struct gf__mask *m = &ctl->masks[k];
+	for (int k = 0; k < ctl->masks.n; k++) {
+		struct gf__mask *m = &ctl->masks.m[k];
 		uint8_t on = gf__labels_match(ctl->nodes[i].labels, m->sel);
 		m->count += on - m->on[i];
 		m->on[i] = on;

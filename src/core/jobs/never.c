@@ -19,14 +19,20 @@
  * never be placed here: " and admission's answer: its group's msg unless
  * the group is fresh (a job joined since).
  */
+#include "core/jobs/never.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_state.h"
+#include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
 struct gf__nkey {
-	uint64_t h;
 	int rep; /* a jrec of this key: its spec is the key */
 	int *jids;
 	int n, cap;
@@ -34,24 +40,15 @@ struct gf__nkey {
 	char msg[GF_ERR_MSG_MAX]; /* why its jobs are never placeable */
 };
 
-static uint64_t mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ b[k]) * 1099511628211u;
-	return h;
-}
-
 static uint64_t key_hash(const struct gf_job_spec *s)
 {
-	uint64_t h = 1469598103934665603u;
 	int64_t v[] = { s->cpu_milli, s->memory_mib, s->gpus, s->gpu_milli,
 			s->replicas };
-	h = mix(h, v, sizeof(v));
+	uint64_t h = gf_hash_bytes(v, sizeof(v));
 	const char *str[] = { s->gpu_model, s->mig_profile, s->node_selector,
 			      s->team };
 	for (size_t k = 0; k < sizeof(str) / sizeof(str[0]); k++)
-		h = mix(h, str[k], strlen(str[k]) + 1);
+		h = gf_hash_mix(h, gf_hash_str(str[k]));
 	return h;
 }
 
@@ -66,43 +63,38 @@ static bool same_key(const struct gf_job_spec *a, const struct gf_job_spec *b)
 	       strcmp(a->team, b->team) == 0;
 }
 
-/* Room for one more key at load 1/2 in the slot table. */
-static void slots_reserve(struct gf_ctl *ctl)
+/* The key the index's eq reads: a job's spec, and the core. */
+struct spec_key {
+	const struct gf_ctl *ctl;
+	const struct gf_job_spec *spec;
+};
+
+static bool key_is(const void *key, uint32_t row)
 {
-	if (2 * (ctl->nnk + 1) <= ctl->nk_scap)
-		return;
-	int cap = ctl->nk_scap ? 2 * ctl->nk_scap : 64;
-	gf_free(ctl->nk_slot);
-	ctl->nk_slot = gf_calloc((size_t)cap, sizeof(int));
-	ctl->nk_scap = cap;
-	for (int k = 0; k < ctl->nnk; k++) {
-		size_t s = (size_t)(ctl->nk[k].h % (uint64_t)cap);
-		while (ctl->nk_slot[s])
-			s = (s + 1) % (size_t)cap;
-		ctl->nk_slot[s] = k + 1;
-	}
+	const struct spec_key *k = key;
+	const struct gf__nevers *nv = &k->ctl->nevers;
+	return same_key(&k->ctl->jr[nv->nk[row].rep].job->spec, k->spec);
 }
 
 static struct gf__nkey *key_of(struct gf_ctl *ctl, int jid)
 {
+	struct gf__nevers *nv = &ctl->nevers;
 	const struct gf_job_spec *sp = &ctl->jr[jid].job->spec;
 	uint64_t h = key_hash(sp);
-	slots_reserve(ctl);
-	size_t s = (size_t)(h % (uint64_t)ctl->nk_scap);
-	while (ctl->nk_slot[s]) {
-		struct gf__nkey *k = &ctl->nk[ctl->nk_slot[s] - 1];
-		if (k->h == h && same_key(&ctl->jr[k->rep].job->spec, sp))
-			return k;
-		s = (s + 1) % (size_t)ctl->nk_scap;
+	struct spec_key key = { ctl, sp };
+	int64_t x = gf_hmap_get(&nv->idx, h, key_is, &key);
+	if (x >= 0)
+		return &nv->nk[x];
+	if (nv->nnk == nv->nk_cap) {
+		nv->nk_cap = nv->nk_cap ? nv->nk_cap * 2 : 16;
+		nv->nk = gf_reallocarray(nv->nk, (size_t)nv->nk_cap,
+					 sizeof(*nv->nk));
 	}
-	if (ctl->nnk == ctl->nk_cap) {
-		ctl->nk_cap = ctl->nk_cap ? ctl->nk_cap * 2 : 16;
-		ctl->nk = gf_reallocarray(ctl->nk, (size_t)ctl->nk_cap,
-					  sizeof(*ctl->nk));
-	}
-	struct gf__nkey *k = &ctl->nk[ctl->nnk];
-	*k = (struct gf__nkey){ .h = h, .rep = jid };
-	ctl->nk_slot[s] = ++ctl->nnk;
+	struct gf__nkey *k = &nv->nk[nv->nnk];
+	*k = (struct gf__nkey){ .rep = jid };
+	int rc = gf_hmap_put(&nv->idx, h, (uint32_t)nv->nnk);
+	(void)rc; /* no fail: keys <= jobs < GF_HMAP_MAX */
+	nv->nnk++;
 	return k;
 }
 
@@ -119,11 +111,12 @@ void gf__never_push(struct gf_ctl *ctl, int jid)
 
 void gf__never_free(struct gf_ctl *ctl)
 {
-	for (int k = 0; k < ctl->nnk; k++)
-		gf_free(ctl->nk[k].jids);
-	gf_free(ctl->nk);
-	gf_free(ctl->nk_slot);
-	ctl->nnk = ctl->nk_cap = ctl->nk_scap = 0;
+	struct gf__nevers *nv = &ctl->nevers;
+	for (int k = 0; k < nv->nnk; k++)
+		gf_free(nv->nk[k].jids);
+	gf_free(nv->nk);
+	gf_hmap_release(&nv->idx);
+	nv->nnk = nv->nk_cap = 0;
 }
 
 /* The model or profile a job names may exist now: derive it again (its
@@ -172,8 +165,8 @@ static bool live(const struct gf_ctl *ctl, int jid)
 /* A node came: each group's jobs, by one admission. */
 static void groups_again(struct gf_ctl *ctl)
 {
-	for (int x = 0; x < ctl->nnk; x++) {
-		struct gf__nkey *k = &ctl->nk[x];
+	for (int x = 0; x < ctl->nevers.nnk; x++) {
+		struct gf__nkey *k = &ctl->nevers.nk[x];
 		int n = 0;
 		for (int i = 0; i < k->n; i++)
 			if (live(ctl, k->jids[i]))
@@ -187,7 +180,7 @@ static void groups_again(struct gf_ctl *ctl)
 			continue; /* their reasons say so already */
 		for (int i = 0; i < n; i++)
 			set_never(ctl, k->jids[i], never, e.msg);
-		snprintf(k->msg, sizeof(k->msg), "%s", e.msg);
+		gf_note(k->msg, sizeof(k->msg), "%s", e.msg);
 		k->fresh = false;
 		if (!never)
 			k->n = 0;
@@ -200,8 +193,8 @@ void gf__reconsider(struct gf_ctl *ctl, bool all)
 		groups_again(ctl);
 		return;
 	}
-	for (int x = 0; x < ctl->nnk; x++)
-		ctl->nk[x].n = 0;
+	for (int x = 0; x < ctl->nevers.nnk; x++)
+		ctl->nevers.nk[x].n = 0;
 	for (int jid = 0; jid < ctl->njr; jid++) {
 		if (gf_job_is_final(ctl->jr[jid].job->state))
 			continue;

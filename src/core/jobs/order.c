@@ -17,6 +17,8 @@
  * stale entries skipped when read): the last pass's order, then the jobs
  * that became PENDING since.
  */
+#include "core/jobs/order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +61,7 @@ void gf__queue_push(struct gf_ctl *ctl, int jid)
 	j->queued = true;
 }
 
-void gf__queue_compact(struct gf_ctl *ctl)
+static void queue_compact(struct gf_ctl *ctl)
 {
 	for (int t = 0; t < ctl->nteams; t++)
 		for (int c = 0; c < ctl->cfg.nclasses; c++) {
@@ -219,7 +221,7 @@ void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
 	}
 	gf_free(h.team);
 	ctl->in_pass = false;
-	gf__queue_compact(ctl);
+	queue_compact(ctl);
 }
 
 int gf_ctl_queue(const struct gf_ctl *ctl, const struct gf_job **out, int max)

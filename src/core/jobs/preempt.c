@@ -32,13 +32,22 @@
  * caller's test (which may read more than the capacity: which GPUs are
  * free, and how they are linked).
  */
+#include "core/jobs/preempt.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jobs/backfill.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
+#include "util/buf.h"
 #include "util/check.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define VMAX	 20
@@ -49,13 +58,6 @@
 struct pair {
 	int scope; /* node, or block for a gang */
 	int victim;
-};
-
-struct trial {
-	int node;
-	int base; /* the job's capacity there now */
-	int mig;  /* free instances of its profile */
-	struct gf_cnode n;
 };
 
 struct best {
@@ -75,8 +77,8 @@ struct search {
 	int64_t base; /* capacity of the scope now */
 	int vs[VMAX];
 	int nv;
-	struct trial *tr;
-	int ntr, trcap;
+	struct gf__trials tr; /* copies of the nodes (base: the job's
+				 capacity there now) */
 	long tests;
 	struct best best;
 	/* one node's room decided by the caller (gf__victims), or NULL:
@@ -99,42 +101,25 @@ static int cap_of(struct search *s, const struct gf_cnode *n, int i, int mig)
 	return gf__cap(s->ctl, s->j, s->r, n, i, mig, s->R);
 }
 
-static struct trial *trial_get(struct search *s, int i)
+static struct gf__trial *trial_get(struct search *s, int i)
 {
-	struct gf_ctl *ctl = s->ctl;
-	if (ctl->trial_of[i] >= 0)
-		return &s->tr[ctl->trial_of[i]];
-	if (s->ntr == s->trcap) {
-		s->trcap = s->trcap ? s->trcap * 2 : 16;
-		s->tr = gf_reallocarray(s->tr, (size_t)s->trcap,
-					sizeof(*s->tr));
-	}
-	struct trial *t = &s->tr[s->ntr];
-	t->node = i;
-	t->n = ctl->c->nodes[i];
-	int prof = s->j->prof;
-	t->mig = prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0;
-	t->base = cap_of(s, &t->n, i, t->mig);
-	ctl->trial_of[i] = s->ntr++;
+	bool fresh;
+	struct gf__trial *t = gf__trial_get(s->ctl, &s->tr, i, &fresh);
+	if (fresh)
+		t->base = cap_of(s, &t->n, i, t->mig);
 	return t;
 }
 
 /* Give victim v's placements in the scope back on the copies. */
 static void release(struct search *s, int v)
 {
-	const struct gf__jrec *vj = &s->ctl->jr[v];
-	const struct gf_job *job = vj->job;
+	const struct gf_job *job = s->ctl->jr[v].job;
 	for (int k = 0; k < job->spec.replicas; k++) {
 		const struct gf_job_place *p = &job->place[k];
 		if (!in_scope(s, p->node))
 			continue;
-		struct trial *t = trial_get(s, p->node);
-		int gpus[GF_CNODE_MAX_GPUS];
-		memcpy(gpus, p->gpus, sizeof(gpus));
-		(void)gf_cnode_give(&t->n, &vj->req, gpus);
-		if (vj->prof >= 0 && vj->prof == s->j->prof &&
-		    !(s->ctl->ns[p->node].sick >> p->gpus[0] & 1))
-			t->mig++; /* its instance is free again, and usable */
+		struct gf__trial *t = trial_get(s, p->node);
+		gf__trial_give(s->ctl, &s->tr, t, v, p);
 	}
 }
 
@@ -146,19 +131,17 @@ static bool feasible(struct search *s, const int *vic, int k)
 		release(s, vic[i]);
 	bool ok;
 	if (s->fits) { /* one node: the caller's test on its copy */
-		const struct trial *t = trial_get(s, s->scope);
+		const struct gf__trial *t = trial_get(s, s->scope);
 		ok = s->fits(s->fits_arg, &t->n, t->mig);
 	} else {
 		int64_t sum = s->base;
-		for (int t = 0; t < s->ntr; t++)
-			sum += cap_of(s, &s->tr[t].n, s->tr[t].node,
-				      s->tr[t].mig) -
-			       s->tr[t].base;
+		for (int x = 0; x < s->tr.n; x++) {
+			const struct gf__trial *t = &s->tr.t[x];
+			sum += cap_of(s, &t->n, t->node, t->mig) - t->base;
+		}
 		ok = sum >= s->R;
 	}
-	for (int t = 0; t < s->ntr; t++)
-		s->ctl->trial_of[s->tr[t].node] = -1;
-	s->ntr = 0;
+	gf__trials_reset(s->ctl, &s->tr);
 	return ok;
 }
 
@@ -367,8 +350,8 @@ static void search_all(struct search *s)
 static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
-	char names[GF_JOB_REASON_MAX] = "";
-	size_t len = 0;
+	struct gf_buf names; /* the ids, while under 80 bytes */
+	gf_buf_init(&names, GF_JOB_REASON_MAX);
 	for (int i = 0; i < b->k; i++) {
 		struct gf_job *v = ctl->jr[b->vic[i]].job;
 		bool tagged = false;
@@ -379,13 +362,14 @@ static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 				j->awaiting++;
 				tagged = true;
 			}
-		if (tagged && len + strlen(v->id) + 2 < 80)
-			len += (size_t)snprintf(names + len,
-						sizeof(names) - len, "%s%s",
-						len ? ", " : "", v->id);
+		if (tagged && names.len + strlen(v->id) + 2 < 80) {
+			gf_buf_puts(&names, names.len ? ", " : "");
+			gf_buf_puts(&names, v->id);
+		}
 	}
 	gf__reason(j->job, "preempted %s: waits for their processes to be gone",
-		   names);
+		   gf_buf_str(&names));
+	gf_buf_release(&names);
 }
 
 int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
@@ -404,16 +388,17 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		s = (struct search){ .ctl = ctl,
 				     .j = j,
 				     .r = &one,
-				     .R = j->job->spec.replicas };
+				     .R = j->job->spec.replicas,
+				     .tr = { .prof = j->prof } };
 		search_all(&s);
-		gf_free(s.tr);
+		gf_free(s.tr.t);
 		if (s.best.k > 0)
 			break;
 	}
 	if (s.best.k == 0)
 		return GF_ENOTFOUND;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "preempted by %s", j->job->id);
+	gf_note(why, sizeof(why), "preempted by %s", j->job->id);
 	for (int i = 0; i < s.best.k; i++) {
 		int v = s.best.vic[i];
 		if (ctl->jr[v].job->state != GF_JOB_RUNNING)
@@ -456,7 +441,8 @@ int gf__victims(struct gf_ctl *ctl, struct gf__jrec *j, int node,
 			    .R = 1,
 			    .scope = node,
 			    .fits = fits,
-			    .fits_arg = arg };
+			    .fits_arg = arg,
+			    .tr = { .prof = j->prof } };
 	for (int k = 0; k < ncand && s.nv < VMAX; k++)
 		s.vs[s.nv++] = cand[k];
 	int rc = GF_ENOTFOUND;
@@ -472,6 +458,6 @@ int gf__victims(struct gf_ctl *ctl, struct gf__jrec *j, int node,
 			rc = s.best.k;
 		}
 	}
-	gf_free(s.tr);
+	gf_free(s.tr.t);
 	return rc;
 }

@@ -20,12 +20,17 @@
  * (gf_ctl_check recomputes both).  Limits may be passed only by jobs
  * restored running (gf_ctl_add) after the config shrank.
  */
+#include "core/jobs/quota.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_mig.h"
+#include "util/fmt.h"
 
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg)
@@ -98,9 +103,8 @@ static bool gpu_ok(const struct gf_ctl *ctl, const struct gf__team *t, int m,
 	*room = INT64_MAX;
 	if (lim < 0 && all < 0) {
 		*room = INT64_MIN;
-		snprintf(why, size,
-			 "quota: team %s has no %s GPUs in its quota", t->name,
-			 model);
+		gf_note(why, size, "quota: team %s has no %s GPUs in its quota",
+			t->name, model);
 		return false;
 	}
 	if (lim >= 0)
@@ -108,17 +112,17 @@ static bool gpu_ok(const struct gf_ctl *ctl, const struct gf__team *t, int m,
 	if (all >= 0 && all - t->use.gpus_all < *room)
 		*room = all - t->use.gpus_all;
 	if (lim >= 0 && t->use.gpus[m] + k > lim) {
-		snprintf(why, size,
-			 "quota: team %s would use %" PRId64 " of %" PRId64
-			 " %s GPUs",
-			 t->name, t->use.gpus[m] + k, lim, model);
+		gf_note(why, size,
+			"quota: team %s would use %" PRId64 " of %" PRId64
+			" %s GPUs",
+			t->name, t->use.gpus[m] + k, lim, model);
 		return false;
 	}
 	if (all >= 0 && t->use.gpus_all + k > all) {
-		snprintf(why, size,
-			 "quota: team %s would use %" PRId64 " of %" PRId64
-			 " GPUs (all models)",
-			 t->name, t->use.gpus_all + k, all);
+		gf_note(why, size,
+			"quota: team %s would use %" PRId64 " of %" PRId64
+			" GPUs (all models)",
+			t->name, t->use.gpus_all + k, all);
 		return false;
 	}
 	return true;
@@ -141,7 +145,7 @@ static int gpus_room(struct gf_ctl *ctl, const struct gf__jrec *j,
 			ok |= UINT32_C(1) << m;
 		else if (room > best || best == INT64_MIN) {
 			best = room;
-			snprintf(why, size, "%s", tmp);
+			gf_note(why, size, "%s", tmp);
 		}
 	}
 	if (ok == 0)
@@ -155,25 +159,25 @@ static int mig_room(struct gf_ctl *ctl, const struct gf__jrec *j,
 {
 	int64_t k = j->job->spec.replicas;
 	int64_t lim = t->mig_lim[j->prof], all = t->mig_all_lim;
-	const char *prof = ctl->prof_name[j->prof];
+	const char *prof = ctl->mig.prof_name[j->prof];
 	if (lim < 0 && all < 0) {
-		snprintf(why, size,
-			 "quota: team %s has no %s instances in its quota",
-			 t->name, prof);
+		gf_note(why, size,
+			"quota: team %s has no %s instances in its quota",
+			t->name, prof);
 		return 1;
 	}
 	if (lim >= 0 && t->use.mig[j->prof] + k > lim) {
-		snprintf(why, size,
-			 "quota: team %s would use %" PRId64 " of %" PRId64
-			 " %s instances",
-			 t->name, t->use.mig[j->prof] + k, lim, prof);
+		gf_note(why, size,
+			"quota: team %s would use %" PRId64 " of %" PRId64
+			" %s instances",
+			t->name, t->use.mig[j->prof] + k, lim, prof);
 		return 1;
 	}
 	if (all >= 0 && t->use.mig_all + k > all) {
-		snprintf(why, size,
-			 "quota: team %s would use %" PRId64 " of %" PRId64
-			 " MIG instances (all profiles)",
-			 t->name, t->use.mig_all + k, all);
+		gf_note(why, size,
+			"quota: team %s would use %" PRId64 " of %" PRId64
+			" MIG instances (all profiles)",
+			t->name, t->use.mig_all + k, all);
 		return 1;
 	}
 	return 0;
@@ -191,12 +195,12 @@ int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,
 		return gpus_room(ctl, j, t, spec, why, size);
 	if (s->gpu_milli > 0 && t->milli_lim >= 0 &&
 	    t->use.milli + (int64_t)s->gpu_milli * s->replicas > t->milli_lim) {
-		snprintf(why, size,
-			 "quota: team %s would use %" PRId64 " of %" PRId64
-			 " milli-GPU in shares",
-			 t->name,
-			 t->use.milli + (int64_t)s->gpu_milli * s->replicas,
-			 t->milli_lim);
+		gf_note(why, size,
+			"quota: team %s would use %" PRId64 " of %" PRId64
+			" milli-GPU in shares",
+			t->name,
+			t->use.milli + (int64_t)s->gpu_milli * s->replicas,
+			t->milli_lim);
 		return 1;
 	}
 	if (j->prof >= 0 && t->mig_listed)
@@ -263,8 +267,8 @@ int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
 					  "team %s's quota allows at most "
 					  "%" PRId64 " %s instances, the job "
 					  "asks for %" PRId64,
-					  t->name, cap, ctl->prof_name[prof],
-					  r);
+					  t->name, cap,
+					  ctl->mig.prof_name[prof], r);
 	}
 	return 0;
 }

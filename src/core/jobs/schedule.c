@@ -19,8 +19,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/backfill.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/explain.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/order.h"
+#include "core/jobs/preempt.h"
+#include "core/jobs/quota.h"
+#include "core/jobs/typical.h"
 #include "util/check.h"
+#include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
 static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
@@ -33,8 +44,8 @@ static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
 		if (j->max_ms <= 0 || j->job->started_ms + j->max_ms > ps->now)
 			continue;
 		char why[GF_JOB_REASON_MAX];
-		snprintf(why, sizeof(why), "max runtime of %lld s passed",
-			 (long long)(j->max_ms / 1000));
+		gf_note(why, sizeof(why), "max runtime of %lld s passed",
+			(long long)(j->max_ms / 1000));
 		gf__failed(ctl, jid, ps->now, why);
 		gf__changed(ctl, ps, jid);
 	}
@@ -93,25 +104,24 @@ static void reserved(struct gf_ctl *ctl, struct gf__pass *ps,
  * finds none later in the pass.  Remembering the shapes that failed
  * (FAILS at most) spares a long queue of alike jobs a scan each.
  */
-#define FAILS 4096
+#define FAILS 2048
 /* Jobs a pass explains in detail past the head (gf__explain is O(nodes));
  * the rest of a long queue says "no node has room now" */
 #define EXPLAIN_MAX 32
 
 struct fail {
 	int64_t mem;
-	uint64_t sel;
+	uint64_t sel; /* the selector's hash */
 	int32_t cpu;
 	uint32_t spec;
 	int ngpus, milli, prof, replicas, outside;
-	bool used;
 	bool fits; /* outside 2: room_now's answer */
 };
 
 static struct fail fail_key(const struct gf__jrec *j, const struct gf_req *r,
 			    bool outside)
 {
-	struct fail f = {
+	return (struct fail){
 		.mem = r->mem,
 		.cpu = r->cpu,
 		.spec = r->spec,
@@ -120,33 +130,51 @@ static struct fail fail_key(const struct gf__jrec *j, const struct gf_req *r,
 		.prof = j->prof,
 		.replicas = j->job->spec.replicas,
 		.outside = outside,
-		.used = true,
-		.sel = 1469598103934665603u,
+		.sel = gf_hash_str(j->job->spec.node_selector),
 	};
-	for (const char *s = j->job->spec.node_selector; *s; s++)
-		f.sel = (f.sel ^ (uint8_t)*s) * 1099511628211u;
-	return f;
 }
 
-/* The slot of f: its own, or the empty one it would take. */
-static struct fail *fail_slot(struct gf__pass *ps, const struct fail *f)
+static uint64_t fail_hash(const struct fail *f)
 {
-	uint64_t h = f->sel;
 	int64_t v[] = { f->mem,	  f->cpu,  f->spec,	f->ngpus,
 			f->milli, f->prof, f->replicas, f->outside };
-	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
-		h = (h ^ (uint64_t)v[k]) * 1099511628211u;
-	size_t s = (size_t)(h % FAILS);
-	for (;;) {
-		struct fail *x = &ps->fails[s];
-		if (!x->used ||
-		    (x->mem == f->mem && x->sel == f->sel && x->cpu == f->cpu &&
-		     x->spec == f->spec && x->ngpus == f->ngpus &&
-		     x->milli == f->milli && x->prof == f->prof &&
-		     x->replicas == f->replicas && x->outside == f->outside))
-			return x;
-		s = (s + 1) % FAILS;
-	}
+	return gf_hash_mix(f->sel, gf_hash_bytes(v, sizeof(v)));
+}
+
+/* The key the index's eq reads: a failure sought, and the pass. */
+struct fail_sought {
+	const struct gf__pass *ps;
+	const struct fail *f;
+};
+
+static bool fail_is(const void *key, uint32_t row)
+{
+	const struct fail_sought *k = key;
+	const struct fail *x = &k->ps->fails[row], *f = k->f;
+	return x->mem == f->mem && x->sel == f->sel && x->cpu == f->cpu &&
+	       x->spec == f->spec && x->ngpus == f->ngpus &&
+	       x->milli == f->milli && x->prof == f->prof &&
+	       x->replicas == f->replicas && x->outside == f->outside;
+}
+
+/* The failure remembered for f's shape, or NULL. */
+static const struct fail *fail_find(const struct gf__pass *ps,
+				    const struct fail *f)
+{
+	struct fail_sought k = { ps, f };
+	int64_t x = gf_hmap_get(&ps->fail_idx, fail_hash(f), fail_is, &k);
+	return x >= 0 ? &ps->fails[x] : NULL;
+}
+
+/* f remembered, while there is room. */
+static void fail_keep(struct gf__pass *ps, const struct fail *f)
+{
+	if (ps->nfails == FAILS)
+		return;
+	ps->fails[ps->nfails] = *f;
+	int rc = gf_hmap_put(&ps->fail_idx, fail_hash(f), (uint32_t)ps->nfails);
+	(void)rc; /* no fail: FAILS rows < GF_HMAP_MAX */
+	ps->nfails++;
 }
 
 /* Try to start unless the shape failed before; remember a failure. */
@@ -154,15 +182,11 @@ static bool try_shape(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		      const struct gf_req *r, bool outside)
 {
 	struct fail f = fail_key(&ctl->jr[jid], r, outside);
-	struct fail *x = fail_slot(ps, &f);
-	if (x->used)
+	if (fail_find(ps, &f))
 		return false;
 	if (try_start(ctl, ps, jid, r, outside ? ctl->not_h : NULL))
 		return true;
-	if (2 * ps->nfails < FAILS) {
-		*x = f;
-		ps->nfails++;
-	}
+	fail_keep(ps, &f);
 	return false;
 }
 
@@ -173,14 +197,11 @@ static bool room_now(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 {
 	struct fail f = fail_key(&ctl->jr[jid], r, false);
 	f.outside = 2; /* this question's own key */
-	struct fail *x = fail_slot(ps, &f);
-	if (x->used)
+	const struct fail *x = fail_find(ps, &f);
+	if (x)
 		return x->fits;
 	f.fits = gf__room_somewhere(ctl, &ctl->jr[jid], r);
-	if (2 * ps->nfails < FAILS) {
-		*x = f;
-		ps->nfails++;
-	}
+	fail_keep(ps, &f);
 	return f.fits;
 }
 
@@ -244,13 +265,11 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 {
 	if (now_ms <= 0)
 		return GF_EINVAL;
-	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
-		++ctl->pass;
 	struct gf__pass ps = {
 		.now = now_ms,
 		.head = -1,
 		.shadow = GF__INF,
-		.pass = ctl->pass,
+		.pass = gf__mark(ctl),
 		.out = out,
 	};
 	for (int k = 0; k < ctl->nlater; k++)
@@ -261,6 +280,7 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 	ps.fails = gf_calloc(FAILS, sizeof(*ps.fails));
 	gf__order_walk(ctl, &ps, visit);
 	gf_free(ps.fails);
+	gf_hmap_release(&ps.fail_idx);
 #if GF_DEBUG
 	char msg[256];
 	if (gf_ctl_check(ctl, msg, sizeof(msg)))

@@ -6,55 +6,25 @@
  *
  * Invariants: jr[] never moves a job (jrec indexes are stable; jobs are
  * never removed, final ones stay for listing); by_seq lists every jrec
- * once by ascending seq; id_hash finds each id (load at most 1/2); ids
- * are unique.  A call that fails changes nothing and takes nothing.
+ * once by ascending seq; jobs_find.c finds each id; ids are unique.
+ * A call that fails changes nothing and takes nothing.
  */
+#include "core/jobs/table.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/held.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_state.h"
+#include "core/jobs/never.h"
+#include "util/fmt.h"
 #include "util/mem.h"
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603u;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211u;
-	return h;
-}
-
-static int id_slot(const struct gf_ctl *ctl, const char *id)
-{
-	int s = (int)(hash_str(id) % (uint64_t)ctl->id_cap);
-	while (ctl->id_hash[s] &&
-	       strcmp(ctl->jr[ctl->id_hash[s] - 1].job->id, id) != 0)
-		s = (s + 1) % ctl->id_cap;
-	return s;
-}
-
-static int find(const struct gf_ctl *ctl, const char *id)
-{
-	if (ctl->id_cap == 0 || id == NULL || !memchr(id, '\0', GF_JOB_ID_MAX))
-		return -1;
-	return ctl->id_hash[id_slot(ctl, id)] - 1;
-}
-
-int gf__job_find(const struct gf_ctl *ctl, const char *id)
-{
-	return find(ctl, id);
-}
-
-static void id_grow(struct gf_ctl *ctl)
-{
-	if (2 * (ctl->njr + 1) <= ctl->id_cap)
-		return;
-	gf_free(ctl->id_hash);
-	ctl->id_cap = ctl->id_cap ? ctl->id_cap * 2 : 1024;
-	ctl->id_hash = gf_calloc((size_t)ctl->id_cap, sizeof(int));
-	for (int i = 0; i < ctl->njr; i++)
-		ctl->id_hash[id_slot(ctl, ctl->jr[i].job->id)] = i + 1;
-}
 
 /* by_seq: append in submission order, insert otherwise. */
 static void seq_insert(struct gf_ctl *ctl, int jid)
@@ -75,45 +45,6 @@ static void seq_insert(struct gf_ctl *ctl, int jid)
 	ctl->by_seq[lo] = jid;
 }
 
-/* What the core keeps beside the job: request, kinds, runtime, share. */
-void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
-{
-	const struct gf_job_spec *s = &j->job->spec;
-	struct gf_req *r = &j->req;
-	memset(r, 0, sizeof(*r));
-	r->cpu = s->cpu_milli;
-	r->mem = s->memory_mib;
-	j->model = s->gpu_model[0] ? gf__model_find(ctl->c, s->gpu_model) : -1;
-	if (s->gpu_model[0] && j->model < 0)
-		j->model = -2;
-	j->prof = s->mig_profile[0] ? gf__prof_find(ctl, s->mig_profile) : -1;
-	if (s->mig_profile[0] && j->prof < 0)
-		j->prof = -2;
-	if (s->gpus > 0) {
-		r->ngpus = (uint16_t)s->gpus;
-		r->gpu_milli = GF_GPU_MILLI;
-		j->milli = (int64_t)s->gpus * GF_GPU_MILLI;
-	} else if (s->gpu_milli > 0) {
-		r->ngpus = 1;
-		r->gpu_milli = (int16_t)s->gpu_milli;
-		j->milli = s->gpu_milli;
-	} else if (j->prof >= 0) {
-		j->milli = ctl->prof_milli[j->prof];
-	}
-	j->milli *= s->replicas;
-	if (j->model >= 0) {
-		r->spec = UINT32_C(1) << j->model;
-		r->spec_key = (uint16_t)(j->model + 1);
-	}
-	if (s->replicas > 1 && r->ngpus > 0)
-		r->flags = GF_REQ_MULTINODE;
-	int64_t max_s = s->max_runtime_s > 0
-				? s->max_runtime_s
-				: ctl->cfg.classes[j->cls].max_runtime_s;
-	j->max_ms = max_s * 1000;
-	gf_sched_classify(ctl->s, r);
-}
-
 /* Commit a RUNNING job's placements; 0, or why not (rolled back). */
 static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 {
@@ -123,27 +54,27 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 		struct gf_job_place *pl = &job->place[done];
 		int node = gf__node_find(ctl, pl->node_name);
 		if (node < 0) {
-			snprintf(why, size, "node %.*s is gone",
-				 GF_JOB_NODE_MAX - 1, pl->node_name);
+			gf_note(why, size, "node %.*s is gone",
+				GF_JOB_NODE_MAX - 1, pl->node_name);
 			break;
 		}
 		if (ctl->ns[node].state == GF__LOST) {
 			/* its jobs were requeued when it was lost */
-			snprintf(why, size, "node %s is not ready: %.80s",
-				 ctl->c->names[node], ctl->ns[node].reason);
+			gf_note(why, size, "node %s is not ready: %.80s",
+				ctl->c->names[node], ctl->ns[node].reason);
 			break;
 		}
 		int b = ctl->nodes[node].block;
 		if (block >= 0 && b != block) {
-			snprintf(why, size, "replicas in blocks %d and %d",
-				 block, b);
+			gf_note(why, size, "replicas in blocks %d and %d",
+				block, b);
 			break;
 		}
 		block = b;
 		pl->node = node;
 		if (gf__replica_commit(ctl, jid, pl)) {
-			snprintf(why, size, "replica %d no longer fits on %s",
-				 done, pl->node_name);
+			gf_note(why, size, "replica %d no longer fits on %s",
+				done, pl->node_name);
 			break;
 		}
 	}
@@ -173,7 +104,7 @@ int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
 	if (ctl->njr >= GF_CTL_MAX_JOBS)
 		return gf_err_set(e, GF_ETOOBIG, "more than %d jobs",
 				  GF_CTL_MAX_JOBS);
-	if (find(ctl, job->id) >= 0)
+	if (gf__job_find(ctl, job->id) >= 0)
 		return gf_err_set(e, GF_ECONFLICT, "job %s is already known",
 				  job->id);
 	if (gf__team_get(ctl, job->spec.team) < 0)
@@ -208,9 +139,8 @@ int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job)
 
 void gf__jrec_register(struct gf_ctl *ctl, int jid)
 {
-	id_grow(ctl);
 	seq_insert(ctl, jid);
-	ctl->id_hash[id_slot(ctl, ctl->jr[jid].job->id)] = jid + 1;
+	gf__job_index(ctl, jid);
 	ctl->njr++;
 }
 
@@ -256,13 +186,13 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 
 const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id)
 {
-	int jid = find(ctl, id);
+	int jid = gf__job_find(ctl, id);
 	return jid >= 0 ? ctl->jr[jid].job : NULL;
 }
 
 int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms)
 {
-	int jid = find(ctl, id);
+	int jid = gf__job_find(ctl, id);
 	if (jid < 0)
 		return GF_ENOTFOUND;
 	if (gpu_ms < 0)
@@ -288,10 +218,9 @@ static int lookup(struct gf_ctl *ctl, const char *id, int64_t now_ms,
 		  bool running_only, struct gf_err *e)
 {
 	gf_err_clear(e);
-	int jid = find(ctl, id);
+	int jid = gf__job_get(ctl, id, e);
 	if (jid < 0)
-		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
-				  GF_JOB_ID_MAX, id ? id : "");
+		return jid;
 	const struct gf_job *job = ctl->jr[jid].job;
 	if (gf_job_is_final(job->state) ||
 	    (running_only && job->state != GF_JOB_RUNNING))
@@ -321,7 +250,7 @@ int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
 	if (jid < 0)
 		return jid;
 	char why[64];
-	snprintf(why, sizeof(why), "exited with code %d", exit_code);
+	gf_note(why, sizeof(why), "exited with code %d", exit_code);
 	ctl->jr[jid].job->exit_code = exit_code;
 	if (exit_code != 0)
 		gf__failed(ctl, jid, now_ms, why);

@@ -20,6 +20,8 @@
  * borrows it); the previous mix is freed only after the engine holds the
  * new one.
  */
+#include "core/jobs/typical.h"
+
 #include "core/jobs/ctl_impl.h"
 #include "util/mem.h"
 

@@ -1,12 +1,12 @@
 /*
- * mig.c - the MIG instances nodes offer (gf_ctl_node.mig): checked
+ * jobs_mig.c - the MIG instances nodes offer (gf_ctl_node.mig): checked
  * against the node's MIG model (the one it states, or the one its GPU
  * model implies), then handed to jobs that ask for a mig_profile, one
  * instance per replica.  A node's instances may change at run time
  * (gf_ctl_node_add), on GPUs whose instances are all free.
  *
  * A GPU holding instances is in MIG mode: the engine must never give it
- * out whole or in shares, so it is held out of placement (health.c,
+ * out whole or in shares, so it is held out of placement (jobs_health.c,
  * gf__gpu_sync: the engine's holds are a node's GPUs in MIG mode and its
  * unhealthy ones); the engine counts it neither idle nor given out.  The
  * CPU and memory of a MIG replica go through the engine as a CPU-only
@@ -20,6 +20,8 @@
  * the instances with a user; prof_nodes[p] lists each node offering
  * profile p once; a node's mig_gpus are the GPUs with instances.
  */
+#include "core/jobs/jobs_mig.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -28,7 +30,7 @@
 #include "core/jobs/ctl_impl.h"
 #include "util/mem.h"
 
-const struct gf_mig_model *gf__mig_model_of(const char *model_name)
+static const struct gf_mig_model *mig_model_of(const char *model_name)
 {
 	const struct gf_mig_model *m = gf_mig_model_by_id(model_name);
 	if (m)
@@ -54,14 +56,14 @@ int gf__mig_model_for(const char *mig_id, const char *gpu_model,
 		return *m ? 0 : GF_EINVAL;
 	}
 	if (gpu_model[0])
-		*m = gf__mig_model_of(gpu_model);
+		*m = mig_model_of(gpu_model);
 	return 0;
 }
 
 int gf__prof_find(const struct gf_ctl *ctl, const char *name)
 {
-	for (int p = 0; p < ctl->nprof; p++)
-		if (strcmp(ctl->prof_name[p], name) == 0)
+	for (int p = 0; p < ctl->mig.nprof; p++)
+		if (strcmp(ctl->mig.prof_name[p], name) == 0)
 			return p;
 	return -1;
 }
@@ -97,19 +99,20 @@ static int check_gpu(const char *node, int gpu, const struct gf_mig_model *m,
 }
 
 /* A profile name the core does not know yet, gathered in names[]. */
-static int name_new(const struct gf_ctl *ctl, const char *profile,
+static int name_new(const struct gf_ctl *ctl, const struct gf_ctl_mig *x,
 		    char names[][GF_MIG_PROFILE_MAX], int *nnames,
 		    struct gf_err *e)
 {
+	const char *profile = x->profile;
 	if (gf__prof_find(ctl, profile) >= 0)
 		return 0;
 	for (int p = 0; p < *nnames; p++)
 		if (strcmp(names[p], profile) == 0)
 			return 0;
-	if (ctl->nprof + *nnames >= GF__MAX_PROFILES)
+	if (ctl->mig.nprof + *nnames >= GF__MAX_PROFILES)
 		return gf_err_set(e, GF_ETOOBIG, "more than %d MIG profiles",
 				  GF__MAX_PROFILES);
-	snprintf(names[(*nnames)++], GF_MIG_PROFILE_MAX, "%s", profile);
+	GF__ACOPY(names[(*nnames)++], x->profile);
 	return 0;
 }
 
@@ -145,7 +148,7 @@ int gf__mig_check(const struct gf_ctl *ctl, const char *node, int ngpus,
 					  "one of %s's",
 					  node, GF_MIG_PROFILE_MAX - 1,
 					  x->profile, m->id);
-		int rc = name_new(ctl, x->profile, names, nnames, e);
+		int rc = name_new(ctl, x, names, nnames, e);
 		if (rc)
 			return rc;
 		gpus |= UINT32_C(1) << x->gpu;
@@ -165,7 +168,7 @@ static bool listed(const struct gf_ctl *ctl, const struct gf__inst *x,
 {
 	for (int k = 0; k < nmig; k++)
 		if (mig[k].gpu == x->gpu && mig[k].start == x->start &&
-		    strcmp(mig[k].profile, ctl->prof_name[x->prof]) == 0)
+		    strcmp(mig[k].profile, ctl->mig.prof_name[x->prof]) == 0)
 			return true;
 	return false;
 }
@@ -177,11 +180,12 @@ static bool gpu_changes(const struct gf_ctl *ctl, int i, int g,
 	int now = 0, then = 0;
 	for (int k = 0; k < nmig; k++)
 		then += mig[k].gpu == g;
-	for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1]; x++) {
-		if (ctl->inst[x].gpu != g)
+	for (int x = ctl->mig.node_inst[i]; x < ctl->mig.node_inst[i + 1];
+	     x++) {
+		if (ctl->mig.inst[x].gpu != g)
 			continue;
 		now++;
-		if (!listed(ctl, &ctl->inst[x], mig, nmig))
+		if (!listed(ctl, &ctl->mig.inst[x], mig, nmig))
 			return true;
 	}
 	return now != then;
@@ -190,7 +194,7 @@ static bool gpu_changes(const struct gf_ctl *ctl, int i, int g,
 bool gf__mig_same(const struct gf_ctl *ctl, int i, const struct gf_ctl_mig *mig,
 		  int nmig)
 {
-	if (ctl->node_inst[i + 1] - ctl->node_inst[i] != nmig)
+	if (ctl->mig.node_inst[i + 1] - ctl->mig.node_inst[i] != nmig)
 		return false;
 	for (int g = 0; g < ctl->c->nodes[i].ngpus; g++)
 		if (gpu_changes(ctl, i, g, mig, nmig))
@@ -220,15 +224,15 @@ int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 	for (int g = 0; g < ctl->c->nodes[i].ngpus; g++) {
 		if (!gpu_changes(ctl, i, g, mig, nmig))
 			continue;
-		for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1];
-		     x++) {
-			const struct gf__inst *in = &ctl->inst[x];
+		for (int x = ctl->mig.node_inst[i];
+		     x < ctl->mig.node_inst[i + 1]; x++) {
+			const struct gf__inst *in = &ctl->mig.inst[x];
 			if (in->gpu == g && in->user >= 0)
 				return gf_err_set(
 					e, GF_ECONFLICT,
 					"node %s: GPU %d: MIG instance %s at "
 					"slice %d is in use by %s",
-					name, g, ctl->prof_name[in->prof],
+					name, g, ctl->mig.prof_name[in->prof],
 					in->start, ctl->jr[in->user].job->id);
 		}
 		if (!(ctl->ns[i].mig_gpus >> g & 1) &&
@@ -241,33 +245,35 @@ int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 	return 0;
 }
 
-static int prof_add(struct gf_ctl *ctl, const char *name,
+static int prof_add(struct gf_ctl *ctl, const struct gf_ctl_mig *x,
 		    const struct gf_mig_model *m)
 {
+	const char *name = x->profile;
 	int p = gf__prof_find(ctl, name);
 	if (p >= 0)
 		return p;
-	p = ctl->nprof++;
-	snprintf(ctl->prof_name[p], GF_MIG_PROFILE_MAX, "%s", name);
+	p = ctl->mig.nprof++;
+	GF__ACOPY(ctl->mig.prof_name[p], x->profile);
 	const struct gf_mig_profile *pr =
 		&m->profiles[gf_mig_profile_find(m, name)];
-	ctl->prof_milli[p] = GF_GPU_MILLI * pr->compute / m->compute;
+	ctl->mig.prof_milli[p] = GF_GPU_MILLI * pr->compute / m->compute;
 	return p;
 }
 
 /* Node i offers profile p now (on), or no longer. */
 static void prof_list(struct gf_ctl *ctl, int p, int i, bool on)
 {
-	int *n = &ctl->prof_nnodes[p];
+	int *n = &ctl->mig.prof_nnodes[p];
 	if (on) {
-		ctl->prof_nodes[p] = gf_reallocarray(
-			ctl->prof_nodes[p], (size_t)*n + 1, sizeof(int));
-		ctl->prof_nodes[p][(*n)++] = i;
+		ctl->mig.prof_nodes[p] = gf_reallocarray(
+			ctl->mig.prof_nodes[p], (size_t)*n + 1, sizeof(int));
+		ctl->mig.prof_nodes[p][(*n)++] = i;
 		return;
 	}
 	for (int k = 0; k < *n; k++)
-		if (ctl->prof_nodes[p][k] == i) {
-			ctl->prof_nodes[p][k] = ctl->prof_nodes[p][--*n];
+		if (ctl->mig.prof_nodes[p][k] == i) {
+			ctl->mig.prof_nodes[p][k] =
+				ctl->mig.prof_nodes[p][--*n];
 			return;
 		}
 }
@@ -275,60 +281,63 @@ static void prof_list(struct gf_ctl *ctl, int p, int i, bool on)
 /* Node i's instance range made k long (later nodes' ranges move). */
 static void splice(struct gf_ctl *ctl, int i, int k)
 {
-	int a = ctl->node_inst[i], b = ctl->node_inst[i + 1], d = k - (b - a);
+	int a = ctl->mig.node_inst[i], b = ctl->mig.node_inst[i + 1],
+	    d = k - (b - a);
 	if (d == 0)
 		return;
-	if (ctl->ninst + d > ctl->inst_cap) {
-		int cap = ctl->inst_cap ? ctl->inst_cap : 64;
-		while (cap < ctl->ninst + d)
+	if (ctl->mig.ninst + d > ctl->mig.inst_cap) {
+		int cap = ctl->mig.inst_cap ? ctl->mig.inst_cap : 64;
+		while (cap < ctl->mig.ninst + d)
 			cap *= 2;
-		ctl->inst = gf_reallocarray(ctl->inst, (size_t)cap,
-					    sizeof(*ctl->inst));
-		ctl->inst_cap = cap;
+		ctl->mig.inst = gf_reallocarray(ctl->mig.inst, (size_t)cap,
+						sizeof(*ctl->mig.inst));
+		ctl->mig.inst_cap = cap;
 	}
-	memmove(ctl->inst + b + d, ctl->inst + b,
-		(size_t)(ctl->ninst - b) * sizeof(*ctl->inst));
-	ctl->ninst += d;
+	memmove(ctl->mig.inst + b + d, ctl->mig.inst + b,
+		(size_t)(ctl->mig.ninst - b) * sizeof(*ctl->mig.inst));
+	ctl->mig.ninst += d;
 	for (int j = i + 1; j <= ctl->c->n; j++)
-		ctl->node_inst[j] += d;
+		ctl->mig.node_inst[j] += d;
 }
 
 void gf__mig_install(struct gf_ctl *ctl, int i)
 {
 	const struct gf_ctl_node *nd = &ctl->nodes[i];
-	int a = ctl->node_inst[i], b = ctl->node_inst[i + 1], k = nd->nmig;
+	int a = ctl->mig.node_inst[i], b = ctl->mig.node_inst[i + 1],
+	    k = nd->nmig;
 	if (k == 0 && a == b)
 		return;
-	if (ctl->prof_nodes == NULL) {
-		ctl->prof_nodes = gf_calloc(GF__MAX_PROFILES, sizeof(int *));
-		ctl->prof_nnodes = gf_calloc(GF__MAX_PROFILES, sizeof(int));
+	if (ctl->mig.prof_nodes == NULL) {
+		ctl->mig.prof_nodes =
+			gf_calloc(GF__MAX_PROFILES, sizeof(int *));
+		ctl->mig.prof_nnodes = gf_calloc(GF__MAX_PROFILES, sizeof(int));
 	}
 	struct gf__inst *tmp = gf_calloc((size_t)(k > 0 ? k : 1), sizeof(*tmp));
 	uint64_t old = 0, now = 0;
 	uint16_t gpus = 0;
 	for (int x = a; x < b; x++)
-		old |= UINT64_C(1) << ctl->inst[x].prof;
+		old |= UINT64_C(1) << ctl->mig.inst[x].prof;
 	for (int q = 0; q < k; q++) {
 		const struct gf_ctl_mig *m = &nd->mig[q];
-		int p = prof_add(ctl, m->profile, ctl->ns[i].mig);
+		int p = prof_add(ctl, m, ctl->ns[i].mig);
 		tmp[q] = (struct gf__inst){ .node = i,
 					    .gpu = m->gpu,
 					    .start = m->start,
 					    .prof = p,
 					    .user = -1 };
 		for (int x = a; x < b; x++) /* the same instance: its user */
-			if (ctl->inst[x].gpu == m->gpu &&
-			    ctl->inst[x].start == m->start &&
-			    ctl->inst[x].prof == p)
-				tmp[q].user = ctl->inst[x].user;
+			if (ctl->mig.inst[x].gpu == m->gpu &&
+			    ctl->mig.inst[x].start == m->start &&
+			    ctl->mig.inst[x].prof == p)
+				tmp[q].user = ctl->mig.inst[x].user;
 		now |= UINT64_C(1) << p;
 		gpus |= (uint16_t)(1u << m->gpu);
 	}
 	splice(ctl, i, k);
 	if (k > 0)
-		memcpy(ctl->inst + a, tmp, (size_t)k * sizeof(*tmp));
+		memcpy(ctl->mig.inst + a, tmp, (size_t)k * sizeof(*tmp));
 	gf_free(tmp);
-	for (int p = 0; p < ctl->nprof; p++)
+	for (int p = 0; p < ctl->mig.nprof; p++)
 		if ((old ^ now) >> p & 1)
 			prof_list(ctl, p, i, now >> p & 1);
 	ctl->ns[i].mig_gpus = gpus;
@@ -337,19 +346,20 @@ void gf__mig_install(struct gf_ctl *ctl, int i)
 
 void gf__mig_free(struct gf_ctl *ctl)
 {
-	for (int p = 0; ctl->prof_nodes && p < GF__MAX_PROFILES; p++)
-		gf_free(ctl->prof_nodes[p]);
-	gf_free(ctl->prof_nodes);
-	gf_free(ctl->prof_nnodes);
-	gf_free(ctl->inst);
-	gf_free(ctl->node_inst);
+	for (int p = 0; ctl->mig.prof_nodes && p < GF__MAX_PROFILES; p++)
+		gf_free(ctl->mig.prof_nodes[p]);
+	gf_free(ctl->mig.prof_nodes);
+	gf_free(ctl->mig.prof_nnodes);
+	gf_free(ctl->mig.inst);
+	gf_free(ctl->mig.node_inst);
 }
 
 int gf__mig_offered(const struct gf_ctl *ctl, int node, int prof)
 {
 	int k = 0;
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		k += ctl->inst[x].prof == prof;
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		k += ctl->mig.inst[x].prof == prof;
 	return k;
 }
 
@@ -357,20 +367,24 @@ int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof)
 {
 	int k = 0;
 	uint16_t sick = ctl->ns[node].sick;
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		k += ctl->inst[x].prof == prof && ctl->inst[x].user < 0 &&
-		     !(sick >> ctl->inst[x].gpu & 1);
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		k += ctl->mig.inst[x].prof == prof &&
+		     ctl->mig.inst[x].user < 0 &&
+		     !(sick >> ctl->mig.inst[x].gpu & 1);
 	return k;
 }
 
 int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user)
 {
 	uint16_t sick = ctl->ns[node].sick;
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].prof == prof && ctl->inst[x].user < 0 &&
-		    !(sick >> ctl->inst[x].gpu & 1)) {
-			ctl->inst[x].user = user;
-			ctl->mig_used++;
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		if (ctl->mig.inst[x].prof == prof &&
+		    ctl->mig.inst[x].user < 0 &&
+		    !(sick >> ctl->mig.inst[x].gpu & 1)) {
+			ctl->mig.inst[x].user = user;
+			ctl->mig.used++;
 			return x;
 		}
 	return -1;
@@ -378,16 +392,44 @@ int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user)
 
 int gf__mig_find(const struct gf_ctl *ctl, int node, int gpu, int start)
 {
-	for (int x = ctl->node_inst[node]; x < ctl->node_inst[node + 1]; x++)
-		if (ctl->inst[x].gpu == gpu && ctl->inst[x].start == start)
+	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
+	     x++)
+		if (ctl->mig.inst[x].gpu == gpu &&
+		    ctl->mig.inst[x].start == start)
 			return x;
 	return -1;
 }
 
 void gf__mig_give(struct gf_ctl *ctl, int inst)
 {
-	if (ctl->inst[inst].user >= 0) {
-		ctl->inst[inst].user = -1;
-		ctl->mig_used--;
+	if (ctl->mig.inst[inst].user >= 0) {
+		ctl->mig.inst[inst].user = -1;
+		ctl->mig.used--;
+	}
+}
+
+/* The engine holds node i's GPUs in MIG mode and its unhealthy ones
+ * (jobs_health.c marks those), no other; the block's figures follow. */
+void gf__gpu_sync(struct gf_ctl *ctl, int i)
+{
+	struct gf_cnode *n = &ctl->c->nodes[i];
+	uint16_t want = ctl->ns[i].sick | ctl->ns[i].mig_gpus;
+	if (want == n->held_gpus)
+		return;
+	int32_t idle = n->idle, nfree = n->nfree;
+	uint32_t diff = (uint32_t)(want ^ n->held_gpus);
+	for (int g = 0; g < n->ngpus; g++) {
+		if (!(diff >> g & 1))
+			continue;
+		bool on = want >> g & 1;
+		if (ctl->s)
+			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
+		else /* gf_ctl_new, before the engine */
+			gf_cluster_hold(ctl->c, i, g, on);
+	}
+	if (ctl->s) { /* built: the node is in its block's figures */
+		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		b->idle += n->idle - idle;
+		b->nfree += n->nfree - nfree;
 	}
 }

@@ -1,5 +1,5 @@
 /*
- * state.c - a job moving between states (job.h's table) and everything
+ * jobs_state.c - a job moving between states (job.h's table) and everything
  * that moves with it: its placements in the engine, its team's quota
  * figures and fair-share usage, the running list, the pending counters
  * and queues, the lists of changed jobs.
@@ -10,20 +10,19 @@
  * and pend_milli for its class, and is in its queue; final jobs are in
  * neither.  Every transition goes through the functions here.
  */
+#include "core/jobs/jobs_state.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/gang.h"
+#include "core/jobs/held.h"
+#include "core/jobs/order.h"
+#include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
-
-void gf__reason(struct gf_job *j, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(j->reason, sizeof(j->reason), fmt, ap);
-	va_end(ap);
-}
 
 int gf__team_get(struct gf_ctl *ctl, const char *name)
 {
@@ -39,7 +38,8 @@ int gf__team_get(struct gf_ctl *ctl, const char *name)
 	}
 	struct gf__team *t = &ctl->teams[ctl->nteams];
 	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", name);
+	if (gf_fmt(t->name, sizeof(t->name), "%s", name))
+		return GF_ETOOBIG;
 	t->weight = 1;
 	t->cfg = -1;
 	gf__team_limits(ctl, t, NULL);
@@ -106,7 +106,9 @@ void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 	hold(ctl, jid, pl, block);
 }
 
-void gf__stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
+/* A running job stops: its placements given back to the engine, or kept
+ * as completing replicas (cfg.hold_until_gone) tagged why. */
+static void stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	struct gf_job *job = j->job;
@@ -132,10 +134,10 @@ void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid, now, why);
+		stop(ctl, jid, now, why);
 	j->job->state = GF_JOB_PENDING;
 	j->job->started_ms = 0; /* it waits: no start to show */
-	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
+	gf_note(j->job->reason, sizeof(j->job->reason), "%s", reason);
 	gf__enqueue(ctl, jid);
 }
 
@@ -144,21 +146,12 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 {
 	struct gf__jrec *j = &ctl->jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
-		gf__stop(ctl, jid, now, gf_job_state_name(st));
+		stop(ctl, jid, now, gf_job_state_name(st));
 	else if (j->job->state == GF_JOB_PENDING)
 		gf__pend_count(ctl, j, -1);
 	j->job->state = st;
 	j->job->ended_ms = now;
-	snprintf(j->job->reason, sizeof(j->job->reason), "%s", reason);
-}
-
-static void push_id(int **a, int *n, int *cap, int v)
-{
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*a = gf_reallocarray(*a, (size_t)*cap, sizeof(**a));
-	}
-	(*a)[(*n)++] = v;
+	gf_note(j->job->reason, sizeof(j->job->reason), "%s", reason);
 }
 
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
@@ -167,7 +160,7 @@ void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 	char why[GF_JOB_REASON_MAX];
 	/* not the job's fault: it never counts against its attempts */
 	job->requeues++;
-	snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1, reason);
+	gf_note(why, sizeof(why), "%s", reason);
 	gf__to_pending(ctl, jid, now, "requeued", why);
 }
 
@@ -179,62 +172,15 @@ void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
 	char why[GF_JOB_REASON_MAX];
 	job->failures++;
 	if (job->failures < most) {
-		snprintf(why, sizeof(why), "%.100s (failure %d of %d allowed)",
-			 reason, job->failures, most);
+		gf_note(why, sizeof(why), "%.100s (failure %d of %d allowed)",
+			reason, job->failures, most);
 		gf__to_pending(ctl, jid, now, "failed", why);
 		return;
 	}
 	if (most > 1)
-		snprintf(why, sizeof(why), "%.100s (after %d failures)", reason,
-			 job->failures);
+		gf_note(why, sizeof(why), "%.100s (after %d failures)", reason,
+			job->failures);
 	else
-		snprintf(why, sizeof(why), "%.*s", GF_JOB_REASON_MAX - 1,
-			 reason);
+		gf_note(why, sizeof(why), "%s", reason);
 	gf__to_final(ctl, jid, GF_JOB_FAILED, now, why);
-}
-
-uint32_t gf__mark(struct gf_ctl *ctl)
-{
-	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
-		++ctl->pass;
-	return ctl->pass;
-}
-
-void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
-		int jid)
-{
-	if (out == NULL) {
-		gf__later(ctl, jid);
-		return;
-	}
-	struct gf__pass ps = { .pass = mark, .out = out };
-	gf__changed(ctl, &ps, jid);
-}
-
-void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
-{
-	struct gf__jrec *j = &ctl->jr[jid];
-	if (ps == NULL || ps->out == NULL || j->mark == ps->pass)
-		return;
-	j->mark = ps->pass;
-	struct gf_ctl_changes *ch = ps->out;
-	if (ch->n == ch->cap) {
-		ch->cap = ch->cap ? ch->cap * 2 : 64;
-		ch->ids = gf_reallocarray(ch->ids, (size_t)ch->cap,
-					  sizeof(*ch->ids));
-	}
-	ch->ids[ch->n++] = j->job->id;
-}
-
-void gf__later(struct gf_ctl *ctl, int jid)
-{
-	push_id(&ctl->later, &ctl->nlater, &ctl->later_cap, jid);
-}
-
-void gf_ctl_changes_release(struct gf_ctl_changes *ch)
-{
-	if (ch == NULL)
-		return;
-	gf_free(ch->ids);
-	ch->n = ch->cap = 0;
 }

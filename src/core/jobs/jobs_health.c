@@ -1,5 +1,5 @@
 /*
- * health.c - a node ready or not (gf_ctl_node_ready), a GPU healthy or
+ * jobs_health.c - a node ready or not (gf_ctl_node_ready), a GPU healthy or
  * not (gf_ctl_gpu_health), and what follows in the engine: a node not
  * ready is cordoned (nothing new is placed there) and its running jobs
  * requeued; an unhealthy GPU is held out of placement (whole, shared, its
@@ -30,35 +30,17 @@
  * epoch it started at, restored jobs 0; nrep counts each node's running
  * replicas; the block lists and positions agree.
  */
+#include "core/jobs/jobs_health.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/jobs_state.h"
+#include "util/fmt.h"
 #include "util/mem.h"
-
-void gf__gpu_sync(struct gf_ctl *ctl, int i)
-{
-	struct gf_cnode *n = &ctl->c->nodes[i];
-	uint16_t want = ctl->ns[i].sick | ctl->ns[i].mig_gpus;
-	if (want == n->held_gpus)
-		return;
-	int32_t idle = n->idle, nfree = n->nfree;
-	uint32_t diff = (uint32_t)(want ^ n->held_gpus);
-	for (int g = 0; g < n->ngpus; g++) {
-		if (!(diff >> g & 1))
-			continue;
-		bool on = want >> g & 1;
-		if (ctl->s)
-			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
-		else /* gf_ctl_new, before the engine */
-			gf_cluster_hold(ctl->c, i, g, on);
-	}
-	if (ctl->s) { /* built: the node is in its block's figures */
-		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
-		b->idle += n->idle - idle;
-		b->nfree += n->nfree - nfree;
-	}
-}
 
 void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 		      struct gf_ctl_changes *out, uint32_t mark,
@@ -82,6 +64,14 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 		gf__report(ctl, out, mark, jids[k]);
 	}
 	gf_free(jids);
+}
+
+/* The engine cordons node i iff it is not ready, cordoned or drained. */
+static void cordon_sync(struct gf_ctl *ctl, int node)
+{
+	const struct gf__node *x = &ctl->ns[node];
+	gf_sched_cordon(ctl->s, node,
+			x->state != GF__READY || x->cordon || x->drain);
 }
 
 static int bad_node(const struct gf_ctl *ctl, int node, struct gf_err *e)
@@ -109,21 +99,21 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		if (x->state != GF__READY) {
 			x->state = GF__READY;
 			x->reason[0] = '\0';
-			gf__cordon_sync(ctl, node);
+			cordon_sync(ctl, node);
 		}
 		return 0;
 	}
 	bool given = reason && reason[0];
-	snprintf(x->reason, sizeof(x->reason), "%.*s", GF_JOB_REASON_MAX - 1,
-		 given ? reason : "not ready");
+	gf_note(x->reason, sizeof(x->reason), "%s",
+		given ? reason : "not ready");
 	if (x->state == GF__LOST)
 		return 0;
 	x->state = GF__LOST;
 	x->down_epoch = ++ctl->epoch;
-	gf__cordon_sync(ctl, node);
+	cordon_sync(ctl, node);
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s not ready%s%.100s",
-		 ctl->c->names[node], given ? ": " : "", given ? reason : "");
+	gf_note(why, sizeof(why), "node %s not ready%s%.100s",
+		ctl->c->names[node], given ? ": " : "", given ? reason : "");
 	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
 	return 0;
 }
@@ -140,7 +130,7 @@ static int set_flag(struct gf_ctl *ctl, int node, bool *flag, uint64_t *epoch,
 	*flag = on;
 	if (on)
 		*epoch = ++ctl->epoch;
-	gf__cordon_sync(ctl, node);
+	cordon_sync(ctl, node);
 	return 0;
 }
 
@@ -151,13 +141,6 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 		return bad_node(ctl, node, e);
 	struct gf__node *x = &ctl->ns[node];
 	return set_flag(ctl, node, &x->cordon, &x->cordon_epoch, cordon, e);
-}
-
-void gf__cordon_sync(struct gf_ctl *ctl, int node)
-{
-	const struct gf__node *x = &ctl->ns[node];
-	gf_sched_cordon(ctl->s, node,
-			x->state != GF__READY || x->cordon || x->drain);
 }
 
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
@@ -208,8 +191,8 @@ int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
 		if (x->gpu_why == NULL)
 			x->gpu_why = gf_calloc(GF_CNODE_MAX_GPUS,
 					       sizeof(*x->gpu_why));
-		snprintf(x->gpu_why[gpu], GF__WHY_MAX, "%s",
-			 reason ? reason : "");
+		gf_note(x->gpu_why[gpu], GF__WHY_MAX, "%s",
+			reason ? reason : "");
 	}
 	gf__gpu_sync(ctl, node);
 	return 0;
@@ -244,7 +227,7 @@ const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu)
 
 static int fail(char *msg, unsigned size, const char *node, const char *what)
 {
-	snprintf(msg, size, "node %s: %s", node, what);
+	gf_note(msg, size, "node %s: %s", node, what);
 	return GF_EINVAL;
 }
 
@@ -308,8 +291,9 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		if (x->bpos < 0 || x->bpos >= b->n || b->nodes[x->bpos] != i)
 			return fail(msg, size, name, "not in its block's list");
 		uint16_t mig = 0;
-		for (int k = ctl->node_inst[i]; k < ctl->node_inst[i + 1]; k++)
-			mig |= (uint16_t)(1u << ctl->inst[k].gpu);
+		for (int k = ctl->mig.node_inst[i];
+		     k < ctl->mig.node_inst[i + 1]; k++)
+			mig |= (uint16_t)(1u << ctl->mig.inst[k].gpu);
 		if (mig != x->mig_gpus)
 			return fail(msg, size, name,
 				    "GPUs in MIG mode differ from its "
@@ -319,8 +303,8 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 	for (int b = 0; b < ctl->nblk; b++)
 		members += ctl->blk[b].n;
 	if (members != ctl->c->n || ctl->nblk != ctl->cfg.nblocks) {
-		snprintf(msg, size, "blocks hold %d nodes, the cluster %d",
-			 members, ctl->c->n);
+		gf_note(msg, size, "blocks hold %d nodes, the cluster %d",
+			members, ctl->c->n);
 		return GF_EINVAL;
 	}
 	return check_replicas(ctl, msg, size);

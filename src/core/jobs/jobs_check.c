@@ -1,5 +1,5 @@
 /*
- * check.c - gf_ctl_check: every invariant of the scheduling core,
+ * jobs_check.c - gf_ctl_check: every invariant of the scheduling core,
  * recomputed from the jobs and compared with what the core keeps:
  *   the engine's own check (gf_sched_check);
  *   each job (gf_job_check); a RUNNING job holds exactly spec.replicas
@@ -10,7 +10,7 @@
  *   the engine withholds), CPU and memory likewise, a GPU in MIG mode
  *   holds no share and withholds a whole GPU, and each MIG instance is
  *   used by exactly the job whose placement names it;
- *   the nodes' states (health.c, gf__nodes_check): cordons and holds in
+ *   the nodes' states (jobs_health.c, gf__nodes_check): cordons and holds in
  *   the engine, no running replica on a node made not ready, nothing
  *   started on a node not ready or an unhealthy GPU since it became so,
  *   running and held replicas per node; the admission groups (admit.c);
@@ -24,7 +24,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/jobs_health.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct tally {
@@ -42,7 +47,7 @@ struct tally {
 
 static int fail(char *msg, unsigned size, const char *what, const char *id)
 {
-	snprintf(msg, size, "%s%s%s", id ? id : "", id ? ": " : "", what);
+	gf_note(msg, size, "%s%s%s", id ? id : "", id ? ": " : "", what);
 	return GF_EINVAL;
 }
 
@@ -63,8 +68,8 @@ static int check_place(const struct gf_ctl *ctl, int jid,
 	t->nrep[p->node]++;
 	if (j->prof >= 0) {
 		int x = gf__mig_find(ctl, p->node, p->gpus[0], p->mig_start);
-		if (x < 0 || ctl->inst[x].prof != j->prof ||
-		    ctl->inst[x].user != jid || t->inst_user[x] >= 0)
+		if (x < 0 || ctl->mig.inst[x].prof != j->prof ||
+		    ctl->mig.inst[x].user != jid || t->inst_user[x] >= 0)
 			return fail(msg, size,
 				    "MIG placement and instance disagree", id);
 		t->inst_user[x] = jid;
@@ -139,8 +144,9 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 				    "running jobs'",
 				    name);
 		uint32_t mig = 0;
-		for (int x = ctl->node_inst[i]; x < ctl->node_inst[i + 1]; x++)
-			mig |= UINT32_C(1) << ctl->inst[x].gpu;
+		for (int x = ctl->mig.node_inst[i];
+		     x < ctl->mig.node_inst[i + 1]; x++)
+			mig |= UINT32_C(1) << ctl->mig.inst[x].gpu;
 		for (int g = 0; g < n->ngpus; g++) {
 			int32_t used = t->gpu[i * GF_CNODE_MAX_GPUS + g];
 			int free = gf_cluster_gpu_free(ctl->c, i, g);
@@ -149,25 +155,25 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 						    n->gpu_left[g] == 0
 					  : used == GF_GPU_MILLI - free;
 			if (!ok) {
-				snprintf(msg, size,
-					 "%s: GPU %d: jobs hold %d milli, the "
-					 "engine says %d free%s",
-					 name, g, used, free,
-					 (mig >> g & 1) ? " (MIG mode)" : "");
+				gf_note(msg, size,
+					"%s: GPU %d: jobs hold %d milli, the "
+					"engine says %d free%s",
+					name, g, used, free,
+					(mig >> g & 1) ? " (MIG mode)" : "");
 				return GF_EINVAL;
 			}
 		}
 	}
 	int used = 0;
-	for (int x = 0; x < ctl->ninst; x++) {
-		if (ctl->inst[x].user != t->inst_user[x])
+	for (int x = 0; x < ctl->mig.ninst; x++) {
+		if (ctl->mig.inst[x].user != t->inst_user[x])
 			return fail(msg, size,
 				    "a MIG instance's user runs no placement "
 				    "on it",
-				    ctl->c->names[ctl->inst[x].node]);
-		used += ctl->inst[x].user >= 0;
+				    ctl->c->names[ctl->mig.inst[x].node]);
+		used += ctl->mig.inst[x].user >= 0;
 	}
-	if (used != ctl->mig_used)
+	if (used != ctl->mig.used)
 		return fail(msg, size, "MIG instances used miscounted", NULL);
 	return 0;
 }
@@ -277,7 +283,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 	char sub[200];
 	int rc = gf_sched_check(ctl->s, sub, sizeof(sub));
 	if (rc) {
-		snprintf(msg, size, "engine: %s", sub);
+		gf_note(msg, size, "engine: %s", sub);
 		return GF_EINVAL;
 	}
 	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->nteams + 1;
@@ -286,7 +292,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		.mem = gf_calloc(n, sizeof(int64_t)),
 		.gpu = gf_calloc(n * GF_CNODE_MAX_GPUS, sizeof(int32_t)),
 		.nrep = gf_calloc(n, sizeof(int)),
-		.inst_user = gf_calloc((size_t)ctl->ninst + 1, sizeof(int)),
+		.inst_user = gf_calloc((size_t)ctl->mig.ninst + 1, sizeof(int)),
 		.use = gf_calloc(nt, sizeof(struct gf__use)),
 		.run_milli = gf_calloc(nt, sizeof(int64_t)),
 		.pend_n = gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int)),
@@ -294,7 +300,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 			gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int64_t)),
 		.seen = gf_calloc((size_t)ctl->njr + 1, 1),
 	};
-	for (int x = 0; x < ctl->ninst; x++)
+	for (int x = 0; x < ctl->mig.ninst; x++)
 		t.inst_user[x] = -1;
 	for (int i = 0; i < ctl->njr && rc == 0; i++)
 		rc = check_job(ctl, i, &t, msg, size);

@@ -1,12 +1,12 @@
 /*
- * nodes.c - nodes at run time (gf_ctl_node_add): a node registered is
+ * jobs_nodes.c - nodes at run time (gf_ctl_node_add): a node registered is
  * checked whole before anything changes (plan), then added, or updated
  * in place (labels, block, MIG instances, GPU topology), or rebuilt with
  * another shape once its jobs are requeued.  Also the per-node arrays
  * and the blocks' node lists, which gf_ctl_new fills the same way.
  *
  * A new node starts not ready ("waiting for its agent"): cordoned in the
- * engine until gf_ctl_node_ready (health.c).  Adding one costs amortized
+ * engine until gf_ctl_node_ready (jobs_health.c).  Adding one costs amortized
  * O(classes + blocks + cached masks + jobs marked never, admitted once
  * per alike group: never.c): the arrays
  * double, the engine grows (sched_nodes.c), the admission groups take it
@@ -19,10 +19,22 @@
  * blk[nodes[i].block].nodes[ns[i].bpos]; cfg.nblocks == nblk; a call that
  * fails has changed nothing.
  */
+#include "core/jobs/jobs_nodes.h"
+
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/held.h"
+#include "core/jobs/jobs_changes.h"
+#include "core/jobs/jobs_find.h"
+#include "core/jobs/jobs_health.h"
+#include "core/jobs/jobs_mig.h"
+#include "core/jobs/mask.h"
+#include "core/jobs/never.h"
+#include "core/jobs/quota.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define WAITING "waiting for its agent"
@@ -51,8 +63,8 @@ void gf__nodes_reserve(struct gf_ctl *ctl, int n)
 	for (int i = old; i < cap; i++)
 		ctl->trial_of[i] = -1;
 	/* node_inst[0..c->n] are kept; the rest is set as nodes come */
-	ctl->node_inst =
-		grow(ctl->node_inst, old ? o + 1 : 0, nc + 1, sizeof(int));
+	ctl->mig.node_inst =
+		grow(ctl->mig.node_inst, old ? o + 1 : 0, nc + 1, sizeof(int));
 	ctl->ncap = cap;
 	gf__masks_grow(ctl, old);
 }
@@ -99,8 +111,9 @@ struct plan {
 	int model; /* cluster model id; -1: a model to add */
 	int block; /* block index; -1: a block to add */
 	const struct gf_mig_model *mig;
-	bool reshape; /* known, with another shape */
-	bool news;    /* a model or MIG profile the core lacked */
+	char mig_model[GF_MODEL_NAME_MAX]; /* mig's id, "" none */
+	bool reshape;			   /* known, with another shape */
+	bool news; /* a model or MIG profile the core lacked */
 };
 
 static bool terminated(const char *s, size_t size)
@@ -191,6 +204,11 @@ static int plan_kinds(struct gf_ctl *ctl, struct plan *p, struct gf_err *e)
 		return gf_err_set(e, GF_EINVAL,
 				  "node %s: unknown MIG model '%s'", p->name,
 				  sp->mig_model);
+	if (gf_fmt(p->mig_model, sizeof(p->mig_model), "%s",
+		   p->mig ? p->mig->id : ""))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "node %s: MIG model id '%s' too long",
+				  p->name, p->mig->id);
 	char(*names)[GF_MIG_PROFILE_MAX] =
 		gf_calloc(GF__MAX_PROFILES, GF_MIG_PROFILE_MAX);
 	int nnames = 0;
@@ -263,8 +281,7 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 	if (p->block < 0) {
 		p->block = ctl->cfg.nblocks++;
 		ctl->nblk = ctl->cfg.nblocks;
-		snprintf(ctl->cfg.blocks[p->block], GF_NODE_NAME_MAX, "%s",
-			 p->sp->block);
+		GF__ACOPY(ctl->cfg.blocks[p->block], p->sp->block);
 	}
 }
 
@@ -272,13 +289,12 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 static void set_node(struct gf_ctl *ctl, int i, const struct plan *p)
 {
 	struct gf_ctl_node *nd = &ctl->nodes[i];
-	snprintf(nd->labels, sizeof(nd->labels), "%s", p->sp->labels);
+	GF__ACOPY(nd->labels, p->sp->labels);
 	nd->nmig = p->sp->nmig;
 	if (p->sp->nmig > 0)
 		memcpy(nd->mig, p->sp->mig,
 		       (size_t)p->sp->nmig * sizeof(nd->mig[0]));
-	snprintf(nd->mig_model, sizeof(nd->mig_model), "%s",
-		 p->mig ? p->mig->id : "");
+	GF__ACOPY(nd->mig_model, p->mig_model);
 	ctl->ns[i].mig = p->mig;
 }
 
@@ -289,14 +305,14 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	gf__nodes_reserve(ctl, ctl->c->n + 1);
 	int i = gf_sched_add_node(ctl->s, p->name, sp->cpu_milli,
 				  sp->memory_mib, sp->ngpus, p->model);
-	ctl->node_inst[i + 1] = ctl->node_inst[i];
-	gf__names_insert(ctl, i);
+	ctl->mig.node_inst[i + 1] = ctl->mig.node_inst[i];
+	(void)gf__names_insert(ctl, i); /* p->node < 0: a new name */
 	struct gf__node *x = &ctl->ns[i];
 	memset(x, 0, sizeof(*x));
 	x->grp = -1;
 	x->state = GF__WAITING;
 	x->down_epoch = ++ctl->epoch;
-	snprintf(x->reason, sizeof(x->reason), WAITING);
+	gf_note(x->reason, sizeof(x->reason), WAITING);
 	gf_sched_cordon(ctl->s, i, true);
 	ctl->nodes[i].block = p->block;
 	set_node(ctl, i, p);
@@ -318,7 +334,7 @@ static void reshape(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 {
 	int i = p->node;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s changed shape", p->name);
+	gf_note(why, sizeof(why), "node %s changed shape", p->name);
 	gf__requeue_node(ctl, i, why, now, out, mark, false);
 	gf__held_drop_node(ctl, i, out, mark); /* the node is rebuilt */
 	ctl->nodes[i].nmig = 0;
@@ -340,8 +356,8 @@ static void move_block(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 {
 	int i = p->node;
 	char why[GF_JOB_REASON_MAX];
-	snprintf(why, sizeof(why), "node %s moved to block %s", p->name,
-		 ctl->cfg.blocks[p->block]);
+	gf_note(why, sizeof(why), "node %s moved to block %s", p->name,
+		ctl->cfg.blocks[p->block]);
 	gf__requeue_node(ctl, i, why, now, out, mark, true);
 	block_leave(ctl, i);
 	ctl->nodes[i].block = p->block;
@@ -368,8 +384,7 @@ static int update(struct gf_ctl *ctl, struct plan *p, int64_t now,
 	if (p->reshape)
 		reshape(ctl, p, now, out, mark);
 	if (strcmp(ctl->nodes[i].labels, p->sp->labels) != 0) {
-		snprintf(ctl->nodes[i].labels, sizeof(ctl->nodes[i].labels),
-			 "%s", p->sp->labels);
+		GF__ACOPY(ctl->nodes[i].labels, p->sp->labels);
 		gf__masks_node(ctl, i);
 	}
 	if (p->block != ctl->nodes[i].block)
