@@ -16,7 +16,7 @@
 #include "cli/cli.h"
 #include "cli/slurm_cli.h"
 #include "slurm/advise.h"
-#include "slurm/api.h"
+#include "slurm/slurm_api.h"
 #include "util/json.h"
 
 #define CMD "slurm advise"

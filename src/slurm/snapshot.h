@@ -3,7 +3,7 @@
  * one instant: its nodes (GPUs, which of them are allocated, CPUs, state,
  * partitions) and its jobs (running and pending, their GPU and CPU
  * request per node).  Filled from slurmctld through libslurm
- * (slurm/api.h), or from the saved output of `scontrol -o show node` and
+ * (slurm/slurm_api.h), or from the saved output of `scontrol -o show node` and
  * `scontrol -d -o show job` (for tests, and for clusters whose libslurm
  * is not the one gpufleet was built with).
  *

@@ -1,6 +1,6 @@
 /*
- * api.c - slurmctld's nodes, partitions and jobs through libslurm, opened
- * at run time (api.h).  The calls are those scontrol makes for `show
+ * slurm_api.c - slurmctld's nodes, partitions and jobs through libslurm, opened
+ * at run time (slurm_api.h).  The calls are those scontrol makes for `show
  * node` and `show job` (slurm_load_node, slurm_load_partitions with
  * slurm_populate_node_partitions, slurm_load_jobs), and a node's
  * allocated CPUs come from slurm_get_select_nodeinfo(...,
@@ -12,7 +12,7 @@
  * it.  The library is opened once and never closed (its atexit handlers
  * stay valid).
  */
-#include "slurm/api.h"
+#include "slurm/slurm_api.h"
 
 #include <stdio.h>
 #include <string.h>
