@@ -45,6 +45,7 @@
 #include "slurm/taskbind.h"
 #include "topo/hwloc_load.h"
 #include "topo/source.h"
+#include "util/fmt.h"
 
 /* plugin_name, plugin_type, plugin_version, spank_plugin_version */
 /* cppcheck-suppress unknownMacro */
@@ -244,7 +245,7 @@ static int bind_task(spank_t sp, const struct gf_tb_opts *o)
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (res->bind && gf_topo_bind_self(&res->cpus, &res->mems, &e) != 0) {
-		snprintf(why, sizeof(why), "task %d: %s", task, e.msg);
+		gf_note(why, sizeof(why), "task %d: %s", task, e.msg);
 		slurm_info("gpufleet: %s; binding left to Slurm", why);
 		free(res);
 		return fail_task(o, why);
