@@ -5,7 +5,9 @@
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #ifndef GPUFLEET_VERSION
 #define GPUFLEET_VERSION "0.1.0"
@@ -129,6 +131,71 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out,
  * with opterr set to 0.
  */
 int gf_cli_bad_option(const char *cmd, char **argv);
+
+/*
+ * The option loop every command runs: getopt_long over opts from argv[1]
+ * with opterr off.  gf_cli_next() gives the next option's code, or -1
+ * when the options end; -h (usage printed on stdout) and an unknown
+ * option or a missing value (said as gf_cli_bad_option does) end them
+ * too, with rc the exit status to return, which stays -1 otherwise:
+ *
+ *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+ *	while ((c = gf_cli_next(&a)) != -1)
+ *		switch (c) { ... }
+ *	if (a.rc >= 0)
+ *		return a.rc;
+ */
+struct gf_cli_args {
+	const char *cmd;
+	int argc;
+	char **argv;
+	const struct option *opts;
+	void (*usage)(FILE *);
+	const char *shortopts; /* NULL: "h"; "+h" stops at an argument */
+	bool *json; /* when set, --json (GF_CLI_OPT_JSON) sets it itself */
+	int index;  /* the long option's row in opts */
+	int rc;
+	bool started;
+};
+#define GF_CLI_ARGS(cmd_, argc_, argv_, opts_, usage_)           \
+	{                                                        \
+		.cmd = (cmd_), .argc = (argc_), .argv = (argv_), \
+		.opts = (opts_), .usage = (usage_), .rc = -1     \
+	}
+int gf_cli_next(struct gf_cli_args *a);
+
+/* --json, for a command whose gf_cli_args.json points at its flag. */
+#define GF_CLI_OPT_JSON                        \
+	{                                      \
+		"json", no_argument, NULL, 'j' \
+	}
+
+/* The last rows of a command's option table: --help and the end. */
+#define GF_CLI_OPTS_END                     \
+	{ "help", no_argument, NULL, 'h' }, \
+	{                                   \
+		NULL, 0, NULL, 0            \
+	}
+
+/* Arguments left after the options: "unexpected argument 'X'" said and
+ * GF_EXIT_USAGE, or 0 when there are none. */
+int gf_cli_no_args(const char *cmd, int argc, char **argv);
+
+/*
+ * A command made of subcommands (`gpufleet mig plan ...`): argv[1] names
+ * one of table (ended by a NULL name), which runs with argv from there;
+ * -h or --help prints usage.  No name: missing said; a name not in the
+ * table: "unknown WHAT 'NAME' KNOWN".  The exit status.
+ */
+struct gf_cli_subs {
+	const char *cmd;
+	void (*usage)(FILE *);
+	const char *missing; /* "say what: ..." */
+	const char *what;    /* "subcommand", "experiment" */
+	const char *known;   /* "(known: a, b)" */
+	const struct gf_cmd *table;
+};
+int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv);
 
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
 int gf_cli_print(const char *s, unsigned long len);

@@ -125,7 +125,7 @@ static int cmd_recommend(int argc, char **argv)
 		{ "hpa", required_argument, NULL, 'H' },
 		{ "samples", required_argument, NULL, 's' },
 		{ "start-replicas", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -133,9 +133,10 @@ static int cmd_recommend(int argc, char **argv)
 	long start = 1;
 	bool json = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS(RCMD, argc, argv, opts, usage_recommend);
+	args.json = &json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'H':
 			hpa = optarg;
@@ -152,20 +153,12 @@ static int cmd_recommend(int argc, char **argv)
 				return GF_EXIT_USAGE;
 			}
 			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage_recommend(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(RCMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(RCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(RCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!hpa || !samples) {
 		gf_cli_error(RCMD, "--hpa FILE and --samples FILE are needed "
 				   "(see 'gpufleet autoscale recommend -h')");
@@ -398,9 +391,6 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case 'T':
 		o->token_file = arg;
 		return 0;
-	case 'j':
-		o->json = true;
-		return 0;
 	case 'A':
 		o->src.ca = arg;
 		return 0;
@@ -518,7 +508,7 @@ static int cmd_run(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "ca", required_argument, NULL, 'A' },
 		{ "insecure-http", no_argument, NULL, 'I' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -526,26 +516,21 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.interval_s = 15;
 	o.start = -1;
-	int c, li = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-		if (c == 'h') {
-			usage_run(stdout);
-			return GF_EXIT_OK;
-		}
-		if (c == '?' || c == ':')
-			return gf_cli_bad_option(LCMD, argv);
+	int c;
+	struct gf_cli_args args =
+		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
+	args.json = &o.json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		if (run_option(c, optarg, &o)) {
 			gf_cli_error(LCMD, "cannot parse '--%s %s'",
-				     opts[li].name, optarg);
+				     opts[args.index].name, optarg);
 			return GF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(LCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(LCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	struct gf_as_scaler sc;
 	struct gf_as_actuator act;
 	char *token = NULL;
@@ -754,26 +739,20 @@ static int cmd_manifests(int argc, char **argv)
 	o.cooldown_s = 300;
 	o.down_window_s = 300;
 	o.keda = o.hpa = true;
-	int c, li = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-		if (c == 'h') {
-			usage_manifests(stdout);
-			return GF_EXIT_OK;
-		}
-		if (c == '?' || c == ':')
-			return gf_cli_bad_option(MCMD, argv);
+	int c;
+	struct gf_cli_args args =
+		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
+	while ((c = gf_cli_next(&args)) != -1) {
 		if (manifest_option(c, optarg, &o)) {
 			gf_cli_error(MCMD, "cannot parse '--%s %s'",
-				     opts[li].name, optarg);
+				     opts[args.index].name, optarg);
 			return GF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(MCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(MCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!o.target_name || !o.target_value) {
 		gf_cli_error(MCMD, "--target NAME and --target-value Q are "
 				   "needed (see 'gpufleet autoscale manifests "
@@ -804,25 +783,20 @@ static int cmd_manifests(int argc, char **argv)
 
 int cmd_autoscale(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("autoscale", "say what: recommend, run or "
-					  "manifests (see 'gpufleet autoscale "
-					  "-h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_all(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "recommend"))
-		return cmd_recommend(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "manifests"))
-		return cmd_manifests(argc - 1, argv + 1);
-	gf_cli_error("autoscale",
-		     "unknown subcommand '%s' (known: recommend, run, "
-		     "manifests)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "recommend", cmd_recommend, NULL },
+		{ "run", cmd_run, NULL },
+		{ "manifests", cmd_manifests, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "autoscale",
+		.usage = usage_all,
+		.missing = "say what: recommend, run or manifests (see "
+			   "'gpufleet autoscale -h')",
+		.what = "subcommand",
+		.known = "(known: recommend, run, manifests)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

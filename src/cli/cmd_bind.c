@@ -197,7 +197,7 @@ int cmd_bind(int argc, char **argv)
 		{ "busy", required_argument, NULL, 'b' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -208,10 +208,10 @@ int cmd_bind(int argc, char **argv)
 	long count = 0;
 	bool dry = false, json = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the first non-option, CMD's own options are its. */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS("bind", argc, argv, opts, usage);
+	args.json = &json;
+	args.shortopts = "+h"; /* stop at CMD: its own options are its */
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'g':
 			gpus = optarg;
@@ -250,18 +250,13 @@ int cmd_bind(int argc, char **argv)
 		case 'd':
 			dry = true;
 			break;
-		case 'j':
-			json = true;
+		default: /* the shared options of the table */
+			gf_cli_node_option(c, optarg, &no);
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("bind", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	char **cmd = argv + optind;
 	if (!gpus == !count) {
 		gf_cli_error("bind", "give --gpus LIST or --count N (one of "

@@ -145,6 +145,8 @@ enum {
 	O_HTML,
 };
 
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -174,10 +176,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
-	optind = 1;
-	opterr = 0;
-	while (rc == 0 &&
-	       (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("chargeback", argc, argv, opts, usage);
+	while (rc == 0 && (c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case O_RECORDS:
 			rc = take("--records", a->records, &a->nrecords,
@@ -258,13 +259,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_HTML:
 			a->html = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return gf_cli_bad_option("chargeback", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (rc)
 		return rc;
 	if (optind < argc) {
@@ -291,7 +289,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 					   "other");
 		return GF_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 static int64_t now_ms(void)
@@ -495,8 +493,8 @@ int cmd_chargeback(int argc, char **argv)
 	struct args a;
 	memset(&a, 0, sizeof(a));
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	struct gf_cb_prices p;
 	struct gf_err e = { 0, "" };
 	gf_cb_prices_init(&p);

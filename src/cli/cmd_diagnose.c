@@ -190,7 +190,7 @@ int cmd_diagnose(int argc, char **argv)
 		{ "url", required_argument, NULL, 'u' },
 		{ "fixture", required_argument, NULL, 'f' },
 		{ "window", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_DIAG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -202,9 +202,10 @@ int cmd_diagnose(int argc, char **argv)
 	bool json = false;
 	int c;
 	long ms;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("diagnose", argc, argv, opts, usage);
+	args.json = &json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'u':
 			url = optarg;
@@ -225,24 +226,16 @@ int cmd_diagnose(int argc, char **argv)
 			o.window_s = (double)ms / 1e3;
 			judging = "--window";
 			break;
-		case 'j':
-			json = true;
+		default: /* the diagnosis thresholds */
+			gf_cli_diag_option("diagnose", c, optarg, &o, &bad);
+			if (bad)
+				return GF_EXIT_USAGE;
+			judging = c == 1001 ? "--idle-util" : "--overprov";
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_diag_option("diagnose", c, optarg, &o,
-					       &bad)) {
-				if (bad)
-					return GF_EXIT_USAGE;
-				judging = c == 1001 ? "--idle-util"
-						    : "--overprov";
-				break;
-			}
-			return gf_cli_bad_option("diagnose", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (optind < argc) {
 		gf_cli_error("diagnose",
 			     "unexpected argument '%s' (see 'gpufleet "

@@ -106,6 +106,19 @@ static void usage(FILE *f)
 	fputs(GF_CLI_EXIT_HELP, f);
 }
 
+/* -h of one subcommand: its part of the usage, and the exit statuses */
+static void plan_usage(FILE *f)
+{
+	plan_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
+static void apply_usage(FILE *f)
+{
+	apply_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
 static int parse_gpus(const char *cmd, const char *s, struct gf_mig_gpu **out,
 		      int *n)
 {
@@ -266,7 +279,7 @@ static int cmd_plan(int argc, char **argv)
 		{ "demand", required_argument, NULL, 'd' },
 		{ "current", required_argument, NULL, 'c' },
 		{ "fill", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "yaml", no_argument, NULL, 'y' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
@@ -277,9 +290,10 @@ static int cmd_plan(int argc, char **argv)
 	bool json = false, yaml = false;
 	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
+	args.json = &json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'g':
 			gpus_s = optarg;
@@ -293,32 +307,22 @@ static int cmd_plan(int argc, char **argv)
 		case 'f':
 			po.fill = true;
 			break;
-		case 'j':
-			json = true;
-			break;
 		case 'y':
 			yaml = true;
 			break;
 		case 'n':
 			name = optarg;
 			break;
-		case 'h':
-			plan_help(stdout);
-			fputs(GF_CLI_EXIT_HELP, stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("mig plan", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (!gpus_s || !demand_s) {
 		gf_cli_error("mig plan", "--gpus and --demand are required");
 		return GF_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		gf_cli_error("mig plan", "unexpected argument '%s'",
-			     argv[optind]);
+	if (gf_cli_no_args("mig plan", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (json && yaml) {
 		gf_cli_error("mig plan",
 			     "--json and --yaml exclude each other");
@@ -426,9 +430,9 @@ static int cmd_apply(int argc, char **argv)
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("mig apply", argc, argv, opts, apply_usage);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'n':
 			dry = true;
@@ -439,14 +443,10 @@ static int cmd_apply(int argc, char **argv)
 		case 'c':
 			current = optarg;
 			break;
-		case 'h':
-			apply_help(stdout);
-			fputs(GF_CLI_EXIT_HELP, stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("mig apply", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (argc - optind != 2) {
 		gf_cli_error("mig apply",
 			     "expected FILE and CONFIG, got %d "
@@ -521,28 +521,21 @@ out_gpus:
 
 int cmd_mig(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("mig",
-			     "expected a subcommand: plan, validate, apply or "
-			     "proposal "
-			     "(see 'gpufleet mig -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "plan"))
-		return cmd_plan(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "validate"))
-		return cmd_validate(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "apply"))
-		return cmd_apply(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "proposal"))
-		return gf_cmd_mig_proposal(argc - 1, argv + 1);
-	gf_cli_error("mig",
-		     "unknown subcommand '%s' (plan, validate, apply, "
-		     "proposal)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "plan", cmd_plan, NULL },
+		{ "validate", cmd_validate, NULL },
+		{ "apply", cmd_apply, NULL },
+		{ "proposal", gf_cmd_mig_proposal, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "mig",
+		.usage = usage,
+		.missing = "expected a subcommand: plan, validate, apply or "
+			   "proposal (see 'gpufleet mig -h')",
+		.what = "subcommand",
+		.known = "(plan, validate, apply, proposal)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

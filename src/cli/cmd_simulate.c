@@ -336,7 +336,7 @@ static int fill_main(int argc, char **argv)
 		{ "tune", required_argument, NULL, 't' },
 		{ "inflate", required_argument, NULL, 't' },
 		{ "curve", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "requests", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -350,9 +350,9 @@ static int fill_main(int argc, char **argv)
 	parse_seeds("42-51", a.seeds, &a.nseeds);
 	int c;
 	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.json = &a.json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'n':
 			a.nodes = optarg;
@@ -391,9 +391,6 @@ static int fill_main(int argc, char **argv)
 		case 'c':
 			a.curve = optarg;
 			break;
-		case 'j':
-			a.json = true;
-			break;
 		case 'J':
 		case 'r': {
 			long v = strtol(optarg, &end, 10);
@@ -412,17 +409,12 @@ static int fill_main(int argc, char **argv)
 				a.requests = (int)v;
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(CMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "
@@ -441,27 +433,21 @@ static int fill_main(int argc, char **argv)
 
 int cmd_simulate(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("simulate", "no experiment given (known: fill, "
-					 "mig, autoscale, replay; see "
-					 "'gpufleet simulate -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return GF_EXIT_OK;
-	}
-	if (strcmp(argv[1], "fill") == 0)
-		return fill_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "mig") == 0)
-		return cmd_simulate_mig(argc - 1, argv + 1);
-	if (strcmp(argv[1], "autoscale") == 0)
-		return cmd_simulate_autoscale(argc - 1, argv + 1);
-	if (strcmp(argv[1], "replay") == 0)
-		return cmd_simulate_replay(argc - 1, argv + 1);
-	gf_cli_error("simulate",
-		     "unknown experiment '%s' (known: fill, mig, autoscale, "
-		     "replay)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "fill", fill_main, NULL },
+		{ "mig", cmd_simulate_mig, NULL },
+		{ "autoscale", cmd_simulate_autoscale, NULL },
+		{ "replay", cmd_simulate_replay, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "simulate",
+		.usage = usage,
+		.missing = "no experiment given (known: fill, mig, autoscale, "
+			   "replay; see 'gpufleet simulate -h')",
+		.what = "experiment",
+		.known = "(known: fill, mig, autoscale, replay)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

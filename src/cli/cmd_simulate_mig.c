@@ -146,7 +146,7 @@ int cmd_simulate_mig(int argc, char **argv)
 		{ "mix", required_argument, NULL, 'm' },
 		{ "requests", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,9 +156,10 @@ int cmd_simulate_mig(int argc, char **argv)
 	bool json = false;
 	int c;
 	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("simulate mig", argc, argv, opts, mig_usage);
+	args.json = &json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'g':
 			model = optarg;
@@ -186,27 +187,18 @@ int cmd_simulate_mig(int argc, char **argv)
 				return GF_EXIT_USAGE;
 			}
 			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			mig_usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("simulate mig", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (!model || !mix_s) {
 		gf_cli_error("simulate mig",
 			     "--gpu and --mix are required "
 			     "(see 'gpufleet simulate mig -h')");
 		return GF_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		gf_cli_error("simulate mig", "unexpected argument '%s'",
-			     argv[optind]);
+	if (gf_cli_no_args("simulate mig", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	const struct gf_mig_model *m = gf_mig_model_by_id(model);
 	if (!m) {
 		char known[400];

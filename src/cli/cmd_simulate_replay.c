@@ -18,6 +18,7 @@
 #include "sim/synth.h"
 #include "sim/trace.h"
 #include "util/buf.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -188,7 +189,7 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 			gf_cli_error(CMD, "%s", e.msg);
 			return -1;
 		}
-		snprintf(what, size, "%s", nodes);
+		gf_note(what, size, "%s", nodes);
 		return 0;
 	}
 	if (vcs) {
@@ -217,11 +218,11 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 				}
 			}
 		}
-		snprintf(what, size, "%s", vcs);
+		gf_note(what, size, "%s", vcs);
 		return 0;
 	}
 	gf_synth_cluster(c);
-	snprintf(what, size, "the built-in cluster");
+	gf_note(what, size, "the built-in cluster");
 	return 0;
 }
 
@@ -436,7 +437,7 @@ int cmd_simulate_replay(int argc, char **argv)
 		{ "load", required_argument, NULL, 'L' },
 		{ "no-estimates", no_argument, NULL, 'E' },
 		{ "cpu-instances", no_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -448,9 +449,9 @@ int cmd_simulate_replay(int argc, char **argv)
 	a.npolicies = 1;
 	int c;
 	long long v;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.json = &a.json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'P':
 			if (gf_cli_policies(CMD, optarg, a.policies,
@@ -497,16 +498,10 @@ int cmd_simulate_replay(int argc, char **argv)
 		case 'C':
 			a.cpu_instances = true;
 			break;
-		case 'j':
-			a.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (optind >= argc) {
 		gf_cli_error(CMD, "no source given (known: alibaba2023, "
 				  "philly, dlrm2025; see 'gpufleet simulate "

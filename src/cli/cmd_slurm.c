@@ -88,9 +88,9 @@ static int cmd_gres(int argc, char **argv)
 	struct gf_slurm_gres_opts go = { .comments = true };
 	bool line = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args =
+		GF_CLI_ARGS("slurm gres", argc, argv, opts, usage_gres);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case O_LINE:
 			line = true;
@@ -117,20 +117,15 @@ static int cmd_gres(int argc, char **argv)
 		case O_NOCOMM:
 			go.comments = false;
 			break;
-		case 'h':
-			usage_gres(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("slurm gres", argv);
+		default: /* the shared options of the table */
+			gf_cli_node_option(c, optarg, &no);
+			break;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error("slurm gres", "unexpected argument '%s'",
-			     argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args("slurm gres", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
 	struct gf_node *n = gf_cli_load_node(&no);
@@ -155,23 +150,20 @@ static int cmd_gres(int argc, char **argv)
 
 int cmd_slurm(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("slurm", "say what: gres, advise or usage (see "
-				      "'gpufleet slurm -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_all(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "gres"))
-		return cmd_gres(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "advise"))
-		return gf_cmd_slurm_advise(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "usage"))
-		return gf_cmd_slurm_usage(argc - 1, argv + 1);
-	gf_cli_error("slurm",
-		     "unknown subcommand '%s' (known: gres, advise, usage)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "gres", cmd_gres, NULL },
+		{ "advise", gf_cmd_slurm_advise, NULL },
+		{ "usage", gf_cmd_slurm_usage, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "slurm",
+		.usage = usage_all,
+		.missing = "say what: gres, advise or usage (see 'gpufleet "
+			   "slurm -h')",
+		.what = "subcommand",
+		.known = "(known: gres, advise, usage)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

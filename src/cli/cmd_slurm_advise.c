@@ -97,7 +97,8 @@ static int number(const char *opt, const char *s, long max, long *out)
 	return 0;
 }
 
-static int option(struct args *a, int c, char **argv)
+/* One option into a: 0, or GF_EXIT_USAGE with the cause said. */
+static int option(struct args *a, int c)
 {
 	enum {
 		O_JOB = 1,
@@ -144,17 +145,15 @@ static int option(struct args *a, int c, char **argv)
 	case O_LINES:
 		a->lines = true;
 		return 0;
-	case 'h':
-		usage(stdout);
-		return -1;
-	default:
-		if (gf_cli_node_option(c, optarg, &a->no)) {
-			a->topo |= c == 'x' || c == 'X' || c == 't';
-			return 0;
-		}
-		return gf_cli_bad_option(CMD, argv);
+	default: /* the node options, the rest of the table */
+		gf_cli_node_option(c, optarg, &a->no);
+		a->topo |= c == 'x' || c == 'X' || c == 't';
+		return 0;
 	}
 }
+
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -172,11 +171,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = option(a, c, argv)) != 0)
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1)
+		if ((rc = option(a, c)) != 0)
 			return rc;
+	if (args.rc >= 0)
+		return args.rc;
 	const char *bad =
 		optind < argc			 ? "an unexpected argument"
 		: a->o.job && a->o.nshapes	 ? "--job and --gpus"
@@ -191,7 +191,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return GF_EXIT_USAGE;
 	}
 	a->o.shapes_only = a->o.nshapes > 0;
-	return gf_cli_node_check(&a->no);
+	return gf_cli_node_check(&a->no) ? GF_EXIT_USAGE : -1;
 }
 
 static int load_topo(struct args *a, struct gf_gpu_topo *t)
@@ -385,8 +385,8 @@ int gf_cmd_slurm_advise(int argc, char **argv)
 {
 	struct args a = { .no = { .cmd = CMD, .src.nvml = -1 } };
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	struct gf_gpu_topo topo;
 	if ((rc = load_topo(&a, &topo)) != 0)
 		return rc;

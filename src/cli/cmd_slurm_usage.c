@@ -88,6 +88,8 @@ struct args {
 	bool lenient;
 };
 
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum {
@@ -113,9 +115,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case O_SINCE:
 			a->since = optarg;
@@ -137,17 +138,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_LEN:
 			a->lenient = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(CMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!a->since && !a->file) {
 		gf_cli_error(CMD, "say since when: --since T (or give "
 				  "--sacct-file)");
@@ -158,7 +154,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			     "--sacct and --sacct-file exclude each other");
 		return GF_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 /* sacct's output into a private temporary file; its path in out. */
@@ -213,8 +209,8 @@ int gf_cmd_slurm_usage(int argc, char **argv)
 {
 	struct args a = { .fmt = 0 };
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	int64_t now = now_ms();
 	char tmp[4096] = "";
 	const char *path = a.file;

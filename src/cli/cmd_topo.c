@@ -96,7 +96,7 @@ int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "pcie", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_NODE_OPTIONS,
@@ -105,29 +105,22 @@ int cmd_topo(int argc, char **argv)
 	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
+	args.json = &json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'j':
-			json = true;
-			break;
 		case 'p':
 			pcie = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("topo", argv);
+		default: /* the shared options of the table */
+			gf_cli_node_option(c, optarg, &no);
+			break;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error("topo", "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args("topo", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
 	struct gf_node *n;

@@ -38,6 +38,58 @@ int gf_cli_bad_option(const char *cmd, char **argv)
 	return GF_EXIT_USAGE;
 }
 
+int gf_cli_next(struct gf_cli_args *a)
+{
+	if (!a->started) {
+		optind = 1;
+		opterr = 0;
+		a->started = true;
+		a->rc = -1;
+	}
+	const char *shortopts = a->shortopts ? a->shortopts : "h";
+	int c = getopt_long(a->argc, a->argv, shortopts, a->opts, &a->index);
+	while (c == 'j' && a->json) { /* --json, taken here */
+		*a->json = true;
+		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
+				&a->index);
+	}
+	if (c == 'h') {
+		a->usage(stdout);
+		a->rc = GF_EXIT_OK;
+		return -1;
+	}
+	if (c == '?' || c == ':') {
+		a->rc = gf_cli_bad_option(a->cmd, a->argv);
+		return -1;
+	}
+	return c;
+}
+
+int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
+{
+	if (argc < 2) {
+		gf_cli_error(s->cmd, "%s", s->missing);
+		return GF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		s->usage(stdout);
+		return GF_EXIT_OK;
+	}
+	for (const struct gf_cmd *t = s->table; t->name; t++)
+		if (!strcmp(argv[1], t->name))
+			return t->fn(argc - 1, argv + 1);
+	gf_cli_error(s->cmd, "unknown %s '%s' %s", s->what, argv[1], s->known);
+	return GF_EXIT_USAGE;
+}
+
+int gf_cli_no_args(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	gf_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return GF_EXIT_USAGE;
+}
+
 int gf_cli_print(const char *s, unsigned long len)
 {
 	if (fwrite(s, 1, len, stdout) != len || fflush(stdout) != 0) {
