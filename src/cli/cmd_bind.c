@@ -208,14 +208,19 @@ int cmd_bind(int argc, char **argv)
 	long count = 0;
 	bool dry = false, json = false;
 	int c;
+	const struct gf_cli_store store[] = {
+		{ 'g', &gpus, NULL },
+		{ 'b', &busy_s, NULL },
+		{ 'd', NULL, &dry },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args = GF_CLI_ARGS("bind", argc, argv, opts, usage);
 	args.json = &json;
 	args.shortopts = "+h"; /* stop at CMD: its own options are its */
+	args.store = store;
+	args.node = &no;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'g':
-			gpus = optarg;
-			break;
 		case 'c': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -244,15 +249,6 @@ int cmd_bind(int argc, char **argv)
 			}
 			break;
 		}
-		case 'b':
-			busy_s = optarg;
-			break;
-		case 'd':
-			dry = true;
-			break;
-		default: /* the shared options of the table */
-			gf_cli_node_option(c, optarg, &no);
-			break;
 		}
 	}
 	if (args.rc >= 0)

@@ -42,9 +42,9 @@ int cmd_cancel(int argc, char **argv)
 			ret = GF_EXIT_FAIL; /* said; go on with the others */
 			continue;
 		}
-		if (r.json)
-			gf_remote_print(&a);
-		else
+		if (r.json && gf_remote_print(&a) != 0)
+			ret = GF_EXIT_FAIL;
+		else if (!r.json)
 			printf("%s cancelled\n", argv[i]);
 		gf_client_answer_release(&a);
 	}

@@ -21,6 +21,7 @@
 #include "server/client.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/recorded.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -51,7 +52,8 @@ static int ask_agent(const char *url, bool json)
 		return GF_EXIT_USAGE;
 	}
 	const char *path = json ? "/v1/diagnose" : "/v1/diagnose.txt";
-	snprintf(full, sizeof(full), "%s%s", base, path);
+	if (gf_fmt(full, sizeof(full), "%s%s", base, path))
+		return GF_EXIT_FAIL; /* cannot: room for both */
 	struct gf_client_req q = { .url = full,
 				   .timeout_ms = TIMEOUT_MS,
 				   .answer_max = ANSWER_MAX };
@@ -202,17 +204,17 @@ int cmd_diagnose(int argc, char **argv)
 	bool json = false;
 	int c;
 	long ms;
+	const struct gf_cli_store store[] = {
+		{ 'u', &url, NULL },
+		{ 'f', &fixture, NULL },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("diagnose", argc, argv, opts, usage);
 	args.json = &json;
+	args.store = store;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'u':
-			url = optarg;
-			break;
-		case 'f':
-			fixture = optarg;
-			break;
 		case 'w':
 			ms = gf_diag_parse_duration(optarg);
 			if (ms < 1) {

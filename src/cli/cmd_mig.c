@@ -20,6 +20,7 @@
 #include "mig/render.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -123,9 +124,10 @@ static int parse_gpus(const char *cmd, const char *s, struct gf_mig_gpu **out,
 		      int *n)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", s);
 	*n = 0;
 	*out = NULL;
+	if (gf_cli_arg_copy(cmd, "--gpus", s, buf, sizeof(buf)))
+		return -1;
 	for (char *tok = buf, *next; tok && *tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
@@ -182,14 +184,15 @@ fail:
 static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", s);
 	*n = 0;
+	if (gf_cli_arg_copy("mig plan", "--demand", s, buf, sizeof(buf)))
+		return -1;
 	for (char *tok = buf, *next; tok && *tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
 			*next++ = '\0';
 		char whole[1024];
-		snprintf(whole, sizeof(whole), "%s", tok);
+		gf_note(whole, sizeof(whole), "%s", tok); /* for messages */
 		char *eq = strchr(tok, '=');
 		if (!eq) {
 			gf_cli_error("mig plan",
@@ -289,33 +292,17 @@ static int cmd_plan(int argc, char **argv)
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
 	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
-	int c;
+	const struct gf_cli_store store[] = {
+		{ 'g', &gpus_s, NULL },	 { 'd', &demand_s, NULL },
+		{ 'c', &current, NULL }, { 'f', NULL, &po.fill },
+		{ 'y', NULL, &yaml },	 { 'n', &name, NULL },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
 	args.json = &json;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'g':
-			gpus_s = optarg;
-			break;
-		case 'd':
-			demand_s = optarg;
-			break;
-		case 'c':
-			current = optarg;
-			break;
-		case 'f':
-			po.fill = true;
-			break;
-		case 'y':
-			yaml = true;
-			break;
-		case 'n':
-			name = optarg;
-			break;
-		}
-	}
-	if (args.rc >= 0)
+	args.store = store;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (!gpus_s || !demand_s) {
 		gf_cli_error("mig plan", "--gpus and --demand are required");
@@ -429,23 +416,16 @@ static int cmd_apply(int argc, char **argv)
 	};
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
-	int c;
+	const struct gf_cli_store store[] = {
+		{ 'n', NULL, &dry },
+		{ 'g', &gpus_s, NULL },
+		{ 'c', &current, NULL },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig apply", argc, argv, opts, apply_usage);
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'n':
-			dry = true;
-			break;
-		case 'g':
-			gpus_s = optarg;
-			break;
-		case 'c':
-			current = optarg;
-			break;
-		}
-	}
-	if (args.rc >= 0)
+	args.store = store;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (argc - optind != 2) {
 		gf_cli_error("mig apply",

@@ -254,24 +254,19 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 	int c;
 	char *end;
 	bool bad = false;
+	const struct gf_cli_store store[] = {
+		{ 'l', &a->o.listen, NULL },
+		{ 'd', &a->o.db, NULL },
+		{ 'c', &a->config, NULL },
+		{ 'n', &a->o.nodes_csv, NULL },
+		{ 't', &a->token_file, NULL },
+		{ 'a', NULL, &a->o.agents_only },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.store = store;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'l':
-			a->o.listen = optarg;
-			break;
-		case 'd':
-			a->o.db = optarg;
-			break;
-		case 'c':
-			a->config = optarg;
-			break;
-		case 'n':
-			a->o.nodes_csv = optarg;
-			break;
-		case 't':
-			a->token_file = optarg;
-			break;
 		case 'k':
 			a->o.tick_ms = strtol(optarg, &end, 10);
 			if (*optarg && !*end && a->o.tick_ms >= 1 &&
@@ -282,9 +277,6 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 				     "60000 ms",
 				     optarg);
 			return GF_EXIT_USAGE;
-		case 'a':
-			a->o.agents_only = true;
-			break;
 		case 'K':
 		case 'C':
 		case 'X':

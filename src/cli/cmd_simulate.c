@@ -18,7 +18,9 @@
 #include "sim/report.h"
 #include "sim/synth.h"
 #include "sim/trace.h"
+#include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -127,9 +129,7 @@ struct fill_args {
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return gf_clock_ms() / 1e3;
 }
 
 static int load_trace(const struct fill_args *a, struct gf_cluster *c,
@@ -223,13 +223,13 @@ static int fill(const struct fill_args *a, struct gf_progress *prog)
 		if (load_trace(a, &c, &w, prog) != 0)
 			goto out;
 		const char *base = strrchr(a->pods, '/');
-		snprintf(source, sizeof(source), "trace %s",
-			 base ? base + 1 : a->pods);
+		gf_note(source, sizeof(source), "trace %s",
+			base ? base + 1 : a->pods);
 	} else {
 		if (load_builtin(a, &c, &w, prog) != 0)
 			goto out;
-		snprintf(source, sizeof(source),
-			 "built-in cluster and workload");
+		gf_note(source, sizeof(source),
+			"built-in cluster and workload");
 	}
 	gf_progress_step(prog, "sorting and classifying %d requests", w.n);
 	gf_workload_sort_by_name(&w);
@@ -346,20 +346,22 @@ static int fill_main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.tune = 1.3;
 	a.requests = BUILTIN_REQS;
-	gf_cli_policies(CMD, "all", a.policies, &a.npolicies);
+	if (gf_cli_policies(CMD, "all", a.policies, &a.npolicies))
+		return GF_EXIT_FAIL; /* cannot: "all" */
 	parse_seeds("42-51", a.seeds, &a.nseeds);
 	int c;
 	char *end;
+	const struct gf_cli_store store[] = {
+		{ 'n', &a.nodes, NULL },
+		{ 'p', &a.pods, NULL },
+		{ 'c', &a.curve, NULL },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.json = &a.json;
+	args.store = store;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'n':
-			a.nodes = optarg;
-			break;
-		case 'p':
-			a.pods = optarg;
-			break;
 		case 'P':
 			if (gf_cli_policies(CMD, optarg, a.policies,
 					    &a.npolicies))
@@ -387,9 +389,6 @@ static int fill_main(int argc, char **argv)
 					     optarg);
 				return GF_EXIT_USAGE;
 			}
-			break;
-		case 'c':
-			a.curve = optarg;
 			break;
 		case 'J':
 		case 'r': {

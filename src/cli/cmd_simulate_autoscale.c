@@ -105,14 +105,13 @@ struct opts {
 static bool parse_policies(const char *s, bool *pol)
 {
 	char buf[256];
-	if (strlen(s) >= sizeof(buf))
+	if (gf_fmt(buf, sizeof(buf), "%s", s))
 		return false;
 	if (!strcmp(s, "all")) {
 		for (int i = 0; i < GF_ASP_COUNT; i++)
 			pol[i] = true;
 		return true;
 	}
-	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *tok = buf, *next; tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)

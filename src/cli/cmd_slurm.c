@@ -88,22 +88,17 @@ static int cmd_gres(int argc, char **argv)
 	struct gf_slurm_gres_opts go = { .comments = true };
 	bool line = false;
 	int c;
+	const struct gf_cli_store store[] = {
+		{ O_LINE, NULL, &line },    { O_NODENAME, &go.nodename, NULL },
+		{ O_TYPE, &go.type, NULL }, { O_DEV, &go.dev_dir, NULL },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("slurm gres", argc, argv, opts, usage_gres);
+	args.store = store;
+	args.node = &no;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case O_LINE:
-			line = true;
-			break;
-		case O_NODENAME:
-			go.nodename = optarg;
-			break;
-		case O_TYPE:
-			go.type = optarg;
-			break;
-		case O_DEV:
-			go.dev_dir = optarg;
-			break;
 		case O_AUTO:
 			if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
 				gf_cli_error("slurm gres",
@@ -116,9 +111,6 @@ static int cmd_gres(int argc, char **argv)
 			break;
 		case O_NOCOMM:
 			go.comments = false;
-			break;
-		default: /* the shared options of the table */
-			gf_cli_node_option(c, optarg, &no);
 			break;
 		}
 	}

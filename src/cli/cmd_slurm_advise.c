@@ -17,6 +17,7 @@
 #include "cli/slurm_cli.h"
 #include "slurm/advise.h"
 #include "slurm/slurm_api.h"
+#include "util/fmt.h"
 #include "util/json.h"
 
 #define CMD "slurm advise"
@@ -233,7 +234,7 @@ static void text_nodes(const struct gf_slurm_snapshot *s,
 		const struct gf_slurm_node *n = &s->nodes[i];
 		char f[16] = "-";
 		if (!isnan(a->node_frag[i]))
-			snprintf(f, sizeof(f), "%.2f", a->node_frag[i]);
+			gf_note(f, sizeof(f), "%.2f", a->node_frag[i]);
 		gf_buf_printf(b, "%-16s %-16s %-10s %4d %4d %4d %6s  %s\n",
 			      n->name, n->partitions[0] ? n->partitions : "-",
 			      n->gpu_type[0] ? n->gpu_type : "-", n->ngpus,
@@ -274,7 +275,7 @@ static void text_props(const struct gf_slurm_snapshot *s,
 		const struct gf_slurm_proposal *p = &a->props[i];
 		char job[16] = "shape", q[16], g[128];
 		if (p->job)
-			snprintf(job, sizeof(job), "%u", p->job);
+			gf_note(job, sizeof(job), "%u", p->job);
 		gf_slurm_quality_name(p->min_pair, q, sizeof(q));
 		if (lines) {
 			gf_buf_printf(b, "job=%s gpus=%d partition=%s", job,

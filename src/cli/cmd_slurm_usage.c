@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/slurm_cli.h"
 #include "slurm/usage.h"
+#include "util/fmt.h"
 
 #define CMD "slurm usage"
 
@@ -55,13 +56,6 @@ static void usage(FILE *f)
 		"  --lenient         skip records sacct wrote badly (listed "
 		"on stderr)\n"
 		"  -h, --help        this help\n" GF_CLI_EXIT_HELP);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* A time, or a duration back from now. */
@@ -115,28 +109,19 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	const struct gf_cli_store store[] = {
+		{ O_SINCE, &a->since, NULL }, { O_UNTIL, &a->until, NULL },
+		{ O_SACCT, &a->sacct, NULL }, { O_FILE, &a->file, NULL },
+		{ O_LEN, NULL, &a->lenient }, { 0, NULL, NULL },
+	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.store = store;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case O_SINCE:
-			a->since = optarg;
-			break;
-		case O_UNTIL:
-			a->until = optarg;
-			break;
-		case O_SACCT:
-			a->sacct = optarg;
-			break;
-		case O_FILE:
-			a->file = optarg;
-			break;
 		case O_CSV:
 		case O_JSON:
 		case O_TAB:
 			a->fmt = c - O_CSV;
-			break;
-		case O_LEN:
-			a->lenient = true;
 			break;
 		}
 	}
@@ -171,8 +156,13 @@ static int run_sacct(const struct args *a, int64_t now, char *out, size_t size)
 		return GF_EXIT_USAGE;
 	}
 	const char *tmp = getenv("TMPDIR");
-	snprintf(out, size, "%s/gpufleet-sacct-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
+	const char *dir = tmp && *tmp ? tmp : "/tmp";
+	if (gf_fmt(out, size, "%s/gpufleet-sacct-XXXXXX", dir)) {
+		gf_cli_error(CMD,
+			     "$TMPDIR '%.60s...': too long for a file name",
+			     dir);
+		return GF_EXIT_FAIL;
+	}
 	int fd = mkstemp(out);
 	if (fd < 0) {
 		gf_cli_error(CMD, "cannot make a temporary file in '%s'",
@@ -211,7 +201,7 @@ int gf_cmd_slurm_usage(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	int64_t now = now_ms();
+	int64_t now = gf_cli_wall_ms();
 	char tmp[4096] = "";
 	const char *path = a.file;
 	if (!path) {

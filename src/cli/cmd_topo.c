@@ -53,8 +53,8 @@ static void usage(FILE *f)
 
 /* {"source", "gpus": [], "error", "detail"}: what a script reads when
  * there is no node to show (no GPU here, an unreadable file). */
-static void print_error_json(const struct gf_node_source *src,
-			     const struct gf_err *e)
+static int print_error_json(const struct gf_node_source *src,
+			    const struct gf_err *e)
 {
 	char name[256];
 	struct gf_buf out;
@@ -69,8 +69,9 @@ static void print_error_json(const struct gf_node_source *src,
 		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
 	gf_json_str(&j, "detail", e->msg);
 	gf_json_obj_end(&j);
-	gf_cli_print(gf_buf_str(&out), out.len);
+	int rc = gf_cli_print(gf_buf_str(&out), out.len);
 	gf_buf_release(&out);
+	return rc;
 }
 
 int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
@@ -104,20 +105,15 @@ int cmd_topo(int argc, char **argv)
 	};
 	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
-	int c;
+	const struct gf_cli_store store[] = {
+		{ 'p', NULL, &pcie },
+		{ 0, NULL, NULL },
+	};
 	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
 	args.json = &json;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'p':
-			pcie = true;
-			break;
-		default: /* the shared options of the table */
-			gf_cli_node_option(c, optarg, &no);
-			break;
-		}
-	}
-	if (args.rc >= 0)
+	args.store = store;
+	args.node = &no;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (gf_cli_no_args("topo", argc, argv))
 		return GF_EXIT_USAGE;
@@ -130,7 +126,8 @@ int cmd_topo(int argc, char **argv)
 		gf_cli_error("topo", "%s", e.msg);
 		/* scripts parsing --json get a document either way */
 		if (json)
-			print_error_json(&no.src, &e);
+			(void)print_error_json(&no.src,
+					       &e); /* failing anyway */
 		return GF_EXIT_FAIL;
 	}
 	int ret = gf_cli_topo_print(n, json, pcie);

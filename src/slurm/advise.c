@@ -42,7 +42,7 @@ note(struct gf_slurm_advice *a, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->notes[a->nnotes++], sizeof(a->notes[0]), fmt, ap);
+	gf_vnote(a->notes[a->nnotes++], sizeof(a->notes[0]), fmt, ap);
 	va_end(ap);
 }
 

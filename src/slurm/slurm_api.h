@@ -24,6 +24,7 @@
  * GF_ENOTFOUND (slurmctld unreachable, with Slurm's own message), or
  * GF_ETOOBIG / GF_EPARSE for what cannot be kept.
  */
-int gf_slurm_api_load(struct gf_slurm_snapshot *s, struct gf_err *e);
+int gf_slurm_api_load(struct gf_slurm_snapshot *s,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 #endif

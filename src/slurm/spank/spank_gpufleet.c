@@ -153,7 +153,7 @@ say_failure(spank_t sp, const char *fmt, ...)
 	spank_get_item(sp, S_JOB_STEPID, &step);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(G.failure, sizeof(G.failure), fmt, ap);
+	gf_vnote(G.failure, sizeof(G.failure), fmt, ap);
 	va_end(ap);
 	slurm_info("gpufleet: job %u step %u: %s; binding left to Slurm", job,
 		   step, G.failure);
