@@ -84,6 +84,11 @@ int gf_cli_node_check(const struct gf_node_opts *o) GF_MUST_CHECK;
  */
 struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
 
+/* gf_cli_node_check, then gf_cli_load_node: 0 with *n (the caller frees
+ * it with gf_node_free()), or the exit status, what was wrong said. */
+int gf_cli_node_get(const struct gf_node_opts *o,
+		    struct gf_node **n) GF_MUST_CHECK;
+
 /* Print a node as `gpufleet topo` does (text or JSON, with findings);
  * GF_EXIT_OK or GF_EXIT_FAIL (message printed). */
 int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie) GF_MUST_CHECK;

@@ -287,11 +287,10 @@ int cmd_bind(int argc, char **argv)
 		gf_cli_error("bind", "--json goes with --dry-run");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_node_check(&no) != 0)
-		return GF_EXIT_USAGE;
-	struct gf_node *n = gf_cli_load_node(&no);
-	if (n == NULL)
-		return GF_EXIT_FAIL;
+	struct gf_node *n;
+	int rc = gf_cli_node_get(&no, &n);
+	if (rc)
+		return rc;
 	struct gf_bind_plan *p = malloc(sizeof(*p));
 	struct gf_err e;
 	int ret = GF_EXIT_FAIL;

@@ -118,17 +118,16 @@ static int cmd_gres(int argc, char **argv)
 		return args.rc;
 	if (gf_cli_no_args("slurm gres", argc, argv))
 		return GF_EXIT_USAGE;
-	if (gf_cli_node_check(&no) != 0)
-		return GF_EXIT_USAGE;
-	struct gf_node *n = gf_cli_load_node(&no);
-	if (n == NULL)
-		return GF_EXIT_FAIL;
+	struct gf_node *n;
+	int rc = gf_cli_node_get(&no, &n);
+	if (rc)
+		return rc;
 	struct gf_buf b;
 	struct gf_err e;
 	gf_err_clear(&e);
 	gf_buf_init(&b, 1u << 20);
-	int rc = line ? gf_slurm_node_line(n, &go, &b, &e)
-		      : gf_slurm_gres_conf(n, &go, &b, &e);
+	rc = line ? gf_slurm_node_line(n, &go, &b, &e)
+		  : gf_slurm_gres_conf(n, &go, &b, &e);
 	int ret = GF_EXIT_FAIL;
 	if (rc == 0)
 		ret = gf_cli_print(gf_buf_str(&b), b.len);

@@ -198,6 +198,14 @@ struct gf_node *gf_cli_load_node(const struct gf_node_opts *o)
 	return n;
 }
 
+int gf_cli_node_get(const struct gf_node_opts *o, struct gf_node **n)
+{
+	if (gf_cli_node_check(o) != 0)
+		return GF_EXIT_USAGE;
+	*n = gf_cli_load_node(o);
+	return *n ? 0 : GF_EXIT_FAIL;
+}
+
 /* --policy LIST: names, comma-separated, or all; a repeated one counts
  * once. */
 int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
