@@ -70,7 +70,7 @@ SLURM_SPANK_H := $(wildcard /usr/include/slurm/spank.h)
 ifneq ($(SLURM_SPANK_H),)
 SLURM_SONAME := $(shell objdump -p $$($(CC) -print-file-name=libslurm.so) \
 	2>/dev/null | sed -n 's/^ *SONAME *//p')
-$(B)/src/slurm/api.o: CPPFLAGS += -DGF_HAVE_SLURM=1 \
+$(B)/src/slurm/slurm_api.o: CPPFLAGS += -DGF_HAVE_SLURM=1 \
 	-DGF_SLURM_SONAME='"$(if $(SLURM_SONAME),$(SLURM_SONAME),libslurm.so)"'
 SPANK_SO = $(B)/spank_gpufleet.so
 endif

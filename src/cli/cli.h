@@ -5,7 +5,12 @@
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gpufleet/err.h>
 
 #ifndef GPUFLEET_VERSION
 #define GPUFLEET_VERSION "0.1.0"
@@ -70,7 +75,7 @@ struct gf_node_opts {
 bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o);
 
 /* Usage errors in the combination; GF_EXIT_USAGE or 0. */
-int gf_cli_node_check(const struct gf_node_opts *o);
+int gf_cli_node_check(const struct gf_node_opts *o) GF_MUST_CHECK;
 
 /*
  * Load and finish a node as the options say, joining NVML data when
@@ -79,9 +84,14 @@ int gf_cli_node_check(const struct gf_node_opts *o);
  */
 struct gf_node *gf_cli_load_node(const struct gf_node_opts *o);
 
+/* gf_cli_node_check, then gf_cli_load_node: 0 with *n (the caller frees
+ * it with gf_node_free()), or the exit status, what was wrong said. */
+int gf_cli_node_get(const struct gf_node_opts *o,
+		    struct gf_node **n) GF_MUST_CHECK;
+
 /* Print a node as `gpufleet topo` does (text or JSON, with findings);
  * GF_EXIT_OK or GF_EXIT_FAIL (message printed). */
-int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie);
+int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie) GF_MUST_CHECK;
 
 /* getopt_long entries for diagnosis thresholds, and their parser: true
  * when c was one of them (false and an error printed when its value is
@@ -121,7 +131,7 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
  * GF_POLICY_COUNT), *n set; a repeated name counts once.  -1 after
  * saying why as cmd. */
 int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out,
-		    int *n);
+		    int *n) GF_MUST_CHECK;
 
 /*
  * Report a bad option the way every command does (one line, pointing at
@@ -130,7 +140,99 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out,
  */
 int gf_cli_bad_option(const char *cmd, char **argv);
 
+/* An option that only stores: its value into *str, or true into *flag.
+ * A command's table of them ends with code 0. */
+struct gf_cli_store {
+	int code;
+	const char **str;
+	bool *flag;
+};
+
+/*
+ * The option loop every command runs: getopt_long over opts from argv[1]
+ * with opterr off.  gf_cli_next() gives the next option's code, or -1
+ * when the options end; -h (usage printed on stdout) and an unknown
+ * option or a missing value (said as gf_cli_bad_option does) end them
+ * too, with rc the exit status to return, which stays -1 otherwise.
+ * What json, node and store name is taken here, never returned:
+ *
+ *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+ *	while ((c = gf_cli_next(&a)) != -1)
+ *		switch (c) { ... }
+ *	if (a.rc >= 0)
+ *		return a.rc;
+ */
+struct gf_cli_args {
+	const char *cmd;
+	int argc;
+	char **argv;
+	const struct option *opts;
+	void (*usage)(FILE *);
+	const char *shortopts; /* NULL: "h"; "+h" stops at an argument */
+	bool *json; /* when set, --json (GF_CLI_OPT_JSON) sets it itself */
+	struct gf_node_opts *node; /* when set, GF_CLI_NODE_OPTIONS go here */
+	const struct gf_cli_store *store; /* options that only store */
+	int index;			  /* the long option's row in opts */
+	int rc;
+	bool started;
+};
+#define GF_CLI_ARGS(cmd_, argc_, argv_, opts_, usage_)           \
+	{                                                        \
+		.cmd = (cmd_), .argc = (argc_), .argv = (argv_), \
+		.opts = (opts_), .usage = (usage_), .rc = -1     \
+	}
+int gf_cli_next(struct gf_cli_args *a);
+
+/* The whole loop, for a command whose every option is taken by what a
+ * names (json, node, store): a->rc. */
+int gf_cli_options(struct gf_cli_args *a);
+
+/* --json, for a command whose gf_cli_args.json points at its flag. */
+#define GF_CLI_OPT_JSON                        \
+	{                                      \
+		"json", no_argument, NULL, 'j' \
+	}
+
+/* The last rows of a command's option table: --help and the end. */
+#define GF_CLI_OPTS_END                     \
+	{ "help", no_argument, NULL, 'h' }, \
+	{                                   \
+		NULL, 0, NULL, 0            \
+	}
+
+/* Arguments left after the options: "unexpected argument 'X'" said and
+ * GF_EXIT_USAGE, or 0 when there are none. */
+int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
+
+/*
+ * A command made of subcommands (`gpufleet mig plan ...`): argv[1] names
+ * one of table (ended by a NULL name), which runs with argv from there;
+ * -h or --help prints usage.  No name: missing said; a name not in the
+ * table: "unknown WHAT 'NAME' KNOWN".  The exit status.
+ */
+struct gf_cli_subs {
+	const char *cmd;
+	void (*usage)(FILE *);
+	const char *missing; /* "say what: ..." */
+	const char *what;    /* "subcommand", "experiment" */
+	const char *known;   /* "(known: a, b)" */
+	const struct gf_cmd *table;
+};
+int gf_cli_subcommand(const struct gf_cli_subs *s, int argc,
+		      char **argv) GF_MUST_CHECK;
+
+/* An option's value s (opt "--gpus") copied into buf to be taken
+ * apart: 0, or -1 with "cannot parse 'OPT S': longer than N bytes" said
+ * as cmd. */
+int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
+		    size_t size) GF_MUST_CHECK;
+
+/* The wall clock (CLOCK_REALTIME) in milliseconds since the epoch, for
+ * the commands that date what they read (chargeback, slurm usage).  Here
+ * until util/clock.h has one (gf_clock_wall_ms, issue 25). */
+int64_t gf_cli_wall_ms(void);
+
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
-int gf_cli_print(const char *s, unsigned long len);
+int gf_cli_print(const char *s, unsigned long len) GF_MUST_CHECK;
 
 #endif

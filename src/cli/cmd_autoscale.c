@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "server/client.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define DEFAULT_METRIC "gpufleet_queue_pending_jobs"
@@ -125,7 +126,7 @@ static int cmd_recommend(int argc, char **argv)
 		{ "hpa", required_argument, NULL, 'H' },
 		{ "samples", required_argument, NULL, 's' },
 		{ "start-replicas", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -133,16 +134,17 @@ static int cmd_recommend(int argc, char **argv)
 	long start = 1;
 	bool json = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'H', &hpa, NULL },
+		{ 's', &samples, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS(RCMD, argc, argv, opts, usage_recommend);
+	args.json = &json;
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'H':
-			hpa = optarg;
-			break;
-		case 's':
-			samples = optarg;
-			break;
 		case 'r':
 			if (!parse_count(optarg, 0, INT32_MAX, &start)) {
 				gf_cli_error(RCMD,
@@ -152,20 +154,12 @@ static int cmd_recommend(int argc, char **argv)
 				return GF_EXIT_USAGE;
 			}
 			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage_recommend(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(RCMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(RCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(RCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!hpa || !samples) {
 		gf_cli_error(RCMD, "--hpa FILE and --samples FILE are needed "
 				   "(see 'gpufleet autoscale recommend -h')");
@@ -291,7 +285,7 @@ static void report(void *ctx, const struct gf_as_tick *t)
 					: gf_hpa_reason_name(t->reason);
 	char metric[32] = "null";
 	if (t->ok)
-		snprintf(metric, sizeof(metric), "%.17g", t->value);
+		gf_note(metric, sizeof(metric), "%.17g", t->value);
 	if (o->json)
 		printf("{\"t_s\": %.3f, \"metric\": %s, \"replicas\": %d, "
 		       "\"reason\": \"%s\"}\n",
@@ -311,13 +305,20 @@ static int dry_apply(void *ctx, int32_t cur, int32_t desired, struct gf_err *e)
 	return 0;
 }
 
+/* The first klen bytes of k, and v, into a label row (each at most 127
+ * bytes): 0, or -1 when one is longer. */
+static int put_label(char (*row)[128], const char *k, int klen, const char *v)
+{
+	if (gf_fmt(row[0], 128, "%.*s", klen, k))
+		return -1;
+	return gf_fmt(row[1], 128, "%s", v) ? -1 : 0;
+}
+
 static bool add_label(struct gf_as_source *s, const char *k, const char *v)
 {
-	if (s->nlabels >= GF_AS_LABELS_MAX || strlen(k) >= 128 ||
-	    strlen(v) >= 128)
+	if (s->nlabels >= GF_AS_LABELS_MAX ||
+	    put_label(s->labels[s->nlabels], k, (int)strlen(k), v))
 		return false;
-	snprintf(s->labels[s->nlabels][0], 128, "%s", k);
-	snprintf(s->labels[s->nlabels][1], 128, "%s", v);
 	s->nlabels++;
 	return true;
 }
@@ -353,14 +354,12 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case 'q':
 		o->query = true;
 		o->src.kind = GF_AS_SOURCE_PROMQL;
-		if (strlen(arg) >= sizeof(o->src.query))
+		if (gf_fmt(o->src.query, sizeof(o->src.query), "%s", arg))
 			break;
-		snprintf(o->src.query, sizeof(o->src.query), "%s", arg);
 		return 0;
 	case 'm':
-		if (strlen(arg) >= sizeof(o->src.metric))
+		if (gf_fmt(o->src.metric, sizeof(o->src.metric), "%s", arg))
 			break;
-		snprintf(o->src.metric, sizeof(o->src.metric), "%s", arg);
 		return 0;
 	case 'c':
 		return add_label(&o->src, "class", arg) ? 0 : -1;
@@ -368,14 +367,14 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 		return add_label(&o->src, "team", arg) ? 0 : -1;
 	case 'l':
 		eq = strchr(arg, '=');
-		if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(k))
+		if (!eq || eq == arg ||
+		    gf_fmt(k, sizeof(k), "%.*s", (int)(eq - arg), arg))
 			break;
-		snprintf(k, sizeof(k), "%.*s", (int)(eq - arg), arg);
 		return add_label(&o->src, k, eq + 1) ? 0 : -1;
 	case 'P':
-		if (strlen(arg) >= sizeof(o->src.path) || arg[0] != '/')
+		if (arg[0] != '/' ||
+		    gf_fmt(o->src.path, sizeof(o->src.path), "%s", arg))
 			break;
-		snprintf(o->src.path, sizeof(o->src.path), "%s", arg);
 		return 0;
 	case 'H':
 		o->hpa = arg;
@@ -398,9 +397,6 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	case 'T':
 		o->token_file = arg;
 		return 0;
-	case 'j':
-		o->json = true;
-		return 0;
 	case 'A':
 		o->src.ca = arg;
 		return 0;
@@ -421,8 +417,10 @@ static int controller_base(const struct run_opts *o, char *out, size_t size)
 		return -1;
 	}
 	if (!o->controller) {
-		snprintf(out, size, "%s", o->src.base);
-		return 0;
+		if (gf_fmt(out, size, "%s", o->src.base) == 0)
+			return 0;
+		gf_cli_error(LCMD, "--source: longer than %zu bytes", size - 1);
+		return -1;
 	}
 	const char *why = gf_client_base_url(o->controller, 9300, out, size);
 	if (why)
@@ -465,9 +463,9 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 	}
 	if (token_refused(&o->src, o->src.base))
 		return GF_EXIT_USAGE;
-	if (!o->src.metric[0])
-		snprintf(o->src.metric, sizeof(o->src.metric), "%s",
-			 DEFAULT_METRIC);
+	if (!o->src.metric[0] &&
+	    gf_fmt(o->src.metric, sizeof(o->src.metric), "%s", DEFAULT_METRIC))
+		return GF_EXIT_FAIL; /* cannot: the default fits */
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (gf_as_read_manifest(o->hpa, sc, &e)) {
@@ -518,7 +516,7 @@ static int cmd_run(int argc, char **argv)
 		{ "token-file", required_argument, NULL, 'T' },
 		{ "ca", required_argument, NULL, 'A' },
 		{ "insecure-http", no_argument, NULL, 'I' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -526,26 +524,21 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.interval_s = 15;
 	o.start = -1;
-	int c, li = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-		if (c == 'h') {
-			usage_run(stdout);
-			return GF_EXIT_OK;
-		}
-		if (c == '?' || c == ':')
-			return gf_cli_bad_option(LCMD, argv);
+	int c;
+	struct gf_cli_args args =
+		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
+	args.json = &o.json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		if (run_option(c, optarg, &o)) {
 			gf_cli_error(LCMD, "cannot parse '--%s %s'",
-				     opts[li].name, optarg);
+				     opts[args.index].name, optarg);
 			return GF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(LCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(LCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	struct gf_as_scaler sc;
 	struct gf_as_actuator act;
 	char *token = NULL;
@@ -663,21 +656,14 @@ static int manifest_option(int c, const char *arg,
 	case 'l':
 		if (o->nlabels >= GF_AS_LABELS_MAX)
 			return -1;
-		if (c == 'l') {
-			eq = strchr(arg, '=');
-			if (!eq || eq == arg || eq - arg >= 128 ||
-			    strlen(eq + 1) >= 128)
-				return -1;
-			snprintf(o->labels[o->nlabels][0], 128, "%.*s",
-				 (int)(eq - arg), arg);
-			snprintf(o->labels[o->nlabels][1], 128, "%s", eq + 1);
-		} else {
-			if (strlen(arg) >= 128)
-				return -1;
-			snprintf(o->labels[o->nlabels][0], 128, "%s",
-				 c == 'c' ? "class" : "team");
-			snprintf(o->labels[o->nlabels][1], 128, "%s", arg);
-		}
+		eq = c == 'l' ? strchr(arg, '=') : NULL;
+		if (c == 'l' && (!eq || eq == arg ||
+				 put_label(o->labels[o->nlabels], arg,
+					   (int)(eq - arg), eq + 1)))
+			return -1;
+		if (c != 'l' && put_label(o->labels[o->nlabels],
+					  c == 'c' ? "class" : "team", 5, arg))
+			return -1;
 		o->nlabels++;
 		return 0;
 	case 'o':
@@ -706,17 +692,25 @@ static int manifest_option(int c, const char *arg,
 	return 0;
 }
 
-/* sum(METRIC{k="v",...}) */
-static void default_query(const struct gf_as_manifest_opts *o, char *q,
-			  size_t size)
+/* sum(METRIC{k="v",...}): 0, or -1 (said) when longer than size. */
+static int default_query(const struct gf_as_manifest_opts *o, char *q,
+			 size_t size)
 {
-	size_t n = (size_t)snprintf(q, size, "sum(%s", o->metric);
-	for (int i = 0; i < o->nlabels && n < size; i++)
-		n += (size_t)snprintf(q + n, size - n, "%s%s=\"%s\"",
-				      i ? "," : "{", o->labels[i][0],
-				      o->labels[i][1]);
-	if (n < size)
-		snprintf(q + n, size - n, "%s)", o->nlabels ? "}" : "");
+	struct gf_buf b;
+	gf_buf_init(&b, size);
+	gf_buf_printf(&b, "sum(%s", o->metric);
+	for (int i = 0; i < o->nlabels; i++)
+		gf_buf_printf(&b, "%s%s=\"%s\"", i ? "," : "{", o->labels[i][0],
+			      o->labels[i][1]);
+	gf_buf_printf(&b, "%s)", o->nlabels ? "}" : "");
+	int rc = gf_buf_error(&b) ? -1 : gf_fmt(q, size, "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
+	if (rc)
+		gf_cli_error(MCMD,
+			     "the default query is longer than %zu bytes "
+			     "(give --query)",
+			     size - 1);
+	return rc ? -1 : 0;
 }
 
 static int cmd_manifests(int argc, char **argv)
@@ -754,26 +748,20 @@ static int cmd_manifests(int argc, char **argv)
 	o.cooldown_s = 300;
 	o.down_window_s = 300;
 	o.keda = o.hpa = true;
-	int c, li = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
-		if (c == 'h') {
-			usage_manifests(stdout);
-			return GF_EXIT_OK;
-		}
-		if (c == '?' || c == ':')
-			return gf_cli_bad_option(MCMD, argv);
+	int c;
+	struct gf_cli_args args =
+		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
+	while ((c = gf_cli_next(&args)) != -1) {
 		if (manifest_option(c, optarg, &o)) {
 			gf_cli_error(MCMD, "cannot parse '--%s %s'",
-				     opts[li].name, optarg);
+				     opts[args.index].name, optarg);
 			return GF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(MCMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(MCMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!o.target_name || !o.target_value) {
 		gf_cli_error(MCMD, "--target NAME and --target-value Q are "
 				   "needed (see 'gpufleet autoscale manifests "
@@ -784,7 +772,8 @@ static int cmd_manifests(int argc, char **argv)
 		o.name = o.target_name;
 	char q[2048];
 	if (!o.query) {
-		default_query(&o, q, sizeof(q));
+		if (default_query(&o, q, sizeof(q)))
+			return GF_EXIT_USAGE;
 		o.query = q;
 	}
 	struct gf_buf b;
@@ -804,25 +793,20 @@ static int cmd_manifests(int argc, char **argv)
 
 int cmd_autoscale(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("autoscale", "say what: recommend, run or "
-					  "manifests (see 'gpufleet autoscale "
-					  "-h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_all(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "recommend"))
-		return cmd_recommend(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "manifests"))
-		return cmd_manifests(argc - 1, argv + 1);
-	gf_cli_error("autoscale",
-		     "unknown subcommand '%s' (known: recommend, run, "
-		     "manifests)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "recommend", cmd_recommend, NULL },
+		{ "run", cmd_run, NULL },
+		{ "manifests", cmd_manifests, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "autoscale",
+		.usage = usage_all,
+		.missing = "say what: recommend, run or manifests (see "
+			   "'gpufleet autoscale -h')",
+		.what = "subcommand",
+		.known = "(known: recommend, run, manifests)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

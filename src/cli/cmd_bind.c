@@ -197,7 +197,7 @@ int cmd_bind(int argc, char **argv)
 		{ "busy", required_argument, NULL, 'b' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "dry-run", no_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_NODE_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -208,14 +208,19 @@ int cmd_bind(int argc, char **argv)
 	long count = 0;
 	bool dry = false, json = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	/* '+': stop at the first non-option, CMD's own options are its. */
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'g', &gpus, NULL },
+		{ 'b', &busy_s, NULL },
+		{ 'd', NULL, &dry },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS("bind", argc, argv, opts, usage);
+	args.json = &json;
+	args.shortopts = "+h"; /* stop at CMD: its own options are its */
+	args.store = store;
+	args.node = &no;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'g':
-			gpus = optarg;
-			break;
 		case 'c': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -244,24 +249,10 @@ int cmd_bind(int argc, char **argv)
 			}
 			break;
 		}
-		case 'b':
-			busy_s = optarg;
-			break;
-		case 'd':
-			dry = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("bind", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	char **cmd = argv + optind;
 	if (!gpus == !count) {
 		gf_cli_error("bind", "give --gpus LIST or --count N (one of "
@@ -296,11 +287,10 @@ int cmd_bind(int argc, char **argv)
 		gf_cli_error("bind", "--json goes with --dry-run");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_node_check(&no) != 0)
-		return GF_EXIT_USAGE;
-	struct gf_node *n = gf_cli_load_node(&no);
-	if (n == NULL)
-		return GF_EXIT_FAIL;
+	struct gf_node *n;
+	int rc = gf_cli_node_get(&no, &n);
+	if (rc)
+		return rc;
 	struct gf_bind_plan *p = malloc(sizeof(*p));
 	struct gf_err e;
 	int ret = GF_EXIT_FAIL;

@@ -36,16 +36,15 @@ int cmd_cancel(int argc, char **argv)
 		return rc;
 	int ret = GF_EXIT_OK;
 	for (int i = optind; i < argc; i++) {
-		char path[256];
-		snprintf(path, sizeof(path), "/v1/jobs/%.200s", argv[i]);
 		struct gf_client_answer a;
-		if (gf_remote_call(&r, GF_HTTP_DELETE, path, NULL, &a) != 0) {
+		if (gf_remote_callf(&r, GF_HTTP_DELETE, NULL, &a, "/v1/jobs/%s",
+				    argv[i]) != 0) {
 			ret = GF_EXIT_FAIL; /* said; go on with the others */
 			continue;
 		}
-		if (r.json)
-			gf_remote_print(&a);
-		else
+		if (r.json && gf_remote_print(&a) != 0)
+			ret = GF_EXIT_FAIL;
+		else if (!r.json)
 			printf("%s cancelled\n", argv[i]);
 		gf_client_answer_release(&a);
 	}

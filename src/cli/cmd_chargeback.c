@@ -16,6 +16,7 @@
 #include "chargeback/chargeback.h"
 #include "cli/cli.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 #define OUT_MAX	    (1u << 30)
@@ -145,6 +146,8 @@ enum {
 	O_HTML,
 };
 
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	static const struct option opts[] = {
@@ -174,10 +177,29 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
-	optind = 1;
-	opterr = 0;
-	while (rc == 0 &&
-	       (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ O_DB, &a->db, NULL },
+		{ O_CLUSTER, &a->cluster, NULL },
+		{ O_ASSETS, &a->assets, NULL },
+		{ O_PRICES, &a->prices, NULL },
+		{ O_TELE, &a->telemetry, NULL },
+		{ O_WINDOW, &a->window, NULL },
+		{ O_AGG, &a->aggregate, NULL },
+		{ O_SHARE_IDLE, NULL, &a->share_idle },
+		{ O_IDLE_NODE, NULL, &a->idle_by_node },
+		{ O_SPLIT_IDLE, NULL, &a->split_idle },
+		{ O_MIG, &a->mig_rule, NULL },
+		{ O_STEP, &a->step, NULL },
+		{ O_LENIENT, NULL, &a->lenient },
+		{ O_JSON, NULL, &a->json },
+		{ O_CSV, NULL, &a->csv },
+		{ O_HTML, &a->html, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("chargeback", argc, argv, opts, usage);
+	args.store = store;
+	while (rc == 0 && (c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case O_RECORDS:
 			rc = take("--records", a->records, &a->nrecords,
@@ -186,36 +208,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case O_SACCT:
 			rc = take("--sacct", a->sacct, &a->nsacct, SOURCES_MAX,
 				  optarg);
-			break;
-		case O_DB:
-			a->db = optarg;
-			break;
-		case O_CLUSTER:
-			a->cluster = optarg;
-			break;
-		case O_ASSETS:
-			a->assets = optarg;
-			break;
-		case O_PRICES:
-			a->prices = optarg;
-			break;
-		case O_TELE:
-			a->telemetry = optarg;
-			break;
-		case O_WINDOW:
-			a->window = optarg;
-			break;
-		case O_AGG:
-			a->aggregate = optarg;
-			break;
-		case O_SHARE_IDLE:
-			a->share_idle = true;
-			break;
-		case O_IDLE_NODE:
-			a->idle_by_node = true;
-			break;
-		case O_SPLIT_IDLE:
-			a->split_idle = true;
 			break;
 		case O_SHARE:
 			rc = take("--share", a->share, &a->nshare,
@@ -240,31 +232,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 			rc = take("--filter", a->filter, &a->nfilter,
 				  GF_CHARGE_MAX_MATCH, optarg);
 			break;
-		case O_MIG:
-			a->mig_rule = optarg;
-			break;
-		case O_STEP:
-			a->step = optarg;
-			break;
-		case O_LENIENT:
-			a->lenient = true;
-			break;
-		case O_JSON:
-			a->json = true;
-			break;
-		case O_CSV:
-			a->csv = true;
-			break;
-		case O_HTML:
-			a->html = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return gf_cli_bad_option("chargeback", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (rc)
 		return rc;
 	if (optind < argc) {
@@ -291,14 +262,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 					   "other");
 		return GF_EXIT_USAGE;
 	}
-	return 0;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return -1;
 }
 
 /* The options the core takes; GF_EXIT_USAGE with the error printed. */
@@ -306,7 +270,7 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 		      const struct gf_cb_prices *p, struct gf_charge_opts *o)
 {
 	struct gf_err e = { 0, "" };
-	int64_t s, t, now = now_ms();
+	int64_t s, t, now = gf_cli_wall_ms();
 	if (gf_cb_parse_window(a->window, now, &s, &t, &e)) {
 		gf_cli_error("chargeback", "%s", e.msg);
 		return GF_EXIT_USAGE;
@@ -334,8 +298,10 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 				      ? GF_CHARGE_MIG_MEMORY
 				      : GF_CHARGE_MIG_COMPUTE;
 	char keys[512];
-	snprintf(keys, sizeof(keys), "%s",
-		 a->aggregate ? a->aggregate : "namespace");
+	if (gf_cli_arg_copy("chargeback", "--aggregate",
+			    a->aggregate ? a->aggregate : "namespace", keys,
+			    sizeof(keys)))
+		return GF_EXIT_USAGE;
 	for (char *k = keys, *next; k && *k; k = next) {
 		next = strchr(k, ',');
 		if (next)
@@ -378,8 +344,9 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 				     a->hourly[i]);
 			return GF_EXIT_USAGE;
 		}
-		snprintf(h->name, sizeof(h->name), "%.*s",
-			 (int)(eq - a->hourly[i]), a->hourly[i]);
+		if (gf_fmt(h->name, sizeof(h->name), "%.*s",
+			   (int)(eq - a->hourly[i]), a->hourly[i]))
+			return GF_EXIT_USAGE; /* cannot: checked above */
 		h->cost_hr = v;
 	}
 	if (a->step) {
@@ -405,8 +372,8 @@ static int read_inputs(struct gf_charge_input *in, const struct args *a,
 	for (int i = 0; rc == 0 && i < a->nrecords; i++)
 		rc = gf_cb_read_records(in, a->records[i], a->lenient, sk, &e);
 	for (int i = 0; rc == 0 && i < a->nsacct; i++)
-		rc = gf_cb_read_sacct(in, a->sacct[i], now_ms(), a->lenient, sk,
-				      &e);
+		rc = gf_cb_read_sacct(in, a->sacct[i], gf_cli_wall_ms(),
+				      a->lenient, sk, &e);
 	if (rc == 0 && a->db)
 		rc = gf_cb_read_db(in, a->db,
 				   a->cluster ? a->cluster : "gpufleet", &e);
@@ -495,8 +462,8 @@ int cmd_chargeback(int argc, char **argv)
 	struct args a;
 	memset(&a, 0, sizeof(a));
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	struct gf_cb_prices p;
 	struct gf_err e = { 0, "" };
 	gf_cb_prices_init(&p);

@@ -21,8 +21,9 @@ static int section(const char *title, int (*cmd)(int, char **), char **argv,
 }
 
 /* This machine's topology, or one line on stdout saying why there is
- * none (no GPU is normal on a laptop or in CI: not an error here). */
-static void live_section(void)
+ * none (no GPU is normal on a laptop or in CI: not an error here); the
+ * exit status (a failed print is one). */
+static int live_section(void)
 {
 	printf("==> gpufleet topo (this machine)\n\n");
 	fflush(stdout);
@@ -33,12 +34,13 @@ static void live_section(void)
 	if (gf_node_source_load(&src, &n, &e) != 0) {
 		printf("%s\n\n", e.msg);
 		fflush(stdout);
-		return;
+		return GF_EXIT_OK;
 	}
-	gf_cli_topo_print(n, false, false);
+	int rc = gf_cli_topo_print(n, false, false);
 	gf_node_free(n);
 	printf("\n");
 	fflush(stdout);
+	return rc;
 }
 
 int cmd_demo(int argc, char **argv)
@@ -64,8 +66,8 @@ int cmd_demo(int argc, char **argv)
 		    seeds[] = "--seeds", seed_list[] = "42-51";
 	char *sim[] = { simulate, fill, seeds, seed_list, NULL };
 	/* No GPU here is normal on a laptop or CI: say so and go on. */
-	live_section();
-	if (section("gpufleet topo --template hgx-h100", cmd_topo, hgx, 3) ||
+	if (live_section() != GF_EXIT_OK ||
+	    section("gpufleet topo --template hgx-h100", cmd_topo, hgx, 3) ||
 	    section("gpufleet topo --template pcie-l40s", cmd_topo, pcie, 3) ||
 	    section("gpufleet simulate fill (built-in cluster and workload, "
 		    "6 policies x 10 seeds)",

@@ -21,6 +21,7 @@
 #include "server/client.h"
 #include "telemetry/diagnose.h"
 #include "telemetry/recorded.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -51,7 +52,8 @@ static int ask_agent(const char *url, bool json)
 		return GF_EXIT_USAGE;
 	}
 	const char *path = json ? "/v1/diagnose" : "/v1/diagnose.txt";
-	snprintf(full, sizeof(full), "%s%s", base, path);
+	if (gf_fmt(full, sizeof(full), "%s%s", base, path))
+		return GF_EXIT_FAIL; /* cannot: room for both */
 	struct gf_client_req q = { .url = full,
 				   .timeout_ms = TIMEOUT_MS,
 				   .answer_max = ANSWER_MAX };
@@ -190,7 +192,7 @@ int cmd_diagnose(int argc, char **argv)
 		{ "url", required_argument, NULL, 'u' },
 		{ "fixture", required_argument, NULL, 'f' },
 		{ "window", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_DIAG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -202,16 +204,17 @@ int cmd_diagnose(int argc, char **argv)
 	bool json = false;
 	int c;
 	long ms;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'u', &url, NULL },
+		{ 'f', &fixture, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("diagnose", argc, argv, opts, usage);
+	args.json = &json;
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'u':
-			url = optarg;
-			break;
-		case 'f':
-			fixture = optarg;
-			break;
 		case 'w':
 			ms = gf_diag_parse_duration(optarg);
 			if (ms < 1) {
@@ -225,24 +228,16 @@ int cmd_diagnose(int argc, char **argv)
 			o.window_s = (double)ms / 1e3;
 			judging = "--window";
 			break;
-		case 'j':
-			json = true;
+		default: /* the diagnosis thresholds */
+			gf_cli_diag_option("diagnose", c, optarg, &o, &bad);
+			if (bad)
+				return GF_EXIT_USAGE;
+			judging = c == 1001 ? "--idle-util" : "--overprov";
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_diag_option("diagnose", c, optarg, &o,
-					       &bad)) {
-				if (bad)
-					return GF_EXIT_USAGE;
-				judging = c == 1001 ? "--idle-util"
-						    : "--overprov";
-				break;
-			}
-			return gf_cli_bad_option("diagnose", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (optind < argc) {
 		gf_cli_error("diagnose",
 			     "unexpected argument '%s' (see 'gpufleet "

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/remote.h"
 #include "util/buf.h"
+#include "util/fmt.h"
 
 static void usage_drain(FILE *f)
 {
@@ -34,6 +35,12 @@ static void usage_resume(FILE *f)
 		   "token.\n\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
+/* "NODE STATE", as the server now has it */
+static void said(const struct gf_jv *v, const void *node)
+{
+	printf("%s %s\n", (const char *)node, gf_remote_str(v, "state"));
+}
+
 static int node_call(const char *cmd, int argc, char **argv,
 		     void (*usage)(FILE *), bool drain)
 {
@@ -44,24 +51,21 @@ static int node_call(const char *cmd, int argc, char **argv,
 	struct gf_remote r = { .cmd = cmd };
 	const char *server = NULL, *tokens = NULL, *reason = NULL;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(cmd, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'r':
 			if (!drain)
 				return gf_cli_bad_option(cmd, argv);
 			reason = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_remote_option(&r, c, optarg, &server, &tokens))
-				break;
-			return gf_cli_bad_option(cmd, argv);
+		default: /* the shared options of the table */
+			gf_remote_option(&r, c, optarg, &server, &tokens);
+			break;
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (argc - optind != 1) {
 		gf_cli_error(cmd, "expected one node (see 'gpufleet %s -h')",
 			     cmd);
@@ -90,29 +94,15 @@ static int node_call(const char *cmd, int argc, char **argv,
 		return GF_EXIT_USAGE;
 	}
 	char path[256]; /* the name's length was checked above */
-	int plen = snprintf(path, sizeof(path), "/v1/nodes/%s/%s", node,
-			    drain ? "drain" : "resume");
-	if (plen < 0 || (size_t)plen >= sizeof(path)) {
+	if (gf_fmt(path, sizeof(path), "/v1/nodes/%s/%s", node,
+		   drain ? "drain" : "resume")) {
 		gf_buf_release(&body);
 		gf_cli_error(cmd, "node name '%.40s...': too long", node);
 		return GF_EXIT_USAGE;
 	}
-	struct gf_client_answer a;
-	rc = gf_remote_call(&r, GF_HTTP_POST, path,
-			    reason ? gf_buf_str(&body) : NULL, &a);
+	rc = gf_remote_show(&r, GF_HTTP_POST, path,
+			    reason ? gf_buf_str(&body) : NULL, said, node);
 	gf_buf_release(&body);
-	if (rc)
-		return rc;
-	if (r.json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(&r, &a);
-		if (v)
-			printf("%s %s\n", node, gf_remote_str(v, "state"));
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		gf_jv_free(v);
-	}
-	gf_client_answer_release(&a);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "util/fmt.h"
 
 #define CMD "jobs"
 
@@ -28,20 +29,18 @@ static void usage(FILE *f)
 			GF_CLI_EXIT_HELP);
 }
 
-/* "2 GPU", "250m", "1g.10gb", "-" */
+/* "2x1", "250m", "1g.10gb", "-" (a table cell: cut, marked, to fit) */
 static void what(const struct gf_jv *j, char *out, size_t size)
 {
 	int64_t g = gf_remote_num(j, "gpus"), m = gf_remote_num(j, "gpu_milli");
 	const char *mig = gf_jv_str(gf_jv_get(j, "mig_profile"));
 	if (g)
-		snprintf(out, size, "%lldx%lld", (long long)g,
-			 (long long)gf_remote_num(j, "replicas"));
+		gf_note(out, size, "%lldx%lld", (long long)g,
+			(long long)gf_remote_num(j, "replicas"));
 	else if (m)
-		snprintf(out, size, "%lldm", (long long)m);
-	else if (mig)
-		snprintf(out, size, "%s", mig);
+		gf_note(out, size, "%lldm", (long long)m);
 	else
-		snprintf(out, size, "-");
+		gf_note(out, size, "%s", mig ? mig : "-");
 }
 
 /* Nodes it runs on, or why it waits. */
@@ -56,11 +55,12 @@ static void where(const struct gf_jv *j, char *out, size_t size)
 					i ? "," : "", gf_remote_str(p, "node"));
 	}
 	if (n == 0)
-		snprintf(out, size, "%s", gf_remote_str(j, "reason"));
+		gf_note(out, size, "%s", gf_remote_str(j, "reason"));
 }
 
-static void line(const struct gf_jv *j)
+static void line(const struct gf_jv *j, const void *arg)
 {
+	(void)arg;
 	char w[32], at[256];
 	what(j, w, sizeof(w));
 	where(j, at, sizeof(at));
@@ -70,52 +70,27 @@ static void line(const struct gf_jv *j)
 	       gf_remote_str(j, "state"), w, at);
 }
 
-static int list(struct gf_remote *r, const char *query)
+static void table(const struct gf_jv *v, const void *arg)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "/v1/jobs%s", query);
-	struct gf_client_answer a;
-	int rc = gf_remote_call(r, GF_HTTP_GET, path, NULL, &a);
-	if (rc)
-		return rc;
-	if (r->json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(r, &a);
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		const struct gf_jv *jobs = gf_jv_get(v, "jobs");
-		printf("%-10s %-16s %-10s %-10s %-10s %-8s %s\n", "ID", "NAME",
-		       "TEAM", "CLASS", "STATE", "GPUS", "NODES/REASON");
-		for (size_t i = 0; i < gf_jv_len(jobs); i++)
-			line(gf_jv_at(jobs, i));
-		bool more = false;
-		if (gf_jv_bool(gf_jv_get(v, "truncated"), &more) && more)
-			printf("(more: raise --limit)\n");
-		gf_jv_free(v);
-	}
-	gf_client_answer_release(&a);
-	return rc;
+	const struct gf_jv *jobs = gf_jv_get(v, "jobs");
+	printf("%-10s %-16s %-10s %-10s %-10s %-8s %s\n", "ID", "NAME", "TEAM",
+	       "CLASS", "STATE", "GPUS", "NODES/REASON");
+	for (size_t i = 0; i < gf_jv_len(jobs); i++)
+		line(gf_jv_at(jobs, i), arg);
+	bool more = false;
+	if (gf_jv_bool(gf_jv_get(v, "truncated"), &more) && more)
+		printf("(more: raise --limit)\n");
 }
 
+/* One job: its id goes into the path whole (one too long is said). */
 static int one(struct gf_remote *r, const char *id)
 {
-	char path[256];
-	snprintf(path, sizeof(path), "/v1/jobs/%.200s", id);
-	struct gf_client_answer a;
-	int rc = gf_remote_call(r, GF_HTTP_GET, path, NULL, &a);
-	if (rc)
-		return rc;
-	if (r->json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(r, &a);
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		if (v)
-			line(v);
-		gf_jv_free(v);
+	char path[GF_REMOTE_PATH_MAX];
+	if (gf_fmt(path, sizeof(path), "/v1/jobs/%s", id)) {
+		gf_cli_error(CMD, "job id '%.40s...': too long", id);
+		return GF_EXIT_USAGE;
 	}
-	gf_client_answer_release(&a);
-	return rc;
+	return gf_remote_show(r, GF_HTTP_GET, path, NULL, line, NULL);
 }
 
 int cmd_jobs(int argc, char **argv)
@@ -132,9 +107,8 @@ int cmd_jobs(int argc, char **argv)
 	char query[400] = "";
 	size_t ql = 0;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 's':
 		case 't':
@@ -147,20 +121,22 @@ int cmd_jobs(int argc, char **argv)
 							  : "limit",
 					       optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_remote_option(&r, c, optarg, &server, &tokens))
-				break;
-			return gf_cli_bad_option(CMD, argv);
+		default: /* the shared options of the table */
+			gf_remote_option(&r, c, optarg, &server, &tokens);
+			break;
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	int rc = gf_remote_setup(&r, server, tokens);
 	if (rc)
 		return rc;
-	if (optind == argc)
-		return list(&r, query);
+	if (optind == argc) {
+		char path[sizeof("/v1/jobs") + sizeof(query)];
+		if (gf_fmt(path, sizeof(path), "/v1/jobs%s", query))
+			return GF_EXIT_FAIL; /* cannot: room for both */
+		return gf_remote_show(&r, GF_HTTP_GET, path, NULL, table, NULL);
+	}
 	for (int i = optind; i < argc && rc == 0; i++)
 		rc = one(&r, argv[i]);
 	return rc;

@@ -20,6 +20,7 @@
 #include "mig/render.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -106,13 +107,27 @@ static void usage(FILE *f)
 	fputs(GF_CLI_EXIT_HELP, f);
 }
 
+/* -h of one subcommand: its part of the usage, and the exit statuses */
+static void plan_usage(FILE *f)
+{
+	plan_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
+static void apply_usage(FILE *f)
+{
+	apply_help(f);
+	fputs(GF_CLI_EXIT_HELP, f);
+}
+
 static int parse_gpus(const char *cmd, const char *s, struct gf_mig_gpu **out,
 		      int *n)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", s);
 	*n = 0;
 	*out = NULL;
+	if (gf_cli_arg_copy(cmd, "--gpus", s, buf, sizeof(buf)))
+		return -1;
 	for (char *tok = buf, *next; tok && *tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
@@ -169,14 +184,15 @@ fail:
 static int parse_demand(const char *s, struct gf_mig_demand *d, int *n)
 {
 	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", s);
 	*n = 0;
+	if (gf_cli_arg_copy("mig plan", "--demand", s, buf, sizeof(buf)))
+		return -1;
 	for (char *tok = buf, *next; tok && *tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
 			*next++ = '\0';
 		char whole[1024];
-		snprintf(whole, sizeof(whole), "%s", tok);
+		gf_note(whole, sizeof(whole), "%s", tok); /* for messages */
 		char *eq = strchr(tok, '=');
 		if (!eq) {
 			gf_cli_error("mig plan",
@@ -266,7 +282,7 @@ static int cmd_plan(int argc, char **argv)
 		{ "demand", required_argument, NULL, 'd' },
 		{ "current", required_argument, NULL, 'c' },
 		{ "fill", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "yaml", no_argument, NULL, 'y' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
@@ -276,49 +292,24 @@ static int cmd_plan(int argc, char **argv)
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
 	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			gpus_s = optarg;
-			break;
-		case 'd':
-			demand_s = optarg;
-			break;
-		case 'c':
-			current = optarg;
-			break;
-		case 'f':
-			po.fill = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'y':
-			yaml = true;
-			break;
-		case 'n':
-			name = optarg;
-			break;
-		case 'h':
-			plan_help(stdout);
-			fputs(GF_CLI_EXIT_HELP, stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("mig plan", argv);
-		}
-	}
+	const struct gf_cli_store store[] = {
+		{ 'g', &gpus_s, NULL },	 { 'd', &demand_s, NULL },
+		{ 'c', &current, NULL }, { 'f', NULL, &po.fill },
+		{ 'y', NULL, &yaml },	 { 'n', &name, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
+	args.json = &json;
+	args.store = store;
+	if (gf_cli_options(&args) >= 0)
+		return args.rc;
 	if (!gpus_s || !demand_s) {
 		gf_cli_error("mig plan", "--gpus and --demand are required");
 		return GF_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		gf_cli_error("mig plan", "unexpected argument '%s'",
-			     argv[optind]);
+	if (gf_cli_no_args("mig plan", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (json && yaml) {
 		gf_cli_error("mig plan",
 			     "--json and --yaml exclude each other");
@@ -425,28 +416,17 @@ static int cmd_apply(int argc, char **argv)
 	};
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			dry = true;
-			break;
-		case 'g':
-			gpus_s = optarg;
-			break;
-		case 'c':
-			current = optarg;
-			break;
-		case 'h':
-			apply_help(stdout);
-			fputs(GF_CLI_EXIT_HELP, stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("mig apply", argv);
-		}
-	}
+	const struct gf_cli_store store[] = {
+		{ 'n', NULL, &dry },
+		{ 'g', &gpus_s, NULL },
+		{ 'c', &current, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("mig apply", argc, argv, opts, apply_usage);
+	args.store = store;
+	if (gf_cli_options(&args) >= 0)
+		return args.rc;
 	if (argc - optind != 2) {
 		gf_cli_error("mig apply",
 			     "expected FILE and CONFIG, got %d "
@@ -521,28 +501,21 @@ out_gpus:
 
 int cmd_mig(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("mig",
-			     "expected a subcommand: plan, validate, apply or "
-			     "proposal "
-			     "(see 'gpufleet mig -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "plan"))
-		return cmd_plan(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "validate"))
-		return cmd_validate(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "apply"))
-		return cmd_apply(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "proposal"))
-		return gf_cmd_mig_proposal(argc - 1, argv + 1);
-	gf_cli_error("mig",
-		     "unknown subcommand '%s' (plan, validate, apply, "
-		     "proposal)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "plan", cmd_plan, NULL },
+		{ "validate", cmd_validate, NULL },
+		{ "apply", cmd_apply, NULL },
+		{ "proposal", gf_cmd_mig_proposal, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "mig",
+		.usage = usage,
+		.missing = "expected a subcommand: plan, validate, apply or "
+			   "proposal (see 'gpufleet mig -h')",
+		.what = "subcommand",
+		.known = "(plan, validate, apply, proposal)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -43,8 +43,9 @@ static void instances(const struct gf_jv *l)
 		printf("(none)");
 }
 
-static void print(const struct gf_jv *v)
+static void print(const struct gf_jv *v, const void *arg)
 {
+	(void)arg;
 	const struct gf_jv *ch = gf_jv_get(v, "changes");
 	const struct gf_jv *d = gf_jv_get(v, "demand");
 	if (gf_jv_len(ch) == 0)
@@ -83,15 +84,6 @@ static void usage(FILE *f)
 
 int gf_cmd_mig_proposal(int argc, char **argv)
 {
-	struct gf_remote r = { .cmd = CMD };
-	const char *server, *tokens;
-	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
-	if (rc >= 0)
-		return rc;
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
-		return GF_EXIT_USAGE;
-	}
-	rc = gf_remote_setup(&r, server, tokens);
-	return rc ? rc : gf_remote_show(&r, "/v1/mig/proposal", print);
+	return gf_remote_get_command(CMD, argc, argv, usage, "/v1/mig/proposal",
+				     print);
 }

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "util/fmt.h"
 
 #define CMD "nodes"
 
@@ -37,9 +38,9 @@ static void line(const struct gf_jv *n)
 		healthy += ok;
 	}
 	char gpus[32], health[16];
-	snprintf(gpus, sizeof(gpus), "%.2f/%zu", (double)free_milli / 1000.0,
-		 gf_jv_len(g));
-	snprintf(health, sizeof(health), "%zu/%zu", healthy, gf_jv_len(g));
+	gf_note(gpus, sizeof(gpus), "%.2f/%zu", (double)free_milli / 1000.0,
+		gf_jv_len(g));
+	gf_note(health, sizeof(health), "%zu/%zu", healthy, gf_jv_len(g));
 	printf("%-20.20s %-8s %-12.12s %-12.12s %-10s %-7s %-4zu %8.1f "
 	       "%10lld\n",
 	       gf_remote_str(n, "name"), gf_remote_str(n, "state"),
@@ -61,8 +62,9 @@ static void line(const struct gf_jv *n)
 	}
 }
 
-static void table(const struct gf_jv *v)
+static void table(const struct gf_jv *v, const void *arg)
 {
+	(void)arg;
 	const struct gf_jv *nodes = gf_jv_get(v, "nodes");
 	printf("%-20s %-8s %-12s %-12s %-10s %-7s %-4s %8s %10s\n", "NAME",
 	       "STATE", "BLOCK", "MODEL", "GPUS", "HEALTHY", "MIG", "CPU",
@@ -73,15 +75,6 @@ static void table(const struct gf_jv *v)
 
 int cmd_nodes(int argc, char **argv)
 {
-	struct gf_remote r = { .cmd = CMD };
-	const char *server, *tokens;
-	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
-	if (rc >= 0)
-		return rc;
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
-		return GF_EXIT_USAGE;
-	}
-	rc = gf_remote_setup(&r, server, tokens);
-	return rc ? rc : gf_remote_show(&r, "/v1/nodes", table);
+	return gf_remote_get_command(CMD, argc, argv, usage, "/v1/nodes",
+				     table);
 }

@@ -95,9 +95,8 @@ int cmd_report(int argc, char **argv)
 	};
 	const char *html = NULL;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg) {
@@ -106,13 +105,10 @@ int cmd_report(int argc, char **argv)
 			}
 			html = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	int n = argc - optind;
 	if (n == 0) {
 		gf_cli_error(CMD, "no input given (the JSON of 'gpufleet "

@@ -254,25 +254,19 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 	int c;
 	char *end;
 	bool bad = false;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'l', &a->o.listen, NULL },
+		{ 'd', &a->o.db, NULL },
+		{ 'c', &a->config, NULL },
+		{ 'n', &a->o.nodes_csv, NULL },
+		{ 't', &a->token_file, NULL },
+		{ 'a', NULL, &a->o.agents_only },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'l':
-			a->o.listen = optarg;
-			break;
-		case 'd':
-			a->o.db = optarg;
-			break;
-		case 'c':
-			a->config = optarg;
-			break;
-		case 'n':
-			a->o.nodes_csv = optarg;
-			break;
-		case 't':
-			a->token_file = optarg;
-			break;
 		case 'k':
 			a->o.tick_ms = strtol(optarg, &end, 10);
 			if (*optarg && !*end && a->o.tick_ms >= 1 &&
@@ -283,9 +277,6 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 				     "60000 ms",
 				     optarg);
 			return GF_EXIT_USAGE;
-		case 'a':
-			a->o.agents_only = true;
-			break;
 		case 'K':
 		case 'C':
 		case 'X':
@@ -295,27 +286,23 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 			if (k8s_option(c, optarg, a) != 0)
 				return GF_EXIT_USAGE;
 			break;
-		case 'h':
-			usage(stdout);
-			*done = true;
-			return GF_EXIT_OK;
 		default:
 			if (tls_option(c, optarg, a))
 				break;
-			if (gf_cli_conn_option(CMD, c, optarg,
-					       &a->o.max_connections,
-					       &a->o.max_per_client, &bad)) {
-				if (bad)
-					return GF_EXIT_USAGE;
-				break;
-			}
-			return gf_cli_bad_option(CMD, argv);
+			gf_cli_conn_option(CMD, c, optarg,
+					   &a->o.max_connections,
+					   &a->o.max_per_client, &bad);
+			if (bad)
+				return GF_EXIT_USAGE;
+			break;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
-		return GF_EXIT_USAGE;
+	if (args.rc >= 0) {
+		*done = true; /* -h answered, or a bad option said */
+		return args.rc;
 	}
+	if (gf_cli_no_args(CMD, argc, argv))
+		return GF_EXIT_USAGE;
 	const char *why = gf_server_listen_check(a->o.listen);
 	if (why) {
 		gf_cli_error(CMD, "cannot parse '--listen %s': %s", a->o.listen,

@@ -18,7 +18,9 @@
 #include "sim/report.h"
 #include "sim/synth.h"
 #include "sim/trace.h"
+#include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -127,9 +129,7 @@ struct fill_args {
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return gf_clock_ms() / 1e3;
 }
 
 static int load_trace(const struct fill_args *a, struct gf_cluster *c,
@@ -223,13 +223,13 @@ static int fill(const struct fill_args *a, struct gf_progress *prog)
 		if (load_trace(a, &c, &w, prog) != 0)
 			goto out;
 		const char *base = strrchr(a->pods, '/');
-		snprintf(source, sizeof(source), "trace %s",
-			 base ? base + 1 : a->pods);
+		gf_note(source, sizeof(source), "trace %s",
+			base ? base + 1 : a->pods);
 	} else {
 		if (load_builtin(a, &c, &w, prog) != 0)
 			goto out;
-		snprintf(source, sizeof(source),
-			 "built-in cluster and workload");
+		gf_note(source, sizeof(source),
+			"built-in cluster and workload");
 	}
 	gf_progress_step(prog, "sorting and classifying %d requests", w.n);
 	gf_workload_sort_by_name(&w);
@@ -336,7 +336,7 @@ static int fill_main(int argc, char **argv)
 		{ "tune", required_argument, NULL, 't' },
 		{ "inflate", required_argument, NULL, 't' },
 		{ "curve", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "requests", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -346,20 +346,22 @@ static int fill_main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.tune = 1.3;
 	a.requests = BUILTIN_REQS;
-	gf_cli_policies(CMD, "all", a.policies, &a.npolicies);
+	if (gf_cli_policies(CMD, "all", a.policies, &a.npolicies))
+		return GF_EXIT_FAIL; /* cannot: "all" */
 	parse_seeds("42-51", a.seeds, &a.nseeds);
 	int c;
 	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'n', &a.nodes, NULL },
+		{ 'p', &a.pods, NULL },
+		{ 'c', &a.curve, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.json = &a.json;
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'n':
-			a.nodes = optarg;
-			break;
-		case 'p':
-			a.pods = optarg;
-			break;
 		case 'P':
 			if (gf_cli_policies(CMD, optarg, a.policies,
 					    &a.npolicies))
@@ -388,12 +390,6 @@ static int fill_main(int argc, char **argv)
 				return GF_EXIT_USAGE;
 			}
 			break;
-		case 'c':
-			a.curve = optarg;
-			break;
-		case 'j':
-			a.json = true;
-			break;
 		case 'J':
 		case 'r': {
 			long v = strtol(optarg, &end, 10);
@@ -412,17 +408,12 @@ static int fill_main(int argc, char **argv)
 				a.requests = (int)v;
 			break;
 		}
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(CMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "
@@ -441,27 +432,21 @@ static int fill_main(int argc, char **argv)
 
 int cmd_simulate(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("simulate", "no experiment given (known: fill, "
-					 "mig, autoscale, replay; see "
-					 "'gpufleet simulate -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		usage(stdout);
-		return GF_EXIT_OK;
-	}
-	if (strcmp(argv[1], "fill") == 0)
-		return fill_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "mig") == 0)
-		return cmd_simulate_mig(argc - 1, argv + 1);
-	if (strcmp(argv[1], "autoscale") == 0)
-		return cmd_simulate_autoscale(argc - 1, argv + 1);
-	if (strcmp(argv[1], "replay") == 0)
-		return cmd_simulate_replay(argc - 1, argv + 1);
-	gf_cli_error("simulate",
-		     "unknown experiment '%s' (known: fill, mig, autoscale, "
-		     "replay)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "fill", fill_main, NULL },
+		{ "mig", cmd_simulate_mig, NULL },
+		{ "autoscale", cmd_simulate_autoscale, NULL },
+		{ "replay", cmd_simulate_replay, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "simulate",
+		.usage = usage,
+		.missing = "no experiment given (known: fill, mig, autoscale, "
+			   "replay; see 'gpufleet simulate -h')",
+		.what = "experiment",
+		.known = "(known: fill, mig, autoscale, replay)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -15,6 +15,7 @@
 #include "sim/as_report.h"
 #include "sim/autoscale.h"
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define CMD "simulate autoscale"
@@ -104,14 +105,13 @@ struct opts {
 static bool parse_policies(const char *s, bool *pol)
 {
 	char buf[256];
-	if (strlen(s) >= sizeof(buf))
+	if (gf_fmt(buf, sizeof(buf), "%s", s))
 		return false;
 	if (!strcmp(s, "all")) {
 		for (int i = 0; i < GF_ASP_COUNT; i++)
 			pol[i] = true;
 		return true;
 	}
-	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *tok = buf, *next; tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)
@@ -187,13 +187,12 @@ static bool option(int c, const char *a, struct opts *o)
 	case 'v':
 		o->svg = a;
 		return true;
-	case 'j':
-		o->json = true;
-		return true;
 	}
 	return false;
 }
 
+/* The options into o: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -217,38 +216,32 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "drain", required_argument, NULL, 'R' },
 		{ "series", required_argument, NULL, 'c' },
 		{ "svg", required_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, li = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':')
-			return gf_cli_bad_option(CMD, argv);
+	int c;
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, lo, usage);
+	args.json = &o->json;
+	while ((c = gf_cli_next(&args)) != -1) {
 		if (!option(c, optarg, o)) {
 			gf_cli_error(CMD,
 				     "cannot parse '--%s %s' (see "
 				     "'gpufleet simulate autoscale -h')",
-				     lo[li].name, optarg);
+				     lo[args.index].name, optarg);
 			return GF_EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(CMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!o->trace == !o->synthetic) {
 		gf_cli_error(CMD, "say --trace FILE or --synthetic N (one of "
 				  "them)");
 		return GF_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 static int load(const struct opts *o, struct gf_as_trace *t)
@@ -312,14 +305,14 @@ static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
 	}
 	if (rc == 0 && o->svg) {
 		char title[600];
-		snprintf(title, sizeof(title),
-			 "%s: queue depth, replicas and TTFT (SLO %g s, "
-			 "warm-up %g s)",
-			 o->trace ? (strrchr(o->trace, '/')
-					     ? strrchr(o->trace, '/') + 1
-					     : o->trace)
-				  : "synthetic",
-			 o->so.slo_s, o->so.m.warmup_s);
+		gf_note(title, sizeof(title),
+			"%s: queue depth, replicas and TTFT (SLO %g s, "
+			"warm-up %g s)",
+			o->trace ? (strrchr(o->trace, '/')
+					    ? strrchr(o->trace, '/') + 1
+					    : o->trace)
+				 : "synthetic",
+			o->so.slo_s, o->so.m.warmup_s);
 		gf_as_report_svg(&b, r, n, &o->so, title);
 		rc = gf_buf_error(&b) ? GF_EXIT_FAIL : write_file(o->svg, &b);
 		gf_buf_reset(&b);
@@ -342,8 +335,8 @@ int cmd_simulate_autoscale(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	gf_as_sim_opts_default(&o.so);
 	int rc = parse(argc, argv, &o);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	bool any = false;
 	for (int i = 0; i < GF_ASP_COUNT; i++)
 		any = any || o.pol[i];

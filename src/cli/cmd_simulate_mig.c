@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "sim/mig_sim.h"
 #include "util/buf.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 
@@ -55,7 +56,8 @@ static int parse_mix(const char *mix_s, struct gf_migsim_mix *mix)
 	int nmix = 0;
 	memset(mix, 0, sizeof(*mix) * GF_MIG_MAX_DEMANDS);
 	char buf[512], *end;
-	snprintf(buf, sizeof(buf), "%s", mix_s);
+	if (gf_cli_arg_copy("simulate mig", "--mix", mix_s, buf, sizeof(buf)))
+		return -1;
 	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
 		char *eq = strchr(tok, '=');
 		long w = eq ? strtol(eq + 1, &end, 10) : -1;
@@ -69,8 +71,9 @@ static int parse_mix(const char *mix_s, struct gf_migsim_mix *mix)
 			return -1;
 		}
 		*eq = '\0';
-		snprintf(mix[nmix].profile, sizeof(mix[nmix].profile), "%s",
-			 tok);
+		if (gf_fmt(mix[nmix].profile, sizeof(mix[nmix].profile), "%s",
+			   tok))
+			return -1; /* cannot: its length is checked above */
 		mix[nmix++].weight = (int)w;
 	}
 	return nmix;
@@ -125,8 +128,8 @@ static void render_text(const struct gf_mig_model *m, int nmix,
 						"%s%d", k ? "/" : "",
 						rows[i].demand[k]);
 		char a[16], b[16];
-		snprintf(a, sizeof(a), "%d", rows[i].all_1g);
-		snprintf(b, sizeof(b), "%d", rows[i].all_balanced);
+		gf_note(a, sizeof(a), "%d", rows[i].all_1g);
+		gf_note(b, sizeof(b), "%d", rows[i].all_balanced);
 		gf_buf_printf(
 			out, "%-9d %-30s %8s %13s %8d%s\n", rows[i].requests,
 			dem, rows[i].all_1g < 0 ? "never" : a,
@@ -146,7 +149,7 @@ int cmd_simulate_mig(int argc, char **argv)
 		{ "mix", required_argument, NULL, 'm' },
 		{ "requests", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -156,16 +159,17 @@ int cmd_simulate_mig(int argc, char **argv)
 	bool json = false;
 	int c;
 	char *end;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'g', &model, NULL },
+		{ 'm', &mix_s, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("simulate mig", argc, argv, opts, mig_usage);
+	args.json = &json;
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'g':
-			model = optarg;
-			break;
-		case 'm':
-			mix_s = optarg;
-			break;
 		case 'r':
 			requests = strtol(optarg, &end, 10);
 			if (*end || optarg[0] == '\0' || requests < 4 ||
@@ -186,27 +190,18 @@ int cmd_simulate_mig(int argc, char **argv)
 				return GF_EXIT_USAGE;
 			}
 			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			mig_usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option("simulate mig", argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (!model || !mix_s) {
 		gf_cli_error("simulate mig",
 			     "--gpu and --mix are required "
 			     "(see 'gpufleet simulate mig -h')");
 		return GF_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		gf_cli_error("simulate mig", "unexpected argument '%s'",
-			     argv[optind]);
+	if (gf_cli_no_args("simulate mig", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	const struct gf_mig_model *m = gf_mig_model_by_id(model);
 	if (!m) {
 		char known[400];

@@ -18,6 +18,7 @@
 #include "sim/synth.h"
 #include "sim/trace.h"
 #include "util/buf.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -158,12 +159,12 @@ static const char *shared_dir(void)
 	return s && *s ? s : "../shared";
 }
 
-/* "dir/name" of the directory of path. */
-static void beside(const char *path, const char *name, char *out, size_t size)
+/* "dir/name" of the directory of path: 0, or GF_ETOOBIG. */
+static int beside(const char *path, const char *name, char *out, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	int n = slash ? (int)(slash - path) : 1;
-	snprintf(out, size, "%.*s/%s", n, slash ? path : ".", name);
+	return gf_fmt(out, size, "%.*s/%s", n, slash ? path : ".", name);
 }
 
 /* The cluster the options say; a description in what. */
@@ -174,9 +175,10 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 	gf_err_clear(&e);
 	const char *nodes = a->nodes, *vcs = a->vcs;
 	if (!nodes && !vcs && !a->builtin && defaults[a->source].cluster) {
-		beside(a->trace, defaults[a->source].cluster, a->cluster_buf,
-		       sizeof(a->cluster_buf));
-		if (access(a->cluster_buf, R_OK) == 0) {
+		/* a path too long to make is a file that is not there */
+		if (beside(a->trace, defaults[a->source].cluster,
+			   a->cluster_buf, sizeof(a->cluster_buf)) == 0 &&
+		    access(a->cluster_buf, R_OK) == 0) {
 			if (a->source == GF_REPLAY_PHILLY)
 				vcs = a->cluster_buf;
 			else
@@ -188,7 +190,7 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 			gf_cli_error(CMD, "%s", e.msg);
 			return -1;
 		}
-		snprintf(what, size, "%s", nodes);
+		gf_note(what, size, "%s", nodes);
 		return 0;
 	}
 	if (vcs) {
@@ -202,12 +204,21 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 		int m = gf_cluster_model(c, "P100");
 		for (int v = 0; v < n; v++) {
 			struct gf_ctl_team *t = &cfg->teams[cfg->nteams++];
-			snprintf(t->name, sizeof(t->name), "%.47s", names[v]);
+			if (gf_fmt(t->name, sizeof(t->name), "%s", names[v])) {
+				gf_cli_error(CMD,
+					     "%s: team '%.40s...' longer "
+					     "than %zu bytes",
+					     vcs, names[v],
+					     sizeof(t->name) - 1);
+				return -1;
+			}
 			t->weight = count[v];
 			for (int k = 0; k < count[v]; k++) {
 				char name[GF_NODE_NAME_MAX];
-				snprintf(name, sizeof(name), "%.30s-%03d",
-					 names[v], k);
+				/* cannot fail: 30 + 1 + a count fit */
+				if (gf_fmt(name, sizeof(name), "%.30s-%03d",
+					   names[v], k))
+					return -1;
 				if (gf_cluster_add(c, name, 64000, 524288,
 						   PHILLY_GPUS, m) < 0) {
 					gf_cli_error(CMD,
@@ -217,11 +228,11 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 				}
 			}
 		}
-		snprintf(what, size, "%s", vcs);
+		gf_note(what, size, "%s", vcs);
 		return 0;
 	}
 	gf_synth_cluster(c);
-	snprintf(what, size, "the built-in cluster");
+	gf_note(what, size, "the built-in cluster");
 	return 0;
 }
 
@@ -436,7 +447,7 @@ int cmd_simulate_replay(int argc, char **argv)
 		{ "load", required_argument, NULL, 'L' },
 		{ "no-estimates", no_argument, NULL, 'E' },
 		{ "cpu-instances", no_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -448,9 +459,15 @@ int cmd_simulate_replay(int argc, char **argv)
 	a.npolicies = 1;
 	int c;
 	long long v;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ 'n', &a.nodes, NULL },	 { 'v', &a.vcs, NULL },
+		{ 'b', NULL, &a.builtin },	 { 'E', NULL, &a.no_estimates },
+		{ 'C', NULL, &a.cpu_instances }, { 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.json = &a.json;
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
 		case 'P':
 			if (gf_cli_policies(CMD, optarg, a.policies,
@@ -461,15 +478,6 @@ int cmd_simulate_replay(int argc, char **argv)
 			if (num_opt("seed", optarg, 0, INT64_MAX, &v))
 				return GF_EXIT_USAGE;
 			a.seed = (uint64_t)v;
-			break;
-		case 'n':
-			a.nodes = optarg;
-			break;
-		case 'v':
-			a.vcs = optarg;
-			break;
-		case 'b':
-			a.builtin = true;
 			break;
 		case 'l':
 			if (num_opt("limit", optarg, 1, GF_REPLAY_MAX_JOBS, &v))
@@ -491,22 +499,10 @@ int cmd_simulate_replay(int argc, char **argv)
 				     &a.load))
 				return GF_EXIT_USAGE;
 			break;
-		case 'E':
-			a.no_estimates = true;
-			break;
-		case 'C':
-			a.cpu_instances = true;
-			break;
-		case 'j':
-			a.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
+	if (args.rc >= 0)
+		return args.rc;
 	if (optind >= argc) {
 		gf_cli_error(CMD, "no source given (known: alibaba2023, "
 				  "philly, dlrm2025; see 'gpufleet simulate "
@@ -532,8 +528,15 @@ int cmd_simulate_replay(int argc, char **argv)
 	if (optind + 1 < argc) {
 		a.trace = argv[optind + 1];
 	} else {
-		snprintf(a.trace_buf, sizeof(a.trace_buf), "%s/%s",
-			 shared_dir(), defaults[a.source].trace);
+		if (gf_fmt(a.trace_buf, sizeof(a.trace_buf), "%s/%s",
+			   shared_dir(), defaults[a.source].trace)) {
+			gf_cli_error(
+				CMD,
+				"the default trace's path under '%.60s' is "
+				"longer than %zu bytes (name the trace)",
+				shared_dir(), sizeof(a.trace_buf) - 1);
+			return GF_EXIT_USAGE;
+		}
 		a.trace = a.trace_buf;
 	}
 	struct gf_progress prog;

@@ -88,22 +88,17 @@ static int cmd_gres(int argc, char **argv)
 	struct gf_slurm_gres_opts go = { .comments = true };
 	bool line = false;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ O_LINE, NULL, &line },    { O_NODENAME, &go.nodename, NULL },
+		{ O_TYPE, &go.type, NULL }, { O_DEV, &go.dev_dir, NULL },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args =
+		GF_CLI_ARGS("slurm gres", argc, argv, opts, usage_gres);
+	args.store = store;
+	args.node = &no;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case O_LINE:
-			line = true;
-			break;
-		case O_NODENAME:
-			go.nodename = optarg;
-			break;
-		case O_TYPE:
-			go.type = optarg;
-			break;
-		case O_DEV:
-			go.dev_dir = optarg;
-			break;
 		case O_AUTO:
 			if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
 				gf_cli_error("slurm gres",
@@ -117,31 +112,22 @@ static int cmd_gres(int argc, char **argv)
 		case O_NOCOMM:
 			go.comments = false;
 			break;
-		case 'h':
-			usage_gres(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("slurm gres", argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error("slurm gres", "unexpected argument '%s'",
-			     argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args("slurm gres", argc, argv))
 		return GF_EXIT_USAGE;
-	}
-	if (gf_cli_node_check(&no) != 0)
-		return GF_EXIT_USAGE;
-	struct gf_node *n = gf_cli_load_node(&no);
-	if (n == NULL)
-		return GF_EXIT_FAIL;
+	struct gf_node *n;
+	int rc = gf_cli_node_get(&no, &n);
+	if (rc)
+		return rc;
 	struct gf_buf b;
 	struct gf_err e;
 	gf_err_clear(&e);
 	gf_buf_init(&b, 1u << 20);
-	int rc = line ? gf_slurm_node_line(n, &go, &b, &e)
-		      : gf_slurm_gres_conf(n, &go, &b, &e);
+	rc = line ? gf_slurm_node_line(n, &go, &b, &e)
+		  : gf_slurm_gres_conf(n, &go, &b, &e);
 	int ret = GF_EXIT_FAIL;
 	if (rc == 0)
 		ret = gf_cli_print(gf_buf_str(&b), b.len);
@@ -155,23 +141,20 @@ static int cmd_gres(int argc, char **argv)
 
 int cmd_slurm(int argc, char **argv)
 {
-	if (argc < 2) {
-		gf_cli_error("slurm", "say what: gres, advise or usage (see "
-				      "'gpufleet slurm -h')");
-		return GF_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_all(stdout);
-		return GF_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "gres"))
-		return cmd_gres(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "advise"))
-		return gf_cmd_slurm_advise(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "usage"))
-		return gf_cmd_slurm_usage(argc - 1, argv + 1);
-	gf_cli_error("slurm",
-		     "unknown subcommand '%s' (known: gres, advise, usage)",
-		     argv[1]);
-	return GF_EXIT_USAGE;
+	static const struct gf_cmd table[] = {
+		{ "gres", cmd_gres, NULL },
+		{ "advise", gf_cmd_slurm_advise, NULL },
+		{ "usage", gf_cmd_slurm_usage, NULL },
+		{ NULL, NULL, NULL },
+	};
+	static const struct gf_cli_subs subs = {
+		.cmd = "slurm",
+		.usage = usage_all,
+		.missing = "say what: gres, advise or usage (see 'gpufleet "
+			   "slurm -h')",
+		.what = "subcommand",
+		.known = "(known: gres, advise, usage)",
+		.table = table,
+	};
+	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -16,7 +16,8 @@
 #include "cli/cli.h"
 #include "cli/slurm_cli.h"
 #include "slurm/advise.h"
-#include "slurm/api.h"
+#include "slurm/slurm_api.h"
+#include "util/fmt.h"
 #include "util/json.h"
 
 #define CMD "slurm advise"
@@ -97,7 +98,8 @@ static int number(const char *opt, const char *s, long max, long *out)
 	return 0;
 }
 
-static int option(struct args *a, int c, char **argv)
+/* One option into a: 0, or GF_EXIT_USAGE with the cause said. */
+static int option(struct args *a, int c)
 {
 	enum {
 		O_JOB = 1,
@@ -144,17 +146,15 @@ static int option(struct args *a, int c, char **argv)
 	case O_LINES:
 		a->lines = true;
 		return 0;
-	case 'h':
-		usage(stdout);
-		return -1;
-	default:
-		if (gf_cli_node_option(c, optarg, &a->no)) {
-			a->topo |= c == 'x' || c == 'X' || c == 't';
-			return 0;
-		}
-		return gf_cli_bad_option(CMD, argv);
+	default: /* the node options, the rest of the table */
+		gf_cli_node_option(c, optarg, &a->no);
+		a->topo |= c == 'x' || c == 'X' || c == 't';
+		return 0;
 	}
 }
+
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -172,11 +172,12 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-		if ((rc = option(a, c, argv)) != 0)
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1)
+		if ((rc = option(a, c)) != 0)
 			return rc;
+	if (args.rc >= 0)
+		return args.rc;
 	const char *bad =
 		optind < argc			 ? "an unexpected argument"
 		: a->o.job && a->o.nshapes	 ? "--job and --gpus"
@@ -191,7 +192,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return GF_EXIT_USAGE;
 	}
 	a->o.shapes_only = a->o.nshapes > 0;
-	return gf_cli_node_check(&a->no);
+	return gf_cli_node_check(&a->no) ? GF_EXIT_USAGE : -1;
 }
 
 static int load_topo(struct args *a, struct gf_gpu_topo *t)
@@ -233,7 +234,7 @@ static void text_nodes(const struct gf_slurm_snapshot *s,
 		const struct gf_slurm_node *n = &s->nodes[i];
 		char f[16] = "-";
 		if (!isnan(a->node_frag[i]))
-			snprintf(f, sizeof(f), "%.2f", a->node_frag[i]);
+			gf_note(f, sizeof(f), "%.2f", a->node_frag[i]);
 		gf_buf_printf(b, "%-16s %-16s %-10s %4d %4d %4d %6s  %s\n",
 			      n->name, n->partitions[0] ? n->partitions : "-",
 			      n->gpu_type[0] ? n->gpu_type : "-", n->ngpus,
@@ -274,7 +275,7 @@ static void text_props(const struct gf_slurm_snapshot *s,
 		const struct gf_slurm_proposal *p = &a->props[i];
 		char job[16] = "shape", q[16], g[128];
 		if (p->job)
-			snprintf(job, sizeof(job), "%u", p->job);
+			gf_note(job, sizeof(job), "%u", p->job);
 		gf_slurm_quality_name(p->min_pair, q, sizeof(q));
 		if (lines) {
 			gf_buf_printf(b, "job=%s gpus=%d partition=%s", job,
@@ -385,8 +386,8 @@ int gf_cmd_slurm_advise(int argc, char **argv)
 {
 	struct args a = { .no = { .cmd = CMD, .src.nvml = -1 } };
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
+	if (rc >= 0)
+		return rc;
 	struct gf_gpu_topo topo;
 	if ((rc = load_topo(&a, &topo)) != 0)
 		return rc;

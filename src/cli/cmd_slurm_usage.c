@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/slurm_cli.h"
 #include "slurm/usage.h"
+#include "util/fmt.h"
 
 #define CMD "slurm usage"
 
@@ -57,13 +58,6 @@ static void usage(FILE *f)
 		"  -h, --help        this help\n" GF_CLI_EXIT_HELP);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A time, or a duration back from now. */
 static int parse_when(const char *opt, const char *s, int64_t now, int64_t *out)
 {
@@ -88,6 +82,8 @@ struct args {
 	bool lenient;
 };
 
+/* The options into a: -1 to go on, else the exit status (-h answered,
+ * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
 	enum {
@@ -113,41 +109,26 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	const struct gf_cli_store store[] = {
+		{ O_SINCE, &a->since, NULL }, { O_UNTIL, &a->until, NULL },
+		{ O_SACCT, &a->sacct, NULL }, { O_FILE, &a->file, NULL },
+		{ O_LEN, NULL, &a->lenient }, { 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.store = store;
+	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case O_SINCE:
-			a->since = optarg;
-			break;
-		case O_UNTIL:
-			a->until = optarg;
-			break;
-		case O_SACCT:
-			a->sacct = optarg;
-			break;
-		case O_FILE:
-			a->file = optarg;
-			break;
 		case O_CSV:
 		case O_JSON:
 		case O_TAB:
 			a->fmt = c - O_CSV;
 			break;
-		case O_LEN:
-			a->lenient = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return -1;
-		default:
-			return gf_cli_bad_option(CMD, argv);
 		}
 	}
-	if (optind < argc) {
-		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind]);
+	if (args.rc >= 0)
+		return args.rc;
+	if (gf_cli_no_args(CMD, argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (!a->since && !a->file) {
 		gf_cli_error(CMD, "say since when: --since T (or give "
 				  "--sacct-file)");
@@ -158,7 +139,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			     "--sacct and --sacct-file exclude each other");
 		return GF_EXIT_USAGE;
 	}
-	return 0;
+	return -1;
 }
 
 /* sacct's output into a private temporary file; its path in out. */
@@ -175,8 +156,13 @@ static int run_sacct(const struct args *a, int64_t now, char *out, size_t size)
 		return GF_EXIT_USAGE;
 	}
 	const char *tmp = getenv("TMPDIR");
-	snprintf(out, size, "%s/gpufleet-sacct-XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
+	const char *dir = tmp && *tmp ? tmp : "/tmp";
+	if (gf_fmt(out, size, "%s/gpufleet-sacct-XXXXXX", dir)) {
+		gf_cli_error(CMD,
+			     "$TMPDIR '%.60s...': too long for a file name",
+			     dir);
+		return GF_EXIT_FAIL;
+	}
 	int fd = mkstemp(out);
 	if (fd < 0) {
 		gf_cli_error(CMD, "cannot make a temporary file in '%s'",
@@ -213,9 +199,9 @@ int gf_cmd_slurm_usage(int argc, char **argv)
 {
 	struct args a = { .fmt = 0 };
 	int rc = parse_args(argc, argv, &a);
-	if (rc)
-		return rc < 0 ? GF_EXIT_OK : rc;
-	int64_t now = now_ms();
+	if (rc >= 0)
+		return rc;
+	int64_t now = gf_cli_wall_ms();
 	char tmp[4096] = "";
 	const char *path = a.file;
 	if (!path) {

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define CMD "submit"
@@ -109,12 +110,22 @@ static int option(int c, struct body *x, struct gf_remote *r,
 				     optarg);
 			return GF_EXIT_USAGE;
 		}
-		snprintf(x->selector + len, sizeof(x->selector) - len, "%s%s",
-			 len ? "," : "", optarg);
+		/* its length was checked above */
+		if (gf_fmt(x->selector + len, sizeof(x->selector) - len, "%s%s",
+			   len ? "," : "", optarg))
+			return GF_EXIT_USAGE;
 		return 0;
-	default:
-		return gf_remote_option(r, c, optarg, server, tokens) ? 0 : -1;
+	default: /* the rest of the table: the connection options */
+		gf_remote_option(r, c, optarg, server, tokens);
+		return 0;
 	}
+}
+
+/* "ID STATE" of the job the server took */
+static void accepted(const struct gf_jv *v, const void *arg)
+{
+	(void)arg;
+	printf("%s %s\n", gf_remote_str(v, "id"), gf_remote_str(v, "state"));
 }
 
 /* The selector and the command close the body. */
@@ -170,41 +181,21 @@ int cmd_submit(int argc, char **argv)
 	gf_json_obj_begin(&x.j, NULL);
 	const char *server = NULL, *tokens = NULL;
 	int c, rc = 0;
-	optind = 1;
-	opterr = 0;
-	while (rc == 0 &&
-	       (c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			gf_buf_release(&x.b);
-			return GF_EXIT_OK;
-		}
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.shortopts = "+h";
+	while (rc == 0 && (c = gf_cli_next(&args)) != -1)
 		rc = option(c, &x, &r, &server, &tokens);
-		if (rc < 0)
-			rc = gf_cli_bad_option(CMD, argv);
-	}
-	if (rc == 0)
+	if (rc == 0 && args.rc < 0)
 		rc = gf_remote_setup(&r, server, tokens);
-	if (rc) {
+	else if (rc == 0)
+		rc = args.rc; /* -h answered (0), or a bad option said */
+	if (rc || args.rc >= 0) {
 		gf_buf_release(&x.b);
 		return rc;
 	}
 	finish(&x, argc, argv);
-	struct gf_client_answer a;
-	rc = gf_remote_call(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&x.b), &a);
+	rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&x.b),
+			    accepted, NULL);
 	gf_buf_release(&x.b);
-	if (rc)
-		return rc;
-	if (r.json) {
-		rc = gf_remote_print(&a);
-	} else {
-		struct gf_jv *v = gf_remote_json(&r, &a);
-		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
-		if (v)
-			printf("%s %s\n", gf_remote_str(v, "id"),
-			       gf_remote_str(v, "state"));
-		gf_jv_free(v);
-	}
-	gf_client_answer_release(&a);
 	return rc;
 }

@@ -53,8 +53,8 @@ static void usage(FILE *f)
 
 /* {"source", "gpus": [], "error", "detail"}: what a script reads when
  * there is no node to show (no GPU here, an unreadable file). */
-static void print_error_json(const struct gf_node_source *src,
-			     const struct gf_err *e)
+static int print_error_json(const struct gf_node_source *src,
+			    const struct gf_err *e)
 {
 	char name[256];
 	struct gf_buf out;
@@ -69,8 +69,9 @@ static void print_error_json(const struct gf_node_source *src,
 		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
 	gf_json_str(&j, "detail", e->msg);
 	gf_json_obj_end(&j);
-	gf_cli_print(gf_buf_str(&out), out.len);
+	int rc = gf_cli_print(gf_buf_str(&out), out.len);
 	gf_buf_release(&out);
+	return rc;
 }
 
 int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
@@ -96,7 +97,7 @@ int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
 int cmd_topo(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+		GF_CLI_OPT_JSON,
 		{ "pcie", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		GF_CLI_NODE_OPTIONS,
@@ -104,30 +105,18 @@ int cmd_topo(int argc, char **argv)
 	};
 	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			pcie = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return GF_EXIT_OK;
-		default:
-			if (gf_cli_node_option(c, optarg, &no))
-				break;
-			return gf_cli_bad_option("topo", argv);
-		}
-	}
-	if (optind < argc) {
-		gf_cli_error("topo", "unexpected argument '%s'", argv[optind]);
+	const struct gf_cli_store store[] = {
+		{ 'p', NULL, &pcie },
+		{ 0, NULL, NULL },
+	};
+	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
+	args.json = &json;
+	args.store = store;
+	args.node = &no;
+	if (gf_cli_options(&args) >= 0)
+		return args.rc;
+	if (gf_cli_no_args("topo", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
 	struct gf_node *n;
@@ -137,7 +126,8 @@ int cmd_topo(int argc, char **argv)
 		gf_cli_error("topo", "%s", e.msg);
 		/* scripts parsing --json get a document either way */
 		if (json)
-			print_error_json(&no.src, &e);
+			(void)print_error_json(&no.src,
+					       &e); /* failing anyway */
 		return GF_EXIT_FAIL;
 	}
 	int ret = gf_cli_topo_print(n, json, pcie);

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "server/server.h"
+#include "util/fmt.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
 {
@@ -36,6 +38,102 @@ int gf_cli_bad_option(const char *cmd, char **argv)
 			     "(see 'gpufleet %s -h')",
 			     opt, cmd);
 	return GF_EXIT_USAGE;
+}
+
+/* Option c taken by what a names (json, node, store): true. */
+static bool taken(struct gf_cli_args *a, int c)
+{
+	if (c == 'j' && a->json) {
+		*a->json = true;
+		return true;
+	}
+	if (a->node && gf_cli_node_option(c, optarg, a->node))
+		return true;
+	for (const struct gf_cli_store *s = a->store; s && s->code; s++) {
+		if (s->code != c)
+			continue;
+		if (s->str)
+			*s->str = optarg;
+		else
+			*s->flag = true;
+		return true;
+	}
+	return false;
+}
+
+int gf_cli_next(struct gf_cli_args *a)
+{
+	if (!a->started) {
+		optind = 1;
+		opterr = 0;
+		a->started = true;
+		a->rc = -1;
+	}
+	const char *shortopts = a->shortopts ? a->shortopts : "h";
+	int c;
+	do
+		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
+				&a->index);
+	while (c != -1 && taken(a, c));
+	if (c == 'h') {
+		a->usage(stdout);
+		a->rc = GF_EXIT_OK;
+		return -1;
+	}
+	if (c == '?' || c == ':') {
+		a->rc = gf_cli_bad_option(a->cmd, a->argv);
+		return -1;
+	}
+	return c;
+}
+
+int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
+{
+	if (argc < 2) {
+		gf_cli_error(s->cmd, "%s", s->missing);
+		return GF_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		s->usage(stdout);
+		return GF_EXIT_OK;
+	}
+	for (const struct gf_cmd *t = s->table; t->name; t++)
+		if (!strcmp(argv[1], t->name))
+			return t->fn(argc - 1, argv + 1);
+	gf_cli_error(s->cmd, "unknown %s '%s' %s", s->what, argv[1], s->known);
+	return GF_EXIT_USAGE;
+}
+
+int gf_cli_options(struct gf_cli_args *a)
+{
+	while (gf_cli_next(a) != -1)
+		continue; /* every option is taken inside */
+	return a->rc;
+}
+
+int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
+		    size_t size)
+{
+	if (gf_fmt(buf, size, "%s", s) == 0)
+		return 0;
+	gf_cli_error(cmd, "cannot parse '%s %.40s...': longer than %zu bytes",
+		     opt, s, size - 1);
+	return -1;
+}
+
+int gf_cli_no_args(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	gf_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+	return GF_EXIT_USAGE;
+}
+
+int64_t gf_cli_wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int gf_cli_print(const char *s, unsigned long len)
@@ -100,6 +198,14 @@ struct gf_node *gf_cli_load_node(const struct gf_node_opts *o)
 	return n;
 }
 
+int gf_cli_node_get(const struct gf_node_opts *o, struct gf_node **n)
+{
+	if (gf_cli_node_check(o) != 0)
+		return GF_EXIT_USAGE;
+	*n = gf_cli_load_node(o);
+	return *n ? 0 : GF_EXIT_FAIL;
+}
+
 /* --policy LIST: names, comma-separated, or all; a repeated one counts
  * once. */
 int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
@@ -111,14 +217,8 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
 		return 0;
 	}
 	char buf[256];
-	if (strlen(s) >= sizeof(buf)) {
-		gf_cli_error(cmd,
-			     "cannot parse '--policy %.40s...': longer "
-			     "than %zu bytes",
-			     s, sizeof(buf) - 1);
+	if (gf_cli_arg_copy(cmd, "--policy", s, buf, sizeof(buf)))
 		return -1;
-	}
-	snprintf(buf, sizeof(buf), "%s", s);
 	for (char *tok = buf, *next; tok; tok = next) {
 		next = strchr(tok, ',');
 		if (next)

@@ -4,11 +4,13 @@
 #include "cli/remote.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* --server and --token-file (or GPUFLEET_SERVER / GPUFLEET_TOKEN_FILE). */
@@ -34,9 +36,18 @@ int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
 			gf_cli_error(c->cmd, "--token-file: %s", e.msg);
 			return GF_EXIT_FAIL;
 		}
-		/* the file's first token is the one this client sends */
-		snprintf(c->token, sizeof(c->token), "%s", a.e[0].token);
+		/* the file's first token is the one this client sends (the
+		 * file's reader takes none longer than GF_AUTH_TOKEN_MAX) */
+		int cut =
+			gf_fmt(c->token, sizeof(c->token), "%s", a.e[0].token);
 		gf_auth_release(&a);
+		if (cut) {
+			gf_cli_error(c->cmd,
+				     "--token-file: its token is longer "
+				     "than %d bytes",
+				     GF_AUTH_TOKEN_MAX);
+			return GF_EXIT_FAIL;
+		}
 	}
 	if (!c->ca)
 		c->ca = getenv("GPUFLEET_CA");
@@ -81,8 +92,15 @@ bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg)
 int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 		   const char *body, struct gf_client_answer *ans)
 {
-	char url[1024];
-	snprintf(url, sizeof(url), "%s%s", c->base, path);
+	char url[sizeof(c->base) + GF_REMOTE_PATH_MAX];
+	if (gf_fmt(url, sizeof(url), "%s%s", c->base, path)) {
+		gf_cli_error(c->cmd,
+			     "cannot ask for '%.60s...': longer than %zu "
+			     "bytes",
+			     path, sizeof(url) - sizeof(c->base));
+		memset(ans, 0, sizeof(*ans));
+		return GF_EXIT_USAGE;
+	}
 	struct gf_client_req q = { .method = method,
 				   .url = url,
 				   .token = c->token[0] ? c->token : NULL,
@@ -112,6 +130,26 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 	gf_jv_free(v);
 	gf_client_answer_release(ans);
 	return GF_EXIT_FAIL;
+}
+
+int gf_remote_callf(const struct gf_remote *c, unsigned method,
+		    const char *body, struct gf_client_answer *ans,
+		    const char *fmt, ...)
+{
+	char path[GF_REMOTE_PATH_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int cut = gf_vfmt(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (cut) {
+		gf_cli_error(c->cmd,
+			     "cannot ask for '%.60s...': longer than %zu "
+			     "bytes",
+			     path, sizeof(path) - 1);
+		memset(ans, 0, sizeof(*ans));
+		return GF_EXIT_USAGE;
+	}
+	return gf_remote_call(c, method, path, body, ans);
 }
 
 int gf_remote_print(const struct gf_client_answer *a)
@@ -154,24 +192,17 @@ int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 					      { NULL, 0, NULL, 0 } };
 	*server = *tokens = NULL;
 	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return GF_EXIT_OK;
-		}
-		if (!gf_remote_option(r, c, optarg, server, tokens))
-			return gf_cli_bad_option(r->cmd, argv);
-	}
-	return -1;
+	struct gf_cli_args args = GF_CLI_ARGS(r->cmd, argc, argv, opts, usage);
+	while ((c = gf_cli_next(&args)) != -1)
+		gf_remote_option(r, c, optarg, server, tokens);
+	return args.rc;
 }
 
-int gf_remote_show(const struct gf_remote *r, const char *path,
-		   void (*render)(const struct gf_jv *v))
+int gf_remote_show(const struct gf_remote *r, unsigned method, const char *path,
+		   const char *body, gf_remote_render render, const void *arg)
 {
 	struct gf_client_answer a;
-	int rc = gf_remote_call(r, GF_HTTP_GET, path, NULL, &a);
+	int rc = gf_remote_call(r, method, path, body, &a);
 	if (rc)
 		return rc;
 	if (r->json) {
@@ -180,9 +211,25 @@ int gf_remote_show(const struct gf_remote *r, const char *path,
 		struct gf_jv *v = gf_remote_json(r, &a);
 		rc = v ? GF_EXIT_OK : GF_EXIT_FAIL;
 		if (v)
-			render(v);
+			render(v, arg);
 		gf_jv_free(v);
 	}
 	gf_client_answer_release(&a);
 	return rc;
+}
+
+int gf_remote_get_command(const char *cmd, int argc, char **argv,
+			  void (*usage)(FILE *), const char *path,
+			  gf_remote_render render)
+{
+	struct gf_remote r = { .cmd = cmd };
+	const char *server, *tokens;
+	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	if (rc >= 0)
+		return rc;
+	if (gf_cli_no_args(cmd, argc, argv))
+		return GF_EXIT_USAGE;
+	rc = gf_remote_setup(&r, server, tokens);
+	return rc ? rc
+		  : gf_remote_show(&r, GF_HTTP_GET, path, NULL, render, NULL);
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <gpufleet/err.h>
+
 #include "controller/auth.h"
 #include "server/client.h"
 #include "util/json.h"
@@ -31,13 +33,24 @@ struct gf_remote {
  * printed: a token that would go in clear to a host that is not
  * loopback is a usage error naming --insecure-http). */
 int gf_remote_setup(struct gf_remote *c, const char *server,
-		    const char *tokens);
+		    const char *tokens) GF_MUST_CHECK;
+
+/* The longest request path a client sends. */
+#define GF_REMOTE_PATH_MAX 768
 
 /* One exchange; 0 with *ans (release it) when the server answered 2xx,
  * else the server's {error, detail} (or the cause) printed and an exit
- * code. */
+ * code (a path longer than GF_REMOTE_PATH_MAX: GF_EXIT_USAGE, *ans
+ * zeroed). */
 int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
-		   const char *body, struct gf_client_answer *ans);
+		   const char *body,
+		   struct gf_client_answer *ans) GF_MUST_CHECK;
+
+/* gf_remote_call with the path formatted (a job's id in it, say). */
+int gf_remote_callf(const struct gf_remote *c, unsigned method,
+		    const char *body, struct gf_client_answer *ans,
+		    const char *fmt, ...) GF_MUST_CHECK
+	__attribute__((format(printf, 5, 6)));
 
 /*
  * The option loop of a command that takes only the connection options
@@ -47,7 +60,7 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
  */
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 		      void (*usage)(FILE *), const char **server,
-		      const char **tokens);
+		      const char **tokens) GF_MUST_CHECK;
 
 /* --ca FILE or --insecure-http (GF_REMOTE_OPT_*) into r: true, or false
  * when c is neither. */
@@ -59,13 +72,23 @@ bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg);
 bool gf_remote_option(struct gf_remote *r, int c, const char *arg,
 		      const char **server, const char **tokens);
 
-/* GET path and show it: the server's JSON with --json, else
- * render(the parsed answer); the exit status. */
-int gf_remote_show(const struct gf_remote *r, const char *path,
-		   void (*render)(const struct gf_jv *v));
+/* How an answer is shown without --json: render(the answer parsed, arg). */
+typedef void (*gf_remote_render)(const struct gf_jv *v, const void *arg);
+
+/* One exchange (as gf_remote_call) and its answer shown: the server's
+ * JSON as it came with --json, else render(v, arg); the exit status. */
+int gf_remote_show(const struct gf_remote *r, unsigned method, const char *path,
+		   const char *body, gf_remote_render render,
+		   const void *arg) GF_MUST_CHECK;
+
+/* The whole run of a command that takes only the connection options and
+ * GETs path (`gpufleet nodes`): the exit status. */
+int gf_remote_get_command(const char *cmd, int argc, char **argv,
+			  void (*usage)(FILE *), const char *path,
+			  gf_remote_render render) GF_MUST_CHECK;
 
 /* Print the answer's body as it came. */
-int gf_remote_print(const struct gf_client_answer *a);
+int gf_remote_print(const struct gf_client_answer *a) GF_MUST_CHECK;
 
 /* The answer parsed (caller frees with gf_jv_free); NULL, printed, if it
  * is not JSON. */

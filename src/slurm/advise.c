@@ -21,6 +21,7 @@
 #include <gpufleet/link.h>
 #include <gpufleet/sched.h>
 
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct ctx {
@@ -41,20 +42,20 @@ note(struct gf_slurm_advice *a, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->notes[a->nnotes++], sizeof(a->notes[0]), fmt, ap);
+	gf_vnote(a->notes[a->nnotes++], sizeof(a->notes[0]), fmt, ap);
 	va_end(ap);
 }
 
 void gf_slurm_quality_name(int q, char *out, unsigned size)
 {
 	if (q >= GF_GQ_NVLINK)
-		snprintf(out, size, "NV%d", q - GF_GQ_NVLINK);
+		gf_note(out, size, "NV%d", q - GF_GQ_NVLINK);
 	else if (q >= GF_GQ_SYS && q <= GF_GQ_PIX)
-		snprintf(out, size, "%s",
-			 gf_link_class_name((enum gf_link_class)(
-				 GF_LINK_SYS + GF_GQ_SYS - q)));
+		gf_note(out, size, "%s",
+			gf_link_class_name((enum gf_link_class)(
+				GF_LINK_SYS + GF_GQ_SYS - q)));
 	else
-		snprintf(out, size, "-");
+		gf_note(out, size, "-");
 }
 
 static int build_cluster(struct ctx *x, struct gf_err *e)
@@ -182,7 +183,8 @@ static int part_index(struct gf_slurm_advice *a, const char *name, size_t len)
 				   sizeof(*a->parts));
 	struct gf_slurm_part_frag *p = &a->parts[a->nparts];
 	memset(p, 0, sizeof(*p));
-	snprintf(p->name, sizeof(p->name), "%.*s", (int)len, name);
+	/* a longer name is kept cut, marked: it is shown, and matches none */
+	gf_note(p->name, sizeof(p->name), "%.*s", (int)len, name);
 	return a->nparts++;
 }
 
@@ -231,7 +233,7 @@ static int allow(struct ctx *x, const char *parts, const int *taken, int nt)
 		for (const char *p = parts; !in && p && *p;) {
 			size_t len = strcspn(p, ",");
 			char one[GF_SLURM_NAME_MAX];
-			snprintf(one, sizeof(one), "%.*s", (int)len, p);
+			gf_note(one, sizeof(one), "%.*s", (int)len, p);
 			in = gf_slurm_list_has(sn->partitions, one);
 			p += len;
 			if (*p)
@@ -266,7 +268,7 @@ static void propose(struct ctx *x, const struct gf_slurm_job *j, bool keep,
 {
 	memset(pr, 0, sizeof(*pr));
 	pr->job = j->id;
-	snprintf(pr->partition, sizeof(pr->partition), "%s", j->partition);
+	memcpy(pr->partition, j->partition, sizeof(pr->partition));
 	pr->gpus_per_node = j->gpus_per_node;
 	pr->nodes = j->nodes;
 	pr->cpus_per_node = j->cpus_per_node > 0 ? j->cpus_per_node : 1;
@@ -291,14 +293,14 @@ static void propose(struct ctx *x, const struct gf_slurm_job *j, bool keep,
 		pr->min_pair = -1;
 	pr->dfrag = (gf_sched_frag_total(x->sched) - f0) / 1000.0;
 	if (!pr->placed)
-		snprintf(pr->why, sizeof(pr->why),
-			 j->nodes > GF_SLURM_PROP_NODES
-				 ? "more than %d nodes"
-				 : "no usable node of its partition has room "
-				   "now (%d of %d nodes found)",
-			 j->nodes > GF_SLURM_PROP_NODES ? GF_SLURM_PROP_NODES
-							: done,
-			 j->nodes);
+		gf_note(pr->why, sizeof(pr->why),
+			j->nodes > GF_SLURM_PROP_NODES
+				? "more than %d nodes"
+				: "no usable node of its partition has room "
+				  "now (%d of %d nodes found)",
+			j->nodes > GF_SLURM_PROP_NODES ? GF_SLURM_PROP_NODES
+						       : done,
+			j->nodes);
 	if (!keep || !pr->placed)
 		for (int i = done - 1; i >= 0; i--)
 			gf_sched_unplace(x->sched, &r, &p[i]);
@@ -357,7 +359,7 @@ static int propose_jobs(struct ctx *x, struct gf_err *e)
 	return 0;
 }
 
-static void propose_shapes(struct ctx *x)
+static int propose_shapes(struct ctx *x, struct gf_err *e)
 {
 	const struct gf_slurm_advise_opts *o = x->o;
 	for (int i = 0; i < o->nshapes && i < GF_SLURM_SHAPES_MAX; i++) {
@@ -366,10 +368,17 @@ static void propose_shapes(struct ctx *x)
 		j.nodes = 1;
 		j.gpus_per_node = o->shape_gpus[i];
 		j.cpus_per_node = o->shape_cpus > 0 ? o->shape_cpus : 1;
-		snprintf(j.partition, sizeof(j.partition), "%s",
-			 o->shape_partition ? o->shape_partition : "");
+		if (o->shape_partition &&
+		    gf_fmt(j.partition, sizeof(j.partition), "%s",
+			   o->shape_partition))
+			return gf_err_set(e, GF_ETOOBIG,
+					  "--partition '%.40s...' longer than "
+					  "%zu bytes",
+					  o->shape_partition,
+					  sizeof(j.partition) - 1);
 		propose(x, &j, false, &x->a->props[x->a->nprops++]);
 	}
+	return 0;
 }
 
 int gf_slurm_advise(const struct gf_slurm_snapshot *s,
@@ -392,7 +401,7 @@ int gf_slurm_advise(const struct gf_slurm_snapshot *s,
 		measure(&x);
 	/* shapes first: each is tried on what runs now */
 	if (rc == 0)
-		propose_shapes(&x);
+		rc = propose_shapes(&x, e);
 	if (rc == 0 && !o->shapes_only)
 		rc = propose_jobs(&x, e);
 	if (x.sched)

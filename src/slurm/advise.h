@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/frag.h>
 #include <gpufleet/gpu_topo.h>
 
@@ -85,7 +86,8 @@ struct gf_slurm_advice {
  */
 int gf_slurm_advise(const struct gf_slurm_snapshot *s,
 		    const struct gf_slurm_advise_opts *o,
-		    struct gf_slurm_advice *out, struct gf_err *e);
+		    struct gf_slurm_advice *out,
+		    struct gf_err *e) GF_MUST_CHECK;
 void gf_slurm_advice_release(struct gf_slurm_advice *a);
 
 /* "NV18", "PIX", "SYS" for a pair quality (GF_GQ_*); "-" for < 1. */

@@ -16,6 +16,8 @@
 
 #include <gpufleet/link.h>
 
+#include "util/fmt.h"
+
 #define LIST_MAX 4096
 
 bool gf_slurm_cores_known(const struct gf_node *n)
@@ -72,7 +74,7 @@ void gf_slurm_type_name(const struct gf_node *n, int g, char *out, size_t size)
 	 * "NVIDIA GPU 10de:06d2" (hwloc_load.c) names no type */
 	if (!gpu->model && strstr(gpu->name, " GPU ") &&
 	    strchr(gpu->name, ':')) {
-		snprintf(out, size, "%s", "");
+		out[0] = '\0';
 		return;
 	}
 	for (const char *p = gpu->name; *p && len + 1 < sizeof(low); p++)
@@ -86,12 +88,14 @@ void gf_slurm_type_name(const struct gf_node *n, int g, char *out, size_t size)
 		while (j < len && low[j] != '_' && low[j] != '-')
 			digit |= isdigit((unsigned char)low[j++]) != 0;
 		if (digit && j > i) {
-			snprintf(out, size, "%.*s", (int)(j - i), low + i);
+			if (gf_fmt(out, size, "%.*s", (int)(j - i), low + i))
+				out[0] = '\0'; /* too long for out: no type */
 			return;
 		}
 		i = j + 1;
 	}
-	snprintf(out, size, "%s", low);
+	if (gf_fmt(out, size, "%s", low))
+		out[0] = '\0'; /* too long for out: no type */
 }
 
 static const char *node_name(const struct gf_node *n,
@@ -138,9 +142,9 @@ static bool gpu_types(const struct gf_node *n,
 {
 	bool all = true;
 	for (int g = 0; g < n->ngpus; g++) {
-		if (o->type)
-			snprintf(t[g], 64, "%s", o->type);
-		else
+		if (o->type && gf_fmt(t[g], 64, "%s", o->type))
+			t[g][0] = '\0'; /* too long: untyped, as unnamed */
+		else if (!o->type)
 			gf_slurm_type_name(n, g, t[g], 64);
 		all &= t[g][0] != '\0';
 	}

@@ -47,7 +47,7 @@ struct gf_slurm_gres_opts {
  */
 int gf_slurm_gres_conf(const struct gf_node *n,
 		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
-		       struct gf_err *e);
+		       struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The slurm.conf line, as `slurmd -C` prints its first part: NodeName,
@@ -59,7 +59,7 @@ int gf_slurm_gres_conf(const struct gf_node *n,
  */
 int gf_slurm_node_line(const struct gf_node *n,
 		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
-		       struct gf_err *e);
+		       struct gf_err *e) GF_MUST_CHECK;
 
 /* Slurm's abstract core ids of the cores holding any PU of cpus. */
 void gf_slurm_abstract_cores(const struct gf_node *n,

@@ -15,6 +15,7 @@
 #include <gpufleet/bitmap.h>
 
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define LINE_MAX_  65536
@@ -297,17 +298,28 @@ static bool unusable_state(const char *st)
 	       strstr(st, "INVAL") || strstr(st, "FUTURE");
 }
 
+/* v (NULL: "") into a field; -1 with why said when it does not fit. */
+static int field(char *dst, size_t cap, const char *key, const char *v,
+		 char *why, size_t size)
+{
+	if (gf_fmt(dst, cap, "%s", v ? v : "") == 0)
+		return 0;
+	gf_note(why, size, "field '%s' longer than %zu bytes", key, cap - 1);
+	return -1;
+}
+
 static int node_of(const struct kv *kv, struct gf_slurm_node *n, char *why,
 		   size_t size)
 {
 	memset(n, 0, sizeof(*n));
 	const char *v = kv_get(kv, "NodeName");
-	snprintf(n->name, sizeof(n->name), "%s", v);
+	if (field(n->name, sizeof(n->name), "NodeName", v, why, size))
+		return -1;
 	if (kv_int(kv, "CPUTot", &n->cpus) ||
 	    kv_int(kv, "CPUAlloc", &n->cpus_alloc)) {
-		snprintf(why, size,
-			 "field 'CPUTot' or 'CPUAlloc' missing or "
-			 "not a count");
+		gf_note(why, size,
+			"field 'CPUTot' or 'CPUAlloc' missing or "
+			"not a count");
 		return -1;
 	}
 	int cnt;
@@ -316,22 +328,26 @@ static int node_of(const struct kv *kv, struct gf_slurm_node *n, char *why,
 				sizeof(n->gpu_type), &idx) ||
 	    gf_slurm_parse_gres(kv_get(kv, "GresUsed"), &cnt, NULL, 0,
 				&n->used)) {
-		snprintf(why, size,
-			 "field 'Gres' or 'GresUsed' is not a GRES "
-			 "list");
+		gf_note(why, size,
+			"field 'Gres' or 'GresUsed' is not a GRES "
+			"list");
 		return -1;
 	}
 	if (n->ngpus > GF_SLURM_GPUS_MAX ||
 	    (n->ngpus < 64 && n->used >> n->ngpus)) {
-		snprintf(why, size, "GPU indexes past the node's %d GPUs",
-			 n->ngpus);
+		gf_note(why, size, "GPU indexes past the node's %d GPUs",
+			n->ngpus);
 		return -1;
 	}
 	v = kv_get(kv, "Partitions");
-	snprintf(n->partitions, sizeof(n->partitions), "%s", v ? v : "");
+	if (field(n->partitions, sizeof(n->partitions), "Partitions", v, why,
+		  size))
+		return -1;
 	v = kv_get(kv, "State");
-	snprintf(n->state, sizeof(n->state), "%s", v ? v : "UNKNOWN");
-	n->unusable = unusable_state(n->state);
+	n->unusable = unusable_state(v ? v : "UNKNOWN");
+	/* shown only: a long state ("IDLE+CLOUD+POWERED_DOWN+...") is
+	 * judged above in full */
+	gf_note(n->state, sizeof(n->state), "%s", v ? v : "UNKNOWN");
 	return 0;
 }
 
@@ -345,9 +361,9 @@ static int job_of(const struct kv *kv, struct gf_slurm_job *j, char *why,
 	j->pending = strcmp(st, "PENDING") == 0;
 	int id = 0, cpus = 0, prio = 0;
 	if (kv_int(kv, "JobId", &id) || kv_int(kv, "NumCPUs", &cpus)) {
-		snprintf(why, size,
-			 "field 'JobId' or 'NumCPUs' missing or "
-			 "not a number");
+		gf_note(why, size,
+			"field 'JobId' or 'NumCPUs' missing or "
+			"not a number");
 		return -1;
 	}
 	kv_int(kv, "Priority", &prio);
@@ -359,10 +375,13 @@ static int job_of(const struct kv *kv, struct gf_slurm_job *j, char *why,
 		j->nodes = 1;
 	j->cpus_per_node = (cpus + j->nodes - 1) / j->nodes;
 	const char *v = kv_get(kv, "Partition");
-	snprintf(j->partition, sizeof(j->partition), "%s", v ? v : "");
+	if (field(j->partition, sizeof(j->partition), "Partition", v, why,
+		  size))
+		return -1;
 	v = kv_get(kv, "NodeList");
-	snprintf(j->nodelist, sizeof(j->nodelist), "%s",
-		 v && strcmp(v, "(null)") ? v : "");
+	if (field(j->nodelist, sizeof(j->nodelist), "NodeList",
+		  v && strcmp(v, "(null)") ? v : "", why, size))
+		return -1;
 	int n = 0;
 	if (gf_slurm_parse_tres_gpus(kv_get(kv, "TresPerNode"), &n, j->gpu_type,
 				     sizeof(j->gpu_type)) == 0 &&
@@ -432,6 +451,6 @@ int gf_slurm_snapshot_read_scontrol(struct gf_slurm_snapshot *s,
 				"'%s': no NodeName= line (save `scontrol -o "
 				"show node` into it)",
 				nodes_path);
-	snprintf(s->source, sizeof(s->source), "scontrol output");
+	gf_note(s->source, sizeof(s->source), "scontrol output");
 	return rc;
 }

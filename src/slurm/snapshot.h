@@ -3,7 +3,7 @@
  * one instant: its nodes (GPUs, which of them are allocated, CPUs, state,
  * partitions) and its jobs (running and pending, their GPU and CPU
  * request per node).  Filled from slurmctld through libslurm
- * (slurm/api.h), or from the saved output of `scontrol -o show node` and
+ * (slurm/slurm_api.h), or from the saved output of `scontrol -o show node` and
  * `scontrol -d -o show job` (for tests, and for clusters whose libslurm
  * is not the one gpufleet was built with).
  *
@@ -63,9 +63,9 @@ void gf_slurm_snapshot_release(struct gf_slurm_snapshot *s);
 
 /* Append a copy; its index, or GF_ETOOBIG past the caps. */
 int gf_slurm_snapshot_add_node(struct gf_slurm_snapshot *s,
-			       const struct gf_slurm_node *n);
+			       const struct gf_slurm_node *n) GF_MUST_CHECK;
 int gf_slurm_snapshot_add_job(struct gf_slurm_snapshot *s,
-			      const struct gf_slurm_job *j);
+			      const struct gf_slurm_job *j) GF_MUST_CHECK;
 /* Index of the node named name, or -1. */
 int gf_slurm_snapshot_find(const struct gf_slurm_snapshot *s, const char *name);
 
@@ -76,7 +76,7 @@ int gf_slurm_snapshot_find(const struct gf_slurm_snapshot *s, const char *name);
  * GF_EPARSE / GF_ERANGE (an index of GF_SLURM_GPUS_MAX or more).
  */
 int gf_slurm_parse_gres(const char *s, int *count, char *type, unsigned tsize,
-			uint64_t *idx);
+			uint64_t *idx) GF_MUST_CHECK;
 
 /*
  * A TRES request list ("cpu=2,gres:gpu:h100:2", "gres/gpu:2"): the GPU
@@ -84,7 +84,7 @@ int gf_slurm_parse_gres(const char *s, int *count, char *type, unsigned tsize,
  * GF_EPARSE.
  */
 int gf_slurm_parse_tres_gpus(const char *s, int *count, char *type,
-			     unsigned tsize);
+			     unsigned tsize) GF_MUST_CHECK;
 
 /*
  * Saved `scontrol -o show node` (one node per line, Key=Value words) and
@@ -95,7 +95,8 @@ int gf_slurm_parse_tres_gpus(const char *s, int *count, char *type,
  */
 int gf_slurm_snapshot_read_scontrol(struct gf_slurm_snapshot *s,
 				    const char *nodes_path,
-				    const char *jobs_path, struct gf_err *e);
+				    const char *jobs_path,
+				    struct gf_err *e) GF_MUST_CHECK;
 
 /* Whether a comma list ("gpu,debug") holds name. */
 bool gf_slurm_list_has(const char *list, const char *name);

@@ -14,13 +14,14 @@
 #include <string.h>
 
 #include "slurm/gres.h"
+#include "util/fmt.h"
 
 int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size)
 {
 	struct gf_tb_opts r = { .mode = GF_TB_CLOSEST };
 	bool mode = false;
 	if (!s || !*s) {
-		snprintf(why, size, "empty value");
+		gf_note(why, size, "empty value");
 		return -1;
 	}
 	for (const char *p = s; *p;) {
@@ -36,10 +37,10 @@ int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size)
 		else if (!mode && len == 4 && strncmp(p, "none", 4) == 0)
 			mode = true, r.mode = GF_TB_NONE;
 		else {
-			snprintf(why, size,
-				 "'%.*s' in '%s' is not closest, nic, none, "
-				 "verbose or strict (one mode)",
-				 (int)len, p, s);
+			gf_note(why, size,
+				"'%.*s' in '%s' is not closest, nic, none, "
+				"verbose or strict (one mode)",
+				(int)len, p, s);
 			return -1;
 		}
 		p += len;
@@ -59,32 +60,32 @@ static int one_arg(const char *arg, struct gf_tb_args *a, unsigned *seen,
 	while (k < 3 && strncmp(arg, keys[k], strlen(keys[k])) != 0)
 		k++;
 	if (k == 3) {
-		snprintf(why, size,
-			 "unknown argument '%.200s' (default=MODE, "
-			 "topology=FILE, nvml=0|1)",
-			 arg);
+		gf_note(why, size,
+			"unknown argument '%.200s' (default=MODE, "
+			"topology=FILE, nvml=0|1)",
+			arg);
 		return -1;
 	}
 	const char *v = arg + strlen(keys[k]);
 	char w[256];
 	if (*seen & (1u << k)) {
-		snprintf(why, size, "'%.200s': %.9s given twice", arg, keys[k]);
+		gf_note(why, size, "'%.200s': %.9s given twice", arg, keys[k]);
 		return -1;
 	}
 	*seen |= 1u << k;
 	if (k == 0 && gf_tb_parse(v, &a->def, w, sizeof(w)) != 0) {
-		snprintf(why, size, "'%.200s': %s", arg, w);
+		gf_note(why, size, "'%.200s': %s", arg, w);
 		return -1;
 	}
 	if (k == 1 && (!*v || strlen(v) >= sizeof(a->topology))) {
-		snprintf(why, size, "'%.200s': %s", arg,
-			 *v ? "path too long" : "empty file name");
+		gf_note(why, size, "'%.200s': %s", arg,
+			*v ? "path too long" : "empty file name");
 		return -1;
 	}
-	if (k == 1)
-		snprintf(a->topology, sizeof(a->topology), "%s", v);
+	if (k == 1 && gf_fmt(a->topology, sizeof(a->topology), "%s", v))
+		return -1; /* cannot: its length is checked above */
 	if (k == 2 && strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-		snprintf(why, size, "'%.200s': expected nvml=0 or nvml=1", arg);
+		gf_note(why, size, "'%.200s': expected nvml=0 or nvml=1", arg);
 		return -1;
 	}
 	if (k == 2)
@@ -135,10 +136,10 @@ static int by_uuid(const struct gf_node *n, const char *cvd,
 			    strncmp(n->gpus[g].uuid, p, len) == 0)
 				break;
 		if (g == n->ngpus || r->ngpus == GF_MAX_GPUS) {
-			snprintf(why, size,
-				 "GPU '%.*s' is not one of this node's (UUIDs "
-				 "need NVML: nvml=1 in plugstack.conf)",
-				 (int)len, p);
+			gf_note(why, size,
+				"GPU '%.*s' is not one of this node's (UUIDs "
+				"need NVML: nvml=1 in plugstack.conf)",
+				(int)len, p);
 			return -1;
 		}
 		r->gpus[r->ngpus++] = g;
@@ -159,8 +160,7 @@ int gf_tb_task_gpus(const struct gf_node *n, const char *step, const char *cvd,
 	if (cvd && (!*cvd || strcmp(cvd, "NoDevFiles") == 0))
 		cvd = NULL;
 	if (step && *step && (ns = id_list(step, s, GF_MAX_GPUS)) < 0) {
-		snprintf(why, size, "cannot read the step's GPUs '%.60s'",
-			 step);
+		gf_note(why, size, "cannot read the step's GPUs '%.60s'", step);
 		return -1;
 	}
 	if (cvd && strncmp(cvd, "GPU-", 4) == 0 &&
@@ -170,9 +170,9 @@ int gf_tb_task_gpus(const struct gf_node *n, const char *step, const char *cvd,
 		int v[GF_MAX_GPUS];
 		int nv = id_list(cvd, v, GF_MAX_GPUS);
 		if (nv < 0) {
-			snprintf(why, size,
-				 "cannot read CUDA_VISIBLE_DEVICES '%.60s'",
-				 cvd);
+			gf_note(why, size,
+				"cannot read CUDA_VISIBLE_DEVICES '%.60s'",
+				cvd);
 			return -1;
 		}
 		bool subset = true;
@@ -195,10 +195,10 @@ int gf_tb_task_gpus(const struct gf_node *n, const char *step, const char *cvd,
 	*whole = ns == 0 || r->ngpus == ns;
 	for (int i = 0; i < r->ngpus; i++)
 		if (r->gpus[i] < 0 || r->gpus[i] >= n->ngpus) {
-			snprintf(why, size,
-				 "GPU %d is not one of this node's GPU0..%d "
-				 "(gres.conf not from this topology?)",
-				 r->gpus[i], n->ngpus - 1);
+			gf_note(why, size,
+				"GPU %d is not one of this node's GPU0..%d "
+				"(gres.conf not from this topology?)",
+				r->gpus[i], n->ngpus - 1);
 			return -1;
 		}
 	return 0;
@@ -217,7 +217,7 @@ static void nic_text(const struct gf_node *n, const struct gf_bind_plan *p,
 		     char *out, size_t size)
 {
 	size_t len = 0;
-	snprintf(out, size, "none");
+	gf_note(out, size, "none");
 	for (int i = 0; i < p->nnics && len + 40 < size; i++)
 		len += (size_t)snprintf(out + len, size - len, "%s%s",
 					i ? "," : "", n->nics[p->nics[i]].name);
@@ -303,15 +303,15 @@ static void share(const struct gf_node *n, const struct gf_bitmap *step,
 	int c = count_cores(n, &out->pool);
 	if (c > have) {
 		gf_bitmap_format_list(&out->pool, l, sizeof(l));
-		snprintf(note, size,
-			 "; %d tasks, %d cores local to the GPUs: the step's "
-			 "nearest added, %.300s",
-			 ntasks, have, l);
+		gf_note(note, size,
+			"; %d tasks, %d cores local to the GPUs: the step's "
+			"nearest added, %.300s",
+			ntasks, have, l);
 	}
 	if (c < ntasks)
-		snprintf(note + strlen(note), size - strlen(note),
-			 "; %d tasks share %d cores: the step has no more",
-			 ntasks, c);
+		gf_note(note + strlen(note), size - strlen(note),
+			"; %d tasks share %d cores: the step has no more",
+			ntasks, c);
 	gf_bind_split(n, &out->pool, ntasks, task, &out->cpus);
 }
 
@@ -348,8 +348,8 @@ static void own_share(const struct gf_node *n, const struct gf_bind_request *r,
 		return;
 	gf_bind_split(n, &out->local, peers, at / r->ngpus, &out->cpus);
 	int c = count_cores(n, &out->local);
-	snprintf(note, size, "; %d tasks on GPUs of this locality%s", peers,
-		 c < peers ? ", sharing its cores: the step has no more" : "");
+	gf_note(note, size, "; %d tasks on GPUs of this locality%s", peers,
+		c < peers ? ", sharing its cores: the step has no more" : "");
 }
 
 int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
@@ -371,21 +371,21 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 	gf_err_clear(&e);
 	memset(out, 0, sizeof(*out));
 	if (gf_bind_plan(n, r, &out->plan, &e) != 0) {
-		snprintf(why, size, "%s", e.msg);
+		gf_note(why, size, "%s", e.msg);
 		return -1;
 	}
 	char g[128], nic[256], cl[1024], ml[128], ll[1024];
 	gpu_text(r, g, sizeof(g));
 	nic_text(n, &out->plan, nic, sizeof(nic));
 	if (o->mode == GF_TB_NIC) {
-		snprintf(out->say, sizeof(out->say), "GPUs %s: NIC %s", g, nic);
+		gf_note(out->say, sizeof(out->say), "GPUs %s: NIC %s", g, nic);
 		return 0;
 	}
 	if (!out->plan.locality_known) {
-		snprintf(out->say, sizeof(out->say),
-			 "GPUs %s: locality unknown, CPUs and memory left to "
-			 "Slurm; NIC %s",
-			 g, nic);
+		gf_note(out->say, sizeof(out->say),
+			"GPUs %s: locality unknown, CPUs and memory left to "
+			"Slurm; NIC %s",
+			g, nic);
 		return 0;
 	}
 	out->local = out->plan.cpus;
@@ -393,8 +393,8 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 	bool step_known = cores && *cores;
 	if (step_known) {
 		if (gf_bitmap_parse_list(&ac, cores) != 0) {
-			snprintf(why, size,
-				 "cannot read the step's cores '%.60s'", cores);
+			gf_note(why, size,
+				"cannot read the step's cores '%.60s'", cores);
 			return -1;
 		}
 		gf_slurm_core_cpus(n, &ac, &step);
@@ -402,11 +402,11 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 		if (gf_bitmap_is_empty(&out->local)) {
 			gf_bitmap_format_list(&step, cl, sizeof(cl));
 			gf_bitmap_format_list(&out->plan.cpus, ll, sizeof(ll));
-			snprintf(out->say, sizeof(out->say),
-				 "GPUs %s: none of the step's CPUs (%.300s) "
-				 "is local to them (%.300s): CPUs and memory "
-				 "left to Slurm; NIC %s",
-				 g, cl, ll, nic);
+			gf_note(out->say, sizeof(out->say),
+				"GPUs %s: none of the step's CPUs (%.300s) "
+				"is local to them (%.300s): CPUs and memory "
+				"left to Slurm; NIC %s",
+				g, cl, ll, nic);
 			return 0;
 		}
 	}
@@ -423,9 +423,9 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 	gf_bitmap_format_list(&out->cpus, cl, sizeof(cl));
 	gf_bitmap_format_list(&out->mems, ml, sizeof(ml));
 	gf_bitmap_format_list(&out->local, ll, sizeof(ll));
-	snprintf(out->say, sizeof(out->say),
-		 "task %d of %d: GPUs %.100s: CPUs %.300s (of %.300s local "
-		 "to them), memory node %.60s, NIC %.100s%.300s",
-		 task, ntasks, g, cl, ll, ml, nic, note);
+	gf_note(out->say, sizeof(out->say),
+		"task %d of %d: GPUs %.100s: CPUs %.300s (of %.300s local "
+		"to them), memory node %.60s, NIC %.100s%.300s",
+		task, ntasks, g, cl, ll, ml, nic, note);
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include <gpufleet/bind.h>
+#include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
 enum gf_tb_mode {
@@ -45,7 +46,8 @@ struct gf_tb_opts {
  * modifiers "verbose," and "strict," before a mode, as Slurm's own
  * --cpu-bind and --gpu-bind take "verbose,".  0, or -1 with why set.
  */
-int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why, size_t size);
+int gf_tb_parse(const char *s, struct gf_tb_opts *o, char *why,
+		size_t size) GF_MUST_CHECK;
 
 /* The plugstack.conf arguments. */
 struct gf_tb_args {
@@ -62,7 +64,8 @@ struct gf_tb_args {
  * holds the defaults), so that a plugin is never half configured.
  */
 int gf_tb_args(int ac, const char *const *av, struct gf_tb_args *out,
-	       void (*say)(void *ctx, const char *msg), void *ctx);
+	       void (*say)(void *ctx, const char *msg),
+	       void *ctx) GF_MUST_CHECK;
 
 /*
  * The task's GPUs into r: from step (SLURM_STEP_GPUS or SLURM_JOB_GPUS;
@@ -74,7 +77,7 @@ int gf_tb_args(int ac, const char *const *av, struct gf_tb_args *out,
  */
 int gf_tb_task_gpus(const struct gf_node *n, const char *step, const char *cvd,
 		    struct gf_bind_request *r, bool *whole, char *why,
-		    size_t size);
+		    size_t size) GF_MUST_CHECK;
 
 struct gf_tb_result {
 	struct gf_bind_plan plan; /* env: NCCL_IB_HCA, UCX_NET_DEVICES... */
@@ -104,7 +107,7 @@ struct gf_tb_result {
 int gf_tb_plan(const struct gf_node *n, const struct gf_tb_opts *o,
 	       const struct gf_bind_request *r, bool whole, int task,
 	       int ntasks, const char *cores, struct gf_tb_result *out,
-	       char *why, size_t size);
+	       char *why, size_t size) GF_MUST_CHECK;
 
 /*
  * gf_tb_plan with the step's GPUs sg (may be NULL): a task with its own
@@ -116,6 +119,6 @@ int gf_tb_plan_step(const struct gf_node *n, const struct gf_tb_opts *o,
 		    const struct gf_bind_request *r,
 		    const struct gf_bind_request *sg, bool whole, int task,
 		    int ntasks, const char *cores, struct gf_tb_result *out,
-		    char *why, size_t size);
+		    char *why, size_t size) GF_MUST_CHECK;
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -111,8 +112,8 @@ static void label(const char *labels, const char *key, char *out, size_t size)
 	for (const char *p = labels; p && *p;) {
 		size_t len = strcspn(p, ";");
 		if (len > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-			snprintf(out, size, "%.*s", (int)(len - kl - 1),
-				 p + kl + 1);
+			gf_note(out, size, "%.*s", (int)(len - kl - 1),
+				p + kl + 1);
 			return;
 		}
 		p += len;
@@ -247,16 +248,16 @@ static void table_row(const struct gf_charge_input *in, const struct job *j,
 	const struct gf_charge_record *r = &in->rec[i];
 	const struct gf_charge_extra *x = &in->extra[r->extra];
 	const char *labels = str(in, x->labels);
-	snprintf(w->c[0], sizeof(w->c[0]), "%s", str(in, r->pod));
-	snprintf(w->c[1], sizeof(w->c[1]), "%s", str(in, r->ns));
+	gf_note(w->c[0], sizeof(w->c[0]), "%s", str(in, r->pod));
+	gf_note(w->c[1], sizeof(w->c[1]), "%s", str(in, r->ns));
 	label(labels, "user", w->c[2], sizeof(w->c[2]));
 	label(labels, "state", w->c[3], sizeof(w->c[3]));
-	snprintf(w->c[4], sizeof(w->c[4]), "%g", j->gpus);
-	snprintf(w->c[5], sizeof(w->c[5]), "%s", str(in, x->gpu_model));
+	gf_note(w->c[4], sizeof(w->c[4]), "%g", j->gpus);
+	gf_note(w->c[5], sizeof(w->c[5]), "%s", str(in, x->gpu_model));
 	fmt_time(j->start, w->c[6], sizeof(w->c[6]));
-	snprintf(w->c[7], sizeof(w->c[7]), "%.0f",
-		 (double)(j->end - j->start) / 1e3);
-	snprintf(w->c[8], sizeof(w->c[8]), "%.0f", j->gpu_s);
+	gf_note(w->c[7], sizeof(w->c[7]), "%.0f",
+		(double)(j->end - j->start) / 1e3);
+	gf_note(w->c[8], sizeof(w->c[8]), "%.0f", j->gpu_s);
 }
 
 /* Text columns left-aligned, numbers (GPUS, SECONDS, GPU_SECONDS)

@@ -39,17 +39,20 @@
  * its own message is on stderr).
  */
 int gf_slurm_run_sacct(const char *sacct, int64_t since_ms, int64_t until_ms,
-		       const char *out_path, struct gf_err *e);
+		       const char *out_path, struct gf_err *e) GF_MUST_CHECK;
 
 /* The records CSV of the contract, with labels and gpu_model. */
-int gf_slurm_usage_csv(const struct gf_charge_input *in, struct gf_buf *out);
+int gf_slurm_usage_csv(const struct gf_charge_input *in,
+		       struct gf_buf *out) GF_MUST_CHECK;
 
 /*
  * One entry per job (its records summed over its nodes): job, cluster,
  * account, user, partition, state, nodes, gpus, gpu_model, start, end,
  * seconds, gpu_seconds; then the total.  JSON, or a text table.
  */
-int gf_slurm_usage_json(const struct gf_charge_input *in, struct gf_buf *out);
-int gf_slurm_usage_table(const struct gf_charge_input *in, struct gf_buf *out);
+int gf_slurm_usage_json(const struct gf_charge_input *in,
+			struct gf_buf *out) GF_MUST_CHECK;
+int gf_slurm_usage_table(const struct gf_charge_input *in,
+			 struct gf_buf *out) GF_MUST_CHECK;
 
 #endif

@@ -326,6 +326,55 @@ static void test_scontrol(void **state)
 	unlink(path);
 }
 
+/* Write text into a new temporary file; its path in path. */
+static void temp_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t n = strlen(text);
+	assert_int_equal(write(fd, text, n), (ssize_t)n);
+	close(fd);
+}
+
+/* A state longer than the field kept for it is judged whole (cut at 31
+ * bytes, "MIXED+CLOUD+COMPLETING+PLANNED+" was read as usable); a name longer
+ * than its field is an error naming the field (it was cut silently). */
+static void test_scontrol_long_fields(void **state)
+{
+	(void)state;
+	struct gf_slurm_snapshot s;
+	struct gf_err e;
+	gf_err_clear(&e);
+	char path[] = "/tmp/gf-slurm-nodes-XXXXXX";
+	temp_file(path, "NodeName=n1 CPUTot=4 CPUAlloc=0 Gres=gpu:2 "
+			"GresUsed=gpu:0 Partitions=gpu "
+			"State=MIXED+CLOUD+COMPLETING+PLANNED+DRAIN\n");
+	gf_slurm_snapshot_init(&s);
+	assert_int_equal(gf_slurm_snapshot_read_scontrol(&s, path, NULL, &e),
+			 0);
+	assert_int_equal(s.nnodes, 1);
+	assert_true(s.nodes[0].unusable);
+	assert_int_equal(strlen(s.nodes[0].state),
+			 sizeof(s.nodes[0].state) - 1);
+	gf_slurm_snapshot_release(&s);
+	unlink(path);
+
+	char name[GF_SLURM_NAME_MAX + 8], line[256];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(line, sizeof(line),
+		 "NodeName=%s CPUTot=4 CPUAlloc=0 Gres=gpu:2 GresUsed=gpu:0\n",
+		 name);
+	char path2[] = "/tmp/gf-slurm-nodes-XXXXXX";
+	temp_file(path2, line);
+	gf_slurm_snapshot_init(&s);
+	assert_int_equal(gf_slurm_snapshot_read_scontrol(&s, path2, NULL, &e),
+			 GF_EPARSE);
+	assert_non_null(strstr(e.msg, ":1: field 'NodeName' longer than 63"));
+	gf_slurm_snapshot_release(&s);
+	unlink(path2);
+}
+
 static void add_node(struct gf_slurm_snapshot *s, const char *name,
 		     const char *parts, uint64_t used, int cpus_alloc)
 {
@@ -866,6 +915,7 @@ int main(void)
 		cmocka_unit_test(test_type_and_names),
 		cmocka_unit_test(test_gres_strings),
 		cmocka_unit_test(test_scontrol),
+		cmocka_unit_test(test_scontrol_long_fields),
 		cmocka_unit_test(test_advise_by_hand),
 		cmocka_unit_test(test_advise_topology),
 		cmocka_unit_test(test_taskbind_parse),

@@ -45,6 +45,7 @@
 #include "slurm/taskbind.h"
 #include "topo/hwloc_load.h"
 #include "topo/source.h"
+#include "util/fmt.h"
 
 /* plugin_name, plugin_type, plugin_version, spank_plugin_version */
 /* cppcheck-suppress unknownMacro */
@@ -152,7 +153,7 @@ say_failure(spank_t sp, const char *fmt, ...)
 	spank_get_item(sp, S_JOB_STEPID, &step);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(G.failure, sizeof(G.failure), fmt, ap);
+	gf_vnote(G.failure, sizeof(G.failure), fmt, ap);
 	va_end(ap);
 	slurm_info("gpufleet: job %u step %u: %s; binding left to Slurm", job,
 		   step, G.failure);
@@ -244,7 +245,7 @@ static int bind_task(spank_t sp, const struct gf_tb_opts *o)
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (res->bind && gf_topo_bind_self(&res->cpus, &res->mems, &e) != 0) {
-		snprintf(why, sizeof(why), "task %d: %s", task, e.msg);
+		gf_note(why, sizeof(why), "task %d: %s", task, e.msg);
 		slurm_info("gpufleet: %s; binding left to Slurm", why);
 		free(res);
 		return fail_task(o, why);

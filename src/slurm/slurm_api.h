@@ -1,5 +1,5 @@
 /*
- * api.h - slurmctld's view of the cluster through libslurm: nodes
+ * slurm_api.h - slurmctld's view of the cluster through libslurm: nodes
  * (slurm_load_node), partitions (slurm_load_partitions, for each node's
  * partitions, which slurmctld does not send with the nodes) and jobs
  * (slurm_load_jobs), into a snapshot (snapshot.h).
@@ -11,8 +11,8 @@
  * where that library is absent, says so (GF_ENOTSUP) and the saved
  * scontrol output still works.
  */
-#ifndef GF_SLURM_API_H
-#define GF_SLURM_API_H
+#ifndef GF_SLURM_SLURM_API_H
+#define GF_SLURM_SLURM_API_H
 
 #include <gpufleet/err.h>
 
@@ -24,6 +24,7 @@
  * GF_ENOTFOUND (slurmctld unreachable, with Slurm's own message), or
  * GF_ETOOBIG / GF_EPARSE for what cannot be kept.
  */
-int gf_slurm_api_load(struct gf_slurm_snapshot *s, struct gf_err *e);
+int gf_slurm_api_load(struct gf_slurm_snapshot *s,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * api.c - slurmctld's nodes, partitions and jobs through libslurm, opened
- * at run time (api.h).  The calls are those scontrol makes for `show
+ * slurm_api.c - slurmctld's nodes, partitions and jobs through libslurm, opened
+ * at run time (slurm_api.h).  The calls are those scontrol makes for `show
  * node` and `show job` (slurm_load_node, slurm_load_partitions with
  * slurm_populate_node_partitions, slurm_load_jobs), and a node's
  * allocated CPUs come from slurm_get_select_nodeinfo(...,
@@ -12,10 +12,12 @@
  * it.  The library is opened once and never closed (its atexit handlers
  * stay valid).
  */
-#include "slurm/api.h"
+#include "slurm/slurm_api.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "util/fmt.h"
 
 #if defined(GF_HAVE_SLURM) && GF_HAVE_SLURM
 #include <dlfcn.h>
@@ -111,14 +113,27 @@ static bool node_unusable(uint32_t st)
 	       (st & NODE_STATE_INVALID_REG);
 }
 
+/* v (NULL: "") into a field of one's record; GF_ETOOBIG said when it
+ * does not fit. */
+static int field(char *dst, size_t cap, const char *what, const char *v,
+		 struct gf_err *e)
+{
+	if (gf_fmt(dst, cap, "%s", v ? v : "") == 0)
+		return 0;
+	return gf_err_set(e, GF_ETOOBIG, "%s '%.40s...' longer than %zu bytes",
+			  what, v, cap - 1);
+}
+
 static int add_node(struct gf_slurm_snapshot *s, node_info_t *ni,
 		    struct gf_err *e)
 {
 	struct gf_slurm_node n;
 	memset(&n, 0, sizeof(n));
-	snprintf(n.name, sizeof(n.name), "%s", ni->name ? ni->name : "");
-	snprintf(n.partitions, sizeof(n.partitions), "%s",
-		 ni->partitions ? ni->partitions : "");
+	int rc;
+	if ((rc = field(n.name, sizeof(n.name), "node name", ni->name, e)) ||
+	    (rc = field(n.partitions, sizeof(n.partitions), "node partitions",
+			ni->partitions, e)))
+		return rc;
 	n.cpus = ni->cpus;
 	uint16_t alloc = 0;
 	if (ni->select_nodeinfo &&
@@ -137,8 +152,7 @@ static int add_node(struct gf_slurm_snapshot *s, node_info_t *ni,
 				  n.name, ni->gres ? ni->gres : "",
 				  ni->gres_used ? ni->gres_used : "");
 	n.unusable = node_unusable(ni->node_state);
-	snprintf(n.state, sizeof(n.state), "%s",
-		 n.unusable ? "unusable" : "up");
+	gf_note(n.state, sizeof(n.state), "%s", n.unusable ? "unusable" : "up");
 	if (gf_slurm_snapshot_add_node(s, &n) < 0)
 		return gf_err_set(e, GF_ETOOBIG, "more than %d nodes",
 				  GF_SLURM_NODES_MAX);
@@ -159,10 +173,12 @@ static int add_job(struct gf_slurm_snapshot *s, slurm_job_info_t *ji,
 	j.nodes = ji->num_nodes ? (int)ji->num_nodes : 1;
 	j.cpus_per_node = (int)((ji->num_cpus + (uint32_t)j.nodes - 1) /
 				(uint32_t)j.nodes);
-	snprintf(j.partition, sizeof(j.partition), "%s",
-		 ji->partition ? ji->partition : "");
-	snprintf(j.nodelist, sizeof(j.nodelist), "%s",
-		 ji->nodes ? ji->nodes : "");
+	int rc;
+	if ((rc = field(j.partition, sizeof(j.partition), "job partition",
+			ji->partition, e)) ||
+	    (rc = field(j.nodelist, sizeof(j.nodelist), "job node list",
+			ji->nodes, e)))
+		return rc;
 	int n = 0;
 	if (gf_slurm_parse_tres_gpus(ji->tres_per_node, &n, j.gpu_type,
 				     sizeof(j.gpu_type)) == 0 &&
@@ -200,8 +216,8 @@ int gf_slurm_api_load(struct gf_slurm_snapshot *s, struct gf_err *e)
 		rc = slurm_fail("slurm_load_jobs", e);
 	for (uint32_t i = 0; rc == 0 && jobs && i < jobs->record_count; i++)
 		rc = add_job(s, &jobs->job_array[i], e);
-	snprintf(s->source, sizeof(s->source), "slurmctld through %s",
-		 GF_SLURM_SONAME);
+	gf_note(s->source, sizeof(s->source), "slurmctld through %s",
+		GF_SLURM_SONAME);
 out:
 	if (jobs)
 		L.free_jobs(jobs);
