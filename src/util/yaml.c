@@ -295,16 +295,19 @@ int gf_yr_keys(const struct gf_yr *r, const struct gf_yn *n, const char *where,
 	       const char *known)
 {
 	if (gf_yn_type(n) != GF_YN_MAP)
-		return gf_yr_fail(r, n, "%s: expected a mapping", where);
+		return gf_yr_fail(r, n, "%s: expected a mapping",
+				  where ? where : "document");
 	const struct gf_yn *k;
 	for (size_t i = 0; gf_yn_pair(n, i, &k, NULL); i++) {
 		const char *s = gf_yn_str(k);
 		if (!s)
-			return gf_yr_fail(r, k, "%s: keys are strings", where);
+			return gf_yr_fail(r, k, "%s: keys are strings",
+					  where ? where : "document");
 		if (!gf_yaml_known(s, known))
 			return gf_yr_fail(r, k,
-					  "%s: unknown key '%.60s' (known: %s)",
-					  where, s, known);
+					  "%s%sunknown key '%.60s' (known: %s)",
+					  where ? where : "", where ? ": " : "",
+					  s, known);
 	}
 	return 0;
 }

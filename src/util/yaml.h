@@ -105,7 +105,7 @@ int gf_yr_bool(const struct gf_yr *r, const struct gf_yn *n, const char *key,
 	       bool *out) GF_MUST_CHECK;
 /* n must be a mapping (else "WHERE: expected a mapping") whose keys are
  * scalars in known ("a, b, c"); else GF_EPARSE at the first other key:
- * "WHERE: unknown key 'K' (known: a, b, c)". */
+ * "WHERE: unknown key 'K' (known: a, b, c)" (where NULL: no "WHERE: "). */
 int gf_yr_keys(const struct gf_yr *r, const struct gf_yn *n, const char *where,
 	       const char *known) GF_MUST_CHECK;
 
