@@ -1,7 +1,7 @@
 /*
- * read.c - the CSV inputs of `gpufleet chargeback`: usage records and
- * assets (the scripts' contract, docs/chargeback.md), GPU telemetry;
- * times (RFC3339 or unix seconds) and windows.
+ * chargeback_read.c - the CSV inputs of `gpufleet chargeback`: usage records
+ * and assets (the scripts' contract, docs/chargeback.md), GPU telemetry; times
+ * (RFC3339 or unix seconds) and windows.
  *
  * Columns are found by the header, so they may come in any order; a
  * required one missing or an unknown one is an error naming it (a typo

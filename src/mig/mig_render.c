@@ -1,12 +1,11 @@
 /*
- * render.c - MIG plan output, and a proposal's JSON.
+ * mig_render.c - MIG plan output, and a proposal's JSON.
  */
-#include "mig/render.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mig/render.h"
 #include "util/json.h"
 
 static void slices_picture(const struct gf_mig_model *m,

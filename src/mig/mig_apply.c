@@ -1,5 +1,5 @@
 /*
- * apply.c - mig-parted configs applied through NVML.
+ * mig_apply.c - mig-parted configs applied through NVML.
  *
  * Per GPU: find the entry that selects it (device-filter and devices; a
  * later entry wins, as in mig-parted), read its GPU instances (placement
@@ -24,12 +24,11 @@
  * back steps (converge, verify), on a GPU in MIG mode with no busy
  * instance only.
  */
-#include "mig/apply.h"
-
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "mig/apply.h"
 #include "mig/state.h"
 #include "topo/nvml.h"
 #include "util/log.h"

@@ -1,6 +1,6 @@
 /*
- * source.c - the live loop's metric: the queue depth from a Prometheus
- * text page (the controller's /metrics: gpufleet_queue_pending_jobs
+ * autoscale_source.c - the live loop's metric: the queue depth from a
+ * Prometheus text page (the controller's /metrics: gpufleet_queue_pending_jobs
  * {class,team}, docs/controller.md) or from Prometheus' HTTP API
  * (GET /api/v1/query?query=..., the answer's vector summed).  The
  * parsers are separate from the HTTP so tests feed them text.

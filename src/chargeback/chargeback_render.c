@@ -1,7 +1,7 @@
 /*
- * render.c - a chargeback result as OpenCost's allocation API answers it
- * (JSON: {"code": 200, "data": [{name: allocation}, ... one per step]},
- * its field names where they mean the same, every float rounded to 5
+ * chargeback_render.c - a chargeback result as OpenCost's allocation API
+ * answers it (JSON: {"code": 200, "data": [{name: allocation}, ... one per
+ * step]}, its field names where they mean the same, every float rounded to 5
  * decimals and NaN as null), as CSV, and as a text table; the skipped
  * records as lines.  Field meanings: docs/chargeback.md.
  */
