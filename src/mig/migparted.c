@@ -310,18 +310,18 @@ static int fits(const struct gf_mig_model *m, const struct gf_mp_entry *en,
 	for (int i = 0; i < en->nmdev; i++) {
 		int p = gf_mig_profile_find(m, en->mdev[i].name);
 		if (p < 0) {
-			snprintf(msg, size, "%s has no profile '%s'", m->id,
-				 en->mdev[i].name);
+			gf_note(msg, size, "%s has no profile '%s'", m->id,
+				en->mdev[i].name);
 			return -1;
 		}
 		counts[p] += en->mdev[i].count;
 	}
 	struct gf_mig_layout l = { .n = 0 };
 	if (gf_mig_place(m, counts, &l) != 0) {
-		snprintf(msg, size,
-			 "these instances do not fit on one %s (memory "
-			 "slices, allowed starts or maximum counts)",
-			 m->id);
+		gf_note(msg, size,
+			"these instances do not fit on one %s (memory "
+			"slices, allowed starts or maximum counts)",
+			m->id);
 		return -1;
 	}
 	return 0;
@@ -423,6 +423,14 @@ static int validate_filtered(const struct gf_mp_file *f,
 	return errors;
 }
 
+/* id added to a list "a, b" of *n (a list too long is cut, marked). */
+static void list_add(char *list, size_t size, int *n, const char *id)
+{
+	size_t len = strlen(list);
+	gf_note(list + len, size - len, "%s%s", *n ? ", " : "", id);
+	(*n)++;
+}
+
 /* An entry without a device filter: every model that has its profiles. */
 static int validate_unfiltered(const struct gf_mp_file *f,
 			       const struct gf_mp_config *cfg,
@@ -451,24 +459,15 @@ static int validate_unfiltered(const struct gf_mp_file *f,
 	if (errors)
 		return errors;
 	char ok[400] = "", bad[400] = "", why[200] = "";
-	size_t lok = 0, lbad = 0;
 	int nok = 0, nbad = 0;
 	for (int k = 0; k < gf_mig_model_count(); k++) {
 		const struct gf_mig_model *m = gf_mig_model_at(k);
 		if (!has_all(m, en))
 			continue;
 		if (fits(m, en, why, sizeof(why)) == 0) {
-			if (lok + 40 < sizeof(ok))
-				lok += (size_t)snprintf(
-					ok + lok, sizeof(ok) - lok, "%s%s",
-					nok ? ", " : "", m->id);
-			nok++;
+			list_add(ok, sizeof(ok), &nok, m->id);
 		} else {
-			if (lbad + 40 < sizeof(bad))
-				lbad += (size_t)snprintf(
-					bad + lbad, sizeof(bad) - lbad, "%s%s",
-					nbad ? ", " : "", m->id);
-			nbad++;
+			list_add(bad, sizeof(bad), &nbad, m->id);
 		}
 	}
 	const struct gf_mig_untabled *u = untabled_with_all(en);
