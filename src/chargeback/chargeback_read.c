@@ -18,6 +18,7 @@
 
 #include "chargeback/chargeback.h"
 #include "util/csv.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf_cb_skips_release(struct gf_cb_skips *sk)
@@ -35,7 +36,7 @@ static void skip_add(struct gf_cb_skips *sk, uint32_t src, uint32_t line,
 		struct gf_charge_skip *s = &sk->v[sk->n++];
 		s->src = src;
 		s->line = line;
-		snprintf(s->why, sizeof(s->why), "%.239s", why);
+		gf_note(s->why, sizeof(s->why), "%s", why);
 	}
 	sk->total++;
 }
