@@ -219,7 +219,8 @@ int gf_mig_state_read(struct gf_mig_node_state *s, struct gf_err *e)
 		s->gpus = gf_calloc(count, sizeof(*s->gpus));
 	/* a GPU that cannot be read keeps its error in ->error */
 	for (unsigned i = 0; rc == 0 && i < count; i++, s->ngpus++)
-		gf_mig_state_read_gpu(nv, i, &s->gpus[i], NULL);
+		if (gf_mig_state_read_gpu(nv, i, &s->gpus[i], NULL) != 0)
+			continue; /* (gcc warns on a (void) cast) */
 	gf_nvml_close();
 	return rc;
 }
