@@ -1,7 +1,7 @@
 /*
  * autoscale.h - the autoscaler's adapters (docs/autoscaling.md): the
  * manifests it reads (a Kubernetes autoscaling/v2 HorizontalPodAutoscaler
- * or a KEDA ScaledObject, YAML through libyaml), the metric samples of
+ * or a KEDA ScaledObject, YAML through util/yaml), the metric samples of
  * `gpufleet autoscale recommend`, the metric sources of the live loop
  * (the controller's /metrics, or a Prometheus instant query), the
  * manifests it writes, and the loop itself with its actuator seam.

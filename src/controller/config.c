@@ -1,5 +1,5 @@
 /*
- * config.c - the controller's YAML config through libyaml's document API
+ * config.c - the controller's YAML config through util/yaml
  * (every node carries its line), and the node table it describes.
  *
  * Reading is strict: unknown keys, wrong types and out-of-range numbers

@@ -1,5 +1,5 @@
 /*
- * migparted.c - mig-parted YAML through libyaml's document API (nodes
+ * migparted.c - mig-parted YAML through util/yaml (nodes
  * carry their line), with the unmarshaller's rules (reference
  * mig-and-metrics.md 2.1): unknown keys are errors, `devices` is "all" or
  * a list of indexes, mig-devices is required when mig-enabled is true and

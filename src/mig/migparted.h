@@ -1,6 +1,6 @@
 /*
  * migparted.h - NVIDIA mig-parted configuration files (schema v1):
- * read (libyaml), check against the MIG rules, and write.
+ * read (util/yaml), check against the MIG rules, and write.
  *
  *   version: v1
  *   mig-configs:
