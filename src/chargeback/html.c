@@ -117,10 +117,10 @@ static void summary(struct gf_buf *b, const struct gf_cb_view *v,
 	for (int i = 0; i < v->o->nagg; i++) {
 		char k[GF_CHARGE_STR_MAX + 8];
 		gf_charge_key_name(v->in, &v->o->agg[i], k, sizeof(k));
-		len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s",
-					i ? ", " : "", k);
-		if (len >= sizeof(key))
-			break;
+		gf_note(key + len, sizeof(key) - len, "%s%s", i ? ", " : "", k);
+		len += strlen(key + len);
+		if (len + 1 >= sizeof(key))
+			break; /* cut, marked "..." */
 	}
 	double total = 0, gh = 0, idle = 0, waste = 0;
 	for (size_t i = 0; i < st->nrows; i++) {
