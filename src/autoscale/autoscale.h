@@ -1,7 +1,7 @@
 /*
  * autoscale.h - the autoscaler's adapters (docs/autoscaling.md): the
  * manifests it reads (a Kubernetes autoscaling/v2 HorizontalPodAutoscaler
- * or a KEDA ScaledObject, YAML through libyaml), the metric samples of
+ * or a KEDA ScaledObject, YAML through util/yaml), the metric samples of
  * `gpufleet autoscale recommend`, the metric sources of the live loop
  * (the controller's /metrics, or a Prometheus instant query), the
  * manifests it writes, and the loop itself with its actuator seam.
@@ -51,10 +51,11 @@ struct gf_as_scaler {
  * 0, or a negative code with e saying FILE:LINE: what.
  */
 int gf_as_read_manifest(const char *path, struct gf_as_scaler *out,
-			struct gf_err *e);
+			struct gf_err *e) GF_MUST_CHECK;
 /* The same from memory; name stands for the file in messages. */
 int gf_as_parse_manifest(const char *text, size_t len, const char *name,
-			 struct gf_as_scaler *out, struct gf_err *e);
+			 struct gf_as_scaler *out,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 struct gf_as_samples {
 	struct gf_hpa_sample *s;
@@ -71,7 +72,7 @@ struct gf_as_samples {
  * release with gf_as_samples_release() after 0.
  */
 int gf_as_read_samples(const char *path, struct gf_as_samples *out,
-		       struct gf_err *e);
+		       struct gf_err *e) GF_MUST_CHECK;
 void gf_as_samples_release(struct gf_as_samples *s);
 
 /*
@@ -81,7 +82,7 @@ void gf_as_samples_release(struct gf_as_samples *s);
  */
 int gf_as_recommend(const struct gf_as_scaler *scaler, int32_t start,
 		    const struct gf_as_samples *s, int32_t *out,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Where the live loop reads the queue depth. */
 enum gf_as_source_kind {
@@ -112,7 +113,7 @@ struct gf_as_source {
  */
 int gf_as_parse_metrics_page(const char *text, size_t len,
 			     const struct gf_as_source *src, double *value,
-			     struct gf_err *e);
+			     struct gf_err *e) GF_MUST_CHECK;
 /*
  * Sum of an instant query's answer (vector or scalar); an empty vector
  * is 0, as KEDA's ignoreNullValues (default true).  GF_EPARSE for an
@@ -120,11 +121,11 @@ int gf_as_parse_metrics_page(const char *text, size_t len,
  * above.
  */
 int gf_as_parse_query_answer(const char *json, size_t len, double *value,
-			     struct gf_err *e);
+			     struct gf_err *e) GF_MUST_CHECK;
 /* Read the source once over HTTP (util client).  0 with *value, or a
  * negative code with e naming the URL and the cause. */
 int gf_as_source_read(const struct gf_as_source *src, double *value,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The actuator: what the loop does with a decision.  apply() makes the
@@ -151,7 +152,7 @@ struct gf_as_actuator {
 int gf_as_controller_actuator(const char *base_url,
 			      const struct gf_as_source *conn,
 			      const char *service, struct gf_as_actuator *out,
-			      struct gf_err *e);
+			      struct gf_err *e) GF_MUST_CHECK;
 /* Free what an actuator holds (a dry-run one holds nothing). */
 void gf_as_actuator_release(struct gf_as_actuator *act);
 
@@ -189,7 +190,7 @@ struct gf_as_loop {
  * and changes nothing.  0 when count syncs ran or *stop was set; a
  * negative code when the decision itself failed (e set).
  */
-int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e);
+int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e) GF_MUST_CHECK;
 
 /* The manifests `gpufleet autoscale manifests` writes. */
 struct gf_as_manifest_opts {
@@ -213,6 +214,6 @@ struct gf_as_manifest_opts {
 
 /* Multi-document YAML into out; 0 or GF_ETOOBIG / GF_EINVAL with e. */
 int gf_as_render_manifests(const struct gf_as_manifest_opts *o,
-			   struct gf_buf *out, struct gf_err *e);
+			   struct gf_buf *out, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

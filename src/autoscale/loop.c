@@ -16,6 +16,7 @@
 #include "autoscale/autoscale.h"
 #include "server/client.h"
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -56,8 +57,11 @@ static int ctl_apply(void *ctx, int32_t current, int32_t desired,
 	struct ctl_act *a = ctx;
 	char url[1100], body[64];
 	(void)current;
-	snprintf(url, sizeof(url), "%s/replicas", a->url);
-	snprintf(body, sizeof(body), "{\"replicas\": %d}", (int)desired);
+	if (gf_fmt(url, sizeof(url), "%s/replicas", a->url) ||
+	    gf_fmt(body, sizeof(body), "{\"replicas\": %d}", (int)desired))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "the controller's URL is too "
+				  "long");
 	struct gf_client_answer ans;
 	int rc = ctl_call(a, GF_HTTP_PUT, url, body, &ans, e);
 	gf_client_answer_release(&ans);
@@ -102,10 +106,15 @@ int gf_as_controller_actuator(const char *base_url,
 	size_t n = strlen(base_url);
 	while (n && base_url[n - 1] == '/')
 		n--;
-	snprintf(a->url, sizeof(a->url), "%.*s/v1/services/%s", (int)n,
-		 base_url, service);
-	snprintf(a->token, sizeof(a->token), "%s",
-		 conn && conn->token ? conn->token : "");
+	/* both fit: their lengths are checked above */
+	if (gf_fmt(a->url, sizeof(a->url), "%.*s/v1/services/%s", (int)n,
+		   base_url, service) ||
+	    gf_fmt(a->token, sizeof(a->token), "%s",
+		   conn && conn->token ? conn->token : "")) {
+		gf_free(a);
+		return gf_err_set(e, GF_ETOOBIG,
+				  "the controller's URL is too long");
+	}
 	a->ca = conn && conn->ca ? gf_strdup(conn->ca) : NULL;
 	a->insecure_http = conn && conn->insecure_http;
 	a->c = gf_client_new();
@@ -179,7 +188,7 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 	tk.before = *cur;
 	struct gf_err ae;
 	if (l->act.current && l->act.current(l->act.ctx, cur, &ae) != 0) {
-		snprintf(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
+		gf_note(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
 		tk.after = *cur;
 		if (l->report)
 			l->report(l->report_ctx, &tk);
@@ -190,7 +199,7 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 	gf_err_clear(&re);
 	tk.ok = gf_as_source_read(l->src, &tk.value, &re) == 0;
 	if (!tk.ok)
-		snprintf(tk.why, sizeof(tk.why), "%s", re.msg);
+		gf_note(tk.why, sizeof(tk.why), "%s", re.msg);
 	double milli = tk.ok ? ceil(tk.value * 1000.0) : 0;
 	struct gf_hpa_input in = {
 		t_ms, *cur,  *cur,
@@ -208,7 +217,7 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 		if (l->act.apply(l->act.ctx, *cur, o.replicas, &ae) == 0)
 			*cur = o.replicas;
 		else
-			snprintf(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
+			gf_note(tk.act_why, sizeof(tk.act_why), "%s", ae.msg);
 		tk.after = *cur;
 	}
 	if (l->report)

@@ -1,7 +1,7 @@
 /*
  * manifest.c - an autoscaling/v2 HorizontalPodAutoscaler or a KEDA
- * ScaledObject, read from YAML through libyaml's document API (nodes
- * carry their line), into a gf_as_scaler.
+ * ScaledObject, read from YAML through util/yaml (nodes carry their
+ * line), into a gf_as_scaler.
  *
  * Field names are the upstream ones: kubernetes/api autoscaling/v2
  * types.go (spec.minReplicas, maxReplicas, metrics[].external.metric,
@@ -20,113 +20,84 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "autoscale/autoscale.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
+#include "util/yaml.h"
+
+typedef struct gf_yn node_t;
 
 struct rd {
-	yaml_document_t *doc;
-	const char *path;
-	struct gf_err *e;
+	struct gf_yr yr; /* the document and the error */
 	struct gf_as_scaler *out;
 };
 
-static int line_of(const yaml_node_t *n)
-{
-	return n ? (int)n->start_mark.line + 1 : 0;
-}
+#define fail(r, n, ...) gf_yr_fail(&(r)->yr, n, __VA_ARGS__)
 
-__attribute__((format(printf, 3, 4))) static int
-fail(const struct rd *r, const yaml_node_t *n, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return gf_err_set(r->e, GF_EPARSE, "%s:%d: %s", r->path, line_of(n),
-			  msg);
-}
-
-static yaml_node_t *node(const struct rd *r, int id)
-{
-	return yaml_document_get_node(r->doc, id);
-}
-
-static bool is_null(const yaml_node_t *n)
-{
-	if (!n)
-		return true;
-	if (n->type != YAML_SCALAR_NODE ||
-	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-		return false;
-	const char *s = (const char *)n->data.scalar.value;
-	return !*s || !strcmp(s, "~") || !strcmp(s, "null") ||
-	       !strcmp(s, "Null") || !strcmp(s, "NULL");
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE
-		       ? (const char *)n->data.scalar.value
-		       : NULL;
-}
-
-static void unknown(const struct rd *r, const yaml_node_t *k, const char *in)
+/* A warning in out->warn (the first 8 kept, all counted). */
+__attribute__((format(printf, 3, 4))) static void
+warn(const struct rd *r, const node_t *n, const char *fmt, ...)
 {
 	struct gf_as_scaler *o = r->out;
-	if (o->nwarn < 8)
-		snprintf(o->warn[o->nwarn], sizeof(o->warn[0]),
-			 "%s:%d: unknown field '%.60s' in %s: ignored", r->path,
-			 line_of(k), scalar(k) ? scalar(k) : "?", in);
+	if (o->nwarn < 8) {
+		char msg[256];
+		va_list ap;
+		va_start(ap, fmt);
+		gf_vnote(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		gf_note(o->warn[o->nwarn], sizeof(o->warn[0]), "%s:%d: %s",
+			gf_yaml_name(r->yr.y), gf_yn_line(n), msg);
+	}
 	o->nwarn++;
 }
 
-static int want_map(const struct rd *r, const yaml_node_t *n, const char *what)
+/*
+ * One field of a mapping; k is its key node.  0, an error, or FIELD_UNKNOWN
+ * for a key fn does not know (warned about, as the API server does).
+ */
+#define FIELD_UNKNOWN 1
+typedef int (*field_fn)(const struct rd *r, const char *key, const node_t *k,
+			const node_t *v, void *obj);
+
+/* Each pair of mapping n whose value is not null, handed to fn. */
+static int walk(const struct rd *r, const node_t *n, const char *what,
+		field_fn fn, void *obj)
 {
-	if (n->type != YAML_MAPPING_NODE)
+	if (gf_yn_type(n) != GF_YN_MAP)
 		return fail(r, n, "field '%s': expected a mapping", what);
+	const node_t *k, *v;
+	for (size_t i = 0; gf_yn_pair(n, i, &k, &v); i++) {
+		const char *key = gf_yn_str(k);
+		if (!key || gf_yn_null(v))
+			continue;
+		int rc = fn(r, key, k, v, obj);
+		if (rc == FIELD_UNKNOWN)
+			warn(r, k, "unknown field '%.60s' in %s: ignored", key,
+			     what);
+		else if (rc)
+			return rc;
+	}
 	return 0;
 }
 
-static int get_int(const struct rd *r, const yaml_node_t *n, const char *what,
+static int get_int(const struct rd *r, const node_t *n, const char *what,
 		   int32_t *out)
 {
-	const char *s = scalar(n);
-	char *end;
-	if (!s || !*s)
-		return fail(r, n, "field '%s': expected an integer", what);
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (*end || errno || v < INT32_MIN || v > INT32_MAX)
-		return fail(r, n, "field '%s': '%.40s' is not a 32-bit integer",
-			    what, s);
-	*out = (int32_t)v;
-	return 0;
+	long long v;
+	int rc = gf_yr_int(&r->yr, n, what, INT32_MIN, INT32_MAX, &v);
+	if (rc == 0)
+		*out = (int32_t)v;
+	return rc;
 }
 
-static int get_str(const struct rd *r, const yaml_node_t *n, const char *what,
-		   char *out, size_t size)
+static int get_quantity(const struct rd *r, const node_t *n, const char *what,
+			int64_t *milli)
 {
-	const char *s = scalar(n);
-	if (!s)
-		return fail(r, n, "field '%s': expected a string", what);
-	if (strlen(s) >= size)
-		return fail(r, n, "field '%s': longer than %zu bytes", what,
-			    size - 1);
-	snprintf(out, size, "%s", s);
-	return 0;
-}
-
-static int get_quantity(const struct rd *r, const yaml_node_t *n,
-			const char *what, int64_t *milli)
-{
-	const char *s = scalar(n);
+	const char *s = gf_yn_str(n);
 	int rc = s ? gf_quantity_milli(s, milli) : GF_EPARSE;
 	if (rc == GF_ERANGE)
 		return fail(r, n,
@@ -139,10 +110,10 @@ static int get_quantity(const struct rd *r, const yaml_node_t *n,
 }
 
 /* A tolerance Quantity as AsApproximateFloat64 reads it. */
-static int get_tolerance(const struct rd *r, const yaml_node_t *n,
-			 const char *what, double *out)
+static int get_tolerance(const struct rd *r, const node_t *n, const char *what,
+			 double *out)
 {
-	const char *s = scalar(n);
+	const char *s = gf_yn_str(n);
 	char *end;
 	if (s && *s) {
 		errno = 0;
@@ -159,311 +130,333 @@ static int get_tolerance(const struct rd *r, const yaml_node_t *n,
 	return rc;
 }
 
-/* A value the API server's validation would refuse, which the decision
- * can still take: warned about, as an unknown field is. */
-static void beyond(const struct rd *r, const yaml_node_t *n, const char *what,
-		   int32_t v, int32_t max)
+/* A 32-bit integer the API server caps at max: a larger one is warned
+ * about and used as it is (the decision can still take it). */
+static int get_capped(const struct rd *r, const node_t *n, const char *what,
+		      int32_t max, int32_t *out)
 {
-	struct gf_as_scaler *o = r->out;
-	if (o->nwarn < 8)
-		snprintf(o->warn[o->nwarn], sizeof(o->warn[0]),
-			 "%s:%d: %s %d: the API server takes at most %d (used "
-			 "as it is)",
-			 r->path, line_of(n), what, v, max);
-	o->nwarn++;
+	int rc = get_int(r, n, what, out);
+	if (rc == 0 && *out > max)
+		warn(r, n,
+		     "%s %d: the API server takes at most %d (used as it "
+		     "is)",
+		     what, *out, max);
+	return rc;
 }
 
-static int parse_policy(const struct rd *r, yaml_node_t *n, const char *dir,
+/* s is one of names (a NULL-terminated list): its index, else -1. */
+static int one_of(const char *s, const char *const *names)
+{
+	for (int i = 0; s && names[i]; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+struct policy_ctx {
+	struct gf_hpa_policy *p;
+	const char *what;
+	bool type, value, period;
+};
+
+static int policy_field(const struct rd *r, const char *key, const node_t *k,
+			const node_t *v, void *obj)
+{
+	(void)k;
+	struct policy_ctx *x = obj;
+	if (!strcmp(key, "type")) {
+		static const char *const types[] = { "Pods", "Percent", NULL };
+		int t = one_of(gf_yn_str(v), types);
+		x->type = true;
+		x->p->type = t == 1 ? GF_HPA_PERCENT : GF_HPA_PODS;
+		if (t < 0)
+			return fail(r, v,
+				    "field '%s.type': '%.40s' is not Pods or "
+				    "Percent",
+				    x->what, gf_yn_str(v) ? gf_yn_str(v) : "");
+		return 0;
+	}
+	if (!strcmp(key, "value")) {
+		x->value = true;
+		return get_int(r, v, "value", &x->p->value);
+	}
+	if (!strcmp(key, "periodSeconds")) {
+		x->period = true;
+		return get_capped(r, v, "periodSeconds", GF_HPA_PERIOD_MAX,
+				  &x->p->period_s);
+	}
+	return FIELD_UNKNOWN;
+}
+
+static int parse_policy(const struct rd *r, const node_t *n, const char *dir,
 			struct gf_hpa_policy *p)
 {
 	char what[96];
-	snprintf(what, sizeof(what), "behavior.%s.policies[]", dir);
-	int rc = want_map(r, n, what);
-	bool has_type = false, has_value = false, has_period = false;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "type")) {
-			const char *t = scalar(v);
-			if (t && !strcmp(t, "Pods"))
-				p->type = GF_HPA_PODS;
-			else if (t && !strcmp(t, "Percent"))
-				p->type = GF_HPA_PERCENT;
-			else
-				rc = fail(r, v,
-					  "field '%s.type': '%.40s' is not "
-					  "Pods or Percent",
-					  what, t ? t : "");
-			has_type = true;
-		} else if (!strcmp(key, "value")) {
-			rc = get_int(r, v, "value", &p->value);
-			has_value = true;
-		} else if (!strcmp(key, "periodSeconds")) {
-			rc = get_int(r, v, "periodSeconds", &p->period_s);
-			has_period = true;
-			if (rc == 0 && p->period_s > GF_HPA_PERIOD_MAX)
-				beyond(r, v, "periodSeconds", p->period_s,
-				       GF_HPA_PERIOD_MAX);
-		} else {
-			unknown(r, k, what);
-		}
-	}
-	if (rc == 0 && (!has_type || !has_value || !has_period))
+	gf_note(what, sizeof(what), "behavior.%s.policies[]", dir);
+	struct policy_ctx x = { p, what, false, false, false };
+	int rc = walk(r, n, what, policy_field, &x);
+	if (rc == 0 && (!x.type || !x.value || !x.period))
 		rc = fail(r, n,
 			  "%s: a policy needs type, value and periodSeconds",
 			  what);
 	return rc;
 }
 
-static int parse_rules(const struct rd *r, yaml_node_t *n, const char *dir,
-		       struct gf_hpa_rules *ru)
+struct rules_ctx {
+	struct gf_hpa_rules *ru;
+	const char *dir, *what;
+};
+
+static int parse_policies(const struct rd *r, const node_t *v,
+			  const struct rules_ctx *x)
 {
-	char what[64];
-	snprintf(what, sizeof(what), "behavior.%s", dir);
-	int rc = want_map(r, n, what);
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "stabilizationWindowSeconds")) {
-			rc = get_int(r, v, "stabilizationWindowSeconds",
-				     &ru->window_s);
-			ru->has_window = true;
-			if (rc == 0 && ru->window_s > GF_HPA_WINDOW_MAX)
-				beyond(r, v, "stabilizationWindowSeconds",
-				       ru->window_s, GF_HPA_WINDOW_MAX);
-		} else if (!strcmp(key, "selectPolicy")) {
-			const char *t = scalar(v);
-			if (t && !strcmp(t, "Max"))
-				ru->select = GF_HPA_SELECT_MAX;
-			else if (t && !strcmp(t, "Min"))
-				ru->select = GF_HPA_SELECT_MIN;
-			else if (t && !strcmp(t, "Disabled"))
-				ru->select = GF_HPA_SELECT_DISABLED;
-			else
-				rc = fail(r, v,
-					  "field '%s.selectPolicy': '%.40s' "
-					  "is not Max, Min or Disabled",
-					  what, t ? t : "");
-			ru->has_select = true;
-		} else if (!strcmp(key, "policies")) {
-			if (v->type != YAML_SEQUENCE_NODE) {
-				rc = fail(r, v,
-					  "field '%s.policies': expected "
-					  "a list",
-					  what);
-				break;
-			}
-			ru->has_policies = true;
-			ru->npolicies = 0;
-			for (yaml_node_item_t *it =
-				     v->data.sequence.items.start;
-			     rc == 0 && it < v->data.sequence.items.top; it++) {
-				if (ru->npolicies == GF_HPA_POLICIES_MAX) {
-					rc = fail(r, v,
-						  "field '%s.policies': more "
-						  "than %d",
-						  what, GF_HPA_POLICIES_MAX);
-					break;
-				}
-				rc = parse_policy(
-					r, node(r, *it), dir,
-					&ru->policies[ru->npolicies++]);
-			}
-		} else if (!strcmp(key, "tolerance")) {
-			rc = get_tolerance(r, v, "tolerance", &ru->tolerance);
-			ru->has_tolerance = true;
-		} else {
-			unknown(r, k, what);
-		}
+	struct gf_hpa_rules *ru = x->ru;
+	if (gf_yn_type(v) != GF_YN_SEQ)
+		return fail(r, v, "field '%s.policies': expected a list",
+			    x->what);
+	ru->has_policies = true;
+	ru->npolicies = 0;
+	for (size_t i = 0; i < gf_yn_len(v); i++) {
+		if (ru->npolicies == GF_HPA_POLICIES_MAX)
+			return fail(r, v, "field '%s.policies': more than %d",
+				    x->what, GF_HPA_POLICIES_MAX);
+		int rc = parse_policy(r, gf_yn_at(v, i), x->dir,
+				      &ru->policies[ru->npolicies++]);
+		if (rc)
+			return rc;
 	}
-	return rc;
+	return 0;
 }
 
-static int parse_behavior(const struct rd *r, yaml_node_t *n,
+static int rules_field(const struct rd *r, const char *key, const node_t *k,
+		       const node_t *v, void *obj)
+{
+	(void)k;
+	struct rules_ctx *x = obj;
+	struct gf_hpa_rules *ru = x->ru;
+	if (!strcmp(key, "stabilizationWindowSeconds")) {
+		ru->has_window = true;
+		return get_capped(r, v, key, GF_HPA_WINDOW_MAX, &ru->window_s);
+	}
+	if (!strcmp(key, "selectPolicy")) {
+		static const char *const sel[] = { "Max", "Min", "Disabled",
+						   NULL };
+		static const enum gf_hpa_select to[] = {
+			GF_HPA_SELECT_MAX, GF_HPA_SELECT_MIN,
+			GF_HPA_SELECT_DISABLED
+		};
+		int s = one_of(gf_yn_str(v), sel);
+		ru->has_select = true;
+		if (s < 0)
+			return fail(r, v,
+				    "field '%s.selectPolicy': '%.40s' is not "
+				    "Max, Min or Disabled",
+				    x->what, gf_yn_str(v) ? gf_yn_str(v) : "");
+		ru->select = to[s];
+		return 0;
+	}
+	if (!strcmp(key, "policies"))
+		return parse_policies(r, v, x);
+	if (!strcmp(key, "tolerance")) {
+		ru->has_tolerance = true;
+		return get_tolerance(r, v, key, &ru->tolerance);
+	}
+	return FIELD_UNKNOWN;
+}
+
+static int behavior_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
+{
+	(void)k;
+	struct gf_hpa_spec *s = obj;
+	bool up = !strcmp(key, "scaleUp");
+	if (!up && strcmp(key, "scaleDown"))
+		return FIELD_UNKNOWN;
+	char what[64];
+	gf_note(what, sizeof(what), "behavior.%s", key);
+	struct rules_ctx x = { up ? &s->up : &s->down, key, what };
+	return walk(r, v, what, rules_field, &x);
+}
+
+static int parse_behavior(const struct rd *r, const node_t *n,
 			  struct gf_hpa_spec *s)
 {
-	int rc = want_map(r, n, "behavior");
 	s->behavior = true;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "scaleUp"))
-			rc = parse_rules(r, v, "scaleUp", &s->up);
-		else if (!strcmp(key, "scaleDown"))
-			rc = parse_rules(r, v, "scaleDown", &s->down);
-		else
-			unknown(r, k, "behavior");
-	}
-	return rc;
+	return walk(r, n, "behavior", behavior_field, s);
+}
+
+struct target_ctx {
+	const node_t *type, *value, *avg;
+};
+
+static int target_field(const struct rd *r, const char *key, const node_t *k,
+			const node_t *v, void *obj)
+{
+	struct target_ctx *x = obj;
+	if (!strcmp(key, "type"))
+		x->type = v;
+	else if (!strcmp(key, "value"))
+		x->value = v;
+	else if (!strcmp(key, "averageValue"))
+		x->avg = v;
+	else if (!strcmp(key, "averageUtilization"))
+		return fail(r, k,
+			    "field 'averageUtilization': External "
+			    "metrics take Value or AverageValue");
+	else
+		return FIELD_UNKNOWN;
+	return 0;
 }
 
 /* metrics[].external.target */
-static int parse_target(const struct rd *r, yaml_node_t *n,
+static int parse_target(const struct rd *r, const node_t *n,
 			struct gf_hpa_spec *s)
 {
-	int rc = want_map(r, n, "external.target");
-	yaml_node_t *type = NULL, *value = NULL, *avg = NULL;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "type"))
-			type = v;
-		else if (!strcmp(key, "value"))
-			value = v;
-		else if (!strcmp(key, "averageValue"))
-			avg = v;
-		else if (!strcmp(key, "averageUtilization"))
-			rc = fail(r, k,
-				  "field 'averageUtilization': External "
-				  "metrics take Value or AverageValue");
-		else
-			unknown(r, k, "external.target");
-	}
+	struct target_ctx x = { NULL, NULL, NULL };
+	int rc = walk(r, n, "external.target", target_field, &x);
 	if (rc)
 		return rc;
-	const char *t = scalar(type);
+	const char *t = gf_yn_str(x.type);
 	if (!t)
 		return fail(r, n, "external.target: field 'type' missing");
 	if (!strcmp(t, "AverageValue")) {
-		if (!avg)
-			return fail(r, type,
+		if (!x.avg)
+			return fail(r, x.type,
 				    "type AverageValue needs 'averageValue'");
 	} else if (!strcmp(t, "Value")) {
-		if (!value)
-			return fail(r, type, "type Value needs 'value'");
+		if (!x.value)
+			return fail(r, x.type, "type Value needs 'value'");
 	} else {
-		return fail(r, type,
+		return fail(r, x.type,
 			    "field 'type': '%.40s' is not AverageValue or "
 			    "Value",
 			    t);
 	}
 	/* the controller tests averageValue first, whatever type says */
-	if (avg) {
+	if (x.avg) {
 		s->target = GF_HPA_AVERAGE_VALUE;
-		return get_quantity(r, avg, "averageValue", &s->target_milli);
+		return get_quantity(r, x.avg, "averageValue", &s->target_milli);
 	}
 	s->target = GF_HPA_VALUE;
-	return get_quantity(r, value, "value", &s->target_milli);
+	return get_quantity(r, x.value, "value", &s->target_milli);
 }
 
-static int parse_external(const struct rd *r, yaml_node_t *n,
-			  struct gf_as_scaler *out)
+/* The string at key name of mapping n (when there is one) into out. */
+static int name_of(const struct rd *r, const node_t *n, const char *what,
+		   char *out, size_t size)
 {
-	int rc = want_map(r, n, "external");
-	bool has_target = false;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "target")) {
-			rc = parse_target(r, v, &out->hpa);
-			has_target = true;
-		} else if (!strcmp(key, "metric")) {
-			rc = want_map(r, v, "external.metric");
-			for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
-			     rc == 0 && q < v->data.mapping.pairs.top; q++) {
-				const char *mk = scalar(node(r, q->key));
-				if (mk && !strcmp(mk, "name"))
-					rc = get_str(r, node(r, q->value),
-						     "metric.name", out->metric,
-						     sizeof(out->metric));
-			}
-		} else {
-			unknown(r, k, "external");
-		}
-	}
-	if (rc == 0 && !has_target)
-		rc = fail(r, n, "external: field 'target' missing");
-	return rc;
+	const node_t *v = gf_yn_get(n, "name");
+	return v ? gf_yr_str(&r->yr, v, what, 0, out, size) : 0;
 }
 
-static int parse_metrics(const struct rd *r, yaml_node_t *n,
+struct external_ctx {
+	struct gf_as_scaler *out;
+	bool target;
+};
+
+static int external_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
+{
+	(void)k;
+	struct external_ctx *x = obj;
+	if (!strcmp(key, "target")) {
+		x->target = true;
+		return parse_target(r, v, &x->out->hpa);
+	}
+	if (!strcmp(key, "metric")) {
+		if (gf_yn_type(v) != GF_YN_MAP)
+			return fail(r, v, "field '%s': expected a mapping",
+				    "external.metric");
+		return name_of(r, v, "metric.name", x->out->metric,
+			       sizeof(x->out->metric));
+	}
+	return FIELD_UNKNOWN;
+}
+
+struct metric_ctx {
+	const node_t *type, *ext;
+};
+
+static int metric_field(const struct rd *r, const char *key, const node_t *k,
+			const node_t *v, void *obj)
+{
+	(void)r;
+	(void)k;
+	struct metric_ctx *x = obj;
+	if (!strcmp(key, "type"))
+		x->type = v;
+	else if (!strcmp(key, "external"))
+		x->ext = v;
+	else if (!gf_yaml_known(key, "object, pods, resource, "
+				     "containerResource"))
+		return FIELD_UNKNOWN;
+	return 0;
+}
+
+static int parse_metrics(const struct rd *r, const node_t *n,
 			 struct gf_as_scaler *out)
 {
-	if (n->type != YAML_SEQUENCE_NODE)
+	if (gf_yn_type(n) != GF_YN_SEQ)
 		return fail(r, n, "field 'metrics': expected a list");
-	int count = (int)(n->data.sequence.items.top -
-			  n->data.sequence.items.start);
-	if (count != 1)
+	if (gf_yn_len(n) != 1)
 		return fail(r, n,
-			    "field 'metrics': %d metrics; this autoscaler "
+			    "field 'metrics': %zu metrics; this autoscaler "
 			    "reads exactly one (type External)",
-			    count);
-	yaml_node_t *m = node(r, *n->data.sequence.items.start);
-	int rc = want_map(r, m, "metrics[0]");
-	yaml_node_t *type = NULL, *ext = NULL;
-	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
-	     rc == 0 && pr < m->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "type"))
-			type = v;
-		else if (!strcmp(key, "external"))
-			ext = v;
-		else if (strcmp(key, "object") && strcmp(key, "pods") &&
-			 strcmp(key, "resource") &&
-			 strcmp(key, "containerResource"))
-			unknown(r, k, "metrics[0]");
-	}
+			    gf_yn_len(n));
+	const node_t *m = gf_yn_at(n, 0);
+	struct metric_ctx x = { NULL, NULL };
+	int rc = walk(r, m, "metrics[0]", metric_field, &x);
 	if (rc)
 		return rc;
-	const char *t = scalar(type);
+	const char *t = gf_yn_str(x.type);
 	if (!t || strcmp(t, "External"))
-		return fail(r, type ? type : m,
+		return fail(r, x.type ? x.type : m,
 			    "metrics[0].type '%.40s': this autoscaler reads "
 			    "an External metric",
 			    t ? t : "");
-	if (!ext)
+	if (!x.ext)
 		return fail(r, m, "metrics[0]: field 'external' missing");
-	return parse_external(r, ext, out);
+	struct external_ctx ex = { out, false };
+	rc = walk(r, x.ext, "external", external_field, &ex);
+	if (rc == 0 && !ex.target)
+		rc = fail(r, x.ext, "external: field 'target' missing");
+	return rc;
 }
 
-static int parse_hpa_spec(const struct rd *r, yaml_node_t *n,
+struct spec_ctx {
+	struct gf_as_scaler *out;
+	bool max, metrics, trigger;
+};
+
+static int hpa_field(const struct rd *r, const char *key, const node_t *k,
+		     const node_t *v, void *obj)
+{
+	(void)k;
+	struct spec_ctx *x = obj;
+	struct gf_hpa_spec *s = &x->out->hpa;
+	if (!strcmp(key, "minReplicas"))
+		return get_int(r, v, key, &s->min_replicas);
+	if (!strcmp(key, "maxReplicas")) {
+		x->max = true;
+		return get_int(r, v, key, &s->max_replicas);
+	}
+	if (!strcmp(key, "metrics")) {
+		x->metrics = true;
+		return parse_metrics(r, v, x->out);
+	}
+	if (!strcmp(key, "behavior"))
+		return parse_behavior(r, v, s);
+	return strcmp(key, "scaleTargetRef") ? FIELD_UNKNOWN : 0;
+}
+
+static int parse_hpa_spec(const struct rd *r, const node_t *n,
 			  struct gf_as_scaler *out)
 {
-	int rc = want_map(r, n, "spec");
-	bool has_max = false, has_metrics = false;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "minReplicas")) {
-			rc = get_int(r, v, "minReplicas",
-				     &out->hpa.min_replicas);
-		} else if (!strcmp(key, "maxReplicas")) {
-			rc = get_int(r, v, "maxReplicas",
-				     &out->hpa.max_replicas);
-			has_max = true;
-		} else if (!strcmp(key, "metrics")) {
-			rc = parse_metrics(r, v, out);
-			has_metrics = true;
-		} else if (!strcmp(key, "behavior")) {
-			rc = parse_behavior(r, v, &out->hpa);
-		} else if (strcmp(key, "scaleTargetRef")) {
-			unknown(r, k, "spec");
-		}
-	}
-	if (rc == 0 && !has_max)
+	struct spec_ctx x = { out, false, false, false };
+	int rc = walk(r, n, "spec", hpa_field, &x);
+	if (rc == 0 && !x.max)
 		rc = fail(r, n, "spec: field 'maxReplicas' missing");
-	if (rc == 0 && !has_metrics)
+	if (rc == 0 && !x.metrics)
 		rc = fail(r, n,
 			  "spec: field 'metrics' missing (one External "
 			  "metric)");
@@ -472,10 +465,10 @@ static int parse_hpa_spec(const struct rd *r, yaml_node_t *n,
 
 /* A KEDA metadata value: a string holding a float (strconv.ParseFloat),
  * made milli-units as KEDA does (int64(v * 1000)). */
-static int keda_float(const struct rd *r, const yaml_node_t *v,
-		      const char *what, int64_t *milli)
+static int keda_float(const struct rd *r, const node_t *v, const char *what,
+		      int64_t *milli)
 {
-	const char *s = scalar(v);
+	const char *s = gf_yn_str(v);
 	char *end;
 	errno = 0;
 	double x = s && *s ? strtod(s, &end) : NAN;
@@ -486,234 +479,217 @@ static int keda_float(const struct rd *r, const yaml_node_t *v,
 	return 0;
 }
 
-static int parse_trigger(const struct rd *r, yaml_node_t *n,
+struct trigger_ctx {
+	struct gf_as_scaler *out;
+	const node_t *md;
+	bool threshold;
+};
+
+static int trigger_field(const struct rd *r, const char *key, const node_t *k,
+			 const node_t *v, void *obj)
+{
+	(void)k;
+	struct trigger_ctx *x = obj;
+	const char *t = gf_yn_str(v);
+	if (!strcmp(key, "type")) {
+		if (!t || strcmp(t, "prometheus"))
+			return fail(r, v,
+				    "triggers[0].type '%.40s': this "
+				    "autoscaler reads a prometheus trigger",
+				    t ? t : "");
+		return 0;
+	}
+	if (!strcmp(key, "metricType")) {
+		static const char *const types[] = { "AverageValue", "Value",
+						     NULL };
+		int i = one_of(t, types);
+		if (i < 0)
+			return fail(r, v,
+				    "field 'metricType': '%.40s' is not "
+				    "AverageValue or Value",
+				    t ? t : "");
+		x->out->keda.hpa.target =
+			i == 0 ? GF_HPA_AVERAGE_VALUE : GF_HPA_VALUE;
+		return 0;
+	}
+	if (!strcmp(key, "metadata")) {
+		x->md = v;
+		return 0;
+	}
+	return gf_yaml_known(key, "name, useCachedMetrics, authenticationRef")
+		       ? 0
+		       : FIELD_UNKNOWN;
+}
+
+/* triggers[0].metadata: other keys are the scaler's, not ours to judge */
+static int metadata_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
+{
+	(void)k;
+	struct trigger_ctx *x = obj;
+	struct gf_as_scaler *out = x->out;
+	if (!strcmp(key, "threshold")) {
+		x->threshold = true;
+		return keda_float(r, v, key, &out->keda.hpa.target_milli);
+	}
+	if (!strcmp(key, "activationThreshold"))
+		return keda_float(r, v, key, &out->keda.activation_milli);
+	if (!strcmp(key, "serverAddress"))
+		return gf_yr_str(&r->yr, v, key, 0, out->server,
+				 sizeof(out->server));
+	if (!strcmp(key, "query"))
+		return gf_yr_str(&r->yr, v, key, 0, out->query,
+				 sizeof(out->query));
+	return 0;
+}
+
+static int parse_trigger(const struct rd *r, const node_t *n,
 			 struct gf_as_scaler *out)
 {
-	int rc = want_map(r, n, "triggers[0]");
-	yaml_node_t *md = NULL;
-	bool has_threshold = false;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "type")) {
-			const char *t = scalar(v);
-			if (!t || strcmp(t, "prometheus"))
-				rc = fail(r, v,
-					  "triggers[0].type '%.40s': this "
-					  "autoscaler reads a prometheus "
-					  "trigger",
-					  t ? t : "");
-		} else if (!strcmp(key, "metricType")) {
-			const char *t = scalar(v);
-			if (t && !strcmp(t, "AverageValue"))
-				out->keda.hpa.target = GF_HPA_AVERAGE_VALUE;
-			else if (t && !strcmp(t, "Value"))
-				out->keda.hpa.target = GF_HPA_VALUE;
-			else
-				rc = fail(r, v,
-					  "field 'metricType': '%.40s' is not "
-					  "AverageValue or Value",
-					  t ? t : "");
-		} else if (!strcmp(key, "metadata")) {
-			md = v;
-		} else if (strcmp(key, "name") &&
-			   strcmp(key, "useCachedMetrics") &&
-			   strcmp(key, "authenticationRef")) {
-			unknown(r, k, "triggers[0]");
-		}
-	}
+	struct trigger_ctx x = { out, NULL, false };
+	int rc = walk(r, n, "triggers[0]", trigger_field, &x);
 	if (rc)
 		return rc;
-	if (!md)
+	if (!x.md)
 		return fail(r, n, "triggers[0]: field 'metadata' missing");
-	rc = want_map(r, md, "triggers[0].metadata");
-	for (yaml_node_pair_t *pr = md->data.mapping.pairs.start;
-	     rc == 0 && pr < md->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "threshold")) {
-			rc = keda_float(r, v, "threshold",
-					&out->keda.hpa.target_milli);
-			has_threshold = true;
-		} else if (!strcmp(key, "activationThreshold")) {
-			rc = keda_float(r, v, "activationThreshold",
-					&out->keda.activation_milli);
-		} else if (!strcmp(key, "serverAddress")) {
-			rc = get_str(r, v, "serverAddress", out->server,
-				     sizeof(out->server));
-		} else if (!strcmp(key, "query")) {
-			rc = get_str(r, v, "query", out->query,
-				     sizeof(out->query));
-		}
-	}
-	if (rc == 0 && !has_threshold)
-		rc = fail(r, md,
+	rc = walk(r, x.md, "triggers[0].metadata", metadata_field, &x);
+	if (rc == 0 && !x.threshold)
+		rc = fail(r, x.md,
 			  "triggers[0].metadata: field 'threshold' "
 			  "missing");
 	return rc;
 }
 
-static int parse_advanced(const struct rd *r, yaml_node_t *n,
-			  struct gf_as_scaler *out)
+static int advanced_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
 {
-	int rc = want_map(r, n, "advanced");
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "horizontalPodAutoscalerConfig")) {
-			rc = want_map(r, v, "horizontalPodAutoscalerConfig");
-			for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
-			     rc == 0 && q < v->data.mapping.pairs.top; q++) {
-				const char *hk = scalar(node(r, q->key));
-				yaml_node_t *hv = node(r, q->value);
-				if (hk && !strcmp(hk, "behavior") &&
-				    !is_null(hv))
-					rc = parse_behavior(r, hv,
-							    &out->keda.hpa);
-			}
-		} else if (!strcmp(key, "scalingModifiers")) {
-			rc = fail(r, k,
-				  "advanced.scalingModifiers: not "
-				  "supported");
-		} else if (strcmp(key, "restoreToOriginalReplicaCount")) {
-			unknown(r, k, "advanced");
-		}
+	struct gf_as_scaler *out = obj;
+	if (!strcmp(key, "horizontalPodAutoscalerConfig")) {
+		if (gf_yn_type(v) != GF_YN_MAP)
+			return fail(r, v, "field '%s': expected a mapping",
+				    key);
+		const node_t *b = gf_yn_get(v, "behavior");
+		return gf_yn_null(b) ? 0 : parse_behavior(r, b, &out->keda.hpa);
 	}
-	return rc;
+	if (!strcmp(key, "scalingModifiers"))
+		return fail(r, k, "advanced.scalingModifiers: not supported");
+	return strcmp(key, "restoreToOriginalReplicaCount") ? FIELD_UNKNOWN : 0;
 }
 
-static int parse_keda_spec(const struct rd *r, yaml_node_t *n,
+static int fallback_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
+{
+	(void)k;
+	struct gf_keda_spec *s = obj;
+	if (!strcmp(key, "failureThreshold"))
+		return get_int(r, v, key, &s->fallback_failures);
+	if (!strcmp(key, "replicas"))
+		return get_int(r, v, key, &s->fallback_replicas);
+	return 0;
+}
+
+static int keda_field(const struct rd *r, const char *key, const node_t *k,
+		      const node_t *v, void *obj)
+{
+	(void)k;
+	struct spec_ctx *x = obj;
+	struct gf_keda_spec *s = &x->out->keda;
+	static const char *const ints[] = { "pollingInterval",
+					    "cooldownPeriod",
+					    "initialCooldownPeriod",
+					    "minReplicaCount",
+					    "maxReplicaCount",
+					    "idleReplicaCount",
+					    NULL };
+	int32_t idle, *to[] = { &s->polling_s,		&s->cooldown_s,
+				&s->initial_cooldown_s, &s->min_replicas,
+				&s->max_replicas,	&idle };
+	int i = one_of(key, ints);
+	if (i >= 0) {
+		int rc = get_int(r, v, key, to[i]);
+		if (rc == 0 && to[i] == &idle && idle != 0)
+			rc = fail(r, v,
+				  "field 'idleReplicaCount': only 0 works "
+				  "(KEDA's documentation)");
+		return rc;
+	}
+	if (!strcmp(key, "fallback"))
+		return walk(r, v, "fallback", fallback_field, s);
+	if (!strcmp(key, "advanced"))
+		return walk(r, v, "advanced", advanced_field, x->out);
+	if (!strcmp(key, "triggers")) {
+		if (gf_yn_type(v) != GF_YN_SEQ || gf_yn_len(v) != 1)
+			return fail(r, v,
+				    "field 'triggers': this autoscaler reads "
+				    "exactly one trigger");
+		x->trigger = true;
+		return parse_trigger(r, gf_yn_at(v, 0), x->out);
+	}
+	return strcmp(key, "scaleTargetRef") ? FIELD_UNKNOWN : 0;
+}
+
+static int parse_keda_spec(const struct rd *r, const node_t *n,
 			   struct gf_as_scaler *out)
 {
-	int rc = want_map(r, n, "spec");
-	bool has_trigger = false;
-	struct gf_keda_spec *k = &out->keda;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     rc == 0 && pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *kn = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(kn);
-		if (!key || is_null(v))
-			continue;
-		if (!strcmp(key, "pollingInterval"))
-			rc = get_int(r, v, key, &k->polling_s);
-		else if (!strcmp(key, "cooldownPeriod"))
-			rc = get_int(r, v, key, &k->cooldown_s);
-		else if (!strcmp(key, "initialCooldownPeriod"))
-			rc = get_int(r, v, key, &k->initial_cooldown_s);
-		else if (!strcmp(key, "minReplicaCount"))
-			rc = get_int(r, v, key, &k->min_replicas);
-		else if (!strcmp(key, "maxReplicaCount"))
-			rc = get_int(r, v, key, &k->max_replicas);
-		else if (!strcmp(key, "idleReplicaCount")) {
-			int32_t idle;
-			rc = get_int(r, v, key, &idle);
-			if (rc == 0 && idle != 0)
-				rc = fail(r, v,
-					  "field 'idleReplicaCount': only 0 "
-					  "works (KEDA's documentation)");
-		} else if (!strcmp(key, "fallback")) {
-			rc = want_map(r, v, "fallback");
-			for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
-			     rc == 0 && q < v->data.mapping.pairs.top; q++) {
-				const char *fk = scalar(node(r, q->key));
-				yaml_node_t *fv = node(r, q->value);
-				if (fk && !strcmp(fk, "failureThreshold"))
-					rc = get_int(r, fv, fk,
-						     &k->fallback_failures);
-				else if (fk && !strcmp(fk, "replicas"))
-					rc = get_int(r, fv, fk,
-						     &k->fallback_replicas);
-			}
-		} else if (!strcmp(key, "advanced")) {
-			rc = parse_advanced(r, v, out);
-		} else if (!strcmp(key, "triggers")) {
-			if (v->type != YAML_SEQUENCE_NODE ||
-			    v->data.sequence.items.top -
-					    v->data.sequence.items.start !=
-				    1) {
-				rc = fail(r, v,
-					  "field 'triggers': this autoscaler "
-					  "reads exactly one trigger");
-				break;
-			}
-			rc = parse_trigger(
-				r, node(r, *v->data.sequence.items.start), out);
-			has_trigger = true;
-		} else if (strcmp(key, "scaleTargetRef")) {
-			unknown(r, kn, "spec");
-		}
-	}
-	if (rc == 0 && !has_trigger)
+	struct spec_ctx x = { out, false, false, false };
+	int rc = walk(r, n, "spec", keda_field, &x);
+	if (rc == 0 && !x.trigger)
 		rc = fail(r, n, "spec: field 'triggers' missing");
 	return rc;
 }
 
-static int parse_root(const struct rd *r, yaml_node_t *root,
+/* apiVersion must be want for this kind. */
+static int want_api(const struct rd *r, const node_t *root, const node_t *api,
+		    const char *want)
+{
+	const char *as = gf_yn_str(api);
+	if (!as || strcmp(as, want))
+		return fail(r, api ? api : root,
+			    "apiVersion '%.40s': expected %s", as ? as : "",
+			    want);
+	return 0;
+}
+
+static int parse_root(const struct rd *r, const node_t *root,
 		      struct gf_as_scaler *out)
 {
-	if (!root || root->type != YAML_MAPPING_NODE)
+	if (gf_yn_type(root) != GF_YN_MAP)
 		return fail(r, root,
 			    "expected a Kubernetes object (a mapping)");
-	yaml_node_t *kind = NULL, *api = NULL, *spec = NULL;
-	int rc = 0;
-	for (yaml_node_pair_t *pr = root->data.mapping.pairs.start;
-	     rc == 0 && pr < root->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *key = scalar(k);
-		if (!key)
-			continue;
-		if (!strcmp(key, "kind"))
-			kind = v;
-		else if (!strcmp(key, "apiVersion"))
-			api = v;
-		else if (!strcmp(key, "spec"))
-			spec = v;
-		else if (!strcmp(key, "metadata") &&
-			 v->type == YAML_MAPPING_NODE) {
-			for (yaml_node_pair_t *q = v->data.mapping.pairs.start;
-			     rc == 0 && q < v->data.mapping.pairs.top; q++) {
-				const char *mk = scalar(node(r, q->key));
-				if (mk && !strcmp(mk, "name"))
-					rc = get_str(r, node(r, q->value),
-						     "metadata.name", out->name,
-						     sizeof(out->name));
-			}
-		} else if (strcmp(key, "metadata") && strcmp(key, "status")) {
-			unknown(r, k, "the object");
-		}
+	const node_t *k, *v;
+	for (size_t i = 0; gf_yn_pair(root, i, &k, &v); i++) {
+		const char *key = gf_yn_str(k);
+		if (key && !gf_yaml_known(key, "kind, apiVersion, spec, "
+					       "metadata, status"))
+			warn(r, k,
+			     "unknown field '%.60s' in the object: "
+			     "ignored",
+			     key);
 	}
+	const node_t *kind = gf_yn_get(root, "kind");
+	const node_t *api = gf_yn_get(root, "apiVersion");
+	const node_t *spec = gf_yn_get(root, "spec");
+	const node_t *md = gf_yn_get(root, "metadata");
+	int rc = gf_yn_type(md) == GF_YN_MAP
+			 ? name_of(r, md, "metadata.name", out->name,
+				   sizeof(out->name))
+			 : 0;
 	if (rc)
 		return rc;
-	const char *ks = scalar(kind), *as = scalar(api);
+	const char *ks = gf_yn_str(kind);
 	if (!ks)
 		return fail(r, root, "field 'kind' missing");
-	if (!spec || is_null(spec))
+	if (gf_yn_null(spec))
 		return fail(r, root, "field 'spec' missing");
 	if (!strcmp(ks, "HorizontalPodAutoscaler")) {
-		if (!as || strcmp(as, "autoscaling/v2"))
-			return fail(r, api ? api : root,
-				    "apiVersion '%.40s': expected "
-				    "autoscaling/v2",
-				    as ? as : "");
 		out->kind = GF_AS_HPA;
-		return parse_hpa_spec(r, spec, out);
+		rc = want_api(r, root, api, "autoscaling/v2");
+		return rc ? rc : parse_hpa_spec(r, spec, out);
 	}
 	if (!strcmp(ks, "ScaledObject")) {
-		if (!as || strcmp(as, "keda.sh/v1alpha1"))
-			return fail(r, api ? api : root,
-				    "apiVersion '%.40s': expected "
-				    "keda.sh/v1alpha1",
-				    as ? as : "");
 		out->kind = GF_AS_KEDA;
-		return parse_keda_spec(r, spec, out);
+		rc = want_api(r, root, api, "keda.sh/v1alpha1");
+		return rc ? rc : parse_keda_spec(r, spec, out);
 	}
 	return fail(r, kind,
 		    "kind '%.40s': expected HorizontalPodAutoscaler or "
@@ -722,7 +698,7 @@ static int parse_root(const struct rd *r, yaml_node_t *root,
 }
 
 /* Apply the spec's defaulting and validation; errors name the spec. */
-static int finish(const struct rd *r, yaml_node_t *root,
+static int finish(const struct rd *r, const node_t *root,
 		  struct gf_as_scaler *out)
 {
 	struct gf_err e2;
@@ -738,8 +714,9 @@ static int finish(const struct rd *r, yaml_node_t *root,
 			gf_keda_release(&k);
 	}
 	if (rc)
-		return gf_err_set(r->e, GF_EINVAL, "%s:%d: spec: %s", r->path,
-				  line_of(root), e2.msg);
+		return gf_err_set(r->yr.e, GF_EINVAL, "%s:%d: spec: %s",
+				  gf_yaml_name(r->yr.y), gf_yn_line(root),
+				  e2.msg);
 	return 0;
 }
 
@@ -749,25 +726,16 @@ int gf_as_parse_manifest(const char *text, size_t len, const char *name,
 	memset(out, 0, sizeof(*out));
 	gf_hpa_spec_init(&out->hpa);
 	gf_keda_spec_init(&out->keda);
-	yaml_parser_t p;
-	yaml_document_t doc;
-	if (!yaml_parser_initialize(&p))
-		return gf_err_set(e, -ENOMEM, "%s: cannot start libyaml", name);
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&p, &doc)) {
-		int rc = gf_err_set(e, GF_EPARSE, "%s:%d: %s", name,
-				    (int)p.problem_mark.line + 1,
-				    p.problem ? p.problem : "not YAML");
-		yaml_parser_delete(&p);
+	struct gf_yaml *y;
+	int rc = gf_yaml_parse(text, len, name, 0, &y, e);
+	if (rc)
 		return rc;
-	}
-	yaml_parser_delete(&p);
-	struct rd r = { &doc, name, e, out };
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	int rc = parse_root(&r, root, out);
+	struct rd r = { { y, e }, out };
+	const node_t *root = gf_yaml_root(y);
+	rc = parse_root(&r, root, out);
 	if (rc == 0)
 		rc = finish(&r, root, out);
-	yaml_document_delete(&doc);
+	gf_yaml_free(y);
 	return rc;
 }
 

@@ -97,7 +97,7 @@ static int sample_line(const char *path, long line, char *s,
 				"is not a number (NaN and infinities are "
 				"refused)");
 	out->s[out->n] = (struct gf_hpa_sample){ ms, milli, true };
-	snprintf(out->t_text[out->n], sizeof(out->t_text[0]), "%s", ts);
+	memcpy(out->t_text[out->n], ts, strlen(ts) + 1); /* length checked */
 	out->n++;
 	return 0;
 }
@@ -131,7 +131,7 @@ int gf_as_read_samples(const char *path, struct gf_as_samples *out,
 			char *c = strchr(s, ',');
 			if (c && strncmp(s, "t_s", 3) == 0) {
 				char h[LINE_MAX_LEN + 2];
-				snprintf(h, sizeof(h), "%s", s);
+				memcpy(h, s, strlen(s) + 1); /* as long */
 				char *hc = strchr(h, ',');
 				*hc = '\0';
 				if (strcmp(trim(h), "t_s") ||

@@ -34,7 +34,7 @@ void gf_cb_skips_release(struct gf_cb_skips *sk);
 
 /* A time: RFC3339 ("2024-05-01T00:00:00Z", offsets, fractions) or unix
  * seconds ("1714521600", "1714521600.5").  0, or -1 when it is not one. */
-int gf_cb_parse_time(const char *s, int64_t *ms);
+int gf_cb_parse_time(const char *s, int64_t *ms) GF_MUST_CHECK;
 
 /*
  * A window: "START,END" (each as gf_cb_parse_time), or a duration ending
@@ -42,7 +42,7 @@ int gf_cb_parse_time(const char *s, int64_t *ms);
  * GF_EINVAL with e saying what is wrong.
  */
 int gf_cb_parse_window(const char *s, int64_t now_ms, int64_t *start,
-		       int64_t *end, struct gf_err *e);
+		       int64_t *end, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Prices: per GPU model, per CPU core, per GiB (per hour), a whole
@@ -77,25 +77,27 @@ void gf_cb_prices_release(struct gf_cb_prices *p);
 /* Read a prices file (format in docs/chargeback.md): GF_EPARSE naming
  * the file, line and key of what is wrong. */
 int gf_cb_read_prices(const char *path, struct gf_cb_prices *p,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 /* The GPU price of a model (case-insensitive), or the default, or NaN. */
 double gf_cb_gpu_price(const struct gf_cb_prices *p, const char *model);
 
 /* The records CSV of the contract; its optional columns labels,
  * gpu_model, mig_profile, gpu_ids, other_cost. */
 int gf_cb_read_records(struct gf_charge_input *in, const char *path,
-		       bool lenient, struct gf_cb_skips *sk, struct gf_err *e);
+		       bool lenient, struct gf_cb_skips *sk,
+		       struct gf_err *e) GF_MUST_CHECK;
 
 /* The assets CSV of the contract; optional gpu_model, node_price_hr.
  * Prices left empty come from p (NULL: none): see docs/chargeback.md. */
 int gf_cb_read_assets(struct gf_charge_input *in, const char *path,
-		      const struct gf_cb_prices *p, struct gf_err *e);
+		      const struct gf_cb_prices *p,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* GPU telemetry: node,gpu,start,end and any of gr_engine_active,
  * sm_active, gpu_util (percent), diagnosis. */
 int gf_cb_read_telemetry(struct gf_charge_input *in, const char *path,
 			 bool lenient, struct gf_cb_skips *sk,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * `sacct --parsable2` output with its header (-P, and -X for
@@ -108,7 +110,7 @@ int gf_cb_read_telemetry(struct gf_charge_input *in, const char *path,
  */
 int gf_cb_read_sacct(struct gf_charge_input *in, const char *path,
 		     int64_t now_ms, bool lenient, struct gf_cb_skips *sk,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The controller's store (a gf_store_open URL): one record per run kept
@@ -119,7 +121,7 @@ int gf_cb_read_sacct(struct gf_charge_input *in, const char *path,
  * GPU model or its node's); CPU and memory requests (no usage known).
  */
 int gf_cb_read_db(struct gf_charge_input *in, const char *url,
-		  const char *cluster, struct gf_err *e);
+		  const char *cluster, struct gf_err *e) GF_MUST_CHECK;
 
 /* What the renderers are told besides the result. */
 struct gf_cb_view {
@@ -133,17 +135,21 @@ struct gf_cb_view {
 /* {"code": 200, "data": [ {name: allocation, ...} per step ]} (OpenCost's
  * allocation API; floats rounded to 5 decimals). */
 int gf_cb_render_json(const struct gf_cb_view *v,
-		      const struct gf_charge_result *res, struct gf_buf *out);
+		      const struct gf_charge_result *res,
+		      struct gf_buf *out) GF_MUST_CHECK;
 /* One CSV line per row and step, with a header. */
 int gf_cb_render_csv(const struct gf_cb_view *v,
-		     const struct gf_charge_result *res, struct gf_buf *out);
+		     const struct gf_charge_result *res,
+		     struct gf_buf *out) GF_MUST_CHECK;
 /* The text table. */
 int gf_cb_render_table(const struct gf_cb_view *v,
-		       const struct gf_charge_result *res, struct gf_buf *out);
+		       const struct gf_charge_result *res,
+		       struct gf_buf *out) GF_MUST_CHECK;
 /* The page: res over the window, daily over it by day (may be NULL). */
 int gf_cb_render_html(const struct gf_cb_view *v,
 		      const struct gf_charge_result *res,
-		      const struct gf_charge_result *daily, struct gf_buf *out);
+		      const struct gf_charge_result *daily,
+		      struct gf_buf *out) GF_MUST_CHECK;
 
 /* "'FILE':LINE: why" lines for every skipped record (reader and core),
  * and the count. */

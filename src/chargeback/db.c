@@ -17,6 +17,7 @@
 
 #include "chargeback/chargeback.h"
 #include "store/store.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct jobrow {
@@ -63,8 +64,8 @@ static int take_job(struct gf_job *job, void *arg)
 				     : (double)s->gpus;
 	w->cpu = s->cpu_milli / 1000.0;
 	w->mem_gib = (double)s->memory_mib / 1024.0;
-	snprintf(w->class_name, sizeof(w->class_name), "%s", s->class_name);
-	snprintf(w->name, sizeof(w->name), "%s", s->name);
+	gf_note(w->class_name, sizeof(w->class_name), "%s", s->class_name);
+	gf_note(w->name, sizeof(w->name), "%s", s->name);
 	gf_job_release(job);
 	gf_free(job);
 	return 0;
@@ -103,17 +104,20 @@ static int take_run(const struct gf_job_run *run, void *arg)
 	}
 	char labels[GF_CHARGE_STR_MAX], cls[GF_CLASS_NAME_MAX],
 		name[GF_JOB_NAME_MAX], reason[GF_JOB_REASON_MAX];
-	snprintf(cls, sizeof(cls), "%s", j->class_name);
-	snprintf(name, sizeof(name), "%s", j->name);
-	snprintf(reason, sizeof(reason), "%s", run->reason);
+	gf_note(cls, sizeof(cls), "%s", j->class_name);
+	gf_note(name, sizeof(name), "%s", j->name);
+	gf_note(reason, sizeof(reason), "%s", run->reason);
 	clean(cls);
 	clean(name);
 	clean(reason);
-	snprintf(labels, sizeof(labels),
-		 "class=%s;job_name=%.60s;attempt=%d;reason=%.40s", cls, name,
-		 run->attempt, reason);
+	gf_note(labels, sizeof(labels),
+		"class=%s;job_name=%.60s;attempt=%d;reason=%.40s", cls, name,
+		run->attempt, reason);
 	char container[16];
-	snprintf(container, sizeof(container), "%d", run->replica);
+	if (gf_fmt(container, sizeof(container), "%d", run->replica)) {
+		c->rc = GF_ETOOBIG; /* an int always fits: never */
+		return 1;
+	}
 	struct gf_charge_extra xe = { intern(c->in, labels), j->model, j->mig,
 				      0 };
 	struct gf_charge_record r;
@@ -132,8 +136,8 @@ static int take_run(const struct gf_job_run *run, void *arg)
 	r.ram_use = NAN;
 	r.other_cost = NAN;
 	char who[96];
-	snprintf(who, sizeof(who), "run %s/%d/%d", gf_charge_str(c->in, j->id),
-		 run->attempt, run->replica);
+	gf_note(who, sizeof(who), "run %s/%d/%d", gf_charge_str(c->in, j->id),
+		run->attempt, run->replica);
 	r.extra = gf_charge_extra_id(c->in, &xe);
 	r.src = intern(c->in, who);
 	r.line = 0;

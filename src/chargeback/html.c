@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "chargeback/chargeback.h"
+#include "util/fmt.h"
 #include "util/html_page.h"
 #include "util/mem.h"
 
@@ -34,7 +35,10 @@ static const char *const palette[SERIES_MAX] = {
 static void money(struct gf_buf *b, const char *cur, double v)
 {
 	char digits[64], out[96];
-	snprintf(digits, sizeof(digits), "%.2f", fabs(v));
+	if (gf_fmt(digits, sizeof(digits), "%.2f", fabs(v))) {
+		gf_buf_printf(b, "%g %s", v, cur); /* past 1e60: as it is */
+		return;
+	}
 	char *dot = strchr(digits, '.');
 	size_t ni = (size_t)(dot - digits), k = 0;
 	if (v < 0 && gf_charge_round(v) != 0)
@@ -44,7 +48,7 @@ static void money(struct gf_buf *b, const char *cur, double v)
 			out[k++] = ',';
 		out[k++] = digits[i];
 	}
-	snprintf(out + k, sizeof(out) - k, "%s", dot);
+	memcpy(out + k, dot, strlen(dot) + 1); /* ".dd" after < 86 bytes */
 	if (strcmp(cur, "USD") == 0)
 		gf_buf_printf(b, "$%s", out);
 	else if (!*cur)
@@ -113,10 +117,10 @@ static void summary(struct gf_buf *b, const struct gf_cb_view *v,
 	for (int i = 0; i < v->o->nagg; i++) {
 		char k[GF_CHARGE_STR_MAX + 8];
 		gf_charge_key_name(v->in, &v->o->agg[i], k, sizeof(k));
-		len += (size_t)snprintf(key + len, sizeof(key) - len, "%s%s",
-					i ? ", " : "", k);
-		if (len >= sizeof(key))
-			break;
+		gf_note(key + len, sizeof(key) - len, "%s%s", i ? ", " : "", k);
+		len += strlen(key + len);
+		if (len + 1 >= sizeof(key))
+			break; /* cut, marked "..." */
 	}
 	double total = 0, gh = 0, idle = 0, waste = 0;
 	for (size_t i = 0; i < st->nrows; i++) {
@@ -203,7 +207,7 @@ static void bars(struct gf_buf *b, const struct gf_cb_view *v,
 	for (size_t i = 0; i < nb; i++) {
 		struct parts p = i < n ? parts_of(r[i]) : rest;
 		char others[48];
-		snprintf(others, sizeof(others), "(%zu others)", st->nrows - n);
+		gf_note(others, sizeof(others), "(%zu others)", st->nrows - n);
 		const char *name = i < n ? row_name(r[i]) : others;
 		double y = 5 + (double)i * (bh + gap), x = left;
 		double k = max > 0 ? plot / max : 0;
@@ -327,7 +331,7 @@ static void trend(struct gf_buf *b, const struct gf_cb_view *v,
 				continue;
 			y -= h;
 			char t[GF_CHARGE_STR_MAX + 48];
-			snprintf(t, sizeof(t), "%s %.200s", day, row_name(r));
+			gf_note(t, sizeof(t), "%s %s", day, row_name(r));
 			seg(b, x, y, cw * 0.8, h, c, t, v->currency,
 			    gf_charge_row_total(r));
 		}

@@ -16,122 +16,101 @@
  * price a number >= 0.  Models match case-insensitively.
  */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <yaml.h>
 
 #include "chargeback/chargeback.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
+#include "util/yaml.h"
 
 #define PRICES_FILE_MAX (4u << 20)
 
-struct rd {
-	yaml_document_t *doc;
-	const char *path;
-	struct gf_err *e;
-};
-
-__attribute__((format(printf, 3, 4))) static int
-fail(const struct rd *r, const yaml_node_t *n, const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return gf_err_set(r->e, GF_EPARSE, "'%s':%d: %s", r->path,
-			  n ? (int)n->start_mark.line + 1 : 0, msg);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE
-		       ? (const char *)n->data.scalar.value
-		       : NULL;
-}
-
-static yaml_node_t *node(const struct rd *r, int id)
-{
-	return yaml_document_get_node(r->doc, id);
-}
-
-static int price(const struct rd *r, const yaml_node_t *n, const char *what,
+static int price(const struct gf_yr *r, const struct gf_yn *n, const char *what,
 		 double *out)
 {
-	const char *s = scalar(n);
+	const char *s = gf_yn_str(n);
 	char *end;
 	*out = s ? strtod(s, &end) : NAN;
 	if (!s || end == s || *end || !isfinite(*out) || *out < 0)
-		return fail(r, n, "'%s': expected a price >= 0, got '%.60s'",
-			    what, s ? s : "(not a scalar)");
+		return gf_yr_fail(r, n,
+				  "'%s': expected a price >= 0, got '%.60s'",
+				  what, s ? s : "(not a scalar)");
 	return 0;
 }
 
-static int gpu_map(const struct rd *r, yaml_node_t *m, struct gf_cb_prices *p)
+/* A mapping NAME: PRICE, each name 1 to size - 1 bytes: 0 with *name
+ * and *hr of pair i, 1 past the end, or an error. */
+static int name_price(const struct gf_yr *r, const struct gf_yn *m, size_t i,
+		      const char *what, size_t size, const char **name,
+		      double *hr)
 {
-	if (m->type != YAML_MAPPING_NODE)
-		return fail(r, m, "'gpu': expected model: price lines");
-	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
-	     pr < m->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *name = scalar(k);
-		double hr;
-		int rc = price(r, v, name ? name : "gpu", &hr);
-		if (rc)
-			return rc;
-		if (!name || !*name || strlen(name) >= sizeof(p->model[0]))
-			return fail(r, k,
-				    "'gpu': a model name of 1 to 63 bytes");
+	const struct gf_yn *k, *v;
+	if (!gf_yn_pair(m, i, &k, &v))
+		return 1;
+	*name = gf_yn_str(k);
+	int rc = price(r, v, *name ? *name : what, hr);
+	if (rc)
+		return rc;
+	if (!*name || !**name || strlen(*name) >= size)
+		return gf_yr_fail(r, k, "'%s': a %s name of 1 to %zu bytes",
+				  what, !strcmp(what, "gpu") ? "model" : "node",
+				  size - 1);
+	return 0;
+}
+
+static int gpu_map(const struct gf_yr *r, const struct gf_yn *m,
+		   struct gf_cb_prices *p)
+{
+	if (gf_yn_type(m) != GF_YN_MAP)
+		return gf_yr_fail(r, m, "'gpu': expected model: price lines");
+	const char *name;
+	double hr;
+	int rc;
+	for (size_t i = 0; (rc = name_price(r, m, i, "gpu", sizeof(p->model[0]),
+					    &name, &hr)) == 0;
+	     i++) {
 		if (strcmp(name, "default") == 0) {
 			p->gpu_default_hr = hr;
 			continue;
 		}
 		if (p->nmodels == GF_CB_MODELS_MAX)
-			return fail(r, k, "'gpu': more than %d models",
-				    GF_CB_MODELS_MAX);
-		snprintf(p->model[p->nmodels], sizeof(p->model[0]), "%s", name);
+			return gf_yr_fail(r, m, "'gpu': more than %d models",
+					  GF_CB_MODELS_MAX);
+		memcpy(p->model[p->nmodels], name, strlen(name) + 1);
 		p->model_hr[p->nmodels++] = hr;
 	}
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
-static int node_map(const struct rd *r, yaml_node_t *m, struct gf_cb_prices *p)
-{
-	if (m->type != YAML_MAPPING_NODE)
-		return fail(r, m, "'nodes': expected node: price lines");
-	size_t n = (size_t)(m->data.mapping.pairs.top -
-			    m->data.mapping.pairs.start);
-	if (n > GF_CB_NODES_MAX)
-		return fail(r, m, "'nodes': more than %d nodes",
-			    GF_CB_NODES_MAX);
-	p->node = gf_calloc(n + 1, sizeof(*p->node));
-	p->node_hr = gf_calloc(n + 1, sizeof(*p->node_hr));
-	for (yaml_node_pair_t *pr = m->data.mapping.pairs.start;
-	     pr < m->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *name = scalar(k);
-		if (!name || !*name || strlen(name) >= sizeof(p->node[0]))
-			return fail(r, k,
-				    "'nodes': a node name of 1 to 63 "
-				    "bytes");
-		int rc = price(r, v, name, &p->node_hr[p->nnodes]);
-		if (rc)
-			return rc;
-		snprintf(p->node[p->nnodes++], sizeof(p->node[0]), "%s", name);
-	}
-	return 0;
-}
-
-static int root_key(const struct rd *r, yaml_node_t *k, yaml_node_t *v,
+static int node_map(const struct gf_yr *r, const struct gf_yn *m,
 		    struct gf_cb_prices *p)
 {
-	const char *key = scalar(k), *val = scalar(v);
-	if (!key)
-		return fail(r, k, "expected a key");
+	if (gf_yn_type(m) != GF_YN_MAP)
+		return gf_yr_fail(r, m, "'nodes': expected node: price lines");
+	size_t n = gf_yn_len(m);
+	if (n > GF_CB_NODES_MAX)
+		return gf_yr_fail(r, m, "'nodes': more than %d nodes",
+				  GF_CB_NODES_MAX);
+	p->node = gf_calloc(n + 1, sizeof(*p->node));
+	p->node_hr = gf_calloc(n + 1, sizeof(*p->node_hr));
+	const char *name;
+	int rc;
+	for (size_t i = 0;
+	     (rc = name_price(r, m, i, "nodes", sizeof(p->node[0]), &name,
+			      &p->node_hr[p->nnodes])) == 0;
+	     i++)
+		memcpy(p->node[p->nnodes++], name, strlen(name) + 1);
+	return rc < 0 ? rc : 0;
+}
+
+static int root_key(const struct gf_yr *r, const char *key,
+		    const struct gf_yn *v, void *obj)
+{
+	struct gf_cb_prices *p = obj;
+	const char *val = gf_yn_str(v);
 	if (strcmp(key, "gpu") == 0)
 		return gpu_map(r, v, p);
 	if (strcmp(key, "nodes") == 0)
@@ -142,33 +121,28 @@ static int root_key(const struct rd *r, yaml_node_t *k, yaml_node_t *v,
 		return price(r, v, key, &p->ram_gib_hr);
 	if (strcmp(key, "currency") == 0) {
 		if (!val || !*val || strlen(val) >= sizeof(p->currency))
-			return fail(r, v, "'currency': 1 to 15 characters");
-		snprintf(p->currency, sizeof(p->currency), "%s", val);
+			return gf_yr_fail(r, v,
+					  "'currency': 1 to 15 characters");
+		memcpy(p->currency, val, strlen(val) + 1);
 		return 0;
 	}
-	if (strcmp(key, "mig_rule") == 0) {
-		p->has_mig_rule = true;
-		if (val && strcmp(val, "compute") == 0)
-			p->mig_rule = GF_CHARGE_MIG_COMPUTE;
-		else if (val && strcmp(val, "memory") == 0)
-			p->mig_rule = GF_CHARGE_MIG_MEMORY;
-		else
-			return fail(r, v,
-				    "'mig_rule': expected compute or memory, "
-				    "got '%.40s'",
-				    val ? val : "(not a scalar)");
-		return 0;
-	}
-	return fail(r, k,
-		    "unknown key '%.60s' (expected currency, gpu, cpu_core, "
-		    "ram_gib, nodes, mig_rule)",
-		    key);
+	p->has_mig_rule = true;
+	if (val && strcmp(val, "compute") == 0)
+		p->mig_rule = GF_CHARGE_MIG_COMPUTE;
+	else if (val && strcmp(val, "memory") == 0)
+		p->mig_rule = GF_CHARGE_MIG_MEMORY;
+	else
+		return gf_yr_fail(r, v,
+				  "'mig_rule': expected compute or memory, "
+				  "got '%.40s'",
+				  val ? val : "(not a scalar)");
+	return 0;
 }
 
 void gf_cb_prices_init(struct gf_cb_prices *p)
 {
 	memset(p, 0, sizeof(*p));
-	snprintf(p->currency, sizeof(p->currency), "USD");
+	memcpy(p->currency, "USD", sizeof("USD"));
 	p->gpu_default_hr = NAN;
 	p->cpu_core_hr = NAN;
 	p->ram_gib_hr = NAN;
@@ -184,39 +158,27 @@ void gf_cb_prices_release(struct gf_cb_prices *p)
 int gf_cb_read_prices(const char *path, struct gf_cb_prices *p,
 		      struct gf_err *e)
 {
-	char *text;
+	char *text, name[300];
 	size_t len;
+	gf_note(name, sizeof(name), "'%s'", path); /* chargeback quotes paths */
 	int rc = gf_file_read(path, PRICES_FILE_MAX, &text, &len, e);
 	if (rc)
 		return rc;
-	yaml_parser_t ps;
-	yaml_document_t doc;
-	if (!yaml_parser_initialize(&ps)) {
-		gf_free(text);
-		return gf_err_set(e, GF_EINVAL, "cannot initialise libyaml");
-	}
-	yaml_parser_set_input_string(&ps, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&ps, &doc)) {
-		rc = gf_err_set(e, GF_EPARSE, "'%s':%d: malformed YAML: %s",
-				path, (int)ps.problem_mark.line + 1,
-				ps.problem ? ps.problem : "parse error");
-		yaml_parser_delete(&ps);
-		gf_free(text);
-		return rc;
-	}
-	struct rd r = { &doc, path, e };
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (!root || root->type != YAML_MAPPING_NODE)
-		rc = fail(&r, root, "expected a mapping of prices");
-	for (yaml_node_pair_t *pr = root ? root->data.mapping.pairs.start
-					 : NULL;
-	     rc == 0 && root && root->type == YAML_MAPPING_NODE &&
-	     pr < root->data.mapping.pairs.top;
-	     pr++)
-		rc = root_key(&r, node(&r, pr->key), node(&r, pr->value), p);
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&ps);
+	struct gf_yaml *y;
+	rc = gf_yaml_parse(text, len, name, 0, &y, e);
 	gf_free(text);
+	if (rc)
+		return rc;
+	struct gf_yr r = { y, e };
+	const struct gf_yn *root = gf_yaml_root(y);
+	if (gf_yn_type(root) != GF_YN_MAP)
+		rc = gf_yr_fail(&r, root, "expected a mapping of prices");
+	else
+		rc = gf_yr_each(&r, root, NULL,
+				"currency, gpu, cpu_core, ram_gib, nodes, "
+				"mig_rule",
+				root_key, p);
+	gf_yaml_free(y);
 	return rc;
 }
 

@@ -24,6 +24,7 @@
 
 #include "chargeback/chargeback.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define SACCT_LINE_MAX 8192
@@ -78,10 +79,10 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 			*comma = '\0';
 		char *eq = strchr(tok, '=');
 		if (!eq) {
-			snprintf(why, size,
-				 "field 'AllocTRES': '%.60s' is not "
-				 "NAME=COUNT",
-				 tok);
+			gf_note(why, size,
+				"field 'AllocTRES': '%.60s' is not "
+				"NAME=COUNT",
+				tok);
 			return -1;
 		}
 		*eq = '\0';
@@ -90,8 +91,7 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 		double n = strtod(v, &end);
 		if (strcmp(tok, "mem") == 0) {
 			if (parse_mem(v, &t->mem_gib)) {
-				snprintf(
-					why, size,
+				gf_note(why, size,
 					"field 'AllocTRES': mem '%.40s' is not "
 					"a size",
 					v);
@@ -100,8 +100,7 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 		} else if (strcmp(tok, "cpu") == 0 ||
 			   strcmp(tok, "gres/gpu") == 0) {
 			if (end == v || *end || !(n >= 0)) {
-				snprintf(
-					why, size,
+				gf_note(why, size,
 					"field 'AllocTRES': %.12s '%.40s' is not "
 					"a count",
 					tok, v);
@@ -109,7 +108,13 @@ static int parse_tres(char *s, struct tres *t, char *why, size_t size)
 			}
 			*(strcmp(tok, "cpu") == 0 ? &t->cpu : &t->gpus) = n;
 		} else if (strncmp(tok, "gres/gpu:", 9) == 0 && !t->model[0]) {
-			snprintf(t->model, sizeof(t->model), "%s", tok + 9);
+			if (gf_fmt(t->model, sizeof(t->model), "%s", tok + 9)) {
+				gf_note(why, size,
+					"field 'AllocTRES': GPU model "
+					"'%.40s' is too long",
+					tok + 9);
+				return -1;
+			}
 		}
 		tok = comma ? comma + 1 : NULL;
 	}
@@ -123,7 +128,8 @@ static int expand_item(const char *s, size_t len, char (*out)[HOST_MAX], int *n)
 	if (!lb) {
 		if (*n >= HOSTS_MAX || len >= HOST_MAX || len == 0)
 			return -1;
-		snprintf(out[(*n)++], HOST_MAX, "%.*s", (int)len, s);
+		memcpy(out[*n], s, len); /* len < HOST_MAX, checked */
+		out[(*n)++][len] = '\0';
 		return 0;
 	}
 	const char *rb = memchr(lb, ']', len - (size_t)(lb - s));
@@ -156,8 +162,9 @@ static int expand_item(const char *s, size_t len, char (*out)[HOST_MAX], int *n)
 		for (long i = lo; i <= hi; i++) {
 			if (*n >= HOSTS_MAX)
 				return -1;
-			snprintf(out[(*n)++], HOST_MAX, "%.*s%0*ld%.*s", plen,
-				 s, (int)la, i, slen, suffix);
+			if (gf_fmt(out[(*n)++], HOST_MAX, "%.*s%0*ld%.*s", plen,
+				   s, (int)la, i, slen, suffix))
+				return -1; /* a host name too long */
 		}
 		p = q < rb ? q + 1 : q;
 	}
@@ -186,7 +193,8 @@ static int sacct_time(const char *s, int64_t *ms)
 {
 	char buf[40];
 	if (strlen(s) == 19 && s[10] == 'T') {
-		snprintf(buf, sizeof(buf), "%sZ", s);
+		memcpy(buf, s, 19); /* 19 bytes, checked */
+		memcpy(buf + 19, "Z", 2);
 		return gf_cb_parse_time(buf, ms);
 	}
 	return gf_cb_parse_time(s, ms);
@@ -260,34 +268,34 @@ static int job_records(struct gf_charge_input *in, const char *const *v,
 	    strcmp(v[F_START], "None") == 0 || !*v[F_START])
 		return 0; /* never started: no usage */
 	if (sacct_time(v[F_START], &s)) {
-		snprintf(why, size, "field 'Start': '%.40s' is not a time",
-			 v[F_START]);
+		gf_note(why, size, "field 'Start': '%.40s' is not a time",
+			v[F_START]);
 		return -1;
 	}
 	if (strcmp(v[F_END], "Unknown") == 0 || strcmp(v[F_END], "None") == 0)
 		t = now_ms > s ? now_ms : s;
 	else if (sacct_time(v[F_END], &t)) {
-		snprintf(why, size, "field 'End': '%.40s' is not a time",
-			 v[F_END]);
+		gf_note(why, size, "field 'End': '%.40s' is not a time",
+			v[F_END]);
 		return -1;
 	}
 	if (t < s) {
-		snprintf(why, size, "field 'End': before 'Start' (%.40s)",
-			 v[F_END]);
+		gf_note(why, size, "field 'End': before 'Start' (%.40s)",
+			v[F_END]);
 		return -1;
 	}
 	struct tres tr;
 	char tres[SACCT_LINE_MAX];
-	snprintf(tres, sizeof(tres), "%s", v[F_TRES]);
+	gf_note(tres, sizeof(tres), "%s", v[F_TRES]); /* from a line as long */
 	if (parse_tres(tres, &tr, why, size))
 		return -1;
 	static char hosts[HOSTS_MAX][HOST_MAX];
 	int nh;
 	if (expand_hosts(v[F_NODES], hosts, &nh)) {
-		snprintf(why, size,
-			 "field 'NodeList': cannot expand '%.60s' (at most "
-			 "%d hosts)",
-			 v[F_NODES], HOSTS_MAX);
+		gf_note(why, size,
+			"field 'NodeList': cannot expand '%.60s' (at most "
+			"%d hosts)",
+			v[F_NODES], HOSTS_MAX);
 		return -1;
 	}
 	struct gf_charge_extra xe = { labels_of(in, v), intern(in, tr.model), 0,
@@ -312,8 +320,8 @@ static int job_records(struct gf_charge_input *in, const char *const *v,
 	for (int i = 0; i < nh; i++) {
 		r.node = intern(in, hosts[i]);
 		if (gf_charge_add_record(in, &r)) {
-			snprintf(why, size, "more than %u records",
-				 GF_CHARGE_RECORDS_MAX - 1);
+			gf_note(why, size, "more than %u records",
+				GF_CHARGE_RECORDS_MAX - 1);
 			return -1;
 		}
 	}
@@ -404,7 +412,7 @@ int gf_cb_read_sacct(struct gf_charge_input *in, const char *path,
 			struct gf_charge_skip *s = &sk->v[sk->n++];
 			s->src = src;
 			s->line = ln;
-			snprintf(s->why, sizeof(s->why), "%.239s", why);
+			gf_note(s->why, sizeof(s->why), "%s", why);
 		}
 		sk->total++;
 	}

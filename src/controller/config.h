@@ -120,7 +120,7 @@ void gf_serve_config_defaults(struct gf_serve_config *cfg);
  * GF_ETOOBIG with e->msg "PATH:LINE: key 'K': cause".
  */
 int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 void gf_serve_config_release(struct gf_serve_config *cfg);
 
 /*
@@ -155,6 +155,6 @@ int64_t gf_serve_agents_fence_ms(const struct gf_serve_agents *a);
  */
 int gf_serve_build_nodes(struct gf_serve_config *cfg, const char *nodes_csv,
 			 struct gf_cluster *c, struct gf_ctl_node **nodes,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -29,7 +29,7 @@
  * entry's; the first of several failed GPUs and their count.
  */
 int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
-		 struct gf_buf *log, struct gf_err *e);
+		 struct gf_buf *log, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Make GPU `index` (NVML's index; a GPU of model m, in MIG mode) hold
@@ -48,7 +48,7 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
  */
 int gf_mig_apply_gpu(unsigned index, const struct gf_mig_model *m,
 		     const struct gf_mig_layout *layout, bool dry_run,
-		     struct gf_buf *log, struct gf_err *e);
+		     struct gf_buf *log, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The same without NVML, always a dry run: GPU i is gpus[i] (its model;
@@ -59,7 +59,8 @@ int gf_mig_apply_gpu(unsigned index, const struct gf_mig_model *m,
  */
 int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 			 const struct gf_mig_gpu *gpus, const bool *mig_on,
-			 int ngpus, struct gf_buf *log, struct gf_err *e);
+			 int ngpus, struct gf_buf *log,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The layout entry `en` asks of GPU `index` of model m that holds cur:
@@ -71,6 +72,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 int gf_mig_apply_target(const struct gf_mig_model *m, unsigned index,
 			const struct gf_mp_entry *en,
 			const struct gf_mig_layout *cur,
-			struct gf_mig_layout *want, struct gf_err *e);
+			struct gf_mig_layout *want,
+			struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -28,6 +28,6 @@
  * GF_EINVAL for a layout that breaks the rules.
  */
 int gf_mig_current_read(const char *path, struct gf_mig_gpu *g, int n,
-			bool *listed, struct gf_err *e);
+			bool *listed, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

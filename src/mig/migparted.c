@@ -1,5 +1,5 @@
 /*
- * migparted.c - mig-parted YAML through libyaml's document API (nodes
+ * migparted.c - mig-parted YAML through util/yaml (nodes
  * carry their line), with the unmarshaller's rules (reference
  * mig-and-metrics.md 2.1): unknown keys are errors, `devices` is "all" or
  * a list of indexes, mig-devices is required when mig-enabled is true and
@@ -8,379 +8,278 @@
 #include "mig/migparted.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include <gpufleet/mig.h>
 
-#include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
+#include "util/yaml.h"
 
-struct rd {
-	yaml_document_t *doc;
-	const char *path;
-	int line0; /* added to node lines (embedded documents) */
-	struct gf_err *e;
-};
+typedef struct gf_yr rd_t;
+typedef struct gf_yn node_t;
 
-static int line_of(const struct rd *r, const yaml_node_t *n)
+/* One device filter: a PCI id like 0x20B010DE of an NVIDIA device. */
+static int parse_pci(const rd_t *r, const node_t *x, const node_t *n,
+		     struct gf_mp_entry *en)
 {
-	return (int)n->start_mark.line + 1 + r->line0;
+	const char *s = gf_yn_str(x);
+	char *end;
+	errno = 0;
+	unsigned long v = s ? strtoul(s, &end, 16) : 0;
+	if (!s || *s == '\0' || *end != '\0' || errno || v > 0xffffffffUL ||
+	    strncmp(s, "0x", 2) != 0)
+		return gf_yr_fail(r, x ? x : n,
+				  "'device-filter': '%s' is not a PCI id "
+				  "like 0x20B010DE",
+				  s ? s : "?");
+	if ((v & 0xffff) != 0x10de)
+		return gf_yr_fail(r, x,
+				  "'device-filter': %s is not an NVIDIA "
+				  "device (vendor 10DE)",
+				  s);
+	en->filters[en->nfilters++] = (uint16_t)(v >> 16);
+	return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static int
-fail(const struct rd *r, const yaml_node_t *n, const char *fmt, ...)
+static int parse_filter(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
-	char msg[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return gf_err_set(r->e, GF_EPARSE, "%s:%d: %s", r->path,
-			  n ? line_of(r, n) : 0, msg);
-}
-
-static const char *scalar(const yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE
-		       ? (const char *)n->data.scalar.value
-		       : NULL;
-}
-
-static yaml_node_t *node(const struct rd *r, int id)
-{
-	return yaml_document_get_node(r->doc, id);
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
-}
-
-static int parse_filter(const struct rd *r, yaml_node_t *n,
-			struct gf_mp_entry *en)
-{
-	yaml_node_t *items[GF_MP_MAX_FILTERS];
-	int ni = 0;
-	if (n->type == YAML_SCALAR_NODE) {
-		items[ni++] = n;
-	} else if (n->type == YAML_SEQUENCE_NODE) {
-		for (yaml_node_item_t *it = n->data.sequence.items.start;
-		     it < n->data.sequence.items.top; it++) {
-			if (ni >= GF_MP_MAX_FILTERS)
-				return fail(r, n, "more than %d device filters",
-					    GF_MP_MAX_FILTERS);
-			items[ni++] = node(r, *it);
-		}
-	} else {
-		return fail(r, n,
-			    "'device-filter': expected a string or a "
-			    "list");
-	}
-	for (int i = 0; i < ni; i++) {
-		const char *s = scalar(items[i]);
-		char *end;
-		errno = 0;
-		unsigned long v = s ? strtoul(s, &end, 16) : 0;
-		if (!s || *s == '\0' || *end != '\0' || errno ||
-		    v > 0xffffffffUL || strncmp(s, "0x", 2) != 0)
-			return fail(r, items[i] ? items[i] : n,
-				    "'device-filter': '%s' is not a PCI id "
-				    "like 0x20B010DE",
-				    s ? s : "?");
-		if ((v & 0xffff) != 0x10de)
-			return fail(r, items[i],
-				    "'device-filter': %s is not an NVIDIA "
-				    "device (vendor 10DE)",
-				    s);
-		en->filters[en->nfilters++] = (uint16_t)(v >> 16);
+	if (gf_yn_type(n) == GF_YN_SCALAR)
+		return parse_pci(r, n, n, en);
+	if (gf_yn_type(n) != GF_YN_SEQ)
+		return gf_yr_fail(r, n,
+				  "'device-filter': expected a string or a "
+				  "list");
+	if (gf_yn_len(n) > GF_MP_MAX_FILTERS)
+		return gf_yr_fail(r, n, "more than %d device filters",
+				  GF_MP_MAX_FILTERS);
+	for (size_t i = 0; i < gf_yn_len(n); i++) {
+		int rc = parse_pci(r, gf_yn_at(n, i), n, en);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
 
-static int parse_devices(const struct rd *r, yaml_node_t *n,
-			 struct gf_mp_entry *en)
+static int parse_devices(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
-	const char *s = scalar(n);
+	const char *s = gf_yn_str(n);
 	if (s) {
 		if (strcmp(s, "all") != 0)
-			return fail(r, n,
-				    "'devices': expected \"all\" or a "
-				    "list of GPU indexes, got '%s'",
-				    s);
+			return gf_yr_fail(r, n,
+					  "'devices': expected \"all\" or a "
+					  "list of GPU indexes, got '%s'",
+					  s);
 		en->all_devices = true;
 		return 0;
 	}
-	if (n->type != YAML_SEQUENCE_NODE)
-		return fail(r, n, "'devices': expected \"all\" or a list");
-	for (yaml_node_item_t *it = n->data.sequence.items.start;
-	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *x = node(r, *it);
-		const char *v = scalar(x);
+	if (gf_yn_type(n) != GF_YN_SEQ)
+		return gf_yr_fail(r, n,
+				  "'devices': expected \"all\" or a list");
+	for (size_t i = 0; i < gf_yn_len(n); i++) {
+		const node_t *x = gf_yn_at(n, i);
+		const char *v = gf_yn_str(x);
 		char *end;
 		long idx = v ? strtol(v, &end, 10) : -1;
 		if (!v || *v == '\0' || *end != '\0' || idx < 0 || idx > 4095)
-			return fail(r, x ? x : n,
-				    "'devices': '%s' is not a GPU index",
-				    v ? v : "?");
+			return gf_yr_fail(r, x ? x : n,
+					  "'devices': '%s' is not a GPU index",
+					  v ? v : "?");
 		if (en->ndevices >= GF_MP_MAX_DEVICES)
-			return fail(r, n, "more than %d devices",
-				    GF_MP_MAX_DEVICES);
+			return gf_yr_fail(r, n, "more than %d devices",
+					  GF_MP_MAX_DEVICES);
 		en->devices[en->ndevices++] = (int)idx;
 	}
 	return 0;
 }
 
-static int parse_mdev(const struct rd *r, yaml_node_t *n,
-		      struct gf_mp_entry *en)
+static int parse_mdev(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
-	if (n->type != YAML_MAPPING_NODE)
-		return fail(r, n,
-			    "'mig-devices': expected a map of profile "
-			    "to count");
+	if (gf_yn_type(n) != GF_YN_MAP)
+		return gf_yr_fail(r, n,
+				  "'mig-devices': expected a map of profile "
+				  "to count");
 	int total = 0;
-	for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
-	     pr < n->data.mapping.pairs.top; pr++) {
-		yaml_node_t *k = node(r, pr->key), *v = node(r, pr->value);
-		const char *name = scalar(k), *cnt = scalar(v);
+	const node_t *k, *v;
+	for (size_t i = 0; gf_yn_pair(n, i, &k, &v); i++) {
+		const char *name = gf_yn_str(k), *cnt = gf_yn_str(v);
 		if (!name || !gf_mig_profile_name_ok(name) ||
 		    strlen(name) >= sizeof(en->mdev[0].name))
-			return fail(r, k ? k : n,
-				    "'mig-devices': '%s' is not a MIG "
-				    "profile name (like 1g.10gb or 3g.40gb)",
-				    name ? name : "?");
+			return gf_yr_fail(r, k ? k : n,
+					  "'mig-devices': '%s' is not a MIG "
+					  "profile name (like 1g.10gb or "
+					  "3g.40gb)",
+					  name ? name : "?");
 		char *end;
 		long c = cnt ? strtol(cnt, &end, 10) : -1;
 		if (!cnt || *cnt == '\0' || *end != '\0' || c < 0 || c > 64)
-			return fail(r, v ? v : n,
-				    "'mig-devices': count for '%s' must be a "
-				    "number from 0 to 64",
-				    name);
+			return gf_yr_fail(r, v ? v : n,
+					  "'mig-devices': count for '%s' must "
+					  "be a number from 0 to 64",
+					  name);
 		if (en->nmdev >= GF_MP_MAX_MDEV)
-			return fail(r, n, "more than %d profiles",
-				    GF_MP_MAX_MDEV);
+			return gf_yr_fail(r, n, "more than %d profiles",
+					  GF_MP_MAX_MDEV);
 		struct gf_mp_mdev *m = &en->mdev[en->nmdev++];
-		snprintf(m->name, sizeof(m->name), "%s", name);
+		memcpy(m->name, name, strlen(name) + 1);
 		m->count = (int)c;
-		m->line = line_of(r, k);
+		m->line = gf_yn_line(k);
 		total += (int)c;
 	}
 	if (en->nmdev > 0 && total == 0)
-		return fail(r, n, "'mig-devices': every count is 0");
+		return gf_yr_fail(r, n, "'mig-devices': every count is 0");
 	return 0;
 }
 
-static int parse_entry(const struct rd *r, yaml_node_t *n,
-		       struct gf_mp_entry *en)
+struct entry_ctx {
+	struct gf_mp_entry *en;
+	bool have_dev, have_en;
+	const node_t *mdev;
+};
+
+static int entry_field(const rd_t *r, const char *key, const node_t *v,
+		       void *obj)
+{
+	struct entry_ctx *x = obj;
+	if (!strcmp(key, "device-filter"))
+		return parse_filter(r, v, x->en);
+	if (!strcmp(key, "devices")) {
+		x->have_dev = true;
+		return parse_devices(r, v, x->en);
+	}
+	if (!strcmp(key, "mig-enabled")) {
+		x->have_en = true;
+		/* mig-parted's true/false; YAML 1.1's yes/no are not */
+		if (!gf_yn_bool(v, &x->en->mig_enabled) ||
+		    !strchr("tTfF", *gf_yn_str(v)))
+			return gf_yr_fail(r, v,
+					  "'mig-enabled': expected true or "
+					  "false");
+		return 0;
+	}
+	x->mdev = v;
+	return parse_mdev(r, v, x->en);
+}
+
+static int parse_entry(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
 	memset(en, 0, sizeof(*en));
-	en->line = line_of(r, n);
-	if (n->type != YAML_MAPPING_NODE)
-		return fail(r, n,
-			    "expected a map with devices, mig-enabled, "
-			    "mig-devices");
-	bool have_dev = false, have_en = false;
-	yaml_node_t *mdev = NULL;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-	     p < n->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
-		const char *key = scalar(k);
-		int rc = 0;
-		if (key && !strcmp(key, "device-filter")) {
-			rc = parse_filter(r, v, en);
-		} else if (key && !strcmp(key, "devices")) {
-			rc = parse_devices(r, v, en);
-			have_dev = true;
-		} else if (key && !strcmp(key, "mig-enabled")) {
-			if (parse_bool(scalar(v), &en->mig_enabled) != 0)
-				rc = fail(r, v,
-					  "'mig-enabled': expected true "
-					  "or false");
-			have_en = true;
-		} else if (key && !strcmp(key, "mig-devices")) {
-			mdev = v;
-			rc = parse_mdev(r, v, en);
-		} else {
-			rc = fail(r, k, "unexpected field '%s'",
-				  key ? key : "?");
-		}
+	en->line = gf_yn_line(n);
+	if (gf_yn_type(n) != GF_YN_MAP)
+		return gf_yr_fail(r, n,
+				  "expected a map with devices, mig-enabled, "
+				  "mig-devices");
+	struct entry_ctx x = { en, false, false, NULL };
+	int rc = gf_yr_each(r, n, NULL,
+			    "device-filter, devices, mig-enabled, mig-devices",
+			    entry_field, &x);
+	if (rc)
+		return rc;
+	if (!x.have_dev)
+		return gf_yr_fail(r, n, "missing 'devices'");
+	if (!x.have_en)
+		return gf_yr_fail(r, n, "missing 'mig-enabled'");
+	if (en->mig_enabled && x.mdev == NULL)
+		return gf_yr_fail(r, n,
+				  "'mig-enabled' is true but 'mig-devices' is "
+				  "missing");
+	if (!en->mig_enabled && en->nmdev > 0)
+		return gf_yr_fail(r, x.mdev,
+				  "MIG devices included when "
+				  "'mig-enabled' is false");
+	return 0;
+}
+
+/* One named config: its list of entries. */
+static int parse_config(const rd_t *r, const node_t *k, const node_t *v,
+			struct gf_mp_config *c)
+{
+	gf_note(c->name, sizeof(c->name), "%s",
+		gf_yn_str(k) ? gf_yn_str(k) : "");
+	c->line = gf_yn_line(k);
+	gf_note(c->path, sizeof(c->path), "%s", gf_yaml_name(r->y));
+	if (gf_yn_type(v) != GF_YN_SEQ || gf_yn_len(v) == 0)
+		return gf_yr_fail(r, v,
+				  "config '%s': expected a non-empty "
+				  "list of entries",
+				  c->name);
+	c->entries = gf_calloc(gf_yn_len(v), sizeof(*c->entries));
+	for (size_t i = 0; i < gf_yn_len(v); i++) {
+		int rc = parse_entry(r, gf_yn_at(v, i), &c->entries[c->n++]);
 		if (rc)
 			return rc;
 	}
-	if (!have_dev)
-		return fail(r, n, "missing 'devices'");
-	if (!have_en)
-		return fail(r, n, "missing 'mig-enabled'");
-	if (en->mig_enabled && mdev == NULL)
-		return fail(r, n,
-			    "'mig-enabled' is true but 'mig-devices' is "
-			    "missing");
-	if (!en->mig_enabled && en->nmdev > 0)
-		return fail(r, mdev,
-			    "MIG devices included when "
-			    "'mig-enabled' is false");
 	return 0;
 }
 
-static int parse_root(const struct rd *r, yaml_node_t *root,
-		      struct gf_mp_file *f)
+static int parse_root(const rd_t *r, const node_t *root, struct gf_mp_file *f)
 {
-	if (root == NULL || root->type != YAML_MAPPING_NODE)
-		return fail(r, root,
-			    "expected a map with version and "
-			    "mig-configs");
-	yaml_node_t *configs = NULL;
-	const char *version = NULL;
-	yaml_node_t *vnode = NULL;
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     p < root->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
-		const char *key = scalar(k);
-		if (key && !strcmp(key, "version")) {
-			version = scalar(v);
-			vnode = v;
-		} else if (key && !strcmp(key, "mig-configs")) {
-			configs = v;
-		} else {
-			return fail(r, k, "unexpected field '%s'",
-				    key ? key : "?");
-		}
-	}
+	if (gf_yn_type(root) != GF_YN_MAP)
+		return gf_yr_fail(r, root,
+				  "expected a map with version and "
+				  "mig-configs");
+	int rc = gf_yr_keys(r, root, NULL, "version, mig-configs");
+	if (rc)
+		return rc;
+	const node_t *vnode = gf_yn_get(root, "version");
+	const node_t *configs = gf_yn_get(root, "mig-configs");
+	const char *version = gf_yn_str(vnode);
 	if (!version)
-		return fail(r, root, "missing 'version'");
+		return gf_yr_fail(r, root, "missing 'version'");
 	if (strcmp(version, "v1") != 0)
-		return fail(r, vnode, "unknown version '%s' (expected v1)",
-			    version);
-	if (!configs || configs->type != YAML_MAPPING_NODE ||
-	    configs->data.mapping.pairs.top ==
-		    configs->data.mapping.pairs.start)
-		return fail(r, configs ? configs : root,
-			    "'mig-configs' must be a non-empty map");
-	int n = (int)(configs->data.mapping.pairs.top -
-		      configs->data.mapping.pairs.start);
-	f->configs = gf_calloc((size_t)n, sizeof(*f->configs));
-	for (yaml_node_pair_t *p = configs->data.mapping.pairs.start;
-	     p < configs->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
-		struct gf_mp_config *c = &f->configs[f->n++];
-		snprintf(c->name, sizeof(c->name), "%s",
-			 scalar(k) ? scalar(k) : "");
-		c->line = line_of(r, k);
-		snprintf(c->path, sizeof(c->path), "%s", r->path);
-		if (v->type != YAML_SEQUENCE_NODE ||
-		    v->data.sequence.items.top == v->data.sequence.items.start)
-			return fail(r, v,
-				    "config '%s': expected a non-empty "
-				    "list of entries",
-				    c->name);
-		int ne = (int)(v->data.sequence.items.top -
-			       v->data.sequence.items.start);
-		c->entries = gf_calloc((size_t)ne, sizeof(*c->entries));
-		for (yaml_node_item_t *it = v->data.sequence.items.start;
-		     it < v->data.sequence.items.top; it++) {
-			int rc = parse_entry(r, node(r, *it),
-					     &c->entries[c->n++]);
-			if (rc)
-				return rc;
-		}
+		return gf_yr_fail(r, vnode,
+				  "unknown version '%s' (expected v1)",
+				  version);
+	if (gf_yn_type(configs) != GF_YN_MAP || gf_yn_len(configs) == 0)
+		return gf_yr_fail(r, configs ? configs : root,
+				  "'mig-configs' must be a non-empty map");
+	f->configs = gf_calloc(gf_yn_len(configs), sizeof(*f->configs));
+	const node_t *k, *v;
+	for (size_t i = 0; gf_yn_pair(configs, i, &k, &v); i++) {
+		rc = parse_config(r, k, v, &f->configs[f->n++]);
+		if (rc)
+			return rc;
 	}
 	return 0;
-}
-
-static int load_doc(const char *text, size_t len, yaml_document_t *doc,
-		    const char *path, int line0, struct gf_err *e)
-{
-	yaml_parser_t p;
-	if (!yaml_parser_initialize(&p))
-		return gf_err_set(e, GF_EINVAL, "cannot initialise libyaml");
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	int ok = yaml_parser_load(&p, doc);
-	int rc = 0;
-	if (!ok)
-		rc = gf_err_set(e, GF_EPARSE, "%s:%d: malformed YAML: %s", path,
-				(int)p.problem_mark.line + 1 + line0,
-				p.problem ? p.problem : "parse error");
-	yaml_parser_delete(&p);
-	return rc;
 }
 
 /* A GPU Operator ConfigMap: the mig-parted file is data."config.yaml". */
-static yaml_node_t *configmap_payload(yaml_document_t *doc)
+static const node_t *configmap_payload(const struct gf_yaml *y)
 {
-	yaml_node_t *root = yaml_document_get_root_node(doc);
-	if (!root || root->type != YAML_MAPPING_NODE)
+	const node_t *root = gf_yaml_root(y);
+	const char *kind = gf_yn_str(gf_yn_get(root, "kind"));
+	if (!kind || strcmp(kind, "ConfigMap"))
 		return NULL;
-	bool is_cm = false;
-	yaml_node_t *data = NULL;
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-	     p < root->data.mapping.pairs.top; p++) {
-		const char *k = scalar(yaml_document_get_node(doc, p->key));
-		yaml_node_t *v = yaml_document_get_node(doc, p->value);
-		if (k && !strcmp(k, "kind") && scalar(v) &&
-		    !strcmp(scalar(v), "ConfigMap"))
-			is_cm = true;
-		if (k && !strcmp(k, "data"))
-			data = v;
-	}
-	if (!is_cm || !data || data->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = data->data.mapping.pairs.start;
-	     p < data->data.mapping.pairs.top; p++) {
-		const char *k = scalar(yaml_document_get_node(doc, p->key));
-		yaml_node_t *v = yaml_document_get_node(doc, p->value);
-		if (k && !strcmp(k, "config.yaml") && scalar(v))
-			return v;
-	}
-	return NULL;
+	const node_t *v = gf_yn_get(gf_yn_get(root, "data"), "config.yaml");
+	return gf_yn_str(v) ? v : NULL;
 }
 
 int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 {
 	memset(f, 0, sizeof(*f));
-	snprintf(f->path, sizeof(f->path), "%s", path);
-	char *buf;
-	size_t len;
-	int frc = gf_file_read(path, GF_MP_MAX_FILE, &buf, &len, e);
-	if (frc)
-		return frc;
-	yaml_document_t doc, inner;
-	int rc = load_doc(buf, len, &doc, path, 0, e);
-	if (rc) {
-		gf_free(buf);
+	if (gf_fmt(f->path, sizeof(f->path), "%s", path))
+		return gf_err_set(e, GF_ETOOBIG, "%.80s...: path too long",
+				  path);
+	struct gf_yaml *y, *inner = NULL;
+	int rc = gf_yaml_read(path, GF_MP_MAX_FILE, &y, e);
+	if (rc)
 		return rc;
-	}
-	struct rd r = { &doc, path, 0, e };
-	yaml_node_t *payload = configmap_payload(&doc);
+	const node_t *payload = configmap_payload(y);
 	if (payload) {
 		/* a block scalar: its text starts on the next line */
-		int line0 = (int)payload->start_mark.line + 1;
-		const char *text = (const char *)payload->data.scalar.value;
-		rc = load_doc(text, payload->data.scalar.length, &inner, path,
-			      line0, e);
-		if (rc == 0) {
-			struct rd ri = { &inner, path, line0, e };
-			rc = parse_root(&ri,
-					yaml_document_get_root_node(&inner), f);
-			yaml_document_delete(&inner);
-		}
-	} else {
-		rc = parse_root(&r, yaml_document_get_root_node(&doc), f);
+		size_t len;
+		const char *text = gf_yn_scalar(payload, &len);
+		rc = gf_yaml_parse(text, len, path, gf_yn_line(payload), &inner,
+				   e);
 	}
-	yaml_document_delete(&doc);
-	gf_free(buf);
+	if (rc == 0) {
+		struct gf_yr r = { inner ? inner : y, e };
+		rc = parse_root(&r, gf_yaml_root(r.y), f);
+	}
+	gf_yaml_free(inner);
+	gf_yaml_free(y);
 	if (rc)
 		gf_mp_release(f);
 	return rc;
@@ -411,18 +310,18 @@ static int fits(const struct gf_mig_model *m, const struct gf_mp_entry *en,
 	for (int i = 0; i < en->nmdev; i++) {
 		int p = gf_mig_profile_find(m, en->mdev[i].name);
 		if (p < 0) {
-			snprintf(msg, size, "%s has no profile '%s'", m->id,
-				 en->mdev[i].name);
+			gf_note(msg, size, "%s has no profile '%s'", m->id,
+				en->mdev[i].name);
 			return -1;
 		}
 		counts[p] += en->mdev[i].count;
 	}
 	struct gf_mig_layout l = { .n = 0 };
 	if (gf_mig_place(m, counts, &l) != 0) {
-		snprintf(msg, size,
-			 "these instances do not fit on one %s (memory "
-			 "slices, allowed starts or maximum counts)",
-			 m->id);
+		gf_note(msg, size,
+			"these instances do not fit on one %s (memory "
+			"slices, allowed starts or maximum counts)",
+			m->id);
 		return -1;
 	}
 	return 0;
@@ -524,6 +423,14 @@ static int validate_filtered(const struct gf_mp_file *f,
 	return errors;
 }
 
+/* id added to a list "a, b" of *n (a list too long is cut, marked). */
+static void list_add(char *list, size_t size, int *n, const char *id)
+{
+	size_t len = strlen(list);
+	gf_note(list + len, size - len, "%s%s", *n ? ", " : "", id);
+	(*n)++;
+}
+
 /* An entry without a device filter: every model that has its profiles. */
 static int validate_unfiltered(const struct gf_mp_file *f,
 			       const struct gf_mp_config *cfg,
@@ -552,24 +459,15 @@ static int validate_unfiltered(const struct gf_mp_file *f,
 	if (errors)
 		return errors;
 	char ok[400] = "", bad[400] = "", why[200] = "";
-	size_t lok = 0, lbad = 0;
 	int nok = 0, nbad = 0;
 	for (int k = 0; k < gf_mig_model_count(); k++) {
 		const struct gf_mig_model *m = gf_mig_model_at(k);
 		if (!has_all(m, en))
 			continue;
 		if (fits(m, en, why, sizeof(why)) == 0) {
-			if (lok + 40 < sizeof(ok))
-				lok += (size_t)snprintf(
-					ok + lok, sizeof(ok) - lok, "%s%s",
-					nok ? ", " : "", m->id);
-			nok++;
+			list_add(ok, sizeof(ok), &nok, m->id);
 		} else {
-			if (lbad + 40 < sizeof(bad))
-				lbad += (size_t)snprintf(
-					bad + lbad, sizeof(bad) - lbad, "%s%s",
-					nbad ? ", " : "", m->id);
-			nbad++;
+			list_add(bad, sizeof(bad), &nbad, m->id);
 		}
 	}
 	const struct gf_mig_untabled *u = untabled_with_all(en);

@@ -1,6 +1,6 @@
 /*
  * migparted.h - NVIDIA mig-parted configuration files (schema v1):
- * read (libyaml), check against the MIG rules, and write.
+ * read (util/yaml), check against the MIG rules, and write.
  *
  *   version: v1
  *   mig-configs:
@@ -62,7 +62,8 @@ struct gf_mp_file {
 
 /* Read and check the schema; e->msg is "file:line: what".  On error the
  * file is released. */
-int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e);
+int gf_mp_read(const char *path, struct gf_mp_file *f,
+	       struct gf_err *e) GF_MUST_CHECK;
 void gf_mp_release(struct gf_mp_file *f);
 const struct gf_mp_config *gf_mp_find(const struct gf_mp_file *f,
 				      const char *name);

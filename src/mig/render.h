@@ -15,17 +15,19 @@
 
 int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
-		       const struct gf_mig_plan *p, struct gf_buf *out);
+		       const struct gf_mig_plan *p,
+		       struct gf_buf *out) GF_MUST_CHECK;
 int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
-		       const struct gf_mig_plan *p, struct gf_buf *out);
+		       const struct gf_mig_plan *p,
+		       struct gf_buf *out) GF_MUST_CHECK;
 /* One mig-parted config named `name`; GPUs with the same instances share
  * an entry; unused GPUs get mig-enabled: false.  A plan made with fill
  * says so, and what it added, in a comment at the top. */
 int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, const char *name,
-		       struct gf_buf *out);
+		       struct gf_buf *out) GF_MUST_CHECK;
 
 /*
  * A proposal (gf_mig_propose) for the API and `--json`: "changes" (per
@@ -36,6 +38,7 @@ int gf_mig_render_yaml(const struct gf_mig_gpu *gpus,
  * index).  0, or the buffer's GF_ETOOBIG (sticky: never a cut document).
  */
 int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
-				const char *const *names, struct gf_buf *out);
+				const char *const *names,
+				struct gf_buf *out) GF_MUST_CHECK;
 
 #endif

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -38,7 +39,8 @@ static int identify(const struct gf_nvml *nv, unsigned index,
 	}
 	if (nv->nvmlDeviceGetPciInfo(g->dev, &pci) == NVML_SUCCESS) {
 		g->devid = (uint16_t)(pci.pciDeviceId >> 16);
-		snprintf(g->busid, sizeof(g->busid), "%s", pci.busId);
+		if (gf_fmt(g->busid, sizeof(g->busid), "%s", pci.busId))
+			g->busid[0] = '\0'; /* NVML's is as long: never */
 	}
 	if (nv->nvmlDeviceGetUUID(g->dev, g->uuid, sizeof(g->uuid)) !=
 	    NVML_SUCCESS)
@@ -171,7 +173,7 @@ int gf_mig_state_refresh(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 	int rc = read_instances(nv, g, &ge);
 	if (rc) {
 		g->n = 0;
-		snprintf(g->error, sizeof(g->error), "%.255s", ge.msg);
+		gf_note(g->error, sizeof(g->error), "%s", ge.msg);
 		return gf_err_set(e, rc, "%s", ge.msg);
 	}
 	int nbusy = 0;
@@ -191,7 +193,7 @@ int gf_mig_state_read_gpu(const struct gf_nvml *nv, unsigned index,
 	gf_err_clear(&ge);
 	int rc = identify(nv, index, g, &ge);
 	if (rc) {
-		snprintf(g->error, sizeof(g->error), "%.255s", ge.msg);
+		gf_note(g->error, sizeof(g->error), "%s", ge.msg);
 		return gf_err_set(e, rc, "%s", ge.msg);
 	}
 	return gf_mig_state_refresh(nv, g, e);
@@ -217,7 +219,8 @@ int gf_mig_state_read(struct gf_mig_node_state *s, struct gf_err *e)
 		s->gpus = gf_calloc(count, sizeof(*s->gpus));
 	/* a GPU that cannot be read keeps its error in ->error */
 	for (unsigned i = 0; rc == 0 && i < count; i++, s->ngpus++)
-		gf_mig_state_read_gpu(nv, i, &s->gpus[i], NULL);
+		if (gf_mig_state_read_gpu(nv, i, &s->gpus[i], NULL) != 0)
+			continue; /* (gcc warns on a (void) cast) */
 	gf_nvml_close();
 	return rc;
 }

@@ -80,7 +80,8 @@ struct gf_mig_node_state {
  * when NVML is absent or fails to start (gf_nvml_open's message) or
  * cannot count the GPUs; GF_ETOOBIG for more than GF_MIG_STATE_MAX_GPUS.
  */
-int gf_mig_state_read(struct gf_mig_node_state *s, struct gf_err *e);
+int gf_mig_state_read(struct gf_mig_node_state *s,
+		      struct gf_err *e) GF_MUST_CHECK;
 void gf_mig_state_release(struct gf_mig_node_state *s);
 
 /*
@@ -91,14 +92,15 @@ void gf_mig_state_release(struct gf_mig_node_state *s);
  * in g->error; what else was read stays.
  */
 int gf_mig_state_read_gpu(const struct gf_nvml *nv, unsigned index,
-			  struct gf_mig_gpu_state *g, struct gf_err *e);
+			  struct gf_mig_gpu_state *g,
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Read again the MIG mode and instances of a GPU read before (after
  * apply changed it).  Returns as gf_mig_state_read_gpu.
  */
 int gf_mig_state_refresh(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /* The GPU's instances as a layout (busy flags set); empty without MIG. */
 void gf_mig_state_layout(const struct gf_mig_gpu_state *g,

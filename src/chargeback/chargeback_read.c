@@ -1,7 +1,7 @@
 /*
- * read.c - the CSV inputs of `gpufleet chargeback`: usage records and
- * assets (the scripts' contract, docs/chargeback.md), GPU telemetry;
- * times (RFC3339 or unix seconds) and windows.
+ * chargeback_read.c - the CSV inputs of `gpufleet chargeback`: usage records
+ * and assets (the scripts' contract, docs/chargeback.md), GPU telemetry; times
+ * (RFC3339 or unix seconds) and windows.
  *
  * Columns are found by the header, so they may come in any order; a
  * required one missing or an unknown one is an error naming it (a typo
@@ -18,6 +18,7 @@
 
 #include "chargeback/chargeback.h"
 #include "util/csv.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf_cb_skips_release(struct gf_cb_skips *sk)
@@ -35,7 +36,7 @@ static void skip_add(struct gf_cb_skips *sk, uint32_t src, uint32_t line,
 		struct gf_charge_skip *s = &sk->v[sk->n++];
 		s->src = src;
 		s->line = line;
-		snprintf(s->why, sizeof(s->why), "%.239s", why);
+		gf_note(s->why, sizeof(s->why), "%s", why);
 	}
 	sk->total++;
 }

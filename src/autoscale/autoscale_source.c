@@ -1,6 +1,6 @@
 /*
- * source.c - the live loop's metric: the queue depth from a Prometheus
- * text page (the controller's /metrics: gpufleet_queue_pending_jobs
+ * autoscale_source.c - the live loop's metric: the queue depth from a
+ * Prometheus text page (the controller's /metrics: gpufleet_queue_pending_jobs
  * {class,team}, docs/controller.md) or from Prometheus' HTTP API
  * (GET /api/v1/query?query=..., the answer's vector summed).  The
  * parsers are separate from the HTTP so tests feed them text.
@@ -13,6 +13,7 @@
 
 #include "autoscale/autoscale.h"
 #include "server/client.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
 
@@ -252,16 +253,20 @@ int gf_as_source_read(const struct gf_as_source *src, double *value,
 		      struct gf_err *e)
 {
 	char url[8192];
+	int rc;
 	if (src->kind == GF_AS_SOURCE_PROMQL) {
 		char q[6200];
 		if (url_encode(src->query, q, sizeof(q)))
 			return gf_err_set(e, GF_ETOOBIG, "query too long");
-		snprintf(url, sizeof(url), "%s/api/v1/query?query=%s",
-			 src->base, q);
+		rc = gf_fmt(url, sizeof(url), "%s/api/v1/query?query=%s",
+			    src->base, q);
 	} else {
-		snprintf(url, sizeof(url), "%s%s", src->base,
-			 src->path[0] ? src->path : "/metrics");
+		rc = gf_fmt(url, sizeof(url), "%s%s", src->base,
+			    src->path[0] ? src->path : "/metrics");
 	}
+	if (rc)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "the metric's URL is too long");
 	struct gf_client_req q = { .url = url,
 				   .token = src->token,
 				   .timeout_ms = src->timeout_ms
@@ -271,7 +276,7 @@ int gf_as_source_read(const struct gf_as_source *src, double *value,
 				   .ca = src->ca,
 				   .insecure_http = src->insecure_http };
 	struct gf_client_answer a;
-	int rc = gf_client_request(NULL, &q, &a, e);
+	rc = gf_client_request(NULL, &q, &a, e);
 	if (rc) {
 		gf_client_answer_release(&a);
 		return rc;

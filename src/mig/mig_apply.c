@@ -1,5 +1,5 @@
 /*
- * apply.c - mig-parted configs applied through NVML.
+ * mig_apply.c - mig-parted configs applied through NVML.
  *
  * Per GPU: find the entry that selects it (device-filter and devices; a
  * later entry wins, as in mig-parted), read its GPU instances (placement
@@ -24,14 +24,14 @@
  * back steps (converge, verify), on a GPU in MIG mode with no busy
  * instance only.
  */
-#include "mig/apply.h"
-
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "mig/apply.h"
 #include "mig/state.h"
 #include "topo/nvml.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 static const struct gf_mp_entry *select_entry(const struct gf_mp_config *cfg,
@@ -65,7 +65,7 @@ static int destroy_gi(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 	const struct gf_mig_instance *in = &g->gi[i].inst;
 	const struct gf_mig_profile *p = &g->model->profiles[in->profile];
 	char what[64];
-	snprintf(what, sizeof(what), "%s@%d", p->name, in->start);
+	gf_note(what, sizeof(what), "%s@%d", p->name, in->start);
 	gf_buf_printf(log,
 		      "  nvmlComputeInstanceDestroy + nvmlGpuInstanceDestroy"
 		      "(gpu=%u, %s)\n",
@@ -141,8 +141,8 @@ static int create_gi(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 	if (dry)
 		return 0;
 	char what[80];
-	snprintf(what, sizeof(what), "id %u, start=%u, size=%u", id, pl.start,
-		 pl.size);
+	gf_note(what, sizeof(what), "id %u, start=%u, size=%u", id, pl.start,
+		pl.size);
 	nvmlGpuInstance_t gi;
 	nvmlReturn_t r = nv->nvmlDeviceCreateGpuInstanceWithPlacement(
 		g->dev, id, &pl, &gi);
@@ -157,8 +157,8 @@ static int create_gi(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 		gi, full_ci(p->compute), 0, &ci);
 	if (r == NVML_SUCCESS) {
 		r = nv->nvmlGpuInstanceCreateComputeInstance(gi, ci.id, &cih);
-		snprintf(what, sizeof(what), "%s@%u, ci profile %u", p->name,
-			 pl.start, full_ci(p->compute));
+		gf_note(what, sizeof(what), "%s@%u, ci profile %u", p->name,
+			pl.start, full_ci(p->compute));
 		log_call(g->index, "nvmlGpuInstanceCreateComputeInstance", what,
 			 r);
 	}

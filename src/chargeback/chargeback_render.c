@@ -1,7 +1,7 @@
 /*
- * render.c - a chargeback result as OpenCost's allocation API answers it
- * (JSON: {"code": 200, "data": [{name: allocation}, ... one per step]},
- * its field names where they mean the same, every float rounded to 5
+ * chargeback_render.c - a chargeback result as OpenCost's allocation API
+ * answers it (JSON: {"code": 200, "data": [{name: allocation}, ... one per
+ * step]}, its field names where they mean the same, every float rounded to 5
  * decimals and NaN as null), as CSV, and as a text table; the skipped
  * records as lines.  Field meanings: docs/chargeback.md.
  */
@@ -10,9 +10,28 @@
 #include <string.h>
 
 #include "chargeback/chargeback.h"
+#include "util/fmt.h"
 #include "util/json.h"
 
 #define GIB 1073741824.0
+
+/* A finite float rounded to 5 decimals, no trailing zeros, never "-0";
+ * one too long for 5 decimals (past 1e50) in %g. */
+static void decimals(char s[static 64], double v)
+{
+	if (gf_fmt(s, 64, "%.5f", gf_charge_round(v))) {
+		gf_note(s, 64, "%g", v);
+		return;
+	}
+	char *dot = strchr(s, '.');
+	char *end = s + strlen(s) - 1;
+	while (dot && end > dot && *end == '0')
+		*end-- = '\0';
+	if (dot && end == dot)
+		*end = '\0';
+	if (strcmp(s, "-0") == 0)
+		memcpy(s, "0", 2);
+}
 
 /* A float as OpenCost prints it: rounded to 5 decimals, no trailing
  * zeros; null when not finite. */
@@ -23,17 +42,7 @@ static void num(struct gf_json *j, const char *key, double v)
 		gf_json_null(j, key);
 		return;
 	}
-	snprintf(s, sizeof(s), "%.5f", gf_charge_round(v));
-	char *dot = strchr(s, '.');
-	if (dot) {
-		char *end = s + strlen(s) - 1;
-		while (end > dot && *end == '0')
-			*end-- = '\0';
-		if (end == dot)
-			*end = '\0';
-	}
-	if (strcmp(s, "-0") == 0)
-		snprintf(s, sizeof(s), "0");
+	decimals(s, v);
 	gf_json_raw(j, key, s, strlen(s));
 }
 
@@ -176,12 +185,12 @@ static void skips_json(struct gf_json *j, const struct gf_cb_view *v,
 		for (size_t i = 0; i < n; i++) {
 			char where[GF_CHARGE_STR_MAX + 32];
 			if (s[i].line)
-				snprintf(where, sizeof(where), "%s:%u",
-					 gf_charge_str(v->in, s[i].src),
-					 s[i].line);
+				gf_note(where, sizeof(where), "%s:%u",
+					gf_charge_str(v->in, s[i].src),
+					s[i].line);
 			else
-				snprintf(where, sizeof(where), "%s",
-					 gf_charge_str(v->in, s[i].src));
+				gf_note(where, sizeof(where), "%s",
+					gf_charge_str(v->in, s[i].src));
 			gf_json_obj_begin(j, NULL);
 			gf_json_str(j, "record", where);
 			gf_json_str(j, "why", s[i].why);
@@ -240,14 +249,8 @@ static void csv_num(struct gf_buf *b, double v)
 		return;
 	}
 	char s[64];
-	snprintf(s, sizeof(s), "%.5f", gf_charge_round(v));
-	char *dot = strchr(s, '.');
-	char *end = s + strlen(s) - 1;
-	while (dot && end > dot && *end == '0')
-		*end-- = '\0';
-	if (dot && end == dot)
-		*end = '\0';
-	gf_buf_printf(b, ",%s", strcmp(s, "-0") == 0 ? "0" : s);
+	decimals(s, v);
+	gf_buf_printf(b, ",%s", s);
 }
 
 int gf_cb_render_csv(const struct gf_cb_view *v,
@@ -314,8 +317,8 @@ int gf_cb_render_table(const struct gf_cb_view *v,
 			double eff = gf_charge_row_gpu_eff(r);
 			char effs[16] = "-";
 			if (!isnan(eff))
-				snprintf(effs, sizeof(effs), "%.0f%%",
-					 eff * 100.0);
+				gf_note(effs, sizeof(effs), "%.0f%%",
+					eff * 100.0);
 			gf_buf_printf(out,
 				      "%-24.24s %10.2f %11.2f %10.2f %10.2f "
 				      "%10.2f %11.2f %7s %10.2f\n",

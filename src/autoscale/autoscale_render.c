@@ -1,5 +1,5 @@
 /*
- * render.c - the manifests that make Kubernetes do what `gpufleet
+ * autoscale_render.c - the manifests that make Kubernetes do what `gpufleet
  * autoscale` does: a KEDA ScaledObject with a prometheus trigger on the
  * queue depth, and an autoscaling/v2 HorizontalPodAutoscaler on the
  * same metric as an External metric (served by an external-metrics

@@ -1,12 +1,12 @@
 /*
- * render.c - MIG plan output, and a proposal's JSON.
+ * mig_render.c - MIG plan output, and a proposal's JSON.
  */
-#include "mig/render.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mig/render.h"
+#include "util/fmt.h"
 #include "util/json.h"
 
 static void slices_picture(const struct gf_mig_model *m,
@@ -33,10 +33,11 @@ static void profile_counts(const struct gf_mig_model *m,
 	for (int i = 0; i < l->n; i++)
 		counts[l->inst[i].profile]++;
 	for (int p = 0; p < m->nprofiles; p++)
-		if (counts[p] && len + 40 < size)
-			len += (size_t)snprintf(out + len, size - len,
-						"%s%dx%s", len ? " " : "",
-						counts[p], m->profiles[p].name);
+		if (counts[p] && len + 40 < size) {
+			gf_note(out + len, size - len, "%s%dx%s",
+				len ? " " : "", counts[p], m->profiles[p].name);
+			len += strlen(out + len);
+		}
 }
 
 static bool is_fill(const struct gf_mig_gpu_plan *g,
