@@ -53,10 +53,6 @@ export GPUFLEET_SHARED="$SHARED"
 #                  loop's code is in test_autoscale and the goldens
 ONCE="slurm.sh install.sh hwloc_plugins.sh bind_live.sh chargeback.sh
 report_html.sh autoscale_live.sh"
-# Unit tests that start threads (HTTP server, the controller's scheduler
-# thread, the store under them): the ThreadSanitizer tree runs these
-TSAN_TESTS="test_server test_serve_api test_serve_nodes test_serve_config
-test_k8s_serve test_replay_serve test_tls test_store"
 GOLDEN_SHARDS=${GOLDEN_SHARDS:-8}
 
 # ---- the lint: jobs beside the tests -----------------------------------
@@ -147,9 +143,9 @@ first=$1
 TREES="$*"
 for B in "$@"; do
 	case "$B" in
-	*-tsan)
-		for t in $TSAN_TESTS; do
-			[ -x "$B/tests/$t" ] && add "$B" unit "$t"
+	*-tsan) # the Makefile builds only the tests that start threads there
+		for t in "$B"/tests/test_*; do
+			[ -x "$t" ] && add "$B" unit "${t##*/}"
 		done
 		continue
 		;;
