@@ -281,7 +281,10 @@ int gf__services_commit(struct gf_service *s, struct gf_err *e)
 			return rc;
 		v->dirty = false;
 	}
-	/* deleted ones whose jobs are all cancelled are dropped */
+	/* deleted ones whose jobs are all cancelled are dropped; handlers
+	 * read the table under ctl_lock, and the store is written without
+	 * it, so the table changes under it (ThreadSanitizer saw the race) */
+	pthread_mutex_lock(&s->ctl_lock);
 	int n = 0;
 	for (int k = 0; k < s->nsvc; k++) {
 		if (s->svc[k].deleted) {
@@ -291,6 +294,7 @@ int gf__services_commit(struct gf_service *s, struct gf_err *e)
 		s->svc[n++] = s->svc[k];
 	}
 	s->nsvc = n;
+	pthread_mutex_unlock(&s->ctl_lock);
 	return 0;
 }
 
