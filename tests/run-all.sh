@@ -70,9 +70,9 @@ lint_cppcheck() {
 }
 lint_format() {
 	files=$(find src include tests bench -name '*.[ch]' | sort)
+	# shellcheck disable=SC2086
 	if ! command -v clang-format >/dev/null 2>&1; then
 		echo "skip lint/clang-format (not installed)"
-	# shellcheck disable=SC2086
 	elif out=$(clang-format --dry-run -Werror $files 2>&1); then
 		echo "ok lint/clang-format"
 	else
@@ -217,8 +217,8 @@ log_tail() { # a failed job's stderr, indented
 prev=""
 while read -r id B kind name; do
 	o="$WORK/$id"
-	set -- $(cat "$o.rc" 2>/dev/null || echo "255 0")
-	rc=$1 sec=$2
+	rc=255 sec=0 # no status: the job never finished
+	[ -f "$o.rc" ] && read -r rc sec <"$o.rc"
 	echo "$B $kind/$name $sec" >>"$WORK/times"
 	case "$kind" in
 	unit) head="unit tests" ;; golden) head="golden tests" ;;
