@@ -2,11 +2,14 @@
 #
 #   make            build build/gpufleet
 #   make demo       install missing packages, build, run the main job
-#   make check      install missing packages, run every test (plain and
-#                   ASan+UBSan builds); ends with "N passed, N failed"
+#   make check      install missing packages, run every test (plain,
+#                   ASan+UBSan, clang+UBSan and TSan builds; -j2 runs two
+#                   at a time); ends with "N passed, N failed, N skipped"
 #   make bench      benchmarks; each figure is a "BENCH name value unit" line
 #   make DEVELOPER=1   warnings are errors (CI sets CI=true, same effect)
 #   make SANITIZE=address,undefined   sanitizer build in build-san/
+#   make SANITIZE=thread B=build-tsan tsan-build   the threaded tests under
+#                   -fsanitize=thread
 #   make V=1        show the compiler command lines
 
 CC ?= cc
@@ -239,12 +242,18 @@ demo: deps
 	@$(B)/gpufleet demo
 
 # The README's second command: every test on each tree it builds: plain
-# (gcc), ASan+UBSan (gcc), and clang with its UBSan where installed
-# (warnings are errors there in CI too; clang's UBSan sees what gcc's
-# does not, such as an offset applied to a NULL pointer).  No tree is
-# built that is not also run.
-CHECK_TREES = $(B) build-san $(if $(shell command -v clang),build-clang)
+# (gcc), ASan+UBSan (gcc), clang with its UBSan where installed (warnings
+# are errors there in CI too; clang's UBSan sees what gcc's does not,
+# such as an offset applied to a NULL pointer), and ThreadSanitizer (gcc)
+# on the library and the unit tests that start threads (TSAN_TESTS).  No
+# tree is built that is not also run.  tests/run-all.sh runs the tests
+# of every tree side by side, as many at once as make's -jN (else the
+# CPUs); CONTRIBUTING.md ("Tests") says what runs in which tree.
+CHECK_TREES = $(B) build-san $(if $(shell command -v clang),build-clang) \
+	build-tsan
 CLANG_SANITIZE ?= undefined
+TSAN_TESTS = test_server test_serve_api test_serve_nodes test_serve_config \
+	test_k8s_serve test_replay_serve test_tls test_store
 check: deps
 	@$(MAKE) --no-print-directory tests-build
 	@$(MAKE) --no-print-directory SANITIZE=address,undefined tests-build
@@ -252,7 +261,12 @@ check: deps
 		$(MAKE) --no-print-directory CC=clang B=build-clang \
 			SANITIZE=$(CLANG_SANITIZE) tests-build; \
 	fi
+	@$(MAKE) --no-print-directory SANITIZE=thread B=build-tsan tsan-build
 	@sh tests/run-all.sh $(CHECK_TREES)
+
+# the ThreadSanitizer tree: the library and the threaded unit tests only
+# (make SANITIZE=thread B=build-tsan tsan-build)
+tsan-build: $(TSAN_TESTS:%=$(B)/tests/%)
 
 test: tests-build
 	@sh tests/run-all.sh $(B)
@@ -272,9 +286,9 @@ lint:
 		--inline-suppr -Iinclude -Isrc src
 
 clean:
-	rm -rf build build-san build-clang build-fuzz
+	rm -rf build build-san build-clang build-tsan build-fuzz
 
-.PHONY: tests-build
+.PHONY: tests-build tsan-build
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SPANK_OBJ:.o=.d)
 
 # make install: the binary, the systemd units of the agent and the

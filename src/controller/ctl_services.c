@@ -315,7 +315,10 @@ static int services_commit(void *arg, struct gf_err *e)
 			return rc;
 		v->dirty = false;
 	}
-	/* deleted ones whose jobs are all cancelled are dropped */
+	/* deleted ones whose jobs are all cancelled are dropped; handlers
+	 * read the table under ctl_lock, and the store is written without
+	 * it, so the table changes under it (ThreadSanitizer saw the race) */
+	pthread_mutex_lock(&s->ctl_lock);
 	int n = 0;
 	for (int k = 0; k < s->nsvc; k++) {
 		if (s->svc[k].deleted) {
@@ -325,6 +328,7 @@ static int services_commit(void *arg, struct gf_err *e)
 		s->svc[n++] = s->svc[k];
 	}
 	s->nsvc = n;
+	pthread_mutex_unlock(&s->ctl_lock);
 	return 0;
 }
 

@@ -11,6 +11,9 @@
 #   sh tests/golden/run.sh BUILD_DIR          compare
 #   UPDATE=1 sh tests/golden/run.sh build     rewrite the expected files
 #   ONLY=REGEX sh tests/golden/run.sh build   only the cases whose name matches
+#   SHARD=I/N sh tests/golden/run.sh build    only every Nth case from the
+#                                             Ith (tests/run-all.sh runs
+#                                             N slices at once)
 # Prints "ok golden/NAME", "FAIL golden/NAME" (with a diff) or
 # "skip golden/NAME (why)" per case.
 set -u
@@ -32,6 +35,11 @@ fi
 
 cat "$ROOT"/tests/golden/cases/*.txt | grep -v '^#' | grep -v '^ *$' |
 while IFS='|' read -r name needs args; do
+	k=$((${k:-0} + 1))
+	if [ -n "${SHARD:-}" ] &&
+		[ $(((k - 1) % ${SHARD#*/} + 1)) != "${SHARD%/*}" ]; then
+		continue
+	fi
 	name=$(echo "$name" | tr -d ' ')
 	needs=$(echo "$needs" | tr -d ' ')
 	if [ -n "${ONLY:-}" ] && ! echo "$name" | grep -Eq "$ONLY"; then

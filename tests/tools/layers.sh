@@ -4,6 +4,9 @@
 # under src/ and include/, maps each file to its room, and checks the
 # table below.  Prints "ok lint/layers" or "FAIL lint/layers" with each
 # breach.  Run from anywhere.
+#   sh tests/tools/layers.sh --rooms       the rooms of the table, one a
+#                                          line (tests/tools/maps.sh)
+#   sh tests/tools/layers.sh --room PATH   the room of PATH (under src/)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -77,6 +80,22 @@ allowed() {
 	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller agent nodeproto autoscale charge chargeback slurm k8s" ;;
 	esac
 }
+
+case "${1:-}" in
+--rooms) # the table's rows, read from this file's allowed() below
+	sed -n '/^allowed() {/,/^}/s/^[[:space:]]*\([a-z][a-z0-9_]*\))[[:space:]].*/\1/p' \
+		"$ROOT/tests/tools/layers.sh"
+	exit 0
+	;;
+--room)
+	p=${2:-}
+	p=${p#./}
+	p=${p#src/}
+	p=${p#include/}
+	room "$p"
+	exit 0
+	;;
+esac
 
 bad=""
 for f in $(find src include -name '*.[ch]' | sort); do

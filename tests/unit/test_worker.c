@@ -637,8 +637,8 @@ static void test_max_runtime(void **state)
 		wait_ev(f, f->w, GF_WORKER_ENDED, "long", 0, 5000);
 	assert_int_equal(ev->end, GF_WORKER_END_MAX_RUNTIME);
 	assert_int_equal(ev->signal, SIGTERM);
+	/* the worker's own record of the run: not cut before its limit */
 	assert_true(ev->end_ms - ev->start_ms >= 300);
-	assert_true(ev->end_ms - ev->start_ms < 5000); /* TERM was enough */
 	assert_non_null(strstr(ev->note, "max runtime of 300 ms"));
 }
 
@@ -681,13 +681,13 @@ static void stop_trap(struct fx *f, bool cgroup)
 	assert_true(in_cgroup ==
 		    (strncmp(gf_worker_isolation(f->w), "cgroup v2", 9) == 0));
 	struct gf_err e;
-	int64_t t0 = now_ms();
 	assert_int_equal(gf_worker_stop(f->w, "trap", 0, 0, &e), 0);
 	assert_int_equal(gf_worker_stop(f->w, "trap", 0, 0, &e), 0); /* no-op */
 	struct gf_worker_event *ev =
 		wait_ev(f, f->w, GF_WORKER_ENDED, "trap", 0, 5000);
-	assert_true(now_ms() - t0 < 5000); /* before the grace */
+	/* ended by its TERM trap (exit 7), not by the KILL after the grace */
 	assert_int_equal(ev->end, GF_WORKER_END_STOPPED);
+	assert_int_equal(ev->signal, 0);
 	assert_int_equal(ev->exit_code, 7);
 	assert_int_equal(kill(kid, 0), -1);
 	assert_int_equal(errno, ESRCH);
@@ -721,14 +721,19 @@ static void test_stop_trap_cgroup(void **state)
 	stop_trap(*state, true);
 }
 
-/* TERM ignored by the job and its child: SIGKILL after the grace. */
+/* TERM ignored by the job's child, and only noted by the job: SIGKILL
+ * after the grace.  The job's log shows it got TERM first and lived on
+ * (its trap ran), and it ended by SIGKILL: TERM, then the grace, then
+ * KILL, read from what happened rather than from a clock. */
 static void stop_kill(struct fx *f, bool cgroup)
 {
 	f->w = open_w(f, NULL, false, 400, cgroup);
 	char cmd[512], child[256];
 	snprintf(child, sizeof(child), "%s/child", f->out);
 	snprintf(cmd, sizeof(cmd),
-		 "trap '' TERM; sleep 30 & echo $! > %s; wait; wait", child);
+		 "trap '' TERM; sleep 30 & echo $! > %s; "
+		 "trap 'echo got-term' TERM; while :; do wait; done",
+		 child);
 	start_ok(f->w, "deaf", 0, cmd, 0);
 	struct gf_worker_event *st =
 		wait_ev(f, f->w, GF_WORKER_STARTED, "deaf", 0, 100);
@@ -736,17 +741,20 @@ static void stop_kill(struct fx *f, bool cgroup)
 	assert_true(wait_file(child, 5000));
 	int kid = read_int(child);
 	struct gf_err e;
-	int64_t t0 = now_ms();
 	assert_int_equal(gf_worker_stop(f->w, "deaf", 0, 0, &e), 0);
 	struct gf_worker_job run[2];
 	assert_int_equal(gf_worker_running(f->w, run, 2), 1);
 	assert_true(run[0].stopping);
 	struct gf_worker_event *ev =
 		wait_ev(f, f->w, GF_WORKER_ENDED, "deaf", 0, 5000);
-	assert_true(now_ms() - t0 >= 400);
 	assert_int_equal(ev->end, GF_WORKER_END_STOPPED);
 	assert_int_equal(ev->signal, SIGKILL);
 	assert_int_equal(ev->exit_code, -1);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/deaf.0.log", f->logs);
+	char *log = slurp(path);
+	assert_non_null(strstr(log, "got-term")); /* TERM came first */
+	gf_free(log);
 	assert_int_equal(kill(kid, 0), -1);
 	assert_int_equal(errno, ESRCH);
 	assert_int_equal(kill(-pgid, 0), -1);
