@@ -28,16 +28,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/mem.h"
 
 #define PROGRESS_EVERY 4096
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
 		      uint64_t seed)
@@ -512,7 +506,7 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 		  struct gf_err *e)
 {
 	static const struct gf_replay_opts defaults = { 0 };
-	double t0 = now_s();
+	double t0 = gf_clock_s();
 	memset(r, 0, sizeof(*r));
 	if (o == NULL)
 		o = &defaults;
@@ -603,7 +597,7 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 	gf_free(x.heap);
 	gf_free(x.recs);
 	gf_ctl_free(ctl);
-	r->wall_s = now_s() - t0;
+	r->wall_s = gf_clock_s() - t0;
 	return 0;
 }
 

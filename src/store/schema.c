@@ -21,6 +21,7 @@
 
 #include "store/store_impl.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 struct migration {
@@ -104,13 +105,6 @@ static const char schema_version_ddl[] =
 	"  what TEXT NOT NULL\n"
 	")";
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Apply m unless the database has it; in the caller's transaction. */
 static int apply(struct gf_store *s, const struct migration *m,
 		 const char *key_type, bool *applied, struct gf_err *e)
@@ -143,7 +137,7 @@ static int apply(struct gf_store *s, const struct migration *m,
 	gf_buf_printf(&b,
 		      ";\nINSERT INTO schema_version (version, applied_ms, "
 		      "what) VALUES (%d, %" PRId64 ", '%s')",
-		      m->version, now_ms(), m->what);
+		      m->version, gf_clock_wall_ms(), m->what);
 	rc = gf_buf_error(&b);
 	if (rc == 0)
 		rc = o->exec(s, gf_buf_str(&b), e);

@@ -15,6 +15,7 @@
 #include <gpufleet/mig.h>
 
 #include "util/check.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -709,8 +710,7 @@ static void health_tick(struct gf_collector *c, const bool *was, int64_t now_ms)
 
 void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 {
-	struct timespec a, b;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	double cpu0 = gf_clock_thread_cpu_ms();
 	if (c->samples == 0)
 		gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms);
 	bool was[GF_TEL_MAX_GPUS];
@@ -753,9 +753,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 	}
 	health_tick(c, was, now_ms);
 	c->samples++;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	c->cpu_ms_last = (double)(b.tv_sec - a.tv_sec) * 1e3 +
-			 (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	c->cpu_ms_last = gf_clock_thread_cpu_ms() - cpu0;
 }
 
 const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i)

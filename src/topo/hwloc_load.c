@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/mem.h"
 
@@ -636,19 +637,12 @@ static void probe_child(const char *xml, size_t len, size_t vm0)
 	_exit(!ok ? 3 : sane_indexes(t) ? 0 : 4);
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Wait for the child, at most GF_TOPO_PROBE_WALL_MS (then kill it):
  * 0 with *st and *ru, *killed when the wall limit ended it; -1 when
  * waiting failed. */
 static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
 {
-	double deadline = mono_ms() + GF_TOPO_PROBE_WALL_MS;
+	double deadline = gf_clock_ms() + GF_TOPO_PROBE_WALL_MS;
 	long nap_us = 200;
 	*killed = false;
 	for (;;) {
@@ -659,7 +653,7 @@ static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
 			return -1;
 		if (w != 0 || *killed)
 			continue;
-		if (mono_ms() >= deadline) {
+		if (gf_clock_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			*killed = true;
 			continue;
