@@ -17,8 +17,8 @@
 
 #include <gpufleet/mig.h>
 
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/file.h"
 #include "util/mem.h"
 

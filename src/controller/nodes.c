@@ -11,8 +11,8 @@
 #include <gpufleet/mig.h>
 
 #include "controller/config.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/mem.h"
 
 /* Index of block `name`, added when new; GF_ETOOBIG past the limit. */

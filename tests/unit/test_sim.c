@@ -17,10 +17,10 @@
 #include "helpers.h"
 #include "sim/pool.h"
 #include "sim/progress.h"
-#include "sim/published.h"
 #include "sim/report.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/published.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/buf.h"
 #include "util/log.h"
 

@@ -5,8 +5,8 @@
  * proportions like those of the public Alibaba 2023 trace (13 % CPU-only,
  * about 40 % of GPU requests fractional, a few multi-GPU ones).
  */
-#ifndef GF_SIM_SYNTH_H
-#define GF_SIM_SYNTH_H
+#ifndef GF_TRACE_SYNTH_H
+#define GF_TRACE_SYNTH_H
 
 #include <gpufleet/cluster.h>
 #include <gpufleet/workload.h>

@@ -10,8 +10,8 @@
  * the field and what was wrong; a missing required column is named.
  * Nothing is half-loaded: on error the caller releases what it passed in.
  */
-#ifndef GF_SIM_TRACE_H
-#define GF_SIM_TRACE_H
+#ifndef GF_TRACE_TRACE_H
+#define GF_TRACE_TRACE_H
 
 #include <gpufleet/cluster.h>
 #include <gpufleet/err.h>

@@ -1,7 +1,7 @@
 /*
  * synth.c - the built-in cluster and request mix.
  */
-#include "sim/synth.h"
+#include "trace/synth.h"
 
 #include <stdio.h>
 

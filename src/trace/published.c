@@ -3,7 +3,7 @@
  * per (workload, sc_policy, tune, seed) and one column per arrived-load
  * percent holding the allocation %.
  */
-#include "sim/published.h"
+#include "trace/published.h"
 
 #include <math.h>
 #include <stdio.h>

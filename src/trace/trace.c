@@ -3,7 +3,7 @@
  * and range-checked; the caps (GF_MAX_CNODES nodes, GF_MAX_REQUESTS pods,
  * GF_CSV_LINE_MAX bytes a line) turn hostile input into errors.
  */
-#include "sim/trace.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
