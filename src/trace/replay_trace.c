@@ -9,6 +9,8 @@
  * names per table, GF_CSV_LINE_MAX bytes a line.  Nothing is half-loaded:
  * on error the caller releases the trace.
  */
+#include "trace/replay_trace.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +18,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/replay.h"
 #include "util/csv.h"
 #include "util/mem.h"
 
