@@ -1,7 +1,8 @@
 /*
- * nodes.c - the nodes table: each node that joined, by name, with the
- * inventory it registered (the controller's JSON text, not parsed here)
- * and when.  One row per node, replaced whole on each registration.
+ * store_nodes.c - the nodes table: each node that joined, by name, with
+ * the inventory it registered (the controller's JSON text, not parsed
+ * here) and when.  One row per node, replaced whole on each
+ * registration.
  *
  * Invariants: only the leader writes (as jobs); every row written or read
  * has a name of 1..GF_STORE_NODE_NAME_MAX-1 bytes and an inventory of

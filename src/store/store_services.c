@@ -1,11 +1,13 @@
 /*
- * services.c - the services table: each inference service the controller
- * keeps a count of replicas for (docs/cluster.md), by name, with its job
- * spec as the API's JSON text (not parsed here) and the count.
+ * store_services.c - the services table: each inference service the
+ * controller keeps a count of replicas for (docs/cluster.md), by name,
+ * with its job spec as the API's JSON text (not parsed here) and the
+ * count.
  *
- * Invariants: as nodes.c: only the leader writes; names and specs obey
- * gf__store_check_doc both ways; replicas is 0..GF_STORE_SERVICE_MAX; a
- * load hands over services only once every row passed.
+ * Invariants: as store_nodes.c: only the leader writes; names and specs
+ * obey gf__store_check_doc both ways; replicas is
+ * 0..GF_STORE_SERVICE_MAX; a load hands over services only once every
+ * row passed.
  */
 #include <stdio.h>
 #include <string.h>
