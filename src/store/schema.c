@@ -22,6 +22,7 @@
 #include "store/store_impl.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 struct migration {
@@ -164,7 +165,7 @@ int gf__store_migrate(struct gf_store *s, const char *key_type,
 			if (rc == GF_ENOTSUP) /* a newer schema: says it all */
 				return rc;
 			char tmp[GF_ERR_MSG_MAX];
-			snprintf(tmp, sizeof(tmp), "%s", e ? e->msg : "");
+			gf_note(tmp, sizeof(tmp), "%s", e ? e->msg : "");
 			return gf_err_set(e, rc, "migration %d (%s): %s",
 					  m->version, m->what, tmp);
 		}
@@ -207,14 +208,14 @@ static void build_run_sql(struct gf_buf *b)
 	gf_buf_puts(b, ") VALUES (");
 	col_list(b, NULL, GF__RUN_NCOLS);
 	gf_buf_puts(b, ") ON CONFLICT (seq, attempt, replica) DO NOTHING");
-	snprintf(sql_run_insert, sizeof(sql_run_insert), "%s",
-		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+	gf_note(sql_run_insert, sizeof(sql_run_insert), "%s",
+		gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
 	gf_buf_reset(b);
 	gf_buf_puts(b, "SELECT ");
 	col_list(b, run_cols, GF__RUN_NCOLS);
 	gf_buf_puts(b, " FROM runs ORDER BY seq, attempt, replica");
-	snprintf(sql_run_select, sizeof(sql_run_select), "%s",
-		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+	gf_note(sql_run_select, sizeof(sql_run_select), "%s",
+		gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
 }
 
 static void build_sql(void)
@@ -233,18 +234,18 @@ static void build_sql(void)
 		gf_buf_printf(&b, "%s%s = excluded.%s", c > 1 ? ", " : "",
 			      gf__store_col_names[c], gf__store_col_names[c]);
 	/* the sizes are fixed by the column table: a cut is a bug here */
-	snprintf(sql_upsert, sizeof(sql_upsert), "%s",
-		 gf_buf_error(&b) ? "-- upsert over its buffer"
-				  : gf_buf_str(&b));
+	gf_note(sql_upsert, sizeof(sql_upsert), "%s",
+		gf_buf_error(&b) ? "-- upsert over its buffer"
+				 : gf_buf_str(&b));
 	gf_buf_reset(&b);
 	gf_buf_puts(&b, "SELECT ");
 	for (int c = 0; c < GF__NCOLS; c++)
 		gf_buf_printf(&b, "%s%s", c ? ", " : "",
 			      gf__store_col_names[c]);
 	gf_buf_puts(&b, " FROM jobs ORDER BY seq");
-	snprintf(sql_select, sizeof(sql_select), "%s",
-		 gf_buf_error(&b) ? "-- select over its buffer"
-				  : gf_buf_str(&b));
+	gf_note(sql_select, sizeof(sql_select), "%s",
+		gf_buf_error(&b) ? "-- select over its buffer"
+				 : gf_buf_str(&b));
 	build_run_sql(&b);
 	gf_buf_release(&b);
 }

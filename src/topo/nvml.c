@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "util/log.h"
 
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -222,7 +223,8 @@ int gf_nvml_open(const struct gf_nvml **out, struct gf_err *e)
 					why ? why : "dlopen failed");
 			goto out_unlock;
 		}
-		snprintf(nvml.path, sizeof(nvml.path), "%s", path);
+		/* kept for messages: a long one is shown cut */
+		gf_note(nvml.path, sizeof(nvml.path), "%s", path);
 		rc = resolve(nvml.dl, e, path);
 		if (rc) {
 			nvml.dl = NULL; /* keep it loaded, but unusable */
@@ -315,11 +317,11 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 	char buf[NVML_DEVICE_UUID_BUFFER_SIZE];
 	if (nv->nvmlDeviceGetName(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
-		snprintf(gpu->name, sizeof(gpu->name), "%s", buf);
+		gf_note(gpu->name, sizeof(gpu->name), "%s", buf);
 	}
 	if (nv->nvmlDeviceGetUUID(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
-		snprintf(gpu->uuid, sizeof(gpu->uuid), "%s", buf);
+		gf_note(gpu->uuid, sizeof(gpu->uuid), "%s", buf);
 	}
 	if (gpu->model == NULL)
 		gpu->model =

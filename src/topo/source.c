@@ -14,6 +14,7 @@
 #include "topo/nvml.h"
 #include "topo/this_system.h"
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -60,11 +61,11 @@ const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 				unsigned size)
 {
 	if (s->template_name)
-		snprintf(buf, size, "template %s", s->template_name);
+		gf_note(buf, size, "template %s", s->template_name);
 	else if (s->xml || s->nccl_xml)
-		snprintf(buf, size, "%s", s->xml ? s->xml : s->nccl_xml);
+		gf_note(buf, size, "%s", s->xml ? s->xml : s->nccl_xml);
 	else
-		snprintf(buf, size, "this machine");
+		gf_note(buf, size, "this machine");
 	return buf;
 }
 

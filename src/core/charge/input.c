@@ -17,6 +17,7 @@
 #include <gpufleet/mig.h>
 
 #include "core/charge/charge_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* --- tuples ------------------------------------------------------------ */
@@ -412,9 +413,9 @@ void gf_charge_key_name(const struct gf_charge_input *in,
 					     "container", "label",
 					     "gpu_model" };
 	if (k->kind == GF_CHARGE_KEY_LABEL)
-		snprintf(out, size, "label:%s", gf_charge_str(in, k->label));
+		gf_note(out, size, "label:%s", gf_charge_str(in, k->label));
 	else
-		snprintf(out, size, "%s", names[k->kind]);
+		gf_note(out, size, "%s", names[k->kind]);
 }
 
 int gf_charge_match_parse(struct gf_charge_input *in, const char *s,
@@ -481,9 +482,9 @@ void gf__charge_where(const struct gf_charge_input *in, uint32_t src,
 		      uint32_t line, char *out, size_t size)
 {
 	if (line)
-		snprintf(out, size, "'%s':%u", gf_charge_str(in, src), line);
+		gf_note(out, size, "'%s':%u", gf_charge_str(in, src), line);
 	else
-		snprintf(out, size, "'%s'", gf_charge_str(in, src));
+		gf_note(out, size, "'%s'", gf_charge_str(in, src));
 }
 
 /* --- options and helpers ------------------------------------------------ */
@@ -577,8 +578,8 @@ void gf_charge_time_str(int64_t ms, char *out, size_t size)
 	int64_t y;
 	unsigned m, d;
 	civil(days, &y, &m, &d);
-	snprintf(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m,
-		 d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
+	gf_note(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m,
+		d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
 }
 
 double gf_charge_row_total(const struct gf_charge_row *r)

@@ -8,6 +8,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/workload.h>
 
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf_workload_init(struct gf_workload *w)
@@ -36,7 +37,7 @@ int gf_workload_add(struct gf_workload *w, const char *name,
 					   sizeof(*w->names));
 	}
 	w->reqs[w->n] = *r;
-	snprintf(w->names[w->n], GF_REQ_NAME_MAX, "%s", name);
+	gf_note(w->names[w->n], GF_REQ_NAME_MAX, "%s", name);
 	return w->n++;
 }
 
@@ -53,7 +54,7 @@ int gf_workload_spec_key(struct gf_workload *w, const char *spec)
 			return i;
 	if (w->nspecs >= GF_SPEC_MAX || strlen(spec) >= GF_SPEC_STR_MAX)
 		return GF_ETOOBIG;
-	snprintf(w->specs[w->nspecs], GF_SPEC_STR_MAX, "%s", spec);
+	gf_note(w->specs[w->nspecs], GF_SPEC_STR_MAX, "%s", spec);
 	return w->nspecs++;
 }
 
