@@ -60,7 +60,7 @@ enum gf_as_policy {
 /* "util", "queue-legacy", "queue", "warm", "fixed"; static. */
 const char *gf_as_policy_name(enum gf_as_policy p);
 /* By name; -1 when unknown. */
-int gf_as_policy_parse(const char *s);
+int gf_as_policy_parse(const char *s) GF_MUST_CHECK;
 
 enum gf_as_qmetric {
 	GF_AS_Q_OUTSTANDING = 0, /* waiting + in service */
@@ -119,7 +119,7 @@ struct gf_as_result {
  */
 int gf_as_simulate(const struct gf_as_trace *t, enum gf_as_policy p,
 		   const struct gf_as_sim_opts *o, struct gf_as_result *r,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 void gf_as_result_release(struct gf_as_result *r);
 
 /* The counts a run would use (start, fixed, max), from the trace and o. */

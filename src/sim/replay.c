@@ -469,7 +469,13 @@ static struct gf_cluster *copy_cluster(const struct gf_cluster *c0,
 	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
 	gf_cluster_init(c);
 	for (int m = 0; m < c0->nmodels; m++)
-		gf_cluster_model(c, c0->models[m]);
+		if (gf_cluster_model(c, c0->models[m]) < 0) {
+			gf_cluster_release(c);
+			gf_free(c);
+			gf_err_set(e, GF_EINVAL, "cannot copy model '%s'",
+				   c0->models[m]);
+			return NULL;
+		}
 	for (int i = 0; i < c0->n; i++) {
 		const struct gf_cnode *n = &c0->nodes[i];
 		int rc = gf_cluster_add(c, c0->names[i], n->cpu_cap, n->mem_cap,

@@ -130,7 +130,7 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 		  const struct gf_ctl_node *nodes,
 		  const struct gf_replay_trace *t,
 		  const struct gf_replay_opts *o, struct gf_replay_result *res,
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 void gf_replay_result_release(struct gf_replay_result *r);
 
 /* Replay conservation and accounting (the checks of issue 16): every job
@@ -138,6 +138,7 @@ void gf_replay_result_release(struct gf_replay_result *r);
  * its counts; the engine's GPU time equals the jobs'.  0 or GF_EINVAL
  * with msg. */
 int gf_replay_check(const struct gf_replay_trace *t,
-		    const struct gf_replay_result *r, char *msg, unsigned size);
+		    const struct gf_replay_result *r, char *msg,
+		    unsigned size) GF_MUST_CHECK;
 
 #endif

@@ -712,8 +712,12 @@ static void health_tick(struct gf_collector *c, const bool *was, int64_t now_ms)
 void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 {
 	double cpu0 = gf_clock_thread_cpu_ms();
-	if (c->samples == 0)
-		gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms);
+	if (c->samples == 0 &&
+	    gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms))
+		gf_log(GF_LOG_WARN, "collect",
+		       "GPU health not tracked: %d GPUs or quiet period %lld ms "
+		       "out of range",
+		       c->n, (long long)c->xid_quiet_ms);
 	bool was[GF_TEL_MAX_GPUS];
 	for (int i = 0; i < c->n; i++)
 		was[i] = gf_health_is_healthy(&c->health, i);

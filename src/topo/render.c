@@ -108,7 +108,8 @@ static void nearest_list(const struct gf_node *n, int g, char *out, size_t size)
 int gf_render_topo_text(const struct gf_node *n, bool pcie_only,
 			const struct gf_finding *f, int nf, struct gf_buf *out)
 {
-	gf_render_matrix(n, pcie_only, out);
+	if (gf_render_matrix(n, pcie_only, out))
+		return gf_buf_error(out);
 	gf_buf_puts(out, "\nGPUs:\n\n");
 	for (int i = 0; i < n->ngpus; i++) {
 		const struct gf_gpu *g = &n->gpus[i];

@@ -29,7 +29,8 @@ struct gf_as_trace {
  * not go back; errors name FILE:LINE and the field.  0, or a negative
  * code with e set; release with gf_as_trace_release().
  */
-int gf_as_trace_read(const char *path, struct gf_as_trace *t, struct gf_err *e);
+int gf_as_trace_read(const char *path, struct gf_as_trace *t,
+		     struct gf_err *e) GF_MUST_CHECK;
 /*
  * A synthetic day: n requests over `hours`, a diurnal rate (half again
  * the mean at its peak, half the mean at its trough) and token counts

@@ -15,6 +15,6 @@
  */
 int gf_published_unalloc(const char *csv_path, const char *trace, int nseeds,
 			 int pct, double out[GF_POLICY_COUNT],
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 #endif

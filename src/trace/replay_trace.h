@@ -42,7 +42,8 @@ enum gf_replay_source {
 
 /* "alibaba2023", "philly", "dlrm2025"; parse: GF_ENOTFOUND. */
 const char *gf_replay_source_name(enum gf_replay_source s);
-int gf_replay_source_parse(const char *s, enum gf_replay_source *out);
+int gf_replay_source_parse(const char *s,
+			   enum gf_replay_source *out) GF_MUST_CHECK;
 
 #define GF_REPLAY_MAX_JOBS  GF_CTL_MAX_JOBS
 #define GF_REPLAY_MAX_NAMES 256 /* teams, classes, models of a trace */
@@ -83,12 +84,13 @@ void gf_replay_trace_release(struct gf_replay_trace *t);
 
 /* Index of a name in the trace's team or model table, added when new;
  * GF_ETOOBIG past GF_REPLAY_MAX_NAMES. */
-int gf_replay_team(struct gf_replay_trace *t, const char *name);
-int gf_replay_model(struct gf_replay_trace *t, const char *name);
-int gf_replay_class(struct gf_replay_trace *t, const char *name);
+int gf_replay_team(struct gf_replay_trace *t, const char *name) GF_MUST_CHECK;
+int gf_replay_model(struct gf_replay_trace *t, const char *name) GF_MUST_CHECK;
+int gf_replay_class(struct gf_replay_trace *t, const char *name) GF_MUST_CHECK;
 
 /* Append a job (copied); GF_ETOOBIG past GF_REPLAY_MAX_JOBS. */
-int gf_replay_add(struct gf_replay_trace *t, const struct gf_replay_job *j);
+int gf_replay_add(struct gf_replay_trace *t,
+		  const struct gf_replay_job *j) GF_MUST_CHECK;
 
 /*
  * Load a trace x times as much (`--load X`): every arrival time divided
@@ -100,7 +102,7 @@ int gf_replay_add(struct gf_replay_trace *t, const struct gf_replay_job *j);
  * nothing.
  */
 #define GF_REPLAY_LOAD_MAX 1000.0
-int gf_replay_scale_arrivals(struct gf_replay_trace *t, double x);
+int gf_replay_scale_arrivals(struct gf_replay_trace *t, double x) GF_MUST_CHECK;
 
 struct gf_replay_load_opts {
 	bool cpu_instances; /* dlrm2025: the CN (CPU-only) instances too */
@@ -116,12 +118,12 @@ struct gf_replay_load_opts {
  */
 int gf_replay_load(const char *path, enum gf_replay_source s,
 		   const struct gf_replay_load_opts *o,
-		   struct gf_replay_trace *t, struct gf_err *e);
+		   struct gf_replay_trace *t, struct gf_err *e) GF_MUST_CHECK;
 
 /* Philly's virtual clusters (philly_vc_nodes.HeliosArtifact.csv: vc,node
  * num) as node counts: names[i] and count[i] for i < returned n (at most
  * max); GF_EPARSE with e on a bad row. */
 int gf_replay_philly_vcs(const char *path, char (*names)[GF_NODE_NAME_MAX],
-			 int *count, int max, struct gf_err *e);
+			 int *count, int max, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

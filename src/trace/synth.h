@@ -9,20 +9,21 @@
 #define GF_TRACE_SYNTH_H
 
 #include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
 #include <gpufleet/workload.h>
 
 /* 192 nodes, 1,088 GPUs: HGX H100 and A100 boards, L4 and T4 servers. */
-int gf_synth_cluster(struct gf_cluster *c);
+int gf_synth_cluster(struct gf_cluster *c) GF_MUST_CHECK;
 
 /*
  * n requests drawn from the mix with a seeded generator (named
  * "syn-00000000".. so that sorting by name keeps their order).
  */
 int gf_synth_workload(struct gf_cluster *c, struct gf_workload *w, int n,
-		      uint64_t seed);
+		      uint64_t seed) GF_MUST_CHECK;
 
 /* A uniform cluster: n nodes of `gpus` GPUs of one model. */
 int gf_synth_uniform(struct gf_cluster *c, int n, int gpus, int32_t cpu,
-		     int64_t mem, const char *model);
+		     int64_t mem, const char *model) GF_MUST_CHECK;
 
 #endif

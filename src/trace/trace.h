@@ -18,10 +18,10 @@
 #include <gpufleet/workload.h>
 
 int gf_trace_load_nodes(const char *path, struct gf_cluster *c,
-			struct gf_err *e);
+			struct gf_err *e) GF_MUST_CHECK;
 
 /* Model names in gpu_spec are interned in c's model table. */
 int gf_trace_load_pods(const char *path, struct gf_cluster *c,
-		       struct gf_workload *w, struct gf_err *e);
+		       struct gf_workload *w, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

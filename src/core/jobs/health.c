@@ -156,8 +156,8 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 void gf__cordon_sync(struct gf_ctl *ctl, int node)
 {
 	const struct gf__node *x = &ctl->ns[node];
-	gf_sched_cordon(ctl->s, node,
-			x->state != GF__READY || x->cordon || x->drain);
+	(void)gf_sched_cordon(ctl->s, node, /* node is in range */
+			      x->state != GF__READY || x->cordon || x->drain);
 }
 
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,

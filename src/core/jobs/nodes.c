@@ -297,7 +297,7 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	x->state = GF__WAITING;
 	x->down_epoch = ++ctl->epoch;
 	snprintf(x->reason, sizeof(x->reason), WAITING);
-	gf_sched_cordon(ctl->s, i, true);
+	(void)gf_sched_cordon(ctl->s, i, true); /* i is in range */
 	ctl->nodes[i].block = p->block;
 	set_node(ctl, i, p);
 	gf__block_join(ctl, i);

@@ -60,7 +60,9 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 				  "free",
 				  count, nfree, n->ngpus);
 	int out[GF_GPU_TOPO_MAX];
-	gf_gpu_topo_choose(&t, free_mask, count, false, out);
+	if ((rc = gf_gpu_topo_choose(&t, free_mask, count, false, out)))
+		return gf_err_set(e, rc, "%d GPUs asked for: none chosen",
+				  count);
 	r->ngpus = count;
 	for (int i = 0; i < count; i++)
 		r->gpus[i] = out[i];
