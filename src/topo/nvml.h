@@ -45,6 +45,15 @@ void gf_nvml_close(void);
 /* NVML's text for r, or our own when the library gives none. */
 const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r);
 
+/* How many devices NVML sees: 0, or GF_ENVML with e. */
+int gf_nvml_count(const struct gf_nvml *nv, unsigned *count,
+		  struct gf_err *e) GF_MUST_CHECK;
+
+/* Device i's handle and PCI info (busId NUL-terminated); false when NVML
+ * does not answer for it. */
+bool gf_nvml_pci(const struct gf_nvml *nv, unsigned i, nvmlDevice_t *d,
+		 nvmlPciInfo_t *pci);
+
 /*
  * Add what NVML knows to a finished node: name, UUID, memory, MIG mode,
  * GPU NUMA id and NVLink counts, joined to the node's GPUs by PCI bus id.

@@ -118,19 +118,16 @@ int gf_live_read(struct gf_live *l, const char *root, struct gf_err *e)
 int gf_live_nvml_gpus(struct gf_live *l, const struct gf_nvml *nv,
 		      struct gf_err *e)
 {
-	unsigned count = 0;
-	nvmlReturn_t r = nv->nvmlDeviceGetCount(&count);
-	if (r != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENVML, "nvmlDeviceGetCount failed: %s",
-				  gf_nvml_strerror(nv, r));
+	unsigned count;
+	int rc = gf_nvml_count(nv, &count, e);
+	if (rc)
+		return rc;
 	int n = 0;
 	for (unsigned i = 0; i < count && n < GF_MAX_GPUS; i++) {
 		nvmlDevice_t d;
 		nvmlPciInfo_t pci;
-		if (nv->nvmlDeviceGetHandleByIndex(i, &d) != NVML_SUCCESS ||
-		    nv->nvmlDeviceGetPciInfo(d, &pci) != NVML_SUCCESS)
+		if (!gf_nvml_pci(nv, i, &d, &pci))
 			continue;
-		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		if (norm_busid(pci.busId, l->gpus[n]))
 			n++;
 	}
