@@ -88,16 +88,10 @@ void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v)
 static bool cell_int(const struct gf__cell *c, int64_t lo, int64_t hi,
 		     int64_t *out)
 {
-	char tmp[24];
-	if (!c->p || c->len == 0 || c->len >= sizeof(tmp))
+	int64_t v;
+	if (!gf__store_cell_i64(c, &v) || v < lo || v > hi)
 		return false;
-	memcpy(tmp, c->p, c->len);
-	tmp[c->len] = '\0';
-	char *end;
-	long long v = strtoll(tmp, &end, 10);
-	if (*end || v < lo || v > hi)
-		return false;
-	*out = (int64_t)v;
+	*out = v;
 	return true;
 }
 
