@@ -196,7 +196,6 @@ int gf__store_leader_only(struct gf_store *s, struct gf_err *e) GF_MUST_CHECK;
 bool gf__store_cell_i64(const struct gf__cell *c, int64_t *out);
 
 /* e->msg = "'URL': " + e->msg (the code kept); returns e->code. */
-int gf__store_err_prefix(const struct gf_store *s,
-			 struct gf_err *e);
+int gf__store_err_prefix(const struct gf_store *s, struct gf_err *e);
 
 #endif

@@ -92,8 +92,7 @@ struct gf_diag_result {
  * applies).  Returns the number of reasons hit (0 when not judged).
  */
 int gf_diagnose(const struct gf_diag_point *p, int n, bool mig,
-		const struct gf_diag_opts *o,
-		struct gf_diag_result *out);
+		const struct gf_diag_opts *o, struct gf_diag_result *out);
 
 /* A judged series, as the reports print it. */
 struct gf_diag_verdict {

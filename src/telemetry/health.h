@@ -140,8 +140,7 @@ int gf_health_init(struct gf_health *h, int n, int64_t quiet_ms,
  * for a GPU out of range (nothing changes).  gf_health_back of a GPU
  * that is not lost changes nothing.
  */
-int gf_health_xid(struct gf_health *h, int gpu, unsigned code,
-		  int64_t at_ms);
+int gf_health_xid(struct gf_health *h, int gpu, unsigned code, int64_t at_ms);
 int gf_health_lost(struct gf_health *h, int gpu, int64_t at_ms);
 int gf_health_back(struct gf_health *h, int gpu, int64_t at_ms);
 
