@@ -42,13 +42,10 @@ enum gf_errno {
 /*
  * A function whose int result says whether it worked is marked must-check:
  * the compiler warns where a caller drops the result.  A caller that means
- * to ignore it writes (void) before the call.  gcc warns even then (its bug
- * 66425), so the mark is gcc's only where clang is not there to honour the
- * (void): clang's build (CI builds with both) is the one that checks.
+ * to ignore it writes (void)! before the call: gcc does not take a plain
+ * (void) cast as a use of the result, clang does, both take (void)!.
  */
-#if defined(__clang__)
-#define GF_MUST_CHECK __attribute__((warn_unused_result))
-#elif defined(__GNUC__) && defined(GF_GCC_MUST_CHECK)
+#if defined(__GNUC__) || defined(__clang__)
 #define GF_MUST_CHECK __attribute__((warn_unused_result))
 #else
 #define GF_MUST_CHECK

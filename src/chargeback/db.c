@@ -40,7 +40,7 @@ static uint32_t intern(struct gf_charge_input *in, const char *s)
 {
 	uint32_t id = 0;
 	/* too long: "" (0) */
-	(void)gf_charge_intern(in, s, strnlen(s, GF_CHARGE_STR_MAX), &id);
+	(void)!gf_charge_intern(in, s, strnlen(s, GF_CHARGE_STR_MAX), &id);
 	return id;
 }
 

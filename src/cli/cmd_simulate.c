@@ -434,7 +434,7 @@ static int fill_main(int argc, char **argv)
 	struct gf_progress prog;
 	gf_progress_init(&prog, "gpufleet " CMD, stderr);
 	/* without a thread: no line, same run */
-	(void)gf_progress_start(&prog);
+	(void)!gf_progress_start(&prog);
 	int rc = fill(&a, &prog);
 	gf_progress_stop(&prog);
 	return rc;

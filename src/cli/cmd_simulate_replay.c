@@ -342,7 +342,7 @@ static int replay(struct args *a, struct gf_progress *p)
 		gf_cli_error(CMD, "%s", e.msg);
 		goto out;
 	}
-	(void)gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
+	(void)!gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
 	char what[PATH_MAX_ + 32];
 	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
 	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
@@ -539,7 +539,7 @@ int cmd_simulate_replay(int argc, char **argv)
 	}
 	struct gf_progress prog;
 	gf_progress_init(&prog, "gpufleet " CMD, stderr);
-	(void)gf_progress_start(&prog); /* without a thread: no line */
+	(void)!gf_progress_start(&prog); /* without a thread: no line */
 	int rc = replay(&a, &prog);
 	gf_progress_stop(&prog);
 	return rc;

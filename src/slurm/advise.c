@@ -88,7 +88,7 @@ static int build_cluster(struct ctx *x, struct gf_err *e)
 		x->sn[k] = i;
 		if (x->o->topo && x->o->topo->ngpus == n->ngpus && n->ngpus)
 			/* the sizes are equal */
-			(void)gf_cluster_set_topo(&x->c, k, x->o->topo);
+			(void)!gf_cluster_set_topo(&x->c, k, x->o->topo);
 	}
 	if (x->c.n == 0)
 		return gf_err_set(e, GF_EINVAL, "no node to advise on");
@@ -168,7 +168,7 @@ static int commit_running(struct ctx *x, struct gf_err *e)
 						  n->name);
 		}
 		if (n->unusable)
-			(void)gf_sched_cordon(x->sched, k, true);
+			(void)!gf_sched_cordon(x->sched, k, true);
 	}
 	return 0;
 }
@@ -302,7 +302,7 @@ static void propose(struct ctx *x, const struct gf_slurm_job *j, bool keep,
 			 j->nodes);
 	if (!keep || !pr->placed)
 		for (int i = done - 1; i >= 0; i--)
-			(void)gf_sched_unplace(x->sched, &r, &p[i]);
+			(void)!gf_sched_unplace(x->sched, &r, &p[i]);
 	if (!pr->placed)
 		pr->dfrag = 0;
 }

@@ -161,7 +161,7 @@ uint32_t gf_charge_lookup(const struct gf_charge_input *in, const char *p)
 static uint32_t intern0(struct gf_charge_input *in, const char *p)
 {
 	uint32_t id = 0;
-	(void)gf_charge_intern(in, p, strlen(p), &id); /* too long: "" (0) */
+	(void)!gf_charge_intern(in, p, strlen(p), &id); /* too long: "" (0) */
 	return id;
 }
 
@@ -226,9 +226,9 @@ static void parse_labels(struct gf_charge_input *in, const char *s,
 		if (eq && eq > s) {
 			uint32_t k = 0, v = 0;
 			/* too long: "" (0), as a missing one */
-			(void)gf_charge_intern(in, s, (size_t)(eq - s), &k);
-			(void)gf_charge_intern(in, eq + 1,
-					       len - (size_t)(eq - s) - 1, &v);
+			(void)!gf_charge_intern(in, s, (size_t)(eq - s), &k);
+			(void)!gf_charge_intern(in, eq + 1,
+						len - (size_t)(eq - s) - 1, &v);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, k);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, v);
 			p->npairs++;
@@ -249,7 +249,7 @@ static void parse_ids(struct gf_charge_input *in, const char *s,
 		size_t len = end ? (size_t)(end - s) : strlen(s);
 		uint32_t id = 0;
 		if (len) {
-			(void)gf_charge_intern(in, s, len, &id); /* as above */
+			(void)!gf_charge_intern(in, s, len, &id); /* as above */
 			push_u32(&h->ids, &h->nids, &h->ids_alloc, id);
 			p->nids++;
 		}

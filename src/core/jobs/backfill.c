@@ -91,7 +91,7 @@ static bool ends(struct shadow *s, int v)
 		int before = cap(s, &c->n, c->node, c->mig);
 		int gpus[GF_CNODE_MAX_GPUS];
 		memcpy(gpus, p->gpus, sizeof(gpus));
-		(void)gf_cnode_give(&c->n, &vj->req, gpus);
+		(void)!gf_cnode_give(&c->n, &vj->req, gpus);
 		if (vj->prof >= 0 && vj->prof == ctl->jr[s->jid].prof &&
 		    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
 			c->mig++;

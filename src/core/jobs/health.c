@@ -49,7 +49,7 @@ void gf__gpu_sync(struct gf_ctl *ctl, int i)
 			continue;
 		bool on = want >> g & 1;
 		if (ctl->s)
-			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
+			(void)!gf_sched_hold_gpu(ctl->s, i, g, on);
 		else /* gf_ctl_new, before the engine */
 			gf_cluster_hold(ctl->c, i, g, on);
 	}
@@ -156,8 +156,8 @@ int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 void gf__cordon_sync(struct gf_ctl *ctl, int node)
 {
 	const struct gf__node *x = &ctl->ns[node];
-	(void)gf_sched_cordon(ctl->s, node, /* node is in range */
-			      x->state != GF__READY || x->cordon || x->drain);
+	(void)!gf_sched_cordon(ctl->s, node, /* node is in range */
+			       x->state != GF__READY || x->cordon || x->drain);
 }
 
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,

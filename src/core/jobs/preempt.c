@@ -131,7 +131,7 @@ static void release(struct search *s, int v)
 		struct trial *t = trial_get(s, p->node);
 		int gpus[GF_CNODE_MAX_GPUS];
 		memcpy(gpus, p->gpus, sizeof(gpus));
-		(void)gf_cnode_give(&t->n, &vj->req, gpus);
+		(void)!gf_cnode_give(&t->n, &vj->req, gpus);
 		if (vj->prof >= 0 && vj->prof == s->j->prof &&
 		    !(s->ctl->ns[p->node].sick >> p->gpus[0] & 1))
 			t->mig++; /* its instance is free again, and usable */

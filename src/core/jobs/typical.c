@@ -44,7 +44,7 @@ static void install(struct gf_ctl *ctl, struct gf_typical *t, int n)
 	ctl->ntyp = n;
 	if (ctl->s)
 		/* NB: refused for n 0 under FGD, which keeps old */
-		(void)gf_sched_set_typical(ctl->s, t, n);
+		(void)!gf_sched_set_typical(ctl->s, t, n);
 	gf_free(old);
 }
 

@@ -163,7 +163,7 @@ void gf_workload_classify(struct gf_workload *w)
 			}
 			uniq[nuniq] = i;
 			/* nuniq <= GF_MAX_REQUESTS, far below GF_HMAP_MAX */
-			(void)gf_hmap_put(&ix, h, (uint32_t)nuniq);
+			(void)!gf_hmap_put(&ix, h, (uint32_t)nuniq);
 			u = nuniq++;
 		}
 		prov[i] = (int)u;
