@@ -81,7 +81,7 @@ endif
 # The rooms, floor by floor (docs/INTERNALS.md): util; the pure core
 # (node model, placement, MIG); the adapters around it; commands on top.
 LIB_SRC = $(wildcard src/util/*.c src/core/*/*.c src/topo/*.c \
-	src/telemetry/*.c src/mig/*.c src/sim/*.c src/server/*.c \
+	src/telemetry/*.c src/mig/*.c src/trace/*.c src/sim/*.c src/server/*.c \
 	src/store/*.c src/nodeproto/*.c src/controller/*.c src/agent/*.c \
 	src/autoscale/*.c \
 	src/chargeback/*.c src/slurm/*.c src/k8s/*.c)

@@ -27,9 +27,9 @@
 #include <gpufleet/sim.h>
 
 #include "sim/pool.h"
-#include "sim/published.h"
+#include "trace/published.h"
 #include "sim/report.h"
-#include "sim/trace.h"
+#include "trace/trace.h"
 
 #define NTRACES 17
 static const char *const traces[NTRACES] = {

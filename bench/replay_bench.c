@@ -21,7 +21,7 @@
 #include <gpufleet/ctl.h>
 
 #include "sim/replay.h"
-#include "sim/trace.h"
+#include "trace/trace.h"
 #include "util/mem.h"
 
 static double now_s(void)

@@ -34,8 +34,8 @@
 #include <gpufleet/sim.h>
 
 #include "sim/pool.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 
 static double now_s(void)
 {

@@ -45,7 +45,7 @@ struct gf_bind_plan {
  * CPUs are asked for.
  */
 int gf_bind_plan(const struct gf_node *n, const struct gf_bind_request *r,
-		 struct gf_bind_plan *p, struct gf_err *e);
+		 struct gf_bind_plan *p, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Choose the best connected `count` GPUs of n not set in busy (the score
@@ -56,7 +56,7 @@ int gf_bind_plan(const struct gf_node *n, const struct gf_bind_request *r,
  */
 int gf_bind_choose_gpus(const struct gf_node *n, int count,
 			const struct gf_bitmap *busy, struct gf_bind_request *r,
-			struct gf_err *e);
+			struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * The share of task `task` (0 <= task < ntasks) of tasks that split the
@@ -70,6 +70,6 @@ void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
 		   int ntasks, int task, struct gf_bitmap *out);
 
 /* Parse "0,1,4-5" into r->gpus.  GF_EPARSE / GF_ETOOBIG. */
-int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r);
+int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r) GF_MUST_CHECK;
 
 #endif

@@ -73,7 +73,7 @@ enum gf_charge_waste {
 
 /* The diagnosis's name ("allocated-idle"), and back (-1 unknown). */
 const char *gf_charge_waste_name(enum gf_charge_waste w);
-int gf_charge_waste_parse(const char *s);
+int gf_charge_waste_parse(const char *s) GF_MUST_CHECK;
 
 /* GPU activity signals, best first (bit i of a signals mask). */
 enum gf_charge_signal {
@@ -170,7 +170,7 @@ void gf_charge_input_release(struct gf_charge_input *in);
  * negative, *id untouched).
  */
 int gf_charge_intern(struct gf_charge_input *in, const char *s, size_t len,
-		     uint32_t *id);
+		     uint32_t *id) GF_MUST_CHECK;
 /* The text of an id (borrowed, valid until the input is released). */
 const char *gf_charge_str(const struct gf_charge_input *in, uint32_t id);
 /* The id of a text already interned, or 0 when it never was. */
@@ -182,11 +182,11 @@ uint32_t gf_charge_extra_id(struct gf_charge_input *in,
 
 /* Append one row (copied).  GF_ETOOBIG past the caps. */
 int gf_charge_add_record(struct gf_charge_input *in,
-			 const struct gf_charge_record *r);
+			 const struct gf_charge_record *r) GF_MUST_CHECK;
 int gf_charge_add_asset(struct gf_charge_input *in,
-			const struct gf_charge_asset *a);
+			const struct gf_charge_asset *a) GF_MUST_CHECK;
 int gf_charge_add_tele(struct gf_charge_input *in,
-		       const struct gf_charge_tele *t);
+		       const struct gf_charge_tele *t) GF_MUST_CHECK;
 
 /* --- options ---------------------------------------------------------- */
 
@@ -212,7 +212,8 @@ struct gf_charge_key {
  * naming it.
  */
 int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
-			struct gf_charge_key *k, struct gf_err *e);
+			struct gf_charge_key *k,
+			struct gf_err *e) GF_MUST_CHECK;
 /* The key's name as parsed back ("namespace", "label:team"). */
 void gf_charge_key_name(const struct gf_charge_input *in,
 			const struct gf_charge_key *k, char *out, size_t size);
@@ -224,7 +225,8 @@ struct gf_charge_match {
 };
 
 int gf_charge_match_parse(struct gf_charge_input *in, const char *s,
-			  struct gf_charge_match *m, struct gf_err *e);
+			  struct gf_charge_match *m,
+			  struct gf_err *e) GF_MUST_CHECK;
 
 enum gf_charge_split {
 	GF_CHARGE_SPLIT_WEIGHTED = 0,
@@ -356,7 +358,7 @@ struct gf_charge_result {
  */
 int gf_charge_run(const struct gf_charge_input *in,
 		  const struct gf_charge_opts *o, struct gf_charge_result *out,
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 
 void gf_charge_result_release(struct gf_charge_result *r);
 

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/req.h>
 
 #define GF_MAX_MODELS	  32
@@ -85,7 +86,7 @@ void gf_cluster_init(struct gf_cluster *c);
 void gf_cluster_release(struct gf_cluster *c);
 
 /* Id of a model name, adding it; GF_ETOOBIG past GF_MAX_MODELS. */
-int gf_cluster_model(struct gf_cluster *c, const char *name);
+int gf_cluster_model(struct gf_cluster *c, const char *name) GF_MUST_CHECK;
 /* Id of a known model, or -1. */
 int gf_cluster_find_model(const struct gf_cluster *c, const char *name);
 
@@ -94,7 +95,7 @@ int gf_cluster_find_model(const struct gf_cluster *c, const char *name);
  * than GF_CNODE_MAX_GPUS GPUs, negative capacity).
  */
 int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
-		   int64_t mem, int ngpus, int model);
+		   int64_t mem, int ngpus, int model) GF_MUST_CHECK;
 
 /*
  * Give node i the GPU topology t (copied; nodes of one shape share one
@@ -102,7 +103,7 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
  * node's; GF_ETOOBIG past 65,534 distinct topologies.
  */
 int gf_cluster_set_topo(struct gf_cluster *c, int i,
-			const struct gf_gpu_topo *t);
+			const struct gf_gpu_topo *t) GF_MUST_CHECK;
 
 /* Free every node (keep nodes and ranks; holds and cordons cleared). */
 void gf_cluster_reset(struct gf_cluster *c);
@@ -114,7 +115,7 @@ void gf_cluster_reset(struct gf_cluster *c);
  * gf_sched_reshape checks).  GF_EINVAL as gf_cluster_add.
  */
 int gf_cluster_reshape(struct gf_cluster *c, int i, int32_t cpu, int64_t mem,
-		       int ngpus, int model);
+		       int ngpus, int model) GF_MUST_CHECK;
 
 /* Sum of free GPU milli on a node (the "L" of the FGD paper). */
 static inline int32_t gf_cnode_gpu_idle(const struct gf_cnode *n)
@@ -185,11 +186,13 @@ void gf_cnode_take(struct gf_cnode *n, const struct gf_req *r, const int *gpus);
  * at 0 (it gives nothing new) and cannot check that GPU's share.
  */
 int gf_cluster_give(struct gf_cluster *c, int i, const struct gf_req *r,
-		    const int *gpus);
-int gf_cnode_give(struct gf_cnode *n, const struct gf_req *r, const int *gpus);
+		    const int *gpus) GF_MUST_CHECK;
+int gf_cnode_give(struct gf_cnode *n, const struct gf_req *r,
+		  const int *gpus) GF_MUST_CHECK;
 
 /* Consistency (free <= capacity, GPU shares in 0..1000, a held GPU's
  * gpu_left 0 and an unheld one's held 0); 0 or GF_EINVAL. */
-int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size);
+int gf_cluster_check(const struct gf_cluster *c, char *msg,
+		     unsigned size) GF_MUST_CHECK;
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef GPUFLEET_FINDINGS_H
 #define GPUFLEET_FINDINGS_H
 
+#include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
 enum gf_severity { GF_SEV_INFO = 0, GF_SEV_WARN };
@@ -22,7 +23,7 @@ struct gf_finding {
  * Fill out[0..max) with findings, warnings first.  Returns the count.
  */
 int gf_findings_compute(const struct gf_node *n, struct gf_finding *out,
-			int max);
+			int max) GF_MUST_CHECK;
 
 const char *gf_severity_name(enum gf_severity s);
 

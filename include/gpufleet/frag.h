@@ -16,6 +16,7 @@
 #define GPUFLEET_FRAG_H
 
 #include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
 
 /* One typical request and its probability in the mix. */
 struct gf_typical {
@@ -34,7 +35,7 @@ struct gf_typical {
  * count, or GF_EINVAL for an empty list.
  */
 int gf_typical_build(const struct gf_req *reqs, int n, double coverage,
-		     struct gf_typical **out);
+		     struct gf_typical **out) GF_MUST_CHECK;
 
 /*
  * F for a node state given explicitly: model, CPU left and the GPUs' free

@@ -56,7 +56,7 @@ struct gf_gpu_topo {
  * GF_GPU_TOPO_MAX GPUs.
  */
 int gf_gpu_topo_from_node(const struct gf_node *n, struct gf_gpu_topo *t,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Choose k GPUs among those set in free_mask (bit g = GPU g), by the
@@ -64,7 +64,7 @@ int gf_gpu_topo_from_node(const struct gf_node *n, struct gf_gpu_topo *t,
  * paths second.  Returns 0, or GF_ENOTFOUND when fewer than k are free.
  */
 int gf_gpu_topo_choose(const struct gf_gpu_topo *t, uint32_t free_mask, int k,
-		       bool multinode, int *out);
+		       bool multinode, int *out) GF_MUST_CHECK;
 
 /* The measures of a set (for explanations and tests). */
 struct gf_gpu_set_score {

@@ -115,7 +115,7 @@ struct gf_mig_layout {
  */
 int gf_mig_layout_check(const struct gf_mig_model *m,
 			const struct gf_mig_layout *l, char *msg,
-			unsigned size);
+			unsigned size) GF_MUST_CHECK;
 
 /* Memory slices used by the layout (bit s = slice s used). */
 unsigned gf_mig_layout_used(const struct gf_mig_model *m,
@@ -128,7 +128,7 @@ unsigned gf_mig_layout_used(const struct gf_mig_model *m,
  * instances first, each at its lowest free allowed start, backtracking.
  */
 int gf_mig_place(const struct gf_mig_model *m, const int *counts,
-		 struct gf_mig_layout *l);
+		 struct gf_mig_layout *l) GF_MUST_CHECK;
 
 /* Enumerate every valid non-empty positional layout of m; calls fn for
  * each (stop early by returning non-zero).  Returns the number visited. */
@@ -151,6 +151,6 @@ void gf_mig_creation_order(const struct gf_mig_model *m,
  */
 int gf_mig_reach(const struct gf_mig_model *m, const struct gf_mig_layout *cur,
 		 const int *counts, struct gf_mig_layout *out,
-		 struct gf_mig_instance *busy_out);
+		 struct gf_mig_instance *busy_out) GF_MUST_CHECK;
 
 #endif

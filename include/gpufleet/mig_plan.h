@@ -22,6 +22,7 @@
 #ifndef GPUFLEET_MIG_PLAN_H
 #define GPUFLEET_MIG_PLAN_H
 
+#include <gpufleet/err.h>
 #include <gpufleet/mig.h>
 
 #define GF_MIG_MAX_GPUS	   4096
@@ -109,11 +110,11 @@ struct gf_mig_plan {
  */
 int gf_mig_plan(const struct gf_mig_gpu *gpus, int ngpus,
 		const struct gf_mig_demand *d, int nd, struct gf_mig_plan *p,
-		struct gf_err *e);
+		struct gf_err *e) GF_MUST_CHECK;
 int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 		     const struct gf_mig_demand *d, int nd,
 		     const struct gf_mig_plan_opts *o, struct gf_mig_plan *p,
-		     struct gf_err *e);
+		     struct gf_err *e) GF_MUST_CHECK;
 void gf_mig_plan_release(struct gf_mig_plan *p);
 
 #endif

@@ -102,7 +102,7 @@ struct gf_mig_proposal {
  */
 int gf_mig_propose(const struct gf_mig_propose_gpu *gpus, int ngpus,
 		   const struct gf_mig_propose_demand *d, int nd,
-		   struct gf_mig_proposal *p, struct gf_err *e);
+		   struct gf_mig_proposal *p, struct gf_err *e) GF_MUST_CHECK;
 void gf_mig_proposal_release(struct gf_mig_proposal *p);
 
 #endif

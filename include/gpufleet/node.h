@@ -24,6 +24,7 @@
 
 #include <gpufleet/bitmap.h>
 #include <gpufleet/catalog.h>
+#include <gpufleet/err.h>
 
 #define GF_MAX_GPUS  64
 #define GF_MAX_NICS  64
@@ -134,11 +135,14 @@ int gf_node_gpu_by_pci(const struct gf_node *n, int pci);
 int gf_node_gpu_by_busid(const struct gf_node *n, const char *bus_id);
 
 /* Append; return the new index, or GF_ETOOBIG. */
-int gf_node_add_loc(struct gf_node *n, const struct gf_locality *loc);
-int gf_node_add_pci(struct gf_node *n, const struct gf_pci_obj *obj);
-int gf_node_add_numa(struct gf_node *n, const struct gf_numa *numa);
-int gf_node_add_gpu(struct gf_node *n, const struct gf_gpu *gpu);
-int gf_node_add_nic(struct gf_node *n, const struct gf_nic *nic);
+int gf_node_add_loc(struct gf_node *n,
+		    const struct gf_locality *loc) GF_MUST_CHECK;
+int gf_node_add_pci(struct gf_node *n,
+		    const struct gf_pci_obj *obj) GF_MUST_CHECK;
+int gf_node_add_numa(struct gf_node *n,
+		     const struct gf_numa *numa) GF_MUST_CHECK;
+int gf_node_add_gpu(struct gf_node *n, const struct gf_gpu *gpu) GF_MUST_CHECK;
+int gf_node_add_nic(struct gf_node *n, const struct gf_nic *nic) GF_MUST_CHECK;
 void gf_node_note(struct gf_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -160,12 +164,13 @@ void gf_pci_format_busid(const struct gf_pci_obj *o, char *out, unsigned size);
 
 /* Parse "dddd:bb:dd.f", "bb:dd.f" or NVML's "00000000:BB:DD.F". */
 int gf_pci_parse_busid(const char *s, uint16_t *domain, uint8_t *bus,
-		       uint8_t *dev, uint8_t *func);
+		       uint8_t *dev, uint8_t *func) GF_MUST_CHECK;
 
 /*
  * Consistency check (SQLite-style): returns 0, or GF_EINVAL with a message
  * naming the first broken invariant.  Run by tests and debug builds.
  */
-int gf_node_check(const struct gf_node *n, char *msg, unsigned size);
+int gf_node_check(const struct gf_node *n, char *msg,
+		  unsigned size) GF_MUST_CHECK;
 
 #endif

@@ -109,7 +109,7 @@ void gf_hpa_spec_init(struct gf_hpa_spec *s);
  * periods > 0, windows >= 0); 0, or GF_EINVAL with e saying which field
  * and why.  Idempotent.
  */
-int gf_hpa_spec_finish(struct gf_hpa_spec *s, struct gf_err *e);
+int gf_hpa_spec_finish(struct gf_hpa_spec *s, struct gf_err *e) GF_MUST_CHECK;
 
 struct gf_hpa_rec {
 	int32_t replicas;
@@ -139,11 +139,11 @@ struct gf_hpa {
 /* Copy and finish spec into h (caller's storage).  0, or GF_EINVAL with
  * e set; h needs gf_hpa_release() only after 0. */
 int gf_hpa_init(struct gf_hpa *h, const struct gf_hpa_spec *spec,
-		struct gf_err *e);
+		struct gf_err *e) GF_MUST_CHECK;
 void gf_hpa_release(struct gf_hpa *h);
 /* Invariants (times in order of storage are not required; changes > 0;
  * counts within allocations); 0, or -1 with msg set. */
-int gf_hpa_check(const struct gf_hpa *h, char *msg, size_t size);
+int gf_hpa_check(const struct gf_hpa *h, char *msg, size_t size) GF_MUST_CHECK;
 
 struct gf_hpa_input {
 	int64_t now_ms;		 /* never before the previous sync */
@@ -181,7 +181,7 @@ struct gf_hpa_output {
  * negative counts or usage) with h unchanged.
  */
 int gf_hpa_sync(struct gf_hpa *h, const struct gf_hpa_input *in,
-		struct gf_hpa_output *out);
+		struct gf_hpa_output *out) GF_MUST_CHECK;
 
 /* A metric sample at one sync: the total, or ok false when unread. */
 struct gf_hpa_sample {
@@ -198,7 +198,7 @@ struct gf_hpa_sample {
  */
 int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 		  const struct gf_hpa_sample *s, size_t n, int32_t *out,
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * KEDA's ScaledObject around the HPA it generates (keda-hpa-NAME):
@@ -253,12 +253,12 @@ struct gf_keda {
 /* created_ms: the ScaledObject's creation (initialCooldownPeriod).  0 or
  * GF_EINVAL with e set; release after 0. */
 int gf_keda_init(struct gf_keda *k, const struct gf_keda_spec *spec,
-		 int64_t created_ms, struct gf_err *e);
+		 int64_t created_ms, struct gf_err *e) GF_MUST_CHECK;
 void gf_keda_release(struct gf_keda *k);
 /* One sync (every 15 s; KEDA's own poll runs when due).  in as for
  * gf_hpa_sync(); 0 or GF_EINVAL. */
 int gf_keda_sync(struct gf_keda *k, const struct gf_hpa_input *in,
-		 struct gf_hpa_output *out);
+		 struct gf_hpa_output *out) GF_MUST_CHECK;
 
 /*
  * Warm-up-aware mode, on top of the HPA (AverageValue targets).  A
@@ -300,7 +300,7 @@ int32_t gf_warm_need(const struct gf_warm_spec *ws,
  * spec or input, a Value target). */
 int gf_warm_sync(struct gf_hpa *h, const struct gf_warm_spec *ws,
 		 const struct gf_warm_input *wi, const struct gf_hpa_input *in,
-		 struct gf_hpa_output *out);
+		 struct gf_hpa_output *out) GF_MUST_CHECK;
 
 /*
  * A Kubernetes quantity ("5", "500m", "1.5", "2k", "1Ki", "1e3") as
@@ -308,6 +308,6 @@ int gf_warm_sync(struct gf_hpa *h, const struct gf_warm_spec *ws,
  * GF_EPARSE (not a quantity), GF_ERANGE (negative, or beyond int64
  * milli-units).
  */
-int gf_quantity_milli(const char *s, int64_t *out);
+int gf_quantity_milli(const char *s, int64_t *out) GF_MUST_CHECK;
 
 #endif

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 
 #include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
 #include <gpufleet/frag.h>
 #include <gpufleet/req.h>
 
@@ -87,7 +88,7 @@ const char *gf_policy_name(enum gf_policy p);
 /* The paper's label: "Random", "DotProd", ..., "FGD"; ours "FGD+". */
 const char *gf_policy_label(enum gf_policy p);
 /* Parse a name (case-insensitive); GF_ENOTFOUND when unknown. */
-int gf_policy_parse(const char *s, enum gf_policy *out);
+int gf_policy_parse(const char *s, enum gf_policy *out) GF_MUST_CHECK;
 /* p's flags (enum gf_policy_flags). */
 unsigned gf_policy_flags(enum gf_policy p);
 
@@ -103,7 +104,7 @@ struct gf_sched; /* opaque */
  */
 int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 		 const struct gf_typical *typ, int ntyp, int nclasses,
-		 uint64_t seed, struct gf_sched **out);
+		 uint64_t seed, struct gf_sched **out) GF_MUST_CHECK;
 void gf_sched_free(struct gf_sched *s);
 
 /*
@@ -112,7 +113,7 @@ void gf_sched_free(struct gf_sched *s);
  * fits (the cluster is unchanged).
  */
 int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
-		   struct gf_placement *out);
+		   struct gf_placement *out) GF_MUST_CHECK;
 
 /*
  * Place r on one of the nodes whose allowed[i] is non-zero (a block, a
@@ -120,7 +121,8 @@ int gf_sched_place(struct gf_sched *s, const struct gf_req *r,
  * gf_sched_place otherwise.
  */
 int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
-		      const uint8_t *allowed, struct gf_placement *out);
+		      const uint8_t *allowed,
+		      struct gf_placement *out) GF_MUST_CHECK;
 
 /*
  * Give r a class id (r->cls) by its shape (CPU, GPU share, GPU count),
@@ -138,7 +140,7 @@ void gf_sched_classify(struct gf_sched *s, struct gf_req *r);
  * GF_EINVAL when the policy needs one and ntyp <= 0.
  */
 int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
-			 int ntyp);
+			 int ntyp) GF_MUST_CHECK;
 
 /*
  * Give back what gf_sched_place(s, r, p) took: the same r and p.
@@ -146,7 +148,7 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
  * (nothing changes).
  */
 int gf_sched_unplace(struct gf_sched *s, const struct gf_req *r,
-		     const struct gf_placement *p);
+		     const struct gf_placement *p) GF_MUST_CHECK;
 
 /*
  * Commit a placement chosen elsewhere (a restart restoring what ran, a
@@ -155,7 +157,7 @@ int gf_sched_unplace(struct gf_sched *s, const struct gf_req *r,
  * or GF_EINVAL when r does not fit there (nothing changes).
  */
 int gf_sched_commit(struct gf_sched *s, const struct gf_req *r,
-		    const struct gf_placement *p);
+		    const struct gf_placement *p) GF_MUST_CHECK;
 
 /*
  * A node added to the cluster at run time, empty (gf_cluster_add's
@@ -165,7 +167,7 @@ int gf_sched_commit(struct gf_sched *s, const struct gf_req *r,
  * gf_cluster_set_topo if known.
  */
 int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
-		      int64_t mem, int ngpus, int model);
+		      int64_t mem, int ngpus, int model) GF_MUST_CHECK;
 
 /*
  * Node i rebuilt with a new shape (gf_cluster_reshape): it must hold no
@@ -174,7 +176,7 @@ int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
  * index or shape.
  */
 int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
-		     int ngpus, int model);
+		     int ngpus, int model) GF_MUST_CHECK;
 
 /*
  * Hold GPU gpu of node out of placement, or give it back (cluster.h,
@@ -183,7 +185,8 @@ int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
  * Its free share counts in gf_sched_held_milli, neither idle nor
  * allocated.  Idempotent; GF_EINVAL for a bad index.
  */
-int gf_sched_hold_gpu(struct gf_sched *s, int node, int gpu, bool hold);
+int gf_sched_hold_gpu(struct gf_sched *s, int node, int gpu,
+		      bool hold) GF_MUST_CHECK;
 
 /*
  * Cordon node (nothing new is placed on it: the filter never sees it) or
@@ -191,7 +194,7 @@ int gf_sched_hold_gpu(struct gf_sched *s, int node, int gpu, bool hold);
  * restore work there (it places what already runs).  GF_EINVAL for a bad
  * index.
  */
-int gf_sched_cordon(struct gf_sched *s, int node, bool cordon);
+int gf_sched_cordon(struct gf_sched *s, int node, bool cordon) GF_MUST_CHECK;
 bool gf_sched_is_cordoned(const struct gf_sched *s, int node);
 
 /* Score of node i for r under the policy (r must fit); GPU choice in *gpu
@@ -220,6 +223,7 @@ const struct gf_cluster *gf_sched_cluster(const struct gf_sched *s);
  * computation, every valid score-cache slot equal to a fresh score.
  * Returns 0, or GF_EINVAL with msg naming the first broken invariant.
  */
-int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size);
+int gf_sched_check(const struct gf_sched *s, char *msg,
+		   unsigned size) GF_MUST_CHECK;
 
 #endif

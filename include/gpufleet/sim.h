@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/sched.h>
 #include <gpufleet/workload.h>
 
@@ -61,11 +62,12 @@ typedef void (*gf_fill_progress_fn)(enum gf_fill_phase phase, int done,
  * progress (progress may be NULL).
  */
 int gf_fill_arrivals(const struct gf_workload *w, int64_t capacity_milli,
-		     const struct gf_fill_opts *o, int **seq);
+		     const struct gf_fill_opts *o, int **seq) GF_MUST_CHECK;
 int gf_fill_arrivals_progress(const struct gf_workload *w,
 			      int64_t capacity_milli,
 			      const struct gf_fill_opts *o, int **seq,
-			      gf_fill_progress_fn progress, void *arg);
+			      gf_fill_progress_fn progress,
+			      void *arg) GF_MUST_CHECK;
 
 /*
  * Run one fill: copy c0, rank its nodes by a seeded permutation, draw the
@@ -77,7 +79,7 @@ int gf_fill_arrivals_progress(const struct gf_workload *w,
 int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		const struct gf_typical *typ, int ntyp,
 		const struct gf_fill_opts *o, struct gf_fill_result *res,
-		gf_fill_progress_fn progress, void *arg);
+		gf_fill_progress_fn progress, void *arg) GF_MUST_CHECK;
 
 /*
  * The value of a binned series at arrived load `pct`: the mean over the

@@ -14,7 +14,8 @@
  * Build template `name` into n (initialised by the caller) and finish it.
  * GF_ENOTFOUND for an unknown name (e->msg lists the known ones).
  */
-int gf_template_build(const char *name, struct gf_node *n, struct gf_err *e);
+int gf_template_build(const char *name, struct gf_node *n,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Number of templates, and the name / one-line description of the i-th. */
 int gf_template_count(void);

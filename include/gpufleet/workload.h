@@ -9,6 +9,7 @@
 #define GPUFLEET_WORKLOAD_H
 
 #include <gpufleet/cluster.h>
+#include <gpufleet/err.h>
 
 #define GF_REQ_NAME_MAX 48
 #define GF_SPEC_MAX	1024
@@ -29,9 +30,9 @@ void gf_workload_init(struct gf_workload *w);
 void gf_workload_release(struct gf_workload *w);
 /* Append (copies r; r->cls is assigned later).  GF_ETOOBIG past caps. */
 int gf_workload_add(struct gf_workload *w, const char *name,
-		    const struct gf_req *r);
+		    const struct gf_req *r) GF_MUST_CHECK;
 /* Id of a spec string as written (adding it); GF_ETOOBIG past caps. */
-int gf_workload_spec_key(struct gf_workload *w, const char *spec);
+int gf_workload_spec_key(struct gf_workload *w, const char *spec) GF_MUST_CHECK;
 /* Order requests by name (strcmp), stable. */
 void gf_workload_sort_by_name(struct gf_workload *w);
 /* Give equal (cpu, GPU share, GPU count, models) requests one class id. */

@@ -16,8 +16,8 @@
 #include "sim/pool.h"
 #include "sim/progress.h"
 #include "sim/report.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/fmt.h"
@@ -424,7 +424,8 @@ static int fill_main(int argc, char **argv)
 	}
 	struct gf_progress prog;
 	gf_progress_init(&prog, "gpufleet " CMD, stderr);
-	gf_progress_start(&prog); /* without a thread: no line, same run */
+	/* without a thread: no line, same run */
+	(void)!gf_progress_start(&prog);
 	int rc = fill(&a, &prog);
 	gf_progress_stop(&prog);
 	return rc;

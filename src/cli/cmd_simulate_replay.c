@@ -15,8 +15,8 @@
 #include "cli/cli.h"
 #include "sim/progress.h"
 #include "sim/replay.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/buf.h"
 #include "util/fmt.h"
 #include "util/json.h"
@@ -231,7 +231,8 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 		gf_note(what, size, "%s", vcs);
 		return 0;
 	}
-	gf_synth_cluster(c);
+	if (gf_synth_cluster(c) < 0)
+		return gf_cli_error(CMD, "the built-in cluster: too big"), -1;
 	gf_note(what, size, "the built-in cluster");
 	return 0;
 }
@@ -352,7 +353,7 @@ static int replay(struct args *a, struct gf_progress *p)
 		gf_cli_error(CMD, "%s", e.msg);
 		goto out;
 	}
-	gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
+	(void)!gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
 	char what[PATH_MAX_ + 32];
 	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
 	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
@@ -541,7 +542,7 @@ int cmd_simulate_replay(int argc, char **argv)
 	}
 	struct gf_progress prog;
 	gf_progress_init(&prog, "gpufleet " CMD, stderr);
-	gf_progress_start(&prog);
+	(void)!gf_progress_start(&prog); /* without a thread: no line */
 	int rc = replay(&a, &prog);
 	gf_progress_stop(&prog);
 	return rc;

@@ -14,8 +14,9 @@
 
 #include <gpufleet/mig.h>
 
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
+#include "util/file.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 #include "util/yaml.h"

@@ -11,8 +11,8 @@
 #include <gpufleet/mig.h>
 
 #include "controller/config.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/buf.h"
 #include "util/fmt.h"
 #include "util/mem.h"

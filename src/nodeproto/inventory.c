@@ -14,6 +14,7 @@
 
 #include "nodeproto/nodeproto.h"
 #include "nodeproto/read.h"
+#include "util/fmt.h"
 
 /* {"k": "v"} into "k=v,k=v". */
 static int read_labels(struct gf_np_rd *r, const struct gf_jv *obj, char *out,
@@ -224,7 +225,7 @@ int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
 static void write_labels(struct gf_json *j, const char *labels)
 {
 	char l[GF_CTL_LABELS_MAX], *save = NULL;
-	snprintf(l, sizeof(l), "%s", labels);
+	gf_note(l, sizeof(l), "%s", labels);
 	gf_json_obj_begin(j, "labels");
 	for (char *kv = strtok_r(l, ",", &save); kv;
 	     kv = strtok_r(NULL, ",", &save)) {
@@ -327,12 +328,10 @@ void gf_np_inventory_spec(const struct gf_np_inventory *inv,
 	spec->cpu_milli = inv->cpu_milli;
 	spec->memory_mib = inv->memory_mib;
 	spec->ngpus = inv->ngpus;
-	snprintf(spec->gpu_model, sizeof(spec->gpu_model), "%s",
-		 inv->gpu_model);
-	snprintf(spec->mig_model, sizeof(spec->mig_model), "%s",
-		 inv->mig_model);
-	snprintf(spec->labels, sizeof(spec->labels), "%s", inv->labels);
-	snprintf(spec->block, sizeof(spec->block), "%s", inv->block);
+	gf_note(spec->gpu_model, sizeof(spec->gpu_model), "%s", inv->gpu_model);
+	gf_note(spec->mig_model, sizeof(spec->mig_model), "%s", inv->mig_model);
+	gf_note(spec->labels, sizeof(spec->labels), "%s", inv->labels);
+	gf_note(spec->block, sizeof(spec->block), "%s", inv->block);
 	if (!spec->block[0]) /* the label names it */
 		label_value(inv->labels, GF_NP_BLOCK_LABEL, spec->block,
 			    sizeof(spec->block));
@@ -340,8 +339,8 @@ void gf_np_inventory_spec(const struct gf_np_inventory *inv,
 		struct gf_ctl_mig *m = &spec->mig[spec->nmig++];
 		m->gpu = inv->mig[i].gpu;
 		m->start = inv->mig[i].start;
-		snprintf(m->profile, sizeof(m->profile), "%s",
-			 inv->mig[i].profile);
+		gf_note(m->profile, sizeof(m->profile), "%s",
+			inv->mig[i].profile);
 	}
 	spec->topo = inv->has_topo ? &inv->topo : NULL;
 }

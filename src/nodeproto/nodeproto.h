@@ -205,15 +205,15 @@ struct gf_np_assignments {
  * gf_np_heartbeat_read on the same object; "topology" is not read: the
  * controller keeps the body as it came). */
 int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 void gf_np_heartbeat_release(struct gf_np_heartbeat *hb);
 int gf_np_ack_read(const struct gf_jv *v, struct gf_np_ack *a,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 void gf_np_ack_release(struct gf_np_ack *a);
 int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
-			   struct gf_err *e);
+			   struct gf_err *e) GF_MUST_CHECK;
 void gf_np_assignments_release(struct gf_np_assignments *a);
 
 /* --- writing, inside an object the caller opened (the members only), so

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/fmt.h"
+
 int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt, ...)
 {
 	char what[256];
@@ -120,20 +122,20 @@ void gf__np_enter(struct gf_np_rd *r, const char *key, size_t i, char *saved,
 		  size_t size)
 {
 	char tmp[sizeof(r->at) + 64];
-	snprintf(saved, size, "%s", r->at);
-	snprintf(tmp, sizeof(tmp), "%s%.40s[%zu].", r->at, key, i);
+	gf_note(saved, size, "%s", r->at);
+	gf_note(tmp, sizeof(tmp), "%s%.40s[%zu].", r->at, key, i);
 	set_at(r, tmp);
 }
 
 void gf__np_push(struct gf_np_rd *r, const char *key, char *saved, size_t size)
 {
 	char tmp[sizeof(r->at) + 64];
-	snprintf(saved, size, "%s", r->at);
-	snprintf(tmp, sizeof(tmp), "%s%.40s.", r->at, key);
+	gf_note(saved, size, "%s", r->at);
+	gf_note(tmp, sizeof(tmp), "%s%.40s.", r->at, key);
 	set_at(r, tmp);
 }
 
 void gf__np_leave(struct gf_np_rd *r, const char *saved)
 {
-	snprintf(r->at, sizeof(r->at), "%s", saved);
+	gf_note(r->at, sizeof(r->at), "%s", saved);
 }

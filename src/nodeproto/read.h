@@ -24,13 +24,14 @@ struct gf_np_rd {
 const struct gf_jv *gf__np_get(struct gf_np_rd *r, const struct gf_jv *obj,
 			       const char *key, bool required, int *rc);
 int gf__np_str(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
-	       bool required, char *out, size_t size);
+	       bool required, char *out, size_t size) GF_MUST_CHECK;
 int gf__np_int(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
-	       bool required, int64_t lo, int64_t hi, int64_t *out);
+	       bool required, int64_t lo, int64_t hi,
+	       int64_t *out) GF_MUST_CHECK;
 int gf__np_int32(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
-		 bool required, int lo, int hi, int *out);
+		 bool required, int lo, int hi, int *out) GF_MUST_CHECK;
 int gf__np_bool(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
-		bool required, bool *out);
+		bool required, bool *out) GF_MUST_CHECK;
 /* An array member (NULL when absent and not required), at most max long. */
 const struct gf_jv *gf__np_arr(struct gf_np_rd *r, const struct gf_jv *obj,
 			       const char *key, bool required, size_t max,
@@ -43,7 +44,7 @@ void gf__np_enter(struct gf_np_rd *r, const char *key, size_t i, char *saved,
 void gf__np_push(struct gf_np_rd *r, const char *key, char *saved, size_t size);
 void gf__np_leave(struct gf_np_rd *r, const char *saved);
 /* An error about the field key of the current prefix. */
-int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt,
+	       ...) GF_MUST_CHECK __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -35,35 +35,7 @@
 
 #include <gpufleet/err.h>
 
-#define GF_AST_MAX_REQUESTS 200000000 /* a trace's requests */
-
-struct gf_as_req {
-	double t;	  /* arrival, s from the trace's first */
-	uint32_t in, out; /* prompt and generated tokens */
-};
-
-struct gf_as_trace {
-	struct gf_as_req *r;
-	size_t n;
-};
-
-/*
- * Read an arrival trace: the Azure LLM inference CSV (TIMESTAMP,
- * ContextTokens, GeneratedTokens; timestamps "YYYY-MM-DD hh:mm:ss.f")
- * or a simple CSV t,tokens_in,tokens_out (t in seconds).  Times must
- * not go back; errors name FILE:LINE and the field.  0, or a negative
- * code with e set; release with gf_as_trace_release().
- */
-int gf_as_trace_read(const char *path, struct gf_as_trace *t, struct gf_err *e);
-/*
- * A synthetic day: n requests over `hours`, a diurnal rate (half again
- * the mean at its peak, half the mean at its trough) and token counts
- * drawn from log-normals with the conversation trace's medians and
- * means (prompts 1020 / 1155, outputs 129 / 211).  Seeded; never fails.
- */
-void gf_as_trace_synth(struct gf_as_trace *t, size_t n, double hours,
-		       uint64_t seed);
-void gf_as_trace_release(struct gf_as_trace *t);
+#include "trace/as_trace.h"
 
 struct gf_svc_model {
 	double prefill_tps; /* prompt tokens per second, one at a time */
@@ -88,7 +60,7 @@ enum gf_as_policy {
 /* "util", "queue-legacy", "queue", "warm", "fixed"; static. */
 const char *gf_as_policy_name(enum gf_as_policy p);
 /* By name; -1 when unknown. */
-int gf_as_policy_parse(const char *s);
+int gf_as_policy_parse(const char *s) GF_MUST_CHECK;
 
 enum gf_as_qmetric {
 	GF_AS_Q_OUTSTANDING = 0, /* waiting + in service */
@@ -147,7 +119,7 @@ struct gf_as_result {
  */
 int gf_as_simulate(const struct gf_as_trace *t, enum gf_as_policy p,
 		   const struct gf_as_sim_opts *o, struct gf_as_result *r,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 void gf_as_result_release(struct gf_as_result *r);
 
 /* The counts a run would use (start, fixed, max), from the trace and o. */

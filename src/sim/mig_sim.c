@@ -14,6 +14,7 @@
 #include <gpufleet/rng.h>
 
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* GPUs a static layout (counts per profile index) needs; -1 if never. */
@@ -108,8 +109,8 @@ int gf_migsim_run(const struct gf_mig_model *m, const struct gf_migsim_mix *mix,
 		struct gf_mig_demand d[GF_MIG_MAX_DEMANDS];
 		memset(d, 0, sizeof(d));
 		for (int k2 = 0; k2 < nmix; k2++) {
-			snprintf(d[k2].profile, sizeof(d[k2].profile), "%s",
-				 mix[k2].profile);
+			gf_note(d[k2].profile, sizeof(d[k2].profile), "%s",
+				mix[k2].profile);
 			d[k2].count = demand[k2];
 		}
 		struct gf_mig_plan plan;

@@ -7,6 +7,7 @@
 #ifndef GF_SIM_MIG_SIM_H
 #define GF_SIM_MIG_SIM_H
 
+#include <gpufleet/err.h>
 #include <gpufleet/mig_plan.h>
 
 #define GF_MIGSIM_POINTS 4 /* demand checkpoints: 25, 50, 75, 100 % */
@@ -34,6 +35,6 @@ struct gf_migsim_row {
 int gf_migsim_run(const struct gf_mig_model *m, const struct gf_migsim_mix *mix,
 		  int nmix, int requests, uint64_t seed,
 		  struct gf_migsim_row rows[GF_MIGSIM_POINTS],
-		  struct gf_err *e);
+		  struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sim/progress.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds)
@@ -27,20 +28,13 @@ void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds)
 		}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_progress(enum gf_fill_phase phase, int done, int total,
 			void *arg)
 {
 	struct gf_fill_job *j = arg;
 	int state = phase == GF_FILL_DRAW ? GF_JOB_DRAWING : GF_JOB_PLACING;
 	if (phase == GF_FILL_PLACE && atomic_load(&j->state) != GF_JOB_PLACING)
-		j->draw_s = now_s() - j->t0;
+		j->draw_s = gf_clock_s() - j->t0;
 	/* counts first: a reader that sees the new state sees them */
 	atomic_store(&j->done, done);
 	atomic_store(&j->total, total);
@@ -55,11 +49,11 @@ static void *worker(void *arg)
 		if (i >= p->njobs)
 			break;
 		struct gf_fill_job *j = &p->jobs[i];
-		j->t0 = now_s();
+		j->t0 = gf_clock_s();
 		atomic_store(&j->state, GF_JOB_DRAWING);
 		j->rc = gf_fill_run(p->c, p->w, p->typ, p->ntyp, &j->o, &j->res,
 				    on_progress, j);
-		j->wall_s = now_s() - j->t0;
+		j->wall_s = gf_clock_s() - j->t0;
 		gf_log(GF_LOG_DEBUG, "sim",
 		       "run policy=%s seed=%llu: rc=%d, %d arrivals drawn in "
 		       "%.3f s, placed in %.3f s (%d failed)",
@@ -95,7 +89,7 @@ int gf_fill_pool_run(struct gf_fill_pool *p, int threads,
 	}
 	if (prog)
 		gf_progress_pool(prog, p);
-	double t0 = now_s();
+	double t0 = gf_clock_s();
 	int started = 0;
 	for (int i = 0; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, worker, p) == 0)
@@ -107,7 +101,7 @@ int gf_fill_pool_run(struct gf_fill_pool *p, int threads,
 	if (prog)
 		gf_progress_pool(prog, NULL);
 	gf_log(GF_LOG_DEBUG, "sim", "%d runs on %d threads in %.3f s", p->njobs,
-	       started > 0 ? started : 1, now_s() - t0);
+	       started > 0 ? started : 1, gf_clock_s() - t0);
 	for (int i = 0; i < p->njobs; i++)
 		if (p->jobs[i].rc)
 			return -1;

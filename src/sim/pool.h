@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/sim.h>
 
 struct gf_progress;
@@ -58,6 +59,6 @@ void gf_fill_jobs_reference(struct gf_fill_job *jobs, int nseeds);
  * at debug level.  Returns 0, or -1 when some job failed (its rc says why).
  */
 int gf_fill_pool_run(struct gf_fill_pool *p, int threads,
-		     struct gf_progress *prog);
+		     struct gf_progress *prog) GF_MUST_CHECK;
 
 #endif

@@ -11,12 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "util/clock.h"
 
 void gf_progress_init(struct gf_progress *p, const char *prefix, FILE *out)
 {
@@ -32,13 +27,13 @@ void gf_progress_init(struct gf_progress *p, const char *prefix, FILE *out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	p->t0 = now_s();
+	p->t0 = gf_clock_s();
 }
 
 /* Called with the lock held. */
 static int format_locked(struct gf_progress *p, char *buf, size_t size)
 {
-	double t = now_s() - p->t0;
+	double t = gf_clock_s() - p->t0;
 	struct gf_fill_pool *pool = p->pool;
 	if (pool == NULL)
 		return snprintf(buf, size, "%s: %s, %.1f s", p->prefix,
@@ -113,22 +108,14 @@ static void *reporter(void *arg)
 	double next = p->t0 + p->delay_s;
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop) {
-		double t = now_s();
+		double t = gf_clock_s();
 		if (t >= next) {
 			draw(p, false);
 			next = t + p->every_s;
 			continue;
 		}
 		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		double wait = next - t;
-		long sec = (long)wait;
-		ts.tv_sec += sec;
-		ts.tv_nsec += (long)((wait - (double)sec) * 1e9);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		gf_clock_deadline(&ts, (next - t) * 1e3);
 		pthread_cond_timedwait(&p->wake, &p->lock, &ts);
 	}
 	if (p->shown && p->tty)

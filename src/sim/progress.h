@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <gpufleet/err.h>
+
 #include "sim/pool.h"
 
 #define GF_PROGRESS_STEP_MAX 256
@@ -45,7 +47,7 @@ struct gf_progress {
 void gf_progress_init(struct gf_progress *p, const char *prefix, FILE *out);
 
 /* Start the reporter thread; 0, or a negative errno (no line then). */
-int gf_progress_start(struct gf_progress *p);
+int gf_progress_start(struct gf_progress *p) GF_MUST_CHECK;
 
 /* What is being done before the runs ("reading pods 'x.csv'"). */
 void gf_progress_step(struct gf_progress *p, const char *fmt, ...)

@@ -28,16 +28,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define PROGRESS_EVERY 4096
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
 		      uint64_t seed)
@@ -47,7 +42,7 @@ void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
 	cfg->seed = seed;
 	cfg->open_teams = true;
 	cfg->nblocks = 1;
-	snprintf(cfg->blocks[0], GF_NODE_NAME_MAX, "default");
+	gf_note(cfg->blocks[0], GF_NODE_NAME_MAX, "default");
 	static const struct {
 		const char *name;
 		int priority;
@@ -56,8 +51,8 @@ void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
 		    { "training", 10, false },
 		    { "batch", 0, true } };
 	for (int i = 0; i < 3; i++) {
-		snprintf(cfg->classes[i].name, GF_CLASS_NAME_MAX, "%s",
-			 cls[i].name);
+		gf_note(cfg->classes[i].name, GF_CLASS_NAME_MAX, "%s",
+			cls[i].name);
 		cfg->classes[i].priority = cls[i].priority;
 		cfg->classes[i].preemptible = cls[i].preemptible;
 	}
@@ -248,17 +243,17 @@ static void spec_of(const struct gf_replay_trace *t, int idx,
 {
 	const struct gf_replay_job *j = &t->jobs[idx];
 	memset(s, 0, sizeof(*s));
-	snprintf(s->name, sizeof(s->name), "job-%d", idx);
-	snprintf(s->team, sizeof(s->team), "%s",
-		 j->team < t->nteams ? t->teams[j->team] : "default");
-	snprintf(s->class_name, sizeof(s->class_name), "%s",
-		 j->cls < t->nclasses ? t->classes[j->cls] : "batch");
+	gf_note(s->name, sizeof(s->name), "job-%d", idx);
+	gf_note(s->team, sizeof(s->team), "%s",
+		j->team < t->nteams ? t->teams[j->team] : "default");
+	gf_note(s->class_name, sizeof(s->class_name), "%s",
+		j->cls < t->nclasses ? t->classes[j->cls] : "batch");
 	s->replicas = j->replicas > 0 ? j->replicas : 1;
 	s->gpus = j->gpus;
 	s->gpu_milli = j->gpus > 0 ? 0 : j->gpu_milli;
 	if (j->model >= 0 && j->model < t->nmodels)
-		snprintf(s->gpu_model, sizeof(s->gpu_model), "%s",
-			 t->models[j->model]);
+		gf_note(s->gpu_model, sizeof(s->gpu_model), "%s",
+			t->models[j->model]);
 	s->cpu_milli = j->cpu_milli;
 	s->memory_mib = j->memory_mib;
 	if (o->estimates && j->duration_ms > 0)
@@ -281,7 +276,7 @@ static void arrive(struct run *x, int j, int64_t now)
 		return;
 	}
 	job->seq = (uint64_t)++x->seq;
-	snprintf(job->id, sizeof(job->id), "j%d", x->seq);
+	gf_note(job->id, sizeof(job->id), "j%d", x->seq);
 	job->state = GF_JOB_PENDING;
 	job->submitted_ms = GF_REPLAY_EPOCH_MS + now;
 	job->block = -1;
@@ -476,7 +471,13 @@ static struct gf_cluster *copy_cluster(const struct gf_cluster *c0,
 	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
 	gf_cluster_init(c);
 	for (int m = 0; m < c0->nmodels; m++)
-		gf_cluster_model(c, c0->models[m]);
+		if (gf_cluster_model(c, c0->models[m]) < 0) {
+			gf_cluster_release(c);
+			gf_free(c);
+			gf_err_set(e, GF_EINVAL, "cannot copy model '%s'",
+				   c0->models[m]);
+			return NULL;
+		}
 	for (int i = 0; i < c0->n; i++) {
 		const struct gf_cnode *n = &c0->nodes[i];
 		int rc = gf_cluster_add(c, c0->names[i], n->cpu_cap, n->mem_cap,
@@ -514,7 +515,7 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 		  struct gf_err *e)
 {
 	static const struct gf_replay_opts defaults = { 0 };
-	double t0 = now_s();
+	double t0 = gf_clock_s();
 	memset(r, 0, sizeof(*r));
 	if (o == NULL)
 		o = &defaults;
@@ -605,7 +606,7 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 	gf_free(x.heap);
 	gf_free(x.recs);
 	gf_ctl_free(ctl);
-	r->wall_s = now_s() - t0;
+	r->wall_s = gf_clock_s() - t0;
 	return 0;
 }
 
@@ -633,7 +634,7 @@ int gf_replay_check(const struct gf_replay_trace *t,
 			     f == GF_REPLAY_COMPLETED ||
 			     f == GF_REPLAY_DELETED || f == GF_REPLAY_FAILED;
 		if (f < 0 || f > GF_REPLAY_FAILED) {
-			snprintf(msg, size, "job %d has no fate (%d)", j, f);
+			gf_note(msg, size, "job %d has no fate (%d)", j, f);
 			return GF_EINVAL;
 		}
 		const char *bad = NULL;
@@ -651,8 +652,8 @@ int gf_replay_check(const struct gf_replay_trace *t,
 		else if (en && r->end_at_ms[j] < t->jobs[j].arrival_ms)
 			bad = "ended before it arrived";
 		if (bad) {
-			snprintf(msg, size, "job %d (line %d) %s", j,
-				 (int)t->jobs[j].line, bad);
+			gf_note(msg, size, "job %d (line %d) %s", j,
+				(int)t->jobs[j].line, bad);
 			return GF_EINVAL;
 		}
 		arrived += a;
@@ -664,28 +665,28 @@ int gf_replay_check(const struct gf_replay_trace *t,
 	    count[GF_REPLAY_FAILED] != r->failed ||
 	    count[GF_REPLAY_RUNNING] != r->running_end ||
 	    count[GF_REPLAY_QUEUED] != r->queued_end) {
-		snprintf(msg, size,
-			 "counts disagree with the jobs' fates (arrived %d/%d, "
-			 "completed %d/%d, queued %d/%d)",
-			 r->arrived, arrived, r->completed,
-			 count[GF_REPLAY_COMPLETED], r->queued_end,
-			 count[GF_REPLAY_QUEUED]);
+		gf_note(msg, size,
+			"counts disagree with the jobs' fates (arrived %d/%d, "
+			"completed %d/%d, queued %d/%d)",
+			r->arrived, arrived, r->completed,
+			count[GF_REPLAY_COMPLETED], r->queued_end,
+			count[GF_REPLAY_QUEUED]);
 		return GF_EINVAL;
 	}
 	if (r->refused + r->completed + r->deleted + r->failed +
 		    r->running_end + r->queued_end !=
 	    r->arrived) {
-		snprintf(msg, size, "arrived %d, accounted %d", r->arrived,
-			 r->refused + r->completed + r->deleted + r->failed +
-				 r->running_end + r->queued_end);
+		gf_note(msg, size, "arrived %d, accounted %d", r->arrived,
+			r->refused + r->completed + r->deleted + r->failed +
+				r->running_end + r->queued_end);
 		return GF_EINVAL;
 	}
 	if (r->gpu_milli_ms_engine != r->gpu_milli_ms_jobs) {
-		snprintf(msg, size,
-			 "GPU time: the engine allocated %lld milli-GPU ms, "
-			 "the jobs' runs sum to %lld",
-			 (long long)r->gpu_milli_ms_engine,
-			 (long long)r->gpu_milli_ms_jobs);
+		gf_note(msg, size,
+			"GPU time: the engine allocated %lld milli-GPU ms, "
+			"the jobs' runs sum to %lld",
+			(long long)r->gpu_milli_ms_engine,
+			(long long)r->gpu_milli_ms_jobs);
 		return GF_EINVAL;
 	}
 	return 0;

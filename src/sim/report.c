@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "util/fmt.h"
 #include "util/json.h"
 
 const int gf_report_points[GF_REPORT_NPOINTS] = { 90, 95, 100, 110, 120, 130 };
@@ -56,18 +57,18 @@ void gf_report_seeds_text(const uint64_t *seeds, int nseeds, char *out,
 			  size_t size)
 {
 	if (nseeds == 0) {
-		snprintf(out, size, "none");
+		gf_note(out, size, "none");
 		return;
 	}
 	bool range = true;
 	for (int i = 1; i < nseeds; i++)
 		range &= seeds[i] == seeds[i - 1] + 1;
 	if (range && nseeds > 1)
-		snprintf(out, size, "%llu-%llu", (unsigned long long)seeds[0],
-			 (unsigned long long)seeds[nseeds - 1]);
+		gf_note(out, size, "%llu-%llu", (unsigned long long)seeds[0],
+			(unsigned long long)seeds[nseeds - 1]);
 	else
-		snprintf(out, size, "%llu%s", (unsigned long long)seeds[0],
-			 nseeds > 1 ? ",..." : "");
+		gf_note(out, size, "%llu%s", (unsigned long long)seeds[0],
+			nseeds > 1 ? ",..." : "");
 }
 
 static void cell(struct gf_buf *b, const struct gf_fill_summary *s, int pct,
@@ -91,10 +92,10 @@ int gf_report_text(const struct gf_report_info *info,
 	gf_report_seeds_text(info->seeds, info->nseeds, seeds, sizeof(seeds));
 	char scaled[64];
 	if (info->tune > 0)
-		snprintf(scaled, sizeof(scaled),
-			 "demand scaled to %.2fx capacity", info->tune);
+		gf_note(scaled, sizeof(scaled),
+			"demand scaled to %.2fx capacity", info->tune);
 	else
-		snprintf(scaled, sizeof(scaled), "demand not scaled");
+		gf_note(scaled, sizeof(scaled), "demand not scaled");
 	gf_buf_printf(out,
 		      "fill: %s; %d nodes, %lld GPUs; %d requests, %s; "
 		      "seeds %s\n\n",
@@ -142,7 +143,7 @@ static void json_points(struct gf_json *j, const char *key, const double *v,
 	gf_json_obj_begin(j, key);
 	for (int i = 0; i < GF_REPORT_NPOINTS; i++) {
 		int pct = gf_report_points[i];
-		snprintf(k, sizeof(k), "%d", pct);
+		gf_note(k, sizeof(k), "%d", pct);
 		if (have[pct])
 			gf_json_double(j, k, v[pct]);
 		else

@@ -5,6 +5,7 @@
 #ifndef GF_SIM_REPORT_H
 #define GF_SIM_REPORT_H
 
+#include <gpufleet/err.h>
 #include <gpufleet/sim.h>
 
 #include "util/buf.h"
@@ -47,7 +48,8 @@ void gf_report_seeds_text(const uint64_t *seeds, int nseeds, char *out,
 			  size_t size);
 
 int gf_report_text(const struct gf_report_info *info,
-		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
+		   const struct gf_fill_summary *s, int n,
+		   struct gf_buf *out) GF_MUST_CHECK;
 /*
  * The summary as JSON: the inputs, then per policy the unallocated and
  * fragmentation figures at gf_report_points, failed_mean, arrivals_mean,
@@ -57,9 +59,10 @@ int gf_report_text(const struct gf_report_info *info,
  * 16 for `gpufleet report`; keys are only ever added).
  */
 int gf_report_json(const struct gf_report_info *info,
-		   const struct gf_fill_summary *s, int n, struct gf_buf *out);
+		   const struct gf_fill_summary *s, int n,
+		   struct gf_buf *out) GF_MUST_CHECK;
 /* policy,arrived_pct,unallocated_mean,min,max,frag_ratio,frag_amount */
 int gf_report_curve_csv(const struct gf_fill_summary *s, int n,
-			struct gf_buf *out);
+			struct gf_buf *out) GF_MUST_CHECK;
 
 #endif

@@ -15,6 +15,7 @@
 
 #include <gpufleet/sched.h>
 
+#include "util/fmt.h"
 #include "util/html_page.h"
 #include "util/mem.h"
 
@@ -90,7 +91,7 @@ static void num_text(char *out, size_t size, double v)
 {
 	if (fabs(v) < 1e-9)
 		v = 0;
-	snprintf(out, size, "%.6g", v);
+	gf_note(out, size, "%.6g", v);
 }
 
 static void grid(struct gf_buf *b, const struct axes *a)
@@ -268,9 +269,9 @@ static void chart(struct gf_buf *b, const struct axes *a, const struct line *l,
 static void chart_id(char *out, size_t size, const char *base, int k)
 {
 	if (k > 1)
-		snprintf(out, size, "%s-%d", base, k);
+		gf_note(out, size, "%s-%d", base, k);
 	else
-		snprintf(out, size, "%s", base);
+		gf_note(out, size, "%s", base);
 }
 
 /* A table cell with digits decimals and a unit ("" or " %"); a dash

@@ -88,11 +88,12 @@ struct gf_rdoc {
  * a number, found a string"); *d is then empty.
  */
 int gf_rdoc_parse(const char *file, const char *text, size_t len,
-		  struct gf_rdoc *d, struct gf_err *e);
+		  struct gf_rdoc *d, struct gf_err *e) GF_MUST_CHECK;
 void gf_rdoc_release(struct gf_rdoc *d);
 
 /* The page for n documents (n >= 1), appended to out.  0, or the
  * buffer's GF_ETOOBIG. */
-int gf_report_html(const struct gf_rdoc *docs, int n, struct gf_buf *out);
+int gf_report_html(const struct gf_rdoc *docs, int n,
+		   struct gf_buf *out) GF_MUST_CHECK;
 
 #endif

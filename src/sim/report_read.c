@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/report_html.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -102,7 +103,7 @@ static bool get_str(struct rd *r, const struct gf_jv *o, const char *ctx,
 	if (strlen(s) >= size)
 		return fail(r, GF_ETOOBIG, ctx, key,
 			    "a string longer than the limit", v);
-	snprintf(out, size, "%s", s);
+	gf_note(out, size, "%s", s);
 	return true;
 }
 
@@ -152,7 +153,7 @@ static double *get_numbers(struct rd *r, const struct gf_jv *o, const char *ctx,
 	for (size_t i = 0; i < len; i++)
 		if (!gf_jv_num(gf_jv_at(a, i), &out[i]) || !isfinite(out[i])) {
 			char k[48];
-			snprintf(k, sizeof(k), "%s[%zu]", key, i);
+			gf_note(k, sizeof(k), "%s[%zu]", key, i);
 			fail(r, GF_EPARSE, ctx, k, "expected a number",
 			     gf_jv_at(a, i));
 			gf_free(out);
@@ -202,7 +203,7 @@ static void fill_policy(struct rd *r, const char *name, const struct gf_jv *pv,
 			struct gf_rdoc_fill_pol *p)
 {
 	char ctx[160], k[8];
-	snprintf(ctx, sizeof(ctx), "policies.%.100s", name);
+	gf_note(ctx, sizeof(ctx), "policies.%.100s", name);
 	if (gf_jv_type(pv) != GF_JV_OBJ) {
 		fail(r, GF_EPARSE, "policies", name, "expected an object", pv);
 		return;
@@ -212,7 +213,7 @@ static void fill_policy(struct rd *r, const char *name, const struct gf_jv *pv,
 		     "a policy name of 1 to 63 bytes expected", pv);
 		return;
 	}
-	snprintf(p->name, sizeof(p->name), "%s", name);
+	gf_note(p->name, sizeof(p->name), "%s", name);
 	const struct gf_jv *u =
 		get_kind(r, pv, ctx, "unallocated_pct", GF_JV_OBJ);
 	char ux[192];
@@ -223,7 +224,7 @@ static void fill_policy(struct rd *r, const char *name, const struct gf_jv *pv,
 		return;
 	path_of(ux, sizeof(ux), ctx, "unallocated_pct.mean");
 	for (int i = 0; i < GF_REPORT_NPOINTS; i++) {
-		snprintf(k, sizeof(k), "%d", gf_report_points[i]);
+		gf_note(k, sizeof(k), "%d", gf_report_points[i]);
 		p->at[i] = NAN;
 		if (gf_jv_get(m, k) && !get_num(r, m, ux, k, &p->at[i], true))
 			return;
@@ -259,7 +260,7 @@ static void read_fill(struct rd *r, const struct gf_jv *root, struct gf_rdoc *d)
 		int64_t x;
 		if (!gf_jv_int(gf_jv_at(s, i), &x) || x < 0) {
 			char k[32];
-			snprintf(k, sizeof(k), "seeds[%zu]", i);
+			gf_note(k, sizeof(k), "seeds[%zu]", i);
 			fail(r, GF_EPARSE, "", k, "expected a seed",
 			     gf_jv_at(s, i));
 			return;
@@ -327,7 +328,7 @@ static void read_series(struct rd *r, const struct gf_jv *pv, const char *ctx,
 					     "pending", "running" };
 	for (size_t i = 0; i < n; i++) {
 		char px[192];
-		snprintf(px, sizeof(px), "%s.series[%zu]", ctx, i);
+		gf_note(px, sizeof(px), "%s.series[%zu]", ctx, i);
 		const struct gf_jv *o = gf_jv_at(a, i);
 		if (gf_jv_type(o) != GF_JV_OBJ) {
 			fail(r, GF_EPARSE, "", px, "expected an object", o);
@@ -344,7 +345,7 @@ static void replay_policy(struct rd *r, const struct gf_jv *pv, size_t i,
 			  struct gf_rdoc_replay_pol *p)
 {
 	char ctx[64];
-	snprintf(ctx, sizeof(ctx), "policies[%zu]", i);
+	gf_note(ctx, sizeof(ctx), "policies[%zu]", i);
 	if (gf_jv_type(pv) != GF_JV_OBJ) {
 		fail(r, GF_EPARSE, "", ctx, "expected an object", pv);
 		return;
@@ -419,7 +420,7 @@ int gf_rdoc_parse(const char *file, const char *text, size_t len,
 		  struct gf_rdoc *d, struct gf_err *e)
 {
 	memset(d, 0, sizeof(*d));
-	snprintf(d->file, sizeof(d->file), "%s", file);
+	gf_note(d->file, sizeof(d->file), "%s", file);
 	struct gf_jv *root;
 	struct gf_err pe;
 	int rc = gf_jv_parse(text, len, &root, &pe);

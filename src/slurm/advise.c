@@ -88,7 +88,8 @@ static int build_cluster(struct ctx *x, struct gf_err *e)
 		x->cn[i] = k;
 		x->sn[k] = i;
 		if (x->o->topo && x->o->topo->ngpus == n->ngpus && n->ngpus)
-			gf_cluster_set_topo(&x->c, k, x->o->topo);
+			/* the sizes are equal */
+			(void)!gf_cluster_set_topo(&x->c, k, x->o->topo);
 	}
 	if (x->c.n == 0)
 		return gf_err_set(e, GF_EINVAL, "no node to advise on");
@@ -168,7 +169,7 @@ static int commit_running(struct ctx *x, struct gf_err *e)
 						  n->name);
 		}
 		if (n->unusable)
-			gf_sched_cordon(x->sched, k, true);
+			(void)!gf_sched_cordon(x->sched, k, true);
 	}
 	return 0;
 }
@@ -303,7 +304,7 @@ static void propose(struct ctx *x, const struct gf_slurm_job *j, bool keep,
 			j->nodes);
 	if (!keep || !pr->placed)
 		for (int i = done - 1; i >= 0; i--)
-			gf_sched_unplace(x->sched, &r, &p[i]);
+			(void)!gf_sched_unplace(x->sched, &r, &p[i]);
 	if (!pr->placed)
 		pr->dfrag = 0;
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -196,8 +197,8 @@ static void item_name(const struct gf_store_batch *b, int i, char *out,
 		      size_t size)
 {
 	if (i < b->n)
-		snprintf(out, size, "job '%s' (seq %" PRIu64 ")",
-			 b->jobs[i]->id, b->jobs[i]->seq);
+		gf_note(out, size, "job '%s' (seq %" PRIu64 ")", b->jobs[i]->id,
+			b->jobs[i]->seq);
 	else
 		gf__store_run_name(&b->runs[i - b->n], out, size);
 }
@@ -237,7 +238,7 @@ static void pg_values(int n, const struct gf__param *p, char (*num)[24],
 	for (int k = 0; k < n; k++) {
 		const struct gf__param *v = &p[k];
 		if (v->kind == GF__P_INT) {
-			snprintf(num[k], sizeof(num[k]), "%" PRId64, v->i);
+			gf_note(num[k], sizeof(num[k]), "%" PRId64, v->i);
 			vals[k] = num[k];
 		} else {
 			vals[k] = v->kind == GF__P_TEXT ? v->s : NULL;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 const char *const gf__store_col_names[GF__NCOLS] = {
@@ -67,7 +68,7 @@ bool gf__store_utf8_ok(const char *s, size_t len)
 static void who(const struct gf_job *j, char *out, size_t size)
 {
 	const char *id = memchr(j->id, '\0', sizeof(j->id)) ? j->id : "?";
-	snprintf(out, size, "job '%s' (seq %" PRIu64 ")", id, j->seq);
+	gf_note(out, size, "job '%s' (seq %" PRIu64 ")", id, j->seq);
 }
 
 /* A text field that gf_job_check found terminated: UTF-8 too. */

@@ -22,6 +22,7 @@
 #include <gpufleet/req.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -255,7 +256,7 @@ static int rd_one_held(struct rd *r, const struct gf_jv *o, int i,
 		return bad(r, GF__COL_HELD,
 			   "entry %d: 'why': expected text under %zu bytes", i,
 			   sizeof(h->why));
-	snprintf(h->why, sizeof(h->why), "%s", w);
+	gf_note(h->why, sizeof(h->why), "%s", w);
 	return rd_one_place(r, pl, i, &h->place);
 }
 
@@ -298,15 +299,15 @@ static int rd_ids(struct rd *r)
 	struct gf_job *j = r->j;
 	int64_t seq;
 	int rc;
-	snprintf(r->who, sizeof(r->who), "a row");
+	gf_note(r->who, sizeof(r->who), "a row");
 	if ((rc = rd_i64(r, GF__COL_SEQ, 1, INT64_MAX, &seq)))
 		return rc;
 	j->seq = (uint64_t)seq;
-	snprintf(r->who, sizeof(r->who), "the row of seq %" PRId64, seq);
+	gf_note(r->who, sizeof(r->who), "the row of seq %" PRId64, seq);
 	if ((rc = rd_text(r, GF__COL_ID, j->id, sizeof(j->id))))
 		return rc;
-	snprintf(r->who, sizeof(r->who), "job '%s' (seq %" PRId64 ")", j->id,
-		 seq);
+	gf_note(r->who, sizeof(r->who), "job '%s' (seq %" PRId64 ")", j->id,
+		seq);
 	return 0;
 }
 

@@ -15,12 +15,13 @@
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf__store_run_name(const struct gf_job_run *r, char *out, size_t size)
 {
-	snprintf(out, size, "run j%" PRIu64 "/%d/%d", r->seq, r->attempt,
-		 r->replica);
+	gf_note(out, size, "run j%" PRIu64 "/%d/%d", r->seq, r->attempt,
+		r->replica);
 }
 
 int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e)
@@ -87,16 +88,10 @@ void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v)
 static bool cell_int(const struct gf__cell *c, int64_t lo, int64_t hi,
 		     int64_t *out)
 {
-	char tmp[24];
-	if (!c->p || c->len == 0 || c->len >= sizeof(tmp))
+	int64_t v;
+	if (!gf__store_cell_i64(c, &v) || v < lo || v > hi)
 		return false;
-	memcpy(tmp, c->p, c->len);
-	tmp[c->len] = '\0';
-	char *end;
-	long long v = strtoll(tmp, &end, 10);
-	if (*end || v < lo || v > hi)
-		return false;
-	*out = (int64_t)v;
+	*out = v;
 	return true;
 }
 
@@ -154,7 +149,7 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 	int rc = gf__store_run_check(r, e);
 	if (rc && e) {
 		char tmp[GF_ERR_MSG_MAX];
-		snprintf(tmp, sizeof(tmp), "%s", e->msg);
+		gf_note(tmp, sizeof(tmp), "%s", e->msg);
 		gf_err_set(e, GF_EPARSE, "runs: %s", tmp);
 	}
 	return rc ? GF_EPARSE : 0;

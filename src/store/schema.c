@@ -21,6 +21,8 @@
 
 #include "store/store_impl.h"
 #include "util/buf.h"
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 struct migration {
@@ -104,13 +106,6 @@ static const char schema_version_ddl[] =
 	"  what TEXT NOT NULL\n"
 	")";
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Apply m unless the database has it; in the caller's transaction. */
 static int apply(struct gf_store *s, const struct migration *m,
 		 const char *key_type, bool *applied, struct gf_err *e)
@@ -143,7 +138,7 @@ static int apply(struct gf_store *s, const struct migration *m,
 	gf_buf_printf(&b,
 		      ";\nINSERT INTO schema_version (version, applied_ms, "
 		      "what) VALUES (%d, %" PRId64 ", '%s')",
-		      m->version, now_ms(), m->what);
+		      m->version, gf_clock_wall_ms(), m->what);
 	rc = gf_buf_error(&b);
 	if (rc == 0)
 		rc = o->exec(s, gf_buf_str(&b), e);
@@ -170,7 +165,7 @@ int gf__store_migrate(struct gf_store *s, const char *key_type,
 			if (rc == GF_ENOTSUP) /* a newer schema: says it all */
 				return rc;
 			char tmp[GF_ERR_MSG_MAX];
-			snprintf(tmp, sizeof(tmp), "%s", e ? e->msg : "");
+			gf_note(tmp, sizeof(tmp), "%s", e ? e->msg : "");
 			return gf_err_set(e, rc, "migration %d (%s): %s",
 					  m->version, m->what, tmp);
 		}
@@ -213,14 +208,14 @@ static void build_run_sql(struct gf_buf *b)
 	gf_buf_puts(b, ") VALUES (");
 	col_list(b, NULL, GF__RUN_NCOLS);
 	gf_buf_puts(b, ") ON CONFLICT (seq, attempt, replica) DO NOTHING");
-	snprintf(sql_run_insert, sizeof(sql_run_insert), "%s",
-		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+	gf_note(sql_run_insert, sizeof(sql_run_insert), "%s",
+		gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
 	gf_buf_reset(b);
 	gf_buf_puts(b, "SELECT ");
 	col_list(b, run_cols, GF__RUN_NCOLS);
 	gf_buf_puts(b, " FROM runs ORDER BY seq, attempt, replica");
-	snprintf(sql_run_select, sizeof(sql_run_select), "%s",
-		 gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
+	gf_note(sql_run_select, sizeof(sql_run_select), "%s",
+		gf_buf_error(b) ? "-- over its buffer" : gf_buf_str(b));
 }
 
 static void build_sql(void)
@@ -239,18 +234,18 @@ static void build_sql(void)
 		gf_buf_printf(&b, "%s%s = excluded.%s", c > 1 ? ", " : "",
 			      gf__store_col_names[c], gf__store_col_names[c]);
 	/* the sizes are fixed by the column table: a cut is a bug here */
-	snprintf(sql_upsert, sizeof(sql_upsert), "%s",
-		 gf_buf_error(&b) ? "-- upsert over its buffer"
-				  : gf_buf_str(&b));
+	gf_note(sql_upsert, sizeof(sql_upsert), "%s",
+		gf_buf_error(&b) ? "-- upsert over its buffer"
+				 : gf_buf_str(&b));
 	gf_buf_reset(&b);
 	gf_buf_puts(&b, "SELECT ");
 	for (int c = 0; c < GF__NCOLS; c++)
 		gf_buf_printf(&b, "%s%s", c ? ", " : "",
 			      gf__store_col_names[c]);
 	gf_buf_puts(&b, " FROM jobs ORDER BY seq");
-	snprintf(sql_select, sizeof(sql_select), "%s",
-		 gf_buf_error(&b) ? "-- select over its buffer"
-				  : gf_buf_str(&b));
+	gf_note(sql_select, sizeof(sql_select), "%s",
+		gf_buf_error(&b) ? "-- select over its buffer"
+				 : gf_buf_str(&b));
 	build_run_sql(&b);
 	gf_buf_release(&b);
 }

@@ -29,6 +29,7 @@
 
 #include "store/store_impl.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -76,7 +77,7 @@ static int sq_query_text(struct gf_store *s, const char *sql, char *out,
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		const unsigned char *t = sqlite3_column_text(st, 0);
-		snprintf(out, size, "%s", t ? (const char *)t : "");
+		gf_note(out, size, "%s", t ? (const char *)t : "");
 	} else if (rc != SQLITE_DONE) {
 		sq_err(SQ(s)->db, GF_ECONFLICT, sql, e);
 		sqlite3_finalize(st);
@@ -203,8 +204,8 @@ static int write_rows(struct gf_store *s, const struct gf_job *const *jobs,
 		if (bind_params(q->upsert, GF__NCOLS, p.v) != SQLITE_OK ||
 		    sqlite3_step(q->upsert) != SQLITE_DONE) {
 			char what[GF_JOB_ID_MAX + 48];
-			snprintf(what, sizeof(what), "job '%s' (seq %llu)",
-				 jobs[i]->id, (unsigned long long)jobs[i]->seq);
+			gf_note(what, sizeof(what), "job '%s' (seq %llu)",
+				jobs[i]->id, (unsigned long long)jobs[i]->seq);
 			rc = sq_err(q->db, GF_ECONFLICT, what, e);
 		}
 		sqlite3_reset(q->upsert);
@@ -329,7 +330,9 @@ static const struct gf__store_ops sqlite_ops = {
 static int make_dirs(const char *path, struct gf_err *e)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
+	if (gf_fmt(dir, sizeof(dir), "%s", path))
+		return gf_err_set(e, GF_ETOOBIG, "path '%.64s...': too long",
+				  path);
 	char *slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return 0; /* the current or the root directory */
@@ -401,7 +404,11 @@ int gf__store_sqlite_open(struct gf_store *s, const char *path,
 	sqlite3_extended_result_codes(q->db, 1);
 	if ((rc = durability(s, e)))
 		goto fail;
-	snprintf(q->lock_path, sizeof(q->lock_path), "%s.lock", path);
+	if (gf_fmt(q->lock_path, sizeof(q->lock_path), "%s.lock", path)) {
+		rc = gf_err_set(e, GF_ETOOBIG, "lock '%.64s...': path too long",
+				path);
+		goto fail;
+	}
 	q->lock_fd = open(q->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (q->lock_fd < 0) {
 		rc = -errno;

@@ -17,6 +17,7 @@
 
 #include "store/store_impl.h"
 #include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -25,11 +26,11 @@ int gf__store_err_prefix(const struct gf_store *s, struct gf_err *e)
 	if (!e)
 		return GF_ECONFLICT;
 	char tmp[GF_ERR_MSG_MAX];
-	snprintf(tmp, sizeof(tmp), "%s", e->msg);
+	gf_note(tmp, sizeof(tmp), "%s", e->msg);
 	int n = snprintf(e->msg, sizeof(e->msg), "'%s': %s", s->url, tmp);
 	if (n >= (int)sizeof(e->msg)) /* a long URL: the cause stays whole */
-		snprintf(e->msg, sizeof(e->msg), "'%.64s...': %.430s", s->url,
-			 tmp);
+		gf_note(e->msg, sizeof(e->msg), "'%.64s...': %.430s", s->url,
+			tmp);
 	return e->code;
 }
 
@@ -63,8 +64,8 @@ static void mask_url(const char *url, char *out, size_t size)
 		}
 		gf_buf_putc(&b, *p++);
 	}
-	snprintf(out, size, "%s",
-		 gf_buf_error(&b) ? "(URL too long)" : gf_buf_str(&b));
+	gf_note(out, size, "%s",
+		gf_buf_error(&b) ? "(URL too long)" : gf_buf_str(&b));
 	gf_buf_release(&b);
 }
 

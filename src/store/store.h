@@ -84,7 +84,8 @@ enum gf_store_kind {
  * gpufleet), GF_EPARSE (a corrupt schema_version), GF_ECONFLICT (the
  * database refused: cannot connect, SQL errors).
  */
-int gf_store_open(const char *url, struct gf_store **out, struct gf_err *e);
+int gf_store_open(const char *url, struct gf_store **out,
+		  struct gf_err *e) GF_MUST_CHECK;
 
 /* Close the connection; a held leader lock is released.  NULL is ok. */
 void gf_store_close(struct gf_store *s);
@@ -105,10 +106,11 @@ const char *gf_store_url(const struct gf_store *s);
  */
 int gf_store_load_jobs(struct gf_store *s,
 		       int (*fn)(struct gf_job *job, void *arg), void *arg,
-		       struct gf_err *e);
+		       struct gf_err *e) GF_MUST_CHECK;
 
 /* The highest seq stored, 0 when there is none. */
-int gf_store_max_seq(struct gf_store *s, uint64_t *out, struct gf_err *e);
+int gf_store_max_seq(struct gf_store *s, uint64_t *out,
+		     struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Insert or update n jobs (by seq) in ONE transaction: all of them or
@@ -128,7 +130,7 @@ int gf_store_max_seq(struct gf_store *s, uint64_t *out, struct gf_err *e);
  * A seq may appear once per batch (the later row would win).
  */
 int gf_store_write(struct gf_store *s, const struct gf_job *const *jobs, int n,
-		   struct gf_err *e);
+		   struct gf_err *e) GF_MUST_CHECK;
 
 /* Jobs and the runs that ended with them, written together. */
 struct gf_store_batch {
@@ -150,13 +152,13 @@ struct gf_store_batch {
  * nothing written.
  */
 int gf_store_commit(struct gf_store *s, const struct gf_store_batch *b,
-		    struct gf_err *e);
+		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Every kept run, by seq, attempt and replica; each checked (a bad row:
  * GF_EPARSE naming it, before fn sees any).  fn's nonzero stops. */
 int gf_store_load_runs(struct gf_store *s,
 		       int (*fn)(const struct gf_job_run *r, void *arg),
-		       void *arg, struct gf_err *e);
+		       void *arg, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Try to lead (never blocks on another server) and say whether this
@@ -182,7 +184,8 @@ int gf_store_load_runs(struct gf_store *s,
  * database unreachable: GF_ECONFLICT; the lock file: -errno), with
  * *leading false.
  */
-int gf_store_lead(struct gf_store *s, bool *leading, struct gf_err *e);
+int gf_store_lead(struct gf_store *s, bool *leading,
+		  struct gf_err *e) GF_MUST_CHECK;
 
 /* Whether this store leads, as of the last gf_store_lead or failed
  * gf_store_write (no round trip). */
@@ -202,11 +205,11 @@ bool gf_store_is_leading(const struct gf_store *s);
  */
 int gf_store_put_node(struct gf_store *s, const char *name,
 		      const char *inventory, size_t len, int64_t now_ms,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Forget node `name` (none is fine).  Leader only. */
 int gf_store_delete_node(struct gf_store *s, const char *name,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Every stored node by name: fn gets the name, the inventory (NUL
@@ -218,7 +221,7 @@ int gf_store_delete_node(struct gf_store *s, const char *name,
 int gf_store_load_nodes(struct gf_store *s,
 			int (*fn)(const char *name, const char *inventory,
 				  size_t len, int64_t registered_ms, void *arg),
-			void *arg, struct gf_err *e);
+			void *arg, struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Node `name` drained with reason (UTF-8, < GF_STORE_DRAIN_MAX bytes; ""
@@ -227,13 +230,13 @@ int gf_store_load_nodes(struct gf_store *s,
  */
 #define GF_STORE_DRAIN_MAX 256
 int gf_store_node_drain(struct gf_store *s, const char *name,
-			const char *reason, struct gf_err *e);
+			const char *reason, struct gf_err *e) GF_MUST_CHECK;
 /* Every drained node: fn(name, reason, arg), borrowed for the call;
  * fn's nonzero stops and is returned. */
 int gf_store_load_drains(struct gf_store *s,
 			 int (*fn)(const char *name, const char *reason,
 				   void *arg),
-			 void *arg, struct gf_err *e);
+			 void *arg, struct gf_err *e) GF_MUST_CHECK;
 
 /* --- services ---------------------------------------------------------- */
 
@@ -246,14 +249,14 @@ int gf_store_load_drains(struct gf_store *s,
  */
 int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
 			 size_t len, int replicas, int64_t now_ms,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 int gf_store_delete_service(struct gf_store *s, const char *name,
-			    struct gf_err *e);
+			    struct gf_err *e) GF_MUST_CHECK;
 /* Every stored service by name (checked; a bad row: GF_EPARSE naming it,
  * before fn sees any). */
 int gf_store_load_services(struct gf_store *s,
 			   int (*fn)(const char *name, const char *spec,
 				     size_t len, int replicas, void *arg),
-			   void *arg, struct gf_err *e);
+			   void *arg, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

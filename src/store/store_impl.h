@@ -135,9 +135,9 @@ struct gf_store {
 
 /* Engines: open the connection (no migrations), set s->engine. */
 int gf__store_sqlite_open(struct gf_store *s, const char *path,
-			  struct gf_err *e);
+			  struct gf_err *e) GF_MUST_CHECK;
 int gf__store_pg_open(struct gf_store *s, const char *conninfo,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Statements built from the column tables (static storage, built once;
  * thread-safe). */
@@ -148,7 +148,8 @@ const char *gf__store_sql_run_select(void);
 
 /* A run's rules (as gf_store_commit states them): 0 or GF_EINVAL naming
  * the run and field. */
-int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e);
+int gf__store_run_check(const struct gf_job_run *r,
+			struct gf_err *e) GF_MUST_CHECK;
 /* A checked run's row values (pointers borrowed from r) into
  * v[GF__RUN_NCOLS]. */
 void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v);
@@ -156,29 +157,29 @@ void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v);
 void gf__store_run_name(const struct gf_job_run *r, char *out, size_t size);
 /* A row back into a run, checked.  0 or GF_EPARSE naming it. */
 int gf__store_row_run(const struct gf__cell *cells, struct gf_job_run *out,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* The schema's migrations; key_type replaces @KEY@ ("INTEGER" on SQLite,
  * where that makes seq the rowid; "BIGINT" on PostgreSQL). */
 int gf__store_migrate(struct gf_store *s, const char *key_type,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* The rules a job obeys (sizes, ranges, UTF-8, state, placements iff
  * RUNNING, one per replica).  0 or GF_EINVAL, e naming job and field. */
-int gf__store_job_check(const struct gf_job *j, struct gf_err *e);
+int gf__store_job_check(const struct gf_job *j, struct gf_err *e) GF_MUST_CHECK;
 
 void gf__store_params_init(struct gf__params *p);
 void gf__store_params_release(struct gf__params *p);
 /* A checked job's row values; pointers borrowed from j and p.  0 or
  * GF_ETOOBIG (placement JSON past GF_STORE_PLACEMENT_MAX). */
 int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /* A row back into a new job (caller frees with gf_job_release and
  * gf_free), checked with gf__store_job_check.  0 or GF_EPARSE / GF_EINVAL
  * with e naming the job and column. */
 int gf__store_row_job(const struct gf__cell *cells, struct gf_job **out,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Whether len bytes of s are well-formed UTF-8 without NUL. */
 bool gf__store_utf8_ok(const char *s, size_t len);
@@ -188,9 +189,9 @@ bool gf__store_utf8_ok(const char *s, size_t len);
  * both UTF-8 without NUL ("node 'n1': ..." in messages).  0 or GF_EINVAL,
  * GF_ETOOBIG. */
 int gf__store_check_doc(const char *name, size_t nlen, const char *text,
-			size_t len, struct gf_err *e);
+			size_t len, struct gf_err *e) GF_MUST_CHECK;
 /* GF_ECONFLICT (prefixed) unless this store leads. */
-int gf__store_leader_only(struct gf_store *s, struct gf_err *e);
+int gf__store_leader_only(struct gf_store *s, struct gf_err *e) GF_MUST_CHECK;
 /* A whole decimal integer cell. */
 bool gf__store_cell_i64(const struct gf__cell *c, int64_t *out);
 

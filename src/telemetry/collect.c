@@ -15,6 +15,8 @@
 #include <gpufleet/mig.h>
 
 #include "util/check.h"
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -28,9 +30,10 @@
 static void owner_of(const char *root, unsigned pid, struct gf_owner *o)
 {
 	char path[512], text[4096];
-	snprintf(path, sizeof(path), "%s/%u/cgroup", root ? root : "/proc",
-		 pid);
 	memset(o, 0, sizeof(*o));
+	if (gf_fmt(path, sizeof(path), "%s/%u/cgroup", root ? root : "/proc",
+		   pid))
+		return; /* too long a root: nobody */
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return;
@@ -46,7 +49,7 @@ static void gi_profile(const struct gf_nvml *nv, const struct gf_tgpu *g,
 		       unsigned id, char *out, size_t size)
 {
 	const struct gf_mig_model *m = gf_mig_model_by_pci(g->devid);
-	snprintf(out, size, "unknown");
+	gf_note(out, size, "unknown");
 	if (!m)
 		return;
 	for (int p = 0; p < m->nprofiles; p++) {
@@ -64,7 +67,7 @@ static void gi_profile(const struct gf_nvml *nv, const struct gf_tgpu *g,
 			if (nv->nvmlGpuInstanceGetInfo(gis[k], &gi) ==
 				    NVML_SUCCESS &&
 			    gi.id == id) {
-				snprintf(out, size, "%s", m->profiles[p].name);
+				gf_note(out, size, "%s", m->profiles[p].name);
 				return;
 			}
 		}
@@ -334,7 +337,7 @@ int gf_collector_pods(const struct gf_tgpu *g, struct gf_dev_pods *out, int max)
 			if (n == max)
 				continue;
 			memset(&out[n], 0, sizeof(out[n]));
-			snprintf(out[n].uuid, sizeof(out[n].uuid), "%s", dev);
+			gf_note(out[n].uuid, sizeof(out[n].uuid), "%s", dev);
 			n++;
 		}
 		struct gf_dev_pods *dp = &out[d];
@@ -342,8 +345,8 @@ int gf_collector_pods(const struct gf_tgpu *g, struct gf_dev_pods *out, int max)
 		while (k < dp->npods && strcmp(dp->pods[k], uid))
 			k++;
 		if (k == dp->npods && dp->npods < 8)
-			snprintf(dp->pods[dp->npods++], sizeof(dp->pods[0]),
-				 "%s", uid);
+			gf_note(dp->pods[dp->npods++], sizeof(dp->pods[0]),
+				"%s", uid);
 	}
 	return n;
 }
@@ -375,8 +378,7 @@ static void read_mig_instance(struct pass *x, unsigned k, uint32_t *seen)
 				g->gi_uuid[id][0] = '\0';
 			g->gpm_gi[id].prev_ok = false;
 		}
-		snprintf(ms->profile, sizeof(ms->profile), "%s",
-			 g->gi_prof[id]);
+		gf_note(ms->profile, sizeof(ms->profile), "%s", g->gi_prof[id]);
 	} else { /* beyond any driver's ids */
 		gi_profile(nv, g, id, ms->profile, sizeof(ms->profile));
 	}
@@ -583,7 +585,7 @@ int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
 		return rc;
 	const struct gf_nvml *nv = c->nv;
 	if (gethostname(c->hostname, sizeof(c->hostname)) != 0)
-		snprintf(c->hostname, sizeof(c->hostname), "localhost");
+		gf_note(c->hostname, sizeof(c->hostname), "localhost");
 	nv->nvmlSystemGetDriverVersion(c->driver, sizeof(c->driver));
 	unsigned count = 0;
 	nv->nvmlDeviceGetCount(&count);
@@ -598,7 +600,7 @@ int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
 		nv->nvmlDeviceGetName(g->dev, g->name, sizeof(g->name));
 		nvmlPciInfo_t pci;
 		if (nv->nvmlDeviceGetPciInfo(g->dev, &pci) == NVML_SUCCESS) {
-			snprintf(g->busid, sizeof(g->busid), "%s", pci.busId);
+			gf_note(g->busid, sizeof(g->busid), "%s", pci.busId);
 			g->devid = (uint16_t)(pci.pciDeviceId >> 16);
 		}
 		nvmlGpmSupport_t sup = { .version = NVML_GPM_SUPPORT_VERSION };
@@ -709,10 +711,13 @@ static void health_tick(struct gf_collector *c, const bool *was, int64_t now_ms)
 
 void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 {
-	struct timespec a, b;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	if (c->samples == 0)
-		gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms);
+	double cpu0 = gf_clock_thread_cpu_ms();
+	if (c->samples == 0 &&
+	    gf_health_init(&c->health, c->n, c->xid_quiet_ms, now_ms))
+		gf_log(GF_LOG_WARN, "collect",
+		       "GPU health not tracked: %d GPUs or quiet period %lld ms "
+		       "out of range",
+		       c->n, (long long)c->xid_quiet_ms);
 	bool was[GF_TEL_MAX_GPUS];
 	for (int i = 0; i < c->n; i++)
 		was[i] = gf_health_is_healthy(&c->health, i);
@@ -753,9 +758,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 	}
 	health_tick(c, was, now_ms);
 	c->samples++;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	c->cpu_ms_last = (double)(b.tv_sec - a.tv_sec) * 1e3 +
-			 (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	c->cpu_ms_last = gf_clock_thread_cpu_ms() - cpu0;
 }
 
 const struct gf_sample *gf_collector_recent(const struct gf_tgpu *g, int i)

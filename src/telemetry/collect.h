@@ -27,6 +27,8 @@
 
 #include <stdint.h>
 
+#include <gpufleet/err.h>
+
 #include "telemetry/cgroup.h"
 #include "telemetry/health.h"
 #include "telemetry/metrics.h"
@@ -145,7 +147,8 @@ struct gf_collector {
  * Open NVML and find the GPUs, each with a ring of `ring` samples (0:
  * GF_RING; at most GF_RING_MAX).  GF_ENOTFOUND/GF_ENVML from the loader.
  */
-int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e);
+int gf_collector_open(struct gf_collector *c, int ring,
+		      struct gf_err *e) GF_MUST_CHECK;
 void gf_collector_close(struct gf_collector *c);
 
 /* Sample every GPU now (now_ms: wall clock in ms). */
@@ -188,7 +191,7 @@ struct gf_dev_pods {
  * are left out.
  */
 int gf_collector_pods(const struct gf_tgpu *g, struct gf_dev_pods *out,
-		      int max);
+		      int max) GF_MUST_CHECK;
 
 /* A per-MIG metric's value on one instance; false when it has none. */
 bool gf_mig_value(const struct gf_mig_sample *ms, enum gf_metric m, double *v);

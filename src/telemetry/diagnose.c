@@ -15,6 +15,7 @@
 
 #include <gpufleet/err.h>
 
+#include "util/fmt.h"
 #include "util/json.h"
 
 void gf_diag_defaults(struct gf_diag_opts *o)
@@ -92,7 +93,7 @@ static void by_text(uint32_t by, char *out, size_t size)
 			sep = ", ";
 		}
 	if (n < size)
-		snprintf(out + n, size - n, ")");
+		gf_note(out + n, size - n, ")");
 }
 
 static void say(struct gf_diag_result *out, enum gf_diag_reason r, uint32_t by,
@@ -102,7 +103,7 @@ static void say(struct gf_diag_result *out, enum gf_diag_reason r, uint32_t by,
 	by_text(by, b, sizeof(b));
 	out->hit[r] = true;
 	out->by[r] = by;
-	snprintf(out->why[r], sizeof(out->why[r]), "%s%s", text, b);
+	gf_note(out->why[r], sizeof(out->why[r]), "%s%s", text, b);
 }
 
 int gf_diagnose(const struct gf_diag_point *p, int n, bool mig,
@@ -164,26 +165,25 @@ int gf_diagnose(const struct gf_diag_point *p, int n, bool mig,
 	char text[320];
 	if (mig) {
 		if (mem) {
-			snprintf(text, sizeof(text),
-				 "peak memory %.0f MiB of the instance's %.0f "
-				 "over %.0f s",
-				 peak, total, span);
+			gf_note(text, sizeof(text),
+				"peak memory %.0f MiB of the instance's %.0f "
+				"over %.0f s",
+				peak, total, span);
 			say(out, GF_DIAG_MIG_SLACK, 1u << GF_DIAG_FB, text);
 		}
 		return out->hit[GF_DIAG_MIG_SLACK];
 	}
 	if (held && act_n == k && act_max <= o->idle_util_pct) {
-		snprintf(text, sizeof(text),
-			 "a process holds %.0f MiB and the GPU did no work for "
-			 "%.0f s",
-			 peak, span);
+		gf_note(text, sizeof(text),
+			"a process holds %.0f MiB and the GPU did no work for "
+			"%.0f s",
+			peak, span);
 		say(out, GF_DIAG_IDLE, by, text);
 	}
 	if (held && act_n >= 4 && low >= o->starve_min_frac * act_n &&
 	    high >= o->starve_min_frac * act_n && rx_low_n && rx_high_n &&
 	    rx_low / rx_low_n > 2 * (rx_high / rx_high_n)) {
-		snprintf(
-			text, sizeof(text),
+		gf_note(text, sizeof(text),
 			"busy in bursts (%.0f%% of samples idle, mean %.0f%%), "
 			"PCIe receive %.1fx higher in the gaps: the input "
 			"pipeline feeds it too slowly",
@@ -192,10 +192,10 @@ int gf_diagnose(const struct gf_diag_point *p, int n, bool mig,
 		say(out, GF_DIAG_STARVATION, by | 1u << GF_DIAG_PCIE_RX, text);
 	}
 	if (mem && !out->hit[GF_DIAG_IDLE]) {
-		snprintf(text, sizeof(text),
-			 "peak memory %.0f MiB of %.0f (%.0f%%) over %.0f s: a "
-			 "MIG instance would do",
-			 peak, total, 100.0 * peak / total, span);
+		gf_note(text, sizeof(text),
+			"peak memory %.0f MiB of %.0f (%.0f%%) over %.0f s: a "
+			"MIG instance would do",
+			peak, total, 100.0 * peak / total, span);
 		say(out, GF_DIAG_OVERPROV, 1u << GF_DIAG_FB, text);
 	}
 	int hits = 0;
@@ -207,8 +207,8 @@ int gf_diagnose(const struct gf_diag_point *p, int n, bool mig,
 /* Seconds as people read them: whole above 10 s, else to a tenth. */
 static const char *secs(double s, char *buf, size_t size)
 {
-	snprintf(buf, size, s >= 10 || s == (double)(long)s ? "%.0f" : "%.1f",
-		 s);
+	gf_note(buf, size, s >= 10 || s == (double)(long)s ? "%.0f" : "%.1f",
+		s);
 	return buf;
 }
 
@@ -307,11 +307,11 @@ int gf_diag_report_json(const struct gf_diag_verdict *v, int n, double window_s,
 			continue;
 		char why[96], a[32], b[32];
 		if (v[i].lost)
-			snprintf(why, sizeof(why), "fell off the bus");
+			gf_note(why, sizeof(why), "fell off the bus");
 		else
-			snprintf(why, sizeof(why), "%s s of %s s observed",
-				 secs(r->observed_s, a, sizeof(a)),
-				 secs(r->window_s, b, sizeof(b)));
+			gf_note(why, sizeof(why), "%s s of %s s observed",
+				secs(r->observed_s, a, sizeof(a)),
+				secs(r->window_s, b, sizeof(b)));
 		gf_json_obj_begin(&j, NULL);
 		series_json(&j, &v[i]);
 		gf_json_double(&j, "observed_s", r->observed_s);

@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <gpufleet/err.h>
+
 #include "util/buf.h"
 
 struct gf_diag_opts {
@@ -108,9 +110,9 @@ struct gf_diag_verdict {
  * findings with the signals they read, not_judged).  0 or GF_ETOOBIG.
  */
 int gf_diag_report_text(const struct gf_diag_verdict *v, int n,
-			struct gf_buf *out);
+			struct gf_buf *out) GF_MUST_CHECK;
 int gf_diag_report_json(const struct gf_diag_verdict *v, int n, double window_s,
-			struct gf_buf *out);
+			struct gf_buf *out) GF_MUST_CHECK;
 
 /* A duration: "300" or "300s", "500ms", "5m", "1h"; milliseconds, or -1
  * when it is not one. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "telemetry/diagnose.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -32,8 +33,8 @@ static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 		       const struct gf_mig_sample *mig, struct gf_buf *b)
 {
 	char idx[16], dev[32], gi[16];
-	snprintf(idx, sizeof(idx), "%u", g->index);
-	snprintf(dev, sizeof(dev), "nvidia%u", g->index);
+	gf_note(idx, sizeof(idx), "%u", g->index);
+	gf_note(dev, sizeof(dev), "nvidia%u", g->index);
 	gf_buf_putc(b, '{');
 	label(b, "gpu", idx, true);
 	label(b, "UUID", g->uuid, false);
@@ -41,7 +42,7 @@ static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 	label(b, "device", dev, false);
 	label(b, "modelName", g->name, false);
 	if (mig) {
-		snprintf(gi, sizeof(gi), "%u", mig->gi_id);
+		gf_note(gi, sizeof(gi), "%u", mig->gi_id);
 		label(b, "GPU_I_PROFILE", mig->profile, false);
 		label(b, "GPU_I_ID", gi, false);
 	}
@@ -198,10 +199,10 @@ int gf_expo_render(const struct gf_collector *c, const struct gf_counters *k,
 		for (int p = 0; p < c->g[i].nprocs; p++) {
 			const struct gf_owner *o = &c->g[i].owners[p];
 			char pid[16];
-			snprintf(pid, sizeof(pid), "%u", c->g[i].pids[p]);
+			gf_note(pid, sizeof(pid), "%u", c->g[i].pids[p]);
 			gf_buf_puts(out, "gpufleet_gpu_process{");
 			char idx[16];
-			snprintf(idx, sizeof(idx), "%u", c->g[i].index);
+			gf_note(idx, sizeof(idx), "%u", c->g[i].index);
 			label(out, "gpu", idx, true);
 			label(out, "UUID", c->g[i].uuid, false);
 			label(out, "pid", pid, false);

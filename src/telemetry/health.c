@@ -43,6 +43,8 @@
 
 #include <gpufleet/err.h>
 
+#include "util/fmt.h"
+
 #define T GF_XID_TRANSIENT
 #define R GF_XID_RESET
 #define A GF_XID_APP
@@ -345,11 +347,11 @@ static const char *utc(int64_t ms, char *buf, size_t size)
 	time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
 	struct tm tm;
 	if (!gmtime_r(&t, &tm)) {
-		snprintf(buf, size, "%lld ms", (long long)ms);
+		gf_note(buf, size, "%lld ms", (long long)ms);
 		return buf;
 	}
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	gf_note(buf, size, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+		tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 	return buf;
 }
 
@@ -357,9 +359,9 @@ static const char *utc(int64_t ms, char *buf, size_t size)
 static const char *cause(unsigned xid, char *buf, size_t size)
 {
 	if (xid)
-		snprintf(buf, size, "xid %u", xid);
+		gf_note(buf, size, "xid %u", xid);
 	else
-		snprintf(buf, size, "answering again");
+		gf_note(buf, size, "answering again");
 	return buf;
 }
 
@@ -372,35 +374,35 @@ char *gf_health_reason(const struct gf_health *h, int gpu, char *out,
 		return out;
 	out[0] = '\0';
 	if (!g) {
-		snprintf(out, size, "no such GPU");
+		gf_note(out, size, "no such GPU");
 		return out;
 	}
 	switch (state_of(g)) {
 	case GF_HEALTH_LOST:
-		snprintf(out, size, "fell off the bus (NVML: GPU is lost)");
+		gf_note(out, size, "fell off the bus (NVML: GPU is lost)");
 		break;
 	case GF_HEALTH_RESET:
-		snprintf(out, size, "xid %u: %s (needs a GPU reset)",
-			 g->reset_xid, gf_xid_meaning(g->reset_xid));
+		gf_note(out, size, "xid %u: %s (needs a GPU reset)",
+			g->reset_xid, gf_xid_meaning(g->reset_xid));
 		break;
 	case GF_HEALTH_RECOVERING:
-		snprintf(out, size, "recovering: %s at %s, healthy again at %s",
-			 cause(g->rec_xid, c, sizeof(c)),
-			 utc(g->rec_ms, a, sizeof(a)),
-			 utc(g->healthy_at_ms, b, sizeof(b)));
+		gf_note(out, size, "recovering: %s at %s, healthy again at %s",
+			cause(g->rec_xid, c, sizeof(c)),
+			utc(g->rec_ms, a, sizeof(a)),
+			utc(g->healthy_at_ms, b, sizeof(b)));
 		break;
 	case GF_HEALTH_OK:
 		if (g->note == GF_NOTE_APP)
-			snprintf(out, size,
-				 "xid %u: %s (application error; the GPU "
-				 "stays healthy)",
-				 g->note_xid, gf_xid_meaning(g->note_xid));
+			gf_note(out, size,
+				"xid %u: %s (application error; the GPU "
+				"stays healthy)",
+				g->note_xid, gf_xid_meaning(g->note_xid));
 		else if (g->note == GF_NOTE_RECOVERED)
-			snprintf(out, size,
-				 "recovered: %s at %s, healthy again at %s",
-				 cause(g->note_xid, c, sizeof(c)),
-				 utc(g->note_ms, a, sizeof(a)),
-				 utc(g->since_ms, b, sizeof(b)));
+			gf_note(out, size,
+				"recovered: %s at %s, healthy again at %s",
+				cause(g->note_xid, c, sizeof(c)),
+				utc(g->note_ms, a, sizeof(a)),
+				utc(g->since_ms, b, sizeof(b)));
 		break;
 	}
 	return out;
@@ -409,8 +411,8 @@ char *gf_health_reason(const struct gf_health *h, int gpu, char *out,
 int gf_health_check(const struct gf_health *h, char *msg, size_t size)
 {
 	if (h->n < 0 || h->n > GF_HEALTH_MAX_GPUS || h->quiet_ms <= 0) {
-		snprintf(msg, size, "%d GPUs, quiet period %lld ms", h->n,
-			 (long long)h->quiet_ms);
+		gf_note(msg, size, "%d GPUs, quiet period %lld ms", h->n,
+			(long long)h->quiet_ms);
 		return GF_EINVAL;
 	}
 	for (int i = 0; i < h->n; i++) {
@@ -419,26 +421,26 @@ int gf_health_check(const struct gf_health *h, char *msg, size_t size)
 		for (int c = 0; c < GF_XID_NCLASS; c++)
 			sum += g->by_class[c];
 		if (sum != g->xids) {
-			snprintf(msg, size,
-				 "GPU %d: %llu Xids, %llu counted by class", i,
-				 (unsigned long long)g->xids,
-				 (unsigned long long)sum);
+			gf_note(msg, size,
+				"GPU %d: %llu Xids, %llu counted by class", i,
+				(unsigned long long)g->xids,
+				(unsigned long long)sum);
 			return GF_EINVAL;
 		}
 		if (g->reset_xid &&
 		    gf_xid_class(g->reset_xid) != GF_XID_RESET) {
-			snprintf(msg, size,
-				 "GPU %d: waits for a reset for xid %u, which "
-				 "is not of the reset class",
-				 i, g->reset_xid);
+			gf_note(msg, size,
+				"GPU %d: waits for a reset for xid %u, which "
+				"is not of the reset class",
+				i, g->reset_xid);
 			return GF_EINVAL;
 		}
 		if (g->recovering && g->rec_xid &&
 		    gf_xid_class(g->rec_xid) != GF_XID_TRANSIENT) {
-			snprintf(msg, size,
-				 "GPU %d: recovers from xid %u, which is not "
-				 "transient",
-				 i, g->rec_xid);
+			gf_note(msg, size,
+				"GPU %d: recovers from xid %u, which is not "
+				"transient",
+				i, g->rec_xid);
 			return GF_EINVAL;
 		}
 	}

@@ -63,6 +63,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gpufleet/err.h>
+
 #define GF_HEALTH_MAX_GPUS   64	    /* GPUs per node, as the collector */
 #define GF_HEALTH_QUIET_MS   300000 /* default quiet period: 300 s */
 #define GF_HEALTH_REASON_MAX 128    /* a reason's text, with its NUL */
@@ -131,7 +133,7 @@ struct gf_health {
  * left with no GPU and the default quiet period).
  */
 int gf_health_init(struct gf_health *h, int n, int64_t quiet_ms,
-		   int64_t now_ms);
+		   int64_t now_ms) GF_MUST_CHECK;
 
 /*
  * Events of GPU `gpu` (0 .. n-1) at at_ms.  Each returns 0, or GF_EINVAL
@@ -170,6 +172,7 @@ char *gf_health_reason(const struct gf_health *h, int gpu, char *out,
 const struct gf_health_gpu *gf_health_gpu(const struct gf_health *h, int gpu);
 
 /* The invariants above: 0, or GF_EINVAL with the first breach in msg. */
-int gf_health_check(const struct gf_health *h, char *msg, size_t size);
+int gf_health_check(const struct gf_health *h, char *msg,
+		    size_t size) GF_MUST_CHECK;
 
 #endif

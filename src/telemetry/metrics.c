@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/file.h"
+#include "util/fmt.h"
 
 /* Help texts verbatim from dcgm-exporter's default-counters.csv. */
 static const struct gf_metric_def defs[GF_M_COUNT] = {
@@ -177,8 +178,8 @@ int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 		if (m == GF_M_COUNT) {
 			if (c->nskipped < 64) {
 				c->skipped_line[c->nskipped] = lineno;
-				snprintf(c->skipped[c->nskipped++],
-					 sizeof(c->skipped[0]), "%s", name);
+				gf_note(c->skipped[c->nskipped++],
+					sizeof(c->skipped[0]), "%s", name);
 			}
 			continue;
 		}

@@ -75,6 +75,7 @@ void gf_counters_default(struct gf_counters *c);
  * another type than dcgm's.  Names gpufleet cannot collect are listed in
  * c->skipped, not errors.
  */
-int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e);
+int gf_counters_read(const char *path, struct gf_counters *c,
+		     struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -40,7 +40,7 @@ struct gf_recording {
  * GF_EPARSE.
  */
 int gf_recording_read(const char *path, struct gf_recording *r,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 void gf_recording_release(struct gf_recording *r);
 
 /*
@@ -50,6 +50,6 @@ void gf_recording_release(struct gf_recording *r);
  */
 int gf_recording_judge(const struct gf_recording *r,
 		       const struct gf_diag_opts *o,
-		       struct gf_diag_verdict **out);
+		       struct gf_diag_verdict **out) GF_MUST_CHECK;
 
 #endif

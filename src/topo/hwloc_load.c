@@ -30,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 struct loader {
@@ -98,7 +100,7 @@ static void gpu_osdev_name(hwloc_obj_t pci, char *out, size_t size)
 			if (c->type != HWLOC_OBJ_OS_DEVICE || c->name == NULL)
 				continue;
 			if (strncmp(c->name, pref[p], strlen(pref[p])) == 0) {
-				snprintf(out, size, "%s", c->name);
+				gf_note(out, size, "%s", c->name);
 				return;
 			}
 		}
@@ -118,24 +120,24 @@ static int add_gpu(struct loader *L, hwloc_obj_t o, int idx)
 	g.vendor = vendor == 0x1002 ? GF_VENDOR_AMD : GF_VENDOR_NVIDIA;
 	g.model = gf_catalog_by_pci(vendor, device);
 	if (g.model) {
-		snprintf(g.name, sizeof(g.name), "%s", g.model->name);
+		gf_note(g.name, sizeof(g.name), "%s", g.model->name);
 		g.memory_mib = g.model->memory_mib;
 	} else {
 		const char *m = obj_info(o, "PCIDevice");
 		if (*m == '\0')
 			m = obj_info(o, "GPUModel");
 		if (*m)
-			snprintf(g.name, sizeof(g.name), "%s", m);
+			gf_note(g.name, sizeof(g.name), "%s", m);
 		else
-			snprintf(g.name, sizeof(g.name), "%s GPU %04x:%04x",
-				 vendor == 0x1002 ? "AMD" : "NVIDIA", vendor,
-				 device);
+			gf_note(g.name, sizeof(g.name), "%s GPU %04x:%04x",
+				vendor == 0x1002 ? "AMD" : "NVIDIA", vendor,
+				device);
 	}
 	gpu_osdev_name(o, g.osdev, sizeof(g.osdev));
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) {
 		const char *u = hwloc_obj_get_info_by_name(c, "NVIDIAUUID");
 		if (u && g.uuid[0] == '\0')
-			snprintf(g.uuid, sizeof(g.uuid), "%s", u);
+			gf_note(g.uuid, sizeof(g.uuid), "%s", u);
 	}
 	if (gf_node_add_gpu(L->n, &g) < 0)
 		return gf_err_set(L->e, GF_ETOOBIG,
@@ -151,7 +153,7 @@ static int add_nic(struct loader *L, hwloc_obj_t o, int idx, bool want_rdma)
 		if (c->type == HWLOC_OBJ_OS_DEVICE &&
 		    c->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && c->name &&
 		    netdev[0] == '\0')
-			snprintf(netdev, sizeof(netdev), "%s", c->name);
+			gf_note(netdev, sizeof(netdev), "%s", c->name);
 	for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) {
 		if (c->type != HWLOC_OBJ_OS_DEVICE || c->name == NULL)
 			continue;
@@ -163,8 +165,8 @@ static int add_nic(struct loader *L, hwloc_obj_t o, int idx, bool want_rdma)
 		memset(&nic, 0, sizeof(nic));
 		nic.pci = idx;
 		nic.rdma = want_rdma;
-		snprintf(nic.name, sizeof(nic.name), "%s", c->name);
-		snprintf(nic.netdev, sizeof(nic.netdev), "%s", netdev);
+		gf_note(nic.name, sizeof(nic.name), "%s", c->name);
+		gf_note(nic.netdev, sizeof(nic.netdev), "%s", netdev);
 		if (gf_node_add_nic(L->n, &nic) < 0)
 			return gf_err_set(L->e, GF_ETOOBIG,
 					  "cannot load '%s': more than %d NICs",
@@ -636,19 +638,12 @@ static void probe_child(const char *xml, size_t len, size_t vm0)
 	_exit(!ok ? 3 : sane_indexes(t) ? 0 : 4);
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Wait for the child, at most GF_TOPO_PROBE_WALL_MS (then kill it):
  * 0 with *st and *ru, *killed when the wall limit ended it; -1 when
  * waiting failed. */
 static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
 {
-	double deadline = mono_ms() + GF_TOPO_PROBE_WALL_MS;
+	double deadline = gf_clock_ms() + GF_TOPO_PROBE_WALL_MS;
 	long nap_us = 200;
 	*killed = false;
 	for (;;) {
@@ -659,7 +654,7 @@ static int probe_wait(pid_t pid, int *st, struct rusage *ru, bool *killed)
 			return -1;
 		if (w != 0 || *killed)
 			continue;
-		if (mono_ms() >= deadline) {
+		if (gf_clock_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			*killed = true;
 			continue;
@@ -790,12 +785,12 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 				L.what);
 		goto out_destroy;
 	}
-	snprintf(n->source, sizeof(n->source), "%s",
-		 src->xml_path ? src->xml_path : (xml ? "xml" : "live"));
+	gf_note(n->source, sizeof(n->source), "%s",
+		src->xml_path ? src->xml_path : (xml ? "xml" : "live"));
 	n->this_system = hwloc_topology_is_thissystem(L.t) != 0;
 	hwloc_obj_t root = hwloc_get_root_obj(L.t);
-	snprintf(n->hostname, sizeof(n->hostname), "%s",
-		 obj_info(root, "HostName"));
+	gf_note(n->hostname, sizeof(n->hostname), "%s",
+		obj_info(root, "HostName"));
 	rc = load_cpus(&L);
 	if (rc == 0)
 		rc = walk(&L, root);

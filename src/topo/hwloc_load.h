@@ -38,7 +38,7 @@ struct gf_topo_source {
  * the cause.  On error n holds nothing the caller must use (release it).
  */
 int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
-		 struct gf_err *e);
+		 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Bind the calling process: CPUs to cpus (every thread), memory to mems
@@ -48,6 +48,7 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
  * is.
  */
 int gf_topo_bind_self(const struct gf_bitmap *cpus,
-		      const struct gf_bitmap *mems, struct gf_err *e);
+		      const struct gf_bitmap *mems,
+		      struct gf_err *e) GF_MUST_CHECK;
 
 #endif

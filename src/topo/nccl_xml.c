@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -51,7 +52,7 @@ static bool attr(xmlNode *x, const char *name, char *buf, size_t size)
 	xmlChar *v = xmlGetProp(x, (const xmlChar *)name);
 	if (v == NULL)
 		return false;
-	snprintf(buf, size, "%s", (const char *)v);
+	gf_note(buf, size, "%s", (const char *)v);
 	xmlFree(v);
 	return true;
 }
@@ -158,16 +159,16 @@ static int add_gpu(struct rd *r, xmlNode *x, int pci, unsigned long vendor,
 	if (gx)
 		attr(gx, "sm", sm, sizeof(sm));
 	if (g.model) {
-		snprintf(g.name, sizeof(g.name), "%s", g.model->name);
+		gf_note(g.name, sizeof(g.name), "%s", g.model->name);
 		g.memory_mib = g.model->memory_mib;
 	} else if (device) {
-		snprintf(g.name, sizeof(g.name), "%s GPU %04lx:%04lx",
-			 g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA", vendor,
-			 device);
+		gf_note(g.name, sizeof(g.name), "%s GPU %04lx:%04lx",
+			g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA", vendor,
+			device);
 	} else {
-		snprintf(g.name, sizeof(g.name), "%s GPU%s%s",
-			 g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA",
-			 *sm ? " sm" : "", sm);
+		gf_note(g.name, sizeof(g.name), "%s GPU%s%s",
+			g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA",
+			*sm ? " sm" : "", sm);
 	}
 	if (gf_node_add_gpu(r->n, &g) < 0)
 		return toobig(r, x, "GPUs", GF_MAX_GPUS);
@@ -234,7 +235,7 @@ static int add_nic(struct rd *r, xmlNode *x, int pci, unsigned long cls,
 		attr(net, "gdr", gdr, sizeof(gdr));
 		c.rdma = rdma_nic(cls, vendor, c.name, gdr);
 		if (!c.rdma)
-			snprintf(c.netdev, sizeof(c.netdev), "%s", c.name);
+			gf_note(c.netdev, sizeof(c.netdev), "%s", c.name);
 		if (gf_node_add_nic(r->n, &c) < 0)
 			return toobig(r, net, "NICs", GF_MAX_NICS);
 		added++;
@@ -243,7 +244,7 @@ static int add_nic(struct rd *r, xmlNode *x, int pci, unsigned long cls,
 		struct gf_nic c;
 		memset(&c, 0, sizeof(c));
 		c.pci = pci;
-		snprintf(c.name, sizeof(c.name), "%s", busid);
+		gf_note(c.name, sizeof(c.name), "%s", busid);
 		c.rdma = rdma_nic(cls, vendor, "", "");
 		if (gf_node_add_nic(r->n, &c) < 0)
 			return toobig(r, x, "NICs", GF_MAX_NICS);
@@ -390,8 +391,8 @@ static void resolve_links(struct rd *r)
 			continue;
 		}
 		char busid[16];
-		snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%x", l->domain,
-			 l->bus, l->dev, l->func);
+		gf_note(busid, sizeof(busid), "%04x:%02x:%02x.%x", l->domain,
+			l->bus, l->dev, l->func);
 		int p = gf_node_gpu_by_busid(n, busid);
 		if (p == g) {
 			self++;
@@ -504,7 +505,7 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 		const xmlError *x = xmlGetLastError();
 		char msg[200] = "malformed XML";
 		if (x && x->message) {
-			snprintf(msg, sizeof(msg), "%s", x->message);
+			gf_note(msg, sizeof(msg), "%s", x->message);
 			/* one line: libxml2 puts details after a newline */
 			for (char *c = msg; *c; c++)
 				if (*c == '\n')
@@ -517,7 +518,7 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 		return rc;
 	}
 	struct rd r = { .n = n, .what = what, .e = e };
-	snprintf(n->source, sizeof(n->source), "%s", what);
+	gf_note(n->source, sizeof(n->source), "%s", what);
 	n->this_system = false;
 	int rc = load_doc(&r, doc);
 	gf_log(GF_LOG_DEBUG, "topo",

@@ -38,6 +38,7 @@
  * nothing the caller must use.
  */
 int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
-		     size_t len, const char *what, struct gf_err *e);
+		     size_t len, const char *what,
+		     struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "util/log.h"
 
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -222,7 +223,8 @@ int gf_nvml_open(const struct gf_nvml **out, struct gf_err *e)
 					why ? why : "dlopen failed");
 			goto out_unlock;
 		}
-		snprintf(nvml.path, sizeof(nvml.path), "%s", path);
+		/* kept for messages: a long one is shown cut */
+		gf_note(nvml.path, sizeof(nvml.path), "%s", path);
 		rc = resolve(nvml.dl, e, path);
 		if (rc) {
 			nvml.dl = NULL; /* keep it loaded, but unusable */
@@ -315,11 +317,11 @@ static void join_device(const struct gf_nvml *nv, struct gf_node *n, int g,
 	char buf[NVML_DEVICE_UUID_BUFFER_SIZE];
 	if (nv->nvmlDeviceGetName(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
-		snprintf(gpu->name, sizeof(gpu->name), "%s", buf);
+		gf_note(gpu->name, sizeof(gpu->name), "%s", buf);
 	}
 	if (nv->nvmlDeviceGetUUID(d, buf, sizeof(buf)) == NVML_SUCCESS) {
 		buf[sizeof(buf) - 1] = '\0';
-		snprintf(gpu->uuid, sizeof(gpu->uuid), "%s", buf);
+		gf_note(gpu->uuid, sizeof(gpu->uuid), "%s", buf);
 	}
 	if (gpu->model == NULL)
 		gpu->model =
@@ -420,28 +422,45 @@ int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e)
 	return 0;
 }
 
+int gf_nvml_count(const struct gf_nvml *nv, unsigned *count, struct gf_err *e)
+{
+	*count = 0;
+	nvmlReturn_t r = nv->nvmlDeviceGetCount(count);
+	if (r != NVML_SUCCESS)
+		return gf_err_set(e, GF_ENVML, "nvmlDeviceGetCount failed: %s",
+				  gf_nvml_strerror(nv, r));
+	return 0;
+}
+
+bool gf_nvml_pci(const struct gf_nvml *nv, unsigned i, nvmlDevice_t *d,
+		 nvmlPciInfo_t *pci)
+{
+	if (nv->nvmlDeviceGetHandleByIndex(i, d) != NVML_SUCCESS ||
+	    nv->nvmlDeviceGetPciInfo(*d, pci) != NVML_SUCCESS)
+		return false;
+	pci->busId[sizeof(pci->busId) - 1] = '\0';
+	return true;
+}
+
 int gf_nvml_busy_gpus(const struct gf_nvml *nv, const struct gf_node *n,
 		      struct gf_bitmap *busy, struct gf_err *e)
 {
 	gf_bitmap_zero(busy);
-	unsigned count = 0;
-	nvmlReturn_t r = nv->nvmlDeviceGetCount(&count);
-	if (r != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENVML, "nvmlDeviceGetCount failed: %s",
-				  gf_nvml_strerror(nv, r));
-	int rc = 0;
+	unsigned count;
+	int rc = gf_nvml_count(nv, &count, e);
+	if (rc)
+		return rc;
 	for (unsigned i = 0; i < count && i < GF_MAX_GPUS; i++) {
 		nvmlDevice_t d;
 		nvmlPciInfo_t pci;
-		if (nv->nvmlDeviceGetHandleByIndex(i, &d) != NVML_SUCCESS ||
-		    nv->nvmlDeviceGetPciInfo(d, &pci) != NVML_SUCCESS)
+		if (!gf_nvml_pci(nv, i, &d, &pci))
 			continue;
-		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		int g = gf_node_gpu_by_busid(n, pci.busId);
 		if (g < 0)
 			continue;
 		unsigned np = 0;
-		r = nv->nvmlDeviceGetComputeRunningProcesses(d, &np, NULL);
+		nvmlReturn_t r =
+			nv->nvmlDeviceGetComputeRunningProcesses(d, &np, NULL);
 		/* with no room given, NVML says how many there are */
 		if (r == NVML_ERROR_INSUFFICIENT_SIZE ||
 		    (r == NVML_SUCCESS && np > 0)) {

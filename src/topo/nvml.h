@@ -39,18 +39,28 @@ struct gf_nvml {
  * but fails to initialise (e.g. no driver).  The returned table is
  * borrowed and valid until the matching gf_nvml_close().
  */
-int gf_nvml_open(const struct gf_nvml **out, struct gf_err *e);
+int gf_nvml_open(const struct gf_nvml **out, struct gf_err *e) GF_MUST_CHECK;
 void gf_nvml_close(void);
 
 /* NVML's text for r, or our own when the library gives none. */
 const char *gf_nvml_strerror(const struct gf_nvml *nv, nvmlReturn_t r);
+
+/* How many devices NVML sees: 0, or GF_ENVML with e. */
+int gf_nvml_count(const struct gf_nvml *nv, unsigned *count,
+		  struct gf_err *e) GF_MUST_CHECK;
+
+/* Device i's handle and PCI info (busId NUL-terminated); false when NVML
+ * does not answer for it. */
+bool gf_nvml_pci(const struct gf_nvml *nv, unsigned i, nvmlDevice_t *d,
+		 nvmlPciInfo_t *pci);
 
 /*
  * Add what NVML knows to a finished node: name, UUID, memory, MIG mode,
  * GPU NUMA id and NVLink counts, joined to the node's GPUs by PCI bus id.
  * GPUs NVML reports that the topology lacks are noted on the node.
  */
-int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e);
+int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n,
+		 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * GPUs of finished node n that run a compute process now (bit = node GPU
@@ -58,6 +68,6 @@ int gf_nvml_join(const struct gf_nvml *nv, struct gf_node *n, struct gf_err *e);
  * processes (the bitmap then holds what it could see).
  */
 int gf_nvml_busy_gpus(const struct gf_nvml *nv, const struct gf_node *n,
-		      struct gf_bitmap *busy, struct gf_err *e);
+		      struct gf_bitmap *busy, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

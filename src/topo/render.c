@@ -9,6 +9,7 @@
 
 #include <gpufleet/link.h>
 
+#include "util/fmt.h"
 #include "util/json.h"
 
 static const char legend[] =
@@ -29,18 +30,18 @@ static const char legend[] =
 static void dev_name(const struct gf_node *n, int d, char *out, size_t size)
 {
 	if (d < n->ngpus)
-		snprintf(out, size, "GPU%d", d);
+		gf_note(out, size, "GPU%d", d);
 	else
-		snprintf(out, size, "NIC%d", d - n->ngpus);
+		gf_note(out, size, "NIC%d", d - n->ngpus);
 }
 
 static void affinity(const struct gf_bitmap *b, bool known, char *out,
 		     size_t size)
 {
 	if (!known || gf_bitmap_is_empty(b))
-		snprintf(out, size, "N/A");
+		gf_note(out, size, "N/A");
 	else if (gf_bitmap_format_list(b, out, size) < 0)
-		snprintf(out, size, "(too long)");
+		gf_note(out, size, "(too long)");
 }
 
 int gf_render_matrix(const struct gf_node *n, bool pcie_only,
@@ -94,20 +95,21 @@ static void nearest_list(const struct gf_node *n, int g, char *out, size_t size)
 	size_t len = 0;
 	out[0] = '\0';
 	if (k == 0) {
-		snprintf(out, size, "none");
+		gf_note(out, size, "none");
 		return;
 	}
 	for (int i = 0; i < k && len + 40 < size; i++)
 		len += (size_t)snprintf(out + len, size - len, "%s%s",
 					i ? "," : "", n->nics[idx[i]].name);
-	snprintf(out + len, size - len, " (%s)",
-		 gf_link_class_name(gf_link_gpu_best_nic(n, g)));
+	gf_note(out + len, size - len, " (%s)",
+		gf_link_class_name(gf_link_gpu_best_nic(n, g)));
 }
 
 int gf_render_topo_text(const struct gf_node *n, bool pcie_only,
 			const struct gf_finding *f, int nf, struct gf_buf *out)
 {
-	gf_render_matrix(n, pcie_only, out);
+	if (gf_render_matrix(n, pcie_only, out))
+		return gf_buf_error(out);
 	gf_buf_puts(out, "\nGPUs:\n\n");
 	for (int i = 0; i < n->ngpus; i++) {
 		const struct gf_gpu *g = &n->gpus[i];
@@ -238,7 +240,7 @@ int gf_render_topo_json(const struct gf_node *n, bool pcie_only,
 		for (int c = 0; c < nd; c++) {
 			struct gf_link l = gf_link_between(n, r, c, pcie_only);
 			if (l.cls == GF_LINK_X)
-				snprintf(cell, sizeof(cell), "X");
+				gf_note(cell, sizeof(cell), "X");
 			else
 				gf_link_format(l, cell, sizeof(cell));
 			gf_json_str(&j, NULL, cell);

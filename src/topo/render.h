@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include <gpufleet/err.h>
 #include <gpufleet/findings.h>
 #include <gpufleet/node.h>
 
@@ -14,11 +15,13 @@
 
 /* The matrix exactly as `nvidia-smi topo -m` lays it out (-mp: pcie_only). */
 int gf_render_matrix(const struct gf_node *n, bool pcie_only,
-		     struct gf_buf *out);
+		     struct gf_buf *out) GF_MUST_CHECK;
 /* Matrix, per-GPU summary, findings and notes. */
 int gf_render_topo_text(const struct gf_node *n, bool pcie_only,
-			const struct gf_finding *f, int nf, struct gf_buf *out);
+			const struct gf_finding *f, int nf,
+			struct gf_buf *out) GF_MUST_CHECK;
 int gf_render_topo_json(const struct gf_node *n, bool pcie_only,
-			const struct gf_finding *f, int nf, struct gf_buf *out);
+			const struct gf_finding *f, int nf,
+			struct gf_buf *out) GF_MUST_CHECK;
 
 #endif

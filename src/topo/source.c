@@ -13,15 +13,10 @@
 #include "topo/nccl_xml.h"
 #include "topo/nvml.h"
 #include "topo/this_system.h"
+#include "util/clock.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* NVML joined to n; live (may be NULL) takes NVML's GPUs when it
  * answers. */
@@ -30,7 +25,7 @@ static void join_nvml(struct gf_node *n, struct gf_live *live)
 	const struct gf_nvml *nv;
 	struct gf_err e;
 	gf_err_clear(&e);
-	double t0 = now_ms();
+	double t0 = gf_clock_ms();
 	if (gf_nvml_open(&nv, &e) != 0) {
 		gf_log(GF_LOG_DEBUG, "topo", "%s", e.msg);
 		gf_node_note(n, "%s", e.msg);
@@ -41,7 +36,8 @@ static void join_nvml(struct gf_node *n, struct gf_live *live)
 	if (live && gf_live_nvml_gpus(live, nv, &e) != 0)
 		gf_node_note(n, "%s", e.msg);
 	gf_nvml_close();
-	gf_log(GF_LOG_DEBUG, "topo", "NVML joined in %.1f ms", now_ms() - t0);
+	gf_log(GF_LOG_DEBUG, "topo", "NVML joined in %.1f ms",
+	       gf_clock_ms() - t0);
 }
 
 int gf_node_source_busy_gpus(const struct gf_node_source *s,
@@ -65,11 +61,11 @@ const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 				unsigned size)
 {
 	if (s->template_name)
-		snprintf(buf, size, "template %s", s->template_name);
+		gf_note(buf, size, "template %s", s->template_name);
 	else if (s->xml || s->nccl_xml)
-		snprintf(buf, size, "%s", s->xml ? s->xml : s->nccl_xml);
+		gf_note(buf, size, "%s", s->xml ? s->xml : s->nccl_xml);
 	else
-		snprintf(buf, size, "this machine");
+		gf_note(buf, size, "this machine");
 	return buf;
 }
 
@@ -82,7 +78,7 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 				  "an hwloc XML, an NCCL topology file and a "
 				  "template exclude each other");
 	struct gf_node *n = gf_node_new();
-	double t0 = now_ms();
+	double t0 = gf_clock_ms();
 	int rc;
 	if (s->template_name) {
 		rc = gf_template_build(s->template_name, n, e);
@@ -100,7 +96,7 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 	char name[256];
 	gf_log(GF_LOG_DEBUG, "topo", "%s: %d GPUs, %d NICs loaded in %.1f ms",
 	       gf_node_source_name(s, name, sizeof(name)), n->ngpus, n->nnics,
-	       now_ms() - t0);
+	       gf_clock_ms() - t0);
 	bool live = !s->xml && !s->nccl_xml && !s->template_name;
 	/* a recording said to be this machine's: compared with it */
 	bool check = s->xml && s->this_system;

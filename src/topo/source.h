@@ -36,7 +36,7 @@ struct gf_node_source {
  * e->msg names each difference).
  */
 int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
-			struct gf_err *e);
+			struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * GPUs of n (loaded from s) that run compute processes now, by NVML; an
@@ -45,7 +45,7 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
  */
 int gf_node_source_busy_gpus(const struct gf_node_source *s,
 			     const struct gf_node *n, struct gf_bitmap *busy,
-			     struct gf_err *e);
+			     struct gf_err *e) GF_MUST_CHECK;
 
 /* "this machine", the file, or "template NAME": for messages. */
 const char *gf_node_source_name(const struct gf_node_source *s, char *buf,

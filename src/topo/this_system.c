@@ -12,12 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fmt.h"
+
 /* The first line of ROOT/rel into out, blanks at the end cut; false when
  * it cannot be read. */
 static bool read_line(const char *root, const char *rel, char *out, size_t size)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "%s%s", root, rel);
+	if (gf_fmt(path, sizeof(path), "%s%s", root, rel))
+		return false; /* too long a root: cannot be read */
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return false;
@@ -43,7 +46,7 @@ static bool norm_busid(const char *s, char out[16])
 	uint8_t bus, dev, fn;
 	if (gf_pci_parse_busid(s, &dom, &bus, &dev, &fn) != 0)
 		return false;
-	snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	gf_note(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
 	return true;
 }
 
@@ -51,11 +54,11 @@ static bool norm_busid(const char *s, char out[16])
 static bool sysfs_gpu(const char *root, const char *dev)
 {
 	char rel[512], v[32], c[32];
-	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/vendor", dev);
-	if (!read_line(root, rel, v, sizeof(v)))
+	if (gf_fmt(rel, sizeof(rel), "/sys/bus/pci/devices/%s/vendor", dev) ||
+	    !read_line(root, rel, v, sizeof(v)))
 		return false;
-	snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s/class", dev);
-	if (!read_line(root, rel, c, sizeof(c)))
+	if (gf_fmt(rel, sizeof(rel), "/sys/bus/pci/devices/%s/class", dev) ||
+	    !read_line(root, rel, c, sizeof(c)))
 		return false;
 	unsigned long vendor = strtoul(v, NULL, 16);
 	unsigned long cls = strtoul(c, NULL, 16) >> 8; /* no prog-if */
@@ -67,9 +70,10 @@ static bool sysfs_gpu(const char *root, const char *dev)
 static void sysfs_gpus(struct gf_live *l, const char *root)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices", root);
 	l->ngpus = 0;
 	l->gpus_from = "sysfs";
+	if (gf_fmt(path, sizeof(path), "%s/sys/bus/pci/devices", root))
+		return; /* too long a root: no sysfs to read */
 	DIR *d = opendir(path);
 	if (d == NULL)
 		return;
@@ -114,19 +118,16 @@ int gf_live_read(struct gf_live *l, const char *root, struct gf_err *e)
 int gf_live_nvml_gpus(struct gf_live *l, const struct gf_nvml *nv,
 		      struct gf_err *e)
 {
-	unsigned count = 0;
-	nvmlReturn_t r = nv->nvmlDeviceGetCount(&count);
-	if (r != NVML_SUCCESS)
-		return gf_err_set(e, GF_ENVML, "nvmlDeviceGetCount failed: %s",
-				  gf_nvml_strerror(nv, r));
+	unsigned count;
+	int rc = gf_nvml_count(nv, &count, e);
+	if (rc)
+		return rc;
 	int n = 0;
 	for (unsigned i = 0; i < count && n < GF_MAX_GPUS; i++) {
 		nvmlDevice_t d;
 		nvmlPciInfo_t pci;
-		if (nv->nvmlDeviceGetHandleByIndex(i, &d) != NVML_SUCCESS ||
-		    nv->nvmlDeviceGetPciInfo(d, &pci) != NVML_SUCCESS)
+		if (!gf_nvml_pci(nv, i, &d, &pci))
 			continue;
-		pci.busId[sizeof(pci.busId) - 1] = '\0';
 		if (norm_busid(pci.busId, l->gpus[n]))
 			n++;
 	}

@@ -44,14 +44,15 @@ struct gf_live {
  * GPUs come from sysfs.  0, or an error naming the file that cannot be
  * read (the CPU list; NUMA and GPUs absent are empty, not errors).
  */
-int gf_live_read(struct gf_live *l, const char *root, struct gf_err *e);
+int gf_live_read(struct gf_live *l, const char *root,
+		 struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Replace l's GPUs with NVML's (an open table).  0, or GF_ENVML when NVML
  * cannot count its GPUs (l then keeps sysfs's).
  */
 int gf_live_nvml_gpus(struct gf_live *l, const struct gf_nvml *nv,
-		      struct gf_err *e);
+		      struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * Whether finished node n, recorded in `what` (a file name, for the
@@ -60,6 +61,7 @@ int gf_live_nvml_gpus(struct gf_live *l, const struct gf_nvml *nv,
  * CPUs 0-31 recorded, 0-1 here; ...".  Pure.
  */
 int gf_this_system_check(const struct gf_node *n, const char *what,
-			 const struct gf_live *l, struct gf_err *e);
+			 const struct gf_live *l,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 #endif

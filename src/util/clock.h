@@ -1,12 +1,33 @@
 /*
- * clock.h - the monotonic clock, for adapters and commands.  The core
- * never reads a clock itself: where it reports durations, the caller
- * passes this function in.
+ * clock.h - the clocks, for adapters and commands.  The core never
+ * reads a clock itself: where it reports durations, the caller passes
+ * one of these functions in.
  */
 #ifndef GF_UTIL_CLOCK_H
 #define GF_UTIL_CLOCK_H
 
+#include <stdint.h>
+#include <time.h>
+
 /* Milliseconds on CLOCK_MONOTONIC (an arbitrary origin). */
 double gf_clock_ms(void);
+
+/* Seconds on CLOCK_MONOTONIC (an arbitrary origin). */
+double gf_clock_s(void);
+
+/* Wall clock (CLOCK_REALTIME): milliseconds / microseconds since the
+ * Unix epoch, for timestamps that are stored or shown. */
+int64_t gf_clock_wall_ms(void);
+int64_t gf_clock_wall_us(void);
+
+/* CPU time of the calling thread, in milliseconds. */
+double gf_clock_thread_cpu_ms(void);
+
+/* *at moved ms later (ms >= 0), its nanoseconds kept below one second. */
+void gf_clock_add_ms(struct timespec *at, double ms);
+
+/* *at = now on CLOCK_MONOTONIC plus ms: the deadline for a
+ * pthread_cond_timedwait on a condition whose clock is monotonic. */
+void gf_clock_deadline(struct timespec *at, double ms);
 
 #endif

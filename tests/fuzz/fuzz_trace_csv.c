@@ -12,7 +12,7 @@
 #include "fuzz.h"
 #include "sim/autoscale.h"
 #include "sim/replay.h"
-#include "sim/trace.h"
+#include "trace/trace.h"
 
 static void replay_as(const char *path, enum gf_replay_source s)
 {

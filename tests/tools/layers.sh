@@ -37,6 +37,7 @@ room() {
 	topo/* | */topo/*) echo topo ;;
 	mig/* | */mig/*) echo mig ;;
 	telemetry/* | */telemetry/*) echo telemetry ;;
+	trace/* | */trace/*) echo trace ;;
 	sim/* | */sim/*) echo sim ;;
 	server/* | */server/*) echo server ;;
 	autoscale/* | */autoscale/*) echo autoscale ;;
@@ -65,7 +66,8 @@ allowed() {
 	topo) echo "util node" ;;
 	mig) echo "util migcore topo" ;;
 	telemetry) echo "util node migcore topo server" ;;
-	sim) echo "util node place migcore jobs scale" ;;
+	trace) echo "util node place migcore jobs" ;;
+	sim) echo "util node place migcore jobs scale trace" ;;
 	server) echo "util" ;;
 	autoscale) echo "util scale server" ;;
 	store) echo "util node place migcore jobs" ;;
@@ -76,8 +78,8 @@ allowed() {
 	chargeback) echo "util node migcore charge jobs store" ;;
 	slurm) echo "util node place topo charge chargeback" ;;
 	k8s) echo "util node place migcore jobs scale server" ;;
-	controller) echo "util node place migcore jobs scale topo mig telemetry sim server store nodeproto autoscale charge chargeback k8s" ;;
-	cli) echo "util node place migcore jobs scale topo mig telemetry sim server store controller agent nodeproto autoscale charge chargeback slurm k8s" ;;
+	controller) echo "util node place migcore jobs scale topo mig telemetry trace server store nodeproto autoscale charge chargeback k8s" ;;
+	cli) echo "util node place migcore jobs scale topo mig telemetry trace sim server store controller agent nodeproto autoscale charge chargeback slurm k8s" ;;
 	esac
 }
 

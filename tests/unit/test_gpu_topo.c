@@ -166,7 +166,7 @@ static void test_engine_uses_topology(void **state)
 	struct gf_cluster c;
 	gf_cluster_init(&c);
 	int m = gf_cluster_model(&c, "v100");
-	gf_cluster_add(&c, "dgx1", 80000, 512000, 8, m);
+	assert_int_equal(gf_cluster_add(&c, "dgx1", 80000, 512000, 8, m), 0);
 	assert_int_equal(gf_cluster_set_topo(&c, 0, &t), 0);
 	struct gf_sched *s;
 	assert_int_equal(gf_sched_new(&c, GF_POLICY_BESTFIT, NULL, 0, 1, 1, &s),

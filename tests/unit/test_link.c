@@ -79,7 +79,7 @@ static void add_gpu(struct gf_node *n, int pci)
 	g.pci = pci;
 	g.mig_mode = -1;
 	g.numa_id = -1;
-	gf_node_add_gpu(n, &g);
+	assert_true(gf_node_add_gpu(n, &g) >= 0);
 }
 
 static void test_nvlink_and_matrix(void **state)

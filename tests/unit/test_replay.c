@@ -12,8 +12,8 @@
 
 #include "helpers.h"
 #include "sim/replay.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/mem.h"
 
 /* Debug builds check the whole core after every pass: smaller runs. */

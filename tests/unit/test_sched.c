@@ -21,7 +21,7 @@ static struct gf_cluster *one_node(void)
 	struct gf_cluster *c = calloc(1, sizeof(*c));
 	gf_cluster_init(c);
 	int m = gf_cluster_model(c, "G2");
-	gf_cluster_add(c, "n0", 64000, 262144, 4, m);
+	assert_true(gf_cluster_add(c, "n0", 64000, 262144, 4, m) >= 0);
 	c->nodes[0].gpu_left[2] = 500;
 	c->nodes[0].gpu_left[3] = 0;
 	gf_cnode_sync(&c->nodes[0]);
@@ -135,7 +135,8 @@ static void test_select_and_filter(void **state)
 	gf_cluster_init(&c);
 	int a = gf_cluster_model(&c, "A"), b = gf_cluster_model(&c, "B");
 	for (int i = 0; i < 3; i++)
-		gf_cluster_add(&c, "n", 32000, 65536, 2, i == 2 ? b : a);
+		assert_true(gf_cluster_add(&c, "n", 32000, 65536, 2,
+					   i == 2 ? b : a) >= 0);
 	c.nodes[0].rank = 5; /* nodes 0 and 1 are identical */
 	c.nodes[1].rank = 2;
 	c.nodes[2].rank = 0;
@@ -174,8 +175,8 @@ static void mixed_cluster(struct gf_cluster *c, int nodes)
 	int a = gf_cluster_model(c, "A"), b = gf_cluster_model(c, "B");
 	for (int i = 0; i < nodes; i++) {
 		static const int gpus[] = { 2, 4, 8, 8, 0 };
-		gf_cluster_add(c, "n", 16000 * (1 + i % 5), 131072, gpus[i % 5],
-			       i % 3 ? a : b);
+		assert_true(gf_cluster_add(c, "n", 16000 * (1 + i % 5), 131072,
+					   gpus[i % 5], i % 3 ? a : b) >= 0);
 		c->nodes[i].rank = (uint32_t)((i * 7919) % nodes);
 	}
 }
@@ -427,11 +428,11 @@ static void test_typical_and_arrivals(void **state)
 	struct gf_req r2 = { .cpu = 2000, .ngpus = 1, .gpu_milli = 1000 };
 	struct gf_req r3 = { .cpu = 4000 };
 	for (int i = 0; i < 60; i++)
-		gf_workload_add(&w, "a", &r1);
+		assert_true(gf_workload_add(&w, "a", &r1) >= 0);
 	for (int i = 0; i < 38; i++)
-		gf_workload_add(&w, "b", &r2);
+		assert_true(gf_workload_add(&w, "b", &r2) >= 0);
 	for (int i = 0; i < 2; i++)
-		gf_workload_add(&w, "c", &r3);
+		assert_true(gf_workload_add(&w, "c", &r3) >= 0);
 	struct gf_typical *t;
 	/* 60 + 38 = 98 >= 95: the rare CPU-only request is left out */
 	int nt = gf_typical_build(w.reqs, w.n, 0.95, &t);
@@ -472,7 +473,7 @@ static void test_hold_cordon_by_hand(void **state)
 	struct gf_cluster c;
 	gf_cluster_init(&c);
 	int m = gf_cluster_model(&c, "A");
-	gf_cluster_add(&c, "n0", 64000, 262144, 4, m);
+	assert_true(gf_cluster_add(&c, "n0", 64000, 262144, 4, m) >= 0);
 	struct gf_req half = { .cpu = 1000, .ngpus = 1, .gpu_milli = 500 };
 	struct gf_req three = { .cpu = 1000, .ngpus = 3, .gpu_milli = 1000 };
 	struct gf_req four = { .cpu = 1000, .ngpus = 4, .gpu_milli = 1000 };
@@ -555,8 +556,8 @@ static void test_add_nodes(void **state)
 	struct gf_cluster full, grown;
 	mixed_cluster(&full, 300);
 	gf_cluster_init(&grown);
-	gf_cluster_model(&grown, "A");
-	gf_cluster_model(&grown, "B");
+	assert_true(gf_cluster_model(&grown, "A") >= 0);
+	assert_true(gf_cluster_model(&grown, "B") >= 0);
 	struct gf_rng rng;
 	gf_rng_seed(&rng, 77);
 	struct gf_req mix[16];
@@ -611,7 +612,7 @@ static void test_add_nodes(void **state)
 	struct gf_sched *e;
 	struct gf_cluster one;
 	gf_cluster_init(&one);
-	gf_cluster_model(&one, "A");
+	assert_true(gf_cluster_model(&one, "A") >= 0);
 	assert_int_equal(gf_sched_new(&one, GF_POLICY_FGD, typ, nt, 1, 1, &e),
 			 0);
 	assert_int_equal(gf_sched_add_node(e, "x", 8000, 8192, 8, 0), 0);
@@ -717,9 +718,10 @@ static void hold_cordon_run(enum gf_policy pol, int steps)
 			while (c.nodes[i].held_gpus == 0 &&
 			       !gf_sched_is_cordoned(s, i))
 				i = (i + 1) % c.n;
-			gf_sched_cordon(s, i, false);
+			assert_true(gf_sched_cordon(s, i, false) >= 0);
 			for (int g = 0; g < c.nodes[i].ngpus; g++)
-				gf_sched_hold_gpu(s, i, g, false);
+				assert_true(gf_sched_hold_gpu(s, i, g, false) >=
+					    0);
 		}
 		assert_checked(s);
 	}

@@ -17,10 +17,10 @@
 #include "helpers.h"
 #include "sim/pool.h"
 #include "sim/progress.h"
-#include "sim/published.h"
 #include "sim/report.h"
-#include "sim/synth.h"
-#include "sim/trace.h"
+#include "trace/published.h"
+#include "trace/synth.h"
+#include "trace/trace.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -856,9 +856,26 @@ static void test_report_caps(void **state)
 	free(sum);
 }
 
+/* A trace variant too long for the published file's workload names is
+ * refused by name, never cut into another variant's. */
+static void test_published_long_variant(void **state)
+{
+	(void)state;
+	char variant[200];
+	memset(variant, 'x', sizeof(variant) - 1);
+	variant[sizeof(variant) - 1] = '\0';
+	double pub[GF_POLICY_COUNT];
+	struct gf_err e;
+	assert_int_equal(gf_published_unalloc("/nonexistent.csv", variant, 1,
+					      100, pub, &e),
+			 GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, "too long"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_published_long_variant),
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_default_trace_accuracy),
 		cmocka_unit_test(test_arrivals_same_as_in_place),

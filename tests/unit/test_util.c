@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -294,6 +295,34 @@ static void test_siphash(void **state)
 	assert_true(gf_siphash24(key, msg, 8) == 0x93f5f5799a932462ULL);
 }
 
+/* the clocks: wall time in the epoch's range, monotonic never going
+ * back, deadlines normalised */
+static void test_clock(void **state)
+{
+	(void)state;
+	int64_t ms = gf_clock_wall_ms(), us = gf_clock_wall_us();
+	assert_true(ms > INT64_C(1600000000000)); /* after 2020 */
+	assert_true(us / 1000 >= ms && us / 1000 - ms < 60000);
+	double a = gf_clock_ms(), b = gf_clock_ms();
+	assert_true(b >= a);
+	double s = gf_clock_s();
+	assert_true(s * 1e3 >= b - 1);
+	assert_true(gf_clock_thread_cpu_ms() >= 0);
+	struct timespec t = { .tv_sec = 10, .tv_nsec = 999000000L };
+	gf_clock_add_ms(&t, 1500);
+	assert_int_equal(t.tv_sec, 12);
+	assert_int_equal(t.tv_nsec, 499000000L);
+	gf_clock_add_ms(&t, -5);
+	assert_int_equal(t.tv_sec, 12);
+	struct timespec now, d;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	gf_clock_deadline(&d, 250);
+	assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+	double gap = (double)(d.tv_sec - now.tv_sec) * 1e3 +
+		     (double)(d.tv_nsec - now.tv_nsec) / 1e6;
+	assert_true(gap >= 250);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_siphash),
+		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

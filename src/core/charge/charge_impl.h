@@ -12,6 +12,8 @@
 
 #include <gpufleet/charge.h>
 
+#include "util/hash.h"
+
 #define GF__NONE UINT32_MAX
 
 /* Dense ids for tuples of w (1..6) uint32s: id i's tuple is
@@ -20,13 +22,13 @@ struct gf__tab {
 	int w;
 	uint32_t *tup;
 	size_t n, alloc;
-	uint32_t *slot; /* open addressing: ids, GF__NONE empty */
-	size_t cap;	/* power of two */
+	struct gf_hmap ix; /* tuple -> id */
 };
 
 void gf__tab_init(struct gf__tab *t, int w);
 void gf__tab_release(struct gf__tab *t);
-/* The id of tuple k; added when absent and add is true (else GF__NONE). */
+/* The id of tuple k; added when absent and add is true (else GF__NONE,
+ * as past GF_HMAP_MAX tuples). */
 uint32_t gf__tab_get(struct gf__tab *t, const uint32_t *k, bool add);
 /* The id of tuple k, or GF__NONE. */
 uint32_t gf__tab_find(const struct gf__tab *t, const uint32_t *k);
@@ -42,8 +44,7 @@ struct gf_charge_strs {
 	size_t len, alloc;
 	size_t *off; /* id -> offset */
 	size_t n, nalloc;
-	uint32_t *slot; /* hash slots: ids, GF__NONE empty */
-	size_t cap;
+	struct gf_hmap ix; /* string -> id */
 };
 
 /* Parsed parts of an extra, beside in->extra (same index). */

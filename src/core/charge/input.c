@@ -17,73 +17,52 @@
 #include <gpufleet/mig.h>
 
 #include "core/charge/charge_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* --- tuples ------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h)
+static uint64_t tuple_hash(const uint32_t *k, int w)
 {
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
+	uint64_t h = (uint64_t)w;
+	for (int i = 0; i < w; i++)
+		h = gf_hash_mix(h, k[i]);
 	return h;
 }
 
-static uint64_t tuple_hash(const uint32_t *k, int w)
+/* A key of a tuple table: tuple k against t's rows. */
+struct tab_key {
+	const struct gf__tab *t;
+	const uint32_t *k;
+};
+
+static bool tab_eq(const void *key, uint32_t row)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	for (int i = 0; i < w; i++)
-		h = mix(h ^ (k[i] + 0x9e3779b9ULL * (uint64_t)(i + 1)));
-	return h;
+	const struct tab_key *x = key;
+	return memcmp(gf__tab_tuple(x->t, row), x->k,
+		      (size_t)x->t->w * sizeof(*x->k)) == 0;
 }
 
 void gf__tab_init(struct gf__tab *t, int w)
 {
 	memset(t, 0, sizeof(*t));
 	t->w = w;
+	gf_hmap_init(&t->ix);
 }
 
 void gf__tab_release(struct gf__tab *t)
 {
 	gf_free(t->tup);
-	gf_free(t->slot);
-	t->n = t->alloc = t->cap = 0;
-}
-
-static void tab_grow(struct gf__tab *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 64;
-	uint32_t *slot = gf_reallocarray(NULL, cap, sizeof(*slot));
-	memset(slot, 0xff, cap * sizeof(*slot));
-	for (size_t i = 0; i < t->n; i++) {
-		uint64_t h = tuple_hash(gf__tab_tuple(t, (uint32_t)i), t->w);
-		size_t s = (size_t)h & (cap - 1);
-		while (slot[s] != GF__NONE)
-			s = (s + 1) & (cap - 1);
-		slot[s] = (uint32_t)i;
-	}
-	gf_free(t->slot);
-	t->slot = slot;
-	t->cap = cap;
+	gf_hmap_release(&t->ix);
+	t->tup = NULL;
+	t->n = t->alloc = 0;
 }
 
 uint32_t gf__tab_find(const struct gf__tab *t, const uint32_t *k)
 {
-	size_t w = (size_t)t->w;
-	if (t->cap) {
-		uint64_t h = tuple_hash(k, t->w);
-		size_t s = (size_t)h & (t->cap - 1);
-		while (t->slot[s] != GF__NONE) {
-			uint32_t id = t->slot[s];
-			if (memcmp(t->tup + (size_t)id * w, k,
-				   w * sizeof(*k)) == 0)
-				return id;
-			s = (s + 1) & (t->cap - 1);
-		}
-	}
-	return GF__NONE;
+	struct tab_key x = { t, k };
+	int64_t id = gf_hmap_get(&t->ix, tuple_hash(k, t->w), tab_eq, &x);
+	return id < 0 ? GF__NONE : (uint32_t)id;
 }
 
 uint32_t gf__tab_get(struct gf__tab *t, const uint32_t *k, bool add)
@@ -92,67 +71,45 @@ uint32_t gf__tab_get(struct gf__tab *t, const uint32_t *k, bool add)
 	uint32_t found = gf__tab_find(t, k);
 	if (found != GF__NONE || !add)
 		return found;
-	if ((t->n + 1) * 2 > t->cap)
-		tab_grow(t);
 	if (t->n == t->alloc) {
 		t->alloc = t->alloc ? t->alloc * 2 : 64;
 		t->tup = gf_reallocarray(t->tup, t->alloc * w, sizeof(*k));
 	}
-	uint32_t id = (uint32_t)t->n++;
+	uint32_t id = (uint32_t)t->n;
+	if (gf_hmap_put(&t->ix, tuple_hash(k, t->w), id))
+		return GF__NONE;
 	memcpy(t->tup + (size_t)id * w, k, w * sizeof(*k));
-	uint64_t h = tuple_hash(k, t->w);
-	size_t s = (size_t)h & (t->cap - 1);
-	while (t->slot[s] != GF__NONE)
-		s = (s + 1) & (t->cap - 1);
-	t->slot[s] = id;
+	t->n++;
 	return id;
 }
 
 /* --- strings ----------------------------------------------------------- */
-
-static uint64_t str_hash(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	return mix(h);
-}
 
 static const char *strs_at(const struct gf_charge_strs *s, uint32_t id)
 {
 	return s->bytes + s->off[id];
 }
 
-static void strs_grow(struct gf_charge_strs *s)
+/* A key of the string store: p[0..len) against its strings. */
+struct str_key {
+	const struct gf_charge_strs *s;
+	const char *p;
+	size_t len;
+};
+
+static bool str_eq(const void *key, uint32_t row)
 {
-	size_t cap = s->cap ? s->cap * 2 : 1024;
-	uint32_t *slot = gf_reallocarray(NULL, cap, sizeof(*slot));
-	memset(slot, 0xff, cap * sizeof(*slot));
-	for (size_t i = 0; i < s->n; i++) {
-		const char *p = strs_at(s, (uint32_t)i);
-		size_t h = (size_t)str_hash(p, strlen(p)) & (cap - 1);
-		while (slot[h] != GF__NONE)
-			h = (h + 1) & (cap - 1);
-		slot[h] = (uint32_t)i;
-	}
-	gf_free(s->slot);
-	s->slot = slot;
-	s->cap = cap;
+	const struct str_key *x = key;
+	const char *q = strs_at(x->s, row);
+	return strncmp(q, x->p, x->len) == 0 && q[x->len] == '\0';
 }
 
 static uint32_t strs_find(const struct gf_charge_strs *s, const char *p,
-			  size_t len, size_t *slot_out)
+			  size_t len, uint64_t h)
 {
-	size_t h = (size_t)str_hash(p, len) & (s->cap - 1);
-	while (s->slot[h] != GF__NONE) {
-		const char *q = strs_at(s, s->slot[h]);
-		if (strncmp(q, p, len) == 0 && q[len] == '\0')
-			return s->slot[h];
-		h = (h + 1) & (s->cap - 1);
-	}
-	if (slot_out)
-		*slot_out = h;
-	return GF__NONE;
+	struct str_key x = { s, p, len };
+	int64_t id = gf_hmap_get(&s->ix, h, str_eq, &x);
+	return id < 0 ? GF__NONE : (uint32_t)id;
 }
 
 int gf_charge_intern(struct gf_charge_input *in, const char *p, size_t len,
@@ -163,10 +120,8 @@ int gf_charge_intern(struct gf_charge_input *in, const char *p, size_t len,
 		return GF_ETOOBIG;
 	if (memchr(p, '\0', len))
 		len = strlen(p);
-	if ((s->n + 1) * 2 > s->cap)
-		strs_grow(s);
-	size_t slot;
-	uint32_t found = strs_find(s, p, len, &slot);
+	uint64_t h = gf_hash_bytes(p, len);
+	uint32_t found = strs_find(s, p, len, h);
 	if (found != GF__NONE) {
 		*id = found;
 		return 0;
@@ -179,12 +134,13 @@ int gf_charge_intern(struct gf_charge_input *in, const char *p, size_t len,
 		s->alloc = s->alloc ? s->alloc * 2 : 65536;
 		s->bytes = gf_reallocarray(s->bytes, s->alloc, 1);
 	}
+	if (gf_hmap_put(&s->ix, h, (uint32_t)s->n))
+		return GF_ETOOBIG;
 	memcpy(s->bytes + s->len, p, len);
 	s->bytes[s->len + len] = '\0';
 	s->off[s->n] = s->len;
 	s->len += len + 1;
 	*id = (uint32_t)s->n++;
-	s->slot[slot] = *id;
 	return 0;
 }
 
@@ -197,14 +153,15 @@ const char *gf_charge_str(const struct gf_charge_input *in, uint32_t id)
 
 uint32_t gf_charge_lookup(const struct gf_charge_input *in, const char *p)
 {
-	uint32_t id = strs_find(in->strs, p, strlen(p), NULL);
+	size_t len = strlen(p);
+	uint32_t id = strs_find(in->strs, p, len, gf_hash_bytes(p, len));
 	return id == GF__NONE ? 0 : id;
 }
 
 static uint32_t intern0(struct gf_charge_input *in, const char *p)
 {
 	uint32_t id = 0;
-	gf_charge_intern(in, p, strlen(p), &id);
+	(void)!gf_charge_intern(in, p, strlen(p), &id); /* too long: "" (0) */
 	return id;
 }
 
@@ -230,7 +187,7 @@ void gf_charge_input_release(struct gf_charge_input *in)
 	if (in->strs) {
 		gf_free(in->strs->bytes);
 		gf_free(in->strs->off);
-		gf_free(in->strs->slot);
+		gf_hmap_release(&in->strs->ix);
 		gf_free(in->strs);
 	}
 	if (in->extra_ix) {
@@ -268,9 +225,10 @@ static void parse_labels(struct gf_charge_input *in, const char *s,
 		const char *eq = memchr(s, '=', len);
 		if (eq && eq > s) {
 			uint32_t k = 0, v = 0;
-			gf_charge_intern(in, s, (size_t)(eq - s), &k);
-			gf_charge_intern(in, eq + 1, len - (size_t)(eq - s) - 1,
-					 &v);
+			/* too long: "" (0), as a missing one */
+			(void)!gf_charge_intern(in, s, (size_t)(eq - s), &k);
+			(void)!gf_charge_intern(in, eq + 1,
+						len - (size_t)(eq - s) - 1, &v);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, k);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, v);
 			p->npairs++;
@@ -291,7 +249,7 @@ static void parse_ids(struct gf_charge_input *in, const char *s,
 		size_t len = end ? (size_t)(end - s) : strlen(s);
 		uint32_t id = 0;
 		if (len) {
-			gf_charge_intern(in, s, len, &id);
+			(void)!gf_charge_intern(in, s, len, &id); /* as above */
 			push_u32(&h->ids, &h->nids, &h->ids_alloc, id);
 			p->nids++;
 		}
@@ -412,9 +370,9 @@ void gf_charge_key_name(const struct gf_charge_input *in,
 					     "container", "label",
 					     "gpu_model" };
 	if (k->kind == GF_CHARGE_KEY_LABEL)
-		snprintf(out, size, "label:%s", gf_charge_str(in, k->label));
+		gf_note(out, size, "label:%s", gf_charge_str(in, k->label));
 	else
-		snprintf(out, size, "%s", names[k->kind]);
+		gf_note(out, size, "%s", names[k->kind]);
 }
 
 int gf_charge_match_parse(struct gf_charge_input *in, const char *s,
@@ -481,9 +439,9 @@ void gf__charge_where(const struct gf_charge_input *in, uint32_t src,
 		      uint32_t line, char *out, size_t size)
 {
 	if (line)
-		snprintf(out, size, "'%s':%u", gf_charge_str(in, src), line);
+		gf_note(out, size, "'%s':%u", gf_charge_str(in, src), line);
 	else
-		snprintf(out, size, "'%s'", gf_charge_str(in, src));
+		gf_note(out, size, "'%s'", gf_charge_str(in, src));
 }
 
 /* --- options and helpers ------------------------------------------------ */
@@ -577,8 +535,8 @@ void gf_charge_time_str(int64_t ms, char *out, size_t size)
 	int64_t y;
 	unsigned m, d;
 	civil(days, &y, &m, &d);
-	snprintf(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m,
-		 d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
+	gf_note(out, size, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m,
+		d, (int)(sod / 3600), (int)(sod / 60 % 60), (int)(sod % 60));
 }
 
 double gf_charge_row_total(const struct gf_charge_row *r)

@@ -21,6 +21,7 @@
 #include <gpufleet/charge.h>
 
 #include "core/charge/charge_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 #define EPS 1e-6 /* GPU units: capacity is exceeded by more than this */
@@ -46,7 +47,7 @@ int gf__charge_bad(struct gf__charge_run *x, size_t r, const char *fmt, ...)
 		struct gf_charge_skip *s = &out->skipped[out->nskipped++];
 		s->src = rec->src;
 		s->line = rec->line;
-		snprintf(s->why, sizeof(s->why), "%s", why);
+		gf_note(s->why, sizeof(s->why), "%s", why);
 	}
 	out->nskipped_total++;
 	return 0;
@@ -73,11 +74,11 @@ static int check_asset(struct gf__charge_run *x,
 				 "'gpus', 'cpu_cores' and 'ram_gib' must be "
 				 "numbers >= 0");
 	if (a->gpus > 0 && isnan(a->gpu_price_hr)) {
-		snprintf(why, sizeof(why),
-			 "no GPU price for model '%s' (give gpu_price_hr, or "
-			 "a price for the model in the prices file)",
-			 a->gpu_model ? gf_charge_str(x->in, a->gpu_model)
-				      : "(none)");
+		gf_note(why, sizeof(why),
+			"no GPU price for model '%s' (give gpu_price_hr, or "
+			"a price for the model in the prices file)",
+			a->gpu_model ? gf_charge_str(x->in, a->gpu_model)
+				     : "(none)");
 		return asset_bad(x, a, why);
 	}
 	if (a->cpu_cores > 0 && isnan(a->cpu_price_hr))
@@ -145,9 +146,9 @@ static int build_nodes(struct gf__charge_run *x)
 				gf__charge_where(in, in->asset[v[j - 1]].src,
 						 in->asset[v[j - 1]].line, w,
 						 sizeof(w));
-				snprintf(why, sizeof(why),
-					 "overlaps asset %s of the same node",
-					 w);
+				gf_note(why, sizeof(why),
+					"overlaps asset %s of the same node",
+					w);
 				rc = asset_bad(x, &in->asset[v[j]], why);
 			}
 	}
@@ -394,7 +395,7 @@ static int over(struct gf__charge_run *x, const struct sweep *w, size_t i,
 	}
 	gf_charge_time_str(t, ts, sizeof(ts));
 	if (more)
-		snprintf(list + len, sizeof(list) - len, " and %zu more", more);
+		gf_note(list + len, sizeof(list) - len, " and %zu more", more);
 	return gf_err_set(x->e, GF_EINVAL,
 			  "records %s overlap on %s at %s: they hold %.6g GPUs "
 			  "of %.6g",
@@ -476,13 +477,13 @@ static int run_lists(struct gf__charge_run *x, struct list *l, size_t nl,
 			const uint32_t *t = gf__tab_tuple(gpus, (uint32_t)k);
 			w.node = t[0];
 			w.cap = 1;
-			snprintf(what, sizeof(what), "GPU '%s' of node '%s'",
-				 gf_charge_str(x->in, t[1]),
-				 gf_charge_str(x->in, x->node[t[0]].node));
+			gf_note(what, sizeof(what), "GPU '%s' of node '%s'",
+				gf_charge_str(x->in, t[1]),
+				gf_charge_str(x->in, x->node[t[0]].node));
 		} else {
 			w.node = (uint32_t)k;
-			snprintf(what, sizeof(what), "node '%s'",
-				 gf_charge_str(x->in, x->node[k].node));
+			gf_note(what, sizeof(what), "node '%s'",
+				gf_charge_str(x->in, x->node[k].node));
 		}
 		rc = sweep_run(x, &w, buf, buf + most + 1, buf + 2 * most + 2);
 	}

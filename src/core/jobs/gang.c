@@ -468,7 +468,7 @@ void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
 	const struct gf__jrec *vj = &ctl->jr[v];
 	int gpus[GF_CNODE_MAX_GPUS];
 	memcpy(gpus, p->gpus, sizeof(gpus));
-	(void)gf_cnode_give(&t->n, &vj->req, gpus);
+	(void)!gf_cnode_give(&t->n, &vj->req, gpus);
 	if (vj->prof >= 0 && vj->prof == ts->prof &&
 	    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
 		t->mig++; /* its instance is free again, and usable */

@@ -70,8 +70,8 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 static void cordon_sync(struct gf_ctl *ctl, int node)
 {
 	const struct gf__node *x = &ctl->ns[node];
-	gf_sched_cordon(ctl->s, node,
-			x->state != GF__READY || x->cordon || x->drain);
+	(void)!gf_sched_cordon(ctl->s, node, /* node is in range */
+			       x->state != GF__READY || x->cordon || x->drain);
 }
 
 static int bad_node(const struct gf_ctl *ctl, int node, struct gf_err *e)

@@ -423,7 +423,7 @@ void gf__gpu_sync(struct gf_ctl *ctl, int i)
 			continue;
 		bool on = want >> g & 1;
 		if (ctl->s)
-			(void)gf_sched_hold_gpu(ctl->s, i, g, on);
+			(void)!gf_sched_hold_gpu(ctl->s, i, g, on);
 		else /* gf_ctl_new, before the engine */
 			gf_cluster_hold(ctl->c, i, g, on);
 	}

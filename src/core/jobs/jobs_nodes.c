@@ -313,12 +313,12 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 	x->state = GF__WAITING;
 	x->down_epoch = ++ctl->epoch;
 	gf_note(x->reason, sizeof(x->reason), WAITING);
-	gf_sched_cordon(ctl->s, i, true);
+	(void)!gf_sched_cordon(ctl->s, i, true); /* i is in range */
 	ctl->nodes[i].block = p->block;
 	set_node(ctl, i, p);
 	gf__block_join(ctl, i);
 	if (sp->topo)
-		(void)gf_cluster_set_topo(ctl->c, i, sp->topo);
+		(void)!gf_cluster_set_topo(ctl->c, i, sp->topo);
 	gf__mig_install(ctl, i);
 	gf__masks_node(ctl, i);
 	gf__group_join(ctl, i);
@@ -344,8 +344,8 @@ static void reshape(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 	gf_free(x->gpu_why);
 	gf__gpu_sync(ctl, i);
 	block_leave(ctl, i);
-	(void)gf_sched_reshape(ctl->s, i, p->sp->cpu_milli, p->sp->memory_mib,
-			       p->sp->ngpus, p->model);
+	(void)!gf_sched_reshape(ctl->s, i, p->sp->cpu_milli, p->sp->memory_mib,
+				p->sp->ngpus, p->model);
 	gf__block_join(ctl, i);
 }
 
@@ -391,7 +391,7 @@ static int update(struct gf_ctl *ctl, struct plan *p, int64_t now,
 		move_block(ctl, p, now, out, mark);
 	set_node(ctl, i, p);
 	gf__mig_install(ctl, i);
-	(void)gf_cluster_set_topo(ctl->c, i, p->sp->topo);
+	(void)!gf_cluster_set_topo(ctl->c, i, p->sp->topo);
 	gf__group_join(ctl, i);
 	if (p->news)
 		limits_refresh(ctl);

@@ -45,7 +45,8 @@ static void install(struct gf_ctl *ctl, struct gf_typical *t, int n)
 	ctl->typ = t;
 	ctl->ntyp = n;
 	if (ctl->s)
-		gf_sched_set_typical(ctl->s, t, n);
+		/* NB: refused for n 0 under FGD, which keeps old */
+		(void)!gf_sched_set_typical(ctl->s, t, n);
 	gf_free(old);
 }
 

@@ -12,6 +12,8 @@
 
 #include <gpufleet/mig.h>
 
+#include "util/fmt.h"
+
 static unsigned span(const struct gf_mig_profile *p, int start)
 {
 	return ((1u << p->mem) - 1u) << start;
@@ -23,40 +25,40 @@ int gf_mig_layout_check(const struct gf_mig_model *m,
 	unsigned used = 0;
 	int count[GF_MIG_MAX_PROFILES] = { 0 }, compute = 0;
 	if (l->n > GF_MIG_MAX_INSTANCES) {
-		snprintf(msg, size, "more than %d instances",
-			 GF_MIG_MAX_INSTANCES);
+		gf_note(msg, size, "more than %d instances",
+			GF_MIG_MAX_INSTANCES);
 		return GF_EINVAL;
 	}
 	for (int i = 0; i < l->n; i++) {
 		const struct gf_mig_instance *in = &l->inst[i];
 		if (in->profile >= m->nprofiles) {
-			snprintf(msg, size, "instance %d: no such profile", i);
+			gf_note(msg, size, "instance %d: no such profile", i);
 			return GF_EINVAL;
 		}
 		const struct gf_mig_profile *p = &m->profiles[in->profile];
 		if (in->start >= m->slices || !(p->starts >> in->start & 1)) {
-			snprintf(msg, size, "%s cannot start at slice %d on %s",
-				 p->name, in->start, m->id);
+			gf_note(msg, size, "%s cannot start at slice %d on %s",
+				p->name, in->start, m->id);
 			return GF_EINVAL;
 		}
 		unsigned s = span(p, in->start);
 		if (used & s) {
-			snprintf(msg, size,
-				 "%s at slice %d overlaps another instance",
-				 p->name, in->start);
+			gf_note(msg, size,
+				"%s at slice %d overlaps another instance",
+				p->name, in->start);
 			return GF_EINVAL;
 		}
 		used |= s;
 		compute += p->compute;
 		if (++count[in->profile] > p->max) {
-			snprintf(msg, size, "more than %d x %s on %s", p->max,
-				 p->name, m->id);
+			gf_note(msg, size, "more than %d x %s on %s", p->max,
+				p->name, m->id);
 			return GF_EINVAL;
 		}
 	}
 	if (compute > m->compute) {
-		snprintf(msg, size, "%d compute slices, %s has %d", compute,
-			 m->id, m->compute);
+		gf_note(msg, size, "%d compute slices, %s has %d", compute,
+			m->id, m->compute);
 		return GF_EINVAL;
 	}
 	if (size)

@@ -17,6 +17,8 @@
 #include <gpufleet/gpu_topo.h>
 #include <gpufleet/link.h>
 
+#include "util/fmt.h"
+
 __attribute__((format(printf, 2, 3))) static void reason(struct gf_bind_plan *p,
 							 const char *fmt, ...)
 {
@@ -32,8 +34,8 @@ static void setenv_(struct gf_bind_plan *p, const char *name, const char *value)
 {
 	if (p->nenv >= GF_BIND_MAX_ENV)
 		return;
-	snprintf(p->env_name[p->nenv], sizeof(p->env_name[0]), "%s", name);
-	snprintf(p->env_value[p->nenv], sizeof(p->env_value[0]), "%s", value);
+	gf_note(p->env_name[p->nenv], sizeof(p->env_name[0]), "%s", name);
+	gf_note(p->env_value[p->nenv], sizeof(p->env_value[0]), "%s", value);
 	p->nenv++;
 }
 
@@ -58,7 +60,9 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 				  "free",
 				  count, nfree, n->ngpus);
 	int out[GF_GPU_TOPO_MAX];
-	gf_gpu_topo_choose(&t, free_mask, count, false, out);
+	if ((rc = gf_gpu_topo_choose(&t, free_mask, count, false, out)))
+		return gf_err_set(e, rc, "%d GPUs asked for: none chosen",
+				  count);
 	r->ngpus = count;
 	for (int i = 0; i < count; i++)
 		r->gpus[i] = out[i];
@@ -66,20 +70,20 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 	gf_gpu_topo_score(&t, out, count, &sc);
 	char weakest[16];
 	if (sc.min_pair >= GF_GQ_NVLINK)
-		snprintf(weakest, sizeof(weakest), "NV%d",
-			 sc.min_pair - GF_GQ_NVLINK);
+		gf_note(weakest, sizeof(weakest), "NV%d",
+			sc.min_pair - GF_GQ_NVLINK);
 	else
-		snprintf(weakest, sizeof(weakest), "%s",
-			 gf_link_class_name((enum gf_link_class)(
-				 GF_LINK_SYS + GF_GQ_SYS - sc.min_pair)));
+		gf_note(weakest, sizeof(weakest), "%s",
+			gf_link_class_name((enum gf_link_class)(
+				GF_LINK_SYS + GF_GQ_SYS - sc.min_pair)));
 	if (count == 1)
-		snprintf(r->chose, sizeof(r->chose),
-			 "GPU%d: the first of %d free", out[0], nfree);
+		gf_note(r->chose, sizeof(r->chose),
+			"GPU%d: the first of %d free", out[0], nfree);
 	else
-		snprintf(r->chose, sizeof(r->chose),
-			 "%d of %d free GPUs chosen by their links: weakest "
-			 "pair %s, link score %d",
-			 count, nfree, weakest, sc.sum_pair);
+		gf_note(r->chose, sizeof(r->chose),
+			"%d of %d free GPUs chosen by their links: weakest "
+			"pair %s, link score %d",
+			count, nfree, weakest, sc.sum_pair);
 	return 0;
 }
 

@@ -11,6 +11,8 @@
 #include <gpufleet/findings.h>
 #include <gpufleet/link.h>
 
+#include "util/fmt.h"
+
 struct acc {
 	struct gf_finding *out;
 	int max;
@@ -24,7 +26,7 @@ add(struct acc *a, enum gf_severity sev, const char *code, const char *fmt, ...)
 		return;
 	struct gf_finding *f = &a->out[a->n++];
 	f->sev = sev;
-	snprintf(f->code, sizeof(f->code), "%s", code);
+	gf_note(f->code, sizeof(f->code), "%s", code);
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
@@ -35,7 +37,7 @@ static void gpu_list(const struct gf_bitmap *set, char *out, size_t size)
 {
 	char tmp[256];
 	gf_bitmap_format_list(set, tmp, sizeof(tmp));
-	snprintf(out, size, "GPU%s", tmp);
+	gf_note(out, size, "GPU%s", tmp);
 }
 
 /* RDMA without an InfiniBand verbs device: HPE Slingshot (Cray, 0x17db)

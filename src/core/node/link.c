@@ -18,6 +18,8 @@
 
 #include <gpufleet/link.h>
 
+#include "util/fmt.h"
+
 #define MAX_DEPTH 64
 
 static int chain(const struct gf_node *n, int i, int *out)
@@ -95,11 +97,11 @@ const char *gf_link_class_name(enum gf_link_class c)
 void gf_link_format(struct gf_link l, char *out, unsigned size)
 {
 	if (l.cls == GF_LINK_X)
-		snprintf(out, size, " X ");
+		gf_note(out, size, " X ");
 	else if (l.cls == GF_LINK_NV)
-		snprintf(out, size, "NV%d", l.nvlinks);
+		gf_note(out, size, "NV%d", l.nvlinks);
 	else
-		snprintf(out, size, "%s", gf_link_class_name(l.cls));
+		gf_note(out, size, "%s", gf_link_class_name(l.cls));
 }
 
 enum gf_link_class gf_link_gpu_best_nic(const struct gf_node *n, int g)

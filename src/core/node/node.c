@@ -16,6 +16,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/node.h>
 
+#include "util/fmt.h"
 #include "util/mem.h"
 
 void gf_node_init(struct gf_node *n)
@@ -230,8 +231,8 @@ int gf_node_nvlinks(const struct gf_node *n, int a, int b)
 
 void gf_pci_format_busid(const struct gf_pci_obj *o, char *out, unsigned size)
 {
-	snprintf(out, size, "%04x:%02x:%02x.%x", o->domain, o->bus, o->dev,
-		 o->func);
+	gf_note(out, size, "%04x:%02x:%02x.%x", o->domain, o->bus, o->dev,
+		o->func);
 }
 
 int gf_pci_parse_busid(const char *s, uint16_t *domain, uint8_t *bus,
@@ -279,39 +280,39 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 	for (int i = 0; i < n->npci; i++) {
 		const struct gf_pci_obj *o = &n->pci[i];
 		if (o->parent >= i) {
-			snprintf(msg, size, "pci[%d] parent %d not earlier", i,
-				 o->parent);
+			gf_note(msg, size, "pci[%d] parent %d not earlier", i,
+				o->parent);
 			return GF_EINVAL;
 		}
 		if (o->parent >= 0 && n->pci[o->parent].kind == GF_PCI_DEVICE) {
-			snprintf(msg, size, "pci[%d] parent is a device", i);
+			gf_note(msg, size, "pci[%d] parent is a device", i);
 			return GF_EINVAL;
 		}
 		if (o->parent < 0 && (o->kind != GF_PCI_HOSTBRIDGE ||
 				      o->loc < 0 || o->loc >= n->nlocs)) {
-			snprintf(msg, size, "pci[%d] root without locality", i);
+			gf_note(msg, size, "pci[%d] root without locality", i);
 			return GF_EINVAL;
 		}
 	}
 	for (int i = 0; i < n->ngpus; i++) {
 		int p = n->gpus[i].pci;
 		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			snprintf(msg, size, "gpu %d not on a PCI device", i);
+			gf_note(msg, size, "gpu %d not on a PCI device", i);
 			return GF_EINVAL;
 		}
 		if (i > 0 && pci_key(&n->pci[n->gpus[i - 1].pci]) >=
 				     pci_key(&n->pci[p])) {
-			snprintf(msg, size, "gpu %d out of bus order", i);
+			gf_note(msg, size, "gpu %d out of bus order", i);
 			return GF_EINVAL;
 		}
 		if (n->nvlinks[i][i] != 0) {
-			snprintf(msg, size, "gpu %d nvlinks to itself", i);
+			gf_note(msg, size, "gpu %d nvlinks to itself", i);
 			return GF_EINVAL;
 		}
 		for (int j = 0; j < n->ngpus; j++) {
 			if (n->nvlinks[i][j] != n->nvlinks[j][i]) {
-				snprintf(msg, size,
-					 "nvlinks %d-%d not symmetric", i, j);
+				gf_note(msg, size,
+					"nvlinks %d-%d not symmetric", i, j);
 				return GF_EINVAL;
 			}
 		}
@@ -319,12 +320,12 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 	for (int i = 0; i < n->nnics; i++) {
 		int p = n->nics[i].pci;
 		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			snprintf(msg, size, "nic %d not on a PCI device", i);
+			gf_note(msg, size, "nic %d not on a PCI device", i);
 			return GF_EINVAL;
 		}
 		if (i > 0 &&
 		    natural_cmp(n->nics[i - 1].name, n->nics[i].name) > 0) {
-			snprintf(msg, size, "nic %d out of name order", i);
+			gf_note(msg, size, "nic %d out of name order", i);
 			return GF_EINVAL;
 		}
 	}

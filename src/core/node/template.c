@@ -13,6 +13,8 @@
 
 #include <gpufleet/template.h>
 
+#include "util/fmt.h"
+
 struct tmpl {
 	const char *name;
 	const char *summary;
@@ -84,8 +86,8 @@ static int build(const struct tmpl *t, struct gf_node *n)
 	int gpu_no = 0, nic_no = 0;
 	if (m == NULL || ncpu_sock * t->sockets > GF_BITMAP_BITS)
 		return GF_EINVAL;
-	snprintf(n->hostname, sizeof(n->hostname), "%s-template", t->name);
-	snprintf(n->source, sizeof(n->source), "template:%s", t->name);
+	gf_note(n->hostname, sizeof(n->hostname), "%s-template", t->name);
+	gf_note(n->source, sizeof(n->source), "template:%s", t->name);
 	for (int s = 0; s < t->sockets; s++) {
 		struct gf_numa numa = { .os_index = s,
 					.memory_bytes = t->mem_per_socket_gib
@@ -143,10 +145,10 @@ static int build(const struct tmpl *t, struct gf_node *n)
 				gpu.mig_pending = -1;
 				gpu.numa_id = -1;
 				gpu.memory_mib = m->memory_mib;
-				snprintf(gpu.name, sizeof(gpu.name), "%s",
-					 m->name);
-				snprintf(gpu.osdev, sizeof(gpu.osdev), "nvml%d",
-					 gpu_no++);
+				gf_note(gpu.name, sizeof(gpu.name), "%s",
+					m->name);
+				gf_note(gpu.osdev, sizeof(gpu.osdev), "nvml%d",
+					gpu_no++);
 				if (gf_node_add_gpu(n, &gpu) < 0)
 					return GF_ETOOBIG;
 			}
@@ -164,10 +166,10 @@ static int build(const struct tmpl *t, struct gf_node *n)
 				memset(&nic, 0, sizeof(nic));
 				nic.pci = d;
 				nic.rdma = true;
-				snprintf(nic.name, sizeof(nic.name), "mlx5_%d",
-					 nic_no);
-				snprintf(nic.netdev, sizeof(nic.netdev),
-					 "ibp%ds0", bus + 3 + slot - 1);
+				gf_note(nic.name, sizeof(nic.name), "mlx5_%d",
+					nic_no);
+				gf_note(nic.netdev, sizeof(nic.netdev),
+					"ibp%ds0", bus + 3 + slot - 1);
 				nic_no++;
 				if (gf_node_add_nic(n, &nic) < 0)
 					return GF_ETOOBIG;

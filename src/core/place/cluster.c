@@ -14,6 +14,7 @@
 #include <gpufleet/err.h>
 #include <gpufleet/gpu_topo.h>
 
+#include "util/fmt.h"
 #include "util/mem.h"
 
 _Static_assert(sizeof(struct gf_cnode) == 120,
@@ -48,7 +49,7 @@ int gf_cluster_model(struct gf_cluster *c, const char *name)
 		return i;
 	if (c->nmodels >= GF_MAX_MODELS || strlen(name) >= GF_MODEL_NAME_MAX)
 		return GF_ETOOBIG;
-	snprintf(c->models[c->nmodels], GF_MODEL_NAME_MAX, "%s", name);
+	gf_note(c->models[c->nmodels], GF_MODEL_NAME_MAX, "%s", name);
 	return c->nmodels++;
 }
 
@@ -99,7 +100,7 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 	n->rank = (uint32_t)c->n;
 	cnode_shape(n, cpu, mem, ngpus, model);
 	n->version = 0;
-	snprintf(c->names[c->n], GF_NODE_NAME_MAX, "%s", name);
+	gf_note(c->names[c->n], GF_NODE_NAME_MAX, "%s", name);
 	c->gpu_milli_total += (int64_t)ngpus * GF_GPU_MILLI;
 	return c->n++;
 }
@@ -310,8 +311,8 @@ static int check_held(const struct gf_cluster *c, int i, char *msg,
 {
 	const struct gf_cnode *n = &c->nodes[i];
 	if (n->held_gpus >> n->ngpus) {
-		snprintf(msg, size, "node %s: a GPU it lacks is held",
-			 c->names[i]);
+		gf_note(msg, size, "node %s: a GPU it lacks is held",
+			c->names[i]);
 		return GF_EINVAL;
 	}
 	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++) {
@@ -319,10 +320,10 @@ static int check_held(const struct gf_cluster *c, int i, char *msg,
 		int16_t w = c->held[i][g];
 		if (held ? n->gpu_left[g] != 0 || w < 0 || w > GF_GPU_MILLI
 			 : w != 0) {
-			snprintf(msg, size,
-				 "node %s: GPU %d: %s, free %d, withheld %d",
-				 c->names[i], g, held ? "held" : "not held",
-				 n->gpu_left[g], w);
+			gf_note(msg, size,
+				"node %s: GPU %d: %s, free %d, withheld %d",
+				c->names[i], g, held ? "held" : "not held",
+				n->gpu_left[g], w);
 			return GF_EINVAL;
 		}
 	}
@@ -335,14 +336,14 @@ int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
 		const struct gf_cnode *n = &c->nodes[i];
 		if (n->cpu_left < 0 || n->cpu_left > n->cpu_cap ||
 		    n->mem_left < 0 || n->mem_left > n->mem_cap) {
-			snprintf(msg, size,
-				 "node %s: CPU or memory out of range",
-				 c->names[i]);
+			gf_note(msg, size,
+				"node %s: CPU or memory out of range",
+				c->names[i]);
 			return GF_EINVAL;
 		}
 		if (n->model >= c->nmodels && n->ngpus > 0) {
-			snprintf(msg, size, "node %s: unknown model",
-				 c->names[i]);
+			gf_note(msg, size, "node %s: unknown model",
+				c->names[i]);
 			return GF_EINVAL;
 		}
 		uint32_t tags = 0;
@@ -353,25 +354,25 @@ int gf_cluster_check(const struct gf_cluster *c, char *msg, unsigned size)
 				tags |= UINT32_C(1) << t;
 		}
 		if (tags != n->tags || pods != n->gpu_pods) {
-			snprintf(msg, size, "node %s: GPU pod tags out of date",
-				 c->names[i]);
+			gf_note(msg, size, "node %s: GPU pod tags out of date",
+				c->names[i]);
 			return GF_EINVAL;
 		}
 		struct gf_cnode k = *n;
 		gf_cnode_sync(&k);
 		if (k.idle != n->idle || k.nfree != n->nfree ||
 		    k.max_left != n->max_left) {
-			snprintf(msg, size, "node %s: GPU totals out of date",
-				 c->names[i]);
+			gf_note(msg, size, "node %s: GPU totals out of date",
+				c->names[i]);
 			return GF_EINVAL;
 		}
 		for (int g = 0; g < n->ngpus; g++)
 			if (n->gpu_left[g] < 0 ||
 			    n->gpu_left[g] > GF_GPU_MILLI) {
-				snprintf(msg, size,
-					 "node %s: GPU %d share %d out of "
-					 "range",
-					 c->names[i], g, n->gpu_left[g]);
+				gf_note(msg, size,
+					"node %s: GPU %d share %d out of "
+					"range",
+					c->names[i], g, n->gpu_left[g]);
 				return GF_EINVAL;
 			}
 		int rc = check_held(c, i, msg, size);

@@ -34,6 +34,7 @@
 #include <gpufleet/err.h>
 
 #include "core/place/sched_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* Distinct shares of the typical mix and their probabilities. */
@@ -235,11 +236,11 @@ int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 		n[s->c->nodes[i].model] += s->c->nodes[i].ngpus;
 	for (int j = 0; j < GF_MAX_MODELS; j++)
 		if (n[j] != s->la->gpus_by_model[j]) {
-			snprintf(msg, size,
-				 "look-ahead: model %d has %lld GPUs, the "
-				 "nodes say %lld",
-				 j, (long long)s->la->gpus_by_model[j],
-				 (long long)n[j]);
+			gf_note(msg, size,
+				"look-ahead: model %d has %lld GPUs, the "
+				"nodes say %lld",
+				j, (long long)s->la->gpus_by_model[j],
+				(long long)n[j]);
 			return GF_EINVAL;
 		}
 	return 0;

@@ -32,6 +32,7 @@
 
 #include "core/place/sched_impl.h"
 #include "util/check.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 _Static_assert(GF_GPU_TOPO_MAX == GF_CNODE_MAX_GPUS,
@@ -583,15 +584,15 @@ static int check_node(const struct gf_sched *s, int i, char *msg, unsigned size)
 	int b = s->bucket_of[i];
 	if (b != bucket_key(n) || s->pos[i] < 0 ||
 	    s->pos[i] >= s->buckets[b].n || s->buckets[b].ids[s->pos[i]] != i) {
-		snprintf(msg, size,
-			 "node %d: not in bucket %d where its state "
-			 "puts it",
-			 i, bucket_key(n));
+		gf_note(msg, size,
+			"node %d: not in bucket %d where its state "
+			"puts it",
+			i, bucket_key(n));
 		return GF_EINVAL;
 	}
 	if (s->ntyp && s->frag[i] != gf_frag_node(s->typ, s->ntyp, n)) {
-		snprintf(msg, size, "node %d: fragmentation %.6f out of date",
-			 i, s->frag[i]);
+		gf_note(msg, size, "node %d: fragmentation %.6f out of date", i,
+			s->frag[i]);
 		return GF_EINVAL;
 	}
 	for (int k = 0; s->cache && k < s->nclasses && k < s->cache_classes;
@@ -604,10 +605,10 @@ static int check_node(const struct gf_sched *s, int i, char *msg, unsigned size)
 		 * score of that request must agree */
 		int g, sc = policy_score(s, i, &s->class_req[k], &g);
 		if (sc != slot->score || g != slot->gpu) {
-			snprintf(msg, size,
-				 "node %d: cache slot %d holds score %d gpu "
-				 "%d, the node scores %d gpu %d now",
-				 i, k, slot->score, slot->gpu, sc, g);
+			gf_note(msg, size,
+				"node %d: cache slot %d holds score %d gpu "
+				"%d, the node scores %d gpu %d now",
+				i, k, slot->score, slot->gpu, sc, g);
 			return GF_EINVAL;
 		}
 	}
@@ -624,8 +625,8 @@ int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size)
 	for (int b = 0; b <= GF_SCHED_NBUCKETS; b++)
 		members += s->buckets[b].n;
 	if (members != s->c->n) {
-		snprintf(msg, size, "buckets hold %d nodes, the cluster %d",
-			 members, s->c->n);
+		gf_note(msg, size, "buckets hold %d nodes, the cluster %d",
+			members, s->c->n);
 		return GF_EINVAL;
 	}
 	for (int i = 0; i < s->c->n; i++) {
@@ -639,16 +640,16 @@ int gf_sched_check(const struct gf_sched *s, char *msg, unsigned size)
 	}
 	if (idle != s->idle_milli || held != s->held_milli ||
 	    cap - idle - held != s->alloc_milli) {
-		snprintf(msg, size,
-			 "GPU totals: idle %lld held %lld alloc %lld, nodes "
-			 "say idle %lld held %lld of %lld",
-			 (long long)s->idle_milli, (long long)s->held_milli,
-			 (long long)s->alloc_milli, (long long)idle,
-			 (long long)held, (long long)cap);
+		gf_note(msg, size,
+			"GPU totals: idle %lld held %lld alloc %lld, nodes "
+			"say idle %lld held %lld of %lld",
+			(long long)s->idle_milli, (long long)s->held_milli,
+			(long long)s->alloc_milli, (long long)idle,
+			(long long)held, (long long)cap);
 		return GF_EINVAL;
 	}
 	if (frag_q != s->frag_q) {
-		snprintf(msg, size, "fragmentation total out of date");
+		gf_note(msg, size, "fragmentation total out of date");
 		return GF_EINVAL;
 	}
 	if (s->la && (rc = gf__la_check(s, msg, size)) != 0)

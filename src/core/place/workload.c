@@ -1,6 +1,7 @@
 /*
  * workload.c - request lists.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,8 @@
 #include <gpufleet/err.h>
 #include <gpufleet/workload.h>
 
+#include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
 void gf_workload_init(struct gf_workload *w)
@@ -36,7 +39,7 @@ int gf_workload_add(struct gf_workload *w, const char *name,
 					   sizeof(*w->names));
 	}
 	w->reqs[w->n] = *r;
-	snprintf(w->names[w->n], GF_REQ_NAME_MAX, "%s", name);
+	gf_note(w->names[w->n], GF_REQ_NAME_MAX, "%s", name);
 	return w->n++;
 }
 
@@ -53,7 +56,7 @@ int gf_workload_spec_key(struct gf_workload *w, const char *spec)
 			return i;
 	if (w->nspecs >= GF_SPEC_MAX || strlen(spec) >= GF_SPEC_STR_MAX)
 		return GF_ETOOBIG;
-	snprintf(w->specs[w->nspecs], GF_SPEC_STR_MAX, "%s", spec);
+	gf_note(w->specs[w->nspecs], GF_SPEC_STR_MAX, "%s", spec);
 	return w->nspecs++;
 }
 
@@ -116,56 +119,54 @@ static int cmp_class_idx(const void *a, const void *b)
 
 static uint64_t class_hash(const struct gf_req *r)
 {
-	uint64_t h = (uint64_t)(uint32_t)r->cpu;
-	h = h * 0x9e3779b97f4a7c15u ^ (uint64_t)(uint16_t)r->gpu_milli;
-	h = h * 0x9e3779b97f4a7c15u ^ r->ngpus;
-	h = h * 0x9e3779b97f4a7c15u ^ r->spec;
-	return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9u;
+	uint64_t h = gf_hash_mix(0, (uint32_t)r->cpu);
+	h = gf_hash_mix(h, (uint16_t)r->gpu_milli);
+	h = gf_hash_mix(h, r->ngpus);
+	return gf_hash_mix(h, r->spec);
+}
+
+/* A key of the class index: request r, against the rows of uniq. */
+struct cls_key {
+	const struct gf_req *reqs;
+	const int *uniq;
+	const struct gf_req *r;
+};
+
+static bool cls_eq(const void *key, uint32_t row)
+{
+	const struct cls_key *k = key;
+	return cmp_class(&k->reqs[k->uniq[row]], k->r) == 0;
 }
 
 /*
  * Class ids are the ranks of the distinct (cpu, share, count, models)
- * keys in that order.  The distinct keys are found with a hash table (a
+ * keys in that order.  The distinct keys are found with a hash index (a
  * workload of millions has a few hundred), and only those are sorted.
  */
 void gf_workload_classify(struct gf_workload *w)
 {
-	size_t slots = 1024;
-	int *table = gf_calloc(slots, sizeof(*table)); /* first req + 1 */
-	int *uniq = gf_calloc(1024, sizeof(*uniq));    /* first reqs */
+	struct gf_hmap ix;
+	gf_hmap_init(&ix);
+	int *uniq = gf_calloc(1024, sizeof(*uniq)); /* first reqs */
 	int nuniq = 0, ucap = 1024;
 	int *prov = gf_calloc((size_t)w->n + 1, sizeof(*prov));
 	for (int i = 0; i < w->n; i++) {
 		const struct gf_req *r = &w->reqs[i];
-		size_t h = (size_t)class_hash(r) & (slots - 1);
-		while (table[h] &&
-		       cmp_class(&w->reqs[uniq[table[h] - 1]], r) != 0)
-			h = (h + 1) & (slots - 1);
-		if (table[h] == 0) {
+		struct cls_key k = { w->reqs, uniq, r };
+		uint64_t h = class_hash(r);
+		int64_t u = gf_hmap_get(&ix, h, cls_eq, &k);
+		if (u < 0) {
 			if (nuniq == ucap) {
 				ucap *= 2;
 				uniq = gf_reallocarray(uniq, (size_t)ucap,
 						       sizeof(*uniq));
 			}
-			uniq[nuniq++] = i;
-			table[h] = nuniq;
-			if ((size_t)nuniq * 2 > slots) { /* grow, rehash */
-				gf_free(table);
-				slots *= 2;
-				table = gf_calloc(slots, sizeof(*table));
-				for (int u = 0; u < nuniq; u++) {
-					size_t g = (size_t)class_hash(
-							   &w->reqs[uniq[u]]) &
-						   (slots - 1);
-					while (table[g])
-						g = (g + 1) & (slots - 1);
-					table[g] = u + 1;
-				}
-				prov[i] = nuniq - 1;
-				continue;
-			}
+			uniq[nuniq] = i;
+			/* nuniq <= GF_MAX_REQUESTS, far below GF_HMAP_MAX */
+			(void)!gf_hmap_put(&ix, h, (uint32_t)nuniq);
+			u = nuniq++;
 		}
-		prov[i] = table[h] - 1;
+		prov[i] = (int)u;
 	}
 	/* rank the distinct keys */
 	int *order = gf_calloc((size_t)nuniq + 1, sizeof(*order));
@@ -178,11 +179,10 @@ void gf_workload_classify(struct gf_workload *w)
 	int *rank = gf_calloc((size_t)nuniq + 1, sizeof(*rank));
 	for (int k = 0; k < nuniq; k++) {
 		const struct gf_req *r = &w->reqs[order[k]];
-		size_t h = (size_t)class_hash(r) & (slots - 1);
-		while (cmp_class(&w->reqs[uniq[table[h] - 1]], r) != 0)
-			h = (h + 1) & (slots - 1);
+		struct cls_key key = { w->reqs, uniq, r };
+		int64_t u = gf_hmap_get(&ix, class_hash(r), cls_eq, &key);
 		/* more classes than ids: the last ones share one */
-		rank[table[h] - 1] = k < UINT16_MAX - 1 ? k : UINT16_MAX - 1;
+		rank[u] = k < UINT16_MAX - 1 ? k : UINT16_MAX - 1;
 	}
 	for (int i = 0; i < w->n; i++)
 		w->reqs[i].cls = (uint16_t)rank[prov[i]];
@@ -191,5 +191,5 @@ void gf_workload_classify(struct gf_workload *w)
 	gf_free(order);
 	gf_free(prov);
 	gf_free(uniq);
-	gf_free(table);
+	gf_hmap_release(&ix);
 }

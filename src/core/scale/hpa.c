@@ -23,6 +23,7 @@
 #include <gpufleet/scale.h>
 
 #include "core/scale/scale_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* Go's time.Time Before/After on our millisecond stamps. */
@@ -71,26 +72,26 @@ void gf_hpa_release(struct gf_hpa *h)
 int gf_hpa_check(const struct gf_hpa *h, char *msg, size_t size)
 {
 	if (h->nrecs > h->arecs || h->nups > h->aups || h->ndowns > h->adowns) {
-		snprintf(msg, size, "hpa: a count past its allocation");
+		gf_note(msg, size, "hpa: a count past its allocation");
 		return -1;
 	}
 	for (size_t i = 0; i < h->nrecs; i++)
 		if (h->recs[i].replicas < 0) {
-			snprintf(msg, size, "hpa: recommendation %zu is %d", i,
-				 h->recs[i].replicas);
+			gf_note(msg, size, "hpa: recommendation %zu is %d", i,
+				h->recs[i].replicas);
 			return -1;
 		}
 	for (size_t i = 0; i < h->nups + h->ndowns; i++) {
 		const struct gf_hpa_event *ev =
 			i < h->nups ? &h->ups[i] : &h->downs[i - h->nups];
 		if (ev->change <= 0) {
-			snprintf(msg, size, "hpa: a scale event of %d",
-				 ev->change);
+			gf_note(msg, size, "hpa: a scale event of %d",
+				ev->change);
 			return -1;
 		}
 	}
 	if (!h->spec.finished) {
-		snprintf(msg, size, "hpa: spec not finished");
+		gf_note(msg, size, "hpa: spec not finished");
 		return -1;
 	}
 	return 0;

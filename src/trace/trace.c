@@ -3,7 +3,7 @@
  * and range-checked; the caps (GF_MAX_CNODES nodes, GF_MAX_REQUESTS pods,
  * GF_CSV_LINE_MAX bytes a line) turn hostile input into errors.
  */
-#include "sim/trace.h"
+#include "trace/trace.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/csv.h"
+#include "util/fmt.h"
 
 static int require(struct gf_csv *c, const char *name, struct gf_err *e)
 {
@@ -68,10 +69,10 @@ int gf_trace_load_nodes(const char *path, struct gf_cluster *cl,
 			}
 		}
 		char name[GF_NODE_NAME_MAX];
-		snprintf(name, sizeof(name), "%s",
-			 csn >= 0 ? gf_csv_get(&c, csn) : "");
+		gf_note(name, sizeof(name), "%s",
+			csn >= 0 ? gf_csv_get(&c, csn) : "");
 		if (name[0] == '\0')
-			snprintf(name, sizeof(name), "node-%d", cl->n);
+			gf_note(name, sizeof(name), "node-%d", cl->n);
 		int idx = gf_cluster_add(cl, name, (int32_t)cpu, mem, (int)gpu,
 					 m);
 		if (idx < 0) {
@@ -96,7 +97,7 @@ static int parse_spec(const char *spec, struct gf_cluster *cl, uint32_t *mask,
 				  "%s:%ld: field 'gpu_spec': longer than %zu "
 				  "bytes",
 				  path, line, sizeof(buf) - 1);
-	snprintf(buf, sizeof(buf), "%s", spec);
+	gf_note(buf, sizeof(buf), "%s", spec);
 	for (char *p = buf, *q; p && *p; p = q) {
 		q = strchr(p, '|');
 		if (q)
@@ -173,10 +174,10 @@ int gf_trace_load_pods(const char *path, struct gf_cluster *cl,
 		}
 		r.spec_key = (uint16_t)key;
 		char name[GF_REQ_NAME_MAX];
-		snprintf(name, sizeof(name), "%s",
-			 cname >= 0 ? gf_csv_get(&c, cname) : "");
+		gf_note(name, sizeof(name), "%s",
+			cname >= 0 ? gf_csv_get(&c, cname) : "");
 		if (name[0] == '\0')
-			snprintf(name, sizeof(name), "pod-%08d", w->n);
+			gf_note(name, sizeof(name), "pod-%08d", w->n);
 		if (gf_workload_add(w, name, &r) < 0) {
 			rc = gf_err_set(e, GF_ETOOBIG,
 					"%s:%ld: more than %d requests", path,

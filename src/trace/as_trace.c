@@ -6,16 +6,18 @@
  * that goes back is an error naming the line (the simulator replays in
  * order and a shuffled trace would be silently wrong).
  */
+#include "trace/as_trace.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gpufleet/rng.h>
 
-#include "sim/autoscale.h"
 #include "util/csv.h"
 #include "util/mem.h"
 

@@ -3,7 +3,7 @@
  * per (workload, sc_policy, tune, seed) and one column per arrived-load
  * percent holding the allocation %.
  */
-#include "sim/published.h"
+#include "trace/published.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/csv.h"
+#include "util/fmt.h"
 
 /* sc_policy labels of the published files by policy; NULL for ours
  * that the paper did not run (FGD+): NAN */
@@ -26,13 +27,15 @@ static const char *const labels[GF_POLICY_COUNT] = {
 int gf_published_unalloc(const char *csv_path, const char *trace, int nseeds,
 			 int pct, double out[GF_POLICY_COUNT], struct gf_err *e)
 {
+	char col[16], name[96];
+	if (gf_fmt(col, sizeof(col), "%d", pct) ||
+	    gf_fmt(name, sizeof(name), "openb_pod_list_%s", trace))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "trace variant '%.40s': too long", trace);
 	struct gf_csv c;
 	int rc = gf_csv_open(&c, csv_path, e);
 	if (rc)
 		return rc;
-	char col[16], name[96];
-	snprintf(col, sizeof(col), "%d", pct);
-	snprintf(name, sizeof(name), "openb_pod_list_%s", trace);
 	int cw = gf_csv_column(&c, "workload");
 	int cp = gf_csv_column(&c, "sc_policy");
 	int cs = gf_csv_column(&c, "seed");

@@ -1,12 +1,14 @@
 /*
  * synth.c - the built-in cluster and request mix.
  */
-#include "sim/synth.h"
+#include "trace/synth.h"
 
 #include <stdio.h>
 
 #include <gpufleet/err.h>
 #include <gpufleet/rng.h>
+
+#include "util/fmt.h"
 
 struct tier {
 	const char *model; /* catalog id */
@@ -31,8 +33,8 @@ int gf_synth_cluster(struct gf_cluster *c)
 			return m;
 		for (int i = 0; i < tiers[t].nodes; i++) {
 			char name[GF_NODE_NAME_MAX];
-			snprintf(name, sizeof(name), "%s-%03d", tiers[t].model,
-				 i);
+			gf_note(name, sizeof(name), "%s-%03d", tiers[t].model,
+				i);
 			int rc = gf_cluster_add(c, name, tiers[t].cpu,
 						tiers[t].mem_mib, tiers[t].gpus,
 						m);
@@ -51,7 +53,7 @@ int gf_synth_uniform(struct gf_cluster *c, int n, int gpus, int32_t cpu,
 		return m;
 	for (int i = 0; i < n; i++) {
 		char name[GF_NODE_NAME_MAX];
-		snprintf(name, sizeof(name), "node-%06d", i);
+		gf_note(name, sizeof(name), "node-%06d", i);
 		int rc = gf_cluster_add(c, name, cpu, mem, gpus, m);
 		if (rc < 0)
 			return rc;
@@ -135,7 +137,7 @@ int gf_synth_workload(struct gf_cluster *c, struct gf_workload *w, int n,
 		q.mem = (int64_t)cores * 4096 *
 			(1 + (int64_t)gf_rng_below(&r, 4));
 		char name[GF_REQ_NAME_MAX];
-		snprintf(name, sizeof(name), "syn-%08d", i);
+		gf_note(name, sizeof(name), "syn-%08d", i);
 		if (gf_workload_add(w, name, &q) < 0)
 			return GF_ETOOBIG;
 	}

@@ -10,18 +10,18 @@
  * the field and what was wrong; a missing required column is named.
  * Nothing is half-loaded: on error the caller releases what it passed in.
  */
-#ifndef GF_SIM_TRACE_H
-#define GF_SIM_TRACE_H
+#ifndef GF_TRACE_TRACE_H
+#define GF_TRACE_TRACE_H
 
 #include <gpufleet/cluster.h>
 #include <gpufleet/err.h>
 #include <gpufleet/workload.h>
 
 int gf_trace_load_nodes(const char *path, struct gf_cluster *c,
-			struct gf_err *e);
+			struct gf_err *e) GF_MUST_CHECK;
 
 /* Model names in gpu_spec are interned in c's model table. */
 int gf_trace_load_pods(const char *path, struct gf_cluster *c,
-		       struct gf_workload *w, struct gf_err *e);
+		       struct gf_workload *w, struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -1,16 +1,19 @@
 /*
- * services.c - the services table: each inference service the controller
- * keeps a count of replicas for (docs/cluster.md), by name, with its job
- * spec as the API's JSON text (not parsed here) and the count.
+ * store_services.c - the services table: each inference service the
+ * controller keeps a count of replicas for (docs/cluster.md), by name,
+ * with its job spec as the API's JSON text (not parsed here) and the
+ * count.
  *
- * Invariants: as nodes.c: only the leader writes; names and specs obey
- * gf__store_check_doc both ways; replicas is 0..GF_STORE_SERVICE_MAX; a
- * load hands over services only once every row passed.
+ * Invariants: as store_nodes.c: only the leader writes; names and specs
+ * obey gf__store_check_doc both ways; replicas is
+ * 0..GF_STORE_SERVICE_MAX; a load hands over services only once every
+ * row passed.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
@@ -76,9 +79,9 @@ static int take_service(const struct gf__cell *c, void *arg)
 	int64_t replicas;
 	char name[GF_STORE_NODE_NAME_MAX];
 	size_t nlen = c[0].p ? c[0].len : 0;
-	snprintf(name, sizeof(name), "%.*s",
-		 (int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
-		 c[0].p ? c[0].p : "");
+	gf_note(name, sizeof(name), "%.*s",
+		(int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
+		c[0].p ? c[0].p : "");
 	if (!c[0].p || !c[1].p || !gf__store_cell_i64(&c[2], &replicas) ||
 	    replicas < 0 || replicas > GF_STORE_SERVICE_MAX)
 		return gf_err_set(l->e, GF_EPARSE,
@@ -89,7 +92,7 @@ static int take_service(const struct gf__cell *c, void *arg)
 	    memchr(c[0].p, '\0', c[0].len)) {
 		if (l->e) {
 			char tmp[GF_ERR_MSG_MAX];
-			snprintf(tmp, sizeof(tmp), "%s", l->e->msg);
+			gf_note(tmp, sizeof(tmp), "%s", l->e->msg);
 			gf_err_set(l->e, GF_EPARSE, "services: %s", tmp);
 		}
 		return GF_EPARSE;

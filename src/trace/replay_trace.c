@@ -9,6 +9,8 @@
  * names per table, GF_CSV_LINE_MAX bytes a line.  Nothing is half-loaded:
  * on error the caller releases the trace.
  */
+#include "trace/replay_trace.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,8 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/replay.h"
 #include "util/csv.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 /* Times in the traces are seconds; beyond ten years is an error. */
@@ -74,7 +76,7 @@ static int intern(char **tab, int *n, size_t width, const char *name, int max)
 		return GF_ETOOBIG;
 	if (*tab == NULL)
 		*tab = gf_calloc((size_t)max, width);
-	snprintf(*tab + (size_t)*n * width, width, "%s", name);
+	gf_note(*tab + (size_t)*n * width, width, "%s", name);
 	return (*n)++;
 }
 
@@ -106,7 +108,7 @@ int gf_replay_class(struct gf_replay_trace *t, const char *name)
 			return i;
 	if (t->nclasses >= max)
 		return GF_ETOOBIG;
-	snprintf(t->classes[t->nclasses], GF_CLASS_NAME_MAX, "%s", name);
+	gf_note(t->classes[t->nclasses], GF_CLASS_NAME_MAX, "%s", name);
 	return t->nclasses++;
 }
 
@@ -454,7 +456,7 @@ int gf_replay_philly_vcs(const char *path, char (*names)[GF_NODE_NAME_MAX],
 					path, c.line, max);
 			break;
 		}
-		snprintf(names[n], GF_NODE_NAME_MAX, "%s", vc);
+		gf_note(names[n], GF_NODE_NAME_MAX, "%s", vc);
 		count[n++] = (int)k;
 	}
 	gf_csv_close(&c);

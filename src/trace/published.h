@@ -2,8 +2,8 @@
  * published.h - the FGD paper's published per-seed results
  * (fgd_expected_results/analysis_allo_discrete.csv), for comparisons.
  */
-#ifndef GF_SIM_PUBLISHED_H
-#define GF_SIM_PUBLISHED_H
+#ifndef GF_TRACE_PUBLISHED_H
+#define GF_TRACE_PUBLISHED_H
 
 #include <gpufleet/err.h>
 #include <gpufleet/sched.h>
@@ -15,6 +15,6 @@
  */
 int gf_published_unalloc(const char *csv_path, const char *trace, int nseeds,
 			 int pct, double out[GF_POLICY_COUNT],
-			 struct gf_err *e);
+			 struct gf_err *e) GF_MUST_CHECK;
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * nodes.c - the nodes table: each node that joined, by name, with the
- * inventory it registered (the controller's JSON text, not parsed here)
- * and when.  One row per node, replaced whole on each registration.
+ * store_nodes.c - the nodes table: each node that joined, by name, with
+ * the inventory it registered (the controller's JSON text, not parsed
+ * here) and when.  One row per node, replaced whole on each
+ * registration.
  *
  * Invariants: only the leader writes (as jobs); every row written or read
  * has a name of 1..GF_STORE_NODE_NAME_MAX-1 bytes and an inventory of
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 int gf__store_check_doc(const char *name, size_t nlen, const char *inv,
@@ -119,9 +121,9 @@ static int take_node(const struct gf__cell *c, void *arg)
 	struct node_rows *l = arg;
 	char name[GF_STORE_NODE_NAME_MAX]; /* for messages, cut */
 	size_t nlen = c[0].p ? c[0].len : 0;
-	snprintf(name, sizeof(name), "%.*s",
-		 (int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
-		 c[0].p ? c[0].p : "");
+	gf_note(name, sizeof(name), "%.*s",
+		(int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
+		c[0].p ? c[0].p : "");
 	int64_t at;
 	if (!c[0].p || !c[1].p)
 		return gf_err_set(l->e, GF_EPARSE,
@@ -137,7 +139,7 @@ static int take_node(const struct gf__cell *c, void *arg)
 	if (rc || memchr(c[0].p, '\0', c[0].len)) {
 		if (l->e) {
 			char tmp[GF_ERR_MSG_MAX];
-			snprintf(tmp, sizeof(tmp), "%s", l->e->msg);
+			gf_note(tmp, sizeof(tmp), "%s", l->e->msg);
 			gf_err_set(l->e, GF_EPARSE, "nodes: %s", tmp);
 		}
 		return GF_EPARSE;
