@@ -27,8 +27,8 @@
 #include <gpufleet/sim.h>
 
 #include "sim/pool.h"
-#include "trace/published.h"
 #include "sim/report.h"
+#include "trace/published.h"
 #include "trace/trace.h"
 
 #define NTRACES 17
