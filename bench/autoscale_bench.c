@@ -19,6 +19,7 @@
 
 #include <gpufleet/scale.h>
 
+#include "bench.h"
 #include "sim/autoscale.h"
 #include "util/clock.h"
 
@@ -113,7 +114,7 @@ static void hpa_sync(void)
 					   true,
 					   (((int64_t)i * 7919) % 600) * 1000 };
 		struct gf_hpa_output out;
-		gf_hpa_sync(&h, &in, &out);
+		BENCH_MUST(gf_hpa_sync(&h, &in, &out));
 		cur = out.replicas;
 	}
 	printf("BENCH autoscale.hpa.sync %.0f ns\n",

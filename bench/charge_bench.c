@@ -29,6 +29,8 @@
 #include <gpufleet/charge.h>
 #include <gpufleet/rng.h>
 
+#include "bench.h"
+
 #define NODES	125
 #define GPUS	8
 #define TEAMS	20
@@ -86,7 +88,7 @@ static void generate(struct gf_charge_input *in, long want)
 					     0,
 					     src,
 					     (uint32_t)n + 2 };
-		gf_charge_add_asset(in, &a);
+		BENCH_MUST(gf_charge_add_asset(in, &a));
 	}
 	/* records per GPU lane, so that no GPU is held twice at once */
 	long per_lane = want / (NODES * GPUS) + 1, made = 0;
@@ -127,7 +129,7 @@ static void generate(struct gf_charge_input *in, long want)
 				x.other_cost = NAN;
 				x.src = src;
 				x.line = (uint32_t)(made + 2);
-				gf_charge_add_record(in, &x);
+				BENCH_MUST(gf_charge_add_record(in, &x));
 				made++;
 			}
 		}
@@ -139,8 +141,8 @@ static double run(const struct gf_charge_input *in, bool by_node, double *total)
 	struct gf_charge_result res;
 	struct gf_err e;
 	gf_charge_opts_init(&o, T0, T0 + YEAR_MS);
-	gf_charge_key_parse((struct gf_charge_input *)(uintptr_t)in,
-			    "namespace", &o.agg[o.nagg++], &e);
+	BENCH_MUST(gf_charge_key_parse((struct gf_charge_input *)(uintptr_t)in,
+				       "namespace", &o.agg[o.nagg++], &e));
 	o.share_idle = true;
 	o.idle_by_node = by_node;
 	double t = now_s();

@@ -46,6 +46,7 @@
 #include <gpufleet/rng.h>
 #include <gpufleet/sched.h>
 
+#include "bench.h"
 #include "util/mem.h"
 
 #define QUEUE 4000
@@ -90,8 +91,8 @@ static struct gf_ctl *make_ctl(int n)
 	for (int i = 0; i < n; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "n%05d", i);
-		gf_cluster_add(c, name, 128000, 1 << 20, 8,
-			       i % 10 < 7 ? h100 : a100);
+		BENCH_MUST(gf_cluster_add(c, name, 128000, 1 << 20, 8,
+					  i % 10 < 7 ? h100 : a100));
 		nd[i].block = i / 250;
 		snprintf(nd[i].labels, sizeof(nd[i].labels), "zone=%c",
 			 i % 2 ? 'a' : 'b');
@@ -247,7 +248,7 @@ static double rebuild_estimate(int n)
 	gf_cluster_init(&c);
 	int m = gf_cluster_model(&c, "h100-80gb");
 	for (int i = 0; i < n; i++)
-		gf_cluster_add(&c, "n", 128000, 1 << 20, 8, m);
+		BENCH_MUST(gf_cluster_add(&c, "n", 128000, 1 << 20, 8, m));
 	struct gf_req mix[3] = {
 		{ .cpu = 8000, .ngpus = 1, .gpu_milli = 1000 },
 		{ .cpu = 4000, .ngpus = 1, .gpu_milli = 500 },
@@ -257,11 +258,11 @@ static double rebuild_estimate(int n)
 	int nt = gf_typical_build(mix, 3, 1.0, &typ);
 	struct gf_sched *s;
 	double t0 = now_s();
-	gf_sched_new(&c, GF_POLICY_FGD, typ, nt, 16, 1, &s);
+	BENCH_MUST(gf_sched_new(&c, GF_POLICY_FGD, typ, nt, 16, 1, &s));
 	struct gf_req one_gpu = mix[0];
 	for (int i = 0; i < n; i++) {
 		struct gf_placement p = { .node = i, .ngpus = 1 };
-		gf_sched_commit(s, &one_gpu, &p);
+		BENCH_MUST(gf_sched_commit(s, &one_gpu, &p));
 	}
 	double one = now_s() - t0;
 	gf_sched_free(s);

@@ -26,6 +26,7 @@
 
 #include <gpufleet/sim.h>
 
+#include "bench.h"
 #include "sim/pool.h"
 #include "sim/report.h"
 #include "trace/published.h"
@@ -96,7 +97,7 @@ static int run_trace(const char *shared, const char *trace, int nseeds,
 				     .ntyp = ntyp,
 				     .jobs = jobs,
 				     .njobs = njobs };
-	gf_fill_pool_run(&pool, 0, NULL);
+	BENCH_MUST(gf_fill_pool_run(&pool, 0, NULL));
 	for (int p = 0; p < GF_POLICY_COUNT; p++) {
 		struct gf_fill_result *res =
 			calloc((size_t)nseeds, sizeof(*res));

@@ -20,6 +20,7 @@
 
 #include <gpufleet/ctl.h>
 
+#include "bench.h"
 #include "sim/replay.h"
 #include "trace/trace.h"
 #include "util/mem.h"
@@ -94,7 +95,8 @@ static int philly(const char *shared, struct gf_ctl_config *cfg)
 		for (int k = 0; k < count[v]; k++) {
 			char name[GF_NODE_NAME_MAX];
 			snprintf(name, sizeof(name), "%.30s-%03d", names[v], k);
-			gf_cluster_add(&c, name, 64000, 524288, 8, m);
+			BENCH_MUST(
+				gf_cluster_add(&c, name, 64000, 524288, 8, m));
 		}
 	}
 	cfg->nteams = n;

@@ -33,6 +33,7 @@
 #include <gpufleet/rng.h>
 #include <gpufleet/sim.h>
 
+#include "bench.h"
 #include "sim/pool.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
@@ -75,7 +76,7 @@ static void fill_benches(struct gf_cluster *c, struct gf_workload *w)
 	double best = 1e9;
 	for (int i = 0; i < 5; i++) {
 		double t0 = now_s();
-		gf_fill_run(c, w, typ, ntyp, &o, &res, NULL, NULL);
+		BENCH_MUST(gf_fill_run(c, w, typ, ntyp, &o, &res, NULL, NULL));
 		double t = now_s() - t0;
 		best = t < best ? t : best;
 	}
@@ -91,7 +92,7 @@ static void fill_benches(struct gf_cluster *c, struct gf_workload *w)
 				      * first 60 jobs); FGD+ after them */
 				     .njobs = (GF_POLICY_FGD + 1) * 10 };
 	double t0 = now_s();
-	gf_fill_pool_run(&pool, 0, NULL);
+	BENCH_MUST(gf_fill_pool_run(&pool, 0, NULL));
 	printf("BENCH sim.fill.matrix_6x10 %.2f s\n", now_s() - t0);
 	free(jobs);
 	free(typ);
@@ -104,7 +105,7 @@ static void scale_bench(const struct gf_workload *src)
 	struct gf_workload w;
 	gf_cluster_init(&c);
 	gf_workload_init(&w);
-	gf_synth_uniform(&c, 10000, 8, 96000, 393216, "G2");
+	BENCH_MUST(gf_synth_uniform(&c, 10000, 8, 96000, 393216, "G2"));
 	struct gf_rng r;
 	gf_rng_seed(&r, 7);
 	for (int i = 0; i < 200000; i++) {
@@ -113,7 +114,7 @@ static void scale_bench(const struct gf_workload *src)
 		q.spec_key = 0;
 		char name[32];
 		snprintf(name, sizeof(name), "req-%07d", i);
-		gf_workload_add(&w, name, &q);
+		BENCH_MUST(gf_workload_add(&w, name, &q));
 	}
 	gf_workload_classify(&w);
 	struct gf_typical *typ;
@@ -124,7 +125,8 @@ static void scale_bench(const struct gf_workload *src)
 					  .resample = false };
 		struct gf_fill_result res;
 		double t0 = now_s();
-		gf_fill_run(&c, &w, typ, ntyp, &o, &res, NULL, NULL);
+		BENCH_MUST(
+			gf_fill_run(&c, &w, typ, ntyp, &o, &res, NULL, NULL));
 		double t = now_s() - t0;
 		printf("BENCH sim.scale.%s.placements_per_s %.0f req/s\n",
 		       gf_policy_name((enum gf_policy)p), res.arrivals / t);
@@ -143,7 +145,7 @@ static void churn_bench(const struct gf_workload *src)
 {
 	struct gf_cluster c;
 	gf_cluster_init(&c);
-	gf_synth_uniform(&c, 10000, 8, 96000, 393216, "G2");
+	BENCH_MUST(gf_synth_uniform(&c, 10000, 8, 96000, 393216, "G2"));
 	struct gf_req *mix = calloc((size_t)src->n, sizeof(*mix));
 	for (int i = 0; i < src->n; i++) {
 		mix[i] = src->reqs[i];
@@ -178,7 +180,7 @@ static void churn_bench(const struct gf_workload *src)
 	double t0 = now_s();
 	for (int i = 0; i < pairs; i++) {
 		int k = (int)gf_rng_below(&rng, (uint64_t)n);
-		gf_sched_unplace(s, run[k].r, &run[k].p);
+		BENCH_MUST(gf_sched_unplace(s, run[k].r, &run[k].p));
 		run[k].r = &mix[gf_rng_below(&rng, (uint64_t)src->n)];
 		if (gf_sched_place(s, run[k].r, &run[k].p) != 0) {
 			failed++;
@@ -205,8 +207,8 @@ static void huge_bench(int n, const char *label)
 	struct gf_workload w;
 	gf_cluster_init(&c);
 	gf_workload_init(&w);
-	gf_synth_cluster(&c);
-	gf_synth_workload(&c, &w, n, 1);
+	BENCH_MUST(gf_synth_cluster(&c));
+	BENCH_MUST(gf_synth_workload(&c, &w, n, 1));
 	gf_workload_sort_by_name(&w);
 	gf_workload_classify(&w);
 	struct gf_typical *typ;
@@ -222,7 +224,7 @@ static void huge_bench(int n, const char *label)
 				     .ntyp = ntyp,
 				     .jobs = &job,
 				     .njobs = 1 };
-	gf_fill_pool_run(&pool, 1, NULL);
+	BENCH_MUST(gf_fill_pool_run(&pool, 1, NULL));
 	double t = now_s() - t0;
 	printf("BENCH sim.fill.fgd.%s_requests %.2f s\n", label, t);
 	printf("# %d requests: load %.2f s, draw %.2f s, place %.2f s; "
@@ -251,8 +253,8 @@ int main(int argc, char **argv)
 		gf_workload_release(&w);
 		gf_cluster_init(&c);
 		gf_workload_init(&w);
-		gf_synth_cluster(&c);
-		gf_synth_workload(&c, &w, 1200, 1);
+		BENCH_MUST(gf_synth_cluster(&c));
+		BENCH_MUST(gf_synth_workload(&c, &w, 1200, 1));
 		gf_workload_sort_by_name(&w);
 		gf_workload_classify(&w);
 	}

@@ -29,6 +29,7 @@
 
 #include <gpufleet/findings.h>
 
+#include "bench.h"
 #include "topo/hwloc_load.h"
 #include "topo/render.h"
 
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 		int nf = gf_findings_compute(n, f, GF_MAX_FINDINGS);
 		struct gf_buf b;
 		gf_buf_init(&b, 1u << 20);
-		gf_render_topo_text(n, false, f, nf, &b);
+		BENCH_MUST(gf_render_topo_text(n, false, f, nf, &b));
 		double t2 = now_ms();
 		gf_buf_release(&b);
 		gf_node_free(n);

@@ -619,7 +619,9 @@ struct gf_job *gf_k8s_job_new(const struct gf_ctl *ctl,
 	s->max_runtime_s = GF_JOB_RUNTIME_MAX_S;
 	size_t len = strlen(p->uid) + strlen(full) + 16;
 	s->command = gf_malloc(len);
-	snprintf(s->command, len, GF_JOB_K8S_COMMAND "%s %s", p->uid, full);
+	/* len is what the command needs and more: it cannot be cut */
+	(void)!gf_fmt(s->command, len, GF_JOB_K8S_COMMAND "%s %s", p->uid,
+		      full);
 	s->origin = GF_JOB_ORIGIN_K8S;
 	j->state = GF_JOB_PENDING;
 	j->submitted_ms = now_ms;

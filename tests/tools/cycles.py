@@ -17,11 +17,17 @@ import subprocess
 import sys
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
 def graph(build, folder):
     """file -> sorted files of the same folder it calls"""
     defs, uses = {}, {}
     for obj in sorted(glob.glob(os.path.join(build, "src", folder, "*.o"))):
         name = os.path.basename(obj)[:-2] + ".c"
+        if not os.path.exists(os.path.join(ROOT, "src", folder, name)):
+            continue  # left by a source since renamed or removed
         out = subprocess.run(["nm", obj], capture_output=True, text=True,
                              check=True).stdout
         uses[name] = set()
