@@ -254,14 +254,18 @@ CHECK_TREES = $(B) build-san $(if $(shell command -v clang),build-clang) \
 CLANG_SANITIZE ?= undefined
 TSAN_TESTS = test_server test_serve_api test_serve_nodes test_serve_config \
 	test_k8s_serve test_replay_serve test_tls test_store
+# The trees build with every CPU unless make was given its own -j.
+CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 check: deps
-	@$(MAKE) --no-print-directory tests-build
-	@$(MAKE) --no-print-directory SANITIZE=address,undefined tests-build
+	@$(MAKE) $(CHECK_J) --no-print-directory tests-build
+	@$(MAKE) $(CHECK_J) --no-print-directory SANITIZE=address,undefined \
+		tests-build
 	@if command -v clang >/dev/null 2>&1; then \
-		$(MAKE) --no-print-directory CC=clang B=build-clang \
+		$(MAKE) $(CHECK_J) --no-print-directory CC=clang B=build-clang \
 			SANITIZE=$(CLANG_SANITIZE) tests-build; \
 	fi
-	@$(MAKE) --no-print-directory SANITIZE=thread B=build-tsan tsan-build
+	@$(MAKE) $(CHECK_J) --no-print-directory SANITIZE=thread B=build-tsan \
+		tsan-build
 	@sh tests/run-all.sh $(CHECK_TREES)
 
 # the ThreadSanitizer tree: the library and the threaded unit tests only
