@@ -639,11 +639,11 @@ static void test_long_poll(void **state)
 	assert_string_equal(x->ref.job, id);
 	assert_int_equal(x->ref.attempt, 1);
 	assert_int_equal(x->ref.replica, 0);
-	assert_int_equal(x->ngpus, 1);
+	assert_int_equal(x->place.ngpus, 1);
 	char uuid[96];
-	snprintf(uuid, sizeof(uuid), "GPU-%s-%d", a->name, x->gpus[0]);
+	snprintf(uuid, sizeof(uuid), "GPU-%s-%d", a->name, x->place.gpus[0]);
 	assert_string_equal(x->uuids[0], uuid);
-	assert_int_equal(x->gpu_milli, 1000);
+	assert_int_equal(x->place.gpu_milli, 1000);
 	assert_int_equal(x->world_size, 1);
 	assert_false(x->mig);
 	gf_np_assignments_release(&p.got);
