@@ -90,8 +90,8 @@ enum gf_job_state {
 /* Who made a job: a request to the API, or the Kubernetes scheduler
  * extender for a pod (Kubernetes runs it: no node agent is ever assigned
  * one).  A pod's job names its pod in its command, "k8s-pod UID NS/NAME"
- * (k8s/decide.c); the store, which keeps no column for the origin,
- * recognises it there when it loads a job. */
+ * (k8s/decide.c); the store keeps the origin in a column of its own
+ * (before schema 5 it had to be guessed from that prefix). */
 #define GF_JOB_K8S_COMMAND "k8s-pod "
 enum gf_job_origin {
 	GF_JOB_ORIGIN_API = 0,

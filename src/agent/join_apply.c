@@ -122,9 +122,10 @@ void gf__join_stop_all(struct gf_join *j, const char *why)
 		stop(j, &j->led.v[i], why);
 }
 
-/* The worker's assignment for a (borrowed strings). */
+/* The worker's assignment for a (borrowed strings): the placement is
+ * the controller's value as it came. */
 static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
-		      struct gf_assignment *w, const char **uuids)
+		      struct gf_assignment *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->job = a->ref.job;
@@ -135,21 +136,18 @@ static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
 	w->local_rank = a->local_rank;
 	w->master_addr = a->master_addr;
 	w->master_port = a->master_port;
-	w->kind = a->mig				 ? GF_WORKER_GPU_MIG
-		  : a->ngpus == 1 && a->gpu_milli < 1000 ? GF_WORKER_GPU_SHARE
-							 : GF_WORKER_GPU_WHOLE;
-	w->ngpus = a->ngpus;
-	for (int g = 0; g < a->ngpus; g++) {
-		w->gpus[g] = a->gpus[g];
-		uuids[g] = a->uuids[g];
-		w->gpu_uuids[g] = uuids[g];
-	}
-	w->mig_uuid = NULL;
+	w->place = a->place;
+	w->kind = a->mig ? GF_WORKER_GPU_MIG
+		  : a->place.ngpus == 1 && a->place.gpu_milli < 1000
+			  ? GF_WORKER_GPU_SHARE
+			  : GF_WORKER_GPU_WHOLE;
+	for (int g = 0; g < a->place.ngpus; g++)
+		w->gpu_uuids[g] = a->uuids[g];
 	if (a->mig) { /* the node's own name for it, fresh after a re-layout */
-		const char *u = gf__join_mig_uuid(j, a->gpus[0], a->mig_start);
+		const char *u = gf__join_mig_uuid(j, a->place.gpus[0],
+						  a->place.mig_start);
 		w->mig_uuid = *u ? u : a->mig_uuid;
 	}
-	w->gpu_milli = a->gpu_milli;
 	w->cpu_milli = a->cpu_milli;
 	w->max_runtime_ms = a->max_runtime_s * 1000;
 	w->command = a->command ? a->command : "true";
@@ -167,11 +165,10 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 		       a->ref.replica, e.msg);
 		return; /* not applied: tried again next time */
 	}
-	for (int g = 0; g < a->ngpus; g++)
-		le->gpus |= 1u << a->gpus[g];
+	for (int g = 0; g < a->place.ngpus; g++)
+		le->gpus |= 1u << a->place.gpus[g];
 	struct gf_assignment w;
-	const char *uuids[GF_CNODE_MAX_GPUS];
-	to_worker(j, a, &w, uuids);
+	to_worker(j, a, &w);
 	if (gf_worker_start(j->w, &w, &e) == 0) {
 		gf_log(GF_LOG_INFO, "join", "started %s replica %d attempt %d",
 		       a->ref.job, a->ref.replica, a->ref.attempt);
@@ -231,9 +228,9 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 			all = false;
 			continue;
 		}
-		if (j->fenced ||
-		    (x->mig && !layouts &&
-		     !*gf__join_mig_uuid(j, x->gpus[0], x->mig_start))) {
+		if (j->fenced || (x->mig && !layouts &&
+				  !*gf__join_mig_uuid(j, x->place.gpus[0],
+						      x->place.mig_start))) {
 			all = false;
 			continue;
 		}

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include <gpufleet/err.h>
+#include <gpufleet/job.h>
 #include <gpufleet/node.h>
 
 /* Caps; each exceeded is GF_ETOOBIG (or GF_EINVAL for a bad character),
@@ -116,21 +117,23 @@ struct gf_assignment {
 	const char *master_addr; /* host or address of rank 0 */
 	int master_port;	 /* 1..65535 */
 	enum gf_worker_gpu_kind kind;
-	int gpus[GF_MAX_GPUS]; /* GPU indexes on this node (NVML order); for
-				  a share or MIG, the one GPU */
-	int ngpus;
+	/*
+	 * Where it runs here: the core's placement as the controller sent
+	 * it (nodeproto's struct gf_np_assignment holds the same value).
+	 * ngpus and gpus: GPU indexes on this node (NVML order, at most
+	 * GF_CNODE_MAX_GPUS); for a share or MIG, the one GPU.  gpu_milli:
+	 * thousandths of one GPU this replica holds, for GPU-seconds: a
+	 * share's (1..1000); for a MIG instance its fraction of the GPU
+	 * (the caller knows the profile: 1g.10gb of an H100 is 1/7 ->
+	 * 143).  Ignored for whole GPUs (1000 each).  node, node_name and
+	 * mig_start are not read.
+	 */
+	struct gf_job_place place;
 	/* Their UUIDs ("GPU-..."), NULL or "" when unknown: the node's own
 	 * are used then, else indexes with CUDA_DEVICE_ORDER=PCI_BUS_ID.  A
 	 * UUID that differs from the node's for the same index is refused. */
 	const char *gpu_uuids[GF_MAX_GPUS];
 	const char *mig_uuid; /* "MIG-..." for GF_WORKER_GPU_MIG */
-	/*
-	 * Thousandths of one GPU this replica holds, for GPU-seconds: a
-	 * share's gpu_milli (1..1000); for a MIG instance its fraction of the
-	 * GPU (the caller knows the profile: 1g.10gb of an H100 is 1/7 ->
-	 * 143).  Ignored for whole GPUs (1000 each).
-	 */
-	int gpu_milli;
 	/* CPUs to bind: ceil(cpu_milli / 1000) logical CPUs of the GPUs'
 	 * local ones (the bind planner's count; capped at what they hold,
 	 * with a warning); 0: every local CPU. */

@@ -112,18 +112,20 @@ static int check_gang(const struct gf_assignment *a, const char *who,
 static int check_gpus(const struct gf_worker *w, const struct gf_assignment *a,
 		      const char *who, struct gf_err *e)
 {
-	if (a->ngpus < 0 || a->ngpus > GF_MAX_GPUS)
-		return BAD(GF_ETOOBIG, "%s: %d GPUs", who, a->ngpus);
+	if (a->place.ngpus < 0 || a->place.ngpus > GF_CNODE_MAX_GPUS)
+		return BAD(GF_ETOOBIG,
+			   "%s: %d GPUs, a placement holds %d at most", who,
+			   a->place.ngpus, GF_CNODE_MAX_GPUS);
 	if (a->kind != GF_WORKER_GPU_WHOLE) {
-		if (a->ngpus != 1)
+		if (a->place.ngpus != 1)
 			return BAD(GF_EINVAL,
 				   "%s: a share or MIG instance is on one "
 				   "GPU, %d given",
-				   who, a->ngpus);
-		if (a->gpu_milli < 1 || a->gpu_milli > 1000)
+				   who, a->place.ngpus);
+		if (a->place.gpu_milli < 1 || a->place.gpu_milli > 1000)
 			return BAD(GF_EINVAL,
 				   "%s: gpu_milli %d: expected 1..1000", who,
-				   a->gpu_milli);
+				   a->place.gpu_milli);
 	}
 	if (a->kind == GF_WORKER_GPU_MIG &&
 	    (a->mig_uuid == NULL || strncmp(a->mig_uuid, "MIG-", 4) != 0 ||
@@ -132,15 +134,15 @@ static int check_gpus(const struct gf_worker *w, const struct gf_assignment *a,
 			   "%s: a MIG instance needs its 'MIG-...' "
 			   "device UUID",
 			   who);
-	for (int i = 0; i < a->ngpus; i++) {
-		int g = a->gpus[i];
+	for (int i = 0; i < a->place.ngpus; i++) {
+		int g = a->place.gpus[i];
 		const char *u = a->gpu_uuids[i];
 		if (g < 0 || (w->node && g >= w->node->ngpus) ||
 		    g >= GF_MAX_GPUS)
 			return BAD(GF_EINVAL, "%s: no GPU %d on this node", who,
 				   g);
 		for (int k = 0; k < i; k++)
-			if (a->gpus[k] == g)
+			if (a->place.gpus[k] == g)
 				return BAD(GF_EINVAL, "%s: GPU %d given twice",
 					   who, g);
 		if (u == NULL || u[0] == '\0')
@@ -250,26 +252,26 @@ static void gpu_env(const struct gf_worker *w, const struct gf_assignment *a,
 		return;
 	}
 	const char *u[GF_MAX_GPUS];
-	for (int i = 0; i < a->ngpus; i++) {
+	for (int i = 0; i < a->place.ngpus; i++) {
 		u[i] = a->gpu_uuids[i];
 		if ((u[i] == NULL || u[i][0] == '\0') && w->node)
-			u[i] = w->node->gpus[a->gpus[i]].uuid;
+			u[i] = w->node->gpus[a->place.gpus[i]].uuid;
 		if (u[i] == NULL || u[i][0] == '\0')
 			uuids = false;
 	}
 	/* an environment variable's room: the list is never cut */
 	struct gf_buf v;
 	gf_buf_init(&v, 1u << 20);
-	for (int i = 0; i < a->ngpus; i++) {
+	for (int i = 0; i < a->place.ngpus; i++) {
 		if (uuids)
 			(void)gf_buf_printf(&v, "%s%s", i ? "," : "", u[i]);
 		else
 			(void)gf_buf_printf(&v, "%s%d", i ? "," : "",
-					    a->gpus[i]);
+					    a->place.gpus[i]);
 	}
 	add(p, "CUDA_VISIBLE_DEVICES", gf_buf_str(&v));
 	gf_buf_release(&v);
-	if (!uuids && a->ngpus > 0)
+	if (!uuids && a->place.ngpus > 0)
 		add(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 }
 
@@ -317,8 +319,8 @@ static int plan_for(const struct gf_worker *w, const struct gf_assignment *a,
 {
 	struct gf_bind_request r;
 	memset(&r, 0, sizeof(r));
-	r.ngpus = a->ngpus;
-	memcpy(r.gpus, a->gpus, sizeof(int) * (size_t)a->ngpus);
+	r.ngpus = a->place.ngpus;
+	memcpy(r.gpus, a->place.gpus, sizeof(int) * (size_t)a->place.ngpus);
 	struct gf_err pe;
 	gf_err_clear(&pe);
 	int rc = gf_bind_plan(w->node, &r, plan, &pe);
@@ -370,7 +372,7 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 	if (rc != 0)
 		return rc;
 	struct gf_bind_plan *plan = NULL;
-	if (w->node && a->ngpus > 0) {
+	if (w->node && a->place.ngpus > 0) {
 		plan = gf_malloc(sizeof(*plan));
 		rc = plan_for(w, a, who, plan, p, e);
 		if (rc != 0) {
@@ -383,9 +385,9 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 	build_env(w, a, plan, p);
 	gf_free(plan);
 	if (a->kind == GF_WORKER_GPU_WHOLE)
-		p->gpu_milli = 1000 * a->ngpus;
+		p->gpu_milli = 1000 * a->place.ngpus;
 	else
-		p->gpu_milli = a->gpu_milli;
+		p->gpu_milli = a->place.gpu_milli;
 	return 0;
 }
 

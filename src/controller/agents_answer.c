@@ -75,19 +75,15 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 	GF__COPY_SAME(out->name, j->spec.name);
 	GF__COPY_SAME(out->team, j->spec.team);
 	out->command = j->spec.command; /* borrowed for the write */
-	out->ngpus = p->ngpus;
-	for (int g = 0; g < p->ngpus; g++) {
-		out->gpus[g] = p->gpus[g];
+	out->place = *p;
+	for (int g = 0; g < p->ngpus; g++)
 		if (inv && p->gpus[g] < inv->ngpus)
 			GF__COPY_SAME(out->uuids[g],
 				      inv->gpus[p->gpus[g]].uuid);
-	}
-	out->gpu_milli = p->gpu_milli;
 	if (j->spec.mig_profile[0]) {
 		out->mig = true;
 		GF__COPY_SAME(out->mig_profile, j->spec.mig_profile);
-		out->mig_start = p->mig_start;
-		out->gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
+		out->place.gpu_milli = mig_milli(ctl, i, j->spec.mig_profile);
 		for (int k = 0; inv && k < inv->nmig; k++)
 			if (inv->mig[k].gpu == p->gpus[0] &&
 			    inv->mig[k].start == p->mig_start)

@@ -1,6 +1,9 @@
 /*
  * assignment.c - the replicas a node should run (the answer to its long
- * poll), both ways.
+ * poll), both ways.  A replica's placement (struct gf_job_place, the
+ * core's value) is read and written by read_place and write_place only:
+ * the keys "gpus" (index, with the node's UUID), "gpu_milli" and "mig"
+ * (its start).
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,12 +26,13 @@ static int read_gpus(struct gf_np_rd *r, const struct gf_jv *v,
 			rc = gf__np_bad(r, "", "expected an object");
 		if (rc == 0)
 			rc = gf__np_int32(r, g, "index", true, 0,
-					  GF_CNODE_MAX_GPUS - 1, &a->gpus[i]);
+					  GF_CNODE_MAX_GPUS - 1,
+					  &a->place.gpus[i]);
 		if (rc == 0)
 			rc = gf__np_str(r, g, "uuid", false, a->uuids[i],
 					sizeof(a->uuids[i]));
 		gf__np_leave(r, saved);
-		a->ngpus = (int)i + 1;
+		a->place.ngpus = (int)i + 1;
 	}
 	return rc;
 }
@@ -47,13 +51,50 @@ static int read_mig(struct gf_np_rd *r, const struct gf_jv *v,
 	a->mig = true;
 	if ((rc = gf__np_str(r, m, "profile", true, a->mig_profile,
 			     sizeof(a->mig_profile))) == 0 &&
-	    (rc = gf__np_int32(r, m, "start", true, 0, 7, &a->mig_start)) == 0)
+	    (rc = gf__np_int32(r, m, "start", true, 0, 7,
+			       &a->place.mig_start)) == 0)
 		rc = gf__np_str(r, m, "uuid", false, a->mig_uuid,
 				sizeof(a->mig_uuid));
 	gf__np_leave(r, saved);
-	if (rc == 0 && a->ngpus != 1)
+	if (rc == 0 && a->place.ngpus != 1)
 		rc = gf__np_bad(r, "mig", "a MIG instance is on one GPU");
 	return rc;
+}
+
+static int read_place(struct gf_np_rd *r, const struct gf_jv *v,
+		      struct gf_np_assignment *a)
+{
+	int rc;
+	a->place.node = -1; /* not sent: the node reading it */
+	a->place.mig_start = -1;
+	if ((rc = read_gpus(r, v, a)) ||
+	    (rc = gf__np_int32(r, v, "gpu_milli", false, 0, 1000,
+			       &a->place.gpu_milli)))
+		return rc;
+	return read_mig(r, v, a);
+}
+
+static void write_place(struct gf_json *j, const struct gf_np_assignment *a)
+{
+	const struct gf_job_place *p = &a->place;
+	gf_json_arr_begin(j, "gpus");
+	for (int g = 0; g < p->ngpus; g++) {
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "index", p->gpus[g]);
+		gf_json_str(j, "uuid", a->uuids[g]);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+	gf_json_int(j, "gpu_milli", p->gpu_milli);
+	if (a->mig) {
+		gf_json_obj_begin(j, "mig");
+		gf_json_str(j, "profile", a->mig_profile);
+		gf_json_int(j, "start", p->mig_start);
+		gf_json_str(j, "uuid", a->mig_uuid);
+		gf_json_obj_end(j);
+	} else {
+		gf_json_null(j, "mig");
+	}
 }
 
 static int read_gang(struct gf_np_rd *r, const struct gf_jv *v,
@@ -99,10 +140,7 @@ static int read_one(struct gf_np_rd *r, const struct gf_jv *v,
 			       GF_JOB_MAX_REPLICAS - 1, &a->ref.replica)) ||
 	    (rc = gf__np_str(r, v, "name", false, a->name, sizeof(a->name))) ||
 	    (rc = gf__np_str(r, v, "team", false, a->team, sizeof(a->team))) ||
-	    (rc = read_gpus(r, v, a)) ||
-	    (rc = gf__np_int32(r, v, "gpu_milli", false, 0, 1000,
-			       &a->gpu_milli)) ||
-	    (rc = read_mig(r, v, a)) ||
+	    (rc = read_place(r, v, a)) ||
 	    (rc = gf__np_int(r, v, "cpu_milli", false, 0, GF_JOB_CPU_MILLI_MAX,
 			     &cpu)) ||
 	    (rc = gf__np_int(r, v, "memory_mib", false, 0,
@@ -244,24 +282,7 @@ void gf_np_assignment_write(struct gf_json *j, const struct gf_np_assignment *a)
 		gf_json_str(j, "command", a->command);
 	else
 		gf_json_null(j, "command");
-	gf_json_arr_begin(j, "gpus");
-	for (int g = 0; g < a->ngpus; g++) {
-		gf_json_obj_begin(j, NULL);
-		gf_json_int(j, "index", a->gpus[g]);
-		gf_json_str(j, "uuid", a->uuids[g]);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
-	gf_json_int(j, "gpu_milli", a->gpu_milli);
-	if (a->mig) {
-		gf_json_obj_begin(j, "mig");
-		gf_json_str(j, "profile", a->mig_profile);
-		gf_json_int(j, "start", a->mig_start);
-		gf_json_str(j, "uuid", a->mig_uuid);
-		gf_json_obj_end(j);
-	} else {
-		gf_json_null(j, "mig");
-	}
+	write_place(j, a);
 	gf_json_int(j, "cpu_milli", a->cpu_milli);
 	gf_json_int(j, "memory_mib", a->memory_mib);
 	gf_json_int(j, "max_runtime_s", a->max_runtime_s);

@@ -160,14 +160,18 @@ struct gf_np_assignment {
 	char name[GF_JOB_NAME_MAX];
 	char team[GF_TEAM_NAME_MAX];
 	char *command; /* owned; NULL none */
-	int ngpus;     /* whole GPUs, or 1 for a share or a MIG instance */
-	int gpus[GF_CNODE_MAX_GPUS];
+	/*
+	 * Where it runs on the node: the core's placement of the replica,
+	 * one value from the core to the worker.  Its node and node_name
+	 * are not sent (read back as -1 and "").  gpu_milli is the core's
+	 * (1000 for whole GPUs, a share) but for a MIG instance, its
+	 * fraction of its GPU (where the core keeps 0); mig_start is -1
+	 * unless mig.
+	 */
+	struct gf_job_place place;
 	char uuids[GF_CNODE_MAX_GPUS][GF_NP_UUID_MAX]; /* "" unknown */
-	int gpu_milli; /* 1000 for whole GPUs; a share; a MIG instance's
-			  fraction of its GPU */
 	bool mig;
 	char mig_profile[GF_MIG_PROFILE_MAX];
-	int mig_start;
 	char mig_uuid[GF_NP_UUID_MAX];
 	int32_t cpu_milli;
 	int64_t memory_mib;

@@ -6,8 +6,8 @@
  * spec's fields and caps) plus the database's own: seq fits a signed
  * 64-bit key and all text is UTF-8.  Every job written passed them
  * (gf__store_job_check), and so does every job read back (row_read.c).
- * The state is stored by its name (gf_job_state_name): the names are part
- * of the schema.
+ * The state is stored by its name (gf_job_state_name), the origin by
+ * gf__store_origin_name's: the names are part of the schema.
  *
  * The placement column is compact JSON, one object per replica:
  *   [{"node":"n1","gpus":[0,1],"gpu_milli":1000,"mig_start":-1}, ...]
@@ -27,6 +27,27 @@ const char *const gf__store_col_names[GF__NCOLS] = {
 	GF__STORE_COLUMNS(GF__STORE_COL_NAME)
 #undef GF__STORE_COL_NAME
 };
+
+static const char *const origin_names[] = {
+	[GF_JOB_ORIGIN_API] = "api",
+	[GF_JOB_ORIGIN_K8S] = "k8s",
+};
+#define NORIGINS ((int)(sizeof(origin_names) / sizeof(origin_names[0])))
+
+const char *gf__store_origin_name(enum gf_job_origin o)
+{
+	return (int)o >= 0 && (int)o < NORIGINS ? origin_names[o] : "?";
+}
+
+int gf__store_origin_parse(const char *name, enum gf_job_origin *out)
+{
+	for (int k = 0; k < NORIGINS; k++)
+		if (strcmp(name, origin_names[k]) == 0) {
+			*out = (enum gf_job_origin)k;
+			return 0;
+		}
+	return -1;
+}
 
 bool gf__store_utf8_ok(const char *s, size_t len)
 {
@@ -240,6 +261,7 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_BLOCK, j->block);
 	p_int(p, GF__COL_GPU_MS, j->gpu_ms);
 	p_text(p, GF__COL_SERVICE, s->service);
+	p_text(p, GF__COL_ORIGIN, gf__store_origin_name(s->origin));
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
 	p->v[GF__COL_HELD] = (struct gf__param){ .kind = GF__P_NULL };
 	if (j->nheld > 0) {

@@ -107,12 +107,16 @@ static int rd_command(struct rd *r)
 	if (!gf__store_utf8_ok(c->p, c->len))
 		return bad(r, GF__COL_COMMAND, "not valid UTF-8 text");
 	r->j->spec.command = gf_strndup(c->p, c->len);
-	/* a pod's job (the scheduler extender's) names its pod in its
-	 * command: its origin is not a column of its own */
-	if (!strncmp(r->j->spec.command, GF_JOB_K8S_COMMAND,
-		     strlen(GF_JOB_K8S_COMMAND)))
-		r->j->spec.origin = GF_JOB_ORIGIN_K8S;
 	return 0;
+}
+
+static int rd_origin(struct rd *r)
+{
+	char name[8];
+	int rc = rd_text(r, GF__COL_ORIGIN, name, sizeof(name));
+	if (rc == 0 && gf__store_origin_parse(name, &r->j->spec.origin) != 0)
+		rc = bad(r, GF__COL_ORIGIN, "unknown origin '%s'", name);
+	return rc;
 }
 
 static int rd_state(struct rd *r)
@@ -335,7 +339,7 @@ static int rd_spec(struct rd *r)
 			 &s->max_runtime_s)) ||
 	    (rc = rd_text(r, GF__COL_SERVICE, s->service,
 			  sizeof(s->service))) ||
-	    (rc = rd_command(r)))
+	    (rc = rd_command(r)) || (rc = rd_origin(r)))
 		return rc;
 	if (s->replicas < 1 || s->replicas > GF_JOB_MAX_REPLICAS)
 		return bad(r, GF__COL_REPLICAS, "expected 1 to %d, got %d",

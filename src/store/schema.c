@@ -95,6 +95,11 @@ static const struct migration migrations[] = {
 	  "ALTER TABLE jobs ADD COLUMN held TEXT;\n"
 	  "UPDATE jobs SET started_ms = 0 WHERE state = 'pending';\n"
 	  "ALTER TABLE nodes ADD COLUMN drain TEXT;\n" },
+	{ 5, "jobs.origin",
+	  "ALTER TABLE jobs ADD COLUMN origin TEXT NOT NULL DEFAULT 'api';\n"
+	  /* before it, a pod's job was known by its command (once) */
+	  "UPDATE jobs SET origin = 'k8s' "
+	  "WHERE substr(command, 1, 8) = 'k8s-pod ';\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

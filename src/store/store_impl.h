@@ -47,7 +47,8 @@
 	X(SERVICE, "service")             \
 	X(FAILURES, "failures")           \
 	X(REQUEUES, "requeues")           \
-	X(HELD, "held")
+	X(HELD, "held")                   \
+	X(ORIGIN, "origin")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \
@@ -180,6 +181,11 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
  * with e naming the job and column. */
 int gf__store_row_job(const struct gf__cell *cells, struct gf_job **out,
 		      struct gf_err *e) GF_MUST_CHECK;
+
+/* A job's origin as the origin column keeps it ("api", "k8s": part of
+ * the schema), and back (0, or -1 for a name that is none). */
+const char *gf__store_origin_name(enum gf_job_origin o);
+int gf__store_origin_parse(const char *name, enum gf_job_origin *out);
 
 /* Whether len bytes of s are well-formed UTF-8 without NUL. */
 bool gf__store_utf8_ok(const char *s, size_t len);

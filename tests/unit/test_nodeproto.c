@@ -488,15 +488,18 @@ static void asg_equal(const struct gf_np_assignment *a,
 		assert_ptr_equal(a->command, b->command);
 	else
 		assert_string_equal(a->command, b->command);
-	assert_int_equal(a->ngpus, b->ngpus);
-	for (int g = 0; g < a->ngpus; g++) {
-		assert_int_equal(a->gpus[g], b->gpus[g]);
+	assert_int_equal(a->place.ngpus, b->place.ngpus);
+	for (int g = 0; g < a->place.ngpus; g++) {
+		assert_int_equal(a->place.gpus[g], b->place.gpus[g]);
 		assert_string_equal(a->uuids[g], b->uuids[g]);
 	}
-	assert_int_equal(a->gpu_milli, b->gpu_milli);
+	assert_int_equal(a->place.gpu_milli, b->place.gpu_milli);
 	assert_int_equal(a->mig, b->mig);
 	assert_string_equal(a->mig_profile, b->mig_profile);
-	assert_int_equal(a->mig_start, b->mig_start);
+	/* the placement's own node is the reader's: not sent */
+	assert_int_equal(a->place.node, -1);
+	assert_string_equal(a->place.node_name, "");
+	assert_int_equal(a->place.mig_start, b->mig ? b->place.mig_start : -1);
 	assert_string_equal(a->mig_uuid, b->mig_uuid);
 	assert_int_equal(a->cpu_milli, b->cpu_milli);
 	assert_int_equal(a->memory_mib, b->memory_mib);
@@ -563,13 +566,15 @@ static void test_assignments_roundtrip(void **state)
 	snprintf(v[0].name, sizeof(v[0].name), "llama-ft");
 	snprintf(v[0].team, sizeof(v[0].team), "vision");
 	v[0].command = cmd;
-	v[0].ngpus = 8;
+	v[0].place.node = 3; /* the controller's: not sent */
+	snprintf(v[0].place.node_name, sizeof(v[0].place.node_name), "n7");
+	v[0].place.ngpus = 8;
 	for (int g = 0; g < 8; g++) {
-		v[0].gpus[g] = 7 - g;
+		v[0].place.gpus[g] = 7 - g;
 		snprintf(v[0].uuids[g], sizeof(v[0].uuids[g]),
 			 "GPU-f1ee7000-0002-4000-8000-00000000000%d", 7 - g);
 	}
-	v[0].gpu_milli = 1000;
+	v[0].place.gpu_milli = 1000;
 	v[0].cpu_milli = 96000;
 	v[0].memory_mib = 1 << 20;
 	v[0].max_runtime_s = 86400;
@@ -581,21 +586,21 @@ static void test_assignments_roundtrip(void **state)
 	v[0].master_port = 29512;
 	/* a MIG instance: one GPU, its UUID unknown to the controller */
 	v[1].ref = (struct gf_np_ref){ "j13", 1, 0 };
-	v[1].ngpus = 1;
-	v[1].gpus[0] = 6;
-	v[1].gpu_milli = 142;
+	v[1].place.ngpus = 1;
+	v[1].place.gpus[0] = 6;
+	v[1].place.gpu_milli = 142;
 	v[1].mig = true;
 	snprintf(v[1].mig_profile, sizeof(v[1].mig_profile), "1g.10gb");
-	v[1].mig_start = 4;
+	v[1].place.mig_start = 4;
 	snprintf(v[1].mig_uuid, sizeof(v[1].mig_uuid),
 		 "MIG-00006000-aaaa-4bbb-8ccc-000000000004");
 	v[1].world_size = 1;
 	v[1].local_world_size = 1;
 	/* a share of a GPU */
 	v[2].ref = (struct gf_np_ref){ "j14", 1, 0 };
-	v[2].ngpus = 1;
-	v[2].gpus[0] = 2;
-	v[2].gpu_milli = 500;
+	v[2].place.ngpus = 1;
+	v[2].place.gpus[0] = 2;
+	v[2].place.gpu_milli = 500;
 	v[2].cpu_milli = 4000;
 	v[2].world_size = 1;
 	v[2].local_world_size = 1;
@@ -634,12 +639,12 @@ static void test_assignments_largest(void **state)
 		fill_str(a->name, sizeof(a->name), 'n');
 		fill_str(a->team, sizeof(a->team), 't');
 		a->command = i == 0 ? cmd : NULL;
-		a->ngpus = GF_CNODE_MAX_GPUS;
-		for (int g = 0; g < a->ngpus; g++) {
-			a->gpus[g] = g;
+		a->place.ngpus = GF_CNODE_MAX_GPUS;
+		for (int g = 0; g < a->place.ngpus; g++) {
+			a->place.gpus[g] = g;
 			fill_str(a->uuids[g], sizeof(a->uuids[g]), 'u');
 		}
-		a->gpu_milli = 1000;
+		a->place.gpu_milli = 1000;
 		a->cpu_milli = GF_JOB_CPU_MILLI_MAX;
 		a->memory_mib = GF_JOB_MEMORY_MIB_MAX;
 		a->max_runtime_s = GF_JOB_RUNTIME_MAX_S;
@@ -743,9 +748,9 @@ static void test_unknown_keys_ignored(void **state)
 	v = parse(asg_text, strlen(asg_text));
 	assert_int_equal(gf_np_assignments_read(v, &as, &e), 0);
 	assert_int_equal(as.n, 1);
-	assert_int_equal(as.v[0].gpus[0], 2);
+	assert_int_equal(as.v[0].place.gpus[0], 2);
 	assert_true(as.v[0].mig);
-	assert_int_equal(as.v[0].mig_start, 3);
+	assert_int_equal(as.v[0].place.mig_start, 3);
 	assert_int_equal(as.v[0].world_size, 1); /* absent: alone */
 	assert_null(as.v[0].command);
 	assert_int_equal(as.nlayouts, 1);

@@ -658,11 +658,11 @@ static void test_long_poll(void **state)
 	assert_string_equal(x->ref.job, id);
 	assert_int_equal(x->ref.attempt, 1);
 	assert_int_equal(x->ref.replica, 0);
-	assert_int_equal(x->ngpus, 1);
+	assert_int_equal(x->place.ngpus, 1);
 	char uuid[96];
-	snprintf(uuid, sizeof(uuid), "GPU-%s-%d", a->name, x->gpus[0]);
+	snprintf(uuid, sizeof(uuid), "GPU-%s-%d", a->name, x->place.gpus[0]);
 	assert_string_equal(x->uuids[0], uuid);
-	assert_int_equal(x->gpu_milli, 1000);
+	assert_int_equal(x->place.gpu_milli, 1000);
 	assert_int_equal(x->world_size, 1);
 	assert_false(x->mig);
 	gf_np_assignments_release(&p.got);
@@ -1399,7 +1399,8 @@ static void test_restart(void **state)
 /* A job's origin is a field, not its command: a job a client submits
  * whose command happens to read like a pod's ("k8s-pod UID NS/NAME") is
  * still an API job, assigned to an agent and run (it was taken for a
- * Kubernetes pod, which no agent is ever given). */
+ * Kubernetes pod, which no agent is ever given), and still one after a
+ * restart (the store keeps its origin; it guessed it from the command). */
 static void test_origin_not_command(void **state)
 {
 	(void)state;
@@ -1412,6 +1413,34 @@ static void test_origin_not_command(void **state)
 				       id, sizeof(id));
 	assert_string_equal(ref.job, id);
 	struct gf_jv *v = job_get(id);
+	assert_string_equal(str(v, "state"), "running");
+	gf_jv_free(v);
+
+	pthread_mutex_lock(&alock);
+	a->beating = false; /* the agent waits out the restart */
+	pthread_mutex_unlock(&alock);
+	stop();
+	start();
+	struct gf_np_assignments s;
+	assert_int_equal(poll_asg(a, 0, "1s", &s), 200);
+	const struct gf_np_assignment *x = find_asg(&s, id);
+	if (x == NULL) {
+		gf_np_assignments_release(&s);
+		fail_msg("%s not assigned after the restart: taken for a pod",
+			 id);
+		return;
+	}
+	assert_int_equal(x->ref.attempt, ref.attempt);
+	apply(a, &s);
+	gf_np_assignments_release(&s);
+	struct gf_np_ack ack; /* the agent says it runs it */
+	assert_int_equal(beat(a, NULL, &ack), 200);
+	assert_string_equal(ack.state, "ready");
+	gf_np_ack_release(&ack);
+	pthread_mutex_lock(&alock);
+	a->beating = true;
+	pthread_mutex_unlock(&alock);
+	v = job_get(id);
 	assert_string_equal(str(v, "state"), "running");
 	gf_jv_free(v);
 }

@@ -27,7 +27,7 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 4 /* store/schema.c's last migration */
+#define SCHEMA_LATEST 5 /* store/schema.c's last migration */
 
 struct backend {
 	enum gf_store_kind kind;
@@ -261,6 +261,7 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_int_equal(x->memory_mib, y->memory_mib);
 	assert_string_equal(x->node_selector, y->node_selector);
 	assert_string_equal(x->service, y->service);
+	assert_int_equal(x->origin, y->origin);
 	assert_int_equal(x->max_runtime_s, y->max_runtime_s);
 	assert_true((x->command == NULL) == (y->command == NULL));
 	if (x->command)
@@ -527,13 +528,15 @@ static void test_failed_batch(void **state)
 	write_ok(s, v, 1);
 	/* another program left a row that holds j3's id: j3's insert
 	 * breaks the UNIQUE constraint after j1's update and j2's insert */
-	raw_exec(b->url, "INSERT INTO jobs SELECT 99, 'j3', name, team, class, "
-			 "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
-			 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
-			 "command, state, reason, submitted_ms, started_ms, "
-			 "ended_ms, attempts, preemptions, exit_code, block, "
-			 "placement, gpu_ms, service, failures, requeues, held "
-			 "FROM jobs WHERE seq = 1");
+	raw_exec(b->url,
+		 "INSERT INTO jobs SELECT 99, 'j3', name, team, class, "
+		 "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
+		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
+		 "command, state, reason, submitted_ms, started_ms, "
+		 "ended_ms, attempts, preemptions, exit_code, block, "
+		 "placement, gpu_ms, service, failures, requeues, held, "
+		 "origin "
+		 "FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
 	print_message("expected: %s\n", e.msg);
@@ -592,7 +595,8 @@ static void test_big_batch(void **state)
 		 "cpu_milli, memory_mib, node_selector, max_runtime_s, "
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
-		 "placement, gpu_ms, service, failures, requeues, held "
+		 "placement, gpu_ms, service, failures, requeues, held, "
+		 "origin "
 		 "FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
@@ -757,6 +761,59 @@ static void test_upgrade_from_1(void **state)
 	struct gf_err e;
 	assert_int_equal(gf_store_put_node(s, "n1", "{}", 2, 5, &e), 0);
 	gf_store_close(s);
+}
+
+static void origins_are(const char *url, const enum gf_job_origin *want, int n)
+{
+	struct gf_store *s = open_ok(url);
+	struct list l = { .n = 0 };
+	load_ok(s, &l);
+	assert_int_equal(l.n, n);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(l.v[i]->spec.origin, want[i]);
+	list_free(&l);
+	gf_store_close(s);
+}
+
+/* A job's origin is a column of its own: a client's job whose command
+ * reads like a pod's ("k8s-pod UID NS/NAME") is still a client's after a
+ * reopen (it was taken for a pod by its command), a pod's still a pod's.
+ * A database of schema 4 gets the old prefix rule once, in migration 5. */
+static void test_origin(void **state)
+{
+	struct backend *b = begin(state);
+	struct gf_job *v[3] = { job(1), job(2), job(3) };
+	v[0]->spec.command = gf_strdup("k8s-pod x y");
+	v[1]->spec.command = gf_strdup("k8s-pod uid-2 ns/p");
+	v[1]->spec.origin = GF_JOB_ORIGIN_K8S;
+	v[2]->spec.command = gf_strdup("echo k8s-pod x");
+	struct gf_store *s = open_leader(b->url);
+	write_ok(s, v, 3);
+	gf_store_close(s);
+	const enum gf_job_origin now[3] = { GF_JOB_ORIGIN_API,
+					    GF_JOB_ORIGIN_K8S,
+					    GF_JOB_ORIGIN_API };
+	origins_are(b->url, now, 3);
+	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM jobs WHERE "
+					 "origin = 'k8s'"),
+			 1);
+	/* back to schema 4: no origin column */
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN origin");
+	raw_exec(b->url, "DELETE FROM schema_version WHERE version = 5");
+	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
+					    GF_JOB_ORIGIN_K8S,
+					    GF_JOB_ORIGIN_API };
+	origins_are(b->url, old, 3);
+	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
+					 "schema_version"),
+			 SCHEMA_LATEST);
+	/* the rule ran once: j1 written as the client's again stays so */
+	s = open_leader(b->url);
+	write_ok(s, v, 1);
+	gf_store_close(s);
+	origins_are(b->url, now, 3);
+	for (int i = 0; i < 3; i++)
+		free_job(v[i]);
 }
 
 /* --- runs ------------------------------------------------------------ */
@@ -1241,6 +1298,8 @@ static void test_corrupt_rows(void **state)
 		{ "placement = NULL", "running with", false },
 		{ "state = 'zombie'", "column 'state': unknown state 'zombie'",
 		  false },
+		{ "origin = 'mars'", "column 'origin': unknown origin 'mars'",
+		  false },
 		{ "id = 'j7'", "id is not j<seq>", false },
 		{ "replicas = 0", "column 'replicas': expected 1 to 1024",
 		  false },
@@ -1357,6 +1416,7 @@ int main(void)
 		BOTH(test_migrations_once, "migrations_once"),
 		BOTH(test_concurrent_open, "concurrent_open"),
 		BOTH(test_upgrade_from_1, "upgrade_from_1"),
+		BOTH(test_origin, "origin"),
 		BOTH(test_nodes, "nodes"),
 		BOTH(test_runs, "runs"),
 		BOTH(test_services, "services"),

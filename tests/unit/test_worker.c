@@ -20,10 +20,10 @@
 
 #include <gpufleet/bind.h>
 
+#include "agent/worker.h"
 #include "helpers.h"
 #include "topo/source.h"
 #include "util/mem.h"
-#include "agent/worker.h"
 
 struct fx {
 	char dir[128], state[160], logs[160], out[160];
@@ -343,8 +343,7 @@ static void test_env_and_affinity_live(void **state)
 		.local_rank = 0,
 		.master_addr = "10.0.0.1",
 		.master_port = 29500,
-		.gpus = { 0 },
-		.ngpus = 1,
+		.place = { .gpus = { 0 }, .ngpus = 1 },
 		.gpu_uuids = { uuid },
 		.cpu_milli = 1000,
 		.command = cmd,
@@ -413,9 +412,9 @@ static void test_env_and_affinity_live(void **state)
 		 "env > %s/env2; grep Cpus_allowed_list /proc/self/status "
 		 "| cut -f2 > %s/cpus2",
 		 f->out, f->out);
-	struct gf_assignment b = {
-		.job = "j2", .gpus = { 0 }, .ngpus = 1, .command = cmd
-	};
+	struct gf_assignment b = { .job = "j2",
+				   .place = { .gpus = { 0 }, .ngpus = 1 },
+				   .command = cmd };
 	assert_int_equal(gf_worker_start(f->w, &b, &e), 0);
 	wait_ev(f, f->w, GF_WORKER_ENDED, "j2", 0, 5000);
 	snprintf(path, sizeof(path), "%s/env2", f->out);
@@ -464,27 +463,26 @@ static void test_env_template(void **state)
 	f->w = open_w(f, n, true, 0, false);
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "env > %s/share; sleep 0.3", f->out);
-	struct gf_assignment a = { .job = "share",
-				   .kind = GF_WORKER_GPU_SHARE,
-				   .gpus = { 3 },
-				   .ngpus = 1,
-				   .gpu_uuids = { "GPU-aaaa" },
-				   .gpu_milli = 250,
-				   .command = cmd };
+	struct gf_assignment a = {
+		.job = "share",
+		.kind = GF_WORKER_GPU_SHARE,
+		.place = { .gpus = { 3 }, .ngpus = 1, .gpu_milli = 250 },
+		.gpu_uuids = { "GPU-aaaa" },
+		.command = cmd
+	};
 	assert_int_equal(gf_worker_start(f->w, &a, &e), 0);
 	snprintf(cmd, sizeof(cmd), "env > %s/mig", f->out);
-	struct gf_assignment m = { .job = "mig",
-				   .kind = GF_WORKER_GPU_MIG,
-				   .gpus = { 5 },
-				   .ngpus = 1,
-				   .mig_uuid = "MIG-0a1b2c3d-0000-1111-2222-"
-					       "333344445555",
-				   .gpu_milli = 143,
-				   .command = cmd };
+	struct gf_assignment m = {
+		.job = "mig",
+		.kind = GF_WORKER_GPU_MIG,
+		.place = { .gpus = { 5 }, .ngpus = 1, .gpu_milli = 143 },
+		.mig_uuid = "MIG-0a1b2c3d-0000-1111-2222-"
+			    "333344445555",
+		.command = cmd
+	};
 	assert_int_equal(gf_worker_start(f->w, &m, &e), 0);
 	struct gf_assignment wh = { .job = "whole",
-				    .gpus = { 0, 1 },
-				    .ngpus = 2,
+				    .place = { .gpus = { 0, 1 }, .ngpus = 2 },
 				    .command = "sleep 0.2" };
 	assert_int_equal(gf_worker_start(f->w, &wh, &e), 0);
 	struct gf_worker_event *ev =
@@ -565,20 +563,24 @@ static void test_bad_assignments(void **state)
 	a.rank = 2;
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	a.world_size = 0;
-	a.gpus[0] = 8; /* the node has GPU0..7 */
-	a.ngpus = 1;
+	a.place.gpus[0] = 8; /* the node has GPU0..7 */
+	a.place.ngpus = 1;
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	assert_non_null(strstr(e.msg, "no GPU 8"));
-	a.gpus[0] = 0;
-	a.gpus[1] = 0;
-	a.ngpus = 2;
+	/* more GPUs than a placement holds */
+	a.place.ngpus = GF_CNODE_MAX_GPUS + 1;
+	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_ETOOBIG);
+	assert_non_null(strstr(e.msg, "17 GPUs"));
+	a.place.gpus[0] = 0;
+	a.place.gpus[1] = 0;
+	a.place.ngpus = 2;
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	a.kind = GF_WORKER_GPU_SHARE;
-	a.gpus[1] = 1;
-	a.gpu_milli = 500;
+	a.place.gpus[1] = 1;
+	a.place.gpu_milli = 500;
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	a.kind = GF_WORKER_GPU_MIG;
-	a.ngpus = 1;
+	a.place.ngpus = 1;
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	assert_non_null(strstr(e.msg, "MIG"));
 	a.kind = GF_WORKER_GPU_WHOLE;
