@@ -601,9 +601,9 @@ static int keda_field(const struct rd *r, const char *key, const node_t *k,
 					    "maxReplicaCount",
 					    "idleReplicaCount",
 					    NULL };
-	int32_t idle, *to[] = { &s->polling_s,		&s->cooldown_s,
-				&s->initial_cooldown_s, &s->min_replicas,
-				&s->max_replicas,	&idle };
+	int32_t idle = 0, *to[] = { &s->polling_s,	    &s->cooldown_s,
+				    &s->initial_cooldown_s, &s->min_replicas,
+				    &s->max_replicas,	    &idle };
 	int i = one_of(key, ints);
 	if (i >= 0) {
 		int rc = get_int(r, v, key, to[i]);

@@ -26,7 +26,9 @@ def graph(build, folder):
     defs, uses = {}, {}
     for obj in sorted(glob.glob(os.path.join(build, "src", folder, "*.o"))):
         name = os.path.basename(obj)[:-2] + ".c"
-        if not os.path.exists(os.path.join(ROOT, "src", folder, name)):
+        srcdir = os.path.join(ROOT, "src", folder)
+        if os.path.isdir(srcdir) and \
+                not os.path.exists(os.path.join(srcdir, name)):
             continue  # left by a source since renamed or removed
         out = subprocess.run(["nm", obj], capture_output=True, text=True,
                              check=True).stdout

@@ -16,8 +16,8 @@
 
 #include <gpufleet/err.h>
 
-#include "helpers.h"
 #include "agent/agent.h"
+#include "helpers.h"
 #include "telemetry/collect.h"
 #include "telemetry/expo.h"
 #include "telemetry/health.h"
