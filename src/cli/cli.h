@@ -147,6 +147,10 @@ struct gf_cli_store {
 	const char **str;
 	bool *flag;
 };
+/* Option c with its value arg stored as its row in store says: true, or
+ * false when no row has code c. */
+bool gf_cli_store_take(const struct gf_cli_store *store, int c,
+		       const char *arg);
 
 /*
  * The option loop every command runs: getopt_long over opts from argv[1]
@@ -154,7 +158,7 @@ struct gf_cli_store {
  * when the options end; -h (usage printed on stdout) and an unknown
  * option or a missing value (said as gf_cli_bad_option does) end them
  * too, with rc the exit status to return, which stays -1 otherwise.
- * What json, node and store name is taken here, never returned:
+ * What json, node, store and remote name is taken here, never returned:
  *
  *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
  *	while ((c = gf_cli_next(&a)) != -1)
@@ -162,6 +166,7 @@ struct gf_cli_store {
  *	if (a.rc >= 0)
  *		return a.rc;
  */
+struct gf_remote;
 struct gf_cli_args {
 	const char *cmd;
 	int argc;
@@ -172,7 +177,9 @@ struct gf_cli_args {
 	bool *json; /* when set, --json (GF_CLI_OPT_JSON) sets it itself */
 	struct gf_node_opts *node; /* when set, GF_CLI_NODE_OPTIONS go here */
 	const struct gf_cli_store *store; /* options that only store */
-	int index;			  /* the long option's row in opts */
+	/* when set, the connection options (CONN_OPTIONS) go here */
+	struct gf_remote *remote;
+	int index; /* the long option's row in opts */
 	int rc;
 	bool started;
 };
@@ -184,7 +191,7 @@ struct gf_cli_args {
 int gf_cli_next(struct gf_cli_args *a);
 
 /* The whole loop, for a command whose every option is taken by what a
- * names (json, node, store): a->rc. */
+ * names (json, node, store, remote): a->rc. */
 int gf_cli_options(struct gf_cli_args *a);
 
 /* --json, for a command whose gf_cli_args.json points at its flag. */

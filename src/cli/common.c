@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "server/server.h"
 #include "util/fmt.h"
 
@@ -49,11 +50,18 @@ static bool taken(struct gf_cli_args *a, int c)
 	}
 	if (a->node && gf_cli_node_option(c, optarg, a->node))
 		return true;
-	for (const struct gf_cli_store *s = a->store; s && s->code; s++) {
+	if (a->remote && gf_remote_option(a->remote, c, optarg))
+		return true;
+	return a->store && gf_cli_store_take(a->store, c, optarg);
+}
+
+bool gf_cli_store_take(const struct gf_cli_store *store, int c, const char *arg)
+{
+	for (const struct gf_cli_store *s = store; s->code; s++) {
 		if (s->code != c)
 			continue;
 		if (s->str)
-			*s->str = optarg;
+			*s->str = arg;
 		else
 			*s->flag = true;
 		return true;
