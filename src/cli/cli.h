@@ -158,7 +158,8 @@ bool gf_cli_store_take(const struct gf_cli_store *store, int c,
  * when the options end; -h (usage printed on stdout) and an unknown
  * option or a missing value (said as gf_cli_bad_option does) end them
  * too, with rc the exit status to return, which stays -1 otherwise.
- * What json, node, store and remote name is taken here, never returned:
+ * What json, node, store, remote and policies name is taken here, never
+ * returned:
  *
  *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
  *	while ((c = gf_cli_next(&a)) != -1)
@@ -179,6 +180,10 @@ struct gf_cli_args {
 	const struct gf_cli_store *store; /* options that only store */
 	/* when set, the connection options (CONN_OPTIONS) go here */
 	struct gf_remote *remote;
+	/* when set, --policy LIST (code 'P') goes here as gf_cli_policies
+	 * takes it; a bad list ends the options with rc GF_EXIT_USAGE */
+	enum gf_policy *policies;
+	int *npolicies;
 	int index; /* the long option's row in opts */
 	int rc;
 	bool started;
@@ -238,6 +243,13 @@ int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
  * the commands that date what they read (chargeback, slurm usage).  Here
  * until util/clock.h has one (gf_clock_wall_ms, issue 25). */
 int64_t gf_cli_wall_ms(void);
+
+/* run(arg, p) with a progress line on stderr headed "gpufleet CMD" (none
+ * when no thread can draw it: the same run); what run returns. */
+struct gf_progress;
+int gf_cli_with_progress(const char *cmd,
+			 int (*run)(void *arg, struct gf_progress *p),
+			 void *arg);
 
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
 int gf_cli_print(const char *s, unsigned long len) GF_MUST_CHECK;

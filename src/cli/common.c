@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/remote.h"
 #include "server/server.h"
+#include "sim/progress.h"
 #include "util/fmt.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
@@ -52,6 +53,9 @@ static bool taken(struct gf_cli_args *a, int c)
 		return true;
 	if (a->remote && gf_remote_option(a->remote, c, optarg))
 		return true;
+	if (c == 'P' && a->policies) /* a bad list is not taken */
+		return !gf_cli_policies(a->cmd, optarg, a->policies,
+					a->npolicies);
 	return a->store && gf_cli_store_take(a->store, c, optarg);
 }
 
@@ -83,6 +87,10 @@ int gf_cli_next(struct gf_cli_args *a)
 		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
 				&a->index);
 	while (c != -1 && taken(a, c));
+	if (c == 'P' && a->policies) {
+		a->rc = GF_EXIT_USAGE;
+		return -1;
+	}
 	if (c == 'h') {
 		a->usage(stdout);
 		a->rc = GF_EXIT_OK;
@@ -271,4 +279,18 @@ bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
 	else
 		*per_client = v ? (unsigned)v : GF_SERVER_NO_LIMIT;
 	return true;
+}
+
+int gf_cli_with_progress(const char *cmd,
+			 int (*run)(void *arg, struct gf_progress *p),
+			 void *arg)
+{
+	char head[128];
+	gf_note(head, sizeof(head), "gpufleet %s", cmd);
+	struct gf_progress prog;
+	gf_progress_init(&prog, head, stderr);
+	(void)!gf_progress_start(&prog); /* without a thread: no line */
+	int rc = run(arg, &prog);
+	gf_progress_stop(&prog);
+	return rc;
 }
