@@ -127,8 +127,7 @@ static int cmd_recommend(int argc, char **argv)
 		{ "samples", required_argument, NULL, 's' },
 		{ "start-replicas", required_argument, NULL, 'r' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	const char *hpa = NULL, *samples = NULL;
 	long start = 1;
@@ -517,8 +516,7 @@ static int cmd_run(int argc, char **argv)
 		{ "ca", required_argument, NULL, 'A' },
 		{ "insecure-http", no_argument, NULL, 'I' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	struct run_opts o;
 	memset(&o, 0, sizeof(o));
@@ -735,8 +733,7 @@ static int cmd_manifests(int argc, char **argv)
 		{ "cooldown", required_argument, NULL, '3' },
 		{ "down-window", required_argument, NULL, '4' },
 		{ "only", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	struct gf_as_manifest_opts o;
 	memset(&o, 0, sizeof(o));

@@ -340,8 +340,7 @@ static int fill_main(int argc, char **argv)
 		GF_CLI_OPT_JSON,
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "requests", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	static struct fill_args a;
 	memset(&a, 0, sizeof(a));

@@ -450,8 +450,7 @@ int cmd_simulate_replay(int argc, char **argv)
 		{ "no-estimates", no_argument, NULL, 'E' },
 		{ "cpu-instances", no_argument, NULL, 'C' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	static struct args a;
 	memset(&a, 0, sizeof(a));
