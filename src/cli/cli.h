@@ -220,14 +220,16 @@ int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
  * A command made of subcommands (`gpufleet mig plan ...`): argv[1] names
  * one of table (ended by a NULL name), which runs with argv from there;
  * -h or --help prints usage.  No name: missing said; a name not in the
- * table: "unknown WHAT 'NAME' KNOWN".  The exit status.
+ * table: "unknown WHAT 'NAME' KNOWN".  The exit status.  The texts left
+ * NULL are made from the table's names: missing "say what: a, b or c (see
+ * 'gpufleet CMD -h')", what "subcommand", known "(known: a, b, c)".
  */
 struct gf_cli_subs {
 	const char *cmd;
 	void (*usage)(FILE *);
-	const char *missing; /* "say what: ..." */
-	const char *what;    /* "subcommand", "experiment" */
-	const char *known;   /* "(known: a, b)" */
+	const char *missing; /* or NULL */
+	const char *what;    /* "experiment", or NULL */
+	const char *known;   /* or NULL */
 	const struct gf_cmd *table;
 };
 int gf_cli_subcommand(const struct gf_cli_subs *s, int argc,

@@ -799,10 +799,6 @@ int cmd_autoscale(int argc, char **argv)
 	static const struct gf_cli_subs subs = {
 		.cmd = "autoscale",
 		.usage = usage_all,
-		.missing = "say what: recommend, run or manifests (see "
-			   "'gpufleet autoscale -h')",
-		.what = "subcommand",
-		.known = "(known: recommend, run, manifests)",
 		.table = table,
 	};
 	return gf_cli_subcommand(&subs, argc, argv);

@@ -511,7 +511,6 @@ int cmd_mig(int argc, char **argv)
 		.usage = usage,
 		.missing = "expected a subcommand: plan, validate, apply or "
 			   "proposal (see 'gpufleet mig -h')",
-		.what = "subcommand",
 		.known = "(plan, validate, apply, proposal)",
 		.table = table,
 	};

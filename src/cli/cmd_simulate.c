@@ -437,7 +437,6 @@ int cmd_simulate(int argc, char **argv)
 		.missing = "no experiment given (known: fill, mig, autoscale, "
 			   "replay; see 'gpufleet simulate -h')",
 		.what = "experiment",
-		.known = "(known: fill, mig, autoscale, replay)",
 		.table = table,
 	};
 	return gf_cli_subcommand(&subs, argc, argv);

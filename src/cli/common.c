@@ -14,6 +14,7 @@
 #include "cli/remote.h"
 #include "server/server.h"
 #include "sim/progress.h"
+#include "util/buf.h"
 #include "util/fmt.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
@@ -103,10 +104,47 @@ int gf_cli_next(struct gf_cli_args *a)
 	return c;
 }
 
+/* The table's names into out: "a, b, c", or "a, b or c" with or. */
+static void sub_names(const struct gf_cmd *table, bool or, struct gf_buf *out)
+{
+	for (const struct gf_cmd *t = table; t->name; t++) {
+		if (t != table)
+			gf_buf_puts(out, or &&!t[1].name ? " or " : ", ");
+		gf_buf_puts(out, t->name);
+	}
+}
+
+/* What a gf_cli_subcommand says when its argument is missing or unknown:
+ * s's own text, or one made from the table's names. */
+static void subs_error(const struct gf_cli_subs *s, const char *name)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1024);
+	if (!name && s->missing) {
+		gf_buf_puts(&b, s->missing);
+	} else if (!name) {
+		gf_buf_puts(&b, "say what: ");
+		sub_names(s->table, true, &b);
+		gf_buf_printf(&b, " (see 'gpufleet %s -h')", s->cmd);
+	} else {
+		gf_buf_printf(&b, "unknown %s '%s' ",
+			      s->what ? s->what : "subcommand", name);
+		if (s->known) {
+			gf_buf_puts(&b, s->known);
+		} else {
+			gf_buf_puts(&b, "(known: ");
+			sub_names(s->table, false, &b);
+			gf_buf_putc(&b, ')');
+		}
+	}
+	gf_cli_error(s->cmd, "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
+}
+
 int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
 {
 	if (argc < 2) {
-		gf_cli_error(s->cmd, "%s", s->missing);
+		subs_error(s, NULL);
 		return GF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -116,7 +154,7 @@ int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
 	for (const struct gf_cmd *t = s->table; t->name; t++)
 		if (!strcmp(argv[1], t->name))
 			return t->fn(argc - 1, argv + 1);
-	gf_cli_error(s->cmd, "unknown %s '%s' %s", s->what, argv[1], s->known);
+	subs_error(s, argv[1]);
 	return GF_EXIT_USAGE;
 }
 
