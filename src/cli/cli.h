@@ -158,8 +158,8 @@ bool gf_cli_store_take(const struct gf_cli_store *store, int c,
  * when the options end; -h (usage printed on stdout) and an unknown
  * option or a missing value (said as gf_cli_bad_option does) end them
  * too, with rc the exit status to return, which stays -1 otherwise.
- * What json, node, store, remote and policies name is taken here, never
- * returned:
+ * What json, node, store, remote, policies and parse name is taken here,
+ * never returned:
  *
  *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
  *	while ((c = gf_cli_next(&a)) != -1)
@@ -184,6 +184,11 @@ struct gf_cli_args {
 	 * takes it; a bad list ends the options with rc GF_EXIT_USAGE */
 	enum gf_policy *policies;
 	int *npolicies;
+	/* when set, every other option goes to parse(code, value, ctx):
+	 * nonzero ends the options with "cannot parse '--NAME VALUE'" said
+	 * and rc GF_EXIT_USAGE */
+	int (*parse)(int c, const char *arg, void *ctx);
+	void *ctx;
 	int index; /* the long option's row in opts */
 	int rc;
 	bool started;
@@ -196,7 +201,7 @@ struct gf_cli_args {
 int gf_cli_next(struct gf_cli_args *a);
 
 /* The whole loop, for a command whose every option is taken by what a
- * names (json, node, store, remote): a->rc. */
+ * names (json, node, store, remote, policies, parse): a->rc. */
 int gf_cli_options(struct gf_cli_args *a);
 
 /* --json, for a command whose gf_cli_args.json points at its flag. */

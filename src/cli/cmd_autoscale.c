@@ -342,8 +342,9 @@ struct run_opts {
 	bool dry, json, query;
 };
 
-static int run_option(int c, const char *arg, struct run_opts *o)
+static int run_option(int c, const char *arg, void *ctx)
 {
+	struct run_opts *o = ctx;
 	char k[128];
 	const char *eq;
 	switch (c) {
@@ -522,18 +523,12 @@ static int cmd_run(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.interval_s = 15;
 	o.start = -1;
-	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
 	args.json = &o.json;
-	while ((c = gf_cli_next(&args)) != -1) {
-		if (run_option(c, optarg, &o)) {
-			gf_cli_error(LCMD, "cannot parse '--%s %s'",
-				     opts[args.index].name, optarg);
-			return GF_EXIT_USAGE;
-		}
-	}
-	if (args.rc >= 0)
+	args.parse = run_option;
+	args.ctx = &o;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (gf_cli_no_args(LCMD, argc, argv))
 		return GF_EXIT_USAGE;
@@ -613,9 +608,9 @@ static void usage_manifests(FILE *f)
 		GF_CLI_EXIT_HELP);
 }
 
-static int manifest_option(int c, const char *arg,
-			   struct gf_as_manifest_opts *o)
+static int manifest_option(int c, const char *arg, void *ctx)
 {
+	struct gf_as_manifest_opts *o = ctx;
 	long v;
 	const char *eq;
 	switch (c) {
@@ -745,17 +740,11 @@ static int cmd_manifests(int argc, char **argv)
 	o.cooldown_s = 300;
 	o.down_window_s = 300;
 	o.keda = o.hpa = true;
-	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
-	while ((c = gf_cli_next(&args)) != -1) {
-		if (manifest_option(c, optarg, &o)) {
-			gf_cli_error(MCMD, "cannot parse '--%s %s'",
-				     opts[args.index].name, optarg);
-			return GF_EXIT_USAGE;
-		}
-	}
-	if (args.rc >= 0)
+	args.parse = manifest_option;
+	args.ctx = &o;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (gf_cli_no_args(MCMD, argc, argv))
 		return GF_EXIT_USAGE;

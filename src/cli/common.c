@@ -92,6 +92,14 @@ int gf_cli_next(struct gf_cli_args *a)
 		a->rc = GF_EXIT_USAGE;
 		return -1;
 	}
+	if (a->parse && c != -1 && c != 'h' && c != '?' && c != ':') {
+		if (a->parse(c, optarg, a->ctx) == 0)
+			return gf_cli_next(a);
+		gf_cli_error(a->cmd, "cannot parse '--%s %s'",
+			     a->opts[a->index].name, optarg);
+		a->rc = GF_EXIT_USAGE;
+		return -1;
+	}
 	if (c == 'h') {
 		a->usage(stdout);
 		a->rc = GF_EXIT_OK;
