@@ -147,6 +147,10 @@ struct gf_cli_store {
 	const char **str;
 	bool *flag;
 };
+/* Option c with its value arg stored as its row in store says: true, or
+ * false when no row has code c. */
+bool gf_cli_store_take(const struct gf_cli_store *store, int c,
+		       const char *arg);
 
 /*
  * The option loop every command runs: getopt_long over opts from argv[1]
@@ -154,7 +158,8 @@ struct gf_cli_store {
  * when the options end; -h (usage printed on stdout) and an unknown
  * option or a missing value (said as gf_cli_bad_option does) end them
  * too, with rc the exit status to return, which stays -1 otherwise.
- * What json, node and store name is taken here, never returned:
+ * What json, node, store, remote, policies and parse name is taken here,
+ * never returned:
  *
  *	struct gf_cli_args a = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
  *	while ((c = gf_cli_next(&a)) != -1)
@@ -162,6 +167,7 @@ struct gf_cli_store {
  *	if (a.rc >= 0)
  *		return a.rc;
  */
+struct gf_remote;
 struct gf_cli_args {
 	const char *cmd;
 	int argc;
@@ -172,7 +178,18 @@ struct gf_cli_args {
 	bool *json; /* when set, --json (GF_CLI_OPT_JSON) sets it itself */
 	struct gf_node_opts *node; /* when set, GF_CLI_NODE_OPTIONS go here */
 	const struct gf_cli_store *store; /* options that only store */
-	int index;			  /* the long option's row in opts */
+	/* when set, the connection options (CONN_OPTIONS) go here */
+	struct gf_remote *remote;
+	/* when set, --policy LIST (code 'P') goes here as gf_cli_policies
+	 * takes it; a bad list ends the options with rc GF_EXIT_USAGE */
+	enum gf_policy *policies;
+	int *npolicies;
+	/* when set, every other option goes to parse(code, value, ctx):
+	 * nonzero ends the options with "cannot parse '--NAME VALUE'" said
+	 * and rc GF_EXIT_USAGE */
+	int (*parse)(int c, const char *arg, void *ctx);
+	void *ctx;
+	int index; /* the long option's row in opts */
 	int rc;
 	bool started;
 };
@@ -184,7 +201,7 @@ struct gf_cli_args {
 int gf_cli_next(struct gf_cli_args *a);
 
 /* The whole loop, for a command whose every option is taken by what a
- * names (json, node, store): a->rc. */
+ * names (json, node, store, remote, policies, parse): a->rc. */
 int gf_cli_options(struct gf_cli_args *a);
 
 /* --json, for a command whose gf_cli_args.json points at its flag. */
@@ -208,14 +225,16 @@ int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
  * A command made of subcommands (`gpufleet mig plan ...`): argv[1] names
  * one of table (ended by a NULL name), which runs with argv from there;
  * -h or --help prints usage.  No name: missing said; a name not in the
- * table: "unknown WHAT 'NAME' KNOWN".  The exit status.
+ * table: "unknown WHAT 'NAME' KNOWN".  The exit status.  The texts left
+ * NULL are made from the table's names: missing "say what: a, b or c (see
+ * 'gpufleet CMD -h')", what "subcommand", known "(known: a, b, c)".
  */
 struct gf_cli_subs {
 	const char *cmd;
 	void (*usage)(FILE *);
-	const char *missing; /* "say what: ..." */
-	const char *what;    /* "subcommand", "experiment" */
-	const char *known;   /* "(known: a, b)" */
+	const char *missing; /* or NULL */
+	const char *what;    /* "experiment", or NULL */
+	const char *known;   /* or NULL */
 	const struct gf_cmd *table;
 };
 int gf_cli_subcommand(const struct gf_cli_subs *s, int argc,
@@ -231,6 +250,13 @@ int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
  * the commands that date what they read (chargeback, slurm usage).  Here
  * until util/clock.h has one (gf_clock_wall_ms, issue 25). */
 int64_t gf_cli_wall_ms(void);
+
+/* run(arg, p) with a progress line on stderr headed "gpufleet CMD" (none
+ * when no thread can draw it: the same run); what run returns. */
+struct gf_progress;
+int gf_cli_with_progress(const char *cmd,
+			 int (*run)(void *arg, struct gf_progress *p),
+			 void *arg);
 
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
 int gf_cli_print(const char *s, unsigned long len) GF_MUST_CHECK;

@@ -127,8 +127,7 @@ static int cmd_recommend(int argc, char **argv)
 		{ "samples", required_argument, NULL, 's' },
 		{ "start-replicas", required_argument, NULL, 'r' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	const char *hpa = NULL, *samples = NULL;
 	long start = 1;
@@ -343,8 +342,9 @@ struct run_opts {
 	bool dry, json, query;
 };
 
-static int run_option(int c, const char *arg, struct run_opts *o)
+static int run_option(int c, const char *arg, void *ctx)
 {
+	struct run_opts *o = ctx;
 	char k[128];
 	const char *eq;
 	switch (c) {
@@ -517,25 +517,18 @@ static int cmd_run(int argc, char **argv)
 		{ "ca", required_argument, NULL, 'A' },
 		{ "insecure-http", no_argument, NULL, 'I' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	struct run_opts o;
 	memset(&o, 0, sizeof(o));
 	o.interval_s = 15;
 	o.start = -1;
-	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
 	args.json = &o.json;
-	while ((c = gf_cli_next(&args)) != -1) {
-		if (run_option(c, optarg, &o)) {
-			gf_cli_error(LCMD, "cannot parse '--%s %s'",
-				     opts[args.index].name, optarg);
-			return GF_EXIT_USAGE;
-		}
-	}
-	if (args.rc >= 0)
+	args.parse = run_option;
+	args.ctx = &o;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (gf_cli_no_args(LCMD, argc, argv))
 		return GF_EXIT_USAGE;
@@ -615,9 +608,9 @@ static void usage_manifests(FILE *f)
 		GF_CLI_EXIT_HELP);
 }
 
-static int manifest_option(int c, const char *arg,
-			   struct gf_as_manifest_opts *o)
+static int manifest_option(int c, const char *arg, void *ctx)
 {
+	struct gf_as_manifest_opts *o = ctx;
 	long v;
 	const char *eq;
 	switch (c) {
@@ -735,8 +728,7 @@ static int cmd_manifests(int argc, char **argv)
 		{ "cooldown", required_argument, NULL, '3' },
 		{ "down-window", required_argument, NULL, '4' },
 		{ "only", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	struct gf_as_manifest_opts o;
 	memset(&o, 0, sizeof(o));
@@ -748,17 +740,11 @@ static int cmd_manifests(int argc, char **argv)
 	o.cooldown_s = 300;
 	o.down_window_s = 300;
 	o.keda = o.hpa = true;
-	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
-	while ((c = gf_cli_next(&args)) != -1) {
-		if (manifest_option(c, optarg, &o)) {
-			gf_cli_error(MCMD, "cannot parse '--%s %s'",
-				     opts[args.index].name, optarg);
-			return GF_EXIT_USAGE;
-		}
-	}
-	if (args.rc >= 0)
+	args.parse = manifest_option;
+	args.ctx = &o;
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (gf_cli_no_args(MCMD, argc, argv))
 		return GF_EXIT_USAGE;
@@ -802,10 +788,6 @@ int cmd_autoscale(int argc, char **argv)
 	static const struct gf_cli_subs subs = {
 		.cmd = "autoscale",
 		.usage = usage_all,
-		.missing = "say what: recommend, run or manifests (see "
-			   "'gpufleet autoscale -h')",
-		.what = "subcommand",
-		.known = "(known: recommend, run, manifests)",
 		.table = table,
 	};
 	return gf_cli_subcommand(&subs, argc, argv);

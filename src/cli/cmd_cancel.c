@@ -23,15 +23,14 @@ static void usage(FILE *f)
 int cmd_cancel(int argc, char **argv)
 {
 	struct gf_remote r = { .cmd = CMD };
-	const char *server, *tokens;
-	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	int rc = gf_remote_options(&r, argc, argv, usage);
 	if (rc >= 0)
 		return rc;
 	if (optind == argc) {
 		gf_cli_error(CMD, "no job given (see 'gpufleet cancel -h')");
 		return GF_EXIT_USAGE;
 	}
-	rc = gf_remote_setup(&r, server, tokens);
+	rc = gf_remote_setup(&r);
 	if (rc)
 		return rc;
 	int ret = GF_EXIT_OK;

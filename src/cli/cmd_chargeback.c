@@ -173,8 +173,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "csv", no_argument, NULL, O_CSV },
 		{ "html", required_argument, NULL, O_HTML },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	int c, rc = 0;
 	const struct gf_cli_store store[] = {

@@ -49,20 +49,13 @@ static int node_call(const char *cmd, int argc, char **argv,
 					      CONN_OPTIONS,
 					      { NULL, 0, NULL, 0 } };
 	struct gf_remote r = { .cmd = cmd };
-	const char *server = NULL, *tokens = NULL, *reason = NULL;
-	int c;
+	const char *reason = NULL;
 	struct gf_cli_args args = GF_CLI_ARGS(cmd, argc, argv, opts, usage);
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'r':
-			if (!drain)
-				return gf_cli_bad_option(cmd, argv);
-			reason = optarg;
-			break;
-		default: /* the shared options of the table */
-			gf_remote_option(&r, c, optarg, &server, &tokens);
-			break;
-		}
+	args.remote = &r;
+	while (gf_cli_next(&args) != -1) { /* --reason, the one left */
+		if (!drain)
+			return gf_cli_bad_option(cmd, argv);
+		reason = optarg;
 	}
 	if (args.rc >= 0)
 		return args.rc;
@@ -76,7 +69,7 @@ static int node_call(const char *cmd, int argc, char **argv,
 		gf_cli_error(cmd, "node name '%.40s...': too long", node);
 		return GF_EXIT_USAGE;
 	}
-	int rc = gf_remote_setup(&r, server, tokens);
+	int rc = gf_remote_setup(&r);
 	if (rc)
 		return rc;
 	struct gf_buf body;

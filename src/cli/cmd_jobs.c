@@ -103,32 +103,23 @@ int cmd_jobs(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gf_remote r = { .cmd = CMD };
-	const char *server = NULL, *tokens = NULL;
 	char query[400] = "";
 	size_t ql = 0;
 	int c;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 's':
-		case 't':
-		case 'l':
-			/* the server checks the values and names a bad one */
-			ql += (size_t)snprintf(query + ql, sizeof(query) - ql,
-					       "%c%s=%.100s", ql ? '&' : '?',
-					       c == 's'	  ? "state"
-					       : c == 't' ? "team"
-							  : "limit",
-					       optarg);
-			break;
-		default: /* the shared options of the table */
-			gf_remote_option(&r, c, optarg, &server, &tokens);
-			break;
-		}
-	}
+	args.remote = &r;
+	/* --state, --team, --limit: the server checks the values and names
+	 * a bad one */
+	while ((c = gf_cli_next(&args)) != -1)
+		ql += (size_t)snprintf(query + ql, sizeof(query) - ql,
+				       "%c%s=%.100s", ql ? '&' : '?',
+				       c == 's'	  ? "state"
+				       : c == 't' ? "team"
+						  : "limit",
+				       optarg);
 	if (args.rc >= 0)
 		return args.rc;
-	int rc = gf_remote_setup(&r, server, tokens);
+	int rc = gf_remote_setup(&r);
 	if (rc)
 		return rc;
 	if (optind == argc) {

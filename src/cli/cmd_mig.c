@@ -285,8 +285,7 @@ static int cmd_plan(int argc, char **argv)
 		GF_CLI_OPT_JSON,
 		{ "yaml", no_argument, NULL, 'y' },
 		{ "name", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
@@ -411,8 +410,7 @@ static int cmd_apply(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "current", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
@@ -513,7 +511,6 @@ int cmd_mig(int argc, char **argv)
 		.usage = usage,
 		.missing = "expected a subcommand: plan, validate, apply or "
 			   "proposal (see 'gpufleet mig -h')",
-		.what = "subcommand",
 		.known = "(plan, validate, apply, proposal)",
 		.table = table,
 	};

@@ -205,8 +205,9 @@ static void report_failed_run(const struct gf_fill_job *jobs, int njobs)
 		}
 }
 
-static int fill(const struct fill_args *a, struct gf_progress *prog)
+static int fill(void *arg, struct gf_progress *prog)
 {
+	const struct fill_args *a = arg;
 	struct gf_cluster c;
 	struct gf_workload w;
 	struct gf_typical *typ = NULL;
@@ -339,8 +340,7 @@ static int fill_main(int argc, char **argv)
 		GF_CLI_OPT_JSON,
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "requests", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	static struct fill_args a;
 	memset(&a, 0, sizeof(a));
@@ -360,13 +360,10 @@ static int fill_main(int argc, char **argv)
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.json = &a.json;
 	args.store = store;
+	args.policies = a.policies;
+	args.npolicies = &a.npolicies;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'P':
-			if (gf_cli_policies(CMD, optarg, a.policies,
-					    &a.npolicies))
-				return GF_EXIT_USAGE;
-			break;
 		case 's':
 			if (parse_seeds(optarg, a.seeds, &a.nseeds) != 0) {
 				gf_cli_error(CMD,
@@ -422,13 +419,7 @@ static int fill_main(int argc, char **argv)
 			     a.nodes ? "--pods" : "--nodes");
 		return GF_EXIT_USAGE;
 	}
-	struct gf_progress prog;
-	gf_progress_init(&prog, "gpufleet " CMD, stderr);
-	/* without a thread: no line, same run */
-	(void)!gf_progress_start(&prog);
-	int rc = fill(&a, &prog);
-	gf_progress_stop(&prog);
-	return rc;
+	return gf_cli_with_progress(CMD, fill, &a);
 }
 
 int cmd_simulate(int argc, char **argv)
@@ -446,7 +437,6 @@ int cmd_simulate(int argc, char **argv)
 		.missing = "no experiment given (known: fill, mig, autoscale, "
 			   "replay; see 'gpufleet simulate -h')",
 		.what = "experiment",
-		.known = "(known: fill, mig, autoscale, replay)",
 		.table = table,
 	};
 	return gf_cli_subcommand(&subs, argc, argv);

@@ -217,8 +217,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "series", required_argument, NULL, 'c' },
 		{ "svg", required_argument, NULL, 'v' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	int c;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, lo, usage);

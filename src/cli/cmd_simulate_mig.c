@@ -150,8 +150,7 @@ int cmd_simulate_mig(int argc, char **argv)
 		{ "requests", required_argument, NULL, 'r' },
 		{ "seed", required_argument, NULL, 's' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	const char *model = NULL, *mix_s = NULL;
 	long requests = 200;

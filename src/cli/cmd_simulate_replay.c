@@ -325,8 +325,9 @@ static void text_row(struct gf_buf *b, const struct gf_replay_result *r)
 		      r->mean_pending_gpus, r->preemptions, r->wall_s);
 }
 
-static int replay(struct args *a, struct gf_progress *p)
+static int replay(void *arg, struct gf_progress *p)
 {
+	struct args *a = arg;
 	int ret = GF_EXIT_FAIL;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -449,8 +450,7 @@ int cmd_simulate_replay(int argc, char **argv)
 		{ "no-estimates", no_argument, NULL, 'E' },
 		{ "cpu-instances", no_argument, NULL, 'C' },
 		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	static struct args a;
 	memset(&a, 0, sizeof(a));
@@ -468,13 +468,10 @@ int cmd_simulate_replay(int argc, char **argv)
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.json = &a.json;
 	args.store = store;
+	args.policies = a.policies;
+	args.npolicies = &a.npolicies;
 	while ((c = gf_cli_next(&args)) != -1) {
 		switch (c) {
-		case 'P':
-			if (gf_cli_policies(CMD, optarg, a.policies,
-					    &a.npolicies))
-				return GF_EXIT_USAGE;
-			break;
 		case 's':
 			if (num_opt("seed", optarg, 0, INT64_MAX, &v))
 				return GF_EXIT_USAGE;
@@ -540,10 +537,5 @@ int cmd_simulate_replay(int argc, char **argv)
 		}
 		a.trace = a.trace_buf;
 	}
-	struct gf_progress prog;
-	gf_progress_init(&prog, "gpufleet " CMD, stderr);
-	(void)!gf_progress_start(&prog); /* without a thread: no line */
-	int rc = replay(&a, &prog);
-	gf_progress_stop(&prog);
-	return rc;
+	return gf_cli_with_progress(CMD, replay, &a);
 }

@@ -150,10 +150,6 @@ int cmd_slurm(int argc, char **argv)
 	static const struct gf_cli_subs subs = {
 		.cmd = "slurm",
 		.usage = usage_all,
-		.missing = "say what: gres, advise or usage (see 'gpufleet "
-			   "slurm -h')",
-		.what = "subcommand",
-		.known = "(known: gres, advise, usage)",
 		.table = table,
 	};
 	return gf_cli_subcommand(&subs, argc, argv);

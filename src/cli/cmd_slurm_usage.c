@@ -105,8 +105,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "json", no_argument, NULL, O_JSON },
 		{ "table", no_argument, NULL, O_TAB },
 		{ "lenient", no_argument, NULL, O_LEN },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		GF_CLI_OPTS_END,
 	};
 	int c;
 	const struct gf_cli_store store[] = {

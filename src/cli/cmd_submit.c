@@ -65,8 +65,7 @@ static int num_opt(struct body *x, const char *key, const char *opt,
 	return 0;
 }
 
-static int option(int c, struct body *x, struct gf_remote *r,
-		  const char **server, const char **tokens)
+static int option(int c, struct body *x)
 {
 	size_t len;
 	switch (c) {
@@ -115,8 +114,7 @@ static int option(int c, struct body *x, struct gf_remote *r,
 			   len ? "," : "", optarg))
 			return GF_EXIT_USAGE;
 		return 0;
-	default: /* the rest of the table: the connection options */
-		gf_remote_option(r, c, optarg, server, tokens);
+	default: /* cannot: the table has no other */
 		return 0;
 	}
 }
@@ -179,14 +177,14 @@ int cmd_submit(int argc, char **argv)
 	gf_buf_init(&x.b, 64u << 10);
 	gf_json_init(&x.j, &x.b);
 	gf_json_obj_begin(&x.j, NULL);
-	const char *server = NULL, *tokens = NULL;
 	int c, rc = 0;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.shortopts = "+h";
+	args.remote = &r;
 	while (rc == 0 && (c = gf_cli_next(&args)) != -1)
-		rc = option(c, &x, &r, &server, &tokens);
+		rc = option(c, &x);
 	if (rc == 0 && args.rc < 0)
-		rc = gf_remote_setup(&r, server, tokens);
+		rc = gf_remote_setup(&r);
 	else if (rc == 0)
 		rc = args.rc; /* -h answered (0), or a bad option said */
 	if (rc || args.rc >= 0) {

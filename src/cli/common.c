@@ -11,7 +11,10 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "server/server.h"
+#include "sim/progress.h"
+#include "util/buf.h"
 #include "util/fmt.h"
 
 void gf_cli_error(const char *cmd, const char *fmt, ...)
@@ -49,11 +52,21 @@ static bool taken(struct gf_cli_args *a, int c)
 	}
 	if (a->node && gf_cli_node_option(c, optarg, a->node))
 		return true;
-	for (const struct gf_cli_store *s = a->store; s && s->code; s++) {
+	if (a->remote && gf_remote_option(a->remote, c, optarg))
+		return true;
+	if (c == 'P' && a->policies) /* a bad list is not taken */
+		return !gf_cli_policies(a->cmd, optarg, a->policies,
+					a->npolicies);
+	return a->store && gf_cli_store_take(a->store, c, optarg);
+}
+
+bool gf_cli_store_take(const struct gf_cli_store *store, int c, const char *arg)
+{
+	for (const struct gf_cli_store *s = store; s->code; s++) {
 		if (s->code != c)
 			continue;
 		if (s->str)
-			*s->str = optarg;
+			*s->str = arg;
 		else
 			*s->flag = true;
 		return true;
@@ -75,6 +88,18 @@ int gf_cli_next(struct gf_cli_args *a)
 		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
 				&a->index);
 	while (c != -1 && taken(a, c));
+	if (c == 'P' && a->policies) {
+		a->rc = GF_EXIT_USAGE;
+		return -1;
+	}
+	if (a->parse && c != -1 && c != 'h' && c != '?' && c != ':') {
+		if (a->parse(c, optarg, a->ctx) == 0)
+			return gf_cli_next(a);
+		gf_cli_error(a->cmd, "cannot parse '--%s %s'",
+			     a->opts[a->index].name, optarg);
+		a->rc = GF_EXIT_USAGE;
+		return -1;
+	}
 	if (c == 'h') {
 		a->usage(stdout);
 		a->rc = GF_EXIT_OK;
@@ -87,10 +112,47 @@ int gf_cli_next(struct gf_cli_args *a)
 	return c;
 }
 
+/* The table's names into out: "a, b, c", or "a, b or c" with or. */
+static void sub_names(const struct gf_cmd *table, bool or, struct gf_buf *out)
+{
+	for (const struct gf_cmd *t = table; t->name; t++) {
+		if (t != table)
+			gf_buf_puts(out, or &&!t[1].name ? " or " : ", ");
+		gf_buf_puts(out, t->name);
+	}
+}
+
+/* What a gf_cli_subcommand says when its argument is missing or unknown:
+ * s's own text, or one made from the table's names. */
+static void subs_error(const struct gf_cli_subs *s, const char *name)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1024);
+	if (!name && s->missing) {
+		gf_buf_puts(&b, s->missing);
+	} else if (!name) {
+		gf_buf_puts(&b, "say what: ");
+		sub_names(s->table, true, &b);
+		gf_buf_printf(&b, " (see 'gpufleet %s -h')", s->cmd);
+	} else {
+		gf_buf_printf(&b, "unknown %s '%s' ",
+			      s->what ? s->what : "subcommand", name);
+		if (s->known) {
+			gf_buf_puts(&b, s->known);
+		} else {
+			gf_buf_puts(&b, "(known: ");
+			sub_names(s->table, false, &b);
+			gf_buf_putc(&b, ')');
+		}
+	}
+	gf_cli_error(s->cmd, "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
+}
+
 int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
 {
 	if (argc < 2) {
-		gf_cli_error(s->cmd, "%s", s->missing);
+		subs_error(s, NULL);
 		return GF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -100,7 +162,7 @@ int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
 	for (const struct gf_cmd *t = s->table; t->name; t++)
 		if (!strcmp(argv[1], t->name))
 			return t->fn(argc - 1, argv + 1);
-	gf_cli_error(s->cmd, "unknown %s '%s' %s", s->what, argv[1], s->known);
+	subs_error(s, argv[1]);
 	return GF_EXIT_USAGE;
 }
 
@@ -263,4 +325,18 @@ bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
 	else
 		*per_client = v ? (unsigned)v : GF_SERVER_NO_LIMIT;
 	return true;
+}
+
+int gf_cli_with_progress(const char *cmd,
+			 int (*run)(void *arg, struct gf_progress *p),
+			 void *arg)
+{
+	char head[128];
+	gf_note(head, sizeof(head), "gpufleet %s", cmd);
+	struct gf_progress prog;
+	gf_progress_init(&prog, head, stderr);
+	(void)!gf_progress_start(&prog); /* without a thread: no line */
+	int rc = run(arg, &prog);
+	gf_progress_stop(&prog);
+	return rc;
 }

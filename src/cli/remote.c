@@ -14,8 +14,9 @@
 #include "util/mem.h"
 
 /* --server and --token-file (or GPUFLEET_SERVER / GPUFLEET_TOKEN_FILE). */
-int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
+int gf_remote_setup(struct gf_remote *c)
 {
+	const char *server = c->server, *tokens = c->tokens;
 	if (!server)
 		server = getenv("GPUFLEET_SERVER");
 	if (!server)
@@ -60,31 +61,17 @@ int gf_remote_setup(struct gf_remote *c, const char *server, const char *tokens)
 	return 0;
 }
 
-bool gf_remote_option(struct gf_remote *r, int c, const char *arg,
-		      const char **server, const char **tokens)
+bool gf_remote_option(struct gf_remote *r, int c, const char *arg)
 {
-	switch (c) {
-	case 'S':
-		*server = arg;
-		return true;
-	case 'T':
-		*tokens = arg;
-		return true;
-	case 'J':
-		r->json = true;
-		return true;
-	default:
-		return gf_remote_tls_option(r, c, arg);
-	}
-}
-
-bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg)
-{
-	if (c == GF_REMOTE_OPT_CA)
-		r->ca = arg;
-	else if (c == GF_REMOTE_OPT_INSECURE)
-		r->insecure_http = true;
-	return c == GF_REMOTE_OPT_CA || c == GF_REMOTE_OPT_INSECURE;
+	const struct gf_cli_store conn[] = {
+		{ 'S', &r->server, NULL },
+		{ 'T', &r->tokens, NULL },
+		{ 'J', NULL, &r->json },
+		{ GF_REMOTE_OPT_CA, &r->ca, NULL },
+		{ GF_REMOTE_OPT_INSECURE, NULL, &r->insecure_http },
+		{ 0, NULL, NULL },
+	};
+	return gf_cli_store_take(conn, c, arg);
 }
 
 /* One exchange; 0 with *ans (release it) when the server answered with
@@ -185,17 +172,13 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k)
 }
 
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
-		      void (*usage)(FILE *), const char **server,
-		      const char **tokens)
+		      void (*usage)(FILE *))
 {
 	static const struct option opts[] = { CONN_OPTIONS,
 					      { NULL, 0, NULL, 0 } };
-	*server = *tokens = NULL;
-	int c;
 	struct gf_cli_args args = GF_CLI_ARGS(r->cmd, argc, argv, opts, usage);
-	while ((c = gf_cli_next(&args)) != -1)
-		gf_remote_option(r, c, optarg, server, tokens);
-	return args.rc;
+	args.remote = r;
+	return gf_cli_options(&args);
 }
 
 int gf_remote_show(const struct gf_remote *r, unsigned method, const char *path,
@@ -223,13 +206,12 @@ int gf_remote_get_command(const char *cmd, int argc, char **argv,
 			  gf_remote_render render)
 {
 	struct gf_remote r = { .cmd = cmd };
-	const char *server, *tokens;
-	int rc = gf_remote_options(&r, argc, argv, usage, &server, &tokens);
+	int rc = gf_remote_options(&r, argc, argv, usage);
 	if (rc >= 0)
 		return rc;
 	if (gf_cli_no_args(cmd, argc, argv))
 		return GF_EXIT_USAGE;
-	rc = gf_remote_setup(&r, server, tokens);
+	rc = gf_remote_setup(&r);
 	return rc ? rc
 		  : gf_remote_show(&r, GF_HTTP_GET, path, NULL, render, NULL);
 }

@@ -26,14 +26,15 @@ struct gf_remote {
 	bool json;
 	const char *ca;	    /* --ca FILE (or $GPUFLEET_CA), or NULL */
 	bool insecure_http; /* --insecure-http */
+	const char *server; /* --server URL as given, or NULL */
+	const char *tokens; /* --token-file FILE as given, or NULL */
 };
 
-/* --server and --token-file (or $GPUFLEET_SERVER, $GPUFLEET_TOKEN_FILE;
+/* c->server and c->tokens (or $GPUFLEET_SERVER, $GPUFLEET_TOKEN_FILE;
  * c->ca from $GPUFLEET_CA when not given); 0 or an exit code (message
  * printed: a token that would go in clear to a host that is not
  * loopback is a usage error naming --insecure-http). */
-int gf_remote_setup(struct gf_remote *c, const char *server,
-		    const char *tokens) GF_MUST_CHECK;
+int gf_remote_setup(struct gf_remote *c) GF_MUST_CHECK;
 
 /* The longest request path a client sends. */
 #define GF_REMOTE_PATH_MAX 768
@@ -54,23 +55,17 @@ int gf_remote_callf(const struct gf_remote *c, unsigned method,
 
 /*
  * The option loop of a command that takes only the connection options
- * (--server, --token-file, --json, -h): r->json, *server and *tokens set
- * for gf_remote_setup; -1 to go on with the arguments from optind, else
- * the exit status (usage printed for -h, a bad option said).
+ * (--server, --token-file, --json, -h) into r for gf_remote_setup; -1 to
+ * go on with the arguments from optind, else the exit status (usage
+ * printed for -h, a bad option said).  A command with options of its own
+ * sets gf_cli_args.remote to r instead.
  */
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
-		      void (*usage)(FILE *), const char **server,
-		      const char **tokens) GF_MUST_CHECK;
+		      void (*usage)(FILE *)) GF_MUST_CHECK;
 
-/* --ca FILE or --insecure-http (GF_REMOTE_OPT_*) into r: true, or false
- * when c is neither. */
-bool gf_remote_tls_option(struct gf_remote *r, int c, const char *arg);
-
-/* A connection option's getopt code c applied (--server, --token-file
- * into *server and *tokens, --json, --ca, --insecure-http into r): true;
- * false for any other c. */
-bool gf_remote_option(struct gf_remote *r, int c, const char *arg,
-		      const char **server, const char **tokens);
+/* A connection option's getopt code c applied (--server, --token-file,
+ * --json, --ca, --insecure-http into r): true; false for any other c. */
+bool gf_remote_option(struct gf_remote *r, int c, const char *arg);
 
 /* How an answer is shown without --json: render(the answer parsed, arg). */
 typedef void (*gf_remote_render)(const struct gf_jv *v, const void *arg);
