@@ -18,12 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gf_np_heartbeat hb;
 	struct gf_np_ack ack;
 	struct gf_np_assignments as;
-	(void)gf_np_inventory_read(v, &inv, &e);
-	(void)gf_np_heartbeat_read(v, &hb, &e);
+	(void)!gf_np_inventory_read(v, &inv, &e);
+	(void)!gf_np_heartbeat_read(v, &hb, &e);
 	gf_np_heartbeat_release(&hb);
-	(void)gf_np_ack_read(v, &ack, &e);
+	(void)!gf_np_ack_read(v, &ack, &e);
 	gf_np_ack_release(&ack);
-	(void)gf_np_assignments_read(v, &as, &e);
+	(void)!gf_np_assignments_read(v, &as, &e);
 	gf_np_assignments_release(&as);
 	gf_jv_free(v);
 	return 0;

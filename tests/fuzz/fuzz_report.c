@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == 0) {
 		struct gf_buf out;
 		gf_buf_init(&out, 0);
-		(void)gf_report_html(&d, 1, &out);
+		(void)!gf_report_html(&d, 1, &out);
 		gf_buf_release(&out);
 		gf_rdoc_release(&d);
 	}
