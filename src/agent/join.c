@@ -161,8 +161,7 @@ static int send_state(struct gf_join *j, struct gf_client *c, bool reg)
 	struct gf_buf b;
 	struct gf_json js;
 	struct gf_np_heartbeat hb;
-	gf_buf_init(&b, GF_NP_BODY_MAX);
-	gf_json_init(&js, &b);
+	gf_json_open(&js, &b, GF_NP_BODY_MAX);
 	gf__join_heartbeat(j, &hb);
 	gf_json_obj_begin(&js, NULL);
 	if (reg)

@@ -68,13 +68,6 @@ static int send_json(struct gf_http_req *r, struct gf_buf *b,
 	return rc;
 }
 
-/* A JSON answer of at most ANSWER_MAX bytes, sent by send_json(). */
-static void answer_open(struct gf_buf *b, struct gf_json *j)
-{
-	gf_buf_init(b, ANSWER_MAX);
-	gf_json_init(j, b);
-}
-
 typedef void (*each_fn)(struct gf_service *s, struct gf_k8s_memo *m, int k,
 			void *arg);
 
@@ -196,7 +189,7 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 	}
 	struct gf_buf b;
 	struct gf_json j;
-	answer_open(&b, &j);
+	gf_json_open(&j, &b, ANSWER_MAX);
 	gf_k8s_filter_write(&j, &c.a, c.v, c.error);
 	call_release(&c);
 	return send_json(r, &b, &j);
@@ -220,7 +213,7 @@ int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
 	}
 	struct gf_buf b;
 	struct gf_json j;
-	answer_open(&b, &j);
+	gf_json_open(&j, &b, ANSWER_MAX);
 	gf_k8s_priorities_write(&j, &c.a, c.score);
 	call_release(&c);
 	return send_json(r, &b, &j);
@@ -284,7 +277,7 @@ static void preempt_write(struct gf_service *s, struct gf_http_req *r,
 	    each_locked(s, r, ask, pa->n, trim, &t, &s->k8s->preempts)) {
 		struct gf_buf b;
 		struct gf_json j;
-		answer_open(&b, &j);
+		gf_json_open(&j, &b, ANSWER_MAX);
 		gf_k8s_preempt_write(&j, pa, keep, pick);
 		send_json(r, &b, &j);
 	}

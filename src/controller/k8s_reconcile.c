@@ -240,8 +240,7 @@ int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg)
 				      "gpufleet serve with --k8s-extender");
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 8u << 20);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8u << 20);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_arr_begin(&j, "mismatches");
 	pthread_mutex_lock(&s->ctl_lock);

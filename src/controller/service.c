@@ -75,6 +75,18 @@ void gf__op_reply_error(struct gf_op *op)
 	gf_reply_error(op->req, op->status, op->error, "%s", op->detail);
 }
 
+bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
+			size_t cap)
+{
+	if (op->status != 200) {
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return false;
+	}
+	gf_json_open(j, b, cap);
+	return true;
+}
+
 void gf__op_free(struct gf_op *op)
 {
 	if (!op)

@@ -214,6 +214,11 @@ void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 /* Answer a held request from an op's error fields. */
 void gf__op_reply_error(struct gf_op *op);
 
+/* An op's JSON answer begun: true, b and j opened (cap bytes at most);
+ * false when the op failed: its error answered and the op freed. */
+bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
+			size_t cap);
+
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 

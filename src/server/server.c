@@ -280,8 +280,7 @@ int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 	va_end(ap);
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 8192);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8192);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_str(&j, "error", error);
 	gf_json_str(&j, "detail", detail);

@@ -31,6 +31,12 @@ void gf_json_init(struct gf_json *j, struct gf_buf *out)
 	j->err = 0;
 }
 
+void gf_json_open(struct gf_json *j, struct gf_buf *b, size_t cap)
+{
+	gf_buf_init(b, cap);
+	gf_json_init(j, b);
+}
+
 static void put_n(struct gf_json *j, const char *s, size_t n)
 {
 	struct gf_buf *b = j->out;

@@ -169,8 +169,11 @@ static void test_json_writer(void **state)
 	(void)state;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 4096);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8); /* the cap is the buffer's */
+	gf_json_str(&j, NULL, "longer than eight");
+	assert_int_not_equal(gf_json_error(&j), 0);
+	gf_buf_release(&b);
+	gf_json_open(&j, &b, 4096);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_str(&j, "s", "a\"b\\c\n\x01");
 	gf_json_int(&j, "i", -3);
