@@ -273,11 +273,18 @@ int gf_reply_json(struct gf_http_req *r, unsigned status,
 int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 		   const char *fmt, ...)
 {
-	char detail[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	gf_vnote(detail, sizeof(detail), fmt, ap);
+	int rc = gf_reply_verror(r, status, error, fmt, ap);
 	va_end(ap);
+	return rc;
+}
+
+int gf_reply_verror(struct gf_http_req *r, unsigned status, const char *error,
+		    const char *fmt, va_list ap)
+{
+	char detail[1024];
+	gf_vnote(detail, sizeof(detail), fmt, ap);
 	struct gf_buf b;
 	struct gf_json j;
 	gf_json_open(&j, &b, 8192);

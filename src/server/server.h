@@ -58,6 +58,7 @@
 #ifndef GF_SERVER_SERVER_H
 #define GF_SERVER_SERVER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -185,6 +186,10 @@ int gf_reply_json(struct gf_http_req *r, unsigned status,
 /* Answer {"error": error, "detail": printf(fmt, ...)}, as JSON. */
 int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with fmt's arguments in ap (a handler's own variadic bad()). */
+int gf_reply_verror(struct gf_http_req *r, unsigned status, const char *error,
+		    const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /*
  * Answer later, from another thread (event-loop servers only: threads >
