@@ -91,28 +91,15 @@ static int64_t wall_ms(void)
 
 /* --- routes ---------------------------------------------------------- */
 
-static int serve_metrics(struct gf_http_req *r, void *arg)
+/* A document the sampler renders, found by its route (doc_route[]). */
+static int serve_doc(struct gf_http_req *r, void *arg)
 {
 	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_METRICS]);
-}
-
-static int serve_gpus(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_GPUS]);
-}
-
-static int serve_diag(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_DIAG]);
-}
-
-static int serve_diag_txt(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_DIAG_TXT]);
+	for (int k = 0; k < ND; k++)
+		if (!strcmp(gf_req_path(r), doc_route[k]))
+			return gf_reply_doc(r, a->doc[k]);
+	return gf_reply_error(r, 404, "not-found", "no document at '%s'",
+			      gf_req_path(r));
 }
 
 static int serve_topo(struct gf_http_req *r, void *arg)
@@ -132,7 +119,7 @@ static int serve_health(struct gf_http_req *r, void *arg)
 }
 
 static const struct gf_route routes[] = {
-	{ GF_HTTP_GET, "/metrics", serve_metrics, 0,
+	{ GF_HTTP_GET, "/metrics", serve_doc, 0,
 	  "Prometheus text 0.0.4, dcgm-exporter's names, types and\n"
 	  "                    labels, then gpufleet_* (GPU up, health, Xids, "
 	  "sample\n"
@@ -141,14 +128,14 @@ static const struct gf_route routes[] = {
 	  "                    owners, diagnoses)" },
 	{ GF_HTTP_GET, "/healthz", serve_health, 0,
 	  "200 while samples keep coming, 503 once they stall" },
-	{ GF_HTTP_GET, "/v1/gpus", serve_gpus, 0,
+	{ GF_HTTP_GET, "/v1/gpus", serve_doc, 0,
 	  "the latest sample and the health of each GPU, its MIG\n"
 	  "                    instances, JSON" },
 	{ GF_HTTP_GET, "/v1/topology", serve_topo, 0,
 	  "this node's topology (gpufleet topo --json)" },
-	{ GF_HTTP_GET, "/v1/diagnose", serve_diag, 0,
+	{ GF_HTTP_GET, "/v1/diagnose", serve_doc, 0,
 	  "GPUs wasted, and why, JSON (gpufleet diagnose --json)" },
-	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_diag_txt, 0,
+	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_doc, 0,
 	  "the same as text (gpufleet diagnose)" },
 };
 #define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))

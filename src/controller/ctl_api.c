@@ -331,6 +331,22 @@ static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
 	return 0;
 }
 
+/* A list answer begun, {"key": [ open, with ctl_lock held: true; false
+ * when this server does not serve (answered, nothing held). */
+static bool list_open(struct gf_service *s, struct gf_http_req *r,
+		      struct gf_buf *b, struct gf_json *j, const char *key)
+{
+	gf_json_open(j, b, ANSWER_MAX);
+	gf_json_obj_begin(j, NULL);
+	gf_json_arr_begin(j, key);
+	pthread_mutex_lock(&s->ctl_lock);
+	if (gf__service_serving(s, r))
+		return true;
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_buf_release(b);
+	return false;
+}
+
 int gf__jobs_list(struct gf_http_req *r, void *arg)
 {
 	struct gf_call *c = arg;
@@ -343,15 +359,8 @@ int gf__jobs_list(struct gf_http_req *r, void *arg)
 		return 0;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_json_open(&j, &b, ANSWER_MAX);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "jobs");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "jobs"))
 		return 0;
-	}
 	long shown = 0;
 	bool more = false;
 	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
@@ -401,15 +410,8 @@ int gf__queue_get(struct gf_http_req *r, void *arg)
 	const struct gf_grant g = c->grant;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_json_open(&j, &b, ANSWER_MAX);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "queue");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "queue"))
 		return 0;
-	}
 	const struct gf_job **q = gf_calloc(GF_SERVE_LIST_MAX, sizeof(*q));
 	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX), pos = 0;
 	for (int i = 0; i < n && i < GF_SERVE_LIST_MAX; i++) {
@@ -444,15 +446,8 @@ int gf__nodes_get(struct gf_http_req *r, void *arg)
 	struct gf_service *s = c->s;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_json_open(&j, &b, ANSWER_MAX);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "nodes");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "nodes"))
 		return 0;
-	}
 	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++)
 		gf__node_json(&j, s, i);
 	pthread_mutex_unlock(&s->ctl_lock);
