@@ -11,6 +11,7 @@
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "util/mem.h"
 #include "util/siphash.h"
 #include "util/yaml.h"
 
@@ -375,6 +376,24 @@ static void test_yaml(void **state)
 			 true);
 }
 
+/* gf_grow: doubling from first, new elements zeroed, old ones kept. */
+static void test_grow(void **state)
+{
+	(void)state;
+	size_t cap = 0;
+	int *a = gf_grow(NULL, sizeof(*a), &cap, 0, 4);
+	assert_int_equal(cap, 4);
+	a[3] = 7;
+	int *same = gf_grow(a, sizeof(*a), &cap, 3, 4);
+	assert_ptr_equal(same, a);
+	a = gf_grow(a, sizeof(*a), &cap, 9, 4);
+	assert_int_equal(cap, 16);
+	assert_int_equal(a[3], 7);
+	for (int i = 4; i < 16; i++)
+		assert_int_equal(a[i], 0);
+	gf_free(a);
+}
+
 static void test_siphash(void **state)
 {
 	(void)state;
@@ -401,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_yaml),
+		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_siphash),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
