@@ -394,16 +394,8 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 				     .max_connections = o->max_connections,
 				     .max_per_client = o->max_per_client,
 				     .arg = a };
-	rc = gf_server_start(&a->srv, routes, NROUTES, &so, e);
-	if (rc == 0) {
-		rc = -pthread_create(&a->tid, NULL, sampler, a);
-		if (rc) {
-			gf_err_set(e, rc,
-				   "cannot start the sampling thread: %s",
-				   gf_strerror(rc));
-			gf_server_stop(a->srv);
-		}
-	}
+	rc = gf_server_start_with(&a->srv, routes, NROUTES, &so, &a->tid,
+				  sampler, "sampling", e);
 	if (rc) {
 		gf_collector_close(&a->col);
 		agent_free(a);

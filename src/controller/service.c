@@ -676,16 +676,8 @@ int gf__service_run(struct gf_service *s, const struct gf_route *routes,
 		.tls = o->tls
 	};
 	if (rc == 0)
-		rc = gf_server_start(&s->srv, routes, nroutes, &so, e);
-	if (rc == 0) {
-		rc = -pthread_create(&s->tid, NULL, scheduler, s);
-		if (rc) {
-			gf_err_set(e, rc,
-				   "cannot start the scheduler thread: %s",
-				   gf_strerror(rc));
-			gf_server_stop(s->srv);
-		}
-	}
+		rc = gf_server_start_with(&s->srv, routes, nroutes, &so,
+					  &s->tid, scheduler, "scheduler", e);
 	if (rc) {
 		gf__service_free(s);
 		return rc;

@@ -789,6 +789,24 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	return 0;
 }
 
+int gf_server_start_with(struct gf_server **out, const struct gf_route *routes,
+			 int nroutes, const struct gf_server_opts *o,
+			 pthread_t *tid, void *(*fn)(void *), const char *what,
+			 struct gf_err *e)
+{
+	int rc = gf_server_start(out, routes, nroutes, o, e);
+	if (rc)
+		return rc;
+	rc = -pthread_create(tid, NULL, fn, o->arg);
+	if (rc) {
+		gf_err_set(e, rc, "cannot start the %s thread: %s", what,
+			   gf_strerror(rc));
+		gf_server_stop(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 const char *gf_server_url(const struct gf_server *s)
 {
 	return s->url;

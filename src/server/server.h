@@ -58,6 +58,7 @@
 #ifndef GF_SERVER_SERVER_H
 #define GF_SERVER_SERVER_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -124,6 +125,17 @@ const char *gf_server_listen_check(const char *listen);
 int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		    int nroutes, const struct gf_server_opts *o,
 		    struct gf_err *e) GF_MUST_CHECK;
+
+/*
+ * gf_server_start, then a thread fn(o->arg) beside it (the service's
+ * scheduler, the agent's sampler; what names it in an error): both
+ * started, 0 with *tid set; or neither (the server stopped again when
+ * the thread cannot start, -errno).
+ */
+int gf_server_start_with(struct gf_server **out, const struct gf_route *routes,
+			 int nroutes, const struct gf_server_opts *o,
+			 pthread_t *tid, void *(*fn)(void *), const char *what,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /* "http://127.0.0.1:41234/" ("https://" with TLS): the address bound
  * (borrowed). */
