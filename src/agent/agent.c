@@ -312,12 +312,7 @@ static void *sampler(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		/* the next tick, one interval after the last one began */
-		next.tv_sec += a->o.interval_ms / 1000;
-		next.tv_nsec += (a->o.interval_ms % 1000) * 1000000L;
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
+		gf_timespec_add_ms(&next, a->o.interval_ms);
 		while (!a->stop && pthread_cond_timedwait(&a->wake, &a->lock,
 							  &next) != ETIMEDOUT)
 			;
@@ -364,11 +359,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	}
 	a->topo = gf_http_doc_new("application/json");
 	atomic_init(&a->last_sample_ms, 0);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&a->wake);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->health_lock, NULL);
 	pthread_mutex_init(&a->nvml_lock, NULL);

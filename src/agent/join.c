@@ -481,11 +481,7 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	j->need_register = true;
 	atomic_init(&j->cancel, false);
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&j->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&j->wake);
 	char wdir[GF_WORKER_PATH_MAX], ldir[GF_WORKER_PATH_MAX];
 	struct gf_worker_opts wo;
 	int rc = prepare(j, &wo, wdir, ldir, sizeof(wdir), e);

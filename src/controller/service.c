@@ -42,15 +42,6 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-void gf__mono_deadline(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	ts->tv_sec += ts->tv_nsec / 1000000000;
-	ts->tv_nsec %= 1000000000;
-}
-
 static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
@@ -164,7 +155,7 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	pthread_mutex_lock(&s->qlock);
 	if (!s->head && !s->stop) {
 		struct timespec ts;
-		gf__mono_deadline(&ts, ms);
+		gf_mono_deadline(&ts, ms);
 		(void)pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
 	}
 	struct gf_op *first = s->head, *last = s->head;
@@ -516,12 +507,8 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 	s->o = *o;
 	pthread_mutex_init(&s->qlock, NULL);
 	pthread_mutex_init(&s->ctl_lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->qwake, &ca);
-	pthread_cond_init(&s->failed_cond, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&s->qwake);
+	gf_cond_init_mono(&s->failed_cond);
 	atomic_init(&s->failed, 0);
 	return s;
 }
@@ -710,7 +697,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 bool gf_service_wait_failure(struct gf_service *s, long ms)
 {
 	struct timespec ts;
-	gf__mono_deadline(&ts, ms);
+	gf_mono_deadline(&ts, ms);
 	pthread_mutex_lock(&s->qlock);
 	while (!atomic_load(&s->failed) &&
 	       pthread_cond_timedwait(&s->failed_cond, &s->qlock, &ts) == 0)

@@ -224,9 +224,6 @@ void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
 /* ms since the epoch, now (the monotonic clock is util/clock.h's). */
 int64_t gf__service_now_ms(void);
-/* ms from now on CLOCK_MONOTONIC, as pthread_cond_timedwait takes it
- * (the service's conditions use that clock). */
-void gf__mono_deadline(struct timespec *ts, long ms);
 /* gf_clock_ms() in whole ms. */
 static inline int64_t gf__mono_ms(void)
 {

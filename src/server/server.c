@@ -762,11 +762,7 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	}
 	atomic_init(&s->stopping, false);
 	atomic_init(&s->open, 0);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->idle, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&s->idle);
 	pthread_mutex_init(&s->lock, NULL);
 	s->d = start_daemon(s);
 	if (!s->d) {
@@ -871,13 +867,7 @@ static int answer_all_held(struct gf_server *s)
 static int drain(struct gf_server *s)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += s->o.drain_ms / 1000;
-	until.tv_nsec += (long)(s->o.drain_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	gf_mono_deadline(&until, (long)s->o.drain_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->in_flight > 0)
 		if (pthread_cond_timedwait(&s->idle, &s->lock, &until) ==

@@ -1,6 +1,7 @@
 /*
  * test_util.c - bitmaps, bounded buffers, the error table, JSON writer.
  */
+#include <errno.h>
 #include <inttypes.h>
 
 #include <gpufleet/bitmap.h>
@@ -8,6 +9,7 @@
 
 #include "helpers.h"
 #include "util/buf.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -394,6 +396,34 @@ static void test_grow(void **state)
 	gf_free(a);
 }
 
+/* util/clock: deadlines on the monotonic clock a condition waits on. */
+static void test_clock_deadline(void **state)
+{
+	(void)state;
+	struct timespec ts = { .tv_sec = 5, .tv_nsec = 999000000L };
+	gf_timespec_add_ms(&ts, 2500);
+	assert_int_equal(ts.tv_sec, 8);
+	assert_int_equal(ts.tv_nsec, 499000000L);
+	struct timespec now, d;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	gf_mono_deadline(&d, 1000);
+	assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
+	assert_true(d.tv_sec > now.tv_sec ||
+		    (d.tv_sec == now.tv_sec && d.tv_nsec > now.tv_nsec));
+	pthread_cond_t c;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	gf_cond_init_mono(&c);
+	gf_mono_deadline(&d, 1); /* a monotonic deadline passes */
+	pthread_mutex_lock(&m);
+	int rc;
+	do
+		rc = pthread_cond_timedwait(&c, &m, &d);
+	while (rc == 0);
+	pthread_mutex_unlock(&m);
+	assert_int_equal(rc, ETIMEDOUT);
+	pthread_cond_destroy(&c);
+}
+
 static void test_siphash(void **state)
 {
 	(void)state;
@@ -421,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_yaml),
 		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_clock_deadline),
 		cmocka_unit_test(test_siphash),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
