@@ -411,10 +411,7 @@ void gf_agent_stop(struct gf_agent *a)
 {
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	a->stop = true;
-	pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->lock);
+	gf_cond_raise(&a->lock, &a->wake, &a->stop);
 	if (a->sampling)
 		pthread_join(a->tid, NULL);
 	gf_server_stop(a->srv);

@@ -515,10 +515,7 @@ void gf_join_stop(struct gf_join *j)
 {
 	if (!j)
 		return;
-	pthread_mutex_lock(&j->lock);
-	j->stop = true;
-	pthread_cond_broadcast(&j->wake);
-	pthread_mutex_unlock(&j->lock);
+	gf_cond_raise(&j->lock, &j->wake, &j->stop);
 	atomic_store(&j->cancel, true); /* the long poll gives up */
 	pthread_join(j->poll_tid, NULL);
 	pthread_join(j->loop_tid, NULL);

@@ -713,10 +713,7 @@ void gf_service_stop(struct gf_service *s)
 	/* the server first: requests in flight finish (the scheduler thread
 	 * still answers them), new ones get 503 */
 	gf_server_stop(s->srv);
-	pthread_mutex_lock(&s->qlock);
-	s->stop = true;
-	pthread_cond_signal(&s->qwake);
-	pthread_mutex_unlock(&s->qlock);
+	gf_cond_raise(&s->qlock, &s->qwake, &s->stop);
 	if (s->running)
 		pthread_join(s->tid, NULL);
 	gf__service_free(s);

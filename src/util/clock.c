@@ -19,6 +19,14 @@ void gf_mono_deadline(struct timespec *ts, long ms)
 	gf_timespec_add_ms(ts, ms);
 }
 
+void gf_cond_raise(pthread_mutex_t *m, pthread_cond_t *c, bool *flag)
+{
+	pthread_mutex_lock(m);
+	*flag = true;
+	pthread_cond_broadcast(c);
+	pthread_mutex_unlock(m);
+}
+
 void gf_cond_init_mono(pthread_cond_t *c)
 {
 	pthread_condattr_t ca;

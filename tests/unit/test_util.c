@@ -396,6 +396,22 @@ static void test_grow(void **state)
 	gf_free(a);
 }
 
+struct waiter {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	bool stop;
+};
+
+static void *wait_stop(void *arg)
+{
+	struct waiter *w = arg;
+	pthread_mutex_lock(&w->m);
+	while (!w->stop)
+		pthread_cond_wait(&w->c, &w->m);
+	pthread_mutex_unlock(&w->m);
+	return NULL;
+}
+
 /* util/clock: deadlines on the monotonic clock a condition waits on. */
 static void test_clock_deadline(void **state)
 {
@@ -422,6 +438,16 @@ static void test_clock_deadline(void **state)
 	pthread_mutex_unlock(&m);
 	assert_int_equal(rc, ETIMEDOUT);
 	pthread_cond_destroy(&c);
+
+	/* gf_cond_raise: a thread waiting for its flag wakes and ends */
+	struct waiter w = { .m = PTHREAD_MUTEX_INITIALIZER, .stop = false };
+	gf_cond_init_mono(&w.c);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, wait_stop, &w), 0);
+	gf_cond_raise(&w.m, &w.c, &w.stop);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(w.stop);
+	pthread_cond_destroy(&w.c);
 }
 
 static void test_siphash(void **state)
