@@ -12,7 +12,6 @@
 #ifndef GPUFLEET_ERR_H
 #define GPUFLEET_ERR_H
 
-#include <stdarg.h>
 #include <stddef.h>
 
 /* X(name, value, message) */
@@ -70,14 +69,6 @@ const char *gf_err_name(int code);
  */
 int gf_err_set(struct gf_err *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-
-/*
- * gf_err_set for a place in a file: "where:line: " and then the message
- * (the readers' fail(), fmt's arguments in ap).  Returns code.
- */
-int gf_err_vat(struct gf_err *e, int code, const char *where, long line,
-	       const char *fmt, va_list ap)
-	__attribute__((format(printf, 5, 0)));
 
 /* Reset e to "no error". */
 void gf_err_clear(struct gf_err *e);

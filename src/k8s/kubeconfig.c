@@ -7,30 +7,58 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <yaml.h>
 
 #include "k8s/api.h"
-#include "util/fmt.h"
+#include "util/file.h"
 #include "util/mem.h"
-#include "util/yaml.h"
 
 struct kc {
-	struct gf_yaml y;
+	yaml_document_t doc;
+	const char *path;
 	char dir[GF_K8S_PATH_MAX];
+	struct gf_err *e;
 };
+
+static yaml_node_t *node(struct kc *k, int id)
+{
+	return yaml_document_get_node(&k->doc, id);
+}
+
+static const char *scalar(yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE
+		       ? (const char *)n->data.scalar.value
+		       : NULL;
+}
+
+/* The value of key in mapping m, or NULL. */
+static yaml_node_t *get(struct kc *k, yaml_node_t *m, const char *key)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
+	     p < m->data.mapping.pairs.top; p++) {
+		const char *s = scalar(node(k, p->key));
+		if (s && !strcmp(s, key))
+			return node(k, p->value);
+	}
+	return NULL;
+}
 
 /* The `inner` mapping of the entry named name in list `list`. */
 static yaml_node_t *named(struct kc *k, const char *list, const char *name,
 			  const char *inner)
 {
-	yaml_node_t *l = gf_yaml_get(&k->y, gf_yaml_root(&k->y), list);
+	yaml_node_t *l = get(k, yaml_document_get_root_node(&k->doc), list);
 	if (!l || l->type != YAML_SEQUENCE_NODE)
 		return NULL;
 	for (yaml_node_item_t *i = l->data.sequence.items.start;
 	     i < l->data.sequence.items.top; i++) {
-		yaml_node_t *x = gf_yaml_node(&k->y, *i);
-		const char *n = gf_yaml_scalar(gf_yaml_get(&k->y, x, "name"));
+		yaml_node_t *x = node(k, *i);
+		const char *n = scalar(get(k, x, "name"));
 		if (n && !strcmp(n, name))
-			return gf_yaml_get(&k->y, x, inner);
+			return get(k, x, inner);
 	}
 	return NULL;
 }
@@ -61,9 +89,8 @@ static int b64(struct kc *k, const char *key, const char *in, char **out,
 		int v = b64val((unsigned char)*p);
 		if (v < 0) {
 			gf_free(o);
-			return gf_err_set(k->y.e, GF_EINVAL,
-					  "'%s': %s: not base64", k->y.path,
-					  key);
+			return gf_err_set(k->e, GF_EINVAL,
+					  "'%s': %s: not base64", k->path, key);
 		}
 		acc = acc << 6 | (uint32_t)v;
 		bits += 6;
@@ -82,29 +109,27 @@ static int b64(struct kc *k, const char *key, const char *in, char **out,
 static int path_of(struct kc *k, yaml_node_t *m, const char *key, char *out,
 		   size_t size)
 {
-	const char *s = gf_yaml_scalar(gf_yaml_get(&k->y, m, key));
+	const char *s = scalar(get(k, m, key));
 	if (!s || !*s)
 		return 0;
 	int w = s[0] == '/' ? snprintf(out, size, "%s", s)
 			    : snprintf(out, size, "%s/%s", k->dir, s);
 	if (w < 0 || (size_t)w >= size)
-		return gf_err_set(k->y.e, GF_ETOOBIG, "'%s': %s: path too long",
-				  k->y.path, key);
+		return gf_err_set(k->e, GF_ETOOBIG, "'%s': %s: path too long",
+				  k->path, key);
 	return 0;
 }
 
 static int cluster_of(struct kc *k, yaml_node_t *cl, struct gf_k8s_api_cfg *c)
 {
-	const char *server = gf_yaml_scalar(gf_yaml_get(&k->y, cl, "server"));
+	const char *server = scalar(get(k, cl, "server"));
 	if (!server || !*server || strlen(server) >= sizeof(c->server))
-		return gf_err_set(k->y.e, GF_EINVAL, "'%s': cluster: no server",
-				  k->y.path);
-	memcpy(c->server, server, strlen(server) + 1);
-	const char *ins = gf_yaml_scalar(
-		gf_yaml_get(&k->y, cl, "insecure-skip-tls-verify"));
+		return gf_err_set(k->e, GF_EINVAL, "'%s': cluster: no server",
+				  k->path);
+	snprintf(c->server, sizeof(c->server), "%s", server);
+	const char *ins = scalar(get(k, cl, "insecure-skip-tls-verify"));
 	c->insecure = ins && !strcmp(ins, "true");
-	const char *data = gf_yaml_scalar(
-		gf_yaml_get(&k->y, cl, "certificate-authority-data"));
+	const char *data = scalar(get(k, cl, "certificate-authority-data"));
 	if (data)
 		return b64(k, "certificate-authority-data", data, &c->ca_pem,
 			   &c->ca_len);
@@ -114,22 +139,19 @@ static int cluster_of(struct kc *k, yaml_node_t *cl, struct gf_k8s_api_cfg *c)
 
 static int user_of(struct kc *k, yaml_node_t *u, struct gf_k8s_api_cfg *c)
 {
-	if (gf_yaml_get(&k->y, u, "exec") ||
-	    gf_yaml_get(&k->y, u, "auth-provider"))
-		return gf_err_set(k->y.e, GF_ENOTSUP,
+	if (get(k, u, "exec") || get(k, u, "auth-provider"))
+		return gf_err_set(k->e, GF_ENOTSUP,
 				  "'%s': the user runs an exec plugin or an "
 				  "auth provider: give gpufleet a token or a "
 				  "client certificate",
-				  k->y.path);
-	const char *tok = gf_yaml_scalar(gf_yaml_get(&k->y, u, "token"));
+				  k->path);
+	const char *tok = scalar(get(k, u, "token"));
 	if (tok && *tok)
 		c->token = gf_strdup(tok);
 	int rc = path_of(k, u, "tokenFile", c->token_file,
 			 sizeof(c->token_file));
-	const char *cd = gf_yaml_scalar(
-		gf_yaml_get(&k->y, u, "client-certificate-data"));
-	const char *kd =
-		gf_yaml_scalar(gf_yaml_get(&k->y, u, "client-key-data"));
+	const char *cd = scalar(get(k, u, "client-certificate-data"));
+	const char *kd = scalar(get(k, u, "client-key-data"));
 	if (rc == 0 && cd)
 		rc = b64(k, "client-certificate-data", cd, &c->cert_pem,
 			 &c->cert_len);
@@ -147,28 +169,27 @@ static int user_of(struct kc *k, yaml_node_t *u, struct gf_k8s_api_cfg *c)
 static int read_context(struct kc *k, const char *context,
 			struct gf_k8s_api_cfg *c)
 {
-	yaml_node_t *root = gf_yaml_root(&k->y);
-	const char *ctx = context ? context
-				  : gf_yaml_scalar(gf_yaml_get(
-					    &k->y, root, "current-context"));
+	yaml_node_t *root = yaml_document_get_root_node(&k->doc);
+	const char *ctx =
+		context ? context : scalar(get(k, root, "current-context"));
 	if (!ctx || !*ctx)
-		return gf_err_set(k->y.e, GF_EINVAL,
+		return gf_err_set(k->e, GF_EINVAL,
 				  "'%s': no current-context (give one)",
-				  k->y.path);
+				  k->path);
 	yaml_node_t *x = named(k, "contexts", ctx, "context");
 	if (!x)
-		return gf_err_set(k->y.e, GF_ENOTFOUND,
-				  "'%s': context '%.80s' not found", k->y.path,
+		return gf_err_set(k->e, GF_ENOTFOUND,
+				  "'%s': context '%.80s' not found", k->path,
 				  ctx);
-	const char *cn = gf_yaml_scalar(gf_yaml_get(&k->y, x, "cluster"));
-	const char *un = gf_yaml_scalar(gf_yaml_get(&k->y, x, "user"));
+	const char *cn = scalar(get(k, x, "cluster"));
+	const char *un = scalar(get(k, x, "user"));
 	yaml_node_t *cl = cn ? named(k, "clusters", cn, "cluster") : NULL;
 	yaml_node_t *u = un ? named(k, "users", un, "user") : NULL;
 	if (!cl)
-		return gf_err_set(k->y.e, GF_ENOTFOUND,
+		return gf_err_set(k->e, GF_ENOTFOUND,
 				  "'%s': cluster '%.80s' of context '%.80s' "
 				  "not found",
-				  k->y.path, cn ? cn : "", ctx);
+				  k->path, cn ? cn : "", ctx);
 	int rc = cluster_of(k, cl, c);
 	if (rc == 0 && u)
 		rc = user_of(k, u, c);
@@ -179,20 +200,33 @@ int gf_k8s_api_kubeconfig(const char *path, const char *context,
 			  struct gf_k8s_api_cfg *c, struct gf_err *e)
 {
 	memset(c, 0, sizeof(*c));
-	struct kc k;
-	const char *slash = strrchr(path, '/');
-	if (gf_fmt(k.dir, sizeof(k.dir), "%.*s",
-		   slash ? (int)(slash - path) : 1, slash ? path : "."))
-		return gf_err_set(e, GF_ETOOBIG, "'%.80s...': path too long",
-				  path);
-	int rc = gf_yaml_read(&k.y, path, GF_K8S_CREDENTIAL_MAX, e);
+	char *text = NULL;
+	size_t len = 0;
+	int rc = gf_file_read(path, GF_K8S_CREDENTIAL_MAX, &text, &len, e);
 	if (rc)
 		return rc;
-	if (!gf_yaml_root(&k.y))
+	struct kc k = { .path = path, .e = e };
+	const char *slash = strrchr(path, '/');
+	snprintf(k.dir, sizeof(k.dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	yaml_parser_t p;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&p, &k.doc)) {
+		rc = gf_err_set(e, GF_EPARSE, "'%s':%zu: %s", path,
+				p.problem_mark.line + 1,
+				p.problem ? p.problem : "not YAML");
+		yaml_parser_delete(&p);
+		gf_free(text);
+		return rc;
+	}
+	if (!yaml_document_get_root_node(&k.doc))
 		rc = gf_err_set(e, GF_EINVAL, "'%s': empty", path);
 	else
 		rc = read_context(&k, context, c);
-	gf_yaml_release(&k.y);
+	yaml_document_delete(&k.doc);
+	yaml_parser_delete(&p);
+	gf_free(text);
 	if (rc)
 		gf_k8s_api_cfg_release(c);
 	return rc;

@@ -57,18 +57,6 @@ int gf_err_set(struct gf_err *e, int code, const char *fmt, ...)
 	return code;
 }
 
-int gf_err_vat(struct gf_err *e, int code, const char *where, long line,
-	       const char *fmt, va_list ap)
-{
-	if (e == NULL)
-		return code;
-	e->code = code;
-	int n = snprintf(e->msg, sizeof(e->msg), "%s:%ld: ", where, line);
-	if (n >= 0 && (size_t)n < sizeof(e->msg))
-		vsnprintf(e->msg + n, sizeof(e->msg) - (size_t)n, fmt, ap);
-	return code;
-}
-
 void gf_err_clear(struct gf_err *e)
 {
 	if (e == NULL)

@@ -15,7 +15,6 @@
 #include "util/json.h"
 #include "util/mem.h"
 #include "util/siphash.h"
-#include "util/yaml.h"
 
 static void test_bitmap_list_roundtrip(void **state)
 {
@@ -288,96 +287,6 @@ static void test_json_reader(void **state)
 
 /* The paper's test vector (key 00..0f, message 00..0e), and the empty
  * message of the reference implementation's vectors. */
-static int at(struct gf_err *e, int code, long line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int at(struct gf_err *e, int code, long line, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = gf_err_vat(e, code, "f.yaml", line, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-struct kv {
-	long long n;
-	bool on;
-};
-
-static int kv_field(const struct gf_yaml *y, const char *k,
-		    const yaml_node_t *v, void *obj)
-{
-	struct kv *o = obj;
-	if (!strcmp(k, "n"))
-		return gf_yaml_int(y, v, "n", 1, 9, &o->n);
-	if (!strcmp(k, "on"))
-		return gf_yaml_bool(y, v, "on", &o->on);
-	return gf_yaml_unknown(y, v, "top", k, "n, on");
-}
-
-/* util/yaml: messages name file:line and the key. */
-static void test_yaml(void **state)
-{
-	(void)state;
-	struct gf_err e = { 0 };
-	assert_int_equal(at(&e, GF_EPARSE, 7, "key '%s': bad", "k"), GF_EPARSE);
-	assert_string_equal(e.msg, "f.yaml:7: key 'k': bad");
-	assert_int_equal(at(NULL, GF_EINVAL, 1, "x"), GF_EINVAL);
-
-	struct gf_yaml y;
-	const char *bad = "a: [1,\n";
-	assert_int_equal(gf_yaml_load(&y, "f.yaml", bad, strlen(bad), &e),
-			 GF_EPARSE);
-	assert_non_null(strstr(e.msg, "f.yaml:2: malformed YAML"));
-
-	const char *text = "name: abc\nn: 3\non: yes\nx: 1.5\n";
-	assert_int_equal(gf_yaml_load(&y, "f.yaml", text, strlen(text), &e), 0);
-	yaml_node_t *root = gf_yaml_root(&y);
-	assert_non_null(root);
-	char s[4];
-	assert_int_equal(gf_yaml_str(&y, gf_yaml_get(&y, root, "name"), "name",
-				     s, sizeof(s)),
-			 0);
-	assert_string_equal(s, "abc");
-	char two[3];
-	assert_int_equal(gf_yaml_str(&y, gf_yaml_get(&y, root, "name"), "name",
-				     two, sizeof(two)),
-			 GF_EPARSE);
-	assert_string_equal(e.msg,
-			    "f.yaml:1: key 'name': expected 1 to 2 characters");
-	double d;
-	assert_int_equal(
-		gf_yaml_double(&y, gf_yaml_get(&y, root, "x"), "x", 0, 2, &d),
-		0);
-	assert_true(d == 1.5);
-	assert_int_equal(
-		gf_yaml_double(&y, gf_yaml_get(&y, root, "x"), "x", 0, 1, &d),
-		GF_EPARSE);
-	assert_null(gf_yaml_get(&y, root, "absent"));
-	assert_null(gf_yaml_scalar(root));
-	struct kv o = { 0 };
-	assert_int_equal(gf_yaml_each_key(&y, root, "top", kv_field, &o),
-			 GF_EPARSE);
-	assert_string_equal(e.msg, "f.yaml:1: top: unknown key 'name' "
-				   "(known: n, on)");
-	y.line0 = 10; /* an embedded document: its lines shift */
-	assert_int_equal(kv_field(&y, "n", gf_yaml_get(&y, root, "on"), &o),
-			 GF_EPARSE);
-	assert_string_equal(e.msg, "f.yaml:13: key 'n': expected a whole "
-				   "number from 1 to 9, got 'yes'");
-	assert_int_equal(kv_field(&y, "on", gf_yaml_get(&y, root, "on"), &o),
-			 0);
-	assert_true(o.on);
-	assert_int_equal(gf_yaml_each_key(&y, gf_yaml_get(&y, root, "n"), "n",
-					  kv_field, &o),
-			 GF_EPARSE);
-	assert_string_equal(e.msg, "f.yaml:12: n: expected a mapping");
-	gf_yaml_release(&y);
-
-	assert_int_equal(gf_yaml_read(&y, "/nonexistent/f.yaml", 1024, &e) < 0,
-			 true);
-}
-
 /* gf_grow: doubling from first, new elements zeroed, old ones kept. */
 static void test_grow(void **state)
 {
@@ -475,7 +384,6 @@ int main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
-		cmocka_unit_test(test_yaml),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_clock_deadline),
 		cmocka_unit_test(test_siphash),
