@@ -38,6 +38,7 @@
 #include "telemetry/expo.h"
 #include "topo/render.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -312,7 +313,7 @@ static void *sampler(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		/* the next tick, one interval after the last one began */
-		gf_timespec_add_ms(&next, a->o.interval_ms);
+		gf_clock_add_ms(&next, (double)a->o.interval_ms);
 		while (!a->stop && pthread_cond_timedwait(&a->wake, &a->lock,
 							  &next) != ETIMEDOUT)
 			;

@@ -23,6 +23,7 @@
 #include "agent/join_impl.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"

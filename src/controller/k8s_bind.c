@@ -480,7 +480,7 @@ static void *resync(void *arg)
 	long ms = k->o.resync_ms > 0 ? k->o.resync_ms : GF_K8S_RESYNC_MS;
 	for (;;) {
 		struct timespec ts;
-		gf_mono_deadline(&ts, ms);
+		gf_clock_deadline(&ts, (double)ms);
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
 		while (!k->wstop && rc != ETIMEDOUT)

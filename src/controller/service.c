@@ -155,7 +155,7 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	pthread_mutex_lock(&s->qlock);
 	if (!s->head && !s->stop) {
 		struct timespec ts;
-		gf_mono_deadline(&ts, ms);
+		gf_clock_deadline(&ts, (double)ms);
 		(void)pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
 	}
 	struct gf_op *first = s->head, *last = s->head;
@@ -697,7 +697,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 bool gf_service_wait_failure(struct gf_service *s, long ms)
 {
 	struct timespec ts;
-	gf_mono_deadline(&ts, ms);
+	gf_clock_deadline(&ts, (double)ms);
 	pthread_mutex_lock(&s->qlock);
 	while (!atomic_load(&s->failed) &&
 	       pthread_cond_timedwait(&s->failed_cond, &s->qlock, &ts) == 0)

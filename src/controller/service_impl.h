@@ -36,6 +36,7 @@
 #include "server/server.h"
 #include "store/store.h"
 #include "util/clock.h"
+#include "util/cond.h"
 
 /* Submit-to-placed latency buckets, seconds (Prometheus histogram). */
 #define GF_SERVE_LAT_BUCKETS 12

@@ -48,6 +48,7 @@
 
 #include "server/server_int.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -867,7 +868,7 @@ static int answer_all_held(struct gf_server *s)
 static int drain(struct gf_server *s)
 {
 	struct timespec until;
-	gf_mono_deadline(&until, (long)s->o.drain_ms);
+	gf_clock_deadline(&until, (double)s->o.drain_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->in_flight > 0)
 		if (pthread_cond_timedwait(&s->idle, &s->lock, &until) ==

@@ -10,6 +10,7 @@
 #include "helpers.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -326,19 +327,19 @@ static void test_clock_deadline(void **state)
 {
 	(void)state;
 	struct timespec ts = { .tv_sec = 5, .tv_nsec = 999000000L };
-	gf_timespec_add_ms(&ts, 2500);
+	gf_clock_add_ms(&ts, 2500);
 	assert_int_equal(ts.tv_sec, 8);
 	assert_int_equal(ts.tv_nsec, 499000000L);
 	struct timespec now, d;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	gf_mono_deadline(&d, 1000);
+	gf_clock_deadline(&d, 1000);
 	assert_true(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L);
 	assert_true(d.tv_sec > now.tv_sec ||
 		    (d.tv_sec == now.tv_sec && d.tv_nsec > now.tv_nsec));
 	pthread_cond_t c;
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	gf_cond_init_mono(&c);
-	gf_mono_deadline(&d, 1); /* a monotonic deadline passes */
+	gf_clock_deadline(&d, 1); /* a monotonic deadline passes */
 	pthread_mutex_lock(&m);
 	int rc;
 	do
