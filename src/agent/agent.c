@@ -38,6 +38,7 @@
 #include "telemetry/expo.h"
 #include "topo/render.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -91,28 +92,15 @@ static int64_t wall_ms(void)
 
 /* --- routes ---------------------------------------------------------- */
 
-static int serve_metrics(struct gf_http_req *r, void *arg)
+/* A document the sampler renders, found by its route (doc_route[]). */
+static int serve_doc(struct gf_http_req *r, void *arg)
 {
 	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_METRICS]);
-}
-
-static int serve_gpus(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_GPUS]);
-}
-
-static int serve_diag(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_DIAG]);
-}
-
-static int serve_diag_txt(struct gf_http_req *r, void *arg)
-{
-	struct gf_agent *a = arg;
-	return gf_reply_doc(r, a->doc[D_DIAG_TXT]);
+	for (int k = 0; k < ND; k++)
+		if (!strcmp(gf_req_path(r), doc_route[k]))
+			return gf_reply_doc(r, a->doc[k]);
+	return gf_reply_error(r, 404, "not-found", "no document at '%s'",
+			      gf_req_path(r));
 }
 
 static int serve_topo(struct gf_http_req *r, void *arg)
@@ -132,7 +120,7 @@ static int serve_health(struct gf_http_req *r, void *arg)
 }
 
 static const struct gf_route routes[] = {
-	{ GF_HTTP_GET, "/metrics", serve_metrics, 0,
+	{ GF_HTTP_GET, "/metrics", serve_doc, 0,
 	  "Prometheus text 0.0.4, dcgm-exporter's names, types and\n"
 	  "                    labels, then gpufleet_* (GPU up, health, Xids, "
 	  "sample\n"
@@ -141,14 +129,14 @@ static const struct gf_route routes[] = {
 	  "                    owners, diagnoses)" },
 	{ GF_HTTP_GET, "/healthz", serve_health, 0,
 	  "200 while samples keep coming, 503 once they stall" },
-	{ GF_HTTP_GET, "/v1/gpus", serve_gpus, 0,
+	{ GF_HTTP_GET, "/v1/gpus", serve_doc, 0,
 	  "the latest sample and the health of each GPU, its MIG\n"
 	  "                    instances, JSON" },
 	{ GF_HTTP_GET, "/v1/topology", serve_topo, 0,
 	  "this node's topology (gpufleet topo --json)" },
-	{ GF_HTTP_GET, "/v1/diagnose", serve_diag, 0,
+	{ GF_HTTP_GET, "/v1/diagnose", serve_doc, 0,
 	  "GPUs wasted, and why, JSON (gpufleet diagnose --json)" },
-	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_diag_txt, 0,
+	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_doc, 0,
 	  "the same as text (gpufleet diagnose)" },
 };
 #define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))
@@ -325,12 +313,7 @@ static void *sampler(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		/* the next tick, one interval after the last one began */
-		next.tv_sec += a->o.interval_ms / 1000;
-		next.tv_nsec += (a->o.interval_ms % 1000) * 1000000L;
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
+		gf_clock_add_ms(&next, (double)a->o.interval_ms);
 		while (!a->stop && pthread_cond_timedwait(&a->wake, &a->lock,
 							  &next) != ETIMEDOUT)
 			;
@@ -377,11 +360,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	}
 	a->topo = gf_http_doc_new("application/json");
 	atomic_init(&a->last_sample_ms, 0);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&a->wake);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->health_lock, NULL);
 	pthread_mutex_init(&a->nvml_lock, NULL);
@@ -407,16 +386,8 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 				     .max_connections = o->max_connections,
 				     .max_per_client = o->max_per_client,
 				     .arg = a };
-	rc = gf_server_start(&a->srv, routes, NROUTES, &so, e);
-	if (rc == 0) {
-		rc = -pthread_create(&a->tid, NULL, sampler, a);
-		if (rc) {
-			gf_err_set(e, rc,
-				   "cannot start the sampling thread: %s",
-				   gf_strerror(rc));
-			gf_server_stop(a->srv);
-		}
-	}
+	rc = gf_server_start_with(&a->srv, routes, NROUTES, &so, &a->tid,
+				  sampler, "sampling", e);
 	if (rc) {
 		gf_collector_close(&a->col);
 		agent_free(a);
@@ -441,10 +412,7 @@ void gf_agent_stop(struct gf_agent *a)
 {
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	a->stop = true;
-	pthread_cond_signal(&a->wake);
-	pthread_mutex_unlock(&a->lock);
+	gf_cond_raise(&a->lock, &a->wake, &a->stop);
 	if (a->sampling)
 		pthread_join(a->tid, NULL);
 	gf_server_stop(a->srv);

@@ -23,6 +23,7 @@
 #include "agent/join_impl.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
@@ -161,8 +162,7 @@ static int send_state(struct gf_join *j, struct gf_client *c, bool reg)
 	struct gf_buf b;
 	struct gf_json js;
 	struct gf_np_heartbeat hb;
-	gf_buf_init(&b, GF_NP_BODY_MAX);
-	gf_json_init(&js, &b);
+	gf_json_open(&js, &b, GF_NP_BODY_MAX);
 	gf__join_heartbeat(j, &hb);
 	gf_json_obj_begin(&js, NULL);
 	if (reg)
@@ -482,11 +482,7 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	j->need_register = true;
 	atomic_init(&j->cancel, false);
 	pthread_mutex_init(&j->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&j->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&j->wake);
 	char wdir[GF_WORKER_PATH_MAX], ldir[GF_WORKER_PATH_MAX];
 	struct gf_worker_opts wo;
 	int rc = prepare(j, &wo, wdir, ldir, sizeof(wdir), e);
@@ -520,10 +516,7 @@ void gf_join_stop(struct gf_join *j)
 {
 	if (!j)
 		return;
-	pthread_mutex_lock(&j->lock);
-	j->stop = true;
-	pthread_cond_broadcast(&j->wake);
-	pthread_mutex_unlock(&j->lock);
+	gf_cond_raise(&j->lock, &j->wake, &j->stop);
 	atomic_store(&j->cancel, true); /* the long poll gives up */
 	pthread_join(j->poll_tid, NULL);
 	pthread_join(j->loop_tid, NULL);

@@ -44,20 +44,15 @@ bool gf__valid_id(const char *s, size_t max)
 
 const char *gf_worker_end_name(enum gf_worker_end end)
 {
-	switch (end) {
-	case GF_WORKER_END_EXITED:
-		return "exited";
-	case GF_WORKER_END_STOPPED:
-		return "stopped";
-	case GF_WORKER_END_MAX_RUNTIME:
-		return "max-runtime";
-	case GF_WORKER_END_LOST:
-		return "lost";
-	case GF_WORKER_END_FENCED:
-		return "fenced";
-	default:
-		return "";
-	}
+	static const char *const name[] = {
+		[GF_WORKER_END_EXITED] = "exited",
+		[GF_WORKER_END_STOPPED] = "stopped",
+		[GF_WORKER_END_MAX_RUNTIME] = "max-runtime",
+		[GF_WORKER_END_LOST] = "lost",
+		[GF_WORKER_END_FENCED] = "fenced",
+	};
+	unsigned k = (unsigned)end;
+	return k < sizeof(name) / sizeof(name[0]) && name[k] ? name[k] : "";
 }
 
 int gf__key(char *out, size_t size, const char *job, int replica, int attempt)

@@ -59,27 +59,27 @@ static bool valid_env_name(const char *s)
 	return true;
 }
 
-/* UUIDs: "GPU-...", "MIG-..." (also the old "MIG-GPU-u/1/0"). */
-static bool valid_uuid(const char *s)
+/* s: 1 to max - 1 letters, digits and characters of extra. */
+static bool plain(const char *s, size_t max, const char *extra)
 {
-	size_t len = strlen(s);
-	if (len == 0 || len >= GF_WORKER_UUID_MAX)
+	size_t len = s ? strlen(s) : 0;
+	if (len == 0 || len >= max)
 		return false;
 	for (const char *p = s; *p; p++)
-		if (!(isalnum((unsigned char)*p) || strchr("-_./:", *p)))
+		if (!(isalnum((unsigned char)*p) || strchr(extra, *p)))
 			return false;
 	return true;
 }
 
+/* UUIDs: "GPU-...", "MIG-..." (also the old "MIG-GPU-u/1/0"). */
+static bool valid_uuid(const char *s)
+{
+	return plain(s, GF_WORKER_UUID_MAX, "-_./:");
+}
+
 static bool valid_addr(const char *s)
 {
-	size_t len = s ? strlen(s) : 0;
-	if (len == 0 || len >= GF_WORKER_ADDR_MAX)
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!(isalnum((unsigned char)*p) || strchr("-_.:[]%", *p)))
-			return false;
-	return true;
+	return plain(s, GF_WORKER_ADDR_MAX, "-_.:[]%");
 }
 
 #define BAD(code, ...) gf_err_set(e, code, __VA_ARGS__)

@@ -95,6 +95,13 @@ static void say(int fd, int type, int step, int err, int shim, int job)
 	while (n < 0 && errno == EINTR);
 }
 
+/* A child's step failed: errno to the worker, then gone with code. */
+static _Noreturn void failed(const struct child *c, int step, int code)
+{
+	say(c->rep_w, MSG_ERR, step, errno, 0, 0);
+	_exit(code);
+}
+
 /* Close every descriptor >= 3 not in c->keep (sorted). */
 static void close_others(const struct child *c)
 {
@@ -186,8 +193,7 @@ static _Noreturn void job_child(const struct child *c)
 	execve(c->argv[0], c->argv, c->envp);
 	_exit(127);
 fail:
-	say(c->rep_w, MSG_ERR, step, errno, 0, 0);
-	_exit(126);
+	failed(c, step, 126);
 }
 
 /* "status=S\nend_ms=T\n" without printf. */
@@ -346,10 +352,8 @@ static _Noreturn void shim(const struct child *c)
 	 * init that does not reap, and its process group can empty */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid_t job = fork();
-	if (job < 0) {
-		say(c->rep_w, MSG_ERR, STEP_FORK, errno, 0, 0);
-		_exit(1);
-	}
+	if (job < 0)
+		failed(c, STEP_FORK, 1);
 	if (job == 0)
 		job_child(c);
 	setpgid(job, job); /* no race with a stop: the group exists now */
@@ -386,15 +390,11 @@ static _Noreturn void shim(const struct child *c)
 
 static _Noreturn void intermediate(const struct child *c)
 {
-	if (setsid() < 0) {
-		say(c->rep_w, MSG_ERR, STEP_SETSID, errno, 0, 0);
-		_exit(1);
-	}
+	if (setsid() < 0)
+		failed(c, STEP_SETSID, 1);
 	pid_t s = fork();
-	if (s < 0) {
-		say(c->rep_w, MSG_ERR, STEP_FORK, errno, 0, 0);
-		_exit(1);
-	}
+	if (s < 0)
+		failed(c, STEP_FORK, 1);
 	if (s == 0)
 		shim(c);
 	_exit(0);
@@ -469,26 +469,18 @@ static void fill_child(struct child *c, const struct gf__launch_in *in,
 
 static const char *step_name(int step)
 {
-	switch (step) {
-	case STEP_SETSID:
-		return "setsid";
-	case STEP_FORK:
-		return "fork";
-	case STEP_SETPGID:
-		return "its own process group";
-	case STEP_CGROUP:
-		return "joining its cgroup";
-	case STEP_STDIO:
-		return "redirecting its output";
-	case STEP_WORKDIR:
-		return "entering its workdir";
-	case STEP_CPUS:
-		return "binding its CPUs";
-	case STEP_MEMS:
-		return "binding its memory";
-	default:
-		return "?";
-	}
+	static const char *const name[] = {
+		[STEP_SETSID] = "setsid",
+		[STEP_FORK] = "fork",
+		[STEP_SETPGID] = "its own process group",
+		[STEP_CGROUP] = "joining its cgroup",
+		[STEP_STDIO] = "redirecting its output",
+		[STEP_WORKDIR] = "entering its workdir",
+		[STEP_CPUS] = "binding its CPUs",
+		[STEP_MEMS] = "binding its memory",
+	};
+	int n = (int)(sizeof(name) / sizeof(name[0]));
+	return step > 0 && step < n && name[step] ? name[step] : "?";
 }
 
 /* Wait for the shim's pids and the job's READY, or an error (then for

@@ -30,8 +30,7 @@ static void ack(struct gf_agents *ag, struct gf_op *op, int i)
 	gf_note(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 4u << 20);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 4u << 20);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_str(&j, "name", x->node);
 	gf_np_ack_write(&j, &a);

@@ -171,9 +171,8 @@ int gf__nodes_get_one(struct gf_http_req *r, void *arg)
 	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
 	struct gf_buf b;
-	gf_buf_init(&b, 4u << 20);
 	struct gf_json j;
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 4u << 20);
 	pthread_mutex_lock(&s->ctl_lock);
 	int i = s->leading ? gf_ctl_node_find(s->ctl, name) : -1;
 	if (i >= 0) {

@@ -130,15 +130,9 @@ void gf__agents_answer(struct gf_service *s, struct gf_op *op);
 /* Node i's entry (grown as needed). */
 static inline struct anode *gf__anode(struct gf_agents *ag, int i)
 {
-	if (i >= ag->cap) {
-		int cap = ag->cap ? ag->cap : 64;
-		while (cap <= i)
-			cap *= 2;
-		ag->n = gf_reallocarray(ag->n, (size_t)cap, sizeof(*ag->n));
-		memset(ag->n + ag->cap, 0,
-		       (size_t)(cap - ag->cap) * sizeof(*ag->n));
-		ag->cap = cap;
-	}
+	size_t cap = (size_t)ag->cap;
+	ag->n = gf_grow(ag->n, sizeof(*ag->n), &cap, (size_t)i, 64);
+	ag->cap = (int)cap;
 	return &ag->n[i];
 }
 

@@ -28,12 +28,10 @@
 __attribute__((format(printf, 2, 3))) static int bad(struct gf_http_req *r,
 						     const char *fmt, ...)
 {
-	char msg[GF_ERR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	gf_vnote(msg, sizeof(msg), fmt, ap);
+	gf_reply_verror(r, 400, "invalid", fmt, ap);
 	va_end(ap);
-	gf_reply_error(r, 400, "invalid", "%s", msg);
 	return GF_EINVAL;
 }
 

@@ -158,9 +158,8 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 	const struct gf_job *j = gf_ctl_job(s->ctl, x->id);
 	gf_reply_header(op->req, "Location", loc);
 	struct gf_buf b;
-	gf_buf_init(&b, 4096);
 	struct gf_json js;
-	gf_json_init(&js, &b);
+	gf_json_open(&js, &b, 4096);
 	gf_json_obj_begin(&js, NULL);
 	gf_json_str(&js, "id", x->id);
 	gf_json_str(&js, "state",
@@ -199,15 +198,10 @@ static void cancel_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 /* A cancelled job's answer: the job. */
 static void cancel_answer(struct gf_service *s, struct gf_op *op)
 {
-	if (op->status != 200) {
-		gf__op_reply_error(op);
-		gf__op_free(op);
-		return;
-	}
 	struct gf_buf b;
-	gf_buf_init(&b, 1u << 20);
 	struct gf_json j;
-	gf_json_init(&j, &b);
+	if (!gf__op_answer_open(op, &b, &j, 1u << 20))
+		return;
 	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, job_op(op)->id),
 			 gf_ctl_config(s->ctl));
 	(void)gf_reply_json(op->req, 200,
@@ -279,9 +273,8 @@ int gf__jobs_get(struct gf_http_req *r, void *arg)
 	struct gf_service *s = c->s;
 	const struct gf_grant g = c->grant;
 	struct gf_buf b;
-	gf_buf_init(&b, 1u << 20);
 	struct gf_json j;
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 1u << 20);
 	int rc;
 	pthread_mutex_lock(&s->ctl_lock);
 	if (!gf__service_serving(s, r)) {
@@ -338,6 +331,22 @@ static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
 	return 0;
 }
 
+/* A list answer begun, {"key": [ open, with ctl_lock held: true; false
+ * when this server does not serve (answered, nothing held). */
+static bool list_open(struct gf_service *s, struct gf_http_req *r,
+		      struct gf_buf *b, struct gf_json *j, const char *key)
+{
+	gf_json_open(j, b, ANSWER_MAX);
+	gf_json_obj_begin(j, NULL);
+	gf_json_arr_begin(j, key);
+	pthread_mutex_lock(&s->ctl_lock);
+	if (gf__service_serving(s, r))
+		return true;
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_buf_release(b);
+	return false;
+}
+
 int gf__jobs_list(struct gf_http_req *r, void *arg)
 {
 	struct gf_call *c = arg;
@@ -349,17 +358,9 @@ int gf__jobs_list(struct gf_http_req *r, void *arg)
 	if (list_filter(r, &g, &state, &team, &limit) != 0)
 		return 0;
 	struct gf_buf b;
-	gf_buf_init(&b, ANSWER_MAX);
 	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "jobs");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "jobs"))
 		return 0;
-	}
 	long shown = 0;
 	bool more = false;
 	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
@@ -408,17 +409,9 @@ int gf__queue_get(struct gf_http_req *r, void *arg)
 	struct gf_service *s = c->s;
 	const struct gf_grant g = c->grant;
 	struct gf_buf b;
-	gf_buf_init(&b, ANSWER_MAX);
 	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "queue");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "queue"))
 		return 0;
-	}
 	const struct gf_job **q = gf_calloc(GF_SERVE_LIST_MAX, sizeof(*q));
 	int n = gf_ctl_queue(s->ctl, q, GF_SERVE_LIST_MAX), pos = 0;
 	for (int i = 0; i < n && i < GF_SERVE_LIST_MAX; i++) {
@@ -452,17 +445,9 @@ int gf__nodes_get(struct gf_http_req *r, void *arg)
 	struct gf_call *c = arg;
 	struct gf_service *s = c->s;
 	struct gf_buf b;
-	gf_buf_init(&b, ANSWER_MAX);
 	struct gf_json j;
-	gf_json_init(&j, &b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_arr_begin(&j, "nodes");
-	pthread_mutex_lock(&s->ctl_lock);
-	if (!gf__service_serving(s, r)) {
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_buf_release(&b);
+	if (!list_open(s, r, &b, &j, "nodes"))
 		return 0;
-	}
 	for (int i = 0, n = gf_ctl_nnodes(s->ctl); i < n; i++)
 		gf__node_json(&j, s, i);
 	pthread_mutex_unlock(&s->ctl_lock);

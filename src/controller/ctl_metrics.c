@@ -14,40 +14,41 @@ static void family(struct gf_buf *b, const char *name, const char *type,
 		      type);
 }
 
-/* Per class and team: pending jobs and their GPU demand. */
-static void pending(struct gf_service *s, struct gf_buf *b)
+/* One family per class and team of the pending jobs: their count, or
+ * (gpus) the GPUs they ask for. */
+static void pending_by(struct gf_service *s, struct gf_buf *b, const char *name,
+		       const char *help, bool gpus)
 {
 	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
 	int nteams = gf_ctl_nteams(s->ctl);
-	family(b, "gpufleet_queue_pending_jobs", "gauge",
-	       "Jobs waiting to start, by class and team: the queue depth.");
+	family(b, name, "gauge", help);
 	for (int c = 0; c < cfg->nclasses; c++)
 		for (int t = 0; t < nteams; t++) {
 			int64_t milli;
 			int n = gf_ctl_pending_by(s->ctl, c, t, &milli);
-			if (n > 0)
-				gf_buf_printf(b,
-					      "gpufleet_queue_pending_jobs{"
-					      "class=\"%s\",team=\"%s\"} %d\n",
-					      cfg->classes[c].name,
-					      gf_ctl_team_name(s->ctl, t), n);
-		}
-	family(b, "gpufleet_queue_pending_gpus", "gauge",
-	       "GPUs the waiting jobs ask for (shares and MIG instances as "
-	       "fractions), by class and team.");
-	for (int c = 0; c < cfg->nclasses; c++)
-		for (int t = 0; t < nteams; t++) {
-			int64_t milli;
-			int n = gf_ctl_pending_by(s->ctl, c, t, &milli);
-			if (n > 0)
-				gf_buf_printf(b,
-					      "gpufleet_queue_pending_gpus{"
-					      "class=\"%s\",team=\"%s\"} "
-					      "%.3f\n",
-					      cfg->classes[c].name,
-					      gf_ctl_team_name(s->ctl, t),
+			if (n <= 0)
+				continue;
+			gf_buf_printf(b, "%s{class=\"%s\",team=\"%s\"} ", name,
+				      cfg->classes[c].name,
+				      gf_ctl_team_name(s->ctl, t));
+			if (gpus)
+				gf_buf_printf(b, "%.3f\n",
 					      (double)milli / 1000.0);
+			else
+				gf_buf_printf(b, "%d\n", n);
 		}
+}
+
+/* Per class and team: pending jobs and their GPU demand. */
+static void pending(struct gf_service *s, struct gf_buf *b)
+{
+	pending_by(s, b, "gpufleet_queue_pending_jobs",
+		   "Jobs waiting to start, by class and team: the queue depth.",
+		   false);
+	pending_by(s, b, "gpufleet_queue_pending_gpus",
+		   "GPUs the waiting jobs ask for (shares and MIG instances "
+		   "as fractions), by class and team.",
+		   true);
 }
 
 static void histogram(struct gf_buf *b, const char *name, const char *help,

@@ -359,15 +359,10 @@ static void svc_json(struct gf_json *j, struct gf_service *s,
 static void svc_answer(struct gf_service *s, struct gf_op *op)
 {
 	const char *name = svc_x(op)->name;
-	if (op->status != 200) {
-		gf__op_reply_error(op);
-		gf__op_free(op);
-		return;
-	}
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 1u << 20);
-	gf_json_init(&j, &b);
+	if (!gf__op_answer_open(op, &b, &j, 1u << 20))
+		return;
 	pthread_mutex_lock(&s->ctl_lock);
 	struct gf_svc *v = NULL;
 	for (int i = 0; i < s->nsvc; i++)
@@ -406,8 +401,7 @@ int gf__services_get(struct gf_http_req *r, void *arg)
 	const char *name = gf_req_param(r, "name");
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 16u << 20);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 16u << 20);
 	int found = 0;
 	pthread_mutex_lock(&s->ctl_lock);
 	if (!name) {

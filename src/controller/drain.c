@@ -200,15 +200,10 @@ static void drain_off(struct gf_service *s, struct gf_op *op, int64_t now,
 static void admin_answer(struct gf_service *s, struct gf_op *op)
 {
 	struct admin_op *x = admin_op(op);
-	if (op->status != 200) {
-		gf__op_reply_error(op);
-		gf__op_free(op);
-		return;
-	}
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 4u << 20);
-	gf_json_init(&j, &b);
+	if (!gf__op_answer_open(op, &b, &j, 4u << 20))
+		return;
 	/* the scheduler thread's: it alone changes the core */
 	if (op->kind == &release_kind) {
 		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, x->name),

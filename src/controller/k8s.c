@@ -68,6 +68,28 @@ static int send_json(struct gf_http_req *r, struct gf_buf *b,
 	return rc;
 }
 
+typedef void (*each_fn)(struct gf_service *s, struct gf_k8s_memo *m, int k,
+			void *arg);
+
+/* fn for k in [0, n) under ctl_lock with one memo of ask, then *count
+ * bumped (when not NULL): true; false when this server does not lead (answered
+ * 503). */
+static bool each_locked(struct gf_service *s, struct gf_http_req *r,
+			const struct gf_k8s_ask *ask, int n, each_fn fn,
+			void *arg, uint64_t *count)
+{
+	struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, ask, n);
+	pthread_mutex_lock(&s->ctl_lock);
+	bool lead = leading(s, r);
+	for (int k = 0; lead && k < n; k++)
+		fn(s, m, k, arg);
+	if (lead && count)
+		(*count)++;
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_k8s_memo_free(m);
+	return lead;
+}
+
 /* The request's ExtenderArgs, pod and ask: 0; or answered (400, or
  * *error set for an Error reply: the pod cannot be placed by us). */
 struct call {
@@ -76,10 +98,14 @@ struct call {
 	struct gf_k8s_pod pod;
 	struct gf_k8s_ask ask;
 	char error[GF_ERR_MSG_MAX + 16];
+	struct gf_k8s_verdict *v; /* filter's, one a node (or NULL) */
+	int64_t *score;		  /* prioritize's, one a node */
 };
 
 static void call_release(struct call *c)
 {
+	gf_free(c->v);
+	gf_free(c->score);
 	gf_k8s_args_release(&c->a);
 	gf_jv_free(c->body);
 }
@@ -131,38 +157,40 @@ static bool call_open(struct gf_service *s, struct gf_http_req *r,
 	return false;
 }
 
+static void verdict_at(struct gf_service *s, struct gf_k8s_memo *m, int k,
+		       void *arg)
+{
+	struct call *c = arg;
+	gf_k8s_verdict(s->ctl, gf_ctl_node_find(s->ctl, c->a.names[k]), m,
+		       &c->v[k]);
+}
+
+static void score_at(struct gf_service *s, struct gf_k8s_memo *m, int k,
+		     void *arg)
+{
+	struct call *c = arg;
+	c->score[k] = gf_k8s_score(s->ctl,
+				   gf_ctl_node_find(s->ctl, c->a.names[k]), m);
+}
+
 int gf__k8s_filter(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct call c;
 	if (!call_open(s, r, &c))
 		return 0; /* answered */
-	struct gf_k8s_verdict *v = NULL;
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
-		v = gf_calloc((size_t)c.a.n + 1, sizeof(*v));
-		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c.ask, c.a.n);
-		pthread_mutex_lock(&s->ctl_lock);
-		if (!leading(s, r)) {
-			pthread_mutex_unlock(&s->ctl_lock);
-			gf_k8s_memo_free(m);
-			gf_free(v);
+		c.v = gf_calloc((size_t)c.a.n + 1, sizeof(*c.v));
+		if (!each_locked(s, r, &c.ask, c.a.n, verdict_at, &c,
+				 &s->k8s->filters)) {
 			call_release(&c);
 			return 0;
 		}
-		for (int i = 0; i < c.a.n; i++)
-			gf_k8s_verdict(s->ctl,
-				       gf_ctl_node_find(s->ctl, c.a.names[i]),
-				       m, &v[i]);
-		s->k8s->filters++;
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_k8s_memo_free(m);
 	}
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, ANSWER_MAX);
-	gf_json_init(&j, &b);
-	gf_k8s_filter_write(&j, &c.a, v, c.error);
-	gf_free(v);
+	gf_json_open(&j, &b, ANSWER_MAX);
+	gf_k8s_filter_write(&j, &c.a, c.v, c.error);
 	call_release(&c);
 	return send_json(r, &b, &j);
 }
@@ -177,30 +205,16 @@ int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
 		call_release(&c);
 		return gf_reply_error(r, 422, "invalid", "%s", c.error);
 	}
-	int64_t *score = gf_calloc((size_t)c.a.n + 1, sizeof(*score));
-	if (c.ask.kind != GF_K8S_ASK_NONE) {
-		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c.ask, c.a.n);
-		pthread_mutex_lock(&s->ctl_lock);
-		if (!leading(s, r)) {
-			pthread_mutex_unlock(&s->ctl_lock);
-			gf_k8s_memo_free(m);
-			gf_free(score);
-			call_release(&c);
-			return 0;
-		}
-		for (int i = 0; i < c.a.n; i++)
-			score[i] = gf_k8s_score(
-				s->ctl, gf_ctl_node_find(s->ctl, c.a.names[i]),
-				m);
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_k8s_memo_free(m);
+	c.score = gf_calloc((size_t)c.a.n + 1, sizeof(*c.score));
+	if (c.ask.kind != GF_K8S_ASK_NONE &&
+	    !each_locked(s, r, &c.ask, c.a.n, score_at, &c, NULL)) {
+		call_release(&c);
+		return 0;
 	}
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, ANSWER_MAX);
-	gf_json_init(&j, &b);
-	gf_k8s_priorities_write(&j, &c.a, score);
-	gf_free(score);
+	gf_json_open(&j, &b, ANSWER_MAX);
+	gf_k8s_priorities_write(&j, &c.a, c.score);
 	call_release(&c);
 	return send_json(r, &b, &j);
 }
@@ -213,9 +227,17 @@ static const char *job_of(void *arg, const char *uid)
 /* Node k's victims trimmed: those gpufleet does not hold stay (they are
  * kube-scheduler's business: CPU, memory), of those it holds the fewest
  * that make room.  keep[k]: how many in pick[k], -1 to drop the node. */
-static void trim(struct gf_service *s, const struct gf_k8s_preempt_args *pa,
-		 struct gf_k8s_memo *m, int k, int *keep, int *pick)
+struct trim {
+	const struct gf_k8s_preempt_args *pa;
+	int *keep;
+	int **pick;
+};
+
+static void trim(struct gf_service *s, struct gf_k8s_memo *m, int k, void *arg)
 {
+	const struct gf_k8s_preempt_args *pa = ((struct trim *)arg)->pa;
+	int *keep = ((struct trim *)arg)->keep;
+	int *pick = ((struct trim *)arg)->pick[k];
 	const struct gf_k8s_victims *x = &pa->v[k];
 	int i = gf_ctl_node_find(s->ctl, x->node);
 	struct gf_k8s_verdict v;
@@ -250,23 +272,12 @@ static void preempt_write(struct gf_service *s, struct gf_http_req *r,
 		for (int u = 0; u < pa->v[k].n; u++)
 			pick[k][u] = u;
 	}
-	bool answered = false;
-	if (ask->kind != GF_K8S_ASK_NONE) {
-		struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, ask, pa->n);
-		pthread_mutex_lock(&s->ctl_lock);
-		answered = !leading(s, r);
-		for (int k = 0; !answered && k < pa->n; k++)
-			trim(s, pa, m, k, keep, pick[k]);
-		if (!answered)
-			s->k8s->preempts++;
-		pthread_mutex_unlock(&s->ctl_lock);
-		gf_k8s_memo_free(m);
-	}
-	if (!answered) {
+	struct trim t = { pa, keep, pick };
+	if (ask->kind == GF_K8S_ASK_NONE ||
+	    each_locked(s, r, ask, pa->n, trim, &t, &s->k8s->preempts)) {
 		struct gf_buf b;
 		struct gf_json j;
-		gf_buf_init(&b, ANSWER_MAX);
-		gf_json_init(&j, &b);
+		gf_json_open(&j, &b, ANSWER_MAX);
 		gf_k8s_preempt_write(&j, pa, keep, pick);
 		send_json(r, &b, &j);
 	}
@@ -296,14 +307,23 @@ static int preempt_ask(struct gf_service *s, struct gf_http_req *r,
 	return rc;
 }
 
-int gf__k8s_preempt(struct gf_http_req *r, void *arg)
+/* The extender on and the request's body JSON (e cleared for reading
+ * it): the service; or NULL, answered. */
+static struct gf_service *body_open(struct gf_http_req *r, void *arg,
+				    struct gf_jv **body, struct gf_err *e)
 {
 	struct gf_service *s = ((struct gf_call *)arg)->s;
+	gf_err_clear(e);
+	return on(s, r) && gf_req_json(r, body) == 0 ? s : NULL;
+}
+
+int gf__k8s_preempt(struct gf_http_req *r, void *arg)
+{
 	struct gf_jv *body;
-	if (!on(s, r) || gf_req_json(r, &body))
-		return 0;
 	struct gf_err e;
-	gf_err_clear(&e);
+	struct gf_service *s = body_open(r, arg, &body, &e);
+	if (!s)
+		return 0;
 	struct gf_k8s_preempt_args pa;
 	struct gf_k8s_ask ask;
 	int rc = gf_k8s_preempt_args_read(body, &pa, &e);
@@ -319,12 +339,11 @@ int gf__k8s_preempt(struct gf_http_req *r, void *arg)
 
 int gf__k8s_bind(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = ((struct gf_call *)arg)->s;
 	struct gf_jv *body;
-	if (!on(s, r) || gf_req_json(r, &body))
-		return 0;
 	struct gf_err e;
-	gf_err_clear(&e);
+	struct gf_service *s = body_open(r, arg, &body, &e);
+	if (!s)
+		return 0;
 	struct gf_k8s_op *x = gf__k8s_op_new();
 	struct gf_op *op = &x->op;
 	int rc = gf_k8s_bind_args_read(body, &x->b, &e);

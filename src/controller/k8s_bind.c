@@ -480,7 +480,7 @@ static void *resync(void *arg)
 	long ms = k->o.resync_ms > 0 ? k->o.resync_ms : GF_K8S_RESYNC_MS;
 	for (;;) {
 		struct timespec ts;
-		gf__mono_deadline(&ts, ms);
+		gf_clock_deadline(&ts, (double)ms);
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
 		while (!k->wstop && rc != ETIMEDOUT)
@@ -568,12 +568,8 @@ static int k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	k->o = *o;
 	gf__k8s_cache_init(k);
 	pthread_mutex_init(&k->wlock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&k->wwake, &ca);
-	pthread_cond_init(&k->rwake, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&k->wwake);
+	gf_cond_init_mono(&k->rwake);
 	int rc = pick_class(k, &s->o.cfg->ctl, e);
 	if (rc == 0)
 		rc = api_of(k, e);

@@ -192,8 +192,7 @@ void gf__k8s_reply_bind(struct gf_http_req *r, const char *error)
 {
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 64u << 10);
 	gf_k8s_bind_result_write(&j, error);
 	(void)gf_reply_json(r, 200, &b); /* a failed send: nothing to do */
 	gf_buf_release(&b);

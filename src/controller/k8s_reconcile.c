@@ -117,15 +117,9 @@ void gf__k8s_reconcile(struct gf_k8s *k, int node,
 		       const struct gf_np_inventory *inv)
 {
 	struct gf_service *s = k->s;
-	if (node >= k->mmcap) {
-		int cap = k->mmcap ? k->mmcap : 16;
-		while (cap <= node)
-			cap *= 2;
-		k->mm = gf_reallocarray(k->mm, (size_t)cap, sizeof(*k->mm));
-		memset(k->mm + k->mmcap, 0,
-		       (size_t)(cap - k->mmcap) * sizeof(*k->mm));
-		k->mmcap = cap;
-	}
+	size_t cap = (size_t)k->mmcap;
+	k->mm = gf_grow(k->mm, sizeof(*k->mm), &cap, (size_t)node, 16);
+	k->mmcap = (int)cap;
 	struct gf_k8s_mm_node *mn = &k->mm[node];
 	mn->seen = true;
 	struct gf_k8s_mm *v = NULL;
@@ -240,8 +234,7 @@ int gf__k8s_reconcile_get(struct gf_http_req *r, void *arg)
 				      "gpufleet serve with --k8s-extender");
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 8u << 20);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8u << 20);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_arr_begin(&j, "mismatches");
 	pthread_mutex_lock(&s->ctl_lock);

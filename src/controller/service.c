@@ -42,15 +42,6 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-void gf__mono_deadline(struct timespec *ts, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	ts->tv_sec += ts->tv_nsec / 1000000000;
-	ts->tv_nsec %= 1000000000;
-}
-
 static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
@@ -73,6 +64,18 @@ void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 void gf__op_reply_error(struct gf_op *op)
 {
 	gf_reply_error(op->req, op->status, op->error, "%s", op->detail);
+}
+
+bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
+			size_t cap)
+{
+	if (op->status != 200) {
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return false;
+	}
+	gf_json_open(j, b, cap);
+	return true;
 }
 
 void gf__op_free(struct gf_op *op)
@@ -152,7 +155,7 @@ static struct gf_op *take(struct gf_service *s, long ms)
 	pthread_mutex_lock(&s->qlock);
 	if (!s->head && !s->stop) {
 		struct timespec ts;
-		gf__mono_deadline(&ts, ms);
+		gf_clock_deadline(&ts, (double)ms);
 		(void)pthread_cond_timedwait(&s->qwake, &s->qlock, &ts);
 	}
 	struct gf_op *first = s->head, *last = s->head;
@@ -504,12 +507,8 @@ static struct gf_service *service_new(const struct gf_service_opts *o)
 	s->o = *o;
 	pthread_mutex_init(&s->qlock, NULL);
 	pthread_mutex_init(&s->ctl_lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->qwake, &ca);
-	pthread_cond_init(&s->failed_cond, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&s->qwake);
+	gf_cond_init_mono(&s->failed_cond);
 	atomic_init(&s->failed, 0);
 	return s;
 }
@@ -664,16 +663,8 @@ int gf__service_run(struct gf_service *s, const struct gf_route *routes,
 		.tls = o->tls
 	};
 	if (rc == 0)
-		rc = gf_server_start(&s->srv, routes, nroutes, &so, e);
-	if (rc == 0) {
-		rc = -pthread_create(&s->tid, NULL, scheduler, s);
-		if (rc) {
-			gf_err_set(e, rc,
-				   "cannot start the scheduler thread: %s",
-				   gf_strerror(rc));
-			gf_server_stop(s->srv);
-		}
-	}
+		rc = gf_server_start_with(&s->srv, routes, nroutes, &so,
+					  &s->tid, scheduler, "scheduler", e);
 	if (rc) {
 		gf__service_free(s);
 		return rc;
@@ -706,7 +697,7 @@ int gf_service_failed(struct gf_service *s, char *msg, unsigned size)
 bool gf_service_wait_failure(struct gf_service *s, long ms)
 {
 	struct timespec ts;
-	gf__mono_deadline(&ts, ms);
+	gf_clock_deadline(&ts, (double)ms);
 	pthread_mutex_lock(&s->qlock);
 	while (!atomic_load(&s->failed) &&
 	       pthread_cond_timedwait(&s->failed_cond, &s->qlock, &ts) == 0)
@@ -722,10 +713,7 @@ void gf_service_stop(struct gf_service *s)
 	/* the server first: requests in flight finish (the scheduler thread
 	 * still answers them), new ones get 503 */
 	gf_server_stop(s->srv);
-	pthread_mutex_lock(&s->qlock);
-	s->stop = true;
-	pthread_cond_signal(&s->qwake);
-	pthread_mutex_unlock(&s->qlock);
+	gf_cond_raise(&s->qlock, &s->qwake, &s->stop);
 	if (s->running)
 		pthread_join(s->tid, NULL);
 	gf__service_free(s);

@@ -36,6 +36,7 @@
 #include "server/server.h"
 #include "store/store.h"
 #include "util/clock.h"
+#include "util/cond.h"
 
 /* Submit-to-placed latency buckets, seconds (Prometheus histogram). */
 #define GF_SERVE_LAT_BUCKETS 12
@@ -214,14 +215,16 @@ void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 /* Answer a held request from an op's error fields. */
 void gf__op_reply_error(struct gf_op *op);
 
+/* An op's JSON answer begun: true, b and j opened (cap bytes at most);
+ * false when the op failed: its error answered and the op freed. */
+bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
+			size_t cap);
+
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
 /* ms since the epoch, now (the monotonic clock is util/clock.h's). */
 int64_t gf__service_now_ms(void);
-/* ms from now on CLOCK_MONOTONIC, as pthread_cond_timedwait takes it
- * (the service's conditions use that clock). */
-void gf__mono_deadline(struct timespec *ts, long ms);
 /* gf_clock_ms() in whole ms. */
 static inline int64_t gf__mono_ms(void)
 {

@@ -39,14 +39,7 @@ static struct seen *seen_of(struct gf_service *s, uint64_t seq)
 	if (!s->tlog)
 		s->tlog = gf_calloc(1, sizeof(*s->tlog));
 	struct gf_translog *t = s->tlog;
-	if (seq >= t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		while (cap <= seq)
-			cap *= 2;
-		t->v = gf_reallocarray(t->v, cap, sizeof(*t->v));
-		memset(t->v + t->cap, 0, (cap - t->cap) * sizeof(*t->v));
-		t->cap = cap;
-	}
+	t->v = gf_grow(t->v, sizeof(*t->v), &t->cap, seq, 1024);
 	return &t->v[seq];
 }
 

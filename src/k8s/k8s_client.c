@@ -332,8 +332,7 @@ static int pod_doc_begin(struct pod_doc *d, const char *ns, const char *name,
 	int rc = pod_path(ns, name, kind ? "/binding" : "", d->path, e);
 	if (rc)
 		return rc;
-	gf_buf_init(&d->b, cap);
-	gf_json_init(&d->j, &d->b);
+	gf_json_open(&d->j, &d->b, cap);
 	gf_json_obj_begin(&d->j, NULL);
 	if (kind) {
 		gf_json_str(&d->j, "apiVersion", "v1");

@@ -48,6 +48,7 @@
 
 #include "server/server_int.h"
 #include "util/clock.h"
+#include "util/cond.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/log.h"
@@ -273,15 +274,21 @@ int gf_reply_json(struct gf_http_req *r, unsigned status,
 int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 		   const char *fmt, ...)
 {
-	char detail[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	gf_vnote(detail, sizeof(detail), fmt, ap);
+	int rc = gf_reply_verror(r, status, error, fmt, ap);
 	va_end(ap);
+	return rc;
+}
+
+int gf_reply_verror(struct gf_http_req *r, unsigned status, const char *error,
+		    const char *fmt, va_list ap)
+{
+	char detail[1024];
+	gf_vnote(detail, sizeof(detail), fmt, ap);
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 8192);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8192);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_str(&j, "error", error);
 	gf_json_str(&j, "detail", detail);
@@ -756,11 +763,7 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	}
 	atomic_init(&s->stopping, false);
 	atomic_init(&s->open, 0);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->idle, &ca);
-	pthread_condattr_destroy(&ca);
+	gf_cond_init_mono(&s->idle);
 	pthread_mutex_init(&s->lock, NULL);
 	s->d = start_daemon(s);
 	if (!s->d) {
@@ -781,6 +784,24 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 	       s->o.threads ? "event threads" : "a thread per connection");
 	*out = s;
 	return 0;
+}
+
+int gf_server_start_with(struct gf_server **out, const struct gf_route *routes,
+			 int nroutes, const struct gf_server_opts *o,
+			 pthread_t *tid, void *(*fn)(void *), const char *what,
+			 struct gf_err *e)
+{
+	int rc = gf_server_start(out, routes, nroutes, o, e);
+	if (rc)
+		return rc;
+	rc = -pthread_create(tid, NULL, fn, o->arg);
+	if (rc) {
+		gf_err_set(e, rc, "cannot start the %s thread: %s", what,
+			   gf_strerror(rc));
+		gf_server_stop(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 const char *gf_server_url(const struct gf_server *s)
@@ -847,13 +868,7 @@ static int answer_all_held(struct gf_server *s)
 static int drain(struct gf_server *s)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += s->o.drain_ms / 1000;
-	until.tv_nsec += (long)(s->o.drain_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	gf_clock_deadline(&until, (double)s->o.drain_ms);
 	pthread_mutex_lock(&s->lock);
 	while (s->in_flight > 0)
 		if (pthread_cond_timedwait(&s->idle, &s->lock, &until) ==

@@ -58,6 +58,8 @@
 #ifndef GF_SERVER_SERVER_H
 #define GF_SERVER_SERVER_H
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -124,6 +126,17 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		    int nroutes, const struct gf_server_opts *o,
 		    struct gf_err *e) GF_MUST_CHECK;
 
+/*
+ * gf_server_start, then a thread fn(o->arg) beside it (the service's
+ * scheduler, the agent's sampler; what names it in an error): both
+ * started, 0 with *tid set; or neither (the server stopped again when
+ * the thread cannot start, -errno).
+ */
+int gf_server_start_with(struct gf_server **out, const struct gf_route *routes,
+			 int nroutes, const struct gf_server_opts *o,
+			 pthread_t *tid, void *(*fn)(void *), const char *what,
+			 struct gf_err *e) GF_MUST_CHECK;
+
 /* "http://127.0.0.1:41234/" ("https://" with TLS): the address bound
  * (borrowed). */
 const char *gf_server_url(const struct gf_server *s);
@@ -185,6 +198,10 @@ int gf_reply_json(struct gf_http_req *r, unsigned status,
 /* Answer {"error": error, "detail": printf(fmt, ...)}, as JSON. */
 int gf_reply_error(struct gf_http_req *r, unsigned status, const char *error,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with fmt's arguments in ap (a handler's own variadic bad()). */
+int gf_reply_verror(struct gf_http_req *r, unsigned status, const char *error,
+		    const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /*
  * Answer later, from another thread (event-loop servers only: threads >

@@ -7,26 +7,16 @@
 
 void gf_html_esc(struct gf_buf *b, const char *s)
 {
+	static const char *const entity[128] = {
+		['<'] = "&lt;",	  ['>'] = "&gt;",   ['&'] = "&amp;",
+		['"'] = "&quot;", ['\''] = "&#39;",
+	};
 	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			gf_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			gf_buf_puts(b, "&gt;");
-			break;
-		case '&':
-			gf_buf_puts(b, "&amp;");
-			break;
-		case '"':
-			gf_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			gf_buf_puts(b, "&#39;");
-			break;
-		default:
+		unsigned char c = (unsigned char)*s;
+		if (c < 128 && entity[c])
+			gf_buf_puts(b, entity[c]);
+		else
 			gf_buf_putc(b, *s);
-		}
 	}
 }
 

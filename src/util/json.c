@@ -31,6 +31,12 @@ void gf_json_init(struct gf_json *j, struct gf_buf *out)
 	j->err = 0;
 }
 
+void gf_json_open(struct gf_json *j, struct gf_buf *b, size_t cap)
+{
+	gf_buf_init(b, cap);
+	gf_json_init(j, b);
+}
+
 static void put_n(struct gf_json *j, const char *s, size_t n)
 {
 	struct gf_buf *b = j->out;
@@ -73,24 +79,15 @@ static void put_escaped(struct gf_json *j, const char *s)
 		run = p + 1;
 		if (c == '\0')
 			break;
+		/* the short escapes; other control bytes as \u00XX */
+		static const char *const short_esc[128] = {
+			['"'] = "\\\"", ['\\'] = "\\\\", ['\n'] = "\\n",
+			['\t'] = "\\t", ['\r'] = "\\r",
+		};
 		char esc[8];
-		switch (c) {
-		case '"':
-			put_n(j, "\\\"", 2);
-			break;
-		case '\\':
-			put_n(j, "\\\\", 2);
-			break;
-		case '\n':
-			put_n(j, "\\n", 2);
-			break;
-		case '\t':
-			put_n(j, "\\t", 2);
-			break;
-		case '\r':
-			put_n(j, "\\r", 2);
-			break;
-		default:
+		if (short_esc[c]) {
+			put_n(j, short_esc[c], 2);
+		} else {
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
 			put_n(j, esc, 6);
 		}

@@ -35,6 +35,9 @@ struct gf_json {
 };
 
 void gf_json_init(struct gf_json *j, struct gf_buf *out);
+/* gf_json_init into b begun anew, cap bytes at most (gf_buf_init); the
+ * caller releases b. */
+void gf_json_open(struct gf_json *j, struct gf_buf *b, size_t cap);
 /* key is NULL inside arrays and at top level. */
 void gf_json_obj_begin(struct gf_json *j, const char *key);
 void gf_json_obj_end(struct gf_json *j);

@@ -41,6 +41,22 @@ void *gf_reallocarray(void *p, size_t nmemb, size_t size)
 	return q;
 }
 
+void *gf_grow(void *p, size_t size, size_t *cap, size_t i, size_t first)
+{
+	if (i < *cap)
+		return p;
+	size_t n = *cap ? *cap : (first ? first : 1);
+	while (n <= i) {
+		if (n > SIZE_MAX / 2)
+			oom(SIZE_MAX);
+		n *= 2;
+	}
+	char *q = gf_reallocarray(p, n, size);
+	memset(q + *cap * size, 0, (n - *cap) * size);
+	*cap = n;
+	return q;
+}
+
 char *gf_strdup(const char *s)
 {
 	return gf_strndup(s, strlen(s));

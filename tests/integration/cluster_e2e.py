@@ -363,6 +363,9 @@ def phase_chargeback(c, t0, t1, ids):
         abs(served["data"][0].get(k, {}).get("totalCost", -1) -
             v["totalCost"]) < 1e-5 for k, v in out["namespace"].items())
     check("chargeback-served", same, f"{st} {json.dumps(served)[:800]}")
+    st, why = c.api("GET", f"/v1/chargeback?window={window}&step=x")
+    check("chargeback-bad-step", st == 400 and "'step'" in
+          (why or {}).get("detail", ""), f"{st} {json.dumps(why)[:400]}")
     check("chargeback-total-is-capacity", abs(total - cap) < 1e-3,
           f"allocations with idle {total:.5f}, priced capacity {cap:.5f}: "
           f"{json.dumps(out['namespace'])[:1500]}")

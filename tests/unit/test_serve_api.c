@@ -298,6 +298,7 @@ static void test_nodes_health_metrics(void **state)
 	assert_int_equal(a.status, 200);
 	const char *m = gf_buf_str(&a.body);
 	assert_non_null(strstr(m, "# TYPE gpufleet_queue_pending_jobs gauge"));
+	assert_non_null(strstr(m, "# TYPE gpufleet_queue_pending_gpus gauge"));
 	assert_non_null(strstr(m, "gpufleet_submit_to_placed_seconds_count"));
 	assert_non_null(strstr(m, "gpufleet_gpus{state=\"allocated\"}"));
 	assert_non_null(strstr(m, "gpufleet_leader 1"));

@@ -657,6 +657,44 @@ static void test_server_held(void **state)
 	gf_server_stop(s);
 }
 
+static void *beside(void *arg)
+{
+	*(int *)arg = 1;
+	return NULL;
+}
+
+/* gf_server_start_with: the server, and its thread run on o->arg;
+ * neither when the server cannot start. */
+static void test_server_start_with(void **state)
+{
+	(void)state;
+	int ran = 0;
+	struct gf_server_opts o = { .name = "test",
+				    .listen = "127.0.0.1:0",
+				    .arg = &ran };
+	struct gf_server *s = NULL;
+	pthread_t tid;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(
+		gf_server_start_with(&s, routes, 1, &o, &tid, beside, "t", &e),
+		0);
+	assert_non_null(s);
+	pthread_join(tid, NULL);
+	assert_int_equal(ran, 1);
+	char busy[64];
+	snprintf(busy, sizeof(busy), "127.0.0.1:%u", gf_server_port(s));
+	struct gf_server *s2 = NULL;
+	o.listen = busy;
+	ran = 0;
+	assert_int_equal(
+		gf_server_start_with(&s2, routes, 1, &o, &tid, beside, "t", &e),
+		-EADDRINUSE);
+	assert_null(s2);
+	assert_int_equal(ran, 0);
+	gf_server_stop(s);
+}
+
 static void test_server_start_errors(void **state)
 {
 	(void)state;
@@ -781,6 +819,7 @@ int main(void)
 					  &event_loops),
 		cmocka_unit_test(test_server_held),
 		cmocka_unit_test(test_server_start_errors),
+		cmocka_unit_test(test_server_start_with),
 		cmocka_unit_test(test_client_errors),
 		cmocka_unit_test(test_client_base_url),
 	};

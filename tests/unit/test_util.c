@@ -12,6 +12,7 @@
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "util/mem.h"
 #include "util/siphash.h"
 
 static void test_bitmap_list_roundtrip(void **state)
@@ -169,8 +170,11 @@ static void test_json_writer(void **state)
 	(void)state;
 	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 4096);
-	gf_json_init(&j, &b);
+	gf_json_open(&j, &b, 8); /* the cap is the buffer's */
+	gf_json_str(&j, NULL, "longer than eight");
+	assert_int_not_equal(gf_json_error(&j), 0);
+	gf_buf_release(&b);
+	gf_json_open(&j, &b, 4096);
 	gf_json_obj_begin(&j, NULL);
 	gf_json_str(&j, "s", "a\"b\\c\n\x01");
 	gf_json_int(&j, "i", -3);
@@ -282,6 +286,24 @@ static void test_json_reader(void **state)
 
 /* The paper's test vector (key 00..0f, message 00..0e), and the empty
  * message of the reference implementation's vectors. */
+/* gf_grow: doubling from first, new elements zeroed, old ones kept. */
+static void test_grow(void **state)
+{
+	(void)state;
+	size_t cap = 0;
+	int *a = gf_grow(NULL, sizeof(*a), &cap, 0, 4);
+	assert_int_equal(cap, 4);
+	a[3] = 7;
+	int *same = gf_grow(a, sizeof(*a), &cap, 3, 4);
+	assert_ptr_equal(same, a);
+	a = gf_grow(a, sizeof(*a), &cap, 9, 4);
+	assert_int_equal(cap, 16);
+	assert_int_equal(a[3], 7);
+	for (int i = 4; i < 16; i++)
+		assert_int_equal(a[i], 0);
+	gf_free(a);
+}
+
 static void test_siphash(void **state)
 {
 	(void)state;
@@ -335,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
+		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_siphash),
 		cmocka_unit_test(test_clock),
 	};

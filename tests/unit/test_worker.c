@@ -1080,9 +1080,25 @@ static void test_shim_killed(void **state)
 	assert_non_null(strstr(ev->note, "shim was killed"));
 }
 
+/* The end's names, as events and the API write them. */
+static void test_end_names(void **state)
+{
+	(void)state;
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_EXITED), "exited");
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_STOPPED),
+			    "stopped");
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_MAX_RUNTIME),
+			    "max-runtime");
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_FENCED), "fenced");
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_LOST), "lost");
+	assert_string_equal(gf_worker_end_name(GF_WORKER_END_NONE), "");
+	assert_string_equal(gf_worker_end_name((enum gf_worker_end)99), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_end_names),
 		cmocka_unit_test_setup_teardown(test_env_and_affinity_live,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_template, setup,
