@@ -76,7 +76,10 @@ static struct gf_svc *add(struct gf_service *s, const char *name)
 	}
 	struct gf_svc *v = &s->svc[s->nsvc++];
 	memset(v, 0, sizeof(*v));
-	memcpy(v->name, name, sizeof(v->name)); /* a name of that size */
+	/* callers pass a name that fits (checked where it came in) */
+	size_t n = strnlen(name, sizeof(v->name) - 1);
+	memcpy(v->name, name, n);
+	v->name[n] = '\0';
 	return v;
 }
 
@@ -123,6 +126,13 @@ static int take_stored(const char *name, const char *text, size_t len,
 {
 	struct gf_service *s = arg;
 	struct gf_err e;
+	if (strlen(name) >= sizeof(s->svc->name)) {
+		gf_log(GF_LOG_ERROR, "serve",
+		       "stored service '%.64s...' not restored: its name is "
+		       "longer than %zu bytes",
+		       name, sizeof(s->svc->name) - 1);
+		return 0;
+	}
 	struct gf_svc *v = add(s, name);
 	if (parse_spec(name, text, len, &v->spec, &e) != 0) {
 		gf_log(GF_LOG_ERROR, "serve",

@@ -348,6 +348,9 @@ static int k8s_pod(struct gf_http_req *r, void *arg)
 static int k8s_get(struct gf_k8s_api_cfg *cfg, const char *key, char *out,
 		   size_t size, struct gf_err *e)
 {
+	/* a loaded machine under ASan reads the system's CA bundle slowly:
+	 * the answer, not the clock, decides */
+	cfg->timeout_ms = 60000;
 	struct gf_k8s_api *api = gf_k8s_api_new(cfg);
 	struct gf_k8s_conn *c = gf_k8s_conn_new(api);
 	struct gf_jv *v = NULL;
