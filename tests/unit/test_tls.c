@@ -270,7 +270,7 @@ static int who(struct gf_http_req *r, void *arg)
 static void get(const char *url, const char *ca, int want_rc,
 		const char *want_body)
 {
-	struct gf_client_req q = { .url = url, .ca = ca, .timeout_ms = 5000 };
+	struct gf_client_req q = { .url = url, .ca = ca, .timeout_ms = 60000 };
 	struct gf_client_answer a;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -310,7 +310,7 @@ static void serve_tls(unsigned threads)
 	/* plain http to the TLS port: no HTTP answer */
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u/who",
 		 gf_server_port(s));
-	struct gf_client_req q = { .url = url, .timeout_ms = 5000 };
+	struct gf_client_req q = { .url = url, .timeout_ms = 60000 };
 	struct gf_client_answer a;
 	assert_true(gf_client_request(NULL, &q, &a, &e) != 0);
 	gf_client_answer_release(&a);
