@@ -260,24 +260,6 @@ static void sample_once(struct gf_agent *a)
 	       a->col.cpu_ms_last, t2 - t1, len);
 }
 
-/* What `gpufleet topo --json` prints when it has no node to show. */
-static int topo_error_json(const struct gf_node_source *src,
-			   const struct gf_err *e, struct gf_buf *out)
-{
-	char name[256];
-	struct gf_json j;
-	gf_json_init(&j, out);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "source", gf_node_source_name(src, name, sizeof(name)));
-	gf_json_arr_begin(&j, "gpus");
-	gf_json_arr_end(&j);
-	gf_json_str(&j, "error",
-		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
-	gf_json_str(&j, "detail", e->msg);
-	gf_json_obj_end(&j);
-	return gf_json_error(&j);
-}
-
 /* /v1/topology: `gpufleet topo --json` for the same source (503 with
  * its error document when the node cannot be built). */
 static void topology_doc(struct gf_agent *a)
@@ -296,7 +278,7 @@ static void topology_doc(struct gf_agent *a)
 		gf_node_free(n);
 	} else {
 		gf_log(GF_LOG_INFO, "agent", "/v1/topology: %s", e.msg);
-		rc = topo_error_json(&a->o.topo, &e, &b);
+		rc = gf_render_topo_error_json(&a->o.topo, &e, &b);
 		status = 503;
 	}
 	publish(a, a->topo, "/v1/topology", status, &b, rc);

@@ -56,19 +56,13 @@ static void usage(FILE *f)
 static int print_error_json(const struct gf_node_source *src,
 			    const struct gf_err *e)
 {
-	char name[256];
 	struct gf_buf out;
-	struct gf_json j;
 	gf_buf_init(&out, 4096);
-	gf_json_init(&j, &out);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "source", gf_node_source_name(src, name, sizeof(name)));
-	gf_json_arr_begin(&j, "gpus");
-	gf_json_arr_end(&j);
-	gf_json_str(&j, "error",
-		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
-	gf_json_str(&j, "detail", e->msg);
-	gf_json_obj_end(&j);
+	if (gf_render_topo_error_json(src, e, &out) != 0) {
+		gf_buf_release(&out);
+		gf_cli_error("topo", "cannot write the error document");
+		return GF_EXIT_FAIL;
+	}
 	int rc = gf_cli_print(gf_buf_str(&out), out.len);
 	gf_buf_release(&out);
 	return rc;

@@ -9,6 +9,7 @@
 
 #include <gpufleet/link.h>
 
+#include "topo/source.h"
 #include "util/fmt.h"
 #include "util/json.h"
 
@@ -262,6 +263,23 @@ int gf_render_topo_json(const struct gf_node *n, bool pcie_only,
 	for (int i = 0; i < n->nnotes; i++)
 		gf_json_str(&j, NULL, n->notes[i]);
 	gf_json_arr_end(&j);
+	gf_json_obj_end(&j);
+	return gf_json_error(&j);
+}
+
+int gf_render_topo_error_json(const struct gf_node_source *src,
+			      const struct gf_err *e, struct gf_buf *out)
+{
+	char name[256];
+	struct gf_json j;
+	gf_json_init(&j, out);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "source", gf_node_source_name(src, name, sizeof(name)));
+	gf_json_arr_begin(&j, "gpus");
+	gf_json_arr_end(&j);
+	gf_json_str(&j, "error",
+		    e->code == GF_ENOGPU ? "no-gpu" : "unreadable");
+	gf_json_str(&j, "detail", e->msg);
 	gf_json_obj_end(&j);
 	return gf_json_error(&j);
 }
