@@ -2,8 +2,8 @@
 # Run every test of each build tree given (default: build), JOBS at a
 # time, and end with one line "N passed, N failed, N skipped".
 #   sh tests/run-all.sh [-j N] [TREE...]
-# JOBS (or -j N, or make's -jN through MAKEFLAGS) is how many tests run
-# at once: the CPUs online by default.  Each test is one job:
+# JOBS (or -j N) is how many tests run at once: twice the CPUs online by
+# default.  Each test is one job:
 #   unit tests      TREE/tests/test_*   (cmocka; each case counts)
 #   golden tests    tests/golden/run.sh (in GOLDEN_SHARDS slices; each
 #                   case counts)
@@ -113,7 +113,14 @@ if [ "${1:-}" = --job ]; then
 	lint) lint_"$name" "$B" >"$o.out" 2>"$o.err" ;;
 	esac
 	rc=$?
-	echo "$rc $(($(date +%s) - t0))" >"$o.rc"
+	# the CPU seconds the job's processes used (user + system), beside
+	# its wall seconds: what a slot is really worth to it
+	# (times in this shell, not in a $(...) subshell, which has no
+	# children of its own)
+	times >"$o.times"
+	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+		split($i, t, "m"); s += t[1] * 60 + t[2] } } END { printf "%d", s + 0.5 }' "$o.times")
+	echo "$rc $(($(date +%s) - t0)) $cpu" >"$o.rc"
 	exit 0
 fi
 
@@ -122,10 +129,10 @@ if [ "${1:-}" = -j ]; then
 	JOBS=$2
 	shift 2
 fi
-if [ -z "$JOBS" ]; then # make -jN passes N in MAKEFLAGS
-	JOBS=$(printf '%s\n' "${MAKEFLAGS:-}" | sed -n 's/.*-j *\([0-9][0-9]*\).*/\1/p')
-fi
-[ -n "$JOBS" ] || JOBS=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+# twice the CPUs by default: most jobs wait (on sockets, the disk's
+# fsync, a daemon starting) far more than they compute; the report's
+# "s of CPU" beside "s of jobs" shows by how much
+[ -n "$JOBS" ] || JOBS=$((2 * $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)))
 [ $# -eq 0 ] && set -- build
 [ -d "$SHARED/topologies" ] ||
 	echo "note: shared data absent at $SHARED (set GPUFLEET_SHARED); tests that need it are skipped"
@@ -222,9 +229,9 @@ log_tail() { # a failed job's stderr, indented
 prev=""
 while read -r id B kind name; do
 	o="$WORK/$id"
-	rc=255 sec=0 # no status: the job never finished
-	[ -f "$o.rc" ] && read -r rc sec <"$o.rc"
-	echo "$B $kind/$name $sec" >>"$WORK/times"
+	rc=255 sec=0 cpu=0 # no status: the job never finished
+	[ -f "$o.rc" ] && read -r rc sec cpu <"$o.rc"
+	echo "$B $kind/$name $sec $cpu" >>"$WORK/times"
 	case "$kind" in
 	unit) head="unit tests" ;; golden) head="golden tests" ;;
 	int) head="integration tests" ;; xml) head="mutated XML" ;;
@@ -281,12 +288,13 @@ while read -r id B kind name; do
 done <"$WORK/jobs"
 for B in $TREES; do # for the next run's order
 	[ -d "$B/tests" ] &&
-		awk -v b="$B" '$1 == b { print $2, $3 }' "$WORK/times" \
+		awk -v b="$B" '$1 == b { print $2, $3, $4 }' "$WORK/times" \
 			>"$B/tests/times" 2>/dev/null
 done
 
 jobsum=$(awk '{ s += $3 } END { print s + 0 }' "$WORK/times")
-echo "== time: ${wall} s for the tests ($jobsum s of jobs, $JOBS at a time); slowest:"
+cpusum=$(awk '{ s += $4 } END { print s + 0 }' "$WORK/times")
+echo "== time: ${wall} s for the tests ($jobsum s of jobs, $cpusum s of CPU, $JOBS at a time); slowest:"
 sort -k3,3nr "$WORK/times" | head -5 | awk '{ print "    " $1 "/" $2 " " $3 " s" }'
 if [ -s "$WORK/failed" ]; then
 	echo "== failed ($(wc -l <"$WORK/failed" | tr -d ' ')):"
