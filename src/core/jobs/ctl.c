@@ -27,6 +27,7 @@
 #include "core/jobs/never.h"
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
+#include "core/jobs/table.h"
 #include "core/jobs/typical.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -281,17 +282,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 {
 	if (ctl == NULL)
 		return;
-	for (int i = 0; i < ctl->njr; i++) {
-		gf_job_release(ctl->jr[i].job);
-		gf_free(ctl->jr[i].job);
-	}
-	gf_free(ctl->jr);
-	gf_free(ctl->by_seq);
-	gf_hmap_release(&ctl->ids);
-	gf_free(ctl->running);
-	gf_free(ctl->holding);
-	gf_free(ctl->order);
-	gf_free(ctl->later);
+	gf__jobtab_free(&ctl->jobs);
 	gf__never_free(ctl);
 	gf__queues_free(ctl);
 	gf_free(ctl->teams);
@@ -353,8 +344,8 @@ const char *gf_ctl_team_name(const struct gf_ctl *ctl, int i)
 void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->pending = ctl->npending;
-	st->running = ctl->nrunning;
+	st->pending = ctl->jobs.npending;
+	st->running = ctl->jobs.running.n;
 	st->gpus_total_milli = ctl->c->gpu_milli_total;
 	int64_t mig_milli = 0;
 	for (int x = 0; x < ctl->mig.ninst; x++)

@@ -53,6 +53,7 @@
 #include <gpufleet/frag.h>
 #include <gpufleet/mig.h>
 
+#include "core/jobs/table.h"
 #include "util/hash.h"
 
 #define GF__MAX_PROFILES   64	/* distinct MIG profile names in a cluster */
@@ -93,30 +94,6 @@ struct gf__team {
 	struct gf__queue q[GF_CTL_MAX_CLASSES];
 	int pend_n[GF_CTL_MAX_CLASSES];
 	int64_t pend_milli[GF_CTL_MAX_CLASSES];
-};
-
-/* What the core keeps beside each job. */
-struct gf__jrec {
-	struct gf_job *job; /* owned */
-	struct gf_req req;  /* one replica for the engine; MIG: CPU, memory */
-	int team, cls;
-	int model;	/* cluster model of gpu_model; -1 any; -2 none here */
-	int prof;	/* MIG profile id; -1 none; -2 none here */
-	int64_t max_ms; /* max runtime in effect (spec, else class); 0 none */
-	int64_t milli;	/* GPU milli of the whole job (fair share, demand) */
-	uint32_t mark;	/* the pass it last changed in */
-	uint32_t preempted; /* the pass that preempted it: it waits that one
-			       out */
-	int awaiting;	    /* replicas it preempted still completing (hold
-			       mode): it preempts no more meanwhile */
-	int run_pos;	    /* index in ctl->running; -1 */
-	bool queued;	    /* in its queue's array (maybe lazily) */
-	bool in_order;	    /* in ctl->order (maybe lazily) */
-	bool never;	    /* can never be placed on this cluster */
-	int mask;	    /* selector mask slot; -1 none */
-	uint32_t mask_gen;
-	uint64_t start_epoch; /* ctl->epoch when it last started; 0
-				 restored (gf_ctl_add) */
 };
 
 /* A node's state (jobs_health.c). */
@@ -236,22 +213,8 @@ struct gf_ctl {
 	/* teams */
 	struct gf__team *teams;
 	int nteams, teams_cap;
-	/* jobs */
-	struct gf__jrec *jr; /* by jrec index (never moves a job) */
-	int njr, jr_cap;
-	int *by_seq;	    /* jrec indexes in submission order */
-	struct gf_hmap ids; /* job ids (jobs_find.c) */
-	int *running;	    /* jrec indexes */
-	int nrunning, running_cap;
-	int *holding; /* jrec indexes of jobs with held replicas */
-	int nholding, holding_cap;
-	int npending;
-	int *order; /* the queue as the last pass tried it, then adds */
-	int norder, order_cap;
-	int *later; /* changed outside a pass, reported by the next */
-	int nlater, later_cap;
+	struct gf__jobtab jobs;	  /* the job table (table.c) */
 	struct gf__nevers nevers; /* jobs marked never (never.c) */
-	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
 	struct gf__masks masks; /* cached selector masks (mask.c) */
@@ -319,7 +282,7 @@ static inline int gf__prio(const struct gf_ctl *ctl, const struct gf__jrec *j)
 
 static inline int gf__jid(const struct gf_ctl *ctl, const struct gf__jrec *j)
 {
-	return (int)(j - ctl->jr);
+	return (int)(j - ctl->jobs.jr);
 }
 
 #endif

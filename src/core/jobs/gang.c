@@ -166,7 +166,7 @@ static void fill(struct gf_ctl *ctl, int node, struct gf_job_place *out)
 static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		     const uint8_t *allowed, struct gf_job_place *out)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	int best = -1, best_free = 0;
 	for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
 		int i = ctl->mig.prof_nodes[j->prof][k];
@@ -200,7 +200,7 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		     const uint8_t *allowed, struct gf_job_place *out)
 {
-	if (ctl->jr[jid].prof >= 0)
+	if (ctl->jobs.jr[jid].prof >= 0)
 		return place_mig(ctl, jid, r, allowed, out);
 	struct gf_placement p;
 	int rc = eng_place(ctl, r, allowed, &p);
@@ -216,7 +216,7 @@ static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 static void unplace_one(struct gf_ctl *ctl, int jid,
 			const struct gf_job_place *pl)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_placement p = { .node = pl->node, .ngpus = 0 };
 	if (j->prof >= 0) {
 		gf__mig_give(ctl, gf__mig_find(ctl, pl->node, pl->gpus[0],
@@ -239,12 +239,12 @@ void gf__unplace_some(struct gf_ctl *ctl, int jid,
 
 void gf__unplace_job(struct gf_ctl *ctl, int jid, const struct gf_job_place *pl)
 {
-	gf__unplace_some(ctl, jid, pl, ctl->jr[jid].job->spec.replicas);
+	gf__unplace_some(ctl, jid, pl, ctl->jobs.jr[jid].job->spec.replicas);
 }
 
 int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_placement p = { .node = pl->node, .ngpus = 0 };
 	int x = -1;
 	if (j->prof >= 0) {
@@ -309,7 +309,7 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 static int64_t block_cap(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			 int b, const uint8_t *outside)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	const struct gf__block *bl = &ctl->blk[b];
 	int R = j->job->spec.replicas;
 	int64_t sum = 0;
@@ -339,7 +339,7 @@ static void block_clear(struct gf_ctl *ctl, int b)
 static int gang_in(struct gf_ctl *ctl, int jid, const struct gf_req *r, int b,
 		   const uint8_t *outside, struct gf_job_place *pl)
 {
-	int R = ctl->jr[jid].job->spec.replicas, done = 0;
+	int R = ctl->jobs.jr[jid].job->spec.replicas, done = 0;
 	if (block_cap(ctl, jid, r, b, outside) >= R) {
 		while (done < R &&
 		       place_one(ctl, jid, r, ctl->scratch, &pl[done]) == 0)
@@ -373,9 +373,9 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      struct gf_job_place *pl, int *block)
 {
 	struct gf__keyed *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
-	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
+	int nb = gang_blocks(ctl, &ctl->jobs.jr[jid], r, only_block, bs);
 	uint32_t models[32];
-	int nm = gf__gang_models(ctl, &ctl->jr[jid], r, models);
+	int nm = gf__gang_models(ctl, &ctl->jobs.jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
 		int b = bs[k].id;
@@ -401,7 +401,7 @@ static int place_single(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			const uint8_t *outside, int only_node,
 			struct gf_job_place *pl)
 {
-	const uint8_t *mask = gf__mask(ctl, &ctl->jr[jid]);
+	const uint8_t *mask = gf__mask(ctl, &ctl->jobs.jr[jid]);
 	int n = ctl->c->n, rc;
 	if (only_node >= 0) {
 		ctl->scratch[only_node] = (!mask || mask[only_node]) &&
@@ -423,7 +423,7 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		  const uint8_t *outside, int only_node, int only_block,
 		  struct gf_job_place **out, int *block)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	int R = j->job->spec.replicas, rc;
 	if (j->never || j->prof == -2)
 		return GF_ENOTFOUND;
@@ -465,7 +465,7 @@ struct gf__trial *gf__trial_get(struct gf_ctl *ctl, struct gf__trials *ts,
 void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
 		    struct gf__trial *t, int v, const struct gf_job_place *p)
 {
-	const struct gf__jrec *vj = &ctl->jr[v];
+	const struct gf__jrec *vj = &ctl->jobs.jr[v];
 	int gpus[GF_CNODE_MAX_GPUS];
 	memcpy(gpus, p->gpus, sizeof(gpus));
 	(void)!gf_cnode_give(&t->n, &vj->req, gpus);

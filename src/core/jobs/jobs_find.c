@@ -1,10 +1,10 @@
 /*
  * jobs_find.c - finding things by name in the scheduling core: GPU
- * models and classes (few: a scan), nodes and jobs (many: util/hash.h's
- * gf_hmap over their names and ids).
+ * models and classes (few: a scan), nodes (many: util/hash.h's gf_hmap
+ * over their names); jobs are found in the job table (table.c).
  *
- * Invariants: names indexes nodes 0..name_n-1 by name, ids every jrec
- * of the table by job id; names and ids are unique.
+ * Invariants: names indexes nodes 0..name_n-1 by name; names are
+ * unique.
  */
 
 #include "core/jobs/jobs_find.h"
@@ -44,7 +44,6 @@ bool gf__name_ok(const char *s, size_t size)
 
 /* put cannot fail below the index's cap: */
 _Static_assert(GF_MAX_CNODES < GF_HMAP_MAX, "nodes fit the name index");
-_Static_assert(GF_CTL_MAX_JOBS < GF_HMAP_MAX, "jobs fit the id index");
 
 /* The key an eq callback reads: the core and the name sought. */
 struct key {
@@ -56,12 +55,6 @@ static bool node_is(const void *key, uint32_t row)
 {
 	const struct key *k = key;
 	return strcmp(k->ctl->c->names[row], k->name) == 0;
-}
-
-static bool job_is(const void *key, uint32_t row)
-{
-	const struct key *k = key;
-	return strcmp(k->ctl->jr[row].job->id, k->name) == 0;
 }
 
 int gf__node_find(const struct gf_ctl *ctl, const char *name)
@@ -81,28 +74,4 @@ int gf__names_insert(struct gf_ctl *ctl, int i)
 	if (rc == 0)
 		ctl->name_n = i + 1;
 	return rc;
-}
-
-int gf__job_find(const struct gf_ctl *ctl, const char *id)
-{
-	if (id == NULL || !memchr(id, '\0', GF_JOB_ID_MAX))
-		return -1;
-	struct key k = { ctl, id };
-	return (int)gf_hmap_get(&ctl->ids, gf_hash_str(id), job_is, &k);
-}
-
-int gf__job_get(const struct gf_ctl *ctl, const char *id, struct gf_err *e)
-{
-	int jid = gf__job_find(ctl, id);
-	if (jid < 0)
-		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
-				  GF_JOB_ID_MAX, id ? id : "");
-	return jid;
-}
-
-void gf__job_index(struct gf_ctl *ctl, int jid)
-{
-	int rc = gf_hmap_put(&ctl->ids, gf_hash_str(ctl->jr[jid].job->id),
-			     (uint32_t)jid);
-	(void)rc; /* no fail below GF_HMAP_MAX rows: asserted above */
 }

@@ -48,20 +48,21 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 {
 	if (ctl->ns[i].nrep == 0)
 		return;
-	int *jids = gf_calloc((size_t)ctl->nrunning, sizeof(int)), n = 0;
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+	int *jids = gf_calloc((size_t)ctl->jobs.running.n, sizeof(int)), n = 0;
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf_job *job =
+			ctl->jobs.jr[ctl->jobs.running.v[k]].job;
 		if (gangs_only && job->spec.replicas == 1)
 			continue;
 		for (int r = 0; r < job->spec.replicas; r++)
 			if (job->place[r].node == i) {
-				jids[n++] = ctl->running[k];
+				jids[n++] = ctl->jobs.running.v[k];
 				break;
 			}
 	}
 	for (int k = 0; k < n; k++) {
 		gf__requeue(ctl, jids[k], why, now);
-		gf__report(ctl, out, mark, jids[k]);
+		gf__report(&ctl->jobs, out, mark, jids[k]);
 	}
 	gf_free(jids);
 }
@@ -114,7 +115,8 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 	char why[GF_JOB_REASON_MAX];
 	gf_note(why, sizeof(why), "node %s not ready%s%.100s",
 		ctl->c->names[node], given ? ": " : "", given ? reason : "");
-	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
+	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(&ctl->jobs),
+			 false);
 	return 0;
 }
 
@@ -234,8 +236,9 @@ static int fail(char *msg, unsigned size, const char *node, const char *what)
 /* Replicas of running jobs against the states of their nodes and GPUs. */
 static int check_replicas(const struct gf_ctl *ctl, char *msg, unsigned size)
 {
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf__jrec *j = &ctl->jr[ctl->running[k]];
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf__jrec *j =
+			&ctl->jobs.jr[ctl->jobs.running.v[k]];
 		for (int r = 0; r < j->job->spec.replicas; r++) {
 			const struct gf_job_place *p = &j->job->place[r];
 			const struct gf__node *x = &ctl->ns[p->node];

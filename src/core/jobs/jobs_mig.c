@@ -205,8 +205,9 @@ bool gf__mig_same(const struct gf_ctl *ctl, int i, const struct gf_ctl_mig *mig,
 /* The job holding GPU g of node i (whole or a share), or "a job". */
 static const char *gpu_user(const struct gf_ctl *ctl, int i, int g)
 {
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf_job *job =
+			ctl->jobs.jr[ctl->jobs.running.v[k]].job;
 		for (int r = 0; r < job->spec.replicas; r++) {
 			const struct gf_job_place *p = &job->place[r];
 			for (int q = 0; p->node == i && q < p->ngpus; q++)
@@ -233,7 +234,8 @@ int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 					"node %s: GPU %d: MIG instance %s at "
 					"slice %d is in use by %s",
 					name, g, ctl->mig.prof_name[in->prof],
-					in->start, ctl->jr[in->user].job->id);
+					in->start,
+					ctl->jobs.jr[in->user].job->id);
 		}
 		if (!(ctl->ns[i].mig_gpus >> g & 1) &&
 		    gf_cluster_gpu_free(ctl->c, i, g) != GF_GPU_MILLI)

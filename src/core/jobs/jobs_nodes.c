@@ -362,12 +362,12 @@ static void move_block(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 	block_leave(ctl, i);
 	ctl->nodes[i].block = p->block;
 	gf__block_join(ctl, i);
-	for (int k = 0; ctl->ns[i].nrep > 0 && k < ctl->nrunning; k++) {
-		int jid = ctl->running[k];
-		struct gf_job *job = ctl->jr[jid].job;
+	for (int k = 0; ctl->ns[i].nrep > 0 && k < ctl->jobs.running.n; k++) {
+		int jid = ctl->jobs.running.v[k];
+		struct gf_job *job = ctl->jobs.jr[jid].job;
 		if (job->spec.replicas == 1 && job->place[0].node == i) {
 			job->block = p->block;
-			gf__report(ctl, out, mark, jid);
+			gf__report(&ctl->jobs, out, mark, jid);
 		}
 	}
 }
@@ -378,7 +378,7 @@ static int update(struct gf_ctl *ctl, struct plan *p, int64_t now,
 	int i = p->node;
 	if (!p->reshape && unchanged(ctl, p))
 		return i;
-	uint32_t mark = gf__mark(ctl);
+	uint32_t mark = gf__mark(&ctl->jobs);
 	make_kinds(ctl, p);
 	gf__group_leave(ctl, i);
 	if (p->reshape)

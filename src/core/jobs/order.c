@@ -13,7 +13,7 @@
  *
  * Invariants: each PENDING job is in exactly one queue, its team's for
  * its class, kept by seq; queues may hold jobs that left PENDING until
- * gf__queue_compact; ctl->order holds every PENDING job once (plus
+ * gf__queue_compact; ctl->jobs.order holds every PENDING job once (plus
  * stale entries skipped when read): the last pass's order, then the jobs
  * that became PENDING since.
  */
@@ -23,16 +23,17 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/table.h"
 #include "util/mem.h"
 
 static uint64_t seq_of(const struct gf_ctl *ctl, int jid)
 {
-	return ctl->jr[jid].job->seq;
+	return ctl->jobs.jr[jid].job->seq;
 }
 
 void gf__queue_push(struct gf_ctl *ctl, int jid)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (j->queued)
 		return;
 	struct gf__queue *q = &ctl->teams[j->team].q[j->cls];
@@ -68,7 +69,7 @@ static void queue_compact(struct gf_ctl *ctl)
 			struct gf__queue *q = &ctl->teams[t].q[c];
 			int k = 0;
 			for (int i = 0; i < q->n; i++) {
-				struct gf__jrec *j = &ctl->jr[q->ids[i]];
+				struct gf__jrec *j = &ctl->jobs.jr[q->ids[i]];
 				if (j->job->state == GF_JOB_PENDING)
 					q->ids[k++] = q->ids[i];
 				else
@@ -88,15 +89,10 @@ void gf__queues_free(struct gf_ctl *ctl)
 
 static void order_append(struct gf_ctl *ctl, int jid)
 {
-	if (ctl->jr[jid].in_order)
+	if (ctl->jobs.jr[jid].in_order)
 		return;
-	if (ctl->norder == ctl->order_cap) {
-		ctl->order_cap = ctl->order_cap ? ctl->order_cap * 2 : 64;
-		ctl->order = gf_reallocarray(ctl->order, (size_t)ctl->order_cap,
-					     sizeof(*ctl->order));
-	}
-	ctl->order[ctl->norder++] = jid;
-	ctl->jr[jid].in_order = true;
+	gf__ids_push(&ctl->jobs.order, jid);
+	ctl->jobs.jr[jid].in_order = true;
 }
 
 void gf__order_push(struct gf_ctl *ctl, int jid)
@@ -131,7 +127,7 @@ struct heap {
 static bool queue_next(const struct gf_ctl *ctl, struct gf__queue *q)
 {
 	while (q->cur < q->n &&
-	       ctl->jr[q->ids[q->cur]].job->state != GF_JOB_PENDING)
+	       ctl->jobs.jr[q->ids[q->cur]].job->state != GF_JOB_PENDING)
 		q->cur++;
 	return q->cur < q->n;
 }
@@ -191,7 +187,7 @@ static void walk_class(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn,
 		int jid = q->ids[q->cur++];
 		ctl->heap_dirty = false;
 		fn(ctl, ps, jid);
-		if (ctl->jr[jid].job->state == GF_JOB_PENDING)
+		if (ctl->jobs.jr[jid].job->state == GF_JOB_PENDING)
 			order_append(ctl, jid);
 		if (ctl->heap_dirty) {
 			heap_build(ctl, h);
@@ -208,9 +204,9 @@ static void walk_class(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn,
 
 void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
 {
-	for (int i = 0; i < ctl->norder; i++)
-		ctl->jr[ctl->order[i]].in_order = false;
-	ctl->norder = 0;
+	for (int i = 0; i < ctl->jobs.order.n; i++)
+		ctl->jobs.jr[ctl->jobs.order.v[i]].in_order = false;
+	ctl->jobs.order.n = 0;
 	ctl->in_pass = true;
 	struct heap h = {
 		.team = gf_calloc((size_t)ctl->nteams + 1, sizeof(int)),
@@ -227,12 +223,12 @@ void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
 int gf_ctl_queue(const struct gf_ctl *ctl, const struct gf_job **out, int max)
 {
 	int k = 0;
-	for (int i = 0; i < ctl->norder && k < max; i++) {
-		const struct gf_job *j = ctl->jr[ctl->order[i]].job;
+	for (int i = 0; i < ctl->jobs.order.n && k < max; i++) {
+		const struct gf_job *j = ctl->jobs.jr[ctl->jobs.order.v[i]].job;
 		if (j->state == GF_JOB_PENDING)
 			out[k++] = j;
 	}
-	return ctl->npending;
+	return ctl->jobs.npending;
 }
 
 int gf_ctl_pending_by(const struct gf_ctl *ctl, int class_idx, int team_idx,
