@@ -461,8 +461,8 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 				  s->replicas,
 				  one_model ? " on one GPU model" : "",
 				  q.block_max);
-	return gf__quota_never(ctl, t >= 0 ? &ctl->teams[t] : NULL, s, q.model,
-			       q.prof, e);
+	return gf__quota_never(ctl, t >= 0 ? &ctl->teams.t[t] : NULL, s,
+			       q.model, q.prof, e);
 }
 
 int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,

@@ -28,6 +28,7 @@
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
 #include "core/jobs/table.h"
+#include "core/jobs/teams.h"
 #include "core/jobs/typical.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -216,9 +217,9 @@ static void build_teams(struct gf_ctl *ctl)
 	for (int t = 0; t < ctl->cfg.nteams; t++) {
 		const struct gf_ctl_team *x = &ctl->cfg.teams[t];
 		int k = gf__team_get(ctl, x->name);
-		ctl->teams[k].cfg = t;
-		ctl->teams[k].weight = x->weight > 0 ? x->weight : 1;
-		gf__team_limits(ctl, &ctl->teams[k], x);
+		ctl->teams.t[k].cfg = t;
+		ctl->teams.t[k].weight = x->weight > 0 ? x->weight : 1;
+		gf__team_limits(ctl, &ctl->teams.t[k], x);
 	}
 }
 
@@ -284,8 +285,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 		return;
 	gf__jobtab_free(&ctl->jobs);
 	gf__never_free(ctl);
-	gf__queues_free(ctl);
-	gf_free(ctl->teams);
+	gf__teams_free(&ctl->teams);
 	for (int b = 0; ctl->blk && b < ctl->nblk; b++)
 		gf_free(ctl->blk[b].nodes);
 	gf_free(ctl->blk);
@@ -333,12 +333,12 @@ int gf_ctl_node_find(const struct gf_ctl *ctl, const char *name)
 
 int gf_ctl_nteams(const struct gf_ctl *ctl)
 {
-	return ctl->nteams;
+	return ctl->teams.n;
 }
 
 const char *gf_ctl_team_name(const struct gf_ctl *ctl, int i)
 {
-	return i >= 0 && i < ctl->nteams ? ctl->teams[i].name : NULL;
+	return gf__teams_name(&ctl->teams, i);
 }
 
 void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)

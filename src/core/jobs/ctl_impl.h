@@ -54,47 +54,10 @@
 #include <gpufleet/mig.h>
 
 #include "core/jobs/table.h"
+#include "core/jobs/teams.h"
 #include "util/hash.h"
 
-#define GF__MAX_PROFILES   64	/* distinct MIG profile names in a cluster */
-#define GF__MAX_OPEN_TEAMS 4096 /* teams not in the config (open_teams) */
-#define GF__INF		   INT64_MAX
-
-/* A team's quota figures (what its running jobs hold). */
-struct gf__use {
-	int64_t gpus[GF_MAX_MODELS]; /* whole GPUs by cluster model id */
-	int64_t gpus_all;
-	int64_t mig[GF__MAX_PROFILES]; /* instances by profile id */
-	int64_t mig_all;
-	int64_t milli; /* shares */
-};
-
-/* Pending jobs of one team and class, by seq; entries that left PENDING
- * stay until the next compaction (gf__queue_compact). */
-struct gf__queue {
-	int *ids; /* jrec indexes */
-	int n, cap;
-	int cur; /* the pass's cursor */
-};
-
-struct gf__team {
-	char name[GF_TEAM_NAME_MAX];
-	double weight; /* > 0 */
-	int cfg;       /* index into cfg.teams; -1: not in the config */
-	bool limited;  /* has_quota */
-	int64_t gpu_lim[GF_MAX_MODELS]; /* -1: model not listed */
-	int64_t gpu_all_lim;		/* "*"; -1: none */
-	bool gpu_listed;		/* any GPU entry */
-	int64_t mig_lim[GF__MAX_PROFILES];
-	int64_t mig_all_lim;
-	bool mig_listed;
-	int64_t milli_lim; /* -1: unlimited */
-	struct gf__use use;
-	int64_t run_milli; /* fair share: milli-GPU of its running jobs */
-	struct gf__queue q[GF_CTL_MAX_CLASSES];
-	int pend_n[GF_CTL_MAX_CLASSES];
-	int64_t pend_milli[GF_CTL_MAX_CLASSES];
-};
+#define GF__INF INT64_MAX
 
 /* A node's state (jobs_health.c). */
 enum gf__nstate {
@@ -205,14 +168,12 @@ struct gf_ctl {
 	int64_t typ_base;  /* replicas the mix was built from; 0: default */
 	int64_t typ_added; /* jobs added since */
 	/* nodes */
-	struct gf_hmap names;  /* node names (jobs_find.c) */
-	int name_n;	       /* nodes 0..name_n-1 are in it */
-	struct gf__block *blk; /* GF_CTL_MAX_BLOCKS entries */
-	int nblk;	       /* = cfg.nblocks */
-	struct gf__migs mig;   /* MIG instances (jobs_mig.c) */
-	/* teams */
-	struct gf__team *teams;
-	int nteams, teams_cap;
+	struct gf_hmap names;	  /* node names (jobs_find.c) */
+	int name_n;		  /* nodes 0..name_n-1 are in it */
+	struct gf__block *blk;	  /* GF_CTL_MAX_BLOCKS entries */
+	int nblk;		  /* = cfg.nblocks */
+	struct gf__migs mig;	  /* MIG instances (jobs_mig.c) */
+	struct gf__teams teams;	  /* the teams (teams.c) */
 	struct gf__jobtab jobs;	  /* the job table (table.c) */
 	struct gf__nevers nevers; /* jobs marked never (never.c) */
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
@@ -272,7 +233,7 @@ static inline int gf__keyed_cmp(const void *a, const void *b)
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
 					   const struct gf__jrec *j)
 {
-	return &ctl->teams[j->team];
+	return &ctl->teams.t[j->team];
 }
 
 static inline int gf__prio(const struct gf_ctl *ctl, const struct gf__jrec *j)

@@ -41,7 +41,7 @@ static int quota_ok(struct gf_ctl *ctl, int jid, int node, struct gf_err *e)
 	if (spec && j->req.ngpus && !(spec >> ctl->c->nodes[node].model & 1))
 		return gf_err_set(e, GF_ECONFLICT,
 				  "quota: team %s may not use %s GPUs",
-				  ctl->teams[j->team].name,
+				  ctl->teams.t[j->team].name,
 				  ctl->c->models[ctl->c->nodes[node].model]);
 	return 0;
 }

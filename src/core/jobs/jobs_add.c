@@ -20,6 +20,7 @@
 #include "core/jobs/jobs_find.h"
 #include "core/jobs/jobs_state.h"
 #include "core/jobs/never.h"
+#include "core/jobs/quota.h"
 #include "core/jobs/table.h"
 #include "util/fmt.h"
 #include "util/mem.h"

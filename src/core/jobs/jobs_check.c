@@ -181,8 +181,8 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 static int check_teams(const struct gf_ctl *ctl, const struct tally *t,
 		       char *msg, unsigned size)
 {
-	for (int k = 0; k < ctl->nteams; k++) {
-		const struct gf__team *tm = &ctl->teams[k];
+	for (int k = 0; k < ctl->teams.n; k++) {
+		const struct gf__team *tm = &ctl->teams.t[k];
 		if (memcmp(&tm->use, &t->use[k], sizeof(tm->use)) != 0)
 			return fail(msg, size,
 				    "quota figures differ from its running "
@@ -214,9 +214,9 @@ static int check_queues(const struct gf_ctl *ctl, struct tally *t, char *msg,
 {
 	int inq = 0, ino = 0;
 	memset(t->seen, 0, (size_t)ctl->jobs.n + 1);
-	for (int k = 0; k < ctl->nteams; k++)
+	for (int k = 0; k < ctl->teams.n; k++)
 		for (int c = 0; c < ctl->cfg.nclasses; c++) {
-			const struct gf__queue *q = &ctl->teams[k].q[c];
+			const struct gf__queue *q = &ctl->teams.t[k].q[c];
 			for (int i = 0; i < q->n; i++) {
 				const struct gf__jrec *j =
 					&ctl->jobs.jr[q->ids[i]];
@@ -290,7 +290,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		gf_note(msg, size, "engine: %s", sub);
 		return GF_EINVAL;
 	}
-	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->nteams + 1;
+	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->teams.n + 1;
 	struct tally t = {
 		.cpu = gf_calloc(n, sizeof(int64_t)),
 		.mem = gf_calloc(n, sizeof(int64_t)),

@@ -267,10 +267,10 @@ static bool unchanged(const struct gf_ctl *ctl, const struct plan *p)
 /* A new model or profile: the teams' limits by id follow. */
 static void limits_refresh(struct gf_ctl *ctl)
 {
-	for (int t = 0; t < ctl->nteams; t++)
-		if (ctl->teams[t].cfg >= 0)
-			gf__team_limits(ctl, &ctl->teams[t],
-					&ctl->cfg.teams[ctl->teams[t].cfg]);
+	for (int t = 0; t < ctl->teams.n; t++)
+		if (ctl->teams.t[t].cfg >= 0)
+			gf__team_limits(ctl, &ctl->teams.t[t],
+					&ctl->cfg.teams[ctl->teams.t[t].cfg]);
 }
 
 /* The model and block the plan names, added when new. */

@@ -25,28 +25,6 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 
-int gf__team_get(struct gf_ctl *ctl, const char *name)
-{
-	for (int t = 0; t < ctl->nteams; t++)
-		if (strcmp(ctl->teams[t].name, name) == 0)
-			return t;
-	if (ctl->nteams >= ctl->cfg.nteams + GF__MAX_OPEN_TEAMS)
-		return GF_ETOOBIG;
-	if (ctl->nteams == ctl->teams_cap) {
-		ctl->teams_cap = ctl->teams_cap ? ctl->teams_cap * 2 : 16;
-		ctl->teams = gf_reallocarray(ctl->teams, (size_t)ctl->teams_cap,
-					     sizeof(*ctl->teams));
-	}
-	struct gf__team *t = &ctl->teams[ctl->nteams];
-	memset(t, 0, sizeof(*t));
-	if (gf_fmt(t->name, sizeof(t->name), "%s", name))
-		return GF_ETOOBIG;
-	t->weight = 1;
-	t->cfg = -1;
-	gf__team_limits(ctl, t, NULL);
-	return ctl->nteams++;
-}
-
 void gf__pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign)
 {
 	struct gf__team *t = gf__team_of(ctl, j);

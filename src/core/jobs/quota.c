@@ -30,7 +30,21 @@
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_find.h"
 #include "core/jobs/jobs_mig.h"
+#include "core/jobs/teams.h"
 #include "util/fmt.h"
+
+int gf__team_get(struct gf_ctl *ctl, const char *name)
+{
+	int t = gf__teams_find(&ctl->teams, name);
+	if (t >= 0)
+		return t;
+	if (ctl->teams.n >= ctl->cfg.nteams + GF__MAX_OPEN_TEAMS)
+		return GF_ETOOBIG;
+	t = gf__teams_add(&ctl->teams, name);
+	if (t >= 0)
+		gf__team_limits(ctl, &ctl->teams.t[t], NULL);
+	return t;
+}
 
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg)
@@ -89,7 +103,7 @@ void gf__use_of(const struct gf_ctl *ctl, const struct gf__jrec *j,
 void gf__quota_charge(struct gf_ctl *ctl, const struct gf__jrec *j,
 		      const struct gf_job_place *pl, int sign)
 {
-	struct gf__team *t = &ctl->teams[j->team];
+	struct gf__team *t = &ctl->teams.t[j->team];
 	gf__use_of(ctl, j, pl, &t->use, sign);
 	t->run_milli += sign * j->milli;
 }
@@ -186,7 +200,7 @@ static int mig_room(struct gf_ctl *ctl, const struct gf__jrec *j,
 int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,
 		   char *why, unsigned size)
 {
-	const struct gf__team *t = &ctl->teams[j->team];
+	const struct gf__team *t = &ctl->teams.t[j->team];
 	const struct gf_job_spec *s = &j->job->spec;
 	*spec = j->req.spec;
 	if (!t->limited)

@@ -20,10 +20,7 @@ _Static_assert(GF_CTL_MAX_JOBS < GF_HMAP_MAX, "jobs fit the id index");
 
 void gf__ids_push(struct gf__ids *l, int jid)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = gf_reallocarray(l->v, (size_t)l->cap, sizeof(*l->v));
-	}
+	l->v = gf_grow(l->v, sizeof(*l->v), &l->cap, (size_t)l->n, 64);
 	l->v[l->n++] = jid;
 }
 
@@ -49,28 +46,26 @@ int gf__jobtab_slot(struct gf__jobtab *t, struct gf_job *job)
 	return t->n;
 }
 
-/* by_seq: append in submission order, insert otherwise. */
-static void seq_insert(struct gf__jobtab *t, int jid)
+void gf__seq_insert(const struct gf__jobtab *t, int *ids, int n, int jid)
 {
 	uint64_t seq = t->jr[jid].job->seq;
-	int lo = 0, hi = t->n;
-	if (t->n > 0 && t->jr[t->by_seq[t->n - 1]].job->seq < seq)
-		lo = t->n;
+	int lo = 0, hi = n; /* the first entry with a larger seq */
+	if (n > 0 && t->jr[ids[n - 1]].job->seq < seq)
+		lo = n; /* appended in submission order */
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		if (t->jr[t->by_seq[mid]].job->seq < seq)
+		if (t->jr[ids[mid]].job->seq < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(t->by_seq + lo + 1, t->by_seq + lo,
-		(size_t)(t->n - lo) * sizeof(int));
-	t->by_seq[lo] = jid;
+	memmove(ids + lo + 1, ids + lo, (size_t)(n - lo) * sizeof(*ids));
+	ids[lo] = jid;
 }
 
 void gf__jobtab_register(struct gf__jobtab *t, int jid)
 {
-	seq_insert(t, jid);
+	gf__seq_insert(t, t->by_seq, t->n, jid);
 	int rc = gf_hmap_put(&t->ids, gf_hash_str(t->jr[jid].job->id),
 			     (uint32_t)jid);
 	(void)rc; /* no fail below GF_HMAP_MAX rows: asserted above */

@@ -10,6 +10,7 @@
 #define GF_CORE_JOBS_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gpufleet/ctl.h>
@@ -45,7 +46,8 @@ struct gf__jrec {
 /* A list of jrec indexes. */
 struct gf__ids {
 	int *v;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 struct gf__jobtab {
@@ -67,6 +69,10 @@ struct gf__jobtab {
 void gf__ids_push(struct gf__ids *l, int jid);
 /* The index of jid in l, or -1. */
 int gf__ids_find(const struct gf__ids *l, int jid);
+
+/* jid inserted into ids[0..n) (room for n + 1) by its job's seq,
+ * ascending; ids' jobs are in the table or in its next slot. */
+void gf__seq_insert(const struct gf__jobtab *t, int *ids, int n, int jid);
 
 /* A zeroed record for job in the slot after the table's last (jr[n]),
  * not yet in the table (a trial may place it): its index. */
