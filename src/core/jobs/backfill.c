@@ -64,7 +64,7 @@ static bool ends(struct shadow *s, int v)
 			fits |= after >= 1;
 			continue;
 		}
-		int64_t *b = &s->block_cap[ctl->nodes[p->node].block];
+		int64_t *b = &s->block_cap[ctl->nodes.cfg[p->node].block];
 		*b += after - before;
 		fits |= *b >= s->R;
 	}
@@ -74,11 +74,11 @@ static bool ends(struct shadow *s, int v)
 static void gang_caps(struct shadow *s)
 {
 	struct gf_ctl *ctl = s->ctl;
-	s->block_cap = gf_calloc((size_t)ctl->nblk, sizeof(int64_t));
+	s->block_cap = gf_calloc((size_t)ctl->nodes.nblk, sizeof(int64_t));
 	int prof = ctl->jobs.jr[s->jid].prof;
 	for (int i = 0; i < ctl->c->n; i++)
 		if (!ctl->not_h[i])
-			s->block_cap[ctl->nodes[i].block] += cap(
+			s->block_cap[ctl->nodes.cfg[i].block] += cap(
 				s, &ctl->c->nodes[i], i,
 				prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0);
 }

@@ -157,21 +157,22 @@ static int check_mig(struct gf_ctl *ctl, int i,
 		     char names[][GF_MIG_PROFILE_MAX], int *nnames,
 		     struct gf_err *e)
 {
-	struct gf_ctl_node *nd = &ctl->nodes[i];
+	struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 	const struct gf_cnode *cn = &ctl->c->nodes[i];
 	const char *model = cn->ngpus ? ctl->c->models[cn->model] : "";
 	if (!memchr(nd->mig_model, '\0', sizeof(nd->mig_model)) ||
-	    gf__mig_model_for(nd->mig_model, model, &ctl->ns[i].mig))
+	    gf__mig_model_for(nd->mig_model, model, &ctl->nodes.ns[i].mig))
 		return gf_err_set(
 			e, GF_EINVAL, "node %s: unknown MIG model '%.*s'",
 			ctl->c->names[i], GF_MODEL_NAME_MAX - 1, nd->mig_model);
 	if (gf_fmt(nd->mig_model, sizeof(nd->mig_model), "%s",
-		   ctl->ns[i].mig ? ctl->ns[i].mig->id : ""))
+		   ctl->nodes.ns[i].mig ? ctl->nodes.ns[i].mig->id : ""))
 		return gf_err_set(e, GF_ETOOBIG,
 				  "node %s: MIG model id '%s' too long",
-				  ctl->c->names[i], ctl->ns[i].mig->id);
-	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus, ctl->ns[i].mig,
-			     model, nd->mig, nd->nmig, names, nnames, e);
+				  ctl->c->names[i], ctl->nodes.ns[i].mig->id);
+	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus,
+			     ctl->nodes.ns[i].mig, model, nd->mig, nd->nmig,
+			     names, nnames, e);
 }
 
 /* The nodes: blocks, labels, unique names, MIG (before anything but the
@@ -189,7 +190,7 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 	if (rc)
 		return rc;
 	for (int i = 0; i < c->n; i++) {
-		const struct gf_ctl_node *nd = &ctl->nodes[i];
+		const struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 		if (nd->block < 0 || nd->block >= ctl->cfg.nblocks)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: block %d does not exist "
@@ -228,12 +229,12 @@ static int build(struct gf_ctl *ctl)
 {
 	int n = ctl->c->n;
 	for (int i = 0; i < n; i++) {
-		ctl->ns[i].grp = -1;
+		ctl->nodes.ns[i].grp = -1;
 		gf__mig_install(ctl, i); /* MIG GPUs held (no engine yet) */
 	}
-	ctl->nblk = ctl->cfg.nblocks;
+	ctl->nodes.nblk = ctl->cfg.nblocks;
 	for (int i = 0; i < n; i++)
-		gf__block_join(ctl, i);
+		gf__block_join(&ctl->nodes, &ctl->c->nodes[i], i);
 	build_teams(ctl);
 	gf__order_sort_classes(ctl);
 	ctl->adm = gf_calloc(1, sizeof(*ctl->adm));
@@ -261,8 +262,8 @@ int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	ctl->c = c;
 	gf__nodes_reserve(ctl, c->n);
 	if (nodes)
-		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
-	ctl->blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->blk));
+		memcpy(ctl->nodes.cfg, nodes, (size_t)c->n * sizeof(*nodes));
+	ctl->nodes.blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->nodes.blk));
 	ctl->masks.gen = 1;
 	rc = check_nodes(ctl, e); /* last check: then it builds */
 	if (rc == 0) {
@@ -286,9 +287,6 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf__jobtab_free(&ctl->jobs);
 	gf__never_free(ctl);
 	gf__teams_free(&ctl->teams);
-	for (int b = 0; ctl->blk && b < ctl->nblk; b++)
-		gf_free(ctl->blk[b].nodes);
-	gf_free(ctl->blk);
 	gf__mig_free(ctl);
 	gf__masks_free(ctl);
 	gf__admit_free(ctl);
@@ -297,8 +295,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->scratch);
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);
-	gf_hmap_release(&ctl->names);
-	gf__nodes_free(ctl);
+	gf__nodes_free(&ctl->nodes, ctl->c ? ctl->c->n : 0);
 	if (ctl->c) {
 		gf_cluster_release(ctl->c);
 		gf_free(ctl->c);
@@ -318,7 +315,7 @@ const struct gf_cluster *gf_ctl_cluster(const struct gf_ctl *ctl)
 
 const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i)
 {
-	return i >= 0 && i < ctl->c->n ? &ctl->nodes[i] : NULL;
+	return i >= 0 && i < ctl->c->n ? &ctl->nodes.cfg[i] : NULL;
 }
 
 int gf_ctl_nnodes(const struct gf_ctl *ctl)
@@ -357,7 +354,7 @@ void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 	st->mig_total = ctl->mig.ninst;
 	st->mig_used = ctl->mig.used;
 	for (int i = 0; i < ctl->c->n; i++) {
-		const struct gf__node *x = &ctl->ns[i];
+		const struct gf__node *x = &ctl->nodes.ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		bool ready = x->state == GF__READY;
 		st->nodes_ready += ready;

@@ -53,51 +53,17 @@
 #include <gpufleet/frag.h>
 #include <gpufleet/mig.h>
 
+#include "core/jobs/jobs_nodes.h"
 #include "core/jobs/table.h"
 #include "core/jobs/teams.h"
 #include "util/hash.h"
 
 #define GF__INF INT64_MAX
 
-/* A node's state (jobs_health.c). */
-enum gf__nstate {
-	GF__READY = 0,
-	GF__WAITING, /* added, never ready since: restored jobs may run */
-	GF__LOST,    /* made not ready: holds no running replica */
-};
-
-#define GF__WHY_MAX 96 /* a GPU's health reason */
-
-/* What the core keeps per node beside gf_ctl_node. */
-struct gf__node {
-	const struct gf_mig_model *mig; /* its MIG model; NULL none */
-	uint16_t sick;			/* unhealthy GPUs */
-	uint16_t mig_gpus;		/* GPUs holding MIG instances */
-	uint8_t state;			/* enum gf__nstate */
-	int nrep;	       /* replicas of running jobs placed on it */
-	int grp;	       /* admission group (admit.c) */
-	int bpos;	       /* index in its block's node list */
-	uint64_t down_epoch;   /* ctl->epoch when it stopped being ready */
-	bool cordon;	       /* cordoned (gf_ctl_node_cordon): nothing new */
-	uint64_t cordon_epoch; /* ctl->epoch when it was cordoned */
-	bool drain;	       /* drained by an operator (gf_ctl_node_drain) */
-	uint64_t drain_epoch;  /* ctl->epoch when it was drained */
-	uint64_t sick_epoch[GF_CNODE_MAX_GPUS]; /* ... a GPU became sick */
-	char reason[GF_JOB_REASON_MAX];		/* why not ready */
-	char (*gpu_why)[GF__WHY_MAX]; /* per GPU, why sick; NULL none */
-};
-
 /* A MIG instance a node offers. */
 struct gf__inst {
 	int node, gpu, start, prof;
 	int user; /* jrec running on it; -1 free */
-};
-
-struct gf__block {
-	int *nodes;
-	int n, cap;
-	int64_t idle;  /* free GPU milli of its nodes */
-	int64_t nfree; /* fully free GPUs */
 };
 
 /* A cached node mask for one selector. */
@@ -158,20 +124,12 @@ struct gf_ctl {
 	struct gf_ctl_config cfg;
 	int prio_order[GF_CTL_MAX_CLASSES]; /* classes, highest first */
 	struct gf_cluster *c;		    /* owned */
-	struct gf_ctl_node *nodes;	    /* per node (ncap) */
-	struct gf__node *ns;		    /* per node (ncap) */
-	int ncap;			    /* room in the per-node arrays */
-	uint64_t epoch; /* bumped when a node or GPU stops taking work */
 	struct gf_sched *s;
 	struct gf_typical *typ;
 	int ntyp;
 	int64_t typ_base;  /* replicas the mix was built from; 0: default */
 	int64_t typ_added; /* jobs added since */
-	/* nodes */
-	struct gf_hmap names;	  /* node names (jobs_find.c) */
-	int name_n;		  /* nodes 0..name_n-1 are in it */
-	struct gf__block *blk;	  /* GF_CTL_MAX_BLOCKS entries */
-	int nblk;		  /* = cfg.nblocks */
+	struct gf__nodes nodes;	  /* the nodes (jobs_nodes.h) */
 	struct gf__migs mig;	  /* MIG instances (jobs_mig.c) */
 	struct gf__teams teams;	  /* the teams (teams.c) */
 	struct gf__jobtab jobs;	  /* the job table (table.c) */

@@ -78,7 +78,7 @@ int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
 	job->started_ms = now_ms;
 	job->attempts = 1;
 	job->reason[0] = '\0';
-	j->start_epoch = ctl->epoch;
+	j->start_epoch = ctl->nodes.epoch;
 	gf__restored(ctl, jid, pl, block);
 	ctl->typ_added += 1;
 	return 0;
@@ -151,7 +151,7 @@ int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
 	if (node < 0 || node >= ctl->c->n || p < 0)
 		return 0;
 	*free = gf__mig_free_on(ctl, node, p);
-	uint16_t sick = ctl->ns[node].sick;
+	uint16_t sick = ctl->nodes.ns[node].sick;
 	for (int x = ctl->mig.node_inst[node];
 	     first && x < ctl->mig.node_inst[node + 1]; x++)
 		if (ctl->mig.inst[x].prof == p && ctl->mig.inst[x].user < 0 &&

@@ -43,7 +43,7 @@ static void blk_took(struct gf_ctl *ctl, int node, const struct gf_req *r,
 {
 	if (r->ngpus == 0)
 		return;
-	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
+	struct gf__block *b = gf__block_of(&ctl->nodes, node);
 	const struct gf_cnode *n = &ctl->c->nodes[node];
 	b->idle -= (int64_t)r->ngpus * r->gpu_milli;
 	if (r->gpu_milli >= GF_GPU_MILLI)
@@ -57,7 +57,7 @@ static void blk_took(struct gf_ctl *ctl, int node, const struct gf_req *r,
 static void blk_follow(struct gf_ctl *ctl, int node, int32_t idle,
 		       int32_t nfree)
 {
-	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
+	struct gf__block *b = gf__block_of(&ctl->nodes, node);
 	const struct gf_cnode *n = &ctl->c->nodes[node];
 	b->idle += n->idle - idle;
 	b->nfree += n->nfree - nfree;
@@ -69,7 +69,7 @@ static int eng_place(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_place_in(ctl->s, r, allowed, p);
 	if (rc == 0) {
 		blk_took(ctl, p->node, r, p->gpus);
-		ctl->ns[p->node].nrep++;
+		ctl->nodes.ns[p->node].nrep++;
 	}
 	return rc;
 }
@@ -84,7 +84,7 @@ static int eng_commit(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_commit(ctl->s, r, p);
 	if (rc == 0) {
 		blk_follow(ctl, p->node, idle, nfree);
-		ctl->ns[p->node].nrep++;
+		ctl->nodes.ns[p->node].nrep++;
 	}
 	return rc;
 }
@@ -97,7 +97,7 @@ static int eng_unplace(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_unplace(ctl->s, r, p);
 	if (rc == 0) {
 		blk_follow(ctl, p->node, idle, nfree);
-		ctl->ns[p->node].nrep--;
+		ctl->nodes.ns[p->node].nrep--;
 	}
 	return rc;
 }
@@ -258,7 +258,7 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 		/* the engine would take a held share: not one in MIG mode */
 		for (int g = 0; g < p.ngpus && g < GF_CNODE_MAX_GPUS; g++)
 			if (p.gpus[g] >= 0 && p.gpus[g] < GF_CNODE_MAX_GPUS &&
-			    (ctl->ns[pl->node].mig_gpus >> p.gpus[g] & 1))
+			    (ctl->nodes.ns[pl->node].mig_gpus >> p.gpus[g] & 1))
 				return GF_EINVAL;
 	} else {
 		return GF_EINVAL;
@@ -279,16 +279,16 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 	int64_t R = j->job->spec.replicas, nc = 0;
 	int64_t *mig = NULL;
 	if (j->prof >= 0) {
-		mig = gf_calloc((size_t)ctl->nblk, sizeof(*mig));
+		mig = gf_calloc((size_t)ctl->nodes.nblk, sizeof(*mig));
 		for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
 			int i = ctl->mig.prof_nodes[j->prof][k];
-			mig[ctl->nodes[i].block] +=
+			mig[ctl->nodes.cfg[i].block] +=
 				gf__mig_free_on(ctl, i, j->prof);
 		}
 	}
 	bool whole = r->ngpus > 0 && r->gpu_milli >= GF_GPU_MILLI;
-	for (int b = 0; b < ctl->nblk; b++) {
-		const struct gf__block *bl = &ctl->blk[b];
+	for (int b = 0; b < ctl->nodes.nblk; b++) {
+		const struct gf__block *bl = &ctl->nodes.blk[b];
 		if ((only_block >= 0 && b != only_block) || bl->n == 0)
 			continue;
 		if (mig && mig[b] < R)
@@ -310,7 +310,7 @@ static int64_t block_cap(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			 int b, const uint8_t *outside)
 {
 	struct gf__jrec *j = &ctl->jobs.jr[jid];
-	const struct gf__block *bl = &ctl->blk[b];
+	const struct gf__block *bl = &ctl->nodes.blk[b];
 	int R = j->job->spec.replicas;
 	int64_t sum = 0;
 	for (int k = 0; k < bl->n; k++) {
@@ -329,7 +329,7 @@ static int64_t block_cap(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 
 static void block_clear(struct gf_ctl *ctl, int b)
 {
-	const struct gf__block *bl = &ctl->blk[b];
+	const struct gf__block *bl = &ctl->nodes.blk[b];
 	for (int k = 0; k < bl->n; k++)
 		ctl->scratch[bl->nodes[k]] = 0;
 }
@@ -372,7 +372,7 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      const uint8_t *outside, int only_block,
 		      struct gf_job_place *pl, int *block)
 {
-	struct gf__keyed *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
+	struct gf__keyed *bs = gf_calloc((size_t)ctl->nodes.nblk, sizeof(*bs));
 	int nb = gang_blocks(ctl, &ctl->jobs.jr[jid], r, only_block, bs);
 	uint32_t models[32];
 	int nm = gf__gang_models(ctl, &ctl->jobs.jr[jid], r, models);
@@ -431,7 +431,7 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	if (R == 1 && only_block < 0) {
 		rc = place_single(ctl, jid, r, outside, only_node, pl);
 		if (rc == 0)
-			*block = ctl->nodes[pl[0].node].block;
+			*block = ctl->nodes.cfg[pl[0].node].block;
 	} else {
 		rc = place_gang(ctl, jid, r, outside, only_block, pl, block);
 	}
@@ -470,7 +470,7 @@ void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
 	memcpy(gpus, p->gpus, sizeof(gpus));
 	(void)!gf_cnode_give(&t->n, &vj->req, gpus);
 	if (vj->prof >= 0 && vj->prof == ts->prof &&
-	    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
+	    !(ctl->nodes.ns[p->node].sick >> p->gpus[0] & 1))
 		t->mig++; /* its instance is free again, and usable */
 }
 

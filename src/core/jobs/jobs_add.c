@@ -38,13 +38,14 @@ static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
 				GF_JOB_NODE_MAX - 1, pl->node_name);
 			break;
 		}
-		if (ctl->ns[node].state == GF__LOST) {
+		if (ctl->nodes.ns[node].state == GF__LOST) {
 			/* its jobs were requeued when it was lost */
 			gf_note(why, size, "node %s is not ready: %.80s",
-				ctl->c->names[node], ctl->ns[node].reason);
+				ctl->c->names[node],
+				ctl->nodes.ns[node].reason);
 			break;
 		}
-		int b = ctl->nodes[node].block;
+		int b = ctl->nodes.cfg[node].block;
 		if (block >= 0 && b != block) {
 			gf_note(why, size, "replicas in blocks %d and %d",
 				block, b);

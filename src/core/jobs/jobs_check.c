@@ -61,7 +61,7 @@ static int check_place(const struct gf_ctl *ctl, int jid,
 	if (p->node < 0 || p->node >= ctl->c->n ||
 	    strcmp(ctl->c->names[p->node], p->node_name) != 0)
 		return fail(msg, size, "placement on an unknown node", id);
-	if (!held && ctl->nodes[p->node].block != j->job->block)
+	if (!held && ctl->nodes.cfg[p->node].block != j->job->block)
 		return fail(msg, size, "replica outside the job's block", id);
 	t->cpu[p->node] += j->req.cpu;
 	t->mem[p->node] += j->req.mem;
@@ -256,13 +256,15 @@ static int check_table(const struct gf_ctl *ctl, char *msg, unsigned size)
 		if (gf_ctl_job(ctl, job->id) != job)
 			return fail(msg, size, "id not found", job->id);
 	}
-	for (int b = 0; b < ctl->nblk; b++) {
+	for (int b = 0; b < ctl->nodes.nblk; b++) {
 		int64_t idle = 0, nfree = 0;
-		for (int k = 0; k < ctl->blk[b].n; k++) {
-			idle += ctl->c->nodes[ctl->blk[b].nodes[k]].idle;
-			nfree += ctl->c->nodes[ctl->blk[b].nodes[k]].nfree;
+		for (int k = 0; k < ctl->nodes.blk[b].n; k++) {
+			idle += ctl->c->nodes[ctl->nodes.blk[b].nodes[k]].idle;
+			nfree +=
+				ctl->c->nodes[ctl->nodes.blk[b].nodes[k]].nfree;
 		}
-		if (idle != ctl->blk[b].idle || nfree != ctl->blk[b].nfree)
+		if (idle != ctl->nodes.blk[b].idle ||
+		    nfree != ctl->nodes.blk[b].nfree)
 			return fail(msg, size, "block GPU figures", NULL);
 	}
 	return 0;

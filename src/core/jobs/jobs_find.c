@@ -62,7 +62,8 @@ int gf__node_find(const struct gf_ctl *ctl, const char *name)
 	if (name == NULL || !memchr(name, '\0', GF_JOB_NODE_MAX))
 		return -1;
 	struct key k = { ctl, name };
-	return (int)gf_hmap_get(&ctl->names, gf_hash_str(name), node_is, &k);
+	return (int)gf_hmap_get(&ctl->nodes.names, gf_hash_str(name), node_is,
+				&k);
 }
 
 int gf__names_insert(struct gf_ctl *ctl, int i)
@@ -70,8 +71,8 @@ int gf__names_insert(struct gf_ctl *ctl, int i)
 	const char *name = ctl->c->names[i];
 	if (gf__node_find(ctl, name) >= 0)
 		return GF_ECONFLICT;
-	int rc = gf_hmap_put(&ctl->names, gf_hash_str(name), (uint32_t)i);
+	int rc = gf_hmap_put(&ctl->nodes.names, gf_hash_str(name), (uint32_t)i);
 	if (rc == 0)
-		ctl->name_n = i + 1;
+		ctl->nodes.name_n = i + 1;
 	return rc;
 }

@@ -68,7 +68,7 @@ void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	j->job->state = GF_JOB_RUNNING;
 	j->job->started_ms = now;
 	j->job->attempts++;
-	j->start_epoch = ctl->epoch;
+	j->start_epoch = ctl->nodes.epoch;
 	j->awaiting = 0;
 	hold(ctl, jid, pl, block);
 }

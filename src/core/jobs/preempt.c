@@ -92,7 +92,7 @@ static bool in_scope(struct search *s, int i)
 {
 	if (s->R == 1)
 		return i == s->scope;
-	return s->ctl->nodes[i].block == s->scope &&
+	return s->ctl->nodes.cfg[i].block == s->scope &&
 	       gf__usable(s->ctl, s->j, s->r, i);
 }
 
@@ -209,7 +209,7 @@ static int64_t scope_base(struct search *s)
 			      prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0);
 	}
 	int64_t sum = 0;
-	const struct gf__block *b = &ctl->blk[s->scope];
+	const struct gf__block *b = &ctl->nodes.blk[s->scope];
 	for (int k = 0; k < b->n; k++) {
 		int i = b->nodes[k];
 		if (in_scope(s, i))
@@ -224,7 +224,7 @@ static int64_t scope_base(struct search *s)
  * pairs in a scope stay together, as they were pushed). */
 static struct pair *by_scope(struct search *s, const struct pair *p, int n)
 {
-	int ns = s->R == 1 ? s->ctl->c->n : s->ctl->nblk;
+	int ns = s->R == 1 ? s->ctl->c->n : s->ctl->nodes.nblk;
 	int *first = gf_calloc((size_t)ns + 1, sizeof(int));
 	struct pair *q = gf_calloc((size_t)(n > 0 ? n : 1), sizeof(*q));
 	for (int k = 0; k < n; k++)
@@ -258,7 +258,7 @@ static int candidates(struct search *s, struct pair **out)
 				cap = cap ? cap * 2 : 64;
 				p = gf_reallocarray(p, (size_t)cap, sizeof(*p));
 			}
-			p[n].scope = s->R == 1 ? i : ctl->nodes[i].block;
+			p[n].scope = s->R == 1 ? i : ctl->nodes.cfg[i].block;
 			p[n++].victim = v;
 		}
 	}
