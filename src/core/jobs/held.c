@@ -128,6 +128,16 @@ void gf__held_drop_node(struct gf_ctl *ctl, int i, struct gf_ctl_changes *out,
 	}
 }
 
+/* The index of replica of run attempt among job's held ones, or -1. */
+static int held_index(const struct gf_job *job, int attempt, int replica)
+{
+	for (int k = 0; k < job->nheld; k++)
+		if (job->held[k].attempt == attempt &&
+		    job->held[k].replica == replica)
+			return k;
+	return -1;
+}
+
 int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 			int replica, struct gf_err *e)
 {
@@ -136,12 +146,11 @@ int gf_ctl_held_release(struct gf_ctl *ctl, const char *id, int attempt,
 	if (jid < 0)
 		return jid;
 	struct gf_job *job = ctl->jobs.jr[jid].job;
-	for (int k = 0; k < job->nheld; k++)
-		if (job->held[k].attempt == attempt &&
-		    job->held[k].replica == replica) {
-			held_drop(ctl, jid, k);
-			return 0;
-		}
+	int k = held_index(job, attempt, replica);
+	if (k >= 0) {
+		held_drop(ctl, jid, k);
+		return 0;
+	}
 	return gf_err_set(e, GF_ENOTFOUND,
 			  "job %s: replica %d of run %d is not completing",
 			  job->id, replica, attempt);
@@ -166,12 +175,9 @@ int gf_ctl_held_note(struct gf_ctl *ctl, const char *id, int attempt,
 	if (jid < 0)
 		return GF_ENOTFOUND;
 	struct gf_job *job = ctl->jobs.jr[jid].job;
-	for (int k = 0; k < job->nheld; k++)
-		if (job->held[k].attempt == attempt &&
-		    job->held[k].replica == replica) {
-			gf_note(job->held[k].why, sizeof(job->held[k].why),
-				"%s", why);
-			return 0;
-		}
-	return GF_ENOTFOUND;
+	int k = held_index(job, attempt, replica);
+	if (k < 0)
+		return GF_ENOTFOUND;
+	gf_note(job->held[k].why, sizeof(job->held[k].why), "%s", why);
+	return 0;
 }
