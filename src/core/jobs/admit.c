@@ -398,12 +398,11 @@ static int fields(const struct gf_job_spec *s, struct gf_err *e)
 	return 0;
 }
 
+/* The config's team index of name, or -1. */
 static int team_of(const struct gf_ctl *ctl, const char *name)
 {
-	for (int t = 0; t < ctl->cfg.nteams; t++)
-		if (strcmp(ctl->cfg.teams[t].name, name) == 0)
-			return t;
-	return -1;
+	return gf__name_index(ctl->cfg.teams, sizeof(ctl->cfg.teams[0]),
+			      ctl->cfg.nteams, name);
 }
 
 /* Model and profile as the cluster knows them; 422 when nobody has. */

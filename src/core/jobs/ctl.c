@@ -7,7 +7,7 @@
  *
  * Invariants set up here and kept by the other files: teams[0..
  * cfg.nteams) are the config's teams in its order (teams not in the
- * config follow); every node's block is < nblk and the block lists
+ * config follow); every node's block is < nodes.nblk and the block lists
  * partition the nodes; node names are unique (jobs_find.c); prio_order lists
  * the classes by priority, highest first. Nodes added later (jobs_nodes.c) go
  * through the same steps one by one: the names, the MIG instances (jobs_mig.c),
@@ -33,8 +33,10 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 
-static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
+/* A team's quota entries (check_list's more()). */
+static int check_quotas(const void *entry, struct gf_err *e)
 {
+	const struct gf_ctl_team *t = entry;
 	if (t->ngpus < 0 || t->ngpus > GF_CTL_MAX_QUOTAS || t->nmig < 0 ||
 	    t->nmig > GF_CTL_MAX_QUOTAS)
 		return gf_err_set(e, GF_EINVAL,
@@ -67,21 +69,30 @@ static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 	return 0;
 }
 
-/* Entry k of a config list (kind "team", "class"; each entry's name at
- * names + u * stride for u <= k): a name, not one listed before. */
-static int check_entry(const char *kind, const char *names, size_t stride,
-		       size_t size, int k, struct gf_err *e)
+/* The entries of a config list (kind "team", "class"), n of them stride
+ * bytes apart from list, each starting with its name (size bytes): each
+ * a name not listed before, then what more() checks of it; the first
+ * error. */
+static int check_list(const char *kind, const void *list, size_t stride,
+		      size_t size, int n,
+		      int (*more)(const void *entry, struct gf_err *e),
+		      struct gf_err *e)
 {
-	const char *name = names + (size_t)k * stride;
-	if (!gf__name_ok(name, size))
-		return gf_err_set(e, GF_EINVAL,
-				  "%s %d: a name of letters, digits, '.', "
-				  "'_', '-'",
-				  kind, k);
-	for (int u = 0; u < k; u++)
-		if (strcmp(names + (size_t)u * stride, name) == 0)
+	const char *names = list;
+	for (int k = 0; k < n; k++) {
+		const char *name = names + (size_t)k * stride;
+		if (!gf__name_ok(name, size))
+			return gf_err_set(e, GF_EINVAL,
+					  "%s %d: a name of letters, digits, "
+					  "'.', '_', '-'",
+					  kind, k);
+		if (gf__name_index(names, stride, k, name) >= 0)
 			return gf_err_set(e, GF_EINVAL, "%s %s listed twice",
 					  kind, name);
+		int rc = more(name, e);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -90,46 +101,38 @@ static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 	if (cfg->nteams < 0 || cfg->nteams > GF_CTL_MAX_TEAMS)
 		return gf_err_set(e, GF_EINVAL, "%d teams, at most %d",
 				  cfg->nteams, GF_CTL_MAX_TEAMS);
-	for (int t = 0; t < cfg->nteams; t++) {
-		const struct gf_ctl_team *x = &cfg->teams[t];
-		int rc = check_entry("team", cfg->teams[0].name,
-				     sizeof(cfg->teams[0]), sizeof(x->name), t,
-				     e);
-		if (rc == 0)
-			rc = check_quotas(x, e);
-		if (rc)
-			return rc;
-	}
+	return check_list("team", cfg->teams, sizeof(cfg->teams[0]),
+			  sizeof(cfg->teams[0].name), cfg->nteams, check_quotas,
+			  e);
+}
+
+/* A class's limits (check_list's more()). */
+static int check_class(const void *entry, struct gf_err *e)
+{
+	const struct gf_ctl_class *c = entry;
+	if (c->max_runtime_s < 0 || c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
+	    c->max_attempts < 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "class %s: max runtime 0 to %lld s, "
+				  "max attempts >= 0",
+				  c->name, (long long)GF_JOB_RUNTIME_MAX_S);
 	return 0;
 }
 
 static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
 {
-	bool batch = false;
 	if (cfg->nclasses < 1 || cfg->nclasses > GF_CTL_MAX_CLASSES)
 		return gf_err_set(e, GF_EINVAL, "%d classes: 1 to %d",
 				  cfg->nclasses, GF_CTL_MAX_CLASSES);
-	for (int k = 0; k < cfg->nclasses; k++) {
-		const struct gf_ctl_class *c = &cfg->classes[k];
-		int rc = check_entry("class", cfg->classes[0].name,
-				     sizeof(cfg->classes[0]), sizeof(c->name),
-				     k, e);
-		if (rc)
-			return rc;
-		if (c->max_runtime_s < 0 ||
-		    c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
-		    c->max_attempts < 0)
-			return gf_err_set(e, GF_EINVAL,
-					  "class %s: max runtime 0 to %lld s, "
-					  "max attempts >= 0",
-					  c->name,
-					  (long long)GF_JOB_RUNTIME_MAX_S);
-		batch |= strcmp(c->name, "batch") == 0;
-	}
-	if (!batch)
-		return gf_err_set(e, GF_EINVAL,
-				  "no class 'batch' (the default class)");
-	return 0;
+	int rc = check_list("class", cfg->classes, sizeof(cfg->classes[0]),
+			    sizeof(cfg->classes[0].name), cfg->nclasses,
+			    check_class, e);
+	if (rc)
+		return rc;
+	for (int k = 0; k < cfg->nclasses; k++)
+		if (strcmp(cfg->classes[k].name, "batch") == 0)
+			return 0;
+	return gf_err_set(e, GF_EINVAL, "no class 'batch' (the default class)");
 }
 
 static int check_config(const struct gf_ctl_config *cfg, struct gf_err *e)

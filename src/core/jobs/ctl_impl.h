@@ -1,19 +1,26 @@
 /*
- * ctl_impl.h - internal: the scheduling core's state (struct gf_ctl and
- * what it keeps per job, team and node), shared by the files of
- * src/core/jobs/ and read by the core's unit tests; nothing else
- * includes it.  Each module's functions are in its own header (X.c:
- * X.h), which a file includes only when it calls them.
+ * ctl_impl.h - internal: the scheduling core's shared state (struct
+ * gf_ctl, the facade's), shared by the files of src/core/jobs/ and read
+ * by the core's unit tests; nothing else includes it.  Each part of the
+ * state with a module of its own has its struct in that module's header,
+ * embedded here: the job table (table.h, struct gf__jobtab), the teams
+ * (teams.h, struct gf__teams), the nodes (jobs_nodes.h, struct
+ * gf__nodes).  Each module's functions are in its own header (X.c: X.h),
+ * which a file includes only when it calls them.
  *
  * The modules, lowest first (none calls up into one above it;
- * /work/notes/cycles.py: no cycle):
- *   jobs_find.c     lookups by name: models, classes, nodes, job ids
- *   jobs_changes.c  the jobs a call changed, reported or kept; reasons
+ * tests/tools/cycles.py: no cycle):
+ *   jobs_find.c     lookups by name: models, classes, nodes
+ *   teams.c         the teams: found, added, freed with their queues
  *   mask.c          labels and node selectors, cached node masks
  *   job.c           job.h: a job, its spec checked, its states named
+ *   table.c         the job table: records, submission order, ids, the
+ *                   lists of jobs (running, holding, order, later)
+ *   jobs_changes.c  the jobs a call changed, reported or kept; reasons
  *   jobs_mig.c      MIG instances: validation, placement, release; the
  *                   engine's holds on GPUs in MIG mode or unhealthy
- *   quota.c         typed quotas: room now, charges, never within quota
+ *   quota.c         typed quotas: a team's limits, room now, charges,
+ *                   never within quota
  *   admit.c         admission: a spec's request derived, node groups and
  *                   request shapes
  *   gang.c          a job's replicas on nodes: capacity, one block, all or
@@ -30,8 +37,8 @@
  *   preempt.c       the fewest victims
  *   jobs_health.c   a node ready or not, a GPU healthy or not, the
  *                   engine's cordons that follow
- *   table.c         the job table (submission order, ids), add and
- *                   restore, cancel, finish, requeue
+ *   jobs_add.c      a job added (gf_ctl_add) and restored, cancel,
+ *                   finish, requeue
  *   external.c      jobs another scheduler places (the Kubernetes
  *                   extender): started on the node it chose, victims on
  *                   one node, read-only probes of a node
@@ -89,7 +96,7 @@ struct gf__migs {
 
 /* The cached node masks, one per selector (mask.c). */
 struct gf__masks {
-	struct gf__mask *m; /* each on[] has ncap entries */
+	struct gf__mask *m; /* each on[] has nodes.cap entries */
 	int n, cap;
 	uint32_t gen; /* a job's cached slot is valid at this generation */
 };
@@ -137,7 +144,7 @@ struct gf_ctl {
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
 	struct gf__masks masks; /* cached selector masks (mask.c) */
-	/* scratch, per node (ncap): zero / -1 between uses */
+	/* scratch, per node (nodes.cap): zero / -1 between uses */
 	uint8_t *scratch;
 	uint8_t *not_h;
 	int *trial_of;

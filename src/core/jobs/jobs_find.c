@@ -9,6 +9,7 @@
 
 #include "core/jobs/jobs_find.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -23,12 +24,23 @@ int gf__model_find(const struct gf_cluster *c, const char *name)
 	return -1;
 }
 
+_Static_assert(offsetof(struct gf_ctl_class, name) == 0, "name first");
+_Static_assert(offsetof(struct gf_ctl_team, name) == 0, "name first");
+_Static_assert(offsetof(struct gf__team, name) == 0, "name first");
+
+int gf__name_index(const void *list, size_t stride, int n, const char *name)
+{
+	const char *p = list;
+	for (int i = 0; i < n; i++, p += stride)
+		if (strcmp(p, name) == 0)
+			return i;
+	return -1;
+}
+
 int gf__class_find(const struct gf_ctl *ctl, const char *name)
 {
-	for (int k = 0; k < ctl->cfg.nclasses; k++)
-		if (strcmp(ctl->cfg.classes[k].name, name) == 0)
-			return k;
-	return -1;
+	return gf__name_index(ctl->cfg.classes, sizeof(ctl->cfg.classes[0]),
+			      ctl->cfg.nclasses, name);
 }
 
 bool gf__name_ok(const char *s, size_t size)

@@ -15,6 +15,10 @@ struct gf_err;
 
 /* The cluster's model id of name (case-insensitive), or -1. */
 int gf__model_find(const struct gf_cluster *c, const char *name);
+/* The index of name among n records stride bytes apart from list, each
+ * starting with its name (a class or team of the config, a team of the
+ * core), or -1. */
+int gf__name_index(const void *list, size_t stride, int n, const char *name);
 /* The config's class index of name, or -1. */
 int gf__class_find(const struct gf_ctl *ctl, const char *name);
 /* A name of a team, class, block or node: terminated inside its array

@@ -13,11 +13,11 @@
  * in (admit.c).  An update that changes something looks at every job not
  * final again (a selector may match no node now), O(nodes + jobs).
  *
- * Invariants: the per-node arrays (nodes, ns, scratch, not_h, trial_of,
- * node_inst, every cached mask) have room for ncap >= c->n nodes, with
- * scratch and not_h zero and trial_of -1 where unused; node i sits at
- * blk[nodes[i].block].nodes[ns[i].bpos]; cfg.nblocks == nblk; a call that
- * fails has changed nothing.
+ * Invariants: the per-node arrays (struct gf__nodes' cfg and ns,
+ * scratch, not_h, trial_of, node_inst, every cached mask) have room for
+ * nodes.cap >= c->n nodes, with scratch and not_h zero and trial_of -1
+ * where unused; node i sits at gf__block_of(i)->nodes[ns[i].bpos];
+ * cfg.nblocks == nodes.nblk; a call that fails has changed nothing.
  */
 #include "core/jobs/jobs_nodes.h"
 

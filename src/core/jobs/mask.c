@@ -7,7 +7,7 @@
  *
  * Invariants: a cached mask is exactly the nodes matching its selector
  * (a node added or relabelled updates every mask: gf__masks_node), with
- * room for ncap nodes (gf__masks_grow); a job's (mask, mask_gen) names
+ * room for nodes.cap nodes (gf__masks_grow); a job's (mask, mask_gen) names
  * a valid slot only while mask_gen is the core's; the cache holds at most
  * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
  * full, so memory stays bounded whatever selectors arrive.

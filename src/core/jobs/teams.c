@@ -10,15 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/jobs_find.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
 int gf__teams_find(const struct gf__teams *ts, const char *name)
 {
-	for (int t = 0; t < ts->n; t++)
-		if (strcmp(ts->t[t].name, name) == 0)
-			return t;
-	return -1;
+	return gf__name_index(ts->t, sizeof(*ts->t), ts->n, name);
 }
 
 int gf__teams_add(struct gf__teams *ts, const char *name)

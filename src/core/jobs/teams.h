@@ -2,8 +2,8 @@
  * teams.h - internal to src/core/jobs (teams.c): the teams: each one's
  * quota limits and figures (quota.c), fair-share usage and pending
  * queues per class (order.c); teams[0..cfg.nteams) are the config's in
- * its order, teams not in the config follow.  It calls no other file of
- * core/jobs.
+ * its order, teams not in the config follow.  It calls only jobs_find.c
+ * (gf__name_index).
  */
 #ifndef GF_CORE_JOBS_TEAMS_H
 #define GF_CORE_JOBS_TEAMS_H
