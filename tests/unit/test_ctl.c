@@ -1099,6 +1099,42 @@ static void test_new_refusals(void **state)
 	gf_free(cfg);
 }
 
+/* The config's teams and classes, entry by entry: its name (well formed,
+ * not listed before), then its own fields; the first error wins. */
+static void test_new_lists(void **state)
+{
+	(void)state;
+	struct ndef d[] = { { "n0", 8, "h100-80gb", 0, NULL } };
+	struct gf_ctl_node *nd = nodes_of(d, 1);
+	struct gf_ctl_config *cfg = cfg_new();
+	team_add(cfg, "a", 1);
+	team_add(cfg, "a", 1);
+	expect_new(cfg, d, 1, nd, "team a listed twice");
+	snprintf(cfg->teams[1].name, GF_TEAM_NAME_MAX, "b c");
+	expect_new(cfg, d, 1, nd,
+		   "team 1: a name of letters, digits, '.', '_', '-'");
+	cfg->teams[0].milli = -2; /* team 0's quota before team 1's name */
+	expect_new(cfg, d, 1, nd,
+		   "team a: share quota -2 (milli-GPU, -1 unlimited)");
+	gf_free(cfg);
+
+	cfg = cfg_new();
+	cls_add(cfg, "x", 1, false)->max_attempts = -1;
+	char msg[128];
+	snprintf(msg, sizeof(msg),
+		 "class x: max runtime 0 to %lld s, max attempts >= 0",
+		 (long long)GF_JOB_RUNTIME_MAX_S);
+	expect_new(cfg, d, 1, nd, msg);
+	snprintf(cfg->classes[1].name, GF_CLASS_NAME_MAX, "batch");
+	expect_new(cfg, d, 1, nd, "class batch listed twice");
+	snprintf(cfg->classes[0].name, GF_CLASS_NAME_MAX, "bulk");
+	cfg->classes[1].name[0] = '\0'; /* a name error before 'no batch' */
+	expect_new(cfg, d, 1, nd,
+		   "class 1: a name of letters, digits, '.', '_', '-'");
+	gf_free(cfg);
+	gf_free(nd);
+}
+
 /* ---- the typical mix ---- */
 
 static void test_typical_refresh(void **state)
@@ -1301,6 +1337,7 @@ int main(void)
 		cmocka_unit_test(test_max_runtime),
 		cmocka_unit_test(test_restore),
 		cmocka_unit_test(test_new_refusals),
+		cmocka_unit_test(test_new_lists),
 		cmocka_unit_test(test_typical_refresh),
 		cmocka_unit_test(test_random),
 	};

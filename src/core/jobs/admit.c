@@ -51,7 +51,8 @@ struct gf__shape {
 
 static int usable_gpus(const struct gf_ctl *ctl, int i)
 {
-	return ctl->c->nodes[i].ngpus - __builtin_popcount(ctl->ns[i].mig_gpus);
+	return ctl->c->nodes[i].ngpus -
+	       __builtin_popcount(ctl->nodes.ns[i].mig_gpus);
 }
 
 /* Same profiles, same counts. */
@@ -71,21 +72,22 @@ static bool alike(const struct gf_ctl *ctl, int a, int b)
 	const struct gf_cnode *x = &ctl->c->nodes[a], *y = &ctl->c->nodes[b];
 	return x->cpu_cap == y->cpu_cap && x->mem_cap == y->mem_cap &&
 	       x->model == y->model && x->ngpus == y->ngpus &&
-	       ctl->nodes[a].block == ctl->nodes[b].block &&
+	       ctl->nodes.cfg[a].block == ctl->nodes.cfg[b].block &&
 	       usable_gpus(ctl, a) == usable_gpus(ctl, b) &&
-	       strcmp(ctl->nodes[a].labels, ctl->nodes[b].labels) == 0 &&
+	       strcmp(ctl->nodes.cfg[a].labels, ctl->nodes.cfg[b].labels) ==
+		       0 &&
 	       same_mig(ctl, a, b);
 }
 
 static uint64_t node_hash(const struct gf_ctl *ctl, int i)
 {
 	const struct gf_cnode *n = &ctl->c->nodes[i];
-	uint64_t h = gf_hash_str(ctl->nodes[i].labels);
+	uint64_t h = gf_hash_str(ctl->nodes.cfg[i].labels);
 	uint64_t v[] = { (uint64_t)n->cpu_cap,
 			 (uint64_t)n->mem_cap,
 			 n->model,
 			 n->ngpus,
-			 (uint64_t)ctl->nodes[i].block,
+			 (uint64_t)ctl->nodes.cfg[i].block,
 			 (uint64_t)usable_gpus(ctl, i),
 			 (uint64_t)(ctl->mig.node_inst[i + 1] -
 				    ctl->mig.node_inst[i]) };
@@ -136,14 +138,14 @@ void gf__group_join(struct gf_ctl *ctl, int i)
 	int64_t g = gf_hmap_get(&a->grp_idx, h, group_is, &key);
 	if (g < 0) {
 		a->grp[a->ngrp] = (struct gf__group){
-			.rep = i, .count = 0, .block = ctl->nodes[i].block
+			.rep = i, .count = 0, .block = ctl->nodes.cfg[i].block
 		};
 		g = a->ngrp++;
 		int rc = gf_hmap_put(&a->grp_idx, h, (uint32_t)g);
 		(void)rc; /* no fail: groups <= nodes < GF_HMAP_MAX */
 	}
 	a->grp[g].count++;
-	ctl->ns[i].grp = (int)g;
+	ctl->nodes.ns[i].grp = (int)g;
 	shapes_drop(a);
 }
 
@@ -161,9 +163,9 @@ static void groups_build(struct gf_ctl *ctl, int skip)
 void gf__group_leave(struct gf_ctl *ctl, int i)
 {
 	struct gf__admit *a = ctl->adm;
-	struct gf__group *g = &a->grp[ctl->ns[i].grp];
-	int k = ctl->ns[i].grp;
-	ctl->ns[i].grp = -1;
+	struct gf__group *g = &a->grp[ctl->nodes.ns[i].grp];
+	int k = ctl->nodes.ns[i].grp;
+	ctl->nodes.ns[i].grp = -1;
 	shapes_drop(a);
 	if (--g->count == 0) {
 		if (++a->nempty * 2 > a->ngrp)
@@ -171,7 +173,7 @@ void gf__group_leave(struct gf_ctl *ctl, int i)
 		return;
 	}
 	for (int j = 0; g->rep == i && j < ctl->c->n; j++)
-		if (j != i && ctl->ns[j].grp == k)
+		if (j != i && ctl->nodes.ns[j].grp == k)
 			g->rep = j;
 }
 
@@ -201,10 +203,10 @@ int gf__admit_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 	const struct gf__admit *a = ctl->adm;
 	int *count = gf_calloc((size_t)a->ngrp + 1, sizeof(int)), rc = 0;
 	for (int i = 0; i < ctl->c->n && rc == 0; i++) {
-		int g = ctl->ns[i].grp;
+		int g = ctl->nodes.ns[i].grp;
 		if (g < 0 || g >= a->ngrp || a->grp[g].count <= 0 ||
 		    !alike(ctl, a->grp[g].rep, i) ||
-		    ctl->ns[a->grp[g].rep].grp != g) {
+		    ctl->nodes.ns[a->grp[g].rep].grp != g) {
 			gf_note(msg, size,
 				"node %s: not in the admission group of "
 				"nodes alike",
@@ -236,7 +238,8 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 	bool gpu_kind = q->gpus > 0 || q->milli > 0 || q->prof >= 0;
 	if (gpu_kind && q->model >= 0 && n->model != q->model)
 		return 0;
-	if (q->sel[0] && !gf__labels_match(ctl->nodes[g->rep].labels, q->sel))
+	if (q->sel[0] &&
+	    !gf__labels_match(ctl->nodes.cfg[g->rep].labels, q->sel))
 		return 0;
 	int usable = usable_gpus(ctl, g->rep);
 	if (q->gpus > 0 && usable / q->gpus < k)
@@ -262,7 +265,8 @@ static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 	bool per_model =
 		(q->gpus > 0 || q->milli > 0 || q->prof >= 0) && q->model < 0;
 	int nm = per_model && ctl->c->nmodels > 1 ? ctl->c->nmodels : 1;
-	int64_t *blk = gf_calloc((size_t)ctl->nblk * (size_t)nm, sizeof(*blk));
+	int64_t *blk =
+		gf_calloc((size_t)ctl->nodes.nblk * (size_t)nm, sizeof(*blk));
 	q->node_max = q->block_max = 0;
 	for (int i = 0; i < ctl->adm->ngrp; i++) {
 		const struct gf__group *g = &ctl->adm->grp[i];
@@ -275,7 +279,7 @@ static void shape_answer(const struct gf_ctl *ctl, struct gf__shape *q)
 		blk[(size_t)g->block * (size_t)nm + (size_t)m] +=
 			(int64_t)k * g->count;
 	}
-	for (int b = 0; b < ctl->nblk * nm; b++) {
+	for (int b = 0; b < ctl->nodes.nblk * nm; b++) {
 		int64_t v = blk[b] < GF_JOB_MAX_REPLICAS ? blk[b]
 							 : GF_JOB_MAX_REPLICAS;
 		if (v > q->block_max)
@@ -394,12 +398,11 @@ static int fields(const struct gf_job_spec *s, struct gf_err *e)
 	return 0;
 }
 
+/* The config's team index of name, or -1. */
 static int team_of(const struct gf_ctl *ctl, const char *name)
 {
-	for (int t = 0; t < ctl->cfg.nteams; t++)
-		if (strcmp(ctl->cfg.teams[t].name, name) == 0)
-			return t;
-	return -1;
+	return gf__name_index(ctl->cfg.teams, sizeof(ctl->cfg.teams[0]),
+			      ctl->cfg.nteams, name);
 }
 
 /* Model and profile as the cluster knows them; 422 when nobody has. */
@@ -461,8 +464,8 @@ int gf__admit_spec(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 				  s->replicas,
 				  one_model ? " on one GPU model" : "",
 				  q.block_max);
-	return gf__quota_never(ctl, t >= 0 ? &ctl->teams[t] : NULL, s, q.model,
-			       q.prof, e);
+	return gf__quota_never(ctl, t >= 0 ? &ctl->teams.t[t] : NULL, s,
+			       q.model, q.prof, e);
 }
 
 int gf_ctl_admit(const struct gf_ctl *ctl, const struct gf_job_spec *spec,

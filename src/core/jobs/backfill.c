@@ -40,14 +40,15 @@ struct shadow {
 
 static int cap(struct shadow *s, const struct gf_cnode *n, int node, int mig)
 {
-	return gf__cap(s->ctl, &s->ctl->jr[s->jid], s->r, n, node, mig, s->R);
+	return gf__cap(s->ctl, &s->ctl->jobs.jr[s->jid], s->r, n, node, mig,
+		       s->R);
 }
 
 /* Job v ends: its placements come back; does the head fit now? */
 static bool ends(struct shadow *s, int v)
 {
 	struct gf_ctl *ctl = s->ctl;
-	const struct gf__jrec *vj = &ctl->jr[v];
+	const struct gf__jrec *vj = &ctl->jobs.jr[v];
 	bool fits = false;
 	for (int k = 0; k < vj->job->spec.replicas; k++) {
 		const struct gf_job_place *p = &vj->job->place[k];
@@ -63,7 +64,7 @@ static bool ends(struct shadow *s, int v)
 			fits |= after >= 1;
 			continue;
 		}
-		int64_t *b = &s->block_cap[ctl->nodes[p->node].block];
+		int64_t *b = &s->block_cap[ctl->nodes.cfg[p->node].block];
 		*b += after - before;
 		fits |= *b >= s->R;
 	}
@@ -73,11 +74,11 @@ static bool ends(struct shadow *s, int v)
 static void gang_caps(struct shadow *s)
 {
 	struct gf_ctl *ctl = s->ctl;
-	s->block_cap = gf_calloc((size_t)ctl->nblk, sizeof(int64_t));
-	int prof = ctl->jr[s->jid].prof;
+	s->block_cap = gf_calloc((size_t)ctl->nodes.nblk, sizeof(int64_t));
+	int prof = ctl->jobs.jr[s->jid].prof;
 	for (int i = 0; i < ctl->c->n; i++)
 		if (!ctl->not_h[i])
-			s->block_cap[ctl->nodes[i].block] += cap(
+			s->block_cap[ctl->nodes.cfg[i].block] += cap(
 				s, &ctl->c->nodes[i], i,
 				prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0);
 }
@@ -88,20 +89,22 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	struct shadow s = { .ctl = ctl,
 			    .jid = jid,
 			    .r = r,
-			    .R = ctl->jr[jid].job->spec.replicas,
-			    .tr = { .prof = ctl->jr[jid].prof } };
-	struct gf__keyed *e = gf_calloc((size_t)ctl->nrunning + 1, sizeof(*e));
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf__jrec *v = &ctl->jr[ctl->running[k]];
-		e[k].id = ctl->running[k]; /* key: when it ends */
+			    .R = ctl->jobs.jr[jid].job->spec.replicas,
+			    .tr = { .prof = ctl->jobs.jr[jid].prof } };
+	struct gf__keyed *e =
+		gf_calloc((size_t)ctl->jobs.running.n + 1, sizeof(*e));
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf__jrec *v =
+			&ctl->jobs.jr[ctl->jobs.running.v[k]];
+		e[k].id = ctl->jobs.running.v[k]; /* key: when it ends */
 		e[k].key = v->max_ms > 0 ? v->job->started_ms + v->max_ms
 					 : GF__INF;
 	}
-	qsort(e, (size_t)ctl->nrunning, sizeof(*e), gf__keyed_cmp);
+	qsort(e, (size_t)ctl->jobs.running.n, sizeof(*e), gf__keyed_cmp);
 	if (s.R > 1)
 		gang_caps(&s);
 	int64_t shadow = GF__INF;
-	for (int k = 0; k < ctl->nrunning && e[k].key != GF__INF; k++)
+	for (int k = 0; k < ctl->jobs.running.n && e[k].key != GF__INF; k++)
 		if (ends(&s, e[k].id)) {
 			shadow = e[k].key > now ? e[k].key : now;
 			break;
@@ -116,7 +119,7 @@ static int64_t shadow_time(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 void gf__reserve(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		 const struct gf_req *r)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	bool all = true;
 	for (int i = 0; i < ctl->c->n; i++) {
 		bool u = gf__usable(ctl, j, r, i);

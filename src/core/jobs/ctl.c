@@ -7,7 +7,7 @@
  *
  * Invariants set up here and kept by the other files: teams[0..
  * cfg.nteams) are the config's teams in its order (teams not in the
- * config follow); every node's block is < nblk and the block lists
+ * config follow); every node's block is < nodes.nblk and the block lists
  * partition the nodes; node names are unique (jobs_find.c); prio_order lists
  * the classes by priority, highest first. Nodes added later (jobs_nodes.c) go
  * through the same steps one by one: the names, the MIG instances (jobs_mig.c),
@@ -27,12 +27,16 @@
 #include "core/jobs/never.h"
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
+#include "core/jobs/table.h"
+#include "core/jobs/teams.h"
 #include "core/jobs/typical.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
-static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
+/* A team's quota entries (check_list's more()). */
+static int check_quotas(const void *entry, struct gf_err *e)
 {
+	const struct gf_ctl_team *t = entry;
 	if (t->ngpus < 0 || t->ngpus > GF_CTL_MAX_QUOTAS || t->nmig < 0 ||
 	    t->nmig > GF_CTL_MAX_QUOTAS)
 		return gf_err_set(e, GF_EINVAL,
@@ -65,21 +69,30 @@ static int check_quotas(const struct gf_ctl_team *t, struct gf_err *e)
 	return 0;
 }
 
-/* Entry k of a config list (kind "team", "class"; each entry's name at
- * names + u * stride for u <= k): a name, not one listed before. */
-static int check_entry(const char *kind, const char *names, size_t stride,
-		       size_t size, int k, struct gf_err *e)
+/* The entries of a config list (kind "team", "class"), n of them stride
+ * bytes apart from list, each starting with its name (size bytes): each
+ * a name not listed before, then what more() checks of it; the first
+ * error. */
+static int check_list(const char *kind, const void *list, size_t stride,
+		      size_t size, int n,
+		      int (*more)(const void *entry, struct gf_err *e),
+		      struct gf_err *e)
 {
-	const char *name = names + (size_t)k * stride;
-	if (!gf__name_ok(name, size))
-		return gf_err_set(e, GF_EINVAL,
-				  "%s %d: a name of letters, digits, '.', "
-				  "'_', '-'",
-				  kind, k);
-	for (int u = 0; u < k; u++)
-		if (strcmp(names + (size_t)u * stride, name) == 0)
+	const char *names = list;
+	for (int k = 0; k < n; k++) {
+		const char *name = names + (size_t)k * stride;
+		if (!gf__name_ok(name, size))
+			return gf_err_set(e, GF_EINVAL,
+					  "%s %d: a name of letters, digits, "
+					  "'.', '_', '-'",
+					  kind, k);
+		if (gf__name_index(names, stride, k, name) >= 0)
 			return gf_err_set(e, GF_EINVAL, "%s %s listed twice",
 					  kind, name);
+		int rc = more(name, e);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -88,46 +101,38 @@ static int check_teams(const struct gf_ctl_config *cfg, struct gf_err *e)
 	if (cfg->nteams < 0 || cfg->nteams > GF_CTL_MAX_TEAMS)
 		return gf_err_set(e, GF_EINVAL, "%d teams, at most %d",
 				  cfg->nteams, GF_CTL_MAX_TEAMS);
-	for (int t = 0; t < cfg->nteams; t++) {
-		const struct gf_ctl_team *x = &cfg->teams[t];
-		int rc = check_entry("team", cfg->teams[0].name,
-				     sizeof(cfg->teams[0]), sizeof(x->name), t,
-				     e);
-		if (rc == 0)
-			rc = check_quotas(x, e);
-		if (rc)
-			return rc;
-	}
+	return check_list("team", cfg->teams, sizeof(cfg->teams[0]),
+			  sizeof(cfg->teams[0].name), cfg->nteams, check_quotas,
+			  e);
+}
+
+/* A class's limits (check_list's more()). */
+static int check_class(const void *entry, struct gf_err *e)
+{
+	const struct gf_ctl_class *c = entry;
+	if (c->max_runtime_s < 0 || c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
+	    c->max_attempts < 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "class %s: max runtime 0 to %lld s, "
+				  "max attempts >= 0",
+				  c->name, (long long)GF_JOB_RUNTIME_MAX_S);
 	return 0;
 }
 
 static int check_classes(const struct gf_ctl_config *cfg, struct gf_err *e)
 {
-	bool batch = false;
 	if (cfg->nclasses < 1 || cfg->nclasses > GF_CTL_MAX_CLASSES)
 		return gf_err_set(e, GF_EINVAL, "%d classes: 1 to %d",
 				  cfg->nclasses, GF_CTL_MAX_CLASSES);
-	for (int k = 0; k < cfg->nclasses; k++) {
-		const struct gf_ctl_class *c = &cfg->classes[k];
-		int rc = check_entry("class", cfg->classes[0].name,
-				     sizeof(cfg->classes[0]), sizeof(c->name),
-				     k, e);
-		if (rc)
-			return rc;
-		if (c->max_runtime_s < 0 ||
-		    c->max_runtime_s > GF_JOB_RUNTIME_MAX_S ||
-		    c->max_attempts < 0)
-			return gf_err_set(e, GF_EINVAL,
-					  "class %s: max runtime 0 to %lld s, "
-					  "max attempts >= 0",
-					  c->name,
-					  (long long)GF_JOB_RUNTIME_MAX_S);
-		batch |= strcmp(c->name, "batch") == 0;
-	}
-	if (!batch)
-		return gf_err_set(e, GF_EINVAL,
-				  "no class 'batch' (the default class)");
-	return 0;
+	int rc = check_list("class", cfg->classes, sizeof(cfg->classes[0]),
+			    sizeof(cfg->classes[0].name), cfg->nclasses,
+			    check_class, e);
+	if (rc)
+		return rc;
+	for (int k = 0; k < cfg->nclasses; k++)
+		if (strcmp(cfg->classes[k].name, "batch") == 0)
+			return 0;
+	return gf_err_set(e, GF_EINVAL, "no class 'batch' (the default class)");
 }
 
 static int check_config(const struct gf_ctl_config *cfg, struct gf_err *e)
@@ -155,21 +160,22 @@ static int check_mig(struct gf_ctl *ctl, int i,
 		     char names[][GF_MIG_PROFILE_MAX], int *nnames,
 		     struct gf_err *e)
 {
-	struct gf_ctl_node *nd = &ctl->nodes[i];
+	struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 	const struct gf_cnode *cn = &ctl->c->nodes[i];
 	const char *model = cn->ngpus ? ctl->c->models[cn->model] : "";
 	if (!memchr(nd->mig_model, '\0', sizeof(nd->mig_model)) ||
-	    gf__mig_model_for(nd->mig_model, model, &ctl->ns[i].mig))
+	    gf__mig_model_for(nd->mig_model, model, &ctl->nodes.ns[i].mig))
 		return gf_err_set(
 			e, GF_EINVAL, "node %s: unknown MIG model '%.*s'",
 			ctl->c->names[i], GF_MODEL_NAME_MAX - 1, nd->mig_model);
 	if (gf_fmt(nd->mig_model, sizeof(nd->mig_model), "%s",
-		   ctl->ns[i].mig ? ctl->ns[i].mig->id : ""))
+		   ctl->nodes.ns[i].mig ? ctl->nodes.ns[i].mig->id : ""))
 		return gf_err_set(e, GF_ETOOBIG,
 				  "node %s: MIG model id '%s' too long",
-				  ctl->c->names[i], ctl->ns[i].mig->id);
-	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus, ctl->ns[i].mig,
-			     model, nd->mig, nd->nmig, names, nnames, e);
+				  ctl->c->names[i], ctl->nodes.ns[i].mig->id);
+	return gf__mig_check(ctl, ctl->c->names[i], cn->ngpus,
+			     ctl->nodes.ns[i].mig, model, nd->mig, nd->nmig,
+			     names, nnames, e);
 }
 
 /* The nodes: blocks, labels, unique names, MIG (before anything but the
@@ -187,7 +193,7 @@ static int check_nodes(struct gf_ctl *ctl, struct gf_err *e)
 	if (rc)
 		return rc;
 	for (int i = 0; i < c->n; i++) {
-		const struct gf_ctl_node *nd = &ctl->nodes[i];
+		const struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 		if (nd->block < 0 || nd->block >= ctl->cfg.nblocks)
 			return gf_err_set(e, GF_EINVAL,
 					  "node %s: block %d does not exist "
@@ -215,9 +221,9 @@ static void build_teams(struct gf_ctl *ctl)
 	for (int t = 0; t < ctl->cfg.nteams; t++) {
 		const struct gf_ctl_team *x = &ctl->cfg.teams[t];
 		int k = gf__team_get(ctl, x->name);
-		ctl->teams[k].cfg = t;
-		ctl->teams[k].weight = x->weight > 0 ? x->weight : 1;
-		gf__team_limits(ctl, &ctl->teams[k], x);
+		ctl->teams.t[k].cfg = t;
+		ctl->teams.t[k].weight = x->weight > 0 ? x->weight : 1;
+		gf__team_limits(ctl, &ctl->teams.t[k], x);
 	}
 }
 
@@ -226,12 +232,12 @@ static int build(struct gf_ctl *ctl)
 {
 	int n = ctl->c->n;
 	for (int i = 0; i < n; i++) {
-		ctl->ns[i].grp = -1;
+		ctl->nodes.ns[i].grp = -1;
 		gf__mig_install(ctl, i); /* MIG GPUs held (no engine yet) */
 	}
-	ctl->nblk = ctl->cfg.nblocks;
+	ctl->nodes.nblk = ctl->cfg.nblocks;
 	for (int i = 0; i < n; i++)
-		gf__block_join(ctl, i);
+		gf__block_join(&ctl->nodes, &ctl->c->nodes[i], i);
 	build_teams(ctl);
 	gf__order_sort_classes(ctl);
 	ctl->adm = gf_calloc(1, sizeof(*ctl->adm));
@@ -259,8 +265,8 @@ int gf_ctl_new(const struct gf_ctl_config *cfg, struct gf_cluster *c,
 	ctl->c = c;
 	gf__nodes_reserve(ctl, c->n);
 	if (nodes)
-		memcpy(ctl->nodes, nodes, (size_t)c->n * sizeof(*nodes));
-	ctl->blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->blk));
+		memcpy(ctl->nodes.cfg, nodes, (size_t)c->n * sizeof(*nodes));
+	ctl->nodes.blk = gf_calloc(GF_CTL_MAX_BLOCKS, sizeof(*ctl->nodes.blk));
 	ctl->masks.gen = 1;
 	rc = check_nodes(ctl, e); /* last check: then it builds */
 	if (rc == 0) {
@@ -281,23 +287,9 @@ void gf_ctl_free(struct gf_ctl *ctl)
 {
 	if (ctl == NULL)
 		return;
-	for (int i = 0; i < ctl->njr; i++) {
-		gf_job_release(ctl->jr[i].job);
-		gf_free(ctl->jr[i].job);
-	}
-	gf_free(ctl->jr);
-	gf_free(ctl->by_seq);
-	gf_hmap_release(&ctl->ids);
-	gf_free(ctl->running);
-	gf_free(ctl->holding);
-	gf_free(ctl->order);
-	gf_free(ctl->later);
+	gf__jobtab_free(&ctl->jobs);
 	gf__never_free(ctl);
-	gf__queues_free(ctl);
-	gf_free(ctl->teams);
-	for (int b = 0; ctl->blk && b < ctl->nblk; b++)
-		gf_free(ctl->blk[b].nodes);
-	gf_free(ctl->blk);
+	gf__teams_free(&ctl->teams);
 	gf__mig_free(ctl);
 	gf__masks_free(ctl);
 	gf__admit_free(ctl);
@@ -306,8 +298,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf_free(ctl->scratch);
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);
-	gf_hmap_release(&ctl->names);
-	gf__nodes_free(ctl);
+	gf__nodes_free(&ctl->nodes, ctl->c ? ctl->c->n : 0);
 	if (ctl->c) {
 		gf_cluster_release(ctl->c);
 		gf_free(ctl->c);
@@ -327,7 +318,7 @@ const struct gf_cluster *gf_ctl_cluster(const struct gf_ctl *ctl)
 
 const struct gf_ctl_node *gf_ctl_node(const struct gf_ctl *ctl, int i)
 {
-	return i >= 0 && i < ctl->c->n ? &ctl->nodes[i] : NULL;
+	return i >= 0 && i < ctl->c->n ? &ctl->nodes.cfg[i] : NULL;
 }
 
 int gf_ctl_nnodes(const struct gf_ctl *ctl)
@@ -342,19 +333,19 @@ int gf_ctl_node_find(const struct gf_ctl *ctl, const char *name)
 
 int gf_ctl_nteams(const struct gf_ctl *ctl)
 {
-	return ctl->nteams;
+	return ctl->teams.n;
 }
 
 const char *gf_ctl_team_name(const struct gf_ctl *ctl, int i)
 {
-	return i >= 0 && i < ctl->nteams ? ctl->teams[i].name : NULL;
+	return gf__teams_name(&ctl->teams, i);
 }
 
 void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->pending = ctl->npending;
-	st->running = ctl->nrunning;
+	st->pending = ctl->jobs.npending;
+	st->running = ctl->jobs.running.n;
 	st->gpus_total_milli = ctl->c->gpu_milli_total;
 	int64_t mig_milli = 0;
 	for (int x = 0; x < ctl->mig.ninst; x++)
@@ -366,7 +357,7 @@ void gf_ctl_stats(const struct gf_ctl *ctl, struct gf_ctl_stats *st)
 	st->mig_total = ctl->mig.ninst;
 	st->mig_used = ctl->mig.used;
 	for (int i = 0; i < ctl->c->n; i++) {
-		const struct gf__node *x = &ctl->ns[i];
+		const struct gf__node *x = &ctl->nodes.ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		bool ready = x->state == GF__READY;
 		st->nodes_ready += ready;

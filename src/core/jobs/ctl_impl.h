@@ -1,19 +1,26 @@
 /*
- * ctl_impl.h - internal: the scheduling core's state (struct gf_ctl and
- * what it keeps per job, team and node), shared by the files of
- * src/core/jobs/ and read by the core's unit tests; nothing else
- * includes it.  Each module's functions are in its own header (X.c:
- * X.h), which a file includes only when it calls them.
+ * ctl_impl.h - internal: the scheduling core's shared state (struct
+ * gf_ctl, the facade's), shared by the files of src/core/jobs/ and read
+ * by the core's unit tests; nothing else includes it.  Each part of the
+ * state with a module of its own has its struct in that module's header,
+ * embedded here: the job table (table.h, struct gf__jobtab), the teams
+ * (teams.h, struct gf__teams), the nodes (jobs_nodes.h, struct
+ * gf__nodes).  Each module's functions are in its own header (X.c: X.h),
+ * which a file includes only when it calls them.
  *
  * The modules, lowest first (none calls up into one above it;
- * /work/notes/cycles.py: no cycle):
- *   jobs_find.c     lookups by name: models, classes, nodes, job ids
- *   jobs_changes.c  the jobs a call changed, reported or kept; reasons
+ * tests/tools/cycles.py: no cycle):
+ *   jobs_find.c     lookups by name: models, classes, nodes
+ *   teams.c         the teams: found, added, freed with their queues
  *   mask.c          labels and node selectors, cached node masks
  *   job.c           job.h: a job, its spec checked, its states named
+ *   table.c         the job table: records, submission order, ids, the
+ *                   lists of jobs (running, holding, order, later)
+ *   jobs_changes.c  the jobs a call changed, reported or kept; reasons
  *   jobs_mig.c      MIG instances: validation, placement, release; the
  *                   engine's holds on GPUs in MIG mode or unhealthy
- *   quota.c         typed quotas: room now, charges, never within quota
+ *   quota.c         typed quotas: a team's limits, room now, charges,
+ *                   never within quota
  *   admit.c         admission: a spec's request derived, node groups and
  *                   request shapes
  *   gang.c          a job's replicas on nodes: capacity, one block, all or
@@ -30,8 +37,8 @@
  *   preempt.c       the fewest victims
  *   jobs_health.c   a node ready or not, a GPU healthy or not, the
  *                   engine's cordons that follow
- *   table.c         the job table (submission order, ids), add and
- *                   restore, cancel, finish, requeue
+ *   jobs_add.c      a job added (gf_ctl_add) and restored, cancel,
+ *                   finish, requeue
  *   external.c      jobs another scheduler places (the Kubernetes
  *                   extender): started on the node it chose, victims on
  *                   one node, read-only probes of a node
@@ -53,111 +60,17 @@
 #include <gpufleet/frag.h>
 #include <gpufleet/mig.h>
 
+#include "core/jobs/jobs_nodes.h"
+#include "core/jobs/table.h"
+#include "core/jobs/teams.h"
 #include "util/hash.h"
 
-#define GF__MAX_PROFILES   64	/* distinct MIG profile names in a cluster */
-#define GF__MAX_OPEN_TEAMS 4096 /* teams not in the config (open_teams) */
-#define GF__INF		   INT64_MAX
-
-/* A team's quota figures (what its running jobs hold). */
-struct gf__use {
-	int64_t gpus[GF_MAX_MODELS]; /* whole GPUs by cluster model id */
-	int64_t gpus_all;
-	int64_t mig[GF__MAX_PROFILES]; /* instances by profile id */
-	int64_t mig_all;
-	int64_t milli; /* shares */
-};
-
-/* Pending jobs of one team and class, by seq; entries that left PENDING
- * stay until the next compaction (gf__queue_compact). */
-struct gf__queue {
-	int *ids; /* jrec indexes */
-	int n, cap;
-	int cur; /* the pass's cursor */
-};
-
-struct gf__team {
-	char name[GF_TEAM_NAME_MAX];
-	double weight; /* > 0 */
-	int cfg;       /* index into cfg.teams; -1: not in the config */
-	bool limited;  /* has_quota */
-	int64_t gpu_lim[GF_MAX_MODELS]; /* -1: model not listed */
-	int64_t gpu_all_lim;		/* "*"; -1: none */
-	bool gpu_listed;		/* any GPU entry */
-	int64_t mig_lim[GF__MAX_PROFILES];
-	int64_t mig_all_lim;
-	bool mig_listed;
-	int64_t milli_lim; /* -1: unlimited */
-	struct gf__use use;
-	int64_t run_milli; /* fair share: milli-GPU of its running jobs */
-	struct gf__queue q[GF_CTL_MAX_CLASSES];
-	int pend_n[GF_CTL_MAX_CLASSES];
-	int64_t pend_milli[GF_CTL_MAX_CLASSES];
-};
-
-/* What the core keeps beside each job. */
-struct gf__jrec {
-	struct gf_job *job; /* owned */
-	struct gf_req req;  /* one replica for the engine; MIG: CPU, memory */
-	int team, cls;
-	int model;	/* cluster model of gpu_model; -1 any; -2 none here */
-	int prof;	/* MIG profile id; -1 none; -2 none here */
-	int64_t max_ms; /* max runtime in effect (spec, else class); 0 none */
-	int64_t milli;	/* GPU milli of the whole job (fair share, demand) */
-	uint32_t mark;	/* the pass it last changed in */
-	uint32_t preempted; /* the pass that preempted it: it waits that one
-			       out */
-	int awaiting;	    /* replicas it preempted still completing (hold
-			       mode): it preempts no more meanwhile */
-	int run_pos;	    /* index in ctl->running; -1 */
-	bool queued;	    /* in its queue's array (maybe lazily) */
-	bool in_order;	    /* in ctl->order (maybe lazily) */
-	bool never;	    /* can never be placed on this cluster */
-	int mask;	    /* selector mask slot; -1 none */
-	uint32_t mask_gen;
-	uint64_t start_epoch; /* ctl->epoch when it last started; 0
-				 restored (gf_ctl_add) */
-};
-
-/* A node's state (jobs_health.c). */
-enum gf__nstate {
-	GF__READY = 0,
-	GF__WAITING, /* added, never ready since: restored jobs may run */
-	GF__LOST,    /* made not ready: holds no running replica */
-};
-
-#define GF__WHY_MAX 96 /* a GPU's health reason */
-
-/* What the core keeps per node beside gf_ctl_node. */
-struct gf__node {
-	const struct gf_mig_model *mig; /* its MIG model; NULL none */
-	uint16_t sick;			/* unhealthy GPUs */
-	uint16_t mig_gpus;		/* GPUs holding MIG instances */
-	uint8_t state;			/* enum gf__nstate */
-	int nrep;	       /* replicas of running jobs placed on it */
-	int grp;	       /* admission group (admit.c) */
-	int bpos;	       /* index in its block's node list */
-	uint64_t down_epoch;   /* ctl->epoch when it stopped being ready */
-	bool cordon;	       /* cordoned (gf_ctl_node_cordon): nothing new */
-	uint64_t cordon_epoch; /* ctl->epoch when it was cordoned */
-	bool drain;	       /* drained by an operator (gf_ctl_node_drain) */
-	uint64_t drain_epoch;  /* ctl->epoch when it was drained */
-	uint64_t sick_epoch[GF_CNODE_MAX_GPUS]; /* ... a GPU became sick */
-	char reason[GF_JOB_REASON_MAX];		/* why not ready */
-	char (*gpu_why)[GF__WHY_MAX]; /* per GPU, why sick; NULL none */
-};
+#define GF__INF INT64_MAX
 
 /* A MIG instance a node offers. */
 struct gf__inst {
 	int node, gpu, start, prof;
 	int user; /* jrec running on it; -1 free */
-};
-
-struct gf__block {
-	int *nodes;
-	int n, cap;
-	int64_t idle;  /* free GPU milli of its nodes */
-	int64_t nfree; /* fully free GPUs */
 };
 
 /* A cached node mask for one selector. */
@@ -183,7 +96,7 @@ struct gf__migs {
 
 /* The cached node masks, one per selector (mask.c). */
 struct gf__masks {
-	struct gf__mask *m; /* each on[] has ncap entries */
+	struct gf__mask *m; /* each on[] has nodes.cap entries */
 	int n, cap;
 	uint32_t gen; /* a job's cached slot is valid at this generation */
 };
@@ -218,44 +131,20 @@ struct gf_ctl {
 	struct gf_ctl_config cfg;
 	int prio_order[GF_CTL_MAX_CLASSES]; /* classes, highest first */
 	struct gf_cluster *c;		    /* owned */
-	struct gf_ctl_node *nodes;	    /* per node (ncap) */
-	struct gf__node *ns;		    /* per node (ncap) */
-	int ncap;			    /* room in the per-node arrays */
-	uint64_t epoch; /* bumped when a node or GPU stops taking work */
 	struct gf_sched *s;
 	struct gf_typical *typ;
 	int ntyp;
 	int64_t typ_base;  /* replicas the mix was built from; 0: default */
 	int64_t typ_added; /* jobs added since */
-	/* nodes */
-	struct gf_hmap names;  /* node names (jobs_find.c) */
-	int name_n;	       /* nodes 0..name_n-1 are in it */
-	struct gf__block *blk; /* GF_CTL_MAX_BLOCKS entries */
-	int nblk;	       /* = cfg.nblocks */
-	struct gf__migs mig;   /* MIG instances (jobs_mig.c) */
-	/* teams */
-	struct gf__team *teams;
-	int nteams, teams_cap;
-	/* jobs */
-	struct gf__jrec *jr; /* by jrec index (never moves a job) */
-	int njr, jr_cap;
-	int *by_seq;	    /* jrec indexes in submission order */
-	struct gf_hmap ids; /* job ids (jobs_find.c) */
-	int *running;	    /* jrec indexes */
-	int nrunning, running_cap;
-	int *holding; /* jrec indexes of jobs with held replicas */
-	int nholding, holding_cap;
-	int npending;
-	int *order; /* the queue as the last pass tried it, then adds */
-	int norder, order_cap;
-	int *later; /* changed outside a pass, reported by the next */
-	int nlater, later_cap;
+	struct gf__nodes nodes;	  /* the nodes (jobs_nodes.h) */
+	struct gf__migs mig;	  /* MIG instances (jobs_mig.c) */
+	struct gf__teams teams;	  /* the teams (teams.c) */
+	struct gf__jobtab jobs;	  /* the job table (table.c) */
 	struct gf__nevers nevers; /* jobs marked never (never.c) */
-	uint32_t pass;
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
 	struct gf__masks masks; /* cached selector masks (mask.c) */
-	/* scratch, per node (ncap): zero / -1 between uses */
+	/* scratch, per node (nodes.cap): zero / -1 between uses */
 	uint8_t *scratch;
 	uint8_t *not_h;
 	int *trial_of;
@@ -309,7 +198,7 @@ static inline int gf__keyed_cmp(const void *a, const void *b)
 static inline struct gf__team *gf__team_of(struct gf_ctl *ctl,
 					   const struct gf__jrec *j)
 {
-	return &ctl->teams[j->team];
+	return &ctl->teams.t[j->team];
 }
 
 static inline int gf__prio(const struct gf_ctl *ctl, const struct gf__jrec *j)
@@ -319,7 +208,7 @@ static inline int gf__prio(const struct gf_ctl *ctl, const struct gf__jrec *j)
 
 static inline int gf__jid(const struct gf_ctl *ctl, const struct gf__jrec *j)
 {
-	return (int)(j - ctl->jr);
+	return (int)(j - ctl->jobs.jr);
 }
 
 #endif

@@ -83,7 +83,7 @@ static int shortfall(const struct gf_ctl *ctl, const struct gf__jrec *j,
 
 static bool taking_work(const struct gf_ctl *ctl, int i)
 {
-	const struct gf__node *x = &ctl->ns[i];
+	const struct gf__node *x = &ctl->nodes.ns[i];
 	return x->state == GF__READY && !x->cordon && !x->drain;
 }
 

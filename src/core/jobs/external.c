@@ -20,6 +20,7 @@
 #include "core/jobs/admit.h"
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/gang.h"
+#include "core/jobs/jobs_add.h"
 #include "core/jobs/jobs_find.h"
 #include "core/jobs/jobs_mig.h"
 #include "core/jobs/jobs_state.h"
@@ -32,7 +33,7 @@
  * with why (its team is at its quota, or its model is not allowed). */
 static int quota_ok(struct gf_ctl *ctl, int jid, int node, struct gf_err *e)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	uint32_t spec = 0;
 	char why[GF_JOB_REASON_MAX];
 	if (gf__quota_room(ctl, j, &spec, why, sizeof(why)))
@@ -40,7 +41,7 @@ static int quota_ok(struct gf_ctl *ctl, int jid, int node, struct gf_err *e)
 	if (spec && j->req.ngpus && !(spec >> ctl->c->nodes[node].model & 1))
 		return gf_err_set(e, GF_ECONFLICT,
 				  "quota: team %s may not use %s GPUs",
-				  ctl->teams[j->team].name,
+				  ctl->teams.t[j->team].name,
 				  ctl->c->models[ctl->c->nodes[node].model]);
 	return 0;
 }
@@ -61,7 +62,7 @@ int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
 		return gf_err_set(e, GF_EINVAL, "job %s: node %d, time %lld",
 				  job->id, node, (long long)now_ms);
 	int jid = gf__jrec_fill(ctl, job); /* not in the table yet */
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	rc = quota_ok(ctl, jid, node, e);
 	if (rc)
 		return rc;
@@ -72,12 +73,12 @@ int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
 		return gf_err_set(e, GF_ENOTFOUND,
 				  "job %s does not fit on node %s now", job->id,
 				  ctl->c->names[node]);
-	gf__jrec_register(ctl, jid);
+	gf__jobtab_register(&ctl->jobs, jid);
 	job->state = GF_JOB_RUNNING;
 	job->started_ms = now_ms;
 	job->attempts = 1;
 	job->reason[0] = '\0';
-	j->start_epoch = ctl->epoch;
+	j->start_epoch = ctl->nodes.epoch;
 	gf__restored(ctl, jid, pl, block);
 	ctl->typ_added += 1;
 	return 0;
@@ -117,11 +118,11 @@ int gf_ctl_victims(struct gf_ctl *ctl, const struct gf_job_spec *spec, int node,
 	int *vic = gf_calloc((size_t)nids + 1, sizeof(*vic));
 	int nc = 0;
 	for (int k = 0; k < nids; k++) {
-		int v = gf__job_find(ctl, ids[k]);
-		if (v < 0 || ctl->jr[v].job->state != GF_JOB_RUNNING)
+		int v = gf__job_find(&ctl->jobs, ids[k]);
+		if (v < 0 || ctl->jobs.jr[v].job->state != GF_JOB_RUNNING)
 			continue;
 		bool here = false, seen = false;
-		const struct gf_job *vj = ctl->jr[v].job;
+		const struct gf_job *vj = ctl->jobs.jr[v].job;
 		for (int r = 0; r < vj->spec.replicas; r++)
 			here |= vj->place[r].node == node;
 		for (int c = 0; c < nc && !seen; c++)
@@ -150,7 +151,7 @@ int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
 	if (node < 0 || node >= ctl->c->n || p < 0)
 		return 0;
 	*free = gf__mig_free_on(ctl, node, p);
-	uint16_t sick = ctl->ns[node].sick;
+	uint16_t sick = ctl->nodes.ns[node].sick;
 	for (int x = ctl->mig.node_inst[node];
 	     first && x < ctl->mig.node_inst[node + 1]; x++)
 		if (ctl->mig.inst[x].prof == p && ctl->mig.inst[x].user < 0 &&

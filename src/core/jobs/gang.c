@@ -43,7 +43,7 @@ static void blk_took(struct gf_ctl *ctl, int node, const struct gf_req *r,
 {
 	if (r->ngpus == 0)
 		return;
-	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
+	struct gf__block *b = gf__block_of(&ctl->nodes, node);
 	const struct gf_cnode *n = &ctl->c->nodes[node];
 	b->idle -= (int64_t)r->ngpus * r->gpu_milli;
 	if (r->gpu_milli >= GF_GPU_MILLI)
@@ -57,7 +57,7 @@ static void blk_took(struct gf_ctl *ctl, int node, const struct gf_req *r,
 static void blk_follow(struct gf_ctl *ctl, int node, int32_t idle,
 		       int32_t nfree)
 {
-	struct gf__block *b = &ctl->blk[ctl->nodes[node].block];
+	struct gf__block *b = gf__block_of(&ctl->nodes, node);
 	const struct gf_cnode *n = &ctl->c->nodes[node];
 	b->idle += n->idle - idle;
 	b->nfree += n->nfree - nfree;
@@ -69,7 +69,7 @@ static int eng_place(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_place_in(ctl->s, r, allowed, p);
 	if (rc == 0) {
 		blk_took(ctl, p->node, r, p->gpus);
-		ctl->ns[p->node].nrep++;
+		ctl->nodes.ns[p->node].nrep++;
 	}
 	return rc;
 }
@@ -84,7 +84,7 @@ static int eng_commit(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_commit(ctl->s, r, p);
 	if (rc == 0) {
 		blk_follow(ctl, p->node, idle, nfree);
-		ctl->ns[p->node].nrep++;
+		ctl->nodes.ns[p->node].nrep++;
 	}
 	return rc;
 }
@@ -97,7 +97,7 @@ static int eng_unplace(struct gf_ctl *ctl, const struct gf_req *r,
 	int rc = gf_sched_unplace(ctl->s, r, p);
 	if (rc == 0) {
 		blk_follow(ctl, p->node, idle, nfree);
-		ctl->ns[p->node].nrep--;
+		ctl->nodes.ns[p->node].nrep--;
 	}
 	return rc;
 }
@@ -166,7 +166,7 @@ static void fill(struct gf_ctl *ctl, int node, struct gf_job_place *out)
 static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		     const uint8_t *allowed, struct gf_job_place *out)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	int best = -1, best_free = 0;
 	for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
 		int i = ctl->mig.prof_nodes[j->prof][k];
@@ -200,7 +200,7 @@ static int place_mig(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		     const uint8_t *allowed, struct gf_job_place *out)
 {
-	if (ctl->jr[jid].prof >= 0)
+	if (ctl->jobs.jr[jid].prof >= 0)
 		return place_mig(ctl, jid, r, allowed, out);
 	struct gf_placement p;
 	int rc = eng_place(ctl, r, allowed, &p);
@@ -216,7 +216,7 @@ static int place_one(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 static void unplace_one(struct gf_ctl *ctl, int jid,
 			const struct gf_job_place *pl)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_placement p = { .node = pl->node, .ngpus = 0 };
 	if (j->prof >= 0) {
 		gf__mig_give(ctl, gf__mig_find(ctl, pl->node, pl->gpus[0],
@@ -239,12 +239,12 @@ void gf__unplace_some(struct gf_ctl *ctl, int jid,
 
 void gf__unplace_job(struct gf_ctl *ctl, int jid, const struct gf_job_place *pl)
 {
-	gf__unplace_some(ctl, jid, pl, ctl->jr[jid].job->spec.replicas);
+	gf__unplace_some(ctl, jid, pl, ctl->jobs.jr[jid].job->spec.replicas);
 }
 
 int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_placement p = { .node = pl->node, .ngpus = 0 };
 	int x = -1;
 	if (j->prof >= 0) {
@@ -258,7 +258,7 @@ int gf__replica_commit(struct gf_ctl *ctl, int jid, struct gf_job_place *pl)
 		/* the engine would take a held share: not one in MIG mode */
 		for (int g = 0; g < p.ngpus && g < GF_CNODE_MAX_GPUS; g++)
 			if (p.gpus[g] >= 0 && p.gpus[g] < GF_CNODE_MAX_GPUS &&
-			    (ctl->ns[pl->node].mig_gpus >> p.gpus[g] & 1))
+			    (ctl->nodes.ns[pl->node].mig_gpus >> p.gpus[g] & 1))
 				return GF_EINVAL;
 	} else {
 		return GF_EINVAL;
@@ -279,16 +279,16 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 	int64_t R = j->job->spec.replicas, nc = 0;
 	int64_t *mig = NULL;
 	if (j->prof >= 0) {
-		mig = gf_calloc((size_t)ctl->nblk, sizeof(*mig));
+		mig = gf_calloc((size_t)ctl->nodes.nblk, sizeof(*mig));
 		for (int k = 0; k < ctl->mig.prof_nnodes[j->prof]; k++) {
 			int i = ctl->mig.prof_nodes[j->prof][k];
-			mig[ctl->nodes[i].block] +=
+			mig[ctl->nodes.cfg[i].block] +=
 				gf__mig_free_on(ctl, i, j->prof);
 		}
 	}
 	bool whole = r->ngpus > 0 && r->gpu_milli >= GF_GPU_MILLI;
-	for (int b = 0; b < ctl->nblk; b++) {
-		const struct gf__block *bl = &ctl->blk[b];
+	for (int b = 0; b < ctl->nodes.nblk; b++) {
+		const struct gf__block *bl = &ctl->nodes.blk[b];
 		if ((only_block >= 0 && b != only_block) || bl->n == 0)
 			continue;
 		if (mig && mig[b] < R)
@@ -309,8 +309,8 @@ static int gang_blocks(struct gf_ctl *ctl, const struct gf__jrec *j,
 static int64_t block_cap(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			 int b, const uint8_t *outside)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
-	const struct gf__block *bl = &ctl->blk[b];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
+	const struct gf__block *bl = &ctl->nodes.blk[b];
 	int R = j->job->spec.replicas;
 	int64_t sum = 0;
 	for (int k = 0; k < bl->n; k++) {
@@ -329,7 +329,7 @@ static int64_t block_cap(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 
 static void block_clear(struct gf_ctl *ctl, int b)
 {
-	const struct gf__block *bl = &ctl->blk[b];
+	const struct gf__block *bl = &ctl->nodes.blk[b];
 	for (int k = 0; k < bl->n; k++)
 		ctl->scratch[bl->nodes[k]] = 0;
 }
@@ -339,7 +339,7 @@ static void block_clear(struct gf_ctl *ctl, int b)
 static int gang_in(struct gf_ctl *ctl, int jid, const struct gf_req *r, int b,
 		   const uint8_t *outside, struct gf_job_place *pl)
 {
-	int R = ctl->jr[jid].job->spec.replicas, done = 0;
+	int R = ctl->jobs.jr[jid].job->spec.replicas, done = 0;
 	if (block_cap(ctl, jid, r, b, outside) >= R) {
 		while (done < R &&
 		       place_one(ctl, jid, r, ctl->scratch, &pl[done]) == 0)
@@ -372,10 +372,10 @@ static int place_gang(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		      const uint8_t *outside, int only_block,
 		      struct gf_job_place *pl, int *block)
 {
-	struct gf__keyed *bs = gf_calloc((size_t)ctl->nblk, sizeof(*bs));
-	int nb = gang_blocks(ctl, &ctl->jr[jid], r, only_block, bs);
+	struct gf__keyed *bs = gf_calloc((size_t)ctl->nodes.nblk, sizeof(*bs));
+	int nb = gang_blocks(ctl, &ctl->jobs.jr[jid], r, only_block, bs);
 	uint32_t models[32];
-	int nm = gf__gang_models(ctl, &ctl->jr[jid], r, models);
+	int nm = gf__gang_models(ctl, &ctl->jobs.jr[jid], r, models);
 	int rc = GF_ENOTFOUND;
 	for (int k = 0; k < nb && rc; k++) {
 		int b = bs[k].id;
@@ -401,7 +401,7 @@ static int place_single(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 			const uint8_t *outside, int only_node,
 			struct gf_job_place *pl)
 {
-	const uint8_t *mask = gf__mask(ctl, &ctl->jr[jid]);
+	const uint8_t *mask = gf__mask(ctl, &ctl->jobs.jr[jid]);
 	int n = ctl->c->n, rc;
 	if (only_node >= 0) {
 		ctl->scratch[only_node] = (!mask || mask[only_node]) &&
@@ -423,7 +423,7 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 		  const uint8_t *outside, int only_node, int only_block,
 		  struct gf_job_place **out, int *block)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	int R = j->job->spec.replicas, rc;
 	if (j->never || j->prof == -2)
 		return GF_ENOTFOUND;
@@ -431,7 +431,7 @@ int gf__place_job(struct gf_ctl *ctl, int jid, const struct gf_req *r,
 	if (R == 1 && only_block < 0) {
 		rc = place_single(ctl, jid, r, outside, only_node, pl);
 		if (rc == 0)
-			*block = ctl->nodes[pl[0].node].block;
+			*block = ctl->nodes.cfg[pl[0].node].block;
 	} else {
 		rc = place_gang(ctl, jid, r, outside, only_block, pl, block);
 	}
@@ -465,12 +465,12 @@ struct gf__trial *gf__trial_get(struct gf_ctl *ctl, struct gf__trials *ts,
 void gf__trial_give(const struct gf_ctl *ctl, const struct gf__trials *ts,
 		    struct gf__trial *t, int v, const struct gf_job_place *p)
 {
-	const struct gf__jrec *vj = &ctl->jr[v];
+	const struct gf__jrec *vj = &ctl->jobs.jr[v];
 	int gpus[GF_CNODE_MAX_GPUS];
 	memcpy(gpus, p->gpus, sizeof(gpus));
 	(void)!gf_cnode_give(&t->n, &vj->req, gpus);
 	if (vj->prof >= 0 && vj->prof == ts->prof &&
-	    !(ctl->ns[p->node].sick >> p->gpus[0] & 1))
+	    !(ctl->nodes.ns[p->node].sick >> p->gpus[0] & 1))
 		t->mig++; /* its instance is free again, and usable */
 }
 

@@ -1,7 +1,7 @@
 /*
  * held.h - internal to src/core/jobs (held.c): replicas completing
  * (job.h's gf_job_held), held until their processes are gone; the jobs
- * holding any are listed in ctl->holding.
+ * holding any are listed in ctl->jobs.holding.
  */
 #ifndef GF_CORE_JOBS_HELD_H
 #define GF_CORE_JOBS_HELD_H

@@ -1,8 +1,8 @@
 /*
  * jobs_changes.c - the jobs a call changed: appended to the caller's
  * gf_ctl_changes once per mark (a pass, or a fresh mark outside one), or
- * kept in ctl->later for the next pass to report; and a job's reason.
- * It reads the job table and calls no other file of core/jobs.
+ * kept in the job table's later list for the next pass to report; and a
+ * job's reason.  It takes the job table alone (table.h).
  */
 
 #include "core/jobs/jobs_changes.h"
@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/table.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
@@ -22,36 +23,27 @@ void gf__reason(struct gf_job *j, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void push_id(int **a, int *n, int *cap, int v)
+uint32_t gf__mark(struct gf__jobtab *t)
 {
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 64;
-		*a = gf_reallocarray(*a, (size_t)*cap, sizeof(**a));
-	}
-	(*a)[(*n)++] = v;
+	if (++t->pass == 0) /* marks start at 0: never a pass number */
+		++t->pass;
+	return t->pass;
 }
 
-uint32_t gf__mark(struct gf_ctl *ctl)
-{
-	if (++ctl->pass == 0) /* marks start at 0: never a pass number */
-		++ctl->pass;
-	return ctl->pass;
-}
-
-void gf__report(struct gf_ctl *ctl, struct gf_ctl_changes *out, uint32_t mark,
+void gf__report(struct gf__jobtab *t, struct gf_ctl_changes *out, uint32_t mark,
 		int jid)
 {
 	if (out == NULL) {
-		gf__later(ctl, jid);
+		gf__later(t, jid);
 		return;
 	}
 	struct gf__pass ps = { .pass = mark, .out = out };
-	gf__changed(ctl, &ps, jid);
+	gf__changed(t, &ps, jid);
 }
 
-void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
+void gf__changed(struct gf__jobtab *t, struct gf__pass *ps, int jid)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &t->jr[jid];
 	if (ps == NULL || ps->out == NULL || j->mark == ps->pass)
 		return;
 	j->mark = ps->pass;
@@ -64,9 +56,9 @@ void gf__changed(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 	ch->ids[ch->n++] = j->job->id;
 }
 
-void gf__later(struct gf_ctl *ctl, int jid)
+void gf__later(struct gf__jobtab *t, int jid)
 {
-	push_id(&ctl->later, &ctl->nlater, &ctl->later_cap, jid);
+	gf__ids_push(&t->later, jid);
 }
 
 void gf_ctl_changes_release(struct gf_ctl_changes *ch)

@@ -56,12 +56,12 @@ static int check_place(const struct gf_ctl *ctl, int jid,
 		       const struct gf_job_place *p, bool held, struct tally *t,
 		       char *msg, unsigned size)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	const char *id = j->job->id;
 	if (p->node < 0 || p->node >= ctl->c->n ||
 	    strcmp(ctl->c->names[p->node], p->node_name) != 0)
 		return fail(msg, size, "placement on an unknown node", id);
-	if (!held && ctl->nodes[p->node].block != j->job->block)
+	if (!held && ctl->nodes.cfg[p->node].block != j->job->block)
 		return fail(msg, size, "replica outside the job's block", id);
 	t->cpu[p->node] += j->req.cpu;
 	t->mem[p->node] += j->req.mem;
@@ -87,14 +87,14 @@ static int check_place(const struct gf_ctl *ctl, int jid,
 static int check_job(const struct gf_ctl *ctl, int jid, struct tally *t,
 		     char *msg, unsigned size)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	const struct gf_job *job = j->job;
 	int rc = gf_job_check(job, msg, size);
 	if (rc)
 		return rc;
 	int listed = 0;
-	for (int k = 0; k < ctl->nholding; k++)
-		listed += ctl->holding[k] == jid;
+	for (int k = 0; k < ctl->jobs.holding.n; k++)
+		listed += ctl->jobs.holding.v[k] == jid;
 	if (listed != (job->nheld > 0))
 		return fail(msg, size, "holding list and held replicas differ",
 			    job->id);
@@ -118,8 +118,8 @@ static int check_job(const struct gf_ctl *ctl, int jid, struct tally *t,
 				      "in the running list, not running",
 				      job->id);
 	t->running++;
-	if (j->run_pos < 0 || j->run_pos >= ctl->nrunning ||
-	    ctl->running[j->run_pos] != jid)
+	if (j->run_pos < 0 || j->run_pos >= ctl->jobs.running.n ||
+	    ctl->jobs.running.v[j->run_pos] != jid)
 		return fail(msg, size, "running, not in the running list",
 			    job->id);
 	for (int r = 0; r < job->spec.replicas; r++)
@@ -181,8 +181,8 @@ static int check_nodes(const struct gf_ctl *ctl, const struct tally *t,
 static int check_teams(const struct gf_ctl *ctl, const struct tally *t,
 		       char *msg, unsigned size)
 {
-	for (int k = 0; k < ctl->nteams; k++) {
-		const struct gf__team *tm = &ctl->teams[k];
+	for (int k = 0; k < ctl->teams.n; k++) {
+		const struct gf__team *tm = &ctl->teams.t[k];
 		if (memcmp(&tm->use, &t->use[k], sizeof(tm->use)) != 0)
 			return fail(msg, size,
 				    "quota figures differ from its running "
@@ -201,7 +201,8 @@ static int check_teams(const struct gf_ctl *ctl, const struct tally *t,
 					    tm->name);
 		}
 	}
-	if (t->pending != ctl->npending || t->running != ctl->nrunning)
+	if (t->pending != ctl->jobs.npending ||
+	    t->running != ctl->jobs.running.n)
 		return fail(msg, size, "pending or running jobs miscounted",
 			    NULL);
 	return 0;
@@ -212,12 +213,13 @@ static int check_queues(const struct gf_ctl *ctl, struct tally *t, char *msg,
 			unsigned size)
 {
 	int inq = 0, ino = 0;
-	memset(t->seen, 0, (size_t)ctl->njr + 1);
-	for (int k = 0; k < ctl->nteams; k++)
+	memset(t->seen, 0, (size_t)ctl->jobs.n + 1);
+	for (int k = 0; k < ctl->teams.n; k++)
 		for (int c = 0; c < ctl->cfg.nclasses; c++) {
-			const struct gf__queue *q = &ctl->teams[k].q[c];
+			const struct gf__queue *q = &ctl->teams.t[k].q[c];
 			for (int i = 0; i < q->n; i++) {
-				const struct gf__jrec *j = &ctl->jr[q->ids[i]];
+				const struct gf__jrec *j =
+					&ctl->jobs.jr[q->ids[i]];
 				if (t->seen[q->ids[i]] || j->team != k ||
 				    j->cls != c)
 					return fail(msg, size,
@@ -228,15 +230,15 @@ static int check_queues(const struct gf_ctl *ctl, struct tally *t, char *msg,
 				inq += j->job->state == GF_JOB_PENDING;
 			}
 		}
-	for (int i = 0; i < ctl->norder; i++) {
-		const struct gf__jrec *j = &ctl->jr[ctl->order[i]];
-		if (t->seen[ctl->order[i]] & 2)
+	for (int i = 0; i < ctl->jobs.order.n; i++) {
+		const struct gf__jrec *j = &ctl->jobs.jr[ctl->jobs.order.v[i]];
+		if (t->seen[ctl->jobs.order.v[i]] & 2)
 			return fail(msg, size, "in the order twice",
 				    j->job->id);
-		t->seen[ctl->order[i]] |= 2;
+		t->seen[ctl->jobs.order.v[i]] |= 2;
 		ino += j->job->state == GF_JOB_PENDING;
 	}
-	if (inq != ctl->npending || ino != ctl->npending)
+	if (inq != ctl->jobs.npending || ino != ctl->jobs.npending)
 		return fail(msg, size, "queues or order miss pending jobs",
 			    NULL);
 	return 0;
@@ -244,21 +246,25 @@ static int check_queues(const struct gf_ctl *ctl, struct tally *t, char *msg,
 
 static int check_table(const struct gf_ctl *ctl, char *msg, unsigned size)
 {
-	for (int i = 0; i < ctl->njr; i++) {
-		const struct gf_job *job = ctl->jr[ctl->by_seq[i]].job;
-		if (i > 0 && ctl->jr[ctl->by_seq[i - 1]].job->seq >= job->seq)
+	for (int i = 0; i < ctl->jobs.n; i++) {
+		const struct gf_job *job =
+			ctl->jobs.jr[ctl->jobs.by_seq[i]].job;
+		if (i > 0 &&
+		    ctl->jobs.jr[ctl->jobs.by_seq[i - 1]].job->seq >= job->seq)
 			return fail(msg, size, "job table out of order",
 				    job->id);
 		if (gf_ctl_job(ctl, job->id) != job)
 			return fail(msg, size, "id not found", job->id);
 	}
-	for (int b = 0; b < ctl->nblk; b++) {
+	for (int b = 0; b < ctl->nodes.nblk; b++) {
 		int64_t idle = 0, nfree = 0;
-		for (int k = 0; k < ctl->blk[b].n; k++) {
-			idle += ctl->c->nodes[ctl->blk[b].nodes[k]].idle;
-			nfree += ctl->c->nodes[ctl->blk[b].nodes[k]].nfree;
+		for (int k = 0; k < ctl->nodes.blk[b].n; k++) {
+			idle += ctl->c->nodes[ctl->nodes.blk[b].nodes[k]].idle;
+			nfree +=
+				ctl->c->nodes[ctl->nodes.blk[b].nodes[k]].nfree;
 		}
-		if (idle != ctl->blk[b].idle || nfree != ctl->blk[b].nfree)
+		if (idle != ctl->nodes.blk[b].idle ||
+		    nfree != ctl->nodes.blk[b].nfree)
 			return fail(msg, size, "block GPU figures", NULL);
 	}
 	return 0;
@@ -286,7 +292,7 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		gf_note(msg, size, "engine: %s", sub);
 		return GF_EINVAL;
 	}
-	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->nteams + 1;
+	size_t n = (size_t)ctl->c->n + 1, nt = (size_t)ctl->teams.n + 1;
 	struct tally t = {
 		.cpu = gf_calloc(n, sizeof(int64_t)),
 		.mem = gf_calloc(n, sizeof(int64_t)),
@@ -298,11 +304,11 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		.pend_n = gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int)),
 		.pend_milli =
 			gf_calloc(nt * GF_CTL_MAX_CLASSES, sizeof(int64_t)),
-		.seen = gf_calloc((size_t)ctl->njr + 1, 1),
+		.seen = gf_calloc((size_t)ctl->jobs.n + 1, 1),
 	};
 	for (int x = 0; x < ctl->mig.ninst; x++)
 		t.inst_user[x] = -1;
-	for (int i = 0; i < ctl->njr && rc == 0; i++)
+	for (int i = 0; i < ctl->jobs.n && rc == 0; i++)
 		rc = check_job(ctl, i, &t, msg, size);
 	if (rc == 0)
 		rc = check_nodes(ctl, &t, msg, size);

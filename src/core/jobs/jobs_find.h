@@ -1,6 +1,6 @@
 /*
  * jobs_find.h - internal (src/core/jobs): finding things by name in the
- * scheduling core: a GPU model, a class, a node, a job.  The lowest
+ * scheduling core: a GPU model, a class, a node (a job: table.h).  The lowest
  * module: it reads struct gf_ctl and calls no other file of core/jobs.
  */
 #ifndef GF_CORE_JOBS_FIND_H
@@ -15,6 +15,10 @@ struct gf_err;
 
 /* The cluster's model id of name (case-insensitive), or -1. */
 int gf__model_find(const struct gf_cluster *c, const char *name);
+/* The index of name among n records stride bytes apart from list, each
+ * starting with its name (a class or team of the config, a team of the
+ * core), or -1. */
+int gf__name_index(const void *list, size_t stride, int n, const char *name);
 /* The config's class index of name, or -1. */
 int gf__class_find(const struct gf_ctl *ctl, const char *name);
 /* A name of a team, class, block or node: terminated inside its array
@@ -26,12 +30,5 @@ int gf__node_find(const struct gf_ctl *ctl, const char *name);
 /* Node i's name indexed, nodes being named in index order; GF_ECONFLICT
  * (nothing indexed) when another node has it. */
 int gf__names_insert(struct gf_ctl *ctl, int i);
-
-/* The jrec index of job id, or -1. */
-int gf__job_find(const struct gf_ctl *ctl, const char *id);
-/* The jrec index of job id, or GF_ENOTFOUND with e saying so. */
-int gf__job_get(const struct gf_ctl *ctl, const char *id, struct gf_err *e);
-/* Job jid's id indexed (ids are unique: gf__job_find said -1). */
-void gf__job_index(struct gf_ctl *ctl, int jid);
 
 #endif

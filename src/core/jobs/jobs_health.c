@@ -46,22 +46,23 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 		      struct gf_ctl_changes *out, uint32_t mark,
 		      bool gangs_only)
 {
-	if (ctl->ns[i].nrep == 0)
+	if (ctl->nodes.ns[i].nrep == 0)
 		return;
-	int *jids = gf_calloc((size_t)ctl->nrunning, sizeof(int)), n = 0;
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+	int *jids = gf_calloc((size_t)ctl->jobs.running.n, sizeof(int)), n = 0;
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf_job *job =
+			ctl->jobs.jr[ctl->jobs.running.v[k]].job;
 		if (gangs_only && job->spec.replicas == 1)
 			continue;
 		for (int r = 0; r < job->spec.replicas; r++)
 			if (job->place[r].node == i) {
-				jids[n++] = ctl->running[k];
+				jids[n++] = ctl->jobs.running.v[k];
 				break;
 			}
 	}
 	for (int k = 0; k < n; k++) {
 		gf__requeue(ctl, jids[k], why, now);
-		gf__report(ctl, out, mark, jids[k]);
+		gf__report(&ctl->jobs, out, mark, jids[k]);
 	}
 	gf_free(jids);
 }
@@ -69,7 +70,7 @@ void gf__requeue_node(struct gf_ctl *ctl, int i, const char *why, int64_t now,
 /* The engine cordons node i iff it is not ready, cordoned or drained. */
 static void cordon_sync(struct gf_ctl *ctl, int node)
 {
-	const struct gf__node *x = &ctl->ns[node];
+	const struct gf__node *x = &ctl->nodes.ns[node];
 	(void)!gf_sched_cordon(ctl->s, node, /* node is in range */
 			       x->state != GF__READY || x->cordon || x->drain);
 }
@@ -94,7 +95,7 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 		return gf_err_set(e, GF_EINVAL,
 				  "time %lld: expected ms since the epoch",
 				  (long long)now_ms);
-	struct gf__node *x = &ctl->ns[node];
+	struct gf__node *x = &ctl->nodes.ns[node];
 	if (ready) {
 		if (x->state != GF__READY) {
 			x->state = GF__READY;
@@ -109,27 +110,34 @@ int gf_ctl_node_ready(struct gf_ctl *ctl, int node, bool ready,
 	if (x->state == GF__LOST)
 		return 0;
 	x->state = GF__LOST;
-	x->down_epoch = ++ctl->epoch;
+	x->down_epoch = ++ctl->nodes.epoch;
 	cordon_sync(ctl, node);
 	char why[GF_JOB_REASON_MAX];
 	gf_note(why, sizeof(why), "node %s not ready%s%.100s",
 		ctl->c->names[node], given ? ": " : "", given ? reason : "");
-	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(ctl), false);
+	gf__requeue_node(ctl, node, why, now_ms, out, gf__mark(&ctl->jobs),
+			 false);
 	return 0;
 }
 
-/* A node's cordon or drain flag set (on: epoch noted, for the check that
- * nothing started there since), and the engine's cordon following. */
-static int set_flag(struct gf_ctl *ctl, int node, bool *flag, uint64_t *epoch,
-		    bool on, struct gf_err *e)
+/* A node's cordon flag (drain false) or drain flag set (on: epoch noted,
+ * for the check that nothing started there since), and the engine's
+ * cordon following. */
+static int set_flag(struct gf_ctl *ctl, int node, bool drain, bool on,
+		    struct gf_err *e)
 {
 	gf_err_clear(e);
 	int rc = bad_node(ctl, node, e);
-	if (rc || *flag == on)
+	if (rc)
 		return rc;
+	struct gf__node *x = &ctl->nodes.ns[node];
+	bool *flag = drain ? &x->drain : &x->cordon;
+	if (*flag == on)
+		return 0;
 	*flag = on;
 	if (on)
-		*epoch = ++ctl->epoch;
+		*(drain ? &x->drain_epoch : &x->cordon_epoch) =
+			++ctl->nodes.epoch;
 	cordon_sync(ctl, node);
 	return 0;
 }
@@ -137,34 +145,28 @@ static int set_flag(struct gf_ctl *ctl, int node, bool *flag, uint64_t *epoch,
 int gf_ctl_node_cordon(struct gf_ctl *ctl, int node, bool cordon,
 		       struct gf_err *e)
 {
-	if (node < 0 || node >= ctl->c->n)
-		return bad_node(ctl, node, e);
-	struct gf__node *x = &ctl->ns[node];
-	return set_flag(ctl, node, &x->cordon, &x->cordon_epoch, cordon, e);
+	return set_flag(ctl, node, false, cordon, e);
 }
 
 int gf_ctl_node_drain(struct gf_ctl *ctl, int node, bool drain,
 		      struct gf_err *e)
 {
-	if (node < 0 || node >= ctl->c->n)
-		return bad_node(ctl, node, e);
-	struct gf__node *x = &ctl->ns[node];
-	return set_flag(ctl, node, &x->drain, &x->drain_epoch, drain, e);
+	return set_flag(ctl, node, true, drain, e);
 }
 
 bool gf_ctl_node_is_draining(const struct gf_ctl *ctl, int node)
 {
-	return node >= 0 && node < ctl->c->n && ctl->ns[node].drain;
+	return node >= 0 && node < ctl->c->n && ctl->nodes.ns[node].drain;
 }
 
 int gf_ctl_node_replicas(const struct gf_ctl *ctl, int node)
 {
-	return node >= 0 && node < ctl->c->n ? ctl->ns[node].nrep : 0;
+	return node >= 0 && node < ctl->c->n ? ctl->nodes.ns[node].nrep : 0;
 }
 
 bool gf_ctl_node_is_cordoned(const struct gf_ctl *ctl, int node)
 {
-	return node >= 0 && node < ctl->c->n && ctl->ns[node].cordon;
+	return node >= 0 && node < ctl->c->n && ctl->nodes.ns[node].cordon;
 }
 
 int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
@@ -178,7 +180,7 @@ int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
 	if (gpu < 0 || gpu >= ngpus)
 		return gf_err_set(e, GF_EINVAL, "node %s: no GPU %d (%d GPUs)",
 				  ctl->c->names[node], gpu, ngpus);
-	struct gf__node *x = &ctl->ns[node];
+	struct gf__node *x = &ctl->nodes.ns[node];
 	uint16_t bit = (uint16_t)(1u << gpu);
 	if (healthy) {
 		x->sick &= (uint16_t)~bit;
@@ -186,7 +188,7 @@ int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
 			x->gpu_why[gpu][0] = '\0';
 	} else {
 		if (!(x->sick & bit))
-			x->sick_epoch[gpu] = ++ctl->epoch;
+			x->sick_epoch[gpu] = ++ctl->nodes.epoch;
 		x->sick |= bit;
 		if (x->gpu_why == NULL)
 			x->gpu_why = gf_calloc(GF_CNODE_MAX_GPUS,
@@ -201,28 +203,28 @@ int gf_ctl_gpu_health(struct gf_ctl *ctl, int node, int gpu, bool healthy,
 bool gf_ctl_node_is_ready(const struct gf_ctl *ctl, int node)
 {
 	return node >= 0 && node < ctl->c->n &&
-	       ctl->ns[node].state == GF__READY;
+	       ctl->nodes.ns[node].state == GF__READY;
 }
 
 const char *gf_ctl_node_reason(const struct gf_ctl *ctl, int node)
 {
-	return node >= 0 && node < ctl->c->n ? ctl->ns[node].reason : "";
+	return node >= 0 && node < ctl->c->n ? ctl->nodes.ns[node].reason : "";
 }
 
 bool gf_ctl_gpu_is_healthy(const struct gf_ctl *ctl, int node, int gpu)
 {
 	return node >= 0 && node < ctl->c->n && gpu >= 0 &&
 	       gpu < ctl->c->nodes[node].ngpus &&
-	       !(ctl->ns[node].sick >> gpu & 1);
+	       !(ctl->nodes.ns[node].sick >> gpu & 1);
 }
 
 const char *gf_ctl_gpu_reason(const struct gf_ctl *ctl, int node, int gpu)
 {
 	if (gf_ctl_gpu_is_healthy(ctl, node, gpu) || node < 0 ||
 	    node >= ctl->c->n || gpu < 0 || gpu >= GF_CNODE_MAX_GPUS ||
-	    ctl->ns[node].gpu_why == NULL)
+	    ctl->nodes.ns[node].gpu_why == NULL)
 		return "";
-	return ctl->ns[node].gpu_why[gpu];
+	return ctl->nodes.ns[node].gpu_why[gpu];
 }
 
 static int fail(char *msg, unsigned size, const char *node, const char *what)
@@ -234,11 +236,12 @@ static int fail(char *msg, unsigned size, const char *node, const char *what)
 /* Replicas of running jobs against the states of their nodes and GPUs. */
 static int check_replicas(const struct gf_ctl *ctl, char *msg, unsigned size)
 {
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf__jrec *j = &ctl->jr[ctl->running[k]];
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf__jrec *j =
+			&ctl->jobs.jr[ctl->jobs.running.v[k]];
 		for (int r = 0; r < j->job->spec.replicas; r++) {
 			const struct gf_job_place *p = &j->job->place[r];
-			const struct gf__node *x = &ctl->ns[p->node];
+			const struct gf__node *x = &ctl->nodes.ns[p->node];
 			const char *name = ctl->c->names[p->node];
 			if (x->state == GF__LOST)
 				return fail(msg, size, name,
@@ -272,7 +275,7 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		    unsigned size)
 {
 	for (int i = 0; i < ctl->c->n; i++) {
-		const struct gf__node *x = &ctl->ns[i];
+		const struct gf__node *x = &ctl->nodes.ns[i];
 		const struct gf_cnode *n = &ctl->c->nodes[i];
 		const char *name = ctl->c->names[i];
 		if (gf_sched_is_cordoned(ctl->s, i) !=
@@ -287,7 +290,7 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 		if (x->nrep != nrep[i])
 			return fail(msg, size, name,
 				    "running replicas miscounted");
-		const struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		const struct gf__block *b = gf__block_of(&ctl->nodes, i);
 		if (x->bpos < 0 || x->bpos >= b->n || b->nodes[x->bpos] != i)
 			return fail(msg, size, name, "not in its block's list");
 		uint16_t mig = 0;
@@ -300,9 +303,9 @@ int gf__nodes_check(const struct gf_ctl *ctl, const int *nrep, char *msg,
 				    "instances");
 	}
 	int members = 0;
-	for (int b = 0; b < ctl->nblk; b++)
-		members += ctl->blk[b].n;
-	if (members != ctl->c->n || ctl->nblk != ctl->cfg.nblocks) {
+	for (int b = 0; b < ctl->nodes.nblk; b++)
+		members += ctl->nodes.blk[b].n;
+	if (members != ctl->c->n || ctl->nodes.nblk != ctl->cfg.nblocks) {
 		gf_note(msg, size, "blocks hold %d nodes, the cluster %d",
 			members, ctl->c->n);
 		return GF_EINVAL;

@@ -205,8 +205,9 @@ bool gf__mig_same(const struct gf_ctl *ctl, int i, const struct gf_ctl_mig *mig,
 /* The job holding GPU g of node i (whole or a share), or "a job". */
 static const char *gpu_user(const struct gf_ctl *ctl, int i, int g)
 {
-	for (int k = 0; k < ctl->nrunning; k++) {
-		const struct gf_job *job = ctl->jr[ctl->running[k]].job;
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		const struct gf_job *job =
+			ctl->jobs.jr[ctl->jobs.running.v[k]].job;
 		for (int r = 0; r < job->spec.replicas; r++) {
 			const struct gf_job_place *p = &job->place[r];
 			for (int q = 0; p->node == i && q < p->ngpus; q++)
@@ -233,9 +234,10 @@ int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 					"node %s: GPU %d: MIG instance %s at "
 					"slice %d is in use by %s",
 					name, g, ctl->mig.prof_name[in->prof],
-					in->start, ctl->jr[in->user].job->id);
+					in->start,
+					ctl->jobs.jr[in->user].job->id);
 		}
-		if (!(ctl->ns[i].mig_gpus >> g & 1) &&
+		if (!(ctl->nodes.ns[i].mig_gpus >> g & 1) &&
 		    gf_cluster_gpu_free(ctl->c, i, g) != GF_GPU_MILLI)
 			return gf_err_set(e, GF_ECONFLICT,
 					  "node %s: GPU %d is in use by %s: "
@@ -302,7 +304,7 @@ static void splice(struct gf_ctl *ctl, int i, int k)
 
 void gf__mig_install(struct gf_ctl *ctl, int i)
 {
-	const struct gf_ctl_node *nd = &ctl->nodes[i];
+	const struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 	int a = ctl->mig.node_inst[i], b = ctl->mig.node_inst[i + 1],
 	    k = nd->nmig;
 	if (k == 0 && a == b)
@@ -319,7 +321,7 @@ void gf__mig_install(struct gf_ctl *ctl, int i)
 		old |= UINT64_C(1) << ctl->mig.inst[x].prof;
 	for (int q = 0; q < k; q++) {
 		const struct gf_ctl_mig *m = &nd->mig[q];
-		int p = prof_add(ctl, m, ctl->ns[i].mig);
+		int p = prof_add(ctl, m, ctl->nodes.ns[i].mig);
 		tmp[q] = (struct gf__inst){ .node = i,
 					    .gpu = m->gpu,
 					    .start = m->start,
@@ -340,7 +342,7 @@ void gf__mig_install(struct gf_ctl *ctl, int i)
 	for (int p = 0; p < ctl->mig.nprof; p++)
 		if ((old ^ now) >> p & 1)
 			prof_list(ctl, p, i, now >> p & 1);
-	ctl->ns[i].mig_gpus = gpus;
+	ctl->nodes.ns[i].mig_gpus = gpus;
 	gf__gpu_sync(ctl, i);
 }
 
@@ -366,7 +368,7 @@ int gf__mig_offered(const struct gf_ctl *ctl, int node, int prof)
 int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof)
 {
 	int k = 0;
-	uint16_t sick = ctl->ns[node].sick;
+	uint16_t sick = ctl->nodes.ns[node].sick;
 	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
 	     x++)
 		k += ctl->mig.inst[x].prof == prof &&
@@ -377,7 +379,7 @@ int gf__mig_free_on(const struct gf_ctl *ctl, int node, int prof)
 
 int gf__mig_take(struct gf_ctl *ctl, int node, int prof, int user)
 {
-	uint16_t sick = ctl->ns[node].sick;
+	uint16_t sick = ctl->nodes.ns[node].sick;
 	for (int x = ctl->mig.node_inst[node]; x < ctl->mig.node_inst[node + 1];
 	     x++)
 		if (ctl->mig.inst[x].prof == prof &&
@@ -413,7 +415,7 @@ void gf__mig_give(struct gf_ctl *ctl, int inst)
 void gf__gpu_sync(struct gf_ctl *ctl, int i)
 {
 	struct gf_cnode *n = &ctl->c->nodes[i];
-	uint16_t want = ctl->ns[i].sick | ctl->ns[i].mig_gpus;
+	uint16_t want = ctl->nodes.ns[i].sick | ctl->nodes.ns[i].mig_gpus;
 	if (want == n->held_gpus)
 		return;
 	int32_t idle = n->idle, nfree = n->nfree;
@@ -428,7 +430,7 @@ void gf__gpu_sync(struct gf_ctl *ctl, int i)
 			gf_cluster_hold(ctl->c, i, g, on);
 	}
 	if (ctl->s) { /* built: the node is in its block's figures */
-		struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
+		struct gf__block *b = gf__block_of(&ctl->nodes, i);
 		b->idle += n->idle - idle;
 		b->nfree += n->nfree - nfree;
 	}

@@ -24,7 +24,7 @@ int gf__mig_check(const struct gf_ctl *ctl, const char *node, int ngpus,
  * a GPU in use into MIG mode?  GF_ECONFLICT naming it. */
 int gf__mig_conflict(const struct gf_ctl *ctl, int i,
 		     const struct gf_ctl_mig *mig, int nmig, struct gf_err *e);
-/* Node i's instances become ctl->nodes[i].mig (users kept where an
+/* Node i's instances become ctl->nodes.cfg[i].mig (users kept where an
  * instance stays); its GPUs in MIG mode held; profiles listed. */
 void gf__mig_install(struct gf_ctl *ctl, int i);
 int gf__mig_offered(const struct gf_ctl *ctl, int node, int prof);

@@ -13,11 +13,11 @@
  * in (admit.c).  An update that changes something looks at every job not
  * final again (a selector may match no node now), O(nodes + jobs).
  *
- * Invariants: the per-node arrays (nodes, ns, scratch, not_h, trial_of,
- * node_inst, every cached mask) have room for ncap >= c->n nodes, with
- * scratch and not_h zero and trial_of -1 where unused; node i sits at
- * blk[nodes[i].block].nodes[ns[i].bpos]; cfg.nblocks == nblk; a call that
- * fails has changed nothing.
+ * Invariants: the per-node arrays (struct gf__nodes' cfg and ns,
+ * scratch, not_h, trial_of, node_inst, every cached mask) have room for
+ * nodes.cap >= c->n nodes, with scratch and not_h zero and trial_of -1
+ * where unused; node i sits at gf__block_of(i)->nodes[ns[i].bpos];
+ * cfg.nblocks == nodes.nblk; a call that fails has changed nothing.
  */
 #include "core/jobs/jobs_nodes.h"
 
@@ -49,14 +49,14 @@ static void *grow(void *p, size_t old, size_t cap, size_t size)
 
 void gf__nodes_reserve(struct gf_ctl *ctl, int n)
 {
-	if (ctl->nodes && n <= ctl->ncap)
+	if (ctl->nodes.cfg && n <= ctl->nodes.cap)
 		return;
-	int old = ctl->ncap, cap = old ? old : 16;
+	int old = ctl->nodes.cap, cap = old ? old : 16;
 	while (cap < n)
 		cap *= 2;
 	size_t o = (size_t)old, nc = (size_t)cap;
-	ctl->nodes = grow(ctl->nodes, o, nc, sizeof(*ctl->nodes));
-	ctl->ns = grow(ctl->ns, o, nc, sizeof(*ctl->ns));
+	ctl->nodes.cfg = grow(ctl->nodes.cfg, o, nc, sizeof(*ctl->nodes.cfg));
+	ctl->nodes.ns = grow(ctl->nodes.ns, o, nc, sizeof(*ctl->nodes.ns));
 	ctl->scratch = grow(ctl->scratch, o, nc, 1);
 	ctl->not_h = grow(ctl->not_h, o, nc, 1);
 	ctl->trial_of = gf_reallocarray(ctl->trial_of, nc, sizeof(int));
@@ -65,40 +65,38 @@ void gf__nodes_reserve(struct gf_ctl *ctl, int n)
 	/* node_inst[0..c->n] are kept; the rest is set as nodes come */
 	ctl->mig.node_inst =
 		grow(ctl->mig.node_inst, old ? o + 1 : 0, nc + 1, sizeof(int));
-	ctl->ncap = cap;
+	ctl->nodes.cap = cap;
 	gf__masks_grow(ctl, old);
 }
 
-void gf__nodes_free(struct gf_ctl *ctl)
+void gf__nodes_free(struct gf__nodes *nd, int n)
 {
-	for (int i = 0; ctl->ns && ctl->c && i < ctl->c->n; i++)
-		gf_free(ctl->ns[i].gpu_why);
-	gf_free(ctl->ns);
-	gf_free(ctl->nodes);
+	for (int i = 0; nd->ns && i < n; i++)
+		gf_free(nd->ns[i].gpu_why);
+	gf_free(nd->ns);
+	gf_free(nd->cfg);
+	for (int b = 0; nd->blk && b < nd->nblk; b++)
+		gf_free(nd->blk[b].nodes);
+	gf_free(nd->blk);
+	gf_hmap_release(&nd->names);
 }
 
-void gf__block_join(struct gf_ctl *ctl, int i)
+void gf__block_join(struct gf__nodes *nd, const struct gf_cnode *n, int i)
 {
-	struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
-	const struct gf_cnode *n = &ctl->c->nodes[i];
-	if (b->n == b->cap) {
-		b->cap = b->cap ? b->cap * 2 : 16;
-		b->nodes =
-			gf_reallocarray(b->nodes, (size_t)b->cap, sizeof(int));
-	}
-	ctl->ns[i].bpos = b->n;
+	struct gf__block *b = gf__block_of(nd, i);
+	b->nodes = gf_grow(b->nodes, sizeof(int), &b->cap, (size_t)b->n, 16);
+	nd->ns[i].bpos = b->n;
 	b->nodes[b->n++] = i;
 	b->idle += n->idle;
 	b->nfree += n->nfree;
 }
 
-static void block_leave(struct gf_ctl *ctl, int i)
+static void block_leave(struct gf__nodes *nd, const struct gf_cnode *n, int i)
 {
-	struct gf__block *b = &ctl->blk[ctl->nodes[i].block];
-	const struct gf_cnode *n = &ctl->c->nodes[i];
-	int pos = ctl->ns[i].bpos, last = b->nodes[--b->n];
+	struct gf__block *b = gf__block_of(nd, i);
+	int pos = nd->ns[i].bpos, last = b->nodes[--b->n];
 	b->nodes[pos] = last;
-	ctl->ns[last].bpos = pos;
+	nd->ns[last].bpos = pos;
 	b->idle -= n->idle;
 	b->nfree -= n->nfree;
 }
@@ -242,7 +240,7 @@ static int plan(struct gf_ctl *ctl, const char *name,
 	p->reshape = n->cpu_cap != sp->cpu_milli ||
 		     n->mem_cap != sp->memory_mib || n->ngpus != sp->ngpus ||
 		     (sp->ngpus > 0 && n->model != p->model) ||
-		     ctl->ns[p->node].mig != p->mig;
+		     ctl->nodes.ns[p->node].mig != p->mig;
 	if (p->reshape)
 		return 0;
 	return gf__mig_conflict(ctl, p->node, sp->mig, sp->nmig, e);
@@ -252,7 +250,7 @@ static int plan(struct gf_ctl *ctl, const char *name,
 static bool unchanged(const struct gf_ctl *ctl, const struct plan *p)
 {
 	int i = p->node;
-	const struct gf_ctl_node *nd = &ctl->nodes[i];
+	const struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 	const struct gf_ctl_node_spec *sp = p->sp;
 	const struct gf_cnode *n = &ctl->c->nodes[i];
 	if (strcmp(nd->labels, sp->labels) != 0 || p->block != nd->block ||
@@ -267,10 +265,10 @@ static bool unchanged(const struct gf_ctl *ctl, const struct plan *p)
 /* A new model or profile: the teams' limits by id follow. */
 static void limits_refresh(struct gf_ctl *ctl)
 {
-	for (int t = 0; t < ctl->nteams; t++)
-		if (ctl->teams[t].cfg >= 0)
-			gf__team_limits(ctl, &ctl->teams[t],
-					&ctl->cfg.teams[ctl->teams[t].cfg]);
+	for (int t = 0; t < ctl->teams.n; t++)
+		if (ctl->teams.t[t].cfg >= 0)
+			gf__team_limits(ctl, &ctl->teams.t[t],
+					&ctl->cfg.teams[ctl->teams.t[t].cfg]);
 }
 
 /* The model and block the plan names, added when new. */
@@ -280,7 +278,7 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 		p->model = gf_cluster_model(ctl->c, p->sp->gpu_model);
 	if (p->block < 0) {
 		p->block = ctl->cfg.nblocks++;
-		ctl->nblk = ctl->cfg.nblocks;
+		ctl->nodes.nblk = ctl->cfg.nblocks;
 		GF__ACOPY(ctl->cfg.blocks[p->block], p->sp->block);
 	}
 }
@@ -288,14 +286,14 @@ static void make_kinds(struct gf_ctl *ctl, struct plan *p)
 /* The fields of gf_ctl_node a spec gives. */
 static void set_node(struct gf_ctl *ctl, int i, const struct plan *p)
 {
-	struct gf_ctl_node *nd = &ctl->nodes[i];
+	struct gf_ctl_node *nd = &ctl->nodes.cfg[i];
 	GF__ACOPY(nd->labels, p->sp->labels);
 	nd->nmig = p->sp->nmig;
 	if (p->sp->nmig > 0)
 		memcpy(nd->mig, p->sp->mig,
 		       (size_t)p->sp->nmig * sizeof(nd->mig[0]));
 	GF__ACOPY(nd->mig_model, p->mig_model);
-	ctl->ns[i].mig = p->mig;
+	ctl->nodes.ns[i].mig = p->mig;
 }
 
 static int add_new(struct gf_ctl *ctl, struct plan *p)
@@ -307,16 +305,16 @@ static int add_new(struct gf_ctl *ctl, struct plan *p)
 				  sp->memory_mib, sp->ngpus, p->model);
 	ctl->mig.node_inst[i + 1] = ctl->mig.node_inst[i];
 	(void)gf__names_insert(ctl, i); /* p->node < 0: a new name */
-	struct gf__node *x = &ctl->ns[i];
+	struct gf__node *x = &ctl->nodes.ns[i];
 	memset(x, 0, sizeof(*x));
 	x->grp = -1;
 	x->state = GF__WAITING;
-	x->down_epoch = ++ctl->epoch;
+	x->down_epoch = ++ctl->nodes.epoch;
 	gf_note(x->reason, sizeof(x->reason), WAITING);
 	(void)!gf_sched_cordon(ctl->s, i, true); /* i is in range */
-	ctl->nodes[i].block = p->block;
+	ctl->nodes.cfg[i].block = p->block;
 	set_node(ctl, i, p);
-	gf__block_join(ctl, i);
+	gf__block_join(&ctl->nodes, &ctl->c->nodes[i], i);
 	if (sp->topo)
 		(void)!gf_cluster_set_topo(ctl->c, i, sp->topo);
 	gf__mig_install(ctl, i);
@@ -337,16 +335,16 @@ static void reshape(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 	gf_note(why, sizeof(why), "node %s changed shape", p->name);
 	gf__requeue_node(ctl, i, why, now, out, mark, false);
 	gf__held_drop_node(ctl, i, out, mark); /* the node is rebuilt */
-	ctl->nodes[i].nmig = 0;
+	ctl->nodes.cfg[i].nmig = 0;
 	gf__mig_install(ctl, i);
-	struct gf__node *x = &ctl->ns[i];
+	struct gf__node *x = &ctl->nodes.ns[i];
 	x->sick = 0;
 	gf_free(x->gpu_why);
 	gf__gpu_sync(ctl, i);
-	block_leave(ctl, i);
+	block_leave(&ctl->nodes, &ctl->c->nodes[i], i);
 	(void)!gf_sched_reshape(ctl->s, i, p->sp->cpu_milli, p->sp->memory_mib,
 				p->sp->ngpus, p->model);
-	gf__block_join(ctl, i);
+	gf__block_join(&ctl->nodes, &ctl->c->nodes[i], i);
 }
 
 /* Another block: gangs with a replica there are requeued (they would
@@ -359,15 +357,16 @@ static void move_block(struct gf_ctl *ctl, const struct plan *p, int64_t now,
 	gf_note(why, sizeof(why), "node %s moved to block %s", p->name,
 		ctl->cfg.blocks[p->block]);
 	gf__requeue_node(ctl, i, why, now, out, mark, true);
-	block_leave(ctl, i);
-	ctl->nodes[i].block = p->block;
-	gf__block_join(ctl, i);
-	for (int k = 0; ctl->ns[i].nrep > 0 && k < ctl->nrunning; k++) {
-		int jid = ctl->running[k];
-		struct gf_job *job = ctl->jr[jid].job;
+	block_leave(&ctl->nodes, &ctl->c->nodes[i], i);
+	ctl->nodes.cfg[i].block = p->block;
+	gf__block_join(&ctl->nodes, &ctl->c->nodes[i], i);
+	for (int k = 0; ctl->nodes.ns[i].nrep > 0 && k < ctl->jobs.running.n;
+	     k++) {
+		int jid = ctl->jobs.running.v[k];
+		struct gf_job *job = ctl->jobs.jr[jid].job;
 		if (job->spec.replicas == 1 && job->place[0].node == i) {
 			job->block = p->block;
-			gf__report(ctl, out, mark, jid);
+			gf__report(&ctl->jobs, out, mark, jid);
 		}
 	}
 }
@@ -378,16 +377,16 @@ static int update(struct gf_ctl *ctl, struct plan *p, int64_t now,
 	int i = p->node;
 	if (!p->reshape && unchanged(ctl, p))
 		return i;
-	uint32_t mark = gf__mark(ctl);
+	uint32_t mark = gf__mark(&ctl->jobs);
 	make_kinds(ctl, p);
 	gf__group_leave(ctl, i);
 	if (p->reshape)
 		reshape(ctl, p, now, out, mark);
-	if (strcmp(ctl->nodes[i].labels, p->sp->labels) != 0) {
-		GF__ACOPY(ctl->nodes[i].labels, p->sp->labels);
+	if (strcmp(ctl->nodes.cfg[i].labels, p->sp->labels) != 0) {
+		GF__ACOPY(ctl->nodes.cfg[i].labels, p->sp->labels);
 		gf__masks_node(ctl, i);
 	}
-	if (p->block != ctl->nodes[i].block)
+	if (p->block != ctl->nodes.cfg[i].block)
 		move_block(ctl, p, now, out, mark);
 	set_node(ctl, i, p);
 	gf__mig_install(ctl, i);

@@ -21,81 +21,54 @@
 #include "core/jobs/held.h"
 #include "core/jobs/order.h"
 #include "core/jobs/quota.h"
+#include "core/jobs/table.h"
 #include "util/fmt.h"
 #include "util/mem.h"
-
-int gf__team_get(struct gf_ctl *ctl, const char *name)
-{
-	for (int t = 0; t < ctl->nteams; t++)
-		if (strcmp(ctl->teams[t].name, name) == 0)
-			return t;
-	if (ctl->nteams >= ctl->cfg.nteams + GF__MAX_OPEN_TEAMS)
-		return GF_ETOOBIG;
-	if (ctl->nteams == ctl->teams_cap) {
-		ctl->teams_cap = ctl->teams_cap ? ctl->teams_cap * 2 : 16;
-		ctl->teams = gf_reallocarray(ctl->teams, (size_t)ctl->teams_cap,
-					     sizeof(*ctl->teams));
-	}
-	struct gf__team *t = &ctl->teams[ctl->nteams];
-	memset(t, 0, sizeof(*t));
-	if (gf_fmt(t->name, sizeof(t->name), "%s", name))
-		return GF_ETOOBIG;
-	t->weight = 1;
-	t->cfg = -1;
-	gf__team_limits(ctl, t, NULL);
-	return ctl->nteams++;
-}
 
 void gf__pend_count(struct gf_ctl *ctl, struct gf__jrec *j, int sign)
 {
 	struct gf__team *t = gf__team_of(ctl, j);
 	t->pend_n[j->cls] += sign;
 	t->pend_milli[j->cls] += sign * j->milli;
-	ctl->npending += sign;
+	ctl->jobs.npending += sign;
 }
 
 static void running_add(struct gf_ctl *ctl, int jid)
 {
-	if (ctl->nrunning == ctl->running_cap) {
-		ctl->running_cap = ctl->running_cap ? ctl->running_cap * 2 : 64;
-		ctl->running =
-			gf_reallocarray(ctl->running, (size_t)ctl->running_cap,
-					sizeof(*ctl->running));
-	}
-	ctl->jr[jid].run_pos = ctl->nrunning;
-	ctl->running[ctl->nrunning++] = jid;
+	ctl->jobs.jr[jid].run_pos = ctl->jobs.running.n;
+	gf__ids_push(&ctl->jobs.running, jid);
 }
 
 static void running_remove(struct gf_ctl *ctl, int jid)
 {
-	int pos = ctl->jr[jid].run_pos;
-	int last = ctl->running[--ctl->nrunning];
-	ctl->running[pos] = last;
-	ctl->jr[last].run_pos = pos;
-	ctl->jr[jid].run_pos = -1;
+	int pos = ctl->jobs.jr[jid].run_pos;
+	int last = ctl->jobs.running.v[--ctl->jobs.running.n];
+	ctl->jobs.running.v[pos] = last;
+	ctl->jobs.jr[last].run_pos = pos;
+	ctl->jobs.jr[jid].run_pos = -1;
 }
 
 /* A job now running on pl (charged, listed); the caller set its state. */
 static void hold(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 		 int block)
 {
-	struct gf_job *job = ctl->jr[jid].job;
+	struct gf_job *job = ctl->jobs.jr[jid].job;
 	job->place = pl;
 	job->block = block;
 	job->reason[0] = '\0';
-	gf__quota_charge(ctl, &ctl->jr[jid], pl, +1);
+	gf__quota_charge(ctl, &ctl->jobs.jr[jid], pl, +1);
 	running_add(ctl, jid);
 }
 
 void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	       int64_t now)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	gf__pend_count(ctl, j, -1);
 	j->job->state = GF_JOB_RUNNING;
 	j->job->started_ms = now;
 	j->job->attempts++;
-	j->start_epoch = ctl->epoch;
+	j->start_epoch = ctl->nodes.epoch;
 	j->awaiting = 0;
 	hold(ctl, jid, pl, block);
 }
@@ -110,7 +83,7 @@ void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
  * as completing replicas (cfg.hold_until_gone) tagged why. */
 static void stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_job *job = j->job;
 	if (ctl->cfg.hold_until_gone)
 		gf__held_keep(ctl, jid, now, why);
@@ -124,7 +97,7 @@ static void stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 
 void gf__enqueue(struct gf_ctl *ctl, int jid)
 {
-	gf__pend_count(ctl, &ctl->jr[jid], +1);
+	gf__pend_count(ctl, &ctl->jobs.jr[jid], +1);
 	gf__queue_push(ctl, jid);
 	gf__order_push(ctl, jid);
 }
@@ -132,7 +105,7 @@ void gf__enqueue(struct gf_ctl *ctl, int jid)
 void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
 		    const char *reason)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
 		stop(ctl, jid, now, why);
 	j->job->state = GF_JOB_PENDING;
@@ -144,7 +117,7 @@ void gf__to_pending(struct gf_ctl *ctl, int jid, int64_t now, const char *why,
 void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 		  int64_t now, const char *reason)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (j->job->state == GF_JOB_RUNNING)
 		stop(ctl, jid, now, gf_job_state_name(st));
 	else if (j->job->state == GF_JOB_PENDING)
@@ -156,7 +129,7 @@ void gf__to_final(struct gf_ctl *ctl, int jid, enum gf_job_state st,
 
 void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 {
-	struct gf_job *job = ctl->jr[jid].job;
+	struct gf_job *job = ctl->jobs.jr[jid].job;
 	char why[GF_JOB_REASON_MAX];
 	/* not the job's fault: it never counts against its attempts */
 	job->requeues++;
@@ -166,8 +139,9 @@ void gf__requeue(struct gf_ctl *ctl, int jid, const char *reason, int64_t now)
 
 void gf__failed(struct gf_ctl *ctl, int jid, int64_t now, const char *reason)
 {
-	struct gf_job *job = ctl->jr[jid].job;
-	const struct gf_ctl_class *cl = &ctl->cfg.classes[ctl->jr[jid].cls];
+	struct gf_job *job = ctl->jobs.jr[jid].job;
+	const struct gf_ctl_class *cl =
+		&ctl->cfg.classes[ctl->jobs.jr[jid].cls];
 	int most = cl->max_attempts > 0 ? cl->max_attempts : 1;
 	char why[GF_JOB_REASON_MAX];
 	job->failures++;

@@ -8,7 +8,6 @@
 
 #include "core/jobs/ctl_impl.h"
 
-int gf__team_get(struct gf_ctl *ctl, const char *name);
 void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
 	       int64_t now);
 void gf__restored(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,

@@ -7,7 +7,7 @@
  *
  * Invariants: a cached mask is exactly the nodes matching its selector
  * (a node added or relabelled updates every mask: gf__masks_node), with
- * room for ncap nodes (gf__masks_grow); a job's (mask, mask_gen) names
+ * room for nodes.cap nodes (gf__masks_grow); a job's (mask, mask_gen) names
  * a valid slot only while mask_gen is the core's; the cache holds at most
  * max(16, 64 MiB / nodes) masks and is emptied (generation bumped) when
  * full, so memory stays bounded whatever selectors arrive.
@@ -158,10 +158,10 @@ static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 	}
 	struct gf__mask *m = &ctl->masks.m[ctl->masks.n];
 	GF__ACOPY(m->sel, s->node_selector);
-	m->on = gf_calloc((size_t)ctl->ncap, 1);
+	m->on = gf_calloc((size_t)ctl->nodes.cap, 1);
 	m->count = 0;
 	for (int i = 0; i < n; i++)
-		if (gf__labels_match(ctl->nodes[i].labels, sel)) {
+		if (gf__labels_match(ctl->nodes.cfg[i].labels, sel)) {
 			m->on[i] = 1;
 			m->count++;
 		}
@@ -189,8 +189,8 @@ void gf__masks_grow(struct gf_ctl *ctl, int old)
 {
 	for (int k = 0; k < ctl->masks.n; k++) {
 		struct gf__mask *m = &ctl->masks.m[k];
-		m->on = gf_reallocarray(m->on, (size_t)ctl->ncap, 1);
-		memset(m->on + old, 0, (size_t)(ctl->ncap - old));
+		m->on = gf_reallocarray(m->on, (size_t)ctl->nodes.cap, 1);
+		memset(m->on + old, 0, (size_t)(ctl->nodes.cap - old));
 	}
 }
 
@@ -198,7 +198,7 @@ void gf__masks_node(struct gf_ctl *ctl, int i)
 {
 	for (int k = 0; k < ctl->masks.n; k++) {
 		struct gf__mask *m = &ctl->masks.m[k];
-		uint8_t on = gf__labels_match(ctl->nodes[i].labels, m->sel);
+		uint8_t on = gf__labels_match(ctl->nodes.cfg[i].labels, m->sel);
 		m->count += on - m->on[i];
 		m->on[i] = on;
 	}

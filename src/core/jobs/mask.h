@@ -14,7 +14,7 @@ const uint8_t *gf__mask(struct gf_ctl *ctl, struct gf__jrec *j);
 void gf__masks_free(struct gf_ctl *ctl);
 /* Node i's labels are new (or it is): every cached mask follows. */
 void gf__masks_node(struct gf_ctl *ctl, int i);
-/* The per-node arrays grew from old to ncap entries. */
+/* The per-node arrays grew from old to nodes.cap entries. */
 void gf__masks_grow(struct gf_ctl *ctl, int old);
 
 #endif

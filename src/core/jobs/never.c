@@ -73,13 +73,13 @@ static bool key_is(const void *key, uint32_t row)
 {
 	const struct spec_key *k = key;
 	const struct gf__nevers *nv = &k->ctl->nevers;
-	return same_key(&k->ctl->jr[nv->nk[row].rep].job->spec, k->spec);
+	return same_key(&k->ctl->jobs.jr[nv->nk[row].rep].job->spec, k->spec);
 }
 
 static struct gf__nkey *key_of(struct gf_ctl *ctl, int jid)
 {
 	struct gf__nevers *nv = &ctl->nevers;
-	const struct gf_job_spec *sp = &ctl->jr[jid].job->spec;
+	const struct gf_job_spec *sp = &ctl->jobs.jr[jid].job->spec;
 	uint64_t h = key_hash(sp);
 	struct spec_key key = { ctl, sp };
 	int64_t x = gf_hmap_get(&nv->idx, h, key_is, &key);
@@ -123,7 +123,7 @@ void gf__never_free(struct gf_ctl *ctl)
  * pending figures follow its share). */
 static void rederive(struct gf_ctl *ctl, int jid)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (j->model != -2 && j->prof != -2)
 		return;
 	bool pending = j->job->state == GF_JOB_PENDING;
@@ -138,7 +138,7 @@ static void rederive(struct gf_ctl *ctl, int jid)
  * reason follow. */
 static void set_never(struct gf_ctl *ctl, int jid, bool never, const char *why)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (!never)
 		rederive(ctl, jid);
 	if (never && j->job->state == GF_JOB_PENDING)
@@ -152,13 +152,13 @@ static void set_never(struct gf_ctl *ctl, int jid, bool never, const char *why)
 static bool admit_now(struct gf_ctl *ctl, int jid, struct gf_err *e)
 {
 	rederive(ctl, jid);
-	return gf__admit_spec(ctl, &ctl->jr[jid].job->spec, false, e) ==
+	return gf__admit_spec(ctl, &ctl->jobs.jr[jid].job->spec, false, e) ==
 	       GF_ENEVER;
 }
 
 static bool live(const struct gf_ctl *ctl, int jid)
 {
-	const struct gf__jrec *j = &ctl->jr[jid];
+	const struct gf__jrec *j = &ctl->jobs.jr[jid];
 	return j->never && !gf_job_is_final(j->job->state);
 }
 
@@ -195,8 +195,8 @@ void gf__reconsider(struct gf_ctl *ctl, bool all)
 	}
 	for (int x = 0; x < ctl->nevers.nnk; x++)
 		ctl->nevers.nk[x].n = 0;
-	for (int jid = 0; jid < ctl->njr; jid++) {
-		if (gf_job_is_final(ctl->jr[jid].job->state))
+	for (int jid = 0; jid < ctl->jobs.n; jid++) {
+		if (gf_job_is_final(ctl->jobs.jr[jid].job->state))
 			continue;
 		struct gf_err e;
 		bool never = admit_now(ctl, jid, &e);

@@ -13,7 +13,7 @@
  *
  * Invariants: each PENDING job is in exactly one queue, its team's for
  * its class, kept by seq; queues may hold jobs that left PENDING until
- * gf__queue_compact; ctl->order holds every PENDING job once (plus
+ * gf__queue_compact; ctl->jobs.order holds every PENDING job once (plus
  * stale entries skipped when read): the last pass's order, then the jobs
  * that became PENDING since.
  */
@@ -23,52 +23,34 @@
 #include <string.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/table.h"
 #include "util/mem.h"
 
-static uint64_t seq_of(const struct gf_ctl *ctl, int jid)
+static uint64_t seq_of(const struct gf__jobtab *jt, int jid)
 {
-	return ctl->jr[jid].job->seq;
+	return jt->jr[jid].job->seq;
 }
 
 void gf__queue_push(struct gf_ctl *ctl, int jid)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	if (j->queued)
 		return;
-	struct gf__queue *q = &ctl->teams[j->team].q[j->cls];
-	if (q->n == q->cap) {
-		q->cap = q->cap ? q->cap * 2 : 16;
-		q->ids = gf_reallocarray(q->ids, (size_t)q->cap,
-					 sizeof(*q->ids));
-	}
-	uint64_t seq = j->job->seq;
-	int lo = 0, hi = q->n; /* first entry with a larger seq */
-	if (q->n > 0 && seq_of(ctl, q->ids[q->n - 1]) < seq) {
-		lo = q->n;
-	} else {
-		while (lo < hi) {
-			int mid = lo + (hi - lo) / 2;
-			if (seq_of(ctl, q->ids[mid]) < seq)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	}
-	memmove(q->ids + lo + 1, q->ids + lo,
-		(size_t)(q->n - lo) * sizeof(*q->ids));
-	q->ids[lo] = jid;
+	struct gf__queue *q = &ctl->teams.t[j->team].q[j->cls];
+	q->ids = gf_grow(q->ids, sizeof(*q->ids), &q->cap, (size_t)q->n, 16);
+	gf__seq_insert(&ctl->jobs, q->ids, q->n, jid);
 	q->n++;
 	j->queued = true;
 }
 
 static void queue_compact(struct gf_ctl *ctl)
 {
-	for (int t = 0; t < ctl->nteams; t++)
+	for (int t = 0; t < ctl->teams.n; t++)
 		for (int c = 0; c < ctl->cfg.nclasses; c++) {
-			struct gf__queue *q = &ctl->teams[t].q[c];
+			struct gf__queue *q = &ctl->teams.t[t].q[c];
 			int k = 0;
 			for (int i = 0; i < q->n; i++) {
-				struct gf__jrec *j = &ctl->jr[q->ids[i]];
+				struct gf__jrec *j = &ctl->jobs.jr[q->ids[i]];
 				if (j->job->state == GF_JOB_PENDING)
 					q->ids[k++] = q->ids[i];
 				else
@@ -79,24 +61,12 @@ static void queue_compact(struct gf_ctl *ctl)
 		}
 }
 
-void gf__queues_free(struct gf_ctl *ctl)
-{
-	for (int t = 0; t < ctl->nteams; t++)
-		for (int c = 0; c < GF_CTL_MAX_CLASSES; c++)
-			gf_free(ctl->teams[t].q[c].ids);
-}
-
 static void order_append(struct gf_ctl *ctl, int jid)
 {
-	if (ctl->jr[jid].in_order)
+	if (ctl->jobs.jr[jid].in_order)
 		return;
-	if (ctl->norder == ctl->order_cap) {
-		ctl->order_cap = ctl->order_cap ? ctl->order_cap * 2 : 64;
-		ctl->order = gf_reallocarray(ctl->order, (size_t)ctl->order_cap,
-					     sizeof(*ctl->order));
-	}
-	ctl->order[ctl->norder++] = jid;
-	ctl->jr[jid].in_order = true;
+	gf__ids_push(&ctl->jobs.order, jid);
+	ctl->jobs.jr[jid].in_order = true;
 }
 
 void gf__order_push(struct gf_ctl *ctl, int jid)
@@ -128,10 +98,10 @@ struct heap {
 };
 
 /* Skip the queue's entries that are no longer PENDING. */
-static bool queue_next(const struct gf_ctl *ctl, struct gf__queue *q)
+static bool queue_next(const struct gf__jobtab *jt, struct gf__queue *q)
 {
 	while (q->cur < q->n &&
-	       ctl->jr[q->ids[q->cur]].job->state != GF_JOB_PENDING)
+	       jt->jr[q->ids[q->cur]].job->state != GF_JOB_PENDING)
 		q->cur++;
 	return q->cur < q->n;
 }
@@ -139,13 +109,13 @@ static bool queue_next(const struct gf_ctl *ctl, struct gf__queue *q)
 /* Does team a go before team b? */
 static bool before(const struct gf_ctl *ctl, int cls, int a, int b)
 {
-	const struct gf__team *x = &ctl->teams[a], *y = &ctl->teams[b];
+	const struct gf__team *x = &ctl->teams.t[a], *y = &ctl->teams.t[b];
 	double sx = (double)x->run_milli / x->weight;
 	double sy = (double)y->run_milli / y->weight;
 	if (sx != sy)
 		return sx < sy;
-	uint64_t qa = seq_of(ctl, x->q[cls].ids[x->q[cls].cur]);
-	uint64_t qb = seq_of(ctl, y->q[cls].ids[y->q[cls].cur]);
+	uint64_t qa = seq_of(&ctl->jobs, x->q[cls].ids[x->q[cls].cur]);
+	uint64_t qb = seq_of(&ctl->jobs, y->q[cls].ids[y->q[cls].cur]);
 	if (qa != qb)
 		return qa < qb;
 	return a < b;
@@ -172,8 +142,8 @@ static void sift_down(const struct gf_ctl *ctl, struct heap *h, int i)
 static void heap_build(struct gf_ctl *ctl, struct heap *h)
 {
 	h->n = 0;
-	for (int t = 0; t < ctl->nteams; t++)
-		if (queue_next(ctl, &ctl->teams[t].q[h->cls]))
+	for (int t = 0; t < ctl->teams.n; t++)
+		if (queue_next(&ctl->jobs, &ctl->teams.t[t].q[h->cls]))
 			h->team[h->n++] = t;
 	for (int i = h->n / 2 - 1; i >= 0; i--)
 		sift_down(ctl, h, i);
@@ -182,22 +152,22 @@ static void heap_build(struct gf_ctl *ctl, struct heap *h)
 static void walk_class(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn,
 		       struct heap *h)
 {
-	for (int t = 0; t < ctl->nteams; t++)
-		ctl->teams[t].q[h->cls].cur = 0;
+	for (int t = 0; t < ctl->teams.n; t++)
+		ctl->teams.t[t].q[h->cls].cur = 0;
 	heap_build(ctl, h);
 	while (h->n > 0) {
 		int t = h->team[0];
-		struct gf__queue *q = &ctl->teams[t].q[h->cls];
+		struct gf__queue *q = &ctl->teams.t[t].q[h->cls];
 		int jid = q->ids[q->cur++];
 		ctl->heap_dirty = false;
 		fn(ctl, ps, jid);
-		if (ctl->jr[jid].job->state == GF_JOB_PENDING)
+		if (ctl->jobs.jr[jid].job->state == GF_JOB_PENDING)
 			order_append(ctl, jid);
 		if (ctl->heap_dirty) {
 			heap_build(ctl, h);
 			continue;
 		}
-		if (queue_next(ctl, q)) {
+		if (queue_next(&ctl->jobs, q)) {
 			sift_down(ctl, h, 0);
 		} else {
 			h->team[0] = h->team[--h->n];
@@ -208,12 +178,12 @@ static void walk_class(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn,
 
 void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
 {
-	for (int i = 0; i < ctl->norder; i++)
-		ctl->jr[ctl->order[i]].in_order = false;
-	ctl->norder = 0;
+	for (int i = 0; i < ctl->jobs.order.n; i++)
+		ctl->jobs.jr[ctl->jobs.order.v[i]].in_order = false;
+	ctl->jobs.order.n = 0;
 	ctl->in_pass = true;
 	struct heap h = {
-		.team = gf_calloc((size_t)ctl->nteams + 1, sizeof(int)),
+		.team = gf_calloc((size_t)ctl->teams.n + 1, sizeof(int)),
 	};
 	for (int k = 0; k < ctl->cfg.nclasses; k++) {
 		h.cls = ctl->prio_order[k];
@@ -227,12 +197,12 @@ void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn)
 int gf_ctl_queue(const struct gf_ctl *ctl, const struct gf_job **out, int max)
 {
 	int k = 0;
-	for (int i = 0; i < ctl->norder && k < max; i++) {
-		const struct gf_job *j = ctl->jr[ctl->order[i]].job;
+	for (int i = 0; i < ctl->jobs.order.n && k < max; i++) {
+		const struct gf_job *j = ctl->jobs.jr[ctl->jobs.order.v[i]].job;
 		if (j->state == GF_JOB_PENDING)
 			out[k++] = j;
 	}
-	return ctl->npending;
+	return ctl->jobs.npending;
 }
 
 int gf_ctl_pending_by(const struct gf_ctl *ctl, int class_idx, int team_idx,
@@ -241,14 +211,14 @@ int gf_ctl_pending_by(const struct gf_ctl *ctl, int class_idx, int team_idx,
 	int n = 0;
 	int64_t milli = 0;
 	if (class_idx < -1 || class_idx >= ctl->cfg.nclasses || team_idx < -1 ||
-	    team_idx >= ctl->nteams)
+	    team_idx >= ctl->teams.n)
 		return GF_EINVAL;
-	for (int t = 0; t < ctl->nteams; t++)
+	for (int t = 0; t < ctl->teams.n; t++)
 		for (int c = 0; c < ctl->cfg.nclasses; c++)
 			if ((team_idx < 0 || t == team_idx) &&
 			    (class_idx < 0 || c == class_idx)) {
-				n += ctl->teams[t].pend_n[c];
-				milli += ctl->teams[t].pend_milli[c];
+				n += ctl->teams.t[t].pend_n[c];
+				milli += ctl->teams.t[t].pend_milli[c];
 			}
 	if (gpu_milli)
 		*gpu_milli = milli;

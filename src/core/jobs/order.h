@@ -12,6 +12,5 @@ void gf__order_push(struct gf_ctl *ctl, int jid);
 void gf__order_sort_classes(struct gf_ctl *ctl);
 typedef void (*gf__visit_fn)(struct gf_ctl *ctl, struct gf__pass *ps, int jid);
 void gf__order_walk(struct gf_ctl *ctl, struct gf__pass *ps, gf__visit_fn fn);
-void gf__queues_free(struct gf_ctl *ctl);
 
 #endif

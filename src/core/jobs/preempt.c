@@ -92,7 +92,7 @@ static bool in_scope(struct search *s, int i)
 {
 	if (s->R == 1)
 		return i == s->scope;
-	return s->ctl->nodes[i].block == s->scope &&
+	return s->ctl->nodes.cfg[i].block == s->scope &&
 	       gf__usable(s->ctl, s->j, s->r, i);
 }
 
@@ -113,7 +113,7 @@ static struct gf__trial *trial_get(struct search *s, int i)
 /* Give victim v's placements in the scope back on the copies. */
 static void release(struct search *s, int v)
 {
-	const struct gf_job *job = s->ctl->jr[v].job;
+	const struct gf_job *job = s->ctl->jobs.jr[v].job;
 	for (int k = 0; k < job->spec.replicas; k++) {
 		const struct gf_job_place *p = &job->place[k];
 		if (!in_scope(s, p->node))
@@ -149,7 +149,7 @@ static void consider(struct search *s, const int *vic, int k)
 {
 	struct best b = { .k = k, .scope = s->scope };
 	for (int i = 0; i < k; i++) {
-		const struct gf__jrec *v = &s->ctl->jr[vic[i]];
+		const struct gf__jrec *v = &s->ctl->jobs.jr[vic[i]];
 		int p = gf__prio(s->ctl, v);
 		if (i == 0 || p > b.prio)
 			b.prio = p;
@@ -209,7 +209,7 @@ static int64_t scope_base(struct search *s)
 			      prof >= 0 ? gf__mig_free_on(ctl, i, prof) : 0);
 	}
 	int64_t sum = 0;
-	const struct gf__block *b = &ctl->blk[s->scope];
+	const struct gf__block *b = &ctl->nodes.blk[s->scope];
 	for (int k = 0; k < b->n; k++) {
 		int i = b->nodes[k];
 		if (in_scope(s, i))
@@ -224,7 +224,7 @@ static int64_t scope_base(struct search *s)
  * pairs in a scope stay together, as they were pushed). */
 static struct pair *by_scope(struct search *s, const struct pair *p, int n)
 {
-	int ns = s->R == 1 ? s->ctl->c->n : s->ctl->nblk;
+	int ns = s->R == 1 ? s->ctl->c->n : s->ctl->nodes.nblk;
 	int *first = gf_calloc((size_t)ns + 1, sizeof(int));
 	struct pair *q = gf_calloc((size_t)(n > 0 ? n : 1), sizeof(*q));
 	for (int k = 0; k < n; k++)
@@ -244,9 +244,9 @@ static int candidates(struct search *s, struct pair **out)
 	struct gf_ctl *ctl = s->ctl;
 	int prio = gf__prio(ctl, s->j), n = 0, cap = 0;
 	struct pair *p = NULL;
-	for (int k = 0; k < ctl->nrunning; k++) {
-		int v = ctl->running[k];
-		const struct gf__jrec *vj = &ctl->jr[v];
+	for (int k = 0; k < ctl->jobs.running.n; k++) {
+		int v = ctl->jobs.running.v[k];
+		const struct gf__jrec *vj = &ctl->jobs.jr[v];
 		if (!ctl->cfg.classes[vj->cls].preemptible ||
 		    gf__prio(ctl, vj) >= prio)
 			continue;
@@ -258,7 +258,7 @@ static int candidates(struct search *s, struct pair **out)
 				cap = cap ? cap * 2 : 64;
 				p = gf_reallocarray(p, (size_t)cap, sizeof(*p));
 			}
-			p[n].scope = s->R == 1 ? i : ctl->nodes[i].block;
+			p[n].scope = s->R == 1 ? i : ctl->nodes.cfg[i].block;
 			p[n++].victim = v;
 		}
 	}
@@ -349,11 +349,11 @@ static void search_all(struct search *s)
  * they stopped for, which waits (j->awaiting) until they are gone. */
 static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	struct gf_buf names; /* the ids, while under 80 bytes */
 	gf_buf_init(&names, GF_JOB_REASON_MAX);
 	for (int i = 0; i < b->k; i++) {
-		struct gf_job *v = ctl->jr[b->vic[i]].job;
+		struct gf_job *v = ctl->jobs.jr[b->vic[i]].job;
 		bool tagged = false;
 		for (int h = 0; h < v->nheld; h++)
 			if (v->held[h].attempt == v->attempts &&
@@ -375,7 +375,7 @@ static void await_victims(struct gf_ctl *ctl, int jid, const struct best *b)
 int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		const struct gf_req *r)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	/* a gang that must stay on one GPU model: victims found for one
 	 * model at a time, as it will be placed */
 	uint32_t models[32];
@@ -401,12 +401,12 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	gf_note(why, sizeof(why), "preempted by %s", j->job->id);
 	for (int i = 0; i < s.best.k; i++) {
 		int v = s.best.vic[i];
-		if (ctl->jr[v].job->state != GF_JOB_RUNNING)
+		if (ctl->jobs.jr[v].job->state != GF_JOB_RUNNING)
 			continue; /* a gang named twice: preempted once */
-		ctl->jr[v].job->preemptions++;
-		ctl->jr[v].preempted = ps->pass;
+		ctl->jobs.jr[v].job->preemptions++;
+		ctl->jobs.jr[v].preempted = ps->pass;
 		gf__to_pending(ctl, v, ps->now, "preempted", why);
-		gf__changed(ctl, ps, v);
+		gf__changed(&ctl->jobs, ps, v);
 	}
 	ctl->heap_dirty = true;
 	if (ctl->cfg.hold_until_gone) {
@@ -427,7 +427,7 @@ int gf__preempt(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		return GF_ENOTFOUND;
 	}
 	gf__start(ctl, jid, pl, block, ps->now);
-	gf__changed(ctl, ps, jid);
+	gf__changed(&ctl->jobs, ps, jid);
 	return 0;
 }
 

@@ -30,7 +30,21 @@
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_find.h"
 #include "core/jobs/jobs_mig.h"
+#include "core/jobs/teams.h"
 #include "util/fmt.h"
+
+int gf__team_get(struct gf_ctl *ctl, const char *name)
+{
+	int t = gf__teams_find(&ctl->teams, name);
+	if (t >= 0)
+		return t;
+	if (ctl->teams.n >= ctl->cfg.nteams + GF__MAX_OPEN_TEAMS)
+		return GF_ETOOBIG;
+	t = gf__teams_add(&ctl->teams, name);
+	if (t >= 0)
+		gf__team_limits(ctl, &ctl->teams.t[t], NULL);
+	return t;
+}
 
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg)
@@ -89,7 +103,7 @@ void gf__use_of(const struct gf_ctl *ctl, const struct gf__jrec *j,
 void gf__quota_charge(struct gf_ctl *ctl, const struct gf__jrec *j,
 		      const struct gf_job_place *pl, int sign)
 {
-	struct gf__team *t = &ctl->teams[j->team];
+	struct gf__team *t = &ctl->teams.t[j->team];
 	gf__use_of(ctl, j, pl, &t->use, sign);
 	t->run_milli += sign * j->milli;
 }
@@ -186,7 +200,7 @@ static int mig_room(struct gf_ctl *ctl, const struct gf__jrec *j,
 int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,
 		   char *why, unsigned size)
 {
-	const struct gf__team *t = &ctl->teams[j->team];
+	const struct gf__team *t = &ctl->teams.t[j->team];
 	const struct gf_job_spec *s = &j->job->spec;
 	*spec = j->req.spec;
 	if (!t->limited)
@@ -208,15 +222,30 @@ int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,
 	return 0;
 }
 
+/* The most of one name a team may ever hold: lim its entry for the name
+ * (-1 none), all its "*" entry (-1 none); a name neither lists is 0. */
+static int64_t most(int64_t lim, int64_t all)
+{
+	int64_t cap = lim >= 0 ? lim : all >= 0 ? INT64_MAX : 0;
+	return all >= 0 && all < cap ? all : cap;
+}
+
 /* The most whole GPUs of model m the team may ever hold. */
 static int64_t gpu_cap(const struct gf__team *t, int m)
 {
-	int64_t cap = t->gpu_lim[m] >= 0    ? t->gpu_lim[m]
-		      : t->gpu_all_lim >= 0 ? INT64_MAX
-					    : 0;
-	if (t->gpu_all_lim >= 0 && t->gpu_all_lim < cap)
-		cap = t->gpu_all_lim;
-	return cap;
+	return most(t->gpu_lim[m], t->gpu_all_lim);
+}
+
+/* GF_ENEVER when the job's k of what pass the team's cap, else 0. */
+static int over(const struct gf__team *t, int64_t cap, int64_t k,
+		const char *what, struct gf_err *e)
+{
+	if (k <= cap)
+		return 0;
+	return gf_err_set(e, GF_ENEVER,
+			  "team %s's quota allows at most %" PRId64
+			  " %s, the job asks for %" PRId64,
+			  t->name, cap, what, k);
 }
 
 int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
@@ -227,27 +256,21 @@ int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
 		return 0;
 	int64_t r = s->replicas;
 	if (s->gpus > 0 && t->gpu_listed) {
-		int64_t k = s->gpus * r, cap = 0;
+		char what[GF_MODEL_NAME_MAX + 8];
+		int64_t cap = 0;
 		if (model >= 0) {
 			cap = gpu_cap(t, model);
-			if (k > cap)
-				return gf_err_set(e, GF_ENEVER,
-						  "team %s's quota allows at "
-						  "most %" PRId64 " %s GPUs, "
-						  "the job asks for %" PRId64,
-						  t->name, cap,
-						  ctl->c->models[model], k);
-			return 0;
+			gf_note(what, sizeof(what), "%s GPUs",
+				ctl->c->models[model]);
+		} else {
+			for (int m = 0; m < ctl->c->nmodels; m++)
+				if (gpu_cap(t, m) > cap)
+					cap = gpu_cap(t, m);
+			gf_note(what, sizeof(what), "GPUs of one model");
 		}
-		for (int m = 0; m < ctl->c->nmodels; m++)
-			if (gpu_cap(t, m) > cap)
-				cap = gpu_cap(t, m);
-		if (k > cap)
-			return gf_err_set(e, GF_ENEVER,
-					  "team %s's quota allows at most "
-					  "%" PRId64 " GPUs of one model, the "
-					  "job asks for %" PRId64,
-					  t->name, cap, k);
+		int rc = over(t, cap, s->gpus * r, what, e);
+		if (rc || model >= 0)
+			return rc;
 	}
 	if (s->gpu_milli > 0 && t->milli_lim >= 0 &&
 	    s->gpu_milli * r > t->milli_lim)
@@ -257,18 +280,11 @@ int gf__quota_never(const struct gf_ctl *ctl, const struct gf__team *t,
 				  "%" PRId64,
 				  t->name, t->milli_lim, s->gpu_milli * r);
 	if (prof >= 0 && t->mig_listed) {
-		int64_t cap = t->mig_lim[prof] >= 0 ? t->mig_lim[prof]
-			      : t->mig_all_lim >= 0 ? INT64_MAX
-						    : 0;
-		if (t->mig_all_lim >= 0 && t->mig_all_lim < cap)
-			cap = t->mig_all_lim;
-		if (r > cap)
-			return gf_err_set(e, GF_ENEVER,
-					  "team %s's quota allows at most "
-					  "%" PRId64 " %s instances, the job "
-					  "asks for %" PRId64,
-					  t->name, cap,
-					  ctl->mig.prof_name[prof], r);
+		char what[GF_MIG_PROFILE_MAX + 16];
+		gf_note(what, sizeof(what), "%s instances",
+			ctl->mig.prof_name[prof]);
+		return over(t, most(t->mig_lim[prof], t->mig_all_lim), r, what,
+			    e);
 	}
 	return 0;
 }

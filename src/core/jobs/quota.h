@@ -7,6 +7,10 @@
 
 #include "core/jobs/ctl_impl.h"
 
+/* The index of the team named name, added (not in the config, no
+ * limits) when new; GF_ETOOBIG past GF__MAX_OPEN_TEAMS or a name too
+ * long. */
+int gf__team_get(struct gf_ctl *ctl, const char *name);
 void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		     const struct gf_ctl_team *cfg);
 int gf__quota_room(struct gf_ctl *ctl, const struct gf__jrec *j, uint32_t *spec,

@@ -36,18 +36,18 @@
 
 static void expire(struct gf_ctl *ctl, struct gf__pass *ps)
 {
-	for (int k = ctl->nrunning - 1; k >= 0; k--) {
-		if (k >= ctl->nrunning)
+	for (int k = ctl->jobs.running.n - 1; k >= 0; k--) {
+		if (k >= ctl->jobs.running.n)
 			continue;
-		int jid = ctl->running[k];
-		struct gf__jrec *j = &ctl->jr[jid];
+		int jid = ctl->jobs.running.v[k];
+		struct gf__jrec *j = &ctl->jobs.jr[jid];
 		if (j->max_ms <= 0 || j->job->started_ms + j->max_ms > ps->now)
 			continue;
 		char why[GF_JOB_REASON_MAX];
 		gf_note(why, sizeof(why), "max runtime of %lld s passed",
 			(long long)(j->max_ms / 1000));
 		gf__failed(ctl, jid, ps->now, why);
-		gf__changed(ctl, ps, jid);
+		gf__changed(&ctl->jobs, ps, jid);
 	}
 }
 
@@ -59,7 +59,7 @@ static bool try_start(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 	if (gf__place_job(ctl, jid, r, outside, -1, -1, &pl, &block))
 		return false;
 	gf__start(ctl, jid, pl, block, ps->now);
-	gf__changed(ctl, ps, jid);
+	gf__changed(&ctl->jobs, ps, jid);
 	return true;
 }
 
@@ -75,7 +75,7 @@ static void no_room(struct gf_job *job)
 static void reserved(struct gf_ctl *ctl, struct gf__pass *ps,
 		     struct gf__jrec *j)
 {
-	const struct gf__jrec *h = &ctl->jr[ps->head];
+	const struct gf__jrec *h = &ctl->jobs.jr[ps->head];
 	const char *head = h->job->id;
 	if (gf__prio(ctl, h) > gf__prio(ctl, j))
 		gf__reason(j->job,
@@ -181,7 +181,7 @@ static void fail_keep(struct gf__pass *ps, const struct fail *f)
 static bool try_shape(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		      const struct gf_req *r, bool outside)
 {
-	struct fail f = fail_key(&ctl->jr[jid], r, outside);
+	struct fail f = fail_key(&ctl->jobs.jr[jid], r, outside);
 	if (fail_find(ps, &f))
 		return false;
 	if (try_start(ctl, ps, jid, r, outside ? ctl->not_h : NULL))
@@ -195,12 +195,12 @@ static bool try_shape(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 static bool room_now(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		     const struct gf_req *r)
 {
-	struct fail f = fail_key(&ctl->jr[jid], r, false);
+	struct fail f = fail_key(&ctl->jobs.jr[jid], r, false);
 	f.outside = 2; /* this question's own key */
 	const struct fail *x = fail_find(ps, &f);
 	if (x)
 		return x->fits;
-	f.fits = gf__room_somewhere(ctl, &ctl->jr[jid], r);
+	f.fits = gf__room_somewhere(ctl, &ctl->jobs.jr[jid], r);
 	fail_keep(ps, &f);
 	return f.fits;
 }
@@ -209,7 +209,7 @@ static bool room_now(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 		     const struct gf_req *r)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	bool before_shadow = j->max_ms > 0 && ps->shadow != GF__INF &&
 			     ps->now + j->max_ms <= ps->shadow;
 	if (before_shadow) {
@@ -229,7 +229,7 @@ static void backfill(struct gf_ctl *ctl, struct gf__pass *ps, int jid,
 
 static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 {
-	struct gf__jrec *j = &ctl->jr[jid];
+	struct gf__jrec *j = &ctl->jobs.jr[jid];
 	char why[GF_JOB_REASON_MAX];
 	uint32_t spec;
 	if (j->never || j->preempted == ps->pass)
@@ -269,12 +269,12 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 		.now = now_ms,
 		.head = -1,
 		.shadow = GF__INF,
-		.pass = gf__mark(ctl),
+		.pass = gf__mark(&ctl->jobs),
 		.out = out,
 	};
-	for (int k = 0; k < ctl->nlater; k++)
-		gf__changed(ctl, &ps, ctl->later[k]);
-	ctl->nlater = 0;
+	for (int k = 0; k < ctl->jobs.later.n; k++)
+		gf__changed(&ctl->jobs, &ps, ctl->jobs.later.v[k]);
+	ctl->jobs.later.n = 0;
 	gf__typical_refresh(ctl, false);
 	expire(ctl, &ps);
 	ps.fails = gf_calloc(FAILS, sizeof(*ps.fails));

@@ -1,272 +1,123 @@
 /*
- * table.c - the job table: jobs the store committed (gf_ctl_add), found
- * by id and listed in submission order; a restart's RUNNING jobs
- * restored onto the engine; and the transitions callers ask for outside
- * a pass: cancel, finish, requeue.
+ * table.c - the job table: the records of the jobs the core knows, found
+ * by id (util/hash.h's gf_hmap) and listed in submission order, and the
+ * lists of jrec indexes other modules keep (gf__ids).
  *
  * Invariants: jr[] never moves a job (jrec indexes are stable; jobs are
  * never removed, final ones stay for listing); by_seq lists every jrec
- * once by ascending seq; jobs_find.c finds each id; ids are unique.
- * A call that fails changes nothing and takes nothing.
+ * of the table once by ascending seq; ids finds each of them; ids are
+ * unique.
  */
 #include "core/jobs/table.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
-#include "core/jobs/admit.h"
-#include "core/jobs/ctl_impl.h"
-#include "core/jobs/gang.h"
-#include "core/jobs/held.h"
-#include "core/jobs/jobs_changes.h"
-#include "core/jobs/jobs_find.h"
-#include "core/jobs/jobs_state.h"
-#include "core/jobs/never.h"
-#include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
-/* by_seq: append in submission order, insert otherwise. */
-static void seq_insert(struct gf_ctl *ctl, int jid)
+/* put cannot fail below the index's cap: */
+_Static_assert(GF_CTL_MAX_JOBS < GF_HMAP_MAX, "jobs fit the id index");
+
+void gf__ids_push(struct gf__ids *l, int jid)
 {
-	uint64_t seq = ctl->jr[jid].job->seq;
-	int lo = 0, hi = ctl->njr;
-	if (ctl->njr > 0 && ctl->jr[ctl->by_seq[ctl->njr - 1]].job->seq < seq)
-		lo = ctl->njr;
+	l->v = gf_grow(l->v, sizeof(*l->v), &l->cap, (size_t)l->n, 64);
+	l->v[l->n++] = jid;
+}
+
+int gf__ids_find(const struct gf__ids *l, int jid)
+{
+	for (int k = 0; k < l->n; k++)
+		if (l->v[k] == jid)
+			return k;
+	return -1;
+}
+
+int gf__jobtab_slot(struct gf__jobtab *t, struct gf_job *job)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 256;
+		t->jr = gf_reallocarray(t->jr, (size_t)t->cap, sizeof(*t->jr));
+		t->by_seq =
+			gf_reallocarray(t->by_seq, (size_t)t->cap, sizeof(int));
+	}
+	struct gf__jrec *j = &t->jr[t->n];
+	memset(j, 0, sizeof(*j));
+	j->job = job;
+	return t->n;
+}
+
+void gf__seq_insert(const struct gf__jobtab *t, int *ids, int n, int jid)
+{
+	uint64_t seq = t->jr[jid].job->seq;
+	int lo = 0, hi = n; /* the first entry with a larger seq */
+	if (n > 0 && t->jr[ids[n - 1]].job->seq < seq)
+		lo = n; /* appended in submission order */
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		if (ctl->jr[ctl->by_seq[mid]].job->seq < seq)
+		if (t->jr[ids[mid]].job->seq < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	memmove(ctl->by_seq + lo + 1, ctl->by_seq + lo,
-		(size_t)(ctl->njr - lo) * sizeof(int));
-	ctl->by_seq[lo] = jid;
+	memmove(ids + lo + 1, ids + lo, (size_t)(n - lo) * sizeof(*ids));
+	ids[lo] = jid;
 }
 
-/* Commit a RUNNING job's placements; 0, or why not (rolled back). */
-static int restore(struct gf_ctl *ctl, int jid, char *why, unsigned size)
+void gf__jobtab_register(struct gf__jobtab *t, int jid)
 {
-	struct gf_job *job = ctl->jr[jid].job;
-	int R = job->spec.replicas, block = -1, done = 0;
-	for (; done < R; done++) {
-		struct gf_job_place *pl = &job->place[done];
-		int node = gf__node_find(ctl, pl->node_name);
-		if (node < 0) {
-			gf_note(why, size, "node %.*s is gone",
-				GF_JOB_NODE_MAX - 1, pl->node_name);
-			break;
-		}
-		if (ctl->ns[node].state == GF__LOST) {
-			/* its jobs were requeued when it was lost */
-			gf_note(why, size, "node %s is not ready: %.80s",
-				ctl->c->names[node], ctl->ns[node].reason);
-			break;
-		}
-		int b = ctl->nodes[node].block;
-		if (block >= 0 && b != block) {
-			gf_note(why, size, "replicas in blocks %d and %d",
-				block, b);
-			break;
-		}
-		block = b;
-		pl->node = node;
-		if (gf__replica_commit(ctl, jid, pl)) {
-			gf_note(why, size, "replica %d no longer fits on %s",
-				done, pl->node_name);
-			break;
-		}
-	}
-	if (done == R) {
-		gf__restored(ctl, jid, job->place, block);
-		return 0;
-	}
-	gf__unplace_some(ctl, jid, job->place, done);
-	gf_free(job->place);
-	job->block = -1;
-	job->state = GF_JOB_PENDING;
-	job->started_ms = 0;
-	if (job->requeues < job->attempts)
-		job->requeues++; /* put back by the infrastructure */
-	return GF_EINVAL;
+	gf__seq_insert(t, t->by_seq, t->n, jid);
+	int rc = gf_hmap_put(&t->ids, gf_hash_str(t->jr[jid].job->id),
+			     (uint32_t)jid);
+	(void)rc; /* no fail below GF_HMAP_MAX rows: asserted above */
+	t->n++;
 }
 
-/* The checks gf_ctl_add makes before it takes anything. */
-int gf__add_check(struct gf_ctl *ctl, const struct gf_job *job,
-		  struct gf_err *e)
+const struct gf_job *gf__jobtab_at(const struct gf__jobtab *t, int i)
 {
-	char msg[GF_ERR_MSG_MAX];
-	if (job == NULL)
-		return gf_err_set(e, GF_EINVAL, "no job");
-	if (gf_job_check(job, msg, sizeof(msg)))
-		return gf_err_set(e, GF_EINVAL, "%s", msg);
-	if (ctl->njr >= GF_CTL_MAX_JOBS)
-		return gf_err_set(e, GF_ETOOBIG, "more than %d jobs",
-				  GF_CTL_MAX_JOBS);
-	if (gf__job_find(ctl, job->id) >= 0)
-		return gf_err_set(e, GF_ECONFLICT, "job %s is already known",
-				  job->id);
-	if (gf__team_get(ctl, job->spec.team) < 0)
-		return gf_err_set(e, GF_ETOOBIG,
-				  "more than %d teams outside the config",
-				  GF__MAX_OPEN_TEAMS);
-	return 0;
+	return i >= 0 && i < t->n ? t->jr[t->by_seq[i]].job : NULL;
 }
 
-int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job)
+/* The key job_is reads: the table and the id sought. */
+struct key {
+	const struct gf__jobtab *t;
+	const char *id;
+};
+
+static bool job_is(const void *key, uint32_t row)
 {
-	if (ctl->njr == ctl->jr_cap) {
-		ctl->jr_cap = ctl->jr_cap ? ctl->jr_cap * 2 : 256;
-		ctl->jr = gf_reallocarray(ctl->jr, (size_t)ctl->jr_cap,
-					  sizeof(*ctl->jr));
-		ctl->by_seq = gf_reallocarray(ctl->by_seq, (size_t)ctl->jr_cap,
-					      sizeof(int));
-	}
-	int jid = ctl->njr;
-	struct gf__jrec *j = &ctl->jr[jid];
-	memset(j, 0, sizeof(*j));
-	j->job = job;
-	j->team = gf__team_get(ctl, job->spec.team);
-	j->cls = gf__class_find(ctl, job->spec.class_name);
-	if (j->cls < 0) /* the class left the config: its jobs are batch */
-		j->cls = gf__class_find(ctl, "batch");
-	j->run_pos = -1;
-	j->mask = -1;
-	gf__derive(ctl, j);
+	const struct key *k = key;
+	return strcmp(k->t->jr[row].job->id, k->id) == 0;
+}
+
+int gf__job_find(const struct gf__jobtab *t, const char *id)
+{
+	if (id == NULL || !memchr(id, '\0', GF_JOB_ID_MAX))
+		return -1;
+	struct key k = { t, id };
+	return (int)gf_hmap_get(&t->ids, gf_hash_str(id), job_is, &k);
+}
+
+int gf__job_get(const struct gf__jobtab *t, const char *id, struct gf_err *e)
+{
+	int jid = gf__job_find(t, id);
+	if (jid < 0)
+		return gf_err_set(e, GF_ENOTFOUND, "no job '%.*s'",
+				  GF_JOB_ID_MAX, id ? id : "");
 	return jid;
 }
 
-void gf__jrec_register(struct gf_ctl *ctl, int jid)
+void gf__jobtab_free(struct gf__jobtab *t)
 {
-	seq_insert(ctl, jid);
-	gf__job_index(ctl, jid);
-	ctl->njr++;
-}
-
-static int add_jrec(struct gf_ctl *ctl, struct gf_job *job)
-{
-	int jid = gf__jrec_fill(ctl, job);
-	gf__jrec_register(ctl, jid);
-	return jid;
-}
-
-int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
-{
-	gf_err_clear(e);
-	int rc = gf__add_check(ctl, job, e);
-	if (rc)
-		return rc;
-	int jid = add_jrec(ctl, job);
-	struct gf__jrec *j = &ctl->jr[jid];
-	struct gf_err why;
-	if (gf__admit_spec(ctl, &job->spec, false, &why) == GF_ENEVER) {
-		j->never = true;
-		gf__never_push(ctl, jid);
+	for (int i = 0; i < t->n; i++) {
+		gf_job_release(t->jr[i].job);
+		gf_free(t->jr[i].job);
 	}
-	if (!gf_job_is_final(job->state))
-		ctl->typ_added += job->spec.replicas;
-	if (job->nheld > 0 && gf__held_restore(ctl, jid))
-		gf__later(ctl, jid); /* some no longer held: stored again */
-	if (job->state == GF_JOB_RUNNING) {
-		char msg[GF_JOB_REASON_MAX];
-		if (restore(ctl, jid, msg, sizeof(msg)) == 0)
-			return 0;
-		gf__reason(job, "restored placement no longer fits: %s", msg);
-		gf__later(ctl, jid);
-	}
-	if (job->state == GF_JOB_PENDING) {
-		if (j->never)
-			gf__reason(job, "can never be placed here: %s",
-				   why.msg);
-		gf__enqueue(ctl, jid);
-	}
-	return 0;
-}
-
-const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id)
-{
-	int jid = gf__job_find(ctl, id);
-	return jid >= 0 ? ctl->jr[jid].job : NULL;
-}
-
-int gf_ctl_job_usage(struct gf_ctl *ctl, const char *id, int64_t gpu_ms)
-{
-	int jid = gf__job_find(ctl, id);
-	if (jid < 0)
-		return GF_ENOTFOUND;
-	if (gpu_ms < 0)
-		return GF_EINVAL;
-	struct gf_job *j = ctl->jr[jid].job;
-	j->gpu_ms =
-		gpu_ms > INT64_MAX - j->gpu_ms ? INT64_MAX : j->gpu_ms + gpu_ms;
-	return 0;
-}
-
-int gf_ctl_njobs(const struct gf_ctl *ctl)
-{
-	return ctl->njr;
-}
-
-const struct gf_job *gf_ctl_job_at(const struct gf_ctl *ctl, int i)
-{
-	return i >= 0 && i < ctl->njr ? ctl->jr[ctl->by_seq[i]].job : NULL;
-}
-
-/* The job named id in a state the call allows, or an error. */
-static int lookup(struct gf_ctl *ctl, const char *id, int64_t now_ms,
-		  bool running_only, struct gf_err *e)
-{
-	gf_err_clear(e);
-	int jid = gf__job_get(ctl, id, e);
-	if (jid < 0)
-		return jid;
-	const struct gf_job *job = ctl->jr[jid].job;
-	if (gf_job_is_final(job->state) ||
-	    (running_only && job->state != GF_JOB_RUNNING))
-		return gf_err_set(e, GF_ECONFLICT, "job %s is %s", job->id,
-				  gf_job_state_name(job->state));
-	if (now_ms <= 0)
-		return gf_err_set(e, GF_EINVAL,
-				  "time %lld: expected ms since the epoch",
-				  (long long)now_ms);
-	return jid;
-}
-
-int gf_ctl_cancel(struct gf_ctl *ctl, const char *id, int64_t now_ms,
-		  struct gf_err *e)
-{
-	int jid = lookup(ctl, id, now_ms, false, e);
-	if (jid < 0)
-		return jid;
-	gf__to_final(ctl, jid, GF_JOB_CANCELLED, now_ms, "cancelled");
-	return 0;
-}
-
-int gf_ctl_finish(struct gf_ctl *ctl, const char *id, int exit_code,
-		  int64_t now_ms, struct gf_err *e)
-{
-	int jid = lookup(ctl, id, now_ms, true, e);
-	if (jid < 0)
-		return jid;
-	char why[64];
-	gf_note(why, sizeof(why), "exited with code %d", exit_code);
-	ctl->jr[jid].job->exit_code = exit_code;
-	if (exit_code != 0)
-		gf__failed(ctl, jid, now_ms, why);
-	else
-		gf__to_final(ctl, jid, GF_JOB_SUCCEEDED, now_ms, why);
-	return 0;
-}
-
-int gf_ctl_requeue(struct gf_ctl *ctl, const char *id, const char *reason,
-		   int64_t now_ms, struct gf_err *e)
-{
-	int jid = lookup(ctl, id, now_ms, true, e);
-	if (jid < 0)
-		return jid;
-	gf__requeue(ctl, jid,
-		    reason == NULL || reason[0] == '\0' ? "node lost" : reason,
-		    now_ms);
-	return 0;
+	gf_free(t->jr);
+	gf_free(t->by_seq);
+	gf_hmap_release(&t->ids);
+	gf_free(t->running.v);
+	gf_free(t->holding.v);
+	gf_free(t->order.v);
+	gf_free(t->later.v);
+	memset(t, 0, sizeof(*t));
 }

@@ -87,17 +87,17 @@ void gf__typical_refresh(struct gf_ctl *ctl, bool force)
 	if (!force &&
 	    (ctl->typ_added < TYP_MIN || 4 * ctl->typ_added < ctl->typ_base))
 		return;
-	for (int i = 0; i < ctl->njr; i++)
-		if (counts(&ctl->jr[i]))
-			known += ctl->jr[i].job->spec.replicas;
+	for (int i = 0; i < ctl->jobs.n; i++)
+		if (counts(&ctl->jobs.jr[i]))
+			known += ctl->jobs.jr[i].job->spec.replicas;
 	ctl->typ_added = 0;
 	if (known < TYP_MIN)
 		return;
 	int64_t stride = (known + REQS_MAX - 1) / REQS_MAX, seen = 0;
 	struct gf_req *r = gf_calloc((size_t)(known / stride + 1), sizeof(*r));
 	int n = 0;
-	for (int i = 0; i < ctl->njr; i++) {
-		const struct gf__jrec *j = &ctl->jr[i];
+	for (int i = 0; i < ctl->jobs.n; i++) {
+		const struct gf__jrec *j = &ctl->jobs.jr[i];
 		if (!counts(j))
 			continue;
 		for (int k = 0; k < j->job->spec.replicas; k++, seen++)
