@@ -12,22 +12,6 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 
-void gf_jobjson_kv(struct gf_json *j, const char *key, const char *kvs)
-{
-	gf_json_obj_begin(j, key);
-	char *copy = gf_strdup(kvs), *save = NULL;
-	for (char *kv = strtok_r(copy, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (eq) {
-			*eq = '\0';
-			gf_json_str(j, kv, eq + 1);
-		}
-	}
-	gf_free(copy);
-	gf_json_obj_end(j);
-}
-
 static int bad(struct gf_err *e, const char *field, const char *what)
 {
 	return gf_err_set(e, GF_EINVAL, "'%s': %s", field, what);
@@ -253,7 +237,7 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	str_or_null(j, "mig_profile", s->mig_profile);
 	gf_json_int(j, "cpu_milli", s->cpu_milli);
 	gf_json_int(j, "memory_mib", s->memory_mib);
-	gf_jobjson_kv(j, "node_selector", s->node_selector);
+	gf_json_kv(j, "node_selector", s->node_selector);
 	gf_json_int(j, "max_runtime_s", s->max_runtime_s);
 	str_or_null(j, "command", s->command);
 	str_or_null(j, "reason", job->reason);
