@@ -196,6 +196,22 @@ bool gf__store_utf8_ok(const char *s, size_t len);
  * GF_ETOOBIG. */
 int gf__store_check_doc(const char *name, size_t nlen, const char *text,
 			size_t len, struct gf_err *e) GF_MUST_CHECK;
+/* How a table of keyed documents (nodes, services) is read back: its
+ * SELECT of name, text and one whole number, its words for messages
+ * ("nodes: node 'n1': ..."), the number's range and what a row out of
+ * it (or with a NULL) is called. */
+struct gf__doc_table {
+	const char *sql;
+	const char *table, *what;
+	int64_t lo, hi;
+	const char *null_msg, *range_msg;
+};
+/* Every row of table t by fn(name, text, len, number, arg) once all of
+ * them passed gf__store_check_doc and the range (prefixed errors). */
+int gf__store_load_docs(struct gf_store *s, const struct gf__doc_table *t,
+			int (*fn)(const char *name, const char *text,
+				  size_t len, int64_t v, void *arg),
+			void *arg, struct gf_err *e) GF_MUST_CHECK;
 /* GF_ECONFLICT (prefixed) unless this store leads. */
 int gf__store_leader_only(struct gf_store *s, struct gf_err *e) GF_MUST_CHECK;
 /* A whole decimal integer cell. */
