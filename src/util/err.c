@@ -7,19 +7,31 @@
 
 #include <gpufleet/err.h>
 
+/* The codes of GF_ERRNO_MAP: the one table of names and messages. */
+static const struct {
+	int code;
+	const char *name, *msg;
+} codes[] = {
+#define GF__ERR_ROW(name, val, msg) { val, "GF_" #name, msg },
+	GF_ERRNO_MAP(GF__ERR_ROW)
+#undef GF__ERR_ROW
+};
+
+static int find(int code)
+{
+	for (int i = 0; i < (int)(sizeof(codes) / sizeof(codes[0])); i++)
+		if (codes[i].code == code)
+			return i;
+	return -1;
+}
+
 const char *gf_strerror(int code)
 {
-	switch (code) {
-	case 0:
+	int i = find(code);
+	if (code == 0)
 		return "success";
-#define GF__ERR_MSG(name, val, msg) \
-	case val:                   \
-		return msg;
-		GF_ERRNO_MAP(GF__ERR_MSG)
-#undef GF__ERR_MSG
-	default:
-		break;
-	}
+	if (i >= 0)
+		return codes[i].msg;
 	if (code < 0 && code > -4000) {
 		static _Thread_local char buf[128];
 		int en = -code;
@@ -32,17 +44,12 @@ const char *gf_strerror(int code)
 
 const char *gf_err_name(int code)
 {
-	switch (code) {
-	case 0:
+	int i = find(code);
+	if (code == 0)
 		return "OK";
-#define GF__ERR_NAME(name, val, msg) \
-	case val:                    \
-		return "GF_" #name;
-		GF_ERRNO_MAP(GF__ERR_NAME)
-#undef GF__ERR_NAME
-	default:
-		return code < 0 && code > -4000 ? "ERRNO" : "UNKNOWN";
-	}
+	if (i >= 0)
+		return codes[i].name;
+	return code < 0 && code > -4000 ? "ERRNO" : "UNKNOWN";
 }
 
 int gf_err_set(struct gf_err *e, int code, const char *fmt, ...)
