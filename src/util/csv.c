@@ -104,21 +104,31 @@ const char *gf_csv_get(const struct gf_csv *c, int i)
 	return i >= 0 && i < c->nfield ? c->field[i] : "";
 }
 
-/* An error about field name of the current row: "PATH:LINE: field
- * 'NAME': " and what fmt says. */
-static int bad_field(const struct gf_csv *c, const char *name, int code,
-		     struct gf_err *e, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int bad_field(const struct gf_csv *c, const char *name, int code,
-		     struct gf_err *e, const char *fmt, ...)
+/* The verdict on field name of the current row, text s: not parsed
+ * (GF_EPARSE "PATH:LINE: field 'NAME': expected WHAT, got 'S'"), out of
+ * range (GF_ERANGE, what fmt says), or 0. */
+static int verdict(const struct gf_csv *c, const char *name, const char *s,
+		   bool parsed, const char *what, bool in_range,
+		   struct gf_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+static int verdict(const struct gf_csv *c, const char *name, const char *s,
+		   bool parsed, const char *what, bool in_range,
+		   struct gf_err *e, const char *fmt, ...)
 {
-	char what[256];
+	if (!parsed)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%ld: field '%s': expected %s, got "
+				  "'%.40s'",
+				  c->path, c->line, name, what, s);
+	if (in_range)
+		return 0;
+	char range[128];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	vsnprintf(range, sizeof(range), fmt, ap);
 	va_end(ap);
-	return gf_err_set(e, code, "%s:%ld: field '%s': %s", c->path, c->line,
-			  name, what);
+	return gf_err_set(e, GF_ERANGE, "%s:%ld: field '%s': %s", c->path,
+			  c->line, name, range);
 }
 
 int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
@@ -128,14 +138,12 @@ int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
 	char *end;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno)
-		return bad_field(c, name, GF_EPARSE, e,
-				 "expected an integer, got '%.40s'", s);
-	if (v < lo || v > hi)
-		return bad_field(c, name, GF_ERANGE, e,
-				 "%lld is outside %lld..%lld", v, lo, hi);
-	*out = v;
-	return 0;
+	int rc = verdict(c, name, s, *s && !*end && !errno, "an integer",
+			 v >= lo && v <= hi, e, "%lld is outside %lld..%lld", v,
+			 lo, hi);
+	if (rc == 0)
+		*out = v;
+	return rc;
 }
 
 int gf_csv_num(const struct gf_csv *c, int i, const char *name, double lo,
@@ -153,14 +161,12 @@ int gf_csv_num(const struct gf_csv *c, int i, const char *name, double lo,
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (*s == '\0' || *end != '\0' || errno || !isfinite(v))
-		return bad_field(c, name, GF_EPARSE, e,
-				 "expected a number, got '%.40s'", s);
-	if (v < lo || v > hi)
-		return bad_field(c, name, GF_ERANGE, e,
-				 "%.40s is outside %g..%g", s, lo, hi);
-	*out = v;
-	return 0;
+	int rc = verdict(c, name, s, *s && !*end && !errno && isfinite(v),
+			 "a number", v >= lo && v <= hi, e,
+			 "%.40s is outside %g..%g", s, lo, hi);
+	if (rc == 0)
+		*out = v;
+	return rc;
 }
 
 int gf_csv_require(const struct gf_csv *c, const char *name, struct gf_err *e)
