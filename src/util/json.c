@@ -454,3 +454,11 @@ void gf_json_kv(struct gf_json *j, const char *key, const char *kvs)
 	gf_free(copy);
 	gf_json_obj_end(j);
 }
+
+void gf_json_str_or_null(struct gf_json *j, const char *key, const char *v)
+{
+	if (v && *v)
+		gf_json_str(j, key, v);
+	else
+		gf_json_null(j, key);
+}
