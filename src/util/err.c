@@ -7,31 +7,31 @@
 
 #include <gpufleet/err.h>
 
-/* The codes of GF_ERRNO_MAP: the one table of names and messages. */
-static const struct {
+/* 0 and the codes of GF_ERRNO_MAP: the one table of names and
+ * messages. */
+struct code {
 	int code;
 	const char *name, *msg;
-} codes[] = {
+};
+static const struct code codes[] = { { 0, "OK", "success" },
 #define GF__ERR_ROW(name, val, msg) { val, "GF_" #name, msg },
-	GF_ERRNO_MAP(GF__ERR_ROW)
+				     GF_ERRNO_MAP(GF__ERR_ROW)
 #undef GF__ERR_ROW
 };
 
-static int find(int code)
+static const struct code *find(int code)
 {
-	for (int i = 0; i < (int)(sizeof(codes) / sizeof(codes[0])); i++)
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		if (codes[i].code == code)
-			return i;
-	return -1;
+			return &codes[i];
+	return NULL;
 }
 
 const char *gf_strerror(int code)
 {
-	int i = find(code);
-	if (code == 0)
-		return "success";
-	if (i >= 0)
-		return codes[i].msg;
+	const struct code *c = find(code);
+	if (c)
+		return c->msg;
 	if (code < 0 && code > -4000) {
 		static _Thread_local char buf[128];
 		int en = -code;
@@ -44,11 +44,9 @@ const char *gf_strerror(int code)
 
 const char *gf_err_name(int code)
 {
-	int i = find(code);
-	if (code == 0)
-		return "OK";
-	if (i >= 0)
-		return codes[i].name;
+	const struct code *c = find(code);
+	if (c)
+		return c->name;
 	return code < 0 && code > -4000 ? "ERRNO" : "UNKNOWN";
 }
 
