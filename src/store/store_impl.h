@@ -206,6 +206,15 @@ struct gf__doc_table {
 	int64_t lo, hi;
 	const char *null_msg, *range_msg;
 };
+/* Write the row of a keyed document: sql (an upsert of $1 name, $2 text,
+ * then the nv (at most 2) whole numbers v) once name and text pass
+ * gf__store_check_doc and this store leads.  Prefixed errors. */
+int gf__store_put_doc(struct gf_store *s, const char *sql, const char *name,
+		      const char *text, size_t len, const int64_t *v, int nv,
+		      struct gf_err *e) GF_MUST_CHECK;
+/* sql (a DELETE of $1 name) where this store leads. */
+int gf__store_delete_doc(struct gf_store *s, const char *sql, const char *name,
+			 struct gf_err *e) GF_MUST_CHECK;
 /* Every row of table t by fn(name, text, len, number, arg) once all of
  * them passed gf__store_check_doc and the range (prefixed errors). */
 int gf__store_load_docs(struct gf_store *s, const struct gf__doc_table *t,

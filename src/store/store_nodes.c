@@ -51,32 +51,30 @@ int gf__store_leader_only(struct gf_store *s, struct gf_err *e)
 	return gf__store_err_prefix(s, e);
 }
 
-int gf_store_put_node(struct gf_store *s, const char *name,
-		      const char *inventory, size_t len, int64_t now_ms,
+int gf__store_put_doc(struct gf_store *s, const char *sql, const char *name,
+		      const char *text, size_t len, const int64_t *v, int nv,
 		      struct gf_err *e)
 {
 	int rc;
 	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
-	if ((rc = gf__store_check_doc(name, nlen, inventory, len, e)))
+	if ((rc = gf__store_check_doc(name, nlen, text, len, e)))
 		return gf__store_err_prefix(s, e);
 	if ((rc = gf__store_leader_only(s, e)))
 		return rc;
-	const struct gf__param p[3] = {
+	struct gf__param p[4] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
-		{ .kind = GF__P_TEXT, .s = inventory, .len = len },
-		{ .kind = GF__P_INT, .i = now_ms },
+		{ .kind = GF__P_TEXT, .s = text, .len = len },
 	};
-	rc = s->ops->exec_params(
-		s,
-		"INSERT INTO nodes (name, inventory, registered_ms) "
-		"VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET "
-		"inventory = excluded.inventory, "
-		"registered_ms = excluded.registered_ms",
-		3, p, e);
+	if (nv > 2)
+		nv = 2;
+	for (int i = 0; i < nv; i++)
+		p[2 + i] = (struct gf__param){ .kind = GF__P_INT, .i = v[i] };
+	rc = s->ops->exec_params(s, sql, 2 + nv, p, e);
 	return rc ? gf__store_err_prefix(s, e) : 0;
 }
 
-int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
+int gf__store_delete_doc(struct gf_store *s, const char *sql, const char *name,
+			 struct gf_err *e)
 {
 	int rc;
 	if ((rc = gf__store_leader_only(s, e)))
@@ -84,9 +82,27 @@ int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
 	const struct gf__param p[1] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = strlen(name) },
 	};
-	rc = s->ops->exec_params(s, "DELETE FROM nodes WHERE name = $1", 1, p,
-				 e);
+	rc = s->ops->exec_params(s, sql, 1, p, e);
 	return rc ? gf__store_err_prefix(s, e) : 0;
+}
+
+int gf_store_put_node(struct gf_store *s, const char *name,
+		      const char *inventory, size_t len, int64_t now_ms,
+		      struct gf_err *e)
+{
+	return gf__store_put_doc(
+		s,
+		"INSERT INTO nodes (name, inventory, registered_ms) "
+		"VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET "
+		"inventory = excluded.inventory, "
+		"registered_ms = excluded.registered_ms",
+		name, inventory, len, &now_ms, 1, e);
+}
+
+int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
+{
+	return gf__store_delete_doc(s, "DELETE FROM nodes WHERE name = $1",
+				    name, e);
 }
 
 struct doc_row {

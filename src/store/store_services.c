@@ -20,45 +20,30 @@ int gf_store_put_service(struct gf_store *s, const char *name, const char *spec,
 			 size_t len, int replicas, int64_t now_ms,
 			 struct gf_err *e)
 {
-	int rc;
 	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
-	if ((rc = gf__store_check_doc(name, nlen, spec, len, e)))
+	/* the document's errors first, as gf__store_put_doc says them */
+	if (gf__store_check_doc(name, nlen, spec, len, e))
 		return gf__store_err_prefix(s, e);
 	if (replicas < 0 || replicas > GF_STORE_SERVICE_MAX) {
 		gf_err_set(e, GF_EINVAL, "service '%s': %d replicas (0 to %d)",
 			   name, replicas, GF_STORE_SERVICE_MAX);
 		return gf__store_err_prefix(s, e);
 	}
-	if ((rc = gf__store_leader_only(s, e)))
-		return rc;
-	const struct gf__param p[4] = {
-		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
-		{ .kind = GF__P_TEXT, .s = spec, .len = len },
-		{ .kind = GF__P_INT, .i = replicas },
-		{ .kind = GF__P_INT, .i = now_ms },
-	};
-	rc = s->ops->exec_params(
+	const int64_t v[2] = { replicas, now_ms };
+	return gf__store_put_doc(
 		s,
 		"INSERT INTO services (name, spec, replicas, updated_ms) "
 		"VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
 		"spec = excluded.spec, replicas = excluded.replicas, "
 		"updated_ms = excluded.updated_ms",
-		4, p, e);
-	return rc ? gf__store_err_prefix(s, e) : 0;
+		name, spec, len, v, 2, e);
 }
 
 int gf_store_delete_service(struct gf_store *s, const char *name,
 			    struct gf_err *e)
 {
-	int rc;
-	if ((rc = gf__store_leader_only(s, e)))
-		return rc;
-	const struct gf__param p[1] = {
-		{ .kind = GF__P_TEXT, .s = name, .len = strlen(name) },
-	};
-	rc = s->ops->exec_params(s, "DELETE FROM services WHERE name = $1", 1,
-				 p, e);
-	return rc ? gf__store_err_prefix(s, e) : 0;
+	return gf__store_delete_doc(s, "DELETE FROM services WHERE name = $1",
+				    name, e);
 }
 
 struct svc_fn {
