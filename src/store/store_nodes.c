@@ -105,6 +105,17 @@ int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
 				    name, e);
 }
 
+/* clang-format off */
+const struct gf__doc_table gf__store_docs[] = {
+	[GF__DOC_NODES] = { "SELECT name, inventory, registered_ms FROM nodes ORDER BY name",
+		"nodes", "node", 0, INT64_MAX, "NULL where a value belongs",
+		"column 'registered_ms': not a time" },
+	[GF__DOC_SERVICES] = { "SELECT name, spec, replicas FROM services ORDER BY name",
+		"services", "service", 0, GF_STORE_SERVICE_MAX,
+		"a NULL or a count out of range", "a NULL or a count out of range" },
+};
+/* clang-format on */
+
 struct doc_row {
 	char *name, *text;
 	size_t len;
@@ -170,13 +181,13 @@ static int take_doc(const struct gf__cell *c, void *arg)
 	return 0;
 }
 
-int gf__store_load_docs(struct gf_store *s, const struct gf__doc_table *t,
+int gf__store_load_docs(struct gf_store *s, int table,
 			int (*fn)(const char *name, const char *text,
 				  size_t len, int64_t v, void *arg),
 			void *arg, struct gf_err *e)
 {
-	struct doc_rows l = { .t = t, .e = e };
-	int rc = s->ops->select(s, t->sql, 3, take_doc, &l, e);
+	struct doc_rows l = { .t = &gf__store_docs[table], .e = e };
+	int rc = s->ops->select(s, l.t->sql, 3, take_doc, &l, e);
 	if (rc)
 		gf__store_err_prefix(s, e);
 	for (size_t i = 0; i < l.n; i++) {
@@ -195,17 +206,7 @@ int gf_store_load_nodes(struct gf_store *s,
 				  size_t len, int64_t registered_ms, void *arg),
 			void *arg, struct gf_err *e)
 {
-	static const struct gf__doc_table nodes = {
-		.sql = "SELECT name, inventory, registered_ms FROM nodes "
-		       "ORDER BY name",
-		.table = "nodes",
-		.what = "node",
-		.lo = 0,
-		.hi = INT64_MAX,
-		.null_msg = "NULL where a value belongs",
-		.range_msg = "column 'registered_ms': not a time",
-	};
-	return gf__store_load_docs(s, &nodes, fn, arg, e);
+	return gf__store_load_docs(s, GF__DOC_NODES, fn, arg, e);
 }
 
 int gf_store_node_drain(struct gf_store *s, const char *name,

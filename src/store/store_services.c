@@ -64,15 +64,6 @@ int gf_store_load_services(struct gf_store *s,
 				     size_t len, int replicas, void *arg),
 			   void *arg, struct gf_err *e)
 {
-	static const struct gf__doc_table services = {
-		.sql = "SELECT name, spec, replicas FROM services ORDER BY name",
-		.table = "services",
-		.what = "service",
-		.lo = 0,
-		.hi = GF_STORE_SERVICE_MAX,
-		.null_msg = "a NULL or a count out of range",
-		.range_msg = "a NULL or a count out of range",
-	};
 	struct svc_fn f = { fn, arg };
-	return gf__store_load_docs(s, &services, take_service, &f, e);
+	return gf__store_load_docs(s, GF__DOC_SERVICES, take_service, &f, e);
 }
