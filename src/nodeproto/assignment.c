@@ -198,19 +198,23 @@ static int read_layout_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
 	return gf__np_each(r, v, "instances", true, 8, read_inst_at, l, &l->n);
 }
 
-int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
-			   struct gf_err *e)
+/* After the generation: the assignments, the MIG layouts. */
+static int read_lists(struct gf_np_rd *r, const struct gf_jv *v, void *out)
 {
-	struct gf_np_rd r;
+	struct gf_np_assignments *a = out;
 	int rc;
-	if ((rc = gf__np_begin(&r, v, a, sizeof(*a), e)) ||
-	    (rc = gf__np_fields_read(&r, v, gen_fields, a)) ||
-	    (rc = gf__np_each_new(&r, v, "assignments", true, GF_NP_MAX_RUNNING,
+	if ((rc = gf__np_each_new(r, v, "assignments", true, GF_NP_MAX_RUNNING,
 				  sizeof(*a->v), &a->v, read_one_at, &a->n)) ||
-	    (rc = gf__np_each(&r, v, "mig_layouts", false, GF_CNODE_MAX_GPUS,
+	    (rc = gf__np_each(r, v, "mig_layouts", false, GF_CNODE_MAX_GPUS,
 			      read_layout_at, a->layouts, &a->nlayouts)))
 		gf_np_assignments_release(a);
 	return rc;
+}
+
+int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
+			   struct gf_err *e)
+{
+	return gf__np_doc(v, a, sizeof(*a), gen_fields, read_lists, e);
 }
 
 void gf_np_mig_layouts_write(struct gf_json *j,

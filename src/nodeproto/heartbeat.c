@@ -121,37 +121,40 @@ static int read_gpu_pods_at(struct gf_np_rd *r, const struct gf_jv *g, size_t i,
 		  : gf__np_walk(r, "pods", pods, read_pod_at, gp, &gp->npods);
 }
 
-int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
-			 struct gf_err *e)
+/* After the generation: health, running, reports, gpu_pods. */
+static int read_lists(struct gf_np_rd *r, const struct gf_jv *v, void *out)
 {
-	struct gf_np_rd r;
-	int rc;
-	if ((rc = gf__np_begin(&r, v, hb, sizeof(*hb), e)) ||
-	    (rc = gf__np_fields_read(&r, v, hb_fields, hb)) ||
-	    (rc = gf__np_each(&r, v, "health", false, GF_CNODE_MAX_GPUS,
-			      read_health_at, hb, &hb->nhealth)))
-		return rc;
+	struct gf_np_heartbeat *hb = out;
+	int rc = gf__np_each(r, v, "health", false, GF_CNODE_MAX_GPUS,
+			     read_health_at, hb, &hb->nhealth);
 	/* both arrays checked before their elements are read */
 	const struct gf_jv *run =
-		gf__np_arr(&r, v, "running", false, GF_NP_MAX_RUNNING, &rc);
-	const struct gf_jv *rep = rc ? NULL
-				     : gf__np_arr(&r, v, "reports", false,
-						  GF_NP_MAX_REPORTS, &rc);
+		rc ? NULL
+		   : gf__np_arr(r, v, "running", false, GF_NP_MAX_RUNNING, &rc);
+	const struct gf_jv *rep =
+		rc ? NULL
+		   : gf__np_arr(r, v, "reports", false, GF_NP_MAX_REPORTS, &rc);
 	if (rc)
 		return rc;
 	if (gf_jv_len(run))
 		hb->running = gf_calloc(gf_jv_len(run), sizeof(*hb->running));
 	if (gf_jv_len(rep))
 		hb->reports = gf_calloc(gf_jv_len(rep), sizeof(*hb->reports));
-	if ((rc = gf__np_walk(&r, "running", run, read_ref_at, hb->running,
+	if ((rc = gf__np_walk(r, "running", run, read_ref_at, hb->running,
 			      &hb->nrunning)) ||
-	    (rc = gf__np_walk(&r, "reports", rep, read_report_at, hb->reports,
+	    (rc = gf__np_walk(r, "reports", rep, read_report_at, hb->reports,
 			      &hb->nreports)) ||
-	    (rc = gf__np_each_new(&r, v, "gpu_pods", false, GF_NP_MAX_GPU_PODS,
+	    (rc = gf__np_each_new(r, v, "gpu_pods", false, GF_NP_MAX_GPU_PODS,
 				  sizeof(*hb->gpu_pods), &hb->gpu_pods,
 				  read_gpu_pods_at, &hb->ngpu_pods)))
 		gf_np_heartbeat_release(hb);
 	return rc;
+}
+
+int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
+			 struct gf_err *e)
+{
+	return gf__np_doc(v, hb, sizeof(*hb), hb_fields, read_lists, e);
 }
 
 void gf_np_heartbeat_release(struct gf_np_heartbeat *hb)
@@ -194,17 +197,20 @@ void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb)
 	gf_json_arr_end(j);
 }
 
-int gf_np_ack_read(const struct gf_jv *v, struct gf_np_ack *a, struct gf_err *e)
+static int read_acked(struct gf_np_rd *r, const struct gf_jv *v, void *out)
 {
-	struct gf_np_rd r;
-	int rc;
-	if ((rc = gf__np_begin(&r, v, a, sizeof(*a), e)) ||
-	    (rc = gf__np_fields_read(&r, v, ack_fields, a)) ||
-	    (rc = gf__np_each_new(&r, v, "acked", false, GF_NP_MAX_REPORTS,
-				  sizeof(*a->acked), &a->acked, read_ref_at,
-				  &a->nacked)))
+	struct gf_np_ack *a = out;
+	int rc = gf__np_each_new(r, v, "acked", false, GF_NP_MAX_REPORTS,
+				 sizeof(*a->acked), &a->acked, read_ref_at,
+				 &a->nacked);
+	if (rc)
 		gf_np_ack_release(a);
 	return rc;
+}
+
+int gf_np_ack_read(const struct gf_jv *v, struct gf_np_ack *a, struct gf_err *e)
+{
+	return gf__np_doc(v, a, sizeof(*a), ack_fields, read_acked, e);
 }
 
 void gf_np_ack_release(struct gf_np_ack *a)

@@ -195,24 +195,28 @@ static int read_gpus(struct gf_np_rd *r, const struct gf_jv *obj,
 				read_mig_at, inv, &inv->nmig);
 }
 
+/* After address, agent_url, version: the rest of the inventory. */
+static int read_rest(struct gf_np_rd *r, const struct gf_jv *v, void *out)
+{
+	struct gf_np_inventory *inv = out;
+	int rc;
+	if ((rc = read_labels(r, v, inv->labels, sizeof(inv->labels))) ||
+	    (rc = gf__np_fields_read(r, v, size_fields, inv)) ||
+	    (rc = read_gpus(r, v, inv)) || (rc = read_topo(r, v, inv)))
+		return rc;
+	if (inv->ngpus > 0 && !inv->gpu_model[0])
+		return gf__np_bad(r, "gpu_model", "required with GPUs");
+	const struct gf_jv *topo = gf_jv_get(v, "topology");
+	if (topo && gf_jv_type(topo) != GF_JV_OBJ)
+		return gf__np_bad(r, "topology",
+				  "expected an object (topo --json)");
+	return 0;
+}
+
 int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
 			 struct gf_err *e)
 {
-	struct gf_np_rd r;
-	int rc;
-	if ((rc = gf__np_begin(&r, v, inv, sizeof(*inv), e)) ||
-	    (rc = gf__np_fields_read(&r, v, where_fields, inv)) ||
-	    (rc = read_labels(&r, v, inv->labels, sizeof(inv->labels))) ||
-	    (rc = gf__np_fields_read(&r, v, size_fields, inv)) ||
-	    (rc = read_gpus(&r, v, inv)) || (rc = read_topo(&r, v, inv)))
-		return rc;
-	if (inv->ngpus > 0 && !inv->gpu_model[0])
-		return gf__np_bad(&r, "gpu_model", "required with GPUs");
-	const struct gf_jv *topo = gf_jv_get(v, "topology");
-	if (topo && gf_jv_type(topo) != GF_JV_OBJ)
-		return gf__np_bad(&r, "topology",
-				  "expected an object (topo --json)");
-	return 0;
+	return gf__np_doc(v, inv, sizeof(*inv), where_fields, read_rest, e);
 }
 
 static void write_topo(struct gf_json *j, const struct gf_gpu_topo *t)

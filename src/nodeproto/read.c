@@ -261,13 +261,16 @@ int gf__np_each_new(struct gf_np_rd *r, const struct gf_jv *obj,
 	return gf__np_walk(r, key, arr, fn, v, n);
 }
 
-int gf__np_begin(struct gf_np_rd *r, const struct gf_jv *v, void *out,
-		 size_t size, struct gf_err *e)
+int gf__np_doc(const struct gf_jv *v, void *out, size_t size,
+	       const struct gf__np_field *t, gf__np_rest_fn fn,
+	       struct gf_err *e)
 {
-	memset(r, 0, sizeof(*r));
-	r->e = e;
+	struct gf_np_rd r = { .e = e };
+	int rc;
 	memset(out, 0, size);
 	if (gf_jv_type(v) != GF_JV_OBJ)
 		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
-	return 0;
+	if ((rc = gf__np_fields_read(&r, v, t, out)))
+		return rc;
+	return fn(&r, v, out);
 }

@@ -100,10 +100,14 @@ int gf__np_each(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
 int gf__np_each_new(struct gf_np_rd *r, const struct gf_jv *obj,
 		    const char *key, bool required, size_t max, size_t elem,
 		    void *out, gf__np_each_fn fn, int *n) GF_MUST_CHECK;
-/* A document: *r reports into e, the size bytes at out zeroed, an error
- * unless v is a JSON object. */
-int gf__np_begin(struct gf_np_rd *r, const struct gf_jv *v, void *out,
-		 size_t size, struct gf_err *e) GF_MUST_CHECK;
+/* A document into out (size bytes, zeroed first): an error unless v is
+ * a JSON object, its members by table t, then the rest by fn(r, v, out)
+ * (which releases what it took when it fails).  Errors into e. */
+typedef int (*gf__np_rest_fn)(struct gf_np_rd *r, const struct gf_jv *v,
+			      void *out);
+int gf__np_doc(const struct gf_jv *v, void *out, size_t size,
+	       const struct gf__np_field *t, gf__np_rest_fn fn,
+	       struct gf_err *e) GF_MUST_CHECK;
 /* An error unless v is an object. */
 int gf__np_obj(struct gf_np_rd *r, const struct gf_jv *v) GF_MUST_CHECK;
 
