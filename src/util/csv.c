@@ -104,6 +104,19 @@ const char *gf_csv_get(const struct gf_csv *c, int i)
 	return i >= 0 && i < c->nfield ? c->field[i] : "";
 }
 
+/* GF_ERANGE: "PATH:LINE: field 'NAME': " and what fmt says. */
+static int out_of_range(const struct gf_csv *c, const char *name,
+			struct gf_err *e, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static int out_of_range(const struct gf_csv *c, const char *name,
+			struct gf_err *e, const char *fmt, va_list ap)
+{
+	char range[128];
+	vsnprintf(range, sizeof(range), fmt, ap);
+	return gf_err_set(e, GF_ERANGE, "%s:%ld: field '%s': %s", c->path,
+			  c->line, name, range);
+}
+
 /* The verdict on field name of the current row, text s: not parsed
  * (GF_EPARSE "PATH:LINE: field 'NAME': expected WHAT, got 'S'"), out of
  * range (GF_ERANGE, what fmt says), or 0. */
@@ -122,13 +135,11 @@ static int verdict(const struct gf_csv *c, const char *name, const char *s,
 				  c->path, c->line, name, what, s);
 	if (in_range)
 		return 0;
-	char range[128];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(range, sizeof(range), fmt, ap);
+	int rc = out_of_range(c, name, e, fmt, ap);
 	va_end(ap);
-	return gf_err_set(e, GF_ERANGE, "%s:%ld: field '%s': %s", c->path,
-			  c->line, name, range);
+	return rc;
 }
 
 int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
