@@ -105,8 +105,7 @@ static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 	gf_err_clear(&e);
 	int rc = gf_ctl_admit(s->ctl, &x->spec, &e);
 	if (rc) {
-		unsigned st = gf__status_of(rc);
-		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		gf__op_fail(op, rc, e.msg);
 		s->rejected++;
 		return;
 	}
@@ -126,8 +125,7 @@ static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 		gf_job_release(job);
 		gf_free(job);
 		s->seq--;
-		unsigned st = gf__status_of(rc);
-		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		gf__op_fail(op, rc, e.msg);
 		return;
 	}
 	memcpy(x->id, job->id, sizeof(x->id));
@@ -165,10 +163,7 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 	gf_json_str(&js, "state",
 		    gf_job_state_name(j ? j->state : GF_JOB_PENDING));
 	gf_json_obj_end(&js);
-	(void)gf_reply_json(op->req, 201,
-			    &b); /* a failed send: nothing to do */
-	gf_buf_release(&b);
-	gf__op_free(op);
+	gf__op_answer_close(op, 201, &b);
 }
 
 static void cancel_apply(struct gf_service *s, struct gf_op *op, int64_t now,
@@ -186,8 +181,7 @@ static void cancel_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 	}
 	int rc = gf_ctl_cancel(s->ctl, x->id, now, &e);
 	if (rc) {
-		unsigned st = gf__status_of(rc);
-		gf__op_error(op, st, gf__error_of(st), "%s", e.msg);
+		gf__op_fail(op, rc, e.msg);
 		return;
 	}
 	gf__batch_add(b, job);
@@ -204,10 +198,7 @@ static void cancel_answer(struct gf_service *s, struct gf_op *op)
 		return;
 	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, job_op(op)->id),
 			 gf_ctl_config(s->ctl));
-	(void)gf_reply_json(op->req, 200,
-			    &b); /* a failed send: nothing to do */
-	gf_buf_release(&b);
-	gf__op_free(op);
+	gf__op_answer_close(op, 200, &b);
 }
 
 static const struct gf_op_kind submit_kind = {

@@ -56,7 +56,7 @@ void gf__node_json(struct gf_json *j, const struct gf_service *s, int i)
 	gf_json_int(j, "cpu_free_milli", n->cpu_left);
 	gf_json_int(j, "memory_mib", n->mem_cap);
 	gf_json_int(j, "memory_free_mib", n->mem_left);
-	gf_jobjson_kv(j, "labels", x->labels);
+	gf_json_kv(j, "labels", x->labels);
 	gf_json_arr_begin(j, "gpus");
 	for (int g = 0; g < n->ngpus; g++) {
 		const char *uuid = gf__agents_uuid(s->ag, i, g);

@@ -213,10 +213,7 @@ static void admin_answer(struct gf_service *s, struct gf_op *op)
 		if (i >= 0)
 			gf__node_json(&j, s, i);
 	}
-	(void)gf_reply_json(op->req, 200,
-			    &b); /* a failed send: nothing to do */
-	gf_buf_release(&b);
-	gf__op_free(op);
+	gf__op_answer_close(op, 200, &b);
 }
 
 static void admin_release(struct gf_op *op)

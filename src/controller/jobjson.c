@@ -12,22 +12,6 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 
-void gf_jobjson_kv(struct gf_json *j, const char *key, const char *kvs)
-{
-	gf_json_obj_begin(j, key);
-	char *copy = gf_strdup(kvs), *save = NULL;
-	for (char *kv = strtok_r(copy, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (eq) {
-			*eq = '\0';
-			gf_json_str(j, kv, eq + 1);
-		}
-	}
-	gf_free(copy);
-	gf_json_obj_end(j);
-}
-
 static int bad(struct gf_err *e, const char *field, const char *what)
 {
 	return gf_err_set(e, GF_EINVAL, "'%s': %s", field, what);
@@ -181,14 +165,6 @@ static void time_field(struct gf_json *j, const char *key, int64_t ms)
 	gf_json_str(j, key, buf);
 }
 
-static void str_or_null(struct gf_json *j, const char *key, const char *s)
-{
-	if (s && *s)
-		gf_json_str(j, key, s);
-	else
-		gf_json_null(j, key);
-}
-
 static void placement(struct gf_json *j, const struct gf_job *job,
 		      const struct gf_ctl_config *cfg)
 {
@@ -202,13 +178,14 @@ static void placement(struct gf_json *j, const struct gf_job *job,
 			gf_json_int(j, NULL, p->gpus[g]);
 		gf_json_arr_end(j);
 		gf_json_int(j, "gpu_milli", p->gpu_milli);
-		str_or_null(j, "mig_profile", job->spec.mig_profile);
+		gf_json_str_or_null(j, "mig_profile", job->spec.mig_profile);
 		if (p->mig_start >= 0 && job->spec.mig_profile[0])
 			gf_json_int(j, "mig_start", p->mig_start);
-		str_or_null(j, "block",
-			    cfg && job->block >= 0 && job->block < cfg->nblocks
-				    ? cfg->blocks[job->block]
-				    : NULL);
+		gf_json_str_or_null(j, "block",
+				    cfg && job->block >= 0 &&
+						    job->block < cfg->nblocks
+					    ? cfg->blocks[job->block]
+					    : NULL);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);
@@ -248,15 +225,15 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	gf_json_str(j, "class", s->class_name);
 	gf_json_int(j, "replicas", s->replicas);
 	gf_json_int(j, "gpus", s->gpus);
-	str_or_null(j, "gpu_model", s->gpu_model);
+	gf_json_str_or_null(j, "gpu_model", s->gpu_model);
 	gf_json_int(j, "gpu_milli", s->gpu_milli);
-	str_or_null(j, "mig_profile", s->mig_profile);
+	gf_json_str_or_null(j, "mig_profile", s->mig_profile);
 	gf_json_int(j, "cpu_milli", s->cpu_milli);
 	gf_json_int(j, "memory_mib", s->memory_mib);
-	gf_jobjson_kv(j, "node_selector", s->node_selector);
+	gf_json_kv(j, "node_selector", s->node_selector);
 	gf_json_int(j, "max_runtime_s", s->max_runtime_s);
-	str_or_null(j, "command", s->command);
-	str_or_null(j, "reason", job->reason);
+	gf_json_str_or_null(j, "command", s->command);
+	gf_json_str_or_null(j, "reason", job->reason);
 	time_field(j, "submitted", job->submitted_ms);
 	time_field(j, "started", job->started_ms);
 	time_field(j, "ended", job->ended_ms);
@@ -272,7 +249,7 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 		gf_json_int(j, "exit_code", job->exit_code);
 	else
 		gf_json_null(j, "exit_code");
-	str_or_null(j, "service", s->service);
+	gf_json_str_or_null(j, "service", s->service);
 	/* GPU time its runs used, as the nodes reported it */
 	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
 	placement(j, job, cfg);

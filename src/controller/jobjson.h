@@ -26,10 +26,6 @@
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 		    struct gf_err *e) GF_MUST_CHECK;
 
-/* "k=v,k=v" (labels, a node selector) as the object {"k": "v", ...}
- * under key; an entry without '=' is left out. */
-void gf_jobjson_kv(struct gf_json *j, const char *key, const char *kvs);
-
 /*
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's
  * other fields, "reason", "submitted", "started", "ended" (RFC 3339 or

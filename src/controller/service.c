@@ -78,6 +78,19 @@ bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
 	return true;
 }
 
+void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_buf *b)
+{
+	(void)gf_reply_json(op->req, status, b);
+	gf_buf_release(b);
+	gf__op_free(op);
+}
+
+void gf__op_fail(struct gf_op *op, int rc, const char *msg)
+{
+	unsigned st = gf__status_of(rc);
+	gf__op_error(op, st, gf__error_of(st), "%s", msg);
+}
+
 void gf__op_free(struct gf_op *op)
 {
 	if (!op)

@@ -212,6 +212,10 @@ void gf__op_free(struct gf_op *op);
 void gf__op_error(struct gf_op *op, unsigned status, const char *error,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Set an op's answer to the error rc (a GF_E* code; its HTTP status
+ * and error word) with msg. */
+void gf__op_fail(struct gf_op *op, int rc, const char *msg);
+
 /* Answer a held request from an op's error fields. */
 void gf__op_reply_error(struct gf_op *op);
 
@@ -219,6 +223,10 @@ void gf__op_reply_error(struct gf_op *op);
  * false when the op failed: its error answered and the op freed. */
 bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
 			size_t cap);
+
+/* An op's JSON answer (b, from gf__op_answer_open) sent with status
+ * (a failed send: nothing to do), b released and the op freed. */
+void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_buf *b);
 
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);

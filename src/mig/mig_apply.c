@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "mig/apply.h"
+#include "mig/render.h"
 #include "mig/state.h"
 #include "topo/nvml.h"
 #include "util/fmt.h"
@@ -184,14 +185,11 @@ static bool same(const struct gf_mig_layout *a, const struct gf_mig_layout *b)
 	return true;
 }
 
+/* Whether layout l has instance in. */
 static bool holds(const struct gf_mig_layout *l,
 		  const struct gf_mig_instance *in)
 {
-	for (int j = 0; j < l->n; j++)
-		if (l->inst[j].profile == in->profile &&
-		    l->inst[j].start == in->start)
-			return true;
-	return false;
+	return gf__mig_holds(l->inst, l->n, in);
 }
 
 /*

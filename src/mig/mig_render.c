@@ -40,12 +40,11 @@ static void profile_counts(const struct gf_mig_model *m,
 		}
 }
 
-static bool is_fill(const struct gf_mig_gpu_plan *g,
-		    const struct gf_mig_instance *in)
+bool gf__mig_holds(const struct gf_mig_instance *v, int n,
+		   const struct gf_mig_instance *in)
 {
-	for (int j = 0; j < g->nfill; j++)
-		if (g->fill[j].profile == in->profile &&
-		    g->fill[j].start == in->start)
+	for (int j = 0; j < n; j++)
+		if (v[j].profile == in->profile && v[j].start == in->start)
 			return true;
 	return false;
 }
@@ -106,7 +105,9 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 			gf_buf_printf(out, " %c=%s@%d%s%s", 'A' + j,
 				      m->profiles[in->profile].name, in->start,
 				      in->busy ? "*" : "",
-				      is_fill(g, in) ? "+" : "");
+				      gf__mig_holds(g->fill, g->nfill, in)
+					      ? "+"
+					      : "");
 		}
 		gf_buf_putc(out, '\n');
 	}
@@ -180,6 +181,16 @@ static void json_inst(struct gf_json *j, const char *key,
 	gf_json_arr_end(j);
 }
 
+/* {PROFILE: v[k], ...} over the demands d[0..n-1]. */
+static void per_profile(struct gf_json *j, const char *key,
+			const struct gf_mig_demand *d, const int *v, int n)
+{
+	gf_json_obj_begin(j, key);
+	for (int k = 0; k < n; k++)
+		gf_json_int(j, d[k].profile, v[k]);
+	gf_json_obj_end(j);
+}
+
 int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 		       const struct gf_mig_demand *d,
 		       const struct gf_mig_plan *p, struct gf_buf *out)
@@ -223,22 +234,10 @@ int gf_mig_render_json(const struct gf_mig_gpu *gpus,
 	gf_json_double(&j, "bound_units", p->bound_units);
 	gf_json_double(&j, "bound_gpus", p->bound_gpus);
 	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "units");
-	for (int k = 0; k < p->ndemands; k++)
-		gf_json_int(&j, d[k].profile, p->units[k]);
-	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "served");
-	for (int k = 0; k < p->ndemands; k++)
-		gf_json_int(&j, d[k].profile, p->served[k]);
-	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "unserved");
-	for (int k = 0; k < p->ndemands; k++)
-		gf_json_int(&j, d[k].profile, p->unserved[k]);
-	gf_json_obj_end(&j);
-	gf_json_obj_begin(&j, "filled");
-	for (int k = 0; k < p->ndemands; k++)
-		gf_json_int(&j, d[k].profile, p->filled[k]);
-	gf_json_obj_end(&j);
+	per_profile(&j, "units", d, p->units, p->ndemands);
+	per_profile(&j, "served", d, p->served, p->ndemands);
+	per_profile(&j, "unserved", d, p->unserved, p->ndemands);
+	per_profile(&j, "filled", d, p->filled, p->ndemands);
 	gf_json_obj_end(&j);
 	return gf_json_error(&j);
 }
@@ -328,10 +327,8 @@ int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
 	for (int k = 0; k < p->ndemands; k++) {
 		const struct gf_mig_propose_demand *d = &p->demand[k];
 		gf_json_obj_begin(&j, NULL);
-		if (d->model)
-			gf_json_str(&j, "model", d->model->id);
-		else
-			gf_json_null(&j, "model");
+		gf_json_str_or_null(&j, "model",
+				    d->model ? d->model->id : NULL);
 		gf_json_str(&j, "profile", d->profile);
 		gf_json_int(&j, "count", d->count);
 		gf_json_int(&j, "met_before", p->met_before[k]);

@@ -12,28 +12,67 @@
 #include "nodeproto/read.h"
 #include "util/mem.h"
 
-static int read_gpus(struct gf_np_rd *r, const struct gf_jv *v,
-		     struct gf_np_assignment *a)
+#define A struct gf_np_assignment
+static const struct gf__np_field who_fields[] = {
+	GF__NP_STR(A, "name", false, name),
+	GF__NP_STR(A, "team", false, team),
+	{ 0 },
+};
+
+/* "mig": {"profile", "start", "uuid"} of the replica's instance */
+static const struct gf__np_field mig_fields[] = {
+	GF__NP_STR(A, "profile", true, mig_profile),
+	GF__NP_INT(A, "start", true, place.mig_start, 0, 7),
+	GF__NP_STR(A, "uuid", false, mig_uuid),
+	{ 0 },
+};
+
+static const struct gf__np_field size_fields[] = {
+	GF__NP_INT(A, "cpu_milli", false, cpu_milli, 0, GF_JOB_CPU_MILLI_MAX),
+	GF__NP_INT(A, "memory_mib", false, memory_mib, 0,
+		   GF_JOB_MEMORY_MIB_MAX),
+	GF__NP_INT(A, "max_runtime_s", false, max_runtime_s, 0,
+		   GF_JOB_RUNTIME_MAX_S),
+	{ 0 },
+};
+
+/* a gang's place in it: torchrun's variables */
+static const struct gf__np_field gang_fields[] = {
+	GF__NP_INT(A, "world_size", false, world_size, 1, GF_JOB_MAX_REPLICAS),
+	GF__NP_INT(A, "rank", false, rank, 0, GF_JOB_MAX_REPLICAS - 1),
+	GF__NP_INT(A, "local_rank", false, local_rank, 0,
+		   GF_JOB_MAX_REPLICAS - 1),
+	GF__NP_INT(A, "local_world_size", false, local_world_size, 1,
+		   GF_JOB_MAX_REPLICAS),
+	GF__NP_STR(A, "master_addr", false, master_addr),
+	GF__NP_INT(A, "master_port", false, master_port, 0, 65535),
+	{ 0 },
+};
+#undef A
+
+static const struct gf__np_field gen_fields[] = {
+	GF__NP_UINT(struct gf_np_assignments, "generation", true, generation),
+	{ 0 },
+};
+
+static const struct gf__np_field inst_fields[] = {
+	GF__NP_STR(struct gf_np_mig_inst, "profile", true, profile),
+	GF__NP_INT(struct gf_np_mig_inst, "start", true, start, 0, 7),
+	{ 0 },
+};
+
+/* Element i of "gpus" of the assignment ctx: {"index", "uuid"}. */
+static int read_gpu_at(struct gf_np_rd *r, const struct gf_jv *g, size_t i,
+		       void *ctx)
 {
-	int rc;
-	const struct gf_jv *gpus =
-		gf__np_arr(r, v, "gpus", true, GF_CNODE_MAX_GPUS, &rc);
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(gpus); i++) {
-		const struct gf_jv *g = gf_jv_at(gpus, i);
-		gf__np_enter(r, "gpus", i, saved, sizeof(saved));
-		if (gf_jv_type(g) != GF_JV_OBJ)
-			rc = gf__np_bad(r, "", "expected an object");
-		if (rc == 0)
-			rc = gf__np_int32(r, g, "index", true, 0,
-					  GF_CNODE_MAX_GPUS - 1,
-					  &a->place.gpus[i]);
-		if (rc == 0)
-			rc = gf__np_str(r, g, "uuid", false, a->uuids[i],
-					sizeof(a->uuids[i]));
-		gf__np_leave(r, saved);
-		a->place.ngpus = (int)i + 1;
-	}
+	struct gf_np_assignment *a = ctx;
+	int rc = gf__np_obj(r, g);
+	if (rc == 0)
+		rc = gf__np_int32(r, g, "index", true, 0, GF_CNODE_MAX_GPUS - 1,
+				  &a->place.gpus[i]);
+	if (rc == 0)
+		rc = gf__np_str(r, g, "uuid", false, a->uuids[i],
+				sizeof(a->uuids[i]));
 	return rc;
 }
 
@@ -49,12 +88,7 @@ static int read_mig(struct gf_np_rd *r, const struct gf_jv *v,
 	char saved[96];
 	gf__np_push(r, "mig", saved, sizeof(saved));
 	a->mig = true;
-	if ((rc = gf__np_str(r, m, "profile", true, a->mig_profile,
-			     sizeof(a->mig_profile))) == 0 &&
-	    (rc = gf__np_int32(r, m, "start", true, 0, 7,
-			       &a->place.mig_start)) == 0)
-		rc = gf__np_str(r, m, "uuid", false, a->mig_uuid,
-				sizeof(a->mig_uuid));
+	rc = gf__np_fields_read(r, m, mig_fields, a);
 	gf__np_leave(r, saved);
 	if (rc == 0 && a->place.ngpus != 1)
 		rc = gf__np_bad(r, "mig", "a MIG instance is on one GPU");
@@ -67,7 +101,8 @@ static int read_place(struct gf_np_rd *r, const struct gf_jv *v,
 	int rc;
 	a->place.node = -1; /* not sent: the node reading it */
 	a->place.mig_start = -1;
-	if ((rc = read_gpus(r, v, a)) ||
+	if ((rc = gf__np_each(r, v, "gpus", true, GF_CNODE_MAX_GPUS,
+			      read_gpu_at, a, &a->place.ngpus)) ||
 	    (rc = gf__np_int32(r, v, "gpu_milli", false, 0, 1000,
 			       &a->place.gpu_milli)))
 		return rc;
@@ -88,9 +123,7 @@ static void write_place(struct gf_json *j, const struct gf_np_assignment *a)
 	gf_json_int(j, "gpu_milli", p->gpu_milli);
 	if (a->mig) {
 		gf_json_obj_begin(j, "mig");
-		gf_json_str(j, "profile", a->mig_profile);
-		gf_json_int(j, "start", p->mig_start);
-		gf_json_str(j, "uuid", a->mig_uuid);
+		gf__np_fields_write(j, mig_fields, a);
 		gf_json_obj_end(j);
 	} else {
 		gf_json_null(j, "mig");
@@ -103,18 +136,7 @@ static int read_gang(struct gf_np_rd *r, const struct gf_jv *v,
 	int rc;
 	a->world_size = 1;
 	a->local_world_size = 1;
-	if ((rc = gf__np_int32(r, v, "world_size", false, 1,
-			       GF_JOB_MAX_REPLICAS, &a->world_size)) ||
-	    (rc = gf__np_int32(r, v, "rank", false, 0, GF_JOB_MAX_REPLICAS - 1,
-			       &a->rank)) ||
-	    (rc = gf__np_int32(r, v, "local_rank", false, 0,
-			       GF_JOB_MAX_REPLICAS - 1, &a->local_rank)) ||
-	    (rc = gf__np_int32(r, v, "local_world_size", false, 1,
-			       GF_JOB_MAX_REPLICAS, &a->local_world_size)) ||
-	    (rc = gf__np_str(r, v, "master_addr", false, a->master_addr,
-			     sizeof(a->master_addr))) ||
-	    (rc = gf__np_int32(r, v, "master_port", false, 0, 65535,
-			       &a->master_port)))
+	if ((rc = gf__np_fields_read(r, v, gang_fields, a)))
 		return rc;
 	if (a->rank >= a->world_size || a->local_rank >= a->local_world_size)
 		return gf__np_bad(r, "rank", "outside its world");
@@ -124,32 +146,20 @@ static int read_gang(struct gf_np_rd *r, const struct gf_jv *v,
 	return 0;
 }
 
-static int read_one(struct gf_np_rd *r, const struct gf_jv *v,
-		    struct gf_np_assignment *a)
+/* Element i of "assignments": the array ctx of struct gf_np_assignment. */
+static int read_one_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
+		       void *ctx)
 {
+	struct gf_np_assignment *a = (struct gf_np_assignment *)ctx + i;
 	int rc;
 	memset(a, 0, sizeof(*a));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf__np_bad(r, "", "expected an object");
-	int64_t cpu = 0;
-	if ((rc = gf__np_str(r, v, "job", true, a->ref.job,
-			     sizeof(a->ref.job))) ||
-	    (rc = gf__np_int32(r, v, "attempt", true, 1, INT32_MAX,
-			       &a->ref.attempt)) ||
-	    (rc = gf__np_int32(r, v, "replica", true, 0,
-			       GF_JOB_MAX_REPLICAS - 1, &a->ref.replica)) ||
-	    (rc = gf__np_str(r, v, "name", false, a->name, sizeof(a->name))) ||
-	    (rc = gf__np_str(r, v, "team", false, a->team, sizeof(a->team))) ||
+	if ((rc = gf__np_obj(r, v)) ||
+	    (rc = gf__np_fields_read(r, v, gf__np_ref_fields, &a->ref)) ||
+	    (rc = gf__np_fields_read(r, v, who_fields, a)) ||
 	    (rc = read_place(r, v, a)) ||
-	    (rc = gf__np_int(r, v, "cpu_milli", false, 0, GF_JOB_CPU_MILLI_MAX,
-			     &cpu)) ||
-	    (rc = gf__np_int(r, v, "memory_mib", false, 0,
-			     GF_JOB_MEMORY_MIB_MAX, &a->memory_mib)) ||
-	    (rc = gf__np_int(r, v, "max_runtime_s", false, 0,
-			     GF_JOB_RUNTIME_MAX_S, &a->max_runtime_s)) ||
+	    (rc = gf__np_fields_read(r, v, size_fields, a)) ||
 	    (rc = read_gang(r, v, a)))
 		return rc;
-	a->cpu_milli = (int32_t)cpu;
 	const struct gf_jv *cmd = gf_jv_get(v, "command");
 	if (cmd && gf_jv_type(cmd) != GF_JV_NULL) {
 		const char *c = gf_jv_str(cmd);
@@ -163,82 +173,48 @@ static int read_one(struct gf_np_rd *r, const struct gf_jv *v,
 	return 0;
 }
 
-static int read_layout(struct gf_np_rd *r, const struct gf_jv *v,
-		       struct gf_np_mig_layout *l)
+/* Element i of "instances" of the struct gf_np_mig_layout ctx. */
+static int read_inst_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
+			void *ctx)
 {
-	int rc;
-	memset(l, 0, sizeof(*l));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf__np_bad(r, "", "expected an object");
-	if ((rc = gf__np_int32(r, v, "gpu", true, 0, GF_CNODE_MAX_GPUS - 1,
-			       &l->gpu)))
-		return rc;
-	const struct gf_jv *in = gf__np_arr(r, v, "instances", true, 8, &rc);
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(in); i++) {
-		const struct gf_jv *x = gf_jv_at(in, i);
-		gf__np_enter(r, "instances", i, saved, sizeof(saved));
-		if (gf_jv_type(x) != GF_JV_OBJ)
-			rc = gf__np_bad(r, "", "expected an object");
-		if (rc == 0)
-			rc = gf__np_str(r, x, "profile", true,
-					l->inst[i].profile,
-					sizeof(l->inst[i].profile));
-		if (rc == 0)
-			rc = gf__np_int32(r, x, "start", true, 0, 7,
-					  &l->inst[i].start);
-		gf__np_leave(r, saved);
-		l->n = (int)i + 1;
-	}
-	return rc;
+	int rc = gf__np_obj(r, v);
+	return rc ? rc
+		  : gf__np_fields_read(
+			    r, v, inst_fields,
+			    &((struct gf_np_mig_layout *)ctx)->inst[i]);
 }
 
-static int read_layouts(struct gf_np_rd *r, const struct gf_jv *v,
-			struct gf_np_assignments *a)
+/* Element i of "mig_layouts": the array ctx of struct gf_np_mig_layout. */
+static int read_layout_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
+			  void *ctx)
 {
+	struct gf_np_mig_layout *l = (struct gf_np_mig_layout *)ctx + i;
 	int rc;
-	const struct gf_jv *arr =
-		gf__np_arr(r, v, "mig_layouts", false, GF_CNODE_MAX_GPUS, &rc);
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(arr); i++) {
-		gf__np_enter(r, "mig_layouts", i, saved, sizeof(saved));
-		rc = read_layout(r, gf_jv_at(arr, i), &a->layouts[i]);
-		gf__np_leave(r, saved);
-		a->nlayouts = (int)i + 1;
-	}
+	memset(l, 0, sizeof(*l));
+	if ((rc = gf__np_obj(r, v)) ||
+	    (rc = gf__np_int32(r, v, "gpu", true, 0, GF_CNODE_MAX_GPUS - 1,
+			       &l->gpu)))
+		return rc;
+	return gf__np_each(r, v, "instances", true, 8, read_inst_at, l, &l->n);
+}
+
+/* After the generation: the assignments, the MIG layouts. */
+static int read_lists(struct gf_np_rd *r, const struct gf_jv *v, void *out)
+{
+	struct gf_np_assignments *a = out;
+	int rc;
+	if ((rc = gf__np_each_new(r, v, "assignments", true, GF_NP_MAX_RUNNING,
+				  sizeof(*a->v), &a->v, read_one_at, &a->n)) ||
+	    (rc = gf__np_each(r, v, "mig_layouts", false, GF_CNODE_MAX_GPUS,
+			      read_layout_at, a->layouts, &a->nlayouts)))
+		gf_np_assignments_release(a);
 	return rc;
 }
 
 int gf_np_assignments_read(const struct gf_jv *v, struct gf_np_assignments *a,
 			   struct gf_err *e)
 {
-	struct gf_np_rd r = { .e = e };
-	int64_t gen = 0;
-	int rc;
-	memset(a, 0, sizeof(*a));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
-	if ((rc = gf__np_int(&r, v, "generation", true, 0, INT64_MAX, &gen)))
-		return rc;
-	a->generation = (uint64_t)gen;
-	const struct gf_jv *arr =
-		gf__np_arr(&r, v, "assignments", true, GF_NP_MAX_RUNNING, &rc);
-	if (rc)
-		return rc;
-	if (gf_jv_len(arr))
-		a->v = gf_calloc(gf_jv_len(arr), sizeof(*a->v));
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(arr); i++) {
-		gf__np_enter(&r, "assignments", i, saved, sizeof(saved));
-		rc = read_one(&r, gf_jv_at(arr, i), &a->v[i]);
-		gf__np_leave(&r, saved);
-		a->n = (int)i + 1;
-	}
-	if (rc == 0)
-		rc = read_layouts(&r, v, a);
-	if (rc)
-		gf_np_assignments_release(a);
-	return rc;
+	return gf__np_doc(v, a, sizeof(*a), gen_fields, read_lists, e);
 }
 
 void gf_np_mig_layouts_write(struct gf_json *j,
@@ -248,14 +224,8 @@ void gf_np_mig_layouts_write(struct gf_json *j,
 	for (int i = 0; i < n; i++) {
 		gf_json_obj_begin(j, NULL);
 		gf_json_int(j, "gpu", l[i].gpu);
-		gf_json_arr_begin(j, "instances");
-		for (int k = 0; k < l[i].n; k++) {
-			gf_json_obj_begin(j, NULL);
-			gf_json_str(j, "profile", l[i].inst[k].profile);
-			gf_json_int(j, "start", l[i].inst[k].start);
-			gf_json_obj_end(j);
-		}
-		gf_json_arr_end(j);
+		gf__np_list_write(j, "instances", inst_fields, l[i].inst,
+				  sizeof(l[i].inst[0]), l[i].n);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);
@@ -273,24 +243,14 @@ void gf_np_assignments_release(struct gf_np_assignments *a)
 void gf_np_assignment_write(struct gf_json *j, const struct gf_np_assignment *a)
 {
 	gf_json_obj_begin(j, NULL);
-	gf_json_str(j, "job", a->ref.job);
-	gf_json_int(j, "attempt", a->ref.attempt);
-	gf_json_int(j, "replica", a->ref.replica);
-	gf_json_str(j, "name", a->name);
-	gf_json_str(j, "team", a->team);
+	gf__np_fields_write(j, gf__np_ref_fields, &a->ref);
+	gf__np_fields_write(j, who_fields, a);
 	if (a->command)
 		gf_json_str(j, "command", a->command);
 	else
 		gf_json_null(j, "command");
 	write_place(j, a);
-	gf_json_int(j, "cpu_milli", a->cpu_milli);
-	gf_json_int(j, "memory_mib", a->memory_mib);
-	gf_json_int(j, "max_runtime_s", a->max_runtime_s);
-	gf_json_int(j, "world_size", a->world_size);
-	gf_json_int(j, "rank", a->rank);
-	gf_json_int(j, "local_rank", a->local_rank);
-	gf_json_int(j, "local_world_size", a->local_world_size);
-	gf_json_str(j, "master_addr", a->master_addr);
-	gf_json_int(j, "master_port", a->master_port);
+	gf__np_fields_write(j, size_fields, a);
+	gf__np_fields_write(j, gang_fields, a);
 	gf_json_obj_end(j);
 }

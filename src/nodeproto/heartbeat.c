@@ -10,39 +10,64 @@
 #include "nodeproto/read.h"
 #include "util/mem.h"
 
+static const struct gf__np_field run_fields[] = {
+	GF__NP_INT(struct gf_job_run, "started_ms", true, started_ms, 1,
+		   INT64_MAX),
+	GF__NP_INT(struct gf_job_run, "ended_ms", true, ended_ms, 1, INT64_MAX),
+	GF__NP_INT(struct gf_job_run, "exit_code", true, exit_code, -1,
+		   255 + 128),
+	GF__NP_INT(struct gf_job_run, "gpu_ms", true, gpu_ms, 0, INT64_MAX),
+	GF__NP_STR(struct gf_job_run, "reason", false, reason),
+	{ 0 },
+};
+
+static const struct gf__np_field health_fields[] = {
+	GF__NP_INT(struct gf_np_health, "index", true, index, 0,
+		   GF_CNODE_MAX_GPUS - 1),
+	GF__NP_BOOL(struct gf_np_health, "healthy", false, healthy),
+	GF__NP_STR(struct gf_np_health, "reason", false, reason),
+	{ 0 },
+};
+
+static const struct gf__np_field hb_fields[] = {
+	GF__NP_UINT(struct gf_np_heartbeat, "generation", false, generation),
+	{ 0 },
+};
+
+static const struct gf__np_field ack_fields[] = {
+	GF__NP_STR(struct gf_np_ack, "state", true, state),
+	GF__NP_UINT(struct gf_np_ack, "generation", true, generation),
+	GF__NP_INT(struct gf_np_ack, "heartbeat_ms", true, heartbeat_ms, 10,
+		   3600000),
+	GF__NP_INT(struct gf_np_ack, "fence_after_ms", true, fence_after_ms, 0,
+		   INT64_MAX),
+	{ 0 },
+};
+
 static int read_ref(struct gf_np_rd *r, const struct gf_jv *v,
 		    struct gf_np_ref *ref)
 {
-	int rc;
 	memset(ref, 0, sizeof(*ref));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf__np_bad(r, "", "expected an object");
-	if ((rc = gf__np_str(r, v, "job", true, ref->job, sizeof(ref->job))) ||
-	    (rc = gf__np_int32(r, v, "attempt", true, 1, INT32_MAX,
-			       &ref->attempt)) ||
-	    (rc = gf__np_int32(r, v, "replica", true, 0,
-			       GF_JOB_MAX_REPLICAS - 1, &ref->replica)))
-		return rc;
-	return 0;
+	int rc = gf__np_obj(r, v);
+	return rc ? rc : gf__np_fields_read(r, v, gf__np_ref_fields, ref);
 }
 
-static int read_report(struct gf_np_rd *r, const struct gf_jv *v,
-		       struct gf_np_report *rep)
+/* Element i of an array of struct gf_np_ref (ctx). */
+static int read_ref_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
+		       void *ctx)
 {
+	return read_ref(r, v, (struct gf_np_ref *)ctx + i);
+}
+
+/* Element i of an array of struct gf_np_report (ctx). */
+static int read_report_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
+			  void *ctx)
+{
+	struct gf_np_report *rep = (struct gf_np_report *)ctx + i;
 	struct gf_job_run *run = &rep->run;
 	int rc = read_ref(r, v, &rep->ref);
 	memset(run, 0, sizeof(*run));
-	if (rc ||
-	    (rc = gf__np_int(r, v, "started_ms", true, 1, INT64_MAX,
-			     &run->started_ms)) ||
-	    (rc = gf__np_int(r, v, "ended_ms", true, 1, INT64_MAX,
-			     &run->ended_ms)) ||
-	    (rc = gf__np_int32(r, v, "exit_code", true, -1, 255 + 128,
-			       &run->exit_code)) ||
-	    (rc = gf__np_int(r, v, "gpu_ms", true, 0, INT64_MAX,
-			     &run->gpu_ms)) ||
-	    (rc = gf__np_str(r, v, "reason", false, run->reason,
-			     sizeof(run->reason))))
+	if (rc || (rc = gf__np_fields_read(r, v, run_fields, run)))
 		return rc;
 	if (run->ended_ms < run->started_ms)
 		return gf__np_bad(r, "ended_ms", "before started_ms");
@@ -51,126 +76,85 @@ static int read_report(struct gf_np_rd *r, const struct gf_jv *v,
 	return 0;
 }
 
-static int read_health(struct gf_np_rd *r, const struct gf_jv *obj,
-		       struct gf_np_heartbeat *hb)
+/* Element i of "health" of the heartbeat ctx. */
+static int read_health_at(struct gf_np_rd *r, const struct gf_jv *g, size_t i,
+			  void *ctx)
 {
-	int rc;
-	const struct gf_jv *gpus =
-		gf__np_arr(r, obj, "health", false, GF_CNODE_MAX_GPUS, &rc);
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(gpus); i++) {
-		const struct gf_jv *g = gf_jv_at(gpus, i);
-		gf__np_enter(r, "health", i, saved, sizeof(saved));
-		hb->health[i].healthy = true;
-		hb->health[i].reason[0] = '\0';
-		if (gf_jv_type(g) != GF_JV_OBJ)
-			rc = gf__np_bad(r, "", "expected an object");
-		if (rc == 0)
-			rc = gf__np_int32(r, g, "index", true, 0,
-					  GF_CNODE_MAX_GPUS - 1,
-					  &hb->health[i].index);
-		if (rc == 0)
-			rc = gf__np_bool(r, g, "healthy", false,
-					 &hb->health[i].healthy);
-		if (rc == 0)
-			rc = gf__np_str(r, g, "reason", false,
-					hb->health[i].reason,
-					sizeof(hb->health[i].reason));
-		gf__np_leave(r, saved);
-		hb->nhealth = (int)i + 1;
-	}
-	return rc;
+	struct gf_np_health *h = &((struct gf_np_heartbeat *)ctx)->health[i];
+	h->healthy = true;
+	h->reason[0] = '\0';
+	int rc = gf__np_obj(r, g);
+	return rc ? rc : gf__np_fields_read(r, g, health_fields, h);
 }
 
-/* "gpu_pods": [{"uuid": "GPU-...", "pods": ["UID", ...]}, ...] */
-static int read_gpu_pods(struct gf_np_rd *r, const struct gf_jv *obj,
-			 struct gf_np_heartbeat *hb)
+/* Element k of "pods" of the struct gf_np_gpu_pods ctx: a pod's UID. */
+static int read_pod_at(struct gf_np_rd *r, const struct gf_jv *v, size_t k,
+		       void *ctx)
 {
-	int rc;
-	const struct gf_jv *a =
-		gf__np_arr(r, obj, "gpu_pods", false, GF_NP_MAX_GPU_PODS, &rc);
-	if (rc || !gf_jv_len(a))
+	const char *uid = gf_jv_str(v);
+	if (uid == NULL)
+		return gf__np_bad(r, "", "expected a string");
+	if (!uid[0])
+		return gf__np_bad(r, "", "empty");
+	if (strlen(uid) >= GF_NP_POD_UID_MAX)
+		return gf__np_bad(r, "", "longer than %d bytes",
+				  GF_NP_POD_UID_MAX - 1);
+	memcpy(((struct gf_np_gpu_pods *)ctx)->pods[k], uid, strlen(uid) + 1);
+	return 0;
+}
+
+/* Element i of "gpu_pods": the array ctx of struct gf_np_gpu_pods,
+ * {"uuid": "GPU-...", "pods": ["UID", ...]} */
+static int read_gpu_pods_at(struct gf_np_rd *r, const struct gf_jv *g, size_t i,
+			    void *ctx)
+{
+	struct gf_np_gpu_pods *gp = (struct gf_np_gpu_pods *)ctx + i;
+	int rc = gf__np_obj(r, g);
+	if (rc == 0)
+		rc = gf__np_str(r, g, "uuid", true, gp->uuid, sizeof(gp->uuid));
+	if (rc == 0 && !gp->uuid[0])
+		rc = gf__np_bad(r, "uuid", "empty");
+	const struct gf_jv *pods =
+		rc ? NULL
+		   : gf__np_arr(r, g, "pods", true, GF_NP_PODS_PER_GPU, &rc);
+	return rc ? rc
+		  : gf__np_walk(r, "pods", pods, read_pod_at, gp, &gp->npods);
+}
+
+/* After the generation: health, running, reports, gpu_pods. */
+static int read_lists(struct gf_np_rd *r, const struct gf_jv *v, void *out)
+{
+	struct gf_np_heartbeat *hb = out;
+	int rc = gf__np_each(r, v, "health", false, GF_CNODE_MAX_GPUS,
+			     read_health_at, hb, &hb->nhealth);
+	/* both arrays checked before their elements are read */
+	const struct gf_jv *run =
+		rc ? NULL
+		   : gf__np_arr(r, v, "running", false, GF_NP_MAX_RUNNING, &rc);
+	const struct gf_jv *rep =
+		rc ? NULL
+		   : gf__np_arr(r, v, "reports", false, GF_NP_MAX_REPORTS, &rc);
+	if (rc)
 		return rc;
-	hb->gpu_pods = gf_calloc(gf_jv_len(a), sizeof(*hb->gpu_pods));
-	char saved[96], saved2[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(a); i++) {
-		const struct gf_jv *g = gf_jv_at(a, i);
-		struct gf_np_gpu_pods *gp = &hb->gpu_pods[i];
-		hb->ngpu_pods = (int)i + 1;
-		gf__np_enter(r, "gpu_pods", i, saved, sizeof(saved));
-		if (gf_jv_type(g) != GF_JV_OBJ)
-			rc = gf__np_bad(r, "", "expected an object");
-		if (rc == 0)
-			rc = gf__np_str(r, g, "uuid", true, gp->uuid,
-					sizeof(gp->uuid));
-		if (rc == 0 && !gp->uuid[0])
-			rc = gf__np_bad(r, "uuid", "empty");
-		const struct gf_jv *pods =
-			rc ? NULL
-			   : gf__np_arr(r, g, "pods", true, GF_NP_PODS_PER_GPU,
-					&rc);
-		for (size_t k = 0; rc == 0 && k < gf_jv_len(pods); k++) {
-			const char *uid = gf_jv_str(gf_jv_at(pods, k));
-			gf__np_enter(r, "pods", k, saved2, sizeof(saved2));
-			if (uid == NULL)
-				rc = gf__np_bad(r, "", "expected a string");
-			else if (!uid[0])
-				rc = gf__np_bad(r, "", "empty");
-			else if (strlen(uid) >= GF_NP_POD_UID_MAX)
-				rc = gf__np_bad(r, "", "longer than %d bytes",
-						GF_NP_POD_UID_MAX - 1);
-			else
-				memcpy(gp->pods[k], uid, strlen(uid) + 1);
-			gf__np_leave(r, saved2);
-			gp->npods = (int)k + 1;
-		}
-		gf__np_leave(r, saved);
-	}
+	if (gf_jv_len(run))
+		hb->running = gf_calloc(gf_jv_len(run), sizeof(*hb->running));
+	if (gf_jv_len(rep))
+		hb->reports = gf_calloc(gf_jv_len(rep), sizeof(*hb->reports));
+	if ((rc = gf__np_walk(r, "running", run, read_ref_at, hb->running,
+			      &hb->nrunning)) ||
+	    (rc = gf__np_walk(r, "reports", rep, read_report_at, hb->reports,
+			      &hb->nreports)) ||
+	    (rc = gf__np_each_new(r, v, "gpu_pods", false, GF_NP_MAX_GPU_PODS,
+				  sizeof(*hb->gpu_pods), &hb->gpu_pods,
+				  read_gpu_pods_at, &hb->ngpu_pods)))
+		gf_np_heartbeat_release(hb);
 	return rc;
 }
 
 int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,
 			 struct gf_err *e)
 {
-	struct gf_np_rd r = { .e = e };
-	int64_t gen = 0;
-	int rc;
-	memset(hb, 0, sizeof(*hb));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
-	if ((rc = gf__np_int(&r, v, "generation", false, 0, INT64_MAX, &gen)) ||
-	    (rc = read_health(&r, v, hb)))
-		return rc;
-	hb->generation = (uint64_t)gen;
-	const struct gf_jv *run =
-		gf__np_arr(&r, v, "running", false, GF_NP_MAX_RUNNING, &rc);
-	const struct gf_jv *rep = rc ? NULL
-				     : gf__np_arr(&r, v, "reports", false,
-						  GF_NP_MAX_REPORTS, &rc);
-	if (rc)
-		return rc;
-	char saved[96];
-	if (gf_jv_len(run))
-		hb->running = gf_calloc(gf_jv_len(run), sizeof(*hb->running));
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(run); i++) {
-		gf__np_enter(&r, "running", i, saved, sizeof(saved));
-		rc = read_ref(&r, gf_jv_at(run, i), &hb->running[i]);
-		gf__np_leave(&r, saved);
-		hb->nrunning = (int)i + 1;
-	}
-	if (rc == 0 && gf_jv_len(rep))
-		hb->reports = gf_calloc(gf_jv_len(rep), sizeof(*hb->reports));
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(rep); i++) {
-		gf__np_enter(&r, "reports", i, saved, sizeof(saved));
-		rc = read_report(&r, gf_jv_at(rep, i), &hb->reports[i]);
-		gf__np_leave(&r, saved);
-		hb->nreports = (int)i + 1;
-	}
-	if (rc == 0)
-		rc = read_gpu_pods(&r, v, hb);
-	if (rc)
-		gf_np_heartbeat_release(hb);
-	return rc;
+	return gf__np_doc(v, hb, sizeof(*hb), hb_fields, read_lists, e);
 }
 
 void gf_np_heartbeat_release(struct gf_np_heartbeat *hb)
@@ -184,42 +168,18 @@ void gf_np_heartbeat_release(struct gf_np_heartbeat *hb)
 	hb->nrunning = hb->nreports = hb->ngpu_pods = 0;
 }
 
-static void write_ref(struct gf_json *j, const struct gf_np_ref *ref)
-{
-	gf_json_str(j, "job", ref->job);
-	gf_json_int(j, "attempt", ref->attempt);
-	gf_json_int(j, "replica", ref->replica);
-}
-
 void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb)
 {
-	gf_json_uint(j, "generation", hb->generation);
-	gf_json_arr_begin(j, "health");
-	for (int i = 0; i < hb->nhealth; i++) {
-		gf_json_obj_begin(j, NULL);
-		gf_json_int(j, "index", hb->health[i].index);
-		gf_json_bool(j, "healthy", hb->health[i].healthy);
-		gf_json_str(j, "reason", hb->health[i].reason);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
-	gf_json_arr_begin(j, "running");
-	for (int i = 0; i < hb->nrunning; i++) {
-		gf_json_obj_begin(j, NULL);
-		write_ref(j, &hb->running[i]);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
+	gf__np_fields_write(j, hb_fields, hb);
+	gf__np_list_write(j, "health", health_fields, hb->health,
+			  sizeof(hb->health[0]), hb->nhealth);
+	gf__np_list_write(j, "running", gf__np_ref_fields, hb->running,
+			  sizeof(*hb->running), hb->nrunning);
 	gf_json_arr_begin(j, "reports");
 	for (int i = 0; i < hb->nreports; i++) {
-		const struct gf_job_run *run = &hb->reports[i].run;
 		gf_json_obj_begin(j, NULL);
-		write_ref(j, &hb->reports[i].ref);
-		gf_json_int(j, "started_ms", run->started_ms);
-		gf_json_int(j, "ended_ms", run->ended_ms);
-		gf_json_int(j, "exit_code", run->exit_code);
-		gf_json_int(j, "gpu_ms", run->gpu_ms);
-		gf_json_str(j, "reason", run->reason);
+		gf__np_fields_write(j, gf__np_ref_fields, &hb->reports[i].ref);
+		gf__np_fields_write(j, run_fields, &hb->reports[i].run);
 		gf_json_obj_end(j);
 	}
 	gf_json_arr_end(j);
@@ -237,39 +197,20 @@ void gf_np_heartbeat_write(struct gf_json *j, const struct gf_np_heartbeat *hb)
 	gf_json_arr_end(j);
 }
 
-int gf_np_ack_read(const struct gf_jv *v, struct gf_np_ack *a, struct gf_err *e)
+static int read_acked(struct gf_np_rd *r, const struct gf_jv *v, void *out)
 {
-	struct gf_np_rd r = { .e = e };
-	int64_t gen = 0;
-	int rc;
-	memset(a, 0, sizeof(*a));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
-	if ((rc = gf__np_str(&r, v, "state", true, a->state,
-			     sizeof(a->state))) ||
-	    (rc = gf__np_int(&r, v, "generation", true, 0, INT64_MAX, &gen)) ||
-	    (rc = gf__np_int(&r, v, "heartbeat_ms", true, 10, 3600000,
-			     &a->heartbeat_ms)) ||
-	    (rc = gf__np_int(&r, v, "fence_after_ms", true, 0, INT64_MAX,
-			     &a->fence_after_ms)))
-		return rc;
-	a->generation = (uint64_t)gen;
-	const struct gf_jv *acked =
-		gf__np_arr(&r, v, "acked", false, GF_NP_MAX_REPORTS, &rc);
-	if (rc)
-		return rc;
-	if (gf_jv_len(acked))
-		a->acked = gf_calloc(gf_jv_len(acked), sizeof(*a->acked));
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(acked); i++) {
-		gf__np_enter(&r, "acked", i, saved, sizeof(saved));
-		rc = read_ref(&r, gf_jv_at(acked, i), &a->acked[i]);
-		gf__np_leave(&r, saved);
-		a->nacked = (int)i + 1;
-	}
+	struct gf_np_ack *a = out;
+	int rc = gf__np_each_new(r, v, "acked", false, GF_NP_MAX_REPORTS,
+				 sizeof(*a->acked), &a->acked, read_ref_at,
+				 &a->nacked);
 	if (rc)
 		gf_np_ack_release(a);
 	return rc;
+}
+
+int gf_np_ack_read(const struct gf_jv *v, struct gf_np_ack *a, struct gf_err *e)
+{
+	return gf__np_doc(v, a, sizeof(*a), ack_fields, read_acked, e);
 }
 
 void gf_np_ack_release(struct gf_np_ack *a)
@@ -281,15 +222,7 @@ void gf_np_ack_release(struct gf_np_ack *a)
 
 void gf_np_ack_write(struct gf_json *j, const struct gf_np_ack *a)
 {
-	gf_json_str(j, "state", a->state);
-	gf_json_uint(j, "generation", a->generation);
-	gf_json_int(j, "heartbeat_ms", a->heartbeat_ms);
-	gf_json_int(j, "fence_after_ms", a->fence_after_ms);
-	gf_json_arr_begin(j, "acked");
-	for (int i = 0; i < a->nacked; i++) {
-		gf_json_obj_begin(j, NULL);
-		write_ref(j, &a->acked[i]);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
+	gf__np_fields_write(j, ack_fields, a);
+	gf__np_list_write(j, "acked", gf__np_ref_fields, a->acked,
+			  sizeof(*a->acked), a->nacked);
 }

@@ -38,49 +38,76 @@ static int read_labels(struct gf_np_rd *r, const struct gf_jv *obj, char *out,
 	return 0;
 }
 
-static int read_gpu(struct gf_np_rd *r, const struct gf_jv *g, int i,
-		    struct gf_np_gpu *out)
+#define I struct gf_np_inventory
+/* the inventory's members before "labels", and after it */
+static const struct gf__np_field where_fields[] = {
+	GF__NP_STR(I, "address", false, address),
+	GF__NP_STR(I, "agent_url", false, agent_url),
+	GF__NP_STR(I, "version", false, version),
+	{ 0 },
+};
+
+static const struct gf__np_field size_fields[] = {
+	GF__NP_STR(I, "block", false, block),
+	GF__NP_INT(I, "cpu_milli", true, cpu_milli, 0, GF_JOB_CPU_MILLI_MAX),
+	GF__NP_INT(I, "memory_mib", true, memory_mib, 0, GF_JOB_MEMORY_MIB_MAX),
+	GF__NP_STR(I, "gpu_model", false, gpu_model),
+	GF__NP_STR(I, "mig_model", false, mig_model),
+	{ 0 },
+};
+#undef I
+
+static const struct gf__np_field gpu_fields[] = {
+	GF__NP_INT(struct gf_np_gpu, "index", true, index, 0,
+		   GF_CNODE_MAX_GPUS - 1),
+	GF__NP_STR(struct gf_np_gpu, "uuid", false, uuid),
+	GF__NP_STR(struct gf_np_gpu, "name", false, name),
+	GF__NP_INT(struct gf_np_gpu, "memory_mib", false, memory_mib, 0,
+		   INT64_C(1) << 30),
+	GF__NP_BOOL(struct gf_np_gpu, "mig_mode", false, mig_mode),
+	GF__NP_BOOL(struct gf_np_gpu, "healthy", false, healthy),
+	GF__NP_STR(struct gf_np_gpu, "reason", false, reason),
+	{ 0 },
+};
+
+static const struct gf__np_field mig_fields[] = {
+	GF__NP_INT(struct gf_np_mig, "gpu", true, gpu, 0,
+		   GF_CNODE_MAX_GPUS - 1),
+	GF__NP_STR(struct gf_np_mig, "profile", true, profile),
+	GF__NP_INT(struct gf_np_mig, "start", true, start, 0, 7),
+	GF__NP_STR(struct gf_np_mig, "uuid", false, uuid),
+	{ 0 },
+};
+
+/* Element i of "gpus" of the inventory ctx. */
+static int read_gpu_at(struct gf_np_rd *r, const struct gf_jv *g, size_t i,
+		       void *ctx)
 {
+	struct gf_np_gpu *out = &((struct gf_np_inventory *)ctx)->gpus[i];
 	int rc;
 	memset(out, 0, sizeof(*out));
 	out->healthy = true;
-	if (gf_jv_type(g) != GF_JV_OBJ)
-		return gf__np_bad(r, "", "expected an object");
-	if ((rc = gf__np_int32(r, g, "index", true, 0, GF_CNODE_MAX_GPUS - 1,
-			       &out->index)) ||
-	    (rc = gf__np_str(r, g, "uuid", false, out->uuid,
-			     sizeof(out->uuid))) ||
-	    (rc = gf__np_str(r, g, "name", false, out->name,
-			     sizeof(out->name))) ||
-	    (rc = gf__np_int(r, g, "memory_mib", false, 0, INT64_C(1) << 30,
-			     &out->memory_mib)) ||
-	    (rc = gf__np_bool(r, g, "mig_mode", false, &out->mig_mode)) ||
-	    (rc = gf__np_bool(r, g, "healthy", false, &out->healthy)) ||
-	    (rc = gf__np_str(r, g, "reason", false, out->reason,
-			     sizeof(out->reason))))
+	if ((rc = gf__np_obj(r, g)) ||
+	    (rc = gf__np_fields_read(r, g, gpu_fields, out)))
 		return rc;
-	if (out->index != i)
+	if (out->index != (int)i)
 		return gf__np_bad(r, "index",
 				  "expected %d: GPUs are listed in index "
 				  "order from 0",
-				  i);
+				  (int)i);
 	return 0;
 }
 
-static int read_mig(struct gf_np_rd *r, const struct gf_jv *m,
-		    const struct gf_np_inventory *inv, struct gf_np_mig *out)
+/* Element i of "mig" of the inventory ctx (its GPUs read). */
+static int read_mig_at(struct gf_np_rd *r, const struct gf_jv *m, size_t i,
+		       void *ctx)
 {
+	struct gf_np_inventory *inv = ctx;
+	struct gf_np_mig *out = &inv->mig[i];
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (gf_jv_type(m) != GF_JV_OBJ)
-		return gf__np_bad(r, "", "expected an object");
-	if ((rc = gf__np_int32(r, m, "gpu", true, 0, GF_CNODE_MAX_GPUS - 1,
-			       &out->gpu)) ||
-	    (rc = gf__np_str(r, m, "profile", true, out->profile,
-			     sizeof(out->profile))) ||
-	    (rc = gf__np_int32(r, m, "start", true, 0, 7, &out->start)) ||
-	    (rc = gf__np_str(r, m, "uuid", false, out->uuid,
-			     sizeof(out->uuid))))
+	if ((rc = gf__np_obj(r, m)) ||
+	    (rc = gf__np_fields_read(r, m, mig_fields, out)))
 		return rc;
 	if (out->gpu >= inv->ngpus)
 		return gf__np_bad(r, "gpu", "the node has %d GPUs", inv->ngpus);
@@ -161,81 +188,35 @@ static int read_topo(struct gf_np_rd *r, const struct gf_jv *obj,
 static int read_gpus(struct gf_np_rd *r, const struct gf_jv *obj,
 		     struct gf_np_inventory *inv)
 {
+	int rc = gf__np_each(r, obj, "gpus", false, GF_CNODE_MAX_GPUS,
+			     read_gpu_at, inv, &inv->ngpus);
+	return rc ? rc
+		  : gf__np_each(r, obj, "mig", false, GF_CTL_MAX_MIG,
+				read_mig_at, inv, &inv->nmig);
+}
+
+/* After address, agent_url, version: the rest of the inventory. */
+static int read_rest(struct gf_np_rd *r, const struct gf_jv *v, void *out)
+{
+	struct gf_np_inventory *inv = out;
 	int rc;
-	const struct gf_jv *gpus =
-		gf__np_arr(r, obj, "gpus", false, GF_CNODE_MAX_GPUS, &rc);
-	char saved[96];
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(gpus); i++) {
-		gf__np_enter(r, "gpus", i, saved, sizeof(saved));
-		rc = read_gpu(r, gf_jv_at(gpus, i), (int)i, &inv->gpus[i]);
-		gf__np_leave(r, saved);
-		inv->ngpus = (int)i + 1;
-	}
-	if (rc)
+	if ((rc = read_labels(r, v, inv->labels, sizeof(inv->labels))) ||
+	    (rc = gf__np_fields_read(r, v, size_fields, inv)) ||
+	    (rc = read_gpus(r, v, inv)) || (rc = read_topo(r, v, inv)))
 		return rc;
-	const struct gf_jv *mig =
-		gf__np_arr(r, obj, "mig", false, GF_CTL_MAX_MIG, &rc);
-	for (size_t i = 0; rc == 0 && i < gf_jv_len(mig); i++) {
-		gf__np_enter(r, "mig", i, saved, sizeof(saved));
-		rc = read_mig(r, gf_jv_at(mig, i), inv, &inv->mig[i]);
-		gf__np_leave(r, saved);
-		inv->nmig = (int)i + 1;
-	}
-	return rc;
+	if (inv->ngpus > 0 && !inv->gpu_model[0])
+		return gf__np_bad(r, "gpu_model", "required with GPUs");
+	const struct gf_jv *topo = gf_jv_get(v, "topology");
+	if (topo && gf_jv_type(topo) != GF_JV_OBJ)
+		return gf__np_bad(r, "topology",
+				  "expected an object (topo --json)");
+	return 0;
 }
 
 int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
 			 struct gf_err *e)
 {
-	struct gf_np_rd r = { .e = e };
-	int64_t cpu = 0;
-	int rc;
-	memset(inv, 0, sizeof(*inv));
-	if (gf_jv_type(v) != GF_JV_OBJ)
-		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
-	if ((rc = gf__np_str(&r, v, "address", false, inv->address,
-			     sizeof(inv->address))) ||
-	    (rc = gf__np_str(&r, v, "agent_url", false, inv->agent_url,
-			     sizeof(inv->agent_url))) ||
-	    (rc = gf__np_str(&r, v, "version", false, inv->version,
-			     sizeof(inv->version))) ||
-	    (rc = read_labels(&r, v, inv->labels, sizeof(inv->labels))) ||
-	    (rc = gf__np_str(&r, v, "block", false, inv->block,
-			     sizeof(inv->block))) ||
-	    (rc = gf__np_int(&r, v, "cpu_milli", true, 0, GF_JOB_CPU_MILLI_MAX,
-			     &cpu)) ||
-	    (rc = gf__np_int(&r, v, "memory_mib", true, 0,
-			     GF_JOB_MEMORY_MIB_MAX, &inv->memory_mib)) ||
-	    (rc = gf__np_str(&r, v, "gpu_model", false, inv->gpu_model,
-			     sizeof(inv->gpu_model))) ||
-	    (rc = gf__np_str(&r, v, "mig_model", false, inv->mig_model,
-			     sizeof(inv->mig_model))) ||
-	    (rc = read_gpus(&r, v, inv)) || (rc = read_topo(&r, v, inv)))
-		return rc;
-	inv->cpu_milli = (int32_t)cpu;
-	if (inv->ngpus > 0 && !inv->gpu_model[0])
-		return gf__np_bad(&r, "gpu_model", "required with GPUs");
-	const struct gf_jv *topo = gf_jv_get(v, "topology");
-	if (topo && gf_jv_type(topo) != GF_JV_OBJ)
-		return gf__np_bad(&r, "topology",
-				  "expected an object (topo --json)");
-	return 0;
-}
-
-static void write_labels(struct gf_json *j, const char *labels)
-{
-	char l[GF_CTL_LABELS_MAX], *save = NULL;
-	gf_note(l, sizeof(l), "%s", labels);
-	gf_json_obj_begin(j, "labels");
-	for (char *kv = strtok_r(l, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (eq) {
-			*eq = '\0';
-			gf_json_str(j, kv, eq + 1);
-		}
-	}
-	gf_json_obj_end(j);
+	return gf__np_doc(v, inv, sizeof(*inv), where_fields, read_rest, e);
 }
 
 static void write_topo(struct gf_json *j, const struct gf_gpu_topo *t)
@@ -259,40 +240,13 @@ static void write_topo(struct gf_json *j, const struct gf_gpu_topo *t)
 void gf_np_inventory_write(struct gf_json *j, const struct gf_np_inventory *inv,
 			   const char *topology, size_t topology_len)
 {
-	gf_json_str(j, "address", inv->address);
-	gf_json_str(j, "agent_url", inv->agent_url);
-	gf_json_str(j, "version", inv->version);
-	write_labels(j, inv->labels);
-	gf_json_str(j, "block", inv->block);
-	gf_json_int(j, "cpu_milli", inv->cpu_milli);
-	gf_json_int(j, "memory_mib", inv->memory_mib);
-	gf_json_str(j, "gpu_model", inv->gpu_model);
-	gf_json_str(j, "mig_model", inv->mig_model);
-	gf_json_arr_begin(j, "gpus");
-	for (int i = 0; i < inv->ngpus; i++) {
-		const struct gf_np_gpu *g = &inv->gpus[i];
-		gf_json_obj_begin(j, NULL);
-		gf_json_int(j, "index", g->index);
-		gf_json_str(j, "uuid", g->uuid);
-		gf_json_str(j, "name", g->name);
-		gf_json_int(j, "memory_mib", g->memory_mib);
-		gf_json_bool(j, "mig_mode", g->mig_mode);
-		gf_json_bool(j, "healthy", g->healthy);
-		gf_json_str(j, "reason", g->reason);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
-	gf_json_arr_begin(j, "mig");
-	for (int i = 0; i < inv->nmig; i++) {
-		const struct gf_np_mig *m = &inv->mig[i];
-		gf_json_obj_begin(j, NULL);
-		gf_json_int(j, "gpu", m->gpu);
-		gf_json_str(j, "profile", m->profile);
-		gf_json_int(j, "start", m->start);
-		gf_json_str(j, "uuid", m->uuid);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
+	gf__np_fields_write(j, where_fields, inv);
+	gf_json_kv(j, "labels", inv->labels);
+	gf__np_fields_write(j, size_fields, inv);
+	gf__np_list_write(j, "gpus", gpu_fields, inv->gpus,
+			  sizeof(inv->gpus[0]), inv->ngpus);
+	gf__np_list_write(j, "mig", mig_fields, inv->mig, sizeof(inv->mig[0]),
+			  inv->nmig);
 	if (inv->has_topo)
 		write_topo(j, &inv->topo);
 	if (topology && topology_len)

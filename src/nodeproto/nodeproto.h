@@ -128,7 +128,7 @@ struct gf_np_gpu_pods {
 struct gf_np_heartbeat {
 	uint64_t generation; /* the assignments the agent has acted on */
 	int nhealth;	     /* GPUs whose health is reported (0: none) */
-	struct {
+	struct gf_np_health {
 		int index;
 		bool healthy;
 		char reason[GF_NP_REASON_MAX];
@@ -188,7 +188,7 @@ struct gf_np_assignment {
 struct gf_np_mig_layout {
 	int gpu;
 	int n;
-	struct {
+	struct gf_np_mig_inst {
 		char profile[GF_MIG_PROFILE_MAX];
 		int start;
 	} inst[8];

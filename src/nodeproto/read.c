@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nodeproto/nodeproto.h"
 #include "util/fmt.h"
+#include "util/mem.h"
 
 int gf__np_bad(struct gf_np_rd *r, const char *key, const char *fmt, ...)
 {
@@ -138,4 +140,137 @@ void gf__np_push(struct gf_np_rd *r, const char *key, char *saved, size_t size)
 void gf__np_leave(struct gf_np_rd *r, const char *saved)
 {
 	gf_note(r->at, sizeof(r->at), "%s", saved);
+}
+
+int gf__np_fields_read(struct gf_np_rd *r, const struct gf_jv *obj,
+		       const struct gf__np_field *t, void *base)
+{
+	int rc = 0;
+	for (; rc == 0 && t->key; t++) {
+		char *p = (char *)base + t->off;
+		switch (t->kind) {
+		case GF__NP_STR:
+			rc = gf__np_str(r, obj, t->key, t->required, p,
+					t->size);
+			break;
+		case GF__NP_BOOL:
+			rc = gf__np_bool(r, obj, t->key, t->required,
+					 (bool *)p);
+			break;
+		case GF__NP_INT:
+			if (t->size == sizeof(int))
+				rc = gf__np_int32(r, obj, t->key, t->required,
+						  (int)t->lo, (int)t->hi,
+						  (int *)p);
+			else
+				rc = gf__np_int(r, obj, t->key, t->required,
+						t->lo, t->hi, (int64_t *)p);
+			break;
+		case GF__NP_UINT: {
+			int64_t x = (int64_t) * (uint64_t *)p;
+			rc = gf__np_int(r, obj, t->key, t->required, t->lo,
+					t->hi, &x);
+			if (rc == 0)
+				*(uint64_t *)p = (uint64_t)x;
+			break;
+		}
+		}
+	}
+	return rc;
+}
+
+void gf__np_fields_write(struct gf_json *j, const struct gf__np_field *t,
+			 const void *base)
+{
+	for (; t->key; t++) {
+		const char *p = (const char *)base + t->off;
+		if (t->kind == GF__NP_STR)
+			gf_json_str(j, t->key, p);
+		else if (t->kind == GF__NP_BOOL)
+			gf_json_bool(j, t->key, *(const bool *)p);
+		else if (t->kind == GF__NP_UINT)
+			gf_json_uint(j, t->key, *(const uint64_t *)p);
+		else if (t->size == sizeof(int))
+			gf_json_int(j, t->key, *(const int *)p);
+		else
+			gf_json_int(j, t->key, *(const int64_t *)p);
+	}
+}
+
+int gf__np_walk(struct gf_np_rd *r, const char *key, const struct gf_jv *arr,
+		gf__np_each_fn fn, void *ctx, int *n)
+{
+	int rc = 0;
+	char saved[96];
+	for (size_t i = 0; rc == 0 && i < gf_jv_len(arr); i++) {
+		gf__np_enter(r, key, i, saved, sizeof(saved));
+		rc = fn(r, gf_jv_at(arr, i), i, ctx);
+		gf__np_leave(r, saved);
+		*n = (int)i + 1;
+	}
+	return rc;
+}
+
+int gf__np_obj(struct gf_np_rd *r, const struct gf_jv *v)
+{
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return gf__np_bad(r, "", "expected an object");
+	return 0;
+}
+
+const struct gf__np_field gf__np_ref_fields[] = {
+	GF__NP_STR(struct gf_np_ref, "job", true, job),
+	GF__NP_INT(struct gf_np_ref, "attempt", true, attempt, 1, INT32_MAX),
+	GF__NP_INT(struct gf_np_ref, "replica", true, replica, 0,
+		   GF_JOB_MAX_REPLICAS - 1),
+	{ 0 },
+};
+
+void gf__np_list_write(struct gf_json *j, const char *key,
+		       const struct gf__np_field *t, const void *base,
+		       size_t stride, int n)
+{
+	gf_json_arr_begin(j, key);
+	for (int i = 0; i < n; i++) {
+		gf_json_obj_begin(j, NULL);
+		gf__np_fields_write(j, t,
+				    (const char *)base + (size_t)i * stride);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+}
+
+int gf__np_each(struct gf_np_rd *r, const struct gf_jv *obj, const char *key,
+		bool required, size_t max, gf__np_each_fn fn, void *ctx, int *n)
+{
+	int rc;
+	const struct gf_jv *arr = gf__np_arr(r, obj, key, required, max, &rc);
+	return rc ? rc : gf__np_walk(r, key, arr, fn, ctx, n);
+}
+
+int gf__np_each_new(struct gf_np_rd *r, const struct gf_jv *obj,
+		    const char *key, bool required, size_t max, size_t elem,
+		    void *out, gf__np_each_fn fn, int *n)
+{
+	int rc;
+	const struct gf_jv *arr = gf__np_arr(r, obj, key, required, max, &rc);
+	if (rc || !gf_jv_len(arr))
+		return rc;
+	void *v = gf_calloc(gf_jv_len(arr), elem);
+	memcpy(out, &v, sizeof(v));
+	return gf__np_walk(r, key, arr, fn, v, n);
+}
+
+int gf__np_doc(const struct gf_jv *v, void *out, size_t size,
+	       const struct gf__np_field *t, gf__np_rest_fn fn,
+	       struct gf_err *e)
+{
+	struct gf_np_rd r = { .e = e };
+	int rc;
+	memset(out, 0, size);
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return gf_err_set(e, GF_EINVAL, "expected a JSON object");
+	if ((rc = gf__np_fields_read(&r, v, t, out)))
+		return rc;
+	return fn(&r, v, out);
 }

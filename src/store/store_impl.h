@@ -196,6 +196,33 @@ bool gf__store_utf8_ok(const char *s, size_t len);
  * GF_ETOOBIG. */
 int gf__store_check_doc(const char *name, size_t nlen, const char *text,
 			size_t len, struct gf_err *e) GF_MUST_CHECK;
+/* How a table of keyed documents (nodes, services) is read back: its
+ * SELECT of name, text and one whole number, its words for messages
+ * ("nodes: node 'n1': ..."), the number's range and what a row out of
+ * it (or with a NULL) is called.  One row per such table. */
+struct gf__doc_table {
+	const char *sql;
+	const char *table, *what;
+	int64_t lo, hi;
+	const char *null_msg, *range_msg;
+};
+enum { GF__DOC_NODES, GF__DOC_SERVICES };
+extern const struct gf__doc_table gf__store_docs[];
+/* Write the row of a keyed document: sql (an upsert of $1 name, $2 text,
+ * then the nv (at most 2) whole numbers v) once name and text pass
+ * gf__store_check_doc and this store leads.  Prefixed errors. */
+int gf__store_put_doc(struct gf_store *s, const char *sql, const char *name,
+		      const char *text, size_t len, const int64_t *v, int nv,
+		      struct gf_err *e) GF_MUST_CHECK;
+/* sql (a DELETE of $1 name) where this store leads. */
+int gf__store_delete_doc(struct gf_store *s, const char *sql, const char *name,
+			 struct gf_err *e) GF_MUST_CHECK;
+/* Every row of table (GF__DOC_*) by fn(name, text, len, number, arg) once all
+ * of them passed gf__store_check_doc and the range (prefixed errors). */
+int gf__store_load_docs(struct gf_store *s, int table,
+			int (*fn)(const char *name, const char *text,
+				  size_t len, int64_t v, void *arg),
+			void *arg, struct gf_err *e) GF_MUST_CHECK;
 /* GF_ECONFLICT (prefixed) unless this store leads. */
 int gf__store_leader_only(struct gf_store *s, struct gf_err *e) GF_MUST_CHECK;
 /* A whole decimal integer cell. */

@@ -51,32 +51,30 @@ int gf__store_leader_only(struct gf_store *s, struct gf_err *e)
 	return gf__store_err_prefix(s, e);
 }
 
-int gf_store_put_node(struct gf_store *s, const char *name,
-		      const char *inventory, size_t len, int64_t now_ms,
+int gf__store_put_doc(struct gf_store *s, const char *sql, const char *name,
+		      const char *text, size_t len, const int64_t *v, int nv,
 		      struct gf_err *e)
 {
 	int rc;
 	size_t nlen = strnlen(name, GF_STORE_NODE_NAME_MAX);
-	if ((rc = gf__store_check_doc(name, nlen, inventory, len, e)))
+	if ((rc = gf__store_check_doc(name, nlen, text, len, e)))
 		return gf__store_err_prefix(s, e);
 	if ((rc = gf__store_leader_only(s, e)))
 		return rc;
-	const struct gf__param p[3] = {
+	struct gf__param p[4] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = nlen },
-		{ .kind = GF__P_TEXT, .s = inventory, .len = len },
-		{ .kind = GF__P_INT, .i = now_ms },
+		{ .kind = GF__P_TEXT, .s = text, .len = len },
 	};
-	rc = s->ops->exec_params(
-		s,
-		"INSERT INTO nodes (name, inventory, registered_ms) "
-		"VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET "
-		"inventory = excluded.inventory, "
-		"registered_ms = excluded.registered_ms",
-		3, p, e);
+	if (nv > 2)
+		nv = 2;
+	for (int i = 0; i < nv; i++)
+		p[2 + i] = (struct gf__param){ .kind = GF__P_INT, .i = v[i] };
+	rc = s->ops->exec_params(s, sql, 2 + nv, p, e);
 	return rc ? gf__store_err_prefix(s, e) : 0;
 }
 
-int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
+int gf__store_delete_doc(struct gf_store *s, const char *sql, const char *name,
+			 struct gf_err *e)
 {
 	int rc;
 	if ((rc = gf__store_leader_only(s, e)))
@@ -84,19 +82,49 @@ int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
 	const struct gf__param p[1] = {
 		{ .kind = GF__P_TEXT, .s = name, .len = strlen(name) },
 	};
-	rc = s->ops->exec_params(s, "DELETE FROM nodes WHERE name = $1", 1, p,
-				 e);
+	rc = s->ops->exec_params(s, sql, 1, p, e);
 	return rc ? gf__store_err_prefix(s, e) : 0;
 }
 
-struct node_row {
-	char *name, *inv;
+int gf_store_put_node(struct gf_store *s, const char *name,
+		      const char *inventory, size_t len, int64_t now_ms,
+		      struct gf_err *e)
+{
+	return gf__store_put_doc(
+		s,
+		"INSERT INTO nodes (name, inventory, registered_ms) "
+		"VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET "
+		"inventory = excluded.inventory, "
+		"registered_ms = excluded.registered_ms",
+		name, inventory, len, &now_ms, 1, e);
+}
+
+int gf_store_delete_node(struct gf_store *s, const char *name, struct gf_err *e)
+{
+	return gf__store_delete_doc(s, "DELETE FROM nodes WHERE name = $1",
+				    name, e);
+}
+
+/* clang-format off */
+const struct gf__doc_table gf__store_docs[] = {
+	[GF__DOC_NODES] = { "SELECT name, inventory, registered_ms FROM nodes ORDER BY name",
+		"nodes", "node", 0, INT64_MAX, "NULL where a value belongs",
+		"column 'registered_ms': not a time" },
+	[GF__DOC_SERVICES] = { "SELECT name, spec, replicas FROM services ORDER BY name",
+		"services", "service", 0, GF_STORE_SERVICE_MAX,
+		"a NULL or a count out of range", "a NULL or a count out of range" },
+};
+/* clang-format on */
+
+struct doc_row {
+	char *name, *text;
 	size_t len;
-	int64_t at;
+	int64_t v;
 };
 
-struct node_rows {
-	struct node_row *v;
+struct doc_rows {
+	const struct gf__doc_table *t;
+	struct doc_row *v;
 	size_t n, cap;
 	struct gf_err *e;
 };
@@ -116,31 +144,28 @@ bool gf__store_cell_i64(const struct gf__cell *c, int64_t *out)
 	return true;
 }
 
-static int take_node(const struct gf__cell *c, void *arg)
+static int take_doc(const struct gf__cell *c, void *arg)
 {
-	struct node_rows *l = arg;
+	struct doc_rows *l = arg;
+	const struct gf__doc_table *t = l->t;
 	char name[GF_STORE_NODE_NAME_MAX]; /* for messages, cut */
 	size_t nlen = c[0].p ? c[0].len : 0;
 	gf_note(name, sizeof(name), "%.*s",
 		(int)(nlen < sizeof(name) ? nlen : sizeof(name) - 1),
 		c[0].p ? c[0].p : "");
-	int64_t at;
+	int64_t v;
 	if (!c[0].p || !c[1].p)
-		return gf_err_set(l->e, GF_EPARSE,
-				  "nodes: node '%s': NULL where a value "
-				  "belongs",
-				  name);
-	if (!gf__store_cell_i64(&c[2], &at) || at < 0)
-		return gf_err_set(l->e, GF_EPARSE,
-				  "nodes: node '%s': column 'registered_ms': "
-				  "not a time",
-				  name);
+		return gf_err_set(l->e, GF_EPARSE, "%s: %s '%s': %s", t->table,
+				  t->what, name, t->null_msg);
+	if (!gf__store_cell_i64(&c[2], &v) || v < t->lo || v > t->hi)
+		return gf_err_set(l->e, GF_EPARSE, "%s: %s '%s': %s", t->table,
+				  t->what, name, t->range_msg);
 	int rc = gf__store_check_doc(c[0].p, c[0].len, c[1].p, c[1].len, l->e);
 	if (rc || memchr(c[0].p, '\0', c[0].len)) {
 		if (l->e) {
 			char tmp[GF_ERR_MSG_MAX];
 			gf_note(tmp, sizeof(tmp), "%s", l->e->msg);
-			gf_err_set(l->e, GF_EPARSE, "nodes: %s", tmp);
+			gf_err_set(l->e, GF_EPARSE, "%s: %s", t->table, tmp);
 		}
 		return GF_EPARSE;
 	}
@@ -148,12 +173,32 @@ static int take_node(const struct gf__cell *c, void *arg)
 		l->cap = l->cap ? 2 * l->cap : 64;
 		l->v = gf_reallocarray(l->v, l->cap, sizeof(*l->v));
 	}
-	struct node_row *r = &l->v[l->n++];
+	struct doc_row *r = &l->v[l->n++];
 	r->name = gf_strndup(c[0].p, c[0].len);
-	r->inv = gf_strndup(c[1].p, c[1].len);
+	r->text = gf_strndup(c[1].p, c[1].len);
 	r->len = c[1].len;
-	r->at = at;
+	r->v = v;
 	return 0;
+}
+
+int gf__store_load_docs(struct gf_store *s, int table,
+			int (*fn)(const char *name, const char *text,
+				  size_t len, int64_t v, void *arg),
+			void *arg, struct gf_err *e)
+{
+	struct doc_rows l = { .t = &gf__store_docs[table], .e = e };
+	int rc = s->ops->select(s, l.t->sql, 3, take_doc, &l, e);
+	if (rc)
+		gf__store_err_prefix(s, e);
+	for (size_t i = 0; i < l.n; i++) {
+		if (rc == 0)
+			rc = fn(l.v[i].name, l.v[i].text, l.v[i].len, l.v[i].v,
+				arg);
+		gf_free(l.v[i].name);
+		gf_free(l.v[i].text);
+	}
+	gf_free(l.v);
+	return rc;
 }
 
 int gf_store_load_nodes(struct gf_store *s,
@@ -161,22 +206,7 @@ int gf_store_load_nodes(struct gf_store *s,
 				  size_t len, int64_t registered_ms, void *arg),
 			void *arg, struct gf_err *e)
 {
-	struct node_rows l = { .e = e };
-	int rc = s->ops->select(s,
-				"SELECT name, inventory, registered_ms FROM "
-				"nodes ORDER BY name",
-				3, take_node, &l, e);
-	if (rc)
-		gf__store_err_prefix(s, e);
-	for (size_t i = 0; i < l.n; i++) {
-		if (rc == 0)
-			rc = fn(l.v[i].name, l.v[i].inv, l.v[i].len, l.v[i].at,
-				arg);
-		gf_free(l.v[i].name);
-		gf_free(l.v[i].inv);
-	}
-	gf_free(l.v);
-	return rc;
+	return gf__store_load_docs(s, GF__DOC_NODES, fn, arg, e);
 }
 
 int gf_store_node_drain(struct gf_store *s, const char *name,

@@ -672,6 +672,23 @@ static void drain_xid(struct gf_collector *c, int64_t now_ms)
 	}
 }
 
+/* GPU i is lost (off the bus), or back: its flag, the health machine's
+ * event, a log line. */
+static void set_lost(struct gf_collector *c, int i, bool lost, int64_t now_ms)
+{
+	struct gf_tgpu *g = &c->g[i];
+	g->lost = lost;
+	if (lost)
+		gf_health_lost(&c->health, i, now_ms);
+	else
+		gf_health_back(&c->health, i, now_ms);
+	gf_log(GF_LOG_INFO, "collect", "GPU%u %s", g->index,
+	       lost ? "fell off the bus (GPU_IS_LOST): its last values stay, "
+		      "gpufleet_gpu_up 0"
+		    : "answers again: sampled again, healthy after the quiet "
+		      "period");
+}
+
 /* A GPU that was lost and answers again (its temperature): true. */
 static bool answers_again(struct gf_collector *c, int i, int64_t now_ms)
 {
@@ -680,12 +697,7 @@ static bool answers_again(struct gf_collector *c, int i, int64_t now_ms)
 	if (c->nv->nvmlDeviceGetTemperature(g->dev, NVML_TEMPERATURE_GPU, &t) !=
 	    NVML_SUCCESS)
 		return false;
-	g->lost = false;
-	gf_health_back(&c->health, i, now_ms);
-	gf_log(GF_LOG_INFO, "collect",
-	       "GPU%u answers again: sampled again, healthy after the quiet "
-	       "period",
-	       g->index);
+	set_lost(c, i, false, now_ms);
 	return true;
 }
 
@@ -737,12 +749,7 @@ void gf_collector_sample(struct gf_collector *c, int64_t now_ms)
 				  .proc_root = c->proc_root };
 		int rc = sample_gpu(c, i, &x);
 		if (x.lost) {
-			g->lost = true;
-			gf_health_lost(&c->health, i, now_ms);
-			gf_log(GF_LOG_INFO, "collect",
-			       "GPU%u fell off the bus (GPU_IS_LOST): its "
-			       "last values stay, gpufleet_gpu_up 0",
-			       g->index);
+			set_lost(c, i, true, now_ms);
 			continue;
 		}
 		if (rc != 0)

@@ -242,12 +242,9 @@ static void flipped(struct gf_health_gpu *g, bool was_healthy, int64_t at_ms)
 		g->since_ms = at_ms;
 }
 
-int gf_health_xid(struct gf_health *h, int gpu, unsigned code, int64_t at_ms)
+static void on_xid(const struct gf_health *h, struct gf_health_gpu *g,
+		   unsigned code, int64_t at_ms)
 {
-	if (gpu < 0 || gpu >= h->n)
-		return GF_EINVAL;
-	struct gf_health_gpu *g = &h->g[gpu];
-	bool was = state_of(g) == GF_HEALTH_OK;
 	enum gf_xid_class c = gf_xid_class(code);
 	g->xids++;
 	g->by_class[c]++;
@@ -268,38 +265,50 @@ int gf_health_xid(struct gf_health *h, int gpu, unsigned code, int64_t at_ms)
 		recover_from(h, g, code, at_ms);
 		break;
 	}
-	flipped(g, was, at_ms);
-	return 0;
 }
 
-int gf_health_lost(struct gf_health *h, int gpu, int64_t at_ms)
+enum event { EV_XID, EV_LOST, EV_BACK };
+
+/* Event ev (with its Xid code) on GPU gpu at at_ms; when it flipped the
+ * GPU's health, it did then (never after EV_BACK: the GPU recovers
+ * first). */
+static int event(struct gf_health *h, int gpu, enum event ev, unsigned code,
+		 int64_t at_ms)
 {
 	if (gpu < 0 || gpu >= h->n)
 		return GF_EINVAL;
 	struct gf_health_gpu *g = &h->g[gpu];
 	bool was = state_of(g) == GF_HEALTH_OK;
-	if (!g->lost) {
+	if (ev == EV_XID) {
+		on_xid(h, g, code, at_ms);
+	} else if (ev == EV_LOST && !g->lost) {
 		g->lost = true;
 		g->lost_ms = at_ms;
+	} else if (ev == EV_BACK && g->lost) {
+		/* it was reset or re-attached to answer: what needed a
+		 * reset is gone, and it proves itself for a quiet period */
+		g->lost = false;
+		g->reset_xid = 0;
+		g->reset_ms = 0;
+		recover_from(h, g, 0, at_ms);
 	}
 	flipped(g, was, at_ms);
 	return 0;
 }
 
+int gf_health_xid(struct gf_health *h, int gpu, unsigned code, int64_t at_ms)
+{
+	return event(h, gpu, EV_XID, code, at_ms);
+}
+
+int gf_health_lost(struct gf_health *h, int gpu, int64_t at_ms)
+{
+	return event(h, gpu, EV_LOST, 0, at_ms);
+}
+
 int gf_health_back(struct gf_health *h, int gpu, int64_t at_ms)
 {
-	if (gpu < 0 || gpu >= h->n)
-		return GF_EINVAL;
-	struct gf_health_gpu *g = &h->g[gpu];
-	if (!g->lost)
-		return 0;
-	/* it was reset or re-attached to answer: what needed a reset is
-	 * gone, and it proves itself for a quiet period */
-	g->lost = false;
-	g->reset_xid = 0;
-	g->reset_ms = 0;
-	recover_from(h, g, 0, at_ms);
-	return 0;
+	return event(h, gpu, EV_BACK, 0, at_ms);
 }
 
 void gf_health_tick(struct gf_health *h, int64_t now_ms)

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "topo/source.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/fmt.h"
@@ -110,19 +111,9 @@ static void gpu_osdev_name(hwloc_obj_t pci, char *out, size_t size)
 static int add_gpu(struct loader *L, hwloc_obj_t o, int idx)
 {
 	struct gf_gpu g;
-	memset(&g, 0, sizeof(g));
-	g.pci = idx;
-	g.mig_mode = -1;
-	g.mig_pending = -1;
-	g.numa_id = -1;
 	uint16_t vendor = o->attr->pcidev.vendor_id;
 	uint16_t device = o->attr->pcidev.device_id;
-	g.vendor = vendor == 0x1002 ? GF_VENDOR_AMD : GF_VENDOR_NVIDIA;
-	g.model = gf_catalog_by_pci(vendor, device);
-	if (g.model) {
-		gf_note(g.name, sizeof(g.name), "%s", g.model->name);
-		g.memory_mib = g.model->memory_mib;
-	} else {
+	if (!gf__topo_gpu_init(&g, idx, vendor, device)) {
 		const char *m = obj_info(o, "PCIDevice");
 		if (*m == '\0')
 			m = obj_info(o, "GPUModel");
@@ -299,6 +290,26 @@ static int walk(struct loader *L, hwloc_obj_t o)
 	return 0;
 }
 
+/* out[pu] = k for every PU of the k-th object of type in the topology
+ * (a core, a package); how many there are. */
+static int map_pus(struct loader *L, hwloc_obj_type_t type, int16_t *out)
+{
+	int nobj = hwloc_get_nbobjs_by_type(L->t, type);
+	for (int k = 0; k < nobj; k++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(L->t, type, (unsigned)k);
+		unsigned pu;
+		if (o == NULL || o->cpuset == NULL)
+			continue;
+		hwloc_bitmap_foreach_begin(pu, o->cpuset)
+		{
+			if (pu < GF_BITMAP_BITS)
+				out[pu] = (int16_t)k;
+		}
+		hwloc_bitmap_foreach_end();
+	}
+	return nobj;
+}
+
 static int load_cpus(struct loader *L)
 {
 	struct gf_node *n = L->n;
@@ -307,34 +318,8 @@ static int load_cpus(struct loader *L)
 		return gf_err_set(L->e, GF_ETOOBIG,
 				  "cannot load '%s': more than %d CPUs",
 				  L->what, GF_BITMAP_BITS);
-	int ncores = hwloc_get_nbobjs_by_type(L->t, HWLOC_OBJ_CORE);
-	for (int c = 0; c < ncores; c++) {
-		hwloc_obj_t core = hwloc_get_obj_by_type(L->t, HWLOC_OBJ_CORE,
-							 (unsigned)c);
-		unsigned pu;
-		if (core == NULL || core->cpuset == NULL)
-			continue;
-		hwloc_bitmap_foreach_begin(pu, core->cpuset)
-		{
-			if (pu < GF_BITMAP_BITS)
-				n->pu_core[pu] = (int16_t)c;
-		}
-		hwloc_bitmap_foreach_end();
-	}
-	int npkg = hwloc_get_nbobjs_by_type(L->t, HWLOC_OBJ_PACKAGE);
-	for (int k = 0; k < npkg; k++) {
-		hwloc_obj_t pkg = hwloc_get_obj_by_type(L->t, HWLOC_OBJ_PACKAGE,
-							(unsigned)k);
-		unsigned pu;
-		if (pkg == NULL || pkg->cpuset == NULL)
-			continue;
-		hwloc_bitmap_foreach_begin(pu, pkg->cpuset)
-		{
-			if (pu < GF_BITMAP_BITS)
-				n->pu_package[pu] = (int16_t)k;
-		}
-		hwloc_bitmap_foreach_end();
-	}
+	int ncores = map_pus(L, HWLOC_OBJ_CORE, n->pu_core);
+	map_pus(L, HWLOC_OBJ_PACKAGE, n->pu_package);
 	int pu;
 	gf_bitmap_for_each(pu, &n->cpus)
 	{

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "topo/source.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
@@ -146,26 +147,16 @@ static int add_gpu(struct rd *r, xmlNode *x, int pci, unsigned long vendor,
 		   unsigned long device)
 {
 	struct gf_gpu g;
-	memset(&g, 0, sizeof(g));
-	g.pci = pci;
-	g.mig_mode = -1;
-	g.mig_pending = -1;
-	g.numa_id = -1;
-	g.vendor = vendor == 0x1002 ? GF_VENDOR_AMD : GF_VENDOR_NVIDIA;
-	g.model = device ? gf_catalog_by_pci((uint16_t)vendor, (uint16_t)device)
-			 : NULL;
+	bool known = gf__topo_gpu_init(&g, pci, vendor, device);
 	xmlNode *gx = child(x, "gpu");
 	char sm[16] = "";
 	if (gx)
 		attr(gx, "sm", sm, sizeof(sm));
-	if (g.model) {
-		gf_note(g.name, sizeof(g.name), "%s", g.model->name);
-		g.memory_mib = g.model->memory_mib;
-	} else if (device) {
+	if (!known && device) {
 		gf_note(g.name, sizeof(g.name), "%s GPU %04lx:%04lx",
 			g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA", vendor,
 			device);
-	} else {
+	} else if (!known) {
 		gf_note(g.name, sizeof(g.name), "%s GPU%s%s",
 			g.vendor == GF_VENDOR_AMD ? "AMD" : "NVIDIA",
 			*sm ? " sm" : "", sm);

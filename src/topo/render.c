@@ -174,17 +174,12 @@ int gf_render_topo_json(const struct gf_node *n, bool pcie_only,
 		gf_json_obj_begin(&j, NULL);
 		gf_json_int(&j, "index", i);
 		gf_json_str(&j, "name", g->name);
-		if (g->model)
-			gf_json_str(&j, "model", g->model->id);
-		else
-			gf_json_null(&j, "model");
+		gf_json_str_or_null(&j, "model",
+				    g->model ? g->model->id : NULL);
 		gf_json_str(&j, "vendor",
 			    g->vendor == GF_VENDOR_AMD ? "amd" : "nvidia");
 		gf_json_str(&j, "bus_id", g->bus_id);
-		if (g->uuid[0])
-			gf_json_str(&j, "uuid", g->uuid);
-		else
-			gf_json_null(&j, "uuid");
+		gf_json_str_or_null(&j, "uuid", g->uuid);
 		gf_json_uint(&j, "memory_mib", g->memory_mib);
 		if (g->mig_mode >= 0)
 			gf_json_bool(&j, "mig_enabled", g->mig_mode == 1);

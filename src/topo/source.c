@@ -5,8 +5,10 @@
 #include "topo/source.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
+#include <gpufleet/catalog.h>
 #include <gpufleet/template.h>
 
 #include "topo/hwloc_load.h"
@@ -114,4 +116,23 @@ out_fail:
 	gf_free(facts);
 	gf_node_free(n);
 	return rc;
+}
+
+bool gf__topo_gpu_init(struct gf_gpu *g, int pci, unsigned long vendor,
+		       unsigned long device)
+{
+	memset(g, 0, sizeof(*g));
+	g->pci = pci;
+	g->mig_mode = -1;
+	g->mig_pending = -1;
+	g->numa_id = -1;
+	g->vendor = vendor == 0x1002 ? GF_VENDOR_AMD : GF_VENDOR_NVIDIA;
+	g->model =
+		device ? gf_catalog_by_pci((uint16_t)vendor, (uint16_t)device)
+		       : NULL;
+	if (g->model) {
+		gf_note(g->name, sizeof(g->name), "%s", g->model->name);
+		g->memory_mib = g->model->memory_mib;
+	}
+	return g->model != NULL;
 }

@@ -51,4 +51,10 @@ int gf_node_source_busy_gpus(const struct gf_node_source *s,
 const char *gf_node_source_name(const struct gf_node_source *s, char *buf,
 				unsigned size);
 
+/* A GPU of PCI index pci as the loaders start it: MIG and NUMA unknown
+ * (-1), its vendor, its model, name and memory from the catalog when
+ * device (0: unknown) is in it.  Whether it is. */
+bool gf__topo_gpu_init(struct gf_gpu *g, int pci, unsigned long vendor,
+		       unsigned long device);
+
 #endif

@@ -145,55 +145,6 @@ int gf_replay_scale_arrivals(struct gf_replay_trace *t, double x)
 
 /* ---- fields ---- */
 
-static int col(struct gf_csv *c, const char *name, struct gf_err *e)
-{
-	int i = gf_csv_column(c, name);
-	if (i < 0)
-		return gf_err_set(e, GF_EPARSE,
-				  "%s: missing required column '%s'", c->path,
-				  name);
-	return i;
-}
-
-/*
- * A number of seconds (or any unit) from lo to hi; "" and "NaN" are
- * absent (*present false) when absent_ok, else an error.
- */
-static int field_num(struct gf_csv *c, int i, const char *name, double lo,
-		     double hi, bool absent_ok, double *out, bool *present,
-		     struct gf_err *e)
-{
-	const char *s = gf_csv_get(c, i);
-	if (present)
-		*present = true;
-	if (*s == '\0' || strcasecmp(s, "nan") == 0) {
-		if (absent_ok) {
-			*present = false;
-			*out = 0;
-			return 0;
-		}
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field '%s': expected a number, "
-				  "got '%.40s'",
-				  c->path, c->line, name, s);
-	}
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (*end != '\0' || errno || !isfinite(v))
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field '%s': expected a number, "
-				  "got '%.40s'",
-				  c->path, c->line, name, s);
-	if (v < lo || v > hi)
-		return gf_err_set(e, GF_ERANGE,
-				  "%s:%ld: field '%s': %.40s is outside "
-				  "%g..%g",
-				  c->path, c->line, name, s, lo, hi);
-	*out = v;
-	return 0;
-}
-
 static int64_t ms_of(double s)
 {
 	return (int64_t)llround(s * 1000.0);
@@ -244,12 +195,12 @@ static int load_alibaba2023(struct gf_csv *c,
 			    struct gf_replay_trace *t, struct gf_err *e)
 {
 	int ccpu, cmem, cn, cg, ccr, cdel;
-	if ((ccpu = col(c, "cpu_milli", e)) < 0 ||
-	    (cmem = col(c, "memory_mib", e)) < 0 ||
-	    (cn = col(c, "num_gpu", e)) < 0 ||
-	    (cg = col(c, "gpu_milli", e)) < 0 ||
-	    (ccr = col(c, "creation_time", e)) < 0 ||
-	    (cdel = col(c, "deletion_time", e)) < 0)
+	if ((ccpu = gf_csv_require(c, "cpu_milli", e)) < 0 ||
+	    (cmem = gf_csv_require(c, "memory_mib", e)) < 0 ||
+	    (cn = gf_csv_require(c, "num_gpu", e)) < 0 ||
+	    (cg = gf_csv_require(c, "gpu_milli", e)) < 0 ||
+	    (ccr = gf_csv_require(c, "creation_time", e)) < 0 ||
+	    (cdel = gf_csv_require(c, "deletion_time", e)) < 0)
 		return e->code;
 	int csch = gf_csv_column(c, "scheduled_time");
 	int cqos = gf_csv_column(c, "qos");
@@ -269,13 +220,13 @@ static int load_alibaba2023(struct gf_csv *c,
 		    (rc = gf_csv_int(c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS, &k,
 				     e)) ||
 		    (rc = gf_csv_int(c, cg, "gpu_milli", 0, 1000, &g, e)) ||
-		    (rc = field_num(c, ccr, "creation_time", 0, MAX_TIME_S,
-				    false, &cr, NULL, e)) ||
-		    (rc = field_num(c, cdel, "deletion_time", 0, MAX_TIME_S,
-				    true, &del, &has_del, e)) ||
+		    (rc = gf_csv_num(c, ccr, "creation_time", 0, MAX_TIME_S,
+				     false, &cr, NULL, e)) ||
+		    (rc = gf_csv_num(c, cdel, "deletion_time", 0, MAX_TIME_S,
+				     true, &del, &has_del, e)) ||
 		    (csch >= 0 &&
-		     (rc = field_num(c, csch, "scheduled_time", 0, MAX_TIME_S,
-				     true, &sch, &has_sch, e))))
+		     (rc = gf_csv_num(c, csch, "scheduled_time", 0, MAX_TIME_S,
+				      true, &sch, &has_sch, e))))
 			return rc;
 		if (k > 1 && g != 1000)
 			return gf_err_set(e, GF_ERANGE,
@@ -374,9 +325,9 @@ static int load_philly(struct gf_csv *c, const struct gf_replay_load_opts *o,
 		       struct gf_replay_trace *t, struct gf_err *e)
 {
 	int cts, cdur, cn;
-	if ((cts = col(c, "timestamp", e)) < 0 ||
-	    (cdur = col(c, "duration", e)) < 0 ||
-	    (cn = col(c, "num_gpus", e)) < 0)
+	if ((cts = gf_csv_require(c, "timestamp", e)) < 0 ||
+	    (cdur = gf_csv_require(c, "duration", e)) < 0 ||
+	    (cn = gf_csv_require(c, "num_gpus", e)) < 0)
 		return e->code;
 	int cvc = gf_csv_column(c, "cluster");
 	int cls = gf_replay_class(t, "training");
@@ -399,8 +350,8 @@ static int load_philly(struct gf_csv *c, const struct gf_replay_load_opts *o,
 					  c->path, c->line, ts);
 		double dur;
 		long long n;
-		if ((rc = field_num(c, cdur, "duration", 0, MAX_TIME_S, false,
-				    &dur, NULL, e)) ||
+		if ((rc = gf_csv_num(c, cdur, "duration", 0, MAX_TIME_S, false,
+				     &dur, NULL, e)) ||
 		    (rc = gf_csv_int(c, cn, "num_gpus", 1, 128, &n, e)))
 			return rc;
 		const char *vc = cvc >= 0 ? gf_csv_get(c, cvc) : "";
@@ -432,8 +383,8 @@ int gf_replay_philly_vcs(const char *path, char (*names)[GF_NODE_NAME_MAX],
 	int rc = gf_csv_open(&c, path, e);
 	if (rc)
 		return rc;
-	int cvc = col(&c, "vc", e), cn = -1;
-	if (cvc < 0 || (cn = col(&c, "node num", e)) < 0) {
+	int cvc = gf_csv_require(&c, "vc", e), cn = -1;
+	if (cvc < 0 || (cn = gf_csv_require(&c, "node num", e)) < 0) {
 		gf_csv_close(&c);
 		return e->code;
 	}
@@ -471,13 +422,13 @@ static int load_dlrm(struct gf_csv *c, const struct gf_replay_load_opts *o,
 		     struct gf_replay_trace *t, struct gf_err *e)
 {
 	int crole, capp, ccpu, cgpu, cmem, ccr, cdel;
-	if ((crole = col(c, "role", e)) < 0 ||
-	    (capp = col(c, "app_name", e)) < 0 ||
-	    (ccpu = col(c, "cpu_request", e)) < 0 ||
-	    (cgpu = col(c, "gpu_request", e)) < 0 ||
-	    (cmem = col(c, "memory_request", e)) < 0 ||
-	    (ccr = col(c, "creation_time", e)) < 0 ||
-	    (cdel = col(c, "deletion_time", e)) < 0)
+	if ((crole = gf_csv_require(c, "role", e)) < 0 ||
+	    (capp = gf_csv_require(c, "app_name", e)) < 0 ||
+	    (ccpu = gf_csv_require(c, "cpu_request", e)) < 0 ||
+	    (cgpu = gf_csv_require(c, "gpu_request", e)) < 0 ||
+	    (cmem = gf_csv_require(c, "memory_request", e)) < 0 ||
+	    (ccr = gf_csv_require(c, "creation_time", e)) < 0 ||
+	    (cdel = gf_csv_require(c, "deletion_time", e)) < 0)
 		return e->code;
 	int cls = gf_replay_class(t, "inference");
 	int rc;
@@ -498,17 +449,17 @@ static int load_dlrm(struct gf_csv *c, const struct gf_replay_load_opts *o,
 		double cpu, mem, cr, del;
 		long long g;
 		bool has_cr, has_del;
-		if ((rc = field_num(c, ccpu, "cpu_request", 0,
-				    GF_JOB_CPU_MILLI_MAX / 1000, false, &cpu,
-				    NULL, e)) ||
+		if ((rc = gf_csv_num(c, ccpu, "cpu_request", 0,
+				     GF_JOB_CPU_MILLI_MAX / 1000, false, &cpu,
+				     NULL, e)) ||
 		    (rc = gf_csv_int(c, cgpu, "gpu_request", 0,
 				     GF_CNODE_MAX_GPUS, &g, e)) ||
-		    (rc = field_num(c, cmem, "memory_request", 0, 1 << 30,
-				    false, &mem, NULL, e)) ||
-		    (rc = field_num(c, ccr, "creation_time", 0, MAX_TIME_S,
-				    true, &cr, &has_cr, e)) ||
-		    (rc = field_num(c, cdel, "deletion_time", 0, MAX_TIME_S,
-				    true, &del, &has_del, e)))
+		    (rc = gf_csv_num(c, cmem, "memory_request", 0, 1 << 30,
+				     false, &mem, NULL, e)) ||
+		    (rc = gf_csv_num(c, ccr, "creation_time", 0, MAX_TIME_S,
+				     true, &cr, &has_cr, e)) ||
+		    (rc = gf_csv_num(c, cdel, "deletion_time", 0, MAX_TIME_S,
+				     true, &del, &has_del, e)))
 			return rc;
 		if (hn && g == 0)
 			return gf_err_set(e, GF_ERANGE,

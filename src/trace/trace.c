@@ -13,41 +13,28 @@
 #include "util/csv.h"
 #include "util/fmt.h"
 
-static int require(struct gf_csv *c, const char *name, struct gf_err *e)
-{
-	int col = gf_csv_column(c, name);
-	if (col < 0)
-		return gf_err_set(e, GF_EPARSE,
-				  "%s: missing required column '%s'", c->path,
-				  name);
-	return col;
-}
-
 int gf_trace_load_nodes(const char *path, struct gf_cluster *cl,
 			struct gf_err *e)
 {
+	static const char *const need[] = { "cpu_milli", "memory_mib", "gpu",
+					    "model", NULL };
+	enum { CPU, MEM, GPU, MODEL };
+	int col[MODEL + 1];
 	struct gf_csv c;
-	int rc = gf_csv_open(&c, path, e);
+	int rc = gf_csv_open_cols(&c, path, need, col, e);
 	if (rc)
 		return rc;
-	int ccpu = require(&c, "cpu_milli", e), cmem, cgpu, cmodel;
 	int csn = gf_csv_column(&c, "sn");
-	if (ccpu < 0 || (cmem = require(&c, "memory_mib", e)) < 0 ||
-	    (cgpu = require(&c, "gpu", e)) < 0 ||
-	    (cmodel = require(&c, "model", e)) < 0) {
-		gf_csv_close(&c);
-		return e->code;
-	}
 	while ((rc = gf_csv_next(&c, e)) > 0) {
 		long long cpu, mem, gpu;
-		if ((rc = gf_csv_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
-				     e)) ||
-		    (rc = gf_csv_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
-				     &mem, e)) ||
-		    (rc = gf_csv_int(&c, cgpu, "gpu", 0, GF_CNODE_MAX_GPUS,
+		if ((rc = gf_csv_int(&c, col[CPU], "cpu_milli", 0, INT32_MAX,
+				     &cpu, e)) ||
+		    (rc = gf_csv_int(&c, col[MEM], "memory_mib", 0,
+				     INT64_MAX / 2, &mem, e)) ||
+		    (rc = gf_csv_int(&c, col[GPU], "gpu", 0, GF_CNODE_MAX_GPUS,
 				     &gpu, e)))
 			break;
-		const char *model = gf_csv_get(&c, cmodel);
+		const char *model = gf_csv_get(&c, col[MODEL]);
 		int m = 0;
 		if (gpu > 0) {
 			if (*model == '\0') {
@@ -118,29 +105,26 @@ static int parse_spec(const char *spec, struct gf_cluster *cl, uint32_t *mask,
 int gf_trace_load_pods(const char *path, struct gf_cluster *cl,
 		       struct gf_workload *w, struct gf_err *e)
 {
+	static const char *const need[] = { "cpu_milli", "memory_mib",
+					    "num_gpu", "gpu_milli", NULL };
+	enum { CPU, MEM, NGPU, GMILLI };
+	int col[GMILLI + 1];
 	struct gf_csv c;
-	int rc = gf_csv_open(&c, path, e);
+	int rc = gf_csv_open_cols(&c, path, need, col, e);
 	if (rc)
 		return rc;
-	int ccpu = require(&c, "cpu_milli", e), cmem, cn, cg;
 	int cname = gf_csv_column(&c, "name");
 	int cspec = gf_csv_column(&c, "gpu_spec");
-	if (ccpu < 0 || (cmem = require(&c, "memory_mib", e)) < 0 ||
-	    (cn = require(&c, "num_gpu", e)) < 0 ||
-	    (cg = require(&c, "gpu_milli", e)) < 0) {
-		gf_csv_close(&c);
-		return e->code;
-	}
 	while ((rc = gf_csv_next(&c, e)) > 0) {
 		long long cpu, mem, k, g;
-		if ((rc = gf_csv_int(&c, ccpu, "cpu_milli", 0, INT32_MAX, &cpu,
-				     e)) ||
-		    (rc = gf_csv_int(&c, cmem, "memory_mib", 0, INT64_MAX / 2,
-				     &mem, e)) ||
-		    (rc = gf_csv_int(&c, cn, "num_gpu", 0, GF_CNODE_MAX_GPUS,
-				     &k, e)) ||
-		    (rc = gf_csv_int(&c, cg, "gpu_milli", 0, GF_GPU_MILLI, &g,
-				     e)))
+		if ((rc = gf_csv_int(&c, col[CPU], "cpu_milli", 0, INT32_MAX,
+				     &cpu, e)) ||
+		    (rc = gf_csv_int(&c, col[MEM], "memory_mib", 0,
+				     INT64_MAX / 2, &mem, e)) ||
+		    (rc = gf_csv_int(&c, col[NGPU], "num_gpu", 0,
+				     GF_CNODE_MAX_GPUS, &k, e)) ||
+		    (rc = gf_csv_int(&c, col[GMILLI], "gpu_milli", 0,
+				     GF_GPU_MILLI, &g, e)))
 			break;
 		if (k > 1 && g != GF_GPU_MILLI) {
 			rc = gf_err_set(e, GF_ERANGE,

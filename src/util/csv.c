@@ -5,8 +5,12 @@
 #include "util/csv.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gpufleet/err.h>
 
@@ -100,6 +104,44 @@ const char *gf_csv_get(const struct gf_csv *c, int i)
 	return i >= 0 && i < c->nfield ? c->field[i] : "";
 }
 
+/* GF_ERANGE: "PATH:LINE: field 'NAME': " and what fmt says. */
+static int out_of_range(const struct gf_csv *c, const char *name,
+			struct gf_err *e, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static int out_of_range(const struct gf_csv *c, const char *name,
+			struct gf_err *e, const char *fmt, va_list ap)
+{
+	char range[128];
+	vsnprintf(range, sizeof(range), fmt, ap);
+	return gf_err_set(e, GF_ERANGE, "%s:%ld: field '%s': %s", c->path,
+			  c->line, name, range);
+}
+
+/* The verdict on field name of the current row, text s: not parsed
+ * (GF_EPARSE "PATH:LINE: field 'NAME': expected WHAT, got 'S'"), out of
+ * range (GF_ERANGE, what fmt says), or 0. */
+static int verdict(const struct gf_csv *c, const char *name, const char *s,
+		   bool parsed, const char *what, bool in_range,
+		   struct gf_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+static int verdict(const struct gf_csv *c, const char *name, const char *s,
+		   bool parsed, const char *what, bool in_range,
+		   struct gf_err *e, const char *fmt, ...)
+{
+	if (!parsed)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%ld: field '%s': expected %s, got "
+				  "'%.40s'",
+				  c->path, c->line, name, what, s);
+	if (in_range)
+		return 0;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = out_of_range(c, name, e, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
 	       long long hi, long long *out, struct gf_err *e)
 {
@@ -107,16 +149,61 @@ int gf_csv_int(const struct gf_csv *c, int i, const char *name, long long lo,
 	char *end;
 	errno = 0;
 	long long v = strtoll(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || errno)
+	int rc = verdict(c, name, s, *s && !*end && !errno, "an integer",
+			 v >= lo && v <= hi, e, "%lld is outside %lld..%lld", v,
+			 lo, hi);
+	if (rc == 0)
+		*out = v;
+	return rc;
+}
+
+int gf_csv_num(const struct gf_csv *c, int i, const char *name, double lo,
+	       double hi, bool absent_ok, double *out, bool *present,
+	       struct gf_err *e)
+{
+	const char *s = gf_csv_get(c, i);
+	if (present)
+		*present = true;
+	if ((*s == '\0' || strcasecmp(s, "nan") == 0) && absent_ok) {
+		*present = false;
+		*out = 0;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	int rc = verdict(c, name, s, *s && !*end && !errno && isfinite(v),
+			 "a number", v >= lo && v <= hi, e,
+			 "%.40s is outside %g..%g", s, lo, hi);
+	if (rc == 0)
+		*out = v;
+	return rc;
+}
+
+int gf_csv_require(const struct gf_csv *c, const char *name, struct gf_err *e)
+{
+	int col = gf_csv_column(c, name);
+	if (col < 0)
 		return gf_err_set(e, GF_EPARSE,
-				  "%s:%ld: field '%s': expected an integer, "
-				  "got '%.40s'",
-				  c->path, c->line, name, s);
-	if (v < lo || v > hi)
-		return gf_err_set(e, GF_ERANGE,
-				  "%s:%ld: field '%s': %lld is outside "
-				  "%lld..%lld",
-				  c->path, c->line, name, v, lo, hi);
-	*out = v;
+				  "%s: missing required column '%s'", c->path,
+				  name);
+	return col;
+}
+
+int gf_csv_columns(const struct gf_csv *c, const char *const *names, int *cols,
+		   struct gf_err *e)
+{
+	for (int i = 0; names[i]; i++)
+		if ((cols[i] = gf_csv_require(c, names[i], e)) < 0)
+			return cols[i];
 	return 0;
+}
+
+int gf_csv_open_cols(struct gf_csv *c, const char *path,
+		     const char *const *names, int *cols, struct gf_err *e)
+{
+	int rc = gf_csv_open(c, path, e);
+	if (rc == 0 && (rc = gf_csv_columns(c, names, cols, e)))
+		gf_csv_close(c);
+	return rc;
 }

@@ -7,19 +7,31 @@
 
 #include <gpufleet/err.h>
 
+/* 0 and the codes of GF_ERRNO_MAP: the one table of names and
+ * messages. */
+struct code {
+	int code;
+	const char *name, *msg;
+};
+static const struct code codes[] = { { 0, "OK", "success" },
+#define GF__ERR_ROW(name, val, msg) { val, "GF_" #name, msg },
+				     GF_ERRNO_MAP(GF__ERR_ROW)
+#undef GF__ERR_ROW
+};
+
+static const struct code *find(int code)
+{
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (codes[i].code == code)
+			return &codes[i];
+	return NULL;
+}
+
 const char *gf_strerror(int code)
 {
-	switch (code) {
-	case 0:
-		return "success";
-#define GF__ERR_MSG(name, val, msg) \
-	case val:                   \
-		return msg;
-		GF_ERRNO_MAP(GF__ERR_MSG)
-#undef GF__ERR_MSG
-	default:
-		break;
-	}
+	const struct code *c = find(code);
+	if (c)
+		return c->msg;
 	if (code < 0 && code > -4000) {
 		static _Thread_local char buf[128];
 		int en = -code;
@@ -32,17 +44,10 @@ const char *gf_strerror(int code)
 
 const char *gf_err_name(int code)
 {
-	switch (code) {
-	case 0:
-		return "OK";
-#define GF__ERR_NAME(name, val, msg) \
-	case val:                    \
-		return "GF_" #name;
-		GF_ERRNO_MAP(GF__ERR_NAME)
-#undef GF__ERR_NAME
-	default:
-		return code < 0 && code > -4000 ? "ERRNO" : "UNKNOWN";
-	}
+	const struct code *c = find(code);
+	if (c)
+		return c->name;
+	return code < 0 && code > -4000 ? "ERRNO" : "UNKNOWN";
 }
 
 int gf_err_set(struct gf_err *e, int code, const char *fmt, ...)

@@ -438,3 +438,27 @@ int gf_jv_pairs(const struct gf_jv *v, const char *reject, char *out,
 	}
 	return 0;
 }
+
+void gf_json_kv(struct gf_json *j, const char *key, const char *kvs)
+{
+	gf_json_obj_begin(j, key);
+	char *copy = gf_strdup(kvs), *save = NULL;
+	for (char *kv = strtok_r(copy, ",", &save); kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq) {
+			*eq = '\0';
+			gf_json_str(j, kv, eq + 1);
+		}
+	}
+	gf_free(copy);
+	gf_json_obj_end(j);
+}
+
+void gf_json_str_or_null(struct gf_json *j, const char *key, const char *v)
+{
+	if (v && *v)
+		gf_json_str(j, key, v);
+	else
+		gf_json_null(j, key);
+}

@@ -49,6 +49,11 @@ void gf_json_uint(struct gf_json *j, const char *key, uint64_t v);
 void gf_json_double(struct gf_json *j, const char *key, double v);
 void gf_json_bool(struct gf_json *j, const char *key, bool v);
 void gf_json_null(struct gf_json *j, const char *key);
+/* v, or null when v is NULL or "". */
+void gf_json_str_or_null(struct gf_json *j, const char *key, const char *v);
+/* "k=v,k=v" (labels, a node selector) as the object {"k": "v", ...}
+ * under key (an entry without '=' left out): gf_jv_pairs the other way. */
+void gf_json_kv(struct gf_json *j, const char *key, const char *kvs);
 /* len bytes of text that are one whole JSON value, written as they are
  * (trailing white space dropped); the caller vouches for the text (a
  * document it rendered or parsed). */

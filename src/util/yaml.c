@@ -251,6 +251,26 @@ int gf_yr_str(const struct gf_yr *r, const struct gf_yn *n, const char *key,
 	return 0;
 }
 
+/* 0 when ok, else "key 'KEY': expected WHAT, got 'S'" (what as fmt
+ * says). */
+static int verdict(const struct gf_yr *r, const struct gf_yn *n,
+		   const char *key, const char *s, bool ok, const char *fmt,
+		   ...) __attribute__((format(printf, 6, 7)));
+static int verdict(const struct gf_yr *r, const struct gf_yn *n,
+		   const char *key, const char *s, bool ok, const char *fmt,
+		   ...)
+{
+	if (ok)
+		return 0;
+	char what[128];
+	va_list ap;
+	va_start(ap, fmt);
+	gf_vnote(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return gf_yr_fail(r, n, "key '%s': expected %s, got '%.40s'", key, what,
+			  s ? s : "(not a number)");
+}
+
 int gf_yr_int(const struct gf_yr *r, const struct gf_yn *n, const char *key,
 	      long long min, long long max, long long *out)
 {
@@ -258,13 +278,12 @@ int gf_yr_int(const struct gf_yr *r, const struct gf_yn *n, const char *key,
 	char *end = NULL;
 	errno = 0;
 	long long v = s ? strtoll(s, &end, 10) : 0;
-	if (!s || *s == '\0' || *end || errno || v < min || v > max)
-		return gf_yr_fail(r, n,
-				  "key '%s': expected a whole number from "
-				  "%lld to %lld, got '%.40s'",
-				  key, min, max, s ? s : "(not a number)");
-	*out = v;
-	return 0;
+	int rc = verdict(r, n, key, s,
+			 s && *s && !*end && !errno && v >= min && v <= max,
+			 "a whole number from %lld to %lld", min, max);
+	if (rc == 0)
+		*out = v;
+	return rc;
 }
 
 int gf_yr_double(const struct gf_yr *r, const struct gf_yn *n, const char *key,
@@ -273,13 +292,13 @@ int gf_yr_double(const struct gf_yr *r, const struct gf_yn *n, const char *key,
 	const char *s = gf_yn_str(n);
 	char *end = NULL;
 	double v = s ? strtod(s, &end) : 0;
-	if (!s || *s == '\0' || *end || !isfinite(v) || !(v >= min && v <= max))
-		return gf_yr_fail(r, n,
-				  "key '%s': expected a number from %g to %g, "
-				  "got '%.40s'",
-				  key, min, max, s ? s : "(not a number)");
-	*out = v;
-	return 0;
+	int rc =
+		verdict(r, n, key, s,
+			s && *s && !*end && isfinite(v) && v >= min && v <= max,
+			"a number from %g to %g", min, max);
+	if (rc == 0)
+		*out = v;
+	return rc;
 }
 
 int gf_yr_bool(const struct gf_yr *r, const struct gf_yn *n, const char *key,
