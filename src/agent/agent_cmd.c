@@ -52,9 +52,6 @@ int gf_agent_cmd_option(int c, const char *arg, struct gf_agent_cmd *g)
 {
 	long ms;
 	switch (c) {
-	case 'l':
-		g->o.listen = arg;
-		return 0;
 	case 'i':
 		g->interval_arg = arg;
 		g->o.interval_ms = gf_diag_parse_duration(arg);
@@ -64,9 +61,6 @@ int gf_agent_cmd_option(int c, const char *arg, struct gf_agent_cmd *g)
 			     "1h, like 1s",
 			     arg);
 		return GF_AGENT_EXIT_USAGE;
-	case 'c':
-		g->counters_file = arg;
-		return 0;
 	case 'q':
 		g->o.xid_quiet_ms = gf_diag_parse_duration(arg);
 		if (g->o.xid_quiet_ms >= 1000 &&

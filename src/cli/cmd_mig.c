@@ -277,30 +277,22 @@ static void log_plan(const struct gf_mig_plan *p, int ngpus, int nd)
 
 static int cmd_plan(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "demand", required_argument, NULL, 'd' },
-		{ "current", required_argument, NULL, 'c' },
-		{ "fill", no_argument, NULL, 'f' },
-		GF_CLI_OPT_JSON,
-		{ "yaml", no_argument, NULL, 'y' },
-		{ "name", required_argument, NULL, 'n' },
-		GF_CLI_OPTS_END,
-	};
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
 	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
-	const struct gf_cli_store store[] = {
-		{ 'g', &gpus_s, NULL },	 { 'd', &demand_s, NULL },
-		{ 'c', &current, NULL }, { 'f', NULL, &po.fill },
-		{ 'y', NULL, &yaml },	 { 'n', &name, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("gpus", &gpus_s),
+		GF_OPT_STR("demand", &demand_s),
+		GF_OPT_STR("current", &current),
+		GF_OPT_FLAG("fill", &po.fill),
+		GF_OPT_FLAG("yaml", &yaml),
+		GF_OPT_STR("name", &name),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
 	args.json = &json;
-	args.store = store;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (!gpus_s || !demand_s) {
@@ -406,23 +398,16 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_apply(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "current", required_argument, NULL, 'c' },
-		GF_CLI_OPTS_END,
-	};
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
-	const struct gf_cli_store store[] = {
-		{ 'n', NULL, &dry },
-		{ 'g', &gpus_s, NULL },
-		{ 'c', &current, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_FLAG("dry-run", &dry),
+		GF_OPT_STR("gpus", &gpus_s),
+		GF_OPT_STR("current", &current),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig apply", argc, argv, opts, apply_usage);
-	args.store = store;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (argc - optind != 2) {

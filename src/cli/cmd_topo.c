@@ -90,22 +90,14 @@ int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
 
 int cmd_topo(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		GF_CLI_OPT_JSON,
-		{ "pcie", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_NODE_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
-	const struct gf_cli_store store[] = {
-		{ 'p', NULL, &pcie },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_FLAG("pcie", &pcie),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
 	args.json = &json;
-	args.store = store;
 	args.node = &no;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;

@@ -11,8 +11,6 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/remote.h"
-#include "server/server.h"
 #include "sim/progress.h"
 #include "util/buf.h"
 #include "util/fmt.h"
@@ -25,91 +23,6 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-int gf_cli_bad_option(const char *cmd, char **argv)
-{
-	const char *opt = argv[optind - 1];
-	if (optopt && optopt != '?' && (opt[0] != '-' || opt[1] != '-'))
-		gf_cli_error(cmd,
-			     "option '-%c' is unknown or needs a value "
-			     "(see 'gpufleet %s -h')",
-			     optopt, cmd);
-	else
-		gf_cli_error(cmd,
-			     "option '%s' is unknown or needs a value "
-			     "(see 'gpufleet %s -h')",
-			     opt, cmd);
-	return GF_EXIT_USAGE;
-}
-
-/* Option c taken by what a names (json, node, store): true. */
-static bool taken(struct gf_cli_args *a, int c)
-{
-	if (c == 'j' && a->json) {
-		*a->json = true;
-		return true;
-	}
-	if (a->node && gf_cli_node_option(c, optarg, a->node))
-		return true;
-	if (a->remote && gf_remote_option(a->remote, c, optarg))
-		return true;
-	if (c == 'P' && a->policies) /* a bad list is not taken */
-		return !gf_cli_policies(a->cmd, optarg, a->policies,
-					a->npolicies);
-	return a->store && gf_cli_store_take(a->store, c, optarg);
-}
-
-bool gf_cli_store_take(const struct gf_cli_store *store, int c, const char *arg)
-{
-	for (const struct gf_cli_store *s = store; s->code; s++) {
-		if (s->code != c)
-			continue;
-		if (s->str)
-			*s->str = arg;
-		else
-			*s->flag = true;
-		return true;
-	}
-	return false;
-}
-
-int gf_cli_next(struct gf_cli_args *a)
-{
-	if (!a->started) {
-		optind = 1;
-		opterr = 0;
-		a->started = true;
-		a->rc = -1;
-	}
-	const char *shortopts = a->shortopts ? a->shortopts : "h";
-	int c;
-	do
-		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
-				&a->index);
-	while (c != -1 && taken(a, c));
-	if (c == 'P' && a->policies) {
-		a->rc = GF_EXIT_USAGE;
-		return -1;
-	}
-	if (a->parse && c != -1 && c != 'h' && c != '?' && c != ':') {
-		if (a->parse(c, optarg, a->ctx) == 0)
-			return gf_cli_next(a);
-		gf_cli_error(a->cmd, "cannot parse '--%s %s'",
-			     a->opts[a->index].name, optarg);
-		a->rc = GF_EXIT_USAGE;
-		return -1;
-	}
-	if (c == 'h') {
-		a->usage(stdout);
-		a->rc = GF_EXIT_OK;
-		return -1;
-	}
-	if (c == '?' || c == ':') {
-		a->rc = gf_cli_bad_option(a->cmd, a->argv);
-		return -1;
-	}
-	return c;
 }
 
 /* The table's names into out: "a, b, c", or "a, b or c" with or. */
@@ -166,13 +79,6 @@ int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
 	return GF_EXIT_USAGE;
 }
 
-int gf_cli_options(struct gf_cli_args *a)
-{
-	while (gf_cli_next(a) != -1)
-		continue; /* every option is taken inside */
-	return a->rc;
-}
-
 int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
 		    size_t size)
 {
@@ -205,32 +111,6 @@ int gf_cli_print(const char *s, unsigned long len)
 		return GF_EXIT_FAIL;
 	}
 	return GF_EXIT_OK;
-}
-
-bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
-{
-	switch (c) {
-	case 'x':
-		o->src.xml = arg;
-		return true;
-	case 'X':
-		o->src.nccl_xml = arg;
-		return true;
-	case 't':
-		o->src.template_name = arg;
-		return true;
-	case 'S':
-		o->src.this_system = true;
-		return true;
-	case 'N':
-		o->src.nvml = 1;
-		return true;
-	case 'n':
-		o->src.nvml = 0;
-		return true;
-	default:
-		return false;
-	}
 }
 
 int gf_cli_node_check(const struct gf_node_opts *o)
@@ -302,29 +182,6 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
 			out[(*n)++] = p;
 	}
 	return 0;
-}
-
-bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
-			unsigned *per_client, bool *bad)
-{
-	if (c != 1101 && c != 1102)
-		return false;
-	char *end;
-	long v = strtol(arg, &end, 10);
-	bool ok = *arg && !*end && v >= (c == 1101) && v <= 1000000;
-	if (!ok) {
-		gf_cli_error(cmd,
-			     "cannot parse '--%s %s': expected %s to 1000000",
-			     c == 1101 ? "max-conns" : "max-conns-per-client",
-			     arg, c == 1101 ? "1" : "0 (no limit)");
-		*bad = true;
-		return true;
-	}
-	if (c == 1101)
-		*max = (unsigned)v;
-	else
-		*per_client = v ? (unsigned)v : GF_SERVER_NO_LIMIT;
-	return true;
 }
 
 int gf_cli_with_progress(const char *cmd,
