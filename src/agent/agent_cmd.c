@@ -3,13 +3,12 @@
  * its own options, then the run around the agent service (agent.h:
  * sampler, documents, routes), which serves through src/server/, and,
  * with --controller, the node's link to the controller (agent_join.c).
- * The main thread blocks SIGTERM and SIGINT before any thread starts,
- * waits for one, then stops the link (jobs keep running) and the service
- * (requests in flight finish) and returns 0.
+ * The caller has blocked SIGTERM and SIGINT before any thread starts; the
+ * main thread waits for one, then stops the link (jobs keep running) and the
+ * service (requests in flight finish) and returns 0.
  */
 #include "agent/agent_cmd.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,18 +132,13 @@ void gf_agent_cmd_defaults(struct gf_agent_cmd *g)
 	gf_agent_join_defaults(&g->join);
 }
 
-int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version)
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
+		     const sigset_t *stop)
 {
 	int rc;
 	g->o.ring = ring_size(g);
 	if ((rc = read_counters(g)) != 0)
 		return rc;
-	/* block the stop signals in every thread to come; main waits */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	struct gf_agent *a;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -162,7 +156,7 @@ int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version)
 		return rc;
 	}
 	int sig;
-	sigwait(&set, &sig);
+	sigwait(stop, &sig);
 	fprintf(stderr, "gpufleet agent: %s, stopping\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	gf_agent_join_stop(&g->join);

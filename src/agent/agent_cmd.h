@@ -10,6 +10,7 @@
 #ifndef GF_AGENT_CMD_H
 #define GF_AGENT_CMD_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "agent/agent.h"
@@ -35,8 +36,10 @@ int gf_agent_cmd_option(int c, const char *arg,
 			struct gf_agent_cmd *g) GF_MUST_CHECK;
 /* After parsing: --listen and the joining options; 0 or an exit code. */
 int gf_agent_cmd_check(struct gf_agent_cmd *g) GF_MUST_CHECK;
-/* Serve (and join, saying version) until SIGTERM or SIGINT; an exit
- * code. */
-int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version) GF_MUST_CHECK;
+/* Serve (and join, saying version) until a signal of stop (blocked by the
+ * caller in this thread before: every thread started here inherits
+ * that) arrives; an exit code. */
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
+		     const sigset_t *stop) GF_MUST_CHECK;
 
 #endif

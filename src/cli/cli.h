@@ -7,6 +7,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,7 +263,8 @@ bool gf_cli_given(const struct gf_cli_args *a, const char *name);
 int gf_cli_bad_value(struct gf_cli_args *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Arguments left after the options: "unexpected argument 'X'" said and
+/* Arguments left after the options: "unexpected argument 'X' (see
+ * 'gpufleet CMD -h')" said and
  * GF_EXIT_USAGE, or 0 when there are none. */
 int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
 
@@ -302,6 +304,18 @@ struct gf_progress;
 int gf_cli_with_progress(const char *cmd,
 			 int (*run)(void *arg, struct gf_progress *p),
 			 void *arg);
+
+/* The output rendered into b, written as gf_cli_print does, unless rc
+ * (what rendering it returned) or b's error says it did not fit: then
+ * "cannot write the output: larger than N MiB" said as cmd.  GF_EXIT_OK
+ * or GF_EXIT_FAIL; b stays the caller's to release. */
+struct gf_buf;
+int gf_cli_print_buf(const char *cmd, int rc,
+		     const struct gf_buf *b) GF_MUST_CHECK;
+
+/* Block SIGTERM and SIGINT in this thread and every thread it starts from
+ * now on, for a daemon's main thread to wait for one in set (sigwait). */
+void gf_cli_block_stop(sigset_t *set);
 
 /* Write a whole buffer to stdout; 0 or GF_EXIT_FAIL. */
 int gf_cli_print(const char *s, unsigned long len) GF_MUST_CHECK;

@@ -147,13 +147,8 @@ static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 	*done = args.rc == GF_EXIT_OK;
 	if (args.rc >= 0)
 		return args.rc;
-	if (optind < argc) {
-		gf_cli_error("agent",
-			     "unexpected argument '%s' (see 'gpufleet agent "
-			     "-h')",
-			     argv[optind]);
+	if (gf_cli_no_args("agent", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	gf_cli_conn_limits(per_client, &g->o.max_per_client);
 	g->o.topo = topo.src;
 	if ((rc = gf_agent_cmd_check(g)) != 0)
@@ -169,5 +164,7 @@ int cmd_agent(int argc, char **argv)
 	int rc = parse_args(argc, argv, &g, &done);
 	if (rc || done)
 		return rc;
-	return gf_agent_cmd_run(&g, GPUFLEET_VERSION);
+	sigset_t stop;
+	gf_cli_block_stop(&stop);
+	return gf_agent_cmd_run(&g, GPUFLEET_VERSION, &stop);
 }

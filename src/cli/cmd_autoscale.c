@@ -103,8 +103,7 @@ static int print_recommend(const struct gf_as_samples *s, const int32_t *r,
 		for (size_t i = 0; i < s->n; i++)
 			gf_buf_printf(&b, "%s,%d\n", s->t_text[i], r[i]);
 	}
-	int rc = gf_buf_error(&b) ? GF_EXIT_FAIL
-				  : gf_cli_print(gf_buf_str(&b), b.len);
+	int rc = gf_cli_print_buf(RCMD, 0, &b);
 	gf_buf_release(&b);
 	return rc;
 }

@@ -148,13 +148,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (optind < argc) {
-		gf_cli_error("chargeback",
-			     "unexpected argument '%s' (see 'gpufleet "
-			     "chargeback -h')",
-			     argv[optind]);
+	if (gf_cli_no_args("chargeback", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	const char *missing = !a->window   ? "--window"
 			      : !a->assets ? "--assets"
 			      : !a->nrecords && !a->nsacct && !a->db

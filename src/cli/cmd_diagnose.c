@@ -181,13 +181,8 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (optind < argc) {
-		gf_cli_error("diagnose",
-			     "unexpected argument '%s' (see 'gpufleet "
-			     "diagnose -h')",
-			     argv[optind]);
+	if (gf_cli_no_args("diagnose", argc, argv))
 		return GF_EXIT_USAGE;
-	}
 	if (url && fixture) {
 		gf_cli_error("diagnose",
 			     "'--url' and '--fixture' exclude each other");

@@ -341,10 +341,7 @@ int cmd_serve(int argc, char **argv)
 	a.o.cfg = &cfg;
 	unsigned long long files = open_files(&a.o);
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	gf_cli_block_stop(&set);
 	struct gf_service *s;
 	if (gf_service_start(&s, &a.o, &e) != 0) {
 		gf_cli_error(CMD, "%s", e.msg);

@@ -310,13 +310,11 @@ static int fill(void *arg, struct gf_progress *prog)
 		if (rc)
 			goto out;
 	}
-	if ((a->json ? gf_report_json(&info, sum, a->npolicies, &out)
-		     : gf_report_text(&info, sum, a->npolicies, &out)) != 0) {
-		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
-			     OUT_CAP >> 20);
-		goto out;
-	}
-	ret = gf_cli_print(gf_buf_str(&out), out.len);
+	ret = gf_cli_print_buf(
+		CMD,
+		a->json ? gf_report_json(&info, sum, a->npolicies, &out)
+			: gf_report_text(&info, sum, a->npolicies, &out),
+		&out);
 out:
 	gf_buf_release(&out);
 	gf_free(sum);

@@ -262,8 +262,7 @@ static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
 			gf_as_report_json(&b, r, n, &o->so);
 		else
 			gf_as_report_table(&b, r, n, &o->so);
-		rc = gf_buf_error(&b) ? GF_EXIT_FAIL
-				      : gf_cli_print(gf_buf_str(&b), b.len);
+		rc = gf_cli_print_buf(CMD, 0, &b);
 	}
 	gf_buf_release(&b);
 	return rc;

@@ -204,12 +204,7 @@ int cmd_simulate_mig(int argc, char **argv)
 		render_json(m, mix, nmix, rows, &out);
 	else
 		render_text(m, nmix, rows, &out);
-	if (gf_buf_error(&out)) {
-		gf_cli_error("simulate mig", "output larger than 1 MiB");
-		gf_buf_release(&out);
-		return GF_EXIT_FAIL;
-	}
-	int ret = gf_cli_print(gf_buf_str(&out), out.len);
+	int ret = gf_cli_print_buf("simulate mig", 0, &out);
 	gf_buf_release(&out);
 	return ret;
 }

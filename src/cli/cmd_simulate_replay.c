@@ -386,12 +386,7 @@ static int replay(void *arg, struct gf_progress *p)
 		gf_json_obj_end(&j);
 		gf_buf_printf(&out, "\n");
 	}
-	if (gf_buf_error(&out)) {
-		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
-			     OUT_CAP >> 20);
-		goto out;
-	}
-	ret = gf_cli_print(gf_buf_str(&out), out.len);
+	ret = gf_cli_print_buf(CMD, 0, &out);
 out:
 	gf_buf_release(&out);
 	gf_cluster_release(&c);

@@ -356,8 +356,7 @@ int gf_cmd_slurm_advise(int argc, char **argv)
 		text_nodes(&s, &adv, &b);
 		text_props(&s, &adv, false, &b);
 	}
-	int ret = gf_buf_error(&b) ? GF_EXIT_FAIL
-				   : gf_cli_print(gf_buf_str(&b), b.len);
+	int ret = gf_cli_print_buf(CMD, 0, &b);
 	gf_buf_release(&b);
 	gf_slurm_advice_release(&adv);
 	gf_slurm_snapshot_release(&s);

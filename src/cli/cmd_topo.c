@@ -76,14 +76,7 @@ int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
 	gf_buf_init(&out, OUT_CAP);
 	int rc = json ? gf_render_topo_json(n, pcie, f, nf, &out)
 		      : gf_render_topo_text(n, pcie, f, nf, &out);
-	int ret = GF_EXIT_OK;
-	if (rc) {
-		gf_cli_error("topo", "output larger than %u MiB",
-			     OUT_CAP >> 20);
-		ret = GF_EXIT_FAIL;
-	} else {
-		ret = gf_cli_print(out.data, out.len);
-	}
+	int ret = gf_cli_print_buf("topo", rc, &out);
 	gf_buf_release(&out);
 	return ret;
 }

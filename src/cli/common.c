@@ -4,6 +4,8 @@
  * or template, with NVML joined when asked).
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +95,8 @@ int gf_cli_no_args(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)
 		return 0;
-	gf_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+	gf_cli_error(cmd, "unexpected argument '%s' (see 'gpufleet %s -h')",
+		     argv[optind], cmd);
 	return GF_EXIT_USAGE;
 }
 
@@ -102,6 +105,23 @@ int64_t gf_cli_wall_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void gf_cli_block_stop(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+int gf_cli_print_buf(const char *cmd, int rc, const struct gf_buf *b)
+{
+	if (rc == 0 && !gf_buf_error(b))
+		return gf_cli_print(gf_buf_str(b), b->len);
+	gf_cli_error(cmd, "cannot write the output: larger than %zu MiB",
+		     b->cap >> 20);
+	return GF_EXIT_FAIL;
 }
 
 int gf_cli_print(const char *s, unsigned long len)

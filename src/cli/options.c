@@ -241,7 +241,7 @@ static int take_row(struct gf_cli_args *a, const struct gf_cli_opt *o)
 int gf_cli_next(struct gf_cli_args *a)
 {
 	if (!a->started) {
-		optind = 1;
+		optind = 0; /* glibc: start afresh, whatever was parsed before */
 		opterr = 0;
 		a->started = true;
 		a->rc = -1;
