@@ -28,19 +28,26 @@ enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 /* The last line of every command's -h. */
 #define GF_CLI_EXIT_HELP "\nexit status: 0 ok, 1 failure, 2 usage error\n"
 
+/* A row of the command table (main.c): a command; or a group of
+ * subcommands (`gpufleet mig plan`), with fn NULL and group set, whose
+ * subcommands are the rows named "GROUP SUB". */
+struct gf_cli_subs;
 struct gf_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary;
+	const char *summary; /* NULL for a subcommand */
+	const struct gf_cli_subs *group;
 };
 
 int cmd_topo(int argc, char **argv);
 int cmd_bind(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
-int cmd_simulate(int argc, char **argv);
-int cmd_simulate_mig(int argc, char **argv); /* simulate mig */
+int cmd_simulate_fill(int argc, char **argv); /* simulate fill */
+int cmd_simulate_mig(int argc, char **argv);  /* simulate mig */
 int cmd_report(int argc, char **argv);
-int cmd_mig(int argc, char **argv);
+int cmd_mig_plan(int argc, char **argv);
+int cmd_mig_validate(int argc, char **argv);
+int cmd_mig_apply(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
@@ -50,11 +57,13 @@ int cmd_cancel(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);
-int cmd_autoscale(int argc, char **argv);
+int cmd_autoscale_recommend(int argc, char **argv);
+int cmd_autoscale_run(int argc, char **argv);
+int cmd_autoscale_manifests(int argc, char **argv);
 int cmd_simulate_autoscale(int argc, char **argv); /* simulate autoscale */
 int cmd_simulate_replay(int argc, char **argv);	   /* simulate replay */
 int cmd_chargeback(int argc, char **argv);
-int cmd_slurm(int argc, char **argv);
+int cmd_slurm_gres(int argc, char **argv);
 
 /* Where a command's node comes from (--xml, --template, live). */
 struct gf_node_opts {
@@ -236,6 +245,9 @@ struct gf_cli_args {
 	 * bad list ends the options with rc GF_EXIT_USAGE */
 	enum gf_policy *policies;
 	int *npolicies;
+	/* when set, an argument left after the options ends them with rc
+	 * GF_EXIT_USAGE, said as gf_cli_no_args says it */
+	bool no_args;
 	struct gf_cli_opt group[16]; /* the rows of json, node and remote */
 	int index;		     /* the long option's row in built */
 	unsigned long long given;    /* bit i: built[i] was given */
@@ -269,12 +281,12 @@ int gf_cli_bad_value(struct gf_cli_args *a, const char *fmt, ...)
 int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
 
 /*
- * A command made of subcommands (`gpufleet mig plan ...`): argv[1] names
- * one of table (ended by a NULL name), which runs with argv from there;
- * -h or --help prints usage.  No name: missing said; a name not in the
- * table: "unknown WHAT 'NAME' KNOWN".  The exit status.  The texts left
- * NULL are made from the table's names: missing "say what: a, b or c (see
- * 'gpufleet CMD -h')", what "subcommand", known "(known: a, b, c)".
+ * A group of subcommands (`gpufleet mig plan ...`): argv[1] names one of
+ * the rows "CMD NAME" of table (n rows), which runs with argv from
+ * there; -h or --help prints usage.  No name: missing said; a name not
+ * in the table: "unknown WHAT 'NAME' KNOWN".  The exit status.  The texts
+ * left NULL are made from the rows' names: missing "say what: a, b or c
+ * (see 'gpufleet CMD -h')", what "subcommand", known "(known: a, b, c)".
  */
 struct gf_cli_subs {
 	const char *cmd;
@@ -282,9 +294,11 @@ struct gf_cli_subs {
 	const char *missing; /* or NULL */
 	const char *what;    /* "experiment", or NULL */
 	const char *known;   /* or NULL */
-	const struct gf_cmd *table;
 };
-int gf_cli_subcommand(const struct gf_cli_subs *s, int argc,
+extern const struct gf_cli_subs gf_cli_mig, gf_cli_simulate, gf_cli_autoscale,
+	gf_cli_slurm;
+int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
+		      const struct gf_cli_subs *s, int argc,
 		      char **argv) GF_MUST_CHECK;
 
 /* An option's value s (opt "--gpus") copied into buf to be taken

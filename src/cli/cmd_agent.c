@@ -139,6 +139,7 @@ static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 	};
 	struct gf_node_opts topo = { .cmd = "agent", .src = g->o.topo };
 	struct gf_cli_args args = GF_CLI_ARGS("agent", argc, argv, opts, usage);
+	args.no_args = true;
 	args.node = &topo;
 	int c, rc;
 	while ((c = gf_cli_next(&args)) != -1)
@@ -147,8 +148,6 @@ static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 	*done = args.rc == GF_EXIT_OK;
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args("agent", argc, argv))
-		return GF_EXIT_USAGE;
 	gf_cli_conn_limits(per_client, &g->o.max_per_client);
 	g->o.topo = topo.src;
 	if ((rc = gf_agent_cmd_check(g)) != 0)

@@ -108,7 +108,7 @@ static int print_recommend(const struct gf_as_samples *s, const int32_t *r,
 	return rc;
 }
 
-static int cmd_recommend(int argc, char **argv)
+int cmd_autoscale_recommend(int argc, char **argv)
 {
 	const char *hpa = NULL, *samples = NULL;
 	long start = 1;
@@ -122,11 +122,10 @@ static int cmd_recommend(int argc, char **argv)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS(RCMD, argc, argv, opts, usage_recommend);
+	args.no_args = true;
 	args.json = &json;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
-	if (gf_cli_no_args(RCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!hpa || !samples) {
 		gf_cli_error(RCMD, "--hpa FILE and --samples FILE are needed "
 				   "(see 'gpufleet autoscale recommend -h')");
@@ -429,7 +428,7 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+int cmd_autoscale_run(int argc, char **argv)
 {
 	struct run_opts o;
 	memset(&o, 0, sizeof(o));
@@ -459,6 +458,7 @@ static int cmd_run(int argc, char **argv)
 	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
+	args.no_args = true;
 	args.json = &o.json;
 	while ((c = gf_cli_next(&args)) != -1)
 		if (run_option(c, optarg, &o))
@@ -466,8 +466,6 @@ static int cmd_run(int argc, char **argv)
 						      "autoscale run -h'");
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(LCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	struct gf_as_scaler sc;
 	struct gf_as_actuator act;
 	char *token = NULL;
@@ -589,7 +587,7 @@ static int default_query(const struct gf_as_manifest_opts *o, char *q,
 	return rc ? -1 : 0;
 }
 
-static int cmd_manifests(int argc, char **argv)
+int cmd_autoscale_manifests(int argc, char **argv)
 {
 	struct gf_as_manifest_opts o;
 	memset(&o, 0, sizeof(o));
@@ -629,6 +627,7 @@ static int cmd_manifests(int argc, char **argv)
 	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
+	args.no_args = true;
 	while ((c = gf_cli_next(&args)) != -1)
 		if (manifest_option(c, optarg, &o))
 			(void)gf_cli_bad_value(&args,
@@ -636,8 +635,6 @@ static int cmd_manifests(int argc, char **argv)
 					       "autoscale manifests -h'");
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(MCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!o.target_name || !o.target_value) {
 		gf_cli_error(MCMD, "--target NAME and --target-value Q are "
 				   "needed (see 'gpufleet autoscale manifests "
@@ -667,18 +664,7 @@ static int cmd_manifests(int argc, char **argv)
 	return rc;
 }
 
-int cmd_autoscale(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "recommend", cmd_recommend, NULL },
-		{ "run", cmd_run, NULL },
-		{ "manifests", cmd_manifests, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "autoscale",
-		.usage = usage_all,
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
-}
+const struct gf_cli_subs gf_cli_autoscale = {
+	.cmd = "autoscale",
+	.usage = usage_all,
+};

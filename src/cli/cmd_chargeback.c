@@ -140,6 +140,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("chargeback", argc, argv, opts, usage);
+	args.no_args = true;
 	while (gf_cli_next(&args) != -1) { /* 's', --share-split */
 		if (strcmp(optarg, "weighted") && strcmp(optarg, "even"))
 			(void)gf_cli_bad_value(&args,
@@ -148,8 +149,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args("chargeback", argc, argv))
-		return GF_EXIT_USAGE;
 	const char *missing = !a->window   ? "--window"
 			      : !a->assets ? "--assets"
 			      : !a->nrecords && !a->nsacct && !a->db

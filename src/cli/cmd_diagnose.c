@@ -171,6 +171,7 @@ int cmd_diagnose(int argc, char **argv)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("diagnose", argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &json;
 	while (gf_cli_next(&args) != -1) { /* 'w', --window */
 		long ms = gf_diag_parse_duration(optarg);
@@ -181,8 +182,6 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args("diagnose", argc, argv))
-		return GF_EXIT_USAGE;
 	if (url && fixture) {
 		gf_cli_error("diagnose",
 			     "'--url' and '--fixture' exclude each other");

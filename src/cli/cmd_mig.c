@@ -275,7 +275,7 @@ static void log_plan(const struct gf_mig_plan *p, int ngpus, int nd)
 	       p->demand_units, p->bound_units, p->used_gpus, p->bound_gpus);
 }
 
-static int cmd_plan(int argc, char **argv)
+int cmd_mig_plan(int argc, char **argv)
 {
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
@@ -292,6 +292,7 @@ static int cmd_plan(int argc, char **argv)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
+	args.no_args = true;
 	args.json = &json;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
@@ -299,8 +300,6 @@ static int cmd_plan(int argc, char **argv)
 		gf_cli_error("mig plan", "--gpus and --demand are required");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_no_args("mig plan", argc, argv))
-		return GF_EXIT_USAGE;
 	if (json && yaml) {
 		gf_cli_error("mig plan",
 			     "--json and --yaml exclude each other");
@@ -355,7 +354,7 @@ static void prefixed(const char *cmd, const char *buf)
 	}
 }
 
-static int cmd_validate(int argc, char **argv)
+int cmd_mig_validate(int argc, char **argv)
 {
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -396,7 +395,7 @@ static int cmd_validate(int argc, char **argv)
 	return errors ? GF_EXIT_FAIL : GF_EXIT_OK;
 }
 
-static int cmd_apply(int argc, char **argv)
+int cmd_mig_apply(int argc, char **argv)
 {
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
@@ -482,22 +481,10 @@ out_gpus:
 	return ret;
 }
 
-int cmd_mig(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "plan", cmd_plan, NULL },
-		{ "validate", cmd_validate, NULL },
-		{ "apply", cmd_apply, NULL },
-		{ "proposal", gf_cmd_mig_proposal, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "mig",
-		.usage = usage,
-		.missing = "expected a subcommand: plan, validate, apply or "
-			   "proposal (see 'gpufleet mig -h')",
-		.known = "(plan, validate, apply, proposal)",
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
-}
+const struct gf_cli_subs gf_cli_mig = {
+	.cmd = "mig",
+	.usage = usage,
+	.missing = "expected a subcommand: plan, validate, apply or proposal "
+		   "(see 'gpufleet mig -h')",
+	.known = "(plan, validate, apply, proposal)",
+};

@@ -190,6 +190,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.no_args = true;
 	while (gf_cli_next(&args) != -1) { /* 'A', --k8s-api */
 		a->k8s.api_url = optarg;
 		if (strncmp(optarg, "http://", 7) &&
@@ -205,8 +206,6 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		*done = true; /* -h answered, or a bad option said */
 		return args.rc;
 	}
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	const char *why = gf_server_listen_check(a->o.listen);
 	if (why) {
 		gf_cli_error(CMD, "cannot parse '--listen %s': %s", a->o.listen,

@@ -325,7 +325,7 @@ out:
 	return ret;
 }
 
-static int fill_main(int argc, char **argv)
+int cmd_simulate_fill(int argc, char **argv)
 {
 	static struct fill_args a;
 	memset(&a, 0, sizeof(a));
@@ -347,6 +347,7 @@ static int fill_main(int argc, char **argv)
 		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &a.json;
 	args.policies = a.policies;
 	args.npolicies = &a.npolicies;
@@ -359,8 +360,6 @@ static int fill_main(int argc, char **argv)
 					       MAX_SEEDS);
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "
@@ -372,22 +371,10 @@ static int fill_main(int argc, char **argv)
 	return gf_cli_with_progress(CMD, fill, &a);
 }
 
-int cmd_simulate(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "fill", fill_main, NULL },
-		{ "mig", cmd_simulate_mig, NULL },
-		{ "autoscale", cmd_simulate_autoscale, NULL },
-		{ "replay", cmd_simulate_replay, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "simulate",
-		.usage = usage,
-		.missing = "no experiment given (known: fill, mig, autoscale, "
-			   "replay; see 'gpufleet simulate -h')",
-		.what = "experiment",
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
-}
+const struct gf_cli_subs gf_cli_simulate = {
+	.cmd = "simulate",
+	.usage = usage,
+	.missing = "no experiment given (known: fill, mig, autoscale, replay; "
+		   "see 'gpufleet simulate -h')",
+	.what = "experiment",
+};

@@ -167,6 +167,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	};
 	int c;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &o->json;
 	while ((c = gf_cli_next(&args)) != -1)
 		if (!option(c, optarg, o))
@@ -174,8 +175,6 @@ static int parse(int argc, char **argv, struct opts *o)
 						      "autoscale -h'");
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!o->trace == !o->synthetic) {
 		gf_cli_error(CMD, "say --trace FILE or --synthetic N (one of "
 				  "them)");

@@ -158,6 +158,7 @@ int cmd_simulate_mig(int argc, char **argv)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("simulate mig", argc, argv, opts, mig_usage);
+	args.no_args = true;
 	args.json = &json;
 	(void)gf_cli_options(&args);
 	if (args.rc >= 0)
@@ -168,8 +169,6 @@ int cmd_simulate_mig(int argc, char **argv)
 			     "(see 'gpufleet simulate mig -h')");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_no_args("simulate mig", argc, argv))
-		return GF_EXIT_USAGE;
 	const struct gf_mig_model *m = gf_mig_model_by_id(model);
 	if (!m) {
 		char known[400];

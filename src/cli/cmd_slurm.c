@@ -70,7 +70,7 @@ static void usage_all(FILE *f)
 		"'gpufleet slurm SUBCOMMAND -h' describes one.\n" GF_CLI_EXIT_HELP);
 }
 
-static int cmd_gres(int argc, char **argv)
+int cmd_slurm_gres(int argc, char **argv)
 {
 	struct gf_node_opts no = { .cmd = "slurm gres", .src.nvml = -1 };
 	struct gf_slurm_gres_opts go = { .comments = true };
@@ -86,6 +86,7 @@ static int cmd_gres(int argc, char **argv)
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("slurm gres", argc, argv, opts, usage_gres);
+	args.no_args = true;
 	args.node = &no;
 	while (gf_cli_next(&args) != -1) { /* 'a', --autodetect */
 		if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
@@ -100,8 +101,6 @@ static int cmd_gres(int argc, char **argv)
 	if (args.rc >= 0)
 		return args.rc;
 	go.comments = !no_comments;
-	if (gf_cli_no_args("slurm gres", argc, argv))
-		return GF_EXIT_USAGE;
 	struct gf_node *n;
 	int rc = gf_cli_node_get(&no, &n);
 	if (rc)
@@ -123,18 +122,7 @@ static int cmd_gres(int argc, char **argv)
 	return ret;
 }
 
-int cmd_slurm(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "gres", cmd_gres, NULL },
-		{ "advise", gf_cmd_slurm_advise, NULL },
-		{ "usage", gf_cmd_slurm_usage, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "slurm",
-		.usage = usage_all,
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
-}
+const struct gf_cli_subs gf_cli_slurm = {
+	.cmd = "slurm",
+	.usage = usage_all,
+};

@@ -98,11 +98,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.no_args = true;
 	(void)gf_cli_options(&args);
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!a->since && !a->file) {
 		gf_cli_error(CMD, "say since when: --since T (or give "
 				  "--sacct-file)");

@@ -90,12 +90,11 @@ int cmd_topo(int argc, char **argv)
 		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &json;
 	args.node = &no;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
-	if (gf_cli_no_args("topo", argc, argv))
-		return GF_EXIT_USAGE;
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
 	struct gf_node *n;

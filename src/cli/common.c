@@ -27,19 +27,37 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The table's names into out: "a, b, c", or "a, b or c" with or. */
-static void sub_names(const struct gf_cmd *table, bool or, struct gf_buf *out)
+/* The subcommand NAME of s's rows in table ("CMD NAME"), or NULL. */
+static const char *sub_name(const struct gf_cmd *t, const struct gf_cli_subs *s)
 {
-	for (const struct gf_cmd *t = table; t->name; t++) {
-		if (t != table)
-			gf_buf_puts(out, or &&!t[1].name ? " or " : ", ");
-		gf_buf_puts(out, t->name);
+	size_t len = strlen(s->cmd);
+	if (strncmp(t->name, s->cmd, len) || t->name[len] != ' ')
+		return NULL;
+	return t->name + len + 1;
+}
+
+/* The names of s's subcommands into out: "a, b, c", or "a, b or c" with
+ * or. */
+static void sub_names(const struct gf_cmd *table, size_t n,
+		      const struct gf_cli_subs *s, bool or, struct gf_buf *out)
+{
+	size_t count = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		count += sub_name(&table[i], s) != NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sub_name(&table[i], s);
+		if (!name)
+			continue;
+		if (k++)
+			gf_buf_puts(out, or &&k == count ? " or " : ", ");
+		gf_buf_puts(out, name);
 	}
 }
 
 /* What a gf_cli_subcommand says when its argument is missing or unknown:
  * s's own text, or one made from the table's names. */
-static void subs_error(const struct gf_cli_subs *s, const char *name)
+static void subs_error(const struct gf_cmd *table, size_t n,
+		       const struct gf_cli_subs *s, const char *name)
 {
 	struct gf_buf b;
 	gf_buf_init(&b, 1024);
@@ -47,7 +65,7 @@ static void subs_error(const struct gf_cli_subs *s, const char *name)
 		gf_buf_puts(&b, s->missing);
 	} else if (!name) {
 		gf_buf_puts(&b, "say what: ");
-		sub_names(s->table, true, &b);
+		sub_names(table, n, s, true, &b);
 		gf_buf_printf(&b, " (see 'gpufleet %s -h')", s->cmd);
 	} else {
 		gf_buf_printf(&b, "unknown %s '%s' ",
@@ -56,7 +74,7 @@ static void subs_error(const struct gf_cli_subs *s, const char *name)
 			gf_buf_puts(&b, s->known);
 		} else {
 			gf_buf_puts(&b, "(known: ");
-			sub_names(s->table, false, &b);
+			sub_names(table, n, s, false, &b);
 			gf_buf_putc(&b, ')');
 		}
 	}
@@ -64,20 +82,23 @@ static void subs_error(const struct gf_cli_subs *s, const char *name)
 	gf_buf_release(&b);
 }
 
-int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
+int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
+		      const struct gf_cli_subs *s, int argc, char **argv)
 {
 	if (argc < 2) {
-		subs_error(s, NULL);
+		subs_error(table, n, s, NULL);
 		return GF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		s->usage(stdout);
 		return GF_EXIT_OK;
 	}
-	for (const struct gf_cmd *t = s->table; t->name; t++)
-		if (!strcmp(argv[1], t->name))
-			return t->fn(argc - 1, argv + 1);
-	subs_error(s, argv[1]);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sub_name(&table[i], s);
+		if (name && !strcmp(argv[1], name))
+			return table[i].fn(argc - 1, argv + 1);
+	}
+	subs_error(table, n, s, argv[1]);
 	return GF_EXIT_USAGE;
 }
 

@@ -6,39 +6,63 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/mig_cli.h"
+#include "cli/slurm_cli.h"
 #include "util/log.h"
 
+/* The commands, and the groups' subcommands ("GROUP SUB", after their
+ * group's row). */
 static const struct gf_cmd commands[] = {
 	{ "topo", cmd_topo,
-	  "show GPU/NIC/CPU topology (nvidia-smi topo -m) and findings" },
+	  "show GPU/NIC/CPU topology (nvidia-smi topo -m) and findings", NULL },
 	{ "bind", cmd_bind,
 	  "run a command bound to its GPUs' CPUs, memory "
-	  "and NIC" },
-	{ "simulate", cmd_simulate,
-	  "replay a trace through the placement engine (policy tables)" },
+	  "and NIC",
+	  NULL },
+	{ "simulate", NULL,
+	  "replay a trace through the placement engine (policy tables)",
+	  &gf_cli_simulate },
+	{ "simulate fill", cmd_simulate_fill, NULL, NULL },
+	{ "simulate mig", cmd_simulate_mig, NULL, NULL },
+	{ "simulate autoscale", cmd_simulate_autoscale, NULL, NULL },
+	{ "simulate replay", cmd_simulate_replay, NULL, NULL },
 	{ "report", cmd_report,
-	  "the simulators' JSON as one HTML page with charts" },
-	{ "mig", cmd_mig, "plan, validate and apply MIG layouts (mig-parted)" },
+	  "the simulators' JSON as one HTML page with charts", NULL },
+	{ "mig", NULL, "plan, validate and apply MIG layouts (mig-parted)",
+	  &gf_cli_mig },
+	{ "mig plan", cmd_mig_plan, NULL, NULL },
+	{ "mig validate", cmd_mig_validate, NULL, NULL },
+	{ "mig apply", cmd_mig_apply, NULL, NULL },
+	{ "mig proposal", gf_cmd_mig_proposal, NULL, NULL },
 	{ "agent", cmd_agent,
-	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)" },
+	  "node agent: GPU telemetry on /metrics (dcgm-exporter names)", NULL },
 	{ "diagnose", cmd_diagnose,
-	  "GPUs wasted, and why (from an agent or recorded samples)" },
+	  "GPUs wasted, and why (from an agent or recorded samples)", NULL },
 	{ "serve", cmd_serve,
 	  "controller: a durable GPU job queue with quotas, gangs, "
-	  "preemption" },
-	{ "submit", cmd_submit, "submit a job to the controller" },
-	{ "jobs", cmd_jobs, "list the controller's jobs" },
-	{ "cancel", cmd_cancel, "cancel jobs" },
-	{ "nodes", cmd_nodes, "list the controller's nodes" },
-	{ "drain", cmd_drain, "take a node out of scheduling (admin)" },
-	{ "resume", cmd_resume, "put a drained node back (admin)" },
+	  "preemption",
+	  NULL },
+	{ "submit", cmd_submit, "submit a job to the controller", NULL },
+	{ "jobs", cmd_jobs, "list the controller's jobs", NULL },
+	{ "cancel", cmd_cancel, "cancel jobs", NULL },
+	{ "nodes", cmd_nodes, "list the controller's nodes", NULL },
+	{ "drain", cmd_drain, "take a node out of scheduling (admin)", NULL },
+	{ "resume", cmd_resume, "put a drained node back (admin)", NULL },
 	{ "chargeback", cmd_chargeback,
-	  "what each team's GPUs cost, idle and waste included" },
-	{ "slurm", cmd_slurm,
-	  "Slurm: gres.conf from the topology, placement advice, usage" },
-	{ "autoscale", cmd_autoscale,
-	  "scale inference on queue depth as Kubernetes' HPA/KEDA would" },
-	{ "demo", cmd_demo, "the main job on built-in defaults" },
+	  "what each team's GPUs cost, idle and waste included", NULL },
+	{ "slurm", NULL,
+	  "Slurm: gres.conf from the topology, placement advice, usage",
+	  &gf_cli_slurm },
+	{ "slurm gres", cmd_slurm_gres, NULL, NULL },
+	{ "slurm advise", gf_cmd_slurm_advise, NULL, NULL },
+	{ "slurm usage", gf_cmd_slurm_usage, NULL, NULL },
+	{ "autoscale", NULL,
+	  "scale inference on queue depth as Kubernetes' HPA/KEDA would",
+	  &gf_cli_autoscale },
+	{ "autoscale recommend", cmd_autoscale_recommend, NULL, NULL },
+	{ "autoscale run", cmd_autoscale_run, NULL, NULL },
+	{ "autoscale manifests", cmd_autoscale_manifests, NULL, NULL },
+	{ "demo", cmd_demo, "the main job on built-in defaults", NULL },
 };
 
 #define NCMDS (sizeof(commands) / sizeof(commands[0]))
@@ -48,8 +72,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: gpufleet <command> [options]\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name,
-			commands[i].summary);
+		if (commands[i].summary) /* not a subcommand */
+			fprintf(f, "  %-8s %s\n", commands[i].name,
+				commands[i].summary);
 	fprintf(f,
 		"\n'gpufleet <command> -h' describes a command.\n"
 		"environment: GPUFLEET_LOG=error|warn|info|debug, "
@@ -85,9 +110,15 @@ int main(int argc, char **argv)
 		printf("gpufleet %s\n", GPUFLEET_VERSION);
 		return GF_EXIT_OK;
 	}
-	for (size_t i = 0; i < NCMDS; i++)
-		if (strcmp(name, commands[i].name) == 0)
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < NCMDS; i++) {
+		const struct gf_cmd *c = &commands[i];
+		if (!c->summary || strcmp(name, c->name) != 0)
+			continue; /* a subcommand is found through its group */
+		if (c->group)
+			return gf_cli_subcommand(commands, NCMDS, c->group,
+						 argc - 1, argv + 1);
+		return c->fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "gpufleet: '%s' is not a command\n", name);
 	usage(stderr);
 	return GF_EXIT_USAGE;

@@ -241,7 +241,8 @@ static int take_row(struct gf_cli_args *a, const struct gf_cli_opt *o)
 int gf_cli_next(struct gf_cli_args *a)
 {
 	if (!a->started) {
-		optind = 0; /* glibc: start afresh, whatever was parsed before */
+		optind =
+			0; /* glibc: start afresh, whatever was parsed before */
 		opterr = 0;
 		a->started = true;
 		a->rc = -1;
@@ -253,8 +254,12 @@ int gf_cli_next(struct gf_cli_args *a)
 	for (;;) {
 		int c = getopt_long(a->argc, a->argv, shortopts, a->built,
 				    &a->index);
-		if (c == -1)
+		if (c == -1) {
+			if (a->no_args &&
+			    gf_cli_no_args(a->cmd, a->argc, a->argv))
+				a->rc = GF_EXIT_USAGE;
 			return -1;
+		}
 		if (c == 'h') {
 			a->usage(stdout);
 			a->rc = GF_EXIT_OK;

@@ -88,6 +88,7 @@ static int run(const char *s, struct cmd *c, int *codes, char (*vals)[32],
 	};
 	struct gf_cli_args a = GF_CLI_ARGS("t", l.argc, l.argv, opts, usage);
 	a.node = node;
+	a.no_args = true;
 	int n = 0, code;
 	capture_begin();
 	while ((code = gf_cli_next(&a)) != -1) {
@@ -250,6 +251,12 @@ static void test_unknown(void **state)
 	assert_int_equal(run("--help", &c, codes, vals, err, sizeof(err), NULL),
 			 GF_EXIT_OK);
 	assert_int_equal(usages, 2);
+	/* an argument after the options, with no_args set */
+	assert_int_equal(
+		run("--count 3 extra", &c, codes, vals, err, sizeof(err), NULL),
+		GF_EXIT_USAGE);
+	assert_string_equal(err, "gpufleet t: unexpected argument 'extra' "
+				 "(see 'gpufleet t -h')\n");
 }
 
 /* The rows a command takes apart itself come back, in order, with their
