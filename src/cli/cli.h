@@ -45,6 +45,10 @@ int cmd_demo(int argc, char **argv);
 int cmd_simulate_fill(int argc, char **argv); /* simulate fill */
 int cmd_simulate_mig(int argc, char **argv);  /* simulate mig */
 int cmd_report(int argc, char **argv);
+void gf_cli_simulate_usage(FILE *f); /* the groups' -h */
+void gf_cli_mig_usage(FILE *f);
+void gf_cli_slurm_usage(FILE *f);
+void gf_cli_autoscale_usage(FILE *f);
 int cmd_mig_plan(int argc, char **argv);
 int cmd_mig_validate(int argc, char **argv);
 int cmd_mig_apply(int argc, char **argv);
@@ -295,8 +299,6 @@ struct gf_cli_subs {
 	const char *what;    /* "experiment", or NULL */
 	const char *known;   /* or NULL */
 };
-extern const struct gf_cli_subs gf_cli_mig, gf_cli_simulate, gf_cli_autoscale,
-	gf_cli_slurm;
 int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
 		      const struct gf_cli_subs *s, int argc,
 		      char **argv) GF_MUST_CHECK;

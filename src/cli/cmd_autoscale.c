@@ -24,7 +24,7 @@
 
 #define DEFAULT_METRIC "gpufleet_queue_pending_jobs"
 
-static void usage_all(FILE *f)
+void gf_cli_autoscale_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet autoscale recommend --hpa FILE --samples FILE "
@@ -663,8 +663,3 @@ int cmd_autoscale_manifests(int argc, char **argv)
 	gf_buf_release(&b);
 	return rc;
 }
-
-const struct gf_cli_subs gf_cli_autoscale = {
-	.cmd = "autoscale",
-	.usage = usage_all,
-};

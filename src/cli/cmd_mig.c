@@ -94,7 +94,7 @@ static void apply_help(FILE *f)
 		"              (a GPU listed there has MIG on)\n");
 }
 
-static void usage(FILE *f)
+void gf_cli_mig_usage(FILE *f)
 {
 	fprintf(f, "usage: gpufleet mig plan|validate|apply|proposal ...\n\n");
 	plan_help(f);
@@ -480,11 +480,3 @@ out_gpus:
 	gf_free(gpus);
 	return ret;
 }
-
-const struct gf_cli_subs gf_cli_mig = {
-	.cmd = "mig",
-	.usage = usage,
-	.missing = "expected a subcommand: plan, validate, apply or proposal "
-		   "(see 'gpufleet mig -h')",
-	.known = "(plan, validate, apply, proposal)",
-};

@@ -31,7 +31,7 @@
 #define BUILTIN_REQS 1200
 #define OUT_CAP	     (64u << 20)
 
-static void usage(FILE *f)
+void gf_cli_simulate_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet simulate mig ... ('gpufleet simulate mig -h')\n"
@@ -346,7 +346,8 @@ int cmd_simulate_fill(int argc, char **argv)
 			   "a number"),
 		GF_OPT_END,
 	};
-	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	struct gf_cli_args args =
+		GF_CLI_ARGS(CMD, argc, argv, opts, gf_cli_simulate_usage);
 	args.no_args = true;
 	args.json = &a.json;
 	args.policies = a.policies;
@@ -370,11 +371,3 @@ int cmd_simulate_fill(int argc, char **argv)
 	}
 	return gf_cli_with_progress(CMD, fill, &a);
 }
-
-const struct gf_cli_subs gf_cli_simulate = {
-	.cmd = "simulate",
-	.usage = usage,
-	.missing = "no experiment given (known: fill, mig, autoscale, replay; "
-		   "see 'gpufleet simulate -h')",
-	.what = "experiment",
-};

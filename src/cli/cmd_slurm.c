@@ -51,7 +51,7 @@ static void usage_gres(FILE *f)
 		"  -h, --help       this help\n" GF_CLI_EXIT_HELP);
 }
 
-static void usage_all(FILE *f)
+void gf_cli_slurm_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet slurm gres|advise|usage [options]\n"
@@ -121,8 +121,3 @@ int cmd_slurm_gres(int argc, char **argv)
 	gf_node_free(n);
 	return ret;
 }
-
-const struct gf_cli_subs gf_cli_slurm = {
-	.cmd = "slurm",
-	.usage = usage_all,
-};

@@ -10,6 +10,33 @@
 #include "cli/slurm_cli.h"
 #include "util/log.h"
 
+/* The groups' texts (gf_cli_subcommand). */
+static const struct gf_cli_subs cli_simulate = {
+	.cmd = "simulate",
+	.usage = gf_cli_simulate_usage,
+	.missing = "no experiment given (known: fill, mig, autoscale, replay; "
+		   "see 'gpufleet simulate -h')",
+	.what = "experiment",
+};
+
+static const struct gf_cli_subs cli_mig = {
+	.cmd = "mig",
+	.usage = gf_cli_mig_usage,
+	.missing = "expected a subcommand: plan, validate, apply or proposal "
+		   "(see 'gpufleet mig -h')",
+	.known = "(plan, validate, apply, proposal)",
+};
+
+static const struct gf_cli_subs cli_slurm = {
+	.cmd = "slurm",
+	.usage = gf_cli_slurm_usage,
+};
+
+static const struct gf_cli_subs cli_autoscale = {
+	.cmd = "autoscale",
+	.usage = gf_cli_autoscale_usage,
+};
+
 /* The commands, and the groups' subcommands ("GROUP SUB", after their
  * group's row). */
 static const struct gf_cmd commands[] = {
@@ -21,7 +48,7 @@ static const struct gf_cmd commands[] = {
 	  NULL },
 	{ "simulate", NULL,
 	  "replay a trace through the placement engine (policy tables)",
-	  &gf_cli_simulate },
+	  &cli_simulate },
 	{ "simulate fill", cmd_simulate_fill, NULL, NULL },
 	{ "simulate mig", cmd_simulate_mig, NULL, NULL },
 	{ "simulate autoscale", cmd_simulate_autoscale, NULL, NULL },
@@ -29,7 +56,7 @@ static const struct gf_cmd commands[] = {
 	{ "report", cmd_report,
 	  "the simulators' JSON as one HTML page with charts", NULL },
 	{ "mig", NULL, "plan, validate and apply MIG layouts (mig-parted)",
-	  &gf_cli_mig },
+	  &cli_mig },
 	{ "mig plan", cmd_mig_plan, NULL, NULL },
 	{ "mig validate", cmd_mig_validate, NULL, NULL },
 	{ "mig apply", cmd_mig_apply, NULL, NULL },
@@ -52,13 +79,13 @@ static const struct gf_cmd commands[] = {
 	  "what each team's GPUs cost, idle and waste included", NULL },
 	{ "slurm", NULL,
 	  "Slurm: gres.conf from the topology, placement advice, usage",
-	  &gf_cli_slurm },
+	  &cli_slurm },
 	{ "slurm gres", cmd_slurm_gres, NULL, NULL },
 	{ "slurm advise", gf_cmd_slurm_advise, NULL, NULL },
 	{ "slurm usage", gf_cmd_slurm_usage, NULL, NULL },
 	{ "autoscale", NULL,
 	  "scale inference on queue depth as Kubernetes' HPA/KEDA would",
-	  &gf_cli_autoscale },
+	  &cli_autoscale },
 	{ "autoscale recommend", cmd_autoscale_recommend, NULL, NULL },
 	{ "autoscale run", cmd_autoscale_run, NULL, NULL },
 	{ "autoscale manifests", cmd_autoscale_manifests, NULL, NULL },
