@@ -29,14 +29,15 @@ enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 #define GF_CLI_EXIT_HELP "\nexit status: 0 ok, 1 failure, 2 usage error\n"
 
 /* A row of the command table (main.c): a command; or a group of
- * subcommands (`gpufleet mig plan`), with fn NULL and group set, whose
- * subcommands are the rows named "GROUP SUB". */
-struct gf_cli_subs;
+ * subcommands (`gpufleet mig plan`), with fn NULL and usage set, whose
+ * subcommands are the rows named "GROUP SUB" (summary NULL). */
 struct gf_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary; /* NULL for a subcommand */
-	const struct gf_cli_subs *group;
+	const char *summary;   /* NULL for a subcommand */
+	void (*usage)(FILE *); /* a group's -h */
+	/* what a group says (gf_cli_subcommand), or NULL */
+	const char *missing, *what, *known;
 };
 
 int cmd_topo(int argc, char **argv);
@@ -285,22 +286,16 @@ int gf_cli_bad_value(struct gf_cli_args *a, const char *fmt, ...)
 int gf_cli_no_args(const char *cmd, int argc, char **argv) GF_MUST_CHECK;
 
 /*
- * A group of subcommands (`gpufleet mig plan ...`): argv[1] names one of
- * the rows "CMD NAME" of table (n rows), which runs with argv from
- * there; -h or --help prints usage.  No name: missing said; a name not
- * in the table: "unknown WHAT 'NAME' KNOWN".  The exit status.  The texts
- * left NULL are made from the rows' names: missing "say what: a, b or c
- * (see 'gpufleet CMD -h')", what "subcommand", known "(known: a, b, c)".
+ * The group g's subcommand (`gpufleet mig plan ...`): argv[1] names one
+ * of the rows "GROUP NAME" of table (n rows), which runs with argv from
+ * there; -h or --help prints g's usage.  No name: g's missing said; a
+ * name not in the table: "unknown WHAT 'NAME' KNOWN".  The exit status.
+ * The texts g leaves NULL are made from the rows' names: missing "say
+ * what: a, b or c (see 'gpufleet GROUP -h')", what "subcommand", known
+ * "(known: a, b, c)".
  */
-struct gf_cli_subs {
-	const char *cmd;
-	void (*usage)(FILE *);
-	const char *missing; /* or NULL */
-	const char *what;    /* "experiment", or NULL */
-	const char *known;   /* or NULL */
-};
 int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
-		      const struct gf_cli_subs *s, int argc,
+		      const struct gf_cmd *g, int argc,
 		      char **argv) GF_MUST_CHECK;
 
 /* An option's value s (opt "--gpus") copied into buf to be taken

@@ -27,25 +27,26 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The subcommand NAME of s's rows in table ("CMD NAME"), or NULL. */
-static const char *sub_name(const struct gf_cmd *t, const struct gf_cli_subs *s)
+/* The subcommand NAME of row t when it is one of group g's ("GROUP
+ * NAME"), or NULL. */
+static const char *sub_name(const struct gf_cmd *t, const struct gf_cmd *g)
 {
-	size_t len = strlen(s->cmd);
-	if (strncmp(t->name, s->cmd, len) || t->name[len] != ' ')
+	size_t len = strlen(g->name);
+	if (strncmp(t->name, g->name, len) || t->name[len] != ' ')
 		return NULL;
 	return t->name + len + 1;
 }
 
-/* The names of s's subcommands into out: "a, b, c", or "a, b or c" with
+/* The names of g's subcommands into out: "a, b, c", or "a, b or c" with
  * or. */
 static void sub_names(const struct gf_cmd *table, size_t n,
-		      const struct gf_cli_subs *s, bool or, struct gf_buf *out)
+		      const struct gf_cmd *g, bool or, struct gf_buf *out)
 {
 	size_t count = 0, k = 0;
 	for (size_t i = 0; i < n; i++)
-		count += sub_name(&table[i], s) != NULL;
+		count += sub_name(&table[i], g) != NULL;
 	for (size_t i = 0; i < n; i++) {
-		const char *name = sub_name(&table[i], s);
+		const char *name = sub_name(&table[i], g);
 		if (!name)
 			continue;
 		if (k++)
@@ -55,50 +56,50 @@ static void sub_names(const struct gf_cmd *table, size_t n,
 }
 
 /* What a gf_cli_subcommand says when its argument is missing or unknown:
- * s's own text, or one made from the table's names. */
+ * g's own text, or one made from the table's names. */
 static void subs_error(const struct gf_cmd *table, size_t n,
-		       const struct gf_cli_subs *s, const char *name)
+		       const struct gf_cmd *g, const char *name)
 {
 	struct gf_buf b;
 	gf_buf_init(&b, 1024);
-	if (!name && s->missing) {
-		gf_buf_puts(&b, s->missing);
+	if (!name && g->missing) {
+		gf_buf_puts(&b, g->missing);
 	} else if (!name) {
 		gf_buf_puts(&b, "say what: ");
-		sub_names(table, n, s, true, &b);
-		gf_buf_printf(&b, " (see 'gpufleet %s -h')", s->cmd);
+		sub_names(table, n, g, true, &b);
+		gf_buf_printf(&b, " (see 'gpufleet %s -h')", g->name);
 	} else {
 		gf_buf_printf(&b, "unknown %s '%s' ",
-			      s->what ? s->what : "subcommand", name);
-		if (s->known) {
-			gf_buf_puts(&b, s->known);
+			      g->what ? g->what : "subcommand", name);
+		if (g->known) {
+			gf_buf_puts(&b, g->known);
 		} else {
 			gf_buf_puts(&b, "(known: ");
-			sub_names(table, n, s, false, &b);
+			sub_names(table, n, g, false, &b);
 			gf_buf_putc(&b, ')');
 		}
 	}
-	gf_cli_error(s->cmd, "%s", gf_buf_str(&b));
+	gf_cli_error(g->name, "%s", gf_buf_str(&b));
 	gf_buf_release(&b);
 }
 
 int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
-		      const struct gf_cli_subs *s, int argc, char **argv)
+		      const struct gf_cmd *g, int argc, char **argv)
 {
 	if (argc < 2) {
-		subs_error(table, n, s, NULL);
+		subs_error(table, n, g, NULL);
 		return GF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		s->usage(stdout);
+		g->usage(stdout);
 		return GF_EXIT_OK;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *name = sub_name(&table[i], s);
+		const char *name = sub_name(&table[i], g);
 		if (name && !strcmp(argv[1], name))
 			return table[i].fn(argc - 1, argv + 1);
 	}
-	subs_error(table, n, s, argv[1]);
+	subs_error(table, n, g, argv[1]);
 	return GF_EXIT_USAGE;
 }
 
