@@ -125,6 +125,15 @@ $(B)/tests/%: tests/unit/%.c $(B)/libgpufleet.a
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
 		$(CMOCKA_LIBS) $(LIBS) -o $@
 
+# The CLI's option layer (src/cli/options.c) is tested with the CLI's
+# objects, which are not in the library (main.o left out).
+$(B)/tests/test_cli_options: tests/unit/test_cli_options.c \
+		$(filter-out %/main.o,$(CLI_OBJ)) $(B)/libgpufleet.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CCLD    $@")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $^ $(CMOCKA_LIBS) \
+		$(LIBS) -o $@
+
 $(B)/tests/%: tests/tools/%.c $(B)/libgpufleet.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")

@@ -3,13 +3,12 @@
  * its own options, then the run around the agent service (agent.h:
  * sampler, documents, routes), which serves through src/server/, and,
  * with --controller, the node's link to the controller (agent_join.c).
- * The main thread blocks SIGTERM and SIGINT before any thread starts,
- * waits for one, then stops the link (jobs keep running) and the service
- * (requests in flight finish) and returns 0.
+ * The caller has blocked SIGTERM and SIGINT before any thread starts; the
+ * main thread waits for one, then stops the link (jobs keep running) and the
+ * service (requests in flight finish) and returns 0.
  */
 #include "agent/agent_cmd.h"
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,9 +51,6 @@ int gf_agent_cmd_option(int c, const char *arg, struct gf_agent_cmd *g)
 {
 	long ms;
 	switch (c) {
-	case 'l':
-		g->o.listen = arg;
-		return 0;
 	case 'i':
 		g->interval_arg = arg;
 		g->o.interval_ms = gf_diag_parse_duration(arg);
@@ -64,9 +60,6 @@ int gf_agent_cmd_option(int c, const char *arg, struct gf_agent_cmd *g)
 			     "1h, like 1s",
 			     arg);
 		return GF_AGENT_EXIT_USAGE;
-	case 'c':
-		g->counters_file = arg;
-		return 0;
 	case 'q':
 		g->o.xid_quiet_ms = gf_diag_parse_duration(arg);
 		if (g->o.xid_quiet_ms >= 1000 &&
@@ -139,18 +132,13 @@ void gf_agent_cmd_defaults(struct gf_agent_cmd *g)
 	gf_agent_join_defaults(&g->join);
 }
 
-int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version)
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
+		     const sigset_t *stop)
 {
 	int rc;
 	g->o.ring = ring_size(g);
 	if ((rc = read_counters(g)) != 0)
 		return rc;
-	/* block the stop signals in every thread to come; main waits */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	struct gf_agent *a;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -168,7 +156,7 @@ int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version)
 		return rc;
 	}
 	int sig;
-	sigwait(&set, &sig);
+	sigwait(stop, &sig);
 	fprintf(stderr, "gpufleet agent: %s, stopping\n",
 		sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	gf_agent_join_stop(&g->join);

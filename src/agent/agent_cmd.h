@@ -10,6 +10,7 @@
 #ifndef GF_AGENT_CMD_H
 #define GF_AGENT_CMD_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "agent/agent.h"
@@ -25,24 +26,20 @@ struct gf_agent_cmd {
 	struct gf_agent_join_args join;
 };
 
-/* getopt_long entries for the agent's own options, with their codes. */
-#define GF_AGENT_CMD_OPTIONS                                     \
-	{ "listen", required_argument, NULL, 'l' },              \
-		{ "interval", required_argument, NULL, 'i' },    \
-		{ "counters", required_argument, NULL, 'c' },    \
-		{ "diag-window", required_argument, NULL, 'w' }, \
-		{ "xid-quiet", required_argument, NULL, 'q' },   \
-		GF_AGENT_JOIN_OPTIONS
-
 void gf_agent_cmd_defaults(struct gf_agent_cmd *g);
-/* Apply option c: -1 when it is not one of the agent's, else 0 or an exit
- * code (GF_AGENT_EXIT_USAGE) with the error printed. */
+/* Apply option c, one that needs taking apart ('i' --interval, 'w'
+ * --diag-window, 'q' --xid-quiet, and gf_agent_join_option's; the
+ * command line stores the others in g's fields itself): -1 when it is
+ * not one of these, else 0 or an exit code (GF_AGENT_EXIT_USAGE) with
+ * the error printed. */
 int gf_agent_cmd_option(int c, const char *arg,
 			struct gf_agent_cmd *g) GF_MUST_CHECK;
 /* After parsing: --listen and the joining options; 0 or an exit code. */
 int gf_agent_cmd_check(struct gf_agent_cmd *g) GF_MUST_CHECK;
-/* Serve (and join, saying version) until SIGTERM or SIGINT; an exit
- * code. */
-int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version) GF_MUST_CHECK;
+/* Serve (and join, saying version) until a signal of stop (blocked by the
+ * caller in this thread before: every thread started here inherits
+ * that) arrives; an exit code. */
+int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
+		     const sigset_t *stop) GF_MUST_CHECK;
 
 #endif

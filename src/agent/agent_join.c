@@ -80,20 +80,8 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 		}
 		return true;
 	}
-	case 'M':
-		a->name = arg;
-		return true;
-	case 'T':
-		a->token_file = arg;
-		return true;
 	case 'L':
 		*rc = add_label(a, arg);
-		return true;
-	case 'D':
-		a->state_dir = arg;
-		return true;
-	case 'A':
-		a->address = arg;
 		return true;
 	case 'B':
 		if (!arg[0] || strlen(arg) >= GF_NODE_NAME_MAX ||
@@ -106,12 +94,6 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 			*rc = GF_AGENT_EXIT_USAGE;
 		}
 		a->block = arg;
-		return true;
-	case 0x101:
-		a->ca = arg;
-		return true;
-	case 0x102:
-		a->insecure_http = true;
 		return true;
 	case 'G': {
 		long ms = gf_diag_parse_duration(arg);

@@ -19,20 +19,6 @@ enum { GF_AGENT_EXIT_OK = 0, GF_AGENT_EXIT_FAIL = 1, GF_AGENT_EXIT_USAGE = 2 };
 /* Print "gpufleet agent: msg" on stderr (as every command says errors). */
 void gf_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define GF_AGENT_JOIN_OPTIONS                                   \
-	{ "controller", required_argument, NULL, 'C' },         \
-		{ "name", required_argument, NULL, 'M' },       \
-		{ "token-file", required_argument, NULL, 'T' }, \
-		{ "label", required_argument, NULL, 'L' },      \
-		{ "state-dir", required_argument, NULL, 'D' },  \
-		{ "address", required_argument, NULL, 'A' },    \
-		{ "block", required_argument, NULL, 'B' },      \
-		{ "ca", required_argument, NULL, 0x101 },       \
-		{ "insecure-http", no_argument, NULL, 0x102 },  \
-	{                                                       \
-		"kill-grace", required_argument, NULL, 'G'      \
-	}
-
 struct gf_agent_join_args {
 	char controller[512]; /* "" : not joining */
 	const char *name, *token_file, *state_dir, *address;
@@ -49,8 +35,10 @@ struct gf_agent_join_args {
 };
 
 void gf_agent_join_defaults(struct gf_agent_join_args *a);
-/* Apply option c; false when it is not one of these (*rc: an exit code
- * after a bad value). */
+/* Apply option c, one that needs taking apart ('C' --controller, 'L'
+ * --label, 'B' --block, 'G' --kill-grace; the command line stores the
+ * others in a's fields itself); false when it is not one of these (*rc:
+ * an exit code after a bad value). */
 bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 			  int *rc);
 /* After parsing: usage errors, defaults (name: the host name; address:

@@ -4,7 +4,6 @@
  * source, diagnosis thresholds, connection limits), and the dispatch of
  * the agent's own options and its run.
  */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "agent/agent_cmd.h"
@@ -113,51 +112,43 @@ static void usage(FILE *f)
 		(unsigned)GF_SERVER_PER_CLIENT);
 }
 
-/* One option (getopt's c); 0, or an exit code. */
-static int agent_option(int c, struct gf_agent_cmd *g,
-			struct gf_node_opts *topo, char **argv)
-{
-	bool bad = false;
-	int rc = gf_agent_cmd_option(c, optarg, g);
-	if (rc >= 0)
-		return rc;
-	if (gf_cli_node_option(c, optarg, topo))
-		return 0;
-	if (gf_cli_diag_option("agent", c, optarg, &g->o.diag, &bad) ||
-	    gf_cli_conn_option("agent", c, optarg, &g->o.max_connections,
-			       &g->o.max_per_client, &bad))
-		return bad ? GF_EXIT_USAGE : 0;
-	return gf_cli_bad_option("agent", argv);
-}
-
 /* Options into g; 0, or an exit code (-h: GF_EXIT_OK with *done). */
 static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 {
-	static const struct option opts[] = {
-		GF_AGENT_CMD_OPTIONS, { "help", no_argument, NULL, 'h' },
-		GF_CLI_DIAG_OPTIONS,  GF_CLI_CONN_OPTIONS,
-		GF_CLI_NODE_OPTIONS,  { NULL, 0, NULL, 0 },
+	long per_client = -1;
+	struct gf_agent_join_args *j = &g->join;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("listen", &g->o.listen),
+		GF_OPT_ARG("interval", 'i'),
+		GF_OPT_STR("counters", &g->counters_file),
+		GF_OPT_ARG("diag-window", 'w'),
+		GF_OPT_ARG("xid-quiet", 'q'),
+		GF_OPT_ARG("controller", 'C'),
+		GF_OPT_STR("name", &j->name),
+		GF_OPT_STR("token-file", &j->token_file),
+		GF_OPT_ARG("label", 'L'),
+		GF_OPT_STR("state-dir", &j->state_dir),
+		GF_OPT_STR("address", &j->address),
+		GF_OPT_ARG("block", 'B'),
+		GF_OPT_STR("ca", &j->ca),
+		GF_OPT_FLAG("insecure-http", &j->insecure_http),
+		GF_OPT_ARG("kill-grace", 'G'),
+		GF_CLI_DIAG_OPTS(&g->o.diag),
+		GF_CLI_CONN_OPTS(&g->o.max_connections, &per_client),
+		GF_OPT_END,
 	};
 	struct gf_node_opts topo = { .cmd = "agent", .src = g->o.topo };
+	struct gf_cli_args args = GF_CLI_ARGS("agent", argc, argv, opts, usage);
+	args.no_args = true;
+	args.node = &topo;
 	int c, rc;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			*done = true;
-			return GF_EXIT_OK;
-		}
-		if ((rc = agent_option(c, g, &topo, argv)) != 0)
-			return rc;
-	}
-	if (optind < argc) {
-		gf_cli_error("agent",
-			     "unexpected argument '%s' (see 'gpufleet agent "
-			     "-h')",
-			     argv[optind]);
-		return GF_EXIT_USAGE;
-	}
+	while ((c = gf_cli_next(&args)) != -1)
+		if ((rc = gf_agent_cmd_option(c, optarg, g)) != 0)
+			return rc; /* every code is one of the agent's */
+	*done = args.rc == GF_EXIT_OK;
+	if (args.rc >= 0)
+		return args.rc;
+	gf_cli_conn_limits(per_client, &g->o.max_per_client);
 	g->o.topo = topo.src;
 	if ((rc = gf_agent_cmd_check(g)) != 0)
 		return rc;
@@ -172,5 +163,7 @@ int cmd_agent(int argc, char **argv)
 	int rc = parse_args(argc, argv, &g, &done);
 	if (rc || done)
 		return rc;
-	return gf_agent_cmd_run(&g, GPUFLEET_VERSION);
+	sigset_t stop;
+	gf_cli_block_stop(&stop);
+	return gf_agent_cmd_run(&g, GPUFLEET_VERSION, &stop);
 }

@@ -24,7 +24,7 @@
 
 #define DEFAULT_METRIC "gpufleet_queue_pending_jobs"
 
-static void usage_all(FILE *f)
+void gf_cli_autoscale_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet autoscale recommend --hpa FILE --samples FILE "
@@ -49,17 +49,6 @@ static void warnings(const char *cmd, const struct gf_as_scaler *sc)
 	if (sc->nwarn > 8)
 		gf_cli_error(cmd, "warning: %d more unknown fields",
 			     sc->nwarn - 8);
-}
-
-static bool parse_count(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
 }
 
 /* ---- recommend ------------------------------------------------------ */
@@ -114,51 +103,29 @@ static int print_recommend(const struct gf_as_samples *s, const int32_t *r,
 		for (size_t i = 0; i < s->n; i++)
 			gf_buf_printf(&b, "%s,%d\n", s->t_text[i], r[i]);
 	}
-	int rc = gf_buf_error(&b) ? GF_EXIT_FAIL
-				  : gf_cli_print(gf_buf_str(&b), b.len);
+	int rc = gf_cli_print_buf(RCMD, 0, &b);
 	gf_buf_release(&b);
 	return rc;
 }
 
-static int cmd_recommend(int argc, char **argv)
+int cmd_autoscale_recommend(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "hpa", required_argument, NULL, 'H' },
-		{ "samples", required_argument, NULL, 's' },
-		{ "start-replicas", required_argument, NULL, 'r' },
-		GF_CLI_OPT_JSON,
-		GF_CLI_OPTS_END,
-	};
 	const char *hpa = NULL, *samples = NULL;
 	long start = 1;
 	bool json = false;
-	int c;
-	const struct gf_cli_store store[] = {
-		{ 'H', &hpa, NULL },
-		{ 's', &samples, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("hpa", &hpa),
+		GF_OPT_STR("samples", &samples),
+		GF_OPT_NUM("start-replicas", &start, 0, INT32_MAX,
+			   "a replica count"),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS(RCMD, argc, argv, opts, usage_recommend);
+	args.no_args = true;
 	args.json = &json;
-	args.store = store;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'r':
-			if (!parse_count(optarg, 0, INT32_MAX, &start)) {
-				gf_cli_error(RCMD,
-					     "cannot parse '--start-replicas "
-					     "%s': expected a count >= 0",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		}
-	}
-	if (args.rc >= 0)
+	if (gf_cli_options(&args) >= 0)
 		return args.rc;
-	if (gf_cli_no_args(RCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!hpa || !samples) {
 		gf_cli_error(RCMD, "--hpa FILE and --samples FILE are needed "
 				   "(see 'gpufleet autoscale recommend -h')");
@@ -342,25 +309,19 @@ struct run_opts {
 	bool dry, json, query;
 };
 
-static int run_option(int c, const char *arg, void *ctx)
+/* --query, --metric, --class, --team, --label, --path (code c): 0, or
+ * -1 when arg is bad. */
+static int run_option(int c, const char *arg, struct run_opts *o)
 {
-	struct run_opts *o = ctx;
 	char k[128];
 	const char *eq;
 	switch (c) {
-	case 'u':
-		o->source = arg;
-		return 0;
 	case 'q':
 		o->query = true;
 		o->src.kind = GF_AS_SOURCE_PROMQL;
-		if (gf_fmt(o->src.query, sizeof(o->src.query), "%s", arg))
-			break;
-		return 0;
+		return gf_fmt(o->src.query, sizeof(o->src.query), "%s", arg);
 	case 'm':
-		if (gf_fmt(o->src.metric, sizeof(o->src.metric), "%s", arg))
-			break;
-		return 0;
+		return gf_fmt(o->src.metric, sizeof(o->src.metric), "%s", arg);
 	case 'c':
 		return add_label(&o->src, "class", arg) ? 0 : -1;
 	case 't':
@@ -369,42 +330,13 @@ static int run_option(int c, const char *arg, void *ctx)
 		eq = strchr(arg, '=');
 		if (!eq || eq == arg ||
 		    gf_fmt(k, sizeof(k), "%.*s", (int)(eq - arg), arg))
-			break;
+			return -1;
 		return add_label(&o->src, k, eq + 1) ? 0 : -1;
-	case 'P':
-		if (arg[0] != '/' ||
-		    gf_fmt(o->src.path, sizeof(o->src.path), "%s", arg))
-			break;
-		return 0;
-	case 'H':
-		o->hpa = arg;
-		return 0;
-	case 'd':
-		o->dry = true;
-		return 0;
-	case 'S':
-		o->service = arg;
-		return 0;
-	case 'C':
-		o->controller = arg;
-		return 0;
-	case 'i':
-		return parse_count(arg, 1, 86400, &o->interval_s) ? 0 : -1;
-	case 'n':
-		return parse_count(arg, 1, LONG_MAX, &o->count) ? 0 : -1;
-	case 'r':
-		return parse_count(arg, 0, INT32_MAX, &o->start) ? 0 : -1;
-	case 'T':
-		o->token_file = arg;
-		return 0;
-	case 'A':
-		o->src.ca = arg;
-		return 0;
-	case 'I':
-		o->src.insecure_http = true;
-		return 0;
+	default: /* 'P', --path */
+		if (arg[0] != '/')
+			return -1;
+		return gf_fmt(o->src.path, sizeof(o->src.path), "%s", arg);
 	}
-	return -1;
 }
 
 /* The controller whose service the loop acts on: --controller, else
@@ -496,42 +428,44 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+int cmd_autoscale_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "source", required_argument, NULL, 'u' },
-		{ "query", required_argument, NULL, 'q' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "class", required_argument, NULL, 'c' },
-		{ "team", required_argument, NULL, 't' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "path", required_argument, NULL, 'P' },
-		{ "hpa", required_argument, NULL, 'H' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ "service", required_argument, NULL, 'S' },
-		{ "controller", required_argument, NULL, 'C' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "start-replicas", required_argument, NULL, 'r' },
-		{ "token-file", required_argument, NULL, 'T' },
-		{ "ca", required_argument, NULL, 'A' },
-		{ "insecure-http", no_argument, NULL, 'I' },
-		GF_CLI_OPT_JSON,
-		GF_CLI_OPTS_END,
-	};
 	struct run_opts o;
 	memset(&o, 0, sizeof(o));
 	o.interval_s = 15;
 	o.start = -1;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("source", &o.source),
+		GF_OPT_ARG("query", 'q'),
+		GF_OPT_ARG("metric", 'm'),
+		GF_OPT_ARG("class", 'c'),
+		GF_OPT_ARG("team", 't'),
+		GF_OPT_ARG("label", 'l'),
+		GF_OPT_ARG("path", 'P'),
+		GF_OPT_STR("hpa", &o.hpa),
+		GF_OPT_FLAG("dry-run", &o.dry),
+		GF_OPT_STR("service", &o.service),
+		GF_OPT_STR("controller", &o.controller),
+		GF_OPT_NUM("interval", &o.interval_s, 1, 86400, "seconds"),
+		GF_OPT_NUM("count", &o.count, 1, GF_CLI_NO_MAX, "a sync count"),
+		GF_OPT_NUM("start-replicas", &o.start, 0, INT32_MAX,
+			   "a replica count"),
+		GF_OPT_STR("token-file", &o.token_file),
+		GF_OPT_STR("ca", &o.src.ca),
+		GF_OPT_FLAG("insecure-http", &o.src.insecure_http),
+		GF_OPT_END,
+	};
+	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(LCMD, argc, argv, opts, usage_run);
+	args.no_args = true;
 	args.json = &o.json;
-	args.parse = run_option;
-	args.ctx = &o;
-	if (gf_cli_options(&args) >= 0)
+	while ((c = gf_cli_next(&args)) != -1)
+		if (run_option(c, optarg, &o))
+			(void)gf_cli_bad_value(&args, "see 'gpufleet "
+						      "autoscale run -h'");
+	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(LCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	struct gf_as_scaler sc;
 	struct gf_as_actuator act;
 	char *token = NULL;
@@ -608,80 +542,27 @@ static void usage_manifests(FILE *f)
 		GF_CLI_EXIT_HELP);
 }
 
-static int manifest_option(int c, const char *arg, void *ctx)
+/* --class, --team, --label, --only (code c): 0, or -1 when arg is
+ * bad. */
+static int manifest_option(int c, const char *arg,
+			   struct gf_as_manifest_opts *o)
 {
-	struct gf_as_manifest_opts *o = ctx;
-	long v;
-	const char *eq;
-	switch (c) {
-	case 'N':
-		o->name = arg;
-		return 0;
-	case 's':
-		o->ns = arg;
-		return 0;
-	case 'g':
-		o->target_name = arg;
-		return 0;
-	case 'k':
-		o->target_kind = arg;
-		return 0;
-	case 'a':
-		o->target_api = arg;
-		return 0;
-	case 'p':
-		o->prometheus = arg;
-		return 0;
-	case 'q':
-		o->query = arg;
-		return 0;
-	case 'm':
-		o->metric = arg;
-		return 0;
-	case 'v':
-		o->target_value = arg;
-		return 0;
-	case 'A':
-		o->activation = arg;
-		return 0;
-	case 'c':
-	case 't':
-	case 'l':
-		if (o->nlabels >= GF_AS_LABELS_MAX)
-			return -1;
-		eq = c == 'l' ? strchr(arg, '=') : NULL;
-		if (c == 'l' && (!eq || eq == arg ||
-				 put_label(o->labels[o->nlabels], arg,
-					   (int)(eq - arg), eq + 1)))
-			return -1;
-		if (c != 'l' && put_label(o->labels[o->nlabels],
-					  c == 'c' ? "class" : "team", 5, arg))
-			return -1;
-		o->nlabels++;
-		return 0;
-	case 'o':
-		if (!strcmp(arg, "keda"))
-			o->hpa = false;
-		else if (!strcmp(arg, "hpa"))
-			o->keda = false;
-		else
-			return -1;
-		return 0;
-	}
-	if (!parse_count(arg, 0, INT32_MAX, &v))
+	const char *eq = c == 'l' ? strchr(arg, '=') : NULL;
+	if (c == 'o' && !strcmp(arg, "keda"))
+		o->hpa = false;
+	else if (c == 'o' && !strcmp(arg, "hpa"))
+		o->keda = false;
+	else if (c == 'o' || o->nlabels >= GF_AS_LABELS_MAX)
 		return -1;
-	if (c == '0')
-		o->min_replicas = (int32_t)v;
-	else if (c == '1')
-		o->max_replicas = (int32_t)v;
-	else if (c == '2')
-		o->polling_s = (int32_t)v;
-	else if (c == '3')
-		o->cooldown_s = (int32_t)v;
-	else if (c == '4' && v <= GF_HPA_WINDOW_MAX)
-		o->down_window_s = (int32_t)v;
+	else if (c == 'l' && (!eq || eq == arg ||
+			      put_label(o->labels[o->nlabels], arg,
+					(int)(eq - arg), eq + 1)))
+		return -1;
+	else if (c != 'l' && put_label(o->labels[o->nlabels],
+				       c == 'c' ? "class" : "team", 5, arg))
+		return -1;
 	else
-		return -1;
+		o->nlabels++;
 	return 0;
 }
 
@@ -706,30 +587,8 @@ static int default_query(const struct gf_as_manifest_opts *o, char *q,
 	return rc ? -1 : 0;
 }
 
-static int cmd_manifests(int argc, char **argv)
+int cmd_autoscale_manifests(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "name", required_argument, NULL, 'N' },
-		{ "namespace", required_argument, NULL, 's' },
-		{ "target", required_argument, NULL, 'g' },
-		{ "target-kind", required_argument, NULL, 'k' },
-		{ "target-api", required_argument, NULL, 'a' },
-		{ "prometheus", required_argument, NULL, 'p' },
-		{ "query", required_argument, NULL, 'q' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "class", required_argument, NULL, 'c' },
-		{ "team", required_argument, NULL, 't' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "target-value", required_argument, NULL, 'v' },
-		{ "activation", required_argument, NULL, 'A' },
-		{ "min", required_argument, NULL, '0' },
-		{ "max", required_argument, NULL, '1' },
-		{ "polling", required_argument, NULL, '2' },
-		{ "cooldown", required_argument, NULL, '3' },
-		{ "down-window", required_argument, NULL, '4' },
-		{ "only", required_argument, NULL, 'o' },
-		GF_CLI_OPTS_END,
-	};
 	struct gf_as_manifest_opts o;
 	memset(&o, 0, sizeof(o));
 	o.metric = DEFAULT_METRIC;
@@ -740,14 +599,42 @@ static int cmd_manifests(int argc, char **argv)
 	o.cooldown_s = 300;
 	o.down_window_s = 300;
 	o.keda = o.hpa = true;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("name", &o.name),
+		GF_OPT_STR("namespace", &o.ns),
+		GF_OPT_STR("target", &o.target_name),
+		GF_OPT_STR("target-kind", &o.target_kind),
+		GF_OPT_STR("target-api", &o.target_api),
+		GF_OPT_STR("prometheus", &o.prometheus),
+		GF_OPT_STR("query", &o.query),
+		GF_OPT_STR("metric", &o.metric),
+		GF_OPT_ARG("class", 'c'),
+		GF_OPT_ARG("team", 't'),
+		GF_OPT_ARG("label", 'l'),
+		GF_OPT_STR("target-value", &o.target_value),
+		GF_OPT_STR("activation", &o.activation),
+		GF_OPT_NUM("min", &o.min_replicas, 0, INT32_MAX,
+			   "a replica count"),
+		GF_OPT_NUM("max", &o.max_replicas, 0, INT32_MAX,
+			   "a replica count"),
+		GF_OPT_NUM("polling", &o.polling_s, 0, INT32_MAX, "seconds"),
+		GF_OPT_NUM("cooldown", &o.cooldown_s, 0, INT32_MAX, "seconds"),
+		GF_OPT_NUM("down-window", &o.down_window_s, 0,
+			   GF_HPA_WINDOW_MAX, "seconds"),
+		GF_OPT_ARG("only", 'o'),
+		GF_OPT_END,
+	};
+	int c;
 	struct gf_cli_args args =
 		GF_CLI_ARGS(MCMD, argc, argv, opts, usage_manifests);
-	args.parse = manifest_option;
-	args.ctx = &o;
-	if (gf_cli_options(&args) >= 0)
+	args.no_args = true;
+	while ((c = gf_cli_next(&args)) != -1)
+		if (manifest_option(c, optarg, &o))
+			(void)gf_cli_bad_value(&args,
+					       "see 'gpufleet "
+					       "autoscale manifests -h'");
+	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(MCMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!o.target_name || !o.target_value) {
 		gf_cli_error(MCMD, "--target NAME and --target-value Q are "
 				   "needed (see 'gpufleet autoscale manifests "
@@ -775,20 +662,4 @@ static int cmd_manifests(int argc, char **argv)
 	}
 	gf_buf_release(&b);
 	return rc;
-}
-
-int cmd_autoscale(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "recommend", cmd_recommend, NULL },
-		{ "run", cmd_run, NULL },
-		{ "manifests", cmd_manifests, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "autoscale",
-		.usage = usage_all,
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
 }

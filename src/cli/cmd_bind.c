@@ -191,66 +191,24 @@ static int choose(const struct gf_node_opts *no, const struct gf_node *n,
 
 int cmd_bind(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "count", required_argument, NULL, 'k' },
-		{ "busy", required_argument, NULL, 'b' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_NODE_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct gf_node_opts no = { .cmd = "bind", .src.nvml = -1 };
 	struct gf_bind_request req = { .ngpus = 0 };
 	const char *gpus = NULL, *busy_s = NULL;
-	long count = 0;
+	int count = 0;
 	bool dry = false, json = false;
-	int c;
-	const struct gf_cli_store store[] = {
-		{ 'g', &gpus, NULL },
-		{ 'b', &busy_s, NULL },
-		{ 'd', NULL, &dry },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("gpus", &gpus),
+		GF_OPT_NUM("count", &count, 1, GF_MAX_GPUS, "a GPU count"),
+		GF_OPT_STR("busy", &busy_s),
+		GF_OPT_NUM("cpus", &req.cpus, 1, GF_BITMAP_BITS, "a CPU count"),
+		GF_OPT_FLAG("dry-run", &dry),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS("bind", argc, argv, opts, usage);
 	args.json = &json;
 	args.shortopts = "+h"; /* stop at CMD: its own options are its */
-	args.store = store;
 	args.node = &no;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'c': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || v <= 0 ||
-			    v > GF_BITMAP_BITS) {
-				gf_cli_error("bind",
-					     "cannot parse '--cpus %s': "
-					     "expected a count from 1 to %d",
-					     optarg, GF_BITMAP_BITS);
-				return GF_EXIT_USAGE;
-			}
-			req.cpus = (int)v;
-			break;
-		}
-		case 'k': {
-			char *end;
-			count = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || count <= 0 ||
-			    count > GF_MAX_GPUS) {
-				gf_cli_error(
-					"bind",
-					"cannot parse '--count %s': "
-					"expected a GPU count from 1 to %d",
-					optarg, GF_MAX_GPUS);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		}
-		}
-	}
+	(void)gf_cli_options(&args);
 	if (args.rc >= 0)
 		return args.rc;
 	char **cmd = argv + optind;
@@ -299,7 +257,7 @@ int cmd_bind(int argc, char **argv)
 		gf_cli_error("bind", "out of memory");
 		goto out;
 	}
-	if (count && choose(&no, n, (int)count, &busy, &req) != 0)
+	if (count && choose(&no, n, count, &busy, &req) != 0)
 		goto out;
 	if (gf_bind_plan(n, &req, p, &e) != 0) {
 		gf_cli_error("bind", "%s", e.msg);

@@ -109,141 +109,46 @@ static void usage(FILE *f)
 		"  --html FILE         a self-contained page with charts\n" GF_CLI_EXIT_HELP);
 }
 
-static int take(const char *opt, const char **v, int *n, int max,
-		const char *arg)
-{
-	if (*n >= max) {
-		gf_cli_error("chargeback", "more than %d '%s' options", max,
-			     opt);
-		return GF_EXIT_USAGE;
-	}
-	v[(*n)++] = arg;
-	return 0;
-}
-
-enum {
-	O_RECORDS = 1100,
-	O_SACCT,
-	O_DB,
-	O_CLUSTER,
-	O_ASSETS,
-	O_PRICES,
-	O_TELE,
-	O_WINDOW,
-	O_AGG,
-	O_SHARE_IDLE,
-	O_IDLE_NODE,
-	O_SPLIT_IDLE,
-	O_SHARE,
-	O_SPLIT,
-	O_HOURLY,
-	O_FILTER,
-	O_MIG,
-	O_STEP,
-	O_LENIENT,
-	O_JSON,
-	O_CSV,
-	O_HTML,
-};
-
 /* The options into a: -1 to go on, else the exit status (-h answered,
  * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-		{ "records", required_argument, NULL, O_RECORDS },
-		{ "sacct", required_argument, NULL, O_SACCT },
-		{ "db", required_argument, NULL, O_DB },
-		{ "cluster", required_argument, NULL, O_CLUSTER },
-		{ "assets", required_argument, NULL, O_ASSETS },
-		{ "prices", required_argument, NULL, O_PRICES },
-		{ "telemetry", required_argument, NULL, O_TELE },
-		{ "window", required_argument, NULL, O_WINDOW },
-		{ "aggregate", required_argument, NULL, O_AGG },
-		{ "share-idle", no_argument, NULL, O_SHARE_IDLE },
-		{ "idle-by-node", no_argument, NULL, O_IDLE_NODE },
-		{ "split-idle", no_argument, NULL, O_SPLIT_IDLE },
-		{ "share", required_argument, NULL, O_SHARE },
-		{ "share-split", required_argument, NULL, O_SPLIT },
-		{ "shared-hourly", required_argument, NULL, O_HOURLY },
-		{ "filter", required_argument, NULL, O_FILTER },
-		{ "mig-rule", required_argument, NULL, O_MIG },
-		{ "step", required_argument, NULL, O_STEP },
-		{ "lenient", no_argument, NULL, O_LENIENT },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "html", required_argument, NULL, O_HTML },
-		GF_CLI_OPTS_END,
-	};
-	int c, rc = 0;
-	const struct gf_cli_store store[] = {
-		{ O_DB, &a->db, NULL },
-		{ O_CLUSTER, &a->cluster, NULL },
-		{ O_ASSETS, &a->assets, NULL },
-		{ O_PRICES, &a->prices, NULL },
-		{ O_TELE, &a->telemetry, NULL },
-		{ O_WINDOW, &a->window, NULL },
-		{ O_AGG, &a->aggregate, NULL },
-		{ O_SHARE_IDLE, NULL, &a->share_idle },
-		{ O_IDLE_NODE, NULL, &a->idle_by_node },
-		{ O_SPLIT_IDLE, NULL, &a->split_idle },
-		{ O_MIG, &a->mig_rule, NULL },
-		{ O_STEP, &a->step, NULL },
-		{ O_LENIENT, NULL, &a->lenient },
-		{ O_JSON, NULL, &a->json },
-		{ O_CSV, NULL, &a->csv },
-		{ O_HTML, &a->html, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_LIST("records", a->records, &a->nrecords),
+		GF_OPT_LIST("sacct", a->sacct, &a->nsacct),
+		GF_OPT_STR("db", &a->db),
+		GF_OPT_STR("cluster", &a->cluster),
+		GF_OPT_STR("assets", &a->assets),
+		GF_OPT_STR("prices", &a->prices),
+		GF_OPT_STR("telemetry", &a->telemetry),
+		GF_OPT_STR("window", &a->window),
+		GF_OPT_STR("aggregate", &a->aggregate),
+		GF_OPT_FLAG("share-idle", &a->share_idle),
+		GF_OPT_FLAG("idle-by-node", &a->idle_by_node),
+		GF_OPT_FLAG("split-idle", &a->split_idle),
+		GF_OPT_LIST("share", a->share, &a->nshare),
+		GF_OPT_ARG("share-split", 's'),
+		GF_OPT_LIST("shared-hourly", a->hourly, &a->nhourly),
+		GF_OPT_LIST("filter", a->filter, &a->nfilter),
+		GF_OPT_STR("mig-rule", &a->mig_rule),
+		GF_OPT_STR("step", &a->step),
+		GF_OPT_FLAG("lenient", &a->lenient),
+		GF_OPT_FLAG("json", &a->json),
+		GF_OPT_FLAG("csv", &a->csv),
+		GF_OPT_STR("html", &a->html),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("chargeback", argc, argv, opts, usage);
-	args.store = store;
-	while (rc == 0 && (c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case O_RECORDS:
-			rc = take("--records", a->records, &a->nrecords,
-				  SOURCES_MAX, optarg);
-			break;
-		case O_SACCT:
-			rc = take("--sacct", a->sacct, &a->nsacct, SOURCES_MAX,
-				  optarg);
-			break;
-		case O_SHARE:
-			rc = take("--share", a->share, &a->nshare,
-				  GF_CHARGE_MAX_MATCH, optarg);
-			break;
-		case O_SPLIT:
-			if (strcmp(optarg, "weighted") &&
-			    strcmp(optarg, "even")) {
-				gf_cli_error("chargeback",
-					     "cannot parse '--share-split %s': "
-					     "expected weighted or even",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			a->even = strcmp(optarg, "even") == 0;
-			break;
-		case O_HOURLY:
-			rc = take("--shared-hourly", a->hourly, &a->nhourly,
-				  GF_CHARGE_MAX_SHARED, optarg);
-			break;
-		case O_FILTER:
-			rc = take("--filter", a->filter, &a->nfilter,
-				  GF_CHARGE_MAX_MATCH, optarg);
-			break;
-		}
+	args.no_args = true;
+	while (gf_cli_next(&args) != -1) { /* 's', --share-split */
+		if (strcmp(optarg, "weighted") && strcmp(optarg, "even"))
+			(void)gf_cli_bad_value(&args,
+					       "expected weighted or even");
+		a->even = strcmp(optarg, "even") == 0;
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (rc)
-		return rc;
-	if (optind < argc) {
-		gf_cli_error("chargeback",
-			     "unexpected argument '%s' (see 'gpufleet "
-			     "chargeback -h')",
-			     argv[optind]);
-		return GF_EXIT_USAGE;
-	}
 	const char *missing = !a->window   ? "--window"
 			      : !a->assets ? "--assets"
 			      : !a->nrecords && !a->nsacct && !a->db

@@ -62,16 +62,15 @@ int cmd_demo(int argc, char **argv)
 	static char hgx_name[] = "hgx-h100", pcie_name[] = "pcie-l40s";
 	char *hgx[] = { topo, tmpl, hgx_name, NULL };
 	char *pcie[] = { topo, tmpl, pcie_name, NULL };
-	static char simulate[] = "simulate", fill[] = "fill",
-		    seeds[] = "--seeds", seed_list[] = "42-51";
-	char *sim[] = { simulate, fill, seeds, seed_list, NULL };
+	static char fill[] = "fill", seeds[] = "--seeds", seed_list[] = "42-51";
+	char *sim[] = { fill, seeds, seed_list, NULL };
 	/* No GPU here is normal on a laptop or CI: say so and go on. */
 	if (live_section() != GF_EXIT_OK ||
 	    section("gpufleet topo --template hgx-h100", cmd_topo, hgx, 3) ||
 	    section("gpufleet topo --template pcie-l40s", cmd_topo, pcie, 3) ||
 	    section("gpufleet simulate fill (built-in cluster and workload, "
 		    "6 policies x 10 seeds)",
-		    cmd_simulate, sim, 4))
+		    cmd_simulate_fill, sim, 3))
 		return GF_EXIT_FAIL;
 	return GF_EXIT_OK;
 }

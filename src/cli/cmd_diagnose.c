@@ -118,36 +118,6 @@ static int judge_fixture(const char *path, const struct gf_diag_opts *o,
 	return ret;
 }
 
-bool gf_cli_diag_option(const char *cmd, int c, const char *arg,
-			struct gf_diag_opts *o, bool *bad)
-{
-	char *end;
-	double v;
-	if (c != 1001 && c != 1002)
-		return false;
-	v = strtod(arg, &end);
-	if (end == arg || *end || !(v >= 0) || (c == 1001 && v > 100) ||
-	    (c == 1002 && v > 1)) {
-		if (c == 1001)
-			gf_cli_error(cmd,
-				     "cannot parse '--idle-util %s': expected "
-				     "a percentage from 0 to 100",
-				     arg);
-		else
-			gf_cli_error(cmd,
-				     "cannot parse '--overprov %s': expected "
-				     "a share from 0 to 1",
-				     arg);
-		*bad = true;
-		return true;
-	}
-	if (c == 1001)
-		o->idle_util_pct = v;
-	else
-		o->overprov_frac = v;
-	return true;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -188,63 +158,30 @@ static void usage(FILE *f)
 
 int cmd_diagnose(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "url", required_argument, NULL, 'u' },
-		{ "fixture", required_argument, NULL, 'f' },
-		{ "window", required_argument, NULL, 'w' },
-		GF_CLI_OPT_JSON,
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_DIAG_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	bool bad = false;
-	const char *url = NULL, *fixture = NULL, *judging = NULL;
+	const char *url = NULL, *fixture = NULL;
 	struct gf_diag_opts o;
 	gf_diag_defaults(&o);
 	bool json = false;
-	int c;
-	long ms;
-	const struct gf_cli_store store[] = {
-		{ 'u', &url, NULL },
-		{ 'f', &fixture, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("url", &url),
+		GF_OPT_STR("fixture", &fixture),
+		GF_OPT_ARG("window", 'w'),
+		GF_CLI_DIAG_OPTS(&o),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("diagnose", argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &json;
-	args.store = store;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'w':
-			ms = gf_diag_parse_duration(optarg);
-			if (ms < 1) {
-				gf_cli_error("diagnose",
-					     "cannot parse '--window %s': "
-					     "expected a duration like 300, "
-					     "300s or 5m",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			o.window_s = (double)ms / 1e3;
-			judging = "--window";
-			break;
-		default: /* the diagnosis thresholds */
-			gf_cli_diag_option("diagnose", c, optarg, &o, &bad);
-			if (bad)
-				return GF_EXIT_USAGE;
-			judging = c == 1001 ? "--idle-util" : "--overprov";
-			break;
-		}
+	while (gf_cli_next(&args) != -1) { /* 'w', --window */
+		long ms = gf_diag_parse_duration(optarg);
+		if (ms < 1)
+			(void)gf_cli_bad_value(&args, "expected a duration "
+						      "like 300, 300s or 5m");
+		o.window_s = (double)ms / 1e3;
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (optind < argc) {
-		gf_cli_error("diagnose",
-			     "unexpected argument '%s' (see 'gpufleet "
-			     "diagnose -h')",
-			     argv[optind]);
-		return GF_EXIT_USAGE;
-	}
 	if (url && fixture) {
 		gf_cli_error("diagnose",
 			     "'--url' and '--fixture' exclude each other");
@@ -252,6 +189,10 @@ int cmd_diagnose(int argc, char **argv)
 	}
 	if (fixture)
 		return judge_fixture(fixture, &o, json);
+	const char *judging = gf_cli_given(&args, "window")	 ? "--window"
+			      : gf_cli_given(&args, "idle-util") ? "--idle-util"
+			      : gf_cli_given(&args, "overprov")	 ? "--overprov"
+								 : NULL;
 	if (judging) {
 		gf_cli_error("diagnose",
 			     "'%s' goes with --fixture: an agent judges with "

@@ -44,10 +44,10 @@ static void said(const struct gf_jv *v, const void *node)
 static int node_call(const char *cmd, int argc, char **argv,
 		     void (*usage)(FILE *), bool drain)
 {
-	static const struct option opts[] = { { "reason", required_argument,
-						NULL, 'r' },
-					      CONN_OPTIONS,
-					      { NULL, 0, NULL, 0 } };
+	static const struct gf_cli_opt opts[] = {
+		GF_OPT_ARG("reason", 'r'),
+		GF_OPT_END,
+	};
 	struct gf_remote r = { .cmd = cmd };
 	const char *reason = NULL;
 	struct gf_cli_args args = GF_CLI_ARGS(cmd, argc, argv, opts, usage);

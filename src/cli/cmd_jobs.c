@@ -95,12 +95,11 @@ static int one(struct gf_remote *r, const char *id)
 
 int cmd_jobs(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
-		{ "team", required_argument, NULL, 't' },
-		{ "limit", required_argument, NULL, 'l' },
-		CONN_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	static const struct gf_cli_opt opts[] = {
+		GF_OPT_ARG("state", 's'),
+		GF_OPT_ARG("team", 't'),
+		GF_OPT_ARG("limit", 'l'),
+		GF_OPT_END,
 	};
 	struct gf_remote r = { .cmd = CMD };
 	char query[400] = "";

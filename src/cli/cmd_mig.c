@@ -94,7 +94,7 @@ static void apply_help(FILE *f)
 		"              (a GPU listed there has MIG on)\n");
 }
 
-static void usage(FILE *f)
+void gf_cli_mig_usage(FILE *f)
 {
 	fprintf(f, "usage: gpufleet mig plan|validate|apply|proposal ...\n\n");
 	plan_help(f);
@@ -275,40 +275,31 @@ static void log_plan(const struct gf_mig_plan *p, int ngpus, int nd)
 	       p->demand_units, p->bound_units, p->used_gpus, p->bound_gpus);
 }
 
-static int cmd_plan(int argc, char **argv)
+int cmd_mig_plan(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "demand", required_argument, NULL, 'd' },
-		{ "current", required_argument, NULL, 'c' },
-		{ "fill", no_argument, NULL, 'f' },
-		GF_CLI_OPT_JSON,
-		{ "yaml", no_argument, NULL, 'y' },
-		{ "name", required_argument, NULL, 'n' },
-		GF_CLI_OPTS_END,
-	};
 	const char *gpus_s = NULL, *demand_s = NULL, *current = NULL;
 	const char *name = "gpufleet-plan";
 	bool json = false, yaml = false;
 	struct gf_mig_plan_opts po = { .fill = false, .clock_ms = gf_clock_ms };
-	const struct gf_cli_store store[] = {
-		{ 'g', &gpus_s, NULL },	 { 'd', &demand_s, NULL },
-		{ 'c', &current, NULL }, { 'f', NULL, &po.fill },
-		{ 'y', NULL, &yaml },	 { 'n', &name, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("gpus", &gpus_s),
+		GF_OPT_STR("demand", &demand_s),
+		GF_OPT_STR("current", &current),
+		GF_OPT_FLAG("fill", &po.fill),
+		GF_OPT_FLAG("yaml", &yaml),
+		GF_OPT_STR("name", &name),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig plan", argc, argv, opts, plan_usage);
+	args.no_args = true;
 	args.json = &json;
-	args.store = store;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (!gpus_s || !demand_s) {
 		gf_cli_error("mig plan", "--gpus and --demand are required");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_no_args("mig plan", argc, argv))
-		return GF_EXIT_USAGE;
 	if (json && yaml) {
 		gf_cli_error("mig plan",
 			     "--json and --yaml exclude each other");
@@ -363,7 +354,7 @@ static void prefixed(const char *cmd, const char *buf)
 	}
 }
 
-static int cmd_validate(int argc, char **argv)
+int cmd_mig_validate(int argc, char **argv)
 {
 	if (argc == 2 &&
 	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -404,25 +395,18 @@ static int cmd_validate(int argc, char **argv)
 	return errors ? GF_EXIT_FAIL : GF_EXIT_OK;
 }
 
-static int cmd_apply(int argc, char **argv)
+int cmd_mig_apply(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "current", required_argument, NULL, 'c' },
-		GF_CLI_OPTS_END,
-	};
 	bool dry = false;
 	const char *gpus_s = NULL, *current = NULL;
-	const struct gf_cli_store store[] = {
-		{ 'n', NULL, &dry },
-		{ 'g', &gpus_s, NULL },
-		{ 'c', &current, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_FLAG("dry-run", &dry),
+		GF_OPT_STR("gpus", &gpus_s),
+		GF_OPT_STR("current", &current),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("mig apply", argc, argv, opts, apply_usage);
-	args.store = store;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
 	if (argc - optind != 2) {
@@ -495,24 +479,4 @@ out_gpus:
 	gf_free(mig_on);
 	gf_free(gpus);
 	return ret;
-}
-
-int cmd_mig(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "plan", cmd_plan, NULL },
-		{ "validate", cmd_validate, NULL },
-		{ "apply", cmd_apply, NULL },
-		{ "proposal", gf_cmd_mig_proposal, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "mig",
-		.usage = usage,
-		.missing = "expected a subcommand: plan, validate, apply or "
-			   "proposal (see 'gpufleet mig -h')",
-		.known = "(plan, validate, apply, proposal)",
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -88,23 +88,18 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "html", required_argument, NULL, 'o' },
-		GF_CLI_OPTS_END,
-	};
 	const char *html = NULL;
-	int c;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_ARG("html", 'o'),
+		GF_OPT_END,
+	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				gf_cli_error(CMD, "'--html' needs a file name");
-				return GF_EXIT_USAGE;
-			}
-			html = optarg;
-			break;
+	while (gf_cli_next(&args) != -1) { /* 'o', --html */
+		if (!*optarg) {
+			gf_cli_error(CMD, "'--html' needs a file name");
+			return GF_EXIT_USAGE;
 		}
+		html = optarg;
 	}
 	if (args.rc >= 0)
 		return args.rc;

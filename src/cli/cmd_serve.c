@@ -124,69 +124,6 @@ struct serve_args {
 	bool insecure_http;
 };
 
-/* The extender's options (controller/k8s.h). */
-static int k8s_option(int c, const char *arg, struct serve_args *a)
-{
-	char *end;
-	long v;
-	switch (c) {
-	case 'K':
-		a->k8s_on = true;
-		return 0;
-	case 'C':
-		a->k8s.kubeconfig = arg;
-		return 0;
-	case 'X':
-		a->k8s.context = arg;
-		return 0;
-	case 'A':
-		a->k8s.api_url = arg;
-		if (!strncmp(arg, "http://", 7) || !strncmp(arg, "https://", 8))
-			return 0;
-		gf_cli_error(CMD,
-			     "cannot parse '--k8s-api %s': expected "
-			     "http://HOST:PORT or https://HOST:PORT",
-			     arg);
-		return GF_EXIT_USAGE;
-	case 'L':
-		a->k8s.cls = arg;
-		return 0;
-	default:
-		v = strtol(arg, &end, 10);
-		if (*arg && !*end && v >= 0 && v <= 86400) {
-			a->k8s.resync_ms = v ? v * 1000 : -1;
-			return 0;
-		}
-		gf_cli_error(CMD,
-			     "cannot parse '--k8s-resync %s': expected 0 to "
-			     "86400 s",
-			     arg);
-		return GF_EXIT_USAGE;
-	}
-}
-
-/* --tls-cert, --tls-key, --client-ca, --insecure-http: true when c is
- * one of them. */
-static bool tls_option(int c, const char *arg, struct serve_args *a)
-{
-	switch (c) {
-	case 0x101:
-		a->tls_cert = arg;
-		return true;
-	case 0x102:
-		a->tls_key = arg;
-		return true;
-	case 0x103:
-		a->client_ca = arg;
-		return true;
-	case 0x104:
-		a->insecure_http = true;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /*
  * TLS's usage rules: the certificate and its key together, a client CA
  * only with them; tokens never in clear on a non-loopback address unless
@@ -229,80 +166,46 @@ static int tls_check(const struct serve_args *a)
 
 static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "token-file", required_argument, NULL, 't' },
-		{ "tick", required_argument, NULL, 'k' },
-		{ "agents", no_argument, NULL, 'a' },
-		{ "k8s-extender", no_argument, NULL, 'K' },
-		{ "kubeconfig", required_argument, NULL, 'C' },
-		{ "k8s-context", required_argument, NULL, 'X' },
-		{ "k8s-api", required_argument, NULL, 'A' },
-		{ "k8s-class", required_argument, NULL, 'L' },
-		{ "k8s-resync", required_argument, NULL, 'R' },
-		{ "tls-cert", required_argument, NULL, 0x101 },
-		{ "tls-key", required_argument, NULL, 0x102 },
-		{ "client-ca", required_argument, NULL, 0x103 },
-		{ "insecure-http", no_argument, NULL, 0x104 },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_CONN_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	char *end;
-	bool bad = false;
-	const struct gf_cli_store store[] = {
-		{ 'l', &a->o.listen, NULL },
-		{ 'd', &a->o.db, NULL },
-		{ 'c', &a->config, NULL },
-		{ 'n', &a->o.nodes_csv, NULL },
-		{ 't', &a->token_file, NULL },
-		{ 'a', NULL, &a->o.agents_only },
-		{ 0, NULL, NULL },
+	long resync_s = -1, per_client = -1;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("listen", &a->o.listen),
+		GF_OPT_STR("db", &a->o.db),
+		GF_OPT_STR("config", &a->config),
+		GF_OPT_STR("nodes", &a->o.nodes_csv),
+		GF_OPT_STR("token-file", &a->token_file),
+		GF_OPT_NUM("tick", &a->o.tick_ms, 1, 60000, "a period in ms"),
+		GF_OPT_FLAG("agents", &a->o.agents_only),
+		GF_OPT_FLAG("k8s-extender", &a->k8s_on),
+		GF_OPT_STR("kubeconfig", &a->k8s.kubeconfig),
+		GF_OPT_STR("k8s-context", &a->k8s.context),
+		GF_OPT_ARG("k8s-api", 'A'),
+		GF_OPT_STR("k8s-class", &a->k8s.cls),
+		GF_OPT_NUM("k8s-resync", &resync_s, 0, 86400,
+			   "a period in seconds (0: never)"),
+		GF_OPT_STR("tls-cert", &a->tls_cert),
+		GF_OPT_STR("tls-key", &a->tls_key),
+		GF_OPT_STR("client-ca", &a->client_ca),
+		GF_OPT_FLAG("insecure-http", &a->insecure_http),
+		GF_CLI_CONN_OPTS(&a->o.max_connections, &per_client),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
-	args.store = store;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'k':
-			a->o.tick_ms = strtol(optarg, &end, 10);
-			if (*optarg && !*end && a->o.tick_ms >= 1 &&
-			    a->o.tick_ms <= 60000)
-				break;
-			gf_cli_error(CMD,
-				     "cannot parse '--tick %s': expected 1 to "
-				     "60000 ms",
-				     optarg);
-			return GF_EXIT_USAGE;
-		case 'K':
-		case 'C':
-		case 'X':
-		case 'A':
-		case 'L':
-		case 'R':
-			if (k8s_option(c, optarg, a) != 0)
-				return GF_EXIT_USAGE;
-			break;
-		default:
-			if (tls_option(c, optarg, a))
-				break;
-			gf_cli_conn_option(CMD, c, optarg,
-					   &a->o.max_connections,
-					   &a->o.max_per_client, &bad);
-			if (bad)
-				return GF_EXIT_USAGE;
-			break;
-		}
+	args.no_args = true;
+	while (gf_cli_next(&args) != -1) { /* 'A', --k8s-api */
+		a->k8s.api_url = optarg;
+		if (strncmp(optarg, "http://", 7) &&
+		    strncmp(optarg, "https://", 8))
+			(void)gf_cli_bad_value(&args,
+					       "expected http://HOST:PORT "
+					       "or https://HOST:PORT");
 	}
+	if (resync_s >= 0)
+		a->k8s.resync_ms = resync_s ? resync_s * 1000 : -1;
+	gf_cli_conn_limits(per_client, &a->o.max_per_client);
 	if (args.rc >= 0) {
 		*done = true; /* -h answered, or a bad option said */
 		return args.rc;
 	}
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	const char *why = gf_server_listen_check(a->o.listen);
 	if (why) {
 		gf_cli_error(CMD, "cannot parse '--listen %s': %s", a->o.listen,
@@ -437,10 +340,7 @@ int cmd_serve(int argc, char **argv)
 	a.o.cfg = &cfg;
 	unsigned long long files = open_files(&a.o);
 	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	gf_cli_block_stop(&set);
 	struct gf_service *s;
 	if (gf_service_start(&s, &a.o, &e) != 0) {
 		gf_cli_error(CMD, "%s", e.msg);

@@ -31,7 +31,7 @@
 #define BUILTIN_REQS 1200
 #define OUT_CAP	     (64u << 20)
 
-static void usage(FILE *f)
+void gf_cli_simulate_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet simulate mig ... ('gpufleet simulate mig -h')\n"
@@ -310,13 +310,11 @@ static int fill(void *arg, struct gf_progress *prog)
 		if (rc)
 			goto out;
 	}
-	if ((a->json ? gf_report_json(&info, sum, a->npolicies, &out)
-		     : gf_report_text(&info, sum, a->npolicies, &out)) != 0) {
-		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
-			     OUT_CAP >> 20);
-		goto out;
-	}
-	ret = gf_cli_print(gf_buf_str(&out), out.len);
+	ret = gf_cli_print_buf(
+		CMD,
+		a->json ? gf_report_json(&info, sum, a->npolicies, &out)
+			: gf_report_text(&info, sum, a->npolicies, &out),
+		&out);
 out:
 	gf_buf_release(&out);
 	gf_free(sum);
@@ -327,21 +325,8 @@ out:
 	return ret;
 }
 
-static int fill_main(int argc, char **argv)
+int cmd_simulate_fill(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "pods", required_argument, NULL, 'p' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "seeds", required_argument, NULL, 's' },
-		{ "tune", required_argument, NULL, 't' },
-		{ "inflate", required_argument, NULL, 't' },
-		{ "curve", required_argument, NULL, 'c' },
-		GF_CLI_OPT_JSON,
-		{ "jobs", required_argument, NULL, 'J' },
-		{ "requests", required_argument, NULL, 'r' },
-		GF_CLI_OPTS_END,
-	};
 	static struct fill_args a;
 	memset(&a, 0, sizeof(a));
 	a.tune = 1.3;
@@ -349,68 +334,33 @@ static int fill_main(int argc, char **argv)
 	if (gf_cli_policies(CMD, "all", a.policies, &a.npolicies))
 		return GF_EXIT_FAIL; /* cannot: "all" */
 	parse_seeds("42-51", a.seeds, &a.nseeds);
-	int c;
-	char *end;
-	const struct gf_cli_store store[] = {
-		{ 'n', &a.nodes, NULL },
-		{ 'p', &a.pods, NULL },
-		{ 'c', &a.curve, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("nodes", &a.nodes),
+		GF_OPT_STR("pods", &a.pods),
+		GF_OPT_ARG("seeds", 's'),
+		GF_OPT_REAL("tune", &a.tune, 0, 100, "a factor"),
+		GF_OPT_REAL("inflate", &a.tune, 0, 100, "a factor"),
+		GF_OPT_STR("curve", &a.curve),
+		GF_OPT_NUM("jobs", &a.jobs, 1, 256, "a number"),
+		GF_OPT_NUM("requests", &a.requests, 1, GF_MAX_REQUESTS,
+			   "a number"),
+		GF_OPT_END,
 	};
-	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	struct gf_cli_args args =
+		GF_CLI_ARGS(CMD, argc, argv, opts, gf_cli_simulate_usage);
+	args.no_args = true;
 	args.json = &a.json;
-	args.store = store;
 	args.policies = a.policies;
 	args.npolicies = &a.npolicies;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 's':
-			if (parse_seeds(optarg, a.seeds, &a.nseeds) != 0) {
-				gf_cli_error(CMD,
-					     "cannot parse '--seeds %s': "
-					     "expected a list like 42-51 or "
-					     "1,2,3 (ranges going up, at most "
-					     "%d seeds)",
-					     optarg, MAX_SEEDS);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		case 't':
-			a.tune = strtod(optarg, &end);
-			/* "" and "nan" pass strtod and the range test */
-			if (end == optarg || *end || !(a.tune >= 0) ||
-			    a.tune > 100) {
-				gf_cli_error(CMD,
-					     "cannot parse '--tune %s': "
-					     "expected a factor from 0 to 100",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		case 'J':
-		case 'r': {
-			long v = strtol(optarg, &end, 10);
-			long max = c == 'J' ? 256 : GF_MAX_REQUESTS;
-			if (*end || v < 1 || v > max) {
-				gf_cli_error(CMD,
-					     "cannot parse '--%s %s': expected "
-					     "a number from 1 to %ld",
-					     c == 'J' ? "jobs" : "requests",
-					     optarg, max);
-				return GF_EXIT_USAGE;
-			}
-			if (c == 'J')
-				a.jobs = (int)v;
-			else
-				a.requests = (int)v;
-			break;
-		}
-		}
-	}
+	while (gf_cli_next(&args) != -1) /* 's', --seeds */
+		if (parse_seeds(optarg, a.seeds, &a.nseeds) != 0)
+			(void)gf_cli_bad_value(&args,
+					       "expected a list like 42-51 or "
+					       "1,2,3 (ranges going up, at "
+					       "most %d seeds)",
+					       MAX_SEEDS);
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "
@@ -420,24 +370,4 @@ static int fill_main(int argc, char **argv)
 		return GF_EXIT_USAGE;
 	}
 	return gf_cli_with_progress(CMD, fill, &a);
-}
-
-int cmd_simulate(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "fill", fill_main, NULL },
-		{ "mig", cmd_simulate_mig, NULL },
-		{ "autoscale", cmd_simulate_autoscale, NULL },
-		{ "replay", cmd_simulate_replay, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "simulate",
-		.usage = usage,
-		.missing = "no experiment given (known: fill, mig, autoscale, "
-			   "replay; see 'gpufleet simulate -h')",
-		.what = "experiment",
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -84,17 +84,6 @@ static void usage(FILE *f)
 		GF_CLI_EXIT_HELP);
 }
 
-static bool num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi)
-		return false;
-	*out = v;
-	return true;
-}
-
 struct opts {
 	const char *trace, *synthetic, *series, *svg;
 	bool json;
@@ -124,117 +113,68 @@ static bool parse_policies(const char *s, bool *pol)
 	return true;
 }
 
-static bool int_opt(const char *s, int32_t lo, int32_t *out)
-{
-	double v;
-	if (!num(s, lo, 1e6, &v) || v != floor(v))
-		return false;
-	*out = (int32_t)v;
-	return true;
-}
-
+/* --policy and --queue-metric (code c): true, or false when a is bad. */
 static bool option(int c, const char *a, struct opts *o)
 {
-	struct gf_as_sim_opts *so = &o->so;
-	switch (c) {
-	case 'T':
-		o->trace = a;
-		return true;
-	case 'Y':
-		o->synthetic = a;
-		return true;
-	case 'p':
+	if (c == 'p')
 		return parse_policies(a, o->pol);
-	case 's':
-		return num(a, 1e-6, 1e6, &so->slo_s);
-	case 'q':
-		if (!strcmp(a, "outstanding"))
-			so->qmetric = GF_AS_Q_OUTSTANDING;
-		else if (!strcmp(a, "waiting"))
-			so->qmetric = GF_AS_Q_WAITING;
-		else
-			return false;
-		return true;
-	case 'Q':
-		return num(a, 1e-3, 1e9, &so->queue_target);
-	case 'U':
-		return num(a, 1e-3, 100, &so->util_target);
-	case 'P':
-		return num(a, 1e-3, 1e9, &so->m.prefill_tps);
-	case 'D':
-		return num(a, 1e-3, 1e9, &so->m.decode_tps);
-	case 'B':
-		return int_opt(a, 1, &so->m.max_batch);
-	case 'W':
-		return num(a, 0, 1e6, &so->m.warmup_s);
-	case 'G':
-		return int_opt(a, 1, &so->m.gpus);
-	case 'm':
-		return int_opt(a, 1, &so->min_replicas);
-	case 'M':
-		return int_opt(a, 1, &so->max_replicas);
-	case 'S':
-		return int_opt(a, 1, &so->start_replicas);
-	case 'F':
-		return int_opt(a, 1, &so->fixed_replicas);
-	case 'O':
-		return num(a, 1e-3, 1, &so->occupancy);
-	case 'R':
-		return num(a, 1e-3, 1e6, &so->drain_s);
-	case 'c':
-		o->series = a;
-		return true;
-	case 'v':
-		o->svg = a;
-		return true;
-	}
-	return false;
+	if (!strcmp(a, "outstanding"))
+		o->so.qmetric = GF_AS_Q_OUTSTANDING;
+	else if (!strcmp(a, "waiting"))
+		o->so.qmetric = GF_AS_Q_WAITING;
+	else
+		return false;
+	return true;
 }
 
 /* The options into o: -1 to go on, else the exit status (-h answered,
  * or what was wrong said). */
 static int parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "trace", required_argument, NULL, 'T' },
-		{ "synthetic", required_argument, NULL, 'Y' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "slo", required_argument, NULL, 's' },
-		{ "queue-metric", required_argument, NULL, 'q' },
-		{ "queue-target", required_argument, NULL, 'Q' },
-		{ "util-target", required_argument, NULL, 'U' },
-		{ "prefill-tps", required_argument, NULL, 'P' },
-		{ "decode-tps", required_argument, NULL, 'D' },
-		{ "max-batch", required_argument, NULL, 'B' },
-		{ "warmup", required_argument, NULL, 'W' },
-		{ "gpus-per-replica", required_argument, NULL, 'G' },
-		{ "min-replicas", required_argument, NULL, 'm' },
-		{ "max-replicas", required_argument, NULL, 'M' },
-		{ "start-replicas", required_argument, NULL, 'S' },
-		{ "fixed-replicas", required_argument, NULL, 'F' },
-		{ "occupancy", required_argument, NULL, 'O' },
-		{ "drain", required_argument, NULL, 'R' },
-		{ "series", required_argument, NULL, 'c' },
-		{ "svg", required_argument, NULL, 'v' },
-		GF_CLI_OPT_JSON,
-		GF_CLI_OPTS_END,
+	struct gf_as_sim_opts *so = &o->so;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("trace", &o->trace),
+		GF_OPT_STR("synthetic", &o->synthetic),
+		GF_OPT_ARG("policy", 'p'),
+		GF_OPT_REAL("slo", &so->slo_s, 1e-6, 1e6, "seconds"),
+		GF_OPT_ARG("queue-metric", 'q'),
+		GF_OPT_REAL("queue-target", &so->queue_target, 1e-3, 1e9,
+			    "a queue depth"),
+		GF_OPT_REAL("util-target", &so->util_target, 1e-3, 100,
+			    "a percentage"),
+		GF_OPT_REAL("prefill-tps", &so->m.prefill_tps, 1e-3, 1e9,
+			    "tokens per second"),
+		GF_OPT_REAL("decode-tps", &so->m.decode_tps, 1e-3, 1e9,
+			    "tokens per second"),
+		GF_OPT_NUM("max-batch", &so->m.max_batch, 1, 1000000,
+			   "a batch size"),
+		GF_OPT_REAL("warmup", &so->m.warmup_s, 0, 1e6, "seconds"),
+		GF_OPT_NUM("gpus-per-replica", &so->m.gpus, 1, 1000000,
+			   "a GPU count"),
+		GF_OPT_NUM("min-replicas", &so->min_replicas, 1, 1000000,
+			   "a replica count"),
+		GF_OPT_NUM("max-replicas", &so->max_replicas, 1, 1000000,
+			   "a replica count"),
+		GF_OPT_NUM("start-replicas", &so->start_replicas, 1, 1000000,
+			   "a replica count"),
+		GF_OPT_NUM("fixed-replicas", &so->fixed_replicas, 1, 1000000,
+			   "a replica count"),
+		GF_OPT_REAL("occupancy", &so->occupancy, 1e-3, 1, "a share"),
+		GF_OPT_REAL("drain", &so->drain_s, 1e-3, 1e6, "seconds"),
+		GF_OPT_STR("series", &o->series),
+		GF_OPT_STR("svg", &o->svg),
+		GF_OPT_END,
 	};
 	int c;
-	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, lo, usage);
+	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &o->json;
-	while ((c = gf_cli_next(&args)) != -1) {
-		if (!option(c, optarg, o)) {
-			gf_cli_error(CMD,
-				     "cannot parse '--%s %s' (see "
-				     "'gpufleet simulate autoscale -h')",
-				     lo[args.index].name, optarg);
-			return GF_EXIT_USAGE;
-		}
-	}
+	while ((c = gf_cli_next(&args)) != -1)
+		if (!option(c, optarg, o))
+			(void)gf_cli_bad_value(&args, "see 'gpufleet simulate "
+						      "autoscale -h'");
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!o->trace == !o->synthetic) {
 		gf_cli_error(CMD, "say --trace FILE or --synthetic N (one of "
 				  "them)");
@@ -321,8 +261,7 @@ static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
 			gf_as_report_json(&b, r, n, &o->so);
 		else
 			gf_as_report_table(&b, r, n, &o->so);
-		rc = gf_buf_error(&b) ? GF_EXIT_FAIL
-				      : gf_cli_print(gf_buf_str(&b), b.len);
+		rc = gf_cli_print_buf(CMD, 0, &b);
 	}
 	gf_buf_release(&b);
 	return rc;

@@ -144,53 +144,23 @@ static void render_text(const struct gf_mig_model *m, int nmix,
 
 int cmd_simulate_mig(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "gpu", required_argument, NULL, 'g' },
-		{ "mix", required_argument, NULL, 'm' },
-		{ "requests", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		GF_CLI_OPT_JSON,
-		GF_CLI_OPTS_END,
-	};
 	const char *model = NULL, *mix_s = NULL;
 	long requests = 200;
 	unsigned long long seed = 1;
 	bool json = false;
-	int c;
-	char *end;
-	const struct gf_cli_store store[] = {
-		{ 'g', &model, NULL },
-		{ 'm', &mix_s, NULL },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("gpu", &model),
+		GF_OPT_STR("mix", &mix_s),
+		GF_OPT_NUM("requests", &requests, 4, GF_MIG_MAX_GPUS,
+			   "a number"),
+		GF_OPT_NUM("seed", &seed, 0, 0, "a seed"),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("simulate mig", argc, argv, opts, mig_usage);
+	args.no_args = true;
 	args.json = &json;
-	args.store = store;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 'r':
-			requests = strtol(optarg, &end, 10);
-			if (*end || optarg[0] == '\0' || requests < 4 ||
-			    requests > GF_MIG_MAX_GPUS) {
-				gf_cli_error("simulate mig",
-					     "--requests '%s': expected a "
-					     "number from 4 to %d",
-					     optarg, GF_MIG_MAX_GPUS);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		case 's':
-			seed = strtoull(optarg, &end, 10);
-			if (*end || optarg[0] == '\0') {
-				gf_cli_error("simulate mig",
-					     "--seed '%s': expected a number",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			break;
-		}
-	}
+	(void)gf_cli_options(&args);
 	if (args.rc >= 0)
 		return args.rc;
 	if (!model || !mix_s) {
@@ -199,8 +169,6 @@ int cmd_simulate_mig(int argc, char **argv)
 			     "(see 'gpufleet simulate mig -h')");
 		return GF_EXIT_USAGE;
 	}
-	if (gf_cli_no_args("simulate mig", argc, argv))
-		return GF_EXIT_USAGE;
 	const struct gf_mig_model *m = gf_mig_model_by_id(model);
 	if (!m) {
 		char known[400];
@@ -235,12 +203,7 @@ int cmd_simulate_mig(int argc, char **argv)
 		render_json(m, mix, nmix, rows, &out);
 	else
 		render_text(m, nmix, rows, &out);
-	if (gf_buf_error(&out)) {
-		gf_cli_error("simulate mig", "output larger than 1 MiB");
-		gf_buf_release(&out);
-		return GF_EXIT_FAIL;
-	}
-	int ret = gf_cli_print(gf_buf_str(&out), out.len);
+	int ret = gf_cli_print_buf("simulate mig", 0, &out);
 	gf_buf_release(&out);
 	return ret;
 }

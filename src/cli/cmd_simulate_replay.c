@@ -118,41 +118,6 @@ struct args {
 	double load;
 };
 
-static int num_opt(const char *name, const char *v, long long lo, long long hi,
-		   long long *out)
-{
-	char *end;
-	errno = 0;
-	long long x = strtoll(v, &end, 10);
-	if (*v == '\0' || *end || errno || x < lo || x > hi) {
-		gf_cli_error(CMD,
-			     "cannot parse '--%s %s': expected a number from "
-			     "%lld to %lld",
-			     name, v, lo, hi);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
-/* A positive decimal number up to hi (--load). */
-static int real_opt(const char *name, const char *v, double hi, double *out)
-{
-	char *end;
-	errno = 0;
-	double x = strtod(v, &end);
-	if (*v == '\0' || *end || errno || !(x > 0) || x > hi) {
-		gf_cli_error(
-			CMD,
-			"cannot parse '--%s %s': expected a number above 0 "
-			"and at most %g",
-			name, v, hi);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
-
 static const char *shared_dir(void)
 {
 	const char *s = getenv("GPUFLEET_SHARED");
@@ -421,12 +386,7 @@ static int replay(void *arg, struct gf_progress *p)
 		gf_json_obj_end(&j);
 		gf_buf_printf(&out, "\n");
 	}
-	if (gf_buf_error(&out)) {
-		gf_cli_error(CMD, "cannot write the report: larger than %u MiB",
-			     OUT_CAP >> 20);
-		goto out;
-	}
-	ret = gf_cli_print(gf_buf_str(&out), out.len);
+	ret = gf_cli_print_buf(CMD, 0, &out);
 out:
 	gf_buf_release(&out);
 	gf_cluster_release(&c);
@@ -437,68 +397,34 @@ out:
 
 int cmd_simulate_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'P' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "vcs", required_argument, NULL, 'v' },
-		{ "builtin", no_argument, NULL, 'b' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "points", required_argument, NULL, 'p' },
-		{ "load", required_argument, NULL, 'L' },
-		{ "no-estimates", no_argument, NULL, 'E' },
-		{ "cpu-instances", no_argument, NULL, 'C' },
-		GF_CLI_OPT_JSON,
-		GF_CLI_OPTS_END,
-	};
 	static struct args a;
 	memset(&a, 0, sizeof(a));
-	a.seed = 42;
 	a.load = 1;
 	a.policies[0] = GF_POLICY_FGD;
 	a.npolicies = 1;
-	int c;
-	long long v;
-	const struct gf_cli_store store[] = {
-		{ 'n', &a.nodes, NULL },	 { 'v', &a.vcs, NULL },
-		{ 'b', NULL, &a.builtin },	 { 'E', NULL, &a.no_estimates },
-		{ 'C', NULL, &a.cpu_instances }, { 0, NULL, NULL },
+	long long seed = 42, until_s = 0;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_NUM("seed", &seed, 0, INT64_MAX, "a seed"),
+		GF_OPT_STR("nodes", &a.nodes),
+		GF_OPT_STR("vcs", &a.vcs),
+		GF_OPT_FLAG("builtin", &a.builtin),
+		GF_OPT_NUM("limit", &a.limit, 1, GF_REPLAY_MAX_JOBS,
+			   "a job count"),
+		GF_OPT_NUM("until", &until_s, 1, INT64_C(1) << 40, "seconds"),
+		GF_OPT_NUM("points", &a.points, 2, 100000, "a point count"),
+		GF_OPT_ABOVE("load", &a.load, 0, GF_REPLAY_LOAD_MAX,
+			     "a number"),
+		GF_OPT_FLAG("no-estimates", &a.no_estimates),
+		GF_OPT_FLAG("cpu-instances", &a.cpu_instances),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.json = &a.json;
-	args.store = store;
 	args.policies = a.policies;
 	args.npolicies = &a.npolicies;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case 's':
-			if (num_opt("seed", optarg, 0, INT64_MAX, &v))
-				return GF_EXIT_USAGE;
-			a.seed = (uint64_t)v;
-			break;
-		case 'l':
-			if (num_opt("limit", optarg, 1, GF_REPLAY_MAX_JOBS, &v))
-				return GF_EXIT_USAGE;
-			a.limit = (int)v;
-			break;
-		case 'u':
-			if (num_opt("until", optarg, 1, INT64_C(1) << 40, &v))
-				return GF_EXIT_USAGE;
-			a.until_ms = v * 1000;
-			break;
-		case 'p':
-			if (num_opt("points", optarg, 2, 100000, &v))
-				return GF_EXIT_USAGE;
-			a.points = (int)v;
-			break;
-		case 'L':
-			if (real_opt("load", optarg, GF_REPLAY_LOAD_MAX,
-				     &a.load))
-				return GF_EXIT_USAGE;
-			break;
-		}
-	}
+	(void)gf_cli_options(&args);
+	a.seed = (uint64_t)seed;
+	a.until_ms = until_s * 1000;
 	if (args.rc >= 0)
 		return args.rc;
 	if (optind >= argc) {

@@ -51,7 +51,7 @@ static void usage_gres(FILE *f)
 		"  -h, --help       this help\n" GF_CLI_EXIT_HELP);
 }
 
-static void usage_all(FILE *f)
+void gf_cli_slurm_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet slurm gres|advise|usage [options]\n"
@@ -70,54 +70,37 @@ static void usage_all(FILE *f)
 		"'gpufleet slurm SUBCOMMAND -h' describes one.\n" GF_CLI_EXIT_HELP);
 }
 
-static int cmd_gres(int argc, char **argv)
+int cmd_slurm_gres(int argc, char **argv)
 {
-	enum { O_NODENAME = 1, O_TYPE, O_DEV, O_AUTO, O_NOCOMM, O_LINE };
-	static const struct option opts[] = {
-		{ "node-line", no_argument, NULL, O_LINE },
-		{ "nodename", required_argument, NULL, O_NODENAME },
-		{ "type", required_argument, NULL, O_TYPE },
-		{ "dev-dir", required_argument, NULL, O_DEV },
-		{ "autodetect", required_argument, NULL, O_AUTO },
-		{ "no-comments", no_argument, NULL, O_NOCOMM },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_NODE_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct gf_node_opts no = { .cmd = "slurm gres", .src.nvml = -1 };
 	struct gf_slurm_gres_opts go = { .comments = true };
-	bool line = false;
-	int c;
-	const struct gf_cli_store store[] = {
-		{ O_LINE, NULL, &line },    { O_NODENAME, &go.nodename, NULL },
-		{ O_TYPE, &go.type, NULL }, { O_DEV, &go.dev_dir, NULL },
-		{ 0, NULL, NULL },
+	bool line = false, no_comments = false;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_FLAG("node-line", &line),
+		GF_OPT_STR("nodename", &go.nodename),
+		GF_OPT_STR("type", &go.type),
+		GF_OPT_STR("dev-dir", &go.dev_dir),
+		GF_OPT_ARG("autodetect", 'a'),
+		GF_OPT_FLAG("no-comments", &no_comments),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args =
 		GF_CLI_ARGS("slurm gres", argc, argv, opts, usage_gres);
-	args.store = store;
+	args.no_args = true;
 	args.node = &no;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case O_AUTO:
-			if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
-				gf_cli_error("slurm gres",
-					     "cannot use '--autodetect %s': "
-					     "expected off or nvml",
-					     optarg);
-				return GF_EXIT_USAGE;
-			}
-			go.autodetect_nvml = strcmp(optarg, "nvml") == 0;
-			break;
-		case O_NOCOMM:
-			go.comments = false;
-			break;
+	while (gf_cli_next(&args) != -1) { /* 'a', --autodetect */
+		if (strcmp(optarg, "nvml") && strcmp(optarg, "off")) {
+			gf_cli_error("slurm gres",
+				     "cannot use '--autodetect %s': expected "
+				     "off or nvml",
+				     optarg);
+			return GF_EXIT_USAGE;
 		}
+		go.autodetect_nvml = strcmp(optarg, "nvml") == 0;
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args("slurm gres", argc, argv))
-		return GF_EXIT_USAGE;
+	go.comments = !no_comments;
 	struct gf_node *n;
 	int rc = gf_cli_node_get(&no, &n);
 	if (rc)
@@ -137,20 +120,4 @@ static int cmd_gres(int argc, char **argv)
 	gf_buf_release(&b);
 	gf_node_free(n);
 	return ret;
-}
-
-int cmd_slurm(int argc, char **argv)
-{
-	static const struct gf_cmd table[] = {
-		{ "gres", cmd_gres, NULL },
-		{ "advise", gf_cmd_slurm_advise, NULL },
-		{ "usage", gf_cmd_slurm_usage, NULL },
-		{ NULL, NULL, NULL },
-	};
-	static const struct gf_cli_subs subs = {
-		.cmd = "slurm",
-		.usage = usage_all,
-		.table = table,
-	};
-	return gf_cli_subcommand(&subs, argc, argv);
 }

@@ -86,98 +86,36 @@ static int parse_gpus(const char *s, struct gf_slurm_advise_opts *o)
 	return o->nshapes ? 0 : -1;
 }
 
-static int number(const char *opt, const char *s, long max, long *out)
-{
-	char *end;
-	*out = strtol(s, &end, 10);
-	if (*s == '\0' || *end || *out < 1 || *out > max) {
-		gf_cli_error(CMD, "cannot parse '%s %s': expected 1 to %ld",
-			     opt, s, max);
-		return GF_EXIT_USAGE;
-	}
-	return 0;
-}
-
-/* One option into a: 0, or GF_EXIT_USAGE with the cause said. */
-static int option(struct args *a, int c)
-{
-	enum {
-		O_JOB = 1,
-		O_GPUS,
-		O_CPUS,
-		O_PART,
-		O_NODES,
-		O_JOBS,
-		O_JSON,
-		O_LINES
-	};
-	long v;
-	switch (c) {
-	case O_JOB:
-		if (number("--job", optarg, 0xfffffffeL, &v))
-			return GF_EXIT_USAGE;
-		a->o.job = (uint32_t)v;
-		return 0;
-	case O_GPUS:
-		if (parse_gpus(optarg, &a->o) == 0)
-			return 0;
-		gf_cli_error(CMD,
-			     "cannot parse '--gpus %s': expected up to %d "
-			     "counts from 1 to %d, like 1,2,4,8",
-			     optarg, GF_SLURM_SHAPES_MAX, GF_CNODE_MAX_GPUS);
-		return GF_EXIT_USAGE;
-	case O_CPUS:
-		if (number("--cpus", optarg, 100000, &v))
-			return GF_EXIT_USAGE;
-		a->o.shape_cpus = (int)v;
-		return 0;
-	case O_PART:
-		a->o.shape_partition = optarg;
-		return 0;
-	case O_NODES:
-		a->nodes_file = optarg;
-		return 0;
-	case O_JOBS:
-		a->jobs_file = optarg;
-		return 0;
-	case O_JSON:
-		a->json = true;
-		return 0;
-	case O_LINES:
-		a->lines = true;
-		return 0;
-	default: /* the node options, the rest of the table */
-		gf_cli_node_option(c, optarg, &a->no);
-		a->topo |= c == 'x' || c == 'X' || c == 't';
-		return 0;
-	}
-}
-
 /* The options into a: -1 to go on, else the exit status (-h answered,
  * or what was wrong said). */
-
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	static const struct option opts[] = {
-		{ "job", required_argument, NULL, 1 },
-		{ "gpus", required_argument, NULL, 2 },
-		{ "cpus", required_argument, NULL, 3 },
-		{ "partition", required_argument, NULL, 4 },
-		{ "nodes-file", required_argument, NULL, 5 },
-		{ "jobs-file", required_argument, NULL, 6 },
-		{ "json", no_argument, NULL, 7 },
-		{ "lines", no_argument, NULL, 8 },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_NODE_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	long job = 0;
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_NUM("job", &job, 1, 0xfffffffeL, "a job id"),
+		GF_OPT_ARG("gpus", 'g'),
+		GF_OPT_NUM("cpus", &a->o.shape_cpus, 1, 100000, "a CPU count"),
+		GF_OPT_STR("partition", &a->o.shape_partition),
+		GF_OPT_STR("nodes-file", &a->nodes_file),
+		GF_OPT_STR("jobs-file", &a->jobs_file),
+		GF_OPT_FLAG("json", &a->json),
+		GF_OPT_FLAG("lines", &a->lines),
+		GF_OPT_END,
 	};
-	int c, rc;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
-	while ((c = gf_cli_next(&args)) != -1)
-		if ((rc = option(a, c)) != 0)
-			return rc;
+	args.node = &a->no;
+	while (gf_cli_next(&args) != -1) /* 'g', --gpus */
+		if (parse_gpus(optarg, &a->o))
+			(void)gf_cli_bad_value(&args,
+					       "expected up to %d counts from "
+					       "1 to %d, like 1,2,4,8",
+					       GF_SLURM_SHAPES_MAX,
+					       GF_CNODE_MAX_GPUS);
 	if (args.rc >= 0)
 		return args.rc;
+	a->o.job = (uint32_t)job;
+	a->topo =
+		a->no.src.xml || a->no.src.nccl_xml || a->no.src.template_name;
 	const char *bad =
 		optind < argc			 ? "an unexpected argument"
 		: a->o.job && a->o.nshapes	 ? "--job and --gpus"
@@ -418,8 +356,7 @@ int gf_cmd_slurm_advise(int argc, char **argv)
 		text_nodes(&s, &adv, &b);
 		text_props(&s, &adv, false, &b);
 	}
-	int ret = gf_buf_error(&b) ? GF_EXIT_FAIL
-				   : gf_cli_print(gf_buf_str(&b), b.len);
+	int ret = gf_cli_print_buf(CMD, 0, &b);
 	gf_buf_release(&b);
 	gf_slurm_advice_release(&adv);
 	gf_slurm_snapshot_release(&s);

@@ -86,48 +86,22 @@ struct args {
  * or what was wrong said). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum {
-		O_SINCE = 1,
-		O_UNTIL,
-		O_SACCT,
-		O_FILE,
-		O_CSV,
-		O_JSON,
-		O_TAB,
-		O_LEN
-	};
-	static const struct option opts[] = {
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "until", required_argument, NULL, O_UNTIL },
-		{ "sacct", required_argument, NULL, O_SACCT },
-		{ "sacct-file", required_argument, NULL, O_FILE },
-		{ "csv", no_argument, NULL, O_CSV },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "table", no_argument, NULL, O_TAB },
-		{ "lenient", no_argument, NULL, O_LEN },
-		GF_CLI_OPTS_END,
-	};
-	int c;
-	const struct gf_cli_store store[] = {
-		{ O_SINCE, &a->since, NULL }, { O_UNTIL, &a->until, NULL },
-		{ O_SACCT, &a->sacct, NULL }, { O_FILE, &a->file, NULL },
-		{ O_LEN, NULL, &a->lenient }, { 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("since", &a->since),
+		GF_OPT_STR("until", &a->until),
+		GF_OPT_STR("sacct", &a->sacct),
+		GF_OPT_STR("sacct-file", &a->file),
+		GF_OPT_SET("csv", &a->fmt, 0),
+		GF_OPT_SET("json", &a->fmt, 1),
+		GF_OPT_SET("table", &a->fmt, 2),
+		GF_OPT_FLAG("lenient", &a->lenient),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
-	args.store = store;
-	while ((c = gf_cli_next(&args)) != -1) {
-		switch (c) {
-		case O_CSV:
-		case O_JSON:
-		case O_TAB:
-			a->fmt = c - O_CSV;
-			break;
-		}
-	}
+	args.no_args = true;
+	(void)gf_cli_options(&args);
 	if (args.rc >= 0)
 		return args.rc;
-	if (gf_cli_no_args(CMD, argc, argv))
-		return GF_EXIT_USAGE;
 	if (!a->since && !a->file) {
 		gf_cli_error(CMD, "say since when: --since T (or give "
 				  "--sacct-file)");

@@ -43,80 +43,25 @@ static void usage(FILE *f)
 		"lets it backfill\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
+/* What the options ask for; a number -1 when not given. */
 struct body {
-	struct gf_buf b;
-	struct gf_json j;
+	const char *name, *team, *cls, *gpu_model, *mig;
+	long long replicas, gpus, gpu_milli, cpu_milli, memory_mib, max_runtime;
 	char selector[GF_SELECTOR_MAX];
-	bool name;
 };
 
-/* A numeric option into the body; 0 or GF_EXIT_USAGE. */
-static int num_opt(struct body *x, const char *key, const char *opt,
-		   const char *arg, long long max)
+/* --selector k=v, one more: 0, or GF_EXIT_USAGE (said). */
+static int add_selector(struct gf_cli_args *args, struct body *x)
 {
-	char *end;
-	long long v = strtoll(arg, &end, 10);
-	if (*arg == '\0' || *end || v < 0 || v > max) {
-		gf_cli_error(CMD, "cannot parse '--%s %s': expected 0 to %lld",
-			     opt, arg, max);
+	size_t len = strlen(x->selector);
+	if (!strchr(optarg, '=') ||
+	    len + strlen(optarg) + 2 > sizeof(x->selector))
+		return gf_cli_bad_value(args, "expected LABEL=VALUE");
+	/* its length was checked above */
+	if (gf_fmt(x->selector + len, sizeof(x->selector) - len, "%s%s",
+		   len ? "," : "", optarg))
 		return GF_EXIT_USAGE;
-	}
-	gf_json_int(&x->j, key, v);
 	return 0;
-}
-
-static int option(int c, struct body *x)
-{
-	size_t len;
-	switch (c) {
-	case 'n':
-		x->name = true;
-		gf_json_str(&x->j, "name", optarg);
-		return 0;
-	case 't':
-		gf_json_str(&x->j, "team", optarg);
-		return 0;
-	case 'c':
-		gf_json_str(&x->j, "class", optarg);
-		return 0;
-	case 'r':
-		return num_opt(x, "replicas", "replicas", optarg, 1024);
-	case 'g':
-		return num_opt(x, "gpus", "gpus", optarg, 16);
-	case 'M':
-		gf_json_str(&x->j, "gpu_model", optarg);
-		return 0;
-	case 'm':
-		return num_opt(x, "gpu_milli", "gpu-milli", optarg, 1000);
-	case 'i':
-		gf_json_str(&x->j, "mig_profile", optarg);
-		return 0;
-	case 'C':
-		return num_opt(x, "cpu_milli", "cpu-milli", optarg, 100000000);
-	case 'G':
-		return num_opt(x, "memory_mib", "memory-mib", optarg,
-			       1LL << 40);
-	case 'x':
-		return num_opt(x, "max_runtime_s", "max-runtime", optarg,
-			       100LL * 365 * 86400);
-	case 's':
-		len = strlen(x->selector);
-		if (!strchr(optarg, '=') ||
-		    len + strlen(optarg) + 2 > sizeof(x->selector)) {
-			gf_cli_error(CMD,
-				     "cannot parse '--selector %s': expected "
-				     "LABEL=VALUE",
-				     optarg);
-			return GF_EXIT_USAGE;
-		}
-		/* its length was checked above */
-		if (gf_fmt(x->selector + len, sizeof(x->selector) - len, "%s%s",
-			   len ? "," : "", optarg))
-			return GF_EXIT_USAGE;
-		return 0;
-	default: /* cannot: the table has no other */
-		return 0;
-	}
 }
 
 /* "ID STATE" of the job the server took */
@@ -126,19 +71,43 @@ static void accepted(const struct gf_jv *v, const void *arg)
 	printf("%s %s\n", gf_remote_str(v, "id"), gf_remote_str(v, "state"));
 }
 
-/* The selector and the command close the body. */
-static void finish(struct body *x, int argc, char **argv)
+/* The body the options make (the command after them, and its first
+ * word the name unless --name said one). */
+static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 {
+	const struct {
+		const char *key, *s;
+	} strs[] = { { "name", x->name },
+		     { "team", x->team },
+		     { "class", x->cls },
+		     { "gpu_model", x->gpu_model },
+		     { "mig_profile", x->mig } };
+	const struct {
+		const char *key;
+		long long v;
+	} nums[] = { { "replicas", x->replicas },
+		     { "gpus", x->gpus },
+		     { "gpu_milli", x->gpu_milli },
+		     { "cpu_milli", x->cpu_milli },
+		     { "memory_mib", x->memory_mib },
+		     { "max_runtime_s", x->max_runtime } };
+	gf_json_obj_begin(j, NULL);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (strs[i].s)
+			gf_json_str(j, strs[i].key, strs[i].s);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (nums[i].v >= 0)
+			gf_json_int(j, nums[i].key, nums[i].v);
 	if (x->selector[0]) {
-		gf_json_obj_begin(&x->j, "node_selector");
+		gf_json_obj_begin(j, "node_selector");
 		char *save = NULL;
 		for (char *kv = strtok_r(x->selector, ",", &save); kv;
 		     kv = strtok_r(NULL, ",", &save)) {
 			char *eq = strchr(kv, '=');
 			*eq = '\0';
-			gf_json_str(&x->j, kv, eq + 1);
+			gf_json_str(j, kv, eq + 1);
 		}
-		gf_json_obj_end(&x->j);
+		gf_json_obj_end(j);
 	}
 	if (optind < argc) {
 		struct gf_buf cmd;
@@ -146,54 +115,58 @@ static void finish(struct body *x, int argc, char **argv)
 		for (int i = optind; i < argc; i++)
 			gf_buf_printf(&cmd, "%s%s", i > optind ? " " : "",
 				      argv[i]);
-		gf_json_str(&x->j, "command", gf_buf_str(&cmd));
+		gf_json_str(j, "command", gf_buf_str(&cmd));
 		if (!x->name)
-			gf_json_str(&x->j, "name", argv[optind]);
+			gf_json_str(j, "name", argv[optind]);
 		gf_buf_release(&cmd);
 	}
-	gf_json_obj_end(&x->j);
+	gf_json_obj_end(j);
 }
 
 int cmd_submit(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "name", required_argument, NULL, 'n' },
-		{ "team", required_argument, NULL, 't' },
-		{ "class", required_argument, NULL, 'c' },
-		{ "replicas", required_argument, NULL, 'r' },
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "gpu-model", required_argument, NULL, 'M' },
-		{ "gpu-milli", required_argument, NULL, 'm' },
-		{ "mig", required_argument, NULL, 'i' },
-		{ "cpu-milli", required_argument, NULL, 'C' },
-		{ "memory-mib", required_argument, NULL, 'G' },
-		{ "selector", required_argument, NULL, 's' },
-		{ "max-runtime", required_argument, NULL, 'x' },
-		CONN_OPTIONS,
-		{ NULL, 0, NULL, 0 },
+	struct body x = { .replicas = -1,
+			  .gpus = -1,
+			  .gpu_milli = -1,
+			  .cpu_milli = -1,
+			  .memory_mib = -1,
+			  .max_runtime = -1 };
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_STR("name", &x.name),
+		GF_OPT_STR("team", &x.team),
+		GF_OPT_STR("class", &x.cls),
+		GF_OPT_NUM("replicas", &x.replicas, 0, 1024, "a replica count"),
+		GF_OPT_NUM("gpus", &x.gpus, 0, 16, "a GPU count"),
+		GF_OPT_STR("gpu-model", &x.gpu_model),
+		GF_OPT_NUM("gpu-milli", &x.gpu_milli, 0, 1000,
+			   "thousandths of a GPU"),
+		GF_OPT_STR("mig", &x.mig),
+		GF_OPT_NUM("cpu-milli", &x.cpu_milli, 0, 100000000,
+			   "thousandths of a CPU"),
+		GF_OPT_NUM("memory-mib", &x.memory_mib, 0, 1LL << 40, "MiB"),
+		GF_OPT_ARG("selector", 's'),
+		GF_OPT_NUM("max-runtime", &x.max_runtime, 0,
+			   100LL * 365 * 86400, "seconds"),
+		GF_OPT_END,
 	};
 	struct gf_remote r = { .cmd = CMD };
-	struct body x = { .name = false };
-	gf_buf_init(&x.b, 64u << 10);
-	gf_json_init(&x.j, &x.b);
-	gf_json_obj_begin(&x.j, NULL);
-	int c, rc = 0;
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
 	args.shortopts = "+h";
 	args.remote = &r;
-	while (rc == 0 && (c = gf_cli_next(&args)) != -1)
-		rc = option(c, &x);
-	if (rc == 0 && args.rc < 0)
-		rc = gf_remote_setup(&r);
-	else if (rc == 0)
-		rc = args.rc; /* -h answered (0), or a bad option said */
-	if (rc || args.rc >= 0) {
-		gf_buf_release(&x.b);
+	while (gf_cli_next(&args) != -1) /* 's', --selector */
+		(void)!add_selector(&args, &x);
+	if (args.rc >= 0)
+		return args.rc; /* -h answered (0), or a bad option said */
+	int rc = gf_remote_setup(&r);
+	if (rc)
 		return rc;
-	}
-	finish(&x, argc, argv);
-	rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&x.b),
+	struct gf_buf b;
+	struct gf_json j;
+	gf_buf_init(&b, 64u << 10);
+	gf_json_init(&j, &b);
+	write_body(&x, argc, argv, &j);
+	rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&b),
 			    accepted, NULL);
-	gf_buf_release(&x.b);
+	gf_buf_release(&b);
 	return rc;
 }

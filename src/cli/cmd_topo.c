@@ -76,41 +76,25 @@ int gf_cli_topo_print(struct gf_node *n, bool json, bool pcie)
 	gf_buf_init(&out, OUT_CAP);
 	int rc = json ? gf_render_topo_json(n, pcie, f, nf, &out)
 		      : gf_render_topo_text(n, pcie, f, nf, &out);
-	int ret = GF_EXIT_OK;
-	if (rc) {
-		gf_cli_error("topo", "output larger than %u MiB",
-			     OUT_CAP >> 20);
-		ret = GF_EXIT_FAIL;
-	} else {
-		ret = gf_cli_print(out.data, out.len);
-	}
+	int ret = gf_cli_print_buf("topo", rc, &out);
 	gf_buf_release(&out);
 	return ret;
 }
 
 int cmd_topo(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		GF_CLI_OPT_JSON,
-		{ "pcie", no_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		GF_CLI_NODE_OPTIONS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct gf_node_opts no = { .cmd = "topo", .src.nvml = -1 };
 	bool json = false, pcie = false;
-	const struct gf_cli_store store[] = {
-		{ 'p', NULL, &pcie },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt opts[] = {
+		GF_OPT_FLAG("pcie", &pcie),
+		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS("topo", argc, argv, opts, usage);
+	args.no_args = true;
 	args.json = &json;
-	args.store = store;
 	args.node = &no;
 	if (gf_cli_options(&args) >= 0)
 		return args.rc;
-	if (gf_cli_no_args("topo", argc, argv))
-		return GF_EXIT_USAGE;
 	if (gf_cli_node_check(&no) != 0)
 		return GF_EXIT_USAGE;
 	struct gf_node *n;

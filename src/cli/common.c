@@ -4,6 +4,8 @@
  * or template, with NVML joined when asked).
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +13,6 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/remote.h"
-#include "server/server.h"
 #include "sim/progress.h"
 #include "util/buf.h"
 #include "util/fmt.h"
@@ -27,150 +27,80 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 }
 
-int gf_cli_bad_option(const char *cmd, char **argv)
+/* The subcommand NAME of row t when it is one of group g's ("GROUP
+ * NAME"), or NULL. */
+static const char *sub_name(const struct gf_cmd *t, const struct gf_cmd *g)
 {
-	const char *opt = argv[optind - 1];
-	if (optopt && optopt != '?' && (opt[0] != '-' || opt[1] != '-'))
-		gf_cli_error(cmd,
-			     "option '-%c' is unknown or needs a value "
-			     "(see 'gpufleet %s -h')",
-			     optopt, cmd);
-	else
-		gf_cli_error(cmd,
-			     "option '%s' is unknown or needs a value "
-			     "(see 'gpufleet %s -h')",
-			     opt, cmd);
-	return GF_EXIT_USAGE;
+	size_t len = strlen(g->name);
+	if (strncmp(t->name, g->name, len) || t->name[len] != ' ')
+		return NULL;
+	return t->name + len + 1;
 }
 
-/* Option c taken by what a names (json, node, store): true. */
-static bool taken(struct gf_cli_args *a, int c)
+/* The names of g's subcommands into out: "a, b, c", or "a, b or c" with
+ * or. */
+static void sub_names(const struct gf_cmd *table, size_t n,
+		      const struct gf_cmd *g, bool or, struct gf_buf *out)
 {
-	if (c == 'j' && a->json) {
-		*a->json = true;
-		return true;
-	}
-	if (a->node && gf_cli_node_option(c, optarg, a->node))
-		return true;
-	if (a->remote && gf_remote_option(a->remote, c, optarg))
-		return true;
-	if (c == 'P' && a->policies) /* a bad list is not taken */
-		return !gf_cli_policies(a->cmd, optarg, a->policies,
-					a->npolicies);
-	return a->store && gf_cli_store_take(a->store, c, optarg);
-}
-
-bool gf_cli_store_take(const struct gf_cli_store *store, int c, const char *arg)
-{
-	for (const struct gf_cli_store *s = store; s->code; s++) {
-		if (s->code != c)
+	size_t count = 0, k = 0;
+	for (size_t i = 0; i < n; i++)
+		count += sub_name(&table[i], g) != NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sub_name(&table[i], g);
+		if (!name)
 			continue;
-		if (s->str)
-			*s->str = arg;
-		else
-			*s->flag = true;
-		return true;
-	}
-	return false;
-}
-
-int gf_cli_next(struct gf_cli_args *a)
-{
-	if (!a->started) {
-		optind = 1;
-		opterr = 0;
-		a->started = true;
-		a->rc = -1;
-	}
-	const char *shortopts = a->shortopts ? a->shortopts : "h";
-	int c;
-	do
-		c = getopt_long(a->argc, a->argv, shortopts, a->opts,
-				&a->index);
-	while (c != -1 && taken(a, c));
-	if (c == 'P' && a->policies) {
-		a->rc = GF_EXIT_USAGE;
-		return -1;
-	}
-	if (a->parse && c != -1 && c != 'h' && c != '?' && c != ':') {
-		if (a->parse(c, optarg, a->ctx) == 0)
-			return gf_cli_next(a);
-		gf_cli_error(a->cmd, "cannot parse '--%s %s'",
-			     a->opts[a->index].name, optarg);
-		a->rc = GF_EXIT_USAGE;
-		return -1;
-	}
-	if (c == 'h') {
-		a->usage(stdout);
-		a->rc = GF_EXIT_OK;
-		return -1;
-	}
-	if (c == '?' || c == ':') {
-		a->rc = gf_cli_bad_option(a->cmd, a->argv);
-		return -1;
-	}
-	return c;
-}
-
-/* The table's names into out: "a, b, c", or "a, b or c" with or. */
-static void sub_names(const struct gf_cmd *table, bool or, struct gf_buf *out)
-{
-	for (const struct gf_cmd *t = table; t->name; t++) {
-		if (t != table)
-			gf_buf_puts(out, or &&!t[1].name ? " or " : ", ");
-		gf_buf_puts(out, t->name);
+		if (k++)
+			gf_buf_puts(out, or &&k == count ? " or " : ", ");
+		gf_buf_puts(out, name);
 	}
 }
 
 /* What a gf_cli_subcommand says when its argument is missing or unknown:
- * s's own text, or one made from the table's names. */
-static void subs_error(const struct gf_cli_subs *s, const char *name)
+ * g's own text, or one made from the table's names. */
+static void subs_error(const struct gf_cmd *table, size_t n,
+		       const struct gf_cmd *g, const char *name)
 {
 	struct gf_buf b;
 	gf_buf_init(&b, 1024);
-	if (!name && s->missing) {
-		gf_buf_puts(&b, s->missing);
+	if (!name && g->missing) {
+		gf_buf_puts(&b, g->missing);
 	} else if (!name) {
 		gf_buf_puts(&b, "say what: ");
-		sub_names(s->table, true, &b);
-		gf_buf_printf(&b, " (see 'gpufleet %s -h')", s->cmd);
+		sub_names(table, n, g, true, &b);
+		gf_buf_printf(&b, " (see 'gpufleet %s -h')", g->name);
 	} else {
 		gf_buf_printf(&b, "unknown %s '%s' ",
-			      s->what ? s->what : "subcommand", name);
-		if (s->known) {
-			gf_buf_puts(&b, s->known);
+			      g->what ? g->what : "subcommand", name);
+		if (g->known) {
+			gf_buf_puts(&b, g->known);
 		} else {
 			gf_buf_puts(&b, "(known: ");
-			sub_names(s->table, false, &b);
+			sub_names(table, n, g, false, &b);
 			gf_buf_putc(&b, ')');
 		}
 	}
-	gf_cli_error(s->cmd, "%s", gf_buf_str(&b));
+	gf_cli_error(g->name, "%s", gf_buf_str(&b));
 	gf_buf_release(&b);
 }
 
-int gf_cli_subcommand(const struct gf_cli_subs *s, int argc, char **argv)
+int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
+		      const struct gf_cmd *g, int argc, char **argv)
 {
 	if (argc < 2) {
-		subs_error(s, NULL);
+		subs_error(table, n, g, NULL);
 		return GF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		s->usage(stdout);
+		g->usage(stdout);
 		return GF_EXIT_OK;
 	}
-	for (const struct gf_cmd *t = s->table; t->name; t++)
-		if (!strcmp(argv[1], t->name))
-			return t->fn(argc - 1, argv + 1);
-	subs_error(s, argv[1]);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = sub_name(&table[i], g);
+		if (name && !strcmp(argv[1], name))
+			return table[i].fn(argc - 1, argv + 1);
+	}
+	subs_error(table, n, g, argv[1]);
 	return GF_EXIT_USAGE;
-}
-
-int gf_cli_options(struct gf_cli_args *a)
-{
-	while (gf_cli_next(a) != -1)
-		continue; /* every option is taken inside */
-	return a->rc;
 }
 
 int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
@@ -187,7 +117,8 @@ int gf_cli_no_args(const char *cmd, int argc, char **argv)
 {
 	if (optind >= argc)
 		return 0;
-	gf_cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+	gf_cli_error(cmd, "unexpected argument '%s' (see 'gpufleet %s -h')",
+		     argv[optind], cmd);
 	return GF_EXIT_USAGE;
 }
 
@@ -198,6 +129,23 @@ int64_t gf_cli_wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void gf_cli_block_stop(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+int gf_cli_print_buf(const char *cmd, int rc, const struct gf_buf *b)
+{
+	if (rc == 0 && !gf_buf_error(b))
+		return gf_cli_print(gf_buf_str(b), b->len);
+	gf_cli_error(cmd, "cannot write the output: larger than %zu MiB",
+		     b->cap >> 20);
+	return GF_EXIT_FAIL;
+}
+
 int gf_cli_print(const char *s, unsigned long len)
 {
 	if (fwrite(s, 1, len, stdout) != len || fflush(stdout) != 0) {
@@ -205,32 +153,6 @@ int gf_cli_print(const char *s, unsigned long len)
 		return GF_EXIT_FAIL;
 	}
 	return GF_EXIT_OK;
-}
-
-bool gf_cli_node_option(int c, const char *arg, struct gf_node_opts *o)
-{
-	switch (c) {
-	case 'x':
-		o->src.xml = arg;
-		return true;
-	case 'X':
-		o->src.nccl_xml = arg;
-		return true;
-	case 't':
-		o->src.template_name = arg;
-		return true;
-	case 'S':
-		o->src.this_system = true;
-		return true;
-	case 'N':
-		o->src.nvml = 1;
-		return true;
-	case 'n':
-		o->src.nvml = 0;
-		return true;
-	default:
-		return false;
-	}
 }
 
 int gf_cli_node_check(const struct gf_node_opts *o)
@@ -302,29 +224,6 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
 			out[(*n)++] = p;
 	}
 	return 0;
-}
-
-bool gf_cli_conn_option(const char *cmd, int c, const char *arg, unsigned *max,
-			unsigned *per_client, bool *bad)
-{
-	if (c != 1101 && c != 1102)
-		return false;
-	char *end;
-	long v = strtol(arg, &end, 10);
-	bool ok = *arg && !*end && v >= (c == 1101) && v <= 1000000;
-	if (!ok) {
-		gf_cli_error(cmd,
-			     "cannot parse '--%s %s': expected %s to 1000000",
-			     c == 1101 ? "max-conns" : "max-conns-per-client",
-			     arg, c == 1101 ? "1" : "0 (no limit)");
-		*bad = true;
-		return true;
-	}
-	if (c == 1101)
-		*max = (unsigned)v;
-	else
-		*per_client = v ? (unsigned)v : GF_SERVER_NO_LIMIT;
-	return true;
 }
 
 int gf_cli_with_progress(const char *cmd,

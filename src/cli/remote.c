@@ -61,17 +61,18 @@ int gf_remote_setup(struct gf_remote *c)
 	return 0;
 }
 
-bool gf_remote_option(struct gf_remote *r, int c, const char *arg)
+struct gf_cli_opt *gf_remote_opts(struct gf_remote *r, struct gf_cli_opt *out)
 {
-	const struct gf_cli_store conn[] = {
-		{ 'S', &r->server, NULL },
-		{ 'T', &r->tokens, NULL },
-		{ 'J', NULL, &r->json },
-		{ GF_REMOTE_OPT_CA, &r->ca, NULL },
-		{ GF_REMOTE_OPT_INSECURE, NULL, &r->insecure_http },
-		{ 0, NULL, NULL },
+	const struct gf_cli_opt rows[] = {
+		GF_OPT_STR("server", &r->server),
+		GF_OPT_STR("token-file", &r->tokens),
+		GF_OPT_FLAG("json", &r->json),
+		GF_OPT_STR("ca", &r->ca),
+		GF_OPT_FLAG("insecure-http", &r->insecure_http),
 	};
-	return gf_cli_store_take(conn, c, arg);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		*out++ = rows[i];
+	return out;
 }
 
 /* One exchange; 0 with *ans (release it) when the server answered with
@@ -174,8 +175,7 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k)
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 		      void (*usage)(FILE *))
 {
-	static const struct option opts[] = { CONN_OPTIONS,
-					      { NULL, 0, NULL, 0 } };
+	static const struct gf_cli_opt opts[] = { GF_OPT_END };
 	struct gf_cli_args args = GF_CLI_ARGS(r->cmd, argc, argv, opts, usage);
 	args.remote = r;
 	return gf_cli_options(&args);

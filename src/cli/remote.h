@@ -63,9 +63,11 @@ int gf_remote_callf(const struct gf_remote *c, unsigned method,
 int gf_remote_options(struct gf_remote *r, int argc, char **argv,
 		      void (*usage)(FILE *)) GF_MUST_CHECK;
 
-/* A connection option's getopt code c applied (--server, --token-file,
- * --json, --ca, --insecure-http into r): true; false for any other c. */
-bool gf_remote_option(struct gf_remote *r, int c, const char *arg);
+/* The option layer's rows of the connection options (--server,
+ * --token-file, --json, --ca, --insecure-http into r) from out on: past
+ * the last (room for 5). */
+struct gf_cli_opt;
+struct gf_cli_opt *gf_remote_opts(struct gf_remote *r, struct gf_cli_opt *out);
 
 /* How an answer is shown without --json: render(the answer parsed, arg). */
 typedef void (*gf_remote_render)(const struct gf_jv *v, const void *arg);
@@ -94,21 +96,7 @@ struct gf_jv *gf_remote_json(const struct gf_remote *c,
 int64_t gf_remote_num(const struct gf_jv *o, const char *k);
 const char *gf_remote_str(const struct gf_jv *o, const char *k);
 
-/* getopt_long entries and -h lines every client shares. */
-
-#define GF_REMOTE_OPT_CA       0x101
-#define GF_REMOTE_OPT_INSECURE 0x102
-
-#define CONN_OPTIONS                                                 \
-	{ "server", required_argument, NULL, 'S' },                  \
-		{ "token-file", required_argument, NULL, 'T' },      \
-		{ "json", no_argument, NULL, 'J' },                  \
-		{ "ca", required_argument, NULL, GF_REMOTE_OPT_CA }, \
-		{ "insecure-http", no_argument, NULL,                \
-		  GF_REMOTE_OPT_INSECURE },                          \
-	{                                                            \
-		"help", no_argument, NULL, 'h'                       \
-	}
+/* The -h lines every client shares. */
 
 #define CONN_HELP                                                       \
 	"  --server URL        the controller (default " DEFAULT_SERVER \
