@@ -414,7 +414,12 @@ int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
 
 int gf_worker_poll(struct gf_worker *w, struct gf_worker_event *ev, int max)
 {
-	int64_t now = gf__now_ms();
+	return gf_worker_poll_at(w, gf__now_ms(), ev, max);
+}
+
+int gf_worker_poll_at(struct gf_worker *w, int64_t now,
+		      struct gf_worker_event *ev, int max)
+{
 	for (int i = 0; i < w->njobs; i++) {
 		struct gf__wjob *j = &w->jobs[i];
 		if (j->state == GF__W_RUNNING)
