@@ -223,8 +223,6 @@ bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
-/* ms since the epoch, now (the monotonic clock is util/clock.h's). */
-int64_t gf__service_now_ms(void);
 /* gf_clock_ms() in whole ms. */
 static inline int64_t gf__mono_ms(void)
 {
