@@ -5,8 +5,8 @@
  */
 #include <sys/stat.h>
 
-#include "controller/auth.h"
 #include "fuzz.h"
+#include "server/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
