@@ -1,5 +1,5 @@
 /*
- * fuzz_tokens.c - serve's --token-file (src/controller/auth.c) through
+ * fuzz_tokens.c - serve's --token-file (src/server/auth.c) through
  * gf_auth_read, then a lookup of the file's first line as a bearer
  * header and as a bare token.
  */
