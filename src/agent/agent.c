@@ -81,15 +81,6 @@ static const char *const doc_type[ND] = {
 	[D_DIAG_TXT] = "text/plain; charset=utf-8",
 };
 
-/* Wall-clock milliseconds since the epoch (util/clock.h has the
- * monotonic clock only). */
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* --- routes ---------------------------------------------------------- */
 
 /* A document the sampler renders, found by its route (doc_route[]). */
@@ -113,7 +104,7 @@ static int serve_health(struct gf_http_req *r, void *arg)
 {
 	struct gf_agent *a = arg;
 	static const char *const text = "text/plain; charset=utf-8";
-	int64_t age = wall_ms() - atomic_load(&a->last_sample_ms);
+	int64_t age = gf_clock_wall_ms() - atomic_load(&a->last_sample_ms);
 	if (age < 3 * a->o.interval_ms + 1000)
 		return gf_reply(r, 200, text, "ok\n", 3);
 	return gf_reply(r, 503, text, "sampling stalled\n", 17);
@@ -224,7 +215,7 @@ int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg)
 /* Sample, render every document, publish the whole ones. */
 static void sample_once(struct gf_agent *a)
 {
-	int64_t now = wall_ms();
+	int64_t now = gf_clock_wall_ms();
 	double t0 = gf_clock_ms();
 	gf_collector_sample(&a->col, now);
 	health_snapshot(a);

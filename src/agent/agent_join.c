@@ -16,7 +16,7 @@
 #include <gpufleet/cluster.h>
 #include <gpufleet/findings.h>
 
-#include "controller/auth.h"
+#include "server/auth.h"
 #include "server/client.h"
 #include "topo/render.h"
 #include "util/fmt.h"

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "agent/join.h"
-#include "controller/auth.h"
+#include "server/auth.h"
 #include "topo/source.h"
 
 /* The command's exit codes (cli/cli.h's GF_EXIT_*, which cli/cmd_agent.c

@@ -40,15 +40,6 @@ static int64_t mono_ms(void)
 	return (int64_t)gf_clock_ms();
 }
 
-/* Wall-clock milliseconds since the epoch (util/clock.h has the
- * monotonic clock only). */
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- the fence clock on disk ---------------------------------------- */
 
 static void fence_save(const struct gf_join *j)
@@ -77,7 +68,7 @@ static void fence_load(struct gf_join *j)
 	    after > 0) {
 		j->last_ok_wall = at;
 		j->fence_after_ms = after;
-		int64_t age = wall_ms() - at;
+		int64_t age = gf_clock_wall_ms() - at;
 		j->last_ok_mono = mono_ms() - (age > 0 ? age : 0);
 	}
 	fclose(f);
@@ -180,7 +171,7 @@ static int send_state(struct gf_join *j, struct gf_client *c, bool reg)
 		return rc;
 	}
 	struct gf_client_answer a;
-	int64_t sent_mono = mono_ms(), sent_wall = wall_ms();
+	int64_t sent_mono = mono_ms(), sent_wall = gf_clock_wall_ms();
 	int xrc = exchange(j, c, reg ? GF_HTTP_PUT : GF_HTTP_POST,
 			   reg ? j->url_put : j->url_hb, &b, &a);
 	if (xrc == 0 && a.status == 200) {

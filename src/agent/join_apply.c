@@ -24,16 +24,10 @@
 #include <time.h>
 
 #include "agent/join_impl.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A run that ended, as the report says it. */
 static void ended(struct gf_le *le, const struct gf_worker_event *ev)
@@ -45,7 +39,7 @@ static void ended(struct gf_le *le, const struct gf_worker_event *ev)
 	r->started_ms = ev->start_ms > 0 ? ev->start_ms : ev->end_ms;
 	r->ended_ms = ev->end_ms >= r->started_ms ? ev->end_ms : r->started_ms;
 	if (r->started_ms <= 0)
-		r->started_ms = r->ended_ms = wall_ms();
+		r->started_ms = r->ended_ms = gf_clock_wall_ms();
 	r->exit_code = ev->signal ? 128 + ev->signal : ev->exit_code;
 	if (r->exit_code < 0)
 		r->exit_code = 255; /* unknown: a failure */
@@ -181,7 +175,7 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 	memset(&le->run, 0, sizeof(le->run));
 	le->run.attempt = le->attempt;
 	le->run.replica = le->replica;
-	le->run.started_ms = le->run.ended_ms = wall_ms();
+	le->run.started_ms = le->run.ended_ms = gf_clock_wall_ms();
 	le->run.exit_code = 127;
 	gf_note(le->run.reason, sizeof(le->run.reason), "start-failed: %s",
 		e.msg);

@@ -24,6 +24,7 @@
 
 #include "agent/worker_impl.h"
 #include "util/check.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
@@ -407,14 +408,20 @@ int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
 				  job, replica, attempt);
 	if (j->stop_reason != GF_WORKER_END_NONE)
 		return 0;
-	gf__worker_request_stop(w, j, GF_WORKER_END_STOPPED, gf__now_ms());
+	gf__worker_request_stop(w, j, GF_WORKER_END_STOPPED,
+				gf_clock_wall_ms());
 	DEBUG_CHECK(w);
 	return 0;
 }
 
 int gf_worker_poll(struct gf_worker *w, struct gf_worker_event *ev, int max)
 {
-	int64_t now = gf__now_ms();
+	return gf_worker_poll_at(w, gf_clock_wall_ms(), ev, max);
+}
+
+int gf_worker_poll_at(struct gf_worker *w, int64_t now,
+		      struct gf_worker_event *ev, int max)
+{
 	for (int i = 0; i < w->njobs; i++) {
 		struct gf__wjob *j = &w->jobs[i];
 		if (j->state == GF__W_RUNNING)

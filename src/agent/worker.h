@@ -274,6 +274,12 @@ int gf_worker_stop(struct gf_worker *w, const char *job, int replica,
  */
 int gf_worker_poll(struct gf_worker *w, struct gf_worker_event *ev, int max);
 
+/* gf_worker_poll with the clock read by the caller: now_ms (ms since the
+ * epoch) is the time its limits are measured at (max runtime, the grace
+ * before SIGKILL); tests move it to a limit instead of waiting for it. */
+int gf_worker_poll_at(struct gf_worker *w, int64_t now_ms,
+		      struct gf_worker_event *ev, int max);
+
 /*
  * The jobs running now (not ended), into out (up to max); returns how
  * many are running, which may exceed max (only max were written).

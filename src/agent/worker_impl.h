@@ -100,7 +100,6 @@ void gf__worker_request_stop(struct gf_worker *w, struct gf__wjob *j,
 bool gf__valid_id(const char *s, size_t max);
 
 /* worker_record.c: state files and /proc */
-int64_t gf__now_ms(void);
 /* Write name in dirfd atomically (name.tmp, fsync, rename, fsync dir). */
 int gf__rec_write(int dirfd, const char *name, const char *text) GF_MUST_CHECK;
 /* Read name (< GF__REC_MAX) into buf (NUL-terminated): 0 or -errno /

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "util/clock.h"
 #include "util/mem.h"
 
 #define GF__MPOL_BIND	  2 /* <numaif.h>, without needing libnuma */
@@ -228,7 +229,7 @@ static void write_exit(int dir_fd, int status, bool fenced)
 	len += put_str(buf + len, "status=");
 	len += put_num(buf + len, status);
 	len += put_str(buf + len, "\nend_ms=");
-	len += put_num(buf + len, gf__now_ms()); /* async-signal-safe */
+	len += put_num(buf + len, gf_clock_wall_ms()); /* async-signal-safe */
 	buf[len++] = '\n';
 	if (fenced)
 		len += put_str(buf + len, "fenced=1\n");
@@ -323,7 +324,7 @@ static bool wait_leased(const struct child *c, pid_t job, int *status)
 			return fenced;
 		if (r > 0)
 			continue; /* an orphan of the job, reaped */
-		int64_t now = gf__now_ms();
+		int64_t now = gf_clock_wall_ms();
 		if (!fenced && now >= lease_end(c->lease)) {
 			fenced = true;
 			kill(-job, SIGTERM);
@@ -489,9 +490,9 @@ static int await_ready(int rep_r, struct gf__launch_out *out, struct gf_err *e)
 {
 	bool shim = false, ready = false;
 	int rc = 0;
-	int64_t deadline = gf__now_ms() + GF__READY_WAIT_MS;
+	int64_t deadline = gf_clock_wall_ms() + GF__READY_WAIT_MS;
 	while (!(shim && (ready || rc != 0))) {
-		int64_t left = deadline - gf__now_ms();
+		int64_t left = deadline - gf_clock_wall_ms();
 		struct pollfd pf = { .fd = rep_r, .events = POLLIN };
 		int pr = left > 0 ? poll(&pf, 1, (int)left) : 0;
 		if (pr < 0 && errno == EINTR)

@@ -23,13 +23,6 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 
-int64_t gf__now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int write_all(int fd, const char *s, size_t len)
 {
 	while (len > 0) {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -93,7 +94,7 @@ static bool ended_by_file(struct gf_worker *w, struct gf__wjob *j)
 		gf_note(why, sizeof(why),
 			"its exit record cannot be read (%s): status unknown",
 			gf_strerror(rc));
-		gf__worker_ended(w, j, 0, false, gf__now_ms(), why);
+		gf__worker_ended(w, j, 0, false, gf_clock_wall_ms(), why);
 		return true;
 	}
 	return false;
@@ -154,7 +155,7 @@ static void classify(struct gf_worker *w, struct gf__wjob *j,
 	if (strcmp(boot_id, w->boot_id) != 0) {
 		int64_t boot = gf__boot_time_ms();
 		gf__worker_ended(w, j, 0, false,
-				 boot > j->start_ms ? boot : gf__now_ms(),
+				 boot > j->start_ms ? boot : gf_clock_wall_ms(),
 				 "the node rebooted while it ran: exit code "
 				 "unknown");
 		return;
@@ -163,7 +164,7 @@ static void classify(struct gf_worker *w, struct gf__wjob *j,
 	if (!j->supervised && ended_by_file(w, j))
 		return;
 	if (!j->supervised && !gf__proc_alive(j->pid, j->pid_start)) {
-		gf__worker_ended(w, j, 0, false, gf__now_ms(),
+		gf__worker_ended(w, j, 0, false, gf_clock_wall_ms(),
 				 "its shim and the job are gone without a "
 				 "status: exit code unknown");
 		return;

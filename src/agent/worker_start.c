@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -170,7 +171,7 @@ static int commit(struct gf_worker *w, struct start *s,
 				s->who);
 		goto out;
 	}
-	s->j.start_ms = gf__now_ms();
+	s->j.start_ms = gf_clock_wall_ms();
 	rc = gf__job_format(&s->j, w->boot_id, text, GF__REC_MAX);
 	if (rc == 0)
 		rc = gf__rec_write(s->dir_fd, "run", text);

@@ -304,11 +304,6 @@ int gf_cli_subcommand(const struct gf_cmd *table, size_t n,
 int gf_cli_arg_copy(const char *cmd, const char *opt, const char *s, char *buf,
 		    size_t size) GF_MUST_CHECK;
 
-/* The wall clock (CLOCK_REALTIME) in milliseconds since the epoch, for
- * the commands that date what they read (chargeback, slurm usage).  Here
- * until util/clock.h has one (gf_clock_wall_ms, issue 25). */
-int64_t gf_cli_wall_ms(void);
-
 /* run(arg, p) with a progress line on stderr headed "gpufleet CMD" (none
  * when no thread can draw it: the same run); what run returns. */
 struct gf_progress;

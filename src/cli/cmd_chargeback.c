@@ -15,6 +15,7 @@
 
 #include "chargeback/chargeback.h"
 #include "cli/cli.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
@@ -174,7 +175,7 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 		      const struct gf_cb_prices *p, struct gf_charge_opts *o)
 {
 	struct gf_err e = { 0, "" };
-	int64_t s, t, now = gf_cli_wall_ms();
+	int64_t s, t, now = gf_clock_wall_ms();
 	if (gf_cb_parse_window(a->window, now, &s, &t, &e)) {
 		gf_cli_error("chargeback", "%s", e.msg);
 		return GF_EXIT_USAGE;
@@ -276,7 +277,7 @@ static int read_inputs(struct gf_charge_input *in, const struct args *a,
 	for (int i = 0; rc == 0 && i < a->nrecords; i++)
 		rc = gf_cb_read_records(in, a->records[i], a->lenient, sk, &e);
 	for (int i = 0; rc == 0 && i < a->nsacct; i++)
-		rc = gf_cb_read_sacct(in, a->sacct[i], gf_cli_wall_ms(),
+		rc = gf_cb_read_sacct(in, a->sacct[i], gf_clock_wall_ms(),
 				      a->lenient, sk, &e);
 	if (rc == 0 && a->db)
 		rc = gf_cb_read_db(in, a->db,

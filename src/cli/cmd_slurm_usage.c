@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "cli/slurm_cli.h"
 #include "slurm/usage.h"
+#include "util/clock.h"
 #include "util/fmt.h"
 
 #define CMD "slurm usage"
@@ -174,7 +175,7 @@ int gf_cmd_slurm_usage(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc >= 0)
 		return rc;
-	int64_t now = gf_cli_wall_ms();
+	int64_t now = gf_clock_wall_ms();
 	char tmp[4096] = "";
 	const char *path = a.file;
 	if (!path) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gpufleet/job.h>
+
 #include "cli/cli.h"
 #include "cli/remote.h"
 #include "util/fmt.h"

@@ -122,13 +122,6 @@ int gf_cli_no_args(const char *cmd, int argc, char **argv)
 	return GF_EXIT_USAGE;
 }
 
-int64_t gf_cli_wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void gf_cli_block_stop(sigset_t *set)
 {
 	sigemptyset(set);

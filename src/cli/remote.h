@@ -12,7 +12,7 @@
 
 #include <gpufleet/err.h>
 
-#include "controller/auth.h"
+#include "server/auth.h"
 #include "server/client.h"
 #include "util/json.h"
 

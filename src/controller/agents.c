@@ -101,7 +101,7 @@ struct gf_agents *gf__agents_new(struct gf_service *s)
 {
 	struct gf_agents *ag = gf_calloc(1, sizeof(*ag));
 	ag->s = s;
-	ag->gen_base = (uint64_t)gf__service_now_ms();
+	ag->gen_base = (uint64_t)gf_clock_wall_ms();
 	return ag;
 }
 
@@ -337,7 +337,7 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 	if (rc == 0) {
 		spec_of(ag, name, inv, NULL, &spec);
 		idx = rc = gf_ctl_node_add(s->ctl, name, &spec,
-					   gf__service_now_ms(), NULL, &e);
+					   gf_clock_wall_ms(), NULL, &e);
 	}
 	if (rc < 0) {
 		/* a node the core refuses now (a config changed under it):

@@ -11,8 +11,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gpufleet/cluster.h>
+#include <gpufleet/job.h>
+
 #include "server/router.h"
 #include "util/fmt.h"
+
+/* the token file (server/auth.h) names teams and nodes as the core does */
+_Static_assert(GF_AUTH_TEAM_MAX == GF_TEAM_NAME_MAX, "a token's team fits");
+_Static_assert(GF_AUTH_NODE_MAX == GF_NODE_NAME_MAX, "a token's node fits");
 
 #define NO  GF_AZ_NO
 #define ALL GF_AZ_ALL

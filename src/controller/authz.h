@@ -31,7 +31,7 @@
 
 #include <stdbool.h>
 
-#include "controller/auth.h"
+#include "server/auth.h"
 
 struct gf_http_req;
 struct gf_route;

@@ -142,7 +142,7 @@ int gf__charge_get(struct gf_http_req *r, void *arg)
 	gf_err_clear(&e);
 	gf_charge_input_init(&in);
 	gf_cb_prices_init(&p);
-	int rc = options(r, &in, &o, gf__service_now_ms());
+	int rc = options(r, &in, &o, gf_clock_wall_ms());
 	if (rc) {
 		gf_charge_input_release(&in);
 		return 0;

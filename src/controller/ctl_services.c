@@ -311,7 +311,7 @@ static void services_step(void *arg, int64_t now, struct gf_batch *b)
 static int services_commit(void *arg, struct gf_err *e)
 {
 	struct gf_service *s = arg;
-	int64_t now = gf__service_now_ms();
+	int64_t now = gf_clock_wall_ms();
 	for (int k = 0; k < s->nsvc; k++) {
 		struct gf_svc *v = &s->svc[k];
 		if (!v->dirty)

@@ -451,7 +451,7 @@ static int live_add(void *arg, const struct gf_jv *pod)
 
 static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 {
-	int64_t t0 = gf__service_now_ms();
+	int64_t t0 = gf_clock_wall_ms();
 	struct live l = { 0 };
 	struct gf_err e;
 	gf_err_clear(&e);

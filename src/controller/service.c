@@ -28,20 +28,6 @@ const double gf_serve_lat_bounds[GF_SERVE_LAT_BUCKETS] = {
 	0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 5, 30,
 };
 
-int64_t gf__service_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void answer(struct gf_op *op, unsigned status, const char *error,
 		   const char *detail)
 {
@@ -131,7 +117,8 @@ int gf__service_hold(struct gf_service *s, struct gf_http_req *r,
 		     struct gf_op *op)
 {
 	op->req = r;
-	op->arrived_us = now_us(); /* a job's submission: not the turn's */
+	op->arrived_us =
+		gf_clock_wall_us(); /* a job's submission: not the turn's */
 	int rc = gf_req_suspend(r);
 	if (rc) { /* a server with a thread per connection: a bug here */
 		gf__op_free(op);
@@ -403,7 +390,7 @@ failed:;
 /* One turn with the queued requests ops (may be NULL). */
 static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 {
-	int64_t turn_us = now_us();
+	int64_t turn_us = gf_clock_wall_us();
 	int64_t now = turn_us / 1000;
 	uint64_t seq0 = s->seq; /* (seq0, seq1]: the jobs these ops submit */
 	struct gf_batch b = { 0 };
@@ -482,7 +469,7 @@ static void *scheduler(void *arg)
 		stop = s->stop;
 		draining = s->draining;
 		pthread_mutex_unlock(&s->qlock);
-		int64_t now = gf__service_now_ms();
+		int64_t now = gf_clock_wall_ms();
 		if (!atomic_load(&s->failed))
 			lead(s, now);
 		bool down = atomic_load(&s->failed) || !s->leading;
@@ -649,7 +636,7 @@ int gf__service_run(struct gf_service *s, const struct gf_route *routes,
 	if (rc == 0) {
 		/* a load that failed says why (a bad row), not who leads */
 		char why[sizeof(s->fail_msg)];
-		int lrc = lead(s, gf__service_now_ms());
+		int lrc = lead(s, gf_clock_wall_ms());
 		if (lrc && gf_service_failed(s, why, sizeof(why)))
 			rc = gf_err_set(e, lrc, "%s", why);
 		/* SQLite has no standby: the state directory is another

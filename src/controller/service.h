@@ -29,9 +29,9 @@
 
 #include <gpufleet/err.h>
 
-#include "controller/auth.h"
 #include "controller/config.h"
 #include "controller/k8s.h"
+#include "server/auth.h"
 #include "server/router.h"
 #include "server/tls.h"
 

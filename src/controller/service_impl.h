@@ -231,8 +231,6 @@ void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_buf *b);
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);
 
-/* ms since the epoch, now (the monotonic clock is util/clock.h's). */
-int64_t gf__service_now_ms(void);
 /* gf_clock_ms() in whole ms. */
 static inline int64_t gf__mono_ms(void)
 {

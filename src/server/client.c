@@ -8,7 +8,9 @@
  * (CURLOPT_NOSIGNAL); an answer's body never grows past answer_max; the
  * cause of a failure is put in words here, once, for every caller; a
  * bearer token goes over plain http only to a loopback host, unless the
- * request says insecure_http (checked before a name is resolved).
+ * request says insecure_http (checked before a name is resolved); an
+ * answer that came before the whole body was sent is returned, not the
+ * send error that followed it (struct tail).
  */
 #include "server/client.h"
 
@@ -20,13 +22,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
 
+/*
+ * What a plain-http connection still held when libcurl closed it.  A
+ * server may answer before the whole body is sent (a 413 at the headers)
+ * and close; libcurl, still sending, then fails with a send error (EPIPE,
+ * ECONNRESET) while the answer sits unread in the socket.  The socket's
+ * close (on_close) reads what is left, and an exchange that failed that
+ * way returns that answer, as curl's tool shows it.  The last close wins:
+ * a failed connection is the last one its exchange closes.  (https: the
+ * bytes are TLS records, not read.)
+ */
+#define TAIL_MAX 16384
+struct tail {
+	bool plain;	   /* http://: the bytes are the answer's */
+	struct gf_buf got; /* what the last closed connection held */
+};
+
 struct gf_client {
 	CURL *h;
+	struct tail tail; /* its connections close into it */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -59,7 +80,83 @@ void gf_client_free(struct gf_client *c)
 	if (!c)
 		return;
 	curl_easy_cleanup(c->h);
+	gf_buf_release(&c->tail.got);
 	gf_free(c);
+}
+
+/* libcurl closes a socket: what it still holds kept first (plain http). */
+static int on_close(void *cls, curl_socket_t fd)
+{
+	struct tail *t = cls;
+	gf_buf_release(&t->got);
+	gf_buf_init(&t->got, TAIL_MAX);
+	char chunk[4096];
+	ssize_t n;
+	while (t->plain &&
+	       (n = recv(fd, chunk, sizeof(chunk), MSG_DONTWAIT)) > 0)
+		if (gf_buf_append(&t->got, chunk, (size_t)n))
+			break;
+	return close(fd);
+}
+
+/* Header `name` of the head [p, end): its value and length, or NULL. */
+static const char *head_value(const char *p, const char *end, const char *name,
+			      size_t *len)
+{
+	size_t nl = strlen(name);
+	while (p && p < end) {
+		const char *eol = strstr(p, "\r\n"); /* end is one */
+		if ((size_t)(eol - p) > nl && !strncasecmp(p, name, nl) &&
+		    p[nl] == ':') {
+			const char *v = p + nl + 1;
+			while (v < eol && (*v == ' ' || *v == '\t'))
+				v++;
+			*len = (size_t)(eol - v);
+			return v;
+		}
+		p = eol + 2;
+	}
+	return NULL;
+}
+
+/* A whole HTTP/1.x answer at the head of got (interim 1xx ones skipped)
+ * into a: its status, type and body (of its Content-Length, or all that
+ * is left); false, a's body left empty, when got holds none. */
+static bool tail_answer(const struct gf_buf *got, struct gf_client_answer *a)
+{
+	const char *p = gf_buf_str(got), *stop = p + got->len;
+	while (!gf_buf_error(got) && stop - p > 12 &&
+	       !strncmp(p, "HTTP/1.", 7) && p[8] == ' ') {
+		/* the head is text: strstr stops at the NUL after got */
+		const char *end = strstr(p, "\r\n\r\n");
+		char *after;
+		long status = strtol(p + 9, &after, 10);
+		if (!end || after != p + 12 || status < 100 || status > 599)
+			return false;
+		const char *body = end + 4;
+		if (status < 200) {
+			p = body;
+			continue;
+		}
+		size_t n = (size_t)(stop - body), len;
+		const char *cl = head_value(p, end, "Content-Length", &len);
+		if (cl) {
+			unsigned long long want = strtoull(cl, NULL, 10);
+			if (want > n)
+				return false; /* cut: not all of it came */
+			n = (size_t)want;
+		}
+		if (gf_buf_append(&a->body, body, n)) {
+			gf_buf_reset(&a->body);
+			return false;
+		}
+		a->status = status;
+		const char *type = head_value(p, end, "Content-Type", &len);
+		gf_note(a->content_type, sizeof(a->content_type), "%.*s",
+			type ? (int)len : 0, type ? type : "");
+		return true;
+	}
+	return false;
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *cls)
@@ -338,7 +435,7 @@ static int name_server(const struct gf_client_req *q, char **url,
 /* Every option but the method's and the headers'. */
 static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
 			const char *np, char *errbuf,
-			struct gf_client_answer *a)
+			struct gf_client_answer *a, struct tail *t)
 {
 	curl_easy_setopt(h, CURLOPT_URL, q->url ? q->url : "");
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -353,6 +450,9 @@ static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
+	t->plain = !strncasecmp(q->url ? q->url : "", "http://", 7);
+	curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+	curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, t);
 	set_tls(h, q);
 	if (q->cancel) {
 		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
@@ -373,6 +473,8 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	CURL *h = c ? c->h : new_handle();
 	if (c)
 		curl_easy_reset(h); /* options only: connections stay */
+	struct tail one = { 0 }, *t = c ? &c->tail : &one;
+	gf_buf_release(&t->got);
 	struct curl_slist *hdrs = NULL, *to = NULL;
 	char *named = NULL; /* the URL with tls->server_name */
 	int rc = GF_EAUTH;
@@ -391,7 +493,7 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	}
 	char errbuf[CURL_ERROR_SIZE] = "", np[512];
 	no_proxy(np, sizeof(np));
-	set_options(h, q, tmo, np, errbuf, a);
+	set_options(h, q, tmo, np, errbuf, a, t);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	if (named) {
 		curl_easy_setopt(h, CURLOPT_URL, named);
@@ -401,12 +503,24 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	double secs = 0;
 	curl_easy_getinfo(h, CURLINFO_TOTAL_TIME, &secs);
 	a->ms = secs * 1e3;
+	long got = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &got);
+	long os = 0;
+	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os);
+	if (cr != CURLE_OK && got == 0 && (os == EPIPE || os == ECONNRESET) &&
+	    tail_answer(&t->got, a)) {
+		gf_log(GF_LOG_DEBUG, "http",
+		       "%s %s: answered before the body was all sent (%s)", m,
+		       url, errbuf[0] ? errbuf : curl_easy_strerror(cr));
+		rc = 0;
+		goto out;
+	}
 	if (cr != CURLE_OK) {
 		rc = cause(h, cr, q, tmo, errbuf, a);
 		goto out;
 	}
 	const char *type = NULL;
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+	a->status = got;
 	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &type);
 	/* a longer type is cut: callers compare its head */
 	gf_note(a->content_type, sizeof(a->content_type), "%s",
@@ -422,6 +536,7 @@ out:
 	curl_free(named);
 	if (!c)
 		curl_easy_cleanup(h);
+	gf_buf_release(&one.got);
 	if (rc)
 		gf_err_set(e, rc, "cannot %s %s: %s", m, url, a->why);
 	if (rc)

@@ -96,7 +96,9 @@ void gf_client_free(struct gf_client *c);
 /*
  * Send q and read the answer into *a (caller's storage; release it in
  * every case).  c: a client to reuse connections, or NULL for a one-shot
- * exchange.  Returns 0 when an HTTP answer came (any status), else a
+ * exchange.  Returns 0 when an HTTP answer came (any status; over plain
+ * http also one that came before the request was all sent, when sending
+ * the rest then failed with EPIPE or ECONNRESET), else a
  * negative code with e->msg naming the method, the URL and the cause,
  * and a->why the cause alone: -ECONNREFUSED and other -errno of the
  * connection ("Connection refused"), GF_ENOTFOUND ("cannot resolve

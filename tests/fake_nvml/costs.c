@@ -18,7 +18,9 @@
  *
  * Every call of the table is also counted, cost mode or not:
  * gf_fake_nvml_calls("nvmlDeviceGetTotalEnergyConsumption") (exported;
- * since the last nvmlInit) lets a test check how often gpufleet asks.
+ * since the last nvmlInit) lets a test check how often gpufleet asks, and
+ * gf_fake_nvml_cost_ms() what those calls cost on the H200 host (the
+ * table's CPU figures times the counts), a figure no clock or load moves.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -113,4 +115,16 @@ unsigned long gf_fake_nvml_calls(const char *name)
 		if (strcmp(h200[c].name, name) == 0)
 			return counts[c];
 	return ~0UL;
+}
+
+/* exported for tests: the CPU ms the calls counted since the last
+ * nvmlInit cost on the H200 host (calls it does not time count 0) */
+double gf_fake_nvml_cost_ms(void);
+double gf_fake_nvml_cost_ms(void)
+{
+	double sum = 0;
+	for (int c = 0; c < C_N; c++)
+		if (h200[c].cpu_ms > 0)
+			sum += (double)counts[c] * h200[c].cpu_ms;
+	return sum;
 }

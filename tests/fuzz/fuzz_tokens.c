@@ -1,12 +1,12 @@
 /*
- * fuzz_tokens.c - serve's --token-file (src/controller/auth.c) through
+ * fuzz_tokens.c - serve's --token-file (src/server/auth.c) through
  * gf_auth_read, then a lookup of the file's first line as a bearer
  * header and as a bare token.
  */
 #include <sys/stat.h>
 
-#include "controller/auth.h"
 #include "fuzz.h"
+#include "server/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -72,9 +72,8 @@ allowed() {
 	autoscale) echo "util scale server" ;;
 	store) echo "util node place migcore jobs" ;;
 	nodeproto) echo "util node place migcore jobs" ;;
-	# the node agent: its service, worker and link; the token file's
-	# format is the controller's (controller/auth.h)
-	agent) echo "util node place migcore jobs topo mig telemetry server nodeproto controller" ;;
+	# the node agent: its service, worker and link
+	agent) echo "util node place migcore jobs topo mig telemetry server nodeproto" ;;
 	chargeback) echo "util node migcore charge jobs store" ;;
 	slurm) echo "util node place topo charge chargeback" ;;
 	k8s) echo "util node place migcore jobs scale server" ;;

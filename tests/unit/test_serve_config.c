@@ -5,9 +5,9 @@
  */
 #include <sys/stat.h>
 
-#include "controller/auth.h"
 #include "controller/config.h"
 #include "helpers.h"
+#include "server/auth.h"
 #include "util/buf.h"
 #include "util/mem.h"
 

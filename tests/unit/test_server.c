@@ -9,15 +9,20 @@
  * the client's failures named (refused, timeout,
  * answer past its cap), with keep-alive reuse.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "helpers.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "util/json.h"
+#include "util/mem.h"
 
 static int nop(struct gf_http_req *r, void *arg)
 {
@@ -774,6 +779,89 @@ static void test_client_errors(void **state)
 	gf_client_answer_release(&a);
 }
 
+/*
+ * A server that answers before it has read the request (as one refusing
+ * an oversized body answers before the body) and resets the connection
+ * (SO_LINGER 0) with the request unread: the client's send fails (EPIPE,
+ * ECONNRESET) while the answer sits unread in its socket.  `rounds`
+ * connections, one exchange each.
+ */
+struct early {
+	int fd; /* listening */
+	int rounds, served;
+};
+
+static const char early_json[] = "{\"error\": \"body-too-large\"}";
+
+static void *early_serve(void *arg)
+{
+	struct early *x = arg;
+	for (x->served = 0; x->served < x->rounds; x->served++) {
+		int c = accept(x->fd, NULL, NULL);
+		if (c < 0)
+			return NULL;
+		char ans[256];
+		int len = snprintf(ans, sizeof(ans),
+				   "HTTP/1.1 413 Payload Too Large\r\n"
+				   "Content-Type: application/json\r\n"
+				   "Content-Length: %zu\r\n"
+				   "Connection: close\r\n\r\n%s",
+				   strlen(early_json), early_json);
+		(void)!write(c, ans, (size_t)len);
+		struct linger l = { .l_onoff = 1, .l_linger = 0 };
+		(void)!setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+		close(c);
+	}
+	return NULL;
+}
+
+/* An answer that came before the whole body was sent is the answer, not
+ * the send error that followed it (one-shot calls and a kept client). */
+static void test_client_early_answer(void **state)
+{
+	(void)state;
+	struct early x = { .rounds = 10 };
+	x.fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(x.fd >= 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	assert_int_equal(bind(x.fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(x.fd, 4), 0);
+	assert_int_equal(getsockname(x.fd, (struct sockaddr *)&sa, &sl), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, early_serve, &x), 0);
+	char url[128];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/v1/x",
+		 (unsigned)ntohs(sa.sin_port));
+	size_t big = 8u << 20;
+	char *body = gf_malloc(big);
+	memset(body, 'x', big);
+	struct gf_client_req q = { .method = GF_HTTP_POST,
+				   .url = url,
+				   .body = body,
+				   .body_len = big,
+				   .timeout_ms = 60000 };
+	struct gf_client *kept = gf_client_new();
+	for (int k = 0; k < x.rounds; k++) {
+		struct gf_client_answer a;
+		struct gf_err e;
+		int rc = gf_client_request(k % 2 ? kept : NULL, &q, &a, &e);
+		if (rc)
+			print_message("%s\n", e.msg);
+		assert_int_equal(rc, 0);
+		assert_int_equal(a.status, 413);
+		assert_string_equal(a.content_type, "application/json");
+		assert_string_equal(gf_buf_str(&a.body), early_json);
+		gf_client_answer_release(&a);
+	}
+	gf_client_free(kept);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(x.served, x.rounds);
+	close(x.fd);
+	gf_free(body);
+}
+
 static void test_client_base_url(void **state)
 {
 	(void)state;
@@ -821,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_server_start_errors),
 		cmocka_unit_test(test_server_start_with),
 		cmocka_unit_test(test_client_errors),
+		cmocka_unit_test(test_client_early_answer),
 		cmocka_unit_test(test_client_base_url),
 	};
 	return cmocka_run_group_tests_name("server", tests, NULL, NULL);

@@ -16,23 +16,28 @@
  * one constant-time comparison, whatever the number of tokens: a fleet
  * of 10,000 nodes with a token each is checked as fast as one token, and
  * neither timing nor collisions tell a client anything without the key.
+ *
+ * Here, on the server's floor (util below it only), so that the
+ * controller that checks tokens and the agent and the CLI that read their
+ * own from the same file share one reader.
  */
-#ifndef GF_CONTROLLER_AUTH_H
-#define GF_CONTROLLER_AUTH_H
+#ifndef GF_SERVER_AUTH_H
+#define GF_SERVER_AUTH_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <gpufleet/err.h>
-#include <gpufleet/job.h>
 
 #define GF_AUTH_MAX_TOKENS 65536
 #define GF_AUTH_TOKEN_MAX  256
-#define GF_AUTH_NODE_MAX   48 /* = GF_NODE_NAME_MAX */
+#define GF_AUTH_TEAM_MAX   48 /* = GF_TEAM_NAME_MAX (controller/authz.c) */
+#define GF_AUTH_NODE_MAX   48 /* = GF_NODE_NAME_MAX (controller/authz.c) */
 
 struct gf_auth_entry {
 	char token[GF_AUTH_TOKEN_MAX + 1];
 	bool admin;
-	char team[GF_TEAM_NAME_MAX]; /* a team token's team, else "" */
+	char team[GF_AUTH_TEAM_MAX]; /* a team token's team, else "" */
 	char node[GF_AUTH_NODE_MAX]; /* a node token's node, else "" */
 };
 

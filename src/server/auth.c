@@ -5,7 +5,7 @@
  * same for 1 or 65,536 tokens, and what a client can time (the probe
  * sequence) depends on a hash it cannot compute without the key.
  */
-#include "controller/auth.h"
+#include "server/auth.h"
 
 #include <errno.h>
 #include <stdio.h>
