@@ -12,19 +12,9 @@ int gf__score_bestfit(const struct gf_sched *s, const struct gf_cnode *nd,
 {
 	(void)s;
 	(void)frag_now;
-	*gpu = -1;
+	(void)gpu;
 	double kg = (double)r->ngpus * r->gpu_milli;
 	double left = 0.5 * (nd->cpu_left - r->cpu) / CPU_NORM +
 		      0.5 * (gf_cnode_gpu_idle(nd) - kg) / GPU_NORM;
 	return (int)(100 * (1.0 - left));
-}
-
-int gf__gpu_bestfit(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

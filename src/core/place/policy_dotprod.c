@@ -12,20 +12,10 @@ int gf__score_dotprod(const struct gf_sched *s, const struct gf_cnode *nd,
 {
 	(void)s;
 	(void)frag_now;
-	*gpu = -1;
+	(void)gpu;
 	double kg = (double)r->ngpus * r->gpu_milli;
 	double d = ((nd->cpu_left / CPU_NORM) * (r->cpu / CPU_NORM) +
 		    (gf_cnode_gpu_idle(nd) / GPU_NORM) * (kg / GPU_NORM)) /
 		   2.0;
 	return (int)(100 * (1.0 - d));
-}
-
-int gf__gpu_dotprod(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

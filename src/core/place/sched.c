@@ -370,7 +370,9 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 			       out->gpus) == 0)
 		return;
 	if (partial) {
-		int g = gf__policies[s->policy].gpu(s, n, r, scored_gpu);
+		int g = gf__policies[s->policy].flags & GF_POLICY_DRAWS
+				? gf__gpu_draw(s, n, r)
+				: scored_gpu;
 		if (g >= 0) {
 			out->gpus[0] = g;
 			return;

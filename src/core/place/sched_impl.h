@@ -99,27 +99,24 @@ struct gf_sched {
 	unsigned long ops; /* places and unplaces, for debug checks */
 };
 
+/* A policy's score of node n for request r (*gpu is -1 on entry; a
+ * policy that picks the GPU of a fractional request sets it there). */
 typedef int (*gf__score_fn)(const struct gf_sched *s, const struct gf_cnode *n,
 			    double frag_now, const struct gf_req *r, int *gpu);
-typedef int (*gf__gpu_fn)(struct gf_sched *s, const struct gf_cnode *n,
-			  const struct gf_req *r, int scored_gpu);
 
 struct gf__policy {
 	const char *name, *label;
 	gf__score_fn score;
-	gf__gpu_fn gpu;
 	unsigned flags;
 };
 
 /* The table, in enum gf_policy order (policy.c, from GF_POLICY_TABLE). */
 extern const struct gf__policy gf__policies[GF_POLICY_COUNT];
 
-/* Each policy's two functions, defined in its own file. */
+/* Each policy's score, defined in its own file. */
 #define GF__POLICY_DECL(e, n, l, f)                                            \
 	int gf__score_##n(const struct gf_sched *s, const struct gf_cnode *nd, \
-			  double frag_now, const struct gf_req *r, int *gpu);  \
-	int gf__gpu_##n(struct gf_sched *s, const struct gf_cnode *nd,         \
-			const struct gf_req *r, int scored_gpu);
+			  double frag_now, const struct gf_req *r, int *gpu);
 GF_POLICY_TABLE(GF__POLICY_DECL)
 #undef GF__POLICY_DECL
 
@@ -155,5 +152,28 @@ int gf__la_check(const struct gf_sched *s, char *msg, unsigned size);
  */
 void gf__gpus_best_fit(const struct gf_cnode *n, const struct gf_req *r,
 		       int *out);
+
+/*
+ * For the policies that score the state a request leaves (FGD, FGD+):
+ * after() scores node n once r has landed, left[] its GPUs' free shares
+ * and cpu its free CPU then, g the GPU a fractional request took (-1 when
+ * r takes whole GPUs, the lowest-index free ones).  gf__score_after()
+ * walks the choices: a fractional request tries each GPU with room (one
+ * GPU per distinct free share: an equal share earlier gives the same
+ * state), keeps the best score (the lowest index on ties) and its GPU in
+ * *gpu; `none` is the score, and -1 the GPU, when no GPU has room.  now:
+ * passed to after() as given.
+ */
+typedef int (*gf__after_fn)(const struct gf_sched *s, const struct gf_cnode *n,
+			    const struct gf_req *r, double now,
+			    const int16_t *left, int32_t cpu, int g);
+int gf__score_after(const struct gf_sched *s, const struct gf_cnode *n,
+		    const struct gf_req *r, double now, gf__after_fn after,
+		    int none, int *gpu);
+
+/* The GPU a fractional request takes on node n under a policy that draws
+ * (GF_POLICY_DRAWS): one with room, uniformly (policy_random.c). */
+int gf__gpu_draw(struct gf_sched *s, const struct gf_cnode *n,
+		 const struct gf_req *r);
 
 #endif
