@@ -44,10 +44,10 @@
 /*
  * The policy table: one row per policy.  Adding a policy is one row here
  * and one file, src/core/place/policy_<name>.c, that defines
- *   int gf__score_<name>(sched, node, F of the node, request, int *gpu):
- *       the node's score, 0..100; for a fractional request it may set
- *       *gpu (-1 on entry, best fit) to the GPU the request takes if the
- *       node is chosen.
+ *   int gf__score_<name>(struct gf__scoring *at, request): the score of
+ *       node at->n, 0..100 (at: the engine, the node, its F); for a
+ *       fractional request it may set at->gpu (-1 on entry, best fit) to
+ *       the GPU the request takes if the node is chosen.
  *   X(ENUM, name, label, flags)
  * flags: GF_POLICY_DRAWS (no score: the engine draws a feasible node
  * uniformly, and a fractional request's GPU among those with room),

@@ -63,10 +63,10 @@ void gf__gpus_best_fit(const struct gf_cnode *n, const struct gf_req *r,
 			out[k++] = g;
 }
 
-int gf__score_after(const struct gf_sched *s, const struct gf_cnode *n,
-		    const struct gf_req *r, double now, gf__after_fn after,
-		    int none, int *gpu)
+int gf__score_after(struct gf__scoring *at, const struct gf_req *r, double now,
+		    gf__after_fn after, int none)
 {
+	const struct gf_cnode *n = at->n;
 	int16_t left[GF_CNODE_MAX_GPUS];
 	for (int g = 0; g < n->ngpus; g++)
 		left[g] = n->gpu_left[g];
@@ -83,14 +83,14 @@ int gf__score_after(const struct gf_sched *s, const struct gf_cnode *n,
 			if (seen)
 				continue;
 			left[g] = (int16_t)(n->gpu_left[g] - r->gpu_milli);
-			int sc = after(s, n, r, now, left, cpu, g);
+			int sc = after(at, r, now, left, cpu, g);
 			left[g] = n->gpu_left[g];
 			if (sc > best) {
 				best = sc;
 				best_g = g;
 			}
 		}
-		*gpu = best_g;
+		at->gpu = best_g;
 		return best;
 	}
 	int k = 0;
@@ -99,6 +99,6 @@ int gf__score_after(const struct gf_sched *s, const struct gf_cnode *n,
 			left[g] = 0;
 			k++;
 		}
-	*gpu = -1;
-	return after(s, n, r, now, left, cpu, -1);
+	at->gpu = -1;
+	return after(at, r, now, left, cpu, -1);
 }

@@ -16,19 +16,18 @@ static int sigmoid_score(double delta)
 }
 
 /* The score of the state a request leaves: the drop in F, squashed. */
-static int after_fgd(const struct gf_sched *s, const struct gf_cnode *n,
-		     const struct gf_req *r, double now, const int16_t *left,
-		     int32_t cpu, int g)
+static int after_fgd(const struct gf__scoring *at, const struct gf_req *r,
+		     double now, const int16_t *left, int32_t cpu, int g)
 {
 	(void)r;
 	(void)g;
-	double after =
-		gf_frag_state(s->typ, s->ntyp, n->model, cpu, left, n->ngpus);
+	const struct gf_sched *s = at->s;
+	double after = gf_frag_state(s->typ, s->ntyp, at->n->model, cpu, left,
+				     at->n->ngpus);
 	return sigmoid_score(now - after);
 }
 
-int gf__score_fgd(const struct gf_sched *s, const struct gf_cnode *n,
-		  double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_fgd(struct gf__scoring *at, const struct gf_req *r)
 {
-	return gf__score_after(s, n, r, frag_now, after_fgd, -1, gpu);
+	return gf__score_after(at, r, at->frag_now, after_fgd, -1);
 }

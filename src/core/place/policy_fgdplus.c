@@ -57,23 +57,23 @@ static int packing_loss(const struct gf__lookahead *la, int h, int s)
 
 /* The score of the state a request leaves: the drops in F and in
  * stranded GPU, squashed, less a fractional request's packing loss. */
-static int after_fgdplus(const struct gf_sched *s, const struct gf_cnode *n,
-			 const struct gf_req *r, double now,
-			 const int16_t *left, int32_t cpu, int g)
+static int after_fgdplus(const struct gf__scoring *at, const struct gf_req *r,
+			 double now, const int16_t *left, int32_t cpu, int g)
 {
-	const struct gf__lookahead *la = s->la;
+	const struct gf_sched *s = at->s;
+	const struct gf_cnode *n = at->n;
 	double after =
 		gf_frag_state(s->typ, s->ntyp, n->model, cpu, left, n->ngpus) +
-		stranded(la, cpu, n->idle - r->ngpus * r->gpu_milli);
+		stranded(s->la, cpu, n->idle - r->ngpus * r->gpu_milli);
 	if (g < 0)
 		return sigmoid_score(now - after);
 	return sigmoid_score(now - after) -
-	       packing_loss(la, n->gpu_left[g], r->gpu_milli);
+	       packing_loss(s->la, n->gpu_left[g], r->gpu_milli);
 }
 
-int gf__score_fgdplus(const struct gf_sched *s, const struct gf_cnode *n,
-		      double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_fgdplus(struct gf__scoring *at, const struct gf_req *r)
 {
-	double now = frag_now + stranded(s->la, n->cpu_left, n->idle);
-	return gf__score_after(s, n, r, now, after_fgdplus, INT_MIN, gpu);
+	const struct gf_cnode *n = at->n;
+	double now = at->frag_now + stranded(at->s->la, n->cpu_left, n->idle);
+	return gf__score_after(at, r, now, after_fgdplus, INT_MIN);
 }

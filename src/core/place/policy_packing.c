@@ -6,12 +6,9 @@
 
 #define MAX_SCORE 100
 
-int gf__score_packing(const struct gf_sched *s, const struct gf_cnode *n,
-		      double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_packing(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)frag_now;
-	(void)gpu;
+	const struct gf_cnode *n = at->n;
 	if (r->ngpus == 0)
 		return 0;
 	int free = gf_cnode_gpus_with(n, GF_GPU_MILLI);

@@ -5,14 +5,10 @@
  */
 #include "core/place/sched_impl.h"
 
-int gf__score_random(const struct gf_sched *s, const struct gf_cnode *nd,
-		     double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_random(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)nd;
-	(void)frag_now;
+	(void)at;
 	(void)r;
-	(void)gpu;
 	return 0;
 }
 

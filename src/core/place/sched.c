@@ -206,9 +206,10 @@ const struct gf_cluster *gf_sched_cluster(const struct gf_sched *s)
 static int policy_score(const struct gf_sched *s, int i, const struct gf_req *r,
 			int *gpu)
 {
-	*gpu = -1;
-	return gf__policies[s->policy].score(s, &s->c->nodes[i], s->frag[i], r,
-					     gpu);
+	struct gf__scoring at = { s, &s->c->nodes[i], s->frag[i], -1 };
+	int sc = gf__policies[s->policy].score(&at, r);
+	*gpu = at.gpu;
+	return sc;
 }
 
 /* The score through the cache; inlined into the scan, its hot loop. */
