@@ -73,28 +73,29 @@ int gf_node_add_pci(struct gf_node *n, const struct gf_pci_obj *obj)
 	return n->npci++;
 }
 
+/* Item (size bytes) into the next of the max slots at base, *count of
+ * them taken: its index, or GF_ETOOBIG when all are. */
+static int put(void *base, int *count, int max, const void *item, size_t size)
+{
+	if (*count >= max)
+		return GF_ETOOBIG;
+	memcpy((char *)base + (size_t)*count * size, item, size);
+	return (*count)++;
+}
+
 int gf_node_add_numa(struct gf_node *n, const struct gf_numa *numa)
 {
-	if (n->nnuma >= GF_MAX_NUMA)
-		return GF_ETOOBIG;
-	n->numa[n->nnuma] = *numa;
-	return n->nnuma++;
+	return put(n->numa, &n->nnuma, GF_MAX_NUMA, numa, sizeof(n->numa[0]));
 }
 
 int gf_node_add_gpu(struct gf_node *n, const struct gf_gpu *gpu)
 {
-	if (n->ngpus >= GF_MAX_GPUS)
-		return GF_ETOOBIG;
-	n->gpus[n->ngpus] = *gpu;
-	return n->ngpus++;
+	return put(n->gpus, &n->ngpus, GF_MAX_GPUS, gpu, sizeof(n->gpus[0]));
 }
 
 int gf_node_add_nic(struct gf_node *n, const struct gf_nic *nic)
 {
-	if (n->nnics >= GF_MAX_NICS)
-		return GF_ETOOBIG;
-	n->nics[n->nnics] = *nic;
-	return n->nnics++;
+	return put(n->nics, &n->nnics, GF_MAX_NICS, nic, sizeof(n->nics[0]));
 }
 
 void gf_node_note(struct gf_node *n, const char *fmt, ...)
