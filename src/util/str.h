@@ -1,0 +1,12 @@
+/*
+ * str.h - small in-place string helpers.
+ */
+#ifndef GF_UTIL_STR_H
+#define GF_UTIL_STR_H
+
+/* s without its leading blanks (space, tab) and trailing blanks and line
+ * ends (space, tab, CR, LF): those at the end are cut in place (s is
+ * written), the start is returned. */
+char *gf_str_trim(char *s);
+
+#endif
