@@ -344,16 +344,6 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
 	return 0;
 }
 
-/* The free GPUs of n with a whole GPU free, as a mask. */
-static uint32_t free_mask(const struct gf_cnode *n)
-{
-	uint32_t m = 0;
-	for (int g = 0; g < n->ngpus; g++)
-		if (n->gpu_left[g] == GF_GPU_MILLI)
-			m |= UINT32_C(1) << g;
-	return m;
-}
-
 static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 			const struct gf_req *r, int scored_gpu,
 			struct gf_placement *out)
@@ -367,7 +357,7 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 					      : NULL;
 	bool multinode = r->flags & GF_REQ_MULTINODE;
 	if (!partial && t && (r->ngpus > 1 || multinode) &&
-	    gf_gpu_topo_choose(t, free_mask(n), r->ngpus, multinode,
+	    gf_gpu_topo_choose(t, gf_cnode_free_mask(n), r->ngpus, multinode,
 			       out->gpus) == 0)
 		return;
 	if (partial) {
