@@ -276,6 +276,17 @@ int gf_pci_parse_busid(const char *s, uint16_t *domain, uint8_t *bus,
 	return 0;
 }
 
+/* GPU or NIC i (what) sits on PCI object p: 0, or GF_EINVAL unless p is
+ * a DEVICE. */
+static int on_device(const struct gf_node *n, int p, const char *what, int i,
+		     char *msg, unsigned size)
+{
+	if (p >= 0 && p < n->npci && n->pci[p].kind == GF_PCI_DEVICE)
+		return 0;
+	gf_note(msg, size, "%s %d not on a PCI device", what, i);
+	return GF_EINVAL;
+}
+
 int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 {
 	for (int i = 0; i < n->npci; i++) {
@@ -297,10 +308,9 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 	}
 	for (int i = 0; i < n->ngpus; i++) {
 		int p = n->gpus[i].pci;
-		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			gf_note(msg, size, "gpu %d not on a PCI device", i);
-			return GF_EINVAL;
-		}
+		int rc = on_device(n, p, "gpu", i, msg, size);
+		if (rc)
+			return rc;
 		if (i > 0 && pci_key(&n->pci[n->gpus[i - 1].pci]) >=
 				     pci_key(&n->pci[p])) {
 			gf_note(msg, size, "gpu %d out of bus order", i);
@@ -319,11 +329,9 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 		}
 	}
 	for (int i = 0; i < n->nnics; i++) {
-		int p = n->nics[i].pci;
-		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			gf_note(msg, size, "nic %d not on a PCI device", i);
-			return GF_EINVAL;
-		}
+		int rc = on_device(n, n->nics[i].pci, "nic", i, msg, size);
+		if (rc)
+			return rc;
 		if (i > 0 &&
 		    natural_cmp(n->nics[i - 1].name, n->nics[i].name) > 0) {
 			gf_note(msg, size, "nic %d out of name order", i);
