@@ -17,6 +17,7 @@
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define LINE_MAX_  65536
 #define FIELDS_MAX 128
@@ -167,12 +168,7 @@ int gf_slurm_parse_gres(const char *s, int *count, char *type, unsigned tsize,
 	if (!s || strcmp(s, "(null)") == 0)
 		return 0;
 	while (*s) {
-		int depth = 0;
-		const char *p = s;
-		while (*p && (depth || *p != ',')) {
-			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-			p++;
-		}
+		const char *p = gf_str_item_end(s, ',', '(', ')');
 		int rc =
 			gres_entry(s, (size_t)(p - s), count, type, tsize, idx);
 		if (rc)

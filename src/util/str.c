@@ -15,3 +15,13 @@ char *gf_str_trim(char *s)
 		s[--n] = '\0';
 	return s;
 }
+
+const char *gf_str_item_end(const char *s, char sep, char open, char close)
+{
+	int depth = 0;
+	while (*s && (depth || *s != sep)) {
+		depth += *s == open ? 1 : *s == close ? -1 : 0;
+		s++;
+	}
+	return s;
+}

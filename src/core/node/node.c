@@ -162,15 +162,18 @@ static int cmp_nic(const void *a, const void *b)
 	return natural_cmp(x->name, y->name);
 }
 
-static void fill_locality(const struct gf_node *n, int pci,
-			  struct gf_bitmap *cpus, struct gf_bitmap *mems,
-			  bool *known)
+/* What a GPU or NIC on PCI object pci takes from it: its root's
+ * locality and its bus id. */
+static void fill_device(const struct gf_node *n, int pci,
+			struct gf_bitmap *cpus, struct gf_bitmap *mems,
+			bool *known, char *bus_id, unsigned size)
 {
 	int root = gf_node_pci_root(n, pci);
 	const struct gf_locality *l = &n->locs[n->pci[root].loc];
 	*cpus = l->cpus;
 	*mems = l->mems;
 	*known = l->known;
+	gf_pci_format_busid(&n->pci[pci], bus_id, size);
 }
 
 void gf_node_finish(struct gf_node *n)
@@ -181,17 +184,13 @@ void gf_node_finish(struct gf_node *n)
 	sort_node = NULL;
 	for (int i = 0; i < n->ngpus; i++) {
 		struct gf_gpu *g = &n->gpus[i];
-		fill_locality(n, g->pci, &g->cpus, &g->mems,
-			      &g->locality_known);
-		gf_pci_format_busid(&n->pci[g->pci], g->bus_id,
-				    sizeof(g->bus_id));
+		fill_device(n, g->pci, &g->cpus, &g->mems, &g->locality_known,
+			    g->bus_id, sizeof(g->bus_id));
 	}
 	for (int i = 0; i < n->nnics; i++) {
 		struct gf_nic *c = &n->nics[i];
-		fill_locality(n, c->pci, &c->cpus, &c->mems,
-			      &c->locality_known);
-		gf_pci_format_busid(&n->pci[c->pci], c->bus_id,
-				    sizeof(c->bus_id));
+		fill_device(n, c->pci, &c->cpus, &c->mems, &c->locality_known,
+			    c->bus_id, sizeof(c->bus_id));
 	}
 }
 
