@@ -245,6 +245,13 @@ struct gf_keda_spec {
 /* KEDA's defaults, and hpa as gf_hpa_spec_init(). */
 void gf_keda_spec_init(struct gf_keda_spec *s);
 
+/* KEDA's replica bounds: 0 <= min <= max and max >= 1 (min 0: scale to
+ * zero). */
+static inline bool gf_keda_replicas_ok(int32_t min, int32_t max)
+{
+	return min >= 0 && max >= 1 && min <= max;
+}
+
 struct gf_keda {
 	struct gf_keda_spec spec;
 	struct gf_hpa
