@@ -173,10 +173,25 @@ static bool same(const struct gf_mig_layout *a, const struct gf_mig_layout *b)
 {
 	if (a->n != b->n)
 		return false;
-	for (int i = 0; i < a->n; i++)
-		if (!gf_mig_layout_holds(b, &a->inst[i]))
+	for (int i = 0; i < a->n; i++) {
+		bool f = false;
+		for (int j = 0; j < b->n && !f; j++)
+			f = a->inst[i].profile == b->inst[j].profile &&
+			    a->inst[i].start == b->inst[j].start;
+		if (!f)
 			return false;
+	}
 	return true;
+}
+
+static bool holds(const struct gf_mig_layout *l,
+		  const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < l->n; j++)
+		if (l->inst[j].profile == in->profile &&
+		    l->inst[j].start == in->start)
+			return true;
+	return false;
 }
 
 /*
@@ -265,11 +280,11 @@ static int converge(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 	gf_mig_state_layout(g, &cur);
 	int rc;
 	for (int k = 0; k < cur.n; k++)
-		if (!gf_mig_layout_holds(want, &cur.inst[k]) &&
+		if (!holds(want, &cur.inst[k]) &&
 		    (rc = destroy_gi(nv, g, k, dry, log, e)))
 			return rc;
 	for (int i = 0; i < want->n; i++)
-		if (!gf_mig_layout_holds(&cur, &want->inst[i]) &&
+		if (!holds(&cur, &want->inst[i]) &&
 		    (rc = create_gi(nv, g, &want->inst[i], dry, log, e)))
 			return rc;
 	return 0;
@@ -511,7 +526,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 				i);
 		const struct gf_mig_layout *cur = &gpus[i].current;
 		for (int k = 0; k < cur->n; k++)
-			if (!gf_mig_layout_holds(&want, &cur->inst[k]))
+			if (!holds(&want, &cur->inst[k]))
 				gf_buf_printf(
 					log,
 					"  nvmlComputeInstanceDestroy + "
@@ -521,7 +536,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 					m->profiles[cur->inst[k].profile].name,
 					cur->inst[k].start);
 		for (int k = 0; k < want.n; k++)
-			if (!gf_mig_layout_holds(cur, &want.inst[k])) {
+			if (!holds(cur, &want.inst[k])) {
 				const struct gf_mig_profile *p =
 					&m->profiles[want.inst[k].profile];
 				log_create(log, (unsigned)i, p, p->profile_id,

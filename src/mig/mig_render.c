@@ -40,6 +40,16 @@ static void profile_counts(const struct gf_mig_model *m,
 		}
 }
 
+static bool is_fill(const struct gf_mig_gpu_plan *g,
+		    const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < g->nfill; j++)
+		if (g->fill[j].profile == in->profile &&
+		    g->fill[j].start == in->start)
+			return true;
+	return false;
+}
+
 /* "1g.10gb +4, 2g.20gb +1": what --fill added, per demand. */
 static void filled_list(const struct gf_mig_demand *d,
 			const struct gf_mig_plan *p, struct gf_buf *out)
@@ -96,9 +106,7 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 			gf_buf_printf(out, " %c=%s@%d%s%s", 'A' + j,
 				      m->profiles[in->profile].name, in->start,
 				      in->busy ? "*" : "",
-				      gf_mig_inst_in(g->fill, g->nfill, in)
-					      ? "+"
-					      : "");
+				      is_fill(g, in) ? "+" : "");
 		}
 		gf_buf_putc(out, '\n');
 	}
