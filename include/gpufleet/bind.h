@@ -69,6 +69,12 @@ int gf_bind_choose_gpus(const struct gf_node *n, int count,
 void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
 		   int ntasks, int task, struct gf_bitmap *out);
 
+/* The distinct cores of cpus (a PU whose core is unknown counts as one):
+ * their number, and each one's first PU in order into first[] when not
+ * NULL (GF_BITMAP_BITS entries at most). */
+int gf_bind_cores(const struct gf_node *n, const struct gf_bitmap *cpus,
+		  int *first);
+
 /* Parse "0,1,4-5" into r->gpus.  GF_EPARSE / GF_ETOOBIG. */
 int gf_bind_parse_gpus(const char *s, struct gf_bind_request *r) GF_MUST_CHECK;
 

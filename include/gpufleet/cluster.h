@@ -151,6 +151,9 @@ void gf_cluster_hold(struct gf_cluster *c, int i, int g, bool hold);
 /* Number of GPUs with at least `milli` free. */
 int gf_cnode_gpus_with(const struct gf_cnode *n, int milli);
 
+/* The node's wholly free GPUs (bit g: GPU g). */
+uint32_t gf_cnode_free_mask(const struct gf_cnode *n);
+
 /* The filter: CPU, memory, model and GPU shares (whole or fractional). */
 static inline bool gf_cnode_fits(const struct gf_cnode *n,
 				 const struct gf_req *r)

@@ -117,6 +117,15 @@ int gf_mig_layout_check(const struct gf_mig_model *m,
 			const struct gf_mig_layout *l, char *msg,
 			unsigned size) GF_MUST_CHECK;
 
+/* Whether the n instances at inst hold one of in's profile at in's
+ * start (a layout's, a plan's create or fill list). */
+bool gf_mig_inst_in(const struct gf_mig_instance *inst, int n,
+		    const struct gf_mig_instance *in);
+
+/* Does layout l hold an instance of in's profile at in's start? */
+bool gf_mig_layout_holds(const struct gf_mig_layout *l,
+			 const struct gf_mig_instance *in);
+
 /* Memory slices used by the layout (bit s = slice s used). */
 unsigned gf_mig_layout_used(const struct gf_mig_model *m,
 			    const struct gf_mig_layout *l);

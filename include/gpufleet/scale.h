@@ -200,6 +200,14 @@ int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 		  const struct gf_hpa_sample *s, size_t n, int32_t *out,
 		  struct gf_err *e) GF_MUST_CHECK;
 
+/* The replay loop of any scaler whose sync is sync(scaler, ...) (the HPA,
+ * KEDA): as gf_hpa_replay() once the scaler is made and start checked. */
+typedef int (*gf_scale_sync_fn)(void *scaler, const struct gf_hpa_input *in,
+				struct gf_hpa_output *out);
+int gf_scale_replay(gf_scale_sync_fn sync, void *scaler, int32_t start,
+		    const struct gf_hpa_sample *s, size_t n, int32_t *out,
+		    struct gf_err *e) GF_MUST_CHECK;
+
 /*
  * KEDA's ScaledObject around the HPA it generates (keda-hpa-NAME):
  * activation (0 <-> 1) by KEDA's operator at each pollingInterval,
@@ -236,6 +244,13 @@ struct gf_keda_spec {
 
 /* KEDA's defaults, and hpa as gf_hpa_spec_init(). */
 void gf_keda_spec_init(struct gf_keda_spec *s);
+
+/* KEDA's replica bounds: 0 <= min <= max and max >= 1 (min 0: scale to
+ * zero). */
+static inline bool gf_keda_replicas_ok(int32_t min, int32_t max)
+{
+	return min >= 0 && max >= 1 && min <= max;
+}
 
 struct gf_keda {
 	struct gf_keda_spec spec;

@@ -44,14 +44,14 @@
 /*
  * The policy table: one row per policy.  Adding a policy is one row here
  * and one file, src/core/place/policy_<name>.c, that defines
- *   int gf__score_<name>(sched, node, F of the node, request, int *gpu):
- *       the node's score, 0..100 (and, for a fractional request, the GPU
- *       it would take, or -1);
- *   int gf__gpu_<name>(sched, node, request, gpu from the score): the GPU
- *       a fractional request takes on the chosen node, or -1 for best fit.
+ *   int gf__score_<name>(struct gf__scoring *at, request): the score of
+ *       node at->n, 0..100 (at: the engine, the node, its F); for a
+ *       fractional request it may set at->gpu (-1 on entry, best fit) to
+ *       the GPU the request takes if the node is chosen.
  *   X(ENUM, name, label, flags)
  * flags: GF_POLICY_DRAWS (no score: the engine draws a feasible node
- * uniformly), GF_POLICY_NEEDS_TYPICAL (reads the typical workload),
+ * uniformly, and a fractional request's GPU among those with room),
+ * GF_POLICY_NEEDS_TYPICAL (reads the typical workload),
  * GF_POLICY_CACHED (scores are cached per node and request class),
  * GF_POLICY_LOOKAHEAD (the engine keeps the look-ahead figures of the
  * typical mix and the cluster, src/core/place/lookahead.c, and adds the

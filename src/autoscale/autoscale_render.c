@@ -161,8 +161,7 @@ int gf_as_render_manifests(const struct gf_as_manifest_opts *o,
 			e, GF_EINVAL,
 			"a name, a target, a target value, a metric, "
 			"a query and a Prometheus address are needed");
-	if (o->min_replicas < 0 || o->max_replicas < 1 ||
-	    o->min_replicas > o->max_replicas)
+	if (!gf_keda_replicas_ok(o->min_replicas, o->max_replicas))
 		return gf_err_set(e, GF_EINVAL,
 				  "replicas %d..%d: expected 0 <= min <= max, "
 				  "max >= 1",

@@ -15,19 +15,9 @@
 #include "autoscale/autoscale.h"
 #include "util/file.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define LINE_MAX_LEN 4096
-
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' ||
-		     s[n - 1] == '\n'))
-		s[--n] = '\0';
-	return s;
-}
 
 /* A finite decimal number of seconds, as milliseconds. */
 static bool parse_time(const char *s, int64_t *ms)
@@ -75,7 +65,7 @@ static int sample_line(const char *path, long line, char *s,
 				  "got '%.40s'",
 				  path, line, s);
 	*comma = '\0';
-	char *ts = trim(s), *vs = trim(comma + 1);
+	char *ts = gf_str_trim(s), *vs = gf_str_trim(comma + 1);
 	int64_t ms, milli;
 	if (!parse_time(ts, &ms))
 		return bad_line(e, path, line, "t_s", ts,
@@ -123,7 +113,7 @@ int gf_as_read_samples(const char *path, struct gf_as_samples *out,
 					path, line, LINE_MAX_LEN);
 			break;
 		}
-		char *s = trim(buf);
+		char *s = gf_str_trim(buf);
 		if (!*s || *s == '#')
 			continue;
 		if (first) {
@@ -134,8 +124,8 @@ int gf_as_read_samples(const char *path, struct gf_as_samples *out,
 				memcpy(h, s, strlen(s) + 1); /* as long */
 				char *hc = strchr(h, ',');
 				*hc = '\0';
-				if (strcmp(trim(h), "t_s") ||
-				    strcmp(trim(hc + 1), "value"))
+				if (strcmp(gf_str_trim(h), "t_s") ||
+				    strcmp(gf_str_trim(hc + 1), "value"))
 					rc = gf_err_set(
 						e, GF_EPARSE,
 						"%s:%ld: header '%.40s':"
@@ -168,6 +158,13 @@ void gf_as_samples_release(struct gf_as_samples *s)
 	s->n = 0;
 }
 
+static int keda_sync(void *k, const struct gf_hpa_input *in,
+		     struct gf_hpa_output *out)
+{
+	return gf_keda_sync(k, in, out);
+}
+
+/* KEDA over the samples (in time order, as read). */
 static int recommend_keda(const struct gf_as_scaler *scaler, int32_t start,
 			  const struct gf_as_samples *s, int32_t *out,
 			  struct gf_err *e)
@@ -176,21 +173,7 @@ static int recommend_keda(const struct gf_as_scaler *scaler, int32_t start,
 	int rc = gf_keda_init(&k, &scaler->keda, s->n ? s->s[0].t_ms : 0, e);
 	if (rc)
 		return rc;
-	int32_t cur = start;
-	for (size_t i = 0; i < s->n; i++) {
-		struct gf_hpa_input in = { s->s[i].t_ms, cur,
-					   cur,		 cur,
-					   s->s[i].ok,	 s->s[i].usage_milli };
-		struct gf_hpa_output o;
-		rc = gf_keda_sync(&k, &in, &o);
-		if (rc) {
-			rc = gf_err_set(e, rc, "sample %zu: invalid input",
-					i + 1);
-			break;
-		}
-		cur = o.replicas;
-		out[i] = cur;
-	}
+	rc = gf_scale_replay(keda_sync, &k, start, s->s, s->n, out, e);
 	gf_keda_release(&k);
 	return rc;
 }

@@ -26,6 +26,7 @@
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define SACCT_LINE_MAX 8192
 #define SACCT_FIELDS   64
@@ -175,12 +176,7 @@ static int expand_hosts(const char *s, char (*out)[HOST_MAX], int *n)
 {
 	*n = 0;
 	while (*s) {
-		int depth = 0;
-		const char *p = s;
-		while (*p && (depth || *p != ',')) {
-			depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
-			p++;
-		}
+		const char *p = gf_str_item_end(s, ',', '[', ']');
 		if (expand_item(s, (size_t)(p - s), out, n))
 			return -1;
 		s = *p ? p + 1 : p;

@@ -195,15 +195,6 @@ void gf_k8s_memo_free(struct gf_k8s_memo *m)
 	gf_free(m);
 }
 
-static uint32_t free_mask(const struct gf_cnode *n)
-{
-	uint32_t mask = 0;
-	for (int g = 0; g < n->ngpus; g++)
-		if (n->gpu_left[g] == GF_GPU_MILLI)
-			mask |= UINT32_C(1) << g;
-	return mask;
-}
-
 /* The best set of k among mask on topology topo (1-based): its weakest
  * pair and sum; min_pair -1 when fewer than k are free. */
 struct set_probe {
@@ -303,7 +294,7 @@ static enum gf_k8s_kind linked(struct gf_k8s_memo *m, const struct gf_cnode *n,
 	    c->topos[n->topo - 1].uniform)
 		return GF_K8S_FITS;
 	const struct topo_req *r = topo_req(m, n->topo, k);
-	struct set_slot s = best_set(m, n->topo, free_mask(n), k);
+	struct set_slot s = best_set(m, n->topo, gf_cnode_free_mask(n), k);
 	if (s.min_pair >= r->min_class)
 		return GF_K8S_FITS;
 	if (r->min_class >= GF_GQ_NVLINK)
@@ -503,7 +494,8 @@ int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m)
 	if (m->a.kind == GF_K8S_ASK_WHOLE && k > 1 && n->topo > 0 &&
 	    n->topo <= c->ntopos && !c->topos[n->topo - 1].uniform) {
 		const struct topo_req *r = topo_req(m, n->topo, k);
-		struct set_slot set = best_set(m, n->topo, free_mask(n), k);
+		struct set_slot set =
+			best_set(m, n->topo, gf_cnode_free_mask(n), k);
 		int t = r->best_sum > 0 ? 100 * set.sum / r->best_sum : 100;
 		s = (s + (t > 100 ? 100 : t)) / 2;
 	}

@@ -67,6 +67,19 @@ static bool fail(struct rd *r, int code, const char *ctx, const char *key,
 	return false;
 }
 
+/* The policies in ps, 1..GF_RDOC_POLICIES_MAX; 0 when none or too many
+ * (failed). */
+static size_t policies_count(struct rd *r, const struct gf_jv *ps)
+{
+	size_t np = gf_jv_len(ps);
+	if (np == 0 || np > GF_RDOC_POLICIES_MAX) {
+		fail(r, np ? GF_ETOOBIG : GF_EPARSE, "", "policies",
+		     np ? "more than 64 policies" : "expected policies", ps);
+		return 0;
+	}
+	return np;
+}
+
 static bool get_int(struct rd *r, const struct gf_jv *o, const char *ctx,
 		    const char *key, int64_t *out)
 {
@@ -269,12 +282,9 @@ static void read_fill(struct rd *r, const struct gf_jv *root, struct gf_rdoc *d)
 	}
 	gf_report_seeds_text(seeds, ns, d->seeds, sizeof(d->seeds));
 	const struct gf_jv *ps = gf_jv_get(root, "policies");
-	size_t np = gf_jv_len(ps);
-	if (np == 0 || np > GF_RDOC_POLICIES_MAX) {
-		fail(r, np ? GF_ETOOBIG : GF_EPARSE, "", "policies",
-		     np ? "more than 64 policies" : "expected policies", ps);
+	size_t np = policies_count(r, ps);
+	if (np == 0)
 		return;
-	}
 	d->fill = gf_calloc(np, sizeof(*d->fill));
 	void *it = NULL;
 	const struct gf_jv *pv;
@@ -405,12 +415,9 @@ static void read_replay(struct rd *r, const struct gf_jv *root,
 	const struct gf_jv *ps = get_kind(r, root, "", "policies", GF_JV_ARR);
 	if (ps == NULL)
 		return;
-	size_t np = gf_jv_len(ps);
-	if (np == 0 || np > GF_RDOC_POLICIES_MAX) {
-		fail(r, np ? GF_ETOOBIG : GF_EPARSE, "", "policies",
-		     np ? "more than 64 policies" : "expected policies", ps);
+	size_t np = policies_count(r, ps);
+	if (np == 0)
 		return;
-	}
 	d->replay = gf_calloc(np, sizeof(*d->replay));
 	for (size_t i = 0; i < np && r->rc == 0; i++)
 		replay_policy(r, gf_jv_at(ps, i), i, &d->replay[d->npol++]);

@@ -227,14 +227,28 @@ static void gpu_comment(const struct gf_node *n, int g, struct gf_buf *out)
 	gf_buf_putc(out, '\n');
 }
 
-int gf_slurm_gres_conf(const struct gf_node *n,
-		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
-		       struct gf_err *e)
+/* A writer of lines for node n, its NodeName checked. */
+typedef void (*writer)(const struct gf_node *n,
+		       const struct gf_slurm_gres_opts *o, const char *name,
+		       struct gf_buf *out);
+
+/* Check the NodeName and the Type, then write: 0, or the error. */
+static int write_checked(const struct gf_node *n,
+			 const struct gf_slurm_gres_opts *o, writer w,
+			 struct gf_buf *out, struct gf_err *e)
 {
 	const char *name = node_name(n, o);
 	int rc = check_name(name, o, e);
 	if (rc)
 		return rc;
+	w(n, o, name, out);
+	return gf_buf_error(out);
+}
+
+static void gres_lines(const struct gf_node *n,
+		       const struct gf_slurm_gres_opts *o, const char *name,
+		       struct gf_buf *out)
+{
 	char types[GF_MAX_GPUS][64];
 	bool typed = gpu_types(n, o, types);
 	bool cores = gf_slurm_cores_known(n);
@@ -265,7 +279,13 @@ int gf_slurm_gres_conf(const struct gf_node *n,
 					 ? " Flags=amd_gpu_env\n"
 					 : " Flags=nvidia_gpu_env\n");
 	}
-	return gf_buf_error(out);
+}
+
+int gf_slurm_gres_conf(const struct gf_node *n,
+		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
+		       struct gf_err *e)
+{
+	return write_checked(n, o, gres_lines, out, e);
 }
 
 /* Sockets, cores per socket, threads per core; false when uneven. */
@@ -305,14 +325,10 @@ static bool cpu_shape(const struct gf_node *n, int *sockets, int *cores,
 	return true;
 }
 
-int gf_slurm_node_line(const struct gf_node *n,
-		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
-		       struct gf_err *e)
+static void node_line(const struct gf_node *n,
+		      const struct gf_slurm_gres_opts *o, const char *name,
+		      struct gf_buf *out)
 {
-	const char *name = node_name(n, o);
-	int rc = check_name(name, o, e);
-	if (rc)
-		return rc;
 	int sockets, cores, threads;
 	bool even = cpu_shape(n, &sockets, &cores, &threads);
 	if (!even)
@@ -348,5 +364,11 @@ int gf_slurm_node_line(const struct gf_node *n,
 			      types[g][0] ? ":" : "", types[g], count);
 	}
 	gf_buf_putc(out, '\n');
-	return gf_buf_error(out);
+}
+
+int gf_slurm_node_line(const struct gf_node *n,
+		       const struct gf_slurm_gres_opts *o, struct gf_buf *out,
+		       struct gf_err *e)
+{
+	return write_checked(n, o, node_line, out, e);
 }

@@ -17,6 +17,7 @@
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define LINE_MAX_  65536
 #define FIELDS_MAX 128
@@ -38,11 +39,8 @@ int gf_slurm_snapshot_add_node(struct gf_slurm_snapshot *s,
 {
 	if (s->nnodes >= GF_SLURM_NODES_MAX)
 		return GF_ETOOBIG;
-	if (s->nnodes == s->nodes_cap) {
-		s->nodes_cap = s->nodes_cap ? 2 * s->nodes_cap : 16;
-		s->nodes = gf_reallocarray(s->nodes, (size_t)s->nodes_cap,
-					   sizeof(*s->nodes));
-	}
+	s->nodes = gf_grow(s->nodes, sizeof(*s->nodes), &s->nodes_cap,
+			   (size_t)s->nnodes, 16);
 	s->nodes[s->nnodes] = *n;
 	return s->nnodes++;
 }
@@ -52,11 +50,8 @@ int gf_slurm_snapshot_add_job(struct gf_slurm_snapshot *s,
 {
 	if (s->njobs >= GF_SLURM_JOBS_MAX)
 		return GF_ETOOBIG;
-	if (s->njobs == s->jobs_cap) {
-		s->jobs_cap = s->jobs_cap ? 2 * s->jobs_cap : 64;
-		s->jobs = gf_reallocarray(s->jobs, (size_t)s->jobs_cap,
-					  sizeof(*s->jobs));
-	}
+	s->jobs = gf_grow(s->jobs, sizeof(*s->jobs), &s->jobs_cap,
+			  (size_t)s->njobs, 64);
 	s->jobs[s->njobs] = *j;
 	return s->njobs++;
 }
@@ -173,12 +168,7 @@ int gf_slurm_parse_gres(const char *s, int *count, char *type, unsigned tsize,
 	if (!s || strcmp(s, "(null)") == 0)
 		return 0;
 	while (*s) {
-		int depth = 0;
-		const char *p = s;
-		while (*p && (depth || *p != ',')) {
-			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
-			p++;
-		}
+		const char *p = gf_str_item_end(s, ',', '(', ')');
 		int rc =
 			gres_entry(s, (size_t)(p - s), count, type, tsize, idx);
 		if (rc)

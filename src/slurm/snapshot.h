@@ -17,6 +17,7 @@
 #define GF_SLURM_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gpufleet/err.h>
@@ -52,9 +53,11 @@ struct gf_slurm_job {
 
 struct gf_slurm_snapshot {
 	struct gf_slurm_node *nodes;
-	int nnodes, nodes_cap;
+	int nnodes;
+	size_t nodes_cap;
 	struct gf_slurm_job *jobs;
-	int njobs, jobs_cap;
+	int njobs;
+	size_t jobs_cap;
 	char source[128]; /* "slurmctld (libslurm 22.05)", file names */
 };
 

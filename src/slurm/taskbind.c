@@ -223,24 +223,6 @@ static void nic_text(const struct gf_node *n, const struct gf_bind_plan *p,
 					i ? "," : "", n->nics[p->nics[i]].name);
 }
 
-/* The distinct cores of set (a PU of unknown core counts as one). */
-static int count_cores(const struct gf_node *n, const struct gf_bitmap *set)
-{
-	struct gf_bitmap seen;
-	int k = 0, pu;
-	gf_bitmap_zero(&seen);
-	gf_bitmap_for_each(pu, set)
-	{
-		int c = n->pu_core[pu];
-		if (c >= 0 && gf_bitmap_isset(&seen, c))
-			continue;
-		if (c >= 0)
-			gf_bitmap_set(&seen, c);
-		k++;
-	}
-	return k;
-}
-
 /* How far PU pu is from the GPUs' CPUs (p->cpus): 1 on their NUMA
  * node(s), 2 in their package(s), 3 elsewhere. */
 static int distance(const struct gf_node *n, const struct gf_bind_plan *p,
@@ -266,7 +248,7 @@ static void widen(const struct gf_node *n, const struct gf_bind_plan *p,
 		  const struct gf_bitmap *step, int want,
 		  struct gf_bitmap *pool)
 {
-	int have = count_cores(n, pool);
+	int have = gf_bind_cores(n, pool, NULL);
 	for (int d = 1; d <= 3 && have < want; d++) {
 		int pu, q;
 		gf_bitmap_for_each(pu, step)
@@ -297,10 +279,10 @@ static void share(const struct gf_node *n, const struct gf_bitmap *step,
 	char l[512];
 	out->pool = out->local;
 	note[0] = '\0';
-	int have = count_cores(n, &out->local);
+	int have = gf_bind_cores(n, &out->local, NULL);
 	if (have < ntasks && step)
 		widen(n, &out->plan, step, ntasks, &out->pool);
-	int c = count_cores(n, &out->pool);
+	int c = gf_bind_cores(n, &out->pool, NULL);
 	if (c > have) {
 		gf_bitmap_format_list(&out->pool, l, sizeof(l));
 		gf_note(note, size,
@@ -347,7 +329,7 @@ static void own_share(const struct gf_node *n, const struct gf_bind_request *r,
 	if (at < 0 || peers < 2 || m % r->ngpus != 0)
 		return;
 	gf_bind_split(n, &out->local, peers, at / r->ngpus, &out->cpus);
-	int c = count_cores(n, &out->local);
+	int c = gf_bind_cores(n, &out->local, NULL);
 	gf_note(note, size, "; %d tasks on GPUs of this locality%s", peers,
 		c < peers ? ", sharing its cores: the step has no more" : "");
 }

@@ -9,6 +9,7 @@
 
 #include "util/file.h"
 #include "util/fmt.h"
+#include "util/str.h"
 
 /* Help texts verbatim from dcgm-exporter's default-counters.csv. */
 static const struct gf_metric_def defs[GF_M_COUNT] = {
@@ -121,17 +122,6 @@ void gf_counters_default(struct gf_counters *c)
 	c->driver_label = true;
 }
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
-		     s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
-
 int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 {
 	memset(c, 0, sizeof(*c));
@@ -148,7 +138,7 @@ int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 					path, lineno, sizeof(line) - 2);
 			break;
 		}
-		char *s = trim(line);
+		char *s = gf_str_trim(line);
 		if (*s == '#' || *s == '\0')
 			continue;
 		char *f1 = strchr(s, ','),
@@ -160,7 +150,7 @@ int gf_counters_read(const char *path, struct gf_counters *c, struct gf_err *e)
 			break;
 		}
 		*f1 = *f2 = '\0';
-		char *name = trim(s), *type = trim(f1 + 1);
+		char *name = gf_str_trim(s), *type = gf_str_trim(f1 + 1);
 		if (strcmp(type, "gauge") && strcmp(type, "counter") &&
 		    strcmp(type, "label")) {
 			rc = gf_err_set(

@@ -14,6 +14,7 @@
 #include "util/json.h"
 #include "util/mem.h"
 #include "util/siphash.h"
+#include "util/str.h"
 
 static void test_bitmap_list_roundtrip(void **state)
 {
@@ -319,6 +320,21 @@ static void test_siphash(void **state)
 
 /* the clocks: wall time in the epoch's range, monotonic never going
  * back, deadlines normalised */
+static void test_str(void **state)
+{
+	(void)state;
+	char a[] = " \t key = 1 \r\n";
+	assert_string_equal(gf_str_trim(a), "key = 1");
+	char b[] = " \t\r\n";
+	assert_string_equal(gf_str_trim(b), "");
+	const char *s = "n[1-3,5],m(x,y),z";
+	const char *e = gf_str_item_end(s, ',', '[', ']');
+	assert_int_equal(e - s, 8);
+	e = gf_str_item_end(e + 1, ',', '(', ')');
+	assert_string_equal(e, ",z");
+	assert_string_equal(gf_str_item_end("a[b,c", ',', '[', ']'), "");
+}
+
 static void test_clock(void **state)
 {
 	(void)state;
@@ -360,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_grow),
 		cmocka_unit_test(test_siphash),
+		cmocka_unit_test(test_str),
 		cmocka_unit_test(test_clock),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -282,14 +282,9 @@ static void price_record(struct step *st, size_t r)
 	struct idl *il = idle_of(st, n->cluster, n->node, &idle);
 	struct grp *g = group_of(st, r, idle);
 	il = &st->id[idle]; /* idle_of's array may not move after */
-	for (uint32_t j = 0; j < n->n; j++) {
-		const struct gf_charge_asset *a =
-			&x->in->asset[x->arow[n->first + j]];
-		int64_t s2 = a->start_ms > s ? a->start_ms : s;
-		int64_t t2 = a->end_ms < t ? a->end_ms : t;
-		if (t2 > s2)
-			piece(st, r, a, s2, t2, g, il);
-	}
+	struct gf__charge_cut c;
+	for (uint32_t j = 0; gf__charge_cut(x, n, s, t, &j, &c);)
+		piece(st, r, c.a, c.s, c.t, g, il);
 	double whole = (double)(rec->end_ms - rec->start_ms);
 	if (!isnan(rec->other_cost) && rec->other_cost > 0)
 		g->other += whole > 0

@@ -103,6 +103,33 @@ struct gf__charge_run {
 	uint32_t *trow;
 };
 
+/*
+ * Node n's asset rows clipped to [s, t): from row *j on, the next that
+ * overlaps it into *c (its part [c->s, c->t)), *j past it; false when
+ * none is left.  for (uint32_t j = 0; gf__charge_cut(x, n, s, t, &j, &c);)
+ */
+struct gf__charge_cut {
+	const struct gf_charge_asset *a;
+	int64_t s, t;
+};
+
+static inline bool gf__charge_cut(const struct gf__charge_run *x,
+				  const struct gf__charge_node *n, int64_t s,
+				  int64_t t, uint32_t *j,
+				  struct gf__charge_cut *c)
+{
+	while (*j < n->n) {
+		const struct gf_charge_asset *a =
+			&x->in->asset[x->arow[n->first + (*j)++]];
+		c->a = a;
+		c->s = a->start_ms > s ? a->start_ms : s;
+		c->t = a->end_ms < t ? a->end_ms : t;
+		if (c->t > c->s)
+			return true;
+	}
+	return false;
+}
+
 int gf__charge_prepare(struct gf__charge_run *x);
 int gf__charge_capacity(struct gf__charge_run *x);
 void gf__charge_run_release(struct gf__charge_run *x);

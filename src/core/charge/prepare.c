@@ -160,16 +160,11 @@ static int build_nodes(struct gf__charge_run *x)
 static int64_t covered(const struct gf__charge_run *x,
 		       const struct gf__charge_node *n, int64_t s, int64_t t)
 {
-	int64_t c = 0;
-	for (uint32_t j = 0; j < n->n; j++) {
-		const struct gf_charge_asset *a =
-			&x->in->asset[x->arow[n->first + j]];
-		int64_t s2 = a->start_ms > s ? a->start_ms : s;
-		int64_t t2 = a->end_ms < t ? a->end_ms : t;
-		if (t2 > s2)
-			c += t2 - s2;
-	}
-	return c;
+	int64_t sum = 0;
+	struct gf__charge_cut c;
+	for (uint32_t j = 0; gf__charge_cut(x, n, s, t, &j, &c);)
+		sum += c.t - c.s;
+	return sum;
 }
 
 /* Record r's GPU units; 0 or the record rejected. */

@@ -66,6 +66,22 @@ int gf_mig_layout_check(const struct gf_mig_model *m,
 	return 0;
 }
 
+bool gf_mig_inst_in(const struct gf_mig_instance *inst, int n,
+		    const struct gf_mig_instance *in)
+{
+	for (int j = 0; j < n; j++)
+		if (inst[j].profile == in->profile &&
+		    inst[j].start == in->start)
+			return true;
+	return false;
+}
+
+bool gf_mig_layout_holds(const struct gf_mig_layout *l,
+			 const struct gf_mig_instance *in)
+{
+	return gf_mig_inst_in(l->inst, l->n, in);
+}
+
 unsigned gf_mig_layout_used(const struct gf_mig_model *m,
 			    const struct gf_mig_layout *l)
 {

@@ -20,126 +20,71 @@
 #define S4   0x01
 #define S7   0x01
 
-#define P1(n, sm, gib)                                             \
-	{                                                          \
-		n, GF_MIG_1G, false, 0x0, 19, 1, 1, S1, 7, sm, gib \
+/*
+ * A model of 8 memory slices and 7 SM slices: its seven profiles, one per
+ * class below, each from a (name, SMs, GiB) of the model but 1g+me, which
+ * is 1g's with "+me" on the name (the fields of struct gf_mig_profile, in
+ * order).  PCI(...): its device ids.
+ */
+#define PCI(...)            \
+	{                   \
+		__VA_ARGS__ \
 	}
-#define P1ME(n, sm, gib)                                          \
-	{                                                         \
-		n, GF_MIG_1G, true, 0x7, 20, 1, 1, S1, 1, sm, gib \
-	}
-#define P1X2(n, sm, gib)                                               \
-	{                                                              \
-		n, GF_MIG_1G2X, false, 0x9, 15, 1, 2, S1X2, 4, sm, gib \
-	}
-#define P2(n, sm, gib)                                             \
-	{                                                          \
-		n, GF_MIG_2G, false, 0x1, 14, 2, 2, S2, 3, sm, gib \
-	}
-#define P3(n, sm, gib)                                            \
-	{                                                         \
-		n, GF_MIG_3G, false, 0x2, 9, 3, 4, S3, 2, sm, gib \
-	}
-#define P4(n, sm, gib)                                            \
-	{                                                         \
-		n, GF_MIG_4G, false, 0x3, 5, 4, 4, S4, 1, sm, gib \
-	}
-#define P7(n, sm, gib)                                            \
-	{                                                         \
-		n, GF_MIG_7G, false, 0x4, 0, 7, 8, S7, 1, sm, gib \
-	}
+#define NAME(n, sm, gib) n
+#define SMS(n, sm, gib)	 sm
+#define GIB(n, sm, gib)	 gib
+/* clang-format off */
+#define MODEL8(id, label, pci, uncertain, p1, p1x2, p2, p3, p4, p7)           \
+	{ id, label, pci, 8, 7, uncertain, 7, {                                \
+	{ NAME p1, GF_MIG_1G, false, 0x0, 19, 1, 1, S1, 7, SMS p1, GIB p1 },   \
+	{ NAME p1 "+me", GF_MIG_1G, true, 0x7, 20, 1, 1, S1, 1,                \
+	  SMS p1, GIB p1 },                                                    \
+	{ NAME p1x2, GF_MIG_1G2X, false, 0x9, 15, 1, 2, S1X2, 4,               \
+	  SMS p1x2, GIB p1x2 },                                                \
+	{ NAME p2, GF_MIG_2G, false, 0x1, 14, 2, 2, S2, 3, SMS p2, GIB p2 },   \
+	{ NAME p3, GF_MIG_3G, false, 0x2, 9, 3, 4, S3, 2, SMS p3, GIB p3 },    \
+	{ NAME p4, GF_MIG_4G, false, 0x3, 5, 4, 4, S4, 1, SMS p4, GIB p4 },    \
+	{ NAME p7, GF_MIG_7G, false, 0x4, 0, 7, 8, S7, 1, SMS p7, GIB p7 } } }
+/* clang-format on */
 
 static const struct gf_mig_model models[] = {
-	{ "a100-40gb",
-	  "A100 40GB",
-	  { 0x20b0, 0x20b1, 0x20f1, 0x20f6 },
-	  8,
-	  7,
-	  false,
-	  7,
-	  { P1("1g.5gb", 14, 4.75f), P1ME("1g.5gb+me", 14, 4.75f),
-	    P1X2("1g.10gb", 14, 9.62f), P2("2g.10gb", 28, 9.62f),
-	    P3("3g.20gb", 42, 19.5f), P4("4g.20gb", 56, 19.5f),
-	    P7("7g.40gb", 98, 39.25f) } },
-	{ "a100-80gb",
-	  "A100 80GB",
-	  { 0x20b2, 0x20b5, 0x20f3, 0x20f5 },
-	  8,
-	  7,
-	  true,
-	  7,
-	  { P1("1g.10gb", 14, 9.75f), P1ME("1g.10gb+me", 14, 9.75f),
-	    P1X2("1g.20gb", 14, 19.5f), P2("2g.20gb", 28, 19.5f),
-	    P3("3g.40gb", 42, 39.25f), P4("4g.40gb", 56, 39.25f),
-	    P7("7g.80gb", 98, 79.25f) } },
-	{ "h100-80gb",
-	  "H100 80GB (SXM5, PCIe)",
-	  { 0x2330, 0x2331, 0x2322, 0x2324 },
-	  8,
-	  7,
-	  false,
-	  7,
-	  { P1("1g.10gb", 16, 9.75f), P1ME("1g.10gb+me", 16, 9.75f),
-	    P1X2("1g.20gb", 26, 19.62f), P2("2g.20gb", 32, 19.62f),
-	    P3("3g.40gb", 60, 39.5f), P4("4g.40gb", 64, 39.5f),
-	    P7("7g.80gb", 132, 79.25f) } },
-	{ "h100-nvl",
-	  "H100 NVL 94GB",
-	  { 0x2321, 0x233a },
-	  8,
-	  7,
-	  false,
-	  7,
-	  { P1("1g.12gb", 16, 10.75f), P1ME("1g.12gb+me", 16, 10.75f),
-	    P1X2("1g.24gb", 26, 21.62f), P2("2g.24gb", 32, 21.62f),
-	    P3("3g.47gb", 60, 46.38f), P4("4g.47gb", 64, 46.38f),
-	    P7("7g.94gb", 132, 93.12f) } },
-	{ "h100-96gb",
-	  "H100 96GB (GH200 96GB, H20)",
-	  { 0x2342, 0x233d, 0x20b6, 0x2329 },
-	  8,
-	  7,
-	  true,
-	  7,
-	  { P1("1g.12gb", 0, 0), P1ME("1g.12gb+me", 0, 0),
-	    P1X2("1g.24gb", 0, 0), P2("2g.24gb", 0, 0), P3("3g.48gb", 0, 0),
-	    P4("4g.48gb", 0, 0), P7("7g.96gb", 0, 0) } },
+	MODEL8("a100-40gb", "A100 40GB", PCI(0x20b0, 0x20b1, 0x20f1, 0x20f6),
+	       false, ("1g.5gb", 14, 4.75f), ("1g.10gb", 14, 9.62f),
+	       ("2g.10gb", 28, 9.62f), ("3g.20gb", 42, 19.5f),
+	       ("4g.20gb", 56, 19.5f), ("7g.40gb", 98, 39.25f)),
+	MODEL8("a100-80gb", "A100 80GB", PCI(0x20b2, 0x20b5, 0x20f3, 0x20f5),
+	       true, ("1g.10gb", 14, 9.75f), ("1g.20gb", 14, 19.5f),
+	       ("2g.20gb", 28, 19.5f), ("3g.40gb", 42, 39.25f),
+	       ("4g.40gb", 56, 39.25f), ("7g.80gb", 98, 79.25f)),
+	MODEL8("h100-80gb", "H100 80GB (SXM5, PCIe)",
+	       PCI(0x2330, 0x2331, 0x2322, 0x2324), false,
+	       ("1g.10gb", 16, 9.75f), ("1g.20gb", 26, 19.62f),
+	       ("2g.20gb", 32, 19.62f), ("3g.40gb", 60, 39.5f),
+	       ("4g.40gb", 64, 39.5f), ("7g.80gb", 132, 79.25f)),
+	MODEL8("h100-nvl", "H100 NVL 94GB", PCI(0x2321, 0x233a), false,
+	       ("1g.12gb", 16, 10.75f), ("1g.24gb", 26, 21.62f),
+	       ("2g.24gb", 32, 21.62f), ("3g.47gb", 60, 46.38f),
+	       ("4g.47gb", 64, 46.38f), ("7g.94gb", 132, 93.12f)),
+	MODEL8("h100-96gb", "H100 96GB (GH200 96GB, H20)",
+	       PCI(0x2342, 0x233d, 0x20b6, 0x2329), true, ("1g.12gb", 0, 0),
+	       ("1g.24gb", 0, 0), ("2g.24gb", 0, 0), ("3g.48gb", 0, 0),
+	       ("4g.48gb", 0, 0), ("7g.96gb", 0, 0)),
 	/* H200: as a real one's driver states it (shared/fixtures/h200:
 	 * nvml-dump.json memorySizeMB / 1024, nvidia-smi mig -lgip and
 	 * -lgipp), which test_mig checks; every row seen, so not uncertain.
 	 * The reference's 32.25/69.5/139.75 GiB do not match that driver
 	 * (580.159.04). */
-	{ "h200",
-	  "H200 141GB (SXM5, NVL)",
-	  { 0x2335, 0x233b },
-	  8,
-	  7,
-	  false,
-	  7,
-	  { P1("1g.18gb", 16, 16.0f), P1ME("1g.18gb+me", 16, 16.0f),
-	    P1X2("1g.35gb", 26, 32.5f), P2("2g.35gb", 32, 32.5f),
-	    P3("3g.71gb", 60, 69.75f), P4("4g.71gb", 64, 69.75f),
-	    P7("7g.141gb", 132, 140.0f) } },
-	{ "gh200-144gb",
-	  "GH200 144GB HBM3e",
-	  { 0x2348 },
-	  8,
-	  7,
-	  true,
-	  7,
-	  { P1("1g.18gb", 16, 17.5f), P1ME("1g.18gb+me", 16, 17.5f),
-	    P1X2("1g.36gb", 26, 35.25f), P2("2g.36gb", 32, 35.25f),
-	    P3("3g.72gb", 0, 0), P4("4g.72gb", 0, 0), P7("7g.144gb", 0, 0) } },
-	{ "b200",
-	  "B200 180GB",
-	  { 0x2901 },
-	  8,
-	  7,
-	  true,
-	  7,
-	  { P1("1g.23gb", 18, 22.0f), P1ME("1g.23gb+me", 18, 22.0f),
-	    P1X2("1g.45gb", 30, 44.25f), P2("2g.45gb", 36, 44.25f),
-	    P3("3g.90gb", 0, 0), P4("4g.90gb", 0, 0), P7("7g.180gb", 0, 0) } },
+	MODEL8("h200", "H200 141GB (SXM5, NVL)", PCI(0x2335, 0x233b), false,
+	       ("1g.18gb", 16, 16.0f), ("1g.35gb", 26, 32.5f),
+	       ("2g.35gb", 32, 32.5f), ("3g.71gb", 60, 69.75f),
+	       ("4g.71gb", 64, 69.75f), ("7g.141gb", 132, 140.0f)),
+	MODEL8("gh200-144gb", "GH200 144GB HBM3e", PCI(0x2348), true,
+	       ("1g.18gb", 16, 17.5f), ("1g.36gb", 26, 35.25f),
+	       ("2g.36gb", 32, 35.25f), ("3g.72gb", 0, 0), ("4g.72gb", 0, 0),
+	       ("7g.144gb", 0, 0)),
+	MODEL8("b200", "B200 180GB", PCI(0x2901), true, ("1g.23gb", 18, 22.0f),
+	       ("1g.45gb", 30, 44.25f), ("2g.45gb", 36, 44.25f),
+	       ("3g.90gb", 0, 0), ("4g.90gb", 0, 0), ("7g.180gb", 0, 0)),
 	{ "a30",
 	  "A30 24GB",
 	  { 0x20b7 },

@@ -362,17 +362,6 @@ static int busy_count(const struct group *g, int p)
 	return n;
 }
 
-/* Does layout l hold instance `in` (same profile and start)? */
-static bool has_inst(const struct gf_mig_layout *l,
-		     const struct gf_mig_instance *in)
-{
-	for (int j = 0; j < l->n; j++)
-		if (l->inst[j].profile == in->profile &&
-		    l->inst[j].start == in->start)
-			return true;
-	return false;
-}
-
 /* The create list: the layout's instances the GPU does not hold now, in
  * the layout's (creation) order. */
 static void list_creates(const struct gf_mig_layout *cur,
@@ -380,7 +369,7 @@ static void list_creates(const struct gf_mig_layout *cur,
 {
 	out->ncreate = 0;
 	for (int j = 0; j < out->layout.n; j++)
-		if (!has_inst(cur, &out->layout.inst[j]))
+		if (!gf_mig_layout_holds(cur, &out->layout.inst[j]))
 			out->create[out->ncreate++] = out->layout.inst[j];
 }
 
@@ -398,11 +387,11 @@ static int fill_cb(const struct gf_mig_layout *l, void *arg)
 	if (l->n < st->base->n)
 		return 0;
 	for (int i = 0; i < st->base->n; i++)
-		if (!has_inst(l, &st->base->inst[i]))
+		if (!gf_mig_layout_holds(l, &st->base->inst[i]))
 			return 0;
 	int mem = 0, added = 0;
 	for (int j = 0; j < l->n; j++) {
-		if (has_inst(st->base, &l->inst[j]))
+		if (gf_mig_layout_holds(st->base, &l->inst[j]))
 			continue;
 		if (!st->useful[l->inst[j].profile])
 			return 0;
@@ -436,7 +425,7 @@ static void fill_gpu(const struct gf_mig_gpu *gpu,
 		return;
 	for (int j = 0; j < st.best.n; j++) {
 		struct gf_mig_instance in = st.best.inst[j];
-		if (!has_inst(&out->layout, &in)) {
+		if (!gf_mig_layout_holds(&out->layout, &in)) {
 			in.busy = false;
 			out->fill[out->nfill++] = in;
 		}

@@ -126,13 +126,11 @@ static int core_of(const struct gf_node *n, int pu)
 	return n->pu_core[pu] >= 0 ? n->pu_core[pu] : GF_BITMAP_BITS + pu;
 }
 
-void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
-		   int ntasks, int task, struct gf_bitmap *out)
+int gf_bind_cores(const struct gf_node *n, const struct gf_bitmap *cpus,
+		  int *first)
 {
-	int first[GF_BITMAP_BITS]; /* each core's first PU, in order */
-	struct gf_bitmap seen;	   /* cores met (known ones) */
+	struct gf_bitmap seen; /* cores met (known ones) */
 	int ncores = 0, pu;
-	gf_bitmap_zero(out);
 	gf_bitmap_zero(&seen);
 	gf_bitmap_for_each(pu, cpus)
 	{
@@ -141,8 +139,19 @@ void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
 			continue;
 		if (c >= 0)
 			gf_bitmap_set(&seen, c);
-		first[ncores++] = pu;
+		if (first)
+			first[ncores] = pu;
+		ncores++;
 	}
+	return ncores;
+}
+
+void gf_bind_split(const struct gf_node *n, const struct gf_bitmap *cpus,
+		   int ntasks, int task, struct gf_bitmap *out)
+{
+	int first[GF_BITMAP_BITS]; /* each core's first PU, in order */
+	int ncores = gf_bind_cores(n, cpus, first), pu;
+	gf_bitmap_zero(out);
 	if (ncores == 0 || ntasks <= 0 || task < 0 || task >= ntasks)
 		return;
 	int lo = (int)((long)task * ncores / ntasks);

@@ -73,28 +73,29 @@ int gf_node_add_pci(struct gf_node *n, const struct gf_pci_obj *obj)
 	return n->npci++;
 }
 
+/* Item (size bytes) into the next of the max slots at base, *count of
+ * them taken: its index, or GF_ETOOBIG when all are. */
+static int put(void *base, int *count, int max, const void *item, size_t size)
+{
+	if (*count >= max)
+		return GF_ETOOBIG;
+	memcpy((char *)base + (size_t)*count * size, item, size);
+	return (*count)++;
+}
+
 int gf_node_add_numa(struct gf_node *n, const struct gf_numa *numa)
 {
-	if (n->nnuma >= GF_MAX_NUMA)
-		return GF_ETOOBIG;
-	n->numa[n->nnuma] = *numa;
-	return n->nnuma++;
+	return put(n->numa, &n->nnuma, GF_MAX_NUMA, numa, sizeof(n->numa[0]));
 }
 
 int gf_node_add_gpu(struct gf_node *n, const struct gf_gpu *gpu)
 {
-	if (n->ngpus >= GF_MAX_GPUS)
-		return GF_ETOOBIG;
-	n->gpus[n->ngpus] = *gpu;
-	return n->ngpus++;
+	return put(n->gpus, &n->ngpus, GF_MAX_GPUS, gpu, sizeof(n->gpus[0]));
 }
 
 int gf_node_add_nic(struct gf_node *n, const struct gf_nic *nic)
 {
-	if (n->nnics >= GF_MAX_NICS)
-		return GF_ETOOBIG;
-	n->nics[n->nnics] = *nic;
-	return n->nnics++;
+	return put(n->nics, &n->nnics, GF_MAX_NICS, nic, sizeof(n->nics[0]));
 }
 
 void gf_node_note(struct gf_node *n, const char *fmt, ...)
@@ -161,15 +162,18 @@ static int cmp_nic(const void *a, const void *b)
 	return natural_cmp(x->name, y->name);
 }
 
-static void fill_locality(const struct gf_node *n, int pci,
-			  struct gf_bitmap *cpus, struct gf_bitmap *mems,
-			  bool *known)
+/* What a GPU or NIC on PCI object pci takes from it: its root's
+ * locality and its bus id. */
+static void fill_device(const struct gf_node *n, int pci,
+			struct gf_bitmap *cpus, struct gf_bitmap *mems,
+			bool *known, char *bus_id, unsigned size)
 {
 	int root = gf_node_pci_root(n, pci);
 	const struct gf_locality *l = &n->locs[n->pci[root].loc];
 	*cpus = l->cpus;
 	*mems = l->mems;
 	*known = l->known;
+	gf_pci_format_busid(&n->pci[pci], bus_id, size);
 }
 
 void gf_node_finish(struct gf_node *n)
@@ -180,17 +184,13 @@ void gf_node_finish(struct gf_node *n)
 	sort_node = NULL;
 	for (int i = 0; i < n->ngpus; i++) {
 		struct gf_gpu *g = &n->gpus[i];
-		fill_locality(n, g->pci, &g->cpus, &g->mems,
-			      &g->locality_known);
-		gf_pci_format_busid(&n->pci[g->pci], g->bus_id,
-				    sizeof(g->bus_id));
+		fill_device(n, g->pci, &g->cpus, &g->mems, &g->locality_known,
+			    g->bus_id, sizeof(g->bus_id));
 	}
 	for (int i = 0; i < n->nnics; i++) {
 		struct gf_nic *c = &n->nics[i];
-		fill_locality(n, c->pci, &c->cpus, &c->mems,
-			      &c->locality_known);
-		gf_pci_format_busid(&n->pci[c->pci], c->bus_id,
-				    sizeof(c->bus_id));
+		fill_device(n, c->pci, &c->cpus, &c->mems, &c->locality_known,
+			    c->bus_id, sizeof(c->bus_id));
 	}
 }
 
@@ -275,6 +275,17 @@ int gf_pci_parse_busid(const char *s, uint16_t *domain, uint8_t *bus,
 	return 0;
 }
 
+/* GPU or NIC i (what) sits on PCI object p: 0, or GF_EINVAL unless p is
+ * a DEVICE. */
+static int on_device(const struct gf_node *n, int p, const char *what, int i,
+		     char *msg, unsigned size)
+{
+	if (p >= 0 && p < n->npci && n->pci[p].kind == GF_PCI_DEVICE)
+		return 0;
+	gf_note(msg, size, "%s %d not on a PCI device", what, i);
+	return GF_EINVAL;
+}
+
 int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 {
 	for (int i = 0; i < n->npci; i++) {
@@ -296,10 +307,9 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 	}
 	for (int i = 0; i < n->ngpus; i++) {
 		int p = n->gpus[i].pci;
-		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			gf_note(msg, size, "gpu %d not on a PCI device", i);
-			return GF_EINVAL;
-		}
+		int rc = on_device(n, p, "gpu", i, msg, size);
+		if (rc)
+			return rc;
 		if (i > 0 && pci_key(&n->pci[n->gpus[i - 1].pci]) >=
 				     pci_key(&n->pci[p])) {
 			gf_note(msg, size, "gpu %d out of bus order", i);
@@ -318,11 +328,9 @@ int gf_node_check(const struct gf_node *n, char *msg, unsigned size)
 		}
 	}
 	for (int i = 0; i < n->nnics; i++) {
-		int p = n->nics[i].pci;
-		if (p < 0 || p >= n->npci || n->pci[p].kind != GF_PCI_DEVICE) {
-			gf_note(msg, size, "nic %d not on a PCI device", i);
-			return GF_EINVAL;
-		}
+		int rc = on_device(n, n->nics[i].pci, "nic", i, msg, size);
+		if (rc)
+			return rc;
 		if (i > 0 &&
 		    natural_cmp(n->nics[i - 1].name, n->nics[i].name) > 0) {
 			gf_note(msg, size, "nic %d out of name order", i);

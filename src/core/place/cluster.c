@@ -210,6 +210,15 @@ int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
 	return k;
 }
 
+uint32_t gf_cnode_free_mask(const struct gf_cnode *n)
+{
+	uint32_t m = 0;
+	for (int g = 0; g < n->ngpus; g++)
+		if (n->gpu_left[g] == GF_GPU_MILLI)
+			m |= UINT32_C(1) << g;
+	return m;
+}
+
 /* GpuClustering's tag: "share" (0) or "<k>-gpu" (k, at most 16). */
 static int tag_of(const struct gf_req *r)
 {

@@ -14,24 +14,23 @@
 
 #include "util/mem.h"
 
+/* A group of requests: the typical request it becomes (p set at the
+ * end), keyed by (cpu, share, GPU count, spec as written). */
 struct key {
-	int32_t cpu;
-	int16_t g;
-	uint16_t k;
+	struct gf_typical t;
 	uint16_t spec_key;
-	uint32_t spec;
 	int count;
 };
 
 static int cmp_key(const void *a, const void *b)
 {
 	const struct key *x = a, *y = b;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->g != y->g)
-		return x->g < y->g ? -1 : 1;
-	if (x->k != y->k)
-		return x->k < y->k ? -1 : 1;
+	if (x->t.cpu != y->t.cpu)
+		return x->t.cpu < y->t.cpu ? -1 : 1;
+	if (x->t.gpu_milli != y->t.gpu_milli)
+		return x->t.gpu_milli < y->t.gpu_milli ? -1 : 1;
+	if (x->t.ngpus != y->t.ngpus)
+		return x->t.ngpus < y->t.ngpus ? -1 : 1;
 	return (x->spec_key > y->spec_key) - (x->spec_key < y->spec_key);
 }
 
@@ -51,11 +50,11 @@ int gf_typical_build(const struct gf_req *reqs, int n, double coverage,
 		return GF_EINVAL;
 	struct key *k = gf_calloc((size_t)n, sizeof(*k));
 	for (int i = 0; i < n; i++) {
-		k[i].cpu = reqs[i].cpu;
-		k[i].g = reqs[i].gpu_milli;
-		k[i].k = reqs[i].ngpus;
+		k[i].t = (struct gf_typical){ .cpu = reqs[i].cpu,
+					      .gpu_milli = reqs[i].gpu_milli,
+					      .ngpus = reqs[i].ngpus,
+					      .spec = reqs[i].spec };
 		k[i].spec_key = reqs[i].spec_key;
-		k[i].spec = reqs[i].spec;
 		k[i].count = 1;
 	}
 	qsort(k, (size_t)n, sizeof(*k), cmp_key);
@@ -73,10 +72,7 @@ int gf_typical_build(const struct gf_req *reqs, int n, double coverage,
 		cum += k[take++].count;
 	struct gf_typical *t = gf_calloc((size_t)take, sizeof(*t));
 	for (int i = 0; i < take; i++) {
-		t[i].cpu = k[i].cpu;
-		t[i].gpu_milli = k[i].g;
-		t[i].ngpus = k[i].k;
-		t[i].spec = k[i].spec;
+		t[i] = k[i].t;
 		t[i].p = (double)k[i].count / (double)cum;
 	}
 	gf_free(k);

@@ -7,24 +7,11 @@
 #define CPU_NORM 128000.0
 #define GPU_NORM 8000.0
 
-int gf__score_bestfit(const struct gf_sched *s, const struct gf_cnode *nd,
-		      double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_bestfit(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)frag_now;
-	*gpu = -1;
+	const struct gf_cnode *nd = at->n;
 	double kg = (double)r->ngpus * r->gpu_milli;
 	double left = 0.5 * (nd->cpu_left - r->cpu) / CPU_NORM +
 		      0.5 * (gf_cnode_gpu_idle(nd) - kg) / GPU_NORM;
 	return (int)(100 * (1.0 - left));
-}
-
-int gf__gpu_bestfit(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

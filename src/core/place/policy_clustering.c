@@ -4,12 +4,9 @@
  */
 #include "core/place/sched_impl.h"
 
-int gf__score_clustering(const struct gf_sched *s, const struct gf_cnode *nd,
-			 double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_clustering(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)frag_now;
-	*gpu = -1;
+	const struct gf_cnode *nd = at->n;
 	if (r->ngpus == 0)
 		return 0;
 	int tag = (r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI)
@@ -20,14 +17,4 @@ int gf__score_clustering(const struct gf_sched *s, const struct gf_cnode *nd,
 	if (nd->tags & bit)
 		return base + ((nd->tags & ~bit) ? 50 : 75);
 	return base + (nd->gpu_pods == 0 ? 25 : 0);
-}
-
-int gf__gpu_clustering(struct gf_sched *s, const struct gf_cnode *nd,
-		       const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

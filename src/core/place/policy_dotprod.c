@@ -7,25 +7,12 @@
 #define CPU_NORM 128000.0
 #define GPU_NORM 8000.0
 
-int gf__score_dotprod(const struct gf_sched *s, const struct gf_cnode *nd,
-		      double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_dotprod(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)frag_now;
-	*gpu = -1;
+	const struct gf_cnode *nd = at->n;
 	double kg = (double)r->ngpus * r->gpu_milli;
 	double d = ((nd->cpu_left / CPU_NORM) * (r->cpu / CPU_NORM) +
 		    (gf_cnode_gpu_idle(nd) / GPU_NORM) * (kg / GPU_NORM)) /
 		   2.0;
 	return (int)(100 * (1.0 - d));
-}
-
-int gf__gpu_dotprod(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

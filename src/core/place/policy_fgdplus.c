@@ -55,60 +55,25 @@ static int packing_loss(const struct gf__lookahead *la, int h, int s)
 	return (int)floor(1000.0 * loss + 0.5);
 }
 
-int gf__score_fgdplus(const struct gf_sched *s, const struct gf_cnode *n,
-		      double frag_now, const struct gf_req *r, int *gpu)
+/* The score of the state a request leaves: the drops in F and in
+ * stranded GPU, squashed, less a fractional request's packing loss. */
+static int after_fgdplus(const struct gf__scoring *at, const struct gf_req *r,
+			 double now, const int16_t *left, int32_t cpu, int g)
 {
-	const struct gf__lookahead *la = s->la;
-	int16_t left[GF_CNODE_MAX_GPUS];
-	for (int g = 0; g < n->ngpus; g++)
-		left[g] = n->gpu_left[g];
-	int32_t cpu = n->cpu_left - r->cpu;
-	double now = frag_now + stranded(la, n->cpu_left, n->idle);
-	if (r->ngpus == 1 && r->gpu_milli < GF_GPU_MILLI) {
-		int best = INT_MIN, best_g = -1;
-		for (int g = 0; g < n->ngpus; g++) {
-			if (n->gpu_left[g] < r->gpu_milli)
-				continue;
-			/* an equal share earlier gives the same state */
-			bool seen = false;
-			for (int h = 0; h < g && !seen; h++)
-				seen = n->gpu_left[h] == n->gpu_left[g];
-			if (seen)
-				continue;
-			left[g] = (int16_t)(n->gpu_left[g] - r->gpu_milli);
-			double after =
-				gf_frag_state(s->typ, s->ntyp, n->model, cpu,
-					      left, n->ngpus) +
-				stranded(la, cpu, n->idle - r->gpu_milli);
-			left[g] = n->gpu_left[g];
-			int sc = sigmoid_score(now - after) -
-				 packing_loss(la, n->gpu_left[g], r->gpu_milli);
-			if (sc > best) {
-				best = sc;
-				best_g = g;
-			}
-		}
-		*gpu = best_g;
-		return best;
-	}
-	int k = 0;
-	for (int g = 0; g < n->ngpus && k < r->ngpus; g++)
-		if (left[g] == GF_GPU_MILLI) {
-			left[g] = 0;
-			k++;
-		}
+	const struct gf_sched *s = at->s;
+	const struct gf_cnode *n = at->n;
 	double after =
 		gf_frag_state(s->typ, s->ntyp, n->model, cpu, left, n->ngpus) +
-		stranded(la, cpu, n->idle - r->ngpus * r->gpu_milli);
-	*gpu = -1;
-	return sigmoid_score(now - after);
+		stranded(s->la, cpu, n->idle - r->ngpus * r->gpu_milli);
+	if (g < 0)
+		return sigmoid_score(now - after);
+	return sigmoid_score(now - after) -
+	       packing_loss(s->la, n->gpu_left[g], r->gpu_milli);
 }
 
-int gf__gpu_fgdplus(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
+int gf__score_fgdplus(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)nd;
-	(void)r;
-	return scored_gpu;
+	const struct gf_cnode *n = at->n;
+	double now = at->frag_now + stranded(at->s->la, n->cpu_left, n->idle);
+	return gf__score_after(at, r, now, after_fgdplus, INT_MIN);
 }

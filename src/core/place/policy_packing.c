@@ -6,12 +6,9 @@
 
 #define MAX_SCORE 100
 
-int gf__score_packing(const struct gf_sched *s, const struct gf_cnode *n,
-		      double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_packing(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)frag_now;
-	*gpu = -1;
+	const struct gf_cnode *n = at->n;
 	if (r->ngpus == 0)
 		return 0;
 	int free = gf_cnode_gpus_with(n, GF_GPU_MILLI);
@@ -45,14 +42,4 @@ int gf__score_packing(const struct gf_sched *s, const struct gf_cnode *n,
 	}
 	int v = MAX_SCORE - ratio / 10;
 	return v > MAX_SCORE / 2 ? v : MAX_SCORE / 2;
-}
-
-int gf__gpu_packing(struct gf_sched *s, const struct gf_cnode *nd,
-		    const struct gf_req *r, int scored_gpu)
-{
-	(void)s;
-	(void)nd;
-	(void)r;
-	(void)scored_gpu;
-	return -1;
 }

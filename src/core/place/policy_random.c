@@ -5,21 +5,16 @@
  */
 #include "core/place/sched_impl.h"
 
-int gf__score_random(const struct gf_sched *s, const struct gf_cnode *nd,
-		     double frag_now, const struct gf_req *r, int *gpu)
+int gf__score_random(struct gf__scoring *at, const struct gf_req *r)
 {
-	(void)s;
-	(void)nd;
-	(void)frag_now;
+	(void)at;
 	(void)r;
-	*gpu = -1;
 	return 0;
 }
 
-int gf__gpu_random(struct gf_sched *s, const struct gf_cnode *nd,
-		   const struct gf_req *r, int scored_gpu)
+int gf__gpu_draw(struct gf_sched *s, const struct gf_cnode *nd,
+		 const struct gf_req *r)
 {
-	(void)scored_gpu;
 	int fit = gf_cnode_gpus_with(nd, r->gpu_milli);
 	int pick = (int)gf_rng_below(&s->rng, (uint64_t)fit);
 	for (int g = 0; g < nd->ngpus; g++)

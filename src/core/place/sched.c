@@ -206,9 +206,10 @@ const struct gf_cluster *gf_sched_cluster(const struct gf_sched *s)
 static int policy_score(const struct gf_sched *s, int i, const struct gf_req *r,
 			int *gpu)
 {
-	*gpu = -1;
-	return gf__policies[s->policy].score(s, &s->c->nodes[i], s->frag[i], r,
-					     gpu);
+	struct gf__scoring at = { s, &s->c->nodes[i], s->frag[i], -1 };
+	int sc = gf__policies[s->policy].score(&at, r);
+	*gpu = at.gpu;
+	return sc;
 }
 
 /* The score through the cache; inlined into the scan, its hot loop. */
@@ -343,16 +344,6 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
 	return 0;
 }
 
-/* The free GPUs of n with a whole GPU free, as a mask. */
-static uint32_t free_mask(const struct gf_cnode *n)
-{
-	uint32_t m = 0;
-	for (int g = 0; g < n->ngpus; g++)
-		if (n->gpu_left[g] == GF_GPU_MILLI)
-			m |= UINT32_C(1) << g;
-	return m;
-}
-
 static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 			const struct gf_req *r, int scored_gpu,
 			struct gf_placement *out)
@@ -366,11 +357,13 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 					      : NULL;
 	bool multinode = r->flags & GF_REQ_MULTINODE;
 	if (!partial && t && (r->ngpus > 1 || multinode) &&
-	    gf_gpu_topo_choose(t, free_mask(n), r->ngpus, multinode,
+	    gf_gpu_topo_choose(t, gf_cnode_free_mask(n), r->ngpus, multinode,
 			       out->gpus) == 0)
 		return;
 	if (partial) {
-		int g = gf__policies[s->policy].gpu(s, n, r, scored_gpu);
+		int g = gf__policies[s->policy].flags & GF_POLICY_DRAWS
+				? gf__gpu_draw(s, n, r)
+				: scored_gpu;
 		if (g >= 0) {
 			out->gpus[0] = g;
 			return;

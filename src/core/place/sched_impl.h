@@ -99,27 +99,33 @@ struct gf_sched {
 	unsigned long ops; /* places and unplaces, for debug checks */
 };
 
-typedef int (*gf__score_fn)(const struct gf_sched *s, const struct gf_cnode *n,
-			    double frag_now, const struct gf_req *r, int *gpu);
-typedef int (*gf__gpu_fn)(struct gf_sched *s, const struct gf_cnode *n,
-			  const struct gf_req *r, int scored_gpu);
+/*
+ * One scoring of a node, what a policy's score reads: the engine, the
+ * node, its F now, and the GPU a fractional request would take there if
+ * the node is chosen (-1 on entry: best fit; a policy that picks the GPU
+ * sets it).
+ */
+struct gf__scoring {
+	const struct gf_sched *s;
+	const struct gf_cnode *n;
+	double frag_now;
+	int gpu;
+};
+
+typedef int (*gf__score_fn)(struct gf__scoring *at, const struct gf_req *r);
 
 struct gf__policy {
 	const char *name, *label;
 	gf__score_fn score;
-	gf__gpu_fn gpu;
 	unsigned flags;
 };
 
 /* The table, in enum gf_policy order (policy.c, from GF_POLICY_TABLE). */
 extern const struct gf__policy gf__policies[GF_POLICY_COUNT];
 
-/* Each policy's two functions, defined in its own file. */
-#define GF__POLICY_DECL(e, n, l, f)                                            \
-	int gf__score_##n(const struct gf_sched *s, const struct gf_cnode *nd, \
-			  double frag_now, const struct gf_req *r, int *gpu);  \
-	int gf__gpu_##n(struct gf_sched *s, const struct gf_cnode *nd,         \
-			const struct gf_req *r, int scored_gpu);
+/* Each policy's score, defined in its own file. */
+#define GF__POLICY_DECL(e, n, l, f) \
+	int gf__score_##n(struct gf__scoring *at, const struct gf_req *r);
 GF_POLICY_TABLE(GF__POLICY_DECL)
 #undef GF__POLICY_DECL
 
@@ -155,5 +161,27 @@ int gf__la_check(const struct gf_sched *s, char *msg, unsigned size);
  */
 void gf__gpus_best_fit(const struct gf_cnode *n, const struct gf_req *r,
 		       int *out);
+
+/*
+ * For the policies that score the state a request leaves (FGD, FGD+):
+ * after() scores the node once r has landed, left[] its GPUs' free
+ * shares and cpu its free CPU then, g the GPU a fractional request took
+ * (-1 when r takes whole GPUs, the lowest-index free ones), now as given
+ * to gf__score_after().  That walks the choices: a fractional request
+ * tries each GPU with room (one GPU per distinct free share: an equal
+ * share earlier gives the same state) and keeps the best score (the
+ * lowest index on ties) and its GPU in at->gpu; `none` is the score when
+ * no GPU has room.
+ */
+typedef int (*gf__after_fn)(const struct gf__scoring *at,
+			    const struct gf_req *r, double now,
+			    const int16_t *left, int32_t cpu, int g);
+int gf__score_after(struct gf__scoring *at, const struct gf_req *r, double now,
+		    gf__after_fn after, int none);
+
+/* The GPU a fractional request takes on node n under a policy that draws
+ * (GF_POLICY_DRAWS): one with room, uniformly (policy_random.c). */
+int gf__gpu_draw(struct gf_sched *s, const struct gf_cnode *n,
+		 const struct gf_req *r);
 
 #endif

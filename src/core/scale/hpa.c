@@ -430,6 +430,12 @@ int gf_hpa_sync(struct gf_hpa *h, const struct gf_hpa_input *in,
 	return 0;
 }
 
+static int hpa_sync(void *h, const struct gf_hpa_input *in,
+		    struct gf_hpa_output *out)
+{
+	return gf_hpa_sync(h, in, out);
+}
+
 int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 		  const struct gf_hpa_sample *s, size_t n, int32_t *out,
 		  struct gf_err *e)
@@ -442,6 +448,16 @@ int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 	int rc = gf_hpa_init(&h, spec, e);
 	if (rc)
 		return rc;
+	rc = gf_scale_replay(hpa_sync, &h, start, s, n, out, e);
+	gf_hpa_release(&h);
+	return rc;
+}
+
+int gf_scale_replay(gf_scale_sync_fn sync, void *scaler, int32_t start,
+		    const struct gf_hpa_sample *s, size_t n, int32_t *out,
+		    struct gf_err *e)
+{
+	int rc = 0;
 	int32_t cur = start;
 	for (size_t i = 0; i < n; i++) {
 		struct gf_hpa_input in = {
@@ -455,7 +471,7 @@ int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 					i + 1);
 			break;
 		}
-		rc = gf_hpa_sync(&h, &in, &o);
+		rc = sync(scaler, &in, &o);
 		if (rc) {
 			rc = gf_err_set(e, rc, "sample %zu: invalid input",
 					i + 1);
@@ -464,6 +480,5 @@ int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 		cur = o.replicas;
 		out[i] = cur;
 	}
-	gf_hpa_release(&h);
 	return rc;
 }

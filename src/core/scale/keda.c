@@ -28,8 +28,7 @@ int gf_keda_init(struct gf_keda *k, const struct gf_keda_spec *spec,
 		 int64_t created_ms, struct gf_err *e)
 {
 	memset(k, 0, sizeof(*k));
-	if (spec->min_replicas < 0 || spec->max_replicas < 1 ||
-	    spec->min_replicas > spec->max_replicas)
+	if (!gf_keda_replicas_ok(spec->min_replicas, spec->max_replicas))
 		return gf_err_set(e, GF_EINVAL,
 				  "minReplicaCount %d, maxReplicaCount %d: "
 				  "expected 0 <= min <= max and max >= 1",
