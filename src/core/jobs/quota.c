@@ -56,7 +56,7 @@ void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		t->mig_lim[p] = -1;
 	t->gpu_all_lim = t->mig_all_lim = t->milli_lim = -1;
 	t->gpu_listed = t->mig_listed = false;
-	if (!t->limited)
+	if (!cfg || !t->limited)
 		return;
 	t->gpu_listed = cfg->ngpus > 0;
 	for (int k = 0; k < cfg->ngpus; k++) {
