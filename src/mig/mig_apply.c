@@ -185,13 +185,6 @@ static bool same(const struct gf_mig_layout *a, const struct gf_mig_layout *b)
 	return true;
 }
 
-/* Whether layout l has instance in. */
-static bool holds(const struct gf_mig_layout *l,
-		  const struct gf_mig_instance *in)
-{
-	return gf__mig_holds(l->inst, l->n, in);
-}
-
 /*
  * The layout the entry asks of this GPU: exactly its instances (none when
  * MIG is to be off), around cur's busy ones.  0, or an error naming why.
@@ -278,11 +271,11 @@ static int converge(const struct gf_nvml *nv, struct gf_mig_gpu_state *g,
 	gf_mig_state_layout(g, &cur);
 	int rc;
 	for (int k = 0; k < cur.n; k++)
-		if (!holds(want, &cur.inst[k]) &&
+		if (!gf_mig_layout_holds(want, &cur.inst[k]) &&
 		    (rc = destroy_gi(nv, g, k, dry, log, e)))
 			return rc;
 	for (int i = 0; i < want->n; i++)
-		if (!holds(&cur, &want->inst[i]) &&
+		if (!gf_mig_layout_holds(&cur, &want->inst[i]) &&
 		    (rc = create_gi(nv, g, &want->inst[i], dry, log, e)))
 			return rc;
 	return 0;
@@ -524,7 +517,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 				i);
 		const struct gf_mig_layout *cur = &gpus[i].current;
 		for (int k = 0; k < cur->n; k++)
-			if (!holds(&want, &cur->inst[k]))
+			if (!gf_mig_layout_holds(&want, &cur->inst[k]))
 				gf_buf_printf(
 					log,
 					"  nvmlComputeInstanceDestroy + "
@@ -534,7 +527,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 					m->profiles[cur->inst[k].profile].name,
 					cur->inst[k].start);
 		for (int k = 0; k < want.n; k++)
-			if (!holds(cur, &want.inst[k])) {
+			if (!gf_mig_layout_holds(cur, &want.inst[k])) {
 				const struct gf_mig_profile *p =
 					&m->profiles[want.inst[k].profile];
 				log_create(log, (unsigned)i, p, p->profile_id,

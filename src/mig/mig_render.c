@@ -40,15 +40,6 @@ static void profile_counts(const struct gf_mig_model *m,
 		}
 }
 
-bool gf__mig_holds(const struct gf_mig_instance *v, int n,
-		   const struct gf_mig_instance *in)
-{
-	for (int j = 0; j < n; j++)
-		if (v[j].profile == in->profile && v[j].start == in->start)
-			return true;
-	return false;
-}
-
 /* "1g.10gb +4, 2g.20gb +1": what --fill added, per demand. */
 static void filled_list(const struct gf_mig_demand *d,
 			const struct gf_mig_plan *p, struct gf_buf *out)
@@ -105,7 +96,7 @@ int gf_mig_render_text(const struct gf_mig_gpu *gpus,
 			gf_buf_printf(out, " %c=%s@%d%s%s", 'A' + j,
 				      m->profiles[in->profile].name, in->start,
 				      in->busy ? "*" : "",
-				      gf__mig_holds(g->fill, g->nfill, in)
+				      gf_mig_inst_in(g->fill, g->nfill, in)
 					      ? "+"
 					      : "");
 		}

@@ -41,9 +41,4 @@ int gf_mig_render_proposal_json(const struct gf_mig_proposal *p,
 				const char *const *names,
 				struct gf_buf *out) GF_MUST_CHECK;
 
-/* Whether the n instances v hold in (the same profile at the same
- * start). */
-bool gf__mig_holds(const struct gf_mig_instance *v, int n,
-		   const struct gf_mig_instance *in);
-
 #endif
