@@ -400,7 +400,7 @@ int gf_serve_model_warnings(const struct gf_serve_config *cfg,
 				"%s: team '%s': quota.gpus '%s': no node has "
 				"that GPU model and it is no catalog model's "
 				"id, alias, NVML name or GFD product: the "
-				"entry limits nothing",
+				"entry matches no node",
 				cfg->path[0] ? cfg->path : "config", x->name,
 				what);
 			gf_log(GF_LOG_WARN, "serve", "%s", msg);
