@@ -10,6 +10,7 @@
 #define GPUFLEET_CATALOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum gf_gpu_arch {
@@ -31,6 +32,10 @@ enum gf_nvlink_kind {
 };
 
 #define GF_GPU_MAX_PCI_IDS 4
+#define GF_GPU_MAX_ALIASES 3
+
+/* The node label GPU feature discovery writes the product to. */
+#define GF_GFD_PRODUCT_LABEL "nvidia.com/gpu.product"
 
 struct gf_gpu_model {
 	const char *id;	  /* stable short id: "h100-sxm" */
@@ -46,6 +51,13 @@ struct gf_gpu_model {
 	bool mig; /* supports Multi-Instance GPU */
 	uint8_t mig_max_instances;
 	uint16_t tdp_watts;
+	/* nvidia.com/gpu.product as NVIDIA's GPU feature discovery writes it:
+	 * the NVML name, spaces as '-' (gf_catalog_gfd_product) */
+	const char *gfd_product;
+	/* other names of this model (NULL-terminated): trace names
+	 * ("V100M32") and ids other tables use ("h100-80gb", the MIG
+	 * catalog's); each names one model only */
+	const char *aliases[GF_GPU_MAX_ALIASES];
 };
 
 /* Number of entries, and the entry at i (0 <= i < count). */
@@ -56,6 +68,21 @@ const struct gf_gpu_model *gf_catalog_by_id(const char *id);
 const struct gf_gpu_model *gf_catalog_by_pci(uint16_t vendor, uint16_t device);
 /* By NVML's product name (exact, case-insensitive). */
 const struct gf_gpu_model *gf_catalog_by_name(const char *name);
+/*
+ * GFD's product rule: the NVML name with every ' ' as '-' ("NVIDIA H100
+ * 80GB HBM3" gives "NVIDIA-H100-80GB-HBM3").  0, or GF_ETOOBIG when out
+ * (size bytes) is too small.
+ */
+int gf_catalog_gfd_product(const char *nvml, char *out, size_t size);
+/*
+ * The model any of its names names: its id, an alias, its NVML name or
+ * its GFD product, compared without case and with ' ', '_' and '-' as
+ * one; NULL when none does.
+ */
+const struct gf_gpu_model *gf_catalog_lookup(const char *name);
+/* Do a and b name the same model: equal (case aside), or both naming
+ * one catalog entry ("V100M32" and "Tesla-V100-SXM2-32GB")? */
+bool gf_catalog_same(const char *a, const char *b);
 const char *gf_gpu_arch_name(enum gf_gpu_arch arch);
 
 #endif

@@ -157,4 +157,24 @@ int gf_serve_build_nodes(struct gf_serve_config *cfg, const char *nodes_csv,
 			 struct gf_cluster *c, struct gf_ctl_node **nodes,
 			 struct gf_err *e) GF_MUST_CHECK;
 
+/*
+ * Does name (a quota key, a selector's product) name no GPU model: none
+ * of c's nodes has it, and the catalog knows no model by that id, alias,
+ * NVML name or GFD product (gf_catalog_lookup)?  A catalog model no node
+ * has yet is not unknown: agents may bring it.
+ */
+bool gf_serve_model_unknown(const struct gf_cluster *c, const char *name);
+/*
+ * serve's start-up check: each quota.gpus key of cfg that names no model
+ * (gf_serve_model_unknown) logged as a warning ("config.yaml: team 'ml':
+ * quota.gpus 'h100-80g': no node has that GPU model ...").  Returns how
+ * many; the first's message in why ("" when none).
+ */
+int gf_serve_model_warnings(const struct gf_serve_config *cfg,
+			    const struct gf_cluster *c, char *why, size_t size);
+/* Does a job's selector ask GFD's product key for a model that names no
+ * model (gf_serve_model_unknown)?  Its value in model. */
+bool gf_serve_selector_unknown(const struct gf_cluster *c, const char *selector,
+			       char *model, size_t size);
+
 #endif

@@ -17,11 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gpufleet/catalog.h>
+
 #include "controller/authz.h"
+#include "controller/config.h"
 #include "controller/jobjson.h"
 #include "controller/service_impl.h"
 #include "server/tls.h"
 #include "util/fmt.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 #define ANSWER_MAX (64u << 20)
@@ -129,6 +133,15 @@ static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 		return;
 	}
 	memcpy(x->id, job->id, sizeof(x->id));
+	char model[GF_CTL_LABELS_MAX];
+	if (gf_serve_selector_unknown(gf_ctl_cluster(s->ctl),
+				      job->spec.node_selector, model,
+				      sizeof(model)))
+		gf_log(GF_LOG_WARN, "serve",
+		       "job %s: node_selector " GF_GFD_PRODUCT_LABEL
+		       "=%s: no node has that GPU model and it is no catalog "
+		       "model's id, alias, NVML name or GFD product",
+		       job->id, model);
 	gf__batch_add(b, job);
 	s->submitted++;
 	op->status = 201;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gpufleet/catalog.h>
 #include <gpufleet/mig.h>
 
 #include "controller/config.h"
@@ -15,6 +16,7 @@
 #include "trace/trace.h"
 #include "util/buf.h"
 #include "util/fmt.h"
+#include "util/log.h"
 #include "util/mem.h"
 
 /* Index of block `name`, added when new; GF_ETOOBIG past the limit. */
@@ -366,4 +368,60 @@ void gf_serve_config_node(const struct gf_serve_config *cfg, const char *name,
 				set_label(labels, lsize, kv);
 		}
 	}
+}
+
+/* ---- model names nothing resolves ------------------------------------ */
+
+bool gf_serve_model_unknown(const struct gf_cluster *c, const char *name)
+{
+	if (gf_catalog_lookup(name))
+		return false;
+	for (int m = 0; m < c->nmodels; m++)
+		if (gf_catalog_same(c->models[m], name))
+			return false;
+	return true;
+}
+
+int gf_serve_model_warnings(const struct gf_serve_config *cfg,
+			    const struct gf_cluster *c, char *why, size_t size)
+{
+	int n = 0;
+	if (size)
+		why[0] = '\0';
+	for (int t = 0; t < cfg->ctl.nteams; t++) {
+		const struct gf_ctl_team *x = &cfg->ctl.teams[t];
+		for (int k = 0; k < x->ngpus; k++) {
+			const char *what = x->gpus[k].what;
+			if (!strcmp(what, "*") ||
+			    !gf_serve_model_unknown(c, what))
+				continue;
+			char msg[GF_ERR_MSG_MAX];
+			gf_note(msg, sizeof(msg),
+				"%s: team '%s': quota.gpus '%s': no node has "
+				"that GPU model and it is no catalog model's "
+				"id, alias, NVML name or GFD product: the "
+				"entry matches no node",
+				cfg->path[0] ? cfg->path : "config", x->name,
+				what);
+			gf_log(GF_LOG_WARN, "serve", "%s", msg);
+			if (n++ == 0)
+				gf_note(why, size, "%s", msg);
+		}
+	}
+	return n;
+}
+
+bool gf_serve_selector_unknown(const struct gf_cluster *c, const char *selector,
+			       char *model, size_t size)
+{
+	static const char key[] = GF_GFD_PRODUCT_LABEL "=";
+	const char *p = strstr(selector, key);
+	while (p && p != selector && p[-1] != ',')
+		p = strstr(p + 1, key);
+	if (!p)
+		return false;
+	p += sizeof(key) - 1;
+	if (gf_fmt(model, size, "%.*s", (int)strcspn(p, ","), p))
+		return false; /* longer than any model name: labels check */
+	return gf_serve_model_unknown(c, model);
 }

@@ -566,6 +566,8 @@ static int build_core(struct gf_service *s, struct gf_err *e)
 		gf_free(c);
 		return rc;
 	}
+	char why[GF_ERR_MSG_MAX]; /* each logged; the count is not needed */
+	(void)gf_serve_model_warnings(s->o.cfg, c, why, sizeof(why));
 	struct gf_ctl_config *cc = gf_malloc(sizeof(*cc));
 	*cc = s->o.cfg->ctl;
 	/* agents run the jobs: a stopped replica's resources are free only

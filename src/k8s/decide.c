@@ -18,7 +18,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <gpufleet/catalog.h>
 #include <gpufleet/gpu_topo.h>
@@ -66,31 +65,16 @@ struct gf_k8s_memo {
 
 /* ---- the ask ---------------------------------------------------------- */
 
-static bool product_is(const char *a, const char *b)
+/* Do a and b name one GPU model: the same text once normalised
+ * (gf_k8s_product_norm: case, ' ' and '_', GFD's "-MIG-..." and
+ * "-SHARED" suffixes aside), or one catalog model by any of its names
+ * (id, alias, NVML name, GFD product: gf_catalog_same)? */
+static bool names_model(const char *a, const char *b)
 {
 	char x[GF_K8S_VALUE_MAX * 2], y[GF_K8S_VALUE_MAX * 2];
 	gf_k8s_product_norm(a, x, sizeof(x));
 	gf_k8s_product_norm(b, y, sizeof(y));
-	return x[0] && !strcmp(x, y);
-}
-
-/* The catalog entry a pod's value names (an id or a product), or NULL. */
-static const struct gf_gpu_model *catalog_of(const char *v)
-{
-	const struct gf_gpu_model *g = gf_catalog_by_id(v);
-	for (int k = 0; !g && k < gf_catalog_count(); k++)
-		if (product_is(gf_catalog_at(k)->name, v))
-			g = gf_catalog_at(k);
-	return g;
-}
-
-/* Does the pod's value v name the cluster model `model`? */
-static bool names_model(const char *v, const char *model)
-{
-	if (!strcasecmp(v, model) || product_is(v, model))
-		return true;
-	const struct gf_gpu_model *g = catalog_of(v);
-	return g && (!strcasecmp(g->id, model) || product_is(g->name, model));
+	return x[0] && (!strcmp(x, y) || gf_catalog_same(x, y));
 }
 
 static int ask_kind(const struct gf_k8s_pod *p, struct gf_k8s_ask *a,
@@ -319,7 +303,7 @@ static bool label_refuses(const struct gf_k8s_memo *m, int i)
 	if (gf_fmt(v, sizeof(v), "%.*s", (int)n, l))
 		v[0] = '\0'; /* longer than any model we know: matches none */
 	for (int k = 0; k < m->a.nnamed; k++)
-		if (product_is(m->a.named[k], v))
+		if (names_model(m->a.named[k], v))
 			return false;
 	return true;
 }

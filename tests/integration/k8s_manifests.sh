@@ -103,6 +103,17 @@ assert list(f) == ["Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNo
                    "Error"], f
 assert f["Nodes"] is None and f["NodeNames"] == ["gpu-a01"] and f["Error"] == "", f
 assert set(f["FailedAndUnresolvableNodes"]) == {"gpu-a02", "cpu-01"}, f
+# GFD's product label names the CSV's model (V100M32: the catalog's
+# v100-32gb, NVML "Tesla V100-SXM2-32GB"); another model's filters all
+for product, keep in (("Tesla-V100-SXM2-32GB", ["gpu-a01"]),
+                      ("Tesla-V100-SXM2-32GB-SHARED", ["gpu-a01"]),
+                      ("NVIDIA-H100-80GB-HBM3", [])):
+    sel = dict(pod, spec=dict(pod["spec"], nodeSelector={
+        "nvidia.com/gpu.product": product}))
+    g = post("filterVerb", {"Pod": sel, "Nodes": None, "NodeNames": names})
+    assert g["NodeNames"] == keep and g["Error"] == "", (product, g)
+why = g["FailedAndUnresolvableNodes"]["gpu-a01"]
+assert "V100M32" in why and "NVIDIA-H100-80GB-HBM3" in why, why
 p = post("prioritizeVerb", {"Pod": pod, "Nodes": None, "NodeNames": names})
 assert [h["Host"] for h in p] == names and all(0 <= h["Score"] <= 10 for h in p), p
 v = post("preemptVerb", {"Pod": pod, "NodeNameToVictims": None,

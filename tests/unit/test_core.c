@@ -46,6 +46,104 @@ static void test_catalog(void **state)
 						gf_catalog_at(j)->id);
 }
 
+/*
+ * GPU feature discovery's product label, from its labeler tests
+ * (NVIDIA/gpu-feature-discovery internal/lm/resource_test.go,
+ * TestGPUResourceLabeler "no sharing": the device's NVML name is the
+ * product, with every space as '-'; "shared appends suffix": -SHARED;
+ * TestMigResourceLabeler: NAME-MIG-PROFILE).  The rule on names we
+ * write, then every catalog model: its gfd_product is the rule applied
+ * to its NVML name (what GFD writes on such a node), and its id, NVML
+ * name, GFD product and aliases each find it, and it only.
+ */
+static void test_catalog_gfd(void **state)
+{
+	(void)state;
+	char out[64];
+	assert_int_equal(gf_catalog_gfd_product("MOCKMODEL", out, sizeof(out)),
+			 0);
+	assert_string_equal(out, "MOCKMODEL");
+	assert_int_equal(gf_catalog_gfd_product("NVIDIA H100 80GB HBM3", out,
+						sizeof(out)),
+			 0);
+	assert_string_equal(out, "NVIDIA-H100-80GB-HBM3");
+	assert_int_equal(gf_catalog_gfd_product("Tesla V100-SXM2-32GB", out,
+						sizeof(out)),
+			 0);
+	assert_string_equal(out, "Tesla-V100-SXM2-32GB");
+	assert_int_equal(gf_catalog_gfd_product("NVIDIA H200", out, 5),
+			 GF_ETOOBIG);
+	for (int i = 0; i < gf_catalog_count(); i++) {
+		const struct gf_gpu_model *m = gf_catalog_at(i);
+		assert_int_equal(
+			gf_catalog_gfd_product(m->name, out, sizeof(out)), 0);
+		assert_string_equal(m->gfd_product, out);
+		assert_null(strchr(m->gfd_product, ' '));
+		assert_ptr_equal(gf_catalog_lookup(m->id), m);
+		assert_ptr_equal(gf_catalog_lookup(m->name), m);
+		assert_ptr_equal(gf_catalog_lookup(m->gfd_product), m);
+		for (int k = 0; k < GF_GPU_MAX_ALIASES && m->aliases[k]; k++) {
+			assert_ptr_equal(gf_catalog_lookup(m->aliases[k]), m);
+			/* an alias is no other model's id or name */
+			for (int j = 0; j < gf_catalog_count(); j++) {
+				const struct gf_gpu_model *o = gf_catalog_at(j);
+				assert_true(o == m ||
+					    (strcasecmp(o->id, m->aliases[k]) &&
+					     strcasecmp(o->gfd_product,
+							m->aliases[k])));
+			}
+		}
+		assert_true(gf_catalog_same(m->gfd_product, m->id));
+	}
+	/* the values the issue names */
+	static const char *const gfd[][2] = {
+		{ "NVIDIA-H100-80GB-HBM3", "h100-sxm" },
+		{ "NVIDIA-H200", "h200" },
+		{ "NVIDIA-A100-SXM4-80GB", "a100-80gb" },
+		{ "NVIDIA-L40S", "l40s" },
+		{ "Tesla-V100-SXM2-32GB", "v100-32gb" },
+	};
+	for (size_t i = 0; i < sizeof(gfd) / sizeof(gfd[0]); i++)
+		assert_string_equal(gf_catalog_lookup(gfd[i][0])->id,
+				    gfd[i][1]);
+	/* trace and MIG-catalog names: one model each */
+	assert_true(gf_catalog_same("V100M32", "Tesla-V100-SXM2-32GB"));
+	assert_true(gf_catalog_same("h100-80gb", "h100-sxm"));
+	assert_false(gf_catalog_same("V100M32", "v100-16gb"));
+	assert_false(gf_catalog_same("h100-80gb", "h100-pcie"));
+	assert_false(gf_catalog_same("nope", "h100-sxm"));
+	assert_true(gf_catalog_same("nope", "NOPE"));
+	assert_null(gf_catalog_lookup(""));
+	assert_null(gf_catalog_lookup("NVIDIA-H100")); /* no prefixes */
+}
+
+/* The H200 we recorded: its NVML name (nvidia-smi -q's product_name)
+ * under GFD's rule is the catalog's h200 product, "NVIDIA-H200". */
+static void test_catalog_gfd_h200(void **state)
+{
+	(void)state;
+	char path[512], line[256], name[128] = "";
+	shared_path(path, sizeof(path), "fixtures/h200/nvidia-smi-q.xml");
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		print_message("shared data absent: %s\n", path);
+		skip();
+	}
+	while (!name[0] && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "<product_name>");
+		char *q = p ? strstr(p, "</product_name>") : NULL;
+		if (q)
+			snprintf(name, sizeof(name), "%.*s", (int)(q - p - 14),
+				 p + 14);
+	}
+	fclose(f);
+	char out[128];
+	assert_int_equal(gf_catalog_gfd_product(name, out, sizeof(out)), 0);
+	assert_string_equal(out, "NVIDIA-H200");
+	assert_ptr_equal(gf_catalog_lookup(out), gf_catalog_by_id("h200"));
+	assert_ptr_equal(gf_catalog_by_name(name), gf_catalog_by_id("h200"));
+}
+
 static struct gf_node *tmpl(const char *name)
 {
 	struct gf_node *n = gf_node_new();
@@ -202,6 +300,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_catalog),
+		cmocka_unit_test(test_catalog_gfd),
+		cmocka_unit_test(test_catalog_gfd_h200),
 		cmocka_unit_test(test_templates),
 		cmocka_unit_test(test_findings),
 		cmocka_unit_test(test_bind_plans),

@@ -10,12 +10,14 @@
  * their agents keep the jobs restored onto them); GPU topology; bad
  * specs; then a randomized run checked (gf_ctl_check) after every step.
  */
+#include <gpufleet/catalog.h>
 #include <gpufleet/ctl.h>
 #include <gpufleet/job.h>
 #include <gpufleet/rng.h>
 
 #include "core/jobs/ctl_impl.h"
 #include "helpers.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static uint64_t next_seq;
@@ -1018,6 +1020,109 @@ static const char *pick(struct gf_ctl *ctl, struct gf_rng *r, int state)
 	return NULL;
 }
 
+/* ---- GPU products and model names (issue 22, GFD) ---- */
+
+/*
+ * Agents register each GPU by the catalog id of its NVML name; a job
+ * selecting nvidia.com/gpu.product as GPU feature discovery writes it
+ * (gpu-feature-discovery internal/lm/resource_test.go,
+ * TestGPUResourceLabeler "no sharing": the NVML name, spaces as '-')
+ * runs on that model's node, for every catalog model.  A node labelled
+ * with another product by its config keeps its label: the selector
+ * matches the label, not the model.
+ */
+static void test_gfd_products_agents(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = empty_ctl();
+	int n = gf_catalog_count();
+	for (int i = 0; i < n; i++) {
+		const struct gf_gpu_model *g = gf_catalog_at(i);
+		char name[16];
+		assert_int_equal(gf_fmt(name, sizeof(name), "n%d", i), 0);
+		struct gf_ctl_node_spec s =
+			spec_of(2, gf_catalog_by_name(g->name)->id, NULL, NULL);
+		join(ctl, name, &s);
+	}
+	struct gf_ctl_node_spec lab =
+		spec_of(1, "h200", NULL, "nvidia.com/gpu.product=NVIDIA-L40S");
+	join(ctl, "lab", &lab);
+	const char *ids[GF_MAX_MODELS];
+	for (int i = 0; i < n; i++) {
+		char want[GF_CTL_LABELS_MAX];
+		assert_int_equal(gf_fmt(want, sizeof(want),
+					"nvidia.com/gpu.product=%s",
+					gf_catalog_at(i)->gfd_product),
+				 0);
+		ids[i] = put(ctl, sel(job("batch", 1, 1), want));
+		assert_string_equal(why(ctl, ids[i]), "");
+	}
+	const char *h200 = put(
+		ctl, sel(job("batch", 1, 1), "nvidia.com/gpu.product=h200"));
+	pass(ctl, 1000, NULL);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(st(ctl, ids[i]), GF_JOB_RUNNING);
+		const char *on = node_of(ctl, ids[i], 0);
+		char want[16];
+		assert_int_equal(gf_fmt(want, sizeof(want), "n%d", i), 0);
+		if (strcmp(gf_catalog_at(i)->id, "l40s") == 0)
+			assert_true(!strcmp(on, want) || !strcmp(on, "lab"));
+		else
+			assert_string_equal(on, want);
+	}
+	/* the labelled h200 node is not an h200 to a product selector */
+	assert_int_equal(st(ctl, h200), GF_JOB_RUNNING);
+	assert_string_not_equal(node_of(ctl, h200, 0), "lab");
+	int k = 0;
+	while (strcmp(gf_catalog_at(k)->id, "h200") != 0)
+		k++;
+	char hn[16];
+	assert_int_equal(gf_fmt(hn, sizeof(hn), "n%d", k), 0);
+	assert_string_equal(node_of(ctl, h200, 0), hn);
+	gf_ctl_free(ctl);
+}
+
+/*
+ * A quota on "h100-80gb" (the MIG catalog's id, the catalog's alias of
+ * h100-sxm) counts the GPUs of agent nodes registering h100-sxm: team ml
+ * may hold 2 of them; a 1-GPU job runs, a 2-GPU job then waits on the
+ * quota, naming the model as nodes register it.
+ */
+static void test_quota_alias_agents(void **state)
+{
+	(void)state;
+	struct gf_ctl_config *cfg = cfg_new();
+	struct gf_ctl_team *t = &cfg->teams[cfg->nteams++];
+	snprintf(t->name, sizeof(t->name), "ml");
+	t->milli = -1;
+	t->ngpus = 1;
+	snprintf(t->gpus[0].what, sizeof(t->gpus[0].what), "h100-80gb");
+	t->gpus[0].limit = 2;
+	t->has_quota = true;
+	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	struct gf_ctl *ctl;
+	struct gf_err e;
+	assert_int_equal(gf_ctl_new(cfg, c, NULL, &ctl, &e), 0);
+	gf_free(cfg);
+	next_seq = 0;
+	struct gf_job *a = job("batch", 1, 1), *b = job("batch", 1, 2);
+	snprintf(a->spec.team, sizeof(a->spec.team), "ml");
+	snprintf(b->spec.team, sizeof(b->spec.team), "ml");
+	const char *x = put(ctl, a);
+	struct gf_ctl_node_spec s = spec_of(
+		8, gf_catalog_by_name("NVIDIA H100 80GB HBM3")->id, NULL, NULL);
+	join(ctl, "h", &s);
+	pass(ctl, 1000, NULL);
+	assert_int_equal(st(ctl, x), GF_JOB_RUNNING);
+	const char *y = put(ctl, b);
+	pass(ctl, 2000, NULL);
+	assert_int_equal(st(ctl, y), GF_JOB_PENDING);
+	assert_string_equal(why(ctl, y),
+			    "quota: team ml would use 3 of 2 h100-sxm GPUs");
+	gf_ctl_free(ctl);
+}
+
 /* A node event: one joins, one is registered again (maybe changed), one
  * is ready or not, a GPU is well or not. */
 static void node_event(struct gf_ctl *ctl, struct gf_rng *r, int64_t now,
@@ -1355,6 +1460,8 @@ int main(void)
 		cmocka_unit_test(test_restart_mig_mode),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_gfd_products_agents),
+		cmocka_unit_test(test_quota_alias_agents),
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_held_until_gone),
 		cmocka_unit_test(test_drain),

@@ -8,12 +8,14 @@
  * decisions over HTTP, with bind against a recorded API exchange, are in
  * test_k8s_serve.c.
  */
+#include <gpufleet/catalog.h>
 #include <gpufleet/ctl.h>
 #include <gpufleet/job.h>
 
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
 #include "k8s_helpers.h"
+#include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
 
@@ -1112,6 +1114,69 @@ static void test_decide_models(void **state)
 	gf_ctl_free(ctl);
 }
 
+/*
+ * Every catalog model as GPU feature discovery labels it (its labeler
+ * tests, NVIDIA/gpu-feature-discovery internal/lm/resource_test.go
+ * TestGPUResourceLabeler: "no sharing" writes the NVML name with spaces
+ * as '-', "shared appends suffix" adds -SHARED): a pod selecting that
+ * product fits the model's nodes however they name it: "id" by the
+ * catalog id (agents register it, from NVML), "alias" by a trace's name
+ * (--nodes FILE: V100M32 is v100-32gb), "lab" by its id and a product
+ * label of GFD's spelling (the label does not refuse it); "other" (the
+ * next model) never.  A pod asking by id fits the labelled node too.
+ */
+static void test_decide_gfd_products(void **state)
+{
+	(void)state;
+	int n = gf_catalog_count();
+	for (int i = 0; i < n; i++) {
+		const struct gf_gpu_model *g = gf_catalog_at(i);
+		const struct gf_gpu_model *o = gf_catalog_at((i + 1) % n);
+		struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+		join(ctl, "id", 8, g->id, NULL, NULL);
+		join(ctl, "other", 8, o->id, NULL, NULL);
+		struct gf_ctl_node_spec s = { .cpu_milli = 96000,
+					      .memory_mib = 786432,
+					      .ngpus = 8 };
+		assert_int_equal(gf_fmt(s.labels, sizeof(s.labels),
+					"nvidia.com/gpu.product=%s",
+					g->gfd_product),
+				 0);
+		join(ctl, "lab", 8, g->id, NULL, &s);
+		const char *alias = g->aliases[0];
+		if (alias)
+			join(ctl, "alias", 8, alias, NULL, NULL);
+		static const char *const suffix[] = { "", "-SHARED" };
+		for (int k = 0; k < 3; k++) {
+			char sel[160];
+			assert_int_equal(
+				gf_fmt(sel, sizeof(sel),
+				       "\"nvidia.com/gpu.product\": \"%s%s\"",
+				       k < 2 ? g->gfd_product : g->id,
+				       k < 2 ? suffix[k] : ""),
+				0);
+			struct gf_k8s_pod p;
+			struct gf_k8s_ask a;
+			struct gf_k8s_verdict v;
+			pod_of(&p, "g", "\"nvidia.com/gpu\": \"1\"", sel, "");
+			ask_of(ctl, &p, &a);
+			verdict(ctl, &a, "id", &v);
+			if (v.kind != GF_K8S_FITS)
+				print_message("%s: %s\n", sel, v.why);
+			assert_int_equal(v.kind, GF_K8S_FITS);
+			verdict(ctl, &a, "lab", &v);
+			assert_int_equal(v.kind, GF_K8S_FITS);
+			if (alias) {
+				verdict(ctl, &a, "alias", &v);
+				assert_int_equal(v.kind, GF_K8S_FITS);
+			}
+			verdict(ctl, &a, "other", &v);
+			assert_int_equal(v.kind, GF_K8S_NEVER);
+		}
+		gf_ctl_free(ctl);
+	}
+}
+
 /* What gpufleet does not place: a clear message. */
 static void test_ask_errors(void **state)
 {
@@ -1197,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(test_decide_memo_scores),
 		cmocka_unit_test(test_decide_victims),
 		cmocka_unit_test(test_decide_models),
+		cmocka_unit_test(test_decide_gfd_products),
 		cmocka_unit_test(test_ask_errors),
 		cmocka_unit_test(test_job_of_pod),
 	};

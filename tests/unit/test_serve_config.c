@@ -254,6 +254,76 @@ static void test_csv_and_defaults(void **state)
 	gf_serve_config_release(&cfg);
 }
 
+/*
+ * Quota keys and selectors that name no GPU model warn (issue 22, GFD):
+ * a key no node's model is and the catalog resolves to no model (by id,
+ * alias, NVML name or GFD product).  Nodes from a CSV of trace models
+ * (V100M32, a model the catalog lacks: MYGPU) and h100-sxm: h100-80gb
+ * (the catalog's alias of h100-sxm), V100M32 and MYGPU (nodes have
+ * them), b200 (a catalog model no node has yet: agents may bring it) and
+ * "*" are silent; h100-80g and tpu warn.  With no node (agents mode at
+ * start-up) MYGPU warns too.
+ */
+static void test_model_warnings(void **state)
+{
+	(void)state;
+	char csv[64];
+	snprintf(csv, sizeof(csv), "/tmp/gf-serve-csv-XXXXXX");
+	int fd = mkstemp(csv);
+	const char *rows = "sn,cpu_milli,memory_mib,gpu,model\n"
+			   "n1,64000,262144,8,V100M32\n"
+			   "n2,64000,262144,8,h100-sxm\n"
+			   "n3,64000,262144,8,MYGPU\n";
+	assert_int_equal(write(fd, rows, strlen(rows)), (ssize_t)strlen(rows));
+	close(fd);
+	write_file("teams:\n"
+		   "  - name: ml\n"
+		   "    quota: {gpus: {h100-80gb: 2, h100-80g: 1, \"*\": 4, "
+		   "V100M32: 1, b200: 1, MYGPU: 1, tpu: 3}}\n");
+	struct gf_serve_config cfg;
+	gf_serve_config_defaults(&cfg);
+	struct gf_err e;
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
+	struct gf_cluster c;
+	struct gf_ctl_node *nodes;
+	assert_int_equal(gf_serve_build_nodes(&cfg, csv, &c, &nodes, &e), 0);
+	char why[GF_ERR_MSG_MAX], want[GF_ERR_MSG_MAX];
+	assert_int_equal(gf_serve_model_warnings(&cfg, &c, why, sizeof(why)),
+			 2);
+	snprintf(want, sizeof(want),
+		 "%s: team 'ml': quota.gpus 'h100-80g': no node has that GPU "
+		 "model and it is no catalog model's id, alias, NVML name or "
+		 "GFD product: the entry matches no node",
+		 path);
+	assert_string_equal(why, want);
+	assert_false(gf_serve_model_unknown(&c, "MYGPU"));
+	/* a job's selector on GFD's product key */
+	char model[64];
+	assert_false(gf_serve_selector_unknown(
+		&c, "zone=a,nvidia.com/gpu.product=Tesla-V100-SXM2-32GB", model,
+		sizeof(model)));
+	assert_true(gf_serve_selector_unknown(
+		&c, "zone=a,nvidia.com/gpu.product=H100-80G", model,
+		sizeof(model)));
+	assert_string_equal(model, "H100-80G");
+	assert_false(gf_serve_selector_unknown(
+		&c, "x.nvidia.com/gpu.product=H100-80G", model, sizeof(model)));
+	assert_false(
+		gf_serve_selector_unknown(&c, "zone=a", model, sizeof(model)));
+	gf_free(nodes);
+	gf_cluster_release(&c);
+	/* no node yet: only the catalog resolves */
+	gf_cluster_init(&c);
+	assert_int_equal(gf_serve_model_warnings(&cfg, &c, why, sizeof(why)),
+			 3);
+	assert_true(gf_serve_model_unknown(&c, "MYGPU"));
+	assert_false(gf_serve_model_unknown(&c, "NVIDIA-B200"));
+	gf_cluster_release(&c);
+	gf_serve_config_release(&cfg);
+	unlink(path);
+	unlink(csv);
+}
+
 /* Every placement policy is one the controller can run, FGD+ included;
  * an unknown one lists them all. */
 static void test_policies(void **state)
@@ -439,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_bad_nodes),
 		cmocka_unit_test(test_csv_and_defaults),
+		cmocka_unit_test(test_model_warnings),
 		cmocka_unit_test(test_policies),
 		cmocka_unit_test(test_tokens),
 		cmocka_unit_test(test_tokens_many),

@@ -238,8 +238,7 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 	bool gpu_kind = q->gpus > 0 || q->milli > 0 || q->prof >= 0;
 	if (gpu_kind && q->model >= 0 && n->model != q->model)
 		return 0;
-	if (q->sel[0] &&
-	    !gf__labels_match(ctl->nodes.cfg[g->rep].labels, q->sel))
+	if (q->sel[0] && !gf__node_matches(ctl, g->rep, q->sel))
 		return 0;
 	int usable = usable_gpus(ctl, g->rep);
 	if (q->gpus > 0 && usable / q->gpus < k)
@@ -412,7 +411,7 @@ static int kinds(const struct gf_ctl *ctl, const struct gf_job_spec *s,
 	q->model = -1;
 	q->prof = -1;
 	if (s->gpu_model[0]) {
-		q->model = gf__model_find(ctl->c, s->gpu_model);
+		q->model = gf__model_resolve(ctl->c, s->gpu_model);
 		if (q->model < 0)
 			return gf_err_set(e, GF_ENEVER,
 					  "no node has GPU model '%s'",
@@ -483,7 +482,8 @@ void gf__derive(struct gf_ctl *ctl, struct gf__jrec *j)
 	memset(r, 0, sizeof(*r));
 	r->cpu = s->cpu_milli;
 	r->mem = s->memory_mib;
-	j->model = s->gpu_model[0] ? gf__model_find(ctl->c, s->gpu_model) : -1;
+	j->model =
+		s->gpu_model[0] ? gf__model_resolve(ctl->c, s->gpu_model) : -1;
 	if (s->gpu_model[0] && j->model < 0)
 		j->model = -2;
 	j->prof = s->mig_profile[0] ? gf__prof_find(ctl, s->mig_profile) : -1;

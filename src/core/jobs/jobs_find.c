@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <gpufleet/catalog.h>
+
 #include "core/jobs/ctl_impl.h"
 #include "util/hash.h"
 
@@ -22,6 +24,15 @@ int gf__model_find(const struct gf_cluster *c, const char *name)
 		if (strcasecmp(c->models[m], name) == 0)
 			return m;
 	return -1;
+}
+
+int gf__model_resolve(const struct gf_cluster *c, const char *name)
+{
+	int m = gf__model_find(c, name);
+	for (int k = 0; m < 0 && k < c->nmodels; k++)
+		if (gf_catalog_same(c->models[k], name))
+			m = k;
+	return m;
 }
 
 _Static_assert(offsetof(struct gf_ctl_class, name) == 0, "name first");

@@ -15,6 +15,9 @@ struct gf_err;
 
 /* The cluster's model id of name (case-insensitive), or -1. */
 int gf__model_find(const struct gf_cluster *c, const char *name);
+/* gf__model_find, else the model naming the same catalog model by
+ * another of its names (gf_catalog_same: "h100-80gb" finds h100-sxm). */
+int gf__model_resolve(const struct gf_cluster *c, const char *name);
 /* The index of name among n records stride bytes apart from list, each
  * starting with its name (a class or team of the config, a team of the
  * core), or -1. */

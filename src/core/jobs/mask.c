@@ -2,7 +2,8 @@
  * mask.c - node labels and node selectors: the syntax "k=v,k=v" (keys
  * and values of letters, digits, '.', '_', '-', '/'; no key twice), a
  * selector matching a node when every one of its pairs is among the
- * node's labels, and the node masks the engine takes (gf_sched_place_in),
+ * node's labels (GFD's product key compares as GPU models: mask.h), and
+ * the node masks the engine takes (gf_sched_place_in),
  * one per distinct selector, cached.
  *
  * Invariants: a cached mask is exactly the nodes matching its selector
@@ -16,6 +17,8 @@
 
 #include <stdio.h>
 #include <string.h>
+
+#include <gpufleet/catalog.h>
 
 #include "core/jobs/ctl_impl.h"
 #include "util/fmt.h"
@@ -39,22 +42,52 @@ static size_t word(const char *s)
 	return n;
 }
 
-/* Is the pair k (klen) = v (vlen) in the list s? */
-static bool has_pair(const char *s, const char *k, size_t klen, const char *v,
-		     size_t vlen)
+/* Is k (klen) GFD's product key? */
+static bool product_key(const char *k, size_t klen)
 {
+	return klen == strlen(GF_GFD_PRODUCT_LABEL) &&
+	       memcmp(k, GF_GFD_PRODUCT_LABEL, klen) == 0;
+}
+
+/* Do the values a (alen) and b (blen) of GFD's product key name one
+ * model: equal, or one catalog model by any of its names (id, alias,
+ * NVML name, GFD product)? */
+static bool same_product(const char *a, size_t alen, const char *b, size_t blen)
+{
+	char x[GF_CTL_LABELS_MAX], y[GF_CTL_LABELS_MAX];
+	if (alen >= sizeof(x) || blen >= sizeof(y))
+		return false;
+	memcpy(x, a, alen);
+	x[alen] = '\0';
+	memcpy(y, b, blen);
+	y[blen] = '\0';
+	return gf_catalog_same(x, y);
+}
+
+/* Is the pair k (klen) = v (vlen) in the list s?  The product key's
+ * values compare as models (same_product); a list without that key has
+ * it as the node's model when one is given. */
+static bool has_pair(const char *s, const char *model, const char *k,
+		     size_t klen, const char *v, size_t vlen)
+{
+	bool product = product_key(k, klen), keyed = false;
 	while (*s) {
 		size_t kl = word(s);
 		const char *val = s + kl + 1;
 		size_t vl = word(val);
-		if (kl == klen && vl == vlen && memcmp(s, k, klen) == 0 &&
-		    memcmp(val, v, vlen) == 0)
-			return true;
+		if (kl == klen && memcmp(s, k, klen) == 0) {
+			keyed = true;
+			if (vl == vlen && memcmp(val, v, vlen) == 0)
+				return true;
+			if (product && same_product(val, vl, v, vlen))
+				return true;
+		}
 		s = val + vl;
 		if (*s == ',')
 			s++;
 	}
-	return false;
+	return product && !keyed && model && model[0] &&
+	       same_product(model, strlen(model), v, vlen);
 }
 
 /* Is key k (klen) in the first `upto` bytes of the list s? */
@@ -110,20 +143,28 @@ int gf__labels_check(const char *s, char *why, unsigned size)
 	}
 }
 
-bool gf__labels_match(const char *labels, const char *selector)
+bool gf__labels_match(const char *labels, const char *model,
+		      const char *selector)
 {
 	const char *p = selector;
 	while (*p) {
 		size_t kl = word(p);
 		const char *v = p + kl + 1;
 		size_t vl = word(v);
-		if (!has_pair(labels, p, kl, v, vl))
+		if (!has_pair(labels, model, p, kl, v, vl))
 			return false;
 		p = v + vl;
 		if (*p == ',')
 			p++;
 	}
 	return true;
+}
+
+bool gf__node_matches(const struct gf_ctl *ctl, int i, const char *selector)
+{
+	const struct gf_cnode *n = &ctl->c->nodes[i];
+	const char *model = n->ngpus > 0 ? ctl->c->models[n->model] : NULL;
+	return gf__labels_match(ctl->nodes.cfg[i].labels, model, selector);
 }
 
 static void masks_clear(struct gf_ctl *ctl)
@@ -161,7 +202,7 @@ static int mask_new(struct gf_ctl *ctl, const struct gf_job_spec *s)
 	m->on = gf_calloc((size_t)ctl->nodes.cap, 1);
 	m->count = 0;
 	for (int i = 0; i < n; i++)
-		if (gf__labels_match(ctl->nodes.cfg[i].labels, sel)) {
+		if (gf__node_matches(ctl, i, sel)) {
 			m->on[i] = 1;
 			m->count++;
 		}
@@ -198,7 +239,7 @@ void gf__masks_node(struct gf_ctl *ctl, int i)
 {
 	for (int k = 0; k < ctl->masks.n; k++) {
 		struct gf__mask *m = &ctl->masks.m[k];
-		uint8_t on = gf__labels_match(ctl->nodes.cfg[i].labels, m->sel);
+		uint8_t on = gf__node_matches(ctl, i, m->sel);
 		m->count += on - m->on[i];
 		m->on[i] = on;
 	}

@@ -63,7 +63,7 @@ void gf__team_limits(struct gf_ctl *ctl, struct gf__team *t,
 		const struct gf_ctl_quota *q = &cfg->gpus[k];
 		int m = strcmp(q->what, "*") == 0
 				? -2
-				: gf__model_find(ctl->c, q->what);
+				: gf__model_resolve(ctl->c, q->what);
 		if (m == -2)
 			t->gpu_all_lim = q->limit;
 		else if (m >= 0)

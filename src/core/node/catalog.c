@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include <gpufleet/catalog.h>
+#include <gpufleet/err.h>
 
 #define NVIDIA 0x10de
 
@@ -28,7 +29,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_MESH,
 	  false,
 	  0,
-	  300 },
+	  300,
+	  "Tesla-P100-SXM2-16GB",
+	  { NULL } },
 	{ "p100-pcie",
 	  "Tesla P100-PCIE-16GB",
 	  GF_ARCH_PASCAL,
@@ -41,7 +44,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_NONE,
 	  false,
 	  0,
-	  250 },
+	  250,
+	  "Tesla-P100-PCIE-16GB",
+	  { "P100" } },
 	{ "v100-16gb",
 	  "Tesla V100-SXM2-16GB",
 	  GF_ARCH_VOLTA,
@@ -54,7 +59,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_MESH,
 	  false,
 	  0,
-	  300 },
+	  300,
+	  "Tesla-V100-SXM2-16GB",
+	  { "V100M16", "V100" } },
 	{ "v100-32gb",
 	  "Tesla V100-SXM2-32GB",
 	  GF_ARCH_VOLTA,
@@ -67,7 +74,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_MESH,
 	  false,
 	  0,
-	  300 },
+	  300,
+	  "Tesla-V100-SXM2-32GB",
+	  { "V100M32" } },
 	{ "v100-sxm3-32gb",
 	  "Tesla V100-SXM3-32GB-H",
 	  GF_ARCH_VOLTA,
@@ -80,7 +89,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  false,
 	  0,
-	  450 },
+	  450,
+	  "Tesla-V100-SXM3-32GB-H",
+	  { NULL } },
 	{ "t4",
 	  "Tesla T4",
 	  GF_ARCH_TURING,
@@ -93,7 +104,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_NONE,
 	  false,
 	  0,
-	  70 },
+	  70,
+	  "Tesla-T4",
+	  { NULL } },
 	{ "a100-40gb",
 	  "NVIDIA A100-SXM4-40GB",
 	  GF_ARCH_AMPERE,
@@ -106,7 +119,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  400 },
+	  400,
+	  "NVIDIA-A100-SXM4-40GB",
+	  { NULL } },
 	{ "a100-80gb",
 	  "NVIDIA A100-SXM4-80GB",
 	  GF_ARCH_AMPERE,
@@ -119,7 +134,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  400 },
+	  400,
+	  "NVIDIA-A100-SXM4-80GB",
+	  { NULL } },
 	{ "a30",
 	  "NVIDIA A30",
 	  GF_ARCH_AMPERE,
@@ -132,7 +149,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_BRIDGE,
 	  true,
 	  4,
-	  165 },
+	  165,
+	  "NVIDIA-A30",
+	  { NULL } },
 	{ "a10",
 	  "NVIDIA A10",
 	  GF_ARCH_AMPERE,
@@ -145,7 +164,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_NONE,
 	  false,
 	  0,
-	  150 },
+	  150,
+	  "NVIDIA-A10",
+	  { NULL } },
 	{ "l4",
 	  "NVIDIA L4",
 	  GF_ARCH_ADA,
@@ -158,7 +179,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_NONE,
 	  false,
 	  0,
-	  72 },
+	  72,
+	  "NVIDIA-L4",
+	  { NULL } },
 	{ "l40s",
 	  "NVIDIA L40S",
 	  GF_ARCH_ADA,
@@ -171,7 +194,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_NONE,
 	  false,
 	  0,
-	  350 },
+	  350,
+	  "NVIDIA-L40S",
+	  { NULL } },
 	{ "h100-sxm",
 	  "NVIDIA H100 80GB HBM3",
 	  GF_ARCH_HOPPER,
@@ -184,7 +209,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  700 },
+	  700,
+	  "NVIDIA-H100-80GB-HBM3",
+	  { "h100-80gb" } },
 	{ "h100-pcie",
 	  "NVIDIA H100 PCIe",
 	  GF_ARCH_HOPPER,
@@ -197,7 +224,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_BRIDGE,
 	  true,
 	  7,
-	  350 },
+	  350,
+	  "NVIDIA-H100-PCIe",
+	  { NULL } },
 	{ "h100-nvl",
 	  "NVIDIA H100 NVL",
 	  GF_ARCH_HOPPER,
@@ -210,7 +239,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_BRIDGE,
 	  true,
 	  7,
-	  400 },
+	  400,
+	  "NVIDIA-H100-NVL",
+	  { NULL } },
 	{ "h200",
 	  "NVIDIA H200",
 	  GF_ARCH_HOPPER,
@@ -223,7 +254,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  700 },
+	  700,
+	  "NVIDIA-H200",
+	  { NULL } },
 	{ "gh200",
 	  "NVIDIA GH200 480GB",
 	  GF_ARCH_HOPPER,
@@ -236,7 +269,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  1000 },
+	  1000,
+	  "NVIDIA-GH200-480GB",
+	  { NULL } },
 	{ "b200",
 	  "NVIDIA B200",
 	  GF_ARCH_BLACKWELL,
@@ -249,7 +284,9 @@ static const struct gf_gpu_model catalog[] = {
 	  GF_NVLINK_SWITCH,
 	  true,
 	  7,
-	  1000 },
+	  1000,
+	  "NVIDIA-B200",
+	  { NULL } },
 };
 
 #define CATALOG_N ((int)(sizeof(catalog) / sizeof(catalog[0])))
@@ -295,6 +332,61 @@ const struct gf_gpu_model *gf_catalog_by_name(const char *name)
 		if (strcasecmp(catalog[i].name, name) == 0)
 			return &catalog[i];
 	return NULL;
+}
+
+int gf_catalog_gfd_product(const char *nvml, char *out, size_t size)
+{
+	size_t n = 0;
+	for (; *nvml; nvml++) {
+		if (n + 1 >= size)
+			return GF_ETOOBIG;
+		out[n++] = *nvml == ' ' ? '-' : *nvml;
+	}
+	if (size == 0)
+		return GF_ETOOBIG;
+	out[n] = '\0';
+	return 0;
+}
+
+/* One character of a name as lookups compare it. */
+static int fold(char ch)
+{
+	if (ch == ' ' || ch == '_')
+		return '-';
+	return ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch;
+}
+
+static bool name_is(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	while (*a && fold(*a) == fold(*b))
+		a++, b++;
+	return *a == '\0' && *b == '\0';
+}
+
+const struct gf_gpu_model *gf_catalog_lookup(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	for (int i = 0; i < CATALOG_N; i++) {
+		const struct gf_gpu_model *m = &catalog[i];
+		if (name_is(m->id, name) || name_is(m->name, name) ||
+		    name_is(m->gfd_product, name))
+			return m;
+		for (int k = 0; k < GF_GPU_MAX_ALIASES && m->aliases[k]; k++)
+			if (name_is(m->aliases[k], name))
+				return m;
+	}
+	return NULL;
+}
+
+bool gf_catalog_same(const char *a, const char *b)
+{
+	if (strcasecmp(a, b) == 0)
+		return true;
+	const struct gf_gpu_model *m = gf_catalog_lookup(a);
+	return m && m == gf_catalog_lookup(b);
 }
 
 const char *gf_gpu_arch_name(enum gf_gpu_arch arch)
