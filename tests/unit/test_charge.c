@@ -51,7 +51,13 @@ struct rec_spec {
 	const char *labels, *mig, *model, *gpu_ids;
 };
 
-static void record(struct gf_charge_input *in, const struct rec_spec *x)
+/* The pod's owner, services and annotations of a record. */
+struct own_spec {
+	const char *kind, *ctl, *svc, *annos;
+};
+
+static void record_own(struct gf_charge_input *in, const struct rec_spec *x,
+		       const struct own_spec *o)
 {
 	struct gf_charge_record r;
 	memset(&r, 0, sizeof(r));
@@ -68,14 +74,25 @@ static void record(struct gf_charge_input *in, const struct rec_spec *x)
 	r.ram_req = x->ram_req;
 	r.ram_use = x->ram_use;
 	r.other_cost = x->other;
-	struct gf_charge_extra xe = { x->labels ? S(in, x->labels) : 0,
-				      x->model ? S(in, x->model) : 0,
-				      x->mig ? S(in, x->mig) : 0,
-				      x->gpu_ids ? S(in, x->gpu_ids) : 0 };
+	struct gf_charge_extra xe;
+	memset(&xe, 0, sizeof(xe));
+	xe.labels = x->labels ? S(in, x->labels) : 0;
+	xe.gpu_model = x->model ? S(in, x->model) : 0;
+	xe.mig_profile = x->mig ? S(in, x->mig) : 0;
+	xe.gpu_ids = x->gpu_ids ? S(in, x->gpu_ids) : 0;
+	xe.controller_kind = o && o->kind ? S(in, o->kind) : 0;
+	xe.controller = o && o->ctl ? S(in, o->ctl) : 0;
+	xe.services = o && o->svc ? S(in, o->svc) : 0;
+	xe.annotations = o && o->annos ? S(in, o->annos) : 0;
 	r.extra = gf_charge_extra_id(in, &xe);
 	r.src = S(in, "records.csv");
 	r.line = (uint32_t)in->nrec + 2;
 	assert_int_equal(gf_charge_add_record(in, &r), 0);
+}
+
+static void record(struct gf_charge_input *in, const struct rec_spec *x)
+{
+	record_own(in, x, NULL);
 }
 
 static const struct gf_charge_row *row(const struct gf_charge_result *res,
