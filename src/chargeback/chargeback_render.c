@@ -153,12 +153,14 @@ static void breakdown_json(struct gf_json *j, const struct gf_charge_row *r)
 	for (size_t i = 0; i < r->nshares; i++) {
 		const struct gf_charge_share *s = &r->shares[i];
 		gf_json_obj_begin(j, s->name);
+		const double v[] = { s->total_cost, s->cpu_cost, s->gpu_cost,
+				     s->ram_cost, s->other_cost };
+		static const char *const k[] = { "totalCost", "cpuCost",
+						 "gpuCost", "ramCost",
+						 "otherCost" };
 		gf_json_str(j, "name", s->name);
-		num(j, "totalCost", s->total_cost);
-		num(j, "cpuCost", s->cpu_cost);
-		num(j, "gpuCost", s->gpu_cost);
-		num(j, "ramCost", s->ram_cost);
-		num(j, "otherCost", s->other_cost);
+		for (size_t f = 0; f < sizeof(v) / sizeof(v[0]); f++)
+			num(j, k[f], v[f]);
 		gf_json_obj_end(j);
 	}
 	gf_json_obj_end(j);

@@ -472,27 +472,16 @@ static uint32_t owner_of(const struct gf_charge_input *in,
 	const struct gf_charge_hash *h = in->extra_ix;
 	const struct gf_charge_extra *x = &in->extra[r->extra];
 	const struct gf__extra_parts *p = &h->parts[r->extra];
-	uint32_t v = 0, want = 0;
-	switch (kind) {
-	case GF_CHARGE_KEY_CONTROLLER_KIND:
-		v = x->controller_kind;
-		break;
-	case GF_CHARGE_KEY_CONTROLLER:
-		v = p->controller;
-		break;
-	case GF_CHARGE_KEY_SERVICE:
-		v = p->service;
-		break;
-	case GF_CHARGE_KEY_DEPLOYMENT:
-		want = h->deployment;
-		break;
-	case GF_CHARGE_KEY_STATEFULSET:
-		want = h->statefulset;
-		break;
-	default:
-		want = h->daemonset;
-		break;
-	}
+	/* by kind from GF_CHARGE_KEY_CONTROLLER_KIND on: the value, or
+	 * the controller kind the key asks for */
+	const uint32_t vals[] = {
+		x->controller_kind, p->controller, p->service, 0, 0, 0
+	};
+	const uint32_t kinds[] = {
+		0, 0, 0, h->deployment, h->statefulset, h->daemonset
+	};
+	size_t at = (size_t)(kind - GF_CHARGE_KEY_CONTROLLER_KIND);
+	uint32_t v = vals[at], want = kinds[at];
 	if (want)
 		v = x->controller_kind == want ? x->controller : 0;
 	return v ? v : h->unalloc;
