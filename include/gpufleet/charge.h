@@ -115,6 +115,11 @@ struct gf_charge_extra {
 	uint32_t gpu_model;   /* overrides the node's, 0 none */
 	uint32_t mig_profile; /* "3g.40gb", 0 none */
 	uint32_t gpu_ids;     /* "0;1" or UUIDs: joins telemetry, 0 none */
+	/* the pod's owner, as OpenCost's properties: controllerKind
+	 * ("deployment", as OpenCost writes it), controller (its name) */
+	uint32_t controller_kind, controller;
+	uint32_t services;    /* "svc;svc" (OpenCost keys by the first) */
+	uint32_t annotations; /* "k=v;k=v", as labels */
 };
 
 /*
@@ -198,18 +203,27 @@ enum gf_charge_key_kind {
 	GF_CHARGE_KEY_CONTAINER,
 	GF_CHARGE_KEY_LABEL,
 	GF_CHARGE_KEY_GPU_MODEL,
+	/* OpenCost's AllocationProperties keys (GenerateKey) */
+	GF_CHARGE_KEY_CONTROLLER_KIND,
+	GF_CHARGE_KEY_CONTROLLER,  /* "kind:name", or "name" without kind */
+	GF_CHARGE_KEY_SERVICE,	   /* the first service */
+	GF_CHARGE_KEY_DEPLOYMENT,  /* the controller when its kind is */
+	GF_CHARGE_KEY_STATEFULSET, /* that key's name, else */
+	GF_CHARGE_KEY_DAEMONSET,   /* "__unallocated__" */
+	GF_CHARGE_KEY_ANNOTATION,
 };
 
 struct gf_charge_key {
 	enum gf_charge_key_kind kind;
-	uint32_t label; /* GF_CHARGE_KEY_LABEL: the label's name */
+	uint32_t label; /* GF_CHARGE_KEY_LABEL, _ANNOTATION: its name */
 };
 
 /*
  * Parse a key: cluster, node, namespace, pod, container, label:NAME,
- * gpu_model; and the names gpufleet's own records use: team (namespace),
- * job (pod), class (label:class), user (label:user).  GF_EINVAL with e
- * naming it.
+ * gpu_model, controllerKind, controller, service, deployment,
+ * statefulset, daemonset, annotation:NAME; and the names gpufleet's own records
+ * use: team (namespace), job (pod), class (label:class), user (label:user).
+ * GF_EINVAL with e naming it.
  */
 int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
 			struct gf_charge_key *k,
@@ -259,6 +273,8 @@ struct gf_charge_opts {
 	struct gf_charge_shared_hourly shared_hourly[GF_CHARGE_MAX_SHARED];
 	int nshared_hourly;
 	enum gf_charge_mig_rule mig_rule;
+	/* fill each row's shares (OpenCost's IncludeSharedCostBreakdown) */
+	bool shared_breakdown;
 };
 
 /* Defaults over [start_ms, end_ms): OpenCost's (no idle sharing, idle
@@ -278,6 +294,14 @@ int gf_charge_mig_units(const char *model, const char *profile, double count,
 enum gf_charge_row_kind {
 	GF_CHARGE_ROW_ALLOC = 0,
 	GF_CHARGE_ROW_IDLE,
+};
+
+/* What one shared allocation gave a row: name is its aggregation key,
+ * or "overheadCost" for the hourly overheads together (OpenCost's
+ * SharedCostBreakdown). */
+struct gf_charge_share {
+	char *name; /* owned by the result */
+	double cpu_cost, gpu_cost, ram_cost, other_cost, total_cost;
 };
 
 /*
@@ -304,6 +328,10 @@ struct gf_charge_row {
 	double gpu_tele_hours, gpu_active_hours;
 	unsigned signals;
 	double waste[GF_CHARGE_NWASTE]; /* GPU cost under each diagnosis */
+	/* with opts.shared_breakdown: sharedCost by shared allocation
+	 * (owned by the result), sorted by name */
+	struct gf_charge_share *shares;
+	size_t nshares;
 };
 
 double gf_charge_row_total(const struct gf_charge_row *r);

@@ -314,14 +314,56 @@ static const char *const rec_req[] = { "cluster", "node",	 "namespace",
 				       "end",	  "gpus",	 "cpu_req",
 				       "cpu_use", "ram_req_gib", "ram_use_gib",
 				       NULL };
-static const char *const rec_opt[] = { "labels",  "gpu_model",	"mig_profile",
-				       "gpu_ids", "other_cost", NULL };
+static const char *const rec_opt[] = { "labels",      "gpu_model",
+				       "mig_profile", "gpu_ids",
+				       "other_cost",  "controller_kind",
+				       "controller",  "services",
+				       "annotations", NULL };
+
+/* "k=v;k=v" (labels, annotations): every item a NAME=VALUE. */
+static bool pairs(struct rd *r, int col, const char *name, uint32_t *out)
+{
+	if (!str(r, col, name, false, out))
+		return false;
+	const char *s = gf_csv_get(r->c, col);
+	while (col >= 0 && *s) {
+		size_t len = strcspn(s, ";");
+		const char *eq = memchr(s, '=', len);
+		if (len && (!eq || eq == s))
+			return bad(r,
+				   "field '%s': expected NAME=VALUE items "
+				   "split by ';', got '%.*s'",
+				   name, (int)(len > 60 ? 60 : len), s);
+		s += len + (s[len] == ';');
+	}
+	return true;
+}
+
+/* The pod's owner and services (OpenCost's controllerKind, controller,
+ * services, annotations). */
+static bool owner(struct rd *r, const int *at, struct gf_charge_extra *xe)
+{
+	if (!(str(r, at[17], "controller_kind", false, &xe->controller_kind) &&
+	      str(r, at[18], "controller", false, &xe->controller) &&
+	      str(r, at[19], "services", false, &xe->services) &&
+	      pairs(r, at[20], "annotations", &xe->annotations)))
+		return false;
+	const char *k = gf_charge_str(r->in, xe->controller_kind);
+	for (const char *p = k; *p; p++)
+		if (*p == ':' || *p == '/' || *p == ';')
+			return bad(r,
+				   "field 'controller_kind': '%.60s' is not a "
+				   "kind (no ':', '/' or ';')",
+				   k);
+	return true;
+}
 
 static bool record_row(struct rd *r, const int *at, void *arg)
 {
 	(void)arg;
 	struct gf_charge_record x;
-	struct gf_charge_extra xe = { 0, 0, 0, 0 };
+	struct gf_charge_extra xe;
+	memset(&xe, 0, sizeof(xe));
 	memset(&x, 0, sizeof(x));
 	bool ok = str(r, at[0], "cluster", true, &x.cluster) &&
 		  str(r, at[1], "node", true, &x.node) &&
@@ -339,7 +381,8 @@ static bool record_row(struct rd *r, const int *at, void *arg)
 		  str(r, at[13], "gpu_model", false, &xe.gpu_model) &&
 		  str(r, at[14], "mig_profile", false, &xe.mig_profile) &&
 		  str(r, at[15], "gpu_ids", false, &xe.gpu_ids) &&
-		  num(r, at[16], "other_cost", &x.other_cost);
+		  num(r, at[16], "other_cost", &x.other_cost) &&
+		  owner(r, at, &xe);
 	if (!ok)
 		return false;
 	if (x.end_ms < x.start_ms)

@@ -58,38 +58,53 @@ static double per(double a, double b)
 	return b > 0 ? a / b : 0;
 }
 
+/* The labels or annotations (kind) among the keys, as one object. */
+static void pairs_json(struct gf_json *j, const struct gf_cb_view *v,
+		       const struct gf_charge_row *r,
+		       enum gf_charge_key_kind kind, const char *name)
+{
+	bool any = false;
+	for (int i = 0; i < v->o->nagg; i++) {
+		if (v->o->agg[i].kind != kind)
+			continue;
+		if (!any)
+			gf_json_obj_begin(j, name);
+		any = true;
+		gf_json_str(j, gf_charge_str(v->in, v->o->agg[i].label),
+			    gf_charge_str(v->in, r->keyval[i]));
+	}
+	if (any)
+		gf_json_obj_end(j);
+}
+
 static void properties(struct gf_json *j, const struct gf_cb_view *v,
 		       const struct gf_charge_row *r)
 {
-	static const char *const names[] = { "cluster",	  "node",
-					     "namespace", "pod",
-					     "container", "labels",
-					     "gpuModel" };
+	/* by key kind; deployment and the like name the controller */
+	static const char *const names[] = {
+		"cluster",    "node",	     "namespace",  "pod",
+		"container",  "labels",	     "gpuModel",   "controllerKind",
+		"controller", "services",    "controller", "controller",
+		"controller", "annotations",
+	};
 	gf_json_obj_begin(j, "properties");
 	if (r->kind == GF_CHARGE_ROW_ALLOC) {
-		bool labels = false;
 		for (int i = 0; i < v->o->nagg; i++) {
 			const struct gf_charge_key *k = &v->o->agg[i];
-			if (k->kind == GF_CHARGE_KEY_LABEL) {
-				labels = true;
+			const char *val = gf_charge_str(v->in, r->keyval[i]);
+			if (k->kind == GF_CHARGE_KEY_LABEL ||
+			    k->kind == GF_CHARGE_KEY_ANNOTATION)
+				continue;
+			if (k->kind == GF_CHARGE_KEY_SERVICE) {
+				gf_json_arr_begin(j, names[k->kind]);
+				gf_json_str(j, NULL, val);
+				gf_json_arr_end(j);
 				continue;
 			}
-			gf_json_str(j, names[k->kind],
-				    gf_charge_str(v->in, r->keyval[i]));
+			gf_json_str(j, names[k->kind], val);
 		}
-		if (labels) {
-			gf_json_obj_begin(j, "labels");
-			for (int i = 0; i < v->o->nagg; i++)
-				if (v->o->agg[i].kind == GF_CHARGE_KEY_LABEL)
-					gf_json_str(
-						j,
-						gf_charge_str(
-							v->in,
-							v->o->agg[i].label),
-						gf_charge_str(v->in,
-							      r->keyval[i]));
-			gf_json_obj_end(j);
-		}
+		pairs_json(j, v, r, GF_CHARGE_KEY_LABEL, "labels");
+		pairs_json(j, v, r, GF_CHARGE_KEY_ANNOTATION, "annotations");
 	}
 	gf_json_obj_end(j);
 }
@@ -129,6 +144,28 @@ static void our_fields(struct gf_json *j, const struct gf_charge_row *r)
 	num(j, "wasteCostTotal", gf_charge_row_waste(r));
 }
 
+/* OpenCost's sharedCostBreakdown: {name: SharedCostBreakdown}; our
+ * otherCost holds what OpenCost splits into PV, network, LB and
+ * external. */
+static void breakdown_json(struct gf_json *j, const struct gf_charge_row *r)
+{
+	gf_json_obj_begin(j, "sharedCostBreakdown");
+	for (size_t i = 0; i < r->nshares; i++) {
+		const struct gf_charge_share *s = &r->shares[i];
+		gf_json_obj_begin(j, s->name);
+		const double v[] = { s->total_cost, s->cpu_cost, s->gpu_cost,
+				     s->ram_cost, s->other_cost };
+		static const char *const k[] = { "totalCost", "cpuCost",
+						 "gpuCost", "ramCost",
+						 "otherCost" };
+		gf_json_str(j, "name", s->name);
+		for (size_t f = 0; f < sizeof(v) / sizeof(v[0]); f++)
+			num(j, k[f], v[f]);
+		gf_json_obj_end(j);
+	}
+	gf_json_obj_end(j);
+}
+
 static void row_json(struct gf_json *j, const struct gf_cb_view *v,
 		     const struct gf_charge_step *st,
 		     const struct gf_charge_row *r)
@@ -164,6 +201,8 @@ static void row_json(struct gf_json *j, const struct gf_cb_view *v,
 	num(j, "sharedCost", r->shared_cost);
 	num(j, "totalCost", gf_charge_row_total(r));
 	num(j, "totalEfficiency", gf_charge_row_total_eff(r));
+	if (v->o->shared_breakdown)
+		breakdown_json(j, r);
 	our_fields(j, r);
 	gf_json_obj_end(j);
 }

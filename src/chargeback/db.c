@@ -119,8 +119,11 @@ static int take_run(const struct gf_job_run *run, void *arg)
 		c->rc = GF_ETOOBIG; /* an int always fits: never */
 		return 1;
 	}
-	struct gf_charge_extra xe = { intern(c->in, labels), j->model, j->mig,
-				      0 };
+	struct gf_charge_extra xe;
+	memset(&xe, 0, sizeof(xe));
+	xe.labels = intern(c->in, labels);
+	xe.gpu_model = j->model;
+	xe.mig_profile = j->mig;
 	struct gf_charge_record r;
 	memset(&r, 0, sizeof(r));
 	r.cluster = c->cluster;

@@ -295,8 +295,10 @@ static int job_records(struct gf_charge_input *in, const char *const *v,
 			v[F_NODES], HOSTS_MAX);
 		return -1;
 	}
-	struct gf_charge_extra xe = { labels_of(in, v), intern(in, tr.model), 0,
-				      0 };
+	struct gf_charge_extra xe;
+	memset(&xe, 0, sizeof(xe));
+	xe.labels = labels_of(in, v);
+	xe.gpu_model = intern(in, tr.model);
 	struct gf_charge_record r;
 	memset(&r, 0, sizeof(r));
 	r.cluster = intern(in, v[F_CLUSTER] && *v[F_CLUSTER] ? v[F_CLUSTER]

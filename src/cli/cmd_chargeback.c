@@ -32,6 +32,7 @@ struct args {
 	const char *hourly[GF_CHARGE_MAX_SHARED];
 	int nshare, nfilter, nhourly;
 	bool json, csv, share_idle, idle_by_node, split_idle, lenient, even;
+	bool breakdown;
 };
 
 static void usage(FILE *f)
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 		"[--share KEY=VALUE]...\n"
 		"         [--share-split weighted|even] [--shared-hourly "
 		"NAME=COST]...\n"
-		"         [--filter KEY=VALUE]... [--prices FILE] "
+		"         [--shared-breakdown] [--filter KEY=VALUE]... [--prices FILE] "
 		"[--telemetry FILE]\n"
 		"         [--mig-rule compute|memory] [--step 1d] [--lenient]\n"
 		"         [--json | --csv] [--html FILE]\n"
@@ -85,7 +86,11 @@ static void usage(FILE *f)
 		"records' gpu_ids)\n"
 		"  --aggregate KEYS    cluster, node, namespace, pod, container, "
 		"label:NAME,\n"
-		"                      gpu_model; team, job, class, user "
+		"                      gpu_model, controllerKind, controller, "
+		"service,\n"
+		"                      deployment, statefulset, daemonset, "
+		"annotation:NAME;\n"
+		"                      team, job, class, user "
 		"(default namespace)\n"
 		"  --share-idle        spread idle over allocations by cost, "
 		"per resource\n"
@@ -97,6 +102,9 @@ static void usage(FILE *f)
 		"(default) or even\n"
 		"  --shared-hourly N=C an overhead of C per hour, spread like "
 		"shared costs\n"
+		"  --shared-breakdown  JSON: each row's sharedCostBreakdown "
+		"(what each shared\n"
+		"                      allocation and the overheads gave it)\n"
 		"  --filter KEY=VALUE  only allocations matching (one key: any "
 		"value; keys: all)\n"
 		"  --mig-rule R        MIG instances billed by compute (default) "
@@ -130,6 +138,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		GF_OPT_LIST("share", a->share, &a->nshare),
 		GF_OPT_ARG("share-split", 's'),
 		GF_OPT_LIST("shared-hourly", a->hourly, &a->nhourly),
+		GF_OPT_FLAG("shared-breakdown", &a->breakdown),
 		GF_OPT_LIST("filter", a->filter, &a->nfilter),
 		GF_OPT_STR("mig-rule", &a->mig_rule),
 		GF_OPT_STR("step", &a->step),
@@ -186,6 +195,7 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 	o->idle_by_node = a->idle_by_node;
 	o->split_idle = a->split_idle;
 	o->lenient = a->lenient;
+	o->shared_breakdown = a->breakdown;
 	o->share_split =
 		a->even ? GF_CHARGE_SPLIT_EVEN : GF_CHARGE_SPLIT_WEIGHTED;
 	if (p->has_mig_rule)

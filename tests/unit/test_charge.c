@@ -51,7 +51,13 @@ struct rec_spec {
 	const char *labels, *mig, *model, *gpu_ids;
 };
 
-static void record(struct gf_charge_input *in, const struct rec_spec *x)
+/* The pod's owner, services and annotations of a record. */
+struct own_spec {
+	const char *kind, *ctl, *svc, *annos;
+};
+
+static void record_own(struct gf_charge_input *in, const struct rec_spec *x,
+		       const struct own_spec *o)
 {
 	struct gf_charge_record r;
 	memset(&r, 0, sizeof(r));
@@ -68,14 +74,25 @@ static void record(struct gf_charge_input *in, const struct rec_spec *x)
 	r.ram_req = x->ram_req;
 	r.ram_use = x->ram_use;
 	r.other_cost = x->other;
-	struct gf_charge_extra xe = { x->labels ? S(in, x->labels) : 0,
-				      x->model ? S(in, x->model) : 0,
-				      x->mig ? S(in, x->mig) : 0,
-				      x->gpu_ids ? S(in, x->gpu_ids) : 0 };
+	struct gf_charge_extra xe;
+	memset(&xe, 0, sizeof(xe));
+	xe.labels = x->labels ? S(in, x->labels) : 0;
+	xe.gpu_model = x->model ? S(in, x->model) : 0;
+	xe.mig_profile = x->mig ? S(in, x->mig) : 0;
+	xe.gpu_ids = x->gpu_ids ? S(in, x->gpu_ids) : 0;
+	xe.controller_kind = o && o->kind ? S(in, o->kind) : 0;
+	xe.controller = o && o->ctl ? S(in, o->ctl) : 0;
+	xe.services = o && o->svc ? S(in, o->svc) : 0;
+	xe.annotations = o && o->annos ? S(in, o->annos) : 0;
 	r.extra = gf_charge_extra_id(in, &xe);
 	r.src = S(in, "records.csv");
 	r.line = (uint32_t)in->nrec + 2;
 	assert_int_equal(gf_charge_add_record(in, &r), 0);
+}
+
+static void record(struct gf_charge_input *in, const struct rec_spec *x)
+{
+	record_own(in, x, NULL);
 }
 
 static const struct gf_charge_row *row(const struct gf_charge_result *res,
@@ -173,6 +190,24 @@ static void mock_b2(struct gf_charge_input *in)
 		{ "cluster2", "node3", "namespace3", "pod-vwx", "container9",
 		  NULL },
 	};
+	/* the owners, services and annotations of OpenCost's mock
+	 * (GenerateMockAllocationSet), as its cases 1e-1l and 2f total
+	 * them: container1 has no controller; services only on pod-mno;
+	 * annotation team on pod-stu and pod-vwx */
+	static const struct own_spec own[] = {
+		{ NULL, NULL, NULL, NULL },
+		{ "deployment", "deployment1", NULL, NULL },
+		{ "deployment", "deployment1", NULL, NULL },
+		{ "deployment", "deployment2", NULL, NULL },
+		{ "deployment", "deployment2", NULL, NULL },
+		{ "daemonset", "daemonset1", NULL, NULL },
+		{ "deployment", "deployment2", "service1", NULL },
+		{ "deployment", "deployment2", "service1;service2", NULL },
+		{ "daemonset", "daemonset1", NULL, NULL },
+		{ "deployment", "deployment3", NULL, "team=team1" },
+		{ "statefulset", "statefulset1", NULL, "team=team1" },
+		{ "statefulset", "statefulset1", NULL, "team=team2;x=y" },
+	};
 	double u = 1.0 / 24;
 	asset(in, "cluster1", "c1nodes", T0, T0 + DAY, 6 * u, 11 * u, 31 * u, 1,
 	      1, 1, NULL);
@@ -190,7 +225,7 @@ static void mock_b2(struct gf_charge_input *in)
 			3,	  m[i].labels, NULL,	       NULL,
 			NULL
 		};
-		record(in, &r);
+		record_own(in, &r, &own[i]);
 	}
 }
 
@@ -266,6 +301,159 @@ static void test_b2_opencost_unit_tests(void **state)
 	total_is(&res, "namespace3", 18 + 168 * 18.0 / 82);
 	near(gf_charge_row_total(row(&res, "namespace1")), 85.36585);
 	total_is(&res, "__idle__", 30);
+	gf_charge_result_release(&res);
+	gf_charge_input_release(&in);
+}
+
+/* One run of the B2 mock aggregated by keys (comma list) with no
+ * sharing: the rows, by name and total, and nothing else but __idle__. */
+struct want {
+	const char *name;
+	double total;
+};
+
+static void agg_is(const char *keys, const struct want *w, size_t n)
+{
+	struct gf_charge_input in;
+	struct gf_charge_opts o;
+	struct gf_charge_result res;
+	gf_charge_input_init(&in);
+	mock_b2(&in);
+	gf_charge_opts_init(&o, T0, T0 + DAY);
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", keys);
+	for (char *k = strtok(buf, ","); k; k = strtok(NULL, ","))
+		agg(&in, &o, k);
+	run_ok(&in, &o, &res);
+	for (size_t i = 0; i < n; i++)
+		total_is(&res, w[i].name, w[i].total);
+	total_is(&res, "__idle__", 30);
+	if (res.steps[0].nrows != n + 1) {
+		print_message("%s: %zu rows, expected %zu\n", keys,
+			      res.steps[0].nrows, n + 1);
+		fail();
+	}
+	gf_charge_result_release(&res);
+	gf_charge_input_release(&in);
+}
+
+#define AGG_IS(keys, ...)                                     \
+	do {                                                  \
+		const struct want w_[] = { __VA_ARGS__ };     \
+		agg_is(keys, w_, sizeof(w_) / sizeof(w_[0])); \
+	} while (0)
+
+/* OpenCost's TestAllocationSet_AggregateBy (core/pkg/opencost/
+ * allocation_test.go) cases 1e-1l and 2f on its mock: the names its
+ * GenerateKey writes ("kind:name" for controller, the first service,
+ * "__unallocated__" for what lacks the property), joined by "/". */
+static void test_b2_owner_keys(void **state)
+{
+	(void)state;
+	/* 1e AggregationProperties=(ControllerKind) */
+	AGG_IS("controllerKind", { "daemonset", 12 }, { "deployment", 42 },
+	       { "statefulset", 12 }, { "__unallocated__", 16 });
+	/* 1f AggregationProperties=(Controller) */
+	AGG_IS("controller", { "deployment:deployment1", 12 },
+	       { "deployment:deployment2", 24 },
+	       { "deployment:deployment3", 6 }, { "daemonset:daemonset1", 12 },
+	       { "statefulset:statefulset1", 12 }, { "__unallocated__", 16 });
+	/* 1g AggregationProperties=(Service): only the first service */
+	AGG_IS("service", { "service1", 12 }, { "__unallocated__", 70 });
+	/* 1i AggregationProperties=(deployment) */
+	AGG_IS("deployment", { "deployment1", 12 }, { "deployment2", 24 },
+	       { "deployment3", 6 }, { "__unallocated__", 40 });
+	/* 1j AggregationProperties=(Annotation:team) */
+	AGG_IS("annotation:team", { "team1", 12 }, { "team2", 6 },
+	       { "__unallocated__", 64 });
+	/* 1k AggregationProperties=(daemonSet) */
+	AGG_IS("daemonset", { "daemonset1", 12 }, { "__unallocated__", 70 });
+	/* 1l AggregationProperties=(statefulSet) */
+	AGG_IS("statefulset", { "statefulset1", 12 },
+	       { "__unallocated__", 70 });
+	/* 2f AggregationProperties=(pod, annotation:team) */
+	AGG_IS("pod,annotation:team", { "pod1/__unallocated__", 16 },
+	       { "pod-abc/__unallocated__", 6 },
+	       { "pod-def/__unallocated__", 6 },
+	       { "pod-ghi/__unallocated__", 12 },
+	       { "pod-jkl/__unallocated__", 6 },
+	       { "pod-mno/__unallocated__", 12 },
+	       { "pod-pqr/__unallocated__", 6 }, { "pod-stu/team1", 6 },
+	       { "pod-vwx/team1", 6 }, { "pod-vwx/team2", 6 });
+	/* ours, as 2a joins keys: namespace,controllerKind */
+	AGG_IS("namespace,controllerKind", { "namespace1/__unallocated__", 16 },
+	       { "namespace1/deployment", 12 }, { "namespace2/deployment", 24 },
+	       { "namespace2/daemonset", 12 }, { "namespace3/deployment", 6 },
+	       { "namespace3/statefulset", 12 });
+	/* a kind not OpenCost's lowercase one is no deployment */
+	struct gf_charge_input in;
+	gf_charge_input_init(&in);
+	struct gf_err e;
+	struct gf_charge_key k;
+	assert_int_equal(gf_charge_key_parse(&in, "Deployment", &k, &e),
+			 GF_EINVAL);
+	assert_non_null(strstr(e.msg, "controllerKind"));
+	assert_int_equal(gf_charge_key_parse(&in, "annotation:", &k, &e),
+			 GF_EINVAL);
+	gf_charge_input_release(&in);
+}
+
+/* OpenCost's 4a (namespace3 shared evenly) and 4d (7/h of overhead,
+ * weighted) with IncludeSharedCostBreakdown: each row's sharedCost by
+ * shared allocation (named by its key; "overheadCost" for overheads),
+ * per resource, summing to its sharedCost. */
+static void test_b2_shared_breakdown(void **state)
+{
+	(void)state;
+	struct gf_charge_input in;
+	struct gf_charge_opts o;
+	struct gf_charge_result res;
+	gf_charge_input_init(&in);
+	mock_b2(&in);
+	gf_charge_opts_init(&o, T0, T0 + DAY);
+	agg(&in, &o, "namespace");
+	share(&in, &o, "namespace=namespace3");
+	o.share_split = GF_CHARGE_SPLIT_EVEN;
+	o.shared_breakdown = true;
+	run_ok(&in, &o, &res);
+	/* namespace3: 3 containers of cpu 1, gpu 1, ram 1, other 3; half
+	 * each to namespace1 and namespace2 */
+	for (int i = 0; i < 2; i++) {
+		const struct gf_charge_row *w =
+			row(&res, i ? "namespace2" : "namespace1");
+		assert_int_equal(w->nshares, 1);
+		const struct gf_charge_share *s = &w->shares[0];
+		assert_string_equal(s->name, "namespace3");
+		near(s->cpu_cost, 1.5);
+		near(s->gpu_cost, 1.5);
+		near(s->ram_cost, 1.5);
+		near(s->other_cost, 4.5);
+		near(s->total_cost, 9);
+		near(w->shared_cost, 9);
+	}
+	assert_int_equal(row(&res, "__idle__")->nshares, 0);
+	gf_charge_result_release(&res);
+
+	/* 4d plus namespace3 shared weighted: two entries */
+	o.share_split = GF_CHARGE_SPLIT_WEIGHTED;
+	snprintf(o.shared_hourly[0].name, sizeof(o.shared_hourly[0].name),
+		 "overhead");
+	o.shared_hourly[0].cost_hr = 7;
+	o.nshared_hourly = 1;
+	run_ok(&in, &o, &res);
+	const struct gf_charge_row *w = row(&res, "namespace1");
+	assert_int_equal(w->nshares, 2);
+	assert_string_equal(w->shares[0].name, "namespace3");
+	assert_string_equal(w->shares[1].name, "overheadCost");
+	near(w->shares[0].total_cost, 18 * 28.0 / 64);
+	near(w->shares[1].total_cost, 168 * 28.0 / 64);
+	near(w->shared_cost, (18 + 168) * 28.0 / 64);
+	gf_charge_result_release(&res);
+
+	/* without the option, no breakdown */
+	o.shared_breakdown = false;
+	run_ok(&in, &o, &res);
+	assert_int_equal(row(&res, "namespace1")->nshares, 0);
 	gf_charge_result_release(&res);
 	gf_charge_input_release(&in);
 }
@@ -1120,6 +1308,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_b2_opencost_unit_tests),
+		cmocka_unit_test(test_b2_owner_keys),
+		cmocka_unit_test(test_b2_shared_breakdown),
 		cmocka_unit_test(test_b3_gpu_vectors),
 		cmocka_unit_test(test_gpu_share_250_250_500),
 		cmocka_unit_test(test_mig_slices),

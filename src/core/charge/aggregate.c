@@ -112,6 +112,7 @@ static bool term_matches(const struct gf__charge_run *x,
 	case GF_CHARGE_KEY_NODE:
 		return node == m->value;
 	case GF_CHARGE_KEY_LABEL:
+	case GF_CHARGE_KEY_ANNOTATION:
 		return false; /* idle has no labels */
 	default:
 		return m->value == 0;
@@ -121,8 +122,9 @@ static bool term_matches(const struct gf__charge_run *x,
 static bool same_key(const struct gf_charge_key *a,
 		     const struct gf_charge_key *b)
 {
-	return a->kind == b->kind &&
-	       (a->kind != GF_CHARGE_KEY_LABEL || a->label == b->label);
+	return a->kind == b->kind && ((a->kind != GF_CHARGE_KEY_LABEL &&
+				       a->kind != GF_CHARGE_KEY_ANNOTATION) ||
+				      a->label == b->label);
 }
 
 /* The filter: for every key it names, one of its values matches. */
@@ -333,6 +335,11 @@ struct agg {
 	bool *row_used;
 	struct gf_charge_row *idle_rows;
 	size_t nidle_rows;
+	/* the shared groups' costs by key id (cpu, gpu, ram, other), with
+	 * the idle they got; the hourly overheads */
+	double (*sk)[NRES + 1];
+	bool *sk_used;
+	double hourly;
 };
 
 static double idle_cost(const struct idl *il, int r)
@@ -419,6 +426,10 @@ static double main_rows(struct agg *A)
 			pool += g->cost[R_CPU] + g->cost[R_GPU] +
 				g->cost[R_RAM] + g->other + add[R_CPU] +
 				add[R_GPU] + add[R_RAM];
+			for (int r = 0; r < NRES; r++)
+				A->sk[g->key][r] += g->cost[r] + add[r];
+			A->sk[g->key][NRES] += g->other;
+			A->sk_used[g->key] = true;
 			continue;
 		}
 		if (!g->pass)
@@ -568,8 +579,46 @@ static size_t merge_rows(struct gf_charge_row *v, size_t n)
 		g.end = v[i].end_ms;
 		row_add_group(&v[out], &g);
 		gf_free(v[i].name);
+		gf_free(v[i].shares); /* rows of one name: idle, never shared */
 	}
 	return out + 1;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+	const struct gf_charge_share *p = a, *q = b;
+	return strcmp(p->name, q->name);
+}
+
+/* Row w's sharedCostBreakdown: what each shared key and the overheads
+ * gave it at coefficient c (OpenCost's step 8), sorted by name. */
+static void breakdown(const struct agg *A, struct gf_charge_row *w, double c)
+{
+	const struct gf__charge_run *x = A->st->x;
+	size_t nk = A->st->keys.n;
+	w->shares = gf_calloc(nk + 1, sizeof(*w->shares));
+	for (size_t k = 0; k <= nk; k++) {
+		bool over = k == nk;
+		if (over ? A->hourly == 0 : !A->sk_used[k])
+			continue;
+		struct gf_charge_share *s = &w->shares[w->nshares++];
+		if (over) {
+			s->name = gf_strdup("overheadCost");
+			s->other_cost = A->hourly * c;
+			s->total_cost = s->other_cost;
+			continue;
+		}
+		s->name = join_name(x->in,
+				    gf__tab_tuple(&A->st->keys, (uint32_t)k),
+				    x->o->nagg);
+		s->cpu_cost = A->sk[k][R_CPU] * c;
+		s->gpu_cost = A->sk[k][R_GPU] * c;
+		s->ram_cost = A->sk[k][R_RAM] * c;
+		s->other_cost = A->sk[k][NRES] * c;
+		s->total_cost =
+			s->cpu_cost + s->gpu_cost + s->ram_cost + s->other_cost;
+	}
+	qsort(w->shares, w->nshares, sizeof(*w->shares), cmp_share);
 }
 
 static void finish_rows(struct agg *A, double pool, struct gf_charge_step *out)
@@ -586,6 +635,8 @@ static void finish_rows(struct agg *A, double pool, struct gf_charge_step *out)
 		const uint32_t *kv = gf__tab_tuple(&A->st->keys, (uint32_t)k);
 		memcpy(w->keyval, kv, (size_t)x->o->nagg * sizeof(*kv));
 		w->name = join_name(x->in, kv, x->o->nagg);
+		if (x->o->shared_breakdown && pool != 0)
+			breakdown(A, w, A->coeff[k]);
 	}
 	for (size_t i = 0; i < A->nidle_rows; i++) {
 		struct gf_charge_row *w = &out->rows[n++];
@@ -620,6 +671,8 @@ static void aggregate(struct step *st, struct gf_charge_step *out)
 	A.in_share = gf_calloc(nk + 1, sizeof(*A.in_share));
 	A.row = gf_calloc(nk + 1, sizeof(*A.row));
 	A.row_used = gf_calloc(nk + 1, sizeof(*A.row_used));
+	A.sk = gf_calloc(nk + 1, sizeof(*A.sk));
+	A.sk_used = gf_calloc(nk + 1, sizeof(*A.sk_used));
 	for (size_t i = 0; i < A.ng; i++) {
 		const struct grp *g = &st->g[i];
 		for (int r = 0; r < NRES; r++)
@@ -631,6 +684,7 @@ static void aggregate(struct step *st, struct gf_charge_step *out)
 		if (o->shared_hourly[i].cost_hr > 0)
 			pool += o->shared_hourly[i].cost_hr *
 				overhead_hours(st);
+	A.hourly = pool;
 	pool += main_rows(&A);
 	bool any_shared = pool != 0;
 	for (size_t i = 0; i < A.ng && !any_shared; i++)
@@ -645,6 +699,8 @@ static void aggregate(struct step *st, struct gf_charge_step *out)
 	gf_free(A.in_share);
 	gf_free(A.row);
 	gf_free(A.row_used);
+	gf_free(A.sk);
+	gf_free(A.sk_used);
 	gf_free(A.idle_rows);
 }
 
@@ -802,8 +858,13 @@ int gf_charge_run(const struct gf_charge_input *in,
 void gf_charge_result_release(struct gf_charge_result *r)
 {
 	for (int k = 0; k < r->nsteps; k++) {
-		for (size_t i = 0; i < r->steps[k].nrows; i++)
-			gf_free(r->steps[k].rows[i].name);
+		for (size_t i = 0; i < r->steps[k].nrows; i++) {
+			struct gf_charge_row *w = &r->steps[k].rows[i];
+			for (size_t j = 0; j < w->nshares; j++)
+				gf_free(w->shares[j].name);
+			gf_free(w->name);
+			gf_free(w->shares);
+		}
 		gf_free(r->steps[k].rows);
 	}
 	gf_free(r->steps);

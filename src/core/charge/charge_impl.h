@@ -51,6 +51,9 @@ struct gf_charge_strs {
 struct gf__extra_parts {
 	uint32_t pair_off, npairs; /* label (name, value) ids in pairs */
 	uint32_t id_off, nids;	   /* GPU id tokens in ids */
+	uint32_t anno_off, nannos; /* annotation (name, value) ids in pairs */
+	uint32_t service;	   /* the first service, 0 none */
+	uint32_t controller;	   /* "kind:name", "name", 0 none */
 };
 
 struct gf_charge_hash {
@@ -63,6 +66,7 @@ struct gf_charge_hash {
 	size_t nids, ids_alloc;
 	/* ids of the special names, interned at init */
 	uint32_t unalloc, idle, filtered, shared;
+	uint32_t deployment, statefulset, daemonset; /* controller kinds */
 };
 
 /* A record's value for a key (a string id). */

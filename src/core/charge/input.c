@@ -172,13 +172,17 @@ void gf_charge_input_init(struct gf_charge_input *in)
 	memset(in, 0, sizeof(*in));
 	in->strs = gf_calloc(1, sizeof(*in->strs));
 	in->extra_ix = gf_calloc(1, sizeof(*in->extra_ix));
-	gf__tab_init(&in->extra_ix->tab, 4);
+	gf__tab_init(&in->extra_ix->tab, 8);
 	intern0(in, ""); /* id 0 */
 	in->extra_ix->unalloc = intern0(in, GF_CHARGE_UNALLOC);
 	in->extra_ix->idle = intern0(in, GF_CHARGE_IDLE);
 	in->extra_ix->filtered = intern0(in, GF_CHARGE_FILTERED);
 	in->extra_ix->shared = intern0(in, GF_CHARGE_SHARED);
-	struct gf_charge_extra none = { 0, 0, 0, 0 };
+	in->extra_ix->deployment = intern0(in, "deployment");
+	in->extra_ix->statefulset = intern0(in, "statefulset");
+	in->extra_ix->daemonset = intern0(in, "daemonset");
+	struct gf_charge_extra none;
+	memset(&none, 0, sizeof(none));
 	gf_charge_extra_id(in, &none);
 }
 
@@ -213,12 +217,13 @@ static void push_u32(uint32_t **a, size_t *n, size_t *alloc, uint32_t v)
 	(*a)[(*n)++] = v;
 }
 
-/* Split "k=v;k=v" into interned (name, value) pairs. */
-static void parse_labels(struct gf_charge_input *in, const char *s,
-			 struct gf__extra_parts *p)
+/* Split "k=v;k=v" into interned (name, value) pairs from *off on, *n
+ * of them. */
+static void parse_pairs(struct gf_charge_input *in, const char *s,
+			uint32_t *off, uint32_t *n)
 {
 	struct gf_charge_hash *h = in->extra_ix;
-	p->pair_off = (uint32_t)h->npairs;
+	*off = (uint32_t)h->npairs;
 	while (*s) {
 		const char *end = strchr(s, ';');
 		size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -231,7 +236,7 @@ static void parse_labels(struct gf_charge_input *in, const char *s,
 						len - (size_t)(eq - s) - 1, &v);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, k);
 			push_u32(&h->pairs, &h->npairs, &h->pairs_alloc, v);
-			p->npairs++;
+			(*n)++;
 		}
 		s += len;
 		if (*s == ';')
@@ -259,11 +264,38 @@ static void parse_ids(struct gf_charge_input *in, const char *s,
 	}
 }
 
+/* The first service, and the controller key's value: "kind:name" when
+ * both are known (OpenCost's GenerateKey), too long: "" (none). */
+static void parse_owner(struct gf_charge_input *in,
+			const struct gf_charge_extra *x,
+			struct gf__extra_parts *p)
+{
+	if (x->services) {
+		const char *s = gf_charge_str(in, x->services);
+		const char *end = strchr(s, ';');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		(void)!gf_charge_intern(in, s, len, &p->service);
+	}
+	if (!x->controller)
+		return;
+	if (!x->controller_kind) {
+		p->controller = x->controller;
+		return;
+	}
+	char buf[2 * GF_CHARGE_STR_MAX + 2];
+	if (gf_fmt(buf, sizeof(buf), "%s:%s",
+		   gf_charge_str(in, x->controller_kind),
+		   gf_charge_str(in, x->controller)) == 0)
+		(void)!gf_charge_intern(in, buf, strlen(buf), &p->controller);
+}
+
 uint32_t gf_charge_extra_id(struct gf_charge_input *in,
 			    const struct gf_charge_extra *x)
 {
 	struct gf_charge_hash *h = in->extra_ix;
-	uint32_t k[4] = { x->labels, x->gpu_model, x->mig_profile, x->gpu_ids };
+	uint32_t k[8] = { x->labels,   x->gpu_model,	   x->mig_profile,
+			  x->gpu_ids,  x->controller_kind, x->controller,
+			  x->services, x->annotations };
 	size_t before = h->tab.n;
 	uint32_t id = gf__tab_get(&h->tab, k, true);
 	if (h->tab.n == before)
@@ -280,9 +312,14 @@ uint32_t gf_charge_extra_id(struct gf_charge_input *in,
 	memset(p, 0, sizeof(*p));
 	in->nextra++;
 	if (x->labels)
-		parse_labels(in, gf_charge_str(in, x->labels), p);
+		parse_pairs(in, gf_charge_str(in, x->labels), &p->pair_off,
+			    &p->npairs);
+	if (x->annotations)
+		parse_pairs(in, gf_charge_str(in, x->annotations), &p->anno_off,
+			    &p->nannos);
 	if (x->gpu_ids)
 		parse_ids(in, gf_charge_str(in, x->gpu_ids), p);
+	parse_owner(in, x, p);
 	return id;
 }
 
@@ -331,6 +368,12 @@ static const struct {
 	{ "pod", GF_CHARGE_KEY_POD, NULL },
 	{ "container", GF_CHARGE_KEY_CONTAINER, NULL },
 	{ "gpu_model", GF_CHARGE_KEY_GPU_MODEL, NULL },
+	{ "controllerKind", GF_CHARGE_KEY_CONTROLLER_KIND, NULL },
+	{ "controller", GF_CHARGE_KEY_CONTROLLER, NULL },
+	{ "service", GF_CHARGE_KEY_SERVICE, NULL },
+	{ "deployment", GF_CHARGE_KEY_DEPLOYMENT, NULL },
+	{ "statefulset", GF_CHARGE_KEY_STATEFULSET, NULL },
+	{ "daemonset", GF_CHARGE_KEY_DAEMONSET, NULL },
 	{ "team", GF_CHARGE_KEY_NAMESPACE, NULL },
 	{ "job", GF_CHARGE_KEY_POD, NULL },
 	{ "class", GF_CHARGE_KEY_LABEL, "class" },
@@ -341,9 +384,13 @@ int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
 			struct gf_charge_key *k, struct gf_err *e)
 {
 	memset(k, 0, sizeof(*k));
-	if (strncmp(s, "label:", 6) == 0 && s[6]) {
-		k->kind = GF_CHARGE_KEY_LABEL;
-		if (gf_charge_intern(in, s + 6, strlen(s + 6), &k->label))
+	size_t pre = strncmp(s, "label:", 6) == 0	  ? 6
+		     : strncmp(s, "annotation:", 11) == 0 ? 11
+							  : 0;
+	if (pre && s[pre]) {
+		k->kind = pre == 6 ? GF_CHARGE_KEY_LABEL
+				   : GF_CHARGE_KEY_ANNOTATION;
+		if (gf_charge_intern(in, s + pre, strlen(s + pre), &k->label))
 			return gf_err_set(e, GF_EINVAL,
 					  "key '%.40s...' is too long", s);
 		return 0;
@@ -358,6 +405,8 @@ int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
 	return gf_err_set(e, GF_EINVAL,
 			  "unknown key '%.80s': expected cluster, node, "
 			  "namespace, pod, container, label:NAME, gpu_model, "
+			  "controllerKind, controller, service, deployment, "
+			  "statefulset, daemonset, annotation:NAME, "
 			  "team, job, class or user",
 			  s);
 }
@@ -365,12 +414,16 @@ int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
 void gf_charge_key_name(const struct gf_charge_input *in,
 			const struct gf_charge_key *k, char *out, size_t size)
 {
-	static const char *const names[] = { "cluster",	  "node",
-					     "namespace", "pod",
-					     "container", "label",
-					     "gpu_model" };
-	if (k->kind == GF_CHARGE_KEY_LABEL)
-		gf_note(out, size, "label:%s", gf_charge_str(in, k->label));
+	static const char *const names[] = {
+		"cluster",    "node",	    "namespace",  "pod",
+		"container",  "label",	    "gpu_model",  "controllerKind",
+		"controller", "service",    "deployment", "statefulset",
+		"daemonset",  "annotation",
+	};
+	if (k->kind == GF_CHARGE_KEY_LABEL ||
+	    k->kind == GF_CHARGE_KEY_ANNOTATION)
+		gf_note(out, size, "%s:%s", names[k->kind],
+			gf_charge_str(in, k->label));
 	else
 		gf_note(out, size, "%s", names[k->kind]);
 }
@@ -398,16 +451,40 @@ int gf_charge_match_parse(struct gf_charge_input *in, const char *s,
 	return 0;
 }
 
-/* A record's label `name`, or the "__unallocated__" id. */
-static uint32_t label_of(const struct gf_charge_input *in, uint32_t extra,
-			 uint32_t name)
+/* The value of `name` among n pairs from off, or the "__unallocated__"
+ * id. */
+static uint32_t pair_of(const struct gf_charge_hash *h, uint32_t off,
+			uint32_t n, uint32_t name)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (h->pairs[off + 2 * i] == name)
+			return h->pairs[off + 2 * i + 1];
+	return h->unalloc;
+}
+
+/* OpenCost's GenerateKey for the owner keys: the controller, or
+ * "__unallocated__" when it has none (or, for deployment and the like,
+ * is of another kind). */
+static uint32_t owner_of(const struct gf_charge_input *in,
+			 const struct gf_charge_record *r,
+			 enum gf_charge_key_kind kind)
 {
 	const struct gf_charge_hash *h = in->extra_ix;
-	const struct gf__extra_parts *p = &h->parts[extra];
-	for (uint32_t i = 0; i < p->npairs; i++)
-		if (h->pairs[p->pair_off + 2 * i] == name)
-			return h->pairs[p->pair_off + 2 * i + 1];
-	return h->unalloc;
+	const struct gf_charge_extra *x = &in->extra[r->extra];
+	const struct gf__extra_parts *p = &h->parts[r->extra];
+	/* by kind from GF_CHARGE_KEY_CONTROLLER_KIND on: the value, or
+	 * the controller kind the key asks for */
+	const uint32_t vals[] = {
+		x->controller_kind, p->controller, p->service, 0, 0, 0
+	};
+	const uint32_t kinds[] = {
+		0, 0, 0, h->deployment, h->statefulset, h->daemonset
+	};
+	size_t at = (size_t)(kind - GF_CHARGE_KEY_CONTROLLER_KIND);
+	uint32_t v = vals[at], want = kinds[at];
+	if (want)
+		v = x->controller_kind == want ? x->controller : 0;
+	return v ? v : h->unalloc;
 }
 
 uint32_t gf__charge_value(const struct gf_charge_input *in,
@@ -426,7 +503,20 @@ uint32_t gf__charge_value(const struct gf_charge_input *in,
 	case GF_CHARGE_KEY_CONTAINER:
 		return r->container;
 	case GF_CHARGE_KEY_LABEL:
-		return label_of(in, r->extra, k->label);
+		return pair_of(in->extra_ix,
+			       in->extra_ix->parts[r->extra].pair_off,
+			       in->extra_ix->parts[r->extra].npairs, k->label);
+	case GF_CHARGE_KEY_ANNOTATION:
+		return pair_of(in->extra_ix,
+			       in->extra_ix->parts[r->extra].anno_off,
+			       in->extra_ix->parts[r->extra].nannos, k->label);
+	case GF_CHARGE_KEY_CONTROLLER_KIND:
+	case GF_CHARGE_KEY_CONTROLLER:
+	case GF_CHARGE_KEY_SERVICE:
+	case GF_CHARGE_KEY_DEPLOYMENT:
+	case GF_CHARGE_KEY_STATEFULSET:
+	case GF_CHARGE_KEY_DAEMONSET:
+		return owner_of(in, r, k->kind);
 	case GF_CHARGE_KEY_GPU_MODEL:
 		if (in->extra[r->extra].gpu_model)
 			return in->extra[r->extra].gpu_model;
