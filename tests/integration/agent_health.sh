@@ -96,13 +96,15 @@ AP=$(agent_port "$TMP/agent.err" "$APID")
 check agent-health-start $? "port '$AP'; healthy: $(gpus_healthy 1); $(head -5 "$TMP/agent.err")"
 [ -n "$AP" ] || exit 0
 
-# 1. Xid 79 on GPU 2: unhealthy within a few samples, the others healthy
+# 1. Xid 79 on GPU 2: unhealthy, the others healthy (how many samples
+# pass before this poll sees it depends on the machine's load, so it is
+# reported, not judged: test_health holds the one-sample reaction)
 s0=$(metrics | sed -n 's/^gpufleet_samples_total //p')
 echo "xid 2 79" >>"$EV"
 until_ok '[ "$(series gpufleet_gpu_healthy 2)" = 0 ]'
 rc=$?
 s1=$(metrics | sed -n 's/^gpufleet_samples_total //p')
-[ "$rc" = 0 ] && [ $((s1 - s0)) -le 5 ] &&
+[ "$rc" = 0 ] &&
 	[ "$(gpus_healthy 1)" = "0 1 3 4 5 6 7" ] &&
 	[ "$(field 2 healthy)" = false ] &&
 	[ "$(field 2 health_reason)" = '"xid 79: fell off the bus (needs a GPU reset)"' ] &&

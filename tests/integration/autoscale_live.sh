@@ -118,18 +118,33 @@ done
 hpa "$TMP/hpa2.yaml" 5 "  behavior:
     scaleDown: {stabilizationWindowSeconds: 0}"
 "$BIN" autoscale run --source "127.0.0.1:$port" --class inference \
-	--hpa "$TMP/hpa2.yaml" --dry-run --count 12 --interval 1 \
+	--hpa "$TMP/hpa2.yaml" --dry-run --count 120 --interval 1 \
 	>"$TMP/run2.out" 2>"$TMP/run2.err" &
 loop=$!
 PIDS="$PIDS $loop"
-sleep 3.5
+# each step waits for what the loop printed (one line a sync), not for
+# a time: the peak, then two syncs with the source down, then a fall
+# once it is back with 0; 120 syncs at most
+until_line() { # ERE: true once a line of run2.out matches it
+	while kill -0 "$loop" 2>/dev/null; do
+		grep -Eq "$1" "$TMP/run2.out" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	grep -Eq "$1" "$TMP/run2.out"
+}
+until_line ',40,5,'
 kill "$web"
 wait "$web" 2>/dev/null
-sleep 4
+until_line ',down,' && until [ "$(grep -c ',down,' "$TMP/run2.out")" -ge 2 ] ||
+	! kill -0 "$loop" 2>/dev/null; do
+	sleep 0.2
+done
 printf '# TYPE gpufleet_queue_pending_jobs gauge\n' >"$TMP/www/metrics"
 (cd "$TMP/www" && exec python3 -m http.server "$port" --bind 127.0.0.1) \
 	>/dev/null 2>&1 &
 PIDS="$PIDS $!"
+until_line ',0,[1-4],'
+kill "$loop" 2>/dev/null
 wait "$loop"
 # up: 1 -> 5 (4 pods per 15 s); down: the count kept; back at 0: to 1
 awk -F, 'NR > 1 {

@@ -132,6 +132,8 @@ static int slow(struct gf_http_req *r, void *arg)
 	const char *q = gf_req_query(r, "ms");
 	long ms = q ? strtol(q, NULL, 10) : 0;
 	ms = ms < 0 ? 0 : ms > 10000 ? 10000 : ms;
+	/* what a test waits for before it stops the server mid-request */
+	fprintf(stderr, "http_echo: slow request in flight\n");
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
 	char body[64];
