@@ -722,11 +722,13 @@ def phase_security(c):
                   token="not-a-known-token-0123456789")
     p = c.start_agent("intruder",
                       token_file=os.path.join(c.tmp, "intruder.token"))
-    time.sleep(3)
+    logf = os.path.join(c.tmp, "intruder.log")
+    # until the controller's refusal is in the agent's log, not a guess
+    wait_until(lambda: "401" in open(logf).read(), 30)
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=20)
     c.procs.pop("intruder", None)
-    log = open(os.path.join(c.tmp, "intruder.log")).read()
+    log = open(logf).read()
     check("security-wrong-token", st == 401 and "intruder" not in c.nodes()
           and "401" in log and "evil" not in c.nodes(),
           f"PUT {st}; agent log: {log[-800:]}")
