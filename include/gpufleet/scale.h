@@ -163,6 +163,7 @@ enum gf_hpa_reason {
 	GF_HPA_REASON_ACTIVATE,	    /* KEDA: 0 -> min or 1 */
 	GF_HPA_REASON_DEACTIVATE,   /* KEDA: to 0 after the cooldown */
 	GF_HPA_REASON_KEDA_MIN,	    /* KEDA: inactive and below its min */
+	GF_HPA_REASON_KEDA_PAUSED,  /* KEDA: paused-replicas annotation */
 };
 
 /* Name of a reason ("computed", "no-metric", ...), static. */
@@ -213,15 +214,21 @@ int gf_scale_replay(gf_scale_sync_fn sync, void *scaler, int32_t start,
  * activation (0 <-> 1) by KEDA's operator at each pollingInterval,
  * scaling (1 <-> N) by the HPA at every sync.  Sources: kedacore/keda
  * pkg/scaling/executor/scale_scaledobjects.go, the reference's A3:
- *   - active: minReplicaCount >= 1, or the value is strictly above
- *     activationThreshold; a scaler error is never active;
- *   - at 0 replicas and active: to minReplicaCount, or 1;
+ *   - paused-replicas N: held at N, nothing else runs; paused: held
+ *     at the current count, nothing else runs;
+ *   - active: the value is strictly above activationThreshold, or
+ *     minReplicaCount >= 1 without idleReplicaCount; a scaler error is
+ *     never active;
+ *   - at 0 replicas (or, with idleReplicaCount, below minReplicaCount)
+ *     and active: to minReplicaCount, or 1;
  *   - active: lastActiveTime refreshed;
- *   - not active, no error, replicas > 0, minReplicaCount 0: to 0 once
+ *   - not active, no error, replicas > 0 and minReplicaCount 0 (or
+ *     replicas above idleReplicaCount): to 0 (to idleReplicaCount) once
  *     lastActiveTime + cooldownPeriod is strictly before now (at once
  *     when never active), not within initialCooldownPeriod of creation;
  *   - not active because of an error: nothing (no scale to zero);
- *   - not active, below minReplicaCount: to minReplicaCount;
+ *   - not active, below minReplicaCount, no idleReplicaCount: to
+ *     minReplicaCount;
  *   - fallback: after failureThreshold consecutive errors the HPA sees
  *     target * fallback.replicas (AverageValue targets).
  * When the executor changes the count at a sync, that is the sync's
@@ -237,6 +244,13 @@ struct gf_keda_spec {
 	int32_t initial_cooldown_s; /* initialCooldownPeriod, default 0 */
 	int32_t fallback_failures;  /* fallback.failureThreshold; 0: none */
 	int32_t fallback_replicas;  /* fallback.replicas */
+	int32_t idle_replicas;	    /* idleReplicaCount; -1: not set */
+	bool min_set;		    /* minReplicaCount given (its bound) */
+	/* metadata.annotations: autoscaling.keda.sh/paused-replicas (-1:
+	 * none; the target held at it) and autoscaling.keda.sh/paused (the
+	 * target held where it is); paused-replicas wins */
+	int32_t paused_replicas;
+	bool paused;
 	/* the trigger's target and advanced...behavior; min and max are
 	 * set from the fields above by gf_keda_init() */
 	struct gf_hpa_spec hpa;

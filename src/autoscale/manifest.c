@@ -10,12 +10,14 @@
  * periodSeconds},tolerance}) and kedacore/keda-docs
  * content/docs/2.15/reference/scaledobject-spec.md and
  * scalers/prometheus.md (spec.pollingInterval, cooldownPeriod,
- * initialCooldownPeriod, minReplicaCount, maxReplicaCount,
- * fallback.{failureThreshold,replicas},
+ * initialCooldownPeriod, idleReplicaCount, minReplicaCount,
+ * maxReplicaCount, fallback.{failureThreshold,replicas},
  * advanced.horizontalPodAutoscalerConfig.behavior, triggers[].{type,
  * metricType,metadata.{serverAddress,query,threshold,
- * activationThreshold}}).  A null value is an absent field, as the API's
- * JSON decoding makes it (so `behavior: null` is the legacy path).
+ * activationThreshold}}, metadata.annotations
+ * autoscaling.keda.sh/{paused,paused-replicas}).  A null value is an absent
+ * field, as the API's JSON decoding makes it (so `behavior: null` is the legacy
+ * path).
  */
 #include <errno.h>
 #include <math.h>
@@ -601,18 +603,27 @@ static int keda_field(const struct rd *r, const char *key, const node_t *k,
 					    "maxReplicaCount",
 					    "idleReplicaCount",
 					    NULL };
-	int32_t idle = 0, *to[] = { &s->polling_s,	    &s->cooldown_s,
-				    &s->initial_cooldown_s, &s->min_replicas,
-				    &s->max_replicas,	    &idle };
+	int32_t *to[] = { &s->polling_s,	  &s->cooldown_s,
+			  &s->initial_cooldown_s, &s->min_replicas,
+			  &s->max_replicas,	  &s->idle_replicas };
 	int i = one_of(key, ints);
-	if (i >= 0) {
-		int rc = get_int(r, v, key, to[i]);
-		if (rc == 0 && to[i] == &idle && idle != 0)
-			rc = fail(r, v,
-				  "field 'idleReplicaCount': only 0 works "
-				  "(KEDA's documentation)");
+	if (i == 3)
+		s->min_set = true;
+	if (i == 5) {
+		long long idle;
+		int rc = gf_yr_int(&r->yr, v, key, 0, INT32_MAX, &idle);
+		if (rc == 0 && idle > 0)
+			warn(r, v,
+			     "idleReplicaCount %lld: KEDA documents that only "
+			     "0 works (its HPA raises the target back to "
+			     "minReplicaCount)",
+			     idle);
+		if (rc == 0)
+			s->idle_replicas = (int32_t)idle;
 		return rc;
 	}
+	if (i >= 0)
+		return get_int(r, v, key, to[i]);
 	if (!strcmp(key, "fallback"))
 		return walk(r, v, "fallback", fallback_field, s);
 	if (!strcmp(key, "advanced"))
@@ -636,6 +647,63 @@ static int parse_keda_spec(const struct rd *r, const node_t *n,
 	if (rc == 0 && !x.trigger)
 		rc = fail(r, n, "spec: field 'triggers' missing");
 	return rc;
+}
+
+/* metadata.annotations of a ScaledObject: KEDA's pause (scaledobject
+ * -spec.md, "Pause autoscaling"; ScaledObject.NeedToBePausedByAnnotation). */
+#define KEDA_ANN "autoscaling.keda.sh/"
+static int annotation_field(const struct rd *r, const char *key,
+			    const node_t *k, const node_t *v, void *obj)
+{
+	struct gf_keda_spec *s = obj;
+	if (!strcmp(key, KEDA_ANN "paused-replicas")) {
+		long long n;
+		int rc = gf_yr_int(&r->yr, v,
+				   "metadata.annotations." KEDA_ANN
+				   "paused-replicas",
+				   0, INT32_MAX, &n);
+		if (rc == 0)
+			s->paused_replicas = (int32_t)n;
+		return rc;
+	}
+	if (!strcmp(key, KEDA_ANN "paused")) {
+		bool b;
+		const char *t = gf_yn_str(v);
+		/* strconv.ParseBool's words; anything else pauses */
+		static const char *const yes[] = { "1",	   "t",	   "T", "true",
+						   "TRUE", "True", NULL };
+		static const char *const no[] = { "0",	   "f",	    "F",
+						  "false", "FALSE", "False",
+						  NULL };
+		if (one_of(t, yes) >= 0)
+			b = true;
+		else if (one_of(t, no) >= 0)
+			b = false;
+		else {
+			b = true;
+			warn(r, v,
+			     "annotation '" KEDA_ANN "paused': '%.40s' is "
+			     "not a boolean: paused, as KEDA does",
+			     t ? t : "");
+		}
+		s->paused = b;
+		return 0;
+	}
+	if (!strncmp(key, KEDA_ANN, strlen(KEDA_ANN)))
+		warn(r, k,
+		     "annotation '%.60s': not read (KEDA 2.16 has "
+		     "paused and paused-replicas)",
+		     key);
+	return 0;
+}
+
+static int parse_annotations(const struct rd *r, const node_t *md,
+			     struct gf_as_scaler *out)
+{
+	const node_t *a = gf_yn_get(md, "annotations");
+	if (gf_yn_null(a))
+		return 0;
+	return walk(r, a, "metadata.annotations", annotation_field, &out->keda);
 }
 
 /* apiVersion must be want for this kind. */
@@ -689,6 +757,8 @@ static int parse_root(const struct rd *r, const node_t *root,
 	if (!strcmp(ks, "ScaledObject")) {
 		out->kind = GF_AS_KEDA;
 		rc = want_api(r, root, api, "keda.sh/v1alpha1");
+		if (rc == 0 && gf_yn_type(md) == GF_YN_MAP)
+			rc = parse_annotations(r, md, out);
 		return rc ? rc : parse_keda_spec(r, spec, out);
 	}
 	return fail(r, kind,

@@ -240,6 +240,8 @@ class Keda:
         cd = spec.get("cooldownPeriod")
         self.cooldown = 300 if cd is None else int(cd)
         self.initial = int(spec.get("initialCooldownPeriod", 0) or 0)
+        idle = spec.get("idleReplicaCount")
+        self.idle = None if idle is None else int(idle)
         trig = spec["triggers"][0]
         md = trig["metadata"]
         self.activation = int(float(md.get("activationThreshold", 0)) * 1000)
@@ -271,22 +273,24 @@ class Keda:
             hmetric = self.hpa.target * self.fb_r
         if self.last_poll is None or now - self.last_poll >= self.poll * 1000:
             self.last_poll = now
-            active = self.min >= 1 or (metric is not None
-                                       and metric > self.activation)
+            # KEDA's executor (scale_scaledobjects.go): with an idle
+            # count the triggers' own activity decides
+            active = ((self.idle is None and self.min >= 1)
+                      or (metric is not None and metric > self.activation))
             new = None
-            if cur == 0 and active:
+            if active:
                 self.last_active = now
-                new = self.min if self.min > 0 else 1
-            elif active:
-                self.last_active = now
+                if cur == 0 or (self.idle is not None and cur < self.min):
+                    new = self.min if self.min > 0 else 1
             elif metric is None:
                 pass
-            elif cur > 0 and self.min == 0:
+            elif ((self.idle is not None and cur > self.idle)
+                  or (cur > 0 and self.min == 0)):
                 if self.created + self.initial * 1000 <= now and (
                         self.last_active is None
                         or self.last_active + self.cooldown * 1000 < now):
-                    new = 0
-            elif cur < self.min:
+                    new = self.idle if self.idle is not None else 0
+            elif self.idle is None and cur < self.min:
                 new = self.min
             if new is not None and new != cur:
                 return new
@@ -390,6 +394,8 @@ def rand_keda(rng):
                 "activationThreshold": rng.choice(["0", "3", "10"])}}]}
     if rng.random() < 0.3:
         spec["initialCooldownPeriod"] = rng.choice([0, 60, 120])
+    if spec["minReplicaCount"] >= 1 and rng.random() < 0.5:
+        spec["idleReplicaCount"] = 0
     if rng.random() < 0.4:
         spec["advanced"] = {"horizontalPodAutoscalerConfig": {
             "behavior": {"scaleDown": rand_rules(rng, False) or {}}}}

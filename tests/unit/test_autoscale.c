@@ -13,6 +13,7 @@
 #include "autoscale/autoscale.h"
 #include "helpers.h"
 #include "sim/autoscale.h"
+#include "util/fmt.h"
 #include "util/mem.h"
 
 static const char *HPA_HEAD =
@@ -187,6 +188,135 @@ static void test_manifest_keda(void **state)
 	assert_true(sc.keda.hpa.behavior);
 	assert_int_equal(sc.keda.hpa.down.window_s, 60);
 	assert_string_equal(sc.query, "sum(q{class=\"x\"})");
+}
+
+/* A ScaledObject with ann (annotations' lines, or "") and extra (spec
+ * lines) into sc; the return code, e->msg on error. */
+static int keda_doc(const char *ann, const char *extra, struct gf_as_scaler *sc,
+		    struct gf_err *e)
+{
+	char doc[1024];
+	gf_note(doc, sizeof(doc),
+		"apiVersion: keda.sh/v1alpha1\n"
+		"kind: ScaledObject\n"
+		"metadata:\n"
+		"  name: llm\n"
+		"%s"
+		"spec:\n"
+		"  scaleTargetRef: {name: llm}\n"
+		"%s"
+		"  triggers:\n"
+		"  - type: prometheus\n"
+		"    metadata: {threshold: '5'}\n",
+		ann, extra);
+	gf_err_clear(e);
+	return gf_as_parse_manifest(doc, strlen(doc), "k.yaml", sc, e);
+}
+
+/* idleReplicaCount and the pause annotations as a ScaledObject gives them
+ * (KEDA: TestCheckReplicaCountBoundsAreValid, TestNeedToBePausedBy
+ * Annotation, TestHasPausedReplicaAnnotation). */
+static void test_manifest_keda_idle_paused(void **state)
+{
+	(void)state;
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	assert_int_equal(keda_doc("", "", &sc, &e), 0);
+	assert_int_equal(sc.keda.idle_replicas, -1);
+	assert_int_equal(sc.keda.paused_replicas, -1);
+	assert_false(sc.keda.paused);
+	assert_int_equal(keda_doc("",
+				  "  idleReplicaCount: 0\n"
+				  "  minReplicaCount: 5\n",
+				  &sc, &e),
+			 0);
+	assert_int_equal(sc.keda.idle_replicas, 0);
+	assert_int_equal(sc.keda.min_replicas, 5);
+	assert_int_equal(sc.nwarn, 0);
+	/* idle 0 with min given as 0: KEDA's bound is 1 */
+	assert_int_equal(keda_doc("",
+				  "  idleReplicaCount: 0\n"
+				  "  minReplicaCount: 0\n",
+				  &sc, &e),
+			 0);
+	/* idle 2 < min 3: accepted as KEDA does, with its warning */
+	assert_int_equal(keda_doc("",
+				  "  idleReplicaCount: 2\n"
+				  "  minReplicaCount: 3\n",
+				  &sc, &e),
+			 0);
+	assert_int_equal(sc.nwarn, 1);
+	assert_string_equal(sc.warn[0],
+			    "k.yaml:7: idleReplicaCount 2: KEDA documents "
+			    "that only 0 works (its HPA raises the target "
+			    "back to minReplicaCount)");
+	/* idle >= min, idle without min, idle negative: refused */
+	assert_int_equal(keda_doc("",
+				  "  idleReplicaCount: 5\n"
+				  "  minReplicaCount: 5\n",
+				  &sc, &e),
+			 GF_EINVAL);
+	assert_string_equal(e.msg, "k.yaml:1: spec: idleReplicaCount 5 must "
+				   "be less than minReplicaCount 5");
+	assert_int_equal(keda_doc("", "  idleReplicaCount: 0\n", &sc, &e),
+			 GF_EINVAL);
+	assert_string_equal(e.msg, "k.yaml:1: spec: idleReplicaCount 0 must "
+				   "be less than minReplicaCount 0");
+	assert_int_equal(keda_doc("",
+				  "  idleReplicaCount: -1\n"
+				  "  minReplicaCount: 5\n",
+				  &sc, &e),
+			 GF_EPARSE);
+	assert_string_equal(
+		e.msg, "k.yaml:7: key 'idleReplicaCount': expected a whole "
+		       "number from 0 to 2147483647, got '-1'");
+	/* the pause annotations */
+	const char *pr = "  annotations:\n"
+			 "    autoscaling.keda.sh/paused-replicas: \"4\"\n";
+	assert_int_equal(keda_doc(pr, "", &sc, &e), 0);
+	assert_int_equal(sc.keda.paused_replicas, 4);
+	const char *p = "  annotations:\n"
+			"    autoscaling.keda.sh/paused: \"true\"\n";
+	assert_int_equal(keda_doc(p, "", &sc, &e), 0);
+	assert_true(sc.keda.paused);
+	const char *pf = "  annotations:\n"
+			 "    autoscaling.keda.sh/paused: \"false\"\n";
+	assert_int_equal(keda_doc(pf, "", &sc, &e), 0);
+	assert_false(sc.keda.paused);
+	/* not a boolean: KEDA pauses, we say so */
+	const char *pi = "  annotations:\n"
+			 "    autoscaling.keda.sh/paused: \"invalid\"\n";
+	assert_int_equal(keda_doc(pi, "", &sc, &e), 0);
+	assert_true(sc.keda.paused);
+	assert_int_equal(sc.nwarn, 1);
+	assert_string_equal(sc.warn[0],
+			    "k.yaml:6: annotation "
+			    "'autoscaling.keda.sh/paused': 'invalid' "
+			    "is not a boolean: paused, as KEDA does");
+	/* paused-scale-in / -out / -down: not KEDA 2.16's, warned */
+	const char *ps = "  annotations:\n"
+			 "    autoscaling.keda.sh/paused-scale-in: \"true\"\n"
+			 "    other.example/x: y\n";
+	assert_int_equal(keda_doc(ps, "", &sc, &e), 0);
+	assert_int_equal(sc.nwarn, 1);
+	assert_false(sc.keda.paused);
+	assert_string_equal(sc.warn[0],
+			    "k.yaml:6: annotation 'autoscaling.keda.sh/"
+			    "paused-scale-in': not read (KEDA 2.16 has paused "
+			    "and paused-replicas)");
+	/* a paused-replicas that is not a count */
+	const char *bad = "  annotations:\n"
+			  "    autoscaling.keda.sh/paused-replicas: "
+			  "\"abc\"\n";
+	assert_int_equal(keda_doc(bad, "", &sc, &e), GF_EPARSE);
+	assert_string_equal(e.msg, "k.yaml:6: key 'metadata.annotations."
+				   "autoscaling.keda.sh/paused-replicas': "
+				   "expected a whole number from 0 to "
+				   "2147483647, got 'abc'");
+	const char *neg = "  annotations:\n"
+			  "    autoscaling.keda.sh/paused-replicas: "
+			  "\"-1\"\n";
+	assert_int_equal(keda_doc(neg, "", &sc, &e), GF_EPARSE);
 }
 
 static char *write_tmp(const char *text)
@@ -498,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_hpa),
 		cmocka_unit_test(test_manifest_errors),
 		cmocka_unit_test(test_manifest_keda),
+		cmocka_unit_test(test_manifest_keda_idle_paused),
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_metrics_page),
 		cmocka_unit_test(test_query_answer),

@@ -489,6 +489,152 @@ static void test_keda(void **state)
 	assert_int_equal(out[2], 4);
 }
 
+/* KEDA's idleReplicaCount (kedacore/keda pkg/scaling/executor
+ * scale_scaledobjects_test.go; the cases written here from its
+ * documented behaviour).  keda_spec(): activation above 3, so a value of
+ * 0 is inactive and 10 active. */
+static void test_keda_idle(void **state)
+{
+	(void)state;
+	struct gf_keda_spec ks = keda_spec();
+	int32_t out[16];
+	ks.min_replicas = 5;
+	ks.min_set = true;
+	ks.idle_replicas = 0;
+	/* TestScaleToIdleReplicasWhenNotActive: 10 replicas, inactive, min
+	 * 5, idle 0, never active before: to 0 at once (not 10, not 5) */
+	int64_t u1[] = { 0, 0, 0, 0, 0, 0 };
+	keda_run(&ks, 10, u1, 6, out);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[5], 0); /* the HPA stays off at 0 */
+	/* TestScaleFromIdleToMinReplicasWhenActive: at idle (0), active:
+	 * to minReplicaCount 5, not 1 */
+	int64_t u2[] = { 10, 10 };
+	keda_run(&ks, 0, u2, 2, out);
+	assert_int_equal(out[0], 5);
+	/* TestEventWitTriggerInfo: 2 replicas (below min, above idle),
+	 * active, idle set: to min 5 */
+	keda_run(&ks, 2, u2, 1, out);
+	assert_int_equal(out[0], 5);
+	/* idle, then active again, then idle after the cooldown (60 s from
+	 * the last active poll, strictly before now): 10 active at t=0
+	 * holds, inactive until t=60 holds, t=75 goes to 0; active at t=90
+	 * wakes to 5 */
+	int64_t u3[] = { 10, 0, 0, 0, 0, 0, 10, 10 };
+	keda_run(&ks, 10, u3, 8, out);
+	assert_int_equal(out[0], 10);
+	assert_int_equal(out[4], 10); /* t=60: still cooling down */
+	assert_int_equal(out[5], 0);  /* t=75: to idle */
+	assert_int_equal(out[6], 5);  /* t=90: active, from idle to min */
+	/* a scaler error is not inactivity: no scale to idle */
+	int64_t u4[] = { -1, -1, -1 };
+	keda_run(&ks, 7, u4, 3, out);
+	assert_int_equal(out[2], 7);
+	/* without idleReplicaCount (TestScaleToMinReplicasFromLower
+	 * InitialReplicaCount): min 5 keeps the scaler active, below min
+	 * goes to min, never under it */
+	ks.idle_replicas = -1;
+	keda_run(&ks, 10, u1, 1, out);
+	assert_int_equal(out[0], 10);
+	keda_run(&ks, 1, u1, 1, out);
+	assert_int_equal(out[0], 5);
+	/* idle 0 with minReplicaCount given as 0 (KEDA's bound is then 1):
+	 * accepted, and scales to 0 as min 0 does
+	 * (TestScaleToMinReplicasWhenNotActive) */
+	ks = keda_spec();
+	ks.min_set = true;
+	ks.idle_replicas = 0;
+	keda_run(&ks, 10, u1, 1, out);
+	assert_int_equal(out[0], 0);
+	keda_run(&ks, 0, u2, 1, out);
+	assert_int_equal(out[0], 1); /* TestScaleFromMinReplicasWhenActive */
+}
+
+/* KEDA's CheckReplicaCountBoundsAreValid (TestCheckReplicaCountBounds
+ * AreValid in apis/keda/v1alpha1/scaledobject_types_test.go): idle must
+ * be below min (min given as 0 counts as 1; min absent as 0). */
+static void test_keda_idle_bounds(void **state)
+{
+	(void)state;
+	struct {
+		int32_t min;
+		bool min_set;
+		int32_t idle;
+		int rc;
+		const char *msg;
+	} c[] = {
+		{ 1, true, 0, 0, NULL },  /* valid: min 1, idle 0 */
+		{ 1, true, -1, 0, NULL }, /* valid: no idle */
+		{ 1, true, 1, GF_EINVAL,
+		  "idleReplicaCount 1 must be less than minReplicaCount 1" },
+		{ 1, true, 2, GF_EINVAL,
+		  "idleReplicaCount 2 must be less than minReplicaCount 1" },
+		{ 0, true, 0, 0, NULL }, /* min 0 given: bound 1 */
+		{ 0, false, 0, GF_EINVAL,
+		  "idleReplicaCount 0 must be less than minReplicaCount 0" },
+		{ 5, true, -2, GF_EINVAL,
+		  "idleReplicaCount -2: expected >= 0" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct gf_keda_spec ks = keda_spec();
+		ks.min_replicas = c[i].min;
+		ks.min_set = c[i].min_set;
+		ks.idle_replicas = c[i].idle;
+		struct gf_keda k;
+		struct gf_err e;
+		gf_err_clear(&e);
+		int rc = gf_keda_init(&k, &ks, 0, &e);
+		assert_int_equal(rc, c[i].rc);
+		if (rc == 0)
+			gf_keda_release(&k);
+		else
+			assert_string_equal(e.msg, c[i].msg);
+	}
+}
+
+/* KEDA's pause annotations: TestScaleToPausedReplicasCount (executor
+ * tests: paused-replicas 0, 2 replicas, active: to 0) and
+ * TestNeedToBePausedByAnnotation (paused: held, paused-replicas wins). */
+static void test_keda_paused(void **state)
+{
+	(void)state;
+	struct gf_keda_spec ks = keda_spec();
+	int32_t out[16];
+	int64_t hot[] = { 40, 40, 40, 40 };
+	ks.paused_replicas = 0;
+	keda_run(&ks, 2, hot, 4, out);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[3], 0); /* no activation, no HPA */
+	ks.paused_replicas = 4;
+	keda_run(&ks, 9, hot, 4, out);
+	assert_int_equal(out[0], 4);
+	assert_int_equal(out[3], 4);
+	/* paused: held at the current count whatever the metric */
+	ks.paused_replicas = -1;
+	ks.paused = true;
+	keda_run(&ks, 3, hot, 4, out);
+	assert_int_equal(out[3], 3);
+	int64_t cold[] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	keda_run(&ks, 3, cold, 8, out);
+	assert_int_equal(out[7], 3); /* no cooldown to 0 either */
+	/* both: paused-replicas wins */
+	ks.paused_replicas = 1;
+	keda_run(&ks, 3, hot, 1, out);
+	assert_int_equal(out[0], 1);
+	/* the reason the sync gives */
+	struct gf_keda k;
+	struct gf_err e;
+	assert_int_equal(gf_keda_init(&k, &ks, 0, &e), 0);
+	struct gf_hpa_input in = { 0, 3, 3, 3, true, 40000 };
+	struct gf_hpa_output o;
+	assert_int_equal(gf_keda_sync(&k, &in, &o), 0);
+	assert_string_equal(gf_hpa_reason_name(o.reason), "keda-paused");
+	assert_true(o.rescale);
+	gf_keda_release(&k);
+	ks.paused_replicas = -2;
+	assert_int_equal(gf_keda_init(&k, &ks, 0, &e), GF_EINVAL);
+}
+
 /* gf_warm_need by hand: slots 8, occupancy 0.75 (6 per replica), W 120,
  * drain 60. */
 static void test_warm_need(void **state)
@@ -556,6 +702,9 @@ int main(void)
 		cmocka_unit_test(test_spec_validation),
 		cmocka_unit_test(test_quantities),
 		cmocka_unit_test(test_keda),
+		cmocka_unit_test(test_keda_idle),
+		cmocka_unit_test(test_keda_idle_bounds),
+		cmocka_unit_test(test_keda_paused),
 		cmocka_unit_test(test_warm_need),
 		cmocka_unit_test(test_warm_floor),
 	};

@@ -370,6 +370,8 @@ const char *gf_hpa_reason_name(enum gf_hpa_reason r)
 		return "keda-deactivate";
 	case GF_HPA_REASON_KEDA_MIN:
 		return "keda-min";
+	case GF_HPA_REASON_KEDA_PAUSED:
+		return "keda-paused";
 	}
 	return "unknown";
 }
