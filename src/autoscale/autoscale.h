@@ -61,15 +61,21 @@ struct gf_as_samples {
 	struct gf_hpa_sample *s;
 	char (*t_text)[32]; /* each sample's t_s as written */
 	size_t n;
+	/* a header beyond `t_s,value`: more[i] beside s[i], else NULL */
+	struct gf_hpa_sample_more *more;
+	int nvalues; /* value columns (value, value2, ...): the metrics */
 };
 
 /*
  * A samples CSV: an optional header `t_s,value`, then lines `t_s,value`
- * (seconds, a quantity).  Blank lines and lines starting with '#' are
- * skipped.  Errors name FILE:LINE: a line without two fields, a t_s that
- * is not a finite number or not after the previous one, a value that is
- * not a number, NaN or negative.  0, or a negative code with e set;
- * release with gf_as_samples_release() after 0.
+ * (seconds, a quantity).  A header may name more columns, in any order
+ * after t_s: value2 .. value8 (the HPA's other metrics, in spec.metrics
+ * order), ready, unready, missing, status (pod counts; empty: not
+ * given); a value `-` is a metric that could not be read.  Blank lines and
+ * lines starting with '#' are skipped.  Errors name FILE:LINE: a line without
+ * two fields, a t_s that is not a finite number or not after the previous one,
+ * a value that is not a number, NaN or negative.  0, or a negative code with e
+ * set; release with gf_as_samples_release() after 0.
  */
 int gf_as_read_samples(const char *path, struct gf_as_samples *out,
 		       struct gf_err *e) GF_MUST_CHECK;
