@@ -86,8 +86,9 @@ struct gf_hpa_rules {
 
 /* How a metric's proposal is computed (replica_calculator.go). */
 enum gf_hpa_metric_kind {
-	GF_HPA_EXTERNAL = 0, /* External: a total over the workload */
-	GF_HPA_PER_POD = 1,  /* Pods, or Resource: an average over pods */
+	GF_HPA_EXTERNAL = 0,	/* External: a total over the workload */
+	GF_HPA_PER_POD = 1,	/* Pods, or Resource AverageValue: an average */
+	GF_HPA_UTILIZATION = 2, /* Resource averageUtilization (percent) */
 };
 
 /* A metric of spec.metrics after the first (the first is the spec's

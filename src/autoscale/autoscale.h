@@ -145,6 +145,9 @@ struct gf_as_actuator {
 		     struct gf_err *e);
 	int (*current)(void *ctx, int32_t *replicas, struct gf_err *e);
 	void *ctx;
+	/* after current() succeeded: the pods it saw ready (running) and
+	 * not yet ready (pending); false when it saw none (NULL: never) */
+	bool (*pods)(void *ctx, int32_t *ready, int32_t *unready);
 };
 
 /*
@@ -164,11 +167,12 @@ void gf_as_actuator_release(struct gf_as_actuator *act);
 
 /* One sync of the loop, for its report. */
 struct gf_as_tick {
-	double t_s;	/* since the loop started */
-	bool ok;	/* the metric was read */
-	double value;	/* its value when ok */
-	int32_t before; /* replicas before */
-	int32_t after;	/* the decision */
+	double t_s;		/* since the loop started */
+	bool ok;		/* the metric was read */
+	double value;		/* its value when ok */
+	int32_t ready, unready; /* the actuator's pods, or -1 when unknown */
+	int32_t before;		/* replicas before */
+	int32_t after;		/* the decision */
 	enum gf_hpa_reason reason;
 	char why[GF_ERR_MSG_MAX]; /* the read's error when !ok */
 	/* the actuator's error (the count unread or unchanged), "" if none:

@@ -358,6 +358,7 @@ static int parse_target(const struct rd *r, const node_t *n, const char *what,
 		/* percent of the request; samples give percents */
 		int32_t pct = 0;
 		m->target = GF_HPA_AVERAGE_VALUE;
+		m->kind = GF_HPA_UTILIZATION;
 		rc = get_int(r, x.util, "averageUtilization", &pct);
 		if (rc == 0 && pct <= 0)
 			rc = fail(r, x.util,

@@ -150,11 +150,21 @@ static int32_t proposal_external(const struct gf_hpa_spec *s,
 	return clamp32(ceil(ratio));
 }
 
-/* calcPlainMetricReplicas over counts: the average is over the ready
- * pods that report (Go's integer division of the milli total), unready
- * pods count as 0 on a scale-up, missing pods as the target on a
- * scale-down and 0 on a scale-up.  false: no ready pod reports (an
- * invalid metric). */
+/* The per-pod average as the controller takes it: Go's integer division
+ * of the milli total (GetMetricUsageRatio), or whole percents for a
+ * utilization (GetResourceUtilizationRatio's int32 truncation). */
+static double pod_avg(enum gf_hpa_metric_kind kind, double sum, double n)
+{
+	return kind == GF_HPA_UTILIZATION ? floor(sum / n / 1000.0) * 1000.0
+					  : floor(sum / n);
+}
+
+/* calcPlainMetricReplicas and GetResourceReplicas over counts: the
+ * average is over the ready pods that report; unready pods count as 0
+ * on a scale-up; missing pods count as the target on a scale-down
+ * (a utilization: max(100 %, target)) and 0 on a scale-up (a
+ * utilization at ratio 1 leaves them out).  false: no ready pod
+ * reports (an invalid metric). */
 static bool proposal_per_pod(const struct gf_hpa_spec *s,
 			     const struct metric_view *m,
 			     const struct gf_hpa_input *in,
@@ -167,20 +177,24 @@ static bool proposal_per_pod(const struct gf_hpa_spec *s,
 	if (ready <= 0)
 		return false;
 	double target = m->target_milli;
-	double avg = floor(m->usage / (double)ready);
-	double ratio = avg / target;
+	double ratio = pod_avg(m->kind, m->usage, (double)ready) / target;
 	bool up_unready = unready > 0 && ratio > 1.0;
 	if (!up_unready && missing == 0) {
 		*p = within(s, ratio) ? cur
 				      : clamp32(ceil(ratio * (double)ready));
 		return true;
 	}
-	double n = (double)ready + (double)missing +
-		   (up_unready ? (double)unready : 0.0);
+	bool util = m->kind == GF_HPA_UTILIZATION;
+	double n = (double)ready + (up_unready ? (double)unready : 0.0);
 	double sum = m->usage;
-	if (missing > 0 && ratio < 1.0)
-		sum += (double)missing * target;
-	double nratio = floor(sum / n) / target;
+	if (missing > 0 && ratio < 1.0) {
+		n += (double)missing;
+		sum += (double)missing *
+		       (util ? fmax(100000.0, target) : target);
+	} else if (missing > 0 && (ratio > 1.0 || !util)) {
+		n += (double)missing; /* at 0 */
+	}
+	double nratio = pod_avg(m->kind, sum, n) / target;
 	if (within(s, nratio) || (ratio > 1.0 && nratio < 1.0) ||
 	    (ratio < 1.0 && nratio > 1.0)) {
 		*p = cur;
@@ -225,7 +239,7 @@ static bool proposal(const struct gf_hpa_spec *s, const struct gf_hpa_input *in,
 		struct metric_view m;
 		int32_t p = 0;
 		bool ok = metric_at(s, i, in, mo, &m);
-		if (ok && m.kind == GF_HPA_PER_POD)
+		if (ok && m.kind != GF_HPA_EXTERNAL)
 			ok = proposal_per_pod(s, &m, in, mo, &p);
 		else if (ok)
 			p = proposal_external(s, &m, in);
