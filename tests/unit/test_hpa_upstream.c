@@ -199,21 +199,26 @@ static void test_missing_pods(void **state)
 }
 
 /* replica_calculator_test.go TestReplicaCalcScaleUpUnreadyLessScale:
- * 3 pods, 2 ready at 40 and 50 % (avg 45) of 30 %, 1 unready: it counts
- * as 0 on the scale-up, (90/3)/30 = 1, within: stays 3 (4 if left out
- * of the recount, 5 if counted at the average). */
+ * 3 pods, 2 ready at 50 and 70 % (avg 60) of 30 %, 1 unready: it counts
+ * as 0 on the scale-up, (120/3)/30 = 1.33, ceil(1.33 * 3) = 4 (without
+ * the rule ceil(2 * 2) = 4 as well, or 6 over all 3). */
 static void test_unready_less_scale(void **state)
 {
 	(void)state;
 	struct gf_hpa_spec s =
 		spec(1, 10, GF_HPA_UTILIZATION, GF_HPA_AVERAGE_VALUE, 30000);
-	struct gf_hpa_input in = { 0, 3, 3, 2, true, 90000 };
+	struct gf_hpa_input in = { 0, 3, 3, 2, true, 120000 };
 	struct gf_hpa_more mo = { 1, 0, { false }, { 0 } };
+	assert_int_equal(sync1(&s, &in, &mo).proposal, 4);
+	/* 2 ready at 40 and 50 % (45) with 1 unready: (90/3)/30 = 1,
+	 * within: stays 3 (ceil(1.5 * 2) = 3 without the rule) */
+	in.usage_milli = 90000;
 	assert_int_equal(sync1(&s, &in, &mo).proposal, 3);
-	/* no unready pod: ceil(1.5 * 2) = 3 too; 2 ready at 60 and 90 %:
-	 * (150/3)/30 = 1.67, ceil(1.67 * 3) = 5 */
-	in.usage_milli = 150000;
-	assert_int_equal(sync1(&s, &in, &mo).proposal, 5);
+	/* 2 ready at 40 and 50 % with 2 unready at 4 pods: (90/4)/30 =
+	 * 0.73 < 1 after a ratio of 1.5: the direction flips, stays 4 */
+	in = (struct gf_hpa_input){ 0, 4, 4, 2, true, 90000 };
+	mo.unready_replicas = 2;
+	assert_int_equal(sync1(&s, &in, &mo).proposal, 4);
 }
 
 /* Counts below zero are refused, the HPA unchanged. */
