@@ -592,37 +592,41 @@ static void sample_input(const struct gf_hpa_sample *s,
 	memcpy(mo->usage_milli, sm->usage_milli, sizeof(mo->usage_milli));
 }
 
+/* The replay of gf_hpa_replay_more: sample i's input at each sync. */
+struct replay_more {
+	struct gf_hpa h;
+	const struct gf_hpa_sample *s;
+	const struct gf_hpa_sample_more *more;
+	size_t i; /* the next sample (gf_scale_replay syncs in order) */
+};
+
+static int replay_more_sync(void *ctx, const struct gf_hpa_input *in,
+			    struct gf_hpa_output *out)
+{
+	struct replay_more *x = ctx;
+	struct gf_hpa_input in2;
+	struct gf_hpa_more mo;
+	sample_input(&x->s[x->i], x->more ? &x->more[x->i] : NULL,
+		     in->spec_replicas, &in2, &mo);
+	x->i++;
+	return gf_hpa_sync_more(&x->h, &in2, &mo, out);
+}
+
 int gf_hpa_replay_more(const struct gf_hpa_spec *spec, int32_t start,
 		       const struct gf_hpa_sample *s,
 		       const struct gf_hpa_sample_more *more, size_t n,
 		       int32_t *out, struct gf_err *e)
 {
-	struct gf_hpa h;
+	struct replay_more x = { .s = s, .more = more, .i = 0 };
 	if (start < 0)
 		return gf_err_set(e, GF_EINVAL,
 				  "start replicas %d: must be zero or more",
 				  start);
-	int rc = gf_hpa_init(&h, spec, e);
+	int rc = gf_hpa_init(&x.h, spec, e);
 	if (rc)
 		return rc;
-	int32_t cur = start;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct gf_hpa_input in;
-		struct gf_hpa_more mo;
-		struct gf_hpa_output o;
-		sample_input(&s[i], more ? &more[i] : NULL, cur, &in, &mo);
-		if (i > 0 && s[i].t_ms <= s[i - 1].t_ms)
-			rc = gf_err_set(e, GF_EINVAL,
-					"sample %zu: time not after the "
-					"previous sample's",
-					i + 1);
-		else if (gf_hpa_sync_more(&h, &in, &mo, &o))
-			rc = gf_err_set(e, GF_EINVAL,
-					"sample %zu: invalid input", i + 1);
-		else
-			cur = out[i] = o.replicas;
-	}
-	gf_hpa_release(&h);
+	rc = gf_scale_replay(replay_more_sync, &x, start, s, n, out, e);
+	gf_hpa_release(&x.h);
 	return rc;
 }
 
