@@ -82,6 +82,23 @@ struct gf_hpa_rules {
 	double tolerance; /* KEP-4951 per-direction tolerance */
 };
 
+#define GF_HPA_METRICS_MAX 8 /* entries of spec.metrics */
+
+/* How a metric's proposal is computed (replica_calculator.go). */
+enum gf_hpa_metric_kind {
+	GF_HPA_EXTERNAL = 0,	/* External: a total over the workload */
+	GF_HPA_PER_POD = 1,	/* Pods, or Resource AverageValue: an average */
+	GF_HPA_UTILIZATION = 2, /* Resource averageUtilization (percent) */
+};
+
+/* A metric of spec.metrics after the first (the first is the spec's
+ * kind, target and target_milli). */
+struct gf_hpa_metric {
+	enum gf_hpa_metric_kind kind;
+	enum gf_hpa_target_type target; /* GF_HPA_PER_POD: AverageValue */
+	int64_t target_milli;		/* > 0 */
+};
+
 struct gf_hpa_spec {
 	int32_t min_replicas; /* default 1; 0 needs HPAScaleToZero */
 	int32_t max_replicas; /* >= 1, >= min */
@@ -93,6 +110,10 @@ struct gf_hpa_spec {
 	double tolerance;	    /* 0.1 */
 	int32_t downscale_window_s; /* 300 */
 	bool finished;		    /* gf_hpa_spec_finish() was run */
+	/* the first metric's kind (External unless set), then the others */
+	enum gf_hpa_metric_kind kind;
+	int nmore; /* 0 .. GF_HPA_METRICS_MAX - 1 */
+	struct gf_hpa_metric more[GF_HPA_METRICS_MAX - 1];
 };
 
 /* Defaults: min 1, max 0 (to set), AverageValue, target 0 (to set), no
@@ -184,6 +205,31 @@ struct gf_hpa_output {
 int gf_hpa_sync(struct gf_hpa *h, const struct gf_hpa_input *in,
 		struct gf_hpa_output *out) GF_MUST_CHECK;
 
+/*
+ * What a sync sees beyond gf_hpa_input: the pods that are not ready or
+ * report no per-pod metric, and the metrics after the first.  For a
+ * GF_HPA_PER_POD metric, in->ready_replicas are the ready pods that
+ * report it and usage its total over them; unready pods are left out of
+ * the average and count as 0 on a scale-up, missing pods count as the
+ * target on a scale-down and 0 on a scale-up (calcPlainMetricReplicas).
+ */
+struct gf_hpa_more {
+	int32_t unready_replicas;	 /* not ready (or pending) pods, >= 0 */
+	int32_t missing_replicas;	 /* pods with no per-pod metric, >= 0 */
+	bool ok[GF_HPA_METRICS_MAX - 1]; /* spec.more[i] was read */
+	int64_t usage_milli[GF_HPA_METRICS_MAX - 1]; /* >= 0 */
+};
+
+/*
+ * gf_hpa_sync() with more (NULL: no unready or missing pods, the other
+ * metrics unread).  Each valid metric proposes a count and the largest
+ * wins; no metric valid, or one invalid while the largest is below the
+ * spec count, is GF_HPA_REASON_NO_METRIC (computeReplicasForMetrics).
+ */
+int gf_hpa_sync_more(struct gf_hpa *h, const struct gf_hpa_input *in,
+		     const struct gf_hpa_more *more,
+		     struct gf_hpa_output *out) GF_MUST_CHECK;
+
 /* A metric sample at one sync: the total, or ok false when unread. */
 struct gf_hpa_sample {
 	int64_t t_ms;
@@ -200,6 +246,20 @@ struct gf_hpa_sample {
 int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,
 		  const struct gf_hpa_sample *s, size_t n, int32_t *out,
 		  struct gf_err *e) GF_MUST_CHECK;
+
+/* What a sample adds to gf_hpa_sample: counts are -1 when not given
+ * (status = spec, ready = status - unready - missing, the others 0). */
+struct gf_hpa_sample_more {
+	int32_t status, ready, unready, missing;
+	bool ok[GF_HPA_METRICS_MAX - 1];
+	int64_t usage_milli[GF_HPA_METRICS_MAX - 1];
+};
+
+/* gf_hpa_replay() with more[i] beside s[i] (more NULL: as there). */
+int gf_hpa_replay_more(const struct gf_hpa_spec *spec, int32_t start,
+		       const struct gf_hpa_sample *s,
+		       const struct gf_hpa_sample_more *more, size_t n,
+		       int32_t *out, struct gf_err *e) GF_MUST_CHECK;
 
 /* The replay loop of any scaler whose sync is sync(scaler, ...) (the HPA,
  * KEDA): as gf_hpa_replay() once the scaler is made and start checked. */

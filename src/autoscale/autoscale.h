@@ -61,15 +61,21 @@ struct gf_as_samples {
 	struct gf_hpa_sample *s;
 	char (*t_text)[32]; /* each sample's t_s as written */
 	size_t n;
+	/* a header beyond `t_s,value`: more[i] beside s[i], else NULL */
+	struct gf_hpa_sample_more *more;
+	int nvalues; /* value columns (value, value2, ...): the metrics */
 };
 
 /*
  * A samples CSV: an optional header `t_s,value`, then lines `t_s,value`
- * (seconds, a quantity).  Blank lines and lines starting with '#' are
- * skipped.  Errors name FILE:LINE: a line without two fields, a t_s that
- * is not a finite number or not after the previous one, a value that is
- * not a number, NaN or negative.  0, or a negative code with e set;
- * release with gf_as_samples_release() after 0.
+ * (seconds, a quantity).  A header may name more columns, in any order
+ * after t_s: value2 .. value8 (the HPA's other metrics, in spec.metrics
+ * order), ready, unready, missing, status (pod counts; empty: not
+ * given); a value `-` is a metric that could not be read.  Blank lines and
+ * lines starting with '#' are skipped.  Errors name FILE:LINE: a line without
+ * two fields, a t_s that is not a finite number or not after the previous one,
+ * a value that is not a number, NaN or negative.  0, or a negative code with e
+ * set; release with gf_as_samples_release() after 0.
  */
 int gf_as_read_samples(const char *path, struct gf_as_samples *out,
 		       struct gf_err *e) GF_MUST_CHECK;
@@ -139,6 +145,9 @@ struct gf_as_actuator {
 		     struct gf_err *e);
 	int (*current)(void *ctx, int32_t *replicas, struct gf_err *e);
 	void *ctx;
+	/* after current() succeeded: the pods it saw ready (running) and
+	 * not yet ready (pending); false when it saw none (NULL: never) */
+	bool (*pods)(void *ctx, int32_t *ready, int32_t *unready);
 };
 
 /*
@@ -158,11 +167,12 @@ void gf_as_actuator_release(struct gf_as_actuator *act);
 
 /* One sync of the loop, for its report. */
 struct gf_as_tick {
-	double t_s;	/* since the loop started */
-	bool ok;	/* the metric was read */
-	double value;	/* its value when ok */
-	int32_t before; /* replicas before */
-	int32_t after;	/* the decision */
+	double t_s;		/* since the loop started */
+	bool ok;		/* the metric was read */
+	double value;		/* its value when ok */
+	int32_t ready, unready; /* the actuator's pods, or -1 when unknown */
+	int32_t before;		/* replicas before */
+	int32_t after;		/* the decision */
 	enum gf_hpa_reason reason;
 	char why[GF_ERR_MSG_MAX]; /* the read's error when !ok */
 	/* the actuator's error (the count unread or unchanged), "" if none:

@@ -8,6 +8,7 @@
  * ready at once, as in `recommend`).
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +29,9 @@ struct ctl_act {
 	char *ca; /* or NULL */
 	bool insecure_http;
 	struct gf_client *c;
+	/* the last GET's "running" and "pending" (the service's jobs) */
+	bool has_pods;
+	int32_t running, pending;
 };
 
 static int ctl_call(struct ctl_act *a, unsigned method, const char *url,
@@ -81,9 +85,23 @@ static int ctl_current(void *ctx, int32_t *replicas, struct gf_err *e)
 				"GET %s: no 'replicas' in the answer", a->url);
 	if (rc == 0)
 		*replicas = (int32_t)n;
+	int64_t run = 0, pend = 0;
+	a->has_pods = rc == 0 && gf_jv_int(gf_jv_get(v, "running"), &run) &&
+		      gf_jv_int(gf_jv_get(v, "pending"), &pend) && run >= 0 &&
+		      pend >= 0 && run <= INT32_MAX && pend <= INT32_MAX;
+	a->running = a->has_pods ? (int32_t)run : 0;
+	a->pending = a->has_pods ? (int32_t)pend : 0;
 	gf_jv_free(v);
 	gf_client_answer_release(&ans);
 	return rc;
+}
+
+static bool ctl_pods(void *ctx, int32_t *ready, int32_t *unready)
+{
+	const struct ctl_act *a = ctx;
+	*ready = a->running;
+	*unready = a->pending;
+	return a->has_pods;
 }
 
 int gf_as_controller_actuator(const char *base_url,
@@ -118,8 +136,8 @@ int gf_as_controller_actuator(const char *base_url,
 	a->ca = conn && conn->ca ? gf_strdup(conn->ca) : NULL;
 	a->insecure_http = conn && conn->insecure_http;
 	a->c = gf_client_new();
-	*out = (struct gf_as_actuator){ "controller", ctl_apply, ctl_current,
-					a };
+	*out = (struct gf_as_actuator){ "controller", ctl_apply, ctl_current, a,
+					ctl_pods };
 	return 0;
 }
 
@@ -184,6 +202,7 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 {
 	struct gf_as_tick tk;
 	memset(&tk, 0, sizeof(tk));
+	tk.ready = tk.unready = -1;
 	tk.t_s = (double)t_ms / 1000.0;
 	tk.before = *cur;
 	struct gf_err ae;
@@ -205,9 +224,22 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 		t_ms, *cur,  *cur,
 		*cur, tk.ok, milli > 9.2e18 ? INT64_MAX : (int64_t)milli
 	};
+	struct gf_hpa_more mo;
+	memset(&mo, 0, sizeof(mo));
+	/* the controller's service view: running jobs are the ready pods,
+	 * pending ones the unready; status replicas are both */
+	if (l->act.pods && l->act.pods(l->act.ctx, &tk.ready, &tk.unready) &&
+	    (int64_t)tk.ready + tk.unready > 0 &&
+	    (int64_t)tk.ready + tk.unready <= INT32_MAX) {
+		in.ready_replicas = tk.ready;
+		in.status_replicas = tk.ready + tk.unready;
+		mo.unready_replicas = tk.unready;
+	} else {
+		tk.ready = tk.unready = -1;
+	}
 	struct gf_hpa_output o;
 	int rc = d->keda ? gf_keda_sync(&d->k, &in, &o)
-			 : gf_hpa_sync(&d->hpa, &in, &o);
+			 : gf_hpa_sync_more(&d->hpa, &in, &mo, &o);
 	if (rc)
 		return gf_err_set(e, rc, "the decision failed at t=%.1f s",
 				  tk.t_s);
@@ -228,6 +260,11 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e)
 {
 	struct decider d;
+	if (l->scaler->kind == GF_AS_HPA && l->scaler->hpa.nmore > 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "the HPA has %d metrics; autoscale run reads "
+				  "one (its source)",
+				  l->scaler->hpa.nmore + 1);
 	int rc = decider_init(&d, l->scaler, e);
 	if (rc)
 		return rc;

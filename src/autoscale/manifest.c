@@ -288,7 +288,8 @@ static int parse_behavior(const struct rd *r, const node_t *n,
 }
 
 struct target_ctx {
-	const node_t *type, *value, *avg;
+	const node_t *type, *value, *avg, *util;
+	bool per_pod; /* Pods or Resource: no Value target */
 };
 
 static int target_field(const struct rd *r, const char *key, const node_t *k,
@@ -301,6 +302,8 @@ static int target_field(const struct rd *r, const char *key, const node_t *k,
 		x->value = v;
 	else if (!strcmp(key, "averageValue"))
 		x->avg = v;
+	else if (!strcmp(key, "averageUtilization") && x->per_pod)
+		x->util = v;
 	else if (!strcmp(key, "averageUtilization"))
 		return fail(r, k,
 			    "field 'averageUtilization': External "
@@ -310,37 +313,65 @@ static int target_field(const struct rd *r, const char *key, const node_t *k,
 	return 0;
 }
 
-/* metrics[].external.target */
-static int parse_target(const struct rd *r, const node_t *n,
-			struct gf_hpa_spec *s)
+/* The target's type against the fields given. */
+static int target_type(const struct rd *r, const node_t *n, const char *what,
+		       const struct target_ctx *x)
 {
-	struct target_ctx x = { NULL, NULL, NULL };
-	int rc = walk(r, n, "external.target", target_field, &x);
+	const char *t = gf_yn_str(x->type);
+	if (!t)
+		return fail(r, n, "%s: field 'type' missing", what);
+	if (!strcmp(t, "AverageValue")) {
+		if (!x->avg)
+			return fail(r, x->type,
+				    "type AverageValue needs 'averageValue'");
+	} else if (!strcmp(t, "Value") && !x->per_pod) {
+		if (!x->value)
+			return fail(r, x->type, "type Value needs 'value'");
+	} else if (!strcmp(t, "Utilization") && x->per_pod) {
+		if (!x->util && !x->avg)
+			return fail(r, x->type,
+				    "type Utilization needs "
+				    "'averageUtilization'");
+	} else {
+		return fail(r, x->type, "field 'type': '%.40s' is not %s", t,
+			    x->per_pod ? "AverageValue or Utilization"
+				       : "AverageValue or Value");
+	}
+	return 0;
+}
+
+/* metrics[].{external,pods,resource}.target into m (kind set) */
+static int parse_target(const struct rd *r, const node_t *n, const char *what,
+			struct gf_hpa_metric *m)
+{
+	struct target_ctx x = { NULL, NULL, NULL, NULL,
+				m->kind == GF_HPA_PER_POD };
+	int rc = walk(r, n, what, target_field, &x);
+	if (rc == 0)
+		rc = target_type(r, n, what, &x);
 	if (rc)
 		return rc;
-	const char *t = gf_yn_str(x.type);
-	if (!t)
-		return fail(r, n, "external.target: field 'type' missing");
-	if (!strcmp(t, "AverageValue")) {
-		if (!x.avg)
-			return fail(r, x.type,
-				    "type AverageValue needs 'averageValue'");
-	} else if (!strcmp(t, "Value")) {
-		if (!x.value)
-			return fail(r, x.type, "type Value needs 'value'");
-	} else {
-		return fail(r, x.type,
-			    "field 'type': '%.40s' is not AverageValue or "
-			    "Value",
-			    t);
-	}
 	/* the controller tests averageValue first, whatever type says */
 	if (x.avg) {
-		s->target = GF_HPA_AVERAGE_VALUE;
-		return get_quantity(r, x.avg, "averageValue", &s->target_milli);
+		m->target = GF_HPA_AVERAGE_VALUE;
+		return get_quantity(r, x.avg, "averageValue", &m->target_milli);
 	}
-	s->target = GF_HPA_VALUE;
-	return get_quantity(r, x.value, "value", &s->target_milli);
+	if (x.util) {
+		/* percent of the request; samples give percents */
+		int32_t pct = 0;
+		m->target = GF_HPA_AVERAGE_VALUE;
+		m->kind = GF_HPA_UTILIZATION;
+		rc = get_int(r, x.util, "averageUtilization", &pct);
+		if (rc == 0 && pct <= 0)
+			rc = fail(r, x.util,
+				  "field 'averageUtilization': %d: must be "
+				  "greater than zero",
+				  pct);
+		m->target_milli = (int64_t)pct * 1000;
+		return rc;
+	}
+	m->target = GF_HPA_VALUE;
+	return get_quantity(r, x.value, "value", &m->target_milli);
 }
 
 /* The string at key name of mapping n (when there is one) into out. */
@@ -351,32 +382,43 @@ static int name_of(const struct rd *r, const node_t *n, const char *what,
 	return v ? gf_yr_str(&r->yr, v, what, 0, out, size) : 0;
 }
 
-struct external_ctx {
-	struct gf_as_scaler *out;
+/* One metrics[] entry being read: its kind's mapping and the name. */
+struct source_ctx {
+	struct gf_hpa_metric *m;
+	const char *what; /* "external", "pods" or "resource" */
+	char *name;	  /* the metric's name (first entry), or NULL */
+	size_t size;
 	bool target;
 };
 
-static int external_field(const struct rd *r, const char *key, const node_t *k,
-			  const node_t *v, void *obj)
+static int source_field(const struct rd *r, const char *key, const node_t *k,
+			const node_t *v, void *obj)
 {
 	(void)k;
-	struct external_ctx *x = obj;
+	struct source_ctx *x = obj;
+	char what[32];
 	if (!strcmp(key, "target")) {
 		x->target = true;
-		return parse_target(r, v, &x->out->hpa);
+		gf_note(what, sizeof(what), "%s.target", x->what);
+		return parse_target(r, v, what, x->m);
 	}
-	if (!strcmp(key, "metric")) {
+	if (!strcmp(key, "metric") && strcmp(x->what, "resource")) {
+		gf_note(what, sizeof(what), "%s.metric", x->what);
 		if (gf_yn_type(v) != GF_YN_MAP)
 			return fail(r, v, "field '%s': expected a mapping",
-				    "external.metric");
-		return name_of(r, v, "metric.name", x->out->metric,
-			       sizeof(x->out->metric));
+				    what);
+		return x->name ? name_of(r, v, "metric.name", x->name, x->size)
+			       : 0;
 	}
+	if (!strcmp(key, "name") && !strcmp(x->what, "resource"))
+		return x->name ? gf_yr_str(&r->yr, v, "resource.name", 0,
+					   x->name, x->size)
+			       : 0;
 	return FIELD_UNKNOWN;
 }
 
 struct metric_ctx {
-	const node_t *type, *ext;
+	const node_t *type, *ext, *pods, *res;
 };
 
 static int metric_field(const struct rd *r, const char *key, const node_t *k,
@@ -389,40 +431,77 @@ static int metric_field(const struct rd *r, const char *key, const node_t *k,
 		x->type = v;
 	else if (!strcmp(key, "external"))
 		x->ext = v;
-	else if (!gf_yaml_known(key, "object, pods, resource, "
-				     "containerResource"))
+	else if (!strcmp(key, "pods"))
+		x->pods = v;
+	else if (!strcmp(key, "resource"))
+		x->res = v;
+	else if (!gf_yaml_known(key, "object, containerResource"))
 		return FIELD_UNKNOWN;
 	return 0;
 }
 
+/* metrics[i] into m (the first entry's name into out->metric). */
+static int parse_metric(const struct rd *r, const node_t *n, size_t i,
+			struct gf_hpa_metric *m, struct gf_as_scaler *out)
+{
+	char what[32];
+	gf_note(what, sizeof(what), "metrics[%zu]", i);
+	struct metric_ctx x = { NULL, NULL, NULL, NULL };
+	int rc = walk(r, n, what, metric_field, &x);
+	if (rc)
+		return rc;
+	const char *t = gf_yn_str(x.type);
+	static const char *const kinds[] = { "External", "Pods", "Resource",
+					     NULL };
+	const node_t *src[] = { x.ext, x.pods, x.res };
+	static const char *const keys[] = { "external", "pods", "resource" };
+	int k = t ? one_of(t, kinds) : -1;
+	if (k < 0)
+		return fail(r, x.type ? x.type : n,
+			    "%s.type '%.40s': this autoscaler reads External, "
+			    "Pods and Resource metrics",
+			    what, t ? t : "");
+	if (!src[k])
+		return fail(r, n, "%s: field '%s' missing", what, keys[k]);
+	m->kind = k == 0 ? GF_HPA_EXTERNAL : GF_HPA_PER_POD;
+	struct source_ctx sx = { m, keys[k], i ? NULL : out->metric,
+				 sizeof(out->metric), false };
+	rc = walk(r, src[k], keys[k], source_field, &sx);
+	if (rc == 0 && !sx.target)
+		rc = fail(r, src[k], "%s: field 'target' missing", keys[k]);
+	return rc;
+}
+
+/* spec.metrics: the first into the spec's own fields, the others into
+ * its more[] (computeReplicasForMetrics takes the largest proposal). */
 static int parse_metrics(const struct rd *r, const node_t *n,
 			 struct gf_as_scaler *out)
 {
 	if (gf_yn_type(n) != GF_YN_SEQ)
 		return fail(r, n, "field 'metrics': expected a list");
-	if (gf_yn_len(n) != 1)
+	size_t len = gf_yn_len(n);
+	if (len < 1 || len > GF_HPA_METRICS_MAX)
 		return fail(r, n,
 			    "field 'metrics': %zu metrics; this autoscaler "
-			    "reads exactly one (type External)",
-			    gf_yn_len(n));
-	const node_t *m = gf_yn_at(n, 0);
-	struct metric_ctx x = { NULL, NULL };
-	int rc = walk(r, m, "metrics[0]", metric_field, &x);
-	if (rc)
-		return rc;
-	const char *t = gf_yn_str(x.type);
-	if (!t || strcmp(t, "External"))
-		return fail(r, x.type ? x.type : m,
-			    "metrics[0].type '%.40s': this autoscaler reads "
-			    "an External metric",
-			    t ? t : "");
-	if (!x.ext)
-		return fail(r, m, "metrics[0]: field 'external' missing");
-	struct external_ctx ex = { out, false };
-	rc = walk(r, x.ext, "external", external_field, &ex);
-	if (rc == 0 && !ex.target)
-		rc = fail(r, x.ext, "external: field 'target' missing");
-	return rc;
+			    "reads 1 to %d",
+			    len, GF_HPA_METRICS_MAX);
+	struct gf_hpa_spec *s = &out->hpa;
+	for (size_t i = 0; i < len; i++) {
+		struct gf_hpa_metric m = { GF_HPA_EXTERNAL,
+					   GF_HPA_AVERAGE_VALUE, 0 };
+		int rc = parse_metric(r, gf_yn_at(n, i), i, &m, out);
+		if (rc)
+			return rc;
+		if (i == 0) {
+			s->kind = m.kind;
+			s->target = m.target;
+			s->target_milli = m.target_milli;
+		} else {
+			s->more[i - 1] = m;
+		}
+	}
+	s->nmore = (int)len - 1;
+	return 0;
 }
 
 struct spec_ctx {

@@ -252,10 +252,15 @@ static void report(void *ctx, const struct gf_as_tick *t)
 	char metric[32] = "null";
 	if (t->ok)
 		gf_note(metric, sizeof(metric), "%.17g", t->value);
+	/* the pods the controller's service view gave (running, pending) */
+	char pods[64] = "";
+	if (t->ready >= 0)
+		gf_note(pods, sizeof(pods), ", \"ready\": %d, \"unready\": %d",
+			t->ready, t->unready);
 	if (o->json)
 		printf("{\"t_s\": %.3f, \"metric\": %s, \"replicas\": %d, "
-		       "\"reason\": \"%s\"}\n",
-		       t->t_s, metric, t->after, why);
+		       "\"reason\": \"%s\"%s}\n",
+		       t->t_s, metric, t->after, why, pods);
 	else
 		printf("%.3f,%s,%d,%s\n", t->t_s, t->ok ? metric : "down",
 		       t->after, why);
@@ -418,7 +423,7 @@ static int run_check(struct run_opts *o, struct gf_as_scaler *sc,
 		}
 	} else {
 		*act = (struct gf_as_actuator){ "dry-run", dry_apply, NULL,
-						NULL };
+						NULL, NULL };
 	}
 	if (o->start < 0) {
 		int32_t min = sc->kind == GF_AS_KEDA ? sc->keda.min_replicas

@@ -129,8 +129,26 @@ static void test_manifest_errors(void **state)
 	assert_int_equal(
 		gf_as_parse_manifest(pods, strlen(pods), "p.yaml", &sc, &e),
 		GF_EPARSE);
-	assert_string_equal(e.msg, "p.yaml:6: metrics[0].type 'Pods': this "
-				   "autoscaler reads an External metric");
+	/* Pods metrics are read now (horizontal.go's computeReplicasForMetric
+	 * takes Pods, Resource and External), but need a target */
+	assert_string_equal(e.msg, "p.yaml:7: pods: field 'target' missing");
+	const char *obj = "apiVersion: autoscaling/v2\n"
+			  "kind: HorizontalPodAutoscaler\n"
+			  "spec:\n"
+			  "  maxReplicas: 3\n"
+			  "  metrics:\n"
+			  "  - type: External\n"
+			  "    external:\n"
+			  "      metric: {name: q}\n"
+			  "      target: {type: Value, value: 1}\n"
+			  "  - type: Object\n"
+			  "    object: {}\n";
+	assert_int_equal(
+		gf_as_parse_manifest(obj, strlen(obj), "o.yaml", &sc, &e),
+		GF_EPARSE);
+	assert_string_equal(e.msg, "o.yaml:10: metrics[1].type 'Object': this "
+				   "autoscaler reads External, Pods and "
+				   "Resource metrics");
 	const char *nomax = "apiVersion: autoscaling/v2\n"
 			    "kind: HorizontalPodAutoscaler\n"
 			    "spec:\n  minReplicas: 1\n";
@@ -380,8 +398,9 @@ static void test_samples(void **state)
 				 "'0,1,2'");
 	samples_error("time,value\n", "1: field 't_s': 'time' is not a "
 				      "number of seconds");
-	samples_error("t_s,val\n", "1: header 't_s,val': expected "
-				   "'t_s,value'");
+	samples_error("t_s,val\n", "1: header column 2 'val': expected t_s "
+				   "first, then value, value2 .. value8, "
+				   "ready, unready, missing or status");
 }
 
 static void test_metrics_page(void **state)

@@ -114,13 +114,22 @@ static bool within(const struct gf_hpa_spec *s, double ratio)
 	return (1.0 - down) <= ratio && ratio <= (1.0 + up);
 }
 
-/* computeReplicasForMetric for our one External metric. */
-static int32_t proposal(const struct gf_hpa_spec *s,
-			const struct gf_hpa_input *in)
+/* One metric as computeReplicasForMetric sees it. */
+struct metric_view {
+	enum gf_hpa_metric_kind kind;
+	enum gf_hpa_target_type target;
+	double target_milli;
+	double usage;
+};
+
+/* GetExternalPerPodMetricReplicas / GetExternalMetricReplicas. */
+static int32_t proposal_external(const struct gf_hpa_spec *s,
+				 const struct metric_view *m,
+				 const struct gf_hpa_input *in)
 {
-	double usage = (double)in->usage_milli;
-	double target = (double)s->target_milli;
-	if (s->target == GF_HPA_AVERAGE_VALUE) {
+	double usage = m->usage;
+	double target = m->target_milli;
+	if (m->target == GF_HPA_AVERAGE_VALUE) {
 		/* GetExternalPerPodMetricReplicas(statusReplicas, ...) */
 		int32_t n = in->status_replicas;
 		/* n == 0: float64 division gives +Inf (or NaN for 0/0),
@@ -139,6 +148,110 @@ static int32_t proposal(const struct gf_hpa_spec *s,
 		return clamp32(ceil(ratio * (double)in->ready_replicas));
 	}
 	return clamp32(ceil(ratio));
+}
+
+/* The per-pod average as the controller takes it: Go's integer division
+ * of the milli total (GetMetricUsageRatio), or whole percents for a
+ * utilization (GetResourceUtilizationRatio's int32 truncation). */
+static double pod_avg(enum gf_hpa_metric_kind kind, double sum, double n)
+{
+	return kind == GF_HPA_UTILIZATION ? floor(sum / n / 1000.0) * 1000.0
+					  : floor(sum / n);
+}
+
+/* calcPlainMetricReplicas and GetResourceReplicas over counts: the
+ * average is over the ready pods that report; unready pods count as 0
+ * on a scale-up; missing pods count as the target on a scale-down
+ * (a utilization: max(100 %, target)) and 0 on a scale-up (a
+ * utilization at ratio 1 leaves them out).  false: no ready pod
+ * reports (an invalid metric). */
+static bool proposal_per_pod(const struct gf_hpa_spec *s,
+			     const struct metric_view *m,
+			     const struct gf_hpa_input *in,
+			     const struct gf_hpa_more *mo, int32_t *p)
+{
+	int32_t cur = in->spec_replicas;
+	int32_t ready = in->ready_replicas;
+	int32_t unready = mo ? mo->unready_replicas : 0;
+	int32_t missing = mo ? mo->missing_replicas : 0;
+	if (ready <= 0)
+		return false;
+	double target = m->target_milli;
+	double ratio = pod_avg(m->kind, m->usage, (double)ready) / target;
+	bool up_unready = unready > 0 && ratio > 1.0;
+	if (!up_unready && missing == 0) {
+		*p = within(s, ratio) ? cur
+				      : clamp32(ceil(ratio * (double)ready));
+		return true;
+	}
+	bool util = m->kind == GF_HPA_UTILIZATION;
+	double n = (double)ready + (up_unready ? (double)unready : 0.0);
+	double sum = m->usage;
+	if (missing > 0 && ratio < 1.0) {
+		n += (double)missing;
+		sum += (double)missing *
+		       (util ? fmax(100000.0, target) : target);
+	} else if (missing > 0 && (ratio > 1.0 || !util)) {
+		n += (double)missing; /* at 0 */
+	}
+	double nratio = pod_avg(m->kind, sum, n) / target;
+	if (within(s, nratio) || (ratio > 1.0 && nratio < 1.0) ||
+	    (ratio < 1.0 && nratio > 1.0)) {
+		*p = cur;
+		return true;
+	}
+	int32_t r = clamp32(ceil(nratio * n));
+	if ((nratio < 1.0 && r > cur) || (nratio > 1.0 && r < cur))
+		r = cur;
+	*p = r;
+	return true;
+}
+
+/* metric i of the spec with its usage at this sync; false when unread */
+static bool metric_at(const struct gf_hpa_spec *s, int i,
+		      const struct gf_hpa_input *in,
+		      const struct gf_hpa_more *mo, struct metric_view *m)
+{
+	if (i == 0) {
+		*m = (struct metric_view){ s->kind, s->target,
+					   (double)s->target_milli,
+					   (double)in->usage_milli };
+		return in->metric_ok;
+	}
+	const struct gf_hpa_metric *sm = &s->more[i - 1];
+	if (!mo || !mo->ok[i - 1])
+		return false;
+	*m = (struct metric_view){ sm->kind, sm->target,
+				   (double)sm->target_milli,
+				   (double)mo->usage_milli[i - 1] };
+	return true;
+}
+
+/* computeReplicasForMetrics: the largest proposal of the valid metrics;
+ * false when none is valid, or one is invalid and the largest would
+ * scale down. */
+static bool proposal(const struct gf_hpa_spec *s, const struct gf_hpa_input *in,
+		     const struct gf_hpa_more *mo, int32_t *best)
+{
+	int invalid = 0;
+	*best = 0;
+	for (int i = 0; i <= s->nmore; i++) {
+		struct metric_view m;
+		int32_t p = 0;
+		bool ok = metric_at(s, i, in, mo, &m);
+		if (ok && m.kind != GF_HPA_EXTERNAL)
+			ok = proposal_per_pod(s, &m, in, mo, &p);
+		else if (ok)
+			p = proposal_external(s, &m, in);
+		if (!ok) {
+			invalid++;
+			continue;
+		}
+		if (*best == 0 || p > *best)
+			*best = p;
+	}
+	return invalid <= s->nmore &&
+	       !(invalid > 0 && *best < in->spec_replicas);
 }
 
 /* stabilizeRecommendation (legacy): max over recommendations not older
@@ -379,9 +492,27 @@ const char *gf_hpa_reason_name(enum gf_hpa_reason r)
 int gf_hpa_sync(struct gf_hpa *h, const struct gf_hpa_input *in,
 		struct gf_hpa_output *out)
 {
-	if (!h->spec.finished || in->spec_replicas < 0 ||
-	    in->status_replicas < 0 || in->ready_replicas < 0 ||
-	    (in->metric_ok && in->usage_milli < 0) ||
+	return gf_hpa_sync_more(h, in, NULL, out);
+}
+
+static bool more_bad(const struct gf_hpa_spec *s, const struct gf_hpa_more *m)
+{
+	if (!m)
+		return false;
+	if (m->unready_replicas < 0 || m->missing_replicas < 0)
+		return true;
+	for (int i = 0; i < s->nmore; i++)
+		if (m->ok[i] && m->usage_milli[i] < 0)
+			return true;
+	return false;
+}
+
+int gf_hpa_sync_more(struct gf_hpa *h, const struct gf_hpa_input *in,
+		     const struct gf_hpa_more *more, struct gf_hpa_output *out)
+{
+	if (!h->spec.finished || more_bad(&h->spec, more) ||
+	    in->spec_replicas < 0 || in->status_replicas < 0 ||
+	    in->ready_replicas < 0 || (in->metric_ok && in->usage_milli < 0) ||
 	    (h->seen && in->now_ms < h->last_ms))
 		return GF_EINVAL;
 	const struct gf_hpa_spec *s = &h->spec;
@@ -406,13 +537,13 @@ int gf_hpa_sync(struct gf_hpa *h, const struct gf_hpa_input *in,
 	} else if (cur < s->min_replicas) {
 		desired = s->min_replicas;
 		out->reason = GF_HPA_REASON_BELOW_MIN;
-	} else if (!in->metric_ok) {
-		/* every metric invalid: an error, no scaling, nothing kept */
+	} else if (!proposal(s, in, more, &desired)) {
+		/* every metric invalid, or one invalid on a scale-down: an
+		 * error, no scaling, nothing kept */
 		out->reason = GF_HPA_REASON_NO_METRIC;
 		return 0;
 	} else {
-		int32_t p = proposal(s, in);
-		desired = p > 0 ? p : 0;
+		desired = desired > 0 ? desired : 0;
 		out->proposal = desired;
 		if (!s->behavior) {
 			out->stabilized = stabilize_legacy(h, now, desired);
@@ -436,6 +567,69 @@ static int hpa_sync(void *h, const struct gf_hpa_input *in,
 		    struct gf_hpa_output *out)
 {
 	return gf_hpa_sync(h, in, out);
+}
+
+/* The sync input of sample s (with more, when given) at cur replicas. */
+static void sample_input(const struct gf_hpa_sample *s,
+			 const struct gf_hpa_sample_more *sm, int32_t cur,
+			 struct gf_hpa_input *in, struct gf_hpa_more *mo)
+{
+	*in = (struct gf_hpa_input){ s->t_ms, cur,   cur,
+				     cur,     s->ok, s->usage_milli };
+	memset(mo, 0, sizeof(*mo));
+	if (!sm)
+		return;
+	if (sm->status >= 0)
+		in->status_replicas = sm->status;
+	mo->unready_replicas = sm->unready > 0 ? sm->unready : 0;
+	mo->missing_replicas = sm->missing > 0 ? sm->missing : 0;
+	if (sm->ready >= 0) {
+		in->ready_replicas = sm->ready;
+	} else {
+		int64_t r = (int64_t)in->status_replicas -
+			    mo->unready_replicas - mo->missing_replicas;
+		in->ready_replicas = r > 0 ? (int32_t)r : 0;
+	}
+	memcpy(mo->ok, sm->ok, sizeof(mo->ok));
+	memcpy(mo->usage_milli, sm->usage_milli, sizeof(mo->usage_milli));
+}
+
+/* The replay of gf_hpa_replay_more: sample i's input at each sync. */
+struct replay_more {
+	struct gf_hpa h;
+	const struct gf_hpa_sample *s;
+	const struct gf_hpa_sample_more *more;
+	size_t i; /* the next sample (gf_scale_replay syncs in order) */
+};
+
+static int replay_more_sync(void *ctx, const struct gf_hpa_input *in,
+			    struct gf_hpa_output *out)
+{
+	struct replay_more *x = ctx;
+	struct gf_hpa_input in2;
+	struct gf_hpa_more mo;
+	sample_input(&x->s[x->i], x->more ? &x->more[x->i] : NULL,
+		     in->spec_replicas, &in2, &mo);
+	x->i++;
+	return gf_hpa_sync_more(&x->h, &in2, &mo, out);
+}
+
+int gf_hpa_replay_more(const struct gf_hpa_spec *spec, int32_t start,
+		       const struct gf_hpa_sample *s,
+		       const struct gf_hpa_sample_more *more, size_t n,
+		       int32_t *out, struct gf_err *e)
+{
+	struct replay_more x = { .s = s, .more = more, .i = 0 };
+	if (start < 0)
+		return gf_err_set(e, GF_EINVAL,
+				  "start replicas %d: must be zero or more",
+				  start);
+	int rc = gf_hpa_init(&x.h, spec, e);
+	if (rc)
+		return rc;
+	rc = gf_scale_replay(replay_more_sync, &x, start, s, n, out, e);
+	gf_hpa_release(&x.h);
+	return rc;
 }
 
 int gf_hpa_replay(const struct gf_hpa_spec *spec, int32_t start,

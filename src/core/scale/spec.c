@@ -108,6 +108,16 @@ int gf_hpa_spec_finish(struct gf_hpa_spec *s, struct gf_err *e)
 	if (s->target_milli <= 0)
 		return gf_err_set(e, GF_EINVAL,
 				  "the metric's target: must be positive");
+	if (s->nmore < 0 || s->nmore > GF_HPA_METRICS_MAX - 1)
+		return gf_err_set(e, GF_EINVAL,
+				  "%d metrics: at most %d are read",
+				  s->nmore + 1, GF_HPA_METRICS_MAX);
+	for (int i = 0; i < s->nmore; i++)
+		if (s->more[i].target_milli <= 0)
+			return gf_err_set(e, GF_EINVAL,
+					  "metrics[%d]'s target: must be "
+					  "positive",
+					  i + 1);
 	if (!(s->tolerance >= 0) || !isfinite(s->tolerance))
 		return gf_err_set(e, GF_EINVAL,
 				  "tolerance: must be a number >= 0");
