@@ -5,13 +5,19 @@
  *   version: v1
  *   mig-configs:
  *     <name>:
- *       - device-filter: "0x20B010DE" | ["0x...", ...]   (optional)
+ *       - device-filter: "0x20B010DE" | ["0x...", ...]   (optional; also
+ *           "0x233010DE:0x16C010DE" with a subsystem id, and any other
+ *           string, which matches no GPU, as in mig-parted)
  *         devices: all | [0, 1, ...]
  *         mig-enabled: true | false
  *         mig-devices: { "1g.10gb": 2, ... }   (required when enabled)
  *
  * A Kubernetes ConfigMap holding such a file under data."config.yaml" (as
  * the GPU Operator ships it) is read too; line numbers stay the file's.
+ * So is a multi-document manifest (NVIDIA's nvidia-mig-manager-example
+ * files): its one such ConfigMap (or one plain config), the other
+ * documents skipped.  An empty file, or `version: v1` alone, has no
+ * configs (mig-parted accepts both).
  */
 #ifndef GF_MIG_MIGPARTED_H
 #define GF_MIG_MIGPARTED_H
@@ -34,9 +40,28 @@ struct gf_mp_mdev {
 	int line;
 };
 
+/* One device-filter string, read as mig-parted reads it
+ * (types.NewDeviceIDFromString: "<devicevendor>[:<subdevicevendor>]",
+ * each a 32-bit number in Go's base-prefixed syntax).  One that does not
+ * read so (a model name) matches no GPU. */
+struct gf_mp_filter {
+	char text[48]; /* as written (cut when longer) */
+	int line;
+	bool is_id;
+	bool has_sub;
+	uint16_t device, vendor, sub_device, sub_vendor;
+};
+
+/* Does filter f select a GPU of PCI device/vendor id and subsystem id
+ * subsys (NVML's pciSubSystemId, 0 when unknown)?  mig-parted's
+ * DeviceID.Matches: the device and vendor ids, and the subsystem id too
+ * when the filter has one. */
+bool gf_mp_filter_matches(const struct gf_mp_filter *f, uint16_t device,
+			  uint16_t vendor, uint32_t subsys);
+
 struct gf_mp_entry {
 	int line;
-	uint16_t filters[GF_MP_MAX_FILTERS]; /* NVIDIA device ids */
+	struct gf_mp_filter filters[GF_MP_MAX_FILTERS];
 	int nfilters;
 	bool all_devices;
 	int devices[GF_MP_MAX_DEVICES];
