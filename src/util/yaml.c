@@ -126,17 +126,19 @@ int gf_yaml_parse_all(const char *text, size_t len, const char *name,
 	return rc;
 }
 
-int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
-		     size_t max, size_t *n, struct gf_err *e)
+/* The file's text through gf_yaml_parse (one set) or gf_yaml_parse_all. */
+static int read_file(const char *path, size_t cap, struct gf_yaml **one,
+		     struct gf_yaml **docs, size_t max, size_t *n,
+		     struct gf_err *e)
 {
 	char *text;
 	size_t len;
-	*n = 0;
 	int rc = gf_file_read(path, cap < GF_YAML_MAX ? cap : GF_YAML_MAX,
 			      &text, &len, e);
 	if (rc)
 		return rc;
-	rc = gf_yaml_parse_all(text, len, path, docs, max, n, e);
+	rc = one ? gf_yaml_parse(text, len, path, 0, one, e)
+		 : gf_yaml_parse_all(text, len, path, docs, max, n, e);
 	gf_free(text);
 	return rc;
 }
@@ -144,16 +146,15 @@ int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
 int gf_yaml_read(const char *path, size_t cap, struct gf_yaml **out,
 		 struct gf_err *e)
 {
-	char *text;
-	size_t len;
 	*out = NULL;
-	int rc = gf_file_read(path, cap < GF_YAML_MAX ? cap : GF_YAML_MAX,
-			      &text, &len, e);
-	if (rc)
-		return rc;
-	rc = gf_yaml_parse(text, len, path, 0, out, e);
-	gf_free(text);
-	return rc;
+	return read_file(path, cap, out, NULL, 0, NULL, e);
+}
+
+int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
+		     size_t max, size_t *n, struct gf_err *e)
+{
+	*n = 0;
+	return read_file(path, cap, NULL, docs, max, n, e);
 }
 
 void gf_yaml_free(struct gf_yaml *y)
