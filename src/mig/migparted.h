@@ -101,7 +101,8 @@ const struct gf_mp_config *gf_mp_find(const struct gf_mp_file *f,
  * Errors: a profile no GPU has (neither in our tables nor in the names
  * NVIDIA's configs use for GPUs we have no table for), instances that no
  * model can hold together.  Warnings: GPUs without a table here (checked
- * by name, or by form when unknown).  Notes (not counted): an entry
+ * by name, or by form when unknown); a device-filter that selects no GPU
+ * (not a device id, or not NVIDIA's vendor id).  Notes (not counted): an entry
  * without a filter that is valid on some models only, naming them.
  */
 int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,
