@@ -36,14 +36,16 @@
 #include "util/log.h"
 
 static const struct gf_mp_entry *select_entry(const struct gf_mp_config *cfg,
-					      unsigned index, uint16_t devid)
+					      unsigned index, uint16_t devid,
+					      uint32_t subsys)
 {
 	const struct gf_mp_entry *sel = NULL;
 	for (int i = 0; i < cfg->n; i++) {
 		const struct gf_mp_entry *en = &cfg->entries[i];
 		bool match = en->nfilters == 0;
 		for (int k = 0; k < en->nfilters; k++)
-			match |= en->filters[k] == devid;
+			match |= gf_mp_filter_matches(&en->filters[k], devid,
+						      0x10de, subsys);
 		bool indexed = en->all_devices;
 		for (int k = 0; k < en->ndevices; k++)
 			indexed |= en->devices[k] == (int)index;
@@ -376,7 +378,8 @@ int gf_mig_apply(const struct gf_mp_config *cfg, bool dry_run,
 		int grc = gf_mig_state_read_gpu(nv, i, &g, &ge);
 		if (!g.dev || !g.devid)
 			continue;
-		const struct gf_mp_entry *en = select_entry(cfg, i, g.devid);
+		const struct gf_mp_entry *en =
+			select_entry(cfg, i, g.devid, g.subsys);
 		if (!en) {
 			gf_buf_printf(log, "GPU %u: not selected by '%s'\n", i,
 				      cfg->name);
@@ -488,7 +491,7 @@ int gf_mig_apply_offline(const struct gf_mp_config *cfg,
 	for (int i = 0; i < ngpus; i++) {
 		const struct gf_mig_model *m = gpus[i].model;
 		const struct gf_mp_entry *en =
-			select_entry(cfg, (unsigned)i, m->pci_ids[0]);
+			select_entry(cfg, (unsigned)i, m->pci_ids[0], 0);
 		if (!en) {
 			gf_buf_printf(log, "GPU %d: not selected by '%s'\n", i,
 				      cfg->name);

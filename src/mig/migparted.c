@@ -7,6 +7,7 @@
  */
 #include "mig/migparted.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,42 +22,103 @@
 typedef struct gf_yr rd_t;
 typedef struct gf_yn node_t;
 
-/* One device filter: a PCI id like 0x20B010DE of an NVIDIA device. */
-static int parse_pci(const rd_t *r, const node_t *x, const node_t *n,
-		     struct gf_mp_entry *en)
+/* Go's strconv.ParseUint(s, 0, 32): a base prefix (0x, 0o, 0b, or a
+ * leading 0 for octal) or decimal, '_' between digits when a prefix is
+ * there; no sign, no space.  true with *out set. */
+static bool go_uint32(const char *s, size_t len, uint32_t *out)
 {
-	const char *s = gf_yn_str(x);
-	char *end;
-	errno = 0;
-	unsigned long v = s ? strtoul(s, &end, 16) : 0;
-	if (!s || *s == '\0' || *end != '\0' || errno || v > 0xffffffffUL ||
-	    strncmp(s, "0x", 2) != 0)
+	unsigned base = 10;
+	size_t i = 0;
+	char saw = '^'; /* '^' the start, '0' a digit or a prefix, '_' */
+	if (len >= 3 && s[0] == '0' && strchr("xXoObB", s[1])) {
+		char c = (char)(s[1] | 0x20);
+		base = c == 'x' ? 16 : c == 'o' ? 8 : 2;
+		i = 2;
+		saw = '0';
+	} else if (len >= 2 && s[0] == '0') {
+		base = 8;
+	}
+	uint64_t v = 0;
+	bool digit = false;
+	for (; i < len; i++) {
+		if (s[i] == '_') {
+			if (saw != '0')
+				return false;
+			saw = '_';
+			continue;
+		}
+		char c = (char)(s[i] | 0x20);
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+			     : c >= 'a' && c <= 'z' ? (unsigned)(c - 'a') + 10
+						    : 99;
+		if (d >= base)
+			return false;
+		v = v * base + d;
+		if (v > 0xffffffffu)
+			return false;
+		saw = '0';
+		digit = true;
+	}
+	*out = (uint32_t)v;
+	return digit && saw != '_';
+}
+
+bool gf_mp_filter_matches(const struct gf_mp_filter *f, uint16_t device,
+			  uint16_t vendor, uint32_t subsys)
+{
+	if (!f->is_id || f->device != device || f->vendor != vendor)
+		return false;
+	return !f->has_sub || (f->sub_device == (uint16_t)(subsys >> 16) &&
+			       f->sub_vendor == (uint16_t)(subsys & 0xffff));
+}
+
+/* One device-filter string, as mig-parted reads it: anything is
+ * accepted; one that is not "<devicevendor>[:<subdevicevendor>]" matches
+ * no GPU (gf_mp_validate says so). */
+static int parse_filter_str(const rd_t *r, const node_t *x, const node_t *n,
+			    struct gf_mp_entry *en)
+{
+	size_t len;
+	const char *s = gf_yn_scalar(x, &len);
+	if (!s || strlen(s) != len)
 		return gf_yr_fail(r, x ? x : n,
-				  "'device-filter': '%s' is not a PCI id "
-				  "like 0x20B010DE",
-				  s ? s : "?");
-	if ((v & 0xffff) != 0x10de)
-		return gf_yr_fail(r, x,
-				  "'device-filter': %s is not an NVIDIA "
-				  "device (vendor 10DE)",
-				  s);
-	en->filters[en->nfilters++] = (uint16_t)(v >> 16);
+				  "'device-filter': expected a string or a "
+				  "list of strings");
+	if (en->nfilters >= GF_MP_MAX_FILTERS)
+		return gf_yr_fail(r, n, "more than %d device filters",
+				  GF_MP_MAX_FILTERS);
+	struct gf_mp_filter *f = &en->filters[en->nfilters++];
+	gf_note(f->text, sizeof(f->text), "%s", s);
+	f->line = gf_yn_line(x);
+	const char *colon = strchr(s, ':');
+	size_t first = colon ? (size_t)(colon - s) : len;
+	uint32_t id, sub = 0;
+	f->is_id = go_uint32(s, first, &id) &&
+		   (!colon || (!strchr(colon + 1, ':') &&
+			       go_uint32(colon + 1, len - first - 1, &sub)));
+	if (!f->is_id)
+		return 0;
+	f->device = (uint16_t)(id >> 16);
+	f->vendor = (uint16_t)(id & 0xffff);
+	f->has_sub = colon != NULL;
+	f->sub_device = (uint16_t)(sub >> 16);
+	f->sub_vendor = (uint16_t)(sub & 0xffff);
 	return 0;
 }
 
+/* A string (one filter; "" or null: none, every GPU) or a list. */
 static int parse_filter(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
+	if (gf_yn_null(n) || (gf_yn_str(n) && !*gf_yn_str(n)))
+		return 0;
 	if (gf_yn_type(n) == GF_YN_SCALAR)
-		return parse_pci(r, n, n, en);
+		return parse_filter_str(r, n, n, en);
 	if (gf_yn_type(n) != GF_YN_SEQ)
 		return gf_yr_fail(r, n,
 				  "'device-filter': expected a string or a "
 				  "list");
-	if (gf_yn_len(n) > GF_MP_MAX_FILTERS)
-		return gf_yr_fail(r, n, "more than %d device filters",
-				  GF_MP_MAX_FILTERS);
 	for (size_t i = 0; i < gf_yn_len(n); i++) {
-		int rc = parse_pci(r, gf_yn_at(n, i), n, en);
+		int rc = parse_filter_str(r, gf_yn_at(n, i), n, en);
 		if (rc)
 			return rc;
 	}
@@ -95,6 +157,80 @@ static int parse_devices(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 	return 0;
 }
 
+/* "<N><unit>" of a profile's fields, e.g. "3g": NULL or why not. */
+static const char *field_bad(const char *s, size_t len, const char *unit)
+{
+	size_t u = strlen(unit), i = 0;
+	if (len < u || strncmp(s + len - u, unit, u) != 0)
+		return unit[0] == 'c'	? "missing 'c' from '%dc'"
+		       : unit[1] == 'b' ? "missing 'gb' from '%dgb'"
+					: "missing 'g' from '%dg'";
+	while (i < len - u && s[i] >= '0' && s[i] <= '9')
+		i++;
+	return i == 0 || i != len - u ? "malformed number" : NULL;
+}
+
+static const char *attrs_bad(const char *a)
+{
+	if (*a == '\0')
+		return "empty attribute in list";
+	for (const char *p = a;; p = strchr(p, ',') + 1) {
+		size_t n = strcspn(p, ",");
+		if (n == 0)
+			return "empty attribute in list";
+		if (p[0] >= '0' && p[0] <= '9')
+			return "attribute begins with a number";
+		if (p[0] == '.' || p[n - 1] == '.')
+			return "attribute begins/ends with a dot";
+		for (size_t i = 0; i < n; i++)
+			if (!isalnum((unsigned char)p[i]) && p[i] != '.')
+				return "non alpha-numeric character in "
+				       "attribute";
+		for (const char *q = a; q < p; q += strcspn(q, ",") + 1)
+			if (strcspn(q, ",") == n && !strncmp(q, p, n))
+				return "non unique attribute in list";
+		if (p[n] == '\0')
+			return NULL;
+	}
+}
+
+/*
+ * Is name a MIG profile as go-nvlib's ParseMigProfile reads it (what
+ * mig-parted's AssertValidFormat checks)?  "[<C>c.]<G>g.<N>gb" and an
+ * optional "+" or "-" list of attributes: letters, digits and dots, not
+ * starting with a digit, no dot at either end, unique.  NULL, or why not.
+ */
+static const char *profile_malformed(const char *name)
+{
+	if (!*name)
+		return "profile is the empty string";
+	const char *plus = strchr(name, '+'), *minus = strchr(name, '-');
+	if (plus && minus)
+		return "it has both '+' and '-' attributes";
+	const char *at = plus ? plus : minus;
+	size_t len = at ? (size_t)(at - name) : strlen(name);
+	const char *d1 = memchr(name, '.', len);
+	const char *d2 =
+		d1 ? memchr(d1 + 1, '.', len - (size_t)(d1 + 1 - name)) : NULL;
+	if (!d1)
+		return "expected 2 or 3 fields";
+	const char *why = NULL;
+	if (d2) {
+		why = field_bad(name, (size_t)(d1 - name), "c");
+		if (!why)
+			why = field_bad(d1 + 1, (size_t)(d2 - d1 - 1), "g");
+		if (!why)
+			why = field_bad(d2 + 1, len - (size_t)(d2 + 1 - name),
+					"gb");
+	} else {
+		why = field_bad(name, (size_t)(d1 - name), "g");
+		if (!why)
+			why = field_bad(d1 + 1, len - (size_t)(d1 + 1 - name),
+					"gb");
+	}
+	return why ? why : at ? attrs_bad(at + 1) : NULL;
+}
+
 static int parse_mdev(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 {
 	if (gf_yn_type(n) != GF_YN_MAP)
@@ -105,13 +241,19 @@ static int parse_mdev(const rd_t *r, const node_t *n, struct gf_mp_entry *en)
 	const node_t *k, *v;
 	for (size_t i = 0; gf_yn_pair(n, i, &k, &v); i++) {
 		const char *name = gf_yn_str(k), *cnt = gf_yn_str(v);
-		if (!name || !gf_mig_profile_name_ok(name) ||
-		    strlen(name) >= sizeof(en->mdev[0].name))
+		const char *why =
+			name ? profile_malformed(name) : "not a string";
+		if (why)
 			return gf_yr_fail(r, k ? k : n,
-					  "'mig-devices': '%s' is not a MIG "
-					  "profile name (like 1g.10gb or "
-					  "3g.40gb)",
-					  name ? name : "?");
+					  "'mig-devices': '%s' is a malformed "
+					  "MIG profile name: %s (like 1g.10gb, "
+					  "1c.2g.20gb or 1g.10gb+me)",
+					  name ? name : "?", why);
+		if (strlen(name) >= sizeof(en->mdev[0].name))
+			return gf_yr_fail(r, k,
+					  "'mig-devices': '%.60s...' is "
+					  "too long",
+					  name);
 		char *end;
 		long c = cnt ? strtol(cnt, &end, 10) : -1;
 		if (!cnt || *cnt == '\0' || *end != '\0' || c < 0 || c > 64)
@@ -216,6 +358,8 @@ static int parse_config(const rd_t *r, const node_t *k, const node_t *v,
 
 static int parse_root(const rd_t *r, const node_t *root, struct gf_mp_file *f)
 {
+	if (gf_yn_null(root))
+		return 0; /* an empty file: no configs (mig-parted's "Empty") */
 	if (gf_yn_type(root) != GF_YN_MAP)
 		return gf_yr_fail(r, root,
 				  "expected a map with version and "
@@ -232,6 +376,8 @@ static int parse_root(const rd_t *r, const node_t *root, struct gf_mp_file *f)
 		return gf_yr_fail(r, vnode,
 				  "unknown version '%s' (expected v1)",
 				  version);
+	if (!configs)
+		return 0; /* `version: v1` alone: no configs, as mig-parted */
 	if (gf_yn_type(configs) != GF_YN_MAP || gf_yn_len(configs) == 0)
 		return gf_yr_fail(r, configs ? configs : root,
 				  "'mig-configs' must be a non-empty map");
@@ -246,14 +392,46 @@ static int parse_root(const rd_t *r, const node_t *root, struct gf_mp_file *f)
 }
 
 /* A GPU Operator ConfigMap: the mig-parted file is data."config.yaml". */
-static const node_t *configmap_payload(const struct gf_yaml *y)
+static const node_t *configmap_payload(const node_t *root)
 {
-	const node_t *root = gf_yaml_root(y);
 	const char *kind = gf_yn_str(gf_yn_get(root, "kind"));
 	if (!kind || strcmp(kind, "ConfigMap"))
 		return NULL;
 	const node_t *v = gf_yn_get(gf_yn_get(root, "data"), "config.yaml");
 	return gf_yn_str(v) ? v : NULL;
+}
+
+#define MAX_DOCS 64
+
+/* Of a multi-document manifest, the one document that is a mig-parted
+ * config: a ConfigMap holding config.yaml, or a map without `kind`.
+ * *doc its index; 0 or an error naming the file. */
+static int pick_doc(struct gf_yaml **docs, size_t n, size_t *doc,
+		    struct gf_err *e)
+{
+	size_t found = n;
+	for (size_t i = 0; i < n; i++) {
+		const node_t *root = gf_yaml_root(docs[i]);
+		if (gf_yn_null(root) ||
+		    (gf_yn_get(root, "kind") && !configmap_payload(root)))
+			continue; /* a DaemonSet, a Role, "---" alone... */
+		if (found < n)
+			return gf_err_set(
+				e, GF_EPARSE,
+				"%s:%d: a second mig-parted config (the "
+				"first is at line %d): keep one per file",
+				gf_yaml_name(docs[i]), gf_yn_line(root),
+				gf_yn_line(gf_yaml_root(docs[found])));
+		found = i;
+	}
+	if (found == n)
+		return gf_err_set(e, GF_EPARSE,
+				  "%s: none of its %zu YAML documents is a "
+				  "mig-parted config or a ConfigMap holding "
+				  "config.yaml",
+				  gf_yaml_name(docs[0]), n);
+	*doc = found;
+	return 0;
 }
 
 int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
@@ -262,12 +440,17 @@ int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 	if (gf_fmt(f->path, sizeof(f->path), "%s", path))
 		return gf_err_set(e, GF_ETOOBIG, "%.80s...: path too long",
 				  path);
-	struct gf_yaml *y, *inner = NULL;
-	int rc = gf_yaml_read(path, GF_MP_MAX_FILE, &y, e);
+	struct gf_yaml *docs[MAX_DOCS], *inner = NULL;
+	size_t n, doc = 0;
+	int rc = gf_yaml_read_all(path, GF_MP_MAX_FILE, docs, MAX_DOCS, &n, e);
 	if (rc)
 		return rc;
-	const node_t *payload = configmap_payload(y);
-	if (payload) {
+	if (n == 0)
+		return 0; /* an empty file: no configs */
+	if (n > 1)
+		rc = pick_doc(docs, n, &doc, e);
+	const node_t *payload = configmap_payload(gf_yaml_root(docs[doc]));
+	if (rc == 0 && payload) {
 		/* a block scalar: its text starts on the next line */
 		size_t len;
 		const char *text = gf_yn_scalar(payload, &len);
@@ -275,11 +458,12 @@ int gf_mp_read(const char *path, struct gf_mp_file *f, struct gf_err *e)
 				   e);
 	}
 	if (rc == 0) {
-		struct gf_yr r = { inner ? inner : y, e };
+		struct gf_yr r = { inner ? inner : docs[doc], e };
 		rc = parse_root(&r, gf_yaml_root(r.y), f);
 	}
 	gf_yaml_free(inner);
-	gf_yaml_free(y);
+	for (size_t i = 0; i < n; i++)
+		gf_yaml_free(docs[i]);
 	if (rc)
 		gf_mp_release(f);
 	return rc;
@@ -382,8 +566,22 @@ static int validate_filtered(const struct gf_mp_file *f,
 	int errors = 0;
 	char why[200];
 	for (int k = 0; k < en->nfilters; k++) {
-		const struct gf_mig_model *m =
-			gf_mig_model_by_pci(en->filters[k]);
+		const struct gf_mp_filter *fl = &en->filters[k];
+		if (!fl->is_id || fl->vendor != 0x10de) {
+			gf_buf_printf(
+				out,
+				"%s:%d: warning: config '%s': device-filter "
+				"'%s' selects no GPU: %s\n",
+				f->path, fl->line, cfg->name, fl->text,
+				fl->is_id ? "its vendor is not NVIDIA's (10DE)"
+					  : "not a device id like 0x20B010DE "
+					    "or 0x233010DE:0x16C010DE "
+					    "(mig-parted matches no GPU "
+					    "with it)");
+			(*warnings)++;
+			continue;
+		}
+		const struct gf_mig_model *m = gf_mig_model_by_pci(fl->device);
 		if (m) {
 			if (fits(m, en, why, sizeof(why))) {
 				gf_buf_printf(
@@ -394,7 +592,7 @@ static int validate_filtered(const struct gf_mp_file *f,
 			continue;
 		}
 		const struct gf_mig_untabled *u =
-			gf_mig_untabled_by_pci(en->filters[k]);
+			gf_mig_untabled_by_pci(fl->device);
 		bool bad = false;
 		for (int j = 0; u && j < en->nmdev; j++)
 			if (!ci_form(en->mdev[j].name) &&
@@ -405,7 +603,7 @@ static int validate_filtered(const struct gf_mp_file *f,
 					      "%s (0x%04X10DE)\n",
 					      f->path, en->mdev[j].line,
 					      cfg->name, en->mdev[j].name,
-					      u->name, en->filters[k]);
+					      u->name, fl->device);
 				errors++;
 				bad = true;
 			}
@@ -415,7 +613,7 @@ static int validate_filtered(const struct gf_mp_file *f,
 			      "%s:%d: warning: config '%s': no MIG table for "
 			      "device 0x%04X10DE%s%s%s: profiles checked for "
 			      "%s only\n",
-			      f->path, en->line, cfg->name, en->filters[k],
+			      f->path, en->line, cfg->name, fl->device,
 			      u ? " (" : "", u ? u->name : "", u ? ")" : "",
 			      u ? "name" : "form");
 		(*warnings)++;

@@ -5,13 +5,19 @@
  *   version: v1
  *   mig-configs:
  *     <name>:
- *       - device-filter: "0x20B010DE" | ["0x...", ...]   (optional)
+ *       - device-filter: "0x20B010DE" | ["0x...", ...]   (optional; also
+ *           "0x233010DE:0x16C010DE" with a subsystem id, and any other
+ *           string, which matches no GPU, as in mig-parted)
  *         devices: all | [0, 1, ...]
  *         mig-enabled: true | false
  *         mig-devices: { "1g.10gb": 2, ... }   (required when enabled)
  *
  * A Kubernetes ConfigMap holding such a file under data."config.yaml" (as
  * the GPU Operator ships it) is read too; line numbers stay the file's.
+ * So is a multi-document manifest (NVIDIA's nvidia-mig-manager-example
+ * files): its one such ConfigMap (or one plain config), the other
+ * documents skipped.  An empty file, or `version: v1` alone, has no
+ * configs (mig-parted accepts both).
  */
 #ifndef GF_MIG_MIGPARTED_H
 #define GF_MIG_MIGPARTED_H
@@ -34,9 +40,28 @@ struct gf_mp_mdev {
 	int line;
 };
 
+/* One device-filter string, read as mig-parted reads it
+ * (types.NewDeviceIDFromString: "<devicevendor>[:<subdevicevendor>]",
+ * each a 32-bit number in Go's base-prefixed syntax).  One that does not
+ * read so (a model name) matches no GPU. */
+struct gf_mp_filter {
+	char text[48]; /* as written (cut when longer) */
+	int line;
+	bool is_id;
+	bool has_sub;
+	uint16_t device, vendor, sub_device, sub_vendor;
+};
+
+/* Does filter f select a GPU of PCI device/vendor id and subsystem id
+ * subsys (NVML's pciSubSystemId, 0 when unknown)?  mig-parted's
+ * DeviceID.Matches: the device and vendor ids, and the subsystem id too
+ * when the filter has one. */
+bool gf_mp_filter_matches(const struct gf_mp_filter *f, uint16_t device,
+			  uint16_t vendor, uint32_t subsys);
+
 struct gf_mp_entry {
 	int line;
-	uint16_t filters[GF_MP_MAX_FILTERS]; /* NVIDIA device ids */
+	struct gf_mp_filter filters[GF_MP_MAX_FILTERS];
 	int nfilters;
 	bool all_devices;
 	int devices[GF_MP_MAX_DEVICES];
@@ -76,7 +101,8 @@ const struct gf_mp_config *gf_mp_find(const struct gf_mp_file *f,
  * Errors: a profile no GPU has (neither in our tables nor in the names
  * NVIDIA's configs use for GPUs we have no table for), instances that no
  * model can hold together.  Warnings: GPUs without a table here (checked
- * by name, or by form when unknown).  Notes (not counted): an entry
+ * by name, or by form when unknown); a device-filter that selects no GPU
+ * (not a device id, or not NVIDIA's vendor id).  Notes (not counted): an entry
  * without a filter that is valid on some models only, naming them.
  */
 int gf_mp_validate(const struct gf_mp_file *f, struct gf_buf *out,

@@ -39,6 +39,7 @@ static int identify(const struct gf_nvml *nv, unsigned index,
 	}
 	if (nv->nvmlDeviceGetPciInfo(g->dev, &pci) == NVML_SUCCESS) {
 		g->devid = (uint16_t)(pci.pciDeviceId >> 16);
+		g->subsys = pci.pciSubSystemId;
 		if (gf_fmt(g->busid, sizeof(g->busid), "%s", pci.busId))
 			g->busid[0] = '\0'; /* NVML's is as long: never */
 	}

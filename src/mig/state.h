@@ -47,8 +47,9 @@ struct gf_mig_gi_state {
 struct gf_mig_gpu_state {
 	unsigned index; /* NVML's index */
 	char uuid[GF_MIG_UUID_SIZE];
-	char busid[32]; /* "00000000:18:00.0" */
-	uint16_t devid; /* PCI device id (0 when NVML would not say) */
+	char busid[32];	 /* "00000000:18:00.0" */
+	uint16_t devid;	 /* PCI device id (0 when NVML would not say) */
+	uint32_t subsys; /* PCI subsystem id, 0x16C010DE (0: unknown) */
 	/* our MIG model for devid; NULL: a GPU without MIG or one our table
 	 * lacks (nothing below it is read then) */
 	const struct gf_mig_model *model;

@@ -36,31 +36,27 @@ static const struct gf_yn *by_id(const struct gf_yaml *y, int id)
 	return id >= 1 && (size_t)id <= y->count ? &y->nodes[id - 1] : NULL;
 }
 
-int gf_yaml_parse(const char *text, size_t len, const char *name, int line0,
-		  struct gf_yaml **out, struct gf_err *e)
+/* The parser's next document into *out: 0 (*out NULL at the end of the
+ * stream), or GF_EPARSE. */
+static int load_next(yaml_parser_t *p, const char *name, int line0,
+		     struct gf_yaml **out, struct gf_err *e)
 {
 	*out = NULL;
-	if (len > GF_YAML_MAX)
-		return gf_err_set(e, GF_ETOOBIG,
-				  "%s: YAML text larger than %u bytes", name,
-				  GF_YAML_MAX);
-	yaml_parser_t p;
-	if (!yaml_parser_initialize(&p))
-		return gf_err_set(e, GF_EINVAL, "%s: cannot start libyaml",
-				  name);
 	struct gf_yaml *y = gf_calloc(1, sizeof(*y));
 	gf_note(y->name, sizeof(y->name), "%s", name);
-	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&p, &y->doc)) {
+	if (!yaml_parser_load(p, &y->doc)) {
 		int rc = gf_err_set(e, GF_EPARSE, "%s:%d: malformed YAML: %s",
-				    name, (int)p.problem_mark.line + 1 + line0,
-				    p.problem ? p.problem : "parse error");
-		yaml_parser_delete(&p);
+				    name, (int)p->problem_mark.line + 1 + line0,
+				    p->problem ? p->problem : "parse error");
 		gf_free(y);
 		return rc;
 	}
-	yaml_parser_delete(&p);
 	y->count = (size_t)(y->doc.nodes.top - y->doc.nodes.start);
+	if (y->count == 0) { /* the stream's end: a document has a node */
+		yaml_document_delete(&y->doc);
+		gf_free(y);
+		return 0;
+	}
 	y->nodes = gf_calloc(y->count ? y->count : 1, sizeof(*y->nodes));
 	for (size_t i = 0; i < y->count; i++) {
 		const yaml_node_t *n = &y->doc.nodes.start[i];
@@ -72,19 +68,93 @@ int gf_yaml_parse(const char *text, size_t len, const char *name, int line0,
 	return 0;
 }
 
-int gf_yaml_read(const char *path, size_t cap, struct gf_yaml **out,
-		 struct gf_err *e)
+static int start(yaml_parser_t *p, const char *text, size_t len,
+		 const char *name, struct gf_err *e)
+{
+	if (len > GF_YAML_MAX)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "%s: YAML text larger than %u bytes", name,
+				  GF_YAML_MAX);
+	if (!yaml_parser_initialize(p))
+		return gf_err_set(e, GF_EINVAL, "%s: cannot start libyaml",
+				  name);
+	yaml_parser_set_input_string(p, (const unsigned char *)text, len);
+	return 0;
+}
+
+int gf_yaml_parse(const char *text, size_t len, const char *name, int line0,
+		  struct gf_yaml **out, struct gf_err *e)
+{
+	*out = NULL;
+	yaml_parser_t p;
+	int rc = start(&p, text, len, name, e);
+	if (rc)
+		return rc;
+	rc = load_next(&p, name, line0, out, e);
+	yaml_parser_delete(&p);
+	if (rc == 0 && *out == NULL) { /* an empty text: a NULL root */
+		*out = gf_calloc(1, sizeof(**out));
+		gf_note((*out)->name, sizeof((*out)->name), "%s", name);
+	}
+	return rc;
+}
+
+int gf_yaml_parse_all(const char *text, size_t len, const char *name,
+		      struct gf_yaml **docs, size_t max, size_t *n,
+		      struct gf_err *e)
+{
+	*n = 0;
+	yaml_parser_t p;
+	int rc = start(&p, text, len, name, e);
+	while (rc == 0) {
+		struct gf_yaml *y;
+		rc = load_next(&p, name, 0, &y, e);
+		if (rc || y == NULL)
+			break;
+		if (*n == max) {
+			gf_yaml_free(y);
+			rc = gf_err_set(e, GF_ETOOBIG,
+					"%s: more than %zu YAML documents",
+					name, max);
+			break;
+		}
+		docs[(*n)++] = y;
+	}
+	yaml_parser_delete(&p);
+	for (; rc && *n > 0; (*n)--)
+		gf_yaml_free(docs[*n - 1]);
+	return rc;
+}
+
+/* The file's text through gf_yaml_parse (one set) or gf_yaml_parse_all. */
+static int read_file(const char *path, size_t cap, struct gf_yaml **one,
+		     struct gf_yaml **docs, size_t max, size_t *n,
+		     struct gf_err *e)
 {
 	char *text;
 	size_t len;
-	*out = NULL;
 	int rc = gf_file_read(path, cap < GF_YAML_MAX ? cap : GF_YAML_MAX,
 			      &text, &len, e);
 	if (rc)
 		return rc;
-	rc = gf_yaml_parse(text, len, path, 0, out, e);
+	rc = one ? gf_yaml_parse(text, len, path, 0, one, e)
+		 : gf_yaml_parse_all(text, len, path, docs, max, n, e);
 	gf_free(text);
 	return rc;
+}
+
+int gf_yaml_read(const char *path, size_t cap, struct gf_yaml **out,
+		 struct gf_err *e)
+{
+	*out = NULL;
+	return read_file(path, cap, out, NULL, 0, NULL, e);
+}
+
+int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
+		     size_t max, size_t *n, struct gf_err *e)
+{
+	*n = 0;
+	return read_file(path, cap, NULL, docs, max, n, e);
 }
 
 void gf_yaml_free(struct gf_yaml *y)

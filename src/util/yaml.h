@@ -49,6 +49,19 @@ int gf_yaml_parse(const char *text, size_t len, const char *name, int line0,
 /* The file at path (at most cap bytes, and GF_YAML_MAX) as above. */
 int gf_yaml_read(const char *path, size_t cap, struct gf_yaml **out,
 		 struct gf_err *e) GF_MUST_CHECK;
+/*
+ * Every document of a multi-document text ("---" between them), up to
+ * max, in docs[0..*n) (an empty text: *n is 0; an empty document between
+ * markers: one whose root is a null scalar).  Lines are the text's own.
+ * 0, GF_EPARSE at the first malformed one, GF_ETOOBIG past max; on error
+ * nothing is left to free.
+ */
+int gf_yaml_parse_all(const char *text, size_t len, const char *name,
+		      struct gf_yaml **docs, size_t max, size_t *n,
+		      struct gf_err *e) GF_MUST_CHECK;
+/* The file at path (at most cap bytes, and GF_YAML_MAX) as above. */
+int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
+		     size_t max, size_t *n, struct gf_err *e) GF_MUST_CHECK;
 void gf_yaml_free(struct gf_yaml *y);
 /* The document's root, or NULL when it is empty. */
 const struct gf_yn *gf_yaml_root(const struct gf_yaml *y);

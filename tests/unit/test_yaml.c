@@ -2,7 +2,8 @@
  * test_yaml.c - util/yaml: the node tree and its lines, malformed text
  * (bad indentation), unknown keys, the typed getters' ranges and
  * messages, duplicate keys (kept: the first one is read), aliases (shared,
- * never copied), the size caps, documents after the first.
+ * never copied), the size caps, documents after the first, every
+ * document of a multi-document text (gf_yaml_parse_all).
  */
 #include <limits.h>
 
@@ -290,6 +291,59 @@ static void test_size_caps(void **state)
 	assert_null(y);
 }
 
+/* Every document of a stream, as a Kubernetes manifest holds several
+ * (NVIDIA mig-parted's deployments/container/nvidia-mig-manager-example.yaml:
+ * a DaemonSet, RBAC objects, a ConfigMap), each with the file's lines. */
+static void test_all_documents(void **state)
+{
+	(void)state;
+	struct gf_err e;
+	struct gf_yaml *d[3];
+	size_t n = 99;
+	static const char text[] = "---\n"
+				   "kind: DaemonSet\n"
+				   "---\n"
+				   "kind: ConfigMap\n"
+				   "data:\n"
+				   "  config.yaml: |\n"
+				   "    version: v1\n";
+	assert_int_equal(
+		gf_yaml_parse_all(text, strlen(text), "m.yaml", d, 3, &n, &e),
+		0);
+	assert_int_equal(n, 2);
+	assert_string_equal(gf_yn_str(gf_yn_get(gf_yaml_root(d[0]), "kind")),
+			    "DaemonSet");
+	const struct gf_yn *cm = gf_yaml_root(d[1]);
+	assert_int_equal(gf_yn_line(cm), 4);
+	assert_int_equal(
+		gf_yn_line(gf_yn_get(gf_yn_get(cm, "data"), "config.yaml")), 6);
+	assert_string_equal(gf_yaml_name(d[1]), "m.yaml");
+	gf_yaml_free(d[0]);
+	gf_yaml_free(d[1]);
+	/* an empty text has no document; "---" alone one of a null root */
+	assert_int_equal(gf_yaml_parse_all("", 0, "m.yaml", d, 3, &n, &e), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(gf_yaml_parse_all("---\n", 4, "m.yaml", d, 3, &n, &e),
+			 0);
+	assert_int_equal(n, 1);
+	assert_true(gf_yn_null(gf_yaml_root(d[0])));
+	gf_yaml_free(d[0]);
+	/* more than max: refused, nothing left to free */
+	assert_int_equal(
+		gf_yaml_parse_all(text, strlen(text), "m.yaml", d, 1, &n, &e),
+		GF_ETOOBIG);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(e.msg, "more than 1 YAML documents"));
+	/* a malformed second document: its line, nothing left to free */
+	static const char bad[] = "a: 1\n---\nb: [\n";
+	assert_int_equal(
+		gf_yaml_parse_all(bad, strlen(bad), "m.yaml", d, 3, &n, &e),
+		GF_EPARSE);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(e.msg, "m.yaml:"));
+	assert_non_null(strstr(e.msg, "malformed YAML"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_getters),
 		cmocka_unit_test(test_duplicates_and_aliases),
 		cmocka_unit_test(test_size_caps),
+		cmocka_unit_test(test_all_documents),
 	};
 	return cmocka_run_group_tests_name("yaml", tests, NULL, NULL);
 }
