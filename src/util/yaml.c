@@ -126,35 +126,40 @@ int gf_yaml_parse_all(const char *text, size_t len, const char *name,
 	return rc;
 }
 
-/* The file's text through gf_yaml_parse (one set) or gf_yaml_parse_all. */
-static int read_file(const char *path, size_t cap, struct gf_yaml **one,
-		     struct gf_yaml **docs, size_t max, size_t *n,
+/* The file's text (at most cap bytes, and never past GF_YAML_MAX). */
+static int read_text(const char *path, size_t cap, char **text, size_t *len,
 		     struct gf_err *e)
 {
-	char *text;
-	size_t len;
-	int rc = gf_file_read(path, cap < GF_YAML_MAX ? cap : GF_YAML_MAX,
-			      &text, &len, e);
-	if (rc)
-		return rc;
-	rc = one ? gf_yaml_parse(text, len, path, 0, one, e)
-		 : gf_yaml_parse_all(text, len, path, docs, max, n, e);
-	gf_free(text);
-	return rc;
+	return gf_file_read(path, cap < GF_YAML_MAX ? cap : GF_YAML_MAX, text,
+			    len, e);
 }
 
 int gf_yaml_read(const char *path, size_t cap, struct gf_yaml **out,
 		 struct gf_err *e)
 {
 	*out = NULL;
-	return read_file(path, cap, out, NULL, 0, NULL, e);
+	char *text;
+	size_t len;
+	int rc = read_text(path, cap, &text, &len, e);
+	if (rc)
+		return rc;
+	rc = gf_yaml_parse(text, len, path, 0, out, e);
+	gf_free(text);
+	return rc;
 }
 
 int gf_yaml_read_all(const char *path, size_t cap, struct gf_yaml **docs,
 		     size_t max, size_t *n, struct gf_err *e)
 {
 	*n = 0;
-	return read_file(path, cap, NULL, docs, max, n, e);
+	char *text;
+	size_t len;
+	int rc = read_text(path, cap, &text, &len, e);
+	if (rc)
+		return rc;
+	rc = gf_yaml_parse_all(text, len, path, docs, max, n, e);
+	gf_free(text);
+	return rc;
 }
 
 void gf_yaml_free(struct gf_yaml *y)
