@@ -32,7 +32,9 @@ B ?= build
 OPT ?= -O2 -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 else
 B ?= build-san
-OPT ?= -O1 -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+# -g1: line tables, all a sanitizer's report needs (a third less compile
+# time under TSan than -g)
+OPT ?= -O1 -g1 -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 endif
 
