@@ -51,11 +51,9 @@ static void check(const struct gf_ctl *ctl)
 	assert_int_equal(rc, 0);
 }
 
-/* A core over no node, placing with policy p. */
-static struct gf_ctl *empty_ctl_with(enum gf_policy p)
+/* A core over no node with configuration cfg (freed here). */
+static struct gf_ctl *ctl_of(struct gf_ctl_config *cfg)
 {
-	struct gf_ctl_config *cfg = cfg_new();
-	cfg->policy = p;
 	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
 	gf_cluster_init(c);
 	struct gf_ctl *ctl;
@@ -65,6 +63,14 @@ static struct gf_ctl *empty_ctl_with(enum gf_policy p)
 	next_seq = 0;
 	check(ctl);
 	return ctl;
+}
+
+/* A core over no node, placing with policy p. */
+static struct gf_ctl *empty_ctl_with(enum gf_policy p)
+{
+	struct gf_ctl_config *cfg = cfg_new();
+	cfg->policy = p;
+	return ctl_of(cfg);
 }
 
 static struct gf_ctl *empty_ctl(void)
@@ -1099,13 +1105,7 @@ static void test_quota_alias_agents(void **state)
 	snprintf(t->gpus[0].what, sizeof(t->gpus[0].what), "h100-80gb");
 	t->gpus[0].limit = 2;
 	t->has_quota = true;
-	struct gf_cluster *c = gf_calloc(1, sizeof(*c));
-	gf_cluster_init(c);
-	struct gf_ctl *ctl;
-	struct gf_err e;
-	assert_int_equal(gf_ctl_new(cfg, c, NULL, &ctl, &e), 0);
-	gf_free(cfg);
-	next_seq = 0;
+	struct gf_ctl *ctl = ctl_of(cfg);
 	struct gf_job *a = job("batch", 1, 1), *b = job("batch", 1, 2);
 	snprintf(a->spec.team, sizeof(a->spec.team), "ml");
 	snprintf(b->spec.team, sizeof(b->spec.team), "ml");
