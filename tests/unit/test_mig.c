@@ -172,6 +172,16 @@ static void test_layout_rules(void **state)
 	assert_true(gf_mig_profile_name_ok("1g.24gb+me.all"));
 	assert_false(gf_mig_profile_name_ok("3g40gb"));
 	assert_false(gf_mig_profile_name_ok("g.10gb"));
+	/* mig-parted's attribute forms, and its malformed ones (issue 22:
+	 * the core used to take an empty or broken attribute list) */
+	assert_true(gf_mig_profile_name_ok("1g.10gb-me"));
+	assert_true(gf_mig_profile_name_ok("1g.10gb+gfx,me"));
+	assert_false(gf_mig_profile_name_ok("1g.5gb+"));
+	assert_false(gf_mig_profile_name_ok("1c.1g.5gb+"));
+	assert_false(gf_mig_profile_name_ok("1g.5gb+me."));
+	assert_false(gf_mig_profile_name_ok("1g.5gb+me..all"));
+	assert_false(gf_mig_profile_name_ok("1g.5gb+,me"));
+	assert_false(gf_mig_profile_name_ok("1g.5gb+ME"));
 }
 
 /*

@@ -262,10 +262,18 @@ bool gf_mig_profile_name_ok(const char *name)
 		return true;
 	if (*p != '+' && *p != '-')
 		return false;
-	for (p++; *p; p++) /* attributes: me, me.all, gfx, comma separated */
-		if (!islower((unsigned char)*p) && *p != '.' && *p != ',')
+	/* attributes: words of a-z joined by '.', comma separated ("me",
+	 * "me.all", "gfx,me"); none empty ("1g.5gb+", "1g.5gb+me..all") */
+	for (p++;; p++) {
+		if (!islower((unsigned char)*p))
 			return false;
-	return true;
+		while (islower((unsigned char)*p))
+			p++;
+		if (*p == '\0')
+			return true;
+		if (*p != '.' && *p != ',')
+			return false;
+	}
 }
 
 int gf_mig_reach(const struct gf_mig_model *m, const struct gf_mig_layout *cur,
