@@ -64,6 +64,7 @@
 struct gf_ctl_quota {
 	char what[GF_GPU_MODEL_MAX];
 	int64_t limit;
+	int line; /* the config's line that set it, for messages; 0 none */
 };
 
 struct gf_ctl_team {

@@ -184,6 +184,7 @@ static int read_quota_map(const rd_t *r, const node_t *n, const char *key,
 			rc = gf_yr_int(r, vn, key, 0, 1000000, &v);
 		if (rc)
 			return rc;
+		q[*nq].line = gf_yn_line(kn);
 		q[(*nq)++].limit = v;
 	}
 	return 0;

@@ -396,13 +396,20 @@ int gf_serve_model_warnings(const struct gf_serve_config *cfg,
 			    !gf_serve_model_unknown(c, what))
 				continue;
 			char msg[GF_ERR_MSG_MAX];
+			char where[600];
+			if (x->gpus[k].line > 0)
+				gf_note(where, sizeof(where), "%s:%d",
+					cfg->path[0] ? cfg->path : "config",
+					x->gpus[k].line);
+			else
+				gf_note(where, sizeof(where), "%s",
+					cfg->path[0] ? cfg->path : "config");
 			gf_note(msg, sizeof(msg),
 				"%s: team '%s': quota.gpus '%s': no node has "
 				"that GPU model and it is no catalog model's "
 				"id, alias, NVML name or GFD product: the "
 				"entry matches no node",
-				cfg->path[0] ? cfg->path : "config", x->name,
-				what);
+				where, x->name, what);
 			gf_log(GF_LOG_WARN, "serve", "%s", msg);
 			if (n++ == 0)
 				gf_note(why, size, "%s", msg);

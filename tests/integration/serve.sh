@@ -193,6 +193,31 @@ $jobs
 $one
 $nodes
 $cancel / $again / $noauth"
+
+# a job selecting a GFD product value that no catalog model has (a node
+# labelled by hand with it matches): the server logs a warning naming the
+# job and the value (issue 22, GFD); a catalog model's product does not
+# warn (and a value no node carries is 422 never-placeable)
+cat >"$TMP/gfd.yaml" <<'EOF'
+pools:
+  - {name: h, nodes: 1, model: h100-80gb, gpus: 8, cpu_milli: 96000, memory_mib: 1048576,
+     labels: {nvidia.com/gpu.product: H100-80G}}
+EOF
+start_serve g --db "sqlite:$TMP/gfd/jobs.db" --config "$TMP/gfd.yaml" --token-file "$TMP/tokens"
+sel=$(GPUFLEET_SERVER=$(cat "$TMP/g.url") "$BIN" submit --token-file "$TMP/vision.token" \
+	--gpus 1 --selector nvidia.com/gpu.product=H100-80G -- true 2>&1 | awk '{print $1}')
+GPUFLEET_SERVER=$(cat "$TMP/g.url") "$BIN" submit --token-file "$TMP/vision.token" \
+	--gpus 1 --selector nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 -- true >/dev/null 2>&1
+want="job $sel: node_selector nvidia.com/gpu.product=H100-80G: no node has that GPU model"
+i=0
+while ! grep -qF "$want" "$TMP/g.err" && [ $i -lt 100 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+grep -qF "$want" "$TMP/g.err" && [ "$(grep -c 'node_selector nvidia.com/gpu.product=' "$TMP/g.err")" = 1 ]
+check serve-gfd-selector-warning $? "id=$sel
+$(cat "$TMP/g.err")"
+kill "$(cat "$TMP/g.pid")"
 unset GPUFLEET_SERVER
 
 # a valid token followed by a NUL and junk is no token: 400 before any

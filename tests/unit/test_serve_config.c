@@ -278,8 +278,9 @@ static void test_model_warnings(void **state)
 	close(fd);
 	write_file("teams:\n"
 		   "  - name: ml\n"
-		   "    quota: {gpus: {h100-80gb: 2, h100-80g: 1, \"*\": 4, "
-		   "V100M32: 1, b200: 1, MYGPU: 1, tpu: 3}}\n");
+		   "    quota:\n"
+		   "      gpus: {h100-80gb: 2, \"*\": 4, V100M32: 1,\n"
+		   "             h100-80g: 1, b200: 1, MYGPU: 1, tpu: 3}\n");
 	struct gf_serve_config cfg;
 	gf_serve_config_defaults(&cfg);
 	struct gf_err e;
@@ -291,7 +292,7 @@ static void test_model_warnings(void **state)
 	assert_int_equal(gf_serve_model_warnings(&cfg, &c, why, sizeof(why)),
 			 2);
 	snprintf(want, sizeof(want),
-		 "%s: team 'ml': quota.gpus 'h100-80g': no node has that GPU "
+		 "%s:5: team 'ml': quota.gpus 'h100-80g': no node has that GPU "
 		 "model and it is no catalog model's id, alias, NVML name or "
 		 "GFD product: the entry matches no node",
 		 path);
