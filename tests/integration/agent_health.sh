@@ -60,12 +60,18 @@ series() {
 	metrics | sed -n "s/^$1{gpu=\"$2\",[^}]*} \\(.*\\)\$/\\1/p" | head -1
 }
 
-# Field $2 of GPU $1 in /v1/gpus (pretty-printed: one field a line).
-field() {
-	gpus | awk -v n="$1" -v k="\"$2\": " '
+# Field $3 of GPU $2 in the /v1/gpus document saved in file $1
+# (pretty-printed: one field a line).
+field_in() {
+	awk -v n="$2" -v k="\"$3\": " '
 		/^      "index": / { cur = $2; sub(/,$/, "", cur) }
 		cur == n && index($0, k) { v = substr($0, index($0, k) + length(k))
-			sub(/,$/, "", v); print v; exit }'
+			sub(/,$/, "", v); print v; exit }' "$1"
+}
+# Field $2 of GPU $1 in /v1/gpus now.
+field() {
+	gpus >"$TMP/gpus.json"
+	field_in "$TMP/gpus.json" "$1" "$2"
 }
 
 # Poll until the command $1 succeeds (true) or 10 s passed (false).
@@ -113,22 +119,44 @@ s1=$(metrics | sed -n 's/^gpufleet_samples_total //p')
 	metrics | grep -q '^gpufleet_gpu_xid_total{gpu="2",[^}]*class="reset"} 1$'
 check agent-health-xid79 $? "samples $s0 -> $s1; unhealthy: $(gpus_healthy 0); GPU 2: $(field 2 health_reason)"
 
-# 2. a transient Xid on GPU 4: unhealthy, then healthy 2 s after it
+# 2. a transient Xid on GPU 4: unhealthy, then healthy 2 s after it.
+# Each poll reads one /v1/gpus document.  The recovered reason names both
+# times (to the second: 2 s apart whatever the fraction); the unhealthy
+# state between ("recovering", its since) is checked when a poll sees it,
+# which a loaded machine's polls may not within the 2 s
+why="" t_xid="" after="" t_ok=""
+transient() {
+	gpus >"$TMP/g4" || return 1
+	r=$(field_in "$TMP/g4" 4 health_reason)
+	case "$r" in
+	'"recovering: '*)
+		if [ -z "$why" ]; then
+			why=$r
+			t_xid=$(field_in "$TMP/g4" 4 health_since_ms)
+		fi
+		return 1
+		;;
+	'"recovered: '*)
+		after=$r
+		t_ok=$(field_in "$TMP/g4" 4 health_since_ms)
+		return 0
+		;;
+	esac
+	return 1
+}
 echo "xid 4 8" >>"$EV"
-until_ok '[ "$(series gpufleet_gpu_healthy 4)" = 0 ]'
+until_ok transient
 rc=$?
-why=$(field 4 health_reason)
-t_xid=$(field 4 health_since_ms)
-until_ok '[ "$(series gpufleet_gpu_healthy 4)" = 1 ]'
-rc2=$?
-t_ok=$(field 4 health_since_ms)
-after=$(field 4 health_reason)
-[ "$rc" = 0 ] && [ "$rc2" = 0 ] &&
-	printf '%s' "$why" | grep -q '^"recovering: xid 8 at .*, healthy again at .*"$' &&
-	[ $((t_ok - t_xid)) = 2000 ] &&
-	printf '%s' "$after" | grep -q '^"recovered: xid 8 at ' &&
+# "recovered: xid 8 at T1, healthy again at T2": T2 - T1 in seconds
+apart=$(printf '%s\n' "$after" | sed -n 's/^"recovered: xid 8 at \([^,]*\), healthy again at \([^"]*\)"$/\1 \2/p' |
+	{ read -r a b && echo $(($(date -u -d "$b" +%s) - $(date -u -d "$a" +%s))); })
+[ "$rc" = 0 ] && [ "$apart" = 2 ] &&
+	{ [ -z "$why" ] || { printf '%s' "$why" | grep -q '^"recovering: xid 8 at .*, healthy again at .*"$' &&
+		[ $((t_ok - t_xid)) = 2000 ]; }; } &&
+	[ "$(series gpufleet_gpu_healthy 4)" = 1 ] &&
 	[ "$(series gpufleet_gpu_healthy 2)" = 0 ]
-check agent-health-transient $? "$rc/$rc2; since $t_xid -> $t_ok; '$why' -> '$after'; GPU 2 healthy: $(series gpufleet_gpu_healthy 2)"
+check agent-health-transient $? "rc $rc; '$after' ($apart s apart); seen unhealthy: '$why' since $t_xid -> $t_ok; GPU 2 healthy: $(series gpufleet_gpu_healthy 2)"
+[ -n "$why" ] || echo "note: agent-health-transient: no poll saw GPU 4 unhealthy within its 2 s (a loaded machine); judged on the recovered reason's times" >&2
 
 # 3. an application Xid on GPU 5: counted, health unchanged
 echo "xid 5 31" >>"$EV"

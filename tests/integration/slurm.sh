@@ -593,7 +593,9 @@ if [ $ACCT = 1 ]; then
 		s=$(date +%s.%N)
 		id=$(srun -A "$1" --gres=gpu:"$2" sh -c "echo \$SLURM_JOB_ID; sleep $3" 2>/dev/null)
 		e=$(date +%s.%N)
-		echo "$id $1 $2 $(python3 -c "print($e - $s)")" >>"$TMP/expected"
+		# srun's wall time (scheduling included) and the job's own sleep:
+		# what it ran lies between the two
+		echo "$id $1 $2 $(python3 -c "print($e - $s)") $3" >>"$TMP/expected"
 	done
 	got() { # every one of our jobs completed in slurmdbd
 		TZ=UTC sacct -a -X -P -S "$(date -u -d "@$((since - 2))" +%Y-%m-%dT%H:%M:%S)" \

@@ -204,7 +204,7 @@ def check_usage(usage, sacct, expected):
     bad = []
     with open(expected) as f:
         for line in f:
-            job, account, gpus, secs = line.split()
+            job, account, gpus, secs, slept = line.split()
             j = ours.get(job)
             if j is None:
                 bad.append("job %s: no usage record" % job)
@@ -217,11 +217,16 @@ def check_usage(usage, sacct, expected):
                 bad.append("job %s: %s GPU-seconds, sacct's AllocTRES x "
                            "ElapsedRaw is %s" % (job, j["gpu_seconds"],
                                                  slurm.get(job)))
-            want = int(gpus) * float(secs)
-            if abs(j["gpu_seconds"] - want) > int(gpus) * 1.0:
+            # it ran at least its sleep and at most srun's wall time
+            # (which includes waiting for the allocation on a loaded
+            # machine); Slurm counts whole seconds: one more either way
+            lo = int(gpus) * (float(slept) - 1.0)
+            hi = int(gpus) * (float(secs) + 1.0)
+            if not lo <= j["gpu_seconds"] <= hi:
                 bad.append("job %s: %s GPU-seconds, it ran %s GPUs for "
-                           "%.2f s (%.1f)" % (job, j["gpu_seconds"], gpus,
-                                              float(secs), want))
+                           "%s to %.2f s (%.1f to %.1f)"
+                           % (job, j["gpu_seconds"], gpus, slept,
+                              float(secs), lo, hi))
     return bad
 
 
