@@ -33,7 +33,10 @@
  *   none -> RUNNING       gf_ctl_add (a restart restoring its placements;
  *                         PENDING when they no longer fit)
  *   PENDING -> RUNNING    gf_ctl_schedule (placements committed to the engine)
- *   PENDING -> CANCELLED  gf_ctl_cancel
+ *   PENDING -> CANCELLED  gf_ctl_cancel, gf_ctl_schedule (a dependency
+ *                         that can never be met: jobflow.h)
+ *   (a PENDING job held, waiting for a dependency or at its array's
+ *   %max is not started: jobflow.h)
  *   RUNNING -> PENDING    gf_ctl_schedule (preempted by a higher class),
  *                         gf_ctl_requeue (node lost, attempts left),
  *                         gf_ctl_node_ready (its node not ready, attempts
