@@ -557,6 +557,11 @@ static void test_services(void **state)
 		  "{\"replicas\": 1, \"job\": {\"gpus\": 9}}", "422" },
 		{ "/v1/services/bad%20name",
 		  "{\"replicas\": 1, \"job\": {\"gpus\": 1}}", "400" },
+		/* issue 21's keys are for jobs, not a service's replicas */
+		{ "/v1/services/chat",
+		  "{\"replicas\": 1, \"job\": {\"array\": \"0-3\"}}", "400" },
+		{ "/v1/services/chat",
+		  "{\"replicas\": 1, \"job\": {\"hold\": true}}", "400" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		long st = http(GF_HTTP_PUT, bad[i][0], VISION, bad[i][1], &v);
