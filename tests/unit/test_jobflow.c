@@ -450,7 +450,7 @@ static void test_restart(void **state)
 	pass(b, 2500);
 	assert_string_equal(J(b, "j7")->reason, "dependency j1");
 	for (int t = 1; t <= 4; t++) {
-		char id[8];
+		char id[16];
 		snprintf(id, sizeof(id), "j%d", t);
 		if (J(b, id)->state == GF_JOB_PENDING)
 			pass(b, 2600 + t);
