@@ -1,6 +1,6 @@
 /*
  * jobs_array.c - an array as one line of `gpufleet jobs` (issue 21), as
- * squeue shows "12_[0-31]": its id and index range, the state that
+ * squeue shows "12_[0-31%4]": its id, index range and %max, the state that
  * matters most of its tasks (running, then pending, failed, cancelled,
  * succeeded) and how many tasks are in each state; `--expand` lists
  * every task instead.  The columns are cmd_jobs.c's table's.
@@ -36,7 +36,7 @@ bool gf_cli_jobs_array(const struct gf_jv *jobs, size_t i)
 			return true; /* its line is printed */
 	}
 	int count[NSTATES] = { 0 };
-	int64_t lo = -1, hi = -1;
+	int64_t lo = -1, hi = -1, max = 0;
 	for (size_t k = i; k < gf_jv_len(jobs); k++) {
 		const char *o = array_of(jobs, k);
 		if (!o || strcmp(o, aid))
@@ -45,6 +45,7 @@ bool gf_cli_jobs_array(const struct gf_jv *jobs, size_t i)
 		int64_t x = gf_remote_num(t, "array_task_id");
 		lo = lo < 0 || x < lo ? x : lo;
 		hi = x > hi ? x : hi;
+		max = gf_remote_num(t, "array_max");
 		for (size_t s = 0; s < NSTATES; s++)
 			count[s] +=
 				!strcmp(gf_remote_str(t, "state"), order[s]);
@@ -61,8 +62,11 @@ bool gf_cli_jobs_array(const struct gf_jv *jobs, size_t i)
 			at ? ", " : "", order[s], count[s]);
 		at = strlen(counts);
 	}
-	gf_note(id, sizeof(id), "%s_[%lld-%lld]", aid, (long long)lo,
-		(long long)hi);
+	char cap[24] = "";
+	if (max > 0)
+		gf_note(cap, sizeof(cap), "%%%lld", (long long)max);
+	gf_note(id, sizeof(id), "%s_[%lld-%lld%s]", aid, (long long)lo,
+		(long long)hi, cap);
 	const struct gf_jv *j = gf_jv_at(jobs, i);
 	printf("%-10s %-16.16s %-10.10s %-10.10s %-10s %-8s %s\n", id,
 	       gf_remote_str(j, "name"), gf_remote_str(j, "team"),

@@ -298,10 +298,13 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	completing(j, job);
 	/* arrays, dependencies, holds (issue 21) */
 	gf_json_str_or_null(j, "array_job_id", s->array_id);
-	if (s->array_id[0])
+	if (s->array_id[0]) {
 		gf_json_int(j, "array_task_id", s->array_task);
-	else
+		gf_json_int(j, "array_max", s->array_max);
+	} else {
 		gf_json_null(j, "array_task_id");
+		gf_json_null(j, "array_max");
+	}
 	gf_json_str_or_null(j, "dependency", s->dependency);
 	gf_json_bool(j, "hold", job->user_hold);
 	gf_json_obj_end(j);

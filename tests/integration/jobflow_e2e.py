@@ -245,7 +245,7 @@ def phase_array(c):
     rc2, out2, _ = c.cli("jobs", "--expand")
     lines = [ln for ln in out.splitlines() if ln.startswith(aid)]
     check("array-one-line", rc == 0 and len(lines) == 1 and
-          lines[0].startswith(f"{aid}_[0-3]") and "succeeded 4" in lines[0]
+          lines[0].startswith(f"{aid}_[0-3%2]") and "succeeded 4" in lines[0]
           and sum(ln.split()[0] in tasks for ln in out2.splitlines()) == 4,
           out + err + out2)
 

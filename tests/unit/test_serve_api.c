@@ -406,6 +406,7 @@ static void test_flow(void **state)
 	v = wait_state(t[3], "pending");
 	assert_string_equal(str(v, "array_job_id"), arr);
 	assert_int_equal(num(v, "array_task_id"), 3);
+	assert_int_equal(num(v, "array_max"), 2);
 	gf_jv_free(v);
 
 	submit_bad(VISION, "{\"array\": \"0-3%0\"}",
