@@ -207,8 +207,10 @@ void gf_ctl_changes_release(struct gf_ctl_changes *ch);
 
 /*
  * One scheduling pass at now_ms: fail running jobs past their max
- * runtime, start what can start in the order above (preempting and
- * backfilling as it says), and set each waiting job's reason.  Every job
+ * runtime, cancel the jobs whose dependency can never be met
+ * (jobflow.h), start what can start in the order above (preempting and
+ * backfilling as it says; a job held, waiting for a dependency or at its
+ * array's %max is skipped), and set each waiting job's reason.  Every job
  * whose state or placement changed is appended to out (once; out may be
  * NULL).  0, or GF_EINVAL for now_ms <= 0.  Debug builds (GF_DEBUG) run
  * gf_ctl_check after it and abort on a broken invariant.

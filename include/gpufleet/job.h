@@ -33,7 +33,10 @@
  *   none -> RUNNING       gf_ctl_add (a restart restoring its placements;
  *                         PENDING when they no longer fit)
  *   PENDING -> RUNNING    gf_ctl_schedule (placements committed to the engine)
- *   PENDING -> CANCELLED  gf_ctl_cancel
+ *   PENDING -> CANCELLED  gf_ctl_cancel, gf_ctl_schedule (a dependency
+ *                         that can never be met: jobflow.h)
+ *   (a PENDING job held, waiting for a dependency or at its array's
+ *   %max is not started: jobflow.h)
  *   RUNNING -> PENDING    gf_ctl_schedule (preempted by a higher class),
  *                         gf_ctl_requeue (node lost, attempts left),
  *                         gf_ctl_node_ready (its node not ready, attempts
@@ -74,6 +77,7 @@
 #define GF_JOB_CMD_MAX	    4096 /* bytes of the command line */
 #define GF_JOB_MAX_REPLICAS 1024
 #define GF_JOB_REASON_MAX   160
+#define GF_JOB_DEP_MAX	    256 /* "afterok:j1:j2,afterany:j3" */
 /* caps on the numbers of a spec (gf_job_spec_check) */
 #define GF_JOB_CPU_MILLI_MAX  100000000		 /* 100,000 cores */
 #define GF_JOB_MEMORY_MIB_MAX (INT64_C(1) << 40) /* 1 EiB */
@@ -119,6 +123,16 @@ struct gf_job_spec {
 	 * cluster.md); the core gives it no meaning */
 	char service[GF_JOB_NAME_MAX];
 	enum gf_job_origin origin;
+	/* arrays, dependencies, holds (issue 21; jobflow.h): an array
+	 * task's array ("j12": its first task's id; "" none), its index,
+	 * how many of its array's tasks may run at once (0: no cap); the
+	 * jobs it waits for, normalized ("afterok:j1:j2,afterany:j3"; ""
+	 * none); submitted held (the job's user_hold starts so) */
+	char array_id[GF_JOB_ID_MAX];
+	int array_task;
+	int array_max;
+	char dependency[GF_JOB_DEP_MAX];
+	bool hold;
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */
@@ -177,6 +191,9 @@ struct gf_job {
 				       else NULL; owned (gf_malloc) */
 	struct gf_job_held *held;   /* replicas still completing; owned */
 	int nheld;		    /* 0..GF_JOB_HELD_MAX */
+	/* held by its user (hold, release; jobflow.h): a PENDING job that
+	 * never starts while set */
+	bool user_hold;
 };
 
 /*

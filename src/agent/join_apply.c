@@ -130,6 +130,8 @@ static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
 	w->local_rank = a->local_rank;
 	w->master_addr = a->master_addr;
 	w->master_port = a->master_port;
+	w->array_job = a->array_job; /* "" none */
+	w->array_task = a->array_task;
 	w->place = a->place;
 	w->kind = a->mig ? GF_WORKER_GPU_MIG
 		  : a->place.ngpus == 1 && a->place.gpu_milli < 1000

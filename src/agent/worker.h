@@ -143,6 +143,10 @@ struct gf_assignment {
 	const struct gf_worker_env *env; /* extra pairs (PATH, HOME, ...) */
 	int nenv;
 	const char *workdir; /* NULL: "/" */
+	/* an array's task (issue 21): its array's id ("j12"), its index;
+	 * NULL or "": none */
+	const char *array_job;
+	int array_task;
 };
 
 enum gf_worker_event_kind {

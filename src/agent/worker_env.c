@@ -13,6 +13,9 @@
  *   CUDA_VISIBLE_DEVICES (+ CUDA_DEVICE_ORDER=PCI_BUS_ID for indexes)
  *   GPUFLEET_JOB_ID, GPUFLEET_REPLICA, GPUFLEET_NODE
  *   for a gang: WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT
+ *   for an array's task: GPUFLEET_ARRAY_JOB_ID ("j12"),
+ *     GPUFLEET_ARRAY_TASK_ID, and Slurm's SLURM_ARRAY_JOB_ID ("12", its
+ *     number as Slurm gives it), SLURM_ARRAY_TASK_ID
  * Invariants: every name appears once; p->nenv < GF__ENV_SLOTS.
  */
 #include <ctype.h>
@@ -37,6 +40,8 @@ static const char *const reserved[] = {
 	"LOCAL_RANK",
 	"MASTER_ADDR",
 	"MASTER_PORT",
+	"SLURM_ARRAY_JOB_ID",
+	"SLURM_ARRAY_TASK_ID",
 };
 
 static bool is_reserved(const char *name)
@@ -206,6 +211,10 @@ static int check_assignment(const struct gf_worker *w,
 	if (a->cpu_milli < 0 || a->max_runtime_ms < 0)
 		return BAD(GF_EINVAL, "%s: negative cpu_milli or max runtime",
 			   who);
+	if (a->array_job && a->array_job[0] &&
+	    (!plain(a->array_job, GF_WORKER_ID_MAX, "._-") ||
+	     a->array_task < 0))
+		return BAD(GF_EINVAL, "%s: a bad array id or task index", who);
 	int rc = check_gang(a, who, e);
 	if (rc == 0)
 		rc = check_gpus(w, a, who, e);
@@ -308,6 +317,13 @@ static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
 		add_num(p, "LOCAL_RANK", a->local_rank);
 		add(p, "MASTER_ADDR", a->master_addr);
 		add_num(p, "MASTER_PORT", a->master_port);
+	}
+	if (a->array_job && a->array_job[0]) { /* an array's task */
+		add(p, "GPUFLEET_ARRAY_JOB_ID", a->array_job);
+		add_num(p, "GPUFLEET_ARRAY_TASK_ID", a->array_task);
+		add(p, "SLURM_ARRAY_JOB_ID",
+		    a->array_job + (a->array_job[0] == 'j'));
+		add_num(p, "SLURM_ARRAY_TASK_ID", a->array_task);
 	}
 }
 

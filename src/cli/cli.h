@@ -59,6 +59,15 @@ int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+/* cmd_hold.c: a job's flow (issue 21) */
+int cmd_hold(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+int cmd_requeue(int argc, char **argv);
+/* jobs_array.c: job j (the i-th of the list jobs) is an array's task:
+ * true, and the array's one line printed when it is the first of its
+ * tasks in the list (`gpufleet jobs` without --expand) */
+struct gf_jv;
+bool gf_cli_jobs_array(const struct gf_jv *jobs, size_t i);
 int cmd_drain(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 int cmd_nodes(int argc, char **argv);

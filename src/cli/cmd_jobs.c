@@ -12,12 +12,15 @@
 
 #define CMD "jobs"
 
+static bool expand; /* --expand: an array's tasks one by one */
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: gpufleet jobs [--state S] [--team T] [--limit N] "
-		"[--server URL]\n"
-		"                     [--token-file F] [--json] [ID...]\n"
+		"[--expand]\n"
+		"                     [--server URL] [--token-file F] [--json] "
+		"[ID...]\n"
 		"\n"
 		"List jobs (ID, name, team, class, state, GPUs per replica x "
 		"replicas, where\nthey run or why they wait); with IDs, those "
@@ -25,8 +28,11 @@ static void usage(FILE *f)
 		"  --state S           pending, running, succeeded, failed, "
 		"cancelled\n"
 		"  --team T            one team's jobs\n"
-		"  --limit N           at most N (default 1000)\n" CONN_HELP
-			GF_CLI_EXIT_HELP);
+		"  --limit N           at most N (default 1000)\n"
+		"  --expand            every task of an array (default: an "
+		"array is one line,\n"
+		"                      j12_[0-31], with its tasks' states "
+		"counted)\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
 /* "2x1", "250m", "1g.10gb", "-" (a table cell: cut, marked, to fit) */
@@ -76,7 +82,8 @@ static void table(const struct gf_jv *v, const void *arg)
 	printf("%-10s %-16s %-10s %-10s %-10s %-8s %s\n", "ID", "NAME", "TEAM",
 	       "CLASS", "STATE", "GPUS", "NODES/REASON");
 	for (size_t i = 0; i < gf_jv_len(jobs); i++)
-		line(gf_jv_at(jobs, i), arg);
+		if (expand || !gf_cli_jobs_array(jobs, i)) /* jobs_array.c */
+			line(gf_jv_at(jobs, i), arg);
 	bool more = false;
 	if (gf_jv_bool(gf_jv_get(v, "truncated"), &more) && more)
 		printf("(more: raise --limit)\n");
@@ -99,6 +106,7 @@ int cmd_jobs(int argc, char **argv)
 		GF_OPT_ARG("state", 's'),
 		GF_OPT_ARG("team", 't'),
 		GF_OPT_ARG("limit", 'l'),
+		GF_OPT_FLAG("expand", &expand),
 		GF_OPT_END,
 	};
 	struct gf_remote r = { .cmd = CMD };

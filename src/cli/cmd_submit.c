@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"[--selector k=v]...\n"
 		"                       [--max-runtime SECONDS] [--server URL] "
 		"[--token-file F]\n"
+		"                       [--array SPEC] [--dependency DEP] "
+		"[--hold]\n"
 		"                       [--json] [-- COMMAND...]\n"
 		"\n"
 		"Submit a job; print its id and state.  Per replica it asks "
@@ -42,7 +44,14 @@ static void usage(FILE *f)
 		"  --selector k=v      run only on nodes with that label "
 		"(repeatable)\n"
 		"  --max-runtime S     seconds before the job is failed; also "
-		"lets it backfill\n" CONN_HELP GF_CLI_EXIT_HELP);
+		"lets it backfill\n"
+		"  --array SPEC        an array of tasks: 0-31, 0-31:2 (a step), "
+		"1,3,5-7;\n"
+		"                      %%N runs at most N at once (0-31%%4)\n"
+		"  --dependency DEP    wait for jobs: afterok:ID[:ID],"
+		"afterany:ID,afternotok:ID\n"
+		"  --hold              submit held: it waits until 'gpufleet "
+		"release'\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
 /* What the options ask for; a number -1 when not given. */
@@ -50,6 +59,8 @@ struct body {
 	const char *name, *team, *cls, *gpu_model, *mig;
 	long long replicas, gpus, gpu_milli, cpu_milli, memory_mib, max_runtime;
 	char selector[GF_SELECTOR_MAX];
+	const char *array, *dependency; /* issue 21: arrays, dependencies, */
+	bool hold;			/* holds */
 };
 
 /* --selector k=v, one more: 0, or GF_EXIT_USAGE (said). */
@@ -70,7 +81,11 @@ static int add_selector(struct gf_cli_args *args, struct body *x)
 static void accepted(const struct gf_jv *v, const void *arg)
 {
 	(void)arg;
-	printf("%s %s\n", gf_remote_str(v, "id"), gf_remote_str(v, "state"));
+	printf("%s %s", gf_remote_str(v, "id"), gf_remote_str(v, "state"));
+	size_t n = gf_jv_len(gf_jv_get(v, "tasks")); /* an array's */
+	if (n)
+		printf(" (array of %zu tasks)", n);
+	printf("\n");
 }
 
 /* The body the options make (the command after them, and its first
@@ -83,7 +98,9 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 		     { "team", x->team },
 		     { "class", x->cls },
 		     { "gpu_model", x->gpu_model },
-		     { "mig_profile", x->mig } };
+		     { "mig_profile", x->mig },
+		     { "array", x->array },
+		     { "dependency", x->dependency } };
 	const struct {
 		const char *key;
 		long long v;
@@ -100,6 +117,8 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
 		if (nums[i].v >= 0)
 			gf_json_int(j, nums[i].key, nums[i].v);
+	if (x->hold)
+		gf_json_bool(j, "hold", true);
 	if (x->selector[0]) {
 		gf_json_obj_begin(j, "node_selector");
 		char *save = NULL;
@@ -149,6 +168,9 @@ int cmd_submit(int argc, char **argv)
 		GF_OPT_ARG("selector", 's'),
 		GF_OPT_NUM("max-runtime", &x.max_runtime, 0,
 			   100LL * 365 * 86400, "seconds"),
+		GF_OPT_STR("array", &x.array), /* issue 21 */
+		GF_OPT_STR("dependency", &x.dependency),
+		GF_OPT_FLAG("hold", &x.hold),
 		GF_OPT_END,
 	};
 	struct gf_remote r = { .cmd = CMD };

@@ -91,6 +91,8 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 	out->cpu_milli = j->spec.cpu_milli;
 	out->memory_mib = j->spec.memory_mib;
 	out->max_runtime_s = j->spec.max_runtime_s;
+	GF__COPY_SAME(out->array_job, j->spec.array_id); /* "" none */
+	out->array_task = j->spec.array_task;
 	out->world_size = j->spec.replicas;
 	out->rank = a->replica;
 	out->local_world_size = 0;

@@ -83,6 +83,10 @@ struct job_op {
 	struct gf_op op;
 	struct gf_job_spec spec; /* submit: owned until the thread takes it */
 	char id[GF_JOB_ID_MAX];	 /* cancel: the job; submit: the answer's */
+	/* submit of an array (issue 21): its tasks (owned; NULL none),
+	 * the first task's seq once added */
+	struct gf_array_spec *arr;
+	uint64_t first_seq;
 };
 
 static struct job_op *job_op(struct gf_op *op)
@@ -98,41 +102,35 @@ static const struct job_op *job_cop(const struct gf_op *op)
 static void job_op_release(struct gf_op *op)
 {
 	gf_job_spec_release(&job_op(op)->spec);
+	gf_free(job_op(op)->arr);
 	gf_free(op);
 }
 
-static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
-			 struct gf_batch *b)
+/* One job of spec (taken) added to the core: 0, or an error in e (the
+ * spec released). */
+static int submit_one(struct gf_service *s, struct gf_op *op,
+		      struct gf_job_spec *spec, int64_t now, struct gf_batch *b,
+		      struct gf_err *e)
 {
-	struct job_op *x = job_op(op);
-	struct gf_err e;
-	gf_err_clear(&e);
-	int rc = gf_ctl_admit(s->ctl, &x->spec, &e);
-	if (rc) {
-		gf__op_fail(op, rc, e.msg);
-		s->rejected++;
-		return;
-	}
 	struct gf_job *job = gf_calloc(1, sizeof(*job));
 	job->seq = ++s->seq;
-	job->spec = x->spec;
-	memset(&x->spec, 0, sizeof(x->spec)); /* the job owns it now */
+	job->spec = *spec;
+	memset(spec, 0, sizeof(*spec)); /* the job owns it now */
 	job->state = GF_JOB_PENDING;
+	job->user_hold = job->spec.hold;
 	/* the request's arrival; never after the turn (a clock step) */
 	job->submitted_ms = op->arrived_us > 0 && op->arrived_us / 1000 < now
 				    ? op->arrived_us / 1000
 				    : now;
 	job->block = -1;
 	gf__job_id(job->id, job->seq);
-	rc = gf_ctl_add(s->ctl, job, &e);
+	int rc = gf_ctl_add(s->ctl, job, e);
 	if (rc) {
 		gf_job_release(job);
 		gf_free(job);
 		s->seq--;
-		gf__op_fail(op, rc, e.msg);
-		return;
+		return rc;
 	}
-	memcpy(x->id, job->id, sizeof(x->id));
 	char model[GF_CTL_LABELS_MAX];
 	if (gf_serve_selector_unknown(gf_ctl_cluster(s->ctl),
 				      job->spec.node_selector, model,
@@ -144,6 +142,59 @@ static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 		       job->id, model);
 	gf__batch_add(b, job);
 	s->submitted++;
+	return 0;
+}
+
+/* An array's tasks (issue 21), each a job of x's spec knowing its array
+ * (the first task's id) and index.  Adding the first checks what every
+ * task shares; the job count is checked before: all are added or none. */
+static int submit_array(struct gf_service *s, struct job_op *x, int64_t now,
+			struct gf_batch *b, struct gf_err *e)
+{
+	const struct gf_array_spec *a = x->arr;
+	if (gf_ctl_njobs(s->ctl) > GF_CTL_MAX_JOBS - a->n)
+		return gf_err_set(e, GF_ETOOBIG,
+				  "'array': %d tasks: over %d jobs", a->n,
+				  GF_CTL_MAX_JOBS);
+	x->first_seq = s->seq + 1;
+	gf__job_id(x->spec.array_id, x->first_seq);
+	x->spec.array_max = a->max;
+	for (int t = 0; t < a->n; t++) {
+		struct gf_job_spec one;
+		gf_job_spec_copy(&one, &x->spec);
+		one.array_task = a->idx[t];
+		int rc = submit_one(s, &x->op, &one, now, b, e);
+		if (rc) /* only the first can fail (see above) */
+			return rc;
+	}
+	return 0;
+}
+
+static void submit_apply(struct gf_service *s, struct gf_op *op, int64_t now,
+			 struct gf_batch *b)
+{
+	struct job_op *x = job_op(op);
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_ctl_admit(s->ctl, &x->spec, &e);
+	if (rc == 0) /* an unknown job named (or another team's): 400 */
+		rc = gf_ctl_deps_check(s->ctl, x->spec.dependency, &e);
+	if (rc == 0)
+		rc = gf__flow_deps_visible(s, &op->grant, x->spec.dependency,
+					   &e);
+	if (rc) {
+		gf__op_fail(op, rc, e.msg);
+		s->rejected++;
+		return;
+	}
+	uint64_t first = s->seq + 1;
+	rc = x->arr ? submit_array(s, x, now, b, &e)
+		    : submit_one(s, op, &x->spec, now, b, &e);
+	if (rc) {
+		gf__op_fail(op, rc, e.msg);
+		return;
+	}
+	gf__job_id(x->id, first);
 	op->status = 201;
 }
 
@@ -175,6 +226,15 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 	gf_json_str(&js, "id", x->id);
 	gf_json_str(&js, "state",
 		    gf_job_state_name(j ? j->state : GF_JOB_PENDING));
+	if (x->arr) { /* an array: its tasks' ids (consecutive) */
+		gf_json_arr_begin(&js, "tasks");
+		for (int t = 0; t < x->arr->n; t++) {
+			char id[GF_JOB_ID_MAX];
+			gf__job_id(id, x->first_seq + (uint64_t)t);
+			gf_json_str(&js, NULL, id);
+		}
+		gf_json_arr_end(&js);
+	}
 	gf_json_obj_end(&js);
 	gf__op_answer_close(op, 201, &b);
 }
@@ -240,6 +300,14 @@ int gf__jobs_submit(struct gf_http_req *r, void *arg)
 	    gf_fmt(x->spec.team, sizeof(x->spec.team), "%s", g->team) != 0)
 		rc = gf_err_set(&e, GF_EINVAL, "team: over %zu bytes",
 				sizeof(x->spec.team) - 1);
+	if (rc == 0) { /* "array": its tasks (issue 21) */
+		x->arr = gf_calloc(1, sizeof(*x->arr));
+		rc = gf_jobjson_array(body, x->arr, &e);
+		if (rc == 1) {
+			gf_free(x->arr);
+			rc = 0;
+		}
+	}
 	gf_jv_free(body);
 	if (rc) {
 		gf__op_free(&x->op);
@@ -260,6 +328,8 @@ int gf__jobs_cancel(struct gf_http_req *r, void *arg)
 {
 	struct gf_call *c = arg;
 	const char *id = gf_req_param(r, "id");
+	if (gf__flow_is_array(c->s, id)) /* its tasks (ctl_flow.c) */
+		return gf__flow_cancel_array(r, arg);
 	struct job_op *x = gf_calloc(1, sizeof(*x));
 	x->op.kind = &cancel_kind;
 	x->op.grant = c->grant;

@@ -42,6 +42,7 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/metrics", gf__metrics_get, 0,
 	  "Prometheus: queue, GPUs, nodes, latency" },
 	GF__NODE_ROUTES,
+	GF__FLOW_ROUTES,
 	GF__K8S_ROUTES,
 };
 

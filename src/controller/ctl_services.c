@@ -109,6 +109,12 @@ static int parse_spec(const char *name, const char *text, size_t len,
 	memset(spec, 0, sizeof(*spec));
 	if (rc == 0)
 		rc = gf_jobjson_spec(v, spec, e);
+	const struct gf_jv *arr = rc == 0 ? gf_jv_get(v, "array") : NULL;
+	if (rc == 0 && ((arr && gf_jv_type(arr) != GF_JV_NULL) ||
+			spec->dependency[0] || spec->hold)) /* issue 21 */
+		rc = gf_err_set(e, GF_EINVAL,
+				"array, dependency and hold are not for a "
+				"service's replicas");
 	/* a service's name is shorter than a job's (the handler checks;
 	 * a stored one is refused below) */
 	if (rc == 0 &&

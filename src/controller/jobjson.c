@@ -80,6 +80,46 @@ static int command_field(const struct gf_jv *v, struct gf_job_spec *s,
 	return 0;
 }
 
+/* Arrays, dependencies, holds (issue 21; jobflow.h): "array" is read by
+ * the submit (gf_jobjson_array: its tasks become jobs), "dependency"
+ * normalized into the spec, "hold" a boolean.  1 when k is none of them. */
+static int flow_field(const char *k, const struct gf_jv *v,
+		      struct gf_job_spec *s, struct gf_err *e)
+{
+	if (!strcmp(k, "array")) {
+		struct gf_array_spec a;
+		if (gf_jv_str(v) == NULL)
+			return bad(e, "array",
+				   "expected a string such as \"0-31%4\"");
+		return gf_array_parse(gf_jv_str(v), &a, e);
+	}
+	if (!strcmp(k, "dependency")) {
+		struct gf_dep d[GF_DEP_IDS_MAX];
+		int n;
+		if (gf_jv_str(v) == NULL)
+			return bad(e, "dependency",
+				   "expected a string such as "
+				   "\"afterok:j12\"");
+		return gf_dep_parse(gf_jv_str(v), d, &n, s->dependency, e);
+	}
+	if (!strcmp(k, "hold"))
+		return gf_jv_bool(v, &s->hold)
+			       ? 0
+			       : bad(e, "hold", "expected true or false");
+	return 1;
+}
+
+int gf_jobjson_array(const struct gf_jv *body, struct gf_array_spec *out,
+		     struct gf_err *e)
+{
+	const struct gf_jv *v = gf_jv_get(body, "array");
+	if (v == NULL || gf_jv_type(v) == GF_JV_NULL)
+		return 1;
+	if (gf_jv_str(v) == NULL)
+		return bad(e, "array", "expected a string such as \"0-31%4\"");
+	return gf_array_parse(gf_jv_str(v), out, e);
+}
+
 /* One key of the body into the spec. */
 static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
 		 struct gf_err *e)
@@ -114,11 +154,13 @@ static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
 				      sizeof(s->node_selector), e);
 	if (!strcmp(k, "command"))
 		return command_field(v, s, e);
+	if ((rc = flow_field(k, v, s, e)) <= 0)
+		return rc;
 	return gf_err_set(e, GF_EINVAL,
 			  "'%.60s': unknown field (known: name, team, class, "
 			  "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
 			  "cpu_milli, memory_mib, node_selector, "
-			  "max_runtime_s, command)",
+			  "max_runtime_s, command, array, dependency, hold)",
 			  k);
 }
 
@@ -254,5 +296,16 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
 	placement(j, job, cfg);
 	completing(j, job);
+	/* arrays, dependencies, holds (issue 21) */
+	gf_json_str_or_null(j, "array_job_id", s->array_id);
+	if (s->array_id[0]) {
+		gf_json_int(j, "array_task_id", s->array_task);
+		gf_json_int(j, "array_max", s->array_max);
+	} else {
+		gf_json_null(j, "array_task_id");
+		gf_json_null(j, "array_max");
+	}
+	gf_json_str_or_null(j, "dependency", s->dependency);
+	gf_json_bool(j, "hold", job->user_hold);
 	gf_json_obj_end(j);
 }

@@ -11,6 +11,7 @@
 #include <gpufleet/ctl.h>
 #include <gpufleet/err.h>
 #include <gpufleet/job.h>
+#include <gpufleet/jobflow.h>
 
 #include "util/json.h"
 
@@ -25,6 +26,11 @@
  */
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 		    struct gf_err *e) GF_MUST_CHECK;
+
+/* The body's "array" ("0-31:2%4") into out: 0; 1 when it has none (or
+ * null); GF_EINVAL / GF_ETOOBIG with e naming 'array'. */
+int gf_jobjson_array(const struct gf_jv *body, struct gf_array_spec *out,
+		     struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's

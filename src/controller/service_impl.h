@@ -371,6 +371,25 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg);
 int gf__nodes_drain(struct gf_http_req *r, void *arg);
 int gf__nodes_resume(struct gf_http_req *r, void *arg);
 int gf__jobs_release(struct gf_http_req *r, void *arg);
+/* ctl_flow.c: hold and release (POST, DELETE), requeue; an array's
+ * cancel (DELETE /v1/jobs/{id} of an array's id: is_array, under no lock
+ * held by the caller). */
+int gf__jobs_hold(struct gf_http_req *r, void *arg);
+int gf__jobs_requeue(struct gf_http_req *r, void *arg);
+bool gf__flow_is_array(struct gf_service *s, const char *id);
+int gf__flow_cancel_array(struct gf_http_req *r, void *arg);
+/* A team grant's dependency names only its team's jobs (another's is
+ * "no job", as unknown): 0 or GF_EINVAL in e.  Under ctl_lock. */
+int gf__flow_deps_visible(const struct gf_service *s, const struct gf_grant *g,
+			  const char *dependency,
+			  struct gf_err *e) GF_MUST_CHECK;
+#define GF__FLOW_ROUTES                                                       \
+	{ GF_HTTP_POST | GF_HTTP_DELETE, "/v1/jobs/{id}/hold", gf__jobs_hold, \
+	  0, "hold a pending job (an array: its tasks); DELETE releases" },   \
+	{                                                                     \
+		GF_HTTP_POST, "/v1/jobs/{id}/requeue", gf__jobs_requeue, 0,   \
+			"a running job stopped and put back pending"          \
+	}
 
 #define GF__NODE_ROUTES                                                          \
 	{ GF_HTTP_PUT, "/v1/nodes/{name}", gf__nodes_put, GF_NP_BODY_MAX,        \

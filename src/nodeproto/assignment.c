@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gpufleet/jobflow.h>
+
 #include "nodeproto/nodeproto.h"
 #include "nodeproto/read.h"
 #include "util/mem.h"
@@ -46,6 +48,13 @@ static const struct gf__np_field gang_fields[] = {
 		   GF_JOB_MAX_REPLICAS),
 	GF__NP_STR(A, "master_addr", false, master_addr),
 	GF__NP_INT(A, "master_port", false, master_port, 0, 65535),
+	{ 0 },
+};
+/* an array's task: its array, its index (issue 21; absent: none) */
+static const struct gf__np_field array_fields[] = {
+	GF__NP_STR(A, "array_job_id", false, array_job),
+	GF__NP_INT(A, "array_task_id", false, array_task, 0,
+		   GF_ARRAY_INDEX_MAX),
 	{ 0 },
 };
 #undef A
@@ -158,7 +167,8 @@ static int read_one_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
 	    (rc = gf__np_fields_read(r, v, who_fields, a)) ||
 	    (rc = read_place(r, v, a)) ||
 	    (rc = gf__np_fields_read(r, v, size_fields, a)) ||
-	    (rc = read_gang(r, v, a)))
+	    (rc = read_gang(r, v, a)) ||
+	    (rc = gf__np_fields_read(r, v, array_fields, a)))
 		return rc;
 	const struct gf_jv *cmd = gf_jv_get(v, "command");
 	if (cmd && gf_jv_type(cmd) != GF_JV_NULL) {
@@ -252,5 +262,7 @@ void gf_np_assignment_write(struct gf_json *j, const struct gf_np_assignment *a)
 	write_place(j, a);
 	gf__np_fields_write(j, size_fields, a);
 	gf__np_fields_write(j, gang_fields, a);
+	if (a->array_job[0])
+		gf__np_fields_write(j, array_fields, a);
 	gf_json_obj_end(j);
 }

@@ -180,6 +180,9 @@ struct gf_np_assignment {
 	int world_size, rank, local_rank, local_world_size;
 	char master_addr[GF_NP_ADDR_MAX];
 	int master_port;
+	/* an array's task (issue 21): its array's id, its index; "" none */
+	char array_job[GF_JOB_ID_MAX];
+	int array_task;
 };
 
 /* A MIG layout the controller wants on one of the node's GPUs (its

@@ -262,6 +262,11 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_GPU_MS, j->gpu_ms);
 	p_text(p, GF__COL_SERVICE, s->service);
 	p_text(p, GF__COL_ORIGIN, gf__store_origin_name(s->origin));
+	p_text(p, GF__COL_ARRAY_JOB_ID, s->array_id);
+	p_int(p, GF__COL_ARRAY_TASK_ID, s->array_task);
+	p_int(p, GF__COL_ARRAY_MAX, s->array_max);
+	p_text(p, GF__COL_DEPENDENCY, s->dependency);
+	p_int(p, GF__COL_USER_HOLD, j->user_hold);
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
 	p->v[GF__COL_HELD] = (struct gf__param){ .kind = GF__P_NULL };
 	if (j->nheld > 0) {

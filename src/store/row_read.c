@@ -339,7 +339,13 @@ static int rd_spec(struct rd *r)
 			 &s->max_runtime_s)) ||
 	    (rc = rd_text(r, GF__COL_SERVICE, s->service,
 			  sizeof(s->service))) ||
-	    (rc = rd_command(r)) || (rc = rd_origin(r)))
+	    (rc = rd_command(r)) || (rc = rd_origin(r)) ||
+	    (rc = rd_text(r, GF__COL_ARRAY_JOB_ID, s->array_id,
+			  sizeof(s->array_id))) ||
+	    (rc = rd_int(r, GF__COL_ARRAY_TASK_ID, &s->array_task)) ||
+	    (rc = rd_int(r, GF__COL_ARRAY_MAX, &s->array_max)) ||
+	    (rc = rd_text(r, GF__COL_DEPENDENCY, s->dependency,
+			  sizeof(s->dependency))))
 		return rc;
 	if (s->replicas < 1 || s->replicas > GF_JOB_MAX_REPLICAS)
 		return bad(r, GF__COL_REPLICAS, "expected 1 to %d, got %d",
@@ -367,6 +373,10 @@ static int rd_status(struct rd *r)
 	    (rc = rd_int(r, GF__COL_BLOCK, &j->block)) ||
 	    (rc = rd_i64(r, GF__COL_GPU_MS, INT64_MIN, INT64_MAX, &j->gpu_ms)))
 		return rc;
+	int hold;
+	if ((rc = rd_int(r, GF__COL_USER_HOLD, &hold)))
+		return rc;
+	j->user_hold = hold != 0;
 	return 0;
 }
 

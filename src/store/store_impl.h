@@ -16,7 +16,8 @@
 #include "store/store.h"
 #include "util/buf.h"
 
-/* The jobs table's columns, in the order of every SELECT and INSERT. */
+/* The jobs table's columns, in the order of every SELECT and INSERT (the
+ * last five: arrays, dependencies, holds; migration 9). */
 #define GF__STORE_COLUMNS(X)              \
 	X(SEQ, "seq")                     \
 	X(ID, "id")                       \
@@ -48,7 +49,12 @@
 	X(FAILURES, "failures")           \
 	X(REQUEUES, "requeues")           \
 	X(HELD, "held")                   \
-	X(ORIGIN, "origin")
+	X(ORIGIN, "origin")               \
+	X(ARRAY_JOB_ID, "array_job_id")   \
+	X(ARRAY_TASK_ID, "array_task_id") \
+	X(ARRAY_MAX, "array_max")         \
+	X(DEPENDENCY, "dependency")       \
+	X(USER_HOLD, "user_hold")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \

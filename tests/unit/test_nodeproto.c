@@ -510,6 +510,8 @@ static void asg_equal(const struct gf_np_assignment *a,
 	assert_int_equal(a->local_world_size, b->local_world_size);
 	assert_string_equal(a->master_addr, b->master_addr);
 	assert_int_equal(a->master_port, b->master_port);
+	assert_string_equal(a->array_job, b->array_job);
+	assert_int_equal(a->array_task, b->array_task);
 }
 
 static void asgs_roundtrip(const struct gf_np_assignments *in)
@@ -596,6 +598,8 @@ static void test_assignments_roundtrip(void **state)
 		 "MIG-00006000-aaaa-4bbb-8ccc-000000000004");
 	v[1].world_size = 1;
 	v[1].local_world_size = 1;
+	snprintf(v[1].array_job, sizeof(v[1].array_job), "j12"); /* task 3 */
+	v[1].array_task = 3;
 	/* a share of a GPU */
 	v[2].ref = (struct gf_np_ref){ "j14", 1, 0 };
 	v[2].place.ngpus = 1;

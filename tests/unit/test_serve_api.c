@@ -332,6 +332,154 @@ static void test_restart(void **state)
 	assert_true(strtoull(next + 1, NULL, 10) > strtoull(id + 1, NULL, 10));
 }
 
+/* method path as token: the status, the answer's detail (or "") in
+ * detail. */
+static long flow(unsigned method, const char *id, const char *what,
+		 const char *token, char *detail, size_t size)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/v1/jobs/%s%s", id, what);
+	struct gf_jv *v;
+	long st = http(method, path, token, NULL, &v);
+	snprintf(detail, size, "%s",
+		 v && str(v, "detail") ? str(v, "detail") : "");
+	gf_jv_free(v);
+	return st;
+}
+
+/* Wait until job id's reason is want. */
+static void wait_reason(const char *id, const char *want)
+{
+	char path[64], got[160] = "";
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	for (int i = 0; i < 300; i++) {
+		struct gf_jv *v;
+		assert_int_equal(http(GF_HTTP_GET, path, ADMIN, NULL, &v), 200);
+		snprintf(got, sizeof(got), "%s",
+			 str(v, "reason") ? str(v, "reason") : "");
+		gf_jv_free(v);
+		if (!strcmp(got, want))
+			return;
+		sleep_ms(10);
+	}
+	fail_msg("job %s: reason '%s', never '%s'", id, got, want);
+}
+
+static void submit_bad(const char *token, const char *body, const char *want)
+{
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_POST, "/v1/jobs", token, body, &v), 400);
+	assert_string_equal(str(v, "detail"), want);
+	gf_jv_free(v);
+}
+
+/*
+ * Arrays, dependencies, holds through the API (issue 21): an array of 4
+ * with %2 answers its tasks and runs 2; the tasks name their array; bad
+ * arrays and dependencies are 400 (another team's job is "no job"); a
+ * job submitted held waits "held", another team cannot release it (404),
+ * hold twice is 409; a restart keeps the array's throttle and the hold;
+ * requeue of the array puts its running tasks back, of a pending job is
+ * 409; cancel of the array's id cancels every task, after which the
+ * afterany dependant runs once released.
+ */
+static void test_flow(void **state)
+{
+	(void)state;
+	char detail[256];
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_POST, "/v1/jobs", VISION,
+			      "{\"gpus\": 1, \"array\": \"0-3%2\"}", &v),
+			 201);
+	const struct gf_jv *tasks = gf_jv_get(v, "tasks");
+	assert_non_null(tasks);
+	assert_int_equal(gf_jv_len(tasks), 4);
+	char arr[32], t[4][32];
+	snprintf(arr, sizeof(arr), "%s", str(v, "id"));
+	for (int i = 0; i < 4; i++)
+		snprintf(t[i], sizeof(t[i]), "%s",
+			 gf_jv_str(gf_jv_at(tasks, i)));
+	gf_jv_free(v);
+	assert_string_equal(arr, t[0]);
+	gf_jv_free(wait_state(t[1], "running"));
+	wait_reason(t[2], "array throttle (%2)");
+	v = wait_state(t[3], "pending");
+	assert_string_equal(str(v, "array_job_id"), arr);
+	assert_int_equal(num(v, "array_task_id"), 3);
+	assert_int_equal(num(v, "array_max"), 2);
+	gf_jv_free(v);
+
+	submit_bad(VISION, "{\"array\": \"0-3%0\"}",
+		   "'array': %max: expected 1 to 999999");
+	submit_bad(VISION, "{\"array\": 4}",
+		   "'array': expected a string such as \"0-31%4\"");
+	submit_bad(VISION, "{\"dependency\": \"afterok:j999999\"}",
+		   "'dependency': no job j999999");
+	char body[160], want[96];
+	snprintf(body, sizeof(body), "{\"dependency\": \"afterok:%s\"}", arr);
+	snprintf(want, sizeof(want), "'dependency': no job %s", arr);
+	submit_bad(SPEECH, body, want);
+
+	/* held, and waiting for the array */
+	char held[32];
+	snprintf(body, sizeof(body),
+		 "{\"gpus\": 1, \"hold\": true, \"dependency\": "
+		 "\"afterany:%s\"}",
+		 arr + 1); /* "12": the number alone */
+	submit_ok(VISION, body, held, sizeof(held));
+	wait_reason(held, "held");
+	v = wait_state(held, "pending");
+	snprintf(want, sizeof(want), "afterany:%s", arr);
+	assert_string_equal(str(v, "dependency"), want);
+	gf_jv_free(v);
+	assert_int_equal(flow(GF_HTTP_DELETE, held, "/hold", SPEECH, detail,
+			      sizeof(detail)),
+			 404);
+	assert_int_equal(flow(GF_HTTP_POST, held, "/hold", VISION, detail,
+			      sizeof(detail)),
+			 409);
+	snprintf(want, sizeof(want), "job %s is already held", held);
+	assert_string_equal(detail, want);
+
+	/* a restart keeps the throttle and the hold */
+	stop();
+	start();
+	wait_reason(t[2], "array throttle (%2)");
+	wait_reason(held, "held");
+	assert_int_equal(flow(GF_HTTP_DELETE, held, "/hold", VISION, detail,
+			      sizeof(detail)),
+			 200);
+	snprintf(want, sizeof(want), "dependency %s", arr);
+	wait_reason(held, want);
+	assert_int_equal(flow(GF_HTTP_POST, held, "/requeue", VISION, detail,
+			      sizeof(detail)),
+			 409);
+	snprintf(want, sizeof(want), "job %s is pending", held);
+	assert_string_equal(detail, want);
+
+	/* the array's id: its running tasks requeued, then all cancelled */
+	assert_int_equal(http(GF_HTTP_POST, "/v1/jobs/", VISION, NULL, NULL),
+			 404);
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s/requeue", arr);
+	assert_int_equal(http(GF_HTTP_POST, path, VISION, NULL, &v), 200);
+	assert_int_equal(num(v, "changed"), 2);
+	gf_jv_free(v);
+	snprintf(path, sizeof(path), "/v1/jobs/%s", arr);
+	assert_int_equal(http(GF_HTTP_DELETE, path, SPEECH, NULL, NULL), 404);
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, &v), 200);
+	assert_int_equal(num(v, "changed"), 4);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "tasks")), 4);
+	gf_jv_free(v);
+	for (int i = 0; i < 4; i++)
+		gf_jv_free(wait_state(t[i], "cancelled"));
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, NULL), 409);
+	/* afterany: met by cancelled tasks */
+	gf_jv_free(wait_state(held, "running"));
+	snprintf(path, sizeof(path), "/v1/jobs/%s", held);
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, NULL), 200);
+}
+
 /* The service's replicas asked, and its live ones (running + pending),
  * as GET /v1/services/NAME answers; -1 when it answers otherwise. */
 static int svc_live(const char *name, const char *token, int *replicas)
@@ -410,6 +558,11 @@ static void test_services(void **state)
 		  "{\"replicas\": 1, \"job\": {\"gpus\": 9}}", "422" },
 		{ "/v1/services/bad%20name",
 		  "{\"replicas\": 1, \"job\": {\"gpus\": 1}}", "400" },
+		/* issue 21's keys are for jobs, not a service's replicas */
+		{ "/v1/services/chat",
+		  "{\"replicas\": 1, \"job\": {\"array\": \"0-3\"}}", "400" },
+		{ "/v1/services/chat",
+		  "{\"replicas\": 1, \"job\": {\"hold\": true}}", "400" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		long st = http(GF_HTTP_PUT, bad[i][0], VISION, bad[i][1], &v);
@@ -798,6 +951,19 @@ static const struct row table[] = {
 	  "/v1/jobs/j999999/release",
 	  NULL,
 	  { 401, 401, 404, 403, 403 } },
+	/* a job's flow (issue 21): its team's, or an admin's */
+	{ GF_HTTP_POST,
+	  "/v1/jobs/j999999/hold",
+	  NULL,
+	  { 401, 401, 404, 404, 403 } },
+	{ GF_HTTP_DELETE,
+	  "/v1/jobs/j999999/hold",
+	  NULL,
+	  { 401, 401, 404, 404, 403 } },
+	{ GF_HTTP_POST,
+	  "/v1/jobs/j999999/requeue",
+	  NULL,
+	  { 401, 401, 404, 404, 403 } },
 	{ GF_HTTP_GET, "/healthz", NULL, { 200, 200, 200, 200, 200 } },
 	{ GF_HTTP_GET, "/metrics", NULL, { 200, 200, 200, 200, 200 } },
 	/* the extender's client is a client certificate --client-ca
@@ -864,6 +1030,7 @@ int main(void)
 		cmocka_unit_test(test_services_scope),
 		cmocka_unit_test(test_queue_scope),
 		cmocka_unit_test(test_route_table),
+		cmocka_unit_test(test_flow),
 	};
 	return cmocka_run_group_tests_name("serve-api", tests, setup, teardown);
 }

@@ -385,6 +385,8 @@ static void test_env_and_affinity_live(void **state)
 		.command = cmd,
 		.env = extra,
 		.nenv = 2,
+		.array_job = "j7", /* task 5 of array j7 (issue 21) */
+		.array_task = 5,
 	};
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -413,6 +415,10 @@ static void test_env_and_affinity_live(void **state)
 		"LOCAL_RANK=0",
 		"MASTER_ADDR=10.0.0.1",
 		"MASTER_PORT=29500",
+		"GPUFLEET_ARRAY_JOB_ID=j7",
+		"GPUFLEET_ARRAY_TASK_ID=5",
+		"SLURM_ARRAY_JOB_ID=7",
+		"SLURM_ARRAY_TASK_ID=5",
 		"PWD=/",
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)

@@ -289,6 +289,8 @@ void gf_ctl_free(struct gf_ctl *ctl)
 		return;
 	gf__jobtab_free(&ctl->jobs);
 	gf__never_free(ctl);
+	gf__arrays_free(&ctl->arrays);
+	gf__deps_free(&ctl->deps);
 	gf__teams_free(&ctl->teams);
 	gf__mig_free(ctl);
 	gf__masks_free(ctl);

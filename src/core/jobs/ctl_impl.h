@@ -30,8 +30,13 @@
  *   backfill.c      the head job's reservation (shadow time)
  *   held.c          replicas completing: held until their processes are
  *                   gone
+ *   arrays.c        job arrays: tasks, %max, running tasks counted
  *   jobs_state.c    a job starting and stopping: placements, quota
  *                   charges, the running list, pending counters
+ *   depend.c        dependencies: parents found, judged before a pass
+ *                   (an impossible one cancels)
+ *   flow.c          a pending job gated: its user's hold, a dependency,
+ *                   its array's %max; gf_ctl_hold
  *   explain.c       why a job waits: the resource short, nodes not ready
  *   never.c         jobs never placeable, looked at again as nodes change
  *   preempt.c       the fewest victims
@@ -60,6 +65,8 @@
 #include <gpufleet/frag.h>
 #include <gpufleet/mig.h>
 
+#include "core/jobs/arrays.h"
+#include "core/jobs/depend.h"
 #include "core/jobs/jobs_nodes.h"
 #include "core/jobs/table.h"
 #include "core/jobs/teams.h"
@@ -141,6 +148,8 @@ struct gf_ctl {
 	struct gf__teams teams;	  /* the teams (teams.c) */
 	struct gf__jobtab jobs;	  /* the job table (table.c) */
 	struct gf__nevers nevers; /* jobs marked never (never.c) */
+	struct gf__arrays arrays; /* job arrays (arrays.c) */
+	struct gf__deps deps;	  /* dependencies waited for (depend.c) */
 	bool in_pass;	 /* a pass walks the queues: it builds the order */
 	bool heap_dirty; /* a preemption changed other teams' shares */
 	struct gf__masks masks; /* cached selector masks (mask.c) */

@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "core/jobs/admit.h"
+#include "core/jobs/arrays.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/depend.h"
 #include "core/jobs/gang.h"
 #include "core/jobs/held.h"
 #include "core/jobs/jobs_changes.h"
@@ -105,6 +107,8 @@ int gf__jrec_fill(struct gf_ctl *ctl, struct gf_job *job)
 		j->cls = gf__class_find(ctl, "batch");
 	j->run_pos = -1;
 	j->mask = -1;
+	j->arr = -1;
+	j->dep = -1;
 	gf__derive(ctl, j);
 	return jid;
 }
@@ -125,6 +129,7 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 	}
 	if (!gf_job_is_final(job->state))
 		ctl->typ_added += job->spec.replicas;
+	gf__array_add(ctl, jid); /* before a restore counts it running */
 	if (job->nheld > 0 && gf__held_restore(ctl, jid))
 		gf__later(&ctl->jobs,
 			  jid); /* some no longer held: stored again */
@@ -136,6 +141,7 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 		gf__later(&ctl->jobs, jid);
 	}
 	if (job->state == GF_JOB_PENDING) {
+		gf__dep_add(ctl, jid);
 		if (j->never)
 			gf__reason(job, "can never be placed here: %s",
 				   why.msg);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/jobs/admit.h"
+#include "core/jobs/arrays.h"
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/jobs_health.h"
 #include "core/jobs/jobs_mig.h"
@@ -322,6 +323,8 @@ int gf_ctl_check(const struct gf_ctl *ctl, char *msg, unsigned size)
 		rc = gf__nodes_check(ctl, t.nrep, msg, size);
 	if (rc == 0)
 		rc = gf__admit_check(ctl, msg, size);
+	if (rc == 0 && gf__arrays_check(ctl, msg, size))
+		rc = GF_EINVAL;
 	tally_free(&t);
 	if (rc == 0 && size)
 		msg[0] = '\0';

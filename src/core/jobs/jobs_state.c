@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jobs/arrays.h"
 #include "core/jobs/ctl_impl.h"
 #include "core/jobs/gang.h"
 #include "core/jobs/held.h"
@@ -58,6 +59,7 @@ static void hold(struct gf_ctl *ctl, int jid, struct gf_job_place *pl,
 	job->reason[0] = '\0';
 	gf__quota_charge(ctl, &ctl->jobs.jr[jid], pl, +1);
 	running_add(ctl, jid);
+	gf__array_run(ctl, jid, +1);
 }
 
 void gf__start(struct gf_ctl *ctl, int jid, struct gf_job_place *pl, int block,
@@ -93,6 +95,7 @@ static void stop(struct gf_ctl *ctl, int jid, int64_t now, const char *why)
 	gf_free(job->place);
 	job->block = -1;
 	running_remove(ctl, jid);
+	gf__array_run(ctl, jid, -1);
 }
 
 void gf__enqueue(struct gf_ctl *ctl, int jid)

@@ -21,7 +21,9 @@
 
 #include "core/jobs/backfill.h"
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/depend.h"
 #include "core/jobs/explain.h"
+#include "core/jobs/flow.h"
 #include "core/jobs/gang.h"
 #include "core/jobs/jobs_changes.h"
 #include "core/jobs/jobs_state.h"
@@ -235,6 +237,8 @@ static void visit(struct gf_ctl *ctl, struct gf__pass *ps, int jid)
 	if (j->never || j->preempted == ps->pass)
 		return; /* its reason was set when it was added, or by the
 			   preemption */
+	if (gf__flow_gated(ctl, jid))
+		return; /* held, a dependency, its array's %max */
 	if (gf__quota_room(ctl, j, &spec, why, sizeof(why))) {
 		gf__reason(j->job, "%s", why);
 		return;
@@ -277,6 +281,7 @@ int gf_ctl_schedule(struct gf_ctl *ctl, int64_t now_ms,
 	ctl->jobs.later.n = 0;
 	gf__typical_refresh(ctl, false);
 	expire(ctl, &ps);
+	gf__deps_resolve(ctl, &ps);
 	ps.fails = gf_calloc(FAILS, sizeof(*ps.fails));
 	gf__order_walk(ctl, &ps, visit);
 	gf_free(ps.fails);

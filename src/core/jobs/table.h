@@ -41,6 +41,8 @@ struct gf__jrec {
 	uint32_t mask_gen;
 	uint64_t start_epoch; /* the nodes' epoch when it last started; 0
 				 restored (gf_ctl_add) */
+	int arr;	      /* its array's slot (arrays.c); -1 none */
+	int dep;	      /* its dependencies' slot (depend.c); -1 none */
 };
 
 /* A list of jrec indexes. */
