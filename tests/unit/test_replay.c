@@ -19,7 +19,7 @@
 /* Debug builds check the whole core after every pass: smaller runs. */
 #if GF_DEBUG
 #define RANDOM_JOBS 600
-#define SHARED_CUT  1500
+#define SHARED_CUT  500
 #else
 #define RANDOM_JOBS 3000
 #define SHARED_CUT  0 /* whole traces (Philly: 20,000 jobs) */
