@@ -306,4 +306,38 @@ const char *gf_worker_end_name(enum gf_worker_end end);
 int gf_worker_check(const struct gf_worker *w, char *msg,
 		    unsigned size) GF_MUST_CHECK;
 
+/* --- the log of a run (worker_log.c) ---
+ *
+ * One file per run: LOG_DIR/JOB.REPLICA.ATTEMPT.log, stdout and stderr
+ * of the job.  Its first line is the start marker, its last (once the
+ * end is known, written by the worker) the end marker:
+ *
+ *   ==> gpufleet: JOB replica R attempt A on NODE started UTC <==
+ *   ==> gpufleet: JOB replica R attempt A on NODE ended UTC: WHY <==
+ *
+ * WHY: "exit code N", "signal N (Killed)", "cancelled (stopped by the
+ * controller), ...", "max runtime reached, ...", "fenced (its lease ran
+ * out), ...", "lost (...)".  UTC: 2026-12-02T11:03:04Z.
+ */
+#define GF_WORKER_MARK_OPEN  "==> gpufleet:"
+#define GF_WORKER_MARK_CLOSE "<=="
+
+/* The run's log path into out: 0 or GF_ETOOBIG. */
+int gf_worker_log_path(char *out, size_t size, const char *log_dir,
+		       const char *job, int replica, int attempt) GF_MUST_CHECK;
+/* The start and end marker lines (with their newline) into out: 0 or
+ * GF_ETOOBIG.  ms: when, ms since the epoch (ev->end_ms for the end). */
+int gf_worker_marker_start(char *out, size_t size, const char *job, int replica,
+			   int attempt, const char *node,
+			   int64_t ms) GF_MUST_CHECK;
+struct gf_worker_event;
+int gf_worker_marker_end(char *out, size_t size,
+			 const struct gf_worker_event *ev,
+			 const char *node) GF_MUST_CHECK;
+/* A --output / --error path with its tokens replaced: %j the job id, %r
+ * the replica, %a the attempt, %n the node, %% a '%'.  0, GF_ETOOBIG
+ * (out too small), GF_EINVAL (another token: refused at submit). */
+int gf_worker_expand(char *out, size_t size, const char *tmpl, const char *job,
+		     int replica, int attempt, const char *node) GF_MUST_CHECK;
+
 #endif

@@ -90,17 +90,13 @@ static int claim(struct gf_worker *w, struct start *s, struct gf_err *e)
 
 static int open_log(struct gf_worker *w, struct start *s, struct gf_err *e)
 {
-	/* one log per job and replica: the attempts append to it */
-	if (gf_fmt(s->j.log, sizeof(s->j.log), "%s/%s.%d.log", w->log_dir,
-		   s->j.job, s->j.replica) != 0)
-		return gf_err_set(e, GF_ETOOBIG, "%s: log path too long",
-				  s->who);
-	s->log_fd = open(s->j.log,
-			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-			 0640);
+	/* one log per run (worker_log.c), opened by its start marker */
+	struct gf_err le;
+	gf_err_clear(&le);
+	s->log_fd = gf__log_open(w, s->j.job, s->j.replica, s->j.attempt,
+				 s->j.log, sizeof(s->j.log), &le);
 	if (s->log_fd < 0)
-		return gf_err_set(e, -errno, "%s: cannot open its log '%s': %s",
-				  s->who, s->j.log, gf_strerror(-errno));
+		return gf_err_set(e, s->log_fd, "%s: %s", s->who, le.msg);
 	return 0;
 }
 
@@ -147,6 +143,8 @@ static void undo(struct gf_worker *w, struct start *s)
 {
 	if (s->j.shim_pid > 0)
 		gf__wait_gone(s->j.shim_pid, 2000);
+	if (s->log_fd >= 0 && s->j.log[0])
+		unlink(s->j.log); /* nothing ran: no log */
 	if (s->claimed && gf__job_remove(w->jobs_fd, s->j.key) != 0)
 		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove its state",
 		       s->who);
