@@ -115,8 +115,7 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 		struct gf_buf cmd;
 		gf_buf_init(&cmd, GF_JOB_CMD_MAX);
 		for (int i = optind; i < argc; i++)
-			gf_buf_printf(&cmd, "%s%s", i > optind ? " " : "",
-				      argv[i]);
+			gf_cli_shell_word(&cmd, argv[i], argc - optind > 1);
 		gf_json_str(j, "command", gf_buf_str(&cmd));
 		if (!x->name)
 			gf_json_str(j, "name", argv[optind]);
@@ -125,7 +124,9 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 	gf_json_obj_end(j);
 }
 
-int cmd_submit(int argc, char **argv)
+int gf_cli_submit_body(const char *cmd, int argc, char **argv,
+		       void (*help)(FILE *), struct gf_remote *r,
+		       struct gf_buf *b)
 {
 	struct body x = { .replicas = -1,
 			  .gpus = -1,
@@ -151,24 +152,32 @@ int cmd_submit(int argc, char **argv)
 			   100LL * 365 * 86400, "seconds"),
 		GF_OPT_END,
 	};
-	struct gf_remote r = { .cmd = CMD };
-	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	r->cmd = cmd;
+	struct gf_cli_args args = GF_CLI_ARGS(cmd, argc, argv, opts, help);
 	args.shortopts = "+h";
-	args.remote = &r;
+	args.remote = r;
 	while (gf_cli_next(&args) != -1) /* 's', --selector */
 		(void)!add_selector(&args, &x);
 	if (args.rc >= 0)
 		return args.rc; /* -h answered (0), or a bad option said */
-	int rc = gf_remote_setup(&r);
+	int rc = gf_remote_setup(r);
 	if (rc)
 		return rc;
-	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
+	gf_json_init(&j, b);
 	write_body(&x, argc, argv, &j);
-	rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&b),
-			    accepted, NULL);
+	return -1;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	struct gf_remote r = { .cmd = CMD };
+	struct gf_buf b;
+	gf_buf_init(&b, 64u << 10);
+	int rc = gf_cli_submit_body(CMD, argc, argv, usage, &r, &b);
+	if (rc < 0)
+		rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs",
+				    gf_buf_str(&b), accepted, NULL);
 	gf_buf_release(&b);
 	return rc;
 }

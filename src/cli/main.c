@@ -58,6 +58,10 @@ static const struct gf_cmd commands[] = {
 	CMD("submit", cmd_submit, "submit a job to the controller"),
 	CMD("jobs", cmd_jobs, "list the controller's jobs"),
 	CMD("cancel", cmd_cancel, "cancel jobs"),
+	CMD("logs", cmd_logs, "print a job's output"),
+	CMD("run", cmd_run,
+	    "submit a command, print its output, exit with "
+	    "its code"),
 	CMD("nodes", cmd_nodes, "list the controller's nodes"),
 	CMD("drain", cmd_drain, "take a node out of scheduling (admin)"),
 	CMD("resume", cmd_resume, "put a drained node back (admin)"),
