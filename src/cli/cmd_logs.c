@@ -36,6 +36,8 @@ static void usage(FILE *f)
 
 /* What a sink writes to: stdout, or (route) marker lines to stderr. */
 struct out {
+	size_t *seen; /* bytes of the log printed already (skipped) */
+	size_t skip;
 	bool route;	 /* marker lines to stderr */
 	bool line_start; /* the next byte begins a line */
 	FILE *to;	 /* where the current line goes */
@@ -67,6 +69,14 @@ static int sink(const void *data, size_t n, void *arg)
 {
 	struct out *o = arg;
 	const char *p = data;
+	if (o->skip) { /* printed by an earlier stream of this run */
+		size_t k = n < o->skip ? n : o->skip;
+		o->skip -= k;
+		p += k;
+		n -= k;
+	}
+	if (o->seen)
+		*o->seen += n;
 	if (!o->route) {
 		int rc = put(o, p, n);
 		fflush(stdout);
@@ -106,7 +116,7 @@ static int sink(const void *data, size_t n, void *arg)
 
 int gf_cli_logs_stream(const struct gf_remote *r, const char *job, int replica,
 		       int attempt, bool follow, bool route,
-		       atomic_bool *cancel)
+		       atomic_bool *cancel, size_t *seen)
 {
 	char esc[3 * 64 + 1], url[sizeof(r->base) + GF_REMOTE_PATH_MAX];
 	if (gf_client_escape(job, esc, sizeof(esc)) != 0 ||
@@ -116,7 +126,11 @@ int gf_cli_logs_stream(const struct gf_remote *r, const char *job, int replica,
 		gf_cli_error(r->cmd, "no job '%.40s...': id too long", job);
 		return GF_EXIT_USAGE;
 	}
-	struct out o = { .route = route, .line_start = true, .to = stdout };
+	struct out o = { .seen = seen,
+			 .skip = seen ? *seen : 0,
+			 .route = route,
+			 .line_start = true,
+			 .to = stdout };
 	struct gf_client_req q = { .url = url,
 				   .token = r->token[0] ? r->token : NULL,
 				   .ca = r->ca,
@@ -188,5 +202,5 @@ int cmd_logs(int argc, char **argv)
 	    gf_fmt(id, sizeof(id), "j%s", job) == 0)
 		job = id;
 	return gf_cli_logs_stream(&r, job, replica, attempt, follow, false,
-				  NULL);
+				  NULL, NULL);
 }

@@ -132,7 +132,8 @@ static void cancel_once(const struct gf_remote *r, const char *id, bool *done)
 static int follow(const struct gf_remote *r, const char *id)
 {
 	bool cancelled = false;
-	int next = 1; /* the attempt to follow next */
+	int next = 1;	 /* the attempt to follow next */
+	size_t seen = 0; /* of its log, printed */
 	struct jobnow j;
 	for (;;) {
 		if (sigints > 1)
@@ -145,11 +146,13 @@ static int follow(const struct gf_remote *r, const char *id)
 			return rc;
 		if (j.attempts >= next) {
 			rc = gf_cli_logs_stream(r, id, 0, next, true, true,
-						&interrupted);
-			if (rc && !sigints)
+						&interrupted, &seen);
+			if (rc)
 				return rc;
-			if (!sigints)
+			if (!atomic_load(&interrupted)) { /* its end */
 				next++;
+				seen = 0;
+			}
 			continue;
 		}
 		if (j.final)

@@ -102,11 +102,12 @@ const char *gf_remote_str(const struct gf_jv *o, const char *k);
  * ("==> gpufleet: ...") to stderr and the rest to stdout, else all to
  * stdout; with follow, until the attempt ends.  When *cancel turns true
  * (a signal handler) the stream is given up within about a second: 0.
- * The exit status (errors printed).
+ * seen (NULL: none): bytes of this run's log printed by an earlier call,
+ * skipped, and counted on.  The exit status (errors printed).
  */
 int gf_cli_logs_stream(const struct gf_remote *r, const char *job, int replica,
 		       int attempt, bool follow, bool route,
-		       atomic_bool *cancel) GF_MUST_CHECK;
+		       atomic_bool *cancel, size_t *seen) GF_MUST_CHECK;
 
 /* The -h lines every client shares. */
 
