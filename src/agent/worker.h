@@ -143,6 +143,14 @@ struct gf_assignment {
 	const struct gf_worker_env *env; /* extra pairs (PATH, HOME, ...) */
 	int nenv;
 	const char *workdir; /* NULL: "/" */
+	/* stdout and stderr elsewhere (job.h's output, error: absolute,
+	 * with %j %r %a %n, expanded here): opened by the job's process
+	 * (appended, created 0640) before it runs; the start marker is
+	 * written there too.  The run's own log (gf_worker_log_path) still
+	 * holds the markers, and says where the output went.  NULL: the
+	 * run's log; error NULL: with stdout. */
+	const char *output;
+	const char *error;
 };
 
 enum gf_worker_event_kind {

@@ -163,8 +163,11 @@ struct gf__launch_in {
 	const char *workdir;
 	int dir_fd;			 /* the job's state directory */
 	int log_fd, procs_fd, cgkill_fd; /* -1 when none */
-	const char *lease_path;		 /* NULL: none */
-	int64_t grace_ms;		 /* a fenced job's SIGTERM -> SIGKILL */
+	/* stdout, stderr elsewhere (expanded), NULL: the log; the start
+	 * marker for the output's top */
+	const char *out_path, *err_path, *marker;
+	const char *lease_path; /* NULL: none */
+	int64_t grace_ms;	/* a fenced job's SIGTERM -> SIGKILL */
 };
 struct gf__launch_out {
 	int shim_pid, pid;

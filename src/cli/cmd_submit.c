@@ -25,8 +25,9 @@ static void usage(FILE *f)
 		"--gpu-milli N | --mig PROFILE]\n"
 		"                       [--cpu-milli N] [--memory-mib N] "
 		"[--selector k=v]...\n"
-		"                       [--max-runtime SECONDS] [--server URL] "
-		"[--token-file F]\n"
+		"                       [--max-runtime SECONDS] [--output PATH] "
+		"[--error PATH]\n"
+		"                       [--server URL] [--token-file F]\n"
 		"                       [--json] [-- COMMAND...]\n"
 		"\n"
 		"Submit a job; print its id and state.  Per replica it asks "
@@ -42,12 +43,19 @@ static void usage(FILE *f)
 		"  --selector k=v      run only on nodes with that label "
 		"(repeatable)\n"
 		"  --max-runtime S     seconds before the job is failed; also "
-		"lets it backfill\n" CONN_HELP GF_CLI_EXIT_HELP);
+		"lets it backfill\n"
+		"  --output PATH       its stdout (and stderr) to PATH on the "
+		"node, absolute;\n"
+		"                      %%j job id, %%r replica, %%a attempt, "
+		"%%n node\n"
+		"  --error PATH        its stderr to PATH on the node (the same "
+		"tokens)\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
 /* What the options ask for; a number -1 when not given. */
 struct body {
 	const char *name, *team, *cls, *gpu_model, *mig;
+	const char *output, *error; /* logs: --output, --error */
 	long long replicas, gpus, gpu_milli, cpu_milli, memory_mib, max_runtime;
 	char selector[GF_SELECTOR_MAX];
 };
@@ -79,11 +87,10 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 {
 	const struct {
 		const char *key, *s;
-	} strs[] = { { "name", x->name },
-		     { "team", x->team },
-		     { "class", x->cls },
-		     { "gpu_model", x->gpu_model },
-		     { "mig_profile", x->mig } };
+	} strs[] = { { "name", x->name },	{ "team", x->team },
+		     { "class", x->cls },	{ "gpu_model", x->gpu_model },
+		     { "mig_profile", x->mig }, { "output", x->output },
+		     { "error", x->error } };
 	const struct {
 		const char *key;
 		long long v;
@@ -150,6 +157,9 @@ int gf_cli_submit_body(const char *cmd, int argc, char **argv,
 		GF_OPT_ARG("selector", 's'),
 		GF_OPT_NUM("max-runtime", &x.max_runtime, 0,
 			   100LL * 365 * 86400, "seconds"),
+		/* logs */
+		GF_OPT_STR("output", &x.output),
+		GF_OPT_STR("error", &x.error),
 		GF_OPT_END,
 	};
 	r->cmd = cmd;

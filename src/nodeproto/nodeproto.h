@@ -160,6 +160,9 @@ struct gf_np_assignment {
 	char name[GF_JOB_NAME_MAX];
 	char team[GF_TEAM_NAME_MAX];
 	char *command; /* owned; NULL none */
+	/* --output / --error paths with their tokens (job.h); owned, NULL:
+	 * the node's own log */
+	char *output, *error;
 	/*
 	 * Where it runs on the node: the core's placement of the replica,
 	 * one value from the core to the worker.  Its node and node_name

@@ -100,6 +100,9 @@ static const struct migration migrations[] = {
 	  /* before it, a pod's job was known by its command (once) */
 	  "UPDATE jobs SET origin = 'k8s' "
 	  "WHERE substr(command, 1, 8) = 'k8s-pod ';\n" },
+	{ 8, "jobs.output_path, error_path",
+	  "ALTER TABLE jobs ADD COLUMN output_path TEXT;\n"
+	  "ALTER TABLE jobs ADD COLUMN error_path TEXT;\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

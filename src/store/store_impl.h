@@ -48,7 +48,9 @@
 	X(FAILURES, "failures")           \
 	X(REQUEUES, "requeues")           \
 	X(HELD, "held")                   \
-	X(ORIGIN, "origin")
+	X(ORIGIN, "origin")               \
+	X(OUTPUT, "output_path")          \
+	X(ERROR, "error_path")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \
