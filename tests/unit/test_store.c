@@ -27,7 +27,9 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 5 /* store/schema.c's last migration */
+#define SCHEMA_LATEST 8 /* store/schema.c's last migration */
+/* its migrations: 1-5 and 8 (6, 7: the other issue-21 branches) */
+#define SCHEMA_MIGRATIONS 6
 
 struct backend {
 	enum gf_store_kind kind;
@@ -266,6 +268,12 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_true((x->command == NULL) == (y->command == NULL));
 	if (x->command)
 		assert_string_equal(x->command, y->command);
+	assert_true((x->output == NULL) == (y->output == NULL));
+	if (x->output)
+		assert_string_equal(x->output, y->output);
+	assert_true((x->error == NULL) == (y->error == NULL));
+	if (x->error)
+		assert_string_equal(x->error, y->error);
 	assert_int_equal(a->state, b->state);
 	assert_string_equal(a->reason, b->reason);
 	assert_int_equal(a->submitted_ms, b->submitted_ms);
@@ -398,6 +406,8 @@ static int many_shapes(struct gf_job **v)
 	int n = 0;
 	struct gf_job *j = v[n++] = job(1); /* pending, odd text */
 	j->spec.command = odd_command();
+	j->spec.output = gf_strdup("/scratch/%j/%r.%a.%n.out"); /* logs */
+	j->spec.error = gf_strdup("/scratch/%j.err");
 	snprintf(j->spec.name, sizeof(j->spec.name), "l'été \"quoted\" 漢");
 	snprintf(j->spec.node_selector, sizeof(j->spec.node_selector),
 		 "zone=a,k8s.io/arch=amd64");
@@ -535,7 +545,7 @@ static void test_failed_batch(void **state)
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
-		 "origin "
+		 "origin, output_path, error_path "
 		 "FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
@@ -596,7 +606,7 @@ static void test_big_batch(void **state)
 		 "command, state, reason, submitted_ms, started_ms, "
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
-		 "origin "
+		 "origin, output_path, error_path "
 		 "FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
@@ -664,7 +674,7 @@ static void test_migrations_once(void **state)
 	gf_store_close(s);
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 SCHEMA_LATEST);
+			 SCHEMA_MIGRATIONS);
 	assert_int_equal(raw_i64(b->url, "SELECT MAX(version) FROM "
 					 "schema_version"),
 			 SCHEMA_LATEST);
@@ -704,7 +714,7 @@ static void test_concurrent_open(void **state)
 	}
 	assert_int_equal(raw_i64(b->url, "SELECT COUNT(*) FROM "
 					 "schema_version"),
-			 SCHEMA_LATEST);
+			 SCHEMA_MIGRATIONS);
 }
 
 /* A database of the first release (schema 1: jobs without gpu_ms, no
@@ -799,7 +809,9 @@ static void test_origin(void **state)
 			 1);
 	/* back to schema 4: no origin column */
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN origin");
-	raw_exec(b->url, "DELETE FROM schema_version WHERE version = 5");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN output_path");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN error_path");
+	raw_exec(b->url, "DELETE FROM schema_version WHERE version >= 5");
 	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_API };
