@@ -40,6 +40,8 @@
 #include <gpufleet/job.h>
 #include <gpufleet/node.h>
 
+#include "nodeproto/nodeproto.h"
+
 /* Caps; each exceeded is GF_ETOOBIG (or GF_EINVAL for a bad character),
  * never a truncation. */
 #define GF_WORKER_ID_MAX	64    /* job id, with its NUL */
@@ -327,8 +329,8 @@ int gf_worker_check(const struct gf_worker *w, char *msg,
  * controller), ...", "max runtime reached, ...", "fenced (its lease ran
  * out), ...", "lost (...)".  UTC: 2026-12-02T11:03:04Z.
  */
-#define GF_WORKER_MARK_OPEN  "==> gpufleet:"
-#define GF_WORKER_MARK_CLOSE "<=="
+#define GF_WORKER_MARK_OPEN  GF_NP_LOG_MARK /* nodeproto.h: the protocol's */
+#define GF_WORKER_MARK_CLOSE GF_NP_LOG_MARK_END
 
 /* The run's log path into out: 0 or GF_ETOOBIG. */
 int gf_worker_log_path(char *out, size_t size, const char *log_dir,

@@ -14,7 +14,8 @@
  * gf_reply_stream, or 404/502 from what the agent said), and, with
  * follow, asks again every FOLLOW_MS until the run has ended and its end
  * marker is out (worker.h), or the end is FOLLOW_GRACE_MS old without
- * one (an agent that died), or the client went away.
+ * one (an agent that died), or the client went away.  The markers'
+ * text is the protocol's (nodeproto.h).
  *
  * Threads: at most GF_LOGS_MAX at once (503 past it).  The service's
  * stop cancels their agent requests and waits for them (free hook);
@@ -31,7 +32,6 @@
 
 #include <gpufleet/cluster.h>
 
-#include "agent/worker.h"
 #include "controller/service_impl.h"
 #include "server/auth.h"
 #include "server/client.h"
@@ -166,7 +166,7 @@ static unsigned locate(struct gf_service *s, const struct gf_grant *g,
 	}
 	agent_token(s->o.auth, q->node, q->token, sizeof(q->token));
 	gf_note(q->mark, sizeof(q->mark), "%s %s replica %d attempt %d on ",
-		GF_WORKER_MARK_OPEN, j->id, q->replica, q->attempt);
+		GF_NP_LOG_MARK, j->id, q->replica, q->attempt);
 	return 0;
 }
 

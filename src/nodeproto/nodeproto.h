@@ -34,6 +34,11 @@
 /* The label naming the block (NVLink domain, IB leaf) an agent node is
  * in, when its inventory names none (agent --block sets the field). */
 #define GF_NP_BLOCK_LABEL "gpufleet.io/block"
+/* A run's log (agent/worker.h): its marker lines begin with this, and
+ * end with GF_NP_LOG_MARK_END; the controller's logs route knows a run's
+ * end by its end marker ("... on NODE ended ..."). */
+#define GF_NP_LOG_MARK	   "==> gpufleet:"
+#define GF_NP_LOG_MARK_END "<=="
 
 #include <stdbool.h>
 #include <stdint.h>
