@@ -239,8 +239,9 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_doc, 0,
 	  "the same as text (gpufleet diagnose)" },
 	{ GF_HTTP_GET, "/v1/logs/{job}/{replica}/{attempt}", serve_log, 0,
-	  "a run's log from ?offset=N (1 MiB at most per request),\n"
-	  "                    text/plain; only to this node's token" },
+	  "\n                    a run's log (a job's output) from ?offset=N, "
+	  "1 MiB a\n"
+	  "                    request, text/plain; to its node's token only" },
 };
 #define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))
 
