@@ -121,8 +121,7 @@ const char *gf__agents_url(const struct gf_agents *ag, int node)
 	if (node < 0 || node >= ag->cap)
 		return NULL;
 	const struct anode *n = &ag->n[node];
-	if (n->st == AN_NONE || n->st == AN_LOST || !n->inv ||
-	    !n->inv->agent_url[0])
+	if (n->st != AN_READY || !n->inv || !n->inv->agent_url[0])
 		return NULL;
 	return n->inv->agent_url;
 }

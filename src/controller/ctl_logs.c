@@ -143,14 +143,16 @@ static unsigned locate(struct gf_service *s, const struct gf_grant *g,
 	const struct gf_cluster *c = gf_ctl_cluster(s->ctl);
 	const char *url = i >= 0 ? gf__agents_url(s->ag, i) : NULL;
 	if (!url) {
+		const char *why = i >= 0 ? gf__agents_reason(s->ag, i) : "";
 		gf_note(msg, size,
 			"%s replica %d attempt %d ran on %s%s%s, which is gone "
-			"(no agent of it is registered now): its log is there",
+			"(%s): its log is there",
 			j->id, q->replica, q->attempt, i >= 0 ? "node '" : "",
 			i >= 0 ? c->names[i]
 			       : "a node this controller no "
 				 "longer knows",
-			i >= 0 ? "'" : "");
+			i >= 0 ? "'" : "",
+			why && *why ? why : "no agent of it answers now");
 		return 404;
 	}
 	gf_note(q->node, sizeof(q->node), "%s", c->names[i]);
@@ -312,6 +314,12 @@ static void *log_thread(void *arg)
 	gf_err_clear(&e);
 	memset(&a, 0, sizeof(a));
 	int rc = fetch(q, c, 0, &a, &e);
+	if (rc == 0 && a.status == 404 && still_live(q)) {
+		/* assigned, not started by its agent yet: nothing so far */
+		gf_client_answer_release(&a);
+		a.status = 200;
+		gf_buf_init(&a.body, 1);
+	}
 	struct gf_http_stream *st = first(q, rc, &a, &e);
 	if (st)
 		pump(q, c, st, &a, 0);

@@ -331,7 +331,8 @@ const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
 int gf__agents_run_node(const struct gf_agents *ag, const struct gf_job *j,
 			int attempt, int replica, bool *live);
 /* Node i's agent URL ("http://10.0.0.5:9400/", borrowed), or NULL when
- * it has none or is not a registered, living node; under ctl_lock. */
+ * it has none or is not ready (never registered, silent, lost); under
+ * ctl_lock. */
 const char *gf__agents_url(const struct gf_agents *ag, int node);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,

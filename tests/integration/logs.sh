@@ -69,8 +69,12 @@ done
 grep "node:n1" "$TMP/tokens" >"$TMP/n1.token"
 chmod 600 "$TMP"/tokens "$TMP"/*.token
 
+# a silent node is NotReady after 3 s (its logs: "gone")
+printf 'agents:\n  heartbeat_s: 1\n  notready_after_s: 3\n  requeue_after_s: 60\n' \
+	>"$TMP/serve.yaml"
 "$BIN" serve --agents --listen 127.0.0.1:0 --db "sqlite:$TMP/state.db" \
-	--token-file "$TMP/tokens" --tick 50 2>"$TMP/serve.err" &
+	--config "$TMP/serve.yaml" --token-file "$TMP/tokens" --tick 50 \
+	2>"$TMP/serve.err" &
 SPID=$!
 until_ok '[ -n "$(url_of "$TMP/serve.err")" ]'
 URL=$(url_of "$TMP/serve.err")
@@ -99,9 +103,10 @@ state() {
 
 # 1. Three attempts, each its own file between its markers.
 COUNT="$TMP/count"
-id=$("$BIN" submit $A --team alpha --gpus 1 -- sh -c \
+first_id=$("$BIN" submit $A --team alpha --gpus 1 -- sh -c \
 	"n=\$(cat $COUNT 2>/dev/null || echo 0); n=\$((n + 1)); echo \$n >$COUNT; echo run-\$n; exit 3" |
 	cut -d' ' -f1)
+id=$first_id
 until_ok '[ "$(state "$id")" = failed ]'
 "$BIN" logs "$id" --attempt 2 $A >"$TMP/a2" 2>&1
 rc=$?
@@ -208,3 +213,17 @@ rid=$(sed -n 's/^gpufleet run: \(j[0-9]*\) submitted$/\1/p' "$TMP/int.err")
 	grep -q "cancelled (stopped by the controller)" "$TMP/int.err"
 check logs-run-interrupt $? "rc=$ri job $rid: $(state "$rid")
 $(cat "$TMP/int.err")"
+
+# 7. The node gone (its agent killed, the node NotReady): a clear 404.
+kill -9 "$APID"
+wait "$APID" 2>/dev/null
+APID=""
+gone() {
+	"$BIN" logs "$first_id" $A >"$TMP/gone" 2>&1
+	echo $? >"$TMP/gone.rc"
+	grep -q "which is gone" "$TMP/gone"
+}
+until_ok gone
+[ "$(cat "$TMP/gone.rc")" = 1 ] &&
+	grep -q "404: $first_id replica 0 attempt 3 ran on node 'n1', which is gone" "$TMP/gone"
+check logs-node-gone $? "rc=$(cat "$TMP/gone.rc") $(cat "$TMP/gone")"
