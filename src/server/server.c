@@ -314,6 +314,11 @@ pthread_mutex_t *gf__server_lock(struct gf_server *s)
 	return &s->lock;
 }
 
+bool gf__server_event_loops(const struct gf_server *s)
+{
+	return s->o.threads > 0;
+}
+
 struct gf_http_stream **gf__server_streams(struct gf_server *s)
 {
 	return &s->streams;

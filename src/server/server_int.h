@@ -76,6 +76,8 @@ int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
  * for stream.c */
 struct gf_http_stream;
 pthread_mutex_t *gf__server_lock(struct gf_server *s);
+/* Whether the server runs event loops (connections can be suspended). */
+bool gf__server_event_loops(const struct gf_server *s);
 struct gf_http_stream **gf__server_streams(struct gf_server *s);
 /* stream.c: end every live stream (gf_server_stop, before it drains) */
 void gf__streams_end_all(struct gf_server *s);

@@ -10,7 +10,9 @@
  * stream's lock, before it says so: `parked`) and returns 0; the next
  * write or the end resumes it (outside the lock, after clearing
  * `parked`), so a wake-up is never lost and a connection is never
- * resumed that was not suspended.
+ * resumed that was not suspended.  On a server with a thread per
+ * connection (which cannot suspend) the reader waits on `more` instead:
+ * that thread is the connection's own.
  *
  * Lifetime: two references, the writer's (dropped by gf_http_stream_end)
  * and the response's (dropped by libmicrohttpd's free callback when the
@@ -31,6 +33,8 @@
 struct gf_http_stream {
 	pthread_mutex_t lock;
 	pthread_cond_t room; /* the reader took bytes, or the end */
+	pthread_cond_t more; /* bytes, or the end (a thread per connection) */
+	bool can_suspend;    /* event loops: suspend; else wait on more */
 	struct gf_server *srv;
 	struct MHD_Connection *conn;
 	char *buf;
@@ -51,6 +55,7 @@ static void unref(struct gf_http_stream *st)
 		return;
 	pthread_mutex_destroy(&st->lock);
 	pthread_cond_destroy(&st->room);
+	pthread_cond_destroy(&st->more);
 	gf_free(st->buf);
 	gf_free(st);
 }
@@ -73,9 +78,11 @@ static ssize_t reader(void *cls, uint64_t pos, char *out, size_t max)
 		pthread_cond_broadcast(&st->room);
 	} else if (st->ended) {
 		n = MHD_CONTENT_READER_END_OF_STREAM;
-	} else {
+	} else if (st->can_suspend) {
 		st->parked = true;
 		MHD_suspend_connection(st->conn);
+	} else { /* the connection's own thread: it waits, once */
+		pthread_cond_wait(&st->more, &st->lock);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return n;
@@ -110,6 +117,8 @@ int gf_reply_stream(struct gf_http_req *r, unsigned status, const char *type,
 	struct gf_http_stream *st = gf_calloc(1, sizeof(*st));
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_cond_init(&st->room, NULL);
+	pthread_cond_init(&st->more, NULL);
+	st->can_suspend = gf__server_event_loops(r->srv);
 	st->srv = r->srv;
 	st->conn = r->conn;
 	st->buf = gf_malloc(GF_STREAM_BUF);
@@ -166,6 +175,7 @@ int gf_http_stream_write(struct gf_http_stream *st, const void *p, size_t len)
 		len -= k;
 		bool parked = st->parked;
 		st->parked = false;
+		pthread_cond_broadcast(&st->more);
 		pthread_mutex_unlock(&st->lock);
 		wake(st, parked);
 	}
@@ -188,6 +198,7 @@ static void end(struct gf_http_stream *st)
 	bool parked = st->parked && !st->gone;
 	st->parked = false;
 	pthread_cond_broadcast(&st->room);
+	pthread_cond_broadcast(&st->more);
 	pthread_mutex_unlock(&st->lock);
 	wake(st, parked);
 }

@@ -365,7 +365,40 @@ static int h_held(struct gf_http_req *r, void *arg)
 	return 0;
 }
 
+/* /stream: answered in the handler with a stream another thread writes
+ * ("a\n", then "b\n" once the client has "a\n", then the end). */
+struct stream_call;
+static struct stream_call *stream_client; /* the test's */
+static bool stream_has(struct stream_call *sc, const char *want);
+
+static void *stream_writer(void *arg)
+{
+	struct gf_http_stream *st = arg;
+	if (gf_http_stream_write(st, "a\n", 2) == 0 &&
+	    stream_has(stream_client, "a\n"))
+		(void)!gf_http_stream_write(st, "b\n", 2);
+	gf_http_stream_end(st);
+	return NULL;
+}
+
+static int h_stream(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	struct gf_http_stream *st;
+	int rc = gf_reply_stream(r, 200, "text/plain", &st);
+	if (rc)
+		return rc;
+	pthread_t t;
+	if (pthread_create(&t, NULL, stream_writer, st) != 0) {
+		gf_http_stream_end(st);
+		return 0;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
 static const struct gf_route routes[] = {
+	{ GF_HTTP_GET, "/stream", h_stream, 0, NULL },
 	{ GF_HTTP_GET, "/held", h_held, 0, NULL },
 	{ GF_HTTP_GET | GF_HTTP_DELETE, "/v1/items/{id}", h_item, 0, NULL },
 	{ GF_HTTP_POST, "/v1/items", h_post, 64, NULL },
@@ -666,6 +699,7 @@ static void test_server_held(void **state)
 
 struct stream_call {
 	const struct gf_server *s;
+	const char *path; /* NULL: held?n=s */
 	pthread_mutex_t lock;
 	pthread_cond_t got; /* bytes came */
 	char body[256];
@@ -692,7 +726,8 @@ static void *stream_thread(void *arg)
 {
 	struct stream_call *sc = arg;
 	char url[256];
-	snprintf(url, sizeof(url), "%sheld?n=s", gf_server_url(sc->s));
+	snprintf(url, sizeof(url), "%s%s", gf_server_url(sc->s),
+		 sc->path ? sc->path : "held?n=s");
 	struct gf_client_req q = { .url = url,
 				   .sink = stream_sink,
 				   .sink_arg = sc };
@@ -764,6 +799,28 @@ static void test_server_stream(void **state)
 		pthread_mutex_destroy(&sc.lock);
 		pthread_cond_destroy(&sc.got);
 	}
+}
+
+/* A stream answered from the handler, on either kind of server: the
+ * thread per connection waits in the content reader, the event loop
+ * suspends; either way "b" is written only once the client has "a". */
+static void test_server_stream_modes(void **state)
+{
+	struct fixture f = { .threads = mode(state) };
+	struct gf_server *s = start(&f);
+	struct stream_call sc = { .s = s, .path = "stream" };
+	pthread_mutex_init(&sc.lock, NULL);
+	pthread_cond_init(&sc.got, NULL);
+	stream_client = &sc;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, stream_thread, &sc), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.status, 200);
+	assert_string_equal(sc.body, "a\nb\n");
+	gf_server_stop(s);
+	pthread_mutex_destroy(&sc.lock);
+	pthread_cond_destroy(&sc.got);
 }
 
 static void *beside(void *arg)
@@ -1016,6 +1073,9 @@ int main(void)
 					  &event_loops),
 		cmocka_unit_test(test_server_held),
 		cmocka_unit_test(test_server_stream),
+		cmocka_unit_test(test_server_stream_modes),
+		cmocka_unit_test_prestate(test_server_stream_modes,
+					  &event_loops),
 		cmocka_unit_test(test_server_start_errors),
 		cmocka_unit_test(test_server_start_with),
 		cmocka_unit_test(test_client_errors),
