@@ -87,6 +87,7 @@ static void sleep_ms(long ms)
  * none); 0 or an exit status. */
 struct jobnow {
 	char state[24];
+	char reason[160]; /* why it waits, "" none */
 	int attempts;
 	long exit_code;
 	bool final;
@@ -103,6 +104,8 @@ static int job_now(const struct gf_remote *r, const char *id, struct jobnow *j)
 	if (!v)
 		return GF_EXIT_FAIL;
 	gf_note(j->state, sizeof(j->state), "%s", gf_remote_str(v, "state"));
+	const char *why = gf_jv_str(gf_jv_get(v, "reason"));
+	gf_note(j->reason, sizeof(j->reason), "%s", why ? why : "");
 	j->attempts = (int)gf_remote_num(v, "attempts");
 	int64_t ec;
 	j->exit_code =
@@ -132,8 +135,9 @@ static void cancel_once(const struct gf_remote *r, const char *id, bool *done)
 static int follow(const struct gf_remote *r, const char *id)
 {
 	bool cancelled = false;
-	int next = 1;	 /* the attempt to follow next */
-	size_t seen = 0; /* of its log, printed */
+	int next = 1;	     /* the attempt to follow next */
+	size_t seen = 0;     /* of its log, printed */
+	char said[200] = ""; /* the wait last said */
 	struct jobnow j;
 	for (;;) {
 		if (sigints > 1)
@@ -157,6 +161,14 @@ static int follow(const struct gf_remote *r, const char *id)
 		}
 		if (j.final)
 			break;
+		char now[200];
+		gf_note(now, sizeof(now), "%s%s%s", j.state,
+			j.reason[0] ? ": " : "", j.reason);
+		if (strcmp(now, said) !=
+		    0) { /* why it waits, when it changes */
+			fprintf(stderr, "gpufleet run: %s %s\n", id, now);
+			memcpy(said, now, sizeof(said));
+		}
 		sleep_ms(POLL_MS);
 	}
 	if (j.exit_code >= 0 && strcmp(j.state, "cancelled") != 0)
