@@ -75,6 +75,7 @@
 #define GF_MIG_PROFILE_MAX  24	 /* "1g.10gb", "1g.24gb+me" */
 #define GF_SELECTOR_MAX	    256	 /* "k=v,k=v" */
 #define GF_JOB_CMD_MAX	    4096 /* bytes of the command line */
+#define GF_JOB_PATH_MAX	    1024 /* --output / --error, with its NUL */
 #define GF_JOB_MAX_REPLICAS 1024
 #define GF_JOB_REASON_MAX   160
 #define GF_JOB_DEP_MAX	    256 /* "afterok:j1:j2,afterany:j3" */
@@ -133,6 +134,13 @@ struct gf_job_spec {
 	int array_max;
 	char dependency[GF_JOB_DEP_MAX];
 	bool hold;
+	/* logs (issue 21): where the node writes the job's stdout and its
+	 * stderr instead of its own log (worker.h), with %j %r %a %n for
+	 * job id, replica, attempt, node, %% a '%'; absolute, shorter than
+	 * GF_JOB_PATH_MAX; owned, NULL: the node's log (stderr: with
+	 * stdout) */
+	char *output;
+	char *error;
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */
@@ -226,6 +234,12 @@ bool gf_job_is_final(enum gf_job_state s);
  */
 struct gf_err;
 int gf_job_spec_check(const struct gf_job_spec *s,
+		      struct gf_err *e) GF_MUST_CHECK;
+
+/* A --output / --error path as a spec holds it (NULL: none): absolute,
+ * shorter than GF_JOB_PATH_MAX, no control character, '%' only in the
+ * tokens %j %r %a %n %%.  0 or GF_EINVAL naming field. */
+int gf_job_path_check(const char *field, const char *p,
 		      struct gf_err *e) GF_MUST_CHECK;
 
 /* Deep copy (the command too: gf_strdup); release with

@@ -10,7 +10,9 @@
  * sampler refreshes after each sample.
  *
  * Locks: `lock` (stop; the sampler sleeps on `wake` with it),
- * `health_lock` (the snapshot, held only to copy it) and `nvml_lock`
+ * `health_lock` (the snapshot, held only to copy it), `logs_lock` (the
+ * log directory and token of /v1/logs, held only to copy them) and
+ * `nvml_lock`
  * (held by the sampler while it samples, and by gf_agent_nvml's callers:
  * NVML calls are serialised, topo/nvml.h).  Never two at once.
  *
@@ -25,14 +27,20 @@
 #include "agent/agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gpufleet/findings.h>
 
+#include "agent/worker.h"
+#include "server/auth.h"
 #include "server/server.h"
 #include "telemetry/collect.h"
 #include "telemetry/expo.h"
@@ -62,6 +70,11 @@ struct gf_agent {
 	bool stop;
 	pthread_mutex_t health_lock; /* guards health[], nhealth */
 	pthread_mutex_t nvml_lock;   /* NVML calls, one thread at a time */
+	/* the jobs' logs served (gf_agent_serve_logs), set once before
+	 * the node joins: "" until then */
+	pthread_mutex_t logs_lock;
+	char log_dir[GF_WORKER_PATH_MAX];
+	char log_token[GF_AUTH_TOKEN_MAX + 1]; /* "": no token asked */
 	struct gf_gpu_health health[GF_TEL_MAX_GPUS];
 	int nhealth;
 	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
@@ -110,6 +123,102 @@ static int serve_health(struct gf_http_req *r, void *arg)
 	return gf_reply(r, 503, text, "sampling stalled\n", 17);
 }
 
+/* A request's token against the agent's (constant time): true when the
+ * agent asks none or the bearer is it. */
+static bool log_token_ok(const char *want, const char *got)
+{
+	if (!want[0])
+		return true;
+	if (!got)
+		return false;
+	size_t n = strlen(want), m = strlen(got);
+	unsigned char d = n != m;
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(want[i] ^ (i < m ? got[i] : 0));
+	return d == 0;
+}
+
+/* An integer path or query value, 0..max; -1 when not one. */
+static long small_int(const char *s, long max)
+{
+	if (!s || !*s || strlen(s) > 18 || strspn(s, "0123456789") != strlen(s))
+		return -1;
+	long v = strtol(s, NULL, 10);
+	return v <= max ? v : -1;
+}
+
+/* GET /v1/logs/{job}/{replica}/{attempt}?offset=N: up to
+ * GF_AGENT_LOG_CHUNK bytes of that run's log from offset N, text/plain,
+ * with X-Gpufleet-Log-Size (the file's size now). */
+static int serve_log(struct gf_http_req *r, void *arg)
+{
+	struct gf_agent *a = arg;
+	char dir[GF_WORKER_PATH_MAX], tok[GF_AUTH_TOKEN_MAX + 1];
+	pthread_mutex_lock(&a->logs_lock);
+	memcpy(dir, a->log_dir, sizeof(dir));
+	memcpy(tok, a->log_token, sizeof(tok));
+	pthread_mutex_unlock(&a->logs_lock);
+	bool ok = log_token_ok(tok, gf_req_bearer(r));
+	memset(tok, 0, sizeof(tok));
+	if (!ok) {
+		gf_reply_header(r, "WWW-Authenticate", "Bearer");
+		return gf_reply_error(r, 401, "unauthorized",
+				      "the logs of this node need its token "
+				      "(the controller's)");
+	}
+	if (!dir[0])
+		return gf_reply_error(r, 404, "not-found",
+				      "this agent runs no jobs (no "
+				      "--controller)");
+	const char *job = gf_req_param(r, "job");
+	long rep = small_int(gf_req_param(r, "replica"), GF_WORKER_REPLICA_MAX);
+	long att = small_int(gf_req_param(r, "attempt"), GF_WORKER_ATTEMPT_MAX);
+	const char *off_s = gf_req_query(r, "offset");
+	long long off = off_s ? small_int(off_s, 1L << 50) : 0;
+	size_t jl = strlen(job);
+	if (jl >= GF_WORKER_ID_MAX || job[0] == '.' ||
+	    strspn(job, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789._-") != jl ||
+	    rep < 0 || att < 0 || off < 0)
+		return gf_reply_error(r, 400, "bad-request",
+				      "expected /v1/logs/JOB/REPLICA/ATTEMPT"
+				      "[?offset=N] with a job id of "
+				      "[A-Za-z0-9._-] and numbers");
+	char path[GF_WORKER_PATH_MAX];
+	if (gf_worker_log_path(path, sizeof(path), dir, job, (int)rep,
+			       (int)att) != 0)
+		return gf_reply_error(r, 414, "too-long", "log path too long");
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return gf_reply_error(r, 404, "not-found",
+				      "no log of %s replica %ld attempt %ld on "
+				      "this node",
+				      job, rep, att);
+	struct stat st;
+	char *buf = NULL;
+	ssize_t n = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gf_reply_error(r, 404, "not-found", "not a log file");
+	}
+	long long left = (long long)st.st_size - off;
+	size_t want = left <= 0			  ? 0
+		      : left > GF_AGENT_LOG_CHUNK ? GF_AGENT_LOG_CHUNK
+						  : (size_t)left;
+	if (want) {
+		buf = gf_malloc(want);
+		n = pread(fd, buf, want, (off_t)off);
+	}
+	close(fd);
+	char size[32];
+	gf_note(size, sizeof(size), "%lld", (long long)st.st_size);
+	gf_reply_header(r, "X-Gpufleet-Log-Size", size);
+	int rc = gf_reply(r, 200, "text/plain; charset=utf-8", buf ? buf : "",
+			  n > 0 ? (size_t)n : 0);
+	gf_free(buf);
+	return rc;
+}
+
 static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/metrics", serve_doc, 0,
 	  "Prometheus text 0.0.4, dcgm-exporter's names, types and\n"
@@ -129,6 +238,10 @@ static const struct gf_route routes[] = {
 	  "GPUs wasted, and why, JSON (gpufleet diagnose --json)" },
 	{ GF_HTTP_GET, "/v1/diagnose.txt", serve_doc, 0,
 	  "the same as text (gpufleet diagnose)" },
+	{ GF_HTTP_GET, "/v1/logs/{job}/{replica}/{attempt}", serve_log, 0,
+	  "\n                    a run's log (a job's output) from ?offset=N, "
+	  "1 MiB a\n"
+	  "                    request, text/plain; to its node's token only" },
 };
 #define NROUTES ((int)(sizeof(routes) / sizeof(routes[0])))
 
@@ -316,6 +429,7 @@ static void agent_free(struct gf_agent *a)
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->health_lock);
 	pthread_mutex_destroy(&a->nvml_lock);
+	pthread_mutex_destroy(&a->logs_lock);
 	gf_free(a);
 }
 
@@ -337,6 +451,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->health_lock, NULL);
 	pthread_mutex_init(&a->nvml_lock, NULL);
+	pthread_mutex_init(&a->logs_lock, NULL);
 	return a;
 }
 
@@ -369,6 +484,21 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 	a->sampling = true;
 	*out = a;
 	return 0;
+}
+
+int gf_agent_serve_logs(struct gf_agent *a, const char *log_dir,
+			const char *token)
+{
+	int rc = 0;
+	pthread_mutex_lock(&a->logs_lock);
+	if (gf_fmt(a->log_dir, sizeof(a->log_dir), "%s", log_dir) != 0 ||
+	    gf_fmt(a->log_token, sizeof(a->log_token), "%s",
+		   token ? token : "") != 0) {
+		a->log_dir[0] = a->log_token[0] = '\0';
+		rc = GF_ETOOBIG;
+	}
+	pthread_mutex_unlock(&a->logs_lock);
+	return rc;
 }
 
 const char *gf_agent_url(const struct gf_agent *a)

@@ -91,6 +91,17 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max);
 int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg),
 		  void *arg) GF_MUST_CHECK;
 
+/*
+ * Serve the jobs' logs of log_dir (worker.h: one file per run) on GET
+ * /v1/logs/JOB/REPLICA/ATTEMPT, to requests bearing token (the node's,
+ * which its controller also holds), or to any request when token is
+ * NULL (a cluster without tokens).  Before this call that route answers
+ * 404.  0, or GF_ETOOBIG (a path or token too long: nothing served).
+ */
+#define GF_AGENT_LOG_CHUNK (1u << 20) /* bytes of a log per request */
+int gf_agent_serve_logs(struct gf_agent *a, const char *log_dir,
+			const char *token) GF_MUST_CHECK;
+
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);
 

@@ -494,6 +494,10 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 		return rc;
 	}
 	fence_load(j);
+	if (o->agent && gf_agent_serve_logs(o->agent, wo.log_dir, o->token))
+		gf_log(GF_LOG_ERROR, "join",
+		       "the jobs' logs are not served: their directory's "
+		       "path is too long");
 	gf_log(GF_LOG_INFO, "join", "jobs isolated by %s",
 	       gf_worker_isolation(j->w));
 	log_recovered(j);

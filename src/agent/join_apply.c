@@ -147,6 +147,8 @@ static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
 	w->cpu_milli = a->cpu_milli;
 	w->max_runtime_ms = a->max_runtime_s * 1000;
 	w->command = a->command ? a->command : "true";
+	w->output = a->output;
+	w->error = a->error;
 }
 
 /* Start a replica; a failure becomes its report. */

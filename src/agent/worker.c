@@ -177,6 +177,7 @@ void gf__worker_ended(struct gf_worker *w, struct gf__wjob *j, int status,
 		else
 			gf_note(ev.note, sizeof(ev.note), "%s", how);
 	}
+	gf__log_close(w, j, &ev);
 	gf__worker_push(w, &ev);
 	gf_log(GF_LOG_INFO, "worker", "job=%s replica=%d attempt=%d ended: %s",
 	       j->job, j->replica, j->attempt, ev.note);

@@ -40,6 +40,8 @@
 #include <gpufleet/job.h>
 #include <gpufleet/node.h>
 
+#include "nodeproto/nodeproto.h"
+
 /* Caps; each exceeded is GF_ETOOBIG (or GF_EINVAL for a bad character),
  * never a truncation. */
 #define GF_WORKER_ID_MAX	64    /* job id, with its NUL */
@@ -147,6 +149,14 @@ struct gf_assignment {
 	 * NULL or "": none */
 	const char *array_job;
 	int array_task;
+	/* stdout and stderr elsewhere (job.h's output, error: absolute,
+	 * with %j %r %a %n, expanded here): opened by the job's process
+	 * (appended, created 0640) before it runs; the start marker is
+	 * written there too.  The run's own log (gf_worker_log_path) still
+	 * holds the markers, and says where the output went.  NULL: the
+	 * run's log; error NULL: with stdout. */
+	const char *output;
+	const char *error;
 };
 
 enum gf_worker_event_kind {
@@ -309,5 +319,39 @@ const char *gf_worker_end_name(enum gf_worker_end end);
 /* Consistency check: 0, or GF_EINVAL with msg naming the broken rule. */
 int gf_worker_check(const struct gf_worker *w, char *msg,
 		    unsigned size) GF_MUST_CHECK;
+
+/* --- the log of a run (worker_log.c) ---
+ *
+ * One file per run: LOG_DIR/JOB.REPLICA.ATTEMPT.log, stdout and stderr
+ * of the job.  Its first line is the start marker, its last (once the
+ * end is known, written by the worker) the end marker:
+ *
+ *   ==> gpufleet: JOB replica R attempt A on NODE started UTC <==
+ *   ==> gpufleet: JOB replica R attempt A on NODE ended UTC: WHY <==
+ *
+ * WHY: "exit code N", "signal N (Killed)", "cancelled (stopped by the
+ * controller), ...", "max runtime reached, ...", "fenced (its lease ran
+ * out), ...", "lost (...)".  UTC: 2026-12-02T11:03:04Z.
+ */
+#define GF_WORKER_MARK_OPEN  GF_NP_LOG_MARK /* nodeproto.h: the protocol's */
+#define GF_WORKER_MARK_CLOSE GF_NP_LOG_MARK_END
+
+/* The run's log path into out: 0 or GF_ETOOBIG. */
+int gf_worker_log_path(char *out, size_t size, const char *log_dir,
+		       const char *job, int replica, int attempt) GF_MUST_CHECK;
+/* The start and end marker lines (with their newline) into out: 0 or
+ * GF_ETOOBIG.  ms: when, ms since the epoch (ev->end_ms for the end). */
+int gf_worker_marker_start(char *out, size_t size, const char *job, int replica,
+			   int attempt, const char *node,
+			   int64_t ms) GF_MUST_CHECK;
+struct gf_worker_event;
+int gf_worker_marker_end(char *out, size_t size,
+			 const struct gf_worker_event *ev,
+			 const char *node) GF_MUST_CHECK;
+/* A --output / --error path with its tokens replaced: %j the job id, %r
+ * the replica, %a the attempt, %n the node, %% a '%'.  0, GF_ETOOBIG
+ * (out too small), GF_EINVAL (another token: refused at submit). */
+int gf_worker_expand(char *out, size_t size, const char *tmpl, const char *job,
+		     int replica, int attempt, const char *node) GF_MUST_CHECK;
 
 #endif

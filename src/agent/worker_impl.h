@@ -124,6 +124,14 @@ bool gf__proc_alive(int pid, uint64_t start);
 int gf__boot_id(char *out, size_t size) GF_MUST_CHECK;
 int64_t gf__boot_time_ms(void); /* this boot's start; 0 unknown */
 
+/* worker_log.c: the run's log, opened with its start marker (an fd, or
+ * a negative code with e set; path gets the file's name), closed with
+ * its end marker once (the "logend" mark in its state directory) */
+int gf__log_open(const struct gf_worker *w, const char *job, int replica,
+		 int attempt, char *path, size_t size, struct gf_err *e);
+void gf__log_close(const struct gf_worker *w, const struct gf__wjob *j,
+		   const struct gf_worker_event *ev);
+
 /* worker_cgroup.c */
 void gf__cgroup_detect(struct gf_cgroup_env *cg, const char *probe_name);
 /* Make the job's cgroup (path into out) and open its cgroup.procs and
@@ -155,8 +163,11 @@ struct gf__launch_in {
 	const char *workdir;
 	int dir_fd;			 /* the job's state directory */
 	int log_fd, procs_fd, cgkill_fd; /* -1 when none */
-	const char *lease_path;		 /* NULL: none */
-	int64_t grace_ms;		 /* a fenced job's SIGTERM -> SIGKILL */
+	/* stdout, stderr elsewhere (expanded), NULL: the log; the start
+	 * marker for the output's top */
+	const char *out_path, *err_path, *marker;
+	const char *lease_path; /* NULL: none */
+	int64_t grace_ms;	/* a fenced job's SIGTERM -> SIGKILL */
 };
 struct gf__launch_out {
 	int shim_pid, pid;

@@ -79,6 +79,10 @@ struct child {
 	unsigned long mems[GF__MEM_WORDS];
 	bool bind_mems;
 	int null_fd, log_fd, dir_fd, procs_fd, cgkill_fd;
+	/* --output / --error files (NULL: the log), opened by the job's
+	 * process, and the start marker written at the output's top */
+	const char *out_path, *err_path, *marker;
+	size_t marker_len;
 	const char *lease; /* NULL: none */
 	int64_t grace_ms;
 	int rep_w, go_r, go_w;
@@ -146,6 +150,30 @@ static void signals_default(bool shim)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* stdin from /dev/null; stdout and stderr to the log, or to the job's
+ * --output / --error files (opened here, as the job's process: a path
+ * the job could not write is refused as it would be to the job); 0 or
+ * -1 with errno.  Async-signal-safe. */
+static int redirect(const struct child *c)
+{
+	int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY;
+	int out = c->log_fd, err = c->log_fd;
+	if (c->out_path) {
+		out = open(c->out_path, flags, 0640);
+		if (out < 0)
+			return -1;
+		if (c->marker_len &&
+		    write(out, c->marker, c->marker_len) < 0) /* best effort */
+			errno = 0;
+		err = out;
+	}
+	if (c->err_path && (err = open(c->err_path, flags, 0640)) < 0)
+		return -1;
+	if (dup2(c->null_fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		return -1;
+	return 0;
+}
+
 static _Noreturn void job_child(const struct child *c)
 {
 	int step;
@@ -158,8 +186,7 @@ static _Noreturn void job_child(const struct child *c)
 		step = STEP_CGROUP;
 		goto fail;
 	}
-	if (dup2(c->null_fd, 0) < 0 || dup2(c->log_fd, 1) < 0 ||
-	    dup2(c->log_fd, 2) < 0) {
+	if (redirect(c) != 0) {
 		step = STEP_STDIO;
 		goto fail;
 	}
@@ -450,6 +477,10 @@ static void fill_child(struct child *c, const struct gf__launch_in *in,
 		c->bind_mems = true;
 	}
 	c->log_fd = in->log_fd;
+	c->out_path = in->out_path;
+	c->err_path = in->err_path;
+	c->marker = in->marker;
+	c->marker_len = in->marker ? strlen(in->marker) : 0;
 	c->dir_fd = in->dir_fd;
 	c->procs_fd = in->procs_fd;
 	c->cgkill_fd = in->cgkill_fd;

@@ -206,7 +206,7 @@ int gf__job_remove(int jobs_fd, const char *key)
 {
 	static const char *const names[] = { "run",	 "run.tmp", "stop",
 					     "stop.tmp", "exit",    "exit.tmp",
-					     "nogo" };
+					     "nogo",	 "logend" };
 	int dfd = openat(jobs_fd, key, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -25,6 +25,8 @@
 /* The fds and paths of one start, released together. */
 struct start {
 	char who[GF_WORKER_ID_MAX + 40];
+	char out_path[GF_WORKER_PATH_MAX], err_path[GF_WORKER_PATH_MAX];
+	char marker[GF_WORKER_ID_MAX + GF_WORKER_NODE_MAX + 128];
 	int dir_fd, log_fd, procs_fd, cgkill_fd;
 	bool claimed;
 	struct gf__prep prep;
@@ -90,17 +92,13 @@ static int claim(struct gf_worker *w, struct start *s, struct gf_err *e)
 
 static int open_log(struct gf_worker *w, struct start *s, struct gf_err *e)
 {
-	/* one log per job and replica: the attempts append to it */
-	if (gf_fmt(s->j.log, sizeof(s->j.log), "%s/%s.%d.log", w->log_dir,
-		   s->j.job, s->j.replica) != 0)
-		return gf_err_set(e, GF_ETOOBIG, "%s: log path too long",
-				  s->who);
-	s->log_fd = open(s->j.log,
-			 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-			 0640);
+	/* one log per run (worker_log.c), opened by its start marker */
+	struct gf_err le;
+	gf_err_clear(&le);
+	s->log_fd = gf__log_open(w, s->j.job, s->j.replica, s->j.attempt,
+				 s->j.log, sizeof(s->j.log), &le);
 	if (s->log_fd < 0)
-		return gf_err_set(e, -errno, "%s: cannot open its log '%s': %s",
-				  s->who, s->j.log, gf_strerror(-errno));
+		return gf_err_set(e, s->log_fd, "%s: %s", s->who, le.msg);
 	return 0;
 }
 
@@ -147,6 +145,8 @@ static void undo(struct gf_worker *w, struct start *s)
 {
 	if (s->j.shim_pid > 0)
 		gf__wait_gone(s->j.shim_pid, 2000);
+	if (s->log_fd >= 0 && s->j.log[0])
+		unlink(s->j.log); /* nothing ran: no log */
 	if (s->claimed && gf__job_remove(w->jobs_fd, s->j.key) != 0)
 		gf_log(GF_LOG_WARN, "worker", "%s: cannot remove its state",
 		       s->who);
@@ -193,10 +193,60 @@ out:
 	return rc;
 }
 
+/* --output / --error with their tokens, and where they are said in the
+ * run's log (a line after its start marker). */
+static int out_paths(const struct gf_worker *w, const struct gf_assignment *a,
+		     struct start *s, struct gf_err *e)
+{
+	const char *t[2] = { a->output, a->error };
+	char *out[2] = { s->out_path, s->err_path };
+	for (int i = 0; i < 2; i++) {
+		out[i][0] = '\0';
+		if (!t[i])
+			continue;
+		int rc = gf_worker_expand(out[i], GF_WORKER_PATH_MAX, t[i],
+					  s->j.job, s->j.replica, s->j.attempt,
+					  w->node_name);
+		if (rc != 0 || out[i][0] != '/')
+			return gf_err_set(
+				e, rc ? rc : GF_EINVAL, "%s: '--%s %.100s': %s",
+				s->who, i ? "error" : "output", t[i],
+				rc == GF_ETOOBIG ? "too long once its tokens "
+						   "are replaced"
+						 : "expected an absolute path "
+						   "with %j %r %a %n");
+	}
+	if (gf_worker_marker_start(s->marker, sizeof(s->marker), s->j.job,
+				   s->j.replica, s->j.attempt, w->node_name,
+				   gf_clock_wall_ms()) != 0)
+		s->marker[0] = '\0';
+	return 0;
+}
+
+/* The run's log says where its output went. */
+static void say_paths(struct start *s)
+{
+	if (!s->out_path[0] && !s->err_path[0])
+		return;
+	char line[2 * GF_WORKER_PATH_MAX + 96];
+	gf_note(line, sizeof(line), "%s output to %s, errors to %s %s\n",
+		GF_WORKER_MARK_OPEN, s->out_path[0] ? s->out_path : "this log",
+		s->err_path[0]	 ? s->err_path
+		: s->out_path[0] ? "the output"
+				 : "this log",
+		GF_WORKER_MARK_CLOSE);
+	size_t n = strlen(line);
+	if (write(s->log_fd, line, n) != (ssize_t)n)
+		gf_log(GF_LOG_WARN, "worker", "%s: cannot write to its log",
+		       s->who);
+}
+
 static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 		     struct start *s, struct gf_err *e)
 {
 	int rc = gf__prep_build(w, a, &s->prep, e);
+	if (rc == 0)
+		rc = out_paths(w, a, s, e);
 	s->j.gpu_milli = s->prep.gpu_milli;
 	if (rc == 0)
 		rc = claim(w, s, e);
@@ -204,6 +254,7 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 		rc = open_log(w, s, e);
 	if (rc != 0)
 		return rc;
+	say_paths(s);
 	open_cgroup(w, s);
 	struct gf__launch_in in = {
 		.prep = &s->prep,
@@ -211,6 +262,9 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 		.workdir = a->workdir,
 		.dir_fd = s->dir_fd,
 		.log_fd = s->log_fd,
+		.out_path = s->out_path[0] ? s->out_path : NULL,
+		.err_path = s->err_path[0] ? s->err_path : NULL,
+		.marker = s->marker[0] ? s->marker : NULL,
 		.procs_fd = s->procs_fd,
 		.cgkill_fd = s->cgkill_fd,
 		.lease_path = w->lease_path[0] ? w->lease_path : NULL,

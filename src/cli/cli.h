@@ -57,6 +57,22 @@ int cmd_agent(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+/* submit's options (cmd_submit.c) as cmd's, into r (set up) and b (the
+ * request body of POST /v1/jobs; the command is what follows the options
+ * in argv, from optind): -1 to go on, else the exit status (-h answered
+ * with help, a bad option said). */
+struct gf_remote;
+struct gf_buf;
+int gf_cli_submit_body(const char *cmd, int argc, char **argv,
+		       void (*help)(FILE *), struct gf_remote *r,
+		       struct gf_buf *b);
+/* A command word appended to b: with quote, preceded by a space unless
+ * first and single-quoted for /bin/sh when it holds anything but
+ * [A-Za-z0-9_./=:,+@%^-]; without, as it is (a lone word after -- is a
+ * shell command line already: `submit -- "make -j8 && ./a.out"`). */
+void gf_cli_shell_word(struct gf_buf *b, const char *w, bool quote);
 int cmd_jobs(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 /* cmd_hold.c: a job's flow (issue 21) */

@@ -25,10 +25,11 @@ static void usage(FILE *f)
 		"--gpu-milli N | --mig PROFILE]\n"
 		"                       [--cpu-milli N] [--memory-mib N] "
 		"[--selector k=v]...\n"
-		"                       [--max-runtime SECONDS] [--server URL] "
-		"[--token-file F]\n"
+		"                       [--max-runtime SECONDS] [--output PATH] "
+		"[--error PATH]\n"
 		"                       [--array SPEC] [--dependency DEP] "
 		"[--hold]\n"
+		"                       [--server URL] [--token-file F]\n"
 		"                       [--json] [-- COMMAND...]\n"
 		"\n"
 		"Submit a job; print its id and state.  Per replica it asks "
@@ -45,6 +46,12 @@ static void usage(FILE *f)
 		"(repeatable)\n"
 		"  --max-runtime S     seconds before the job is failed; also "
 		"lets it backfill\n"
+		"  --output PATH       its stdout (and stderr) to PATH on the "
+		"node, absolute;\n"
+		"                      %%j job id, %%r replica, %%a attempt, "
+		"%%n node\n"
+		"  --error PATH        its stderr to PATH on the node (the same "
+		"tokens)\n"
 		"  --array SPEC        an array of tasks: 0-31, 0-31:2 (a step), "
 		"1,3,5-7;\n"
 		"                      %%N runs at most N at once (0-31%%4)\n"
@@ -57,6 +64,7 @@ static void usage(FILE *f)
 /* What the options ask for; a number -1 when not given. */
 struct body {
 	const char *name, *team, *cls, *gpu_model, *mig;
+	const char *output, *error; /* logs: --output, --error */
 	long long replicas, gpus, gpu_milli, cpu_milli, memory_mib, max_runtime;
 	char selector[GF_SELECTOR_MAX];
 	const char *array, *dependency; /* issue 21: arrays, dependencies, */
@@ -99,6 +107,8 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 		     { "class", x->cls },
 		     { "gpu_model", x->gpu_model },
 		     { "mig_profile", x->mig },
+		     { "output", x->output },
+		     { "error", x->error },
 		     { "array", x->array },
 		     { "dependency", x->dependency } };
 	const struct {
@@ -134,8 +144,7 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 		struct gf_buf cmd;
 		gf_buf_init(&cmd, GF_JOB_CMD_MAX);
 		for (int i = optind; i < argc; i++)
-			gf_buf_printf(&cmd, "%s%s", i > optind ? " " : "",
-				      argv[i]);
+			gf_cli_shell_word(&cmd, argv[i], argc - optind > 1);
 		gf_json_str(j, "command", gf_buf_str(&cmd));
 		if (!x->name)
 			gf_json_str(j, "name", argv[optind]);
@@ -144,7 +153,9 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 	gf_json_obj_end(j);
 }
 
-int cmd_submit(int argc, char **argv)
+int gf_cli_submit_body(const char *cmd, int argc, char **argv,
+		       void (*help)(FILE *), struct gf_remote *r,
+		       struct gf_buf *b)
 {
 	struct body x = { .replicas = -1,
 			  .gpus = -1,
@@ -168,29 +179,40 @@ int cmd_submit(int argc, char **argv)
 		GF_OPT_ARG("selector", 's'),
 		GF_OPT_NUM("max-runtime", &x.max_runtime, 0,
 			   100LL * 365 * 86400, "seconds"),
+		/* logs */
+		GF_OPT_STR("output", &x.output),
+		GF_OPT_STR("error", &x.error),
 		GF_OPT_STR("array", &x.array), /* issue 21 */
 		GF_OPT_STR("dependency", &x.dependency),
 		GF_OPT_FLAG("hold", &x.hold),
 		GF_OPT_END,
 	};
-	struct gf_remote r = { .cmd = CMD };
-	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
+	r->cmd = cmd;
+	struct gf_cli_args args = GF_CLI_ARGS(cmd, argc, argv, opts, help);
 	args.shortopts = "+h";
-	args.remote = &r;
+	args.remote = r;
 	while (gf_cli_next(&args) != -1) /* 's', --selector */
 		(void)!add_selector(&args, &x);
 	if (args.rc >= 0)
 		return args.rc; /* -h answered (0), or a bad option said */
-	int rc = gf_remote_setup(&r);
+	int rc = gf_remote_setup(r);
 	if (rc)
 		return rc;
-	struct gf_buf b;
 	struct gf_json j;
-	gf_buf_init(&b, 64u << 10);
-	gf_json_init(&j, &b);
+	gf_json_init(&j, b);
 	write_body(&x, argc, argv, &j);
-	rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs", gf_buf_str(&b),
-			    accepted, NULL);
+	return -1;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+	struct gf_remote r = { .cmd = CMD };
+	struct gf_buf b;
+	gf_buf_init(&b, 64u << 10);
+	int rc = gf_cli_submit_body(CMD, argc, argv, usage, &r, &b);
+	if (rc < 0)
+		rc = gf_remote_show(&r, GF_HTTP_POST, "/v1/jobs",
+				    gf_buf_str(&b), accepted, NULL);
 	gf_buf_release(&b);
 	return rc;
 }

@@ -61,6 +61,10 @@ static const struct gf_cmd commands[] = {
 	CMD("hold", cmd_hold, "keep pending jobs from starting"),
 	CMD("release", cmd_release, "let held jobs start"),
 	CMD("requeue", cmd_requeue, "put running jobs back in the queue"),
+	CMD("logs", cmd_logs, "print a job's output"),
+	CMD("run", cmd_run,
+	    "submit a command, print its output, exit with "
+	    "its code"),
 	CMD("nodes", cmd_nodes, "list the controller's nodes"),
 	CMD("drain", cmd_drain, "take a node out of scheduling (admin)"),
 	CMD("resume", cmd_resume, "put a drained node back (admin)"),

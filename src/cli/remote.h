@@ -96,6 +96,19 @@ struct gf_jv *gf_remote_json(const struct gf_remote *c,
 int64_t gf_remote_num(const struct gf_jv *o, const char *k);
 const char *gf_remote_str(const struct gf_jv *o, const char *k);
 
+/*
+ * GET /v1/jobs/{job}/logs of that replica and attempt (0: the last),
+ * printed as it comes (cmd_logs.c): with route, the marker lines
+ * ("==> gpufleet: ...") to stderr and the rest to stdout, else all to
+ * stdout; with follow, until the attempt ends.  When *cancel turns true
+ * (a signal handler) the stream is given up within about a second: 0.
+ * seen (NULL: none): bytes of this run's log printed by an earlier call,
+ * skipped, and counted on.  The exit status (errors printed).
+ */
+int gf_cli_logs_stream(const struct gf_remote *r, const char *job, int replica,
+		       int attempt, bool follow, bool route,
+		       atomic_bool *cancel, size_t *seen) GF_MUST_CHECK;
+
 /* The -h lines every client shares. */
 
 #define CONN_HELP                                                       \

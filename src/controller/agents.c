@@ -24,6 +24,7 @@
  * agent has applied the generation that assigned it and sent no report
  * for it.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,9 +69,9 @@ static size_t run_slot(const struct gf_agents *ag, uint64_t seq, int attempt,
 	return k;
 }
 
-/* Mark a run seen; false when it was already. */
+/* Mark a run seen, on node (-1 unknown); false when it was already. */
 static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
-		    int replica)
+		    int replica, int node)
 {
 	if (2 * (ag->seen_n + 1) > ag->seen_cap) {
 		struct runkey *old = ag->seen;
@@ -87,9 +88,42 @@ static bool run_see(struct gf_agents *ag, uint64_t seq, int attempt,
 	size_t k = run_slot(ag, seq, attempt, replica);
 	if (ag->seen[k].seq)
 		return false;
-	ag->seen[k] = (struct runkey){ seq, attempt, replica };
+	ag->seen[k] = (struct runkey){ seq, attempt, replica, node };
 	ag->seen_n++;
 	return true;
+}
+
+int gf__agents_run_node(const struct gf_agents *ag, const struct gf_job *j,
+			int attempt, int replica, bool *live)
+{
+	*live = false;
+	if (j->state == GF_JOB_RUNNING && j->place && attempt == j->attempts &&
+	    replica < j->spec.replicas) {
+		*live = true;
+		return j->place[replica].node;
+	}
+	for (int k = 0; k < j->nheld; k++)
+		if (j->held[k].attempt == attempt &&
+		    j->held[k].replica == replica) {
+			*live = true; /* completing: its end is to come */
+			return j->held[k].place.node;
+		}
+	if (ag->seen_cap == 0)
+		return GF_ENOTFOUND;
+	size_t k = run_slot(ag, j->seq, attempt, replica);
+	if (!ag->seen[k].seq)
+		return GF_ENOTFOUND;
+	return ag->seen[k].node < 0 ? -ENODEV : ag->seen[k].node;
+}
+
+const char *gf__agents_url(const struct gf_agents *ag, int node)
+{
+	if (node < 0 || node >= ag->cap)
+		return NULL;
+	const struct anode *n = &ag->n[node];
+	if (n->st != AN_READY || !n->inv || !n->inv->agent_url[0])
+		return NULL;
+	return n->inv->agent_url;
 }
 
 _Static_assert(GF_JOB_NODE_MAX >= GF_NODE_NAME_MAX,
@@ -366,7 +400,8 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 static int take_run(const struct gf_job_run *r, void *arg)
 {
 	struct gf_agents *ag = arg;
-	run_see(ag, r->seq, r->attempt, r->replica);
+	run_see(ag, r->seq, r->attempt, r->replica,
+		gf_ctl_node_find(ag->s->ctl, r->node));
 	return 0;
 }
 
@@ -545,7 +580,8 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			ag->s->foreign_reports++;
 			continue;
 		}
-		if (run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica)) {
+		if (run_see(ag, j->seq, rep->ref.attempt, rep->ref.replica,
+			    i)) {
 			struct gf_job_run run = rep->run;
 			run.seq = j->seq;
 			/* a node's name always fits a run's (static assert

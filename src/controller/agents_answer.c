@@ -74,6 +74,8 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 	GF__COPY_SAME(out->name, j->spec.name);
 	GF__COPY_SAME(out->team, j->spec.team);
 	out->command = j->spec.command; /* borrowed for the write */
+	out->output = j->spec.output;
+	out->error = j->spec.error;
 	out->place = *p;
 	for (int g = 0; g < p->ngpus; g++)
 		if (inv && p->gpus[g] < inv->ngpus)

@@ -79,6 +79,7 @@ struct jside {
 struct runkey {
 	uint64_t seq; /* 0: empty */
 	int attempt, replica;
+	int node; /* where it ran (the core's index), -1 unknown now */
 };
 
 struct gf_agents {

@@ -43,6 +43,7 @@ static const struct gf_authz_rule rules[] = {
 	{ GF_HTTP_POST,   "/v1/jobs/{id}/hold",          { NO, ALL, OWN, NO, NO }, NODE_ONLY },
 	{ GF_HTTP_DELETE, "/v1/jobs/{id}/hold",          { NO, ALL, OWN, NO, NO }, NODE_ONLY },
 	{ GF_HTTP_POST,   "/v1/jobs/{id}/requeue",       { NO, ALL, OWN, NO, NO }, NODE_ONLY },
+	{ GF_HTTP_GET,    "/v1/jobs/{id}/logs",          { NO, ALL, OWN, NO, NO }, NODE_ONLY },
 	{ GF_HTTP_GET,    "/v1/queue",                   { NO, ALL, OWN, NO, NO }, NODE_ONLY },
 	{ GF_HTTP_GET,    "/v1/services",                { NO, ALL, OWN, NO, NO }, NODE_ONLY },
 	{ GF_HTTP_GET,    "/v1/services/{name}",         { NO, ALL, OWN, NO, NO }, NODE_ONLY },

@@ -21,6 +21,8 @@ static const struct gf_route routes[] = {
 	{ GF_HTTP_GET, "/v1/jobs/{id}", gf__jobs_get, 0,
 	  "one job: state, placement" },
 	{ GF_HTTP_DELETE, "/v1/jobs/{id}", gf__jobs_cancel, 0, "cancel a job" },
+	{ GF_HTTP_GET, "/v1/jobs/{id}/logs", gf__jobs_logs, 0,
+	  "a run's output, text: ?replica=R&attempt=A&follow=1" },
 	{ GF_HTTP_GET, "/v1/queue", gf__queue_get, 0,
 	  "the pending jobs in order, and why" },
 	{ GF_HTTP_GET, "/v1/mig/proposal", gf__mig_get, 0,
@@ -147,7 +149,8 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 	    (rc = gf__agents_register(s)) != 0 ||
 	    (rc = gf__mig_register(s)) != 0 ||
 	    (o->k8s && (rc = gf__k8s_register(s, o->k8s, e)) != 0) ||
-	    (rc = gf__translog_register(s)) != 0) {
+	    (rc = gf__translog_register(s)) != 0 ||
+	    (rc = gf__logs_register(s)) != 0) {
 		if (!e->msg[0])
 			gf_err_set(e, rc, "cannot register the features");
 		gf__service_free(s);

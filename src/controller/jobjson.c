@@ -80,6 +80,24 @@ static int command_field(const struct gf_jv *v, struct gf_job_spec *s,
 	return 0;
 }
 
+/* "output" / "error": a path on the node with %j %r %a %n (core's
+ * gf_job_path_check says what is refused). */
+static int path_field(const char *k, const struct gf_jv *v, char **dst,
+		      struct gf_err *e)
+{
+	if (gf_jv_type(v) == GF_JV_NULL)
+		return 0;
+	const char *c = gf_jv_str(v);
+	if (c == NULL)
+		return bad(e, k, "expected a string (a path on the node)");
+	int rc = gf_job_path_check(k, c, e);
+	if (rc == 0) {
+		gf_free(*dst);
+		*dst = gf_strdup(c);
+	}
+	return rc;
+}
+
 /* Arrays, dependencies, holds (issue 21; jobflow.h): "array" is read by
  * the submit (gf_jobjson_array: its tasks become jobs), "dependency"
  * normalized into the spec, "hold" a boolean.  1 when k is none of them. */
@@ -154,14 +172,20 @@ static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
 				      sizeof(s->node_selector), e);
 	if (!strcmp(k, "command"))
 		return command_field(v, s, e);
+	if (!strcmp(k, "output"))
+		return path_field(k, v, &s->output, e);
+	if (!strcmp(k, "error"))
+		return path_field(k, v, &s->error, e);
 	if ((rc = flow_field(k, v, s, e)) <= 0)
 		return rc;
-	return gf_err_set(e, GF_EINVAL,
-			  "'%.60s': unknown field (known: name, team, class, "
-			  "replicas, gpus, gpu_model, gpu_milli, mig_profile, "
-			  "cpu_milli, memory_mib, node_selector, "
-			  "max_runtime_s, command, array, dependency, hold)",
-			  k);
+	return gf_err_set(
+		e, GF_EINVAL,
+		"'%.60s': unknown field (known: name, team, class, "
+		"replicas, gpus, gpu_model, gpu_milli, mig_profile, "
+		"cpu_milli, memory_mib, node_selector, "
+		"max_runtime_s, command, output, error, array, dependency, "
+		"hold)",
+		k);
 }
 
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
@@ -275,6 +299,8 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	gf_json_kv(j, "node_selector", s->node_selector);
 	gf_json_int(j, "max_runtime_s", s->max_runtime_s);
 	gf_json_str_or_null(j, "command", s->command);
+	gf_json_str_or_null(j, "output", s->output);
+	gf_json_str_or_null(j, "error", s->error);
 	gf_json_str_or_null(j, "reason", job->reason);
 	time_field(j, "submitted", job->submitted_ms);
 	time_field(j, "started", job->started_ms);

@@ -90,6 +90,7 @@ struct gf_agents;   /* agents.c */
 struct gf_translog; /* translog.c */
 struct gf_svc;	    /* ctl_services.c */
 struct gf_k8s;	    /* k8s_bind.c: the scheduler extender */
+struct gf_logs;	    /* ctl_logs.c: the logs read through agents */
 struct gf_k8s_op;
 
 /* What one turn writes: jobs (each once), the runs reported, and the
@@ -150,7 +151,8 @@ struct gf_service {
 	struct gf_store *store;
 	struct gf_server *srv;
 	struct gf_agents *ag;
-	struct gf_k8s *k8s; /* NULL: no --k8s-extender */
+	struct gf_k8s *k8s;   /* NULL: no --k8s-extender */
+	struct gf_logs *logs; /* ctl_logs.c's */
 	pthread_t tid;
 	bool running;
 
@@ -321,6 +323,17 @@ const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);
 /* The UUID of node's MIG instance (gpu, start), or NULL. */
 const char *gf__agents_mig_uuid(const struct gf_agents *ag, int node, int gpu,
 				int start);
+/* Where replica `replica` of job j's attempt ran or runs: the core's
+ * node index, with *live while it runs or completes (its end is still
+ * to come); GF_ENOTFOUND when that run is not known (never started),
+ * -ENODEV when it ended on a node this controller no longer knows.
+ * Under ctl_lock. */
+int gf__agents_run_node(const struct gf_agents *ag, const struct gf_job *j,
+			int attempt, int replica, bool *live);
+/* Node i's agent URL ("http://10.0.0.5:9400/", borrowed), or NULL when
+ * it has none or is not ready (never registered, silent, lost); under
+ * ctl_lock. */
+const char *gf__agents_url(const struct gf_agents *ag, int node);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 				 size_t *len);
@@ -336,6 +349,7 @@ int gf__agents_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__services_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__mig_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__translog_register(struct gf_service *s) GF_MUST_CHECK;
+int gf__logs_register(struct gf_service *s) GF_MUST_CHECK;
 /* The scheduler extender (k8s_bind.c), when o->k8s: 0 or an error in e. */
 int gf__k8s_register(struct gf_service *s, const struct gf_k8s_opts *o,
 		     struct gf_err *e) GF_MUST_CHECK;
@@ -346,6 +360,8 @@ int gf__jobs_submit(struct gf_http_req *r, void *arg);
 int gf__jobs_list(struct gf_http_req *r, void *arg);
 int gf__jobs_get(struct gf_http_req *r, void *arg);
 int gf__jobs_cancel(struct gf_http_req *r, void *arg);
+/* GET /v1/jobs/{id}/logs (ctl_logs.c). */
+int gf__jobs_logs(struct gf_http_req *r, void *arg);
 int gf__queue_get(struct gf_http_req *r, void *arg);
 int gf__nodes_get(struct gf_http_req *r, void *arg);
 int gf__healthz(struct gf_http_req *r, void *arg);

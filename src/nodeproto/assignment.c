@@ -156,6 +156,23 @@ static int read_gang(struct gf_np_rd *r, const struct gf_jv *v,
 }
 
 /* Element i of "assignments": the array ctx of struct gf_np_assignment. */
+/* An optional path member ("output", "error"): NULL or a copy. */
+static int read_path(struct gf_np_rd *r, const struct gf_jv *v, const char *key,
+		     char **out)
+{
+	const struct gf_jv *p = gf_jv_get(v, key);
+	if (!p || gf_jv_type(p) == GF_JV_NULL)
+		return 0;
+	const char *c = gf_jv_str(p);
+	if (c == NULL)
+		return gf__np_bad(r, key, "expected a string");
+	if (strlen(c) >= GF_JOB_PATH_MAX)
+		return gf__np_bad(r, key, "longer than %d bytes",
+				  GF_JOB_PATH_MAX - 1);
+	*out = gf_strdup(c);
+	return 0;
+}
+
 static int read_one_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
 		       void *ctx)
 {
@@ -180,6 +197,9 @@ static int read_one_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
 					  GF_JOB_CMD_MAX - 1);
 		a->command = gf_strdup(c);
 	}
+	if ((rc = read_path(r, v, "output", &a->output)) ||
+	    (rc = read_path(r, v, "error", &a->error)))
+		return rc;
 	return 0;
 }
 
@@ -243,8 +263,11 @@ void gf_np_mig_layouts_write(struct gf_json *j,
 
 void gf_np_assignments_release(struct gf_np_assignments *a)
 {
-	for (int i = 0; i < a->n; i++)
+	for (int i = 0; i < a->n; i++) {
 		gf_free(a->v[i].command);
+		gf_free(a->v[i].output);
+		gf_free(a->v[i].error);
+	}
 	gf_free(a->v);
 	a->v = NULL;
 	a->n = 0;
@@ -259,6 +282,10 @@ void gf_np_assignment_write(struct gf_json *j, const struct gf_np_assignment *a)
 		gf_json_str(j, "command", a->command);
 	else
 		gf_json_null(j, "command");
+	if (a->output) /* only when set: older agents take no such key */
+		gf_json_str(j, "output", a->output);
+	if (a->error)
+		gf_json_str(j, "error", a->error);
 	write_place(j, a);
 	gf__np_fields_write(j, size_fields, a);
 	gf__np_fields_write(j, gang_fields, a);

@@ -34,6 +34,11 @@
 /* The label naming the block (NVLink domain, IB leaf) an agent node is
  * in, when its inventory names none (agent --block sets the field). */
 #define GF_NP_BLOCK_LABEL "gpufleet.io/block"
+/* A run's log (agent/worker.h): its marker lines begin with this, and
+ * end with GF_NP_LOG_MARK_END; the controller's logs route knows a run's
+ * end by its end marker ("... on NODE ended ..."). */
+#define GF_NP_LOG_MARK	   "==> gpufleet:"
+#define GF_NP_LOG_MARK_END "<=="
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -160,6 +165,9 @@ struct gf_np_assignment {
 	char name[GF_JOB_NAME_MAX];
 	char team[GF_TEAM_NAME_MAX];
 	char *command; /* owned; NULL none */
+	/* --output / --error paths with their tokens (job.h); owned, NULL:
+	 * the node's own log */
+	char *output, *error;
 	/*
 	 * Where it runs on the node: the core's placement of the replica,
 	 * one value from the core to the worker.  Its node and node_name

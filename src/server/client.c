@@ -159,11 +159,31 @@ static bool tail_answer(const struct gf_buf *got, struct gf_client_answer *a)
 	return false;
 }
 
+/* Where an answer's body goes: its buffer, or the caller's sink (a 2xx
+ * answer's, as it comes). */
+struct sinkto {
+	struct gf_buf *b;
+	CURL *h;
+	const struct gf_client_req *q;
+	struct gf_client_answer *a;
+	bool stopped; /* the sink said stop */
+};
+
 static size_t on_data(char *p, size_t size, size_t n, void *cls)
 {
-	struct gf_buf *b = cls;
+	struct sinkto *w = cls;
 	size_t len = size * n;
-	return gf_buf_append(b, p, len) == 0 ? len : 0;
+	long code = 0;
+	if (w->q->sink &&
+	    curl_easy_getinfo(w->h, CURLINFO_RESPONSE_CODE, &code) ==
+		    CURLE_OK &&
+	    code >= 200 && code < 300) {
+		if (w->q->sink(p, len, w->q->sink_arg) == 0)
+			return len;
+		w->stopped = true;
+		return 0;
+	}
+	return gf_buf_append(w->b, p, len) == 0 ? len : 0;
 }
 
 /* Loopback never through a proxy; the rest as no_proxy says. */
@@ -434,13 +454,15 @@ static int name_server(const struct gf_client_req *q, char **url,
 
 /* Every option but the method's and the headers'. */
 static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
-			const char *np, char *errbuf,
-			struct gf_client_answer *a, struct tail *t)
+			const char *np, char *errbuf, struct sinkto *w,
+			struct tail *t)
 {
+	struct gf_client_answer *a = w->a;
 	curl_easy_setopt(h, CURLOPT_URL, q->url ? q->url : "");
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo);
+	/* a sink's answer lasts as long as it comes (a followed log) */
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, q->sink ? 0L : tmo);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, tmo);
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(h, CURLOPT_NOPROXY, np);
@@ -448,7 +470,7 @@ static void set_options(CURL *h, const struct gf_client_req *q, long tmo,
 			 q->user_agent ? q->user_agent : "gpufleet");
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, w);
 	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->body.cap);
 	t->plain = !strncasecmp(q->url ? q->url : "", "http://", 7);
 	curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
@@ -493,7 +515,8 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 	}
 	char errbuf[CURL_ERROR_SIZE] = "", np[512];
 	no_proxy(np, sizeof(np));
-	set_options(h, q, tmo, np, errbuf, a, t);
+	struct sinkto w = { &a->body, h, q, a, false };
+	set_options(h, q, tmo, np, errbuf, &w, t);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	if (named) {
 		curl_easy_setopt(h, CURLOPT_URL, named);
@@ -513,6 +536,11 @@ int gf_client_request(struct gf_client *c, const struct gf_client_req *q,
 		       "%s %s: answered before the body was all sent (%s)", m,
 		       url, errbuf[0] ? errbuf : curl_easy_strerror(cr));
 		rc = 0;
+		goto out;
+	}
+	if (cr != CURLE_OK && w.stopped) {
+		gf_note(a->why, sizeof(a->why), "cancelled");
+		rc = -ECANCELED;
 		goto out;
 	}
 	if (cr != CURLE_OK) {

@@ -76,7 +76,13 @@ struct gf_client_req {
 	bool insecure_http;
 	const struct gf_client_tls *tls; /* NULL: none beyond ca */
 	const char *accept;		 /* an Accept header; NULL none */
-	const char *user_agent;		 /* NULL: "gpufleet" */
+	/* a 2xx answer's body handed to sink(bytes, n, sink_arg) as it
+	 * comes, not kept (a->body holds only another answer's); the
+	 * exchange then has no total timeout (timeout_ms bounds the
+	 * connection), and a sink returning nonzero ends it: -ECANCELED */
+	int (*sink)(const void *p, size_t n, void *arg);
+	void *sink_arg;
+	const char *user_agent; /* NULL: "gpufleet" */
 };
 
 struct gf_client_answer {

@@ -67,7 +67,8 @@ struct gf_server {
 	pthread_cond_t idle;	  /* signalled when in_flight drops to 0 */
 	int in_flight;		  /* under lock */
 	struct gf_http_req *held; /* suspended, not yet answered; under lock */
-	atomic_uint open;	  /* connections open (libmicrohttpd's) */
+	struct gf_http_stream *streams; /* live (stream.c); under lock */
+	atomic_uint open;		/* connections open (libmicrohttpd's) */
 };
 
 /* --- listening ------------------------------------------------------- */
@@ -306,6 +307,21 @@ int gf_reply_header(struct gf_http_req *r, const char *name, const char *value)
 	r->hvalue[r->nheaders] = gf_strdup(value);
 	r->nheaders++;
 	return 0;
+}
+
+pthread_mutex_t *gf__server_lock(struct gf_server *s)
+{
+	return &s->lock;
+}
+
+bool gf__server_event_loops(const struct gf_server *s)
+{
+	return s->o.threads > 0;
+}
+
+struct gf_http_stream **gf__server_streams(struct gf_server *s)
+{
+	return &s->streams;
 }
 
 int gf_req_suspend(struct gf_http_req *r)
@@ -891,6 +907,7 @@ void gf_server_stop(struct gf_server *s)
 	 * refuses what would have waited in its backlog */
 	MHD_quiesce_daemon(s->d);
 	shutdown(s->fd, SHUT_RDWR);
+	gf__streams_end_all(s); /* their connections finish */
 	int left = drain(s);
 	if (left)
 		gf_log(GF_LOG_WARN, s->o.name,

@@ -219,6 +219,32 @@ int gf_reply_verror(struct gf_http_req *r, unsigned status, const char *error,
  */
 int gf_req_suspend(struct gf_http_req *r) GF_MUST_CHECK;
 
+/* --- answers whose body comes later (stream.c) ---
+ *
+ * A body written by another thread as it comes (a log followed): answer
+ * r (in its handler, or later when held: gf_req_suspend) with status and
+ * type, then write to the stream from any one thread and end it.  Sent
+ * chunked; the connection waits (suspended, no thread held) while there
+ * is nothing to send.  A client that hangs up is noticed at the next
+ * write; one that waits while nothing comes is not (bound the stream).
+ * gf_server_stop ends every stream (what was written is sent).
+ */
+#define GF_STREAM_BUF (64u << 10) /* bytes written, not yet sent */
+struct gf_http_stream;
+/* 0 with *out set (the writer's: end it with gf_http_stream_end), or
+ * GF_EINVAL (r answered already, or the server refused) / GF_ENOTSUP. */
+int gf_reply_stream(struct gf_http_req *r, unsigned status, const char *type,
+		    struct gf_http_stream **out) GF_MUST_CHECK;
+/* Append (waits while GF_STREAM_BUF bytes are unsent): 0, or -EPIPE when
+ * nobody reads any more (the client left, the server stops). */
+int gf_http_stream_write(struct gf_http_stream *st, const void *p,
+			 size_t len) GF_MUST_CHECK;
+/* Whether someone may still read it (not ended, client not gone). */
+bool gf_http_stream_open(struct gf_http_stream *st);
+/* The body is complete: sent, then the answer ends; st is freed (NULL:
+ * nothing). */
+void gf_http_stream_end(struct gf_http_stream *st);
+
 /* --- documents rendered by one thread, served by many ---
  *
  * A service that renders a page periodically (the agent's /metrics)

@@ -72,6 +72,16 @@ bool gf__guard_request(struct gf_http_req *r, const char *version,
 int gf__reply_response(struct gf_http_req *r, unsigned status, const char *type,
 		       struct MHD_Response *resp, size_t len) GF_MUST_CHECK;
 
+/* server.c: the server's lock and its list of live streams (under it),
+ * for stream.c */
+struct gf_http_stream;
+pthread_mutex_t *gf__server_lock(struct gf_server *s);
+/* Whether the server runs event loops (connections can be suspended). */
+bool gf__server_event_loops(const struct gf_server *s);
+struct gf_http_stream **gf__server_streams(struct gf_server *s);
+/* stream.c: end every live stream (gf_server_stop, before it drains) */
+void gf__streams_end_all(struct gf_server *s);
+
 /*
  * tls.c: the daemon's TLS options for t (NULL: none) into o, ended by
  * MHD_OPTION_END (room for 4); how many before the end.

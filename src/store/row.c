@@ -126,6 +126,8 @@ int gf__store_job_check(const struct gf_job *j, struct gf_err *e)
 	if ((rc = check_utf8(j, "name", s->name, e)) ||
 	    (rc = check_utf8(j, "node_selector", s->node_selector, e)) ||
 	    (rc = check_utf8(j, "command", s->command, e)) ||
+	    (rc = check_utf8(j, "output", s->output, e)) ||
+	    (rc = check_utf8(j, "error", s->error, e)) ||
 	    (rc = check_utf8(j, "reason", j->reason, e)))
 		return rc;
 	for (int r = 0; j->place && r < s->replicas; r++)
@@ -248,6 +250,13 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	else
 		p->v[GF__COL_COMMAND] =
 			(struct gf__param){ .kind = GF__P_NULL };
+	const char *paths[] = { s->output, s->error };
+	for (int i = 0; i < 2; i++)
+		if (paths[i])
+			p_text(p, i ? GF__COL_ERROR : GF__COL_OUTPUT, paths[i]);
+		else
+			p->v[i ? GF__COL_ERROR : GF__COL_OUTPUT] =
+				(struct gf__param){ .kind = GF__P_NULL };
 	p_text(p, GF__COL_STATE, gf_job_state_name(j->state));
 	p_text(p, GF__COL_REASON, j->reason);
 	p_int(p, GF__COL_SUBMITTED_MS, j->submitted_ms);

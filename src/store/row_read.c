@@ -110,6 +110,21 @@ static int rd_command(struct rd *r)
 	return 0;
 }
 
+/* --output / --error: NULL, or a path the core's check takes */
+static int rd_path(struct rd *r, enum gf__store_col col, char **dst)
+{
+	const struct gf__cell *c = &r->c[col];
+	if (!c->p)
+		return 0;
+	if (c->len >= GF_JOB_PATH_MAX)
+		return bad(r, col, "%zu bytes, the most is %d", c->len,
+			   GF_JOB_PATH_MAX - 1);
+	if (!gf__store_utf8_ok(c->p, c->len))
+		return bad(r, col, "not valid UTF-8 text");
+	*dst = gf_strndup(c->p, c->len);
+	return 0;
+}
+
 static int rd_origin(struct rd *r)
 {
 	char name[8];
@@ -345,7 +360,9 @@ static int rd_spec(struct rd *r)
 	    (rc = rd_int(r, GF__COL_ARRAY_TASK_ID, &s->array_task)) ||
 	    (rc = rd_int(r, GF__COL_ARRAY_MAX, &s->array_max)) ||
 	    (rc = rd_text(r, GF__COL_DEPENDENCY, s->dependency,
-			  sizeof(s->dependency))))
+			  sizeof(s->dependency))) ||
+	    (rc = rd_path(r, GF__COL_OUTPUT, &s->output)) ||
+	    (rc = rd_path(r, GF__COL_ERROR, &s->error)))
 		return rc;
 	if (s->replicas < 1 || s->replicas > GF_JOB_MAX_REPLICAS)
 		return bad(r, GF__COL_REPLICAS, "expected 1 to %d, got %d",

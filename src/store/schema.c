@@ -100,7 +100,7 @@ static const struct migration migrations[] = {
 	  /* before it, a pod's job was known by its command (once) */
 	  "UPDATE jobs SET origin = 'k8s' "
 	  "WHERE substr(command, 1, 8) = 'k8s-pod ';\n" },
-	{ 9,
+	{ 6,
 	  "jobs.array_job_id, array_task_id, array_max, dependency, "
 	  "user_hold",
 	  "ALTER TABLE jobs ADD COLUMN array_job_id TEXT NOT NULL DEFAULT '';\n"
@@ -110,6 +110,9 @@ static const struct migration migrations[] = {
 	  "ALTER TABLE jobs ADD COLUMN dependency TEXT NOT NULL DEFAULT '';\n"
 	  "ALTER TABLE jobs ADD COLUMN user_hold INTEGER NOT NULL DEFAULT 0;\n"
 	  "CREATE INDEX jobs_array ON jobs (array_job_id);\n" },
+	{ 7, "jobs.output_path, error_path",
+	  "ALTER TABLE jobs ADD COLUMN output_path TEXT;\n"
+	  "ALTER TABLE jobs ADD COLUMN error_path TEXT;\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

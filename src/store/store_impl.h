@@ -54,7 +54,9 @@
 	X(ARRAY_TASK_ID, "array_task_id") \
 	X(ARRAY_MAX, "array_max")         \
 	X(DEPENDENCY, "dependency")       \
-	X(USER_HOLD, "user_hold")
+	X(USER_HOLD, "user_hold")         \
+	X(OUTPUT, "output_path")          \
+	X(ERROR, "error_path")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \

@@ -7,6 +7,7 @@
  */
 #include "cli/cli.h"
 #include "helpers.h"
+#include "util/buf.h"
 
 #define MAXARGS 12
 
@@ -309,6 +310,30 @@ static void test_groups(void **state)
 	assert_int_equal(c.given, 1); /* --count given */
 }
 
+/* The command words of submit and run (cmd_run.c): several words are
+ * quoted for /bin/sh where they need it; one word is a command line. */
+static void test_shell_words(void **state)
+{
+	(void)state;
+	const char *argv[] = { "sh", "-c", "echo hi; exit 3", "it's", "" };
+	struct gf_buf b;
+	gf_buf_init(&b, 4096);
+	for (int i = 0; i < 5; i++)
+		gf_cli_shell_word(&b, argv[i], true);
+	assert_string_equal(gf_buf_str(&b),
+			    "sh -c 'echo hi; exit 3' 'it'\\''s' ''");
+	gf_buf_reset(&b);
+	gf_cli_shell_word(&b, "make -j8 && ./a.out", false);
+	assert_string_equal(gf_buf_str(&b), "make -j8 && ./a.out");
+	gf_buf_reset(&b);
+	gf_cli_shell_word(&b, "python", true);
+	gf_cli_shell_word(&b, "train.py", true);
+	gf_cli_shell_word(&b, "--lr=0.1,a:b@c%d+e", true);
+	assert_string_equal(gf_buf_str(&b),
+			    "python train.py --lr=0.1,a:b@c%d+e");
+	gf_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_codes),
 		cmocka_unit_test(test_groups),
+		cmocka_unit_test(test_shell_words),
 	};
 	return cmocka_run_group_tests_name("cli_options", tests, NULL, NULL);
 }

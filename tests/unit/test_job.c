@@ -2,6 +2,8 @@
  * test_job.c - the job on its own (job.h): state names, the spec's field
  * checks with their messages, copies, and gf_job_check's invariants.
  */
+#include <string.h>
+
 #include <gpufleet/err.h>
 #include <gpufleet/job.h>
 
@@ -213,6 +215,45 @@ static void test_job_check(void **state)
 	assert_int_equal(gf_job_check(&j, msg, sizeof(msg)), GF_EINVAL);
 }
 
+/* --output / --error paths (logs): absolute, capped, known tokens. */
+static void test_output_paths(void **state)
+{
+	(void)state;
+	struct gf_err e;
+	assert_int_equal(gf_job_path_check("output", NULL, &e), 0);
+	assert_int_equal(gf_job_path_check("output", "/o/%j.%r.%a.%n.%%", &e),
+			 0);
+	assert_int_equal(gf_job_path_check("output", "o/x", &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "'output': expected an absolute path"));
+	assert_int_equal(gf_job_path_check("error", "/o/%x", &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "'error': '%x' is no token"));
+	assert_int_equal(gf_job_path_check("error", "/o/%", &e), GF_EINVAL);
+	assert_int_equal(gf_job_path_check("error", "/o/a\nb", &e), GF_EINVAL);
+	char *long_path = gf_malloc(GF_JOB_PATH_MAX + 1);
+	memset(long_path, 'a', GF_JOB_PATH_MAX);
+	long_path[0] = '/';
+	long_path[GF_JOB_PATH_MAX] = '\0';
+	assert_int_equal(gf_job_path_check("output", long_path, &e), GF_EINVAL);
+	long_path[GF_JOB_PATH_MAX - 1] = '\0';
+	assert_int_equal(gf_job_path_check("output", long_path, &e), 0);
+	/* in a spec: checked, copied, released */
+	struct gf_job_spec sp = { .replicas = 1,
+				  .team = "t",
+				  .class_name = "c" };
+	sp.output = long_path;
+	char rel[] = "rel", abs[] = "/e/%j";
+	sp.error = rel;
+	assert_int_equal(gf_job_spec_check(&sp, &e), GF_EINVAL);
+	assert_non_null(strstr(e.msg, "'error'"));
+	sp.error = abs;
+	struct gf_job_spec cp;
+	gf_job_spec_copy(&cp, &sp);
+	assert_ptr_not_equal(cp.output, sp.output);
+	assert_string_equal(cp.error, "/e/%j");
+	gf_job_spec_release(&cp);
+	gf_free(long_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_selector_syntax),
 		cmocka_unit_test(test_copy_release),
 		cmocka_unit_test(test_job_check),
+		cmocka_unit_test(test_output_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -488,6 +488,13 @@ static void asg_equal(const struct gf_np_assignment *a,
 		assert_ptr_equal(a->command, b->command);
 	else
 		assert_string_equal(a->command, b->command);
+	const char *pa[2] = { a->output, a->error },
+		   *pb[2] = { b->output, b->error };
+	for (int i = 0; i < 2; i++) /* logs: --output, --error */
+		if (pa[i] == NULL || pb[i] == NULL)
+			assert_ptr_equal(pa[i], pb[i]);
+		else
+			assert_string_equal(pa[i], pb[i]);
 	assert_int_equal(a->place.ngpus, b->place.ngpus);
 	for (int g = 0; g < a->place.ngpus; g++) {
 		assert_int_equal(a->place.gpus[g], b->place.gpus[g]);
@@ -568,6 +575,9 @@ static void test_assignments_roundtrip(void **state)
 	snprintf(v[0].name, sizeof(v[0].name), "llama-ft");
 	snprintf(v[0].team, sizeof(v[0].team), "vision");
 	v[0].command = cmd;
+	char out[] = "/scratch/%j.%r.%a.%n.out", err[] = "/scratch/%j.err";
+	v[0].output = out;
+	v[0].error = err;
 	v[0].place.node = 3; /* the controller's: not sent */
 	snprintf(v[0].place.node_name, sizeof(v[0].place.node_name), "n7");
 	v[0].place.ngpus = 8;
@@ -1116,6 +1126,8 @@ static const struct bad bad_cases[] = {
 	  "'assignments[0].mig': expected an object or null" },
 	{ ASG, "{" ASG0 "[{" ONE ", \"command\": [\"sh\"]}]}", GF_EINVAL,
 	  "'assignments[0].command': expected a string" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"output\": 3}]}", GF_EINVAL,
+	  "'assignments[0].output': expected a string" },
 	{ ASG, "{" ASG0 "[{" ONE ", \"max_runtime_s\": -1}]}", GF_EINVAL,
 	  "'assignments[0].max_runtime_s': expected 0 to ..." },
 	{ ASG,

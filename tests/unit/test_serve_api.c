@@ -964,6 +964,10 @@ static const struct row table[] = {
 	  "/v1/jobs/j999999/requeue",
 	  NULL,
 	  { 401, 401, 404, 404, 403 } },
+	{ GF_HTTP_GET,
+	  "/v1/jobs/j999999/logs",
+	  NULL,
+	  { 401, 401, 404, 404, 403 } },
 	{ GF_HTTP_GET, "/healthz", NULL, { 200, 200, 200, 200, 200 } },
 	{ GF_HTTP_GET, "/metrics", NULL, { 200, 200, 200, 200, 200 } },
 	/* the extender's client is a client certificate --client-ca

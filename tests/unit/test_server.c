@@ -365,7 +365,40 @@ static int h_held(struct gf_http_req *r, void *arg)
 	return 0;
 }
 
+/* /stream: answered in the handler with a stream another thread writes
+ * ("a\n", then "b\n" once the client has "a\n", then the end). */
+struct stream_call;
+static struct stream_call *stream_client; /* the test's */
+static bool stream_has(struct stream_call *sc, const char *want);
+
+static void *stream_writer(void *arg)
+{
+	struct gf_http_stream *st = arg;
+	if (gf_http_stream_write(st, "a\n", 2) == 0 &&
+	    stream_has(stream_client, "a\n"))
+		(void)!gf_http_stream_write(st, "b\n", 2);
+	gf_http_stream_end(st);
+	return NULL;
+}
+
+static int h_stream(struct gf_http_req *r, void *arg)
+{
+	(void)arg;
+	struct gf_http_stream *st;
+	int rc = gf_reply_stream(r, 200, "text/plain", &st);
+	if (rc)
+		return rc;
+	pthread_t t;
+	if (pthread_create(&t, NULL, stream_writer, st) != 0) {
+		gf_http_stream_end(st);
+		return 0;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
 static const struct gf_route routes[] = {
+	{ GF_HTTP_GET, "/stream", h_stream, 0, NULL },
 	{ GF_HTTP_GET, "/held", h_held, 0, NULL },
 	{ GF_HTTP_GET | GF_HTTP_DELETE, "/v1/items/{id}", h_item, 0, NULL },
 	{ GF_HTTP_POST, "/v1/items", h_post, 64, NULL },
@@ -662,6 +695,137 @@ static void test_server_held(void **state)
 	gf_server_stop(s);
 }
 
+/* --- streams (stream.c) ---------------------------------------------- */
+
+struct stream_call {
+	const struct gf_server *s;
+	const char *path; /* NULL: held?n=s */
+	pthread_mutex_t lock;
+	pthread_cond_t got; /* bytes came */
+	char body[256];
+	size_t n;
+	long status;
+	int rc;
+};
+
+static int stream_sink(const void *p, size_t n, void *arg)
+{
+	struct stream_call *sc = arg;
+	pthread_mutex_lock(&sc->lock);
+	if (sc->n + n < sizeof(sc->body)) {
+		memcpy(sc->body + sc->n, p, n);
+		sc->n += n;
+		sc->body[sc->n] = '\0';
+	}
+	pthread_cond_broadcast(&sc->got);
+	pthread_mutex_unlock(&sc->lock);
+	return 0;
+}
+
+static void *stream_thread(void *arg)
+{
+	struct stream_call *sc = arg;
+	char url[256];
+	snprintf(url, sizeof(url), "%s%s", gf_server_url(sc->s),
+		 sc->path ? sc->path : "held?n=s");
+	struct gf_client_req q = { .url = url,
+				   .sink = stream_sink,
+				   .sink_arg = sc };
+	struct gf_client_answer a;
+	struct gf_err e;
+	sc->rc = gf_client_request(NULL, &q, &a, &e);
+	sc->status = a.status;
+	gf_client_answer_release(&a);
+	return NULL;
+}
+
+/* Wait (bounded: 10 s) until the client holds want. */
+static bool stream_has(struct stream_call *sc, const char *want)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&sc->lock);
+	while (!strstr(sc->body, want) &&
+	       pthread_cond_timedwait(&sc->got, &sc->lock, &until) == 0)
+		;
+	bool ok = strstr(sc->body, want) != NULL;
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
+/* A body written by another thread as it comes: the client has the first
+ * line before the second is written (the connection waits, suspended,
+ * in between), then the end.  A stream left open is ended by the
+ * server's stop: what was written arrives, later writes fail. */
+static void test_server_stream(void **state)
+{
+	(void)state;
+	struct fixture f = { .threads = 1, .drain_ms = 2000 };
+	struct gf_server *s = start(&f);
+	for (int round = 0; round < 2; round++) {
+		struct stream_call sc = { .s = s };
+		pthread_mutex_init(&sc.lock, NULL);
+		pthread_cond_init(&sc.got, NULL);
+		pthread_t t;
+		assert_int_equal(pthread_create(&t, NULL, stream_thread, &sc),
+				 0);
+		wait_held(&f, round + 1);
+		struct gf_http_stream *st;
+		assert_int_equal(
+			gf_reply_stream(f.held[round], 200, "text/plain", &st),
+			0);
+		assert_int_equal(gf_http_stream_write(st, "one\n", 4), 0);
+		assert_true(stream_has(&sc, "one\n"));
+		pthread_mutex_lock(&sc.lock); /* the client's thread writes */
+		bool early = strstr(sc.body, "two") != NULL;
+		pthread_mutex_unlock(&sc.lock);
+		assert_false(early);
+		if (round == 0) {
+			assert_int_equal(gf_http_stream_write(st, "two\n", 4),
+					 0);
+			gf_http_stream_end(st);
+			pthread_join(t, NULL);
+			assert_int_equal(sc.rc, 0);
+			assert_int_equal(sc.status, 200);
+			assert_string_equal(sc.body, "one\ntwo\n");
+		} else { /* the server stops under an open stream */
+			gf_server_stop(s);
+			pthread_join(t, NULL);
+			assert_int_equal(sc.status, 200);
+			assert_string_equal(sc.body, "one\n");
+			assert_false(gf_http_stream_open(st));
+			assert_int_equal(gf_http_stream_write(st, "x", 1),
+					 -EPIPE);
+			gf_http_stream_end(st);
+		}
+		pthread_mutex_destroy(&sc.lock);
+		pthread_cond_destroy(&sc.got);
+	}
+}
+
+/* A stream answered from the handler, on either kind of server: the
+ * thread per connection waits in the content reader, the event loop
+ * suspends; either way "b" is written only once the client has "a". */
+static void test_server_stream_modes(void **state)
+{
+	struct fixture f = { .threads = mode(state) };
+	struct gf_server *s = start(&f);
+	struct stream_call sc = { .s = s, .path = "stream" };
+	pthread_mutex_init(&sc.lock, NULL);
+	pthread_cond_init(&sc.got, NULL);
+	stream_client = &sc;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, stream_thread, &sc), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(sc.rc, 0);
+	assert_int_equal(sc.status, 200);
+	assert_string_equal(sc.body, "a\nb\n");
+	gf_server_stop(s);
+	pthread_mutex_destroy(&sc.lock);
+	pthread_cond_destroy(&sc.got);
+}
+
 static void *beside(void *arg)
 {
 	*(int *)arg = 1;
@@ -911,6 +1075,10 @@ int main(void)
 		cmocka_unit_test_prestate(test_server_stop_in_flight,
 					  &event_loops),
 		cmocka_unit_test(test_server_held),
+		cmocka_unit_test(test_server_stream),
+		cmocka_unit_test(test_server_stream_modes),
+		cmocka_unit_test_prestate(test_server_stream_modes,
+					  &event_loops),
 		cmocka_unit_test(test_server_start_errors),
 		cmocka_unit_test(test_server_start_with),
 		cmocka_unit_test(test_client_errors),

@@ -27,10 +27,8 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 9 /* store/schema.c's last migration */
-/* its entries: 1-5 and 9 (6-8 are other branches' of issue 21: the lead
- * renumbers at merge) */
-#define SCHEMA_COUNT 6
+#define SCHEMA_LATEST 7 /* store/schema.c's last migration */
+#define SCHEMA_COUNT  7 /* and its entries (1-7) */
 
 struct backend {
 	enum gf_store_kind kind;
@@ -283,6 +281,12 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_true((x->command == NULL) == (y->command == NULL));
 	if (x->command)
 		assert_string_equal(x->command, y->command);
+	assert_true((x->output == NULL) == (y->output == NULL));
+	if (x->output)
+		assert_string_equal(x->output, y->output);
+	assert_true((x->error == NULL) == (y->error == NULL));
+	if (x->error)
+		assert_string_equal(x->error, y->error);
 	assert_int_equal(a->state, b->state);
 	assert_string_equal(a->reason, b->reason);
 	assert_int_equal(a->submitted_ms, b->submitted_ms);
@@ -415,6 +419,8 @@ static int many_shapes(struct gf_job **v)
 	int n = 0;
 	struct gf_job *j = v[n++] = job(1); /* pending, odd text */
 	j->spec.command = odd_command();
+	j->spec.output = gf_strdup("/scratch/%j/%r.%a.%n.out"); /* logs */
+	j->spec.error = gf_strdup("/scratch/%j.err");
 	snprintf(j->spec.name, sizeof(j->spec.name), "l'été \"quoted\" 漢");
 	snprintf(j->spec.node_selector, sizeof(j->spec.node_selector),
 		 "zone=a,k8s.io/arch=amd64");
@@ -553,7 +559,7 @@ static void test_failed_batch(void **state)
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
 		 "origin, array_job_id, array_task_id, array_max, "
-		 "dependency, user_hold "
+		 "dependency, user_hold, output_path, error_path "
 		 "FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
@@ -615,7 +621,7 @@ static void test_big_batch(void **state)
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
 		 "origin, array_job_id, array_task_id, array_max, "
-		 "dependency, user_hold "
+		 "dependency, user_hold, output_path, error_path "
 		 "FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
@@ -818,12 +824,14 @@ static void test_origin(void **state)
 			 1);
 	/* back to schema 4: no origin column */
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN origin");
-	raw_exec(b->url, "DROP INDEX jobs_array"); /* and migration 9's */
+	raw_exec(b->url, "DROP INDEX jobs_array"); /* and migration 6's */
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN array_job_id");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN array_task_id");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN array_max");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN dependency");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN user_hold");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN output_path");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN error_path");
 	raw_exec(b->url, "DELETE FROM schema_version WHERE version >= 5");
 	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_K8S,

@@ -201,6 +201,85 @@ static char *slurp(const char *path)
 }
 
 /* Whether the file at path holds text within ms. */
+/* A run's log: its start marker (naming who), one line of output, its
+ * end marker (holding why), and nothing else. */
+static void assert_log_lines(const char *path, const char *who, const char *out,
+			     const char *why)
+{
+	char *log = slurp(path);
+	print_message("%s:\n%s", path, log);
+	char *l1 = log, *l2 = strchr(l1, '\n');
+	assert_non_null(l2);
+	*l2++ = '\0';
+	char *l3 = strchr(l2, '\n');
+	assert_non_null(l3);
+	*l3++ = '\0';
+	char *end = strchr(l3, '\n');
+	assert_non_null(end);
+	*end = '\0';
+	assert_string_equal(end + 1, "");
+	assert_int_equal(strncmp(l1, "==> gpufleet: ", 14), 0);
+	assert_int_equal(strncmp(l1 + 14, who, strlen(who)), 0);
+	assert_non_null(strstr(l1, " started 20"));
+	assert_string_equal(l2, out);
+	assert_int_equal(strncmp(l3, "==> gpufleet: ", 14), 0);
+	assert_int_equal(strncmp(l3 + 14, who, strlen(who)), 0);
+	assert_non_null(strstr(l3, " ended 20"));
+	assert_non_null(strstr(l3, why));
+	gf_free(log);
+}
+
+/* --- the log's markers and paths (pure) ------------------------------- */
+
+static void test_log_markers(void **state)
+{
+	(void)state;
+	char line[512], p[64];
+	/* 2026-12-02T11:03:04Z */
+	assert_int_equal(gf_worker_marker_start(line, sizeof(line), "j12", 0, 2,
+						"gpu-01", 1796209384000LL),
+			 0);
+	assert_string_equal(line, "==> gpufleet: j12 replica 0 attempt 2 on "
+				  "gpu-01 started 2026-12-02T11:03:04Z <==\n");
+	struct gf_worker_event ev = { .kind = GF_WORKER_ENDED,
+				      .job = "j12",
+				      .attempt = 2,
+				      .end = GF_WORKER_END_EXITED,
+				      .exit_code = 3,
+				      .end_ms = 1796209500000LL };
+	assert_int_equal(gf_worker_marker_end(line, sizeof(line), &ev, "n1"),
+			 0);
+	assert_string_equal(line, "==> gpufleet: j12 replica 0 attempt 2 on n1 "
+				  "ended 2026-12-02T11:05:00Z: exit code 3 "
+				  "<==\n");
+	ev.end = GF_WORKER_END_MAX_RUNTIME;
+	ev.exit_code = -1;
+	ev.signal = 9;
+	assert_int_equal(gf_worker_marker_end(line, sizeof(line), &ev, "n1"),
+			 0);
+	assert_non_null(strstr(line, ": max runtime reached, signal 9 ("));
+	ev.end = GF_WORKER_END_STOPPED;
+	assert_int_equal(gf_worker_marker_end(line, sizeof(line), &ev, "n1"),
+			 0);
+	assert_non_null(
+		strstr(line, ": cancelled (stopped by the controller)"));
+	assert_int_equal(gf_worker_marker_end(line, 20, &ev, "n1"), GF_ETOOBIG);
+	/* tokens */
+	assert_int_equal(gf_worker_expand(p, sizeof(p), "/o/%j-%r-%a.%n%%",
+					  "j7", 3, 12, "gpu-01"),
+			 0);
+	assert_string_equal(p, "/o/j7-3-12.gpu-01%");
+	assert_int_equal(
+		gf_worker_expand(p, sizeof(p), "/o/%x", "j7", 0, 1, "n"),
+		GF_EINVAL);
+	assert_int_equal(gf_worker_expand(p, 8, "/o/%j%j%j", "j7", 0, 1, "n"),
+			 GF_ETOOBIG);
+	assert_int_equal(gf_worker_expand(p, 6, "/o/%a", "j7", 0, 12345, "n"),
+			 GF_ETOOBIG);
+	assert_int_equal(gf_worker_log_path(p, sizeof(p), "/l", "j7", 1, 2), 0);
+	assert_string_equal(p, "/l/j7.1.2.log");
+}
+
 static bool wait_text(const char *path, const char *text, int ms)
 {
 	int64_t until = now_ms() + ms;
@@ -444,7 +523,7 @@ static void test_env_and_affinity_live(void **state)
 	assert_string_equal(got, expect);
 	gf_free(got);
 	/* the log holds both streams */
-	snprintf(path, sizeof(path), "%s/j1.1.log", f->logs);
+	snprintf(path, sizeof(path), "%s/j1.1.0.log", f->logs);
 	char *log = slurp(path);
 	assert_non_null(strstr(log, "hello-out\n"));
 	assert_non_null(strstr(log, "hello-err\n"));
@@ -759,7 +838,7 @@ static void stop_trap(struct fx *f, bool cgroup)
 	assert_int_equal(kill(-pgid, 0), -1);
 	assert_int_equal(errno, ESRCH);
 	char path[256];
-	snprintf(path, sizeof(path), "%s/trap.0.log", f->logs);
+	snprintf(path, sizeof(path), "%s/trap.0.0.log", f->logs);
 	char *log = slurp(path);
 	assert_non_null(strstr(log, "got-term"));
 	gf_free(log);
@@ -813,7 +892,7 @@ static void stop_kill(struct fx *f, bool cgroup)
 	assert_int_equal(gf_worker_running(f->w, run, 2), 1);
 	assert_true(run[0].stopping);
 	char path[256];
-	snprintf(path, sizeof(path), "%s/deaf.0.log", f->logs);
+	snprintf(path, sizeof(path), "%s/deaf.0.0.log", f->logs);
 	assert_true(wait_text(path, "got-term", 30000)); /* TERM came first */
 	struct gf_worker_event x[4];
 	assert_int_equal(gf_worker_poll_at(f->w, now_ms() + 60000, x, 4), 0);
@@ -887,8 +966,8 @@ static void test_attempts(void **state)
 	assert_int_equal(gf_worker_running(f->w, run, 2), 1);
 	assert_int_equal(run[0].attempt, 1);
 	char path[256];
-	snprintf(path, sizeof(path), "%s/att.0.log", f->logs);
-	assert_true(wait_file(path, 5000)); /* "one" is out: stop it now */
+	snprintf(path, sizeof(path), "%s/att.0.1.log", f->logs);
+	assert_true(wait_text(path, "one\n", 5000)); /* out: stop it now */
 	assert_int_equal(gf_worker_stop(f->w, "att", 0, 1, &e), 0);
 	struct gf_worker_event *ev =
 		wait_ev(f, f->w, GF_WORKER_ENDED, "att", 0, 5000);
@@ -899,9 +978,12 @@ static void test_attempts(void **state)
 	assert_int_equal(ev->exit_code, 0);
 	assert_int_equal(gf_worker_forget(f->w, "att", 0, 1, &e), 0);
 	assert_int_equal(gf_worker_forget(f->w, "att", 0, 2, &e), 0);
-	char *log = slurp(path);
-	assert_string_equal(log, "one\ntwo\n");
-	gf_free(log);
+	/* a file per attempt, each between its markers (worker_log.c) */
+	assert_log_lines(path, "att replica 0 attempt 1 on ", "one",
+			 "cancelled (stopped by the controller), signal 15");
+	snprintf(path, sizeof(path), "%s/att.0.2.log", f->logs);
+	assert_log_lines(path, "att replica 0 attempt 2 on ", "two",
+			 ": exit code 0 <==");
 }
 
 /* --- the worker dies -------------------------------------------------- */
@@ -1197,6 +1279,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pid_reuse_and_bad_records,
 						setup, teardown),
+		cmocka_unit_test(test_log_markers),
 		cmocka_unit_test_setup_teardown(test_shim_killed, setup,
 						teardown),
 	};

@@ -105,6 +105,39 @@ static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 		return gf_err_set(e, GF_EINVAL,
 				  "'command': longer than %d bytes",
 				  GF_JOB_CMD_MAX - 1);
+	if ((rc = gf_job_path_check("output", s->output, e)) ||
+	    (rc = gf_job_path_check("error", s->error, e)))
+		return rc;
+	return 0;
+}
+
+int gf_job_path_check(const char *field, const char *p, struct gf_err *e)
+{
+	if (!p)
+		return 0;
+	if (p[0] != '/')
+		return gf_err_set(e, GF_EINVAL,
+				  "'%s': expected an absolute path (it is the "
+				  "node's), got '%.60s'",
+				  field, p);
+	if (strnlen(p, GF_JOB_PATH_MAX) >= GF_JOB_PATH_MAX)
+		return gf_err_set(e, GF_EINVAL, "'%s': longer than %d bytes",
+				  field, GF_JOB_PATH_MAX - 1);
+	for (const char *c = p; *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return gf_err_set(e, GF_EINVAL,
+					  "'%s': a control character in the "
+					  "path",
+					  field);
+		if (*c == '%' && !(c[1] && strchr("jran%", c[1])))
+			return gf_err_set(e, GF_EINVAL,
+					  "'%s': '%%%.1s' is no token (known: "
+					  "%%j job id, %%r replica, %%a "
+					  "attempt, %%n node, %%%% a '%%')",
+					  field, c + 1);
+		if (*c == '%')
+			c++;
+	}
 	return 0;
 }
 
@@ -161,11 +194,15 @@ void gf_job_spec_copy(struct gf_job_spec *dst, const struct gf_job_spec *src)
 {
 	*dst = *src;
 	dst->command = src->command ? gf_strdup(src->command) : NULL;
+	dst->output = src->output ? gf_strdup(src->output) : NULL;
+	dst->error = src->error ? gf_strdup(src->error) : NULL;
 }
 
 void gf_job_spec_release(struct gf_job_spec *s)
 {
 	gf_free(s->command);
+	gf_free(s->output);
+	gf_free(s->error);
 }
 
 void gf_job_release(struct gf_job *j)
