@@ -65,6 +65,7 @@ struct gf_agent {
 	struct gf_gpu_health health[GF_TEL_MAX_GPUS];
 	int nhealth;
 	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
+	char cpu_why[GF_ERR_MSG_MAX]; /* a CPU node: why; "" with NVML */
 };
 
 static const char *const doc_route[ND] = {
@@ -345,7 +346,16 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 {
 	*out = NULL;
 	struct gf_agent *a = agent_new(o);
-	int rc = gf_collector_open(&a->col, o->ring, e);
+	int rc = o->cpu_node ? 0 : gf_collector_open(&a->col, o->ring, e);
+	if (o->cpu_node ||
+	    (rc && o->cpu_fallback && (rc == GF_ENOTFOUND || rc == GF_ENVML))) {
+		gf_note(a->cpu_why, sizeof(a->cpu_why), "%s",
+			o->cpu_node ? "--no-nvml" : e->msg);
+		gf_collector_open_cpu(&a->col);
+		a->o.topo.cpu_only = true;
+		gf_err_clear(e);
+		rc = 0;
+	}
 	if (rc) {
 		agent_free(a);
 		return rc;
@@ -379,6 +389,11 @@ const char *gf_agent_url(const struct gf_agent *a)
 int gf_agent_gpus(const struct gf_agent *a)
 {
 	return a->col.n;
+}
+
+const char *gf_agent_cpu_node(const struct gf_agent *a)
+{
+	return a->cpu_why[0] ? a->cpu_why : NULL;
 }
 
 void gf_agent_stop(struct gf_agent *a)

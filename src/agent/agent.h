@@ -34,6 +34,10 @@ struct gf_agent_opts {
 	const struct gf_counters *counters; /* the metrics exported */
 	struct gf_node_source topo;	    /* /v1/topology's node */
 	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
+	/* a CPU node: cpu_node opens no NVML; cpu_fallback becomes one when
+	 * NVML cannot be opened (not found, init failed) instead of failing;
+	 * either way the collector has no GPU and topo is cpu_only */
+	bool cpu_node, cpu_fallback;
 	/* HTTP connections (server.h): in all, and from one address;
 	 * 0: the server's defaults */
 	unsigned max_connections, max_per_client;
@@ -54,6 +58,9 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 /* "http://127.0.0.1:41234/" (borrowed), and the GPUs sampled. */
 const char *gf_agent_url(const struct gf_agent *a);
 int gf_agent_gpus(const struct gf_agent *a);
+/* Why the agent runs as a CPU node ("--no-nvml", or NVML's error), or
+ * NULL when it samples GPUs through NVML (borrowed). */
+const char *gf_agent_cpu_node(const struct gf_agent *a);
 
 /* Stop sampling, stop the server (requests in flight finish), close
  * NVML, free. */

@@ -149,6 +149,12 @@ struct gf_collector {
  */
 int gf_collector_open(struct gf_collector *c, int ring,
 		      struct gf_err *e) GF_MUST_CHECK;
+/*
+ * A collector of no GPU, without NVML (a CPU node: `agent --no-nvml`, or
+ * no NVML found): samples count, pages hold gpufleet's node families and
+ * no DCGM one.  gf_collector_close() releases it as the other.
+ */
+void gf_collector_open_cpu(struct gf_collector *c);
 void gf_collector_close(struct gf_collector *c);
 
 /* Sample every GPU now (now_ms: wall clock in ms). */
