@@ -10,7 +10,8 @@
  * sampler refreshes after each sample.
  *
  * Locks: `lock` (stop; the sampler sleeps on `wake` with it),
- * `health_lock` (the snapshot, held only to copy it) and `nvml_lock`
+ * `health_lock` (the snapshot, held only to copy it), `jobs_lock` (the
+ * jobs on the devices, held only to copy them) and `nvml_lock`
  * (held by the sampler while it samples, and by gf_agent_nvml's callers:
  * NVML calls are serialised, topo/nvml.h).  Never two at once.
  *
@@ -66,6 +67,10 @@ struct gf_agent {
 	int nhealth;
 	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
 	char cpu_why[GF_ERR_MSG_MAX]; /* a CPU node: why; "" with NVML */
+	pthread_mutex_t jobs_lock;    /* guards jobs[], njobs */
+	struct gf_dev_job jobs[GF_TEL_MAX_JOBS];
+	int njobs;
+	struct gf_dev_job jobs_s[GF_TEL_MAX_JOBS]; /* the sampler's copy */
 };
 
 static const char *const doc_route[ND] = {
@@ -205,6 +210,17 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max)
 	return n;
 }
 
+void gf_agent_set_jobs(struct gf_agent *a, const struct gf_dev_job *v, int n)
+{
+	if (n > GF_TEL_MAX_JOBS)
+		n = GF_TEL_MAX_JOBS;
+	pthread_mutex_lock(&a->jobs_lock);
+	if (n > 0)
+		memcpy(a->jobs, v, (size_t)n * sizeof(v[0]));
+	a->njobs = n > 0 ? n : 0;
+	pthread_mutex_unlock(&a->jobs_lock);
+}
+
 int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&a->nvml_lock);
@@ -295,6 +311,12 @@ static void *sampler(void *arg)
 			break;
 		pthread_mutex_unlock(&a->lock);
 		clock_gettime(CLOCK_MONOTONIC, &next);
+		pthread_mutex_lock(&a->jobs_lock);
+		memcpy(a->jobs_s, a->jobs,
+		       (size_t)a->njobs * sizeof(a->jobs[0]));
+		a->col.njobs = a->njobs;
+		a->col.jobs = a->jobs_s;
+		pthread_mutex_unlock(&a->jobs_lock);
 		pthread_mutex_lock(&a->nvml_lock);
 		sample_once(a);
 		pthread_mutex_unlock(&a->nvml_lock);
@@ -317,6 +339,7 @@ static void agent_free(struct gf_agent *a)
 	pthread_mutex_destroy(&a->lock);
 	pthread_mutex_destroy(&a->health_lock);
 	pthread_mutex_destroy(&a->nvml_lock);
+	pthread_mutex_destroy(&a->jobs_lock);
 	gf_free(a);
 }
 
@@ -338,6 +361,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_mutex_init(&a->health_lock, NULL);
 	pthread_mutex_init(&a->nvml_lock, NULL);
+	pthread_mutex_init(&a->jobs_lock, NULL);
 	return a;
 }
 

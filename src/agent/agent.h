@@ -98,6 +98,15 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max);
 int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg),
 		  void *arg) GF_MUST_CHECK;
 
+/*
+ * The gpufleet jobs on this node's devices now (the link's assignments,
+ * collect.h): from the next sample on, /metrics labels their series with
+ * `job` and `team`.  v[0..n) is copied (past GF_TEL_MAX_JOBS dropped).
+ * Thread-safe: any thread between start and stop (the agent's jobs lock,
+ * held only to copy, never with another).
+ */
+void gf_agent_set_jobs(struct gf_agent *a, const struct gf_dev_job *v, int n);
+
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);
 
