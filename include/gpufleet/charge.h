@@ -215,7 +215,9 @@ enum gf_charge_key_kind {
 
 struct gf_charge_key {
 	enum gf_charge_key_kind kind;
-	uint32_t label; /* GF_CHARGE_KEY_LABEL, _ANNOTATION: its name */
+	uint32_t label;	   /* GF_CHARGE_KEY_LABEL, _ANNOTATION: its name */
+	const char *alias; /* gpufleet's name as parsed ("team"), else NULL:
+			      what gf_charge_key_name says (static) */
 };
 
 /*

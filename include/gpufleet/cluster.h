@@ -171,6 +171,49 @@ static inline bool gf_cnode_fits(const struct gf_cnode *n,
 }
 
 /*
+ * CPU work apart (the controller's rule, docs/placement.md): a GPU node
+ * keeps, for its free GPUs, half of each one's even share of the node's
+ * CPU and memory, counted in milli of free GPU: a node of cpu_cap and
+ * mem_cap with ngpus GPUs of which free_milli is free keeps
+ * cpu_cap * free_milli / (ngpus * 1000) / 2 (memory likewise), so an
+ * idle 8-GPU node of 64 cores lends 32 to jobs without GPU, and 4 of its
+ * GPUs busy lend 48 less what their jobs took.  A node without GPU keeps
+ * nothing.  Pure.
+ */
+#define GF_CPU_KEEP_DIV 2 /* the share a free GPU keeps: 1/2 */
+static inline int32_t gf_cpu_kept(int32_t cpu_cap, int ngpus,
+				  int32_t free_milli)
+{
+	if (ngpus <= 0 || free_milli <= 0)
+		return 0;
+	return (int32_t)((int64_t)cpu_cap * free_milli /
+			 ((int64_t)ngpus * GF_GPU_MILLI * GF_CPU_KEEP_DIV));
+}
+static inline int64_t gf_mem_kept(int64_t mem_cap, int ngpus,
+				  int32_t free_milli)
+{
+	if (ngpus <= 0 || free_milli <= 0)
+		return 0;
+	return mem_cap * free_milli /
+	       ((int64_t)ngpus * GF_GPU_MILLI * GF_CPU_KEEP_DIV);
+}
+
+/* Whether a request without GPU fits node n beyond what its free GPUs
+ * keep (the filter, and the rule above). */
+static inline bool gf_cnode_fits_apart(const struct gf_cnode *n,
+				       const struct gf_req *r)
+{
+	if (!gf_cnode_fits(n, r))
+		return false;
+	if (r->ngpus > 0 || n->ngpus == 0)
+		return true;
+	return n->cpu_left - r->cpu >=
+		       gf_cpu_kept(n->cpu_cap, n->ngpus, n->idle) &&
+	       n->mem_left - r->mem >=
+		       gf_mem_kept(n->mem_cap, n->ngpus, n->idle);
+}
+
+/*
  * Apply a placement: take r's CPU, memory and r->gpu_milli from each GPU
  * in gpus[0..r->ngpus).  The caller has checked that it fits.  On a held
  * GPU the share is taken from what node i withholds (gf_cluster_take);

@@ -125,6 +125,16 @@ int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
 		      struct gf_placement *out) GF_MUST_CHECK;
 
 /*
+ * CPU work apart (off at gf_sched_new: the simulator's experiments place
+ * as their papers do; the controller turns it on): a request without GPU
+ * goes to a node without GPU when one fits (among the allowed ones), and
+ * only then to a GPU node, taking there no more than what its free GPUs
+ * keep leaves (gf_cpu_kept, gf_mem_kept in cluster.h).  Requests with
+ * GPUs, gf_sched_commit (what ran stays) and unplacing are not changed.
+ */
+void gf_sched_set_cpu_apart(struct gf_sched *s, bool on);
+
+/*
  * Give r a class id (r->cls) by its shape (CPU, GPU share, GPU count),
  * the same id for the same shape, growing the score cache as new shapes
  * come: for callers whose requests are not known in advance (the

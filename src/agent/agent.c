@@ -11,7 +11,8 @@
  *
  * Locks: `lock` (stop; the sampler sleeps on `wake` with it),
  * `health_lock` (the snapshot, held only to copy it), `logs_lock` (the
- * log directory and token of /v1/logs, held only to copy them) and
+ * log directory and token of /v1/logs, held only to copy them),
+ * `jobs_lock` (the jobs on the devices, held only to copy them) and
  * `nvml_lock`
  * (held by the sampler while it samples, and by gf_agent_nvml's callers:
  * NVML calls are serialised, topo/nvml.h).  Never two at once.
@@ -78,6 +79,11 @@ struct gf_agent {
 	struct gf_gpu_health health[GF_TEL_MAX_GPUS];
 	int nhealth;
 	struct gf_gpu_health health_next[GF_TEL_MAX_GPUS]; /* the sampler's */
+	char cpu_why[GF_ERR_MSG_MAX]; /* a CPU node: why; "" with NVML */
+	pthread_mutex_t jobs_lock;    /* guards jobs[], njobs */
+	struct gf_dev_job jobs[GF_TEL_MAX_JOBS];
+	int njobs;
+	struct gf_dev_job jobs_s[GF_TEL_MAX_JOBS]; /* the sampler's copy */
 };
 
 static const char *const doc_route[ND] = {
@@ -317,6 +323,17 @@ int gf_agent_health(struct gf_agent *a, struct gf_gpu_health *out, int max)
 	return n;
 }
 
+void gf_agent_set_jobs(struct gf_agent *a, const struct gf_dev_job *v, int n)
+{
+	if (n > GF_TEL_MAX_JOBS)
+		n = GF_TEL_MAX_JOBS;
+	pthread_mutex_lock(&a->jobs_lock);
+	if (n > 0)
+		memcpy(a->jobs, v, (size_t)n * sizeof(v[0]));
+	a->njobs = n > 0 ? n : 0;
+	pthread_mutex_unlock(&a->jobs_lock);
+}
+
 int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg), void *arg)
 {
 	pthread_mutex_lock(&a->nvml_lock);
@@ -407,6 +424,12 @@ static void *sampler(void *arg)
 			break;
 		pthread_mutex_unlock(&a->lock);
 		clock_gettime(CLOCK_MONOTONIC, &next);
+		pthread_mutex_lock(&a->jobs_lock);
+		memcpy(a->jobs_s, a->jobs,
+		       (size_t)a->njobs * sizeof(a->jobs[0]));
+		a->col.njobs = a->njobs;
+		a->col.jobs = a->jobs_s;
+		pthread_mutex_unlock(&a->jobs_lock);
 		pthread_mutex_lock(&a->nvml_lock);
 		sample_once(a);
 		pthread_mutex_unlock(&a->nvml_lock);
@@ -430,6 +453,7 @@ static void agent_free(struct gf_agent *a)
 	pthread_mutex_destroy(&a->health_lock);
 	pthread_mutex_destroy(&a->nvml_lock);
 	pthread_mutex_destroy(&a->logs_lock);
+	pthread_mutex_destroy(&a->jobs_lock);
 	gf_free(a);
 }
 
@@ -452,6 +476,7 @@ static struct gf_agent *agent_new(const struct gf_agent_opts *o)
 	pthread_mutex_init(&a->health_lock, NULL);
 	pthread_mutex_init(&a->nvml_lock, NULL);
 	pthread_mutex_init(&a->logs_lock, NULL);
+	pthread_mutex_init(&a->jobs_lock, NULL);
 	return a;
 }
 
@@ -460,7 +485,16 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 {
 	*out = NULL;
 	struct gf_agent *a = agent_new(o);
-	int rc = gf_collector_open(&a->col, o->ring, e);
+	int rc = o->cpu_node ? 0 : gf_collector_open(&a->col, o->ring, e);
+	if (o->cpu_node ||
+	    (rc && o->cpu_fallback && (rc == GF_ENOTFOUND || rc == GF_ENVML))) {
+		gf_note(a->cpu_why, sizeof(a->cpu_why), "%s",
+			o->cpu_node ? "--no-nvml" : e->msg);
+		gf_collector_open_cpu(&a->col);
+		a->o.topo.cpu_only = true;
+		gf_err_clear(e);
+		rc = 0;
+	}
 	if (rc) {
 		agent_free(a);
 		return rc;
@@ -509,6 +543,11 @@ const char *gf_agent_url(const struct gf_agent *a)
 int gf_agent_gpus(const struct gf_agent *a)
 {
 	return a->col.n;
+}
+
+const char *gf_agent_cpu_node(const struct gf_agent *a)
+{
+	return a->cpu_why[0] ? a->cpu_why : NULL;
 }
 
 void gf_agent_stop(struct gf_agent *a)

@@ -34,6 +34,10 @@ struct gf_agent_opts {
 	const struct gf_counters *counters; /* the metrics exported */
 	struct gf_node_source topo;	    /* /v1/topology's node */
 	size_t doc_max;			    /* 0: GF_AGENT_DOC_MAX */
+	/* a CPU node: cpu_node opens no NVML; cpu_fallback becomes one when
+	 * NVML cannot be opened (not found, init failed) instead of failing;
+	 * either way the collector has no GPU and topo is cpu_only */
+	bool cpu_node, cpu_fallback;
 	/* HTTP connections (server.h): in all, and from one address;
 	 * 0: the server's defaults */
 	unsigned max_connections, max_per_client;
@@ -54,6 +58,9 @@ int gf_agent_start(struct gf_agent **out, const struct gf_agent_opts *o,
 /* "http://127.0.0.1:41234/" (borrowed), and the GPUs sampled. */
 const char *gf_agent_url(const struct gf_agent *a);
 int gf_agent_gpus(const struct gf_agent *a);
+/* Why the agent runs as a CPU node ("--no-nvml", or NVML's error), or
+ * NULL when it samples GPUs through NVML (borrowed). */
+const char *gf_agent_cpu_node(const struct gf_agent *a);
 
 /* Stop sampling, stop the server (requests in flight finish), close
  * NVML, free. */
@@ -101,6 +108,15 @@ int gf_agent_nvml(struct gf_agent *a, int (*fn)(void *arg),
 #define GF_AGENT_LOG_CHUNK (1u << 20) /* bytes of a log per request */
 int gf_agent_serve_logs(struct gf_agent *a, const char *log_dir,
 			const char *token) GF_MUST_CHECK;
+
+/*
+ * The gpufleet jobs on this node's devices now (the link's assignments,
+ * collect.h): from the next sample on, /metrics labels their series with
+ * `job` and `team`.  v[0..n) is copied (past GF_TEL_MAX_JOBS dropped).
+ * Thread-safe: any thread between start and stop (the agent's jobs lock,
+ * held only to copy, never with another).
+ */
+void gf_agent_set_jobs(struct gf_agent *a, const struct gf_dev_job *v, int n);
 
 /* The routes served, for `agent -h` (help lines wrapped for it). */
 int gf_agent_routes(const struct gf_route **out);

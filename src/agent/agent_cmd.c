@@ -139,6 +139,12 @@ int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
 	g->o.ring = ring_size(g);
 	if ((rc = read_counters(g)) != 0)
 		return rc;
+	/* this machine without NVML is a CPU node: asked (--no-nvml), or
+	 * found so when joining (a recording or template keeps NVML) */
+	const struct gf_node_source *src = &g->o.topo;
+	bool live = !src->xml && !src->nccl_xml && !src->template_name;
+	g->o.cpu_node = live && src->nvml == 0;
+	g->o.cpu_fallback = live && g->join.controller[0];
 	struct gf_agent *a;
 	struct gf_err e;
 	gf_err_clear(&e);
@@ -147,6 +153,11 @@ int gf_agent_cmd_run(struct gf_agent_cmd *g, const char *version,
 		return GF_AGENT_EXIT_FAIL;
 	}
 	const char *url = gf_agent_url(a);
+	const char *cpu = gf_agent_cpu_node(a);
+	if (cpu)
+		gf_agent_say("%s: running as a CPU node (no GPU, no DCGM "
+			     "metrics; jobs without GPUs)",
+			     cpu);
 	fprintf(stderr, "gpufleet agent: %d GPUs, listening on %s%s\n",
 		gf_agent_gpus(a), url,
 		strncmp(url, "http://0.0.0.0:", 15) == 0 ? " (every interface)"

@@ -201,7 +201,9 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		return GF_AGENT_EXIT_USAGE;
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (gf_node_source_load(topo, &a->node, &e) != 0) {
+	struct gf_node_source src = *topo;
+	src.cpu_only = gf_agent_cpu_node(agent) != NULL;
+	if (gf_node_source_load(&src, &a->node, &e) != 0) {
 		gf_agent_say("%s", e.msg);
 		return GF_AGENT_EXIT_FAIL;
 	}
@@ -237,8 +239,9 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 	fprintf(stderr,
 		"gpufleet agent: node '%s' joining %s (state in %s, jobs %s)\n",
 		a->name, a->controller, a->state_dir,
-		o.bind ? "bound to their GPUs' CPUs and memory"
-		       : "not bound: the topology is not this machine");
+		!o.bind	       ? "not bound: the topology is not this machine"
+		: src.cpu_only ? "bound to CPUs of this node"
+			       : "bound to their GPUs' CPUs and memory");
 	return 0;
 }
 

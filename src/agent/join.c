@@ -285,6 +285,8 @@ static void *loop(void *arg)
 		}
 		if (have_cur && !applied_cur)
 			applied_cur = gf__join_apply(j, &cur);
+		if (have_cur)
+			gf__join_jobs(j, &cur);
 		publish_stats(j, registered);
 		int64_t left = next_hb - mono_ms();
 		wait_ms(j, left < LOOP_MS ? (left > 0 ? left : 1) : LOOP_MS);

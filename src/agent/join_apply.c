@@ -241,6 +241,39 @@ bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a)
 	return all && layouts;
 }
 
+void gf__join_jobs(struct gf_join *j, const struct gf_np_assignments *a)
+{
+	if (!j->o.agent)
+		return;
+	struct gf_dev_job *v = gf_calloc(GF_TEL_MAX_JOBS, sizeof(*v));
+	int n = 0;
+	for (int i = 0; i < a->n; i++) {
+		const struct gf_np_assignment *x = &a->v[i];
+		const struct gf_le *le =
+			gf__ledger_find(&j->led, x->ref.job, x->ref.replica);
+		if (!le || le->st != GF_LE_RUNNING ||
+		    le->attempt != x->ref.attempt)
+			continue;
+		const char *mig = "";
+		if (x->mig) {
+			mig = gf__join_mig_uuid(j, x->place.gpus[0],
+						x->place.mig_start);
+			mig = *mig ? mig : x->mig_uuid;
+		}
+		for (int g = 0; g < x->place.ngpus && n < GF_TEL_MAX_JOBS;
+		     g++) {
+			struct gf_dev_job *d = &v[n++];
+			d->gpu = (unsigned)x->place.gpus[g];
+			gf_note(d->mig_uuid, sizeof(d->mig_uuid), "%s", mig);
+			gf_note(d->job, sizeof(d->job), "%s", x->ref.job);
+			gf_note(d->team, sizeof(d->team), "%s",
+				x->team[0] ? x->team : "default");
+		}
+	}
+	gf_agent_set_jobs(j->o.agent, v, n);
+	gf_free(v);
+}
+
 /* One device's pods into the heartbeat's gpu_pods (room made). */
 static void add_dev_pods(struct gf_np_heartbeat *hb,
 			 const struct gf_dev_pods *dp)

@@ -115,6 +115,10 @@ bool gf__join_events(struct gf_join *j);
 /* Make the worker run exactly a's replicas; true when all were handled
  * (then j->applied = a->generation). */
 bool gf__join_apply(struct gf_join *j, const struct gf_np_assignments *a);
+/* The jobs running on the node's devices, from a's replicas the ledger
+ * runs, handed to the agent's page (gf_agent_set_jobs: job and team
+ * labels). */
+void gf__join_jobs(struct gf_join *j, const struct gf_np_assignments *a);
 /* join_mig.c: the MIG layouts the controller wants, applied on GPUs where no
  * replica runs; j->inv re-read and a registration asked when one
  * changed.  True when every layout is in place. */

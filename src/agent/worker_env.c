@@ -19,6 +19,7 @@
  * Invariants: every name appears once; p->nenv < GF__ENV_SLOTS.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,62 @@ static void binding(const struct gf_worker *w, const struct gf_bind_plan *plan,
 		p->mems = plan->mems;
 }
 
+/*
+ * A job without GPU on this machine: ceil(cpu_milli / 1000) of the node's
+ * CPUs (0: left unbound), those the fewest running runs are bound to,
+ * lowest first, and the memory of their NUMA nodes (unless every one).
+ * More asked for than the node has: every CPU, with a note.
+ */
+static void cpu_binding(const struct gf_worker *w,
+			const struct gf_assignment *a, struct gf__prep *p)
+{
+	const struct gf_node *n = w->node;
+	long want = ((long)a->cpu_milli + 999) / 1000;
+	int have = gf_bitmap_count(&n->cpus);
+	if (want <= 0 || have == 0)
+		return;
+	if (want >= have) {
+		if (want > have)
+			gf_note(p->note, sizeof(p->note),
+				"%ld CPUs asked for, the node has %d: bound "
+				"to those",
+				want, have);
+		return; /* every CPU: nothing to bind */
+	}
+	unsigned short use[GF_BITMAP_BITS];
+	memset(use, 0, sizeof(use));
+	for (int k = 0; k < w->njobs; k++) {
+		const struct gf__wjob *j = &w->jobs[k];
+		int c;
+		if (j->state != GF__W_RUNNING)
+			continue;
+		gf_bitmap_for_each(c, &j->cpus) if (use[c] < USHRT_MAX)
+			use[c]++;
+	}
+	gf_bitmap_zero(&p->cpus);
+	for (unsigned short level = 0; want > 0; level++) {
+		int c;
+		gf_bitmap_for_each(c, &n->cpus)
+		{
+			if (want > 0 && use[c] == level &&
+			    gf_bitmap_set(&p->cpus, c) == 0)
+				want--;
+		}
+		if (level == USHRT_MAX)
+			break;
+	}
+	gf_bitmap_zero(&p->mems);
+	bool all = true;
+	for (int i = 0; i < n->nnuma; i++) {
+		if (gf_bitmap_intersects(&n->numa[i].cpus, &p->cpus))
+			(void)!gf_bitmap_set(&p->mems, n->numa[i].os_index);
+		else
+			all = false;
+	}
+	if (all) /* binding memory to every node changes nothing */
+		gf_bitmap_zero(&p->mems);
+}
+
 int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 		   struct gf__prep *p, struct gf_err *e)
 {
@@ -396,6 +453,9 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 			return rc;
 		}
 		binding(w, plan, p);
+	} else if (w->node && w->node->this_system && !w->env_only &&
+		   a->place.ngpus == 0 && a->kind != GF_WORKER_GPU_MIG) {
+		cpu_binding(w, a, p);
 	}
 	p->envp = gf_calloc(GF__ENV_SLOTS + 1, sizeof(char *));
 	build_env(w, a, plan, p);

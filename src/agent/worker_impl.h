@@ -43,7 +43,9 @@ struct gf__wjob {
 	int shim_pid, pid;
 	uint64_t shim_start, pid_start; /* /proc/PID/stat field 22 */
 	int64_t start_ms, max_runtime_ms;
-	int gpu_milli; /* thousandths of a GPU held, in total */
+	int gpu_milli;	       /* thousandths of a GPU held, in total */
+	struct gf_bitmap cpus; /* bound to (a job without GPU: others avoid
+				  them); empty when unbound or recovered */
 	enum gf_worker_isolation iso;
 	char cgroup[GF_WORKER_PATH_MAX]; /* "" in process-group mode */
 	char iso_note[256];		 /* why a process group, or "" */

@@ -248,6 +248,7 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 	if (rc == 0)
 		rc = out_paths(w, a, s, e);
 	s->j.gpu_milli = s->prep.gpu_milli;
+	s->j.cpus = s->prep.cpus;
 	if (rc == 0)
 		rc = claim(w, s, e);
 	if (rc == 0)

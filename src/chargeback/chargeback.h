@@ -121,7 +121,41 @@ int gf_cb_read_sacct(struct gf_charge_input *in, const char *path,
  * GPU model or its node's); CPU and memory requests (no usage known).
  */
 int gf_cb_read_db(struct gf_charge_input *in, const char *url,
-		  const char *cluster, struct gf_err *e) GF_MUST_CHECK;
+		  const char *cluster, int64_t now_ms,
+		  struct gf_err *e) GF_MUST_CHECK;
+
+/*
+ * The store's nodes (those that joined, as they registered: CPUs,
+ * memory, GPUs and their model) as asset rows over [start_ms, end_ms),
+ * priced by p (a GPU model without a price: GF_EINVAL naming it and the
+ * node).  0 or the store's error.
+ */
+int gf_cb_db_assets(struct gf_charge_input *in, const char *url,
+		    const char *cluster, const struct gf_cb_prices *p,
+		    int64_t start_ms, int64_t end_ms,
+		    struct gf_err *e) GF_MUST_CHECK;
+
+/*
+ * The `prices:` block of a YAML document (serve.yaml): GPU model to its
+ * per-GPU-hour price, and the names cpu_core, ram_gib (per hour),
+ * currency and default (any model not listed):
+ *
+ *   prices:
+ *     h100-sxm: 2.50
+ *     l40s: 1.10
+ *     cpu_core: 0.03
+ *
+ * gf_cb_prices_block reads the block at v (r's document: errors name
+ * its file and line); gf_cb_read_prices_block reads the file at path and
+ * its top-level `prices:` (*found false, 0, when it has none).
+ * GF_EPARSE naming file:line and key.
+ */
+struct gf_yr;
+struct gf_yn;
+int gf_cb_prices_block(const struct gf_yr *r, const struct gf_yn *v,
+		       struct gf_cb_prices *p) GF_MUST_CHECK;
+int gf_cb_read_prices_block(const char *path, struct gf_cb_prices *p,
+			    bool *found, struct gf_err *e) GF_MUST_CHECK;
 
 /* What the renderers are told besides the result. */
 struct gf_cb_view {

@@ -5,6 +5,7 @@
  * decimals and NaN as null), as CSV, and as a text table; the skipped
  * records as lines.  Field meanings: docs/chargeback.md.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -336,9 +337,29 @@ int gf_cb_render_csv(const struct gf_cb_view *v,
 
 /* --- text ----------------------------------------------------------------- */
 
+/* The first column's header: the aggregation's keys as named (TEAM,
+ * NAMESPACE, NODE/LABEL:CLASS), upper-cased; NAME without keys. */
+static void name_header(const struct gf_cb_view *v, char *out, size_t size)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < v->o->nagg && len + 1 < size; i++) {
+		char k[GF_CHARGE_STR_MAX + 8];
+		gf_charge_key_name(v->in, &v->o->agg[i], k, sizeof(k));
+		gf_note(out + len, size - len, "%s%s", i ? "/" : "", k);
+		len += strlen(out + len);
+	}
+	if (!out[0])
+		gf_note(out, size, "name");
+	for (char *p = out; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+}
+
 int gf_cb_render_table(const struct gf_cb_view *v,
 		       const struct gf_charge_result *res, struct gf_buf *out)
 {
+	char head[64];
+	name_header(v, head, sizeof(head));
 	for (int k = 0; k < res->nsteps; k++) {
 		const struct gf_charge_step *st = &res->steps[k];
 		char a[40], b[40];
@@ -348,8 +369,8 @@ int gf_cb_render_table(const struct gf_cb_view *v,
 			      v->currency);
 		gf_buf_printf(out,
 			      "%-24s %10s %11s %10s %10s %10s %11s %7s %10s\n",
-			      "NAME", "GPU-HOURS", "GPU", "CPU", "RAM",
-			      "SHARED", "TOTAL", "GPU-EFF", "WASTE");
+			      head, "GPU-HOURS", "GPU", "CPU", "RAM", "SHARED",
+			      "TOTAL", "GPU-EFF", "WASTE");
 		double total = 0, gh = 0;
 		for (size_t i = 0; i < st->nrows; i++) {
 			const struct gf_charge_row *r = &st->rows[i];

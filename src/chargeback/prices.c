@@ -14,6 +14,9 @@
  *
  * Every key is known or the file is refused, naming the line; every
  * price a number >= 0.  Models match case-insensitively.
+ *
+ * And the `prices:` block of serve.yaml (gf_cb_prices_block): model to
+ * per-GPU-hour, beside cpu_core, ram_gib, currency and default.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -188,4 +191,78 @@ double gf_cb_gpu_price(const struct gf_cb_prices *p, const char *model)
 		if (strcasecmp(p->model[i], model) == 0)
 			return p->model_hr[i];
 	return p->gpu_default_hr;
+}
+
+/* One key of a prices: block. */
+static int block_key(const struct gf_yr *r, const char *key,
+		     const struct gf_yn *v, void *obj)
+{
+	struct gf_cb_prices *p = obj;
+	if (!strcmp(key, "currency") || !strcmp(key, "cpu_core") ||
+	    !strcmp(key, "ram_gib"))
+		return root_key(r, key, v, p);
+	double hr;
+	char what[96];
+	gf_note(what, sizeof(what), "prices: %.60s", key);
+	int rc = price(r, v, what, &hr);
+	if (rc)
+		return rc;
+	if (!strcmp(key, "default")) {
+		p->gpu_default_hr = hr;
+		return 0;
+	}
+	if (strlen(key) >= sizeof(p->model[0]))
+		return gf_yr_fail(r, v,
+				  "'prices': a model name of 1 to %zu "
+				  "bytes",
+				  sizeof(p->model[0]) - 1);
+	if (p->nmodels == GF_CB_MODELS_MAX)
+		return gf_yr_fail(r, v, "'prices': more than %d models",
+				  GF_CB_MODELS_MAX);
+	memcpy(p->model[p->nmodels], key, strlen(key) + 1);
+	p->model_hr[p->nmodels++] = hr;
+	return 0;
+}
+
+int gf_cb_prices_block(const struct gf_yr *r, const struct gf_yn *v,
+		       struct gf_cb_prices *p)
+{
+	if (gf_yn_type(v) != GF_YN_MAP)
+		return gf_yr_fail(r, v,
+				  "'prices': expected GPU model: price per "
+				  "GPU-hour lines");
+	const struct gf_yn *k, *x;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && gf_yn_pair(v, i, &k, &x); i++) {
+		const char *key = gf_yn_str(k);
+		rc = key && *key ? block_key(r, key, x, p)
+				 : gf_yr_fail(r, k,
+					      "'prices': keys are model "
+					      "names");
+	}
+	return rc;
+}
+
+int gf_cb_read_prices_block(const char *path, struct gf_cb_prices *p,
+			    bool *found, struct gf_err *e)
+{
+	*found = false;
+	struct gf_yaml *y;
+	int rc = gf_yaml_read(path, PRICES_FILE_MAX, &y, e);
+	if (rc)
+		return rc;
+	struct gf_yr r = { y, e };
+	const struct gf_yn *root = gf_yaml_root(y), *k, *v;
+	for (size_t i = 0; root && gf_yn_type(root) == GF_YN_MAP &&
+			   gf_yn_pair(root, i, &k, &v);
+	     i++) {
+		const char *name = gf_yn_str(k);
+		if (!name || strcmp(name, "prices") != 0)
+			continue;
+		*found = true;
+		rc = gf_cb_prices_block(&r, v, p);
+		break;
+	}
+	gf_yaml_free(y);
+	return rc;
 }

@@ -27,6 +27,7 @@ struct args {
 	const char *records[SOURCES_MAX], *sacct[SOURCES_MAX];
 	int nrecords, nsacct;
 	const char *db, *cluster, *assets, *prices, *telemetry, *window;
+	const char *config; /* serve.yaml: its prices: block */
 	const char *aggregate, *html, *mig_rule, *step;
 	const char *share[GF_CHARGE_MAX_MATCH], *filter[GF_CHARGE_MAX_MATCH];
 	const char *hourly[GF_CHARGE_MAX_SHARED];
@@ -41,6 +42,8 @@ static void usage(FILE *f)
 		"usage: gpufleet chargeback --window START,END --assets FILE\n"
 		"         (--records FILE | --sacct FILE | --db URL)... "
 		"[--aggregate KEY[,KEY]]\n"
+		"       gpufleet chargeback --window W --db URL (--config "
+		"serve.yaml | --prices FILE)\n"
 		"         [--share-idle] [--idle-by-node] [--split-idle] "
 		"[--share KEY=VALUE]...\n"
 		"         [--share-split weighted|even] [--shared-hourly "
@@ -72,6 +75,14 @@ static void usage(FILE *f)
 		"postgres://...)\n"
 		"  --cluster NAME      the cluster --db records are in "
 		"(default gpufleet)\n"
+		"                      (--db: runs kept, and jobs running "
+		"now up to now;\n"
+		"                      without --assets, the nodes that "
+		"joined, priced)\n"
+		"  --config FILE       serve.yaml: its prices: block (GPU "
+		"model: per GPU-hour,\n"
+		"                      cpu_core, ram_gib, currency, "
+		"default)\n"
 		"  --assets FILE       capacity and prices CSV: cluster,node,"
 		"start,end,gpus,\n"
 		"                      cpu_cores,ram_gib,gpu_price_hr,"
@@ -129,6 +140,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		GF_OPT_STR("cluster", &a->cluster),
 		GF_OPT_STR("assets", &a->assets),
 		GF_OPT_STR("prices", &a->prices),
+		GF_OPT_STR("config", &a->config),
 		GF_OPT_STR("telemetry", &a->telemetry),
 		GF_OPT_STR("window", &a->window),
 		GF_OPT_STR("aggregate", &a->aggregate),
@@ -159,8 +171,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (args.rc >= 0)
 		return args.rc;
-	const char *missing = !a->window   ? "--window"
-			      : !a->assets ? "--assets"
+	/* --db without --assets prices the store's nodes */
+	bool store_assets = a->db && (a->config || a->prices);
+	const char *missing = !a->window		    ? "--window"
+			      : !a->assets && !store_assets ? "--assets"
 			      : !a->nrecords && !a->nsacct && !a->db
 				      ? "--records, --sacct or --db"
 				      : NULL;
@@ -280,18 +294,21 @@ static int build_opts(struct gf_charge_input *in, const struct args *a,
 
 /* Read every input; an exit code (the error printed). */
 static int read_inputs(struct gf_charge_input *in, const struct args *a,
-		       const struct gf_cb_prices *p, struct gf_cb_skips *sk)
+		       const struct gf_cb_prices *p,
+		       const struct gf_charge_opts *o, struct gf_cb_skips *sk)
 {
 	struct gf_err e = { 0, "" };
-	int rc = gf_cb_read_assets(in, a->assets, p, &e);
+	const char *cluster = a->cluster ? a->cluster : "gpufleet";
+	int rc = a->assets ? gf_cb_read_assets(in, a->assets, p, &e)
+			   : gf_cb_db_assets(in, a->db, cluster, p, o->start_ms,
+					     o->end_ms, &e);
 	for (int i = 0; rc == 0 && i < a->nrecords; i++)
 		rc = gf_cb_read_records(in, a->records[i], a->lenient, sk, &e);
 	for (int i = 0; rc == 0 && i < a->nsacct; i++)
 		rc = gf_cb_read_sacct(in, a->sacct[i], gf_clock_wall_ms(),
 				      a->lenient, sk, &e);
 	if (rc == 0 && a->db)
-		rc = gf_cb_read_db(in, a->db,
-				   a->cluster ? a->cluster : "gpufleet", &e);
+		rc = gf_cb_read_db(in, a->db, cluster, o->now_ms, &e);
 	if (rc == 0 && a->telemetry)
 		rc = gf_cb_read_telemetry(in, a->telemetry, a->lenient, sk, &e);
 	if (rc) {
@@ -382,8 +399,16 @@ int cmd_chargeback(int argc, char **argv)
 	struct gf_cb_prices p;
 	struct gf_err e = { 0, "" };
 	gf_cb_prices_init(&p);
-	if (a.prices && gf_cb_read_prices(a.prices, &p, &e)) {
+	bool found = false;
+	if ((a.prices && gf_cb_read_prices(a.prices, &p, &e)) ||
+	    (a.config && gf_cb_read_prices_block(a.config, &p, &found, &e))) {
 		gf_cli_error("chargeback", "%s", e.msg);
+		gf_cb_prices_release(&p);
+		return GF_EXIT_FAIL;
+	}
+	if (a.config && !found) {
+		gf_cli_error("chargeback", "--config '%s': no prices: block",
+			     a.config);
 		gf_cb_prices_release(&p);
 		return GF_EXIT_FAIL;
 	}
@@ -393,7 +418,8 @@ int cmd_chargeback(int argc, char **argv)
 	gf_charge_input_init(&in);
 	rc = build_opts(&in, &a, &p, &o);
 	if (rc == 0)
-		rc = read_inputs(&in, &a, a.prices ? &p : NULL, &sk);
+		rc = read_inputs(&in, &a, a.prices || a.config ? &p : NULL, &o,
+				 &sk);
 	struct gf_charge_result res;
 	if (rc == 0 && gf_charge_run(&in, &o, &res, &e)) {
 		gf_cli_error("chargeback", "%s", e.msg);

@@ -2,14 +2,16 @@
  * charge.c - GET /v1/chargeback: what `gpufleet chargeback --db` says,
  * served by the controller over its own store and nodes.  Usage: every
  * run kept in the store (chargeback's store reader, on its own
- * connection); capacity: the nodes the controller knows, priced by the
- * prices file of the config's chargeback: section (docs/chargeback.md
- * has its format), each over the whole window (the controller does not
+ * connection), and every replica running now, up to now; capacity: the
+ * nodes the controller knows, priced by the config's prices: block, else
+ * the prices file of its chargeback: section (docs/chargeback.md has
+ * both formats), each over the whole window (the controller does not
  * keep when a node joined or left yet, so a node that joined during the
  * window shows idle for the time before).  Query: window=START,END or
  * 24h (required), aggregate=team[,class...] (default team), share_idle,
  * idle_by_node, split_idle (1 or true), step=1d, mig_rule=compute|memory.
- * Admin tokens only: it shows every team's costs.
+ * An admin's token sees every team; a team's token its own team's rows
+ * alone (a filter team=NAME, added to the query's; authz.c).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -39,6 +41,24 @@ static bool flag(struct gf_http_req *r, const char *name)
 {
 	const char *v = gf_req_query(r, name);
 	return v && (!strcmp(v, "1") || !strcmp(v, "true") || !*v);
+}
+
+/* A team's token: only its team's allocations (authz.c's OWN scope). */
+static int team_only(struct gf_http_req *r, struct gf_charge_input *in,
+		     struct gf_charge_opts *o, const struct gf_grant *g)
+{
+	if (!g->team || !g->team[0])
+		return 0;
+	char m[GF_TEAM_NAME_MAX + 8];
+	struct gf_err e;
+	if (gf_fmt(m, sizeof(m), "team=%s", g->team) != 0 ||
+	    o->nfilter == GF_CHARGE_MAX_MATCH ||
+	    gf_charge_match_parse(in, m, &o->filter[o->nfilter++], &e) != 0)
+		return bad(r,
+			   "a token of team '%.48s' sees that team alone: "
+			   "no room for its filter",
+			   g->team);
+	return 0;
 }
 
 /* The query into o; 0 or answered 400. */
@@ -128,11 +148,13 @@ static int assets(struct gf_service *s, struct gf_charge_input *in,
 
 int gf__charge_get(struct gf_http_req *r, void *arg)
 {
-	struct gf_service *s = ((struct gf_call *)arg)->s;
+	struct gf_call *call = arg;
+	struct gf_service *s = call->s;
 	const struct gf_serve_config *cfg = s->o.cfg;
-	if (!cfg->charge_prices[0])
+	if (!cfg->charge_prices[0] && !cfg->prices)
 		return gf_reply_error(r, 404, "not-configured",
-				      "no chargeback: prices file in the "
+				      "no chargeback: no prices: block nor "
+				      "chargeback: prices file in the "
 				      "config (docs/chargeback.md)");
 	struct gf_charge_input in;
 	struct gf_charge_opts o;
@@ -142,7 +164,10 @@ int gf__charge_get(struct gf_http_req *r, void *arg)
 	gf_err_clear(&e);
 	gf_charge_input_init(&in);
 	gf_cb_prices_init(&p);
-	int rc = options(r, &in, &o, gf_clock_wall_ms());
+	int64_t now = gf_clock_wall_ms();
+	int rc = options(r, &in, &o, now);
+	if (rc == 0)
+		rc = team_only(r, &in, &o, &call->grant);
 	if (rc) {
 		gf_charge_input_release(&in);
 		return 0;
@@ -150,9 +175,17 @@ int gf__charge_get(struct gf_http_req *r, void *arg)
 	const char *cluster =
 		cfg->charge_cluster[0] ? cfg->charge_cluster : "gpufleet";
 	unsigned status = 500;
-	if ((rc = gf_cb_read_prices(cfg->charge_prices, &p, &e)) == 0 &&
+	if (cfg->prices) { /* the block, in the file's place */
+		p = *cfg->prices;
+		p.node = NULL; /* the config's to free */
+		p.node_hr = NULL;
+		p.nnodes = 0;
+	}
+	if ((rc = cfg->prices ? 0
+			      : gf_cb_read_prices(cfg->charge_prices, &p,
+						  &e)) == 0 &&
 	    (rc = assets(s, &in, &o, &p, cluster, &e)) == 0 &&
-	    (rc = gf_cb_read_db(&in, s->o.db, cluster, &e)) == 0) {
+	    (rc = gf_cb_read_db(&in, s->o.db, cluster, now, &e)) == 0) {
 		status = 422;
 		rc = gf_charge_run(&in, &o, &res, &e);
 	}

@@ -14,6 +14,7 @@
 
 #include <gpufleet/mig.h>
 
+#include "chargeback/chargeback.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
 #include "util/file.h"
@@ -510,6 +511,13 @@ static int root_field(const rd_t *r, const char *k, const node_t *v, void *obj)
 		return read_assigns(r, v, !strcmp(k, "blocks"), cfg);
 	if (!strcmp(k, "agents"))
 		return read_agents(r, v, &cfg->agents);
+	if (!strcmp(k, "prices")) {
+		if (!cfg->prices) {
+			cfg->prices = gf_malloc(sizeof(*cfg->prices));
+			gf_cb_prices_init(cfg->prices);
+		}
+		return gf_cb_prices_block(r, v, cfg->prices);
+	}
 	return gf_yr_each(r, v, "chargeback", "prices, cluster", charge_field,
 			  cfg);
 }
@@ -555,7 +563,7 @@ int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 	else
 		rc = gf_yr_each(&r, root, "config",
 				"policy, open_teams, classes, teams, pools, "
-				"blocks, labels, agents, chargeback",
+				"blocks, labels, agents, chargeback, prices",
 				root_field, cfg);
 	gf_yaml_free(y);
 	return rc;
@@ -569,5 +577,8 @@ void gf_serve_config_release(struct gf_serve_config *cfg)
 		gf_free(cfg->assigns[i].names);
 	gf_free(cfg->pools);
 	gf_free(cfg->assigns);
+	if (cfg->prices)
+		gf_cb_prices_release(cfg->prices);
+	gf_free(cfg->prices);
 	cfg->npools = cfg->nassigns = 0;
 }

@@ -42,6 +42,10 @@
  *   chargeback:               # GET /v1/chargeback (docs/chargeback.md)
  *     prices: /etc/gpufleet/prices.yaml
  *     cluster: gpufleet       # the cluster name in its rows
+ *   prices:                   # or the prices here: GPU model: per
+ *     h100-sxm: 2.50          # GPU-hour (cpu_core, ram_gib, currency,
+ *     cpu_core: 0.03          # default too); `chargeback --db --config`
+ *                             # reads the same block
  *
  * Without a config: the built-in defaults (gf_serve_config_defaults).
  */
@@ -96,11 +100,14 @@ struct gf_serve_agents {
 	int line;   /* of the section, for errors; 0 none */
 };
 
+struct gf_cb_prices; /* chargeback/chargeback.h */
+
 struct gf_serve_config {
 	char path[512]; /* the file read, "" for defaults */
 	struct gf_serve_agents agents;
-	char charge_prices[512]; /* chargeback: prices file, "" none */
-	char charge_cluster[64]; /* chargeback: the cluster's name */
+	char charge_prices[512];     /* chargeback: prices file, "" none */
+	char charge_cluster[64];     /* chargeback: the cluster's name */
+	struct gf_cb_prices *prices; /* the prices: block (owned), NULL */
 	struct gf_ctl_config ctl;
 	struct gf_serve_pool *pools;
 	int npools;

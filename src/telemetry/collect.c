@@ -571,7 +571,9 @@ static void keep_latest(struct gf_tgpu *g, const struct pass *x)
 			SET(&g->last, m, prev.v[m]);
 	}
 }
-int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
+/* What a collector is before NVML: no GPU, the host name, the slow
+ * counters' periods; the ring clamped. */
+static int collector_base(struct gf_collector *c, int ring)
 {
 	memset(c, 0, sizeof(*c));
 	if (ring <= 0)
@@ -580,12 +582,26 @@ int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
 		ring = GF_RING_MAX;
 	for (int k = 0; k < GF_SLOW_COUNT; k++)
 		c->slow_period_ms[k] = slow[k].period_ms;
-	int rc = gf_nvml_open(&c->nv, e);
-	if (rc)
-		return rc;
-	const struct gf_nvml *nv = c->nv;
 	if (gethostname(c->hostname, sizeof(c->hostname)) != 0)
 		gf_note(c->hostname, sizeof(c->hostname), "localhost");
+	c->hostname[sizeof(c->hostname) - 1] = '\0';
+	return ring;
+}
+
+void gf_collector_open_cpu(struct gf_collector *c)
+{
+	(void)collector_base(c, 0);
+}
+
+int gf_collector_open(struct gf_collector *c, int ring, struct gf_err *e)
+{
+	ring = collector_base(c, ring);
+	int rc = gf_nvml_open(&c->nv, e);
+	if (rc) {
+		c->nv = NULL;
+		return rc;
+	}
+	const struct gf_nvml *nv = c->nv;
 	nv->nvmlSystemGetDriverVersion(c->driver, sizeof(c->driver));
 	unsigned count = 0;
 	nv->nvmlDeviceGetCount(&count);
@@ -639,7 +655,9 @@ void gf_collector_close(struct gf_collector *c)
 	}
 	if (c->events)
 		c->nv->nvmlEventSetFree(c->events);
-	gf_nvml_close();
+	if (c->nv) /* a CPU node's collector opened none */
+		gf_nvml_close();
+	c->nv = NULL;
 	c->n = 0;
 }
 

@@ -120,6 +120,22 @@ struct gf_tgpu {
 	int64_t read_ms[GF_M_COUNT];
 };
 
+/*
+ * A gpufleet job on a device of this node, as the agent's assignments
+ * say (dcgm-exporter's pod labels in Kubernetes, gpufleet's own here):
+ * the GPU by its NVML index, and a MIG instance by its device UUID ("":
+ * the whole GPU, or a share of it).  The page labels the device's series
+ * with `job` and `team` (several jobs sharing it: comma-joined, in the
+ * table's order).
+ */
+#define GF_TEL_MAX_JOBS 256
+struct gf_dev_job {
+	unsigned gpu;
+	char mig_uuid[96];
+	char job[24];  /* GF_JOB_ID_MAX */
+	char team[48]; /* GF_TEAM_NAME_MAX */
+};
+
 struct gf_collector {
 	const struct gf_nvml *nv;
 	struct gf_tgpu g[GF_TEL_MAX_GPUS];
@@ -141,6 +157,10 @@ struct gf_collector {
 	/* where each process's cgroup file is read, PROC_ROOT/PID/cgroup
 	 * (NULL: /proc); a test points it at a tree of its own */
 	const char *proc_root;
+	/* the jobs on this node's devices (borrowed; the caller sets them
+	 * before rendering; NULL/0: none) */
+	const struct gf_dev_job *jobs;
+	int njobs;
 };
 
 /*
@@ -149,6 +169,12 @@ struct gf_collector {
  */
 int gf_collector_open(struct gf_collector *c, int ring,
 		      struct gf_err *e) GF_MUST_CHECK;
+/*
+ * A collector of no GPU, without NVML (a CPU node: `agent --no-nvml`, or
+ * no NVML found): samples count, pages hold gpufleet's node families and
+ * no DCGM one.  gf_collector_close() releases it as the other.
+ */
+void gf_collector_open_cpu(struct gf_collector *c);
 void gf_collector_close(struct gf_collector *c);
 
 /* Sample every GPU now (now_ms: wall clock in ms). */

@@ -28,6 +28,45 @@ static void label(struct gf_buf *b, const char *k, const char *v, bool first)
 	gf_buf_putc(b, '"');
 }
 
+/* a, comma-joined onto list (of cap bytes) unless there already */
+static void join_once(char *list, size_t cap, const char *a)
+{
+	size_t n = strlen(a), len = strlen(list);
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ',');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+		if (k == n && !strncmp(p, a, n))
+			return;
+		p += k + (end != NULL);
+	}
+	if (len + n + 2 <= cap)
+		gf_note(list + len, cap - len, "%s%s", len ? "," : "", a);
+}
+
+/* `job` and `team` of the gpufleet jobs on GPU g (mig NULL) or on its
+ * instance mig; none when no job runs there. */
+static void job_labels(const struct gf_collector *c, const struct gf_tgpu *g,
+		       const struct gf_mig_sample *mig, struct gf_buf *b)
+{
+	const char *dev = "";
+	if (mig && mig->gi_id < GF_GI_ID_MAX)
+		dev = g->gi_uuid[mig->gi_id];
+	if (mig && !dev[0])
+		return; /* an instance whose UUID NVML did not give */
+	char jobs[256] = "", teams[256] = "";
+	for (int i = 0; i < c->njobs; i++) {
+		const struct gf_dev_job *x = &c->jobs[i];
+		if (x->gpu != g->index || strcmp(x->mig_uuid, dev) != 0)
+			continue;
+		join_once(jobs, sizeof(jobs), x->job);
+		join_once(teams, sizeof(teams), x->team);
+	}
+	if (!jobs[0])
+		return;
+	label(b, "job", jobs, false);
+	label(b, "team", teams, false);
+}
+
 static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 		       const struct gf_counters *k,
 		       const struct gf_mig_sample *mig, struct gf_buf *b)
@@ -49,6 +88,7 @@ static void gpu_labels(const struct gf_collector *c, const struct gf_tgpu *g,
 	label(b, "Hostname", c->hostname, false);
 	if (k->driver_label)
 		label(b, "DCGM_FI_DRIVER_VERSION", c->driver, false);
+	job_labels(c, g, mig, b);
 	gf_buf_putc(b, '}');
 }
 

@@ -783,6 +783,11 @@ int gf_topo_load(struct gf_node *n, const struct gf_topo_source *src,
 		rc = add_plain_nics(&L);
 	if (rc)
 		goto out_destroy;
+	if (src->cpu_only) { /* a CPU node (no NVML): its CPUs and memory */
+		n->ngpus = 0;
+		gf_node_finish(n);
+		goto out_destroy; /* rc 0 */
+	}
 	if (n->ngpus == 0) {
 		if (src->xml_path || xml)
 			rc = gf_err_set(e, GF_ENOGPU,

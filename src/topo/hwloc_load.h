@@ -29,6 +29,7 @@ struct gf_topo_source {
 	const char *xml_buf;  /* or an XML document in memory */
 	size_t xml_len;
 	bool this_system; /* the XML is a recording of this machine */
+	bool cpu_only;	  /* a CPU node: GPUs left out, none no error */
 };
 
 /*

@@ -88,7 +88,8 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 		rc = gf_nccl_xml_load(n, s->nccl_xml, NULL, 0, NULL, e);
 	} else {
 		struct gf_topo_source src = { .xml_path = s->xml,
-					      .this_system = s->this_system };
+					      .this_system = s->this_system,
+					      .cpu_only = s->cpu_only };
 		rc = gf_topo_load(n, &src, e);
 	}
 	if (rc) {
@@ -105,7 +106,7 @@ int gf_node_source_load(const struct gf_node_source *s, struct gf_node **out,
 	struct gf_live *facts = check ? gf_malloc(sizeof(*facts)) : NULL;
 	if (check && (rc = gf_live_read(facts, NULL, e)) != 0)
 		goto out_fail;
-	if (s->nvml == 1 || (s->nvml < 0 && live))
+	if (!s->cpu_only && (s->nvml == 1 || (s->nvml < 0 && live)))
 		join_nvml(n, facts);
 	if (check && (rc = gf_this_system_check(n, s->xml, facts, e)) != 0)
 		goto out_fail;

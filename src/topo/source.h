@@ -20,6 +20,9 @@ struct gf_node_source {
 	bool this_system;	   /* the XML is a recording of this machine */
 	int nvml; /* join NVML: -1 on the live machine only, 0 never, 1 always
 		   */
+	/* a CPU node (the agent without NVML): the live machine's CPUs and
+	 * memory, its GPUs left out, none no error; NVML never joined */
+	bool cpu_only;
 };
 
 /*

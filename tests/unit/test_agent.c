@@ -673,6 +673,92 @@ static void test_ring_by_time(void **state)
 }
 
 /* /v1/gpus: MIG instances with their profile, as /metrics labels them. */
+/* The jobs the agent's assignments put on its devices label their
+ * series with `job` and `team` (whole GPUs, shares joined, MIG instances
+ * by UUID); the other series and labels stay as they were. */
+static void test_job_labels(void **state)
+{
+	(void)state;
+	use("tests/fixtures/nvml/agent.nvml");
+	struct gf_collector c;
+	struct gf_err e;
+	assert_int_equal(gf_collector_open(&c, 0, &e), 0);
+	gf_collector_sample(&c, 1000);
+	gf_collector_sample(&c, 2000);
+	struct gf_counters k;
+	gf_counters_default(&k);
+	struct gf_buf before, page;
+	gf_buf_init(&before, 1 << 20);
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &before), 0);
+	assert_null(strstr(gf_buf_str(&before), ",job=\""));
+	/* GPU 0 whole, GPU 1 shared by two jobs of two teams, the first MIG
+	 * instance of GPU 2 */
+	const struct gf_tgpu *mg = &c.g[2];
+	assert_true(mg->last.nmig > 0);
+	unsigned gi = mg->last.mig[0].gi_id;
+	assert_true(mg->gi_uuid[gi][0] != '\0');
+	struct gf_dev_job jobs[4] = {
+		{ .gpu = 0, .job = "j7", .team = "vision" },
+		{ .gpu = 1, .job = "j8", .team = "nlp" },
+		{ .gpu = 1, .job = "j9", .team = "vision" },
+		{ .gpu = 2, .job = "j10", .team = "nlp" },
+	};
+	snprintf(jobs[3].mig_uuid, sizeof(jobs[3].mig_uuid), "%s",
+		 mg->gi_uuid[gi]);
+	c.jobs = jobs;
+	c.njobs = 4;
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &page), 0);
+	const char *p = gf_buf_str(&page);
+	assert_non_null(strstr(p, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\","));
+	const char *t0 = strstr(p, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",");
+	const char *eol = strchr(t0, '\n');
+	const char *lab = strstr(t0, ",job=\"j7\",team=\"vision\"}");
+	assert_true(lab && lab < eol);
+	assert_non_null(strstr(p, ",job=\"j8,j9\",team=\"nlp,vision\"}"));
+	char want[160];
+	snprintf(want, sizeof(want), "GPU_I_ID=\"%u\",", gi);
+	const char *inst = strstr(p, want);
+	assert_non_null(inst);
+	eol = strchr(inst, '\n');
+	lab = strstr(inst, ",job=\"j10\",team=\"nlp\"}");
+	assert_true(lab && lab < eol);
+	/* the page without the labels is the page before, line by line */
+	size_t nb = 0, np = 0;
+	for (const char *q = gf_buf_str(&before); *q; q++)
+		nb += *q == '\n';
+	for (const char *q = p; *q; q++)
+		np += *q == '\n';
+	assert_int_equal(nb, np);
+	gf_buf_release(&before);
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
+/* A CPU node's collector: no NVML, no GPU; the page keeps gpufleet's
+ * node families and has no DCGM one. */
+static void test_cpu_node_page(void **state)
+{
+	(void)state;
+	setenv("GPUFLEET_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	struct gf_collector c;
+	gf_collector_open_cpu(&c);
+	assert_int_equal(c.n, 0);
+	gf_collector_sample(&c, 1000);
+	gf_collector_sample(&c, 2000);
+	struct gf_counters k;
+	gf_counters_default(&k);
+	struct gf_buf page;
+	gf_buf_init(&page, 1 << 20);
+	assert_int_equal(gf_expo_render(&c, &k, 2000, &page), 0);
+	const char *p = gf_buf_str(&page);
+	assert_null(strstr(p, "DCGM_"));
+	assert_non_null(strstr(p, "\ngpufleet_samples_total 2\n"));
+	assert_non_null(strstr(p, "# TYPE gpufleet_gpu_up gauge\n"));
+	gf_buf_release(&page);
+	gf_collector_close(&c);
+}
+
 static void test_gpus_json_mig_profile(void **state)
 {
 	(void)state;
@@ -1142,6 +1228,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ring_by_time),
 		cmocka_unit_test(test_gpus_json_mig_profile),
 		cmocka_unit_test(test_golden_facts_by_hand),
+		cmocka_unit_test(test_job_labels),
+		cmocka_unit_test(test_cpu_node_page),
 		cmocka_unit_test(test_gpm_facts_by_hand),
 		cmocka_unit_test(test_recording_errors),
 		cmocka_unit_test(test_durations),

@@ -1250,9 +1250,34 @@ static void test_store_source(void **state)
 	bool leading = false;
 	assert_int_equal(gf_store_lead(s, &leading, &e), 0);
 	assert_true(leading);
-	struct gf_job *j[3] = { store_job(1, "vision", 2, 0, NULL),
+	struct gf_job *j[4] = { store_job(1, "vision", 2, 0, NULL),
 				store_job(2, "nlp", 0, 250, NULL),
-				store_job(3, "nlp", 0, 0, "3g.40gb") };
+				store_job(3, "nlp", 0, 0, "3g.40gb"),
+				store_job(4, "speech", 4, 0, NULL) };
+	/* job 4 runs now on n1, 4 GPUs, started 9 minutes before now (its
+	 * run is not kept yet: the store has no run of it) */
+	const int64_t now = T0 + 9 * H;
+	j[3]->state = GF_JOB_RUNNING;
+	j[3]->attempts = 1;
+	j[3]->started_ms = now - 9 * 60000;
+	j[3]->reason[0] = '\0';
+	j[3]->block = 0;
+	j[3]->place = gf_calloc(1, sizeof(*j[3]->place));
+	snprintf(j[3]->place[0].node_name, sizeof(j[3]->place[0].node_name),
+		 "n1");
+	j[3]->place[0].node = -1;
+	j[3]->place[0].ngpus = 4;
+	for (int g = 0; g < 4; g++)
+		j[3]->place[0].gpus[g] = g;
+	j[3]->place[0].gpu_milli = 1000;
+	j[3]->place[0].mig_start = -1;
+	/* a node that joined: 8 H100, 64 cores, 512 GiB */
+	static const char inv[] =
+		"{\"cpu_milli\": 64000, \"memory_mib\": 524288, "
+		"\"gpu_model\": \"H100\", \"gpus\": [{}, {}, {}, {}, {}, {}, "
+		"{}, {}]}";
+	if (gf_store_put_node(s, "n1", inv, strlen(inv), T0, &e))
+		fail_msg("put node: %s", e.msg);
 	struct gf_job_run r[4];
 	memset(r, 0, sizeof(r));
 	for (int i = 0; i < 4; i++) {
@@ -1263,12 +1288,12 @@ static void test_store_source(void **state)
 		snprintf(r[i].node, sizeof(r[i].node), "n1");
 		snprintf(r[i].reason, sizeof(r[i].reason), "exited");
 	}
-	const struct gf_job *jobs[3] = { j[0], j[1], j[2] };
-	struct gf_store_batch batch = { jobs, 3, r, 4 };
+	const struct gf_job *jobs[4] = { j[0], j[1], j[2], j[3] };
+	struct gf_store_batch batch = { jobs, 4, r, 4 };
 	if (gf_store_commit(s, &batch, &e))
 		fail_msg("commit: %s", e.msg);
 	gf_store_close(s);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		gf_job_release(j[i]);
 		gf_free(j[i]);
 	}
@@ -1277,12 +1302,13 @@ static void test_store_source(void **state)
 	gf_charge_input_init(&in);
 	asset(&in, "gpufleet", "n1", T0, T0 + 10 * H, 8, 64, 512, 7, 0.04,
 	      0.005, "H100");
-	if (gf_cb_read_db(&in, url, "gpufleet", &e))
+	if (gf_cb_read_db(&in, url, "gpufleet", now, &e))
 		fail_msg("read db: %s", e.msg);
-	assert_int_equal(in.nrec, 4);
+	assert_int_equal(in.nrec, 5); /* 4 runs kept, 1 replica running */
 	struct gf_charge_opts o;
 	struct gf_charge_result res;
 	gf_charge_opts_init(&o, T0, T0 + 10 * H);
+	o.now_ms = now;
 	agg(&in, &o, "team");
 	run_ok(&in, &o, &res);
 	double len_h = (1800000 + 1234) / 3600000.0;
@@ -1290,8 +1316,82 @@ static void test_store_source(void **state)
 	near(row(&res, "vision")->gpu_hours, 2 * 2 * len_h);
 	/* nlp: a 250-milli share and 3g.40gb (3/7 by compute slices) */
 	near(row(&res, "nlp")->gpu_hours, (0.25 + 3.0 / 7) * len_h);
+	/* speech: running, 4 GPUs for the 9 minutes up to now */
+	assert_non_null(row(&res, "speech"));
+	near(row(&res, "speech")->gpu_hours, 4 * 9 / 60.0);
 	near(res.steps[0].rows_cost, res.steps[0].asset_cost);
 	gf_charge_result_release(&res);
+	gf_charge_input_release(&in);
+	/* a window that ends before now: charged up to the window's end */
+	gf_charge_input_init(&in);
+	asset(&in, "gpufleet", "n1", T0, T0 + 10 * H, 8, 64, 512, 7, 0.04,
+	      0.005, "H100");
+	if (gf_cb_read_db(&in, url, "gpufleet", now, &e))
+		fail_msg("read db: %s", e.msg);
+	gf_charge_opts_init(&o, T0, now - 5 * 60000);
+	o.now_ms = now;
+	agg(&in, &o, "team");
+	run_ok(&in, &o, &res);
+	near(row(&res, "speech")->gpu_hours, 4 * 4 / 60.0);
+	gf_charge_result_release(&res);
+	gf_charge_input_release(&in);
+	/* the assets from the store's node, priced by a prices: block */
+	char yaml[128];
+	snprintf(yaml, sizeof(yaml), "%s/serve.yaml", tmpdir());
+	FILE *f = fopen(yaml, "w");
+	assert_non_null(f);
+	fputs("agents:\n  heartbeat_s: 1\nprices:\n  h100: 7\n"
+	      "  cpu_core: 0.04\n  ram_gib: 0.005\n  currency: EUR\n",
+	      f);
+	fclose(f);
+	struct gf_cb_prices p;
+	gf_cb_prices_init(&p);
+	bool found = false;
+	assert_int_equal(gf_cb_read_prices_block(yaml, &p, &found, &e), 0);
+	assert_true(found);
+	assert_string_equal(p.currency, "EUR");
+	near(gf_cb_gpu_price(&p, "H100"), 7);
+	gf_charge_input_init(&in);
+	if (gf_cb_db_assets(&in, url, "gpufleet", &p, T0, T0 + 10 * H, &e))
+		fail_msg("assets: %s", e.msg);
+	assert_int_equal(in.nasset, 1);
+	near(in.asset[0].gpus, 8);
+	near(in.asset[0].cpu_cores, 64);
+	near(in.asset[0].ram_gib, 512);
+	near(in.asset[0].gpu_price_hr, 7);
+	gf_charge_input_release(&in);
+	gf_cb_prices_release(&p);
+	/* a bad price: the file, its line and the key */
+	f = fopen(yaml, "w");
+	assert_non_null(f);
+	fputs("prices:\n  h100: 7\n  l40s: cheap\n", f);
+	fclose(f);
+	gf_cb_prices_init(&p);
+	assert_int_not_equal(gf_cb_read_prices_block(yaml, &p, &found, &e), 0);
+	assert_non_null(strstr(e.msg, "serve.yaml"));
+	assert_non_null(strstr(e.msg, ":3"));
+	assert_non_null(strstr(e.msg, "l40s"));
+	gf_cb_prices_release(&p);
+	/* no block: found false */
+	f = fopen(yaml, "w");
+	assert_non_null(f);
+	fputs("agents:\n  heartbeat_s: 1\n", f);
+	fclose(f);
+	gf_cb_prices_init(&p);
+	assert_int_equal(gf_cb_read_prices_block(yaml, &p, &found, &e), 0);
+	assert_false(found);
+	gf_cb_prices_release(&p);
+	unlink(yaml);
+	/* aggregated by team, the key says team (not namespace) */
+	gf_charge_input_init(&in);
+	struct gf_charge_key k;
+	char kn[64];
+	assert_int_equal(gf_charge_key_parse(&in, "team", &k, &e), 0);
+	gf_charge_key_name(&in, &k, kn, sizeof(kn));
+	assert_string_equal(kn, "team");
+	assert_int_equal(gf_charge_key_parse(&in, "namespace", &k, &e), 0);
+	gf_charge_key_name(&in, &k, kn, sizeof(kn));
+	assert_string_equal(kn, "namespace");
 	gf_charge_input_release(&in);
 	char path[128];
 	static const char *const files[] = { "jobs.db", "jobs.db-wal",

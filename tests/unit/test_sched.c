@@ -168,6 +168,84 @@ static void test_select_and_filter(void **state)
 	gf_cluster_release(&c);
 }
 
+/* CPU work apart (gf_sched_set_cpu_apart): a job without GPU goes to a
+ * node without GPU first, then to a GPU node only beyond what its free
+ * GPUs keep (half their share); off, the engine places as before. */
+static void test_cpu_apart(void **state)
+{
+	(void)state;
+	/* the rule by hand: 8 GPUs, 64 cores, 1 TiB */
+	assert_int_equal(gf_cpu_kept(64000, 8, 8000), 32000);
+	assert_int_equal(gf_cpu_kept(64000, 8, 4000), 16000);
+	assert_int_equal(gf_cpu_kept(64000, 8, 500), 2000);
+	assert_int_equal(gf_cpu_kept(64000, 0, 0), 0);
+	assert_int_equal(gf_cpu_kept(64000, 8, 0), 0);
+	assert_int_equal(gf_mem_kept(1048576, 8, 8000), 524288);
+	assert_int_equal(gf_mem_kept(1048576, 8, 2000), 131072);
+	for (int on = 0; on < 2; on++) {
+		struct gf_cluster c;
+		gf_cluster_init(&c);
+		int a = gf_cluster_model(&c, "A");
+		assert_true(a >= 0);
+		/* packing scores 0 without GPU: rank decides, the GPU node */
+		assert_int_equal(
+			gf_cluster_add(&c, "gpu", 64000, 1048576, 8, a), 0);
+		assert_int_equal(gf_cluster_add(&c, "cpu", 128000, 16384, 0, a),
+				 1);
+		c.nodes[0].rank = 0;
+		c.nodes[1].rank = 1;
+		struct gf_sched *s;
+		assert_int_equal(
+			gf_sched_new(&c, GF_POLICY_PACKING, NULL, 0, 1, 1, &s),
+			0);
+		gf_sched_set_cpu_apart(s, on);
+		struct gf_req cpu = { .cpu = 4000, .mem = 8192 };
+		struct gf_placement p;
+		assert_int_equal(gf_sched_place(s, &cpu, &p), 0);
+		/* on: the CPU node, the GPU node free */
+		assert_int_equal(p.node, on ? 1 : 0);
+		if (!on) {
+			gf_sched_free(s);
+			gf_cluster_release(&c);
+			continue;
+		}
+		/* a selector that allows only the GPU node: there */
+		uint8_t only_gpu[2] = { 1, 0 };
+		assert_int_equal(gf_sched_place_in(s, &cpu, only_gpu, &p), 0);
+		assert_int_equal(p.node, 0);
+		/* the CPU node's memory is short (8192 MiB left): the GPU
+		 * node lends 32 of 64 cores when idle; 4 taken, 28 to lend */
+		struct gf_req big = { .cpu = 28000, .mem = 9000 };
+		assert_int_equal(gf_sched_place(s, &big, &p), 0);
+		assert_int_equal(p.node, 0);
+		struct gf_req one = { .cpu = 1000 };
+		assert_int_equal(gf_sched_place(s, &one, &p), 0);
+		assert_int_equal(p.node, 1); /* room on the CPU node */
+		struct gf_req more = { .cpu = 1000, .mem = 9000 };
+		assert_int_equal(gf_sched_place(s, &more, &p), GF_ENOTFOUND);
+		/* a GPU job takes what its GPUs keep; then 4 GPUs busy keep
+		 * 16 cores, 64 - 32 - 8 = 24 left, 8 lent */
+		struct gf_req gpus = { .cpu = 8000,
+				       .ngpus = 4,
+				       .gpu_milli = 1000 };
+		assert_int_equal(gf_sched_place(s, &gpus, &p), 0);
+		assert_int_equal(p.node, 0);
+		struct gf_req eight = { .cpu = 8000, .mem = 9000 };
+		assert_int_equal(gf_sched_place(s, &eight, &p), 0);
+		assert_int_equal(p.node, 0);
+		assert_int_equal(gf_sched_place(s, &more, &p), GF_ENOTFOUND);
+		/* a GPU request is not held back by the rule */
+		struct gf_req g1 = { .cpu = 16000,
+				     .ngpus = 4,
+				     .gpu_milli = 1000 };
+		assert_int_equal(gf_sched_place(s, &g1, &p), 0);
+		char msg[128];
+		assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), 0);
+		gf_sched_free(s);
+		gf_cluster_release(&c);
+	}
+}
+
 /* A mixed cluster: 2-, 4- and 8-GPU nodes of two models, varied CPU. */
 static void mixed_cluster(struct gf_cluster *c, int nodes)
 {
@@ -755,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_scores_by_hand),
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
+		cmocka_unit_test(test_cpu_apart),
 		cmocka_unit_test(test_typical_and_arrivals),
 		cmocka_unit_test(test_place_unplace_random),
 		cmocka_unit_test(test_unplace_bad_and_checker),

@@ -925,7 +925,7 @@ static const struct row table[] = {
 	  "/v1/services/nosuch/replicas",
 	  "{",
 	  { 401, 401, 400, 400, 403 } },
-	{ GF_HTTP_GET, "/v1/chargeback", NULL, { 401, 401, 404, 403, 403 } },
+	{ GF_HTTP_GET, "/v1/chargeback", NULL, { 401, 401, 404, 404, 403 } },
 	{ GF_HTTP_GET, "/v1/nodes", NULL, { 401, 401, 200, 200, 403 } },
 	{ GF_HTTP_GET, OWN, NULL, { 401, 401, 200, 200, 200 } },
 	{ GF_HTTP_GET, OTHER, NULL, { 401, 401, 200, 200, 403 } },

@@ -558,6 +558,83 @@ static void test_env_and_affinity_live(void **state)
 	gf_node_free(n);
 }
 
+/* A CPU node (the live machine, GPUs left out): a job without GPUs is
+ * bound to ceil(cpu_milli / 1000) CPUs, those the fewest running jobs
+ * hold; 0 CPUs asked: unbound. */
+static void test_cpu_node_binding(void **state)
+{
+	struct fx *f = *state;
+	struct gf_node_source src = { .cpu_only = true };
+	struct gf_node *n = NULL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_node_source_load(&src, &n, &e), 0);
+	assert_int_equal(n->ngpus, 0);
+	assert_true(n->this_system);
+	int ncpu = gf_bitmap_count(&n->cpus);
+	if (ncpu < 2) {
+		print_message("one CPU: nothing to tell apart\n");
+		gf_node_free(n);
+		skip();
+	}
+	f->w = open_w(f, n, false, 0, false);
+	char cmd[768], path[256];
+	/* j1 holds one CPU while j2 starts: j2 gets another */
+	snprintf(cmd, sizeof(cmd),
+		 "grep Cpus_allowed_list /proc/self/status | cut -f2 > "
+		 "%s/c1.tmp; mv %s/c1.tmp %s/c1; sleep 30",
+		 f->out, f->out, f->out);
+	struct gf_assignment a = { .job = "j1",
+				   .cpu_milli = 1000,
+				   .command = cmd };
+	assert_int_equal(gf_worker_start(f->w, &a, &e), 0);
+	snprintf(path, sizeof(path), "%s/c1", f->out);
+	for (int i = 0; i < 500 && access(path, R_OK) != 0; i++)
+		sleep_ms(10);
+	char *c1 = slurp(path);
+	c1[strcspn(c1, "\n")] = '\0';
+	struct gf_bitmap b1;
+	assert_int_equal(gf_bitmap_parse_list(&b1, c1), 0);
+	assert_int_equal(gf_bitmap_count(&b1), 1);
+	snprintf(cmd, sizeof(cmd),
+		 "grep Cpus_allowed_list /proc/self/status | cut -f2 > %s/c2",
+		 f->out);
+	struct gf_assignment b = { .job = "j2",
+				   .cpu_milli = 500,
+				   .command = cmd };
+	assert_int_equal(gf_worker_start(f->w, &b, &e), 0);
+	wait_ev(f, f->w, GF_WORKER_ENDED, "j2", 0, 5000);
+	snprintf(path, sizeof(path), "%s/c2", f->out);
+	char *c2 = slurp(path);
+	c2[strcspn(c2, "\n")] = '\0';
+	struct gf_bitmap b2;
+	assert_int_equal(gf_bitmap_parse_list(&b2, c2), 0);
+	assert_int_equal(gf_bitmap_count(&b2), 1);
+	print_message("j1 on CPU %s, j2 on CPU %s\n", c1, c2);
+	assert_false(gf_bitmap_intersects(&b1, &b2));
+	/* no CPU asked: every CPU of the node */
+	snprintf(cmd, sizeof(cmd),
+		 "grep Cpus_allowed_list /proc/self/status | cut -f2 > %s/c3",
+		 f->out);
+	struct gf_assignment c = { .job = "j3", .command = cmd };
+	assert_int_equal(gf_worker_start(f->w, &c, &e), 0);
+	wait_ev(f, f->w, GF_WORKER_ENDED, "j3", 0, 5000);
+	snprintf(path, sizeof(path), "%s/c3", f->out);
+	char *c3 = slurp(path);
+	c3[strcspn(c3, "\n")] = '\0';
+	struct gf_bitmap b3;
+	assert_int_equal(gf_bitmap_parse_list(&b3, c3), 0);
+	assert_true(gf_bitmap_is_subset(&n->cpus, &b3));
+	assert_int_equal(gf_worker_stop(f->w, "j1", 0, 0, &e), 0);
+	wait_ev(f, f->w, GF_WORKER_ENDED, "j1", 0, 5000);
+	gf_free(c1);
+	gf_free(c2);
+	gf_free(c3);
+	gf_worker_close(f->w);
+	f->w = NULL;
+	gf_node_free(n);
+}
+
 static struct gf_node *template_node(const char *name)
 {
 	struct gf_node_source src = { .template_name = name };
@@ -1254,6 +1331,8 @@ int main(void)
 		cmocka_unit_test(test_end_names),
 		cmocka_unit_test_setup_teardown(test_env_and_affinity_live,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_node_binding, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_env_template, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_assignments, setup,

@@ -357,6 +357,7 @@ int gf_charge_add_tele(struct gf_charge_input *in,
 
 /* --- keys ---------------------------------------------------------------- */
 
+#define GF_CHARGE_ALIAS_FIRST 12 /* key_names[]: "team" */
 static const struct {
 	const char *name;
 	enum gf_charge_key_kind kind;
@@ -374,6 +375,7 @@ static const struct {
 	{ "deployment", GF_CHARGE_KEY_DEPLOYMENT, NULL },
 	{ "statefulset", GF_CHARGE_KEY_STATEFULSET, NULL },
 	{ "daemonset", GF_CHARGE_KEY_DAEMONSET, NULL },
+	/* gpufleet's names (GF_CHARGE_ALIAS_FIRST on), said as written */
 	{ "team", GF_CHARGE_KEY_NAMESPACE, NULL },
 	{ "job", GF_CHARGE_KEY_POD, NULL },
 	{ "class", GF_CHARGE_KEY_LABEL, "class" },
@@ -398,6 +400,8 @@ int gf_charge_key_parse(struct gf_charge_input *in, const char *s,
 	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
 		if (strcmp(s, key_names[i].name) == 0) {
 			k->kind = key_names[i].kind;
+			if (i >= GF_CHARGE_ALIAS_FIRST) /* team, job, ... */
+				k->alias = key_names[i].name;
 			if (key_names[i].label)
 				k->label = intern0(in, key_names[i].label);
 			return 0;
@@ -420,8 +424,10 @@ void gf_charge_key_name(const struct gf_charge_input *in,
 		"controller", "service",    "deployment", "statefulset",
 		"daemonset",  "annotation",
 	};
-	if (k->kind == GF_CHARGE_KEY_LABEL ||
-	    k->kind == GF_CHARGE_KEY_ANNOTATION)
+	if (k->alias)
+		gf_note(out, size, "%s", k->alias);
+	else if (k->kind == GF_CHARGE_KEY_LABEL ||
+		 k->kind == GF_CHARGE_KEY_ANNOTATION)
 		gf_note(out, size, "%s:%s", names[k->kind],
 			gf_charge_str(in, k->label));
 	else

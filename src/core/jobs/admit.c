@@ -231,11 +231,16 @@ static int group_cap(const struct gf_ctl *ctl, const struct gf__group *g,
 {
 	const struct gf_cnode *n = &ctl->c->nodes[g->rep];
 	int64_t k = GF_JOB_MAX_REPLICAS;
-	if (q->cpu > 0 && n->cpu_cap / q->cpu < k)
-		k = n->cpu_cap / q->cpu;
-	if (q->mem > 0 && n->mem_cap / q->mem < k)
-		k = n->mem_cap / q->mem;
 	bool gpu_kind = q->gpus > 0 || q->milli > 0 || q->prof >= 0;
+	/* without GPU: what the node's GPUs, all free, do not keep
+	 * (gf_sched_set_cpu_apart) */
+	int32_t idle = gpu_kind ? 0 : usable_gpus(ctl, g->rep) * GF_GPU_MILLI;
+	int64_t cpu = n->cpu_cap - gf_cpu_kept(n->cpu_cap, n->ngpus, idle);
+	int64_t mem = n->mem_cap - gf_mem_kept(n->mem_cap, n->ngpus, idle);
+	if (q->cpu > 0 && cpu / q->cpu < k)
+		k = cpu / q->cpu;
+	if (q->mem > 0 && mem / q->mem < k)
+		k = mem / q->mem;
 	if (gpu_kind && q->model >= 0 && n->model != q->model)
 		return 0;
 	if (q->sel[0] && !gf__node_matches(ctl, g->rep, q->sel))

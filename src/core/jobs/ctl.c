@@ -246,6 +246,8 @@ static int build(struct gf_ctl *ctl)
 	if (rc == 0)
 		rc = gf_sched_new(ctl->c, ctl->cfg.policy, ctl->typ, ctl->ntyp,
 				  1, ctl->cfg.seed, &ctl->s);
+	if (rc == 0) /* jobs without GPU: CPU nodes first (admit.c too) */
+		gf_sched_set_cpu_apart(ctl->s, true);
 	return rc;
 }
 

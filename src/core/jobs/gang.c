@@ -111,11 +111,18 @@ int gf__cap(const struct gf_ctl *ctl, const struct gf__jrec *j,
 	if (n->flags & GF_CNODE_CORDONED)
 		return 0;
 	int64_t k = most;
-	if (r->cpu > 0 && n->cpu_left / r->cpu < k)
-		k = n->cpu_left / r->cpu;
-	if (r->mem > 0 && n->mem_left / r->mem < k)
-		k = n->mem_left / r->mem;
 	bool gpu_kind = r->ngpus > 0 || j->prof != -1;
+	/* without GPU: beyond what the free GPUs keep (the engine's rule,
+	 * gf_sched_set_cpu_apart) */
+	int32_t idle = gpu_kind ? 0 : n->idle;
+	int64_t cpu = n->cpu_left - gf_cpu_kept(n->cpu_cap, n->ngpus, idle);
+	int64_t mem = n->mem_left - gf_mem_kept(n->mem_cap, n->ngpus, idle);
+	if (cpu < 0 || mem < 0)
+		return 0;
+	if (r->cpu > 0 && cpu / r->cpu < k)
+		k = cpu / r->cpu;
+	if (r->mem > 0 && mem / r->mem < k)
+		k = mem / r->mem;
 	if (gpu_kind && r->spec && !(r->spec >> n->model & 1))
 		return 0;
 	if (j->prof != -1) {

@@ -193,6 +193,11 @@ double gf_sched_frag_node(const struct gf_sched *s, int node)
 	return node >= 0 && node < s->c->n ? s->frag[node] : 0.0;
 }
 
+void gf_sched_set_cpu_apart(struct gf_sched *s, bool on)
+{
+	s->cpu_apart = on;
+}
+
 enum gf_policy gf_sched_policy(const struct gf_sched *s)
 {
 	return s->policy;
@@ -372,19 +377,38 @@ static void choose_gpus(struct gf_sched *s, const struct gf_cnode *n,
 	gf__gpus_best_fit(n, r, out->gpus);
 }
 
+/* Which nodes a scan visits: every one; with CPU work apart, for a
+ * request without GPU, the nodes without GPU, then the GPU nodes beyond
+ * what their free GPUs keep. */
+enum pass { PASS_ALL, PASS_CPU_NODES, PASS_GPU_NODES };
+
 /* The running best of the select step; term: the per-model terms of a
  * GF_POLICY_LOOKAHEAD policy, else NULL. */
 struct pick {
 	int node, score, gpu, nfeas;
 	uint32_t rank;
 	const int *term;
+	enum pass pass;
 };
+
+static bool pass_fits(const struct gf_cnode *n, const struct gf_req *r,
+		      enum pass pass)
+{
+	switch (pass) {
+	case PASS_CPU_NODES:
+		return n->ngpus == 0 && gf_cnode_fits(n, r);
+	case PASS_GPU_NODES:
+		return n->ngpus > 0 && gf_cnode_fits_apart(n, r);
+	default:
+		return gf_cnode_fits(n, r);
+	}
+}
 
 static void consider(struct gf_sched *s, int i, const struct gf_req *r,
 		     struct pick *p, bool draws, const uint8_t *allowed)
 {
 	const struct gf_cnode *n = &s->c->nodes[i];
-	if (!gf_cnode_fits(n, r) || (allowed && !allowed[i]))
+	if ((allowed && !allowed[i]) || !pass_fits(n, r, p->pass))
 		return;
 	if (draws) {
 		s->scratch[p->nfeas++] = i;
@@ -504,7 +528,14 @@ int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
 		gf__la_terms(s, r, term);
 		p.term = term;
 	}
-	scan(s, r, &p, draws, allowed);
+	if (s->cpu_apart && r->ngpus == 0) {
+		p.pass = PASS_CPU_NODES;
+		scan(s, r, &p, draws, allowed);
+		if (p.nfeas == 0)
+			p.pass = PASS_GPU_NODES;
+	}
+	if (p.nfeas == 0)
+		scan(s, r, &p, draws, allowed);
 	if (p.nfeas == 0)
 		return GF_ENOTFOUND;
 	if (draws) {

@@ -97,6 +97,7 @@ struct gf_sched {
 	uint16_t *bucket_of;				 /* per node */
 	int *pos;	   /* per node: index in its bucket */
 	unsigned long ops; /* places and unplaces, for debug checks */
+	bool cpu_apart;	   /* gf_sched_set_cpu_apart */
 };
 
 /*
