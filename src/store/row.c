@@ -126,6 +126,8 @@ int gf__store_job_check(const struct gf_job *j, struct gf_err *e)
 	if ((rc = check_utf8(j, "name", s->name, e)) ||
 	    (rc = check_utf8(j, "node_selector", s->node_selector, e)) ||
 	    (rc = check_utf8(j, "command", s->command, e)) ||
+	    (rc = check_utf8(j, "env", s->env, e)) ||
+	    (rc = check_utf8(j, "workdir", s->workdir, e)) ||
 	    (rc = check_utf8(j, "reason", j->reason, e)))
 		return rc;
 	for (int r = 0; j->place && r < s->replicas; r++)
@@ -262,6 +264,12 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_GPU_MS, j->gpu_ms);
 	p_text(p, GF__COL_SERVICE, s->service);
 	p_text(p, GF__COL_ORIGIN, gf__store_origin_name(s->origin));
+	if (s->env)
+		p_text(p, GF__COL_ENV, s->env);
+	else
+		p->v[GF__COL_ENV] = (struct gf__param){ .kind = GF__P_NULL };
+	p_text(p, GF__COL_WORKDIR, s->workdir);
+	p_text(p, GF__COL_RUN_AS, s->user);
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
 	p->v[GF__COL_HELD] = (struct gf__param){ .kind = GF__P_NULL };
 	if (j->nheld > 0) {

@@ -100,6 +100,12 @@ static const struct migration migrations[] = {
 	  /* before it, a pod's job was known by its command (once) */
 	  "UPDATE jobs SET origin = 'k8s' "
 	  "WHERE substr(command, 1, 8) = 'k8s-pod ';\n" },
+	{ 7, "jobs.env, workdir, run_as",
+	  /* env: the job's variables as a JSON object, NULL none; run_as:
+	   * its user ("user" is a keyword of PostgreSQL) */
+	  "ALTER TABLE jobs ADD COLUMN env TEXT;\n"
+	  "ALTER TABLE jobs ADD COLUMN workdir TEXT NOT NULL DEFAULT '';\n"
+	  "ALTER TABLE jobs ADD COLUMN run_as TEXT NOT NULL DEFAULT '';\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

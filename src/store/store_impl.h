@@ -48,7 +48,11 @@
 	X(FAILURES, "failures")           \
 	X(REQUEUES, "requeues")           \
 	X(HELD, "held")                   \
-	X(ORIGIN, "origin")
+	X(ORIGIN, "origin")               \
+	/* issue 21: environment, directory, user (migration 7) */ \
+	X(ENV, "env")                     \
+	X(WORKDIR, "workdir")             \
+	X(RUN_AS, "run_as")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \
