@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/remote.h"
+#include "nodeproto/nodeproto.h"
 #include "util/buf.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -60,8 +61,10 @@ static void usage(FILE *f)
 		"names holding TOKEN,\n"
 		"                      SECRET, PASSWORD, PASSWD, KEY, "
 		"CREDENTIAL or PRIVATE,\n"
-		"                      and less PWD OLDPWD SHLVL _ HOME USER "
-		"LOGNAME SHELL\n"
+		"                      less PWD OLDPWD SHLVL _ HOME USER LOGNAME "
+		"SHELL, and less\n"
+		"                      what the node sets (CUDA_VISIBLE_DEVICES, "
+		"GPUFLEET_*...)\n"
 		"  --chdir DIR         the job's working directory on its "
 		"node (default: the\n"
 		"                      home of the user it runs as)\n" CONN_HELP
@@ -115,10 +118,14 @@ static bool secret_name(const char *name, size_t len)
 	return false;
 }
 
-/* What the node sets from the job's user and directory: --export-env
- * leaves it out. */
+/* What the node sets (the GPUs, the gang, GPUFLEET_*, PWD: nodeproto's
+ * list) or takes from the job's user: --export-env leaves it out. */
 static bool node_name(const char *name, size_t len)
 {
+	char n[GF_JOB_ENV_NAME_MAX];
+	gf_note(n, sizeof(n), "%.*s", (int)len, name); /* a name: fits */
+	if (gf_np_env_reserved(n))
+		return true;
 	static const char *const names[] = { "PWD",  "OLDPWD",	"SHLVL",
 					     "_",    "HOME",	"USER",
 					     "LOGNAME", "SHELL" };
@@ -157,6 +164,13 @@ static int add_env(struct gf_cli_args *args, struct body *x)
 		return gf_cli_bad_value(args, "expected NAME=VALUE, NAME of "
 					      "letters, digits and '_', not "
 					      "starting with a digit");
+	char name[GF_JOB_ENV_NAME_MAX];
+	gf_note(name, sizeof(name), "%.*s", (int)len, optarg); /* fits */
+	if (gf_np_env_reserved(name))
+		return gf_cli_bad_value(args, "'%s' is set by the node (the "
+					      "GPUs, the gang, GPUFLEET_*, "
+					      "PWD): a job cannot set it",
+					name);
 	if (eq)
 		return env_put(x, optarg) ? (args->rc = GF_EXIT_USAGE) : 0;
 	for (char **e = environ; *e; e++)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "nodeproto/nodeproto.h"
 #include "util/buf.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -107,6 +108,12 @@ static int env_field(const struct gf_jv *v, struct gf_job_spec *s,
 		if (gf_jv_str(x) == NULL)
 			return gf_err_set(e, GF_EINVAL,
 					  "'env': '%.60s': expected a string",
+					  k);
+		if (gf_np_env_reserved(k))
+			return gf_err_set(e, GF_EINVAL,
+					  "'env': '%.60s' is set by the node "
+					  "(the GPUs, the gang, GPUFLEET_*, "
+					  "PWD): a job cannot set it",
 					  k);
 		bytes += strlen(k) + strlen(gf_jv_str(x)) + 2;
 	}

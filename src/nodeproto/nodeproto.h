@@ -180,7 +180,18 @@ struct gf_np_assignment {
 	int world_size, rank, local_rank, local_world_size;
 	char master_addr[GF_NP_ADDR_MAX];
 	int master_port;
+	/* issue 21: who it runs as, where, with what on top (the job's
+	 * spec); refuse_root when the controller's config does not say
+	 * allow_root (absent: false, as before) */
+	char *env; /* owned: {"NAME": "VALUE"} as compact JSON; NULL none */
+	char workdir[GF_JOB_WORKDIR_MAX]; /* "" the user's home */
+	char user[GF_JOB_USER_MAX];	  /* "" the node's default user */
+	bool refuse_root;
 };
+
+/* Whether a variable is one the node's worker sets itself (the GPUs,
+ * the gang, GPUFLEET_*, PWD): a job's "env" may not name it. */
+bool gf_np_env_reserved(const char *name);
 
 /* A MIG layout the controller wants on one of the node's GPUs (its
  * agent applies it when no instance of that GPU is in use, before it
