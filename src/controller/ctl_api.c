@@ -261,8 +261,6 @@ int gf__jobs_submit(struct gf_http_req *r, void *arg)
 		rc = gf_err_set(&e, GF_EINVAL, "team: over %zu bytes",
 				sizeof(x->spec.team) - 1);
 	gf_jv_free(body);
-	if (rc == 0)
-		rc = run_as(c->s, g, &x->spec, &e);
 	if (rc) {
 		gf__op_free(&x->op);
 		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
@@ -273,6 +271,10 @@ int gf__jobs_submit(struct gf_http_req *r, void *arg)
 				      "a token of team '%s' submits only that "
 				      "team's jobs",
 				      g->team);
+	}
+	if (run_as(c->s, g, &x->spec, &e) != 0) {
+		gf__op_free(&x->op);
+		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
 	}
 	x->op.grant = *g;
 	return gf__service_hold(c->s, r, &x->op); /* answered once committed */

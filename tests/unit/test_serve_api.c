@@ -94,6 +94,13 @@ static void submit_ok(const char *token, const char *body, char *id,
 		      size_t size)
 {
 	struct gf_jv *v;
+	char with[1024];
+	if (!strstr(body, "\"command\"") && body[0] == '{') {
+		/* every job runs a command (issue 21): "true" unless said */
+		snprintf(with, sizeof(with), "{\"command\": \"true\"%s%s",
+			 strcmp(body, "{}") ? ", " : "", body + 1);
+		body = with;
+	}
 	long st = http(GF_HTTP_POST, "/v1/jobs", token, body, &v);
 	if (st != 201)
 		print_message("submit %s: %ld %s\n", body, st,
@@ -229,24 +236,29 @@ static void test_bad_input(void **state)
 		{ VISION, GF_HTTP_GET, other, NULL, 404, "" },
 		{ VISION, GF_HTTP_DELETE, other, NULL, 404, "" },
 		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
-		  "{\"team\": \"nobody\", \"gpus\": 1}", 403, "nobody" },
-		{ ADMIN, GF_HTTP_POST, "/v1/jobs", "{\"class\": \"vip\"}", 400,
+		  "{\"team\": \"nobody\", \"gpus\": 1, \"command\": \"x\"}",
+		  403, "nobody" },
+		{ ADMIN, GF_HTTP_POST, "/v1/jobs", "{\"class\": \"vip\", \"command\": \"x\"}",
+		  400,
 		  "vip" },
 		/* never placeable: 422 with the reason */
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
-		  "{\"gpus\": 8, \"replicas\": 3}", 422, "" },
+		  "{\"gpus\": 8, \"replicas\": 3, \"command\": \"x\"}",
+		  422, "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
-		  "{\"gpus\": 1, \"gpu_model\": \"b200\"}", 422, "b200" },
-		{ SPEECH, GF_HTTP_POST, "/v1/jobs", "{\"gpu_milli\": 1500}",
+		  "{\"gpus\": 1, \"gpu_model\": \"b200\", \"command\": "
+		  "\"x\"}",
+		  422, "b200" },
+		{ SPEECH, GF_HTTP_POST, "/v1/jobs", "{\"gpu_milli\": 1500, \"command\": \"x\"}",
 		  422, "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
 		  "{\"gpus\": 8, \"replicas\": "
 		  "2, \"class\": \"batch\", "
-		  "\"cpu_milli\": 200000}",
+		  "\"cpu_milli\": 200000, \"command\": \"x\"}",
 		  422, "" },
 		{ SPEECH, GF_HTTP_POST, "/v1/jobs",
 		  "{\"mig_profile\": "
-		  "\"3g.40gb\"}",
+		  "\"3g.40gb\", \"command\": \"x\"}",
 		  422, "3g.40gb" },
 		{ ADMIN, GF_HTTP_GET, "/v1/jobs?state=done", NULL, 400,
 		  "'state'" },
