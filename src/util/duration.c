@@ -4,7 +4,6 @@
  */
 #include "util/duration.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -81,17 +80,19 @@ static int with_unit(const char *s, double bare, double *secs,
 		double secs;
 	} units[] = { { "ms", 0.001 }, { "s", 1 },	{ "m", 60 },
 		      { "h", 3600 },   { "d", 86400 } };
-	if (!strchr("0123456789.", s[0])) {
+	/* the number: digits with at most one '.'; the rest its unit */
+	size_t n = strspn(s, "0123456789."), dots = 0;
+	for (size_t i = 0; i < n; i++)
+		dots += s[i] == '.';
+	if (n == 0 || n > 30 || dots > 1 || dots == n) {
 		*why = s[0] == '-' ? "negative" : SYNTAX;
 		return GF_EINVAL;
 	}
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || strpbrk(s, "xXpPeEnNiI")) {
-		*why = SYNTAX;
-		return GF_EINVAL;
-	}
+	char num[32];
+	memcpy(num, s, n);
+	num[n] = '\0';
+	double v = strtod(num, NULL);
+	const char *end = s + n;
 	if (*end == '\0') {
 		*secs = v * bare;
 		return 0;

@@ -50,7 +50,7 @@ bool gf_str_is_login(const char *s)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		if (!word_char(s[i]) && s[i] != '-' && s[i] != '.' &&
-		    !(s[i] == '$' && i == n - 1))
+		    !(s[i] == '$' && i > 0 && i == n - 1))
 			return false;
 	return true;
 }
