@@ -10,6 +10,7 @@
 
 #include "controller/service.h"
 #include "serve_helpers.h"
+#include "util/buf.h"
 #include "util/mem.h"
 
 #define ADMIN  "adminadminadmin0001"
@@ -17,6 +18,8 @@
 #define SPEECH "speechspeechspe0003"
 #define NODE   "nodetokennnnnnn0004" /* node NODE_OWN's */
 #define WRONG  "wrongwrongwrongwrong"
+#define ALICE  "alicealicealic0005" /* vision's, user alice */
+#define ROOTU  "rootrootrootroo0006" /* vision's, user root */
 
 #define NODE_OWN   "a-0000" /* the first node of pool a */
 #define NODE_OTHER "b-0001"
@@ -137,7 +140,9 @@ static int setup(void **state)
 	snprintf(tokpath, sizeof(tokpath), "%s/tokens", dir);
 	write_text(cfgpath, config_text);
 	write_text(tokpath, ADMIN " admin\n" VISION " team:vision\n" SPEECH
-				  " team:speech\n" NODE " node:" NODE_OWN "\n");
+				  " team:speech\n" NODE " node:" NODE_OWN "\n" ALICE
+				  " team:vision user:alice\n" ROOTU
+				  " team:vision user:root\n");
 	start();
 	return 0;
 }
@@ -265,6 +270,32 @@ static void test_bad_input(void **state)
 		{ ADMIN, GF_HTTP_GET, "/v1/jobs?limit=0", NULL, 400,
 		  "'limit'" },
 		{ ADMIN, GF_HTTP_PUT, "/v1/jobs", "{}", 405, "" },
+		/* issue 21: a command, an environment, a directory, a user */
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpus\": 1}", 400,
+		  "'command': required" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"command\": \" \\t\"}",
+		  400, "'command': required" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"1A\": \"b\"}}", 400,
+		  "'env': '1A': expected a name" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"A\": 1}}", 400,
+		  "'env': 'A': expected a string" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"CUDA_VISIBLE_DEVICES\": "
+		  "\"0\"}}",
+		  400, "is set by the node" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": [\"A=1\"]}", 400,
+		  "'env': expected an object" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"workdir\": \"tmp\"}", 400,
+		  "'workdir': expected an absolute path" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"user\": \"bob\"}", 400,
+		  "'user': unknown field" },
+		{ ROOTU, GF_HTTP_POST, "/v1/jobs", "{\"command\": \"x\"}", 400,
+		  "'allow_root: true'" },
 		{ ADMIN, GF_HTTP_GET, "/v1/nope", NULL, 404, "" },
 	};
 	int before = njobs();
@@ -282,6 +313,50 @@ static void test_bad_input(void **state)
 		gf_jv_free(v);
 	}
 	assert_int_equal(njobs(), before);
+}
+
+/* A job's environment, directory and user (issue 21): kept as given,
+ * the user the token's; more variables than the cap refused. */
+static void test_env_workdir_user(void **state)
+{
+	(void)state;
+	char id[32];
+	submit_ok(ALICE,
+		  "{\"command\": \"env\", \"env\": {\"A\": \"1\", "
+		  "\"B\": \"x \\\"y\\\"\"}, \"workdir\": \"/scratch/a\"}",
+		  id, sizeof(id));
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_GET, path, ALICE, NULL, &v), 200);
+	const struct gf_jv *env = gf_jv_get(v, "env");
+	assert_int_equal(gf_jv_len(env), 2);
+	assert_string_equal(str(env, "A"), "1");
+	assert_string_equal(str(env, "B"), "x \"y\"");
+	assert_string_equal(str(v, "workdir"), "/scratch/a");
+	assert_string_equal(str(v, "user"), "alice");
+	assert_string_equal(str(v, "team"), "vision");
+	gf_jv_free(v);
+	/* a token without a user: no user, no env, no workdir */
+	submit_ok(VISION, "{\"command\": \"true\"}", id, sizeof(id));
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	assert_int_equal(http(GF_HTTP_GET, path, VISION, NULL, &v), 200);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "user")), GF_JV_NULL);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "workdir")), GF_JV_NULL);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "env")), 0);
+	gf_jv_free(v);
+	/* GF_JOB_ENV_MAX variables at most */
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 16);
+	gf_buf_puts(&b, "{\"command\": \"x\", \"env\": {");
+	for (int i = 0; i <= GF_JOB_ENV_MAX; i++)
+		gf_buf_printf(&b, "%s\"V%d\": \"\"", i ? ", " : "", i);
+	gf_buf_puts(&b, "}}");
+	long st = http(GF_HTTP_POST, "/v1/jobs", VISION, gf_buf_str(&b), &v);
+	assert_int_equal(st, 400);
+	assert_non_null(strstr(str(v, "detail"), "257 variables, more than 256"));
+	gf_jv_free(v);
+	gf_buf_release(&b);
 }
 
 /* The other endpoints. */
@@ -869,6 +944,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_and_read),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_env_workdir_user),
 		cmocka_unit_test(test_nodes_health_metrics),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_services),
