@@ -131,9 +131,9 @@ struct gf_job_spec {
 	char *env; /* owned: {"NAME": "VALUE", ...} as compact JSON (the
 		      body's "env", checked: gf_job_env_check), NULL none */
 	char workdir[GF_JOB_WORKDIR_MAX]; /* absolute; "" the user's home */
-	char user[GF_JOB_USER_MAX]; /* the submitting token's user: the
-				       login it runs as; "" the node's
-				       default user */
+	char user[GF_JOB_USER_MAX];	  /* the submitting token's user: the
+					     login it runs as; "" the node's
+					     default user */
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */

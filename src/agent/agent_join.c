@@ -20,9 +20,9 @@
 #include "server/client.h"
 #include "topo/render.h"
 #include "util/fmt.h"
-#include "util/str.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define DEFAULT_STATE "gpufleet-agent-state"
 
@@ -115,9 +115,9 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
-	if (!joining && (a->name || a->token_file || a->labels[0] ||
-			 a->address || a->block || a->ca || a->insecure_http ||
-			 a->default_user)) {
+	if (!joining &&
+	    (a->name || a->token_file || a->labels[0] || a->address ||
+	     a->block || a->ca || a->insecure_http || a->default_user)) {
 		gf_agent_say(
 			"--name, --token-file, --label, --block, --address, "
 			"--ca, --insecure-http and --default-user go with "

@@ -25,8 +25,8 @@
 
 #include "agent/join_impl.h"
 #include "util/clock.h"
-#include "util/json.h"
 #include "util/fmt.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -191,8 +191,7 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 	struct gf_assignment w;
 	to_worker(j, a, &w);
 	struct gf_jv *doc;
-	struct gf_worker_env *env =
-		gf_calloc(GF_WORKER_ENV_MAX, sizeof(*env));
+	struct gf_worker_env *env = gf_calloc(GF_WORKER_ENV_MAX, sizeof(*env));
 	w.env = env;
 	w.nenv = env_pairs(a->env, &doc, env);
 	int rc = w.nenv < 0 ? gf_err_set(&e, GF_EPARSE,

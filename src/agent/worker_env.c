@@ -325,8 +325,8 @@ static int run_as(const struct gf_worker *w, const struct gf_assignment *a,
 	if (passwd_of(login, me, p) != 0) {
 		if (login)
 			return BAD(GF_ENOTFOUND,
-				   "%s: user '%s' is unknown on this node",
-				   who, login);
+				   "%s: user '%s' is unknown on this node", who,
+				   login);
 		p->uid = me; /* the agent's own user, without an entry */
 		p->gid = getegid();
 	}
@@ -356,8 +356,8 @@ static int run_as(const struct gf_worker *w, const struct gf_assignment *a,
 		p->ngroups = n;
 	}
 	const char *dir = a->workdir && a->workdir[0] ? a->workdir
-			  : p->home[0] == '/'		 ? p->home
-							 : "/";
+			  : p->home[0] == '/'	      ? p->home
+						      : "/";
 	gf_note(p->workdir, sizeof(p->workdir), "%s", dir); /* checked */
 	return 0;
 }

@@ -173,9 +173,8 @@ static _Noreturn void job_child(const struct child *c)
 	}
 	/* the user last of the privileged steps, before its directory
 	 * (which it must be able to enter itself) */
-	if (c->switch_user &&
-	    (setgroups((size_t)c->ngroups, c->groups) != 0 ||
-	     setgid(c->gid) != 0 || setuid(c->uid) != 0)) {
+	if (c->switch_user && (setgroups((size_t)c->ngroups, c->groups) != 0 ||
+			       setgid(c->gid) != 0 || setuid(c->uid) != 0)) {
 		step = STEP_USER;
 		goto fail;
 	}

@@ -225,15 +225,15 @@ struct gf_cli_opt {
 		(n), GF_CLI_LIST, 0, (arr), 0, sizeof(arr) / sizeof((arr)[0]), \
 			0, 0, NULL, (cnt)                                      \
 	}
-#define GF_CLI_DUR_KIND(p)                                             \
+#define GF_CLI_DUR_KIND(p) \
 	_Generic((p), int *: GF_CLI_DUR_INT, long *: GF_CLI_DUR_LONG, \
 		 long long *: GF_CLI_DUR_LLONG, double *: GF_CLI_DUR_DOUBLE)
-#define GF_OPT_DURATION(n, p, lo, hi, bare)                                 \
-	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare) * 1000), \
+#define GF_OPT_DURATION(n, p, lo, hi, bare)                               \
+	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare)*1000), \
 		   1000, lo, hi, NULL)
-#define GF_OPT_DURATION_MS(n, p, lo, hi, bare)                              \
-	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare) * 1000), \
-		   1, lo, hi, NULL)
+#define GF_OPT_DURATION_MS(n, p, lo, hi, bare)                               \
+	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare)*1000), 1, \
+		   lo, hi, NULL)
 #define GF_OPT_END GF_OPT_ROW(NULL, GF_CLI_CODE, 0, NULL, 0, 0, 0, 0, NULL)
 
 /* Rows at the most in a table, with those gf_cli_args adds. */

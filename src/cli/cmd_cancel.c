@@ -39,7 +39,7 @@ int cmd_cancel(int argc, char **argv)
 		struct gf_client_answer a;
 		/* "13" is "j13", as scancel takes a job's number */
 		const char *j = argv[i][0] && strspn(argv[i], "0123456789") ==
-						      strlen(argv[i])
+							strlen(argv[i])
 					? "j"
 					: "";
 		if (gf_remote_callf(&r, GF_HTTP_DELETE, NULL, &a,

@@ -101,8 +101,8 @@ static int add_selector(struct gf_cli_args *args, struct body *x)
  * --export-env leaves it out. */
 static bool secret_name(const char *name, size_t len)
 {
-	static const char *const words[] = { "TOKEN",  "SECRET",     "PASSWORD",
-					     "PASSWD", "KEY",	     "CREDENTIAL",
+	static const char *const words[] = { "TOKEN",  "SECRET", "PASSWORD",
+					     "PASSWD", "KEY",	 "CREDENTIAL",
 					     "PRIVATE" };
 	char up[256];
 	if (len >= sizeof(up))
@@ -126,8 +126,8 @@ static bool node_name(const char *name, size_t len)
 	gf_note(n, sizeof(n), "%.*s", (int)len, name); /* a name: fits */
 	if (gf_np_env_reserved(n))
 		return true;
-	static const char *const names[] = { "PWD",  "OLDPWD",	"SHLVL",
-					     "_",    "HOME",	"USER",
+	static const char *const names[] = { "PWD",	"OLDPWD", "SHLVL",
+					     "_",	"HOME",	  "USER",
 					     "LOGNAME", "SHELL" };
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strlen(names[i]) == len && !strncmp(name, names[i], len))
@@ -146,8 +146,9 @@ static int env_put(struct body *x, const char *kv)
 			return 0;
 		}
 	if (x->nenv == GF_JOB_ENV_MAX) {
-		gf_cli_error(CMD, "more than %d variables for the job's "
-				  "environment",
+		gf_cli_error(CMD,
+			     "more than %d variables for the job's "
+			     "environment",
 			     GF_JOB_ENV_MAX);
 		return GF_EXIT_USAGE;
 	}
@@ -167,17 +168,19 @@ static int add_env(struct gf_cli_args *args, struct body *x)
 	char name[GF_JOB_ENV_NAME_MAX];
 	gf_note(name, sizeof(name), "%.*s", (int)len, optarg); /* fits */
 	if (gf_np_env_reserved(name))
-		return gf_cli_bad_value(args, "'%s' is set by the node (the "
-					      "GPUs, the gang, GPUFLEET_*, "
-					      "PWD): a job cannot set it",
+		return gf_cli_bad_value(args,
+					"'%s' is set by the node (the "
+					"GPUs, the gang, GPUFLEET_*, "
+					"PWD): a job cannot set it",
 					name);
 	if (eq)
 		return env_put(x, optarg) ? (args->rc = GF_EXIT_USAGE) : 0;
 	for (char **e = environ; *e; e++)
 		if (!strncmp(*e, optarg, len) && (*e)[len] == '=')
 			return env_put(x, *e) ? (args->rc = GF_EXIT_USAGE) : 0;
-	return gf_cli_bad_value(args, "'%s' is not set here (say "
-				      "--env %s=VALUE)",
+	return gf_cli_bad_value(args,
+				"'%s' is not set here (say "
+				"--env %s=VALUE)",
 				optarg, optarg);
 }
 
@@ -211,8 +214,9 @@ static int env_size(const struct body *x)
 		bytes += strlen(x->env[i]) + 1;
 	if (bytes <= GF_JOB_ENV_BYTES)
 		return 0;
-	gf_cli_error(CMD, "the job's environment is %zu bytes, more than %d "
-			  "(pass fewer variables)",
+	gf_cli_error(CMD,
+		     "the job's environment is %zu bytes, more than %d "
+		     "(pass fewer variables)",
 		     bytes, GF_JOB_ENV_BYTES);
 	return GF_EXIT_USAGE;
 }
@@ -243,8 +247,7 @@ static int set_workdir(struct gf_cli_args *args, struct body *x)
 
 /* Options that exclude each other, and a command: 0, or GF_EXIT_USAGE
  * (said), before any request. */
-static int check_flags(struct gf_cli_args *args, const struct body *x,
-		       int argc)
+static int check_flags(struct gf_cli_args *args, const struct body *x, int argc)
 {
 	static const char *const pairs[][2] = {
 		{ "gpus", "gpu-milli" },

@@ -62,10 +62,14 @@ static const struct gf__np_field run_as_fields[] = {
 bool gf_np_env_reserved(const char *name)
 {
 	static const char *const names[] = {
-		"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-		"ROCR_VISIBLE_DEVICES", "WORLD_SIZE",
-		"RANK",			"LOCAL_RANK",
-		"MASTER_ADDR",		"MASTER_PORT",
+		"CUDA_VISIBLE_DEVICES",
+		"CUDA_DEVICE_ORDER",
+		"ROCR_VISIBLE_DEVICES",
+		"WORLD_SIZE",
+		"RANK",
+		"LOCAL_RANK",
+		"MASTER_ADDR",
+		"MASTER_PORT",
 		"PWD",
 	};
 	if (strncmp(name, "GPUFLEET_", 9) == 0)
@@ -86,8 +90,9 @@ static int read_env(struct gf_np_rd *r, const struct gf_jv *v,
 	if (env == NULL || gf_jv_type(env) == GF_JV_NULL)
 		return rc;
 	if (gf_jv_type(env) != GF_JV_OBJ || gf_jv_len(env) > GF_JOB_ENV_MAX)
-		return gf__np_bad(r, "env", "expected an object of at most %d "
-					    "NAME: \"VALUE\"",
+		return gf__np_bad(r, "env",
+				  "expected an object of at most %d "
+				  "NAME: \"VALUE\"",
 				  GF_JOB_ENV_MAX);
 	void *it = NULL;
 	const struct gf_jv *x;
@@ -96,8 +101,9 @@ static int read_env(struct gf_np_rd *r, const struct gf_jv *v,
 	while ((k = gf_jv_next(env, &it, &x)) != NULL) {
 		if (!gf_str_is_env_name(k, strlen(k)) || !gf_jv_str(x) ||
 		    gf_np_env_reserved(k))
-			return gf__np_bad(r, "env", "'%.60s': not a variable a "
-						    "job may set",
+			return gf__np_bad(r, "env",
+					  "'%.60s': not a variable a "
+					  "job may set",
 					  k);
 		bytes += strlen(k) + strlen(gf_jv_str(x)) + 2;
 	}

@@ -55,11 +55,12 @@ static int parse_line(char *line, const char *path, int lineno,
 	char *role = strtok_r(NULL, " \t\r\n", &save);
 	char *user = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
 	if (role == NULL || (user && strtok_r(NULL, " \t\r\n", &save)))
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%d: expected 'TOKEN admin', 'TOKEN "
-				  "team:NAME', 'TOKEN node:NAME', the first two "
-				  "with ' user:LOGIN' after",
-				  path, lineno);
+		return gf_err_set(
+			e, GF_EPARSE,
+			"%s:%d: expected 'TOKEN admin', 'TOKEN "
+			"team:NAME', 'TOKEN node:NAME', the first two "
+			"with ' user:LOGIN' after",
+			path, lineno);
 	size_t len = strlen(tok);
 	for (size_t i = 0; i < len; i++)
 		if (!token_char(tok[i]))

@@ -354,8 +354,7 @@ static int rd_spec(struct rd *r)
 			 &s->max_runtime_s)) ||
 	    (rc = rd_text(r, GF__COL_SERVICE, s->service,
 			  sizeof(s->service))) ||
-	    (rc = rd_command(r)) || (rc = rd_origin(r)) ||
-	    (rc = rd_env(r)) ||
+	    (rc = rd_command(r)) || (rc = rd_origin(r)) || (rc = rd_env(r)) ||
 	    (rc = rd_text(r, GF__COL_WORKDIR, s->workdir,
 			  sizeof(s->workdir))) ||
 	    (rc = rd_text(r, GF__COL_RUN_AS, s->user, sizeof(s->user))))

@@ -17,41 +17,41 @@
 #include "util/buf.h"
 
 /* The jobs table's columns, in the order of every SELECT and INSERT. */
-#define GF__STORE_COLUMNS(X)              \
-	X(SEQ, "seq")                     \
-	X(ID, "id")                       \
-	X(NAME, "name")                   \
-	X(TEAM, "team")                   \
-	X(CLASS, "class")                 \
-	X(REPLICAS, "replicas")           \
-	X(GPUS, "gpus")                   \
-	X(GPU_MODEL, "gpu_model")         \
-	X(GPU_MILLI, "gpu_milli")         \
-	X(MIG_PROFILE, "mig_profile")     \
-	X(CPU_MILLI, "cpu_milli")         \
-	X(MEMORY_MIB, "memory_mib")       \
-	X(NODE_SELECTOR, "node_selector") \
-	X(MAX_RUNTIME_S, "max_runtime_s") \
-	X(COMMAND, "command")             \
-	X(STATE, "state")                 \
-	X(REASON, "reason")               \
-	X(SUBMITTED_MS, "submitted_ms")   \
-	X(STARTED_MS, "started_ms")       \
-	X(ENDED_MS, "ended_ms")           \
-	X(ATTEMPTS, "attempts")           \
-	X(PREEMPTIONS, "preemptions")     \
-	X(EXIT_CODE, "exit_code")         \
-	X(BLOCK, "block")                 \
-	X(PLACEMENT, "placement")         \
-	X(GPU_MS, "gpu_ms")               \
-	X(SERVICE, "service")             \
-	X(FAILURES, "failures")           \
-	X(REQUEUES, "requeues")           \
-	X(HELD, "held")                   \
-	X(ORIGIN, "origin")               \
+#define GF__STORE_COLUMNS(X)                                       \
+	X(SEQ, "seq")                                              \
+	X(ID, "id")                                                \
+	X(NAME, "name")                                            \
+	X(TEAM, "team")                                            \
+	X(CLASS, "class")                                          \
+	X(REPLICAS, "replicas")                                    \
+	X(GPUS, "gpus")                                            \
+	X(GPU_MODEL, "gpu_model")                                  \
+	X(GPU_MILLI, "gpu_milli")                                  \
+	X(MIG_PROFILE, "mig_profile")                              \
+	X(CPU_MILLI, "cpu_milli")                                  \
+	X(MEMORY_MIB, "memory_mib")                                \
+	X(NODE_SELECTOR, "node_selector")                          \
+	X(MAX_RUNTIME_S, "max_runtime_s")                          \
+	X(COMMAND, "command")                                      \
+	X(STATE, "state")                                          \
+	X(REASON, "reason")                                        \
+	X(SUBMITTED_MS, "submitted_ms")                            \
+	X(STARTED_MS, "started_ms")                                \
+	X(ENDED_MS, "ended_ms")                                    \
+	X(ATTEMPTS, "attempts")                                    \
+	X(PREEMPTIONS, "preemptions")                              \
+	X(EXIT_CODE, "exit_code")                                  \
+	X(BLOCK, "block")                                          \
+	X(PLACEMENT, "placement")                                  \
+	X(GPU_MS, "gpu_ms")                                        \
+	X(SERVICE, "service")                                      \
+	X(FAILURES, "failures")                                    \
+	X(REQUEUES, "requeues")                                    \
+	X(HELD, "held")                                            \
+	X(ORIGIN, "origin")                                        \
 	/* issue 21: environment, directory, user (migration 7) */ \
-	X(ENV, "env")                     \
-	X(WORKDIR, "workdir")             \
+	X(ENV, "env")                                              \
+	X(WORKDIR, "workdir")                                      \
 	X(RUN_AS, "run_as")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */

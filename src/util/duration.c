@@ -72,14 +72,16 @@ syntax:
 }
 
 /* A number with a unit, or bare: 0, or GF_EINVAL. */
-static int with_unit(const char *s, double bare, double *secs,
-		     const char **why)
+static int with_unit(const char *s, double bare, double *secs, const char **why)
 {
 	static const struct {
 		const char *name;
 		double secs;
-	} units[] = { { "ms", 0.001 }, { "s", 1 },	{ "m", 60 },
-		      { "h", 3600 },   { "d", 86400 } };
+	} units[] = { { "ms", 0.001 },
+		      { "s", 1 },
+		      { "m", 60 },
+		      { "h", 3600 },
+		      { "d", 86400 } };
 	/* the number: digits with at most one '.'; the rest its unit */
 	size_t n = strspn(s, "0123456789."), dots = 0;
 	for (size_t i = 0; i < n; i++)
@@ -134,8 +136,11 @@ const char *gf_duration_str(double secs, char *buf, size_t size)
 	static const struct {
 		const char *name;
 		double secs;
-	} units[] = { { "d", 86400 }, { "h", 3600 }, { "m", 60 },
-		      { "s", 1 },     { "ms", 0.001 } };
+	} units[] = { { "d", 86400 },
+		      { "h", 3600 },
+		      { "m", 60 },
+		      { "s", 1 },
+		      { "ms", 0.001 } };
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		double n = secs / units[i].secs;
 		if (n >= 1 && fabs(n - nearbyint(n)) < 1e-9) {

@@ -219,10 +219,12 @@ static void test_duration(void **state)
 		const char *arg;
 		long long secs;
 	} good[] = {
-		{ "30", 1800 },	     { "1:00:00", 3600 }, { "90s", 90 },
-		{ "2h", 7200 },	     { "1d", 86400 },	  { "1:30", 90 },
-		{ "2-12", 216000 },  { "1-2:3", 93780 },  { "1-2:3:4", 93784 },
-		{ "0", 0 },	     { "1.5h", 5400 },	  { "5m", 300 },
+		{ "30", 1800 },		 { "1:00:00", 3600 },
+		{ "90s", 90 },		 { "2h", 7200 },
+		{ "1d", 86400 },	 { "1:30", 90 },
+		{ "2-12", 216000 },	 { "1-2:3", 93780 },
+		{ "1-2:3:4", 93784 },	 { "0", 0 },
+		{ "1.5h", 5400 },	 { "5m", 300 },
 		{ "100:00:00", 360000 },
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -242,8 +244,8 @@ static void test_duration(void **state)
 	assert_int_equal(c.every_s, 90);
 	assert_int_equal(c.tick_ms, 250);
 	assert_true(c.slo_s == 0.25);
-	assert_int_equal(run("--every 1:30 --tick 1s --slo 0.000002", &c,
-			     codes, vals, err, sizeof(err), NULL),
+	assert_int_equal(run("--every 1:30 --tick 1s --slo 0.000002", &c, codes,
+			     vals, err, sizeof(err), NULL),
 			 -1);
 	assert_int_equal(c.every_s, 90);
 	assert_int_equal(c.tick_ms, 1000);
@@ -274,8 +276,7 @@ static void test_duration(void **state)
 		int rc = run(bad[i].line, &c, codes, vals, err, sizeof(err),
 			     NULL);
 		if (rc != GF_EXIT_USAGE || !strstr(err, bad[i].err))
-			print_message("%s: rc %d '%s'\n", bad[i].line, rc,
-				      err);
+			print_message("%s: rc %d '%s'\n", bad[i].line, rc, err);
 		assert_int_equal(rc, GF_EXIT_USAGE);
 		assert_non_null(strstr(err, bad[i].err));
 	}

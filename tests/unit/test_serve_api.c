@@ -18,7 +18,7 @@
 #define SPEECH "speechspeechspe0003"
 #define NODE   "nodetokennnnnnn0004" /* node NODE_OWN's */
 #define WRONG  "wrongwrongwrongwrong"
-#define ALICE  "alicealicealic0005" /* vision's, user alice */
+#define ALICE  "alicealicealic0005"  /* vision's, user alice */
 #define ROOTU  "rootrootrootroo0006" /* vision's, user root */
 
 #define NODE_OWN   "a-0000" /* the first node of pool a */
@@ -140,8 +140,8 @@ static int setup(void **state)
 	snprintf(tokpath, sizeof(tokpath), "%s/tokens", dir);
 	write_text(cfgpath, config_text);
 	write_text(tokpath, ADMIN " admin\n" VISION " team:vision\n" SPEECH
-				  " team:speech\n" NODE " node:" NODE_OWN "\n" ALICE
-				  " team:vision user:alice\n" ROOTU
+				  " team:speech\n" NODE " node:" NODE_OWN
+				  "\n" ALICE " team:vision user:alice\n" ROOTU
 				  " team:vision user:root\n");
 	start();
 	return 0;
@@ -243,19 +243,18 @@ static void test_bad_input(void **state)
 		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
 		  "{\"team\": \"nobody\", \"gpus\": 1, \"command\": \"x\"}",
 		  403, "nobody" },
-		{ ADMIN, GF_HTTP_POST, "/v1/jobs", "{\"class\": \"vip\", \"command\": \"x\"}",
-		  400,
-		  "vip" },
+		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
+		  "{\"class\": \"vip\", \"command\": \"x\"}", 400, "vip" },
 		/* never placeable: 422 with the reason */
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
-		  "{\"gpus\": 8, \"replicas\": 3, \"command\": \"x\"}",
-		  422, "" },
+		  "{\"gpus\": 8, \"replicas\": 3, \"command\": \"x\"}", 422,
+		  "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
 		  "{\"gpus\": 1, \"gpu_model\": \"b200\", \"command\": "
 		  "\"x\"}",
 		  422, "b200" },
-		{ SPEECH, GF_HTTP_POST, "/v1/jobs", "{\"gpu_milli\": 1500, \"command\": \"x\"}",
-		  422, "" },
+		{ SPEECH, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpu_milli\": 1500, \"command\": \"x\"}", 422, "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
 		  "{\"gpus\": 8, \"replicas\": "
 		  "2, \"class\": \"batch\", "
@@ -354,7 +353,8 @@ static void test_env_workdir_user(void **state)
 	gf_buf_puts(&b, "}}");
 	long st = http(GF_HTTP_POST, "/v1/jobs", VISION, gf_buf_str(&b), &v);
 	assert_int_equal(st, 400);
-	assert_non_null(strstr(str(v, "detail"), "257 variables, more than 256"));
+	assert_non_null(
+		strstr(str(v, "detail"), "257 variables, more than 256"));
 	gf_jv_free(v);
 	gf_buf_release(&b);
 }

@@ -423,7 +423,7 @@ static void test_tokens(void **state)
 		  "user:abcdefghijabcdefghijabcdefghijabc\n",
 		  "LOGIN 1 to 32" },
 		{ "aaaaaaaaaaaaaaaa1 team:x user:a b\n", ":1: expected 'TOKEN "
-							"admin'" },
+							 "admin'" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		write_file(cases[i].text);

@@ -347,10 +347,10 @@ static void submit(const char *tag, const char *extra, char *id, size_t size)
 	snprintf(body, sizeof(body),
 		 "{\"gpus\": 1, %s\"node_selector\": {\"t\": \"%s\"}%s%s}",
 		 /* every job runs a command (issue 21): "true" unless said */
-		 extra && strstr(extra, "\"command\"") ? ""
-							: "\"command\": \"true\", ",
-		 tag,
-		 extra ? ", " : "", extra ? extra : "");
+		 extra && strstr(extra, "\"command\"")
+			 ? ""
+			 : "\"command\": \"true\", ",
+		 tag, extra ? ", " : "", extra ? extra : "");
 	struct gf_jv *v;
 	long st = http(GF_HTTP_POST, "/v1/jobs", ADMIN, body, &v);
 	if (st != 201)

@@ -372,16 +372,22 @@ static void test_duration(void **state)
 		const char *s;
 		double bare, secs;
 	} good[] = {
-		{ "30", GF_DUR_BARE_MIN, 1800 },  { "30", GF_DUR_BARE_S, 30 },
-		{ "250", GF_DUR_BARE_MS, 0.25 },  { "1:30", GF_DUR_BARE_S, 90 },
+		{ "30", GF_DUR_BARE_MIN, 1800 },
+		{ "30", GF_DUR_BARE_S, 30 },
+		{ "250", GF_DUR_BARE_MS, 0.25 },
+		{ "1:30", GF_DUR_BARE_S, 90 },
 		{ "1:00:00", GF_DUR_BARE_S, 3600 },
 		{ "2-12", GF_DUR_BARE_S, 216000 },
 		{ "2-12:30", GF_DUR_BARE_S, 217800 },
 		{ "2-12:30:15", GF_DUR_BARE_S, 217815 },
-		{ "0-0", GF_DUR_BARE_S, 0 },	  { "90s", GF_DUR_BARE_MIN, 90 },
-		{ "500ms", GF_DUR_BARE_S, 0.5 },  { "5m", GF_DUR_BARE_S, 300 },
-		{ "2h", GF_DUR_BARE_S, 7200 },	  { "1d", GF_DUR_BARE_S, 86400 },
-		{ "1.5h", GF_DUR_BARE_S, 5400 },  { ".5s", GF_DUR_BARE_S, 0.5 },
+		{ "0-0", GF_DUR_BARE_S, 0 },
+		{ "90s", GF_DUR_BARE_MIN, 90 },
+		{ "500ms", GF_DUR_BARE_S, 0.5 },
+		{ "5m", GF_DUR_BARE_S, 300 },
+		{ "2h", GF_DUR_BARE_S, 7200 },
+		{ "1d", GF_DUR_BARE_S, 86400 },
+		{ "1.5h", GF_DUR_BARE_S, 5400 },
+		{ ".5s", GF_DUR_BARE_S, 0.5 },
 		{ "120:00", GF_DUR_BARE_S, 7200 }, /* M:S, M unbounded */
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -448,8 +454,8 @@ static void test_names(void **state)
 	(void)state;
 	static const char *const env_ok[] = { "A", "_", "PATH", "a_1",
 					      "CUDA_HOME" };
-	static const char *const env_bad[] = { "", "1A", "A-B", "A.B", "A B",
-					       "A=B", "é" };
+	static const char *const env_bad[] = { "",    "1A",  "A-B", "A.B",
+					       "A B", "A=B", "é" };
 	for (size_t i = 0; i < sizeof(env_ok) / sizeof(env_ok[0]); i++)
 		assert_true(gf_str_is_env_name(env_ok[i], strlen(env_ok[i])));
 	for (size_t i = 0; i < sizeof(env_bad) / sizeof(env_bad[0]); i++)
@@ -460,11 +466,13 @@ static void test_names(void **state)
 	assert_true(gf_str_is_env_name(longname, GF_STR_ENV_NAME_MAX - 1));
 	assert_false(gf_str_is_env_name(longname, GF_STR_ENV_NAME_MAX));
 	assert_true(gf_str_is_env_name("AB=c", 2)); /* the name of "AB=c" */
-	static const char *const login_ok[] = { "alice", "a", "_svc", "Bob.x",
-						"build-01", "machine$" };
+	static const char *const login_ok[] = {
+		"alice", "a", "_svc", "Bob.x", "build-01", "machine$"
+	};
 	static const char *const login_bad[] = {
-		"", "-rf", ".hidden", "a b", "a/b", "a:b", "$", "a$b",
-		"abcdefghijabcdefghijabcdefghijabc" /* 33 */
+		"",    "-rf", ".hidden",
+		"a b", "a/b", "a:b",
+		"$",   "a$b", "abcdefghijabcdefghijabcdefghijabc" /* 33 */
 	};
 	for (size_t i = 0; i < sizeof(login_ok) / sizeof(login_ok[0]); i++)
 		assert_true(gf_str_is_login(login_ok[i]));

@@ -17,8 +17,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gpufleet/bind.h>
 
@@ -644,9 +644,9 @@ static void test_bad_assignments(void **state)
 	/* a user this node does not know; root where it is refused */
 	a.user = "gf-no-such-user-21";
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_ENOTFOUND);
-	assert_non_null(
-		strstr(e.msg, "user 'gf-no-such-user-21' is unknown on this "
-			      "node"));
+	assert_non_null(strstr(e.msg,
+			       "user 'gf-no-such-user-21' is unknown on this "
+			       "node"));
 	a.user = NULL;
 	if (geteuid() == 0) {
 		a.refuse_root = true;
@@ -704,7 +704,8 @@ static void test_run_as_user(void **state)
 	char path[512], want[512];
 	snprintf(path, sizeof(path), "%s/asuser.0.log", f->logs);
 	char *log = slurp(path);
-	snprintf(want, sizeof(want), "nobody\n%u\nH=%s U=nobody L=nobody\n/tmp\n",
+	snprintf(want, sizeof(want),
+		 "nobody\n%u\nH=%s U=nobody L=nobody\n/tmp\n",
 		 (unsigned)pw->pw_uid, pw->pw_dir);
 	if (!strstr(log, want))
 		print_message("log: %s\nwant: %s\n", log, want);

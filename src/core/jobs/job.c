@@ -72,8 +72,8 @@ static int check_run_as(const struct gf_job_spec *s, struct gf_err *e)
 {
 	/* the JSON text of at most GF_JOB_ENV_BYTES of variables, each
 	 * byte escaped at worst as \u00XX, with its quotes */
-	if (s->env && strnlen(s->env, 8 * GF_JOB_ENV_BYTES) >=
-			      8 * GF_JOB_ENV_BYTES)
+	if (s->env &&
+	    strnlen(s->env, 8 * GF_JOB_ENV_BYTES) >= 8 * GF_JOB_ENV_BYTES)
 		return gf_err_set(e, GF_EINVAL, "'env': too long");
 	if (!memchr(s->workdir, '\0', sizeof(s->workdir)) ||
 	    (s->workdir[0] && s->workdir[0] != '/'))
