@@ -247,7 +247,7 @@ static int set_workdir(struct gf_cli_args *args, struct body *x)
 
 /* Options that exclude each other, and a command: 0, or GF_EXIT_USAGE
  * (said), before any request. */
-static int check_flags(struct gf_cli_args *args, const struct body *x, int argc)
+static int check_flags(struct gf_cli_args *args, const struct body *x)
 {
 	static const char *const pairs[][2] = {
 		{ "gpus", "gpu-milli" },
@@ -270,12 +270,12 @@ static int check_flags(struct gf_cli_args *args, const struct body *x, int argc)
 				   : "one run time");
 		return GF_EXIT_USAGE;
 	}
-	if (optind >= argc) {
-		gf_cli_error(CMD, "no command given: say it after the options "
-				  "(gpufleet submit [options] -- COMMAND...)");
-		return GF_EXIT_USAGE;
-	}
-	return 0;
+	for (int i = optind; i < args->argc; i++)
+		if (args->argv[i][strspn(args->argv[i], " \t\r\n")])
+			return 0; /* a command, not only blanks */
+	gf_cli_error(CMD, "no command given: say it after the options "
+			  "(gpufleet submit [options] -- COMMAND...)");
+	return GF_EXIT_USAGE;
 }
 
 /* "ID STATE" of the job the server took */
@@ -393,7 +393,7 @@ int cmd_submit(int argc, char **argv)
 				   : set_workdir(&args, &x));
 	/* -h answered (0), or a bad option said; else what the flags ask
 	 * checked before any request */
-	rc = args.rc >= 0 ? args.rc : check_flags(&args, &x, argc);
+	rc = args.rc >= 0 ? args.rc : check_flags(&args, &x);
 	if (rc == 0 && args.rc < 0 && x.export_env)
 		rc = export_env(&x);
 	if (rc == 0 && args.rc < 0)
