@@ -193,6 +193,7 @@ if [ -z "$U" ]; then
 		submit-unknown-user; do skip "$t" "$WHY_NO_USER"; done
 else
 	# ---- the token's user, in its home -----------------------------
+	# shellcheck disable=SC2016 # expanded by the job's shell
 	id=$(sub user --gpus 1 --selector pool=n1 -- \
 		'{ id -un; echo "$HOME $USER $LOGNAME"; pwd; } > who.txt')
 	wait_file "$W/who.txt"
