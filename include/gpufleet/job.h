@@ -83,6 +83,12 @@
 #define GF_JOB_CPU_MILLI_MAX  100000000		 /* 100,000 cores */
 #define GF_JOB_MEMORY_MIB_MAX (INT64_C(1) << 40) /* 1 EiB */
 #define GF_JOB_RUNTIME_MAX_S  (INT64_C(100) * 366 * 86400)
+/* environment, directory and user (issue 21) */
+#define GF_JOB_ENV_MAX	    256	  /* variables */
+#define GF_JOB_ENV_BYTES    65536 /* their "NAME=VALUE" + NUL, summed */
+#define GF_JOB_ENV_NAME_MAX 256
+#define GF_JOB_WORKDIR_MAX  1024
+#define GF_JOB_USER_MAX	    33 /* a login of up to 32 bytes */
 
 enum gf_job_state {
 	GF_JOB_PENDING = 0,
@@ -141,6 +147,15 @@ struct gf_job_spec {
 	 * stdout) */
 	char *output;
 	char *error;
+	/* environment, directory and user (issue 21): what the node's
+	 * worker gives the process on top of its own variables (the GPU
+	 * and NCCL ones win), where it starts, who it runs as */
+	char *env; /* owned: {"NAME": "VALUE", ...} as compact JSON (the
+		      body's "env", checked: gf_job_env_check), NULL none */
+	char workdir[GF_JOB_WORKDIR_MAX]; /* absolute; "" the user's home */
+	char user[GF_JOB_USER_MAX];	  /* the submitting token's user: the
+					     login it runs as; "" the node's
+					     default user */
 };
 
 #define GF_JOB_NODE_MAX 48 /* = GF_NODE_NAME_MAX of cluster.h */

@@ -22,6 +22,7 @@
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define DEFAULT_STATE "gpufleet-agent-state"
 
@@ -114,11 +115,19 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
-	if (!joining && (a->name || a->token_file || a->labels[0] ||
-			 a->address || a->block || a->ca || a->insecure_http)) {
+	if (!joining &&
+	    (a->name || a->token_file || a->labels[0] || a->address ||
+	     a->block || a->ca || a->insecure_http || a->default_user)) {
 		gf_agent_say(
 			"--name, --token-file, --label, --block, --address, "
-			"--ca and --insecure-http go with --controller");
+			"--ca, --insecure-http and --default-user go with "
+			"--controller");
+		return GF_AGENT_EXIT_USAGE;
+	}
+	if (a->default_user && !gf_str_is_login(a->default_user)) {
+		gf_agent_say("cannot parse '--default-user %s': expected a "
+			     "login name",
+			     a->default_user);
 		return GF_AGENT_EXIT_USAGE;
 	}
 	if (!joining)
@@ -229,6 +238,7 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.bind = a->node->this_system,
 		.cgroup = true,
 		.kill_grace_ms = a->kill_grace_ms,
+		.default_user = a->default_user,
 		.agent = agent,
 	};
 	if (gf_join_start(&a->join, &o, &e) != 0) {

@@ -25,6 +25,9 @@ struct gf_agent_join_args {
 	const char *block;  /* the block a gang stays inside; NULL */
 	const char *ca;	    /* --ca FILE: the controller's CA, or NULL */
 	bool insecure_http; /* --insecure-http */
+	/* --default-user LOGIN: who a job without a user runs as; NULL:
+	 * the agent's own user (issue 21) */
+	const char *default_user;
 	char labels[256];
 	int64_t kill_grace_ms;
 	char host[64], addr_buf[64];

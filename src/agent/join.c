@@ -427,6 +427,7 @@ static int prepare(struct gf_join *j, struct gf_worker_opts *wo, char *wdir,
 				       .node = j->o.node,
 				       .env_only = !j->o.bind,
 				       .grace_ms = j->o.kill_grace_ms,
+				       .default_user = j->o.default_user,
 				       .cgroup = j->o.cgroup,
 				       /* the shims fence too: a dead agent's
 					* jobs stop in time as well */

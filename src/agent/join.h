@@ -51,6 +51,7 @@ struct gf_join_opts {
 	bool bind;		    /* bind jobs (the node is this machine) */
 	bool cgroup;		    /* a cgroup v2 per job where possible */
 	int64_t kill_grace_ms;	    /* 0: the worker's default */
+	const char *default_user;   /* a job without a user; NULL: ours */
 	struct gf_agent *agent;	    /* GPU health, NVML lock; NULL: none */
 
 	/* https://: the controller's CA file (--ca), NULL the system's */

@@ -26,6 +26,7 @@
 #include "agent/join_impl.h"
 #include "util/clock.h"
 #include "util/fmt.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -149,6 +150,32 @@ static void to_worker(const struct gf_join *j, const struct gf_np_assignment *a,
 	w->command = a->command ? a->command : "true";
 	w->output = a->output;
 	w->error = a->error;
+	w->workdir = a->workdir[0] ? a->workdir : NULL;
+	w->user = a->user;
+	w->refuse_root = a->refuse_root;
+}
+
+/* The job's "env" (checked when read: nodeproto) as the worker's pairs,
+ * pointing into *doc (free it with gf_jv_free after the start): their
+ * count, or -1 when it cannot be read. */
+static int env_pairs(const char *text, struct gf_jv **doc,
+		     struct gf_worker_env *out)
+{
+	*doc = NULL;
+	if (!text)
+		return 0;
+	struct gf_err e;
+	if (gf_jv_parse(text, strlen(text), doc, &e) != 0)
+		return -1;
+	void *it = NULL;
+	const struct gf_jv *v;
+	const char *k;
+	int n = 0;
+	while (n < GF_WORKER_ENV_MAX && (k = gf_jv_next(*doc, &it, &v))) {
+		out[n].name = k;
+		out[n++].value = gf_jv_str(v);
+	}
+	return n;
 }
 
 /* Start a replica; a failure becomes its report. */
@@ -167,7 +194,16 @@ static void start(struct gf_join *j, const struct gf_np_assignment *a)
 		le->gpus |= 1u << a->place.gpus[g];
 	struct gf_assignment w;
 	to_worker(j, a, &w);
-	if (gf_worker_start(j->w, &w, &e) == 0) {
+	struct gf_jv *doc;
+	struct gf_worker_env *env = gf_calloc(GF_WORKER_ENV_MAX, sizeof(*env));
+	w.env = env;
+	w.nenv = env_pairs(a->env, &doc, env);
+	int rc = w.nenv < 0 ? gf_err_set(&e, GF_EPARSE,
+					 "its environment cannot be read")
+			    : gf_worker_start(j->w, &w, &e);
+	gf_jv_free(doc);
+	gf_free(env);
+	if (rc == 0) {
 		gf_log(GF_LOG_INFO, "join", "started %s replica %d attempt %d",
 		       a->ref.job, a->ref.replica, a->ref.attempt);
 		return;

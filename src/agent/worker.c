@@ -29,6 +29,7 @@
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 bool gf__valid_id(const char *s, size_t max)
 {
@@ -228,6 +229,12 @@ int gf_worker_check_opts(const struct gf_worker_opts *o, struct gf_err *e)
 				  GF_WORKER_NODE_MAX - 1);
 	if (o->grace_ms < 0)
 		return gf_err_set(e, GF_EINVAL, "worker: negative grace");
+	if (o->default_user && o->default_user[0] &&
+	    !gf_str_is_login(o->default_user))
+		return gf_err_set(e, GF_EINVAL,
+				  "worker: default user '%.64s' is not a login "
+				  "name",
+				  o->default_user);
 	if (o->node && !o->node->this_system && !o->env_only)
 		return gf_err_set(e, GF_ENOTTHIS,
 				  "worker: node '%s' is a recording, not this "
@@ -292,7 +299,9 @@ int gf_worker_open(const struct gf_worker_opts *o, struct gf_worker **out,
 	    gf_fmt(w->log_dir, sizeof(w->log_dir), "%s", o->log_dir) ||
 	    gf_fmt(w->node_name, sizeof(w->node_name), "%s", o->node_name) ||
 	    gf_fmt(w->lease_path, sizeof(w->lease_path), "%s",
-		   o->lease_path ? o->lease_path : ""))
+		   o->lease_path ? o->lease_path : "") ||
+	    gf_fmt(w->default_user, sizeof(w->default_user), "%s",
+		   o->default_user ? o->default_user : ""))
 		rc = gf_err_set(e, GF_ETOOBIG, "worker: a path too long");
 	else
 		rc = open_dirs(w, e);

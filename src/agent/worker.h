@@ -47,9 +47,10 @@
 #define GF_WORKER_ID_MAX	64    /* job id, with its NUL */
 #define GF_WORKER_NODE_MAX	64    /* node name, with its NUL */
 #define GF_WORKER_CMD_MAX	16384 /* command bytes (>= GF_JOB_CMD_MAX) */
-#define GF_WORKER_ENV_MAX	64    /* extra environment pairs */
-#define GF_WORKER_ENV_NAME_MAX	128   /* bytes of a name */
-#define GF_WORKER_ENV_VALUE_MAX 4096  /* bytes of a value */
+#define GF_WORKER_ENV_MAX	256   /* extra pairs (= GF_JOB_ENV_MAX) */
+#define GF_WORKER_ENV_NAME_MAX	256   /* bytes of a name */
+#define GF_WORKER_ENV_VALUE_MAX 65536 /* of a value (GF_JOB_ENV_BYTES) */
+#define GF_WORKER_GROUPS_MAX	256   /* a user's groups given the job */
 #define GF_WORKER_ADDR_MAX	256   /* MASTER_ADDR, with its NUL */
 #define GF_WORKER_UUID_MAX	96    /* GPU or MIG device UUID, with NUL */
 #define GF_WORKER_PATH_MAX	1024  /* a directory or file path */
@@ -89,6 +90,9 @@ struct gf_worker_opts {
 	 */
 	const char *lease_path;
 	bool cgroup; /* try a cgroup v2 per job (else process groups) */
+	/* the login a job without a user runs as (the agent's
+	 * --default-user); NULL or "": the agent's own user */
+	const char *default_user;
 };
 
 enum gf_worker_gpu_kind {
@@ -144,7 +148,7 @@ struct gf_assignment {
 	const char *command;		 /* run as /bin/sh -c COMMAND */
 	const struct gf_worker_env *env; /* extra pairs (PATH, HOME, ...) */
 	int nenv;
-	const char *workdir; /* NULL: "/" */
+	const char *workdir; /* NULL: the user's home directory, else "/" */
 	/* an array's task (issue 21): its array's id ("j12"), its index;
 	 * NULL or "": none */
 	const char *array_job;
@@ -157,6 +161,17 @@ struct gf_assignment {
 	 * run's log; error NULL: with stdout. */
 	const char *output;
 	const char *error;
+	/*
+	 * Who it runs as (issue 21): the login user (NULL or "": the
+	 * worker's default_user, else the agent's own user).  Switching to
+	 * another needs the agent to run as root: the job gets its groups
+	 * (initgroups' list), gid and uid before exec, and HOME, USER,
+	 * LOGNAME and SHELL from its passwd entry (unless env sets them).
+	 * An unknown login fails the start (GF_ENOTFOUND); so does running
+	 * as root (uid 0) when refuse_root.
+	 */
+	const char *user;
+	bool refuse_root;
 };
 
 enum gf_worker_event_kind {

@@ -7,7 +7,10 @@
  * passed on: it may hold tokens), in this order, later names replacing
  * none of the earlier ones:
  *   PATH (a default, unless the assignment gives one)
- *   the assignment's pairs (names the worker sets itself are refused)
+ *   the assignment's pairs: the job's "env" (names the worker sets
+ *     itself are refused: nodeproto's gf_np_env_reserved)
+ *   HOME, USER, LOGNAME, SHELL of the user it runs as (its passwd
+ *     entry), unless the assignment set that name; PWD, its directory
  *   the planner's NIC variables (NCCL_IB_HCA, NCCL_SOCKET_IFNAME,
  *     UCX_NET_DEVICES), unless the assignment set that name
  *   CUDA_VISIBLE_DEVICES (+ CUDA_DEVICE_ORDER=PCI_BUS_ID for indexes)
@@ -19,40 +22,28 @@
  * Invariants: every name appears once; p->nenv < GF__ENV_SLOTS.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/worker_impl.h"
+#include "nodeproto/nodeproto.h"
 #include "util/buf.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+#include "util/str.h"
 
-#define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 24)
-
-static const char *const reserved[] = {
-	"CUDA_VISIBLE_DEVICES",
-	"CUDA_DEVICE_ORDER",
-	"ROCR_VISIBLE_DEVICES",
-	"WORLD_SIZE",
-	"RANK",
-	"LOCAL_RANK",
-	"MASTER_ADDR",
-	"MASTER_PORT",
-	"SLURM_ARRAY_JOB_ID",
-	"SLURM_ARRAY_TASK_ID",
-};
+#define GF__ENV_SLOTS (GF_WORKER_ENV_MAX + 40)
 
 static bool is_reserved(const char *name)
 {
-	if (strncmp(name, "GPUFLEET_", 9) == 0)
-		return true;
-	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (strcmp(name, reserved[i]) == 0)
-			return true;
-	return false;
+	return gf_np_env_reserved(name); /* one list, the API's too */
 }
 
 static bool valid_env_name(const char *s)
@@ -293,6 +284,92 @@ static void add_num(struct gf__prep *p, const char *name, int v)
 		add(p, name, num);
 }
 
+/* HOME, USER, LOGNAME, SHELL of the user it runs as (unless the job set
+ * them), and PWD: where it starts. */
+static void user_env(const struct gf_assignment *a, struct gf__prep *p)
+{
+	const char *const kv[][2] = { { "HOME", p->home },
+				      { "USER", p->login },
+				      { "LOGNAME", p->login },
+				      { "SHELL", p->shell } };
+	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+		if (kv[i][1][0] && !assigned(a, kv[i][0]))
+			add(p, kv[i][0], kv[i][1]);
+	add(p, "PWD", p->workdir);
+}
+
+/* The passwd entry of login (NULL: of uid) into p: 0, or GF_ENOTFOUND. */
+static int passwd_of(const char *login, uid_t uid, struct gf__prep *p)
+{
+	struct passwd pw, *found = NULL;
+	char buf[16384];
+	int rc = login ? getpwnam_r(login, &pw, buf, sizeof(buf), &found)
+		       : getpwuid_r(uid, &pw, buf, sizeof(buf), &found);
+	if (rc != 0 || found == NULL)
+		return GF_ENOTFOUND;
+	p->uid = pw.pw_uid;
+	p->gid = pw.pw_gid;
+	/* a longer one is cut: an entry's fields are far shorter */
+	gf_note(p->login, sizeof(p->login), "%s", pw.pw_name);
+	gf_note(p->home, sizeof(p->home), "%s", pw.pw_dir ? pw.pw_dir : "");
+	gf_note(p->shell, sizeof(p->shell), "%s",
+		pw.pw_shell ? pw.pw_shell : "");
+	return 0;
+}
+
+/* Who the job runs as (issue 21): its user, else the worker's default,
+ * else the agent's own; its groups when that is another user; where it
+ * starts.  0, or an error saying why it cannot run here. */
+static int run_as(const struct gf_worker *w, const struct gf_assignment *a,
+		  const char *who, struct gf__prep *p, struct gf_err *e)
+{
+	const char *login = a->user && a->user[0] ? a->user
+			    : w->default_user[0]  ? w->default_user
+						  : NULL;
+	uid_t me = geteuid();
+	if (login && !gf_str_is_login(login))
+		return BAD(GF_EINVAL, "%s: user '%.64s' is not a login name",
+			   who, login);
+	if (passwd_of(login, me, p) != 0) {
+		if (login)
+			return BAD(GF_ENOTFOUND,
+				   "%s: user '%s' is unknown on this node", who,
+				   login);
+		p->uid = me; /* the agent's own user, without an entry */
+		p->gid = getegid();
+	}
+	if (p->uid == 0 && a->refuse_root)
+		return BAD(-EPERM,
+			   "%s: it would run as root, which the controller's "
+			   "config does not allow (allow_root: true); give "
+			   "the token a user:LOGIN or the agent a "
+			   "--default-user",
+			   who);
+	if (p->uid != me && me != 0)
+		return BAD(-EPERM,
+			   "%s: cannot run as '%s' (uid %u): the agent runs as "
+			   "uid %u, not root",
+			   who, p->login, (unsigned)p->uid, (unsigned)me);
+	p->switch_user = p->uid != me || (login && me == 0);
+	if (p->switch_user) {
+		int n = GF_WORKER_GROUPS_MAX;
+		if (getgrouplist(p->login, p->gid, p->groups, &n) < 0) {
+			gf_log(GF_LOG_WARN, "worker",
+			       "%s: user '%s' is in more than %d groups: the "
+			       "job gets the first %d",
+			       who, p->login, GF_WORKER_GROUPS_MAX,
+			       GF_WORKER_GROUPS_MAX);
+			n = GF_WORKER_GROUPS_MAX;
+		}
+		p->ngroups = n;
+	}
+	const char *dir = a->workdir && a->workdir[0] ? a->workdir
+			  : p->home[0] == '/'	      ? p->home
+						      : "/";
+	gf_note(p->workdir, sizeof(p->workdir), "%s", dir); /* checked */
+	return 0;
+}
+
 static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
 		      const struct gf_bind_plan *plan, struct gf__prep *p)
 {
@@ -308,6 +385,7 @@ static void build_env(const struct gf_worker *w, const struct gf_assignment *a,
 		    !assigned(a, n))
 			add(p, n, plan->env_value[i]);
 	}
+	user_env(a, p);
 	gpu_env(w, a, plan, p);
 	add(p, "GPUFLEET_JOB_ID", a->job);
 	add_num(p, "GPUFLEET_REPLICA", a->replica);
@@ -442,6 +520,8 @@ int gf__prep_build(const struct gf_worker *w, const struct gf_assignment *a,
 	gf_note(who, sizeof(who), "job '%s' replica %d attempt %d", a->job,
 		a->replica, a->attempt);
 	int rc = check_assignment(w, a, who, e);
+	if (rc == 0)
+		rc = run_as(w, a, who, p, e);
 	if (rc != 0)
 		return rc;
 	struct gf_bind_plan *plan = NULL;

@@ -71,6 +71,7 @@ struct gf_worker {
 	bool env_only;
 	int64_t grace_ms;
 	char lease_path[GF_WORKER_PATH_MAX]; /* "" none */
+	char default_user[GF_JOB_USER_MAX];  /* "" the agent's own */
 	int lock_fd, jobs_fd; /* STATE/lock (flocked), STATE/jobs */
 	char boot_id[GF__BOOT_ID_MAX];
 	struct gf_cgroup_env cg;
@@ -150,6 +151,15 @@ int gf__cgroup_remove(const char *path) GF_MUST_CHECK;
 struct gf__prep {
 	char **envp; /* NULL-terminated, each gf_malloc'd */
 	int nenv;
+	/* who it runs as, where it starts (issue 21) */
+	bool switch_user; /* setgroups, setgid, setuid in the child */
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[GF_WORKER_GROUPS_MAX];
+	int ngroups;
+	char login[GF_JOB_USER_MAX]; /* "" unknown (the agent's, no entry) */
+	char home[GF_WORKER_PATH_MAX], shell[GF_WORKER_PATH_MAX];
+	char workdir[GF_WORKER_PATH_MAX];
 	struct gf_bitmap cpus, mems; /* empty: leave as is */
 	int gpu_milli;
 	char note[GF_WORKER_NOTE_MAX];

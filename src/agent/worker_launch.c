@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -62,6 +63,7 @@ enum {
 	STEP_WORKDIR,
 	STEP_CPUS,
 	STEP_MEMS,
+	STEP_USER,
 };
 
 /* One message up the report pipe: fixed size, < PIPE_BUF, so atomic. */
@@ -74,6 +76,12 @@ struct child {
 	char *argv[4];
 	char *const *envp;
 	const char *workdir;
+	/* its user (issue 21): groups, gid, uid set before the workdir */
+	bool switch_user;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	int ngroups;
 	cpu_set_t cpus;
 	bool bind_cpus;
 	unsigned long mems[GF__MEM_WORDS];
@@ -188,6 +196,13 @@ static _Noreturn void job_child(const struct child *c)
 	}
 	if (redirect(c) != 0) {
 		step = STEP_STDIO;
+		goto fail;
+	}
+	/* the user last of the privileged steps, before its directory
+	 * (which it must be able to enter itself) */
+	if (c->switch_user && (setgroups((size_t)c->ngroups, c->groups) != 0 ||
+			       setgid(c->gid) != 0 || setuid(c->uid) != 0)) {
+		step = STEP_USER;
 		goto fail;
 	}
 	if (chdir(c->workdir) != 0) {
@@ -461,6 +476,11 @@ static void fill_child(struct child *c, const struct gf__launch_in *in,
 	c->argv[3] = NULL;
 	c->envp = in->prep->envp;
 	c->workdir = in->workdir ? in->workdir : "/";
+	c->switch_user = in->prep->switch_user;
+	c->uid = in->prep->uid;
+	c->gid = in->prep->gid;
+	c->groups = in->prep->groups;
+	c->ngroups = in->prep->ngroups;
 	CPU_ZERO(&c->cpus);
 	int i;
 	gf_bitmap_for_each(i, &in->prep->cpus)
@@ -510,6 +530,7 @@ static const char *step_name(int step)
 		[STEP_WORKDIR] = "entering its workdir",
 		[STEP_CPUS] = "binding its CPUs",
 		[STEP_MEMS] = "binding its memory",
+		[STEP_USER] = "becoming its user",
 	};
 	int n = (int)(sizeof(name) / sizeof(name[0]));
 	return step > 0 && step < n && name[step] ? name[step] : "?";

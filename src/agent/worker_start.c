@@ -260,7 +260,7 @@ static int run_start(struct gf_worker *w, const struct gf_assignment *a,
 	struct gf__launch_in in = {
 		.prep = &s->prep,
 		.command = a->command,
-		.workdir = a->workdir,
+		.workdir = s->prep.workdir, /* the job's, else its home */
 		.dir_fd = s->dir_fd,
 		.log_fd = s->log_fd,
 		.out_path = s->out_path[0] ? s->out_path : NULL,

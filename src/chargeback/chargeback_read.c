@@ -12,12 +12,14 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chargeback/chargeback.h"
 #include "util/csv.h"
+#include "util/duration.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
@@ -152,20 +154,19 @@ int gf_cb_parse_window(const char *s, int64_t now_ms, int64_t *start,
 					  s);
 		return 0;
 	}
-	char *unit;
-	double v = strtod(s, &unit);
-	double mult = strcmp(unit, "d") == 0   ? 86400e3
-		      : strcmp(unit, "h") == 0 ? 3600e3
-		      : strcmp(unit, "m") == 0 ? 60e3
-					       : 0;
-	if (unit == s || !(v > 0) || mult == 0 || v * mult > 1e12)
+	/* a duration as every flag takes one (util/duration.h), with its
+	 * unit: a bare number is refused (days? seconds?) */
+	double secs = 0;
+	bool bare = s[strspn(s, "0123456789.")] == '\0';
+	if (bare || gf_duration_parse(s, 1, &secs, NULL) != 0 ||
+	    !(secs >= 0.001) || secs * 1e3 > 1e12)
 		return gf_err_set(e, GF_EINVAL,
 				  "cannot parse '--window %s': expected "
 				  "START,END as RFC3339 times or unix seconds, "
 				  "or a duration like 7d, 24h or 90m",
 				  s);
 	*end = now_ms - now_ms % 60000;
-	*start = *end - (int64_t)(v * mult);
+	*start = *end - (int64_t)llround(secs * 1e3);
 	return 0;
 }
 

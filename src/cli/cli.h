@@ -22,6 +22,7 @@
 #include <gpufleet/sched.h>
 
 #include "topo/source.h"
+#include "util/duration.h"
 
 enum { GF_EXIT_OK = 0, GF_EXIT_FAIL = 1, GF_EXIT_USAGE = 2 };
 
@@ -181,6 +182,13 @@ int gf_cli_bad_option(const char *cmd, char **argv);
  *	GF_OPT_LIST("sacct", files, &n)   repeatable: each value into the
  *	                           array files (const char *[N]), n of them;
  *	                           more than N said
+ *	GF_OPT_DURATION("interval", &s, 1, 86400, GF_DUR_BARE_S)
+ *	                  a duration (util/duration.h: "90s", "1:30",
+ *	                  "2-12") from 1 s to 1 d, in whole seconds (int,
+ *	                  long or long long; double: any fraction); a bare
+ *	                  number in the last argument's unit
+ *	GF_OPT_DURATION_MS("tick", &ms, 0.001, 60, GF_DUR_BARE_MS)
+ *	                  the same in whole milliseconds
  *
  * A number that is not one, or out of its range, is said as
  *	cannot parse '--count x': expected a GPU count from 1 to 64
@@ -199,6 +207,12 @@ enum gf_cli_kind {
 	GF_CLI_DOUBLE, /* double, from dmin to dmax (above dmin: min 1) */
 	GF_CLI_SET,    /* no value; int: min */
 	GF_CLI_LIST,   /* const char *[max]: one more value, *count of them */
+	/* durations (util/duration.h): dmin..dmax seconds; min is the unit
+	 * of a bare number and max the target's unit, in ms */
+	GF_CLI_DUR_INT,
+	GF_CLI_DUR_LONG,
+	GF_CLI_DUR_LLONG,
+	GF_CLI_DUR_DOUBLE,
 };
 struct gf_cli_opt {
 	const char *name; /* the long option, without "--" */
@@ -236,6 +250,15 @@ struct gf_cli_opt {
 		(n), GF_CLI_LIST, 0, (arr), 0, sizeof(arr) / sizeof((arr)[0]), \
 			0, 0, NULL, (cnt)                                      \
 	}
+#define GF_CLI_DUR_KIND(p) \
+	_Generic((p), int *: GF_CLI_DUR_INT, long *: GF_CLI_DUR_LONG, \
+		 long long *: GF_CLI_DUR_LLONG, double *: GF_CLI_DUR_DOUBLE)
+#define GF_OPT_DURATION(n, p, lo, hi, bare)                               \
+	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare)*1000), \
+		   1000, lo, hi, NULL)
+#define GF_OPT_DURATION_MS(n, p, lo, hi, bare)                               \
+	GF_OPT_ROW(n, GF_CLI_DUR_KIND(p), 0, p, (long long)((bare)*1000), 1, \
+		   lo, hi, NULL)
 #define GF_OPT_END GF_OPT_ROW(NULL, GF_CLI_CODE, 0, NULL, 0, 0, 0, 0, NULL)
 
 /* Rows at the most in a table, with those gf_cli_args adds. */

@@ -104,6 +104,12 @@ static void usage(FILE *f)
 		"name)\n"
 		"  --kill-grace T      SIGTERM to SIGKILL when a job is "
 		"stopped (default 10s)\n"
+		"  --default-user LOGIN   who a job without a user (its "
+		"token names none)\n"
+		"                      runs as; default: the agent's own "
+		"user (root: only\n"
+		"                      where the controller's config says "
+		"allow_root: true)\n"
 		"  --xml FILE --this-system   a recording of this machine: "
 		"jobs are bound\n"
 		"\n"
@@ -137,6 +143,7 @@ static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 		GF_OPT_STR("ca", &j->ca),
 		GF_OPT_FLAG("insecure-http", &j->insecure_http),
 		GF_OPT_ARG("kill-grace", 'G'),
+		GF_OPT_STR("default-user", &j->default_user),
 		GF_CLI_DIAG_OPTS(&g->o.diag),
 		GF_CLI_CONN_OPTS(&g->o.max_connections, &per_client),
 		GF_OPT_END,

@@ -3,6 +3,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/remote.h"
@@ -15,8 +16,8 @@ static void usage(FILE *f)
 		"usage: gpufleet cancel [--server URL] [--token-file F] "
 		"[--json] ID...\n"
 		"\n"
-		"Cancel each job: a pending one leaves the queue, a running "
-		"one releases its\nGPUs.  A finished job cannot be cancelled "
+		"Cancel each job (j13, or 13 as scancel takes it): a pending "
+		"one leaves the\nqueue, a running one releases its GPUs.  A finished job cannot be cancelled "
 		"(409).\n\n" CONN_HELP GF_CLI_EXIT_HELP);
 }
 
@@ -36,15 +37,20 @@ int cmd_cancel(int argc, char **argv)
 	int ret = GF_EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		struct gf_client_answer a;
-		if (gf_remote_callf(&r, GF_HTTP_DELETE, NULL, &a, "/v1/jobs/%s",
-				    argv[i]) != 0) {
+		/* "13" is "j13", as scancel takes a job's number */
+		const char *j = argv[i][0] && strspn(argv[i], "0123456789") ==
+							strlen(argv[i])
+					? "j"
+					: "";
+		if (gf_remote_callf(&r, GF_HTTP_DELETE, NULL, &a,
+				    "/v1/jobs/%s%s", j, argv[i]) != 0) {
 			ret = GF_EXIT_FAIL; /* said; go on with the others */
 			continue;
 		}
 		if (r.json && gf_remote_print(&a) != 0)
 			ret = GF_EXIT_FAIL;
 		else if (!r.json)
-			printf("%s cancelled\n", argv[i]);
+			printf("%s%s cancelled\n", j, argv[i]);
 		gf_client_answer_release(&a);
 	}
 	return ret;

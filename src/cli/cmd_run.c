@@ -182,7 +182,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct gf_remote r = { .cmd = CMD };
 	struct gf_buf b;
-	gf_buf_init(&b, 64u << 10);
+	gf_buf_init(&b, 256u << 10); /* as submit: --env up to 64 KiB escaped */
 	int rc = gf_cli_submit_body(CMD, argc, argv, usage, &r, &b);
 	if (rc < 0 && optind == argc) {
 		gf_cli_error(CMD, "no command given: gpufleet run [options] "

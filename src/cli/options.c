@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,60 @@ static void bad_number(struct gf_cli_args *a, const struct gf_cli_opt *o)
 	a->rc = GF_EXIT_USAGE;
 }
 
+/* A duration (util/duration.h) in o's range, stored in o's unit: 0, or
+ * -1 with why set (NULL: out of the range). */
+static int take_duration(const struct gf_cli_opt *o, const char *arg,
+			 const char **why)
+{
+	double secs;
+	if (gf_duration_parse(arg, (double)o->min / 1000, &secs, why) != 0)
+		return -1;
+	*why = NULL;
+	if (secs < o->dmin || secs > o->dmax)
+		return -1;
+	double v = secs * 1000 / (double)o->max; /* in the target's unit */
+	double r = nearbyint(v);
+	if (o->kind != GF_CLI_DUR_DOUBLE && fabs(v - r) > 1e-6) {
+		*why = o->max == 1 ? "not a whole number of milliseconds"
+				   : "not a whole number of seconds";
+		return -1;
+	}
+	switch (o->kind) {
+	case GF_CLI_DUR_INT:
+		*(int *)o->to = (int)r;
+		break;
+	case GF_CLI_DUR_LONG:
+		*(long *)o->to = (long)r;
+		break;
+	case GF_CLI_DUR_LLONG:
+		*(long long *)o->to = (long long)r;
+		break;
+	default:
+		*(double *)o->to = secs;
+		break;
+	}
+	return 0;
+}
+
+/* "cannot parse '--NAME VALUE': WHY (a duration: FORMS)", or "expected
+ * a duration from LO to HI" when why is NULL. */
+static void bad_duration(struct gf_cli_args *a, const struct gf_cli_opt *o,
+			 const char *why)
+{
+	char lo[32], hi[32];
+	if (why)
+		gf_cli_error(a->cmd, "cannot parse '--%s %s': %s", o->name,
+			     optarg, why);
+	else
+		gf_cli_error(a->cmd,
+			     "cannot parse '--%s %s': expected a duration from "
+			     "%s to %s",
+			     o->name, optarg,
+			     gf_duration_str(o->dmin, lo, sizeof(lo)),
+			     gf_duration_str(o->dmax, hi, sizeof(hi)));
+	a->rc = GF_EXIT_USAGE;
+}
+
 /* The command's row o with the value optarg stored: 0, or -1 (said). */
 static int take_row(struct gf_cli_args *a, const struct gf_cli_opt *o)
 {
@@ -229,6 +284,16 @@ static int take_row(struct gf_cli_args *a, const struct gf_cli_opt *o)
 		if (take_real(o, optarg) == 0)
 			return 0;
 		break;
+	case GF_CLI_DUR_INT:
+	case GF_CLI_DUR_LONG:
+	case GF_CLI_DUR_LLONG:
+	case GF_CLI_DUR_DOUBLE: {
+		const char *why = NULL;
+		if (take_duration(o, optarg, &why) == 0)
+			return 0;
+		bad_duration(a, o, why);
+		return -1;
+	}
 	default:
 		if (take_int(o, optarg) == 0)
 			return 0;

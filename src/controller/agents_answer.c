@@ -95,6 +95,11 @@ static bool fill(struct gf_agents *ag, int i, const struct aref *a,
 	out->max_runtime_s = j->spec.max_runtime_s;
 	GF__COPY_SAME(out->array_job, j->spec.array_id); /* "" none */
 	out->array_task = j->spec.array_task;
+	/* issue 21: environment, directory, user; borrowed for the write */
+	out->env = j->spec.env;
+	GF__COPY_SAME(out->workdir, j->spec.workdir);
+	GF__COPY_SAME(out->user, j->spec.user);
+	out->refuse_root = !ag->s->o.cfg->allow_root;
 	out->world_size = j->spec.replicas;
 	out->rank = a->replica;
 	out->local_world_size = 0;

@@ -518,6 +518,8 @@ static int root_field(const rd_t *r, const char *k, const node_t *v, void *obj)
 		}
 		return gf_cb_prices_block(r, v, cfg->prices);
 	}
+	if (!strcmp(k, "allow_root")) /* jobs may run as root (issue 21) */
+		return gf_yr_bool(r, v, k, &cfg->allow_root);
 	return gf_yr_each(r, v, "chargeback", "prices, cluster", charge_field,
 			  cfg);
 }
@@ -563,7 +565,8 @@ int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 	else
 		rc = gf_yr_each(&r, root, "config",
 				"policy, open_teams, classes, teams, pools, "
-				"blocks, labels, agents, chargeback, prices",
+				"blocks, labels, agents, chargeback, prices, "
+				"allow_root",
 				root_field, cfg);
 	gf_yaml_free(y);
 	return rc;

@@ -113,6 +113,10 @@ struct gf_serve_config {
 	int npools;
 	struct gf_serve_assign *assigns;
 	int nassigns;
+	/* allow_root: a job may run as root on a node (a token whose user
+	 * is root, or a job without a user on a node whose agent has no
+	 * --default-user and runs as root); false: refused (issue 21) */
+	bool allow_root;
 };
 
 /* Built-in defaults: FGD; classes inference (200), training (100), batch

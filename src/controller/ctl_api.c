@@ -281,6 +281,26 @@ static const struct gf_op_kind cancel_kind = {
 	"cancel", cancel_apply, cancel_answer, job_op_release, NULL,
 };
 
+/* Who the job runs as and what it runs (issue 21): the submitting
+ * token's user; a command required (a Kubernetes pod's job, the only one
+ * without, never comes through here); root refused unless the config
+ * allows it.  0, or GF_EINVAL with e said. */
+static int run_as(const struct gf_service *s, const struct gf_grant *g,
+		  struct gf_job_spec *spec, struct gf_err *e)
+{
+	int rc = gf_jobjson_command_check(spec, e);
+	if (rc)
+		return rc;
+	if (g->who && g->who->user[0])
+		GF__COPY_SAME(spec->user, g->who->user);
+	if (!strcmp(spec->user, "root") && !s->o.cfg->allow_root)
+		return gf_err_set(e, GF_EINVAL,
+				  "'user': the token's user is root, and the "
+				  "controller's config does not say "
+				  "'allow_root: true'");
+	return 0;
+}
+
 int gf__jobs_submit(struct gf_http_req *r, void *arg)
 {
 	struct gf_call *c = arg;
@@ -319,6 +339,10 @@ int gf__jobs_submit(struct gf_http_req *r, void *arg)
 				      "a token of team '%s' submits only that "
 				      "team's jobs",
 				      g->team);
+	}
+	if (run_as(c->s, g, &x->spec, &e) != 0) {
+		gf__op_free(&x->op);
+		return gf_reply_error(r, 400, "invalid", "%s", e.msg);
 	}
 	x->op.grant = *g;
 	return gf__service_hold(c->s, r, &x->op); /* answered once committed */

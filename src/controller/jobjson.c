@@ -9,8 +9,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "nodeproto/nodeproto.h"
+#include "util/buf.h"
 #include "util/fmt.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 static int bad(struct gf_err *e, const char *field, const char *what)
 {
@@ -138,6 +141,66 @@ int gf_jobjson_array(const struct gf_jv *body, struct gf_array_spec *out,
 	return gf_array_parse(gf_jv_str(v), out, e);
 }
 
+/* {"NAME": "VALUE", ...}: names as a shell takes them, values strings,
+ * within the caps; kept as compact JSON (issue 21). */
+static int env_field(const struct gf_jv *v, struct gf_job_spec *s,
+		     struct gf_err *e)
+{
+	if (gf_jv_type(v) != GF_JV_OBJ)
+		return bad(e, "env", "expected an object of NAME: \"VALUE\"");
+	if (gf_jv_len(v) > GF_JOB_ENV_MAX)
+		return gf_err_set(e, GF_EINVAL,
+				  "'env': %zu variables, more than %d",
+				  gf_jv_len(v), GF_JOB_ENV_MAX);
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *k;
+	size_t bytes = 0;
+	while ((k = gf_jv_next(v, &it, &x)) != NULL) {
+		if (!gf_str_is_env_name(k, strlen(k)))
+			return gf_err_set(e, GF_EINVAL,
+					  "'env': '%.60s': expected a name of "
+					  "letters, digits and '_', not "
+					  "starting with a digit",
+					  k);
+		if (gf_jv_str(x) == NULL)
+			return gf_err_set(e, GF_EINVAL,
+					  "'env': '%.60s': expected a string",
+					  k);
+		if (gf_np_env_reserved(k))
+			return gf_err_set(e, GF_EINVAL,
+					  "'env': '%.60s' is set by the node "
+					  "(the GPUs, the gang, GPUFLEET_*, "
+					  "PWD): a job cannot set it",
+					  k);
+		bytes += strlen(k) + strlen(gf_jv_str(x)) + 2;
+	}
+	if (bytes > GF_JOB_ENV_BYTES)
+		return gf_err_set(e, GF_EINVAL,
+				  "'env': %zu bytes of NAME=VALUE, more than "
+				  "%d",
+				  bytes, GF_JOB_ENV_BYTES);
+	if (gf_jv_len(v) == 0)
+		return 0;
+	struct gf_buf b;
+	gf_buf_init(&b, 8 * GF_JOB_ENV_BYTES);
+	int rc = gf_jv_dump(v, NULL, NULL, &b);
+	if (rc == 0)
+		s->env = gf_strdup(gf_buf_str(&b));
+	gf_buf_release(&b);
+	return rc ? bad(e, "env", "too long") : 0;
+}
+
+/* An absolute path, without NUL (the parser refuses those). */
+static int workdir_field(const struct gf_jv *v, struct gf_job_spec *s,
+			 struct gf_err *e)
+{
+	int rc = str_field(v, "workdir", s->workdir, sizeof(s->workdir), e);
+	if (rc == 0 && s->workdir[0] != '/')
+		return bad(e, "workdir", "expected an absolute path");
+	return rc;
+}
+
 /* One key of the body into the spec. */
 static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
 		 struct gf_err *e)
@@ -178,14 +241,28 @@ static int field(const char *k, const struct gf_jv *v, struct gf_job_spec *s,
 		return path_field(k, v, &s->error, e);
 	if ((rc = flow_field(k, v, s, e)) <= 0)
 		return rc;
+	if (!strcmp(k, "env"))
+		return env_field(v, s, e);
+	if (!strcmp(k, "workdir"))
+		return workdir_field(v, s, e);
 	return gf_err_set(
 		e, GF_EINVAL,
 		"'%.60s': unknown field (known: name, team, class, "
 		"replicas, gpus, gpu_model, gpu_milli, mig_profile, "
-		"cpu_milli, memory_mib, node_selector, "
-		"max_runtime_s, command, output, error, array, dependency, "
+		"cpu_milli, memory_mib, node_selector, max_runtime_s, "
+		"command, env, workdir, output, error, array, dependency, "
 		"hold)",
 		k);
+}
+
+int gf_jobjson_command_check(const struct gf_job_spec *s, struct gf_err *e)
+{
+	const char *c = s->command ? s->command : "";
+	if (c[strspn(c, " \t\r\n")] != '\0')
+		return 0;
+	return bad(e, "command",
+		   "required: the shell command line the job runs (only a "
+		   "Kubernetes pod's job has none)");
 }
 
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
@@ -301,6 +378,15 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	gf_json_str_or_null(j, "command", s->command);
 	gf_json_str_or_null(j, "output", s->output);
 	gf_json_str_or_null(j, "error", s->error);
+	/* environment, directory, user (issue 21) */
+	if (s->env) {
+		gf_json_raw(j, "env", s->env, strlen(s->env));
+	} else {
+		gf_json_obj_begin(j, "env");
+		gf_json_obj_end(j);
+	}
+	gf_json_str_or_null(j, "workdir", s->workdir);
+	gf_json_str_or_null(j, "user", s->user);
 	gf_json_str_or_null(j, "reason", job->reason);
 	time_field(j, "submitted", job->submitted_ms);
 	time_field(j, "started", job->started_ms);

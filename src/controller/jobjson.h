@@ -22,7 +22,9 @@
  * are checked here (0, or GF_EINVAL with e->msg naming the field); the
  * rest (gf_job_spec_check, and whether it can ever be placed) is
  * gf_ctl_admit's.  spec->command is allocated (release with
- * gf_job_spec_release).
+ * gf_job_spec_release).  Also "env" ({"NAME": "VALUE"}, at most
+ * GF_JOB_ENV_MAX variables and GF_JOB_ENV_BYTES) and "workdir" (an
+ * absolute path); "user" comes from the token, never the body.
  */
 int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
 		    struct gf_err *e) GF_MUST_CHECK;
@@ -31,6 +33,11 @@ int gf_jobjson_spec(const struct gf_jv *body, struct gf_job_spec *spec,
  * null); GF_EINVAL / GF_ETOOBIG with e naming 'array'. */
 int gf_jobjson_array(const struct gf_jv *body, struct gf_array_spec *out,
 		     struct gf_err *e) GF_MUST_CHECK;
+/* A submitted job's command: 0, or GF_EINVAL when it has none or only
+ * blanks (a Kubernetes pod's job is the only one without: it never
+ * comes through here). */
+int gf_jobjson_command_check(const struct gf_job_spec *s,
+			     struct gf_err *e) GF_MUST_CHECK;
 
 /*
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's

@@ -12,7 +12,9 @@
 
 #include "nodeproto/nodeproto.h"
 #include "nodeproto/read.h"
+#include "util/buf.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 #define A struct gf_np_assignment
 static const struct gf__np_field who_fields[] = {
@@ -57,7 +59,77 @@ static const struct gf__np_field array_fields[] = {
 		   GF_ARRAY_INDEX_MAX),
 	{ 0 },
 };
+
+/* issue 21: the job's directory and user, whether root is refused */
+static const struct gf__np_field run_as_fields[] = {
+	GF__NP_STR(A, "workdir", false, workdir),
+	GF__NP_STR(A, "user", false, user),
+	GF__NP_BOOL(A, "refuse_root", false, refuse_root),
+	{ 0 },
+};
 #undef A
+
+bool gf_np_env_reserved(const char *name)
+{
+	static const char *const names[] = {
+		"CUDA_VISIBLE_DEVICES",
+		"CUDA_DEVICE_ORDER",
+		"ROCR_VISIBLE_DEVICES",
+		"WORLD_SIZE",
+		"RANK",
+		"LOCAL_RANK",
+		"MASTER_ADDR",
+		"MASTER_PORT",
+		"PWD",
+		"SLURM_ARRAY_JOB_ID", /* an array task's (issue 21) */
+		"SLURM_ARRAY_TASK_ID",
+	};
+	if (strncmp(name, "GPUFLEET_", 9) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* "env": {"NAME": "VALUE"} or null, names and sizes as the API checks
+ * them, kept as compact JSON. */
+static int read_env(struct gf_np_rd *r, const struct gf_jv *v,
+		    struct gf_np_assignment *a)
+{
+	int rc;
+	const struct gf_jv *env = gf__np_get(r, v, "env", false, &rc);
+	if (env == NULL || gf_jv_type(env) == GF_JV_NULL)
+		return rc;
+	if (gf_jv_type(env) != GF_JV_OBJ || gf_jv_len(env) > GF_JOB_ENV_MAX)
+		return gf__np_bad(r, "env",
+				  "expected an object of at most %d "
+				  "NAME: \"VALUE\"",
+				  GF_JOB_ENV_MAX);
+	void *it = NULL;
+	const struct gf_jv *x;
+	const char *k;
+	size_t bytes = 0;
+	while ((k = gf_jv_next(env, &it, &x)) != NULL) {
+		if (!gf_str_is_env_name(k, strlen(k)) || !gf_jv_str(x) ||
+		    gf_np_env_reserved(k))
+			return gf__np_bad(r, "env",
+					  "'%.60s': not a variable a "
+					  "job may set",
+					  k);
+		bytes += strlen(k) + strlen(gf_jv_str(x)) + 2;
+	}
+	if (bytes > GF_JOB_ENV_BYTES)
+		return gf__np_bad(r, "env", "more than %d bytes",
+				  GF_JOB_ENV_BYTES);
+	struct gf_buf b;
+	gf_buf_init(&b, 8 * GF_JOB_ENV_BYTES);
+	rc = gf_jv_dump(env, NULL, NULL, &b);
+	if (rc == 0)
+		a->env = gf_strdup(gf_buf_str(&b));
+	gf_buf_release(&b);
+	return rc ? gf__np_bad(r, "env", "too long") : 0;
+}
 
 static const struct gf__np_field gen_fields[] = {
 	GF__NP_UINT(struct gf_np_assignments, "generation", true, generation),
@@ -185,8 +257,14 @@ static int read_one_at(struct gf_np_rd *r, const struct gf_jv *v, size_t i,
 	    (rc = read_place(r, v, a)) ||
 	    (rc = gf__np_fields_read(r, v, size_fields, a)) ||
 	    (rc = read_gang(r, v, a)) ||
-	    (rc = gf__np_fields_read(r, v, array_fields, a)))
+	    (rc = gf__np_fields_read(r, v, array_fields, a)) ||
+	    (rc = gf__np_fields_read(r, v, run_as_fields, a)) ||
+	    (rc = read_env(r, v, a)))
 		return rc;
+	if (a->workdir[0] && a->workdir[0] != '/')
+		return gf__np_bad(r, "workdir", "expected an absolute path");
+	if (a->user[0] && !gf_str_is_login(a->user))
+		return gf__np_bad(r, "user", "expected a login name");
 	const struct gf_jv *cmd = gf_jv_get(v, "command");
 	if (cmd && gf_jv_type(cmd) != GF_JV_NULL) {
 		const char *c = gf_jv_str(cmd);
@@ -267,6 +345,7 @@ void gf_np_assignments_release(struct gf_np_assignments *a)
 		gf_free(a->v[i].command);
 		gf_free(a->v[i].output);
 		gf_free(a->v[i].error);
+		gf_free(a->v[i].env);
 	}
 	gf_free(a->v);
 	a->v = NULL;
@@ -291,5 +370,10 @@ void gf_np_assignment_write(struct gf_json *j, const struct gf_np_assignment *a)
 	gf__np_fields_write(j, gang_fields, a);
 	if (a->array_job[0])
 		gf__np_fields_write(j, array_fields, a);
+	gf__np_fields_write(j, run_as_fields, a);
+	if (a->env)
+		gf_json_raw(j, "env", a->env, strlen(a->env));
+	else
+		gf_json_null(j, "env");
 	gf_json_obj_end(j);
 }

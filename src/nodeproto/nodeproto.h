@@ -191,7 +191,19 @@ struct gf_np_assignment {
 	/* an array's task (issue 21): its array's id, its index; "" none */
 	char array_job[GF_JOB_ID_MAX];
 	int array_task;
+	/* issue 21: who it runs as, where, with what on top (the job's
+	 * spec); refuse_root when the controller's config does not say
+	 * allow_root (absent: false, as before) */
+	char *env; /* owned: {"NAME": "VALUE"} as compact JSON; NULL none */
+	char workdir[GF_JOB_WORKDIR_MAX]; /* "" the user's home */
+	char user[GF_JOB_USER_MAX];	  /* "" the node's default user */
+	bool refuse_root;
 };
+
+/* Whether a variable is one the node's worker sets itself (the GPUs,
+ * the gang, an array task's SLURM_ARRAY_*, GPUFLEET_*, PWD): a job's
+ * "env" may not name it. */
+bool gf_np_env_reserved(const char *name);
 
 /* A MIG layout the controller wants on one of the node's GPUs (its
  * agent applies it when no instance of that GPU is in use, before it

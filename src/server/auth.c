@@ -17,6 +17,7 @@
 #include "util/fmt.h"
 #include "util/mem.h"
 #include "util/siphash.h"
+#include "util/str.h"
 
 static bool token_char(char c)
 {
@@ -52,11 +53,14 @@ static int parse_line(char *line, const char *path, int lineno,
 	if (tok == NULL)
 		return 0;
 	char *role = strtok_r(NULL, " \t\r\n", &save);
-	if (role == NULL || strtok_r(NULL, " \t\r\n", &save) != NULL)
-		return gf_err_set(e, GF_EPARSE,
-				  "%s:%d: expected 'TOKEN admin', 'TOKEN "
-				  "team:NAME' or 'TOKEN node:NAME'",
-				  path, lineno);
+	char *user = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+	if (role == NULL || (user && strtok_r(NULL, " \t\r\n", &save)))
+		return gf_err_set(
+			e, GF_EPARSE,
+			"%s:%d: expected 'TOKEN admin', 'TOKEN "
+			"team:NAME', 'TOKEN node:NAME', the first two "
+			"with ' user:LOGIN' after",
+			path, lineno);
 	size_t len = strlen(tok);
 	for (size_t i = 0; i < len; i++)
 		if (!token_char(tok[i]))
@@ -88,6 +92,15 @@ static int parse_line(char *line, const char *path, int lineno,
 				  "team:NAME or node:NAME",
 				  path, lineno, role);
 	}
+	if (user && (x->node[0] || strncmp(user, "user:", 5) ||
+		     !gf_str_is_login(user + 5)))
+		return gf_err_set(e, GF_EPARSE,
+				  "%s:%d: '%.60s': expected user:LOGIN after "
+				  "admin or team:NAME, LOGIN 1 to %d letters, "
+				  "digits, '_', '-' or '.'",
+				  path, lineno, user, GF_AUTH_USER_MAX - 1);
+	if (user)
+		memcpy(x->user, user + 5, strlen(user + 5) + 1); /* fits */
 	if (gf_auth_find(a, tok) != NULL)
 		return gf_err_set(e, GF_EPARSE, "%s:%d: a token given twice",
 				  path, lineno);

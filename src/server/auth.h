@@ -2,10 +2,14 @@
  * auth.h - the token file of `gpufleet serve --token-file F` (and of the
  * CLI clients): who a bearer token is.
  *
- *   # TOKEN ROLE
+ *   # TOKEN ROLE [user:LOGIN]
  *   3f9c0a1e5b7d2c4e8a6f0b1d9e3c5a7f  admin
  *   b2d4f6a8c0e1f3a5b7c9d1e3f5a7b9c1  team:vision
+ *   a1b2c3d4e5f60718293a4b5c6d7e8f90  team:vision user:alice
  *   c7e9a1b3d5f7092b4d6f8a0c2e4b6d8f  node:gpu-01
+ *
+ * A user (admin and team tokens only) is the login the token's jobs run
+ * as on the nodes: 1 to 32 letters, digits, '_', '-', '.' (issue 21).
  *
  * An admin sees and changes everything; a team token submits, sees and
  * cancels only its own team's jobs; a node token is what that node's
@@ -33,12 +37,14 @@
 #define GF_AUTH_TOKEN_MAX  256
 #define GF_AUTH_TEAM_MAX   48 /* = GF_TEAM_NAME_MAX (controller/authz.c) */
 #define GF_AUTH_NODE_MAX   48 /* = GF_NODE_NAME_MAX (controller/authz.c) */
+#define GF_AUTH_USER_MAX   33 /* = GF_JOB_USER_MAX (include/gpufleet/job.h) */
 
 struct gf_auth_entry {
 	char token[GF_AUTH_TOKEN_MAX + 1];
 	bool admin;
 	char team[GF_AUTH_TEAM_MAX]; /* a team token's team, else "" */
 	char node[GF_AUTH_NODE_MAX]; /* a node token's node, else "" */
+	char user[GF_AUTH_USER_MAX]; /* the login its jobs run as, or "" */
 };
 
 struct gf_auth {

@@ -128,6 +128,8 @@ int gf__store_job_check(const struct gf_job *j, struct gf_err *e)
 	    (rc = check_utf8(j, "command", s->command, e)) ||
 	    (rc = check_utf8(j, "output", s->output, e)) ||
 	    (rc = check_utf8(j, "error", s->error, e)) ||
+	    (rc = check_utf8(j, "env", s->env, e)) ||
+	    (rc = check_utf8(j, "workdir", s->workdir, e)) ||
 	    (rc = check_utf8(j, "reason", j->reason, e)))
 		return rc;
 	for (int r = 0; j->place && r < s->replicas; r++)
@@ -276,6 +278,12 @@ int gf__store_job_params(const struct gf_job *j, struct gf__params *p,
 	p_int(p, GF__COL_ARRAY_MAX, s->array_max);
 	p_text(p, GF__COL_DEPENDENCY, s->dependency);
 	p_int(p, GF__COL_USER_HOLD, j->user_hold);
+	if (s->env)
+		p_text(p, GF__COL_ENV, s->env);
+	else
+		p->v[GF__COL_ENV] = (struct gf__param){ .kind = GF__P_NULL };
+	p_text(p, GF__COL_WORKDIR, s->workdir);
+	p_text(p, GF__COL_RUN_AS, s->user);
 	p->v[GF__COL_PLACEMENT] = (struct gf__param){ .kind = GF__P_NULL };
 	p->v[GF__COL_HELD] = (struct gf__param){ .kind = GF__P_NULL };
 	if (j->nheld > 0) {

@@ -125,6 +125,21 @@ static int rd_path(struct rd *r, enum gf__store_col col, char **dst)
 	return 0;
 }
 
+/* The job's variables (JSON text), NULL none; as the API kept them. */
+static int rd_env(struct rd *r)
+{
+	const struct gf__cell *c = &r->c[GF__COL_ENV];
+	if (!c->p)
+		return 0;
+	if (c->len >= 8 * GF_JOB_ENV_BYTES)
+		return bad(r, GF__COL_ENV, "%zu bytes, the most is %d", c->len,
+			   8 * GF_JOB_ENV_BYTES - 1);
+	if (!gf__store_utf8_ok(c->p, c->len))
+		return bad(r, GF__COL_ENV, "not valid UTF-8 text");
+	r->j->spec.env = gf_strndup(c->p, c->len);
+	return 0;
+}
+
 static int rd_origin(struct rd *r)
 {
 	char name[8];
@@ -362,7 +377,10 @@ static int rd_spec(struct rd *r)
 	    (rc = rd_text(r, GF__COL_DEPENDENCY, s->dependency,
 			  sizeof(s->dependency))) ||
 	    (rc = rd_path(r, GF__COL_OUTPUT, &s->output)) ||
-	    (rc = rd_path(r, GF__COL_ERROR, &s->error)))
+	    (rc = rd_path(r, GF__COL_ERROR, &s->error)) || (rc = rd_env(r)) ||
+	    (rc = rd_text(r, GF__COL_WORKDIR, s->workdir,
+			  sizeof(s->workdir))) ||
+	    (rc = rd_text(r, GF__COL_RUN_AS, s->user, sizeof(s->user))))
 		return rc;
 	if (s->replicas < 1 || s->replicas > GF_JOB_MAX_REPLICAS)
 		return bad(r, GF__COL_REPLICAS, "expected 1 to %d, got %d",

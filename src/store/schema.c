@@ -113,6 +113,12 @@ static const struct migration migrations[] = {
 	{ 7, "jobs.output_path, error_path",
 	  "ALTER TABLE jobs ADD COLUMN output_path TEXT;\n"
 	  "ALTER TABLE jobs ADD COLUMN error_path TEXT;\n" },
+	{ 8, "jobs.env, workdir, run_as",
+	  /* env: the job's variables as a JSON object, NULL none; run_as:
+	   * its user ("user" is a keyword of PostgreSQL) */
+	  "ALTER TABLE jobs ADD COLUMN env TEXT;\n"
+	  "ALTER TABLE jobs ADD COLUMN workdir TEXT NOT NULL DEFAULT '';\n"
+	  "ALTER TABLE jobs ADD COLUMN run_as TEXT NOT NULL DEFAULT '';\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

@@ -16,8 +16,7 @@
 #include "store/store.h"
 #include "util/buf.h"
 
-/* The jobs table's columns, in the order of every SELECT and INSERT (the
- * last five: arrays, dependencies, holds; migration 9). */
+/* The jobs table's columns, in the order of every SELECT and INSERT. */
 #define GF__STORE_COLUMNS(X)              \
 	X(SEQ, "seq")                     \
 	X(ID, "id")                       \
@@ -56,7 +55,10 @@
 	X(DEPENDENCY, "dependency")       \
 	X(USER_HOLD, "user_hold")         \
 	X(OUTPUT, "output_path")          \
-	X(ERROR, "error_path")
+	X(ERROR, "error_path")            \
+	X(ENV, "env")                     \
+	X(WORKDIR, "workdir")             \
+	X(RUN_AS, "run_as")
 
 /* The runs table's columns, in the order of its INSERT and SELECT. */
 #define GF__RUN_COLUMNS(X)          \

@@ -9,12 +9,14 @@
  */
 #include "telemetry/diagnose.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gpufleet/err.h>
 
+#include "util/duration.h"
 #include "util/fmt.h"
 #include "util/json.h"
 
@@ -325,16 +327,8 @@ int gf_diag_report_json(const struct gf_diag_verdict *v, int n, double window_s,
 
 long gf_diag_parse_duration(const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || !(v > 0) || v > 1e9)
+	double secs;
+	if (gf_duration_parse(s, GF_DUR_BARE_S, &secs, NULL) != 0)
 		return -1;
-	double unit = !strcmp(end, "ms")		  ? 1
-		      : !strcmp(end, "s") || *end == '\0' ? 1e3
-		      : !strcmp(end, "m")		  ? 60e3
-		      : !strcmp(end, "h")		  ? 3600e3
-							  : -1;
-	if (unit < 0 || v * unit < 1)
-		return -1;
-	return (long)(v * unit);
+	return (long)llround(secs * 1e3);
 }

@@ -114,8 +114,9 @@ int gf_diag_report_text(const struct gf_diag_verdict *v, int n,
 int gf_diag_report_json(const struct gf_diag_verdict *v, int n, double window_s,
 			struct gf_buf *out) GF_MUST_CHECK;
 
-/* A duration: "300" or "300s", "500ms", "5m", "1h"; milliseconds, or -1
- * when it is not one. */
+/* A duration as util/duration.h reads it, a bare number in seconds
+ * ("300", "300s", "500ms", "5m", "1h", "5:00"): milliseconds, rounded,
+ * or -1 when it is not one. */
 long gf_diag_parse_duration(const char *s);
 
 #endif

@@ -88,7 +88,7 @@ if [ -z "$url" ]; then
 else
 	for k in 1 2 3 4 5; do
 		curl -s -m 5 -X POST "$url/v1/jobs" \
-			-d '{"team": "speech", "gpus": 8}' >/dev/null
+			-d '{"team": "speech", "gpus": 8, "command": "true"}' >/dev/null
 	done
 	sleep 0.5
 	hpa "$TMP/hpa1.yaml" 1

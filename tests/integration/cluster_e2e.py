@@ -89,7 +89,8 @@ class Cluster:
             f.write("not-a-known-token-0123456789 node:intruder\n")
         os.chmod(os.path.join(self.tmp, "intruder.token"), 0o600)
         with open(os.path.join(self.tmp, "serve.yaml"), "w") as f:
-            f.write("agents:\n  heartbeat_s: 1\n"
+            # its agents run as root with no --default-user (issue 21)
+            f.write("allow_root: true\nagents:\n  heartbeat_s: 1\n"
                     f"  notready_after_s: {NOTREADY_S}\n"
                     f"  requeue_after_s: {REQUEUE_S}\n"
                     "  kill_grace_s: 1\n  mig_auto_apply: true\n"

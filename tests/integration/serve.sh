@@ -80,7 +80,7 @@ submitter() {
 	while [ $k -lt 60 ]; do
 		out=$(curl -s -m 5 -w '\n%{http_code}' -X POST "$2/v1/jobs" \
 			-H 'Authorization: Bearer adminadminadmin0001' \
-			-d "{\"team\": \"speech\", \"gpu_milli\": $((100 + (k % 9) * 100))}" 2>/dev/null)
+			-d "{\"team\": \"speech\", \"command\": \"true\", \"gpu_milli\": $((100 + (k % 9) * 100))}" 2>/dev/null)
 		code=$(printf '%s' "$out" | tail -1)
 		id=$(printf '%s' "$out" | sed -n 's/.*"id": "\(j[0-9]*\)".*/\1/p')
 		[ "$code" = 201 ] && [ -n "$id" ] && echo "$id" >>"$TMP/ok.$1"
@@ -289,7 +289,7 @@ U1=$(cat "$TMP/p1.url") U2=$(cat "$TMP/p2.url")
 s1=$(curl -s -o /dev/null -w '%{http_code}' "$U1/healthz")
 s2=$(curl -s -o /dev/null -w '%{http_code}' "$U2/healthz")
 for k in 1 2 3 4 5; do
-	curl -s -X POST "$U1/v1/jobs" -d '{"gpus": 2, "team": "speech"}' >/dev/null
+	curl -s -X POST "$U1/v1/jobs" -d '{"gpus": 2, "team": "speech", "command": "true"}' >/dev/null
 done
 sleep 0.3
 before=$(curl -s "$U1/v1/jobs" | python3 -c 'import json,sys; print(sorted((j["id"], j["state"], tuple((p["node"], tuple(p["gpus"])) for p in j["placement"])) for j in json.load(sys.stdin)["jobs"]))')

@@ -963,7 +963,13 @@ static void test_durations(void **state)
 	assert_int_equal(gf_diag_parse_duration("5m"), 300000);
 	assert_int_equal(gf_diag_parse_duration("1h"), 3600000);
 	assert_int_equal(gf_diag_parse_duration("1.5s"), 1500);
-	assert_int_equal(gf_diag_parse_duration("0"), -1);
+	/* util/duration.h's forms (issue 21); 0 is a duration (each flag
+	 * checks its own range: --kill-grace 0s is allowed) */
+	assert_int_equal(gf_diag_parse_duration("5:00"), 300000);
+	assert_int_equal(gf_diag_parse_duration("1:00:00"), 3600000);
+	assert_int_equal(gf_diag_parse_duration("1-0"), 86400000);
+	assert_int_equal(gf_diag_parse_duration("0"), 0);
+	assert_int_equal(gf_diag_parse_duration("1:75"), -1);
 	assert_int_equal(gf_diag_parse_duration("-1s"), -1);
 	assert_int_equal(gf_diag_parse_duration("5 min"), -1);
 	assert_int_equal(gf_diag_parse_duration(""), -1);

@@ -1200,6 +1200,13 @@ static void test_times(void **state)
 	assert_int_equal(gf_cb_parse_window("7d", T0 + 30000, &s, &t, &e), 0);
 	assert_int_equal(t, T0);
 	assert_int_equal(t - s, 7 * DAY);
+	/* the duration forms of every flag (util/duration.h, issue 21) */
+	assert_int_equal(gf_cb_parse_window("1-0", T0, &s, &t, &e), 0);
+	assert_int_equal(t - s, DAY);
+	assert_int_equal(gf_cb_parse_window("90m", T0, &s, &t, &e), 0);
+	assert_int_equal(t - s, 90 * 60000);
+	assert_int_equal(gf_cb_parse_window("7", T0, &s, &t, &e), GF_EINVAL);
+	assert_int_equal(gf_cb_parse_window("0d", T0, &s, &t, &e), GF_EINVAL);
 	assert_int_equal(gf_cb_parse_window("10,5", 0, &s, &t, &e), GF_EINVAL);
 	assert_non_null(strstr(e.msg, "the end is not after the start"));
 	near(gf_charge_round(1.234565), 1.23457);

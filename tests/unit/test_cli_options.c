@@ -44,6 +44,10 @@ struct cmd {
 	unsigned conns;
 	double tune, load;
 	bool dry;
+	long long time_s; /* --time: a bare number in minutes */
+	int every_s;	  /* --every: in seconds */
+	long tick_ms;	  /* --tick: in ms */
+	double slo_s;	  /* --slo */
 };
 
 /* stderr captured while fn-free code runs: the text said, in out. */
@@ -85,6 +89,12 @@ static int run(const char *s, struct cmd *c, int *codes, char (*vals)[32],
 		GF_OPT_LIST("file", c->files, &c->nfiles),
 		GF_OPT_ARG("gpus", 'g'),
 		GF_OPT_CODE("all", 'a'),
+		GF_OPT_DURATION("time", &c->time_s, 0, 366 * 86400,
+				GF_DUR_BARE_MIN),
+		GF_OPT_DURATION("every", &c->every_s, 1, 86400, GF_DUR_BARE_S),
+		GF_OPT_DURATION_MS("tick", &c->tick_ms, 0.001, 60,
+				   GF_DUR_BARE_MS),
+		GF_OPT_DURATION("slo", &c->slo_s, 1e-6, 1e6, GF_DUR_BARE_S),
 		GF_OPT_END,
 	};
 	struct gf_cli_args a = GF_CLI_ARGS("t", l.argc, l.argv, opts, usage);
@@ -195,6 +205,82 @@ static void test_double(void **state)
 		GF_EXIT_USAGE);
 	assert_string_equal(err, "gpufleet t: cannot parse '--load 0': "
 				 "expected a load above 0 and at most 10\n");
+}
+
+/* Durations (issue 21): every form of util/duration.h, a bare number in
+ * the row's unit, stored in the target's unit; a bad one said with why,
+ * one out of range with the range. */
+static void test_duration(void **state)
+{
+	(void)state;
+	struct cmd c = { .time_s = -1 };
+	int codes[9];
+	char vals[9][32], err[512];
+	static const struct {
+		const char *arg;
+		long long secs;
+	} good[] = {
+		{ "30", 1800 },		 { "1:00:00", 3600 },
+		{ "90s", 90 },		 { "2h", 7200 },
+		{ "1d", 86400 },	 { "1:30", 90 },
+		{ "2-12", 216000 },	 { "1-2:3", 93780 },
+		{ "1-2:3:4", 93784 },	 { "0", 0 },
+		{ "1.5h", 5400 },	 { "5m", 300 },
+		{ "100:00:00", 360000 },
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "--time %s", good[i].arg);
+		int rc = run(line, &c, codes, vals, err, sizeof(err), NULL);
+		if (rc != -1 || c.time_s != good[i].secs)
+			print_message("%s: rc %d, %lld s, '%s'\n", line, rc,
+				      c.time_s, err);
+		assert_int_equal(rc, -1);
+		assert_true(c.time_s == good[i].secs);
+	}
+	/* the same forms everywhere; a bare number in the row's unit */
+	assert_int_equal(run("--every 90 --tick 250 --slo 250ms", &c, codes,
+			     vals, err, sizeof(err), NULL),
+			 -1);
+	assert_int_equal(c.every_s, 90);
+	assert_int_equal(c.tick_ms, 250);
+	assert_true(c.slo_s == 0.25);
+	assert_int_equal(run("--every 1:30 --tick 1s --slo 0.000002", &c, codes,
+			     vals, err, sizeof(err), NULL),
+			 -1);
+	assert_int_equal(c.every_s, 90);
+	assert_int_equal(c.tick_ms, 1000);
+	static const struct {
+		const char *line, *err;
+	} bad[] = {
+		{ "--time 1:75", "cannot parse '--time 1:75': seconds above "
+				 "59" },
+		{ "--time 1:60:00", "minutes above 59" },
+		{ "--time 1-24", "hours above 23 after 'D-'" },
+		{ "--time 5x", "unknown unit (ms, s, m, h or d)" },
+		{ "--time -5", "cannot parse '--time -5': negative" },
+		{ "--time 1:2:3:4", "expected a duration (M, M:S, H:M:S, D-H, "
+				    "D-H:M, D-H:M:S, or with a unit: 90s, "
+				    "2h, 1d)" },
+		{ "--time 1::2", "expected a duration (" },
+		{ "--time nan", "expected a duration (" },
+		{ "--time 1e3", "unknown unit (ms, s, m, h or d)" },
+		{ "--time=", "cannot parse '--time ': empty" },
+		{ "--time 400d", "expected a duration from 0s to 366d" },
+		{ "--every 0", "cannot parse '--every 0': expected a "
+			       "duration from 1s to 1d" },
+		{ "--every 1.5", "not a whole number of seconds" },
+		{ "--tick 1.5ms", "not a whole number of milliseconds" },
+		{ "--tick 2m", "expected a duration from 1ms to 1m" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = run(bad[i].line, &c, codes, vals, err, sizeof(err),
+			     NULL);
+		if (rc != GF_EXIT_USAGE || !strstr(err, bad[i].err))
+			print_message("%s: rc %d '%s'\n", bad[i].line, rc, err);
+		assert_int_equal(rc, GF_EXIT_USAGE);
+		assert_non_null(strstr(err, bad[i].err));
+	}
 }
 
 /* Strings, flags and lists stored; a list past its room said. */
@@ -339,6 +425,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_integer),
 		cmocka_unit_test(test_double),
+		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_string_flag_list),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_codes),

@@ -519,6 +519,12 @@ static void asg_equal(const struct gf_np_assignment *a,
 	assert_int_equal(a->master_port, b->master_port);
 	assert_string_equal(a->array_job, b->array_job);
 	assert_int_equal(a->array_task, b->array_task);
+	assert_true((a->env == NULL) == (b->env == NULL));
+	if (a->env)
+		assert_string_equal(a->env, b->env);
+	assert_string_equal(a->workdir, b->workdir);
+	assert_string_equal(a->user, b->user);
+	assert_int_equal(a->refuse_root, b->refuse_root);
 }
 
 static void asgs_roundtrip(const struct gf_np_assignments *in)
@@ -596,6 +602,12 @@ static void test_assignments_roundtrip(void **state)
 	v[0].local_world_size = 1;
 	snprintf(v[0].master_addr, sizeof(v[0].master_addr), "10.0.0.7");
 	v[0].master_port = 29512;
+	/* issue 21: its environment, directory, user */
+	char env[] = "{\"HF_HOME\":\"/data/hf\",\"Q\":\"a \\\"b\\\"\"}";
+	v[0].env = env;
+	snprintf(v[0].workdir, sizeof(v[0].workdir), "/home/alice/ft");
+	snprintf(v[0].user, sizeof(v[0].user), "alice");
+	v[0].refuse_root = true;
 	/* a MIG instance: one GPU, its UUID unknown to the controller */
 	v[1].ref = (struct gf_np_ref){ "j13", 1, 0 };
 	v[1].place.ngpus = 1;
@@ -1111,6 +1123,17 @@ static const struct bad bad_cases[] = {
 	  "'assignments[0].rank': outside its world" },
 	{ ASG, "{" ASG0 "[{" ONE ", \"master_port\": 65536}]}", GF_EINVAL,
 	  "'assignments[0].master_port': expected 0 to 65535, got 65536" },
+	/* issue 21: environment, directory, user */
+	{ ASG, "{" ASG0 "[{" ONE ", \"env\": {\"RANK\": \"0\"}}]}", GF_EINVAL,
+	  "'assignments[0].env': 'RANK': not a variable a job may set" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"env\": {\"A\": 1}}]}", GF_EINVAL,
+	  "'assignments[0].env': 'A': not a variable a job may set" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"env\": \"A=1\"}]}", GF_EINVAL,
+	  "'assignments[0].env': expected an object ..." },
+	{ ASG, "{" ASG0 "[{" ONE ", \"workdir\": \"x\"}]}", GF_EINVAL,
+	  "'assignments[0].workdir': expected an absolute path" },
+	{ ASG, "{" ASG0 "[{" ONE ", \"user\": \"a b\"}]}", GF_EINVAL,
+	  "'assignments[0].user': expected a login name" },
 	/* MIG */
 	{ ASG,
 	  "{" ASG0 "[{" REF ", \"gpus\": [{\"index\": 0}, {\"index\": "

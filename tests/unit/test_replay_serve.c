@@ -334,7 +334,8 @@ static void submit(const struct gf_replay_trace *t, int j, struct seen *x)
 	else
 		snprintf(res, sizeof(res), "\"gpu_milli\": %d", tj->gpu_milli);
 	snprintf(body, sizeof(body),
-		 "{\"name\": \"job-%d\", \"team\": \"%s\", \"class\": \"%s\", "
+		 "{\"name\": \"job-%d\", \"command\": \"true\", "
+		 "\"team\": \"%s\", \"class\": \"%s\", "
 		 "\"replicas\": %d, %s, \"cpu_milli\": %d, \"memory_mib\": "
 		 "%" PRId64 "}",
 		 j, t->teams[tj->team], t->classes[tj->cls], tj->replicas, res,

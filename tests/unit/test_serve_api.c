@@ -10,6 +10,7 @@
 
 #include "controller/service.h"
 #include "serve_helpers.h"
+#include "util/buf.h"
 #include "util/mem.h"
 
 #define ADMIN  "adminadminadmin0001"
@@ -17,6 +18,8 @@
 #define SPEECH "speechspeechspe0003"
 #define NODE   "nodetokennnnnnn0004" /* node NODE_OWN's */
 #define WRONG  "wrongwrongwrongwrong"
+#define ALICE  "alicealicealic0005"  /* vision's, user alice */
+#define ROOTU  "rootrootrootroo0006" /* vision's, user root */
 
 #define NODE_OWN   "a-0000" /* the first node of pool a */
 #define NODE_OTHER "b-0001"
@@ -94,6 +97,13 @@ static void submit_ok(const char *token, const char *body, char *id,
 		      size_t size)
 {
 	struct gf_jv *v;
+	char with[1024];
+	if (!strstr(body, "\"command\"") && body[0] == '{') {
+		/* every job runs a command (issue 21): "true" unless said */
+		snprintf(with, sizeof(with), "{\"command\": \"true\"%s%s",
+			 strcmp(body, "{}") ? ", " : "", body + 1);
+		body = with;
+	}
 	long st = http(GF_HTTP_POST, "/v1/jobs", token, body, &v);
 	if (st != 201)
 		print_message("submit %s: %ld %s\n", body, st,
@@ -130,7 +140,9 @@ static int setup(void **state)
 	snprintf(tokpath, sizeof(tokpath), "%s/tokens", dir);
 	write_text(cfgpath, config_text);
 	write_text(tokpath, ADMIN " admin\n" VISION " team:vision\n" SPEECH
-				  " team:speech\n" NODE " node:" NODE_OWN "\n");
+				  " team:speech\n" NODE " node:" NODE_OWN
+				  "\n" ALICE " team:vision user:alice\n" ROOTU
+				  " team:vision user:root\n");
 	start();
 	return 0;
 }
@@ -229,30 +241,60 @@ static void test_bad_input(void **state)
 		{ VISION, GF_HTTP_GET, other, NULL, 404, "" },
 		{ VISION, GF_HTTP_DELETE, other, NULL, 404, "" },
 		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
-		  "{\"team\": \"nobody\", \"gpus\": 1}", 403, "nobody" },
-		{ ADMIN, GF_HTTP_POST, "/v1/jobs", "{\"class\": \"vip\"}", 400,
-		  "vip" },
+		  "{\"team\": \"nobody\", \"gpus\": 1, \"command\": \"x\"}",
+		  403, "nobody" },
+		{ ADMIN, GF_HTTP_POST, "/v1/jobs",
+		  "{\"class\": \"vip\", \"command\": \"x\"}", 400, "vip" },
 		/* never placeable: 422 with the reason */
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
-		  "{\"gpus\": 8, \"replicas\": 3}", 422, "" },
+		  "{\"gpus\": 8, \"replicas\": 3, \"command\": \"x\"}", 422,
+		  "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
-		  "{\"gpus\": 1, \"gpu_model\": \"b200\"}", 422, "b200" },
-		{ SPEECH, GF_HTTP_POST, "/v1/jobs", "{\"gpu_milli\": 1500}",
-		  422, "" },
+		  "{\"gpus\": 1, \"gpu_model\": \"b200\", \"command\": "
+		  "\"x\"}",
+		  422, "b200" },
+		{ SPEECH, GF_HTTP_POST, "/v1/jobs",
+		  "{\"gpu_milli\": 1500, \"command\": \"x\"}", 422, "" },
 		{ VISION, GF_HTTP_POST, "/v1/jobs",
 		  "{\"gpus\": 8, \"replicas\": "
 		  "2, \"class\": \"batch\", "
-		  "\"cpu_milli\": 200000}",
+		  "\"cpu_milli\": 200000, \"command\": \"x\"}",
 		  422, "" },
 		{ SPEECH, GF_HTTP_POST, "/v1/jobs",
 		  "{\"mig_profile\": "
-		  "\"3g.40gb\"}",
+		  "\"3g.40gb\", \"command\": \"x\"}",
 		  422, "3g.40gb" },
 		{ ADMIN, GF_HTTP_GET, "/v1/jobs?state=done", NULL, 400,
 		  "'state'" },
 		{ ADMIN, GF_HTTP_GET, "/v1/jobs?limit=0", NULL, 400,
 		  "'limit'" },
 		{ ADMIN, GF_HTTP_PUT, "/v1/jobs", "{}", 405, "" },
+		/* issue 21: a command, an environment, a directory, a user */
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpus\": 1}", 400,
+		  "'command': required" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"command\": \" \\t\"}",
+		  400, "'command': required" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"1A\": \"b\"}}", 400,
+		  "'env': '1A': expected a name" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"A\": 1}}", 400,
+		  "'env': 'A': expected a string" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": {\"CUDA_VISIBLE_DEVICES\": "
+		  "\"0\"}}",
+		  400, "is set by the node" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"env\": [\"A=1\"]}", 400,
+		  "'env': expected an object" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"workdir\": \"tmp\"}", 400,
+		  "'workdir': expected an absolute path" },
+		{ VISION, GF_HTTP_POST, "/v1/jobs",
+		  "{\"command\": \"x\", \"user\": \"bob\"}", 400,
+		  "'user': unknown field" },
+		{ ROOTU, GF_HTTP_POST, "/v1/jobs", "{\"command\": \"x\"}", 400,
+		  "'allow_root: true'" },
 		{ ADMIN, GF_HTTP_GET, "/v1/nope", NULL, 404, "" },
 	};
 	int before = njobs();
@@ -270,6 +312,51 @@ static void test_bad_input(void **state)
 		gf_jv_free(v);
 	}
 	assert_int_equal(njobs(), before);
+}
+
+/* A job's environment, directory and user (issue 21): kept as given,
+ * the user the token's; more variables than the cap refused. */
+static void test_env_workdir_user(void **state)
+{
+	(void)state;
+	char id[32];
+	submit_ok(ALICE,
+		  "{\"command\": \"env\", \"env\": {\"A\": \"1\", "
+		  "\"B\": \"x \\\"y\\\"\"}, \"workdir\": \"/scratch/a\"}",
+		  id, sizeof(id));
+	char path[64];
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_GET, path, ALICE, NULL, &v), 200);
+	const struct gf_jv *env = gf_jv_get(v, "env");
+	assert_int_equal(gf_jv_len(env), 2);
+	assert_string_equal(str(env, "A"), "1");
+	assert_string_equal(str(env, "B"), "x \"y\"");
+	assert_string_equal(str(v, "workdir"), "/scratch/a");
+	assert_string_equal(str(v, "user"), "alice");
+	assert_string_equal(str(v, "team"), "vision");
+	gf_jv_free(v);
+	/* a token without a user: no user, no env, no workdir */
+	submit_ok(VISION, "{\"command\": \"true\"}", id, sizeof(id));
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	assert_int_equal(http(GF_HTTP_GET, path, VISION, NULL, &v), 200);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "user")), GF_JV_NULL);
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "workdir")), GF_JV_NULL);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "env")), 0);
+	gf_jv_free(v);
+	/* GF_JOB_ENV_MAX variables at most */
+	struct gf_buf b;
+	gf_buf_init(&b, 1 << 16);
+	gf_buf_puts(&b, "{\"command\": \"x\", \"env\": {");
+	for (int i = 0; i <= GF_JOB_ENV_MAX; i++)
+		gf_buf_printf(&b, "%s\"V%d\": \"\"", i ? ", " : "", i);
+	gf_buf_puts(&b, "}}");
+	long st = http(GF_HTTP_POST, "/v1/jobs", VISION, gf_buf_str(&b), &v);
+	assert_int_equal(st, 400);
+	assert_non_null(
+		strstr(str(v, "detail"), "257 variables, more than 256"));
+	gf_jv_free(v);
+	gf_buf_release(&b);
 }
 
 /* The other endpoints. */
@@ -388,9 +475,11 @@ static void test_flow(void **state)
 	(void)state;
 	char detail[256];
 	struct gf_jv *v;
-	assert_int_equal(http(GF_HTTP_POST, "/v1/jobs", VISION,
-			      "{\"gpus\": 1, \"array\": \"0-3%2\"}", &v),
-			 201);
+	assert_int_equal(
+		http(GF_HTTP_POST, "/v1/jobs", VISION,
+		     "{\"command\": \"true\", \"gpus\": 1, \"array\": \"0-3%2\"}",
+		     &v),
+		201);
 	const struct gf_jv *tasks = gf_jv_get(v, "tasks");
 	assert_non_null(tasks);
 	assert_int_equal(gf_jv_len(tasks), 4);
@@ -409,23 +498,28 @@ static void test_flow(void **state)
 	assert_int_equal(num(v, "array_max"), 2);
 	gf_jv_free(v);
 
-	submit_bad(VISION, "{\"array\": \"0-3%0\"}",
+	submit_bad(VISION, "{\"command\": \"true\", \"array\": \"0-3%0\"}",
 		   "'array': %max: expected 1 to 999999");
-	submit_bad(VISION, "{\"array\": 4}",
+	submit_bad(VISION, "{\"command\": \"true\", \"array\": 4}",
 		   "'array': expected a string such as \"0-31%4\"");
-	submit_bad(VISION, "{\"dependency\": \"afterok:j999999\"}",
-		   "'dependency': no job j999999");
+	submit_bad(
+		VISION,
+		"{\"command\": \"true\", \"dependency\": \"afterok:j999999\"}",
+		"'dependency': no job j999999");
 	char body[160], want[96];
-	snprintf(body, sizeof(body), "{\"dependency\": \"afterok:%s\"}", arr);
+	snprintf(body, sizeof(body),
+		 "{\"command\": \"true\", \"dependency\": \"afterok:%s\"}",
+		 arr);
 	snprintf(want, sizeof(want), "'dependency': no job %s", arr);
 	submit_bad(SPEECH, body, want);
 
 	/* held, and waiting for the array */
 	char held[32];
-	snprintf(body, sizeof(body),
-		 "{\"gpus\": 1, \"hold\": true, \"dependency\": "
-		 "\"afterany:%s\"}",
-		 arr + 1); /* "12": the number alone */
+	snprintf(
+		body, sizeof(body),
+		"{\"command\": \"true\", \"gpus\": 1, \"hold\": true, \"dependency\": "
+		"\"afterany:%s\"}",
+		arr + 1); /* "12": the number alone */
 	submit_ok(VISION, body, held, sizeof(held));
 	wait_reason(held, "held");
 	v = wait_state(held, "pending");
@@ -1027,6 +1121,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_and_read),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_env_workdir_user),
 		cmocka_unit_test(test_nodes_health_metrics),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_services),

@@ -85,6 +85,7 @@ static void test_good_config(void **state)
 	assert_int_equal(t->milli, 4000);
 	assert_false(cfg.ctl.teams[1].has_quota);
 	assert_int_equal(cfg.ctl.teams[1].milli, -1);
+	assert_false(cfg.allow_root); /* the default: jobs never as root */
 
 	struct gf_cluster c;
 	struct gf_ctl_node *nodes;
@@ -142,6 +143,8 @@ static void test_bad_configs(void **state)
 		{ "pools: [{name: p, nodes: 2, labels: {a: 'x=y'}}]\n",
 		  "a label must be a plain key: value" },
 		{ "teams: [\n", "malformed YAML" },
+		{ "allow_root: yes-please\n",
+		  "key 'allow_root': expected true or false" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		write_file(cases[i].text);
@@ -159,6 +162,15 @@ static void test_bad_configs(void **state)
 		gf_serve_config_release(&cfg);
 		unlink(path);
 	}
+	/* allow_root: true, the one way jobs may run as root (issue 21) */
+	write_file("allow_root: true\n");
+	struct gf_serve_config cfg;
+	gf_serve_config_defaults(&cfg);
+	struct gf_err e;
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
+	assert_true(cfg.allow_root);
+	gf_serve_config_release(&cfg);
+	unlink(path);
 }
 
 /* Errors found while building the nodes. */
@@ -400,6 +412,19 @@ static void test_tokens(void **state)
 		{ "aaaaaaaaaaaaaaaa1 admin\naaaaaaaaaaaaaaaa1 team:x\n",
 		  ":2: a token given twice" },
 		{ "# nothing\n", "no token in the file" },
+		/* issue 21: user:LOGIN after admin or team:NAME only */
+		{ "aaaaaaaaaaaaaaaa1 node:n1 user:alice\n",
+		  ":1: 'user:alice': expected user:LOGIN after admin or "
+		  "team:NAME" },
+		{ "aaaaaaaaaaaaaaaa1 team:x usr:alice\n", "'usr:alice'" },
+		{ "aaaaaaaaaaaaaaaa1 team:x user:\n", "'user:'" },
+		{ "aaaaaaaaaaaaaaaa1 team:x user:-rf\n", "'user:-rf'" },
+		{ "aaaaaaaaaaaaaaaa1 team:x user:a/b\n", "'user:a/b'" },
+		{ "aaaaaaaaaaaaaaaa1 team:x "
+		  "user:abcdefghijabcdefghijabcdefghijabc\n",
+		  "LOGIN 1 to 32" },
+		{ "aaaaaaaaaaaaaaaa1 team:x user:a b\n", ":1: expected 'TOKEN "
+							 "admin'" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		write_file(cases[i].text);
@@ -410,6 +435,19 @@ static void test_tokens(void **state)
 		assert_non_null(strstr(e.msg, cases[i].msg));
 		unlink(path);
 	}
+	/* a token line naming the user its jobs run as (issue 21) */
+	write_file("aaaaaaaaaaaaaaaa1 admin user:ops\n"
+		   "bbbbbbbbbbbbbbbb2 team:vision user:alice.b_1$\n"
+		   "cccccccccccccccc3 team:vision\n");
+	assert_int_equal(gf_auth_read(path, &a, &e), 0);
+	assert_int_equal(a.n, 3);
+	assert_string_equal(gf_auth_find(&a, "aaaaaaaaaaaaaaaa1")->user, "ops");
+	x = gf_auth_find(&a, "bbbbbbbbbbbbbbbb2");
+	assert_string_equal(x->team, "vision");
+	assert_string_equal(x->user, "alice.b_1$");
+	assert_string_equal(gf_auth_find(&a, "cccccccccccccccc3")->user, "");
+	gf_auth_release(&a);
+	unlink(path);
 	write_file("aaaaaaaaaaaaaaaa1 admin\n");
 	chmod(path, 0644);
 	assert_int_equal(gf_auth_read(path, &a, &e), 0);

@@ -345,8 +345,12 @@ static void submit(const char *tag, const char *extra, char *id, size_t size)
 {
 	char body[256];
 	snprintf(body, sizeof(body),
-		 "{\"gpus\": 1, \"node_selector\": {\"t\": \"%s\"}%s%s}", tag,
-		 extra ? ", " : "", extra ? extra : "");
+		 "{\"gpus\": 1, %s\"node_selector\": {\"t\": \"%s\"}%s%s}",
+		 /* every job runs a command (issue 21): "true" unless said */
+		 extra && strstr(extra, "\"command\"")
+			 ? ""
+			 : "\"command\": \"true\", ",
+		 tag, extra ? ", " : "", extra ? extra : "");
 	struct gf_jv *v;
 	long st = http(GF_HTTP_POST, "/v1/jobs", ADMIN, body, &v);
 	if (st != 201)

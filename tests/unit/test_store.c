@@ -27,8 +27,8 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 7 /* store/schema.c's last migration */
-#define SCHEMA_COUNT  7 /* and its entries (1-7) */
+#define SCHEMA_LATEST 8 /* store/schema.c's last migration */
+#define SCHEMA_COUNT  8 /* and its entries (1-8) */
 
 struct backend {
 	enum gf_store_kind kind;
@@ -208,6 +208,12 @@ static struct gf_job *job(uint64_t seq)
 			 "afterok:j1:j2,afternotok:j7");
 		j->user_hold = true;
 	}
+	if (seq % 2 == 0) { /* issue 21: environment, directory, user */
+		j->spec.env = gf_strdup("{\"A\":\"1\",\"B\":\"x \\\"y\\\"\"}");
+		snprintf(j->spec.workdir, sizeof(j->spec.workdir),
+			 "/scratch/%llu", (unsigned long long)seq);
+		snprintf(j->spec.user, sizeof(j->spec.user), "alice");
+	}
 	return j;
 }
 
@@ -287,6 +293,11 @@ static void same_job(const struct gf_job *a, const struct gf_job *b)
 	assert_true((x->error == NULL) == (y->error == NULL));
 	if (x->error)
 		assert_string_equal(x->error, y->error);
+	assert_true((x->env == NULL) == (y->env == NULL));
+	if (x->env)
+		assert_string_equal(x->env, y->env);
+	assert_string_equal(x->workdir, y->workdir);
+	assert_string_equal(x->user, y->user);
 	assert_int_equal(a->state, b->state);
 	assert_string_equal(a->reason, b->reason);
 	assert_int_equal(a->submitted_ms, b->submitted_ms);
@@ -559,7 +570,8 @@ static void test_failed_batch(void **state)
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
 		 "origin, array_job_id, array_task_id, array_max, "
-		 "dependency, user_hold, output_path, error_path "
+		 "dependency, user_hold, output_path, error_path, "
+		 "env, workdir, run_as "
 		 "FROM jobs WHERE seq = 1");
 	run_on(v[0], 0);
 	assert_int_equal(store_write(s, v, 4, &e), GF_ECONFLICT);
@@ -621,7 +633,8 @@ static void test_big_batch(void **state)
 		 "ended_ms, attempts, preemptions, exit_code, block, "
 		 "placement, gpu_ms, service, failures, requeues, held, "
 		 "origin, array_job_id, array_task_id, array_max, "
-		 "dependency, user_hold, output_path, error_path "
+		 "dependency, user_hold, output_path, error_path, "
+		 "env, workdir, run_as "
 		 "FROM jobs WHERE seq = 1",
 		 n + 550);
 	raw_exec(b->url, sql);
@@ -832,6 +845,9 @@ static void test_origin(void **state)
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN user_hold");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN output_path");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN error_path");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN env");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN workdir");
+	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN run_as");
 	raw_exec(b->url, "DELETE FROM schema_version WHERE version >= 5");
 	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_K8S,

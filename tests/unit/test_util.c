@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "util/buf.h"
 #include "util/clock.h"
+#include "util/duration.h"
 #include "util/fmt.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -362,6 +363,123 @@ static void test_clock(void **state)
 	assert_true(gap >= 250);
 }
 
+/* util/duration.h: each form, a bare number in the caller's unit, and
+ * each bad one with its reason; the shortest text back. */
+static void test_duration(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		double bare, secs;
+	} good[] = {
+		{ "30", GF_DUR_BARE_MIN, 1800 },
+		{ "30", GF_DUR_BARE_S, 30 },
+		{ "250", GF_DUR_BARE_MS, 0.25 },
+		{ "1:30", GF_DUR_BARE_S, 90 },
+		{ "1:00:00", GF_DUR_BARE_S, 3600 },
+		{ "2-12", GF_DUR_BARE_S, 216000 },
+		{ "2-12:30", GF_DUR_BARE_S, 217800 },
+		{ "2-12:30:15", GF_DUR_BARE_S, 217815 },
+		{ "0-0", GF_DUR_BARE_S, 0 },
+		{ "90s", GF_DUR_BARE_MIN, 90 },
+		{ "500ms", GF_DUR_BARE_S, 0.5 },
+		{ "5m", GF_DUR_BARE_S, 300 },
+		{ "2h", GF_DUR_BARE_S, 7200 },
+		{ "1d", GF_DUR_BARE_S, 86400 },
+		{ "1.5h", GF_DUR_BARE_S, 5400 },
+		{ ".5s", GF_DUR_BARE_S, 0.5 },
+		{ "120:00", GF_DUR_BARE_S, 7200 }, /* M:S, M unbounded */
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		double v = -1;
+		const char *why = NULL;
+		int rc = gf_duration_parse(good[i].s, good[i].bare, &v, &why);
+		if (rc || v != good[i].secs)
+			print_message("'%s': rc %d, %g s, %s\n", good[i].s, rc,
+				      v, why ? why : "");
+		assert_int_equal(rc, 0);
+		assert_true(v == good[i].secs);
+	}
+	static const struct {
+		const char *s, *why;
+	} bad[] = {
+		{ "", "empty" },
+		{ "-1", "negative" },
+		{ "1:60", "seconds above 59" },
+		{ "1:60:00", "minutes above 59" },
+		{ "1-2:60", "minutes above 59" },
+		{ "1-24", "hours above 23 after 'D-'" },
+		{ "1h30m", "unknown unit (ms, s, m, h or d)" },
+		{ "10w", "unknown unit" },
+		{ "1:2:3:4", "expected a duration (M, M:S" },
+		{ ":30", "expected a duration (" },
+		{ "1:", "expected a duration (" },
+		{ "1-", "expected a duration (" },
+		{ "1.5:30", "expected a duration (" },
+		{ "inf", "expected a duration (" },
+		{ "0x10", "unknown unit" },
+		{ "1e9d", "unknown unit" },
+		{ "1..5s", "expected a duration (" },
+		{ ".", "expected a duration (" },
+		{ "400000d", "longer than 1000 years" },
+		{ "9999999999999999:00", "expected a duration (" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		double v = 7;
+		const char *why = NULL;
+		int rc = gf_duration_parse(bad[i].s, GF_DUR_BARE_S, &v, &why);
+		if (rc != GF_EINVAL || !why || !strstr(why, bad[i].why))
+			print_message("'%s': rc %d, '%s'\n", bad[i].s, rc,
+				      why ? why : "(null)");
+		assert_int_equal(rc, GF_EINVAL);
+		assert_non_null(strstr(why, bad[i].why));
+		assert_true(v == 7); /* untouched */
+	}
+	assert_int_equal(gf_duration_parse(NULL, 1, &(double){ 0 }, NULL),
+			 GF_EINVAL);
+	char buf[32];
+	assert_string_equal(gf_duration_str(90, buf, sizeof(buf)), "90s");
+	assert_string_equal(gf_duration_str(7200, buf, sizeof(buf)), "2h");
+	assert_string_equal(gf_duration_str(36600.0 * 86400, buf, sizeof(buf)),
+			    "36600d");
+	assert_string_equal(gf_duration_str(0.25, buf, sizeof(buf)), "250ms");
+	assert_string_equal(gf_duration_str(0, buf, sizeof(buf)), "0s");
+	assert_string_equal(gf_duration_str(1.5e-6, buf, sizeof(buf)),
+			    "1.5e-06s");
+}
+
+/* util/str.h: environment variable names and logins (issue 21). */
+static void test_names(void **state)
+{
+	(void)state;
+	static const char *const env_ok[] = { "A", "_", "PATH", "a_1",
+					      "CUDA_HOME" };
+	static const char *const env_bad[] = { "",    "1A",  "A-B", "A.B",
+					       "A B", "A=B", "é" };
+	for (size_t i = 0; i < sizeof(env_ok) / sizeof(env_ok[0]); i++)
+		assert_true(gf_str_is_env_name(env_ok[i], strlen(env_ok[i])));
+	for (size_t i = 0; i < sizeof(env_bad) / sizeof(env_bad[0]); i++)
+		assert_false(
+			gf_str_is_env_name(env_bad[i], strlen(env_bad[i])));
+	char longname[GF_STR_ENV_NAME_MAX + 1];
+	memset(longname, 'A', sizeof(longname));
+	assert_true(gf_str_is_env_name(longname, GF_STR_ENV_NAME_MAX - 1));
+	assert_false(gf_str_is_env_name(longname, GF_STR_ENV_NAME_MAX));
+	assert_true(gf_str_is_env_name("AB=c", 2)); /* the name of "AB=c" */
+	static const char *const login_ok[] = {
+		"alice", "a", "_svc", "Bob.x", "build-01", "machine$"
+	};
+	static const char *const login_bad[] = {
+		"",    "-rf", ".hidden",
+		"a b", "a/b", "a:b",
+		"$",   "a$b", "abcdefghijabcdefghijabcdefghijabc" /* 33 */
+	};
+	for (size_t i = 0; i < sizeof(login_ok) / sizeof(login_ok[0]); i++)
+		assert_true(gf_str_is_login(login_ok[i]));
+	for (size_t i = 0; i < sizeof(login_bad) / sizeof(login_bad[0]); i++)
+		assert_false(gf_str_is_login(login_bad[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +496,8 @@ int main(void)
 		cmocka_unit_test(test_siphash),
 		cmocka_unit_test(test_str),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_duration),
+		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

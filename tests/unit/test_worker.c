@@ -13,10 +13,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gpufleet/bind.h>
 
@@ -498,10 +500,19 @@ static void test_env_and_affinity_live(void **state)
 		"GPUFLEET_ARRAY_TASK_ID=5",
 		"SLURM_ARRAY_JOB_ID=7",
 		"SLURM_ARRAY_TASK_ID=5",
-		"PWD=/",
 	};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		snprintf(want[nw++], 1100, "%s", fixed[i]);
+	/* its user's (the agent's own here: no user given): USER, LOGNAME,
+	 * SHELL (HOME is the assignment's), and PWD its home (issue 21) */
+	const struct passwd *pw = getpwuid(geteuid());
+	assert_non_null(pw);
+	snprintf(want[nw++], 1100, "USER=%s", pw->pw_name);
+	snprintf(want[nw++], 1100, "LOGNAME=%s", pw->pw_name);
+	if (pw->pw_shell && pw->pw_shell[0])
+		snprintf(want[nw++], 1100, "SHELL=%s", pw->pw_shell);
+	snprintf(want[nw++], 1100, "PWD=%s",
+		 pw->pw_dir[0] == '/' ? pw->pw_dir : "/");
 	snprintf(want[nw++], 1100, "GPUFLEET_NODE=%s", f->node);
 	plan_env(n, 0, want, &nw);
 	const char *wp[24] = { NULL };
@@ -792,6 +803,22 @@ static void test_bad_assignments(void **state)
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	assert_non_null(strstr(e.msg, "MIG"));
 	a.kind = GF_WORKER_GPU_WHOLE;
+	/* a user this node does not know; root where it is refused */
+	a.user = "gf-no-such-user-21";
+	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_ENOTFOUND);
+	assert_non_null(strstr(e.msg,
+			       "user 'gf-no-such-user-21' is unknown on this "
+			       "node"));
+	a.user = NULL;
+	if (geteuid() == 0) {
+		a.refuse_root = true;
+		assert_int_equal(gf_worker_start(f->w, &a, &e), -EPERM);
+		assert_non_null(strstr(e.msg, "allow_root: true"));
+		a.user = "root";
+		assert_int_equal(gf_worker_start(f->w, &a, &e), -EPERM);
+		a.user = NULL;
+		a.refuse_root = false;
+	}
 	a.workdir = "relative";
 	assert_int_equal(gf_worker_start(f->w, &a, &e), GF_EINVAL);
 	a.workdir = "/nonexistent-dir-gf";
@@ -805,6 +832,49 @@ static void test_bad_assignments(void **state)
 	gf_worker_close(f->w);
 	f->w = NULL;
 	gf_node_free(n);
+}
+
+/* A job of a user runs as that user: its uid, gid and groups, HOME USER
+ * LOGNAME from its passwd entry, its workdir (issue 21).  Root only (it
+ * switches users), with the "nobody" account. */
+static void test_run_as_user(void **state)
+{
+	struct fx *f = *state;
+	const struct passwd *pw = getpwnam("nobody");
+	if (geteuid() != 0 || pw == NULL) {
+		print_message("skip: not root, or no 'nobody' account\n");
+		skip();
+	}
+	f->w = open_w(f, NULL, false, 0, false);
+	struct gf_assignment a = {
+		.job = "asuser",
+		.command = "id -un; id -u; echo \"H=$HOME U=$USER "
+			   "L=$LOGNAME\"; pwd",
+		.user = "nobody",
+		.workdir = "/tmp",
+		.refuse_root = true, /* nobody is not root: runs */
+	};
+	struct gf_err e;
+	gf_err_clear(&e);
+	int rc = gf_worker_start(f->w, &a, &e);
+	if (rc)
+		print_message("%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	struct gf_worker_event *ev =
+		wait_ev(f, f->w, GF_WORKER_ENDED, "asuser", 0, 5000);
+	assert_int_equal(ev->exit_code, 0);
+	char path[512], want[512];
+	snprintf(path, sizeof(path), "%s/asuser.0.0.log", f->logs);
+	char *log = slurp(path);
+	snprintf(want, sizeof(want),
+		 "nobody\n%u\nH=%s U=nobody L=nobody\n/tmp\n",
+		 (unsigned)pw->pw_uid, pw->pw_dir);
+	if (!strstr(log, want))
+		print_message("log: %s\nwant: %s\n", log, want);
+	assert_non_null(strstr(log, want));
+	gf_free(log);
+	gf_worker_close(f->w);
+	f->w = NULL;
 }
 
 /* --- exits, stops, max runtime ---------------------------------------- */
@@ -1336,6 +1406,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_env_template, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_assignments, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_run_as_user, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_exit_codes, setup,
 						teardown),

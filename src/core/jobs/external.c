@@ -92,6 +92,7 @@ static void probe_rec(struct gf_ctl *ctl, struct gf_job *tmp,
 	tmp->spec = *spec;
 	tmp->spec.command = NULL;
 	tmp->spec.output = tmp->spec.error = NULL;
+	tmp->spec.env = NULL;
 	tmp->spec.replicas = 1;
 	tmp->spec.node_selector[0] = '\0';
 	memset(j, 0, sizeof(*j));

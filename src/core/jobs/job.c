@@ -22,6 +22,7 @@
 #include "core/jobs/mask.h"
 #include "util/fmt.h"
 #include "util/mem.h"
+#include "util/str.h"
 
 static const char *const state_names[] = {
 	[GF_JOB_PENDING] = "pending",	  [GF_JOB_RUNNING] = "running",
@@ -66,6 +67,28 @@ static int name_field(const char *field, const char *s, size_t size,
 			  field, optional ? "up to" : "1 to", (int)size - 1);
 }
 
+/* The environment's size, the directory and the user (issue 21). */
+static int check_run_as(const struct gf_job_spec *s, struct gf_err *e)
+{
+	/* the JSON text of at most GF_JOB_ENV_BYTES of variables, each
+	 * byte escaped at worst as \u00XX, with its quotes */
+	if (s->env &&
+	    strnlen(s->env, 8 * GF_JOB_ENV_BYTES) >= 8 * GF_JOB_ENV_BYTES)
+		return gf_err_set(e, GF_EINVAL, "'env': too long");
+	if (!memchr(s->workdir, '\0', sizeof(s->workdir)) ||
+	    (s->workdir[0] && s->workdir[0] != '/'))
+		return gf_err_set(e, GF_EINVAL,
+				  "'workdir': expected an absolute path under "
+				  "%d bytes",
+				  GF_JOB_WORKDIR_MAX);
+	if (s->user[0] && !gf_str_is_login(s->user))
+		return gf_err_set(e, GF_EINVAL,
+				  "'user': expected a login of 1 to %d "
+				  "letters, digits, '_', '-' or '.'",
+				  GF_JOB_USER_MAX - 1);
+	return 0;
+}
+
 /* The text fields: each ends inside its array and has its syntax. */
 static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 {
@@ -108,7 +131,7 @@ static int check_text(const struct gf_job_spec *s, struct gf_err *e)
 	if ((rc = gf_job_path_check("output", s->output, e)) ||
 	    (rc = gf_job_path_check("error", s->error, e)))
 		return rc;
-	return 0;
+	return check_run_as(s, e);
 }
 
 int gf_job_path_check(const char *field, const char *p, struct gf_err *e)
@@ -196,6 +219,7 @@ void gf_job_spec_copy(struct gf_job_spec *dst, const struct gf_job_spec *src)
 	dst->command = src->command ? gf_strdup(src->command) : NULL;
 	dst->output = src->output ? gf_strdup(src->output) : NULL;
 	dst->error = src->error ? gf_strdup(src->error) : NULL;
+	dst->env = src->env ? gf_strdup(src->env) : NULL;
 }
 
 void gf_job_spec_release(struct gf_job_spec *s)
@@ -203,6 +227,7 @@ void gf_job_spec_release(struct gf_job_spec *s)
 	gf_free(s->command);
 	gf_free(s->output);
 	gf_free(s->error);
+	gf_free(s->env);
 }
 
 void gf_job_release(struct gf_job *j)
