@@ -367,6 +367,7 @@ static int take_run(const struct gf_job_run *r, void *arg)
 {
 	struct gf_agents *ag = arg;
 	run_see(ag, r->seq, r->attempt, r->replica);
+	gf__hist_add(ag->s->hist, r);
 	return 0;
 }
 
@@ -514,6 +515,25 @@ static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
 	return gf__held_on(j, attempt, replica, i) != NULL;
 }
 
+/* Where the reported run ran, as placed: its current placement, or the
+ * one held completing on node i. */
+static void run_where(struct gf_agents *ag, const struct gf_job *j,
+		      struct gf_job_run *run, int i)
+{
+	const struct gf_job_held *h =
+		gf__held_on(j, run->attempt, run->replica, i);
+	const struct gf_job_place *p =
+		h ? &h->place
+		: j->place && run->attempt == j->attempts &&
+				run->replica < j->spec.replicas
+			? &j->place[run->replica]
+			: NULL;
+	run->ngpus = 0; /* the node's report says none of it */
+	run->gpu_uuids[0] = run->mig_uuid[0] = '\0';
+	if (p)
+		gf__hist_where(ag->s, j, p, run);
+}
+
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		    struct gf_batch *b)
 {
@@ -554,6 +574,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			if (superseded) /* it ran on while moved elsewhere */
 				gf_note(run.reason, sizeof(run.reason),
 					"superseded");
+			run_where(ag, j, &run, i);
 			if (b->nruns == b->rcap) {
 				b->rcap = b->rcap ? 2 * b->rcap : 64;
 				b->runs = gf_reallocarray(b->runs,
@@ -561,6 +582,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 							  sizeof(*b->runs));
 			}
 			b->runs[b->nruns++] = run;
+			gf__hist_add(ag->s->hist, &run);
 			/* j is the core's: its usage is counted */
 			gf__core_warn(gf_ctl_job_usage(ctl, j->id, run.gpu_ms),
 				      NULL, j->id);

@@ -64,16 +64,15 @@ static const char *reason_for(const struct gf_service *s,
 static void job_json(struct gf_json *j, const struct gf_service *s,
 		     const struct gf_grant *g, const struct gf_job *job)
 {
-	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
 	char why[GF_JOB_REASON_MAX];
 	const char *reason = reason_for(s, g, job->reason, why, sizeof(why));
 	if (reason == job->reason) {
-		gf_jobjson_write(j, NULL, job, cfg);
+		gf__hist_job_json(j, s, job);
 		return;
 	}
 	struct gf_job shown = *job; /* shallow: read only */
 	gf_note(shown.reason, sizeof(shown.reason), "%s", reason);
-	gf_jobjson_write(j, NULL, &shown, cfg);
+	gf__hist_job_json(j, s, &shown);
 }
 
 /* ---- the jobs' request kinds: submit, cancel ------------------------ */
@@ -209,8 +208,7 @@ static void cancel_answer(struct gf_service *s, struct gf_op *op)
 	struct gf_json j;
 	if (!gf__op_answer_open(op, &b, &j, 1u << 20))
 		return;
-	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, job_op(op)->id),
-			 gf_ctl_config(s->ctl));
+	gf__hist_job_json(&j, s, gf_ctl_job(s->ctl, job_op(op)->id));
 	gf__op_answer_close(op, 200, &b);
 }
 
