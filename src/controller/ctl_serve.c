@@ -142,7 +142,7 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		return rc;
 	/* the order of each turn's steps: services' replicas, silent nodes,
 	 * MIG, the pods' jobs; listeners: agents, then the log */
-	if ((rc = gf__hist_register(s)) != 0 ||
+	if ((rc = gf__history_register(s)) != 0 ||
 	    (rc = gf__services_register(s)) != 0 ||
 	    (rc = gf__agents_register(s)) != 0 ||
 	    (rc = gf__mig_register(s)) != 0 ||

@@ -4,8 +4,11 @@
  * store's runs table when leading, and from each report as it comes),
  * and the replicas that run now or are still completing (from the core's
  * job: ended null).  Where a run ran (its GPUs, their UUIDs, its MIG
- * instance's) is taken from its placement and the node's inventory when
- * its end is reported.
+ * instance's: gf__agents_where) is taken from its placement and the
+ * node's inventory when its end is reported.  A feature: it loads the
+ * stored runs when leading and takes each turn's reported runs from the
+ * batch (its step: agents.c adds them while applying the reports, before
+ * the features' steps).
  *
  * Invariants: one kept run per (seq, attempt, replica) (a second is
  * ignored: the first report stands, as in the store); runs of a job are
@@ -34,7 +37,7 @@ struct hjob {
 	int n, cap;
 };
 
-struct gf_hist {
+struct gf_history {
 	struct hjob *by_seq;
 	size_t cap;
 };
@@ -47,7 +50,7 @@ static char *dup_or_null(const char *s)
 static void hist_free(void *arg)
 {
 	struct gf_service *s = arg;
-	struct gf_hist *h = s->hist;
+	struct gf_history *h = s->hist;
 	if (!h)
 		return;
 	for (size_t i = 0; i < h->cap; i++) {
@@ -65,12 +68,36 @@ static void hist_free(void *arg)
 	s->hist = NULL;
 }
 
-int gf__hist_register(struct gf_service *s)
+static int take_run(const struct gf_job_run *r, void *arg)
+{
+	gf__history_add(arg, r);
+	return 0;
+}
+
+/* Leading: the stored runs (a second lead adds none twice). */
+static int hist_load(void *arg, struct gf_err *e)
+{
+	struct gf_service *s = arg;
+	return gf_store_load_runs(s->store, take_run, s->hist, e);
+}
+
+/* The runs the turn's reports brought (agents.c puts them in b). */
+static void hist_step(void *arg, int64_t now, struct gf_batch *b)
+{
+	struct gf_service *s = arg;
+	(void)now;
+	for (int k = 0; k < b->nruns; k++)
+		gf__history_add(s->hist, &b->runs[k]);
+}
+
+int gf__history_register(struct gf_service *s)
 {
 	s->hist = gf_calloc(1, sizeof(*s->hist));
 	struct gf_feature f = {
 		.name = "history",
 		.arg = s,
+		.load = hist_load,
+		.step = hist_step,
 		.free = hist_free,
 	};
 	int rc = gf__service_register(s, &f);
@@ -79,12 +106,12 @@ int gf__hist_register(struct gf_service *s)
 	return rc;
 }
 
-static const struct hjob *hjob_of(const struct gf_hist *h, uint64_t seq)
+static const struct hjob *hjob_of(const struct gf_history *h, uint64_t seq)
 {
 	return h && seq < h->cap ? &h->by_seq[seq] : NULL;
 }
 
-void gf__hist_add(struct gf_hist *h, const struct gf_job_run *r)
+void gf__history_add(struct gf_history *h, const struct gf_job_run *r)
 {
 	if (!h || r->seq == 0 || r->seq > (uint64_t)SIZE_MAX / 2)
 		return;
@@ -114,56 +141,14 @@ void gf__hist_add(struct gf_hist *h, const struct gf_job_run *r)
 			o->mask |= (uint16_t)(1u << r->gpus[g]);
 }
 
-bool gf__hist_ran_on(const struct gf_hist *h, uint64_t seq, const char *node)
+bool gf__history_ran_on(const struct gf_history *h, uint64_t seq,
+			const char *node)
 {
 	const struct hjob *x = hjob_of(h, seq);
 	for (int k = 0; x && k < x->n; k++)
 		if (!strcmp(x->v[k].node, node))
 			return true;
 	return false;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-void gf__hist_where(const struct gf_service *s, const struct gf_job *j,
-		    const struct gf_job_place *p, struct gf_job_run *r)
-{
-	r->ngpus = 0;
-	r->gpu_uuids[0] = r->mig_uuid[0] = '\0';
-	for (int g = 0; g < p->ngpus && g < GF_CNODE_MAX_GPUS; g++)
-		if (p->gpus[g] >= 0 && p->gpus[g] < GF_CNODE_MAX_GPUS)
-			r->gpus[r->ngpus++] = p->gpus[g];
-	qsort(r->gpus, (size_t)r->ngpus, sizeof(r->gpus[0]), cmp_int);
-	int n = 0; /* without repeats: the store wants them ascending */
-	for (int g = 0; g < r->ngpus; g++)
-		if (n == 0 || r->gpus[g] != r->gpus[n - 1])
-			r->gpus[n++] = r->gpus[g];
-	r->ngpus = n;
-	if (!s->ag || p->node < 0)
-		return; /* UUIDs unknown */
-	if (j->spec.mig_profile[0] && p->mig_start >= 0 && n == 1) {
-		const char *u = gf__agents_mig_uuid(s->ag, p->node, r->gpus[0],
-						    p->mig_start);
-		if (u)
-			gf_note(r->mig_uuid, sizeof(r->mig_uuid), "%s", u);
-	}
-	size_t len = 0;
-	for (int g = 0; g < n; g++) {
-		const char *u = gf__agents_uuid(s->ag, p->node, r->gpus[g]);
-		size_t ul = u ? strlen(u) : 0;
-		if (!u || len + ul + 2 > sizeof(r->gpu_uuids)) {
-			r->gpu_uuids[0] = '\0'; /* one unknown: all unknown */
-			return;
-		}
-		if (g)
-			r->gpu_uuids[len++] = ',';
-		memcpy(r->gpu_uuids + len, u, ul + 1);
-		len += ul;
-	}
 }
 
 /* Is (attempt, replica) among the ended runs? */
@@ -199,7 +184,8 @@ static void open_run(const struct gf_service *s, const struct gf_job *j,
 	 * known until its node reports its end */
 	r->started_ms = attempt == j->attempts ? j->started_ms : 0;
 	gf_note(r->reason, sizeof(r->reason), "%s", why);
-	gf__hist_where(s, j, p, r);
+	if (s->ag)
+		gf__agents_where(s->ag, j, p, r);
 }
 
 static int by_run(const void *a, const void *b)
@@ -210,8 +196,8 @@ static int by_run(const void *a, const void *b)
 	return (x->replica > y->replica) - (x->replica < y->replica);
 }
 
-int gf__hist_runs(const struct gf_service *s, const struct gf_job *j,
-		  struct gf_job_run **out)
+int gf__history_runs(const struct gf_service *s, const struct gf_job *j,
+		     struct gf_job_run **out)
 {
 	const struct hjob *x = hjob_of(s->hist, j->seq);
 	struct gf_job_run *v = NULL;
@@ -252,11 +238,11 @@ int gf__hist_runs(const struct gf_service *s, const struct gf_job *j,
 	return n;
 }
 
-void gf__hist_job_json(struct gf_json *j, const struct gf_service *s,
-		       const struct gf_job *job)
+void gf__history_job_json(struct gf_json *j, const struct gf_service *s,
+			  const struct gf_job *job)
 {
 	struct gf_job_run *runs = NULL;
-	int n = gf__hist_runs(s, job, &runs);
+	int n = gf__history_runs(s, job, &runs);
 	gf_jobjson_write(j, NULL, job, gf_ctl_config(s->ctl), runs, n);
 	gf_free(runs);
 }
