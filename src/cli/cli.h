@@ -58,6 +58,7 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 int cmd_jobs(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_drain(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

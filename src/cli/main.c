@@ -57,6 +57,7 @@ static const struct gf_cmd commands[] = {
 	    "preemption"),
 	CMD("submit", cmd_submit, "submit a job to the controller"),
 	CMD("jobs", cmd_jobs, "list the controller's jobs"),
+	CMD("history", cmd_history, "a job's runs (as sacct lists steps)"),
 	CMD("cancel", cmd_cancel, "cancel jobs"),
 	CMD("nodes", cmd_nodes, "list the controller's nodes"),
 	CMD("drain", cmd_drain, "take a node out of scheduling (admin)"),
