@@ -202,6 +202,7 @@ struct gf_job_run {
 	int gpus[GF_CNODE_MAX_GPUS];
 	char gpu_uuids[GF_JOB_RUN_UUIDS_MAX];
 	char mig_uuid[GF_JOB_RUN_UUID_MAX];
+	int mig_start; /* MIG: the instance's start slice; -1 none */
 };
 
 /* "pending", "running", ...; "?" for a bad value. */

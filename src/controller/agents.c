@@ -530,6 +530,7 @@ static void run_where(struct gf_agents *ag, const struct gf_job *j,
 			: NULL;
 	run->ngpus = 0; /* the node's report says none of it */
 	run->gpu_uuids[0] = run->mig_uuid[0] = '\0';
+	run->mig_start = -1;
 	if (p)
 		gf__agents_where(ag, j, p, run);
 }
@@ -888,6 +889,7 @@ void gf__agents_where(const struct gf_agents *ag, const struct gf_job *j,
 {
 	r->ngpus = 0;
 	r->gpu_uuids[0] = r->mig_uuid[0] = '\0';
+	r->mig_start = j->spec.mig_profile[0] ? p->mig_start : -1;
 	for (int g = 0; g < p->ngpus && g < GF_CNODE_MAX_GPUS; g++)
 		if (p->gpus[g] >= 0 && p->gpus[g] < GF_CNODE_MAX_GPUS)
 			r->gpus[r->ngpus++] = p->gpus[g];

@@ -27,7 +27,8 @@
 /* One ended run, compactly (strings owned; NULL for ""). */
 struct hrun {
 	int attempt, replica, exit_code;
-	uint16_t mask; /* bit g: GPU g */
+	uint16_t mask;	  /* bit g: GPU g */
+	int8_t mig_start; /* -1 none */
 	int64_t started_ms, ended_ms;
 	char *node, *reason, *uuids, *mig;
 };
@@ -127,15 +128,20 @@ void gf__history_add(struct gf_history *h, const struct gf_job_run *r)
 		x->v = gf_reallocarray(x->v, (size_t)x->cap, sizeof(*x->v));
 	}
 	struct hrun *o = &x->v[x->n++];
-	*o = (struct hrun){ .attempt = r->attempt,
-			    .replica = r->replica,
-			    .exit_code = r->exit_code,
-			    .started_ms = r->started_ms,
-			    .ended_ms = r->ended_ms,
-			    .node = gf_strdup(r->node),
-			    .reason = dup_or_null(r->reason),
-			    .uuids = dup_or_null(r->gpu_uuids),
-			    .mig = dup_or_null(r->mig_uuid) };
+	*o = (struct hrun){
+		.attempt = r->attempt,
+		.replica = r->replica,
+		.exit_code = r->exit_code,
+		.mig_start = (int8_t)(r->mig_start >= 0 && r->mig_start < 64
+					      ? r->mig_start
+					      : -1),
+		.started_ms = r->started_ms,
+		.ended_ms = r->ended_ms,
+		.node = gf_strdup(r->node),
+		.reason = dup_or_null(r->reason),
+		.uuids = dup_or_null(r->gpu_uuids),
+		.mig = dup_or_null(r->mig_uuid)
+	};
 	for (int g = 0; g < r->ngpus; g++)
 		if (r->gpus[g] >= 0 && r->gpus[g] < GF_CNODE_MAX_GPUS)
 			o->mask |= (uint16_t)(1u << r->gpus[g]);
@@ -179,6 +185,7 @@ static void open_run(const struct gf_service *s, const struct gf_job *j,
 	r->seq = j->seq;
 	r->attempt = attempt;
 	r->replica = replica;
+	r->mig_start = -1;
 	gf_note(r->node, sizeof(r->node), "%s", p->node_name);
 	/* started_ms is the last run's start: an earlier one's is not
 	 * known until its node reports its end */
@@ -209,6 +216,7 @@ int gf__history_runs(const struct gf_service *s, const struct gf_job *j,
 		r->attempt = h->attempt;
 		r->replica = h->replica;
 		r->exit_code = h->exit_code;
+		r->mig_start = h->mig_start;
 		r->started_ms = h->started_ms;
 		r->ended_ms = h->ended_ms;
 		gf_note(r->node, sizeof(r->node), "%s", h->node);

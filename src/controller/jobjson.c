@@ -189,6 +189,8 @@ static void last_placement(struct gf_json *j, const struct gf_job *job,
 			    : s->mig_profile[0] ? 0
 						: s->gpu_milli);
 		gf_json_str_or_null(j, "mig_profile", s->mig_profile);
+		if (r->mig_start >= 0 && s->mig_profile[0])
+			gf_json_int(j, "mig_start", r->mig_start);
 		gf_json_null(j, "block");
 		gf_json_obj_end(j);
 	}

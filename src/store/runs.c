@@ -1,7 +1,8 @@
 /*
  * runs.c - the runs table: one row per (job, attempt, replica) whose run
  * ended, as its node reported it, with the GPUs the controller placed it
- * on (a mask of indexes, their UUIDs, the MIG instance's: schema 6).  The
+ * on (a mask of indexes, their UUIDs, the MIG instance's UUID and start
+ * slice: schema 6).  The
  * rules a run obeys on the way in and out, its row values, and the load.
  *
  * Invariants: every run written passed gf__store_run_check, and so does
@@ -92,6 +93,10 @@ int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e)
 					  "%s: 'gpus': expected indexes 0 to "
 					  "%d, ascending",
 					  w, GF_CNODE_MAX_GPUS - 1);
+	if (r->mig_start < -1 || r->mig_start >= 64)
+		return gf_err_set(e, GF_EINVAL,
+				  "%s: 'mig_start': expected -1 (none) to 63",
+				  w);
 	if (!text_ok(r->gpu_uuids, sizeof(r->gpu_uuids)))
 		return gf_err_set(e, GF_EINVAL,
 				  "%s: 'gpu_uuids': expected UTF-8 text of "
@@ -132,6 +137,7 @@ void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v)
 	I(GPU_MASK, gpu_mask(r));
 	T(GPU_UUIDS, r->gpu_uuids);
 	T(MIG_UUID, r->mig_uuid);
+	I(MIG_START, r->mig_start);
 #undef I
 #undef T
 }
@@ -193,7 +199,9 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 	    v[GF__RUN_ATTEMPT] > INT32_MAX || v[GF__RUN_REPLICA] < INT32_MIN ||
 	    v[GF__RUN_REPLICA] > INT32_MAX ||
 	    v[GF__RUN_EXIT_CODE] < INT32_MIN ||
-	    v[GF__RUN_EXIT_CODE] > INT32_MAX)
+	    v[GF__RUN_EXIT_CODE] > INT32_MAX ||
+	    v[GF__RUN_MIG_START] < INT32_MIN ||
+	    v[GF__RUN_MIG_START] > INT32_MAX)
 		return gf_err_set(e, GF_EPARSE,
 				  "runs: seq %" PRId64 ": a value out of range",
 				  v[GF__RUN_SEQ]);
@@ -209,6 +217,7 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 	r->ended_ms = v[GF__RUN_ENDED_MS];
 	r->exit_code = (int)v[GF__RUN_EXIT_CODE];
 	r->gpu_ms = v[GF__RUN_GPU_MS];
+	r->mig_start = (int)v[GF__RUN_MIG_START];
 	int rc = gf__store_run_check(r, e);
 	if (rc && e) {
 		char tmp[GF_ERR_MSG_MAX];

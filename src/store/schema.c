@@ -100,11 +100,13 @@ static const struct migration migrations[] = {
 	  /* before it, a pod's job was known by its command (once) */
 	  "UPDATE jobs SET origin = 'k8s' "
 	  "WHERE substr(command, 1, 8) = 'k8s-pod ';\n" },
-	{ 6, "runs.gpu_mask, gpu_uuids, mig_uuid",
+	{ 6, "runs.gpu_mask, gpu_uuids, mig_uuid, mig_start",
 	  /* a run's GPUs: bit i for GPU index i; older rows: unknown */
 	  "ALTER TABLE runs ADD COLUMN gpu_mask BIGINT NOT NULL DEFAULT 0;\n"
 	  "ALTER TABLE runs ADD COLUMN gpu_uuids TEXT NOT NULL DEFAULT '';\n"
-	  "ALTER TABLE runs ADD COLUMN mig_uuid TEXT NOT NULL DEFAULT '';\n" },
+	  "ALTER TABLE runs ADD COLUMN mig_uuid TEXT NOT NULL DEFAULT '';\n"
+	  "ALTER TABLE runs ADD COLUMN mig_start INTEGER NOT NULL "
+	  "DEFAULT -1;\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

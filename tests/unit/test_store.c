@@ -804,6 +804,7 @@ static void test_origin(void **state)
 	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN gpu_mask");
 	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN gpu_uuids");
 	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN mig_uuid");
+	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN mig_start");
 	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_API };
@@ -876,6 +877,8 @@ static void test_runs(void **state)
 	r[0].gpus[1] = 3;
 	snprintf(r[0].gpu_uuids, sizeof(r[0].gpu_uuids), "GPU-1,GPU-3");
 	snprintf(r[2].mig_uuid, sizeof(r[2].mig_uuid), "MIG-x");
+	r[2].mig_start = 4;
+	r[0].mig_start = -1;
 	const struct gf_job *jobs[1] = { j };
 	struct gf_store_batch batch = { jobs, 1, r, 1 };
 	struct gf_err e;
@@ -905,6 +908,8 @@ static void test_runs(void **state)
 	assert_string_equal(rs.v[1].mig_uuid, "");
 	assert_int_equal(rs.v[0].ngpus, 0);
 	assert_string_equal(rs.v[0].mig_uuid, "MIG-x");
+	assert_int_equal(rs.v[0].mig_start, 4);
+	assert_int_equal(rs.v[1].mig_start, -1);
 	/* refusals: nothing of the batch written, not even its job */
 	struct gf_job *k = job(6);
 	const struct gf_job *kj[1] = { k };
