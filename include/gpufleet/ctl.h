@@ -182,6 +182,38 @@ const struct gf_job *gf_ctl_job(const struct gf_ctl *ctl, const char *id);
 int gf_ctl_njobs(const struct gf_ctl *ctl);
 const struct gf_job *gf_ctl_job_at(const struct gf_ctl *ctl, int i);
 
+/*
+ * Listing (jobs_list.c, issue 21): which jobs a list shows.  A job
+ * matches when every bound set matches it: its state among `states` (bit
+ * 1u << state; 0 any), its name matching the fnmatch pattern `name`,
+ * its team, a node it runs or completes on (or, by ran_on, once ran on),
+ * the window [since_ms, until_ms] (submitted by until_ms; not ended
+ * before since_ms: pending and running jobs are always in it), and a seq
+ * below before_seq (a page's end).  0, NULL: no bound.
+ */
+struct gf_job_filter {
+	unsigned states;
+	const char *name, *team, *node;
+	int64_t since_ms, until_ms; /* ms since the epoch */
+	uint64_t before_seq;
+	bool desc; /* newest first (else in submission order) */
+	bool (*ran_on)(const struct gf_job *j, const char *node, void *arg);
+	void *arg;
+};
+/* "pending,RUNNING" (state names, any case, by commas) into a mask:
+ * 0, or GF_EINVAL (an unknown or empty name). */
+int gf_job_states_parse(const char *list, unsigned *out) GF_MUST_CHECK;
+/* A time: ISO-8601 ("2026-12-02", "2026-12-02T10:00[:00[.000]]" with
+ * "Z" or "+01:00", UTC without), "now", or a time ago ("90s", "30m",
+ * "2h", "7d", "1w", "1d12h") before now_ms.  0, or GF_EINVAL. */
+int gf_job_time_parse(const char *s, int64_t now_ms,
+		      int64_t *out) GF_MUST_CHECK;
+bool gf_job_filter_match(const struct gf_job_filter *f, const struct gf_job *j);
+/* At most limit jobs matching f into out, in f's order; *more when
+ * another matches after them.  The count. */
+int gf_ctl_jobs_list(const struct gf_ctl *ctl, const struct gf_job_filter *f,
+		     const struct gf_job **out, int limit, bool *more);
+
 /* Cancel: PENDING or RUNNING -> CANCELLED (placements released).
  * GF_ENOTFOUND, or GF_ECONFLICT for a final job; GF_EINVAL for now_ms <=
  * 0 (ms since the epoch, here and below). */

@@ -224,6 +224,8 @@ struct gf_job {
  * ended: what chargeback reads (who used which GPUs, when, how long) and
  * what a job's gpu_ms sums.  Kept once per (seq, attempt, replica).
  */
+#define GF_JOB_RUN_UUID_MAX  96	 /* one UUID, with its NUL */
+#define GF_JOB_RUN_UUIDS_MAX 800 /* 16 "GPU-<36>" and commas, with NUL */
 struct gf_job_run {
 	uint64_t seq;		      /* the job's */
 	int attempt;		      /* 1..: the job's attempts when it ran */
@@ -233,6 +235,14 @@ struct gf_job_run {
 	int exit_code;		      /* 128 + N when killed by signal N */
 	int64_t gpu_ms;		      /* GPU-milliseconds, as gpu_ms */
 	char reason[GF_JOB_REASON_MAX]; /* "exited", "cancelled", "fenced" */
+	/* on which GPUs (issue 21): indexes within the node, their UUIDs
+	 * ("GPU-a,GPU-b"; "" unknown) and the MIG instance's ("" none), as
+	 * the controller placed it and the node's inventory names them */
+	int ngpus; /* 0..GF_CNODE_MAX_GPUS */
+	int gpus[GF_CNODE_MAX_GPUS];
+	char gpu_uuids[GF_JOB_RUN_UUIDS_MAX];
+	char mig_uuid[GF_JOB_RUN_UUID_MAX];
+	int mig_start; /* MIG: the instance's start slice; -1 none */
 };
 
 /* "pending", "running", ...; "?" for a bad value. */

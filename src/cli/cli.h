@@ -75,6 +75,7 @@ int gf_cli_submit_body(const char *cmd, int argc, char **argv,
  * shell command line already: `submit -- "make -j8 && ./a.out"`). */
 void gf_cli_shell_word(struct gf_buf *b, const char *w, bool quote);
 int cmd_jobs(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 /* cmd_hold.c: a job's flow (issue 21) */
 int cmd_hold(int argc, char **argv);

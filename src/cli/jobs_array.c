@@ -68,8 +68,8 @@ bool gf_cli_jobs_array(const struct gf_jv *jobs, size_t i)
 	gf_note(id, sizeof(id), "%s_[%lld-%lld%s]", aid, (long long)lo,
 		(long long)hi, cap);
 	const struct gf_jv *j = gf_jv_at(jobs, i);
-	printf("%-10s %-16.16s %-10.10s %-10.10s %-10s %-8s %s\n", id,
+	printf("%-10s %-16.16s %-10.10s %-10.10s %-10s %11s %-8s %s\n", id,
 	       gf_remote_str(j, "name"), gf_remote_str(j, "team"),
-	       gf_remote_str(j, "class"), state, "array", counts);
+	       gf_remote_str(j, "class"), state, "-", "array", counts);
 	return true;
 }

@@ -57,6 +57,7 @@ static const struct gf_cmd commands[] = {
 	    "preemption"),
 	CMD("submit", cmd_submit, "submit a job to the controller"),
 	CMD("jobs", cmd_jobs, "list the controller's jobs"),
+	CMD("history", cmd_history, "a job's runs (as sacct lists steps)"),
 	CMD("cancel", cmd_cancel, "cancel jobs"),
 	CMD("hold", cmd_hold, "keep pending jobs from starting"),
 	CMD("release", cmd_release, "let held jobs start"),

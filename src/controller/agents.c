@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "controller/agents_impl.h"
@@ -549,6 +550,26 @@ static bool owns(struct gf_agents *ag, const struct gf_job *j, int attempt,
 	return gf__held_on(j, attempt, replica, i) != NULL;
 }
 
+/* Where the reported run ran, as placed: its current placement, or the
+ * one held completing on node i. */
+static void run_where(struct gf_agents *ag, const struct gf_job *j,
+		      struct gf_job_run *run, int i)
+{
+	const struct gf_job_held *h =
+		gf__held_on(j, run->attempt, run->replica, i);
+	const struct gf_job_place *p =
+		h ? &h->place
+		: j->place && run->attempt == j->attempts &&
+				run->replica < j->spec.replicas
+			? &j->place[run->replica]
+			: NULL;
+	run->ngpus = 0; /* the node's report says none of it */
+	run->gpu_uuids[0] = run->mig_uuid[0] = '\0';
+	run->mig_start = -1;
+	if (p)
+		gf__agents_where(ag, j, p, run);
+}
+
 static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 		    struct gf_batch *b)
 {
@@ -590,6 +611,7 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 			if (superseded) /* it ran on while moved elsewhere */
 				gf_note(run.reason, sizeof(run.reason),
 					"superseded");
+			run_where(ag, j, &run, i);
 			if (b->nruns == b->rcap) {
 				b->rcap = b->rcap ? 2 * b->rcap : 64;
 				b->runs = gf_reallocarray(b->runs,
@@ -890,6 +912,50 @@ const char *gf__agents_reason(const struct gf_agents *ag, int node)
 	    ag->n[node].st != AN_READY)
 		return ag->n[node].why;
 	return gf_ctl_node_reason(ag->s->ctl, node);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+void gf__agents_where(const struct gf_agents *ag, const struct gf_job *j,
+		      const struct gf_job_place *p, struct gf_job_run *r)
+{
+	r->ngpus = 0;
+	r->gpu_uuids[0] = r->mig_uuid[0] = '\0';
+	r->mig_start = j->spec.mig_profile[0] ? p->mig_start : -1;
+	for (int g = 0; g < p->ngpus && g < GF_CNODE_MAX_GPUS; g++)
+		if (p->gpus[g] >= 0 && p->gpus[g] < GF_CNODE_MAX_GPUS)
+			r->gpus[r->ngpus++] = p->gpus[g];
+	qsort(r->gpus, (size_t)r->ngpus, sizeof(r->gpus[0]), cmp_int);
+	int n = 0; /* without repeats: the store wants them ascending */
+	for (int g = 0; g < r->ngpus; g++)
+		if (n == 0 || r->gpus[g] != r->gpus[n - 1])
+			r->gpus[n++] = r->gpus[g];
+	r->ngpus = n;
+	if (p->node < 0)
+		return; /* UUIDs unknown */
+	if (j->spec.mig_profile[0] && p->mig_start >= 0 && n == 1) {
+		const char *u = gf__agents_mig_uuid(ag, p->node, r->gpus[0],
+						    p->mig_start);
+		if (u)
+			gf_note(r->mig_uuid, sizeof(r->mig_uuid), "%s", u);
+	}
+	size_t len = 0;
+	for (int g = 0; g < n; g++) {
+		const char *u = gf__agents_uuid(ag, p->node, r->gpus[g]);
+		size_t ul = u ? strlen(u) : 0;
+		if (!u || len + ul + 2 > sizeof(r->gpu_uuids)) {
+			r->gpu_uuids[0] = '\0'; /* one unknown: all unknown */
+			return;
+		}
+		if (g)
+			r->gpu_uuids[len++] = ',';
+		memcpy(r->gpu_uuids + len, u, ul + 1);
+		len += ul;
+	}
 }
 
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu)

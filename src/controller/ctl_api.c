@@ -64,16 +64,15 @@ static const char *reason_for(const struct gf_service *s,
 static void job_json(struct gf_json *j, const struct gf_service *s,
 		     const struct gf_grant *g, const struct gf_job *job)
 {
-	const struct gf_ctl_config *cfg = gf_ctl_config(s->ctl);
 	char why[GF_JOB_REASON_MAX];
 	const char *reason = reason_for(s, g, job->reason, why, sizeof(why));
 	if (reason == job->reason) {
-		gf_jobjson_write(j, NULL, job, cfg);
+		gf__history_job_json(j, s, job);
 		return;
 	}
 	struct gf_job shown = *job; /* shallow: read only */
 	gf_note(shown.reason, sizeof(shown.reason), "%s", reason);
-	gf_jobjson_write(j, NULL, &shown, cfg);
+	gf__history_job_json(j, s, &shown);
 }
 
 /* ---- the jobs' request kinds: submit, cancel ------------------------ */
@@ -269,8 +268,7 @@ static void cancel_answer(struct gf_service *s, struct gf_op *op)
 	struct gf_json j;
 	if (!gf__op_answer_open(op, &b, &j, 1u << 20))
 		return;
-	gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, job_op(op)->id),
-			 gf_ctl_config(s->ctl));
+	gf__history_job_json(&j, s, gf_ctl_job(s->ctl, job_op(op)->id));
 	gf__op_answer_close(op, 200, &b);
 }
 
@@ -393,22 +391,64 @@ int gf__jobs_get(struct gf_http_req *r, void *arg)
 	return rc;
 }
 
-/* ?state=S&team=T&limit=N: 0, or answered 400/403. */
+/* A job id ("j12" or "12") as its seq; 0 when it is none. */
+static uint64_t seq_of(const char *id)
+{
+	const char *p = id[0] == 'j' ? id + 1 : id;
+	char *end;
+	if (*p < '1' || *p > '9')
+		return 0;
+	unsigned long long v = strtoull(p, &end, 10);
+	return *end || v >= UINT64_MAX ? 0 : (uint64_t)v;
+}
+
+static bool ran_on(const struct gf_job *j, const char *node, void *arg)
+{
+	return gf__history_ran_on(arg, j->seq, node);
+}
+
+/* A time parameter (ISO-8601 or a time ago): 0, or answered 400. */
+static int time_param(struct gf_http_req *r, const char *name, int64_t *out)
+{
+	const char *v = gf_req_query(r, name);
+	*out = 0;
+	if (v && gf_job_time_parse(v, gf_clock_wall_ms(), out) != 0)
+		return gf_reply_error(r, 400, "invalid",
+				      "'%s': expected an ISO-8601 time "
+				      "(2026-12-02T10:00:00Z) or a time ago "
+				      "(90s, 30m, 2h, 7d)",
+				      name);
+	return 0;
+}
+
+/* ?order=&limit=&before=&state=&name=&node=&team=&since=&until=: 0, or
+ * answered 400/403. */
 static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
-		       int *state, const char **team, long *limit)
+		       struct gf_job_filter *f, long *limit)
 {
 	const char *st = gf_req_query(r, "state");
 	const char *lim = gf_req_query(r, "limit");
-	*team = gf_req_query(r, "team");
-	*state = -1;
+	const char *order = gf_req_query(r, "order");
+	const char *before = gf_req_query(r, "before");
+	f->team = gf_req_query(r, "team");
+	f->name = gf_req_query(r, "name");
+	f->node = gf_req_query(r, "node");
 	*limit = 1000;
-	enum gf_job_state x;
-	if (st && gf_job_state_parse(st, &x) != 0)
+	if (st && gf_job_states_parse(st, &f->states) != 0)
 		return gf_reply_error(r, 400, "invalid",
 				      "'state': expected pending, running, "
-				      "succeeded, failed or cancelled");
-	if (st)
-		*state = (int)x;
+				      "succeeded, failed or cancelled (any "
+				      "case; several by commas)");
+	if (order && strcmp(order, "asc") && strcmp(order, "desc"))
+		return gf_reply_error(r, 400, "invalid",
+				      "'order': expected asc or desc");
+	f->desc = order && !strcmp(order, "desc");
+	if (before && (f->before_seq = seq_of(before)) == 0)
+		return gf_reply_error(r, 400, "invalid",
+				      "'before': expected a job id (j12)");
+	if (time_param(r, "since", &f->since_ms) ||
+	    time_param(r, "until", &f->until_ms))
+		return -1;
 	if (lim) {
 		char *end;
 		*limit = strtol(lim, &end, 10);
@@ -419,12 +459,12 @@ static int list_filter(struct gf_http_req *r, const struct gf_grant *g,
 					      GF_SERVE_LIST_MAX);
 	}
 	if (g->team[0]) {
-		if (*team && !gf_authz_team_ok(g, *team))
+		if (f->team && !gf_authz_team_ok(g, f->team))
 			return gf_reply_error(r, 403, "forbidden",
 					      "a token of team '%s' lists "
 					      "only that team's jobs",
 					      g->team);
-		*team = g->team;
+		f->team = g->team;
 	}
 	return 0;
 }
@@ -450,33 +490,32 @@ int gf__jobs_list(struct gf_http_req *r, void *arg)
 	struct gf_call *c = arg;
 	struct gf_service *s = c->s;
 	const struct gf_grant g = c->grant;
-	int state;
-	const char *team;
+	struct gf_job_filter f = { .ran_on = ran_on };
 	long limit;
-	if (list_filter(r, &g, &state, &team, &limit) != 0)
+	if (list_filter(r, &g, &f, &limit) != 0)
 		return 0;
 	struct gf_buf b;
 	struct gf_json j;
-	if (!list_open(s, r, &b, &j, "jobs"))
+	const struct gf_job **v = gf_calloc((size_t)limit, sizeof(*v));
+	if (!list_open(s, r, &b, &j, "jobs")) {
+		gf_free(v);
 		return 0;
-	long shown = 0;
-	bool more = false;
-	for (int i = 0, n = gf_ctl_njobs(s->ctl); i < n; i++) {
-		const struct gf_job *job = gf_ctl_job_at(s->ctl, i);
-		if ((state >= 0 && (int)job->state != state) ||
-		    (team && strcmp(job->spec.team, team)))
-			continue;
-		if (shown == limit) {
-			more = true;
-			break;
-		}
-		job_json(&j, s, &g, job);
-		shown++;
 	}
+	f.arg = s->hist;
+	bool more = false;
+	int n = gf_ctl_jobs_list(s->ctl, &f, v, (int)limit, &more);
+	for (int i = 0; i < n; i++)
+		job_json(&j, s, &g, v[i]);
+	/* newest first, the next page is ?before= the last one listed */
+	char next[GF_JOB_ID_MAX] = "";
+	if (more && n > 0 && f.desc)
+		GF__COPY_SAME(next, v[n - 1]->id);
 	pthread_mutex_unlock(&s->ctl_lock);
 	gf_json_arr_end(&j);
 	gf_json_bool(&j, "truncated", more);
+	gf_json_str_or_null(&j, "next_before", next);
 	gf_json_obj_end(&j);
+	gf_free(v);
 	int rc = gf_json_error(&j)
 			 ? gf_reply_error(r, 500, "too-big",
 					  "the list is over %u MiB: use "

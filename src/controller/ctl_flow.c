@@ -139,8 +139,7 @@ static void flow_answer(struct gf_service *s, struct gf_op *op)
 		return;
 	/* the scheduler thread's: it alone changes the core */
 	if (x->ntasks == 0) {
-		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, x->id),
-				 gf_ctl_config(s->ctl));
+		gf__history_job_json(&j, s, gf_ctl_job(s->ctl, x->id));
 		gf__op_answer_close(op, 200, &b);
 		return;
 	}

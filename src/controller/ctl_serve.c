@@ -145,7 +145,8 @@ int gf_service_start(struct gf_service **out, const struct gf_service_opts *o,
 		return rc;
 	/* the order of each turn's steps: services' replicas, silent nodes,
 	 * MIG, the pods' jobs; listeners: agents, then the log */
-	if ((rc = gf__services_register(s)) != 0 ||
+	if ((rc = gf__history_register(s)) != 0 ||
+	    (rc = gf__services_register(s)) != 0 ||
 	    (rc = gf__agents_register(s)) != 0 ||
 	    (rc = gf__mig_register(s)) != 0 ||
 	    (o->k8s && (rc = gf__k8s_register(s, o->k8s, e)) != 0) ||

@@ -206,8 +206,7 @@ static void admin_answer(struct gf_service *s, struct gf_op *op)
 		return;
 	/* the scheduler thread's: it alone changes the core */
 	if (op->kind == &release_kind) {
-		gf_jobjson_write(&j, NULL, gf_ctl_job(s->ctl, x->name),
-				 gf_ctl_config(s->ctl));
+		gf__history_job_json(&j, s, gf_ctl_job(s->ctl, x->name));
 	} else {
 		int i = gf_ctl_node_find(s->ctl, x->name);
 		if (i >= 0)

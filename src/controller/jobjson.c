@@ -308,10 +308,44 @@ static void time_field(struct gf_json *j, const char *key, int64_t ms)
 	gf_json_str(j, key, buf);
 }
 
+/* A finished job's placement: its last run's replicas, as they ran. */
+static void last_placement(struct gf_json *j, const struct gf_job *job,
+			   const struct gf_job_run *runs, int nruns)
+{
+	int last = 0;
+	for (int k = 0; k < nruns; k++)
+		if (runs[k].attempt > last)
+			last = runs[k].attempt;
+	const struct gf_job_spec *s = &job->spec;
+	for (int k = 0; k < nruns; k++) {
+		const struct gf_job_run *r = &runs[k];
+		if (r->attempt != last)
+			continue;
+		gf_json_obj_begin(j, NULL);
+		gf_json_str(j, "node", r->node);
+		gf_json_arr_begin(j, "gpus");
+		for (int g = 0; g < r->ngpus; g++)
+			gf_json_int(j, NULL, r->gpus[g]);
+		gf_json_arr_end(j);
+		gf_json_int(j, "gpu_milli",
+			    s->gpus		? 1000
+			    : s->mig_profile[0] ? 0
+						: s->gpu_milli);
+		gf_json_str_or_null(j, "mig_profile", s->mig_profile);
+		if (r->mig_start >= 0 && s->mig_profile[0])
+			gf_json_int(j, "mig_start", r->mig_start);
+		gf_json_null(j, "block");
+		gf_json_obj_end(j);
+	}
+}
+
 static void placement(struct gf_json *j, const struct gf_job *job,
-		      const struct gf_ctl_config *cfg)
+		      const struct gf_ctl_config *cfg,
+		      const struct gf_job_run *runs, int nruns)
 {
 	gf_json_arr_begin(j, "placement");
+	if (!job->place && gf_job_is_final(job->state))
+		last_placement(j, job, runs, nruns);
 	for (int i = 0; job->place && i < job->spec.replicas; i++) {
 		const struct gf_job_place *p = &job->place[i];
 		gf_json_obj_begin(j, NULL);
@@ -356,8 +390,51 @@ static void completing(struct gf_json *j, const struct gf_job *job)
 	gf_json_arr_end(j);
 }
 
+/* A UUID list "a,b" as ["a", "b"]. */
+static void uuid_list(struct gf_json *j, const char *list)
+{
+	gf_json_arr_begin(j, "gpu_uuids");
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		char one[GF_JOB_RUN_UUID_MAX];
+		gf_note(one, sizeof(one), "%.*s", (int)n, p);
+		gf_json_str(j, NULL, one);
+		p += n + (p[n] == ',');
+	}
+	gf_json_arr_end(j);
+}
+
+static void runs_list(struct gf_json *j, const struct gf_job_run *runs,
+		      int nruns)
+{
+	gf_json_arr_begin(j, "runs");
+	for (int k = 0; k < nruns; k++) {
+		const struct gf_job_run *r = &runs[k];
+		gf_json_obj_begin(j, NULL);
+		gf_json_int(j, "attempt", r->attempt);
+		gf_json_int(j, "replica", r->replica);
+		gf_json_str(j, "node", r->node);
+		gf_json_arr_begin(j, "gpus");
+		for (int g = 0; g < r->ngpus; g++)
+			gf_json_int(j, NULL, r->gpus[g]);
+		gf_json_arr_end(j);
+		uuid_list(j, r->gpu_uuids);
+		gf_json_str_or_null(j, "mig_uuid", r->mig_uuid);
+		time_field(j, "started", r->started_ms);
+		time_field(j, "ended", r->ended_ms);
+		if (r->ended_ms > 0)
+			gf_json_int(j, "exit_code", r->exit_code);
+		else
+			gf_json_null(j, "exit_code");
+		gf_json_str_or_null(j, "reason", r->reason);
+		gf_json_obj_end(j);
+	}
+	gf_json_arr_end(j);
+}
+
 void gf_jobjson_write(struct gf_json *j, const char *key,
-		      const struct gf_job *job, const struct gf_ctl_config *cfg)
+		      const struct gf_job *job, const struct gf_ctl_config *cfg,
+		      const struct gf_job_run *runs, int nruns)
 {
 	const struct gf_job_spec *s = &job->spec;
 	gf_json_obj_begin(j, key);
@@ -392,9 +469,8 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	time_field(j, "started", job->started_ms);
 	time_field(j, "ended", job->ended_ms);
 	/* runs started; of their ends, the job's own failures, the
-	 * infrastructure's requeues, preemptions (issue 19); "attempts" is
-	 * "runs" under its old name */
-	gf_json_int(j, "runs", job->attempts);
+	 * infrastructure's requeues, preemptions (issue 19); each replica's
+	 * run in "runs" (issue 21: before, "runs" was this count) */
 	gf_json_int(j, "attempts", job->attempts);
 	gf_json_int(j, "failures", job->failures);
 	gf_json_int(j, "requeues", job->requeues);
@@ -406,8 +482,9 @@ void gf_jobjson_write(struct gf_json *j, const char *key,
 	gf_json_str_or_null(j, "service", s->service);
 	/* GPU time its runs used, as the nodes reported it */
 	gf_json_double(j, "gpu_seconds", (double)job->gpu_ms / 1000.0);
-	placement(j, job, cfg);
+	placement(j, job, cfg, runs, nruns);
 	completing(j, job);
+	runs_list(j, runs, nruns);
 	/* arrays, dependencies, holds (issue 21) */
 	gf_json_str_or_null(j, "array_job_id", s->array_id);
 	if (s->array_id[0]) {

@@ -43,12 +43,15 @@ int gf_jobjson_command_check(const struct gf_job_spec *s,
  * A job as {"id", "name", "state", "team", "class", "replicas", the spec's
  * other fields, "reason", "submitted", "started", "ended" (RFC 3339 or
  * null), "attempts", "exit_code", "gpu_seconds", "placement": [{"node",
- * "gpus": [...],
- * "gpu_milli", "mig_profile", "block"}]}.  key: NULL inside an array.
- * cfg gives the block names (may be NULL).
+ * "gpus": [...], "gpu_milli", "mig_profile", "block"}], "completing",
+ * "runs": [{"attempt", "replica", "node", "gpus", "gpu_uuids",
+ * "mig_uuid", "started", "ended", "exit_code", "reason"}]}.  runs: the
+ * job's (ended_ms 0: not ended, "ended" and "exit_code" null), by attempt
+ * and replica; a final job's placement is its last attempt's runs.  key:
+ * NULL inside an array.  cfg gives the block names (may be NULL).
  */
 void gf_jobjson_write(struct gf_json *j, const char *key,
-		      const struct gf_job *job,
-		      const struct gf_ctl_config *cfg);
+		      const struct gf_job *job, const struct gf_ctl_config *cfg,
+		      const struct gf_job_run *runs, int nruns);
 
 #endif

@@ -183,6 +183,8 @@ struct gf_service {
 	struct gf_translog *tlog; /* what translog.c last said per job */
 	int64_t svc_next_ms;	  /* the next count of their jobs */
 
+	struct gf_history *hist; /* every job's runs (history.c) */
+
 	struct gf_feature feat[GF_SERVICE_FEATURES_MAX];
 	int nfeat;
 
@@ -334,6 +336,11 @@ int gf__agents_run_node(const struct gf_agents *ag, const struct gf_job *j,
  * it has none or is not ready (never registered, silent, lost); under
  * ctl_lock. */
 const char *gf__agents_url(const struct gf_agents *ag, int node);
+
+/* Where placement p of job j is: its GPUs (ascending), their UUIDs and
+ * its MIG instance's from the node's inventory ("" unknown), into r. */
+void gf__agents_where(const struct gf_agents *ag, const struct gf_job *j,
+		      const struct gf_job_place *p, struct gf_job_run *r);
 /* Its stored inventory text, or NULL. */
 const char *gf__agents_inventory(const struct gf_agents *ag, int node,
 				 size_t *len);
@@ -350,6 +357,25 @@ int gf__services_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__mig_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__translog_register(struct gf_service *s) GF_MUST_CHECK;
 int gf__logs_register(struct gf_service *s) GF_MUST_CHECK;
+int gf__history_register(struct gf_service *s) GF_MUST_CHECK;
+
+/* --- every job's runs (history.c; under ctl_lock) --- */
+
+struct gf_history;
+/* An ended run (reported, or loaded from the store) kept; a second of
+ * the same (seq, attempt, replica) changes nothing.  h may be NULL. */
+void gf__history_add(struct gf_history *h, const struct gf_job_run *r);
+/* Did job seq have a run that ended on node? */
+bool gf__history_ran_on(const struct gf_history *h, uint64_t seq,
+			const char *node);
+/* Job j's runs by attempt and replica: those that ended, then the
+ * replicas running or completing (ended_ms 0; reason "" running, else
+ * why it completes).  The count; *out allocated (gf_free; NULL for 0). */
+int gf__history_runs(const struct gf_service *s, const struct gf_job *j,
+		     struct gf_job_run **out);
+/* Job j as the API shows it (jobjson.h), with its runs; key NULL. */
+void gf__history_job_json(struct gf_json *j, const struct gf_service *s,
+			  const struct gf_job *job);
 /* The scheduler extender (k8s_bind.c), when o->k8s: 0 or an error in e. */
 int gf__k8s_register(struct gf_service *s, const struct gf_k8s_opts *o,
 		     struct gf_err *e) GF_MUST_CHECK;

@@ -1,7 +1,9 @@
 /*
  * runs.c - the runs table: one row per (job, attempt, replica) whose run
- * ended, as its node reported it.  The rules a run obeys on the way in
- * and out, its row values, and the load.
+ * ended, as its node reported it, with the GPUs the controller placed it
+ * on (a mask of indexes, their UUIDs, the MIG instance's UUID and start
+ * slice: schema 6).  The
+ * rules a run obeys on the way in and out, its row values, and the load.
  *
  * Invariants: every run written passed gf__store_run_check, and so does
  * every run read back (a row that does not is named, and a load hands
@@ -22,6 +24,33 @@ void gf__store_run_name(const struct gf_job_run *r, char *out, size_t size)
 {
 	gf_note(out, size, "run j%" PRIu64 "/%d/%d", r->seq, r->attempt,
 		r->replica);
+}
+
+/* Terminated inside its array, UTF-8. */
+static bool text_ok(const char *s, size_t size)
+{
+	size_t len = strnlen(s, size);
+	return len < size && gf__store_utf8_ok(s, len);
+}
+
+/* The GPUs as a mask, bit i for index i; and back. */
+static int64_t gpu_mask(const struct gf_job_run *r)
+{
+	int64_t m = 0;
+	for (int g = 0; g < r->ngpus; g++)
+		m |= INT64_C(1) << r->gpus[g];
+	return m;
+}
+
+static bool gpus_of(int64_t m, struct gf_job_run *r)
+{
+	if (m < 0 || m >= INT64_C(1) << GF_CNODE_MAX_GPUS)
+		return false;
+	r->ngpus = 0;
+	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++)
+		if (m & (INT64_C(1) << g))
+			r->gpus[r->ngpus++] = g;
+	return true;
 }
 
 int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e)
@@ -53,6 +82,31 @@ int gf__store_run_check(const struct gf_job_run *r, struct gf_err *e)
 				  w, r->started_ms, r->ended_ms);
 	if (r->gpu_ms < 0)
 		return gf_err_set(e, GF_EINVAL, "%s: 'gpu_ms': negative", w);
+	if (r->ngpus < 0 || r->ngpus > GF_CNODE_MAX_GPUS)
+		return gf_err_set(e, GF_EINVAL,
+				  "%s: 'gpus': expected 0 to %d of them", w,
+				  GF_CNODE_MAX_GPUS);
+	for (int g = 0; g < r->ngpus; g++)
+		if (r->gpus[g] < 0 || r->gpus[g] >= GF_CNODE_MAX_GPUS ||
+		    (g > 0 && r->gpus[g] <= r->gpus[g - 1]))
+			return gf_err_set(e, GF_EINVAL,
+					  "%s: 'gpus': expected indexes 0 to "
+					  "%d, ascending",
+					  w, GF_CNODE_MAX_GPUS - 1);
+	if (r->mig_start < -1 || r->mig_start >= 64)
+		return gf_err_set(e, GF_EINVAL,
+				  "%s: 'mig_start': expected -1 (none) to 63",
+				  w);
+	if (!text_ok(r->gpu_uuids, sizeof(r->gpu_uuids)))
+		return gf_err_set(e, GF_EINVAL,
+				  "%s: 'gpu_uuids': expected UTF-8 text of "
+				  "at most %zu bytes",
+				  w, sizeof(r->gpu_uuids) - 1);
+	if (!text_ok(r->mig_uuid, sizeof(r->mig_uuid)))
+		return gf_err_set(e, GF_EINVAL,
+				  "%s: 'mig_uuid': expected UTF-8 text of "
+				  "at most %zu bytes",
+				  w, sizeof(r->mig_uuid) - 1);
 	size_t rlen = strnlen(r->reason, sizeof(r->reason));
 	if (rlen == sizeof(r->reason) || !gf__store_utf8_ok(r->reason, rlen))
 		return gf_err_set(e, GF_EINVAL,
@@ -80,6 +134,10 @@ void gf__store_run_params(const struct gf_job_run *r, struct gf__param *v)
 	I(EXIT_CODE, r->exit_code);
 	I(GPU_MS, r->gpu_ms);
 	T(REASON, r->reason);
+	I(GPU_MASK, gpu_mask(r));
+	T(GPU_UUIDS, r->gpu_uuids);
+	T(MIG_UUID, r->mig_uuid);
+	I(MIG_START, r->mig_start);
 #undef I
 #undef T
 }
@@ -120,6 +178,12 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 				? cell_text(&c[k], r->node, sizeof(r->node))
 			: k == GF__RUN_REASON
 				? cell_text(&c[k], r->reason, sizeof(r->reason))
+			: k == GF__RUN_GPU_UUIDS
+				? cell_text(&c[k], r->gpu_uuids,
+					    sizeof(r->gpu_uuids))
+			: k == GF__RUN_MIG_UUID
+				? cell_text(&c[k], r->mig_uuid,
+					    sizeof(r->mig_uuid))
 				: cell_int(&c[k], INT64_MIN, INT64_MAX, &v[k]);
 		if (!ok)
 			return gf_err_set(
@@ -135,10 +199,17 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 	    v[GF__RUN_ATTEMPT] > INT32_MAX || v[GF__RUN_REPLICA] < INT32_MIN ||
 	    v[GF__RUN_REPLICA] > INT32_MAX ||
 	    v[GF__RUN_EXIT_CODE] < INT32_MIN ||
-	    v[GF__RUN_EXIT_CODE] > INT32_MAX)
+	    v[GF__RUN_EXIT_CODE] > INT32_MAX ||
+	    v[GF__RUN_MIG_START] < INT32_MIN ||
+	    v[GF__RUN_MIG_START] > INT32_MAX)
 		return gf_err_set(e, GF_EPARSE,
 				  "runs: seq %" PRId64 ": a value out of range",
 				  v[GF__RUN_SEQ]);
+	if (!gpus_of(v[GF__RUN_GPU_MASK], r))
+		return gf_err_set(e, GF_EPARSE,
+				  "runs: seq %" PRId64 ": 'gpu_mask': expected "
+				  "a mask of GPU indexes 0 to %d",
+				  v[GF__RUN_SEQ], GF_CNODE_MAX_GPUS - 1);
 	r->seq = (uint64_t)v[GF__RUN_SEQ];
 	r->attempt = (int)v[GF__RUN_ATTEMPT];
 	r->replica = (int)v[GF__RUN_REPLICA];
@@ -146,6 +217,7 @@ int gf__store_row_run(const struct gf__cell *c, struct gf_job_run *r,
 	r->ended_ms = v[GF__RUN_ENDED_MS];
 	r->exit_code = (int)v[GF__RUN_EXIT_CODE];
 	r->gpu_ms = v[GF__RUN_GPU_MS];
+	r->mig_start = (int)v[GF__RUN_MIG_START];
 	int rc = gf__store_run_check(r, e);
 	if (rc && e) {
 		char tmp[GF_ERR_MSG_MAX];

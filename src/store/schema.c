@@ -119,6 +119,13 @@ static const struct migration migrations[] = {
 	  "ALTER TABLE jobs ADD COLUMN env TEXT;\n"
 	  "ALTER TABLE jobs ADD COLUMN workdir TEXT NOT NULL DEFAULT '';\n"
 	  "ALTER TABLE jobs ADD COLUMN run_as TEXT NOT NULL DEFAULT '';\n" },
+	{ 9, "runs.gpu_mask, gpu_uuids, mig_uuid, mig_start",
+	  /* a run's GPUs: bit i for GPU index i; older rows: unknown */
+	  "ALTER TABLE runs ADD COLUMN gpu_mask BIGINT NOT NULL DEFAULT 0;\n"
+	  "ALTER TABLE runs ADD COLUMN gpu_uuids TEXT NOT NULL DEFAULT '';\n"
+	  "ALTER TABLE runs ADD COLUMN mig_uuid TEXT NOT NULL DEFAULT '';\n"
+	  "ALTER TABLE runs ADD COLUMN mig_start INTEGER NOT NULL "
+	  "DEFAULT -1;\n" },
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 #define LATEST	    (migrations[NMIGRATIONS - 1].version)

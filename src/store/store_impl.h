@@ -70,7 +70,11 @@
 	X(ENDED_MS, "ended_ms")     \
 	X(EXIT_CODE, "exit_code")   \
 	X(GPU_MS, "gpu_ms")         \
-	X(REASON, "reason")
+	X(REASON, "reason")         \
+	X(GPU_MASK, "gpu_mask")     \
+	X(GPU_UUIDS, "gpu_uuids")   \
+	X(MIG_UUID, "mig_uuid")     \
+	X(MIG_START, "mig_start")
 
 enum gf__run_col {
 #define GF__RUN_COL_ENUM(name, text) GF__RUN_##name,

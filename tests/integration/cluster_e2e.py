@@ -567,7 +567,7 @@ def phase_partition(c):
     j = c.job(jid)
     held = [x for x in j.get("completing", []) if x["node"] == node]
     check("partition-rerun-elsewhere-not-counted",
-          moved and j["runs"] == 2 and j["requeues"] == 1 and
+          moved and j["attempts"] == 2 and j["requeues"] == 1 and
           j["failures"] == 0 and len(held) == 1 and group_alive(pgid),
           f"{json.dumps(j)[:900]}; old group {pgid} alive "
           f"{group_alive(pgid)}")
@@ -637,7 +637,7 @@ def phase_outage(c):
                       run_s + 30)
     j = c.job(jid)
     starts = open(os.path.join(o, f"{jid}.starts")).read().split()
-    check("outage-longer-than-requeue", done and j["runs"] == 1 and
+    check("outage-longer-than-requeue", done and j["attempts"] == 1 and
           j["requeues"] == 0 and len(starts) == 1,
           f"outage {OUTAGE_S} s; starts {starts}; {json.dumps(j)[:800]}")
 

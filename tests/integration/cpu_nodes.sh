@@ -79,6 +79,7 @@ for who in admin vision nlp; do
 	chmod 600 "$TMP/$who.token"
 done
 cat >"$TMP/serve.yaml" <<EOF
+allow_root: true
 agents:
   heartbeat_s: 1
   kill_grace_s: 1

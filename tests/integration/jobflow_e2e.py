@@ -81,7 +81,9 @@ class Cluster:
                 f.write(text)
             os.chmod(p, 0o600)
         with open(os.path.join(self.tmp, "serve.yaml"), "w") as f:
-            f.write("agents:\n  heartbeat_s: 1\n  kill_grace_s: 1\n")
+            # jobs run as the agent's user, root here (issue 21)
+            f.write("allow_root: true\nagents:\n  heartbeat_s: 1\n"
+                    "  kill_grace_s: 1\n")
 
     def start(self):
         logpath = os.path.join(self.tmp, "serve.log")

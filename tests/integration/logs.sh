@@ -70,7 +70,7 @@ grep "node:n1" "$TMP/tokens" >"$TMP/n1.token"
 chmod 600 "$TMP"/tokens "$TMP"/*.token
 
 # a silent node is NotReady after 3 s (its logs: "gone")
-printf 'agents:\n  heartbeat_s: 1\n  notready_after_s: 3\n  requeue_after_s: 60\n' \
+printf 'allow_root: true\nagents:\n  heartbeat_s: 1\n  notready_after_s: 3\n  requeue_after_s: 60\n' \
 	>"$TMP/serve.yaml"
 "$BIN" serve --agents --listen 127.0.0.1:0 --db "sqlite:$TMP/state.db" \
 	--config "$TMP/serve.yaml" --token-file "$TMP/tokens" --tick 50 \

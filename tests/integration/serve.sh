@@ -182,7 +182,7 @@ again=$("$BIN" cancel --token-file "$TMP/vision.token" "$id" 2>&1)
 againrc=$?
 noauth=$("$BIN" jobs 2>&1)
 noauthrc=$?
-printf '%s\n' "$jobs" | grep -q "^$id .*vision .*training .*running *4x1 *h-000" &&
+printf '%s\n' "$jobs" | grep -q "^$id .*vision .*training .*running  *[0-9:-]*  *4x1 *h-000" &&
 	printf '%s' "$one" | grep -q '"command": "python train.py"' &&
 	printf '%s\n' "$nodes" | grep -q '^h-0007 .*ready' &&
 	[ "$cancel" = "$id cancelled" ] &&

@@ -1320,6 +1320,152 @@ static void test_random(void **state)
 	random_run(GF_POLICY_FGDPLUS, 1500, 43);
 }
 
+/* ---- listing (jobs_list.c, issue 21) ---- */
+
+static bool ran_on_n1(const struct gf_job *j, const char *node, void *arg)
+{
+	(void)arg; /* the history says: j1 once ran on n1 */
+	return !strcmp(j->id, "j1") && !strcmp(node, "n1");
+}
+
+/* The ids a filter lists, "j3 j1" (limit 10), and whether more. */
+static const char *listed(const struct gf_ctl *ctl,
+			  const struct gf_job_filter *f, int limit, bool *more)
+{
+	static char out[128];
+	const struct gf_job *v[16];
+	int n = gf_ctl_jobs_list(ctl, f, v, limit, more);
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s",
+					i ? " " : "", v[i]->id);
+	return out;
+}
+
+static void test_listing(void **state)
+{
+	(void)state;
+	const struct ndef d[] = { { "n0", 4, NULL, 0, NULL },
+				  { "n1", 4, NULL, 0, NULL } };
+	struct gf_ctl *ctl = ctl_new(cfg_new(), d, 2, NULL);
+	const char *names[] = { "train-a", "eval", "train-b", "big", "tiny" };
+	const char *tm[] = { "a", "b", "a", "b", "a" };
+	const int ngpus[] = { 4, 2, 2, 8, 1 };
+	for (int i = 0; i < 5; i++) {
+		struct gf_job *j = gpus(tm[i], "batch", 1, ngpus[i]);
+		snprintf(j->spec.name, sizeof(j->spec.name), "%s", names[i]);
+		j->submitted_ms = 1000 * (i + 1);
+		if (i == 3) { /* big: 2 replicas of 4 */
+			j->spec.replicas = 2;
+			j->spec.gpus = 4;
+		}
+		submit(ctl, j);
+	}
+	pass(ctl, 10000, NULL);
+	/* j1 and j2 start (fair share between the teams), j4 (2x4) waits
+	 * at the head, the others behind it */
+	assert_int_equal(st(ctl, "j1"), GF_JOB_RUNNING);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_finish(ctl, "j1", 0, 20000, &e), 0);
+	assert_int_equal(gf_ctl_cancel(ctl, "j2", 30000, &e), 0);
+	pass(ctl, 40000, NULL); /* something runs again */
+	bool more;
+	struct gf_job_filter f = { .desc = false };
+	assert_string_equal(listed(ctl, &f, 10, &more), "j1 j2 j3 j4 j5");
+	assert_false(more);
+	f.desc = true; /* newest first, a page of 2, the next from j4 */
+	assert_string_equal(listed(ctl, &f, 2, &more), "j5 j4");
+	assert_true(more);
+	f.before_seq = 4;
+	assert_string_equal(listed(ctl, &f, 2, &more), "j3 j2");
+	assert_true(more);
+	f.before_seq = 2;
+	assert_string_equal(listed(ctl, &f, 2, &more), "j1");
+	assert_false(more);
+	f.before_seq = 0;
+	/* states, any case, by commas */
+	assert_int_equal(gf_job_states_parse("succeeded,CANCELLED", &f.states),
+			 0);
+	assert_string_equal(listed(ctl, &f, 10, &more), "j2 j1");
+	assert_int_equal(gf_job_states_parse("Pending", &f.states), 0);
+	assert_int_equal(f.states, 1u << GF_JOB_PENDING);
+	unsigned bad;
+	assert_int_equal(gf_job_states_parse("pending,runing", &bad),
+			 GF_EINVAL);
+	assert_int_equal(gf_job_states_parse("", &bad), GF_EINVAL);
+	assert_int_equal(gf_job_states_parse("pending,", &bad), GF_EINVAL);
+	assert_int_equal(gf_job_states_parse(",pending", &bad), GF_EINVAL);
+	f.states = 0;
+	/* name pattern, team */
+	f.name = "train*";
+	assert_string_equal(listed(ctl, &f, 10, &more), "j3 j1");
+	f.team = "a";
+	f.name = NULL;
+	assert_string_equal(listed(ctl, &f, 10, &more), "j5 j3 j1");
+	f.team = NULL;
+	/* node: where a job runs now; j1 only by its history */
+	const struct gf_job *r = NULL;
+	for (int i = 0; i < gf_ctl_njobs(ctl) && !r; i++)
+		if (gf_ctl_job_at(ctl, i)->state == GF_JOB_RUNNING)
+			r = gf_ctl_job_at(ctl, i);
+	assert_non_null(r);
+	f.node = r->place[0].node_name;
+	const char *got = listed(ctl, &f, 10, &more);
+	assert_non_null(strstr(got, r->id));
+	assert_null(strstr(got, "j1"));
+	f.node = "n1";
+	f.ran_on = ran_on_n1;
+	assert_non_null(strstr(listed(ctl, &f, 10, &more), "j1"));
+	f.node = "n9";
+	assert_string_equal(listed(ctl, &f, 10, &more), "");
+	f.node = NULL;
+	/* window: j1 ended at 20 s, j2 at 30 s; pending/running always in */
+	f.since_ms = 25000;
+	assert_string_equal(listed(ctl, &f, 10, &more), "j5 j4 j3 j2");
+	f.since_ms = 0;
+	f.until_ms = 2500; /* submitted by 2.5 s: j1, j2 */
+	assert_string_equal(listed(ctl, &f, 10, &more), "j2 j1");
+	gf_ctl_free(ctl);
+}
+
+/* Times a listing takes: ISO-8601 and times ago. */
+static void test_list_times(void **state)
+{
+	(void)state;
+	int64_t t, now = 1796205600000;
+	assert_int_equal(gf_job_time_parse("2026-12-02T10:00:00Z", 0, &t), 0);
+	assert_int_equal(t, 1796205600000);
+	assert_int_equal(gf_job_time_parse("2026-12-02T10:00", 0, &t), 0);
+	assert_int_equal(t, 1796205600000); /* UTC without a zone */
+	assert_int_equal(
+		gf_job_time_parse("2026-12-02 10:00:00.5+01:00", 0, &t), 0);
+	assert_int_equal(t, 1796202000500);
+	assert_int_equal(gf_job_time_parse("2024-02-29", 0, &t), 0);
+	assert_int_equal(t, 1709164800000);
+	assert_int_equal(gf_job_time_parse("2h", now, &t), 0);
+	assert_int_equal(t, now - 7200000);
+	assert_int_equal(gf_job_time_parse("1d12h", now, &t), 0);
+	assert_int_equal(t, now - 36 * 3600000LL);
+	assert_int_equal(gf_job_time_parse("90s", now, &t), 0);
+	assert_int_equal(t, now - 90000);
+	assert_int_equal(gf_job_time_parse("now", now, &t), 0);
+	assert_int_equal(t, now);
+	const char *bad[] = { "",
+			      "2h5",
+			      "h",
+			      "2x",
+			      "2025-02-29",
+			      "2026-13-01",
+			      "2026-12-02T25:00",
+			      "2026-12-02T10:00+1",
+			      "1700000000",
+			      "yesterday" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (gf_job_time_parse(bad[i], now, &t) != GF_EINVAL)
+			fail_msg("'%s' taken", bad[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1339,6 +1485,8 @@ int main(void)
 		cmocka_unit_test(test_new_refusals),
 		cmocka_unit_test(test_new_lists),
 		cmocka_unit_test(test_typical_refresh),
+		cmocka_unit_test(test_listing),
+		cmocka_unit_test(test_list_times),
 		cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -188,8 +188,47 @@ static void test_submit_and_read(void **state)
 			 200);
 	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 1);
 	gf_jv_free(v);
+	/* issue 21: states in any case by commas, newest first, pages */
+	char path[160];
+	assert_int_equal(http(GF_HTTP_GET,
+			      "/v1/jobs?state=PENDING,Running&order=desc"
+			      "&limit=1&team=vision",
+			      VISION, NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 1);
+	assert_string_equal(str(gf_jv_at(gf_jv_get(v, "jobs"), 0), "id"), big);
+	assert_string_equal(str(v, "next_before"), big);
+	gf_jv_free(v);
+	snprintf(path, sizeof(path),
+		 "/v1/jobs?order=desc&limit=1&team=vision&state=pending,"
+		 "running&before=%s",
+		 big);
+	assert_int_equal(http(GF_HTTP_GET, path, VISION, NULL, &v), 200);
+	assert_string_equal(str(gf_jv_at(gf_jv_get(v, "jobs"), 0), "id"), id);
+	gf_jv_free(v);
+	/* by name (a pattern) and by node; in the window since an hour */
+	assert_int_equal(http(GF_HTTP_GET, "/v1/jobs?name=tr*&since=1h", VISION,
+			      NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 1);
+	const struct gf_jv *j0 = gf_jv_at(gf_jv_get(v, "jobs"), 0);
+	assert_string_equal(str(j0, "id"), id);
+	/* and its run, running */
+	const struct gf_jv *r0 = gf_jv_at(gf_jv_get(j0, "runs"), 0);
+	assert_int_equal(num(r0, "attempt"), 1);
+	assert_int_equal(gf_jv_len(gf_jv_get(r0, "gpus")), 4);
+	assert_int_equal(gf_jv_type(gf_jv_get(r0, "ended")), GF_JV_NULL);
+	snprintf(path, sizeof(path), "/v1/jobs?node=%s", str(r0, "node"));
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_GET, path, VISION, NULL, &v), 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 1);
+	gf_jv_free(v);
+	assert_int_equal(http(GF_HTTP_GET, "/v1/jobs?until=2000-01-01", VISION,
+			      NULL, &v),
+			 200);
+	assert_int_equal(gf_jv_len(gf_jv_get(v, "jobs")), 0);
+	gf_jv_free(v);
 	/* cancel the waiting gang; twice is a conflict */
-	char path[64];
 	snprintf(path, sizeof(path), "/v1/jobs/%s", big);
 	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, &v), 200);
 	assert_string_equal(str(v, "state"), "cancelled");
@@ -268,6 +307,18 @@ static void test_bad_input(void **state)
 		  "'state'" },
 		{ ADMIN, GF_HTTP_GET, "/v1/jobs?limit=0", NULL, 400,
 		  "'limit'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?limit=10001", NULL, 400,
+		  "'limit'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?state=pending,", NULL, 400,
+		  "'state'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?order=newest", NULL, 400,
+		  "'order'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?before=x12", NULL, 400,
+		  "'before'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?since=yesterday", NULL, 400,
+		  "'since'" },
+		{ ADMIN, GF_HTTP_GET, "/v1/jobs?until=2026-13-01", NULL, 400,
+		  "'until'" },
 		{ ADMIN, GF_HTTP_PUT, "/v1/jobs", "{}", 405, "" },
 		/* issue 21: a command, an environment, a directory, a user */
 		{ VISION, GF_HTTP_POST, "/v1/jobs", "{\"gpus\": 1}", 400,

@@ -1075,7 +1075,15 @@ static void test_silent_node(void **state)
 	a->beating = true;
 	pthread_mutex_unlock(&alock);
 	v = wait_job(id, "running");
-	assert_int_equal(num(v, "runs"), 2);
+	assert_int_equal(num(v, "attempts"), 2);
+	/* its runs (issue 21): the second runs, not ended */
+	const struct gf_jv *runs = gf_jv_get(v, "runs");
+	const struct gf_jv *r1 = gf_jv_at(runs, gf_jv_len(runs) - 1);
+	assert_non_null(r1);
+	assert_int_equal(num(r1, "attempt"), 2);
+	assert_string_equal(str(r1, "node"), a->name);
+	assert_int_equal(gf_jv_type(gf_jv_get(r1, "ended")), GF_JV_NULL);
+	assert_int_equal(gf_jv_type(gf_jv_get(r1, "exit_code")), GF_JV_NULL);
 	assert_int_equal(num(v, "requeues"), 1);
 	assert_int_equal(num(v, "failures"), 0);
 	assert_int_equal(gf_jv_len(gf_jv_get(v, "completing")), 0);

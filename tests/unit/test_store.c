@@ -27,8 +27,8 @@
 #include "util/clock.h"
 #include "util/mem.h"
 
-#define SCHEMA_LATEST 8 /* store/schema.c's last migration */
-#define SCHEMA_COUNT  8 /* and its entries (1-8) */
+#define SCHEMA_LATEST 9 /* store/schema.c's last migration */
+#define SCHEMA_COUNT  9 /* and its entries (1-9) */
 
 struct backend {
 	enum gf_store_kind kind;
@@ -849,6 +849,11 @@ static void test_origin(void **state)
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN workdir");
 	raw_exec(b->url, "ALTER TABLE jobs DROP COLUMN run_as");
 	raw_exec(b->url, "DELETE FROM schema_version WHERE version >= 5");
+	/* and schema 9's columns, which come back with it */
+	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN gpu_mask");
+	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN gpu_uuids");
+	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN mig_uuid");
+	raw_exec(b->url, "ALTER TABLE runs DROP COLUMN mig_start");
 	const enum gf_job_origin old[3] = { GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_K8S,
 					    GF_JOB_ORIGIN_API };
@@ -916,6 +921,13 @@ static void test_runs(void **state)
 	j->gpu_ms = 60000;
 	struct gf_job_run r[3] = { run(5, 1, 0, 60000), run(5, 1, 0, 999),
 				   run(4, 2, 1, 0) };
+	r[0].ngpus = 2;
+	r[0].gpus[0] = 1;
+	r[0].gpus[1] = 3;
+	snprintf(r[0].gpu_uuids, sizeof(r[0].gpu_uuids), "GPU-1,GPU-3");
+	snprintf(r[2].mig_uuid, sizeof(r[2].mig_uuid), "MIG-x");
+	r[2].mig_start = 4;
+	r[0].mig_start = -1;
 	const struct gf_job *jobs[1] = { j };
 	struct gf_store_batch batch = { jobs, 1, r, 1 };
 	struct gf_err e;
@@ -937,17 +949,33 @@ static void test_runs(void **state)
 	assert_string_equal(rs.v[1].reason, "exited");
 	assert_int_equal(rs.v[1].started_ms, 1700000000000LL);
 	assert_int_equal(rs.v[1].ended_ms, 1700000060000LL);
+	/* where it ran (schema 6): GPUs 1 and 3, their UUIDs, no MIG */
+	assert_int_equal(rs.v[1].ngpus, 2);
+	assert_int_equal(rs.v[1].gpus[0], 1);
+	assert_int_equal(rs.v[1].gpus[1], 3);
+	assert_string_equal(rs.v[1].gpu_uuids, "GPU-1,GPU-3");
+	assert_string_equal(rs.v[1].mig_uuid, "");
+	assert_int_equal(rs.v[0].ngpus, 0);
+	assert_string_equal(rs.v[0].mig_uuid, "MIG-x");
+	assert_int_equal(rs.v[0].mig_start, 4);
+	assert_int_equal(rs.v[1].mig_start, -1);
 	/* refusals: nothing of the batch written, not even its job */
 	struct gf_job *k = job(6);
 	const struct gf_job *kj[1] = { k };
-	struct gf_job_run bad[] = { run(6, 0, 0, 1), run(6, 1, -1, 1),
+	struct gf_job_run bad[] = { run(6, 0, 0, 1),  run(6, 1, -1, 1),
 				    run(6, 1, 0, -5), run(6, 1, 0, 1),
+				    run(6, 1, 0, 1),  run(6, 1, 0, 1),
 				    run(6, 1, 0, 1) };
 	bad[3].ended_ms = bad[3].started_ms - 1;
 	bad[4].node[0] = '\0';
-	const char *why[] = { "'attempt'", "'replica'", "'gpu_ms'",
-			      "'ended_ms'", "'node'" };
-	for (int i = 0; i < 5; i++) {
+	bad[5].ngpus = 2; /* not ascending */
+	bad[5].gpus[0] = 2;
+	bad[5].gpus[1] = 2;
+	memset(bad[6].gpu_uuids, 'x', sizeof(bad[6].gpu_uuids));
+	const char *why[] = { "'attempt'",  "'replica'", "'gpu_ms'",
+			      "'ended_ms'", "'node'",	 "'gpus'",
+			      "'gpu_uuids'" };
+	for (int i = 0; i < 7; i++) {
 		batch = (struct gf_store_batch){ kj, 1, &bad[i], 1 };
 		assert_int_equal(gf_store_commit(s, &batch, &e), GF_EINVAL);
 		if (!strstr(e.msg, why[i]) || !strstr(e.msg, "run j6/"))
@@ -961,6 +989,11 @@ static void test_runs(void **state)
 	assert_int_equal(l.v[0]->gpu_ms, 60000);
 	list_free(&l);
 	/* a corrupt row */
+	raw_exec(b->url, "UPDATE runs SET gpu_mask = -1 WHERE seq = 5");
+	gf_err_clear(&e);
+	assert_int_equal(gf_store_load_runs(s, take_run, &rs, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "'gpu_mask'"));
+	raw_exec(b->url, "UPDATE runs SET gpu_mask = 10 WHERE seq = 5");
 	raw_exec(b->url, "UPDATE runs SET ended_ms = 5 WHERE seq = 4");
 	rs.n = 0;
 	gf_err_clear(&e);
