@@ -198,7 +198,7 @@ if [ -n "$url" ]; then
 		--service chat --controller http://127.0.0.1:1 --count 2 \
 		--interval 1 >"$TMP/run5.out" 2>"$TMP/run5.err"
 	rc5=$?
-	gone=$(grep -c ',controller-unavailable$' "$TMP/run5.out")
+	gone=$(grep -c ',controller-unavailable,' "$TMP/run5.out")
 	after=$(svc_live)
 	[ "$st" = 200 ] && [ $rc5 = 0 ] && [ "$gone" = 2 ] &&
 		[ "$after" = "1 1" ] &&
