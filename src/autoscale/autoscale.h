@@ -220,7 +220,9 @@ struct gf_as_tick {
 	int32_t before;		/* replicas before */
 	int32_t after;		/* the decision */
 	enum gf_hpa_reason reason;
-	char why[GF_ERR_MSG_MAX]; /* the first unread metric's error */
+	/* the unread metrics' errors ("metrics[i]: ...; ..." when
+	 * several) */
+	char why[GF_ERR_MSG_MAX];
 	/* the actuator's error (the count unread or unchanged), "" if none:
 	 * the loop goes on, as an HPA does when it cannot get or update a
 	 * scale */

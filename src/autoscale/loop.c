@@ -220,11 +220,12 @@ static void read_metrics(const struct gf_as_loop *l, struct gf_as_tick *tk,
 				 : gf_as_source_read(&l->src[i], &v, &re)) == 0;
 		tk->oks[i] = ok;
 		tk->values[i] = ok ? v : 0;
-		/* the first unread metric's cause, named when several */
-		if (!ok && !tk->why[0] && tk->nmetrics > 1)
-			gf_note(tk->why, sizeof(tk->why), "metrics[%d]: %s", i,
-				re.msg);
-		else if (!ok && !tk->why[0])
+		/* each unread metric's cause, named when several */
+		size_t w = strlen(tk->why);
+		if (!ok && tk->nmetrics > 1)
+			gf_note(tk->why + w, sizeof(tk->why) - w,
+				"%smetrics[%d]: %s", w ? "; " : "", i, re.msg);
+		else if (!ok)
 			gf_note(tk->why, sizeof(tk->why), "%s", re.msg);
 		if (i == 0) {
 			in->metric_ok = ok;

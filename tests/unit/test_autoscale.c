@@ -948,7 +948,9 @@ static void test_loop_two_metrics(void **state)
 					"is not on the page");
 	assert_true(k.t[2].oks[1] && k.t[2].values[1] == 10);
 	assert_true(!k.t[4].ok && !k.t[4].oks[1] && !k.t[4].oks[2]);
-	assert_string_equal(k.t[4].why, "metrics[0]: cannot GET the page");
+	assert_string_equal(k.t[4].why, "metrics[0]: cannot GET the page; "
+					"metrics[1]: cannot GET the page; "
+					"metrics[2]: cannot GET the page");
 	/* the pods the actuator saw before each sync: 1 pending of 4 */
 	assert_int_equal(k.t[1].ready, 3);
 	assert_int_equal(k.t[1].unready, 1);
