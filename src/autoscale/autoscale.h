@@ -28,6 +28,27 @@ enum gf_as_kind {
 	GF_AS_KEDA = 1, /* keda.sh/v1alpha1 ScaledObject */
 };
 
+/* Which metric an entry of an HPA's spec.metrics names (the core's
+ * gf_hpa_metric has its kind and target only): what the live loop reads
+ * for it (gf_as_metric_sources). */
+enum gf_as_metric_type {
+	GF_AS_METRIC_EXTERNAL = 0, /* external.metric */
+	GF_AS_METRIC_PODS = 1,	   /* pods.metric */
+	GF_AS_METRIC_RESOURCE = 2, /* resource.name (cpu, memory) */
+};
+
+struct gf_as_metric_ref {
+	enum gf_as_metric_type type;
+	char name[128]; /* metric.name, or resource.name */
+	int line;	/* its entry's line in the manifest */
+	/* metric.selector.matchLabels, in the manifest's order */
+	int nlabels;
+	char labels[GF_AS_LABELS_MAX][2][128];
+	/* metric.selector.matchExpressions given (not read: the loop
+	 * refuses such a metric) */
+	bool expressions;
+};
+
 /* What a manifest says. */
 struct gf_as_scaler {
 	enum gf_as_kind kind;
@@ -35,6 +56,9 @@ struct gf_as_scaler {
 	char metric[256]; /* HPA: the External metric's name */
 	char server[512]; /* KEDA: the prometheus trigger's serverAddress */
 	char query[2048]; /* KEDA: its query */
+	/* HPA: each entry of spec.metrics, in order (hpa.nmore + 1) */
+	int nmetrics;
+	struct gf_as_metric_ref metrics[GF_HPA_METRICS_MAX];
 	struct gf_hpa_spec hpa;	  /* HPA: the spec (not finished) */
 	struct gf_keda_spec keda; /* KEDA: the ScaledObject, its HPA in .hpa */
 	int nwarn;		  /* unknown fields seen (the first 8 kept) */
@@ -42,8 +66,9 @@ struct gf_as_scaler {
 };
 
 /*
- * Read an HPA or a ScaledObject.  The HPA must have one metric of type
- * External with target AverageValue or Value; absent behavior (or
+ * Read an HPA or a ScaledObject.  The HPA has 1 to 8 metrics (External,
+ * Pods or Resource; each one's name and selector kept in ->metrics);
+ * absent behavior (or
  * `behavior: null`) keeps the legacy path, `behavior: {}` the defaulted
  * one.  The ScaledObject must have one trigger with a threshold (the
  * prometheus scaler's metadata).  Unknown fields are ignored and listed
@@ -134,6 +159,24 @@ int gf_as_source_read(const struct gf_as_source *src, double *value,
 		      struct gf_err *e) GF_MUST_CHECK;
 
 /*
+ * The live loop's source of each metric of sc (an HPA's spec.metrics in
+ * order; a ScaledObject has one): out[0] is first (the command line's
+ * --metric and labels, or --query); out[i] is a source of the same kind
+ * for metrics[i]: on a text page the family metric.name with
+ * selector.matchLabels as the label filters; from Prometheus queries[i]
+ * when i < nqueries and it is not NULL, else sum(NAME{K="V",...}) (the
+ * selector's labels).  out has room for GF_HPA_METRICS_MAX; *n is the
+ * count.  0, or GF_EINVAL naming the entry and its line: a Resource
+ * metric (no family to read), no metric.name, a matchExpressions
+ * selector (not read), more queries than metrics; GF_ETOOBIG.
+ */
+int gf_as_metric_sources(const struct gf_as_scaler *sc,
+			 const struct gf_as_source *first,
+			 const char *const *queries, int nqueries,
+			 struct gf_as_source *out, int *n,
+			 struct gf_err *e) GF_MUST_CHECK;
+
+/*
  * The actuator: what the loop does with a decision.  apply() makes the
  * target's count `desired` (it was `current`); 0 or a negative code.
  * current() (optional) reads the target's count before each sync; when
@@ -167,23 +210,38 @@ void gf_as_actuator_release(struct gf_as_actuator *act);
 
 /* One sync of the loop, for its report. */
 struct gf_as_tick {
-	double t_s;		/* since the loop started */
-	bool ok;		/* the metric was read */
-	double value;		/* its value when ok */
+	double t_s;   /* since the loop started */
+	bool ok;      /* the metric was read (the first: metrics[0]) */
+	double value; /* its value when ok */
+	int nmetrics; /* the metrics read at each sync (1 .. 8) */
+	bool oks[GF_HPA_METRICS_MAX];	   /* each was read */
+	double values[GF_HPA_METRICS_MAX]; /* and its value when so */
 	int32_t ready, unready; /* the actuator's pods, or -1 when unknown */
 	int32_t before;		/* replicas before */
 	int32_t after;		/* the decision */
 	enum gf_hpa_reason reason;
-	char why[GF_ERR_MSG_MAX]; /* the read's error when !ok */
+	/* the unread metrics' errors ("metrics[i]: ...; ..." when
+	 * several) */
+	char why[GF_ERR_MSG_MAX];
 	/* the actuator's error (the count unread or unchanged), "" if none:
 	 * the loop goes on, as an HPA does when it cannot get or update a
 	 * scale */
 	char act_why[GF_ERR_MSG_MAX];
 };
 
+/* How the loop reads a source (tests pass their own; NULL:
+ * gf_as_source_read). */
+typedef int (*gf_as_read_fn)(void *ctx, const struct gf_as_source *src,
+			     double *value, struct gf_err *e);
+
 struct gf_as_loop {
 	const struct gf_as_scaler *scaler;
+	/* one source per metric (gf_as_metric_sources), nsrc of them; an
+	 * HPA of several metrics needs one for each */
 	const struct gf_as_source *src;
+	int nsrc; /* 0 counts as 1 */
+	gf_as_read_fn read;
+	void *read_ctx;
 	int32_t start;	  /* replicas at the start (dry-run's count) */
 	long interval_ms; /* between syncs, default 15000 */
 	long count;	  /* syncs to run; 0: until *stop */
@@ -194,11 +252,14 @@ struct gf_as_loop {
 };
 
 /*
- * Run the loop: read the source, decide (the HPA, or KEDA and its HPA),
- * apply, report; a source that cannot be read, or an actuator that
- * cannot read or set the count, is reported (the tick's why, act_why)
- * and changes nothing.  0 when count syncs ran or *stop was set; a
- * negative code when the decision itself failed (e set).
+ * Run the loop: read every metric's source, decide (the HPA with each
+ * metric's value, or KEDA and its HPA), apply, report.  A metric that
+ * cannot be read is unread for the HPA (gf_hpa_sync_more: the largest
+ * proposal of the others may scale up, never down; none read changes
+ * nothing); an actuator that cannot read or set the count is reported
+ * (the tick's act_why) and changes nothing.  0 when count syncs ran or
+ * *stop was set; a negative code when the decision itself failed, or
+ * the sources do not match the HPA's metrics (e set).
  */
 int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e) GF_MUST_CHECK;
 

@@ -296,3 +296,106 @@ int gf_as_source_read(const struct gf_as_source *src, double *value,
 	gf_client_answer_release(&a);
 	return rc;
 }
+
+/* sum(NAME{K="V",...}) into out: PromQL's string escapes for the values. */
+static int build_query(const struct gf_as_metric_ref *m, char *out, size_t size)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, size);
+	gf_buf_printf(&b, "sum(%s", m->name);
+	for (int i = 0; i < m->nlabels; i++) {
+		gf_buf_printf(&b, "%s%s=\"", i ? "," : "{", m->labels[i][0]);
+		for (const char *p = m->labels[i][1]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				gf_buf_putc(&b, '\\');
+			if (*p == '\n')
+				gf_buf_puts(&b, "\\n");
+			else
+				gf_buf_putc(&b, *p);
+		}
+		gf_buf_putc(&b, '"');
+	}
+	gf_buf_printf(&b, "%s)", m->nlabels ? "}" : "");
+	int rc =
+		gf_buf_error(&b) ? -1 : gf_fmt(out, size, "%s", gf_buf_str(&b));
+	gf_buf_release(&b);
+	return rc;
+}
+
+/* Source i (>= 1) of the loop: first's kind, metric m. */
+static int metric_source(const struct gf_as_source *first,
+			 const struct gf_as_metric_ref *m, int i,
+			 const char *query, struct gf_as_source *out,
+			 struct gf_err *e)
+{
+	static const char *const types[] = { "External", "Pods", "Resource" };
+	const char *type = types[m->type];
+	if (m->type == GF_AS_METRIC_RESOURCE)
+		return gf_err_set(e, GF_EINVAL,
+				  "metrics[%d] (line %d): a Resource metric "
+				  "('%s'): autoscale run reads External and "
+				  "Pods metrics from its source",
+				  i, m->line, m->name);
+	*out = *first;
+	if (first->kind == GF_AS_SOURCE_PROMQL && query) {
+		if (gf_fmt(out->query, sizeof(out->query), "%s", query))
+			return gf_err_set(e, GF_ETOOBIG,
+					  "--query for metrics[%d]: over %zu "
+					  "bytes",
+					  i, sizeof(out->query) - 1);
+		return 0;
+	}
+	if (!m->name[0])
+		return gf_err_set(e, GF_EINVAL,
+				  "metrics[%d] (line %d): %s metric without "
+				  "metric.name: nothing to read",
+				  i, m->line, type);
+	if (m->expressions)
+		return gf_err_set(e, GF_EINVAL,
+				  "metrics[%d] (line %d): metric '%s': "
+				  "selector.matchExpressions is not read by "
+				  "autoscale run (use matchLabels%s)",
+				  i, m->line, m->name,
+				  first->kind == GF_AS_SOURCE_PROMQL
+					  ? ", or give its --query"
+					  : "");
+	if (first->kind == GF_AS_SOURCE_PROMQL) {
+		if (build_query(m, out->query, sizeof(out->query)))
+			return gf_err_set(e, GF_ETOOBIG,
+					  "metrics[%d]: the query of '%s' is "
+					  "over %zu bytes",
+					  i, m->name, sizeof(out->query) - 1);
+		return 0;
+	}
+	if (gf_fmt(out->metric, sizeof(out->metric), "%s", m->name))
+		return gf_err_set(e, GF_ETOOBIG,
+				  "metrics[%d]: name '%.40s...' is over %zu "
+				  "bytes",
+				  i, m->name, sizeof(out->metric) - 1);
+	out->nlabels = m->nlabels;
+	memcpy(out->labels, m->labels, sizeof(out->labels));
+	return 0;
+}
+
+int gf_as_metric_sources(const struct gf_as_scaler *sc,
+			 const struct gf_as_source *first,
+			 const char *const *queries, int nqueries,
+			 struct gf_as_source *out, int *n, struct gf_err *e)
+{
+	int nm = sc->kind == GF_AS_HPA && sc->nmetrics > 1 ? sc->nmetrics : 1;
+	if (nqueries > nm)
+		return gf_err_set(e, GF_EINVAL,
+				  "%d --query options for %d metric%s (one "
+				  "per entry of spec.metrics, in order)",
+				  nqueries, nm, nm == 1 ? "" : "s");
+	out[0] = *first;
+	for (int i = 1; i < nm; i++) {
+		const char *q = i < nqueries ? queries[i] : NULL;
+		int rc =
+			metric_source(first, &sc->metrics[i], i, q, &out[i], e);
+		if (rc)
+			return rc;
+	}
+	*n = nm;
+	return 0;
+}

@@ -1,8 +1,10 @@
 /*
- * loop.c - `gpufleet autoscale run`: every interval, read the queue
- * depth, decide as Kubernetes would (the HPA, or KEDA with its HPA), act
+ * loop.c - `gpufleet autoscale run`: every interval, read each metric
+ * of the HPA (the queue depth, and the others from their own sources),
+ * decide as Kubernetes would (the HPA, or KEDA with its HPA), act
  * through the actuator, report.  A source that cannot be read is a
- * failed metric: reported, and nothing changes (HPA's rule; KEDA never
+ * failed metric: reported, and the HPA's rule for it holds (the others
+ * may scale up, never down; none read, nothing changes; KEDA never
  * scales to zero on a scaler error).  The count is the actuator's when
  * it can read one, else the loop's last decision (replicas assumed
  * ready at once, as in `recommend`).
@@ -196,6 +198,47 @@ static void decider_release(struct decider *d)
 		gf_hpa_release(&d->hpa);
 }
 
+/* A value as milli-units, rounded up (Quantity.MilliValue()). */
+static int64_t to_milli(double v)
+{
+	double milli = ceil(v * 1000.0);
+	return milli > 9.2e18 ? INT64_MAX : (int64_t)milli;
+}
+
+/* Read every metric's source into tk; in and mo take what the HPA sees
+ * (a metric that could not be read is unread: ok false). */
+static void read_metrics(const struct gf_as_loop *l, struct gf_as_tick *tk,
+			 struct gf_hpa_input *in, struct gf_hpa_more *mo)
+{
+	tk->nmetrics = l->nsrc > 0 ? l->nsrc : 1;
+	for (int i = 0; i < tk->nmetrics; i++) {
+		struct gf_err re;
+		gf_err_clear(&re);
+		double v = 0;
+		bool ok =
+			(l->read ? l->read(l->read_ctx, &l->src[i], &v, &re)
+				 : gf_as_source_read(&l->src[i], &v, &re)) == 0;
+		tk->oks[i] = ok;
+		tk->values[i] = ok ? v : 0;
+		/* each unread metric's cause, named when several */
+		size_t w = strlen(tk->why);
+		if (!ok && tk->nmetrics > 1)
+			gf_note(tk->why + w, sizeof(tk->why) - w,
+				"%smetrics[%d]: %s", w ? "; " : "", i, re.msg);
+		else if (!ok)
+			gf_note(tk->why, sizeof(tk->why), "%s", re.msg);
+		if (i == 0) {
+			in->metric_ok = ok;
+			in->usage_milli = ok ? to_milli(v) : 0;
+		} else {
+			mo->ok[i - 1] = ok;
+			mo->usage_milli[i - 1] = ok ? to_milli(v) : 0;
+		}
+	}
+	tk->ok = tk->oks[0];
+	tk->value = tk->values[0];
+}
+
 /* One sync at t_ms with the count cur: read, decide, act, report. */
 static int sync_once(const struct gf_as_loop *l, struct decider *d,
 		     int64_t t_ms, int32_t *cur, struct gf_err *e)
@@ -214,20 +257,14 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 		return 0;
 	}
 	tk.before = *cur;
-	struct gf_err re;
-	gf_err_clear(&re);
-	tk.ok = gf_as_source_read(l->src, &tk.value, &re) == 0;
-	if (!tk.ok)
-		gf_note(tk.why, sizeof(tk.why), "%s", re.msg);
-	double milli = tk.ok ? ceil(tk.value * 1000.0) : 0;
-	struct gf_hpa_input in = {
-		t_ms, *cur,  *cur,
-		*cur, tk.ok, milli > 9.2e18 ? INT64_MAX : (int64_t)milli
-	};
+	struct gf_hpa_input in = { t_ms, *cur, *cur, *cur, false, 0 };
 	struct gf_hpa_more mo;
 	memset(&mo, 0, sizeof(mo));
+	read_metrics(l, &tk, &in, &mo);
 	/* the controller's service view: running jobs are the ready pods,
-	 * pending ones the unready; status replicas are both */
+	 * pending ones the unready; status replicas are both.  No pod is
+	 * missing: the loop reads External totals (or Pods totals) summed
+	 * over the workload, not per-pod samples */
 	if (l->act.pods && l->act.pods(l->act.ctx, &tk.ready, &tk.unready) &&
 	    (int64_t)tk.ready + tk.unready > 0 &&
 	    (int64_t)tk.ready + tk.unready <= INT32_MAX) {
@@ -260,11 +297,15 @@ static int sync_once(const struct gf_as_loop *l, struct decider *d,
 int gf_as_loop_run(const struct gf_as_loop *l, struct gf_err *e)
 {
 	struct decider d;
-	if (l->scaler->kind == GF_AS_HPA && l->scaler->hpa.nmore > 0)
-		return gf_err_set(e, GF_EINVAL,
-				  "the HPA has %d metrics; autoscale run reads "
-				  "one (its source)",
-				  l->scaler->hpa.nmore + 1);
+	int want = l->scaler->kind == GF_AS_HPA ? l->scaler->hpa.nmore + 1 : 1;
+	int have = l->nsrc > 0 ? l->nsrc : 1;
+	if (have != want || have > GF_HPA_METRICS_MAX)
+		return gf_err_set(
+			e, GF_EINVAL,
+			"the %s has %d metric%s and the loop %d "
+			"source%s (one per metric)",
+			l->scaler->kind == GF_AS_HPA ? "HPA" : "ScaledObject",
+			want, want == 1 ? "" : "s", have, have == 1 ? "" : "s");
 	int rc = decider_init(&d, l->scaler, e);
 	if (rc)
 		return rc;

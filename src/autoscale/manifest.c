@@ -382,14 +382,65 @@ static int name_of(const struct rd *r, const node_t *n, const char *what,
 	return v ? gf_yr_str(&r->yr, v, what, 0, out, size) : 0;
 }
 
-/* One metrics[] entry being read: its kind's mapping and the name. */
+/* One metrics[] entry being read: its kind's mapping and what it names. */
 struct source_ctx {
 	struct gf_hpa_metric *m;
 	const char *what; /* "external", "pods" or "resource" */
-	char *name;	  /* the metric's name (first entry), or NULL */
-	size_t size;
+	struct gf_as_metric_ref *ref;
 	bool target;
 };
+
+/* metric.selector.matchLabels: each pair a label filter. */
+static int match_label(const struct rd *r, const char *key, const node_t *k,
+		       const node_t *v, void *obj)
+{
+	struct gf_as_metric_ref *ref = obj;
+	if (ref->nlabels >= GF_AS_LABELS_MAX)
+		return fail(r, k,
+			    "field 'metric.selector.matchLabels': more than "
+			    "%d labels",
+			    GF_AS_LABELS_MAX);
+	char(*row)[128] = ref->labels[ref->nlabels];
+	if (gf_fmt(row[0], sizeof(row[0]), "%s", key))
+		return fail(r, k,
+			    "field 'metric.selector.matchLabels': label "
+			    "'%.40s...' is over %zu bytes",
+			    key, sizeof(row[0]) - 1);
+	int rc = gf_yr_str(&r->yr, v, "metric.selector.matchLabels", 0, row[1],
+			   sizeof(row[1]));
+	if (rc == 0)
+		ref->nlabels++;
+	return rc;
+}
+
+static int selector_field(const struct rd *r, const char *key, const node_t *k,
+			  const node_t *v, void *obj)
+{
+	(void)k;
+	struct gf_as_metric_ref *ref = obj;
+	if (!strcmp(key, "matchLabels"))
+		return walk(r, v, "metric.selector.matchLabels", match_label,
+			    ref);
+	if (!strcmp(key, "matchExpressions")) {
+		ref->expressions = gf_yn_len(v) > 0;
+		return 0;
+	}
+	return FIELD_UNKNOWN;
+}
+
+/* metric (MetricIdentifier): name and selector */
+static int metric_id_field(const struct rd *r, const char *key, const node_t *k,
+			   const node_t *v, void *obj)
+{
+	(void)k;
+	struct gf_as_metric_ref *ref = obj;
+	if (!strcmp(key, "name"))
+		return gf_yr_str(&r->yr, v, "metric.name", 0, ref->name,
+				 sizeof(ref->name));
+	if (!strcmp(key, "selector"))
+		return walk(r, v, "metric.selector", selector_field, ref);
+	return FIELD_UNKNOWN;
+}
 
 static int source_field(const struct rd *r, const char *key, const node_t *k,
 			const node_t *v, void *obj)
@@ -404,16 +455,11 @@ static int source_field(const struct rd *r, const char *key, const node_t *k,
 	}
 	if (!strcmp(key, "metric") && strcmp(x->what, "resource")) {
 		gf_note(what, sizeof(what), "%s.metric", x->what);
-		if (gf_yn_type(v) != GF_YN_MAP)
-			return fail(r, v, "field '%s': expected a mapping",
-				    what);
-		return x->name ? name_of(r, v, "metric.name", x->name, x->size)
-			       : 0;
+		return walk(r, v, what, metric_id_field, x->ref);
 	}
 	if (!strcmp(key, "name") && !strcmp(x->what, "resource"))
-		return x->name ? gf_yr_str(&r->yr, v, "resource.name", 0,
-					   x->name, x->size)
-			       : 0;
+		return gf_yr_str(&r->yr, v, "resource.name", 0, x->ref->name,
+				 sizeof(x->ref->name));
 	return FIELD_UNKNOWN;
 }
 
@@ -440,7 +486,8 @@ static int metric_field(const struct rd *r, const char *key, const node_t *k,
 	return 0;
 }
 
-/* metrics[i] into m (the first entry's name into out->metric). */
+/* metrics[i] into m, what it names into out->metrics[i] (the first
+ * entry's name also into out->metric). */
 static int parse_metric(const struct rd *r, const node_t *n, size_t i,
 			struct gf_hpa_metric *m, struct gf_as_scaler *out)
 {
@@ -464,11 +511,16 @@ static int parse_metric(const struct rd *r, const node_t *n, size_t i,
 	if (!src[k])
 		return fail(r, n, "%s: field '%s' missing", what, keys[k]);
 	m->kind = k == 0 ? GF_HPA_EXTERNAL : GF_HPA_PER_POD;
-	struct source_ctx sx = { m, keys[k], i ? NULL : out->metric,
-				 sizeof(out->metric), false };
+	struct gf_as_metric_ref *ref = &out->metrics[i];
+	memset(ref, 0, sizeof(*ref));
+	ref->type = (enum gf_as_metric_type)k;
+	ref->line = gf_yn_line(n);
+	struct source_ctx sx = { m, keys[k], ref, false };
 	rc = walk(r, src[k], keys[k], source_field, &sx);
 	if (rc == 0 && !sx.target)
 		rc = fail(r, src[k], "%s: field 'target' missing", keys[k]);
+	if (rc == 0 && i == 0)
+		gf_note(out->metric, sizeof(out->metric), "%s", ref->name);
 	return rc;
 }
 
@@ -501,6 +553,7 @@ static int parse_metrics(const struct rd *r, const node_t *n,
 		}
 	}
 	s->nmore = (int)len - 1;
+	out->nmetrics = (int)len;
 	return 0;
 }
 

@@ -199,13 +199,22 @@ static void usage_run(FILE *f)
 		"t_s,metric,replicas,reason (metric 'down' when unread, "
 		"reason\ncontroller-unavailable when the count could not be "
 		"read or set; the\ncause on stderr).\n"
+		"An HPA of several metrics: the first is the queue depth "
+		"above, each other\nis read from the same source by its "
+		"metric.name and selector.matchLabels\n(Prometheus: "
+		"sum(NAME{K=\"V\"}), or the next --query); columns metric2 "
+		"..\n('-' when unread: the others may scale up, never "
+		"down).  With --service,\ncolumns ready,unready: the "
+		"service's running and pending jobs.\n"
 		"\n"
 		"  --source URL     the controller (its /metrics, summing "
 		"--metric, default\n"
 		"                   " DEFAULT_METRIC "), or Prometheus with "
 		"--query\n"
 		"  --query PROMQL   an instant query (/api/v1/query), its "
-		"vector summed\n"
+		"vector summed; again\n"
+		"                   for each further metric of the HPA, in "
+		"order\n"
 		"  --metric NAME    the family summed on /metrics\n"
 		"  --class C, --team T, --label K=V\n"
 		"                   only the samples with these labels\n"
@@ -233,14 +242,61 @@ static void usage_run(FILE *f)
 		"  --insecure-http  send the token over http:// to a host that "
 		"is not loopback\n"
 		"                   (refused without it)\n"
-		"  --json           one JSON object per line\n"
+		"  --json           one JSON object per line (t_s, metric, replicas, reason,\n"
+		"                   metrics: each value or null, ready and unready when known)\n"
 		"  -h, --help       this help\n%s",
 		GF_CLI_EXIT_HELP);
 }
 
 struct run_out {
 	bool json;
+	int nmetrics; /* the columns metric, metric2 .. */
+	bool pods;    /* the actuator sees pods: the columns ready, unready */
 };
+
+/* The header of the text lines (what report() prints after it). */
+static void run_header(const struct run_out *o)
+{
+	printf("# t_s,metric,replicas,reason");
+	for (int i = 2; i <= o->nmetrics; i++)
+		printf(",metric%d", i);
+	printf("%s\n", o->pods ? ",ready,unready" : "");
+}
+
+/* The metrics after the first and the pods, as text columns or JSON. */
+static void report_more(const struct run_out *o, const struct gf_as_tick *t)
+{
+	char v[32];
+	if (o->json) {
+		printf(", \"metrics\": [");
+		for (int i = 0; i < t->nmetrics; i++) {
+			gf_note(v, sizeof(v), "%.17g", t->values[i]);
+			printf("%s%s", i ? ", " : "", t->oks[i] ? v : "null");
+		}
+		printf("]");
+		if (t->ready >= 0)
+			printf(", \"ready\": %d, \"unready\": %d", t->ready,
+			       t->unready);
+		return;
+	}
+	for (int i = 1; i < o->nmetrics; i++) {
+		gf_note(v, sizeof(v), "%.17g", t->values[i]);
+		printf(",%s", i < t->nmetrics && t->oks[i] ? v : "-");
+	}
+	if (o->pods && t->ready >= 0)
+		printf(",%d,%d", t->ready, t->unready);
+	else if (o->pods)
+		printf(",-,-");
+}
+
+/* Whether any metric was read at t. */
+static bool read_any(const struct gf_as_tick *t)
+{
+	for (int i = 0; i < t->nmetrics; i++)
+		if (t->oks[i])
+			return true;
+	return false;
+}
 
 static void report(void *ctx, const struct gf_as_tick *t)
 {
@@ -248,9 +304,14 @@ static void report(void *ctx, const struct gf_as_tick *t)
 	if (t->act_why[0])
 		gf_cli_error(LCMD, "t=%.1f s: cannot act: %s: no change",
 			     t->t_s, t->act_why);
-	else if (!t->ok)
+	else if (t->why[0] && !read_any(t))
 		gf_cli_error(LCMD,
 			     "t=%.1f s: metric unavailable: %s: no change",
+			     t->t_s, t->why);
+	else if (t->why[0])
+		gf_cli_error(LCMD,
+			     "t=%.1f s: metric unavailable: %s: the others "
+			     "may scale up, never down",
 			     t->t_s, t->why);
 	/* the reason: the decision's, or that the controller did not
 	 * answer */
@@ -259,18 +320,15 @@ static void report(void *ctx, const struct gf_as_tick *t)
 	char metric[32] = "null";
 	if (t->ok)
 		gf_note(metric, sizeof(metric), "%.17g", t->value);
-	/* the pods the controller's service view gave (running, pending) */
-	char pods[64] = "";
-	if (t->ready >= 0)
-		gf_note(pods, sizeof(pods), ", \"ready\": %d, \"unready\": %d",
-			t->ready, t->unready);
 	if (o->json)
 		printf("{\"t_s\": %.3f, \"metric\": %s, \"replicas\": %d, "
-		       "\"reason\": \"%s\"%s}\n",
-		       t->t_s, metric, t->after, why, pods);
+		       "\"reason\": \"%s\"",
+		       t->t_s, metric, t->after, why);
 	else
-		printf("%.3f,%s,%d,%s\n", t->t_s, t->ok ? metric : "down",
+		printf("%.3f,%s,%d,%s", t->t_s, t->ok ? metric : "down",
 		       t->after, why);
+	report_more(o, t);
+	printf("%s\n", o->json ? "}" : "");
 	fflush(stdout);
 }
 
@@ -317,6 +375,9 @@ static int read_token(const char *path, char **out)
 struct run_opts {
 	const char *source, *hpa, *service, *controller, *token_file;
 	struct gf_as_source src;
+	/* --query, each time given: metrics[i]'s (the first is src.query) */
+	const char *queries[GF_HPA_METRICS_MAX];
+	int nqueries;
 	long interval_s, count, start;
 	bool dry, json, query;
 };
@@ -329,6 +390,11 @@ static int run_option(int c, const char *arg, struct run_opts *o)
 	const char *eq;
 	switch (c) {
 	case 'q':
+		if (o->nqueries >= GF_HPA_METRICS_MAX)
+			return -1;
+		o->queries[o->nqueries++] = arg;
+		if (o->query)
+			return 0;
 		o->query = true;
 		o->src.kind = GF_AS_SOURCE_PROMQL;
 		return gf_fmt(o->src.query, sizeof(o->src.query), "%s", arg);
@@ -490,21 +556,39 @@ int cmd_autoscale_run(int argc, char **argv)
 		gf_free(token);
 		return rc;
 	}
-	struct run_out out = { o.json };
-	struct gf_as_loop l = {
-		&sc,	   &o.src, (int32_t)o.start, o.interval_s * 1000,
-		o.count,   act,	   report,	     &out,
-		&stop_flag
-	};
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if (!o.json)
-		printf("# t_s,metric,replicas,reason\n");
+	/* one source per metric of the HPA, of the first's kind */
+	struct gf_as_source *srcs =
+		gf_calloc(GF_HPA_METRICS_MAX, sizeof(*srcs));
+	int nsrc = 1;
 	struct gf_err e;
 	gf_err_clear(&e);
-	rc = gf_as_loop_run(&l, &e) ? GF_EXIT_FAIL : GF_EXIT_OK;
-	if (rc)
-		gf_cli_error(LCMD, "%s", e.msg);
+	if (gf_as_metric_sources(&sc, &o.src, o.queries, o.nqueries, srcs,
+				 &nsrc, &e)) {
+		gf_cli_error(LCMD, "%s: %s", o.hpa, e.msg);
+		rc = GF_EXIT_FAIL;
+	} else {
+		struct run_out out = { o.json, nsrc, act.pods != NULL };
+		struct gf_as_loop l = {
+			.scaler = &sc,
+			.src = srcs,
+			.nsrc = nsrc,
+			.start = (int32_t)o.start,
+			.interval_ms = o.interval_s * 1000,
+			.count = o.count,
+			.act = act,
+			.report = report,
+			.report_ctx = &out,
+			.stop = &stop_flag,
+		};
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		if (!o.json)
+			run_header(&out);
+		rc = gf_as_loop_run(&l, &e) ? GF_EXIT_FAIL : GF_EXIT_OK;
+		if (rc)
+			gf_cli_error(LCMD, "%s", e.msg);
+	}
+	gf_free(srcs);
 	gf_as_actuator_release(&act);
 	gf_free(token);
 	return rc;

@@ -13,10 +13,18 @@
 #   autoscale-live-service     the loop acting on the controller: an
 #                              inference service's replica count set from
 #                              the controller's queue, its jobs following
+#                              (ready,unready columns: its running and
+#                              pending jobs)
 #                              (and, with the controller down, the loop
 #                              going on, saying so, changing nothing)
+#   autoscale-live-two-metrics an HPA of two metrics on one page (the
+#                              second by its name and selector): the
+#                              larger decides; the second unread holds a
+#                              scale-down, not a scale-up
 #   autoscale-live-prometheus  Debian's Prometheus scraping that page, the
-#                              loop reading it through /api/v1/query
+#                              loop reading it through /api/v1/query (and
+#                              the two-metric HPA: a query built from the
+#                              second's name and selector, or a --query)
 # Every process started here is stopped by its PID.  Prints "ok|FAIL|skip
 # integration/NAME" lines.
 set -u
@@ -198,24 +206,88 @@ if [ -n "$url" ]; then
 		--service chat --controller http://127.0.0.1:1 --count 2 \
 		--interval 1 >"$TMP/run5.out" 2>"$TMP/run5.err"
 	rc5=$?
-	gone=$(grep -c ',controller-unavailable$' "$TMP/run5.out")
+	gone=$(grep -c ',controller-unavailable,' "$TMP/run5.out")
 	after=$(svc_live)
 	[ "$st" = 200 ] && [ $rc5 = 0 ] && [ "$gone" = 2 ] &&
 		[ "$after" = "1 1" ] &&
 		grep -q 'cannot act: cannot GET http://127.0.0.1:1/v1/services/chat' "$TMP/run5.err" &&
 		[ "$bad" = 400 ] && [ "$none" = 404 ] &&
-		[ "$got" = "4 4" ] && [ "$down" = "1 1" ]
+		[ "$got" = "4 4" ] && [ "$down" = "1 1" ] &&
+		[ "$(sed -n 1p "$TMP/run4.out")" = "# t_s,metric,replicas,reason,ready,unready" ] &&
+		grep -Eq '^0\.000,[0-9.]+,[0-9]+,[a-z-]+,[0-9]+,[0-9]+$' "$TMP/run4.out"
 	check autoscale-live-service $? "PUT $st (bad $bad, unknown $none); after the loop '$got' (want 4 4), after scaling to 1 '$down';
 controller down: rc $rc5, $gone syncs said so, after '$after'
 $(cat "$TMP/run4.out" "$TMP/run4.err" "$TMP/run5.out" "$TMP/run5.err" "$TMP/svc.json")"
 fi
+
+# 2c. an HPA of two metrics, each read from the same page (--path /two):
+# the queue by the command line, llm_kv_waiting by its metric.name and
+# selector (model=a; model=b's 1000 is not its series).  10 / 5 -> 2 and
+# 40 / 10 -> 4: the larger, 4.  With llm_kv_waiting off the page (unread)
+# at 4 replicas the queue's 2 is a scale-down: held (no-metric), though
+# the 0 s scale-down window would let it fall; at 1 replica the queue's 2
+# is a scale-up: taken.  Both read again (kv 10 -> 1): down to 2.  One
+# sync per run: nothing waits on time
+cat >"$TMP/hpa3.yaml" <<'HPAEOF'
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: llm}
+spec:
+  minReplicas: 1
+  maxReplicas: 20
+  metrics:
+  - type: External
+    external:
+      metric: {name: gpufleet_queue_pending_jobs}
+      target: {type: AverageValue, averageValue: "5"}
+  - type: External
+    external:
+      metric:
+        name: llm_kv_waiting
+        selector: {matchLabels: {model: a}}
+      target: {type: AverageValue, averageValue: "10"}
+  behavior:
+    scaleDown: {stabilizationWindowSeconds: 0}
+HPAEOF
+two() { # KV-LINES START [--json]: the one sync's line
+	printf '# TYPE gpufleet_queue_pending_jobs gauge\ngpufleet_queue_pending_jobs{class="inference"} 10\n%s' "$1" \
+		>"$TMP/www/two"
+	"$BIN" autoscale run --source "127.0.0.1:$port" --path /two \
+		--hpa "$TMP/hpa3.yaml" --dry-run --count 1 --start-replicas "$2" \
+		${3:-} 2>>"$TMP/two.err" | sed -n "${4:-2}p"
+}
+kv='# TYPE llm_kv_waiting gauge
+llm_kv_waiting{model="a"} 40
+llm_kv_waiting{model="b"} 1000
+'
+t1=$(two "$kv" 1)
+t2=$(two "" 4)
+t3=$(two "" 1)
+t4=$(two "llm_kv_waiting{model=\"a\"} 10
+" 4)
+tj=$(two "" 4 --json 1)
+hd=$(two "$kv" 1 "" 1)
+[ "$hd" = "# t_s,metric,replicas,reason,metric2" ] &&
+	[ "$t1" = "0.000,10,4,computed,40" ] &&
+	[ "$t2" = "0.000,10,4,no-metric,-" ] &&
+	[ "$t3" = "0.000,10,2,computed,-" ] &&
+	[ "$t4" = "0.000,10,2,computed,10" ] &&
+	[ "$tj" = '{"t_s": 0.000, "metric": 10, "replicas": 4, "reason": "no-metric", "metrics": [10, null]}' ] &&
+	grep -q "metric unavailable: metrics\[1\]: metric 'llm_kv_waiting' is not on the page: the others may scale up, never down" "$TMP/two.err"
+check autoscale-live-two-metrics $? "header '$hd'
+both read '$t1' (want 0.000,10,4,computed,40)
+kv unread at 4 '$t2' (want 0.000,10,4,no-metric,-)
+kv unread at 1 '$t3' (want 0.000,10,2,computed,-)
+kv 10 at 4 '$t4' (want 0.000,10,2,computed,10)
+json '$tj'
+$(cat "$TMP/two.err")"
 
 # 3. Prometheus in between
 if ! command -v prometheus >/dev/null 2>&1; then
 	echo "skip integration/autoscale-live-prometheus (prometheus absent)"
 	exit 0
 fi
-printf '# TYPE gpufleet_queue_pending_jobs gauge\ngpufleet_queue_pending_jobs{class="inference",team="a"} 12\ngpufleet_queue_pending_jobs{class="batch",team="a"} 30\n' \
+printf '# TYPE gpufleet_queue_pending_jobs gauge\ngpufleet_queue_pending_jobs{class="inference",team="a"} 12\ngpufleet_queue_pending_jobs{class="batch",team="a"} 30\n# TYPE llm_kv_waiting gauge\nllm_kv_waiting{model="a"} 40\nllm_kv_waiting{model="b"} 1000\n' \
 	>"$TMP/www/metrics"
 pport=$(free_port)
 cat >"$TMP/prometheus.yml" <<PROM
@@ -237,6 +309,26 @@ done
 "$BIN" autoscale run --source "http://127.0.0.1:$pport" --query "$q" \
 	--hpa "$TMP/hpa2.yaml" --dry-run --count 1 >"$TMP/run3.out" 2>"$TMP/run3.err"
 got=$(sed -n 2p "$TMP/run3.out")
-[ "$got" = "0.000,12,3,computed" ]
+# the two-metric HPA through Prometheus: the second metric's query built
+# from its name and selector (sum(llm_kv_waiting{model="a"}): 40 -> 4
+# beats 12 -> 3), or given by a second --query (sum over both models:
+# 1040 -> 104, the default scale-up policies allow 1 + 4 = 5)
+kq='sum(llm_kv_waiting{model="a"})'
+i=0
+until curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$kq" 2>/dev/null |
+	grep -q '"40"' || [ $i -gt 300 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+"$BIN" autoscale run --source "http://127.0.0.1:$pport" --query "$q" \
+	--hpa "$TMP/hpa3.yaml" --dry-run --count 1 >"$TMP/run6.out" 2>"$TMP/run6.err"
+"$BIN" autoscale run --source "http://127.0.0.1:$pport" --query "$q" \
+	--query 'sum(llm_kv_waiting)' --hpa "$TMP/hpa3.yaml" --dry-run \
+	--count 1 >"$TMP/run7.out" 2>"$TMP/run7.err"
+got6=$(sed -n 2p "$TMP/run6.out")
+got7=$(sed -n 2p "$TMP/run7.out")
+[ "$got" = "0.000,12,3,computed" ] && [ "$got6" = "0.000,12,4,computed,40" ] &&
+	[ "$got7" = "0.000,12,5,computed,1040" ]
 check autoscale-live-prometheus $? "got '$got' (want 0.000,12,3,computed)
-$(cat "$TMP/run3.out" "$TMP/run3.err")"
+two metrics: '$got6' (want 0.000,12,4,computed,40), '$got7' (want 0.000,12,5,computed,1040)
+$(cat "$TMP/run3.out" "$TMP/run3.err" "$TMP/run6.out" "$TMP/run6.err" "$TMP/run7.out" "$TMP/run7.err")"

@@ -641,6 +641,329 @@ static void test_sim_conservation(void **state)
 	gf_as_trace_release(&t);
 }
 
+/* An HPA of two External metrics (kubernetes' computeReplicasForMetrics:
+ * horizontal_test.go TestScaleUpOneMetricInvalid and
+ * TestScaleDownOneMetricInvalid are the rules the loop must keep): the
+ * queue, and llm_kv_waiting selected by model=a. */
+static const char *HPA2 =
+	"apiVersion: autoscaling/v2\n"
+	"kind: HorizontalPodAutoscaler\n"
+	"metadata: {name: llm}\n"
+	"spec:\n"
+	"  minReplicas: 1\n"
+	"  maxReplicas: 20\n"
+	"  metrics:\n"
+	"  - type: External\n"
+	"    external:\n"
+	"      metric: {name: gpufleet_queue_pending_jobs}\n"
+	"      target: {type: AverageValue, averageValue: \"5\"}\n"
+	"  - type: External\n"
+	"    external:\n"
+	"      metric:\n"
+	"        name: llm_kv_waiting\n"
+	"        selector: {matchLabels: {model: a, zone: \"e\\\"1\"}}\n"
+	"      target: {type: AverageValue, averageValue: \"10\"}\n"
+	"  - type: Pods\n"
+	"    pods:\n"
+	"      metric: {name: tokens_per_s}\n"
+	"      target: {type: AverageValue, averageValue: \"100\"}\n"
+	"  behavior:\n"
+	"    scaleDown: {stabilizationWindowSeconds: 0}\n"
+	"    scaleUp:\n"
+	"      policies: [{type: Pods, value: 100, periodSeconds: 15}]\n";
+
+/* The manifest keeps each metric's name and selector beside the spec. */
+static void test_manifest_metric_refs(void **state)
+{
+	(void)state;
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	gf_err_clear(&e);
+	if (gf_as_parse_manifest(HPA2, strlen(HPA2), "m.yaml", &sc, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(sc.nwarn, 0);
+	assert_int_equal(sc.nmetrics, 3);
+	assert_int_equal(sc.hpa.nmore, 2);
+	assert_string_equal(sc.metric, "gpufleet_queue_pending_jobs");
+	assert_int_equal(sc.metrics[0].type, GF_AS_METRIC_EXTERNAL);
+	assert_int_equal(sc.metrics[0].nlabels, 0);
+	assert_string_equal(sc.metrics[1].name, "llm_kv_waiting");
+	assert_int_equal(sc.metrics[1].line, 12);
+	assert_int_equal(sc.metrics[1].nlabels, 2);
+	assert_string_equal(sc.metrics[1].labels[0][0], "model");
+	assert_string_equal(sc.metrics[1].labels[0][1], "a");
+	assert_string_equal(sc.metrics[1].labels[1][0], "zone");
+	assert_string_equal(sc.metrics[1].labels[1][1], "e\"1");
+	assert_int_equal(sc.metrics[2].type, GF_AS_METRIC_PODS);
+	assert_string_equal(sc.metrics[2].name, "tokens_per_s");
+	/* the fixture of recommend: a Resource metric keeps its name */
+	assert_int_equal(gf_as_read_manifest("tests/fixtures/autoscale/"
+					     "hpa-multi.yaml",
+					     &sc, &e),
+			 0);
+	assert_int_equal(sc.metrics[1].type, GF_AS_METRIC_RESOURCE);
+	assert_string_equal(sc.metrics[1].name, "cpu");
+	/* a selector with expressions is kept as such; too many labels and
+	 * an unknown selector key are said */
+	struct gf_as_scaler s2;
+	assert_int_equal(
+		parse("  - type: External\n"
+		      "    external:\n"
+		      "      metric:\n"
+		      "        name: x\n"
+		      "        selector:\n"
+		      "          matchExpressions: [{key: a, operator: "
+		      "Exists}]\n"
+		      "          other: 1\n"
+		      "      target: {type: Value, value: \"1\"}\n",
+		      &s2, &e),
+		0);
+	assert_true(s2.metrics[1].expressions);
+	assert_int_equal(s2.nwarn, 1);
+	assert_non_null(strstr(s2.warn[0], "unknown field 'other'"));
+	assert_int_equal(
+		parse("  - type: External\n"
+		      "    external:\n"
+		      "      metric:\n"
+		      "        name: x\n"
+		      "        selector: {matchLabels: {a: 1, b: 1, c: 1, d: 1, "
+		      "e: 1, f: 1, g: 1, h: 1, i: 1}}\n"
+		      "      target: {type: Value, value: \"1\"}\n",
+		      &s2, &e),
+		GF_EPARSE);
+	assert_non_null(strstr(e.msg, "more than 8 labels"));
+}
+
+/* Each metric's source, of the first one's kind. */
+static void test_metric_sources(void **state)
+{
+	(void)state;
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(
+		gf_as_parse_manifest(HPA2, strlen(HPA2), "m.yaml", &sc, &e), 0);
+	struct gf_as_source first, out[GF_HPA_METRICS_MAX];
+	memset(&first, 0, sizeof(first));
+	snprintf(first.base, sizeof(first.base), "http://127.0.0.1:9");
+	snprintf(first.metric, sizeof(first.metric), "q");
+	first.nlabels = 1;
+	snprintf(first.labels[0][0], 128, "class");
+	snprintf(first.labels[0][1], 128, "inference");
+	int n = 0;
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, NULL, 0, out, &n, &e), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[0].metric, "q"); /* the command line's */
+	assert_int_equal(out[0].nlabels, 1);
+	assert_string_equal(out[1].metric, "llm_kv_waiting");
+	assert_string_equal(out[1].base, "http://127.0.0.1:9");
+	assert_int_equal(out[1].nlabels, 2);
+	assert_string_equal(out[1].labels[1][1], "e\"1");
+	assert_string_equal(out[2].metric, "tokens_per_s");
+	assert_int_equal(out[2].nlabels, 0);
+	/* Prometheus: a query from name and selector, or the next --query */
+	first.kind = GF_AS_SOURCE_PROMQL;
+	snprintf(first.query, sizeof(first.query), "sum(q)");
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, NULL, 0, out, &n, &e), 0);
+	assert_string_equal(out[0].query, "sum(q)");
+	assert_string_equal(out[1].query,
+			    "sum(llm_kv_waiting{model=\"a\",zone=\"e\\\"1\"})");
+	assert_string_equal(out[2].query, "sum(tokens_per_s)");
+	const char *qs[] = { "sum(q)", "max(kv)" };
+	assert_int_equal(gf_as_metric_sources(&sc, &first, qs, 2, out, &n, &e),
+			 0);
+	assert_string_equal(out[1].query, "max(kv)");
+	assert_string_equal(out[2].query, "sum(tokens_per_s)");
+	const char *many[] = { "a", "b", "c", "d" };
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, many, 4, out, &n, &e),
+		GF_EINVAL);
+	assert_string_equal(e.msg, "4 --query options for 3 metrics (one per "
+				   "entry of spec.metrics, in order)");
+	/* a Resource metric has no family to read */
+	assert_int_equal(gf_as_read_manifest("tests/fixtures/autoscale/"
+					     "hpa-multi.yaml",
+					     &sc, &e),
+			 0);
+	first.kind = GF_AS_SOURCE_METRICS;
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, NULL, 0, out, &n, &e),
+		GF_EINVAL);
+	assert_string_equal(e.msg,
+			    "metrics[1] (line 19): a Resource metric ('cpu'): "
+			    "autoscale run reads External and Pods metrics "
+			    "from its source");
+	/* nor does a selector by expressions */
+	assert_int_equal(
+		parse("  - type: External\n"
+		      "    external:\n"
+		      "      metric:\n"
+		      "        name: x\n"
+		      "        selector:\n"
+		      "          matchExpressions: [{key: a, operator: "
+		      "Exists}]\n"
+		      "      target: {type: Value, value: \"1\"}\n",
+		      &sc, &e),
+		0);
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, NULL, 0, out, &n, &e),
+		GF_EINVAL);
+	assert_string_equal(e.msg, "metrics[1] (line 13): metric 'x': "
+				   "selector.matchExpressions is not read by "
+				   "autoscale run (use matchLabels)");
+}
+
+/* The loop's reader in tests: step i's page, parsed for each source. */
+struct pages {
+	const char *const *page; /* one per sync */
+	int step, nread;
+};
+
+static int read_page(void *ctx, const struct gf_as_source *src, double *value,
+		     struct gf_err *e)
+{
+	struct pages *p = ctx;
+	int step = p->nread++ / 3; /* three metrics a sync */
+	const char *t = p->page[step];
+	if (!t)
+		return gf_err_set(e, GF_ENOTFOUND, "cannot GET the page");
+	return gf_as_parse_metrics_page(t, strlen(t), src, value, e);
+}
+
+/* An actuator that keeps the count; one pod of it pending. */
+struct fake_act {
+	int32_t n;
+};
+
+static int fake_apply(void *ctx, int32_t cur, int32_t desired, struct gf_err *e)
+{
+	(void)cur;
+	(void)e;
+	((struct fake_act *)ctx)->n = desired;
+	return 0;
+}
+
+static int fake_current(void *ctx, int32_t *replicas, struct gf_err *e)
+{
+	(void)e;
+	*replicas = ((struct fake_act *)ctx)->n;
+	return 0;
+}
+
+static bool fake_pods(void *ctx, int32_t *ready, int32_t *unready)
+{
+	int32_t n = ((struct fake_act *)ctx)->n;
+	*unready = n > 1 ? 1 : 0;
+	*ready = n - *unready;
+	return true;
+}
+
+struct ticks {
+	int n;
+	struct gf_as_tick t[8];
+};
+
+static void keep_tick(void *ctx, const struct gf_as_tick *t)
+{
+	struct ticks *k = ctx;
+	if (k->n < 8)
+		k->t[k->n++] = *t;
+}
+
+/* autoscale run with two metric pages a sync (one family at times not
+ * on it): the larger proposal wins; an unread metric holds a scale-down
+ * (TestScaleDownOneMetricInvalid) but not a scale-up
+ * (TestScaleUpOneMetricInvalid); none read, nothing changes. */
+static void test_loop_two_metrics(void **state)
+{
+	(void)state;
+	struct gf_as_scaler sc;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(
+		gf_as_parse_manifest(HPA2, strlen(HPA2), "m.yaml", &sc, &e), 0);
+	/* the Pods metric: far below its target, it proposes 1 at most */
+	static const char *const page[] = {
+		/* 10 / 5 -> 2, 40 / 10 -> 4: 4 */
+		"gpufleet_queue_pending_jobs{class=\"inference\"} 10\n"
+		"llm_kv_waiting{model=\"a\",zone=\"e\\\"1\"} 40\n"
+		"llm_kv_waiting{model=\"b\",zone=\"e\\\"1\"} 1000\n"
+		"tokens_per_s 0\n",
+		/* 2; kv not on the page: a scale-down held */
+		"gpufleet_queue_pending_jobs{class=\"inference\"} 10\n"
+		"tokens_per_s 10\n",
+		/* 2 and 1, both read: down to 2 */
+		"gpufleet_queue_pending_jobs{class=\"inference\"} 10\n"
+		"llm_kv_waiting{model=\"a\",zone=\"e\\\"1\"} 10\n"
+		"tokens_per_s 10\n",
+		/* 30 / 5 -> 6, kv unread: up to 6 */
+		"gpufleet_queue_pending_jobs{class=\"inference\"} 30\n"
+		"tokens_per_s 10\n",
+		/* the page down: nothing read, nothing changes */
+		NULL,
+	};
+	struct pages pg = { page, 0, 0 };
+	struct gf_as_source first, src[GF_HPA_METRICS_MAX];
+	memset(&first, 0, sizeof(first));
+	snprintf(first.metric, sizeof(first.metric),
+		 "gpufleet_queue_pending_jobs");
+	int n = 0;
+	assert_int_equal(
+		gf_as_metric_sources(&sc, &first, NULL, 0, src, &n, &e), 0);
+	struct fake_act fa = { 1 };
+	struct ticks k = { 0 };
+	struct gf_as_loop l = {
+		.scaler = &sc,
+		.src = src,
+		.nsrc = n,
+		.read = read_page,
+		.read_ctx = &pg,
+		.start = 1,
+		.interval_ms = 1,
+		.count = 5,
+		.act = { "fake", fake_apply, fake_current, &fa, fake_pods },
+		.report = keep_tick,
+		.report_ctx = &k,
+	};
+	if (gf_as_loop_run(&l, &e))
+		fail_msg("%s", e.msg);
+	assert_int_equal(k.n, 5);
+	static const int32_t want[] = { 4, 4, 2, 6, 6 };
+	static const enum gf_hpa_reason why[] = { GF_HPA_REASON_COMPUTED,
+						  GF_HPA_REASON_NO_METRIC,
+						  GF_HPA_REASON_COMPUTED,
+						  GF_HPA_REASON_COMPUTED,
+						  GF_HPA_REASON_NO_METRIC };
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(k.t[i].nmetrics, 3);
+		assert_int_equal(k.t[i].after, want[i]);
+		assert_int_equal(k.t[i].reason, why[i]);
+	}
+	assert_true(k.t[0].oks[0] && k.t[0].values[0] == 10);
+	assert_true(k.t[0].oks[1] && k.t[0].values[1] == 40);
+	assert_true(k.t[1].ok && !k.t[1].oks[1] && k.t[1].oks[2]);
+	assert_string_equal(k.t[1].why, "metrics[1]: metric 'llm_kv_waiting' "
+					"is not on the page");
+	assert_true(k.t[2].oks[1] && k.t[2].values[1] == 10);
+	assert_true(!k.t[4].ok && !k.t[4].oks[1] && !k.t[4].oks[2]);
+	assert_string_equal(k.t[4].why, "metrics[0]: cannot GET the page; "
+					"metrics[1]: cannot GET the page; "
+					"metrics[2]: cannot GET the page");
+	/* the pods the actuator saw before each sync: 1 pending of 4 */
+	assert_int_equal(k.t[1].ready, 3);
+	assert_int_equal(k.t[1].unready, 1);
+	assert_int_equal(k.t[0].ready, 1);
+	assert_int_equal(k.t[0].unready, 0);
+	assert_int_equal(fa.n, 6);
+	/* sources that do not match the metrics are refused */
+	l.nsrc = 1;
+	assert_int_equal(gf_as_loop_run(&l, &e), GF_EINVAL);
+	assert_string_equal(e.msg, "the HPA has 3 metrics and the loop 1 "
+				   "source (one per metric)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -651,6 +974,9 @@ int main(void)
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_metrics_page),
 		cmocka_unit_test(test_query_answer),
+		cmocka_unit_test(test_manifest_metric_refs),
+		cmocka_unit_test(test_metric_sources),
+		cmocka_unit_test(test_loop_two_metrics),
 		cmocka_unit_test(test_render_round_trip),
 		cmocka_unit_test(test_sim_by_hand),
 		cmocka_unit_test(test_sim_warmup),
