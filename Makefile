@@ -66,6 +66,10 @@ CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
 CFLAGS += -g $(OPT) $(WARN) -MMD -MP $(HWLOC_CFLAGS) $(XML_CFLAGS) \
 	$(STORE_CFLAGS)
 LDFLAGS += $(if $(SANITIZE),-fsanitize=$(SANITIZE))
+# lld links the ~90 test binaries of each tree in a third of ld.bfd's
+# CPU (ASan's the most: make check links them three times); gold where
+# lld is absent (scripts/install-deps.sh installs lld)
+LDFLAGS += $(if $(shell command -v ld.lld 2>/dev/null),-fuse-ld=lld,-fuse-ld=gold)
 LIBS = $(HWLOC_LIBS) $(XML_LIBS) $(YAML_LIBS) $(MHD_LIBS) $(JANSSON_LIBS) \
 	$(CURL_LIBS) $(STORE_LIBS) -lglpk -ldl -lpthread -lm
 

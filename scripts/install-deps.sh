@@ -37,6 +37,8 @@ PKGS="$PKGS libslurm-dev slurmctld slurmd slurm-client"
 # make fuzz (docs/fuzzing.md): clang and its libFuzzer runtime (clang
 # also builds make check's third tree)
 PKGS="$PKGS clang libclang-rt-14-dev"
+# the linker of every tree (the Makefile falls back to gold without it)
+PKGS="$PKGS lld"
 
 missing=""
 for p in $PKGS; do
