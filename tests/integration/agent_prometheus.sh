@@ -80,14 +80,20 @@ post=$(curl -s -o /dev/null -D "$TMP/h405" -w '%{http_code}' -X POST "127.0.0.1:
 	[ "$post" = 405 ] && grep -qi '^Allow: GET, HEAD' "$TMP/h405"
 check agent-endpoints $? "404? $code; 405? $post $(cat "$TMP/h405"); $js"
 
-# 2a. every route -h lists is served (none answers 404)
+# 2a. every route -h lists is served: none answers "no route" (a route
+# with parts, /v1/logs/{job}/..., asked for j1 replica 0 attempt 1, may
+# say 404 of that log, not of the route)
 bad=""
 for r in $("$BIN" agent -h | sed -n 's|^  \(/[^ ]*\) .*|\1|p'); do
-	c=$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$AP$r")
-	[ "$c" = 404 ] || [ "$c" = 000 ] && bad="$bad $r:$c"
+	u=$(printf '%s' "$r" | sed -e 's/{job}/j1/' -e 's/{replica}/0/' -e 's/{attempt}/1/')
+	c=$(curl -s -o "$TMP/route" -w '%{http_code}' "127.0.0.1:$AP$u")
+	if [ "$c" = 000 ] || grep -q '"no route for' "$TMP/route" ||
+		{ [ "$c" = 404 ] && [ "$u" = "$r" ]; }; then
+		bad="$bad $r:$c"
+	fi
 done
 n=$("$BIN" agent -h | grep -c '^  /')
-[ -z "$bad" ] && [ "$n" = 6 ]
+[ -z "$bad" ] && [ "$n" = 7 ]
 check agent-help-routes $? "$n routes in -h; not served:$bad"
 
 # 2b. diagnoses: GPU 1 holds memory and does nothing (by its utilisation:

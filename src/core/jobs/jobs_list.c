@@ -23,7 +23,9 @@ int gf_job_states_parse(const char *list, unsigned *out)
 	static const char *const names[] = { "pending", "running", "succeeded",
 					     "failed", "cancelled" };
 	*out = 0;
-	for (const char *p = list; p && *p;) {
+	if (list == NULL)
+		return GF_EINVAL;
+	for (const char *p = list; *p;) {
 		size_t n = strcspn(p, ",");
 		int k = 0;
 		while (k < 5 && (strlen(names[k]) != n ||
