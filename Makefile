@@ -300,7 +300,7 @@ format:
 lint:
 	clang-format --dry-run -Werror $$(find src include tests bench -name '*.[ch]')
 	cppcheck -q --error-exitcode=1 --enable=warning,performance,portability \
-		--inline-suppr -Iinclude -Isrc src
+		--inline-suppr -DGF_DEBUG=1 -Iinclude -Isrc src
 
 clean:
 	rm -rf build build-san build-clang build-tsan build-fuzz

@@ -4,8 +4,10 @@
 #
 # A case is one line NAME | NEEDS | ARGS, run from the shared dir (so paths
 # in output are the relative ones written there).  NEEDS: "shared"
-# (skipped when ../shared is absent) or "-".  In ARGS, @TMP@ is a scratch
-# dir, @ROOT@ the repository, and FAKE_NVML=FIXTURE runs with the fake
+# (skipped when ../shared is absent) or "-", and ",first" after it: run
+# in the first tree only (GF_LATER_TREE=1: a sanitizer tree skips it).
+# In ARGS, @TMP@ is a scratch dir, @ROOT@ the repository, and
+# FAKE_NVML=FIXTURE runs with the fake
 # NVML and that fixture (path from the repo root, or @SHARED@/PATH in the
 # shared dir, read there).  One file per command.
 #   sh tests/golden/run.sh BUILD_DIR          compare
@@ -45,10 +47,23 @@ while IFS='|' read -r name needs args; do
 	if [ -n "${ONLY:-}" ] && ! echo "$name" | grep -Eq "$ONLY"; then
 		continue
 	fi
-	if [ "$needs" = shared ] && [ ! -d "$SHARED/topologies" ]; then
-		echo "skip golden/$name (shared data absent: $SHARED)"
-		continue
-	fi
+	case ",$needs," in
+	*,first,*) # heavy under a sanitizer tree's checkers (test_replay
+		# replays the same code under them on smaller cuts)
+		if [ "${GF_LATER_TREE:-0}" = 1 ]; then
+			echo "skip golden/$name (first tree only)"
+			continue
+		fi
+		;;
+	esac
+	case ",$needs," in
+	*,shared,*)
+		if [ ! -d "$SHARED/topologies" ]; then
+			echo "skip golden/$name (shared data absent: $SHARED)"
+			continue
+		fi
+		;;
+	esac
 	args=$(echo "$args" | sed -e "s|@TMP@|$TMP|g" -e "s|@ROOT@|$ROOT|g")
 	fixture=""
 	case "$args" in
