@@ -37,11 +37,7 @@ int cmd_cancel(int argc, char **argv)
 	int ret = GF_EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		struct gf_client_answer a;
-		/* "13" is "j13", as scancel takes a job's number */
-		const char *j = argv[i][0] && strspn(argv[i], "0123456789") ==
-							strlen(argv[i])
-					? "j"
-					: "";
+		const char *j = gf_remote_job_prefix(argv[i]);
 		if (gf_remote_callf(&r, GF_HTTP_DELETE, NULL, &a,
 				    "/v1/jobs/%s%s", j, argv[i]) != 0) {
 			ret = GF_EXIT_FAIL; /* said; go on with the others */

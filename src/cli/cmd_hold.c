@@ -75,10 +75,10 @@ static int run(const struct verb *vb, int argc, char **argv)
 	int ret = GF_EXIT_OK;
 	for (int i = optind; i < argc; i++) {
 		const char *id = argv[i];
-		bool number = id[0] && strspn(id, "0123456789") == strlen(id);
 		struct gf_client_answer a;
 		if (gf_remote_callf(&r, vb->method, NULL, &a, "/v1/jobs/%s%s%s",
-				    number ? "j" : "", id, vb->route) != 0) {
+				    gf_remote_job_prefix(id), id,
+				    vb->route) != 0) {
 			ret = GF_EXIT_FAIL; /* said; go on with the others */
 			continue;
 		}

@@ -234,9 +234,8 @@ static void runs_table(const struct gf_jv *j, const void *arg)
 static int one(struct gf_remote *r, const char *id, bool runs)
 {
 	char path[GF_REMOTE_PATH_MAX];
-	bool digits = id[0] && strspn(id, "0123456789") == strlen(id);
-	if (gf_fmt(path, sizeof(path), "/v1/jobs/%s%s", digits ? "j" : "",
-		   id)) {
+	if (gf_fmt(path, sizeof(path), "/v1/jobs/%s%s",
+		   gf_remote_job_prefix(id), id)) {
 		gf_cli_error(CMD, "job id '%.40s...': too long", id);
 		return GF_EXIT_USAGE;
 	}

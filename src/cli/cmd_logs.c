@@ -197,9 +197,7 @@ int cmd_logs(int argc, char **argv)
 		return rc;
 	const char *job = argv[optind];
 	char id[64];
-	/* `logs 13` is j13, as cancel takes it */
-	if (strspn(job, "0123456789") == strlen(job) &&
-	    gf_fmt(id, sizeof(id), "j%s", job) == 0)
+	if (gf_fmt(id, sizeof(id), "%s%s", gf_remote_job_prefix(job), job) == 0)
 		job = id;
 	return gf_cli_logs_stream(&r, job, replica, attempt, follow, false,
 				  NULL, NULL);

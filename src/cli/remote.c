@@ -120,6 +120,11 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 	return GF_EXIT_FAIL;
 }
 
+const char *gf_remote_job_prefix(const char *id)
+{
+	return id[0] && strspn(id, "0123456789") == strlen(id) ? "j" : "";
+}
+
 int gf_remote_callf(const struct gf_remote *c, unsigned method,
 		    const char *body, struct gf_client_answer *ans,
 		    const char *fmt, ...)

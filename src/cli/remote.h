@@ -47,6 +47,10 @@ int gf_remote_call(const struct gf_remote *c, unsigned method, const char *path,
 		   const char *body,
 		   struct gf_client_answer *ans) GF_MUST_CHECK;
 
+/* What goes before a job's id in a path: "j" when id is a bare number
+ * ("13" is j13, as scancel takes a job's number), else "". */
+const char *gf_remote_job_prefix(const char *id);
+
 /* gf_remote_call with the path formatted (a job's id in it, say). */
 int gf_remote_callf(const struct gf_remote *c, unsigned method,
 		    const char *body, struct gf_client_answer *ans,
