@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "chargeback/chargeback.h"
+#include "util/clock.h"
 #include "util/csv.h"
 #include "util/duration.h"
 #include "util/fmt.h"
@@ -45,16 +46,6 @@ static void skip_add(struct gf_cb_skips *sk, uint32_t src, uint32_t line,
 
 /* --- times -----------------------------------------------------------------
  */
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
 
 /* n digits at s as a number, or -1. */
 static long digits(const char *s, int n)
@@ -124,7 +115,7 @@ int gf_cb_parse_time(const char *s, int64_t *ms)
 	}
 	if (*p)
 		return -1;
-	int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+	int64_t days = gf_days_from_civil(y, (int)mo, (int)d);
 	int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - off;
 	*ms = secs * 1000 + (int64_t)llround(frac * 1000.0);
 	return 0;

@@ -18,19 +18,9 @@
 
 #include <gpufleet/rng.h>
 
+#include "util/clock.h"
 #include "util/csv.h"
 #include "util/mem.h"
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Hinnant). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	unsigned yoe = (unsigned)(y - era * 400);
-	unsigned doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
-	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
 
 static bool digits(const char *s, int n, int *out)
 {
@@ -65,7 +55,7 @@ static bool parse_timestamp(const char *s, double *out)
 	}
 	if (*p && strcmp(p, "Z") != 0)
 		return false;
-	int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+	int64_t days = gf_days_from_civil(y, (int)mo, (int)d);
 	*out = (double)(days * 86400 + h * 3600 + mi * 60 + se) + frac;
 	return true;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/clock.h"
 #include "util/csv.h"
 #include "util/fmt.h"
 #include "util/mem.h"
@@ -287,17 +288,6 @@ static int load_alibaba2023(struct gf_csv *c,
 
 /* ---- Philly (Pollux's philly.csv) ---- */
 
-/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* "YYYY-MM-DD HH:MM:SS" as seconds since the epoch; -1 when not one. */
 static int64_t parse_stamp(const char *s)
 {
@@ -308,7 +298,7 @@ static int64_t parse_stamp(const char *s)
 	    d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || h < 0 ||
 	    mi < 0 || sec < 0)
 		return -1;
-	return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	return gf_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
 }
 
 /* n GPUs as replicas of at most 8: the fewest equal replicas. */

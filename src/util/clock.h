@@ -20,6 +20,12 @@ double gf_clock_s(void);
 int64_t gf_clock_wall_ms(void);
 int64_t gf_clock_wall_us(void);
 
+/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian,
+ * Howard Hinnant's days_from_civil; m 1-12, d 1-31 unchecked): pure
+ * arithmetic, no clock read, for the readers of dates (traces,
+ * chargeback records, the job listing's times). */
+int64_t gf_days_from_civil(int64_t y, int m, int d);
+
 /* CPU time of the calling thread, in milliseconds. */
 double gf_clock_thread_cpu_ms(void);
 

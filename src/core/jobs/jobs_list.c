@@ -18,6 +18,8 @@
 #include <gpufleet/ctl.h>
 #include <gpufleet/err.h>
 
+#include "util/clock.h"
+
 int gf_job_states_parse(const char *list, unsigned *out)
 {
 	static const char *const names[] = { "pending", "running", "succeeded",
@@ -45,17 +47,6 @@ _Static_assert(GF_JOB_PENDING == 0 && GF_JOB_RUNNING == 1 &&
 		       GF_JOB_SUCCEEDED == 2 && GF_JOB_FAILED == 3 &&
 		       GF_JOB_CANCELLED == 4,
 	       "the names above in state order");
-
-/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
-static int64_t days_of(int64_t y, int m, int d)
-{
-	y -= m <= 2;
-	int64_t era = (y >= 0 ? y : y - 399) / 400;
-	int64_t yoe = y - era * 400;
-	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
 
 /* n digits at *p into v, p moved past them. */
 static bool digits(const char **p, int n, int *v)
@@ -144,7 +135,7 @@ static bool iso_time(const char *s, int64_t *out)
 	}
 	if (*p != '\0')
 		return false;
-	*out = days_of(y, mo, d) * 86400000 + ms - off;
+	*out = gf_days_from_civil(y, mo, d) * 86400000 + ms - off;
 	return true;
 }
 
