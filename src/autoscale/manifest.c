@@ -1,23 +1,15 @@
 /*
  * manifest.c - an autoscaling/v2 HorizontalPodAutoscaler or a KEDA
  * ScaledObject, read from YAML through util/yaml (nodes carry their
- * line), into a gf_as_scaler.
+ * line), into a gf_as_scaler: the root and the HPA here, the
+ * ScaledObject's spec in manifest_keda.c (shared parts: manifest_impl.h).
  *
  * Field names are the upstream ones: kubernetes/api autoscaling/v2
  * types.go (spec.minReplicas, maxReplicas, metrics[].external.metric,
  * .target.{type,value,averageValue}, behavior.scaleUp|scaleDown
  * .{stabilizationWindowSeconds,selectPolicy,policies[].{type,value,
- * periodSeconds},tolerance}) and kedacore/keda-docs
- * content/docs/2.15/reference/scaledobject-spec.md and
- * scalers/prometheus.md (spec.pollingInterval, cooldownPeriod,
- * initialCooldownPeriod, idleReplicaCount, minReplicaCount,
- * maxReplicaCount, fallback.{failureThreshold,replicas},
- * advanced.horizontalPodAutoscalerConfig.behavior, triggers[].{type,
- * metricType,metadata.{serverAddress,query,threshold,
- * activationThreshold}}, metadata.annotations
- * autoscaling.keda.sh/{paused,paused-replicas}).  A null value is an absent
- * field, as the API's JSON decoding makes it (so `behavior: null` is the legacy
- * path).
+ * periodSeconds},tolerance}).  A null value is an absent field, as the
+ * API's JSON decoding makes it (so `behavior: null` is the legacy path).
  */
 #include <errno.h>
 #include <math.h>
@@ -26,23 +18,13 @@
 #include <string.h>
 
 #include "autoscale/autoscale.h"
+#include "autoscale/manifest_impl.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 #include "util/yaml.h"
 
-typedef struct gf_yn node_t;
-
-struct rd {
-	struct gf_yr yr; /* the document and the error */
-	struct gf_as_scaler *out;
-};
-
-#define fail(r, n, ...) gf_yr_fail(&(r)->yr, n, __VA_ARGS__)
-
-/* A warning in out->warn (the first 8 kept, all counted). */
-__attribute__((format(printf, 3, 4))) static void
-warn(const struct rd *r, const node_t *n, const char *fmt, ...)
+void gf__as_warn(const struct rd *r, const node_t *n, const char *fmt, ...)
 {
 	struct gf_as_scaler *o = r->out;
 	if (o->nwarn < 8) {
@@ -57,16 +39,8 @@ warn(const struct rd *r, const node_t *n, const char *fmt, ...)
 	o->nwarn++;
 }
 
-/*
- * One field of a mapping; k is its key node.  0, an error, or FIELD_UNKNOWN
- * for a key fn does not know (warned about, as the API server does).
- */
-#define FIELD_UNKNOWN 1
-typedef int (*field_fn)(const struct rd *r, const char *key, const node_t *k,
-			const node_t *v, void *obj);
-
 /* Each pair of mapping n whose value is not null, handed to fn. */
-static int walk(const struct rd *r, const node_t *n, const char *what,
+int gf__as_walk(const struct rd *r, const node_t *n, const char *what,
 		field_fn fn, void *obj)
 {
 	if (gf_yn_type(n) != GF_YN_MAP)
@@ -78,15 +52,16 @@ static int walk(const struct rd *r, const node_t *n, const char *what,
 			continue;
 		int rc = fn(r, key, k, v, obj);
 		if (rc == FIELD_UNKNOWN)
-			warn(r, k, "unknown field '%.60s' in %s: ignored", key,
-			     what);
+			gf__as_warn(r, k,
+				    "unknown field '%.60s' in %s: ignored", key,
+				    what);
 		else if (rc)
 			return rc;
 	}
 	return 0;
 }
 
-static int get_int(const struct rd *r, const node_t *n, const char *what,
+int gf__as_get_int(const struct rd *r, const node_t *n, const char *what,
 		   int32_t *out)
 {
 	long long v;
@@ -137,17 +112,18 @@ static int get_tolerance(const struct rd *r, const node_t *n, const char *what,
 static int get_capped(const struct rd *r, const node_t *n, const char *what,
 		      int32_t max, int32_t *out)
 {
-	int rc = get_int(r, n, what, out);
+	int rc = gf__as_get_int(r, n, what, out);
 	if (rc == 0 && *out > max)
-		warn(r, n,
-		     "%s %d: the API server takes at most %d (used as it "
-		     "is)",
-		     what, *out, max);
+		gf__as_warn(
+			r, n,
+			"%s %d: the API server takes at most %d (used as it "
+			"is)",
+			what, *out, max);
 	return rc;
 }
 
 /* s is one of names (a NULL-terminated list): its index, else -1. */
-static int one_of(const char *s, const char *const *names)
+int gf__as_one_of(const char *s, const char *const *names)
 {
 	for (int i = 0; s && names[i]; i++)
 		if (!strcmp(s, names[i]))
@@ -168,7 +144,7 @@ static int policy_field(const struct rd *r, const char *key, const node_t *k,
 	struct policy_ctx *x = obj;
 	if (!strcmp(key, "type")) {
 		static const char *const types[] = { "Pods", "Percent", NULL };
-		int t = one_of(gf_yn_str(v), types);
+		int t = gf__as_one_of(gf_yn_str(v), types);
 		x->type = true;
 		x->p->type = t == 1 ? GF_HPA_PERCENT : GF_HPA_PODS;
 		if (t < 0)
@@ -180,7 +156,7 @@ static int policy_field(const struct rd *r, const char *key, const node_t *k,
 	}
 	if (!strcmp(key, "value")) {
 		x->value = true;
-		return get_int(r, v, "value", &x->p->value);
+		return gf__as_get_int(r, v, "value", &x->p->value);
 	}
 	if (!strcmp(key, "periodSeconds")) {
 		x->period = true;
@@ -196,7 +172,7 @@ static int parse_policy(const struct rd *r, const node_t *n, const char *dir,
 	char what[96];
 	gf_note(what, sizeof(what), "behavior.%s.policies[]", dir);
 	struct policy_ctx x = { p, what, false, false, false };
-	int rc = walk(r, n, what, policy_field, &x);
+	int rc = gf__as_walk(r, n, what, policy_field, &x);
 	if (rc == 0 && (!x.type || !x.value || !x.period))
 		rc = fail(r, n,
 			  "%s: a policy needs type, value and periodSeconds",
@@ -247,7 +223,7 @@ static int rules_field(const struct rd *r, const char *key, const node_t *k,
 			GF_HPA_SELECT_MAX, GF_HPA_SELECT_MIN,
 			GF_HPA_SELECT_DISABLED
 		};
-		int s = one_of(gf_yn_str(v), sel);
+		int s = gf__as_one_of(gf_yn_str(v), sel);
 		ru->has_select = true;
 		if (s < 0)
 			return fail(r, v,
@@ -277,14 +253,14 @@ static int behavior_field(const struct rd *r, const char *key, const node_t *k,
 	char what[64];
 	gf_note(what, sizeof(what), "behavior.%s", key);
 	struct rules_ctx x = { up ? &s->up : &s->down, key, what };
-	return walk(r, v, what, rules_field, &x);
+	return gf__as_walk(r, v, what, rules_field, &x);
 }
 
-static int parse_behavior(const struct rd *r, const node_t *n,
+int gf__as_parse_behavior(const struct rd *r, const node_t *n,
 			  struct gf_hpa_spec *s)
 {
 	s->behavior = true;
-	return walk(r, n, "behavior", behavior_field, s);
+	return gf__as_walk(r, n, "behavior", behavior_field, s);
 }
 
 struct target_ctx {
@@ -346,7 +322,7 @@ static int parse_target(const struct rd *r, const node_t *n, const char *what,
 {
 	struct target_ctx x = { NULL, NULL, NULL, NULL,
 				m->kind == GF_HPA_PER_POD };
-	int rc = walk(r, n, what, target_field, &x);
+	int rc = gf__as_walk(r, n, what, target_field, &x);
 	if (rc == 0)
 		rc = target_type(r, n, what, &x);
 	if (rc)
@@ -361,7 +337,7 @@ static int parse_target(const struct rd *r, const node_t *n, const char *what,
 		int32_t pct = 0;
 		m->target = GF_HPA_AVERAGE_VALUE;
 		m->kind = GF_HPA_UTILIZATION;
-		rc = get_int(r, x.util, "averageUtilization", &pct);
+		rc = gf__as_get_int(r, x.util, "averageUtilization", &pct);
 		if (rc == 0 && pct <= 0)
 			rc = fail(r, x.util,
 				  "field 'averageUtilization': %d: must be "
@@ -419,8 +395,8 @@ static int selector_field(const struct rd *r, const char *key, const node_t *k,
 	(void)k;
 	struct gf_as_metric_ref *ref = obj;
 	if (!strcmp(key, "matchLabels"))
-		return walk(r, v, "metric.selector.matchLabels", match_label,
-			    ref);
+		return gf__as_walk(r, v, "metric.selector.matchLabels",
+				   match_label, ref);
 	if (!strcmp(key, "matchExpressions")) {
 		ref->expressions = gf_yn_len(v) > 0;
 		return 0;
@@ -438,7 +414,8 @@ static int metric_id_field(const struct rd *r, const char *key, const node_t *k,
 		return gf_yr_str(&r->yr, v, "metric.name", 0, ref->name,
 				 sizeof(ref->name));
 	if (!strcmp(key, "selector"))
-		return walk(r, v, "metric.selector", selector_field, ref);
+		return gf__as_walk(r, v, "metric.selector", selector_field,
+				   ref);
 	return FIELD_UNKNOWN;
 }
 
@@ -455,7 +432,7 @@ static int source_field(const struct rd *r, const char *key, const node_t *k,
 	}
 	if (!strcmp(key, "metric") && strcmp(x->what, "resource")) {
 		gf_note(what, sizeof(what), "%s.metric", x->what);
-		return walk(r, v, what, metric_id_field, x->ref);
+		return gf__as_walk(r, v, what, metric_id_field, x->ref);
 	}
 	if (!strcmp(key, "name") && !strcmp(x->what, "resource"))
 		return gf_yr_str(&r->yr, v, "resource.name", 0, x->ref->name,
@@ -494,7 +471,7 @@ static int parse_metric(const struct rd *r, const node_t *n, size_t i,
 	char what[32];
 	gf_note(what, sizeof(what), "metrics[%zu]", i);
 	struct metric_ctx x = { NULL, NULL, NULL, NULL };
-	int rc = walk(r, n, what, metric_field, &x);
+	int rc = gf__as_walk(r, n, what, metric_field, &x);
 	if (rc)
 		return rc;
 	const char *t = gf_yn_str(x.type);
@@ -502,7 +479,7 @@ static int parse_metric(const struct rd *r, const node_t *n, size_t i,
 					     NULL };
 	const node_t *src[] = { x.ext, x.pods, x.res };
 	static const char *const keys[] = { "external", "pods", "resource" };
-	int k = t ? one_of(t, kinds) : -1;
+	int k = t ? gf__as_one_of(t, kinds) : -1;
 	if (k < 0)
 		return fail(r, x.type ? x.type : n,
 			    "%s.type '%.40s': this autoscaler reads External, "
@@ -516,7 +493,7 @@ static int parse_metric(const struct rd *r, const node_t *n, size_t i,
 	ref->type = (enum gf_as_metric_type)k;
 	ref->line = gf_yn_line(n);
 	struct source_ctx sx = { m, keys[k], ref, false };
-	rc = walk(r, src[k], keys[k], source_field, &sx);
+	rc = gf__as_walk(r, src[k], keys[k], source_field, &sx);
 	if (rc == 0 && !sx.target)
 		rc = fail(r, src[k], "%s: field 'target' missing", keys[k]);
 	if (rc == 0 && i == 0)
@@ -557,11 +534,6 @@ static int parse_metrics(const struct rd *r, const node_t *n,
 	return 0;
 }
 
-struct spec_ctx {
-	struct gf_as_scaler *out;
-	bool max, metrics, trigger;
-};
-
 static int hpa_field(const struct rd *r, const char *key, const node_t *k,
 		     const node_t *v, void *obj)
 {
@@ -569,17 +541,17 @@ static int hpa_field(const struct rd *r, const char *key, const node_t *k,
 	struct spec_ctx *x = obj;
 	struct gf_hpa_spec *s = &x->out->hpa;
 	if (!strcmp(key, "minReplicas"))
-		return get_int(r, v, key, &s->min_replicas);
+		return gf__as_get_int(r, v, key, &s->min_replicas);
 	if (!strcmp(key, "maxReplicas")) {
 		x->max = true;
-		return get_int(r, v, key, &s->max_replicas);
+		return gf__as_get_int(r, v, key, &s->max_replicas);
 	}
 	if (!strcmp(key, "metrics")) {
 		x->metrics = true;
 		return parse_metrics(r, v, x->out);
 	}
 	if (!strcmp(key, "behavior"))
-		return parse_behavior(r, v, s);
+		return gf__as_parse_behavior(r, v, s);
 	return strcmp(key, "scaleTargetRef") ? FIELD_UNKNOWN : 0;
 }
 
@@ -587,7 +559,7 @@ static int parse_hpa_spec(const struct rd *r, const node_t *n,
 			  struct gf_as_scaler *out)
 {
 	struct spec_ctx x = { out, false, false, false };
-	int rc = walk(r, n, "spec", hpa_field, &x);
+	int rc = gf__as_walk(r, n, "spec", hpa_field, &x);
 	if (rc == 0 && !x.max)
 		rc = fail(r, n, "spec: field 'maxReplicas' missing");
 	if (rc == 0 && !x.metrics)
@@ -595,247 +567,6 @@ static int parse_hpa_spec(const struct rd *r, const node_t *n,
 			  "spec: field 'metrics' missing (one External "
 			  "metric)");
 	return rc;
-}
-
-/* A KEDA metadata value: a string holding a float (strconv.ParseFloat),
- * made milli-units as KEDA does (int64(v * 1000)). */
-static int keda_float(const struct rd *r, const node_t *v, const char *what,
-		      int64_t *milli)
-{
-	const char *s = gf_yn_str(v);
-	char *end;
-	errno = 0;
-	double x = s && *s ? strtod(s, &end) : NAN;
-	if (!s || !*s || *end || errno || !isfinite(x) || x < 0 || x > 9e15)
-		return fail(r, v, "field '%s': '%.40s' is not a number >= 0",
-			    what, s ? s : "");
-	*milli = (int64_t)(x * 1000.0);
-	return 0;
-}
-
-struct trigger_ctx {
-	struct gf_as_scaler *out;
-	const node_t *md;
-	bool threshold;
-};
-
-static int trigger_field(const struct rd *r, const char *key, const node_t *k,
-			 const node_t *v, void *obj)
-{
-	(void)k;
-	struct trigger_ctx *x = obj;
-	const char *t = gf_yn_str(v);
-	if (!strcmp(key, "type")) {
-		if (!t || strcmp(t, "prometheus"))
-			return fail(r, v,
-				    "triggers[0].type '%.40s': this "
-				    "autoscaler reads a prometheus trigger",
-				    t ? t : "");
-		return 0;
-	}
-	if (!strcmp(key, "metricType")) {
-		static const char *const types[] = { "AverageValue", "Value",
-						     NULL };
-		int i = one_of(t, types);
-		if (i < 0)
-			return fail(r, v,
-				    "field 'metricType': '%.40s' is not "
-				    "AverageValue or Value",
-				    t ? t : "");
-		x->out->keda.hpa.target =
-			i == 0 ? GF_HPA_AVERAGE_VALUE : GF_HPA_VALUE;
-		return 0;
-	}
-	if (!strcmp(key, "metadata")) {
-		x->md = v;
-		return 0;
-	}
-	return gf_yaml_known(key, "name, useCachedMetrics, authenticationRef")
-		       ? 0
-		       : FIELD_UNKNOWN;
-}
-
-/* triggers[0].metadata: other keys are the scaler's, not ours to judge */
-static int metadata_field(const struct rd *r, const char *key, const node_t *k,
-			  const node_t *v, void *obj)
-{
-	(void)k;
-	struct trigger_ctx *x = obj;
-	struct gf_as_scaler *out = x->out;
-	if (!strcmp(key, "threshold")) {
-		x->threshold = true;
-		return keda_float(r, v, key, &out->keda.hpa.target_milli);
-	}
-	if (!strcmp(key, "activationThreshold"))
-		return keda_float(r, v, key, &out->keda.activation_milli);
-	if (!strcmp(key, "serverAddress"))
-		return gf_yr_str(&r->yr, v, key, 0, out->server,
-				 sizeof(out->server));
-	if (!strcmp(key, "query"))
-		return gf_yr_str(&r->yr, v, key, 0, out->query,
-				 sizeof(out->query));
-	return 0;
-}
-
-static int parse_trigger(const struct rd *r, const node_t *n,
-			 struct gf_as_scaler *out)
-{
-	struct trigger_ctx x = { out, NULL, false };
-	int rc = walk(r, n, "triggers[0]", trigger_field, &x);
-	if (rc)
-		return rc;
-	if (!x.md)
-		return fail(r, n, "triggers[0]: field 'metadata' missing");
-	rc = walk(r, x.md, "triggers[0].metadata", metadata_field, &x);
-	if (rc == 0 && !x.threshold)
-		rc = fail(r, x.md,
-			  "triggers[0].metadata: field 'threshold' "
-			  "missing");
-	return rc;
-}
-
-static int advanced_field(const struct rd *r, const char *key, const node_t *k,
-			  const node_t *v, void *obj)
-{
-	struct gf_as_scaler *out = obj;
-	if (!strcmp(key, "horizontalPodAutoscalerConfig")) {
-		if (gf_yn_type(v) != GF_YN_MAP)
-			return fail(r, v, "field '%s': expected a mapping",
-				    key);
-		const node_t *b = gf_yn_get(v, "behavior");
-		return gf_yn_null(b) ? 0 : parse_behavior(r, b, &out->keda.hpa);
-	}
-	if (!strcmp(key, "scalingModifiers"))
-		return fail(r, k, "advanced.scalingModifiers: not supported");
-	return strcmp(key, "restoreToOriginalReplicaCount") ? FIELD_UNKNOWN : 0;
-}
-
-static int fallback_field(const struct rd *r, const char *key, const node_t *k,
-			  const node_t *v, void *obj)
-{
-	(void)k;
-	struct gf_keda_spec *s = obj;
-	if (!strcmp(key, "failureThreshold"))
-		return get_int(r, v, key, &s->fallback_failures);
-	if (!strcmp(key, "replicas"))
-		return get_int(r, v, key, &s->fallback_replicas);
-	return 0;
-}
-
-static int keda_field(const struct rd *r, const char *key, const node_t *k,
-		      const node_t *v, void *obj)
-{
-	(void)k;
-	struct spec_ctx *x = obj;
-	struct gf_keda_spec *s = &x->out->keda;
-	static const char *const ints[] = { "pollingInterval",
-					    "cooldownPeriod",
-					    "initialCooldownPeriod",
-					    "minReplicaCount",
-					    "maxReplicaCount",
-					    "idleReplicaCount",
-					    NULL };
-	int32_t *to[] = { &s->polling_s,	  &s->cooldown_s,
-			  &s->initial_cooldown_s, &s->min_replicas,
-			  &s->max_replicas,	  &s->idle_replicas };
-	int i = one_of(key, ints);
-	if (i == 3)
-		s->min_set = true;
-	if (i == 5) {
-		long long idle;
-		int rc = gf_yr_int(&r->yr, v, key, 0, INT32_MAX, &idle);
-		if (rc == 0 && idle > 0)
-			warn(r, v,
-			     "idleReplicaCount %lld: KEDA documents that only "
-			     "0 works (its HPA raises the target back to "
-			     "minReplicaCount)",
-			     idle);
-		if (rc == 0)
-			s->idle_replicas = (int32_t)idle;
-		return rc;
-	}
-	if (i >= 0)
-		return get_int(r, v, key, to[i]);
-	if (!strcmp(key, "fallback"))
-		return walk(r, v, "fallback", fallback_field, s);
-	if (!strcmp(key, "advanced"))
-		return walk(r, v, "advanced", advanced_field, x->out);
-	if (!strcmp(key, "triggers")) {
-		if (gf_yn_type(v) != GF_YN_SEQ || gf_yn_len(v) != 1)
-			return fail(r, v,
-				    "field 'triggers': this autoscaler reads "
-				    "exactly one trigger");
-		x->trigger = true;
-		return parse_trigger(r, gf_yn_at(v, 0), x->out);
-	}
-	return strcmp(key, "scaleTargetRef") ? FIELD_UNKNOWN : 0;
-}
-
-static int parse_keda_spec(const struct rd *r, const node_t *n,
-			   struct gf_as_scaler *out)
-{
-	struct spec_ctx x = { out, false, false, false };
-	int rc = walk(r, n, "spec", keda_field, &x);
-	if (rc == 0 && !x.trigger)
-		rc = fail(r, n, "spec: field 'triggers' missing");
-	return rc;
-}
-
-/* metadata.annotations of a ScaledObject: KEDA's pause (scaledobject
- * -spec.md, "Pause autoscaling"; ScaledObject.NeedToBePausedByAnnotation). */
-#define KEDA_ANN "autoscaling.keda.sh/"
-static int annotation_field(const struct rd *r, const char *key,
-			    const node_t *k, const node_t *v, void *obj)
-{
-	struct gf_keda_spec *s = obj;
-	if (!strcmp(key, KEDA_ANN "paused-replicas")) {
-		long long n;
-		int rc = gf_yr_int(&r->yr, v,
-				   "metadata.annotations." KEDA_ANN
-				   "paused-replicas",
-				   0, INT32_MAX, &n);
-		if (rc == 0)
-			s->paused_replicas = (int32_t)n;
-		return rc;
-	}
-	if (!strcmp(key, KEDA_ANN "paused")) {
-		bool b;
-		const char *t = gf_yn_str(v);
-		/* strconv.ParseBool's words; anything else pauses */
-		static const char *const yes[] = { "1",	   "t",	   "T", "true",
-						   "TRUE", "True", NULL };
-		static const char *const no[] = { "0",	   "f",	    "F",
-						  "false", "FALSE", "False",
-						  NULL };
-		if (one_of(t, yes) >= 0)
-			b = true;
-		else if (one_of(t, no) >= 0)
-			b = false;
-		else {
-			b = true;
-			warn(r, v,
-			     "annotation '" KEDA_ANN "paused': '%.40s' is "
-			     "not a boolean: paused, as KEDA does",
-			     t ? t : "");
-		}
-		s->paused = b;
-		return 0;
-	}
-	if (!strncmp(key, KEDA_ANN, strlen(KEDA_ANN)))
-		warn(r, k,
-		     "annotation '%.60s': not read (KEDA 2.16 has "
-		     "paused and paused-replicas)",
-		     key);
-	return 0;
-}
-
-static int parse_annotations(const struct rd *r, const node_t *md,
-			     struct gf_as_scaler *out)
-{
-	const node_t *a = gf_yn_get(md, "annotations");
-	if (gf_yn_null(a))
-		return 0;
-	return walk(r, a, "metadata.annotations", annotation_field, &out->keda);
 }
 
 /* apiVersion must be want for this kind. */
@@ -861,10 +592,10 @@ static int parse_root(const struct rd *r, const node_t *root,
 		const char *key = gf_yn_str(k);
 		if (key && !gf_yaml_known(key, "kind, apiVersion, spec, "
 					       "metadata, status"))
-			warn(r, k,
-			     "unknown field '%.60s' in the object: "
-			     "ignored",
-			     key);
+			gf__as_warn(r, k,
+				    "unknown field '%.60s' in the object: "
+				    "ignored",
+				    key);
 	}
 	const node_t *kind = gf_yn_get(root, "kind");
 	const node_t *api = gf_yn_get(root, "apiVersion");
@@ -890,8 +621,8 @@ static int parse_root(const struct rd *r, const node_t *root,
 		out->kind = GF_AS_KEDA;
 		rc = want_api(r, root, api, "keda.sh/v1alpha1");
 		if (rc == 0 && gf_yn_type(md) == GF_YN_MAP)
-			rc = parse_annotations(r, md, out);
-		return rc ? rc : parse_keda_spec(r, spec, out);
+			rc = gf__as_parse_annotations(r, md, out);
+		return rc ? rc : gf__as_parse_keda_spec(r, spec, out);
 	}
 	return fail(r, kind,
 		    "kind '%.40s': expected HorizontalPodAutoscaler or "
