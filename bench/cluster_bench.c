@@ -913,7 +913,11 @@ static int start_controller(int n, char *log, size_t lsize)
 	FILE *f = fopen(cfg, "we");
 	if (!f)
 		return -1;
-	fprintf(f, "agents:\n  heartbeat_s: 1\n  notready_after_s: %d\n",
+	/* the real agent runs its jobs as this process's user, root where
+	 * the bench runs as root: allowed only so (issue 21) */
+	fprintf(f,
+		"allow_root: true\nagents:\n  heartbeat_s: 1\n"
+		"  notready_after_s: %d\n",
 		NOTREADY_S);
 	fclose(f);
 	/* every simulated agent connects from 127.0.0.1: no per-client cap */

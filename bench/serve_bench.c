@@ -49,12 +49,15 @@ static double now_s(void)
 static void *client(void *arg)
 {
 	int k = (int)(intptr_t)arg;
+	/* a job needs a command (issue 21: an empty one is a 400) */
+#define CMD ", \"command\": \"true\"}"
 	static const char *const shapes[] = {
-		"{\"gpus\": 1}", "{\"gpu_milli\": 500}",
-		"{\"gpus\": 2}", "{\"gpu_milli\": 250}",
-		"{\"gpus\": 1}", "{\"gpus\": 4, \"class\": \"training\"}",
-		"{\"gpus\": 1}", "{\"gpus\": 8, \"class\": \"training\"}",
+		"{\"gpus\": 1" CMD, "{\"gpu_milli\": 500" CMD,
+		"{\"gpus\": 2" CMD, "{\"gpu_milli\": 250" CMD,
+		"{\"gpus\": 1" CMD, "{\"gpus\": 4, \"class\": \"training\"" CMD,
+		"{\"gpus\": 1" CMD, "{\"gpus\": 8, \"class\": \"training\"" CMD,
 	};
+#undef CMD
 	struct gf_client *c = gf_client_new();
 	char url[256];
 	snprintf(url, sizeof(url), "%s/v1/jobs", base);
