@@ -154,7 +154,7 @@ py=
 if [ -n "$shim" ] && [ "$(head -c 2 "$shim")" = "#!" ]; then
 	py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || py=
 fi
-if [ -n "$py" ] && [ -x "$py" ] && [ "${py%/*}/python3" -ef "$py" ]; then
+if [ -n "$py" ] && [ -x "$py" ] && [ -x "${py%/*}/python3" ]; then
 	PATH="${py%/*}:$PATH"
 	export PATH
 fi
