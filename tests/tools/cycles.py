@@ -24,21 +24,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 def graph(build, folder):
     """file -> sorted files of the same folder it calls"""
     defs, uses = {}, {}
+    objs = []
     for obj in sorted(glob.glob(os.path.join(build, "src", folder, "*.o"))):
         name = os.path.basename(obj)[:-2] + ".c"
         srcdir = os.path.join(ROOT, "src", folder)
         if os.path.isdir(srcdir) and \
                 not os.path.exists(os.path.join(srcdir, name)):
             continue  # left by a source since renamed or removed
-        out = subprocess.run(["nm", obj], capture_output=True, text=True,
-                             check=True).stdout
+        objs.append(obj)
         uses[name] = set()
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 3 and f[1] in "TDBRVW":
-                defs[f[2]] = name
-            elif len(f) == 2 and f[0] == "U":
-                uses[name].add(f[1])
+    if not objs:
+        return {}
+    # one nm for the folder (-A: each line starts "OBJECT:"), not one a file
+    out = subprocess.run(["nm", "-A"] + objs, capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        obj, _, rest = line.partition(":")
+        name = os.path.basename(obj)[:-2] + ".c"
+        f = rest.split()
+        if len(f) == 3 and f[1] in "TDBRVW":
+            defs[f[2]] = name
+        elif len(f) == 2 and f[0] == "U":
+            uses[name].add(f[1])
     return {n: sorted({defs[s] for s in u if s in defs and defs[s] != n})
             for n, u in uses.items()}
 
