@@ -131,8 +131,14 @@ static void test_default_trace_accuracy(void **state)
 		skip();
 	}
 	/* all ten published seeds: a mean over fewer would be noisier than
-	 * the tolerance for Packing, whose seeds spread 7.4..8.9 */
+	 * the tolerance for Packing, whose seeds spread 7.4..8.9.  The debug
+	 * (sanitizer) trees check memory and the core's invariants on one
+	 * seed, not the figures the plain tree checks (14 s of CPU less) */
+#if GF_DEBUG
+	const int nseeds = 1;
+#else
 	const int nseeds = 10;
+#endif
 	double pub[GF_POLICY_COUNT];
 	struct gf_err e;
 	assert_int_equal(
@@ -173,7 +179,10 @@ static void test_default_trace_accuracy(void **state)
 		print_message("%-10s published %5.2f ours %5.2f (%+.2f)\n",
 			      gf_policy_label((enum gf_policy)p), pub[p],
 			      sum->unalloc_mean[100], d);
-		if (isnan(pub[p])) /* FGD+: issue 16's bar, 15 % under FGD */
+		if (nseeds < 10) /* one seed: a sane figure, not the bar */
+			assert_true(sum->unalloc_mean[100] > 1.0 &&
+				    sum->unalloc_mean[100] < 20.0);
+		else if (isnan(pub[p])) /* FGD+: issue 16's bar, 15 % under FGD */
 			assert_true(sum->unalloc_mean[100] <= 4.05);
 		else
 			assert_true(fabs(d) <= 0.5);
