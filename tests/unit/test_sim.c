@@ -182,7 +182,8 @@ static void test_default_trace_accuracy(void **state)
 		if (nseeds < 10) /* one seed: a sane figure, not the bar */
 			assert_true(sum->unalloc_mean[100] > 1.0 &&
 				    sum->unalloc_mean[100] < 20.0);
-		else if (isnan(pub[p])) /* FGD+: issue 16's bar, 15 % under FGD */
+		else if (isnan(pub[p])) /* FGD+: issue 16's bar, 15 % under FGD
+					 */
 			assert_true(sum->unalloc_mean[100] <= 4.05);
 		else
 			assert_true(fabs(d) <= 0.5);
