@@ -335,31 +335,13 @@ static void remove_replicas(struct sim *s, int32_t k, double t)
 	}
 }
 
-/* Duty cycle of the ready replicas over the last sync, in percent,
- * summed; resets the counters of every replica. */
-static double utilisation(struct sim *s, double t)
-{
-	double sum = 0;
-	for (size_t i = 0; i < s->nrep; i++) {
-		struct replica *x = &s->rep[i];
-		if (x->state == R_GONE)
-			continue;
-		double b =
-			x->busy_acc + (x->inflight > 0 ? t - x->busy_since : 0);
-		if (x->state == R_READY)
-			sum += 100.0 * b / s->o->sync_s;
-		x->busy_acc = 0;
-		if (x->inflight > 0)
-			x->busy_since = t;
-	}
-	return sum;
-}
-
-/* Occupancy of the ready replicas over the last sync: requests in flight
- * over max_batch, time-averaged, in percent, summed; resets every
- * replica's counter (a replica ready for part of the sync counts its
- * requests over the whole period, as a scrape averaged by rate() would). */
-static double occupancy(struct sim *s, double t)
+/* Over the last sync, summed over the ready replicas, in percent: DCGM's
+ * duty cycle (the share of the period a replica had a request in
+ * flight), or with `occ` the occupancy (requests in flight over
+ * max_batch, time-averaged, as a scrape averaged by rate() reads; a
+ * replica ready for part of the sync counts its requests over the whole
+ * period).  Resets every replica's counters. */
+static double ready_sum(struct sim *s, double t, bool occ)
 {
 	double sum = 0;
 	for (size_t i = 0; i < s->nrep; i++) {
@@ -367,9 +349,15 @@ static double occupancy(struct sim *s, double t)
 		if (x->state == R_GONE)
 			continue;
 		occ_note(x, t);
+		double b =
+			x->busy_acc + (x->inflight > 0 ? t - x->busy_since : 0);
 		if (x->state == R_READY)
-			sum += 100.0 * x->occ_acc / s->o->sync_s / s->B;
+			sum += 100.0 * (occ ? x->occ_acc / s->B : b) /
+			       s->o->sync_s;
+		x->busy_acc = 0;
 		x->occ_acc = 0;
+		if (x->inflight > 0)
+			x->busy_since = t;
 	}
 	return sum;
 }
@@ -397,11 +385,11 @@ static int32_t decide(struct sim *s, double t, int32_t cur, int *rc)
 	case GF_ASP_STATIC:
 		return cur;
 	case GF_ASP_UTIL:
-		in.usage_milli = llround(utilisation(s, t) * 1000.0);
+		in.usage_milli = llround(ready_sum(s, t, false) * 1000.0);
 		*rc = gf_hpa_sync(&s->hpa, &in, &out);
 		return out.replicas;
 	case GF_ASP_OCC:
-		in.usage_milli = llround(occupancy(s, t) * 1000.0);
+		in.usage_milli = llround(ready_sum(s, t, true) * 1000.0);
 		*rc = gf_hpa_sync(&s->hpa, &in, &out);
 		return out.replicas;
 	case GF_ASP_QUEUE_LEGACY:

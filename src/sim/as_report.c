@@ -53,62 +53,6 @@ static uint64_t over_requests(const struct gf_as_result *r)
 	return (uint64_t)llround(r->over_slo * (double)r->requests);
 }
 
-static void json_head(struct gf_json *j, const struct gf_as_sim_opts *o)
-{
-	gf_json_obj_begin(j, "model");
-	gf_json_double(j, "prefill_tps", o->m.prefill_tps);
-	gf_json_double(j, "decode_tps", o->m.decode_tps);
-	gf_json_int(j, "max_batch", o->m.max_batch);
-	gf_json_double(j, "warmup_s", o->m.warmup_s);
-	gf_json_int(j, "gpus_per_replica", o->m.gpus);
-	gf_json_obj_end(j);
-	gf_json_double(j, "slo_ttft_s", o->slo_s);
-	gf_json_str(j, "queue_metric",
-		    o->qmetric == GF_AS_Q_OUTSTANDING ? "outstanding"
-						      : "waiting");
-	gf_json_double(j, "util_target_pct", o->util_target);
-	gf_json_double(j, "occ_target_pct", o->occ_target);
-}
-
-static void json_policies(struct gf_json *j, const struct gf_as_result *r,
-			  size_t n)
-{
-	gf_json_arr_begin(j, "policies");
-	for (size_t i = 0; i < n; i++) {
-		gf_json_obj_begin(j, NULL);
-		gf_json_str(j, "policy", gf_as_policy_name(r[i].policy));
-		gf_json_uint(j, "requests", r[i].requests);
-		gf_json_double(j, "ttft_p50_s", r[i].p50);
-		gf_json_double(j, "ttft_p95_s", r[i].p95);
-		gf_json_double(j, "ttft_p99_s", r[i].p99);
-		gf_json_double(j, "ttft_mean_s", r[i].mean);
-		gf_json_double(j, "over_slo", r[i].over_slo);
-		gf_json_uint(j, "over_slo_requests", over_requests(&r[i]));
-		gf_json_double(j, "gpu_hours", r[i].gpu_hours);
-		gf_json_int(j, "scale_events", r[i].scale_events);
-		gf_json_int(j, "peak_replicas", r[i].peak_replicas);
-		gf_json_int(j, "start_replicas", r[i].start);
-		gf_json_int(j, "max_replicas", r[i].max);
-		gf_json_double(j, "queue_target", r[i].queue_target);
-		gf_json_double(j, "end_s", r[i].end_s);
-		gf_json_double(j, "wall_s", r[i].wall_s);
-		gf_json_obj_end(j);
-	}
-	gf_json_arr_end(j);
-}
-
-void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
-		       const struct gf_as_sim_opts *o)
-{
-	struct gf_json j;
-	gf_json_init(&j, b);
-	gf_json_obj_begin(&j, NULL);
-	json_head(&j, o);
-	json_policies(&j, r, n);
-	gf_json_obj_end(&j);
-	gf_buf_putc(b, '\n');
-}
-
 /* ---- windows ----------------------------------------------------------- */
 
 void gf_as_window_summary(const struct gf_as_window *w, size_t nw, size_t k,
@@ -210,56 +154,138 @@ void gf_as_report_windows(struct gf_buf *b, const struct gf_as_window *w,
 		      nw, window_s, o->slo_s);
 }
 
-void gf_as_report_windows_json(struct gf_buf *b, const struct gf_as_window *w,
-			       size_t nw, double window_s,
-			       const struct gf_as_sim_opts *o)
+static void json_spread(struct gf_json *j, const char *key, double total,
+			double n, double min, double max)
 {
-	struct gf_json j;
-	gf_json_init(&j, b);
-	gf_json_obj_begin(&j, NULL);
-	json_head(&j, o);
-	gf_json_double(&j, "window_s", window_s);
-	gf_json_arr_begin(&j, "windows");
-	for (size_t i = 0; i < nw; i++) {
-		gf_json_obj_begin(&j, NULL);
-		gf_json_uint(&j, "index", w[i].index);
-		gf_json_double(&j, "start_s", w[i].start_s);
-		gf_json_uint(&j, "requests", w[i].requests);
-		gf_json_int(&j, "static_replicas", w[i].prev_sized);
-		json_policies(&j, w[i].r, w[i].n);
-		gf_json_obj_end(&j);
-	}
-	gf_json_arr_end(&j);
-	gf_json_obj_begin(&j, "summary");
+	gf_json_obj_begin(j, key);
+	gf_json_double(j, "total", total);
+	gf_json_double(j, "mean", total / n);
+	gf_json_double(j, "min", min);
+	gf_json_double(j, "max", max);
+	gf_json_obj_end(j);
+}
+
+static void json_summary(struct gf_json *j, const struct gf_as_window *w,
+			 size_t nw)
+{
+	gf_json_obj_begin(j, "summary");
 	for (size_t p = 0; nw && p < w[0].n; p++) {
 		struct gf_as_summary s;
 		gf_as_window_summary(w, nw, p, &s);
 		double n = s.windows ? (double)s.windows : 1;
-		gf_json_obj_begin(&j, gf_as_policy_name(w[0].r[p].policy));
-		gf_json_uint(&j, "windows", s.windows);
-		gf_json_obj_begin(&j, "gpu_hours");
-		gf_json_double(&j, "total", s.gpu_total);
-		gf_json_double(&j, "mean", s.gpu_total / n);
-		gf_json_double(&j, "min", s.gpu_min);
-		gf_json_double(&j, "max", s.gpu_max);
-		gf_json_obj_end(&j);
-		gf_json_obj_begin(&j, "over_slo_requests");
-		gf_json_double(&j, "total", s.over_total);
-		gf_json_double(&j, "mean", s.over_total / n);
-		gf_json_double(&j, "min", s.over_min);
-		gf_json_double(&j, "max", s.over_max);
-		gf_json_obj_end(&j);
-		gf_json_obj_begin(&j, "vs_static");
-		gf_json_uint(&j, "beats", s.beats_static);
-		gf_json_uint(&j, "loses", s.loses_static);
-		gf_json_uint(&j, "trades", s.trade_static);
-		gf_json_uint(&j, "ties", s.ties_static);
-		gf_json_obj_end(&j);
+		gf_json_obj_begin(j, gf_as_policy_name(w[0].r[p].policy));
+		gf_json_uint(j, "windows", s.windows);
+		json_spread(j, "gpu_hours", s.gpu_total, n, s.gpu_min,
+			    s.gpu_max);
+		json_spread(j, "over_slo_requests", s.over_total, n, s.over_min,
+			    s.over_max);
+		gf_json_obj_begin(j, "vs_static");
+		gf_json_uint(j, "beats", s.beats_static);
+		gf_json_uint(j, "loses", s.loses_static);
+		gf_json_uint(j, "trades", s.trade_static);
+		gf_json_uint(j, "ties", s.ties_static);
+		gf_json_obj_end(j);
+		gf_json_obj_end(j);
+	}
+	gf_json_obj_end(j);
+}
+
+/* One window's keys before its policies. */
+static void json_window(struct gf_json *j, const struct gf_as_window *w)
+{
+	gf_json_obj_begin(j, NULL);
+	gf_json_uint(j, "index", w->index);
+	gf_json_double(j, "start_s", w->start_s);
+	gf_json_uint(j, "requests", w->requests);
+	gf_json_int(j, "static_replicas", w->prev_sized);
+}
+
+/* The "policies" array of r[0..n), through a copy of *jp. */
+static void json_policies(struct gf_json *jp, const struct gf_as_result *r,
+			  size_t n)
+{
+	struct gf_json j = *jp;
+	gf_json_arr_begin(&j, "policies");
+	for (size_t i = 0; i < n; i++) {
+		gf_json_obj_begin(&j, NULL);
+		gf_json_str(&j, "policy", gf_as_policy_name(r[i].policy));
+		gf_json_uint(&j, "requests", r[i].requests);
+		gf_json_double(&j, "ttft_p50_s", r[i].p50);
+		gf_json_double(&j, "ttft_p95_s", r[i].p95);
+		gf_json_double(&j, "ttft_p99_s", r[i].p99);
+		gf_json_double(&j, "ttft_mean_s", r[i].mean);
+		gf_json_double(&j, "over_slo", r[i].over_slo);
+		gf_json_uint(&j, "over_slo_requests",
+			     (uint64_t)llround(r[i].over_slo *
+					       (double)r[i].requests));
+		gf_json_double(&j, "gpu_hours", r[i].gpu_hours);
+		gf_json_int(&j, "scale_events", r[i].scale_events);
+		gf_json_int(&j, "peak_replicas", r[i].peak_replicas);
+		gf_json_int(&j, "start_replicas", r[i].start);
+		gf_json_int(&j, "max_replicas", r[i].max);
+		gf_json_double(&j, "queue_target", r[i].queue_target);
+		gf_json_double(&j, "end_s", r[i].end_s);
+		gf_json_double(&j, "wall_s", r[i].wall_s);
 		gf_json_obj_end(&j);
 	}
+	gf_json_arr_end(&j);
+	*jp = j;
+}
+
+/* The JSON of one run (r[0..n)) or, with w, of windows (w[0..nw)). */
+static void json_doc(struct gf_buf *b, const struct gf_as_result *r, size_t n,
+		     const struct gf_as_window *w, size_t nw, double window_s,
+		     const struct gf_as_sim_opts *o)
+{
+	struct gf_json j;
+	gf_json_init(&j, b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_obj_begin(&j, "model");
+	gf_json_double(&j, "prefill_tps", o->m.prefill_tps);
+	gf_json_double(&j, "decode_tps", o->m.decode_tps);
+	gf_json_int(&j, "max_batch", o->m.max_batch);
+	gf_json_double(&j, "warmup_s", o->m.warmup_s);
+	gf_json_int(&j, "gpus_per_replica", o->m.gpus);
 	gf_json_obj_end(&j);
+	gf_json_double(&j, "slo_ttft_s", o->slo_s);
+	gf_json_str(&j, "queue_metric",
+		    o->qmetric == GF_AS_Q_OUTSTANDING ? "outstanding"
+						      : "waiting");
+	gf_json_double(&j, "util_target_pct", o->util_target);
+	gf_json_double(&j, "occ_target_pct", o->occ_target);
+	if (w) {
+		gf_json_double(&j, "window_s", window_s);
+		gf_json_arr_begin(&j, "windows");
+	}
+	for (size_t k = 0; k < (w ? nw : 1); k++) {
+		if (w) {
+			json_window(&j, &w[k]);
+			r = w[k].r;
+			n = w[k].n;
+		}
+		json_policies(&j, r, n);
+		if (w)
+			gf_json_obj_end(&j);
+	}
+	if (w) {
+		gf_json_arr_end(&j);
+		json_summary(&j, w, nw);
+	}
 	gf_json_obj_end(&j);
 	gf_buf_putc(b, '\n');
+}
+
+void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
+		       const struct gf_as_sim_opts *o)
+{
+	json_doc(b, r, n, NULL, 0, 0, o);
+}
+
+void gf_as_report_windows_json(struct gf_buf *b, const struct gf_as_window *w,
+			       size_t nw, double window_s,
+			       const struct gf_as_sim_opts *o)
+{
+	json_doc(b, NULL, 0, w, nw, window_s, o);
 }
 
 void gf_as_report_series(struct gf_buf *b, const struct gf_as_result *r,
