@@ -17,6 +17,7 @@ echo "# gpufleet benchmarks on $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs"
 "$ROOT/$B/bench/k8s_bench"
 "$ROOT/$B/bench/charge_bench"
 "$ROOT/$B/bench/autoscale_bench" "$SHARED"
+sh "$ROOT/bench/autoscale_eval.sh" "$B"
 "$ROOT/$B/bench/replay_bench" "$SHARED"
 "$ROOT/$B/bench/cluster_bench" "$ROOT/$B/gpufleet" \
 	"$ROOT/$B/fake-nvml/libnvidia-ml.so.1" "$ROOT"

@@ -34,16 +34,21 @@ static void usage(FILE *f)
 		"           [--min-replicas N] [--max-replicas N] "
 		"[--start-replicas N]\n"
 		"           [--fixed-replicas N] [--occupancy X] [--drain S]\n"
+		"           [--occ-target PCT] [--windows S]\n"
 		"           [--series FILE.csv] [--svg FILE.svg] [--json]\n"
 		"\n"
 		"Replay LLM requests against a fleet of replicas under each "
 		"autoscaling\npolicy, decided by the same code as 'gpufleet "
 		"autoscale': HPA on GPU\nutilisation (util), HPA on the queue "
 		"depth per replica without and with\nbehavior (queue-legacy, "
-		"queue), the warm-up-aware recommender (warm), and a\nfixed "
-		"fleet sized for the busiest minute (fixed).  Reports TTFT "
-		"p50/p95/p99,\nthe share of requests over the SLO, GPU-hours, "
-		"scale events and the peak.\n"
+		"queue), the warm-up-aware recommender (warm), a fixed fleet\n"
+		"sized with hindsight for the busiest minute (fixed), HPA on "
+		"occupancy\n(requests in flight over max batch: occupancy), "
+		"and, with --windows, a\nstatic fleet sized from the previous "
+		"window (static).  Reports TTFT\np50/p95/p99, the share of "
+		"requests over the SLO, GPU-hours, scale events\nand the "
+		"peak.  Without --windows the autoscaled policies start cold "
+		"(at\n--min-replicas).\n"
 		"\n"
 		"  --trace FILE        the Azure LLM inference CSV "
 		"(TIMESTAMP,ContextTokens,\n"
@@ -51,8 +56,10 @@ static void usage(FILE *f)
 		"tokens_out\n"
 		"  --synthetic N,H,S   N requests over H hours (default 24), "
 		"seed S (default 1)\n"
-		"  --policy LIST       util,queue-legacy,queue,warm,fixed or "
-		"all (default)\n"
+		"  --policy LIST       util,queue-legacy,queue,warm,fixed,"
+		"occupancy,static\n"
+		"                      or all (default; static with "
+		"--windows only)\n"
 		"  --slo S             TTFT objective in seconds (default 1)\n"
 		"  --queue-metric M    outstanding (waiting + in service, "
 		"default) or waiting\n"
@@ -60,6 +67,15 @@ static void usage(FILE *f)
 		"max batch, or\n"
 		"                      max batch / 4 for 'waiting')\n"
 		"  --util-target PCT   GPU utilisation target (default 70)\n"
+		"  --occ-target PCT    occupancy target (default 75)\n"
+		"  --windows S         cut the trace into windows of S s; "
+		"simulate each\n"
+		"                      from the second on by itself, sized "
+		"from the one\n"
+		"                      before it (static, the start); a table "
+		"per window and\n"
+		"                      the spread (sum, mean, min, max) per "
+		"policy\n"
 		"  the service model (per replica; defaults: Llama-3.1-8B on "
 		"one A100 40GB):\n"
 		"  --prefill-tps N     prompt tokens/s, one prompt at a time "
@@ -70,8 +86,11 @@ static void usage(FILE *f)
 		"  --gpus-per-replica N  GPUs each replica holds (1)\n"
 		"  --min-replicas N    (1)   --max-replicas N  (max(32, 4 x "
 		"fixed))\n"
-		"  --start-replicas N  (sized for the first 10 minutes)\n"
-		"  --fixed-replicas N  (sized for the busiest minute)\n"
+		"  --start-replicas N  (min replicas; with --windows: sized for "
+		"the\n"
+		"                      previous window's busiest minute)\n"
+		"  --fixed-replicas N  (sized for the busiest minute, "
+		"hindsight)\n"
 		"  --occupancy X       slots busy the sizing aims at (0.75)\n"
 		"  --drain S           warm: drain a projected backlog within "
 		"S s (60)\n"
@@ -86,19 +105,19 @@ static void usage(FILE *f)
 
 struct opts {
 	const char *trace, *synthetic, *series, *svg;
-	bool json;
+	bool json, all;
 	bool pol[GF_ASP_COUNT];
+	double windows;
 	struct gf_as_sim_opts so;
 };
 
-static bool parse_policies(const char *s, bool *pol)
+static bool parse_policies(const char *s, bool *pol, bool *all)
 {
 	char buf[256];
 	if (gf_fmt(buf, sizeof(buf), "%s", s))
 		return false;
 	if (!strcmp(s, "all")) {
-		for (int i = 0; i < GF_ASP_COUNT; i++)
-			pol[i] = true;
+		*all = true;
 		return true;
 	}
 	for (char *tok = buf, *next; tok; tok = next) {
@@ -117,7 +136,7 @@ static bool parse_policies(const char *s, bool *pol)
 static bool option(int c, const char *a, struct opts *o)
 {
 	if (c == 'p')
-		return parse_policies(a, o->pol);
+		return parse_policies(a, o->pol, &o->all);
 	if (!strcmp(a, "outstanding"))
 		o->so.qmetric = GF_AS_Q_OUTSTANDING;
 	else if (!strcmp(a, "waiting"))
@@ -142,6 +161,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			    "a queue depth"),
 		GF_OPT_REAL("util-target", &so->util_target, 1e-3, 100,
 			    "a percentage"),
+		GF_OPT_REAL("occ-target", &so->occ_target, 1e-3, 100,
+			    "a percentage"),
+		GF_OPT_DURATION("windows", &o->windows, 60, 1e7, GF_DUR_BARE_S),
 		GF_OPT_REAL("prefill-tps", &so->m.prefill_tps, 1e-3, 1e9,
 			    "tokens per second"),
 		GF_OPT_REAL("decode-tps", &so->m.decode_tps, 1e-3, 1e9,
@@ -269,6 +291,86 @@ static int outputs(const struct opts *o, const struct gf_as_result *r, size_t n)
 	return rc;
 }
 
+/* Every selected policy over t into r (n of them); the exit status. */
+static int run_policies(const struct opts *o, const struct gf_as_trace *t,
+			const struct gf_as_sim_opts *so, struct gf_as_result *r,
+			size_t *n)
+{
+	*n = 0;
+	for (int i = 0; i < GF_ASP_COUNT; i++) {
+		if (!o->pol[i])
+			continue;
+		struct gf_err e;
+		gf_err_clear(&e);
+		double t0 = gf_clock_ms();
+		if (gf_as_simulate(t, (enum gf_as_policy)i, so, &r[*n], &e)) {
+			gf_cli_error(CMD, "%s", e.msg);
+			return GF_EXIT_FAIL;
+		}
+		r[*n].wall_s = (gf_clock_ms() - t0) / 1000.0;
+		(*n)++;
+	}
+	return 0;
+}
+
+static void release_windows(struct gf_as_window *w, size_t nw)
+{
+	for (size_t i = 0; i < nw; i++)
+		for (size_t k = 0; k < w[i].n; k++)
+			gf_as_result_release(&w[i].r[k]);
+	gf_free(w);
+}
+
+/* --windows: each window from the second on, sized from the one before. */
+static int run_windows(const struct opts *o, const struct gf_as_trace *t)
+{
+	if (t->n == 0) {
+		gf_cli_error(CMD, "the trace has no requests");
+		return GF_EXIT_FAIL;
+	}
+	double W = o->windows, last = t->r[t->n - 1].t;
+	size_t cap = (size_t)(last / W) + 1, nw = 0;
+	struct gf_as_window *w = gf_calloc(cap, sizeof(*w));
+	int rc = 0;
+	for (size_t k = 1; k < cap && rc == 0; k++) {
+		struct gf_as_trace prev, cur;
+		gf_as_trace_window(t, (double)(k - 1) * W, (double)k * W,
+				   &prev);
+		gf_as_trace_window(t, (double)k * W, (double)(k + 1) * W, &cur);
+		if (cur.n > 0) {
+			struct gf_as_sim_opts so = o->so;
+			struct gf_as_window *x = &w[nw++];
+			so.prev = &prev;
+			x->index = k;
+			x->start_s = (double)k * W;
+			x->requests = cur.n;
+			x->prev_sized = gf_as_busiest_size(&prev, &so);
+			rc = run_policies(o, &cur, &so, x->r, &x->n);
+		}
+		gf_as_trace_release(&prev);
+		gf_as_trace_release(&cur);
+	}
+	if (rc == 0 && nw == 0) {
+		gf_cli_error(CMD,
+			     "--windows %g: the trace spans %.0f s, less than "
+			     "two windows",
+			     W, last);
+		rc = GF_EXIT_USAGE;
+	}
+	if (rc == 0) {
+		struct gf_buf b;
+		gf_buf_init(&b, 1u << 30);
+		if (o->json)
+			gf_as_report_windows_json(&b, w, nw, W, &o->so);
+		else
+			gf_as_report_windows(&b, w, nw, W, &o->so);
+		rc = gf_cli_print_buf(CMD, 0, &b);
+		gf_buf_release(&b);
+	}
+	release_windows(w, nw);
+	return rc;
+}
+
 int cmd_simulate_autoscale(int argc, char **argv)
 {
 	struct opts o;
@@ -280,30 +382,27 @@ int cmd_simulate_autoscale(int argc, char **argv)
 	bool any = false;
 	for (int i = 0; i < GF_ASP_COUNT; i++)
 		any = any || o.pol[i];
-	if (!any)
+	if (!any || o.all)
 		for (int i = 0; i < GF_ASP_COUNT; i++)
-			o.pol[i] = true;
+			o.pol[i] =
+				o.pol[i] || i != GF_ASP_STATIC || o.windows > 0;
+	if (o.windows > 0 && (o.series || o.svg)) {
+		gf_cli_error(CMD, "--series and --svg are for one run, not "
+				  "--windows");
+		return GF_EXIT_USAGE;
+	}
 	o.so.series = o.series || o.svg;
 	struct gf_as_trace t;
 	if ((rc = load(&o, &t)) != 0)
 		return rc;
+	if (o.windows > 0) {
+		rc = run_windows(&o, &t);
+		gf_as_trace_release(&t);
+		return rc;
+	}
 	struct gf_as_result r[GF_ASP_COUNT];
 	size_t n = 0;
-	for (int i = 0; i < GF_ASP_COUNT && rc == 0; i++) {
-		if (!o.pol[i])
-			continue;
-		struct gf_err e;
-		gf_err_clear(&e);
-		double t0 = gf_clock_ms();
-		if (gf_as_simulate(&t, (enum gf_as_policy)i, &o.so, &r[n],
-				   &e)) {
-			gf_cli_error(CMD, "%s", e.msg);
-			rc = GF_EXIT_FAIL;
-			break;
-		}
-		r[n].wall_s = (gf_clock_ms() - t0) / 1000.0;
-		n++;
-	}
+	rc = run_policies(&o, &t, &o.so, r, &n);
 	if (rc == 0)
 		rc = outputs(&o, r, n);
 	for (size_t i = 0; i < n; i++)

@@ -28,6 +28,7 @@ enum { EV_DONE, EV_READY };
 
 struct replica {
 	double start_t, ready_t, pf_free, busy_since, busy_acc;
+	double occ_since, occ_acc; /* in flight x seconds since a sync */
 	int32_t inflight, prev, next;
 	int state;
 };
@@ -161,6 +162,13 @@ static struct gf_as_point *point(struct sim *s, double t)
 
 /* ---- requests -------------------------------------------------------- */
 
+/* Before x's in-flight count changes at t: its request-seconds so far. */
+static void occ_note(struct replica *x, double t)
+{
+	x->occ_acc += (double)x->inflight * (t - x->occ_since);
+	x->occ_since = t;
+}
+
 static void admit(struct sim *s, size_t qi, int32_t r, double t)
 {
 	struct replica *x = &s->rep[r];
@@ -177,6 +185,7 @@ static void admit(struct sim *s, size_t qi, int32_t r, double t)
 	if (p && ttft > p->ttft_max)
 		p->ttft_max = ttft;
 	bucket_del(s, r);
+	occ_note(x, t);
 	if (x->inflight++ == 0)
 		x->busy_since = t;
 	if (x->inflight < s->B)
@@ -241,6 +250,7 @@ static void completion(struct sim *s, const struct ev *v)
 	s->svc_mean += ((double)v->hold - s->svc_mean) / 256.0;
 	if (x->state == R_READY && x->inflight < s->B)
 		bucket_del(s, v->rep);
+	occ_note(x, v->t);
 	if (--x->inflight == 0)
 		x->busy_acc += v->t - x->busy_since;
 	if (x->state == R_READY)
@@ -271,8 +281,8 @@ static int32_t new_replica(struct sim *s, double t, double ready_t)
 		s->rep = gf_reallocarray(s->rep, s->arep, sizeof(*s->rep));
 	}
 	int32_t r = (int32_t)s->nrep++;
-	s->rep[r] =
-		(struct replica){ t, ready_t, 0, 0, 0, 0, -1, -1, R_WARMING };
+	s->rep[r] = (struct replica){ t, ready_t, 0,  0,  0,	    t,
+				      0, 0,	  -1, -1, R_WARMING };
 	s->warming++;
 	heap_push(s, (struct ev){ ready_t, 0, r, EV_READY });
 	return r;
@@ -325,20 +335,27 @@ static void remove_replicas(struct sim *s, int32_t k, double t)
 	}
 }
 
-/* Duty cycle of the ready replicas over the last sync, in percent,
- * summed; resets the counters of every replica. */
-static double utilisation(struct sim *s, double t)
+/* Over the last sync, summed over the ready replicas, in percent: DCGM's
+ * duty cycle (the share of the period a replica had a request in
+ * flight), or with `occ` the occupancy (requests in flight over
+ * max_batch, time-averaged, as a scrape averaged by rate() reads; a
+ * replica ready for part of the sync counts its requests over the whole
+ * period).  Resets every replica's counters. */
+static double ready_sum(struct sim *s, double t, bool occ)
 {
 	double sum = 0;
 	for (size_t i = 0; i < s->nrep; i++) {
 		struct replica *x = &s->rep[i];
 		if (x->state == R_GONE)
 			continue;
+		occ_note(x, t);
 		double b =
 			x->busy_acc + (x->inflight > 0 ? t - x->busy_since : 0);
 		if (x->state == R_READY)
-			sum += 100.0 * b / s->o->sync_s;
+			sum += 100.0 * (occ ? x->occ_acc / s->B : b) /
+			       s->o->sync_s;
 		x->busy_acc = 0;
+		x->occ_acc = 0;
 		if (x->inflight > 0)
 			x->busy_since = t;
 	}
@@ -365,9 +382,14 @@ static int32_t decide(struct sim *s, double t, int32_t cur, int *rc)
 	double rate = arrival_rate(s, t);
 	switch (s->pol) {
 	case GF_ASP_FIXED:
+	case GF_ASP_STATIC:
 		return cur;
 	case GF_ASP_UTIL:
-		in.usage_milli = llround(utilisation(s, t) * 1000.0);
+		in.usage_milli = llround(ready_sum(s, t, false) * 1000.0);
+		*rc = gf_hpa_sync(&s->hpa, &in, &out);
+		return out.replicas;
+	case GF_ASP_OCC:
+		in.usage_milli = llround(ready_sum(s, t, true) * 1000.0);
 		*rc = gf_hpa_sync(&s->hpa, &in, &out);
 		return out.replicas;
 	case GF_ASP_QUEUE_LEGACY:
@@ -444,6 +466,7 @@ void gf_as_sim_opts_default(struct gf_as_sim_opts *o)
 	gf_svc_model_default(&o->m);
 	o->qmetric = GF_AS_Q_OUTSTANDING;
 	o->util_target = 70;
+	o->occ_target = 75;
 	o->min_replicas = 1;
 	o->slo_s = 1.0;
 	o->sync_s = 15;
@@ -478,16 +501,15 @@ static int32_t sized(const struct gf_as_sim_opts *o, double rate, double svc)
 	return n < 1 ? 1 : n > 1e6 ? 1000000 : (int32_t)n;
 }
 
-void gf_as_sim_sizes(const struct gf_as_trace *t,
-		     const struct gf_as_sim_opts *o, int32_t *start,
-		     int32_t *fixed, int32_t *max)
+int32_t gf_as_busiest_size(const struct gf_as_trace *t,
+			   const struct gf_as_sim_opts *o)
 {
 	double svc = 0;
-	size_t busiest = 0, busiest10 = 0, cnt = 0;
+	size_t busiest = 0, cnt = 0;
 	long minute = -1;
 	for (size_t i = 0; i < t->n; i++) {
 		svc += slot_time(&o->m, &t->r[i]);
-		long m = (long)(t->r[i].t / 60.0);
+		long m = (long)floor(t->r[i].t / 60.0);
 		if (m != minute) {
 			minute = m;
 			cnt = 0;
@@ -495,25 +517,31 @@ void gf_as_sim_sizes(const struct gf_as_trace *t,
 		cnt++;
 		if (cnt > busiest)
 			busiest = cnt;
-		if (m < 10 && cnt > busiest10)
-			busiest10 = cnt;
 	}
 	svc = t->n ? svc / (double)t->n : 0;
-	int32_t f = sized(o, (double)busiest / 60.0, svc);
-	*fixed = o->fixed_replicas > 0 ? o->fixed_replicas : f;
-	*start = o->start_replicas > 0
-			 ? o->start_replicas
-			 : sized(o, (double)busiest10 / 60.0, svc);
-	*max = o->max_replicas > 0 ? o->max_replicas
-				   : (4 * f > 32 ? 4 * f : 32);
+	return sized(o, (double)busiest / 60.0, svc);
+}
+
+void gf_as_sim_sizes(const struct gf_as_trace *t,
+		     const struct gf_as_sim_opts *o, int32_t *start,
+		     int32_t *fixed, int32_t *max, int32_t *prev_sized)
+{
+	*prev_sized = o->prev ? gf_as_busiest_size(o->prev, o) : 0;
+	*fixed = o->fixed_replicas > 0 ? o->fixed_replicas
+				       : gf_as_busiest_size(t, o);
+	*start = o->start_replicas > 0 ? o->start_replicas
+		 : o->prev	       ? *prev_sized
+				       : o->min_replicas;
+	int32_t m = 4 * (*prev_sized > *start ? *prev_sized : *start);
+	*max = o->max_replicas > 0 ? o->max_replicas : (m > 32 ? m : 32);
 	if (*start > *max)
 		*start = *max;
 }
 
 const char *gf_as_policy_name(enum gf_as_policy p)
 {
-	static const char *names[] = { "util", "queue-legacy", "queue", "warm",
-				       "fixed" };
+	static const char *names[] = { "util",	"queue-legacy", "queue", "warm",
+				       "fixed", "occupancy",	"static" };
 	return (unsigned)p < GF_ASP_COUNT ? names[p] : "?";
 }
 
@@ -601,9 +629,9 @@ static int check_opts(const struct gf_as_sim_opts *o, struct gf_err *e)
 		return gf_err_set(e, GF_EINVAL,
 				  "replicas: expected 1 <= min <= max");
 	if (!(o->sync_s > 0) || !(o->tick_s > 0) || !(o->slo_s > 0) ||
-	    !(o->util_target > 0) || !(o->rate_window_s > 0) ||
-	    !(o->occupancy > 0) || o->occupancy > 1 || !(o->drain_s > 0) ||
-	    o->queue_target < 0)
+	    !(o->util_target > 0) || !(o->occ_target > 0) ||
+	    !(o->rate_window_s > 0) || !(o->occupancy > 0) ||
+	    o->occupancy > 1 || !(o->drain_s > 0) || o->queue_target < 0)
 		return gf_err_set(e, GF_EINVAL,
 				  "sync, tick, SLO, targets, window and drain "
 				  "must be > 0, the occupancy at most 1");
@@ -614,11 +642,19 @@ static int setup(struct sim *s, enum gf_as_policy p, struct gf_as_result *r,
 		 struct gf_err *e)
 {
 	const struct gf_as_sim_opts *o = s->o;
-	int32_t start, fixed, max;
-	gf_as_sim_sizes(s->tr, o, &start, &fixed, &max);
-	r->start = p == GF_ASP_FIXED ? fixed : start;
+	int32_t start, fixed, max, prev_sized;
+	gf_as_sim_sizes(s->tr, o, &start, &fixed, &max, &prev_sized);
+	if (p == GF_ASP_STATIC && !o->prev)
+		return gf_err_set(
+			e, GF_EINVAL,
+			"the static policy needs a previous window to "
+			"size from (--windows)");
+	r->start = p == GF_ASP_FIXED	? fixed
+		   : p == GF_ASP_STATIC ? prev_sized
+					: start;
 	r->fixed = fixed;
 	r->max = max;
+	r->prev_sized = prev_sized;
 	r->queue_target = queue_target(o);
 	s->B = o->m.max_batch;
 	s->head = gf_calloc((size_t)s->B, sizeof(*s->head));
@@ -633,8 +669,10 @@ static int setup(struct sim *s, enum gf_as_policy p, struct gf_as_result *r,
 	hs.min_replicas = o->min_replicas;
 	hs.max_replicas = max;
 	hs.behavior = p != GF_ASP_QUEUE_LEGACY;
-	hs.target_milli = llround(
-		(p == GF_ASP_UTIL ? o->util_target : r->queue_target) * 1000.0);
+	hs.target_milli = llround((p == GF_ASP_UTIL  ? o->util_target
+				   : p == GF_ASP_OCC ? o->occ_target
+						     : r->queue_target) *
+				  1000.0);
 	s->ws = (struct gf_warm_spec){ o->m.warmup_s, s->B,
 				       o->qmetric == GF_AS_Q_OUTSTANDING
 					       ? fmin(1.0,

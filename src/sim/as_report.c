@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/fmt.h"
 #include "util/json.h"
 
 void gf_as_report_table(struct gf_buf *b, const struct gf_as_result *r,
@@ -32,34 +33,178 @@ void gf_as_report_table(struct gf_buf *b, const struct gf_as_result *r,
 		gf_buf_printf(b,
 			      "TTFT in seconds; SLO: TTFT <= %g s; %zu "
 			      "requests; queue depth = %s, target %g per "
-			      "replica; util target %g %%; start %d, fixed %d, "
-			      "max %d replicas; warm-up %g s\n",
+			      "replica; util target %g %%; occupancy target "
+			      "%g %%; start %d%s, fixed %d (hindsight), max %d "
+			      "replicas; warm-up %g s\n",
 			      o->slo_s, r[0].requests,
 			      o->qmetric == GF_AS_Q_OUTSTANDING
 				      ? "waiting + in service"
 				      : "waiting",
-			      r[0].queue_target, o->util_target, r[0].start,
+			      r[0].queue_target, o->util_target, o->occ_target,
+			      r[0].start,
+			      o->start_replicas ? ""
+			      : o->prev		? " (previous window)"
+						: " (cold)",
 			      r[0].fixed, r[0].max, o->m.warmup_s);
 }
 
-void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
-		       const struct gf_as_sim_opts *o)
+static uint64_t over_requests(const struct gf_as_result *r)
 {
-	struct gf_json j;
-	gf_json_init(&j, b);
-	gf_json_obj_begin(&j, NULL);
-	gf_json_obj_begin(&j, "model");
-	gf_json_double(&j, "prefill_tps", o->m.prefill_tps);
-	gf_json_double(&j, "decode_tps", o->m.decode_tps);
-	gf_json_int(&j, "max_batch", o->m.max_batch);
-	gf_json_double(&j, "warmup_s", o->m.warmup_s);
-	gf_json_int(&j, "gpus_per_replica", o->m.gpus);
-	gf_json_obj_end(&j);
-	gf_json_double(&j, "slo_ttft_s", o->slo_s);
-	gf_json_str(&j, "queue_metric",
-		    o->qmetric == GF_AS_Q_OUTSTANDING ? "outstanding"
-						      : "waiting");
-	gf_json_double(&j, "util_target_pct", o->util_target);
+	return (uint64_t)llround(r->over_slo * (double)r->requests);
+}
+
+/* ---- windows ----------------------------------------------------------- */
+
+void gf_as_window_summary(const struct gf_as_window *w, size_t nw, size_t k,
+			  struct gf_as_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->gpu_min = s->over_min = INFINITY;
+	for (size_t i = 0; i < nw; i++) {
+		if (k >= w[i].n)
+			continue;
+		const struct gf_as_result *r = &w[i].r[k], *st = NULL;
+		for (size_t p = 0; p < w[i].n; p++)
+			if (w[i].r[p].policy == GF_ASP_STATIC)
+				st = &w[i].r[p];
+		double g = r->gpu_hours, q = (double)over_requests(r);
+		s->windows++;
+		s->gpu_total += g;
+		s->over_total += q;
+		s->gpu_min = fmin(s->gpu_min, g);
+		s->gpu_max = fmax(s->gpu_max, g);
+		s->over_min = fmin(s->over_min, q);
+		s->over_max = fmax(s->over_max, q);
+		if (!st || st == r)
+			continue;
+		double sg = st->gpu_hours, sq = (double)over_requests(st);
+		/* GPU-hours equal to within 0.5 %: a tie on that axis */
+		double eps = 0.005 * fmax(g, sg);
+		int dg = g < sg - eps ? -1 : g > sg + eps ? 1 : 0;
+		int dq = q < sq ? -1 : q > sq ? 1 : 0;
+		if (dg <= 0 && dq <= 0 && (dg || dq))
+			s->beats_static++;
+		else if (dg >= 0 && dq >= 0 && (dg || dq))
+			s->loses_static++;
+		else if (dg || dq)
+			s->trade_static++;
+		else
+			s->ties_static++;
+	}
+	if (s->windows == 0)
+		s->gpu_min = s->over_min = 0;
+}
+
+static const char *window_cell(char *cell, size_t size,
+			       const struct gf_as_result *r)
+{
+	gf_note(cell, size, "%llu/%.3f", (unsigned long long)over_requests(r),
+		r->gpu_hours);
+	return cell;
+}
+
+void gf_as_report_windows(struct gf_buf *b, const struct gf_as_window *w,
+			  size_t nw, double window_s,
+			  const struct gf_as_sim_opts *o)
+{
+	size_t np = nw ? w[0].n : 0;
+	char cell[64];
+	gf_buf_printf(b, "%-6s %8s %8s %6s", "WINDOW", "START_S", "REQUESTS",
+		      "STATIC");
+	for (size_t p = 0; p < np; p++)
+		gf_buf_printf(b, " %13s", gf_as_policy_name(w[0].r[p].policy));
+	gf_buf_putc(b, '\n');
+	for (size_t i = 0; i < nw; i++) {
+		gf_buf_printf(b, "%-6zu %8.0f %8zu %6d", w[i].index,
+			      w[i].start_s, w[i].requests, w[i].prev_sized);
+		for (size_t p = 0; p < w[i].n; p++)
+			gf_buf_printf(
+				b, " %13s",
+				window_cell(cell, sizeof(cell), &w[i].r[p]));
+		gf_buf_putc(b, '\n');
+	}
+	gf_buf_printf(b,
+		      "(each cell: requests over the SLO / GPU-hours in "
+		      "the window)\n\n%-13s %4s %9s %9s %9s %9s %9s %9s "
+		      "%9s %9s %s\n",
+		      "POLICY", "WIN", "GPU_H_SUM", "GPU_H_AVG", "GPU_H_MIN",
+		      "GPU_H_MAX", "OVER_SUM", "OVER_AVG", "OVER_MIN",
+		      "OVER_MAX", "VS_STATIC_B/L/T/=");
+	for (size_t p = 0; p < np; p++) {
+		struct gf_as_summary s;
+		gf_as_window_summary(w, nw, p, &s);
+		double n = s.windows ? (double)s.windows : 1;
+		gf_buf_printf(b,
+			      "%-13s %4zu %9.3f %9.3f %9.3f %9.3f %9.0f %9.1f "
+			      "%9.0f %9.0f %zu/%zu/%zu/%zu\n",
+			      gf_as_policy_name(w[0].r[p].policy), s.windows,
+			      s.gpu_total, s.gpu_total / n, s.gpu_min,
+			      s.gpu_max, s.over_total, s.over_total / n,
+			      s.over_min, s.over_max, s.beats_static,
+			      s.loses_static, s.trade_static, s.ties_static);
+	}
+	gf_buf_printf(b,
+		      "%zu windows of %g s, each after the one before it "
+		      "(its sizing history); SLO: TTFT <= %g s; static and "
+		      "the start sized from the previous window's busiest "
+		      "minute, fixed from the window's own (hindsight); "
+		      "VS_STATIC: windows where the policy beats static on "
+		      "both axes / loses on both / trades one for the other "
+		      "/ ties (GPU-hours within 0.5 %%)\n",
+		      nw, window_s, o->slo_s);
+}
+
+static void json_spread(struct gf_json *j, const char *key, double total,
+			double n, double min, double max)
+{
+	gf_json_obj_begin(j, key);
+	gf_json_double(j, "total", total);
+	gf_json_double(j, "mean", total / n);
+	gf_json_double(j, "min", min);
+	gf_json_double(j, "max", max);
+	gf_json_obj_end(j);
+}
+
+static void json_summary(struct gf_json *j, const struct gf_as_window *w,
+			 size_t nw)
+{
+	gf_json_obj_begin(j, "summary");
+	for (size_t p = 0; nw && p < w[0].n; p++) {
+		struct gf_as_summary s;
+		gf_as_window_summary(w, nw, p, &s);
+		double n = s.windows ? (double)s.windows : 1;
+		gf_json_obj_begin(j, gf_as_policy_name(w[0].r[p].policy));
+		gf_json_uint(j, "windows", s.windows);
+		json_spread(j, "gpu_hours", s.gpu_total, n, s.gpu_min,
+			    s.gpu_max);
+		json_spread(j, "over_slo_requests", s.over_total, n, s.over_min,
+			    s.over_max);
+		gf_json_obj_begin(j, "vs_static");
+		gf_json_uint(j, "beats", s.beats_static);
+		gf_json_uint(j, "loses", s.loses_static);
+		gf_json_uint(j, "trades", s.trade_static);
+		gf_json_uint(j, "ties", s.ties_static);
+		gf_json_obj_end(j);
+		gf_json_obj_end(j);
+	}
+	gf_json_obj_end(j);
+}
+
+/* One window's keys before its policies. */
+static void json_window(struct gf_json *j, const struct gf_as_window *w)
+{
+	gf_json_obj_begin(j, NULL);
+	gf_json_uint(j, "index", w->index);
+	gf_json_double(j, "start_s", w->start_s);
+	gf_json_uint(j, "requests", w->requests);
+	gf_json_int(j, "static_replicas", w->prev_sized);
+}
+
+/* The "policies" array of r[0..n), through a copy of *jp. */
+static void json_policies(struct gf_json *jp, const struct gf_as_result *r,
+			  size_t n)
+{
+	struct gf_json j = *jp;
 	gf_json_arr_begin(&j, "policies");
 	for (size_t i = 0; i < n; i++) {
 		gf_json_obj_begin(&j, NULL);
@@ -84,8 +229,63 @@ void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
 		gf_json_obj_end(&j);
 	}
 	gf_json_arr_end(&j);
+	*jp = j;
+}
+
+/* The JSON of one run (r[0..n)) or, with w, of windows (w[0..nw)). */
+static void json_doc(struct gf_buf *b, const struct gf_as_result *r, size_t n,
+		     const struct gf_as_window *w, size_t nw, double window_s,
+		     const struct gf_as_sim_opts *o)
+{
+	struct gf_json j;
+	gf_json_init(&j, b);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_obj_begin(&j, "model");
+	gf_json_double(&j, "prefill_tps", o->m.prefill_tps);
+	gf_json_double(&j, "decode_tps", o->m.decode_tps);
+	gf_json_int(&j, "max_batch", o->m.max_batch);
+	gf_json_double(&j, "warmup_s", o->m.warmup_s);
+	gf_json_int(&j, "gpus_per_replica", o->m.gpus);
+	gf_json_obj_end(&j);
+	gf_json_double(&j, "slo_ttft_s", o->slo_s);
+	gf_json_str(&j, "queue_metric",
+		    o->qmetric == GF_AS_Q_OUTSTANDING ? "outstanding"
+						      : "waiting");
+	gf_json_double(&j, "util_target_pct", o->util_target);
+	gf_json_double(&j, "occ_target_pct", o->occ_target);
+	if (w) {
+		gf_json_double(&j, "window_s", window_s);
+		gf_json_arr_begin(&j, "windows");
+	}
+	for (size_t k = 0; k < (w ? nw : 1); k++) {
+		if (w) {
+			json_window(&j, &w[k]);
+			r = w[k].r;
+			n = w[k].n;
+		}
+		json_policies(&j, r, n);
+		if (w)
+			gf_json_obj_end(&j);
+	}
+	if (w) {
+		gf_json_arr_end(&j);
+		json_summary(&j, w, nw);
+	}
 	gf_json_obj_end(&j);
 	gf_buf_putc(b, '\n');
+}
+
+void gf_as_report_json(struct gf_buf *b, const struct gf_as_result *r, size_t n,
+		       const struct gf_as_sim_opts *o)
+{
+	json_doc(b, r, n, NULL, 0, 0, o);
+}
+
+void gf_as_report_windows_json(struct gf_buf *b, const struct gf_as_window *w,
+			       size_t nw, double window_s,
+			       const struct gf_as_sim_opts *o)
+{
+	json_doc(b, NULL, 0, w, nw, window_s, o);
 }
 
 void gf_as_report_series(struct gf_buf *b, const struct gf_as_result *r,
@@ -107,7 +307,7 @@ void gf_as_report_series(struct gf_buf *b, const struct gf_as_result *r,
 static const char *colour(enum gf_as_policy p)
 {
 	static const char *c[] = { "#d62728", "#9467bd", "#1f77b4", "#2ca02c",
-				   "#7f7f7f" };
+				   "#7f7f7f", "#ff7f0e", "#8c564b" };
 	return (unsigned)p < GF_ASP_COUNT ? c[p] : "#000000";
 }
 

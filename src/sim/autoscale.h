@@ -22,9 +22,18 @@
  * time a replica had a request in flight, summed, AverageValue target
  * util_target %), HPA on the queue depth per replica (legacy: no
  * behavior; default: behavior {}), the warm-up-aware recommender on the
- * same metric and target, and a fixed fleet sized for the peak.  The
- * queue depth is the requests waiting plus those in service
- * ("outstanding", the default) or those waiting only.
+ * same metric and target, a fixed fleet sized with hindsight for the
+ * busiest minute of the trace it serves (a reference, not a policy
+ * anyone could run), HPA on occupancy (requests in flight over
+ * max_batch, averaged over the sync, as vLLM's num_requests_running
+ * over max_num_seqs reads; target occ_target %), and a static fleet
+ * sized for the busiest minute of the previous window (o->prev: no
+ * hindsight).  The queue depth is the requests waiting plus those in
+ * service ("outstanding", the default) or those waiting only.
+ *
+ * No look-ahead: the autoscaled policies start at the size the previous
+ * window's busiest minute asks for (o->prev), or at min_replicas (a
+ * cold start) when there is none; start_replicas overrides both.
  */
 #ifndef GF_SIM_AUTOSCALE_H
 #define GF_SIM_AUTOSCALE_H
@@ -53,11 +62,14 @@ enum gf_as_policy {
 	GF_ASP_QUEUE_LEGACY, /* HPA on queue depth, no behavior */
 	GF_ASP_QUEUE,	     /* HPA on queue depth, behavior {} */
 	GF_ASP_WARM,	     /* warm-up-aware, same metric and target */
-	GF_ASP_FIXED,	     /* fixed fleet sized for the peak */
+	GF_ASP_FIXED,	     /* fixed fleet sized for the peak, hindsight */
+	GF_ASP_OCC,	     /* HPA on occupancy (in flight / max batch) */
+	GF_ASP_STATIC,	     /* fixed fleet sized from the previous window */
 	GF_ASP_COUNT,
 };
 
-/* "util", "queue-legacy", "queue", "warm", "fixed"; static. */
+/* "util", "queue-legacy", "queue", "warm", "fixed", "occupancy",
+ * "static"; static strings. */
 const char *gf_as_policy_name(enum gf_as_policy p);
 /* By name; -1 when unknown. */
 int gf_as_policy_parse(const char *s) GF_MUST_CHECK;
@@ -72,17 +84,21 @@ struct gf_as_sim_opts {
 	enum gf_as_qmetric qmetric;
 	double queue_target;	/* per replica; 0: 0.75 max_batch (or 2) */
 	double util_target;	/* percent, 70 */
+	double occ_target;	/* occupancy percent, 75 */
 	int32_t min_replicas;	/* 1 */
-	int32_t max_replicas;	/* 0: max(32, 4 x the peak fleet) */
-	int32_t start_replicas; /* 0: sized for the first 10 minutes */
+	int32_t max_replicas;	/* 0: max(32, 4 x static, 4 x start) */
+	int32_t start_replicas; /* 0: the static size, or min (no prev) */
 	int32_t fixed_replicas; /* 0: sized for the busiest minute */
-	double slo_s;		/* TTFT objective, 1 s */
-	double sync_s;		/* HPA sync period, 15 s */
-	double tick_s;		/* time series step, 1 s */
-	double rate_window_s;	/* arrival rate window (warm), 60 s */
-	double occupancy;	/* sizing and warm target, 0.75 */
-	double drain_s;		/* warm: backlog drained within, 60 s */
-	bool series;		/* keep the per-tick series */
+	/* The window before the trace (its own times), or NULL: sizes the
+	 * static fleet and the start; never the trace itself. */
+	const struct gf_as_trace *prev;
+	double slo_s;	      /* TTFT objective, 1 s */
+	double sync_s;	      /* HPA sync period, 15 s */
+	double tick_s;	      /* time series step, 1 s */
+	double rate_window_s; /* arrival rate window (warm), 60 s */
+	double occupancy;     /* sizing and warm target, 0.75 */
+	double drain_s;	      /* warm: backlog drained within, 60 s */
+	bool series;	      /* keep the per-tick series */
 };
 
 void gf_as_sim_opts_default(struct gf_as_sim_opts *o);
@@ -106,6 +122,7 @@ struct gf_as_result {
 	int peak_replicas;
 	double end_s;		   /* the last request's completion */
 	int32_t start, fixed, max; /* the counts used */
+	int32_t prev_sized;	   /* static's size; 0 without o->prev */
 	double queue_target;
 	double wall_s;		    /* set by the caller, if it times the run */
 	struct gf_as_point *series; /* opts.series; caller frees */
@@ -122,9 +139,16 @@ int gf_as_simulate(const struct gf_as_trace *t, enum gf_as_policy p,
 		   struct gf_err *e) GF_MUST_CHECK;
 void gf_as_result_release(struct gf_as_result *r);
 
-/* The counts a run would use (start, fixed, max), from the trace and o. */
+/* The counts a run would use: start (from o->prev or min_replicas),
+ * fixed (the trace's own busiest minute: hindsight), max, and prev_sized
+ * (static's: o->prev's busiest minute, 0 without it).  Only `fixed`
+ * reads t. */
 void gf_as_sim_sizes(const struct gf_as_trace *t,
 		     const struct gf_as_sim_opts *o, int32_t *start,
-		     int32_t *fixed, int32_t *max);
+		     int32_t *fixed, int32_t *max, int32_t *prev_sized);
+/* Replicas for the busiest minute of t at o->occupancy (min_replicas
+ * at least; the mean slot time of t's own requests). */
+int32_t gf_as_busiest_size(const struct gf_as_trace *t,
+			   const struct gf_as_sim_opts *o);
 
 #endif

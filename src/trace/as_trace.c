@@ -238,6 +238,22 @@ void gf_as_trace_synth(struct gf_as_trace *t, size_t n, double hours,
 	}
 }
 
+void gf_as_trace_window(const struct gf_as_trace *t, double from, double to,
+			struct gf_as_trace *w)
+{
+	size_t a = 0, b;
+	while (a < t->n && t->r[a].t < from)
+		a++;
+	for (b = a; b < t->n && t->r[b].t < to; b++)
+		;
+	w->n = b - a;
+	w->r = w->n ? gf_calloc(w->n, sizeof(*w->r)) : NULL;
+	for (size_t i = 0; i < w->n; i++) {
+		w->r[i] = t->r[a + i];
+		w->r[i].t -= from;
+	}
+}
+
 void gf_as_trace_release(struct gf_as_trace *t)
 {
 	gf_free(t->r);

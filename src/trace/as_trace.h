@@ -39,6 +39,13 @@ int gf_as_trace_read(const char *path, struct gf_as_trace *t,
  */
 void gf_as_trace_synth(struct gf_as_trace *t, size_t n, double hours,
 		       uint64_t seed);
+/*
+ * The requests of t arriving in [from, to), their times made relative
+ * to `from` (a window simulated on its own).  A copy: release it with
+ * gf_as_trace_release(); empty when none arrive (w->r NULL).
+ */
+void gf_as_trace_window(const struct gf_as_trace *t, double from, double to,
+			struct gf_as_trace *w);
 void gf_as_trace_release(struct gf_as_trace *t);
 
 #endif

@@ -621,6 +621,7 @@ static void test_sim_conservation(void **state)
 		if (i)
 			assert_true(t.r[i].t >= t.r[i - 1].t);
 	}
+	o.prev = &t; /* static needs a window to size from */
 	for (int p = 0; p < GF_ASP_COUNT; p++) {
 		struct gf_as_result r;
 		struct gf_err e;
@@ -639,6 +640,112 @@ static void test_sim_conservation(void **state)
 		gf_as_result_release(&r);
 	}
 	gf_as_trace_release(&t);
+}
+
+/* One request in flight on one replica of two slots for the whole first
+ * sync: occupancy reads 50 % (in flight over max batch), where DCGM's
+ * duty cycle reads 100 %.  At t=15 occupancy target 50 keeps 1 replica
+ * (ratio 1.0), target 40 asks 2 (1.25, over the 10 % tolerance), and
+ * utilisation at 70 asks 2 (100 / 70). */
+static void test_sim_occupancy(void **state)
+{
+	(void)state;
+	struct gf_as_req rq[] = { { 0, 10, 200 } }; /* decodes ~20 s */
+	struct gf_as_trace t = { rq, 1 };
+	struct gf_as_sim_opts o = small_opts();
+	o.m.max_batch = 2;
+	o.series = true;
+	const struct {
+		enum gf_as_policy p;
+		double target;
+		float want;
+	} cases[] = { { GF_ASP_OCC, 50, 1 },
+		      { GF_ASP_OCC, 40, 2 },
+		      { GF_ASP_UTIL, 70, 2 } };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o.occ_target = o.util_target = cases[i].target;
+		struct gf_as_result r;
+		struct gf_err e;
+		assert_int_equal(gf_as_simulate(&t, cases[i].p, &o, &r, &e), 0);
+		assert_true(r.nseries > 15);
+		assert_true(r.series[14].desired == 1);
+		assert_true(r.series[15].desired == cases[i].want);
+		gf_as_result_release(&r);
+	}
+	/* two requests on two slots: 100 %, target 50 asks 2 */
+	struct gf_as_req rq2[] = { { 0, 10, 200 }, { 0, 10, 200 } };
+	struct gf_as_trace t2 = { rq2, 2 };
+	o.occ_target = 50;
+	struct gf_as_result r;
+	struct gf_err e;
+	assert_int_equal(gf_as_simulate(&t2, GF_ASP_OCC, &o, &r, &e), 0);
+	assert_true(r.series[15].desired == 2);
+	gf_as_result_release(&r);
+}
+
+/* The static fleet and the start are sized from the previous window
+ * only: changing the window being scored changes neither (fixed, the
+ * hindsight reference, does change); static needs a previous window;
+ * without one the autoscaled policies start at min_replicas. */
+static void test_sim_static_no_hindsight(void **state)
+{
+	(void)state;
+	struct gf_as_trace all, prev, cur;
+	gf_as_trace_synth(&all, 4000, 0.5, 3);
+	gf_as_trace_window(&all, 0, 900, &prev);
+	gf_as_trace_window(&all, 900, 1e9, &cur);
+	assert_true(prev.n > 0 && cur.n > 0);
+	assert_int_equal(prev.n + cur.n, all.n);
+	assert_true(fabs(cur.r[0].t - (all.r[prev.n].t - 900)) < 1e-9);
+	assert_true(prev.r[prev.n - 1].t < 900 && all.r[prev.n].t >= 900);
+	struct gf_as_sim_opts o;
+	gf_as_sim_opts_default(&o);
+	o.prev = &prev;
+	int32_t s1, f1, m1, p1, s2, f2, m2, p2;
+	gf_as_sim_sizes(&cur, &o, &s1, &f1, &m1, &p1);
+	int32_t want = gf_as_busiest_size(&prev, &o);
+	assert_int_equal(p1, want);
+	assert_int_equal(s1, want);
+	struct gf_as_result r1, r2;
+	struct gf_err e;
+	assert_int_equal(gf_as_simulate(&cur, GF_ASP_STATIC, &o, &r1, &e), 0);
+	/* the scored window gets a burst: 2000 more requests in minute 3 */
+	struct gf_as_trace big = { gf_calloc(cur.n + 2000, sizeof(*big.r)),
+				   cur.n + 2000 };
+	size_t k = 0, j = 0;
+	for (size_t i = 0; i < 2000; i++) {
+		struct gf_as_req x = { 180 + (double)i * 0.03, 2000, 300 };
+		while (j < cur.n && cur.r[j].t <= x.t)
+			big.r[k++] = cur.r[j++];
+		big.r[k++] = x;
+	}
+	while (j < cur.n)
+		big.r[k++] = cur.r[j++];
+	assert_int_equal(k, big.n);
+	gf_as_sim_sizes(&big, &o, &s2, &f2, &m2, &p2);
+	assert_int_equal(p2, p1);
+	assert_int_equal(s2, s1);
+	assert_int_equal(m2, m1);
+	assert_true(f2 > f1); /* hindsight reads the window itself */
+	assert_int_equal(gf_as_simulate(&big, GF_ASP_STATIC, &o, &r2, &e), 0);
+	assert_int_equal(r2.start, r1.start);
+	assert_int_equal(r2.start, want);
+	assert_true(r2.over_slo > r1.over_slo); /* it did not see the burst */
+	gf_as_result_release(&r1);
+	gf_as_result_release(&r2);
+	/* no previous window: static refused, the others start cold */
+	o.prev = NULL;
+	o.min_replicas = 2;
+	assert_int_equal(gf_as_simulate(&cur, GF_ASP_STATIC, &o, &r1, &e),
+			 GF_EINVAL);
+	assert_non_null(strstr(e.msg, "previous window"));
+	assert_int_equal(gf_as_simulate(&cur, GF_ASP_QUEUE, &o, &r1, &e), 0);
+	assert_int_equal(r1.start, 2);
+	gf_as_result_release(&r1);
+	gf_free(big.r);
+	gf_as_trace_release(&cur);
+	gf_as_trace_release(&prev);
+	gf_as_trace_release(&all);
 }
 
 /* An HPA of two External metrics (kubernetes' computeReplicasForMetrics:
@@ -981,6 +1088,8 @@ int main(void)
 		cmocka_unit_test(test_sim_by_hand),
 		cmocka_unit_test(test_sim_warmup),
 		cmocka_unit_test(test_sim_conservation),
+		cmocka_unit_test(test_sim_occupancy),
+		cmocka_unit_test(test_sim_static_no_hindsight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
