@@ -197,7 +197,7 @@ static int load_builtin(const struct fill_args *a, struct gf_cluster *c,
 }
 
 /* Solves per arrived-load bin (each bounds the arrivals before it). */
-#define BOUND_PER_BIN 64
+#define BOUND_PER_BIN 32
 
 /*
  * --bound: the program solved for each seed's arrivals (the draws of the

@@ -377,11 +377,25 @@ int gf_bound_run(struct gf_bound *b, const struct gf_fill_opts *o,
 		total += (int64_t)r->ngpus * r->gpu_milli; /* as fill.c */
 		cum[i] = total;
 	}
+	/* the bins gf_fill_value reads at the points: the point's own, or
+	 * its neighbours when it has no arrival */
+	int count[GF_FILL_BINS] = { 0 };
+	for (int i = 0; i < n; i++)
+		if (bin_of(cum[i], b->capacity) >= 0)
+			count[bin_of(cum[i], b->capacity)]++;
 	bool need[GF_FILL_BINS] = { false };
-	for (int p = 0; p < npoints; p++)
-		for (int d = -1; d <= 1; d++)
-			if (points[p] + d >= 0 && points[p] + d < GF_FILL_BINS)
-				need[points[p] + d] = true;
+	for (int p = 0; p < npoints; p++) {
+		int pt = points[p];
+		if (pt < 0 || pt >= GF_FILL_BINS)
+			continue;
+		need[pt] = true;
+		if (count[pt] == 0) {
+			if (pt > 0)
+				need[pt - 1] = true;
+			if (pt + 1 < GF_FILL_BINS)
+				need[pt + 1] = true;
+		}
+	}
 	memset(res, 0, sizeof(*res));
 	memset(b->arrived, 0, (size_t)b->nc * sizeof(*b->arrived));
 	res->arrivals = n;

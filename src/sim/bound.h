@@ -45,9 +45,10 @@ void gf_bound_size(const struct gf_bound *b, int *ntypes, int *nclasses);
  * as gf_fill_run fills it (count, arrivals, arrived_milli, alloc_sum),
  * with alloc_sum the rounded upper bound on allocated GPU %, so that
  * gf_fill_value(res, res->alloc_sum, pct) is >= any policy's value for
- * the same arrivals.  The program is solved where arrived load is in
- * [points - 1, points + 1] (a bin fill.c may read), at most `per_bin`
- * times a bin (each solve bounds the arrivals before it in the bin);
+ * the same arrivals.  The program is solved in the bins of the points
+ * (or their neighbours where a point's bin has no arrival: the bins
+ * gf_fill_value reads), at most `per_bin` times a bin (each solve bounds
+ * the arrivals of the bin up to it);
  * elsewhere the bound is the arrived demand, capped at capacity.  *lps
  * counts the solves.  GF_ERANGE (with e) when GLPK fails.
  */
