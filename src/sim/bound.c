@@ -9,8 +9,10 @@
  * (k = 1: a share over half weighs 1, half weighs 1/2, under half 0).
  * Shares that fit one GPU together weigh at most 1 by every u_k, and a
  * whole GPU weighs 1: so per type the weights sum to at most its GPUs.
- * The class rows are the only bounds that move along the arrivals; the
- * simplex restarts from the last basis.
+ * Then per node type its GPU row and one row per distinct share, for the
+ * share patterns (column generation, below).  The class rows are the only
+ * bounds that move along the arrivals; the simplex restarts from the last
+ * basis and the patterns found so far stay.
  */
 #include "sim/bound.h"
 
@@ -21,9 +23,11 @@
 
 #include "util/mem.h"
 
-#define NDFF	 4	    /* u_1 .. u_4 */
-#define TROWS	 (3 + NDFF) /* rows per node type */
-#define LP_SLACK 1e-6	    /* relative, against the solver's tolerance */
+#define NDFF	  4	     /* u_1 .. u_4 */
+#define TROWS	  (3 + NDFF) /* rows per node type */
+#define LP_SLACK  1e-6	     /* relative, against the solver's tolerance */
+#define CG_ROUNDS 200	     /* column generation rounds a solve, at most */
+#define CG_EPS	  1e-7	     /* a pattern must gain this much */
 
 struct ntype {
 	int32_t cpu;
@@ -47,6 +51,9 @@ struct gf_bound {
 	int nc;
 	int *cls_of;  /* per request: its class, -1 without GPU demand */
 	int *arrived; /* per class: arrived so far (in the program) */
+	int share[GF_GPU_MILLI]; /* the distinct shares under a GPU */
+	int nshare;
+	int *share_of; /* per class: index into share, -1 for whole GPUs */
 	glp_prob *lp;
 };
 
@@ -114,6 +121,21 @@ static void build_classes(struct gf_bound *b)
 		b->cls_of[ks[j].idx] = b->nc - 1;
 	}
 	gf_free(ks);
+	bool seen[GF_GPU_MILLI] = { false };
+	b->share_of = gf_calloc((size_t)b->nc + 1, sizeof(*b->share_of));
+	for (int ci = 0; ci < b->nc; ci++)
+		if (b->c[ci].milli < GF_GPU_MILLI)
+			seen[b->c[ci].milli] = true;
+	int index[GF_GPU_MILLI];
+	for (int h = 1; h < GF_GPU_MILLI; h++)
+		if (seen[h]) {
+			index[h] = b->nshare;
+			b->share[b->nshare++] = h;
+		}
+	for (int ci = 0; ci < b->nc; ci++)
+		b->share_of[ci] = b->c[ci].milli < GF_GPU_MILLI
+					  ? index[b->c[ci].milli]
+					  : -1;
 }
 
 static int cmp_type(const void *pa, const void *pb)
@@ -185,13 +207,85 @@ static double dff(int milli, int k)
 	return (double)(s / GF_GPU_MILLI) / k;
 }
 
+/*
+ * The exact packing of shares into GPUs (Gilmore-Gomory, as lookahead.c
+ * prices shares): per node type a row of its GPUs (whole GPUs taken plus
+ * GPUs given a pattern of shares <= its GPUs) and per share a row (the
+ * shares placed <= the copies the patterns hold).  Patterns are columns,
+ * added while an unbounded knapsack finds one the prices break.
+ */
+static int pattern_base(const struct gf_bound *b, int ti)
+{
+	return b->nc + b->nt * TROWS + ti * (1 + b->nshare);
+}
+
+static void add_pattern(struct gf_bound *b, int ti, const int *count)
+{
+	int *ind = gf_calloc((size_t)b->nshare + 2, sizeof(*ind));
+	double *val = gf_calloc((size_t)b->nshare + 2, sizeof(*val));
+	int nz = 0, pbase = pattern_base(b, ti);
+	ind[++nz] = pbase + 1;
+	val[nz] = 1.0;
+	for (int si = 0; si < b->nshare; si++)
+		if (count[si] > 0) {
+			ind[++nz] = pbase + 2 + si;
+			val[nz] = -(double)count[si];
+		}
+	int col = glp_add_cols(b->lp, 1);
+	glp_set_mat_col(b->lp, col, nz, ind, val);
+	glp_set_col_bnds(b->lp, col, GLP_LO, 0.0, 0.0);
+	gf_free(ind);
+	gf_free(val);
+}
+
+/*
+ * The best pattern of type ti at the prices of its share rows: its
+ * value, and (count not NULL) the pattern.  An unbounded knapsack over
+ * one GPU's milli.
+ */
+static double best_pattern(const struct gf_bound *b, int ti, int *count)
+{
+	double best[GF_GPU_MILLI + 1];
+	int arg[GF_GPU_MILLI + 1];
+	double price[GF_GPU_MILLI];
+	int pbase = pattern_base(b, ti);
+	for (int si = 0; si < b->nshare; si++) {
+		double y = glp_get_row_dual(b->lp, pbase + 2 + si);
+		price[si] = y > 0 ? y : 0;
+	}
+	best[0] = 0;
+	arg[0] = -1;
+	for (int h = 1; h <= GF_GPU_MILLI; h++) {
+		best[h] = best[h - 1];
+		arg[h] = -2; /* as h - 1 */
+		for (int si = 0; si < b->nshare; si++)
+			if (b->share[si] <= h &&
+			    best[h - b->share[si]] + price[si] > best[h]) {
+				best[h] = best[h - b->share[si]] + price[si];
+				arg[h] = si;
+			}
+	}
+	if (count) {
+		memset(count, 0, (size_t)b->nshare * sizeof(*count));
+		for (int h = GF_GPU_MILLI; h > 0 && arg[h] != -1;) {
+			if (arg[h] == -2) {
+				h--;
+				continue;
+			}
+			count[arg[h]]++;
+			h -= b->share[arg[h]];
+		}
+	}
+	return best[GF_GPU_MILLI];
+}
+
 static void add_column(struct gf_bound *b, int ci, int ti, int64_t copies)
 {
 	const struct rclass *c = &b->c[ci];
 	const struct ntype *t = &b->t[ti];
 	int col = glp_add_cols(b->lp, 1);
-	int ind[4 + TROWS];
-	double val[4 + TROWS];
+	int ind[5 + TROWS];
+	double val[5 + TROWS];
 	int nz = 0, base = b->nc + ti * TROWS;
 	double gpus = c->milli >= GF_GPU_MILLI ? c->ngpus : 1;
 	ind[++nz] = ci + 1;
@@ -206,6 +300,11 @@ static void add_column(struct gf_bound *b, int ci, int ti, int64_t copies)
 		ind[++nz] = base + 3 + k;
 		val[nz] = gpus * dff(c->milli, k);
 	}
+	/* whole GPUs in the type's GPU row, a share in its share's row */
+	int pbase = pattern_base(b, ti);
+	ind[++nz] =
+		b->share_of[ci] < 0 ? pbase + 1 : pbase + 2 + b->share_of[ci];
+	val[nz] = b->share_of[ci] < 0 ? c->ngpus : 1.0;
 	glp_set_mat_col(b->lp, col, nz, ind, val);
 	glp_set_col_bnds(b->lp, col, GLP_DB, 0.0,
 			 (double)copies * (double)t->count);
@@ -216,7 +315,7 @@ static void build_program(struct gf_bound *b)
 {
 	b->lp = glp_create_prob();
 	glp_set_obj_dir(b->lp, GLP_MAX);
-	glp_add_rows(b->lp, b->nc + b->nt * TROWS);
+	glp_add_rows(b->lp, b->nc + b->nt * (TROWS + 1 + b->nshare));
 	for (int ci = 0; ci < b->nc; ci++)
 		glp_set_row_bnds(b->lp, ci + 1, GLP_UP, 0.0, 0.0);
 	for (int ti = 0; ti < b->nt; ti++) {
@@ -231,6 +330,15 @@ static void build_program(struct gf_bound *b)
 		for (int k = 1; k <= NDFF; k++)
 			glp_set_row_bnds(b->lp, base + 3 + k, GLP_UP, 0.0,
 					 n * t->ngpus);
+		int pbase = pattern_base(b, ti);
+		glp_set_row_bnds(b->lp, pbase + 1, GLP_UP, 0.0, n * t->ngpus);
+		for (int si = 0; si < b->nshare; si++) {
+			glp_set_row_bnds(b->lp, pbase + 2 + si, GLP_UP, 0.0,
+					 0.0);
+			int count[GF_GPU_MILLI] = { 0 };
+			count[si] = GF_GPU_MILLI / b->share[si];
+			add_pattern(b, ti, count);
+		}
 	}
 	for (int ci = 0; ci < b->nc; ci++)
 		for (int ti = 0; ti < b->nt; ti++) {
@@ -277,6 +385,7 @@ void gf_bound_free(struct gf_bound *b)
 	gf_free(b->c);
 	gf_free(b->cls_of);
 	gf_free(b->arrived);
+	gf_free(b->share_of);
 	gf_free(b);
 }
 
@@ -286,17 +395,11 @@ void gf_bound_size(const struct gf_bound *b, int *ntypes, int *nclasses)
 	*nclasses = b->nc;
 }
 
-/* The program's optimum for the arrived counts; GF_ERANGE on failure. */
-static int solve(struct gf_bound *b, double *opt, struct gf_err *e)
+static int simplex(struct gf_bound *b, struct gf_err *e)
 {
-	for (int ci = 0; ci < b->nc; ci++)
-		glp_set_row_bnds(b->lp, ci + 1, GLP_UP, 0.0,
-				 (double)b->arrived[ci]);
 	glp_smcp parm;
 	glp_init_smcp(&parm);
 	parm.msg_lev = GLP_MSG_OFF;
-	parm.meth = GLP_DUALP; /* only row bounds moved: the basis stays
-				* dual feasible */
 	int rc = glp_simplex(b->lp, &parm);
 	if (rc != 0 || glp_get_status(b->lp) != GLP_OPT) {
 		/* once more from a fresh basis before giving up */
@@ -308,8 +411,49 @@ static int solve(struct gf_bound *b, double *opt, struct gf_err *e)
 				  "the bound's linear program was not solved "
 				  "(GLPK: simplex code %d, status %d)",
 				  rc, glp_get_status(b->lp));
-	*opt = glp_get_obj_val(b->lp);
 	return 0;
+}
+
+/*
+ * The program's optimum for the arrived counts, patterns added until
+ * none gains; past CG_ROUNDS, the optimum plus what the best patterns
+ * could still add (each type's GPUs times its best reduced value: the
+ * Lagrangian bound, still an upper bound).  GF_ERANGE on failure.
+ */
+static int solve(struct gf_bound *b, double *opt, struct gf_err *e)
+{
+	for (int ci = 0; ci < b->nc; ci++)
+		glp_set_row_bnds(b->lp, ci + 1, GLP_UP, 0.0,
+				 (double)b->arrived[ci]);
+	int *count = gf_calloc((size_t)b->nshare + 1, sizeof(*count));
+	int rc = 0;
+	for (int round = 0;; round++) {
+		rc = simplex(b, e);
+		if (rc)
+			break;
+		*opt = glp_get_obj_val(b->lp);
+		bool added = false;
+		double gain = 0;
+		for (int ti = 0; ti < b->nt && b->nshare > 0; ti++) {
+			double mu = glp_get_row_dual(b->lp,
+						     pattern_base(b, ti) + 1);
+			double v =
+				best_pattern(b, ti, count) - (mu > 0 ? mu : 0);
+			if (v <= CG_EPS)
+				continue;
+			gain += v * b->t[ti].count * b->t[ti].ngpus;
+			if (round < CG_ROUNDS) {
+				add_pattern(b, ti, count);
+				added = true;
+			}
+		}
+		if (!added) {
+			*opt += gain; /* 0 unless the rounds ran out */
+			break;
+		}
+	}
+	gf_free(count);
+	return rc;
 }
 
 /* The fill.c rounding of an allocation, as its bin records it. */
