@@ -207,7 +207,7 @@ static int fill_bound(const struct fill_args *a, const struct gf_cluster *c,
 		      const struct gf_workload *w, struct gf_progress *prog,
 		      struct gf_fill_summary *sum, struct gf_report_bound *rb)
 {
-	double t0 = now_s();
+	double t0 = now_s(), cpu0 = gf_clock_thread_cpu_ms();
 	struct gf_err e;
 	gf_err_clear(&e);
 	struct gf_bound *b;
@@ -238,9 +238,11 @@ static int fill_bound(const struct fill_args *a, const struct gf_cluster *c,
 		gf_fill_summarise(GF_POLICY_BESTFIT, res, wall, a->nseeds, sum);
 	rb->s = sum;
 	rb->wall_s = now_s() - t0;
+	double cpu_s = (gf_clock_thread_cpu_ms() - cpu0) / 1e3;
 	gf_log(GF_LOG_DEBUG, "sim",
-	       "bound: %.3f s (%d node types, %d request classes, %d LPs)",
-	       rb->wall_s, rb->ntypes, rb->nclasses, rb->lps);
+	       "bound: %.3f s, %.3f CPU-s (%d node types, %d request "
+	       "classes, %d LPs)",
+	       rb->wall_s, cpu_s, rb->ntypes, rb->nclasses, rb->lps);
 	gf_free(res);
 	gf_free(wall);
 	gf_bound_free(b);
