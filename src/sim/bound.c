@@ -54,6 +54,7 @@ struct gf_bound {
 	int share[GF_GPU_MILLI]; /* the distinct shares under a GPU */
 	int nshare;
 	int *share_of; /* per class: index into share, -1 for whole GPUs */
+	int rounds;    /* column generation rounds a solve, at most */
 	glp_prob *lp;
 };
 
@@ -362,6 +363,7 @@ int gf_bound_new(const struct gf_cluster *c, const struct gf_workload *w,
 	struct gf_bound *b = gf_calloc(1, sizeof(*b));
 	b->w = w;
 	b->capacity = c->gpu_milli_total;
+	b->rounds = CG_ROUNDS;
 	int rc = build_types(b, c, e);
 	if (rc) {
 		gf_bound_free(b);
@@ -387,6 +389,11 @@ void gf_bound_free(struct gf_bound *b)
 	gf_free(b->arrived);
 	gf_free(b->share_of);
 	gf_free(b);
+}
+
+void gf_bound_set_rounds(struct gf_bound *b, int rounds)
+{
+	b->rounds = rounds < 0 ? 0 : rounds;
 }
 
 void gf_bound_size(const struct gf_bound *b, int *ntypes, int *nclasses)
@@ -442,7 +449,7 @@ static int solve(struct gf_bound *b, double *opt, struct gf_err *e)
 			if (v <= CG_EPS)
 				continue;
 			gain += v * b->t[ti].count * b->t[ti].ngpus;
-			if (round < CG_ROUNDS) {
+			if (round < b->rounds) {
 				add_pattern(b, ti, count);
 				added = true;
 			}

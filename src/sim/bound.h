@@ -43,6 +43,13 @@ int gf_bound_new(const struct gf_cluster *c, const struct gf_workload *w,
 		 struct gf_bound **out, struct gf_err *e) GF_MUST_CHECK;
 void gf_bound_free(struct gf_bound *b);
 
+/*
+ * Column generation rounds a solve may take (default 200; 0: none).  Past
+ * them the bound adds what the best patterns could still gain (the
+ * Lagrangian bound): looser, still a bound.  For tests.
+ */
+void gf_bound_set_rounds(struct gf_bound *b, int rounds);
+
 /* Node types and request classes (with a GPU) the program has. */
 void gf_bound_size(const struct gf_bound *b, int *ntypes, int *nclasses);
 
