@@ -423,7 +423,7 @@ static int simplex(struct gf_bound *b, struct gf_err *e)
 
 /*
  * The program's optimum for the arrived counts, patterns added until
- * none gains; past CG_ROUNDS, the optimum plus what the best patterns
+ * none gains; past b->rounds, the optimum plus what the best patterns
  * could still add (each type's GPUs times its best reduced value: the
  * Lagrangian bound, still an upper bound).  GF_ERANGE on failure.
  */
