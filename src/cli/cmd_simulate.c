@@ -13,6 +13,7 @@
 #include <gpufleet/sim.h>
 
 #include "cli/cli.h"
+#include "sim/bound.h"
 #include "sim/pool.h"
 #include "sim/progress.h"
 #include "sim/report.h"
@@ -67,6 +68,10 @@ void gf_cli_simulate_usage(FILE *f)
 		"  --json           machine-readable summary\n"
 		"  --jobs N         worker threads (default: all cores)\n"
 		"  --requests N     size of the built-in workload (default %d)\n"
+		"  --bound          add a row: a lower bound on unallocated %% "
+		"for the same\n"
+		"                   arrivals (a linear program, GLPK; mean over "
+		"seeds)\n"
 		"  -h, --help       this help\n"
 		"\n"
 		"A progress line goes to stderr once a run takes over a second;\n"
@@ -123,6 +128,7 @@ struct fill_args {
 	int nseeds;
 	double tune;
 	bool json;
+	bool bound; /* --bound: the optimum's bound row (issue 23) */
 	int jobs;
 	int requests;
 };
@@ -190,6 +196,59 @@ static int load_builtin(const struct fill_args *a, struct gf_cluster *c,
 	return 0;
 }
 
+/* Solves per arrived-load bin (each bounds the arrivals before it). */
+#define BOUND_PER_BIN 32
+
+/*
+ * --bound: the program solved for each seed's arrivals (the draws of the
+ * runs), summarised over seeds as a policy is.  0, or -1 said.
+ */
+static int fill_bound(const struct fill_args *a, const struct gf_cluster *c,
+		      const struct gf_workload *w, struct gf_progress *prog,
+		      struct gf_fill_summary *sum, struct gf_report_bound *rb)
+{
+	double t0 = now_s(), cpu0 = gf_clock_thread_cpu_ms();
+	struct gf_err e;
+	gf_err_clear(&e);
+	struct gf_bound *b;
+	gf_progress_step(prog, "building the bound's linear program");
+	if (gf_bound_new(c, w, &b, &e) != 0) {
+		gf_cli_error(CMD, "--bound: %s", e.msg);
+		return -1;
+	}
+	gf_bound_size(b, &rb->ntypes, &rb->nclasses);
+	struct gf_fill_result *res = gf_calloc((size_t)a->nseeds, sizeof(*res));
+	double *wall = gf_calloc((size_t)a->nseeds, sizeof(*wall));
+	int rc = 0;
+	for (int s = 0; s < a->nseeds && rc == 0; s++) {
+		gf_progress_step(prog, "bound: seed %llu (%d of %d), %d LPs",
+				 (unsigned long long)a->seeds[s], s + 1,
+				 a->nseeds, rb->lps);
+		struct gf_fill_opts o = { .seed = a->seeds[s],
+					  .tune = a->tune,
+					  .resample = a->tune > 0 };
+		double ts = now_s();
+		rc = gf_bound_run(b, &o, gf_report_points, GF_REPORT_NPOINTS,
+				  BOUND_PER_BIN, &res[s], &rb->lps, &e);
+		wall[s] = now_s() - ts;
+	}
+	if (rc != 0)
+		gf_cli_error(CMD, "--bound: %s", e.msg);
+	else
+		gf_fill_summarise(GF_POLICY_BESTFIT, res, wall, a->nseeds, sum);
+	rb->s = sum;
+	rb->wall_s = now_s() - t0;
+	double cpu_s = (gf_clock_thread_cpu_ms() - cpu0) / 1e3;
+	gf_log(GF_LOG_DEBUG, "sim",
+	       "bound: %.3f s, %.3f CPU-s (%d node types, %d request "
+	       "classes, %d LPs)",
+	       rb->wall_s, cpu_s, rb->ntypes, rb->nclasses, rb->lps);
+	gf_free(res);
+	gf_free(wall);
+	gf_bound_free(b);
+	return rc ? -1 : 0;
+}
+
 /* The first failed run, said with its policy and seed. */
 static void report_failed_run(const struct gf_fill_job *jobs, int njobs)
 {
@@ -212,7 +271,8 @@ static int fill(void *arg, struct gf_progress *prog)
 	struct gf_workload w;
 	struct gf_typical *typ = NULL;
 	struct gf_fill_job *jobs = NULL;
-	struct gf_fill_summary *sum = NULL;
+	struct gf_fill_summary *sum = NULL, bsum;
+	struct gf_report_bound rb = { 0 };
 	struct gf_buf out;
 	char source[256];
 	int ret = GF_EXIT_FAIL;
@@ -288,13 +348,16 @@ static int fill(void *arg, struct gf_progress *prog)
 	}
 	gf_free(res);
 	gf_free(wall);
+	if (a->bound && fill_bound(a, &c, &w, prog, &bsum, &rb) != 0)
+		goto out;
 	struct gf_report_info info = { .nodes = c.n,
 				       .gpus = c.gpu_milli_total / 1000,
 				       .requests = w.n,
 				       .tune = a->tune,
 				       .seeds = a->seeds,
 				       .nseeds = a->nseeds,
-				       .source = source };
+				       .source = source,
+				       .bound = a->bound ? &rb : NULL };
 	if (a->curve) {
 		struct gf_buf cb;
 		gf_buf_init(&cb, OUT_CAP);
@@ -342,6 +405,7 @@ int cmd_simulate_fill(int argc, char **argv)
 		GF_OPT_REAL("inflate", &a.tune, 0, 100, "a factor"),
 		GF_OPT_STR("curve", &a.curve),
 		GF_OPT_NUM("jobs", &a.jobs, 1, 256, "a number"),
+		GF_OPT_FLAG("bound", &a.bound),
 		GF_OPT_NUM("requests", &a.requests, 1, GF_MAX_REQUESTS,
 			   "a number"),
 		GF_OPT_END,

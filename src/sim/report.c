@@ -85,6 +85,16 @@ static void cell(struct gf_buf *b, const struct gf_fill_summary *s, int pct,
 			      s->unalloc_max[pct]);
 }
 
+/* The bound's row of the table: its figures; no frag, failed or run
+ * time (the time is in the JSON: the text stays the same run to run). */
+static void text_bound_row(struct gf_buf *out, const struct gf_report_bound *b)
+{
+	gf_buf_printf(out, "%-11s", "bound");
+	for (int i = 0; i < GF_REPORT_NPOINTS; i++)
+		cell(out, b->s, gf_report_points[i], 0);
+	gf_buf_printf(out, " %10s %8s %8s\n", "-", "-", "-");
+}
+
 int gf_report_text(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out)
 {
@@ -119,6 +129,8 @@ int gf_report_text(const struct gf_report_info *info,
 		gf_buf_printf(out, " %8.0f %8.3f\n", s[p].failed_mean,
 			      s[p].wall_s_mean);
 	}
+	if (info->bound)
+		text_bound_row(out, info->bound);
 	gf_buf_puts(out, "\nSpread over seeds (min..max)\n");
 	gf_buf_printf(out, "%-11s", "policy");
 	for (int i = 0; i < GF_REPORT_NPOINTS; i++)
@@ -133,6 +145,16 @@ int gf_report_text(const struct gf_report_info *info,
 	gf_buf_puts(out, "\nfrag@100%: GPU fragmentation as a share of idle "
 			 "GPU at 100 % arrived load;\nfailed: requests no "
 			 "node could take (mean per run).\n");
+	if (info->bound)
+		gf_buf_printf(
+			out,
+			"bound: no placement of the same arrivals leaves "
+			"less unallocated (a linear\nprogram over %d node "
+			"types and %d request classes, GLPK; the mean "
+			"over\nseeds of each seed's bound; %d programs "
+			"solved).\n",
+			info->bound->ntypes, info->bound->nclasses,
+			info->bound->lps);
 	return gf_buf_error(out);
 }
 
@@ -191,6 +213,30 @@ static void json_curve(struct gf_json *j, const struct gf_fill_summary *s)
 	gf_buf_release(&tmp);
 }
 
+static void json_bound(struct gf_json *j, const struct gf_report_bound *b)
+{
+	gf_json_obj_begin(j, "bound");
+	char k[8];
+	gf_json_obj_begin(j, "unallocated_pct");
+	for (int i = 0; i < GF_REPORT_NPOINTS; i++) {
+		int pct = gf_report_points[i];
+		gf_note(k, sizeof(k), "%d", pct);
+		if (b->s->have[pct])
+			gf_json_double(j, k, b->s->unalloc_mean[pct]);
+		else
+			gf_json_null(j, k);
+	}
+	gf_json_obj_end(j);
+	gf_json_str(j, "of", "mean over seeds of each seed's bound");
+	json_points(j, "unallocated_pct_min", b->s->unalloc_min, b->s->have);
+	json_points(j, "unallocated_pct_max", b->s->unalloc_max, b->s->have);
+	gf_json_int(j, "node_types", b->ntypes);
+	gf_json_int(j, "request_classes", b->nclasses);
+	gf_json_int(j, "programs", b->lps);
+	gf_json_double(j, "wall_s", b->wall_s);
+	gf_json_obj_end(j);
+}
+
 int gf_report_json(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n, struct gf_buf *out)
 {
@@ -227,6 +273,8 @@ int gf_report_json(const struct gf_report_info *info,
 		gf_json_obj_end(&j);
 	}
 	gf_json_obj_end(&j);
+	if (info->bound)
+		json_bound(&j, info->bound);
 	gf_json_obj_end(&j);
 	return gf_json_error(&j);
 }

@@ -33,6 +33,17 @@ void gf_fill_summarise(enum gf_policy p, const struct gf_fill_result *runs,
 		       const double *wall_s, int nseeds,
 		       struct gf_fill_summary *out);
 
+/*
+ * The optimum's bound (sim/bound.h), when `--bound` asked for it: its
+ * summary over seeds (unalloc_mean: the mean of each seed's bound), the
+ * time it took in all, the linear programs solved and their size.
+ */
+struct gf_report_bound {
+	const struct gf_fill_summary *s;
+	double wall_s;
+	int lps, ntypes, nclasses;
+};
+
 struct gf_report_info {
 	int nodes;
 	int64_t gpus;
@@ -41,6 +52,7 @@ struct gf_report_info {
 	const uint64_t *seeds;
 	int nseeds;
 	const char *source; /* "trace" description or "built-in" */
+	const struct gf_report_bound *bound; /* NULL: not computed */
 };
 
 /* "42-51" for a run of seeds, "7" for one, "1,..." for a list. */
@@ -56,7 +68,8 @@ int gf_report_text(const struct gf_report_info *info,
  * wall_s, and "curve": the columns of gf_report_curve_csv (arrived_pct,
  * unallocated_mean/min/max, frag_ratio_mean, frag_amount_mean) as
  * arrays, one entry per arrived load every seed reached (added by issue
- * 16 for `gpufleet report`; keys are only ever added).
+ * 16 for `gpufleet report`; keys are only ever added).  With info->bound,
+ * a top-level "bound": {"unallocated_pct": {"90": ...}, ...} (issue 23).
  */
 int gf_report_json(const struct gf_report_info *info,
 		   const struct gf_fill_summary *s, int n,
