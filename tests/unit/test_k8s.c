@@ -659,6 +659,36 @@ static void ew_fn(struct gf_json *j, void *arg)
 	gf_k8s_preempt_write(j, p->a, p->keep, p->pick);
 }
 
+/* A HostPriorityList of plain names (written as one compact run) and
+ * one with a name that needs escaping (the indented writer) read back
+ * as the same hosts and scores, negative and large ones included. */
+static void test_wire_priorities_compact(void **state)
+{
+	(void)state;
+	const char *plain[] = { "n-1", "gpu.b-02", "x" };
+	const char *odd[] = { "n-1", "gpu.b-02", "q\"\\\u00e9" };
+	int64_t sc[3] = { 10, -7, INT64_MAX };
+	for (int k = 0; k < 2; k++) {
+		struct gf_k8s_args a = { .names = k ? odd : plain, .n = 3 };
+		struct pw p = { &a, sc };
+		char *s = written(pw_fn, &p);
+		assert_true(k ? strchr(s, '\n') != NULL : !strchr(s, '\n'));
+		struct gf_jv *r = parse(s);
+		assert_int_equal(gf_jv_len(r), 3);
+		for (int i = 0; i < 3; i++) {
+			int64_t x;
+			assert_string_equal(
+				gf_jv_str(gf_jv_get(gf_jv_at(r, i), "Host")),
+				a.names[i]);
+			assert_true(gf_jv_int(
+				gf_jv_get(gf_jv_at(r, i), "Score"), &x));
+			assert_int_equal(x, sc[i]);
+		}
+		gf_jv_free(r);
+		gf_free(s);
+	}
+}
+
 static void test_wire_write_others(void **state)
 {
 	(void)state;
@@ -1256,6 +1286,7 @@ int main(void)
 		cmocka_unit_test(test_wire_read_text),
 		cmocka_unit_test(test_wire_write),
 		cmocka_unit_test(test_wire_write_others),
+		cmocka_unit_test(test_wire_priorities_compact),
 		cmocka_unit_test(test_decide_nvlink),
 		cmocka_unit_test(test_decide_mig),
 		cmocka_unit_test(test_decide_share_fgd),
