@@ -420,6 +420,39 @@ static void *binder(void *arg)
 	return NULL;
 }
 
+/* filter + prioritize over 5,000 names for pods pods, nothing bound
+ * between, the filter bodies built beforehand (as kube-scheduler has
+ * them): the pairs answered (their seconds in tf, tp and tfp), the
+ * server's CPU seconds over them into *server_cpu. */
+static int fp_phase(struct gf_client *c, int pods, double *tf, double *tp,
+		    double *tfp, double *server_cpu)
+{
+	struct gf_buf *fb = calloc((size_t)pods, sizeof(*fb));
+	for (int i = 0; i < pods; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fp-%d", i);
+		filter_body(&fb[i], name);
+	}
+	int nfp = 0;
+	double cpu0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID),
+	       own0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+	for (int i = 0; i < pods; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "fp-%d", i);
+		if (filter_prioritize(c, name, &fb[i], NULL, 0, &tf[nfp],
+				      &tp[nfp]) == 0) {
+			tfp[nfp] = tf[nfp] + tp[nfp];
+			nfp++;
+		}
+		gf_buf_release(&fb[i]);
+	}
+	free(fb);
+	/* the process's CPU but this (the client's) thread's: the server's */
+	*server_cpu = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 -
+		      (cpu_s(CLOCK_THREAD_CPUTIME_ID) - own0);
+	return nfp;
+}
+
 int main(int argc, char **argv)
 {
 	int pods = argc > 1 ? atoi(argv[1]) : 400;
@@ -471,36 +504,13 @@ int main(int argc, char **argv)
 	snprintf(base, sizeof(base), "%s", gf_service_url(s));
 	base[strlen(base) - 1] = '\0';
 
-	/* filter + prioritize over 5,000 names, nothing bound between; the
-	 * filter bodies built beforehand, as kube-scheduler has them */
 	struct gf_client *c = gf_client_new();
 	double *tf = calloc((size_t)pods, sizeof(double));
 	double *tp = calloc((size_t)pods, sizeof(double));
 	double *tfp = calloc((size_t)pods, sizeof(double));
 	double *tb = calloc((size_t)pods, sizeof(double));
-	struct gf_buf *fb = calloc((size_t)pods, sizeof(*fb));
-	for (int i = 0; i < pods; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "fp-%d", i);
-		filter_body(&fb[i], name);
-	}
-	int nfp = 0;
-	double cpu0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID),
-	       own0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
-	for (int i = 0; i < pods; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "fp-%d", i);
-		if (filter_prioritize(c, name, &fb[i], NULL, 0, &tf[nfp],
-				      &tp[nfp]) == 0) {
-			tfp[nfp] = tf[nfp] + tp[nfp];
-			nfp++;
-		}
-		gf_buf_release(&fb[i]);
-	}
-	free(fb);
-	/* the process's CPU but this (the client's) thread's: the server's */
-	double server_cpu = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0 -
-			    (cpu_s(CLOCK_THREAD_CPUTIME_ID) - own0);
+	double server_cpu;
+	int nfp = fp_phase(c, pods, tf, tp, tfp, &server_cpu);
 	qsort(tf, (size_t)nfp, sizeof(double), cmp);
 	qsort(tp, (size_t)nfp, sizeof(double), cmp);
 	qsort(tfp, (size_t)nfp, sizeof(double), cmp);
