@@ -1189,8 +1189,8 @@ static void test_answers_differential(void **state)
 	struct gf_err e;
 	for (int step = 0; step < 400; step++) {
 		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
-		int what = (int)(rnd >> 33) % 10, i = (int)(rnd >> 45) % N;
-		int r = (int)(rnd >> 20) % 6;
+		int what = (int)((rnd >> 33) % 10), i = (int)((rnd >> 45) % N);
+		int r = (int)((rnd >> 20) % 6);
 		if (what < 5 && nids < 64) { /* a pod bound where it fits */
 			struct gf_job *j =
 				gf_k8s_job_new(ctl, &p[r], &a[r], i, ++next_seq,
@@ -1203,7 +1203,7 @@ static void test_answers_differential(void **state)
 				gf_free(j);
 			}
 		} else if (what < 7 && nids > 0) { /* a pod ends */
-			int k = (int)(rnd >> 40) % nids;
+			int k = (int)((rnd >> 40) % (uint64_t)nids);
 			assert_int_equal(
 				gf_ctl_cancel(ctl, ids[k], 1000 + step, &e), 0);
 			memcpy(ids[k], ids[--nids], GF_JOB_ID_MAX);
@@ -1214,7 +1214,7 @@ static void test_answers_differential(void **state)
 					!gf_ctl_node_is_cordoned(ctl, i), &e),
 				0);
 		} else if (what == 8) {
-			int g = (int)(rnd >> 50) % 8;
+			int g = (int)((rnd >> 50) % 8);
 			bool sick = (rnd >> 60) & 1;
 			assert_int_equal(gf_ctl_gpu_health(ctl, i, g, !sick,
 							   sick ? "xid" : NULL,
