@@ -157,20 +157,39 @@ static bool call_open(struct gf_service *s, struct gf_http_req *r,
 	return false;
 }
 
-static void verdict_at(struct gf_service *s, struct gf_k8s_memo *m, int k,
-		       void *arg)
+/* Filter's verdicts (into c->v) or prioritize's scores (c->score, when
+ * not NULL) for every candidate, under ctl_lock with one memo: the
+ * names found through the last list's indices, the verdicts through
+ * what is kept for the pod's shape (k8s/answers.h: filter's work is its
+ * prioritize's, and the next pod's of that shape but for the nodes that
+ * changed).  true; false when this server does not lead (answered 503). */
+static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
+			  struct call *c)
 {
-	struct call *c = arg;
-	gf_k8s_verdict(s->ctl, gf_ctl_node_find(s->ctl, c->a.names[k]), m,
-		       &c->v[k]);
-}
-
-static void score_at(struct gf_service *s, struct gf_k8s_memo *m, int k,
-		     void *arg)
-{
-	struct call *c = arg;
-	c->score[k] = gf_k8s_score(s->ctl,
-				   gf_ctl_node_find(s->ctl, c->a.names[k]), m);
+	struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c->ask, c->a.n);
+	int *idx = gf_calloc((size_t)c->a.n + 1, sizeof(*idx));
+	struct gf_k8s_answers *ans = s->k8s->answers;
+	pthread_mutex_lock(&s->ctl_lock);
+	bool lead = leading(s, r);
+	if (lead) {
+		gf_k8s_answers_find(ans, s->ctl, c->a.names, c->a.n, idx);
+		struct gf_k8s_shape *sh =
+			gf_k8s_answers_shape(ans, s->ctl, &c->ask);
+		for (int k = 0; k < c->a.n; k++) {
+			struct gf_k8s_verdict one,
+				*v = c->score ? &one : &c->v[k];
+			gf_k8s_answers_verdict(sh, s->ctl, idx[k], m, v);
+			if (c->score)
+				c->score[k] =
+					gf_k8s_score_of(s->ctl, idx[k], m, v);
+		}
+		if (!c->score)
+			s->k8s->filters++;
+	}
+	pthread_mutex_unlock(&s->ctl_lock);
+	gf_free(idx);
+	gf_k8s_memo_free(m);
+	return lead;
 }
 
 int gf__k8s_filter(struct gf_http_req *r, void *arg)
@@ -181,8 +200,7 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 		return 0; /* answered */
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
 		c.v = gf_calloc((size_t)c.a.n + 1, sizeof(*c.v));
-		if (!each_locked(s, r, &c.ask, c.a.n, verdict_at, &c,
-				 &s->k8s->filters)) {
+		if (!answer_locked(s, r, &c)) {
 			call_release(&c);
 			return 0;
 		}
@@ -206,8 +224,7 @@ int gf__k8s_prioritize(struct gf_http_req *r, void *arg)
 		return gf_reply_error(r, 422, "invalid", "%s", c.error);
 	}
 	c.score = gf_calloc((size_t)c.a.n + 1, sizeof(*c.score));
-	if (c.ask.kind != GF_K8S_ASK_NONE &&
-	    !each_locked(s, r, &c.ask, c.a.n, score_at, &c, NULL)) {
+	if (c.ask.kind != GF_K8S_ASK_NONE && !answer_locked(s, r, &c)) {
 		call_release(&c);
 		return 0;
 	}

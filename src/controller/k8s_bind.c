@@ -567,6 +567,7 @@ static int k8s_new(struct gf_service *s, const struct gf_k8s_opts *o,
 	k->s = s;
 	k->o = *o;
 	gf__k8s_cache_init(k);
+	k->answers = gf_k8s_answers_new();
 	pthread_mutex_init(&k->wlock, NULL);
 	gf_cond_init_mono(&k->wwake);
 	gf_cond_init_mono(&k->rwake);
@@ -630,6 +631,7 @@ static void k8s_free(void *arg)
 	gf__k8s_pods_free(k);
 	gf__k8s_reconcile_free(k);
 	gf__k8s_cache_release(k);
+	gf_k8s_answers_free(k->answers);
 	pthread_mutex_destroy(&k->wlock);
 	pthread_cond_destroy(&k->wwake);
 	pthread_cond_destroy(&k->rwake);
@@ -657,7 +659,9 @@ struct gf_k8s_op *gf__k8s_op_new(void)
 
 static void k8s_loaded(void *arg)
 {
-	gf__k8s_index(arg);
+	struct gf_k8s *k = arg;
+	gf_k8s_answers_clear(k->answers); /* another core: versions anew */
+	gf__k8s_index(k);
 }
 
 static void k8s_heartbeat(void *arg, int node, const struct gf_np_heartbeat *hb,

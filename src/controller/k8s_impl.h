@@ -31,6 +31,7 @@
 
 #include "controller/k8s.h"
 #include "controller/service_impl.h"
+#include "k8s/answers.h"
 #include "k8s/api.h"
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
@@ -138,6 +139,9 @@ struct gf_k8s {
 	/* mismatches per node index (k8s_reconcile.c), under ctl_lock */
 	struct gf_k8s_mm_node *mm;
 	int mmcap;
+	/* verdicts kept between calls per pod shape, and the last list's
+	 * name indices (k8s/answers.h), under ctl_lock */
+	struct gf_k8s_answers *answers;
 	/* figures, under ctl_lock */
 	uint64_t filters, binds, bind_errors, releases, preempts;
 };

@@ -464,7 +464,13 @@ int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m)
 {
 	struct gf_k8s_verdict v;
 	gf_k8s_verdict(ctl, i, m, &v);
-	if (v.kind != GF_K8S_FITS)
+	return gf_k8s_score_of(ctl, i, m, &v);
+}
+
+int gf_k8s_score_of(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
+		    const struct gf_k8s_verdict *v)
+{
+	if (v->kind != GF_K8S_FITS)
 		return 0;
 	if (m->a.kind == GF_K8S_ASK_MIG) {
 		int free, offered = gf_ctl_mig_count(ctl, i, m->a.profile,

@@ -82,6 +82,10 @@ void gf_k8s_verdict(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
  * free, the higher).  0 for a node that cannot take it.
  */
 int gf_k8s_score(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m);
+/* The same, given node i's verdict v for the memo's ask (gf_k8s_verdict's,
+ * or gf_k8s_answers_verdict's). */
+int gf_k8s_score_of(const struct gf_ctl *ctl, int i, struct gf_k8s_memo *m,
+		    const struct gf_k8s_verdict *v);
 
 /*
  * The fewest of the pods uids[0..n) on node i (by the jobs they are in

@@ -112,6 +112,7 @@ struct gf_k8s_args {
 	int n;
 	bool node_objects;
 	const struct gf_jv **nodes; /* with node_objects: each item */
+	char *own; /* the names' bytes when gf_k8s_args_parse read them */
 };
 
 /* 0, or GF_EINVAL naming the key ("'NodeNames'[3]: expected a string");
@@ -122,11 +123,15 @@ int gf_k8s_args_read(const struct gf_jv *v, struct gf_k8s_args *a,
 void gf_k8s_args_release(struct gf_k8s_args *a);
 
 /*
- * ExtenderArgs from its text s (len bytes): gf_jv_parse() (jansson, with
- * its caps: GF_JV_MAX_DEPTH, strict UTF-8) then gf_k8s_args_read().
- * Returns 0, or gf_jv_parse's GF_EPARSE / GF_ETOOBIG (*root NULL, e as
- * the parse of s says), or gf_k8s_args_read's error (*root set).  The
- * caller frees *root (gf_jv_free) and releases a in every case.
+ * ExtenderArgs from its text s (len bytes): what gf_jv_parse() then
+ * gf_k8s_args_read() give, same tree, names, codes and messages, read
+ * faster in kube-scheduler's usual case.  A "NodeNames" array of plain
+ * names (printable ASCII, no escapes) is read here, in place, and
+ * jansson parses the rest with "[]" in its place (one allocation per
+ * call, not two per name); any other text is parsed as it is.  Returns
+ * 0, or gf_jv_parse's GF_EPARSE / GF_ETOOBIG (*root NULL, e as the
+ * parse of s says), or gf_k8s_args_read's error (*root set).  The caller
+ * frees *root (gf_jv_free) and releases a in every case.
  */
 int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		      struct gf_k8s_args *a, struct gf_err *e) GF_MUST_CHECK;

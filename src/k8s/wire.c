@@ -110,17 +110,186 @@ void gf_k8s_args_release(struct gf_k8s_args *a)
 {
 	gf_free(a->names);
 	gf_free(a->nodes);
+	gf_free(a->own);
 	memset(a, 0, sizeof(*a));
 }
 
-/* ---- ExtenderArgs from text ------------------------------------------- */
+/* ---- ExtenderArgs from text: plain names read in place --------------- */
+
+/*
+ * Only the top level of the text is followed here, by bracket counting
+ * with strings skipped whole; the text's validity stays jansson's to
+ * judge.  For valid JSON that view is exact, and an array of plain
+ * strings replaced with "[]" leaves a valid document of the same tree
+ * but for that member; a text jansson then refuses is parsed again as
+ * it came, for its own message.
+ */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Past the string that starts at p (a '"'), or NULL. */
+static const char *skip_str(const char *p, const char *end)
+{
+	for (p++; p < end; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Past the value that starts at p, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+	if (p < end && *p == '"')
+		return skip_str(p, end);
+	if (p < end && *p != '{' && *p != '[') { /* a number or a literal */
+		while (p < end && !strchr(",}] \t\n\r", *p))
+			p++;
+		return p;
+	}
+	int depth = 0;
+	while (p < end) {
+		if (*p == '"') {
+			p = skip_str(p, end);
+			if (!p)
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+/* A byte a plain name may hold: printable ASCII, no '"' nor '\\'. */
+static bool plain(char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/* The array of plain strings in [p, end) (all of it, nothing else),
+ * or -1: the count. */
+static long plain_names(const char *p, const char *end)
+{
+	long n = 0;
+	p = skip_ws(p + 1, end); /* past '[' */
+	if (p < end && *p == ']')
+		return skip_ws(p + 1, end) == end ? 0 : -1;
+	for (;;) {
+		if (p == end || *p != '"')
+			return -1;
+		for (p++; p < end && plain(*p); p++)
+			;
+		if (p == end || *p != '"')
+			return -1;
+		n++;
+		p = skip_ws(p + 1, end);
+		if (p < end && *p == ']')
+			return p + 1 == end ? n : -1;
+		if (p == end || *p != ',')
+			return -1;
+		p = skip_ws(p + 1, end);
+	}
+}
+
+/* Where the top-level "NodeNames" value is in s: [*from, *to), an array
+ * of plain strings (*n of them); false when there is none such. */
+static bool names_span(const char *s, size_t len, const char **from,
+		       const char **to, long *n)
+{
+	static const char key[] = "\"NodeNames\"";
+	const char *end = s + len, *p = skip_ws(s, end);
+	if (p == end || *p != '{')
+		return false;
+	p = skip_ws(p + 1, end);
+	while (p < end && *p == '"') {
+		const char *k = p;
+		p = skip_str(p, end);
+		if (!p)
+			return false;
+		bool ours = (size_t)(p - k) == sizeof(key) - 1 &&
+			    !memcmp(k, key, sizeof(key) - 1);
+		p = skip_ws(p, end);
+		if (p == end || *p != ':')
+			return false;
+		p = skip_ws(p + 1, end);
+		const char *v = p;
+		p = skip_value(p, end);
+		if (!p)
+			return false;
+		if (ours) {
+			if (*v != '[' || (*n = plain_names(v, p)) < 0 ||
+			    *n > GF_K8S_NAMES_MAX)
+				return false;
+			*from = v;
+			*to = p;
+			return true;
+		}
+		p = skip_ws(p, end);
+		if (p == end || *p != ',')
+			return false;
+		p = skip_ws(p + 1, end);
+	}
+	return false;
+}
+
+/* The n plain names of the array [from, to) copied into a->own, each
+ * ended by a NUL where its closing quote was, into a->names. */
+static void names_take(struct gf_k8s_args *a, const char *from, const char *to,
+		       long n)
+{
+	gf_free(a->names);
+	a->names = gf_calloc((size_t)n + 1, sizeof(*a->names));
+	a->own = gf_malloc((size_t)(to - from) + 1);
+	memcpy(a->own, from, (size_t)(to - from));
+	a->own[to - from] = '\0';
+	char *p = a->own;
+	for (long i = 0; i < n; i++) {
+		while (*p != '"') /* to the opening quote */
+			p++;
+		a->names[i] = ++p;
+		while (*p != '"') /* plain bytes to the closing one */
+			p++;
+		*p++ = '\0';
+	}
+	a->n = (int)n;
+}
 
 int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		      struct gf_k8s_args *a, struct gf_err *e)
 {
 	memset(a, 0, sizeof(*a));
-	int rc = gf_jv_parse(s, len, root, e);
-	return rc ? rc : gf_k8s_args_read(*root, a, e);
+	const char *from, *to;
+	long n;
+	if (!names_span(s, len, &from, &to, &n)) {
+		int rc = gf_jv_parse(s, len, root, e);
+		return rc ? rc : gf_k8s_args_read(*root, a, e);
+	}
+	size_t head = (size_t)(from - s), tail = len - (size_t)(to - s);
+	char *t = gf_malloc(head + 2 + tail);
+	memcpy(t, s, head);
+	memcpy(t + head, "[]", 2);
+	memcpy(t + head + 2, to, tail);
+	int rc = gf_jv_parse(t, head + 2 + tail, root, e);
+	gf_free(t);
+	if (rc) { /* read as it came: its own message */
+		rc = gf_jv_parse(s, len, root, e);
+		return rc ? rc : gf_k8s_args_read(*root, a, e);
+	}
+	rc = gf_k8s_args_read(*root, a, e);
+	if (rc == 0)
+		names_take(a, from, to, n);
+	return rc;
 }
 
 static int field(const struct gf_jv *v, const char *key, char *out, size_t size,
@@ -327,9 +496,57 @@ void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
 	gf_json_obj_end(j);
 }
 
+/* A HostPriorityList of plain names (every byte plain()) as one compact
+ * run of text, appended to the writer once: kube-scheduler's 5,000 names
+ * cost the indented writer five calls a node.  false (nothing written)
+ * when a name needs escaping or the list is not the whole document. */
+static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
+			       const int64_t *score)
+{
+	if (j->depth != 0)
+		return false;
+	size_t len = 2;
+	for (int i = 0; i < a->n; i++) {
+		const char *p = a->names[i];
+		for (; *p; p++)
+			if (!plain(*p))
+				return false;
+		len += (size_t)(p - a->names[i]) +
+		       48; /* {"Host":"","Score":N}, */
+	}
+	struct gf_buf b;
+	gf_buf_init(&b, len + 1);
+	gf_buf_puts(&b, "[");
+	for (int i = 0; i < a->n; i++) {
+		char tmp[24], *end = tmp + sizeof(tmp), *d = end;
+		int64_t v = score ? score[i] : 0;
+		uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+		do {
+			*--d = (char)('0' + m % 10);
+			m /= 10;
+		} while (m);
+		if (v < 0)
+			*--d = '-';
+		gf_buf_puts(&b, i ? ",{\"Host\":\"" : "{\"Host\":\"");
+		gf_buf_puts(&b, a->names[i]);
+		gf_buf_puts(&b, "\",\"Score\":");
+		gf_buf_append(&b, d, (size_t)(end - d));
+		gf_buf_puts(&b, "}");
+	}
+	gf_buf_puts(&b, "]");
+	if (b.err)
+		j->err = j->err ? j->err : b.err;
+	else
+		gf_json_raw(j, NULL, b.data, b.len);
+	gf_buf_release(&b);
+	return true;
+}
+
 void gf_k8s_priorities_write(struct gf_json *j, const struct gf_k8s_args *a,
 			     const int64_t *score)
 {
+	if (priorities_compact(j, a, score))
+		return;
 	gf_json_arr_begin(j, NULL);
 	for (int i = 0; i < a->n; i++) {
 		gf_json_obj_begin(j, NULL);

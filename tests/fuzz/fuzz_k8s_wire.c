@@ -1,7 +1,8 @@
 /*
  * fuzz_k8s_wire.c - the scheduler extender's wire types (src/k8s/wire.c,
- * pod.c): ExtenderArgs through gf_k8s_args_parse (jansson, then the
- * reader), then the same document as ExtenderBindingArgs,
+ * pod.c): ExtenderArgs through gf_k8s_args_parse (its in-place read of
+ * plain NodeNames, and jansson), then the same document as
+ * ExtenderBindingArgs,
  * ExtenderPreemptionArgs and as a Pod.
  */
 #include "fuzz.h"

@@ -12,6 +12,7 @@
 #include <gpufleet/ctl.h>
 #include <gpufleet/job.h>
 
+#include "k8s/answers.h"
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
 #include "k8s_helpers.h"
@@ -659,6 +660,36 @@ static void ew_fn(struct gf_json *j, void *arg)
 	gf_k8s_preempt_write(j, p->a, p->keep, p->pick);
 }
 
+/* A HostPriorityList of plain names (written as one compact run) and
+ * one with a name that needs escaping (the indented writer) read back
+ * as the same hosts and scores, negative and large ones included. */
+static void test_wire_priorities_compact(void **state)
+{
+	(void)state;
+	const char *plain[] = { "n-1", "gpu.b-02", "x" };
+	const char *odd[] = { "n-1", "gpu.b-02", "q\"\\\u00e9" };
+	int64_t sc[3] = { 10, -7, INT64_MAX };
+	for (int k = 0; k < 2; k++) {
+		struct gf_k8s_args a = { .names = k ? odd : plain, .n = 3 };
+		struct pw p = { &a, sc };
+		char *s = written(pw_fn, &p);
+		assert_true(k ? strchr(s, '\n') != NULL : !strchr(s, '\n'));
+		struct gf_jv *r = parse(s);
+		assert_int_equal(gf_jv_len(r), 3);
+		for (int i = 0; i < 3; i++) {
+			int64_t x;
+			assert_string_equal(
+				gf_jv_str(gf_jv_get(gf_jv_at(r, i), "Host")),
+				a.names[i]);
+			assert_true(gf_jv_int(
+				gf_jv_get(gf_jv_at(r, i), "Score"), &x));
+			assert_int_equal(x, sc[i]);
+		}
+		gf_jv_free(r);
+		gf_free(s);
+	}
+}
+
 static void test_wire_write_others(void **state)
 {
 	(void)state;
@@ -1033,6 +1064,195 @@ static void test_decide_memo_scores(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* ---- verdicts kept between calls (k8s/answers.h) ---------------------- */
+
+/* Node i's verdict through the shape equals gf_k8s_verdict's (kind and
+ * reason), and so does the score it gives; its kind. */
+static enum gf_k8s_kind kept_same(const struct gf_ctl *ctl,
+				  struct gf_k8s_shape *sh,
+				  const struct gf_k8s_ask *a, int i)
+{
+	struct gf_k8s_memo *m1 = gf_k8s_memo_new(ctl, a, 8);
+	struct gf_k8s_memo *m2 = gf_k8s_memo_new(ctl, a, 8);
+	struct gf_k8s_verdict kept, own;
+	gf_k8s_answers_verdict(sh, ctl, i, m1, &kept);
+	gf_k8s_verdict(ctl, i, m2, &own);
+	assert_int_equal(kept.kind, own.kind);
+	assert_string_equal(kept.why, own.why);
+	assert_int_equal(gf_k8s_score_of(ctl, i, m1, &kept),
+			 gf_k8s_score(ctl, i, m2));
+	gf_k8s_memo_free(m1);
+	gf_k8s_memo_free(m2);
+	return kept.kind;
+}
+
+/* Two pods of one shape (8 GPUs): what the first found kept for the
+ * second, and dropped for each node that changed between them (a pod
+ * bound there, cordoned, a GPU unhealthy, not ready), found again when
+ * it is free again. */
+static void test_answers_invalidated(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	static const char *const nodes[] = { "a0", "a1", "a2", "a3" };
+	for (int k = 0; k < 4; k++)
+		join(ctl, nodes[k], 8, "a100-80gb", NULL, NULL);
+	struct gf_k8s_pod p, q;
+	struct gf_k8s_ask a, one;
+	pod_of(&p, "big-0", "\"nvidia.com/gpu\": \"8\"", "", "");
+	ask_of(ctl, &p, &a);
+	pod_of(&q, "small-0", "\"nvidia.com/gpu\": \"1\"", "", "");
+	ask_of(ctl, &q, &one);
+	struct gf_k8s_answers *c = gf_k8s_answers_new();
+	uint64_t hits, misses;
+	struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &a);
+	assert_non_null(sh);
+	for (int i = 0; i < 4; i++) /* pod 1: found */
+		assert_int_equal(kept_same(ctl, sh, &a, i), GF_K8S_FITS);
+	gf_k8s_answers_counts(c, &hits, &misses);
+	assert_int_equal(hits, 0);
+	assert_int_equal(misses, 4);
+	/* between the pods: a one-GPU pod bound on a0, a1 cordoned, a GPU
+	 * of a2 unhealthy, a3 not ready */
+	int i0 = gf_ctl_node_find(ctl, "a0");
+	struct gf_job *j =
+		gf_k8s_job_new(ctl, &q, &one, i0, ++next_seq, "pods", 1000);
+	struct gf_err e;
+	assert_int_equal(gf_ctl_add_on(ctl, j, i0, 1000, &e), 0);
+	const char *id = gf_ctl_job(ctl, j->id)->id;
+	assert_int_equal(gf_ctl_node_cordon(ctl, 1, true, &e), 0);
+	assert_int_equal(gf_ctl_gpu_health(ctl, 2, 5, false, "xid 79", &e), 0);
+	assert_int_equal(
+		gf_ctl_node_ready(ctl, 3, false, "silent", 1100, NULL, &e), 0);
+	check(ctl);
+	/* pod 2, the same shape: nothing kept is given */
+	assert_ptr_equal(gf_k8s_answers_shape(c, ctl, &a), sh);
+	assert_int_equal(kept_same(ctl, sh, &a, 0), GF_K8S_NO_ROOM);
+	assert_int_not_equal(kept_same(ctl, sh, &a, 1), GF_K8S_FITS);
+	assert_int_not_equal(kept_same(ctl, sh, &a, 2), GF_K8S_FITS);
+	assert_int_equal(kept_same(ctl, sh, &a, 3), GF_K8S_NEVER);
+	gf_k8s_answers_counts(c, &hits, &misses);
+	assert_int_equal(hits, 0);
+	/* a0's pod gone, a1 uncordoned: they fit again, and are kept */
+	assert_int_equal(gf_ctl_cancel(ctl, id, 2000, &e), 0);
+	assert_int_equal(gf_ctl_node_cordon(ctl, 1, false, &e), 0);
+	check(ctl);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(kept_same(ctl, sh, &a, i),
+					 GF_K8S_FITS);
+	gf_k8s_answers_counts(c, &hits, &misses);
+	assert_int_equal(hits, 2);
+	/* asks the answers do not keep */
+	pod_of(&p, "mig-0", "\"nvidia.com/mig-1g.10gb\": \"1\"", "", "");
+	ask_of(ctl, &p, &one);
+	assert_null(gf_k8s_answers_shape(c, ctl, &one));
+	gf_k8s_answers_free(c);
+	gf_ctl_free(ctl);
+}
+
+/* A random sequence of binds, ends, cordons, unhealthy GPUs and nodes
+ * going silent over 12 nodes, six pod shapes asked in turn: every
+ * verdict and score through the kept answers equal to those computed
+ * without them, and every name found through the kept indices equal to
+ * gf_ctl_node_find's (names sent in changing orders, some unknown). */
+static void test_answers_differential(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	enum { N = 12 };
+	char names[N + 2][16];
+	for (int k = 0; k < N; k++) {
+		snprintf(names[k], sizeof(names[k]), "r%02d", k);
+		join(ctl, names[k], 8, "a100-80gb", NULL, NULL);
+	}
+	snprintf(names[N], sizeof(names[N]), "nowhere");
+	snprintf(names[N + 1], sizeof(names[N + 1]), "r00x");
+	static const char *const res[] = {
+		"\"nvidia.com/gpu\": \"1\"",
+		"\"nvidia.com/gpu\": \"2\"",
+		"\"nvidia.com/gpu\": \"4\"",
+		"\"nvidia.com/gpu\": \"8\"",
+		"\"gpufleet.io/gpu-milli\": \"250\"",
+		"\"gpufleet.io/gpu-milli\": \"800\"",
+	};
+	struct gf_k8s_pod p[6];
+	struct gf_k8s_ask a[6];
+	for (int r = 0; r < 6; r++) {
+		pod_of(&p[r], "diff-0", res[r], "", "");
+		ask_of(ctl, &p[r], &a[r]);
+	}
+	struct gf_k8s_answers *c = gf_k8s_answers_new();
+	char ids[64][GF_JOB_ID_MAX];
+	int nids = 0, fits = 0;
+	uint64_t rnd = 42;
+	struct gf_err e;
+	for (int step = 0; step < 400; step++) {
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		int what = (int)((rnd >> 33) % 10), i = (int)((rnd >> 45) % N);
+		int r = (int)((rnd >> 20) % 6);
+		if (what < 5 && nids < 64) { /* a pod bound where it fits */
+			struct gf_job *j =
+				gf_k8s_job_new(ctl, &p[r], &a[r], i, ++next_seq,
+					       "pods", 1000 + step);
+			if (gf_ctl_add_on(ctl, j, i, 1000 + step, &e) == 0) {
+				snprintf(ids[nids++], GF_JOB_ID_MAX, "%s",
+					 gf_ctl_job(ctl, j->id)->id);
+			} else {
+				gf_job_release(j);
+				gf_free(j);
+			}
+		} else if (what < 7 && nids > 0) { /* a pod ends */
+			int k = (int)((rnd >> 40) % (uint64_t)nids);
+			assert_int_equal(
+				gf_ctl_cancel(ctl, ids[k], 1000 + step, &e), 0);
+			memcpy(ids[k], ids[--nids], GF_JOB_ID_MAX);
+		} else if (what == 7) {
+			assert_int_equal(
+				gf_ctl_node_cordon(
+					ctl, i,
+					!gf_ctl_node_is_cordoned(ctl, i), &e),
+				0);
+		} else if (what == 8) {
+			int g = (int)((rnd >> 50) % 8);
+			bool sick = (rnd >> 60) & 1;
+			assert_int_equal(gf_ctl_gpu_health(ctl, i, g, !sick,
+							   sick ? "xid" : NULL,
+							   &e),
+					 0);
+		} else {
+			bool up = !gf_ctl_node_is_ready(ctl, i);
+			assert_int_equal(gf_ctl_node_ready(ctl, i, up,
+							   up ? NULL : "silent",
+							   1000 + step, NULL,
+							   &e),
+					 0);
+		}
+		check(ctl);
+		/* kube-scheduler's list, rotated by the step, two names
+		 * unknown to the core at the end */
+		const char *list[N + 2];
+		int idx[N + 2];
+		for (int k = 0; k < N + 2; k++)
+			list[k] = k < N ? names[(k + step / 7) % N] : names[k];
+		gf_k8s_answers_find(c, ctl, list, N + 2, idx);
+		struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &a[r]);
+		for (int k = 0; k < N + 2; k++) {
+			assert_int_equal(idx[k],
+					 gf_ctl_node_find(ctl, list[k]));
+			fits += kept_same(ctl, sh, &a[r], idx[k]) ==
+				GF_K8S_FITS;
+		}
+	}
+	uint64_t hits, misses;
+	gf_k8s_answers_counts(c, &hits, &misses);
+	print_message("  %d fits; %llu verdicts kept, %llu computed\n", fits,
+		      (unsigned long long)hits, (unsigned long long)misses);
+	assert_true(hits > 0 && fits > 0); /* both paths were taken */
+	gf_k8s_answers_free(c);
+	gf_ctl_free(ctl);
+}
+
 /*
  * Victims for a 4-GPU pod on a DGX-1V with GPUs 0 and 1 free and a
  * one-GPU pod on each of 2-7.  The quads are 0-3 and 4-7 (no other four
@@ -1256,10 +1476,13 @@ int main(void)
 		cmocka_unit_test(test_wire_read_text),
 		cmocka_unit_test(test_wire_write),
 		cmocka_unit_test(test_wire_write_others),
+		cmocka_unit_test(test_wire_priorities_compact),
 		cmocka_unit_test(test_decide_nvlink),
 		cmocka_unit_test(test_decide_mig),
 		cmocka_unit_test(test_decide_share_fgd),
 		cmocka_unit_test(test_decide_memo_scores),
+		cmocka_unit_test(test_answers_invalidated),
+		cmocka_unit_test(test_answers_differential),
 		cmocka_unit_test(test_decide_victims),
 		cmocka_unit_test(test_decide_models),
 		cmocka_unit_test(test_decide_gfd_products),

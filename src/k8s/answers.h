@@ -1,0 +1,65 @@
+/*
+ * answers.h - what the extender keeps between its calls: for each pod
+ * shape (an ask: its kind, GPUs or share, CPU, memory, topology), the
+ * nodes found to fit it, each with the node's state it was found in;
+ * and where each name of the last list kube-scheduler sent is in the
+ * core.  One filter's work is then the next prioritize's (the same pod,
+ * the same shape), and a pod like the last one costs what changed.
+ *
+ * Invalidation: a node's kept "fits" is given again only while the
+ * node's engine state is the one it was computed from: its version
+ * (gf_cnode.version, bumped by every allocation, release, held or
+ * unhealthy GPU, reshape or topology change: what the engine's own score
+ * cache is keyed on) and its flags, and only while it is ready and not
+ * cordoned (both read anew every time); else the verdict is computed
+ * (gf_k8s_verdict) and kept anew.  A node that does not fit is never
+ * kept: it is computed each time, with its reason.  Asks that name GPU
+ * models (the node's labels decide) or a MIG profile (the MIG layout
+ * decides) are not kept.  Scores are not kept between calls: FGD's
+ * depend on the cluster's typical mix, which the engine refreshes
+ * without any node changing (the per-call memo scores each distinct
+ * node state once).  A name's kept index is used only when the core's
+ * name at that index is the same (strcmp), else found by hash.
+ *
+ * Not thread-safe: the caller holds the core's lock (the controller's
+ * ctl_lock) around every call, and calls gf_k8s_answers_clear when it
+ * loads another core (a node's version starts again there).
+ */
+#ifndef GF_K8S_ANSWERS_H
+#define GF_K8S_ANSWERS_H
+
+#include <stdint.h>
+
+#include "k8s/decide.h"
+
+#define GF_K8S_SHAPES 8 /* shapes kept; the least recently used goes */
+
+struct gf_k8s_answers;
+struct gf_k8s_shape;
+
+struct gf_k8s_answers *gf_k8s_answers_new(void);
+void gf_k8s_answers_free(struct gf_k8s_answers *c);
+/* Forget everything (another core was loaded). */
+void gf_k8s_answers_clear(struct gf_k8s_answers *c);
+
+/* The index in ctl of each of names[0..n) into idx (-1: unknown). */
+void gf_k8s_answers_find(struct gf_k8s_answers *c, const struct gf_ctl *ctl,
+			 const char *const *names, int n, int *idx);
+
+/* The kept verdicts of ask a (made, or the least recently used shape
+ * reused), or NULL when a is not kept (models named, MIG, no GPU). */
+struct gf_k8s_shape *gf_k8s_answers_shape(struct gf_k8s_answers *c,
+					  const struct gf_ctl *ctl,
+					  const struct gf_k8s_ask *a);
+
+/* Node i's verdict for the memo's ask (the shape's, or NULL: computed):
+ * what gf_k8s_verdict(ctl, i, m, v) gives. */
+void gf_k8s_answers_verdict(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			    int i, struct gf_k8s_memo *m,
+			    struct gf_k8s_verdict *v);
+
+/* Verdicts given from what was kept, and computed, since new. */
+void gf_k8s_answers_counts(const struct gf_k8s_answers *c, uint64_t *hits,
+			   uint64_t *misses);
+
+#endif
