@@ -30,7 +30,7 @@
  * comes.
  *
  * Part 1, for each size (GPUFLEET_BENCH_AGENTS, default "1000,5000"): a
- * fresh controller, the agents registered (at most 16 PUTs in flight per
+ * fresh controller, the agents registered (at most 64 PUTs in flight per
  * thread), 2 s to settle, then a window (GPUFLEET_BENCH_WINDOW_S, default
  * 20 s) measured.  BENCH lines, N the size:
  *   cluster.agents.N.register_s       the first PUT until every agent's
@@ -52,6 +52,11 @@
  *                                     the window (utime + stime of
  *                                     /proc/PID/stat), in cores
  *   cluster.agents.N.controller_rss_mib  its VmRSS at the window's end
+ *   cluster.agents.N.controller_rss_kib_per_agent
+ *                                     that less its VmRSS before the
+ *                                     first agent came, per agent
+ *                                     registered
+ *   cluster.agents.N.connections_per_agent  2, or 1 (below)
  *   cluster.agents.N.notready         nodes that went NotReady at any
  *                                     time (the controller's "not ready"
  *                                     log lines) or are not "ready" in
@@ -76,8 +81,16 @@
  *
  * GPUFLEET_BENCH_AGENTS=10000 runs that size alone.  Fds: two sockets per
  * agent in each process; RLIMIT_NOFILE is raised (the soft limit to the
- * hard one, the hard one too where allowed), and a size that does not
- * fit is cut to the most agents that do, with a line saying so.
+ * hard one, the hard one too where allowed).  Where two per agent do not
+ * fit (10,000 agents under a hard limit of 20,000, as in this
+ * container), each agent keeps one connection: its heartbeat, then its
+ * long poll with a wait that ends 150 ms before the next heartbeat is
+ * due, on the same connection (the protocol allows it: the controller
+ * ends a wait on its 100 ms sweep; an assignment still comes at once
+ * while the poll waits, and during the heartbeat's round trip it waits
+ * for the next poll).  That is two requests per agent and second instead
+ * of one, a line says so, and GPUFLEET_BENCH_CONNS=1 or 2 forces either.
+ * A size that fits neither is cut to the most agents that do.
  * GPUFLEET_BENCH_KEEP=1 keeps the temp dir (logs, the controller's
  * store) for a look afterwards.  Every child process gets SIGTERM (then
  * SIGKILL) and the temp dir is removed on every exit path, SIGINT and
@@ -120,7 +133,7 @@
 #include "util/mem.h"
 
 #define THREADS	       2  /* client threads */
-#define REG_WINDOW     16 /* registrations in flight per thread */
+#define REG_WINDOW     64 /* registrations in flight per thread */
 #define GROUP	       64 /* agents per curl multi handle */
 #define FD_RESERVE     96 /* fds this process keeps for itself */
 #define RETRY_NS       1000000000LL
@@ -300,6 +313,7 @@ struct cl {
 
 static struct {
 	int n;
+	int conns;     /* keep-alive connections per agent: 2, or 1 (see top) */
 	char base[64]; /* http://127.0.0.1:PORT */
 	unsigned port;
 	int64_t t0;	     /* the phase origin of heartbeats */
@@ -503,12 +517,37 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	curl_multi_add_handle(a->g->m, a->hb);
 }
 
+/* Agent a's next heartbeat due at or after now (its phase in the
+ * second, as hb_due() sends them). */
+static int64_t agent_due(const struct agent *a, int64_t now)
+{
+	int64_t phase = R.t0 + (int64_t)a->id * HB_NS / R.n;
+	if (now <= phase)
+		return phase;
+	return phase + (now - phase + HB_NS - 1) / HB_NS * HB_NS;
+}
+
+/* One connection per agent: the poll waits until POLL_MARGIN_MS before
+ * the next heartbeat is due (the controller ends waits on its 100 ms
+ * sweep), so that the heartbeat finds the connection free; none when
+ * less than POLL_MIN_MS is left (the heartbeat's answer starts it). */
+#define POLL_MARGIN_MS 150
+#define POLL_MIN_MS    20
+
 static void send_poll(struct agent *a)
 {
 	char url[200];
 	char tail[64];
-	snprintf(tail, sizeof(tail), "/assignments?wait=30s&after=%" PRIu64,
-		 a->gen);
+	long wait_ms = 30000;
+	if (R.conns == 1) {
+		int64_t now = mono_ns();
+		wait_ms = (long)((agent_due(a, now) - now) / 1000000) -
+			  POLL_MARGIN_MS;
+		if (wait_ms < POLL_MIN_MS)
+			return;
+	}
+	snprintf(tail, sizeof(tail), "/assignments?wait=%ldms&after=%" PRIu64,
+		 wait_ms, a->gen);
 	url_of(a, tail, url, sizeof(url));
 	gf_buf_reset(&a->poll_ans);
 	curl_easy_setopt(a->poll, CURLOPT_URL, url);
@@ -580,6 +619,8 @@ static void hb_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
 	if (a->hb_owed) { /* late: the next one at once, as an agent does */
 		a->hb_owed = false;
 		send_heartbeat(a, now);
+	} else if (R.conns == 1 && !a->poll_busy) {
+		send_poll(a); /* the connection is free until the next one */
 	}
 }
 
@@ -616,6 +657,11 @@ static void poll_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
 		}
 	}
 	gf_np_assignments_release(&as);
+	if (R.conns == 1 && a->hb_owed) { /* its connection is free now */
+		a->hb_owed = false;
+		send_heartbeat(a, now);
+		return;
+	}
 	send_poll(a);
 }
 
@@ -688,7 +734,9 @@ static int64_t start_due(struct cl *c, int64_t now)
 		(c->reg_next < c->na && (a = c->a[c->reg_next++]))))
 		send_register(c, a);
 	while ((a = fifo_due(&c->poll_retry, now)))
-		send_poll(a);
+		if (R.conns == 2 || !a->hb_busy)
+			send_poll(
+				a); /* else the heartbeat's answer starts it */
 	if (c->na == 0)
 		return fifo_next(&c->reg_retry) < fifo_next(&c->poll_retry)
 			       ? fifo_next(&c->reg_retry)
@@ -698,7 +746,7 @@ static int64_t start_due(struct cl *c, int64_t now)
 		a = c->a[c->hb_i];
 		/* the first one a period after the PUT, as an agent does */
 		if (a->st == A_READY && now - a->reg_at >= HB_NS / 2) {
-			if (!a->hb_busy) {
+			if (!a->hb_busy && !(R.conns == 1 && a->poll_busy)) {
 				send_heartbeat(a, now);
 			} else {
 				a->hb_owed = true;
@@ -1173,9 +1221,10 @@ static int agents_run(int n, int window_s, char *log, size_t lsize)
 {
 	if (start_controller(n, log, lsize) != 0)
 		return -1;
+	long rss0 = proc_status_kb(serve_pid, "VmRSS:"); /* no agent yet */
 	clients_start(n);
 	int64_t t0 = mono_ns();
-	int64_t deadline = t0 + (60 + (int64_t)n / 100) * 1000000000LL;
+	int64_t deadline = t0 + (60 + (int64_t)n / 40) * 1000000000LL;
 	while (!interrupted && atomic_load(&R.registered) < n &&
 	       mono_ns() < deadline) {
 		if (waitpid(serve_pid, NULL, WNOHANG) == serve_pid) {
@@ -1255,6 +1304,9 @@ static int agents_run(int n, int window_s, char *log, size_t lsize)
 	       (cpu1 - cpu0) / secs);
 	printf("BENCH cluster.agents.%d.controller_rss_mib %.0f MiB\n", n,
 	       (double)rss / 1024.0);
+	printf("BENCH cluster.agents.%d.controller_rss_kib_per_agent %.1f "
+	       "KiB\n",
+	       n, (double)(rss - rss0) / (reg > 0 ? reg : 1));
 	printf("BENCH cluster.agents.%d.notready %d nodes\n", n,
 	       not_ready > events ? not_ready : events);
 	char la[64];
@@ -1264,10 +1316,12 @@ static int agents_run(int n, int window_s, char *log, size_t lsize)
 	       " late (the previous one unanswered), %" PRId64
 	       " acks not \"ready\"; GET /v1/nodes: %d simulated nodes, %d "
 	       "not ready; %d \"not ready\" lines in the controller's log; "
-	       "its peak RSS %.0f MiB, %d open fds; the clients used %.2f cores; the "
+	       "its RSS %.0f MiB before the first agent, peak %.0f MiB, "
+	       "%d open fds; the clients used %.2f cores; the "
 	       "machine was %.0f%% busy (%ld CPUs); load %s\n",
 	       n, secs, ok, err, late, nr, listed, not_ready, events,
-	       (double)hwm / 1024.0, fds, (self1 - self0) / secs,
+	       (double)rss0 / 1024.0, (double)hwm / 1024.0, fds,
+	       (self1 - self0) / secs,
 	       a1 > a0 ? 100.0 * (double)(b1 - b0) / (double)(a1 - a0) : 0,
 	       sysconf(_SC_NPROCESSORS_ONLN), la);
 	gf_free(lat);
@@ -1501,10 +1555,10 @@ static void submit_to_running(const char *fake_nvml, const char *root, int m)
  * per curl multi handle (libcurl's wakeup), and room for its own files
  * and clients.  The controller (which inherits the limit) needs two per
  * agent and a few dozen more, fewer than this. */
-static rlim_t fds_for(int n)
+static rlim_t fds_for(int n, int conns)
 {
 	int multis = n / GROUP + THREADS;
-	return (rlim_t)(2 * (int64_t)n + 2 * multis + FD_RESERVE);
+	return (rlim_t)(conns * (int64_t)n + 2 * multis + FD_RESERVE);
 }
 
 /* RLIMIT_NOFILE raised for n agents (soft to hard, and hard too where
@@ -1513,7 +1567,7 @@ static rlim_t raise_nofile(int n)
 {
 	struct rlimit rl;
 	getrlimit(RLIMIT_NOFILE, &rl);
-	rlim_t want = fds_for(n);
+	rlim_t want = fds_for(n, 2);
 	if (rl.rlim_cur >= want)
 		return rl.rlim_cur;
 	if (rl.rlim_max < want) {
@@ -1525,9 +1579,9 @@ static rlim_t raise_nofile(int n)
 			return want;
 		}
 		printf("# RLIMIT_NOFILE: the hard limit %lu is below the %lu "
-		       "that %d agents need (two sockets per agent, here and "
-		       "in the controller) and cannot be raised (%s; ulimit "
-		       "-Hn, or CAP_SYS_RESOURCE)\n",
+		       "that %d agents need at two sockets per agent, here "
+		       "and in the controller, and cannot be raised (%s; "
+		       "ulimit -Hn, or CAP_SYS_RESOURCE)\n",
 		       (unsigned long)rl.rlim_max, (unsigned long)want, n,
 		       gf_strerror(-errno));
 	}
@@ -1587,6 +1641,7 @@ int main(int argc, char **argv)
 	int window = env_int("GPUFLEET_BENCH_WINDOW_S", DEFAULT_WINDOW, 2, 600);
 	int jobs = env_int("GPUFLEET_BENCH_JOBS", 500, 0, 100000);
 	int real = env_int("GPUFLEET_BENCH_REAL_JOBS", 100, 0, 10000);
+	int conns = env_int("GPUFLEET_BENCH_CONNS", 0, 0, 2); /* 0: auto */
 	int most = 0;
 	for (int i = 0; i < nsizes; i++)
 		most = sizes[i] > most ? sizes[i] : most;
@@ -1616,23 +1671,45 @@ int main(int argc, char **argv)
 	printf("# cluster: `gpufleet serve --agents` in its own process "
 	       "(heartbeat_s 1, notready_after_s %d, default tick; CPU and "
 	       "RSS from /proc), simulated agents in this one (%d threads, "
-	       "libcurl multi on epoll, 2 keep-alive connections per "
-	       "agent)\n",
-	       NOTREADY_S, THREADS);
+	       "libcurl multi on epoll); RLIMIT_NOFILE %lu here and in the "
+	       "controller\n",
+	       NOTREADY_S, THREADS, (unsigned long)nofile);
 	for (int i = 0; rc == 0 && i < nsizes && !interrupted; i++) {
 		char log[PATH_MAX + 32];
-		if (fds_for(sizes[i]) > nofile) {
+		/* two connections per agent where they fit in both
+		 * processes (the controller needs a few dozen more fds
+		 * for itself), else one */
+		R.conns = conns ? conns
+			  : fds_for(sizes[i], 2) <= nofile &&
+					  2 * (rlim_t)sizes[i] + 100 <= nofile
+				  ? 2
+				  : 1;
+		if (fds_for(sizes[i], R.conns) > nofile) {
 			int fit = sizes[i];
-			while (fit > 1 && fds_for(fit) > nofile)
+			while (fit > 1 && fds_for(fit, R.conns) > nofile)
 				fit--;
 			printf("# cluster.agents.%d: cannot be held here: it "
 			       "needs %lu fds in this process and over %d in "
 			       "the controller, RLIMIT_NOFILE is %lu; measured "
 			       "with %d agents, the most that fit\n",
-			       sizes[i], (unsigned long)fds_for(sizes[i]),
-			       2 * sizes[i], (unsigned long)nofile, fit);
+			       sizes[i],
+			       (unsigned long)fds_for(sizes[i], R.conns),
+			       R.conns * sizes[i], (unsigned long)nofile, fit);
 			sizes[i] = fit;
 		}
+		printf("# cluster.agents.%d: %d keep-alive connection%s per "
+		       "agent%s\n",
+		       sizes[i], R.conns, R.conns == 2 ? "s" : "",
+		       R.conns == 2
+			       ? " (heartbeats on one, the long poll on the "
+				 "other)"
+			       : ": heartbeat, then the long poll until "
+				 "150 ms before the next one, on the same "
+				 "connection (two at this size need more fds "
+				 "than RLIMIT_NOFILE allows)");
+		printf("BENCH cluster.agents.%d.connections_per_agent %d "
+		       "connections\n",
+		       sizes[i], R.conns);
 		rc = agents_run(sizes[i], window, log, sizeof(log));
 		bool last = i == nsizes - 1;
 		if (rc == 0 && last && jobs > 0 && !interrupted)

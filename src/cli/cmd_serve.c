@@ -15,6 +15,7 @@
 #include "controller/service.h"
 #include "server/server.h"
 #include "server/tls.h"
+#include "util/fmt.h"
 #include "util/log.h"
 
 #define CMD "serve"
@@ -237,24 +238,29 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
  * to the hard one, and the connections kept under what was had (with
  * room for the store, the listening socket and the spare slots), so that
  * a full server refuses connections instead of failing every accept and
- * open.  The limit had.
+ * open.  The limit had, and in *from the soft limit found when it was
+ * raised (0 when not).
  */
-static unsigned long long open_files(struct gf_service_opts *o)
+static unsigned long long open_files(struct gf_service_opts *o,
+				     unsigned long long *from)
 {
 	struct rlimit rl;
+	*from = 0;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 0;
 	if (rl.rlim_cur != rl.rlim_max) {
 		struct rlimit want = { rl.rlim_max, rl.rlim_max };
-		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0) {
+			*from = (unsigned long long)rl.rlim_cur;
 			rl.rlim_cur = rl.rlim_max;
-		else
+		} else {
 			gf_cli_error(CMD,
 				     "warning: cannot raise the open-file "
 				     "limit from %llu to %llu: %s",
 				     (unsigned long long)rl.rlim_cur,
 				     (unsigned long long)rl.rlim_max,
 				     gf_strerror(-errno));
+		}
 	}
 	unsigned long long had = rl.rlim_cur == RLIM_INFINITY
 					 ? ~0ull
@@ -269,14 +275,17 @@ static unsigned long long open_files(struct gf_service_opts *o)
 		 * just fits the machine (the start line says how many) */
 		if (o->max_connections)
 			gf_cli_error(CMD,
-				     "warning: %llu open files allowed (hard "
-				     "limit): at most %llu connections, not %u",
-				     had, fit, want);
+				     "warning: %llu open files allowed (the "
+				     "hard limit; ulimit -Hn, LimitNOFILE= "
+				     "under systemd): at most %llu "
+				     "connections, not %u: %llu agents at two "
+				     "connections each",
+				     had, fit, want, fit / 2);
 		else
 			gf_log(GF_LOG_INFO, CMD,
 			       "%llu open files allowed (hard limit): at most "
-			       "%llu connections",
-			       had, fit);
+			       "%llu connections, %llu agents at two each",
+			       had, fit, fit / 2);
 		o->max_connections = (unsigned)fit;
 	}
 	return had;
@@ -339,7 +348,8 @@ int cmd_serve(int argc, char **argv)
 		a.o.tls = &tls;
 	}
 	a.o.cfg = &cfg;
-	unsigned long long files = open_files(&a.o);
+	unsigned long long from;
+	unsigned long long files = open_files(&a.o, &from);
 	sigset_t set;
 	gf_cli_block_stop(&set);
 	struct gf_service *s;
@@ -347,13 +357,15 @@ int cmd_serve(int argc, char **argv)
 		gf_cli_error(CMD, "%s", e.msg);
 		goto out;
 	}
+	unsigned conns = a.o.max_connections ? a.o.max_connections
+					     : GF_SERVE_CONNECTIONS;
+	char raised[64] = "";
+	if (from)
+		gf_note(raised, sizeof(raised), ", raised from %llu", from);
 	fprintf(stderr,
 		"gpufleet serve: listening on %s (store %s; up to %u "
-		"connections, %llu open files)\n",
-		gf_service_url(s), a.o.db,
-		a.o.max_connections ? a.o.max_connections
-				    : GF_SERVE_CONNECTIONS,
-		files);
+		"connections: %u agents at two each; %llu open files%s)\n",
+		gf_service_url(s), a.o.db, conns, conns / 2, files, raised);
 	ret = wait_stop(s, &set);
 	gf_service_stop(s);
 out:

@@ -567,9 +567,9 @@ static void reports(struct gf_agents *ag, int i, struct gf_op *op, int64_t now,
 	struct agent_op *x = agent_op(op);
 	struct gf_ctl *ctl = ag->s->ctl;
 	const char *name = gf_ctl_cluster(ctl)->names[i];
-	x->acked = gf_calloc((size_t)x->hb.nreports + 1, sizeof(*x->acked));
-	for (int k = 0; k < x->hb.nreports; k++) {
-		struct gf_np_report *rep = &x->hb.reports[k];
+	x->acked = gf_calloc((size_t)x->hb->nreports + 1, sizeof(*x->acked));
+	for (int k = 0; k < x->hb->nreports; k++) {
+		struct gf_np_report *rep = &x->hb->reports[k];
 		x->acked[x->nacked++] = rep->ref;
 		const struct gf_job *j = gf_ctl_job(ctl, rep->ref.job);
 		if (!j || rep->ref.attempt > j->attempts ||
@@ -694,11 +694,11 @@ static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	if (i < 0)
 		return;
 	alive(ag, i, now, b);
-	health(ag, i, &x->hb);
+	health(ag, i, x->hb);
 	reports(ag, i, op, now, b);
-	reconcile(ag, i, &x->hb, now, b);
+	reconcile(ag, i, x->hb, now, b);
 	if (ag->n[i].inv) /* the listeners: pods compared (k8s) */
-		gf__service_heartbeat(ag->s, i, &x->hb, ag->n[i].inv);
+		gf__service_heartbeat(ag->s, i, x->hb, ag->n[i].inv);
 	op->status = 200;
 }
 

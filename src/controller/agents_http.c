@@ -21,7 +21,9 @@ static void agent_release(struct gf_op *op)
 	struct agent_op *x = agent_op(op);
 	gf_free(x->inv);
 	gf_free(x->body);
-	gf_np_heartbeat_release(&x->hb);
+	if (x->hb)
+		gf_np_heartbeat_release(x->hb);
+	gf_free(x->hb);
 	gf_free(x->acked);
 	gf_free(x);
 }
@@ -55,7 +57,8 @@ static int read_heartbeat(struct gf_http_req *r, const struct gf_jv *body,
 {
 	struct gf_err e;
 	gf_err_clear(&e);
-	if (gf_np_heartbeat_read(body, &op->hb, &e) == 0)
+	op->hb = gf_calloc(1, sizeof(*op->hb));
+	if (gf_np_heartbeat_read(body, op->hb, &e) == 0)
 		return 0;
 	(void)gf_reply_error(r, e.code == GF_ETOOBIG ? 413 : 400, "invalid",
 			     "%s", e.msg);

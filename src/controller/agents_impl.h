@@ -110,10 +110,12 @@ struct agent_op {
 	struct gf_np_inventory *inv; /* REGISTER (owned) */
 	char *body;		     /* REGISTER: as it came (owned) */
 	size_t body_len;
-	struct gf_np_heartbeat hb; /* REGISTER, HEARTBEAT (owned) */
-	uint64_t after;		   /* POLL: answer once past this */
-	int64_t deadline;	   /* POLL: answer by then (monotonic ms) */
-	struct gf_np_ref *acked;   /* reports committed */
+	/* REGISTER, HEARTBEAT (owned); NULL for a poll, which is held up
+	 * to its wait: 2 KiB less per agent */
+	struct gf_np_heartbeat *hb;
+	uint64_t after;		 /* POLL: answer once past this */
+	int64_t deadline;	 /* POLL: answer by then (monotonic ms) */
+	struct gf_np_ref *acked; /* reports committed */
 	int nacked;
 };
 

@@ -171,6 +171,18 @@ static void service_metrics(struct gf_service *s, struct gf_buf *b)
 	       "Transactions written to the store (each one a group commit).");
 	gf_buf_printf(b, "gpufleet_store_transactions_total %llu\n",
 		      (unsigned long long)s->write_batches);
+	struct gf_server_stats hs = { 0 };
+	if (s->srv) /* NULL only before its start returned */
+		gf_server_stats(s->srv, &hs);
+	family(b, "gpufleet_http_held", "gauge",
+	       "Requests held now (long polls, requests waiting for their "
+	       "turn's commit).");
+	gf_buf_printf(b, "gpufleet_http_held %llu\n",
+		      (unsigned long long)hs.held);
+	family(b, "gpufleet_http_resumed_total", "counter",
+	       "Held requests answered: connections resumed, each once.");
+	gf_buf_printf(b, "gpufleet_http_resumed_total %llu\n",
+		      (unsigned long long)hs.resumed);
 }
 
 int gf__metrics_get(struct gf_http_req *r, void *arg)

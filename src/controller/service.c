@@ -488,11 +488,13 @@ static void *scheduler(void *arg)
 				last_pass = now;
 			turn(s, ops, pass);
 		}
+		gf_server_batch_begin(); /* one resumption per event loop */
 		answer_all(s, ops);
 		for (int i = 0; i < s->nfeat; i++)
 			if (s->feat[i].wake)
 				s->feat[i].wake(s->feat[i].arg,
 						down || draining || stop, 503);
+		gf_server_batch_end();
 		if (stop)
 			break;
 	}
@@ -660,6 +662,7 @@ int gf__service_run(struct gf_service *s, const struct gf_route *routes,
 						    : GF_SERVE_PER_CLIENT,
 		/* a long poll holds its connection up to its wait */
 		.idle_timeout_s = GF_NP_MAX_WAIT_S + 30,
+		.conn_memory = GF_SERVE_CONN_MEMORY,
 		.on_stop = on_stop,
 		.arg = s,
 		.tls = o->tls

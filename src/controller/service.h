@@ -42,6 +42,9 @@
 #define GF_SERVE_THREADS	4     /* HTTP event loops */
 #define GF_SERVE_CONNECTIONS	32768 /* two per agent, and clients */
 #define GF_SERVE_PER_CLIENT	1024  /* from one address: 512 agents */
+/* libmicrohttpd's memory per connection (its default: 32 KiB): a
+ * request's line and headers, and buffers; bodies stream past it */
+#define GF_SERVE_CONN_MEMORY (8u << 10)
 
 struct gf_service_opts {
 	const char *listen;	     /* "IPv4:PORT" */

@@ -71,7 +71,14 @@ struct gf_server {
 	struct gf_http_req *held; /* suspended, not yet answered; under lock */
 	struct gf_http_stream *streams; /* live (stream.c); under lock */
 	atomic_uint open;		/* connections open (libmicrohttpd's) */
+	uint64_t nheld;			/* under lock */
+	atomic_ullong resumed, batches;
 };
+
+/* This thread's batch of answered held requests (gf_server_batch_*):
+ * resumed at its end. */
+static _Thread_local bool batching;
+static _Thread_local struct gf_http_req *batch;
 
 /* --- listening ------------------------------------------------------- */
 
@@ -208,6 +215,42 @@ static void unhold(struct gf_server *s, struct gf_http_req *r)
 	if (r->hnext)
 		r->hnext->hprev = r->hprev;
 	r->hprev = r->hnext = NULL;
+	s->nheld--;
+}
+
+static void resume(struct gf_http_req *r)
+{
+	atomic_fetch_add(&r->srv->resumed, 1);
+	MHD_resume_connection(r->conn);
+}
+
+void gf_server_batch_begin(void)
+{
+	batching = true;
+}
+
+void gf_server_batch_end(void)
+{
+	batching = false;
+	struct gf_server *last = NULL;
+	while (batch) {
+		struct gf_http_req *r = batch;
+		batch = r->bnext;
+		if (r->srv != last) {
+			last = r->srv;
+			atomic_fetch_add(&last->batches, 1);
+		}
+		resume(r); /* r may be freed from here on */
+	}
+}
+
+void gf_server_stats(struct gf_server *s, struct gf_server_stats *out)
+{
+	pthread_mutex_lock(&s->lock);
+	out->held = s->nheld;
+	pthread_mutex_unlock(&s->lock);
+	out->resumed = atomic_load(&s->resumed);
+	out->batches = atomic_load(&s->batches);
 }
 
 /* The answer to a held request, from another thread: kept, and the
@@ -228,7 +271,12 @@ static int answer_held(struct gf_http_req *r, unsigned status,
 	r->held = resp;
 	unhold(s, r);
 	pthread_mutex_unlock(&s->lock);
-	MHD_resume_connection(r->conn);
+	if (batching) { /* resumed with the others, at the batch's end */
+		r->bnext = batch;
+		batch = r;
+	} else {
+		resume(r);
+	}
 	return 0;
 }
 
@@ -339,6 +387,7 @@ int gf_req_suspend(struct gf_http_req *r)
 	if (s->held)
 		s->held->hprev = r;
 	s->held = r;
+	s->nheld++;
 	pthread_mutex_unlock(&s->lock);
 	MHD_suspend_connection(r->conn);
 	return 0;
@@ -637,9 +686,17 @@ static struct MHD_Daemon *start_daemon(struct gf_server *s)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem tls[4];
-	if (gf__tls_mhd_options(s->o.tls, tls) > 0)
+	struct MHD_OptionItem tls[6]; /* and the memory per connection */
+	int ntls = gf__tls_mhd_options(s->o.tls, tls);
+	if (ntls > 0)
 		flags |= MHD_USE_TLS;
+	if (s->o.conn_memory) {
+		tls[ntls++] = (struct MHD_OptionItem){
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			(intptr_t)s->o.conn_memory, NULL
+		};
+		tls[ntls] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	}
 	if (s->o.threads == 0)
 		flags |= MHD_USE_THREAD_PER_CONNECTION;
 	else
@@ -800,7 +857,7 @@ static int answer_all_held(struct gf_server *s)
 				resp, MHD_HTTP_HEADER_CONNECTION, "close");
 		}
 		r->held = resp; /* NULL: on_request closes the connection */
-		MHD_resume_connection(r->conn);
+		resume(r);
 		n++;
 	}
 	if (n)

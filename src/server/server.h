@@ -62,6 +62,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <gpufleet/err.h>
 
@@ -102,6 +103,11 @@ struct gf_server_opts {
 	/* HTTPS with these PEMs (server/tls.h), NULL: plain HTTP; borrowed,
 	 * must outlive the server */
 	const struct gf_tls *tls;
+	/* libmicrohttpd's memory per connection (request line, headers,
+	 * read and write buffers; bodies stream past it), bytes; 0: its
+	 * default, 32 KiB.  Headers past it: 431.  A server with thousands
+	 * of mostly idle connections (the controller's agents) asks less. */
+	size_t conn_memory;
 };
 
 struct gf_server;
@@ -143,6 +149,25 @@ const char *gf_server_url(const struct gf_server *s);
 unsigned gf_server_port(const struct gf_server *s);
 /* True once gf_server_stop() has begun; any thread. */
 bool gf_server_stopping(const struct gf_server *s);
+
+/* What the server counts of held requests (any thread). */
+struct gf_server_stats {
+	uint64_t held;	  /* held now (gf_req_suspend), not yet answered */
+	uint64_t resumed; /* connections resumed with an answer, in all */
+	uint64_t batches; /* resume batches (gf_server_batch_end) */
+};
+void gf_server_stats(struct gf_server *s, struct gf_server_stats *out);
+
+/*
+ * Answers given by this thread between these two calls resume their
+ * connections together at the end, each once: libmicrohttpd 0.9.75
+ * walks every connection suspended on an event loop each time that loop
+ * handles resumptions, so a thread that answers many held requests at
+ * once (the service's turn) makes that walk once per loop, not once per
+ * answer.  Not nested; a thread that answers one request needs neither.
+ */
+void gf_server_batch_begin(void);
+void gf_server_batch_end(void);
 
 /*
  * Stop (see the top of this file) and free s.  Returns once every

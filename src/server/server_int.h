@@ -40,6 +40,7 @@ struct gf_http_req {
 	struct MHD_Response *held; /* the answer, queued on resumption */
 	const char *held_type;
 	struct gf_http_req *hprev, *hnext; /* the server's held list */
+	struct gf_http_req *bnext;	   /* answered in a batch, to resume */
 	/* seen by the URI callback, before libmicrohttpd parses the query
 	 * (guard.c); started: the first on_request call happened */
 	bool started;

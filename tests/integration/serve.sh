@@ -14,6 +14,7 @@
 #   serve-bearer-nul-400 a token followed by NUL and junk: 400, not 200
 #   serve-bad-row        a store with a bad row: the last line names it
 #   serve-open-files     a low soft open-file limit raised to the hard one
+#   serve-open-files-warn  a hard limit under --max-conns: warned
 #   serve-loopback-only  a non-loopback --listen without tokens refused
 # Prints "ok|FAIL|skip integration/NAME" lines.  Every process started is
 # stopped by its PID.
@@ -265,8 +266,20 @@ if [ "$hard" = unlimited ]; then
 else
 	out=$(timeout 3 sh -c 'ulimit -Sn 256 && exec "$0" serve --listen 127.0.0.1:0 --db "sqlite:$1/x.db"' \
 		"$BIN" "$TMP/nofile" 2>&1)
-	printf '%s\n' "$out" | grep -q "^gpufleet serve: listening on .* $hard open files)$"
+	printf '%s\n' "$out" | grep -q "^gpufleet serve: listening on .* $hard open files, raised from 256)$"
 	check serve-open-files $? "hard limit $hard: $out"
+fi
+# a hard limit below what --max-conns asks: a warning that says how
+# many connections and agents fit, and the start line too (issue 24);
+# (1024 - 68) * 16 / 17 = 899 connections
+if [ "$hard" != unlimited ] && [ "$hard" -lt 1024 ]; then
+	echo "skip integration/serve-open-files-warn (hard open-file limit under 1024)"
+else
+	out=$(timeout 3 sh -c 'ulimit -n 1024 && exec "$0" serve --listen 127.0.0.1:0 --max-conns 2000 --db "sqlite:$1/y.db"' \
+		"$BIN" "$TMP/nofile" 2>&1)
+	printf '%s\n' "$out" | grep -q "warning: 1024 open files allowed (the hard limit.*at most 899 connections, not 2000: 449 agents at two connections each" &&
+		printf '%s\n' "$out" | grep -q "^gpufleet serve: listening on .*up to 899 connections: 449 agents at two each; 1024 open files)$"
+	check serve-open-files-warn $? "$out"
 fi
 
 # a non-loopback address needs tokens

@@ -659,15 +659,41 @@ static void test_server_held(void **state)
 			pthread_create(&t[i], NULL, held_thread, &hc[i]), 0);
 	}
 	wait_held(&f, N);
+	/* an answer resumes its own connection only (issue 24): the
+	 * server's counters; the first answered alone, the next half in
+	 * one batch, the rest one by one */
+	struct gf_server_stats st;
+	gf_server_stats(s, &st);
+	assert_int_equal(st.held, N);
+	assert_int_equal(st.resumed, 0);
 	for (int i = N - 1; i >= 0; i--) {
 		char body[32];
 		int len =
 			snprintf(body, sizeof(body), "answer %s", f.held_n[i]);
 		struct gf_http_req *r = f.held[i];
+		if (i == N - 2)
+			gf_server_batch_begin();
 		assert_int_equal(gf_reply_header(r, "X-Held", f.held_n[i]), 0);
 		assert_int_equal(
 			gf_reply(r, 200, "text/plain", body, (size_t)len), 0);
+		gf_server_stats(s, &st);
+		assert_int_equal(st.held, (uint64_t)i);
+		if (i == N - 1) {
+			assert_int_equal(st.resumed, 1);
+		} else if (i > N / 2) { /* in the batch: none resumed yet */
+			assert_int_equal(st.resumed, 1);
+		} else if (i == N / 2) {
+			gf_server_batch_end();
+			gf_server_stats(s, &st);
+			assert_int_equal(st.resumed, N - N / 2);
+			assert_int_equal(st.batches, 1);
+		} else {
+			assert_int_equal(st.resumed, (uint64_t)(N - i));
+		}
 	}
+	gf_server_stats(s, &st);
+	assert_int_equal(st.resumed, N);
+	assert_int_equal(st.batches, 1);
 	for (int i = 0; i < N; i++) {
 		pthread_join(t[i], NULL);
 		char want[32];
