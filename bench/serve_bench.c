@@ -171,11 +171,11 @@ static void cli_loop(char *bin, int n)
 	char *const ver[] = { bin, version, NULL };
 	int nok;
 	double r = spawn_loop(sub, n, &nok);
-	printf("BENCH serve.submit.cli_loop_per_s %.0f jobs/s\n", r);
+	printf("BENCH serve.submit.cli_loop_per_s %.1f jobs/s\n", r);
 	printf("# cli loop: %s submit, %d of %d exited 0\n", bin, nok, n);
 	r = spawn_loop(ver, n, &nok);
 	printf("# the same loop of `gpufleet --version` (the process start "
-	       "alone): %.0f/s\n",
+	       "alone): %.1f/s\n",
 	       r);
 }
 

@@ -63,7 +63,7 @@ started() { PIDS="$1 $PIDS"; }
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0) ? n / s : 0 }'; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0) ? n / s : 0 }'; }
 wait_for() { # tries command...: up to 0.2 s x tries
 	n=$1
 	shift
@@ -131,13 +131,12 @@ gf_none_left() {
 		curl -sf "$URL/v1/jobs?state=running,pending&limit=10000" |
 		python3 -c 'import json,sys; sys.exit(len(json.load(sys.stdin)["jobs"]) != 0)'
 }
-JOB="--gpu-milli 250"
 
 t0=$(now)
 ok=0
 i=0
 while [ $i -lt "$NLOOP" ]; do
-	"$BIN" submit --server "$URL" $JOB -- true >/dev/null 2>&1 && ok=$((ok + 1))
+	"$BIN" submit --server "$URL" --gpu-milli 250 -- true >/dev/null 2>&1 && ok=$((ok + 1))
 	i=$((i + 1))
 done
 s=$(since "$t0")
@@ -147,7 +146,7 @@ poll_until "$(now)" gf_none_left >/dev/null
 
 # the array: one, or arrays of 1,000 (GF_ARRAY_TASKS_MAX) back to back
 t0=$(now)
-if "$BIN" submit --server "$URL" $JOB --array "0-$((NARR - 1))" -- true \
+if "$BIN" submit --server "$URL" --gpu-milli 250 --array "0-$((NARR - 1))" -- true \
 	>"$G/array.out" 2>&1; then
 	how="one array"
 else
@@ -156,7 +155,7 @@ else
 	while [ $lo -lt "$NARR" ]; do
 		hi=$((lo + 999))
 		[ $hi -ge "$NARR" ] && hi=$((NARR - 1))
-		"$BIN" submit --server "$URL" $JOB --array "$lo-$hi" -- true \
+		"$BIN" submit --server "$URL" --gpu-milli 250 --array "$lo-$hi" -- true \
 			>>"$G/array.out" 2>&1 || echo "# gpufleet array $lo-$hi: $(tail -1 "$G/array.out")"
 		lo=$((hi + 1))
 	done
