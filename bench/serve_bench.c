@@ -20,12 +20,16 @@
  * Targets (issue 10): >= 5,000 durable submissions/s, >= 10,000
  * placements/s, p99 < 50 ms, RSS < 1 GiB.
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +88,122 @@ static void *client(void *arg)
 	return NULL;
 }
 
+/* One client, one submission after another: 201s per second. */
+static double sequential(int n, int *nok)
+{
+	static const char body[] = "{\"gpus\": 1, \"command\": \"true\"}";
+	struct gf_client *c = gf_client_new();
+	char url[256];
+	snprintf(url, sizeof(url), "%s/v1/jobs", base);
+	double t0 = now_s();
+	*nok = 0;
+	for (int i = 0; i < n; i++) {
+		struct gf_client_req q = { .method = GF_HTTP_POST,
+					   .url = url,
+					   .body = body,
+					   .body_len = strlen(body) };
+		struct gf_client_answer a;
+		struct gf_err e;
+		if (gf_client_request(c, &q, &a, &e) == 0 && a.status == 201)
+			(*nok)++;
+		gf_client_answer_release(&a);
+	}
+	double t = now_s() - t0;
+	gf_client_free(c);
+	return *nok / t;
+}
+
+extern char **environ;
+
+/* The gpufleet binary: argv[3], else $GPUFLEET_BIN, else ../gpufleet
+ * beside this program (build/bench/serve_bench -> build/gpufleet). */
+static int find_cli(int argc, char **argv, char *out, size_t size)
+{
+	const char *env = getenv("GPUFLEET_BIN");
+	if (argc > 3 || (env && *env)) {
+		snprintf(out, size, "%s", argc > 3 ? argv[3] : env);
+	} else {
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return -1;
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (!slash)
+			return -1;
+		*slash = '\0';
+		snprintf(out, size, "%s/../gpufleet", self);
+	}
+	return access(out, X_OK) == 0 ? 0 : -1;
+}
+
+/* ARGS in a loop, one process each, each started when the previous
+ * exited: exits 0 per second. */
+static double spawn_loop(char *const args[], int n, int *nok)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	double t0 = now_s();
+	*nok = 0;
+	for (int i = 0; i < n; i++) {
+		pid_t pid;
+		int st;
+		if (posix_spawn(&pid, args[0], &fa, NULL, args, environ) != 0)
+			break;
+		if (waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		    WEXITSTATUS(st) == 0)
+			(*nok)++;
+	}
+	double t = now_s() - t0;
+	posix_spawn_file_actions_destroy(&fa);
+	return *nok / t;
+}
+
+/* `gpufleet submit --gpus 1 -- true` in a loop, as a user's shell loop;
+ * then `gpufleet --version` the same way: the process start alone. */
+static void cli_loop(char *bin, int n)
+{
+	char submit[] = "submit", server[] = "--server", gpus[] = "--gpus",
+	     one[] = "1", dd[] = "--", tru[] = "true", version[] = "--version";
+	char *const sub[] = { bin, submit, server, base, gpus,
+			      one, dd,	   tru,	   NULL };
+	char *const ver[] = { bin, version, NULL };
+	int nok;
+	double r = spawn_loop(sub, n, &nok);
+	printf("BENCH serve.submit.cli_loop_per_s %.1f jobs/s\n", r);
+	printf("# cli loop: %s submit, %d of %d exited 0\n", bin, nok, n);
+	r = spawn_loop(ver, n, &nok);
+	printf("# the same loop of `gpufleet --version` (the process start "
+	       "alone): %.1f/s\n",
+	       r);
+}
+
+/* The sequential figures, on the service the concurrent clients used. */
+static void one_after_another(int argc, char **argv)
+{
+	const char *sv = getenv("GPUFLEET_BENCH_SEQ");
+	const char *cv = getenv("GPUFLEET_BENCH_CLI");
+	int nseq = sv ? atoi(sv) : 2000, ncli = cv ? atoi(cv) : 300, nok;
+	if (nseq > 0) {
+		double r = sequential(nseq, &nok);
+		printf("BENCH serve.submit.sequential_per_s %.0f jobs/s\n", r);
+		printf("# sequential: one keep-alive client, %d of %d "
+		       "accepted\n",
+		       nok, nseq);
+	}
+	char bin[PATH_MAX + 16];
+	if (ncli <= 0)
+		return;
+	if (find_cli(argc, argv, bin, sizeof(bin)) != 0) {
+		printf("# skip serve.submit.cli_loop_per_s: no gpufleet "
+		       "binary (give it as the third argument or "
+		       "GPUFLEET_BIN)\n");
+		return;
+	}
+	cli_loop(bin, ncli);
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -114,7 +234,7 @@ int main(int argc, char **argv)
 	int jobs = argc > 2 ? atoi(argv[2]) : 9600;
 	if (clients < 1 || clients > 60 || jobs < clients || jobs > 10000) {
 		fprintf(stderr, "usage: serve_bench [CLIENTS 1-60] [JOBS "
-				"<= 10000]\n");
+				"<= 10000] [GPUFLEET_BIN]\n");
 		return 2;
 	}
 	per_client = jobs / clients;
@@ -167,12 +287,19 @@ int main(int argc, char **argv)
 		printf("BENCH serve.submit_to_placed.p99 %.2f ms\n",
 		       rtt[(n * 99) / 100] * 1e3);
 	}
+	one_after_another(argc, argv);
 	printf("BENCH serve.rss %.0f MiB\n", (double)ru.ru_maxrss / 1024.0);
 	printf("BENCH peer.kube_scheduler.ci_min 680 pods/s\n");
 	printf("BENCH peer.kube_scheduler.ci_max 810 pods/s\n");
 	printf("# %d clients, %d accepted, %d refused; 10,000 nodes x 8 GPUs; "
 	       "kube-scheduler's CI threshold is for 5,000 nodes\n",
 	       clients, atomic_load(&ok), atomic_load(&bad));
+	char la[64] = "";
+	FILE *lf = fopen("/proc/loadavg", "r");
+	if (lf && fgets(la, sizeof(la), lf))
+		printf("# load average %s", la);
+	if (lf)
+		fclose(lf);
 	free(rtt);
 	gf_service_stop(s);
 	gf_serve_config_release(&cfg);

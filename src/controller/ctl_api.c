@@ -220,7 +220,9 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 	gf_reply_header(op->req, "Location", loc);
 	struct gf_buf b;
 	struct gf_json js;
-	gf_json_open(&js, &b, 4096);
+	/* an array's answer lists every task: ~20 bytes each, so not the
+	 * 4 KiB it had, which cut an array of 1,000 mid-list */
+	gf_json_open(&js, &b, ANSWER_MAX);
 	gf_json_obj_begin(&js, NULL);
 	gf_json_str(&js, "id", x->id);
 	gf_json_str(&js, "state",
@@ -235,6 +237,15 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 		gf_json_arr_end(&js);
 	}
 	gf_json_obj_end(&js);
+	if (gf_json_error(&js)) { /* never cut: say so */
+		gf_buf_release(&b);
+		gf__op_error(op, 500, "too-big",
+			     "job %s: the answer is over %u MiB", x->id,
+			     ANSWER_MAX >> 20);
+		gf__op_reply_error(op);
+		gf__op_free(op);
+		return;
+	}
 	gf__op_answer_close(op, 201, &b);
 }
 

@@ -8,6 +8,8 @@
  */
 #include <sys/stat.h>
 
+#include <gpufleet/jobflow.h>
+
 #include "controller/service.h"
 #include "serve_helpers.h"
 #include "util/buf.h"
@@ -1167,6 +1169,41 @@ static void test_route_table(void **state)
 	assert_int_equal(njobs(), before);
 }
 
+/*
+ * An array of the most tasks (GF_ARRAY_TASKS_MAX) answers every task's
+ * id, whole: the 201 was cut at 4 KiB (about 330 ids), so that `gpufleet
+ * submit --array 0-999` said "not JSON" and exited 1 for a submission
+ * that had been admitted.  Held, then cancelled: it takes no GPU.
+ */
+static void test_array_answer_whole(void **state)
+{
+	(void)state;
+	int before = njobs();
+	char body[128];
+	snprintf(body, sizeof(body),
+		 "{\"command\": \"true\", \"gpus\": 1, \"hold\": true, "
+		 "\"array\": \"0-%d\"}",
+		 GF_ARRAY_TASKS_MAX - 1);
+	struct gf_jv *v;
+	assert_int_equal(http(GF_HTTP_POST, "/v1/jobs", VISION, body, &v), 201);
+	assert_non_null(v); /* NULL: not JSON */
+	const struct gf_jv *tasks = gf_jv_get(v, "tasks");
+	assert_int_equal(gf_jv_len(tasks), GF_ARRAY_TASKS_MAX);
+	char id[32], path[64];
+	snprintf(id, sizeof(id), "%s", str(v, "id"));
+	assert_string_equal(gf_jv_str(gf_jv_at(tasks, 0)), id);
+	char last[32];
+	snprintf(last, sizeof(last), "j%lld",
+		 atoll(id + 1) + GF_ARRAY_TASKS_MAX - 1);
+	assert_string_equal(gf_jv_str(gf_jv_at(tasks, GF_ARRAY_TASKS_MAX - 1)),
+			    last);
+	gf_jv_free(v);
+	assert_int_equal(njobs(), before + GF_ARRAY_TASKS_MAX);
+	snprintf(path, sizeof(path), "/v1/jobs/%s", id);
+	assert_int_equal(http(GF_HTTP_DELETE, path, VISION, NULL, &v), 200);
+	gf_jv_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1181,6 +1218,7 @@ int main(void)
 		cmocka_unit_test(test_queue_scope),
 		cmocka_unit_test(test_route_table),
 		cmocka_unit_test(test_flow),
+		cmocka_unit_test(test_array_answer_whole),
 	};
 	return cmocka_run_group_tests_name("serve-api", tests, setup, teardown);
 }
