@@ -499,6 +499,9 @@ static int root_field(const rd_t *r, const char *k, const node_t *v, void *obj)
 		cfg->ctl.policy = p;
 		return 0;
 	}
+	if (!strcmp(k, "fgdplus_t")) /* FGD+'s T (sched.h) */
+		return gf_yr_double(r, v, k, GF_FGDPLUS_T_MIN, GF_FGDPLUS_T_MAX,
+				    &cfg->ctl.fgdplus_t);
 	if (!strcmp(k, "open_teams"))
 		return gf_yr_bool(r, v, k, &cfg->ctl.open_teams);
 	if (!strcmp(k, "classes"))

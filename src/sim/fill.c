@@ -240,6 +240,9 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 			      w->nclasses > 0 ? w->nclasses : 1,
 			      o->seed ^ UINT64_C(0x706f6c696379), /* "policy" */
 			      &s);
+	if (rc == 0 && o->fgdplus_t > 0 &&
+	    (rc = gf_sched_set_fgdplus_t(s, o->fgdplus_t)) != 0)
+		gf_sched_free(s);
 	if (rc) {
 		gf_free(seq);
 		gf_free(c.nodes);

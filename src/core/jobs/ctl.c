@@ -248,6 +248,8 @@ static int build(struct gf_ctl *ctl)
 				  1, ctl->cfg.seed, &ctl->s);
 	if (rc == 0) /* jobs without GPU: CPU nodes first (admit.c too) */
 		gf_sched_set_cpu_apart(ctl->s, true);
+	if (rc == 0 && ctl->cfg.fgdplus_t > 0)
+		rc = gf_sched_set_fgdplus_t(ctl->s, ctl->cfg.fgdplus_t);
 	return rc;
 }
 

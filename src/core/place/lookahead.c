@@ -225,8 +225,9 @@ void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 		pressure(s);
 	double kg = (double)r->ngpus * r->gpu_milli;
 	for (int j = 0; j < s->c->nmodels && j < GF_MAX_MODELS; j++)
-		term[j] = (int)floor(
-			GF_FGDPLUS_SLOPE * s->la->pressure[j] * kg + 0.5);
+		term[j] = (int)floor(GF_FGDPLUS_SLOPE(s->fgdplus_t) *
+					     s->la->pressure[j] * kg +
+				     0.5);
 }
 
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)

@@ -46,13 +46,12 @@ struct gf_score_slot {
 };
 
 /*
- * FGD+ (policy_fgdplus.c): the temperature of its sigmoid, in milli of
- * GPU (FGD's is 1000), and the slope of its score at the sigmoid's
- * middle, in score points per milli (what the pressure term is
- * weighed in, so that a milli displaced weighs as a milli fragmented).
+ * FGD+ (policy_fgdplus.c): the slope of its score at the sigmoid's
+ * middle, in score points per milli, for temperature t (s->fgdplus_t):
+ * what the pressure term is weighed in, so that a milli displaced
+ * weighs as a milli fragmented.
  */
-#define GF_FGDPLUS_T	 1250.0
-#define GF_FGDPLUS_SLOPE (25.0 / GF_FGDPLUS_T)
+#define GF_FGDPLUS_SLOPE(t) (25.0 / (t))
 
 /* Distinct fractional shares the look-ahead prices (the rarest beyond
  * are priced 0). */
@@ -98,6 +97,7 @@ struct gf_sched {
 	int *pos;	   /* per node: index in its bucket */
 	unsigned long ops; /* places and unplaces, for debug checks */
 	bool cpu_apart;	   /* gf_sched_set_cpu_apart */
+	double fgdplus_t;  /* gf_sched_set_fgdplus_t */
 };
 
 /*
