@@ -149,6 +149,16 @@ void gf_sched_set_cpu_apart(struct gf_sched *s, bool on);
 int gf_sched_set_fgdplus_t(struct gf_sched *s, double t) GF_MUST_CHECK;
 
 /*
+ * The whole request mix (borrowed; gf_typical_build with coverage 1.0),
+ * beside the typical one: what FGD+'s per-model pressure reads, so that
+ * every model's restricted demand counts, not only the part inside the
+ * typical 95 % (a model whose restricted requests are each rare would
+ * read 0 and draw the others' work).  NULL/0: the typical mix.
+ */
+void gf_sched_set_mix(struct gf_sched *s, const struct gf_typical *mix,
+		      int nmix);
+
+/*
  * Give r a class id (r->cls) by its shape (CPU, GPU share, GPU count),
  * the same id for the same shape, growing the score cache as new shapes
  * come: for callers whose requests are not known in advance (the

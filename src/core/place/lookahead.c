@@ -179,11 +179,23 @@ void gf__la_gpus(struct gf_sched *s, int model, int delta)
 	s->la->dirty = true;
 }
 
+void gf__la_idle(struct gf_sched *s, int model, int64_t delta)
+{
+	if (s->la == NULL || model < 0 || model >= GF_MAX_MODELS || !delta)
+		return;
+	s->la->idle_by_model[model] += delta;
+	s->la->idle_moved = true;
+}
+
 void gf__la_count(struct gf_sched *s)
 {
 	memset(s->la->gpus_by_model, 0, sizeof(s->la->gpus_by_model));
-	for (int i = 0; i < s->c->n; i++)
+	memset(s->la->idle_by_model, 0, sizeof(s->la->idle_by_model));
+	for (int i = 0; i < s->c->n; i++) {
 		gf__la_gpus(s, s->c->nodes[i].model, s->c->nodes[i].ngpus);
+		gf__la_idle(s, s->c->nodes[i].model,
+			    gf_cnode_gpu_idle(&s->c->nodes[i]));
+	}
 }
 
 /* Models a spec allows among those with GPUs here. */
@@ -195,14 +207,16 @@ static int models_in(const struct gf__lookahead *la, uint32_t spec)
 	return k;
 }
 
-static void pressure(struct gf_sched *s)
+/* The restricted share of each model: the demand that may run only
+ * there, over all demand (of the whole mix when the engine has it). */
+static void shares(struct gf_sched *s)
 {
 	struct gf__lookahead *la = s->la;
-	double held[GF_MAX_MODELS] = { 0 }, all = 0, cap = 0;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		cap += (double)la->gpus_by_model[j];
-	for (int m = 0; m < s->ntyp; m++) {
-		const struct gf_typical *t = &s->typ[m];
+	double held[GF_MAX_MODELS] = { 0 }, all = 0;
+	const struct gf_typical *mix = s->mix ? s->mix : s->typ;
+	int n = s->mix ? s->nmix : s->ntyp;
+	for (int m = 0; m < n; m++) {
+		const struct gf_typical *t = &mix[m];
 		double d = t->p * t->ngpus * t->gpu_milli;
 		all += d;
 		int k = t->spec ? models_in(la, t->spec) : 0;
@@ -211,17 +225,39 @@ static void pressure(struct gf_sched *s)
 				held[j] += d / k;
 	}
 	for (int j = 0; j < GF_MAX_MODELS; j++)
-		la->pressure[j] =
-			all > 0 && la->gpus_by_model[j] > 0
-				? (held[j] / all) /
-					  ((double)la->gpus_by_model[j] / cap)
-				: 0;
+		la->share[j] = all > 0 ? held[j] / all : 0;
 	la->dirty = false;
+	la->idle_moved = true;
+}
+
+/* Pressure: a model's restricted share over its share of the idle GPU
+ * now (at most PRESSURE_MAX; 0 for a model with no idle GPU left, which
+ * nothing can take).  As the model's GPUs go, its pressure rises: the
+ * last ones are kept for the requests that may run nowhere else. */
+#define PRESSURE_MAX 100.0
+static void pressure(struct gf_sched *s)
+{
+	struct gf__lookahead *la = s->la;
+	if (la->dirty)
+		shares(s);
+	double idle = 0;
+	for (int j = 0; j < GF_MAX_MODELS; j++)
+		idle += (double)(la->idle_by_model[j] > 0 ? la->idle_by_model[j]
+							  : 0);
+	for (int j = 0; j < GF_MAX_MODELS; j++) {
+		double p =
+			la->idle_by_model[j] > 0
+				? la->share[j] /
+					  ((double)la->idle_by_model[j] / idle)
+				: 0;
+		la->pressure[j] = p < PRESSURE_MAX ? p : PRESSURE_MAX;
+	}
+	la->idle_moved = false;
 }
 
 void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 {
-	if (s->la->dirty)
+	if (s->la->dirty || s->la->idle_moved)
 		pressure(s);
 	double kg = (double)r->ngpus * r->gpu_milli;
 	for (int j = 0; j < s->c->nmodels && j < GF_MAX_MODELS; j++)
@@ -232,10 +268,21 @@ void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 {
-	int64_t n[GF_MAX_MODELS] = { 0 };
-	for (int i = 0; i < s->c->n; i++)
+	int64_t n[GF_MAX_MODELS] = { 0 }, idle[GF_MAX_MODELS] = { 0 };
+	for (int i = 0; i < s->c->n; i++) {
 		n[s->c->nodes[i].model] += s->c->nodes[i].ngpus;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
+		idle[s->c->nodes[i].model] +=
+			gf_cnode_gpu_idle(&s->c->nodes[i]);
+	}
+	for (int j = 0; j < GF_MAX_MODELS; j++) {
+		if (idle[j] != s->la->idle_by_model[j]) {
+			gf_note(msg, size,
+				"look-ahead: model %d has %lld idle milli, the "
+				"nodes say %lld",
+				j, (long long)s->la->idle_by_model[j],
+				(long long)idle[j]);
+			return GF_EINVAL;
+		}
 		if (n[j] != s->la->gpus_by_model[j]) {
 			gf_note(msg, size,
 				"look-ahead: model %d has %lld GPUs, the "
@@ -244,5 +291,6 @@ int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 				(long long)n[j]);
 			return GF_EINVAL;
 		}
+	}
 	return 0;
 }

@@ -199,6 +199,15 @@ void gf_sched_set_cpu_apart(struct gf_sched *s, bool on)
 	s->cpu_apart = on;
 }
 
+void gf_sched_set_mix(struct gf_sched *s, const struct gf_typical *mix,
+		      int nmix)
+{
+	s->mix = nmix > 0 ? mix : NULL;
+	s->nmix = nmix > 0 ? nmix : 0;
+	if (s->la)
+		s->la->dirty = true;
+}
+
 int gf_sched_set_fgdplus_t(struct gf_sched *s, double t)
 {
 	if (!(t >= GF_FGDPLUS_T_MIN && t <= GF_FGDPLUS_T_MAX))
@@ -511,6 +520,7 @@ void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
 	s->idle_milli += idle;
 	s->held_milli += held;
 	s->alloc_milli -= idle + held;
+	gf__la_idle(s, n->model, idle);
 }
 
 static void commit(struct gf_sched *s, int node, const struct gf_req *r,
