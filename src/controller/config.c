@@ -566,11 +566,12 @@ int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 	if (root == NULL)
 		rc = gf_err_set(e, GF_EPARSE, "%s: empty config", path);
 	else
-		rc = gf_yr_each(&r, root, "config",
-				"policy, open_teams, classes, teams, pools, "
-				"blocks, labels, agents, chargeback, prices, "
-				"allow_root",
-				root_field, cfg);
+		rc = gf_yr_each(
+			&r, root, "config",
+			"policy, fgdplus_t, open_teams, classes, teams, pools, "
+			"blocks, labels, agents, chargeback, prices, "
+			"allow_root",
+			root_field, cfg);
 	gf_yaml_free(y);
 	return rc;
 }
