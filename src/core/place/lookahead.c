@@ -14,16 +14,21 @@
  *                 at those prices.  Putting share s into a free share h
  *                 loses K(h) - K(h - s) - y(s) >= 0 of a GPU: 0 when the
  *                 GPU follows a pattern of an optimal packing;
- *   pressure      per GPU model: the typical GPU demand that may only run
- *                 on that model (a gpu_spec), as a share of all typical
- *                 GPU demand, over the model's share of the cluster's
- *                 GPUs.  Above 0, requests that may run elsewhere cost
- *                 the requests that may not.
+ *   pressure      per GPU model: the GPU demand of the whole mix
+ *                 (gf_sched_set_mix; else the typical one) that may run
+ *                 only on some models (by its gpu_spec, or by its size:
+ *                 no node of the others fits it empty), spread over
+ *                 them, as a share of all GPU demand, over the model's
+ *                 share of the idle GPU now.  Above 0, requests that may
+ *                 run elsewhere cost the requests that may not; as the
+ *                 model's GPUs go, the cost rises.
  *
  * The first two depend on the typical mix only (recomputed by
  * gf__la_typical, the score cache emptied by the caller); the pressure
- * also on the GPUs per model, which move as nodes come and change: it is
- * kept out of the score cache and recomputed lazily (dirty flag).  Pure:
+ * also on the nodes and the idle GPU per model, which move with every
+ * placement: it is kept out of the score cache, the restricted shares
+ * recomputed when the mix or the nodes change (dirty), the division when
+ * idle GPU moved (idle_moved).  Pure:
  * GLPK solves the program, in memory, reentrant.
  */
 #include <glpk.h>
@@ -207,6 +212,21 @@ static int models_in(const struct gf__lookahead *la, uint32_t spec)
 	return k;
 }
 
+/* The models t may run on: those its spec allows (0: any) that have a
+ * node it fits when empty (GPU count, CPU).  A request too big for
+ * every node but a few models' is as restricted as one whose spec
+ * names them (an 8-GPU request of 120 cores on the 128-core nodes). */
+static uint32_t models_of(const struct gf_sched *s, const struct gf_typical *t)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < s->c->n; i++) {
+		const struct gf_cnode *n = &s->c->nodes[i];
+		if (n->ngpus >= t->ngpus && n->cpu_cap >= t->cpu)
+			m |= 1u << n->model;
+	}
+	return t->spec ? m & t->spec : m;
+}
+
 /* The restricted share of each model: the demand that may run only
  * there, over all demand (of the whole mix when the engine has it). */
 static void shares(struct gf_sched *s)
@@ -215,13 +235,19 @@ static void shares(struct gf_sched *s)
 	double held[GF_MAX_MODELS] = { 0 }, all = 0;
 	const struct gf_typical *mix = s->mix ? s->mix : s->typ;
 	int n = s->mix ? s->nmix : s->ntyp;
+	int any = models_in(la, UINT32_MAX);
 	for (int m = 0; m < n; m++) {
 		const struct gf_typical *t = &mix[m];
 		double d = t->p * t->ngpus * t->gpu_milli;
 		all += d;
-		int k = t->spec ? models_in(la, t->spec) : 0;
+		if (t->ngpus == 0)
+			continue;
+		uint32_t spec = models_of(s, t);
+		int k = models_in(la, spec);
+		if (k == any) /* unrestricted */
+			continue;
 		for (int j = 0; k > 0 && j < GF_MAX_MODELS; j++)
-			if ((t->spec >> j & 1) && la->gpus_by_model[j] > 0)
+			if ((spec >> j & 1) && la->gpus_by_model[j] > 0)
 				held[j] += d / k;
 	}
 	for (int j = 0; j < GF_MAX_MODELS; j++)
