@@ -104,14 +104,19 @@ void gf__mixlearn_add(struct gf__mixlearn *l, const struct gf_req *r,
 	}
 }
 
+/* (cpu, share, GPU count) in one number, ordered as the triple (all
+ * three are >= 0), so that shapes order as frag.c's keys do. */
+static uint64_t shape_rank(const struct gf_typical *t)
+{
+	return (uint64_t)(uint32_t)t->cpu << 32 |
+	       (uint64_t)(uint16_t)t->gpu_milli << 16 | t->ngpus;
+}
+
 static int cmp_shape(const struct gf_typical *x, const struct gf_typical *y)
 {
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->gpu_milli != y->gpu_milli)
-		return x->gpu_milli < y->gpu_milli ? -1 : 1;
-	if (x->ngpus != y->ngpus)
-		return x->ngpus < y->ngpus ? -1 : 1;
+	uint64_t a = shape_rank(x), b = shape_rank(y);
+	if (a != b)
+		return a < b ? -1 : 1;
 	return (x->spec > y->spec) - (x->spec < y->spec);
 }
 

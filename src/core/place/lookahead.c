@@ -300,23 +300,18 @@ int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 		idle[s->c->nodes[i].model] +=
 			gf_cnode_gpu_idle(&s->c->nodes[i]);
 	}
-	for (int j = 0; j < GF_MAX_MODELS; j++) {
-		if (idle[j] != s->la->idle_by_model[j]) {
-			gf_note(msg, size,
-				"look-ahead: model %d has %lld idle milli, the "
-				"nodes say %lld",
-				j, (long long)s->la->idle_by_model[j],
-				(long long)idle[j]);
-			return GF_EINVAL;
-		}
-		if (n[j] != s->la->gpus_by_model[j]) {
-			gf_note(msg, size,
-				"look-ahead: model %d has %lld GPUs, the "
-				"nodes say %lld",
-				j, (long long)s->la->gpus_by_model[j],
-				(long long)n[j]);
-			return GF_EINVAL;
-		}
-	}
+	const int64_t *want[2] = { n, idle };
+	const int64_t *have[2] = { s->la->gpus_by_model, s->la->idle_by_model };
+	static const char *const what[2] = { "GPUs", "idle milli" };
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < GF_MAX_MODELS; j++)
+			if (want[k][j] != have[k][j]) {
+				gf_note(msg, size,
+					"look-ahead: model %d has %lld %s, the "
+					"nodes say %lld",
+					j, (long long)have[k][j], what[k],
+					(long long)want[k][j]);
+				return GF_EINVAL;
+			}
 	return 0;
 }
