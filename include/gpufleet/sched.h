@@ -135,6 +135,30 @@ int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
 void gf_sched_set_cpu_apart(struct gf_sched *s, bool on);
 
 /*
+ * FGD+'s temperature T, in GPU milli (FGD's is 1000): its score is
+ * trunc(100 sigma(drop / T)), and the weight of its per-model pressure
+ * is that score's slope at the middle, 25 / T (policy_fgdplus.c).  A
+ * run-time setting (`simulate fill --fgdplus-t`, serve's `fgdplus_t`);
+ * docs/placement.md says how the default was chosen.  Returns 0, or
+ * GF_EINVAL for a T not in [GF_FGDPLUS_T_MIN, GF_FGDPLUS_T_MAX] (s kept).
+ * Other policies keep it and ignore it.
+ */
+#define GF_FGDPLUS_T_DEFAULT 1250.0
+#define GF_FGDPLUS_T_MIN     10.0
+#define GF_FGDPLUS_T_MAX     100000.0
+int gf_sched_set_fgdplus_t(struct gf_sched *s, double t) GF_MUST_CHECK;
+
+/*
+ * The whole request mix (borrowed; gf_typical_build with coverage 1.0),
+ * beside the typical one: what FGD+'s per-model pressure reads, so that
+ * every model's restricted demand counts, not only the part inside the
+ * typical 95 % (a model whose restricted requests are each rare would
+ * read 0 and draw the others' work).  NULL/0: the typical mix.
+ */
+void gf_sched_set_mix(struct gf_sched *s, const struct gf_typical *mix,
+		      int nmix);
+
+/*
  * Give r a class id (r->cls) by its shape (CPU, GPU share, GPU count),
  * the same id for the same shape, growing the score cache as new shapes
  * come: for callers whose requests are not known in advance (the

@@ -20,8 +20,9 @@
 struct gf_fill_opts {
 	enum gf_policy policy;
 	uint64_t seed;
-	double tune;   /* arrived GPU demand target, x capacity (1.3) */
-	bool resample; /* pad or trim the shuffled list to `tune` */
+	double tune;	  /* arrived GPU demand target, x capacity (1.3) */
+	bool resample;	  /* pad or trim the shuffled list to `tune` */
+	double fgdplus_t; /* FGD+'s T (gf_sched_set_fgdplus_t); 0: default */
 };
 
 struct gf_fill_result {

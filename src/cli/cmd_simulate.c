@@ -44,7 +44,8 @@ void gf_cli_simulate_usage(FILE *f)
 		"[--policy P[,P...]]\n"
 		"                              [--seeds 42-51] [--tune 1.3] "
 		"[--curve FILE] [--json]\n"
-		"                              [--jobs N] [--requests N]\n"
+		"                              [--jobs N] [--requests N] "
+		"[--bound] [--fgdplus-t T]\n"
 		"\n"
 		"Requests arrive one at a time and never leave; each is placed "
 		"by the\nproduction engine or dropped. Reports the unallocated "
@@ -72,12 +73,13 @@ void gf_cli_simulate_usage(FILE *f)
 		"for the same\n"
 		"                   arrivals (a linear program, GLPK; mean over "
 		"seeds)\n"
+		"  --fgdplus-t T    FGD+'s temperature, GPU milli (default %.0f)\n"
 		"  -h, --help       this help\n"
 		"\n"
 		"A progress line goes to stderr once a run takes over a second;\n"
 		"GPUFLEET_LOG=debug logs the inputs read and each phase's time.\n"
 		"%s",
-		BUILTIN_REQS, GF_CLI_EXIT_HELP);
+		BUILTIN_REQS, GF_FGDPLUS_T_DEFAULT, GF_CLI_EXIT_HELP);
 }
 
 static int parse_seeds(const char *s, uint64_t *out, int *n)
@@ -127,6 +129,7 @@ struct fill_args {
 	uint64_t seeds[MAX_SEEDS];
 	int nseeds;
 	double tune;
+	double fgdplus_t;
 	bool json;
 	bool bound; /* --bound: the optimum's bound row (issue 23) */
 	int jobs;
@@ -313,6 +316,7 @@ static int fill(void *arg, struct gf_progress *prog)
 			j->o.seed = a->seeds[s];
 			j->o.tune = a->tune;
 			j->o.resample = a->tune > 0;
+			j->o.fgdplus_t = a->fgdplus_t;
 		}
 	struct gf_fill_pool pool = { .c = &c,
 				     .w = &w,
@@ -394,6 +398,7 @@ int cmd_simulate_fill(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	a.tune = 1.3;
 	a.requests = BUILTIN_REQS;
+	a.fgdplus_t = GF_FGDPLUS_T_DEFAULT;
 	if (gf_cli_policies(CMD, "all", a.policies, &a.npolicies))
 		return GF_EXIT_FAIL; /* cannot: "all" */
 	parse_seeds("42-51", a.seeds, &a.nseeds);
@@ -408,6 +413,8 @@ int cmd_simulate_fill(int argc, char **argv)
 		GF_OPT_FLAG("bound", &a.bound),
 		GF_OPT_NUM("requests", &a.requests, 1, GF_MAX_REQUESTS,
 			   "a number"),
+		GF_OPT_REAL("fgdplus-t", &a.fgdplus_t, GF_FGDPLUS_T_MIN,
+			    GF_FGDPLUS_T_MAX, "a temperature in GPU milli"),
 		GF_OPT_END,
 	};
 	struct gf_cli_args args =

@@ -499,6 +499,9 @@ static int root_field(const rd_t *r, const char *k, const node_t *v, void *obj)
 		cfg->ctl.policy = p;
 		return 0;
 	}
+	if (!strcmp(k, "fgdplus_t")) /* FGD+'s T (sched.h) */
+		return gf_yr_double(r, v, k, GF_FGDPLUS_T_MIN, GF_FGDPLUS_T_MAX,
+				    &cfg->ctl.fgdplus_t);
 	if (!strcmp(k, "open_teams"))
 		return gf_yr_bool(r, v, k, &cfg->ctl.open_teams);
 	if (!strcmp(k, "classes"))
@@ -563,11 +566,12 @@ int gf_serve_config_read(const char *path, struct gf_serve_config *cfg,
 	if (root == NULL)
 		rc = gf_err_set(e, GF_EPARSE, "%s: empty config", path);
 	else
-		rc = gf_yr_each(&r, root, "config",
-				"policy, open_teams, classes, teams, pools, "
-				"blocks, labels, agents, chargeback, prices, "
-				"allow_root",
-				root_field, cfg);
+		rc = gf_yr_each(
+			&r, root, "config",
+			"policy, fgdplus_t, open_teams, classes, teams, pools, "
+			"blocks, labels, agents, chargeback, prices, "
+			"allow_root",
+			root_field, cfg);
 	gf_yaml_free(y);
 	return rc;
 }

@@ -8,6 +8,7 @@
  * way, as a ratio of idle GPU (100 F / idle) and as a share of capacity.
  */
 #include <math.h>
+#include <stdlib.h> /* free: gf_typical_build */
 #include <string.h>
 
 #include <gpufleet/err.h>
@@ -240,6 +241,17 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 			      w->nclasses > 0 ? w->nclasses : 1,
 			      o->seed ^ UINT64_C(0x706f6c696379), /* "policy" */
 			      &s);
+	/* FGD+'s pressure reads the whole mix the typical one is drawn
+	 * from (gf_sched_set_mix) */
+	struct gf_typical *mix = NULL;
+	if (rc == 0 && (gf_policy_flags(o->policy) & GF_POLICY_LOOKAHEAD)) {
+		int nmix = gf_typical_build(w->reqs, w->n, 1.0, &mix);
+		if (nmix > 0)
+			gf_sched_set_mix(s, mix, nmix);
+	}
+	if (rc == 0 && o->fgdplus_t > 0 &&
+	    (rc = gf_sched_set_fgdplus_t(s, o->fgdplus_t)) != 0)
+		gf_sched_free(s);
 	if (rc) {
 		gf_free(seq);
 		gf_free(c.nodes);
@@ -260,6 +272,7 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 			progress(GF_FILL_PLACE, i + 1, n, arg);
 	}
 	gf_sched_free(s);
+	free(mix);
 	gf_free(seq);
 	gf_free(c.nodes);
 	return 0;

@@ -13,6 +13,7 @@
 #include <gpufleet/rng.h>
 
 #include "core/jobs/ctl_impl.h"
+#include "core/jobs/typical.h"
 #include "helpers.h"
 #include "util/mem.h"
 
@@ -1143,17 +1144,22 @@ static void test_typical_refresh(void **state)
 	struct gf_ctl_config *cfg = cfg_new();
 	struct ndef d[] = { { "n0", 8, NULL, 0, NULL } };
 	struct gf_ctl *ctl = ctl_new(cfg, d, 1, NULL);
-	assert_int_equal(ctl->typ_base, 0); /* the default mix */
+	/* the default mix, a prior of 16 arrivals: 6 shapes cover 95 % */
+	assert_int_equal(ctl->typ_base, (int64_t)GF_MIX_PRIOR);
+	assert_int_equal(ctl->ntyp, 6);
+	assert_int_equal(ctl->typ[0].gpu_milli, 1000);
 	for (int k = 0; k < 70; k++) {
 		struct gf_job *j = job("default", "batch");
 		j->spec.gpu_milli = 250;
 		submit(ctl, j);
 	}
 	pass(ctl, 1000, NULL);
-	/* built from the 70 jobs: one typical request, 250 milli */
-	assert_int_equal(ctl->typ_base, 70);
-	assert_int_equal(ctl->ntyp, 1);
+	/* learned from the 70 arrivals, the prior (16, decayed) beside:
+	 * 250 milli first, at 70 / (70 + 16 d^70) of the weight */
+	assert_int_equal(ctl->typ_base, 85);
 	assert_int_equal(ctl->typ[0].gpu_milli, 250);
+	assert_true(ctl->ntyp > 1);
+	assert_int_equal(ctl->nmix, 8);
 	gf_ctl_free(ctl);
 }
 

@@ -6,6 +6,8 @@
  * GPUs held and nodes cordoned by hand and at random, mixed with work
  * coming and going, ending exactly where they started.
  */
+#include <math.h>
+
 #include <gpufleet/frag.h>
 #include <gpufleet/rng.h>
 #include <gpufleet/sched.h>
@@ -98,6 +100,41 @@ static void test_scores_by_hand(void **state)
 	gf_cnode_sync(&c->nodes[0]);
 	assert_int_equal(score(c, GF_POLICY_PACKING, NULL, 0, &share, &gpu),
 			 29);
+	free_cluster(c);
+}
+
+/* FGD+'s T is honoured at run time: one typical request (1 GPU, 800
+ * milli), F = 500 now (GPU 2's 500 is too small).  A 300 share on GPU 2
+ * leaves F = 200 (a drop of 300, no packing loss: 500 holds no 800
+ * either way); on a free GPU it would lose a whole 800 slot (loss 1,
+ * -1000 points).  Score trunc(100 sigma(300 / T)): 55 at T = 1250, 95
+ * at T = 100, from the same engine (its score cache emptied). */
+static void test_fgdplus_t(void **state)
+{
+	(void)state;
+	struct gf_cluster *c = one_node();
+	struct gf_req share = {
+		.cpu = 8000, .mem = 1024, .ngpus = 1, .gpu_milli = 300
+	};
+	struct gf_typical t = {
+		.cpu = 1000, .gpu_milli = 800, .ngpus = 1, .p = 1.0
+	};
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(c, GF_POLICY_FGDPLUS, &t, 1, 1, 1, &s),
+			 0);
+	int gpu;
+	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 55);
+	assert_int_equal(gpu, 2);
+	assert_int_equal(gf_sched_set_fgdplus_t(s, 100.0), 0);
+	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 95);
+	assert_int_equal(gf_sched_score_peek(s, 0, &share, &gpu), 95);
+	const double bad[] = { 0.0, -1.0, NAN, 5.0, 1e9 };
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		assert_int_equal(gf_sched_set_fgdplus_t(s, bad[k]), GF_EINVAL);
+	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 95); /* kept */
+	assert_int_equal(gf_sched_set_fgdplus_t(s, GF_FGDPLUS_T_DEFAULT), 0);
+	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 55);
+	gf_sched_free(s);
 	free_cluster(c);
 }
 
@@ -831,6 +868,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scores_by_hand),
+		cmocka_unit_test(test_fgdplus_t),
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
 		cmocka_unit_test(test_cpu_apart),

@@ -359,6 +359,16 @@ static void test_policies(void **state)
 	assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
 	assert_int_equal(cfg.ctl.policy, GF_POLICY_FGDPLUS);
 	gf_serve_config_release(&cfg);
+	write_file("policy: fgdplus\nfgdplus_t: 900\n");
+	gf_serve_config_defaults(&cfg);
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), 0);
+	assert_true(cfg.ctl.fgdplus_t == 900.0);
+	gf_serve_config_release(&cfg);
+	write_file("fgdplus_t: 0\n");
+	gf_serve_config_defaults(&cfg);
+	assert_int_equal(gf_serve_config_read(path, &cfg, &e), GF_EPARSE);
+	assert_non_null(strstr(e.msg, "fgdplus_t"));
+	gf_serve_config_release(&cfg);
 	write_file("policy: fgd++\n");
 	gf_serve_config_defaults(&cfg);
 	assert_int_equal(gf_serve_config_read(path, &cfg, &e), GF_EPARSE);

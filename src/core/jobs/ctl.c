@@ -248,6 +248,10 @@ static int build(struct gf_ctl *ctl)
 				  1, ctl->cfg.seed, &ctl->s);
 	if (rc == 0) /* jobs without GPU: CPU nodes first (admit.c too) */
 		gf_sched_set_cpu_apart(ctl->s, true);
+	if (rc == 0)
+		gf_sched_set_mix(ctl->s, ctl->mix, ctl->nmix);
+	if (rc == 0 && ctl->cfg.fgdplus_t > 0)
+		rc = gf_sched_set_fgdplus_t(ctl->s, ctl->cfg.fgdplus_t);
 	return rc;
 }
 
@@ -298,7 +302,7 @@ void gf_ctl_free(struct gf_ctl *ctl)
 	gf__masks_free(ctl);
 	gf__admit_free(ctl);
 	gf_sched_free(ctl->s);
-	gf_free(ctl->typ);
+	gf__typical_free(ctl);
 	gf_free(ctl->scratch);
 	gf_free(ctl->not_h);
 	gf_free(ctl->trial_of);

@@ -139,10 +139,13 @@ struct gf_ctl {
 	int prio_order[GF_CTL_MAX_CLASSES]; /* classes, highest first */
 	struct gf_cluster *c;		    /* owned */
 	struct gf_sched *s;
-	struct gf_typical *typ;
+	struct gf_typical *typ; /* typical.c: the learned mix, 95 % */
 	int ntyp;
-	int64_t typ_base;  /* replicas the mix was built from; 0: default */
-	int64_t typ_added; /* jobs added since */
+	struct gf_typical *mix; /* all of it (FGD+'s pressure) */
+	int nmix;
+	struct gf__mixlearn *learn;
+	int64_t typ_base;	  /* arrivals' weight the mix was built from */
+	int64_t typ_added;	  /* replicas arrived since */
 	struct gf__nodes nodes;	  /* the nodes (jobs_nodes.h) */
 	struct gf__migs mig;	  /* MIG instances (jobs_mig.c) */
 	struct gf__teams teams;	  /* the teams (teams.c) */

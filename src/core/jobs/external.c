@@ -27,6 +27,7 @@
 #include "core/jobs/preempt.h"
 #include "core/jobs/quota.h"
 #include "core/jobs/table.h"
+#include "core/jobs/typical.h"
 #include "util/mem.h"
 
 /* The quota room of a job whose record is filled: 0, or GF_ECONFLICT
@@ -80,7 +81,7 @@ int gf_ctl_add_on(struct gf_ctl *ctl, struct gf_job *job, int node,
 	job->reason[0] = '\0';
 	j->start_epoch = ctl->nodes.epoch;
 	gf__restored(ctl, jid, pl, block);
-	ctl->typ_added += 1;
+	gf__typical_arrived(ctl, &j->req, 1);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "core/jobs/never.h"
 #include "core/jobs/quota.h"
 #include "core/jobs/table.h"
+#include "core/jobs/typical.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
@@ -127,8 +128,8 @@ int gf_ctl_add(struct gf_ctl *ctl, struct gf_job *job, struct gf_err *e)
 		j->never = true;
 		gf__never_push(ctl, jid);
 	}
-	if (!gf_job_is_final(job->state))
-		ctl->typ_added += job->spec.replicas;
+	if (!gf_job_is_final(job->state) && j->prof < 0 && !j->never)
+		gf__typical_arrived(ctl, &j->req, job->spec.replicas);
 	gf__array_add(ctl, jid); /* before a restore counts it running */
 	if (job->nheld > 0 && gf__held_restore(ctl, jid))
 		gf__later(&ctl->jobs,

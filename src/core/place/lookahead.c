@@ -14,16 +14,21 @@
  *                 at those prices.  Putting share s into a free share h
  *                 loses K(h) - K(h - s) - y(s) >= 0 of a GPU: 0 when the
  *                 GPU follows a pattern of an optimal packing;
- *   pressure      per GPU model: the typical GPU demand that may only run
- *                 on that model (a gpu_spec), as a share of all typical
- *                 GPU demand, over the model's share of the cluster's
- *                 GPUs.  Above 0, requests that may run elsewhere cost
- *                 the requests that may not.
+ *   pressure      per GPU model: the GPU demand of the whole mix
+ *                 (gf_sched_set_mix; else the typical one) that may run
+ *                 only on some models (by its gpu_spec, or by its size:
+ *                 no node of the others fits it empty), spread over
+ *                 them, as a share of all GPU demand, over the model's
+ *                 share of the idle GPU now.  Above 0, requests that may
+ *                 run elsewhere cost the requests that may not; as the
+ *                 model's GPUs go, the cost rises.
  *
  * The first two depend on the typical mix only (recomputed by
  * gf__la_typical, the score cache emptied by the caller); the pressure
- * also on the GPUs per model, which move as nodes come and change: it is
- * kept out of the score cache and recomputed lazily (dirty flag).  Pure:
+ * also on the nodes and the idle GPU per model, which move with every
+ * placement: it is kept out of the score cache, the restricted shares
+ * recomputed when the mix or the nodes change (dirty), the division when
+ * idle GPU moved (idle_moved).  Pure:
  * GLPK solves the program, in memory, reentrant.
  */
 #include <glpk.h>
@@ -179,11 +184,23 @@ void gf__la_gpus(struct gf_sched *s, int model, int delta)
 	s->la->dirty = true;
 }
 
+void gf__la_idle(struct gf_sched *s, int model, int64_t delta)
+{
+	if (s->la == NULL || model < 0 || model >= GF_MAX_MODELS || !delta)
+		return;
+	s->la->idle_by_model[model] += delta;
+	s->la->idle_moved = true;
+}
+
 void gf__la_count(struct gf_sched *s)
 {
 	memset(s->la->gpus_by_model, 0, sizeof(s->la->gpus_by_model));
-	for (int i = 0; i < s->c->n; i++)
+	memset(s->la->idle_by_model, 0, sizeof(s->la->idle_by_model));
+	for (int i = 0; i < s->c->n; i++) {
 		gf__la_gpus(s, s->c->nodes[i].model, s->c->nodes[i].ngpus);
+		gf__la_idle(s, s->c->nodes[i].model,
+			    gf_cnode_gpu_idle(&s->c->nodes[i]));
+	}
 }
 
 /* Models a spec allows among those with GPUs here. */
@@ -195,53 +212,106 @@ static int models_in(const struct gf__lookahead *la, uint32_t spec)
 	return k;
 }
 
-static void pressure(struct gf_sched *s)
+/* The models t may run on: those its spec allows (0: any) that have a
+ * node it fits when empty (GPU count, CPU).  A request too big for
+ * every node but a few models' is as restricted as one whose spec
+ * names them (an 8-GPU request of 120 cores on the 128-core nodes). */
+static uint32_t models_of(const struct gf_sched *s, const struct gf_typical *t)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < s->c->n; i++) {
+		const struct gf_cnode *n = &s->c->nodes[i];
+		if (n->ngpus >= t->ngpus && n->cpu_cap >= t->cpu)
+			m |= 1u << n->model;
+	}
+	return t->spec ? m & t->spec : m;
+}
+
+/* The restricted share of each model: the demand that may run only
+ * there, over all demand (of the whole mix when the engine has it). */
+static void shares(struct gf_sched *s)
 {
 	struct gf__lookahead *la = s->la;
-	double held[GF_MAX_MODELS] = { 0 }, all = 0, cap = 0;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		cap += (double)la->gpus_by_model[j];
-	for (int m = 0; m < s->ntyp; m++) {
-		const struct gf_typical *t = &s->typ[m];
+	double held[GF_MAX_MODELS] = { 0 }, all = 0;
+	const struct gf_typical *mix = s->mix ? s->mix : s->typ;
+	int n = s->mix ? s->nmix : s->ntyp;
+	int any = models_in(la, UINT32_MAX);
+	for (int m = 0; m < n; m++) {
+		const struct gf_typical *t = &mix[m];
 		double d = t->p * t->ngpus * t->gpu_milli;
 		all += d;
-		int k = t->spec ? models_in(la, t->spec) : 0;
+		if (t->ngpus == 0)
+			continue;
+		uint32_t spec = models_of(s, t);
+		int k = models_in(la, spec);
+		if (k == any) /* unrestricted */
+			continue;
 		for (int j = 0; k > 0 && j < GF_MAX_MODELS; j++)
-			if ((t->spec >> j & 1) && la->gpus_by_model[j] > 0)
+			if ((spec >> j & 1) && la->gpus_by_model[j] > 0)
 				held[j] += d / k;
 	}
 	for (int j = 0; j < GF_MAX_MODELS; j++)
-		la->pressure[j] =
-			all > 0 && la->gpus_by_model[j] > 0
-				? (held[j] / all) /
-					  ((double)la->gpus_by_model[j] / cap)
-				: 0;
+		la->share[j] = all > 0 ? held[j] / all : 0;
 	la->dirty = false;
+	la->idle_moved = true;
+}
+
+/* Pressure: a model's restricted share over its share of the idle GPU
+ * now (at most PRESSURE_MAX; 0 for a model with no idle GPU left, which
+ * nothing can take).  As the model's GPUs go, its pressure rises: the
+ * last ones are kept for the requests that may run nowhere else. */
+#define PRESSURE_MAX 100.0
+static void pressure(struct gf_sched *s)
+{
+	struct gf__lookahead *la = s->la;
+	if (la->dirty)
+		shares(s);
+	double idle = 0;
+	for (int j = 0; j < GF_MAX_MODELS; j++)
+		idle += (double)(la->idle_by_model[j] > 0 ? la->idle_by_model[j]
+							  : 0);
+	for (int j = 0; j < GF_MAX_MODELS; j++) {
+		double p =
+			la->idle_by_model[j] > 0
+				? la->share[j] /
+					  ((double)la->idle_by_model[j] / idle)
+				: 0;
+		la->pressure[j] = p < PRESSURE_MAX ? p : PRESSURE_MAX;
+	}
+	la->idle_moved = false;
 }
 
 void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 {
-	if (s->la->dirty)
+	if (s->la->dirty || s->la->idle_moved)
 		pressure(s);
 	double kg = (double)r->ngpus * r->gpu_milli;
 	for (int j = 0; j < s->c->nmodels && j < GF_MAX_MODELS; j++)
-		term[j] = (int)floor(
-			GF_FGDPLUS_SLOPE * s->la->pressure[j] * kg + 0.5);
+		term[j] = (int)floor(GF_FGDPLUS_SLOPE(s->fgdplus_t) *
+					     s->la->pressure[j] * kg +
+				     0.5);
 }
 
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 {
-	int64_t n[GF_MAX_MODELS] = { 0 };
-	for (int i = 0; i < s->c->n; i++)
+	int64_t n[GF_MAX_MODELS] = { 0 }, idle[GF_MAX_MODELS] = { 0 };
+	for (int i = 0; i < s->c->n; i++) {
 		n[s->c->nodes[i].model] += s->c->nodes[i].ngpus;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		if (n[j] != s->la->gpus_by_model[j]) {
-			gf_note(msg, size,
-				"look-ahead: model %d has %lld GPUs, the "
-				"nodes say %lld",
-				j, (long long)s->la->gpus_by_model[j],
-				(long long)n[j]);
-			return GF_EINVAL;
-		}
+		idle[s->c->nodes[i].model] +=
+			gf_cnode_gpu_idle(&s->c->nodes[i]);
+	}
+	const int64_t *want[2] = { n, idle };
+	const int64_t *have[2] = { s->la->gpus_by_model, s->la->idle_by_model };
+	static const char *const what[2] = { "GPUs", "idle milli" };
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < GF_MAX_MODELS; j++)
+			if (want[k][j] != have[k][j]) {
+				gf_note(msg, size,
+					"look-ahead: model %d has %lld %s, the "
+					"nodes say %lld",
+					j, (long long)have[k][j], what[k],
+					(long long)want[k][j]);
+				return GF_EINVAL;
+			}
 	return 0;
 }

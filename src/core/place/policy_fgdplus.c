@@ -19,12 +19,12 @@
  *
  *   score = trunc(100 sigma((dF + dS) / T)) - round(1000 loss)
  *
- * dF and dS the drops in fragmentation and stranded GPU, T =
- * GF_FGDPLUS_T.  Ties go to the node rank, as for every policy: the
- * integer truncation makes the near-equal nodes tie and the fixed rank
- * packs them first-fit (without it, FGD leaves 7.1 % unallocated on the
- * default trace instead of 4.7 %).  docs/placement.md says what was
- * tried and measured.
+ * dF and dS the drops in fragmentation and stranded GPU, T the
+ * engine's (gf_sched_set_fgdplus_t, a run-time setting).  Ties go to the node
+ * rank, as for every policy: the integer truncation makes the near-equal nodes
+ * tie and the fixed rank packs them first-fit (without it, FGD leaves 7.1 %
+ * unallocated on the default trace instead of 4.7 %).  docs/placement.md says
+ * what was tried and measured.
  */
 #include <limits.h>
 #include <math.h>
@@ -43,9 +43,9 @@ static double stranded(const struct gf__lookahead *la, int32_t cpu_left,
 	return idle > fed ? idle - fed : 0;
 }
 
-static int sigmoid_score(double drop)
+static int sigmoid_score(double drop, double t)
 {
-	return (int)(MAX_SCORE * (1.0 / (1.0 + exp(-drop / GF_FGDPLUS_T))));
+	return (int)(MAX_SCORE * (1.0 / (1.0 + exp(-drop / t))));
 }
 
 /* GPUs of a GPU lost by putting share s into free share h. */
@@ -66,8 +66,8 @@ static int after_fgdplus(const struct gf__scoring *at, const struct gf_req *r,
 		gf_frag_state(s->typ, s->ntyp, n->model, cpu, left, n->ngpus) +
 		stranded(s->la, cpu, n->idle - r->ngpus * r->gpu_milli);
 	if (g < 0)
-		return sigmoid_score(now - after);
-	return sigmoid_score(now - after) -
+		return sigmoid_score(now - after, s->fgdplus_t);
+	return sigmoid_score(now - after, s->fgdplus_t) -
 	       packing_loss(s->la, n->gpu_left[g], r->gpu_milli);
 }
 

@@ -110,6 +110,7 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 	struct gf_sched *s = gf_calloc(1, sizeof(*s));
 	s->c = c;
 	s->policy = policy;
+	s->fgdplus_t = GF_FGDPLUS_T_DEFAULT;
 	s->typ = typ;
 	s->ntyp = ntyp;
 	s->nclasses = nclasses;
@@ -196,6 +197,27 @@ double gf_sched_frag_node(const struct gf_sched *s, int node)
 void gf_sched_set_cpu_apart(struct gf_sched *s, bool on)
 {
 	s->cpu_apart = on;
+}
+
+void gf_sched_set_mix(struct gf_sched *s, const struct gf_typical *mix,
+		      int nmix)
+{
+	s->mix = nmix > 0 ? mix : NULL;
+	s->nmix = nmix > 0 ? nmix : 0;
+	if (s->la)
+		s->la->dirty = true;
+}
+
+int gf_sched_set_fgdplus_t(struct gf_sched *s, double t)
+{
+	if (!(t >= GF_FGDPLUS_T_MIN && t <= GF_FGDPLUS_T_MAX))
+		return GF_EINVAL;
+	s->fgdplus_t = t;
+	if (s->cache) /* FGD+'s scores move with T */
+		memset(s->cache, 0,
+		       (size_t)s->ncap * (size_t)s->cache_classes *
+			       sizeof(*s->cache));
+	return 0;
 }
 
 enum gf_policy gf_sched_policy(const struct gf_sched *s)
@@ -498,6 +520,7 @@ void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
 	s->idle_milli += idle;
 	s->held_milli += held;
 	s->alloc_milli -= idle + held;
+	gf__la_idle(s, n->model, idle);
 }
 
 static void commit(struct gf_sched *s, int node, const struct gf_req *r,

@@ -46,13 +46,12 @@ struct gf_score_slot {
 };
 
 /*
- * FGD+ (policy_fgdplus.c): the temperature of its sigmoid, in milli of
- * GPU (FGD's is 1000), and the slope of its score at the sigmoid's
- * middle, in score points per milli (what the pressure term is
- * weighed in, so that a milli displaced weighs as a milli fragmented).
+ * FGD+ (policy_fgdplus.c): the slope of its score at the sigmoid's
+ * middle, in score points per milli, for temperature t (s->fgdplus_t):
+ * what the pressure term is weighed in, so that a milli displaced
+ * weighs as a milli fragmented.
  */
-#define GF_FGDPLUS_T	 1250.0
-#define GF_FGDPLUS_SLOPE (25.0 / GF_FGDPLUS_T)
+#define GF_FGDPLUS_SLOPE(t) (25.0 / (t))
 
 /* Distinct fractional shares the look-ahead prices (the rarest beyond
  * are priced 0). */
@@ -64,10 +63,13 @@ struct gf__lookahead {
 	double cpu_per_milli;		/* typical CPU per GPU milli; 0 none */
 	double knap[GF_GPU_MILLI + 1];	/* K(h): dual value of a free share */
 	double price[GF_GPU_MILLI + 1]; /* y(s) of a typical share, else 0 */
-	double pressure[GF_MAX_MODELS]; /* restricted demand per model */
+	double share[GF_MAX_MODELS];	/* restricted demand per model */
+	double pressure[GF_MAX_MODELS]; /* share over share of idle GPU */
 	int64_t gpus_by_model[GF_MAX_MODELS];
-	bool dirty; /* pressure out of date */
-	bool lp_ok; /* false: the solver failed, prices 0 */
+	int64_t idle_by_model[GF_MAX_MODELS]; /* milli, as s->idle_milli */
+	bool dirty;	 /* share out of date (the mix, the models) */
+	bool idle_moved; /* pressure out of date (idle GPU moved) */
+	bool lp_ok;	 /* false: the solver failed, prices 0 */
 };
 
 struct gf_sched {
@@ -75,6 +77,8 @@ struct gf_sched {
 	enum gf_policy policy;
 	const struct gf_typical *typ; /* borrowed; the FGD mix */
 	int ntyp;
+	const struct gf_typical *mix; /* borrowed; gf_sched_set_mix */
+	int nmix;
 	struct gf_rng rng;
 	int nclasses;
 	int ncap;	     /* room per node in the arrays below (>= c->n) */
@@ -98,6 +102,7 @@ struct gf_sched {
 	int *pos;	   /* per node: index in its bucket */
 	unsigned long ops; /* places and unplaces, for debug checks */
 	bool cpu_apart;	   /* gf_sched_set_cpu_apart */
+	double fgdplus_t;  /* gf_sched_set_fgdplus_t */
 };
 
 /*
@@ -145,12 +150,14 @@ void gf__sched_debug_check(struct gf_sched *s, int node);
 /*
  * lookahead.c: the figures of the typical mix (after it changed; the
  * caller empties the score cache), the GPUs per model (a node of that
- * model gained or lost delta GPUs; gf__la_count: all afresh), the
+ * model gained or lost delta GPUs; gf__la_count: all afresh), its idle
+ * GPU milli (moved by delta, as s->idle_milli moves), the
  * per-model terms a request's score loses at select (term[model], for
  * the cluster's models), and the check of the counts.
  */
 void gf__la_typical(struct gf_sched *s);
 void gf__la_gpus(struct gf_sched *s, int model, int delta);
+void gf__la_idle(struct gf_sched *s, int model, int64_t delta);
 void gf__la_count(struct gf_sched *s);
 void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term);
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size);

@@ -80,6 +80,7 @@ int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
 	s->frag[i] = s->ntyp ? gf_frag_node(s->typ, s->ntyp, n) : 0;
 	s->frag_q += gf__frag_fixed(s->frag[i]);
 	s->idle_milli += gf_cnode_gpu_idle(n);
+	gf__la_idle(s, model, gf_cnode_gpu_idle(n));
 	slots_clear(s, i);
 	gf__bucket_put(s, i);
 	gf__sched_debug_check(s, i);
@@ -103,6 +104,8 @@ int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
 		return rc;
 	gf__la_gpus(s, old_model, -old_gpus);
 	gf__la_gpus(s, n->model, n->ngpus);
+	gf__la_idle(s, old_model, -idle);
+	gf__la_idle(s, n->model, gf_cnode_gpu_idle(n));
 	s->idle_milli += gf_cnode_gpu_idle(n) - idle;
 	s->held_milli -= held;
 	s->alloc_milli -= cap - idle - held; /* 0: it was empty */
