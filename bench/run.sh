@@ -18,5 +18,6 @@ echo "# gpufleet benchmarks on $(uname -m), $(getconf _NPROCESSORS_ONLN) CPUs"
 "$ROOT/$B/bench/charge_bench"
 "$ROOT/$B/bench/autoscale_bench" "$SHARED"
 "$ROOT/$B/bench/replay_bench" "$SHARED"
+GPUFLEET_SHARED="$SHARED" sh "$ROOT/bench/replay_tables.sh" "$B"
 "$ROOT/$B/bench/cluster_bench" "$ROOT/$B/gpufleet" \
 	"$ROOT/$B/fake-nvml/libnvidia-ml.so.1" "$ROOT"

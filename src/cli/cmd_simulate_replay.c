@@ -605,6 +605,12 @@ int cmd_simulate_replay(int argc, char **argv)
 				  "one");
 		return GF_EXIT_USAGE;
 	}
+	if (a.vc_partitions && (a.nodes || a.builtin)) {
+		gf_cli_error(CMD, "--vc-partitions needs Philly's VC file (the "
+				  "philly source's default cluster, or --vcs), "
+				  "not --nodes or --builtin");
+		return GF_EXIT_USAGE;
+	}
 	if (!!a.nodes + !!a.vcs + a.builtin > 1) {
 		gf_cli_error(CMD, "--nodes, --vcs and --builtin each give the "
 				  "cluster: say one");
