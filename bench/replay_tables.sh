@@ -11,7 +11,7 @@ set -eu
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${2:-$(mktemp -d)}
-export GPUFLEET_SHARED=${GPUFLEET_SHARED:-$ROOT/../shared}
+export GPUFLEET_SHARED="${GPUFLEET_SHARED:-$ROOT/../shared}"
 G="$ROOT/$B/gpufleet"
 T="$GPUFLEET_SHARED/traces/alibaba-gpu-v2023"
 mkdir -p "$OUT"
