@@ -21,5 +21,6 @@ sh "$ROOT/bench/slurm_bench.sh" "$B"
 "$ROOT/$B/bench/autoscale_bench" "$SHARED"
 sh "$ROOT/bench/autoscale_eval.sh" "$B"
 "$ROOT/$B/bench/replay_bench" "$SHARED"
+GPUFLEET_SHARED="$SHARED" sh "$ROOT/bench/replay_tables.sh" "$B"
 "$ROOT/$B/bench/cluster_bench" "$ROOT/$B/gpufleet" \
 	"$ROOT/$B/fake-nvml/libnvidia-ml.so.1" "$ROOT"

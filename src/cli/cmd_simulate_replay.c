@@ -49,8 +49,10 @@ static void usage(FILE *f)
 		"P[,P...]] [--seed N]\n"
 		"           [--nodes FILE | --vcs FILE | --builtin] [--limit N] "
 		"[--until S]\n"
-		"           [--load X] [--points N] [--no-estimates] "
-		"[--cpu-instances] [--json]\n"
+		"           [--load X] [--points N] [--runtime-estimate M | "
+		"--no-estimates]\n"
+		"           [--vc-partitions] [--whole-run] [--cpu-instances] "
+		"[--json]\n"
 		"\n"
 		"Replay a trace of jobs that arrive and leave on a virtual "
 		"clock through the\ncontroller's scheduling core (the one "
@@ -58,7 +60,10 @@ static void usage(FILE *f)
 		"preemption, the placement engine), once per policy.\nReports "
 		"queueing delay and JCT (p50/p95/p99), GPU allocation, "
 		"fragmentation,\npending GPU demand and preemptions, in total "
-		"and over time (--json).\n"
+		"and over time (--json).\nAllocation, fragmentation, pending "
+		"demand and queueing delay are taken over\nthe arrival window "
+		"(first to last arrival); the tail (the drain after the\nlast "
+		"arrival) is reported apart.\n"
 		"\n"
 		"  SOURCE           alibaba2023 (pod list with creation, "
 		"scheduled and deletion\n"
@@ -93,8 +98,23 @@ static void usage(FILE *f)
 		"divided by X (run\n"
 		"                   times kept), 0 < X <= 1000 (default 1)\n"
 		"  --points N       samples in the time series (default 400)\n"
+		"  --runtime-estimate M  the max runtime each job states, which "
+		"backfill\n"
+		"                   reads: exact (its run time), requested (the "
+		"trace's\n"
+		"                   requested time), noisy[:SIGMA] (run time x "
+		"exp(SIGMA |Z|),\n"
+		"                   Z normal, seeded; SIGMA 0..10, default 1); "
+		"default: requested\n"
+		"                   where the trace has it, else noisy:1\n"
 		"  --no-estimates   jobs give no max runtime (backfill then "
 		"has none to use)\n"
+		"  --vc-partitions  philly: each VC's jobs run only on its own "
+		"nodes (the VC\n"
+		"                   file's node counts; a VC it does not list "
+		"has none)\n"
+		"  --whole-run      means and wait over the whole run [0, end] "
+		"(no tail row)\n"
 		"  --cpu-instances  dlrm2025: the CPU-only (CN) instances "
 		"too\n"
 		"  --json           machine-readable summary with the series\n"
@@ -109,7 +129,12 @@ struct args {
 	enum gf_replay_source source;
 	const char *trace, *nodes, *vcs;
 	char trace_buf[PATH_MAX_], cluster_buf[PATH_MAX_];
-	bool builtin, json, no_estimates, cpu_instances;
+	bool builtin, json, no_estimates, cpu_instances, vc_partitions,
+		whole_run;
+	const char *estimate; /* NULL: requested, else noisy */
+	enum gf_replay_est est;
+	double sigma;
+	struct gf_ctl_node *cnodes; /* with vc_partitions */
 	enum gf_policy policies[GF_POLICY_COUNT];
 	int npolicies;
 	uint64_t seed;
@@ -150,6 +175,11 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 				nodes = a->cluster_buf;
 		}
 	}
+	if (a->vc_partitions && !vcs) {
+		gf_cli_error(CMD, "--vc-partitions needs Philly's VC file (the "
+				  "philly source's default cluster, or --vcs)");
+		return -1;
+	}
 	if (nodes) {
 		if (gf_trace_load_nodes(nodes, c, &e) != 0) {
 			gf_cli_error(CMD, "%s", e.msg);
@@ -166,32 +196,11 @@ static int load_cluster(struct args *a, struct gf_cluster *c,
 			gf_cli_error(CMD, "%s", e.msg);
 			return -1;
 		}
-		int m = gf_cluster_model(c, "P100");
-		for (int v = 0; v < n; v++) {
-			struct gf_ctl_team *t = &cfg->teams[cfg->nteams++];
-			if (gf_fmt(t->name, sizeof(t->name), "%s", names[v])) {
-				gf_cli_error(CMD,
-					     "%s: team '%.40s...' longer "
-					     "than %zu bytes",
-					     vcs, names[v],
-					     sizeof(t->name) - 1);
-				return -1;
-			}
-			t->weight = count[v];
-			for (int k = 0; k < count[v]; k++) {
-				char name[GF_NODE_NAME_MAX];
-				/* cannot fail: 30 + 1 + a count fit */
-				if (gf_fmt(name, sizeof(name), "%.30s-%03d",
-					   names[v], k))
-					return -1;
-				if (gf_cluster_add(c, name, 64000, 524288,
-						   PHILLY_GPUS, m) < 0) {
-					gf_cli_error(CMD,
-						     "%s: more than %d nodes",
-						     vcs, GF_MAX_CNODES);
-					return -1;
-				}
-			}
+		if (gf_replay_vc_cluster(
+			    names, count, n, PHILLY_GPUS, "P100", c, cfg,
+			    a->vc_partitions ? &a->cnodes : NULL, &e) != 0) {
+			gf_cli_error(CMD, "%s: %s", vcs, e.msg);
+			return -1;
 		}
 		gf_note(what, size, "%s", vcs);
 		return 0;
@@ -228,6 +237,20 @@ static void json_dist(struct gf_json *j, const char *key,
 	gf_json_obj_end(j);
 }
 
+static void json_span(struct gf_json *j, const char *key,
+		      const struct gf_replay_span *sp)
+{
+	gf_json_obj_begin(j, key);
+	gf_json_double(j, "from_s", (double)sp->from_ms / 1e3);
+	gf_json_double(j, "to_s", (double)sp->to_ms / 1e3);
+	gf_json_double(j, "mean_alloc", sp->mean_alloc);
+	gf_json_double(j, "mean_frag", sp->mean_frag);
+	gf_json_double(j, "mean_pending_gpus", sp->mean_pending_gpus);
+	gf_json_int(j, "started", sp->started);
+	json_dist(j, "wait_s", &sp->wait);
+	gf_json_obj_end(j);
+}
+
 static void json_result(struct gf_json *j, const struct gf_replay_result *r)
 {
 	gf_json_obj_begin(j, NULL);
@@ -247,6 +270,12 @@ static void json_result(struct gf_json *j, const struct gf_replay_result *r)
 	gf_json_double(j, "mean_alloc", r->mean_alloc);
 	gf_json_double(j, "mean_frag", r->mean_frag);
 	gf_json_double(j, "mean_pending_gpus", r->mean_pending_gpus);
+	gf_json_double(j, "peak_alloc", r->peak_alloc);
+	gf_json_obj_begin(j, "window");
+	gf_json_double(j, "from_s", (double)r->window.from_ms / 1e3);
+	gf_json_double(j, "to_s", (double)r->window.to_ms / 1e3);
+	gf_json_obj_end(j);
+	json_span(j, "tail", &r->tail);
 	gf_json_double(j, "gpu_hours",
 		       (double)r->gpu_milli_ms_jobs / 1000.0 / 3600e3);
 	gf_json_double(j, "wall_s", r->wall_s);
@@ -290,6 +319,94 @@ static void text_row(struct gf_buf *b, const struct gf_replay_result *r)
 		      r->mean_pending_gpus, r->preemptions, r->wall_s);
 }
 
+static void tail_header(struct gf_buf *b)
+{
+	gf_buf_printf(b, "%-10s %10s %10s %7s %8s %8s %8s %6s %6s %8s\n",
+		      "tail", "from_s", "to_s", "started", "wait_p50",
+		      "wait_p95", "wait_p99", "alloc", "frag", "pend_gpu");
+}
+
+static void tail_row(struct gf_buf *b, enum gf_policy p,
+		     const struct gf_replay_span *t)
+{
+	gf_buf_printf(b,
+		      "%-10s %10.0f %10.0f %7d %8.0f %8.0f %8.0f %5.1f%% "
+		      "%5.1f%% %8.1f\n",
+		      gf_policy_name(p), (double)t->from_ms / 1e3,
+		      (double)t->to_ms / 1e3, t->started, t->wait.p50,
+		      t->wait.p95, t->wait.p99, 100 * t->mean_alloc,
+		      100 * t->mean_frag, t->mean_pending_gpus);
+}
+
+/* The estimate mode: --runtime-estimate, or requested where the trace
+ * has requested times, else noisy:1.  0, or -1 (said). */
+static int pick_estimate(struct args *a, const struct gf_replay_trace *t)
+{
+	const char *m = a->estimate;
+	bool has = false;
+	for (int i = 0; i < t->n && !has; i++)
+		has = t->jobs[i].requested_ms > 0;
+	if (m == NULL) {
+		a->est = has ? GF_REPLAY_EST_REQUESTED : GF_REPLAY_EST_NOISY;
+		return 0;
+	}
+	if (strcmp(m, "requested") == 0) {
+		if (!has) {
+			gf_cli_error(
+				CMD,
+				"'--runtime-estimate requested': the trace "
+				"'%s' gives no requested time (say exact "
+				"or noisy)",
+				a->trace);
+			return -1;
+		}
+		a->est = GF_REPLAY_EST_REQUESTED;
+		return 0;
+	}
+	return 0; /* exact and noisy: parsed with the options */
+}
+
+static int parse_estimate(struct args *a)
+{
+	const char *m = a->estimate;
+	if (m == NULL || strcmp(m, "requested") == 0)
+		return 0;
+	a->sigma = GF_REPLAY_SIGMA_DEFAULT;
+	if (strcmp(m, "exact") == 0) {
+		a->est = GF_REPLAY_EST_EXACT;
+		return 0;
+	}
+	if (strncmp(m, "noisy", 5) == 0 && (m[5] == '\0' || m[5] == ':')) {
+		a->est = GF_REPLAY_EST_NOISY;
+		if (m[5] == '\0')
+			return 0;
+		char *end;
+		errno = 0;
+		double v = strtod(m + 6, &end);
+		if (errno == 0 && end != m + 6 && *end == '\0' && v > 0 &&
+		    v <= 10) {
+			a->sigma = v;
+			return 0;
+		}
+	}
+	gf_cli_error(CMD,
+		     "cannot parse '--runtime-estimate %s': expected exact, "
+		     "requested, noisy or noisy:SIGMA (0 < SIGMA <= 10)",
+		     m);
+	return -1;
+}
+
+static const char *est_name(const struct args *a, char *buf, size_t size)
+{
+	if (a->no_estimates)
+		return "none";
+	if (a->est == GF_REPLAY_EST_NOISY) {
+		gf_note(buf, size, "noisy:%g", a->sigma);
+		return buf;
+	}
+	return a->est == GF_REPLAY_EST_EXACT ? "exact" : "requested";
+}
+
 static int replay(void *arg, struct gf_progress *p)
 {
 	struct args *a = arg;
@@ -320,7 +437,14 @@ static int replay(void *arg, struct gf_progress *p)
 		goto out;
 	}
 	(void)!gf_replay_scale_arrivals(&t, a->load); /* checked when parsed */
+	if (pick_estimate(a, &t) != 0) {
+		ret = GF_EXIT_USAGE;
+		goto out;
+	}
+	char estbuf[32];
+	const char *est = est_name(a, estbuf, sizeof(estbuf));
 	char what[PATH_MAX_ + 32];
+	struct gf_replay_span tails[GF_POLICY_COUNT];
 	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
 	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
 		goto out;
@@ -335,6 +459,9 @@ static int replay(void *arg, struct gf_progress *p)
 		gf_json_int(&j, "gpus", gpus);
 		gf_json_int(&j, "jobs", t.n);
 		gf_json_double(&j, "load", a->load);
+		gf_json_str(&j, "runtime_estimate", est);
+		gf_json_bool(&j, "vc_partitions", a->vc_partitions);
+		gf_json_str(&j, "over", a->whole_run ? "run" : "arrivals");
 		gf_json_arr_begin(&j, "policies");
 	} else {
 		gf_buf_printf(&out,
@@ -347,9 +474,16 @@ static int replay(void *arg, struct gf_progress *p)
 				      "load %g: arrivals %g times as dense as "
 				      "the trace's, run times kept\n",
 				      a->load, a->load);
-		gf_buf_printf(&out,
-			      "times in seconds; alloc, frag and pending GPU "
-			      "are time-weighted means\n\n");
+		gf_buf_printf(
+			&out,
+			"runtime estimates: %s%s\n"
+			"times in seconds; alloc, frag and pending GPU "
+			"are time-weighted means; these and wait over "
+			"%s\n\n",
+			est, a->vc_partitions ? "; VCs as node partitions" : "",
+			a->whole_run ? "the whole run"
+				     : "the arrival window (jobs that "
+				       "started in it), tail below");
 		text_header(&out);
 	}
 	for (int i = 0; i < a->npolicies; i++) {
@@ -358,12 +492,18 @@ static int replay(void *arg, struct gf_progress *p)
 				  a->npolicies };
 		struct gf_replay_opts o = { .points = a->points,
 					    .estimates = !a->no_estimates,
+					    .est = a->est,
+					    .est_sigma = a->sigma,
+					    .est_seed = a->seed,
+					    .whole_run = a->whole_run,
+					    .partition_by_team =
+						    a->vc_partitions,
 					    .until_ms = a->until_ms,
 					    .progress = on_progress,
 					    .arg = &x };
 		struct gf_replay_result r;
 		on_progress(&x, 0, t.n);
-		if (gf_replay_run(cfg, &c, NULL, &t, &o, &r, &e) != 0) {
+		if (gf_replay_run(cfg, &c, a->cnodes, &t, &o, &r, &e) != 0) {
 			gf_cli_error(CMD, "%s", e.msg);
 			goto out;
 		}
@@ -379,7 +519,14 @@ static int replay(void *arg, struct gf_progress *p)
 			json_result(&j, &r);
 		else
 			text_row(&out, &r);
+		tails[i] = r.tail;
 		gf_replay_result_release(&r);
+	}
+	if (!a->json && !a->whole_run) {
+		gf_buf_printf(&out, "\nafter the last arrival (the tail):\n");
+		tail_header(&out);
+		for (int i = 0; i < a->npolicies; i++)
+			tail_row(&out, a->policies[i], &tails[i]);
 	}
 	if (a->json) {
 		gf_json_arr_end(&j);
@@ -392,6 +539,8 @@ out:
 	gf_cluster_release(&c);
 	gf_replay_trace_release(&t);
 	gf_free(cfg);
+	gf_free(a->cnodes);
+	a->cnodes = NULL;
 	return ret;
 }
 
@@ -400,6 +549,7 @@ int cmd_simulate_replay(int argc, char **argv)
 	static struct args a;
 	memset(&a, 0, sizeof(a));
 	a.load = 1;
+	a.sigma = GF_REPLAY_SIGMA_DEFAULT;
 	a.policies[0] = GF_POLICY_FGD;
 	a.npolicies = 1;
 	long long seed = 42, until_s = 0;
@@ -416,6 +566,9 @@ int cmd_simulate_replay(int argc, char **argv)
 		GF_OPT_ABOVE("load", &a.load, 0, GF_REPLAY_LOAD_MAX,
 			     "a number"),
 		GF_OPT_FLAG("no-estimates", &a.no_estimates),
+		GF_OPT_STR("runtime-estimate", &a.estimate),
+		GF_OPT_FLAG("vc-partitions", &a.vc_partitions),
+		GF_OPT_FLAG("whole-run", &a.whole_run),
 		GF_OPT_FLAG("cpu-instances", &a.cpu_instances),
 		GF_OPT_END,
 	};
@@ -443,6 +596,19 @@ int cmd_simulate_replay(int argc, char **argv)
 	}
 	if (optind + 2 < argc) {
 		gf_cli_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
+		return GF_EXIT_USAGE;
+	}
+	if (parse_estimate(&a) != 0)
+		return GF_EXIT_USAGE;
+	if (a.estimate && a.no_estimates) {
+		gf_cli_error(CMD, "--runtime-estimate and --no-estimates: say "
+				  "one");
+		return GF_EXIT_USAGE;
+	}
+	if (a.vc_partitions && (a.nodes || a.builtin)) {
+		gf_cli_error(CMD, "--vc-partitions needs Philly's VC file (the "
+				  "philly source's default cluster, or --vcs), "
+				  "not --nodes or --builtin");
 		return GF_EXIT_USAGE;
 	}
 	if (!!a.nodes + !!a.vcs + a.builtin > 1) {

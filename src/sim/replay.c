@@ -204,6 +204,11 @@ static void changed(struct run *x, int j, int64_t now)
 		if (tj->duration_ms > 0)
 			heap_push(x, (struct end_ev){ now + tj->duration_ms, j,
 						      job->attempts });
+		/* a max runtime under the run: a pass when it is reached (the
+		 * core fails the job then); attempt -1 ends nothing */
+		int64_t max_ms = job->spec.max_runtime_s * 1000;
+		if (max_ms > 0 && max_ms < tj->duration_ms)
+			heap_push(x, (struct end_ev){ now + max_ms, j, -1 });
 		if (x->o->keep_log)
 			log_start(x, j, job, now);
 	}
@@ -238,6 +243,54 @@ static void pass(struct run *x, int64_t now)
 	gf_ctl_changes_release(&ch);
 }
 
+/* splitmix64: the noisy estimates' draws, a pure function of the seed
+ * and the job (the same for every policy). */
+static uint64_t mix64(uint64_t z)
+{
+	z += UINT64_C(0x9e3779b97f4a7c15);
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+/* |Z|, Z standard normal (Box-Muller), drawn from (seed, job). */
+static double half_normal(uint64_t seed, int job)
+{
+	uint64_t a = mix64(seed ^ mix64((uint64_t)job + 1));
+	uint64_t b = mix64(a);
+	double u1 = ((double)(a >> 11) + 1.0) / 9007199254740993.0; /* (0,1] */
+	double u2 = (double)(b >> 11) / 9007199254740992.0;
+	return fabs(sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2));
+}
+
+/* The max runtime job idx states (replay.h: enum gf_replay_est), s. */
+static int64_t estimate_s(const struct gf_replay_job *j, int idx,
+			  const struct gf_replay_opts *o)
+{
+	if (!o->estimates)
+		return 0;
+	double ms;
+	switch (o->est) {
+	case GF_REPLAY_EST_REQUESTED:
+		ms = (double)j->requested_ms;
+		break;
+	case GF_REPLAY_EST_NOISY: {
+		double sg = o->est_sigma > 0 ? o->est_sigma
+					     : GF_REPLAY_SIGMA_DEFAULT;
+		ms = (double)j->duration_ms *
+		     exp(sg * half_normal(o->est_seed, idx));
+		break;
+	}
+	default:
+		ms = (double)j->duration_ms;
+	}
+	if (!(ms > 0))
+		return 0;
+	double sec = ceil(ms / 1000.0);
+	return sec > (double)GF_JOB_RUNTIME_MAX_S ? GF_JOB_RUNTIME_MAX_S
+						  : (int64_t)sec;
+}
+
 static void spec_of(const struct gf_replay_trace *t, int idx,
 		    const struct gf_replay_opts *o, struct gf_job_spec *s)
 {
@@ -256,8 +309,11 @@ static void spec_of(const struct gf_replay_trace *t, int idx,
 			t->models[j->model]);
 	s->cpu_milli = j->cpu_milli;
 	s->memory_mib = j->memory_mib;
-	if (o->estimates && j->duration_ms > 0)
-		s->max_runtime_s = (j->duration_ms + 999) / 1000;
+	if (j->duration_ms > 0)
+		s->max_runtime_s = estimate_s(j, idx, o);
+	if (o->partition_by_team)
+		gf_note(s->node_selector, sizeof(s->node_selector), "vc=%s",
+			s->team);
 }
 
 static void arrive(struct run *x, int j, int64_t now)
@@ -332,6 +388,11 @@ static void record(struct run *x, int64_t now)
 		x->recs = gf_reallocarray(x->recs, (size_t)x->caprecs,
 					  sizeof(*x->recs));
 	}
+	if (x->r->capacity_milli > 0 &&
+	    (double)st.gpus_alloc_milli / (double)x->r->capacity_milli >
+		    x->r->peak_alloc)
+		x->r->peak_alloc = (double)st.gpus_alloc_milli /
+				   (double)x->r->capacity_milli;
 	x->recs[x->nrecs++] = (struct rec){ .t = now,
 					    .alloc = st.gpus_alloc_milli,
 					    .pending_milli = pm,
@@ -397,19 +458,104 @@ static double frag_ratio(const struct rec *c, int64_t cap)
 	return idle > 0 ? c->frag / (double)idle : 0;
 }
 
+/* The time-weighted means over [sp->from_ms, sp->to_ms] (the state
+ * after each instant holds until the next; a span of no length: the
+ * state at its instant). */
+static void span_means(const struct run *x, struct gf_replay_span *sp)
+{
+	int64_t cap = x->r->capacity_milli, lo = sp->from_ms, hi = sp->to_ms;
+	double a = 0, f = 0, p = 0;
+	const struct rec *at = NULL; /* the last record at or before lo */
+	for (int i = 0; i < x->nrecs; i++) {
+		const struct rec *c = &x->recs[i];
+		if (c->t <= lo)
+			at = c;
+		int64_t s = c->t > lo ? c->t : lo;
+		int64_t e = i + 1 < x->nrecs ? x->recs[i + 1].t : x->r->end_ms;
+		if (e > hi)
+			e = hi;
+		if (e <= s)
+			continue;
+		double dt = (double)(e - s);
+		a += dt * (double)c->alloc;
+		f += dt * frag_ratio(c, cap);
+		p += dt * (double)c->pending_milli;
+	}
+	if (hi > lo) {
+		double span = (double)(hi - lo);
+		sp->mean_alloc = cap > 0 ? a / span / (double)cap : 0;
+		sp->mean_frag = f / span;
+		sp->mean_pending_gpus = p / span / 1000.0;
+	} else if (at) {
+		sp->mean_alloc = cap > 0 ? (double)at->alloc / (double)cap : 0;
+		sp->mean_frag = frag_ratio(at, cap);
+		sp->mean_pending_gpus = (double)at->pending_milli / 1000.0;
+	}
+}
+
+/* The queueing delays of the jobs that first started in [lo, hi]. */
+static void span_wait(const struct run *x, struct gf_replay_span *sp,
+		      bool lo_open, double *v)
+{
+	const struct gf_replay_result *r = x->r;
+	int n = 0;
+	for (int j = 0; j < x->t->n; j++) {
+		int64_t s = r->first_start_ms[j];
+		if (s < 0 || s > sp->to_ms || s < sp->from_ms ||
+		    (lo_open && s == sp->from_ms))
+			continue;
+		v[n++] = (double)(s - x->t->jobs[j].arrival_ms) / 1e3;
+	}
+	sp->started = n;
+	dist(v, n, &sp->wait);
+}
+
+/* The arrival window, the tail after it, and the figures over one of
+ * them or the whole run (o->whole_run). */
+static void windows(struct run *x, double *v)
+{
+	struct gf_replay_result *r = x->r;
+	const struct gf_replay_trace *t = x->t;
+	int64_t first = -1, last = -1;
+	for (int j = 0; j < t->n; j++) {
+		if (!r->arrivals[j])
+			continue;
+		int64_t at = t->jobs[j].arrival_ms;
+		if (first < 0 || at < first)
+			first = at;
+		if (at > last)
+			last = at;
+	}
+	if (first < 0)
+		first = last = 0;
+	r->window.from_ms = first;
+	r->window.to_ms = last;
+	r->tail.from_ms = last;
+	r->tail.to_ms = r->end_ms > last ? r->end_ms : last;
+	span_means(x, &r->window);
+	span_wait(x, &r->window, false, v);
+	span_means(x, &r->tail);
+	span_wait(x, &r->tail, true, v);
+	struct gf_replay_span all = { .from_ms = 0, .to_ms = r->end_ms };
+	const struct gf_replay_span *use = &r->window;
+	if (x->o->whole_run) {
+		span_means(x, &all);
+		span_wait(x, &all, false, v);
+		use = &all;
+	}
+	r->mean_alloc = use->mean_alloc;
+	r->mean_frag = use->mean_frag;
+	r->mean_pending_gpus = use->mean_pending_gpus;
+	r->wait = use->wait;
+}
+
 static void summarise(struct run *x)
 {
 	struct gf_replay_result *r = x->r;
 	const struct gf_replay_trace *t = x->t;
 	double *v = gf_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(*v));
+	windows(x, v);
 	int n = 0;
-	for (int j = 0; j < t->n; j++)
-		if (r->first_start_ms[j] >= 0)
-			v[n++] = (double)(r->first_start_ms[j] -
-					  t->jobs[j].arrival_ms) /
-				 1e3;
-	dist(v, n, &r->wait);
-	n = 0;
 	for (int j = 0; j < t->n; j++)
 		if (r->fate[j] == GF_REPLAY_COMPLETED)
 			v[n++] = (double)(r->end_at_ms[j] -
@@ -421,26 +567,7 @@ static void summarise(struct run *x)
 		r->running_end += r->fate[j] == GF_REPLAY_RUNNING;
 		r->queued_end += r->fate[j] == GF_REPLAY_QUEUED;
 	}
-	/* time-weighted means over [0, end] */
 	int64_t cap = r->capacity_milli;
-	double a = 0, f = 0, p = 0;
-	for (int i = 0; i + 1 < x->nrecs; i++) {
-		double dt = (double)(x->recs[i + 1].t - x->recs[i].t);
-		a += dt * (double)x->recs[i].alloc;
-		f += dt * frag_ratio(&x->recs[i], cap);
-		p += dt * (double)x->recs[i].pending_milli;
-	}
-	if (x->nrecs > 0 && r->end_ms > 0) {
-		double span = (double)r->end_ms;
-		r->mean_alloc = cap > 0 ? a / span / (double)cap : 0;
-		r->mean_frag = f / span;
-		r->mean_pending_gpus = p / span / 1000.0;
-	} else if (x->nrecs > 0) {
-		const struct rec *c = &x->recs[x->nrecs - 1];
-		r->mean_alloc = cap > 0 ? (double)c->alloc / (double)cap : 0;
-		r->mean_frag = frag_ratio(c, cap);
-		r->mean_pending_gpus = (double)c->pending_milli / 1000.0;
-	}
 	/* the series: points evenly spaced over [0, end] */
 	int np = x->o->points > 0 ? x->o->points : 400;
 	if (r->end_ms == 0)
@@ -608,6 +735,65 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 	gf_ctl_free(ctl);
 	r->wall_s = gf_clock_s() - t0;
 	return 0;
+}
+
+int gf_replay_vc_cluster(char (*names)[GF_NODE_NAME_MAX], const int *count,
+			 int n, int gpus, const char *model,
+			 struct gf_cluster *c, struct gf_ctl_config *cfg,
+			 struct gf_ctl_node **nodes_out, struct gf_err *e)
+{
+	int m = gf_cluster_model(c, model);
+	if (m < 0)
+		return gf_err_set(e, GF_EINVAL, "cannot add model '%s'", model);
+	int total = 0;
+	for (int v = 0; v < n; v++)
+		total += count[v] > 0 ? count[v] : 0;
+	struct gf_ctl_node *nodes = NULL;
+	int rc = 0;
+	if (nodes_out)
+		nodes = gf_calloc((size_t)(c->n + total + 1), sizeof(*nodes));
+	for (int v = 0; v < n; v++) {
+		if (cfg->nteams >= GF_CTL_MAX_TEAMS) {
+			rc = gf_err_set(e, GF_ETOOBIG, "more than %d VCs",
+					GF_CTL_MAX_TEAMS);
+			goto fail;
+		}
+		struct gf_ctl_team *t = &cfg->teams[cfg->nteams++];
+		if (gf_fmt(t->name, sizeof(t->name), "%s", names[v])) {
+			rc = gf_err_set(e, GF_ETOOBIG,
+					"VC '%.40s...' longer than %zu bytes",
+					names[v], sizeof(t->name) - 1);
+			goto fail;
+		}
+		t->weight = count[v];
+		for (int k = 0; k < count[v]; k++) {
+			char name[GF_NODE_NAME_MAX];
+			/* cannot fail: 30 + 1 + a count fit */
+			(void)!gf_fmt(name, sizeof(name), "%.30s-%03d",
+				      names[v], k);
+			int i = gf_cluster_add(c, name, 64000, 524288, gpus, m);
+			if (i < 0) {
+				rc = gf_err_set(e, GF_ETOOBIG,
+						"more than %d nodes",
+						GF_MAX_CNODES);
+				goto fail;
+			}
+			if (nodes &&
+			    gf_fmt(nodes[i].labels, sizeof(nodes[i].labels),
+				   "vc=%s", names[v])) {
+				rc = gf_err_set(e, GF_ETOOBIG,
+						"VC '%.40s...': label too long",
+						names[v]);
+				goto fail;
+			}
+		}
+	}
+	if (nodes_out)
+		*nodes_out = nodes;
+	return 0;
+fail:
+	gf_free(nodes);
+	return rc;
 }
 
 void gf_replay_result_release(struct gf_replay_result *r)

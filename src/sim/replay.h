@@ -41,10 +41,39 @@ void gf_replay_config(struct gf_ctl_config *cfg, enum gf_policy policy,
  * trace's. */
 typedef void (*gf_replay_progress_fn)(void *arg, int arrived, int jobs);
 
+/*
+ * The run time a job states (its max runtime, what EASY backfill reads),
+ * when estimates are on:
+ *   EXACT      its run time, rounded up to the second (hindsight);
+ *   REQUESTED  the trace's requested time (gf_replay_job.requested_ms,
+ *              rounded up; a job run past it fails, as under Slurm); a
+ *              job without one states none;
+ *   NOISY      its run time times exp(sigma |Z|), Z standard normal
+ *              drawn from (est_seed, job index): a log-normal
+ *              overestimate, never under the run time (median factor
+ *              exp(0.674 sigma): 1.96 at sigma 1), the same draw for
+ *              every policy.
+ */
+enum gf_replay_est {
+	GF_REPLAY_EST_EXACT = 0,
+	GF_REPLAY_EST_REQUESTED,
+	GF_REPLAY_EST_NOISY,
+};
+#define GF_REPLAY_SIGMA_DEFAULT 1.0
+
 struct gf_replay_opts {
-	int points;	  /* time series samples (0: 400) */
-	int64_t tick_ms;  /* the follow-up pass after a preemption (0: 100) */
-	bool estimates;	  /* max_runtime_s = the run time (for backfill) */
+	int points;	 /* time series samples (0: 400) */
+	int64_t tick_ms; /* the follow-up pass after a preemption (0: 100) */
+	bool estimates;	 /* jobs state a max runtime (for backfill) */
+	enum gf_replay_est est; /* which (estimates on) */
+	double est_sigma;	/* NOISY: 0 means GF_REPLAY_SIGMA_DEFAULT */
+	uint64_t est_seed;	/* NOISY's draws */
+	/* the means and wait over the whole run [0, end], not the arrival
+	 * window (first to last arrival) with the tail apart */
+	bool whole_run;
+	/* each job may run only on nodes labelled "vc=<its team>" (Philly's
+	 * virtual clusters as node partitions: gf_replay_vc_cluster) */
+	bool partition_by_team;
 	bool keep_log;	  /* record every start (gf_replay_start) */
 	int64_t until_ms; /* stop there (0: when no event is left) */
 	gf_replay_progress_fn progress; /* NULL none */
@@ -89,6 +118,15 @@ enum gf_replay_fate {
 	GF_REPLAY_FAILED,	   /* the core failed it (max runtime) */
 };
 
+/* Time-weighted means over a span [from, to] of the run, and the
+ * jobs that first started in it (their queueing delay). */
+struct gf_replay_span {
+	int64_t from_ms, to_ms;
+	double mean_alloc, mean_frag, mean_pending_gpus;
+	int started;
+	struct gf_replay_dist wait;
+};
+
 struct gf_replay_result {
 	enum gf_policy policy;
 	uint64_t seed;
@@ -96,16 +134,26 @@ struct gf_replay_result {
 	int running_end, queued_end;
 	int64_t preemptions;
 	int passes;
-	struct gf_replay_dist wait; /* first start - arrival, started jobs */
-	struct gf_replay_dist jct;  /* end - arrival, completed jobs */
-	int64_t end_ms;		    /* the last event (runs still going
-				       are counted up to it) */
+	/* first start - arrival: the jobs that first started in the
+	 * arrival window [first arrival, last arrival] (whole_run: every
+	 * started job) */
+	struct gf_replay_dist wait;
+	struct gf_replay_dist jct; /* end - arrival, completed jobs */
+	int64_t end_ms;		   /* the last event (runs still going
+				      are counted up to it) */
 	/* GPU time two ways, milli-GPU x ms: the engine's allocated GPU
 	 * integrated over time, and the sum of the jobs' placed runs */
 	int64_t gpu_milli_ms_engine, gpu_milli_ms_jobs;
 	int64_t capacity_milli;
-	double mean_alloc, mean_frag, mean_pending_gpus; /* time-weighted */
-	struct gf_replay_point *points;			 /* owned */
+	/* time-weighted over the arrival window (whole_run: [0, end]);
+	 * window.wait is wait's copy */
+	double mean_alloc, mean_frag, mean_pending_gpus;
+	struct gf_replay_span window;
+	/* after the last arrival until the end (no arrival then): the
+	 * drain, reported apart; from == to when there is none */
+	struct gf_replay_span tail;
+	double peak_alloc; /* the most GPU given out at once / capacity */
+	struct gf_replay_point *points; /* owned */
 	int npoints;
 	/* per job, trace order: fate, arrivals and ends counted (each at
 	 * most 1), first start and end (ms; -1 none), placed run time */
@@ -132,6 +180,21 @@ int gf_replay_run(const struct gf_ctl_config *cfg, const struct gf_cluster *c0,
 		  const struct gf_replay_opts *o, struct gf_replay_result *res,
 		  struct gf_err *e) GF_MUST_CHECK;
 void gf_replay_result_release(struct gf_replay_result *r);
+
+/*
+ * Philly's virtual clusters as a cluster: for each VC v < n, count[v]
+ * nodes of gpus GPUs of model (named "<vc>-NNN", 64 cores, 512 GiB),
+ * and a team in cfg weighted by count[v].  With nodes_out (an array of
+ * c's size on the heap, the caller frees it) each node is labelled
+ * "vc=<vc>": with opts.partition_by_team a VC's jobs run on its nodes
+ * only.  0, or GF_EINVAL / GF_ETOOBIG with e (a name too long, too many
+ * nodes or teams).
+ */
+int gf_replay_vc_cluster(char (*names)[GF_NODE_NAME_MAX], const int *count,
+			 int n, int gpus, const char *model,
+			 struct gf_cluster *c, struct gf_ctl_config *cfg,
+			 struct gf_ctl_node **nodes_out,
+			 struct gf_err *e) GF_MUST_CHECK;
 
 /* Replay conservation and accounting (the checks of issue 16): every job
  * arrived at most once and ended at most once; each fate agrees with

@@ -52,18 +52,20 @@ int gf_replay_source_parse(const char *s,
 
 /* One job of a trace; names are indexes into the trace's tables. */
 struct gf_replay_job {
-	int64_t arrival_ms;  /* >= 0 */
-	int64_t duration_ms; /* run time once started; 0: until deleted */
-	int64_t delete_ms;   /* deleted then (waiting: cancelled; running:
-				ended); 0: never */
-	int64_t memory_mib;  /* per replica */
-	int32_t cpu_milli;   /* per replica */
-	int16_t gpus;	     /* whole GPUs per replica */
-	int16_t gpu_milli;   /* or a share of one GPU (1..999) */
-	int16_t replicas;    /* > 1: a gang */
-	uint16_t team, cls;  /* into teams[], classes[] */
-	int16_t model;	     /* into models[]; -1 any */
-	int32_t line;	     /* in the file, for messages */
+	int64_t arrival_ms;   /* >= 0 */
+	int64_t duration_ms;  /* run time once started; 0: until deleted */
+	int64_t requested_ms; /* the time the user asked for; 0: none
+				 (no source here carries one) */
+	int64_t delete_ms;    /* deleted then (waiting: cancelled; running:
+				 ended); 0: never */
+	int64_t memory_mib;   /* per replica */
+	int32_t cpu_milli;    /* per replica */
+	int16_t gpus;	      /* whole GPUs per replica */
+	int16_t gpu_milli;    /* or a share of one GPU (1..999) */
+	int16_t replicas;     /* > 1: a gang */
+	uint16_t team, cls;   /* into teams[], classes[] */
+	int16_t model;	      /* into models[]; -1 any */
+	int32_t line;	      /* in the file, for messages */
 };
 
 struct gf_replay_trace {

@@ -57,18 +57,27 @@ static void add(struct gf_replay_trace *t, double at_s, int gpus, double run_s,
 	assert_int_equal(gf_replay_add(t, &j), 0);
 }
 
-static void run(const struct gf_cluster *c, const struct gf_replay_trace *t,
-		enum gf_policy p, uint64_t seed, bool estimates,
-		struct gf_replay_result *r)
+/* Run t on c with opts o (keep_log and points set here), through cfg
+ * (NULL: gf_replay_config's) and nodes, and check the accounting. */
+static void run_with(const struct gf_cluster *c,
+		     const struct gf_replay_trace *t,
+		     const struct gf_ctl_config *cfg0,
+		     const struct gf_ctl_node *nodes, enum gf_policy p,
+		     uint64_t seed, struct gf_replay_opts o,
+		     struct gf_replay_result *r)
 {
 	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
-	gf_replay_config(cfg, p, seed);
-	struct gf_replay_opts o = { .estimates = estimates,
-				    .keep_log = true,
-				    .points = 50 };
+	if (cfg0)
+		*cfg = *cfg0;
+	else
+		gf_replay_config(cfg, p, seed);
+	cfg->policy = p;
+	cfg->seed = seed;
+	o.keep_log = true;
+	o.points = 50;
 	struct gf_err e;
 	gf_err_clear(&e);
-	int rc = gf_replay_run(cfg, c, NULL, t, &o, r, &e);
+	int rc = gf_replay_run(cfg, c, nodes, t, &o, r, &e);
 	if (rc)
 		print_message("%s\n", e.msg);
 	assert_int_equal(rc, 0);
@@ -78,6 +87,14 @@ static void run(const struct gf_cluster *c, const struct gf_replay_trace *t,
 		print_message("check: %s\n", msg);
 	assert_int_equal(rc, 0);
 	gf_free(cfg);
+}
+
+static void run(const struct gf_cluster *c, const struct gf_replay_trace *t,
+		enum gf_policy p, uint64_t seed, bool estimates,
+		struct gf_replay_result *r)
+{
+	struct gf_replay_opts o = { .estimates = estimates };
+	run_with(c, t, NULL, NULL, p, seed, o, r);
 }
 
 static double wait_s(const struct gf_replay_trace *t,
@@ -148,20 +165,32 @@ static void test_hand_backfill(void **state)
 	/* 36 GPU-s = 36,000 GPU-ms = 36,000,000 milli-GPU ms, both ways */
 	assert_int_equal(r.gpu_milli_ms_jobs, INT64_C(36000000));
 	assert_int_equal(r.gpu_milli_ms_engine, INT64_C(36000000));
+	/* the window's wait: A alone started in [0, 4] */
+	assert_int_equal(r.wait.n, 1);
+	/* JCTs 10, 10, 14, 17: p50 10, max 17 */
+	assert_true(r.jct.p50 == 10 && r.jct.max == 17);
+	/* the arrival window is [0, 4]: A alone, 2 of 2 GPUs; the tail
+	 * [4, 19]: 2 GPUs on [4,10), 2 on [10,13) (B and D), 1 on [13,15),
+	 * 2 on [15,19): (12+6+2+8)/15 s over 2 GPUs = 28/30 */
+	assert_int_equal(r.window.from_ms, 0);
+	assert_int_equal(r.window.to_ms, 4000);
+	assert_true(fabs(r.mean_alloc - 1.0) < 1e-12);
+	assert_true(fabs(r.tail.mean_alloc - 28.0 / 30) < 1e-12);
+	assert_true(r.peak_alloc == 1.0);
+	/* the last sample is the end: nothing left */
+	assert_int_equal(r.points[r.npoints - 1].t_ms, 19000);
+	assert_int_equal(r.points[r.npoints - 1].running, 0);
+	gf_replay_result_release(&r);
+
+	/* Over the whole run [0, 19]: (20+6+2+8)/19 s over 2 GPUs = 36/38 */
+	struct gf_replay_opts whole = { .estimates = true, .whole_run = true };
+	run_with(&c, &t, NULL, NULL, GF_POLICY_FGD, 42, whole, &r);
+	assert_true(fabs(r.mean_alloc - 36.0 / 38) < 1e-12);
 	/* waits sorted 0, 7, 9, 13: p50 is the 2nd (nearest rank), p95 and
 	 * p99 the 4th; mean 29 / 4 */
 	assert_int_equal(r.wait.n, 4);
 	assert_true(r.wait.p50 == 7 && r.wait.p95 == 13 && r.wait.p99 == 13);
 	assert_true(r.wait.mean == 29.0 / 4);
-	/* JCTs 10, 10, 14, 17: p50 10, max 17 */
-	assert_true(r.jct.p50 == 10 && r.jct.max == 17);
-	/* mean allocation over [0, 19]: 2 GPUs on [0,10), 2 on [10,13)
-	 * (B and D), 1 on [13,15), 2 on [15,19): (20+6+2+8)/19 s over 2
-	 * GPUs = 36/38 */
-	assert_true(fabs(r.mean_alloc - 36.0 / 38) < 1e-12);
-	/* the last sample is the end: nothing left */
-	assert_int_equal(r.points[r.npoints - 1].t_ms, 19000);
-	assert_int_equal(r.points[r.npoints - 1].running, 0);
 	gf_replay_result_release(&r);
 
 	/* Without estimates the core cannot tell that D ends before C could
@@ -389,6 +418,217 @@ static void test_same_seed_same_run(void **state)
 		gf_replay_result_release(&b);
 	}
 	gf_replay_trace_release(&t);
+	gf_cluster_release(&c);
+}
+
+/*
+ * The arrival window and the tail, by hand.  One node of 4 GPUs, class
+ * training, exact estimates.
+ *
+ *   job  arrives  GPUs  runs
+ *   A    0        2     10
+ *   B    2        4      5
+ *   C    6        2      2
+ *
+ * t=0   A starts                                 (2 of 4 GPUs)
+ * t=2   B needs 4: waits, reserved at 10 (A's max runtime)
+ * t=6   C ends at 8 <= 10: backfilled            (4 of 4)
+ * t=8   C ends                                   (2 of 4)
+ * t=10  A ends, B starts                         (4 of 4)
+ * t=15  B ends.
+ * Window [0, 6] (first to last arrival): alloc 2/4 throughout = 0.5;
+ * pending 0 on [0,2), 4 GPUs on [2,6): 16/6; started in it A and C,
+ * waits 0 and 0.  Tail (6, 15]: alloc (2x1 + 2x0.5 + 5x1)/9 = 8/9,
+ * pending (2x4 + 2x4)/9 = 16/9; started B, wait 8.  Whole run [0, 15]:
+ * alloc (6x0.5 + 8)/15 = 11/15, pending 32/15, waits 0, 8, 0.
+ * With C asking 10 s (requested, its run 2 s): C would end at 16 > 10
+ * and cannot be backfilled; it starts when B ends, at 15: wait 9.
+ */
+static void window_trace(struct gf_replay_trace *t, double c_requested_s)
+{
+	gf_replay_trace_init(t);
+	add(t, 0, 2, 10, 0, "training");
+	add(t, 2, 4, 5, 0, "training");
+	add(t, 6, 2, 2, 0, "training");
+	t->jobs[0].requested_ms = 10000;
+	t->jobs[1].requested_ms = 5000;
+	t->jobs[2].requested_ms = (int64_t)(c_requested_s * 1000);
+}
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-9;
+}
+
+static void test_window_and_tail(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	assert_int_equal(gf_synth_uniform(&c, 1, 4, 16000, 65536, "a100-80gb"),
+			 0);
+	struct gf_replay_trace t;
+	window_trace(&t, 2);
+	struct gf_replay_result r;
+	run(&c, &t, GF_POLICY_FGD, 42, true, &r);
+	assert_true(wait_s(&t, &r, 2) == 0 && wait_s(&t, &r, 1) == 8);
+	assert_int_equal(r.end_ms, 15000);
+	assert_int_equal(r.window.from_ms, 0);
+	assert_int_equal(r.window.to_ms, 6000);
+	assert_true(near(r.mean_alloc, 0.5) && near(r.window.mean_alloc, 0.5));
+	assert_true(near(r.mean_pending_gpus, 16.0 / 6));
+	assert_int_equal(r.wait.n, 2);
+	assert_true(r.wait.mean == 0 && r.wait.max == 0);
+	assert_int_equal(r.tail.from_ms, 6000);
+	assert_int_equal(r.tail.to_ms, 15000);
+	assert_true(near(r.tail.mean_alloc, 8.0 / 9));
+	assert_true(near(r.tail.mean_pending_gpus, 16.0 / 9));
+	assert_int_equal(r.tail.started, 1);
+	assert_true(r.tail.wait.mean == 8);
+	assert_true(r.peak_alloc == 1.0);
+	gf_replay_result_release(&r);
+
+	struct gf_replay_opts whole = { .estimates = true, .whole_run = true };
+	run_with(&c, &t, NULL, NULL, GF_POLICY_FGD, 42, whole, &r);
+	assert_true(near(r.mean_alloc, 11.0 / 15));
+	assert_true(near(r.mean_pending_gpus, 32.0 / 15));
+	assert_int_equal(r.wait.n, 3);
+	assert_true(near(r.wait.mean, 8.0 / 3));
+	/* the window and tail are still there */
+	assert_true(near(r.window.mean_alloc, 0.5));
+	assert_true(near(r.tail.mean_alloc, 8.0 / 9));
+	gf_replay_result_release(&r);
+	gf_replay_trace_release(&t);
+	gf_cluster_release(&c);
+}
+
+/* The estimate changes backfill: exact lets C in before B's reservation,
+ * requested (10 s for a 2 s run) does not (window_trace's comment). */
+static void test_estimate_modes(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	assert_int_equal(gf_synth_uniform(&c, 1, 4, 16000, 65536, "a100-80gb"),
+			 0);
+	struct gf_replay_trace t;
+	window_trace(&t, 10);
+	struct gf_replay_result r;
+	struct gf_replay_opts o = { .estimates = true,
+				    .est = GF_REPLAY_EST_EXACT };
+	run_with(&c, &t, NULL, NULL, GF_POLICY_FGD, 42, o, &r);
+	assert_true(wait_s(&t, &r, 2) == 0);
+	gf_replay_result_release(&r);
+	o.est = GF_REPLAY_EST_REQUESTED;
+	run_with(&c, &t, NULL, NULL, GF_POLICY_FGD, 42, o, &r);
+	assert_true(wait_s(&t, &r, 1) == 8);
+	assert_true(wait_s(&t, &r, 2) == 9);
+	assert_int_equal(r.failed, 0);
+	gf_replay_result_release(&r);
+	/* a requested time under the run fails the job there, as Slurm
+	 * does: C asks 1 s for its 2 s run */
+	t.jobs[2].requested_ms = 1000;
+	run_with(&c, &t, NULL, NULL, GF_POLICY_FGD, 42, o, &r);
+	assert_int_equal(r.failed, 1);
+	assert_int_equal(r.fate[2], GF_REPLAY_FAILED);
+	gf_replay_result_release(&r);
+	gf_replay_trace_release(&t);
+	gf_cluster_release(&c);
+
+	/* noisy: never under the run time (no job fails), the same draw
+	 * for the same seed, another for another */
+	small_cluster(&c);
+	random_trace(&t, 7);
+	o.est = GF_REPLAY_EST_NOISY;
+	o.est_sigma = 2;
+	o.est_seed = 1;
+	struct gf_replay_result r2, r3;
+	run_with(&c, &t, NULL, NULL, GF_POLICY_BESTFIT, 1, o, &r);
+	run_with(&c, &t, NULL, NULL, GF_POLICY_BESTFIT, 1, o, &r2);
+	o.est = GF_REPLAY_EST_EXACT;
+	run_with(&c, &t, NULL, NULL, GF_POLICY_BESTFIT, 1, o, &r3);
+	assert_int_equal(r.failed, 0);
+	assert_true(same(&t, &r, &r2));
+	assert_false(same(&t, &r, &r3));
+	gf_replay_result_release(&r);
+	gf_replay_result_release(&r2);
+	gf_replay_result_release(&r3);
+	gf_replay_trace_release(&t);
+	gf_cluster_release(&c);
+}
+
+/*
+ * VCs as node partitions: VC va has nodes 0-1, vb nodes 2-4 (4 GPUs
+ * each); 400 jobs of both (1-4 GPUs, some gangs of 2 x 4) arrive faster
+ * than they leave.  With partitions no replica of a job is ever placed
+ * outside its VC's nodes and a job of a VC with no nodes is refused;
+ * without, some are (so the check can fail).
+ */
+static void test_vc_partitions(void **state)
+{
+	(void)state;
+	char names[2][GF_NODE_NAME_MAX] = { "va", "vb" };
+	int count[2] = { 2, 3 };
+	struct gf_cluster c;
+	gf_cluster_init(&c);
+	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
+	gf_replay_config(cfg, GF_POLICY_FGD, 42);
+	struct gf_ctl_node *nodes = NULL;
+	struct gf_err e;
+	gf_err_clear(&e);
+	assert_int_equal(gf_replay_vc_cluster(names, count, 2, 4, "P100", &c,
+					      cfg, &nodes, &e),
+			 0);
+	assert_int_equal(c.n, 5);
+	assert_int_equal(cfg->nteams, 2);
+	assert_string_equal(nodes[2].labels, "vc=vb");
+	struct gf_replay_trace t;
+	gf_replay_trace_init(&t);
+	uint64_t x = 12345;
+	for (int i = 0; i < 400; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		int g = 1 + (int)((x >> 33) % 4);
+		struct gf_replay_job j = {
+			.arrival_ms = i * 500,
+			.duration_ms = 2000 + (int64_t)((x >> 20) % 30000),
+			.gpus = (int16_t)(i % 9 == 0 ? 4 : g),
+			.replicas = (int16_t)(i % 9 == 0 ? 2 : 1),
+			.model = -1,
+			.line = i + 2,
+		};
+		j.team = (uint16_t)gf_replay_team(&t,
+						  (x >> 40) % 3 ? "vb" : "va");
+		j.cls = (uint16_t)gf_replay_class(&t, "training");
+		assert_int_equal(gf_replay_add(&t, &j), 0);
+	}
+	t.jobs[5].team = (uint16_t)gf_replay_team(&t, "vz"); /* no nodes */
+	for (int part = 1; part >= 0; part--) {
+		struct gf_replay_opts o = { .estimates = true,
+					    .partition_by_team = part };
+		int outside = 0;
+		for (int p = 0; p < GF_POLICY_COUNT; p++) {
+			struct gf_replay_result r;
+			run_with(&c, &t, cfg, part ? nodes : NULL,
+				 (enum gf_policy)p, 42, o, &r);
+			for (int k = 0; k < r.nlog; k++) {
+				const struct gf_replay_start *s = &r.log[k];
+				bool va = strcmp(t.teams[t.jobs[s->job].team],
+						 "va") == 0;
+				outside += va != (s->node < 2);
+			}
+			assert_true(r.started > 300);
+			if (part)
+				assert_int_equal(r.fate[5], GF_REPLAY_REFUSED);
+			gf_replay_result_release(&r);
+		}
+		if (part)
+			assert_int_equal(outside, 0);
+		else
+			assert_true(outside > 0);
+	}
+	gf_replay_trace_release(&t);
+	gf_free(nodes);
+	gf_free(cfg);
 	gf_cluster_release(&c);
 }
 
@@ -666,6 +906,9 @@ int main(void)
 		cmocka_unit_test(test_conservation_random),
 		cmocka_unit_test(test_scale_arrivals),
 		cmocka_unit_test(test_same_seed_same_run),
+		cmocka_unit_test(test_window_and_tail),
+		cmocka_unit_test(test_estimate_modes),
+		cmocka_unit_test(test_vc_partitions),
 		cmocka_unit_test(test_readers),
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_shared_traces),
