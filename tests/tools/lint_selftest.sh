@@ -50,7 +50,7 @@ check must-check pass sh $T/mustcheck.sh 2 "$TMP/m"
 
 # maps.sh: the layer table gains a room 'newroom' the maps lack
 mkdir -p "$TMP/l/tests/tools"
-sed -e 's/^\tcli) echo "/\tnewroom) echo "util" ;;\n\tcli) echo "/' \
+sed -e 's/^\tcli) A="/\tnewroom) A="util" ;;\n\tcli) A="/' \
 	$T/layers.sh >"$TMP/l/tests/tools/layers.sh"
 check maps fail env LAYERS="$TMP/l/tests/tools/layers.sh" sh $T/maps.sh
 check maps pass env LAYERS="$ROOT/$T/layers.sh" sh $T/maps.sh
