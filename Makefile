@@ -6,6 +6,7 @@
 #                   clang ASan+UBSan and TSan builds); ends with
 #                   "N passed, N failed, N skipped"
 #   make bench      benchmarks; each figure is a "BENCH name value unit" line
+#   make evidence   rerun every claim of docs/evidence.md beside its figure
 #   make DEVELOPER=1   warnings are errors (CI sets CI=true, same effect)
 #   make SANITIZE=address,undefined   sanitizer build in build-san/
 #   make SANITIZE=thread B=build-tsan tsan-build   the threaded tests under
@@ -103,7 +104,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 FAKE_NVML = $(B)/fake-nvml/libnvidia-ml.so.1
 FAKE_NVML_OLD = $(B)/fake-nvml-old/libnvidia-ml.so.1
 
-.PHONY: all deps demo check test bench format lint clean
+.PHONY: all deps demo check test bench evidence format lint clean
 all: $(B)/gpufleet $(SPANK_SO)
 
 ifeq ($(V),1)
@@ -293,6 +294,12 @@ test: tests-build
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh $(B)
+
+# the claims of docs/evidence.md, rerun (EVIDENCE_LONG=1 adds the long
+# ones, EVIDENCE_ONLY=E1,E5 picks some)
+evidence: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN) $(FAKE_NVML)
+	@sh scripts/evidence.sh $(B)
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(UNIT_SRC) $(TOOL_SRC) \

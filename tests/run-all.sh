@@ -94,8 +94,9 @@ lint_basenames() { sh tests/tools/basenames.sh; }
 lint_maps() { sh tests/tools/maps.sh; }
 lint_cycles() { python3 tests/tools/cycles.py "$1"; } # $1: the first tree
 lint_selftest() { sh tests/tools/lint_selftest.sh; }
+lint_evidence() { sh tests/tools/evidence.sh; }
 LINTS="cppcheck format layers fnsize snprintf mustcheck basenames maps cycles
-selftest"
+selftest evidence"
 
 # ---- one job (the runner calls itself through xargs) -----------------
 # --job ID TREE KIND NAME: runs it with stdout in WORK/ID.out, stderr in
