@@ -45,7 +45,8 @@ struct gf_hmap {
 /* Does row hold the key?  key is the caller's own (a string, a struct). */
 typedef bool (*gf_hmap_eq)(const void *key, uint32_t row);
 
-/* Fast, well-mixed hashes (SipHash-2-4 under a fixed key). */
+/* Fast, well-mixed hashes for indexes (not for keys an attacker picks:
+ * those take gf_siphash24 under a secret key, util/siphash.h). */
 uint64_t gf_hash_bytes(const void *p, size_t n);
 uint64_t gf_hash_str(const char *s);
 /* Fold v into h (for tuples and structs hashed field by field). */
