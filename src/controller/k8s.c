@@ -176,8 +176,8 @@ static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
 		struct gf_k8s_shape *sh =
 			gf_k8s_answers_shape(ans, s->ctl, &c->ask);
 		for (int k = 0; k < c->a.n; k++) {
-			struct gf_k8s_verdict one,
-				*v = c->score ? &one : &c->v[k];
+			struct gf_k8s_verdict one = { 0 };
+			struct gf_k8s_verdict *v = c->score ? &one : &c->v[k];
 			gf_k8s_answers_verdict(sh, s->ctl, idx[k], m, v);
 			if (c->score)
 				c->score[k] =

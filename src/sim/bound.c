@@ -128,6 +128,8 @@ static void build_classes(struct gf_bound *b)
 		if (b->c[ci].milli < GF_GPU_MILLI)
 			seen[b->c[ci].milli] = true;
 	int index[GF_GPU_MILLI];
+	for (int h = 0; h < GF_GPU_MILLI; h++)
+		index[h] = -1; /* no share of h milli (0: none has a GPU) */
 	for (int h = 1; h < GF_GPU_MILLI; h++)
 		if (seen[h]) {
 			index[h] = b->nshare;
