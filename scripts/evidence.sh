@@ -147,7 +147,7 @@ if wanted E9; then
 fi
 
 # ---- replay --------------------------------------------------------------
-if wanted E10 && long E10; then
+if wanted E10; then
 	step "E10: simulate replay philly --load 6, FGD (about 30 s of CPU)"
 	"$BIN" simulate replay philly --load 6 --policy fgd --json >"$TMP/replay.json" 2>"$TMP/replay.err"
 	report E10 "$(json "$TMP/replay.json" '"%.1f" % (100 * d["policies"][0]["mean_alloc"])')" %
