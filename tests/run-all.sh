@@ -2,7 +2,7 @@
 # Run every test of each build tree given (default: build), JOBS at a
 # time, and end with one line "N passed, N failed, N skipped".
 #   sh tests/run-all.sh [-j N] [TREE...]
-# JOBS (or -j N) is how many tests run at once: three times the CPUs online by
+# JOBS (or -j N) is how many tests run at once: twice the CPUs online by
 # default.  Each test is one job:
 #   unit tests      TREE/tests/test_*   (cmocka; each case counts)
 #   golden tests    tests/golden/run.sh (in GOLDEN_SHARDS slices; each
@@ -135,11 +135,12 @@ if [ "${1:-}" = -j ]; then
 	JOBS=$2
 	shift 2
 fi
-# three times the CPUs by default: most jobs wait (on sockets, the disk's
+# twice the CPUs by default: most jobs wait (on sockets, the disk's
 # fsync, a daemon starting) far more than they compute; the report's
-# "s of CPU" beside "s of jobs" shows by how much (2 CPUs: 4 at a time
-# used 1.6 of them, 426 s; 6 at a time 393 s, the same 2,163 passing)
-[ -n "$JOBS" ] || JOBS=$((3 * $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)))
+# "s of CPU" beside "s of jobs" shows by how much.  Three times was
+# tried on 2 CPUs: 393 s for the tests once, 458 s (801 s of CPU
+# against 697) on a fresh clone, where twice took 426 s: not kept
+[ -n "$JOBS" ] || JOBS=$((2 * $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)))
 [ $# -eq 0 ] && set -- build
 [ -d "$SHARED/topologies" ] ||
 	echo "note: shared data absent at $SHARED (set GPUFLEET_SHARED); tests that need it are skipped"
