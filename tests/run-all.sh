@@ -220,7 +220,6 @@ while read -r id B kind name; do
 		lint/cppcheck) s=90 ;;
 		int/cluster.sh | int/autoscale_ref.sh) s=300 ;;
 		int/slurm.sh | int/chargeback.sh | int/serve.sh) s=200 ;;
-		lint/layers | lint/cycles) s=90 ;;
 		unit/test_store | unit/test_serve_* | unit/test_replay | \
 			unit/test_report_html | unit/test_sim | unit/test_agent | \
 			unit/test_nodeproto | unit/test_tls) s=30 ;;
