@@ -32,22 +32,6 @@ for trace in conv code; do
 				printf "BENCH autoscale.eval.%s.w%s.%s.over_slo %s requests\n", t, w, $1, $7
 			}'
 	done
-# The occupancy target, swept (10-minute windows; 75 is the default above)
-for trace in conv code; do
-	for o in 50 60 90; do
-		echo "## $trace, windows of 600 s, occupancy target $o %"
-		"$ROOT/$B/gpufleet" simulate autoscale \
-			--trace "$T/AzureLLMInferenceTrace_$trace.csv" \
-			--windows 600 --policy occupancy --occ-target "$o" |
-			awk -v t="$trace" -v o="$o" '
-			/^POLICY/ { s = 1; print; next }
-			s && NF == 11 {
-				print
-				printf "BENCH autoscale.eval.%s.w600.occupancy-%s.gpu_hours %s gpu_h\n", t, o, $3
-				printf "BENCH autoscale.eval.%s.w600.occupancy-%s.over_slo %s requests\n", t, o, $7
-			}'
-	done
-done
 done
 # The occupancy target, swept (10-minute windows; 75 is the default above)
 for trace in conv code; do
