@@ -15,6 +15,7 @@
 #include "server/client.h"
 
 #include <arpa/inet.h>
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -25,9 +26,55 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util/dynlib.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+
+/*
+ * libcurl, opened the first time a client is made (util/dynlib.h).  Its
+ * headers wrap the two variadic calls in macros of their own names (the
+ * option type check of typecheck-gcc.h, or a three-argument check): off
+ * here, as the names now stand for the loaded pointers.
+ */
+#define CURL_FUNCS(X)          \
+	X(curl_easy_cleanup)   \
+	X(curl_easy_getinfo)   \
+	X(curl_easy_init)      \
+	X(curl_easy_perform)   \
+	X(curl_easy_reset)     \
+	X(curl_easy_setopt)    \
+	X(curl_easy_strerror)  \
+	X(curl_free)           \
+	X(curl_global_init)    \
+	X(curl_slist_append)   \
+	X(curl_slist_free_all) \
+	X(curl_url)            \
+	X(curl_url_cleanup)    \
+	X(curl_url_get)        \
+	X(curl_url_set)
+GF_DYNLIB_STRUCT(curl_fns, CURL_FUNCS);
+static struct curl_fns curl_ptrs;
+static struct gf_dynlib curl_lib =
+	GF_DYNLIB_INIT("libcurl.so.4", "libcurl4", CURL_FUNCS, &curl_ptrs);
+#define CURL_FN(name) (GF_DYNLIB_FNS(&curl_lib, curl_fns)->name)
+#undef curl_easy_getinfo
+#undef curl_easy_setopt
+#define curl_easy_cleanup   CURL_FN(curl_easy_cleanup)
+#define curl_easy_getinfo   CURL_FN(curl_easy_getinfo)
+#define curl_easy_init	    CURL_FN(curl_easy_init)
+#define curl_easy_perform   CURL_FN(curl_easy_perform)
+#define curl_easy_reset	    CURL_FN(curl_easy_reset)
+#define curl_easy_setopt    CURL_FN(curl_easy_setopt)
+#define curl_easy_strerror  CURL_FN(curl_easy_strerror)
+#define curl_free	    CURL_FN(curl_free)
+#define curl_global_init    CURL_FN(curl_global_init)
+#define curl_slist_append   CURL_FN(curl_slist_append)
+#define curl_slist_free_all CURL_FN(curl_slist_free_all)
+#define curl_url	    CURL_FN(curl_url)
+#define curl_url_cleanup    CURL_FN(curl_url_cleanup)
+#define curl_url_get	    CURL_FN(curl_url_get)
+#define curl_url_set	    CURL_FN(curl_url_set)
 
 /*
  * What a plain-http connection still held when libcurl closed it.  A

@@ -753,6 +753,8 @@ int gf_server_start(struct gf_server **out, const struct gf_route *routes,
 		return gf_err_set(e, GF_EINVAL, "%d routes (at most %d)",
 				  nroutes, GF_SERVER_MAX_ROUTES);
 	int rc = gf_routes_check(routes, nroutes, e);
+	if (!rc)
+		rc = gf_dynlib_open(&gf_mhd_lib, e);
 	if (rc)
 		return rc;
 	struct gf_server *s = gf_calloc(1, sizeof(*s));

@@ -6,10 +6,10 @@
 #ifndef GF_SERVER_SERVER_INT_H
 #define GF_SERVER_SERVER_INT_H
 
-#include <microhttpd.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "server/mhd_lib.h"
 #include "server/server.h"
 
 struct gf_http_req {

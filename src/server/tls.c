@@ -21,10 +21,62 @@
 #include <time.h>
 
 #include "server/server_int.h"
+#include "util/dynlib.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+
+/*
+ * GnuTLS, opened the first time a certificate is read (util/dynlib.h);
+ * libmicrohttpd has it loaded already when a server runs.  gnutls_free is
+ * a variable (a pointer to GnuTLS's free) behind a macro of its name.
+ */
+#define TLS_FUNCS(X)                                    \
+	X(gnutls_certificate_allocate_credentials)      \
+	X(gnutls_certificate_free_credentials)          \
+	X(gnutls_certificate_set_x509_key_mem)          \
+	X(gnutls_certificate_set_x509_trust_mem)        \
+	X(gnutls_certificate_type_get)                  \
+	X(gnutls_certificate_verification_status_print) \
+	X(gnutls_certificate_verify_peers)              \
+	X(gnutls_strerror)                              \
+	X(gnutls_x509_crt_deinit)                       \
+	X(gnutls_x509_crt_get_expiration_time)          \
+	X(gnutls_x509_crt_import)                       \
+	X(gnutls_x509_crt_init)                         \
+	X(gnutls_x509_privkey_deinit)                   \
+	X(gnutls_x509_privkey_import2)                  \
+	X(gnutls_x509_privkey_init)                     \
+	X(gnutls_free)
+GF_DYNLIB_STRUCT(tls_fns, TLS_FUNCS);
+static struct tls_fns tls_ptrs;
+static struct gf_dynlib tls_lib =
+	GF_DYNLIB_INIT("libgnutls.so.30", "libgnutls30", TLS_FUNCS, &tls_ptrs);
+#define TLS(name) (GF_DYNLIB_FNS(&tls_lib, tls_fns)->name)
+#define gnutls_certificate_allocate_credentials \
+	TLS(gnutls_certificate_allocate_credentials)
+#define gnutls_certificate_free_credentials \
+	TLS(gnutls_certificate_free_credentials)
+#define gnutls_certificate_set_x509_key_mem \
+	TLS(gnutls_certificate_set_x509_key_mem)
+#define gnutls_certificate_set_x509_trust_mem \
+	TLS(gnutls_certificate_set_x509_trust_mem)
+#define gnutls_certificate_type_get TLS(gnutls_certificate_type_get)
+#define gnutls_certificate_verification_status_print \
+	TLS(gnutls_certificate_verification_status_print)
+#define gnutls_certificate_verify_peers TLS(gnutls_certificate_verify_peers)
+#define gnutls_strerror			TLS(gnutls_strerror)
+#define gnutls_x509_crt_deinit		TLS(gnutls_x509_crt_deinit)
+#define gnutls_x509_crt_get_expiration_time \
+	TLS(gnutls_x509_crt_get_expiration_time)
+#define gnutls_x509_crt_import	    TLS(gnutls_x509_crt_import)
+#define gnutls_x509_crt_init	    TLS(gnutls_x509_crt_init)
+#define gnutls_x509_privkey_deinit  TLS(gnutls_x509_privkey_deinit)
+#define gnutls_x509_privkey_import2 TLS(gnutls_x509_privkey_import2)
+#define gnutls_x509_privkey_init    TLS(gnutls_x509_privkey_init)
+#undef gnutls_free
+#define gnutls_free(a) ((*TLS(gnutls_free))((void *)(a)), (a) = NULL)
 
 void gf_tls_release(struct gf_tls *t)
 {
@@ -137,7 +189,9 @@ int gf_tls_load(struct gf_tls *t, const char *cert_file, const char *key_file,
 		const char *client_ca_file, struct gf_err *e)
 {
 	memset(t, 0, sizeof(*t));
-	int rc = read_pem("--tls-cert", cert_file, &t->cert_pem, e);
+	int rc = gf_dynlib_open(&tls_lib, e);
+	if (rc == 0)
+		rc = read_pem("--tls-cert", cert_file, &t->cert_pem, e);
 	if (rc == 0)
 		rc = read_pem("--tls-key", key_file, &t->key_pem, e);
 	if (rc == 0 && client_ca_file)

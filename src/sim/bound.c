@@ -16,11 +16,11 @@
  */
 #include "sim/bound.h"
 
-#include <glpk.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/glpk_lib.h"
 #include "util/mem.h"
 
 #define NDFF	  4	     /* u_1 .. u_4 */
@@ -362,11 +362,14 @@ int gf_bound_new(const struct gf_cluster *c, const struct gf_workload *w,
 		return gf_err_set(e, GF_EINVAL, "the cluster has no GPU");
 	if (w->n <= 0)
 		return gf_err_set(e, GF_EINVAL, "the workload is empty");
+	int rc = gf_glpk_open(e);
+	if (rc)
+		return rc;
 	struct gf_bound *b = gf_calloc(1, sizeof(*b));
 	b->w = w;
 	b->capacity = c->gpu_milli_total;
 	b->rounds = CG_ROUNDS;
-	int rc = build_types(b, c, e);
+	rc = build_types(b, c, e);
 	if (rc) {
 		gf_bound_free(b);
 		return rc;

@@ -31,9 +31,72 @@
 #include <string.h>
 
 #include "store/store_impl.h"
+#include "util/dynlib.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+
+/* libpq, opened when a postgres:// store is (util/dynlib.h) */
+#define PQ_FUNCS(X)             \
+	X(PQclear)              \
+	X(PQconnectdbParams)    \
+	X(PQenterPipelineMode)  \
+	X(PQerrorMessage)       \
+	X(PQexec)               \
+	X(PQexecParams)         \
+	X(PQexitPipelineMode)   \
+	X(PQfinish)             \
+	X(PQflush)              \
+	X(PQgetResult)          \
+	X(PQgetisnull)          \
+	X(PQgetlength)          \
+	X(PQgetvalue)           \
+	X(PQnfields)            \
+	X(PQntuples)            \
+	X(PQpipelineSync)       \
+	X(PQprepare)            \
+	X(PQreset)              \
+	X(PQresultErrorMessage) \
+	X(PQresultStatus)       \
+	X(PQsendFlushRequest)   \
+	X(PQsendQuery)          \
+	X(PQsendQueryPrepared)  \
+	X(PQserverVersion)      \
+	X(PQsetNoticeProcessor) \
+	X(PQsetSingleRowMode)   \
+	X(PQstatus)
+GF_DYNLIB_STRUCT(pq_fns, PQ_FUNCS);
+static struct pq_fns pq_ptrs;
+static struct gf_dynlib pq_lib =
+	GF_DYNLIB_INIT("libpq.so.5", "libpq5", PQ_FUNCS, &pq_ptrs);
+#define PQ(name)	     (GF_DYNLIB_FNS(&pq_lib, pq_fns)->name)
+#define PQclear		     PQ(PQclear)
+#define PQconnectdbParams    PQ(PQconnectdbParams)
+#define PQenterPipelineMode  PQ(PQenterPipelineMode)
+#define PQerrorMessage	     PQ(PQerrorMessage)
+#define PQexec		     PQ(PQexec)
+#define PQexecParams	     PQ(PQexecParams)
+#define PQexitPipelineMode   PQ(PQexitPipelineMode)
+#define PQfinish	     PQ(PQfinish)
+#define PQflush		     PQ(PQflush)
+#define PQgetResult	     PQ(PQgetResult)
+#define PQgetisnull	     PQ(PQgetisnull)
+#define PQgetlength	     PQ(PQgetlength)
+#define PQgetvalue	     PQ(PQgetvalue)
+#define PQnfields	     PQ(PQnfields)
+#define PQntuples	     PQ(PQntuples)
+#define PQpipelineSync	     PQ(PQpipelineSync)
+#define PQprepare	     PQ(PQprepare)
+#define PQreset		     PQ(PQreset)
+#define PQresultErrorMessage PQ(PQresultErrorMessage)
+#define PQresultStatus	     PQ(PQresultStatus)
+#define PQsendFlushRequest   PQ(PQsendFlushRequest)
+#define PQsendQuery	     PQ(PQsendQuery)
+#define PQsendQueryPrepared  PQ(PQsendQueryPrepared)
+#define PQserverVersion	     PQ(PQserverVersion)
+#define PQsetNoticeProcessor PQ(PQsetNoticeProcessor)
+#define PQsetSingleRowMode   PQ(PQsetSingleRowMode)
+#define PQstatus	     PQ(PQstatus)
 
 #define STMT	 "gf_upsert"
 #define STMT_RUN "gf_run_insert"
@@ -456,6 +519,9 @@ int gf__store_pg_open(struct gf_store *s, const char *conninfo,
 		conninfo,
 		NULL
 	};
+	int rc = gf_dynlib_open(&pq_lib, e);
+	if (rc)
+		return rc;
 	struct pgs *q = gf_calloc(1, sizeof(*q));
 	s->engine = q;
 	s->ops = &pg_ops;
@@ -466,7 +532,6 @@ int gf__store_pg_open(struct gf_store *s, const char *conninfo,
 		return gf_err_set(e, GF_ECONFLICT, "cannot connect: no memory");
 	}
 	PQsetNoticeProcessor(q->c, notice, NULL);
-	int rc = 0;
 	if (PQstatus(q->c) != CONNECTION_OK)
 		rc = pg_fail(s, NULL, "cannot connect", e);
 	else if (PQserverVersion(q->c) < 90500)

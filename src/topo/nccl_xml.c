@@ -19,10 +19,39 @@
 #include <string.h>
 
 #include "topo/source.h"
+#include "util/dynlib.h"
 #include "util/file.h"
 #include "util/fmt.h"
 #include "util/log.h"
 #include "util/mem.h"
+
+/*
+ * libxml2, opened the first time a file is read (util/dynlib.h).  xmlFree
+ * is a variable (a pointer to libxml2's free): its address is looked up.
+ */
+#define XML_FUNCS(X)            \
+	X(xmlDocGetRootElement) \
+	X(xmlFreeDoc)           \
+	X(xmlGetLastError)      \
+	X(xmlGetLineNo)         \
+	X(xmlGetProp)           \
+	X(xmlReadMemory)        \
+	X(xmlResetLastError)    \
+	X(xmlFree)
+GF_DYNLIB_STRUCT(xml_fns, XML_FUNCS);
+static struct xml_fns xml_ptrs;
+static struct gf_dynlib xml_lib =
+	GF_DYNLIB_INIT("libxml2.so.2", "libxml2", XML_FUNCS, &xml_ptrs);
+#define XML(name)	     (GF_DYNLIB_FNS(&xml_lib, xml_fns)->name)
+#define xmlDocGetRootElement XML(xmlDocGetRootElement)
+#define xmlFreeDoc	     XML(xmlFreeDoc)
+#define xmlGetLastError	     XML(xmlGetLastError)
+#define xmlGetLineNo	     XML(xmlGetLineNo)
+#define xmlGetProp	     XML(xmlGetProp)
+#define xmlReadMemory	     XML(xmlReadMemory)
+#define xmlResetLastError    XML(xmlResetLastError)
+#undef xmlFree
+#define xmlFree (*XML(xmlFree))
 
 #define MAX_DEPTH 16 /* nested <pci>: switches of switches */
 #define MAX_LINKS 4096
@@ -473,8 +502,11 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 		     size_t len, const char *what, struct gf_err *e)
 {
 	char *file = NULL;
+	int rc = gf_dynlib_open(&xml_lib, e);
+	if (rc)
+		return rc;
 	if (path) {
-		int rc = gf_file_read(path, GF_NCCL_XML_MAX, &file, &len, e);
+		rc = gf_file_read(path, GF_NCCL_XML_MAX, &file, &len, e);
 		if (rc)
 			return rc;
 		buf = file;
@@ -502,8 +534,8 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 				if (*c == '\n')
 					*c = c[1] ? ' ' : '\0';
 		}
-		int rc = gf_err_set(e, GF_EPARSE, "%s:%d: malformed XML: %s",
-				    what, x ? x->line : 0, msg);
+		rc = gf_err_set(e, GF_EPARSE, "%s:%d: malformed XML: %s", what,
+				x ? x->line : 0, msg);
 		xmlResetLastError();
 		gf_free(file);
 		return rc;
@@ -511,7 +543,7 @@ int gf_nccl_xml_load(struct gf_node *n, const char *path, const char *buf,
 	struct rd r = { .n = n, .what = what, .e = e };
 	gf_note(n->source, sizeof(n->source), "%s", what);
 	n->this_system = false;
-	int rc = load_doc(&r, doc);
+	rc = load_doc(&r, doc);
 	gf_log(GF_LOG_DEBUG, "topo",
 	       "%s: NCCL topology, %d GPUs, %d NICs, %d "
 	       "NVLink entries",

@@ -33,7 +33,6 @@
  * served now); and the fewest GPUs changed may come before the fewest
  * used.
  */
-#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +40,7 @@
 
 #include <gpufleet/mig_plan.h>
 
+#include "util/glpk_lib.h"
 #include "util/mem.h"
 
 struct pattern {
@@ -983,6 +983,8 @@ int gf_mig_plan_with(const struct gf_mig_gpu *gpus, int ngpus,
 {
 	memset(p, 0, sizeof(*p));
 	int rc = check_gpus(gpus, ngpus, nd, e);
+	if (!rc)
+		rc = gf_glpk_open(e);
 	if (rc)
 		return rc;
 	struct planner P = {

@@ -31,7 +31,6 @@
  * idle GPU moved (idle_moved).  Pure:
  * GLPK solves the program, in memory, reentrant.
  */
-#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 
 #include "core/place/sched_impl.h"
 #include "util/fmt.h"
+#include "util/glpk_lib.h"
 #include "util/mem.h"
 
 /* Distinct shares of the typical mix and their probabilities. */
