@@ -284,17 +284,13 @@ TSAN_TESTS = test_server test_serve_api test_serve_nodes \
 	test_k8s_serve test_replay_serve test_tls test_store
 # The trees build with every CPU unless make was given its own -j.
 CHECK_J = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
-# The sanitizer trees build (at nice 10) while the plain tree's tests
-# run: those wait on sockets, disks and daemons more than they compute,
-# and the build takes up the CPU they leave (tests/run-all.sh
-# --build-later).
-LATER_BUILD = $(MAKE) $(CHECK_J) --no-print-directory CC=$(SAN_CC) \
-	B=$(SAN_TREE) SANITIZE=address,undefined tests-build && \
-	$(MAKE) $(CHECK_J) --no-print-directory SANITIZE=thread B=build-tsan \
-	tsan-build
 check: deps
 	@$(MAKE) $(CHECK_J) --no-print-directory tests-build
-	@sh tests/run-all.sh --build-later '$(LATER_BUILD)' $(CHECK_TREES)
+	@$(MAKE) $(CHECK_J) --no-print-directory CC=$(SAN_CC) B=$(SAN_TREE) \
+		SANITIZE=address,undefined tests-build
+	@$(MAKE) $(CHECK_J) --no-print-directory SANITIZE=thread B=build-tsan \
+		tsan-build
+	@sh tests/run-all.sh $(CHECK_TREES)
 
 # the ThreadSanitizer tree: the library and the threaded unit tests only
 # (make SANITIZE=thread B=build-tsan tsan-build)

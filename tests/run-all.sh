@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run every test of each build tree given (default: build), JOBS at a
 # time, and end with one line "N passed, N failed, N skipped".
-#   sh tests/run-all.sh [-j N] [--build-later CMD] [TREE...]
+#   sh tests/run-all.sh [-j N] [TREE...]
 # JOBS (or -j N) is how many tests run at once: twice the CPUs online by
 # default.  Each test is one job:
 #   unit tests      TREE/tests/test_*   (cmocka; each case counts)
@@ -16,11 +16,6 @@
 # integration tests in ONCE below, whose evidence a second tree does not
 # add; a tree whose name ends in -tsan runs only the unit tests that
 # start threads (TSAN_TESTS).
-# --build-later CMD: the trees after the first are built by CMD (make
-# check's sanitizer trees), run at nice 10 beside the first tree's
-# tests, which use about 1.6 of 2 CPUs on their own (they wait on
-# sockets, disks, daemons); those trees' jobs are queued once CMD has
-# succeeded (a failed build is one failure, its log's tail shown).
 # Jobs start longest first (TREE/tests/times, written by the last run);
 # their output is printed tree by tree in a fixed order once all are
 # done, then the failures by name, then the count.
@@ -136,20 +131,10 @@ if [ "${1:-}" = --job ]; then
 fi
 
 JOBS=${JOBS:-}
-BUILD_LATER=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	-j)
-		JOBS=$2
-		shift 2
-		;;
-	--build-later)
-		BUILD_LATER=$2
-		shift 2
-		;;
-	*) break ;;
-	esac
-done
+if [ "${1:-}" = -j ]; then
+	JOBS=$2
+	shift 2
+fi
 # twice the CPUs by default: most jobs wait (on sockets, the disk's
 # fsync, a daemon starting) far more than they compute; the report's
 # "s of CPU" beside "s of jobs" shows by how much.  Three times was
@@ -192,15 +177,13 @@ first=$1
 FIRST=$1
 export FIRST
 TREES="$*"
-# the jobs of tree $1 (its binaries must be built)
-add_tree() {
-	B=$1
+for B in "$@"; do
 	case "$B" in
 	*-tsan) # the Makefile builds only the tests that start threads there
 		for t in "$B"/tests/test_*; do
 			[ -x "$t" ] && add "$B" unit "${t##*/}"
 		done
-		return 0
+		continue
 		;;
 	esac
 	for t in "$B"/tests/test_*; do
@@ -222,64 +205,32 @@ add_tree() {
 	for t in "$B"/tests/fuzz/replay_*; do
 		[ -x "$t" ] && add "$B" fuzz "${t##*/replay_}"
 	done
-}
-if [ -n "$BUILD_LATER" ]; then
-	add_tree "$first"
-else
-	for B in "$@"; do
-		add_tree "$B"
-	done
-fi
+done
 for t in $LINTS; do
 	add "$first" lint "$t"
 done
 [ -f "$WORK/jobs" ] || : >"$WORK/jobs"
 
-# the jobs of file $1 longest first: last run's seconds (TREE/tests/times),
-# else a guess
-longest_first() {
-	while read -r id B kind name; do
-		s=$(awk -v k="$kind/$name" '$1 == k { s = $2 } END { print s }' \
-			"$B/tests/times" 2>/dev/null)
-		if [ -z "$s" ]; then # no times yet: seconds seen on a loaded 2-CPU box
-			case "$kind/$name" in
-			lint/cppcheck) s=90 ;;
-			int/cluster.sh | int/autoscale_ref.sh) s=300 ;;
-			int/slurm.sh | int/chargeback.sh | int/serve.sh) s=200 ;;
-			unit/test_store | unit/test_serve_* | unit/test_replay | \
-				unit/test_report_html | unit/test_sim | unit/test_agent | \
-				unit/test_nodeproto | unit/test_tls) s=30 ;;
-			unit/*) s=5 ;; golden/*) s=40 ;; lint/*) s=10 ;; *) s=30 ;;
-			esac
-		fi
-		echo "$s $id $B $kind $name"
-	done <"$1" | sort -k1,1nr | cut -d' ' -f2-
-}
-# what xargs runs: the jobs known now, then (--build-later) the later
-# trees' once they are built; xargs reads a line when a slot is free, so
-# the first tree's tests run while the build does
-feed() {
-	longest_first "$WORK/jobs"
-	[ -n "$BUILD_LATER" ] || return 0
-	if ! nice -n 10 sh -c "$BUILD_LATER" >"$WORK/build.log" 2>&1; then
-		echo "failed" >"$WORK/build.failed"
-		return 0
+# longest first: last run's seconds (TREE/tests/times), else a guess
+while read -r id B kind name; do
+	s=$(awk -v k="$kind/$name" '$1 == k { s = $2 } END { print s }' \
+		"$B/tests/times" 2>/dev/null)
+	if [ -z "$s" ]; then # no times yet: seconds seen on a loaded 2-CPU box
+		case "$kind/$name" in
+		lint/cppcheck) s=90 ;;
+		int/cluster.sh | int/autoscale_ref.sh) s=300 ;;
+		int/slurm.sh | int/chargeback.sh | int/serve.sh) s=200 ;;
+		unit/test_store | unit/test_serve_* | unit/test_replay | \
+			unit/test_report_html | unit/test_sim | unit/test_agent | \
+			unit/test_nodeproto | unit/test_tls) s=30 ;;
+		unit/*) s=5 ;; golden/*) s=40 ;; lint/*) s=10 ;; *) s=30 ;;
+		esac
 	fi
-	cp "$WORK/jobs" "$WORK/jobs.first"
-	shift # the first tree's jobs are queued already
-	for B in "$@"; do
-		add_tree "$B"
-	done
-	grep -vxFf "$WORK/jobs.first" "$WORK/jobs" >"$WORK/jobs.later"
-	longest_first "$WORK/jobs.later"
-}
+	echo "$s $id $B $kind $name"
+done <"$WORK/jobs" | sort -k1,1nr | cut -d' ' -f2- >"$WORK/order"
 t0=$(date +%s)
-if [ -n "$BUILD_LATER" ]; then
-	echo "== $(wc -l <"$WORK/jobs" | tr -d ' ') jobs of $first, $JOBS at a time, while the other trees build: $*"
-else
-	echo "== $(wc -l <"$WORK/jobs" | tr -d ' ') jobs, $JOBS at a time: $*"
-fi
-feed "$@" | xargs -L 1 -P "$JOBS" sh "$ROOT/tests/run-all.sh" --job
+echo "== $(wc -l <"$WORK/jobs" | tr -d ' ') jobs, $JOBS at a time: $*"
+xargs -L 1 -P "$JOBS" sh "$ROOT/tests/run-all.sh" --job <"$WORK/order"
 wall=$(($(date +%s) - t0))
 
 # ---- the report ------------------------------------------------------
@@ -298,14 +249,6 @@ log_tail() { # a failed job's stderr, indented
 	echo "    log ($(wc -l <"$1.err" | tr -d ' ') lines of stderr, the last 30):"
 	tail -30 "$1.err" | sed 's/^/      /'
 }
-if [ -f "$WORK/build.failed" ]; then
-	echo "FAIL build of the later trees ($BUILD_LATER)"
-	tail -30 "$WORK/build.log" | sed 's/^/    /'
-	tally F 1
-	failed "build"
-elif [ -n "$BUILD_LATER" ]; then
-	echo "== built while the first tree's tests ran: $(grep -c . "$WORK/jobs.later" 2>/dev/null || echo 0) more jobs"
-fi
 prev=""
 while read -r id B kind name; do
 	o="$WORK/$id"

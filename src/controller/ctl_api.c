@@ -237,16 +237,7 @@ static void submit_answer(struct gf_service *s, struct gf_op *op)
 		gf_json_arr_end(&js);
 	}
 	gf_json_obj_end(&js);
-	if (gf_json_error(&js)) { /* never cut: say so */
-		gf_buf_release(&b);
-		gf__op_error(op, 500, "too-big",
-			     "job %s: the answer is over %u MiB", x->id,
-			     ANSWER_MAX >> 20);
-		gf__op_reply_error(op);
-		gf__op_free(op);
-		return;
-	}
-	gf__op_answer_close(op, 201, &b);
+	gf__op_answer_close(op, 201, &js);
 }
 
 static void cancel_apply(struct gf_service *s, struct gf_op *op, int64_t now,
@@ -280,7 +271,7 @@ static void cancel_answer(struct gf_service *s, struct gf_op *op)
 	if (!gf__op_answer_open(op, &b, &j, 1u << 20))
 		return;
 	gf__history_job_json(&j, s, gf_ctl_job(s->ctl, job_op(op)->id));
-	gf__op_answer_close(op, 200, &b);
+	gf__op_answer_close(op, 200, &j);
 }
 
 static const struct gf_op_kind submit_kind = {

@@ -140,7 +140,7 @@ static void flow_answer(struct gf_service *s, struct gf_op *op)
 	/* the scheduler thread's: it alone changes the core */
 	if (x->ntasks == 0) {
 		gf__history_job_json(&j, s, gf_ctl_job(s->ctl, x->id));
-		gf__op_answer_close(op, 200, &b);
+		gf__op_answer_close(op, 200, &j);
 		return;
 	}
 	gf_json_obj_begin(&j, NULL);
@@ -157,7 +157,7 @@ static void flow_answer(struct gf_service *s, struct gf_op *op)
 	gf_json_arr_end(&j);
 	gf_json_int(&j, "changed", x->changed);
 	gf_json_obj_end(&j);
-	gf__op_answer_close(op, 200, &b);
+	gf__op_answer_close(op, 200, &j);
 }
 
 static void flow_release(struct gf_op *op)

@@ -212,7 +212,7 @@ static void admin_answer(struct gf_service *s, struct gf_op *op)
 		if (i >= 0)
 			gf__node_json(&j, s, i);
 	}
-	gf__op_answer_close(op, 200, &b);
+	gf__op_answer_close(op, 200, &j);
 }
 
 static void admin_release(struct gf_op *op)

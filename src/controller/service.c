@@ -64,9 +64,16 @@ bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
 	return true;
 }
 
-void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_buf *b)
+void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_json *j)
 {
-	(void)gf_reply_json(op->req, status, b);
+	struct gf_buf *b = j->out;
+	if (gf_json_error(j)) { /* never cut: say so */
+		gf__op_error(op, 500, "too-big", "the answer is over %zu MiB",
+			     b->cap >> 20);
+		gf__op_reply_error(op);
+	} else {
+		(void)gf_reply_json(op->req, status, b);
+	}
 	gf_buf_release(b);
 	gf__op_free(op);
 }

@@ -228,9 +228,11 @@ void gf__op_reply_error(struct gf_op *op);
 bool gf__op_answer_open(struct gf_op *op, struct gf_buf *b, struct gf_json *j,
 			size_t cap);
 
-/* An op's JSON answer (b, from gf__op_answer_open) sent with status
- * (a failed send: nothing to do), b released and the op freed. */
-void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_buf *b);
+/* An op's JSON answer (j and its buffer, from gf__op_answer_open) sent
+ * with status (a failed send: nothing to do), or, when it did not fit
+ * its cap, a 500 "too-big" that says so (never a cut answer); the buffer
+ * released and the op freed. */
+void gf__op_answer_close(struct gf_op *op, unsigned status, struct gf_json *j);
 
 /* A job to write this turn (once). */
 void gf__batch_add(struct gf_batch *b, const struct gf_job *j);

@@ -53,10 +53,7 @@
 	X(curl_url_cleanup)    \
 	X(curl_url_get)        \
 	X(curl_url_set)
-GF_DYNLIB_STRUCT(curl_fns, CURL_FUNCS);
-static struct curl_fns curl_ptrs;
-static struct gf_dynlib curl_lib =
-	GF_DYNLIB_INIT("libcurl.so.4", "libcurl4", CURL_FUNCS, &curl_ptrs);
+GF_DYNLIB_DEFINE(curl_lib, curl_fns, "libcurl.so.4", "libcurl4", CURL_FUNCS);
 #define CURL_FN(name) (GF_DYNLIB_FNS(&curl_lib, curl_fns)->name)
 #undef curl_easy_getinfo
 #undef curl_easy_setopt

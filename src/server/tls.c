@@ -49,10 +49,7 @@
 	X(gnutls_x509_privkey_import2)                  \
 	X(gnutls_x509_privkey_init)                     \
 	X(gnutls_free)
-GF_DYNLIB_STRUCT(tls_fns, TLS_FUNCS);
-static struct tls_fns tls_ptrs;
-static struct gf_dynlib tls_lib =
-	GF_DYNLIB_INIT("libgnutls.so.30", "libgnutls30", TLS_FUNCS, &tls_ptrs);
+GF_DYNLIB_DEFINE(tls_lib, tls_fns, "libgnutls.so.30", "libgnutls30", TLS_FUNCS);
 #define TLS(name) (GF_DYNLIB_FNS(&tls_lib, tls_fns)->name)
 #define gnutls_certificate_allocate_credentials \
 	TLS(gnutls_certificate_allocate_credentials)

@@ -65,10 +65,7 @@
 	X(PQsetNoticeProcessor) \
 	X(PQsetSingleRowMode)   \
 	X(PQstatus)
-GF_DYNLIB_STRUCT(pq_fns, PQ_FUNCS);
-static struct pq_fns pq_ptrs;
-static struct gf_dynlib pq_lib =
-	GF_DYNLIB_INIT("libpq.so.5", "libpq5", PQ_FUNCS, &pq_ptrs);
+GF_DYNLIB_DEFINE(pq_lib, pq_fns, "libpq.so.5", "libpq5", PQ_FUNCS);
 #define PQ(name)	     (GF_DYNLIB_FNS(&pq_lib, pq_fns)->name)
 #define PQclear		     PQ(PQclear)
 #define PQconnectdbParams    PQ(PQconnectdbParams)

@@ -38,10 +38,7 @@
 	X(xmlReadMemory)        \
 	X(xmlResetLastError)    \
 	X(xmlFree)
-GF_DYNLIB_STRUCT(xml_fns, XML_FUNCS);
-static struct xml_fns xml_ptrs;
-static struct gf_dynlib xml_lib =
-	GF_DYNLIB_INIT("libxml2.so.2", "libxml2", XML_FUNCS, &xml_ptrs);
+GF_DYNLIB_DEFINE(xml_lib, xml_fns, "libxml2.so.2", "libxml2", XML_FUNCS);
 #define XML(name)	     (GF_DYNLIB_FNS(&xml_lib, xml_fns)->name)
 #define xmlDocGetRootElement XML(xmlDocGetRootElement)
 #define xmlFreeDoc	     XML(xmlFreeDoc)

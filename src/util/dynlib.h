@@ -15,10 +15,7 @@
  * so the code below calls the library as before (store/pg.c):
  *
  *   #define PQ_FUNCS(X) X(PQclear) X(PQexec)
- *   GF_DYNLIB_STRUCT(pq_fns, PQ_FUNCS);
- *   static struct pq_fns pq_ptrs;
- *   static struct gf_dynlib pq_lib =
- *           GF_DYNLIB_INIT("libpq.so.5", "libpq5", PQ_FUNCS, &pq_ptrs);
+ *   GF_DYNLIB_DEFINE(pq_lib, pq_fns, "libpq.so.5", "libpq5", PQ_FUNCS);
  *   #define PQclear (GF_DYNLIB_FNS(&pq_lib, pq_fns)->PQclear)
  *
  * Its entry points call gf_dynlib_open() first and report a missing
@@ -63,6 +60,15 @@ struct gf_dynlib {
 		.names = (const char *const[]){ FUNCS(GF__DYNLIB_NAME) }, \
 		.n = 0 FUNCS(GF__DYNLIB_ONE), .fns = (fns_),              \
 	}
+
+/* A library one .c file uses: the struct of pointers `tag`, its
+ * storage, and the static `lib` (one several files use: GF_DYNLIB_STRUCT
+ * in their header, GF_DYNLIB_INIT in one .c, as util/glpk_lib.h). */
+#define GF_DYNLIB_DEFINE(lib, tag, so, pkg, FUNCS) \
+	GF_DYNLIB_STRUCT(tag, FUNCS);              \
+	static struct tag lib##_ptrs;              \
+	static struct gf_dynlib lib =              \
+		GF_DYNLIB_INIT(so, pkg, FUNCS, &lib##_ptrs)
 
 /*
  * Open l's library and fill its pointers, once per process (any thread

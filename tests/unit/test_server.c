@@ -256,6 +256,9 @@ static void test_json_reader(void **state)
 struct fixture {
 	struct gf_http_doc *doc;
 	int stops;	  /* on_stop calls */
+	const char *late; /* a URL on_stop asks (the server is stopping) */
+	int late_rc;
+	long late_status;
 	unsigned threads; /* the server's mode (0: a thread per connection) */
 	unsigned drain_ms;
 	unsigned max_per_client;
@@ -412,6 +415,14 @@ static void on_stop(void *arg)
 {
 	struct fixture *f = arg;
 	f->stops++;
+	if (f->late) {
+		struct gf_client_req q = { .url = f->late, .timeout_ms = 2000 };
+		struct gf_client_answer a;
+		struct gf_err e;
+		f->late_rc = gf_client_request(NULL, &q, &a, &e);
+		f->late_status = a.status;
+		gf_client_answer_release(&a);
+	}
 }
 
 static struct gf_server *start(struct fixture *f)
@@ -587,6 +598,7 @@ static void test_server_stop_in_flight(void **state)
 	struct gf_server *s = start(&f);
 	char url[128];
 	snprintf(url, sizeof(url), "%sslow?ms=0", gf_server_url(s));
+	f.late = url; /* asked once stop began: never served */
 	struct slow_call sc = { .s = s };
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, slow_thread, &sc), 0);
@@ -601,6 +613,13 @@ static void test_server_stop_in_flight(void **state)
 	assert_string_equal(sc.body, "late");
 	assert_int_equal(after, before + 1);
 	assert_int_equal(f.stops, 1);
+	/* the connection that came once stop began: closed at accept (event
+	 * threads), or answered 503 (a thread per connection: before the
+	 * socket was shut) */
+	if (f.threads > 0)
+		assert_int_not_equal(f.late_rc, 0);
+	else
+		assert_true(f.late_rc != 0 || f.late_status == 503);
 	/* the port is closed now */
 	struct gf_client_req q = { .url = url, .timeout_ms = 2000 };
 	struct gf_client_answer a;
