@@ -205,8 +205,10 @@ secs=$(printf '%s' "$r" | sed -n 's/^closed after \([0-9]*\)\.[0-9] s.*/\1/p')
 	printf '%s' "$r" | grep -q "b''$"
 check server-idle-timeout$SUFFIX $? "$r"
 
-# 4. SIGTERM while a request is in flight: it completes, the port closes
-# at once, the process exits 0
+# 4. SIGTERM while a request is in flight: it completes, a request that
+# comes once the stop began is never served (refused, closed at accept
+# with event loops: docs/server.md "Stopping", or 503), the process
+# exits 0
 start term $MODE
 U="http://127.0.0.1:$PORT"
 curl -s -m 10 -o "$TMP/slow.out" -w '%{http_code}' "$U/v1/slow?ms=1500" >"$TMP/slow.code" &
@@ -223,15 +225,19 @@ until grep -q 'SIGTERM, stopping' "$TMP/term.err" || [ $i -gt 200 ]; do
 	i=$((i + 1))
 	sleep 0.05
 done
-sleep 0.2 # the listening socket closes right after that line
 late=$(curl -s -o /dev/null -w '%{http_code}' -m 2 "$U/v1/items/1")
 laterc=$?
+# curl: 7 refused, 52 closed without an answer, 56 reset; or a 503
+case "$laterc/$late" in
+7/* | 52/* | 56/* | 0/503) unserved=1 ;;
+*) unserved=0 ;;
+esac
 wait "$CURL"
 wait "$PID"
 rc=$?
 [ "$rc" = 0 ] && [ "$(cat "$TMP/slow.code")" = 200 ] &&
 	[ "$(cat "$TMP/slow.out")" = "slept 1500 ms" ] &&
-	[ "$laterc" = 7 ] &&
+	[ "$unserved" = 1 ] &&
 	grep -q 'SIGTERM, stopping' "$TMP/term.err" && grep -q 'stopped' "$TMP/term.err"
 check server-sigterm-in-flight$SUFFIX $? "exit $rc; in flight: $(cat "$TMP/slow.code") '$(cat "$TMP/slow.out")'; new request after SIGTERM: rc=$laterc code=$late; $(cat "$TMP/term.err")"
 done
