@@ -16,6 +16,7 @@
 
 #include "core/place/sched_impl.h"
 #include "helpers.h"
+#include "util/fmt.h"
 
 /* One node: 64 cores, GPUs with 1000, 1000, 500 and 0 milli free. */
 static struct gf_cluster *one_node(void)
@@ -49,6 +50,52 @@ static int score(struct gf_cluster *c, enum gf_policy p,
 	int sc = gf_sched_score(s, 0, r, gpu);
 	gf_sched_free(s);
 	return sc;
+}
+
+/* FGD+'s pressure spreads demand only some models can hold over those
+ * models as the GPUs that could hold it, so a model's name does not
+ * matter: 8-GPU requests (half the mix, 8/9 of the GPU demand) fit the
+ * 20 8-GPU nodes of BIG and the one of SMALL, not the 2-GPU nodes of
+ * TWO.  Each 8-GPU model's pressure is its share of that demand over
+ * its share of the idle GPU, (8/9) (160/168) / (160/188) = 0.9947 for
+ * BIG and (8/9) (8/168) / (8/188) the same for SMALL: 20 points off a
+ * 1-GPU request on either (25 / 1250 per milli).  Spread equally per
+ * model, SMALL's one node bore half the demand (209 points, BIG 10),
+ * and work that could run anywhere was kept off it. */
+static void test_fgdplus_pressure_spread(void **state)
+{
+	(void)state;
+	struct gf_cluster *c = calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	int big = gf_cluster_model(c, "BIG"),
+	    small = gf_cluster_model(c, "SMALL"),
+	    two = gf_cluster_model(c, "TWO");
+	assert_true(big >= 0 && small >= 0 && two >= 0);
+	char name[16];
+	for (int i = 0; i < 31; i++) {
+		assert_int_equal(gf_fmt(name, sizeof(name), "n%d", i), 0);
+		int m = i < 20 ? big : i == 20 ? small : two;
+		assert_true(gf_cluster_add(c, name, m == two ? 32000 : 96000,
+					   262144, m == two ? 2 : 8, m) >= 0);
+	}
+	const struct gf_typical t[2] = {
+		{ .cpu = 64000, .gpu_milli = 1000, .ngpus = 8, .p = 0.5 },
+		{ .cpu = 8000, .gpu_milli = 1000, .ngpus = 1, .p = 0.5 },
+	};
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(c, GF_POLICY_FGDPLUS, t, 2, 1, 1, &s), 0);
+	struct gf_req one = {
+		.cpu = 8000, .mem = 1024, .ngpus = 1, .gpu_milli = 1000
+	};
+	int gpu;
+	const int nodes[2] = { 0, 20 }; /* BIG's first, SMALL's */
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(
+			gf_sched_score_peek(s, nodes[k], &one, &gpu) -
+				gf_sched_score(s, nodes[k], &one, &gpu),
+			20);
+	gf_sched_free(s);
+	free_cluster(c);
 }
 
 static void test_scores_by_hand(void **state)
@@ -869,6 +916,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_scores_by_hand),
 		cmocka_unit_test(test_fgdplus_t),
+		cmocka_unit_test(test_fgdplus_pressure_spread),
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
 		cmocka_unit_test(test_cpu_apart),

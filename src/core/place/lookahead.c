@@ -18,7 +18,8 @@
  *                 (gf_sched_set_mix; else the typical one) that may run
  *                 only on some models (by its gpu_spec, or by its size:
  *                 no node of the others fits it empty), spread over
- *                 them, as a share of all GPU demand, over the model's
+ *                 them as the GPUs that could hold it, as a share of
+ *                 all GPU demand, over the model's
  *                 share of the idle GPU now.  Above 0, requests that may
  *                 run elsewhere cost the requests that may not; as the
  *                 model's GPUs go, the cost rises.
@@ -212,23 +213,30 @@ static int models_in(const struct gf__lookahead *la, uint32_t spec)
 	return k;
 }
 
-/* The models t may run on: those its spec allows (0: any) that have a
- * node it fits when empty (GPU count, CPU).  A request too big for
- * every node but a few models' is as restricted as one whose spec
- * names them (an 8-GPU request of 120 cores on the 128-core nodes). */
-static uint32_t models_of(const struct gf_sched *s, const struct gf_typical *t)
+/* The GPUs t could run on, per model: those of the nodes of the models
+ * its spec allows (0: any) that fit it when empty (GPU count, CPU).  A
+ * request too big for every node but a few models' is as restricted as
+ * one whose spec names them (an 8-GPU request of 120 cores on the
+ * 128-core nodes).  Returns the models. */
+static uint32_t models_of(const struct gf_sched *s, const struct gf_typical *t,
+			  int64_t *fit)
 {
 	uint32_t m = 0;
+	memset(fit, 0, GF_MAX_MODELS * sizeof(*fit));
 	for (int i = 0; i < s->c->n; i++) {
 		const struct gf_cnode *n = &s->c->nodes[i];
-		if (n->ngpus >= t->ngpus && n->cpu_cap >= t->cpu)
-			m |= 1u << n->model;
+		if (n->ngpus < t->ngpus || n->cpu_cap < t->cpu ||
+		    (t->spec && !(t->spec >> n->model & 1)))
+			continue;
+		m |= 1u << n->model;
+		fit[n->model] += n->ngpus;
 	}
-	return t->spec ? m & t->spec : m;
+	return m;
 }
 
 /* The restricted share of each model: the demand that may run only
- * there, over all demand (of the whole mix when the engine has it). */
+ * on some models, over all demand (of the whole mix when the engine
+ * has it), spread over those models as the GPUs that could hold it. */
 static void shares(struct gf_sched *s)
 {
 	struct gf__lookahead *la = s->la;
@@ -242,13 +250,14 @@ static void shares(struct gf_sched *s)
 		all += d;
 		if (t->ngpus == 0)
 			continue;
-		uint32_t spec = models_of(s, t);
-		int k = models_in(la, spec);
-		if (k == any) /* unrestricted */
+		int64_t fit[GF_MAX_MODELS], sum = 0;
+		uint32_t spec = models_of(s, t, fit);
+		if (models_in(la, spec) == any) /* unrestricted */
 			continue;
-		for (int j = 0; k > 0 && j < GF_MAX_MODELS; j++)
-			if ((spec >> j & 1) && la->gpus_by_model[j] > 0)
-				held[j] += d / k;
+		for (int j = 0; j < GF_MAX_MODELS; j++)
+			sum += fit[j];
+		for (int j = 0; sum > 0 && j < GF_MAX_MODELS; j++)
+			held[j] += d * (double)fit[j] / (double)sum;
 	}
 	for (int j = 0; j < GF_MAX_MODELS; j++)
 		la->share[j] = all > 0 ? held[j] / all : 0;
