@@ -228,9 +228,21 @@ while read -r id B kind name; do
 	fi
 	echo "$s $id $B $kind $name"
 done <"$WORK/jobs" | sort -k1,1nr | cut -d' ' -f2- >"$WORK/order"
+# Jobs that wait by design start at once beside the JOBS slots and take
+# none: cluster_e2e.py's controller outage (two minutes in the first
+# tree, issue 19) held a slot for 187 s on 9 s of CPU
+BESIDE="int/cluster.sh"
 t0=$(date +%s)
-echo "== $(wc -l <"$WORK/jobs" | tr -d ' ') jobs, $JOBS at a time: $*"
-xargs -L 1 -P "$JOBS" sh "$ROOT/tests/run-all.sh" --job <"$WORK/order"
+echo "== $(wc -l <"$WORK/jobs" | tr -d ' ') jobs, $JOBS at a time (and $BESIDE beside): $*"
+: >"$WORK/pool"
+while read -r id B kind name; do
+	case " $BESIDE " in
+	*" $kind/$name "*) sh "$ROOT/tests/run-all.sh" --job "$id" "$B" "$kind" "$name" & ;;
+	*) echo "$id $B $kind $name" >>"$WORK/pool" ;;
+	esac
+done <"$WORK/order"
+xargs -L 1 -P "$JOBS" sh "$ROOT/tests/run-all.sh" --job <"$WORK/pool"
+wait
 wall=$(($(date +%s) - t0))
 
 # ---- the report ------------------------------------------------------

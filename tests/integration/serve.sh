@@ -17,7 +17,10 @@
 #   serve-open-files-warn  a hard limit under --max-conns: warned
 #   serve-loopback-only  a non-loopback --listen without tokens refused
 # Prints "ok|FAIL|skip integration/NAME" lines.  Every process started is
-# stopped by its PID.
+# stopped by its PID.  A later (sanitizer) tree (GF_LATER_TREE=1, set by
+# tests/run-all.sh) leaves out the two suites on PostgreSQL: they run on
+# SQLite in its unit tests, and the PostgreSQL store under the sanitizers
+# in test_store; the kill -9 and failover checks run in every tree.
 set -u
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -108,11 +111,13 @@ else
 		[ $rc = 0 ] && printf '%s\n' "$out" | grep -q '\[  PASSED  \]' &&
 			! printf '%s\n' "$out" | grep -qE 'FAILED|SKIPPED'
 	}
-	suite_on_pg test_serve_api
-	check serve-api-postgres $? "$out"
-	# the node agents' routes (a database of their own on that server)
-	suite_on_pg test_serve_nodes
-	check serve-nodes-postgres $? "$out"
+	if [ "${GF_LATER_TREE:-0}" != 1 ]; then
+		suite_on_pg test_serve_api
+		check serve-api-postgres $? "$out"
+		# the node agents' routes (a database of their own on that server)
+		suite_on_pg test_serve_nodes
+		check serve-nodes-postgres $? "$out"
+	fi
 fi
 
 # kill -9 in the middle of submissions (SQLite)
