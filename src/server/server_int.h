@@ -1,16 +1,38 @@
 /*
- * server_int.h - what server.c and doc.c share: the request as the
- * server keeps it, and the one call that queues an answer.  Not for
+ * server_int.h - what server.c, server_reply.c and doc.c share: the request as
+ * the server keeps it, and the one call that queues an answer.  Not for
  * services (they see server.h only).
  */
 #ifndef GF_SERVER_SERVER_INT_H
 #define GF_SERVER_SERVER_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "server/mhd_lib.h"
 #include "server/server.h"
+
+/* The server (server.c starts and stops it; server_reply.c answers). */
+struct gf_server {
+	struct MHD_Daemon *d;
+	int fd; /* the listening socket: ours, closed after the daemon */
+	const struct gf_route *routes;
+	int nroutes;
+	struct gf_server_opts o; /* defaults filled in */
+	char url[64];
+	unsigned port;
+	atomic_bool stopping;
+	pthread_mutex_t lock;
+	pthread_cond_t idle;	  /* signalled when in_flight drops to 0 */
+	int in_flight;		  /* under lock */
+	struct gf_http_req *held; /* suspended, not yet answered; under lock */
+	struct gf_http_stream *streams; /* live (stream.c); under lock */
+	atomic_uint open;		/* connections open (libmicrohttpd's) */
+	uint64_t nheld;			/* under lock */
+	atomic_ullong resumed, batches;
+};
 
 struct gf_http_req {
 	struct gf_server *srv;
@@ -80,6 +102,9 @@ pthread_mutex_t *gf__server_lock(struct gf_server *s);
 /* Whether the server runs event loops (connections can be suspended). */
 bool gf__server_event_loops(const struct gf_server *s);
 struct gf_http_stream **gf__server_streams(struct gf_server *s);
+/* server_reply.c: answer 503 what a service still holds (a suspended
+ * connection must not outlive the daemon); how many were. */
+int gf__server_answer_all_held(struct gf_server *s);
 /* stream.c: end every live stream (gf_server_stop, before it drains) */
 void gf__streams_end_all(struct gf_server *s);
 
