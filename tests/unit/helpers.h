@@ -24,6 +24,29 @@
 
 #include "topo/hwloc_load.h"
 
+/* A file whole, up to 1 MiB, as a string (the caller frees); NULL when
+ * it cannot be opened. */
+static inline char *test_slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* How many times needle occurs in s (overlapping ones too). */
+static inline int test_count(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
 /* ../shared, or $GPUFLEET_SHARED; tests run from the repository root. */
 static inline const char *shared_dir(void)
 {
