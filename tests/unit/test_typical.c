@@ -100,12 +100,46 @@ static void test_long_run(void **state)
 	gf__mixlearn_free(&l);
 }
 
+/* Shapes are capped: 5,000 distinct ones, one arrival each, then a
+ * shape seen often; the learner keeps GF_MIX_SHAPES_MAX, the newest
+ * (the lightest went first), the frequent one, and a mass that is the
+ * sum of what it kept. */
+static void test_shapes_capped(void **state)
+{
+	(void)state;
+	struct gf__mixlearn l;
+	gf__mixlearn_init(&l);
+	struct gf_req often = shape(500, 100);
+	gf__mixlearn_add(&l, &often, 2000);
+	for (int k = 0; k < 5000; k++) {
+		struct gf_req r = shape(1000, 1000 + k);
+		gf__mixlearn_add(&l, &r, 1);
+	}
+	assert_int_equal(l.n, GF_MIX_SHAPES_MAX);
+	double sum = 0;
+	bool newest = false, oldest = false, frequent = false;
+	for (int i = 0; i < l.n; i++) {
+		sum += l.e[i].w;
+		newest |= l.e[i].t.cpu == 1000 + 4999;
+		oldest |= l.e[i].t.cpu == 1000;
+		frequent |= l.e[i].t.cpu == 100;
+	}
+	assert_true(newest && frequent && !oldest);
+	assert_true(fabs(sum - l.mass) <= 1e-9 * l.mass);
+	struct gf_typical *t;
+	assert_int_equal(gf__mixlearn_build(&l, 0.95, &t) > 0, 1);
+	assert_int_equal(t[0].cpu, 100); /* the frequent shape leads */
+	gf_free(t);
+	gf__mixlearn_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decay),
 		cmocka_unit_test(test_batch_and_order),
 		cmocka_unit_test(test_long_run),
+		cmocka_unit_test(test_shapes_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

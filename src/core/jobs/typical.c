@@ -9,7 +9,9 @@
  * mix FGD reasons about, not the pending and running set (which
  * over-weights long jobs).  Before any arrival the default mix below is
  * a prior of GF_MIX_PRIOR (16) arrivals' weight, decayed like any
- * other: after a few hundred arrivals it is gone.
+ * other: after a few hundred arrivals it is gone.  At most
+ * GF_MIX_SHAPES_MAX shapes are kept (the negligible, then the lightest,
+ * make room for a new one).
  *
  * Default prior: shaped like the Alibaba GPU trace the engine was
  * checked on (reference/fgd-experiment.md): most requests one GPU or
@@ -57,6 +59,28 @@ static bool same(const struct gf_typical *a, const struct gf_typical *b)
 	       a->ngpus == b->ngpus && a->spec == b->spec;
 }
 
+/* Room for one more shape when GF_MIX_SHAPES_MAX are kept: the
+ * negligible ones dropped, else the lightest; their weight leaves mass. */
+static void make_room(struct gf__mixlearn *l)
+{
+	int k = 0, light = 0;
+	for (int i = 0; i < l->n; i++) {
+		if (l->e[i].w < l->mass * GF_MIX_NEGLIGIBLE) {
+			l->mass -= l->e[i].w;
+			continue;
+		}
+		l->e[k++] = l->e[i];
+	}
+	l->n = k;
+	if (l->n < GF_MIX_SHAPES_MAX)
+		return;
+	for (int i = 1; i < l->n; i++)
+		if (l->e[i].w < l->e[light].w)
+			light = i;
+	l->mass -= l->e[light].w;
+	l->e[light] = l->e[--l->n];
+}
+
 /* Weight w (in units of the current inc) onto t's shape. */
 static void add_weight(struct gf__mixlearn *l, const struct gf_typical *t,
 		       double w)
@@ -65,6 +89,10 @@ static void add_weight(struct gf__mixlearn *l, const struct gf_typical *t,
 	while (i < l->n && !same(&l->e[i].t, t))
 		i++;
 	if (i == l->n) {
+		if (l->n >= GF_MIX_SHAPES_MAX) {
+			make_room(l);
+			i = l->n;
+		}
 		if (l->n == l->cap) {
 			l->cap = l->cap ? 2 * l->cap : 64;
 			l->e = gf_reallocarray(l->e, (size_t)l->cap,

@@ -12,6 +12,11 @@
 #define GF_MIX_HORIZON 4096.0
 /* What the prior (the default mix) weighs, in arrivals, at the start. */
 #define GF_MIX_PRIOR 16.0
+/* Shapes the learner keeps at most (the Alibaba traces have 49 to 330):
+ * a new one past it first drops those that weigh under GF_MIX_NEGLIGIBLE
+ * of the whole (seen some 85,000 arrivals ago), then the lightest. */
+#define GF_MIX_SHAPES_MAX 1024
+#define GF_MIX_NEGLIGIBLE 1e-9
 
 /* One shape seen and its decayed weight. */
 struct gf__mixent {
