@@ -180,6 +180,21 @@ static void req_free(struct gf_http_req *r)
 	gf_free(r);
 }
 
+pthread_mutex_t *gf__server_lock(struct gf_server *s)
+{
+	return &s->lock;
+}
+
+bool gf__server_event_loops(const struct gf_server *s)
+{
+	return s->o.threads > 0;
+}
+
+struct gf_http_stream **gf__server_streams(struct gf_server *s)
+{
+	return &s->streams;
+}
+
 /* --- libmicrohttpd's callbacks --------------------------------------- */
 
 /* A refusal decided on the first call: its status, code and detail. */

@@ -180,21 +180,6 @@ int gf_reply_header(struct gf_http_req *r, const char *name, const char *value)
 	return 0;
 }
 
-pthread_mutex_t *gf__server_lock(struct gf_server *s)
-{
-	return &s->lock;
-}
-
-bool gf__server_event_loops(const struct gf_server *s)
-{
-	return s->o.threads > 0;
-}
-
-struct gf_http_stream **gf__server_streams(struct gf_server *s)
-{
-	return &s->streams;
-}
-
 int gf_req_suspend(struct gf_http_req *r)
 {
 	struct gf_server *s = r->srv;
