@@ -143,14 +143,7 @@ static void check_policies_above(const struct gf_cluster *c,
 	assert_true(ntyp > 0);
 	int njobs = GF_POLICY_COUNT * nseeds;
 	struct gf_fill_job *jobs = calloc((size_t)njobs, sizeof(*jobs));
-	for (int p = 0; p < GF_POLICY_COUNT; p++)
-		for (int s = 0; s < nseeds; s++) {
-			struct gf_fill_opts *o = &jobs[p * nseeds + s].o;
-			o->policy = (enum gf_policy)p;
-			o->seed = 42 + (uint64_t)s;
-			o->tune = 1.3;
-			o->resample = true;
-		}
+	gf_fill_jobs_reference(jobs, nseeds);
 	struct gf_fill_pool pool = { .c = c,
 				     .w = w,
 				     .typ = typ,
@@ -170,13 +163,12 @@ static void check_policies_above(const struct gf_cluster *c,
 	assert_int_equal(gf_bound_new(c, w, &b, &e), 0);
 	int checked = 0, tight = 0;
 	for (int s = 0; s < nseeds; s++) {
-		struct gf_fill_opts o = { .seed = 42 + (uint64_t)s,
-					  .tune = 1.3,
-					  .resample = true };
+		/* the seed's options (the bound reads no policy) */
+		const struct gf_fill_opts *o = &jobs[s].o;
 		struct gf_fill_result br;
 		int lps = 0;
 		assert_int_equal(
-			gf_bound_run(b, &o, points, npoints, 64, &br, &lps, &e),
+			gf_bound_run(b, o, points, npoints, 64, &br, &lps, &e),
 			0);
 		for (int p = 0; p < GF_POLICY_COUNT; p++) {
 			const struct gf_fill_result *r =
