@@ -14,20 +14,11 @@
 #include "sim/bound.h"
 #include "sim/pool.h"
 #include "sim/report.h"
+#include "sim_helpers.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
 
 #define TRACE "traces/alibaba-gpu-v2023/"
-
-static void add_reqs(struct gf_workload *w, const char *prefix,
-		     const struct gf_req *q, int n)
-{
-	for (int i = 0; i < n; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "%s%d", prefix, i);
-		assert_true(gf_workload_add(w, name, q) >= 0);
-	}
-}
 
 /* The bound's unallocated % at pct (one seed, arrivals not resampled). */
 static double bound_at(const struct gf_cluster *c, const struct gf_workload *w,
@@ -60,15 +51,7 @@ static void test_shares_by_hand(void **state)
 	(void)state;
 	struct gf_cluster c;
 	struct gf_workload w;
-	gf_cluster_init(&c);
-	gf_workload_init(&w);
-	int m = gf_cluster_model(&c, "G1");
-	assert_true(m >= 0);
-	assert_true(gf_cluster_add(&c, "n0", 32000, 65536, 2, m) >= 0);
-	struct gf_req q = {
-		.cpu = 1000, .mem = 1024, .ngpus = 1, .gpu_milli = 600
-	};
-	add_reqs(&w, "p", &q, 4);
+	by_hand_fill(&c, &w);
 	assert_true(fabs(bound_at(&c, &w, 120) - 40.0) < 1e-9);
 	assert_true(fabs(bound_at(&c, &w, 90) - 40.0) < 1e-9);
 	assert_true(fabs(bound_at(&c, &w, 30) - 70.0) < 1e-9);

@@ -18,6 +18,7 @@
 #include "sim/pool.h"
 #include "sim/progress.h"
 #include "sim/report.h"
+#include "sim_helpers.h"
 #include "trace/published.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
@@ -547,19 +548,7 @@ static void test_fill_by_hand(void **state)
 	(void)state;
 	struct gf_cluster c;
 	struct gf_workload w;
-	gf_cluster_init(&c);
-	gf_workload_init(&w);
-	int m = gf_cluster_model(&c, "G1");
-	assert_true(m >= 0);
-	assert_true(gf_cluster_add(&c, "n0", 32000, 65536, 2, m) >= 0);
-	struct gf_req q = {
-		.cpu = 1000, .mem = 1024, .ngpus = 1, .gpu_milli = 600
-	};
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "p%d", i);
-		assert_true(gf_workload_add(&w, name, &q) >= 0);
-	}
+	by_hand_fill(&c, &w);
 	gf_workload_classify(&w);
 	struct gf_typical *typ;
 	int ntyp = gf_typical_build(w.reqs, w.n, 0.95, &typ);
