@@ -98,6 +98,53 @@ static void test_fgdplus_pressure_spread(void **state)
 	free_cluster(c);
 }
 
+/* Demand that only some nodes of a model can hold presses on those
+ * nodes, not on the model's others: 8-GPU requests of 120 cores (half
+ * the mix, 8/9 of the GPU demand) fit only BIG's two 128-core nodes;
+ * BIG's ten 96-core nodes and OTHER's ten hold none.  The 128-core
+ * group's pressure is (8/9) / (16/176) = 9.78: 196 points off a 1-GPU
+ * request there (25 / 1250 per milli), none on the 96-core nodes of
+ * either model.  Per model, BIG's 96-core nodes bore it too (33
+ * points on each of BIG's twelve), and work that could run anywhere
+ * still took the 128-core nodes' CPU. */
+static void test_fgdplus_pressure_group(void **state)
+{
+	(void)state;
+	struct gf_cluster *c = calloc(1, sizeof(*c));
+	gf_cluster_init(c);
+	int big = gf_cluster_model(c, "BIG"),
+	    other = gf_cluster_model(c, "OTHER");
+	assert_true(big >= 0 && other >= 0);
+	char name[16];
+	for (int i = 0; i < 22; i++) {
+		assert_int_equal(gf_fmt(name, sizeof(name), "n%d", i), 0);
+		assert_true(gf_cluster_add(c, name, i < 2 ? 128000 : 96000,
+					   524288, 8,
+					   i < 12 ? big : other) >= 0);
+	}
+	const struct gf_typical t[2] = {
+		{ .cpu = 120000, .gpu_milli = 1000, .ngpus = 8, .p = 0.5 },
+		{ .cpu = 8000, .gpu_milli = 1000, .ngpus = 1, .p = 0.5 },
+	};
+	struct gf_sched *s;
+	assert_int_equal(gf_sched_new(c, GF_POLICY_FGDPLUS, t, 2, 1, 1, &s), 0);
+	struct gf_req one = {
+		.cpu = 8000, .mem = 1024, .ngpus = 1, .gpu_milli = 1000
+	};
+	int gpu;
+	const int nodes[4] = { 0, 1, 2, 12 }; /* 128 cores; BIG's, OTHER's */
+	const int want[4] = { 196, 196, 0, 0 };
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(
+			gf_sched_score_peek(s, nodes[k], &one, &gpu) -
+				gf_sched_score(s, nodes[k], &one, &gpu),
+			want[k]);
+	char msg[160];
+	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), 0);
+	gf_sched_free(s);
+	free_cluster(c);
+}
+
 static void test_scores_by_hand(void **state)
 {
 	(void)state;
@@ -917,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_scores_by_hand),
 		cmocka_unit_test(test_fgdplus_t),
 		cmocka_unit_test(test_fgdplus_pressure_spread),
+		cmocka_unit_test(test_fgdplus_pressure_group),
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
 		cmocka_unit_test(test_cpu_apart),

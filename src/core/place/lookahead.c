@@ -14,19 +14,22 @@
  *                 at those prices.  Putting share s into a free share h
  *                 loses K(h) - K(h - s) - y(s) >= 0 of a GPU: 0 when the
  *                 GPU follows a pattern of an optimal packing;
- *   pressure      per GPU model: the GPU demand of the whole mix
+ *   pressure      per node group (the nodes of one model, GPU count
+ *                 and CPU): the GPU demand of the whole mix
  *                 (gf_sched_set_mix; else the typical one) that may run
  *                 only on some models (by its gpu_spec, or by its size:
  *                 no node of the others fits it empty), spread over
- *                 them as the GPUs that could hold it, as a share of
- *                 all GPU demand, over the model's
- *                 share of the idle GPU now.  Above 0, requests that may
- *                 run elsewhere cost the requests that may not; as the
- *                 model's GPUs go, the cost rises.
+ *                 the groups of the nodes that fit it as their GPUs, as
+ *                 a share of all GPU demand, over the group's share of
+ *                 the idle GPU now.  Above 0, requests that may run
+ *                 elsewhere cost the requests that may not; as the
+ *                 group's GPUs go, the cost rises.  Per model, demand
+ *                 only a model's big nodes could hold pressed on its
+ *                 small ones too (docs/placement.md).
  *
  * The first two depend on the typical mix only (recomputed by
  * gf__la_typical, the score cache emptied by the caller); the pressure
- * also on the nodes and the idle GPU per model, which move with every
+ * also on the nodes and the idle GPU per group, which move with every
  * placement: it is kept out of the score cache, the restricted shares
  * recomputed when the mix or the nodes change (dirty), the division when
  * idle GPU moved (idle_moved).  Pure:
@@ -177,70 +180,118 @@ void gf__la_typical(struct gf_sched *s)
 	la->dirty = true;
 }
 
-void gf__la_gpus(struct gf_sched *s, int model, int delta)
+/* The group of node n: its model's, GPU count's and CPU's (made when
+ * new; past the cap, the first of its model's). */
+static int group_find(struct gf__lookahead *la, const struct gf_cnode *n)
 {
-	if (s->la == NULL || model < 0 || model >= GF_MAX_MODELS)
-		return;
-	s->la->gpus_by_model[model] += delta;
-	s->la->dirty = true;
+	int first = -1;
+	for (int g = 0; g < la->ngroups; g++) {
+		const struct gf__la_group *x = &la->group[g];
+		if (x->model != n->model)
+			continue;
+		if (x->ngpus == n->ngpus && x->cpu == n->cpu_cap)
+			return g;
+		if (first < 0)
+			first = g;
+	}
+	if (first >= 0 && la->ngroups >= GF_LA_MAX_GROUPS - GF_MAX_MODELS)
+		return first; /* room is kept for one group a model */
+	la->group[la->ngroups] =
+		(struct gf__la_group){ n->model, n->ngpus, n->cpu_cap };
+	return la->ngroups++;
 }
 
-void gf__la_idle(struct gf_sched *s, int model, int64_t delta)
+void gf__la_reserve(struct gf_sched *s, int cap)
 {
-	if (s->la == NULL || model < 0 || model >= GF_MAX_MODELS || !delta)
+	if (s->la)
+		s->la->group_of = gf_reallocarray(s->la->group_of, (size_t)cap,
+						  sizeof(*s->la->group_of));
+}
+
+void gf__la_node_in(struct gf_sched *s, int node)
+{
+	struct gf__lookahead *la = s->la;
+	if (la == NULL)
 		return;
-	s->la->idle_by_model[model] += delta;
+	const struct gf_cnode *n = &s->c->nodes[node];
+	int g = group_find(la, n);
+	la->group_of[node] = (uint8_t)g;
+	la->gpus_by_group[g] += n->ngpus;
+	la->idle_by_group[g] += gf_cnode_gpu_idle(n);
+	la->dirty = true;
+}
+
+void gf__la_node_out(struct gf_sched *s, int node)
+{
+	struct gf__lookahead *la = s->la;
+	if (la == NULL)
+		return;
+	const struct gf_cnode *n = &s->c->nodes[node];
+	int g = la->group_of[node];
+	la->gpus_by_group[g] -= n->ngpus;
+	la->idle_by_group[g] -= gf_cnode_gpu_idle(n);
+	la->dirty = true;
+}
+
+void gf__la_idle(struct gf_sched *s, int node, int64_t delta)
+{
+	if (s->la == NULL || !delta)
+		return;
+	s->la->idle_by_group[s->la->group_of[node]] += delta;
 	s->la->idle_moved = true;
 }
 
 void gf__la_count(struct gf_sched *s)
 {
-	memset(s->la->gpus_by_model, 0, sizeof(s->la->gpus_by_model));
-	memset(s->la->idle_by_model, 0, sizeof(s->la->idle_by_model));
-	for (int i = 0; i < s->c->n; i++) {
-		gf__la_gpus(s, s->c->nodes[i].model, s->c->nodes[i].ngpus);
-		gf__la_idle(s, s->c->nodes[i].model,
-			    gf_cnode_gpu_idle(&s->c->nodes[i]));
-	}
+	struct gf__lookahead *la = s->la;
+	la->ngroups = 0;
+	memset(la->gpus_by_group, 0, sizeof(la->gpus_by_group));
+	memset(la->idle_by_group, 0, sizeof(la->idle_by_group));
+	for (int i = 0; i < s->c->n; i++)
+		gf__la_node_in(s, i);
 }
 
 /* Models a spec allows among those with GPUs here. */
 static int models_in(const struct gf__lookahead *la, uint32_t spec)
 {
-	int k = 0;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		k += (spec >> j & 1) && la->gpus_by_model[j] > 0;
-	return k;
+	uint32_t m = 0;
+	for (int g = 0; g < la->ngroups; g++)
+		if (la->gpus_by_group[g] > 0 &&
+		    (spec >> la->group[g].model & 1))
+			m |= 1u << la->group[g].model;
+	return __builtin_popcount(m);
 }
 
-/* The GPUs t could run on, per model: those of the nodes of the models
+/* The GPUs t could run on, per group: those of the nodes of the models
  * its spec allows (0: any) that fit it when empty (GPU count, CPU).  A
  * request too big for every node but a few models' is as restricted as
  * one whose spec names them (an 8-GPU request of 120 cores on the
- * 128-core nodes).  Returns the models. */
+ * 128-core nodes), and its demand presses on the groups of the nodes
+ * that fit it, not on their models' other nodes.  Returns the models. */
 static uint32_t models_of(const struct gf_sched *s, const struct gf_typical *t,
 			  int64_t *fit)
 {
+	const struct gf__lookahead *la = s->la;
 	uint32_t m = 0;
-	memset(fit, 0, GF_MAX_MODELS * sizeof(*fit));
+	memset(fit, 0, GF_LA_MAX_GROUPS * sizeof(*fit));
 	for (int i = 0; i < s->c->n; i++) {
 		const struct gf_cnode *n = &s->c->nodes[i];
 		if (n->ngpus < t->ngpus || n->cpu_cap < t->cpu ||
 		    (t->spec && !(t->spec >> n->model & 1)))
 			continue;
 		m |= 1u << n->model;
-		fit[n->model] += n->ngpus;
+		fit[la->group_of[i]] += n->ngpus;
 	}
 	return m;
 }
 
-/* The restricted share of each model: the demand that may run only
+/* The restricted share of each group: the demand that may run only
  * on some models, over all demand (of the whole mix when the engine
- * has it), spread over those models as the GPUs that could hold it. */
+ * has it), spread over the groups that could hold it as their GPUs. */
 static void shares(struct gf_sched *s)
 {
 	struct gf__lookahead *la = s->la;
-	double held[GF_MAX_MODELS] = { 0 }, all = 0;
+	double held[GF_LA_MAX_GROUPS] = { 0 }, all = 0;
 	const struct gf_typical *mix = s->mix ? s->mix : s->typ;
 	int n = s->mix ? s->nmix : s->ntyp;
 	int any = models_in(la, UINT32_MAX);
@@ -250,24 +301,24 @@ static void shares(struct gf_sched *s)
 		all += d;
 		if (t->ngpus == 0)
 			continue;
-		int64_t fit[GF_MAX_MODELS], sum = 0;
+		int64_t fit[GF_LA_MAX_GROUPS], sum = 0;
 		uint32_t spec = models_of(s, t, fit);
 		if (models_in(la, spec) == any) /* unrestricted */
 			continue;
-		for (int j = 0; j < GF_MAX_MODELS; j++)
-			sum += fit[j];
-		for (int j = 0; sum > 0 && j < GF_MAX_MODELS; j++)
-			held[j] += d * (double)fit[j] / (double)sum;
+		for (int g = 0; g < la->ngroups; g++)
+			sum += fit[g];
+		for (int g = 0; sum > 0 && g < la->ngroups; g++)
+			held[g] += d * (double)fit[g] / (double)sum;
 	}
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		la->share[j] = all > 0 ? held[j] / all : 0;
+	for (int g = 0; g < GF_LA_MAX_GROUPS; g++)
+		la->share[g] = all > 0 ? held[g] / all : 0;
 	la->dirty = false;
 	la->idle_moved = true;
 }
 
-/* Pressure: a model's restricted share over its share of the idle GPU
- * now (at most PRESSURE_MAX; 0 for a model with no idle GPU left, which
- * nothing can take).  As the model's GPUs go, its pressure rises: the
+/* Pressure: a group's restricted share over its share of the idle GPU
+ * now (at most PRESSURE_MAX; 0 for a group with no idle GPU left, which
+ * nothing can take).  As the group's GPUs go, its pressure rises: the
  * last ones are kept for the requests that may run nowhere else. */
 #define PRESSURE_MAX 100.0
 static void pressure(struct gf_sched *s)
@@ -276,16 +327,16 @@ static void pressure(struct gf_sched *s)
 	if (la->dirty)
 		shares(s);
 	double idle = 0;
-	for (int j = 0; j < GF_MAX_MODELS; j++)
-		idle += (double)(la->idle_by_model[j] > 0 ? la->idle_by_model[j]
+	for (int g = 0; g < la->ngroups; g++)
+		idle += (double)(la->idle_by_group[g] > 0 ? la->idle_by_group[g]
 							  : 0);
-	for (int j = 0; j < GF_MAX_MODELS; j++) {
+	for (int g = 0; g < la->ngroups; g++) {
 		double p =
-			la->idle_by_model[j] > 0
-				? la->share[j] /
-					  ((double)la->idle_by_model[j] / idle)
+			la->idle_by_group[g] > 0
+				? la->share[g] /
+					  ((double)la->idle_by_group[g] / idle)
 				: 0;
-		la->pressure[j] = p < PRESSURE_MAX ? p : PRESSURE_MAX;
+		la->pressure[g] = p < PRESSURE_MAX ? p : PRESSURE_MAX;
 	}
 	la->idle_moved = false;
 }
@@ -295,31 +346,40 @@ void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 	if (s->la->dirty || s->la->idle_moved)
 		pressure(s);
 	double kg = (double)r->ngpus * r->gpu_milli;
-	for (int j = 0; j < s->c->nmodels && j < GF_MAX_MODELS; j++)
-		term[j] = (int)floor(GF_FGDPLUS_SLOPE(s->fgdplus_t) *
-					     s->la->pressure[j] * kg +
+	for (int g = 0; g < s->la->ngroups; g++)
+		term[g] = (int)floor(GF_FGDPLUS_SLOPE(s->fgdplus_t) *
+					     s->la->pressure[g] * kg +
 				     0.5);
 }
 
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size)
 {
-	int64_t n[GF_MAX_MODELS] = { 0 }, idle[GF_MAX_MODELS] = { 0 };
+	const struct gf__lookahead *la = s->la;
+	int64_t n[GF_LA_MAX_GROUPS] = { 0 }, idle[GF_LA_MAX_GROUPS] = { 0 };
 	for (int i = 0; i < s->c->n; i++) {
-		n[s->c->nodes[i].model] += s->c->nodes[i].ngpus;
-		idle[s->c->nodes[i].model] +=
-			gf_cnode_gpu_idle(&s->c->nodes[i]);
+		const struct gf_cnode *x = &s->c->nodes[i];
+		int g = la->group_of[i];
+		if (g >= la->ngroups || la->group[g].model != x->model) {
+			gf_note(msg, size,
+				"look-ahead: node %d is in group %d, not one "
+				"of its model %d",
+				i, g, x->model);
+			return GF_EINVAL;
+		}
+		n[g] += x->ngpus;
+		idle[g] += gf_cnode_gpu_idle(x);
 	}
 	const int64_t *want[2] = { n, idle };
-	const int64_t *have[2] = { s->la->gpus_by_model, s->la->idle_by_model };
+	const int64_t *have[2] = { la->gpus_by_group, la->idle_by_group };
 	static const char *const what[2] = { "GPUs", "idle milli" };
 	for (int k = 0; k < 2; k++)
-		for (int j = 0; j < GF_MAX_MODELS; j++)
-			if (want[k][j] != have[k][j]) {
+		for (int g = 0; g < GF_LA_MAX_GROUPS; g++)
+			if (want[k][g] != have[k][g]) {
 				gf_note(msg, size,
-					"look-ahead: model %d has %lld %s, the "
+					"look-ahead: group %d has %lld %s, the "
 					"nodes say %lld",
-					j, (long long)have[k][j], what[k],
-					(long long)want[k][j]);
+					g, (long long)have[k][g], what[k],
+					(long long)want[k][g]);
 				return GF_EINVAL;
 			}
 	return 0;

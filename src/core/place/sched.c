@@ -140,6 +140,7 @@ int gf_sched_new(struct gf_cluster *c, enum gf_policy policy,
 	s->scratch = gf_calloc((size_t)s->ncap, sizeof(*s->scratch));
 	if (gf_policy_flags(policy) & GF_POLICY_LOOKAHEAD) {
 		s->la = gf_calloc(1, sizeof(*s->la));
+		gf__la_reserve(s, s->ncap);
 		gf__la_count(s);
 		gf__la_typical(s);
 	}
@@ -161,6 +162,8 @@ void gf_sched_free(struct gf_sched *s)
 	gf_free(s->shape_key);
 	gf_free(s->shape_cls);
 	gf_free(s->scratch);
+	if (s->la)
+		gf_free(s->la->group_of);
 	gf_free(s->la);
 	gf_free(s->bucket_of);
 	gf_free(s->pos);
@@ -263,9 +266,9 @@ int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu)
 {
 	int sc = cached_score(s, i, r, gpu);
 	if (s->la) {
-		int term[GF_MAX_MODELS];
+		int term[GF_LA_MAX_GROUPS];
 		gf__la_terms(s, r, term);
-		sc -= term[s->c->nodes[i].model];
+		sc -= term[gf__la_group_of(s, i)];
 	}
 	return sc;
 }
@@ -440,7 +443,7 @@ static void consider(struct gf_sched *s, int i, const struct gf_req *r,
 	int gpu;
 	int sc = cached_score(s, i, r, &gpu);
 	if (p->term)
-		sc -= p->term[n->model];
+		sc -= p->term[gf__la_group_of(s, i)];
 	if (sc > p->score || (sc == p->score && n->rank < p->rank)) {
 		p->node = i;
 		p->score = sc;
@@ -520,7 +523,7 @@ void gf__sched_account(struct gf_sched *s, int node, int32_t idle_before,
 	s->idle_milli += idle;
 	s->held_milli += held;
 	s->alloc_milli -= idle + held;
-	gf__la_idle(s, n->model, idle);
+	gf__la_idle(s, node, idle);
 }
 
 static void commit(struct gf_sched *s, int node, const struct gf_req *r,
@@ -546,7 +549,7 @@ int gf_sched_place_in(struct gf_sched *s, const struct gf_req *r,
 	struct pick p = {
 		.node = -1, .score = INT_MIN, .gpu = -1, .rank = UINT32_MAX
 	};
-	int term[GF_MAX_MODELS];
+	int term[GF_LA_MAX_GROUPS];
 	if (s->la && !draws) {
 		gf__la_terms(s, r, term);
 		p.term = term;

@@ -57,17 +57,30 @@ struct gf_score_slot {
  * are priced 0). */
 #define GF_LA_MAX_SHARES 64
 
+/* Node groups the pressure is kept for: nodes of one model, GPU count
+ * and CPU (a node beyond the cap joins the first group of its model;
+ * room is kept for one group a model). */
+#define GF_LA_MAX_GROUPS (2 * GF_MAX_MODELS)
+
+struct gf__la_group {
+	int model, ngpus;
+	int32_t cpu;
+};
+
 /* What GF_POLICY_LOOKAHEAD policies read (lookahead.c says what each
  * figure is and when it changes). */
 struct gf__lookahead {
 	double cpu_per_milli;		/* typical CPU per GPU milli; 0 none */
 	double knap[GF_GPU_MILLI + 1];	/* K(h): dual value of a free share */
 	double price[GF_GPU_MILLI + 1]; /* y(s) of a typical share, else 0 */
-	double share[GF_MAX_MODELS];	/* restricted demand per model */
-	double pressure[GF_MAX_MODELS]; /* share over share of idle GPU */
-	int64_t gpus_by_model[GF_MAX_MODELS];
-	int64_t idle_by_model[GF_MAX_MODELS]; /* milli, as s->idle_milli */
-	bool dirty;	 /* share out of date (the mix, the models) */
+	struct gf__la_group group[GF_LA_MAX_GROUPS];
+	int ngroups;
+	uint8_t *group_of;		   /* per node (room for s->ncap) */
+	double share[GF_LA_MAX_GROUPS];	   /* restricted demand per group */
+	double pressure[GF_LA_MAX_GROUPS]; /* share over share of idle GPU */
+	int64_t gpus_by_group[GF_LA_MAX_GROUPS];
+	int64_t idle_by_group[GF_LA_MAX_GROUPS]; /* milli, as s->idle_milli */
+	bool dirty;	 /* share out of date (the mix, the nodes) */
 	bool idle_moved; /* pressure out of date (idle GPU moved) */
 	bool lp_ok;	 /* false: the solver failed, prices 0 */
 };
@@ -149,17 +162,25 @@ void gf__sched_debug_check(struct gf_sched *s, int node);
 
 /*
  * lookahead.c: the figures of the typical mix (after it changed; the
- * caller empties the score cache), the GPUs per model (a node of that
- * model gained or lost delta GPUs; gf__la_count: all afresh), its idle
- * GPU milli (moved by delta, as s->idle_milli moves), the
- * per-model terms a request's score loses at select (term[model], for
- * the cluster's models), and the check of the counts.
+ * caller empties the score cache); a node's group and its GPUs counted
+ * in (gf__la_node_in, after the node was added or reshaped) or out
+ * (gf__la_node_out, before a reshape; gf__la_count: all afresh); its
+ * idle GPU milli moved by delta (as s->idle_milli moves); the per-group
+ * terms a request's score loses at select (term[group], for the
+ * groups; a node's is term[gf__la_group_of(s, i)]); the check of the
+ * counts.
  */
 void gf__la_typical(struct gf_sched *s);
-void gf__la_gpus(struct gf_sched *s, int model, int delta);
-void gf__la_idle(struct gf_sched *s, int model, int64_t delta);
+void gf__la_node_in(struct gf_sched *s, int node);
+void gf__la_node_out(struct gf_sched *s, int node);
+void gf__la_idle(struct gf_sched *s, int node, int64_t delta);
 void gf__la_count(struct gf_sched *s);
+void gf__la_reserve(struct gf_sched *s, int cap);
 void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term);
+static inline int gf__la_group_of(const struct gf_sched *s, int node)
+{
+	return s->la->group_of[node];
+}
 int gf__la_check(const struct gf_sched *s, char *msg, unsigned size);
 
 /*

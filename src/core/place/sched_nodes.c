@@ -41,6 +41,7 @@ static void reserve(struct gf_sched *s, int n)
 	s->scratch = gf_reallocarray(s->scratch, nc, sizeof(*s->scratch));
 	s->bucket_of = gf_reallocarray(s->bucket_of, nc, sizeof(*s->bucket_of));
 	s->pos = gf_reallocarray(s->pos, nc, sizeof(*s->pos));
+	gf__la_reserve(s, cap);
 	if (s->cache) {
 		size_t k = (size_t)s->cache_classes;
 		if (k * nc > GF_SCHED_CACHE_MAX) {
@@ -76,11 +77,10 @@ int gf_sched_add_node(struct gf_sched *s, const char *name, int32_t cpu,
 		return i;
 	reserve(s, s->c->n);
 	const struct gf_cnode *n = &s->c->nodes[i];
-	gf__la_gpus(s, model, ngpus);
 	s->frag[i] = s->ntyp ? gf_frag_node(s->typ, s->ntyp, n) : 0;
 	s->frag_q += gf__frag_fixed(s->frag[i]);
 	s->idle_milli += gf_cnode_gpu_idle(n);
-	gf__la_idle(s, model, gf_cnode_gpu_idle(n));
+	gf__la_node_in(s, i);
 	slots_clear(s, i);
 	gf__bucket_put(s, i);
 	gf__sched_debug_check(s, i);
@@ -98,14 +98,11 @@ int gf_sched_reshape(struct gf_sched *s, int node, int32_t cpu, int64_t mem,
 		return GF_ECONFLICT;
 	int64_t idle = gf_cnode_gpu_idle(n), held = gf_cluster_held(s->c, node);
 	int64_t cap = (int64_t)n->ngpus * GF_GPU_MILLI;
-	int old_model = n->model, old_gpus = n->ngpus;
+	gf__la_node_out(s, node);
 	int rc = gf_cluster_reshape(s->c, node, cpu, mem, ngpus, model);
+	gf__la_node_in(s, node); /* its new group, or its old one back */
 	if (rc)
 		return rc;
-	gf__la_gpus(s, old_model, -old_gpus);
-	gf__la_gpus(s, n->model, n->ngpus);
-	gf__la_idle(s, old_model, -idle);
-	gf__la_idle(s, n->model, gf_cnode_gpu_idle(n));
 	s->idle_milli += gf_cnode_gpu_idle(n) - idle;
 	s->held_milli -= held;
 	s->alloc_milli -= cap - idle - held; /* 0: it was empty */
