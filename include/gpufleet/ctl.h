@@ -113,6 +113,7 @@ struct gf_ctl_node {
 struct gf_ctl_config {
 	enum gf_policy policy;
 	double fgdplus_t; /* FGD+'s T (gf_sched_set_fgdplus_t); 0: default */
+	unsigned fgdplus_without; /* gf_sched_set_fgdplus_without; 0: none */
 	struct gf_ctl_team teams[GF_CTL_MAX_TEAMS]; /* unknown teams: none */
 	int nteams;
 	bool open_teams; /* a job of a team not listed is accepted (no quota) */

@@ -149,6 +149,21 @@ void gf_sched_set_cpu_apart(struct gf_sched *s, bool on);
 int gf_sched_set_fgdplus_t(struct gf_sched *s, double t) GF_MUST_CHECK;
 
 /*
+ * FGD+ without some of its terms, for ablation (`simulate fill|replay
+ * --fgdplus-without`): a mask of the terms left out (0: none, the
+ * default).  The score's FGD part always stays.  Other policies keep it
+ * and ignore it.  GF_EINVAL for a bit outside GF_FGDPLUS_ALL (s kept).
+ */
+#define GF_FGDPLUS_STRANDED 1u /* idle GPU the free CPU cannot feed */
+#define GF_FGDPLUS_PACKING  2u /* a share's packing loss */
+#define GF_FGDPLUS_PRESSURE 4u /* restricted demand's pressure */
+#define GF_FGDPLUS_ALL	    7u
+int gf_sched_set_fgdplus_without(struct gf_sched *s,
+				 unsigned without) GF_MUST_CHECK;
+/* "stranded,packing" into a mask: 0, or GF_EINVAL (a word unknown). */
+int gf_fgdplus_terms_parse(const char *list, unsigned *mask) GF_MUST_CHECK;
+
+/*
  * The whole request mix (borrowed; gf_typical_build with coverage 1.0),
  * beside the typical one: what FGD+'s per-model pressure reads, so that
  * every model's restricted demand counts, not only the part inside the

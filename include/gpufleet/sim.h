@@ -23,6 +23,7 @@ struct gf_fill_opts {
 	double tune;	  /* arrived GPU demand target, x capacity (1.3) */
 	bool resample;	  /* pad or trim the shuffled list to `tune` */
 	double fgdplus_t; /* FGD+'s T (gf_sched_set_fgdplus_t); 0: default */
+	unsigned fgdplus_without; /* gf_sched_set_fgdplus_without */
 };
 
 struct gf_fill_result {

@@ -46,6 +46,7 @@ void gf_cli_simulate_usage(FILE *f)
 		"[--curve FILE] [--json]\n"
 		"                              [--jobs N] [--requests N] "
 		"[--bound] [--fgdplus-t T]\n"
+		"                              [--fgdplus-without TERMS]\n"
 		"\n"
 		"Requests arrive one at a time and never leave; each is placed "
 		"by the\nproduction engine or dropped. Reports the unallocated "
@@ -74,6 +75,10 @@ void gf_cli_simulate_usage(FILE *f)
 		"                   arrivals (a linear program, GLPK; mean over "
 		"seeds)\n"
 		"  --fgdplus-t T    FGD+'s temperature, GPU milli (default %.0f)\n"
+		"  --fgdplus-without TERMS  FGD+ without some of its terms, "
+		"for ablation:\n"
+		"                   stranded, packing, pressure (a comma "
+		"list)\n"
 		"  -h, --help       this help\n"
 		"\n"
 		"A progress line goes to stderr once a run takes over a second;\n"
@@ -130,6 +135,8 @@ struct fill_args {
 	int nseeds;
 	double tune;
 	double fgdplus_t;
+	const char *without; /* --fgdplus-without */
+	unsigned without_mask;
 	bool json;
 	bool bound; /* --bound: the optimum's bound row (issue 23) */
 	int jobs;
@@ -317,6 +324,7 @@ static int fill(void *arg, struct gf_progress *prog)
 			j->o.tune = a->tune;
 			j->o.resample = a->tune > 0;
 			j->o.fgdplus_t = a->fgdplus_t;
+			j->o.fgdplus_without = a->without_mask;
 		}
 	struct gf_fill_pool pool = { .c = &c,
 				     .w = &w,
@@ -415,6 +423,7 @@ int cmd_simulate_fill(int argc, char **argv)
 			   "a number"),
 		GF_OPT_REAL("fgdplus-t", &a.fgdplus_t, GF_FGDPLUS_T_MIN,
 			    GF_FGDPLUS_T_MAX, "a temperature in GPU milli"),
+		GF_OPT_STR("fgdplus-without", &a.without),
 		GF_OPT_END,
 	};
 	struct gf_cli_args args =
@@ -432,6 +441,14 @@ int cmd_simulate_fill(int argc, char **argv)
 					       MAX_SEEDS);
 	if (args.rc >= 0)
 		return args.rc;
+	if (a.without &&
+	    gf_fgdplus_terms_parse(a.without, &a.without_mask) != 0) {
+		gf_cli_error(CMD,
+			     "--fgdplus-without '%s': expected a comma list "
+			     "of stranded, packing, pressure",
+			     a.without);
+		return GF_EXIT_USAGE;
+	}
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "

@@ -15,9 +15,11 @@
 #include "cli/cli.h"
 #include "sim/progress.h"
 #include "sim/replay.h"
+#include "sim/replay_jobs.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
@@ -52,7 +54,8 @@ static void usage(FILE *f)
 		"           [--load X] [--points N] [--runtime-estimate M | "
 		"--no-estimates]\n"
 		"           [--vc-partitions] [--whole-run] [--cpu-instances] "
-		"[--json]\n"
+		"[--jobs-csv FILE]\n"
+		"           [--fgdplus-without TERMS] [--json]\n"
 		"\n"
 		"Replay a trace of jobs that arrive and leave on a virtual "
 		"clock through the\ncontroller's scheduling core (the one "
@@ -117,6 +120,15 @@ static void usage(FILE *f)
 		"(no tail row)\n"
 		"  --cpu-instances  dlrm2025: the CPU-only (CN) instances "
 		"too\n"
+		"  --jobs-csv FILE  every job under every policy, one CSV row "
+		"each: what it\n"
+		"                   asked for, arrival, first start, end, fate "
+		"(to read the\n"
+		"                   waits by shape)\n"
+		"  --fgdplus-without TERMS  FGD+ without some of its terms, "
+		"for ablation:\n"
+		"                   stranded, packing, pressure (a comma "
+		"list)\n"
 		"  --json           machine-readable summary with the series\n"
 		"  -h, --help       this help\n"
 		"\n"
@@ -127,7 +139,8 @@ static void usage(FILE *f)
 
 struct args {
 	enum gf_replay_source source;
-	const char *trace, *nodes, *vcs;
+	const char *trace, *nodes, *vcs, *jobs_csv, *without;
+	unsigned without_mask; /* --fgdplus-without */
 	char trace_buf[PATH_MAX_], cluster_buf[PATH_MAX_];
 	bool builtin, json, no_estimates, cpu_instances, vc_partitions,
 		whole_run;
@@ -407,6 +420,41 @@ static const char *est_name(const struct args *a, char *buf, size_t size)
 	return a->est == GF_REPLAY_EST_EXACT ? "exact" : "requested";
 }
 
+/* The --jobs-csv file's directory can be written: checked before the
+ * replays run, not after.  0, or said (-1). */
+static int jobs_dir_ok(const char *path)
+{
+	char dir[PATH_MAX_];
+	const char *slash = strrchr(path, '/');
+	if (gf_fmt(dir, sizeof(dir), "%.*s",
+		   slash ? (int)(slash - path + (slash == path)) : 1,
+		   slash ? path : ".") != 0 ||
+	    access(dir, W_OK | X_OK) != 0) {
+		gf_cli_error(CMD, "cannot write '--jobs-csv %s': %s", path,
+			     strerror(errno ? errno : ENAMETOOLONG));
+		return -1;
+	}
+	return 0;
+}
+
+/* The --jobs-csv file, whole or not at all: 0, or said (-1). */
+static int write_jobs(const char *path, const struct gf_buf *b)
+{
+	if (gf_buf_error(b)) {
+		gf_cli_error(CMD,
+			     "cannot write '--jobs-csv %s': the rows are over "
+			     "%u MiB (fewer policies, or --limit)",
+			     path, OUT_CAP >> 20);
+		return -1;
+	}
+	struct gf_err e;
+	if (gf_file_write_atomic(path, gf_buf_str(b), b->len, &e) != 0) {
+		gf_cli_error(CMD, "--jobs-csv: %s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int replay(void *arg, struct gf_progress *p)
 {
 	struct args *a = arg;
@@ -415,12 +463,14 @@ static int replay(void *arg, struct gf_progress *p)
 	gf_err_clear(&e);
 	struct gf_replay_trace t;
 	struct gf_cluster c;
-	struct gf_buf out;
+	struct gf_buf out, jobs;
 	struct gf_json j;
 	struct gf_ctl_config *cfg = gf_calloc(1, sizeof(*cfg));
 	gf_replay_trace_init(&t);
 	gf_cluster_init(&c);
 	gf_buf_init(&out, OUT_CAP);
+	gf_buf_init(&jobs, OUT_CAP);
+	gf_replay_jobs_header(&jobs);
 	if (access(a->trace, R_OK) != 0) {
 		gf_cli_error(CMD,
 			     "cannot read the trace '%s': %s (give its path, "
@@ -446,6 +496,7 @@ static int replay(void *arg, struct gf_progress *p)
 	char what[PATH_MAX_ + 32];
 	struct gf_replay_span tails[GF_POLICY_COUNT];
 	gf_replay_config(cfg, GF_POLICY_FGD, a->seed);
+	cfg->fgdplus_without = a->without_mask;
 	if (load_cluster(a, &c, cfg, what, sizeof(what)) != 0)
 		goto out;
 	int64_t gpus = c.gpu_milli_total / 1000;
@@ -519,6 +570,8 @@ static int replay(void *arg, struct gf_progress *p)
 			json_result(&j, &r);
 		else
 			text_row(&out, &r);
+		if (a->jobs_csv)
+			gf_replay_jobs_rows(&jobs, &t, &r);
 		tails[i] = r.tail;
 		gf_replay_result_release(&r);
 	}
@@ -533,8 +586,11 @@ static int replay(void *arg, struct gf_progress *p)
 		gf_json_obj_end(&j);
 		gf_buf_printf(&out, "\n");
 	}
+	if (a->jobs_csv && write_jobs(a->jobs_csv, &jobs) != 0)
+		goto out;
 	ret = gf_cli_print_buf(CMD, 0, &out);
 out:
+	gf_buf_release(&jobs);
 	gf_buf_release(&out);
 	gf_cluster_release(&c);
 	gf_replay_trace_release(&t);
@@ -570,6 +626,8 @@ int cmd_simulate_replay(int argc, char **argv)
 		GF_OPT_FLAG("vc-partitions", &a.vc_partitions),
 		GF_OPT_FLAG("whole-run", &a.whole_run),
 		GF_OPT_FLAG("cpu-instances", &a.cpu_instances),
+		GF_OPT_STR("jobs-csv", &a.jobs_csv),
+		GF_OPT_STR("fgdplus-without", &a.without),
 		GF_OPT_END,
 	};
 	struct gf_cli_args args = GF_CLI_ARGS(CMD, argc, argv, opts, usage);
@@ -600,6 +658,17 @@ int cmd_simulate_replay(int argc, char **argv)
 	}
 	if (parse_estimate(&a) != 0)
 		return GF_EXIT_USAGE;
+	if (a.without &&
+	    gf_fgdplus_terms_parse(a.without, &a.without_mask) != 0) {
+		gf_cli_error(CMD,
+			     "--fgdplus-without '%s': expected a comma list "
+			     "of stranded, packing, pressure",
+			     a.without);
+		return GF_EXIT_USAGE;
+	}
+	errno = 0;
+	if (a.jobs_csv && jobs_dir_ok(a.jobs_csv) != 0)
+		return GF_EXIT_FAIL;
 	if (a.estimate && a.no_estimates) {
 		gf_cli_error(CMD, "--runtime-estimate and --no-estimates: say "
 				  "one");

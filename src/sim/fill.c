@@ -249,8 +249,11 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		if (nmix > 0)
 			gf_sched_set_mix(s, mix, nmix);
 	}
-	if (rc == 0 && o->fgdplus_t > 0 &&
-	    (rc = gf_sched_set_fgdplus_t(s, o->fgdplus_t)) != 0)
+	if (rc == 0 && o->fgdplus_t > 0)
+		rc = gf_sched_set_fgdplus_t(s, o->fgdplus_t);
+	if (rc == 0)
+		rc = gf_sched_set_fgdplus_without(s, o->fgdplus_without);
+	if (rc)
 		gf_sched_free(s);
 	if (rc) {
 		gf_free(seq);

@@ -12,6 +12,7 @@
 
 #include "helpers.h"
 #include "sim/replay.h"
+#include "sim/replay_jobs.h"
 #include "trace/synth.h"
 #include "trace/trace.h"
 #include "util/mem.h"
@@ -132,20 +133,25 @@ static double jct_s(const struct gf_replay_trace *t,
  * t=19  C ends: JCT C = 19 - 2 = 17
  * GPU time: A 2x10 + B 1x5 + C 2x4 + D 1x3 = 36 GPU-s.
  */
+static void backfill_trace(struct gf_cluster *c, struct gf_replay_trace *t)
+{
+	gf_cluster_init(c);
+	assert_int_equal(gf_synth_uniform(c, 1, 2, 16000, 65536, "a100-80gb"),
+			 0);
+	gf_replay_trace_init(t);
+	add(t, 0, 2, 10, 0, "training");
+	add(t, 1, 1, 5, 0, "training");
+	add(t, 2, 2, 4, 0, "training");
+	add(t, 3, 1, 3, 0, "training");
+	add(t, 4, 2, 0, 12, "training");
+}
+
 static void test_hand_backfill(void **state)
 {
 	(void)state;
 	struct gf_cluster c;
-	gf_cluster_init(&c);
-	assert_int_equal(gf_synth_uniform(&c, 1, 2, 16000, 65536, "a100-80gb"),
-			 0);
 	struct gf_replay_trace t;
-	gf_replay_trace_init(&t);
-	add(&t, 0, 2, 10, 0, "training");
-	add(&t, 1, 1, 5, 0, "training");
-	add(&t, 2, 2, 4, 0, "training");
-	add(&t, 3, 1, 3, 0, "training");
-	add(&t, 4, 2, 0, 12, "training");
+	backfill_trace(&c, &t);
 	struct gf_replay_result r;
 	run(&c, &t, GF_POLICY_FGD, 42, true, &r);
 	assert_int_equal(r.arrived, 5);
@@ -201,6 +207,44 @@ static void test_hand_backfill(void **state)
 	assert_true(jct_s(&t, &r, 3) == 19);
 	assert_true(wait_s(&t, &r, 2) == 13);
 	assert_int_equal(r.gpu_milli_ms_engine, r.gpu_milli_ms_jobs);
+	gf_replay_result_release(&r);
+	gf_replay_trace_release(&t);
+	gf_cluster_release(&c);
+}
+
+/* --jobs-csv's rows of the run worked above (test_hand_backfill): each
+ * job's ask, arrival, first start, end, run time and fate. */
+static void test_jobs_csv(void **state)
+{
+	(void)state;
+	struct gf_cluster c;
+	struct gf_replay_trace t;
+	backfill_trace(&c, &t);
+	struct gf_replay_result r;
+	run(&c, &t, GF_POLICY_FGD, 42, true, &r);
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	gf_replay_jobs_header(&b);
+	gf_replay_jobs_rows(&b, &t, &r);
+	assert_string_equal(
+		gf_buf_str(&b),
+		"policy,job,line,team,class,replicas,gpus,gpu_milli,cpu_milli,"
+		"memory_mib,model,arrival_s,first_start_s,end_s,run_s,fate\n"
+		"fgd,0,2,default,training,1,2,0,0,0,,0.000,0.000,10.000,"
+		"10.000,completed\n"
+		"fgd,1,3,default,training,1,1,0,0,0,,1.000,10.000,15.000,"
+		"5.000,completed\n"
+		"fgd,2,4,default,training,1,2,0,0,0,,2.000,15.000,19.000,"
+		"4.000,completed\n"
+		"fgd,3,5,default,training,1,1,0,0,0,,3.000,10.000,13.000,"
+		"3.000,completed\n"
+		"fgd,4,6,default,training,1,2,0,0,0,,4.000,,12.000,0.000,"
+		"deleted\n");
+	assert_string_equal(gf_replay_fate_name(GF_REPLAY_NOT_ARRIVED),
+			    "not_arrived");
+	assert_string_equal(gf_replay_fate_name((enum gf_replay_fate)99),
+			    "unknown");
+	gf_buf_release(&b);
 	gf_replay_result_release(&r);
 	gf_replay_trace_release(&t);
 	gf_cluster_release(&c);
@@ -902,6 +946,7 @@ int main(void)
 	assert_non_null(mkdtemp(tmpdir));
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_backfill),
+		cmocka_unit_test(test_jobs_csv),
 		cmocka_unit_test(test_hand_preemption),
 		cmocka_unit_test(test_conservation_random),
 		cmocka_unit_test(test_scale_arrivals),

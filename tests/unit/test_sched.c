@@ -141,8 +141,32 @@ static void test_fgdplus_pressure_group(void **state)
 			want[k]);
 	char msg[160];
 	assert_int_equal(gf_sched_check(s, msg, sizeof(msg)), 0);
+	/* ablation: without the pressure term, no node pays it */
+	unsigned mask;
+	assert_int_equal(gf_fgdplus_terms_parse("pressure", &mask), 0);
+	assert_int_equal(gf_sched_set_fgdplus_without(s, mask), 0);
+	assert_int_equal(gf_sched_score_peek(s, 0, &one, &gpu) -
+				 gf_sched_score(s, 0, &one, &gpu),
+			 0);
+	assert_int_equal(gf_sched_set_fgdplus_without(s, 8), GF_EINVAL);
 	gf_sched_free(s);
 	free_cluster(c);
+}
+
+/* --fgdplus-without's words: a comma list of the three terms. */
+static void test_fgdplus_terms_parse(void **state)
+{
+	(void)state;
+	unsigned m;
+	assert_int_equal(
+		gf_fgdplus_terms_parse("stranded,packing,pressure", &m), 0);
+	assert_int_equal(m, GF_FGDPLUS_ALL);
+	assert_int_equal(gf_fgdplus_terms_parse("packing", &m), 0);
+	assert_int_equal(m, GF_FGDPLUS_PACKING);
+	assert_int_equal(gf_fgdplus_terms_parse("", &m), 0);
+	assert_int_equal(m, 0);
+	assert_int_equal(gf_fgdplus_terms_parse("pack", &m), GF_EINVAL);
+	assert_int_equal(gf_fgdplus_terms_parse("stranded,,x", &m), GF_EINVAL);
 }
 
 static void test_scores_by_hand(void **state)
@@ -965,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_fgdplus_t),
 		cmocka_unit_test(test_fgdplus_pressure_spread),
 		cmocka_unit_test(test_fgdplus_pressure_group),
+		cmocka_unit_test(test_fgdplus_terms_parse),
 		cmocka_unit_test(test_frag_classes),
 		cmocka_unit_test(test_select_and_filter),
 		cmocka_unit_test(test_cpu_apart),

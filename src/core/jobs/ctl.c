@@ -252,6 +252,9 @@ static int build(struct gf_ctl *ctl)
 		gf_sched_set_mix(ctl->s, ctl->mix, ctl->nmix);
 	if (rc == 0 && ctl->cfg.fgdplus_t > 0)
 		rc = gf_sched_set_fgdplus_t(ctl->s, ctl->cfg.fgdplus_t);
+	if (rc == 0)
+		rc = gf_sched_set_fgdplus_without(ctl->s,
+						  ctl->cfg.fgdplus_without);
 	return rc;
 }
 

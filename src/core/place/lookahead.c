@@ -345,7 +345,9 @@ void gf__la_terms(struct gf_sched *s, const struct gf_req *r, int *term)
 {
 	if (s->la->dirty || s->la->idle_moved)
 		pressure(s);
-	double kg = (double)r->ngpus * r->gpu_milli;
+	double kg = (s->fgdplus_without & GF_FGDPLUS_PRESSURE)
+			    ? 0
+			    : (double)r->ngpus * r->gpu_milli;
 	for (int g = 0; g < s->la->ngroups; g++)
 		term[g] = (int)floor(GF_FGDPLUS_SLOPE(s->fgdplus_t) *
 					     s->la->pressure[g] * kg +

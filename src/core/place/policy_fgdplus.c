@@ -34,10 +34,11 @@
 #define MAX_SCORE 100
 
 /* Idle GPU (milli) the free CPU cannot feed at the typical rate. */
-static double stranded(const struct gf__lookahead *la, int32_t cpu_left,
-		       int32_t idle)
+static double stranded(const struct gf_sched *s, int32_t cpu_left, int32_t idle)
 {
-	if (la->cpu_per_milli <= 0 || idle <= 0)
+	const struct gf__lookahead *la = s->la;
+	if (la->cpu_per_milli <= 0 || idle <= 0 ||
+	    (s->fgdplus_without & GF_FGDPLUS_STRANDED))
 		return 0;
 	double fed = (double)cpu_left / la->cpu_per_milli;
 	return idle > fed ? idle - fed : 0;
@@ -49,8 +50,11 @@ static int sigmoid_score(double drop, double t)
 }
 
 /* GPUs of a GPU lost by putting share s into free share h. */
-static int packing_loss(const struct gf__lookahead *la, int h, int s)
+static int packing_loss(const struct gf_sched *sc, int h, int s)
 {
+	const struct gf__lookahead *la = sc->la;
+	if (sc->fgdplus_without & GF_FGDPLUS_PACKING)
+		return 0;
 	double loss = la->knap[h] - la->knap[h - s] - la->price[s];
 	return (int)floor(1000.0 * loss + 0.5);
 }
@@ -64,16 +68,16 @@ static int after_fgdplus(const struct gf__scoring *at, const struct gf_req *r,
 	const struct gf_cnode *n = at->n;
 	double after =
 		gf_frag_state(s->typ, s->ntyp, n->model, cpu, left, n->ngpus) +
-		stranded(s->la, cpu, n->idle - r->ngpus * r->gpu_milli);
+		stranded(s, cpu, n->idle - r->ngpus * r->gpu_milli);
 	if (g < 0)
 		return sigmoid_score(now - after, s->fgdplus_t);
 	return sigmoid_score(now - after, s->fgdplus_t) -
-	       packing_loss(s->la, n->gpu_left[g], r->gpu_milli);
+	       packing_loss(s, n->gpu_left[g], r->gpu_milli);
 }
 
 int gf__score_fgdplus(struct gf__scoring *at, const struct gf_req *r)
 {
 	const struct gf_cnode *n = at->n;
-	double now = at->frag_now + stranded(at->s->la, n->cpu_left, n->idle);
+	double now = at->frag_now + stranded(at->s, n->cpu_left, n->idle);
 	return gf__score_after(at, r, now, after_fgdplus, INT_MIN);
 }

@@ -197,6 +197,37 @@ double gf_sched_frag_node(const struct gf_sched *s, int node)
 	return node >= 0 && node < s->c->n ? s->frag[node] : 0.0;
 }
 
+int gf_sched_set_fgdplus_without(struct gf_sched *s, unsigned without)
+{
+	if (without & ~GF_FGDPLUS_ALL)
+		return GF_EINVAL;
+	s->fgdplus_without = without;
+	if (s->cache) /* FGD+'s scores move with its terms */
+		memset(s->cache, 0,
+		       (size_t)s->ncap * (size_t)s->cache_classes *
+			       sizeof(*s->cache));
+	return 0;
+}
+
+int gf_fgdplus_terms_parse(const char *list, unsigned *mask)
+{
+	static const char *const names[] = { "stranded", "packing",
+					     "pressure" };
+	*mask = 0;
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		unsigned bit = 0;
+		for (unsigned k = 0; k < 3 && !bit; k++)
+			if (strlen(names[k]) == n && !strncmp(p, names[k], n))
+				bit = 1u << k;
+		if (!bit)
+			return GF_EINVAL;
+		*mask |= bit;
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
 void gf_sched_set_cpu_apart(struct gf_sched *s, bool on)
 {
 	s->cpu_apart = on;

@@ -112,10 +112,11 @@ struct gf_sched {
 	struct gf__lookahead *la; /* GF_POLICY_LOOKAHEAD, else NULL */
 	struct gf_bucket buckets[GF_SCHED_NBUCKETS + 1]; /* + GF_SCHED_CORDON */
 	uint16_t *bucket_of;				 /* per node */
-	int *pos;	   /* per node: index in its bucket */
-	unsigned long ops; /* places and unplaces, for debug checks */
-	bool cpu_apart;	   /* gf_sched_set_cpu_apart */
-	double fgdplus_t;  /* gf_sched_set_fgdplus_t */
+	int *pos;		  /* per node: index in its bucket */
+	unsigned long ops;	  /* places and unplaces, for debug checks */
+	bool cpu_apart;		  /* gf_sched_set_cpu_apart */
+	double fgdplus_t;	  /* gf_sched_set_fgdplus_t */
+	unsigned fgdplus_without; /* gf_sched_set_fgdplus_without */
 };
 
 /*
