@@ -63,10 +63,11 @@ static void usage(FILE *f)
 		"preemption, the placement engine), once per policy.\nReports "
 		"queueing delay and JCT (p50/p95/p99), GPU allocation, "
 		"fragmentation,\npending GPU demand and preemptions, in total "
-		"and over time (--json).\nAllocation, fragmentation, pending "
-		"demand and queueing delay are taken over\nthe arrival window "
-		"(first to last arrival); the tail (the drain after the\nlast "
-		"arrival) is reported apart.\n"
+		"and over time (--json).\nAllocation, fragmentation and pending "
+		"demand are taken over the arrival\nwindow (first to last "
+		"arrival), the tail (the drain after the last arrival)\n"
+		"apart; queueing delay over every job that started (each "
+		"arrived in the\nwindow), the tail's share of it apart.\n"
 		"\n"
 		"  SOURCE           alibaba2023 (pod list with creation, "
 		"scheduled and deletion\n"
@@ -116,8 +117,8 @@ static void usage(FILE *f)
 		"nodes (the VC\n"
 		"                   file's node counts; a VC it does not list "
 		"has none)\n"
-		"  --whole-run      means and wait over the whole run [0, end] "
-		"(no tail row)\n"
+		"  --whole-run      means over the whole run [0, end] (no tail "
+		"row)\n"
 		"  --cpu-instances  dlrm2025: the CPU-only (CN) instances "
 		"too\n"
 		"  --jobs-csv FILE  every job under every policy, one CSV row "
@@ -529,12 +530,13 @@ static int replay(void *arg, struct gf_progress *p)
 			&out,
 			"runtime estimates: %s%s\n"
 			"times in seconds; alloc, frag and pending GPU "
-			"are time-weighted means; these and wait over "
-			"%s\n\n",
+			"are time-weighted means over %s;\nwait over every "
+			"job that started, whenever it did%s\n\n",
 			est, a->vc_partitions ? "; VCs as node partitions" : "",
-			a->whole_run ? "the whole run"
-				     : "the arrival window (jobs that "
-				       "started in it), tail below");
+			a->whole_run ? "the whole run" : "the arrival window",
+			a->whole_run ? ""
+				     : " (the tail below: those after "
+				       "the last arrival)");
 		text_header(&out);
 	}
 	for (int i = 0; i < a->npolicies; i++) {

@@ -537,16 +537,16 @@ static void windows(struct run *x, double *v)
 	span_means(x, &r->tail);
 	span_wait(x, &r->tail, true, v);
 	struct gf_replay_span all = { .from_ms = 0, .to_ms = r->end_ms };
+	span_wait(x, &all, false, v); /* every job that started */
 	const struct gf_replay_span *use = &r->window;
 	if (x->o->whole_run) {
 		span_means(x, &all);
-		span_wait(x, &all, false, v);
 		use = &all;
 	}
 	r->mean_alloc = use->mean_alloc;
 	r->mean_frag = use->mean_frag;
 	r->mean_pending_gpus = use->mean_pending_gpus;
-	r->wait = use->wait;
+	r->wait = all.wait;
 }
 
 static void summarise(struct run *x)

@@ -68,7 +68,7 @@ struct gf_replay_opts {
 	enum gf_replay_est est; /* which (estimates on) */
 	double est_sigma;	/* NOISY: 0 means GF_REPLAY_SIGMA_DEFAULT */
 	uint64_t est_seed;	/* NOISY's draws */
-	/* the means and wait over the whole run [0, end], not the arrival
+	/* the means over the whole run [0, end], not the arrival
 	 * window (first to last arrival) with the tail apart */
 	bool whole_run;
 	/* each job may run only on nodes labelled "vc=<its team>" (Philly's
@@ -134,9 +134,11 @@ struct gf_replay_result {
 	int running_end, queued_end;
 	int64_t preemptions;
 	int passes;
-	/* first start - arrival: the jobs that first started in the
-	 * arrival window [first arrival, last arrival] (whole_run: every
-	 * started job) */
+	/* first start - arrival, every job that started (each arrived in
+	 * the arrival window, whenever it started: counting only those that
+	 * started in the window would drop the longest waits, those that
+	 * lasted past the last arrival; window.wait and tail.wait split it
+	 * by when the job started) */
 	struct gf_replay_dist wait;
 	struct gf_replay_dist jct; /* end - arrival, completed jobs */
 	int64_t end_ms;		   /* the last event (runs still going
@@ -145,8 +147,7 @@ struct gf_replay_result {
 	 * integrated over time, and the sum of the jobs' placed runs */
 	int64_t gpu_milli_ms_engine, gpu_milli_ms_jobs;
 	int64_t capacity_milli;
-	/* time-weighted over the arrival window (whole_run: [0, end]);
-	 * window.wait is wait's copy */
+	/* time-weighted over the arrival window (whole_run: [0, end]) */
 	double mean_alloc, mean_frag, mean_pending_gpus;
 	struct gf_replay_span window;
 	/* after the last arrival until the end (no arrival then): the

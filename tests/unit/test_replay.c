@@ -171,8 +171,12 @@ static void test_hand_backfill(void **state)
 	/* 36 GPU-s = 36,000 GPU-ms = 36,000,000 milli-GPU ms, both ways */
 	assert_int_equal(r.gpu_milli_ms_jobs, INT64_C(36000000));
 	assert_int_equal(r.gpu_milli_ms_engine, INT64_C(36000000));
-	/* the window's wait: A alone started in [0, 4] */
-	assert_int_equal(r.wait.n, 1);
+	/* the wait: every job that started (B, C and D after the last
+	 * arrival, at 4); the window's: A alone started in [0, 4] */
+	assert_int_equal(r.wait.n, 4);
+	assert_true(r.wait.mean == 29.0 / 4);
+	assert_int_equal(r.window.wait.n, 1);
+	assert_int_equal(r.tail.wait.n, 3);
 	/* JCTs 10, 10, 14, 17: p50 10, max 17 */
 	assert_true(r.jct.p50 == 10 && r.jct.max == 17);
 	/* the arrival window is [0, 4]: A alone, 2 of 2 GPUs; the tail
@@ -521,8 +525,12 @@ static void test_window_and_tail(void **state)
 	assert_int_equal(r.window.to_ms, 6000);
 	assert_true(near(r.mean_alloc, 0.5) && near(r.window.mean_alloc, 0.5));
 	assert_true(near(r.mean_pending_gpus, 16.0 / 6));
-	assert_int_equal(r.wait.n, 2);
-	assert_true(r.wait.mean == 0 && r.wait.max == 0);
+	/* the wait counts B, which started in the tail (8 s); of those
+	 * that started in the window, none waited */
+	assert_int_equal(r.wait.n, 3);
+	assert_true(near(r.wait.mean, 8.0 / 3));
+	assert_int_equal(r.window.wait.n, 2);
+	assert_true(r.window.wait.mean == 0 && r.window.wait.max == 0);
 	assert_int_equal(r.tail.from_ms, 6000);
 	assert_int_equal(r.tail.to_ms, 15000);
 	assert_true(near(r.tail.mean_alloc, 8.0 / 9));
