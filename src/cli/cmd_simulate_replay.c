@@ -285,10 +285,7 @@ static void json_result(struct gf_json *j, const struct gf_replay_result *r)
 	gf_json_double(j, "mean_frag", r->mean_frag);
 	gf_json_double(j, "mean_pending_gpus", r->mean_pending_gpus);
 	gf_json_double(j, "peak_alloc", r->peak_alloc);
-	gf_json_obj_begin(j, "window");
-	gf_json_double(j, "from_s", (double)r->window.from_ms / 1e3);
-	gf_json_double(j, "to_s", (double)r->window.to_ms / 1e3);
-	gf_json_obj_end(j);
+	json_span(j, "window", &r->window); /* wait_s: started in it */
 	json_span(j, "tail", &r->tail);
 	gf_json_double(j, "gpu_hours",
 		       (double)r->gpu_milli_ms_jobs / 1000.0 / 3600e3);
