@@ -155,6 +155,10 @@ void gf_cli_error(const char *cmd, const char *fmt, ...)
  * saying why as cmd. */
 int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out,
 		    int *n) GF_MUST_CHECK;
+/* --fgdplus-without LIST (NULL: none) into *mask: 0, or GF_EXIT_USAGE
+ * after saying why as cmd. */
+int gf_cli_fgdplus_without(const char *cmd, const char *s,
+			   unsigned *mask) GF_MUST_CHECK;
 
 /*
  * Report a bad option the way every command does (one line, pointing at

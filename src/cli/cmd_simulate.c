@@ -441,14 +441,8 @@ int cmd_simulate_fill(int argc, char **argv)
 					       MAX_SEEDS);
 	if (args.rc >= 0)
 		return args.rc;
-	if (a.without &&
-	    gf_fgdplus_terms_parse(a.without, &a.without_mask) != 0) {
-		gf_cli_error(CMD,
-			     "--fgdplus-without '%s': expected a comma list "
-			     "of stranded, packing, pressure",
-			     a.without);
+	if (gf_cli_fgdplus_without(CMD, a.without, &a.without_mask) != 0)
 		return GF_EXIT_USAGE;
-	}
 	if (!a.nodes != !a.pods) {
 		gf_cli_error(CMD,
 			     "%s needs %s: a trace is a node list and a "

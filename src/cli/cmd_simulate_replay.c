@@ -657,14 +657,8 @@ int cmd_simulate_replay(int argc, char **argv)
 	}
 	if (parse_estimate(&a) != 0)
 		return GF_EXIT_USAGE;
-	if (a.without &&
-	    gf_fgdplus_terms_parse(a.without, &a.without_mask) != 0) {
-		gf_cli_error(CMD,
-			     "--fgdplus-without '%s': expected a comma list "
-			     "of stranded, packing, pressure",
-			     a.without);
+	if (gf_cli_fgdplus_without(CMD, a.without, &a.without_mask) != 0)
 		return GF_EXIT_USAGE;
-	}
 	errno = 0;
 	if (a.jobs_csv && jobs_dir_ok(a.jobs_csv) != 0)
 		return GF_EXIT_FAIL;

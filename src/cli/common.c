@@ -218,6 +218,19 @@ int gf_cli_policies(const char *cmd, const char *s, enum gf_policy *out, int *n)
 	return 0;
 }
 
+int gf_cli_fgdplus_without(const char *cmd, const char *s, unsigned *mask)
+{
+	*mask = 0;
+	if (s && gf_fgdplus_terms_parse(s, mask) != 0) {
+		gf_cli_error(cmd,
+			     "--fgdplus-without '%s': expected a comma list "
+			     "of stranded, packing, pressure",
+			     s);
+		return GF_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int gf_cli_with_progress(const char *cmd,
 			 int (*run)(void *arg, struct gf_progress *p),
 			 void *arg)

@@ -16,7 +16,7 @@
 #include <gpufleet/rng.h>
 
 #include "core/jobs/ctl_impl.h"
-#include "helpers.h"
+#include "ctl_helpers.h"
 #include "util/fmt.h"
 #include "util/mem.h"
 
@@ -40,15 +40,6 @@ static struct gf_ctl_config *cfg_new(void)
 	c->open_teams = true;
 	c->seed = 1;
 	return c;
-}
-
-static void check(const struct gf_ctl *ctl)
-{
-	char msg[256];
-	int rc = gf_ctl_check(ctl, msg, sizeof(msg));
-	if (rc)
-		print_message("gf_ctl_check: %s\n", msg);
-	assert_int_equal(rc, 0);
 }
 
 /* A core over no node with configuration cfg (freed here). */
@@ -172,31 +163,6 @@ static const char *put(struct gf_ctl *ctl, struct gf_job *j)
 	assert_int_equal(gf_ctl_add(ctl, j, &e), 0);
 	check(ctl);
 	return gf_ctl_job(ctl, j->id)->id;
-}
-
-static void pass(struct gf_ctl *ctl, int64_t now, struct gf_ctl_changes *ch)
-{
-	if (ch)
-		ch->n = 0;
-	assert_int_equal(gf_ctl_schedule(ctl, now, ch), 0);
-	check(ctl);
-}
-
-static const struct gf_job *J(const struct gf_ctl *ctl, const char *id)
-{
-	const struct gf_job *j = gf_ctl_job(ctl, id);
-	assert_non_null(j);
-	return j;
-}
-
-static enum gf_job_state st(const struct gf_ctl *ctl, const char *id)
-{
-	return J(ctl, id)->state;
-}
-
-static const char *why(const struct gf_ctl *ctl, const char *id)
-{
-	return J(ctl, id)->reason;
 }
 
 static const char *node_of(const struct gf_ctl *ctl, const char *id, int r)
