@@ -164,7 +164,8 @@ $(B)/bench/%: bench/%.c $(B)/libgpufleet.a
 # The fake NVML is a plain shared object; never sanitized (it is loaded
 # into sanitized binaries, whose runtime covers it).
 FAKE_NVML_SRC = tests/fake_nvml/fake_nvml.c tests/fake_nvml/telemetry.c \
-	tests/fake_nvml/costs.c tests/fake_nvml/json_fixture.c
+	tests/fake_nvml/costs.c tests/fake_nvml/json_fixture.c \
+	tests/fake_nvml/mig.c
 $(FAKE_NVML): $(FAKE_NVML_SRC) tests/fake_nvml/fake.h src/topo/nvml_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")

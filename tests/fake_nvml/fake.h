@@ -126,6 +126,19 @@ nvmlReturn_t fault(nvmlDevice_t d);
  * in fake_nvml.c): Xids queued, GPUs lost or back.  No-op when unset. */
 void events_poll(void);
 
+/* The GPU's index among the fixture's; one line to GPUFLEET_FAKE_NVML_LOG
+ * when it is set (a call that changes MIG state, its arguments and
+ * result). */
+int gpu_index(const struct nvmlDevice_st *d);
+__attribute__((format(printf, 1, 2))) void call_log(const char *fmt, ...);
+
+/* MIG (mig.c): a fixture's instance added (with a compute instance;
+ * busy: a process runs on it, pid or 4242), silently skipped where the
+ * driver would refuse it; every instance forgotten. */
+void fake_add_gi(struct nvmlDevice_st *g, unsigned id, unsigned start, int busy,
+		 unsigned pid);
+void mig_reset(void);
+
 /* A GPU as a fixture starts it (no NUMA node, NVLink not supported). */
 void gpu_init(struct nvmlDevice_st *g, const char *busid);
 /* Read a recorded NVML dump (json_fixture.c): 0, or -1 with a message on
