@@ -3,7 +3,7 @@
  * test_k8s_serve.c): NVIDIA's DGX-1V hybrid cube-mesh as a GPU topology,
  * and Pod objects and extender requests shaped as kube-scheduler sends
  * them (capitalised keys, null where Go sends nil, quantities as
- * strings), built from a few fields.
+ * strings), built from a few fields; JSON text parsed, a pod read.
  */
 #ifndef GF_TEST_K8S_HELPERS_H
 #define GF_TEST_K8S_HELPERS_H
@@ -11,7 +11,9 @@
 #include <gpufleet/gpu_topo.h>
 
 #include "helpers.h"
+#include "k8s/k8s.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 /*
  * The DGX-1V (and Azure NDv2) NVLink matrix as `nvidia-smi topo -m`
@@ -83,6 +85,36 @@ static inline void args_json(struct gf_buf *b, const char *pod,
 	for (int i = 0; i < n; i++)
 		gf_buf_printf(b, "%s\"%s\"", i ? ", " : "", names[i]);
 	gf_buf_puts(b, "]}");
+}
+
+/* text parsed as JSON, which it must be. */
+static inline struct gf_jv *parse(const char *text)
+{
+	struct gf_jv *v;
+	struct gf_err e;
+	int rc = gf_jv_parse(text, strlen(text), &v, &e);
+	if (rc)
+		print_message("parse: %s\n%s\n", e.msg, text);
+	assert_int_equal(rc, 0);
+	return v;
+}
+
+/* A pod read from pod_json(). */
+static inline void pod_of(struct gf_k8s_pod *p, const char *name,
+			  const char *res, const char *selector,
+			  const char *meta)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	pod_json(&b, "ml", name, name, res, selector, meta);
+	struct gf_jv *v = parse(gf_buf_str(&b));
+	struct gf_err e;
+	int rc = gf_k8s_pod_read(v, p, &e);
+	if (rc)
+		print_message("pod: %s\n", e.msg);
+	assert_int_equal(rc, 0);
+	gf_jv_free(v);
+	gf_buf_release(&b);
 }
 
 #endif
