@@ -253,9 +253,9 @@ int gf_fill_run(const struct gf_cluster *c0, const struct gf_workload *w,
 		rc = gf_sched_set_fgdplus_t(s, o->fgdplus_t);
 	if (rc == 0)
 		rc = gf_sched_set_fgdplus_without(s, o->fgdplus_without);
-	if (rc)
-		gf_sched_free(s);
 	if (rc) {
+		gf_sched_free(s);
+		free(mix);
 		gf_free(seq);
 		gf_free(c.nodes);
 		return rc;
