@@ -305,6 +305,24 @@ static void accepted(const struct gf_jv *v, const void *arg)
 	printf("\n");
 }
 
+/* The first word of a command (one argument may hold a whole shell
+ * line: 'python train.py --lr 3e-4'), cut to what a name holds, never
+ * inside a UTF-8 character; "job" for a command of blanks. */
+static void first_word(const char *c, char *out, size_t size)
+{
+	c += strspn(c, " \t\n");
+	size_t n = strcspn(c, " \t\n");
+	if (n > size - 1) {
+		n = size - 1;
+		while (n > 0 && ((unsigned char)c[n] & 0xC0) == 0x80)
+			n--; /* c[n] continues a character: cut before it */
+	}
+	if (n == 0)
+		gf_note(out, size, "job");
+	else
+		gf_note(out, size, "%.*s", (int)n, c);
+}
+
 /* The body the options make (the command after them, and its first
  * word the name unless --name said one). */
 static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
@@ -368,8 +386,11 @@ static void write_body(struct body *x, int argc, char **argv, struct gf_json *j)
 		for (int i = optind; i < argc; i++)
 			gf_cli_shell_word(&cmd, argv[i], argc - optind > 1);
 		gf_json_str(j, "command", gf_buf_str(&cmd));
-		if (!x->name)
-			gf_json_str(j, "name", argv[optind]);
+		if (!x->name) {
+			char name[GF_JOB_NAME_MAX];
+			first_word(argv[optind], name, sizeof(name));
+			gf_json_str(j, "name", name);
+		}
 		gf_buf_release(&cmd);
 	}
 	gf_json_obj_end(j);

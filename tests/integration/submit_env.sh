@@ -140,7 +140,8 @@ wait_job() {
 	done
 	printf '%s' "$j"
 }
-# wait_file PATH: 0 once it has a line
+# wait_file PATH: 0 once it has a line (the jobs write a temporary and
+# rename it, so what is there is whole)
 wait_file() {
 	for _ in $(seq 300); do
 		[ -s "$1" ] && return 0
@@ -161,7 +162,7 @@ job: $j"
 mkdir -p "$W/run"
 [ -n "$U" ] && chown "$U" "$W/run"
 id=$(sub vision --gpus 1 --selector pool=n2 --env "FOO=bar baz" \
-	--env "QUOTE=it's \"x\"" --chdir "$W/run" -- 'env > env.txt')
+	--env "QUOTE=it's \"x\"" --chdir "$W/run" -- 'env > env.tmp && mv env.tmp env.txt')
 wait_file "$W/run/env.txt"
 e=$(cat "$W/run/env.txt" 2>/dev/null)
 printf '%s\n' "$e" | grep -qx 'FOO=bar baz' &&
@@ -179,7 +180,7 @@ mkdir -p "$W/exp"
 [ -n "$U" ] && chown "$U" "$W/exp"
 id=$(GF_TEST_PLAIN="plain value" GF_TEST_TOKEN=hush MY_API_KEY=hush \
 	CUDA_VISIBLE_DEVICES=7 sub vision --gpus 1 --selector pool=n2 \
-	--export-env --chdir "$W/exp" -- 'env > env.txt')
+	--export-env --chdir "$W/exp" -- 'env > env.tmp && mv env.tmp env.txt')
 wait_file "$W/exp/env.txt"
 e=$(cat "$W/exp/env.txt" 2>/dev/null)
 printf '%s\n' "$e" | grep -qx 'GF_TEST_PLAIN=plain value' &&
@@ -195,20 +196,21 @@ else
 	# ---- the token's user, in its home -----------------------------
 	# shellcheck disable=SC2016 # expanded by the job's shell
 	id=$(sub user --gpus 1 --selector pool=n1 -- \
-		'{ id -un; echo "$HOME $USER $LOGNAME"; pwd; } > who.txt')
+		'{ id -un; echo "$HOME $USER $LOGNAME"; pwd; } > who.tmp; mv who.tmp who.txt')
 	wait_file "$W/who.txt"
 	got=$(cat "$W/who.txt" 2>/dev/null)
 	want="$U
 $W $U $U
 $W"
 	[ "$got" = "$want" ] && job "$id" | grep -q "\"user\": \"$U\""
-	check submit-user $? "got: $got
+	check submit-user $? "submit: $(cat "$TMP/sub.out")
+got: $got
 want: $want
 job: $(job "$id")"
 
 	# ---- the agent's default user -----------------------------------
 	rm -f "$W/who.txt"
-	id=$(sub vision --gpus 1 --selector pool=n2 -- 'id -un > who.txt')
+	id=$(sub vision --gpus 1 --selector pool=n2 -- 'id -un > who.tmp && mv who.tmp who.txt')
 	wait_file "$W/who.txt"
 	got=$(cat "$W/who.txt" 2>/dev/null)
 	[ "$got" = "$U" ]

@@ -5,9 +5,13 @@
  * options said, and only the rows a command takes apart itself handed
  * back.  Linked with the CLI's objects (the Makefile's rule for it).
  */
+#include <getopt.h>
+
 #include "cli/cli.h"
+#include "cli/remote.h"
 #include "helpers.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 #define MAXARGS 12
 
@@ -420,6 +424,57 @@ static void test_shell_words(void **state)
 	gf_buf_release(&b);
 }
 
+/* submit's body: without --name, the name is the command's first word
+ * (one argument may be a whole shell line), cut to 63 bytes, never
+ * inside a UTF-8 character; "job" when the first argument is blank. */
+static const char *submit_name(const char *c0, const char *c1, char *out,
+			       size_t size)
+{
+	char w[6][256];
+	const char *words[6] = { "submit", "--server", "http://127.0.0.1:9",
+				 "--",	   c0,	       c1 };
+	int argc = c1 ? 6 : 5;
+	char *argv[7] = { NULL };
+	for (int i = 0; i < argc; i++) {
+		snprintf(w[i], sizeof(w[i]), "%s", words[i]);
+		argv[i] = w[i];
+	}
+	struct gf_remote r = { 0 };
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	/* -1: the body made, go on */
+	assert_int_equal(gf_cli_submit_body("submit", argc, argv, NULL, &r, &b),
+			 -1);
+	struct gf_jv *v = NULL;
+	struct gf_err e;
+	assert_int_equal(gf_jv_parse(gf_buf_str(&b), b.len, &v, &e), 0);
+	snprintf(out, size, "%s", gf_jv_str(gf_jv_get(v, "name")));
+	gf_jv_free(v);
+	gf_buf_release(&b);
+	return out;
+}
+
+static void test_submit_default_name(void **state)
+{
+	(void)state;
+	char n[128], longw[200];
+	assert_string_equal(
+		submit_name("python train.py --lr 3e-4 --epochs 90 "
+			    "--data /datasets/imagenet --out /ckpt/run-17",
+			    NULL, n, sizeof(n)),
+		"python");
+	assert_string_equal(submit_name("  sleep 60", NULL, n, sizeof(n)),
+			    "sleep");
+	assert_string_equal(submit_name(" ", "sleep", n, sizeof(n)), "job");
+	memset(longw, 'x', 70); /* one word of 70 bytes: 63 kept */
+	longw[70] = '\0';
+	assert_int_equal(strlen(submit_name(longw, NULL, n, sizeof(n))), 63);
+	/* 62 bytes then a 2-byte character: cut before it */
+	memset(longw, 'y', 62);
+	memcpy(longw + 62, "\xc3\xa9z", 4);
+	assert_int_equal(strlen(submit_name(longw, NULL, n, sizeof(n))), 62);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_codes),
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_shell_words),
+		cmocka_unit_test(test_submit_default_name),
 	};
 	return cmocka_run_group_tests_name("cli_options", tests, NULL, NULL);
 }
