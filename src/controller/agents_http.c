@@ -19,7 +19,7 @@
 static void agent_release(struct gf_op *op)
 {
 	struct agent_op *x = agent_op(op);
-	gf_free(x->inv);
+	gf_np_inventory_free(x->inv);
 	gf_free(x->body);
 	if (x->hb)
 		gf_np_heartbeat_release(x->hb);
