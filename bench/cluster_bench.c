@@ -213,6 +213,7 @@ static int load_template(void)
 	}
 	struct gf_np_inventory *inv = &inv_tmpl;
 	memset(inv, 0, sizeof(*inv));
+	gf_np_inventory_room(inv, GF_CNODE_MAX_GPUS, 0);
 	snprintf(inv->version, sizeof(inv->version), "cluster_bench");
 	inv->cpu_milli = (int32_t)(gf_bitmap_count(&n->cpus) * 1000);
 	uint64_t mem = 0;
@@ -466,7 +467,10 @@ static void heartbeat_of(const struct agent *a, struct gf_np_heartbeat *hb)
 static void send_register(struct cl *c, struct agent *a)
 {
 	struct gf_np_inventory *inv = gf_malloc(sizeof(*inv));
-	*inv = inv_tmpl;
+	*inv = inv_tmpl; /* its own GPUs: the template's are shared */
+	inv->gpus = gf_malloc((size_t)inv->ngpus * sizeof(*inv->gpus) + 1);
+	memcpy(inv->gpus, inv_tmpl.gpus,
+	       (size_t)inv->ngpus * sizeof(*inv->gpus));
 	snprintf(inv->address, sizeof(inv->address), "%s", a->name);
 	for (int g = 0; g < inv->ngpus; g++)
 		snprintf(inv->gpus[g].uuid, sizeof(inv->gpus[g].uuid),
@@ -481,7 +485,7 @@ static void send_register(struct cl *c, struct agent *a)
 	gf_np_inventory_write(&j, inv, topology, topology_len);
 	gf_np_heartbeat_write(&j, &hb);
 	gf_json_obj_end(&j);
-	gf_free(inv);
+	gf_np_inventory_free(inv);
 	char url[160];
 	url_of(a, "", url, sizeof(url));
 	gf_buf_reset(&a->hb_ans);

@@ -493,6 +493,7 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 		gf__ledger_close(&j->led);
 		pthread_mutex_destroy(&j->lock);
 		pthread_cond_destroy(&j->wake);
+		gf_np_inventory_release(&j->inv);
 		gf_free(j);
 		return rc;
 	}
@@ -519,6 +520,7 @@ void gf_join_stop(struct gf_join *j)
 	pthread_join(j->poll_tid, NULL);
 	pthread_join(j->loop_tid, NULL);
 	gf_np_assignments_release(&j->next);
+	gf_np_inventory_release(&j->inv);
 	gf_worker_close(j->w);
 	gf__ledger_close(&j->led);
 	pthread_mutex_destroy(&j->lock);

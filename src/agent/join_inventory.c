@@ -96,7 +96,10 @@ int gf__join_inventory(struct gf_join *j, struct gf_err *e)
 {
 	const struct gf_node *n = j->o.node;
 	struct gf_np_inventory *inv = &j->inv;
+	gf_np_inventory_release(inv); /* a join before */
 	memset(inv, 0, sizeof(*inv));
+	/* room for the most a node reports: one agent, one inventory */
+	gf_np_inventory_room(inv, GF_CNODE_MAX_GPUS, GF_CTL_MAX_MIG);
 	int rc = inventory_opts(j, inv, e);
 	if (rc)
 		return rc;

@@ -134,7 +134,7 @@ struct gf_agents *gf__agents_new(struct gf_service *s)
 static void drop_node(struct anode *n)
 {
 	gf_free(n->text);
-	gf_free(n->inv);
+	gf_np_inventory_free(n->inv);
 	gf_free(n->refs);
 	gf_free(n->ends);
 	gf_free(n->pending);
@@ -372,7 +372,7 @@ static int take_node(const char *name, const char *text, size_t len, int64_t at,
 		       "stored node '%s' not restored: %s; it will be when "
 		       "its agent registers again",
 		       name, e.msg);
-		gf_free(inv);
+		gf_np_inventory_free(inv);
 		return 0;
 	}
 	struct anode *n = gf__anode(ag, idx);
@@ -738,7 +738,7 @@ static void reg(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	struct anode *n = gf__anode(ag, i);
 	bool first = n->st == AN_NONE;
 	gf_free(n->text);
-	gf_free(n->inv);
+	gf_np_inventory_free(n->inv);
 	n->text = x->body;
 	n->len = x->body_len;
 	n->inv = x->inv;

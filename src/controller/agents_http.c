@@ -19,7 +19,7 @@
 static void agent_release(struct gf_op *op)
 {
 	struct agent_op *x = agent_op(op);
-	gf_free(x->inv);
+	gf_np_inventory_free(x->inv);
 	gf_free(x->body);
 	if (x->hb)
 		gf_np_heartbeat_release(x->hb);
@@ -99,8 +99,13 @@ int gf__nodes_put(struct gf_http_req *r, void *arg)
 	}
 	size_t len;
 	const char *text = gf_req_body(r, &len);
-	op->body = gf_strndup(text, len);
+	/* kept per agent (GET /v1/nodes/NAME, the store): without the
+	 * white space, most of a `topo --json` document's bytes */
+	char *tmp = gf_strndup(text, len);
+	len = gf_json_squeeze(tmp, len);
+	op->body = gf_strndup(tmp, len);
 	op->body_len = len;
+	gf_free(tmp);
 	return gf__service_hold(s, r, &op->op);
 }
 

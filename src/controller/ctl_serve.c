@@ -74,8 +74,10 @@ static int dispatch(struct gf_http_req *r, void *arg)
 {
 	struct gf_service *s = arg;
 	struct gf_route_match m;
+	char buf[GF_HTTP_PATH_MAX];
 	unsigned method = gf_req_method(r);
-	gf_route_match(routes, NROUTES, method, gf_req_path(r), &m);
+	gf_route_match(routes, NROUTES, method, gf_req_path(r), buf,
+		       sizeof(buf), &m);
 	if (m.route < 0) /* the server matched it: cannot happen */
 		return gf_reply_error(r, 404, "not-found", "no route");
 	const struct gf_route *rt = &routes[m.route];

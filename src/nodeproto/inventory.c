@@ -15,6 +15,7 @@
 #include "nodeproto/nodeproto.h"
 #include "nodeproto/read.h"
 #include "util/fmt.h"
+#include "util/mem.h"
 
 /* {"k": "v"} into "k=v,k=v". */
 static int read_labels(struct gf_np_rd *r, const struct gf_jv *obj, char *out,
@@ -185,14 +186,50 @@ static int read_topo(struct gf_np_rd *r, const struct gf_jv *obj,
 	return rc;
 }
 
+void gf_np_inventory_room(struct gf_np_inventory *inv, int ngpus, int nmig)
+{
+	gf_np_inventory_release(inv);
+	if (ngpus > 0)
+		inv->gpus = gf_calloc((size_t)ngpus, sizeof(*inv->gpus));
+	if (nmig > 0)
+		inv->mig = gf_calloc((size_t)nmig, sizeof(*inv->mig));
+}
+
+void gf_np_inventory_release(struct gf_np_inventory *inv)
+{
+	gf_free(inv->gpus);
+	gf_free(inv->mig);
+	inv->gpus = NULL;
+	inv->mig = NULL;
+	inv->ngpus = inv->nmig = 0;
+}
+
+void gf_np_inventory_free(struct gf_np_inventory *inv)
+{
+	if (inv == NULL)
+		return;
+	gf_np_inventory_release(inv);
+	gf_free(inv);
+}
+
+/* "gpus", then "mig", each into an array of its length. */
 static int read_gpus(struct gf_np_rd *r, const struct gf_jv *obj,
 		     struct gf_np_inventory *inv)
 {
-	int rc = gf__np_each(r, obj, "gpus", false, GF_CNODE_MAX_GPUS,
-			     read_gpu_at, inv, &inv->ngpus);
-	return rc ? rc
-		  : gf__np_each(r, obj, "mig", false, GF_CTL_MAX_MIG,
-				read_mig_at, inv, &inv->nmig);
+	int rc;
+	const struct gf_jv *a =
+		gf__np_arr(r, obj, "gpus", false, GF_CNODE_MAX_GPUS, &rc);
+	if (rc)
+		return rc;
+	gf_np_inventory_room(inv, a ? (int)gf_jv_len(a) : 0, 0);
+	if (a &&
+	    (rc = gf__np_walk(r, "gpus", a, read_gpu_at, inv, &inv->ngpus)))
+		return rc;
+	a = gf__np_arr(r, obj, "mig", false, GF_CTL_MAX_MIG, &rc);
+	if (rc || !a || !gf_jv_len(a))
+		return rc;
+	inv->mig = gf_calloc(gf_jv_len(a), sizeof(*inv->mig));
+	return gf__np_walk(r, "mig", a, read_mig_at, inv, &inv->nmig);
 }
 
 /* After address, agent_url, version: the rest of the inventory. */
@@ -216,7 +253,10 @@ static int read_rest(struct gf_np_rd *r, const struct gf_jv *v, void *out)
 int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
 			 struct gf_err *e)
 {
-	return gf__np_doc(v, inv, sizeof(*inv), where_fields, read_rest, e);
+	int rc = gf__np_doc(v, inv, sizeof(*inv), where_fields, read_rest, e);
+	if (rc)
+		gf_np_inventory_release(inv);
+	return rc;
 }
 
 static void write_topo(struct gf_json *j, const struct gf_gpu_topo *t)

@@ -96,10 +96,14 @@ struct gf_np_inventory {
 	int64_t memory_mib;
 	char gpu_model[GF_MODEL_NAME_MAX]; /* catalog id ("h100-sxm") */
 	char mig_model[GF_MODEL_NAME_MAX]; /* MIG table id, "" none */
+	/* The GPUs and MIG instances, each array as long as what was read
+	 * (owned; NULL when none): a controller keeps one inventory per
+	 * agent, and fixed arrays of the most a node may have were 13 KiB
+	 * of it.  gf_np_inventory_room() makes room to fill one by hand. */
 	int ngpus;
-	struct gf_np_gpu gpus[GF_CNODE_MAX_GPUS];
+	struct gf_np_gpu *gpus; /* [ngpus] */
 	int nmig;
-	struct gf_np_mig mig[GF_CTL_MAX_MIG];
+	struct gf_np_mig *mig; /* [nmig] */
 	bool has_topo;
 	struct gf_gpu_topo topo; /* "gpu_topo": pair and nic qualities */
 	/* "topology": the node as `topo --json` prints it, kept as text
@@ -226,11 +230,21 @@ struct gf_np_assignments {
 	struct gf_np_mig_layout layouts[GF_CNODE_MAX_GPUS];
 };
 
+/* Room for ngpus GPUs and nmig MIG instances (zeroed; the counts are the
+ * caller's to set as it fills them), in place of any inv held. */
+void gf_np_inventory_room(struct gf_np_inventory *inv, int ngpus, int nmig);
+/* Its arrays freed, their counts 0 (the rest kept); inv zeroed or read
+ * before.  _free: that and inv itself (from gf_calloc), NULL a no-op. */
+void gf_np_inventory_release(struct gf_np_inventory *inv);
+void gf_np_inventory_free(struct gf_np_inventory *inv);
+
 /* --- reading: 0, or GF_EINVAL / GF_ETOOBIG with e naming the field --- */
 
 /* A PUT body's inventory members (its heartbeat members are read by
  * gf_np_heartbeat_read on the same object; "topology" is not read: the
- * controller keeps the body as it came). */
+ * controller keeps the body as it came).  inv holds no arrays before
+ * (zeroed or released); after, it holds them (release it) but on an
+ * error, where they are freed. */
 int gf_np_inventory_read(const struct gf_jv *v, struct gf_np_inventory *inv,
 			 struct gf_err *e) GF_MUST_CHECK;
 int gf_np_heartbeat_read(const struct gf_jv *v, struct gf_np_heartbeat *hb,

@@ -2,10 +2,10 @@
  * router.c - route tables and matching (rules in router.h).
  *
  * Invariants: a match never allocates; every parameter value points into
- * m->buf, a NUL-separated copy of the path; a pattern's specificity is a
- * 32-bit key whose bit (31 - i) is set when segment i is literal, so the
- * larger key is the more specific pattern (literal first at the first
- * difference).  gf_routes_check() guarantees at most one row has the
+ * m->buf (the caller's), a NUL-separated copy of the path; a pattern's
+ * specificity is a 32-bit key whose bit (31 - i) is set when segment i is
+ * literal, so the larger key is the more specific pattern (literal first at the
+ * first difference).  gf_routes_check() guarantees at most one row has the
  * largest key among those matching one request.
  */
 #include "server/router.h"
@@ -157,14 +157,16 @@ static int split_path(struct gf_route_match *m, char **seg)
 }
 
 void gf_route_match(const struct gf_route *r, int n, unsigned method,
-		    const char *path, struct gf_route_match *m)
+		    const char *path, char *buf, size_t size,
+		    struct gf_route_match *m)
 {
 	m->route = -1;
 	m->status = 404;
 	m->allow = 0;
 	m->nparams = 0;
+	m->buf = buf;
 	size_t len = strlen(path);
-	if (len >= sizeof(m->buf)) {
+	if (len >= GF_HTTP_PATH_MAX || len >= size) {
 		m->status = 414;
 		return;
 	}

@@ -68,7 +68,7 @@ struct gf_route {
 struct gf_route_param {
 	const char *name; /* in the pattern, not NUL-terminated */
 	size_t name_len;
-	const char *value; /* NUL-terminated, in the match's buf */
+	const char *value; /* NUL-terminated, in the caller's buf */
 };
 
 struct gf_route_match {
@@ -77,7 +77,10 @@ struct gf_route_match {
 	unsigned allow;	 /* the path's methods (GET adds HEAD); 0 on 404 */
 	int nparams;
 	struct gf_route_param param[GF_ROUTE_MAX_PARAMS];
-	char buf[GF_HTTP_PATH_MAX];
+	/* the path's copy, split: the caller's buf, which the parameters
+	 * point into (a held request keeps its match; a buffer of the
+	 * path's length, not of the longest path, is 2 KiB less each) */
+	char *buf;
 };
 
 /*
@@ -88,9 +91,13 @@ int gf_routes_check(const struct gf_route *r, int n,
 		    struct gf_err *e) GF_MUST_CHECK;
 
 /* Match method (one GF_HTTP_* bit, or 0 for one we do not serve) and
- * path against the table r (checked); the result in *m. */
+ * path against the table r (checked); the result in *m, its parameters
+ * in buf (size bytes, kept by the caller while m is used: strlen(path)
+ * + 1 is enough).  A path of GF_HTTP_PATH_MAX bytes or more, or one
+ * buf cannot hold, is a 414. */
 void gf_route_match(const struct gf_route *r, int n, unsigned method,
-		    const char *path, struct gf_route_match *m);
+		    const char *path, char *buf, size_t size,
+		    struct gf_route_match *m);
 
 /* A path parameter of a match by name; borrowed from m, or NULL. */
 const char *gf_route_param(const struct gf_route_match *m, const char *name);

@@ -177,6 +177,7 @@ static void req_free(struct gf_http_req *r)
 		gf_free(r->hvalue[i]);
 	}
 	gf_buf_release(&r->body);
+	gf_free(r->path_copy);
 	gf_free(r);
 }
 
@@ -260,7 +261,11 @@ static bool guarded(struct gf_http_req *r, const char *version)
 static void first_call(struct gf_http_req *r, const char *version)
 {
 	struct gf_server *s = r->srv;
-	gf_route_match(s->routes, s->nroutes, r->method, r->path, &r->match);
+	size_t plen = strlen(r->path);
+	if (plen < GF_HTTP_PATH_MAX) /* longer: 414, nothing kept */
+		r->path_copy = gf_malloc(plen + 1);
+	gf_route_match(s->routes, s->nroutes, r->method, r->path, r->path_copy,
+		       r->path_copy ? plen + 1 : 0, &r->match);
 	const struct gf_route *rt =
 		r->match.route >= 0 ? &s->routes[r->match.route] : NULL;
 	r->body_max = rt && rt->body_max ? rt->body_max : s->o.body_max;

@@ -41,6 +41,7 @@ struct gf_http_req {
 	const char *method_s; /* as the client sent it */
 	unsigned method;      /* GF_HTTP_*, or 0 for another */
 	struct gf_route_match match;
+	char *path_copy; /* match's buf (owned): the path's length */
 	size_t body_max;
 	struct gf_buf body;
 	uint64_t dropped; /* body bytes past the cap, not stored */

@@ -462,3 +462,23 @@ void gf_json_str_or_null(struct gf_json *j, const char *key, const char *v)
 	else
 		gf_json_null(j, key);
 }
+
+size_t gf_json_squeeze(char *s, size_t len)
+{
+	size_t n = 0;
+	bool in_str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_str) {
+			in_str = esc || c != '"';
+			esc = !esc && c == '\\';
+		} else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			continue;
+		} else {
+			in_str = c == '"';
+		}
+		s[n++] = c;
+	}
+	s[n] = '\0';
+	return n;
+}

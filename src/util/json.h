@@ -61,6 +61,11 @@ void gf_json_raw(struct gf_json *j, const char *key, const char *text,
 		 size_t len);
 /* 0, or the first error (GF_ETOOBIG, GF_EINVAL). */
 int gf_json_error(const struct gf_json *j);
+/* The white space between the tokens of len bytes of JSON text (one
+ * parsed: valid; s holds len + 1 bytes) dropped in place, strings as
+ * they are; the new length (s NUL-terminated there).  The same value,
+ * in fewer bytes. */
+size_t gf_json_squeeze(char *s, size_t len);
 
 #define GF_JV_MAX_DEPTH 64 /* nesting a parsed document may have */
 

@@ -98,7 +98,9 @@ static void route_line(const uint8_t *data, size_t size)
 	char *path = sp + 1;
 	path[strcspn(path, " ?")] = '\0';
 	struct gf_route_match m;
-	gf_route_match(routes, NROUTES, gf_http_method_parse(line), path, &m);
+	char buf[GF_HTTP_PATH_MAX];
+	gf_route_match(routes, NROUTES, gf_http_method_parse(line), path, buf,
+		       sizeof(buf), &m);
 	if (m.status == 0)
 		(void)gf_route_param(&m, "id");
 }

@@ -19,6 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gf_np_ack ack;
 	struct gf_np_assignments as;
 	(void)!gf_np_inventory_read(v, &inv, &e);
+	gf_np_inventory_release(&inv);
 	(void)!gf_np_heartbeat_read(v, &hb, &e);
 	gf_np_heartbeat_release(&hb);
 	(void)!gf_np_ack_read(v, &ack, &e);

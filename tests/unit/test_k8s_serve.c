@@ -308,6 +308,7 @@ static void put_node(const char *name, int ngpus, const char *model, bool topo,
 	inv->cpu_milli = 96000;
 	inv->memory_mib = 786432;
 	snprintf(inv->gpu_model, sizeof(inv->gpu_model), "%s", model);
+	gf_np_inventory_room(inv, ngpus, mig ? 7 : 0);
 	inv->ngpus = ngpus;
 	for (int g = 0; g < ngpus; g++) {
 		inv->gpus[g].index = g;
@@ -358,7 +359,7 @@ static void put_node(const char *name, int ngpus, const char *model, bool topo,
 	assert_int_equal(st, 200);
 	gf_jv_free(v);
 	gf_buf_release(&b);
-	gf_free(inv);
+	gf_np_inventory_free(inv);
 }
 
 /* ---- kube-scheduler's calls --------------------------------------------- */

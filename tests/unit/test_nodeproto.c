@@ -120,7 +120,7 @@ static void inv_roundtrip(const struct gf_np_inventory *in,
 	if (topology) /* kept as it came: an object, not read here */
 		assert_int_equal(gf_jv_type(gf_jv_get(v, "topology")),
 				 GF_JV_OBJ);
-	gf_free(out);
+	gf_np_inventory_free(out);
 	gf_jv_free(v);
 }
 
@@ -129,6 +129,7 @@ static void inv_roundtrip(const struct gf_np_inventory *in,
 static void h100_node(struct gf_np_inventory *inv)
 {
 	memset(inv, 0, sizeof(*inv));
+	gf_np_inventory_room(inv, 8, 10);
 	snprintf(inv->address, sizeof(inv->address), "10.0.0.7");
 	snprintf(inv->agent_url, sizeof(inv->agent_url),
 		 "http://10.0.0.7:9400/");
@@ -197,11 +198,12 @@ static void test_inventory_roundtrip(void **state)
 	in->topo.uniform = true;
 	inv_roundtrip(in, NULL);
 	/* no GPUs: no model needed, no topology */
+	gf_np_inventory_release(in);
 	memset(in, 0, sizeof(*in));
 	in->cpu_milli = 8000;
 	in->memory_mib = 16384;
 	inv_roundtrip(in, NULL);
-	gf_free(in);
+	gf_np_inventory_free(in);
 }
 
 /* The largest inventory: 16 GPUs, 56 MIG instances, a 16x16 topology,
@@ -222,6 +224,7 @@ static void test_inventory_largest(void **state)
 	in->memory_mib = GF_JOB_MEMORY_MIB_MAX;
 	fill_str(in->gpu_model, sizeof(in->gpu_model), 'g');
 	fill_str(in->mig_model, sizeof(in->mig_model), 'm');
+	gf_np_inventory_room(in, GF_CNODE_MAX_GPUS, GF_CTL_MAX_MIG);
 	in->ngpus = GF_CNODE_MAX_GPUS;
 	for (int g = 0; g < GF_CNODE_MAX_GPUS; g++) {
 		struct gf_np_gpu *x = &in->gpus[g];
@@ -258,9 +261,85 @@ static void test_inventory_largest(void **state)
 			 0);
 	struct gf_jv *v = parse(text, (size_t)n);
 	struct gf_err e;
+	gf_np_inventory_release(in); /* read fills no inventory in use */
 	assert_int_equal(gf_np_inventory_read(v, in, &e), GF_EINVAL);
 	assert_string_equal(e.msg, "'labels': longer than 255 bytes");
+	assert_null(in->gpus); /* refused: nothing left to release */
 	gf_jv_free(v);
+	gf_free(in);
+}
+
+/* in written, as text (owned). */
+static char *inv_text(const struct gf_np_inventory *in)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 20);
+	struct gf_json j;
+	gf_json_init(&j, &b);
+	gf_json_obj_begin(&j, NULL);
+	gf_np_inventory_write(&j, in, NULL, 0);
+	gf_json_obj_end(&j);
+	char *s = gf_strndup(b.data, b.len);
+	gf_buf_release(&b);
+	return s;
+}
+
+/* What a controller keeps of a PUT (the inventory read: its arrays as
+ * long as what came) is what the agent sent: written back, the same
+ * text; for 16 GPUs with 56 MIG instances, for 8 with 10, for none. */
+static void test_inventory_kept(void **state)
+{
+	(void)state;
+	struct gf_np_inventory *in = gf_calloc(1, sizeof(*in));
+	for (int round = 0; round < 3; round++) {
+		h100_node(in);
+		if (round == 1) { /* 16 GPUs, 8 in MIG mode, 7 each */
+			gf_np_inventory_room(in, GF_CNODE_MAX_GPUS,
+					     GF_CTL_MAX_MIG);
+			in->ngpus = GF_CNODE_MAX_GPUS;
+			for (int g = 0; g < in->ngpus; g++) {
+				struct gf_np_gpu *x = &in->gpus[g];
+				x->index = g;
+				snprintf(x->uuid, sizeof(x->uuid), "GPU-%d", g);
+				snprintf(x->name, sizeof(x->name), "B200");
+				x->mig_mode = g >= 8;
+				x->healthy = g != 2;
+				if (g == 2)
+					snprintf(x->reason, sizeof(x->reason),
+						 "xid 48");
+			}
+			for (int k = 0; k < GF_CTL_MAX_MIG; k++) {
+				struct gf_np_mig *m = &in->mig[in->nmig++];
+				m->gpu = 8 + k / 7;
+				m->start = k % 7;
+				snprintf(m->profile, sizeof(m->profile),
+					 "1g.23gb");
+				snprintf(m->uuid, sizeof(m->uuid), "MIG-%d", k);
+			}
+			in->has_topo = false;
+		} else if (round == 2) {
+			gf_np_inventory_release(in);
+			in->has_topo = false;
+			in->gpu_model[0] = in->mig_model[0] = '\0';
+		}
+		char *sent = inv_text(in);
+		struct gf_jv *v = parse(sent, strlen(sent));
+		struct gf_np_inventory *kept = gf_calloc(1, sizeof(*kept));
+		struct gf_err e;
+		assert_int_equal(gf_np_inventory_read(v, kept, &e), 0);
+		gf_jv_free(v);
+		assert_int_equal(kept->ngpus, in->ngpus);
+		assert_int_equal(kept->nmig, in->nmig);
+		assert_true((kept->gpus == NULL) == (in->ngpus == 0));
+		assert_true((kept->mig == NULL) == (in->nmig == 0));
+		inv_equal(in, kept);
+		char *back = inv_text(kept);
+		assert_string_equal(back, sent);
+		gf_free(back);
+		gf_free(sent);
+		gf_np_inventory_free(kept);
+		gf_np_inventory_release(in);
+	}
 	gf_free(in);
 }
 
@@ -728,7 +807,7 @@ static void test_unknown_keys_ignored(void **state)
 	assert_int_equal(hb.nrunning + hb.nreports + hb.nhealth, 0);
 	gf_np_heartbeat_release(&hb);
 	gf_jv_free(v);
-	gf_free(inv);
+	gf_np_inventory_free(inv);
 
 	static const char hb_text[] =
 		"{\"generation\": 7, \"load\": 0.5, \"health\": [{\"index\": "
@@ -799,7 +878,9 @@ static int read_kind(enum kind k, const char *text, size_t len,
 	if (k == INV) {
 		struct gf_np_inventory *inv = gf_calloc(1, sizeof(*inv));
 		rc = gf_np_inventory_read(v, inv, e);
-		gf_free(inv);
+		/* refused: nothing left to release */
+		assert_true(rc == 0 || (inv->gpus == NULL && inv->mig == NULL));
+		gf_np_inventory_free(inv);
 	} else if (k == HB) {
 		struct gf_np_heartbeat hb;
 		rc = gf_np_heartbeat_read(v, &hb, e);
@@ -1293,7 +1374,7 @@ static void test_inventory_spec(void **state)
 	in->has_topo = false;
 	gf_np_inventory_spec(in, &spec);
 	assert_null(spec.topo);
-	gf_free(in);
+	gf_np_inventory_free(in);
 }
 
 int main(void)
@@ -1301,6 +1382,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inventory_roundtrip),
 		cmocka_unit_test(test_inventory_largest),
+		cmocka_unit_test(test_inventory_kept),
 		cmocka_unit_test(test_heartbeat_roundtrip),
 		cmocka_unit_test(test_heartbeat_largest),
 		cmocka_unit_test(test_ack_roundtrip),

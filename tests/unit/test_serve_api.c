@@ -1142,7 +1142,8 @@ static void test_route_table(void **state)
 		snprintf(path, sizeof(path), "%s", t->path);
 		path[strcspn(path, "?")] = '\0';
 		struct gf_route_match m;
-		gf_route_match(routes, nroutes, t->method, path, &m);
+		gf_route_match(routes, nroutes, t->method, path, path,
+			       sizeof(path), &m);
 		assert_true(m.route >= 0);
 		covered[m.route] |= t->method;
 		for (int c = 0; c < C_N; c++) {

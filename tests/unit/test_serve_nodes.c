@@ -197,6 +197,7 @@ static char *put_body(struct agent *a)
 	inv->cpu_milli = 64000;
 	inv->memory_mib = 524288;
 	snprintf(inv->gpu_model, sizeof(inv->gpu_model), "h100-sxm");
+	gf_np_inventory_room(inv, a->ngpus, 0);
 	inv->ngpus = a->ngpus;
 	for (int g = 0; g < a->ngpus; g++) {
 		inv->gpus[g].index = g;
@@ -218,7 +219,7 @@ static char *put_body(struct agent *a)
 	gf_json_obj_end(&j);
 	char *s = gf_strndup(b.data, b.len);
 	gf_buf_release(&b);
-	gf_free(inv);
+	gf_np_inventory_free(inv);
 	return s;
 }
 

@@ -88,43 +88,49 @@ static void test_router_match(void **state)
 	const int n = 6;
 	assert_int_equal(gf_routes_check(r, n, NULL), 0);
 	struct gf_route_match m;
-	gf_route_match(r, n, GF_HTTP_POST, "/v1/jobs", &m);
+	char buf[GF_HTTP_PATH_MAX];
+	gf_route_match(r, n, GF_HTTP_POST, "/v1/jobs", buf, sizeof(buf), &m);
 	assert_int_equal(m.status, 0);
 	assert_int_equal(m.route, 0);
-	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/j-42", &m);
+	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/j-42", buf, sizeof(buf),
+		       &m);
 	assert_int_equal(m.route, 1);
 	assert_string_equal(gf_route_param(&m, "id"), "j-42");
 	assert_null(gf_route_param(&m, "i"));
 	assert_null(gf_route_param(&m, "idx"));
 	/* HEAD is answered by GET rows */
-	gf_route_match(r, n, GF_HTTP_HEAD, "/v1/jobs/7", &m);
+	gf_route_match(r, n, GF_HTTP_HEAD, "/v1/jobs/7", buf, sizeof(buf), &m);
 	assert_int_equal(m.route, 1);
 	/* one pattern, the row is chosen by the method */
-	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/7", &m);
+	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/7", buf, sizeof(buf),
+		       &m);
 	assert_int_equal(m.route, 2);
 	assert_string_equal(gf_route_param(&m, "id"), "7");
 	/* a literal beats a parameter, whatever the table's order */
-	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/stats", &m);
+	gf_route_match(r, n, GF_HTTP_GET, "/v1/jobs/stats", buf, sizeof(buf),
+		       &m);
 	assert_int_equal(m.route, 3);
 	assert_int_equal(m.nparams, 0);
 	/* ... but only for its methods: DELETE /v1/jobs/stats is a job */
-	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/stats", &m);
+	gf_route_match(r, n, GF_HTTP_DELETE, "/v1/jobs/stats", buf, sizeof(buf),
+		       &m);
 	assert_int_equal(m.route, 2);
 	assert_string_equal(gf_route_param(&m, "id"), "stats");
-	gf_route_match(r, n, GF_HTTP_PUT, "/v1/nodes/n3/gpus/5", &m);
+	gf_route_match(r, n, GF_HTTP_PUT, "/v1/nodes/n3/gpus/5", buf,
+		       sizeof(buf), &m);
 	assert_int_equal(m.route, 4);
 	assert_string_equal(gf_route_param(&m, "node"), "n3");
 	assert_string_equal(gf_route_param(&m, "gpu"), "5");
-	gf_route_match(r, n, GF_HTTP_GET, "/", &m);
+	gf_route_match(r, n, GF_HTTP_GET, "/", buf, sizeof(buf), &m);
 	assert_int_equal(m.route, 5);
 	/* 405: the path is known; allow holds its methods (GET adds HEAD) */
-	gf_route_match(r, n, GF_HTTP_PUT, "/v1/jobs/7", &m);
+	gf_route_match(r, n, GF_HTTP_PUT, "/v1/jobs/7", buf, sizeof(buf), &m);
 	assert_int_equal(m.status, 405);
 	assert_int_equal(m.route, -1);
 	char allow[64];
 	gf_http_allow(m.allow, allow, sizeof(allow));
 	assert_string_equal(allow, "GET, HEAD, DELETE");
-	gf_route_match(r, n, 0 /* PATCH */, "/v1/jobs", &m);
+	gf_route_match(r, n, 0 /* PATCH */, "/v1/jobs", buf, sizeof(buf), &m);
 	assert_int_equal(m.status, 405);
 	gf_http_allow(m.allow, allow, sizeof(allow));
 	assert_string_equal(allow, "GET, HEAD, POST");
@@ -141,7 +147,8 @@ static void test_router_match(void **state)
 		"/v1/nodes//gpus/1",
 	};
 	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
-		gf_route_match(r, n, GF_HTTP_GET, none[i], &m);
+		gf_route_match(r, n, GF_HTTP_GET, none[i], buf, sizeof(buf),
+			       &m);
 		if (m.status != 404)
 			print_message("'%s' -> %u\n", none[i], m.status);
 		assert_int_equal(m.status, 404);
@@ -152,13 +159,25 @@ static void test_router_match(void **state)
 	memset(longp, 'a', sizeof(longp) - 1);
 	longp[0] = '/';
 	longp[sizeof(longp) - 1] = '\0';
-	gf_route_match(r, n, GF_HTTP_GET, longp, &m);
+	gf_route_match(r, n, GF_HTTP_GET, longp, buf, sizeof(buf), &m);
 	assert_int_equal(m.status, 414);
+	/* the copy in a buffer of the path's length (as a request keeps
+	 * it): the parameters point there; one byte short: 414 */
+	static const char p5[] = "/v1/nodes/n3/gpus/5";
+	char exact[sizeof(p5)];
+	gf_route_match(r, n, GF_HTTP_PUT, p5, exact, sizeof(exact), &m);
+	assert_int_equal(m.route, 4);
+	assert_string_equal(gf_route_param(&m, "gpu"), "5");
+	const char *node = gf_route_param(&m, "node");
+	assert_true(node >= exact && node < exact + sizeof(exact));
+	gf_route_match(r, n, GF_HTTP_PUT, p5, exact, sizeof(exact) - 1, &m);
+	assert_int_equal(m.status, 414);
+	assert_int_equal(m.route, -1);
 	/* more segments than a pattern may have: 404, nothing overflows */
 	char deep[200] = "";
 	for (int i = 0; i < 40; i++)
 		strcat(deep, "/x");
-	gf_route_match(r, n, GF_HTTP_GET, deep, &m);
+	gf_route_match(r, n, GF_HTTP_GET, deep, buf, sizeof(buf), &m);
 	assert_int_equal(m.status, 404);
 }
 

@@ -167,6 +167,27 @@ static void test_err_table(void **state)
 	assert_int_equal(gf_err_set(NULL, GF_EINVAL, "ignored"), GF_EINVAL);
 }
 
+/* White space between tokens dropped; strings (quotes, escapes, spaces)
+ * as they are; the value the same. */
+static void test_json_squeeze(void **state)
+{
+	(void)state;
+	char s[] = "{\n  \"a b\": [ 1 ,\t2 ],\r\n  \"q\": \"x \\\" , y\\\\\" ,"
+		   " \"e\" : { } }\n";
+	size_t n = gf_json_squeeze(s, strlen(s));
+	assert_string_equal(
+		s, "{\"a b\":[1,2],\"q\":\"x \\\" , y\\\\\",\"e\":{}}");
+	assert_int_equal(n, strlen(s));
+	struct gf_jv *v;
+	struct gf_err e;
+	assert_int_equal(gf_jv_parse(s, n, &v, &e), 0);
+	assert_string_equal(gf_jv_str(gf_jv_get(v, "q")), "x \" , y\\");
+	gf_jv_free(v);
+	char none[] = "[]";
+	assert_int_equal(gf_json_squeeze(none, 2), 2);
+	assert_string_equal(none, "[]");
+}
+
 static void test_json_writer(void **state)
 {
 	(void)state;
@@ -490,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_hmap),
 		cmocka_unit_test(test_err_table),
 		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_json_squeeze),
 		cmocka_unit_test(test_json_writer_bytes),
 		cmocka_unit_test(test_json_reader),
 		cmocka_unit_test(test_grow),
