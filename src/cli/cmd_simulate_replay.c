@@ -468,7 +468,8 @@ static int replay(void *arg, struct gf_progress *p)
 	gf_cluster_init(&c);
 	gf_buf_init(&out, OUT_CAP);
 	gf_buf_init(&jobs, OUT_CAP);
-	gf_replay_jobs_header(&jobs);
+	if (a->jobs_csv)
+		gf_replay_jobs_header(&jobs);
 	if (access(a->trace, R_OK) != 0) {
 		gf_cli_error(CMD,
 			     "cannot read the trace '%s': %s (give its path, "

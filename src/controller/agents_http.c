@@ -101,11 +101,9 @@ int gf__nodes_put(struct gf_http_req *r, void *arg)
 	const char *text = gf_req_body(r, &len);
 	/* kept per agent (GET /v1/nodes/NAME, the store): without the
 	 * white space, most of a `topo --json` document's bytes */
-	char *tmp = gf_strndup(text, len);
-	len = gf_json_squeeze(tmp, len);
-	op->body = gf_strndup(tmp, len);
-	op->body_len = len;
-	gf_free(tmp);
+	op->body = gf_strndup(text, len);
+	op->body_len = gf_json_squeeze(op->body, len);
+	op->body = gf_reallocarray(op->body, op->body_len + 1, 1);
 	return gf__service_hold(s, r, &op->op);
 }
 

@@ -10,6 +10,7 @@
 #include <gpufleet/ctl.h>
 #include <gpufleet/job.h>
 
+#include "ctl_helpers.h"
 #include "k8s/answers.h"
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
@@ -21,15 +22,6 @@
 static uint64_t next_seq;
 
 /* ---- fixtures -------------------------------------------------------- */
-
-static void check(const struct gf_ctl *ctl)
-{
-	char msg[256];
-	int rc = gf_ctl_check(ctl, msg, sizeof(msg));
-	if (rc)
-		print_message("gf_ctl_check: %s\n", msg);
-	assert_int_equal(rc, 0);
-}
 
 static struct gf_ctl *ctl_new(enum gf_policy p)
 {

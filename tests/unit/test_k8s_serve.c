@@ -507,17 +507,6 @@ static char *snapshot(void)
 	return s;
 }
 
-static struct gf_jv *parse_ok(const char *text)
-{
-	struct gf_jv *v;
-	struct gf_err e;
-	int rc = gf_jv_parse(text, strlen(text), &v, &e);
-	if (rc)
-		print_message("parse: %s\n%s\n", e.msg, text);
-	assert_int_equal(rc, 0);
-	return v;
-}
-
 /* ---- the tests ----------------------------------------------------------- */
 
 static const char *const all[] = { "quad", "scattered", "mig", "plain", "cpu" };
@@ -602,7 +591,7 @@ static void test_nvlink_bind(void **state)
 					  "application/merge-patch+json"));
 	assert_non_null(strstr(p.headers, "authorization: Bearer " TOKEN));
 	assert_non_null(strstr(p.headers, "accept: application/json"));
-	struct gf_jv *pv = parse_ok(p.body);
+	struct gf_jv *pv = parse(p.body);
 	const struct gf_jv *meta = gf_jv_get(pv, "metadata");
 	assert_string_equal(str(meta, "uid"), "uid-train-4");
 	const struct gf_jv *ann = gf_jv_get(meta, "annotations");
@@ -617,7 +606,7 @@ static void test_nvlink_bind(void **state)
 			    "/api/v1/namespaces/ml/pods/train-4/binding");
 	assert_non_null(strstr(b.headers, "content-type: application/json"));
 	assert_non_null(strstr(b.headers, "authorization: Bearer " TOKEN));
-	struct gf_jv *bv = parse_ok(b.body);
+	struct gf_jv *bv = parse(b.body);
 	assert_string_equal(str(bv, "apiVersion"), "v1");
 	assert_string_equal(str(bv, "kind"), "Binding");
 	const struct gf_jv *bm = gf_jv_get(bv, "metadata");
@@ -666,7 +655,7 @@ static void test_mig_bind(void **state)
 	assert_string_equal(err, "");
 	struct xch p;
 	assert_true(api_find(from, "PATCH", "/pods/infer-0", &p) >= 0);
-	struct gf_jv *pv = parse_ok(p.body);
+	struct gf_jv *pv = parse(p.body);
 	const struct gf_jv *ann =
 		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
 	assert_string_equal(str(ann, "gpufleet.io/mig-instance"),
@@ -716,7 +705,7 @@ static void test_share_bind(void **state)
 	assert_string_equal(err, "");
 	struct xch p;
 	assert_true(api_find(from, "PATCH", "/pods/share-0", &p) >= 0);
-	struct gf_jv *pv = parse_ok(p.body);
+	struct gf_jv *pv = parse(p.body);
 	const struct gf_jv *ann =
 		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
 	assert_string_equal(str(ann, "gpufleet.io/gpu-milli"), "250");
