@@ -693,6 +693,8 @@ static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 	int i = known_node(ag, op);
 	if (i < 0)
 		return;
+	if (x->what == AG_HEARTBEAT)
+		ag->slow++;
 	alive(ag, i, now, b);
 	health(ag, i, x->hb);
 	reports(ag, i, op, now, b);

@@ -17,26 +17,23 @@
 #include "util/fmt.h"
 #include "util/log.h"
 
-static void ack(struct gf_agents *ag, struct gf_op *op, int i)
+void gf__agents_ack(struct gf_agents *ag, struct gf_buf *b, int i,
+		    const char *node, int nacked, struct gf_np_ref *acked)
 {
-	struct agent_op *x = agent_op(op);
 	const struct gf_serve_agents *t = &ag->s->o.cfg->agents;
 	struct gf_np_ack a = { .generation = ag->n[i].gen,
 			       .heartbeat_ms = t->heartbeat_ms,
 			       .fence_after_ms = gf_serve_agents_fence_ms(t),
-			       .nacked = x->nacked,
-			       .acked = x->acked };
+			       .nacked = nacked,
+			       .acked = acked };
 	/* the states are short words: never cut */
 	gf_note(a.state, sizeof(a.state), "%s", gf__agents_state(ag, i));
-	struct gf_buf b;
 	struct gf_json j;
-	gf_json_open(&j, &b, 4u << 20);
+	gf_json_open(&j, b, 4u << 20);
 	gf_json_obj_begin(&j, NULL);
-	gf_json_str(&j, "name", x->node);
+	gf_json_str(&j, "name", node);
 	gf_np_ack_write(&j, &a);
 	gf_json_obj_end(&j);
-	gf_reply_json(op->req, 200, &b);
-	gf_buf_release(&b);
 }
 
 /* The MIG instance's share of its GPU, in milli. */
@@ -173,7 +170,10 @@ void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 		return;
 	}
 	if (x->what != AG_POLL) {
-		ack(ag, op, i);
+		struct gf_buf b;
+		gf__agents_ack(ag, &b, i, x->node, x->nacked, x->acked);
+		gf_reply_json(op->req, 200, &b);
+		gf_buf_release(&b);
 		gf__op_free(op);
 		return;
 	}

@@ -122,9 +122,9 @@ int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
 	}
 	int rc = read_heartbeat(r, body, op);
 	gf_jv_free(body);
-	if (rc) {
+	if (rc || gf__agents_quick(s, r, op)) {
 		gf__op_free(&op->op);
-		return 0;
+		return 0; /* answered */
 	}
 	return gf__service_hold(s, r, &op->op);
 }

@@ -98,6 +98,9 @@ struct gf_agents {
 	struct runkey *seen; /* open addressing */
 	size_t seen_cap, seen_n;
 	uint64_t gen_base;
+	/* heartbeats answered on their own thread (agents_quick.c) and on
+	 * the scheduler thread (under ctl_lock: /metrics) */
+	uint64_t quick, slow;
 };
 
 /* A node agent's request (agents_http.c makes it, agents.c applies it,
@@ -129,6 +132,16 @@ void gf__agents_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 		      struct gf_batch *b);
 /* agents_answer.c: answer it after the turn's write (or park a poll). */
 void gf__agents_answer(struct gf_service *s, struct gf_op *op);
+/* A register's or heartbeat's acknowledgement of node i (named node)
+ * into b (opened here; the caller releases it): its state and generation
+ * now, the reports acked.  Under ctl_lock, or on the scheduler thread. */
+void gf__agents_ack(struct gf_agents *ag, struct gf_buf *b, int i,
+		    const char *node, int nacked, struct gf_np_ref *acked);
+/* agents_quick.c: a heartbeat that changes nothing answered on the
+ * request's own thread, under ctl_lock: true (answered); false when the
+ * scheduler thread must take it. */
+bool gf__agents_quick(struct gf_service *s, struct gf_http_req *r,
+		      struct agent_op *x);
 
 /* Node i's entry (grown as needed). */
 static inline struct anode *gf__anode(struct gf_agents *ag, int i)

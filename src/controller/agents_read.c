@@ -35,6 +35,13 @@ const char *gf__agents_state(const struct gf_agents *ag, int node)
 							  : "drained";
 }
 
+void gf__agents_heartbeats(const struct gf_agents *ag, uint64_t *quick,
+			   uint64_t *slow)
+{
+	*quick = ag ? ag->quick : 0;
+	*slow = ag ? ag->slow : 0;
+}
+
 const char *gf__agents_reason(const struct gf_agents *ag, int node)
 {
 	if (gf_ctl_node_is_draining(ag->s->ctl, node) && node < ag->cap &&

@@ -981,6 +981,62 @@ static void test_unhealthy_gpu(void **state)
 	gf_jv_free(v);
 }
 
+#define QUICK "gpufleet_agent_heartbeats_total{path=\"quick\"}"
+#define TURN  "gpufleet_agent_heartbeats_total{path=\"turn\"}"
+
+/* Issue 24: a heartbeat that changes nothing is answered on arrival
+ * (agents_quick.c), one that changes something by the scheduler's turn;
+ * the pump is held, so every heartbeat counted is this test's. */
+static void test_heartbeat_paths(void **state)
+{
+	(void)state;
+	struct agent *a = agent_new("quick", 2, ADMIN);
+	register_agent(a);
+	struct gf_np_heartbeat x;
+	memset(&x, 0, sizeof(x));
+	x.nhealth = 1;
+	x.health[0].index = 1;
+	snprintf(x.health[0].reason, sizeof(x.health[0].reason), "xid 79");
+	long long q[6], t[6];
+	long st[7];
+	struct gf_np_ack ack;
+	/* counted under the pump's lock, checked after it (a failed check
+	 * holding it would stop the pump) */
+	pthread_mutex_lock(&alock);
+	q[0] = metric(QUICK), t[0] = metric(TURN);
+	for (int k = 0; k < 3; k++)
+		st[k] = beat_locked(a, NULL, &ack);
+	q[1] = metric(QUICK), t[1] = metric(TURN);
+	/* a GPU's health changes: the turn's; the same again: quick */
+	st[3] = beat_locked(a, &x, NULL);
+	q[2] = metric(QUICK), t[2] = metric(TURN);
+	st[4] = beat_locked(a, &x, NULL);
+	q[3] = metric(QUICK), t[3] = metric(TURN);
+	/* another generation applied: the turn's (reconciled), then quick */
+	a->applied++;
+	st[5] = beat_locked(a, NULL, NULL);
+	q[4] = metric(QUICK), t[4] = metric(TURN);
+	st[6] = beat_locked(a, NULL, NULL);
+	q[5] = metric(QUICK), t[5] = metric(TURN);
+	a->applied--;
+	pthread_mutex_unlock(&alock);
+	for (int k = 0; k < 7; k++)
+		assert_int_equal(st[k], 200);
+	assert_string_equal(ack.state, "ready");
+	assert_true(q[0] >= 0 && t[0] >= 0);
+	static const int dq[6] = { 0, 3, 3, 4, 4, 5 },
+			 dt[6] = { 0, 0, 1, 1, 2, 2 };
+	for (int k = 1; k < 6; k++) {
+		assert_int_equal(q[k], q[0] + dq[k]);
+		assert_int_equal(t[k], t[0] + dt[k]);
+	}
+	const struct gf_jv *n;
+	struct gf_jv *v = node_list(a->name, &n);
+	assert_non_null(n);
+	assert_string_equal(str(n, "state"), "ready");
+	gf_jv_free(v);
+}
+
 /* A node silent past notready_after_s is NotReady (its job runs on),
  * past requeue_after_s its job is requeued; when it calls again it is
  * ready and the job runs there again. */
@@ -1478,6 +1534,7 @@ int main(void)
 		cmocka_unit_test(test_report_of_another_node),
 		cmocka_unit_test(test_lost_replica_requeued),
 		cmocka_unit_test(test_unhealthy_gpu),
+		cmocka_unit_test(test_heartbeat_paths),
 		cmocka_unit_test(test_silent_node),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_tokens),
