@@ -19,7 +19,9 @@
 struct stamp {
 	uint32_t version; /* the node's when it was found to fit */
 	uint8_t flags;
-	uint8_t fits; /* 0: nothing kept */
+	uint8_t fits;  /* 0: nothing kept */
+	int8_t score;  /* its score at the shape's score_gen; -1: none */
+	uint8_t spare; /* (the row is 8 bytes) */
 };
 
 struct gf_k8s_shape {
@@ -28,7 +30,8 @@ struct gf_k8s_shape {
 	bool used;
 	uint64_t last; /* the answers' clock at its last use */
 	struct stamp *s;
-	int n; /* rows of s */
+	int n;		    /* rows of s */
+	uint64_t score_gen; /* gf_ctl_score_gen its kept scores are at */
 };
 
 struct gf_k8s_answers {
@@ -92,6 +95,19 @@ static bool keepable(const struct gf_k8s_ask *a)
 	       !a->constrained;
 }
 
+/* The shape's kept scores dropped when the engine's scores moved
+ * without any node changing (the typical mix refreshed, FGD+'s
+ * settings): gf_ctl_score_gen. */
+static void scores_sync(struct gf_k8s_shape *sh, const struct gf_ctl *ctl)
+{
+	uint64_t gen = gf_ctl_score_gen(ctl);
+	if (sh->score_gen == gen)
+		return;
+	for (int i = 0; i < sh->n; i++)
+		sh->s[i].score = -1;
+	sh->score_gen = gen;
+}
+
 struct gf_k8s_shape *gf_k8s_answers_shape(struct gf_k8s_answers *c,
 					  const struct gf_ctl *ctl,
 					  const struct gf_k8s_ask *a)
@@ -118,10 +134,38 @@ struct gf_k8s_shape *gf_k8s_answers_shape(struct gf_k8s_answers *c,
 	if (sh->n < n) { /* nodes added: their rows keep nothing */
 		sh->s = gf_reallocarray(sh->s, (size_t)n, sizeof(*sh->s));
 		memset(sh->s + sh->n, 0, (size_t)(n - sh->n) * sizeof(*sh->s));
+		for (int i = sh->n; i < n; i++)
+			sh->s[i].score = -1;
 		sh->n = n;
 	}
+	scores_sync(sh, ctl);
 	sh->last = ++c->clock;
 	return sh;
+}
+
+/* Is node n's kept "fits" in st current?  Its version and flags are
+ * those it was found to fit with.  Ready and not cordoned need no read
+ * of their own: the core keeps GF_CNODE_CORDONED in the engine's flags
+ * set exactly while a node is not ready, cordoned or drained
+ * (gf_ctl_check: "cordoned in the engine iff not ready or cordoned"),
+ * a node that fitted had it clear, and equal flags say it still is. */
+static inline bool kept(const struct stamp *st, const struct gf_cnode *n)
+{
+	return st->fits && st->version == n->version && st->flags == n->flags;
+}
+
+/* Node i's verdict computed (a miss) and its stamp made anew. */
+static void verdict_anew(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			 int i, struct gf_k8s_memo *m, struct gf_k8s_verdict *v)
+{
+	const struct gf_cnode *n = &gf_ctl_cluster(ctl)->nodes[i];
+	struct stamp *st = &sh->s[i];
+	sh->owner->misses++;
+	gf_k8s_verdict(ctl, i, m, v);
+	st->fits = v->kind == GF_K8S_FITS;
+	st->version = n->version;
+	st->flags = n->flags;
+	st->score = -1;
 }
 
 void gf_k8s_answers_verdict(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
@@ -132,20 +176,62 @@ void gf_k8s_answers_verdict(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
 		gf_k8s_verdict(ctl, i, m, v);
 		return;
 	}
-	const struct gf_cnode *n = &gf_ctl_cluster(ctl)->nodes[i];
-	struct stamp *st = &sh->s[i];
-	if (st->fits && st->version == n->version && st->flags == n->flags &&
-	    gf_ctl_node_is_ready(ctl, i) && !gf_ctl_node_is_cordoned(ctl, i)) {
+	if (kept(&sh->s[i], &gf_ctl_cluster(ctl)->nodes[i])) {
 		v->kind = GF_K8S_FITS;
 		v->why[0] = '\0';
 		sh->owner->hits++;
 		return;
 	}
-	sh->owner->misses++;
-	gf_k8s_verdict(ctl, i, m, v);
-	st->fits = v->kind == GF_K8S_FITS;
-	st->version = n->version;
-	st->flags = n->flags;
+	verdict_anew(sh, ctl, i, m, v);
+}
+
+int gf_k8s_answers_score(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			 int i, struct gf_k8s_memo *m,
+			 const struct gf_k8s_verdict *v)
+{
+	if (!sh || v->kind != GF_K8S_FITS || i < 0 || i >= sh->n ||
+	    i >= gf_ctl_nnodes(ctl) || sh->score_gen != gf_ctl_score_gen(ctl))
+		return gf_k8s_score_of(ctl, i, m, v);
+	struct stamp *st = &sh->s[i];
+	if (!kept(st, &gf_ctl_cluster(ctl)->nodes[i]))
+		return gf_k8s_score_of(ctl, i, m, v); /* not this verdict's */
+	if (st->score < 0)
+		st->score = (int8_t)gf_k8s_score_of(ctl, i, m, v);
+	return st->score;
+}
+
+void gf_k8s_answers_all(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			const int *idx, int count, struct gf_k8s_memo *m,
+			struct gf_k8s_verdict *v, int64_t *score)
+{
+	if (sh)
+		scores_sync(sh, ctl);
+	const struct gf_cnode *nodes = gf_ctl_cluster(ctl)->nodes;
+	int nn = gf_ctl_nnodes(ctl);
+	nn = sh && sh->n < nn ? sh->n : nn;
+	uint64_t hits = 0;
+	for (int k = 0; k < count; k++) {
+		int i = idx[k];
+		struct stamp *st = sh && i >= 0 && i < nn ? &sh->s[i] : NULL;
+		if (st && kept(st, &nodes[i]) && (!score || st->score >= 0)) {
+			hits++; /* the common case: all kept */
+			if (v) {
+				v[k].kind = GF_K8S_FITS;
+				v[k].why[0] = '\0';
+			}
+			if (score)
+				score[k] = st->score;
+			continue;
+		}
+		struct gf_k8s_verdict one;
+		struct gf_k8s_verdict *x = v ? &v[k] : &one;
+		gf_k8s_answers_verdict(st ? sh : NULL, ctl, i, m, x);
+		if (score)
+			score[k] = gf_k8s_answers_score(st ? sh : NULL, ctl, i,
+							m, x);
+	}
+	if (sh)
+		sh->owner->hits += hits;
 }
 
 void gf_k8s_answers_counts(const struct gf_k8s_answers *c, uint64_t *hits,

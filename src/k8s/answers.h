@@ -58,6 +58,21 @@ void gf_k8s_answers_verdict(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
 			    int i, struct gf_k8s_memo *m,
 			    struct gf_k8s_verdict *v);
 
+/* Node i's score for the memo's ask, v its verdict just given by
+ * gf_k8s_answers_verdict(sh, ctl, i, m, v): what gf_k8s_score_of(ctl, i,
+ * m, v) gives, kept in the shape beside the node's "fits". */
+int gf_k8s_answers_score(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			 int i, struct gf_k8s_memo *m,
+			 const struct gf_k8s_verdict *v);
+
+/* For k in [0, n): node idx[k]'s verdict into v[k] (when v is not NULL)
+ * and its score into score[k] (when score is not NULL), through the
+ * shape sh (or computed when NULL): what gf_k8s_answers_verdict and
+ * gf_k8s_answers_score give, one call for kube-scheduler's list. */
+void gf_k8s_answers_all(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
+			const int *idx, int n, struct gf_k8s_memo *m,
+			struct gf_k8s_verdict *v, int64_t *score);
+
 /* Verdicts given from what was kept, and computed, since new. */
 void gf_k8s_answers_counts(const struct gf_k8s_answers *c, uint64_t *hits,
 			   uint64_t *misses);
