@@ -113,6 +113,7 @@ struct gf_k8s_args {
 	bool node_objects;
 	const struct gf_jv **nodes; /* with node_objects: each item */
 	char *own; /* the names' bytes when gf_k8s_args_parse read them */
+	size_t own_len; /* own's size: more than the names' bytes summed */
 };
 
 /* 0, or GF_EINVAL naming the key ("'NodeNames'[3]: expected a string");

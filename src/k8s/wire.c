@@ -221,6 +221,7 @@ static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
 	x->names = names;
 	x->n = (int)n;
 	x->own = own;
+	x->own_len = len;
 	return true;
 refuse:
 	gf_free(names);
@@ -293,6 +294,7 @@ int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		a->names = x.names;
 		a->n = x.n;
 		a->own = x.own;
+		a->own_len = x.own_len;
 	} else {
 		gf_k8s_args_release(&x);
 	}
@@ -472,20 +474,30 @@ static void failed_map(struct gf_json *j, const char *key,
 	gf_json_obj_end(j);
 }
 
-/* The bytes of a's names summed into *len, when every name is plain
- * (every byte plain(): nothing to escape); else false. */
-static bool names_plain(const struct gf_k8s_args *a, size_t *len)
+/* At least the bytes of a's names summed: own's size when they were
+ * read in place, else counted. */
+static size_t names_bound(const struct gf_k8s_args *a)
 {
+	if (a->own)
+		return a->own_len;
 	size_t sum = 0;
-	for (int i = 0; i < a->n; i++) {
-		const char *p = a->names[i];
-		for (; *p; p++)
-			if (!plain(*p))
-				return false;
-		sum += (size_t)(p - a->names[i]);
+	for (int i = 0; i < a->n; i++)
+		sum += strlen(a->names[i]);
+	return sum;
+}
+
+/* Name s copied to q between quotes when it is plain (every byte
+ * plain(): nothing to escape): past it; else NULL. */
+static char *put_plain(char *q, const char *s)
+{
+	*q++ = '"';
+	for (; *s; s++) {
+		if (!plain(*s))
+			return NULL;
+		*q++ = *s;
 	}
-	*len = sum;
-	return true;
+	*q++ = '"';
+	return q;
 }
 
 /* s (n bytes) at q: past it. */
@@ -503,19 +515,18 @@ static bool names_compact(struct gf_json *j, const char *key,
 			  const struct gf_k8s_args *a,
 			  const struct gf_k8s_verdict *v, bool none)
 {
-	size_t len;
-	if (!names_plain(a, &len))
-		return false;
-	char *t = gf_malloc(len + 3 * (size_t)a->n + 3), *q = t;
+	char *t = gf_malloc(names_bound(a) + 3 * (size_t)a->n + 3), *q = t;
 	*q++ = '[';
-	for (int i = 0; !none && i < a->n; i++) {
+	for (int i = 0; !none && q && i < a->n; i++) {
 		if (v && v[i].kind != GF_K8S_FITS)
 			continue;
 		if (q > t + 1)
 			*q++ = ',';
-		*q++ = '"';
-		q = put_at(q, a->names[i], strlen(a->names[i]));
-		*q++ = '"';
+		q = put_plain(q, a->names[i]);
+	}
+	if (!q) { /* a name to escape: the writer's */
+		gf_free(t);
+		return false;
 	}
 	*q++ = ']';
 	gf_json_raw(j, key, t, (size_t)(q - t));
@@ -564,14 +575,13 @@ void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
 static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 			       const int64_t *score)
 {
-	static const char host[] = "{\"Host\":\"", sc[] = "\",\"Score\":";
-	size_t len;
-	if (j->depth != 0 || !names_plain(a, &len))
+	static const char host[] = "{\"Host\":\"", sc[] = ",\"Score\":";
+	if (j->depth != 0)
 		return false;
 	/* per name: ,{"Host":"NAME","Score":-N} with N of up to 20 digits */
-	char *t = gf_malloc(len + 48 * (size_t)a->n + 3), *q = t;
+	char *t = gf_malloc(names_bound(a) + 48 * (size_t)a->n + 3), *q = t;
 	*q++ = '[';
-	for (int i = 0; i < a->n; i++) {
+	for (int i = 0; q && i < a->n; i++) {
 		char tmp[24], *end = tmp + sizeof(tmp), *d = end;
 		int64_t v = score ? score[i] : 0;
 		uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -583,11 +593,17 @@ static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 			*--d = '-';
 		if (i)
 			*q++ = ',';
-		q = put_at(q, host, sizeof(host) - 1);
-		q = put_at(q, a->names[i], strlen(a->names[i]));
+		q = put_at(q, host, sizeof(host) - 2); /* its '"': put_plain's */
+		q = put_plain(q, a->names[i]);
+		if (!q)
+			break;
 		q = put_at(q, sc, sizeof(sc) - 1);
 		q = put_at(q, d, (size_t)(end - d));
 		*q++ = '}';
+	}
+	if (!q) { /* a name to escape: the writer's */
+		gf_free(t);
+		return false;
 	}
 	*q++ = ']';
 	gf_json_raw(j, NULL, t, (size_t)(q - t));

@@ -444,6 +444,12 @@ static void test_wire_read_text(void **state)
 		"{\"Pod\": {,}, \"NodeNames\": [\"n1\"]}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\",]}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\" \"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"]]}",
+		"{\"Pod\": {}, \"NodeNames\": [,\"n1\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\",,\"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\", \"n\\\"2\"]}",
+		"{\"NodeNames\" : [ \"n1\" ,\n \"n2\" ] , \"Pod\": {}}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\"], \"s\": \"\x01\"}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\"",
 		"[\"NodeNames\", [\"n1\"]]",
@@ -497,6 +503,38 @@ static void ew_fn(struct gf_json *j, void *arg)
 {
 	struct ew *p = arg;
 	gf_k8s_preempt_write(j, p->a, p->keep, p->pick);
+}
+
+/* Filter's NodeNames of plain names (one compact run) and with a name
+ * that needs escaping (the indented writer) read back as the names that
+ * fit, in their order; an Error reply's still an empty array. */
+static void test_wire_filter_compact(void **state)
+{
+	(void)state;
+	const char *plain[] = { "n-1", "gpu.b-02", "x", "n-4" };
+	const char *odd[] = { "n-1", "gpu.b-02", "q\"\\\u00e9", "n-4" };
+	struct gf_k8s_verdict v[4] = { { GF_K8S_FITS, "" },
+				       { GF_K8S_NO_ROOM, "full" },
+				       { GF_K8S_FITS, "" },
+				       { GF_K8S_FITS, "" } };
+	for (int k = 0; k < 4; k++) {
+		struct gf_k8s_args a = { .names = k & 1 ? odd : plain,
+					 .n = 4 };
+		struct fw f = { &a, k < 2 ? v : NULL, k == 3 ? "bad" : NULL };
+		char *s = written(fw_fn, &f);
+		struct gf_jv *r = parse(s);
+		const struct gf_jv *nn = gf_jv_get(r, "NodeNames");
+		assert_int_equal(gf_jv_type(nn), GF_JV_ARR);
+		int want[4] = { 0, 2, 3, -1 }, n = 0;
+		if (k == 2)
+			want[1] = 1, want[2] = 2, want[3] = 3;
+		for (int i = 0; k != 3 && i < 4 && want[i] >= 0; i++, n++)
+			assert_string_equal(gf_jv_str(gf_jv_at(nn, (size_t)i)),
+					    a.names[want[i]]);
+		assert_int_equal(gf_jv_len(nn), (size_t)n);
+		gf_jv_free(r);
+		gf_free(s);
+	}
 }
 
 /* A HostPriorityList of plain names (written as one compact run) and
@@ -597,6 +635,7 @@ int main(void)
 		cmocka_unit_test(test_wire_write),
 		cmocka_unit_test(test_wire_write_others),
 		cmocka_unit_test(test_wire_priorities_compact),
+		cmocka_unit_test(test_wire_filter_compact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -460,7 +460,8 @@ static void test_decide_memo_scores(void **state)
 /* ---- verdicts kept between calls (k8s/answers.h) ---------------------- */
 
 /* Node i's verdict through the shape equals gf_k8s_verdict's (kind and
- * reason), and so does the score it gives; its kind. */
+ * reason), and so does its score through the shape (asked twice: kept
+ * the second time) equal gf_k8s_score's, computed afresh; its kind. */
 static enum gf_k8s_kind kept_same(const struct gf_ctl *ctl,
 				  struct gf_k8s_shape *sh,
 				  const struct gf_k8s_ask *a, int i)
@@ -472,11 +473,38 @@ static enum gf_k8s_kind kept_same(const struct gf_ctl *ctl,
 	gf_k8s_verdict(ctl, i, m2, &own);
 	assert_int_equal(kept.kind, own.kind);
 	assert_string_equal(kept.why, own.why);
-	assert_int_equal(gf_k8s_score_of(ctl, i, m1, &kept),
-			 gf_k8s_score(ctl, i, m2));
+	int fresh = gf_k8s_score(ctl, i, m2);
+	for (int twice = 0; twice < 2; twice++)
+		assert_int_equal(gf_k8s_answers_score(sh, ctl, i, m1, &kept),
+				 fresh);
 	gf_k8s_memo_free(m1);
 	gf_k8s_memo_free(m2);
 	return kept.kind;
+}
+
+/* kube-scheduler's list through gf_k8s_answers_all (verdicts and
+ * scores, as filter and prioritize ask) equal to each node's computed
+ * afresh. */
+static void all_same(const struct gf_ctl *ctl, struct gf_k8s_shape *sh,
+		     const struct gf_k8s_ask *a, const int *idx, int n)
+{
+	struct gf_k8s_memo *m1 = gf_k8s_memo_new(ctl, a, n);
+	struct gf_k8s_verdict *v = gf_calloc((size_t)n, sizeof(*v));
+	int64_t *sc = gf_calloc((size_t)n, sizeof(*sc));
+	gf_k8s_answers_all(sh, ctl, idx, n, m1, v, NULL); /* filter */
+	gf_k8s_answers_all(sh, ctl, idx, n, m1, NULL, sc); /* prioritize */
+	for (int k = 0; k < n; k++) {
+		struct gf_k8s_memo *m2 = gf_k8s_memo_new(ctl, a, 8);
+		struct gf_k8s_verdict own;
+		gf_k8s_verdict(ctl, idx[k], m2, &own);
+		assert_int_equal(v[k].kind, own.kind);
+		assert_string_equal(v[k].why, own.why);
+		assert_int_equal(sc[k], gf_k8s_score(ctl, idx[k], m2));
+		gf_k8s_memo_free(m2);
+	}
+	gf_free(v);
+	gf_free(sc);
+	gf_k8s_memo_free(m1);
 }
 
 /* Two pods of one shape (8 GPUs): what the first found kept for the
@@ -548,7 +576,11 @@ static void test_answers_invalidated(void **state)
  * going silent over 12 nodes, six pod shapes asked in turn: every
  * verdict and score through the kept answers equal to those computed
  * without them, and every name found through the kept indices equal to
- * gf_ctl_node_find's (names sent in changing orders, some unknown). */
+ * gf_ctl_node_find's (names sent in changing orders, some unknown).
+ * Between a shape's filter and its prioritize, and between steps, the
+ * core schedules now and then: the typical mix it refreshes from the
+ * binds moves the scores of nodes that did not change (kept scores
+ * dropped: gf_ctl_score_gen). */
 static void test_answers_differential(void **state)
 {
 	(void)state;
@@ -577,7 +609,7 @@ static void test_answers_differential(void **state)
 	}
 	struct gf_k8s_answers *c = gf_k8s_answers_new();
 	char ids[64][GF_JOB_ID_MAX];
-	int nids = 0, fits = 0;
+	int nids = 0, fits = 0, refreshes = 0;
 	uint64_t rnd = 42;
 	struct gf_err e;
 	for (int step = 0; step < 400; step++) {
@@ -636,12 +668,22 @@ static void test_answers_differential(void **state)
 			fits += kept_same(ctl, sh, &a[r], idx[k]) ==
 				GF_K8S_FITS;
 		}
+		uint64_t gen = gf_ctl_score_gen(ctl);
+		if (step % 3 == 0) /* the mix refreshed, maybe */
+			assert_int_equal(gf_ctl_schedule(ctl, 1000 + step, NULL),
+					 0);
+		refreshes += gf_ctl_score_gen(ctl) != gen;
+		sh = gf_k8s_answers_shape(c, ctl, &a[r]);
+		all_same(ctl, sh, &a[r], idx, N + 2);
 	}
 	uint64_t hits, misses;
 	gf_k8s_answers_counts(c, &hits, &misses);
-	print_message("  %d fits; %llu verdicts kept, %llu computed\n", fits,
-		      (unsigned long long)hits, (unsigned long long)misses);
+	print_message("  %d fits; %llu verdicts kept, %llu computed; "
+		      "%d mix refreshes\n",
+		      fits, (unsigned long long)hits,
+		      (unsigned long long)misses, refreshes);
 	assert_true(hits > 0 && fits > 0); /* both paths were taken */
+	assert_true(refreshes > 0);
 	gf_k8s_answers_free(c);
 	gf_ctl_free(ctl);
 }
