@@ -159,10 +159,11 @@ static bool call_open(struct gf_service *s, struct gf_http_req *r,
 
 /* Filter's verdicts (into c->v) or prioritize's scores (c->score, when
  * not NULL) for every candidate, under ctl_lock with one memo: the
- * names found through the last list's indices, the verdicts through
- * what is kept for the pod's shape (k8s/answers.h: filter's work is its
- * prioritize's, and the next pod's of that shape but for the nodes that
- * changed).  true; false when this server does not lead (answered 503). */
+ * names found through the last list's indices, the verdicts and scores
+ * through what is kept for the pod's shape (k8s/answers.h: filter's work
+ * is its prioritize's, and the next pod's of that shape but for the
+ * nodes that changed and, for scores, a typical mix refreshed).  true;
+ * false when this server does not lead (answered 503). */
 static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
 			  struct call *c)
 {

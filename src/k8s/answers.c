@@ -1,14 +1,18 @@
 /*
- * answers.c - the extender's verdicts kept between calls, per pod shape,
- * each valid while its node's engine state is unchanged (answers.h says
- * what is kept and when it is dropped), and the names' indices of the
- * last list.
+ * answers.c - the extender's verdicts and scores kept between calls, per
+ * pod shape, each valid while its node's engine state is unchanged (and
+ * a score while the engine's score generation is: answers.h says what
+ * is kept and when it is dropped), and the names' indices of the last
+ * list.
  *
  * A shape holds, per node index, the version and flags the node had when
- * it was found to fit (stamp), or nothing.  The test "answers" of
- * test_k8s checks a kept answer dropped when a node changes between two
- * pods of one shape, and every answer equal to gf_k8s_verdict's over a
- * random sequence of changes.
+ * it was found to fit and its score then (stamp: 8 bytes, the one row
+ * a kept answer reads besides the node's version and flags), or
+ * nothing.  The tests test_answers_invalidated and
+ * test_answers_differential of test_k8s_decide check a kept answer
+ * dropped when a node changes between two pods of one shape, and every
+ * verdict and score equal to those computed afresh over a random
+ * sequence of changes and typical-mix refreshes.
  */
 #include "k8s/answers.h"
 

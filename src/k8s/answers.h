@@ -1,8 +1,8 @@
 /*
  * answers.h - what the extender keeps between its calls: for each pod
  * shape (an ask: its kind, GPUs or share, CPU, memory, topology), the
- * nodes found to fit it, each with the node's state it was found in;
- * and where each name of the last list kube-scheduler sent is in the
+ * nodes found to fit it, each with the node's state it was found in and
+ * its score; and where each name of the last list kube-scheduler sent is in the
  * core.  One filter's work is then the next prioritize's (the same pod,
  * the same shape), and a pod like the last one costs what changed.
  *
@@ -10,16 +10,25 @@
  * node's engine state is the one it was computed from: its version
  * (gf_cnode.version, bumped by every allocation, release, held or
  * unhealthy GPU, reshape or topology change: what the engine's own score
- * cache is keyed on) and its flags, and only while it is ready and not
- * cordoned (both read anew every time); else the verdict is computed
- * (gf_k8s_verdict) and kept anew.  A node that does not fit is never
- * kept: it is computed each time, with its reason.  Asks that name GPU
- * models (the node's labels decide) or a MIG profile (the MIG layout
- * decides) are not kept.  Scores are not kept between calls: FGD's
- * depend on the cluster's typical mix, which the engine refreshes
- * without any node changing (the per-call memo scores each distinct
- * node state once).  A name's kept index is used only when the core's
- * name at that index is the same (strcmp), else found by hash.
+ * cache is keyed on) and its flags; else the verdict is computed
+ * (gf_k8s_verdict) and kept anew.  Ready and not cordoned are in the
+ * flags: the core keeps GF_CNODE_CORDONED set exactly while a node is
+ * not ready, cordoned or drained (gf_ctl_check verifies it), a node
+ * found to fit had it clear, and the same flags say it still has.  A
+ * node that does not fit is never kept: it is computed each time, with
+ * its reason.  Asks that name GPU models (the node's labels decide) or
+ * a MIG profile (the MIG layout decides) are not kept.
+ *
+ * A kept "fits" also keeps the node's score (gf_k8s_score_of), given
+ * again while the fits is (same version and flags) and while the
+ * engine's score generation is the one it was computed at
+ * (gf_ctl_score_gen: bumped when the typical mix is refreshed from the
+ * arrivals, or FGD+'s settings change, which move scores without any
+ * node changing); a new generation drops every kept score of the shape
+ * at its next call.  So prioritize right after filter of one pod, and
+ * the next pod of that shape, score only the nodes that changed.  A
+ * name's kept index is used only when the core's name at that index is
+ * the same (strcmp), else found by hash.
  *
  * Not thread-safe: the caller holds the core's lock (the controller's
  * ctl_lock) around every call, and calls gf_k8s_answers_clear when it

@@ -112,7 +112,7 @@ struct gf_k8s_args {
 	int n;
 	bool node_objects;
 	const struct gf_jv **nodes; /* with node_objects: each item */
-	char *own; /* the names' bytes when gf_k8s_args_parse read them */
+	char *own;	/* the names' bytes when gf_k8s_args_parse read them */
 	size_t own_len; /* own's size: more than the names' bytes summed */
 };
 

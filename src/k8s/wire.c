@@ -593,7 +593,8 @@ static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 			*--d = '-';
 		if (i)
 			*q++ = ',';
-		q = put_at(q, host, sizeof(host) - 2); /* its '"': put_plain's */
+		q = put_at(q, host,
+			   sizeof(host) - 2); /* its '"': put_plain's */
 		q = put_plain(q, a->names[i]);
 		if (!q)
 			break;

@@ -518,8 +518,7 @@ static void test_wire_filter_compact(void **state)
 				       { GF_K8S_FITS, "" },
 				       { GF_K8S_FITS, "" } };
 	for (int k = 0; k < 4; k++) {
-		struct gf_k8s_args a = { .names = k & 1 ? odd : plain,
-					 .n = 4 };
+		struct gf_k8s_args a = { .names = k & 1 ? odd : plain, .n = 4 };
 		struct fw f = { &a, k < 2 ? v : NULL, k == 3 ? "bad" : NULL };
 		char *s = written(fw_fn, &f);
 		struct gf_jv *r = parse(s);

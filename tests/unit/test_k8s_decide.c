@@ -491,7 +491,7 @@ static void all_same(const struct gf_ctl *ctl, struct gf_k8s_shape *sh,
 	struct gf_k8s_memo *m1 = gf_k8s_memo_new(ctl, a, n);
 	struct gf_k8s_verdict *v = gf_calloc((size_t)n, sizeof(*v));
 	int64_t *sc = gf_calloc((size_t)n, sizeof(*sc));
-	gf_k8s_answers_all(sh, ctl, idx, n, m1, v, NULL); /* filter */
+	gf_k8s_answers_all(sh, ctl, idx, n, m1, v, NULL);  /* filter */
 	gf_k8s_answers_all(sh, ctl, idx, n, m1, NULL, sc); /* prioritize */
 	for (int k = 0; k < n; k++) {
 		struct gf_k8s_memo *m2 = gf_k8s_memo_new(ctl, a, 8);
@@ -670,8 +670,8 @@ static void test_answers_differential(void **state)
 		}
 		uint64_t gen = gf_ctl_score_gen(ctl);
 		if (step % 3 == 0) /* the mix refreshed, maybe */
-			assert_int_equal(gf_ctl_schedule(ctl, 1000 + step, NULL),
-					 0);
+			assert_int_equal(
+				gf_ctl_schedule(ctl, 1000 + step, NULL), 0);
 		refreshes += gf_ctl_score_gen(ctl) != gen;
 		sh = gf_k8s_answers_shape(c, ctl, &a[r]);
 		all_same(ctl, sh, &a[r], idx, N + 2);
