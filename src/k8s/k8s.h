@@ -114,6 +114,7 @@ struct gf_k8s_args {
 	const struct gf_jv **nodes; /* with node_objects: each item */
 	char *own;	/* the names' bytes when gf_k8s_args_parse read them */
 	size_t own_len; /* own's size: more than the names' bytes summed */
+	uint32_t *len;	/* with own: each name's bytes (all plain) */
 };
 
 /* 0, or GF_EINVAL naming the key ("'NodeNames'[3]: expected a string");

@@ -111,6 +111,7 @@ void gf_k8s_args_release(struct gf_k8s_args *a)
 	gf_free(a->names);
 	gf_free(a->nodes);
 	gf_free(a->own);
+	gf_free(a->len);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -178,8 +179,9 @@ static bool plain(char c)
 }
 
 /* The array of plain names at p (its '['), read in one pass over a copy
- * of [p, end): each name ended by a NUL where its closing quote was,
- * into x->names (x->n of them; x->own the copy), *to past the ']'.
+ * of [p, end) (and 8 NULs: a name may be read 8 bytes at a time): each
+ * name ended by a NUL where its closing quote was, into x->names (x->n
+ * of them, their lengths in x->len; x->own the copy), *to past the ']'.
  * false (x untouched) when it is anything else: a value not a string,
  * a byte not plain (an escape: jansson reads those), or more than
  * GF_K8S_NAMES_MAX names. */
@@ -187,10 +189,11 @@ static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
 		       const char **to)
 {
 	size_t len = (size_t)(end - p), n = 0, cap = len / 16 + 16;
-	char *own = gf_malloc(len + 1), *q = own + 1, *e = own + len;
+	char *own = gf_malloc(len + 8), *q = own + 1, *e = own + len;
 	const char **names = gf_reallocarray(NULL, cap, sizeof(*names));
+	uint32_t *lens = gf_reallocarray(NULL, cap, sizeof(*lens));
 	memcpy(own, p, len);
-	own[len] = '\0'; /* not plain: ends a name's run */
+	memset(own + len, 0, 8); /* not plain: ends a name's run */
 	q = q + (skip_ws(q, e) - q);
 	while (q < e && *q != ']') {
 		if (*q != '"' || n == GF_K8S_NAMES_MAX)
@@ -201,12 +204,14 @@ static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
 		if (q == e || *q != '"')
 			goto refuse;
 		*q = '\0';
-		q = q + (skip_ws(q + 1, e) - q);
 		if (n == cap) {
 			cap *= 2;
 			names = gf_reallocarray(names, cap, sizeof(*names));
+			lens = gf_reallocarray(lens, cap, sizeof(*lens));
 		}
+		lens[n] = (uint32_t)(q - name);
 		names[n++] = name;
+		q = q + (skip_ws(q + 1, e) - q);
 		if (q < e && *q == ',') {
 			q = q + (skip_ws(q + 1, e) - q);
 			if (q < e && *q == ']') /* "[\"a\",]" */
@@ -222,8 +227,10 @@ static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
 	x->n = (int)n;
 	x->own = own;
 	x->own_len = len;
+	x->len = lens;
 	return true;
 refuse:
+	gf_free(lens);
 	gf_free(names);
 	gf_free(own);
 	return false;
@@ -295,6 +302,7 @@ int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		a->n = x.n;
 		a->own = x.own;
 		a->own_len = x.own_len;
+		a->len = x.len;
 	} else {
 		gf_k8s_args_release(&x);
 	}
@@ -500,6 +508,24 @@ static char *put_plain(char *q, const char *s)
 	return q;
 }
 
+/* Name k of a between quotes at q (8 bytes to spare past what it
+ * writes): past it; NULL when it needs escaping (the writer's).  Names
+ * read in place are plain and their lengths known: copied 8 bytes at a
+ * time (own has 8 to spare past its last name). */
+static char *put_name(char *q, const struct gf_k8s_args *a, int k)
+{
+	if (!a->len)
+		return put_plain(q, a->names[k]);
+	const char *s = a->names[k];
+	uint32_t n = a->len[k];
+	*q++ = '"';
+	for (uint32_t c = 0; c < n; c += 8)
+		memcpy(q + c, s + c, 8);
+	q += n;
+	*q++ = '"';
+	return q;
+}
+
 /* s (n bytes) at q: past it. */
 static char *put_at(char *q, const char *s, size_t n)
 {
@@ -515,14 +541,14 @@ static bool names_compact(struct gf_json *j, const char *key,
 			  const struct gf_k8s_args *a,
 			  const struct gf_k8s_verdict *v, bool none)
 {
-	char *t = gf_malloc(names_bound(a) + 3 * (size_t)a->n + 3), *q = t;
+	char *t = gf_malloc(names_bound(a) + 3 * (size_t)a->n + 11), *q = t;
 	*q++ = '[';
 	for (int i = 0; !none && q && i < a->n; i++) {
 		if (v && v[i].kind != GF_K8S_FITS)
 			continue;
 		if (q > t + 1)
 			*q++ = ',';
-		q = put_plain(q, a->names[i]);
+		q = put_name(q, a, i);
 	}
 	if (!q) { /* a name to escape: the writer's */
 		gf_free(t);
@@ -579,7 +605,7 @@ static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 	if (j->depth != 0)
 		return false;
 	/* per name: ,{"Host":"NAME","Score":-N} with N of up to 20 digits */
-	char *t = gf_malloc(names_bound(a) + 48 * (size_t)a->n + 3), *q = t;
+	char *t = gf_malloc(names_bound(a) + 48 * (size_t)a->n + 11), *q = t;
 	*q++ = '[';
 	for (int i = 0; q && i < a->n; i++) {
 		char tmp[24], *end = tmp + sizeof(tmp), *d = end;
@@ -595,7 +621,7 @@ static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 			*q++ = ',';
 		q = put_at(q, host,
 			   sizeof(host) - 2); /* its '"': put_plain's */
-		q = put_plain(q, a->names[i]);
+		q = put_name(q, a, i);
 		if (!q)
 			break;
 		q = put_at(q, sc, sizeof(sc) - 1);

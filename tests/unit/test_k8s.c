@@ -536,6 +536,55 @@ static void test_wire_filter_compact(void **state)
 	}
 }
 
+/* Names read in place (their lengths known: copied 8 bytes at a time),
+ * of every length from 0 to 19, written back by filter and prioritize
+ * as they came. */
+static void test_wire_names_in_place(void **state)
+{
+	(void)state;
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	gf_buf_puts(&b, "{\"Pod\": {}, \"NodeNames\": [");
+	char names[20][24];
+	for (int k = 0; k < 20; k++) {
+		for (int c = 0; c < k; c++)
+			names[k][c] = (char)('a' + (k + c) % 26);
+		names[k][k] = '\0';
+		gf_buf_printf(&b, "%s\"%s\"", k ? ", " : "", names[k]);
+	}
+	gf_buf_puts(&b, "]}");
+	struct gf_jv *v = NULL;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_parse(gf_buf_str(&b), b.len, &v, &a, &e),
+			 0);
+	assert_non_null(a.len);
+	int64_t sc[20];
+	for (int k = 0; k < 20; k++)
+		sc[k] = k;
+	struct pw p = { &a, sc };
+	struct fw f = { &a, NULL, NULL };
+	char *ps = written(pw_fn, &p), *fs = written(fw_fn, &f);
+	struct gf_jv *pr = parse(ps), *fr = parse(fs);
+	const struct gf_jv *nn = gf_jv_get(fr, "NodeNames");
+	assert_int_equal(gf_jv_len(pr), 20);
+	assert_int_equal(gf_jv_len(nn), 20);
+	for (int k = 0; k < 20; k++) {
+		assert_string_equal(gf_jv_str(gf_jv_at(nn, (size_t)k)),
+				    names[k]);
+		assert_string_equal(
+			gf_jv_str(gf_jv_get(gf_jv_at(pr, (size_t)k), "Host")),
+			names[k]);
+	}
+	gf_jv_free(pr);
+	gf_jv_free(fr);
+	gf_free(ps);
+	gf_free(fs);
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+}
+
 /* A HostPriorityList of plain names (written as one compact run) and
  * one with a name that needs escaping (the indented writer) read back
  * as the same hosts and scores, negative and large ones included. */
@@ -635,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_wire_write_others),
 		cmocka_unit_test(test_wire_priorities_compact),
 		cmocka_unit_test(test_wire_filter_compact),
+		cmocka_unit_test(test_wire_names_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
