@@ -173,7 +173,7 @@ static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
 	pthread_mutex_lock(&s->ctl_lock);
 	bool lead = leading(s, r);
 	if (lead) {
-		gf_k8s_answers_find(ans, s->ctl, c->a.names, c->a.n, idx);
+		gf_k8s_answers_find_args(ans, s->ctl, &c->a, idx);
 		struct gf_k8s_shape *sh =
 			gf_k8s_answers_shape(ans, s->ctl, &c->ask);
 		gf_k8s_answers_all(sh, s->ctl, idx, c->a.n, m,

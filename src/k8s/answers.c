@@ -38,8 +38,19 @@ struct gf_k8s_shape {
 	uint64_t score_gen; /* gf_ctl_score_gen its kept scores are at */
 };
 
+/* A list read in place (gf_k8s_args.own) and the indices of its names,
+ * found when the core had nn nodes. */
+struct list {
+	char *text;
+	size_t len;
+	int n, nn;
+	int *idx;
+	uint64_t last; /* the answers' clock at its last use */
+};
+
 struct gf_k8s_answers {
 	struct gf_k8s_shape shapes[GF_K8S_SHAPES];
+	struct list lists[GF_K8S_LISTS];
 	uint64_t clock;
 	int *hint; /* the last list's indices, by position */
 	int nhint;
@@ -60,6 +71,11 @@ void gf_k8s_answers_clear(struct gf_k8s_answers *c)
 	gf_free(c->hint);
 	c->hint = NULL;
 	c->nhint = 0;
+	for (int k = 0; k < GF_K8S_LISTS; k++) {
+		gf_free(c->lists[k].text);
+		gf_free(c->lists[k].idx);
+		memset(&c->lists[k], 0, sizeof(c->lists[k]));
+	}
 }
 
 void gf_k8s_answers_free(struct gf_k8s_answers *c)
@@ -90,6 +106,39 @@ void gf_k8s_answers_find(struct gf_k8s_answers *c, const struct gf_ctl *ctl,
 		idx[k] = gf_ctl_node_find(ctl, names[k]);
 		c->hint[k] = idx[k];
 	}
+}
+
+void gf_k8s_answers_find_args(struct gf_k8s_answers *c,
+			      const struct gf_ctl *ctl,
+			      const struct gf_k8s_args *a, int *idx)
+{
+	int nn = gf_ctl_nnodes(ctl);
+	if (!a->own) {
+		gf_k8s_answers_find(c, ctl, a->names, a->n, idx);
+		return;
+	}
+	struct list *l = &c->lists[0];
+	for (int k = 0; k < GF_K8S_LISTS; k++) {
+		struct list *x = &c->lists[k];
+		if (x->text && x->n == a->n && x->nn == nn &&
+		    x->len == a->own_len && !memcmp(x->text, a->own, x->len)) {
+			memcpy(idx, x->idx, (size_t)a->n * sizeof(*idx));
+			x->last = ++c->clock;
+			return;
+		}
+		if (x->last < l->last)
+			l = x;
+	}
+	gf_k8s_answers_find(c, ctl, a->names, a->n, idx);
+	/* kept in the least recently used place */
+	l->text = gf_reallocarray(l->text, a->own_len + 1, 1);
+	memcpy(l->text, a->own, a->own_len);
+	l->idx = gf_reallocarray(l->idx, (size_t)a->n + 1, sizeof(*l->idx));
+	memcpy(l->idx, idx, (size_t)a->n * sizeof(*idx));
+	l->len = a->own_len;
+	l->n = a->n;
+	l->nn = nn;
+	l->last = ++c->clock;
 }
 
 /* Kept: whole GPUs or a share, on any model, any node's labels. */

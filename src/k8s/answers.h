@@ -28,7 +28,9 @@
  * at its next call.  So prioritize right after filter of one pod, and
  * the next pod of that shape, score only the nodes that changed.  A
  * name's kept index is used only when the core's name at that index is
- * the same (strcmp), else found by hash.
+ * the same (strcmp), else found by hash; a whole list the same as one
+ * of the last two, byte for byte, while no node was added since, reuses
+ * that list's indices (gf_k8s_answers_find_args).
  *
  * Not thread-safe: the caller holds the core's lock (the controller's
  * ctl_lock) around every call, and calls gf_k8s_answers_clear when it
@@ -42,6 +44,7 @@
 #include "k8s/decide.h"
 
 #define GF_K8S_SHAPES 8 /* shapes kept; the least recently used goes */
+#define GF_K8S_LISTS  2 /* lists kept (filter's, prioritize's) */
 
 struct gf_k8s_answers;
 struct gf_k8s_shape;
@@ -54,6 +57,16 @@ void gf_k8s_answers_clear(struct gf_k8s_answers *c);
 /* The index in ctl of each of names[0..n) into idx (-1: unknown). */
 void gf_k8s_answers_find(struct gf_k8s_answers *c, const struct gf_ctl *ctl,
 			 const char *const *names, int n, int *idx);
+
+/* The index in ctl of each of a's names into idx (-1: unknown): a list
+ * read in place (a->own) byte for byte one of the last GF_K8S_LISTS
+ * such, while the core has as many nodes as then, gives that one's
+ * indices whole (names are only added to a core, never renamed or
+ * removed: the same names, the same indices); any other, as
+ * gf_k8s_answers_find. */
+void gf_k8s_answers_find_args(struct gf_k8s_answers *c,
+			      const struct gf_ctl *ctl,
+			      const struct gf_k8s_args *a, int *idx);
 
 /* The kept verdicts of ask a (made, or the least recently used shape
  * reused), or NULL when a is not kept (models named, MIG, no GPU). */

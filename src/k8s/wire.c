@@ -226,7 +226,7 @@ static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
 	x->names = names;
 	x->n = (int)n;
 	x->own = own;
-	x->own_len = len;
+	x->own_len = (size_t)(q + 1 - own); /* the array's bytes */
 	x->len = lens;
 	return true;
 refuse:

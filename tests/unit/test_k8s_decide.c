@@ -15,6 +15,7 @@
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
 #include "k8s_helpers.h"
+#include "util/buf.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
@@ -572,11 +573,41 @@ static void test_answers_invalidated(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* The list names[0..n) read as kube-scheduler sends it (in place:
+ * gf_k8s_args_parse) and found through the kept lists: the indices idx
+ * (gf_ctl_node_find's). */
+static void lists_same(struct gf_k8s_answers *c, const struct gf_ctl *ctl,
+		       const char *const *names, int n, const int *idx)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	gf_buf_puts(&b, "{\"Pod\": {}, \"NodeNames\": [");
+	for (int k = 0; k < n; k++)
+		gf_buf_printf(&b, "%s\"%s\"", k ? "," : "", names[k]);
+	gf_buf_puts(&b, "]}");
+	struct gf_jv *v = NULL;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_parse(gf_buf_str(&b), b.len, &v, &a, &e),
+			 0);
+	assert_non_null(a.own);
+	int *got = gf_calloc((size_t)n, sizeof(*got));
+	gf_k8s_answers_find_args(c, ctl, &a, got);
+	for (int k = 0; k < n; k++)
+		assert_int_equal(got[k], idx[k]);
+	gf_free(got);
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+}
+
 /* A random sequence of binds, ends, cordons, unhealthy GPUs and nodes
  * going silent over 12 nodes, six pod shapes asked in turn: every
  * verdict and score through the kept answers equal to those computed
  * without them, and every name found through the kept indices equal to
- * gf_ctl_node_find's (names sent in changing orders, some unknown).
+ * gf_ctl_node_find's (names sent in changing orders, some unknown; one
+ * of those joins half-way), as text too (kept lists: the same list
+ * again gives its kept indices, but not once a node joined).
  * Between a shape's filter and its prioritize, and between steps, the
  * core schedules now and then: the typical mix it refreshes from the
  * binds moves the scores of nodes that did not change (kept scores
@@ -660,7 +691,10 @@ static void test_answers_differential(void **state)
 		int idx[N + 2];
 		for (int k = 0; k < N + 2; k++)
 			list[k] = k < N ? names[(k + step / 7) % N] : names[k];
+		if (step == 200) /* a name unknown till now joins */
+			join(ctl, "nowhere", 8, "a100-80gb", NULL, NULL);
 		gf_k8s_answers_find(c, ctl, list, N + 2, idx);
+		lists_same(c, ctl, list, N + 2, idx);
 		struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &a[r]);
 		for (int k = 0; k < N + 2; k++) {
 			assert_int_equal(idx[k],
