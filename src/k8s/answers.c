@@ -7,12 +7,13 @@
  *
  * A shape holds, per node index, the version and flags the node had when
  * it was found to fit and its score then (stamp: 8 bytes, the one row
- * a kept answer reads besides the node's version and flags), or
- * nothing.  The tests test_answers_invalidated and
+ * a kept answer reads), or nothing, and how far it has read the
+ * cluster's change log.  The tests test_answers_invalidated and
  * test_answers_differential of test_k8s_decide check a kept answer
  * dropped when a node changes between two pods of one shape, and every
  * verdict and score equal to those computed afresh over a random
- * sequence of changes and typical-mix refreshes.
+ * sequence of changes and typical-mix refreshes; test_answers_log_overflow
+ * more changes between two calls than the log keeps.
  */
 #include "k8s/answers.h"
 
@@ -36,6 +37,8 @@ struct gf_k8s_shape {
 	struct stamp *s;
 	int n;		    /* rows of s */
 	uint64_t score_gen; /* gf_ctl_score_gen its kept scores are at */
+	uint64_t seen;	    /* the cluster's nchanged its stamps are at */
+	bool synced;	    /* seen is: else no stamp is trusted unread */
 };
 
 /* A list read in place (gf_k8s_args.own) and the indices of its names,
@@ -161,6 +164,42 @@ static void scores_sync(struct gf_k8s_shape *sh, const struct gf_ctl *ctl)
 	sh->score_gen = gen;
 }
 
+/* Is node n's kept "fits" in st current?  Its version and flags are
+ * those it was found to fit with.  Ready and not cordoned need no read
+ * of their own: the core keeps GF_CNODE_CORDONED in the engine's flags
+ * set exactly while a node is not ready, cordoned or drained
+ * (gf_ctl_check: "cordoned in the engine iff not ready or cordoned"),
+ * a node that fitted had it clear, and equal flags say it still is. */
+static inline bool kept(const struct stamp *st, const struct gf_cnode *n)
+{
+	return st->fits && st->version == n->version && st->flags == n->flags;
+}
+
+/* The shape's stamps brought to the cluster's change log: the nodes
+ * changed since it was last read dropped (their stamps computed anew
+ * when asked); past what the log keeps (or never read), every stamp
+ * checked against its node's version and flags instead.  After it,
+ * every stamp that says "fits" is current until the next change. */
+static void log_sync(struct gf_k8s_shape *sh, const struct gf_ctl *ctl)
+{
+	const struct gf_cluster *cl = gf_ctl_cluster(ctl);
+	uint64_t d = cl->nchanged - sh->seen;
+	if (!sh->synced || d > GF_CLUSTER_LOG) {
+		int nn = gf_ctl_nnodes(ctl);
+		for (int i = 0; i < sh->n && i < nn; i++)
+			if (sh->s[i].fits && !kept(&sh->s[i], &cl->nodes[i]))
+				sh->s[i].fits = 0;
+	} else {
+		for (uint64_t k = sh->seen; k < cl->nchanged; k++) {
+			int32_t i = cl->changed[k % GF_CLUSTER_LOG];
+			if (i >= 0 && i < sh->n)
+				sh->s[i].fits = 0;
+		}
+	}
+	sh->seen = cl->nchanged;
+	sh->synced = true;
+}
+
 struct gf_k8s_shape *gf_k8s_answers_shape(struct gf_k8s_answers *c,
 					  const struct gf_ctl *ctl,
 					  const struct gf_k8s_ask *a)
@@ -192,19 +231,9 @@ struct gf_k8s_shape *gf_k8s_answers_shape(struct gf_k8s_answers *c,
 		sh->n = n;
 	}
 	scores_sync(sh, ctl);
+	log_sync(sh, ctl);
 	sh->last = ++c->clock;
 	return sh;
-}
-
-/* Is node n's kept "fits" in st current?  Its version and flags are
- * those it was found to fit with.  Ready and not cordoned need no read
- * of their own: the core keeps GF_CNODE_CORDONED in the engine's flags
- * set exactly while a node is not ready, cordoned or drained
- * (gf_ctl_check: "cordoned in the engine iff not ready or cordoned"),
- * a node that fitted had it clear, and equal flags say it still is. */
-static inline bool kept(const struct stamp *st, const struct gf_cnode *n)
-{
-	return st->fits && st->version == n->version && st->flags == n->flags;
 }
 
 /* Node i's verdict computed (a miss) and its stamp made anew. */
@@ -257,16 +286,18 @@ void gf_k8s_answers_all(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
 			const int *idx, int count, struct gf_k8s_memo *m,
 			struct gf_k8s_verdict *v, int64_t *score)
 {
-	if (sh)
+	if (sh) {
 		scores_sync(sh, ctl);
-	const struct gf_cnode *nodes = gf_ctl_cluster(ctl)->nodes;
+		log_sync(sh, ctl);
+	}
 	int nn = gf_ctl_nnodes(ctl);
 	nn = sh && sh->n < nn ? sh->n : nn;
 	uint64_t hits = 0;
 	for (int k = 0; k < count; k++) {
 		int i = idx[k];
 		struct stamp *st = sh && i >= 0 && i < nn ? &sh->s[i] : NULL;
-		if (st && kept(st, &nodes[i]) && (!score || st->score >= 0)) {
+		/* synced: a stamp that says "fits" is current, unread */
+		if (st && st->fits && (!score || st->score >= 0)) {
 			hits++; /* the common case: all kept */
 			if (v) {
 				v[k].kind = GF_K8S_FITS;

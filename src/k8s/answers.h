@@ -11,7 +11,15 @@
  * (gf_cnode.version, bumped by every allocation, release, held or
  * unhealthy GPU, reshape or topology change: what the engine's own score
  * cache is keyed on) and its flags; else the verdict is computed
- * (gf_k8s_verdict) and kept anew.  Ready and not cordoned are in the
+ * (gf_k8s_verdict) and kept anew.  Each call (gf_k8s_answers_shape,
+ * gf_k8s_answers_all) first reads the cluster's change log
+ * (gf_cluster.changed: every version bump and flag change appends the
+ * node) from where the shape last read it and drops the stamps of the
+ * nodes logged since; past what the log keeps, it checks every stamp
+ * against its node's version and flags instead.  A stamp that still
+ * says "fits" is then given by gf_k8s_answers_all without reading its
+ * node (gf_k8s_answers_verdict and _score check version and flags
+ * too).  Ready and not cordoned are in the
  * flags: the core keeps GF_CNODE_CORDONED set exactly while a node is
  * not ready, cordoned or drained (gf_ctl_check verifies it), a node
  * found to fit had it clear, and the same flags say it still has.  A

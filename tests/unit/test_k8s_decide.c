@@ -573,6 +573,53 @@ static void test_answers_invalidated(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* More changes between two calls of one shape than the cluster's change
+ * log keeps: a node filled first (its change out of the log by the
+ * second call), then 600 pods bound and ended on another; the second
+ * call checks every stamp against its node and gives the filled one's
+ * verdict anew. */
+static void test_answers_log_overflow(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	static const char *const nodes[] = { "o0", "o1", "o2" };
+	for (int k = 0; k < 3; k++)
+		join(ctl, nodes[k], 8, "a100-80gb", NULL, NULL);
+	struct gf_k8s_pod p, big;
+	struct gf_k8s_ask one, eight;
+	pod_of(&p, "one-0", "\"nvidia.com/gpu\": \"1\"", "", "");
+	ask_of(ctl, &p, &one);
+	pod_of(&big, "big-0", "\"nvidia.com/gpu\": \"8\"", "", "");
+	ask_of(ctl, &big, &eight);
+	struct gf_k8s_answers *c = gf_k8s_answers_new();
+	int idx[3] = { 0, 1, 2 };
+	struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &one);
+	all_same(ctl, sh, &one, idx, 3); /* all three fit, kept */
+	struct gf_err e;
+	struct gf_job *j =
+		gf_k8s_job_new(ctl, &big, &eight, 1, ++next_seq, "pods", 1000);
+	assert_int_equal(gf_ctl_add_on(ctl, j, 1, 1000, &e), 0);
+	uint64_t before = gf_ctl_cluster(ctl)->nchanged;
+	for (int k = 0; k < 600; k++) {
+		j = gf_k8s_job_new(ctl, &p, &one, 0, ++next_seq, "pods",
+				   1001 + k);
+		assert_int_equal(gf_ctl_add_on(ctl, j, 0, 1001 + k, &e), 0);
+		const char *id = gf_ctl_job(ctl, j->id)->id;
+		assert_int_equal(gf_ctl_cancel(ctl, id, 1001 + k, &e), 0);
+	}
+	check(ctl);
+	assert_true(gf_ctl_cluster(ctl)->nchanged - before > GF_CLUSTER_LOG);
+	sh = gf_k8s_answers_shape(c, ctl, &one);
+	all_same(ctl, sh, &one, idx, 3);
+	struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, &one, 3);
+	struct gf_k8s_verdict v[3];
+	gf_k8s_answers_all(sh, ctl, idx, 3, m, v, NULL);
+	assert_int_equal(v[1].kind, GF_K8S_NO_ROOM);
+	gf_k8s_memo_free(m);
+	gf_k8s_answers_free(c);
+	gf_ctl_free(ctl);
+}
+
 /* The list names[0..n) read as kube-scheduler sends it (in place:
  * gf_k8s_args_parse) and found through the kept lists: the indices idx
  * (gf_ctl_node_find's). */
@@ -944,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_decide_memo_scores),
 		cmocka_unit_test(test_answers_invalidated),
 		cmocka_unit_test(test_answers_differential),
+		cmocka_unit_test(test_answers_log_overflow),
 		cmocka_unit_test(test_decide_victims),
 		cmocka_unit_test(test_decide_models),
 		cmocka_unit_test(test_decide_gfd_products),
