@@ -26,6 +26,7 @@
 #define GF_MODEL_NAME_MAX 32
 #define GF_NODE_NAME_MAX  48
 #define GF_MAX_CNODES	  1000000
+#define GF_CLUSTER_LOG	  1024 /* changes gf_cluster.changed keeps */
 
 /* gf_cnode.flags */
 enum gf_cnode_flags {
@@ -80,7 +81,19 @@ struct gf_cluster {
 	 * shared between nodes of one shape */
 	struct gf_gpu_topo *topos;
 	int ntopos;
+	/* The nodes changed, in order: every change that bumps a node's
+	 * version or changes its flags (this file's functions,
+	 * gf_cluster_changed) appends the node's index, the k-th change at
+	 * changed[k % GF_CLUSTER_LOG], the last GF_CLUSTER_LOG kept;
+	 * gf_cluster_reset counts as more than that.  For readers that keep
+	 * answers per node (the Kubernetes extender): what changed since
+	 * they last read nchanged. */
+	uint64_t nchanged;
+	int32_t changed[GF_CLUSTER_LOG];
 };
+
+/* Node i's flags changed by its owner (the engine's cordon): logged. */
+void gf_cluster_changed(struct gf_cluster *c, int i);
 
 void gf_cluster_init(struct gf_cluster *c);
 void gf_cluster_release(struct gf_cluster *c);

@@ -493,6 +493,14 @@ int gf_ctl_mig_count(const struct gf_ctl *ctl, int node, const char *profile,
 int gf_ctl_score(const struct gf_ctl *ctl, int node, const struct gf_req *r,
 		 int *gpu);
 
+/* Bumped whenever gf_ctl_score's answer for a node may change while the
+ * node's version (gf_cnode.version) and flags stay: the typical mix
+ * refreshed from the arrivals, FGD+'s settings changed
+ * (gf_sched_score_gen).  A score is that of the node again while its
+ * version, its flags and this count are the ones it was computed at.
+ * Reads only. */
+uint64_t gf_ctl_score_gen(const struct gf_ctl *ctl);
+
 /* Invariants (engine, quotas in use, placements of running jobs, queue,
  * nodes: no running replica on a node made not ready, nothing started on
  * a node not ready or on an unhealthy GPU since it became so, the

@@ -256,6 +256,17 @@ int gf_sched_score(struct gf_sched *s, int i, const struct gf_req *r, int *gpu);
 int gf_sched_score_peek(const struct gf_sched *s, int i, const struct gf_req *r,
 			int *gpu);
 
+/*
+ * A count bumped whenever a node's score may change while its version
+ * (gf_cnode.version) does not: the typical mix replaced
+ * (gf_sched_set_typical: F and FGD+'s lookahead move with it) or FGD+'s
+ * settings changed (gf_sched_set_fgdplus_t, _without): exactly when
+ * the score cache is emptied.  A score computed by gf_sched_score_peek
+ * is that of the node's state again while both its version and this
+ * count are the same.
+ */
+uint64_t gf_sched_score_gen(const struct gf_sched *s);
+
 /* Figures the simulator and the controller read. */
 int64_t gf_sched_alloc_milli(const struct gf_sched *s); /* GPU given out */
 int64_t gf_sched_idle_milli(const struct gf_sched *s);	/* GPU free */

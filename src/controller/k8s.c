@@ -159,30 +159,25 @@ static bool call_open(struct gf_service *s, struct gf_http_req *r,
 
 /* Filter's verdicts (into c->v) or prioritize's scores (c->score, when
  * not NULL) for every candidate, under ctl_lock with one memo: the
- * names found through the last list's indices, the verdicts through
- * what is kept for the pod's shape (k8s/answers.h: filter's work is its
- * prioritize's, and the next pod's of that shape but for the nodes that
- * changed).  true; false when this server does not lead (answered 503). */
+ * names found through the last list's indices, the verdicts and scores
+ * through what is kept for the pod's shape (k8s/answers.h: filter's work
+ * is its prioritize's, and the next pod's of that shape but for the
+ * nodes that changed and, for scores, a typical mix refreshed).  true;
+ * false when this server does not lead (answered 503). */
 static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
 			  struct call *c)
 {
 	struct gf_k8s_memo *m = gf_k8s_memo_new(s->ctl, &c->ask, c->a.n);
-	int *idx = gf_calloc((size_t)c->a.n + 1, sizeof(*idx));
+	int *idx = gf_malloc(((size_t)c->a.n + 1) * sizeof(*idx));
 	struct gf_k8s_answers *ans = s->k8s->answers;
 	pthread_mutex_lock(&s->ctl_lock);
 	bool lead = leading(s, r);
 	if (lead) {
-		gf_k8s_answers_find(ans, s->ctl, c->a.names, c->a.n, idx);
+		gf_k8s_answers_find_args(ans, s->ctl, &c->a, idx);
 		struct gf_k8s_shape *sh =
 			gf_k8s_answers_shape(ans, s->ctl, &c->ask);
-		for (int k = 0; k < c->a.n; k++) {
-			struct gf_k8s_verdict one = { 0 };
-			struct gf_k8s_verdict *v = c->score ? &one : &c->v[k];
-			gf_k8s_answers_verdict(sh, s->ctl, idx[k], m, v);
-			if (c->score)
-				c->score[k] =
-					gf_k8s_score_of(s->ctl, idx[k], m, v);
-		}
+		gf_k8s_answers_all(sh, s->ctl, idx, c->a.n, m,
+				   c->score ? NULL : c->v, c->score);
 		if (!c->score)
 			s->k8s->filters++;
 	}
@@ -199,7 +194,8 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 	if (!call_open(s, r, &c))
 		return 0; /* answered */
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
-		c.v = gf_calloc((size_t)c.a.n + 1, sizeof(*c.v));
+		/* every verdict is written: no need to zero them */
+		c.v = gf_malloc(((size_t)c.a.n + 1) * sizeof(*c.v));
 		if (!answer_locked(s, r, &c)) {
 			call_release(&c);
 			return 0;

@@ -112,7 +112,11 @@ struct gf_k8s_args {
 	int n;
 	bool node_objects;
 	const struct gf_jv **nodes; /* with node_objects: each item */
-	char *own; /* the names' bytes when gf_k8s_args_parse read them */
+	char *own;	/* the names' bytes when gf_k8s_args_parse read them */
+	size_t own_len; /* the array's text in own: its '[' to its ']' (the
+			   names' closing quotes NULs), more than the names'
+			   bytes summed */
+	uint32_t *len;	/* with own: each name's bytes (all plain) */
 };
 
 /* 0, or GF_EINVAL naming the key ("'NodeNames'[3]: expected a string");

@@ -111,6 +111,7 @@ void gf_k8s_args_release(struct gf_k8s_args *a)
 	gf_free(a->names);
 	gf_free(a->nodes);
 	gf_free(a->own);
+	gf_free(a->len);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -177,35 +178,69 @@ static bool plain(char c)
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
 }
 
-/* The array of plain strings in [p, end) (all of it, nothing else),
- * or -1: the count. */
-static long plain_names(const char *p, const char *end)
+/* The array of plain names at p (its '['), read in one pass over a copy
+ * of [p, end) (and 8 NULs: a name may be read 8 bytes at a time): each
+ * name ended by a NUL where its closing quote was, into x->names (x->n
+ * of them, their lengths in x->len; x->own the copy), *to past the ']'.
+ * false (x untouched) when it is anything else: a value not a string,
+ * a byte not plain (an escape: jansson reads those), or more than
+ * GF_K8S_NAMES_MAX names. */
+static bool names_scan(struct gf_k8s_args *x, const char *p, const char *end,
+		       const char **to)
 {
-	long n = 0;
-	p = skip_ws(p + 1, end); /* past '[' */
-	if (p < end && *p == ']')
-		return skip_ws(p + 1, end) == end ? 0 : -1;
-	for (;;) {
-		if (p == end || *p != '"')
-			return -1;
-		for (p++; p < end && plain(*p); p++)
-			;
-		if (p == end || *p != '"')
-			return -1;
-		n++;
-		p = skip_ws(p + 1, end);
-		if (p < end && *p == ']')
-			return p + 1 == end ? n : -1;
-		if (p == end || *p != ',')
-			return -1;
-		p = skip_ws(p + 1, end);
+	size_t len = (size_t)(end - p), n = 0, cap = len / 16 + 16;
+	char *own = gf_malloc(len + 8), *q = own + 1, *e = own + len;
+	const char **names = gf_reallocarray(NULL, cap, sizeof(*names));
+	uint32_t *lens = gf_reallocarray(NULL, cap, sizeof(*lens));
+	memcpy(own, p, len);
+	memset(own + len, 0, 8); /* not plain: ends a name's run */
+	q = q + (skip_ws(q, e) - q);
+	while (q < e && *q != ']') {
+		if (*q != '"' || n == GF_K8S_NAMES_MAX)
+			goto refuse;
+		char *name = ++q;
+		while (plain(*q))
+			q++;
+		if (q == e || *q != '"')
+			goto refuse;
+		*q = '\0';
+		if (n == cap) {
+			cap *= 2;
+			names = gf_reallocarray(names, cap, sizeof(*names));
+			lens = gf_reallocarray(lens, cap, sizeof(*lens));
+		}
+		lens[n] = (uint32_t)(q - name);
+		names[n++] = name;
+		q = q + (skip_ws(q + 1, e) - q);
+		if (q < e && *q == ',') {
+			q = q + (skip_ws(q + 1, e) - q);
+			if (q < e && *q == ']') /* "[\"a\",]" */
+				goto refuse;
+		} else if (q == e || *q != ']') {
+			goto refuse;
+		}
 	}
+	if (q == e)
+		goto refuse;
+	*to = p + (q + 1 - own);
+	x->names = names;
+	x->n = (int)n;
+	x->own = own;
+	x->own_len = (size_t)(q + 1 - own); /* the array's bytes */
+	x->len = lens;
+	return true;
+refuse:
+	gf_free(lens);
+	gf_free(names);
+	gf_free(own);
+	return false;
 }
 
 /* Where the top-level "NodeNames" value is in s: [*from, *to), an array
- * of plain strings (*n of them); false when there is none such. */
+ * of plain strings, read into x (names_scan); false when there is none
+ * such. */
 static bool names_span(const char *s, size_t len, const char **from,
-		       const char **to, long *n)
+		       const char **to, struct gf_k8s_args *x)
 {
 	static const char key[] = "\"NodeNames\"";
 	const char *end = s + len, *p = skip_ws(s, end);
@@ -223,18 +258,13 @@ static bool names_span(const char *s, size_t len, const char **from,
 		if (p == end || *p != ':')
 			return false;
 		p = skip_ws(p + 1, end);
-		const char *v = p;
+		if (ours) {
+			*from = p;
+			return *p == '[' && names_scan(x, p, end, to);
+		}
 		p = skip_value(p, end);
 		if (!p)
 			return false;
-		if (ours) {
-			if (*v != '[' || (*n = plain_names(v, p)) < 0 ||
-			    *n > GF_K8S_NAMES_MAX)
-				return false;
-			*from = v;
-			*to = p;
-			return true;
-		}
 		p = skip_ws(p, end);
 		if (p == end || *p != ',')
 			return false;
@@ -243,35 +273,13 @@ static bool names_span(const char *s, size_t len, const char **from,
 	return false;
 }
 
-/* The n plain names of the array [from, to) copied into a->own, each
- * ended by a NUL where its closing quote was, into a->names. */
-static void names_take(struct gf_k8s_args *a, const char *from, const char *to,
-		       long n)
-{
-	gf_free(a->names);
-	a->names = gf_calloc((size_t)n + 1, sizeof(*a->names));
-	a->own = gf_malloc((size_t)(to - from) + 1);
-	memcpy(a->own, from, (size_t)(to - from));
-	a->own[to - from] = '\0';
-	char *p = a->own;
-	for (long i = 0; i < n; i++) {
-		while (*p != '"') /* to the opening quote */
-			p++;
-		a->names[i] = ++p;
-		while (*p != '"') /* plain bytes to the closing one */
-			p++;
-		*p++ = '\0';
-	}
-	a->n = (int)n;
-}
-
 int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		      struct gf_k8s_args *a, struct gf_err *e)
 {
 	memset(a, 0, sizeof(*a));
 	const char *from, *to;
-	long n;
-	if (!names_span(s, len, &from, &to, &n)) {
+	struct gf_k8s_args x = { 0 };
+	if (!names_span(s, len, &from, &to, &x)) {
 		int rc = gf_jv_parse(s, len, root, e);
 		return rc ? rc : gf_k8s_args_read(*root, a, e);
 	}
@@ -283,12 +291,21 @@ int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 	int rc = gf_jv_parse(t, head + 2 + tail, root, e);
 	gf_free(t);
 	if (rc) { /* read as it came: its own message */
+		gf_k8s_args_release(&x);
 		rc = gf_jv_parse(s, len, root, e);
 		return rc ? rc : gf_k8s_args_read(*root, a, e);
 	}
 	rc = gf_k8s_args_read(*root, a, e);
-	if (rc == 0)
-		names_take(a, from, to, n);
+	if (rc == 0) { /* the plain names in place of "[]"'s none */
+		gf_free(a->names);
+		a->names = x.names;
+		a->n = x.n;
+		a->own = x.own;
+		a->own_len = x.own_len;
+		a->len = x.len;
+	} else {
+		gf_k8s_args_release(&x);
+	}
 	return rc;
 }
 
@@ -465,6 +482,84 @@ static void failed_map(struct gf_json *j, const char *key,
 	gf_json_obj_end(j);
 }
 
+/* At least the bytes of a's names summed: own's size when they were
+ * read in place, else counted. */
+static size_t names_bound(const struct gf_k8s_args *a)
+{
+	if (a->own)
+		return a->own_len;
+	size_t sum = 0;
+	for (int i = 0; i < a->n; i++)
+		sum += strlen(a->names[i]);
+	return sum;
+}
+
+/* Name s copied to q between quotes when it is plain (every byte
+ * plain(): nothing to escape): past it; else NULL. */
+static char *put_plain(char *q, const char *s)
+{
+	*q++ = '"';
+	for (; *s; s++) {
+		if (!plain(*s))
+			return NULL;
+		*q++ = *s;
+	}
+	*q++ = '"';
+	return q;
+}
+
+/* Name k of a between quotes at q (8 bytes to spare past what it
+ * writes): past it; NULL when it needs escaping (the writer's).  Names
+ * read in place are plain and their lengths known: copied 8 bytes at a
+ * time (own has 8 to spare past its last name). */
+static char *put_name(char *q, const struct gf_k8s_args *a, int k)
+{
+	if (!a->len)
+		return put_plain(q, a->names[k]);
+	const char *s = a->names[k];
+	uint32_t n = a->len[k];
+	*q++ = '"';
+	for (uint32_t c = 0; c < n; c += 8)
+		memcpy(q + c, s + c, 8);
+	q += n;
+	*q++ = '"';
+	return q;
+}
+
+/* s (n bytes) at q: past it. */
+static char *put_at(char *q, const char *s, size_t n)
+{
+	memcpy(q, s, n);
+	return q + n;
+}
+
+/* Filter's NodeNames (the names whose verdict fits; all when v is NULL,
+ * none when none) as one compact array of plain names, raw under key:
+ * kube-scheduler's 5,000 names would cost the indented writer a call
+ * each.  false (nothing written) when a name needs escaping. */
+static bool names_compact(struct gf_json *j, const char *key,
+			  const struct gf_k8s_args *a,
+			  const struct gf_k8s_verdict *v, bool none)
+{
+	char *t = gf_malloc(names_bound(a) + 3 * (size_t)a->n + 11), *q = t;
+	*q++ = '[';
+	for (int i = 0; !none && q && i < a->n; i++) {
+		if (v && v[i].kind != GF_K8S_FITS)
+			continue;
+		if (q > t + 1)
+			*q++ = ',';
+		q = put_name(q, a, i);
+	}
+	if (!q) { /* a name to escape: the writer's */
+		gf_free(t);
+		return false;
+	}
+	*q++ = ']';
+	gf_json_raw(j, key, t, (size_t)(q - t));
+	gf_free(t);
+	return true;
+}
+
 void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
 			 const struct gf_k8s_verdict *v, const char *error)
 {
@@ -483,11 +578,13 @@ void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
 		gf_json_null(j, "NodeNames");
 	} else {
 		gf_json_null(j, "Nodes");
-		gf_json_arr_begin(j, "NodeNames");
-		for (int i = 0; !err && i < a->n; i++)
-			if (!v || v[i].kind == GF_K8S_FITS)
-				gf_json_str(j, NULL, a->names[i]);
-		gf_json_arr_end(j);
+		if (!names_compact(j, "NodeNames", a, v, err)) {
+			gf_json_arr_begin(j, "NodeNames");
+			for (int i = 0; !err && i < a->n; i++)
+				if (!v || v[i].kind == GF_K8S_FITS)
+					gf_json_str(j, NULL, a->names[i]);
+			gf_json_arr_end(j);
+		}
 	}
 	failed_map(j, "FailedNodes", a, err ? NULL : v, GF_K8S_NO_ROOM);
 	failed_map(j, "FailedAndUnresolvableNodes", a, err ? NULL : v,
@@ -496,28 +593,21 @@ void gf_k8s_filter_write(struct gf_json *j, const struct gf_k8s_args *a,
 	gf_json_obj_end(j);
 }
 
-/* A HostPriorityList of plain names (every byte plain()) as one compact
- * run of text, appended to the writer once: kube-scheduler's 5,000 names
- * cost the indented writer five calls a node.  false (nothing written)
- * when a name needs escaping or the list is not the whole document. */
+/* A HostPriorityList of plain names as one compact run of text, written
+ * with memcpy into a buffer sized for it and appended to the writer
+ * once: kube-scheduler's 5,000 names cost the indented writer five
+ * calls a node.  false (nothing written) when a name needs escaping or
+ * the list is not the whole document. */
 static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 			       const int64_t *score)
 {
+	static const char host[] = "{\"Host\":\"", sc[] = ",\"Score\":";
 	if (j->depth != 0)
 		return false;
-	size_t len = 2;
-	for (int i = 0; i < a->n; i++) {
-		const char *p = a->names[i];
-		for (; *p; p++)
-			if (!plain(*p))
-				return false;
-		len += (size_t)(p - a->names[i]) +
-		       48; /* {"Host":"","Score":N}, */
-	}
-	struct gf_buf b;
-	gf_buf_init(&b, len + 1);
-	gf_buf_puts(&b, "[");
-	for (int i = 0; i < a->n; i++) {
+	/* per name: ,{"Host":"NAME","Score":-N} with N of up to 20 digits */
+	char *t = gf_malloc(names_bound(a) + 48 * (size_t)a->n + 11), *q = t;
+	*q++ = '[';
+	for (int i = 0; q && i < a->n; i++) {
 		char tmp[24], *end = tmp + sizeof(tmp), *d = end;
 		int64_t v = score ? score[i] : 0;
 		uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
@@ -527,18 +617,24 @@ static bool priorities_compact(struct gf_json *j, const struct gf_k8s_args *a,
 		} while (m);
 		if (v < 0)
 			*--d = '-';
-		gf_buf_puts(&b, i ? ",{\"Host\":\"" : "{\"Host\":\"");
-		gf_buf_puts(&b, a->names[i]);
-		gf_buf_puts(&b, "\",\"Score\":");
-		gf_buf_append(&b, d, (size_t)(end - d));
-		gf_buf_puts(&b, "}");
+		if (i)
+			*q++ = ',';
+		q = put_at(q, host,
+			   sizeof(host) - 2); /* its '"': put_plain's */
+		q = put_name(q, a, i);
+		if (!q)
+			break;
+		q = put_at(q, sc, sizeof(sc) - 1);
+		q = put_at(q, d, (size_t)(end - d));
+		*q++ = '}';
 	}
-	gf_buf_puts(&b, "]");
-	if (b.err)
-		j->err = j->err ? j->err : b.err;
-	else
-		gf_json_raw(j, NULL, b.data, b.len);
-	gf_buf_release(&b);
+	if (!q) { /* a name to escape: the writer's */
+		gf_free(t);
+		return false;
+	}
+	*q++ = ']';
+	gf_json_raw(j, NULL, t, (size_t)(q - t));
+	gf_free(t);
 	return true;
 }
 

@@ -444,6 +444,12 @@ static void test_wire_read_text(void **state)
 		"{\"Pod\": {,}, \"NodeNames\": [\"n1\"]}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\",]}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\" \"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"]]}",
+		"{\"Pod\": {}, \"NodeNames\": [,\"n1\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\",,\"n2\"]}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\"}",
+		"{\"Pod\": {}, \"NodeNames\": [\"n1\", \"n\\\"2\"]}",
+		"{\"NodeNames\" : [ \"n1\" ,\n \"n2\" ] , \"Pod\": {}}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\"], \"s\": \"\x01\"}",
 		"{\"Pod\": {}, \"NodeNames\": [\"n1\"",
 		"[\"NodeNames\", [\"n1\"]]",
@@ -497,6 +503,86 @@ static void ew_fn(struct gf_json *j, void *arg)
 {
 	struct ew *p = arg;
 	gf_k8s_preempt_write(j, p->a, p->keep, p->pick);
+}
+
+/* Filter's NodeNames of plain names (one compact run) and with a name
+ * that needs escaping (the indented writer) read back as the names that
+ * fit, in their order; an Error reply's still an empty array. */
+static void test_wire_filter_compact(void **state)
+{
+	(void)state;
+	const char *plain[] = { "n-1", "gpu.b-02", "x", "n-4" };
+	const char *odd[] = { "n-1", "gpu.b-02", "q\"\\\u00e9", "n-4" };
+	struct gf_k8s_verdict v[4] = { { GF_K8S_FITS, "" },
+				       { GF_K8S_NO_ROOM, "full" },
+				       { GF_K8S_FITS, "" },
+				       { GF_K8S_FITS, "" } };
+	for (int k = 0; k < 4; k++) {
+		struct gf_k8s_args a = { .names = k & 1 ? odd : plain, .n = 4 };
+		struct fw f = { &a, k < 2 ? v : NULL, k == 3 ? "bad" : NULL };
+		char *s = written(fw_fn, &f);
+		struct gf_jv *r = parse(s);
+		const struct gf_jv *nn = gf_jv_get(r, "NodeNames");
+		assert_int_equal(gf_jv_type(nn), GF_JV_ARR);
+		int want[4] = { 0, 2, 3, -1 }, n = 0;
+		if (k == 2)
+			want[1] = 1, want[2] = 2, want[3] = 3;
+		for (int i = 0; k != 3 && i < 4 && want[i] >= 0; i++, n++)
+			assert_string_equal(gf_jv_str(gf_jv_at(nn, (size_t)i)),
+					    a.names[want[i]]);
+		assert_int_equal(gf_jv_len(nn), (size_t)n);
+		gf_jv_free(r);
+		gf_free(s);
+	}
+}
+
+/* Names read in place (their lengths known: copied 8 bytes at a time),
+ * of every length from 0 to 19, written back by filter and prioritize
+ * as they came. */
+static void test_wire_names_in_place(void **state)
+{
+	(void)state;
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	gf_buf_puts(&b, "{\"Pod\": {}, \"NodeNames\": [");
+	char names[20][24];
+	for (int k = 0; k < 20; k++) {
+		for (int c = 0; c < k; c++)
+			names[k][c] = (char)('a' + (k + c) % 26);
+		names[k][k] = '\0';
+		gf_buf_printf(&b, "%s\"%s\"", k ? ", " : "", names[k]);
+	}
+	gf_buf_puts(&b, "]}");
+	struct gf_jv *v = NULL;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_parse(gf_buf_str(&b), b.len, &v, &a, &e),
+			 0);
+	assert_non_null(a.len);
+	int64_t sc[20];
+	for (int k = 0; k < 20; k++)
+		sc[k] = k;
+	struct pw p = { &a, sc };
+	struct fw f = { &a, NULL, NULL };
+	char *ps = written(pw_fn, &p), *fs = written(fw_fn, &f);
+	struct gf_jv *pr = parse(ps), *fr = parse(fs);
+	const struct gf_jv *nn = gf_jv_get(fr, "NodeNames");
+	assert_int_equal(gf_jv_len(pr), 20);
+	assert_int_equal(gf_jv_len(nn), 20);
+	for (int k = 0; k < 20; k++) {
+		assert_string_equal(gf_jv_str(gf_jv_at(nn, (size_t)k)),
+				    names[k]);
+		assert_string_equal(
+			gf_jv_str(gf_jv_get(gf_jv_at(pr, (size_t)k), "Host")),
+			names[k]);
+	}
+	gf_jv_free(pr);
+	gf_jv_free(fr);
+	gf_free(ps);
+	gf_free(fs);
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	gf_buf_release(&b);
 }
 
 /* A HostPriorityList of plain names (written as one compact run) and
@@ -597,6 +683,8 @@ int main(void)
 		cmocka_unit_test(test_wire_write),
 		cmocka_unit_test(test_wire_write_others),
 		cmocka_unit_test(test_wire_priorities_compact),
+		cmocka_unit_test(test_wire_filter_compact),
+		cmocka_unit_test(test_wire_names_in_place),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include "k8s/decide.h"
 #include "k8s/k8s.h"
 #include "k8s_helpers.h"
+#include "util/buf.h"
 #include "util/fmt.h"
 #include "util/json.h"
 #include "util/mem.h"
@@ -460,7 +461,8 @@ static void test_decide_memo_scores(void **state)
 /* ---- verdicts kept between calls (k8s/answers.h) ---------------------- */
 
 /* Node i's verdict through the shape equals gf_k8s_verdict's (kind and
- * reason), and so does the score it gives; its kind. */
+ * reason), and so does its score through the shape (asked twice: kept
+ * the second time) equal gf_k8s_score's, computed afresh; its kind. */
 static enum gf_k8s_kind kept_same(const struct gf_ctl *ctl,
 				  struct gf_k8s_shape *sh,
 				  const struct gf_k8s_ask *a, int i)
@@ -472,11 +474,38 @@ static enum gf_k8s_kind kept_same(const struct gf_ctl *ctl,
 	gf_k8s_verdict(ctl, i, m2, &own);
 	assert_int_equal(kept.kind, own.kind);
 	assert_string_equal(kept.why, own.why);
-	assert_int_equal(gf_k8s_score_of(ctl, i, m1, &kept),
-			 gf_k8s_score(ctl, i, m2));
+	int fresh = gf_k8s_score(ctl, i, m2);
+	for (int twice = 0; twice < 2; twice++)
+		assert_int_equal(gf_k8s_answers_score(sh, ctl, i, m1, &kept),
+				 fresh);
 	gf_k8s_memo_free(m1);
 	gf_k8s_memo_free(m2);
 	return kept.kind;
+}
+
+/* kube-scheduler's list through gf_k8s_answers_all (verdicts and
+ * scores, as filter and prioritize ask) equal to each node's computed
+ * afresh. */
+static void all_same(const struct gf_ctl *ctl, struct gf_k8s_shape *sh,
+		     const struct gf_k8s_ask *a, const int *idx, int n)
+{
+	struct gf_k8s_memo *m1 = gf_k8s_memo_new(ctl, a, n);
+	struct gf_k8s_verdict *v = gf_calloc((size_t)n, sizeof(*v));
+	int64_t *sc = gf_calloc((size_t)n, sizeof(*sc));
+	gf_k8s_answers_all(sh, ctl, idx, n, m1, v, NULL);  /* filter */
+	gf_k8s_answers_all(sh, ctl, idx, n, m1, NULL, sc); /* prioritize */
+	for (int k = 0; k < n; k++) {
+		struct gf_k8s_memo *m2 = gf_k8s_memo_new(ctl, a, 8);
+		struct gf_k8s_verdict own;
+		gf_k8s_verdict(ctl, idx[k], m2, &own);
+		assert_int_equal(v[k].kind, own.kind);
+		assert_string_equal(v[k].why, own.why);
+		assert_int_equal(sc[k], gf_k8s_score(ctl, idx[k], m2));
+		gf_k8s_memo_free(m2);
+	}
+	gf_free(v);
+	gf_free(sc);
+	gf_k8s_memo_free(m1);
 }
 
 /* Two pods of one shape (8 GPUs): what the first found kept for the
@@ -544,11 +573,92 @@ static void test_answers_invalidated(void **state)
 	gf_ctl_free(ctl);
 }
 
+/* More changes between two calls of one shape than the cluster's change
+ * log keeps: a node filled first (its change out of the log by the
+ * second call), then 600 pods bound and ended on another; the second
+ * call checks every stamp against its node and gives the filled one's
+ * verdict anew. */
+static void test_answers_log_overflow(void **state)
+{
+	(void)state;
+	struct gf_ctl *ctl = ctl_new(GF_POLICY_FGD);
+	static const char *const nodes[] = { "o0", "o1", "o2" };
+	for (int k = 0; k < 3; k++)
+		join(ctl, nodes[k], 8, "a100-80gb", NULL, NULL);
+	struct gf_k8s_pod p, big;
+	struct gf_k8s_ask one, eight;
+	pod_of(&p, "one-0", "\"nvidia.com/gpu\": \"1\"", "", "");
+	ask_of(ctl, &p, &one);
+	pod_of(&big, "big-0", "\"nvidia.com/gpu\": \"8\"", "", "");
+	ask_of(ctl, &big, &eight);
+	struct gf_k8s_answers *c = gf_k8s_answers_new();
+	int idx[3] = { 0, 1, 2 };
+	struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &one);
+	all_same(ctl, sh, &one, idx, 3); /* all three fit, kept */
+	struct gf_err e;
+	struct gf_job *j =
+		gf_k8s_job_new(ctl, &big, &eight, 1, ++next_seq, "pods", 1000);
+	assert_int_equal(gf_ctl_add_on(ctl, j, 1, 1000, &e), 0);
+	uint64_t before = gf_ctl_cluster(ctl)->nchanged;
+	for (int k = 0; k < 600; k++) {
+		j = gf_k8s_job_new(ctl, &p, &one, 0, ++next_seq, "pods",
+				   1001 + k);
+		assert_int_equal(gf_ctl_add_on(ctl, j, 0, 1001 + k, &e), 0);
+		const char *id = gf_ctl_job(ctl, j->id)->id;
+		assert_int_equal(gf_ctl_cancel(ctl, id, 1001 + k, &e), 0);
+	}
+	check(ctl);
+	assert_true(gf_ctl_cluster(ctl)->nchanged - before > GF_CLUSTER_LOG);
+	sh = gf_k8s_answers_shape(c, ctl, &one);
+	all_same(ctl, sh, &one, idx, 3);
+	struct gf_k8s_memo *m = gf_k8s_memo_new(ctl, &one, 3);
+	struct gf_k8s_verdict v[3];
+	gf_k8s_answers_all(sh, ctl, idx, 3, m, v, NULL);
+	assert_int_equal(v[1].kind, GF_K8S_NO_ROOM);
+	gf_k8s_memo_free(m);
+	gf_k8s_answers_free(c);
+	gf_ctl_free(ctl);
+}
+
+/* The list names[0..n) read as kube-scheduler sends it (in place:
+ * gf_k8s_args_parse) and found through the kept lists: the indices idx
+ * (gf_ctl_node_find's). */
+static void lists_same(struct gf_k8s_answers *c, const struct gf_ctl *ctl,
+		       const char *const *names, int n, const int *idx)
+{
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	gf_buf_puts(&b, "{\"Pod\": {}, \"NodeNames\": [");
+	for (int k = 0; k < n; k++)
+		gf_buf_printf(&b, "%s\"%s\"", k ? "," : "", names[k]);
+	gf_buf_puts(&b, "]}");
+	struct gf_jv *v = NULL;
+	struct gf_k8s_args a;
+	struct gf_err e;
+	assert_int_equal(gf_k8s_args_parse(gf_buf_str(&b), b.len, &v, &a, &e),
+			 0);
+	assert_non_null(a.own);
+	int *got = gf_calloc((size_t)n, sizeof(*got));
+	gf_k8s_answers_find_args(c, ctl, &a, got);
+	for (int k = 0; k < n; k++)
+		assert_int_equal(got[k], idx[k]);
+	gf_free(got);
+	gf_k8s_args_release(&a);
+	gf_jv_free(v);
+	gf_buf_release(&b);
+}
+
 /* A random sequence of binds, ends, cordons, unhealthy GPUs and nodes
  * going silent over 12 nodes, six pod shapes asked in turn: every
  * verdict and score through the kept answers equal to those computed
  * without them, and every name found through the kept indices equal to
- * gf_ctl_node_find's (names sent in changing orders, some unknown). */
+ * gf_ctl_node_find's (names sent in changing orders, some unknown; one
+ * of those joins half-way), as text too (kept lists: the same list
+ * again gives its kept indices, but not once a node joined).
+ * Between a shape's filter and its prioritize, and between steps, the
+ * core schedules now and then: the typical mix it refreshes from the
+ * binds moves the scores of nodes that did not change (kept scores
+ * dropped: gf_ctl_score_gen). */
 static void test_answers_differential(void **state)
 {
 	(void)state;
@@ -577,7 +687,7 @@ static void test_answers_differential(void **state)
 	}
 	struct gf_k8s_answers *c = gf_k8s_answers_new();
 	char ids[64][GF_JOB_ID_MAX];
-	int nids = 0, fits = 0;
+	int nids = 0, fits = 0, refreshes = 0;
 	uint64_t rnd = 42;
 	struct gf_err e;
 	for (int step = 0; step < 400; step++) {
@@ -628,7 +738,10 @@ static void test_answers_differential(void **state)
 		int idx[N + 2];
 		for (int k = 0; k < N + 2; k++)
 			list[k] = k < N ? names[(k + step / 7) % N] : names[k];
+		if (step == 200) /* a name unknown till now joins */
+			join(ctl, "nowhere", 8, "a100-80gb", NULL, NULL);
 		gf_k8s_answers_find(c, ctl, list, N + 2, idx);
+		lists_same(c, ctl, list, N + 2, idx);
 		struct gf_k8s_shape *sh = gf_k8s_answers_shape(c, ctl, &a[r]);
 		for (int k = 0; k < N + 2; k++) {
 			assert_int_equal(idx[k],
@@ -636,12 +749,22 @@ static void test_answers_differential(void **state)
 			fits += kept_same(ctl, sh, &a[r], idx[k]) ==
 				GF_K8S_FITS;
 		}
+		uint64_t gen = gf_ctl_score_gen(ctl);
+		if (step % 3 == 0) /* the mix refreshed, maybe */
+			assert_int_equal(
+				gf_ctl_schedule(ctl, 1000 + step, NULL), 0);
+		refreshes += gf_ctl_score_gen(ctl) != gen;
+		sh = gf_k8s_answers_shape(c, ctl, &a[r]);
+		all_same(ctl, sh, &a[r], idx, N + 2);
 	}
 	uint64_t hits, misses;
 	gf_k8s_answers_counts(c, &hits, &misses);
-	print_message("  %d fits; %llu verdicts kept, %llu computed\n", fits,
-		      (unsigned long long)hits, (unsigned long long)misses);
+	print_message("  %d fits; %llu verdicts kept, %llu computed; "
+		      "%d mix refreshes\n",
+		      fits, (unsigned long long)hits,
+		      (unsigned long long)misses, refreshes);
 	assert_true(hits > 0 && fits > 0); /* both paths were taken */
+	assert_true(refreshes > 0);
 	gf_k8s_answers_free(c);
 	gf_ctl_free(ctl);
 }
@@ -868,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_decide_memo_scores),
 		cmocka_unit_test(test_answers_invalidated),
 		cmocka_unit_test(test_answers_differential),
+		cmocka_unit_test(test_answers_log_overflow),
 		cmocka_unit_test(test_decide_victims),
 		cmocka_unit_test(test_decide_models),
 		cmocka_unit_test(test_decide_gfd_products),

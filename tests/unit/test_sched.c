@@ -243,14 +243,24 @@ static void test_fgdplus_t(void **state)
 	int gpu;
 	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 55);
 	assert_int_equal(gpu, 2);
+	/* the score generation moves with every setting scores read */
+	uint64_t gen = gf_sched_score_gen(s);
 	assert_int_equal(gf_sched_set_fgdplus_t(s, 100.0), 0);
+	assert_int_equal(gf_sched_score_gen(s), ++gen);
 	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 95);
 	assert_int_equal(gf_sched_score_peek(s, 0, &share, &gpu), 95);
 	const double bad[] = { 0.0, -1.0, NAN, 5.0, 1e9 };
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
 		assert_int_equal(gf_sched_set_fgdplus_t(s, bad[k]), GF_EINVAL);
+	assert_int_equal(gf_sched_score_gen(s), gen); /* refused: kept */
 	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 95); /* kept */
 	assert_int_equal(gf_sched_set_fgdplus_t(s, GF_FGDPLUS_T_DEFAULT), 0);
+	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 55);
+	assert_int_equal(gf_sched_set_fgdplus_without(s, GF_FGDPLUS_PACKING),
+			 0);
+	assert_int_equal(gf_sched_set_fgdplus_without(s, 0), 0);
+	assert_int_equal(gf_sched_set_typical(s, &t, 1), 0);
+	assert_int_equal(gf_sched_score_gen(s), gen + 4);
 	assert_int_equal(gf_sched_score(s, 0, &share, &gpu), 55);
 	gf_sched_free(s);
 	free_cluster(c);

@@ -175,3 +175,8 @@ int gf_ctl_score(const struct gf_ctl *ctl, int node, const struct gf_req *r,
 		return 0;
 	return gf_sched_score_peek(ctl->s, node, r, gpu);
 }
+
+uint64_t gf_ctl_score_gen(const struct gf_ctl *ctl)
+{
+	return gf_sched_score_gen(ctl->s);
+}

@@ -194,8 +194,21 @@ static const struct {
 	{ 4000, 0, 0, 5 },
 };
 
+/* Are mixes a[0..na) and b[0..nb) the same, field by field? */
+static bool same_mix(const struct gf_typical *a, int na,
+		     const struct gf_typical *b, int nb)
+{
+	if (na != nb || !a || !b)
+		return false;
+	for (int k = 0; k < na; k++)
+		if (!same(&a[k], &b[k]) || a[k].p != b[k].p)
+			return false;
+	return true;
+}
+
 /* The learner's mixes to the engine; 0, or GF_EINVAL (nothing learned:
- * the old mixes kept). */
+ * the old mixes kept).  Mixes equal to those the engine has are not
+ * given again: its scores, and gf_sched_score_gen, stay. */
 static int install(struct gf_ctl *ctl)
 {
 	struct gf_typical *t, *m;
@@ -206,6 +219,14 @@ static int install(struct gf_ctl *ctl)
 	if (nm <= 0) {
 		gf_free(t);
 		return nm < 0 ? nm : GF_EINVAL;
+	}
+	if (ctl->s && same_mix(t, nt, ctl->typ, ctl->ntyp) &&
+	    same_mix(m, nm, ctl->mix, ctl->nmix)) {
+		gf_free(t);
+		gf_free(m);
+		ctl->typ_base = (int64_t)(ctl->learn->mass / ctl->learn->inc);
+		ctl->typ_added = 0;
+		return 0;
 	}
 	struct gf_typical *old_t = ctl->typ, *old_m = ctl->mix;
 	ctl->typ = t;

@@ -25,6 +25,12 @@ void gf_cluster_init(struct gf_cluster *c)
 	memset(c, 0, sizeof(*c));
 }
 
+void gf_cluster_changed(struct gf_cluster *c, int i)
+{
+	c->changed[c->nchanged % GF_CLUSTER_LOG] = i;
+	c->nchanged++;
+}
+
 void gf_cluster_release(struct gf_cluster *c)
 {
 	gf_free(c->nodes);
@@ -102,6 +108,7 @@ int gf_cluster_add(struct gf_cluster *c, const char *name, int32_t cpu,
 	n->version = 0;
 	gf_note(c->names[c->n], GF_NODE_NAME_MAX, "%s", name);
 	c->gpu_milli_total += (int64_t)ngpus * GF_GPU_MILLI;
+	gf_cluster_changed(c, c->n);
 	return c->n++;
 }
 
@@ -114,6 +121,7 @@ int gf_cluster_reshape(struct gf_cluster *c, int i, int32_t cpu, int64_t mem,
 	c->gpu_milli_total += (int64_t)(ngpus - n->ngpus) * GF_GPU_MILLI;
 	cnode_shape(n, cpu, mem, ngpus, model);
 	memset(c->held[i], 0, sizeof(c->held[i]));
+	gf_cluster_changed(c, i);
 	return 0;
 }
 
@@ -125,6 +133,7 @@ int gf_cluster_set_topo(struct gf_cluster *c, int i,
 	if (t == NULL) {
 		c->nodes[i].topo = 0;
 		c->nodes[i].version++;
+		gf_cluster_changed(c, i);
 		return 0;
 	}
 	int k = 0;
@@ -139,11 +148,13 @@ int gf_cluster_set_topo(struct gf_cluster *c, int i,
 	}
 	c->nodes[i].topo = (uint16_t)(k + 1);
 	c->nodes[i].version++;
+	gf_cluster_changed(c, i);
 	return 0;
 }
 
 void gf_cluster_reset(struct gf_cluster *c)
 {
+	c->nchanged += GF_CLUSTER_LOG + 1; /* every node: past the log */
 	for (int i = 0; i < c->n; i++) {
 		struct gf_cnode *n = &c->nodes[i];
 		n->cpu_left = n->cpu_cap;
@@ -200,6 +211,7 @@ void gf_cluster_hold(struct gf_cluster *c, int i, int g, bool hold)
 	}
 	gf_cnode_sync(n);
 	n->version++;
+	gf_cluster_changed(c, i);
 }
 
 int gf_cnode_gpus_with(const struct gf_cnode *n, int milli)
@@ -263,6 +275,7 @@ void gf_cluster_take(struct gf_cluster *c, int i, const struct gf_req *r,
 		     const int *gpus)
 {
 	take(&c->nodes[i], c->held[i], r, gpus);
+	gf_cluster_changed(c, i);
 }
 
 static int give(struct gf_cnode *n, int16_t *held, const struct gf_req *r,
@@ -311,7 +324,10 @@ int gf_cnode_give(struct gf_cnode *n, const struct gf_req *r, const int *gpus)
 int gf_cluster_give(struct gf_cluster *c, int i, const struct gf_req *r,
 		    const int *gpus)
 {
-	return give(&c->nodes[i], c->held[i], r, gpus);
+	int rc = give(&c->nodes[i], c->held[i], r, gpus);
+	if (rc == 0)
+		gf_cluster_changed(c, i);
+	return rc;
 }
 
 /* A held GPU shows 0 and keeps its share in held[g]; others hold 0. */

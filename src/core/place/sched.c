@@ -202,6 +202,7 @@ int gf_sched_set_fgdplus_without(struct gf_sched *s, unsigned without)
 	if (without & ~GF_FGDPLUS_ALL)
 		return GF_EINVAL;
 	s->fgdplus_without = without;
+	s->score_gen++;
 	if (s->cache) /* FGD+'s scores move with its terms */
 		memset(s->cache, 0,
 		       (size_t)s->ncap * (size_t)s->cache_classes *
@@ -247,6 +248,7 @@ int gf_sched_set_fgdplus_t(struct gf_sched *s, double t)
 	if (!(t >= GF_FGDPLUS_T_MIN && t <= GF_FGDPLUS_T_MAX))
 		return GF_EINVAL;
 	s->fgdplus_t = t;
+	s->score_gen++;
 	if (s->cache) /* FGD+'s scores move with T */
 		memset(s->cache, 0,
 		       (size_t)s->ncap * (size_t)s->cache_classes *
@@ -308,6 +310,11 @@ int gf_sched_score_peek(const struct gf_sched *s, int i, const struct gf_req *r,
 			int *gpu)
 {
 	return policy_score(s, i, r, gpu);
+}
+
+uint64_t gf_sched_score_gen(const struct gf_sched *s)
+{
+	return s->score_gen;
 }
 
 static uint64_t shape_of(const struct gf_req *r)
@@ -390,6 +397,7 @@ int gf_sched_set_typical(struct gf_sched *s, const struct gf_typical *typ,
 		return GF_EINVAL;
 	s->typ = typ;
 	s->ntyp = ntyp;
+	s->score_gen++;
 	if (s->la)
 		gf__la_typical(s);
 	s->frag_q = 0;

@@ -96,6 +96,8 @@ struct gf_sched {
 	int nclasses;
 	int ncap;	     /* room per node in the arrays below (>= c->n) */
 	double *frag;	     /* F per node, kept current */
+	uint64_t score_gen;  /* bumped when scores move without a node's
+				version: gf_sched_score_gen */
 	int64_t frag_q;	     /* sum of frag[], fixed point */
 	int64_t alloc_milli; /* given out to work */
 	int64_t idle_milli;  /* free on GPUs not held */

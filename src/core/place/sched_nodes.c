@@ -137,6 +137,7 @@ int gf_sched_cordon(struct gf_sched *s, int node, bool cordon)
 		n->flags |= GF_CNODE_CORDONED;
 	else
 		n->flags &= (uint8_t)~GF_CNODE_CORDONED;
+	gf_cluster_changed(s->c, node);
 	gf__bucket_move(s, node);
 	gf__sched_debug_check(s, node);
 	return 0;
