@@ -695,6 +695,7 @@ static void heartbeat(struct gf_agents *ag, struct gf_op *op, int64_t now,
 		return;
 	if (x->what == AG_HEARTBEAT)
 		ag->slow++;
+	ag->n[i].qok = false; /* what a quick one was decided on may change */
 	alive(ag, i, now, b);
 	health(ag, i, x->hb);
 	reports(ag, i, op, now, b);

@@ -14,6 +14,7 @@
 #include "controller/agents_impl.h"
 #include "controller/service_impl.h"
 #include "util/fmt.h"
+#include "util/hash.h"
 #include "util/mem.h"
 
 static void agent_release(struct gf_op *op)
@@ -112,6 +113,11 @@ int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
 	struct gf_call *c = arg;
 	struct gf_service *s = c->s;
 	const char *name = gf_req_param(r, "name");
+	size_t len;
+	const char *text = gf_req_body(r, &len);
+	uint64_t h = gf_hash_bytes(text ? text : "", text ? len : 0);
+	if (gf__agents_repeat(s, r, name, h))
+		return 0; /* answered: the same as its last quick one */
 	struct gf_jv *body;
 	if (gf_req_json(r, &body))
 		return 0;
@@ -120,6 +126,7 @@ int gf__nodes_heartbeat(struct gf_http_req *r, void *arg)
 		gf_jv_free(body);
 		return 0;
 	}
+	op->hb_hash = h;
 	int rc = read_heartbeat(r, body, op);
 	gf_jv_free(body);
 	if (rc || gf__agents_quick(s, r, op)) {

@@ -62,6 +62,12 @@ struct anode {
 	 * its agent has not reported yet (bit g: pending[g]) */
 	uint16_t mig_pending;
 	struct gf_np_mig_layout *pending; /* [GF_CNODE_MAX_GPUS], lazily */
+	/* the last heartbeat answered quick (agents_quick.c): its body's
+	 * hash, and the node's generation and sick GPUs then; valid while
+	 * qok (cleared by any heartbeat the scheduler thread takes) */
+	uint64_t qhash, qgen;
+	uint16_t qsick;
+	bool qok;
 	bool woken;  /* on the wake list (its generation moved, polls parked) */
 	char *drain; /* drained by an operator: the reason (owned); NULL */
 };
@@ -100,7 +106,7 @@ struct gf_agents {
 	uint64_t gen_base;
 	/* heartbeats answered on their own thread (agents_quick.c) and on
 	 * the scheduler thread (under ctl_lock: /metrics) */
-	uint64_t quick, slow;
+	uint64_t quick, repeat, slow;
 };
 
 /* A node agent's request (agents_http.c makes it, agents.c applies it,
@@ -116,6 +122,7 @@ struct agent_op {
 	/* REGISTER, HEARTBEAT (owned); NULL for a poll, which is held up
 	 * to its wait: 2 KiB less per agent */
 	struct gf_np_heartbeat *hb;
+	uint64_t hb_hash;	 /* HEARTBEAT: its body's (gf_hash_bytes) */
 	uint64_t after;		 /* POLL: answer once past this */
 	int64_t deadline;	 /* POLL: answer by then (monotonic ms) */
 	struct gf_np_ref *acked; /* reports committed */
@@ -142,6 +149,11 @@ void gf__agents_ack(struct gf_agents *ag, struct gf_buf *b, int i,
  * scheduler thread must take it. */
 bool gf__agents_quick(struct gf_service *s, struct gf_http_req *r,
 		      struct agent_op *x);
+/* The same before reading the body: true (answered) when node name's
+ * heartbeat body has hash h, that of its last one answered quick, and
+ * nothing that decided it has changed since. */
+bool gf__agents_repeat(struct gf_service *s, struct gf_http_req *r,
+		       const char *name, uint64_t h);
 
 /* Node i's entry (grown as needed). */
 static inline struct anode *gf__anode(struct gf_agents *ag, int i)

@@ -17,6 +17,19 @@
  * heartbeats (the Kubernetes extender's pod comparison) also send it on:
  * they run on the scheduler thread.  A server that does not lead, or has
  * failed, sends it on (answered 503 there).
+ *
+ * Repeats.  An agent at rest sends the same bytes every second.  The
+ * node keeps the hash of the last body answered quick (gf_hash_bytes,
+ * 64 bits), with its generation and its sick GPUs then.  A body with the
+ * same hash, while the node is ready with no replica completing, its
+ * generation (bumped by every assignment and unassignment) and sick GPUs
+ * the same, and no heartbeat taken by the scheduler thread since (the
+ * only one that changes its applied generation or sees a replica up),
+ * is decided as before without being read again.  A replica ended since
+ * only makes the checks looser.  Were two bodies ever to share a hash,
+ * the second would be answered as the first: its reports would not be
+ * acked and its agent sends them again (reports are sent until acked,
+ * health and runs every time).
  */
 #include <stdatomic.h>
 
@@ -66,6 +79,16 @@ static bool runs_same(struct gf_agents *ag, const struct anode *n,
 	return true;
 }
 
+/* The core's sick GPUs of node i, a bit each. */
+static uint16_t sick_of(const struct gf_ctl *ctl, int i)
+{
+	uint16_t m = 0;
+	for (int g = 0; g < gf_ctl_cluster(ctl)->nodes[i].ngpus; g++)
+		if (!gf_ctl_gpu_is_healthy(ctl, i, g))
+			m |= (uint16_t)(1u << g);
+	return m;
+}
+
 /* Node i's heartbeat changes nothing but its last call (ctl_lock held). */
 static bool changes_nothing(struct gf_agents *ag, int i,
 			    const struct gf_np_heartbeat *hb)
@@ -76,27 +99,72 @@ static bool changes_nothing(struct gf_agents *ag, int i,
 	       runs_same(ag, n, hb);
 }
 
+/* The node of name, answerable here (ctl_lock held): its index, or -1. */
+static int node_here(struct gf_service *s, const char *name)
+{
+	struct gf_agents *ag = s->ag;
+	if (!ag || !s->leading || atomic_load(&s->failed) || listened(s))
+		return -1;
+	int i = gf_ctl_node_find(s->ctl, name);
+	return i >= 0 && i < ag->cap ? i : -1;
+}
+
+/* Node i answered quick (ctl_lock held): its last call now, its ack into
+ * b; counted in *count. */
+static void answered(struct gf_agents *ag, int i, const char *name,
+		     struct gf_buf *b, uint64_t *count)
+{
+	ag->n[i].last_seen = gf__mono_ms();
+	(*count)++;
+	gf__agents_ack(ag, b, i, name, 0, NULL);
+}
+
+static void send_ack(struct gf_http_req *r, struct gf_buf *b)
+{
+	(void)gf_reply_json(r, 200, b); /* a failed send: its agent calls
+					   again */
+	gf_buf_release(b);
+}
+
 bool gf__agents_quick(struct gf_service *s, struct gf_http_req *r,
 		      struct agent_op *x)
 {
 	struct gf_agents *ag = s->ag;
-	if (!ag || x->what != AG_HEARTBEAT || !x->hb)
+	if (x->what != AG_HEARTBEAT || !x->hb)
 		return false;
 	pthread_mutex_lock(&s->ctl_lock);
-	int i = gf_ctl_node_find(s->ctl, x->node);
-	bool quick = s->leading && !atomic_load(&s->failed) && !listened(s) &&
-		     i >= 0 && i < ag->cap && changes_nothing(ag, i, x->hb);
+	int i = node_here(s, x->node);
+	bool quick = i >= 0 && changes_nothing(ag, i, x->hb);
 	struct gf_buf b;
 	if (quick) {
-		ag->n[i].last_seen = gf__mono_ms();
-		ag->quick++;
-		gf__agents_ack(ag, &b, i, x->node, 0, NULL);
+		struct anode *n = &ag->n[i];
+		n->qhash = x->hb_hash;
+		n->qgen = n->gen;
+		n->qsick = sick_of(s->ctl, i);
+		n->qok = true;
+		answered(ag, i, x->node, &b, &ag->quick);
 	}
 	pthread_mutex_unlock(&s->ctl_lock);
-	if (quick) {
-		(void)gf_reply_json(r, 200, &b); /* a failed send: its agent
-						    calls again */
-		gf_buf_release(&b);
-	}
+	if (quick)
+		send_ack(r, &b);
 	return quick;
+}
+
+bool gf__agents_repeat(struct gf_service *s, struct gf_http_req *r,
+		       const char *name, uint64_t h)
+{
+	struct gf_agents *ag = s->ag;
+	pthread_mutex_lock(&s->ctl_lock);
+	int i = node_here(s, name);
+	const struct anode *n = i >= 0 ? &ag->n[i] : NULL;
+	bool same = n && n->qok && n->qhash == h && n->qgen == n->gen &&
+		    n->st == AN_READY && n->nends == 0 &&
+		    n->qsick == sick_of(s->ctl, i);
+	struct gf_buf b;
+	if (same)
+		answered(ag, i, name, &b, &ag->repeat);
+	pthread_mutex_unlock(&s->ctl_lock);
+	if (same)
+		send_ack(r, &b);
+	return same;
 }

@@ -36,9 +36,10 @@ const char *gf__agents_state(const struct gf_agents *ag, int node)
 }
 
 void gf__agents_heartbeats(const struct gf_agents *ag, uint64_t *quick,
-			   uint64_t *slow)
+			   uint64_t *repeat, uint64_t *slow)
 {
 	*quick = ag ? ag->quick : 0;
+	*repeat = ag ? ag->repeat : 0;
 	*slow = ag ? ag->slow : 0;
 }
 

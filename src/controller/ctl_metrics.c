@@ -98,15 +98,18 @@ static void nodes(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_nodes{state=\"ready\"} %d\n"
 		      "gpufleet_nodes{state=\"notready\"} %d\n",
 		      ready, notready);
-	uint64_t quick, slow;
-	gf__agents_heartbeats(s->ag, &quick, &slow);
+	uint64_t quick, repeat, slow;
+	gf__agents_heartbeats(s->ag, &quick, &repeat, &slow);
 	family(b, "gpufleet_agent_heartbeats_total", "counter",
-	       "Node agents' heartbeats answered: quick (nothing changed: "
-	       "answered on arrival) or by the scheduler's turn.");
+	       "Node agents' heartbeats answered: on arrival when nothing "
+	       "changed (quick: read and checked; repeat: the same bytes as "
+	       "the node's last quick one), or by the scheduler's turn.");
 	gf_buf_printf(b,
 		      "gpufleet_agent_heartbeats_total{path=\"quick\"} %llu\n"
+		      "gpufleet_agent_heartbeats_total{path=\"repeat\"} %llu\n"
 		      "gpufleet_agent_heartbeats_total{path=\"turn\"} %llu\n",
-		      (unsigned long long)quick, (unsigned long long)slow);
+		      (unsigned long long)quick, (unsigned long long)repeat,
+		      (unsigned long long)slow);
 	family(b, "gpufleet_gpu_unhealthy", "gauge",
 	       "1 for each GPU its agent reports unhealthy (an Xid that "
 	       "needs a reset, off the bus, or a transient Xid in its quiet "

@@ -321,10 +321,11 @@ int gf__agents_mig_layout(struct gf_agents *ag, int i,
 /* For GET /v1/nodes: the node's state ("ready", "notready"), its GPUs'
  * UUIDs; under ctl_lock. */
 const char *gf__agents_state(const struct gf_agents *ag, int node);
-/* Heartbeats answered on their request's thread (nothing changed) and
- * by the scheduler thread, since start. */
+/* Heartbeats answered on their request's thread (nothing changed: read
+ * and checked, or the same bytes as the node's last such one) and by
+ * the scheduler thread, since start. */
 void gf__agents_heartbeats(const struct gf_agents *ag, uint64_t *quick,
-			   uint64_t *slow);
+			   uint64_t *repeat, uint64_t *slow);
 /* Why it is not ready ("" when it is). */
 const char *gf__agents_reason(const struct gf_agents *ag, int node);
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);

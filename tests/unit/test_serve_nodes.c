@@ -981,12 +981,24 @@ static void test_unhealthy_gpu(void **state)
 	gf_jv_free(v);
 }
 
-#define QUICK "gpufleet_agent_heartbeats_total{path=\"quick\"}"
-#define TURN  "gpufleet_agent_heartbeats_total{path=\"turn\"}"
+#define QUICK  "gpufleet_agent_heartbeats_total{path=\"quick\"}"
+#define REPEAT "gpufleet_agent_heartbeats_total{path=\"repeat\"}"
+#define TURN   "gpufleet_agent_heartbeats_total{path=\"turn\"}"
+
+/* The three heartbeat counters now: quick, repeat, turn. */
+static void paths(long long c[3])
+{
+	c[0] = metric(QUICK);
+	c[1] = metric(REPEAT);
+	c[2] = metric(TURN);
+}
 
 /* Issue 24: a heartbeat that changes nothing is answered on arrival
- * (agents_quick.c), one that changes something by the scheduler's turn;
- * the pump is held, so every heartbeat counted is this test's. */
+ * (agents_quick.c: read and checked; or, the same bytes as the node's
+ * last such one, not read again), one that changes something by the
+ * scheduler's turn; the pump is held, so every heartbeat counted is
+ * this test's.  Counted under the pump's lock, checked after it (a
+ * failed check holding it would stop the pump). */
 static void test_heartbeat_paths(void **state)
 {
 	(void)state;
@@ -997,39 +1009,60 @@ static void test_heartbeat_paths(void **state)
 	x.nhealth = 1;
 	x.health[0].index = 1;
 	snprintf(x.health[0].reason, sizeof(x.health[0].reason), "xid 79");
-	long long q[6], t[6];
-	long st[7];
+	/* each step: the heartbeat (NULL: a plain one), and the path it
+	 * takes: 0 quick, 1 repeat, 2 turn */
+	const struct gf_np_heartbeat *hb[] = { NULL, NULL, NULL, &x,
+					       &x,   &x,   NULL, NULL };
+	static const int path[] = { 0, 1, 1, 2, 0, 1, 2, 0 };
+	enum { STEPS = sizeof(path) / sizeof(path[0]) };
+	long long c[STEPS + 1][3];
+	long st[STEPS];
 	struct gf_np_ack ack;
-	/* counted under the pump's lock, checked after it (a failed check
-	 * holding it would stop the pump) */
 	pthread_mutex_lock(&alock);
-	q[0] = metric(QUICK), t[0] = metric(TURN);
-	for (int k = 0; k < 3; k++)
-		st[k] = beat_locked(a, NULL, &ack);
-	q[1] = metric(QUICK), t[1] = metric(TURN);
-	/* a GPU's health changes: the turn's; the same again: quick */
-	st[3] = beat_locked(a, &x, NULL);
-	q[2] = metric(QUICK), t[2] = metric(TURN);
-	st[4] = beat_locked(a, &x, NULL);
-	q[3] = metric(QUICK), t[3] = metric(TURN);
-	/* another generation applied: the turn's (reconciled), then quick */
-	a->applied++;
-	st[5] = beat_locked(a, NULL, NULL);
-	q[4] = metric(QUICK), t[4] = metric(TURN);
-	st[6] = beat_locked(a, NULL, NULL);
-	q[5] = metric(QUICK), t[5] = metric(TURN);
+	paths(c[0]);
+	for (int k = 0; k < STEPS; k++) {
+		if (k == 6) /* another generation applied: reconciled */
+			a->applied++;
+		st[k] = beat_locked(a, hb[k], &ack);
+		paths(c[k + 1]);
+	}
 	a->applied--;
 	pthread_mutex_unlock(&alock);
-	for (int k = 0; k < 7; k++)
-		assert_int_equal(st[k], 200);
 	assert_string_equal(ack.state, "ready");
-	assert_true(q[0] >= 0 && t[0] >= 0);
-	static const int dq[6] = { 0, 3, 3, 4, 4, 5 },
-			 dt[6] = { 0, 0, 1, 1, 2, 2 };
-	for (int k = 1; k < 6; k++) {
-		assert_int_equal(q[k], q[0] + dq[k]);
-		assert_int_equal(t[k], t[0] + dt[k]);
+	for (int k = 0; k < STEPS; k++) {
+		assert_int_equal(st[k], 200);
+		for (int p = 0; p < 3; p++)
+			assert_int_equal(c[k + 1][p],
+					 c[k][p] + (p == path[k] ? 1 : 0));
 	}
+
+	/* a job runs there: its repeats answered quick; cancelled, the
+	 * same bytes are the turn's (the node's generation moved, its
+	 * replica completing) */
+	char id[32], path_del[64];
+	run_one(a, "\"name\": \"rep\"", id, sizeof(id));
+	snprintf(path_del, sizeof(path_del), "/v1/jobs/%s", id);
+	long long d[3][3];
+	long dst[3], del = 0;
+	struct gf_err e;
+	pthread_mutex_lock(&alock);
+	dst[0] = beat_locked(a, NULL, NULL); /* up seen, if not yet */
+	dst[1] = beat_locked(a, NULL, NULL);
+	paths(d[0]);
+	dst[2] = beat_locked(a, NULL, NULL);
+	paths(d[1]);
+	int rc = http_try(base, GF_HTTP_DELETE, path_del, ADMIN, NULL, 0, 0,
+			  &del, NULL, &e);
+	long again = beat_locked(a, NULL, NULL);
+	paths(d[2]);
+	pthread_mutex_unlock(&alock);
+	assert_int_equal(rc, 0);
+	assert_true(del == 200 || del == 202);
+	assert_true(dst[0] == 200 && dst[1] == 200 && dst[2] == 200 &&
+		    again == 200);
+	assert_int_equal(d[1][1], d[0][1] + 1); /* a repeat */
+	assert_int_equal(d[2][1], d[1][1]);	/* not a repeat */
+	assert_int_equal(d[2][2], d[1][2] + 1); /* the turn's */
 	const struct gf_jv *n;
 	struct gf_jv *v = node_list(a->name, &n);
 	assert_non_null(n);
