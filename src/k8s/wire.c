@@ -277,7 +277,7 @@ int gf_k8s_args_parse(const char *s, size_t len, struct gf_jv **root,
 		      struct gf_k8s_args *a, struct gf_err *e)
 {
 	memset(a, 0, sizeof(*a));
-	const char *from, *to;
+	const char *from = NULL, *to = NULL;
 	struct gf_k8s_args x = { 0 };
 	if (!names_span(s, len, &from, &to, &x)) {
 		int rc = gf_jv_parse(s, len, root, e);
