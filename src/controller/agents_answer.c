@@ -156,6 +156,22 @@ static void reply_assignments(struct gf_agents *ag, struct gf_op *op, int i)
 	gf_buf_release(&b);
 }
 
+/* A poll of node i answered now (its generation passed what it has, or
+ * its wait ended), else parked until the node changes (ctl_lock held:
+ * handlers park polls too). */
+static void park_or_answer(struct gf_agents *ag, struct gf_op *op, int i)
+{
+	const struct agent_op *x = agent_op(op);
+	struct anode *n = &ag->n[i];
+	if (n->gen > x->after || x->deadline <= gf__mono_ms()) {
+		reply_assignments(ag, op, i);
+		gf__op_free(op);
+		return;
+	}
+	op->next = n->polls;
+	n->polls = op;
+}
+
 void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 {
 	struct gf_agents *ag = s->ag;
@@ -177,14 +193,36 @@ void gf__agents_answer(struct gf_service *s, struct gf_op *op)
 		gf__op_free(op);
 		return;
 	}
-	struct anode *n = &ag->n[i];
-	if (n->gen > x->after || x->deadline <= gf__mono_ms()) {
-		reply_assignments(ag, op, i);
-		gf__op_free(op);
-		return;
+	pthread_mutex_lock(&s->ctl_lock); /* the polls: see gf__agents_park */
+	ag->polls_turn++;
+	park_or_answer(ag, op, i);
+	pthread_mutex_unlock(&s->ctl_lock);
+}
+
+bool gf__agents_park(struct gf_service *s, struct gf_http_req *r,
+		     struct agent_op *x)
+{
+	struct gf_agents *ag = s->ag;
+	if (!ag || x->what != AG_POLL)
+		return false;
+	pthread_mutex_lock(&s->ctl_lock);
+	int i = ag->open && s->leading && !atomic_load(&s->failed)
+			? gf_ctl_node_find(s->ctl, x->node)
+			: -1;
+	bool here = i >= 0 && i < ag->cap && ag->n[i].st != AN_NONE;
+	if (here) {
+		struct anode *n = &ag->n[i];
+		x->op.req = r;
+		bool wait = n->gen <= x->after && x->deadline > gf__mono_ms();
+		/* held before the wake can see it (under the same lock) */
+		here = !wait || gf_req_suspend(r) == 0;
+		if (here) {
+			ag->polls_here++;
+			park_or_answer(ag, &x->op, i);
+		}
 	}
-	op->next = n->polls; /* parked until the node changes */
-	n->polls = op;
+	pthread_mutex_unlock(&s->ctl_lock);
+	return here;
 }
 
 /* Answer node i's parked polls that its generation passed, or whose wait
@@ -213,8 +251,11 @@ static void wake_node(struct gf_agents *ag, int i, int64_t mono, bool all,
 	}
 }
 
-void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
+/* (ctl_lock held: handlers park polls under it) */
+static void wake_locked(struct gf_agents *ag, bool all, unsigned status)
 {
+	ag->open = !all; /* no poll parked by a handler after an answer to
+			    all: it would wait for none */
 	int64_t mono = gf__mono_ms();
 	for (int k = 0; k < ag->nwake; k++) {
 		ag->n[ag->wake[k]].woken = false;
@@ -230,4 +271,11 @@ void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
 	for (int i = 0; i < ag->cap; i++)
 		if (ag->n[i].polls)
 			wake_node(ag, i, mono, all, status);
+}
+
+void gf__agents_wake(struct gf_agents *ag, bool all, unsigned status)
+{
+	pthread_mutex_lock(&ag->s->ctl_lock);
+	wake_locked(ag, all, status);
+	pthread_mutex_unlock(&ag->s->ctl_lock);
 }

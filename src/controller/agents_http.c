@@ -175,6 +175,8 @@ int gf__nodes_assignments(struct gf_http_req *r, void *arg)
 		return 0;
 	op->after = a ? (uint64_t)after : 0;
 	op->deadline = gf__mono_ms() + wait;
+	if (gf__agents_park(s, r, op))
+		return 0; /* answered, or held on its node */
 	return gf__service_hold(s, r, &op->op);
 }
 

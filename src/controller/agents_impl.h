@@ -107,6 +107,11 @@ struct gf_agents {
 	/* heartbeats answered on their own thread (agents_quick.c) and on
 	 * the scheduler thread (under ctl_lock: /metrics) */
 	uint64_t quick, repeat, slow;
+	uint64_t polls_here, polls_turn; /* long polls taken by their handler,
+					    by the scheduler thread */
+	/* polls may be parked by their handlers (the last wake did not
+	 * answer every poll: leading, not draining or stopping) */
+	bool open;
 };
 
 /* A node agent's request (agents_http.c makes it, agents.c applies it,
@@ -139,6 +144,14 @@ void gf__agents_apply(struct gf_service *s, struct gf_op *op, int64_t now,
 		      struct gf_batch *b);
 /* agents_answer.c: answer it after the turn's write (or park a poll). */
 void gf__agents_answer(struct gf_service *s, struct gf_op *op);
+/* A long poll taken by its handler, without the scheduler thread: true
+ * when answered (its node's generation passed it) or parked (held) on
+ * its node, under ctl_lock; false (nothing done) when the node is not
+ * registered, the server does not lead or stops: held for the thread
+ * as before.  n->polls, the wake list and every parking and waking are
+ * under ctl_lock. */
+bool gf__agents_park(struct gf_service *s, struct gf_http_req *r,
+		     struct agent_op *x);
 /* A register's or heartbeat's acknowledgement of node i (named node)
  * into b (opened here; the caller releases it): its state and generation
  * now, the reports acked.  Under ctl_lock, or on the scheduler thread. */

@@ -43,6 +43,13 @@ void gf__agents_heartbeats(const struct gf_agents *ag, uint64_t *quick,
 	*slow = ag ? ag->slow : 0;
 }
 
+void gf__agents_polls(const struct gf_agents *ag, uint64_t *here,
+		      uint64_t *turn)
+{
+	*here = ag ? ag->polls_here : 0;
+	*turn = ag ? ag->polls_turn : 0;
+}
+
 const char *gf__agents_reason(const struct gf_agents *ag, int node)
 {
 	if (gf_ctl_node_is_draining(ag->s->ctl, node) && node < ag->cap &&

@@ -110,6 +110,16 @@ static void nodes(struct gf_service *s, struct gf_buf *b)
 		      "gpufleet_agent_heartbeats_total{path=\"turn\"} %llu\n",
 		      (unsigned long long)quick, (unsigned long long)repeat,
 		      (unsigned long long)slow);
+	uint64_t here, turn;
+	gf__agents_polls(s->ag, &here, &turn);
+	family(b, "gpufleet_agent_polls_total", "counter",
+	       "Node agents' long polls for their assignments taken on "
+	       "arrival (answered or parked by the handler) or by the "
+	       "scheduler's turn (not leading, stopping, or not registered).");
+	gf_buf_printf(b,
+		      "gpufleet_agent_polls_total{path=\"arrival\"} %llu\n"
+		      "gpufleet_agent_polls_total{path=\"turn\"} %llu\n",
+		      (unsigned long long)here, (unsigned long long)turn);
 	family(b, "gpufleet_gpu_unhealthy", "gauge",
 	       "1 for each GPU its agent reports unhealthy (an Xid that "
 	       "needs a reset, off the bus, or a transient Xid in its quiet "

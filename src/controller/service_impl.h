@@ -326,6 +326,10 @@ const char *gf__agents_state(const struct gf_agents *ag, int node);
  * the scheduler thread, since start. */
 void gf__agents_heartbeats(const struct gf_agents *ag, uint64_t *quick,
 			   uint64_t *repeat, uint64_t *slow);
+/* Long polls taken by their handler (answered or parked on arrival) and
+ * by the scheduler thread, since start. */
+void gf__agents_polls(const struct gf_agents *ag, uint64_t *here,
+		      uint64_t *turn);
 /* Why it is not ready ("" when it is). */
 const char *gf__agents_reason(const struct gf_agents *ag, int node);
 const char *gf__agents_uuid(const struct gf_agents *ag, int node, int gpu);

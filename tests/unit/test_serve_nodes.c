@@ -627,6 +627,28 @@ static void *bg_poll_run(void *arg)
  * and "woken" are answers that came although the wait was longer than
  * the client's patience, and "parked" is a poll still unanswered after
  * another one's whole (shorter) wait ended. */
+/* The value of a counter (no labels) on /metrics, -1 when absent. */
+static long long metric(const char *name)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/metrics", base);
+	struct gf_client_req q = { .url = url };
+	struct gf_client_answer ans;
+	struct gf_err e;
+	assert_int_equal(gf_client_request(NULL, &q, &ans, &e), 0);
+	long long v = -1;
+	char key[128];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	const char *at = strstr(gf_buf_str(&ans.body), key);
+	if (at)
+		v = strtoll(at + strlen(key), NULL, 10);
+	gf_client_answer_release(&ans);
+	return v;
+}
+
+#define POLLS_HERE "gpufleet_agent_polls_total{path=\"arrival\"}"
+#define POLLS_TURN "gpufleet_agent_polls_total{path=\"turn\"}"
+
 static void test_long_poll(void **state)
 {
 	(void)state;
@@ -683,10 +705,15 @@ static void test_long_poll(void **state)
 	uint64_t now_gen = s.generation;
 	assert_true(now_gen > gen);
 	gf_np_assignments_release(&s);
+	long long here = metric(POLLS_HERE), turn = metric(POLLS_TURN);
 	assert_int_equal(poll_asg(a, now_gen, "300ms", &s), 200);
 	assert_true(s.generation == now_gen);
 	assert_int_equal(s.n, 1);
 	gf_np_assignments_release(&s);
+	/* that one was parked by its handler, not the scheduler thread */
+	assert_true(here >= 0 && turn >= 0);
+	assert_int_equal(metric(POLLS_HERE), here + 1);
+	assert_int_equal(metric(POLLS_TURN), turn);
 }
 
 /* A job submitted for a's nodes (extra: more body members), assigned,
@@ -795,25 +822,6 @@ static long report(struct agent *a, struct gf_np_ref ref, int64_t gpu_ms,
 	long st = beat_locked(a, &x, ack);
 	pthread_mutex_unlock(&alock);
 	return st;
-}
-
-/* The value of a counter (no labels) on /metrics, -1 when absent. */
-static long long metric(const char *name)
-{
-	char url[256];
-	snprintf(url, sizeof(url), "%s/metrics", base);
-	struct gf_client_req q = { .url = url };
-	struct gf_client_answer ans;
-	struct gf_err e;
-	assert_int_equal(gf_client_request(NULL, &q, &ans, &e), 0);
-	long long v = -1;
-	char key[128];
-	snprintf(key, sizeof(key), "\n%s ", name);
-	const char *at = strstr(gf_buf_str(&ans.body), key);
-	if (at)
-		v = strtoll(at + strlen(key), NULL, 10);
-	gf_client_answer_release(&ans);
-	return v;
 }
 
 /* Issue 20 F2: node a reports a run of a replica placed on node b (with
