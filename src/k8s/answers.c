@@ -307,7 +307,7 @@ void gf_k8s_answers_all(struct gf_k8s_shape *sh, const struct gf_ctl *ctl,
 				score[k] = st->score;
 			continue;
 		}
-		struct gf_k8s_verdict one;
+		struct gf_k8s_verdict one = { 0 }; /* a miss: rare */
 		struct gf_k8s_verdict *x = v ? &v[k] : &one;
 		gf_k8s_answers_verdict(st ? sh : NULL, ctl, i, m, x);
 		if (score)
