@@ -172,6 +172,8 @@ void gf_route_match(const struct gf_route *r, int n, unsigned method,
 	}
 	if (path[0] != '/')
 		return;
+	char whole[GF_HTTP_PATH_MAX]; /* path may be buf: split below */
+	memcpy(whole, path, len + 1);
 	memcpy(m->buf, path, len + 1);
 	char *seg[GF_ROUTE_MAX_SEGMENTS];
 	int np = split_path(m, seg);
@@ -180,7 +182,13 @@ void gf_route_match(const struct gf_route *r, int n, unsigned method,
 	struct seg s[GF_ROUTE_MAX_SEGMENTS];
 	uint32_t best_key = 0;
 	for (int i = 0; i < n; i++) {
-		int ns = split_pattern(r[i].pattern, s, GF_ROUTE_MAX_SEGMENTS);
+		/* the pattern's literal head (up to its first parameter) is
+		 * whole segments: a path that does not start with it cannot
+		 * match (most rows, at one strncmp each) */
+		const char *pat = r[i].pattern;
+		if (pat && strncmp(whole, pat, strcspn(pat, "{")) != 0)
+			continue;
+		int ns = split_pattern(pat, s, GF_ROUTE_MAX_SEGMENTS);
 		struct gf_route_match tmp;
 		if (ns < 0 || !match_one(s, ns, seg, np, &tmp))
 			continue;
