@@ -1,10 +1,12 @@
 /*
- * agents_answer.c - what the controller answers its node agents, on the
- * scheduler thread: a register's or heartbeat's acknowledgement, a
- * node's assignments (each running replica placed there, with its GPUs,
- * MIG instance, share, gang variables and pending MIG layouts), and the
- * parked long polls woken when a node's generation moved or their wait
- * ended.
+ * agents_answer.c - what the controller answers its node agents: a
+ * register's or heartbeat's acknowledgement (on the scheduler thread, or
+ * a quick heartbeat's handler), a node's assignments (each running
+ * replica placed there, with its GPUs, MIG instance, share, gang
+ * variables and pending MIG layouts), long polls answered or parked by
+ * their handler (or, when it cannot, the scheduler thread), and the
+ * parked polls woken when a node's generation moved or their wait
+ * ended.  Parking and waking are under ctl_lock.
  */
 #include <inttypes.h>
 #include <stdio.h>

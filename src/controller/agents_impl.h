@@ -2,9 +2,16 @@
  * agents_impl.h - the node agents' side of the controller, shared by
  * agents.c (what the scheduler thread does with what agents say, the
  * assignment index, silence), agents_answer.c (the answers: acks,
- * assignments, parked long polls woken) and agents_ending.c (replicas
- * completing until their processes are gone).  agents.c says the
- * invariants.
+ * assignments, long polls parked and woken), agents_quick.c (heartbeats
+ * that change nothing, answered on arrival) and agents_ending.c
+ * (replicas completing until their processes are gone).  agents.c says
+ * the invariants.
+ *
+ * Threads: the scheduler thread changes a node's state in its turn,
+ * under ctl_lock; handlers read it under ctl_lock, and two of them
+ * write it there too: the quick heartbeat (last_seen, the q* fields,
+ * the counters) and a parked poll (polls).  A node's polls, the wake
+ * list and every wake are under ctl_lock.
  */
 #ifndef GF_CONTROLLER_AGENTS_IMPL_H
 #define GF_CONTROLLER_AGENTS_IMPL_H
