@@ -155,11 +155,15 @@ $(B)/tests/%: tests/tools/%.c $(B)/libgpufleet.a
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
 		$(LIBS) -o $@
 
-$(B)/bench/%: bench/%.c $(B)/libgpufleet.a
+# A bench is bench/NAME.c, with the files of bench/NAME/ when it has more
+# than one (their headers included as "NAME/x.h").
+.SECONDEXPANSION:
+$(B)/bench/%: bench/%.c $$(wildcard bench/$$*/*.c bench/$$*/*.h) \
+		$(B)/libgpufleet.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CCLD    $@")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc $(LDFLAGS) $< $(B)/libgpufleet.a \
-		$(LIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Isrc -Ibench $(LDFLAGS) $< \
+		$(wildcard bench/$*/*.c) $(B)/libgpufleet.a $(LIBS) -o $@
 
 # The fake NVML is a plain shared object; never sanitized (it is loaded
 # into sanitized binaries, whose runtime covers it).
@@ -312,7 +316,8 @@ evidence: deps
 
 format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(UNIT_SRC) $(TOOL_SRC) \
-		$(BENCH_SRC) tests/fake_nvml/*.c tests/unit/*.h \
+		$(BENCH_SRC) $(wildcard bench/*/*.[ch]) tests/fake_nvml/*.c \
+		tests/unit/*.h \
 		$(wildcard src/*/*.h src/*/*/*.h include/gpufleet/*.h)
 
 lint:
