@@ -9,7 +9,7 @@
  * it was found to fit and its score then (stamp: 8 bytes, the one row
  * a kept answer reads), or nothing, and how far it has read the
  * cluster's change log.  The tests test_answers_invalidated and
- * test_answers_differential of test_k8s_decide check a kept answer
+ * test_answers_differential of test_k8s_answers check a kept answer
  * dropped when a node changes between two pods of one shape, and every
  * verdict and score equal to those computed afresh over a random
  * sequence of changes and typical-mix refreshes; test_answers_log_overflow
