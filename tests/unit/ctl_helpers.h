@@ -2,7 +2,7 @@
  * ctl_helpers.h - what the scheduling core's tests share (test_ctl.c,
  * test_ctl_life.c, test_ctl_nodes.c): the core checked (gf_ctl_check)
  * and a pass run and checked, a job looked up by id, its state and its
- * reason.
+ * reason, a job copied as a restarted controller reads it back.
  */
 #ifndef GF_TEST_CTL_HELPERS_H
 #define GF_TEST_CTL_HELPERS_H
@@ -11,6 +11,7 @@
 #include <gpufleet/job.h>
 
 #include "helpers.h"
+#include "util/mem.h"
 
 static inline void check(const struct gf_ctl *ctl)
 {
@@ -47,4 +48,20 @@ static inline const char *why(const struct gf_ctl *ctl, const char *id)
 	return J(ctl, id)->reason;
 }
 
+/* A copy of j for another core (a restart): its spec and placement its
+ * own.  j must hold no completing replica: that list is shared, not
+ * copied. */
+static inline struct gf_job *job_clone(const struct gf_job *j)
+{
+	struct gf_job *k = gf_calloc(1, sizeof(*k));
+	*k = *j;
+	gf_job_spec_copy(&k->spec, &j->spec);
+	if (j->place) {
+		k->place =
+			gf_calloc((size_t)j->spec.replicas, sizeof(*k->place));
+		memcpy(k->place, j->place,
+		       (size_t)j->spec.replicas * sizeof(*k->place));
+	}
+	return k;
+}
 #endif

@@ -146,20 +146,6 @@ static void test_max_runtime(void **state)
 
 /* ---- restore ---- */
 
-static struct gf_job *clone(const struct gf_job *j)
-{
-	struct gf_job *k = gf_calloc(1, sizeof(*k));
-	*k = *j;
-	gf_job_spec_copy(&k->spec, &j->spec);
-	if (j->place) {
-		k->place =
-			gf_calloc((size_t)j->spec.replicas, sizeof(*k->place));
-		memcpy(k->place, j->place,
-		       (size_t)j->spec.replicas * sizeof(*k->place));
-	}
-	return k;
-}
-
 static struct gf_ctl *restore_cluster(void)
 {
 	struct gf_ctl_config *cfg = cfg_new();
@@ -201,8 +187,8 @@ static void test_restore(void **state)
 	assert_int_equal(gf_ctl_finish(a, done, 0, 1500, &e), 0);
 	struct gf_ctl *b = restore_cluster();
 	for (int i = 0; i < gf_ctl_njobs(a); i++) {
-		assert_int_equal(gf_ctl_add(b, clone(gf_ctl_job_at(a, i)), &e),
-				 0);
+		assert_int_equal(
+			gf_ctl_add(b, job_clone(gf_ctl_job_at(a, i)), &e), 0);
 		check(b);
 	}
 	struct gf_ctl_stats sa, sb;
@@ -224,7 +210,7 @@ static void test_restore(void **state)
 	}
 	/* the same placement again under another id: taken */
 	const char *node0 = gf_ctl_job_at(a, 0)->place[0].node_name;
-	struct gf_job *twice = clone(gf_ctl_job_at(a, 0));
+	struct gf_job *twice = job_clone(gf_ctl_job_at(a, 0));
 	twice->seq = 100;
 	snprintf(twice->id, sizeof(twice->id), "j100");
 	assert_int_equal(gf_ctl_add(b, twice, &e), 0);
@@ -235,7 +221,7 @@ static void test_restore(void **state)
 		 "fits on %s",
 		 node0);
 	assert_string_equal(why(b, "j100"), want);
-	struct gf_job *gone = clone(gf_ctl_job_at(a, 0));
+	struct gf_job *gone = job_clone(gf_ctl_job_at(a, 0));
 	gone->seq = 101;
 	snprintf(gone->id, sizeof(gone->id), "j101");
 	snprintf(gone->place[0].node_name, GF_JOB_NODE_MAX, "zz");

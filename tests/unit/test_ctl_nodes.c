@@ -696,20 +696,6 @@ static void test_update_mig_shape(void **state)
 
 /* ---- a controller restart ---- */
 
-static struct gf_job *clone(const struct gf_job *j)
-{
-	struct gf_job *k = gf_calloc(1, sizeof(*k));
-	*k = *j;
-	gf_job_spec_copy(&k->spec, &j->spec);
-	if (j->place) {
-		k->place =
-			gf_calloc((size_t)j->spec.replicas, sizeof(*k->place));
-		memcpy(k->place, j->place,
-		       (size_t)j->spec.replicas * sizeof(*k->place));
-	}
-	return k;
-}
-
 /*
  * Core a: n0 and n1 (8 GPUs) ready; 4-GPU and share jobs run on n0,
  * 3-GPU and 1-GPU jobs on n1.  Core b (the restart): n0 and n1 known again,
@@ -739,8 +725,8 @@ static void test_restart(void **state)
 	int n1 = add(b, "n1", &s1, NULL);
 	struct gf_err e;
 	for (int i = 0; i < gf_ctl_njobs(a); i++) {
-		assert_int_equal(gf_ctl_add(b, clone(gf_ctl_job_at(a, i)), &e),
-				 0);
+		assert_int_equal(
+			gf_ctl_add(b, job_clone(gf_ctl_job_at(a, i)), &e), 0);
 		check(b);
 	}
 	struct gf_ctl_stats sa, sb;
@@ -779,7 +765,7 @@ static void test_restart(void **state)
 	for (int i = 0; i < gf_ctl_njobs(a) && x == NULL; i++)
 		if (!strcmp(gf_ctl_job_at(a, i)->place[0].node_name, "n1"))
 			x = gf_ctl_job_at(a, i);
-	struct gf_job *late = clone(x);
+	struct gf_job *late = job_clone(x);
 	late->seq = 100;
 	snprintf(late->id, sizeof(late->id), "j100");
 	assert_int_equal(gf_ctl_add(b, late, &e), 0);
@@ -812,7 +798,7 @@ static void test_restart_mig_mode(void **state)
 	mig_add(&s, 3, "7g.80gb", 0);
 	add(b, "n0", &s, NULL);
 	struct gf_err e;
-	assert_int_equal(gf_ctl_add(b, clone(J(a, j)), &e), 0);
+	assert_int_equal(gf_ctl_add(b, job_clone(J(a, j)), &e), 0);
 	check(b);
 	assert_int_equal(st(b, j), GF_JOB_PENDING);
 	assert_string_equal(why(b, j), "restored placement no longer fits: "
