@@ -222,23 +222,21 @@ static int install(struct gf_ctl *ctl)
 	}
 	if (ctl->s && same_mix(t, nt, ctl->typ, ctl->ntyp) &&
 	    same_mix(m, nm, ctl->mix, ctl->nmix)) {
-		gf_free(t);
+		gf_free(t); /* the engine keeps its own, and its scores */
 		gf_free(m);
-		ctl->typ_base = (int64_t)(ctl->learn->mass / ctl->learn->inc);
-		ctl->typ_added = 0;
-		return 0;
+	} else {
+		struct gf_typical *old_t = ctl->typ, *old_m = ctl->mix;
+		ctl->typ = t;
+		ctl->ntyp = nt;
+		ctl->mix = m;
+		ctl->nmix = nm;
+		if (ctl->s) {
+			gf_sched_set_mix(ctl->s, m, nm);
+			(void)!gf_sched_set_typical(ctl->s, t, nt); /* nt > 0 */
+		}
+		gf_free(old_t);
+		gf_free(old_m);
 	}
-	struct gf_typical *old_t = ctl->typ, *old_m = ctl->mix;
-	ctl->typ = t;
-	ctl->ntyp = nt;
-	ctl->mix = m;
-	ctl->nmix = nm;
-	if (ctl->s) {
-		gf_sched_set_mix(ctl->s, m, nm);
-		(void)!gf_sched_set_typical(ctl->s, t, nt); /* nt > 0 */
-	}
-	gf_free(old_t);
-	gf_free(old_m);
 	ctl->typ_base = (int64_t)(ctl->learn->mass / ctl->learn->inc);
 	ctl->typ_added = 0;
 	return 0;
