@@ -1,5 +1,6 @@
 /*
- * test_util.c - bitmaps, bounded buffers, the error table, JSON writer.
+ * test_util.c - bitmaps, bounded buffers, the error table, the JSON
+ * writer and reader (the reader behind request bodies).
  */
 #include <inttypes.h>
 
@@ -501,6 +502,79 @@ static void test_names(void **state)
 		assert_false(gf_str_is_login(login_bad[i]));
 }
 
+/* The reader as request bodies meet it: typed reads, members in
+ * document order, and a malformed or refused document said where and
+ * what (moved from test_server.c). */
+static void test_json_reader_bodies(void **state)
+{
+	(void)state;
+	struct gf_jv *v;
+	struct gf_err e;
+	static const char doc[] = "{\"name\": \"train\", \"gpus\": 8, "
+				  "\"frac\": 0.5, \"gang\": true, "
+				  "\"tags\": [\"a\", \"b\"], \"x\": null}";
+	assert_int_equal(gf_jv_parse(doc, strlen(doc), &v, &e), 0);
+	assert_int_equal(gf_jv_type(v), GF_JV_OBJ);
+	assert_int_equal(gf_jv_len(v), 6);
+	assert_string_equal(gf_jv_str(gf_jv_get(v, "name")), "train");
+	int64_t i;
+	double d;
+	bool b;
+	assert_true(gf_jv_int(gf_jv_get(v, "gpus"), &i));
+	assert_int_equal(i, 8);
+	assert_true(gf_jv_num(gf_jv_get(v, "gpus"), &d));
+	assert_false(gf_jv_int(gf_jv_get(v, "frac"), &i));
+	assert_true(gf_jv_num(gf_jv_get(v, "frac"), &d));
+	assert_true(d == 0.5);
+	assert_true(gf_jv_bool(gf_jv_get(v, "gang"), &b) && b);
+	assert_null(gf_jv_str(gf_jv_get(v, "gpus")));
+	assert_null(gf_jv_get(v, "absent"));
+	assert_int_equal(gf_jv_type(gf_jv_get(v, "x")), GF_JV_NULL);
+	const struct gf_jv *tags = gf_jv_get(v, "tags");
+	assert_int_equal(gf_jv_len(tags), 2);
+	assert_string_equal(gf_jv_str(gf_jv_at(tags, 1)), "b");
+	assert_null(gf_jv_at(tags, 2));
+	/* members in document order */
+	void *it = NULL;
+	const struct gf_jv *val;
+	const char *want[] = { "name", "gpus", "frac", "gang", "tags", "x" };
+	for (int k = 0; k < 6; k++)
+		assert_string_equal(gf_jv_next(v, &it, &val), want[k]);
+	assert_null(gf_jv_next(v, &it, &val));
+	gf_jv_free(v);
+	/* malformed: where and what */
+	gf_err_clear(&e);
+	assert_int_equal(gf_jv_parse("{\"a\": 1,\n \"b\": }", 16, &v, &e),
+			 GF_EPARSE);
+	assert_null(v);
+	assert_non_null(strstr(e.msg, "line 2, column "));
+	static const char *const refused[] = {
+		"{\"a\": 1, \"a\": 2}", /* duplicate key */
+		"{\"a\": \"\xff\"}",	/* not UTF-8 */
+		"{\"a\": 1} x",		/* something after */
+		"{\"a\": \"\\u0000\"}", /* NUL in a string */
+		"{\"a\": 99999999999999999999}",
+		"7", /* neither object nor array */
+		"",
+	};
+	for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		assert_int_equal(
+			gf_jv_parse(refused[k], strlen(refused[k]), &v, &e),
+			GF_EPARSE);
+		assert_null(v);
+	}
+	/* depth: GF_JV_MAX_DEPTH nested arrays pass, one more does not */
+	char deep[2 * GF_JV_MAX_DEPTH + 4];
+	for (int depth = GF_JV_MAX_DEPTH; depth <= GF_JV_MAX_DEPTH + 1;
+	     depth++) {
+		memset(deep, '[', (size_t)depth);
+		memset(deep + depth, ']', (size_t)depth);
+		int rc = gf_jv_parse(deep, 2 * (size_t)depth, &v, &e);
+		assert_int_equal(rc, depth > GF_JV_MAX_DEPTH ? GF_ETOOBIG : 0);
+		gf_jv_free(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_json_reader_bodies),
 	};
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
