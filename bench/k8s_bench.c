@@ -2,10 +2,10 @@
  * k8s_bench.c - the scheduler extender under kube-scheduler's load:
  * `gpufleet serve --k8s-extender`'s service in this process on a loopback
  * port, 5,000 nodes of 8 GPUs, a SQLite store in a temp dir
- * (synchronous=FULL: a bind's record is durable before its Binding), and
- * a minimal Kubernetes API server on loopback (keep-alive; 200 for the
- * annotation patch, 201 for the Binding), so that a bind costs what it
- * would: its record, its patch and its Binding.
+ * (synchronous=FULL; a bind is answered once its Binding is made, its
+ * job's row written by the same turn meanwhile), and a minimal
+ * Kubernetes API server on loopback (keep-alive; 201 for the Binding),
+ * so that a bind costs what it would: its record and its Binding.
  *
  *   k8s_bench [PODS]
  * Every time is the server's as kube-scheduler waits for it: from
@@ -24,8 +24,8 @@
  *                             load than the times)
  *   k8s.filter.5000_nodes.p99, k8s.prioritize.5000_nodes.p99  each alone
  *   k8s.bind.per_s            binds per second, 16 clients at once (the
- *                             record committed, the pod annotated, the
- *                             Binding created)
+ *                             job started, the Binding with its
+ *                             annotations created)
  *   k8s.sequence.pods_per_s   pods one after another through filter,
  *                             prioritize and bind, as one kube-scheduler
  *                             would take them: pods over the sum of the

@@ -32,7 +32,10 @@ static void agent_release(struct gf_op *op)
 /* The agents' request kind (register, heartbeat or poll: the op's
  * `what`): applied by agents.c, answered by agents_answer.c. */
 static const struct gf_op_kind agent_kind = {
-	"agent", gf__agents_apply, gf__agents_answer, agent_release, NULL,
+	.name = "agent",
+	.apply = gf__agents_apply,
+	.answer = gf__agents_answer,
+	.release = agent_release,
 };
 
 /* An op for node name, or NULL with the request answered (a name too

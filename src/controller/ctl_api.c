@@ -275,10 +275,17 @@ static void cancel_answer(struct gf_service *s, struct gf_op *op)
 }
 
 static const struct gf_op_kind submit_kind = {
-	"submit", submit_apply, submit_answer, job_op_release, submit_posted,
+	.name = "submit",
+	.apply = submit_apply,
+	.answer = submit_answer,
+	.release = job_op_release,
+	.posted = submit_posted,
 };
 static const struct gf_op_kind cancel_kind = {
-	"cancel", cancel_apply, cancel_answer, job_op_release, NULL,
+	.name = "cancel",
+	.apply = cancel_apply,
+	.answer = cancel_answer,
+	.release = job_op_release,
 };
 
 /* Who the job runs as and what it runs (issue 21): the submitting

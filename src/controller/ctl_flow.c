@@ -166,7 +166,10 @@ static void flow_release(struct gf_op *op)
 }
 
 static const struct gf_op_kind flow_kind = {
-	"flow", flow_apply, flow_answer, flow_release, NULL,
+	.name = "flow",
+	.apply = flow_apply,
+	.answer = flow_answer,
+	.release = flow_release,
 };
 
 static int hold_flow(struct gf_http_req *r, void *arg, enum verb v)

@@ -406,7 +406,10 @@ static void svc_release(struct gf_op *op)
 /* The services' request kind (PUT, its replicas, DELETE: the op's
  * `what`). */
 static const struct gf_op_kind svc_kind = {
-	"service", svc_apply, svc_answer, svc_release, NULL,
+	.name = "service",
+	.apply = svc_apply,
+	.answer = svc_answer,
+	.release = svc_release,
 };
 
 int gf__services_get(struct gf_http_req *r, void *arg)

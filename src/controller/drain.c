@@ -222,11 +222,20 @@ static void admin_release(struct gf_op *op)
 }
 
 static const struct gf_op_kind drain_kind = {
-	"drain", drain_on, admin_answer, admin_release, NULL,
+	.name = "drain",
+	.apply = drain_on,
+	.answer = admin_answer,
+	.release = admin_release,
 };
 static const struct gf_op_kind resume_kind = {
-	"resume", drain_off, admin_answer, admin_release, NULL,
+	.name = "resume",
+	.apply = drain_off,
+	.answer = admin_answer,
+	.release = admin_release,
 };
 static const struct gf_op_kind release_kind = {
-	"release", release, admin_answer, admin_release, NULL,
+	.name = "release",
+	.apply = release,
+	.answer = admin_answer,
+	.release = admin_release,
 };

@@ -224,6 +224,8 @@ static void release(struct gf_k8s *k, struct gf_k8s_op *x, int64_t now,
 	if (x->resync) {
 		struct gone g = { k, x, now, b };
 		gf__k8s_pods_each(k, release_gone, &g);
+		for (int n = 0; n < x->bound.n; n++)
+			gf__k8s_adopt(k, &x->bound.v[n], now, b);
 	}
 }
 
@@ -288,17 +290,26 @@ void gf__k8s_push(struct gf_k8s *k, struct gf_op *op)
 	}
 }
 
-/* After the turn's write: answer the op, or hand it to a worker. */
+/* As soon as the turn applied it: a recorded bind goes to a worker,
+ * which makes its Binding (the record kube-scheduler and a restart go
+ * by: k8s_adopt.c) while the turn runs its pass and writes the job. */
+static bool k8s_early(struct gf_service *s, struct gf_op *op)
+{
+	struct gf_k8s_op *x = gf__k8s_x(op);
+	if (!op->req || op->status != 200 || x->stage != GF_K8S_API ||
+	    x->error[0])
+		return false;
+	gf__k8s_push(s->k8s, op);
+	return true;
+}
+
+/* After the turn's write: answer the op. */
 static void k8s_answer(struct gf_service *s, struct gf_op *op)
 {
-	struct gf_k8s *k = s->k8s;
+	(void)s;
 	struct gf_k8s_op *x = gf__k8s_x(op);
 	if (!op->req) { /* a release: nobody waits */
 		gf__op_free(op);
-		return;
-	}
-	if (op->status == 200 && x->stage == GF_K8S_API && !x->error[0]) {
-		gf__k8s_push(k, op); /* a worker annotates and binds */
 		return;
 	}
 	if (op->status == 200)
@@ -344,7 +355,8 @@ static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 	to_thread(k, op);
 }
 
-/* Annotate (a recorded pod) and bind; on failure the job is released. */
+/* The Binding, with the annotations of a recorded pod; on failure the
+ * job is released. */
 static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 {
 	struct gf_k8s_op *x = gf__k8s_x(op);
@@ -362,16 +374,11 @@ static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 			k2[n] = keys[a];
 			vals[n++] = all[a];
 		}
-	int rc = c ? 0
+	int rc = c ? gf_k8s_bind(c, x->b.ns, x->b.pod, x->pod.uid, x->b.node,
+				 k2, vals, x->recorded ? n : 0, &e)
 		   : gf_err_set(&e, GF_ENOTSUP,
 				"no Kubernetes API server configured "
 				"(--kubeconfig, or in-cluster)");
-	if (rc == 0 && x->recorded)
-		rc = gf_k8s_annotate(c, x->b.ns, x->b.pod, x->pod.uid, k2, vals,
-				     n, &e);
-	if (rc == 0)
-		rc = gf_k8s_bind(c, x->b.ns, x->b.pod, x->pod.uid, x->b.node,
-				 &e);
 	if (rc == 0) {
 		gf__k8s_reply_bind(op->req, "");
 		gf__op_free(op);
@@ -428,8 +435,10 @@ static void *worker(void *arg)
 /* ---- the resync ------------------------------------------------------- */
 
 struct live {
+	struct gf_k8s *k;
 	char (*uid)[GF_K8S_UID_MAX];
 	int n, cap;
+	struct gf_k8s_bound_list bound;
 };
 
 static int live_add(void *arg, const struct gf_jv *pod)
@@ -446,18 +455,20 @@ static int live_add(void *arg, const struct gf_jv *pod)
 	}
 	if (gf_fmt(l->uid[l->n], GF_K8S_UID_MAX, "%s", uid) == 0)
 		l->n++; /* a uid too long is no pod we hold */
+	gf__k8s_bound_collect(l->k, pod, &l->bound);
 	return 0;
 }
 
 static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 {
 	int64_t t0 = gf_clock_wall_ms();
-	struct live l = { 0 };
+	struct live l = { .k = k };
 	struct gf_err e;
 	gf_err_clear(&e);
 	if (gf_k8s_pods_list(c, RESYNC_SELECTOR, live_add, &l, &e) != 0) {
 		gf_log(GF_LOG_WARN, "k8s", "resync: %s", e.msg);
 		gf_free(l.uid);
+		gf_free(l.bound.v);
 		return;
 	}
 	if (l.n > 1) /* no pods: l.uid is NULL, which qsort must not get */
@@ -469,7 +480,10 @@ static void resync_once(struct gf_k8s *k, struct gf_k8s_conn *c)
 	x->live = l.uid;
 	x->nlive = l.n;
 	x->before_ms = t0;
-	gf_log(GF_LOG_DEBUG, "k8s", "resync: %d pods not ended", l.n);
+	x->bound = l.bound;
+	gf_log(GF_LOG_DEBUG, "k8s",
+	       "resync: %d pods not ended, %d bound by gpufleet not held", l.n,
+	       l.bound.n);
 	to_thread(k, op);
 }
 
@@ -483,9 +497,10 @@ static void *resync(void *arg)
 		gf_clock_deadline(&ts, (double)ms);
 		pthread_mutex_lock(&k->wlock);
 		int rc = 0;
-		while (!k->wstop && rc != ETIMEDOUT)
+		while (!k->wstop && !k->resync_due && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&k->rwake, &k->wlock, &ts);
 		bool stop = k->wstop;
+		k->resync_due = false;
 		pthread_mutex_unlock(&k->wlock);
 		if (stop)
 			break;
@@ -643,11 +658,16 @@ static void k8s_release(struct gf_op *op)
 	struct gf_k8s_op *x = gf__k8s_x(op);
 	gf_free(x->ids);
 	gf_free(x->live);
+	gf_free(x->bound.v);
 	gf_free(x);
 }
 
 const struct gf_op_kind gf__k8s_kind = {
-	"k8s", k8s_apply, k8s_answer, k8s_release, NULL,
+	.name = "k8s",
+	.apply = k8s_apply,
+	.answer = k8s_answer,
+	.release = k8s_release,
+	.early = k8s_early,
 };
 
 struct gf_k8s_op *gf__k8s_op_new(void)
@@ -662,6 +682,12 @@ static void k8s_loaded(void *arg)
 	struct gf_k8s *k = arg;
 	gf_k8s_answers_clear(k->answers); /* another core: versions anew */
 	gf__k8s_index(k);
+	/* a list now: pods bound while no store had their jobs are taken
+	 * back before the next period (k8s_adopt.c) */
+	pthread_mutex_lock(&k->wlock);
+	k->resync_due = true;
+	pthread_cond_broadcast(&k->rwake);
+	pthread_mutex_unlock(&k->wlock);
 }
 
 static void k8s_heartbeat(void *arg, int node, const struct gf_np_heartbeat *hb,

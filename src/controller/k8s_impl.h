@@ -51,6 +51,19 @@ enum gf_k8s_stage {
 	GF_K8S_RELEASE, /* the scheduler thread ends jobs */
 };
 
+/* A pod bound by gpufleet (annotated) that the core did not hold when
+ * the resync listed it (k8s_adopt.c). */
+struct gf_k8s_bound {
+	struct gf_k8s_pod pod;
+	char job[GF_JOB_ID_MAX];   /* gpufleet.io/job */
+	struct gf_job_place place; /* node, GPUs, share, MIG start */
+};
+
+struct gf_k8s_bound_list {
+	struct gf_k8s_bound *v;
+	int n, cap;
+};
+
 /* What a bind or a release carries through its stages. */
 struct gf_k8s_op {
 	struct gf_op op; /* its kind gf__k8s_kind */
@@ -74,6 +87,7 @@ struct gf_k8s_op {
 	int nlive;
 	bool resync;
 	int64_t before_ms;
+	struct gf_k8s_bound_list bound; /* resync: taken back after */
 };
 
 struct k8s_pod_ref {
@@ -136,6 +150,7 @@ struct gf_k8s {
 	int ntids;
 	pthread_t resync_tid;
 	bool resync_on;
+	bool resync_due; /* a core was loaded: list now (under wlock) */
 	/* mismatches per node index (k8s_reconcile.c), under ctl_lock */
 	struct gf_k8s_mm_node *mm;
 	int mmcap;
@@ -143,7 +158,7 @@ struct gf_k8s {
 	 * name indices (k8s/answers.h), under ctl_lock */
 	struct gf_k8s_answers *answers;
 	/* figures, under ctl_lock */
-	uint64_t filters, binds, bind_errors, releases, preempts;
+	uint64_t filters, binds, bind_errors, releases, preempts, adopted;
 };
 
 static inline struct gf_k8s_op *gf__k8s_x(struct gf_op *op)
@@ -164,6 +179,9 @@ void gf__k8s_push(struct gf_k8s *k, struct gf_op *op);
 /* The job id of the pod with this uid the core holds, or NULL (under
  * ctl_lock; borrowed until the lock is released). */
 const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid);
+/* Whether the core holds a job of the pod with this uid (its row in the
+ * table, whatever the job's state; under ctl_lock). */
+bool gf__k8s_held(struct gf_k8s *k, const char *uid);
 void gf__k8s_pods_put(struct gf_k8s *k, const char *uid, uint64_t seq);
 void gf__k8s_pods_del(struct gf_k8s *k, const char *uid);
 /* Every pod held: fn(uid, seq, arg) (under ctl_lock; fn may delete the
@@ -174,6 +192,16 @@ void gf__k8s_pods_each(struct gf_k8s *k,
 /* Leading: the pods' jobs the core loaded (under ctl_lock). */
 void gf__k8s_index(struct gf_k8s *k);
 void gf__k8s_pods_free(struct gf_k8s *k);
+
+/* --- k8s_adopt.c: pods bound by gpufleet the core does not hold --- */
+/* A listed pod (the resync's thread, no lock held): into l when it is
+ * bound, annotated by gpufleet and not held (ctl_lock taken to see). */
+void gf__k8s_bound_collect(struct gf_k8s *k, const struct gf_jv *pod,
+			   struct gf_k8s_bound_list *l);
+/* On the scheduler thread (under ctl_lock): v's job added RUNNING on
+ * its annotated GPUs unless held or known since; the job to b. */
+void gf__k8s_adopt(struct gf_k8s *k, const struct gf_k8s_bound *v, int64_t now,
+		   struct gf_batch *b);
 
 /* --- k8s_reconcile.c --- */
 void gf__k8s_reconcile_free(struct gf_k8s *k);

@@ -41,6 +41,11 @@ const char *gf__k8s_job_of(struct gf_k8s *k, const char *uid)
 	return j && j->state == GF_JOB_RUNNING ? j->id : NULL;
 }
 
+bool gf__k8s_held(struct gf_k8s *k, const char *uid)
+{
+	return pod_row(k, uid) >= 0;
+}
+
 void gf__k8s_pods_put(struct gf_k8s *k, const char *uid, uint64_t seq)
 {
 	int64_t r = pod_row(k, uid);

@@ -6,7 +6,10 @@
  * and every reported run in one transaction, then answer every request
  * of the turn and wake the long polls whose node's assignments changed.
  * Invariant: an answer of 201 or 200 is given only after the transaction
- * holding its change committed; a failed transaction stops the service.
+ * holding its change committed, but for the ops whose record is
+ * elsewhere (a pod's bind: its Binding in the API server is the record,
+ * k8s_bind.c), handed on as soon as they are applied; a failed
+ * transaction stops the service.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -394,9 +397,23 @@ failed:;
 	return -1;
 }
 
-/* One turn with the queued requests ops (may be NULL). */
-static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
+/* The ops whose kind takes them before the write, out of *ops. */
+static void hand_on_early(struct gf_service *s, struct gf_op **ops)
 {
+	for (struct gf_op **pp = ops; *pp;) {
+		struct gf_op *op = *pp, *next = op->next;
+		if (op->kind->early && op->kind->early(s, op))
+			*pp = next; /* taken: op->next is its taker's now */
+		else
+			pp = &op->next;
+	}
+}
+
+/* One turn with the queued requests *ops (may be NULL; those handed on
+ * early are taken out of it). */
+static void turn(struct gf_service *s, struct gf_op **opsp, bool pass)
+{
+	struct gf_op *ops = *opsp;
 	int64_t turn_us = gf_clock_wall_us();
 	int64_t now = turn_us / 1000;
 	uint64_t seq0 = s->seq; /* (seq0, seq1]: the jobs these ops submit */
@@ -405,6 +422,8 @@ static void turn(struct gf_service *s, struct gf_op *ops, bool pass)
 	pthread_mutex_lock(&s->ctl_lock);
 	for (struct gf_op *op = ops; op; op = op->next)
 		op->kind->apply(s, op, now, &b);
+	hand_on_early(s, opsp);
+	ops = *opsp;
 	/* the jobs of this turn's POSTs: measured from their arrival below */
 	bool *posted = gf_calloc(s->seq - seq0 + 1, sizeof(*posted));
 	for (struct gf_op *op = ops; op; op = op->next) {
@@ -493,7 +512,7 @@ static void *scheduler(void *arg)
 			bool pass = now - last_pass >= tick;
 			if (pass || ops)
 				last_pass = now;
-			turn(s, ops, pass);
+			turn(s, &ops, pass);
 		}
 		gf_server_batch_begin(); /* one resumption per event loop */
 		answer_all(s, ops);

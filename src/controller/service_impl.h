@@ -62,6 +62,12 @@ struct gf_op_kind {
 	 * time is measured from the request's arrival (NULL: none) */
 	const struct gf_job *(*posted)(struct gf_service *s,
 				       const struct gf_op *op);
+	/* right after the turn's ops are applied (under ctl_lock, before
+	 * its pass and its write): true when op was taken (its record is
+	 * elsewhere and needs no wait for the store: a pod's Binding), so
+	 * the turn neither answers nor frees it; false leaves op as it was
+	 * (NULL: never taken) */
+	bool (*early)(struct gf_service *s, struct gf_op *op);
 };
 
 /* A request handed to the scheduler thread, and its answer. */

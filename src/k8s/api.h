@@ -105,19 +105,16 @@ int gf_k8s_call(struct gf_k8s_conn *c, const char *method, const char *path,
 		const char *ctype, const char *body, size_t len,
 		struct gf_k8s_answer *a, struct gf_err *e) GF_MUST_CHECK;
 
-/* The Binding of pod ns/name (uid: precondition, "" none) to node:
- * 0, or GF_ECONFLICT (409: bound already, or another uid), GF_ENOTFOUND
- * (404), another code; e says the API server's message. */
+/* The Binding of pod ns/name (uid: precondition, "" none) to node, with
+ * annotations keys[i] = vals[i] (n of them): the API server merges a
+ * Binding's annotations into the pod as it sets spec.nodeName, in one
+ * write (pods/binding's storage), so a pod bound by gpufleet carries what
+ * it was given.  0, or GF_ECONFLICT (409: bound already, or another
+ * uid), GF_ENOTFOUND (404), another code; e says the API server's
+ * message. */
 int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
-		const char *uid, const char *node,
-		struct gf_err *e) GF_MUST_CHECK;
-
-/* Annotations keys[i] = vals[i] merged into pod ns/name (uid as the
- * patch's precondition).  Errors as gf_k8s_bind. */
-int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
-		    const char *uid, const char *const *keys,
-		    const char *const *vals, int n,
-		    struct gf_err *e) GF_MUST_CHECK;
+		const char *uid, const char *node, const char *const *keys,
+		const char *const *vals, int n, struct gf_err *e) GF_MUST_CHECK;
 
 /* GET the pod (caller frees *out with gf_jv_free): 0, GF_ENOTFOUND. */
 int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,

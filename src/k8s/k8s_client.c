@@ -314,90 +314,47 @@ static int exchange(struct gf_k8s_conn *c, const char *method, const char *path,
 	return rc;
 }
 
-/* A document about one pod, written to be sent. */
-struct pod_doc {
+int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
+		const char *uid, const char *node, const char *const *keys,
+		const char *const *vals, int n, struct gf_err *e)
+{
 	char path[GF_K8S_PATH_MAX + 64];
+	int rc = pod_path(ns, name, "/binding", path, e);
+	if (rc)
+		return rc;
 	struct gf_buf b;
 	struct gf_json j;
-};
-
-/* d begun, up to inside its metadata: kind "Binding" (POST .../binding)
- * or NULL (a patch of the pod, which names neither kind nor pod), the
- * pod's uid as the precondition ("" or NULL: none).  0, or the path's
- * error (nothing to release then). */
-static int pod_doc_begin(struct pod_doc *d, const char *ns, const char *name,
-			 const char *uid, const char *kind, size_t cap,
-			 struct gf_err *e)
-{
-	int rc = pod_path(ns, name, kind ? "/binding" : "", d->path, e);
-	if (rc)
-		return rc;
-	gf_json_open(&d->j, &d->b, cap);
-	gf_json_obj_begin(&d->j, NULL);
-	if (kind) {
-		gf_json_str(&d->j, "apiVersion", "v1");
-		gf_json_str(&d->j, "kind", kind);
-	}
-	gf_json_obj_begin(&d->j, "metadata");
-	if (kind) {
-		gf_json_str(&d->j, "name", name);
-		gf_json_str(&d->j, "namespace", ns);
-	}
+	gf_json_open(&j, &b, 256u << 10);
+	gf_json_obj_begin(&j, NULL);
+	gf_json_str(&j, "apiVersion", "v1");
+	gf_json_str(&j, "kind", "Binding");
+	gf_json_obj_begin(&j, "metadata");
+	gf_json_str(&j, "name", name);
+	gf_json_str(&j, "namespace", ns);
 	if (uid && *uid)
-		gf_json_str(&d->j, "uid", uid);
-	return 0;
-}
-
-/* d sent and released; what names it when it outgrew its buffer. */
-static int pod_doc_send(struct gf_k8s_conn *c, struct pod_doc *d,
-			const char *method, const char *ctype, const char *what,
-			struct gf_err *e)
-{
-	int rc;
-	if (gf_json_error(&d->j)) {
-		rc = gf_err_set(e, GF_ETOOBIG, "%s too large", what);
+		gf_json_str(&j, "uid", uid);
+	if (n > 0) {
+		gf_json_obj_begin(&j, "annotations");
+		for (int i = 0; i < n; i++)
+			gf_json_str(&j, keys[i], vals[i]);
+		gf_json_obj_end(&j);
+	}
+	gf_json_obj_end(&j);
+	gf_json_obj_begin(&j, "target");
+	gf_json_str(&j, "apiVersion", "v1");
+	gf_json_str(&j, "kind", "Node");
+	gf_json_str(&j, "name", node);
+	gf_json_obj_end(&j);
+	gf_json_obj_end(&j);
+	if (gf_json_error(&j)) {
+		rc = gf_err_set(e, GF_ETOOBIG, "binding too large");
 	} else {
 		struct gf_k8s_answer a;
-		rc = exchange(c, method, d->path, ctype, &d->b, &a, e);
+		rc = exchange(c, "POST", path, "application/json", &b, &a, e);
 		gf_k8s_answer_release(&a);
 	}
-	gf_buf_release(&d->b);
+	gf_buf_release(&b);
 	return rc;
-}
-
-int gf_k8s_bind(struct gf_k8s_conn *c, const char *ns, const char *name,
-		const char *uid, const char *node, struct gf_err *e)
-{
-	struct pod_doc d;
-	int rc = pod_doc_begin(&d, ns, name, uid, "Binding", 64u << 10, e);
-	if (rc)
-		return rc;
-	gf_json_obj_end(&d.j);
-	gf_json_obj_begin(&d.j, "target");
-	gf_json_str(&d.j, "apiVersion", "v1");
-	gf_json_str(&d.j, "kind", "Node");
-	gf_json_str(&d.j, "name", node);
-	gf_json_obj_end(&d.j);
-	gf_json_obj_end(&d.j);
-	return pod_doc_send(c, &d, "POST", "application/json", "binding", e);
-}
-
-int gf_k8s_annotate(struct gf_k8s_conn *c, const char *ns, const char *name,
-		    const char *uid, const char *const *keys,
-		    const char *const *vals, int n, struct gf_err *e)
-{
-	struct pod_doc d;
-	int rc = pod_doc_begin(&d, ns, name, uid, NULL, 256u << 10, e);
-	if (rc)
-		return rc;
-	gf_json_obj_begin(&d.j, "annotations");
-	for (int i = 0; i < n; i++)
-		gf_json_str(&d.j, keys[i], vals[i]);
-	gf_json_obj_end(&d.j);
-	gf_json_obj_end(&d.j);
-	gf_json_obj_end(&d.j);
-	return pod_doc_send(c, &d, "PATCH", "application/merge-patch+json",
-			    "annotations", e);
 }
 
 int gf_k8s_pod_get(struct gf_k8s_conn *c, const char *ns, const char *name,

@@ -354,7 +354,7 @@ def check_controller(docs, ext, bad):
                        "certificate")
 
 
-LEAST = {("", "pods"): {"get", "list", "patch"}, ("", "pods/binding"): {"create"}}
+LEAST = {("", "pods"): {"get", "list"}, ("", "pods/binding"): {"create"}}
 
 
 def check_rbac(docs, bad):

@@ -66,6 +66,8 @@ static struct {
 	char snap[MAX_LIVE][64]; /* the list a continue token pages on */
 	int nsnap;
 	char get_name[64], *get_pod; /* GET .../pods/NAME answers this */
+	char *bound; /* whole pods (JSON items, comma-separated) listed
+			after the live ones, in the list's last page */
 } api = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void api_live(const char *uid, bool on)
@@ -116,6 +118,9 @@ static void pod_list(struct gf_buf *b, const char *path)
 			      "\"ml\",\"uid\":\"%s\"},\"status\":{\"phase\":"
 			      "\"Running\"}}",
 			      i > from ? "," : "", i, api.snap[i]);
+	if (api.bound && from + 2 >= api.nsnap)
+		gf_buf_printf(b, "%s%s", from < api.nsnap ? "," : "",
+			      api.bound);
 	gf_buf_puts(b, "]}");
 }
 
@@ -515,8 +520,8 @@ static const char *const all[] = { "quad", "scattered", "mig", "plain", "cpu" };
  * Four one-GPU pods bound to "quad" take GPUs 0-3 (the lowest free:
  * best fit); then a 4-GPU pod is filtered away from "scattered" (0, 1, 4,
  * 5 free, not all NVLink) and kept on "quad" (4-7), scores higher there,
- * and bound: annotated with GPUs 4-7 and their UUIDs, then its Binding,
- * exactly as the API server expects them.
+ * and bound: one Binding that carries the annotations (GPUs 4-7 and
+ * their UUIDs), exactly as the API server expects it.
  */
 static void test_nvlink_bind(void **state)
 {
@@ -581,31 +586,17 @@ static void test_nvlink_bind(void **state)
 	}
 	gf_jv_free(jobs);
 
-	/* the annotation patch, then the Binding */
+	/* one Binding, the annotations in it (the API server sets them
+	 * with spec.nodeName in one write); no patch */
 	struct xch p, b;
-	int ip = api_find(from, "PATCH", "/pods/train-4", &p);
+	assert_int_equal(api_find(from, "PATCH", "/pods/train-4", &p), -1);
 	int ib = api_find(from, "POST", "/pods/train-4/binding", &b);
-	assert_true(ip >= 0 && ib > ip);
-	assert_string_equal(p.path, "/api/v1/namespaces/ml/pods/train-4");
-	assert_non_null(strstr(p.headers, "content-type: "
-					  "application/merge-patch+json"));
-	assert_non_null(strstr(p.headers, "authorization: Bearer " TOKEN));
-	assert_non_null(strstr(p.headers, "accept: application/json"));
-	struct gf_jv *pv = parse(p.body);
-	const struct gf_jv *meta = gf_jv_get(pv, "metadata");
-	assert_string_equal(str(meta, "uid"), "uid-train-4");
-	const struct gf_jv *ann = gf_jv_get(meta, "annotations");
-	assert_string_equal(str(ann, "gpufleet.io/gpus"), "4,5,6,7");
-	assert_string_equal(str(ann, "gpufleet.io/gpu-uuids"),
-			    "GPU-quad-4,GPU-quad-5,GPU-quad-6,GPU-quad-7");
-	assert_string_equal(str(ann, "gpufleet.io/node"), "quad");
-	assert_string_equal(str(ann, "gpufleet.io/job"), job_id);
-	assert_null(gf_jv_get(ann, "gpufleet.io/mig-instance"));
-	gf_jv_free(pv);
+	assert_true(ib >= 0);
 	assert_string_equal(b.path,
 			    "/api/v1/namespaces/ml/pods/train-4/binding");
 	assert_non_null(strstr(b.headers, "content-type: application/json"));
 	assert_non_null(strstr(b.headers, "authorization: Bearer " TOKEN));
+	assert_non_null(strstr(b.headers, "accept: application/json"));
 	struct gf_jv *bv = parse(b.body);
 	assert_string_equal(str(bv, "apiVersion"), "v1");
 	assert_string_equal(str(bv, "kind"), "Binding");
@@ -613,12 +604,18 @@ static void test_nvlink_bind(void **state)
 	assert_string_equal(str(bm, "name"), "train-4");
 	assert_string_equal(str(bm, "namespace"), "ml");
 	assert_string_equal(str(bm, "uid"), "uid-train-4");
+	const struct gf_jv *ann = gf_jv_get(bm, "annotations");
+	assert_string_equal(str(ann, "gpufleet.io/gpus"), "4,5,6,7");
+	assert_string_equal(str(ann, "gpufleet.io/gpu-uuids"),
+			    "GPU-quad-4,GPU-quad-5,GPU-quad-6,GPU-quad-7");
+	assert_string_equal(str(ann, "gpufleet.io/node"), "quad");
+	assert_string_equal(str(ann, "gpufleet.io/job"), job_id);
+	assert_null(gf_jv_get(ann, "gpufleet.io/mig-instance"));
 	const struct gf_jv *t = gf_jv_get(bv, "target");
 	assert_string_equal(str(t, "apiVersion"), "v1");
 	assert_string_equal(str(t, "kind"), "Node");
 	assert_string_equal(str(t, "name"), "quad");
 	gf_jv_free(bv);
-	gf_free(p.body);
 	gf_free(b.body);
 	/* the same bind again (kube-scheduler retrying): done already */
 	bind_pod("train-4", "quad", err, sizeof(err));
@@ -654,7 +651,7 @@ static void test_mig_bind(void **state)
 	bind_pod("infer-0", "mig", err, sizeof(err));
 	assert_string_equal(err, "");
 	struct xch p;
-	assert_true(api_find(from, "PATCH", "/pods/infer-0", &p) >= 0);
+	assert_true(api_find(from, "POST", "/pods/infer-0/binding", &p) >= 0);
 	struct gf_jv *pv = parse(p.body);
 	const struct gf_jv *ann =
 		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
@@ -704,7 +701,7 @@ static void test_share_bind(void **state)
 	bind_pod("share-0", node, err, sizeof(err));
 	assert_string_equal(err, "");
 	struct xch p;
-	assert_true(api_find(from, "PATCH", "/pods/share-0", &p) >= 0);
+	assert_true(api_find(from, "POST", "/pods/share-0/binding", &p) >= 0);
 	struct gf_jv *pv = parse(p.body);
 	const struct gf_jv *ann =
 		gf_jv_get(gf_jv_get(pv, "metadata"), "annotations");
@@ -974,6 +971,9 @@ static void test_bad_input(void **state)
 	assert_string_equal(err, "");
 	assert_int_equal(api_find(from, "PATCH", "/pods/web-0", &x), -1);
 	assert_true(api_find(from, "POST", "/pods/web-0/binding", &x) >= 0);
+	struct gf_jv *wb = parse(x.body); /* no annotation: nothing given */
+	assert_null(gf_jv_get(gf_jv_get(wb, "metadata"), "annotations"));
+	gf_jv_free(wb);
 	gf_free(x.body);
 }
 
@@ -1033,7 +1033,7 @@ static void test_bind_fetch(void **state)
 	int ig = api_find(from, "GET", "/pods/fetched-0", &x);
 	assert_true(ig >= 0);
 	gf_free(x.body);
-	assert_true(api_find(from, "PATCH", "/pods/fetched-0", &x) > ig);
+	assert_true(api_find(from, "POST", "/pods/fetched-0/binding", &x) > ig);
 	gf_free(x.body);
 	const struct gf_jv *job;
 	struct gf_jv *jobs = job_of_pod("fetched-0", &job);
@@ -1155,6 +1155,93 @@ static void test_resync_no_pods(void **state)
 	pthread_mutex_lock(&api.lock);
 	memcpy(api.live, saved, sizeof(saved));
 	api.nlive = n;
+	pthread_mutex_unlock(&api.lock);
+}
+
+/* A pod bound to node with gpufleet's annotations (job, GPUs), asking
+ * ngpus whole GPUs, as the API server lists it once running. */
+static void bound_pod(struct gf_buf *b, const char *name, const char *node,
+		      const char *job, const char *gpus, int ngpus)
+{
+	gf_buf_printf(
+		b,
+		"{\"metadata\": {\"name\": \"%s\", \"namespace\": \"ml\", "
+		"\"uid\": \"uid-%s\", \"annotations\": {\"gpufleet.io/job\": "
+		"\"%s\", \"gpufleet.io/gpus\": \"%s\", \"gpufleet.io/node\": "
+		"\"%s\"}}, \"spec\": {\"nodeName\": \"%s\", \"containers\": "
+		"[{\"name\": \"main\", \"resources\": {\"limits\": "
+		"{\"nvidia.com/gpu\": \"%d\"}}}]}, \"status\": {\"phase\": "
+		"\"Running\"}}",
+		name, name, job, gpus, node, node, ngpus);
+}
+
+/*
+ * A controller that stopped after a Binding but before its job's row
+ * reached the store comes back without the job while the pod runs: the
+ * resync's list shows the pod bound and annotated, and its job is taken
+ * back, under the annotated id, on exactly the annotated GPUs.  A pod
+ * annotated with a job the core knows (ended by gpufleet) is not taken
+ * back, nor one whose annotation names no placement.
+ */
+static void test_adopt(void **state)
+{
+	(void)state;
+	const struct gf_jv *job;
+	struct gf_jv *jobs = job_of_pod("one-3", &job); /* cancelled */
+	assert_string_equal(str(job, "state"), "cancelled");
+	char ended[32];
+	snprintf(ended, sizeof(ended), "%s", str(job, "id"));
+	gf_jv_free(jobs);
+	struct gf_buf b;
+	gf_buf_init(&b, 1u << 16);
+	bound_pod(&b, "adopted-0", "plain", "j900", "6,7", 2);
+	gf_buf_puts(&b, ",");
+	bound_pod(&b, "stale-0", "quad", ended, "3", 1);
+	gf_buf_puts(&b, ",");
+	bound_pod(&b, "garbled-0", "plain", "j901", "6,x", 1);
+	pthread_mutex_lock(&api.lock);
+	api.bound = gf_strndup(b.data, b.len);
+	pthread_mutex_unlock(&api.lock);
+	gf_buf_release(&b);
+	int64_t until = mono_ms() + 15000;
+	bool taken = false;
+	while (!taken && mono_ms() < until) {
+		sleep_ms(20);
+		jobs = job_of_pod("adopted-0", &job);
+		taken = job && !strcmp(str(job, "state"), "running");
+		if (!taken)
+			gf_jv_free(jobs);
+	}
+	assert_true(taken);
+	assert_string_equal(str(job, "id"), "j900");
+	const struct gf_jv *pl = gf_jv_at(gf_jv_get(job, "placement"), 0);
+	assert_string_equal(str(pl, "node"), "plain");
+	const struct gf_jv *g = gf_jv_get(pl, "gpus");
+	assert_int_equal(gf_jv_len(g), 2);
+	int64_t g0, g1;
+	assert_true(gf_jv_int(gf_jv_at(g, 0), &g0) &&
+		    gf_jv_int(gf_jv_at(g, 1), &g1));
+	assert_int_equal(g0, 6);
+	assert_int_equal(g1, 7);
+	gf_jv_free(jobs);
+	/* the same list held the others: neither taken */
+	jobs = job_of_pod("stale-0", &job);
+	assert_null(job);
+	gf_jv_free(jobs);
+	jobs = job_of_pod("garbled-0", &job);
+	assert_null(job);
+	gf_jv_free(jobs);
+	/* GPUs 6 and 7 are taken: a pod asking for all eight does not fit */
+	char *pod = pod_text("eight-0", "\"nvidia.com/gpu\": \"8\"", NULL);
+	static const char *const plain[] = { "plain" };
+	struct gf_jv *r;
+	assert_int_equal(extender("filter", pod, plain, 1, &r), 200);
+	assert_false(passes(r, "plain"));
+	gf_jv_free(r);
+	gf_free(pod);
+	pthread_mutex_lock(&api.lock);
+	gf_free(api.bound);
+	api.bound = NULL;
 	pthread_mutex_unlock(&api.lock);
 }
 
@@ -1363,6 +1450,7 @@ int main(void)
 		cmocka_unit_test(test_bind_fetch),
 		cmocka_unit_test(test_preempt),
 		cmocka_unit_test(test_resync),
+		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_pod_cache),
 		cmocka_unit_test(test_pods_table),
 		cmocka_unit_test(test_reconcile_forget),
