@@ -109,6 +109,9 @@ static void usage(FILE *f)
 		"                      class that is not preemptible)\n"
 		"  --k8s-resync S      pod-list resync period, 0 never "
 		"(default 30)\n"
+		"  --k8s-filter-best N filter answers the N best nodes that "
+		"fit, by score;\n"
+		"                      0 every node that fits (default 16)\n"
 		"\n"
 		"SIGTERM or SIGINT stop it cleanly: every accepted job is "
 		"already committed.\n" GF_CLI_EXIT_HELP,
@@ -167,7 +170,7 @@ static int tls_check(const struct serve_args *a)
 
 static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 {
-	long resync_s = -1, per_client = -1;
+	long resync_s = -1, per_client = -1, best = -1;
 	const struct gf_cli_opt opts[] = {
 		GF_OPT_STR("listen", &a->o.listen),
 		GF_OPT_STR("db", &a->o.db),
@@ -184,6 +187,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 		GF_OPT_STR("k8s-class", &a->k8s.cls),
 		GF_OPT_DURATION("k8s-resync", &resync_s, 0, 86400,
 				GF_DUR_BARE_S),
+		GF_OPT_NUM("k8s-filter-best", &best, 0, GF_K8S_FILTER_BEST_MAX,
+			   "a node count"),
 		GF_OPT_STR("tls-cert", &a->tls_cert),
 		GF_OPT_STR("tls-key", &a->tls_key),
 		GF_OPT_STR("client-ca", &a->client_ca),
@@ -203,6 +208,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 	}
 	if (resync_s >= 0)
 		a->k8s.resync_ms = resync_s ? resync_s * 1000 : -1;
+	if (best >= 0)
+		a->k8s.filter_best = best ? best : -1;
 	gf_cli_conn_limits(per_client, &a->o.max_per_client);
 	if (args.rc >= 0) {
 		*done = true; /* -h answered, or a bad option said */
@@ -217,7 +224,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a, bool *done)
 	if (a->k8s_on)
 		a->o.k8s = &a->k8s;
 	else if (a->k8s.kubeconfig || a->k8s.api_url || a->k8s.cls ||
-		 a->k8s.context || a->k8s.resync_ms) {
+		 a->k8s.context || a->k8s.resync_ms || a->k8s.filter_best) {
 		gf_cli_error(CMD, "the --k8s-* options and --kubeconfig need "
 				  "--k8s-extender");
 		return GF_EXIT_USAGE;

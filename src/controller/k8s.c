@@ -157,8 +157,9 @@ static bool call_open(struct gf_service *s, struct gf_http_req *r,
 	return false;
 }
 
-/* Filter's verdicts (into c->v) or prioritize's scores (c->score, when
- * not NULL) for every candidate, under ctl_lock with one memo: the
+/* The verdicts (into c->v, filter's) and the scores (into c->score,
+ * prioritize's, and filter's when it keeps the best), each when not
+ * NULL, for every candidate, under ctl_lock with one memo: the
  * names found through the last list's indices, the verdicts and scores
  * through what is kept for the pod's shape (k8s/answers.h: filter's work
  * is its prioritize's, and the next pod's of that shape but for the
@@ -176,8 +177,7 @@ static bool answer_locked(struct gf_service *s, struct gf_http_req *r,
 		gf_k8s_answers_find_args(ans, s->ctl, &c->a, idx);
 		struct gf_k8s_shape *sh =
 			gf_k8s_answers_shape(ans, s->ctl, &c->ask);
-		gf_k8s_answers_all(sh, s->ctl, idx, c->a.n, m,
-				   c->score ? NULL : c->v, c->score);
+		gf_k8s_answers_all(sh, s->ctl, idx, c->a.n, m, c->v, c->score);
 		if (!c->score)
 			s->k8s->filters++;
 	}
@@ -196,10 +196,18 @@ int gf__k8s_filter(struct gf_http_req *r, void *arg)
 	if (!c.error[0] && c.ask.kind != GF_K8S_ASK_NONE) {
 		/* every verdict is written: no need to zero them */
 		c.v = gf_malloc(((size_t)c.a.n + 1) * sizeof(*c.v));
+		long best = s->k8s->o.filter_best;
+		if (best == 0)
+			best = GF_K8S_FILTER_BEST;
+		if (best > 0 && best < c.a.n) /* the scores pick them */
+			c.score = gf_malloc(((size_t)c.a.n + 1) *
+					    sizeof(*c.score));
 		if (!answer_locked(s, r, &c)) {
 			call_release(&c);
 			return 0;
 		}
+		if (c.score)
+			gf_k8s_keep_best(c.v, c.score, c.a.n, (int)best);
 	}
 	struct gf_buf b;
 	struct gf_json j;

@@ -9,9 +9,11 @@
 
 #include <stdbool.h>
 
-#define GF_K8S_WORKERS	 4     /* threads calling the API server */
-#define GF_K8S_RESYNC_MS 30000 /* pod-list resync period */
-#define GF_K8S_POD_CACHE 4096  /* pods remembered from filter for bind */
+#define GF_K8S_WORKERS	       4     /* threads calling the API server */
+#define GF_K8S_RESYNC_MS       30000 /* pod-list resync period */
+#define GF_K8S_POD_CACHE       4096  /* pods remembered from filter for bind */
+#define GF_K8S_FILTER_BEST     16    /* filter answers the best this many */
+#define GF_K8S_FILTER_BEST_MAX 5000
 
 struct gf_k8s_opts {
 	/* the API server: a kubeconfig (NULL: in-cluster config when
@@ -21,9 +23,12 @@ struct gf_k8s_opts {
 	const char *kubeconfig;
 	const char *context;
 	const char *api_url;
-	const char *cls;  /* the class of pods' jobs; NULL: the highest
-			     priority class that is not preemptible */
-	long resync_ms;	  /* 0: GF_K8S_RESYNC_MS; < 0: never */
+	const char *cls; /* the class of pods' jobs; NULL: the highest
+			    priority class that is not preemptible */
+	long resync_ms;	 /* 0: GF_K8S_RESYNC_MS; < 0: never */
+	/* filter's NodeNames: the best this many of the nodes that fit,
+	 * by prioritize's score (0: GF_K8S_FILTER_BEST; < 0: every one) */
+	long filter_best;
 	unsigned workers; /* 0: GF_K8S_WORKERS */
 };
 

@@ -624,3 +624,28 @@ bool gf_k8s_job_uid(const struct gf_job *j, char *out, size_t size)
 	out[n] = '\0';
 	return true;
 }
+
+void gf_k8s_keep_best(struct gf_k8s_verdict *v, const int64_t *score, int n,
+		      int best)
+{
+	if (best <= 0)
+		return;
+	int *top = gf_malloc((size_t)best * sizeof(*top)), k = 0;
+	for (int i = 0; i < n; i++) {
+		if (v[i].kind != GF_K8S_FITS)
+			continue;
+		if (k == best && score[i] <= score[top[k - 1]]) {
+			v[i].kind = GF_K8S_BEHIND;
+			continue;
+		}
+		if (k == best) /* the last of the best goes behind */
+			v[top[--k]].kind = GF_K8S_BEHIND;
+		int at = k++;
+		while (at > 0 && score[top[at - 1]] < score[i]) {
+			top[at] = top[at - 1];
+			at--;
+		}
+		top[at] = i;
+	}
+	gf_free(top);
+}

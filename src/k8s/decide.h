@@ -114,6 +114,16 @@ struct gf_job *gf_k8s_job_new(const struct gf_ctl *ctl,
 			      const struct gf_k8s_ask *a, int i, uint64_t seq,
 			      const char *cls, int64_t now_ms);
 
+/*
+ * Filter's answer cut to the best: of v[0..n) that fit, all but the
+ * `best` highest score[] are marked GF_K8S_BEHIND (ties: the earlier in
+ * the list stays), so that kube-scheduler's prioritize gets only those.
+ * One pass keeping the best in a sorted array of `best` (best <= 0:
+ * nothing changes).
+ */
+void gf_k8s_keep_best(struct gf_k8s_verdict *v, const int64_t *score, int n,
+		      int best);
+
 /* The pod uid of a job made by gf_k8s_job_new into out, or false for
  * another job. */
 bool gf_k8s_job_uid(const struct gf_job *j, char *out, size_t size);

@@ -175,6 +175,8 @@ enum gf_k8s_kind {
 	GF_K8S_FITS = 0,
 	GF_K8S_NO_ROOM, /* FailedNodes: preemption may help */
 	GF_K8S_NEVER,	/* FailedAndUnresolvableNodes */
+	GF_K8S_BEHIND,	/* fits, but as many as filter answers fit better:
+			   in neither NodeNames nor the failed maps */
 };
 #define GF_K8S_WHY_MAX 160
 struct gf_k8s_verdict {

@@ -672,6 +672,77 @@ static void test_wire_write_others(void **state)
 	gf_jv_free(in);
 }
 
+/* Filter cut to the best: the `best` highest scores of the nodes that
+ * fit stay, ties to the earlier in the list; the others that fit go
+ * behind; those that do not fit keep their verdicts. */
+static void test_keep_best(void **state)
+{
+	(void)state;
+	enum { N = 9 };
+	static const int64_t score[N] = { 3, 9, 5, 9, 0, 7, 5, 9, 1 };
+	static const enum gf_k8s_kind kind[N] = {
+		GF_K8S_FITS,  GF_K8S_FITS,    GF_K8S_FITS,
+		GF_K8S_FITS,  GF_K8S_NO_ROOM, GF_K8S_FITS,
+		GF_K8S_NEVER, GF_K8S_FITS,    GF_K8S_FITS,
+	};
+	struct gf_k8s_verdict v[N];
+	/* best 4: the 9s at 1, 3, 7 and the 7 at 5; the 5 at 6 does not
+	 * fit (NEVER, kept), the 5 at 2 is behind */
+	for (int i = 0; i < N; i++)
+		v[i].kind = kind[i];
+	gf_k8s_keep_best(v, score, N, 4);
+	static const enum gf_k8s_kind want4[N] = {
+		GF_K8S_BEHIND, GF_K8S_FITS,    GF_K8S_BEHIND,
+		GF_K8S_FITS,   GF_K8S_NO_ROOM, GF_K8S_FITS,
+		GF_K8S_NEVER,  GF_K8S_FITS,    GF_K8S_BEHIND,
+	};
+	for (int i = 0; i < N; i++)
+		assert_int_equal(v[i].kind, want4[i]);
+	/* best 2 among three 9s: the two earlier in the list */
+	for (int i = 0; i < N; i++)
+		v[i].kind = kind[i];
+	gf_k8s_keep_best(v, score, N, 2);
+	int kept = 0;
+	for (int i = 0; i < N; i++)
+		kept += v[i].kind == GF_K8S_FITS;
+	assert_int_equal(kept, 2);
+	assert_int_equal(v[1].kind, GF_K8S_FITS);
+	assert_int_equal(v[3].kind, GF_K8S_FITS);
+	assert_int_equal(v[7].kind, GF_K8S_BEHIND);
+	/* more room than fits, and best <= 0: nothing changes */
+	for (int b = -1; b <= 100; b += 101) {
+		for (int i = 0; i < N; i++)
+			v[i].kind = kind[i];
+		gf_k8s_keep_best(v, score, N, b);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(v[i].kind, kind[i]);
+	}
+	/* the writer: a node behind is in neither NodeNames nor a map */
+	struct gf_k8s_args a = { 0 };
+	const char *names[3] = { "a", "b", "c" };
+	a.names = names;
+	a.n = 3;
+	struct gf_k8s_verdict w[3] = { { GF_K8S_FITS, "" },
+				       { GF_K8S_BEHIND, "" },
+				       { GF_K8S_NO_ROOM, "gpufleet: full" } };
+	struct gf_buf b;
+	struct gf_json j;
+	gf_json_open(&j, &b, 1u << 16);
+	gf_k8s_filter_write(&j, &a, w, NULL);
+	struct gf_jv *r;
+	struct gf_err e;
+	assert_int_equal(gf_jv_parse(b.data, b.len, &r, &e), 0);
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "NodeNames")), 1);
+	assert_string_equal(gf_jv_str(gf_jv_at(gf_jv_get(r, "NodeNames"), 0)),
+			    "a");
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "FailedNodes")), 1);
+	assert_non_null(gf_jv_get(gf_jv_get(r, "FailedNodes"), "c"));
+	assert_int_equal(gf_jv_len(gf_jv_get(r, "FailedAndUnresolvableNodes")),
+			 0);
+	gf_jv_free(r);
+	gf_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_wire_priorities_compact),
 		cmocka_unit_test(test_wire_filter_compact),
 		cmocka_unit_test(test_wire_names_in_place),
+		cmocka_unit_test(test_keep_best),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
