@@ -1,15 +1,19 @@
 /*
  * k8s_bind.c - the scheduler extender's binds and releases
  * (k8s_impl.h has the flow): the pods' jobs on the scheduler thread, the
- * API workers that annotate pods and create Bindings, and the pod-list
- * resync that releases the GPUs of pods that are gone or ended.
+ * API workers that create Bindings (with the annotations), and the
+ * pod-list resync that releases the GPUs of pods that are gone or ended
+ * and takes back those bound but not held (k8s_adopt.c).
  *
  * Invariants: a pod's job is started only by a bind, on the node the
  * bind names, and only if the pod fits there now (the filter's verdict,
- * then gf_ctl_add_on); it is RUNNING while the pods table maps its uid
- * to it; a bind is answered with an empty Error only once its job is
- * committed and the API server has the annotations and the Binding; a
- * job whose API step failed is released by the next turn.
+ * then gf_ctl_add_on), or taken back by the resync on the GPUs its
+ * Binding named; it is RUNNING while the pods table maps its uid to it;
+ * it is in the core (and the pods table) before its Binding is made; a
+ * bind is answered with an empty Error only once the API server has its
+ * Binding with the annotations (the job's row is written by the same
+ * turn, not waited for); a job whose API step failed is released by the
+ * next turn.
  */
 #include <errno.h>
 #include <inttypes.h>

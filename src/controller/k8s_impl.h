@@ -9,10 +9,12 @@
  * the handler holds the request and queues an op (fetching the pod from
  * the API first when filter did not see it), the thread starts the
  * pod's job on the node kube-scheduler chose (gf_ctl_add_on: the engine
- * picks the GPUs there) and writes it in the turn's transaction, then
- * an API worker annotates the pod with the GPUs and creates its Binding
- * and answers; if the API refuses, the job is released again (an op)
- * and the answer is the API server's message.  A pod deleted or ended
+ * picks the GPUs there) and hands the op at once to an API worker,
+ * which creates the pod's Binding carrying the GPUs as annotations and
+ * answers, while the turn writes the job in its transaction; if the API
+ * refuses, the job is released again (an op) and the answer is the API
+ * server's message.  A pod bound so whose job the store never got (a
+ * stop in between) is taken back by the resync (k8s_adopt.c).  A pod deleted or ended
  * (the resync's list no longer has it) or DELETE /v1/jobs/ID releases
  * its GPUs.  A pod's job must never run anywhere else: one that a node
  * lost or a preemption put back to pending is cancelled in the same turn
@@ -21,7 +23,9 @@
  * Locks: pods (uid -> job) is changed by the scheduler thread under
  * ctl_lock and read by handlers under ctl_lock; the filter's pod cache
  * has its own lock (cache_lock, taken alone); the workers' queue its own
- * (wlock, taken alone, or after qlock never).
+ * (wlock: taken alone, or under ctl_lock by the scheduler thread, which
+ * hands a recorded bind on and wakes the resync when a core is loaded;
+ * ctl_lock is never taken under it, nor wlock after qlock).
  */
 #ifndef GF_CONTROLLER_K8S_IMPL_H
 #define GF_CONTROLLER_K8S_IMPL_H
