@@ -14,11 +14,12 @@
  * answers, while the turn writes the job in its transaction; if the API
  * refuses, the job is released again (an op) and the answer is the API
  * server's message.  A pod bound so whose job the store never got (a
- * stop in between) is taken back by the resync (k8s_adopt.c).  A pod deleted or ended
- * (the resync's list no longer has it) or DELETE /v1/jobs/ID releases
- * its GPUs.  A pod's job must never run anywhere else: one that a node
- * lost or a preemption put back to pending is cancelled in the same turn
- * (gf__k8s_guard), and the node agents are never assigned one.
+ * stop in between) is taken back by the resync (k8s_adopt.c).  A pod
+ * deleted or ended (the resync's list no longer has it) or DELETE
+ * /v1/jobs/ID releases its GPUs.  A pod's job must never run anywhere
+ * else: one that a node lost or a preemption put back to pending is
+ * cancelled in the same turn (gf__k8s_guard), and the node agents are
+ * never assigned one.
  *
  * Locks: pods (uid -> job) is changed by the scheduler thread under
  * ctl_lock and read by handlers under ctl_lock; the filter's pod cache
