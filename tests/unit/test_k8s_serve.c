@@ -1218,7 +1218,7 @@ static void test_adopt(void **state)
 	assert_string_equal(str(pl, "node"), "plain");
 	const struct gf_jv *g = gf_jv_get(pl, "gpus");
 	assert_int_equal(gf_jv_len(g), 2);
-	int64_t g0, g1;
+	int64_t g0 = -1, g1 = -1;
 	assert_true(gf_jv_int(gf_jv_at(g, 0), &g0) &&
 		    gf_jv_int(gf_jv_at(g, 1), &g1));
 	assert_int_equal(g0, 6);
