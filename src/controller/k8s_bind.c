@@ -705,9 +705,40 @@ static void k8s_node_lost(void *arg, int node)
 	gf__k8s_reconcile_forget(arg, node);
 }
 
+/* The extender's counters, then the mismatches (under ctl_lock). */
 static void k8s_metrics(void *arg, struct gf_buf *b)
 {
-	gf__k8s_metrics(arg, b);
+	struct gf_k8s *k = arg;
+	gf_buf_printf(
+		b,
+		"# HELP gpufleet_k8s_gpu_pod_calls_total Filter and preempt "
+		"calls about pods that ask for GPUs, answered while leading.\n"
+		"# TYPE gpufleet_k8s_gpu_pod_calls_total counter\n"
+		"gpufleet_k8s_gpu_pod_calls_total{verb=\"filter\"} %llu\n"
+		"gpufleet_k8s_gpu_pod_calls_total{verb=\"preempt\"} %llu\n"
+		"# HELP gpufleet_k8s_binds_total Binds by what became of "
+		"them on the scheduler thread: started (a job started for the "
+		"pod; released again if its Binding is refused), refused (an "
+		"Error answered before any job started).\n"
+		"# TYPE gpufleet_k8s_binds_total counter\n"
+		"gpufleet_k8s_binds_total{result=\"started\"} %llu\n"
+		"gpufleet_k8s_binds_total{result=\"refused\"} %llu\n"
+		"# HELP gpufleet_k8s_jobs_released_total Pods' jobs ended by "
+		"gpufleet: the pod gone or ended, its Binding refused, or put "
+		"back to pending.\n"
+		"# TYPE gpufleet_k8s_jobs_released_total counter\n"
+		"gpufleet_k8s_jobs_released_total %llu\n"
+		"# HELP gpufleet_k8s_jobs_taken_back_total Pods bound by "
+		"gpufleet whose job the store did not have, taken back by the "
+		"resync on their annotated GPUs.\n"
+		"# TYPE gpufleet_k8s_jobs_taken_back_total counter\n"
+		"gpufleet_k8s_jobs_taken_back_total %llu\n",
+		(unsigned long long)k->filters, (unsigned long long)k->preempts,
+		(unsigned long long)k->binds,
+		(unsigned long long)k->bind_errors,
+		(unsigned long long)k->releases,
+		(unsigned long long)k->adopted);
+	gf__k8s_metrics(k, b);
 }
 
 int gf__k8s_register(struct gf_service *s, const struct gf_k8s_opts *o,

@@ -770,7 +770,12 @@ static const char *metric(const char *series)
 	struct gf_client_answer a;
 	struct gf_err e;
 	assert_int_equal(gf_client_request(NULL, &q, &a, &e), 0);
-	const char *at = strstr(gf_buf_str(&a.body), series);
+	const char *at = gf_buf_str(&a.body);
+	size_t n = strlen(series);
+	while (at && strncmp(at, series, n) != 0) { /* a line's start */
+		at = strchr(at, '\n');
+		at = at ? at + 1 : NULL;
+	}
 	line[0] = '\0';
 	if (at)
 		snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"),
@@ -1231,6 +1236,8 @@ static void test_adopt(void **state)
 	jobs = job_of_pod("garbled-0", &job);
 	assert_null(job);
 	gf_jv_free(jobs);
+	assert_string_equal(metric("gpufleet_k8s_jobs_taken_back_total "),
+			    "gpufleet_k8s_jobs_taken_back_total 1");
 	/* GPUs 6 and 7 are taken: a pod asking for all eight does not fit */
 	char *pod = pod_text("eight-0", "\"nvidia.com/gpu\": \"8\"", NULL);
 	static const char *const plain[] = { "plain" };
