@@ -397,7 +397,8 @@ failed:;
 	return -1;
 }
 
-/* The ops whose kind takes them before the write, out of *ops. */
+/* The ops whose kind takes them as soon as they are applied (before
+ * the pass and the write), out of *ops. */
 static void hand_on_early(struct gf_service *s, struct gf_op **ops)
 {
 	for (struct gf_op **pp = ops; *pp;) {
