@@ -83,7 +83,11 @@ static void annotations(struct gf_k8s *k, struct gf_k8s_op *x,
 			x->share[0] = '\0'; /* an int fits in 16 bytes */
 }
 
-/* A pod already held: the same node is a bind answered again. */
+/* A pod already held.  On the same node the Binding is made again (with
+ * the job's annotations): an earlier call's Binding may never have been
+ * made (a stop between the job and its Binding), and if it was, the API
+ * server's refusal leads to the pod read back, bound here (bind_api).
+ * Another node is an Error. */
 static bool already(struct gf_k8s *k, struct gf_op *op)
 {
 	struct gf_k8s_op *x = gf__k8s_x(op);
@@ -91,14 +95,19 @@ static bool already(struct gf_k8s *k, struct gf_op *op)
 	const struct gf_job *j = id ? gf_ctl_job(k->s->ctl, id) : NULL;
 	if (!j)
 		return false;
-	if (!strcmp(j->place[0].node_name, x->b.node))
-		op->status = 200; /* bound by an earlier call: done */
-	else
+	if (strcmp(j->place[0].node_name, x->b.node) != 0) {
 		fail_bind(op,
 			  "gpufleet: pod %s/%s is bound already, to node %s "
 			  "(job %s)",
 			  x->b.ns, x->b.pod, j->place[0].node_name, j->id);
-	x->stage = GF_K8S_RECORD;
+		x->stage = GF_K8S_RECORD;
+		return true;
+	}
+	GF__COPY_SAME(x->job_id, j->id);
+	x->recorded = true; /* released if its Binding is refused */
+	annotations(k, x, j);
+	x->stage = GF_K8S_API;
+	op->status = 200;
 	return true;
 }
 
@@ -359,8 +368,31 @@ static void fetch(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 	to_thread(k, op);
 }
 
+/* After a Binding the API server refused or did not answer: whether the
+ * pod is bound to the node after all (an earlier call's Binding, or this
+ * one's answer lost), with this job's annotation when one was recorded.
+ * A refusal for another reason, or a pod read that fails, is not. */
+static bool bound_after_all(struct gf_k8s_conn *c, const struct gf_k8s_op *x)
+{
+	struct gf_jv *pod = NULL;
+	struct gf_err e;
+	if (gf_k8s_pod_get(c, x->b.ns, x->b.pod, &pod, &e) != 0)
+		return false;
+	const struct gf_jv *meta = gf_jv_get(pod, "metadata");
+	const char *uid = gf_jv_str(gf_jv_get(meta, "uid"));
+	const char *node =
+		gf_jv_str(gf_jv_get(gf_jv_get(pod, "spec"), "nodeName"));
+	const char *job = gf_jv_str(
+		gf_jv_get(gf_jv_get(meta, "annotations"), GF_K8S_ANN_JOB));
+	bool here = uid && !strcmp(uid, x->pod.uid) && node &&
+		    !strcmp(node, x->b.node) &&
+		    (!x->recorded || (job && !strcmp(job, x->job_id)));
+	gf_jv_free(pod);
+	return here;
+}
+
 /* The Binding, with the annotations of a recorded pod; on failure the
- * job is released. */
+ * job is released, unless the pod is bound to the node after all. */
 static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 {
 	struct gf_k8s_op *x = gf__k8s_x(op);
@@ -383,6 +415,14 @@ static void bind_api(struct gf_k8s *k, struct gf_k8s_conn *c, struct gf_op *op)
 		   : gf_err_set(&e, GF_ENOTSUP,
 				"no Kubernetes API server configured "
 				"(--kubeconfig, or in-cluster)");
+	if (rc != 0 && c && bound_after_all(c, x)) {
+		gf_log(GF_LOG_INFO, "k8s",
+		       "pod %s/%s: the Binding said '%s', but the pod is bound "
+		       "to %s%s%s: done",
+		       x->b.ns, x->b.pod, e.msg, x->b.node,
+		       x->recorded ? " as job " : "", x->job_id);
+		rc = 0;
+	}
 	if (rc == 0) {
 		gf__k8s_reply_bind(op->req, "");
 		gf__op_free(op);

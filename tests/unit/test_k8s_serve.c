@@ -42,8 +42,9 @@ static struct gf_service *svc;
 
 /* ---- the fake API server ----------------------------------------------- */
 
-#define MAX_X	 512
-#define MAX_LIVE 64
+#define MAX_X	  512
+#define MAX_LIVE  64
+#define MAX_BOUND 128
 
 struct xch {
 	char method[16];
@@ -68,6 +69,14 @@ static struct {
 	char get_name[64], *get_pod; /* GET .../pods/NAME answers this */
 	char *bound; /* whole pods (JSON items, comma-separated) listed
 			after the live ones, in the list's last page */
+	/* the pods Bindings bound (GET answers them bound, a second
+	 * Binding is a 409), as the real API server keeps them */
+	struct {
+		char name[64], uid[64], node[64], job[32];
+	} set[MAX_BOUND];
+	int nset;
+	char lost[64];	 /* a pod whose Binding is made, answered 504 */
+	char forget[64]; /* a pod whose Binding is answered 201, not made */
 } api = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void api_live(const char *uid, bool on)
@@ -124,6 +133,60 @@ static void pod_list(struct gf_buf *b, const char *path)
 	gf_buf_puts(b, "]}");
 }
 
+/* The pod bound by a Binding, or -1 (under api.lock). */
+static int set_find(const char *name)
+{
+	for (int k = 0; k < api.nset; k++)
+		if (!strcmp(api.set[k].name, name))
+			return k;
+	return -1;
+}
+
+/* A Binding of pod name: made (its node and job annotation kept) and
+ * 201, or 409 when the pod is bound already; api.lost's is made and
+ * answered 504, api.forget's answered 201 and not made (under
+ * api.lock). */
+static int binding(const struct xch *x, const char *name, struct gf_buf *b)
+{
+	int k = set_find(name);
+	if (k >= 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg),
+			 "Operation cannot be fulfilled on pods/binding "
+			 "\\\"%s\\\": pod %s is already assigned to node "
+			 "\\\"%s\\\"",
+			 name, name, api.set[k].node);
+		status_body(b, 409, "Conflict", msg);
+		return 409;
+	}
+	if (strcmp(name, api.forget) != 0 && api.nset < MAX_BOUND) {
+		struct gf_jv *v = NULL;
+		struct gf_err e;
+		if (gf_jv_parse(x->body, strlen(x->body), &v, &e) != 0)
+			v = NULL;
+		const struct gf_jv *m = gf_jv_get(v, "metadata");
+		const char *uid = gf_jv_str(gf_jv_get(m, "uid"));
+		const char *node =
+			gf_jv_str(gf_jv_get(gf_jv_get(v, "target"), "name"));
+		const char *job = gf_jv_str(gf_jv_get(
+			gf_jv_get(m, "annotations"), "gpufleet.io/job"));
+		k = api.nset++;
+		snprintf(api.set[k].name, 64, "%.63s", name);
+		snprintf(api.set[k].uid, 64, "%s", uid ? uid : "");
+		snprintf(api.set[k].node, 64, "%s", node ? node : "");
+		snprintf(api.set[k].job, 32, "%s", job ? job : "");
+		gf_jv_free(v);
+	}
+	if (!strcmp(name, api.lost)) {
+		status_body(b, 504, "Timeout",
+			    "Timeout: request did not complete within "
+			    "requested timeout");
+		return 504;
+	}
+	status_body(b, 201, "", "");
+	return 201;
+}
+
 /* The answer the real API server gives (under api.lock). */
 static int answer_of(const struct xch *x, struct gf_buf *b)
 {
@@ -154,8 +217,7 @@ static int answer_of(const struct xch *x, struct gf_buf *b)
 				    "\\\"plain\\\"");
 			return 409;
 		}
-		status_body(b, 201, "", "");
-		return 201;
+		return binding(x, name, b);
 	}
 	if (!strcmp(x->method, "PATCH")) {
 		gf_buf_printf(b,
@@ -168,6 +230,19 @@ static int answer_of(const struct xch *x, struct gf_buf *b)
 	if (!strcmp(x->method, "GET") && api.get_pod &&
 	    !strcmp(name, api.get_name)) {
 		gf_buf_puts(b, api.get_pod);
+		return 200;
+	}
+	int k = set_find(name);
+	if (!strcmp(x->method, "GET") && k >= 0) {
+		gf_buf_printf(b,
+			      "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+			      "\"metadata\":{\"name\":\"%s\",\"namespace\":"
+			      "\"ml\",\"uid\":\"%s\",\"annotations\":{"
+			      "\"gpufleet.io/job\":\"%s\"}},\"spec\":{"
+			      "\"nodeName\":\"%s\"},\"status\":{\"phase\":"
+			      "\"Pending\"}}",
+			      name, api.set[k].uid, api.set[k].job,
+			      api.set[k].node);
 		return 200;
 	}
 	status_body(b, 404, "NotFound", "pods not found");
@@ -617,9 +692,23 @@ static void test_nvlink_bind(void **state)
 	assert_string_equal(str(t, "name"), "quad");
 	gf_jv_free(bv);
 	gf_free(b.body);
-	/* the same bind again (kube-scheduler retrying): done already */
+	/* the same bind again (kube-scheduler retrying): the Binding again,
+	 * refused (bound already), the pod read back bound here as this
+	 * job: done, the job kept */
+	from = api_count();
 	bind_pod("train-4", "quad", err, sizeof(err));
 	assert_string_equal(err, "");
+	struct xch again, read;
+	int ia = api_find(from, "POST", "/pods/train-4/binding", &again);
+	assert_true(ia >= 0);
+	assert_int_equal(again.status, 409);
+	assert_true(api_find(ia, "GET", "/pods/train-4", &read) > ia);
+	gf_free(again.body);
+	gf_free(read.body);
+	jobs = job_of_pod("train-4", &job);
+	assert_string_equal(str(job, "state"), "running");
+	assert_string_equal(str(job, "id"), job_id);
+	gf_jv_free(jobs);
 	/* now "quad" is full */
 	pod = pod_text("train-5", "\"nvidia.com/gpu\": \"4\"", NULL);
 	assert_int_equal(extender("filter", pod, all, 2, &r), 200);
@@ -1163,6 +1252,25 @@ static void test_resync_no_pods(void **state)
 	pthread_mutex_unlock(&api.lock);
 }
 
+/* An 8-GPU node's free GPUs: 8 when a pod asking for all of them fits,
+ * else as filter's reason says them ("gpufleet: N free GPUs, the pod
+ * needs 8"). */
+static int free_gpus(const char *node)
+{
+	char *pod = pod_text("eight-0", "\"nvidia.com/gpu\": \"8\"", NULL);
+	const char *names[] = { node };
+	struct gf_jv *r;
+	assert_int_equal(extender("filter", pod, names, 1, &r), 200);
+	int n = 8;
+	if (!passes(r, node))
+		assert_int_equal(sscanf(failed(r, "FailedNodes", node),
+					"gpufleet: %d free GPUs", &n),
+				 1);
+	gf_jv_free(r);
+	gf_free(pod);
+	return n;
+}
+
 /* A pod bound to node with gpufleet's annotations (job, GPUs), asking
  * ngpus whole GPUs, as the API server lists it once running. */
 static void bound_pod(struct gf_buf *b, const char *name, const char *node,
@@ -1197,6 +1305,8 @@ static void test_adopt(void **state)
 	char ended[32];
 	snprintf(ended, sizeof(ended), "%s", str(job, "id"));
 	gf_jv_free(jobs);
+	int free_before = free_gpus("plain");
+	assert_true(free_before >= 2);
 	struct gf_buf b;
 	gf_buf_init(&b, 1u << 16);
 	bound_pod(&b, "adopted-0", "plain", "j900", "6,7", 2);
@@ -1238,18 +1348,87 @@ static void test_adopt(void **state)
 	gf_jv_free(jobs);
 	assert_string_equal(metric("gpufleet_k8s_jobs_taken_back_total "),
 			    "gpufleet_k8s_jobs_taken_back_total 1");
-	/* GPUs 6 and 7 are taken: a pod asking for all eight does not fit */
-	char *pod = pod_text("eight-0", "\"nvidia.com/gpu\": \"8\"", NULL);
-	static const char *const plain[] = { "plain" };
-	struct gf_jv *r;
-	assert_int_equal(extender("filter", pod, plain, 1, &r), 200);
-	assert_false(passes(r, "plain"));
-	gf_jv_free(r);
-	gf_free(pod);
+	/* GPUs 6 and 7 are taken: two fewer free on "plain" */
+	assert_int_equal(free_gpus("plain"), free_before - 2);
 	pthread_mutex_lock(&api.lock);
 	gf_free(api.bound);
 	api.bound = NULL;
 	pthread_mutex_unlock(&api.lock);
+}
+
+/*
+ * Binds whose outcome the controller cannot know from the answer: a
+ * Binding the API server made but whose answer was lost (a 504), and a
+ * job the controller holds whose Binding the API server never saw (as
+ * after a stop between the two).  Each ends with the pod bound, its job
+ * running and the bind answered "".
+ */
+static void test_bind_unsure(void **state)
+{
+	(void)state;
+	static const char *const plain[] = { "plain" };
+	char err[512];
+	const struct gf_jv *job;
+	struct gf_jv *jobs, *r;
+	/* the answer lost: the pod read back is bound here, as this job */
+	char *pod = pod_text("lost-0", "\"nvidia.com/gpu\": \"1\"", NULL);
+	assert_int_equal(extender("filter", pod, plain, 1, &r), 200);
+	gf_jv_free(r);
+	gf_free(pod);
+	pthread_mutex_lock(&api.lock);
+	snprintf(api.lost, sizeof(api.lost), "lost-0");
+	pthread_mutex_unlock(&api.lock);
+	int from = api_count();
+	bind_pod("lost-0", "plain", err, sizeof(err));
+	assert_string_equal(err, "");
+	struct xch b, g;
+	int ib = api_find(from, "POST", "/pods/lost-0/binding", &b);
+	assert_true(ib >= 0);
+	assert_int_equal(b.status, 504);
+	assert_true(api_find(ib, "GET", "/pods/lost-0", &g) > ib);
+	gf_free(b.body);
+	gf_free(g.body);
+	jobs = job_of_pod("lost-0", &job);
+	assert_string_equal(str(job, "state"), "running");
+	gf_jv_free(jobs);
+	/* answered 201 but never made: the retry makes it, with the job's
+	 * annotations */
+	pod = pod_text("forgot-0", "\"nvidia.com/gpu\": \"1\"", NULL);
+	assert_int_equal(extender("filter", pod, plain, 1, &r), 200);
+	gf_jv_free(r);
+	gf_free(pod);
+	pthread_mutex_lock(&api.lock);
+	snprintf(api.forget, sizeof(api.forget), "forgot-0");
+	pthread_mutex_unlock(&api.lock);
+	bind_pod("forgot-0", "plain", err, sizeof(err));
+	assert_string_equal(err, "");
+	pthread_mutex_lock(&api.lock);
+	api.forget[0] = '\0';
+	bool made = set_find("forgot-0") >= 0;
+	pthread_mutex_unlock(&api.lock);
+	assert_false(made);
+	jobs = job_of_pod("forgot-0", &job);
+	assert_string_equal(str(job, "state"), "running");
+	char id[32];
+	snprintf(id, sizeof(id), "%s", str(job, "id"));
+	gf_jv_free(jobs);
+	from = api_count();
+	bind_pod("forgot-0", "plain", err, sizeof(err));
+	assert_string_equal(err, "");
+	ib = api_find(from, "POST", "/pods/forgot-0/binding", &b);
+	assert_true(ib >= 0);
+	assert_int_equal(b.status, 201);
+	struct gf_jv *bv = parse(b.body);
+	assert_string_equal(
+		str(gf_jv_get(gf_jv_get(bv, "metadata"), "annotations"),
+		    "gpufleet.io/job"),
+		id);
+	gf_jv_free(bv);
+	gf_free(b.body);
+	jobs = job_of_pod("forgot-0", &job);
+	assert_string_equal(str(job, "state"), "running");
+	assert_string_equal(str(job, "id"), id);
+	gf_jv_free(jobs);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -1455,6 +1634,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_bind_conflict),
 		cmocka_unit_test(test_bind_fetch),
+		cmocka_unit_test(test_bind_unsure),
 		cmocka_unit_test(test_preempt),
 		cmocka_unit_test(test_resync),
 		cmocka_unit_test(test_adopt),
