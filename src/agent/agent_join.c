@@ -115,13 +115,13 @@ bool gf_agent_join_option(int c, const char *arg, struct gf_agent_join_args *a,
 int gf_agent_join_check(struct gf_agent_join_args *a, const char *listen)
 {
 	bool joining = a->controller[0] != '\0';
-	if (!joining &&
-	    (a->name || a->token_file || a->labels[0] || a->address ||
-	     a->block || a->ca || a->insecure_http || a->default_user)) {
+	if (!joining && (a->name || a->token_file || a->labels[0] ||
+			 a->address || a->block || a->ca || a->insecure_http ||
+			 a->default_user || a->one_connection)) {
 		gf_agent_say(
 			"--name, --token-file, --label, --block, --address, "
-			"--ca, --insecure-http and --default-user go with "
-			"--controller");
+			"--ca, --insecure-http, --default-user and "
+			"--one-connection go with --controller");
 		return GF_AGENT_EXIT_USAGE;
 	}
 	if (a->default_user && !gf_str_is_login(a->default_user)) {
@@ -227,6 +227,7 @@ int gf_agent_join_start(struct gf_agent_join_args *a,
 		.token = a->token_file ? a->token : NULL,
 		.ca = a->ca,
 		.insecure_http = a->insecure_http,
+		.one_connection = a->one_connection,
 		.labels = a->labels,
 		.block = a->block,
 		.address = a->address,

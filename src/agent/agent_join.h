@@ -1,7 +1,8 @@
 /*
  * agent_join.h - the `gpufleet agent` options that join a controller
  * (--controller, --name, --token-file, --label, --block, --state-dir,
- * --address, --kill-grace) and starting the link with them.
+ * --address, --kill-grace, --one-connection) and starting the link with
+ * them.
  */
 #ifndef GF_AGENT_JOIN_ARGS_H
 #define GF_AGENT_JOIN_ARGS_H
@@ -22,9 +23,10 @@ void gf_agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct gf_agent_join_args {
 	char controller[512]; /* "" : not joining */
 	const char *name, *token_file, *state_dir, *address;
-	const char *block;  /* the block a gang stays inside; NULL */
-	const char *ca;	    /* --ca FILE: the controller's CA, or NULL */
-	bool insecure_http; /* --insecure-http */
+	const char *block;   /* the block a gang stays inside; NULL */
+	const char *ca;	     /* --ca FILE: the controller's CA, or NULL */
+	bool insecure_http;  /* --insecure-http */
+	bool one_connection; /* --one-connection: no long poll */
 	/* --default-user LOGIN: who a job without a user runs as; NULL:
 	 * the agent's own user (issue 21) */
 	const char *default_user;

@@ -1,7 +1,10 @@
 /*
  * join.c - the link's two threads (join.h): the loop registers the node,
  * heartbeats, applies the assignments the poller received, watches the
- * worker and fences; the poller holds the long poll.
+ * worker and fences; the poller holds the long poll.  With
+ * one_connection there is no poller: the loop reads the assignments
+ * itself, on its own connection, when an answer says a generation newer
+ * than the one it has.
  *
  * The loop, every 100 ms or when woken:
  *   worker events into the ledger (a run that ended: heartbeat now);
@@ -132,6 +135,7 @@ static void acked(struct gf_join *j, const struct gf_client_answer *a,
 	j->last_ok_wall = sent_wall;
 	j->hb_every_ms = ack.heartbeat_ms;
 	j->fence_after_ms = ack.fence_after_ms;
+	j->acked_gen = ack.generation;
 	fence_save(j);
 	gf__join_acked(j, &ack);
 	gf_np_ack_release(&ack);
@@ -243,6 +247,10 @@ static void publish_stats(struct gf_join *j, bool registered)
 	pthread_mutex_unlock(&j->lock);
 }
 
+static int fetch(struct gf_join *j, struct gf_client *c, int wait_s,
+		 uint64_t after);
+static void fetch_if_newer(struct gf_join *j, struct gf_client *c);
+
 static void *loop(void *arg)
 {
 	struct gf_join *j = arg;
@@ -268,11 +276,15 @@ static void *loop(void *arg)
 				       "registered as '%s' with %s", j->o.name,
 				       j->o.controller);
 				next_hb = now + j->hb_every_ms;
+				if (j->o.one_connection) /* what it has */
+					(void)fetch(j, c, 0, 0);
 			} else {
 				next_reg = now + RETRY_MS;
 			}
 		} else if (!reg && (now >= next_hb || ended)) {
 			int rc = send_state(j, c, false);
+			if (rc == 0 && j->o.one_connection)
+				fetch_if_newer(j, c);
 			next_hb = now + (rc == 0 ? j->hb_every_ms
 						 : (j->hb_every_ms < RETRY_MS
 							    ? j->hb_every_ms
@@ -306,6 +318,56 @@ static bool stopping(struct gf_join *j)
 	return s;
 }
 
+/* The node's assignments after generation `after`, waiting up to
+ * wait_s for a newer one (0: answered at once), handed to the loop
+ * (j->next).  0, or -1 (logged; a 404 asks the loop to register). */
+static int fetch(struct gf_join *j, struct gf_client *c, int wait_s,
+		 uint64_t after)
+{
+	char url[sizeof(j->url_poll) + 64];
+	if (gf_fmt(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64, j->url_poll,
+		   wait_s, after) != 0)
+		return -1; /* cannot be: room for the query kept */
+	struct gf_client_req q = { .url = url,
+				   .token = j->o.token,
+				   .timeout_ms = wait_s * 1000 + REQ_TIMEOUT_MS,
+				   .answer_max = 64u << 20,
+				   .cancel = &j->cancel };
+	q.ca = j->o.ca;
+	q.insecure_http = j->o.insecure_http;
+	struct gf_client_answer a;
+	struct gf_err e;
+	int rc = gf_client_request(c, &q, &a, &e);
+	struct gf_jv *v = NULL;
+	struct gf_np_assignments got;
+	if (rc == 0 && a.status == 200 &&
+	    gf_jv_parse(a.body.data, a.body.len, &v, &e) == 0 &&
+	    gf_np_assignments_read(v, &got, &e) == 0) {
+		pthread_mutex_lock(&j->lock);
+		gf_np_assignments_release(&j->next);
+		j->next = got;
+		j->have_next = true;
+		j->received = got.generation;
+		pthread_cond_broadcast(&j->wake);
+		pthread_mutex_unlock(&j->lock);
+	} else {
+		if (rc == 0 && a.status == 200)
+			gf_log(GF_LOG_WARN, "join",
+			       "the controller's assignments: %s", e.msg);
+		else if (rc == 0)
+			said_no("assignments", &a);
+		if (rc == 0 && a.status == 404) {
+			pthread_mutex_lock(&j->lock);
+			j->need_register = true;
+			pthread_mutex_unlock(&j->lock);
+		}
+		rc = -1;
+	}
+	gf_jv_free(v);
+	gf_client_answer_release(&a);
+	return rc;
+}
+
 static void *poller(void *arg)
 {
 	struct gf_join *j = arg;
@@ -325,53 +387,21 @@ static void *poller(void *arg)
 			backoff = 200;
 			continue;
 		}
-		char url[sizeof(j->url_poll) + 64];
-		if (gf_fmt(url, sizeof(url), "%s?wait=%ds&after=%" PRIu64,
-			   j->url_poll, POLL_WAIT_S, after) != 0)
-			break; /* cannot be: room for the query kept */
-		struct gf_client_req q = { .url = url,
-					   .token = j->o.token,
-					   .timeout_ms = POLL_WAIT_S * 1000 +
-							 REQ_TIMEOUT_MS,
-					   .answer_max = 64u << 20,
-					   .cancel = &j->cancel };
-		q.ca = j->o.ca;
-		q.insecure_http = j->o.insecure_http;
-		struct gf_client_answer a;
-		struct gf_err e;
-		int rc = gf_client_request(c, &q, &a, &e);
-		struct gf_jv *v = NULL;
-		struct gf_np_assignments got;
-		if (rc == 0 && a.status == 200 &&
-		    gf_jv_parse(a.body.data, a.body.len, &v, &e) == 0 &&
-		    gf_np_assignments_read(v, &got, &e) == 0) {
-			pthread_mutex_lock(&j->lock);
-			gf_np_assignments_release(&j->next);
-			j->next = got;
-			j->have_next = true;
-			j->received = got.generation;
-			pthread_cond_broadcast(&j->wake);
-			pthread_mutex_unlock(&j->lock);
-			backoff = 0;
-		} else {
-			if (rc == 0 && a.status == 200)
-				gf_log(GF_LOG_WARN, "join",
-				       "the controller's assignments: %s",
-				       e.msg);
-			else if (rc == 0)
-				said_no("assignments", &a);
-			if (rc == 0 && a.status == 404) {
-				pthread_mutex_lock(&j->lock);
-				j->need_register = true;
-				pthread_mutex_unlock(&j->lock);
-			}
-			backoff = RETRY_MS;
-		}
-		gf_jv_free(v);
-		gf_client_answer_release(&a);
+		backoff = fetch(j, c, POLL_WAIT_S, after) == 0 ? 0 : RETRY_MS;
 	}
 	gf_client_free(c);
 	return NULL;
+}
+
+/* One connection: the assignments read at once when the last answer
+ * said a generation newer than the one received. */
+static void fetch_if_newer(struct gf_join *j, struct gf_client *c)
+{
+	pthread_mutex_lock(&j->lock);
+	uint64_t have = j->received;
+	pthread_mutex_unlock(&j->lock);
+	if (j->acked_gen > have)
+		(void)fetch(j, c, 0, have); /* failed: the next answer */
 }
 
 /* ---- start and stop ------------------------------------------------- */
@@ -506,7 +536,8 @@ int gf_join_start(struct gf_join **out, const struct gf_join_opts *o,
 	       gf_worker_isolation(j->w));
 	log_recovered(j);
 	pthread_create(&j->loop_tid, NULL, loop, j);
-	pthread_create(&j->poll_tid, NULL, poller, j);
+	if (!o->one_connection)
+		pthread_create(&j->poll_tid, NULL, poller, j);
 	*out = j;
 	return 0;
 }
@@ -517,7 +548,8 @@ void gf_join_stop(struct gf_join *j)
 		return;
 	gf_cond_raise(&j->lock, &j->wake, &j->stop);
 	atomic_store(&j->cancel, true); /* the long poll gives up */
-	pthread_join(j->poll_tid, NULL);
+	if (!j->o.one_connection)
+		pthread_join(j->poll_tid, NULL);
 	pthread_join(j->loop_tid, NULL);
 	gf_np_assignments_release(&j->next);
 	gf_np_inventory_release(&j->inv);

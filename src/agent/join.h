@@ -58,13 +58,18 @@ struct gf_join_opts {
 	const char *ca;
 	/* the token over http:// to a controller that is not loopback */
 	bool insecure_http;
+	/* one connection to the controller, not two: no long poll; the
+	 * assignments are read when a heartbeat's answer says a newer
+	 * generation, so they arrive up to a heartbeat late */
+	bool one_connection;
 };
 
 struct gf_join;
 
 /*
  * Open the worker on the state directory (recovering what runs), read
- * the node's MIG state, and start the two threads; registration happens
+ * the node's MIG state, and start the two threads (one with
+ * one_connection); registration happens
  * on the loop (retried until the controller answers).  0 with *out, or
  * the worker's error (GF_ECONFLICT: another agent uses the state
  * directory), GF_EINVAL for bad options, GF_ETOOBIG for a state directory

@@ -103,6 +103,7 @@ struct gf_join {
 				   answered heartbeat (kept on disk) */
 	int64_t last_ok_mono;	/* the same, monotonic (this process) */
 	bool fenced;
+	uint64_t acked_gen; /* the generation the last answer said */
 };
 
 /* join_inventory.c: j->inv from the node, its MIG state (through NVML, under

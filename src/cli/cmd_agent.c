@@ -104,6 +104,10 @@ static void usage(FILE *f)
 		"name)\n"
 		"  --kill-grace T      SIGTERM to SIGKILL when a job is "
 		"stopped (default 10s)\n"
+		"  --one-connection    one connection to the controller, not "
+		"two: no long poll;\n"
+		"                      assignments arrive up to a heartbeat "
+		"late (1 s)\n"
 		"  --default-user LOGIN   who a job without a user (its "
 		"token names none)\n"
 		"                      runs as; default: the agent's own "
@@ -142,6 +146,7 @@ static int parse_args(int argc, char **argv, struct gf_agent_cmd *g, bool *done)
 		GF_OPT_ARG("block", 'B'),
 		GF_OPT_STR("ca", &j->ca),
 		GF_OPT_FLAG("insecure-http", &j->insecure_http),
+		GF_OPT_FLAG("one-connection", &j->one_connection),
 		GF_OPT_ARG("kill-grace", 'G'),
 		GF_OPT_STR("default-user", &j->default_user),
 		GF_CLI_DIAG_OPTS(&g->o.diag),

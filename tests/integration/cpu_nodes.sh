@@ -9,6 +9,9 @@
 #   cpu-node-metrics    its /metrics has gpufleet's node families, no DCGM
 #   cpu-job-on-cpu-node a gpus: 0 job lands on the CPU node while the GPU
 #                       node is free, and runs bound to 1 of its CPUs
+#   agent-one-connection the CPU node's agent (--one-connection) got that
+#                       job over one connection to the controller; the GPU
+#                       node's agent holds two
 #   gpu-metrics-job     while a team's GPU job runs, the GPU agent's DCGM
 #                       series of its GPU carry job="jN",team="TEAM"
 #   chargeback-running  the running GPU job is in GET /v1/chargeback and
@@ -111,14 +114,17 @@ GPUFLEET_NVML_LIBRARY="$ROOT/$B/fake-nvml/libnvidia-ml.so.1" \
 	--xml "$TMP/fx/l40s-a.xml" --this-system --nvml \
 	--controller "$URL" --name gpu1 --token-file "$TMP/tokens" \
 	--state-dir "$TMP/gpu1" --kill-grace 1s 2>"$TMP/gpu1.err" &
-PIDS="$PIDS $!"
-# no NVML at all for the CPU node: its library is not even there
+GPU_PID=$!
+PIDS="$PIDS $GPU_PID"
+# no NVML at all for the CPU node: its library is not even there; one
+# connection to the controller (no long poll)
 GPUFLEET_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
 	"$BIN" agent --listen 127.0.0.1:0 --interval 200ms --no-nvml \
 	--controller "$URL" --name cpu1 --token-file "$TMP/tokens" \
 	--label kind=cpu --state-dir "$TMP/cpu1" --kill-grace 1s \
-	2>"$TMP/cpu1.err" &
-PIDS="$PIDS $!"
+	--one-connection 2>"$TMP/cpu1.err" &
+CPU_PID=$!
+PIDS="$PIDS $CPU_PID"
 
 ready() { # ready NODE: the node is listed ready
 	"$BIN" nodes $ADM --json >"$TMP/nodes.json" 2>&1 &&
@@ -183,6 +189,22 @@ bound=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$TMP/cpujob.out")
 [ "$rc" = 0 ] && { [ "$ncpu" = 1 ] || printf '%s' "$bound" | grep -qx '[0-9][0-9]*'; }
 check cpu-job-on-cpu-node $? "job '$id': $(cat "$TMP/submit.out") $(head -30 "$TMP/job.json")
 bound to '$bound' of $ncpu CPUs"
+
+# cpu1's agent (--one-connection) got that job holding one connection to
+# the controller; gpu1's holds two (its heartbeats, its long poll)
+conns() { # conns PID: its established TCP connections to the controller
+	port=${URL##*:}
+	ss -tnpH state established "( dport = :$port )" 2>/dev/null |
+		grep -c "pid=$1,"
+}
+two=$(command -v ss >/dev/null 2>&1 && conns "$GPU_PID")
+if [ -n "$two" ] && [ "$two" != 0 ]; then
+	one=$(conns "$CPU_PID")
+	[ "$one" = 1 ] && [ "$two" = 2 ]
+	check agent-one-connection $? "cpu1 (--one-connection) holds $one, gpu1 $two: $(ss -tnpH state established 2>&1 | head -10)"
+else
+	echo "skip integration/agent-one-connection (ss absent, or it shows no process)"
+fi
 
 # ---- a team's GPU job: job and team labels on its GPU's series ----------
 gid=$("$BIN" submit --server "$URL" --token-file "$TMP/vision.token" \
