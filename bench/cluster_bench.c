@@ -88,13 +88,12 @@
  * agent in each process; RLIMIT_NOFILE is raised (the soft limit to the
  * hard one, the hard one too where allowed).  Where two per agent do not
  * fit (10,000 agents under a hard limit of 20,000, as in this
- * container), each agent keeps one connection: its heartbeat, then its
- * long poll with a wait that ends 150 ms before the next heartbeat is
- * due, on the same connection (the protocol allows it: the controller
- * ends a wait on its 100 ms sweep; an assignment still comes at once
- * while the poll waits, and during the heartbeat's round trip it waits
- * for the next poll).  That is two requests per agent and second instead
- * of one, a line says so, and GPUFLEET_BENCH_CONNS=1 or 2 forces either.
+ * container), each agent keeps one connection, as `gpufleet agent
+ * --one-connection` does: no long poll; its assignments are read (a GET
+ * answered at once) after its PUT and after a heartbeat whose answer
+ * says a newer generation, so they arrive up to a heartbeat late
+ * (submit_to_assigned shows it).  A line says which, and
+ * GPUFLEET_BENCH_CONNS=1 or 2 forces either.
  * A size that fits neither is cut to the most agents that do.
  * GPUFLEET_BENCH_KEEP=1 keeps the temp dir (logs, the controller's
  * store) for a look afterwards.  Every child process gets SIGTERM (then
@@ -792,10 +791,11 @@ int main(int argc, char **argv)
 		       R.conns == 2
 			       ? " (heartbeats on one, the long poll on the "
 				 "other)"
-			       : ": heartbeat, then the long poll until "
-				 "150 ms before the next one, on the same "
-				 "connection (two at this size need more fds "
-				 "than RLIMIT_NOFILE allows)");
+			       : " (agent --one-connection: no long poll, "
+				 "the assignments read when a heartbeat's "
+				 "answer says a newer generation; two at this "
+				 "size need more fds than RLIMIT_NOFILE "
+				 "allows)");
 		printf("BENCH cluster.agents.%d.connections_per_agent %d "
 		       "connections\n",
 		       sizes[i], R.conns);

@@ -257,35 +257,15 @@ static void send_heartbeat(struct agent *a, int64_t now)
 	curl_multi_add_handle(a->g->m, a->hb);
 }
 
-/* Agent a's next heartbeat due at or after now (its phase in the
- * second, as hb_due() sends them). */
-static int64_t agent_due(const struct agent *a, int64_t now)
-{
-	int64_t phase = R.t0 + (int64_t)a->id * HB_NS / R.n;
-	if (now <= phase)
-		return phase;
-	return phase + (now - phase + HB_NS - 1) / HB_NS * HB_NS;
-}
-
-/* One connection per agent: the poll waits until POLL_MARGIN_MS before
- * the next heartbeat is due (the controller ends waits on its 100 ms
- * sweep), so that the heartbeat finds the connection free; none when
- * less than POLL_MIN_MS is left (the heartbeat's answer starts it). */
-#define POLL_MARGIN_MS 150
-#define POLL_MIN_MS    20
-
+/* The assignments after a->gen: a long poll (30 s) with two connections
+ * an agent; with one (`agent --one-connection`), a read answered at once,
+ * made after the PUT and after a heartbeat whose answer says a newer
+ * generation. */
 static void send_poll(struct agent *a)
 {
 	char url[200];
 	char tail[64];
-	long wait_ms = 30000;
-	if (R.conns == 1) {
-		int64_t now = mono_ns();
-		wait_ms = (long)((agent_due(a, now) - now) / 1000000) -
-			  POLL_MARGIN_MS;
-		if (wait_ms < POLL_MIN_MS)
-			return;
-	}
+	long wait_ms = R.conns == 1 ? 0 : 30000;
 	snprintf(tail, sizeof(tail), "/assignments?wait=%ldms&after=%" PRIu64,
 		 wait_ms, a->gen);
 	url_of(a, tail, url, sizeof(url));
@@ -295,6 +275,19 @@ static void send_poll(struct agent *a)
 	curl_easy_setopt(a->poll, CURLOPT_TIMEOUT_MS, 40000L);
 	a->poll_busy = true;
 	curl_multi_add_handle(a->g->m, a->poll);
+}
+
+/* The generation a heartbeat's answer says, or 0. */
+static uint64_t acked_gen(const struct agent *a)
+{
+	struct gf_jv *v = NULL;
+	struct gf_err e;
+	int64_t g = 0;
+	if (gf_jv_parse(a->hb_ans.data, a->hb_ans.len, &v, &e) == 0 &&
+	    !gf_jv_int(gf_jv_get(v, "generation"), &g))
+		g = 0;
+	gf_jv_free(v);
+	return g > 0 ? (uint64_t)g : 0;
 }
 
 /* A heartbeat answered 200: counted and timed when in the window. */
@@ -352,15 +345,19 @@ static void hb_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
 		send_poll(a);
 		return;
 	}
-	if (rc != CURLE_OK || status != 200)
+	bool newer = false;
+	if (rc != CURLE_OK || status != 200) {
 		note_err(c, "heartbeat", a, rc, status);
-	else
+	} else {
 		heartbeat_answered(c, a, now);
-	if (a->hb_owed) { /* late: the next one at once, as an agent does */
+		newer = R.conns == 1 && acked_gen(a) > a->gen;
+	}
+	if (newer && !a->poll_busy)
+		send_poll(a);  /* the heartbeat, owed or not, after it */
+	else if (a->hb_owed) { /* late: the next one at once, as an agent
+				  does */
 		a->hb_owed = false;
 		send_heartbeat(a, now);
-	} else if (R.conns == 1 && !a->poll_busy) {
-		send_poll(a); /* the connection is free until the next one */
 	}
 }
 
@@ -397,12 +394,12 @@ static void poll_done(struct cl *c, struct agent *a, CURLcode rc, int64_t now)
 		}
 	}
 	gf_np_assignments_release(&as);
-	if (R.conns == 1 && a->hb_owed) { /* its connection is free now */
+	if (R.conns == 2) {
+		send_poll(a);
+	} else if (a->hb_owed) { /* its connection is free now */
 		a->hb_owed = false;
 		send_heartbeat(a, now);
-		return;
 	}
-	send_poll(a);
 }
 
 int on_socket(CURL *h, curl_socket_t fd, int what, void *arg, void *sockp)
